@@ -1,0 +1,1 @@
+"""KERNEL-KV-CACHE: paged MLA KV-cache write, gather, dequant and upconvert."""

@@ -1,0 +1,1 @@
+"""In-tree MLA prefill callers: what makes the ported kernels reachable."""

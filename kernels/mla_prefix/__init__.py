@@ -1,0 +1,1 @@
+"""KERNEL-ATTN-MLA-PREFIX: MLA cached-prefix expansion (gather_kv_b_proj)."""

@@ -1,0 +1,1 @@
+"""KERNEL-ATTN-MLA-SPARSE: sparse-MLA index utilities."""
