@@ -1,0 +1,377 @@
+"""Symbol tables: the definitions in one source file, with their line ranges.
+
+A scan maps every hunk to the definitions it touches, on the old and on the new
+side. This module parses a blob with tree-sitter (C/C++/CUDA through
+tree-sitter-cuda, Python through tree-sitter-python) and lists its definitions:
+C++ functions and methods, ``__global__``/``__device__`` kernels, templates,
+op schemas registered in torch binding files (``ops.def("name(...) -> ()")``),
+Python functions, methods and ``@triton.jit`` kernels.
+
+It does not decide anything about a change and does no I/O: callers hand it
+bytes and cache the result by blob SHA (``SymbolTableCache``). A file over
+``MAX_PARSE_BYTES`` or one that tree-sitter cannot parse gives a table with
+``fallback`` set, so callers fall back to line ranges and say so.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import PurePosixPath
+from typing import Any, Iterable
+
+MAX_PARSE_BYTES = 2_000_000
+"""Files above this size are not parsed; hunks map to line ranges instead."""
+
+CPP_SUFFIXES = frozenset(
+    {".c", ".cc", ".cpp", ".cxx", ".cu", ".cuh", ".h", ".hh", ".hpp", ".hxx", ".inl"}
+)
+PYTHON_SUFFIXES = frozenset({".py", ".pyi"})
+
+# Definition kinds, shared with signatures and verdicts.
+KIND_CUDA_KERNEL = "cuda_kernel"  # __global__
+KIND_DEVICE_FUNCTION = "device_function"  # __device__ (not __global__)
+KIND_FUNCTION = "function"  # C++ host function or Python function
+KIND_METHOD = "method"  # C++ member function or Python method
+KIND_TRITON_KERNEL = "triton_kernel"  # @triton.jit / @triton.autotune / @triton.heuristics
+KIND_OP_SCHEMA = "op_schema"  # ops.def("name(...) -> ...") in a binding file
+KIND_CLASS = "class"
+
+
+def language_for_path(path: str) -> str | None:
+    """``"cpp"`` for C/C++/CUDA, ``"python"`` for Python, ``None`` otherwise."""
+    suffix = PurePosixPath(path).suffix.lower()
+    if suffix in CPP_SUFFIXES:
+        return "cpp"
+    if suffix in PYTHON_SUFFIXES:
+        return "python"
+    return None
+
+
+@lru_cache(maxsize=None)
+def _parser(language: str):
+    import tree_sitter
+
+    if language == "cpp":
+        import tree_sitter_cuda as grammar
+    elif language == "python":
+        import tree_sitter_python as grammar
+    else:  # pragma: no cover - guarded by language_for_path
+        raise ValueError(f"no grammar for language {language!r}")
+    return tree_sitter.Parser(tree_sitter.Language(grammar.language()))
+
+
+def parse(source: bytes, language: str):
+    """Parse ``source`` and return the tree-sitter tree (no size bound here)."""
+    return _parser(language).parse(source)
+
+
+@dataclass(frozen=True)
+class Definition:
+    """One definition in a file. Lines are 1-based and inclusive.
+
+    ``node`` is the tree-sitter node of the whole definition (for templates,
+    the ``template_declaration``; for decorated Python functions, the
+    ``decorated_definition``), so signature extraction can walk it.
+    """
+
+    name: str
+    qualified_name: str
+    kind: str
+    language: str
+    start_line: int
+    end_line: int
+    node: Any = field(default=None, compare=False, repr=False, hash=False)
+
+    def contains(self, line: int) -> bool:
+        return self.start_line <= line <= self.end_line
+
+    @property
+    def span(self) -> int:
+        return self.end_line - self.start_line
+
+
+@dataclass
+class SymbolTable:
+    """The definitions of one blob, or the reason there are none."""
+
+    language: str | None
+    definitions: list[Definition]
+    tree: Any = None
+    source: bytes = b""
+    fallback: str | None = None  # why hunks must map to line ranges instead
+
+    def enclosing(self, line: int) -> Definition | None:
+        """The innermost definition containing ``line``, if any."""
+        best: Definition | None = None
+        for definition in self.definitions:
+            if definition.contains(line) and (best is None or definition.span <= best.span):
+                best = definition
+        return best
+
+    def enclosing_symbols(self, lines: Iterable[int]) -> list[Definition]:
+        """Innermost definitions touched by ``lines``, in source order, once each."""
+        seen: dict[tuple[str, int], Definition] = {}
+        for line in lines:
+            definition = self.enclosing(line)
+            if definition is not None:
+                seen.setdefault((definition.qualified_name, definition.start_line), definition)
+        return sorted(seen.values(), key=lambda d: d.start_line)
+
+    def by_name(self, name: str) -> list[Definition]:
+        return [d for d in self.definitions if d.name == name or d.qualified_name == name]
+
+
+def symbol_table(source: bytes, path: str) -> SymbolTable:
+    """Parse ``source`` (the blob at ``path``) into a symbol table."""
+    language = language_for_path(path)
+    if language is None:
+        return SymbolTable(None, [], fallback="not a C/C++/CUDA or Python file")
+    if len(source) > MAX_PARSE_BYTES:
+        return SymbolTable(
+            language,
+            [],
+            source=source,
+            fallback=f"file is {len(source)} bytes, over the {MAX_PARSE_BYTES}-byte parse bound",
+        )
+    try:
+        tree = parse(source, language)
+    except Exception as error:  # tree-sitter raises plain exceptions on bad input
+        return SymbolTable(language, [], source=source, fallback=f"parse failed: {error}")
+    collect = _cpp_definitions if language == "cpp" else _python_definitions
+    definitions = list(collect(tree.root_node, ()))
+    table = SymbolTable(language, definitions, tree=tree, source=source)
+    if tree.root_node.has_error and not definitions:
+        table.fallback = "tree-sitter reported syntax errors and found no definitions"
+    return table
+
+
+class SymbolTableCache:
+    """Symbol tables keyed by blob SHA: a blob is parsed once per process."""
+
+    def __init__(self) -> None:
+        self._tables: dict[tuple[str, str], SymbolTable] = {}
+
+    def get(self, blob_sha: str, path: str, load) -> SymbolTable:
+        """The table of ``blob_sha``; ``load()`` returns its bytes on a miss.
+
+        The path is part of the key only through its language (a blob's
+        definitions do not depend on where it lives).
+        """
+        key = (blob_sha, language_for_path(path) or "")
+        table = self._tables.get(key)
+        if table is None:
+            table = symbol_table(load(), path)
+            self._tables[key] = table
+        return table
+
+
+# --- C / C++ / CUDA -------------------------------------------------------
+
+_CPP_SCOPES = {"namespace_definition", "class_specifier", "struct_specifier", "union_specifier"}
+_CPP_BODIES = {"declaration_list", "field_declaration_list"}
+_OP_SCHEMA_NAME = re.compile(r"^\s*([A-Za-z_][\w.]*)\s*(?:\(|$)")
+
+
+def _text(node) -> str:
+    return node.text.decode("utf-8", errors="replace") if node is not None else ""
+
+
+def _cpp_declarator_name(declarator) -> str | None:
+    """The function name inside a (possibly nested) declarator."""
+    node = declarator
+    while node is not None:
+        if node.type == "function_declarator":
+            inner = node.child_by_field_name("declarator")
+            if inner is None:
+                return None
+            if inner.type in ("identifier", "field_identifier", "operator_name", "destructor_name"):
+                return _text(inner)
+            if inner.type == "qualified_identifier":
+                return _text(inner).split("::")[-1].strip()
+            node = inner
+            continue
+        node = node.child_by_field_name("declarator")
+    return None
+
+
+def _cpp_qualifier(declarator) -> str:
+    """``ns::Cls`` of an out-of-line definition ``void ns::Cls::f()``."""
+    node = declarator
+    while node is not None and node.type != "function_declarator":
+        node = node.child_by_field_name("declarator")
+    if node is None:
+        return ""
+    inner = node.child_by_field_name("declarator")
+    if inner is not None and inner.type == "qualified_identifier":
+        parts = _text(inner).split("::")
+        return "::".join(p.strip() for p in parts[:-1])
+    return ""
+
+
+def _cpp_function(node, scope: tuple[str, ...], outer) -> Definition | None:
+    declarator = node.child_by_field_name("declarator")
+    name = _cpp_declarator_name(declarator)
+    if not name:
+        return None
+    specifiers = {child.type for child in node.children}
+    if "__global__" in specifiers:
+        kind = KIND_CUDA_KERNEL
+    elif "__device__" in specifiers:
+        kind = KIND_DEVICE_FUNCTION
+    elif scope and scope[-1].startswith("class:"):
+        kind = KIND_METHOD
+    else:
+        kind = KIND_FUNCTION
+    qualifier = _cpp_qualifier(declarator)
+    names = [s.split(":", 1)[-1] for s in scope]
+    if qualifier:
+        names.append(qualifier)
+        if kind == KIND_FUNCTION:
+            kind = KIND_METHOD if qualifier[:1].isupper() else KIND_FUNCTION
+    qualified = "::".join(names + [name])
+    return Definition(
+        name=name,
+        qualified_name=qualified,
+        kind=kind,
+        language="cpp",
+        start_line=outer.start_point[0] + 1,
+        end_line=outer.end_point[0] + 1,
+        node=outer,
+    )
+
+
+def _op_schemas(node) -> Iterable[Definition]:
+    """``ops.def("name(Tensor a, ...) -> ()")`` registrations inside ``node``."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if current.type == "call_expression":
+            function = current.child_by_field_name("function")
+            if function is not None and function.type == "field_expression":
+                field_name = function.child_by_field_name("field")
+                if field_name is not None and _text(field_name) == "def":
+                    arguments = current.child_by_field_name("arguments")
+                    literal = next(
+                        (c for c in (arguments.named_children if arguments else [])
+                         if c.type in ("string_literal", "concatenated_string", "raw_string_literal")),
+                        None,
+                    )
+                    if literal is not None:
+                        content = "".join(
+                            _text(c) for c in _descendants(literal) if c.type in ("string_content", "raw_string_content")
+                        )
+                        match = _OP_SCHEMA_NAME.match(content)
+                        if match:
+                            yield Definition(
+                                name=match.group(1).split(".")[0],
+                                qualified_name="schema::" + match.group(1),
+                                kind=KIND_OP_SCHEMA,
+                                language="cpp",
+                                start_line=current.start_point[0] + 1,
+                                end_line=current.end_point[0] + 1,
+                                node=current,
+                            )
+                    continue
+        stack.extend(reversed(current.children))
+
+
+def _descendants(node) -> Iterable:
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(reversed(current.children))
+
+
+def _cpp_definitions(node, scope: tuple[str, ...]) -> Iterable[Definition]:
+    for child in node.children:
+        kind = child.type
+        if kind == "function_definition":
+            definition = _cpp_function(child, scope, child)
+            if definition is not None:
+                yield definition
+                yield from _op_schemas(child)
+        elif kind == "template_declaration":
+            inner = next((c for c in child.named_children if c.type == "function_definition"), None)
+            if inner is not None:
+                definition = _cpp_function(inner, scope, child)
+                if definition is not None:
+                    yield definition
+            else:
+                yield from _cpp_definitions(child, scope)
+        elif kind in _CPP_SCOPES:
+            name_node = child.child_by_field_name("name")
+            label = ("class:" if kind != "namespace_definition" else "ns:") + (_text(name_node) or "<anonymous>")
+            body = child.child_by_field_name("body")
+            if body is not None:
+                yield from _cpp_definitions(body, scope + (label,))
+        elif kind in _CPP_BODIES or kind in ("linkage_specification", "preproc_if", "preproc_ifdef",
+                                            "preproc_else", "preproc_elif"):
+            yield from _cpp_definitions(child, scope)
+        elif kind in ("declaration", "expression_statement"):
+            # Top-level ops.def(...) outside a registration function body is rare
+            # but legal inside macros; only function bodies are searched above.
+            continue
+
+
+# --- Python ---------------------------------------------------------------
+
+_TRITON_DECORATORS = re.compile(r"^@\s*(triton\.)?(jit|autotune|heuristics)\b|^@\s*tl\.")
+
+
+def _python_function(node, outer, scope: tuple[str, ...], decorators: list[str]) -> Definition:
+    name = _text(node.child_by_field_name("name"))
+    if any(_TRITON_DECORATORS.match(d) for d in decorators):
+        kind = KIND_TRITON_KERNEL
+    elif scope and scope[-1].startswith("class:"):
+        kind = KIND_METHOD
+    else:
+        kind = KIND_FUNCTION
+    qualified = ".".join([s.split(":", 1)[-1] for s in scope] + [name])
+    return Definition(
+        name=name,
+        qualified_name=qualified,
+        kind=kind,
+        language="python",
+        start_line=outer.start_point[0] + 1,
+        end_line=outer.end_point[0] + 1,
+        node=outer,
+    )
+
+
+def _python_definitions(node, scope: tuple[str, ...]) -> Iterable[Definition]:
+    for child in node.children:
+        outer = child
+        decorators: list[str] = []
+        target = child
+        if child.type == "decorated_definition":
+            decorators = [_text(d) for d in child.children if d.type == "decorator"]
+            target = child.child_by_field_name("definition")
+            if target is None:
+                continue
+        if target.type == "function_definition":
+            definition = _python_function(target, outer, scope, decorators)
+            yield definition
+            body = target.child_by_field_name("body")
+            if body is not None:
+                yield from _python_definitions(body, scope + ("def:" + definition.name,))
+        elif target.type == "class_definition":
+            name = _text(target.child_by_field_name("name"))
+            qualified = ".".join([s.split(":", 1)[-1] for s in scope] + [name])
+            yield Definition(
+                name=name,
+                qualified_name=qualified,
+                kind=KIND_CLASS,
+                language="python",
+                start_line=outer.start_point[0] + 1,
+                end_line=outer.end_point[0] + 1,
+                node=outer,
+            )
+            body = target.child_by_field_name("body")
+            if body is not None:
+                yield from _python_definitions(body, scope + ("class:" + name,))
+        elif target.type in ("if_statement", "try_statement", "with_statement", "block",
+                             "else_clause", "elif_clause", "except_clause", "finally_clause"):
+            yield from _python_definitions(target, scope)
