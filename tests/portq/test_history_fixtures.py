@@ -28,7 +28,8 @@ def test_every_promised_shape_is_built(tmp_path):
     repo = git.Repo(tmp_path / "up")
     merge = repo.commit(shas[3])
     assert [p.hexsha for p in merge.parents] == [shas[2], shas[1]]
-    assert repo.commit(shas[4]).stats.files.keys() == {"b.py => c.py"}
+    renamed = repo.commit(shas[4]).diff(shas[3], R=True, M=True)
+    assert [(d.rename_from, d.rename_to) for d in renamed] == [("b.py", "c.py")]
     assert repo.commit(shas[6]).tree == repo.commit(shas[5]).tree
     assert repo.commit(shas[7]).tree["run.sh"].mode == 0o100755
     assert repo.commit(shas[8]).tree["third/x"].type == "submodule"
