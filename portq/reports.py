@@ -1,0 +1,666 @@
+"""Reports: turn what a scan recorded into markdown a maintainer can act on.
+
+This module builds the *context* of a report (plain JSON-able dicts built from
+``model.Commit``, ``model.Verdict`` and the ledger's history records) and
+renders it with the jinja2 templates in ``templates/``: the issue report of
+one entry (``issue.md.j2``), the wave summary (``summary.md.j2``) and the
+matrix page (``matrix.md.j2``). It also names reports (slug, title, kind,
+fingerprint) and hands a rendered issue to the ``gh`` CLI.
+
+Commit messages, diff lines, paths and quoted in-tree lines come from people
+we do not control. They are *data*: they are only ever passed to templates as
+values, never compiled as template source, and the environment is sandboxed.
+Every value a template prints goes through ``finalize``, which escapes it for
+markdown unless a filter already made it safe (``code``, ``block``, ``text``,
+``cell``). HTML autoescaping is deliberately off: it would turn ``&`` into
+``&amp;`` inside code spans, where GitHub shows entities literally.
+
+It must not touch git or the ledger itself and must not decide verdicts: the
+commands gather the records and this module only shapes and renders them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import shutil
+import subprocess
+import traceback
+import unicodedata
+from dataclasses import asdict, is_dataclass
+from pathlib import Path, PurePosixPath
+from typing import Any, Callable, Iterable, Mapping, Sequence
+
+import jinja2
+from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+from portq.model import (
+    FLAGGED,
+    IN_SYNC,
+    INERT,
+    NEEDS_REVIEW,
+    NOT_APPLICABLE,
+    REAL_GAP,
+    SEVERITY,
+    VERDICTS,
+    Commit,
+    Evidence,
+    SymbolVerdict,
+    Verdict,
+)
+
+TEMPLATES_DIR = Path(__file__).resolve().parent.parent / "templates"
+"""The templates shipped with portq (a checkout or an editable install)."""
+
+MAX_INLINE_CHARS = 200
+"""Untrusted inline text (a title, a quoted line) is cut to this many characters."""
+
+MAX_BLOCK_LINES = 40
+"""A quoted block (a commit message) keeps at most this many lines."""
+
+MAX_TITLE_CHARS = 160
+"""Issue titles are cut here, at a word (GitHub allows 256)."""
+
+MAX_GH_BODY_CHARS = 65_536
+"""GitHub rejects issue bodies longer than this."""
+
+KINDS = ("perf", "fix", "feat")
+
+# Bidirectional overrides can make a quoted line read differently from what it
+# is ("Trojan Source"); control characters can rewrite a terminal. Both are
+# shown as visible escapes instead.
+_BIDI = {chr(c) for c in (*range(0x202A, 0x202F), *range(0x2066, 0x206A), 0x200E, 0x200F)}
+
+_TEST_PATH = re.compile(r"(^|/)(tests?|testing)/|(^|/)test_[^/]*$|_test\.[^/]+$|(^|/)conftest\.py$")
+
+_LAUNCH_EVIDENCE = re.compile(r"launch|grid|geometry|block|warp|program", re.I)
+_ADDED_EVIDENCE = re.compile(r"param-added|added|sibling|new", re.I)
+
+
+class ReportError(Exception):
+    """A report could not be built, rendered or written; the message says why and where."""
+
+
+# --- making untrusted text inert --------------------------------------------
+
+
+class SafeMarkdown(str):
+    """Text a filter has already made safe to place in markdown verbatim."""
+
+
+def visible(value: Any) -> str:
+    """``value`` as text with control and bidi characters shown as escapes.
+
+    Newlines and tabs survive; everything else that could move a cursor,
+    ring a bell or reorder text becomes ``\\xNN``/``\\uNNNN``.
+    """
+    text = "" if value is None else str(value)
+    out = []
+    for ch in text:
+        if ch in "\n\t":
+            out.append(ch)
+        elif ch == "\r":
+            continue
+        elif ch in _BIDI or unicodedata.category(ch) in ("Cc", "Cf", "Cs", "Co"):
+            code = ord(ch)
+            out.append(f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def shorten(text: str, limit: int = MAX_INLINE_CHARS) -> str:
+    """Cut ``text`` to ``limit`` characters, saying how much was left out."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… [{len(text) - limit} more characters]"
+
+
+def one_line(value: Any, limit: int = MAX_INLINE_CHARS) -> str:
+    """Visible, single-line (whitespace runs collapsed) and at most ``limit`` characters."""
+    return shorten(" ".join(visible(value).split()), limit)
+
+
+def md_code(value: Any, limit: int = MAX_INLINE_CHARS) -> SafeMarkdown:
+    """An inline code span that shows ``value`` literally, whatever it contains.
+
+    Nothing inside a code span is interpreted: no emphasis, links, HTML,
+    @-mentions or issue references. The fence is one backtick longer than the
+    longest backtick run inside, as CommonMark requires.
+    """
+    text = one_line(value, limit)
+    if not text:
+        return SafeMarkdown("")
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") or longest else ""
+    return SafeMarkdown(f"{fence}{pad}{text}{pad}{fence}")
+
+
+def md_block(value: Any, max_lines: int = MAX_BLOCK_LINES, limit: int = MAX_INLINE_CHARS) -> SafeMarkdown:
+    """A fenced code block holding ``value`` literally (long lines and long texts cut)."""
+    lines = visible(value).expandtabs(4).split("\n")
+    while lines and not lines[-1].strip():
+        lines.pop()
+    kept = [shorten(line, limit) for line in lines[:max_lines]]
+    if len(lines) > max_lines:
+        kept.append(f"… [{len(lines) - max_lines} more lines]")
+    body = "\n".join(kept)
+    longest = max((len(run) for run in re.findall(r"`{3,}", body)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return SafeMarkdown(f"{fence}text\n{body}\n{fence}")
+
+
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]{}|~!])")
+_MD_AUTOLINKS = re.compile(r"(@[\w.-]+|#\d+|\b[\w.-]+/[\w.-]+#\d+|\b(?:https?|ftp|file|javascript|data):\S+|\bwww\.\S+)", re.I)
+
+
+def md_text(value: Any, limit: int = MAX_INLINE_CHARS * 2) -> SafeMarkdown:
+    """Prose that renders as the same words: markdown and HTML syntax escaped.
+
+    Mentions (``@name``), issue references (``#12``) and URLs are put into
+    code spans, because GitHub links those after markdown has been parsed and
+    a backslash cannot stop it.
+    """
+    raw = visible(value)
+    lead = " " if raw[:1].isspace() else ""
+    trail = " " if raw[-1:].isspace() and raw.strip() else ""
+    text = one_line(raw, limit)
+    pieces = []
+    for index, piece in enumerate(_MD_AUTOLINKS.split(text)):
+        if index % 2:
+            pieces.append(md_code(piece))
+            continue
+        piece = _MD_SPECIAL.sub(r"\\\1", piece)
+        piece = piece.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+        pieces.append(piece)
+    escaped = "".join(pieces)
+    # Characters that open a block (heading, list, rule) only at the start of a line.
+    escaped = re.sub(r"^(\s*)(#{1,6}|[-+])(?=\s|$)", r"\1\\\2", escaped)
+    escaped = re.sub(r"^(\s*\d{1,9})([.)])(?=\s|$)", r"\1\\\2", escaped)
+    escaped = re.sub(r"^(\s*)(=+|-+)(\s*)$", r"\1\\\2\3", escaped)
+    return SafeMarkdown(lead + escaped + trail)
+
+
+def md_cell(value: Any, limit: int = 80) -> SafeMarkdown:
+    """Text for a table cell: as ``md_text`` (or kept if already safe), with pipes escaped.
+
+    A pipe splits a GFM table cell even inside a code span, so it is escaped
+    after any other formatting.
+    """
+    safe = value if isinstance(value, SafeMarkdown) else md_text(value, limit)
+    return SafeMarkdown(re.sub(r"(?<!\\)\|", r"\\|", safe))
+
+
+def _finalize(value: Any) -> Any:
+    """Every ``{{ }}`` goes through here: unsafe strings are escaped as prose."""
+    if value is None:
+        return ""
+    if isinstance(value, SafeMarkdown) or isinstance(value, (int, float)):
+        return value
+    return md_text(value)
+
+
+# --- naming a report --------------------------------------------------------
+
+
+def slugify(text: str, limit: int = 50) -> str:
+    """A file-name slug from a commit title: lower-case ASCII words joined by ``-``."""
+    ascii_text = unicodedata.normalize("NFKD", text or "").encode("ascii", "ignore").decode()
+    ascii_text = re.sub(r"\(#\d+\)\s*$", "", ascii_text)  # the squash PR suffix
+    ascii_text = re.sub(r"^\s*\[[^\]]*\]\s*", "", ascii_text)  # a "[Kernel]" tag
+    words = re.findall(r"[a-z0-9]+", ascii_text.lower())
+    slug = ""
+    for word in words:
+        candidate = f"{slug}-{word}" if slug else word
+        if len(candidate) > limit:
+            break
+        slug = candidate
+    return slug or (words[0][:limit] if words else "entry")
+
+
+def range_dirname(range_text: str) -> str:
+    """A range as one path component: ``A..B`` kept, anything else unsafe becomes ``-``."""
+    name = re.sub(r"[^A-Za-z0-9._-]+", "-", range_text).strip("-")
+    if name in ("", ".", ".."):
+        raise ReportError(f"range {range_text!r} cannot name a directory")
+    return name
+
+
+def report_path(out_dir: Path, upstream: str, range_text: str, position: int, slug: str) -> Path:
+    """Where the issue report of one entry goes: ``OUT/<upstream>/<range>/<N>-<slug>.md``."""
+    return Path(out_dir) / range_dirname(upstream) / range_dirname(range_text) / f"{position}-{slug}.md"
+
+
+def infer_kind(verdict: Verdict) -> str:
+    """``perf``, ``fix`` or ``feat``, from the evidence (never from the message).
+
+    A changed launch or grid is ``perf``; a parameter or a sibling kernel
+    added upstream is ``feat``; anything else that changed a ported body or
+    signature (a mask, an offset, a dead parameter) is ``fix``.
+    """
+    kinds = [e.kind or "" for e in _all_evidence(verdict)]
+    kinds += ["symbol-added" for s in verdict.symbols if s.change == "added" and s.verdict in FLAGGED]
+    if any(_LAUNCH_EVIDENCE.search(k) for k in kinds):
+        return "perf"
+    if any(_ADDED_EVIDENCE.search(k) for k in kinds):
+        return "feat"
+    return "fix"
+
+
+def fingerprint(upstream: str, sha: str, verdict: str, justification: str | None, rows: Sequence[str]) -> str:
+    """Identity of a finding: the same entry with the same verdict and rows files once.
+
+    A human review that changes the verdict gives a new fingerprint, so the
+    corrected report can be filed; re-running with nothing changed cannot.
+    """
+    key = json.dumps([upstream, sha, verdict, justification or "", list(rows)])
+    return hashlib.sha256(key.encode()).hexdigest()[:16]
+
+
+def issue_title(kind: str, row: str | None, summary: str) -> str:
+    """``kind(ROW): summary`` as one plain line (titles are not markdown), cut at a word."""
+    title = " ".join(visible(f"{kind}({row or 'no-row'}): {summary}").split())
+    if len(title) > MAX_TITLE_CHARS:
+        title = title[: MAX_TITLE_CHARS - 1].rsplit(" ", 1)[0] + "…"
+    return title
+
+
+# --- reading records ----------------------------------------------------------
+
+
+def _get(record: Any, *names: str, default: Any = None) -> Any:
+    """The first of ``names`` present on a dict or an object."""
+    for name in names:
+        if isinstance(record, Mapping):
+            if record.get(name) is not None:
+                return record[name]
+        elif getattr(record, name, None) is not None:
+            return getattr(record, name)
+    return default
+
+
+def to_plain(value: Any) -> Any:
+    """Dataclasses, tuples and paths as JSON-able values."""
+    if is_dataclass(value) and not isinstance(value, type):
+        return to_plain(asdict(value))
+    if isinstance(value, Mapping):
+        return {str(k): to_plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return [to_plain(v) for v in value]
+    if isinstance(value, Path):
+        return str(value)
+    return value
+
+
+def is_test_path(path: str | None) -> bool:
+    """Whether an in-tree path is test code (``tests/``, ``test_*.py``, ``*_test.*``)."""
+    return bool(path) and bool(_TEST_PATH.search(PurePosixPath(path).as_posix()))
+
+
+def _all_evidence(verdict: Verdict) -> list[Evidence]:
+    seen, out = set(), []
+    for ev in [*verdict.evidence, *(e for s in verdict.symbols for e in s.evidence)]:
+        key = (ev.kind, ev.message, ev.side, ev.path, ev.line, ev.quote, ev.symbol)
+        if key not in seen:
+            seen.add(key)
+            out.append(ev)
+    return out
+
+
+def _is_caller(ev: Evidence) -> bool:
+    return "caller" in (ev.kind or "")
+
+
+def _caller_is_test(ev: Evidence) -> bool:
+    kind = ev.kind or ""
+    if "non-test" in kind or "nontest" in kind:
+        return False
+    return "test" in kind or is_test_path(ev.path)
+
+
+def evidence_dict(ev: Evidence) -> dict[str, Any]:
+    place = f"{ev.path}:{ev.line}" if ev.path and ev.line else ev.path
+    return {**asdict(ev), "place": place}
+
+
+def history_dict(event: Any) -> dict[str, Any]:
+    """One verdict event of the ledger as the keys reports use."""
+    return {
+        "verdict": _get(event, "verdict"),
+        "justification": _get(event, "justification"),
+        "source": _get(event, "source", default="scan"),
+        "who": _get(event, "who", "actor"),
+        "why": _get(event, "why", "because", "reason"),
+        "when": _get(event, "when", "at", "created_at", "recorded_at"),
+        "wave": _get(event, "wave", "wave_id"),
+        "decided_by": _get(event, "decided_by"),
+        "undone": bool(_get(event, "undone", default=False)),
+    }
+
+
+# --- the issue report ------------------------------------------------------------
+
+
+def _summary_line(verdict: Verdict, commit: Commit) -> str:
+    """The summary part of the title: which port is behind and in what."""
+    flagged = [s for s in verdict.symbols if s.verdict == verdict.verdict] or verdict.symbols
+    names: list[str] = []
+    for sym in flagged:
+        name = sym.ports[0].split()[-1] if sym.ports else sym.symbol
+        if name not in names:
+            names.append(name)
+    subject = (", ".join(names[:2]) + (" and more" if len(names) > 2 else "")) if names else "the port"
+    short = commit.sha[:10]
+    title = one_line(commit.title, 80)
+    if verdict.verdict in (REAL_GAP, INERT):
+        aspects = _aspects(verdict)
+        tail = " (only tests reach it)" if verdict.verdict == INERT else ""
+        return f"{subject} is behind upstream {short}" + (f": {aspects}" if aspects else "") + tail
+    if verdict.verdict == NEEDS_REVIEW:
+        return f"review {subject} against upstream {short}, {title}"
+    if verdict.verdict == IN_SYNC:
+        return f"{subject} already matches upstream {short}"
+    return f"upstream {short} does not apply here ({verdict.justification}), {title}"
+
+
+_ASPECTS = (
+    (_LAUNCH_EVIDENCE, "launch geometry"),
+    (re.compile(r"param-dead|dead", re.I), "a parameter upstream no longer uses"),
+    (re.compile(r"param-removed", re.I), "a parameter upstream removed"),
+    (re.compile(r"param-added", re.I), "a parameter upstream added"),
+    (re.compile(r"param", re.I), "parameters"),
+    (re.compile(r"body|mask|offset", re.I), "the kernel body"),
+)
+
+
+def _aspects(verdict: Verdict) -> str:
+    """What differs, in a few words, from the kinds of the upstream-side evidence."""
+    words: list[str] = []
+    for ev in _all_evidence(verdict):
+        if _is_caller(ev) or ev.side == "tree":
+            continue
+        for pattern, phrase in _ASPECTS:
+            if pattern.search(ev.kind or ""):
+                if phrase not in words:
+                    words.append(phrase)
+                break
+    return ", ".join(words[:3])
+
+
+def _halves(verdict: Verdict, commit: Commit) -> list[dict[str, Any]]:
+    """The commit half by half: one entry per upstream file, with its symbols.
+
+    Files the classifier said nothing about still appear (with their hunk
+    headers), so a reader sees every part of the commit that a row owns.
+    """
+    hunks_by_path = {change.path: [h.header for h in change.hunks] for change in commit.changes}
+    by_path: dict[str, dict[str, Any]] = {}
+    for sym in verdict.symbols:
+        half = by_path.setdefault(
+            sym.path,
+            {"path": sym.path, "hunk_headers": hunks_by_path.get(sym.path, []), "symbols": []},
+        )
+        headers = [e.hunk_header for e in sym.evidence if e.hunk_header]
+        half["symbols"].append(
+            {
+                "name": sym.symbol,
+                "change": sym.change,
+                "verdict": sym.verdict,
+                "justification": sym.justification,
+                "decided_by": sym.decided_by,
+                "row": sym.row,
+                "ports": list(sym.ports),
+                "reason": sym.reason,
+                "hunk_headers": list(dict.fromkeys(headers)),
+                "upstream_evidence": [evidence_dict(e) for e in sym.evidence if (e.side or "").startswith("upstream") and not _is_caller(e)],
+                "tree_evidence": [evidence_dict(e) for e in sym.evidence if e.side == "tree" and not _is_caller(e)],
+                "other_evidence": [evidence_dict(e) for e in sym.evidence if not e.side and not _is_caller(e)],
+            }
+        )
+    for half in by_path.values():
+        half["verdict"] = max((s["verdict"] for s in half["symbols"]), key=SEVERITY.__getitem__)
+        half["symbols"].sort(key=lambda s: -SEVERITY[s["verdict"]])
+    halves = sorted(by_path.values(), key=lambda h: (-SEVERITY[h["verdict"]], h["path"]))
+    return halves
+
+
+def _size(verdict: Verdict, commit: Commit, row_tests: Sequence[str]) -> dict[str, Any]:
+    upstream_files = [
+        {"path": c.path, "added": c.lines_added, "removed": c.lines_removed, "status": c.status, "content": c.content}
+        for c in commit.changes
+    ]
+    tree_files: list[str] = []
+    for sym in verdict.symbols:
+        if sym.verdict not in FLAGGED:
+            continue
+        for port in sym.ports:
+            path = port.split(":", 1)[0]
+            if path and path not in tree_files:
+                tree_files.append(path)
+        for ev in sym.evidence:
+            if ev.side == "tree" and ev.path and not _is_caller(ev) and not is_test_path(ev.path) and ev.path not in tree_files:
+                tree_files.append(ev.path)
+    return {
+        "upstream_files": upstream_files,
+        "upstream_lines_added": sum(f["added"] for f in upstream_files),
+        "upstream_lines_removed": sum(f["removed"] for f in upstream_files),
+        "tree_files": tree_files,
+        "upstream_tests": [f["path"] for f in upstream_files if is_test_path(f["path"])],
+        "row_tests": list(row_tests),
+    }
+
+
+def _not_determined(verdict: Verdict, commit: Commit, kind: str, unowned_paths: Sequence[str]) -> dict[str, Any]:
+    fallbacks = [
+        {"path": s.path, "symbol": s.symbol, "reason": s.reason}
+        for s in verdict.symbols
+        if s.decided_by == "fallback"
+    ]
+    if verdict.decided_by == "fallback" and not fallbacks:
+        fallbacks.append({"path": None, "symbol": None, "reason": verdict.reason})
+    message = f"{commit.title}\n{commit.message}".lower()
+    return {
+        "executed": False,
+        "speed_claim": kind == "perf" or bool(re.search(r"speed|faster|optimi[sz]|perf|latency|throughput", message)),
+        "fallbacks": fallbacks,
+        "unowned_paths": list(unowned_paths),
+        "binary_files": [c.path for c in commit.changes if c.content != "text"],
+    }
+
+
+def build_issue_context(
+    *,
+    upstream: str,
+    range_text: str,
+    wave: str | None,
+    position: int,
+    commit: Commit,
+    verdict: Verdict,
+    history: Iterable[Any] = (),
+    proposal: Any = None,
+    current: Any = None,
+    rows: Sequence[str] = (),
+    row_info: Mapping[str, Mapping[str, Any]] | None = None,
+    unowned_paths: Sequence[str] = (),
+    matrix_path: str | None = None,
+) -> dict[str, Any]:
+    """Everything ``issue.md.j2`` needs, as JSON-able values.
+
+    ``verdict`` is the entry's current verdict (a human review wins over
+    scans); ``history`` the entry's verdict events, oldest first; ``proposal``
+    a later scan verdict that disagrees with a human review; ``current`` the
+    event that produced ``verdict`` (who decided it, why); ``rows`` the
+    claiming rows, primary first; ``row_info`` per row id: ``title``,
+    ``line`` (in the matrix file), ``tests``.
+    """
+    row_info = row_info or {}
+    rows = list(rows) or sorted({s.row for s in verdict.symbols if s.row})
+    primary = rows[0] if rows else None
+    kind = infer_kind(verdict)
+    summary = _summary_line(verdict, commit)
+    events = [history_dict(e) for e in history]
+    current_event = history_dict(current) if current is not None else (events[-1] if events else None)
+    earlier = [e for e in events if current_event is None or e != current_event]
+    evidence = _all_evidence(verdict)
+    callers = [e for e in evidence if _is_caller(e)]
+    tree_evidence = [e for e in evidence if e.side == "tree" and not _is_caller(e)]
+    row_tests: list[str] = []
+    for row in rows:
+        for test in row_info.get(row, {}).get("tests", []) or []:
+            if test not in row_tests:
+                row_tests.append(test)
+    return {
+        "title": issue_title(kind, primary, summary),
+        "kind": kind,
+        "summary": summary,
+        "slug": slugify(commit.title),
+        "fingerprint": fingerprint(upstream, commit.sha, verdict.verdict, verdict.justification, rows),
+        "row": primary,
+        "co_owners": rows[1:],
+        "rows": [
+            {
+                "id": row,
+                "title": row_info.get(row, {}).get("title"),
+                "line": row_info.get(row, {}).get("line"),
+                "tests": list(row_info.get(row, {}).get("tests", []) or []),
+            }
+            for row in rows
+        ],
+        "matrix_path": matrix_path,
+        "upstream": upstream,
+        "range": range_text,
+        "wave": wave,
+        "entry": position,
+        "commit": {
+            "sha": commit.sha,
+            "short": commit.sha[:10],
+            "title": commit.title,
+            "message": commit.message,
+            "author": commit.author,
+            "authored_at": commit.authored_at,
+            "pr": commit.pr,
+            "is_merge": commit.is_merge,
+        },
+        "verdict": {
+            "verdict": verdict.verdict,
+            "justification": verdict.justification,
+            "decided_by": verdict.decided_by,
+            "reason": verdict.reason,
+            "version": verdict.version,
+            "flagged": verdict.verdict in FLAGGED,
+            "source": (current_event or {}).get("source", "scan"),
+            "who": (current_event or {}).get("who"),
+            "why": (current_event or {}).get("why"),
+        },
+        "history": earlier,
+        "proposal": history_dict(proposal) if proposal is not None else None,
+        "halves": _halves(verdict, commit),
+        "tree_evidence": [evidence_dict(e) for e in tree_evidence],
+        "callers": {
+            "non_test": [evidence_dict(e) for e in callers if not _caller_is_test(e)],
+            "test": [evidence_dict(e) for e in callers if _caller_is_test(e)],
+        },
+        "size": _size(verdict, commit, row_tests),
+        "not_determined": _not_determined(verdict, commit, kind, unowned_paths),
+        "verify_rows": [r for r in rows if row_info.get(r, {}).get("tests")] or rows,
+    }
+
+
+# --- rendering ----------------------------------------------------------------
+
+
+def environment(templates_dir: Path | None = None) -> jinja2.Environment:
+    """A sandboxed environment whose output is markdown-escaped unless a filter made it safe."""
+    env = ImmutableSandboxedEnvironment(
+        loader=jinja2.FileSystemLoader(str(templates_dir or TEMPLATES_DIR)),
+        autoescape=False,  # markdown, not HTML: see the module docstring
+        finalize=_finalize,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+    env.filters.update(code=md_code, block=md_block, text=md_text, cell=md_cell, one_line=one_line)
+    env.globals.update(VERDICTS=VERDICTS, FLAGGED=sorted(FLAGGED))
+    return env
+
+
+def _template_line(exc: BaseException, template_name: str) -> int | None:
+    """The template line a runtime error was raised at (jinja rewrites tracebacks so they show it)."""
+    line = None
+    for frame in traceback.extract_tb(exc.__traceback__):
+        if frame.filename and frame.filename.endswith(template_name):
+            line = frame.lineno
+    return line
+
+
+def render(template_name: str, context: Mapping[str, Any], templates_dir: Path | None = None) -> str:
+    """Render ``template_name`` with ``context``; errors name the template and line."""
+    env = environment(templates_dir)
+    try:
+        template = env.get_template(template_name)
+        return template.render(**context)
+    except jinja2.TemplateNotFound as exc:
+        raise ReportError(f"template {exc.name} not found in {templates_dir or TEMPLATES_DIR}") from None
+    except jinja2.TemplateSyntaxError as exc:
+        raise ReportError(f"template {exc.name or template_name}:{exc.lineno}: {exc.message}") from None
+    except Exception as exc:  # undefined names, sandbox refusals, filter errors
+        line = _template_line(exc, template_name)
+        where = f"{template_name}:{line}" if line else template_name
+        raise ReportError(f"template {where}: {type(exc).__name__}: {exc}") from None
+
+
+def write_report(path: Path, text: str) -> bool:
+    """Write ``text`` to ``path`` (creating folders); ``False`` when it was already identical."""
+    path = Path(path)
+    try:
+        if path.is_file() and path.read_text(encoding="utf-8") == text:
+            return False
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.tmp")
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(path)
+    except OSError as exc:
+        raise ReportError(f"cannot write report {path}: {exc.strerror or exc}") from None
+    return True
+
+
+def split_title(rendered: str) -> tuple[str, str]:
+    """A rendered issue as (title, body): the first line is ``# title``."""
+    first, _, rest = rendered.partition("\n")
+    return first.lstrip("# ").strip(), rest.lstrip("\n")
+
+
+# --- filing with gh -------------------------------------------------------------
+
+
+def gh_argv(title: str, body: str, repo: str | None = None, gh: str = "gh") -> list[str]:
+    """The ``gh issue create`` command line: title and body are plain arguments."""
+    argv = [gh, "issue", "create", "--title", title, "--body", body]
+    if repo:
+        argv += ["--repo", repo]
+    return argv
+
+
+def file_with_gh(
+    title: str,
+    body: str,
+    repo: str | None = None,
+    run: Callable[..., subprocess.CompletedProcess] = subprocess.run,
+) -> str:
+    """File an issue through the ``gh`` CLI (no shell) and return what it printed (the URL)."""
+    gh = shutil.which("gh")
+    if gh is None:
+        raise ReportError("--gh needs the GitHub CLI `gh` on PATH (https://cli.github.com); the report was written, file it by hand")
+    if len(body) > MAX_GH_BODY_CHARS:
+        raise ReportError(f"report body is {len(body)} characters; GitHub accepts at most {MAX_GH_BODY_CHARS}")
+    try:
+        done = run(gh_argv(title, body, repo, gh), capture_output=True, text=True, check=False)
+    except OSError as exc:
+        raise ReportError(f"cannot run {gh}: {exc.strerror or exc}") from None
+    if done.returncode != 0:
+        detail = one_line(done.stderr or done.stdout or "", 300)
+        raise ReportError(f"gh issue create failed (exit {done.returncode}): {detail}")
+    return done.stdout.strip().splitlines()[-1] if done.stdout.strip() else ""
