@@ -1,0 +1,520 @@
+"""``gather_kv_b_proj``: the MLA cached-prefix expansion as one tiled Triton GEMM.
+
+A prefix-cache hit in MLA prefill needs full per-head K and V for every cached
+token, but the paged cache holds only the compressed latent (``R = 512``
+values) and the rope key (``E = 64``). This op gathers each cached token's
+latent row, multiplies it by every local head's ``kv_b_proj`` rows and writes
+``K = [K_nope | k_pe]`` and ``V`` into token-packed outputs, in place. The
+semantics are ``reference.py`` (aiter's op, spec ``aiter-gather-kv-b-proj.md``).
+
+Why this shape of kernel. The op is a GEMM ``[T, R] x [R, H*(Dn+Dv)]`` whose
+A rows are gathered through a page table and whose C columns are scattered
+into two outputs; at 32000 tokens x 12 heads it is about 100 GFLOP against
+about 0.26 GB of traffic, so it is tensor-core bound on Hopper in bf16.
+Upstream walks (batch, head) programs over a serial chunk loop (12 programs
+for 12 heads: a few percent of the device), and its page-size-1 kernel walks
+chunks persistently per head. Here every geometry works on the same unit: a
+tile of ``ChunkK`` consecutive *output rows* (which may span sequences: the
+sequence of a row is found by a binary search in ``cu``) by ``BLOCK_N``
+consecutive weight rows of one head. The number of tiles depends only on the
+token count and the head count, never on how the tokens split into
+sequences, so long single sequences and large batches fill the 132 SMs alike,
+and tiles are visited in groups of ``GROUP_ROWS`` row tiles so that the
+latent tiles and the head's weight tiles being used are L2-resident.
+``GRID_STRIDE`` selects a persistent grid (programs stride over the tiles)
+instead of one program per tile; the per-tile arithmetic is identical, so
+both give bit-identical outputs.
+
+Numerics. Operands are bf16 on the tensor cores (fp8 cache values and fp8
+weights upcast exactly), accumulation is fp32, in 128-wide K segments for the
+128x128 block scales (``acc += dot(segment) * s[row // 128, segment]``).
+Per-row scales are applied once after the whole K sum (upstream applies the
+same factor after each segment: the same value up to fp32 rounding). Two
+deliberate differences from upstream, both more accurate:
+
+* an fp8 cache with a bf16 weight keeps the bf16 weight (upstream truncates
+  the weight to fp8 on its paged path and on its page-size-1 path with a
+  scale); the outputs then differ from upstream's by the weight's fp8
+  quantisation error, and match the fp32 reference to rounding;
+* an fp8 cache with an fp8 weight also runs bf16 tensor-core operands: the
+  products are the same exact values, and Hopper's fp8 MMA accumulation is
+  not full fp32.
+
+Stores round fp32 to bf16 to nearest-even. Triton's interpreter truncates
+that cast, so under ``TRITON_INTERPRET=1`` the rounding is done on the bits
+(``INTERPRETER``; its bf16 ``tl.dot`` is wrong too, so there the same
+exact operand values go through an fp32 dot); on the GPU the hardware conversion is already
+round-to-nearest-even, and both give the same bits. The rope part
+(``k_pe * k_scale``, one fp32 multiply) is therefore bit-exact on both.
+
+Index arithmetic is int64 wherever a page id or a row number is multiplied by
+a stride. Index *values* (``kv_indptr``, ``kv_indices``, ``cu``) are checked
+on the host only for CPU tensors: on CUDA that needs a device-to-host sync
+per call, which the prefill hot path and graph capture cannot afford; the
+kernel instead clamps out-of-range page positions and page ids to masked
+loads, so bad indices give wrong rows, never a memory fault.
+
+Not carried (AMD-only or not implemented): the preshuffled weight layout, the
+shuffled KV-cache layout and the MXFP4 weight path; each is rejected with a
+``ValueError``.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+import torch
+import triton
+import triton.language as tl
+
+SCALE_BLOCK = 128
+"""Rows and columns covered by one entry of a 128x128 block weight scale."""
+
+_CACHE_DTYPES = (torch.bfloat16, torch.float8_e4m3fn)
+_WEIGHT_DTYPES = (torch.bfloat16, torch.float8_e4m3fn)
+_SCALE_DTYPES = (torch.float32, torch.bfloat16)
+_OUTPUT_DTYPE = torch.bfloat16
+_INDEX_DTYPE = torch.int32
+
+
+@triton.jit
+def _round_fp32_to_bf16(x):
+    """Round fp32 to the nearest-even bf16 value, on the bits (exact cast after)."""
+    bits = x.to(tl.uint32, bitcast=True)
+    odd = (bits >> 16) & 1
+    rounded = ((bits + 0x7FFF + odd) >> 16) << 16
+    return tl.where(x != x, float("nan"), rounded.to(tl.float32, bitcast=True))
+
+
+@triton.jit
+def _dot_operand(values, INTERPRETER: tl.constexpr):
+    """bf16 tensor-core operand (exact for fp8 and bf16 values). Triton 3.9's
+    interpreter computes bf16 dots wrongly, so there the operand is fp32,
+    which holds the same exact values (and fp32 dots are exact numpy there)."""
+    if INTERPRETER:
+        return values.to(tl.float32)
+    return values.to(tl.bfloat16)
+
+
+@triton.jit
+def _store_bf16(ptrs, values, mask, INTERPRETER: tl.constexpr):
+    if INTERPRETER:  # the interpreter's fp32 -> bf16 cast truncates
+        values = _round_fp32_to_bf16(values)
+    tl.store(ptrs, values.to(tl.bfloat16), mask=mask)
+
+
+@triton.jit
+def _tile_of_item(item, num_row_tiles, num_col_tiles, GROUP_ROWS: tl.constexpr):
+    """Work item -> (row tile, column tile): ``GROUP_ROWS`` row tiles at a time,
+    rows fastest, so that concurrently running programs share weight tiles and
+    a group's latent tiles stay in L2 while every column tile visits them."""
+    items_per_group = GROUP_ROWS * num_col_tiles
+    group = item // items_per_group
+    first_row_tile = group * GROUP_ROWS
+    rows_in_group = tl.minimum(num_row_tiles - first_row_tile, GROUP_ROWS)
+    local = item % items_per_group
+    return first_row_tile + local % rows_in_group, local // rows_in_group
+
+
+@triton.jit
+def _expand_tile(
+    item, batch_size, total_kv, first_valid_row, end_valid_row, ks,
+    k_buffer, kv_indptr, kv_indices, kv_prefix_sum_context_lens,
+    kv_proj_weight, kv_proj_scale, k_prefix, v_prefix,
+    num_pages, kv_indices_len, batch_search_steps, TpNumHeads,
+    KBlockSize: tl.constexpr, QkNopeHeadDim: tl.constexpr, VHeadDim: tl.constexpr,
+    KV_CDim: tl.constexpr, KV_PeDim: tl.constexpr,
+    ChunkK: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_ROWS: tl.constexpr,
+    PER_ROW_SCALE: tl.constexpr, NO_SCALE: tl.constexpr, INTERPRETER: tl.constexpr,
+):
+    """One tile: ChunkK output rows x BLOCK_N weight rows of one head."""
+    HEAD_ROWS: tl.constexpr = QkNopeHeadDim + VHeadDim
+    TILES_PER_HEAD: tl.constexpr = (HEAD_ROWS + BLOCK_N - 1) // BLOCK_N
+    LATENT_DIM: tl.constexpr = KV_CDim + KV_PeDim
+    K_OUT_DIM: tl.constexpr = QkNopeHeadDim + KV_PeDim
+
+    num_row_tiles = tl.cdiv(total_kv, ChunkK)
+    row_tile, col_tile = _tile_of_item(item, num_row_tiles, TpNumHeads * TILES_PER_HEAD, GROUP_ROWS)
+    row_start = row_tile * ChunkK
+    if row_start < end_valid_row:
+        head = col_tile // TILES_PER_HEAD
+        col_start = (col_tile % TILES_PER_HEAD) * BLOCK_N
+
+        # Rows -> (sequence, page, slot). The sequence of row t is the last b
+        # with cu[b] <= t: a fixed-length binary search over cu, per row.
+        rows = row_start + tl.arange(0, ChunkK)
+        row_ok = (rows >= first_valid_row) & (rows < end_valid_row)
+        lo = tl.zeros([ChunkK], dtype=tl.int32)
+        hi = lo + (batch_size - 1)
+        for _ in range(batch_search_steps):
+            mid = (lo + hi + 1) // 2
+            starts_before = tl.load(kv_prefix_sum_context_lens + mid) <= rows
+            lo = tl.where(starts_before, mid, lo)
+            hi = tl.where(starts_before, hi, mid - 1)
+        within = rows - tl.load(kv_prefix_sum_context_lens + lo, mask=row_ok, other=0)
+        page_pos = tl.load(kv_indptr + lo, mask=row_ok, other=0).to(tl.int64) + within // KBlockSize
+        pos_ok = row_ok & (page_pos >= 0) & (page_pos < kv_indices_len)
+        page = tl.load(kv_indices + page_pos, mask=pos_ok, other=0).to(tl.int64)
+        load_ok = pos_ok & (page >= 0) & (page < num_pages)
+        latent_row = page * (KBlockSize * LATENT_DIM) + (within % KBlockSize).to(tl.int64) * LATENT_DIM
+        latent_row = tl.where(load_ok, latent_row, 0)
+
+        cols = col_start + tl.arange(0, BLOCK_N)
+        col_ok = cols < HEAD_ROWS
+        weight_rows = head.to(tl.int64) * HEAD_ROWS + cols
+        offs_k = tl.arange(0, BLOCK_K)
+        acc = tl.zeros([ChunkK, BLOCK_N], dtype=tl.float32)
+        if NO_SCALE or PER_ROW_SCALE:
+            for k0 in range(0, KV_CDim, BLOCK_K):
+                x = tl.load(k_buffer + latent_row[:, None] + (k0 + offs_k)[None, :],
+                            mask=load_ok[:, None], other=0.0)
+                w = tl.load(kv_proj_weight + weight_rows[None, :] * KV_CDim + (k0 + offs_k)[:, None],
+                            mask=col_ok[None, :], other=0.0)
+                acc = tl.dot(_dot_operand(x, INTERPRETER), _dot_operand(w, INTERPRETER), acc)
+            if PER_ROW_SCALE:
+                row_scale = tl.load(kv_proj_scale + weight_rows, mask=col_ok, other=1.0)
+                acc = acc * row_scale.to(tl.float32)[None, :]
+        else:
+            SEGMENTS: tl.constexpr = KV_CDim // 128
+            block_scale_rows = kv_proj_scale + (weight_rows // 128) * SEGMENTS
+            for segment in range(0, SEGMENTS):
+                part = tl.zeros([ChunkK, BLOCK_N], dtype=tl.float32)
+                for step in tl.static_range(0, 128, BLOCK_K):
+                    k0 = segment * 128 + step
+                    x = tl.load(k_buffer + latent_row[:, None] + (k0 + offs_k)[None, :],
+                                mask=load_ok[:, None], other=0.0)
+                    w = tl.load(kv_proj_weight + weight_rows[None, :] * KV_CDim + (k0 + offs_k)[:, None],
+                                mask=col_ok[None, :], other=0.0)
+                    part = tl.dot(_dot_operand(x, INTERPRETER), _dot_operand(w, INTERPRETER), part)
+                block_scale = tl.load(block_scale_rows + segment, mask=col_ok, other=0.0)
+                acc += part * block_scale.to(tl.float32)[None, :]
+        acc = acc * ks
+
+        out_rows = rows.to(tl.int64)
+        if col_start < QkNopeHeadDim:
+            k_ptrs = (k_prefix + out_rows[:, None] * (TpNumHeads * K_OUT_DIM)
+                      + head * K_OUT_DIM + cols[None, :])
+            _store_bf16(k_ptrs, acc, row_ok[:, None] & (cols < QkNopeHeadDim)[None, :],
+                        INTERPRETER)
+        if col_start + BLOCK_N > QkNopeHeadDim:
+            v_ptrs = (v_prefix + out_rows[:, None] * (TpNumHeads * VHeadDim)
+                      + head * VHeadDim + (cols - QkNopeHeadDim)[None, :])
+            _store_bf16(v_ptrs, acc, row_ok[:, None] & ((cols >= QkNopeHeadDim) & col_ok)[None, :],
+                        INTERPRETER)
+        if col_start == 0:
+            # The rope key, the same for every head: written by each head's first tile.
+            offs_pe = tl.arange(0, KV_PeDim)
+            pe = tl.load(k_buffer + latent_row[:, None] + KV_CDim + offs_pe[None, :],
+                         mask=load_ok[:, None], other=0.0)
+            pe_ptrs = (k_prefix + out_rows[:, None] * (TpNumHeads * K_OUT_DIM)
+                       + head * K_OUT_DIM + QkNopeHeadDim + offs_pe[None, :])
+            _store_bf16(pe_ptrs, pe.to(tl.float32) * ks, row_ok[:, None], INTERPRETER)
+
+
+# portq: ports aiter:aiter/ops/triton/_triton_kernels/gather_kv_b_proj.py::_triton_gather_kv_b_proj @e50c39f1be
+# portq: ports aiter:aiter/ops/triton/_triton_kernels/gather_kv_b_proj.py::_triton_gather_kv_b_proj_impl @e50c39f1be
+# portq: ports aiter:aiter/ops/triton/_triton_kernels/gather_kv_b_proj.py::_triton_gather_kv_b_proj_flat @e50c39f1be
+# portq: not-carried aiter:aiter/ops/triton/_triton_kernels/gather_kv_b_proj.py::_triton_gather_kv_b_proj[IS_FP4] -- MXFP4 weights need gfx950 scaled MFMA upstream; not implemented on Hopper
+# portq: not-carried aiter:aiter/ops/triton/_triton_kernels/gather_kv_b_proj.py::_triton_gather_kv_b_proj_fp4_impl -- MXFP4 weight path, not implemented on Hopper
+# portq: not-carried aiter:aiter/ops/triton/_triton_kernels/gather_kv_b_proj.py::_triton_gather_kv_b_proj_impl[WEIGHT_PRESHUFFLE] -- AMD MFMA (16,16) weight layout, AMD-only
+# portq: not-carried aiter:aiter/ops/triton/_triton_kernels/gather_kv_b_proj.py::_triton_gather_kv_b_proj_impl[SHUFFLED_KV_CACHE] -- AMD MFMA KV-cache layout, AMD-only
+# portq: not-carried aiter:aiter/ops/triton/_triton_kernels/gather_kv_b_proj.py::_load_unshuffle_segment -- preshuffled-weight loader, AMD-only layout
+@triton.jit(do_not_specialize=["batch_size", "total_kv", "num_pages", "kv_indices_len",
+                               "batch_search_steps", "TpNumHeads"])
+def _gather_kv_b_proj_kernel(
+    batch_size, total_kv, k_buffer, k_scale, kv_indptr, kv_indices, kv_prefix_sum_context_lens,
+    kv_proj_weight, kv_proj_scale, k_prefix, v_prefix,
+    num_pages, kv_indices_len, batch_search_steps, TpNumHeads,
+    KBlockSize: tl.constexpr, QkNopeHeadDim: tl.constexpr, VHeadDim: tl.constexpr,
+    KV_CDim: tl.constexpr, KV_PeDim: tl.constexpr,
+    ChunkK: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_ROWS: tl.constexpr,
+    PER_ROW_SCALE: tl.constexpr, NO_SCALE: tl.constexpr, GRID_STRIDE: tl.constexpr,
+    INTERPRETER: tl.constexpr,
+):
+    """Expand (ChunkK rows x BLOCK_N weight rows) tiles: one per program, or
+    a grid-stride walk over all of them when ``GRID_STRIDE``."""
+    if k_buffer.dtype.element_ty == tl.bfloat16:
+        ks = 1.0
+    else:
+        ks = tl.load(k_scale).to(tl.float32)
+    first_valid_row = tl.load(kv_prefix_sum_context_lens)
+    end_valid_row = tl.minimum(tl.load(kv_prefix_sum_context_lens + batch_size), total_kv)
+    TILES_PER_HEAD: tl.constexpr = (QkNopeHeadDim + VHeadDim + BLOCK_N - 1) // BLOCK_N
+    num_items = tl.cdiv(total_kv, ChunkK) * (TpNumHeads * TILES_PER_HEAD)
+    if GRID_STRIDE:
+        for item in range(tl.program_id(0), num_items, tl.num_programs(0)):
+            _expand_tile(item, batch_size, total_kv, first_valid_row, end_valid_row, ks,
+                         k_buffer, kv_indptr, kv_indices, kv_prefix_sum_context_lens,
+                         kv_proj_weight, kv_proj_scale, k_prefix, v_prefix,
+                         num_pages, kv_indices_len, batch_search_steps, TpNumHeads,
+                         KBlockSize, QkNopeHeadDim, VHeadDim, KV_CDim, KV_PeDim,
+                         ChunkK, BLOCK_N, BLOCK_K, GROUP_ROWS,
+                         PER_ROW_SCALE, NO_SCALE, INTERPRETER)
+    else:
+        _expand_tile(tl.program_id(0), batch_size, total_kv, first_valid_row, end_valid_row, ks,
+                     k_buffer, kv_indptr, kv_indices, kv_prefix_sum_context_lens,
+                     kv_proj_weight, kv_proj_scale, k_prefix, v_prefix,
+                     num_pages, kv_indices_len, batch_search_steps, TpNumHeads,
+                     KBlockSize, QkNopeHeadDim, VHeadDim, KV_CDim, KV_PeDim,
+                     ChunkK, BLOCK_N, BLOCK_K, GROUP_ROWS,
+                     PER_ROW_SCALE, NO_SCALE, INTERPRETER)
+
+
+@dataclass(frozen=True)
+class TileConfig:
+    """Tile shape and launch options of one compiled variant of the kernel."""
+
+    chunk_k: int = 128
+    """Output rows (cached tokens) per tile: the M of the tile GEMM."""
+    block_n: int = 128
+    """Weight rows of one head per tile: the N of the tile GEMM."""
+    block_k: int = 64
+    """Latent columns per ``tl.dot``; divides 128 (the block-scale segment)."""
+    group_rows: int = 32
+    """Row tiles visited together (rows fastest) for L2 reuse."""
+    grid_stride: bool = False
+    """Persistent grid striding over tiles instead of one program per tile."""
+    num_warps: int = 8
+    num_stages: int = 3
+
+    def __post_init__(self):
+        for name in ("chunk_k", "block_n", "block_k"):
+            value = getattr(self, name)
+            if value < 16 or value & (value - 1):
+                raise ValueError(f"TileConfig.{name} must be a power of two >= 16, got {value}")
+        if SCALE_BLOCK % self.block_k:
+            raise ValueError(f"TileConfig.block_k must divide {SCALE_BLOCK}, got {self.block_k}")
+        if self.group_rows < 1:
+            raise ValueError(f"TileConfig.group_rows must be >= 1, got {self.group_rows}")
+
+
+INTERPRETER_CONFIG = TileConfig(chunk_k=32, block_n=128, block_k=128, group_rows=4,
+                                num_warps=4, num_stages=1)
+"""Small tiles for Triton's CPU interpreter, where every program is Python."""
+
+GPU_CONFIG = TileConfig(chunk_k=128, block_n=128, block_k=64, group_rows=32,
+                        num_warps=8, num_stages=3)
+"""The tile every GPU launch uses (chosen from the benchmark's sweep)."""
+
+
+def _interpreting() -> bool:
+    return os.environ.get("TRITON_INTERPRET", "0").lower() not in ("", "0", "false")
+
+
+def default_config(device: torch.device) -> TileConfig:
+    """The tile configuration the public op uses on ``device``."""
+    if _interpreting() or device.type != "cuda":
+        return INTERPRETER_CONFIG
+    return GPU_CONFIG
+
+
+def launch_grid(num_tiles: int, config: TileConfig, device: torch.device) -> tuple[int]:
+    """One program per tile, or, for ``grid_stride``, two resident programs
+    per SM striding over the tiles (the tile list is sized from the token
+    count, so either way the grid fills the device whether the tokens come
+    from one long sequence or from hundreds of short ones)."""
+    if not config.grid_stride:
+        return (max(1, num_tiles),)
+    if device.type == "cuda":
+        sms = torch.cuda.get_device_properties(device).multi_processor_count
+    else:
+        sms = 4
+    return (max(1, min(num_tiles, 2 * sms)),)
+
+
+@dataclass(frozen=True)
+class _Problem:
+    """Sizes derived from the arguments (after validation)."""
+
+    batch_size: int
+    total_kv: int
+    num_heads: int
+    nope_dim: int
+    v_dim: int
+    rank: int
+    rope_dim: int
+    page_size: int
+    scale_mode: str  # "none" | "row" | "block"
+
+
+def _fail(exc, name, expected, got):
+    raise exc(f"gather_kv_b_proj: {name} must be {expected}, got {got}")
+
+
+def _check_tensor(name, t, dims, dtypes):
+    if not isinstance(t, torch.Tensor):
+        _fail(TypeError, name, "a torch.Tensor", type(t).__name__)
+    if t.dim() not in dims:
+        _fail(ValueError, name, f"a {' or '.join(map(str, dims))}-D tensor", f"shape {tuple(t.shape)}")
+    if t.dtype not in dtypes:
+        _fail(TypeError, name, f"of dtype {' or '.join(map(str, dtypes))}", t.dtype)
+    if not t.is_contiguous():
+        _fail(ValueError, name, "contiguous", f"strides {t.stride()}")
+
+
+def _check_index_values(kv_indptr, kv_indices, cu, num_pages, page_size, total_kv):
+    """Value checks for host tensors (see the module docstring for CUDA)."""
+    cu64, indptr = cu.to(torch.int64), kv_indptr.to(torch.int64)
+    if bool((cu64[1:] < cu64[:-1]).any()) or int(cu64[0]) < 0:
+        _fail(ValueError, "kv_prefix_sum_context_lens", "non-negative and non-decreasing", cu.tolist())
+    if int(cu64[-1]) > total_kv:
+        _fail(ValueError, "kv_prefix_sum_context_lens[-1]", f"<= k_prefix.shape[0] ({total_kv})",
+              int(cu64[-1]))
+    pages_needed = torch.div(cu64[1:] - cu64[:-1] + page_size - 1, page_size, rounding_mode="floor")
+    if bool((indptr[1:] - indptr[:-1] < pages_needed).any()) or int(indptr[0]) < 0:
+        _fail(ValueError, "kv_indptr", "non-negative, with enough pages for every context length",
+              kv_indptr.tolist())
+    if int(indptr[-1]) > kv_indices.numel():
+        _fail(ValueError, "kv_indices", f"at least kv_indptr[-1] = {int(indptr[-1])} entries",
+              kv_indices.numel())
+    used = kv_indices[: int(indptr[-1])]
+    if used.numel() and (int(used.min()) < 0 or int(used.max()) >= num_pages):
+        _fail(ValueError, "kv_indices", f"page ids in [0, {num_pages})",
+              f"range [{int(used.min())}, {int(used.max())}]")
+
+
+def _validate(k_buffer, k_scale, kv_indptr, kv_indices, cu, kv_proj_weight, kv_proj_scale,
+              k_prefix, v_prefix, weight_preshuffle, shuffled_kv_cache) -> _Problem:
+    if weight_preshuffle:
+        raise ValueError("gather_kv_b_proj: weight_preshuffle=True is not supported: the preshuffled "
+                         "weight is an AMD MFMA layout this port does not carry; pass the row-major "
+                         "[H*(Dn+Dv), R] weight")
+    if shuffled_kv_cache:
+        raise ValueError("gather_kv_b_proj: shuffled_kv_cache=True is not supported: the shuffled cache "
+                         "is an AMD MFMA layout this port does not carry; pass the plain paged cache")
+    fp4 = getattr(torch, "float4_e2m1fn_x2", None)
+    if isinstance(kv_proj_weight, torch.Tensor) and fp4 is not None and kv_proj_weight.dtype == fp4:
+        raise ValueError("gather_kv_b_proj: MXFP4 (float4_e2m1fn_x2) weights are not supported by this "
+                         "port; pass an fp8 e4m3fn or bf16 weight")
+    _check_tensor("k_buffer", k_buffer, (3,), _CACHE_DTYPES)
+    _check_tensor("kv_proj_weight", kv_proj_weight, (2,), _WEIGHT_DTYPES)
+    _check_tensor("k_prefix", k_prefix, (3,), (_OUTPUT_DTYPE,))
+    _check_tensor("v_prefix", v_prefix, (3,), (_OUTPUT_DTYPE,))
+    for name, t in (("kv_indptr", kv_indptr), ("kv_indices", kv_indices),
+                    ("kv_prefix_sum_context_lens", cu)):
+        _check_tensor(name, t, (1,), (_INDEX_DTYPE,))
+    device = k_buffer.device
+    named = {"kv_proj_weight": kv_proj_weight, "k_prefix": k_prefix, "v_prefix": v_prefix,
+             "kv_indptr": kv_indptr, "kv_indices": kv_indices, "kv_prefix_sum_context_lens": cu}
+    if k_scale is not None:
+        named["k_scale"] = k_scale
+    if kv_proj_scale is not None:
+        named["kv_proj_scale"] = kv_proj_scale
+    for name, t in named.items():
+        if isinstance(t, torch.Tensor) and t.device != device:
+            _fail(ValueError, name, f"on k_buffer's device {device}", t.device)
+
+    if kv_indptr.numel() < 1 or kv_indptr.numel() != cu.numel():
+        _fail(ValueError, "kv_indptr", "B+1 entries, as many as kv_prefix_sum_context_lens",
+              f"{kv_indptr.numel()} vs {cu.numel()}")
+    total_kv, num_heads, k_width = k_prefix.shape
+    if v_prefix.shape[0] != total_kv or v_prefix.shape[1] != num_heads:
+        _fail(ValueError, "v_prefix", f"[{total_kv}, {num_heads}, Dv] like k_prefix",
+              f"shape {tuple(v_prefix.shape)}")
+    v_dim = v_prefix.shape[2]
+    n_rows, rank = kv_proj_weight.shape
+    if num_heads < 1 or n_rows % num_heads:
+        _fail(ValueError, "kv_proj_weight.shape[0]", f"a multiple of the head count {num_heads}", n_rows)
+    nope_dim = n_rows // num_heads - v_dim
+    rope_dim = k_width - nope_dim
+    if nope_dim < 1 or v_dim < 1:
+        _fail(ValueError, "kv_proj_weight.shape[0]", f"H*(Dn+Dv) with Dn, Dv >= 1 (H={num_heads}, "
+              f"Dv={v_dim})", n_rows)
+    if rank < SCALE_BLOCK or rank % SCALE_BLOCK:
+        _fail(ValueError, "kv_proj_weight.shape[1] (kv_lora_rank)", f"a multiple of {SCALE_BLOCK}", rank)
+    if rope_dim < 1 or rope_dim & (rope_dim - 1):
+        _fail(ValueError, "k_prefix.shape[2] - Dn (the rope dim)", "a power of two", rope_dim)
+    if k_buffer.shape[2] != rank + rope_dim:
+        _fail(ValueError, "k_buffer.shape[2]", f"kv_lora_rank + rope dim = {rank + rope_dim}",
+              k_buffer.shape[2])
+    if k_buffer.dtype != torch.bfloat16:
+        if not isinstance(k_scale, torch.Tensor) or k_scale.numel() != 1 or k_scale.dtype != torch.float32:
+            _fail(TypeError, "k_scale", "a one-element float32 tensor for an fp8 cache",
+                  k_scale if not isinstance(k_scale, torch.Tensor) else f"{k_scale.dtype} {tuple(k_scale.shape)}")
+
+    if kv_proj_scale is None:
+        scale_mode = "none"
+    else:
+        _check_tensor("kv_proj_scale", kv_proj_scale, (1, 2), _SCALE_DTYPES)
+        if kv_proj_scale.dim() == 1 or kv_proj_scale.shape[1] == 1:
+            scale_mode = "row"
+            if kv_proj_scale.numel() != n_rows:
+                _fail(ValueError, "kv_proj_scale (per-row)", f"[{n_rows}] or [{n_rows}, 1]",
+                      tuple(kv_proj_scale.shape))
+        else:
+            scale_mode = "block"
+            expected = (triton.cdiv(n_rows, SCALE_BLOCK), rank // SCALE_BLOCK)
+            if tuple(kv_proj_scale.shape) != expected:
+                _fail(ValueError, "kv_proj_scale (128x128 blocks)", f"shape {expected}",
+                      tuple(kv_proj_scale.shape))
+    page_size = k_buffer.shape[1]
+    if page_size < 1:
+        _fail(ValueError, "k_buffer.shape[1] (page size)", ">= 1", page_size)
+    if device.type == "cpu":
+        _check_index_values(kv_indptr, kv_indices, cu, k_buffer.shape[0], page_size, total_kv)
+    return _Problem(batch_size=kv_indptr.numel() - 1, total_kv=total_kv, num_heads=num_heads,
+                    nope_dim=nope_dim, v_dim=v_dim, rank=rank, rope_dim=rope_dim,
+                    page_size=page_size, scale_mode=scale_mode)
+
+
+def _launch(k_buffer, k_scale, kv_indptr, kv_indices, cu, kv_proj_weight, kv_proj_scale,
+            k_prefix, v_prefix, problem: _Problem, config: TileConfig) -> None:
+    """Launch the tile kernel with an explicit ``config`` (tests and the
+    benchmark sweep call this directly; the public op picks the config)."""
+    if problem.batch_size == 0 or problem.total_kv == 0:
+        return
+    tiles_per_head = triton.cdiv(problem.nope_dim + problem.v_dim, config.block_n)
+    num_tiles = triton.cdiv(problem.total_kv, config.chunk_k) * problem.num_heads * tiles_per_head
+    grid = launch_grid(num_tiles, config, k_buffer.device)
+    scale = kv_proj_scale if kv_proj_scale is not None else kv_proj_weight
+    _gather_kv_b_proj_kernel[grid](
+        problem.batch_size, problem.total_kv, k_buffer,
+        k_scale if k_scale is not None else kv_proj_weight,
+        kv_indptr, kv_indices, cu, kv_proj_weight, scale, k_prefix, v_prefix,
+        k_buffer.shape[0], kv_indices.numel(), max(1, (problem.batch_size - 1).bit_length()),
+        problem.num_heads,
+        KBlockSize=problem.page_size, QkNopeHeadDim=problem.nope_dim, VHeadDim=problem.v_dim,
+        KV_CDim=problem.rank, KV_PeDim=problem.rope_dim,
+        ChunkK=config.chunk_k, BLOCK_N=config.block_n, BLOCK_K=config.block_k,
+        GROUP_ROWS=config.group_rows,
+        PER_ROW_SCALE=problem.scale_mode == "row", NO_SCALE=problem.scale_mode == "none",
+        GRID_STRIDE=config.grid_stride, INTERPRETER=_interpreting(),
+        num_warps=config.num_warps, num_stages=config.num_stages,
+    )
+
+
+def gather_kv_b_proj_with_config(k_buffer, k_scale, kv_indptr, kv_indices, kv_prefix_sum_context_lens,
+                                 kv_proj_weight, kv_proj_scale, k_prefix, v_prefix,
+                                 config: TileConfig) -> None:
+    """``gather_kv_b_proj`` with an explicit tile configuration (validated the
+    same way); for tests of geometry equivalence and for the benchmark sweep."""
+    problem = _validate(k_buffer, k_scale, kv_indptr, kv_indices, kv_prefix_sum_context_lens,
+                        kv_proj_weight, kv_proj_scale, k_prefix, v_prefix, False, False)
+    _launch(k_buffer, k_scale, kv_indptr, kv_indices, kv_prefix_sum_context_lens, kv_proj_weight,
+            kv_proj_scale, k_prefix, v_prefix, problem, config)
+
+
+# portq: ports aiter:aiter/ops/triton/gather_kv_b_proj.py::gather_kv_b_proj @e50c39f1be
+# portq: not-carried aiter:aiter/ops/triton/gather_kv_b_proj.py::gather_kv_b_proj[weight_preshuffle] -- AMD MFMA (16,16) weight layout, AMD-only
+# portq: not-carried aiter:aiter/ops/triton/gather_kv_b_proj.py::gather_kv_b_proj[shuffled_kv_cache] -- AMD MFMA KV-cache layout, AMD-only
+def gather_kv_b_proj(k_buffer, k_scale, kv_indptr, kv_indices, kv_prefix_sum_context_lens,
+                     kv_proj_weight, kv_proj_scale, k_prefix, v_prefix,
+                     weight_preshuffle: bool = False, shuffled_kv_cache: bool = False) -> None:
+    """Expand the cached MLA prefix into per-head K and V, in place.
+
+    ``k_buffer`` ``[num_pages, S, R+E]`` bf16 or fp8 e4m3fn (any page size
+    ``S``); ``k_scale`` one fp32 value, read only for an fp8 cache;
+    ``kv_indptr`` ``[B+1]`` page offsets into ``kv_indices`` (int32, may be a
+    larger buffer); ``kv_prefix_sum_context_lens`` ``[B+1]`` exclusive prefix
+    sum of context lengths (int32); ``kv_proj_weight`` ``[H*(Dn+Dv), R]``
+    row-major, fp8 e4m3fn or bf16, rows head-major (Dn K rows then Dv V rows);
+    ``kv_proj_scale`` None, per-row ``[N]``/``[N, 1]`` or 128x128 blocks
+    ``[ceil(N/128), R/128]`` (fp32 or bf16). Writes ``k_prefix``
+    ``[T, H, Dn+E]`` and ``v_prefix`` ``[T, H, Dv]`` (bf16) for rows
+    ``cu[0] <= t < cu[-1]``; other rows are left untouched.
+    """
+    problem = _validate(k_buffer, k_scale, kv_indptr, kv_indices, kv_prefix_sum_context_lens,
+                        kv_proj_weight, kv_proj_scale, k_prefix, v_prefix,
+                        weight_preshuffle, shuffled_kv_cache)
+    _launch(k_buffer, k_scale, kv_indptr, kv_indices, kv_prefix_sum_context_lens, kv_proj_weight,
+            kv_proj_scale, k_prefix, v_prefix, problem, default_config(k_buffer.device))
