@@ -1,0 +1,125 @@
+"""portq verify: the row's tests run in a pytest subprocess, counted per file."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import pytest
+
+from portq.commands import verify
+from portq.config import load_config
+from portq.errors import PortqError
+
+MATRIX = """
+[[row]]
+id       = "ROW-GOOD"
+upstream = "up"
+paths    = ["a/**"]
+tests    = ["tests/good/"]
+
+[[row]]
+id       = "ROW-BAD"
+upstream = "up"
+paths    = ["b/**"]
+tests    = ["tests/bad/", "tests/gone/"]
+
+[[row]]
+id       = "ROW-NONE"
+upstream = "up"
+paths    = ["c/**"]
+"""
+
+GOOD = """
+import os
+import pytest
+
+def test_runs_on_the_interpreter():
+    assert os.environ.get("TRITON_INTERPRET") == "1"
+
+def test_two():
+    assert 1 + 1 == 2
+
+@pytest.mark.gpu
+def test_gpu_only():
+    assert "TRITON_INTERPRET" not in os.environ
+"""
+
+BAD = """
+def test_passes():
+    assert True
+
+def test_fails():
+    assert 1 == 2
+"""
+
+
+@pytest.fixture
+def tree(tmp_path: Path, monkeypatch) -> Path:
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")  # the child pytest starts in 0.5 s, not 2 s
+    (tmp_path / "matrix.toml").write_text(MATRIX)
+    (tmp_path / "pytest.ini").write_text("[pytest]\nmarkers =\n    gpu: needs a GPU\n")
+    for name, body in (("good", GOOD), ("bad", BAD)):
+        folder = tmp_path / "tests" / name
+        folder.mkdir(parents=True)
+        (folder / f"test_{name}.py").write_text(body)
+    return tmp_path
+
+
+def verify_in(tree: Path, row: str, *extra: str, device: str = "cpu", as_json: bool = False) -> int:
+    config = load_config(cwd=tree, matrix="matrix.toml", tree=".")
+    args = argparse.Namespace(row=row, device=device, pytest_args=list(extra), json=as_json)
+    return verify.run(args, config)
+
+
+def test_passing_row_exits_zero_and_counts_per_file(tree, capsys):
+    assert verify_in(tree, "ROW-GOOD") == 0
+    out = capsys.readouterr().out
+    assert "Triton interpreter" in out
+    assert "tests/good/test_good.py" in out and "ROW-GOOD passed" in out
+
+
+def test_failing_row_exits_with_pytest_status(tree, capsys):
+    assert verify_in(tree, "ROW-BAD") == 1
+    assert "did not pass (pytest exit status 1)" in capsys.readouterr().out
+
+
+def test_json_reports_counts_per_file(tree, capsys):
+    assert verify_in(tree, "ROW-BAD", as_json=True) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert report["files"] == [{"file": "tests/bad/test_bad.py", "passed": 1, "failed": 1, "errors": 0, "skipped": 0}]
+    assert report["device"] == "cpu" and report["missing_paths"] == ["tests/gone/"]
+    assert report["exit_status"] == 1
+
+
+def test_gpu_mode_runs_only_gpu_marked_tests_without_the_interpreter(tree, capsys, monkeypatch):
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    assert verify_in(tree, "ROW-GOOD", device="gpu", as_json=True) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["totals"] == {"passed": 1, "failed": 0, "errors": 0, "skipped": 0}
+
+
+def test_pytest_args_after_the_row_reach_pytest(tree, capsys):
+    assert verify_in(tree, "ROW-BAD", "-k", "passes", as_json=True) == 0
+    assert json.loads(capsys.readouterr().out)["totals"]["passed"] == 1
+
+
+def test_auto_device_falls_back_to_the_cpu_without_cuda(tree, capsys, monkeypatch):
+    monkeypatch.setattr(verify, "cuda_available", lambda: False)
+    assert verify_in(tree, "ROW-GOOD", device="auto", as_json=True) == 0
+    assert json.loads(capsys.readouterr().out)["device"] == "cpu"
+
+
+def test_unknown_row_lists_the_rows(tree):
+    with pytest.raises(PortqError, match="no row 'NOPE'.*ROW-GOOD, ROW-BAD"):
+        verify_in(tree, "NOPE")
+
+
+def test_row_without_tests_is_an_error(tree):
+    with pytest.raises(PortqError, match="row ROW-NONE lists no tests"):
+        verify_in(tree, "ROW-NONE")
+
+
+def test_cuda_probe_is_false_when_the_interpreter_cannot_import_torch(tmp_path):
+    assert verify.cuda_available(str(tmp_path / "no-such-python")) is False
