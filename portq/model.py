@@ -72,6 +72,7 @@ class FileChange:
     content: str = "text"  # text | binary | submodule | mode-only
     hunks: list[Hunk] = field(default_factory=list)
     similarity: int | None = None  # rename/copy similarity index, percent
+    patch: str = ""  # the file's unified diff text (text changes only); hunks are parsed from it
 
     @property
     def path(self) -> str:
