@@ -197,23 +197,36 @@ class Matrix:
         """Every symbol pattern rows of ``upstream`` claim."""
         return list(dict.fromkeys(s for row in self.rows_for(upstream) for s in row.symbols))
 
-    def claims(self, upstream: str, path: str, symbol_names: Iterable[str] = ()) -> list[str]:
-        """Row ids claiming a change to ``path`` touching ``symbol_names``, primary first.
+    def claimants(
+        self, upstream: str, paths: str | Iterable[str], symbol_names: Iterable[str] = ()
+    ) -> tuple[list[str], list[str]]:
+        """``(rows claiming by symbol, rows claiming by path only)``, matrix order.
 
-        Rows claiming by symbol come first, then rows claiming by path only,
-        each group in matrix order. A row whose exclude matches ``path``
-        claims nothing there, not even by symbol.
+        ``paths`` is one path or several (the old and new path of a rename);
+        a row whose exclude matches a path claims nothing there, not even by
+        symbol.
         """
+        path_list = [paths] if isinstance(paths, str) else [p for p in paths if p]
         names = tuple(symbol_names)
         by_symbol: list[str] = []
         by_path: list[str] = []
         for row in self.rows_for(upstream):
-            if row.excludes(path):
+            candidates = [p for p in path_list if not row.excludes(p)]
+            if not candidates:
                 continue
             if names and row.claims_symbol(names):
                 by_symbol.append(row.id)
-            elif any(path_matches(p, path) for p in row.paths):
+            elif any(path_matches(glob, p) for glob in row.paths for p in candidates):
                 by_path.append(row.id)
+        return by_symbol, by_path
+
+    def claims(self, upstream: str, paths: str | Iterable[str], symbol_names: Iterable[str] = ()) -> list[str]:
+        """Row ids claiming a change to ``paths`` touching ``symbol_names``, primary first.
+
+        Rows claiming by symbol come first, then rows claiming by path only,
+        each group in matrix order.
+        """
+        by_symbol, by_path = self.claimants(upstream, paths, symbol_names)
         return by_symbol + by_path
 
     def order(self, by_symbol: Iterable[str], by_path: Iterable[str]) -> list[str]:

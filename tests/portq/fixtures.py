@@ -145,3 +145,162 @@ def clone(source: Path | str, destination: Path | str, *, bare: bool = False, de
     arguments += [Path(source).resolve().as_uri(), str(destination)]
     git.Git().execute(["git", *arguments], env={**os.environ, "GIT_TERMINAL_PROMPT": "0"})
     return Path(destination)
+
+
+# --- a ready-made sample upstream ------------------------------------------------
+#
+# A small history with every shape a scan must handle, against SAMPLE_MATRIX:
+# C++/CUDA and Python/Triton files, an op schema, a two-row commit, a merge,
+# a rename, a binary file, an empty commit, a file owned by two rows (by path
+# and by symbol), a path a row excludes, a top-level edit and a removed
+# function. ``build_sample_upstream`` returns {label: sha}; entries of
+# ``base..main`` are numbered in SAMPLE_ENTRY_ORDER.
+
+SAMPLE_MATRIX = """\
+[[row]]
+id       = "CACHE"
+title    = "cache kernels"
+upstream = "up"
+paths    = ["csrc/cache_kernels.cu", "csrc/torch_bindings.cpp", "csrc/attention/"]
+exclude  = ["csrc/**/test_*"]
+symbols  = ["concat_and_cache"]
+tree     = ["port/cache/"]
+tests    = ["tests/cache/"]
+
+[[row]]
+id       = "SPARSE"
+title    = "sparse index utilities"
+upstream = "up"
+paths    = ["vllm/**/sparse_*.py"]
+symbols  = ["gather_cache", "convert_*"]
+tree     = ["port/sparse/"]
+"""
+
+CACHE_KERNELS_V1 = """\
+#include <torch/all.h>
+
+namespace vllm {
+
+template <typename scalar_t>
+__global__ void gather_cache_kernel(const scalar_t* src, scalar_t* dst,
+                                    const int* token_to_seq, int n) {
+  int i = blockIdx.x;
+  dst[i] = src[token_to_seq[i]];
+}
+
+}  // namespace vllm
+
+void gather_cache(torch::Tensor& src, torch::Tensor& dst) {
+  dim3 grid(src.size(0));
+  vllm::gather_cache_kernel<float><<<grid, 64>>>(nullptr, nullptr, nullptr, 0);
+}
+
+void concat_and_cache(torch::Tensor& kv) {
+  kv.zero_();
+}
+"""
+
+CACHE_KERNELS_V2 = CACHE_KERNELS_V1.replace(
+    "  dst[i] = src[token_to_seq[i]];\n", "  if (i < n) {\n    dst[i] = src[token_to_seq[i]];\n  }\n"
+)
+CACHE_KERNELS_V3 = CACHE_KERNELS_V2.replace("  dim3 grid(src.size(0));\n", "  dim3 grid((src.size(0) + 127) / 128);\n")
+CACHE_KERNELS_V4 = CACHE_KERNELS_V3.replace("#include <torch/all.h>\n", "#include <torch/all.h>\n#include <cuda_fp8.h>\n")
+CACHE_KERNELS_V5 = CACHE_KERNELS_V4.replace(
+    "\nvoid concat_and_cache(torch::Tensor& kv) {\n  kv.zero_();\n}\n", ""
+)
+
+BINDINGS_V1 = """\
+#include <torch/library.h>
+
+TORCH_LIBRARY_EXPAND(TORCH_EXTENSION_NAME, ops) {
+  ops.def("gather_cache(Tensor src, Tensor! dst) -> ()");
+  ops.impl("gather_cache", torch::kCUDA, &gather_cache);
+}
+"""
+BINDINGS_V2 = BINDINGS_V1.replace("Tensor! dst) -> ()", "Tensor! dst, int block_size) -> ()")
+
+SPARSE_V1 = """\
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _convert_kernel(req_ptr, out_ptr, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    tl.store(out_ptr + pid, tl.load(req_ptr + pid))
+
+
+def convert_index(req, out):
+    _convert_kernel[(req.numel(),)](req, out, BLOCK=128)
+    return out
+"""
+SPARSE_V2 = SPARSE_V1.replace("    return out\n", "    out = out.contiguous()\n    return out\n").replace(
+    "    pid = tl.program_id(0)\n", "    pid = tl.program_id(0).to(tl.int64)\n"
+)
+SPARSE_V3 = SPARSE_V2 + '''
+
+def new_helper(x):
+    return x + 1
+'''
+SPARSE_V4 = SPARSE_V3.replace("BLOCK=128", "BLOCK=256")
+
+OTHER_PY = "def unrelated():\n    return 1\n"
+TEST_CACHE = "void concat_and_cache(int x) {\n  (void)x;\n}\n"
+
+SAMPLE_ENTRY_ORDER = (
+    "two-rows",      # 1: cache_kernels.cu kernel body + sparse_utils.py (two rows)
+    "unrelated",     # 2: vllm/other.py only
+    "docs",          # 3: README only (main side of the merge)
+    "merge",         # 4: merge of topic: new_helper added in sparse_utils.py
+    "rename",        # 5: sparse_utils.py moved and edited
+    "binary",        # 6: a binary file under an owned directory
+    "empty",         # 7: no changes at all
+    "both-owners",   # 8: gather_cache edited: SPARSE by symbol, CACHE by path
+    "excluded",      # 9: csrc/test_cache.cu: excluded by CACHE despite its symbol
+    "toplevel",      # 10: an #include outside every definition
+    "removal",       # 11: concat_and_cache deleted
+    "schema",        # 12: an op schema in the binding file
+)
+
+
+def build_sample_upstream(path: Path | str) -> dict[str, str]:
+    """Build the sample upstream at ``path``; return {label: sha} (plus "base")."""
+    specs = [
+        ("base", CommitSpec(
+            "Initial import",
+            files={
+                "csrc/cache_kernels.cu": CACHE_KERNELS_V1,
+                "csrc/torch_bindings.cpp": BINDINGS_V1,
+                "csrc/test_cache.cu": TEST_CACHE,
+                "vllm/sparse_utils.py": SPARSE_V1,
+                "vllm/other.py": OTHER_PY,
+                "README.md": "upstream\n",
+            },
+            tag="base",
+        )),
+        ("two-rows", CommitSpec(
+            "[Kernel] Bound the gather and make index math 64-bit (#101)",
+            files={"csrc/cache_kernels.cu": CACHE_KERNELS_V2, "vllm/sparse_utils.py": SPARSE_V2},
+        )),
+        ("unrelated", CommitSpec("[Misc] Unrelated cleanup (#102)", files={"vllm/other.py": OTHER_PY + "\nX = 2\n"})),
+        ("topic", CommitSpec("Add a helper", branch="topic", files={"vllm/sparse_utils.py": SPARSE_V3})),
+        ("docs", CommitSpec("[Doc] Update README", branch="main", files={"README.md": "upstream docs\n"})),
+        ("merge", CommitSpec("Merge branch 'topic'", branch="main", merge="topic")),
+        ("rename", CommitSpec(
+            "[Refactor] Move sparse utils under v1 (#103)",
+            renames={"vllm/sparse_utils.py": "vllm/v1/sparse_utils.py"},
+            files={"vllm/v1/sparse_utils.py": SPARSE_V4},
+        )),
+        ("binary", CommitSpec("Add a lookup table", files={"csrc/attention/lut.bin": bytes(range(256))})),
+        ("empty", CommitSpec("Empty commit to trigger CI")),
+        ("both-owners", CommitSpec("[Perf] Page-sized gather grid (#104)", files={"csrc/cache_kernels.cu": CACHE_KERNELS_V3})),
+        ("excluded", CommitSpec("[Test] Touch the cache test", files={"csrc/test_cache.cu": TEST_CACHE.replace("(void)x;", "x++;")})),
+        ("toplevel", CommitSpec("Include fp8 header", files={"csrc/cache_kernels.cu": CACHE_KERNELS_V4})),
+        ("removal", CommitSpec("Remove concat_and_cache (#105)", files={"csrc/cache_kernels.cu": CACHE_KERNELS_V5})),
+        ("schema", CommitSpec("Add block_size to the gather schema", files={"csrc/torch_bindings.cpp": BINDINGS_V2})),
+    ]
+    shas = build_repository(path, [spec for _, spec in specs])
+    repo = git.Repo(path)
+    repo.git.tag("tip")
+    repo.close()
+    return {label: sha for (label, _), sha in zip(specs, shas)}

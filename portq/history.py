@@ -1,0 +1,384 @@
+"""Upstream history: ranges, commits and blobs, read from git.
+
+The entries of ``A..B`` are ``git rev-list --reverse --first-parent A..B``,
+numbered from 1, so anyone can reproduce "entry 132 of A..B" with git alone.
+Their patches come from ONE streaming ``git log`` process for the whole range
+(``-M`` renames, merges diffed against their first parent, raw lines for blob
+SHAs and modes); blob contents come from ONE ``git cat-file --batch``
+process. Nothing here runs git once per commit.
+
+Every way a range can be wrong (not a repository, unknown revision, empty or
+reversed range, a shallow clone that lacks part of the range) is a
+``HistoryError`` with one line saying what and where, raised before anything
+is written anywhere.
+
+This module reads git only: it does not parse hunks (``portq.hunks``), decide
+ownership (``portq.mapping``) or write the ledger.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Iterator
+
+from portq.errors import EXIT_INTERNAL, HistoryError
+from portq.model import Commit, FileChange
+
+RECORD_MARK = b"\x1eportq "
+"""Starts each commit record of the log stream. No patch line can start with
+it: diff lines start with a marker character, raw lines with ':'."""
+
+_LOG_FORMAT = "%x1eportq %H %P%n%aI%n%an <%ae>%n%B%x1f"
+_NULL_SHA = "0" * 40
+_PR_SUFFIX = re.compile(r"\(#(\d+)\)\s*$")
+_GIT_ENV = {"GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C", "GIT_PAGER": "cat"}
+_DIFF_OPTIONS = (
+    "-M",
+    "--patch-with-raw",
+    "--no-abbrev",
+    "--full-index",
+    "--no-color",
+    "--no-ext-diff",
+    "--no-textconv",
+    "--src-prefix=a/",
+    "--dst-prefix=b/",
+    "--no-relative",
+)
+_CONFIG_OVERRIDES = (
+    "-c", "core.quotePath=true",
+    "-c", "diff.noprefix=false",
+    "-c", "diff.mnemonicPrefix=false",
+    "-c", "log.showSignature=false",
+    "-c", "log.showRoot=true",
+)
+_STATUS = {"A": "added", "D": "deleted", "M": "modified", "T": "modified", "R": "renamed", "C": "copied"}
+
+
+def pr_number(title: str) -> int | None:
+    """The PR number of a squash title ending in ``(#1234)``."""
+    match = _PR_SUFFIX.search(title)
+    return int(match.group(1)) if match else None
+
+
+@dataclass(frozen=True)
+class Range:
+    """A resolved range: the text the user gave and the first-parent entries."""
+
+    spec: str
+    base: str  # full SHA of A
+    tip: str  # full SHA of B
+    shas: tuple[str, ...]  # entries, oldest first: entry N is shas[N - 1]
+
+    def __len__(self) -> int:
+        return len(self.shas)
+
+
+def unquote_path(path: str) -> str:
+    """Undo git's C-style quoting of unusual paths (``core.quotePath``)."""
+    if not (len(path) >= 2 and path[0] == '"' and path[-1] == '"'):
+        return path
+    body = path[1:-1].encode("latin-1", "backslashreplace")
+    return body.decode("unicode_escape").encode("latin-1").decode("utf-8", "replace")
+
+
+class Upstream:
+    """One upstream clone (work tree or bare). Use as a context manager."""
+
+    def __init__(self, path: Path | str, name: str = "upstream") -> None:
+        self.name = name
+        self.path = Path(path)
+        self._ancestry: dict[tuple[str, str], bool | None] = {}
+        self._blobs: BlobReader | None = None
+        self._shallow: frozenset[str] | None = None
+        self._check_repository()
+
+    # --- plumbing -----------------------------------------------------------
+
+    def git(self, *arguments: str, check: bool = True) -> subprocess.CompletedProcess:
+        """Run one git command here; with ``check``, a failure is an internal error."""
+        result = subprocess.run(
+            ["git", *_CONFIG_OVERRIDES, *arguments],
+            cwd=self.path,
+            capture_output=True,
+            text=True,
+            env={**os.environ, **_GIT_ENV},
+        )
+        if check and result.returncode != 0:
+            last = (result.stderr.strip().splitlines() or ["(no message)"])[-1]
+            raise HistoryError(f"git {arguments[0]} failed in {self._where()}: {last}", EXIT_INTERNAL)
+        return result
+
+    def _where(self) -> str:
+        return f"upstream {self.name} ({self.path})"
+
+    def _check_repository(self) -> None:
+        if not self.path.exists():
+            raise HistoryError(f"{self._where()} does not exist: pass --upstream NAME=PATH to a git clone")
+        if not self.path.is_dir():
+            raise HistoryError(f"{self._where()} is not a directory: expected a git clone")
+        result = self.git("rev-parse", "--is-bare-repository", "--absolute-git-dir", check=False)
+        if result.returncode != 0:
+            raise HistoryError(f"{self._where()} is not a git repository")
+        bare, git_dir = result.stdout.split("\n")[:2]
+        here = self.path.resolve()
+        if bare == "true":
+            top = Path(git_dir).resolve()
+        else:
+            top = Path(self.git("rev-parse", "--show-toplevel").stdout.strip()).resolve()
+        if top != here:
+            raise HistoryError(f"{self._where()} is not a git repository (it is inside {top}; pass that instead)")
+
+    # --- revisions and ranges --------------------------------------------
+
+    @property
+    def shallow_boundary(self) -> frozenset[str]:
+        """Commits whose parents this (shallow) clone does not have."""
+        if self._shallow is None:
+            shallow_file = self.git("rev-parse", "--git-path", "shallow").stdout.strip()
+            path = Path(shallow_file) if os.path.isabs(shallow_file) else self.path / shallow_file
+            try:
+                self._shallow = frozenset(path.read_text().split())
+            except FileNotFoundError:
+                self._shallow = frozenset()
+        return self._shallow
+
+    def resolve(self, revision: str) -> str | None:
+        """The full SHA of the commit ``revision`` names, or None."""
+        if not revision or revision.startswith("-"):
+            return None
+        result = self.git("rev-parse", "--verify", "--quiet", "--end-of-options", revision + "^{commit}", check=False)
+        return result.stdout.strip() if result.returncode == 0 else None
+
+    def _resolve_side(self, revision: str, spec: str) -> str:
+        sha = self.resolve(revision)
+        if sha is None:
+            hint = (
+                "; the clone is shallow, so it may lie past its depth (git fetch --unshallow)"
+                if self.shallow_boundary
+                else ""
+            )
+            raise HistoryError(f"unknown revision '{revision}' in range {spec} of {self._where()}{hint}")
+        return sha
+
+    def resolve_range(self, spec: str) -> Range:
+        """Resolve ``A..B`` into its first-parent entries, or raise HistoryError."""
+        if "..." in spec or spec.count("..") != 1:
+            raise HistoryError(f"range '{spec}': expected A..B (two revisions separated by '..')")
+        left, right = spec.split("..")
+        if not left or not right:
+            raise HistoryError(f"range '{spec}': expected A..B with both A and B given")
+        base = self._resolve_side(left, spec)
+        tip = self._resolve_side(right, spec)
+        if base == tip:
+            raise HistoryError(f"range {spec} is empty: {left} and {right} are the same commit {base[:12]}")
+        listed = self.git("rev-list", "--reverse", "--first-parent", f"{base}..{tip}").stdout.split()
+        if not listed:
+            if self.is_ancestor(tip, base):
+                raise HistoryError(
+                    f"range {spec} is empty: {right} is an ancestor of {left}; did you mean {right}..{left}?"
+                )
+            raise HistoryError(f"range {spec} is empty: {right} has no first-parent commits that {left} lacks")
+        cut = self.shallow_boundary.intersection(listed)
+        if cut:
+            first = next(sha for sha in listed if sha in cut)
+            raise HistoryError(
+                f"range {spec} reaches past the history of shallow {self._where()}: the parents of "
+                f"{first[:12]} are missing; run git fetch --unshallow there"
+            )
+        return Range(spec=spec, base=base, tip=tip, shas=tuple(listed))
+
+    def is_ancestor(self, ancestor: str, descendant: str) -> bool | None:
+        """Whether ``ancestor`` is an ancestor of (or equal to) ``descendant``.
+
+        None when either revision does not exist here (a pin to a commit this
+        clone lacks, say).
+        """
+        key = (ancestor, descendant)
+        if key not in self._ancestry:
+            a, d = self.resolve(ancestor), self.resolve(descendant)
+            if a is None or d is None:
+                self._ancestry[key] = None
+            else:
+                code = self.git("merge-base", "--is-ancestor", a, d, check=False).returncode
+                self._ancestry[key] = {0: True, 1: False}.get(code)
+        return self._ancestry[key]
+
+    # --- commits and blobs ---------------------------------------------------
+
+    def commits(self, revisions: Range) -> Iterator[Commit]:
+        """The commits of ``revisions`` in entry order, from one git process."""
+        arguments = [
+            "git", *_CONFIG_OVERRIDES, "log", "--reverse", "--first-parent", "-m",
+            *_DIFF_OPTIONS, f"--format={_LOG_FORMAT}", "--end-of-options", f"{revisions.base}..{revisions.tip}",
+        ]
+        with tempfile.TemporaryFile() as errors:
+            process = subprocess.Popen(
+                arguments, cwd=self.path, stdout=subprocess.PIPE, stderr=errors, env={**os.environ, **_GIT_ENV}
+            )
+            expected = iter(revisions.shas)
+            try:
+                for record in split_records(process.stdout):
+                    commit = parse_record(record)
+                    want = next(expected, None)
+                    if commit.sha != want:
+                        raise HistoryError(
+                            f"git log returned {commit.sha[:12]} where rev-list listed {str(want)[:12]}", EXIT_INTERNAL
+                        )
+                    yield commit
+            finally:
+                if process.poll() is None:
+                    process.kill()
+                process.stdout.close()
+                code = process.wait()
+            if code != 0:
+                errors.seek(0)
+                last = (errors.read().decode("utf-8", "replace").strip().splitlines() or ["(no message)"])[-1]
+                raise HistoryError(f"git log failed in {self._where()}: {last}", EXIT_INTERNAL)
+            if next(expected, None) is not None:
+                raise HistoryError(f"git log ended before the last entry of {revisions.spec}", EXIT_INTERNAL)
+
+    def read_blob(self, sha: str) -> bytes:
+        """The contents of blob ``sha`` (one ``git cat-file --batch`` process)."""
+        if self._blobs is None:
+            self._blobs = BlobReader(self.path)
+        return self._blobs.read(sha)
+
+    def close(self) -> None:
+        if self._blobs is not None:
+            self._blobs.close()
+            self._blobs = None
+
+    def __enter__(self) -> "Upstream":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+class BlobReader:
+    """A long-lived ``git cat-file --batch``: one process for every blob read."""
+
+    def __init__(self, path: Path) -> None:
+        self.process = subprocess.Popen(
+            ["git", "cat-file", "--batch"],
+            cwd=path,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env={**os.environ, **_GIT_ENV},
+        )
+
+    def read(self, sha: str) -> bytes:
+        stdin, stdout = self.process.stdin, self.process.stdout
+        stdin.write(sha.encode("ascii") + b"\n")
+        stdin.flush()
+        header = stdout.readline()
+        parts = header.split()
+        if len(parts) != 3:
+            raise HistoryError(f"blob {sha[:12]} is missing from the upstream clone", EXIT_INTERNAL)
+        size = int(parts[2])
+        data = stdout.read(size)
+        stdout.read(1)  # the newline after the contents
+        return data
+
+    def close(self) -> None:
+        if self.process.poll() is None:
+            self.process.stdin.close()
+            self.process.wait()
+
+
+# --- the log stream ---------------------------------------------------------
+
+
+def split_records(stream: IO[bytes], chunk_size: int = 1 << 16) -> Iterator[bytes]:
+    """Cut the log stream into one bytes record per commit, as it arrives."""
+    pending = bytearray()
+    searched = 1  # where the next search for a record boundary may start
+    read = getattr(stream, "read1", stream.read)
+    while True:
+        chunk = read(chunk_size)
+        if not chunk:
+            break
+        pending += chunk
+        start = 0
+        while True:
+            boundary = pending.find(b"\n" + RECORD_MARK, max(searched, start + 1))
+            if boundary < 0:
+                break
+            yield bytes(pending[start:boundary + 1])
+            start = boundary + 1
+        del pending[:start]
+        searched = max(1, len(pending) - len(RECORD_MARK))
+    if pending:
+        yield bytes(pending)
+
+
+def parse_record(record: bytes) -> Commit:
+    """One commit record of the stream: header, message, raw lines, patch."""
+    header, _, body = record.partition(b"\x1f\n")
+    head_line, date, author, message = (header.decode("utf-8", "replace").split("\n", 3) + ["", "", ""])[:4]
+    ids = head_line[len("\x1eportq "):].split()
+    sha, parents = ids[0], tuple(ids[1:])
+    message = message.rstrip("\n")
+    title = message.split("\n", 1)[0].strip()
+    patch_at = body.find(b"diff --git ")
+    raw = body[:patch_at] if patch_at >= 0 else body
+    patch = body[patch_at:] if patch_at >= 0 else b""
+    raw_lines = [line for line in raw.decode("utf-8", "replace").split("\n") if line.startswith(":")]
+    sections = _split_patch(patch)
+    changes = [
+        _file_change(line, sections[index] if index < len(sections) else "")
+        for index, line in enumerate(raw_lines)
+    ]
+    return Commit(
+        sha=sha,
+        parents=parents,
+        title=title,
+        message=message,
+        author=author,
+        authored_at=date,
+        pr=pr_number(title),
+        changes=changes,
+    )
+
+
+def _split_patch(patch: bytes) -> list[str]:
+    """One text section per ``diff --git`` header, in the order of the raw lines."""
+    if not patch:
+        return []
+    text = patch.decode("utf-8", "replace")
+    starts = [0] + [m.start() + 1 for m in re.finditer(r"\ndiff --git ", text)]
+    return [text[a:b] for a, b in zip(starts, starts[1:] + [len(text)])]
+
+
+def _file_change(raw_line: str, section: str) -> FileChange:
+    meta, _, paths = raw_line.partition("\t")
+    old_mode, new_mode, old_blob, new_blob, status = meta[1:].split(" ")
+    names = [unquote_path(p) for p in paths.split("\t")]
+    kind = status[0]
+    similarity = int(status[1:]) if status[1:].isdigit() else None
+    old_path = None if kind == "A" else names[0]
+    new_path = None if kind == "D" else names[-1]
+    if "160000" in (old_mode, new_mode):
+        content = "submodule"
+    elif kind in "MT" and old_blob == new_blob and old_mode != new_mode:
+        content = "mode-only"
+    elif "\nBinary files " in section or "\nGIT binary patch" in section:
+        content = "binary"
+    else:
+        content = "text"
+    return FileChange(
+        status=_STATUS.get(kind, "modified"),
+        old_path=old_path,
+        new_path=new_path,
+        old_blob=None if old_blob == _NULL_SHA else old_blob,
+        new_blob=None if new_blob == _NULL_SHA else new_blob,
+        content=content,
+        similarity=similarity,
+        patch=section if content == "text" else "",
+    )

@@ -1,0 +1,157 @@
+"""Ownership and enclosing-symbol mapping over the sample upstream."""
+from __future__ import annotations
+
+import pytest
+
+from portq.history import Upstream
+from portq.mapping import ChangeMapper
+from portq.matrix import Matrix
+from portq.model import Commit, FileChange
+from portq.symbols import MAX_PARSE_BYTES
+from tests.portq.fixtures import SAMPLE_ENTRY_ORDER, SAMPLE_MATRIX, build_sample_upstream
+
+
+@pytest.fixture(scope="module")
+def entries(tmp_path_factory):
+    path = tmp_path_factory.mktemp("mapping") / "up"
+    build_sample_upstream(path)
+    with Upstream(path, "up") as upstream:
+        mapper = ChangeMapper(Matrix.parse(SAMPLE_MATRIX), "up", upstream.read_blob)
+        revisions = upstream.resolve_range("base..tip")
+        mapped = [mapper.map_commit(n, c) for n, c in enumerate(upstream.commits(revisions), 1)]
+    return dict(zip(SAMPLE_ENTRY_ORDER, mapped))
+
+
+def symbols_of(entry):
+    return [(s.path, s.name, s.change) for s in entry.symbols]
+
+
+def test_positions_follow_the_range(entries):
+    assert [e.position for e in entries.values()] == list(range(1, len(SAMPLE_ENTRY_ORDER) + 1))
+
+
+def test_two_row_commit_lists_every_half(entries):
+    entry = entries["two-rows"]
+    assert set(entry.rows) == {"CACHE", "SPARSE"}
+    assert symbols_of(entry) == [
+        ("csrc/cache_kernels.cu", "gather_cache_kernel", "modified"),
+        ("vllm/sparse_utils.py", "_convert_kernel", "modified"),
+        ("vllm/sparse_utils.py", "convert_index", "modified"),
+    ]
+
+
+def test_cuda_kernel_is_mapped_on_old_and_new_side(entries):
+    kernel = entries["two-rows"].symbols[0]
+    assert (kernel.kind, kernel.qualified_name) == ("cuda_kernel", "vllm::gather_cache_kernel")
+    assert kernel.old_lines == (5, 10) and kernel.new_lines == (5, 12)
+    assert kernel.hunk_headers == ("@@ -6,7 +6,9 @@ template <typename scalar_t>",)
+
+
+def test_triton_kernel_kind_is_recognised(entries):
+    assert entries["two-rows"].symbols[1].kind == "triton_kernel"
+
+
+def test_unowned_commit_has_no_rows_and_lists_its_paths(entries):
+    entry = entries["unrelated"]
+    assert (entry.rows, entry.symbols, entry.unowned_paths) == ((), [], ("vllm/other.py",))
+
+
+def test_merge_maps_what_it_brings_against_the_first_parent(entries):
+    assert symbols_of(entries["merge"]) == [("vllm/sparse_utils.py", "new_helper", "added")]
+    assert entries["merge"].symbols[0].old_lines is None
+
+
+def test_renamed_file_keeps_its_old_path_and_is_claimed(entries):
+    symbol = entries["rename"].symbols[0]
+    assert (symbol.path, symbol.old_path, symbol.name, symbol.rows) == (
+        "vllm/v1/sparse_utils.py", "vllm/sparse_utils.py", "convert_index", ("SPARSE",)
+    )
+
+
+def test_binary_file_under_an_owned_directory_is_a_lines_fallback(entries):
+    symbol = entries["binary"].symbols[0]
+    assert (symbol.name, symbol.kind, symbol.rows) == ("<lines>", "lines", ("CACHE",))
+    assert symbol.fallback == "binary file: recorded, not parsed"
+
+
+def test_empty_commit_maps_to_nothing(entries):
+    entry = entries["empty"]
+    assert (entry.rows, entry.symbols, entry.unowned_paths) == ((), [], ())
+
+
+def test_file_owned_by_two_rows_names_the_symbol_claimant_first(entries):
+    entry = entries["both-owners"]
+    assert entry.rows == ("SPARSE", "CACHE")
+    assert entry.symbols[0].name == "gather_cache" and entry.symbols[0].rows == ("SPARSE", "CACHE")
+
+
+def test_excluded_path_is_not_claimed_even_by_symbol(entries):
+    entry = entries["excluded"]
+    assert (entry.rows, entry.unowned_paths) == ((), ("csrc/test_cache.cu",))
+
+
+def test_lines_outside_definitions_are_toplevel(entries):
+    symbol = entries["toplevel"].symbols[0]
+    assert (symbol.name, symbol.kind, symbol.new_lines) == ("<toplevel>", "toplevel", (2, 2))
+
+
+def test_removed_function_is_mapped_on_the_old_side_only(entries):
+    assert symbols_of(entries["removal"]) == [("csrc/cache_kernels.cu", "concat_and_cache", "removed")]
+    assert entries["removal"].symbols[0].new_lines is None
+
+
+def test_op_schema_in_binding_file_is_a_symbol(entries):
+    symbol = entries["schema"].symbols[0]
+    assert (symbol.name, symbol.kind, symbol.rows) == ("gather_cache", "op_schema", ("SPARSE", "CACHE"))
+
+
+SYMBOL_ONLY_MATRIX = """
+[[row]]
+id = "ONLY"
+upstream = "up"
+symbols = ["wanted"]
+"""
+
+
+def fake_change(path, old, new, patch):
+    blobs = {"o": old, "n": new}
+    return FileChange("modified", path, path, old_blob="o", new_blob="n", patch=patch), blobs.__getitem__
+
+
+PATCH = "diff --git a/{p} b/{p}\n--- a/{p}\n+++ b/{p}\n@@ -2 +2 @@\n-    return 1\n+    return 2\n"
+
+
+def test_symbol_claim_reaches_a_file_no_path_owns():
+    change, read = fake_change("any/where.py", b"def wanted():\n    return 1\n", b"def wanted():\n    return 2\n",
+                               PATCH.format(p="any/where.py"))
+    mapper = ChangeMapper(Matrix.parse(SYMBOL_ONLY_MATRIX), "up", read)
+    entry = mapper.map_commit(1, Commit("s", (), "t", "t", "a", "d", changes=[change]))
+    assert entry.rows == ("ONLY",) and [s.name for s in entry.symbols] == ["wanted"]
+
+
+def test_file_mentioning_a_claimed_name_outside_the_touched_definition_stays_unowned():
+    old = b"def other():\n    return 1\n\n\ndef wanted():\n    pass\n"
+    new = old.replace(b"return 1", b"return 2")
+    change, read = fake_change("any/where.py", old, new, PATCH.format(p="any/where.py"))
+    mapper = ChangeMapper(Matrix.parse(SYMBOL_ONLY_MATRIX), "up", read)
+    entry = mapper.map_commit(1, Commit("s", (), "t", "t", "a", "d", changes=[change]))
+    assert (entry.rows, entry.unowned_paths) == ((), ("any/where.py",))
+
+
+def test_file_over_the_parse_bound_falls_back_to_line_ranges():
+    matrix = Matrix.parse('[[row]]\nid = "R"\nupstream = "up"\npaths = ["**/*.py"]\n')
+    big = b"def wanted():\n    return 1\n" + b"#" * MAX_PARSE_BYTES
+    change, read = fake_change("x.py", big, big.replace(b"return 1", b"return 2"), PATCH.format(p="x.py"))
+    entry = ChangeMapper(matrix, "up", read).map_commit(1, Commit("s", (), "t", "t", "a", "d", changes=[change]))
+    symbol = entry.symbols[0]
+    assert (symbol.name, symbol.old_lines, symbol.new_lines) == ("<lines>", (2, 2), (2, 2))
+    assert "parse bound" in symbol.fallback
+
+
+def test_unparseable_owned_file_is_a_lines_fallback_with_reason():
+    matrix = Matrix.parse('[[row]]\nid = "R"\nupstream = "up"\npaths = ["**/*.py"]\n')
+    change, read = fake_change("x.py", b"(((\n)))\n", b"(((\n))))\n", PATCH.format(p="x.py"))
+    entry = ChangeMapper(matrix, "up", read).map_commit(1, Commit("s", (), "t", "t", "a", "d", changes=[change]))
+    symbol = entry.symbols[0]
+    assert (symbol.name, symbol.kind, symbol.rows) == ("<lines>", "lines", ("R",))
+    assert "syntax errors" in symbol.fallback
