@@ -2,9 +2,23 @@
 
 ``portq.scan`` builds a ``ClassifierContext`` once per scan and calls
 ``build_classifier(context)``; the classifier it returns turns the entries of a
-range into verdicts. Range-level facts (a commit and its revert inside the same
-range are ``net-zero``) need every entry, so ``classify_range`` sees the whole
-list; the scan still writes verdicts to the ledger entry by entry.
+range into verdicts. Range-level facts need every entry, so ``classify_range``
+sees the whole list before it decides any one:
+
+* **net-zero** — a commit and a later commit that exactly undoes it (the same
+  '-'/'+' lines swapped, file by file) are paired and both are
+  NOT_APPLICABLE/``net-zero``. Pairing is greedy in range order, each commit
+  pairs at most once, so in "change, revert, byte-identical re-land" the
+  change and the revert pair and the re-land is classified on its own merits.
+* **renames** — every ``old → new`` path rename seen in the range links both
+  names, so an anchor that still names the old upstream path matches the
+  symbol at its new path (the ported symbol keeps its name).
+
+Then each entry is classified symbol by symbol over **all** its touched
+symbols (``portq.verdicts``), including files no matrix row owns when an
+in-tree anchor names them (the matrix missed a ported file; never silently
+NOT_APPLICABLE), and owned changes that touched no symbol (pure renames,
+binary files).
 
 This module must not touch git or the ledger itself: everything it needs comes
 through the context.
@@ -12,12 +26,22 @@ through the context.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from portq import __version__
-from portq.model import NEEDS_REVIEW, NOT_APPLICABLE, EntryChanges, Evidence, Verdict
+from portq.model import (
+    IN_SYNC,
+    NEEDS_REVIEW,
+    NOT_APPLICABLE,
+    EntryChanges,
+    Evidence,
+    FileChange,
+    SymbolVerdict,
+    TouchedSymbol,
+    Verdict,
+)
 
 
 @dataclass
@@ -36,7 +60,10 @@ class ClassifierContext:
 
 class ProvisionalClassifier:
     """The rule of the scan foundation, before structural classification:
-    an entry no row claims is NOT_APPLICABLE/no-row, anything else NEEDS_REVIEW."""
+    an entry no row claims is NOT_APPLICABLE/no-row, anything else NEEDS_REVIEW.
+
+    Kept for comparison (``options={"classifier": "provisional"}``) and for the
+    classification-cost benchmark."""
 
     def __init__(self, context: ClassifierContext) -> None:
         self.context = context
@@ -67,6 +94,173 @@ class ProvisionalClassifier:
         )
 
 
+# --- range facts ------------------------------------------------------------------
+
+
+def _file_changes(entry: EntryChanges) -> list[FileChange]:
+    return list(entry.commit.changes) or list(entry.owned_changes)
+
+
+def _patch_fingerprint(entry: EntryChanges, inverse: bool = False) -> frozenset | None:
+    """What a commit does, file by file, as ('-' lines, '+' lines); the
+    inverse swaps them (and the rename direction). None for an empty commit."""
+    from portq.hunks import ensure_hunks
+
+    parts = []
+    for change in _file_changes(entry):
+        try:
+            hunks = ensure_hunks(change)
+        except ValueError:
+            hunks = change.hunks
+        removed = "\n".join("\n".join(h.removed_text) for h in hunks)
+        added = "\n".join("\n".join(h.added_text) for h in hunks)
+        blobs = (change.old_blob or "", change.new_blob or "") if not hunks else ("", "")
+        paths = (change.old_path or "", change.new_path or "")
+        if inverse:
+            removed, added, blobs, paths = added, removed, blobs[::-1], paths[::-1]
+        parts.append((paths, removed, added, blobs))
+    return frozenset(parts) if parts else None
+
+
+def net_zero_pairs(entries: list[EntryChanges]) -> dict[int, tuple[int, str]]:
+    """position -> (partner position, partner sha) for each commit that a
+    later commit of the range exactly undoes, and for that later commit."""
+    pairs: dict[int, tuple[int, str]] = {}
+    open_changes: list[tuple[EntryChanges, frozenset]] = []
+    for entry in entries:
+        undo = _patch_fingerprint(entry, inverse=True)
+        if undo is None:
+            continue
+        partner = next((candidate for candidate, fingerprint in reversed(open_changes) if fingerprint == undo), None)
+        if partner is not None:
+            open_changes = [(c, f) for c, f in open_changes if c is not partner]
+            pairs[partner.position] = (entry.position, entry.commit.sha)
+            pairs[entry.position] = (partner.position, partner.commit.sha)
+            continue
+        open_changes.append((entry, _patch_fingerprint(entry)))
+    return pairs
+
+
+def rename_aliases(entries: list[EntryChanges]) -> dict[str, set[str]]:
+    """upstream path -> every other name it had through renames in the range."""
+    groups: dict[str, set[str]] = {}
+    for entry in entries:
+        for change in _file_changes(entry):
+            if change.old_path and change.new_path and change.old_path != change.new_path \
+                    and change.status in ("renamed", "copied"):
+                group = groups.get(change.old_path, {change.old_path}) | groups.get(change.new_path, {change.new_path})
+                for path in group:
+                    groups[path] = group
+    return {path: group - {path} for path, group in groups.items()}
+
+
+# --- the structural classifier ---------------------------------------------------------
+
+
+class StructuralClassifier:
+    """DESIGN §5: a verdict per touched symbol, then per entry over all symbols."""
+
+    def __init__(self, context: ClassifierContext, index=None) -> None:
+        from portq.tree_index import TreeIndex
+        from portq.verdicts import SymbolClassifier
+
+        self.context = context
+        self.index = index if index is not None else TreeIndex.build(context.tree_root, context.cache_dir)
+        self.symbols = SymbolClassifier(context, self.index)
+
+    def classify_range(self, entries: list[EntryChanges]) -> Iterator[tuple[EntryChanges, Verdict]]:
+        entries = list(entries)
+        pairs = net_zero_pairs(entries)
+        aliases = rename_aliases(entries)
+        for entry in entries:
+            yield entry, self.classify(entry, pairs.get(entry.position), aliases)
+
+    def classify(self, entry: EntryChanges, net_zero_partner=None, aliases=None) -> Verdict:
+        from portq.verdicts import RangeFacts, entry_verdict
+
+        facts = RangeFacts(net_zero_partner, aliases or {})
+        if net_zero_partner is not None:
+            return self._net_zero(entry, net_zero_partner)
+        verdicts = [self.symbols.classify(entry, symbol, facts) for symbol in self._symbols(entry, facts)]
+        verdicts += [self._unparsed_change(change, facts) for change in self._changes_without_symbols(entry)]
+        if not entry.rows and not verdicts:
+            return Verdict(NOT_APPLICABLE, "no-row", "path",
+                           reason="no matrix row owns any path or symbol this commit touches, and no in-tree "
+                                  "anchor names any of its files",
+                           evidence=[Evidence(kind="path", message="unowned", path=p) for p in entry.unowned_paths[:10]],
+                           version=__version__)
+        return entry_verdict(verdicts, "the commit changes no file")
+
+    def _net_zero(self, entry: EntryChanges, partner: tuple[int, str]) -> Verdict:
+        position, sha = partner
+        relation = "is undone by" if position > entry.position else "undoes"
+        return Verdict(
+            NOT_APPLICABLE, "net-zero", "path",
+            reason=f"this commit {relation} entry {position} ({sha[:10]}) inside the same range, so the range "
+                   "leaves the files as they were: net-zero rather than a change to port",
+            evidence=[Evidence(kind="net-zero", message=f"{relation} entry {position} {sha}", side="upstream-new")],
+            version=__version__,
+        )
+
+    def _symbols(self, entry: EntryChanges, facts) -> list[TouchedSymbol]:
+        """The mapped symbols, plus those of files no row owns but an anchor names."""
+        symbols = list(entry.symbols)
+        unowned = set(entry.unowned_paths)
+        for change in _file_changes(entry):
+            if change.path not in unowned:
+                continue
+            paths = {p for p in (change.old_path, change.new_path) if p}
+            for path in list(paths):
+                paths |= facts.aliases.get(path, set())
+            if not self.symbols.index.anchors_for_path(self.context.upstream, paths):
+                continue
+            symbols.extend(self._map_unowned(change))
+        return symbols
+
+    def _map_unowned(self, change: FileChange) -> list[TouchedSymbol]:
+        from portq.mapping import ChangeMapper
+
+        mapper = ChangeMapper(self.context.matrix, self.context.upstream, self.context.read_blob,
+                              self.context.symbol_tables)
+        return [replace(s, rows=()) for s in mapper._touched_symbols(change)]
+
+    def _changes_without_symbols(self, entry: EntryChanges) -> list[FileChange]:
+        covered = {s.path for s in entry.symbols} | {s.old_path for s in entry.symbols if s.old_path}
+        return [c for c in entry.owned_changes if c.path not in covered and c.old_path not in covered]
+
+    def _unparsed_change(self, change: FileChange, facts) -> SymbolVerdict:
+        """An owned change that touched no symbol: a pure rename or blank lines."""
+        from portq.verdicts import non_code_kind
+
+        paths = {p for p in (change.old_path, change.new_path) if p}
+        for path in list(paths):
+            paths |= facts.aliases.get(path, set())
+        anchors = self.symbols.index.anchors_for_path(self.context.upstream, paths)
+        if anchors:
+            renamed = change.old_path and change.new_path and change.old_path != change.new_path
+            what = f"renamed {change.old_path} → {change.new_path}" if renamed else "changed no definition"
+            stale = [a for a in anchors if a.path != change.path]
+            return SymbolVerdict(
+                path=change.path, symbol="<file>", change="modified", verdict=IN_SYNC, justification=None,
+                decided_by="path",
+                reason=f"the ported file was {what} without changing any definition, so the ports keep their shape: "
+                       "IN_SYNC rather than a gap" + ("; update the anchors to the new path" if stale and renamed else ""),
+                evidence=[Evidence(kind="anchor", message=f"anchor names {a.path}", side="tree", path=a.file,
+                                   line=a.line, quote=a.quote) for a in anchors[:3]],
+            )
+        kind = non_code_kind(change.path)
+        justification = "non-code" if kind else "not-ported"
+        return SymbolVerdict(
+            path=change.path, symbol="<file>", change="modified", verdict=NOT_APPLICABLE,
+            justification=justification, decided_by="path",
+            reason=(f"{change.path} is {kind}" if kind else f"no in-tree anchor names {change.path}")
+                   + f", so {justification}",
+        )
+
+
 def build_classifier(context: ClassifierContext):
-    """The classifier a scan uses."""
-    return ProvisionalClassifier(context)
+    """The classifier a scan uses: the structural one, unless
+    ``context.options["classifier"] == "provisional"``."""
+    if context.options.get("classifier") == "provisional":
+        return ProvisionalClassifier(context)
+    return StructuralClassifier(context)

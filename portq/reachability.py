@@ -1,0 +1,195 @@
+"""Reachability: who calls an in-tree port, and is any of them production code.
+
+A REAL_GAP needs one non-test caller of the port; an INERT verdict lists the
+callers it found (tests only). Callers are found by name across the whole
+in-tree source with tree-sitter (DESIGN §6): direct calls ``f(...)``, attribute
+calls ``module.f(...)``/``self.f(...)``, Triton launches ``kernel[grid](...)``,
+C++ calls ``ns::f(...)`` and CUDA launches ``k<<<...>>>(...)``.
+
+A caller is a *test caller* when its file is a test by location: under a
+``tests/``/``test/`` directory, named ``test_*.py``/``conftest.py``, or
+``*_test.*``. Everything else is a *non-test caller*. Two choices, written
+down because they decide REAL_GAP against INERT:
+
+* Location, not transitive reachability, decides test versus non-test: a
+  helper in ``kernels/`` that only tests call is still a non-test caller. We do
+  not try to prove that production code reaches it, because a name-based call
+  graph cannot prove absence and a gap that is one refactor away from
+  production is still a gap.
+* The one exception is a caller that is itself a port (an anchored
+  definition, such as a host wrapper launching the ported kernel): a kernel
+  and its wrapper are one port unit, so the kernel is reached exactly when the
+  wrapper is, and we follow the wrapper's callers instead (transitively through
+  ports only).
+
+This module extracts call sites from parsed files and answers caller queries
+over an index; it does not decide verdicts and does not read the disk itself.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass, field
+from pathlib import PurePosixPath
+from typing import Any, Iterable
+
+from portq.symbols import SymbolTable
+
+
+@dataclass(frozen=True)
+class CallSite:
+    """One call of ``callee`` (a bare name) in the tree."""
+
+    callee: str
+    file: str
+    line: int
+    quote: str
+    form: str  # call | attribute | launch
+    caller: str | None = None  # qualified name of the enclosing definition
+    caller_line: int | None = None  # its start line
+
+    @property
+    def cite(self) -> str:
+        return f"{self.file}:{self.line}"
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def is_test_path(path: str) -> bool:
+    """True for files that are tests by location."""
+    pure = PurePosixPath(path)
+    if any(part in ("tests", "test") for part in pure.parts[:-1]):
+        return True
+    name = pure.name
+    return name.startswith("test_") or name == "conftest.py" or bool(re.match(r".+_test\.[^.]+$", name))
+
+
+def call_sites(table: SymbolTable, file: str) -> list[CallSite]:
+    """Every call site of a parsed file, with its enclosing definition."""
+    if table.tree is None:
+        return []
+    source_lines = table.source.decode("utf-8", errors="replace").splitlines()
+    sites: list[CallSite] = []
+    for node in _walk(table.tree.root_node):
+        found = _python_callee(node) if table.language == "python" else _cpp_callee(node)
+        if found is None:
+            continue
+        callee, form = found
+        line = node.start_point[0] + 1
+        enclosing = table.enclosing(line)
+        sites.append(
+            CallSite(
+                callee=callee,
+                file=file,
+                line=line,
+                quote=source_lines[line - 1].strip() if line <= len(source_lines) else "",
+                form=form,
+                caller=enclosing.qualified_name if enclosing else None,
+                caller_line=enclosing.start_line if enclosing else None,
+            )
+        )
+    return sites
+
+
+def _walk(node) -> Iterable:
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(reversed(current.children))
+
+
+def _text(node) -> str:
+    return node.text.decode("utf-8", errors="replace") if node is not None else ""
+
+
+def _last_name(text: str) -> str:
+    text = re.sub(r"<.*", "", text)
+    return re.split(r"::|\.|->", text)[-1].strip()
+
+
+def _python_callee(node) -> tuple[str, str] | None:
+    if node.type != "call":
+        return None
+    function = node.child_by_field_name("function")
+    if function is None:
+        return None
+    if function.type == "identifier":
+        return _text(function), "call"
+    if function.type == "attribute":
+        return _text(function.child_by_field_name("attribute")), "attribute"
+    if function.type == "subscript":
+        value = function.child_by_field_name("value")
+        if value is not None and value.type in ("identifier", "attribute"):
+            return _last_name(_text(value)), "launch"
+    return None
+
+
+def _cpp_callee(node) -> tuple[str, str] | None:
+    if node.type != "call_expression":
+        return None
+    function = node.child_by_field_name("function")
+    if function is None:
+        return None
+    form = "launch" if any(c.type == "kernel_call_syntax" for c in node.children) else "call"
+    if function.type == "field_expression":
+        return _last_name(_text(function.child_by_field_name("field"))), "attribute"
+    if function.type in ("identifier", "qualified_identifier", "template_function"):
+        return _last_name(_text(function)), form
+    return None
+
+
+@dataclass
+class Callers:
+    """The callers of one port, split by location."""
+
+    non_test: list[CallSite] = field(default_factory=list)
+    test: list[CallSite] = field(default_factory=list)
+    through: list[str] = field(default_factory=list)  # ports followed on the way ("file:line name")
+
+
+class Reachability:
+    """Caller queries over the call sites of an in-tree index.
+
+    ``sites_by_callee`` maps a bare name to its call sites; ``is_port(file,
+    qualified_name)`` says whether a definition is anchored as a port.
+    """
+
+    MAX_DEPTH = 4
+
+    def __init__(self, sites_by_callee: dict[str, list[CallSite]], is_port) -> None:
+        self.sites_by_callee = sites_by_callee
+        self.is_port = is_port
+
+    def callers(self, name: str, file: str | None = None, qualified_name: str | None = None) -> Callers:
+        """Callers of the definition ``name`` (defined in ``file``), following
+        callers that are themselves ports up to ``MAX_DEPTH`` levels."""
+        result = Callers()
+        seen_defs: set[tuple[str | None, str | None]] = {(file, qualified_name)}
+        seen_sites: set[tuple[str, int]] = set()
+        frontier = [(name, file, qualified_name)]
+        for _ in range(self.MAX_DEPTH):
+            following = []
+            for callee, callee_file, callee_qualified in frontier:
+                for site in self.sites_by_callee.get(callee, ()):
+                    if site.file == callee_file and site.caller == callee_qualified:
+                        continue  # recursion inside the definition itself
+                    if (site.file, site.line) in seen_sites:
+                        continue
+                    seen_sites.add((site.file, site.line))
+                    if is_test_path(site.file):
+                        result.test.append(site)
+                        continue
+                    if site.caller is not None and self.is_port(site.file, site.caller):
+                        key = (site.file, site.caller)
+                        if key not in seen_defs:
+                            seen_defs.add(key)
+                            result.through.append(f"{site.file}:{site.caller_line} {site.caller}")
+                            following.append((_last_name(site.caller), site.file, site.caller))
+                        continue
+                    result.non_test.append(site)
+            frontier = following
+            if not frontier:
+                break
+        return result

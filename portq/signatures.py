@@ -1,0 +1,925 @@
+"""Signatures: a language-neutral record of one definition's surface.
+
+The classifier compares an upstream definition (old and new side of a commit)
+with its in-tree port, which is often in another language (upstream CUDA, a
+Triton port). So a signature keeps only what both sides can express
+(DESIGN §6):
+
+* ordered parameters, with names normalised so that ``src_cache`` and
+  ``src_cache_ptr``, ``token_to_seq`` and ``token_to_seq_p``, and
+  ``const int32_t* __restrict__ x`` and ``x`` compare equal (case folded,
+  leading underscores and ``_ptr``/``_p`` suffixes dropped, types and
+  qualifiers dropped, ``self``/``cls`` dropped); a constexpr/template flag and
+  whether a default is present;
+* dead parameters: declared but never used in the body, or used only in a
+  ``(void)x;`` cast, ``del x`` or ``_ = x``;
+* launches inside the definition (``k<<<grid, block, smem, stream>>>(...)``,
+  including launches written inside a function-like macro the body names, and
+  ``k[grid](...)``): the kernel, the argument identifiers, the grid expression's
+  identifiers resolved through simple local assignments (``dim3 grid(n)``,
+  ``grid = (B * H * C,)``) and its tuple shape, and block / ``num_warps`` /
+  ``num_stages`` when literal;
+* in kernels, the program-id axes read (``tl.program_id``/``blockIdx``), the
+  ``num_programs``/``gridDim`` axes read, and how the axis-0 program id is
+  decomposed (``pid // H``, ``pid % H``), plus early-exit guards.
+
+Every fact keeps its line and the quoted source line, so a verdict can cite
+it. This module only reads tree-sitter nodes; it decides nothing and does no
+I/O. It must not compare signatures (that is ``portq.verdicts``).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass, field
+from typing import Any, Iterable
+
+from portq.symbols import (
+    KIND_CUDA_KERNEL,
+    KIND_DEVICE_FUNCTION,
+    KIND_OP_SCHEMA,
+    KIND_TRITON_KERNEL,
+    Definition,
+    parse,
+)
+
+# --- names ------------------------------------------------------------------
+
+_NAME_SUFFIXES = ("_ptr", "_p")
+_DROPPED_PARAMS = frozenset({"self", "cls"})
+
+
+def normalise_name(name: str) -> str:
+    """The comparable form of a parameter or variable name.
+
+    Case is folded, leading underscores and one ``_ptr``/``_p`` suffix are
+    dropped: ``token_to_seq_p`` → ``token_to_seq``, ``SRC_CACHE_PTR`` →
+    ``src_cache``.
+    """
+    text = name.strip().lower().lstrip("_")
+    for suffix in _NAME_SUFFIXES:
+        if text.endswith(suffix) and len(text) > len(suffix):
+            return text[: -len(suffix)]
+    return text
+
+
+def normalise_kernel_name(name: str) -> str:
+    """A kernel name without namespace, template arguments, leading
+    underscores or a ``_kernel`` suffix: ``vllm::foo<T>`` → ``foo``,
+    ``_foo_kernel`` → ``foo``."""
+    text = re.sub(r"<.*", "", name).split("::")[-1].split(".")[-1]
+    text = text.strip().lower().lstrip("_")
+    if text.endswith("_kernel") and len(text) > len("_kernel"):
+        text = text[: -len("_kernel")]
+    return text
+
+
+# --- records ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Param:
+    """One declared parameter."""
+
+    name: str  # as written
+    normalised: str
+    position: int  # 0-based among the definition's parameters
+    constexpr: bool = False  # tl.constexpr annotation or C++ non-type template parameter
+    has_default: bool = False
+    line: int = 0
+    quote: str = ""
+
+
+@dataclass(frozen=True)
+class Use:
+    """Where a parameter is read in the body (first real use)."""
+
+    line: int
+    quote: str
+
+
+@dataclass(frozen=True)
+class Launch:
+    """One kernel launch inside a definition."""
+
+    kernel: str  # as written, e.g. "vllm::gather<T, 576>" or "mod._kernel"
+    kernel_normalised: str
+    arguments: tuple[str, ...]  # normalised identifiers passed (positional and keyword values)
+    keywords: tuple[str, ...]  # keyword names (Python launches)
+    grid_text: str  # the grid expression after resolving the grid variable
+    grid_identifiers: tuple[str, ...]  # normalised, transitively through simple local assignments
+    grid_shape: int | None  # tuple/dim3 arity; None when unknown
+    block: int | None = None  # literal threads per block (CUDA)
+    num_warps: int | None = None
+    num_stages: int | None = None
+    line: int = 0
+    quote: str = ""
+    via_macro: str | None = None  # the macro whose body holds the launch
+
+
+@dataclass(frozen=True)
+class Decomposition:
+    """``pid // H`` or ``pid % H`` applied to a value derived from a program id."""
+
+    axis: int
+    operator: str  # "//", "%", "/"
+    operand: str  # normalised operand text
+    line: int = 0
+    quote: str = ""
+
+
+@dataclass
+class Signature:
+    """The comparable surface of one definition."""
+
+    name: str
+    qualified_name: str
+    kind: str
+    language: str
+    path: str = ""
+    start_line: int = 0
+    end_line: int = 0
+    params: list[Param] = field(default_factory=list)
+    dead_params: list[str] = field(default_factory=list)  # normalised names
+    first_use: dict[str, Use] = field(default_factory=dict)  # normalised name -> first use
+    launches: list[Launch] = field(default_factory=list)
+    program_id_axes: list[int] = field(default_factory=list)
+    num_programs_axes: list[int] = field(default_factory=list)
+    decomposition: list[Decomposition] = field(default_factory=list)
+    early_exit_guards: list[str] = field(default_factory=list)  # normalised identifiers of `if ...: return`
+    body_tokens_hash: str = ""  # hash of the token stream without comments/docstrings
+
+    @property
+    def param_names(self) -> list[str]:
+        return [p.normalised for p in self.params]
+
+    @property
+    def runtime_param_names(self) -> list[str]:
+        return [p.normalised for p in self.params if not p.constexpr]
+
+    def param(self, normalised: str) -> Param | None:
+        return next((p for p in self.params if p.normalised == normalised), None)
+
+    @property
+    def is_kernel(self) -> bool:
+        return self.kind in (KIND_CUDA_KERNEL, KIND_TRITON_KERNEL, KIND_DEVICE_FUNCTION)
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> "Signature":
+        data = dict(data)
+        data["params"] = [Param(**p) for p in data.get("params", [])]
+        data["first_use"] = {k: Use(**v) for k, v in data.get("first_use", {}).items()}
+        data["launches"] = [
+            Launch(**{**l, "arguments": tuple(l["arguments"]), "keywords": tuple(l["keywords"]),
+                      "grid_identifiers": tuple(l["grid_identifiers"])})
+            for l in data.get("launches", [])
+        ]
+        data["decomposition"] = [Decomposition(**d) for d in data.get("decomposition", [])]
+        return cls(**data)
+
+
+# --- shared helpers ---------------------------------------------------------
+
+
+def _text(node) -> str:
+    return node.text.decode("utf-8", errors="replace") if node is not None else ""
+
+
+def _walk(node) -> Iterable:
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(reversed(current.children))
+
+
+def _line_of(node) -> int:
+    return node.start_point[0] + 1
+
+
+class _Lines:
+    """Quoted source lines of one blob."""
+
+    def __init__(self, source: bytes) -> None:
+        self._lines = source.decode("utf-8", errors="replace").splitlines()
+
+    def quote(self, line: int) -> str:
+        if 1 <= line <= len(self._lines):
+            return self._lines[line - 1].strip()
+        return ""
+
+
+def _int_literal(text: str) -> int | None:
+    text = text.strip().rstrip("uUlL")
+    try:
+        return int(text, 0)
+    except ValueError:
+        return None
+
+
+_CPP_NON_VARIABLES = frozenset(
+    {"const", "int", "unsigned", "long", "float", "double", "void", "auto", "char", "bool",
+     "int32_t", "int64_t", "uint32_t", "uint64_t", "size_t", "true", "false", "nullptr",
+     "sizeof", "static_cast", "reinterpret_cast", "dim3", "std", "min", "max", "None",
+     "True", "False", "triton", "tl", "math", "torch", "META", "lambda", "and", "or", "not",
+     "if", "else", "int", "len", "cdiv", "ceil_div", "div_ceil"}
+)
+
+
+def comment_free_tokens(node) -> list[str]:
+    """The leaf tokens of ``node`` with comments and docstrings removed, and a
+    trailing comma before a closing bracket dropped (formatters add those)."""
+    tokens: list[str] = []
+    for current in _walk(node):
+        if current.type == "comment":
+            continue
+        if current.child_count == 0 or current.type in ("string", "string_literal", "raw_string_literal"):
+            if _is_docstring(current) or _inside_string(current):
+                continue
+            tokens.append(_text(current))
+    cleaned: list[str] = []
+    for index, token in enumerate(tokens):
+        if token == "," and index + 1 < len(tokens) and tokens[index + 1] in (")", "]", "}"):
+            continue
+        cleaned.append(token)
+    return cleaned
+
+
+def _inside_string(node) -> bool:
+    parent = node.parent
+    while parent is not None:
+        if parent.type in ("string", "string_literal", "raw_string_literal"):
+            return True
+        parent = parent.parent
+    return False
+
+
+def _is_docstring(node) -> bool:
+    if node.type != "string":
+        return False
+    statement = node.parent
+    if statement is None or statement.type != "expression_statement" or statement.named_child_count != 1:
+        return False
+    block = statement.parent
+    if block is None or block.type not in ("block", "module"):
+        return False
+    first = next((c for c in block.named_children if c.type != "comment"), None)
+    return first is not None and first.id == statement.id
+
+
+def body_tokens_hash(node) -> str:
+    import hashlib
+
+    return hashlib.sha1("\x1f".join(comment_free_tokens(node)).encode()).hexdigest()
+
+
+# --- entry point --------------------------------------------------------------
+
+
+def signature_of(definition: Definition, source: bytes, path: str = "") -> Signature:
+    """The signature of ``definition`` (its ``node`` must come from ``source``)."""
+    lines = _Lines(source)
+    signature = Signature(
+        name=definition.name,
+        qualified_name=definition.qualified_name,
+        kind=definition.kind,
+        language=definition.language,
+        path=path,
+        start_line=definition.start_line,
+        end_line=definition.end_line,
+    )
+    node = definition.node
+    if node is None:
+        return signature
+    signature.body_tokens_hash = body_tokens_hash(node)
+    if definition.kind == KIND_OP_SCHEMA:
+        _schema_signature(node, signature, lines)
+    elif definition.language == "cpp":
+        _CppExtractor(node, signature, lines).run()
+    elif definition.language == "python":
+        _PythonExtractor(node, signature, lines).run()
+    return signature
+
+
+# --- op schemas ----------------------------------------------------------------
+
+_SCHEMA_PARAMS = re.compile(r"\((.*)\)\s*->", re.S)
+
+
+def _schema_signature(node, signature: Signature, lines: _Lines) -> None:
+    """``ops.def("name(Tensor a, int b, Tensor? c=None) -> ()")``: params only."""
+    content = "".join(_text(c) for c in _walk(node) if c.type in ("string_content", "raw_string_content"))
+    match = _SCHEMA_PARAMS.search(content)
+    if not match:
+        return
+    line = _line_of(node)
+    for position, part in enumerate(p for p in _split_top_level(match.group(1)) if p.strip()):
+        declaration, _, default = part.partition("=")
+        name = declaration.strip().split()[-1] if declaration.strip() else ""
+        signature.params.append(
+            Param(name, normalise_name(name), position, False, bool(default.strip()), line, lines.quote(line))
+        )
+
+
+def _split_top_level(text: str) -> list[str]:
+    parts, depth, current = [], 0, []
+    for char in text:
+        if char in "([{<":
+            depth += 1
+        elif char in ")]}>":
+            depth -= 1
+        if char == "," and depth == 0:
+            parts.append("".join(current))
+            current = []
+        else:
+            current.append(char)
+    parts.append("".join(current))
+    return parts
+
+
+# --- C / C++ / CUDA ----------------------------------------------------------------
+
+
+class _CppExtractor:
+    def __init__(self, node, signature: Signature, lines: _Lines) -> None:
+        self.outer = node
+        self.signature = signature
+        self.lines = lines
+        self.function = node
+        if node.type == "template_declaration":
+            self.function = next((c for c in node.named_children if c.type == "function_definition"), node)
+        self.body = self.function.child_by_field_name("body")
+
+    def run(self) -> None:
+        self._template_params()
+        self._params()
+        if self.body is None:
+            return
+        self._dead_params()
+        self._launches()
+        self._program_ids()
+
+    def _template_params(self) -> None:
+        if self.outer.type != "template_declaration":
+            return
+        parameters = self.outer.child_by_field_name("parameters")
+        for child in parameters.named_children if parameters else []:
+            if child.type in ("parameter_declaration", "optional_parameter_declaration"):
+                name = self._declarator_name(child.child_by_field_name("declarator"))
+                if name:
+                    self._add_param(name, child, constexpr=True,
+                                    has_default=child.type == "optional_parameter_declaration")
+
+    def _params(self) -> None:
+        declarator = self.function.child_by_field_name("declarator")
+        while declarator is not None and declarator.type != "function_declarator":
+            declarator = declarator.child_by_field_name("declarator")
+        parameters = declarator.child_by_field_name("parameters") if declarator is not None else None
+        for child in parameters.named_children if parameters else []:
+            if child.type not in ("parameter_declaration", "optional_parameter_declaration",
+                                  "variadic_parameter_declaration"):
+                continue
+            name = self._declarator_name(child.child_by_field_name("declarator"))
+            if name:
+                self._add_param(name, child, constexpr=False,
+                                has_default=child.type == "optional_parameter_declaration")
+
+    def _add_param(self, name: str, node, constexpr: bool, has_default: bool) -> None:
+        line = _line_of(node)
+        self.signature.params.append(
+            Param(name, normalise_name(name), len(self.signature.params), constexpr, has_default,
+                  line, self.lines.quote(line))
+        )
+
+    @staticmethod
+    def _declarator_name(node) -> str | None:
+        while node is not None:
+            if node.type in ("identifier", "field_identifier"):
+                return _text(node)
+            inner = node.child_by_field_name("declarator")
+            if inner is None:
+                inner = next((c for c in node.named_children if c.type == "identifier"), None)
+                if inner is None:
+                    return None
+            node = inner
+        return None
+
+    def _dead_params(self) -> None:
+        wanted = {p.name: p for p in self.signature.params}
+        uses: dict[str, list[int]] = {}
+        for node in _walk(self.body):
+            if node.type not in ("identifier", "type_identifier") or _text(node) not in wanted:
+                continue
+            if self._is_void_cast(node):
+                continue
+            uses.setdefault(_text(node), []).append(_line_of(node))
+        # Uses inside a launch macro the body names count as uses (cited at the mention).
+        for _, macro_root, mention in self._launch_macros():
+            for node in _walk(macro_root):
+                if node.type in ("identifier", "type_identifier") and _text(node) in wanted:
+                    uses.setdefault(_text(node), []).append(_line_of(mention))
+        for param in self.signature.params:
+            found = uses.get(param.name)
+            if found:
+                line = min(found)
+                self.signature.first_use[param.normalised] = Use(line, self.lines.quote(line))
+            elif not param.constexpr:
+                self.signature.dead_params.append(param.normalised)
+
+    @staticmethod
+    def _is_void_cast(node) -> bool:
+        parent = node.parent
+        if parent is None or parent.type != "cast_expression":
+            return False
+        type_node = parent.child_by_field_name("type")
+        return _text(type_node).replace(" ", "") == "void" and parent.parent is not None and \
+            parent.parent.type == "expression_statement"
+
+    # -- launches
+
+    def _local_assignments(self, scope) -> dict[str, Any]:
+        """name -> expression node for simple local declarations/assignments
+        (``dim3 grid(n)``, ``auto g = x;``, ``g = x;``), first one wins."""
+        assignments: dict[str, Any] = {}
+        for node in _walk(scope):
+            if node.type == "init_declarator":
+                name = node.child_by_field_name("declarator")
+                value = node.child_by_field_name("value")
+                if name is not None and name.type == "identifier" and value is not None:
+                    assignments.setdefault(_text(name), value)
+            elif node.type == "declaration":
+                declarator = node.child_by_field_name("declarator")
+                # The most vexing parse: `dim3 grid(num_tokens);` is a function declarator.
+                if declarator is not None and declarator.type == "function_declarator":
+                    name = declarator.child_by_field_name("declarator")
+                    parameters = declarator.child_by_field_name("parameters")
+                    if name is not None and name.type == "identifier" and parameters is not None:
+                        assignments.setdefault(_text(name), parameters)
+            elif node.type == "assignment_expression":
+                left = node.child_by_field_name("left")
+                if left is not None and left.type == "identifier":
+                    assignments.setdefault(_text(left), node.child_by_field_name("right"))
+        return assignments
+
+    def _launch_macros(self) -> list:
+        """Function-like macros, defined in the same file, that contain a
+        ``<<<`` launch and whose name the body mentions (vLLM's
+        ``DISPATCH_BY_KV_CACHE_DTYPE(..., CALL_GATHER_CACHE)`` style), as
+        ``(name, parsed body, the mentioning node)``."""
+        if hasattr(self, "_macros"):
+            return self._macros
+        self._macros = []
+        if self.body is None:
+            return self._macros
+        root = self.outer
+        while root.parent is not None:
+            root = root.parent
+        mentions = {}
+        for node in _walk(self.body):
+            if node.type == "identifier":
+                mentions.setdefault(_text(node), node)
+        for node in _walk(root):
+            if node.type != "preproc_function_def":
+                continue
+            name = _text(node.child_by_field_name("name"))
+            value = node.child_by_field_name("value")
+            if name in mentions and value is not None and "<<<" in _text(value):
+                body_text = _text(value).replace("\\\n", "\n")
+                wrapped = ("void __portq_macro() {\n" + body_text + "\n;}\n").encode()
+                self._macros.append((name, parse(wrapped, "cpp").root_node, mentions[name]))
+        return self._macros
+
+    def _launches(self) -> None:
+        assignments = self._local_assignments(self.body)
+        for node in _walk(self.body):
+            if node.type == "call_expression" and any(c.type == "kernel_call_syntax" for c in node.children):
+                self._add_launch(node, assignments, None, node)
+        for name, macro_root, mention in self._launch_macros():
+            for node in _walk(macro_root):
+                if node.type == "call_expression" and any(c.type == "kernel_call_syntax" for c in node.children):
+                    self._add_launch(node, assignments, name, mention)
+
+    def _add_launch(self, node, assignments, via_macro: str | None, cite) -> None:
+        function = node.child_by_field_name("function")
+        config = next(c for c in node.children if c.type == "kernel_call_syntax")
+        config_args = [c for c in config.named_children]
+        arguments = node.child_by_field_name("arguments")
+        grid_node = config_args[0] if config_args else None
+        grid_expression, shape = self._resolve_grid(grid_node, assignments)
+        identifiers = _closure_identifiers(grid_expression, assignments, _cpp_identifiers)
+        block = None
+        if len(config_args) > 1:
+            block_expression, _ = self._resolve_grid(config_args[1], assignments)
+            block = _resolve_literal(block_expression, assignments, _cpp_identifiers)
+        argument_ids = tuple(
+            normalise_name(i) for a in (arguments.named_children if arguments else []) for i in _cpp_identifiers(a)[:1]
+        )
+        line = _line_of(cite)
+        kernel = _text(function)
+        self.signature.launches.append(
+            Launch(
+                kernel=kernel,
+                kernel_normalised=normalise_kernel_name(kernel),
+                arguments=argument_ids,
+                keywords=(),
+                grid_text=_text(grid_expression) if grid_expression is not None else "",
+                grid_identifiers=tuple(sorted(identifiers)),
+                grid_shape=shape,
+                block=block,
+                line=line,
+                quote=self.lines.quote(line),
+                via_macro=via_macro,
+            )
+        )
+
+    @staticmethod
+    def _resolve_grid(node, assignments):
+        """The expression a grid/block argument stands for, and its dim3 arity."""
+        if node is None:
+            return None, None
+        seen = set()
+        while node is not None and node.type in ("identifier", "type_identifier") \
+                and _text(node) in assignments and _text(node) not in seen:
+            seen.add(_text(node))
+            node = assignments[_text(node)]
+        shape = None
+        if node is not None and node.type in ("parameter_list", "argument_list"):
+            shape = len(node.named_children)
+        elif node is not None and node.type == "call_expression" and _text(node.child_by_field_name("function")) == "dim3":
+            arguments = node.child_by_field_name("arguments")
+            shape = len(arguments.named_children) if arguments else None
+        elif node is not None and node.type == "initializer_list":
+            shape = len(node.named_children)
+        elif node is not None:
+            shape = 1
+        return node, shape
+
+    def _program_ids(self) -> None:
+        for node in _walk(self.body):
+            if node.type == "field_expression":
+                base = _text(node.child_by_field_name("argument"))
+                field_name = _text(node.child_by_field_name("field"))
+                axis = {"x": 0, "y": 1, "z": 2}.get(field_name)
+                if axis is None:
+                    continue
+                if base == "blockIdx" and axis not in self.signature.program_id_axes:
+                    self.signature.program_id_axes.append(axis)
+                elif base == "gridDim" and axis not in self.signature.num_programs_axes:
+                    self.signature.num_programs_axes.append(axis)
+
+
+def _cpp_identifiers(node) -> list[str]:
+    """Variable-like identifiers in a C++ expression: callees, namespaces,
+    field names and types are left out."""
+    if node is None:
+        return []
+    found: list[str] = []
+    for current in _walk(node):
+        if current.type not in ("identifier", "type_identifier"):
+            continue
+        parent = current.parent
+        if parent is not None and parent.type == "call_expression" and parent.child_by_field_name("function") is not None \
+                and parent.child_by_field_name("function").id == current.id:
+            continue
+        if parent is not None and parent.type in ("template_function", "qualified_identifier", "template_type"):
+            continue
+        text = _text(current)
+        if text in _CPP_NON_VARIABLES:
+            continue
+        found.append(text)
+    return found
+
+
+def _closure_identifiers(node, assignments, identifiers_of, depth: int = 4) -> set[str]:
+    """Normalised identifiers of ``node`` plus those of the simple local
+    assignments they name, a few levels deep."""
+    result: set[str] = set()
+    frontier = identifiers_of(node)
+    seen: set[str] = set()
+    for _ in range(depth):
+        following: list[str] = []
+        for name in frontier:
+            if name in seen:
+                continue
+            seen.add(name)
+            result.add(normalise_name(name))
+            if name in assignments:
+                following.extend(identifiers_of(assignments[name]))
+        frontier = following
+    return result
+
+
+def _resolve_literal(node, assignments, identifiers_of) -> int | None:
+    if node is None:
+        return None
+    for _ in range(4):
+        text = _text(node).strip("() ")
+        value = _int_literal(text)
+        if value is not None:
+            return value
+        if node.type in ("identifier", "type_identifier") and _text(node) in assignments:
+            node = assignments[_text(node)]
+            continue
+        if node.type in ("parameter_list", "argument_list") and len(node.named_children) == 1:
+            node = node.named_children[0]
+            if node.type == "parameter_declaration":
+                node = node.named_children[0] if node.named_children else node
+            continue
+        return None
+    return None
+
+
+# --- Python / Triton ---------------------------------------------------------------
+
+
+class _PythonExtractor:
+    def __init__(self, node, signature: Signature, lines: _Lines) -> None:
+        self.outer = node
+        self.signature = signature
+        self.lines = lines
+        self.function = node.child_by_field_name("definition") if node.type == "decorated_definition" else node
+        self.body = self.function.child_by_field_name("body") if self.function is not None else None
+
+    def run(self) -> None:
+        if self.function is None:
+            return
+        if self.function.type == "class_definition":
+            self._fields()
+            return
+        self._params()
+        if self.body is None:
+            return
+        self._dead_params()
+        assignments = self._local_assignments()
+        self._launches(assignments)
+        self._program_ids(assignments)
+
+    def _params(self) -> None:
+        parameters = self.function.child_by_field_name("parameters")
+        for child in parameters.named_children if parameters else []:
+            name, constexpr, has_default = None, False, False
+            if child.type == "identifier":
+                name = _text(child)
+            elif child.type == "typed_parameter":
+                name_node = next((c for c in child.named_children if c.type == "identifier"), None)
+                name = _text(name_node) if name_node is not None else None
+                constexpr = "constexpr" in _text(child.child_by_field_name("type"))
+            elif child.type in ("default_parameter", "typed_default_parameter"):
+                name = _text(child.child_by_field_name("name"))
+                constexpr = "constexpr" in _text(child.child_by_field_name("type"))
+                has_default = True
+            elif child.type in ("list_splat_pattern", "dictionary_splat_pattern"):
+                inner = next((c for c in child.named_children if c.type == "identifier"), None)
+                name = _text(child)[: len(_text(child)) - len(_text(inner))] + _text(inner) if inner is not None else None
+            if not name or name in _DROPPED_PARAMS:
+                continue
+            line = _line_of(child)
+            bare = name.lstrip("*")
+            self.signature.params.append(
+                Param(name, normalise_name(bare), len(self.signature.params), constexpr, has_default,
+                      line, self.lines.quote(line))
+            )
+
+    def _fields(self) -> None:
+        """A class's annotated fields (dataclass style) stand for its parameters."""
+        for statement in self.body.named_children if self.body is not None else []:
+            if statement.type != "expression_statement" or not statement.named_children:
+                continue
+            assignment = statement.named_children[0]
+            if assignment.type != "assignment" or assignment.child_by_field_name("type") is None:
+                continue
+            left = assignment.child_by_field_name("left")
+            if left is None or left.type != "identifier":
+                continue
+            name = _text(left)
+            line = _line_of(statement)
+            self.signature.params.append(
+                Param(name, normalise_name(name), len(self.signature.params),
+                      "ClassVar" in _text(assignment.child_by_field_name("type")),
+                      assignment.child_by_field_name("right") is not None, line, self.lines.quote(line))
+            )
+
+    def _dead_params(self) -> None:
+        wanted = {p.name.lstrip("*"): p for p in self.signature.params}
+        uses: dict[str, list[int]] = {}
+        for node in _walk(self.body):
+            if node.type != "identifier" or _text(node) not in wanted:
+                continue
+            if not _is_python_read(node) or _is_discard(node):
+                continue
+            uses.setdefault(_text(node), []).append(_line_of(node))
+        for param in self.signature.params:
+            found = uses.get(param.name.lstrip("*"))
+            if found:
+                line = min(found)
+                self.signature.first_use[param.normalised] = Use(line, self.lines.quote(line))
+            elif not param.name.startswith("*"):
+                self.signature.dead_params.append(param.normalised)
+
+    def _local_assignments(self) -> dict[str, Any]:
+        assignments: dict[str, Any] = {}
+        for node in _walk(self.body):
+            if node.type != "assignment":
+                continue
+            left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+            if left is None or right is None:
+                continue
+            if left.type == "identifier":
+                assignments.setdefault(_text(left), right)
+            elif left.type in ("pattern_list", "tuple_pattern"):
+                targets = [c for c in left.named_children if c.type == "identifier"]
+                values = right.named_children if right.type in ("expression_list", "tuple") else []
+                for index, target in enumerate(targets):
+                    value = values[index] if len(values) == len(targets) else right
+                    assignments.setdefault(_text(target), value)
+        return assignments
+
+    def _launches(self, assignments) -> None:
+        for node in _walk(self.body):
+            if node.type != "call":
+                continue
+            function = node.child_by_field_name("function")
+            if function is None or function.type != "subscript":
+                continue
+            kernel_node = function.child_by_field_name("value")
+            grid_node = function.child_by_field_name("subscript")
+            kernel = _text(kernel_node)
+            grid_expression, shape = self._resolve_grid(grid_node, assignments)
+            identifiers = _closure_identifiers(grid_expression, assignments, _python_identifiers)
+            arguments = node.child_by_field_name("arguments")
+            positional, keywords, options = [], [], {}
+            for argument in arguments.named_children if arguments else []:
+                if argument.type == "keyword_argument":
+                    key = _text(argument.child_by_field_name("name"))
+                    value = argument.child_by_field_name("value")
+                    if key in ("num_warps", "num_stages"):
+                        options[key] = _resolve_literal(value, assignments, _python_identifiers)
+                        continue
+                    keywords.append(key)
+                    ids = _python_identifiers(value)
+                    positional.append(normalise_name(ids[0]) if ids else normalise_name(key))
+                else:
+                    ids = _python_identifiers(argument)
+                    positional.append(normalise_name(ids[0]) if ids else _text(argument))
+            line = _line_of(node)
+            self.signature.launches.append(
+                Launch(
+                    kernel=kernel,
+                    kernel_normalised=normalise_kernel_name(kernel),
+                    arguments=tuple(positional),
+                    keywords=tuple(keywords),
+                    grid_text=_text(grid_expression) if grid_expression is not None else "",
+                    grid_identifiers=tuple(sorted(identifiers)),
+                    grid_shape=shape,
+                    num_warps=options.get("num_warps"),
+                    num_stages=options.get("num_stages"),
+                    line=line,
+                    quote=self.lines.quote(line),
+                )
+            )
+
+    @staticmethod
+    def _resolve_grid(node, assignments):
+        seen = set()
+        while node is not None and node.type == "identifier" and _text(node) in assignments and _text(node) not in seen:
+            seen.add(_text(node))
+            node = assignments[_text(node)]
+        if node is not None and node.type == "lambda":
+            node = node.child_by_field_name("body")
+        if node is not None and node.type == "parenthesized_expression" and node.named_child_count == 1:
+            node = node.named_children[0]
+        if node is None:
+            return None, None
+        if node.type in ("tuple", "list", "expression_list"):
+            return node, len(node.named_children)
+        return node, None
+
+    def _program_ids(self, assignments) -> None:
+        derived: dict[str, int] = {}  # variable -> axis of the program id it derives from
+
+        def axis_of_call(call) -> tuple[str, int] | None:
+            function = _text(call.child_by_field_name("function"))
+            short = function.split(".")[-1]
+            if short not in ("program_id", "num_programs"):
+                return None
+            arguments = call.child_by_field_name("arguments")
+            axis = 0
+            for argument in arguments.named_children if arguments else []:
+                value = argument.child_by_field_name("value") if argument.type == "keyword_argument" else argument
+                literal = _int_literal(_text(value))
+                if literal is not None:
+                    axis = literal
+            return short, axis
+
+        for node in _walk(self.body):
+            if node.type == "call":
+                found = axis_of_call(node)
+                if found:
+                    kind, axis = found
+                    target = self.signature.program_id_axes if kind == "program_id" else self.signature.num_programs_axes
+                    if axis not in target:
+                        target.append(axis)
+        # Variables derived from a program id, in source order.
+        for node in _walk(self.body):
+            if node.type == "assignment":
+                left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+                if left is None or right is None or left.type != "identifier":
+                    continue
+                axis = self._derived_axis(right, derived, axis_of_call)
+                if axis is not None:
+                    derived.setdefault(_text(left), axis)
+            if node.type == "binary_operator":
+                operator = _text(node.child_by_field_name("operator"))
+                if operator not in ("//", "%", "/"):
+                    continue
+                left = node.child_by_field_name("left")
+                axis = self._derived_axis(left, derived, axis_of_call)
+                if axis is None:
+                    continue
+                operand = " ".join(normalise_name(t) if re.match(r"[A-Za-z_]", t) else t
+                                   for t in comment_free_tokens(node.child_by_field_name("right")))
+                line = _line_of(node)
+                self.signature.decomposition.append(Decomposition(axis, operator, operand, line, self.lines.quote(line)))
+        for node in self.body.named_children:
+            if node.type == "if_statement":
+                consequence = node.child_by_field_name("consequence")
+                if consequence is not None and any(c.type == "return_statement" for c in consequence.named_children):
+                    for name in _python_identifiers(node.child_by_field_name("condition")):
+                        normalised = normalise_name(name)
+                        if normalised not in self.signature.early_exit_guards:
+                            self.signature.early_exit_guards.append(normalised)
+
+    @staticmethod
+    def _derived_axis(node, derived, axis_of_call) -> int | None:
+        if node is None:
+            return None
+        if node.type == "identifier":
+            return derived.get(_text(node))
+        for current in _walk(node):
+            if current.type == "call":
+                found = axis_of_call(current)
+                if found and found[0] == "program_id":
+                    return found[1]
+            if current.type == "identifier" and _text(current) in derived:
+                return derived[_text(current)]
+        return None
+
+
+def _is_python_read(node) -> bool:
+    """False for names that are not reads of a variable: attribute fields,
+    keyword names, assignment targets."""
+    parent = node.parent
+    if parent is None:
+        return True
+    if parent.type == "attribute" and parent.child_by_field_name("attribute") is not None \
+            and parent.child_by_field_name("attribute").id == node.id:
+        return False
+    if parent.type == "keyword_argument" and parent.child_by_field_name("name") is not None \
+            and parent.child_by_field_name("name").id == node.id:
+        return False
+    if parent.type == "assignment" and parent.child_by_field_name("left") is not None \
+            and parent.child_by_field_name("left").id == node.id:
+        return False
+    return True
+
+
+def _is_discard(node) -> bool:
+    """``del x`` and ``_ = x``: a parameter kept only to be discarded."""
+    parent = node.parent
+    if parent is not None and parent.type == "delete_statement":
+        return True
+    if parent is not None and parent.type == "assignment":
+        left = parent.child_by_field_name("left")
+        right = parent.child_by_field_name("right")
+        return left is not None and _text(left) == "_" and right is not None and right.id == node.id
+    return False
+
+
+def _python_identifiers(node) -> list[str]:
+    """Variable-like identifiers in a Python expression: callees and
+    attribute fields are left out (``triton.cdiv(n, B)`` → ``n, B``;
+    ``q.shape[0]`` → ``q``)."""
+    if node is None:
+        return []
+    found: list[str] = []
+    for current in _walk(node):
+        if current.type != "identifier":
+            continue
+        parent = current.parent
+        if parent is not None and parent.type == "attribute":
+            if parent.child_by_field_name("attribute") is not None and parent.child_by_field_name("attribute").id == current.id:
+                continue
+        if parent is not None and parent.type == "call" and parent.child_by_field_name("function").id == current.id:
+            continue
+        if parent is not None and parent.type == "keyword_argument" and parent.child_by_field_name("name").id == current.id:
+            continue
+        if parent is not None and parent.type == "lambda_parameters":
+            continue
+        text = _text(current)
+        if text in _CPP_NON_VARIABLES:
+            continue
+        found.append(text)
+    return found

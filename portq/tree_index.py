@@ -1,0 +1,286 @@
+"""The in-tree index: every anchor, the definition it belongs to, that
+definition's signature, and every call site, for the whole tree.
+
+Built once per scan (DESIGN §6) and cached under ``cache_dir`` by a content
+hash of the tree's source files, so a second scan of an unchanged tree reads
+one JSON file instead of parsing the tree again. Queries:
+
+* ``ports_for(upstream, path, name, qualified_name)`` — the in-tree
+  definitions that port an upstream symbol (an upstream symbol may have
+  several ports; one in-tree definition may port several upstream symbols);
+* ``not_carried_for(...)`` — out-of-scope declarations, module-level ones
+  included;
+* ``ported_paths`` / ``anchored_paths`` — which upstream files any anchor names;
+* ``reachability`` — callers of a port (``portq.reachability``).
+
+Anchors match an upstream symbol by upstream name, path and symbol name. When
+the upstream file was renamed, the classifier passes the rename chain it saw
+in the range (``aliases``): an anchor naming the old path still matches the
+symbol at the new path, as long as the symbol keeps its name.
+
+This module reads the in-tree files and the cache; it never touches the
+upstream repository and decides nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable
+
+from portq.anchors import NOT_CARRIED, PORTS, Anchor, find_anchors
+from portq.reachability import CallSite, Reachability, call_sites
+from portq.signatures import Signature, signature_of
+from portq.symbols import MAX_PARSE_BYTES, language_for_path, symbol_table
+
+INDEX_FORMAT = 1
+"""Bump when the cached JSON layout or what goes into it changes."""
+
+SKIPPED_DIRECTORIES = frozenset(
+    {".git", ".hg", ".venv", "venv", "node_modules", "__pycache__", "build", "dist", ".portq",
+     ".mypy_cache", ".pytest_cache", ".tox", "reports"}
+)
+
+
+@dataclass
+class DefinitionRecord:
+    """An in-tree definition: where it is and, when anchored, its signature."""
+
+    file: str
+    name: str
+    qualified_name: str
+    kind: str
+    language: str
+    start_line: int
+    end_line: int
+    signature: Signature | None = None
+
+    @property
+    def cite(self) -> str:
+        return f"{self.file}:{self.start_line}"
+
+    def to_json(self) -> dict:
+        return {
+            "file": self.file, "name": self.name, "qualified_name": self.qualified_name,
+            "kind": self.kind, "language": self.language, "start_line": self.start_line,
+            "end_line": self.end_line,
+            "signature": self.signature.to_json() if self.signature else None,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict) -> "DefinitionRecord":
+        data = dict(data)
+        data["signature"] = Signature.from_json(data["signature"]) if data.get("signature") else None
+        return cls(**data)
+
+
+@dataclass
+class Port:
+    """One in-tree definition porting one upstream symbol, through one anchor."""
+
+    anchor: Anchor
+    definition: DefinitionRecord
+
+
+@dataclass
+class FileRecord:
+    """What one in-tree file contributes to the index."""
+
+    path: str
+    anchors: list[Anchor] = field(default_factory=list)
+    definitions: list[DefinitionRecord] = field(default_factory=list)
+    calls: list[CallSite] = field(default_factory=list)
+    fallback: str | None = None
+
+    def to_json(self) -> dict:
+        return {
+            "path": self.path,
+            "anchors": [a.to_json() for a in self.anchors],
+            "definitions": [d.to_json() for d in self.definitions],
+            "calls": [c.to_json() for c in self.calls],
+            "fallback": self.fallback,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict) -> "FileRecord":
+        return cls(
+            path=data["path"],
+            anchors=[Anchor.from_json(a) for a in data["anchors"]],
+            definitions=[DefinitionRecord.from_json(d) for d in data["definitions"]],
+            calls=[CallSite(**c) for c in data["calls"]],
+            fallback=data.get("fallback"),
+        )
+
+
+def index_file(source: bytes, path: str) -> FileRecord:
+    """Anchors, definitions (with signatures where anchored) and call sites of one file."""
+    table = symbol_table(source, path)
+    record = FileRecord(path=path, fallback=table.fallback)
+    if table.tree is None:
+        return record
+    record.anchors = find_anchors(table, path)
+    anchored = {(a.definition, a.definition_line) for a in record.anchors if a.definition}
+    for definition in table.definitions:
+        signature = None
+        if (definition.qualified_name, definition.start_line) in anchored:
+            signature = signature_of(definition, table.source, path)
+        record.definitions.append(
+            DefinitionRecord(path, definition.name, definition.qualified_name, definition.kind,
+                             definition.language, definition.start_line, definition.end_line, signature)
+        )
+    record.calls = call_sites(table, path)
+    return record
+
+
+def tree_files(root: Path) -> Iterable[Path]:
+    """C/C++/CUDA and Python files under ``root``, in a stable order."""
+    for directory, subdirectories, files in os.walk(root):
+        subdirectories[:] = sorted(
+            d for d in subdirectories if d not in SKIPPED_DIRECTORIES and not d.endswith(".egg-info")
+        )
+        for name in sorted(files):
+            if language_for_path(name) is not None:
+                yield Path(directory) / name
+
+
+class TreeIndex:
+    """The whole in-tree source, indexed for the classifier."""
+
+    def __init__(self, files: list[FileRecord], root: Path | None = None) -> None:
+        self.root = root
+        self.files = {record.path: record for record in files}
+        self.anchors: list[Anchor] = [a for record in files for a in record.anchors]
+        self._definitions = {
+            (d.file, d.qualified_name, d.start_line): d for record in files for d in record.definitions
+        }
+        self.definitions_by_name: dict[str, list[DefinitionRecord]] = {}
+        for definition in self._definitions.values():
+            self.definitions_by_name.setdefault(definition.name, []).append(definition)
+        sites: dict[str, list[CallSite]] = {}
+        for record in files:
+            for site in record.calls:
+                sites.setdefault(site.callee, []).append(site)
+        self._port_keys = {(a.file, a.definition) for a in self.anchors if a.kind == PORTS and a.definition}
+        self.reachability = Reachability(sites, lambda file, qualified: (file, qualified) in self._port_keys)
+
+    # -- building
+
+    @classmethod
+    def build(cls, root: Path, cache_dir: Path | None = None) -> "TreeIndex":
+        """Index the tree at ``root``, reusing ``cache_dir`` when its content hash matches."""
+        root = Path(root)
+        sources: list[tuple[str, bytes]] = []
+        digest = hashlib.sha1(f"portq-tree-index-{INDEX_FORMAT}".encode())
+        for file in tree_files(root):
+            try:
+                data = file.read_bytes()
+            except OSError:
+                continue
+            relative = file.relative_to(root).as_posix()
+            sources.append((relative, data))
+            digest.update(relative.encode() + b"\0" + hashlib.sha1(data).digest())
+        key = digest.hexdigest()
+        cache_file = Path(cache_dir) / f"tree-index-{key}.json" if cache_dir else None
+        if cache_file is not None and cache_file.is_file():
+            try:
+                payload = json.loads(cache_file.read_text())
+                return cls([FileRecord.from_json(f) for f in payload["files"]], root)
+            except (ValueError, KeyError, TypeError):
+                pass  # a damaged cache is rebuilt, never trusted
+        records = [
+            index_file(data, relative) if len(data) <= MAX_PARSE_BYTES else FileRecord(relative, fallback="too large")
+            for relative, data in sources
+        ]
+        if cache_file is not None:
+            try:
+                cache_file.parent.mkdir(parents=True, exist_ok=True)
+                temporary = cache_file.with_suffix(".tmp")
+                temporary.write_text(json.dumps({"format": INDEX_FORMAT, "files": [r.to_json() for r in records]}))
+                temporary.replace(cache_file)
+            except OSError:
+                pass  # caching is an optimisation; an unwritable cache dir is not an error
+        return cls(records, root)
+
+    @classmethod
+    def from_sources(cls, sources: dict[str, str | bytes]) -> "TreeIndex":
+        """An index of in-memory files (tests and tools)."""
+        return cls([
+            index_file(data.encode() if isinstance(data, str) else data, path) for path, data in sources.items()
+        ])
+
+    # -- queries
+
+    def definition_of(self, anchor: Anchor) -> DefinitionRecord | None:
+        """The in-tree definition an anchor belongs to (a prototype's
+        definition by name when the anchor sits above a C++ declaration)."""
+        if anchor.definition:
+            return self._definitions.get((anchor.file, anchor.definition, anchor.definition_line))
+        if anchor.declared_name:
+            candidates = [d for d in self.definitions_by_name.get(anchor.declared_name, [])]
+            return candidates[0] if candidates else None
+        return None
+
+    def signature_of(self, definition: DefinitionRecord) -> Signature | None:
+        """The signature of any in-tree definition (computed on demand for
+        unanchored ones, e.g. a prototype's definition)."""
+        if definition.signature is None and self.root is not None:
+            path = self.root / definition.file
+            try:
+                source = path.read_bytes()
+            except OSError:
+                return None
+            table = symbol_table(source, definition.file)
+            match = next((d for d in table.definitions if d.qualified_name == definition.qualified_name
+                          and d.start_line == definition.start_line), None)
+            if match is not None:
+                definition.signature = signature_of(match, source, definition.file)
+        return definition.signature
+
+    def _matching(self, kind: str, upstream: str, paths: Iterable[str], name: str, qualified_name: str):
+        wanted = set(paths)
+        for anchor in self.anchors:
+            if anchor.kind == kind and anchor.upstream == upstream and anchor.path in wanted \
+                    and anchor.matches_name(name, qualified_name):
+                yield anchor
+
+    def ports_for(self, upstream: str, paths: Iterable[str], name: str, qualified_name: str) -> list[Port]:
+        """In-tree ports of the upstream definition ``qualified_name`` at any of ``paths``."""
+        ports: list[Port] = []
+        seen = set()
+        for anchor in self._matching(PORTS, upstream, paths, name, qualified_name):
+            definition = self.definition_of(anchor)
+            if definition is None:
+                continue
+            key = (definition.file, definition.qualified_name, definition.start_line)
+            if key in seen:
+                continue
+            seen.add(key)
+            if definition.signature is None:
+                self.signature_of(definition)
+            ports.append(Port(anchor, definition))
+        return ports
+
+    def not_carried_for(self, upstream: str, paths: Iterable[str], name: str, qualified_name: str) -> list[Anchor]:
+        """Not-carried declarations for the symbol (whole-symbol and ``[PARAM]`` ones)."""
+        return list(self._matching(NOT_CARRIED, upstream, paths, name, qualified_name))
+
+    def anchors_for_path(self, upstream: str, paths: Iterable[str], kind: str = PORTS) -> list[Anchor]:
+        wanted = set(paths)
+        return [a for a in self.anchors if a.kind == kind and a.upstream == upstream and a.path in wanted]
+
+    def upstream_symbols_ported_by(self, definition_name: str) -> set[str]:
+        """Bare upstream names that in-tree definitions called ``definition_name`` port."""
+        names: set[str] = set()
+        for anchor in self.anchors:
+            if anchor.kind != PORTS:
+                continue
+            target = self.definition_of(anchor)
+            if target is not None and target.name == definition_name:
+                names.add(anchor.bare_symbol)
+        return names
+
+    def ported_definitions(self) -> list[DefinitionRecord]:
+        return [d for a in self.anchors if a.kind == PORTS for d in [self.definition_of(a)] if d is not None]

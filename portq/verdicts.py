@@ -1,0 +1,927 @@
+"""Verdict rules (DESIGN §5): one verdict per touched upstream symbol, then
+one per entry, the most severe over *all* symbols.
+
+For each touched symbol, in order:
+
+1. **ports** — the in-tree definitions anchored to it (or to a definition
+   containing it). None: ``not-carried`` if an in-tree declaration covers it,
+   ``non-code`` for tests/docs/CI/build/benchmark paths, ``not-ported`` when a
+   row owns it (a coverage hole), else ``no-row``. Top-level lines and class
+   bodies in a file with ports are compared with what the ported definitions
+   reference before they may be called ``not-ported``.
+2. **provenance** — a port whose ``@SHA`` pin contains the commit is IN_SYNC.
+   A pin that does not contain it, or one git does not know, is evidence only.
+3. **cosmetic** — old and new token streams without comments/docstrings are
+   equal: NOT_APPLICABLE/``cosmetic``.
+4. **signature and launch** — the upstream delta (parameters removed, added,
+   re-defaulted or newly dead; launches: kernel, grid identifiers and shape,
+   block/warps/stages, arguments; program-id decomposition, ``num_programs``,
+   early exits) is checked item by item against the port. Any item where the
+   port still has the old shape is a gap: REAL_GAP with one non-test caller,
+   else INERT with the test callers. Items the comparison cannot place
+   (cross-language grids with neither shape, several launches) are
+   NEEDS_REVIEW with the reason. All items matched: IN_SYNC.
+5. **body** — no structural delta but the tokens differ (masks, int64
+   offsets): NEEDS_REVIEW, never NOT_APPLICABLE.
+
+Range facts (``net-zero`` pairs, renames) come from ``portq.classify``. This
+module reads upstream blobs through the context and the in-tree index; it
+never writes anything and never reads the commit message to decide.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+from typing import Iterable
+
+from portq import __version__
+from portq.anchors import Anchor
+from portq.model import (
+    IN_SYNC,
+    INERT,
+    NEEDS_REVIEW,
+    NOT_APPLICABLE,
+    REAL_GAP,
+    SEVERITY,
+    EntryChanges,
+    Evidence,
+    FileChange,
+    SymbolVerdict,
+    TouchedSymbol,
+    Verdict,
+)
+from portq.reachability import Callers
+from portq.signatures import Signature, normalise_kernel_name, signature_of
+from portq.symbols import (
+    KIND_CLASS,
+    KIND_CUDA_KERNEL,
+    KIND_DEVICE_FUNCTION,
+    KIND_TRITON_KERNEL,
+    language_for_path,
+)
+from portq.tree_index import Port, TreeIndex
+
+# --- paths that are not code ------------------------------------------------
+
+_NON_CODE_DIRECTORIES = frozenset(
+    {"tests", "test", "docs", "doc", "benchmarks", "benchmark", ".github", ".buildkite", ".gitlab",
+     ".circleci", "ci", ".ci", "examples", "requirements", "docker", "tools/ci"}
+)
+_NON_CODE_NAMES = frozenset(
+    {"CODEOWNERS", "README", "LICENSE", "CHANGELOG", "MAINTAINERS", "OWNERS", "Dockerfile",
+     "CMakeLists.txt", "Makefile", "setup.py", "setup.cfg", "pyproject.toml", "conftest.py",
+     ".pre-commit-config.yaml", ".gitignore", ".clang-format"}
+)
+_NON_CODE_SUFFIXES = frozenset(
+    {".md", ".rst", ".txt", ".yaml", ".yml", ".json", ".toml", ".cfg", ".ini", ".sh", ".cmake",
+     ".png", ".svg", ".jpg", ".html", ".csv", ".lock", ".in"}
+)
+
+
+def non_code_kind(path: str) -> str | None:
+    """Why a path is tests/docs/CI/build/benchmarks, or None for code."""
+    pure = PurePosixPath(path)
+    directories = set(pure.parts[:-1])
+    if directories & {"tests", "test"} or pure.name.startswith("test_") or re.match(r".+_test\.[^.]+$", pure.name):
+        return "tests"
+    if directories & {"docs", "doc"}:
+        return "docs"
+    if directories & {"benchmarks", "benchmark"}:
+        return "benchmarks"
+    if directories & {".github", ".buildkite", ".gitlab", ".circleci", "ci", ".ci"}:
+        return "CI"
+    if pure.name in _NON_CODE_NAMES or pure.name.split(".")[0] in ("README", "CODEOWNERS", "LICENSE"):
+        return "build/docs"
+    if pure.suffix.lower() in _NON_CODE_SUFFIXES:
+        return "docs/config"
+    return None
+
+
+def _kind_class(kind: str) -> str:
+    return "kernel" if kind in (KIND_CUDA_KERNEL, KIND_TRITON_KERNEL, KIND_DEVICE_FUNCTION) else "host"
+
+
+# Identifiers too common to tie a top-level change to a ported definition.
+_COMMON_IDENTIFIERS = frozenset(
+    """self cls const int void auto return if else for while true false nullptr None True False
+    def class import from as torch tl triton std namespace template typename static inline
+    unsigned float double bool char size_t int32_t int64_t uint32_t uint64_t and or not in is
+    pass with try except finally raise assert lambda yield global struct public private case
+    break continue switch default sizeof define include ifdef ifndef endif pragma once typing
+    Optional Tensor tensor dtype device shape data_ptr numel size stride the a an of to""".split()
+)
+_IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
+
+
+# --- results -------------------------------------------------------------------
+
+
+@dataclass
+class ItemResult:
+    """One structural delta item, placed against one port."""
+
+    status: str  # behind | sync | undecided | not-carried
+    layer: str  # signature | launch
+    message: str
+    evidence: list[Evidence] = field(default_factory=list)
+
+
+@dataclass
+class RangeFacts:
+    """What the whole range says about one entry (from ``portq.classify``)."""
+
+    net_zero_partner: tuple[int, str] | None = None  # (entry position, sha) of the paired commit
+    aliases: dict[str, set[str]] = field(default_factory=dict)  # upstream path -> every name it had in the range
+
+
+class SymbolClassifier:
+    """Decides the verdict of each touched symbol of an entry."""
+
+    def __init__(self, context, index: TreeIndex) -> None:
+        self.context = context
+        self.index = index
+        self.upstream = context.upstream
+        self._signature_cache: dict[tuple, Signature | None] = {}
+
+    # -- upstream side
+
+    def _table(self, blob: str | None, path: str | None):
+        if not blob or not path or language_for_path(path) is None:
+            return None
+        try:
+            return self.context.symbol_tables.get(blob, path, lambda: self.context.read_blob(blob))
+        except Exception:  # an unreadable blob is a fallback, reported by the caller
+            return None
+
+    def _upstream_signature(self, blob, path, qualified_name, lines) -> Signature | None:
+        key = (blob, path, qualified_name, lines)
+        if key in self._signature_cache:
+            return self._signature_cache[key]
+        signature = None
+        table = self._table(blob, path)
+        if table is not None and not table.fallback:
+            candidates = [d for d in table.definitions if d.qualified_name == qualified_name]
+            if lines is not None and len(candidates) > 1:
+                candidates = [d for d in candidates if d.start_line == lines[0]] or candidates
+            if candidates:
+                signature = signature_of(candidates[0], table.source, path)
+        self._signature_cache[key] = signature
+        return signature
+
+    def _paths(self, symbol: TouchedSymbol, facts: RangeFacts) -> set[str]:
+        paths = {symbol.path}
+        if symbol.old_path:
+            paths.add(symbol.old_path)
+        for path in list(paths):
+            paths |= facts.aliases.get(path, set())
+        return paths
+
+    # -- the decision for one symbol
+
+    def classify(self, entry: EntryChanges, symbol: TouchedSymbol, facts: RangeFacts) -> SymbolVerdict:
+        row = symbol.rows[0] if symbol.rows else (entry.rows[0] if entry.rows else None)
+        verdict = self._decide(entry, symbol, facts)
+        verdict.row = row
+        for evidence in verdict.evidence:
+            if evidence.row is None:
+                evidence.row = row
+        return verdict
+
+    def _base(self, symbol: TouchedSymbol, verdict: str, justification: str | None, decided_by: str,
+              reason: str, evidence: list[Evidence] | None = None, ports: list[str] | None = None) -> SymbolVerdict:
+        hunks = [
+            Evidence(kind="hunk", message=f"upstream hunk in {symbol.path}", side="upstream-new",
+                     path=symbol.path, hunk_header=header, symbol=symbol.name)
+            for header in symbol.hunk_headers
+        ]
+        return SymbolVerdict(
+            path=symbol.path, symbol=symbol.qualified_name or symbol.name, change=symbol.change,
+            verdict=verdict, justification=justification, decided_by=decided_by,
+            ports=ports or [], evidence=hunks + (evidence or []), reason=reason,
+        )
+
+    def _decide(self, entry: EntryChanges, symbol: TouchedSymbol, facts: RangeFacts) -> SymbolVerdict:
+        paths = self._paths(symbol, facts)
+        if symbol.name in ("<toplevel>", "<lines>") or symbol.kind == KIND_CLASS:
+            container = self._container(entry, symbol, paths)
+            if container is not None:
+                return container
+        ports = self._ports(symbol, paths)
+        if not ports:
+            return self._unported(entry, symbol, paths)
+        return self._ported(entry, symbol, paths, ports)
+
+    def _ports(self, symbol: TouchedSymbol, paths: set[str]) -> list[Port]:
+        """Ports of the symbol, paired by kind when a bare name is shared by a
+        kernel and its host wrapper; else ports of a definition containing it."""
+        ports = self.index.ports_for(self.upstream, paths, symbol.name, symbol.qualified_name)
+        if len(ports) > 1:
+            same_class = [p for p in ports if p.anchor.qualified
+                          or _kind_class(p.definition.kind) == _kind_class(symbol.kind)]
+            if same_class:
+                ports = same_class
+        if ports:
+            return ports
+        parts = re.split(r"::|\.", symbol.qualified_name or symbol.name)
+        for depth in range(len(parts) - 1, 0, -1):
+            parent = ".".join(parts[:depth]) if "." in symbol.qualified_name else "::".join(parts[:depth])
+            found = self.index.ports_for(self.upstream, paths, parts[depth - 1], parent)
+            if found:
+                return found
+        return []
+
+    # -- nothing in-tree ports it
+
+    def _unported(self, entry: EntryChanges, symbol: TouchedSymbol, paths: set[str]) -> SymbolVerdict:
+        declarations = [a for a in self.index.not_carried_for(self.upstream, paths, symbol.name, symbol.qualified_name)
+                        if not a.param]
+        if declarations:
+            anchor = declarations[0]
+            return self._base(
+                symbol, NOT_APPLICABLE, "not-carried", "provenance",
+                f"{symbol.name} is declared out of scope at {anchor.cite} and nothing in-tree ports it, "
+                "so not-carried rather than a coverage hole",
+                [_anchor_evidence(anchor, "not-carried declaration")],
+            )
+        kind = non_code_kind(symbol.path)
+        if kind is not None:
+            return self._base(
+                symbol, NOT_APPLICABLE, "non-code", "path",
+                f"{symbol.path} is {kind}, not code any port mirrors, so non-code rather than not-ported",
+            )
+        if symbol.rows:
+            return self._base(
+                symbol, NOT_APPLICABLE, "not-ported", "path",
+                f"row {symbol.rows[0]} owns {symbol.name} but no in-tree anchor ports or declares it "
+                "(a coverage hole), so not-ported rather than IN_SYNC",
+                [Evidence(kind="coverage-hole", message=f"no in-tree port of {symbol.path}::{symbol.name}",
+                          side="tree", symbol=symbol.name)],
+            )
+        return self._base(symbol, NOT_APPLICABLE, "no-row", "path",
+                          f"no matrix row owns {symbol.path} and no anchor names it, so no-row")
+
+    def _container(self, entry: EntryChanges, symbol: TouchedSymbol, paths: set[str]) -> SymbolVerdict | None:
+        """Top-level lines, parse fallbacks and class bodies of a file whose
+        definitions are ported: decided by what the changed lines name."""
+        anchors = self.index.anchors_for_path(self.upstream, paths)
+        if symbol.kind == KIND_CLASS and self._ports(symbol, paths):
+            return None  # the class itself is ported: compared like any definition
+        if not anchors:
+            return None
+        change = _file_change(entry, symbol)
+        if symbol.name == "<lines>" or symbol.fallback:
+            return self._base(
+                symbol, NEEDS_REVIEW, None, "fallback",
+                f"{symbol.path} could not be parsed ({symbol.fallback or 'no symbols'}) and holds ported "
+                "definitions, so a reviewer must read the hunks rather than trust NOT_APPLICABLE",
+                [_anchor_evidence(a, "ported from this file") for a in anchors[:3]],
+            )
+        changed = _changed_lines(change, symbol, self._table(symbol.old_blob, symbol.old_path or symbol.path),
+                                 self._table(symbol.new_blob, symbol.path), outside_definitions=symbol.name == "<toplevel>")
+        code = [(side, line, text) for side, line, text in changed if _is_code_line(text, symbol.path)]
+        if not code:
+            return self._base(
+                symbol, NOT_APPLICABLE, "cosmetic", "body",
+                "the changed lines outside definitions are comments or blank, so cosmetic rather than a "
+                "change to anything ported",
+            )
+        referenced = self._ported_identifiers(symbol, paths, anchors)
+        named = {word for _, _, text in code for word in _IDENTIFIER.findall(_strip_comment(text, symbol.path))}
+        shared = sorted(w for w in named & set(referenced) if w not in _COMMON_IDENTIFIERS and len(w) > 2)
+        if shared:
+            word = shared[0]
+            side, line, text = next(c for c in code if word in _IDENTIFIER.findall(c[2]))
+            user = referenced[word]
+            return self._base(
+                symbol, NEEDS_REVIEW, None, "body",
+                f"the change outside definitions touches {', '.join(shared[:4])}, which the ported "
+                f"{user} uses, so a reviewer must judge it rather than NOT_APPLICABLE",
+                [Evidence(kind="toplevel", message=f"changed line names {word}, used by ported {user}",
+                          side=f"upstream-{side}", path=symbol.path, line=line, quote=text.strip(),
+                          symbol=symbol.name)],
+            )
+        return self._base(
+            symbol, NOT_APPLICABLE, "not-ported", "body",
+            "the changed lines outside definitions name nothing the ported definitions of this file use, "
+            "so not-ported rather than NEEDS_REVIEW",
+            [Evidence(kind="toplevel", message="changed lines name nothing a ported definition uses",
+                      side="upstream-new", path=symbol.path, symbol=symbol.name)],
+        )
+
+    def _ported_identifiers(self, symbol: TouchedSymbol, paths: set[str], anchors: list[Anchor]) -> dict[str, str]:
+        """identifier -> the ported upstream definition (old or new side) that references it."""
+        referenced: dict[str, str] = {}
+        for blob, path in ((symbol.old_blob, symbol.old_path or symbol.path), (symbol.new_blob, symbol.path)):
+            table = self._table(blob, path)
+            if table is None or table.fallback:
+                continue
+            for definition in table.definitions:
+                if not any(a.matches_name(definition.name, definition.qualified_name) for a in anchors):
+                    continue
+                text = definition.node.text.decode("utf-8", errors="replace") if definition.node else ""
+                for word in _IDENTIFIER.findall(text):
+                    referenced.setdefault(word, definition.qualified_name)
+        return referenced
+
+    # -- something in-tree ports it
+
+    def _ported(self, entry: EntryChanges, symbol: TouchedSymbol, paths: set[str], ports: list[Port]) -> SymbolVerdict:
+        old = self._upstream_signature(symbol.old_blob, symbol.old_path or symbol.path, symbol.qualified_name,
+                                       symbol.old_lines) if symbol.change != "added" else None
+        new = self._upstream_signature(symbol.new_blob, symbol.path, symbol.qualified_name,
+                                       symbol.new_lines) if symbol.change != "removed" else None
+        param_scope = {a.param for a in self.index.not_carried_for(self.upstream, paths, symbol.name,
+                                                                    symbol.qualified_name) if a.param}
+        results = [self._against_port(entry, symbol, old, new, port, param_scope) for port in ports]
+        worst = max(results, key=lambda r: SEVERITY[r.verdict])
+        worst.ports = [f"{p.definition.cite} {p.definition.qualified_name}" for p in ports]
+        for other in results:
+            if other is not worst:
+                worst.evidence.extend(e for e in other.evidence if e.kind != "hunk")
+        return worst
+
+    def _against_port(self, entry, symbol, old, new, port: Port, param_scope: set[str]) -> SymbolVerdict:
+        anchor, definition = port.anchor, port.definition
+        tree_signature = definition.signature
+        evidence = [_anchor_evidence(anchor, f"{definition.qualified_name} ports {anchor.reference}")]
+        if anchor.pin:
+            contains = self.context.is_ancestor(entry.commit.sha, anchor.pin)
+            if contains:
+                return self._base(
+                    symbol, IN_SYNC, None, "provenance",
+                    f"the port's anchor pins {anchor.pin}, which already contains this commit, so IN_SYNC "
+                    "by provenance rather than by comparison",
+                    evidence + [_anchor_evidence(anchor, f"pin {anchor.pin} contains {entry.commit.sha[:10]}", "pin")],
+                )
+            note = "does not contain this commit" if contains is False else "is not known to the upstream clone"
+            evidence.append(_anchor_evidence(anchor, f"pin {anchor.pin} {note}; compared structurally", "pin"))
+        if tree_signature is None:
+            return self._base(symbol, NEEDS_REVIEW, None, "fallback",
+                              f"the port at {definition.cite} could not be read, so it needs review",
+                              evidence)
+        if symbol.change == "removed":
+            return self._removed(entry, symbol, old, port, evidence)
+        if symbol.change == "added" or old is None:
+            return self._added(entry, symbol, new, port, evidence)
+        if new is None:
+            return self._base(symbol, NEEDS_REVIEW, None, "fallback",
+                              f"the new side of {symbol.name} could not be parsed, so it needs review",
+                              evidence)
+        if old.body_tokens_hash == new.body_tokens_hash:
+            return self._base(
+                symbol, NOT_APPLICABLE, "cosmetic", "body",
+                f"{symbol.name}'s tokens without comments are identical before and after, so cosmetic "
+                "rather than a change the port must follow",
+                evidence,
+            )
+        items = compare(old, new, tree_signature, self.index, param_scope)
+        return self._from_items(entry, symbol, old, new, port, items, evidence)
+
+    def _from_items(self, entry, symbol, old, new, port, items: list[ItemResult], evidence) -> SymbolVerdict:
+        definition = port.definition
+        behind = [i for i in items if i.status == "behind"]
+        undecided = [i for i in items if i.status == "undecided"]
+        synced = [i for i in items if i.status == "sync"]
+        scoped = [i for i in items if i.status == "not-carried"]
+        for item in items:
+            evidence.extend(item.evidence)
+        if behind:
+            return self._gap(symbol, port, behind, evidence)
+        if undecided:
+            return self._base(
+                symbol, NEEDS_REVIEW, None, undecided[0].layer,
+                f"{undecided[0].message}; the structural comparison cannot place the port, so it needs "
+                "review rather than IN_SYNC",
+                evidence,
+            )
+        if synced:
+            layer = "launch" if any(i.layer == "launch" for i in synced) else "signature"
+            return self._base(
+                symbol, IN_SYNC, None, layer,
+                f"the port at {definition.cite} already has the new shape ({synced[0].message}), so IN_SYNC "
+                "rather than a gap",
+                evidence,
+            )
+        if scoped and self._changes_only_mention(entry, symbol, {s.message for s in scoped}):
+            return self._base(
+                symbol, NOT_APPLICABLE, "not-carried", "signature",
+                f"every change to {symbol.name} concerns {', '.join(sorted({s.message for s in scoped}))}, "
+                "which the tree declares not carried, so not-carried rather than NEEDS_REVIEW",
+                evidence,
+            )
+        language_note = "" if old.language == definition.language else " (cross-language port)"
+        return self._base(
+            symbol, NEEDS_REVIEW, None, "body",
+            f"{symbol.name} changed in its body only, with no parameter or launch delta{language_note}, so "
+            "a reviewer must compare the bodies; a body change on a ported symbol is never NOT_APPLICABLE",
+            evidence + [Evidence(kind="body", message="body-only change on a ported symbol", side="tree",
+                                 path=definition.file, line=definition.start_line,
+                                 quote=_first_line_quote(definition, tree_signature_or(port)),
+                                 symbol=definition.qualified_name)],
+        )
+
+    def _changes_only_mention(self, entry, symbol, names: set[str]) -> bool:
+        change = _file_change(entry, symbol)
+        changed = _changed_lines(change, symbol, None, None, outside_definitions=False)
+        code = [text for _, _, text in changed if _is_code_line(text, symbol.path)]
+        return bool(code) and all(any(name in text for name in names) for text in code)
+
+    def _gap(self, symbol, port: Port, behind: list[ItemResult], evidence) -> SymbolVerdict:
+        definition = port.definition
+        callers: Callers = self.index.reachability.callers(definition.name, definition.file, definition.qualified_name)
+        what = "; ".join(i.message for i in behind[:3])
+        layer = behind[0].layer
+        if callers.non_test:
+            caller = callers.non_test[0]
+            through = f" (through {callers.through[0]})" if callers.through else ""
+            return self._base(
+                symbol, REAL_GAP, None, layer,
+                f"the port at {definition.cite} still has the old shape ({what}) and non-test code calls it at "
+                f"{caller.cite}{through}, so REAL_GAP rather than INERT",
+                evidence + [_caller_evidence(caller, "non-test caller")],
+            )
+        found = callers.test[:3]
+        return self._base(
+            symbol, INERT, None, layer,
+            f"the port at {definition.cite} still has the old shape ({what}) but "
+            + (f"only tests call it ({', '.join(c.cite for c in found)})" if found else "nothing in-tree calls it")
+            + ", so INERT rather than REAL_GAP",
+            evidence + [_caller_evidence(c, "test caller") for c in found]
+            + ([] if found else [Evidence(kind="caller", message="no caller found in the tree", side="tree",
+                                          path=definition.file, line=definition.start_line)]),
+        )
+
+    def _removed(self, entry, symbol, old, port: Port, evidence) -> SymbolVerdict:
+        """Upstream deleted or renamed a ported definition."""
+        replacement = next(
+            (s for s in entry.symbols if s.change == "added" and s.path == symbol.path
+             and _kind_class(s.kind) == _kind_class(symbol.kind)
+             and (s.name.startswith(symbol.name) or symbol.name.startswith(s.name))),
+            None,
+        )
+        definition = port.definition
+        tree_evidence = Evidence(kind="tree-definition", message=f"the port still defines {definition.qualified_name}",
+                                 side="tree", path=definition.file, line=definition.start_line,
+                                 quote=_first_line_quote(definition, definition.signature), symbol=definition.name)
+        if replacement is None:
+            return self._base(
+                symbol, NEEDS_REVIEW, None, "signature",
+                f"upstream deleted {symbol.name} without a same-named replacement while {definition.cite} still "
+                "ports it, so a reviewer must decide whether the port goes too",
+                evidence + [tree_evidence],
+            )
+        successors = self.index.ports_for(self.upstream, {replacement.path}, replacement.name, replacement.qualified_name)
+        if successors:
+            successor = successors[0]
+            return self._base(
+                symbol, IN_SYNC, None, "signature",
+                f"upstream renamed {symbol.name} to {replacement.name} and {successor.definition.cite} already "
+                "ports the new name, so IN_SYNC rather than a gap",
+                evidence + [_anchor_evidence(successor.anchor, f"ports {replacement.name}")],
+            )
+        item = ItemResult("behind", "signature",
+                          f"upstream renamed {symbol.name} to {replacement.name}; the port still carries {symbol.name}",
+                          [tree_evidence])
+        return self._gap(symbol, port, [item], evidence + [tree_evidence])
+
+    def _added(self, entry, symbol, new, port: Port, evidence) -> SymbolVerdict:
+        """A new upstream definition the tree already anchors (the tree is ahead)."""
+        definition = port.definition
+        if new is None:
+            return self._base(symbol, NEEDS_REVIEW, None, "fallback",
+                              f"{symbol.name} could not be parsed upstream, so it needs review", evidence)
+        missing = [p for p in new.runtime_param_names if definition.signature.param(p) is None]
+        if missing:
+            return self._base(
+                symbol, NEEDS_REVIEW, None, "signature",
+                f"{symbol.name} is new upstream and {definition.cite} ports it but lacks {', '.join(missing[:4])}, "
+                "so it needs review rather than IN_SYNC",
+                evidence,
+            )
+        return self._base(
+            symbol, IN_SYNC, None, "signature",
+            f"{symbol.name} is new upstream and {definition.cite} already ports it with every parameter, "
+            "so IN_SYNC",
+            evidence,
+        )
+
+
+def tree_signature_or(port: Port):
+    return port.definition.signature
+
+
+# --- structural comparison ------------------------------------------------------
+
+
+def compare(old: Signature, new: Signature, port: Signature, index: TreeIndex | None = None,
+            param_scope: Iterable[str] = ()) -> list[ItemResult]:
+    """Every structural delta of ``old`` → ``new``, placed against ``port``."""
+    scope = {p.lower() for p in param_scope} | {re.split(r"[=\s]", p)[0].lower() for p in param_scope}
+    items: list[ItemResult] = []
+    items += _parameter_items(old, new, port, scope)
+    items += _launch_items(old, new, port, index)
+    items += _program_id_items(old, new, port)
+    return items
+
+
+def _upstream_param_evidence(signature: Signature, name: str, side: str, kind: str, message: str) -> Evidence:
+    param = signature.param(name)
+    return Evidence(kind=kind, message=message, side=side, path=signature.path,
+                    line=param.line if param else signature.start_line, quote=param.quote if param else None,
+                    symbol=signature.name)
+
+
+def _tree_param_evidence(port: Signature, name: str, message: str) -> list[Evidence]:
+    param = port.param(name)
+    found = [Evidence(kind="tree-param", message=message, side="tree", path=port.path,
+                      line=param.line if param else port.start_line, quote=param.quote if param else None,
+                      symbol=port.name)]
+    use = port.first_use.get(name)
+    if use is not None:
+        found.append(Evidence(kind="tree-use", message=f"the port still reads {name}", side="tree",
+                              path=port.path, line=use.line, quote=use.quote, symbol=port.name))
+    return found
+
+
+def _parameter_items(old: Signature, new: Signature, port: Signature, scope: set[str]) -> list[ItemResult]:
+    items: list[ItemResult] = []
+    old_names, new_names = old.runtime_param_names, new.runtime_param_names
+    for name in old_names:
+        if name in new_names:
+            continue
+        upstream = _upstream_param_evidence(old, name, "upstream-old", "param-removed", f"upstream removed parameter {name}")
+        if name in scope:
+            items.append(ItemResult("not-carried", "signature", name, [upstream]))
+        elif port.param(name) is not None:
+            items.append(ItemResult("behind", "signature", f"parameter {name} was removed upstream, the port still takes it",
+                                    [upstream] + _tree_param_evidence(port, name, f"the port still takes {name}")))
+        else:
+            items.append(ItemResult("sync", "signature", f"the port does not take removed parameter {name}", [upstream]))
+    for name in new_names:
+        if name in old_names:
+            continue
+        param = new.param(name)
+        label = f"{name}{'=default' if param and param.has_default else ''}"
+        upstream = _upstream_param_evidence(new, name, "upstream-new", "param-added", f"upstream added parameter {label}")
+        if name in scope:
+            items.append(ItemResult("not-carried", "signature", name, [upstream]))
+        elif port.param(name) is not None:
+            items.append(ItemResult("sync", "signature", f"the port already takes {label}",
+                                    [upstream] + _tree_param_evidence(port, name, f"the port takes {name}")[:1]))
+        else:
+            items.append(ItemResult("behind", "signature", f"upstream added parameter {label}, the port lacks it",
+                                    [upstream, Evidence(kind="tree-signature", message=f"the port's parameters lack {name}",
+                                                        side="tree", path=port.path, line=port.start_line,
+                                                        quote=_signature_line(port), symbol=port.name)]))
+    for name in new_names:
+        if name not in old_names:
+            continue
+        before, after = old.param(name), new.param(name)
+        if before and after and before.has_default != after.has_default and name not in scope:
+            mine = port.param(name)
+            message = f"{name} {'gained' if after.has_default else 'lost'} its default upstream"
+            upstream = _upstream_param_evidence(new, name, "upstream-new", "default-changed", message)
+            if mine is None:
+                items.append(ItemResult("undecided", "signature", f"{message} and the port has no {name}", [upstream]))
+            elif mine.has_default == after.has_default:
+                items.append(ItemResult("sync", "signature", f"the port's {name} already matches", [upstream]))
+            else:
+                items.append(ItemResult("behind", "signature", f"{message}, the port's has not",
+                                        [upstream] + _tree_param_evidence(port, name, f"the port's {name}")[:1]))
+    newly_dead = [n for n in new.dead_params if n not in old.dead_params and n in old_names]
+    for name in newly_dead:
+        use = old.first_use.get(name)
+        upstream = [Evidence(kind="param-dead", message=f"upstream now leaves {name} unused", side="upstream-new",
+                             path=new.path, line=new.param(name).line if new.param(name) else new.start_line,
+                             quote=new.param(name).quote if new.param(name) else None, symbol=new.name)]
+        if use is not None:
+            upstream.append(Evidence(kind="param-use-removed", message=f"upstream used {name} here before",
+                                     side="upstream-old", path=old.path, line=use.line, quote=use.quote,
+                                     symbol=old.name))
+        if name in scope:
+            items.append(ItemResult("not-carried", "signature", name, upstream))
+        elif port.param(name) is None:
+            items.append(ItemResult("sync", "signature", f"the port already dropped dead parameter {name}", upstream))
+        elif name in port.dead_params:
+            items.append(ItemResult("sync", "signature", f"the port also leaves {name} unused", upstream))
+        else:
+            items.append(ItemResult("behind", "signature", f"{name} is dead upstream, the port still takes and uses it",
+                                    upstream + _tree_param_evidence(port, name, f"the port still takes {name}")))
+    return items
+
+
+def _signature_line(signature: Signature) -> str | None:
+    return signature.params[0].quote if signature.params else None
+
+
+def _first_line_quote(definition, signature) -> str | None:
+    if signature is not None and signature.params:
+        return signature.params[0].quote
+    return None
+
+
+def _launched_names(port: Signature, index: TreeIndex | None) -> dict[str, set[str]]:
+    """kernel as written -> the names it stands for: its normalised name and
+    the upstream symbols its in-tree definition ports."""
+    names: dict[str, set[str]] = {}
+    for launch in port.launches:
+        bare = re.split(r"::|\.", re.sub(r"<.*", "", launch.kernel))[-1]
+        stands_for = {launch.kernel_normalised}
+        if index is not None:
+            stands_for |= {normalise_kernel_name(n) for n in index.upstream_symbols_ported_by(bare)}
+        names[launch.kernel] = stands_for
+    return names
+
+
+def _launch_items(old: Signature, new: Signature, port: Signature, index: TreeIndex | None) -> list[ItemResult]:
+    if not old.launches and not new.launches:
+        return []
+    items: list[ItemResult] = []
+    old_kernels = {l.kernel_normalised for l in old.launches}
+    new_kernels = {l.kernel_normalised for l in new.launches}
+    launched = _launched_names(port, index)
+    port_stands_for = set().union(*launched.values()) if launched else set()
+    cross = old.language != port.language
+    # Kernels launched: added (a new sibling dispatched from the wrapper) and removed (a renamed kernel).
+    for kernel in sorted(new_kernels - old_kernels):
+        launch = next(l for l in new.launches if l.kernel_normalised == kernel)
+        upstream = Evidence(kind="launch-kernel", message=f"upstream now launches {kernel}", side="upstream-new",
+                            path=new.path, line=launch.line, quote=launch.quote, symbol=new.name)
+        if kernel in port_stands_for:
+            items.append(ItemResult("sync", "launch", f"the port already launches {kernel}", [upstream]))
+        else:
+            tree = [_tree_launch_evidence(port, l, "the port launches this instead") for l in port.launches[:2]]
+            if not tree:
+                tree = [Evidence(kind="tree-launch", message="the port launches no kernel", side="tree",
+                                 path=port.path, line=port.start_line, symbol=port.name)]
+            items.append(ItemResult("behind", "launch", f"upstream now launches {kernel}, the port does not", [upstream] + tree))
+    for kernel in sorted(old_kernels - new_kernels):
+        launch = next(l for l in old.launches if l.kernel_normalised == kernel)
+        upstream = Evidence(kind="launch-kernel", message=f"upstream no longer launches {kernel}", side="upstream-old",
+                            path=old.path, line=launch.line, quote=launch.quote, symbol=old.name)
+        still = [l for l in port.launches if kernel in launched.get(l.kernel, set())]
+        if still:
+            items.append(ItemResult("behind", "launch", f"upstream stopped launching {kernel}, the port still launches it",
+                                    [upstream] + [_tree_launch_evidence(port, l, f"the port still launches {kernel}") for l in still[:1]]))
+        elif port.launches or new_kernels:
+            items.append(ItemResult("sync", "launch", f"the port does not launch {kernel}", [upstream]))
+    # Launch geometry of a paired launch.
+    pairs = _pair_launches(old.launches, new.launches)
+    for before, after in pairs:
+        mine = _port_launch(port, launched, before, after)
+        items += _geometry_items(old, new, port, before, after, mine, cross, len(port.launches))
+    return items
+
+
+def _pair_launches(old_launches, new_launches):
+    pairs = []
+    unmatched_old = list(old_launches)
+    unmatched_new = list(new_launches)
+    for launch in list(unmatched_new):
+        partner = next((o for o in unmatched_old if o.kernel_normalised == launch.kernel_normalised), None)
+        if partner is not None:
+            pairs.append((partner, launch))
+            unmatched_old.remove(partner)
+            unmatched_new.remove(launch)
+    if len(unmatched_old) == 1 and len(unmatched_new) == 1:
+        pairs.append((unmatched_old[0], unmatched_new[0]))  # a renamed kernel, same launch site
+    return pairs
+
+
+def _port_launch(port: Signature, launched, before, after):
+    if len(port.launches) == 1:
+        return port.launches[0]
+    for launch in port.launches:
+        stands_for = launched.get(launch.kernel, set())
+        if before.kernel_normalised in stands_for or after.kernel_normalised in stands_for:
+            return launch
+    return None
+
+
+def _tree_launch_evidence(port: Signature, launch, message: str) -> Evidence:
+    return Evidence(kind="tree-launch", message=message, side="tree", path=port.path, line=launch.line,
+                    quote=launch.quote, symbol=port.name)
+
+
+def _geometry_items(old, new, port, before, after, mine, cross: bool, port_launch_count: int) -> list[ItemResult]:
+    items: list[ItemResult] = []
+    grid_changed = before.grid_text.replace(" ", "") != after.grid_text.replace(" ", "") \
+        or before.grid_identifiers != after.grid_identifiers
+    upstream = [
+        Evidence(kind="launch-grid", message=f"upstream grid was {before.grid_text}", side="upstream-old",
+                 path=old.path, line=before.line, quote=before.quote, symbol=old.name),
+        Evidence(kind="launch-grid", message=f"upstream grid is now {after.grid_text}", side="upstream-new",
+                 path=new.path, line=after.line, quote=after.quote, symbol=new.name),
+    ]
+    if grid_changed:
+        if mine is None:
+            items.append(ItemResult("undecided", "launch",
+                                    f"upstream changed the grid of {after.kernel_normalised} and the port has "
+                                    f"{port_launch_count} launches none of which maps to it", upstream))
+        else:
+            items.append(_grid_item(before, after, mine, port, cross, upstream))
+    if before.grid_shape != after.grid_shape and before.grid_shape and after.grid_shape and mine is not None:
+        tree = [_tree_launch_evidence(port, mine, f"the port's grid has {mine.grid_shape} axes")]
+        if mine.grid_shape == after.grid_shape:
+            items.append(ItemResult("sync", "launch", f"the port's grid already has {after.grid_shape} axes", upstream + tree))
+        elif mine.grid_shape == before.grid_shape:
+            items.append(ItemResult("behind", "launch",
+                                    f"upstream grid went from {before.grid_shape} to {after.grid_shape} axes, the port's has "
+                                    f"{before.grid_shape}", upstream + tree))
+    for attribute in ("block", "num_warps", "num_stages"):
+        was, now = getattr(before, attribute), getattr(after, attribute)
+        if was == now or was is None or now is None or mine is None:
+            continue
+        have = getattr(mine, attribute)
+        if cross or have is None:
+            continue  # CUDA threads and Triton warps do not compare
+        tree = [_tree_launch_evidence(port, mine, f"the port's {attribute} is {have}")]
+        if have == now:
+            items.append(ItemResult("sync", "launch", f"the port's {attribute} is already {now}", upstream + tree))
+        elif have == was:
+            items.append(ItemResult("behind", "launch", f"upstream {attribute} went {was}→{now}, the port's is {was}",
+                                    upstream + tree))
+    removed_arguments = set(before.arguments) - set(after.arguments)
+    added_arguments = set(after.arguments) - set(before.arguments)
+    if (removed_arguments or added_arguments) and mine is not None:
+        have = set(mine.arguments) | set(_normalised_keywords(mine))
+        still = sorted(removed_arguments & have)
+        if still and not (added_arguments & have):
+            items.append(ItemResult("behind", "launch",
+                                    f"upstream stopped passing {', '.join(still)} to the kernel, the port still passes it",
+                                    upstream[1:] + [_tree_launch_evidence(port, mine, f"the port still passes {still[0]}")]))
+        elif added_arguments and added_arguments <= have and not still:
+            items.append(ItemResult("sync", "launch", f"the port already passes {', '.join(sorted(added_arguments))}",
+                                    upstream[1:]))
+    return items
+
+
+def _normalised_keywords(launch):
+    from portq.signatures import normalise_name
+
+    return [normalise_name(k) for k in launch.keywords]
+
+
+def _grid_item(before, after, mine, port, cross: bool, upstream) -> ItemResult:
+    tree = [_tree_launch_evidence(port, mine, f"the port's grid is {mine.grid_text}")]
+    if not cross and mine.grid_text.replace(" ", "") == after.grid_text.replace(" ", ""):
+        return ItemResult("sync", "launch", f"the port's grid is already {after.grid_text}", upstream + tree)
+    if not cross and mine.grid_text.replace(" ", "") == before.grid_text.replace(" ", ""):
+        return ItemResult("behind", "launch", f"upstream grid went {before.grid_text} → {after.grid_text}, the port's is "
+                          f"still {mine.grid_text}", upstream + tree)
+    added = set(after.grid_identifiers) - set(before.grid_identifiers)
+    removed = set(before.grid_identifiers) - set(after.grid_identifiers)
+    have = set(mine.grid_identifiers)
+    if not added and not removed:
+        return ItemResult("undecided", "launch",
+                          f"upstream grid went {before.grid_text} → {after.grid_text} with the same identifiers, and the "
+                          f"port's grid {mine.grid_text} cannot be matched to either", upstream + tree)
+    if added <= have and not (removed & have):
+        return ItemResult("sync", "launch", f"the port's grid already uses {', '.join(sorted(added)) or 'the new terms'}",
+                          upstream + tree)
+    if not (added & have) and removed <= have:
+        what = ", ".join(sorted(added)) if added else "the new terms"
+        return ItemResult("behind", "launch", f"upstream grid went {before.grid_text} → {after.grid_text}; the port's grid "
+                          f"{mine.grid_text} lacks {what}", upstream + tree)
+    return ItemResult("undecided", "launch",
+                      f"upstream grid went {before.grid_text} → {after.grid_text} and the port's grid {mine.grid_text} "
+                      "shares terms with both", upstream + tree)
+
+
+def _program_id_items(old: Signature, new: Signature, port: Signature) -> list[ItemResult]:
+    items: list[ItemResult] = []
+    before = {(d.axis, d.operator, d.operand) for d in old.decomposition}
+    after = {(d.axis, d.operator, d.operand) for d in new.decomposition}
+    have = {(d.axis, d.operator, d.operand) for d in port.decomposition}
+    if before != after:
+        evidence = [Evidence(kind="program-id", message=f"upstream decomposes program_id({d.axis}) {d.operator} {d.operand}",
+                             side="upstream-new", path=new.path, line=d.line, quote=d.quote, symbol=new.name)
+                    for d in new.decomposition if (d.axis, d.operator, d.operand) not in before][:2]
+        evidence += [Evidence(kind="program-id", message=f"the port decomposes program_id({d.axis}) {d.operator} {d.operand}",
+                              side="tree", path=port.path, line=d.line, quote=d.quote, symbol=port.name)
+                     for d in port.decomposition][:2]
+        added, removed = after - before, before - after
+        if have == after or (added <= have and not (removed & have)):
+            items.append(ItemResult("sync", "launch", "the port already decomposes the program id the new way", evidence))
+        elif have == before or (not (added & have) and (removed <= have)):
+            items.append(ItemResult("behind", "launch",
+                                    "upstream changed how the work is packed into program_id (" +
+                                    ", ".join(f"{o} {x}" for _, o, x in sorted(added)) + "), the port still decomposes it the old way",
+                                    evidence))
+        else:
+            items.append(ItemResult("undecided", "launch",
+                                    "upstream changed the program-id decomposition and the port's matches neither side",
+                                    evidence))
+    for attribute, label in (("num_programs_axes", "num_programs"), ("program_id_axes", "program_id axes")):
+        was, now, mine = set(getattr(old, attribute)), set(getattr(new, attribute)), set(getattr(port, attribute))
+        if was == now or old.language != new.language:
+            continue
+        if mine == now:
+            items.append(ItemResult("sync", "launch", f"the port's {label} already match", []))
+        elif mine == was:
+            items.append(ItemResult("behind", "launch", f"upstream {label} went {sorted(was)} → {sorted(now)}, the port's are "
+                                    f"{sorted(mine)}", []))
+    guards_added = set(new.early_exit_guards) - set(old.early_exit_guards)
+    if guards_added and new.is_kernel:
+        line_evidence = [Evidence(kind="early-exit", message=f"upstream kernel now returns early on {', '.join(sorted(guards_added))}",
+                                  side="upstream-new", path=new.path, line=new.start_line, symbol=new.name)]
+        if guards_added & set(port.early_exit_guards):
+            items.append(ItemResult("sync", "launch", "the port has the same early-exit guard", line_evidence))
+        elif not before ^ after:
+            items.append(ItemResult("undecided", "launch", f"upstream added an early exit on {', '.join(sorted(guards_added))}",
+                                    line_evidence))
+    return items
+
+
+# --- changed lines ----------------------------------------------------------------
+
+
+def _file_change(entry: EntryChanges, symbol: TouchedSymbol) -> FileChange | None:
+    for change in list(entry.owned_changes) + list(entry.commit.changes):
+        if change.path == symbol.path or (symbol.old_path and change.old_path == symbol.old_path):
+            return change
+    return None
+
+
+def _changed_lines(change: FileChange | None, symbol: TouchedSymbol, old_table, new_table,
+                   outside_definitions: bool) -> list[tuple[str, int, str]]:
+    """``(side, line, text)`` of the '-'/'+' lines of ``symbol``: inside its
+    extent, or outside every definition for top-level symbols."""
+    if change is None:
+        return []
+    found: list[tuple[str, int, str]] = []
+
+    def wanted(line: int, extent, table) -> bool:
+        if outside_definitions:
+            return table is None or table.enclosing(line) is None
+        return extent is None or extent[0] <= line <= extent[1]
+
+    for hunk in change.hunks:
+        for line, text in zip(hunk.removed_lines, hunk.removed_text):
+            if wanted(line, symbol.old_lines, old_table):
+                found.append(("old", line, text))
+        for line, text in zip(hunk.added_lines, hunk.added_text):
+            if wanted(line, symbol.new_lines, new_table):
+                found.append(("new", line, text))
+    return found
+
+
+def _strip_comment(text: str, path: str) -> str:
+    if language_for_path(path) == "python":
+        return text.split("#", 1)[0]
+    return text.split("//", 1)[0]
+
+
+def _is_code_line(text: str, path: str) -> bool:
+    stripped = _strip_comment(text, path).strip()
+    if not stripped:
+        return False
+    return not stripped.startswith(("/*", "*", "*/"))
+
+
+def _anchor_evidence(anchor: Anchor, message: str, kind: str = "anchor") -> Evidence:
+    return Evidence(kind=kind, message=message, side="tree", path=anchor.file, line=anchor.line,
+                    quote=anchor.quote, symbol=anchor.definition or anchor.declared_name)
+
+
+def _caller_evidence(site, message: str) -> Evidence:
+    return Evidence(kind="caller", message=f"{message}: {site.caller or '<module>'} calls {site.callee}",
+                    side="tree", path=site.file, line=site.line, quote=site.quote, symbol=site.callee)
+
+
+# --- the entry ----------------------------------------------------------------------
+
+_NOT_APPLICABLE_ORDER = ("net-zero", "not-ported", "not-carried", "cosmetic", "non-code", "no-row")
+"""Which justification an all-NOT_APPLICABLE entry shows: the most informative first."""
+
+
+def entry_verdict(symbol_verdicts: list[SymbolVerdict], fallback_reason: str = "") -> Verdict:
+    """The entry's verdict: the most severe over all symbols, with every
+    symbol named in the evidence so no half of a commit goes unread."""
+    if not symbol_verdicts:
+        return Verdict(NOT_APPLICABLE, "no-row", "path", reason=fallback_reason or "the commit touches no file",
+                       version=__version__)
+
+    def rank(verdict: SymbolVerdict):
+        order = _NOT_APPLICABLE_ORDER.index(verdict.justification) if verdict.justification in _NOT_APPLICABLE_ORDER else 0
+        return (SEVERITY[verdict.verdict], -order, verdict.change == "modified", len(verdict.evidence))
+
+    deciding = max(symbol_verdicts, key=rank)
+    evidence = list(deciding.evidence)
+    for other in symbol_verdicts:
+        if other is deciding:
+            continue
+        if other.verdict == deciding.verdict and other.verdict != NOT_APPLICABLE:
+            evidence.extend(e for e in other.evidence if e not in evidence)
+        label = other.verdict + (f"/{other.justification}" if other.justification else "")
+        evidence.append(Evidence(kind="symbol", message=f"also touched: {other.path}::{other.symbol} → {label}: {other.reason}",
+                                 side="upstream-new", path=other.path, symbol=other.symbol, row=other.row,
+                                 hunk_header=next((e.hunk_header for e in other.evidence if e.hunk_header), None)))
+    reason = deciding.reason
+    others = len(symbol_verdicts) - 1
+    if others:
+        reason += f" ({others} other touched symbol{'s' if others > 1 else ''} listed in the evidence)"
+    return Verdict(deciding.verdict, deciding.justification, deciding.decided_by, reason=reason, evidence=evidence,
+                   symbols=symbol_verdicts, version=__version__)

@@ -1,0 +1,76 @@
+"""Run the classifier end to end on a GitPython fixture: an upstream history
+built with ``tests.portq.fixtures``, an in-tree directory of files, a matrix.
+
+``classify_history`` reads the range with ``portq.history``, maps it with
+``portq.mapping`` and classifies it with ``portq.classify.build_classifier`` —
+the same stages ``portq scan`` runs, without the ledger — and returns the
+verdicts by entry number. ``scan_json`` runs the real ``portq scan --json``.
+"""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from portq.classify import ClassifierContext, build_classifier
+from portq.history import Upstream
+from portq.mapping import ChangeMapper
+from portq.matrix import Matrix
+from portq.symbols import SymbolTableCache
+from tests.portq.fixtures import CommitSpec, build_repository
+
+MATRIX = """\
+[[row]]
+id       = "KERNEL-KV-CACHE"
+title    = "Paged KV-cache write and gather kernels"
+upstream = "vllm"
+paths    = ["csrc/cache_kernels.cu", "csrc/libtorch_stable/cache_kernels.cu", "vllm/_custom_ops.py"]
+exclude  = ["csrc/**/test_*"]
+symbols  = ["gather_and_maybe_dequant_cache", "cp_gather_cache", "cp_gather_and_upconvert_nvfp4_kv_cache"]
+tree     = ["kernels/kv_cache/"]
+tests    = ["tests/kernels/kv_cache/"]
+
+[[row]]
+id       = "KERNEL-ATTN-MLA-SPARSE"
+title    = "Sparse-MLA index utilities and the MLA chunked-context prefill"
+upstream = "vllm"
+paths    = ["vllm/v1/attention/backends/mla/*.py", "vllm/model_executor/layers/attention/mla_attention.py"]
+tree     = ["kernels/mla_sparse/", "kernels/mla_prefill/"]
+tests    = ["tests/kernels/mla_sparse/"]
+
+[[row]]
+id       = "KERNEL-ATTN-MLA-PREFIX"
+title    = "aiter gather_kv_b_proj"
+upstream = "vllm"
+paths    = ["aiter/ops/triton/gather_kv_b_proj.py", "aiter/ops/triton/_triton_kernels/gather_kv_b_proj.py"]
+tree     = ["kernels/mla_prefix/"]
+tests    = ["tests/kernels/mla_prefix/"]
+"""
+
+
+def write_tree(root: Path, files: dict[str, str]) -> Path:
+    for path, text in files.items():
+        target = root / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text)
+    return root
+
+
+def classify_history(tmp_path: Path, commits: list[CommitSpec], tree: dict[str, str],
+                     matrix: str = MATRIX, first: int = 1):
+    """Verdicts (by entry number) of the range ``commits[first-1]..last``."""
+    shas = build_repository(tmp_path / "upstream", commits)
+    tree_root = write_tree(tmp_path / "tree", tree)
+    matrix_model = Matrix.parse(matrix)
+    tables = SymbolTableCache()
+    with Upstream(tmp_path / "upstream", "vllm") as upstream:
+        revisions = upstream.resolve_range(f"{shas[first - 1]}..{shas[-1]}")
+        mapper = ChangeMapper(matrix_model, "vllm", upstream.read_blob, tables)
+        entries = [mapper.map_commit(i, c) for i, c in enumerate(upstream.commits(revisions), 1)]
+        context = ClassifierContext(
+            upstream="vllm", matrix=matrix_model, tree_root=tree_root, read_blob=upstream.read_blob,
+            is_ancestor=upstream.is_ancestor, symbol_tables=tables, cache_dir=tmp_path / "cache",
+        )
+        classifier = build_classifier(context)
+        return {entry.position: verdict for entry, verdict in classifier.classify_range(entries)}, shas
