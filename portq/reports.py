@@ -29,14 +29,18 @@ import subprocess
 import traceback
 import unicodedata
 from dataclasses import asdict, is_dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import jinja2
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
+from portq.errors import EXIT_INTERNAL, PortqError
+from portq.reachability import is_test_path as reachability_is_test_path
 from portq.model import (
+    DECIDED_BY,
     FLAGGED,
+    JUSTIFICATIONS,
     IN_SYNC,
     INERT,
     NEEDS_REVIEW,
@@ -67,19 +71,26 @@ MAX_GH_BODY_CHARS = 65_536
 
 KINDS = ("perf", "fix", "feat")
 
+_VOCABULARY = frozenset((*VERDICTS, *JUSTIFICATIONS, *DECIDED_BY, *KINDS))
+"""portq's own words: printed as they are."""
+
 # Bidirectional overrides can make a quoted line read differently from what it
 # is ("Trojan Source"); control characters can rewrite a terminal. Both are
 # shown as visible escapes instead.
 _BIDI = {chr(c) for c in (*range(0x202A, 0x202F), *range(0x2066, 0x206A), 0x200E, 0x200F)}
 
-_TEST_PATH = re.compile(r"(^|/)(tests?|testing)/|(^|/)test_[^/]*$|_test\.[^/]+$|(^|/)conftest\.py$")
+_GEOMETRY_EVIDENCE = re.compile(r"grid|geometry|block|warp|program|early-exit", re.I)
+_ADDED_EVIDENCE = re.compile(r"param-added|launch-kernel|sibling", re.I)
+_LISTED_ELSEWHERE = frozenset({"hunk", "symbol"})
+"""Evidence kinds the report shows in another form (hunk headers, the halves)."""
 
-_LAUNCH_EVIDENCE = re.compile(r"launch|grid|geometry|block|warp|program", re.I)
-_ADDED_EVIDENCE = re.compile(r"param-added|added|sibling|new", re.I)
 
+class ReportError(PortqError):
+    """A report could not be built, rendered or written; the message says why and where.
 
-class ReportError(Exception):
-    """A report could not be built, rendered or written; the message says why and where."""
+    Exit 2 for what the user can fix (an output folder, a missing ``gh``),
+    1 for a broken template, which is a bug in portq.
+    """
 
 
 # --- making untrusted text inert --------------------------------------------
@@ -197,7 +208,7 @@ def _finalize(value: Any) -> Any:
     """Every ``{{ }}`` goes through here: unsafe strings are escaped as prose."""
     if value is None:
         return ""
-    if isinstance(value, SafeMarkdown) or isinstance(value, (int, float)):
+    if isinstance(value, (SafeMarkdown, int, float)) or value in _VOCABULARY:
         return value
     return md_text(value)
 
@@ -236,13 +247,14 @@ def report_path(out_dir: Path, upstream: str, range_text: str, position: int, sl
 def infer_kind(verdict: Verdict) -> str:
     """``perf``, ``fix`` or ``feat``, from the evidence (never from the message).
 
-    A changed launch or grid is ``perf``; a parameter or a sibling kernel
-    added upstream is ``feat``; anything else that changed a ported body or
-    signature (a mask, an offset, a dead parameter) is ``fix``.
+    A changed launch geometry (grid, program-id decomposition, block size,
+    an early exit) is ``perf``; a parameter added upstream, a newly launched
+    kernel or an added sibling is ``feat``; anything else that changed a
+    ported body or signature (a mask, an offset, a dead parameter) is ``fix``.
     """
-    kinds = [e.kind or "" for e in _all_evidence(verdict)]
-    kinds += ["symbol-added" for s in verdict.symbols if s.change == "added" and s.verdict in FLAGGED]
-    if any(_LAUNCH_EVIDENCE.search(k) for k in kinds):
+    kinds = [e.kind or "" for e in _all_evidence(verdict) if e.side != "tree"]
+    kinds += ["sibling" for s in verdict.symbols if s.change == "added" and s.verdict in FLAGGED]
+    if any(_GEOMETRY_EVIDENCE.search(k) for k in kinds):
         return "perf"
     if any(_ADDED_EVIDENCE.search(k) for k in kinds):
         return "feat"
@@ -295,8 +307,8 @@ def to_plain(value: Any) -> Any:
 
 
 def is_test_path(path: str | None) -> bool:
-    """Whether an in-tree path is test code (``tests/``, ``test_*.py``, ``*_test.*``)."""
-    return bool(path) and bool(_TEST_PATH.search(PurePosixPath(path).as_posix()))
+    """Whether a path is test code, by the same rule reachability uses."""
+    return bool(path) and reachability_is_test_path(path)
 
 
 def _all_evidence(verdict: Verdict) -> list[Evidence]:
@@ -314,10 +326,15 @@ def _is_caller(ev: Evidence) -> bool:
 
 
 def _caller_is_test(ev: Evidence) -> bool:
-    kind = ev.kind or ""
-    if "non-test" in kind or "nontest" in kind:
+    label = f"{ev.kind} {ev.message}".lower()
+    if "non-test" in label:
         return False
-    return "test" in kind or is_test_path(ev.path)
+    return label.startswith("caller test") or " test caller" in f" {ev.message.lower()}" or is_test_path(ev.path)
+
+
+def _names_a_caller(ev: Evidence) -> bool:
+    """Caller evidence that cites a call site (not "no caller found")."""
+    return _is_caller(ev) and bool(ev.quote or (ev.path and "no caller" not in (ev.message or "")))
 
 
 def evidence_dict(ev: Evidence) -> dict[str, Any]:
@@ -366,7 +383,8 @@ def _summary_line(verdict: Verdict, commit: Commit) -> str:
 
 
 _ASPECTS = (
-    (_LAUNCH_EVIDENCE, "launch geometry"),
+    (_GEOMETRY_EVIDENCE, "launch geometry"),
+    (re.compile(r"launch-kernel", re.I), "the kernel it launches"),
     (re.compile(r"param-dead|dead", re.I), "a parameter upstream no longer uses"),
     (re.compile(r"param-removed", re.I), "a parameter upstream removed"),
     (re.compile(r"param-added", re.I), "a parameter upstream added"),
@@ -403,6 +421,7 @@ def _halves(verdict: Verdict, commit: Commit) -> list[dict[str, Any]]:
             {"path": sym.path, "hunk_headers": hunks_by_path.get(sym.path, []), "symbols": []},
         )
         headers = [e.hunk_header for e in sym.evidence if e.hunk_header]
+        shown = [e for e in sym.evidence if e.kind not in _LISTED_ELSEWHERE and not _is_caller(e)]
         half["symbols"].append(
             {
                 "name": sym.symbol,
@@ -414,9 +433,9 @@ def _halves(verdict: Verdict, commit: Commit) -> list[dict[str, Any]]:
                 "ports": list(sym.ports),
                 "reason": sym.reason,
                 "hunk_headers": list(dict.fromkeys(headers)),
-                "upstream_evidence": [evidence_dict(e) for e in sym.evidence if (e.side or "").startswith("upstream") and not _is_caller(e)],
-                "tree_evidence": [evidence_dict(e) for e in sym.evidence if e.side == "tree" and not _is_caller(e)],
-                "other_evidence": [evidence_dict(e) for e in sym.evidence if not e.side and not _is_caller(e)],
+                "upstream_evidence": [evidence_dict(e) for e in shown if (e.side or "").startswith("upstream")],
+                "tree_evidence": [evidence_dict(e) for e in shown if e.side == "tree"],
+                "other_evidence": [evidence_dict(e) for e in shown if not e.side],
             }
         )
     for half in by_path.values():
@@ -504,8 +523,8 @@ def build_issue_context(
     current_event = history_dict(current) if current is not None else (events[-1] if events else None)
     earlier = [e for e in events if current_event is None or e != current_event]
     evidence = _all_evidence(verdict)
-    callers = [e for e in evidence if _is_caller(e)]
-    tree_evidence = [e for e in evidence if e.side == "tree" and not _is_caller(e)]
+    callers = [e for e in evidence if _names_a_caller(e)]
+    tree_evidence = [e for e in evidence if e.side == "tree" and not _is_caller(e) and e.kind not in _LISTED_ELSEWHERE]
     row_tests: list[str] = []
     for row in rows:
         for test in row_info.get(row, {}).get("tests", []) or []:
@@ -603,13 +622,13 @@ def render(template_name: str, context: Mapping[str, Any], templates_dir: Path |
         template = env.get_template(template_name)
         return template.render(**context)
     except jinja2.TemplateNotFound as exc:
-        raise ReportError(f"template {exc.name} not found in {templates_dir or TEMPLATES_DIR}") from None
+        raise ReportError(f"template {exc.name} not found in {templates_dir or TEMPLATES_DIR}", EXIT_INTERNAL) from None
     except jinja2.TemplateSyntaxError as exc:
-        raise ReportError(f"template {exc.name or template_name}:{exc.lineno}: {exc.message}") from None
+        raise ReportError(f"template {exc.name or template_name}:{exc.lineno}: {exc.message}", EXIT_INTERNAL) from None
     except Exception as exc:  # undefined names, sandbox refusals, filter errors
         line = _template_line(exc, template_name)
         where = f"{template_name}:{line}" if line else template_name
-        raise ReportError(f"template {where}: {type(exc).__name__}: {exc}") from None
+        raise ReportError(f"template {where}: {type(exc).__name__}: {exc}", EXIT_INTERNAL) from None
 
 
 def write_report(path: Path, text: str) -> bool:
@@ -664,3 +683,73 @@ def file_with_gh(
         detail = one_line(done.stderr or done.stdout or "", 300)
         raise ReportError(f"gh issue create failed (exit {done.returncode}): {detail}")
     return done.stdout.strip().splitlines()[-1] if done.stdout.strip() else ""
+
+
+# --- the wave summary -------------------------------------------------------------
+
+
+def _entry_brief(entry: Mapping[str, Any]) -> dict[str, Any]:
+    verdict: Verdict = entry["verdict"]
+    sha = entry.get("sha") or ""
+    return {
+        "entry": entry["position"],
+        "sha": sha,
+        "short": sha[:10],
+        "title": entry.get("title") or "",
+        "pr": entry.get("pr"),
+        "rows": list(entry.get("rows") or ()),
+        "verdict": verdict.verdict,
+        "justification": verdict.justification,
+        "decided_by": verdict.decided_by,
+        "source": entry.get("source") or "scan",
+        "kind": infer_kind(verdict) if verdict.verdict in FLAGGED else None,
+    }
+
+
+def build_summary_context(*, wave: Mapping[str, Any], entries: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Everything ``summary.md.j2`` (and ``portq summary --format json``) shows for one wave.
+
+    ``wave``: ``id``, ``range``, ``upstream`` and whatever else the ledger
+    keeps (times, status, version). ``entries``: per entry ``position``,
+    ``sha``, ``title``, ``pr``, ``rows``, ``verdict`` (the current
+    ``model.Verdict``), ``source`` (``scan``/``review``) and ``proposal``
+    (a disagreeing scan's verdict event, or ``None``).
+    """
+    briefs = [_entry_brief(e) for e in entries]
+    counts = {name: 0 for name in VERDICTS}
+    for brief in briefs:
+        counts[brief["verdict"]] += 1
+    gaps_by_row: dict[str, list[dict[str, Any]]] = {}
+    for brief in briefs:
+        if brief["verdict"] == REAL_GAP:
+            gaps_by_row.setdefault(brief["rows"][0] if brief["rows"] else "no-row", []).append(brief)
+    holes: dict[tuple[str, str, str], dict[str, Any]] = {}
+    for entry, brief in zip(entries, briefs):
+        verdict: Verdict = entry["verdict"]
+        symbols = [s for s in verdict.symbols if s.justification == "not-ported"]
+        if not symbols and verdict.justification == "not-ported":
+            symbols = [SymbolVerdict("", "", "modified", NOT_APPLICABLE, "not-ported", verdict.decided_by, row=(brief["rows"] or [None])[0])]
+        for sym in symbols:
+            key = (sym.row or "", sym.path, sym.symbol)
+            hole = holes.setdefault(key, {"row": sym.row, "path": sym.path, "symbol": sym.symbol, "entries": []})
+            if brief["entry"] not in hole["entries"]:
+                hole["entries"].append(brief["entry"])
+    proposals = []
+    for entry, brief in zip(entries, briefs):
+        proposal = entry.get("proposal")
+        if proposal is not None:
+            event = history_dict(proposal)
+            proposals.append({**brief, "proposed": event["verdict"], "proposed_justification": event["justification"], "proposed_wave": event["wave"]})
+    return {
+        "wave": to_plain(dict(wave)),
+        "total": len(briefs),
+        "counts": counts,
+        "flagged": [b for b in briefs if b["verdict"] in FLAGGED],
+        "real_gaps_by_row": [{"row": row, "entries": items} for row, items in sorted(gaps_by_row.items())],
+        "needs_review": [b for b in briefs if b["verdict"] == NEEDS_REVIEW],
+        "inert": [b for b in briefs if b["verdict"] == INERT],
+        "coverage_holes": sorted(holes.values(), key=lambda h: (h["row"] or "", h["path"], h["symbol"])),
+        "proposals": proposals,
+        "reviewed": sum(1 for b in briefs if b["source"] == "review"),
+        "entries": briefs,
+    }

@@ -1,0 +1,100 @@
+"""portq matrix: rows with their ports, declarations, tests, and the problems found."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from portq.commands.matrix import build_matrix_context
+from portq.matrix import Matrix
+from portq.reports import render
+from portq.tree_index import TreeIndex
+
+MATRIX = """
+[[row]]
+id       = "ROW-A"
+title    = "the a kernels"
+upstream = "up"
+paths    = ["src/a.cu"]
+tree     = ["kernels/"]
+tests    = ["tests/k/", "tests/missing/"]
+"""
+
+KERNEL = '''
+# portq: ports up:src/a.cu::gather @abc1234
+def gather(x):
+    return x
+
+
+# portq: ports up:src/a.cu::untested_op
+def untested_op(x):
+    return x
+
+
+# portq: not-carried up:src/a.cu::sibling -- fp8 only, not used here
+# portq: ports up:src/a.cu::ghost
+GHOST = 1
+
+
+# portq: ports up:src/other.cu::nobody_owns
+def orphan(x):
+    return x
+'''
+
+
+@pytest.fixture
+def context(tmp_path: Path) -> dict:
+    files = {
+        "kernels/k.py": KERNEL,
+        "tests/k/test_k.py": "from kernels.k import gather\n\ndef test_gather():\n    assert gather(1) == 1\n",
+        "tests/stray/test_stray.py": "from kernels.k import gather\n\ndef test_again():\n    assert gather(2) == 2\n",
+    }
+    for path, text in files.items():
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text(text)
+    matrix = Matrix.parse(MATRIX, "matrix.toml")
+    return build_matrix_context(matrix, TreeIndex.build(tmp_path), tmp_path, "matrix.toml")
+
+
+def problems(context: dict, kind: str) -> list[dict]:
+    return [p for p in context["problems"] if p["kind"] == kind]
+
+
+def test_row_lists_its_ports_with_file_line_and_pin(context):
+    ports = {p["definition"]: p for p in context["rows"][0]["ports"]}
+    assert ports["gather"]["file"] == "kernels/k.py" and ports["gather"]["definition_line"] == 3
+    assert ports["gather"]["pin"] == "abc1234"
+    assert ports["gather"]["test_callers"] == ["tests/k/test_k.py:4", "tests/stray/test_stray.py:4"]
+
+
+def test_row_lists_not_carried_declarations(context):
+    [declaration] = context["rows"][0]["not_carried"]
+    assert declaration["anchor"] == "up:src/a.cu::sibling" and declaration["reason"] == "fp8 only, not used here"
+
+
+def test_anchor_on_no_definition_is_a_problem(context):
+    assert [p["subject"] for p in problems(context, "anchor-without-definition")] == ["up:src/a.cu::ghost"]
+
+
+def test_anchor_no_row_owns_is_a_problem(context):
+    assert [p["subject"] for p in problems(context, "anchor-unowned")] == ["up:src/other.cu::nobody_owns"]
+
+
+def test_port_without_test_is_a_problem(context):
+    assert [p["subject"] for p in problems(context, "port-without-test")] == ["untested_op"]
+
+
+def test_test_calling_a_port_outside_every_row_is_unclaimed(context):
+    assert [p["file"] for p in problems(context, "unclaimed-test")] == ["tests/stray/test_stray.py"]
+
+
+def test_missing_tests_path_is_a_problem(context):
+    assert [p["subject"] for p in problems(context, "tests-missing")] == ["tests/missing/"]
+
+
+def test_matrix_page_renders_rows_and_problems(context):
+    page = render("matrix.md.j2", context)
+    assert "### `ROW-A`: the a kernels" in page
+    assert "`kernels/k.py:3 gather`" in page
+    assert "port-without-test (`ROW-A`) at `kernels/k.py:8`: `untested_op` ports `up:src/a.cu::untested_op`" in page
