@@ -8,8 +8,10 @@ C++ calls ``ns::f(...)`` and CUDA launches ``k<<<...>>>(...)``.
 
 A caller is a *test caller* when its file is a test by location: under a
 ``tests/``/``test/`` directory, named ``test_*.py``/``conftest.py``, or
-``*_test.*``. Everything else is a *non-test caller*. Two choices, written
-down because they decide REAL_GAP against INERT:
+``*_test.*``; a caller under ``benchmarks/`` counts with the tests (a port
+only a benchmark runs is not reached by production). Everything else is a
+*non-test caller*. Two choices, written down because they decide REAL_GAP
+against INERT:
 
 * Location, not transitive reachability, decides test versus non-test: a
   helper in ``kernels/`` that only tests call is still a non-test caller. We do
@@ -57,9 +59,9 @@ class CallSite:
 
 
 def is_test_path(path: str) -> bool:
-    """True for files that are tests by location."""
+    """True for files that are tests (or benchmarks) by location."""
     pure = PurePosixPath(path)
-    if any(part in ("tests", "test") for part in pure.parts[:-1]):
+    if any(part in ("tests", "test", "benchmarks") for part in pure.parts[:-1]):
         return True
     name = pure.name
     return name.startswith("test_") or name == "conftest.py" or bool(re.match(r".+_test\.[^.]+$", name))

@@ -147,6 +147,7 @@ class Signature:
     num_programs_axes: list[int] = field(default_factory=list)
     decomposition: list[Decomposition] = field(default_factory=list)
     early_exit_guards: list[str] = field(default_factory=list)  # normalised identifiers of `if ...: return`
+    early_exits: list[Use] = field(default_factory=list)  # where those guards are
     body_tokens_hash: str = ""  # hash of the token stream without comments/docstrings
 
     @property
@@ -178,6 +179,7 @@ class Signature:
             for l in data.get("launches", [])
         ]
         data["decomposition"] = [Decomposition(**d) for d in data.get("decomposition", [])]
+        data["early_exits"] = [Use(**u) for u in data.get("early_exits", [])]
         return cls(**data)
 
 
@@ -847,6 +849,8 @@ class _PythonExtractor:
             if node.type == "if_statement":
                 consequence = node.child_by_field_name("consequence")
                 if consequence is not None and any(c.type == "return_statement" for c in consequence.named_children):
+                    line = _line_of(node)
+                    self.signature.early_exits.append(Use(line, self.lines.quote(line)))
                     for name in _python_identifiers(node.child_by_field_name("condition")):
                         normalised = normalise_name(name)
                         if normalised not in self.signature.early_exit_guards:

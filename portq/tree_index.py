@@ -41,8 +41,11 @@ INDEX_FORMAT = 1
 
 SKIPPED_DIRECTORIES = frozenset(
     {".git", ".hg", ".venv", "venv", "node_modules", "__pycache__", "build", "dist", ".portq",
-     ".mypy_cache", ".pytest_cache", ".tox", "reports"}
+     ".mypy_cache", ".pytest_cache", ".tox", "reports", "examples"}
 )
+"""Never indexed below the tree root: tool caches, build output, and
+``examples/``, which holds embedded copies of upstream sources (the demo's
+history) that would otherwise read as in-tree ports and callers."""
 
 
 @dataclass

@@ -825,8 +825,10 @@ def _program_id_items(old: Signature, new: Signature, port: Signature) -> list[I
                                     f"{sorted(mine)}", []))
     guards_added = set(new.early_exit_guards) - set(old.early_exit_guards)
     if guards_added and new.is_kernel:
+        exit_line = new.early_exits[-1] if new.early_exits else None
         line_evidence = [Evidence(kind="early-exit", message=f"upstream kernel now returns early on {', '.join(sorted(guards_added))}",
-                                  side="upstream-new", path=new.path, line=new.start_line, symbol=new.name)]
+                                  side="upstream-new", path=new.path, line=exit_line.line if exit_line else new.start_line,
+                                  quote=exit_line.quote if exit_line else None, symbol=new.name)]
         if guards_added & set(port.early_exit_guards):
             items.append(ItemResult("sync", "launch", "the port has the same early-exit guard", line_evidence))
         elif not before ^ after:

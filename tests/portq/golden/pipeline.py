@@ -1,20 +1,22 @@
 """Run the classifier end to end on a GitPython fixture: an upstream history
 built with ``tests.portq.fixtures``, an in-tree directory of files, a matrix.
 
-``classify_history`` reads the range with ``portq.history``, maps it with
-``portq.mapping`` and classifies it with ``portq.classify.build_classifier`` —
-the same stages ``portq scan`` runs, without the ledger — and returns the
-verdicts by entry number. ``scan_json`` runs the real ``portq scan --json``.
+``classify_history`` runs the real ``portq scan --json`` (in process, with
+``--upstream/--tree/--matrix/--ledger`` flags) and reads each entry's full
+verdict back from the ledger it wrote. ``classify_in_process`` runs the same
+stages without the ledger, for quick experiments.
 """
 from __future__ import annotations
 
+import contextlib
+import io
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 from portq.classify import ClassifierContext, build_classifier
+from portq.cli import main
 from portq.history import Upstream
+from portq.ledger import open_ledger
 from portq.mapping import ChangeMapper
 from portq.matrix import Matrix
 from portq.symbols import SymbolTableCache
@@ -59,7 +61,32 @@ def write_tree(root: Path, files: dict[str, str]) -> Path:
 
 def classify_history(tmp_path: Path, commits: list[CommitSpec], tree: dict[str, str],
                      matrix: str = MATRIX, first: int = 1):
-    """Verdicts (by entry number) of the range ``commits[first-1]..last``."""
+    """Verdicts (by entry number) of ``portq scan`` over the range
+    ``commits[first-1]..last``, read back from the ledger the scan wrote;
+    and the SHAs of the commits."""
+    shas = build_repository(tmp_path / "upstream", commits)
+    tree_root = write_tree(tmp_path / "tree", tree)
+    (tmp_path / "matrix.toml").write_text(matrix)
+    ledger_path = tmp_path / "ledger" / "ledger.sqlite"
+    range_spec = f"{shas[first - 1][:12]}..{shas[-1][:12]}"
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        code = main(["scan", range_spec, "--json", "--upstream", f"vllm={tmp_path / 'upstream'}",
+                     "--tree", str(tree_root), "--matrix", str(tmp_path / "matrix.toml"),
+                     "--ledger", str(ledger_path)])
+    assert code == 0, f"portq scan exited {code}"
+    scanned = json.loads(printed.getvalue())
+    with open_ledger(ledger_path, create=False) as ledger:
+        wave = ledger.latest_wave(range_spec)
+        verdicts = {record.position: record.scan.to_verdict() for record in ledger.wave_entries(wave)}
+    for entry in scanned["entries"]:  # the JSON the user sees agrees with the ledger
+        assert entry["verdict"] == verdicts[entry["entry"]].verdict
+    return verdicts, shas
+
+
+def classify_in_process(tmp_path: Path, commits: list[CommitSpec], tree: dict[str, str],
+                        matrix: str = MATRIX, first: int = 1):
+    """The same stages without the ledger (history → mapping → classifier)."""
     shas = build_repository(tmp_path / "upstream", commits)
     tree_root = write_tree(tmp_path / "tree", tree)
     matrix_model = Matrix.parse(matrix)

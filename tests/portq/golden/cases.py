@@ -1,0 +1,297 @@
+"""Upstream and in-tree sources of the tricky cases (docs/tricky-cases.md)
+other than seed 000 (``seed000.py``). Each upstream text is one file state;
+each tree is a mapping of in-tree path to text."""
+
+# --- seed 002: an op gains seq_starts=None ------------------------------------
+
+OPS_PATH = "vllm/_custom_ops.py"
+OPS_BEFORE = '''\
+import torch
+
+
+def cp_gather_and_upconvert_nvfp4_kv_cache(src_cache, dst, block_table, workspace_starts, batch_size):
+    torch.ops._C_cache_ops.cp_gather_and_upconvert_nvfp4_kv_cache(
+        src_cache, dst, block_table, workspace_starts, batch_size)
+'''
+OPS_AFTER = '''\
+import torch
+
+
+def cp_gather_and_upconvert_nvfp4_kv_cache(src_cache, dst, block_table, workspace_starts, batch_size,
+                                           seq_starts: torch.Tensor | None = None):
+    torch.ops._C_cache_ops.cp_gather_and_upconvert_nvfp4_kv_cache(
+        src_cache, dst, block_table, workspace_starts, batch_size, seq_starts)
+'''
+NVFP4_PORT = '''\
+# portq: ports vllm:vllm/_custom_ops.py::cp_gather_and_upconvert_nvfp4_kv_cache
+def cp_gather_and_upconvert_nvfp4_kv_cache(src_cache, dst, block_table, workspace_starts, batch_size{extra}):
+    return _launch(src_cache, dst, block_table, workspace_starts, batch_size{extra_use})
+'''
+NVFP4_CALLER = '''\
+from portq_kernels.kv_cache.nvfp4 import cp_gather_and_upconvert_nvfp4_kv_cache
+
+
+def prefill_context(cache, workspace, table, starts, batch):
+    cp_gather_and_upconvert_nvfp4_kv_cache(cache, workspace, table, starts, batch)
+'''
+
+
+def nvfp4_tree(with_seq_starts: bool) -> dict[str, str]:
+    port = NVFP4_PORT.format(extra=", seq_starts=None" if with_seq_starts else "",
+                             extra_use=", seq_starts" if with_seq_starts else "")
+    return {"kernels/kv_cache/nvfp4.py": port, "kernels/mla_prefill/context.py": NVFP4_CALLER}
+
+
+# --- a Triton launch that stays 1-D while program_id(0) packs more work ----------
+
+PREFIX_HOST = "aiter/ops/triton/gather_kv_b_proj.py"
+PREFIX_KERNEL = "aiter/ops/triton/_triton_kernels/gather_kv_b_proj.py"
+PREFIX_HOST_BEFORE = '''\
+import triton
+from aiter.ops.triton._triton_kernels.gather_kv_b_proj import _triton_gather_kv_b_proj
+
+
+def gather_kv_b_proj(k_buffer, kv_indptr, kv_indices, weight, k_prefix, v_prefix):
+    B = kv_indptr.shape[0] - 1
+    H = k_prefix.shape[1]
+    grid = (B * H,)
+    _triton_gather_kv_b_proj[grid](k_buffer, kv_indptr, kv_indices, weight, k_prefix, v_prefix, H,
+                                   CHUNK=128, num_warps=4)
+'''
+PREFIX_HOST_AFTER = '''\
+import triton
+from aiter.ops.triton._triton_kernels.gather_kv_b_proj import _triton_gather_kv_b_proj
+
+
+def gather_kv_b_proj(k_buffer, kv_indptr, kv_indices, weight, k_prefix, v_prefix):
+    B = kv_indptr.shape[0] - 1
+    H = k_prefix.shape[1]
+    C = triton.cdiv(k_prefix.shape[0], 128)
+    grid = (B * H * C,)
+    _triton_gather_kv_b_proj[grid](k_buffer, kv_indptr, kv_indices, weight, k_prefix, v_prefix, H, C,
+                                   CHUNK=128, num_warps=4)
+'''
+PREFIX_KERNEL_BEFORE = '''\
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _triton_gather_kv_b_proj(k_buffer, kv_indptr, kv_indices, weight, k_prefix, v_prefix, H,
+                             CHUNK: tl.constexpr):
+    pid = tl.program_id(0)
+    b = pid // H
+    h = pid % H
+    start = tl.load(kv_indptr + b)
+    end = tl.load(kv_indptr + b + 1)
+    for c in range(0, tl.cdiv(end - start, CHUNK)):
+        offs = start + c * CHUNK + tl.arange(0, CHUNK)
+        rows = tl.load(k_buffer + tl.load(kv_indices + offs))
+        tl.store(k_prefix + offs * H + h, rows)
+'''
+PREFIX_KERNEL_AFTER = '''\
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _triton_gather_kv_b_proj(k_buffer, kv_indptr, kv_indices, weight, k_prefix, v_prefix, H, C,
+                             CHUNK: tl.constexpr):
+    pid = tl.program_id(0)
+    c = pid % C
+    bh = pid // C
+    b = bh // H
+    h = bh % H
+    start = tl.load(kv_indptr + b)
+    end = tl.load(kv_indptr + b + 1)
+    if c * CHUNK >= end - start:
+        return
+    offs = start + c * CHUNK + tl.arange(0, CHUNK)
+    rows = tl.load(k_buffer + tl.load(kv_indices + offs))
+    tl.store(k_prefix + offs * H + h, rows)
+'''
+
+
+def prefix_tree(upstream_kernel: str, upstream_host: str) -> dict[str, str]:
+    """A port whose kernel and host are the upstream ones, anchored."""
+    kernel = upstream_kernel.replace(
+        "@triton.jit", f"# portq: ports vllm:{PREFIX_KERNEL}::_triton_gather_kv_b_proj\n@triton.jit")
+    host = upstream_host.replace("from aiter.ops.triton._triton_kernels.gather_kv_b_proj import",
+                                 "from portq_kernels.mla_prefix.kernel import").replace(
+        "def gather_kv_b_proj", f"# portq: ports vllm:{PREFIX_HOST}::gather_kv_b_proj\ndef gather_kv_b_proj")
+    caller = ("from portq_kernels.mla_prefix.host import gather_kv_b_proj\n\n\n"
+              "def expand_prefix(cache, indptr, indices, weight, k, v):\n"
+              "    gather_kv_b_proj(cache, indptr, indices, weight, k, v)\n")
+    return {"kernels/mla_prefix/kernel.py": kernel, "kernels/mla_prefix/host.py": host,
+            "kernels/mla_prefill/prefix.py": caller}
+
+
+# --- a new sibling kernel dispatched from the ported wrapper -------------------------
+
+WRITE_BEFORE = """\
+namespace vllm {
+template <typename scalar_t>
+__global__ void concat_and_cache_mla_kernel(const scalar_t* __restrict__ kv_c, const scalar_t* __restrict__ k_pe,
+                                            scalar_t* __restrict__ kv_cache, const int64_t* __restrict__ slot_mapping) {
+  const int64_t slot = slot_mapping[blockIdx.x];
+  if (slot < 0) return;
+  kv_cache[slot] = kv_c[blockIdx.x] + k_pe[blockIdx.x];
+}
+}  // namespace vllm
+
+void concat_and_cache_mla(torch::Tensor& kv_c, torch::Tensor& k_pe, torch::Tensor& kv_cache,
+                          torch::Tensor& slot_mapping, const std::string& kv_cache_dtype, torch::Tensor& scale) {
+  TORCH_CHECK(scale.numel() == 1 && kv_cache_dtype.size() > 0);
+  int num_tokens = slot_mapping.size(0);
+  dim3 grid(num_tokens);
+  dim3 block(512);
+  vllm::concat_and_cache_mla_kernel<float><<<grid, block, 0, stream>>>(
+      kv_c.data_ptr<float>(), k_pe.data_ptr<float>(), kv_cache.data_ptr<float>(), slot_mapping.data_ptr<int64_t>());
+}
+"""
+WRITE_AFTER = """\
+namespace vllm {
+template <typename scalar_t>
+__global__ void concat_and_cache_mla_kernel(const scalar_t* __restrict__ kv_c, const scalar_t* __restrict__ k_pe,
+                                            scalar_t* __restrict__ kv_cache, const int64_t* __restrict__ slot_mapping) {
+  const int64_t slot = slot_mapping[blockIdx.x];
+  if (slot < 0) return;
+  kv_cache[slot] = kv_c[blockIdx.x] + k_pe[blockIdx.x];
+}
+
+template <typename scalar_t>
+__global__ void concat_and_cache_ds_mla_kernel(const scalar_t* __restrict__ kv_c, const scalar_t* __restrict__ k_pe,
+                                               uint8_t* __restrict__ kv_cache, const int64_t* __restrict__ slot_mapping) {
+  const int64_t slot = slot_mapping[blockIdx.x];
+  if (slot < 0) return;
+  kv_cache[slot * 656] = static_cast<uint8_t>(kv_c[blockIdx.x] / 448.0f);
+}
+}  // namespace vllm
+
+void concat_and_cache_mla(torch::Tensor& kv_c, torch::Tensor& k_pe, torch::Tensor& kv_cache,
+                          torch::Tensor& slot_mapping, const std::string& kv_cache_dtype, torch::Tensor& scale) {
+  TORCH_CHECK(scale.numel() == 1 && kv_cache_dtype.size() > 0);
+  int num_tokens = slot_mapping.size(0);
+  dim3 grid(num_tokens);
+  dim3 block(512);
+  if (kv_cache_dtype == "fp8_ds_mla") {
+    vllm::concat_and_cache_ds_mla_kernel<float><<<grid, block, 0, stream>>>(
+        kv_c.data_ptr<float>(), k_pe.data_ptr<float>(), kv_cache.data_ptr<uint8_t>(), slot_mapping.data_ptr<int64_t>());
+    return;
+  }
+  vllm::concat_and_cache_mla_kernel<float><<<grid, block, 0, stream>>>(
+      kv_c.data_ptr<float>(), k_pe.data_ptr<float>(), kv_cache.data_ptr<float>(), slot_mapping.data_ptr<int64_t>());
+}
+"""
+WRITE_PORT = '''\
+import triton
+import triton.language as tl
+
+
+# portq: ports vllm:csrc/cache_kernels.cu::concat_and_cache_mla_kernel
+@triton.jit
+def _concat_and_cache_mla_kernel(kv_c_ptr, k_pe_ptr, kv_cache_ptr, slot_mapping_ptr):
+    token = tl.program_id(0)
+    slot = tl.load(slot_mapping_ptr + token)
+    if slot < 0:
+        return
+    tl.store(kv_cache_ptr + slot, tl.load(kv_c_ptr + token) + tl.load(k_pe_ptr + token))
+
+
+# portq: ports vllm:csrc/cache_kernels.cu::concat_and_cache_mla
+def concat_and_cache_mla(kv_c, k_pe, kv_cache, slot_mapping, kv_cache_dtype, scale):
+    assert scale.numel() == 1 and kv_cache_dtype
+    num_tokens = slot_mapping.shape[0]
+    _concat_and_cache_mla_kernel[(num_tokens,)](kv_c, k_pe, kv_cache, slot_mapping, num_warps=4)
+'''
+WRITE_CALLER = '''\
+from portq_kernels.kv_cache.write import concat_and_cache_mla
+
+
+def store_latent(kv_c, k_pe, cache, slots, dtype, scale):
+    concat_and_cache_mla(kv_c, k_pe, cache, slots, dtype, scale)
+'''
+WRITE_TREE = {"kernels/kv_cache/write.py": WRITE_PORT, "kernels/mla_prefill/store.py": WRITE_CALLER}
+
+# --- body-only fixes and comment-only edits on a ported Triton kernel ------------------
+
+SPARSE_PATH = "vllm/v1/attention/backends/mla/sparse_utils.py"
+SPARSE_BEFORE = '''\
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _convert_req_index_kernel(req_id_ptr, block_table_ptr, token_indices_ptr, out_ptr, num_tokens,
+                              BLOCK_SIZE: tl.constexpr, BLOCK_N: tl.constexpr):
+    # one program per token row
+    token = tl.program_id(0)
+    req = tl.load(req_id_ptr + token)
+    offs = tl.arange(0, BLOCK_N)
+    idx = tl.load(token_indices_ptr + token * BLOCK_N + offs)
+    block = tl.load(block_table_ptr + req * 64 + idx // BLOCK_SIZE)
+    tl.store(out_ptr + token * BLOCK_N + offs, block * BLOCK_SIZE + idx % BLOCK_SIZE)
+'''
+SPARSE_BODY_FIX = SPARSE_BEFORE.replace(
+    "    offs = tl.arange(0, BLOCK_N)\n    idx = tl.load(token_indices_ptr + token * BLOCK_N + offs)\n",
+    "    offs = tl.arange(0, BLOCK_N)\n    row = token.to(tl.int64) * BLOCK_N\n"
+    "    idx = tl.load(token_indices_ptr + row + offs, mask=offs < BLOCK_N, other=-1)\n",
+)
+SPARSE_COMMENT_ONLY = SPARSE_BEFORE.replace(
+    "    # one program per token row\n",
+    "    # One program per token row: the row's BLOCK_N indices map to physical\n"
+    "    # slots through the request's block table.\n",
+).replace("    req = tl.load(req_id_ptr + token)\n", "    req = tl.load(req_id_ptr + token)  # request of this row\n\n")
+SPARSE_PORT = '''\
+import triton
+import triton.language as tl
+
+
+# portq: ports vllm:vllm/v1/attention/backends/mla/sparse_utils.py::_convert_req_index_kernel
+@triton.jit
+def _convert_req_index_kernel(req_id_ptr, block_table_ptr, token_indices_ptr, out_ptr, num_tokens,
+                              BLOCK_SIZE: tl.constexpr, BLOCK_N: tl.constexpr):
+    token = tl.program_id(0)
+    req = tl.load(req_id_ptr + token)
+    offs = tl.arange(0, BLOCK_N)
+    idx = tl.load(token_indices_ptr + token * BLOCK_N + offs)
+    block = tl.load(block_table_ptr + req * 64 + idx // BLOCK_SIZE)
+    tl.store(out_ptr + token * BLOCK_N + offs, block * BLOCK_SIZE + idx % BLOCK_SIZE)
+
+
+def convert_req_index(req_id, block_table, token_indices, out):
+    _convert_req_index_kernel[(req_id.shape[0],)](req_id, block_table, token_indices, out, req_id.shape[0],
+                                                  BLOCK_SIZE=64, BLOCK_N=128)
+'''
+SPARSE_TREE = {"kernels/mla_sparse/convert.py": SPARSE_PORT}
+
+# --- a sparse-utils helper no one ports (the other row of a mixed commit) -------------
+
+SPARSE_HELPER_BEFORE = SPARSE_BEFORE + '''
+
+def request_row_bounds(req_idx):
+    return req_idx
+'''
+SPARSE_HELPER_AFTER = SPARSE_BEFORE + '''
+
+def request_row_bounds(req_idx):
+    assert req_idx.size > 0
+    return req_idx
+'''
+
+# --- decoys ------------------------------------------------------------------------------------
+
+CI_BEFORE = "steps:\n  - label: kernels\n    commands:\n      - pytest tests/kernels/core\n"
+CI_AFTER = CI_BEFORE + "      - pytest tests/kernels/test_cache.py -k gather_and_maybe_dequant_cache\n"
+CODEOWNERS_BEFORE = "/vllm/ @core\n"
+CODEOWNERS_AFTER = "/vllm/ @core\n/csrc/cache_kernels.cu @kernels-team\n"
+README_BEFORE = "# vLLM\n"
+README_AFTER = "# vLLM\n\nThe `gather_and_maybe_dequant_cache` kernel now runs one block per page.\n"
+UPSTREAM_TEST_BEFORE = '''\
+def test_gather_and_maybe_dequant_cache():
+    assert True
+'''
+UPSTREAM_TEST_AFTER = '''\
+def test_gather_and_maybe_dequant_cache():
+    assert 1 + 1 == 2
+'''
