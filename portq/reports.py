@@ -36,6 +36,7 @@ import jinja2
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from portq.errors import EXIT_INTERNAL, PortqError
+from portq.hunks import ensure_hunks
 from portq.reachability import is_test_path as reachability_is_test_path
 from portq.model import (
     DECIDED_BY,
@@ -194,6 +195,14 @@ def md_text(value: Any, limit: int = MAX_INLINE_CHARS * 2) -> SafeMarkdown:
     return SafeMarkdown(lead + escaped + trail)
 
 
+def md_sentence(value: Any, limit: int = 1000) -> SafeMarkdown:
+    """``md_text`` of a sentence, with its first letter upper-cased (classifier reasons start lower-case)."""
+    text = one_line(value, limit)
+    if re.match(r"[a-z]+(?![\w.:(])", text):  # a plain word, not an identifier like cp_gather_cache
+        text = text[:1].upper() + text[1:]
+    return md_text(text, limit)
+
+
 def md_cell(value: Any, limit: int = 80) -> SafeMarkdown:
     """Text for a table cell: as ``md_text`` (or kept if already safe), with pipes escaped.
 
@@ -343,32 +352,116 @@ def evidence_dict(ev: Evidence) -> dict[str, Any]:
 
 
 def history_dict(event: Any) -> dict[str, Any]:
-    """One verdict event of the ledger as the keys reports use."""
+    """One verdict event (a ``ledger.Event`` or a dict with its fields) as the keys reports use."""
     return {
+        "id": _get(event, "id"),
         "verdict": _get(event, "verdict"),
         "justification": _get(event, "justification"),
         "source": _get(event, "source", default="scan"),
-        "who": _get(event, "who", "actor"),
-        "why": _get(event, "why", "because", "reason"),
-        "when": _get(event, "when", "at", "created_at", "recorded_at"),
-        "wave": _get(event, "wave", "wave_id"),
+        "who": _get(event, "who"),
+        "why": _get(event, "why", "reason"),
+        "when": _get(event, "created_at", "when"),
+        "wave": _get(event, "wave"),
         "decided_by": _get(event, "decided_by"),
+        "undo": _get(event, "undoes") is not None,
         "undone": bool(_get(event, "undone", default=False)),
     }
+
+
+def current_verdict(record: Any) -> Verdict:
+    """The standing verdict of a ledger entry, with the scan's evidence behind it.
+
+    A human review carries a verdict and a reason but no structural
+    evidence, so the latest scan's symbols and evidence are kept under the
+    human verdict: the report still shows what the tree and upstream say.
+    """
+    current = record.current.event
+    scans = [e for e in (record.scan, record.current.proposal) if e is not None and e.source == "scan"]
+    base = scans[-1].to_verdict() if scans else None
+    if current is None:
+        if base is None:
+            raise ValueError(f"entry {record.position} has no verdict recorded")
+        return base
+    if current.source == "scan":
+        return current.to_verdict()
+    if base is None:
+        return current.to_verdict()
+    return Verdict(
+        current.verdict,
+        current.justification,
+        base.decided_by,
+        reason=current.why or base.reason,
+        evidence=base.evidence,
+        symbols=base.symbols,
+        version=base.version,
+    )
+
+
+def wave_dict(wave: Any) -> dict[str, Any]:
+    """A ledger wave as the keys reports and ``--json`` use."""
+    return {
+        "id": wave.name,
+        "range": wave.range_spec,
+        "upstream": wave.upstream,
+        "tree": wave.tree,
+        "base": wave.base_sha,
+        "tip": wave.tip_sha,
+        "entries": wave.entry_count,
+        "status": wave.status,
+        "portq_version": wave.portq_version,
+        "started_at": wave.started_at,
+        "finished_at": wave.finished_at,
+    }
+
+
+def summary_entries(records: Iterable[Any]) -> list[dict[str, Any]]:
+    """Ledger entry records as ``build_summary_context`` takes them."""
+    return [
+        {
+            "position": r.position,
+            "sha": r.sha,
+            "title": r.title,
+            "pr": r.pr,
+            "rows": list(r.rows),
+            "verdict": current_verdict(r),
+            "source": r.current.source,
+            "proposal": r.current.proposal,
+        }
+        for r in records
+        if r.current.event is not None or r.scan is not None
+    ]
+
+
+def wave_summary(wave: Any, records: Iterable[Any]) -> str:
+    """The dashboard markdown of a wave: what ``portq scan`` ends with and ``portq summary`` prints."""
+    return render("summary.md.j2", build_summary_context(wave=wave_dict(wave), entries=summary_entries(records)))
 
 
 # --- the issue report ------------------------------------------------------------
 
 
+def _port_subject(verdict: Verdict) -> str:
+    """The in-tree name a title should lead with: the port of the deciding symbol.
+
+    Among the symbols with the entry's verdict, a port whose name is the
+    upstream symbol's own name (the host wrapper a caller sees) wins over a
+    helper kernel; without ports, the upstream symbol's name.
+    """
+    deciding = [s for s in verdict.symbols if s.verdict == verdict.verdict] or verdict.symbols
+    candidates: list[tuple[int, int, str]] = []
+    for order, sym in enumerate(deciding):
+        bare = re.split(r"::|\.", sym.symbol)[-1]
+        for port in sym.ports:
+            name = port.split()[-1]
+            candidates.append((0 if name == bare else 1, order, name))
+        if not sym.ports:
+            candidates.append((2, order, bare))
+    return min(candidates)[2] if candidates else "the port"
+
+
 def _summary_line(verdict: Verdict, commit: Commit) -> str:
     """The summary part of the title: which port is behind and in what."""
-    flagged = [s for s in verdict.symbols if s.verdict == verdict.verdict] or verdict.symbols
-    names: list[str] = []
-    for sym in flagged:
-        name = sym.ports[0].split()[-1] if sym.ports else sym.symbol
-        if name not in names:
-            names.append(name)
-    subject = (", ".join(names[:2]) + (" and more" if len(names) > 2 else "")) if names else "the port"
+    subject = _port_subject(verdict)
     short = commit.sha[:10]
     title = one_line(commit.title, 80)
     if verdict.verdict in (REAL_GAP, INERT):
@@ -384,34 +477,45 @@ def _summary_line(verdict: Verdict, commit: Commit) -> str:
 
 _ASPECTS = (
     (_GEOMETRY_EVIDENCE, "launch geometry"),
-    (re.compile(r"launch-kernel", re.I), "the kernel it launches"),
-    (re.compile(r"param-dead|dead", re.I), "a parameter upstream no longer uses"),
-    (re.compile(r"param-removed", re.I), "a parameter upstream removed"),
-    (re.compile(r"param-added", re.I), "a parameter upstream added"),
-    (re.compile(r"param", re.I), "parameters"),
-    (re.compile(r"body|mask|offset", re.I), "the kernel body"),
+    (re.compile(r"launch-kernel", re.I), "launched kernel"),
+    (re.compile(r"param-dead|param-use-removed", re.I), "dead parameter"),
+    (re.compile(r"param-removed", re.I), "removed parameter"),
+    (re.compile(r"param-added", re.I), "added parameter"),
+    (re.compile(r"body|mask|offset", re.I), "kernel body"),
 )
+"""Evidence kinds and the words a title uses for them, in the order a title lists them."""
 
 
 def _aspects(verdict: Verdict) -> str:
-    """What differs, in a few words, from the kinds of the upstream-side evidence."""
-    words: list[str] = []
-    for ev in _all_evidence(verdict):
-        if _is_caller(ev) or ev.side == "tree":
-            continue
-        for pattern, phrase in _ASPECTS:
-            if pattern.search(ev.kind or ""):
-                if phrase not in words:
-                    words.append(phrase)
-                break
+    """What differs, in a few words, from the upstream-side evidence of flagged symbols."""
+    kinds = [
+        e.kind or ""
+        for s in verdict.symbols
+        if s.verdict in FLAGGED
+        for e in s.evidence
+        if e.side != "tree" and not _is_caller(e)
+    ] or [e.kind or "" for e in verdict.evidence if e.side != "tree" and not _is_caller(e)]
+    words = [phrase for pattern, phrase in _ASPECTS if any(pattern.search(k) for k in kinds)]
     return ", ".join(words[:3])
+
+
+def _dedupe(evidence: Iterable[Evidence]) -> list[Evidence]:
+    seen, out = set(), []
+    for ev in evidence:
+        key = (ev.kind, ev.message, ev.side, ev.path, ev.line)
+        if key not in seen:
+            seen.add(key)
+            out.append(ev)
+    return out
 
 
 def _halves(verdict: Verdict, commit: Commit) -> list[dict[str, Any]]:
     """The commit half by half: one entry per upstream file, with its symbols.
 
-    Files the classifier said nothing about still appear (with their hunk
-    headers), so a reader sees every part of the commit that a row owns.
+    Upstream evidence is listed under its symbol. In-tree evidence of a
+    flagged symbol goes to the report's in-tree section (``_tree_places``);
+    that of a symbol that needs nothing (a not-carried declaration, a
+    coverage hole, an IN_SYNC match) is short and stays with the symbol.
     """
     hunks_by_path = {change.path: [h.header for h in change.hunks] for change in commit.changes}
     by_path: dict[str, dict[str, Any]] = {}
@@ -421,7 +525,8 @@ def _halves(verdict: Verdict, commit: Commit) -> list[dict[str, Any]]:
             {"path": sym.path, "hunk_headers": hunks_by_path.get(sym.path, []), "symbols": []},
         )
         headers = [e.hunk_header for e in sym.evidence if e.hunk_header]
-        shown = [e for e in sym.evidence if e.kind not in _LISTED_ELSEWHERE and not _is_caller(e)]
+        shown = _dedupe(e for e in sym.evidence if e.kind not in _LISTED_ELSEWHERE and not _is_caller(e))
+        flagged = sym.verdict in FLAGGED
         half["symbols"].append(
             {
                 "name": sym.symbol,
@@ -430,19 +535,43 @@ def _halves(verdict: Verdict, commit: Commit) -> list[dict[str, Any]]:
                 "justification": sym.justification,
                 "decided_by": sym.decided_by,
                 "row": sym.row,
+                "flagged": flagged,
                 "ports": list(sym.ports),
                 "reason": sym.reason,
                 "hunk_headers": list(dict.fromkeys(headers)),
                 "upstream_evidence": [evidence_dict(e) for e in shown if (e.side or "").startswith("upstream")],
-                "tree_evidence": [evidence_dict(e) for e in shown if e.side == "tree"],
+                "tree_evidence": [] if flagged else [evidence_dict(e) for e in shown if e.side == "tree"],
                 "other_evidence": [evidence_dict(e) for e in shown if not e.side],
             }
         )
     for half in by_path.values():
         half["verdict"] = max((s["verdict"] for s in half["symbols"]), key=SEVERITY.__getitem__)
         half["symbols"].sort(key=lambda s: -SEVERITY[s["verdict"]])
-    halves = sorted(by_path.values(), key=lambda h: (-SEVERITY[h["verdict"]], h["path"]))
-    return halves
+    return sorted(by_path.values(), key=lambda h: (-SEVERITY[h["verdict"]], h["path"]))
+
+
+def _tree_places(verdict: Verdict) -> list[dict[str, Any]]:
+    """In-tree evidence of the flagged symbols, one item per cited line.
+
+    Several facts about one line (the port launches X, its grid is Y, it
+    passes Z) become one item with one quote, in the order first cited.
+    """
+    places: dict[tuple[str, int | None], dict[str, Any]] = {}
+    for sym in verdict.symbols:
+        if sym.verdict not in FLAGGED:
+            continue
+        for ev in sym.evidence:
+            if ev.side != "tree" or _is_caller(ev) or ev.kind in _LISTED_ELSEWHERE or not ev.path:
+                continue
+            place = places.setdefault(
+                (ev.path, ev.line),
+                {"path": ev.path, "line": ev.line, "place": f"{ev.path}:{ev.line}" if ev.line else ev.path, "quote": ev.quote, "facts": []},
+            )
+            if ev.message and ev.message not in place["facts"]:
+                place["facts"].append(ev.message)
+            if not place["quote"] and ev.quote:
+                place["quote"] = ev.quote
+    return sorted(places.values(), key=lambda p: (p["path"], p["line"] or 0))
 
 
 def _size(verdict: Verdict, commit: Commit, row_tests: Sequence[str]) -> dict[str, Any]:
@@ -486,6 +615,7 @@ def _not_determined(verdict: Verdict, commit: Commit, kind: str, unowned_paths: 
         "fallbacks": fallbacks,
         "unowned_paths": list(unowned_paths),
         "binary_files": [c.path for c in commit.changes if c.content != "text"],
+        "upstream_unread": None,  # why the upstream commit could not be read again, if it could not
     }
 
 
@@ -521,10 +651,10 @@ def build_issue_context(
     summary = _summary_line(verdict, commit)
     events = [history_dict(e) for e in history]
     current_event = history_dict(current) if current is not None else (events[-1] if events else None)
-    earlier = [e for e in events if current_event is None or e != current_event]
-    evidence = _all_evidence(verdict)
-    callers = [e for e in evidence if _names_a_caller(e)]
-    tree_evidence = [e for e in evidence if e.side == "tree" and not _is_caller(e) and e.kind not in _LISTED_ELSEWHERE]
+    earlier = [e for e in events if current_event is None or e["id"] != current_event["id"] or e["id"] is None and e != current_event]
+    for change in commit.changes:
+        ensure_hunks(change)
+    callers = _dedupe(e for e in _all_evidence(verdict) if _names_a_caller(e))
     row_tests: list[str] = []
     for row in rows:
         for test in row_info.get(row, {}).get("tests", []) or []:
@@ -576,7 +706,7 @@ def build_issue_context(
         "history": earlier,
         "proposal": history_dict(proposal) if proposal is not None else None,
         "halves": _halves(verdict, commit),
-        "tree_evidence": [evidence_dict(e) for e in tree_evidence],
+        "tree_places": _tree_places(verdict),
         "callers": {
             "non_test": [evidence_dict(e) for e in callers if not _caller_is_test(e)],
             "test": [evidence_dict(e) for e in callers if _caller_is_test(e)],
@@ -601,7 +731,7 @@ def environment(templates_dir: Path | None = None) -> jinja2.Environment:
         lstrip_blocks=True,
         keep_trailing_newline=True,
     )
-    env.filters.update(code=md_code, block=md_block, text=md_text, cell=md_cell, one_line=one_line)
+    env.filters.update(code=md_code, block=md_block, text=md_text, sentence=md_sentence, cell=md_cell, one_line=one_line)
     env.globals.update(VERDICTS=VERDICTS, FLAGGED=sorted(FLAGGED))
     return env
 
