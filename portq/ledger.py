@@ -1,0 +1,710 @@
+"""The ledger: waves, entries and their verdict history, in one SQLite file.
+
+Every scan is a **wave** ``PORTQ-N`` (its range, upstream, tree, times, portq
+version, matrix and tree fingerprints, status). An **entry** is one upstream
+commit as seen by one tree (``upstream, tree, sha``), so the same commit
+audited against two ports keeps two histories; a wave lists its entries by
+position (``wave_entries``). **Verdict events** are append-only (triggers
+refuse UPDATE and DELETE): a scan appends one ``source='scan'`` event per
+wave and entry; ``portq review`` appends ``source='review'`` events; an undo
+is a review event whose ``undoes`` names the review it cancels. **Reports**
+record each filed report by fingerprint, so filing is idempotent.
+
+The current verdict of an entry is its latest standing human review, else its
+latest scan. A later scan that disagrees with the standing review is kept and
+shown as a *proposal*, never applied over the human (``Current.proposal``).
+
+Public API (``open_ledger(path)`` returns a ``Ledger``; use it as a context
+manager or call ``close``):
+
+- waves: ``begin_wave(...) -> (Wave, resumed)``, ``record_scan_entry(...)``,
+  ``recorded_positions(wave)``, ``finish_wave(wave, status)``,
+  ``wave(n)``, ``latest_wave(range_spec=None, upstream=None)``, ``waves()``;
+- entries: ``wave_entries(wave) -> [EntryRecord]``, ``entry_at(wave, n)``,
+  ``current(entry_id) -> Current``, ``history(entry_id) -> [Event]``;
+- reviews: ``record_review(entry_id, verdict, justification, why, who, ...)``,
+  ``undo_review(entry_id, who, why)`` (restores what stood before the review:
+  an earlier review, else the scan's verdict);
+- reports: ``record_report(fingerprint, path, ...) -> (Report, created)``,
+  ``report(fingerprint)``, ``reports_for(entry_id)``.
+
+Durability and concurrency: WAL journal, a generous busy timeout so that
+concurrent portq processes wait for each other instead of failing, and one
+``BEGIN IMMEDIATE`` transaction per recorded entry, so a scan killed at any
+point leaves whole entries only. A wave left ``running`` by a dead process
+(or ``interrupted`` by Ctrl-C) is resumed by the next scan of the same range,
+tree, matrix and portq version; a wave whose writer is alive is never
+touched by another process, so two scans at once record two waves.
+
+Schema changes go into ``MIGRATIONS`` (ordered, each with its reason). A
+file that is not a portq ledger, or one written by a newer portq, is refused
+with a ``LedgerError`` and left untouched.
+
+This module stores and answers; it does not read git, decide verdicts or
+print.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sqlite3
+from dataclasses import asdict, dataclass, field, replace
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable, Iterable, Sequence
+
+from portq import __version__
+from portq.errors import LedgerError
+from portq.model import JUSTIFICATIONS, NOT_APPLICABLE, VERDICTS, Evidence, Verdict
+
+APPLICATION_ID = 0x706F7274  # "port": marks the SQLite file as a portq ledger
+BUSY_TIMEOUT_S = 60.0
+"""A generous busy timeout keeps concurrent writers waiting rather than failing."""
+
+REVIEW_DECIDED_BY = "review"
+"""``decided_by`` of human events (the classifier layers are in model.DECIDED_BY)."""
+
+_SQLITE_MAGIC = b"SQLite format 3\x00"
+
+
+_SCHEMA_V1 = (
+    """
+    CREATE TABLE waves (
+        id                 INTEGER PRIMARY KEY AUTOINCREMENT,
+        range_spec         TEXT NOT NULL,
+        upstream           TEXT NOT NULL,
+        base_sha           TEXT NOT NULL,
+        tip_sha            TEXT NOT NULL,
+        tree               TEXT NOT NULL,
+        entry_count        INTEGER NOT NULL,
+        portq_version      TEXT NOT NULL,
+        matrix_fingerprint TEXT NOT NULL,
+        tree_fingerprint   TEXT NOT NULL,
+        status             TEXT NOT NULL CHECK (status IN ('running', 'complete', 'interrupted')),
+        owner              TEXT NOT NULL,
+        started_at         TEXT NOT NULL,
+        finished_at        TEXT
+    )""",
+    """
+    CREATE TABLE entries (
+        id       INTEGER PRIMARY KEY,
+        upstream TEXT NOT NULL,
+        tree     TEXT NOT NULL,
+        sha      TEXT NOT NULL,
+        title    TEXT NOT NULL,
+        pr       INTEGER,
+        UNIQUE (upstream, tree, sha)
+    )""",
+    """
+    CREATE TABLE wave_entries (
+        wave_id  INTEGER NOT NULL REFERENCES waves(id),
+        position INTEGER NOT NULL,
+        entry_id INTEGER NOT NULL REFERENCES entries(id),
+        rows     TEXT NOT NULL,
+        symbols  TEXT NOT NULL,
+        PRIMARY KEY (wave_id, position),
+        UNIQUE (wave_id, entry_id)
+    )""",
+    """
+    CREATE TABLE verdict_events (
+        id            INTEGER PRIMARY KEY AUTOINCREMENT,
+        entry_id      INTEGER NOT NULL REFERENCES entries(id),
+        wave_id       INTEGER REFERENCES waves(id),
+        source        TEXT NOT NULL CHECK (source IN ('scan', 'review')),
+        verdict       TEXT NOT NULL,
+        justification TEXT,
+        decided_by    TEXT NOT NULL,
+        reason        TEXT NOT NULL DEFAULT '',
+        who           TEXT,
+        why           TEXT,
+        evidence      TEXT NOT NULL DEFAULT '[]',
+        detail        TEXT,
+        undoes        INTEGER REFERENCES verdict_events(id),
+        version       TEXT NOT NULL,
+        created_at    TEXT NOT NULL
+    )""",
+    """CREATE UNIQUE INDEX one_scan_event_per_wave_entry ON verdict_events (wave_id, entry_id) WHERE source = 'scan'""",
+    """CREATE INDEX verdict_events_by_entry ON verdict_events (entry_id, id)""",
+    """CREATE TRIGGER verdict_events_no_update BEFORE UPDATE ON verdict_events BEGIN SELECT RAISE(ABORT, 'verdict events are append-only'); END""",
+    """CREATE TRIGGER verdict_events_no_delete BEFORE DELETE ON verdict_events BEGIN SELECT RAISE(ABORT, 'verdict events are append-only'); END""",
+    """
+    CREATE TABLE reports (
+        fingerprint TEXT PRIMARY KEY,
+        path        TEXT NOT NULL,
+        entry_id    INTEGER REFERENCES entries(id),
+        wave_id     INTEGER REFERENCES waves(id),
+        data        TEXT,
+        created_at  TEXT NOT NULL
+    )""",
+)
+
+
+def _schema_v1(db: sqlite3.Connection) -> None:
+    # Statement by statement: executescript() would commit the migration's
+    # transaction half-way.
+    for statement in _SCHEMA_V1:
+        db.execute(statement)
+
+
+MIGRATIONS: list[tuple[int, str, Callable[[sqlite3.Connection], None]]] = [
+    (1, "initial schema: waves, entries, append-only verdict events, filed reports", _schema_v1),
+]
+"""Ordered (version, reason, apply). Append; never edit a released step."""
+
+SCHEMA_VERSION = MIGRATIONS[-1][0]
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def _owner() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def _owner_alive(owner: str) -> bool:
+    """Whether the process that owns a running wave may still be writing it."""
+    host, _, pid_text = owner.rpartition(":")
+    if host != socket.gethostname() or not pid_text.isdigit():
+        return True  # another machine: assume alive rather than steal its wave
+    pid = int(pid_text)
+    if pid == os.getpid():
+        return False  # this process is not writing it now: it asked to begin a wave
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+# --- records ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Wave:
+    id: int
+    range_spec: str
+    upstream: str
+    base_sha: str
+    tip_sha: str
+    tree: str
+    entry_count: int
+    portq_version: str
+    matrix_fingerprint: str
+    tree_fingerprint: str
+    status: str
+    started_at: str
+    finished_at: str | None
+
+    @property
+    def name(self) -> str:
+        return f"PORTQ-{self.id}"
+
+    @property
+    def range(self) -> str:
+        return self.range_spec
+
+
+@dataclass(frozen=True)
+class Event:
+    """One verdict event. ``undone`` is filled in by ``history``."""
+
+    id: int
+    entry_id: int
+    wave_id: int | None
+    source: str
+    verdict: str
+    justification: str | None
+    decided_by: str
+    reason: str
+    who: str | None
+    why: str | None
+    evidence: list[dict[str, Any]]
+    detail: dict[str, Any] | None
+    undoes: int | None
+    version: str
+    created_at: str
+    undone: bool = False
+
+    @property
+    def wave(self) -> str | None:
+        return f"PORTQ-{self.wave_id}" if self.wave_id else None
+
+    @property
+    def is_undo(self) -> bool:
+        return self.undoes is not None
+
+    def to_verdict(self) -> Verdict:
+        """The event as a ``model.Verdict`` (full detail for scan events)."""
+        if self.detail:
+            return Verdict.from_json(self.detail)
+        decided_by = self.decided_by if self.decided_by != REVIEW_DECIDED_BY else "provenance"
+        return Verdict(
+            self.verdict,
+            self.justification,
+            decided_by,
+            reason=self.why or self.reason,
+            evidence=[Evidence(**e) for e in self.evidence],
+            version=self.version,
+        )
+
+
+@dataclass(frozen=True)
+class Current:
+    """What stands for an entry now, and a disagreeing later scan if any."""
+
+    event: Event | None
+    proposal: Event | None = None
+
+    @property
+    def source(self) -> str | None:
+        return self.event.source if self.event else None
+
+
+@dataclass(frozen=True)
+class EntryRecord:
+    """An entry as one wave saw it, with its standing verdict."""
+
+    entry_id: int
+    wave_id: int
+    position: int
+    upstream: str
+    tree: str
+    sha: str
+    title: str
+    pr: int | None
+    rows: list[str]
+    symbols: list[dict[str, Any]]
+    scan: Event | None  # the scan event of this wave
+    current: Current = field(default_factory=lambda: Current(None))
+
+
+@dataclass(frozen=True)
+class Report:
+    fingerprint: str
+    path: str
+    entry_id: int | None
+    wave_id: int | None
+    data: dict[str, Any] | None
+    created_at: str
+
+
+# --- the ledger ---------------------------------------------------------------
+
+
+def open_ledger(path: Path | str, *, create: bool = True) -> "Ledger":
+    """Open (and, with ``create``, create or migrate) the ledger at ``path``."""
+    return Ledger(Path(path), create=create)
+
+
+class Ledger:
+    def __init__(self, path: Path, *, create: bool = True) -> None:
+        self.path = path
+        if not path.exists():
+            if not create:
+                raise LedgerError(f"no ledger at {path}: run portq scan first (or pass --ledger PATH)")
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as error:
+                raise LedgerError(f"cannot create the ledger directory {path.parent}: {error.strerror}") from None
+        elif path.is_dir():
+            raise LedgerError(f"{path} is a directory, not a portq ledger file")
+        else:
+            self._check_header()
+        try:
+            self.db = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_S, isolation_level=None)
+        except sqlite3.Error as error:
+            raise LedgerError(f"cannot open the ledger {path}: {error}") from None
+        self.db.row_factory = sqlite3.Row
+        try:
+            self.db.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
+            self._check_identity()
+            self.db.execute("PRAGMA journal_mode = WAL")
+            self.db.execute("PRAGMA synchronous = NORMAL")
+            self.db.execute("PRAGMA foreign_keys = ON")
+            self._migrate()
+        except sqlite3.DatabaseError as error:
+            self.db.close()
+            raise LedgerError(f"{path} is not a portq ledger ({error})") from None
+        except LedgerError:
+            self.db.close()
+            raise
+
+    # --- opening ---------------------------------------------------------------
+
+    def _check_header(self) -> None:
+        with open(self.path, "rb") as handle:
+            header = handle.read(len(_SQLITE_MAGIC))
+        if header and header != _SQLITE_MAGIC:
+            raise LedgerError(f"{self.path} is not a portq ledger (not an SQLite database)")
+
+    def _version(self) -> int:
+        has_table = self.db.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'"
+        ).fetchone()
+        if not has_table:
+            return 0
+        row = self.db.execute("SELECT version FROM schema_version").fetchone()
+        return int(row[0]) if row else 0
+
+    def _check_identity(self) -> None:
+        application_id = self.db.execute("PRAGMA application_id").fetchone()[0]
+        tables = {r[0] for r in self.db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if application_id not in (0, APPLICATION_ID) or (tables and "schema_version" not in tables):
+            raise LedgerError(f"{self.path} is not a portq ledger (an SQLite database with other tables)")
+        version = self._version()
+        if version > SCHEMA_VERSION:
+            raise LedgerError(
+                f"{self.path} has ledger schema {version}, newer than this portq ({__version__}) "
+                f"understands ({SCHEMA_VERSION}): upgrade portq"
+            )
+
+    def _migrate(self) -> None:
+        if self._version() == SCHEMA_VERSION:
+            return
+        with self._transaction():
+            version = self._version()  # another process may have migrated meanwhile
+            if version > SCHEMA_VERSION:
+                raise LedgerError(f"{self.path} has ledger schema {version}, newer than this portq understands")
+            if version == 0:
+                self.db.execute("CREATE TABLE schema_version (version INTEGER NOT NULL)")
+                self.db.execute("INSERT INTO schema_version VALUES (0)")
+                self.db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+            for step, _reason, apply in MIGRATIONS:
+                if step > version:
+                    apply(self.db)
+                    self.db.execute("UPDATE schema_version SET version = ?", (step,))
+
+    def _transaction(self):
+        ledger = self
+
+        class Transaction:
+            def __enter__(self):
+                ledger.db.execute("BEGIN IMMEDIATE")
+                return ledger.db
+
+            def __exit__(self, kind, value, traceback):
+                if kind is None:
+                    ledger.db.execute("COMMIT")
+                else:
+                    ledger.db.execute("ROLLBACK")
+                return False
+
+        return Transaction()
+
+    def close(self) -> None:
+        self.db.close()
+
+    def __enter__(self) -> "Ledger":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # --- waves -------------------------------------------------------------------
+
+    def begin_wave(
+        self,
+        *,
+        range_spec: str,
+        upstream: str,
+        base_sha: str,
+        tip_sha: str,
+        tree: str,
+        entry_count: int,
+        matrix_fingerprint: str,
+        tree_fingerprint: str,
+    ) -> tuple[Wave, bool]:
+        """A new wave, or an abandoned one of the same scan to complete: ``(wave, resumed)``."""
+        key = (upstream, base_sha, tip_sha, tree, matrix_fingerprint, tree_fingerprint, __version__)
+        with self._transaction() as db:
+            candidates = db.execute(
+                "SELECT id, owner, status FROM waves WHERE upstream = ? AND base_sha = ? AND tip_sha = ? "
+                "AND tree = ? AND matrix_fingerprint = ? AND tree_fingerprint = ? AND portq_version = ? "
+                "AND status != 'complete' ORDER BY id",
+                key,
+            ).fetchall()
+            for row in candidates:
+                if row["status"] == "interrupted" or not _owner_alive(row["owner"]):
+                    db.execute("UPDATE waves SET owner = ?, status = 'running' WHERE id = ?", (_owner(), row["id"]))
+                    return self._wave_row(row["id"]), True
+            cursor = db.execute(
+                "INSERT INTO waves (range_spec, upstream, base_sha, tip_sha, tree, entry_count, portq_version, "
+                "matrix_fingerprint, tree_fingerprint, status, owner, started_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'running', ?, ?)",
+                (range_spec, upstream, base_sha, tip_sha, tree, entry_count, __version__,
+                 matrix_fingerprint, tree_fingerprint, _owner(), _now()),
+            )
+            return self._wave_row(cursor.lastrowid), False
+
+    def record_scan_entry(
+        self,
+        wave: Wave,
+        *,
+        position: int,
+        sha: str,
+        title: str,
+        pr: int | None,
+        rows: Sequence[str],
+        symbols: Sequence[dict[str, Any]],
+        verdict: Verdict,
+    ) -> bool:
+        """Record one entry of a wave and its scan verdict atomically.
+
+        False (and nothing written) when the wave already has this position.
+        """
+        with self._transaction() as db:
+            db.execute(
+                "INSERT INTO entries (upstream, tree, sha, title, pr) VALUES (?, ?, ?, ?, ?) "
+                "ON CONFLICT (upstream, tree, sha) DO UPDATE SET title = excluded.title, pr = excluded.pr",
+                (wave.upstream, wave.tree, sha, title, pr),
+            )
+            entry_id = db.execute(
+                "SELECT id FROM entries WHERE upstream = ? AND tree = ? AND sha = ?", (wave.upstream, wave.tree, sha)
+            ).fetchone()[0]
+            inserted = db.execute(
+                "INSERT OR IGNORE INTO wave_entries (wave_id, position, entry_id, rows, symbols) VALUES (?, ?, ?, ?, ?)",
+                (wave.id, position, entry_id, json.dumps(list(rows)), json.dumps(list(symbols))),
+            ).rowcount
+            if not inserted:
+                return False
+            data = verdict.to_json()
+            db.execute(
+                "INSERT INTO verdict_events (entry_id, wave_id, source, verdict, justification, decided_by, reason, "
+                "evidence, detail, version, created_at) VALUES (?, ?, 'scan', ?, ?, ?, ?, ?, ?, ?, ?)",
+                (entry_id, wave.id, verdict.verdict, verdict.justification, verdict.decided_by, verdict.reason,
+                 json.dumps(data["evidence"]), json.dumps(data), verdict.version or __version__, _now()),
+            )
+            return True
+
+    def recorded_positions(self, wave: Wave) -> set[int]:
+        return {r[0] for r in self.db.execute("SELECT position FROM wave_entries WHERE wave_id = ?", (wave.id,))}
+
+    def finish_wave(self, wave: Wave, status: str = "complete") -> Wave:
+        """Mark a wave complete (all entries recorded) or interrupted."""
+        if status not in ("complete", "interrupted"):
+            raise ValueError(f"status must be complete or interrupted, not {status!r}")
+        with self._transaction() as db:
+            if status == "complete":
+                recorded = db.execute("SELECT COUNT(*) FROM wave_entries WHERE wave_id = ?", (wave.id,)).fetchone()[0]
+                if recorded != wave.entry_count:
+                    raise LedgerError(
+                        f"{wave.name} has {recorded} of {wave.entry_count} entries; it cannot be complete", 1
+                    )
+            db.execute("UPDATE waves SET status = ?, finished_at = ? WHERE id = ?", (status, _now(), wave.id))
+        return self._wave_row(wave.id)
+
+    def _wave_row(self, wave_id: int) -> Wave:
+        row = self.db.execute("SELECT * FROM waves WHERE id = ?", (wave_id,)).fetchone()
+        return Wave(**{k: row[k] for k in row.keys() if k != "owner"})
+
+    def wave(self, wave: int | str) -> Wave:
+        """A wave by number or name (``3`` or ``"PORTQ-3"``)."""
+        text = str(wave)
+        number = text.upper().removeprefix("PORTQ-")
+        if not number.isdigit():
+            raise LedgerError(f"wave '{wave}': expected PORTQ-N or N")
+        row = self.db.execute("SELECT id FROM waves WHERE id = ?", (int(number),)).fetchone()
+        if row is None:
+            raise LedgerError(f"no wave PORTQ-{number} in {self.path}")
+        return self._wave_row(row[0])
+
+    def waves(self) -> list[Wave]:
+        return [self._wave_row(r[0]) for r in self.db.execute("SELECT id FROM waves ORDER BY id")]
+
+    def latest_wave(self, range_spec: str | None = None, upstream: str | None = None) -> Wave | None:
+        """The newest wave, or the newest of ``range_spec``.
+
+        A range matches the text given to the scan, or its resolved SHAs by
+        prefix (``portq show 3 --range c76a4252..e126687a``).
+        """
+        clauses, arguments = [], []
+        if upstream:
+            clauses.append("upstream = ?")
+            arguments.append(upstream)
+        if range_spec:
+            left, sep, right = range_spec.partition("..")
+            condition = "range_spec = ?"
+            arguments.append(range_spec)
+            if sep and _is_hex(left) and _is_hex(right):
+                condition += " OR (base_sha LIKE ? AND tip_sha LIKE ?)"
+                arguments += [left.lower() + "%", right.lower() + "%"]
+            clauses.append(f"({condition})")
+        where = ("WHERE " + " AND ".join(clauses)) if clauses else ""
+        row = self.db.execute(f"SELECT id FROM waves {where} ORDER BY id DESC LIMIT 1", arguments).fetchone()
+        return self._wave_row(row[0]) if row else None
+
+    # --- entries and events ----------------------------------------------------
+
+    def wave_entries(self, wave: Wave) -> list[EntryRecord]:
+        rows = self.db.execute(
+            "SELECT we.position, we.rows, we.symbols, e.* FROM wave_entries we JOIN entries e ON e.id = we.entry_id "
+            "WHERE we.wave_id = ? ORDER BY we.position",
+            (wave.id,),
+        ).fetchall()
+        return [self._entry_record(wave, row) for row in rows]
+
+    def entry_at(self, wave: Wave, position: int) -> EntryRecord:
+        row = self.db.execute(
+            "SELECT we.position, we.rows, we.symbols, e.* FROM wave_entries we JOIN entries e ON e.id = we.entry_id "
+            "WHERE we.wave_id = ? AND we.position = ?",
+            (wave.id, position),
+        ).fetchone()
+        if row is None:
+            recorded = len(self.recorded_positions(wave))
+            raise LedgerError(
+                f"{wave.name} ({wave.range_spec}) has no entry {position}: it has entries 1..{wave.entry_count}"
+                + (f", {recorded} recorded" if recorded != wave.entry_count else "")
+            )
+        return self._entry_record(wave, row)
+
+    def _entry_record(self, wave: Wave, row: sqlite3.Row) -> EntryRecord:
+        events = self._events(row["id"])
+        scan = next((e for e in events if e.source == "scan" and e.wave_id == wave.id), None)
+        return EntryRecord(
+            entry_id=row["id"],
+            wave_id=wave.id,
+            position=row["position"],
+            upstream=row["upstream"],
+            tree=row["tree"],
+            sha=row["sha"],
+            title=row["title"],
+            pr=row["pr"],
+            rows=json.loads(row["rows"]),
+            symbols=json.loads(row["symbols"]),
+            scan=scan,
+            current=_current(events),
+        )
+
+    def _events(self, entry_id: int) -> list[Event]:
+        rows = self.db.execute("SELECT * FROM verdict_events WHERE entry_id = ? ORDER BY id", (entry_id,)).fetchall()
+        return [
+            Event(
+                **{k: row[k] for k in row.keys() if k not in ("evidence", "detail")},
+                evidence=json.loads(row["evidence"]),
+                detail=json.loads(row["detail"]) if row["detail"] else None,
+            )
+            for row in rows
+        ]
+
+    def history(self, entry_id: int) -> list[Event]:
+        """Every verdict event of an entry, oldest first; undone reviews marked."""
+        events = self._events(entry_id)
+        undone = {e.undoes for e in events if e.undoes is not None}
+        return [replace(e, undone=e.id in undone) for e in events]
+
+    def current(self, entry_id: int) -> Current:
+        return _current(self._events(entry_id))
+
+    def record_review(
+        self,
+        entry_id: int,
+        *,
+        verdict: str,
+        justification: str | None,
+        why: str,
+        who: str,
+        evidence: Iterable[Evidence | dict[str, Any]] = (),
+        wave_id: int | None = None,
+    ) -> Event:
+        """Append a human decision; it stands until a later review or an undo."""
+        if verdict not in VERDICTS:
+            raise LedgerError(f"--verdict {verdict}: expected one of {', '.join(VERDICTS)}")
+        if verdict == NOT_APPLICABLE and justification not in JUSTIFICATIONS:
+            raise LedgerError(
+                f"a NOT_APPLICABLE review needs --justification, one of {', '.join(JUSTIFICATIONS)}"
+            )
+        if not why or not why.strip():
+            raise LedgerError("a review needs a reason: --because \"...\"")
+        items = [asdict(e) if isinstance(e, Evidence) else dict(e) for e in evidence]
+        return self._append_review(entry_id, verdict, justification, why, who, items, wave_id, undoes=None)
+
+    def undo_review(self, entry_id: int, *, who: str, why: str = "undo", wave_id: int | None = None) -> Event:
+        """Cancel the standing review; the entry falls back to what stood before it."""
+        with self._transaction():
+            events = self._events(entry_id)
+            standing = _standing_reviews(events)
+            if not standing:
+                raise LedgerError(f"entry {entry_id} has no review to undo")
+            cancelled = standing[-1]
+            scans = [e for e in events if e.source == "scan"]
+            restored = standing[-2] if len(standing) > 1 else (scans[-1] if scans else cancelled)
+            return self._insert_review(
+                entry_id, restored.verdict, restored.justification, why, who, [], wave_id, undoes=cancelled.id
+            )
+
+    def _append_review(self, entry_id, verdict, justification, why, who, evidence, wave_id, undoes) -> Event:
+        with self._transaction():
+            return self._insert_review(entry_id, verdict, justification, why, who, evidence, wave_id, undoes)
+
+    def _insert_review(self, entry_id, verdict, justification, why, who, evidence, wave_id, undoes) -> Event:
+        if self.db.execute("SELECT 1 FROM entries WHERE id = ?", (entry_id,)).fetchone() is None:
+            raise LedgerError(f"no entry with id {entry_id} in {self.path}")
+        cursor = self.db.execute(
+            "INSERT INTO verdict_events (entry_id, wave_id, source, verdict, justification, decided_by, reason, who, "
+            "why, evidence, undoes, version, created_at) VALUES (?, ?, 'review', ?, ?, ?, '', ?, ?, ?, ?, ?, ?)",
+            (entry_id, wave_id, verdict, justification, REVIEW_DECIDED_BY, who, why, json.dumps(evidence),
+             undoes, __version__, _now()),
+        )
+        return next(e for e in self._events(entry_id) if e.id == cursor.lastrowid)
+
+    # --- reports -------------------------------------------------------------------
+
+    def record_report(
+        self,
+        fingerprint: str,
+        path: str,
+        *,
+        entry_id: int | None = None,
+        wave_id: int | None = None,
+        data: dict[str, Any] | None = None,
+    ) -> tuple[Report, bool]:
+        """Record a filed report once: ``(report, created)``; an existing fingerprint wins."""
+        with self._transaction() as db:
+            created = db.execute(
+                "INSERT OR IGNORE INTO reports (fingerprint, path, entry_id, wave_id, data, created_at) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                (fingerprint, str(path), entry_id, wave_id, json.dumps(data) if data is not None else None, _now()),
+            ).rowcount == 1
+        return self.report(fingerprint), created
+
+    def report(self, fingerprint: str) -> Report | None:
+        row = self.db.execute("SELECT * FROM reports WHERE fingerprint = ?", (fingerprint,)).fetchone()
+        return _report(row) if row else None
+
+    def reports_for(self, entry_id: int) -> list[Report]:
+        rows = self.db.execute("SELECT * FROM reports WHERE entry_id = ? ORDER BY created_at, fingerprint", (entry_id,))
+        return [_report(r) for r in rows]
+
+
+def _report(row: sqlite3.Row) -> Report:
+    return Report(**{**dict(row), "data": json.loads(row["data"]) if row["data"] else None})
+
+
+def _is_hex(text: str) -> bool:
+    return len(text) >= 4 and all(c in "0123456789abcdefABCDEF" for c in text)
+
+
+def _standing_reviews(events: Sequence[Event]) -> list[Event]:
+    """Reviews not cancelled by a later undo, oldest first."""
+    undone = {e.undoes for e in events if e.undoes is not None}
+    return [e for e in events if e.source == "review" and e.undoes is None and e.id not in undone]
+
+
+def _current(events: Sequence[Event]) -> Current:
+    standing = _standing_reviews(events)
+    scans = [e for e in events if e.source == "scan"]
+    latest_scan = scans[-1] if scans else None
+    if not standing:
+        return Current(latest_scan)
+    review = standing[-1]
+    proposal = None
+    if latest_scan is not None and latest_scan.id > review.id and (
+        (latest_scan.verdict, latest_scan.justification) != (review.verdict, review.justification)
+    ):
+        proposal = latest_scan
+    return Current(review, proposal)
