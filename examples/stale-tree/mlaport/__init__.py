@@ -1,0 +1,1 @@
+"""mlaport: Triton ports of the MLA cache, sparse-index and prefix kernels."""

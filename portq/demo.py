@@ -1,0 +1,258 @@
+"""The embedded demo: build the example upstream histories, scan them against
+two downstream trees, and show what portq found.
+
+``examples/upstream/<name>/`` holds a patch series we wrote, one directory per
+commit: ``000-base/`` carries the starting tree in ``tree/``, and every later
+``NNN-slug/`` a ``change.diff`` (a ``git diff -M`` of that commit) next to a
+``commit.toml`` with the title, author, date, message and, under
+``[expected.<target>]``, the verdict the commit must get against each
+downstream tree and why. ``build_upstream`` turns a series into a git
+repository with the author and committer dates of the series, so every SHA
+is the same on every machine; ``run_demo`` scans the whole range of each
+series against ``examples/stale-tree`` and against this repository's
+``kernels/``.
+
+This module must not import torch, triton or the kernels, must not reach the
+network, and writes only under the directory it is given. A ``{sha:N}`` in a
+commit message stands for the SHA of commit N of the same series (a revert
+names the commit it reverts), filled in while building.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import git
+
+from portq.errors import PortqError
+from portq.model import JUSTIFICATIONS, NOT_APPLICABLE, VERDICTS
+
+EXAMPLES_DIR = Path(__file__).resolve().parent.parent / "examples"
+"""Where the series and the stale tree live in a checkout of this repository."""
+
+TARGETS = ("stale-tree", "kernels")
+"""The downstream trees every commit has an expected verdict against."""
+
+BASE_TAG = "demo-base"
+"""Tag on the first commit of a built series: the range is ``demo-base..main``."""
+
+_COMMIT_DIR = re.compile(r"^(\d{3})-[a-z0-9][a-z0-9-]*$")
+_SHA_PLACEHOLDER = re.compile(r"\{sha:(\d+)\}")
+_AUTHOR = re.compile(r"^(?P<name>[^<>]+?)\s*<(?P<email>[^<>\s]+)>$")
+
+
+class DemoError(PortqError):
+    """A series on disk is malformed, or building it failed."""
+
+
+@dataclass(frozen=True)
+class ExpectedVerdict:
+    """What the series' author says a commit must get against one tree."""
+
+    verdict: str
+    justification: str | None
+    why: str
+
+
+@dataclass(frozen=True)
+class SeriesCommit:
+    """One commit of a series as written on disk."""
+
+    number: int
+    directory: Path
+    title: str
+    author_name: str
+    author_email: str
+    date: str
+    message: str
+    expected: dict[str, ExpectedVerdict] = field(default_factory=dict)
+
+    @property
+    def slug(self) -> str:
+        return self.directory.name
+
+    def full_message(self, shas: list[str]) -> str:
+        """Title and body, with ``{sha:N}`` replaced by built SHAs."""
+
+        def fill(match: re.Match) -> str:
+            number = int(match.group(1))
+            if number >= len(shas):
+                raise DemoError(
+                    f"{self.directory / 'commit.toml'}: message names {{sha:{number}}}, "
+                    f"but only commits 0..{len(shas) - 1} are built before it"
+                )
+            return shas[number]
+
+        body = _SHA_PLACEHOLDER.sub(fill, self.message.strip("\n"))
+        return f"{self.title}\n\n{body}\n" if body else f"{self.title}\n"
+
+
+@dataclass(frozen=True)
+class Series:
+    """An upstream's patch series: the base commit first, then the entries."""
+
+    name: str
+    directory: Path
+    commits: tuple[SeriesCommit, ...]
+
+    @property
+    def entries(self) -> tuple[SeriesCommit, ...]:
+        """The commits a scan of ``base..main`` sees, entry 1 first."""
+        return self.commits[1:]
+
+
+@dataclass(frozen=True)
+class BuiltUpstream:
+    """A series built into a git repository."""
+
+    series: Series
+    path: Path
+    shas: tuple[str, ...]  # index = commit number; shas[0] is the base
+
+    @property
+    def range(self) -> str:
+        """The whole series as a scan range: every entry, none of the base."""
+        return f"{self.shas[0]}..{self.shas[-1]}"
+
+
+def series_names(examples: Path = EXAMPLES_DIR) -> list[str]:
+    """The upstream series under ``examples/upstream``, sorted."""
+    upstream = examples / "upstream"
+    if not upstream.is_dir():
+        raise DemoError(f"{upstream}: no such directory (expected one folder per upstream series)")
+    return sorted(p.name for p in upstream.iterdir() if p.is_dir())
+
+
+def load_series(directory: Path) -> Series:
+    """Read a series directory; errors name the file and what was expected."""
+    directory = Path(directory)
+    commit_dirs = sorted(p for p in directory.iterdir() if p.is_dir()) if directory.is_dir() else []
+    if not commit_dirs:
+        raise DemoError(f"{directory}: expected commit folders named NNN-slug, found none")
+    commits = []
+    for number, commit_dir in enumerate(commit_dirs):
+        match = _COMMIT_DIR.match(commit_dir.name)
+        if not match or int(match.group(1)) != number:
+            raise DemoError(
+                f"{commit_dir}: expected a folder named {number:03d}-slug "
+                "(commits are numbered from 000 without gaps)"
+            )
+        commits.append(_load_commit(number, commit_dir))
+    if not (commit_dirs[0] / "tree").is_dir():
+        raise DemoError(f"{commit_dirs[0]}: the base commit needs a tree/ folder with its files")
+    for commit in commits[1:]:
+        if not (commit.directory / "change.diff").is_file():
+            raise DemoError(f"{commit.directory}: expected a change.diff")
+    return Series(directory.name, directory, tuple(commits))
+
+
+def _load_commit(number: int, directory: Path) -> SeriesCommit:
+    path = directory / "commit.toml"
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise DemoError(f"{path}: missing") from None
+    except tomllib.TOMLDecodeError as error:
+        raise DemoError(f"{path}: not valid TOML ({error})") from None
+    for key in ("title", "author", "date"):
+        if not isinstance(data.get(key), str) or not data[key].strip():
+            raise DemoError(f"{path}: expected a non-empty string '{key}'")
+    author = _AUTHOR.match(data["author"])
+    if author is None:
+        raise DemoError(f"{path}: author must read 'Name <email>', got {data['author']!r}")
+    expected = {}
+    for target, table in (data.get("expected") or {}).items():
+        expected[target] = _expected_verdict(path, target, table)
+    if number > 0 and set(expected) != set(TARGETS):
+        raise DemoError(f"{path}: expected [expected.{'] and [expected.'.join(TARGETS)}] tables")
+    return SeriesCommit(
+        number=number,
+        directory=directory,
+        title=data["title"],
+        author_name=author.group("name"),
+        author_email=author.group("email"),
+        date=data["date"],
+        message=data.get("message", ""),
+        expected=expected,
+    )
+
+
+def _expected_verdict(path: Path, target: str, table) -> ExpectedVerdict:
+    if target not in TARGETS:
+        raise DemoError(f"{path}: [expected.{target}] names no known tree (expected one of {', '.join(TARGETS)})")
+    verdict = table.get("verdict")
+    if verdict not in VERDICTS:
+        raise DemoError(f"{path}: [expected.{target}] verdict must be one of {', '.join(VERDICTS)}, got {verdict!r}")
+    justification = table.get("justification")
+    if justification is not None and (verdict != NOT_APPLICABLE or justification not in JUSTIFICATIONS):
+        raise DemoError(
+            f"{path}: [expected.{target}] justification {justification!r} needs verdict "
+            f"NOT_APPLICABLE and one of {', '.join(JUSTIFICATIONS)}"
+        )
+    why = table.get("why")
+    if not isinstance(why, str) or not why.strip():
+        raise DemoError(f"{path}: [expected.{target}] needs a one-line 'why'")
+    return ExpectedVerdict(verdict, justification, why)
+
+
+def build_upstream(series: Series, destination: Path) -> BuiltUpstream:
+    """Build ``series`` into a fresh git repository at ``destination``.
+
+    Author and committer are the commit's author at the commit's date, hooks
+    and signing are off and the message is kept verbatim, so the SHAs depend
+    on nothing but the series.
+    """
+    destination = Path(destination)
+    if destination.exists() and any(destination.iterdir()):
+        raise DemoError(f"{destination}: exists and is not empty (expected a fresh directory)")
+    repo = git.Repo.init(destination, initial_branch="main")
+    with repo.config_writer() as config:
+        config.set_value("commit", "gpgsign", "false")
+        config.set_value("core", "hooksPath", str(destination / ".git" / "no-hooks"))
+        config.set_value("core", "autocrlf", "false")
+    base = series.commits[0]
+    shutil.copytree(base.directory / "tree", destination, dirs_exist_ok=True)
+    repo.git.add("--all")
+    shas = [_commit(repo, base, [])]
+    for commit in series.entries:
+        try:
+            repo.git.apply("--index", "--whitespace=nowarn", str(commit.directory / "change.diff"))
+        except git.GitCommandError as error:
+            raise DemoError(
+                f"{commit.directory / 'change.diff'}: does not apply on commit "
+                f"{commit.number - 1:03d} ({error.stderr.strip()})"
+            ) from None
+        shas.append(_commit(repo, commit, shas))
+    repo.create_tag(BASE_TAG, ref=shas[0])
+    return BuiltUpstream(series, destination, tuple(shas))
+
+
+def _commit(repo: git.Repo, commit: SeriesCommit, shas: list[str]) -> str:
+    identity = {
+        "GIT_AUTHOR_NAME": commit.author_name,
+        "GIT_AUTHOR_EMAIL": commit.author_email,
+        "GIT_AUTHOR_DATE": commit.date,
+        "GIT_COMMITTER_NAME": commit.author_name,
+        "GIT_COMMITTER_EMAIL": commit.author_email,
+        "GIT_COMMITTER_DATE": commit.date,
+    }
+    message_file = Path(repo.git_dir) / "DEMO_MSG"
+    message_file.write_text(commit.full_message(shas), encoding="utf-8")
+    with repo.git.custom_environment(**identity):
+        repo.git.commit("--quiet", "--allow-empty", "--cleanup=verbatim", "--file", str(message_file))
+    message_file.unlink()
+    return repo.head.commit.hexsha
+
+
+def build_all(destination: Path, examples: Path = EXAMPLES_DIR) -> dict[str, BuiltUpstream]:
+    """Build every series under ``examples/upstream`` into ``destination/<name>``."""
+    built = {}
+    for name in series_names(examples):
+        series = load_series(examples / "upstream" / name)
+        built[name] = build_upstream(series, Path(destination) / name)
+    return built
+
