@@ -1,0 +1,143 @@
+"""The ``portq`` command line: the argument tree and nothing else.
+
+Each subcommand lives in ``portq/commands/<name>.py`` and exposes
+``add_arguments(parser)`` and ``run(args, config) -> int``; only the module of
+the command being run is imported, so ``portq --help`` and small commands
+start fast and never import a stage they do not use. The shared option groups
+(config overrides, ``--json``) are defined once here and given to every
+command.
+
+Exit codes: 0 ok, 2 usage or input error (one line on stderr, no traceback),
+1 internal error, 130 interrupted. Set ``PORTQ_DEBUG=1`` to see the traceback
+of an internal error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import importlib.util
+import os
+import signal
+import sys
+import traceback
+from typing import Sequence
+
+from portq import __version__
+from portq.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_USAGE, PortqError
+
+COMMANDS: dict[str, str] = {
+    "scan": "audit an upstream range A..B against the tree; record a wave in the ledger",
+    "show": "show entry N of the last scanned range, with its verdict history",
+    "file-issue": "render entry N as an issue report under reports/",
+    "review": "record a human verdict for entry N (--verdict V --because \"...\")",
+    "summary": "summarise a wave: verdict counts, gaps by row, coverage holes",
+    "matrix": "list the matrix rows, their anchors, and ported symbols without tests",
+    "verify": "run the tests of the kernels a matrix row owns",
+    "demo": "build the embedded demo upstream, scan it and file its report",
+}
+"""Subcommand → one-line help, in the order ``portq --help`` lists them."""
+
+
+def module_name(command: str) -> str:
+    return "portq.commands." + command.replace("-", "_")
+
+
+def _config_options() -> argparse.ArgumentParser:
+    group_parser = argparse.ArgumentParser(add_help=False)
+    group = group_parser.add_argument_group("configuration (overrides portq.toml)")
+    group.add_argument(
+        "--upstream",
+        action="append",
+        metavar="NAME|PATH|NAME=PATH",
+        help="pick an upstream by NAME, give its clone as NAME=PATH, or give the PATH of the "
+        "matrix's only upstream (repeatable)",
+    )
+    group.add_argument("--tree", metavar="PATH", help="the in-tree port's root directory")
+    group.add_argument("--matrix", metavar="PATH", help="the kernel matrix (TOML)")
+    group.add_argument("--ledger", metavar="PATH", help="the ledger file (SQLite)")
+    return group_parser
+
+
+def _output_options() -> argparse.ArgumentParser:
+    group_parser = argparse.ArgumentParser(add_help=False)
+    group = group_parser.add_argument_group("output")
+    group.add_argument("--json", action="store_true", help="print one JSON document instead of a table")
+    return group_parser
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports usage errors with exit code 2 in one line."""
+
+    def error(self, message: str) -> None:  # pragma: no cover - exercised through main()
+        raise PortqError(f"{self.prog}: {message}")
+
+
+def build_parser(command: str | None) -> argparse.ArgumentParser:
+    """The parser; only ``command``'s own arguments are loaded (lazily)."""
+    parser = _Parser(prog="portq", description="Keep a downstream kernel port honest against its upstreams.")
+    parser.add_argument("--version", action="version", version=f"portq {__version__}")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    shared = [_config_options(), _output_options()]
+    for name, help_text in COMMANDS.items():
+        sub = subparsers.add_parser(name, help=help_text, description=help_text, parents=shared)
+        if name == command:
+            _load(name).add_arguments(sub)
+    return parser
+
+
+def _load(command: str):
+    name = module_name(command)
+    if importlib.util.find_spec(name) is None:
+        raise PortqError(f"portq {command}: this command is not available in this installation ({name} is missing)")
+    return importlib.import_module(name)
+
+
+def _command_of(argv: Sequence[str]) -> str | None:
+    """The subcommand named in ``argv`` (its first non-option word)."""
+    for word in argv:
+        if not word.startswith("-"):
+            return word if word in COMMANDS else None
+    return None
+
+
+def _terminate(signum, frame) -> None:
+    raise KeyboardInterrupt
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    previous = signal.signal(signal.SIGTERM, _terminate)
+    try:
+        command = _command_of(argv)
+        parser = build_parser(command)
+        args = parser.parse_args(argv)
+        if args.command is None:
+            parser.print_help(sys.stderr)
+            return EXIT_USAGE
+        module = _load(args.command)
+        from portq.config import load_config
+
+        config = load_config(upstream=args.upstream, tree=args.tree, matrix=args.matrix, ledger=args.ledger)
+        return int(module.run(args, config) or 0)
+    except PortqError as error:
+        print(f"portq: error: {error}", file=sys.stderr)
+        return error.exit_code
+    except KeyboardInterrupt:
+        print("portq: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        return 0
+    except Exception as error:  # an internal error: say so plainly, trace on request
+        print(f"portq: internal error: {type(error).__name__}: {error}", file=sys.stderr)
+        if os.environ.get("PORTQ_DEBUG"):
+            traceback.print_exc()
+        else:
+            print("portq: rerun with PORTQ_DEBUG=1 for the traceback", file=sys.stderr)
+        return EXIT_INTERNAL
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

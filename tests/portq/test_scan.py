@@ -1,0 +1,246 @@
+"""portq scan end to end: numbering, rows, ledger waves, bad input, interruption, concurrency."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from portq.cli import main
+from portq.ledger import open_ledger
+from tests.portq.fixtures import SAMPLE_ENTRY_ORDER, SAMPLE_MATRIX, build_sample_upstream
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def upstream(tmp_path_factory):
+    path = tmp_path_factory.mktemp("scan") / "up"
+    return path, build_sample_upstream(path)
+
+
+@pytest.fixture
+def workspace(tmp_path, upstream, monkeypatch):
+    """A user's own port: a tree, a matrix and a portq.toml naming the upstream."""
+    path, _ = upstream
+    (tmp_path / "port").mkdir()
+    (tmp_path / "matrix.toml").write_text(SAMPLE_MATRIX)
+    (tmp_path / "portq.toml").write_text(
+        f'tree = "port"\nmatrix = "matrix.toml"\nledger = "ledger.sqlite"\n[upstream.up]\npath = "{path}"\n'
+    )
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def scan_json(capsys, *arguments):
+    code = main(["scan", *arguments, "--json"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    return json.loads(captured.out)
+
+
+def waves_in(ledger_path):
+    with open_ledger(ledger_path, create=False) as ledger:
+        return [(w.name, w.status, len(ledger.recorded_positions(w))) for w in ledger.waves()]
+
+
+def test_scan_json_has_the_documented_shape(workspace, capsys, upstream):
+    _, shas = upstream
+    document = scan_json(capsys, "base..tip")
+    assert (document["wave"], document["range"], document["upstream"]) == ("PORTQ-1", "base..tip", "up")
+    first = document["entries"][0]
+    assert list(first) == ["entry", "sha", "title", "pr", "rows", "symbols", "verdict", "justification",
+                           "decided_by", "evidence"]
+    assert (first["entry"], first["sha"], first["pr"]) == (1, shas["two-rows"], 101)
+    assert first["symbols"][0] == {"path": "csrc/cache_kernels.cu", "name": "gather_cache_kernel", "change": "modified"}
+
+
+def test_entries_are_numbered_in_range_order(workspace, capsys, upstream):
+    _, shas = upstream
+    document = scan_json(capsys, "base..tip")
+    assert [(e["entry"], e["sha"]) for e in document["entries"]] == [
+        (n, shas[label]) for n, label in enumerate(SAMPLE_ENTRY_ORDER, 1)
+    ]
+
+
+def test_rows_are_mapped_primary_first(workspace, capsys):
+    entries = {e["entry"]: e for e in scan_json(capsys, "base..tip")["entries"]}
+    position = {label: n for n, label in enumerate(SAMPLE_ENTRY_ORDER, 1)}
+    assert entries[position["both-owners"]]["rows"] == ["SPARSE", "CACHE"]
+    assert entries[position["excluded"]]["rows"] == []
+    assert entries[position["binary"]]["rows"] == ["CACHE"]
+
+
+def test_entries_no_row_owns_are_not_applicable_no_row(workspace, capsys):
+    entries = scan_json(capsys, "base..tip")["entries"]
+    unowned = [e for e in entries if not e["rows"]]
+    assert {(e["verdict"], e["justification"]) for e in unowned} == {("NOT_APPLICABLE", "no-row")}
+    assert all(e["verdict"] in ("REAL_GAP", "NEEDS_REVIEW", "INERT", "IN_SYNC", "NOT_APPLICABLE") for e in entries)
+
+
+def test_scan_records_a_complete_wave_and_show_reads_it(workspace, capsys):
+    scan_json(capsys, "base..tip")
+    assert waves_in(workspace / "ledger.sqlite") == [("PORTQ-1", "complete", len(SAMPLE_ENTRY_ORDER))]
+    assert main(["show", "8", "--json"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert (shown["entry"], shown["wave"], shown["rows"], shown["source"]) == (8, "PORTQ-1", ["SPARSE", "CACHE"], "scan")
+    assert [event["source"] for event in shown["history"]] == ["scan"]
+
+
+def test_a_second_scan_is_a_second_wave(workspace, capsys):
+    scan_json(capsys, "base..tip")
+    assert scan_json(capsys, "base..tip")["wave"] == "PORTQ-2"
+
+
+def test_scan_table_names_the_wave_and_entries(workspace, capsys):
+    assert main(["scan", "base..tip"]) == 0
+    out = capsys.readouterr().out
+    assert "PORTQ-1" in out and "NOT_APPLICABLE" in out and "no-row" in out
+
+
+def test_any_repository_tree_and_matrix_work_through_flags(tmp_path, upstream, capsys, monkeypatch):
+    path, _ = upstream
+    (tmp_path / "m.toml").write_text(SAMPLE_MATRIX)
+    monkeypatch.chdir(tmp_path)
+    document = scan_json(capsys, "base~0..tip~10", "--upstream", str(path), "--tree", ".", "--matrix", "m.toml",
+                         "--ledger", "l.sqlite")
+    assert len(document["entries"]) == 2 and (tmp_path / "l.sqlite").exists()
+
+
+# --- bad input: one line, non-zero, no wave ---------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "arguments, expected",
+    [
+        (["nope..tip"], "unknown revision 'nope'"),
+        (["tip..tip"], "is empty"),
+        (["tip..base"], "did you mean base..tip"),
+        (["base"], "expected A..B"),
+        (["base..tip", "--tree", "missing"], "tree .*missing does not exist"),
+        (["base..tip", "--upstream", "up=elsewhere"], "does not exist"),
+    ],
+)
+def test_bad_input_is_one_line_exit_2_and_leaves_no_wave(workspace, capsys, arguments, expected):
+    import re
+
+    assert main(["scan", *arguments]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and re.search(expected, err), err
+    assert not (workspace / "ledger.sqlite").exists() or waves_in(workspace / "ledger.sqlite") == []
+
+
+def test_not_a_git_repository_is_exit_2(workspace, capsys, tmp_path):
+    (tmp_path / "plain").mkdir()
+    assert main(["scan", "a..b", "--upstream", f"up={tmp_path / 'plain'}"]) == 2
+    assert "is not a git repository" in capsys.readouterr().err
+
+
+def test_matrix_that_does_not_parse_is_exit_2_with_its_line(workspace, capsys):
+    (workspace / "matrix.toml").write_text('[[row]]\nid = "A"\nupstream = "up"\npaths = [1]\n')
+    assert main(["scan", "base..tip"]) == 2
+    assert "matrix.toml:4: row A: 'paths' must be a list" in capsys.readouterr().err
+
+
+def test_matrix_naming_an_unknown_upstream_is_exit_2(workspace, capsys):
+    (workspace / "matrix.toml").write_text(SAMPLE_MATRIX.replace('upstream = "up"', 'upstream = "vlm"', 1))
+    assert main(["scan", "base..tip", "--upstream", "up"]) == 2
+    assert "matrix.toml:1: row CACHE names upstream 'vlm', which is not configured" in capsys.readouterr().err
+
+
+def test_ledger_that_is_not_a_portq_ledger_is_exit_2_and_untouched(workspace, capsys):
+    (workspace / "ledger.sqlite").write_text("my notes\n")
+    assert main(["scan", "base..tip"]) == 2
+    assert "is not a portq ledger" in capsys.readouterr().err
+    assert (workspace / "ledger.sqlite").read_text() == "my notes\n"
+
+
+def test_ledger_from_a_newer_schema_is_exit_2(workspace, capsys):
+    import sqlite3
+
+    from portq.ledger import SCHEMA_VERSION
+
+    open_ledger(workspace / "ledger.sqlite").close()
+    db = sqlite3.connect(workspace / "ledger.sqlite")
+    db.execute("UPDATE schema_version SET version = ?", (SCHEMA_VERSION + 5,))
+    db.commit()
+    db.close()
+    assert main(["scan", "base..tip"]) == 2
+    assert "newer than this portq" in capsys.readouterr().err
+
+
+# --- interruption and concurrency ---------------------------------------------------------
+
+
+def interrupt_after(monkeypatch, count, exception=KeyboardInterrupt):
+    from portq.ledger import Ledger
+
+    original = Ledger.record_scan_entry
+    calls = {"n": 0}
+
+    def record(self, *args, **kwargs):
+        if calls["n"] == count:
+            raise exception
+        calls["n"] += 1
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(Ledger, "record_scan_entry", record)
+
+
+def test_ctrl_c_keeps_finished_entries_and_a_rerun_completes_the_wave(workspace, capsys, monkeypatch):
+    with monkeypatch.context() as patch:
+        interrupt_after(patch, 3)
+        assert main(["scan", "base..tip"]) == 130
+    assert "PORTQ-1 has 3 of 12 entries; run the same scan again" in capsys.readouterr().err
+    assert waves_in(workspace / "ledger.sqlite") == [("PORTQ-1", "interrupted", 3)]
+    document = scan_json(capsys, "base..tip")
+    assert document["wave"] == "PORTQ-1" and len(document["entries"]) == len(SAMPLE_ENTRY_ORDER)
+    assert waves_in(workspace / "ledger.sqlite") == [("PORTQ-1", "complete", len(SAMPLE_ENTRY_ORDER))]
+    with open_ledger(workspace / "ledger.sqlite") as ledger:
+        assert ledger.db.execute("SELECT COUNT(*) FROM verdict_events").fetchone()[0] == len(SAMPLE_ENTRY_ORDER)
+
+
+def run_portq(workspace, code: str) -> subprocess.Popen:
+    environment = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
+    return subprocess.Popen([sys.executable, "-c", textwrap.dedent(code)], cwd=workspace, env=environment,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def test_sigkill_mid_scan_tears_nothing_and_a_rerun_completes(workspace, capsys):
+    killed = run_portq(workspace, """
+        import os, signal
+        from portq.ledger import Ledger
+        from portq.cli import main
+        original = Ledger.record_scan_entry
+        count = [0]
+        def record(self, *args, **kwargs):
+            if count[0] == 5:
+                os.kill(os.getpid(), signal.SIGKILL)
+            count[0] += 1
+            return original(self, *args, **kwargs)
+        Ledger.record_scan_entry = record
+        main(["scan", "base..tip"])
+    """)
+    killed.communicate(timeout=120)
+    assert killed.returncode == -9
+    assert waves_in(workspace / "ledger.sqlite") == [("PORTQ-1", "running", 5)]
+    document = scan_json(capsys, "base..tip")
+    assert document["wave"] == "PORTQ-1"
+    assert waves_in(workspace / "ledger.sqlite") == [("PORTQ-1", "complete", len(SAMPLE_ENTRY_ORDER))]
+
+
+def test_two_scans_at_once_record_two_whole_waves(workspace):
+    scans = [run_portq(workspace, 'from portq.cli import main; raise SystemExit(main(["scan", "base..tip", "--json"]))')
+             for _ in range(2)]
+    results = [scan.communicate(timeout=120) for scan in scans]
+    assert [scan.returncode for scan in scans] == [0, 0], results
+    assert sorted(json.loads(out)["wave"] for out, _ in results) == ["PORTQ-1", "PORTQ-2"]
+    n = len(SAMPLE_ENTRY_ORDER)
+    assert waves_in(workspace / "ledger.sqlite") == [("PORTQ-1", "complete", n), ("PORTQ-2", "complete", n)]
+    with open_ledger(workspace / "ledger.sqlite") as ledger:
+        events = ledger.db.execute("SELECT wave_id, entry_id FROM verdict_events").fetchall()
+    assert len(events) == 2 * n and len({tuple(e) for e in events}) == 2 * n
