@@ -1,0 +1,135 @@
+"""Verdict rules on hand-built signatures and entries (DESIGN §5)."""
+from __future__ import annotations
+
+import pytest
+
+from portq.classify import net_zero_pairs, rename_aliases
+from portq.model import (
+    IN_SYNC, INERT, NEEDS_REVIEW, NOT_APPLICABLE, REAL_GAP, Commit, EntryChanges, FileChange, Hunk, SymbolVerdict,
+)
+from portq.signatures import signature_of
+from portq.symbols import symbol_table
+from portq.verdicts import compare, entry_verdict, non_code_kind
+
+
+def _sig(source: str, path: str, name: str):
+    table = symbol_table(source.encode(), path)
+    definition = next(d for d in table.definitions if d.name == name)
+    return signature_of(definition, table.source, path)
+
+
+CUDA_OLD = "void op(torch::Tensor const& src_cache, torch::Tensor const& token_to_seq, int64_t n) {\n  f(token_to_seq, n, src_cache);\n}\n"
+CUDA_NEW = "void op(torch::Tensor const& src_cache, torch::Tensor const& token_to_seq, int64_t n,\n        std::optional<torch::Tensor> seq_starts = std::nullopt) {\n  (void)token_to_seq;\n  f(n, src_cache, seq_starts);\n}\n"
+PORT_OLD = "def op(src_cache, token_to_seq, n):\n    return f(token_to_seq, n, src_cache)\n"
+PORT_NEW = "def op(src_cache, n, seq_starts=None):\n    return f(n, src_cache, seq_starts)\n"
+
+
+def _statuses(port_source):
+    port = _sig(port_source, "k.py", "op")
+    return {i.message.split(",")[0]: i.status for i in compare(_sig(CUDA_OLD, "a.cu", "op"), _sig(CUDA_NEW, "a.cu", "op"), port)}
+
+
+def test_stale_cross_language_port_is_behind_on_dead_and_added_params():
+    statuses = _statuses(PORT_OLD)
+    assert statuses["token_to_seq is dead upstream"] == "behind"
+    assert statuses["upstream added parameter seq_starts=default"] == "behind"
+
+
+def test_ported_cross_language_port_is_in_sync_on_every_item():
+    assert set(_statuses(PORT_NEW).values()) == {"sync"}
+
+
+def test_not_carried_param_is_set_aside():
+    port = _sig(PORT_OLD, "k.py", "op")
+    items = compare(_sig(CUDA_OLD, "a.cu", "op"), _sig(CUDA_NEW, "a.cu", "op"), port, param_scope={"seq_starts"})
+    assert {i.status for i in items if "seq_starts" in i.message} == {"not-carried"}
+
+
+def test_grid_sharing_terms_with_both_sides_is_undecided():
+    old = _sig("def w(x, n):\n    grid = (n,)\n    k[grid](x)\n", "u.py", "w")
+    new = _sig("def w(x, m):\n    grid = (m,)\n    k[grid](x)\n", "u.py", "w")
+    port = _sig("def w(x, n, m):\n    grid = (n * m,)\n    k[grid](x)\n", "t.py", "w")
+    (grid,) = [i for i in compare(old, new, port) if "grid" in i.message]
+    assert grid.status == "undecided" and "shares terms with both" in grid.message
+
+
+def test_grid_shape_change_is_compared_by_arity():
+    old = _sig("def w(x, b, h):\n    k[(b * h,)](x)\n", "u.py", "w")
+    new = _sig("def w(x, b, h):\n    k[(b, h)](x)\n", "u.py", "w")
+    port = _sig("def w(x, b, h):\n    k[(b * h,)](x)\n", "t.py", "w")
+    shape = [i for i in compare(old, new, port) if "axes" in i.message]
+    assert [i.status for i in shape] == ["behind"]
+
+
+@pytest.mark.parametrize("path, kind", [
+    ("tests/kernels/test_cache.py", "tests"), (".buildkite/test-pipeline.yaml", "CI"), (".github/CODEOWNERS", "CI"),
+    ("CODEOWNERS", "build/docs"), ("README.md", "build/docs"), ("docs/design/mla.md", "docs"),
+    ("benchmarks/kernels/bench_cache.py", "benchmarks"), ("CMakeLists.txt", "build/docs"),
+    ("csrc/cache_kernels.cu", None), ("vllm/_custom_ops.py", None),
+])
+def test_non_code_paths(path, kind):
+    assert non_code_kind(path) == kind
+
+
+def _symbol_verdict(verdict, justification=None, path="a.cu", symbol="s"):
+    return SymbolVerdict(path=path, symbol=symbol, change="modified", verdict=verdict, justification=justification,
+                         decided_by="path", reason=f"{symbol} reason")
+
+
+def test_entry_takes_the_most_severe_over_all_symbols_and_names_the_others():
+    verdict = entry_verdict([
+        _symbol_verdict(NOT_APPLICABLE, "not-carried", symbol="cp_gather_cache"),
+        _symbol_verdict(INERT, symbol="gather"),
+        _symbol_verdict(REAL_GAP, symbol="gather_wrapper"),
+        _symbol_verdict(IN_SYNC, symbol="other"),
+    ])
+    assert verdict.verdict == REAL_GAP
+    named = " ".join(e.message for e in verdict.evidence if e.kind == "symbol")
+    assert "cp_gather_cache" in named and "NOT_APPLICABLE/not-carried" in named and "gather" in named
+
+
+def test_all_not_applicable_entry_shows_the_coverage_hole_first():
+    verdict = entry_verdict([_symbol_verdict(NOT_APPLICABLE, "non-code"), _symbol_verdict(NOT_APPLICABLE, "not-ported")])
+    assert (verdict.verdict, verdict.justification) == (NOT_APPLICABLE, "not-ported")
+
+
+def test_needs_review_outranks_inert():
+    verdict = entry_verdict([_symbol_verdict(INERT), _symbol_verdict(NEEDS_REVIEW)])
+    assert verdict.verdict == NEEDS_REVIEW
+
+
+def _entry(position, changes):
+    commit = Commit(sha=f"{position:040d}", parents=(), title="t", message="t", author="a", authored_at="now",
+                    changes=changes)
+    return EntryChanges(position=position, commit=commit)
+
+
+def _change(removed, added, path="a.py", **extra):
+    hunk = Hunk("@@ -1 +1 @@", 1, 1, 1, 1, (1,), (1,), (removed,), (added,))
+    return FileChange("modified", path, path, hunks=[hunk], **extra)
+
+
+def test_revert_pairs_with_its_change_and_a_byte_identical_reland_stands_alone():
+    entries = [_entry(1, [_change("a", "b")]), _entry(2, [_change("b", "a")]), _entry(3, [_change("a", "b")])]
+    pairs = net_zero_pairs(entries)
+    assert pairs[1][0] == 2 and pairs[2][0] == 1 and 3 not in pairs
+
+
+def test_reverting_the_reland_pairs_with_the_reland():
+    entries = [_entry(i, [_change(*pair)]) for i, pair in enumerate([("a", "b"), ("b", "a"), ("a", "b"), ("b", "a")], 1)]
+    pairs = net_zero_pairs(entries)
+    assert (pairs[1][0], pairs[3][0]) == (2, 4)
+
+
+def test_partial_revert_is_not_net_zero():
+    entries = [_entry(1, [_change("a", "b"), _change("c", "d", path="b.py")]), _entry(2, [_change("b", "a")])]
+    assert net_zero_pairs(entries) == {}
+
+
+def test_renames_link_every_name_a_file_had():
+    entries = [
+        _entry(1, [FileChange("renamed", "csrc/a.cu", "csrc/stable/a.cu")]),
+        _entry(2, [FileChange("renamed", "csrc/stable/a.cu", "csrc/stable/b.cu")]),
+    ]
+    aliases = rename_aliases(entries)
+    assert aliases["csrc/a.cu"] == {"csrc/stable/a.cu", "csrc/stable/b.cu"}
