@@ -1,0 +1,235 @@
+"""Page tasks: the launch geometry shared by the four paged gathers.
+
+Upstream #51739 replaced "one CTA per output token, look the request up through a
+``token_to_seq`` back-map" by "one CTA per (request, logical cache page)": the
+block table is read once per page, partial first/last pages (unaligned
+``seq_starts``, ragged lengths) are ordinary tasks with a valid token range, and
+no per-token request lookup exists at all. This module holds that mapping
+(:func:`map_gather_page_task`, evaluated by every program for itself), the grid
+size that is always sufficient (:func:`page_task_grid`), and the page-resolving
+prologue the gather kernels share (:func:`resolve_page`).
+
+Output ranges. Request ``r`` writes rows ``[o_b, o_e)`` with ``o_b = clamp(
+output_starts[r], 0, T)`` and either ``o_e = clamp(output_starts[r+1], 0, T)``
+(``cu_seq_lens`` style, ``HAS_TERMINAL_START``) or, for ``workspace_starts``,
+the same except that the last request runs to ``T``. Row ``o_b + j`` receives
+logical position ``seq_starts[r] + j``. Upstream clamps only from above; the
+clamp at 0 is ours so that no index value can address memory before ``dst``.
+"""
+from __future__ import annotations
+
+import triton
+import triton.language as tl
+
+from ._checks import next_power_of_2
+from ._numerics import fp8_code_to_fp32, store_from_fp32
+
+#: Requests examined per vector step of the mapping scan.
+MAX_REQS_PER_SCAN = 256
+
+
+def page_task_grid(num_tokens: int, block_size: int, num_reqs: int) -> tuple[int]:
+    """``ceil(T / B) + 2 R`` programs: every request's pages cover its rows plus
+    at most one partial page at each end, so this always suffices (surplus
+    programs find no task and exit). Independent of index *values*, so it needs
+    no device-to-host read."""
+    return (triton.cdiv(num_tokens, block_size) + 2 * num_reqs,)
+
+
+def reqs_per_scan(num_reqs: int) -> int:
+    """Vector width of the mapping scan: the batch in one step when it is small,
+    few compiled variants (powers of two from 16 to 256)."""
+    return min(max(next_power_of_2(num_reqs), 16), MAX_REQS_PER_SCAN)
+
+
+# portq: ports vllm:csrc/libtorch_stable/cache_kernels.cu::map_gather_page_task @c76a425278
+@triton.jit
+def map_gather_page_task(
+    task,
+    output_starts,
+    seq_starts,
+    num_reqs,
+    num_tokens,
+    block_size,
+    HAS_TERMINAL_START: tl.constexpr,
+    HAS_SEQ_STARTS: tl.constexpr,
+    REQS_PER_SCAN: tl.constexpr,
+):
+    """Task id -> (found, req_id, logical_block, page_token_begin, page_token_end,
+    output_token_begin).
+
+    Tasks are numbered request by request, page by page. The scan is vectorised:
+    for a slice of requests it counts each one's pages, takes the inclusive
+    prefix sum, and picks the request whose page interval holds ``task``.
+    """
+    found = task < 0
+    req_id = task * 0
+    logical_block = task * 0
+    page_token_begin = task * 0
+    page_token_end = task * 0
+    output_token_begin = task * 0
+    pages_before = task * 0
+    for first_req in range(0, num_reqs, REQS_PER_SCAN):
+        reqs = first_req + tl.arange(0, REQS_PER_SCAN)
+        valid = reqs < num_reqs
+        begin = tl.load(output_starts + reqs, mask=valid, other=0)
+        if HAS_TERMINAL_START:
+            end = tl.load(output_starts + reqs + 1, mask=valid, other=0)
+        else:
+            has_next = reqs + 1 < num_reqs
+            end = tl.load(output_starts + reqs + 1, mask=has_next, other=0)
+            end = tl.where(has_next, end, num_tokens)
+        begin = tl.minimum(tl.maximum(begin, 0), num_tokens)
+        end = tl.minimum(tl.maximum(end, 0), num_tokens)
+        length = tl.maximum(end - begin, 0)
+        if HAS_SEQ_STARTS:
+            source_begin = tl.load(seq_starts + reqs, mask=valid, other=0)
+        else:
+            source_begin = reqs * 0
+        first_block = source_begin // block_size
+        num_pages = (source_begin + length + block_size - 1) // block_size - first_block
+        num_pages = tl.where(valid, num_pages, 0)
+        pages_through = tl.cumsum(num_pages, 0) + pages_before
+        hit = (task >= pages_through - num_pages) & (task < pages_through)
+
+        block = first_block + task - (pages_through - num_pages)
+        page_begin = block * block_size
+        copy_begin = tl.maximum(source_begin, page_begin)
+        copy_end = tl.minimum(source_begin + length, page_begin + block_size)
+        any_hit = tl.sum(hit.to(tl.int32), 0) > 0
+        req_id = tl.where(any_hit, tl.sum(tl.where(hit, reqs, 0), 0), req_id)
+        logical_block = tl.where(any_hit, tl.sum(tl.where(hit, block, 0), 0), logical_block)
+        page_token_begin = tl.where(
+            any_hit, tl.sum(tl.where(hit, copy_begin - page_begin, 0), 0), page_token_begin
+        )
+        page_token_end = tl.where(
+            any_hit, tl.sum(tl.where(hit, copy_end - page_begin, 0), 0), page_token_end
+        )
+        output_token_begin = tl.where(
+            any_hit,
+            tl.sum(tl.where(hit, begin + copy_begin - source_begin, 0), 0),
+            output_token_begin,
+        )
+        found = found | any_hit
+        pages_before += tl.sum(num_pages, 0)
+    return found, req_id, logical_block, page_token_begin, page_token_end, output_token_begin
+
+
+@triton.jit
+def resolve_page(
+    output_starts,
+    seq_starts,
+    block_table,
+    num_reqs,
+    num_tokens,
+    block_size,
+    block_table_stride,
+    block_table_width,
+    num_blocks,
+    HAS_TERMINAL_START: tl.constexpr,
+    HAS_SEQ_STARTS: tl.constexpr,
+    REQS_PER_SCAN: tl.constexpr,
+):
+    """This program's page: (num_page_tokens, physical_block, page_token_begin,
+    output_token_begin). ``num_page_tokens`` is 0 when there is nothing to copy:
+    no task, a logical block past the table width (upstream #49427's guard, here
+    on every gather and against the real width), or a physical block id outside
+    the cache (never read: the rows stay untouched)."""
+    found, req_id, logical_block, page_token_begin, page_token_end, output_token_begin = (
+        map_gather_page_task(
+            tl.program_id(0),
+            output_starts,
+            seq_starts,
+            num_reqs,
+            num_tokens,
+            block_size,
+            HAS_TERMINAL_START,
+            HAS_SEQ_STARTS,
+            REQS_PER_SCAN,
+        )
+    )
+    in_table = found & (logical_block < block_table_width)
+    physical_block = tl.load(
+        block_table + req_id.to(tl.int64) * block_table_stride + logical_block,
+        mask=in_table,
+        other=-1,
+    )
+    copy = in_table & (physical_block >= 0) & (physical_block < num_blocks)
+    num_page_tokens = tl.where(copy, page_token_end - page_token_begin, 0)
+    return num_page_tokens, physical_block, page_token_begin, output_token_begin
+
+
+@triton.jit
+def _convert(values, scale, CONVERSION: tl.constexpr):
+    """Cache elements -> values to store: bits as they are (AUTO), or
+    ``float(fp8) * scale`` in fp32 (spec §1.3: fp8 -> half -> float is exact)."""
+    if CONVERSION == 0:
+        return values
+    else:
+        return fp8_code_to_fp32(values, CONVERSION == 2) * scale
+
+
+@triton.jit
+def _store(pointer, values, mask, CONVERSION: tl.constexpr, DST_IS_BF16: tl.constexpr):
+    if CONVERSION == 0:
+        tl.store(pointer, values, mask=mask)
+    else:
+        store_from_fp32(pointer, values, mask, DST_IS_BF16)
+
+
+@triton.jit
+def copy_page(
+    src_page,
+    dst_rows,
+    num_page_tokens,
+    cache_entry_stride,
+    dst_entry_stride,
+    scale,
+    ENTRY_SIZE: tl.constexpr,
+    CONVERSION: tl.constexpr,
+    DST_IS_BF16: tl.constexpr,
+    DENSE_ROWS: tl.constexpr,
+    FLAT_BLOCK: tl.constexpr,
+    TOKEN_BLOCK: tl.constexpr,
+    COL_BLOCK: tl.constexpr,
+):
+    """Copy (and maybe dequantize) ``num_page_tokens`` entries of one page.
+
+    ``DENSE_ROWS``: cache entries and ``dst`` rows are both ``ENTRY_SIZE`` apart,
+    so the page's token range is one contiguous span on both sides and the copy
+    is a flat, fully coalesced loop with no index arithmetic. Otherwise a
+    (token, column) tile walks rows with their own strides (padded entries,
+    non-contiguous ``dst`` rows)."""
+    if DENSE_ROWS:
+        num_elements = num_page_tokens * ENTRY_SIZE
+        for start in range(0, num_elements, FLAT_BLOCK):
+            offsets = start + tl.arange(0, FLAT_BLOCK)
+            mask = offsets < num_elements
+            values = _convert(tl.load(src_page + offsets, mask=mask), scale, CONVERSION)
+            _store(dst_rows + offsets, values, mask, CONVERSION, DST_IS_BF16)
+    else:
+        for first_token in range(0, num_page_tokens, TOKEN_BLOCK):
+            tokens = first_token + tl.arange(0, TOKEN_BLOCK)
+            token_mask = tokens < num_page_tokens
+            src_row = src_page + tokens.to(tl.int64)[:, None] * cache_entry_stride
+            dst_row = dst_rows + tokens.to(tl.int64)[:, None] * dst_entry_stride
+            for first_col in range(0, ENTRY_SIZE, COL_BLOCK):
+                cols = first_col + tl.arange(0, COL_BLOCK)
+                mask = token_mask[:, None] & (cols < ENTRY_SIZE)[None, :]
+                values = _convert(tl.load(src_row + cols[None, :], mask=mask), scale, CONVERSION)
+                _store(dst_row + cols[None, :], values, mask, CONVERSION, DST_IS_BF16)
+
+
+def row_tiling(entry_size: int, block_size: int) -> dict:
+    """Tile sizes for :func:`copy_page`: 4096-element flat chunks for dense rows;
+    otherwise up to 32 tokens x a power-of-two column chunk (64 when it divides
+    the entry, as for 320/512/576, so no column is masked)."""
+    if entry_size % 64 == 0:
+        col_block = 64
+    else:
+        col_block = min(next_power_of_2(entry_size), 128)
+    return dict(
+        FLAT_BLOCK=4096,
+        TOKEN_BLOCK=min(next_power_of_2(block_size), 32),
+        COL_BLOCK=col_block,
+    )

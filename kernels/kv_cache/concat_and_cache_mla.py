@@ -1,0 +1,332 @@
+"""``concat_and_cache_mla``: write each token's latent + RoPE into the paged cache.
+
+Token ``t < len(slot_mapping)`` with ``slot = slot_mapping[t] >= 0`` goes to
+block ``slot // block_size``, offset ``slot % block_size`` (negative slots are
+CUDA-graph padding and are skipped). Four cache formats (spec §2):
+
+* ``auto``/``float16``/``bfloat16``: the entry is ``cat(kv_c, k_pe)`` bit for bit;
+* ``fp8``/``fp8_e4m3``/``fp8_e5m2``: ``x / scale[0]`` (IEEE division), round to
+  nearest even, saturate;
+* ``fp8_ds_mla`` (656 B): per-128 tile fp32 scale ``max(amax / 448, FLT_MIN)``,
+  e4m3 NoPE, raw 16-bit RoPE;
+* ``nvfp4_ds_mla`` (352 B): per-16 tile e4m3 scale rounded up from
+  ``max(amax / 6, 2^-9)``, e2m1 NoPE by reciprocal multiply, e4m3 RoPE, scale
+  bytes permuted.
+
+Each kernel handles a few tokens per program (upstream: one CTA per token) so a
+long prefill is not a grid of hundreds of thousands of tiny programs.
+"""
+from __future__ import annotations
+
+import torch
+import triton
+import triton.language as tl
+
+from . import _checks as check
+from . import _formats as fmt
+from ._formats import Conversion
+from ._numerics import (
+    fp8_code_to_fp32,
+    fp32_to_e2m1_code,
+    fp32_to_fp8_code,
+    load_as_fp32,
+)
+
+#: Tokens per program of every writer kernel.
+TOKENS_PER_PROGRAM = 8
+
+
+@triton.jit
+def _token_slots(slot_mapping, tokens, num_tokens, block_size, num_blocks):
+    """For each entry of ``tokens``: whether it is written, and its cache block and
+    offset. Slots past the cache are never written (upstream would write out of
+    bounds; the wrapper rejects them when it may read ``slot_mapping``)."""
+    in_batch = tokens < num_tokens
+    slot = tl.load(slot_mapping + tokens, mask=in_batch, other=-1)
+    block = slot // block_size
+    write = in_batch & (slot >= 0) & (block < num_blocks)
+    return tokens.to(tl.int64), write, block, slot % block_size
+
+
+# portq: ports vllm:csrc/libtorch_stable/cache_kernels.cu::concat_and_cache_mla_kernel @00eb0c874e
+@triton.jit
+def concat_and_cache_mla_kernel(
+    kv_c,
+    k_pe,
+    kv_cache,
+    slot_mapping,
+    block_stride,
+    entry_stride,
+    kv_c_stride,
+    k_pe_stride,
+    kv_lora_rank,
+    pe_dim,
+    block_size,
+    scale,
+    num_tokens,
+    num_blocks,
+    CONVERSION: tl.constexpr,
+    SOURCE_IS_BF16: tl.constexpr,
+    RANK_BLOCK: tl.constexpr,
+    PE_BLOCK: tl.constexpr,
+    TOKENS: tl.constexpr,
+):
+    """Plain formats. AUTO passes every tensor as same-width integers (a bit
+    copy); fp8 divides by ``scale[0]`` with ``div_rn`` and rounds in integers."""
+    tokens, write, block, offset = _token_slots(
+        slot_mapping, tl.program_id(0) * TOKENS + tl.arange(0, TOKENS), num_tokens, block_size, num_blocks
+    )
+    entry = kv_cache + block * block_stride + offset * entry_stride
+    scale_value = 1.0
+    if CONVERSION != 0:
+        scale_value = tl.load(scale)
+    for part in tl.static_range(2):
+        if part == 0:
+            cols = tl.arange(0, RANK_BLOCK)
+            width = kv_lora_rank
+            src = kv_c + tokens[:, None] * kv_c_stride + cols[None, :]
+            dst = entry[:, None] + cols[None, :]
+        else:
+            cols = tl.arange(0, PE_BLOCK)
+            width = pe_dim
+            src = k_pe + tokens[:, None] * k_pe_stride + cols[None, :]
+            dst = entry[:, None] + kv_lora_rank + cols[None, :]
+        mask = write[:, None] & (cols < width)[None, :]
+        if CONVERSION == 0:
+            tl.store(dst, tl.load(src, mask=mask), mask=mask)
+        else:
+            x = load_as_fp32(src, mask, SOURCE_IS_BF16)
+            codes = fp32_to_fp8_code(tl.math.div_rn(x, scale_value), CONVERSION == 2)
+            tl.store(dst, codes.to(tl.uint8), mask=mask)
+
+
+# portq: ports vllm:csrc/libtorch_stable/cache_kernels.cu::concat_and_cache_ds_mla_kernel @00eb0c874e
+# portq: not-carried vllm:csrc/libtorch_stable/cache_kernels.cu::concat_and_cache_ds_mla_kernel[kFp8ScaleDivisor=224] -- ROCm gfx942 divisor (#32976); this port targets the CUDA layout (448)
+@triton.jit
+def concat_and_cache_ds_mla_kernel(
+    kv_c,
+    k_pe,
+    kv_cache,
+    kv_cache_as_fp32,
+    kv_cache_as_16bit,
+    slot_mapping,
+    block_stride,
+    entry_stride,
+    kv_c_stride,
+    k_pe_stride,
+    block_size,
+    num_tokens,
+    num_blocks,
+    SOURCE_IS_BF16: tl.constexpr,
+    TOKENS: tl.constexpr,
+):
+    """fp8_ds_mla. Rows of the NoPE tile are (token, 128-wide tile) pairs, so the
+    tile amax is one row reduction. Strides are in bytes; the fp32 scales and the
+    16-bit RoPE go through 4- and 2-byte views of the same cache."""
+    first_token = tl.program_id(0) * TOKENS
+    tokens, write, block, offset = _token_slots(
+        slot_mapping, first_token + tl.arange(0, TOKENS), num_tokens, block_size, num_blocks
+    )
+    entry_bytes = block * block_stride + offset * entry_stride
+
+    rows = tl.arange(0, TOKENS * 4)
+    row_tile = rows % 4
+    row_src, row_write, row_block, row_offset = _token_slots(
+        slot_mapping, first_token + rows // 4, num_tokens, block_size, num_blocks
+    )
+    row_entry = row_block * block_stride + row_offset * entry_stride
+    cols = tl.arange(0, 128)
+    mask = row_write[:, None]
+    x = load_as_fp32(
+        kv_c + row_src[:, None] * kv_c_stride + row_tile[:, None] * 128 + cols[None, :], mask, SOURCE_IS_BF16
+    )
+    amax = tl.max(tl.abs(x), axis=1)
+    tile_scale = tl.maximum(tl.math.div_rn(amax, 448.0), 1.1754943508222875e-38)
+    codes = fp32_to_fp8_code(tl.math.div_rn(x, tile_scale[:, None]), False)
+    tl.store(kv_cache + row_entry[:, None] + row_tile[:, None] * 128 + cols[None, :], codes.to(tl.uint8), mask=mask)
+    tl.store(kv_cache_as_fp32 + (row_entry >> 2) + 128 + row_tile, tile_scale, mask=row_write)
+
+    rope_cols = tl.arange(0, 64)
+    rope = tl.load(k_pe + tokens[:, None] * k_pe_stride + rope_cols[None, :], mask=write[:, None])
+    tl.store(kv_cache_as_16bit + (entry_bytes >> 1)[:, None] + 264 + rope_cols[None, :], rope, mask=write[:, None])
+
+
+# portq: ports vllm:csrc/libtorch_stable/nvfp4_ds_mla_cache_kernels.cu::concat_and_cache_nvfp4_ds_mla_kernel @03b6016490
+# portq: ports vllm:csrc/libtorch_stable/nvfp4_ds_mla_cache_kernels.cu::nvfp4_tile_scale @03b6016490
+# portq: ports vllm:csrc/libtorch_stable/nvfp4_ds_mla_cache_kernels.cu::nvfp4_pack16_e2m1_rn @03b6016490
+@triton.jit
+def concat_and_cache_nvfp4_ds_mla_kernel(
+    kv_c,
+    k_pe,
+    kv_cache,
+    slot_mapping,
+    block_stride,
+    entry_stride,
+    kv_c_stride,
+    k_pe_stride,
+    block_size,
+    num_tokens,
+    num_blocks,
+    TOKENS: tl.constexpr,
+):
+    """nvfp4_ds_mla. Rows are (token, 16-wide tile) pairs; even and odd elements
+    are loaded as two ``[rows, 8]`` tiles so byte ``i`` is ``even[i] | odd[i] << 4``.
+    ``kv_c``/``k_pe`` arrive as bf16 bit patterns (int16)."""
+    first_token = tl.program_id(0) * TOKENS
+    tokens, write, block, offset = _token_slots(
+        slot_mapping, first_token + tl.arange(0, TOKENS), num_tokens, block_size, num_blocks
+    )
+    entry = kv_cache + block * block_stride + offset * entry_stride
+
+    rows = tl.arange(0, TOKENS * 32)
+    row_tile = rows % 32
+    row_src, row_write, row_block, row_offset = _token_slots(
+        slot_mapping, first_token + rows // 32, num_tokens, block_size, num_blocks
+    )
+    row_entry = row_block * block_stride + row_offset * entry_stride
+    pairs = tl.arange(0, 8)
+    mask = row_write[:, None]
+    src = kv_c + row_src[:, None] * kv_c_stride + row_tile[:, None] * 16 + 2 * pairs[None, :]
+    even = load_as_fp32(src, mask, True)
+    odd = load_as_fp32(src + 1, mask, True)
+    amax = tl.maximum(tl.max(tl.abs(even), axis=1), tl.max(tl.abs(odd), axis=1))
+    wanted = tl.maximum(tl.math.div_rn(amax, 6.0), 0.001953125)
+    scale_code = fp32_to_fp8_code(wanted, False)
+    bump = (fp8_code_to_fp32(scale_code, False) < wanted) & (scale_code < 0x7E)
+    scale_code = scale_code + bump.to(tl.int32)
+    inverse = tl.math.div_rn(tl.full([TOKENS * 32], 1.0, tl.float32), fp8_code_to_fp32(scale_code, False))
+    packed = fp32_to_e2m1_code(even * inverse[:, None]) | (fp32_to_e2m1_code(odd * inverse[:, None]) << 4)
+    tl.store(kv_cache + row_entry[:, None] + row_tile[:, None] * 8 + pairs[None, :], packed.to(tl.uint8), mask=mask)
+    scale_byte = 320 + 8 * (row_tile & 3) + (row_tile >> 2)
+    tl.store(kv_cache + row_entry + scale_byte, scale_code.to(tl.uint8), mask=row_write)
+
+    rope_cols = tl.arange(0, 64)
+    rope = load_as_fp32(k_pe + tokens[:, None] * k_pe_stride + rope_cols[None, :], write[:, None], True)
+    tl.store(entry[:, None] + 256 + rope_cols[None, :], fp32_to_fp8_code(rope, False).to(tl.uint8), mask=write[:, None])
+
+
+def _writer_grid(num_tokens: int) -> tuple[int]:
+    """``TOKENS_PER_PROGRAM`` tokens per program: enough work per program to hide
+    the slot lookup, and small tiles that never spill."""
+    return (triton.cdiv(num_tokens, TOKENS_PER_PROGRAM),)
+
+
+def _as_bits(value: torch.Tensor) -> torch.Tensor:
+    """bf16 travels as int16 bit patterns (the interpreter has no exact bf16)."""
+    return value.view(torch.int16) if value.dtype == torch.bfloat16 else value
+
+
+# portq: ports vllm:csrc/libtorch_stable/cache_kernels.cu::concat_and_cache_mla @00eb0c874e
+# portq: ports vllm:csrc/libtorch_stable/nvfp4_ds_mla_cache_kernels.cu::launch_concat_and_cache_nvfp4_ds_mla @03b6016490
+# portq: not-carried vllm:csrc/libtorch_stable/cache_kernels.cu::concat_and_cache_mla_grouped -- multi-layer MTP-draft writer (spec §2.5); no caller in this tree, one launch per layer of concat_and_cache_mla covers it
+# portq: not-carried vllm:csrc/libtorch_stable/cache_kernels.cu::concat_and_cache_mla_grouped_kernel -- see concat_and_cache_mla_grouped
+def concat_and_cache_mla(
+    kv_c: torch.Tensor,
+    k_pe: torch.Tensor,
+    kv_cache: torch.Tensor,
+    slot_mapping: torch.Tensor,
+    kv_cache_dtype: str,
+    scale: torch.Tensor,
+) -> None:
+    """Write ``kv_c [T, kv_lora_rank]`` and ``k_pe [T, pe_dim]`` (or ``[T, 1, pe_dim]``)
+    into ``kv_cache [num_blocks, block_size, entry]`` at ``slot_mapping`` (int64).
+
+    ``scale`` (float32, element 0) is used by the fp8 formats only; the ds_mla
+    formats carry their own scales. See the module docstring for the formats.
+    """
+    if not isinstance(kv_cache_dtype, str):
+        raise TypeError(f"kv_cache_dtype must be a str, got {type(kv_cache_dtype).__name__}")
+    if kv_cache_dtype not in fmt.WRITE_FORMATS:
+        raise ValueError(
+            f"kv_cache_dtype {kv_cache_dtype!r} is not supported; expected one of "
+            f"{fmt.supported(fmt.WRITE_FORMATS)}"
+        )
+    check.paged_cache("kv_cache", kv_cache)
+    device = kv_cache.device
+    check.tensor("kv_c", kv_c, dtypes=check.FLOAT_DTYPES, ndim=2, device=device)
+    check.tensor("k_pe", k_pe, dtypes=(kv_c.dtype,), ndim=(2, 3), device=device)
+    if k_pe.dim() == 3:
+        if k_pe.shape[1] != 1:
+            raise ValueError(f"k_pe must be [T, pe_dim] or [T, 1, pe_dim], got shape {tuple(k_pe.shape)}")
+        k_pe = k_pe[:, 0]
+    check.index_tensor("slot_mapping", slot_mapping, device, dtype=torch.int64)
+    check.scale_tensor("scale", scale, device)
+    for name, value in (("kv_c", kv_c), ("k_pe", k_pe), ("kv_cache", kv_cache)):
+        check.unit_inner_stride(name, value)
+    num_tokens = slot_mapping.shape[0]
+    if num_tokens > kv_c.shape[0] or num_tokens > k_pe.shape[0]:
+        raise ValueError(
+            f"slot_mapping has {num_tokens} tokens but kv_c has {kv_c.shape[0]} and k_pe {k_pe.shape[0]} rows"
+        )
+    kv_lora_rank, pe_dim = kv_c.shape[1], k_pe.shape[1]
+    block_size, num_blocks = kv_cache.shape[1], kv_cache.shape[0]
+
+    if kv_cache_dtype in (fmt.FP8_DS_MLA, fmt.NVFP4_DS_MLA):
+        entry_bytes = fmt.DS_MLA_ENTRY_BYTES if kv_cache_dtype == fmt.FP8_DS_MLA else fmt.NVFP4_ENTRY_BYTES
+        if (kv_lora_rank, pe_dim) != (fmt.DS_MLA_KV_LORA_RANK, fmt.DS_MLA_PE_DIM):
+            raise ValueError(
+                f"{kv_cache_dtype} needs kv_lora_rank 512 and pe_dim 64, got {kv_lora_rank} and {pe_dim}"
+            )
+        allowed = (torch.bfloat16,) if kv_cache_dtype == fmt.NVFP4_DS_MLA else (torch.bfloat16, torch.float16)
+        check.tensor("kv_c", kv_c, dtypes=allowed)
+        if kv_cache.element_size() != 1 or kv_cache.dim() != 3 or kv_cache.shape[2] != entry_bytes:
+            raise ValueError(
+                f"{kv_cache_dtype} needs a 1-byte kv_cache [num_blocks, block_size, {entry_bytes}], "
+                f"got {kv_cache.dtype} {tuple(kv_cache.shape)}"
+            )
+        if kv_cache.stride(0) % 4 or kv_cache.stride(1) % 4 or kv_cache.storage_offset() % 4:
+            raise ValueError(
+                "kv_cache blocks and entries must start at 4-byte boundaries, got strides "
+                f"{kv_cache.stride()} and storage offset {kv_cache.storage_offset()}"
+            )
+    else:
+        conversion = fmt.ELEMENT_FORMATS[kv_cache_dtype]
+        if kv_cache.dim() != 3 or kv_cache.shape[2] != kv_lora_rank + pe_dim:
+            raise ValueError(
+                f"kv_cache must be [num_blocks, block_size, kv_lora_rank + pe_dim = {kv_lora_rank + pe_dim}], "
+                f"got shape {tuple(kv_cache.shape)}"
+            )
+        if conversion == Conversion.AUTO and kv_cache.dtype != kv_c.dtype:
+            raise TypeError(
+                f"kv_cache_dtype {kv_cache_dtype!r} copies bits: kv_cache must be {kv_c.dtype}, got {kv_cache.dtype}"
+            )
+        if conversion != Conversion.AUTO and kv_cache.element_size() != 1:
+            raise TypeError(
+                f"kv_cache_dtype {kv_cache_dtype!r} needs a 1-byte kv_cache (uint8 or float8), got {kv_cache.dtype}"
+            )
+    check.below("slot_mapping", slot_mapping, num_blocks * block_size, "the number of cache slots")
+    if num_tokens == 0:
+        return
+
+    grid = _writer_grid(num_tokens)
+    common = (slot_mapping, kv_cache.stride(0), kv_cache.stride(1), kv_c.stride(0), k_pe.stride(0))
+    if kv_cache_dtype == fmt.FP8_DS_MLA:
+        raw = kv_cache.view(torch.uint8)
+        concat_and_cache_ds_mla_kernel[grid](
+            _as_bits(kv_c), k_pe.view(torch.int16), raw, raw.view(torch.float32), raw.view(torch.int16),
+            *common, block_size, num_tokens, num_blocks,
+            SOURCE_IS_BF16=kv_c.dtype == torch.bfloat16, TOKENS=TOKENS_PER_PROGRAM, num_warps=4,
+        )
+    elif kv_cache_dtype == fmt.NVFP4_DS_MLA:
+        concat_and_cache_nvfp4_ds_mla_kernel[grid](
+            _as_bits(kv_c), _as_bits(k_pe), kv_cache.view(torch.uint8),
+            *common, block_size, num_tokens, num_blocks,
+            TOKENS=TOKENS_PER_PROGRAM, num_warps=4,
+        )
+    else:
+        conversion = fmt.ELEMENT_FORMATS[kv_cache_dtype]
+        if conversion == Conversion.AUTO:
+            bits = {4: torch.int32, 2: torch.int16}[kv_c.element_size()]
+            kv_c_arg, k_pe_arg, cache_arg = kv_c.view(bits), k_pe.view(bits), kv_cache.view(bits)
+        else:
+            kv_c_arg, k_pe_arg, cache_arg = _as_bits(kv_c), _as_bits(k_pe), kv_cache.view(torch.uint8)
+        concat_and_cache_mla_kernel[grid](
+            kv_c_arg, k_pe_arg, cache_arg,
+            *common, kv_lora_rank, pe_dim, block_size, scale, num_tokens, num_blocks,
+            CONVERSION=int(conversion),
+            SOURCE_IS_BF16=kv_c.dtype == torch.bfloat16,
+            RANK_BLOCK=triton.next_power_of_2(kv_lora_rank),
+            PE_BLOCK=triton.next_power_of_2(pe_dim),
+            TOKENS=TOKENS_PER_PROGRAM,
+            num_warps=4,
+        )

@@ -1,0 +1,162 @@
+"""``cp_gather_cache``: paged cache -> dense rows, a raw bit copy of any entry.
+
+Used where the bytes must arrive unchanged: the decode-context-parallel
+chunked-context path, the fp8-query prefill (fp8 bytes gathered without
+dequantization), and as the pure-bandwidth baseline of the benchmark (spec §4).
+Same page-task mapping as the other gathers with ``T = dst.shape[0]``; entries
+of 1-, 2- or 4-byte elements and any shape (flattened, contiguous).
+"""
+from __future__ import annotations
+
+import torch
+import triton
+import triton.language as tl
+
+from . import _checks as check
+from ._page_task import copy_page, page_task_grid, reqs_per_scan, resolve_page, row_tiling
+
+_BIT_VIEW = {1: torch.uint8, 2: torch.int16, 4: torch.int32}
+
+
+# portq: ports vllm:csrc/libtorch_stable/cache_kernels.cu::cp_gather_cache_page @c76a425278
+@triton.jit
+def cp_gather_cache_page(
+    src_cache,
+    dst,
+    block_table,
+    cu_seq_lens,
+    num_reqs,
+    block_size,
+    total_tokens,
+    block_table_stride,
+    cache_block_stride,
+    cache_entry_stride,
+    dst_entry_stride,
+    seq_starts,
+    block_table_width,
+    num_blocks,
+    HAS_SEQ_STARTS: tl.constexpr,
+    DENSE_ROWS: tl.constexpr,
+    REQS_PER_SCAN: tl.constexpr,
+    FLAT_BLOCK: tl.constexpr,
+    TOKEN_BLOCK: tl.constexpr,
+    COL_BLOCK: tl.constexpr,
+    ENTRY_SIZE: tl.constexpr,
+):
+    """``ENTRY_SIZE`` counts elements of the bit view (upstream:
+    ``entry_size_bytes``); the wrapper views 2- and 4-byte caches as int16/int32."""
+    num_page_tokens, physical_block, page_token_begin, output_token_begin = resolve_page(
+        cu_seq_lens,
+        seq_starts,
+        block_table,
+        num_reqs,
+        total_tokens,
+        block_size,
+        block_table_stride,
+        block_table_width,
+        num_blocks,
+        True,
+        HAS_SEQ_STARTS,
+        REQS_PER_SCAN,
+    )
+    src_page = (
+        src_cache
+        + physical_block.to(tl.int64) * cache_block_stride
+        + page_token_begin.to(tl.int64) * cache_entry_stride
+    )
+    dst_rows = dst + output_token_begin.to(tl.int64) * dst_entry_stride
+    copy_page(
+        src_page,
+        dst_rows,
+        num_page_tokens,
+        cache_entry_stride,
+        dst_entry_stride,
+        1.0,
+        ENTRY_SIZE,
+        0,
+        False,
+        DENSE_ROWS,
+        FLAT_BLOCK,
+        TOKEN_BLOCK,
+        COL_BLOCK,
+    )
+
+
+# portq: ports vllm:csrc/libtorch_stable/cache_kernels.cu::cp_gather_cache @c76a425278
+def cp_gather_cache(
+    src_cache: torch.Tensor,
+    dst: torch.Tensor,
+    block_table: torch.Tensor,
+    cu_seq_lens: torch.Tensor,
+    batch_size: int,
+    seq_starts: torch.Tensor | None = None,
+) -> None:
+    """Copy each request's rows ``[cu[r], cu[r+1])`` (clamped to ``dst.shape[0]``)
+    from logical positions ``seq_starts[r] + j`` of the paged ``src_cache``.
+
+    Args:
+        src_cache: ``[num_blocks, block_size, *entry]``, element size 1, 2 or 4,
+            each entry contiguous (blocks and tokens may be strided/padded).
+        dst: ``[T, *entry]``, same dtype, each row contiguous.
+        block_table: int32 ``[>= batch_size, max_blocks]``.
+        cu_seq_lens: int32 ``[batch_size + 1]``.
+        batch_size: number of requests (``len(cu_seq_lens) - 1``).
+        seq_starts: optional int32 ``[batch_size]``, any non-negative offsets.
+
+    Deviation: a logical block past the table width is skipped (its rows stay
+    untouched) instead of being read out of bounds (upstream #45462, open).
+    """
+    check.paged_cache("src_cache", src_cache, ndim=None)
+    device = src_cache.device
+    check.tensor("dst", dst, device=device)
+    batch_size = check.integer("batch_size", batch_size)
+    check.index_tensor("cu_seq_lens", cu_seq_lens, device, length=batch_size + 1)
+    check.block_table(block_table, device, batch_size)
+    if seq_starts is not None:
+        check.index_tensor("seq_starts", seq_starts, device, length=batch_size)
+    if dst.dtype != src_cache.dtype:
+        raise TypeError(f"dst must have src_cache's dtype {src_cache.dtype}, got {dst.dtype}")
+    if src_cache.element_size() not in _BIT_VIEW:
+        raise TypeError(
+            f"src_cache elements must be 1, 2 or 4 bytes wide, got {src_cache.dtype} "
+            f"({src_cache.element_size()} bytes)"
+        )
+    entry_shape = tuple(src_cache.shape[2:])
+    if dst.dim() < 1 or tuple(dst.shape[1:]) != entry_shape:
+        raise ValueError(
+            f"dst must be [T, {', '.join(map(str, entry_shape))}] to hold src_cache entries, "
+            f"got shape {tuple(dst.shape)}"
+        )
+    entry = check.contiguous_trailing("src_cache", src_cache, 2)
+    check.contiguous_trailing("dst", dst, 1)
+    check.non_negative_values("seq_starts", seq_starts)
+    total_tokens = dst.shape[0]
+    if total_tokens == 0 or batch_size == 0 or entry == 0:
+        return
+
+    bits = _BIT_VIEW[src_cache.element_size()]
+    block_size = src_cache.shape[1]
+    dst_stride = dst.stride(0)
+    dense = src_cache.stride(1) == entry and dst_stride == entry
+    cp_gather_cache_page[page_task_grid(total_tokens, block_size, batch_size)](
+        src_cache.view(bits),
+        dst.view(bits),
+        block_table,
+        cu_seq_lens,
+        batch_size,
+        block_size,
+        total_tokens,
+        block_table.stride(0),
+        src_cache.stride(0),
+        src_cache.stride(1),
+        dst_stride,
+        seq_starts if seq_starts is not None else cu_seq_lens,
+        block_table.shape[1],
+        src_cache.shape[0],
+        HAS_SEQ_STARTS=seq_starts is not None,
+        DENSE_ROWS=dense,
+        REQS_PER_SCAN=reqs_per_scan(batch_size),
+        ENTRY_SIZE=entry,
+        num_warps=4,
+        **row_tiling(entry, block_size),
+    )

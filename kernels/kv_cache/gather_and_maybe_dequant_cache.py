@@ -1,0 +1,197 @@
+"""``gather_and_maybe_dequant_cache``: paged MLA cache -> dense rows, dequantizing fp8.
+
+The first step of every chunked-context prefill iteration: each request's
+cached context chunk (``seq_starts[r]`` .. + its length) is copied out of the
+paged cache into consecutive rows of a workspace, bit for bit (``auto``) or
+converted ``float(fp8) * scale[0]`` to fp32/fp16/bf16 (spec §3).
+
+Page-task design (upstream #51739): one program per (request, logical page);
+the request comes from ``cu_seq_lens`` alone. The pre-#51739 per-token launch
+and its ``token_to_seq`` back-map are not carried (seed 000); the benchmark
+keeps a per-token variant only to measure the difference.
+"""
+from __future__ import annotations
+
+import torch
+import triton
+import triton.language as tl
+
+from . import _checks as check
+from ._formats import Conversion
+from ._page_task import copy_page, page_task_grid, reqs_per_scan, resolve_page, row_tiling
+
+
+# portq: ports vllm:csrc/libtorch_stable/cache_kernels.cu::gather_and_maybe_dequant_cache_page @c76a425278
+@triton.jit
+def gather_and_maybe_dequant_cache_page(
+    src_cache,
+    dst,
+    block_table,
+    cu_seq_lens,
+    num_reqs,
+    num_tokens,
+    block_size,
+    block_table_stride,
+    cache_block_stride,
+    cache_entry_stride,
+    dst_entry_stride,
+    scale,
+    seq_starts,
+    block_table_width,
+    num_blocks,
+    ENTRY_SIZE: tl.constexpr,
+    CONVERSION: tl.constexpr,
+    DST_IS_BF16: tl.constexpr,
+    HAS_SEQ_STARTS: tl.constexpr,
+    DENSE_ROWS: tl.constexpr,
+    REQS_PER_SCAN: tl.constexpr,
+    FLAT_BLOCK: tl.constexpr,
+    TOKEN_BLOCK: tl.constexpr,
+    COL_BLOCK: tl.constexpr,
+):
+    num_page_tokens, physical_block, page_token_begin, output_token_begin = resolve_page(
+        cu_seq_lens,
+        seq_starts,
+        block_table,
+        num_reqs,
+        num_tokens,
+        block_size,
+        block_table_stride,
+        block_table_width,
+        num_blocks,
+        True,
+        HAS_SEQ_STARTS,
+        REQS_PER_SCAN,
+    )
+    scale_value = 1.0
+    if CONVERSION != 0:
+        scale_value = tl.load(scale)
+    src_page = (
+        src_cache
+        + physical_block.to(tl.int64) * cache_block_stride
+        + page_token_begin.to(tl.int64) * cache_entry_stride
+    )
+    dst_rows = dst + output_token_begin.to(tl.int64) * dst_entry_stride
+    copy_page(
+        src_page,
+        dst_rows,
+        num_page_tokens,
+        cache_entry_stride,
+        dst_entry_stride,
+        scale_value,
+        ENTRY_SIZE,
+        CONVERSION,
+        DST_IS_BF16,
+        DENSE_ROWS,
+        FLAT_BLOCK,
+        TOKEN_BLOCK,
+        COL_BLOCK,
+    )
+
+
+_BIT_VIEW = {4: torch.int32, 2: torch.int16}
+
+
+# portq: ports vllm:csrc/libtorch_stable/cache_kernels.cu::gather_and_maybe_dequant_cache @c76a425278
+# portq: not-carried vllm:csrc/libtorch_stable/cache_kernels.cu::gather_and_maybe_dequant_cache[token_to_seq] -- dead upstream since #51739 ((void)token_to_seq); the page-task kernel derives the request from cu_seq_lens
+def gather_and_maybe_dequant_cache(
+    src_cache: torch.Tensor,
+    dst: torch.Tensor,
+    block_table: torch.Tensor,
+    cu_seq_lens: torch.Tensor,
+    num_tokens: int,
+    kv_cache_dtype: str,
+    scale: torch.Tensor,
+    seq_starts: torch.Tensor | None = None,
+) -> None:
+    """Gather ``cu_seq_lens``-delimited rows of each request out of the paged cache.
+
+    Args:
+        src_cache: ``[num_blocks, block_size, E]``; ``dst.dtype`` for ``auto``,
+            1-byte storage (uint8 / float8) for the fp8 formats.
+        dst: ``[>= num_tokens, E]`` fp32, fp16 or bf16; rows may be strided.
+        block_table: int32 ``[>= num_reqs, max_blocks]``.
+        cu_seq_lens: int32 ``[num_reqs + 1]``; request ``r`` fills rows
+            ``[cu[r], cu[r+1])`` clamped to ``num_tokens``.
+        num_tokens: rows ``>= num_tokens`` are never written (an upper bound is
+            fine: it only sizes the grid); ``0`` is a no-op.
+        kv_cache_dtype: ``auto``/``float16``/``bfloat16`` (bit copy),
+            ``fp8``/``fp8_e4m3``/``fp8_e5m2`` (dequantize with ``scale[0]``).
+        scale: float32, element 0 is the per-tensor scale.
+        seq_starts: optional int32 ``[num_reqs]``: request ``r`` starts reading at
+            logical position ``seq_starts[r]`` (any non-negative value).
+
+    Deviation: ``fp8_ds_mla``/``nvfp4_ds_mla`` are refused with a pointer to
+    the upconvert gathers (upstream would treat ``fp8_ds_mla`` as per-element
+    e4m3, which is never what a 656-byte entry means).
+    """
+    conversion = check.element_conversion(kv_cache_dtype)
+    check.paged_cache("src_cache", src_cache)
+    device = src_cache.device
+    check.tensor("dst", dst, dtypes=check.FLOAT_DTYPES, ndim=2, device=device)
+    num_tokens = check.integer("num_tokens", num_tokens)
+    check.tensor("cu_seq_lens", cu_seq_lens, dtypes=(torch.int32,), ndim=1, device=device)
+    if cu_seq_lens.shape[0] < 1:
+        raise ValueError("cu_seq_lens must have num_reqs + 1 >= 1 entries, got 0")
+    num_reqs = cu_seq_lens.shape[0] - 1
+    check.block_table(block_table, device, num_reqs, "requests (len(cu_seq_lens) - 1)")
+    if seq_starts is not None:
+        check.index_tensor("seq_starts", seq_starts, device, length=num_reqs)
+    check.scale_tensor("scale", scale, device)
+    entry = dst.shape[1]
+    if src_cache.shape[2] != entry:
+        raise ValueError(
+            f"src_cache entries ({src_cache.shape[2]}) must match dst rows ({entry})"
+        )
+    check.unit_inner_stride("src_cache", src_cache)
+    check.unit_inner_stride("dst", dst)
+    if conversion == Conversion.AUTO and src_cache.dtype != dst.dtype:
+        raise TypeError(
+            f"kv_cache_dtype {kv_cache_dtype!r} copies bits: src_cache must be "
+            f"{dst.dtype} like dst, got {src_cache.dtype}"
+        )
+    if conversion != Conversion.AUTO and src_cache.element_size() != 1:
+        raise TypeError(
+            f"kv_cache_dtype {kv_cache_dtype!r} needs a 1-byte src_cache "
+            f"(uint8 or float8), got {src_cache.dtype}"
+        )
+    if num_tokens > dst.shape[0]:
+        raise ValueError(f"num_tokens ({num_tokens}) exceeds dst rows ({dst.shape[0]})")
+    check.non_negative_values("seq_starts", seq_starts)
+    if num_tokens == 0 or num_reqs == 0 or entry == 0:
+        return
+
+    dst_is_bf16 = dst.dtype == torch.bfloat16
+    if conversion == Conversion.AUTO:
+        bits = _BIT_VIEW[dst.element_size()]
+        src_view, dst_view = src_cache.view(bits), dst.view(bits)
+    else:
+        src_view = src_cache.view(torch.uint8)
+        dst_view = dst.view(torch.int16) if dst_is_bf16 else dst
+    block_size = src_cache.shape[1]
+    dense = src_cache.stride(1) == entry and dst.stride(0) == entry
+    gather_and_maybe_dequant_cache_page[page_task_grid(num_tokens, block_size, num_reqs)](
+        src_view,
+        dst_view,
+        block_table,
+        cu_seq_lens,
+        num_reqs,
+        num_tokens,
+        block_size,
+        block_table.stride(0),
+        src_cache.stride(0),
+        src_cache.stride(1),
+        dst.stride(0),
+        scale,
+        seq_starts if seq_starts is not None else cu_seq_lens,
+        block_table.shape[1],
+        src_cache.shape[0],
+        ENTRY_SIZE=entry,
+        CONVERSION=int(conversion),
+        DST_IS_BF16=dst_is_bf16,
+        HAS_SEQ_STARTS=seq_starts is not None,
+        DENSE_ROWS=dense,
+        REQS_PER_SCAN=reqs_per_scan(num_reqs),
+        num_warps=4,
+        **row_tiling(entry, block_size),
+    )
