@@ -19,6 +19,7 @@ import argparse
 import sys
 
 from portq import output
+from portq.reports import wave_summary
 from portq.scan import run_scan
 
 
@@ -42,6 +43,7 @@ def run(args: argparse.Namespace, config) -> int:
         output.print_json(scan_json(result))
     else:
         output.print_wave_table(result.wave, result.entries)
+        sys.stdout.write("\n" + wave_summary(result.wave, result.entries))
         if result.resumed:
             print(f"{result.wave.name} was unfinished and is now complete.", file=sys.stderr)
     return 0
