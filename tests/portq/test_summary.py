@@ -77,3 +77,22 @@ def test_dashboard_of_a_quiet_wave_says_none():
     page = reports.render("summary.md.j2", summary([entry(1, Verdict(NOT_APPLICABLE, "no-row", "path"), rows=())]))
     assert "### REAL_GAP by row\n\nNone." in page
     assert "Scans that disagree" not in page
+
+
+def test_scan_ends_with_the_wave_summary(tmp_path):
+    from tests.portq.golden.reports.scenario import scanned
+
+    scenario = scanned(tmp_path)
+    result = scenario.portq("scan", scenario.range)
+    assert result.code == 0
+    assert "## portq wave `PORTQ-2`" in result.out and "| REAL_GAP | 1 |" in result.out
+    assert "`csrc/cache_kernels.cu::vllm::gather_and_maybe_dequant_cache_page`" in result.out  # a not-ported hole
+
+
+def test_summary_command_prints_the_latest_wave(tmp_path):
+    from tests.portq.golden.reports.scenario import scanned
+
+    scenario = scanned(tmp_path)
+    result = scenario.portq("summary", "--format", "json")
+    assert result.code == 0 and result.json()["wave"]["id"] == "PORTQ-1"
+    assert result.json()["real_gaps_by_row"][0]["row"] == "KERNEL-KV-CACHE"
