@@ -27,6 +27,7 @@ import re
 from dataclasses import asdict, dataclass
 from typing import Any, Iterable
 
+from portq.signatures import is_docstring
 from portq.symbols import SymbolTable
 
 PORTS = "ports"
@@ -114,7 +115,7 @@ def comment_lines(table: SymbolTable) -> list[tuple[int, str]]:
     stack = [table.tree.root_node]
     while stack:
         node = stack.pop()
-        if node.type == "comment" or (node.type == "string" and _is_docstring(node)):
+        if node.type == "comment" or is_docstring(node):
             first = node.start_point[0] + 1
             text = node.text.decode("utf-8", errors="replace")
             for offset, raw in enumerate(text.splitlines()):
@@ -134,17 +135,6 @@ def _strip_marker(raw: str) -> str:
         if text.endswith(marker):
             text = text[: -len(marker)]
     return text.strip()
-
-
-def _is_docstring(node) -> bool:
-    statement = node.parent
-    if statement is None or statement.type != "expression_statement":
-        return False
-    block = statement.parent
-    if block is None or block.type not in ("block", "module"):
-        return False
-    first = next((c for c in block.named_children if c.type != "comment"), None)
-    return first is not None and first.id == statement.id
 
 
 def find_anchors(table: SymbolTable, file: str) -> list[Anchor]:

@@ -33,8 +33,10 @@ from __future__ import annotations
 import re
 from dataclasses import asdict, dataclass, field
 from pathlib import PurePosixPath
-from typing import Any, Iterable
+from typing import Any
 
+from portq.signatures import node_text as _text
+from portq.signatures import walk as _walk
 from portq.symbols import SymbolTable
 
 
@@ -92,18 +94,6 @@ def call_sites(table: SymbolTable, file: str) -> list[CallSite]:
             )
         )
     return sites
-
-
-def _walk(node) -> Iterable:
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        yield current
-        stack.extend(reversed(current.children))
-
-
-def _text(node) -> str:
-    return node.text.decode("utf-8", errors="replace") if node is not None else ""
 
 
 def _last_name(text: str) -> str:

@@ -183,19 +183,25 @@ class Signature:
         return cls(**data)
 
 
-# --- shared helpers ---------------------------------------------------------
+# --- shared helpers (also used by anchors and reachability) -------------------------------
 
 
-def _text(node) -> str:
+def node_text(node) -> str:
+    """The source text of a tree-sitter node ("" for None)."""
     return node.text.decode("utf-8", errors="replace") if node is not None else ""
 
 
-def _walk(node) -> Iterable:
+def walk(node) -> Iterable:
+    """Every node below ``node`` (itself included), in source order."""
     stack = [node]
     while stack:
         current = stack.pop()
         yield current
         stack.extend(reversed(current.children))
+
+
+_text = node_text
+_walk = walk
 
 
 def _line_of(node) -> int:
@@ -239,7 +245,7 @@ def comment_free_tokens(node) -> list[str]:
         if current.type == "comment":
             continue
         if current.child_count == 0 or current.type in ("string", "string_literal", "raw_string_literal"):
-            if _is_docstring(current) or _inside_string(current):
+            if is_docstring(current) or _inside_string(current):
                 continue
             tokens.append(_text(current))
     cleaned: list[str] = []
@@ -259,7 +265,8 @@ def _inside_string(node) -> bool:
     return False
 
 
-def _is_docstring(node) -> bool:
+def is_docstring(node) -> bool:
+    """True for a Python string that is the first statement of a module, class or function."""
     if node.type != "string":
         return False
     statement = node.parent

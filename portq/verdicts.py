@@ -65,10 +65,6 @@ from portq.tree_index import Port, TreeIndex
 
 # --- paths that are not code ------------------------------------------------
 
-_NON_CODE_DIRECTORIES = frozenset(
-    {"tests", "test", "docs", "doc", "benchmarks", "benchmark", ".github", ".buildkite", ".gitlab",
-     ".circleci", "ci", ".ci", "examples", "requirements", "docker", "tools/ci"}
-)
 _NON_CODE_NAMES = frozenset(
     {"CODEOWNERS", "README", "LICENSE", "CHANGELOG", "MAINTAINERS", "OWNERS", "Dockerfile",
      "CMakeLists.txt", "Makefile", "setup.py", "setup.cfg", "pyproject.toml", "conftest.py",
@@ -418,7 +414,7 @@ class SymbolClassifier:
             "a reviewer must compare the bodies; a body change on a ported symbol is never NOT_APPLICABLE",
             evidence + [Evidence(kind="body", message="body-only change on a ported symbol", side="tree",
                                  path=definition.file, line=definition.start_line,
-                                 quote=_first_line_quote(definition, tree_signature_or(port)),
+                                 quote=_first_line_quote(definition, definition.signature),
                                  symbol=definition.qualified_name)],
         )
 
@@ -506,10 +502,6 @@ class SymbolClassifier:
             "so IN_SYNC",
             evidence,
         )
-
-
-def tree_signature_or(port: Port):
-    return port.definition.signature
 
 
 # --- structural comparison ------------------------------------------------------
