@@ -70,6 +70,7 @@ class SeriesCommit:
     date: str
     message: str
     expected: dict[str, ExpectedVerdict] = field(default_factory=dict)
+    report: str | None = None  # the tree whose scan of this entry the demo files
 
     @property
     def slug(self) -> str:
@@ -164,6 +165,9 @@ def _load_commit(number: int, directory: Path) -> SeriesCommit:
     author = _AUTHOR.match(data["author"])
     if author is None:
         raise DemoError(f"{path}: author must read 'Name <email>', got {data['author']!r}")
+    report = data.get("report")
+    if report is not None and report not in TARGETS:
+        raise DemoError(f"{path}: report must name one of {', '.join(TARGETS)}, got {report!r}")
     expected = {}
     for target, table in (data.get("expected") or {}).items():
         expected[target] = _expected_verdict(path, target, table)
@@ -178,6 +182,7 @@ def _load_commit(number: int, directory: Path) -> SeriesCommit:
         date=data["date"],
         message=data.get("message", ""),
         expected=expected,
+        report=report,
     )
 
 
@@ -256,3 +261,157 @@ def build_all(destination: Path, examples: Path = EXAMPLES_DIR) -> dict[str, Bui
         built[name] = build_upstream(series, Path(destination) / name)
     return built
 
+
+
+# --- running the demo -----------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Target:
+    """A downstream tree the demo scans, with its own matrix."""
+
+    name: str  # a key of TARGETS
+    tree: Path
+    matrix: Path
+
+
+def demo_targets(repository: Path = EXAMPLES_DIR.parent) -> tuple[Target, ...]:
+    """The stale example tree and this repository's own port, in TARGETS order."""
+    stale = repository / "examples" / "stale-tree"
+    return (
+        Target("stale-tree", stale, stale / "kernel-matrix.toml"),
+        Target("kernels", repository, repository / "matrix" / "kernel-matrix.toml"),
+    )
+
+
+@dataclass(frozen=True)
+class EntryOutcome:
+    """One entry of one series, scanned against one tree."""
+
+    series: str
+    position: int
+    sha: str
+    title: str
+    target: str
+    verdict: str
+    justification: str | None
+    expected: ExpectedVerdict
+
+    @property
+    def as_expected(self) -> bool:
+        if self.verdict != self.expected.verdict:
+            return False
+        return self.expected.justification is None or self.expected.justification == self.justification
+
+
+@dataclass
+class DemoResult:
+    """Everything a demo run produced, and where it went."""
+
+    workdir: Path
+    upstreams: dict[str, BuiltUpstream]
+    outcomes: list[EntryOutcome]
+    ledgers: dict[str, Path]
+    waves: dict[tuple[str, str], str]  # (target, series) -> wave name
+    summaries: dict[str, Path]
+    report: Path | None = None
+    report_note: str | None = None
+
+    def outcome(self, target: str, series: str, position: int) -> EntryOutcome:
+        for outcome in self.outcomes:
+            if (outcome.target, outcome.series, outcome.position) == (target, series, position):
+                return outcome
+        raise KeyError((target, series, position))
+
+    @property
+    def mismatches(self) -> list[EntryOutcome]:
+        return [outcome for outcome in self.outcomes if not outcome.as_expected]
+
+
+def _config_for(target: Target, upstream: BuiltUpstream, ledger: Path, root: Path):
+    from portq.config import Config
+
+    return Config(
+        root=root,
+        tree=target.tree,
+        matrix_path=target.matrix,
+        ledger_path=ledger,
+        upstreams={upstream.series.name: upstream.path},
+        selected_upstream=upstream.series.name,
+    )
+
+
+def run_demo(workdir: Path, *, repository: Path = EXAMPLES_DIR.parent, progress=None) -> DemoResult:
+    """Build every series into ``workdir``, scan each whole range against
+    every target, write the wave summaries and file the report the series
+    asks for. ``progress(line)`` is told what happens, step by step."""
+    from portq.scan import run_scan
+
+    say = progress or (lambda line: None)
+    workdir = Path(workdir)
+    examples = repository / "examples"
+    upstreams = build_all(workdir / "upstream", examples)
+    for name, built in upstreams.items():
+        say(f"built {name}: {len(built.series.entries)} commits on {built.shas[0][:10]}, {built.path}")
+    result = DemoResult(workdir, upstreams, [], {}, {}, {})
+    scans = {}
+    for target in demo_targets(repository):
+        ledger = workdir / target.name / "ledger.sqlite"
+        result.ledgers[target.name] = ledger
+        for name, built in upstreams.items():
+            config = _config_for(target, built, ledger, workdir / target.name)
+            scan = run_scan(config, built.range)
+            scans[target.name, name] = (config, scan)
+            result.waves[target.name, name] = scan.wave.name
+            say(f"scanned {name} {built.shas[0][:10]}..{built.shas[-1][:10]} against {target.name}: {scan.wave.name}")
+            for record, commit in zip(scan.entries, built.series.entries):
+                event = record.current.event
+                result.outcomes.append(EntryOutcome(
+                    series=name,
+                    position=record.position,
+                    sha=record.sha,
+                    title=record.title,
+                    target=target.name,
+                    verdict=event.verdict if event else "",
+                    justification=event.justification if event else None,
+                    expected=commit.expected[target.name],
+                ))
+        result.summaries[target.name] = _write_summaries(workdir / target.name, scans, target.name)
+    _file_requested_report(result, scans, workdir / "reports")
+    return result
+
+
+def _write_summaries(directory: Path, scans: dict, target: str) -> Path:
+    """The wave summaries of one target, one markdown file (portq summary's text)."""
+    from portq import reports
+
+    path = directory / "summary.md"
+    parts = [reports.wave_summary(scan.wave, scan.entries)
+             for (scan_target, _name), (_config, scan) in scans.items() if scan_target == target]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(parts), encoding="utf-8")
+    return path
+
+
+def _file_requested_report(result: DemoResult, scans: dict, out_dir: Path) -> None:
+    """File the issue report of the entry whose commit.toml asks for one."""
+    requested = [(name, commit) for name, built in result.upstreams.items()
+                 for commit in built.series.entries if commit.report]
+    if not requested:
+        return
+    name, commit = requested[0]
+    config, scan = scans[commit.report, name]
+    record = next(r for r in scan.entries if r.position == commit.number)
+    try:
+        from portq import reports
+        from portq.commands.file_issue import build_context
+        from portq.ledger import open_ledger
+    except ImportError as error:
+        result.report_note = f"issue reports are not available in this installation ({error})"
+        return
+    with open_ledger(config.ledger_path, create=False) as ledger:
+        context = build_context(config, ledger, scan.wave, record)
+        text = reports.render("issue.md.j2", context)
+        path = reports.report_path(out_dir, scan.wave.upstream, scan.wave.range_spec, record.position, context["slug"])
+        reports.write_report(path, text)
+    result.report = path

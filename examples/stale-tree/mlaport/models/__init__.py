@@ -1,0 +1,1 @@
+"""Model layers of the engine: the production callers of the ports."""

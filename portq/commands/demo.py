@@ -1,0 +1,146 @@
+"""``portq demo [--keep DIR] [--check] [--json]``: portq on an embedded default.
+
+Builds the example upstream histories of ``examples/upstream/`` (fixed dates,
+so the SHAs printed are the same on every machine), scans each whole range
+against ``examples/stale-tree`` and against this repository's ``kernels/``,
+prints the two verdict columns side by side with what each commit was
+written to get, files the issue report of the seed-000-shaped entry, and
+says where everything went. No network, no GPU.
+
+Without ``--keep`` everything is built in a temporary directory and removed
+afterwards, except the report, which is copied to ``reports/demo/``.
+``--check`` exits 1 when any verdict differs from the series' expectation.
+The pipeline is ``portq.demo``; this module parses and prints.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+import tempfile
+from collections import Counter
+from pathlib import Path
+
+from portq.demo import TARGETS, DemoResult, run_demo
+from portq.model import VERDICTS
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--keep", metavar="DIR",
+                        help="build into DIR (must be empty or absent) and keep the repos, ledgers and reports")
+    parser.add_argument("--check", action="store_true",
+                        help="exit 1 if any verdict differs from what the series says it must be")
+
+
+def run(args: argparse.Namespace, config) -> int:
+    keep = Path(args.keep).resolve() if args.keep else None
+    workdir = keep or Path(tempfile.mkdtemp(prefix="portq-demo-"))
+    say = (lambda line: None) if args.json else (lambda line: print(f"  {line}", file=sys.stderr))
+    try:
+        result = run_demo(workdir, progress=say)
+        report = result.report
+        if keep is None and report is not None:
+            report = _keep_report(report, config.root / "reports" / "demo")
+        if args.json:
+            print(json.dumps(_as_json(result, report), indent=2))
+        else:
+            _print_text(result, report, keep)
+    finally:
+        if keep is None:
+            shutil.rmtree(workdir, ignore_errors=True)
+    return 1 if args.check and result.mismatches else 0
+
+
+def _keep_report(report: Path, destination: Path) -> Path:
+    destination.mkdir(parents=True, exist_ok=True)
+    kept = destination / report.name
+    shutil.copyfile(report, kept)
+    return kept
+
+
+def _cell(outcome) -> str:
+    text = outcome.verdict + (f"/{outcome.justification}" if outcome.justification else "")
+    if outcome.as_expected:
+        return text
+    wanted = outcome.expected.verdict + (f"/{outcome.expected.justification}" if outcome.expected.justification else "")
+    return f"{text} (want {wanted})"
+
+
+def _print_text(result: DemoResult, report: Path | None, keep: Path | None) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console(highlight=False)
+    if not console.is_terminal:
+        console = Console(highlight=False, width=132)
+    console.print("[bold]Upstream histories[/bold] (built with fixed dates: the same SHAs everywhere)")
+    for name, built in result.upstreams.items():
+        console.print(f"  {name}: {built.range}  ({len(built.series.entries)} entries)")
+    for name in result.upstreams:
+        table = Table(title=f"{name}: verdicts against each tree", title_justify="left")
+        table.add_column("#", justify="right", min_width=2)
+        table.add_column("sha", no_wrap=True, min_width=10)
+        table.add_column("title", max_width=52, no_wrap=True)
+        for target in TARGETS:
+            table.add_column(target, no_wrap=True, min_width=25)
+        for commit in result.upstreams[name].series.entries:
+            cells = [result.outcome(target, name, commit.number) for target in TARGETS]
+            table.add_row(str(commit.number), cells[0].sha[:10], commit.title,
+                          *(_styled(cell) for cell in cells))
+        console.print(table)
+    counts = {target: Counter(o.verdict for o in result.outcomes if o.target == target) for target in TARGETS}
+    summary = Table(title="Summary", title_justify="left")
+    summary.add_column("verdict")
+    for target in TARGETS:
+        summary.add_column(target, justify="right")
+    for verdict in VERDICTS:
+        summary.add_row(verdict, *(str(counts[target][verdict]) for target in TARGETS))
+    console.print(summary)
+    mismatches = result.mismatches
+    if mismatches:
+        console.print(f"[yellow]{len(mismatches)} verdict(s) differ from what the series was written to get "
+                      "(marked 'want' above); see each commit.toml under examples/upstream/[/yellow]")
+    else:
+        console.print("Every verdict is the one the series was written to get.")
+    console.print("[bold]Where everything went[/bold]")
+    where = "kept in" if keep else "built in a temporary directory (removed; pass --keep DIR to keep it):"
+    console.print(f"  work directory {where} {result.workdir}", markup=False)
+    for target, ledger in result.ledgers.items():
+        waves = ", ".join(f"{name} {wave}" for (t, name), wave in result.waves.items() if t == target)
+        console.print(f"  {target}: ledger {ledger} ({waves}); summary {result.summaries[target]}", markup=False)
+    if report is not None:
+        console.print(f"  issue report for the seed-000-shaped entry: {report}", markup=False)
+    elif result.report_note:
+        console.print(f"  no issue report: {result.report_note}", markup=False)
+
+
+def _styled(outcome) -> str:
+    from rich.markup import escape
+
+    text = escape(_cell(outcome))
+    if not outcome.as_expected:
+        return f"[yellow]{text}[/yellow]"
+    if outcome.verdict == "REAL_GAP":
+        return f"[bold red]{text}[/bold red]"
+    return text
+
+
+def _as_json(result: DemoResult, report: Path | None) -> dict:
+    return {
+        "upstreams": {name: {"path": str(b.path), "base": b.shas[0], "shas": list(b.shas[1:])}
+                      for name, b in result.upstreams.items()},
+        "entries": [
+            {"upstream": o.series, "entry": o.position, "sha": o.sha, "title": o.title, "tree": o.target,
+             "verdict": o.verdict, "justification": o.justification,
+             "expected": {"verdict": o.expected.verdict, "justification": o.expected.justification},
+             "as_expected": o.as_expected}
+            for o in result.outcomes
+        ],
+        "ledgers": {target: str(path) for target, path in result.ledgers.items()},
+        "waves": {f"{target}:{name}": wave for (target, name), wave in result.waves.items()},
+        "summaries": {target: str(path) for target, path in result.summaries.items()},
+        "report": str(report) if report else None,
+        "mismatches": len(result.mismatches),
+    }
