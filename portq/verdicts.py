@@ -664,6 +664,12 @@ def _launch_items(old: Signature, new: Signature, port: Signature, index: TreeIn
     for before, after in pairs:
         mine = _port_launch(port, launched, before, after)
         items += _geometry_items(old, new, port, before, after, mine, cross, len(port.launches))
+    if not port.launches:
+        # The port launches through a helper this comparison does not follow:
+        # absence of a launch here is not evidence of the old shape.
+        items = [ItemResult("undecided", i.layer, f"{i.message.split(',')[0]}; the port launches no kernel itself "
+                            "(a helper may), so its launch cannot be compared", i.evidence)
+                 if i.status == "behind" else i for i in items]
     return items
 
 
@@ -773,7 +779,7 @@ def _grid_item(before, after, mine, port, cross: bool, upstream) -> ItemResult:
     if added <= have and not (removed & have):
         return ItemResult("sync", "launch", f"the port's grid already uses {', '.join(sorted(added)) or 'the new terms'}",
                           upstream + tree)
-    if not (added & have) and removed <= have:
+    if not (added & have) and removed <= have and have & set(before.grid_identifiers):
         what = ", ".join(sorted(added)) if added else "the new terms"
         return ItemResult("behind", "launch", f"upstream grid went {before.grid_text} → {after.grid_text}; the port's grid "
                           f"{mine.grid_text} lacks {what}", upstream + tree)
@@ -795,9 +801,9 @@ def _program_id_items(old: Signature, new: Signature, port: Signature) -> list[I
                               side="tree", path=port.path, line=d.line, quote=d.quote, symbol=port.name)
                      for d in port.decomposition][:2]
         added, removed = after - before, before - after
-        if have == after or (added <= have and not (removed & have)):
+        if have == after or (added and added <= have and not (removed & have)):
             items.append(ItemResult("sync", "launch", "the port already decomposes the program id the new way", evidence))
-        elif have == before or (not (added & have) and (removed <= have)):
+        elif have == before or (not (added & have) and removed <= have and have & before):
             items.append(ItemResult("behind", "launch",
                                     "upstream changed how the work is packed into program_id (" +
                                     ", ".join(f"{o} {x}" for _, o, x in sorted(added)) + "), the port still decomposes it the old way",

@@ -133,3 +133,20 @@ def test_renames_link_every_name_a_file_had():
     ]
     aliases = rename_aliases(entries)
     assert aliases["csrc/a.cu"] == {"csrc/stable/a.cu", "csrc/stable/b.cu"}
+
+
+def test_port_that_launches_through_a_helper_is_undecided_not_behind():
+    old = _sig("def w(x, n):\n    k[(n,)](x)\n", "u.py", "w")
+    new = _sig("def w(x, n):\n    k_flat[(n,)](x)\n", "u.py", "w")
+    port = _sig("def w(x, n):\n    return _launch(x, n)\n", "t.py", "w")
+    statuses = {i.status for i in compare(old, new, port) if i.layer == "launch"}
+    assert "behind" not in statuses and "undecided" in statuses
+
+
+def test_decomposition_sharing_nothing_with_either_side_is_undecided():
+    kernel = "@triton.jit\ndef k(x, H, C):\n    pid = tl.program_id(0)\n{body}"
+    old = _sig(kernel.format(body="    b = pid // H\n    h = pid % H\n"), "u.py", "k")
+    new = _sig(kernel.format(body="    b = pid // H\n    h = pid % H\n    c = pid % C\n"), "u.py", "k")
+    port = _sig(kernel.format(body="    t = pid // 7\n"), "t.py", "k")
+    (item,) = [i for i in compare(old, new, port) if "program" in i.message]
+    assert item.status == "undecided"
