@@ -13,7 +13,8 @@ import torch
 
 from portq_kernels.mla_prefix import gather_kv_b_proj, reference
 from portq_kernels.mla_prefix.gather_kv_b_proj import (
-    GPU_CONFIG, INTERPRETER_CONFIG, default_config, gather_kv_b_proj_with_config)
+    GPU_BLOCK_SCALE_CONFIG, GPU_CONFIG, INTERPRETER_CONFIG, default_config,
+    gather_kv_b_proj_with_config)
 
 from mla_prefix_cases import (assert_bit_identical, assert_matches_reference, device, make_case)
 
@@ -102,7 +103,7 @@ def test_extra_pages_and_duplicate_page_ids():
 def test_geometries_are_bit_identical():
     """One program per tile, the persistent grid-stride walk and different
     tile orders compute each tile with the same arithmetic."""
-    base = dataclasses.replace(default_config(device()))
+    base = default_config(device(), "block")
     variants = [dataclasses.replace(base, grid_stride=True),
                 dataclasses.replace(base, group_rows=1),
                 dataclasses.replace(base, group_rows=3, grid_stride=True)]
@@ -143,7 +144,7 @@ def test_reference_matches_a_per_token_loop():
 
 def test_default_configs_are_distinct_per_device():
     assert default_config(torch.device("cpu")) == INTERPRETER_CONFIG
-    assert GPU_CONFIG.chunk_k >= 64
+    assert GPU_CONFIG.chunk_k == GPU_BLOCK_SCALE_CONFIG.chunk_k  # one ChunkK for every scale mode
 
 
 # ---------------------------------------------------------------- GPU, realistic shapes
@@ -182,6 +183,19 @@ def test_gpu_geometries_bit_identical_at_scale():
         gather_kv_b_proj_with_config(*case.args()[:7], k_out, v_out, config=variant)
         assert_bit_identical(k_out, case.k_prefix, f"k_prefix with {variant}")
         assert_bit_identical(v_out, case.v_prefix, f"v_prefix with {variant}")
+
+
+@pytest.mark.gpu
+def test_gpu_block_scale_geometries_bit_identical():
+    case = make_case([3000, 0, 129], page_size=16, heads=8, cache_dtype=FP8, weight_dtype=FP8,
+                     scale_mode="block", seed=4)
+    run(case)
+    assert_matches_reference(case, case.k_prefix, case.v_prefix)
+    k_out, v_out = case.fresh_outputs()
+    gather_kv_b_proj_with_config(*case.args()[:7], k_out, v_out,
+                                 config=dataclasses.replace(GPU_BLOCK_SCALE_CONFIG, grid_stride=True))
+    assert_bit_identical(k_out, case.k_prefix, "k_prefix, persistent block-scale grid")
+    assert_bit_identical(v_out, case.v_prefix, "v_prefix, persistent block-scale grid")
 
 
 @pytest.mark.gpu
