@@ -153,6 +153,10 @@ class SymbolTableCache:
     def __init__(self) -> None:
         self._tables: dict[tuple[str, str], SymbolTable] = {}
 
+    def has(self, blob_sha: str, path: str) -> bool:
+        """Whether the table of ``blob_sha`` is already parsed."""
+        return (blob_sha, language_for_path(path) or "") in self._tables
+
     def get(self, blob_sha: str, path: str, load) -> SymbolTable:
         """The table of ``blob_sha``; ``load()`` returns its bytes on a miss.
 
@@ -292,7 +296,10 @@ def _cpp_definitions(node, scope: tuple[str, ...]) -> Iterable[Definition]:
             definition = _cpp_function(child, scope, child)
             if definition is not None:
                 yield definition
-                yield from _op_schemas(child)
+                # Walking every body for ops.def(...) dominates parse time;
+                # only bodies whose text can hold a registration are walked.
+                if b".def(" in child.text:
+                    yield from _op_schemas(child)
         elif kind == "template_declaration":
             inner = next((c for c in child.named_children if c.type == "function_definition"), None)
             if inner is not None:
