@@ -244,9 +244,13 @@ class Upstream:
 
     def read_blob(self, sha: str) -> bytes:
         """The contents of blob ``sha`` (one ``git cat-file --batch`` process)."""
+        return self.read_blobs([sha])[sha]
+
+    def read_blobs(self, shas: list[str]) -> dict[str, bytes]:
+        """Several blobs at once, through the same process, in one round trip."""
         if self._blobs is None:
             self._blobs = BlobReader(self.path)
-        return self._blobs.read(sha)
+        return self._blobs.read_many(shas)
 
     def close(self) -> None:
         if self._blobs is not None:
@@ -273,18 +277,28 @@ class BlobReader:
             env={**os.environ, **_GIT_ENV},
         )
 
+    MAX_BATCH = 1000
+    """Requests written before reading answers; their bytes stay far below a pipe buffer."""
+
     def read(self, sha: str) -> bytes:
-        stdin, stdout = self.process.stdin, self.process.stdout
-        stdin.write(sha.encode("ascii") + b"\n")
-        stdin.flush()
-        header = stdout.readline()
-        parts = header.split()
-        if len(parts) != 3:
-            raise HistoryError(f"blob {sha[:12]} is missing from the upstream clone", EXIT_INTERNAL)
-        size = int(parts[2])
-        data = stdout.read(size)
-        stdout.read(1)  # the newline after the contents
-        return data
+        return self.read_many([sha])[sha]
+
+    def read_many(self, shas: list[str]) -> dict[str, bytes]:
+        """Several blobs for one round trip per ``MAX_BATCH`` requests."""
+        found: dict[str, bytes] = {}
+        unique = list(dict.fromkeys(shas))
+        for start in range(0, len(unique), self.MAX_BATCH):
+            batch = unique[start:start + self.MAX_BATCH]
+            stdin, stdout = self.process.stdin, self.process.stdout
+            stdin.write(b"".join(sha.encode("ascii") + b"\n" for sha in batch))
+            stdin.flush()
+            for sha in batch:
+                parts = stdout.readline().split()
+                if len(parts) != 3:
+                    raise HistoryError(f"blob {sha[:12]} is missing from the upstream clone", EXIT_INTERNAL)
+                found[sha] = stdout.read(int(parts[2]))
+                stdout.read(1)  # the newline after the contents
+        return found
 
     def close(self) -> None:
         if self.process.poll() is None:

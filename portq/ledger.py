@@ -50,7 +50,7 @@ import json
 import os
 import socket
 import sqlite3
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field, fields, is_dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
@@ -441,45 +441,48 @@ class Ledger:
             )
             return self._wave_row(cursor.lastrowid), False
 
-    def record_scan_entry(
-        self,
-        wave: Wave,
-        *,
-        position: int,
-        sha: str,
-        title: str,
-        pr: int | None,
-        rows: Sequence[str],
-        symbols: Sequence[dict[str, Any]],
-        verdict: Verdict,
-    ) -> bool:
-        """Record one entry of a wave and its scan verdict atomically.
+    def record_scan_entry(self, wave: Wave, **entry: Any) -> bool:
+        """Record one entry of a wave and its scan verdict atomically (see ``record_scan_entries``)."""
+        return self.record_scan_entries(wave, [entry]) == 1
 
-        False (and nothing written) when the wave already has this position.
+    def record_scan_entries(self, wave: Wave, entries: Sequence[dict[str, Any]]) -> int:
+        """Record entries of a wave with their scan verdicts in ONE transaction.
+
+        Each entry is a dict with ``position, sha, title, pr, rows, symbols,
+        verdict`` (a ``model.Verdict``). A position the wave already has is
+        skipped (a resumed scan may classify it again). Returns how many
+        were recorded. A batch is all or nothing, so a killed scan loses at
+        most the batch in flight, never half an entry.
         """
+        recorded = 0
         with self._transaction() as db:
-            db.execute(
-                "INSERT INTO entries (upstream, tree, sha, title, pr) VALUES (?, ?, ?, ?, ?) "
-                "ON CONFLICT (upstream, tree, sha) DO UPDATE SET title = excluded.title, pr = excluded.pr",
-                (wave.upstream, wave.tree, sha, title, pr),
-            )
-            entry_id = db.execute(
-                "SELECT id FROM entries WHERE upstream = ? AND tree = ? AND sha = ?", (wave.upstream, wave.tree, sha)
-            ).fetchone()[0]
-            inserted = db.execute(
-                "INSERT OR IGNORE INTO wave_entries (wave_id, position, entry_id, rows, symbols) VALUES (?, ?, ?, ?, ?)",
-                (wave.id, position, entry_id, json.dumps(list(rows)), json.dumps(list(symbols))),
-            ).rowcount
-            if not inserted:
-                return False
-            data = verdict.to_json()
-            db.execute(
-                "INSERT INTO verdict_events (entry_id, wave_id, source, verdict, justification, decided_by, reason, "
-                "evidence, detail, version, created_at) VALUES (?, ?, 'scan', ?, ?, ?, ?, ?, ?, ?, ?)",
-                (entry_id, wave.id, verdict.verdict, verdict.justification, verdict.decided_by, verdict.reason,
-                 json.dumps(data["evidence"]), json.dumps(data), verdict.version or __version__, _now()),
-            )
-            return True
+            for entry in entries:
+                db.execute(
+                    "INSERT INTO entries (upstream, tree, sha, title, pr) VALUES (?, ?, ?, ?, ?) "
+                    "ON CONFLICT (upstream, tree, sha) DO UPDATE SET title = excluded.title, pr = excluded.pr",
+                    (wave.upstream, wave.tree, entry["sha"], entry["title"], entry["pr"]),
+                )
+                entry_id = db.execute(
+                    "SELECT id FROM entries WHERE upstream = ? AND tree = ? AND sha = ?",
+                    (wave.upstream, wave.tree, entry["sha"]),
+                ).fetchone()[0]
+                inserted = db.execute(
+                    "INSERT OR IGNORE INTO wave_entries (wave_id, position, entry_id, rows, symbols) "
+                    "VALUES (?, ?, ?, ?, ?)",
+                    (wave.id, entry["position"], entry_id, json.dumps(list(entry["rows"])),
+                     json.dumps(list(entry["symbols"]))),
+                ).rowcount
+                if not inserted:
+                    continue
+                verdict: Verdict = entry["verdict"]
+                db.execute(
+                    "INSERT INTO verdict_events (entry_id, wave_id, source, verdict, justification, decided_by, "
+                    "reason, evidence, detail, version, created_at) VALUES (?, ?, 'scan', ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (entry_id, wave.id, verdict.verdict, verdict.justification, verdict.decided_by, verdict.reason,
+                     to_json_text(verdict.evidence), to_json_text(verdict), verdict.version or __version__, _now()),
+                )
+                recorded += 1
+        return recorded
 
     def recorded_positions(self, wave: Wave) -> set[int]:
         return {r[0] for r in self.db.execute("SELECT position FROM wave_entries WHERE wave_id = ?", (wave.id,))}
@@ -679,6 +682,28 @@ class Ledger:
     def reports_for(self, entry_id: int) -> list[Report]:
         rows = self.db.execute("SELECT * FROM reports WHERE entry_id = ? ORDER BY created_at, fingerprint", (entry_id,))
         return [_report(r) for r in rows]
+
+
+def to_json_text(value: Any) -> str:
+    """JSON of a dataclass tree, encoded in one pass (no intermediate dicts)."""
+    return json.dumps(value, default=_fields_of)
+
+
+def _fields_of(value: Any) -> dict[str, Any]:
+    if is_dataclass(value):
+        return value.__dict__
+    raise TypeError(f"{type(value).__name__} is not JSON serialisable")
+
+
+def plain(value: Any) -> Any:
+    """A dataclass tree as JSON-ready dicts and lists (``asdict`` without its deep copies)."""
+    if is_dataclass(value):
+        return {f.name: plain(getattr(value, f.name)) for f in fields(value)}
+    if isinstance(value, (list, tuple)):
+        return [plain(item) for item in value]
+    if isinstance(value, dict):
+        return {key: plain(item) for key, item in value.items()}
+    return value
 
 
 def _report(row: sqlite3.Row) -> Report:

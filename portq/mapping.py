@@ -88,11 +88,15 @@ class ChangeMapper:
         upstream: str,
         read_blob: Callable[[str], bytes],
         symbol_tables: SymbolTableCache | None = None,
+        read_blobs: Callable[[list[str]], dict[str, bytes]] | None = None,
     ) -> None:
         self.matrix = matrix
         self.upstream = upstream
         self.read_blob = read_blob
+        self.read_blobs = read_blobs or (lambda shas: {sha: read_blob(sha) for sha in shas})
         self.symbol_tables = symbol_tables or SymbolTableCache()
+        self._mentions: dict[str, bool] = {}  # blob SHA -> holds a claimed symbol name
+        self._prefetched: dict[str, bytes] = {}  # blobs of the commit being mapped
         patterns = matrix.symbol_names(upstream)
         literals = [_literal(p) for p in patterns]
         # A pattern without a usable literal means every parseable file is a candidate.
@@ -101,38 +105,98 @@ class ChangeMapper:
 
     # --- ownership ----------------------------------------------------------
 
-    def _mentions_claimed_symbol(self, change: FileChange) -> bool:
-        """Whether a symbol some row claims may be defined in this change."""
+    def _may_define_claimed_symbol(self, change: FileChange) -> bool | None:
+        """Whether a symbol some row claims may be defined in this change.
+
+        None when only the blobs can tell (the diff does not name one).
+        """
         if not (self._literals or self._match_any_file) or not change.parsed:
             return False
         if language_for_path(change.path) is None:
             return False
         if self._match_any_file or any(lit in change.patch for lit in self._literals):
             return True
-        for blob in (change.old_blob, change.new_blob):
-            if blob:
-                data = self.read_blob(blob)
-                if any(lit.encode() in data for lit in self._literals):
-                    return True
-        return False
+        return None
+
+    def _blob_mentions_claimed_symbol(self, blob: str) -> bool:
+        if blob not in self._mentions:
+            data = self._blob(blob)
+            self._mentions[blob] = any(lit.encode() in data for lit in self._literals)
+        return self._mentions[blob]
+
+    def _blob(self, sha: str) -> bytes:
+        data = self._prefetched.get(sha)
+        return data if data is not None else self.read_blob(sha)
 
     def _table(self, blob: str | None, path: str | None) -> SymbolTable | None:
         if not blob or not path:
             return None
-        return self.symbol_tables.get(blob, path, lambda: self.read_blob(blob))
+        return self.symbol_tables.get(blob, path, lambda: self._blob(blob))
+
+    def _plan(self, commit: Commit) -> list[tuple[FileChange, list[str], bool | None]]:
+        """Per change: (change, rows claiming its path, may define a claimed symbol)."""
+        plans = []
+        for change in commit.changes:
+            paths = [p for p in (change.old_path, change.new_path) if p]
+            _, file_rows = self.matrix.claimants(self.upstream, paths)
+            plans.append((change, file_rows, None if file_rows else self._may_define_claimed_symbol(change)))
+        return plans
+
+    def map_commits(self, commits, start: int = 1, chunk: int = 32):
+        """Map commits in order, reading the blobs of ``chunk`` commits per round trip."""
+        pending: list[Commit] = []
+        position = start
+        for commit in commits:
+            pending.append(commit)
+            if len(pending) == chunk:
+                yield from self._map_chunk(pending, position)
+                position += len(pending)
+                pending = []
+        yield from self._map_chunk(pending, position)
+
+    def _map_chunk(self, commits: list[Commit], position: int):
+        plans = [self._plan(commit) for commit in commits]
+        self._prefetch([plan for commit_plans in plans for plan in commit_plans])
+        try:
+            for offset, (commit, commit_plans) in enumerate(zip(commits, plans)):
+                yield self._map_planned(position + offset, commit, commit_plans)
+        finally:
+            self._prefetched = {}
+
+    def _prefetch(self, plans: list[tuple[FileChange, list[str], bool | None]]) -> None:
+        """Read every blob these changes' mapping will need in one round trip."""
+        wanted: list[str] = []
+        for change, file_rows, may_define in plans:
+            if not file_rows and may_define is False:
+                continue
+            if language_for_path(change.path) is None or not change.parsed:
+                continue
+            for blob, path in ((change.old_blob, change.old_path), (change.new_blob, change.new_path)):
+                if not blob:
+                    continue
+                if (file_rows or may_define) and not self.symbol_tables.has(blob, path):
+                    wanted.append(blob)
+                elif may_define is None and blob not in self._mentions:
+                    wanted.append(blob)
+        self._prefetched = self.read_blobs(wanted) if wanted else {}
 
     # --- mapping ------------------------------------------------------------
 
     def map_commit(self, position: int, commit: Commit) -> EntryChanges:
+        """Map one commit (``map_commits`` maps many with fewer blob round trips)."""
+        return next(self._map_chunk([commit], position))
+
+    def _map_planned(self, position: int, commit: Commit, plans) -> EntryChanges:
         owned: list[FileChange] = []
         symbols: list[TouchedSymbol] = []
         unowned: list[str] = []
         by_symbol: set[str] = set()
         by_path: set[str] = set()
-        for change in commit.changes:
+        for change, file_rows, may_define in plans:
             paths = [p for p in (change.old_path, change.new_path) if p]
-            _, file_rows = self.matrix.claimants(self.upstream, paths)
-            if not file_rows and not self._mentions_claimed_symbol(change):
+            if may_define is None:
+                may_define = any(self._blob_mentions_claimed_symbol(b) for b in (change.old_blob, change.new_blob) if b)
+            if not file_rows and not may_define:
                 unowned.append(change.path)
                 continue
             by_path.update(file_rows)

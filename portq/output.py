@@ -22,8 +22,10 @@ SYMBOL_KEYS = ("path", "name", "change")
 
 
 def print_json(document: Any, stream=None) -> None:
+    """One JSON document: indented on a terminal, compact (and fast) in a pipe."""
     stream = stream or sys.stdout
-    json.dump(document, stream, indent=2, ensure_ascii=False)
+    indent = 2 if stream.isatty() else None
+    stream.write(json.dumps(document, indent=indent, ensure_ascii=False))
     stream.write("\n")
 
 

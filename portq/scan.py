@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +26,7 @@ from portq.classify import ClassifierContext, build_classifier
 from portq.config import Config, require_tree
 from portq.errors import MatrixError, ScanInterrupted
 from portq.history import Upstream
-from portq.ledger import EntryRecord, Ledger, Wave, open_ledger
+from portq.ledger import EntryRecord, Ledger, Wave, open_ledger, plain
 from portq.mapping import ChangeMapper
 from portq.matrix import Matrix
 from portq.model import EntryChanges, TouchedSymbol
@@ -73,8 +73,7 @@ def tree_fingerprint(tree: Path) -> str:
 
 def symbol_record(symbol: TouchedSymbol) -> dict[str, Any]:
     """What the ledger keeps of a touched symbol (the JSON shows path/name/change)."""
-    record = asdict(symbol)
-    return {key: value for key, value in record.items() if value not in (None, ())}
+    return {key: value for key, value in plain(symbol).items() if value not in (None, (), [])}
 
 
 def load_matrix_for(config: Config) -> tuple[Matrix, str, Path]:
@@ -101,12 +100,12 @@ def run_scan(config: Config, range_spec: str, *, progress=None, options: dict[st
         revisions = upstream.resolve_range(range_spec)
         with open_ledger(config.ledger_path) as ledger:
             symbol_tables = SymbolTableCache()
-            mapper = ChangeMapper(matrix, name, upstream.read_blob, symbol_tables)
+            mapper = ChangeMapper(matrix, name, upstream.read_blob, symbol_tables, upstream.read_blobs)
             entries: list[EntryChanges] = []
             try:
                 progress.phase(f"reading {range_spec}", len(revisions))
-                for position, commit in enumerate(upstream.commits(revisions), 1):
-                    entries.append(mapper.map_commit(position, commit))
+                for entry in mapper.map_commits(upstream.commits(revisions)):
+                    entries.append(entry)
                     progress.advance()
             except KeyboardInterrupt:
                 raise ScanInterrupted(f"scan of {range_spec} interrupted while reading; nothing was recorded") from None
@@ -142,21 +141,33 @@ def run_scan(config: Config, range_spec: str, *, progress=None, options: dict[st
             return ScanResult(wave, resumed, ledger.wave_entries(wave), name)
 
 
+RECORD_BATCH = 64
+"""Entries per ledger transaction: whole batches survive a kill, and a scan
+of thousands of entries does not pay a commit per entry."""
+
+
 def _classify_and_record(ledger: Ledger, wave: Wave, entries: list[EntryChanges], progress, context) -> None:
     done = ledger.recorded_positions(wave)
     progress.phase("classifying", len(entries))
     classifier = build_classifier(context)
-    for entry, verdict in classifier.classify_range(entries):
-        if entry.position not in done:
-            commit = entry.commit
-            ledger.record_scan_entry(
-                wave,
-                position=entry.position,
-                sha=commit.sha,
-                title=commit.title,
-                pr=commit.pr,
-                rows=entry.rows,
-                symbols=[symbol_record(s) for s in entry.symbols],
-                verdict=verdict,
-            )
-        progress.advance()
+    batch: list[dict[str, Any]] = []
+    try:
+        for entry, verdict in classifier.classify_range(entries):
+            if entry.position not in done:
+                commit = entry.commit
+                batch.append(dict(
+                    position=entry.position,
+                    sha=commit.sha,
+                    title=commit.title,
+                    pr=commit.pr,
+                    rows=entry.rows,
+                    symbols=[symbol_record(s) for s in entry.symbols],
+                    verdict=verdict,
+                ))
+            if len(batch) >= RECORD_BATCH:
+                ledger.record_scan_entries(wave, batch)
+                batch = []
+            progress.advance()
+    finally:
+        if batch:  # what was classified before an interruption is kept too
+            ledger.record_scan_entries(wave, batch)

@@ -176,24 +176,32 @@ def test_ledger_from_a_newer_schema_is_exit_2(workspace, capsys):
 # --- interruption and concurrency ---------------------------------------------------------
 
 
-def interrupt_after(monkeypatch, count, exception=KeyboardInterrupt):
-    from portq.ledger import Ledger
+def interrupt_after(patch, count, action):
+    """Make the classifier call ``action()`` when it is about to yield entry count + 1."""
+    import portq.scan
 
-    original = Ledger.record_scan_entry
-    calls = {"n": 0}
+    original = portq.scan.build_classifier
 
-    def record(self, *args, **kwargs):
-        if calls["n"] == count:
-            raise exception
-        calls["n"] += 1
-        return original(self, *args, **kwargs)
+    class Interrupting:
+        def __init__(self, context):
+            self.inner = original(context)
 
-    monkeypatch.setattr(Ledger, "record_scan_entry", record)
+        def classify_range(self, entries):
+            for yielded, item in enumerate(self.inner.classify_range(entries)):
+                if yielded == count:
+                    action()
+                yield item
+
+    patch.setattr(portq.scan, "build_classifier", Interrupting)
+
+
+def raise_keyboard_interrupt():
+    raise KeyboardInterrupt
 
 
 def test_ctrl_c_keeps_finished_entries_and_a_rerun_completes_the_wave(workspace, capsys, monkeypatch):
     with monkeypatch.context() as patch:
-        interrupt_after(patch, 3)
+        interrupt_after(patch, 3, raise_keyboard_interrupt)
         assert main(["scan", "base..tip"]) == 130
     assert "PORTQ-1 has 3 of 12 entries; run the same scan again" in capsys.readouterr().err
     assert waves_in(workspace / "ledger.sqlite") == [("PORTQ-1", "interrupted", 3)]
@@ -213,17 +221,14 @@ def run_portq(workspace, code: str) -> subprocess.Popen:
 def test_sigkill_mid_scan_tears_nothing_and_a_rerun_completes(workspace, capsys):
     killed = run_portq(workspace, """
         import os, signal
-        from portq.ledger import Ledger
+        import pytest
+        import portq.scan
         from portq.cli import main
-        original = Ledger.record_scan_entry
-        count = [0]
-        def record(self, *args, **kwargs):
-            if count[0] == 5:
-                os.kill(os.getpid(), signal.SIGKILL)
-            count[0] += 1
-            return original(self, *args, **kwargs)
-        Ledger.record_scan_entry = record
-        main(["scan", "base..tip"])
+        from tests.portq.test_scan import interrupt_after
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(portq.scan, "RECORD_BATCH", 1)
+            interrupt_after(patch, 5, lambda: os.kill(os.getpid(), signal.SIGKILL))
+            main(["scan", "base..tip"])
     """)
     killed.communicate(timeout=120)
     assert killed.returncode == -9
