@@ -160,21 +160,21 @@ def resolve_page(
 
 
 @triton.jit
-def _convert(values, scale, CONVERSION: tl.constexpr):
+def _convert(values, scale, CONVERSION: tl.constexpr, NATIVE: tl.constexpr):
     """Cache elements -> values to store: bits as they are (AUTO), or
     ``float(fp8) * scale`` in fp32 (spec §1.3: fp8 -> half -> float is exact)."""
     if CONVERSION == 0:
         return values
     else:
-        return fp8_code_to_fp32(values, CONVERSION == 2) * scale
+        return fp8_code_to_fp32(values, CONVERSION == 2, NATIVE) * scale
 
 
 @triton.jit
-def _store(pointer, values, mask, CONVERSION: tl.constexpr, DST_IS_BF16: tl.constexpr):
+def _store(pointer, values, mask, CONVERSION: tl.constexpr, DST_IS_BF16: tl.constexpr, NATIVE: tl.constexpr):
     if CONVERSION == 0:
         tl.store(pointer, values, mask=mask)
     else:
-        store_from_fp32(pointer, values, mask, DST_IS_BF16)
+        store_from_fp32(pointer, values, mask, DST_IS_BF16, NATIVE)
 
 
 @triton.jit
@@ -188,6 +188,7 @@ def copy_page(
     ENTRY_SIZE: tl.constexpr,
     CONVERSION: tl.constexpr,
     DST_IS_BF16: tl.constexpr,
+    NATIVE: tl.constexpr,
     DENSE_ROWS: tl.constexpr,
     FLAT_BLOCK: tl.constexpr,
     TOKEN_BLOCK: tl.constexpr,
@@ -202,11 +203,11 @@ def copy_page(
     non-contiguous ``dst`` rows)."""
     if DENSE_ROWS:
         num_elements = num_page_tokens * ENTRY_SIZE
-        for start in range(0, num_elements, FLAT_BLOCK):
-            offsets = start + tl.arange(0, FLAT_BLOCK)
+        for chunk in range(0, tl.cdiv(num_elements, FLAT_BLOCK)):
+            offsets = chunk * FLAT_BLOCK + tl.arange(0, FLAT_BLOCK)
             mask = offsets < num_elements
-            values = _convert(tl.load(src_page + offsets, mask=mask), scale, CONVERSION)
-            _store(dst_rows + offsets, values, mask, CONVERSION, DST_IS_BF16)
+            values = _convert(tl.load(src_page + offsets, mask=mask), scale, CONVERSION, NATIVE)
+            _store(dst_rows + offsets, values, mask, CONVERSION, DST_IS_BF16, NATIVE)
     else:
         for first_token in range(0, num_page_tokens, TOKEN_BLOCK):
             tokens = first_token + tl.arange(0, TOKEN_BLOCK)
@@ -216,8 +217,8 @@ def copy_page(
             for first_col in range(0, ENTRY_SIZE, COL_BLOCK):
                 cols = first_col + tl.arange(0, COL_BLOCK)
                 mask = token_mask[:, None] & (cols < ENTRY_SIZE)[None, :]
-                values = _convert(tl.load(src_row + cols[None, :], mask=mask), scale, CONVERSION)
-                _store(dst_row + cols[None, :], values, mask, CONVERSION, DST_IS_BF16)
+                values = _convert(tl.load(src_row + cols[None, :], mask=mask), scale, CONVERSION, NATIVE)
+                _store(dst_row + cols[None, :], values, mask, CONVERSION, DST_IS_BF16, NATIVE)
 
 
 def row_tiling(entry_size: int, block_size: int) -> dict:

@@ -15,7 +15,7 @@ import triton.language as tl
 
 from . import _checks as check
 from . import _formats as fmt
-from ._numerics import fp32_to_bf16_bits, fp8_code_to_fp32
+from ._numerics import fp32_to_bf16_bits, fp8_code_to_fp32, native_casts
 from ._page_task import page_task_grid, reqs_per_scan, resolve_page
 
 
@@ -42,6 +42,7 @@ def cp_gather_and_upconvert_fp8_kv_cache_page(
     HAS_SEQ_STARTS: tl.constexpr,
     REQS_PER_SCAN: tl.constexpr,
     TOKEN_BLOCK: tl.constexpr,
+    NATIVE: tl.constexpr,
 ):
     """One program per page; tiles of ``TOKEN_BLOCK`` tokens x one 128-wide
     scale tile, so each (token, tile) scale is loaded once. ``cache_*_stride``
@@ -79,8 +80,8 @@ def cp_gather_and_upconvert_fp8_kv_cache_page(
             codes = tl.load(
                 src_cache + entry_bytes[:, None] + tile * 128 + tile_cols[None, :], mask=mask, other=0
             )
-            values = fp8_code_to_fp32(codes, False) * scale[:, None]
-            tl.store(dst_row + tile * 128 + tile_cols[None, :], fp32_to_bf16_bits(values), mask=mask)
+            values = fp8_code_to_fp32(codes, False, NATIVE) * scale[:, None]
+            tl.store(dst_row + tile * 128 + tile_cols[None, :], fp32_to_bf16_bits(values, NATIVE), mask=mask)
         rope = tl.load(
             src_cache_as_16bit + (entry_bytes >> 1)[:, None] + 264 + rope_cols[None, :],
             mask=token_mask[:, None],
@@ -173,5 +174,6 @@ def cp_gather_and_upconvert_fp8_kv_cache(
         HAS_SEQ_STARTS=seq_starts is not None,
         REQS_PER_SCAN=reqs_per_scan(batch_size),
         TOKEN_BLOCK=min(triton.next_power_of_2(block_size), 32),
+        NATIVE=native_casts(dst),
         num_warps=4,
     )

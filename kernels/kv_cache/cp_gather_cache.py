@@ -75,6 +75,7 @@ def cp_gather_cache_page(
         ENTRY_SIZE,
         0,
         False,
+        False,
         DENSE_ROWS,
         FLAT_BLOCK,
         TOKEN_BLOCK,

@@ -18,6 +18,7 @@ import triton.language as tl
 
 from . import _checks as check
 from ._formats import Conversion
+from ._numerics import native_casts
 from ._page_task import copy_page, page_task_grid, reqs_per_scan, resolve_page, row_tiling
 
 
@@ -42,6 +43,7 @@ def gather_and_maybe_dequant_cache_page(
     ENTRY_SIZE: tl.constexpr,
     CONVERSION: tl.constexpr,
     DST_IS_BF16: tl.constexpr,
+    NATIVE: tl.constexpr,
     HAS_SEQ_STARTS: tl.constexpr,
     DENSE_ROWS: tl.constexpr,
     REQS_PER_SCAN: tl.constexpr,
@@ -82,6 +84,7 @@ def gather_and_maybe_dequant_cache_page(
         ENTRY_SIZE,
         CONVERSION,
         DST_IS_BF16,
+        NATIVE,
         DENSE_ROWS,
         FLAT_BLOCK,
         TOKEN_BLOCK,
@@ -189,6 +192,7 @@ def gather_and_maybe_dequant_cache(
         ENTRY_SIZE=entry,
         CONVERSION=int(conversion),
         DST_IS_BF16=dst_is_bf16,
+        NATIVE=native_casts(dst),
         HAS_SEQ_STARTS=seq_starts is not None,
         DENSE_ROWS=dense,
         REQS_PER_SCAN=reqs_per_scan(num_reqs),

@@ -17,7 +17,7 @@ from portq_kernels.kv_cache import reference as ref
 
 
 @triton.jit
-def _convert_kernel(x_ptr, out_ptr, n, MODE: tl.constexpr, BLOCK: tl.constexpr):
+def _convert_kernel(x_ptr, out_ptr, n, MODE: tl.constexpr, NATIVE: tl.constexpr, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     mask = offs < n
     if MODE == 0:
@@ -28,27 +28,31 @@ def _convert_kernel(x_ptr, out_ptr, n, MODE: tl.constexpr, BLOCK: tl.constexpr):
         tl.store(out_ptr + offs, nm.fp32_to_fp8_code(x, True).to(tl.uint8), mask=mask)
     elif MODE == 2:
         x = tl.load(x_ptr + offs, mask=mask, other=0.0)
-        tl.store(out_ptr + offs, nm.fp32_to_bf16_bits(x), mask=mask)
+        tl.store(out_ptr + offs, nm.fp32_to_bf16_bits(x, NATIVE), mask=mask)
     elif MODE == 3:
         x = tl.load(x_ptr + offs, mask=mask, other=0.0)
         tl.store(out_ptr + offs, nm.fp32_to_e2m1_code(x).to(tl.uint8), mask=mask)
     elif MODE == 4:
         code = tl.load(x_ptr + offs, mask=mask, other=0)
-        tl.store(out_ptr + offs, nm.fp8_code_to_fp32(code, False), mask=mask)
+        tl.store(out_ptr + offs, nm.fp8_code_to_fp32(code, False, NATIVE), mask=mask)
     elif MODE == 5:
         code = tl.load(x_ptr + offs, mask=mask, other=0)
-        tl.store(out_ptr + offs, nm.fp8_code_to_fp32(code, True), mask=mask)
+        tl.store(out_ptr + offs, nm.fp8_code_to_fp32(code, True, NATIVE), mask=mask)
     else:
         code = tl.load(x_ptr + offs, mask=mask, other=0)
         tl.store(out_ptr + offs, nm.e2m1_code_to_fp32(code), mask=mask)
 
 
-def _run(mode: int, x: torch.Tensor, out_dtype) -> torch.Tensor:
+def _run(mode: int, x: torch.Tensor, out_dtype, native=False) -> torch.Tensor:
     x = x.to(DEVICE)
     out = torch.empty(x.shape, dtype=out_dtype, device=DEVICE)
     block = 1024
-    _convert_kernel[(triton.cdiv(x.numel(), block),)](x, out, x.numel(), MODE=mode, BLOCK=block)
+    _convert_kernel[(triton.cdiv(x.numel(), block),)](x, out, x.numel(), MODE=mode, NATIVE=native, BLOCK=block)
     return out.cpu()
+
+
+#: The hardware-conversion variants exist only in compiled GPU code.
+NATIVE = [False, pytest.param(True, marks=pytest.mark.gpu)]
 
 
 def _edge_values(limit: float) -> torch.Tensor:
@@ -88,17 +92,19 @@ def test_fp32_to_fp8_nan_gives_nan_code():
     assert torch.isnan(got.view(torch.float8_e4m3fn).float()).all()
 
 
+@pytest.mark.parametrize("native", NATIVE)
 @pytest.mark.parametrize("mode,dtype", [(4, torch.float8_e4m3fn), (5, torch.float8_e5m2)], ids=["e4m3", "e5m2"])
-def test_fp8_decode_every_code(mode, dtype):
+def test_fp8_decode_every_code(mode, dtype, native):
     codes = torch.arange(256, dtype=torch.int32)
     expected = codes.to(torch.uint8).view(dtype).float()
-    got = _run(mode, codes, torch.float32)
+    got = _run(mode, codes, torch.float32, native)
     finite = torch.isfinite(expected) | torch.isinf(expected)
     assert_same_bits(got[finite], expected[finite])
     assert torch.isnan(got[~finite]).all()
 
 
-def test_fp32_to_bf16_round_to_nearest_even():
+@pytest.mark.parametrize("native", NATIVE)
+def test_fp32_to_bf16_round_to_nearest_even(native):
     gen = generator(3)
     bits = torch.randint(0, 2**31 - 1, (20000,), generator=gen, dtype=torch.int64)
     halfway = (bits & ~0xFFFF) | 0x8000  # exact ties
@@ -106,7 +112,7 @@ def test_fp32_to_bf16_round_to_nearest_even():
     values = values[torch.isfinite(values)]
     values = torch.cat([values, torch.tensor([float("inf"), float("-inf"), 3.3895e38, -0.0])])
     expected = values.to(torch.bfloat16).view(torch.int16)
-    assert_same_bits(_run(2, values, torch.int16), expected)
+    assert_same_bits(_run(2, values, torch.int16, native), expected)
 
 
 def test_fp32_to_e2m1_matches_reference_nearest_value_search():

@@ -1,0 +1,356 @@
+"""Benchmark of the KV-cache ops (GPU): ours vs the PyTorch path vs the copy limit.
+
+Scenarios are upstream's #51739 benchmark (``benchmark_cp_gather.py``): block 64,
+entry 576, requests of 60K-300K tokens (single-60k, single-300k, skew-2/4/8),
+every request starting at a non-aligned position ``13 + (17 r) % 64``, block
+tables a random permutation of the blocks in use. For each op: median time
+(``triton.testing.do_bench``, cold L2), effective bandwidth (bytes each op must
+read + write), percent of the device copy bandwidth measured in the same run,
+and the speed-up over the PyTorch path a user would write (index computation +
+advanced indexing + ``.to()``).
+
+Seed 000 asks for the page-task vs per-token comparison to be measured, not
+quoted: :func:`per_token_gather_kernel` below is the pre-#51739 design (one
+program per output token, request found through a host-built ``token_to_seq``
+back-map); it lives here only and is timed beside the page-task gather.
+
+Run: ``python benchmarks/bench_kv_cache.py`` (writes reports/benchmarks/kv_cache.{md,png}).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import _bootstrap  # noqa: F401
+import torch
+import triton
+import triton.language as tl
+from triton.testing import do_bench
+
+from portq_kernels import kv_cache as ops
+from portq_kernels.kv_cache import _checks
+
+SCENARIOS = {
+    "single-60k": [60000],
+    "single-300k": [300000],
+    "skew-2": [60000, 300000],
+    "skew-4": [60000, 100000, 180000, 300000],
+    "skew-8": [60000, 60000, 80000, 100000, 140000, 180000, 240000, 300000],
+}
+COMMAND = "python benchmarks/bench_kv_cache.py"
+DEVICE = "cuda"
+
+
+@triton.jit
+def per_token_gather_kernel(
+    src_cache, dst, block_table, cu_seq_lens, token_to_seq, seq_starts, scale,
+    block_size, block_table_stride, cache_block_stride, cache_entry_stride, dst_entry_stride,
+    ENTRY_SIZE: tl.constexpr, ENTRY_BLOCK: tl.constexpr,
+):
+    """Pre-#51739 gather_and_maybe_dequant_cache (fp8 -> bf16): one program per
+    output token; the request comes from the back-map, the block table is read
+    once per token. Benchmark-only."""
+    token = tl.program_id(0)
+    req = tl.load(token_to_seq + token)
+    begin = tl.load(cu_seq_lens + req)
+    end = tl.load(cu_seq_lens + req + 1)
+    position = token - begin + tl.load(seq_starts + req)
+    block = tl.load(block_table + req.to(tl.int64) * block_table_stride + position // block_size)
+    cols = tl.arange(0, ENTRY_BLOCK)
+    mask = cols < tl.where(token < end, ENTRY_SIZE, 0)
+    src = src_cache + block.to(tl.int64) * cache_block_stride + (position % block_size).to(tl.int64) * cache_entry_stride
+    codes = tl.load(src + cols, mask=mask, other=0)
+    values = codes.to(tl.float8e4nv, bitcast=True).to(tl.float32) * tl.load(scale)
+    tl.store(dst + token.to(tl.int64) * dst_entry_stride + cols, values.to(tl.bfloat16), mask=mask)
+
+
+def build_token_to_seq(cu_seq_lens, num_tokens):
+    """What the pre-fix caller built on every chunk: request id per output row."""
+    lens = cu_seq_lens[1:] - cu_seq_lens[:-1]
+    reqs = torch.arange(lens.shape[0], device=lens.device, dtype=torch.int32)
+    return torch.repeat_interleave(reqs, lens, output_size=num_tokens)
+
+
+def per_token_gather(src, dst, table, cu, token_to_seq, starts, scale):
+    per_token_gather_kernel[(dst.shape[0],)](
+        src, dst, table, cu, token_to_seq, starts, scale,
+        src.shape[1], table.stride(0), src.stride(0), src.stride(1), dst.stride(0),
+        ENTRY_SIZE=dst.shape[1], ENTRY_BLOCK=triton.next_power_of_2(dst.shape[1]), num_warps=2,
+    )
+
+
+# --- the PyTorch path a user would write ------------------------------------------------
+def torch_rows(table, starts_of_rows, seq_starts, num_rows, block_size):
+    """Physical (block, offset) of every output row: repeat_interleave + indexing."""
+    lens = torch.diff(starts_of_rows, append=starts_of_rows.new_tensor([num_rows]))
+    req = torch.repeat_interleave(torch.arange(lens.shape[0], device=table.device), lens)
+    pos = torch.arange(num_rows, device=table.device) - starts_of_rows[req] + seq_starts[req]
+    return table[req, pos // block_size].long(), pos % block_size
+
+
+def torch_gather_dequant(src, dst, table, ws, seq_starts, scale):
+    blocks, offsets = torch_rows(table, ws, seq_starts, dst.shape[0], src.shape[1])
+    dst.copy_((src[blocks, offsets].view(torch.float8_e4m3fn).float() * scale).to(dst.dtype))
+
+
+def torch_cp_gather(src, dst, table, ws, seq_starts):
+    blocks, offsets = torch_rows(table, ws, seq_starts, dst.shape[0], src.shape[1])
+    dst.copy_(src[blocks, offsets])
+
+
+def torch_upconvert_fp8(src, dst, table, ws, seq_starts):
+    blocks, offsets = torch_rows(table, ws, seq_starts, dst.shape[0], src.shape[1])
+    rows = src[blocks, offsets]
+    scales = rows[:, 512:528].contiguous().view(torch.float32).repeat_interleave(128, dim=1)
+    dst[:, :512] = (rows[:, :512].view(torch.float8_e4m3fn).float() * scales).to(torch.bfloat16)
+    dst[:, 512:] = rows[:, 528:].contiguous().view(torch.bfloat16)
+
+
+E2M1 = (0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, -0.0, -0.5, -1.0, -1.5, -2.0, -3.0, -4.0, -6.0)
+
+
+def torch_upconvert_nvfp4(src, dst, table, ws, seq_starts, lut):
+    blocks, offsets = torch_rows(table, ws, seq_starts, dst.shape[0], src.shape[1])
+    rows = src[blocks, offsets]
+    packed = rows[:, :256].long()
+    values = torch.stack([lut[packed & 15], lut[packed >> 4]], dim=-1).reshape(-1, 32, 16)
+    tiles = torch.arange(32, device=src.device)
+    sf = rows[:, 320 + 8 * (tiles & 3) + (tiles >> 2)].view(torch.float8_e4m3fn).float()
+    dst[:, :512] = (values * sf[..., None]).reshape(-1, 512).to(torch.bfloat16)
+    dst[:, 512:] = rows[:, 256:320].view(torch.float8_e4m3fn).to(torch.bfloat16)
+
+
+def torch_concat_fp8(kv_c, k_pe, cache, slots, scale):
+    q = (torch.cat([kv_c, k_pe], dim=1).float() / scale).clamp(-448, 448).to(torch.float8_e4m3fn)
+    cache.view(-1, cache.shape[-1])[slots] = q.view(torch.uint8)
+
+
+# --- measurement ---------------------------------------------------------------------------
+def bench(fn, args):
+    if DEVICE == "cpu":  # --smoke: run once, for checking the script without a GPU
+        fn()
+        return 1.0
+    return do_bench(fn, warmup=args.warmup_ms, rep=args.rep_ms, return_mode="median")
+
+
+def copy_bandwidth(args):
+    """Device-to-device copy of 2 GiB; bytes counted read + write."""
+    size = 1 << (31 if DEVICE == "cuda" else 20)
+    src = torch.randint(0, 255, (size,), dtype=torch.uint8, device=DEVICE)
+    dst = torch.empty_like(src)
+    ms = bench(lambda: dst.copy_(src), args)
+    del src, dst
+    return 2 * size / ms / 1e9  # TB/s
+
+
+def run_scenario(name, lens, args, copy_tbs):
+    block_size, entry = args.block_size, args.entry_size
+    gen = torch.Generator(device=DEVICE).manual_seed(args.seed)
+    starts = [13 + (17 * r) % block_size for r in range(len(lens))]
+    pages = [-(-(s + n) // block_size) for s, n in zip(starts, lens)]
+    num_blocks = sum(pages)
+    perm = torch.randperm(num_blocks, device=DEVICE, generator=gen).to(torch.int32)
+    table = torch.zeros(len(lens), max(pages), dtype=torch.int32, device=DEVICE)
+    used = 0
+    for r, count in enumerate(pages):
+        table[r, :count] = perm[used : used + count]
+        used += count
+    cu = torch.zeros(len(lens) + 1, dtype=torch.int32, device=DEVICE)
+    cu[1:] = torch.tensor(lens, device=DEVICE).cumsum(0)
+    ws = cu[:-1].contiguous()
+    seq_starts = torch.tensor(starts, dtype=torch.int32, device=DEVICE)
+    total = int(cu[-1])
+    scale = torch.tensor([0.1], device=DEVICE)
+    rows = []
+
+    def record(op, ours, torch_fn, nbytes, extra=None):
+        ours_ms = bench(ours, args)
+        torch_ms = bench(torch_fn, args) if torch_fn else float("nan")
+        _checks.CHECK_INDEX_VALUES = True
+        checked_ms = bench(ours, args)
+        _checks.CHECK_INDEX_VALUES = False
+        tbs = nbytes / ours_ms / 1e9
+        row = dict(scenario=name, op=op, tokens=total, mbytes=nbytes / 1e6, ours_us=ours_ms * 1e3,
+                   checked_us=checked_ms * 1e3, tbs=tbs, pct_copy=100 * tbs / copy_tbs,
+                   torch_us=torch_ms * 1e3, speedup=torch_ms / ours_ms)
+        row.update(extra or {})
+        rows.append(row)
+        print(f"  {op:40s} {row['ours_us']:9.1f} us {tbs:6.2f} TB/s {row['pct_copy']:5.1f}% "
+              f"torch {row['torch_us']:9.1f} us x{row['speedup']:.1f}", flush=True)
+
+    fp8_cache = torch.randint(0, 0x7F, (num_blocks, block_size, entry), dtype=torch.uint8, device=DEVICE, generator=gen)
+    out_bf16 = torch.empty(total, entry, dtype=torch.bfloat16, device=DEVICE)
+    out_raw = torch.empty(total, entry, dtype=torch.uint8, device=DEVICE)
+
+    record("cp_gather_cache (fp8 bytes)",
+           lambda: ops.cp_gather_cache(fp8_cache, out_raw, table, cu, len(lens), seq_starts),
+           lambda: torch_cp_gather(fp8_cache, out_raw, table, ws, seq_starts), 2 * total * entry)
+    record("gather_and_maybe_dequant_cache (fp8->bf16)",
+           lambda: ops.gather_and_maybe_dequant_cache(fp8_cache, out_bf16, table, cu, total, "fp8", scale, seq_starts),
+           lambda: torch_gather_dequant(fp8_cache, out_bf16, table, ws, seq_starts, scale), 3 * total * entry)
+    token_to_seq = build_token_to_seq(cu, total)
+    per_token_ms = bench(lambda: per_token_gather(fp8_cache, out_bf16, table, cu, token_to_seq, seq_starts, scale), args)
+    build_ms = bench(lambda: build_token_to_seq(cu, total), args)
+    rows[-1].update(per_token_us=per_token_ms * 1e3, token_to_seq_us=build_ms * 1e3)
+    check = out_bf16.clone()
+    ops.gather_and_maybe_dequant_cache(fp8_cache, check, table, cu, total, "fp8", scale, seq_starts)
+    if DEVICE == "cuda" and not torch.equal(check.view(torch.int16), out_bf16.view(torch.int16)):
+        sys.exit("per-token variant disagrees with the page-task gather")
+    del fp8_cache, out_raw, check, token_to_seq
+
+    ds_cache = torch.randint(0, 0x7F, (num_blocks, block_size, 656), dtype=torch.uint8, device=DEVICE, generator=gen)
+    ds_cache[..., 512:528] = torch.rand(num_blocks, block_size, 4, device=DEVICE, generator=gen).add(0.1).view(torch.uint8).view(num_blocks, block_size, 16)
+    ds_cache[..., 528:] = torch.randn(num_blocks, block_size, 64, device=DEVICE, generator=gen).bfloat16().view(torch.uint8).view(num_blocks, block_size, 128)
+    record("cp_gather_and_upconvert_fp8_kv_cache",
+           lambda: ops.cp_gather_and_upconvert_fp8_kv_cache(ds_cache, out_bf16, table, ws, len(lens), seq_starts),
+           lambda: torch_upconvert_fp8(ds_cache, out_bf16, table, ws, seq_starts), total * (656 + 2 * 576))
+    del ds_cache
+
+    nv_cache = torch.randint(0, 0x7F, (num_blocks, block_size, 352), dtype=torch.uint8, device=DEVICE, generator=gen)
+    lut = torch.tensor(E2M1, device=DEVICE)
+    record("cp_gather_and_upconvert_nvfp4_kv_cache",
+           lambda: ops.cp_gather_and_upconvert_nvfp4_kv_cache(nv_cache, out_bf16, table, ws, len(lens), seq_starts),
+           lambda: torch_upconvert_nvfp4(nv_cache, out_bf16, table, ws, seq_starts, lut), total * (352 + 2 * 576))
+    del nv_cache
+
+    kv_c = torch.randn(total, 512, device=DEVICE, generator=gen).bfloat16()
+    k_pe = torch.randn(total, 64, device=DEVICE, generator=gen).bfloat16()
+    slots = torch.randperm(num_blocks * block_size, device=DEVICE, generator=gen)[:total]
+    cache = torch.empty(num_blocks, block_size, entry, dtype=torch.uint8, device=DEVICE)
+    record("concat_and_cache_mla (bf16->fp8)",
+           lambda: ops.concat_and_cache_mla(kv_c, k_pe, cache, slots, "fp8", scale),
+           lambda: torch_concat_fp8(kv_c, k_pe, cache, slots, scale), total * (2 * entry + entry + 8))
+    ds = torch.empty(num_blocks, block_size, 656, dtype=torch.uint8, device=DEVICE)
+    record("concat_and_cache_mla (fp8_ds_mla)",
+           lambda: ops.concat_and_cache_mla(kv_c, k_pe, ds, slots, "fp8_ds_mla", scale),
+           None, total * (2 * entry + 656 + 8))
+    del kv_c, k_pe, cache, ds, out_bf16
+    torch.cuda.empty_cache()
+    return rows
+
+
+def markdown(rows, copy_tbs, device_name, elapsed):
+    lines = [
+        "# KV-cache kernels: benchmark",
+        "",
+        f"Reproduce: `{COMMAND}` (GPU; writes this file and kv_cache.png).",
+        "",
+        f"Device: {device_name}. Copy bandwidth measured in the same run (2 GiB device-to-device, "
+        f"read + write bytes): **{copy_tbs:.2f} TB/s**. Block 64, entry 576, every request starting at "
+        "`13 + (17 r) % 64` (non-aligned), block tables a random permutation; median of "
+        "`triton.testing.do_bench` (cold L2). TB/s = bytes the op must read + write / time. "
+        "\"ours\" is the op with the wrapper's index-value check off (`CHECK_INDEX_VALUES = False`, "
+        "as an engine capturing CUDA graphs runs it); \"default\" is the default wrapper, which reads "
+        "`seq_starts`/`slot_mapping` back to the host once per call. \"torch\" is the PyTorch path a "
+        "user would write (repeat_interleave + advanced indexing + `.to()`).",
+        "",
+        "| scenario | op | tokens | MB moved | ours µs | TB/s | % of copy | default µs | torch µs | speed-up vs torch |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in rows:
+        torch_us = "—" if r["torch_us"] != r["torch_us"] else f"{r['torch_us']:.1f}"
+        speed = "—" if r["speedup"] != r["speedup"] else f"{r['speedup']:.1f}×"
+        lines.append(
+            f"| {r['scenario']} | {r['op']} | {r['tokens']} | {r['mbytes']:.0f} | {r['ours_us']:.1f} | "
+            f"{r['tbs']:.2f} | {r['pct_copy']:.0f}% | {r['checked_us']:.1f} | {torch_us} | {speed} |"
+        )
+    lines += [
+        "",
+        "## Page-task vs per-token gather (`gather_and_maybe_dequant_cache`, fp8 -> bf16)",
+        "",
+        "Per-token = the pre-#51739 design (one program per output token, request from a "
+        "`token_to_seq` back-map), kept in this benchmark only. Its back-map is built on the "
+        "device with `repeat_interleave(..., output_size=T)` (timed separately; the caller "
+        "pays it per chunk).",
+        "",
+        "| scenario | tokens | page-task µs | per-token µs | token_to_seq build µs | page-task speed-up (kernel) | (incl. build) |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in rows:
+        if "per_token_us" in r:
+            lines.append(
+                f"| {r['scenario']} | {r['tokens']} | {r['ours_us']:.1f} | {r['per_token_us']:.1f} | "
+                f"{r['token_to_seq_us']:.1f} | {r['per_token_us'] / r['ours_us']:.2f}× | "
+                f"{(r['per_token_us'] + r['token_to_seq_us']) / r['ours_us']:.2f}× |"
+            )
+    lines += ["", f"Benchmark wall time: {elapsed:.0f} s.", ""]
+    return "\n".join(lines)
+
+
+def plot(rows, copy_tbs, path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(9, 5.5))
+    ops_seen = list(dict.fromkeys(r["op"] for r in rows))
+    for op in ops_seen:
+        mine = sorted((r["tokens"], r["tbs"], r["torch_us"], r["mbytes"]) for r in rows if r["op"] == op)
+        line, = ax.plot([m[0] for m in mine], [m[1] for m in mine], marker="o", label=op)
+        torch_pts = [(m[0], m[3] / m[2] / 1e3) for m in mine if m[2] == m[2]]
+        if torch_pts:
+            ax.plot([p[0] for p in torch_pts], [p[1] for p in torch_pts], ls=":", marker="x", color=line.get_color())
+    per_token = sorted((r["tokens"], r["mbytes"] / r["per_token_us"] / 1e3) for r in rows if "per_token_us" in r)
+    ax.plot([p[0] for p in per_token], [p[1] for p in per_token], ls="--", marker="s", color="gray",
+            label="per-token gather (pre-#51739, benchmark only)")
+    ax.axhline(copy_tbs, color="black", lw=1)
+    ax.axhline(0.85 * copy_tbs, color="black", lw=1, ls="--")
+    ax.text(min(r["tokens"] for r in rows), copy_tbs * 1.01, "device copy", fontsize=8)
+    ax.text(min(r["tokens"] for r in rows), 0.85 * copy_tbs * 1.01, "85% of copy", fontsize=8)
+    ax.set_xscale("log")
+    ax.set_xlabel("tokens gathered (scenario total)")
+    ax.set_ylabel("effective bandwidth, TB/s (read + write)")
+    ax.set_title("KV-cache ops on the H200: ours (solid) vs PyTorch path (dotted)")
+    ax.legend(fontsize=7, loc="lower right")
+    ax.grid(True, which="both", alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--block-size", type=int, default=64)
+    parser.add_argument("--entry-size", type=int, default=576)
+    parser.add_argument("--warmup-ms", type=int, default=25)
+    parser.add_argument("--rep-ms", type=int, default=100)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--scenarios", nargs="*", default=list(SCENARIOS))
+    parser.add_argument("--out-dir", default=str(Path(__file__).resolve().parent.parent / "reports" / "benchmarks"))
+    parser.add_argument("--json", default=None, help="also write the raw rows here")
+    parser.add_argument("--smoke", action="store_true", help="tiny CPU run (TRITON_INTERPRET=1) to check the script")
+    args = parser.parse_args(argv)
+    global DEVICE
+    if args.smoke:
+        DEVICE = "cpu"
+        for name in SCENARIOS:
+            SCENARIOS[name] = [n // 2000 for n in SCENARIOS[name]]
+    elif not torch.cuda.is_available():
+        sys.exit("bench_kv_cache needs a CUDA device")
+    if args.entry_size != 576:
+        sys.exit("the upconvert scenarios need entry 576")
+    start = time.time()
+    copy_tbs = copy_bandwidth(args)
+    print(f"copy bandwidth {copy_tbs:.2f} TB/s", flush=True)
+    _checks.CHECK_INDEX_VALUES = False
+    rows = []
+    for name in args.scenarios:
+        print(name, flush=True)
+        rows += run_scenario(name, SCENARIOS[name], args, copy_tbs)
+    _checks.CHECK_INDEX_VALUES = True
+    out = Path(args.out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    device_name = torch.cuda.get_device_name() if DEVICE == "cuda" else "CPU smoke run"
+    text = markdown(rows, copy_tbs, device_name, time.time() - start)
+    (out / "kv_cache.md").write_text(text)
+    plot(rows, copy_tbs, out / "kv_cache.png")
+    if args.json:
+        Path(args.json).write_text(json.dumps(dict(copy_tbs=copy_tbs, rows=rows), indent=1))
+    print(text)
+
+
+if __name__ == "__main__":
+    main()
