@@ -539,7 +539,11 @@ def _tree_param_evidence(port: Signature, name: str, message: str) -> list[Evide
 
 def _parameter_items(old: Signature, new: Signature, port: Signature, scope: set[str]) -> list[ItemResult]:
     items: list[ItemResult] = []
-    old_names, new_names = old.runtime_param_names, new.runtime_param_names
+    # Triton to Triton, constexpr parameters compare too; across languages a
+    # C++ template parameter and a tl.constexpr need not correspond.
+    same_language = old.language == new.language == port.language
+    old_names = old.param_names if same_language else old.runtime_param_names
+    new_names = new.param_names if same_language else new.runtime_param_names
     for name in old_names:
         if name in new_names:
             continue
@@ -741,6 +745,15 @@ def _geometry_items(old, new, port, before, after, mine, cross: bool, port_launc
         elif have == was:
             items.append(ItemResult("behind", "launch", f"upstream {attribute} went {was}→{now}, the port's is {was}",
                                     upstream + tree))
+    if not cross and mine is not None:
+        added_keywords = set(_normalised_keywords(after)) - set(_normalised_keywords(before))
+        if added_keywords:
+            present = added_keywords & set(_normalised_keywords(mine))
+            status = "sync" if present == added_keywords else "behind" if not present else "undecided"
+            items.append(ItemResult(status, "launch",
+                                    f"upstream's launch now passes {', '.join(sorted(added_keywords))}"
+                                    + ("" if status == "behind" else "; the port passes it"),
+                                    upstream[1:] + [_tree_launch_evidence(port, mine, "the port's launch")]))
     removed_arguments = set(before.arguments) - set(after.arguments)
     added_arguments = set(after.arguments) - set(before.arguments)
     if (removed_arguments or added_arguments) and mine is not None:

@@ -150,3 +150,10 @@ def test_decomposition_sharing_nothing_with_either_side_is_undecided():
     port = _sig(kernel.format(body="    t = pid // 7\n"), "t.py", "k")
     (item,) = [i for i in compare(old, new, port) if "program" in i.message]
     assert item.status == "undecided"
+
+
+def test_triton_to_triton_constexpr_parameter_added_is_a_delta():
+    old = _sig("@triton.jit\ndef k(x, B: tl.constexpr):\n    tl.store(x, B)\n", "u.py", "k")
+    new = _sig("@triton.jit\ndef k(x, B: tl.constexpr, ROWS: tl.constexpr):\n    tl.store(x, B * ROWS)\n", "u.py", "k")
+    stale = _sig("@triton.jit\ndef k(x_ptr, B: tl.constexpr):\n    tl.store(x_ptr, B)\n", "t.py", "k")
+    assert [i.status for i in compare(old, new, stale) if "rows" in i.message] == ["behind"]
