@@ -295,16 +295,7 @@ class ChangeMapper:
         symbols.sort(key=lambda s: (s.new_lines or s.old_lines or (0, 0))[0])
         if toplevel_old or toplevel_new:
             symbols.append(
-                TouchedSymbol(
-                    name=TOPLEVEL,
-                    qualified_name=TOPLEVEL,
-                    kind=KIND_TOPLEVEL,
-                    change=_file_level_change(change),
-                    old_lines=_span(toplevel_old),
-                    new_lines=_span(toplevel_new),
-                    hunk_headers=tuple(toplevel_headers),
-                    **base,
-                )
+                _line_span_symbol(base, change, TOPLEVEL, KIND_TOPLEVEL, toplevel_old, toplevel_new, toplevel_headers)
             )
         return symbols
 
@@ -341,17 +332,23 @@ def _file_level_change(change: FileChange) -> str:
     return {"added": "added", "deleted": "removed"}.get(change.status, "modified")
 
 
-def _lines_symbol(base: dict, change: FileChange, hunks, reason: str) -> TouchedSymbol:
-    removed = [line for hunk in hunks for line in hunk.removed_lines]
-    added = [line for hunk in hunks for line in hunk.added_lines]
+def _line_span_symbol(base: dict, change: FileChange, name: str, kind: str, removed, added, headers,
+                      fallback: str | None = None) -> TouchedSymbol:
+    """A pseudo-symbol (``<toplevel>``, ``<lines>``) covering the lines it names."""
     return TouchedSymbol(
-        name=LINES,
-        qualified_name=LINES,
-        kind=KIND_LINES,
+        name=name,
+        qualified_name=name,
+        kind=kind,
         change=_file_level_change(change),
         old_lines=_span(removed),
         new_lines=_span(added),
-        hunk_headers=tuple(hunk.header for hunk in hunks),
-        fallback=reason,
+        hunk_headers=tuple(headers),
+        fallback=fallback,
         **base,
     )
+
+
+def _lines_symbol(base: dict, change: FileChange, hunks, reason: str) -> TouchedSymbol:
+    removed = [line for hunk in hunks for line in hunk.removed_lines]
+    added = [line for hunk in hunks for line in hunk.added_lines]
+    return _line_span_symbol(base, change, LINES, KIND_LINES, removed, added, [h.header for h in hunks], reason)
