@@ -29,10 +29,6 @@ KNOWN_CLASSIFIER_MISTAKES = {
                              "both fall to body-only NEEDS_REVIEW although the port has both",
     ("kernels", "vllm", 12): "a launch gaining an argument (valid_counts.stride(0)) is read as a body-only "
                              "change of the wrapper although the port's launch passes it",
-    ("kernels", "aiter", 4): "'the port launches no kernel': the launch inside the port's helper (_launch) is "
-                             "not followed, although the launched kernel ports _triton_gather_kv_b_proj_flat",
-    ("kernels", "aiter", 6): "the port's own (row tile, head tile) program-id decomposition, done in a helper, "
-                             "is read as upstream's old (batch, head) one: a false REAL_GAP",
 }
 
 
