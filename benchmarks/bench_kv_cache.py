@@ -31,7 +31,7 @@ import triton.language as tl
 from triton.testing import do_bench
 
 from portq_kernels import kv_cache as ops
-from portq_kernels.kv_cache import _checks
+from portq_kernels.kv_cache import _checks, _page_task
 
 SCENARIOS = {
     "single-60k": [60000],
@@ -232,6 +232,31 @@ def run_scenario(name, lens, args, copy_tbs):
     return rows
 
 
+def sweep(args, copy_tbs):
+    """Dense-gather tilings (warps, chunk elements) on the fp8 -> bf16 gather; printed
+    only, to choose the defaults of ``_page_task``."""
+    defaults = (_page_task.GATHER_WARPS, _page_task.DENSE_CHUNK)
+    print("sweep: scenario warps chunk us TB/s %copy", flush=True)
+    for name in ("single-60k", "single-300k"):
+        lens = SCENARIOS[name]
+        total = sum(lens)
+        starts = [13 + (17 * r) % 64 for r in range(len(lens))]
+        pages = [-(-(s + n) // 64) for s, n in zip(starts, lens)]
+        table = torch.randperm(sum(pages), device=DEVICE).to(torch.int32).reshape(1, -1)
+        cu = torch.tensor([0, total], dtype=torch.int32, device=DEVICE)
+        seq = torch.tensor(starts, dtype=torch.int32, device=DEVICE)
+        src = torch.randint(0, 0x7F, (sum(pages), 64, 576), dtype=torch.uint8, device=DEVICE)
+        dst = torch.empty(total, 576, dtype=torch.bfloat16, device=DEVICE)
+        scale = torch.tensor([0.1], device=DEVICE)
+        for warps, chunk in ((4, 2048), (4, 4096), (8, 4096), (8, 8192), (16, 4096), (16, 8192)):
+            _page_task.GATHER_WARPS, _page_task.DENSE_CHUNK = warps, chunk
+            ms = bench(lambda: ops.gather_and_maybe_dequant_cache(src, dst, table, cu, total, "fp8", scale, seq), args)
+            tbs = 3 * total * 576 / ms / 1e9
+            print(f"sweep: {name} {warps} {chunk} {ms * 1e3:.1f} {tbs:.2f} {100 * tbs / copy_tbs:.0f}%", flush=True)
+        del src, dst
+    _page_task.GATHER_WARPS, _page_task.DENSE_CHUNK = defaults
+
+
 def markdown(rows, copy_tbs, device_name, elapsed):
     lines = [
         "# KV-cache kernels: benchmark",
@@ -321,6 +346,7 @@ def main(argv=None):
     parser.add_argument("--scenarios", nargs="*", default=list(SCENARIOS))
     parser.add_argument("--out-dir", default=str(Path(__file__).resolve().parent.parent / "reports" / "benchmarks"))
     parser.add_argument("--json", default=None, help="also write the raw rows here")
+    parser.add_argument("--sweep", action="store_true", help="also time other dense-gather tilings (printed only)")
     parser.add_argument("--smoke", action="store_true", help="tiny CPU run (TRITON_INTERPRET=1) to check the script")
     args = parser.parse_args(argv)
     global DEVICE
@@ -340,6 +366,8 @@ def main(argv=None):
     for name in args.scenarios:
         print(name, flush=True)
         rows += run_scenario(name, SCENARIOS[name], args, copy_tbs)
+    if args.sweep:
+        sweep(args, copy_tbs)
     _checks.CHECK_INDEX_VALUES = True
     out = Path(args.out_dir)
     out.mkdir(parents=True, exist_ok=True)

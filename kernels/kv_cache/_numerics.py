@@ -80,34 +80,40 @@ def minifloat_code_to_fp32(
     IEEE_SPECIALS: tl.constexpr,
     ALL_ONES_IS_NAN: tl.constexpr,
 ):
-    """Small float code (any integer type, low bits used) -> fp32, exactly."""
+    """Small float code (any integer type, low bits used) -> fp32, exactly.
+
+    The sign is set as a bit: ``-x`` compiles to ``0 - x`` on the GPU, which
+    turns -0.0 into +0.0."""
     code = code.to(tl.int32) & ((1 << (1 + EXP_BITS + MANT_BITS)) - 1)
-    negative = (code >> (EXP_BITS + MANT_BITS)) != 0
+    sign = (code >> (EXP_BITS + MANT_BITS)).to(tl.uint32) << 31
     exponent = (code >> MANT_BITS) & ((1 << EXP_BITS) - 1)
     mantissa = code & ((1 << MANT_BITS) - 1)
     normal_bits = ((exponent + (127 - EXP_BIAS)) << 23) | (mantissa << (23 - MANT_BITS))
     SUBNORMAL_UNIT: tl.constexpr = 2.0 ** (1 - EXP_BIAS - MANT_BITS)
-    magnitude = tl.where(
-        exponent == 0,
-        mantissa.to(tl.float32) * SUBNORMAL_UNIT,
-        normal_bits.to(tl.float32, bitcast=True),
-    )
+    subnormal_bits = (mantissa.to(tl.float32) * SUBNORMAL_UNIT).to(tl.int32, bitcast=True)
+    magnitude = tl.where(exponent == 0, subnormal_bits, normal_bits)
     EXP_ALL_ONES: tl.constexpr = (1 << EXP_BITS) - 1
     if IEEE_SPECIALS:
-        special = tl.where(mantissa == 0, 0x7F800000, 0x7FC00000).to(tl.float32, bitcast=True)
+        special = tl.where(mantissa == 0, 0x7F800000, 0x7FC00000)
         magnitude = tl.where(exponent == EXP_ALL_ONES, special, magnitude)
     if ALL_ONES_IS_NAN:
-        nan = (code * 0 + 0x7FC00000).to(tl.float32, bitcast=True)
-        magnitude = tl.where(
-            (exponent == EXP_ALL_ONES) & (mantissa == (1 << MANT_BITS) - 1), nan, magnitude
-        )
-    return tl.where(negative, -magnitude, magnitude)
+        all_ones = (exponent == EXP_ALL_ONES) & (mantissa == (1 << MANT_BITS) - 1)
+        magnitude = tl.where(all_ones, 0x7FC00000, magnitude)
+    return (magnitude.to(tl.uint32, bitcast=True) | sign).to(tl.float32, bitcast=True)
 
 
 @triton.jit
-def fp32_to_fp8_code(x, IS_E5M2: tl.constexpr):
-    """fp32 -> float8 byte (int32 0..255): RNE, saturating (``__NV_SATFINITE``)."""
-    if IS_E5M2:
+def fp32_to_fp8_code(x, IS_E5M2: tl.constexpr, NATIVE: tl.constexpr):
+    """fp32 -> float8 byte (int32 0..255): RNE, saturating (``__NV_SATFINITE``).
+
+    ``NATIVE`` (compiled GPU code only): ``cvt.rn.satfinite`` (same rounding and
+    saturation; a NaN comes out as 0x7F whatever its sign)."""
+    if NATIVE:
+        if IS_E5M2:
+            return x.to(tl.float8e5, fp_downcast_rounding="rtne").to(tl.uint8, bitcast=True).to(tl.int32)
+        else:
+            return x.to(tl.float8e4nv, fp_downcast_rounding="rtne").to(tl.uint8, bitcast=True).to(tl.int32)
+    elif IS_E5M2:
         return fp32_to_minifloat_code(x, 5, 2, 15, 0x47600000)
     else:
         return fp32_to_minifloat_code(x, 4, 3, 7, 0x43E00000)
@@ -138,8 +144,16 @@ def fp32_to_e2m1_code(x):
 
 @triton.jit
 def e2m1_code_to_fp32(code):
-    """e2m1 nibble -> fp32 {0, .5, 1, 1.5, 2, 3, 4, 6} with sign, exactly."""
-    return minifloat_code_to_fp32(code, 2, 1, 1, False, False)
+    """e2m1 nibble -> fp32 {0, .5, 1, 1.5, 2, 3, 4, 6} with sign, exactly.
+
+    Magnitude codes 2..7 are the fp32 patterns ``(m + 252) << 22`` (exponent
+    ``m >> 1``, mantissa bit ``m & 1``); 0 and 1 are 0.0 and 0.5. Fewer operations
+    than the generic minifloat decode: this runs on every NoPE element of the
+    nvfp4 gather."""
+    code = code.to(tl.int32)
+    magnitude_code = code & 7
+    bits = tl.where(magnitude_code >= 2, (magnitude_code + 252) << 22, magnitude_code * 0x3F000000)
+    return (bits | ((code & 8) << 28)).to(tl.float32, bitcast=True)
 
 
 @triton.jit
@@ -149,7 +163,7 @@ def fp32_to_bf16_bits(x, NATIVE: tl.constexpr):
     ``NATIVE`` (compiled GPU code only): ``cvt.rn.bf16.f32``, the same rounding;
     only a NaN's payload differs (0x7FFF instead of 0x7FC0)."""
     if NATIVE:
-        return x.to(tl.bfloat16).to(tl.int16, bitcast=True)
+        return x.to(tl.bfloat16, fp_downcast_rounding="rtne").to(tl.int16, bitcast=True)
     else:
         bits = x.to(tl.uint32, bitcast=True)
         rounded = (bits + 0x7FFF + ((bits >> 16) & 1)) >> 16

@@ -202,12 +202,21 @@ def copy_page(
     (token, column) tile walks rows with their own strides (padded entries,
     non-contiguous ``dst`` rows)."""
     if DENSE_ROWS:
+        # Two chunks per step, both loaded before either is stored: the compiler
+        # may not move a load above a store (src and dst could alias), so this is
+        # how two chunks' worth of reads get in flight per thread.
         num_elements = num_page_tokens * ENTRY_SIZE
-        for chunk in range(0, tl.cdiv(num_elements, FLAT_BLOCK)):
-            offsets = chunk * FLAT_BLOCK + tl.arange(0, FLAT_BLOCK)
-            mask = offsets < num_elements
-            values = _convert(tl.load(src_page + offsets, mask=mask), scale, CONVERSION, NATIVE)
-            _store(dst_rows + offsets, values, mask, CONVERSION, DST_IS_BF16, NATIVE)
+        for step in range(0, tl.cdiv(num_elements, 2 * FLAT_BLOCK)):
+            first = step * (2 * FLAT_BLOCK) + tl.arange(0, FLAT_BLOCK)
+            second = first + FLAT_BLOCK
+            first_mask = first < num_elements
+            second_mask = second < num_elements
+            first_values = tl.load(src_page + first, mask=first_mask)
+            second_values = tl.load(src_page + second, mask=second_mask)
+            first_values = _convert(first_values, scale, CONVERSION, NATIVE)
+            second_values = _convert(second_values, scale, CONVERSION, NATIVE)
+            _store(dst_rows + first, first_values, first_mask, CONVERSION, DST_IS_BF16, NATIVE)
+            _store(dst_rows + second, second_values, second_mask, CONVERSION, DST_IS_BF16, NATIVE)
     else:
         for first_token in range(0, num_page_tokens, TOKEN_BLOCK):
             tokens = first_token + tl.arange(0, TOKEN_BLOCK)
@@ -221,8 +230,15 @@ def copy_page(
                 _store(dst_row + cols[None, :], values, mask, CONVERSION, DST_IS_BF16, NATIVE)
 
 
+#: Warps per program of the gathers (upstream: 256 threads per page CTA), and
+#: elements per flat chunk of the dense copy; module-level so the benchmark can
+#: sweep them.
+GATHER_WARPS = 8
+DENSE_CHUNK = 4096
+
+
 def row_tiling(entry_size: int, block_size: int) -> dict:
-    """Tile sizes for :func:`copy_page`: 4096-element flat chunks for dense rows;
+    """Tile sizes for :func:`copy_page`: two 4096-element flat chunks per step for dense rows;
     otherwise up to 32 tokens x a power-of-two column chunk (64 when it divides
     the entry, as for 320/512/576, so no column is masked)."""
     if entry_size % 64 == 0:
@@ -230,7 +246,8 @@ def row_tiling(entry_size: int, block_size: int) -> dict:
     else:
         col_block = min(next_power_of_2(entry_size), 128)
     return dict(
-        FLAT_BLOCK=4096,
+        num_warps=GATHER_WARPS,
+        FLAT_BLOCK=DENSE_CHUNK,
         TOKEN_BLOCK=min(next_power_of_2(block_size), 32),
         COL_BLOCK=col_block,
     )

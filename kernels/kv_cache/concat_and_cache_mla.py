@@ -30,6 +30,7 @@ from ._numerics import (
     fp32_to_e2m1_code,
     fp32_to_fp8_code,
     load_as_fp32,
+    native_casts,
 )
 
 #: Tokens per program of every writer kernel.
@@ -70,6 +71,7 @@ def concat_and_cache_mla_kernel(
     RANK_BLOCK: tl.constexpr,
     PE_BLOCK: tl.constexpr,
     TOKENS: tl.constexpr,
+    NATIVE: tl.constexpr,
 ):
     """Plain formats. AUTO passes every tensor as same-width integers (a bit
     copy); fp8 divides by ``scale[0]`` with ``div_rn`` and rounds in integers."""
@@ -96,7 +98,7 @@ def concat_and_cache_mla_kernel(
             tl.store(dst, tl.load(src, mask=mask), mask=mask)
         else:
             x = load_as_fp32(src, mask, SOURCE_IS_BF16)
-            codes = fp32_to_fp8_code(tl.math.div_rn(x, scale_value), CONVERSION == 2)
+            codes = fp32_to_fp8_code(tl.math.div_rn(x, scale_value), CONVERSION == 2, NATIVE)
             tl.store(dst, codes.to(tl.uint8), mask=mask)
 
 
@@ -119,6 +121,7 @@ def concat_and_cache_ds_mla_kernel(
     num_blocks,
     SOURCE_IS_BF16: tl.constexpr,
     TOKENS: tl.constexpr,
+    NATIVE: tl.constexpr,
 ):
     """fp8_ds_mla. Rows of the NoPE tile are (token, 128-wide tile) pairs, so the
     tile amax is one row reduction. Strides are in bytes; the fp32 scales and the
@@ -142,7 +145,7 @@ def concat_and_cache_ds_mla_kernel(
     )
     amax = tl.max(tl.abs(x), axis=1)
     tile_scale = tl.maximum(tl.math.div_rn(amax, 448.0), 1.1754943508222875e-38)
-    codes = fp32_to_fp8_code(tl.math.div_rn(x, tile_scale[:, None]), False)
+    codes = fp32_to_fp8_code(tl.math.div_rn(x, tile_scale[:, None]), False, NATIVE)
     tl.store(kv_cache + row_entry[:, None] + row_tile[:, None] * 128 + cols[None, :], codes.to(tl.uint8), mask=mask)
     tl.store(kv_cache_as_fp32 + (row_entry >> 2) + 128 + row_tile, tile_scale, mask=row_write)
 
@@ -168,6 +171,7 @@ def concat_and_cache_nvfp4_ds_mla_kernel(
     num_tokens,
     num_blocks,
     TOKENS: tl.constexpr,
+    NATIVE: tl.constexpr,
 ):
     """nvfp4_ds_mla. Rows are (token, 16-wide tile) pairs; even and odd elements
     are loaded as two ``[rows, 8]`` tiles so byte ``i`` is ``even[i] | odd[i] << 4``.
@@ -191,10 +195,10 @@ def concat_and_cache_nvfp4_ds_mla_kernel(
     odd = load_as_fp32(src + 1, mask, True)
     amax = tl.maximum(tl.max(tl.abs(even), axis=1), tl.max(tl.abs(odd), axis=1))
     wanted = tl.maximum(tl.math.div_rn(amax, 6.0), 0.001953125)
-    scale_code = fp32_to_fp8_code(wanted, False)
-    bump = (fp8_code_to_fp32(scale_code, False, False) < wanted) & (scale_code < 0x7E)
+    scale_code = fp32_to_fp8_code(wanted, False, NATIVE)
+    bump = (fp8_code_to_fp32(scale_code, False, NATIVE) < wanted) & (scale_code < 0x7E)
     scale_code = scale_code + bump.to(tl.int32)
-    inverse = tl.math.div_rn(tl.full([TOKENS * 32], 1.0, tl.float32), fp8_code_to_fp32(scale_code, False, False))
+    inverse = tl.math.div_rn(tl.full([TOKENS * 32], 1.0, tl.float32), fp8_code_to_fp32(scale_code, False, NATIVE))
     packed = fp32_to_e2m1_code(even * inverse[:, None]) | (fp32_to_e2m1_code(odd * inverse[:, None]) << 4)
     tl.store(kv_cache + row_entry[:, None] + row_tile[:, None] * 8 + pairs[None, :], packed.to(tl.uint8), mask=mask)
     scale_byte = 320 + 8 * (row_tile & 3) + (row_tile >> 2)
@@ -202,7 +206,7 @@ def concat_and_cache_nvfp4_ds_mla_kernel(
 
     rope_cols = tl.arange(0, 64)
     rope = load_as_fp32(k_pe + tokens[:, None] * k_pe_stride + rope_cols[None, :], write[:, None], True)
-    tl.store(entry[:, None] + 256 + rope_cols[None, :], fp32_to_fp8_code(rope, False).to(tl.uint8), mask=write[:, None])
+    tl.store(entry[:, None] + 256 + rope_cols[None, :], fp32_to_fp8_code(rope, False, NATIVE).to(tl.uint8), mask=write[:, None])
 
 
 def _writer_grid(num_tokens: int) -> tuple[int]:
@@ -299,19 +303,20 @@ def concat_and_cache_mla(
         return
 
     grid = _writer_grid(num_tokens)
+    native = native_casts(kv_cache)
     common = (slot_mapping, kv_cache.stride(0), kv_cache.stride(1), kv_c.stride(0), k_pe.stride(0))
     if kv_cache_dtype == fmt.FP8_DS_MLA:
         raw = kv_cache.view(torch.uint8)
         concat_and_cache_ds_mla_kernel[grid](
             _as_bits(kv_c), k_pe.view(torch.int16), raw, raw.view(torch.float32), raw.view(torch.int16),
             *common, block_size, num_tokens, num_blocks,
-            SOURCE_IS_BF16=kv_c.dtype == torch.bfloat16, TOKENS=TOKENS_PER_PROGRAM, num_warps=4,
+            SOURCE_IS_BF16=kv_c.dtype == torch.bfloat16, TOKENS=TOKENS_PER_PROGRAM, NATIVE=native, num_warps=4,
         )
     elif kv_cache_dtype == fmt.NVFP4_DS_MLA:
         concat_and_cache_nvfp4_ds_mla_kernel[grid](
             _as_bits(kv_c), _as_bits(k_pe), kv_cache.view(torch.uint8),
             *common, block_size, num_tokens, num_blocks,
-            TOKENS=TOKENS_PER_PROGRAM, num_warps=4,
+            TOKENS=TOKENS_PER_PROGRAM, NATIVE=native, num_warps=4,
         )
     else:
         conversion = fmt.ELEMENT_FORMATS[kv_cache_dtype]
@@ -328,5 +333,6 @@ def concat_and_cache_mla(
             RANK_BLOCK=triton.next_power_of_2(kv_lora_rank),
             PE_BLOCK=triton.next_power_of_2(pe_dim),
             TOKENS=TOKENS_PER_PROGRAM,
+            NATIVE=native,
             num_warps=4,
         )

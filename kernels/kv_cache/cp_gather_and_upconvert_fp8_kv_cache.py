@@ -16,6 +16,7 @@ import triton.language as tl
 from . import _checks as check
 from . import _formats as fmt
 from ._numerics import fp32_to_bf16_bits, fp8_code_to_fp32, native_casts
+from . import _page_task
 from ._page_task import page_task_grid, reqs_per_scan, resolve_page
 
 
@@ -44,10 +45,13 @@ def cp_gather_and_upconvert_fp8_kv_cache_page(
     TOKEN_BLOCK: tl.constexpr,
     NATIVE: tl.constexpr,
 ):
-    """One program per page; tiles of ``TOKEN_BLOCK`` tokens x one 128-wide
-    scale tile, so each (token, tile) scale is loaded once. ``cache_*_stride``
-    are in bytes; the fp32 and 16-bit views of the same cache are addressed
-    with the byte offset divided by 4 and 2 (the wrapper checks alignment)."""
+    """One program per page. A step covers ``TOKEN_BLOCK`` tokens as rows of
+    (token, 128-wide scale tile) pairs, so each tile scale is one element of a
+    row vector; every load of the step is issued before the first store (the
+    compiler may not reorder them: ``src`` and ``dst`` could alias).
+    ``cache_*_stride`` are in bytes; the fp32 and 16-bit views of the same cache
+    are addressed with the byte offset divided by 4 and 2 (the wrapper checks
+    alignment)."""
     num_page_tokens, physical_block, page_token_begin, output_token_begin = resolve_page(
         workspace_starts,
         seq_starts,
@@ -67,26 +71,34 @@ def cp_gather_and_upconvert_fp8_kv_cache_page(
         + page_token_begin.to(tl.int64) * cache_entry_stride
     )
     dst_page = dst + output_token_begin.to(tl.int64) * dst_entry_stride
+    rows = tl.arange(0, TOKEN_BLOCK * 4)
+    row_tile = rows % 4
     tile_cols = tl.arange(0, 128)
     rope_cols = tl.arange(0, 64)
     for first_token in range(0, num_page_tokens, TOKEN_BLOCK):
+        row_token = first_token + rows // 4
+        row_mask = row_token < num_page_tokens
+        row_bytes = page_bytes + row_token.to(tl.int64) * cache_entry_stride
         tokens = first_token + tl.arange(0, TOKEN_BLOCK)
         token_mask = tokens < num_page_tokens
-        entry_bytes = page_bytes + tokens.to(tl.int64) * cache_entry_stride
-        dst_row = dst_page + tokens.to(tl.int64)[:, None] * dst_entry_stride
-        for tile in tl.static_range(4):
-            scale = tl.load(src_cache_as_fp32 + (entry_bytes >> 2) + 128 + tile, mask=token_mask, other=0.0)
-            mask = token_mask[:, None]
-            codes = tl.load(
-                src_cache + entry_bytes[:, None] + tile * 128 + tile_cols[None, :], mask=mask, other=0
-            )
-            values = fp8_code_to_fp32(codes, False, NATIVE) * scale[:, None]
-            tl.store(dst_row + tile * 128 + tile_cols[None, :], fp32_to_bf16_bits(values, NATIVE), mask=mask)
+        token_bytes = page_bytes + tokens.to(tl.int64) * cache_entry_stride
+
+        codes = tl.load(
+            src_cache + row_bytes[:, None] + (row_tile * 128)[:, None] + tile_cols[None, :],
+            mask=row_mask[:, None],
+            other=0,
+        )
+        scale = tl.load(src_cache_as_fp32 + (row_bytes >> 2) + 128 + row_tile, mask=row_mask, other=0.0)
         rope = tl.load(
-            src_cache_as_16bit + (entry_bytes >> 1)[:, None] + 264 + rope_cols[None, :],
+            src_cache_as_16bit + (token_bytes >> 1)[:, None] + 264 + rope_cols[None, :],
             mask=token_mask[:, None],
         )
-        tl.store(dst_row + 512 + rope_cols[None, :], rope, mask=token_mask[:, None])
+
+        values = fp8_code_to_fp32(codes, False, NATIVE) * scale[:, None]
+        row_dst = dst_page + row_token.to(tl.int64) * dst_entry_stride + row_tile * 128
+        tl.store(row_dst[:, None] + tile_cols[None, :], fp32_to_bf16_bits(values, NATIVE), mask=row_mask[:, None])
+        token_dst = dst_page + tokens.to(tl.int64) * dst_entry_stride
+        tl.store(token_dst[:, None] + 512 + rope_cols[None, :], rope, mask=token_mask[:, None])
 
 
 def upconvert_gather_checks(name, src_cache, dst, block_table, workspace_starts, batch_size, seq_starts, entry_bytes):
@@ -175,5 +187,5 @@ def cp_gather_and_upconvert_fp8_kv_cache(
         REQS_PER_SCAN=reqs_per_scan(batch_size),
         TOKEN_BLOCK=min(triton.next_power_of_2(block_size), 32),
         NATIVE=native_casts(dst),
-        num_warps=4,
+        num_warps=_page_task.GATHER_WARPS,
     )

@@ -19,6 +19,7 @@ import triton.language as tl
 
 from . import _formats as fmt
 from ._numerics import e2m1_code_to_fp32, fp32_to_bf16_bits, fp8_code_to_fp32, native_casts
+from . import _page_task
 from ._page_task import page_task_grid, reqs_per_scan, resolve_page
 from .cp_gather_and_upconvert_fp8_kv_cache import upconvert_gather_checks
 
@@ -87,13 +88,13 @@ def cp_gather_and_upconvert_nvfp4_kv_cache_kernel(
             other=0,
         ).to(tl.int32)
         scale_codes = tl.load(entry[:, None] + scale_bytes[None, :], mask=token_mask[:, None], other=0)
+        rope_codes = tl.load(entry[:, None] + 256 + rope_cols[None, :], mask=token_mask[:, None], other=0)
+
         scale = fp8_code_to_fp32(scale_codes, False, NATIVE)[:, :, None]
         even = e2m1_code_to_fp32(packed & 0xF) * scale
         odd = e2m1_code_to_fp32(packed >> 4) * scale
         nope = tl.join(even, odd).reshape([TOKEN_BLOCK, 512])
         tl.store(dst_row + nope_cols[None, :], fp32_to_bf16_bits(nope, NATIVE), mask=token_mask[:, None])
-
-        rope_codes = tl.load(entry[:, None] + 256 + rope_cols[None, :], mask=token_mask[:, None], other=0)
         rope = fp32_to_bf16_bits(fp8_code_to_fp32(rope_codes, False, NATIVE), NATIVE)
         tl.store(dst_row + 512 + rope_cols[None, :], rope, mask=token_mask[:, None])
 
@@ -151,5 +152,5 @@ def cp_gather_and_upconvert_nvfp4_kv_cache(
         REQS_PER_SCAN=reqs_per_scan(batch_size),
         TOKEN_BLOCK=min(triton.next_power_of_2(block_size), 16),
         NATIVE=native_casts(dst),
-        num_warps=4,
+        num_warps=_page_task.GATHER_WARPS,
     )

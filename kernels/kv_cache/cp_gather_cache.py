@@ -158,6 +158,5 @@ def cp_gather_cache(
         DENSE_ROWS=dense,
         REQS_PER_SCAN=reqs_per_scan(batch_size),
         ENTRY_SIZE=entry,
-        num_warps=4,
         **row_tiling(entry, block_size),
     )

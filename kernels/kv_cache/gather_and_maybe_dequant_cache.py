@@ -196,6 +196,5 @@ def gather_and_maybe_dequant_cache(
         HAS_SEQ_STARTS=seq_starts is not None,
         DENSE_ROWS=dense,
         REQS_PER_SCAN=reqs_per_scan(num_reqs),
-        num_warps=4,
         **row_tiling(entry, block_size),
     )

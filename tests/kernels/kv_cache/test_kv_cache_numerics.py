@@ -16,16 +16,20 @@ from portq_kernels.kv_cache import _numerics as nm
 from portq_kernels.kv_cache import reference as ref
 
 
+#: The hardware-conversion variants exist only in compiled GPU code.
+NATIVE = [False, pytest.param(True, marks=pytest.mark.gpu)]
+
+
 @triton.jit
 def _convert_kernel(x_ptr, out_ptr, n, MODE: tl.constexpr, NATIVE: tl.constexpr, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     mask = offs < n
     if MODE == 0:
         x = tl.load(x_ptr + offs, mask=mask, other=0.0)
-        tl.store(out_ptr + offs, nm.fp32_to_fp8_code(x, False).to(tl.uint8), mask=mask)
+        tl.store(out_ptr + offs, nm.fp32_to_fp8_code(x, False, NATIVE).to(tl.uint8), mask=mask)
     elif MODE == 1:
         x = tl.load(x_ptr + offs, mask=mask, other=0.0)
-        tl.store(out_ptr + offs, nm.fp32_to_fp8_code(x, True).to(tl.uint8), mask=mask)
+        tl.store(out_ptr + offs, nm.fp32_to_fp8_code(x, True, NATIVE).to(tl.uint8), mask=mask)
     elif MODE == 2:
         x = tl.load(x_ptr + offs, mask=mask, other=0.0)
         tl.store(out_ptr + offs, nm.fp32_to_bf16_bits(x, NATIVE), mask=mask)
@@ -51,9 +55,6 @@ def _run(mode: int, x: torch.Tensor, out_dtype, native=False) -> torch.Tensor:
     return out.cpu()
 
 
-#: The hardware-conversion variants exist only in compiled GPU code.
-NATIVE = [False, pytest.param(True, marks=pytest.mark.gpu)]
-
 
 def _edge_values(limit: float) -> torch.Tensor:
     """Ties, subnormals, saturation boundaries, signed zeros, infinities."""
@@ -75,15 +76,16 @@ def _edge_values(limit: float) -> torch.Tensor:
     return torch.cat([grid, exact, midpoints, -midpoints, specials]).float()
 
 
+@pytest.mark.parametrize("native", NATIVE)
 @pytest.mark.parametrize(
     "mode,dtype,limit",
     [(0, torch.float8_e4m3fn, 448.0), (1, torch.float8_e5m2, 57344.0)],
     ids=["e4m3", "e5m2"],
 )
-def test_fp32_to_fp8_matches_torch_with_saturation(mode, dtype, limit):
+def test_fp32_to_fp8_matches_torch_with_saturation(mode, dtype, limit, native):
     x = _edge_values(limit)
     expected = x.clamp(-limit, limit).to(dtype).view(torch.uint8)
-    assert_same_bits(_run(mode, x, torch.uint8), expected)
+    assert_same_bits(_run(mode, x, torch.uint8, native), expected)
 
 
 def test_fp32_to_fp8_nan_gives_nan_code():
