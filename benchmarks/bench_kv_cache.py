@@ -316,10 +316,10 @@ def plot(rows, copy_tbs, path):
     for op in ops_seen:
         mine = sorted((r["tokens"], r["tbs"], r["torch_us"], r["mbytes"]) for r in rows if r["op"] == op)
         line, = ax.plot([m[0] for m in mine], [m[1] for m in mine], marker="o", label=op)
-        torch_pts = [(m[0], m[3] / m[2] / 1e3) for m in mine if m[2] == m[2]]
+        torch_pts = [(m[0], m[3] / m[2]) for m in mine if m[2] == m[2]]  # MB / µs = TB/s
         if torch_pts:
             ax.plot([p[0] for p in torch_pts], [p[1] for p in torch_pts], ls=":", marker="x", color=line.get_color())
-    per_token = sorted((r["tokens"], r["mbytes"] / r["per_token_us"] / 1e3) for r in rows if "per_token_us" in r)
+    per_token = sorted((r["tokens"], r["mbytes"] / r["per_token_us"]) for r in rows if "per_token_us" in r)
     ax.plot([p[0] for p in per_token], [p[1] for p in per_token], ls="--", marker="s", color="gray",
             label="per-token gather (pre-#51739, benchmark only)")
     ax.axhline(copy_tbs, color="black", lw=1)

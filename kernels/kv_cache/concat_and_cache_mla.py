@@ -171,11 +171,14 @@ def concat_and_cache_nvfp4_ds_mla_kernel(
     num_tokens,
     num_blocks,
     TOKENS: tl.constexpr,
-    NATIVE: tl.constexpr,
 ):
     """nvfp4_ds_mla. Rows are (token, 16-wide tile) pairs; even and odd elements
     are loaded as two ``[rows, 8]`` tiles so byte ``i`` is ``even[i] | odd[i] << 4``.
-    ``kv_c``/``k_pe`` arrive as bf16 bit patterns (int16)."""
+    ``kv_c``/``k_pe`` arrive as bf16 bit patterns (int16). Integer conversions on
+    every back end: with the hardware fp8 conversions this kernel wrote wrong
+    scale bytes on the H200 (Triton 3.6; not root-caused), the integer path is
+    bit-exact there."""
+    NATIVE: tl.constexpr = False
     first_token = tl.program_id(0) * TOKENS
     tokens, write, block, offset = _token_slots(
         slot_mapping, first_token + tl.arange(0, TOKENS), num_tokens, block_size, num_blocks
@@ -316,7 +319,7 @@ def concat_and_cache_mla(
         concat_and_cache_nvfp4_ds_mla_kernel[grid](
             _as_bits(kv_c), _as_bits(k_pe), kv_cache.view(torch.uint8),
             *common, block_size, num_tokens, num_blocks,
-            TOKENS=TOKENS_PER_PROGRAM, NATIVE=native, num_warps=4,
+            TOKENS=TOKENS_PER_PROGRAM, num_warps=4,
         )
     else:
         conversion = fmt.ELEMENT_FORMATS[kv_cache_dtype]
