@@ -5,11 +5,14 @@
 range into verdicts. Range-level facts need every entry, so ``classify_range``
 sees the whole list before it decides any one:
 
-* **net-zero** — a commit and a later commit that exactly undoes it (the same
-  '-'/'+' lines swapped, file by file) are paired and both are
-  NOT_APPLICABLE/``net-zero``. Pairing is greedy in range order, each commit
-  pairs at most once, so in "change, revert, byte-identical re-land" the
-  change and the revert pair and the re-land is classified on its own merits.
+* **net-zero** — a commit and a later commit that exactly undoes it (the
+  same paths with their blobs swapped, or else the same '-'/'+' lines
+  swapped, file by file) are paired and both are NOT_APPLICABLE/``net-zero``.
+  Only commits that change the same paths are compared, so the diff text of
+  every other file of the range is never parsed. Pairing is greedy in range
+  order, each commit pairs at most once, so in "change, revert, byte-identical
+  re-land" the change and the revert pair and the re-land is classified on
+  its own merits.
 * **renames** — every ``old → new`` path rename seen in the range links both
   names, so an anchor that still names the old upstream path matches the
   symbol at its new path (the ported symbol keeps its name).
@@ -122,22 +125,68 @@ def _patch_fingerprint(entry: EntryChanges, inverse: bool = False) -> frozenset 
     return frozenset(parts) if parts else None
 
 
+def _path_key(entry: EntryChanges, inverse: bool = False) -> frozenset | None:
+    """The (old path, new path) pairs a commit changes; a revert has the
+    inverse (renames swap direction). None for an empty commit."""
+    parts = [(change.old_path or "", change.new_path or "") for change in _file_changes(entry)]
+    if inverse:
+        parts = [(new, old) for old, new in parts]
+    return frozenset(parts) if parts else None
+
+
+def _blob_key(entry: EntryChanges, inverse: bool = False) -> frozenset | None:
+    """``(path, old blob, new blob)`` of every change (a revert swaps the
+    blobs); None when a change names no blob (hand-built changes)."""
+    parts = []
+    for change in _file_changes(entry):
+        if change.old_blob is None and change.new_blob is None:
+            return None
+        blobs = (change.old_blob or "", change.new_blob or "")
+        parts.append((change.path, blobs[::-1] if inverse else blobs))
+    return frozenset(parts) if parts else None
+
+
+def _undoes(later: EntryChanges, earlier: EntryChanges, fingerprints: dict) -> bool:
+    """Does ``later`` exactly undo ``earlier``? The blobs decide when both
+    name them and they swap; otherwise (hand-built changes, or a revert after
+    other commits touched the same files) the '-'/'+' lines do, parsed only
+    for these two commits."""
+    undo_blobs = _blob_key(later, inverse=True)
+    if undo_blobs is not None and undo_blobs == _blob_key(earlier):
+        return True
+
+    def fingerprint(entry: EntryChanges, inverse: bool):
+        key = (id(entry), inverse)
+        if key not in fingerprints:
+            fingerprints[key] = _patch_fingerprint(entry, inverse)
+        return fingerprints[key]
+
+    return fingerprint(later, True) == fingerprint(earlier, False)
+
+
 def net_zero_pairs(entries: list[EntryChanges]) -> dict[int, tuple[int, str]]:
     """position -> (partner position, partner sha) for each commit that a
-    later commit of the range exactly undoes, and for that later commit."""
+    later commit of the range exactly undoes, and for that later commit.
+
+    Only commits that change the same paths (renames inverted) can pair, so
+    hunks are parsed only for those candidates, and not even then when the
+    blobs already show the swap.
+    """
     pairs: dict[int, tuple[int, str]] = {}
-    open_changes: list[tuple[EntryChanges, frozenset]] = []
+    open_changes: dict[frozenset, list[EntryChanges]] = {}
+    fingerprints: dict = {}
     for entry in entries:
-        undo = _patch_fingerprint(entry, inverse=True)
-        if undo is None:
+        undo_paths = _path_key(entry, inverse=True)
+        if undo_paths is None:
             continue
-        partner = next((candidate for candidate, fingerprint in reversed(open_changes) if fingerprint == undo), None)
+        candidates = open_changes.get(undo_paths, [])
+        partner = next((c for c in reversed(candidates) if _undoes(entry, c, fingerprints)), None)
         if partner is not None:
-            open_changes = [(c, f) for c, f in open_changes if c is not partner]
+            candidates.remove(partner)
             pairs[partner.position] = (entry.position, entry.commit.sha)
             pairs[entry.position] = (partner.position, partner.commit.sha)
             continue
-        open_changes.append((entry, _patch_fingerprint(entry)))
+        open_changes.setdefault(_path_key(entry), []).append(entry)
     return pairs
 
 

@@ -126,6 +126,32 @@ def test_partial_revert_is_not_net_zero():
     assert net_zero_pairs(entries) == {}
 
 
+def _patched(path, old_blob, new_blob, removed, added):
+    patch = (f"diff --git a/{path} b/{path}\nindex {old_blob}..{new_blob} 100644\n--- a/{path}\n+++ b/{path}\n"
+             f"@@ -1 +1 @@\n-{removed}\n+{added}\n")
+    return FileChange("modified", path, path, old_blob=old_blob, new_blob=new_blob, patch=patch)
+
+
+def test_net_zero_pairing_parses_no_hunks_of_commits_no_other_commit_could_undo():
+    entries = [_entry(1, [_patched("a.py", "1" * 40, "2" * 40, "a", "b")]),
+               _entry(2, [_patched("b.py", "3" * 40, "4" * 40, "c", "d")])]
+    assert net_zero_pairs(entries) == {}
+    assert all(not change.hunks for entry in entries for change in entry.commit.changes)
+
+
+def test_revert_that_swaps_the_blobs_pairs_without_parsing_hunks():
+    entries = [_entry(1, [_patched("a.py", "1" * 40, "2" * 40, "a", "b")]),
+               _entry(2, [_patched("a.py", "2" * 40, "1" * 40, "b", "a")])]
+    assert net_zero_pairs(entries) == {1: (2, "2".zfill(40)), 2: (1, "1".zfill(40))}
+    assert all(not change.hunks for entry in entries for change in entry.commit.changes)
+
+
+def test_revert_after_other_changes_to_the_file_pairs_by_its_lines():
+    entries = [_entry(1, [_patched("a.py", "1" * 40, "2" * 40, "a", "b")]),
+               _entry(2, [_patched("a.py", "5" * 40, "6" * 40, "b", "a")])]
+    assert net_zero_pairs(entries)[1][0] == 2
+
+
 def test_renames_link_every_name_a_file_had():
     entries = [
         _entry(1, [FileChange("renamed", "csrc/a.cu", "csrc/stable/a.cu")]),
