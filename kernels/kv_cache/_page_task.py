@@ -1,7 +1,7 @@
 """Page tasks: the launch geometry shared by the four paged gathers.
 
 Upstream #51739 replaced "one CTA per output token, look the request up through a
-``token_to_seq`` back-map" by "one CTA per (request, logical cache page)": the
+token -> request back-map" by "one CTA per (request, logical cache page)": the
 block table is read once per page, partial first/last pages (unaligned
 ``seq_starts``, ragged lengths) are ordinary tasks with a valid token range, and
 no per-token request lookup exists at all. This module holds that mapping

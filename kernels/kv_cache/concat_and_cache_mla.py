@@ -103,7 +103,7 @@ def concat_and_cache_mla_kernel(
 
 
 # portq: ports vllm:csrc/libtorch_stable/cache_kernels.cu::concat_and_cache_ds_mla_kernel @00eb0c874e
-# portq: not-carried vllm:csrc/libtorch_stable/cache_kernels.cu::concat_and_cache_ds_mla_kernel[kFp8ScaleDivisor=224] -- ROCm gfx942 divisor (#32976); this port targets the CUDA layout (448)
+# portq: not-carried vllm:csrc/libtorch_stable/cache_kernels.cu::concat_and_cache_ds_mla_kernel[kFp8ScaleDivisor] -- the ROCm gfx942 divisor 224 (#32976); this port writes the CUDA layout (448)
 @triton.jit
 def concat_and_cache_ds_mla_kernel(
     kv_c,
@@ -227,6 +227,8 @@ def _as_bits(value: torch.Tensor) -> torch.Tensor:
 # portq: ports vllm:csrc/libtorch_stable/nvfp4_ds_mla_cache_kernels.cu::launch_concat_and_cache_nvfp4_ds_mla @03b6016490
 # portq: not-carried vllm:csrc/libtorch_stable/cache_kernels.cu::concat_and_cache_mla_grouped -- multi-layer MTP-draft writer (spec §2.5); no caller in this tree, one launch per layer of concat_and_cache_mla covers it
 # portq: not-carried vllm:csrc/libtorch_stable/cache_kernels.cu::concat_and_cache_mla_grouped_kernel -- see concat_and_cache_mla_grouped
+# portq: not-carried vllm:csrc/libtorch_stable/cache_kernels.cu::reshape_and_cache_kernel -- non-MLA (separate K/V) paged cache; this tree carries MLA caches only
+# portq: not-carried vllm:csrc/libtorch_stable/cache_kernels.cu::indexer_k_quant_and_cache_kernel -- DeepSeek V3.2 indexer-key cache, not part of the MLA KV cache this row ports
 def concat_and_cache_mla(
     kv_c: torch.Tensor,
     k_pe: torch.Tensor,

@@ -126,6 +126,37 @@ def upconvert_gather_checks(name, src_cache, dst, block_table, workspace_starts,
     return batch_size
 
 
+def launch_upconvert(kernel, cache_views, src_cache, dst, block_table, workspace_starts, batch_size,
+                     seq_starts, *, max_token_block):
+    """Launch one of the two upconvert page kernels: after the cache view(s) their
+    arguments are the same. Nothing to do for an empty ``dst`` or batch."""
+    total_tokens = dst.shape[0]
+    if total_tokens == 0 or batch_size == 0:
+        return
+    block_size = src_cache.shape[1]
+    kernel[page_task_grid(total_tokens, block_size, batch_size)](
+        *cache_views,
+        dst.view(torch.int16),
+        block_table,
+        workspace_starts,
+        batch_size,
+        block_size,
+        total_tokens,
+        block_table.stride(0),
+        src_cache.stride(0),
+        src_cache.stride(1),
+        dst.stride(0),
+        seq_starts if seq_starts is not None else workspace_starts,
+        block_table.shape[1],
+        src_cache.shape[0],
+        HAS_SEQ_STARTS=seq_starts is not None,
+        REQS_PER_SCAN=reqs_per_scan(batch_size),
+        TOKEN_BLOCK=min(triton.next_power_of_2(block_size), max_token_block),
+        NATIVE=native_casts(dst),
+        num_warps=_page_task.GATHER_WARPS,
+    )
+
+
 # portq: ports vllm:csrc/libtorch_stable/cache_kernels.cu::cp_gather_and_upconvert_fp8_kv_cache @c76a425278
 # portq: not-carried vllm:csrc/libtorch_stable/cache_kernels.cu::cp_gather_and_upconvert_fp8_kv_cache[host_cache] -- HiSparse host-backed rows (v3 signature); no host-resident cache in this tree
 # portq: not-carried vllm:csrc/libtorch_stable/cache_kernels.cu::cp_gather_and_upconvert_fp8_kv_cache[host_row_ids] -- HiSparse host-backed rows (v3 signature)
@@ -161,31 +192,10 @@ def cp_gather_and_upconvert_fp8_kv_cache(
             "src_cache blocks and entries must start at 4-byte boundaries (fp32 tile scales), "
             f"got strides {src_cache.stride()} and storage offset {src_cache.storage_offset()}"
         )
-    total_tokens = dst.shape[0]
-    if total_tokens == 0 or batch_size == 0:
-        return
     raw = src_cache.view(torch.uint8)
-    block_size = src_cache.shape[1]
-    cp_gather_and_upconvert_fp8_kv_cache_page[page_task_grid(total_tokens, block_size, batch_size)](
-        raw,
-        raw.view(torch.float32),
-        raw.view(torch.int16),
-        dst.view(torch.int16),
-        block_table,
-        workspace_starts,
-        batch_size,
-        block_size,
-        total_tokens,
-        block_table.stride(0),
-        src_cache.stride(0),
-        src_cache.stride(1),
-        dst.stride(0),
-        seq_starts if seq_starts is not None else workspace_starts,
-        block_table.shape[1],
-        src_cache.shape[0],
-        HAS_SEQ_STARTS=seq_starts is not None,
-        REQS_PER_SCAN=reqs_per_scan(batch_size),
-        TOKEN_BLOCK=min(triton.next_power_of_2(block_size), 32),
-        NATIVE=native_casts(dst),
-        num_warps=_page_task.GATHER_WARPS,
+    launch_upconvert(
+        cp_gather_and_upconvert_fp8_kv_cache_page,
+        (raw, raw.view(torch.float32), raw.view(torch.int16)),
+        src_cache, dst, block_table, workspace_starts, batch_size, seq_starts,
+        max_token_block=32,
     )

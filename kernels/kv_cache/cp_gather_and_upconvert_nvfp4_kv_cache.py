@@ -18,10 +18,9 @@ import triton
 import triton.language as tl
 
 from . import _formats as fmt
-from ._numerics import e2m1_code_to_fp32, fp32_to_bf16_bits, fp8_code_to_fp32, native_casts
-from . import _page_task
-from ._page_task import page_task_grid, reqs_per_scan, resolve_page
-from .cp_gather_and_upconvert_fp8_kv_cache import upconvert_gather_checks
+from ._numerics import e2m1_code_to_fp32, fp32_to_bf16_bits, fp8_code_to_fp32
+from ._page_task import resolve_page
+from .cp_gather_and_upconvert_fp8_kv_cache import launch_upconvert, upconvert_gather_checks
 
 
 # portq: ports vllm:csrc/libtorch_stable/nvfp4_ds_mla_cache_kernels.cu::cp_gather_and_upconvert_nvfp4_kv_cache_kernel @03b6016490
@@ -129,28 +128,9 @@ def cp_gather_and_upconvert_nvfp4_kv_cache(
         "nvfp4_ds_mla", src_cache, dst, block_table, workspace_starts, batch_size, seq_starts,
         fmt.NVFP4_ENTRY_BYTES,
     )
-    total_tokens = dst.shape[0]
-    if total_tokens == 0 or batch_size == 0:
-        return
-    block_size = src_cache.shape[1]
-    cp_gather_and_upconvert_nvfp4_kv_cache_kernel[page_task_grid(total_tokens, block_size, batch_size)](
-        src_cache.view(torch.uint8),
-        dst.view(torch.int16),
-        block_table,
-        workspace_starts,
-        batch_size,
-        block_size,
-        total_tokens,
-        block_table.stride(0),
-        src_cache.stride(0),
-        src_cache.stride(1),
-        dst.stride(0),
-        seq_starts if seq_starts is not None else workspace_starts,
-        block_table.shape[1],
-        src_cache.shape[0],
-        HAS_SEQ_STARTS=seq_starts is not None,
-        REQS_PER_SCAN=reqs_per_scan(batch_size),
-        TOKEN_BLOCK=min(triton.next_power_of_2(block_size), 16),
-        NATIVE=native_casts(dst),
-        num_warps=_page_task.GATHER_WARPS,
+    launch_upconvert(
+        cp_gather_and_upconvert_nvfp4_kv_cache_kernel,
+        (src_cache.view(torch.uint8),),
+        src_cache, dst, block_table, workspace_starts, batch_size, seq_starts,
+        max_token_block=16,
     )

@@ -7,7 +7,8 @@ converted ``float(fp8) * scale[0]`` to fp32/fp16/bf16 (spec §3).
 
 Page-task design (upstream #51739): one program per (request, logical page);
 the request comes from ``cu_seq_lens`` alone. The pre-#51739 per-token launch
-and its ``token_to_seq`` back-map are not carried (seed 000); the benchmark
+and its token -> request back-map are not carried (seed 000; the back-map
+parameter is dead upstream since #51739 and absent here); the benchmark
 keeps a per-token variant only to measure the difference.
 """
 from __future__ import annotations
@@ -96,7 +97,6 @@ _BIT_VIEW = {4: torch.int32, 2: torch.int16}
 
 
 # portq: ports vllm:csrc/libtorch_stable/cache_kernels.cu::gather_and_maybe_dequant_cache @c76a425278
-# portq: not-carried vllm:csrc/libtorch_stable/cache_kernels.cu::gather_and_maybe_dequant_cache[token_to_seq] -- dead upstream since #51739 ((void)token_to_seq); the page-task kernel derives the request from cu_seq_lens
 def gather_and_maybe_dequant_cache(
     src_cache: torch.Tensor,
     dst: torch.Tensor,

@@ -186,19 +186,21 @@ def cp_gather_cache(src_cache, dst, block_table, cu_seq_lens, batch_size: int, s
         dst[rows] = src_cache[blocks, offsets]
 
 
+def _gather_upconverted(decode, src_cache, dst, block_table, workspace_starts, batch_size, seq_starts):
+    for _, rows, blocks, offsets in paged_rows(
+        block_table, workspace_starts[:batch_size], dst.shape[0], seq_starts, src_cache.shape[1],
+        terminal=False, num_blocks=src_cache.shape[0],
+    ):
+        dst[rows] = decode(src_cache.view(torch.uint8)[blocks, offsets])
+
+
 def cp_gather_and_upconvert_fp8_kv_cache(
     src_cache, dst, block_table, workspace_starts, batch_size: int, seq_starts=None
 ) -> None:
-    for _, rows, blocks, offsets in paged_rows(
-        block_table, workspace_starts[:batch_size], dst.shape[0], seq_starts, src_cache.shape[1], terminal=False, num_blocks=src_cache.shape[0]
-    ):
-        dst[rows] = decode_fp8_ds_mla(src_cache.view(torch.uint8)[blocks, offsets])
+    _gather_upconverted(decode_fp8_ds_mla, src_cache, dst, block_table, workspace_starts, batch_size, seq_starts)
 
 
 def cp_gather_and_upconvert_nvfp4_kv_cache(
     src_cache, dst, block_table, workspace_starts, batch_size: int, seq_starts=None
 ) -> None:
-    for _, rows, blocks, offsets in paged_rows(
-        block_table, workspace_starts[:batch_size], dst.shape[0], seq_starts, src_cache.shape[1], terminal=False, num_blocks=src_cache.shape[0]
-    ):
-        dst[rows] = decode_nvfp4_ds_mla(src_cache.view(torch.uint8)[blocks, offsets])
+    _gather_upconverted(decode_nvfp4_ds_mla, src_cache, dst, block_table, workspace_starts, batch_size, seq_starts)
