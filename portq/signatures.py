@@ -149,6 +149,11 @@ class Signature:
     early_exit_guards: list[str] = field(default_factory=list)  # normalised identifiers of `if ...: return`
     early_exits: list[Use] = field(default_factory=list)  # where those guards are
     body_tokens_hash: str = ""  # hash of the token stream without comments/docstrings
+    # C++ out-parameters: pointer/reference parameters the body only writes
+    # through, normalised name -> the normalised fields written (the name
+    # itself for a whole-value write ``*out = v``).
+    out_params: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    returned: tuple[str, ...] = ()  # normalised names a Python definition returns (``return a, b``)
 
     @property
     def param_names(self) -> list[str]:
@@ -180,6 +185,8 @@ class Signature:
         ]
         data["decomposition"] = [Decomposition(**d) for d in data.get("decomposition", [])]
         data["early_exits"] = [Use(**u) for u in data.get("early_exits", [])]
+        data["out_params"] = {k: tuple(v) for k, v in data.get("out_params", {}).items()}
+        data["returned"] = tuple(data.get("returned", ()))
         return cls(**data)
 
 
@@ -368,8 +375,44 @@ class _CppExtractor:
         if self.body is None:
             return
         self._dead_params()
+        self._out_params()
         self._launches()
         self._program_ids()
+
+    def _out_params(self) -> None:
+        """Non-const pointer/reference parameters the body only writes through
+        (``out->f = v``, ``(*out).f = v``, ``*out = v``, ``ref = v``): a
+        Triton port returns these values instead of taking the parameter."""
+        candidates = {}
+        for declaration in self._parameter_nodes():
+            declarator = declaration.child_by_field_name("declarator")
+            if declarator is None or declarator.type not in ("pointer_declarator", "reference_declarator"):
+                continue
+            if any(c.type == "type_qualifier" and _text(c) == "const" for c in declaration.children):
+                continue
+            name = self._declarator_name(declarator)
+            if name:
+                candidates[name] = []
+        for node in _walk(self.body):
+            if node.type != "identifier" or _text(node) not in candidates or candidates[_text(node)] is None:
+                continue
+            written = _cpp_written_through(node)
+            if written is None:
+                candidates[_text(node)] = None  # read or passed on: not an out-parameter
+            else:
+                candidates[_text(node)].append(written)
+        for name, fields in candidates.items():
+            if fields:
+                self.signature.out_params[normalise_name(name)] = tuple(
+                    dict.fromkeys(normalise_name(f) for f in fields))
+
+    def _parameter_nodes(self) -> list:
+        declarator = self.function.child_by_field_name("declarator")
+        while declarator is not None and declarator.type != "function_declarator":
+            declarator = declarator.child_by_field_name("declarator")
+        parameters = declarator.child_by_field_name("parameters") if declarator is not None else None
+        return [c for c in (parameters.named_children if parameters else [])
+                if c.type in ("parameter_declaration", "optional_parameter_declaration")]
 
     def _template_params(self) -> None:
         if self.outer.type != "template_declaration":
@@ -580,6 +623,27 @@ class _CppExtractor:
                     self.signature.num_programs_axes.append(axis)
 
 
+def _cpp_written_through(identifier) -> str | None:
+    """The field (or the name itself) a plain ``=`` writes through
+    ``identifier``, or None when this occurrence is anything but such a write."""
+    node, field_name = identifier, None
+    parent = node.parent
+    if parent is not None and parent.type == "pointer_expression":
+        node, parent = parent, parent.parent
+        if parent is not None and parent.type == "parenthesized_expression":
+            node, parent = parent, parent.parent
+    if parent is not None and parent.type == "field_expression" and parent.child_by_field_name("argument") is not None \
+            and parent.child_by_field_name("argument").id == node.id:
+        field_name = _text(parent.child_by_field_name("field"))
+        node, parent = parent, parent.parent
+    if parent is None or parent.type != "assignment_expression":
+        return None
+    left, operator = parent.child_by_field_name("left"), parent.child_by_field_name("operator")
+    if left is None or left.id != node.id or _text(operator) != "=":
+        return None
+    return field_name or _text(identifier)
+
+
 def _cpp_identifiers(node) -> list[str]:
     """Variable-like identifiers in a C++ expression: callees, namespaces,
     field names and types are left out."""
@@ -662,9 +726,30 @@ class _PythonExtractor:
         if self.body is None:
             return
         self._dead_params()
+        self._returned()
         assignments = self._local_assignments()
         self._launches(assignments)
         self._program_ids(assignments)
+
+    def _returned(self) -> None:
+        """Names the function returns (``return a, b`` → ``a, b``), nested
+        definitions left out."""
+        names: list[str] = []
+        stack = list(self.body.children)
+        while stack:
+            node = stack.pop()
+            if node.type in ("function_definition", "lambda", "class_definition", "decorated_definition"):
+                continue
+            if node.type == "return_statement":
+                value = next(iter(node.named_children), None)
+                if value is not None and value.type == "parenthesized_expression" and value.named_child_count == 1:
+                    value = value.named_children[0]
+                parts = value.named_children if value is not None and value.type in ("expression_list", "tuple") \
+                    else ([value] if value is not None else [])
+                names.extend(normalise_name(_text(p)) for p in parts if p.type == "identifier")
+                continue
+            stack.extend(node.children)
+        self.signature.returned = tuple(dict.fromkeys(names))
 
     def _params(self) -> None:
         parameters = self.function.child_by_field_name("parameters")

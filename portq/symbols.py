@@ -4,6 +4,7 @@ A scan maps every hunk to the definitions it touches, on the old and on the new
 side. This module parses a blob with tree-sitter (C/C++/CUDA through
 tree-sitter-cuda, Python through tree-sitter-python) and lists its definitions:
 C++ functions and methods, ``__global__``/``__device__`` kernels, templates,
+``struct``/``class``/``union`` definitions (kind ``class``) and their members,
 op schemas registered in torch binding files (``ops.def("name(...) -> ()")``),
 Python functions, methods and ``@triton.jit`` kernels.
 
@@ -173,7 +174,7 @@ class SymbolTableCache:
 
 # --- C / C++ / CUDA -------------------------------------------------------
 
-_CPP_SCOPES = {"namespace_definition", "class_specifier", "struct_specifier", "union_specifier"}
+_CPP_RECORDS = {"class_specifier", "struct_specifier", "union_specifier"}
 _CPP_BODIES = {"declaration_list", "field_declaration_list"}
 _OP_SCHEMA_NAME = re.compile(r"^\s*([A-Za-z_][\w.]*)\s*(?:\(|$)")
 
@@ -289,6 +290,27 @@ def _descendants(node) -> Iterable:
         stack.extend(reversed(current.children))
 
 
+def _cpp_record(node, scope: tuple[str, ...], outer, alias: str | None) -> Iterable[Definition]:
+    """A ``struct``/``class``/``union`` with a body is a definition (kind
+    ``class``) spanning ``outer`` (its template or typedef when it has one);
+    its members follow, qualified by its name. A forward declaration is not."""
+    body = node.child_by_field_name("body")
+    if body is None:
+        return
+    name = alias or _text(node.child_by_field_name("name")) or "<anonymous>"
+    names = [s.split(":", 1)[-1] for s in scope]
+    yield Definition(
+        name=name,
+        qualified_name="::".join(names + [name]),
+        kind=KIND_CLASS,
+        language="cpp",
+        start_line=outer.start_point[0] + 1,
+        end_line=outer.end_point[0] + 1,
+        node=outer,
+    )
+    yield from _cpp_definitions(body, scope + ("class:" + name,))
+
+
 def _cpp_definitions(node, scope: tuple[str, ...]) -> Iterable[Definition]:
     for child in node.children:
         kind = child.type
@@ -302,25 +324,38 @@ def _cpp_definitions(node, scope: tuple[str, ...]) -> Iterable[Definition]:
                     yield from _op_schemas(child)
         elif kind == "template_declaration":
             inner = next((c for c in child.named_children if c.type == "function_definition"), None)
+            record = next((c for c in child.named_children if c.type in _CPP_RECORDS), None)
             if inner is not None:
                 definition = _cpp_function(inner, scope, child)
                 if definition is not None:
                     yield definition
+            elif record is not None:
+                yield from _cpp_record(record, scope, child, None)
             else:
                 yield from _cpp_definitions(child, scope)
-        elif kind in _CPP_SCOPES:
+        elif kind == "namespace_definition":
             name_node = child.child_by_field_name("name")
-            label = ("class:" if kind != "namespace_definition" else "ns:") + (_text(name_node) or "<anonymous>")
             body = child.child_by_field_name("body")
             if body is not None:
-                yield from _cpp_definitions(body, scope + (label,))
+                yield from _cpp_definitions(body, scope + ("ns:" + (_text(name_node) or "<anonymous>"),))
+        elif kind in _CPP_RECORDS:
+            yield from _cpp_record(child, scope, child, None)
+        elif kind == "type_definition":
+            # typedef struct { ... } Name;
+            record = next((c for c in child.named_children if c.type in _CPP_RECORDS), None)
+            alias = next((c for c in child.named_children if c.type == "type_identifier"), None)
+            if record is not None:
+                yield from _cpp_record(record, scope, child, _text(alias) if alias is not None else None)
         elif kind in _CPP_BODIES or kind in ("linkage_specification", "preproc_if", "preproc_ifdef",
                                             "preproc_else", "preproc_elif"):
             yield from _cpp_definitions(child, scope)
-        elif kind in ("declaration", "expression_statement"):
+        elif kind == "declaration":
+            # struct S { ... } instance;  (a definition of S and a variable)
+            record = child.child_by_field_name("type")
+            if record is not None and record.type in _CPP_RECORDS:
+                yield from _cpp_record(record, scope, record, None)
             # Top-level ops.def(...) outside a registration function body is rare
             # but legal inside macros; only function bodies are searched above.
-            continue
 
 
 # --- Python ---------------------------------------------------------------

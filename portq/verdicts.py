@@ -53,7 +53,7 @@ from portq.model import (
     Verdict,
 )
 from portq.reachability import Callers
-from portq.signatures import Signature, normalise_kernel_name, signature_of
+from portq.signatures import Signature, normalise_kernel_name, normalise_name, signature_of
 from portq.symbols import (
     KIND_CLASS,
     KIND_CUDA_KERNEL,
@@ -284,12 +284,14 @@ class SymbolClassifier:
                 "change to anything ported",
             )
         referenced = self._ported_identifiers(symbol, paths, anchors)
+        if symbol.kind == KIND_CLASS and symbol.change == "added":
+            return self._added_type(entry, symbol, referenced.get(symbol.name, []))
         named = {word for _, _, text in code for word in _IDENTIFIER.findall(_strip_comment(text, symbol.path))}
         shared = sorted(w for w in named & set(referenced) if w not in _COMMON_IDENTIFIERS and len(w) > 2)
         if shared:
             word = shared[0]
             side, line, text = next(c for c in code if word in _IDENTIFIER.findall(c[2]))
-            user = referenced[word]
+            user = referenced[word][0]
             return self._base(
                 symbol, NEEDS_REVIEW, None, "body",
                 f"the change outside definitions touches {', '.join(shared[:4])}, which the ported "
@@ -306,9 +308,35 @@ class SymbolClassifier:
                       side="upstream-new", path=symbol.path, symbol=symbol.name)],
         )
 
-    def _ported_identifiers(self, symbol: TouchedSymbol, paths: set[str], anchors: list[Anchor]) -> dict[str, str]:
-        """identifier -> the ported upstream definition (old or new side) that references it."""
-        referenced: dict[str, str] = {}
+    def _added_type(self, entry: EntryChanges, symbol: TouchedSymbol, users: list[str]) -> SymbolVerdict:
+        """A struct/class new upstream that nothing in-tree ports: it matters
+        through the ported definitions that use it. When this commit touches
+        every one of them, each is compared in its own right and carries the
+        type's change; a ported user the commit leaves alone needs a reader."""
+        touched = {s.qualified_name for s in entry.symbols} | {s.name for s in entry.symbols}
+        untouched = [user for user in users if user not in touched]
+        if untouched:
+            return self._base(
+                symbol, NEEDS_REVIEW, None, "body",
+                f"the new type {symbol.name} is used by the ported {untouched[0]}, which this commit does not "
+                "change, so a reviewer must judge it rather than NOT_APPLICABLE",
+                [Evidence(kind="toplevel", message=f"ported {untouched[0]} uses {symbol.name}", side="upstream-new",
+                          path=symbol.path, line=symbol.new_lines[0] if symbol.new_lines else None,
+                          symbol=symbol.name)],
+            )
+        carried = f"the ported definitions that use it ({', '.join(users[:3])}) are changed by this commit and " \
+                  "compared in their own right" if users else "no ported definition uses it"
+        return self._base(
+            symbol, NOT_APPLICABLE, "not-ported", "body",
+            f"{symbol.name} is a new type nothing in-tree ports and {carried}, so not-ported rather than NEEDS_REVIEW",
+            [Evidence(kind="toplevel", message=f"new type {symbol.name}; users: {', '.join(users[:3]) or 'none ported'}",
+                      side="upstream-new", path=symbol.path, line=symbol.new_lines[0] if symbol.new_lines else None,
+                      symbol=symbol.name)],
+        )
+
+    def _ported_identifiers(self, symbol: TouchedSymbol, paths: set[str], anchors: list[Anchor]) -> dict[str, list[str]]:
+        """identifier -> the ported upstream definitions (old or new side) that reference it."""
+        referenced: dict[str, list[str]] = {}
         for blob, path in ((symbol.old_blob, symbol.old_path or symbol.path), (symbol.new_blob, symbol.path)):
             table = self._table(blob, path)
             if table is None or table.fallback:
@@ -317,8 +345,10 @@ class SymbolClassifier:
                 if not any(a.matches_name(definition.name, definition.qualified_name) for a in anchors):
                     continue
                 text = definition.node.text.decode("utf-8", errors="replace") if definition.node else ""
-                for word in _IDENTIFIER.findall(text):
-                    referenced.setdefault(word, definition.qualified_name)
+                for word in set(_IDENTIFIER.findall(text)):
+                    users = referenced.setdefault(word, [])
+                    if definition.qualified_name not in users:
+                        users.append(definition.qualified_name)
         return referenced
 
     # -- something in-tree ports it
@@ -360,7 +390,7 @@ class SymbolClassifier:
         if symbol.change == "removed":
             return self._removed(entry, symbol, old, port, evidence)
         if symbol.change == "added" or old is None:
-            return self._added(entry, symbol, new, port, evidence)
+            return self._added(entry, symbol, new, port, evidence, param_scope)
         if new is None:
             return self._base(symbol, NEEDS_REVIEW, None, "fallback",
                               f"the new side of {symbol.name} could not be parsed, so it needs review",
@@ -482,13 +512,22 @@ class SymbolClassifier:
                           [tree_evidence])
         return self._gap(symbol, port, [item], evidence + [tree_evidence])
 
-    def _added(self, entry, symbol, new, port: Port, evidence) -> SymbolVerdict:
-        """A new upstream definition the tree already anchors (the tree is ahead)."""
+    def _added(self, entry, symbol, new, port: Port, evidence, param_scope: set[str]) -> SymbolVerdict:
+        """A new upstream definition the tree already anchors (the tree is ahead).
+        Parameters declared not carried, and C++ out-parameters whose every
+        field the port returns, are not missing."""
         definition = port.definition
         if new is None:
             return self._base(symbol, NEEDS_REVIEW, None, "fallback",
                               f"{symbol.name} could not be parsed upstream, so it needs review", evidence)
-        missing = [p for p in new.runtime_param_names if definition.signature.param(p) is None]
+        scope = _scope_names(param_scope)
+        absent = [p for p in new.runtime_param_names if definition.signature.param(p) is None]
+        returned = [p for p in absent if _returned_instead(new, definition.signature, p)]
+        scoped = [p for p in absent if p in scope]
+        missing = [p for p in absent if p not in returned and p not in scoped]
+        evidence = evidence + [_out_param_evidence(new, definition.signature, p) for p in returned] + [
+            _upstream_param_evidence(new, p, "upstream-new", "param-not-carried", f"{p} is declared not carried")
+            for p in scoped]
         if missing:
             return self._base(
                 symbol, NEEDS_REVIEW, None, "signature",
@@ -496,10 +535,12 @@ class SymbolClassifier:
                 "so it needs review rather than IN_SYNC",
                 evidence,
             )
+        notes = [f"returns {', '.join(new.out_params[p])} instead of out-parameter {p}" for p in returned]
+        notes += [f"declares {p} not carried" for p in scoped]
         return self._base(
             symbol, IN_SYNC, None, "signature",
-            f"{symbol.name} is new upstream and {definition.cite} already ports it with every parameter, "
-            "so IN_SYNC",
+            f"{symbol.name} is new upstream and {definition.cite} already ports it with every parameter"
+            + (f" (it {'; '.join(notes)})" if notes else "") + ", so IN_SYNC",
             evidence,
         )
 
@@ -510,12 +551,35 @@ class SymbolClassifier:
 def compare(old: Signature, new: Signature, port: Signature, index: TreeIndex | None = None,
             param_scope: Iterable[str] = ()) -> list[ItemResult]:
     """Every structural delta of ``old`` → ``new``, placed against ``port``."""
-    scope = {p.lower() for p in param_scope} | {re.split(r"[=\s]", p)[0].lower() for p in param_scope}
+    scope = _scope_names(param_scope)
     items: list[ItemResult] = []
     items += _parameter_items(old, new, port, scope)
     items += _launch_items(old, new, port, index)
     items += _program_id_items(old, new, port)
     return items
+
+
+def _scope_names(param_scope: Iterable[str]) -> set[str]:
+    """The normalised parameter names ``[PARAM]`` declarations set aside."""
+    return {normalise_name(p) for p in param_scope} | {normalise_name(re.split(r"[=\s]", p)[0]) for p in param_scope}
+
+
+def _returned_instead(new: Signature, port: Signature, name: str) -> tuple[str, ...] | None:
+    """The fields upstream writes through out-parameter ``name`` when a
+    Python port returns every one of them (``return found, req_id, ...``):
+    Triton has no out-pointers to structs, so returning them is the port's
+    form of the same parameter, not a missing one."""
+    fields = new.out_params.get(name)
+    if fields and port.language == "python" and set(fields) <= set(port.returned):
+        return fields
+    return None
+
+
+def _out_param_evidence(new: Signature, port: Signature, name: str) -> Evidence:
+    return _upstream_param_evidence(
+        new, name, "upstream-new", "out-param",
+        f"upstream writes {', '.join(new.out_params[name])} through out-parameter {name}; "
+        f"the port {port.name} returns {', '.join(port.returned)}")
 
 
 def _upstream_param_evidence(signature: Signature, name: str, side: str, kind: str, message: str) -> Evidence:
@@ -566,6 +630,9 @@ def _parameter_items(old: Signature, new: Signature, port: Signature, scope: set
         elif port.param(name) is not None:
             items.append(ItemResult("sync", "signature", f"the port already takes {label}",
                                     [upstream] + _tree_param_evidence(port, name, f"the port takes {name}")[:1]))
+        elif _returned_instead(new, port, name):
+            items.append(ItemResult("sync", "signature", f"the port returns what out-parameter {name} carries",
+                                    [upstream, _out_param_evidence(new, port, name)]))
         else:
             items.append(ItemResult("behind", "signature", f"upstream added parameter {label}, the port lacks it",
                                     [upstream, Evidence(kind="tree-signature", message=f"the port's parameters lack {name}",

@@ -21,9 +21,6 @@ from portq.cli import main
 from portq.demo import EXAMPLES_DIR, TARGETS, DemoError, build_all, load_series, run_demo, series_names
 
 KNOWN_CLASSIFIER_MISTAKES = {
-    ("kernels", "vllm", 4): "the added top-level struct GatherPageTask is not a definition, so its hunk is "
-                            "<toplevel> → NEEDS_REVIEW; and map_gather_page_task's C++ out-parameter `out` "
-                            "(returned as a tuple in Triton) counts as a missing parameter",
     ("kernels", "vllm", 10): "a tl.constexpr parameter added to a Triton kernel (BLOCK_STRIDE_ROWS) is not a "
                              "parameter delta, and a launch gaining a keyword argument is not a launch delta: "
                              "both fall to body-only NEEDS_REVIEW although the port has both",

@@ -148,3 +148,25 @@ def test_signature_round_trips_through_json():
 
     kernel = _signatures(TRITON, "k.py")["_kernel"]
     assert Signature.from_json(kernel.to_json()) == kernel
+
+
+OUT_PARAMS = b"""
+__device__ bool map_task(int32_t task, Task* out, int32_t& count, const Task* seen, int32_t* dst, Task& both) {
+  out->req_id = task;
+  (*out).page = task / 4;
+  count = 1;
+  dst[0] = seen->req_id;
+  both.page = both.req_id;
+  return true;
+}
+"""
+
+
+def test_cpp_out_parameters_are_the_ones_only_written_through():
+    signature = _signatures(OUT_PARAMS, "a.cu")["map_task"]
+    assert signature.out_params == {"out": ("req_id", "page"), "count": ("count",)}
+
+
+def test_python_returned_names_leave_nested_definitions_out():
+    source = b"def f(task):\n    def g():\n        return inner\n    req_id = task\n    return task > 0, req_id, 3\n"
+    assert _signatures(source, "m.py")["f"].returned == ("req_id",)

@@ -246,3 +246,38 @@ def test_ported_file_no_row_owns_is_still_classified(tmp_path):
     verdict = _one_commit(tmp_path, cases.SPARSE_PATH, cases.SPARSE_BEFORE, cases.SPARSE_BODY_FIX, cases.SPARSE_TREE,
                           matrix=matrix)
     assert verdict.verdict in FLAGGED
+
+
+# --- a new struct filled through a C++ out-parameter the Triton port returns ----------------
+
+
+def test_new_struct_used_only_by_ported_definitions_of_the_same_commit_is_not_flagged(tmp_path):
+    verdict = _one_commit(tmp_path, UPSTREAM_CU, cases.PAGE_TASK_BEFORE, cases.PAGE_TASK_AFTER, cases.page_task_tree(True))
+    struct = _symbol(verdict, "vllm::PageTask")
+    assert (struct.verdict, struct.justification) == (NOT_APPLICABLE, "not-ported")
+    assert "vllm::map_page_task" in struct.reason
+
+
+def test_out_parameter_whose_fields_the_port_returns_is_not_missing(tmp_path):
+    verdict = _one_commit(tmp_path, UPSTREAM_CU, cases.PAGE_TASK_BEFORE, cases.PAGE_TASK_AFTER, cases.page_task_tree(True))
+    assert verdict.verdict == IN_SYNC
+    mapped = _symbol(verdict, "vllm::map_page_task")
+    assert any(e.kind == "out-param" and "req_id, page_begin" in e.message for e in mapped.evidence)
+
+
+def test_out_parameter_field_the_port_does_not_return_is_missing(tmp_path):
+    verdict = _one_commit(tmp_path, UPSTREAM_CU, cases.PAGE_TASK_BEFORE, cases.PAGE_TASK_AFTER, cases.page_task_tree(False))
+    assert verdict.verdict == NEEDS_REVIEW
+    assert "lacks out" in _symbol(verdict, "vllm::map_page_task").reason
+
+
+def test_out_parameter_declared_not_carried_is_not_missing(tmp_path):
+    tree = cases.page_task_tree(False)
+    port = tree["kernels/kv_cache/page_task.py"]
+    tree["kernels/kv_cache/page_task.py"] = port.replace(
+        "# portq: ports vllm:csrc/cache_kernels.cu::map_page_task\n",
+        "# portq: ports vllm:csrc/cache_kernels.cu::map_page_task\n"
+        "# portq: not-carried vllm:csrc/cache_kernels.cu::map_page_task[out] -- returned as a tuple\n")
+    verdict = _one_commit(tmp_path, UPSTREAM_CU, cases.PAGE_TASK_BEFORE, cases.PAGE_TASK_AFTER, tree)
+    assert verdict.verdict == IN_SYNC
+    assert "declares out not carried" in _symbol(verdict, "vllm::map_page_task").reason

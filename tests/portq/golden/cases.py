@@ -295,3 +295,50 @@ UPSTREAM_TEST_AFTER = '''\
 def test_gather_and_maybe_dequant_cache():
     assert 1 + 1 == 2
 '''
+
+
+# --- a new struct and the device function that fills it through an out-parameter ---
+
+PAGE_TASK_BEFORE = """\
+namespace vllm {
+__global__ void gather_kernel(const int* src, int* dst, int n) {
+  dst[blockIdx.x] = src[blockIdx.x];
+}
+}  // namespace vllm
+"""
+PAGE_TASK_AFTER = """\
+namespace vllm {
+// One (request, page) pair per CTA.
+struct PageTask {
+  int32_t req_id;
+  int32_t page_begin;
+};
+
+__device__ bool map_page_task(int32_t task, int32_t num_reqs, PageTask* out) {
+  out->req_id = task % num_reqs;
+  out->page_begin = task / num_reqs;
+  return task < 4 * num_reqs;
+}
+
+__global__ void gather_kernel(const int* src, int* dst, int n) {
+  dst[blockIdx.x] = src[blockIdx.x];
+}
+}  // namespace vllm
+"""
+PAGE_TASK_PORT = '''\
+import triton
+import triton.language as tl
+
+
+# portq: ports vllm:csrc/cache_kernels.cu::map_page_task
+@triton.jit
+def map_page_task(task, num_reqs):
+    req_id = task % num_reqs
+    page_begin = task // num_reqs
+    return task < 4 * num_reqs, req_id, {returned}
+'''
+
+
+def page_task_tree(returns_page_begin: bool) -> dict[str, str]:
+    returned = "page_begin" if returns_page_begin else "0"
+    return {"kernels/kv_cache/page_task.py": PAGE_TASK_PORT.format(returned=returned)}
