@@ -14,9 +14,12 @@ names and parameter order so an engine can swap them in:
 
 The gathers use upstream's page-task launch (#51739). ``reference`` holds the
 plain-PyTorch semantics with the same signatures (CPU oracles for other rows).
-Set ``portq_kernels.kv_cache._checks.CHECK_INDEX_VALUES = False`` to skip the
-wrappers' host reads of index values (see ``_checks``).
+Wrap calls in :func:`trusted_index_values` (or set
+``portq_kernels.kv_cache._checks.CHECK_INDEX_VALUES = False``) to skip the
+wrappers' host reads of index values, for index tensors the caller built and
+checked itself (see ``_checks``).
 """
+from ._checks import trusted_index_values
 from .concat_and_cache_mla import concat_and_cache_mla
 from .cp_gather_and_upconvert_fp8_kv_cache import cp_gather_and_upconvert_fp8_kv_cache
 from .cp_gather_and_upconvert_nvfp4_kv_cache import cp_gather_and_upconvert_nvfp4_kv_cache
@@ -29,4 +32,5 @@ __all__ = [
     "cp_gather_and_upconvert_nvfp4_kv_cache",
     "cp_gather_cache",
     "gather_and_maybe_dequant_cache",
+    "trusted_index_values",
 ]

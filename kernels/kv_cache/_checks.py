@@ -4,14 +4,17 @@ Every public op validates before it launches, so a wrong argument is a
 ``TypeError``/``ValueError`` that names the argument and what was expected,
 never a GPU fault or a silently wrong result. Checks on tensor metadata cost
 nothing; checks on index *values* (non-negative ``seq_starts``, slots inside the
-cache) need one device-to-host read, so they can be turned off with
-:data:`CHECK_INDEX_VALUES` by an engine that builds those tensors itself, and
-they are skipped while a CUDA graph is being captured (no host read is possible
-there). The kernels additionally never touch memory outside the tensors they
+cache) need one device-to-host read, which also synchronises the stream. They
+can be turned off for a block of calls with :func:`trusted_index_values` by a
+caller that built and checked those tensors itself (the in-tree MLA prefill
+callers do), or globally with :data:`CHECK_INDEX_VALUES`, and they are skipped
+while a CUDA graph is being captured (no host read is possible there). The kernels additionally never touch memory outside the tensors they
 were given, whatever the index values (see the gather kernels' guards).
 """
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import math
 import operator
 
@@ -21,6 +24,24 @@ from ._formats import ELEMENT_FORMATS, WRITE_FORMATS, Conversion, supported
 
 #: Read index tensors back to the host to check their values before launching.
 CHECK_INDEX_VALUES = True
+
+_TRUSTED_INDEX_VALUES = contextvars.ContextVar("portq_kv_cache_trusted_index_values", default=False)
+
+
+@contextlib.contextmanager
+def trusted_index_values():
+    """Skip the host reads of index values for the calls inside this block.
+
+    For callers that built the index tensors themselves and validated them
+    where they were made (on the host, before upload): the per-call
+    device-to-host read would otherwise stall the stream on every launch. The
+    kernels' own guards still keep every access inside its tensor.
+    """
+    token = _TRUSTED_INDEX_VALUES.set(True)
+    try:
+        yield
+    finally:
+        _TRUSTED_INDEX_VALUES.reset(token)
 
 FLOAT_DTYPES = (torch.float32, torch.float16, torch.bfloat16)
 ONE_BYTE_DTYPES = (torch.uint8, torch.int8, torch.float8_e4m3fn, torch.float8_e5m2)
@@ -143,7 +164,7 @@ def below(name: str, value: torch.Tensor, bound: int, what: str) -> None:
 
 
 def _may_read_values(value: torch.Tensor) -> bool:
-    if not CHECK_INDEX_VALUES:
+    if not CHECK_INDEX_VALUES or _TRUSTED_INDEX_VALUES.get():
         return False
     return not (value.is_cuda and torch.cuda.is_current_stream_capturing())
 

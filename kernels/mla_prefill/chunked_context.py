@@ -34,7 +34,11 @@ from typing import Callable, Iterator
 
 import torch
 
-from portq_kernels.kv_cache import cp_gather_cache, gather_and_maybe_dequant_cache
+from portq_kernels.kv_cache import (
+    cp_gather_cache,
+    gather_and_maybe_dequant_cache,
+    trusted_index_values,
+)
 from portq_kernels.mla_prefix import gather_kv_b_proj
 
 # Upstream's cap on the chunked-prefill workspace: 64K latent rows.
@@ -280,18 +284,22 @@ def gather_context_chunk(
     A model-dtype workspace is filled by ``gather_and_maybe_dequant_cache``
     (dequantising fp8 caches with ``k_scale``); an fp8 workspace by
     ``cp_gather_cache`` (raw bytes, dequantised later by the expansion).
+    The chunk starts and ``cu_seq_lens`` come from this module's own plan
+    (checked on the host when it was built), so the gathers skip their
+    per-call host read of index values.
     """
     workspace = metadata.workspace
     num_tokens = metadata.chunk_total_token[chunk]
     cu_seq_lens = metadata.cu_seq_lens[chunk]
     seq_starts = metadata.starts[chunk]
-    if workspace.element_size() == 1:
-        cache_bytes = kv_cache.view(workspace.dtype) if kv_cache.element_size() == 1 else kv_cache
-        ops.cp_gather_cache(cache_bytes, workspace[:num_tokens], block_table, cu_seq_lens,
-                            block_table.shape[0], seq_starts)
-    else:
-        ops.gather_and_maybe_dequant_cache(kv_cache, workspace, block_table, cu_seq_lens,
-                                           num_tokens, kv_cache_dtype, k_scale, seq_starts)
+    with trusted_index_values():
+        if workspace.element_size() == 1:
+            cache_bytes = kv_cache.view(workspace.dtype) if kv_cache.element_size() == 1 else kv_cache
+            ops.cp_gather_cache(cache_bytes, workspace[:num_tokens], block_table, cu_seq_lens,
+                                block_table.shape[0], seq_starts)
+        else:
+            ops.gather_and_maybe_dequant_cache(kv_cache, workspace, block_table, cu_seq_lens,
+                                               num_tokens, kv_cache_dtype, k_scale, seq_starts)
     return workspace[:num_tokens]
 
 

@@ -33,6 +33,7 @@ import torch
 from portq_kernels.kv_cache import (
     cp_gather_and_upconvert_fp8_kv_cache,
     cp_gather_and_upconvert_nvfp4_kv_cache,
+    trusted_index_values,
 )
 from portq_kernels.mla_sparse import triton_convert_req_index_to_global_index
 
@@ -280,8 +281,10 @@ def iter_sparse_prefill_chunks(
                  else ops.cp_gather_and_upconvert_nvfp4_kv_cache)
     for chunk in metadata.chunks:
         chunk_workspace = workspace[: chunk.chunk_tot_seqlen]
-        upconvert(cache_bytes, chunk_workspace, chunk.block_table, chunk.workspace_starts,
-                  chunk.block_table.shape[0])
+        # workspace_starts come from this module's own plan: no per-call host read.
+        with trusted_index_values():
+            upconvert(cache_bytes, chunk_workspace, chunk.block_table, chunk.workspace_starts,
+                      chunk.block_table.shape[0])
         yield SparsePrefillChunkInputs(
             chunk=chunk,
             workspace=chunk_workspace,

@@ -185,3 +185,15 @@ def test_value_checks_can_be_turned_off(monkeypatch):
     ops.concat_and_cache_mla(**args)
     assert torch.equal(args["kv_cache"].view(-1, 576)[:7], args["kv_c"][:7].new_zeros(7, 576) + torch.cat([args["kv_c"], args["k_pe"]], 1)[:7])
     assert not args["kv_cache"].view(-1, 576)[7:].any()
+
+
+def test_trusted_index_values_skips_the_host_read_only_inside_its_block():
+    """Inside ``trusted_index_values()`` an out-of-range slot is not read back
+    (the kernel's guard drops it); outside the block the same call is refused."""
+    slots = torch.tensor([0, 1, 2, 3, 4, 5, 6, 500], device=DEVICE)
+    args = concat_args(slot_mapping=slots)
+    with ops.trusted_index_values():
+        ops.concat_and_cache_mla(**args)
+    assert not args["kv_cache"].view(-1, 576)[7:].any()
+    with pytest.raises(ValueError, match="slot_mapping"):
+        ops.concat_and_cache_mla(**concat_args(slot_mapping=slots))
