@@ -115,6 +115,13 @@ class Launch:
     line: int = 0
     quote: str = ""
     via_macro: str | None = None  # the macro whose body holds the launch
+    # Each argument in order: its slot ("#0", "#1", ... for positional ones,
+    # the normalised keyword for keyword ones, "*" for a splat) and its
+    # normalised text; and the kernel parameters the arguments bind to when
+    # the launched kernel is defined in the same file (None otherwise).
+    slots: tuple[str, ...] = ()
+    texts: tuple[str, ...] = ()
+    bound: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -180,7 +187,9 @@ class Signature:
         data["first_use"] = {k: Use(**v) for k, v in data.get("first_use", {}).items()}
         data["launches"] = [
             Launch(**{**l, "arguments": tuple(l["arguments"]), "keywords": tuple(l["keywords"]),
-                      "grid_identifiers": tuple(l["grid_identifiers"])})
+                      "grid_identifiers": tuple(l["grid_identifiers"]), "slots": tuple(l.get("slots", ())),
+                      "texts": tuple(l.get("texts", ())),
+                      "bound": tuple(l["bound"]) if l.get("bound") is not None else None})
             for l in data.get("launches", [])
         ]
         data["decomposition"] = [Decomposition(**d) for d in data.get("decomposition", [])]
@@ -290,6 +299,60 @@ def body_tokens_hash(node) -> str:
     import hashlib
 
     return hashlib.sha1("\x1f".join(comment_free_tokens(node)).encode()).hexdigest()
+
+
+def normalised_text(node) -> str:
+    """An expression's tokens without comments or spaces, names normalised
+    (``valid_counts.stride(0)``, ``token_to_seq_p`` → ``token_to_seq``)."""
+    text = ""
+    for token in comment_free_tokens(node):
+        word = re.match(r"\w", token) is not None
+        if word and text and re.match(r"\w", text[-1]):
+            text += " "
+        text += normalise_name(token) if re.match(r"[A-Za-z_]", token) else token
+    return text
+
+
+def bind_arguments(slots: Iterable[str], params: list[str]) -> tuple[str, ...]:
+    """The parameters (normalised, in order) that arguments in ``slots`` bind
+    to: positional by index, keywords by name; keywords that are no
+    parameter (launch options such as ``num_warps``) bind to nothing."""
+    known = set(params)
+    bound: list[str] = []
+    for slot in slots:
+        if slot.startswith("#"):
+            index = int(slot[1:])
+            if index < len(params):
+                bound.append(params[index])
+        elif slot in known:
+            bound.append(slot)
+    return tuple(dict.fromkeys(bound))
+
+
+def _root(node):
+    while node.parent is not None:
+        node = node.parent
+    return node
+
+
+def _kernel_params_in_file(root, kernel: str, language: str) -> list[str] | None:
+    """Normalised parameters of the kernel ``kernel`` (as written at the
+    launch) when the file defines it, else None. C++ template parameters go
+    between ``<>``, not in the argument list, so only function parameters count."""
+    from portq.symbols import definitions_in
+
+    bare = re.split(r"::|\.", re.sub(r"<.*", "", kernel).strip())[-1]
+    candidates = [d for d in definitions_in(root, language) if d.name == bare]
+    kernels = [d for d in candidates if d.kind in (KIND_CUDA_KERNEL, KIND_TRITON_KERNEL)] or candidates
+    if not kernels:
+        return None
+    signature = Signature(kernels[0].name, kernels[0].qualified_name, kernels[0].kind, language)
+    lines = _Lines(b"")
+    if language == "cpp":
+        _CppExtractor(kernels[0].node, signature, lines)._params()
+    else:
+        _PythonExtractor(kernels[0].node, signature, lines)._params()
+    return [p.normalised for p in signature.params if not p.name.startswith("*")]
 
 
 # --- entry point --------------------------------------------------------------
@@ -566,11 +629,12 @@ class _CppExtractor:
         if len(config_args) > 1:
             block_expression, _ = self._resolve_grid(config_args[1], assignments)
             block = _resolve_literal(block_expression, assignments, _cpp_identifiers)
-        argument_ids = tuple(
-            normalise_name(i) for a in (arguments.named_children if arguments else []) for i in _cpp_identifiers(a)[:1]
-        )
+        argument_nodes = [a for a in (arguments.named_children if arguments else []) if a.type != "comment"]
+        argument_ids = tuple(normalise_name(i) for a in argument_nodes for i in _cpp_identifiers(a)[:1])
         line = _line_of(cite)
         kernel = _text(function)
+        slots = tuple(f"#{index}" for index in range(len(argument_nodes)))
+        params = _kernel_params_in_file(_root(self.outer), kernel, "cpp")
         self.signature.launches.append(
             Launch(
                 kernel=kernel,
@@ -584,6 +648,9 @@ class _CppExtractor:
                 line=line,
                 quote=self.lines.quote(line),
                 via_macro=via_macro,
+                slots=slots,
+                texts=tuple(normalised_text(a) for a in argument_nodes),
+                bound=bind_arguments(slots, params) if params is not None else None,
             )
         )
 
@@ -845,7 +912,10 @@ class _PythonExtractor:
             identifiers = _closure_identifiers(grid_expression, assignments, _python_identifiers)
             arguments = node.child_by_field_name("arguments")
             positional, keywords, options = [], [], {}
+            slots, texts = [], []
             for argument in arguments.named_children if arguments else []:
+                if argument.type == "comment":
+                    continue
                 if argument.type == "keyword_argument":
                     key = _text(argument.child_by_field_name("name"))
                     value = argument.child_by_field_name("value")
@@ -855,9 +925,17 @@ class _PythonExtractor:
                     keywords.append(key)
                     ids = _python_identifiers(value)
                     positional.append(normalise_name(ids[0]) if ids else normalise_name(key))
+                    slots.append(normalise_name(key))
+                    texts.append(normalised_text(value))
+                elif argument.type in ("list_splat", "dictionary_splat"):
+                    slots.append("*")
+                    texts.append(normalised_text(argument))
                 else:
                     ids = _python_identifiers(argument)
                     positional.append(normalise_name(ids[0]) if ids else _text(argument))
+                    slots.append(f"#{sum(1 for slot in slots if slot.startswith('#'))}")
+                    texts.append(normalised_text(argument))
+            params = _kernel_params_in_file(_root(self.outer), kernel, "python")
             line = _line_of(node)
             self.signature.launches.append(
                 Launch(
@@ -872,6 +950,9 @@ class _PythonExtractor:
                     num_stages=options.get("num_stages"),
                     line=line,
                     quote=self.lines.quote(line),
+                    slots=tuple(slots),
+                    texts=tuple(texts),
+                    bound=bind_arguments(slots, params) if params is not None else None,
                 )
             )
 

@@ -148,6 +148,12 @@ def symbol_table(source: bytes, path: str) -> SymbolTable:
     return table
 
 
+def definitions_in(root, language: str) -> list[Definition]:
+    """The definitions below an already parsed tree-sitter node (a file's root)."""
+    collect = _cpp_definitions if language == "cpp" else _python_definitions
+    return list(collect(root, ()))
+
+
 class SymbolTableCache:
     """Symbol tables keyed by blob SHA: a blob is parsed once per process."""
 

@@ -53,7 +53,7 @@ from portq.model import (
     Verdict,
 )
 from portq.reachability import Callers
-from portq.signatures import Signature, normalise_kernel_name, normalise_name, signature_of
+from portq.signatures import Signature, bind_arguments, normalise_kernel_name, normalise_name, signature_of
 from portq.symbols import (
     KIND_CLASS,
     KIND_CUDA_KERNEL,
@@ -611,20 +611,22 @@ def _parameter_items(old: Signature, new: Signature, port: Signature, scope: set
     for name in old_names:
         if name in new_names:
             continue
-        upstream = _upstream_param_evidence(old, name, "upstream-old", "param-removed", f"upstream removed parameter {name}")
+        kind = _param_kind(old.param(name))
+        upstream = _upstream_param_evidence(old, name, "upstream-old", "param-removed", f"upstream removed {kind} {name}")
         if name in scope:
             items.append(ItemResult("not-carried", "signature", name, [upstream]))
         elif port.param(name) is not None:
-            items.append(ItemResult("behind", "signature", f"parameter {name} was removed upstream, the port still takes it",
+            items.append(ItemResult("behind", "signature", f"{kind} {name} was removed upstream, the port still takes it",
                                     [upstream] + _tree_param_evidence(port, name, f"the port still takes {name}")))
         else:
-            items.append(ItemResult("sync", "signature", f"the port does not take removed parameter {name}", [upstream]))
+            items.append(ItemResult("sync", "signature", f"the port does not take removed {kind} {name}", [upstream]))
     for name in new_names:
         if name in old_names:
             continue
         param = new.param(name)
         label = f"{name}{'=default' if param and param.has_default else ''}"
-        upstream = _upstream_param_evidence(new, name, "upstream-new", "param-added", f"upstream added parameter {label}")
+        upstream = _upstream_param_evidence(new, name, "upstream-new", "param-added",
+                                            f"upstream added {_param_kind(param)} {label}")
         if name in scope:
             items.append(ItemResult("not-carried", "signature", name, [upstream]))
         elif port.param(name) is not None:
@@ -634,7 +636,7 @@ def _parameter_items(old: Signature, new: Signature, port: Signature, scope: set
             items.append(ItemResult("sync", "signature", f"the port returns what out-parameter {name} carries",
                                     [upstream, _out_param_evidence(new, port, name)]))
         else:
-            items.append(ItemResult("behind", "signature", f"upstream added parameter {label}, the port lacks it",
+            items.append(ItemResult("behind", "signature", f"upstream added {_param_kind(param)} {label}, the port lacks it",
                                     [upstream, Evidence(kind="tree-signature", message=f"the port's parameters lack {name}",
                                                         side="tree", path=port.path, line=port.start_line,
                                                         quote=_signature_line(port), symbol=port.name)]))
@@ -673,6 +675,12 @@ def _parameter_items(old: Signature, new: Signature, port: Signature, scope: set
             items.append(ItemResult("behind", "signature", f"{name} is dead upstream, the port still takes and uses it",
                                     upstream + _tree_param_evidence(port, name, f"the port still takes {name}")))
     return items
+
+
+def _param_kind(param) -> str:
+    """How a message names a parameter: constexpr ones (``tl.constexpr``, C++
+    non-type template parameters) are flagged, they specialise the kernel."""
+    return "constexpr parameter" if param is not None and param.constexpr else "parameter"
 
 
 def _signature_line(signature: Signature) -> str | None:
@@ -734,7 +742,7 @@ def _launch_items(old: Signature, new: Signature, port: Signature, index: TreeIn
     pairs = _pair_launches(old.launches, new.launches)
     for before, after in pairs:
         mine = _port_launch(port, launched, before, after)
-        items += _geometry_items(old, new, port, before, after, mine, cross, len(port.launches))
+        items += _geometry_items(old, new, port, before, after, mine, cross, len(port.launches), index)
     if not port.launches:
         # The port launches through a helper this comparison does not follow:
         # absence of a launch here is not evidence of the old shape.
@@ -774,7 +782,8 @@ def _tree_launch_evidence(port: Signature, launch, message: str) -> Evidence:
                     quote=launch.quote, symbol=port.name)
 
 
-def _geometry_items(old, new, port, before, after, mine, cross: bool, port_launch_count: int) -> list[ItemResult]:
+def _geometry_items(old, new, port, before, after, mine, cross: bool, port_launch_count: int,
+                    index: TreeIndex | None = None) -> list[ItemResult]:
     items: list[ItemResult] = []
     grid_changed = before.grid_text.replace(" ", "") != after.grid_text.replace(" ", "") \
         or before.grid_identifiers != after.grid_identifiers
@@ -812,33 +821,108 @@ def _geometry_items(old, new, port, before, after, mine, cross: bool, port_launc
         elif have == was:
             items.append(ItemResult("behind", "launch", f"upstream {attribute} went {was}→{now}, the port's is {was}",
                                     upstream + tree))
-    if not cross and mine is not None:
+    if mine is not None:
+        items += _argument_items(before, after, mine, port, cross, upstream[1:], index)
+    return items
+
+
+def _argument_items(before, after, mine, port, cross: bool, upstream, index) -> list[ItemResult]:
+    """A launch gaining or losing an argument, placed against the port's launch.
+
+    When both upstream launches' kernels are known, an argument is the kernel
+    parameter it binds to (positional by index, keyword by name), so
+    ``valid_counts.stride(0)`` appended to a launch is ``valid_counts_stride``
+    even though ``valid_counts`` was already passed. Otherwise arguments
+    compare by their first identifier, keyword names and normalised text.
+    """
+    tree = _tree_launch_evidence(port, mine, "the port's launch")
+    if before.bound is not None and after.bound is not None:
+        have = _port_binding(mine, index)
+        if have is not None:
+            return _bound_items(before, after, mine, port, cross, upstream, have)
+    items: list[ItemResult] = []
+    if not cross:
         added_keywords = set(_normalised_keywords(after)) - set(_normalised_keywords(before))
         if added_keywords:
             present = added_keywords & set(_normalised_keywords(mine))
             status = "sync" if present == added_keywords else "behind" if not present else "undecided"
             items.append(ItemResult(status, "launch",
                                     f"upstream's launch now passes {', '.join(sorted(added_keywords))}"
-                                    + ("" if status == "behind" else "; the port passes it"),
-                                    upstream[1:] + [_tree_launch_evidence(port, mine, "the port's launch")]))
+                                    + ("" if status == "behind" else "; the port passes it"), upstream + [tree]))
     removed_arguments = set(before.arguments) - set(after.arguments)
     added_arguments = set(after.arguments) - set(before.arguments)
-    if (removed_arguments or added_arguments) and mine is not None:
-        have = set(mine.arguments) | set(_normalised_keywords(mine))
+    have = set(mine.arguments) | set(_normalised_keywords(mine))
+    if removed_arguments or added_arguments:
         still = sorted(removed_arguments & have)
         if still and not (added_arguments & have):
             items.append(ItemResult("behind", "launch",
                                     f"upstream stopped passing {', '.join(still)} to the kernel, the port still passes it",
-                                    upstream[1:] + [_tree_launch_evidence(port, mine, f"the port still passes {still[0]}")]))
+                                    upstream + [_tree_launch_evidence(port, mine, f"the port still passes {still[0]}")]))
         elif added_arguments and added_arguments <= have and not still:
             items.append(ItemResult("sync", "launch", f"the port already passes {', '.join(sorted(added_arguments))}",
-                                    upstream[1:]))
+                                    upstream))
+    elif not cross and not items:
+        # Same identifiers, different arguments (``x.stride(0)`` added next to
+        # ``x``): the port passing the same expression is in sync; not passing
+        # it is undecided, since the port may spell it differently.
+        added_texts = sorted(set(after.texts) - set(before.texts))
+        if added_texts and len(after.texts) != len(before.texts):
+            present = [t for t in added_texts if t in mine.texts]
+            status = "sync" if len(present) == len(added_texts) else "undecided"
+            items.append(ItemResult(status, "launch", f"upstream's launch now passes {', '.join(added_texts)}"
+                                    + ("; the port passes it too" if status == "sync" else
+                                       "; the port's launch does not pass the same expression"), upstream + [tree]))
     return items
 
 
-def _normalised_keywords(launch):
-    from portq.signatures import normalise_name
+def _bound_items(before, after, mine, port, cross: bool, upstream, have: tuple[str, ...]) -> list[ItemResult]:
+    """Argument delta by the kernel parameters the arguments bind to."""
+    items: list[ItemResult] = []
+    removed = [p for p in before.bound if p not in after.bound]
+    added = [p for p in after.bound if p not in before.bound]
+    kernel = after.kernel_normalised
+    still = [p for p in removed if p in have]
+    if still:
+        items.append(ItemResult("behind", "launch",
+                                f"upstream stopped passing {', '.join(still)} to {kernel}, the port still passes it",
+                                upstream + [_tree_launch_evidence(port, mine, f"the port still passes {still[0]}")]))
+    elif removed:
+        items.append(ItemResult("sync", "launch", f"the port does not pass {', '.join(removed)} either", upstream))
+    present = [p for p in added if p in have]
+    missing = [p for p in added if p not in have]
+    if present:
+        items.append(ItemResult("sync", "launch", f"the port's launch already passes {', '.join(present)}",
+                                upstream + [_tree_launch_evidence(port, mine, f"the port passes {present[0]}")]))
+    if missing:
+        # Across languages, or past a ``**options`` splat, the port may pass it
+        # under another name: not evidence of the old shape.
+        status = "undecided" if cross or "*" in mine.slots else "behind"
+        items.append(ItemResult(status, "launch",
+                                f"upstream's launch now passes {', '.join(missing)} to {kernel}, the port's does not",
+                                upstream + [_tree_launch_evidence(port, mine, f"the port's launch lacks {missing[0]}")]))
+    return items
 
+
+def _port_binding(launch, index) -> tuple[str, ...] | None:
+    """The parameters the port's launch binds to: from its own file, else
+    from the in-tree definition of the launched kernel."""
+    if launch.bound is not None:
+        return launch.bound
+    if index is None:
+        return None
+    bare = re.split(r"::|\.", re.sub(r"<.*", "", launch.kernel))[-1]
+    for definition in index.definitions_by_name.get(bare, []):
+        if definition.kind not in (KIND_CUDA_KERNEL, KIND_TRITON_KERNEL):
+            continue
+        signature = index.signature_of(definition)
+        if signature is not None:
+            params = [p.normalised for p in signature.params
+                      if not p.name.startswith("*") and (signature.language == "python" or not p.constexpr)]
+            return bind_arguments(launch.slots, params)
+    return None
+
+
+def _normalised_keywords(launch):
     return [normalise_name(k) for k in launch.keywords]
 
 

@@ -21,11 +21,9 @@ from portq.cli import main
 from portq.demo import EXAMPLES_DIR, TARGETS, DemoError, build_all, load_series, run_demo, series_names
 
 KNOWN_CLASSIFIER_MISTAKES = {
-    ("kernels", "vllm", 10): "a tl.constexpr parameter added to a Triton kernel (BLOCK_STRIDE_ROWS) is not a "
-                             "parameter delta, and a launch gaining a keyword argument is not a launch delta: "
-                             "both fall to body-only NEEDS_REVIEW although the port has both",
-    ("kernels", "vllm", 12): "a launch gaining an argument (valid_counts.stride(0)) is read as a body-only "
-                             "change of the wrapper although the port's launch passes it",
+    ("kernels", "vllm", 10): "triton_filter_and_convert_dcp_index's port launches through the same-module "
+                             "helper _launch_remap, so the keyword BLOCK_STRIDE_ROWS its launch gained cannot be "
+                             "placed and the wrapper falls to body-only NEEDS_REVIEW although the helper passes it",
 }
 
 

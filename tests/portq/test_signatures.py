@@ -170,3 +170,36 @@ def test_cpp_out_parameters_are_the_ones_only_written_through():
 def test_python_returned_names_leave_nested_definitions_out():
     source = b"def f(task):\n    def g():\n        return inner\n    req_id = task\n    return task > 0, req_id, 3\n"
     assert _signatures(source, "m.py")["f"].returned == ("req_id",)
+
+
+LAUNCHES = b"""
+import triton
+import triton.language as tl
+from elsewhere import imported_kernel
+
+
+@triton.jit
+def _kernel(x_ptr, counts_ptr, n, counts_stride, BLOCK: tl.constexpr):
+    pass
+
+
+def wrapper(x, counts, n):
+    _kernel[(n,)](x, counts, n, counts.stride(0), BLOCK=256, num_warps=4)
+    imported_kernel[(n,)](x, n, BLOCK=256)
+"""
+
+
+def test_launch_arguments_bind_to_the_parameters_of_a_kernel_in_the_same_file():
+    launch = _signatures(LAUNCHES, "k.py")["wrapper"].launches[0]
+    assert launch.slots == ("#0", "#1", "#2", "#3", "block")
+    assert launch.texts[3] == "counts.stride(0)"
+    assert launch.bound == ("x", "counts", "n", "counts_stride", "block")
+
+
+def test_launch_of_a_kernel_defined_elsewhere_has_no_binding():
+    assert _signatures(LAUNCHES, "k.py")["wrapper"].launches[1].bound is None
+
+
+def test_cuda_launch_binds_function_parameters_not_template_parameters():
+    launch = _signatures(CUDA, "a.cu")["host"].launches[0]
+    assert launch.bound == ("src_cache", "token_to_seq", "num_tokens")

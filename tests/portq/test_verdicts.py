@@ -183,3 +183,52 @@ def test_triton_to_triton_constexpr_parameter_added_is_a_delta():
     new = _sig("@triton.jit\ndef k(x, B: tl.constexpr, ROWS: tl.constexpr):\n    tl.store(x, B * ROWS)\n", "u.py", "k")
     stale = _sig("@triton.jit\ndef k(x_ptr, B: tl.constexpr):\n    tl.store(x_ptr, B)\n", "t.py", "k")
     assert [i.status for i in compare(old, new, stale) if "rows" in i.message] == ["behind"]
+
+
+SAFE_KERNEL = "@triton.jit\ndef _k(x_ptr, counts_ptr, n, {extra}BLOCK: tl.constexpr):\n    pass\n\n\n"
+SAFE_WRAPPER = "def w(x, counts, n):\n    _k[(n,)](x, counts, n, {extra}BLOCK=256)\n"
+
+
+def _safe(extra_param: str, extra_argument: str, path: str):
+    source = SAFE_KERNEL.format(extra=extra_param) + SAFE_WRAPPER.format(extra=extra_argument)
+    return _sig(source, path, "w")
+
+
+def _launch_statuses(port):
+    old = _safe("", "", "u.py")
+    new = _safe("counts_stride, ", "counts.stride(0), ", "u.py")
+    return [(i.status, i.message) for i in compare(old, new, port) if i.layer == "launch"]
+
+
+def test_launch_gaining_an_argument_the_port_passes_is_in_sync():
+    port = _safe("counts_stride, ", "counts.stride(0), ", "t.py")
+    assert _launch_statuses(port) == [("sync", "the port's launch already passes counts_stride")]
+
+
+def test_launch_gaining_an_argument_the_port_does_not_pass_is_behind():
+    (status, message), = _launch_statuses(_safe("", "", "t.py"))
+    assert status == "behind" and "counts_stride" in message
+
+
+def test_launch_gaining_a_keyword_is_compared_by_the_parameter_it_binds_to():
+    old = _sig(SAFE_KERNEL.format(extra="") + SAFE_WRAPPER.format(extra=""), "u.py", "w")
+    new = _sig(SAFE_KERNEL.format(extra="ROWS: tl.constexpr, ") + SAFE_WRAPPER.format(extra="ROWS=64, "), "u.py", "w")
+    synced = _sig(SAFE_KERNEL.format(extra="ROWS: tl.constexpr, ") + SAFE_WRAPPER.format(extra="ROWS=rows, "), "t.py", "w")
+    assert [i.status for i in compare(old, new, synced) if i.layer == "launch"] == ["sync"]
+    assert [i.status for i in compare(old, new, old) if i.layer == "launch"] == ["behind"]
+
+
+def test_port_launching_a_kernel_of_another_file_binds_through_the_index():
+    from portq.tree_index import TreeIndex
+
+    index = TreeIndex.from_sources({"t/kernel.py": SAFE_KERNEL.format(extra="counts_stride, ")})
+    port = _sig("from t.kernel import _k\n\n\n" + SAFE_WRAPPER.format(extra="counts.stride(0), "), "t/wrap.py", "w")
+    old, new = _safe("", "", "u.py"), _safe("counts_stride, ", "counts.stride(0), ", "u.py")
+    assert [i.status for i in compare(old, new, port, index) if i.layer == "launch"] == ["sync"]
+
+
+def test_constexpr_parameter_deltas_are_flagged_as_constexpr():
+    old = _sig("@triton.jit\ndef k(x, B: tl.constexpr):\n    tl.store(x, B)\n", "u.py", "k")
+    new = _sig("@triton.jit\ndef k(x, B: tl.constexpr, ROWS: tl.constexpr):\n    tl.store(x, B * ROWS)\n", "u.py", "k")
+    (item,) = [i for i in compare(old, new, new) if "rows" in i.message]
+    assert item.status == "sync" and "constexpr parameter rows" in item.evidence[0].message
