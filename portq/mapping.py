@@ -3,37 +3,56 @@
 For each file change of a commit:
 
 1. **Ownership, cheaply.** A change is looked at when a row's path glob
-   claims its old or new path, or when the name of a symbol some row claims
-   occurs in its diff or in its old/new blob (a substring test; only then is
-   anything parsed). Everything else is listed in ``unowned_paths``.
+   claims its old or new path, or when it may touch a definition whose name
+   a row claims. That second test never reads more than it must and never
+   misses a claim; it stops at the first step that answers:
+
+   a. a claimed name (the longest glob-free run of a claim pattern, within
+      one ``::``/``.`` segment, so a qualified claim such as ``vllm::f``
+      still finds ``namespace vllm { void f() }``) occurs in the diff text
+      (changed or context lines, or a hunk header's section): looked at;
+   b. both blobs' definitions are known (``portq.symbol_cache``, from this
+      scan or an earlier one): looked at only when a hunk's old or new line
+      range overlaps a definition a row claims by name;
+   c. otherwise the blobs are read and searched for a claimed name: a
+      definition's name is always in its file's text, so a blob without one
+      cannot define a claimed symbol.
+
+   Everything else is listed in ``unowned_paths``.
 2. **Hunks** are parsed (``portq.hunks``) only for changes looked at.
-3. **Symbols.** The old and new blobs are parsed once each (symbol tables are
-   cached by blob SHA); the hunk's removed lines map to definitions on the
-   old side, its added lines on the new side. A definition on both sides is
-   ``modified``, only on the new side ``added``, only on the old ``removed``.
-   Hunk lines outside every definition become one ``<toplevel>`` symbol per
-   file (kind ``toplevel``); blank lines between definitions are ignored. A file that cannot be parsed (no grammar, over
-   the size bound, a syntax error with no definitions, binary, submodule,
-   mode-only) becomes one ``<lines>`` symbol (kind ``lines``) whose
-   ``fallback`` says why.
+3. **Symbols.** The old and new blobs' definitions come from a table cache
+   keyed by blob SHA (``DefinitionCache``: definitions without trees,
+   persisted next to the ledger; or the classifier's ``SymbolTableCache``);
+   the hunk's removed lines map to definitions on the old side, its added
+   lines on the new side. A definition on both sides is ``modified``, only on
+   the new side ``added``, only on the old ``removed``. Hunk lines outside
+   every definition become one ``<toplevel>`` symbol per file (kind
+   ``toplevel``); blank lines between definitions are ignored. A file that
+   cannot be parsed (no grammar, over the size bound, a syntax error with no
+   definitions, binary, submodule, mode-only) becomes one ``<lines>`` symbol
+   (kind ``lines``) whose ``fallback`` says why.
 4. **Rows.** Each touched symbol is claimed through ``Matrix.claimants``; a
    file reached only through a symbol name keeps only the symbols a row
    claims. A path-owned change stays owned even when it touches no symbol (a
    pure rename, blank lines). The entry's rows list every claimant, symbol
    claimants first.
 
-This module decides nothing about verdicts and writes nothing.
+Blobs are read for a chunk of commits at once (one ``cat-file`` round trip).
+This module decides nothing about verdicts and writes nothing itself (the
+definition cache it is given may persist what it parses).
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
 from typing import Callable
 
 from portq.hunks import ensure_hunks
 from portq.matrix import Matrix
 from portq.model import Commit, EntryChanges, FileChange, TouchedSymbol
-from portq.symbols import Definition, SymbolTable, SymbolTableCache, language_for_path
+from portq.symbol_cache import DefinitionCache, language_of, names_key
+from portq.symbols import Definition, SymbolTable
 
 TOPLEVEL = "<toplevel>"
 LINES = "<lines>"
@@ -45,11 +64,22 @@ _UNPARSED_REASON = {
     "submodule": "submodule bump: recorded, not parsed",
     "mode-only": "file mode change only: no content changed",
 }
+_HUNK_RANGES = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@", re.MULTILINE)
+_SYNTHETIC_SEGMENTS = {"schema", "<anonymous>"}
+"""Parts of qualified names that portq makes up (``schema::name`` of an op
+schema, ``<anonymous>`` namespaces): no file's text need contain them."""
 
 
 def _literal(pattern: str) -> str | None:
-    """The longest glob-free run of a symbol pattern, for substring tests."""
-    runs = [run for run in _split_glob(pattern) if run]
+    """The longest text every definition a symbol pattern claims has in its file.
+
+    A claimed definition's name, and each part of its qualified name, is an
+    identifier written in the file; so any glob-free run of the pattern that
+    lies within one ``::``/``.`` segment is there too. None when no run of
+    three characters or more exists (then every parseable file may qualify).
+    """
+    runs = [run for segment in re.split(r"::|\.|:", pattern) if segment not in _SYNTHETIC_SEGMENTS
+            for run in _split_glob(segment) if run]
     best = max(runs, key=len, default="")
     return best if len(best) >= 3 else None
 
@@ -70,6 +100,17 @@ def _split_glob(pattern: str) -> list[str]:
     return runs
 
 
+def hunk_ranges(patch: str) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+    """The (first, last) old-side and new-side lines of each hunk, from its ``@@`` header alone."""
+    old, new = [], []
+    for old_start, old_length, new_start, new_length in _HUNK_RANGES.findall(patch):
+        for ranges, start, length in ((old, old_start, old_length), (new, new_start, new_length)):
+            count = int(length) if length else 1
+            if count:
+                ranges.append((int(start), int(start) + count - 1))
+    return old, new
+
+
 @dataclass
 class _Touch:
     """Accumulates the lines of one definition touched on either side."""
@@ -79,49 +120,134 @@ class _Touch:
     headers: list[str] | None = None
 
 
+@dataclass
+class _Plan:
+    """What mapping one change needs: the rows its path globs give, and, for a
+    change no glob claims, whether it may touch a definition a row claims by
+    name (True, False, or None while only the blobs can tell)."""
+
+    change: FileChange
+    paths: tuple[str, ...]
+    file_rows: list[str]
+    claim: bool | None
+
+    @property
+    def looked_at(self) -> bool:
+        return bool(self.file_rows) or bool(self.claim)
+
+    def sides(self) -> list[tuple[str, str]]:
+        """(blob, path) of the old and new side that exist and may be parsed."""
+        change = self.change
+        if not change.parsed or not language_of(change.path):
+            return []
+        return [(blob, path) for blob, path in ((change.old_blob, change.old_path), (change.new_blob, change.new_path))
+                if blob and path]
+
+
 class ChangeMapper:
-    """Maps the commits of one upstream against one matrix."""
+    """Maps the commits of one upstream against one matrix.
+
+    ``symbol_tables`` is anything with ``has(blob, path)`` and ``get(blob,
+    path, load)`` (a ``DefinitionCache``, the default, or a
+    ``SymbolTableCache``); where it also has ``recall(keys)`` and
+    ``recall_mentions``/``remember_mention`` (a ``DefinitionCache``), stored
+    tables and name-search answers are read in one query per chunk of
+    commits.
+    """
 
     def __init__(
         self,
         matrix: Matrix,
         upstream: str,
         read_blob: Callable[[str], bytes],
-        symbol_tables: SymbolTableCache | None = None,
+        symbol_tables=None,
         read_blobs: Callable[[list[str]], dict[str, bytes]] | None = None,
     ) -> None:
         self.matrix = matrix
         self.upstream = upstream
         self.read_blob = read_blob
         self.read_blobs = read_blobs or (lambda shas: {sha: read_blob(sha) for sha in shas})
-        self.symbol_tables = symbol_tables or SymbolTableCache()
+        self.symbol_tables = symbol_tables if symbol_tables is not None else DefinitionCache()
         self._mentions: dict[str, bool] = {}  # blob SHA -> holds a claimed symbol name
-        self._prefetched: dict[str, bytes] = {}  # blobs of the commit being mapped
+        self._prefetched: dict[str, bytes] = {}  # blobs of the commits being mapped
+        self._path_rows: dict[tuple[str, ...], list[str]] = {}
+        self._symbol_claims: dict[tuple, tuple[list[str], list[str]]] = {}
+        self._claimed_names: dict[tuple[str, str], bool] = {}
+        self._claimed_spans: dict[tuple[str, str], list[tuple[int, int]]] = {}  # (blob, language) -> lines
+        self._rows = matrix.rows_for(upstream)
         patterns = matrix.symbol_names(upstream)
         literals = [_literal(p) for p in patterns]
         # A pattern without a usable literal means every parseable file is a candidate.
         self._match_any_file = any(lit is None for lit in literals)
-        self._literals = tuple(lit for lit in literals if lit)
+        self._literals = tuple(dict.fromkeys(lit for lit in literals if lit))
+        self._literal_bytes = tuple(lit.encode() for lit in self._literals)
+        self._literals_key = names_key(self._literals)
 
     # --- ownership ----------------------------------------------------------
 
-    def _may_define_claimed_symbol(self, change: FileChange) -> bool | None:
+    def _claim_from_diff(self, change: FileChange) -> bool | None:
         """Whether a symbol some row claims may be defined in this change.
 
-        None when only the blobs can tell (the diff does not name one).
+        True when the diff text names one, False when none can be; None when
+        only the definitions or the blobs can tell.
         """
         if not (self._literals or self._match_any_file) or not change.parsed:
             return False
-        if language_for_path(change.path) is None:
+        if not language_of(change.path):
             return False
         if self._match_any_file or any(lit in change.patch for lit in self._literals):
             return True
         return None
 
+    def _claim_from_tables(self, plan: _Plan) -> bool | None:
+        """Whether a hunk's line range overlaps a claimed definition; None
+        unless the definitions of every side are already known."""
+        sides = plan.sides()
+        if not sides or not all(self.symbol_tables.has(blob, path) for blob, path in sides):
+            return None
+        old_ranges, new_ranges = hunk_ranges(plan.change.patch)
+        for (blob, path), ranges in zip(self._sides_by_role(plan.change), (old_ranges, new_ranges)):
+            if blob is None:
+                continue
+            spans = self._spans_claimed(blob, path)
+            if any(start <= last and first <= end for start, end in spans for first, last in ranges):
+                return True
+        return False
+
+    @staticmethod
+    def _sides_by_role(change: FileChange) -> tuple[tuple[str | None, str | None], tuple[str | None, str | None]]:
+        return (change.old_blob, change.old_path), (change.new_blob, change.new_path)
+
+    @staticmethod
+    def _not_loaded() -> bytes:  # pragma: no cover - only called for tables already held
+        raise AssertionError("a table reported present had to be loaded")
+
+    def _spans_claimed(self, blob: str, path: str) -> list[tuple[int, int]]:
+        """The lines of the blob's definitions some row claims by name (excludes ignored: a superset)."""
+        key = (blob, language_of(path))
+        spans = self._claimed_spans.get(key)
+        if spans is None:
+            table = self.symbol_tables.get(blob, path, self._not_loaded)
+            spans = self._claimed_spans[key] = [] if table.fallback else [
+                (d.start_line, d.end_line) for d in table.definitions if self._is_claimed(d.name, d.qualified_name)
+            ]
+        return spans
+
+    def _is_claimed(self, name: str, qualified_name: str) -> bool:
+        key = (name, qualified_name)
+        claimed = self._claimed_names.get(key)
+        if claimed is None:
+            names = tuple(dict.fromkeys(key))
+            claimed = self._claimed_names[key] = any(row.claims_symbol(names) for row in self._rows)
+        return claimed
+
     def _blob_mentions_claimed_symbol(self, blob: str) -> bool:
         if blob not in self._mentions:
             data = self._blob(blob)
-            self._mentions[blob] = any(lit.encode() in data for lit in self._literals)
+            found = self._mentions[blob] = any(lit in data for lit in self._literal_bytes)
+            remember = getattr(self.symbol_tables, "remember_mention", None)
+            if remember is not None:
+                remember(blob, self._literals_key, found)
         return self._mentions[blob]
 
     def _blob(self, sha: str) -> bytes:
@@ -133,13 +259,26 @@ class ChangeMapper:
             return None
         return self.symbol_tables.get(blob, path, lambda: self._blob(blob))
 
-    def _plan(self, commit: Commit) -> list[tuple[FileChange, list[str], bool | None]]:
-        """Per change: (change, rows claiming its path, may define a claimed symbol)."""
+    def _file_rows(self, paths: tuple[str, ...]) -> list[str]:
+        rows = self._path_rows.get(paths)
+        if rows is None:
+            rows = self._path_rows[paths] = self.matrix.claimants(self.upstream, paths)[1]
+        return rows
+
+    def _claimants(self, paths: tuple[str, ...], names: tuple[str, ...]) -> tuple[list[str], list[str]]:
+        key = (paths, names)
+        found = self._symbol_claims.get(key)
+        if found is None:
+            found = self._symbol_claims[key] = self.matrix.claimants(self.upstream, paths, names)
+        return found
+
+    def _plan(self, commit: Commit) -> list[_Plan]:
         plans = []
         for change in commit.changes:
-            paths = [p for p in (change.old_path, change.new_path) if p]
-            _, file_rows = self.matrix.claimants(self.upstream, paths)
-            plans.append((change, file_rows, None if file_rows else self._may_define_claimed_symbol(change)))
+            paths = tuple(p for p in (change.old_path, change.new_path) if p)
+            file_rows = self._file_rows(paths)
+            # A change a path glob claims keeps every touched symbol: no name test needed.
+            plans.append(_Plan(change, paths, file_rows, False if file_rows else self._claim_from_diff(change)))
         return plans
 
     def map_commits(self, commits, start: int = 1, chunk: int = 32):
@@ -163,22 +302,38 @@ class ChangeMapper:
         finally:
             self._prefetched = {}
 
-    def _prefetch(self, plans: list[tuple[FileChange, list[str], bool | None]]) -> None:
-        """Read every blob these changes' mapping will need in one round trip."""
+    def _prefetch(self, plans: list[_Plan]) -> None:
+        """Settle what stored facts can, then read every blob still needed in one round trip."""
+        recall = getattr(self.symbol_tables, "recall", None)
+        if recall is not None:
+            recall([side for plan in plans if plan.looked_at or plan.claim is None for side in plan.sides()])
+        unsettled: list[_Plan] = []
+        for plan in plans:
+            if plan.claim is None:
+                plan.claim = self._claim_from_tables(plan)
+                if plan.claim is None:
+                    unsettled.append(plan)
+        self._recall_mentions([blob for plan in unsettled for blob, _ in plan.sides()])
         wanted: list[str] = []
-        for change, file_rows, may_define in plans:
-            if not file_rows and may_define is False:
-                continue
-            if language_for_path(change.path) is None or not change.parsed:
-                continue
-            for blob, path in ((change.old_blob, change.old_path), (change.new_blob, change.new_path)):
-                if not blob:
-                    continue
-                if (file_rows or may_define) and not self.symbol_tables.has(blob, path):
-                    wanted.append(blob)
-                elif may_define is None and blob not in self._mentions:
-                    wanted.append(blob)
-        self._prefetched = self.read_blobs(wanted) if wanted else {}
+        for plan in plans:
+            if plan.claim is None:
+                known = [self._mentions.get(blob) for blob, _ in plan.sides()]
+                if True in known:
+                    plan.claim = True
+                elif all(found is False for found in known):
+                    plan.claim = False
+            if plan.claim is None:  # the name search needs the blobs; a hit, their definitions
+                wanted.extend(blob for blob, _ in plan.sides())
+            elif plan.looked_at:
+                wanted.extend(blob for blob, path in plan.sides() if not self.symbol_tables.has(blob, path))
+        self._prefetched = self.read_blobs(list(dict.fromkeys(wanted))) if wanted else {}
+
+    def _recall_mentions(self, blobs: list[str]) -> None:
+        """Fill in the name-search answers an earlier scan stored for these blobs."""
+        recall = getattr(self.symbol_tables, "recall_mentions", None)
+        unknown = [blob for blob in blobs if blob not in self._mentions]
+        if recall is not None and unknown:
+            self._mentions.update(recall(unknown, self._literals_key))
 
     # --- mapping ------------------------------------------------------------
 
@@ -186,23 +341,23 @@ class ChangeMapper:
         """Map one commit (``map_commits`` maps many with fewer blob round trips)."""
         return next(self._map_chunk([commit], position))
 
-    def _map_planned(self, position: int, commit: Commit, plans) -> EntryChanges:
+    def _map_planned(self, position: int, commit: Commit, plans: list[_Plan]) -> EntryChanges:
         owned: list[FileChange] = []
         symbols: list[TouchedSymbol] = []
         unowned: list[str] = []
         by_symbol: set[str] = set()
         by_path: set[str] = set()
-        for change, file_rows, may_define in plans:
-            paths = [p for p in (change.old_path, change.new_path) if p]
-            if may_define is None:
-                may_define = any(self._blob_mentions_claimed_symbol(b) for b in (change.old_blob, change.new_blob) if b)
-            if not file_rows and not may_define:
+        for plan in plans:
+            change, file_rows = plan.change, plan.file_rows
+            if plan.claim is None:
+                plan.claim = any(self._blob_mentions_claimed_symbol(blob) for blob, _ in plan.sides())
+            if not plan.looked_at:
                 unowned.append(change.path)
                 continue
             by_path.update(file_rows)
             touched = []
             for symbol in self._touched_symbols(change):
-                symbol_rows, path_rows = self.matrix.claimants(self.upstream, paths, _names(symbol))
+                symbol_rows, path_rows = self._claimants(plan.paths, _names(symbol))
                 if not (symbol_rows or path_rows):
                     continue
                 by_symbol.update(symbol_rows)
@@ -225,7 +380,7 @@ class ChangeMapper:
     def _touched_symbols(self, change: FileChange) -> list[TouchedSymbol]:
         base = dict(
             path=change.path,
-            language=language_for_path(change.path),
+            language=language_of(change.path) or None,
             old_path=change.old_path if change.old_path != change.new_path else None,
             old_blob=change.old_blob,
             new_blob=change.new_blob,

@@ -2,7 +2,12 @@
 
 config → matrix → upstream range (validated) → one streaming read of every
 patch → ownership and enclosing symbols → the classifier (over the whole
-range) → one ledger transaction per entry.
+range) → ledger transactions of ``RECORD_BATCH`` entries.
+
+Mapping takes its definitions from the persistent ``DefinitionCache`` in
+``<ledger folder>/cache/definitions.sqlite`` (a second scan parses nothing it
+parsed before); the classifier gets its own in-memory ``SymbolTableCache``
+with full trees for the few blobs whose signatures it compares.
 
 Everything a user can get wrong (config, matrix, tree, range, ledger file) is
 checked before a wave is begun, so bad input never leaves a wave behind. A
@@ -30,6 +35,7 @@ from portq.ledger import EntryRecord, Ledger, Wave, open_ledger, plain
 from portq.mapping import ChangeMapper
 from portq.matrix import Matrix
 from portq.model import EntryChanges, TouchedSymbol
+from portq.symbol_cache import DefinitionCache, cache_path as definition_cache_path
 from portq.symbols import CPP_SUFFIXES, PYTHON_SUFFIXES, SymbolTableCache
 
 _SKIPPED_DIRECTORIES = {"__pycache__", "node_modules", "build", "dist"}
@@ -99,16 +105,19 @@ def run_scan(config: Config, range_spec: str, *, progress=None, options: dict[st
     with Upstream(path, name) as upstream:
         revisions = upstream.resolve_range(range_spec)
         with open_ledger(config.ledger_path) as ledger:
-            symbol_tables = SymbolTableCache()
-            mapper = ChangeMapper(matrix, name, upstream.read_blob, symbol_tables, upstream.read_blobs)
+            cache_dir = config.ledger_path.parent / "cache"
             entries: list[EntryChanges] = []
-            try:
-                progress.phase(f"reading {range_spec}", len(revisions))
-                for entry in mapper.map_commits(upstream.commits(revisions)):
-                    entries.append(entry)
-                    progress.advance()
-            except KeyboardInterrupt:
-                raise ScanInterrupted(f"scan of {range_spec} interrupted while reading; nothing was recorded") from None
+            with DefinitionCache(definition_cache_path(cache_dir)) as definitions:
+                mapper = ChangeMapper(matrix, name, upstream.read_blob, definitions, upstream.read_blobs)
+                try:
+                    progress.phase(f"reading {range_spec}", len(revisions))
+                    for entry in mapper.map_commits(upstream.commits(revisions)):
+                        entries.append(entry)
+                        progress.advance()
+                except KeyboardInterrupt:
+                    raise ScanInterrupted(
+                        f"scan of {range_spec} interrupted while reading; nothing was recorded"
+                    ) from None
             wave, resumed = ledger.begin_wave(
                 range_spec=range_spec,
                 upstream=name,
@@ -126,8 +135,8 @@ def run_scan(config: Config, range_spec: str, *, progress=None, options: dict[st
                     tree_root=tree,
                     read_blob=upstream.read_blob,
                     is_ancestor=upstream.is_ancestor,
-                    symbol_tables=symbol_tables,
-                    cache_dir=config.ledger_path.parent / "cache",
+                    symbol_tables=SymbolTableCache(),
+                    cache_dir=cache_dir,
                     options=dict(options or {}),
                 ))
             except KeyboardInterrupt:

@@ -155,3 +155,119 @@ def test_unparseable_owned_file_is_a_lines_fallback_with_reason():
     symbol = entry.symbols[0]
     assert (symbol.name, symbol.kind, symbol.rows) == ("<lines>", "lines", ("R",))
     assert "syntax errors" in symbol.fallback
+
+
+# --- symbol claims: cheap, and never missed ------------------------------------------------
+
+def unified_patch(path: str, old: bytes, new: bytes) -> str:
+    """A git-style diff of one file (three lines of context, no section in the hunk headers)."""
+    import difflib
+
+    lines = difflib.unified_diff(old.decode().splitlines(True), new.decode().splitlines(True),
+                                 f"a/{path}", f"b/{path}")
+    return f"diff --git a/{path} b/{path}\n" + "".join(lines)
+
+
+def map_one(matrix_text, change, read, tables=None):
+    mapper = ChangeMapper(Matrix.parse(matrix_text), "up", read, tables)
+    return mapper.map_commit(1, Commit("s", (), "t", "t", "a", "d", changes=[change]))
+
+
+def test_qualified_claim_reaches_a_definition_its_diff_and_blob_never_spell_out():
+    # "vllm::wanted" appears nowhere in the file: only "namespace vllm {" and "void wanted()".
+    body = "".join(f"  int v{i} = {i};\n" for i in range(12))
+    old = f"namespace vllm {{\nvoid wanted() {{\n{body}}}\n}}  // namespace vllm\n".encode()
+    new = old.replace(b"int v6 = 6;", b"int v6 = 60;")
+    patch = unified_patch("csrc/any.cu", old, new)
+    assert "wanted" not in patch and "vllm" not in patch
+    change, read = fake_change("csrc/any.cu", old, new, patch)
+    entry = map_one('[[row]]\nid = "Q"\nupstream = "up"\nsymbols = ["vllm::wanted"]\n', change, read)
+    assert entry.rows == ("Q",) and [s.qualified_name for s in entry.symbols] == ["vllm::wanted"]
+
+
+CLAIMED_FILE = b"".join([
+    b"import triton\n\n\n",
+    b"def before(x):\n" + b"".join(b"    x = x + %d\n" % i for i in range(8)) + b"    return x\n\n\n",
+    b"@triton.jit\ndef wanted(x):\n" + b"".join(b"    x = x * %d\n" % i for i in range(10)) + b"    return x\n\n\n",
+    b"def after(x):\n" + b"".join(b"    x = x - %d\n" % i for i in range(8)) + b"    return x\n",
+])
+
+
+def edits_of_every_line():
+    """(line, old, new): each non-blank line of CLAIMED_FILE edited in turn."""
+    lines = CLAIMED_FILE.split(b"\n")
+    for index, text in enumerate(lines):
+        if text.strip():
+            edited = lines[:index] + [text + b"  # edited"] + lines[index + 1:]
+            yield index + 1, CLAIMED_FILE, b"\n".join(edited)
+
+
+def test_a_symbol_claim_is_decided_alike_from_blobs_and_from_stored_definitions(tmp_path):
+    from portq.symbol_cache import DefinitionCache
+
+    matrix = '[[row]]\nid = "ONLY"\nupstream = "up"\nsymbols = ["wanted"]\n'
+    wanted_lines = range(CLAIMED_FILE.split(b"\n").index(b"@triton.jit") + 1,
+                         CLAIMED_FILE.split(b"\n").index(b"def after(x):") - 1)
+    diff_silent = 0
+    for line, old, new in edits_of_every_line():
+        patch = unified_patch("pkg/mod.py", old, new)
+        diff_silent += "wanted" not in patch
+        change, read = fake_change("pkg/mod.py", old, new, patch)
+        cold = map_one(matrix, change, read)  # reads and searches the blobs, parses on a hit
+        with DefinitionCache(tmp_path / f"{line}.sqlite") as store:
+            store.get("o", "pkg/mod.py", lambda: old)
+            store.get("n", "pkg/mod.py", lambda: new)
+
+        def no_reads(sha):
+            raise AssertionError(f"blob {sha} read although its definitions are stored")
+
+        change, _ = fake_change("pkg/mod.py", old, new, patch)
+        with DefinitionCache(tmp_path / f"{line}.sqlite") as store:
+            warm = map_one(matrix, change, no_reads, store)
+        expected = ("ONLY",) if line in wanted_lines else ()
+        assert cold.rows == warm.rows == expected, line
+        assert [s.name for s in cold.symbols] == [s.name for s in warm.symbols] == (["wanted"] if expected else [])
+    assert diff_silent > 5  # most edits inside wanted() do not show its name in the diff
+
+
+def test_a_blob_without_a_claimed_name_is_searched_once_across_scans(tmp_path):
+    from portq.symbol_cache import DefinitionCache
+
+    old = b"def other():\n    return 1\n"
+    new = old.replace(b"return 1", b"return 2")
+    reads = []
+
+    def read(sha):
+        reads.append(sha)
+        return {"o": old, "n": new}[sha]
+
+    change = FileChange("modified", "x.py", "x.py", old_blob="o", new_blob="n", patch=PATCH.format(p="x.py"))
+    for _ in range(2):
+        with DefinitionCache(tmp_path / "definitions.sqlite") as store:
+            entry = map_one(SYMBOL_ONLY_MATRIX, change, read, store)
+        assert entry.unowned_paths == ("x.py",)
+    assert sorted(reads) == ["n", "o"]  # the second scan asked the store, not git
+
+
+def test_a_second_mapping_from_the_store_reads_no_blob_and_maps_alike(tmp_path):
+    from portq.symbol_cache import DefinitionCache
+
+    path = tmp_path / "up"
+    build_sample_upstream(path)
+    results, reads = [], []
+    with Upstream(path, "up") as upstream:
+        revisions = upstream.resolve_range("base..tip")
+        for _ in range(2):
+            counted: list[str] = []
+
+            def read_blobs(shas, counted=counted):
+                counted.extend(shas)
+                return upstream.read_blobs(shas)
+
+            with DefinitionCache(tmp_path / "definitions.sqlite") as store:
+                mapper = ChangeMapper(Matrix.parse(SAMPLE_MATRIX), "up", upstream.read_blob, store, read_blobs)
+                results.append(list(mapper.map_commits(upstream.commits(revisions))))
+            reads.append(counted)
+    assert reads[0] and not reads[1]
+    assert [(e.rows, e.symbols, e.unowned_paths) for e in results[0]] == \
+           [(e.rows, e.symbols, e.unowned_paths) for e in results[1]]

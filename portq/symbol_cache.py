@@ -1,0 +1,301 @@
+"""Definition lists that outlive a scan, stored next to the ledger.
+
+Mapping a hunk to the definitions that enclose it needs, for the old and the
+new blob of every owned file change, each definition's name, qualified name,
+kind, language and first/last line, or the reason the file has none (the
+``fallback`` of a file over the size bound or that does not parse). Parsing
+blobs with tree-sitter is most of a cold scan, and a blob's definitions never
+change, so ``DefinitionCache`` keeps them:
+
+- in memory for the scan, as ``symbols.SymbolTable`` objects without trees,
+  nodes or source bytes (the same ``has``/``get`` as ``SymbolTableCache``, so
+  ``portq.mapping`` takes either);
+- on disk in ``<ledger folder>/cache/definitions.sqlite`` (the folder the
+  in-tree index caches in), keyed by blob SHA, language and ``RULES``: the
+  portq version plus a digest of ``portq/symbols.py``, so a newer portq or a
+  changed extraction rule never reads lists written by another.
+
+Concurrent scans share the file safely: WAL journal, a busy timeout, reads
+that take no lock, and new lists written ``INSERT OR IGNORE`` in one
+transaction per batch (two scans that parse the same blob store the same
+row; the first one stays). The file is a cache: deleting it is always safe,
+and one that cannot be opened, read or written (a read-only folder, a
+corrupt file) is set aside for the rest of the scan with ``problem`` saying
+why; the scan goes on parsing in memory. It never makes a scan fail.
+
+The same store remembers one more fact per blob that never changes: whether
+its text holds any of a set of claimed names (``recall_mentions`` /
+``remember_mention``, keyed by blob SHA and a digest of the names), so a
+second scan does not read again the blobs that only that test needed.
+
+This module does not read git (callers pass a loader for a blob's bytes),
+does not decide ownership, and keeps no tree-sitter objects: the classifier
+keeps its own ``SymbolTableCache`` with full trees for the few blobs whose
+signatures it compares.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+from functools import lru_cache
+from pathlib import Path
+from typing import Callable, Iterable
+
+from portq import __version__
+from portq import symbols
+from portq.symbols import Definition, SymbolTable, language_for_path
+
+CACHE_FILE_NAME = "definitions.sqlite"
+"""The store's file name inside a cache folder (``ledger folder/cache``)."""
+
+BUSY_TIMEOUT_S = 30.0
+WRITE_BATCH = 256
+"""Parsed tables held in memory before they are written in one transaction."""
+_QUERY_CHUNK = 500  # blob SHAs per SELECT ... IN (...), below SQLite's variable limit
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS definitions (
+    blob        TEXT NOT NULL,
+    language    TEXT NOT NULL,
+    rules       TEXT NOT NULL,
+    fallback    TEXT,
+    definitions TEXT NOT NULL,
+    PRIMARY KEY (blob, language, rules)
+) WITHOUT ROWID
+"""
+# definitions: JSON [[name, qualified_name, kind, language, start_line, end_line], ...]
+_MENTIONS_SCHEMA = """
+CREATE TABLE IF NOT EXISTS mentions (
+    blob  TEXT NOT NULL,
+    names TEXT NOT NULL,
+    found INTEGER NOT NULL,
+    PRIMARY KEY (blob, names)
+) WITHOUT ROWID
+"""
+# names: names_key() of the claimed names searched for; found: 1 when the blob holds one
+
+
+def _rules() -> str:
+    """What the stored lists depend on: the portq version and the extraction code."""
+    try:
+        digest = hashlib.sha256(Path(symbols.__file__).read_bytes()).hexdigest()[:12]
+    except OSError:
+        digest = "unknown"
+    return f"{__version__}+{digest}"
+
+
+RULES = _rules()
+
+
+@lru_cache(maxsize=8192)
+def language_of(path: str) -> str:
+    """``symbols.language_for_path`` of ``path``, memoised ("" for no grammar)."""
+    return language_for_path(path) or ""
+
+
+def names_key(names: Iterable[str]) -> str:
+    """A short digest of a set of names (the ``mentions`` key)."""
+    return hashlib.sha256("\0".join(sorted(set(names))).encode()).hexdigest()[:16]
+
+
+def light_table(table: SymbolTable) -> SymbolTable:
+    """``table`` without its tree, nodes and source: what mapping needs of it."""
+    return SymbolTable(
+        table.language,
+        [
+            Definition(d.name, d.qualified_name, d.kind, d.language, d.start_line, d.end_line)
+            for d in table.definitions
+        ],
+        fallback=table.fallback,
+    )
+
+
+def _encode(table: SymbolTable) -> str:
+    return json.dumps(
+        [[d.name, d.qualified_name, d.kind, d.language, d.start_line, d.end_line] for d in table.definitions],
+        separators=(",", ":"),
+    )
+
+
+def _decode(language: str, fallback: str | None, text: str) -> SymbolTable:
+    return SymbolTable(language or None, [Definition(*item) for item in json.loads(text)], fallback=fallback)
+
+
+class DefinitionCache:
+    """Symbol tables without trees, by (blob SHA, language), optionally persisted.
+
+    ``path`` None keeps them in memory only. Use as a context manager, or
+    call ``close`` (which writes what is pending).
+    """
+
+    def __init__(self, path: Path | str | None = None) -> None:
+        self.path = Path(path) if path is not None else None
+        self._tables: dict[tuple[str, str], SymbolTable] = {}
+        self._pending: list[tuple[str, str, str, str | None, str]] = []
+        self._pending_mentions: list[tuple[str, str, int]] = []
+        self._absent: set[tuple[str, str]] = set()  # asked the store; it has no row
+        self.problem: str | None = None  # why the store was set aside, if it was
+        self.parsed = 0  # tables parsed by this process
+        self.recalled = 0  # tables read back from the store
+        self._db: sqlite3.Connection | None = None
+        if self.path is not None:
+            self._open()
+
+    # --- the store ------------------------------------------------------------
+
+    def _open(self) -> None:
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            db = sqlite3.connect(str(self.path), timeout=BUSY_TIMEOUT_S, isolation_level=None)
+        except (OSError, sqlite3.Error) as error:
+            self._set_aside(f"cannot open {self.path}: {error}")
+            return
+        try:
+            db.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
+            db.execute("PRAGMA journal_mode = WAL")
+            db.execute("PRAGMA synchronous = NORMAL")
+            db.execute(_SCHEMA)
+            db.execute(_MENTIONS_SCHEMA)
+        except sqlite3.Error as error:
+            db.close()
+            self._set_aside(f"cannot use {self.path}: {error}")
+            return
+        self._db = db
+
+    def _set_aside(self, problem: str) -> None:
+        if self._db is not None:
+            try:
+                self._db.close()
+            except sqlite3.Error:
+                pass
+        self._db = None
+        self._pending = []
+        self._pending_mentions = []
+        self.problem = problem
+
+    @property
+    def persistent(self) -> bool:
+        """Whether tables are read from and written to the store."""
+        return self._db is not None
+
+    def recall(self, keys: Iterable[tuple[str, str]]) -> None:
+        """Read the stored tables of these (blob SHA, path) pairs into memory, in few queries."""
+        if self._db is None:
+            return
+        wanted: dict[str, set[str]] = {}
+        for blob, path in keys:
+            key = (blob, language_of(path))
+            if key[1] and key not in self._tables and key not in self._absent:
+                wanted.setdefault(key[1], set()).add(blob)
+        try:
+            for language, blobs in wanted.items():
+                ordered = sorted(blobs)
+                for start in range(0, len(ordered), _QUERY_CHUNK):
+                    chunk = ordered[start:start + _QUERY_CHUNK]
+                    rows = self._db.execute(
+                        f"SELECT blob, fallback, definitions FROM definitions WHERE language = ? AND rules = ? "
+                        f"AND blob IN ({','.join('?' * len(chunk))})",
+                        (language, RULES, *chunk),
+                    ).fetchall()
+                    for blob, fallback, text in rows:
+                        self._tables[(blob, language)] = _decode(language, fallback, text)
+                    self.recalled += len(rows)
+                    found = {row[0] for row in rows}
+                    self._absent.update((blob, language) for blob in chunk if blob not in found)
+        except (sqlite3.Error, ValueError, TypeError) as error:
+            self._set_aside(f"cannot read {self.path}: {error}")
+
+    def recall_mentions(self, blobs: Iterable[str], names: str) -> dict[str, bool]:
+        """Stored answers to "does this blob hold one of the names ``names`` (a ``names_key``)?"."""
+        if self._db is None:
+            return {}
+        ordered = sorted(set(blobs))
+        found: dict[str, bool] = {}
+        try:
+            for start in range(0, len(ordered), _QUERY_CHUNK):
+                chunk = ordered[start:start + _QUERY_CHUNK]
+                found.update(
+                    (blob, bool(value)) for blob, value in self._db.execute(
+                        f"SELECT blob, found FROM mentions WHERE names = ? AND blob IN ({','.join('?' * len(chunk))})",
+                        (names, *chunk),
+                    )
+                )
+        except sqlite3.Error as error:
+            self._set_aside(f"cannot read {self.path}: {error}")
+        return found
+
+    def remember_mention(self, blob: str, names: str, found: bool) -> None:
+        """Store whether ``blob`` holds one of the names ``names`` (written with the next flush)."""
+        if self._db is not None:
+            self._pending_mentions.append((blob, names, int(found)))
+            if len(self._pending_mentions) >= WRITE_BATCH * 4:
+                self.flush()
+
+    def flush(self) -> None:
+        """Write what was learnt since the last flush, in one transaction."""
+        if self._db is None or not (self._pending or self._pending_mentions):
+            self._pending, self._pending_mentions = [], []
+            return
+        pending, self._pending = self._pending, []
+        mentions, self._pending_mentions = self._pending_mentions, []
+        try:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                self._db.executemany(
+                    "INSERT OR IGNORE INTO definitions (blob, language, rules, fallback, definitions) "
+                    "VALUES (?, ?, ?, ?, ?)",
+                    pending,
+                )
+                self._db.executemany("INSERT OR IGNORE INTO mentions (blob, names, found) VALUES (?, ?, ?)", mentions)
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
+        except sqlite3.Error as error:
+            self._set_aside(f"cannot write {self.path}: {error}")
+
+    def close(self) -> None:
+        self.flush()
+        if self._db is not None:
+            self._db.close()
+            self._db = None
+
+    def __enter__(self) -> "DefinitionCache":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # --- the SymbolTableCache interface ------------------------------------------
+
+    def has(self, blob_sha: str, path: str) -> bool:
+        """Whether the table of ``blob_sha`` is in memory (``recall`` first to look on disk)."""
+        return (blob_sha, language_of(path)) in self._tables
+
+    def peek(self, blob_sha: str, path: str) -> SymbolTable | None:
+        """The table of ``blob_sha`` if it is in memory, without parsing."""
+        return self._tables.get((blob_sha, language_of(path)))
+
+    def get(self, blob_sha: str, path: str, load: Callable[[], bytes]) -> SymbolTable:
+        """The table of ``blob_sha``: from memory, the store, or by parsing ``load()``."""
+        key = (blob_sha, language_of(path))
+        table = self._tables.get(key)
+        if table is None and key[1] and key not in self._absent:
+            self.recall([(blob_sha, path)])
+            table = self._tables.get(key)
+        if table is None:
+            table = light_table(symbols.symbol_table(load(), path))
+            self._tables[key] = table
+            self.parsed += 1
+            if key[1] and self._db is not None:
+                self._pending.append((blob_sha, key[1], RULES, table.fallback, _encode(table)))
+                if len(self._pending) >= WRITE_BATCH:
+                    self.flush()
+        return table
+
+
+def cache_path(cache_dir: Path | str) -> Path:
+    """Where the definition store of a cache folder lives."""
+    return Path(cache_dir) / CACHE_FILE_NAME

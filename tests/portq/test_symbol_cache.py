@@ -1,0 +1,148 @@
+"""The persistent definition cache: what it keeps, for whom, and when it steps aside."""
+from __future__ import annotations
+
+import sqlite3
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+import portq.symbol_cache as symbol_cache
+from portq.symbol_cache import DefinitionCache, names_key
+from portq.symbols import symbol_table
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+SOURCE = b"class Box:\n    def open(self):\n        return 1\n\n\ndef helper(x):\n    return x\n"
+
+
+def summary(table):
+    return table.fallback, [(d.name, d.qualified_name, d.kind, d.language, d.start_line, d.end_line)
+                            for d in table.definitions]
+
+
+def never(sha="blob"):
+    raise AssertionError(f"{sha} was loaded although it is stored")
+
+
+def test_a_second_process_reads_definitions_instead_of_parsing(tmp_path):
+    with DefinitionCache(tmp_path / "d.sqlite") as first:
+        parsed = first.get("b1", "pkg/box.py", lambda: SOURCE)
+    with DefinitionCache(tmp_path / "d.sqlite") as second:
+        stored = second.get("b1", "pkg/box.py", never)
+        assert (second.parsed, second.recalled) == (0, 1)
+    assert summary(stored) == summary(parsed) == summary(symbol_table(SOURCE, "pkg/box.py"))
+
+
+def test_stored_tables_hold_no_tree_sitter_objects(tmp_path):
+    with DefinitionCache(tmp_path / "d.sqlite") as cache:
+        table = cache.get("b1", "pkg/box.py", lambda: SOURCE)
+    assert table.tree is None and table.source == b"" and all(d.node is None for d in table.definitions)
+
+
+def test_one_blob_has_one_entry_per_language(tmp_path):
+    with DefinitionCache(tmp_path / "d.sqlite") as cache:
+        cache.get("b1", "a/one.py", lambda: SOURCE)
+        cache.get("b1", "b/two.py", never)  # same blob elsewhere: same definitions
+        cpp = cache.get("b1", "c/three.cu", lambda: b"void f() {}\n")
+    assert [d.language for d in cpp.definitions] == ["cpp"]
+
+
+def test_other_extraction_rules_do_not_read_stored_lists(tmp_path, monkeypatch):
+    with DefinitionCache(tmp_path / "d.sqlite") as cache:
+        cache.get("b1", "pkg/box.py", lambda: SOURCE)
+    monkeypatch.setattr(symbol_cache, "RULES", symbol_cache.RULES + "-changed")
+    loads = []
+    with DefinitionCache(tmp_path / "d.sqlite") as cache:
+        cache.get("b1", "pkg/box.py", lambda: loads.append(1) or SOURCE)
+    assert loads == [1]
+
+
+def test_rules_name_the_portq_version_and_the_extraction_code():
+    from portq import __version__
+
+    version, _, digest = symbol_cache.RULES.partition("+")
+    assert version == __version__ and len(digest) == 12
+
+
+def test_a_fallback_is_stored_with_its_reason(tmp_path, monkeypatch):
+    import portq.symbols
+
+    monkeypatch.setattr(portq.symbols, "MAX_PARSE_BYTES", 10)
+    with DefinitionCache(tmp_path / "d.sqlite") as cache:
+        cache.get("big", "pkg/big.py", lambda: SOURCE)
+    with DefinitionCache(tmp_path / "d.sqlite") as cache:
+        table = cache.get("big", "pkg/big.py", never)
+    assert table.definitions == [] and "parse bound" in table.fallback
+
+
+def test_recall_reads_many_tables_in_one_go_and_remembers_misses(tmp_path):
+    with DefinitionCache(tmp_path / "d.sqlite") as cache:
+        for number in range(3):
+            cache.get(f"b{number}", "m.py", lambda: SOURCE)
+    with DefinitionCache(tmp_path / "d.sqlite") as cache:
+        cache.recall([("b0", "m.py"), ("b1", "m.py"), ("b2", "m.py"), ("missing", "m.py"), ("b0", "notes.txt")])
+        assert all(cache.has(f"b{n}", "m.py") for n in range(3)) and not cache.has("missing", "m.py")
+        assert cache.recalled == 3
+        cache.get("missing", "m.py", lambda: SOURCE)  # asked once already: parsed without another query
+        assert cache.parsed == 1
+
+
+def test_name_search_answers_are_kept_per_set_of_names(tmp_path):
+    with DefinitionCache(tmp_path / "d.sqlite") as cache:
+        cache.remember_mention("b1", names_key(["alpha", "beta"]), True)
+        cache.remember_mention("b2", names_key(["alpha", "beta"]), False)
+    with DefinitionCache(tmp_path / "d.sqlite") as cache:
+        assert cache.recall_mentions(["b1", "b2", "b3"], names_key(["beta", "alpha"])) == {"b1": True, "b2": False}
+        assert cache.recall_mentions(["b1"], names_key(["alpha"])) == {}
+
+
+@pytest.mark.parametrize("content", [b"this is not a database, only text" * 40, b""])
+def test_an_unusable_cache_file_is_set_aside_and_the_scan_goes_on(tmp_path, content):
+    path = tmp_path / "d.sqlite"
+    path.write_bytes(content or b"SQLite format 3\x00" + b"\xff" * 200)
+    with DefinitionCache(path) as cache:
+        table = cache.get("b1", "pkg/box.py", lambda: SOURCE)
+        assert not cache.persistent and "d.sqlite" in cache.problem
+    assert [d.name for d in table.definitions] == ["Box", "open", "helper"]
+
+
+def test_a_cache_in_a_folder_that_cannot_be_made_is_set_aside(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("a file where the cache folder should be")
+    with DefinitionCache(blocker / "cache" / "d.sqlite") as cache:
+        assert [d.name for d in cache.get("b1", "x.py", lambda: SOURCE).definitions] == ["Box", "open", "helper"]
+        assert not cache.persistent and cache.problem
+
+
+def test_memory_only_cache_never_touches_disk(tmp_path):
+    cache = DefinitionCache()
+    cache.get("b1", "x.py", lambda: SOURCE)
+    cache.close()
+    assert not cache.persistent and cache.problem is None
+
+
+WRITER = """
+import sys
+import portq.symbol_cache
+from portq.symbol_cache import DefinitionCache
+portq.symbol_cache.WRITE_BATCH = 7  # many small transactions, so the two writers interleave
+with DefinitionCache(sys.argv[1]) as cache:
+    for n in range(200):
+        # half the blobs are shared with the other writer, half are its own
+        blob = f"shared{n}" if n % 2 else f"own{sys.argv[2]}-{n}"
+        cache.get(blob, "m.py", lambda n=n: f"def f{n}():\\n    return {n}\\n".encode())
+"""
+
+
+def test_two_scans_filling_one_cache_at_once_both_finish_and_store_each_blob_once(tmp_path):
+    path = tmp_path / "d.sqlite"
+    environment = {"PYTHONPATH": str(REPO_ROOT), "PATH": "/usr/bin:/bin"}
+    writers = [subprocess.Popen([sys.executable, "-c", textwrap.dedent(WRITER), str(path), str(i)],
+                                env=environment, stderr=subprocess.PIPE, text=True) for i in range(2)]
+    errors = [writer.communicate(timeout=120)[1] for writer in writers]
+    assert [writer.returncode for writer in writers] == [0, 0], errors
+    db = sqlite3.connect(path)
+    blobs = [row[0] for row in db.execute("SELECT blob FROM definitions")]
+    assert len(blobs) == len(set(blobs)) == 100 + 2 * 100
