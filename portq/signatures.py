@@ -14,14 +14,20 @@ Triton port). So a signature keeps only what both sides can express
 * dead parameters: declared but never used in the body, or used only in a
   ``(void)x;`` cast, ``del x`` or ``_ = x``;
 * launches inside the definition (``k<<<grid, block, smem, stream>>>(...)``,
-  including launches written inside a function-like macro the body names, and
-  ``k[grid](...)``): the kernel, the argument identifiers, the grid expression's
+  including launches written inside a function-like macro the body names;
+  ``k[grid](...)``, a pre-bound ``launch = k[grid]`` called later, module-level
+  aliases, and launches inside same-module helpers the definition calls, two
+  levels deep): the kernel, the argument identifiers, each argument's slot and
+  text and the kernel parameters they bind to, the grid expression's
   identifiers resolved through simple local assignments (``dim3 grid(n)``,
   ``grid = (B * H * C,)``) and its tuple shape, and block / ``num_warps`` /
   ``num_stages`` when literal;
 * in kernels, the program-id axes read (``tl.program_id``/``blockIdx``), the
-  ``num_programs``/``gridDim`` axes read, and how the axis-0 program id is
-  decomposed (``pid // H``, ``pid % H``), plus early-exit guards.
+  ``num_programs``/``gridDim`` axes read, and how the program's work index is
+  decomposed (``pid // H``, ``pid % H``), also inside the ``@triton.jit``
+  helpers it calls, plus early-exit guards;
+* C++ out-parameters (written through only) and the names a Python
+  definition returns.
 
 Every fact keeps its line and the quoted source line, so a verdict can cite
 it. This module only reads tree-sitter nodes; it decides nothing and does no
@@ -37,6 +43,7 @@ from typing import Any, Iterable
 from portq.symbols import (
     KIND_CUDA_KERNEL,
     KIND_DEVICE_FUNCTION,
+    KIND_FUNCTION,
     KIND_OP_SCHEMA,
     KIND_TRITON_KERNEL,
     Definition,
@@ -122,6 +129,7 @@ class Launch:
     slots: tuple[str, ...] = ()
     texts: tuple[str, ...] = ()
     bound: tuple[str, ...] | None = None
+    via_helper: str | None = None  # the same-module function(s) the definition calls to launch ("a > b")
 
 
 @dataclass(frozen=True)
@@ -881,80 +889,157 @@ class _PythonExtractor:
                 self.signature.dead_params.append(param.normalised)
 
     def _local_assignments(self) -> dict[str, Any]:
-        assignments: dict[str, Any] = {}
-        for node in _walk(self.body):
-            if node.type != "assignment":
-                continue
-            left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
-            if left is None or right is None:
-                continue
-            if left.type == "identifier":
-                assignments.setdefault(_text(left), right)
-            elif left.type in ("pattern_list", "tuple_pattern"):
-                targets = [c for c in left.named_children if c.type == "identifier"]
-                values = right.named_children if right.type in ("expression_list", "tuple") else []
-                for index, target in enumerate(targets):
-                    value = values[index] if len(values) == len(targets) else right
-                    assignments.setdefault(_text(target), value)
-        return assignments
+        return _python_assignments(self.body)
+
+    MAX_HELPER_DEPTH = 2
+    """How deep launches and program-id use are followed into same-module helpers."""
+
+    def _module(self) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The file's top-level functions (name -> Definition) and simple
+        module-level assignments (name -> value node), computed once."""
+        if not hasattr(self, "_module_cache"):
+            from portq.symbols import definitions_in
+
+            root = _root(self.outer)
+            functions = {d.name: d for d in definitions_in(root, "python")
+                         if d.qualified_name == d.name and d.kind in (KIND_FUNCTION, KIND_TRITON_KERNEL)}
+            assignments: dict[str, Any] = {}
+            for statement in root.named_children:
+                if statement.type == "expression_statement" and statement.named_children \
+                        and statement.named_children[0].type == "assignment":
+                    left = statement.named_children[0].child_by_field_name("left")
+                    right = statement.named_children[0].child_by_field_name("right")
+                    if left is not None and left.type == "identifier" and right is not None:
+                        assignments.setdefault(_text(left), right)
+            self._module_cache = (functions, assignments)
+        return self._module_cache
 
     def _launches(self, assignments) -> None:
-        for node in _walk(self.body):
+        self._collect_launches(self.body, assignments, None, 0, {}, {self.signature.name})
+        unique: dict[tuple[str, int], Launch] = {}
+        for launch in self.signature.launches:  # one launch site reached through two helpers is one launch
+            unique.setdefault((launch.kernel, launch.line), launch)
+        self.signature.launches = list(unique.values())
+
+    def _collect_launches(self, body, assignments, via: str | None, depth: int, substitution: dict[str, Any],
+                          seen: set[str]) -> None:
+        """Launches in ``body``: ``k[grid](...)``, a pre-bound ``launch = k[grid]``
+        called later (local or module-level), and those inside same-module
+        helper functions it calls, ``MAX_HELPER_DEPTH`` levels deep, with the
+        helper's parameters replaced by the caller's arguments."""
+        functions, _ = self._module()
+        for node in _walk(body):
             if node.type != "call":
                 continue
             function = node.child_by_field_name("function")
-            if function is None or function.type != "subscript":
+            if function is None:
                 continue
-            kernel_node = function.child_by_field_name("value")
-            grid_node = function.child_by_field_name("subscript")
-            kernel = _text(kernel_node)
-            grid_expression, shape = self._resolve_grid(grid_node, assignments)
-            identifiers = _closure_identifiers(grid_expression, assignments, _python_identifiers)
-            arguments = node.child_by_field_name("arguments")
-            positional, keywords, options = [], [], {}
-            slots, texts = [], []
-            for argument in arguments.named_children if arguments else []:
-                if argument.type == "comment":
+            target = self._launch_target(function, assignments, substitution)
+            if target is not None:
+                self._add_launch(node, target[0], target[1], assignments, via, substitution)
+                continue
+            name = _text(function) if function.type == "identifier" else None
+            helper = functions.get(name) if name else None
+            if helper is None or helper.kind != KIND_FUNCTION or name in seen or depth >= self.MAX_HELPER_DEPTH:
+                continue
+            helper_function = helper.node.child_by_field_name("definition") \
+                if helper.node.type == "decorated_definition" else helper.node
+            helper_body = helper_function.child_by_field_name("body")
+            if helper_body is None:
+                continue
+            bindings = _bind_call(helper_function, node, substitution)
+            self._collect_launches(helper_body, _python_assignments(helper_body), f"{via} > {name}" if via else name,
+                                   depth + 1, bindings, seen | {name})
+
+    def _launch_target(self, function, assignments, substitution):
+        """``(kernel node, grid node)`` when calling ``function`` launches a kernel."""
+        if function.type == "subscript":
+            return function.child_by_field_name("value"), function.child_by_field_name("subscript")
+        if function.type != "identifier":
+            return None
+        functions, module_assignments = self._module()
+        name = _text(function)
+        value = substitution.get(name) or assignments.get(name)
+        if value is None and name not in functions:
+            value = module_assignments.get(name)
+        if value is not None and value.type == "subscript":
+            return value.child_by_field_name("value"), value.child_by_field_name("subscript")
+        return None
+
+    def _kernel_name(self, kernel_node, substitution) -> str:
+        """The launched kernel as written, through a helper parameter bound to
+        it and through module-level aliases (``_fast = _kernel``)."""
+        _, module_assignments = self._module()
+        seen = set()
+        while kernel_node is not None and kernel_node.type == "identifier" and _text(kernel_node) not in seen:
+            seen.add(_text(kernel_node))
+            replacement = substitution.get(_text(kernel_node)) or module_assignments.get(_text(kernel_node))
+            if replacement is None or replacement.type not in ("identifier", "attribute"):
+                break
+            kernel_node = replacement
+        return _text(kernel_node)
+
+    def _add_launch(self, node, kernel_node, grid_node, assignments, via, substitution) -> None:
+        kernel = self._kernel_name(kernel_node, substitution)
+        grid_expression, shape = self._resolve_grid(grid_node, assignments)
+        identifiers = _closure_identifiers(grid_expression, assignments, _python_identifiers)
+        arguments = node.child_by_field_name("arguments")
+        positional, keywords, options = [], [], {}
+        slots, texts = [], []
+        after_splat = False  # positional indices are unknown past a *args splat
+        for argument in arguments.named_children if arguments else []:
+            if argument.type == "comment":
+                continue
+            if argument.type == "keyword_argument":
+                key = _text(argument.child_by_field_name("name"))
+                value = argument.child_by_field_name("value")
+                if key in ("num_warps", "num_stages"):
+                    options[key] = _resolve_literal(value, assignments, _python_identifiers)
                     continue
-                if argument.type == "keyword_argument":
-                    key = _text(argument.child_by_field_name("name"))
-                    value = argument.child_by_field_name("value")
-                    if key in ("num_warps", "num_stages"):
-                        options[key] = _resolve_literal(value, assignments, _python_identifiers)
-                        continue
-                    keywords.append(key)
-                    ids = _python_identifiers(value)
-                    positional.append(normalise_name(ids[0]) if ids else normalise_name(key))
-                    slots.append(normalise_name(key))
-                    texts.append(normalised_text(value))
-                elif argument.type in ("list_splat", "dictionary_splat"):
-                    slots.append("*")
-                    texts.append(normalised_text(argument))
-                else:
-                    ids = _python_identifiers(argument)
-                    positional.append(normalise_name(ids[0]) if ids else _text(argument))
-                    slots.append(f"#{sum(1 for slot in slots if slot.startswith('#'))}")
-                    texts.append(normalised_text(argument))
-            params = _kernel_params_in_file(_root(self.outer), kernel, "python")
-            line = _line_of(node)
-            self.signature.launches.append(
-                Launch(
-                    kernel=kernel,
-                    kernel_normalised=normalise_kernel_name(kernel),
-                    arguments=tuple(positional),
-                    keywords=tuple(keywords),
-                    grid_text=_text(grid_expression) if grid_expression is not None else "",
-                    grid_identifiers=tuple(sorted(identifiers)),
-                    grid_shape=shape,
-                    num_warps=options.get("num_warps"),
-                    num_stages=options.get("num_stages"),
-                    line=line,
-                    quote=self.lines.quote(line),
-                    slots=tuple(slots),
-                    texts=tuple(texts),
-                    bound=bind_arguments(slots, params) if params is not None else None,
-                )
+                keywords.append(key)
+                ids = _python_identifiers(value)
+                positional.append(normalise_name(ids[0]) if ids else normalise_name(key))
+                slots.append(normalise_name(key))
+                texts.append(normalised_text(value))
+            elif argument.type in ("list_splat", "dictionary_splat"):
+                spread = _literal_sequence(argument, assignments, substitution)
+                if spread is not None and not after_splat:
+                    for element in spread:  # *(a, b, c) or *views with views = (a, b, c)
+                        ids = _python_identifiers(element)
+                        positional.append(normalise_name(ids[0]) if ids else _text(element))
+                        slots.append(f"#{sum(1 for slot in slots if slot.startswith('#'))}")
+                        texts.append(normalised_text(element))
+                    continue
+                after_splat = after_splat or argument.type == "list_splat"
+                slots.append("*")
+                texts.append(normalised_text(argument))
+            else:
+                ids = _python_identifiers(argument)
+                positional.append(normalise_name(ids[0]) if ids else _text(argument))
+                slots.append("*" if after_splat else f"#{sum(1 for slot in slots if slot.startswith('#'))}")
+                texts.append(normalised_text(argument))
+        params = _kernel_params_in_file(_root(self.outer), kernel, "python")
+        renamed = _substituted_names(substitution)
+        line = _line_of(node)
+        self.signature.launches.append(
+            Launch(
+                kernel=kernel,
+                kernel_normalised=normalise_kernel_name(kernel),
+                arguments=tuple(renamed.get(a, a) for a in positional),
+                keywords=tuple(keywords),
+                grid_text=_text(grid_expression) if grid_expression is not None else "",
+                grid_identifiers=tuple(sorted({renamed.get(i, i) for i in identifiers})),
+                grid_shape=shape,
+                num_warps=options.get("num_warps"),
+                num_stages=options.get("num_stages"),
+                line=line,
+                quote=self.lines.quote(line),
+                slots=tuple(slots),
+                texts=tuple(texts),
+                bound=bind_arguments(slots, params) if params is not None else None,
+                via_helper=via,
             )
+        )
 
     @staticmethod
     def _resolve_grid(node, assignments):
@@ -973,51 +1058,7 @@ class _PythonExtractor:
         return node, None
 
     def _program_ids(self, assignments) -> None:
-        derived: dict[str, int] = {}  # variable -> axis of the program id it derives from
-
-        def axis_of_call(call) -> tuple[str, int] | None:
-            function = _text(call.child_by_field_name("function"))
-            short = function.split(".")[-1]
-            if short not in ("program_id", "num_programs"):
-                return None
-            arguments = call.child_by_field_name("arguments")
-            axis = 0
-            for argument in arguments.named_children if arguments else []:
-                value = argument.child_by_field_name("value") if argument.type == "keyword_argument" else argument
-                literal = _int_literal(_text(value))
-                if literal is not None:
-                    axis = literal
-            return short, axis
-
-        for node in _walk(self.body):
-            if node.type == "call":
-                found = axis_of_call(node)
-                if found:
-                    kind, axis = found
-                    target = self.signature.program_id_axes if kind == "program_id" else self.signature.num_programs_axes
-                    if axis not in target:
-                        target.append(axis)
-        # Variables derived from a program id, in source order.
-        for node in _walk(self.body):
-            if node.type == "assignment":
-                left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
-                if left is None or right is None or left.type != "identifier":
-                    continue
-                axis = self._derived_axis(right, derived, axis_of_call)
-                if axis is not None:
-                    derived.setdefault(_text(left), axis)
-            if node.type == "binary_operator":
-                operator = _text(node.child_by_field_name("operator"))
-                if operator not in ("//", "%", "/"):
-                    continue
-                left = node.child_by_field_name("left")
-                axis = self._derived_axis(left, derived, axis_of_call)
-                if axis is None:
-                    continue
-                operand = " ".join(normalise_name(t) if re.match(r"[A-Za-z_]", t) else t
-                                   for t in comment_free_tokens(node.child_by_field_name("right")))
-                line = _line_of(node)
-                self.signature.decomposition.append(Decomposition(axis, operator, operand, line, self.lines.quote(line)))
+        self._scan_program_ids(self.body, {}, 0, {self.signature.name})
         for node in self.body.named_children:
             if node.type == "if_statement":
                 consequence = node.child_by_field_name("consequence")
@@ -1029,20 +1070,210 @@ class _PythonExtractor:
                         if normalised not in self.signature.early_exit_guards:
                             self.signature.early_exit_guards.append(normalised)
 
+    def _scan_program_ids(self, body, derived: dict[str, int], depth: int, seen: set[str]) -> None:
+        """Program-id and num_programs axes read in ``body``, the variables
+        derived from a program id (``derived``: name -> axis, seeded with a
+        helper's parameters that receive one), and how they are decomposed
+        (``// H``, ``% H``); then the same inside the ``@triton.jit`` helpers
+        of this file that ``body`` calls, ``MAX_HELPER_DEPTH`` levels deep."""
+        for node in _walk(body):
+            if node.type == "call":
+                found = _program_id_call(node)
+                if found:
+                    kind, axis = found
+                    target = self.signature.program_id_axes if kind == "program_id" else self.signature.num_programs_axes
+                    if axis not in target:
+                        target.append(axis)
+        # Variables derived from a program id, in source order.
+        for node in _walk(body):
+            if node.type in ("assignment", "for_statement"):
+                left = node.child_by_field_name("left")
+                right = node.child_by_field_name("right")
+                if left is None or right is None:
+                    continue
+                targets = [left] if left.type == "identifier" else \
+                    [c for c in left.named_children if c.type == "identifier"] \
+                    if left.type in ("pattern_list", "tuple_pattern") else []
+                axis = self._derived_axis(right, derived) if targets else None
+                if axis is not None:
+                    for target in targets:  # row_tile, col_tile = _tile_of_item(pid, ...)
+                        derived.setdefault(_text(target), axis)
+            if node.type == "binary_operator":
+                operator = _text(node.child_by_field_name("operator"))
+                if operator not in ("//", "%", "/"):
+                    continue
+                left = node.child_by_field_name("left")
+                axis = self._derived_axis(left, derived)
+                if axis is None:
+                    continue
+                operand = " ".join(normalise_name(t) if re.match(r"[A-Za-z_]", t) else t
+                                   for t in comment_free_tokens(node.child_by_field_name("right")))
+                line = _line_of(node)
+                found = Decomposition(axis, operator, operand, line, self.lines.quote(line))
+                if found not in self.signature.decomposition:  # a helper called twice is read once
+                    self.signature.decomposition.append(found)
+        if depth >= self.MAX_HELPER_DEPTH:
+            return
+        functions, _ = self._module()
+        for node in _walk(body):
+            function = node.child_by_field_name("function") if node.type == "call" else None
+            if function is None or function.type != "identifier":
+                continue
+            helper = functions.get(_text(function))
+            if helper is None or helper.kind != KIND_TRITON_KERNEL or helper.name in seen:
+                continue
+            helper_function = helper.node.child_by_field_name("definition") \
+                if helper.node.type == "decorated_definition" else helper.node
+            helper_body = helper_function.child_by_field_name("body")
+            if helper_body is None:
+                continue
+            seeded = {}
+            for name, value in _bind_call(helper_function, node, {}).items():
+                axis = self._derived_axis(value, derived)
+                if axis is not None:
+                    seeded[name] = axis
+            self._scan_program_ids(helper_body, seeded, depth + 1, seen | {helper.name})
+
     @staticmethod
-    def _derived_axis(node, derived, axis_of_call) -> int | None:
+    def _derived_axis(node, derived) -> int | None:
+        """The program-id axis the per-program value ``node`` derives from.
+
+        Only the program's work index counts: a value read from memory
+        (``tl.load(... pid ...)``) is data, and anything with ``tl.arange``
+        is a vector of lanes, so ``tokens // BLOCK`` over a lane vector is an
+        offset computation, not a decomposition of ``program_id``."""
         if node is None:
             return None
         if node.type == "identifier":
             return derived.get(_text(node))
-        for current in _walk(node):
+        axis = None
+        stack = [node]
+        while stack:
+            current = stack.pop()
             if current.type == "call":
-                found = axis_of_call(current)
+                short = _text(current.child_by_field_name("function")).split(".")[-1]
+                if short == "arange":
+                    return None
+                if short in _MEMORY_READS:
+                    continue
+                found = _program_id_call(current)
                 if found and found[0] == "program_id":
-                    return found[1]
-            if current.type == "identifier" and _text(current) in derived:
-                return derived[_text(current)]
+                    axis = found[1] if axis is None else axis
+                    continue
+            if current.type == "identifier" and _text(current) in derived and axis is None:
+                axis = derived[_text(current)]
+            stack.extend(current.children)
+        return axis
+
+
+_MEMORY_READS = frozenset({"load", "atomic_add", "atomic_cas", "atomic_xchg", "atomic_max", "atomic_min",
+                           "atomic_and", "atomic_or", "atomic_xor"})
+
+
+def _program_id_call(call) -> tuple[str, int] | None:
+    """``("program_id" | "num_programs", axis)`` for ``tl.program_id(axis)`` calls."""
+    function = _text(call.child_by_field_name("function"))
+    short = function.split(".")[-1]
+    if short not in ("program_id", "num_programs"):
         return None
+    arguments = call.child_by_field_name("arguments")
+    axis = 0
+    for argument in arguments.named_children if arguments else []:
+        value = argument.child_by_field_name("value") if argument.type == "keyword_argument" else argument
+        literal = _int_literal(_text(value))
+        if literal is not None:
+            axis = literal
+    return short, axis
+
+
+def _python_assignments(body) -> dict[str, Any]:
+    """name -> value node of the simple assignments in ``body``, first one wins."""
+    assignments: dict[str, Any] = {}
+    for node in _walk(body):
+        if node.type != "assignment":
+            continue
+        left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+        if left is None or right is None:
+            continue
+        if left.type == "identifier":
+            assignments.setdefault(_text(left), right)
+        elif left.type in ("pattern_list", "tuple_pattern"):
+            targets = [c for c in left.named_children if c.type == "identifier"]
+            values = right.named_children if right.type in ("expression_list", "tuple") else []
+            for index, target in enumerate(targets):
+                value = values[index] if len(values) == len(targets) else right
+                assignments.setdefault(_text(target), value)
+    return assignments
+
+
+def _literal_sequence(splat, assignments, substitution) -> list | None:
+    """The elements of ``*X`` when X is, or names, a tuple/list literal."""
+    if splat.type != "list_splat" or not splat.named_children:
+        return None
+    value = splat.named_children[0]
+    seen = set()
+    while value is not None and value.type == "identifier" and _text(value) not in seen:
+        seen.add(_text(value))
+        value = substitution.get(_text(value)) or assignments.get(_text(value))
+    if value is not None and value.type in ("tuple", "list"):
+        return [c for c in value.named_children if c.type != "comment"]
+    return None
+
+
+def _python_parameter_names(function) -> list[str]:
+    """Parameter names of a Python function node, as written (no ``*``)."""
+    names = []
+    parameters = function.child_by_field_name("parameters")
+    for child in parameters.named_children if parameters else []:
+        if child.type == "identifier":
+            names.append(_text(child))
+        elif child.type in ("typed_parameter", "list_splat_pattern", "dictionary_splat_pattern"):
+            inner = next((c for c in child.named_children if c.type == "identifier"), None)
+            names.append(_text(inner) if inner is not None else "")
+        elif child.type in ("default_parameter", "typed_default_parameter"):
+            names.append(_text(child.child_by_field_name("name")))
+        else:
+            names.append("")  # the bare * or / separators keep positions honest
+    return [n for n in names]
+
+
+def _bind_call(function, call, outer_substitution: dict[str, Any]) -> dict[str, Any]:
+    """helper parameter name -> the caller's argument node, for a call of
+    ``function`` (positional by index, keywords by name), seen through the
+    caller's own substitution when it is itself a helper."""
+    params = [n for n in _python_parameter_names(function)]
+    positional_params = [n for n in params if n and n not in ("self", "cls")]
+    bindings: dict[str, Any] = {}
+    arguments = call.child_by_field_name("arguments")
+    index = 0
+    for argument in arguments.named_children if arguments else []:
+        if argument.type == "keyword_argument":
+            name = _text(argument.child_by_field_name("name"))
+            value = argument.child_by_field_name("value")
+        elif argument.type in ("list_splat", "dictionary_splat", "comment"):
+            if argument.type == "list_splat":
+                index = len(positional_params)  # later positions are unknown
+            continue
+        else:
+            name = positional_params[index] if index < len(positional_params) else None
+            value = argument
+            index += 1
+        if name and value is not None:
+            if value.type == "identifier" and _text(value) in outer_substitution:
+                value = outer_substitution[_text(value)]
+            bindings[name] = value
+    return bindings
+
+
+def _substituted_names(substitution: dict[str, Any]) -> dict[str, str]:
+    """normalised helper parameter -> normalised first identifier of the
+    caller's argument, for renaming a helper's launch into the caller's names."""
+    renamed = {}
+    for name, value in substitution.items():
+        ids = _python_identifiers(value)
+        if ids:
+            renamed[normalise_name(name)] = normalise_name(ids[0])
+    return renamed
 
 
 def _is_python_read(node) -> bool:

@@ -36,7 +36,7 @@ from portq.reachability import CallSite, Reachability, call_sites
 from portq.signatures import Signature, signature_of
 from portq.symbols import MAX_PARSE_BYTES, language_for_path, symbol_table
 
-INDEX_FORMAT = 3
+INDEX_FORMAT = 4
 """Bump when the cached JSON layout or what goes into it changes."""
 
 SKIPPED_DIRECTORIES = frozenset(

@@ -744,10 +744,11 @@ def _launch_items(old: Signature, new: Signature, port: Signature, index: TreeIn
         mine = _port_launch(port, launched, before, after)
         items += _geometry_items(old, new, port, before, after, mine, cross, len(port.launches), index)
     if not port.launches:
-        # The port launches through a helper this comparison does not follow:
-        # absence of a launch here is not evidence of the old shape.
+        # Same-module helpers are followed by the signature; a port that still
+        # shows no launch launches through another module's helper: absence of
+        # a launch here is not evidence of the old shape.
         items = [ItemResult("undecided", i.layer, f"{i.message.split(',')[0]}; the port launches no kernel itself "
-                            "(a helper may), so its launch cannot be compared", i.evidence)
+                            "(a helper in another module may), so its launch cannot be compared", i.evidence)
                  if i.status == "behind" else i for i in items]
     return items
 

@@ -20,11 +20,7 @@ import pytest
 from portq.cli import main
 from portq.demo import EXAMPLES_DIR, TARGETS, DemoError, build_all, load_series, run_demo, series_names
 
-KNOWN_CLASSIFIER_MISTAKES = {
-    ("kernels", "vllm", 10): "triton_filter_and_convert_dcp_index's port launches through the same-module "
-                             "helper _launch_remap, so the keyword BLOCK_STRIDE_ROWS its launch gained cannot be "
-                             "placed and the wrapper falls to body-only NEEDS_REVIEW although the helper passes it",
-}
+KNOWN_CLASSIFIER_MISTAKES: dict[tuple[str, str, int], str] = {}
 
 
 def _cases():

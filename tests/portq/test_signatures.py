@@ -203,3 +203,92 @@ def test_launch_of_a_kernel_defined_elsewhere_has_no_binding():
 def test_cuda_launch_binds_function_parameters_not_template_parameters():
     launch = _signatures(CUDA, "a.cu")["host"].launches[0]
     assert launch.bound == ("src_cache", "token_to_seq", "num_tokens")
+
+
+HELPERS = b"""
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _k(x_ptr, n, ROWS: tl.constexpr):
+    pass
+
+
+_fast = _k
+_single = _k[(1,)]
+
+
+def prebound(x, n):
+    launch = _k[(n,)]
+    launch(x, n, ROWS=4)
+
+
+def aliased(x, n):
+    _fast[(n,)](x, n, ROWS=4)
+    _single(x, n, ROWS=4)
+
+
+def _launch(kernel, views, n, *, rows):
+    grid = (n,)
+    kernel[grid](*views, n, ROWS=rows)
+
+
+def _dispatch(x, n, rows):
+    _launch(_k, (x,), n, rows=rows)
+
+
+def wrapper(x, n, rows=8):
+    _dispatch(x, n, rows)
+"""
+
+
+def test_a_pre_bound_kernel_object_called_later_is_a_launch():
+    (launch,) = _signatures(HELPERS, "k.py")["prebound"].launches
+    assert (launch.kernel, launch.grid_text, launch.bound) == ("_k", "(n,)", ("x", "n", "rows"))
+
+
+def test_module_level_aliases_and_pre_bound_launchers_name_the_kernel():
+    launches = _signatures(HELPERS, "k.py")["aliased"].launches
+    assert [(l.kernel, l.grid_text) for l in launches] == [("_k", "(n,)"), ("_k", "(1,)")]
+
+
+def test_launches_in_same_module_helpers_are_followed_two_levels_with_the_callers_arguments():
+    (launch,) = _signatures(HELPERS, "k.py")["wrapper"].launches
+    assert launch.kernel == "_k" and launch.via_helper == "_dispatch > _launch"
+    assert launch.bound == ("x", "n", "rows")  # *views with views = (x,) binds positionally
+    assert launch.quote == "kernel[grid](*views, n, ROWS=rows)"
+
+
+DECOMPOSED = b"""
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _tile_of(item, num_cols):
+    return item // num_cols, item % num_cols
+
+
+@triton.jit
+def _body(item, num_cols, offsets_ptr, BLOCK: tl.constexpr):
+    row, col = _tile_of(item, num_cols)
+    head = col // 4
+    lanes = row * BLOCK + tl.arange(0, BLOCK)
+    page = lanes // 16
+    start = tl.load(offsets_ptr + row)
+    slot = start % 16
+
+
+@triton.jit
+def kernel(num_cols, offsets_ptr, BLOCK: tl.constexpr):
+    for item in range(tl.program_id(0), 1024, tl.num_programs(0)):
+        _body(item, num_cols, offsets_ptr, BLOCK)
+"""
+
+
+def test_program_id_decomposition_in_helpers_the_kernel_calls_is_the_kernels():
+    kernel = _signatures(DECOMPOSED, "k.py")["kernel"]
+    found = {(d.axis, d.operator, d.operand) for d in kernel.decomposition}
+    assert found == {(0, "//", "num_cols"), (0, "%", "num_cols"), (0, "//", "4")}
+    assert kernel.program_id_axes == [0] and kernel.num_programs_axes == [0]

@@ -232,3 +232,22 @@ def test_constexpr_parameter_deltas_are_flagged_as_constexpr():
     new = _sig("@triton.jit\ndef k(x, B: tl.constexpr, ROWS: tl.constexpr):\n    tl.store(x, B * ROWS)\n", "u.py", "k")
     (item,) = [i for i in compare(old, new, new) if "rows" in i.message]
     assert item.status == "sync" and "constexpr parameter rows" in item.evidence[0].message
+
+
+HELPER_PORT = SAFE_KERNEL.format(extra="ROWS: tl.constexpr, ") + '''def _launch(x, counts, n, rows):
+    _k[(n,)](x, counts, n, {keyword}BLOCK=256)
+
+
+def w(x, counts, n, rows=None):
+    _launch(x, counts, n, rows)
+'''
+
+
+def test_port_launching_through_a_same_module_helper_is_compared_at_the_helpers_launch():
+    old = _sig(SAFE_KERNEL.format(extra="") + SAFE_WRAPPER.format(extra=""), "u.py", "w")
+    new = _sig(SAFE_KERNEL.format(extra="ROWS: tl.constexpr, ") + SAFE_WRAPPER.format(extra="ROWS=64, "), "u.py", "w")
+    synced = _sig(HELPER_PORT.format(keyword="ROWS=rows, "), "t.py", "w")
+    stale = _sig(HELPER_PORT.format(keyword=""), "t.py", "w")
+    assert [i.status for i in compare(old, new, synced) if i.layer == "launch"] == ["sync"]
+    (item,) = [i for i in compare(old, new, stale) if i.layer == "launch"]
+    assert item.status == "behind" and item.evidence[-1].quote == "_k[(n,)](x, counts, n, BLOCK=256)"
