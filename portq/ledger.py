@@ -17,7 +17,7 @@ shown as a *proposal*, never applied over the human (``Current.proposal``).
 Public API (``open_ledger(path)`` returns a ``Ledger``; use it as a context
 manager or call ``close``):
 
-- waves: ``begin_wave(...) -> (Wave, resumed)``, ``record_scan_entry(...)``,
+- waves: ``begin_wave(...) -> (Wave, resumed)``, ``record_scan_entries(wave, [...])``,
   ``recorded_positions(wave)``, ``finish_wave(wave, status)``,
   ``wave(n)``, ``latest_wave(range_spec=None, upstream=None)``, ``waves()``;
 - entries: ``wave_entries(wave) -> [EntryRecord]``, ``entry_at(wave, n)``,
@@ -30,8 +30,11 @@ manager or call ``close``):
 
 Durability and concurrency: WAL journal, a generous busy timeout so that
 concurrent portq processes wait for each other instead of failing, and one
-``BEGIN IMMEDIATE`` transaction per recorded entry, so a scan killed at any
-point leaves whole entries only. A wave left ``running`` by a dead process
+``BEGIN IMMEDIATE`` transaction per batch of recorded entries
+(``record_scan_entries``), so a scan killed at any point leaves whole
+entries only. Reading a wave back costs two queries however many entries it
+has, and an event's evidence and full verdict are decoded from JSON only
+when asked for. A wave left ``running`` by a dead process
 (or ``interrupted`` by Ctrl-C) is resumed by the next scan of the same range,
 tree, matrix and portq version; a wave whose writer is alive is never
 touched by another process, so two scans at once record two waves.
@@ -51,6 +54,7 @@ import os
 import socket
 import sqlite3
 from dataclasses import asdict, dataclass, field, fields, is_dataclass, replace
+from functools import cached_property
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
@@ -156,6 +160,13 @@ MIGRATIONS: list[tuple[int, str, Callable[[sqlite3.Connection], None]]] = [
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 
 
+_EVENT_COLUMNS = ", ".join(
+    ("id", "entry_id", "wave_id", "source", "verdict", "justification", "decided_by", "reason", "who", "why",
+     "evidence", "detail", "undoes", "version", "created_at")
+)
+"""verdict_events columns in ``Event`` field order (``evidence``/``detail`` as their JSON text)."""
+
+
 def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
@@ -223,12 +234,22 @@ class Event:
     reason: str
     who: str | None
     why: str | None
-    evidence: list[dict[str, Any]]
-    detail: dict[str, Any] | None
+    evidence_json: str = field(repr=False)
+    detail_json: str | None = field(repr=False)
     undoes: int | None
     version: str
     created_at: str
     undone: bool = False
+
+    @cached_property
+    def evidence(self) -> list[dict[str, Any]]:
+        """The event's evidence items (decoded when first asked for)."""
+        return json.loads(self.evidence_json)
+
+    @cached_property
+    def detail(self) -> dict[str, Any] | None:
+        """The full ``model.Verdict`` of a scan event, as JSON data (decoded when first asked for)."""
+        return json.loads(self.detail_json) if self.detail_json else None
 
     @property
     def wave(self) -> str | None:
@@ -457,14 +478,11 @@ class Ledger:
         recorded = 0
         with self._transaction() as db:
             for entry in entries:
-                db.execute(
-                    "INSERT INTO entries (upstream, tree, sha, title, pr) VALUES (?, ?, ?, ?, ?) "
-                    "ON CONFLICT (upstream, tree, sha) DO UPDATE SET title = excluded.title, pr = excluded.pr",
-                    (wave.upstream, wave.tree, entry["sha"], entry["title"], entry["pr"]),
-                )
                 entry_id = db.execute(
-                    "SELECT id FROM entries WHERE upstream = ? AND tree = ? AND sha = ?",
-                    (wave.upstream, wave.tree, entry["sha"]),
+                    "INSERT INTO entries (upstream, tree, sha, title, pr) VALUES (?, ?, ?, ?, ?) "
+                    "ON CONFLICT (upstream, tree, sha) DO UPDATE SET title = excluded.title, pr = excluded.pr "
+                    "RETURNING id",
+                    (wave.upstream, wave.tree, entry["sha"], entry["title"], entry["pr"]),
                 ).fetchone()[0]
                 inserted = db.execute(
                     "INSERT OR IGNORE INTO wave_entries (wave_id, position, entry_id, rows, symbols) "
@@ -544,12 +562,21 @@ class Ledger:
     # --- entries and events ----------------------------------------------------
 
     def wave_entries(self, wave: Wave) -> list[EntryRecord]:
+        """Every recorded entry of a wave, in position order (two queries, however many entries)."""
         rows = self.db.execute(
             "SELECT we.position, we.rows, we.symbols, e.* FROM wave_entries we JOIN entries e ON e.id = we.entry_id "
             "WHERE we.wave_id = ? ORDER BY we.position",
             (wave.id,),
         ).fetchall()
-        return [self._entry_record(wave, row) for row in rows]
+        events: dict[int, list[Event]] = {}
+        for row in self.db.execute(
+            f"SELECT {_EVENT_COLUMNS} FROM verdict_events "
+            "WHERE entry_id IN (SELECT entry_id FROM wave_entries WHERE wave_id = ?) ORDER BY entry_id, id",
+            (wave.id,),
+        ):
+            event = Event(*row)
+            events.setdefault(event.entry_id, []).append(event)
+        return [self._entry_record(wave, row, events.get(row["id"], [])) for row in rows]
 
     def entry_at(self, wave: Wave, position: int) -> EntryRecord:
         row = self.db.execute(
@@ -565,8 +592,9 @@ class Ledger:
             )
         return self._entry_record(wave, row)
 
-    def _entry_record(self, wave: Wave, row: sqlite3.Row) -> EntryRecord:
-        events = self._events(row["id"])
+    def _entry_record(self, wave: Wave, row: sqlite3.Row, events: list[Event] | None = None) -> EntryRecord:
+        if events is None:
+            events = self._events(row["id"])
         scan = next((e for e in events if e.source == "scan" and e.wave_id == wave.id), None)
         return EntryRecord(
             entry_id=row["id"],
@@ -584,15 +612,9 @@ class Ledger:
         )
 
     def _events(self, entry_id: int) -> list[Event]:
-        rows = self.db.execute("SELECT * FROM verdict_events WHERE entry_id = ? ORDER BY id", (entry_id,)).fetchall()
-        return [
-            Event(
-                **{k: row[k] for k in row.keys() if k not in ("evidence", "detail")},
-                evidence=json.loads(row["evidence"]),
-                detail=json.loads(row["detail"]) if row["detail"] else None,
-            )
-            for row in rows
-        ]
+        rows = self.db.execute(f"SELECT {_EVENT_COLUMNS} FROM verdict_events WHERE entry_id = ? ORDER BY id",
+                               (entry_id,))
+        return [Event(*row) for row in rows]
 
     def history(self, entry_id: int) -> list[Event]:
         """Every verdict event of an entry, oldest first; undone reviews marked."""

@@ -57,6 +57,23 @@ def test_wave_entries_keep_position_rows_symbols_and_scan_verdict(ledger):
     assert second.scan.to_verdict().evidence[0].path == "a.cu"
 
 
+def test_reading_a_wave_back_costs_two_queries_however_many_entries(ledger):
+    wave, _ = begin(ledger, count=40)
+    ledger.record_scan_entries(wave, [dict(position=n, sha=f"{n:040d}", title="t", pr=None, rows=["ROW"], symbols=[],
+                                           verdict=scan_verdict()) for n in range(1, 41)])
+    other, _ = begin(ledger, tip="c" * 40, count=40)  # a second wave's events on the same entries
+    ledger.record_scan_entries(other, [dict(position=n, sha=f"{n:040d}", title="t", pr=None, rows=[], symbols=[],
+                                            verdict=scan_verdict("NOT_APPLICABLE", "no-row")) for n in range(1, 41)])
+    statements = []
+    ledger.db.set_trace_callback(statements.append)
+    records = ledger.wave_entries(wave)
+    ledger.db.set_trace_callback(None)
+    assert len(statements) == 2
+    assert [r.position for r in records] == list(range(1, 41))
+    assert {(r.scan.wave_id, r.scan.verdict, r.current.event.verdict) for r in records} == \
+           {(wave.id, "NEEDS_REVIEW", "NOT_APPLICABLE")}
+
+
 def test_recording_a_position_twice_is_refused_without_a_second_event(ledger):
     wave, _ = begin(ledger)
     assert record(ledger, wave, 1, "1" * 40) is True
