@@ -19,7 +19,6 @@ import argparse
 import sys
 
 from portq import output
-from portq.reports import wave_summary
 from portq.scan import run_scan
 
 
@@ -42,6 +41,8 @@ def run(args: argparse.Namespace, config) -> int:
     if args.json:
         output.print_json(scan_json(result))
     else:
+        from portq.reports import wave_summary  # jinja2: loaded only when the table is printed
+
         output.print_wave_table(result.wave, result.entries)
         sys.stdout.write("\n" + wave_summary(result.wave, result.entries))
         if result.resumed:
