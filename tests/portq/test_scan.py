@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import json
 import os
+import select
+import signal
 import subprocess
 import sys
 import textwrap
@@ -212,30 +214,59 @@ def test_ctrl_c_keeps_finished_entries_and_a_rerun_completes_the_wave(workspace,
         assert ledger.db.execute("SELECT COUNT(*) FROM verdict_events").fetchone()[0] == len(SAMPLE_ENTRY_ORDER)
 
 
-def run_portq(workspace, code: str) -> subprocess.Popen:
+def run_portq(workspace, code: str, **options) -> subprocess.Popen:
     environment = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
     return subprocess.Popen([sys.executable, "-c", textwrap.dedent(code)], cwd=workspace, env=environment,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **options)
+
+
+def next_line(process: subprocess.Popen, timeout: float) -> str:
+    """The next line ``process`` prints, or "" if it exits or stays silent for ``timeout`` seconds."""
+    ready, _, _ = select.select([process.stdout], [], [], timeout)
+    return process.stdout.readline() if ready else ""
+
+
+SCAN_THAT_STOPS_AFTER_FIVE_ENTRIES = """
+    import sys
+    import pytest
+    import portq.scan
+    from portq.cli import main
+    from tests.portq.test_scan import interrupt_after
+
+    def wait_for_the_kill():
+        print("5 entries recorded", flush=True)  # each in its own committed transaction
+        sys.stdin.read()  # the test kills this process before it closes our stdin
+        raise SystemExit("stdin closed: the test did not kill the scan")
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(portq.scan, "RECORD_BATCH", 1)
+        interrupt_after(patch, 5, wait_for_the_kill)
+        main(["scan", "base..tip"])
+"""
 
 
 def test_sigkill_mid_scan_tears_nothing_and_a_rerun_completes(workspace, capsys):
-    killed = run_portq(workspace, """
-        import os, signal
-        import pytest
-        import portq.scan
-        from portq.cli import main
-        from tests.portq.test_scan import interrupt_after
-        with pytest.MonkeyPatch.context() as patch:
-            patch.setattr(portq.scan, "RECORD_BATCH", 1)
-            interrupt_after(patch, 5, lambda: os.kill(os.getpid(), signal.SIGKILL))
-            main(["scan", "base..tip"])
-    """)
-    killed.communicate(timeout=120)
-    assert killed.returncode == -9
+    # The scan says when it is mid-wave (five entries committed, the sixth not begun); only then
+    # is it killed, from outside as a user or the OOM killer would, and reaped before the rerun.
+    scan = run_portq(workspace, SCAN_THAT_STOPS_AFTER_FIVE_ENTRIES, stdin=subprocess.PIPE)
+    try:
+        said = next_line(scan, timeout=120)
+        assert said == "5 entries recorded\n", f"the scan did not stop where expected: {said!r}"
+        assert scan.poll() is None
+        scan.send_signal(signal.SIGKILL)
+        _, errors = scan.communicate(timeout=60)  # reaped: its pid no longer owns the wave
+    finally:
+        if scan.poll() is None:
+            scan.kill()
+            scan.communicate()
+    assert scan.returncode == -signal.SIGKILL, errors
     assert waves_in(workspace / "ledger.sqlite") == [("PORTQ-1", "running", 5)]
     document = scan_json(capsys, "base..tip")
     assert document["wave"] == "PORTQ-1"
     assert waves_in(workspace / "ledger.sqlite") == [("PORTQ-1", "complete", len(SAMPLE_ENTRY_ORDER))]
+    with open_ledger(workspace / "ledger.sqlite") as ledger:  # no event lost or written twice
+        events = ledger.db.execute("SELECT entry_id FROM verdict_events WHERE source = 'scan'").fetchall()
+    assert sorted(e[0] for e in events) == sorted({e[0] for e in events}) and len(events) == len(SAMPLE_ENTRY_ORDER)
 
 
 def test_two_scans_at_once_record_two_whole_waves(workspace):
