@@ -53,7 +53,7 @@ import json
 import os
 import socket
 import sqlite3
-from dataclasses import asdict, dataclass, field, fields, is_dataclass, replace
+from dataclasses import asdict, dataclass, field, is_dataclass, replace
 from functools import cached_property
 from datetime import datetime, timezone
 from pathlib import Path
@@ -488,7 +488,7 @@ class Ledger:
                     "INSERT OR IGNORE INTO wave_entries (wave_id, position, entry_id, rows, symbols) "
                     "VALUES (?, ?, ?, ?, ?)",
                     (wave.id, entry["position"], entry_id, json.dumps(list(entry["rows"])),
-                     json.dumps(list(entry["symbols"]))),
+                     to_json_text(list(entry["symbols"]))),
                 ).rowcount
                 if not inserted:
                     continue
@@ -715,17 +715,6 @@ def _fields_of(value: Any) -> dict[str, Any]:
     if is_dataclass(value):
         return value.__dict__
     raise TypeError(f"{type(value).__name__} is not JSON serialisable")
-
-
-def plain(value: Any) -> Any:
-    """A dataclass tree as JSON-ready dicts and lists (``asdict`` without its deep copies)."""
-    if is_dataclass(value):
-        return {f.name: plain(getattr(value, f.name)) for f in fields(value)}
-    if isinstance(value, (list, tuple)):
-        return [plain(item) for item in value]
-    if isinstance(value, dict):
-        return {key: plain(item) for key, item in value.items()}
-    return value
 
 
 def _report(row: sqlite3.Row) -> Report:

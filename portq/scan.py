@@ -31,7 +31,7 @@ from portq.classify import ClassifierContext, build_classifier
 from portq.config import Config, require_tree
 from portq.errors import MatrixError, ScanInterrupted
 from portq.history import Upstream
-from portq.ledger import EntryRecord, Ledger, Wave, open_ledger, plain
+from portq.ledger import EntryRecord, Ledger, Wave, open_ledger
 from portq.mapping import ChangeMapper
 from portq.matrix import Matrix
 from portq.model import EntryChanges, TouchedSymbol
@@ -78,8 +78,12 @@ def tree_fingerprint(tree: Path) -> str:
 
 
 def symbol_record(symbol: TouchedSymbol) -> dict[str, Any]:
-    """What the ledger keeps of a touched symbol (the JSON shows path/name/change)."""
-    return {key: value for key, value in plain(symbol).items() if value not in (None, (), [])}
+    """What the ledger keeps of a touched symbol (the JSON shows path/name/change).
+
+    Its fields, less the empty ones; the ledger's JSON encoder turns tuples
+    into lists (and would encode a nested record), so no deep copy is made.
+    """
+    return {key: value for key, value in vars(symbol).items() if value not in (None, (), [])}
 
 
 def load_matrix_for(config: Config) -> tuple[Matrix, str, Path]:
