@@ -210,11 +210,12 @@ class StructuralClassifier:
     """DESIGN §5: a verdict per touched symbol, then per entry over all symbols."""
 
     def __init__(self, context: ClassifierContext, index=None) -> None:
-        from portq.tree_index import TreeIndex
+        from portq.tree_index import TreeIndex, port_roots_of
         from portq.verdicts import SymbolClassifier
 
         self.context = context
-        self.index = index if index is not None else TreeIndex.build(context.tree_root, context.cache_dir)
+        self.index = index if index is not None else TreeIndex.build(
+            context.tree_root, context.cache_dir, port_roots_of(context.matrix))
         self.symbols = SymbolClassifier(context, self.index)
 
     def classify_range(self, entries: list[EntryChanges]) -> Iterator[tuple[EntryChanges, Verdict]]:

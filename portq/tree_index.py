@@ -3,7 +3,18 @@ definition's signature, and every call site, for the whole tree.
 
 Built once per scan (DESIGN §6) and cached under ``cache_dir`` by a content
 hash of the tree's source files, so a second scan of an unchanged tree reads
-one JSON file instead of parsing the tree again. Queries:
+one JSON file instead of parsing the tree again.
+
+What is indexed where. The matrix says where ports live (each row's
+``tree`` paths, relative to the tree root): anchors are read only from files
+under those *port roots*, so a tree that is also the tool's own checkout
+(``tree = "."``) does not read the anchor examples in portq's docstrings as
+ports. Definitions and call sites are read across the whole tree, because a
+port's callers live anywhere. Never indexed: tool caches and build output,
+``examples/`` (embedded upstream copies), and nested git repositories (an
+upstream clone or a ``portq demo --keep`` directory inside the tree), whose
+code is not this tree's. With no row naming an existing ``tree`` path the
+whole tree is a port root. Queries:
 
 * ``ports_for(upstream, path, name, qualified_name)`` — the in-tree
   definitions that port an upstream symbol (an upstream symbol may have
@@ -24,6 +35,7 @@ upstream repository and decides nothing.
 
 from __future__ import annotations
 
+import fnmatch
 import hashlib
 import json
 import os
@@ -36,7 +48,7 @@ from portq.reachability import CallSite, Reachability, call_sites
 from portq.signatures import Signature, signature_of
 from portq.symbols import MAX_PARSE_BYTES, language_for_path, symbol_table
 
-INDEX_FORMAT = 4
+INDEX_FORMAT = 5
 """Bump when the cached JSON layout or what goes into it changes."""
 
 SKIPPED_DIRECTORIES = frozenset(
@@ -118,13 +130,14 @@ class FileRecord:
         )
 
 
-def index_file(source: bytes, path: str) -> FileRecord:
-    """Anchors, definitions (with signatures where anchored) and call sites of one file."""
+def index_file(source: bytes, path: str, anchors: bool = True) -> FileRecord:
+    """Anchors (when ``anchors``), definitions (with signatures where
+    anchored) and call sites of one file."""
     table = symbol_table(source, path)
     record = FileRecord(path=path, fallback=table.fallback)
     if table.tree is None:
         return record
-    record.anchors = find_anchors(table, path)
+    record.anchors = find_anchors(table, path) if anchors else []
     anchored = {(a.definition, a.definition_line) for a in record.anchors if a.definition}
     for definition in table.definitions:
         signature = None
@@ -139,14 +152,52 @@ def index_file(source: bytes, path: str) -> FileRecord:
 
 
 def tree_files(root: Path) -> Iterable[Path]:
-    """C/C++/CUDA and Python files under ``root``, in a stable order."""
+    """C/C++/CUDA and Python files under ``root``, in a stable order, without
+    skipped directories and nested git repositories."""
     for directory, subdirectories, files in os.walk(root):
         subdirectories[:] = sorted(
-            d for d in subdirectories if d not in SKIPPED_DIRECTORIES and not d.endswith(".egg-info")
+            d for d in subdirectories
+            if d not in SKIPPED_DIRECTORIES and not d.endswith(".egg-info")
+            and not (Path(directory) / d / ".git").exists()
         )
         for name in sorted(files):
             if language_for_path(name) is not None:
                 yield Path(directory) / name
+
+
+def port_roots_of(matrix) -> list[str]:
+    """The ``tree`` paths of every matrix row: where the matrix says ports live."""
+    return list(dict.fromkeys(path for row in getattr(matrix, "rows", ()) for path in row.tree))
+
+
+class PortRoots:
+    """Which tree files may hold anchors: those under a row's ``tree`` path
+    (a directory prefix, a file, or a glob), or every file when no such path
+    exists in the tree."""
+
+    def __init__(self, root: Path | None, paths: Iterable[str] | None) -> None:
+        wanted = [p.strip().strip("/") for p in (paths or ()) if p.strip().strip("/") not in ("", ".")]
+        if root is not None:
+            wanted = [p for p in wanted if _has_glob(p) or (Path(root) / p).exists()]
+        self.paths = tuple(wanted)
+
+    @property
+    def everywhere(self) -> bool:
+        return not self.paths
+
+    def __contains__(self, relative: str) -> bool:
+        if self.everywhere:
+            return True
+        for path in self.paths:
+            if relative == path or relative.startswith(path + "/"):
+                return True
+            if _has_glob(path) and (fnmatch.fnmatch(relative, path) or fnmatch.fnmatch(relative, path + "/*")):
+                return True
+        return False
+
+
+def _has_glob(path: str) -> bool:
+    return any(char in path for char in "*?[")
 
 
 class TreeIndex:
@@ -172,11 +223,15 @@ class TreeIndex:
     # -- building
 
     @classmethod
-    def build(cls, root: Path, cache_dir: Path | None = None) -> "TreeIndex":
-        """Index the tree at ``root``, reusing ``cache_dir`` when its content hash matches."""
+    def build(cls, root: Path, cache_dir: Path | None = None, port_roots: Iterable[str] | None = None) -> "TreeIndex":
+        """Index the tree at ``root``, reusing ``cache_dir`` when its content
+        hash matches. Anchors are read only under ``port_roots`` (the matrix
+        rows' ``tree`` paths, ``port_roots_of(matrix)``); None reads them everywhere."""
         root = Path(root)
+        roots = PortRoots(root, port_roots)
         sources: list[tuple[str, bytes]] = []
         digest = hashlib.sha1(f"portq-tree-index-{INDEX_FORMAT}".encode())
+        digest.update(repr(roots.paths).encode())
         for file in tree_files(root):
             try:
                 data = file.read_bytes()
@@ -194,7 +249,8 @@ class TreeIndex:
             except (ValueError, KeyError, TypeError):
                 pass  # a damaged cache is rebuilt, never trusted
         records = [
-            index_file(data, relative) if len(data) <= MAX_PARSE_BYTES else FileRecord(relative, fallback="too large")
+            index_file(data, relative, anchors=relative in roots) if len(data) <= MAX_PARSE_BYTES
+            else FileRecord(relative, fallback="too large")
             for relative, data in sources
         ]
         if cache_file is not None:

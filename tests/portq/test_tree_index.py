@@ -77,3 +77,45 @@ def test_damaged_cache_is_rebuilt(tmp_path):
     (cached,) = cache.glob("tree-index-*.json")
     cached.write_text("{not json")
     assert len(TreeIndex.build(root, cache).anchors) == 4
+
+
+TOOL_DOC = '''\
+"""Anchors look like ``# portq: ports vllm:csrc/a.cu::gather_kernel``."""
+from kernels.g import gather_kernel_reference
+
+
+def run(x):
+    return gather_kernel_reference(x)
+'''
+
+
+def test_anchors_are_read_only_under_the_rows_tree_paths_but_callers_everywhere(tmp_path):
+    root = tmp_path / "tree"
+    _write(root, {"kernels/g.py": PORT, "tool/doc.py": TOOL_DOC})
+    index = TreeIndex.build(root, port_roots=["kernels/"])
+    assert {a.file for a in index.anchors} == {"kernels/g.py"}
+    callers = index.reachability.callers("gather_kernel_reference", "kernels/g.py", "gather_kernel_reference")
+    assert [c.cite for c in callers.non_test] == ["tool/doc.py:6"]
+
+
+def test_without_an_existing_tree_path_every_file_may_hold_anchors(tmp_path):
+    root = tmp_path / "tree"
+    _write(root, {"kernels/g.py": PORT, "tool/doc.py": TOOL_DOC})
+    index = TreeIndex.build(root, port_roots=["port/missing/"])
+    assert {a.file for a in index.anchors} == {"kernels/g.py", "tool/doc.py"}
+
+
+def test_nested_git_repositories_are_not_part_of_the_tree(tmp_path):
+    root = tmp_path / "tree"
+    _write(root, {"kernels/g.py": PORT, "demo/upstream/vllm/caller.py": TOOL_DOC})
+    (root / "demo/upstream/vllm/.git").mkdir()
+    index = TreeIndex.build(root, port_roots=["kernels/"])
+    assert not any(path.startswith("demo/") for path in index.files)
+
+
+def test_the_cache_is_keyed_by_the_port_roots_too(tmp_path):
+    root, cache = tmp_path / "tree", tmp_path / "cache"
+    _write(root, {"kernels/g.py": PORT, "tool/doc.py": TOOL_DOC})
+    TreeIndex.build(root, cache, port_roots=["kernels/"])
+    everywhere = TreeIndex.build(root, cache)
+    assert "tool/doc.py" in {a.file for a in everywhere.anchors}
