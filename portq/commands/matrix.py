@@ -140,11 +140,11 @@ def build_matrix_context(matrix, index, tree_root: Path, matrix_label: str) -> d
 def run(args: argparse.Namespace, config) -> int:
     from portq.config import require_tree
     from portq.matrix import Matrix
-    from portq.tree_index import TreeIndex
+    from portq.tree_index import TreeIndex, port_roots_of
 
     matrix = Matrix.load(config.matrix_path)
     tree = require_tree(config)
-    index = TreeIndex.build(tree, config.ledger_path.parent / "cache")
+    index = TreeIndex.build(tree, config.ledger_path.parent / "cache", port_roots_of(matrix))
     context = build_matrix_context(matrix, index, tree, _label(config.matrix_path, config.root))
     if getattr(args, "json", False) or args.format == "json":
         print(json.dumps(context, indent=2))
