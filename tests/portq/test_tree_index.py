@@ -119,3 +119,19 @@ def test_the_cache_is_keyed_by_the_port_roots_too(tmp_path):
     TreeIndex.build(root, cache, port_roots=["kernels/"])
     everywhere = TreeIndex.build(root, cache)
     assert "tool/doc.py" in {a.file for a in everywhere.anchors}
+
+
+def test_portq_matrix_lists_no_problem_from_anchor_examples_in_the_tools_own_source(tmp_path, capsys, monkeypatch):
+    import json
+
+    from portq.cli import main
+
+    root = tmp_path / "tree"
+    _write(root, {"kernels/g.py": PORT, "portq/anchors.py": TOOL_DOC})
+    (tmp_path / "matrix.toml").write_text(
+        '[[row]]\nid = "K"\ntitle = "k"\nupstream = "vllm"\npaths = ["csrc/a.cu"]\ntree = ["kernels/"]\n')
+    monkeypatch.chdir(tmp_path)
+    assert main(["matrix", "--json", "--tree", str(root), "--matrix", str(tmp_path / "matrix.toml"),
+                 "--ledger", str(tmp_path / "ledger.sqlite")]) == 0
+    problems = json.loads(capsys.readouterr().out)["problems"]
+    assert problems and not any(p["file"] == "portq/anchors.py" for p in problems)
