@@ -927,7 +927,6 @@ class _PythonExtractor:
         called later (local or module-level), and those inside same-module
         helper functions it calls, ``MAX_HELPER_DEPTH`` levels deep, with the
         helper's parameters replaced by the caller's arguments."""
-        functions, _ = self._module()
         for node in _walk(body):
             if node.type != "call":
                 continue
@@ -938,18 +937,28 @@ class _PythonExtractor:
             if target is not None:
                 self._add_launch(node, target[0], target[1], assignments, via, substitution)
                 continue
-            name = _text(function) if function.type == "identifier" else None
-            helper = functions.get(name) if name else None
-            if helper is None or helper.kind != KIND_FUNCTION or name in seen or depth >= self.MAX_HELPER_DEPTH:
+            helper = self._called_helper(function, KIND_FUNCTION, seen) if depth < self.MAX_HELPER_DEPTH else None
+            if helper is None:
                 continue
-            helper_function = helper.node.child_by_field_name("definition") \
-                if helper.node.type == "decorated_definition" else helper.node
-            helper_body = helper_function.child_by_field_name("body")
-            if helper_body is None:
-                continue
+            name, helper_function, helper_body = helper
             bindings = _bind_call(helper_function, node, substitution)
             self._collect_launches(helper_body, _python_assignments(helper_body), f"{via} > {name}" if via else name,
                                    depth + 1, bindings, seen | {name})
+
+    def _called_helper(self, function, kind: str, seen: set[str]):
+        """``(name, function node, body)`` of the same-module function of
+        ``kind`` that a call of ``function`` (an identifier) reaches, unless
+        it is one of ``seen`` (recursion)."""
+        if function.type != "identifier":
+            return None
+        functions, _ = self._module()
+        helper = functions.get(_text(function))
+        if helper is None or helper.kind != kind or helper.name in seen:
+            return None
+        helper_function = helper.node.child_by_field_name("definition") \
+            if helper.node.type == "decorated_definition" else helper.node
+        body = helper_function.child_by_field_name("body")
+        return (helper.name, helper_function, body) if body is not None else None
 
     def _launch_target(self, function, assignments, substitution):
         """``(kernel node, grid node)`` when calling ``function`` launches a kernel."""
@@ -1114,25 +1123,18 @@ class _PythonExtractor:
                     self.signature.decomposition.append(found)
         if depth >= self.MAX_HELPER_DEPTH:
             return
-        functions, _ = self._module()
         for node in _walk(body):
             function = node.child_by_field_name("function") if node.type == "call" else None
-            if function is None or function.type != "identifier":
+            helper = self._called_helper(function, KIND_TRITON_KERNEL, seen) if function is not None else None
+            if helper is None:
                 continue
-            helper = functions.get(_text(function))
-            if helper is None or helper.kind != KIND_TRITON_KERNEL or helper.name in seen:
-                continue
-            helper_function = helper.node.child_by_field_name("definition") \
-                if helper.node.type == "decorated_definition" else helper.node
-            helper_body = helper_function.child_by_field_name("body")
-            if helper_body is None:
-                continue
+            name, helper_function, helper_body = helper
             seeded = {}
-            for name, value in _bind_call(helper_function, node, {}).items():
+            for parameter, value in _bind_call(helper_function, node, {}).items():
                 axis = self._derived_axis(value, derived)
                 if axis is not None:
-                    seeded[name] = axis
-            self._scan_program_ids(helper_body, seeded, depth + 1, seen | {helper.name})
+                    seeded[parameter] = axis
+            self._scan_program_ids(helper_body, seeded, depth + 1, seen | {name})
 
     @staticmethod
     def _derived_axis(node, derived) -> int | None:
