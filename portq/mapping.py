@@ -14,9 +14,12 @@ For each file change of a commit:
    b. both blobs' definitions are known (``portq.symbol_cache``, from this
       scan or an earlier one): looked at only when a hunk's old or new line
       range overlaps a definition a row claims by name;
-   c. otherwise the blobs are read and searched for a claimed name: a
-      definition's name is always in its file's text, so a blob without one
-      cannot define a claimed symbol.
+   c. otherwise the blobs are searched for a claimed name: a definition's
+      name is always in its file's text, so a blob without one cannot
+      define a claimed symbol. No line of this diff holds a name, so the old
+      and the new blob answer alike: one blob read answers for a whole chain
+      of such edits to a file, and an added or deleted file's diff (all its
+      lines) answers for its blob without a read.
 
    Everything else is listed in ``unowned_paths``.
 2. **Hunks** are parsed (``portq.hunks``) only for changes looked at.
@@ -51,7 +54,7 @@ from typing import Callable
 from portq.hunks import ensure_hunks
 from portq.matrix import Matrix
 from portq.model import Commit, EntryChanges, FileChange, TouchedSymbol
-from portq.symbol_cache import DefinitionCache, language_of, names_key
+from portq.symbol_cache import DefinitionCache, language_of
 from portq.symbols import Definition, SymbolTable
 
 TOPLEVEL = "<toplevel>"
@@ -149,9 +152,8 @@ class ChangeMapper:
 
     ``symbol_tables`` is anything with ``has(blob, path)`` and ``get(blob,
     path, load)`` (a ``DefinitionCache``, the default, or a
-    ``SymbolTableCache``); where it also has ``recall(keys)`` and
-    ``recall_mentions``/``remember_mention`` (a ``DefinitionCache``), stored
-    tables and name-search answers are read in one query per chunk of
+    ``SymbolTableCache``); where it also has ``recall(keys)`` (a
+    ``DefinitionCache``), stored tables are read in one query per chunk of
     commits.
     """
 
@@ -181,7 +183,8 @@ class ChangeMapper:
         self._match_any_file = any(lit is None for lit in literals)
         self._literals = tuple(dict.fromkeys(lit for lit in literals if lit))
         self._literal_bytes = tuple(lit.encode() for lit in self._literals)
-        self._literals_key = names_key(self._literals)
+        # A name within one line: the name search may pass its answer across a change (_search_names).
+        self._names_fit_a_line = not any("\n" in lit or "\r" in lit for lit in self._literals)
 
     # --- ownership ----------------------------------------------------------
 
@@ -241,15 +244,6 @@ class ChangeMapper:
             claimed = self._claimed_names[key] = any(row.claims_symbol(names) for row in self._rows)
         return claimed
 
-    def _blob_mentions_claimed_symbol(self, blob: str) -> bool:
-        if blob not in self._mentions:
-            data = self._blob(blob)
-            found = self._mentions[blob] = any(lit in data for lit in self._literal_bytes)
-            remember = getattr(self.symbol_tables, "remember_mention", None)
-            if remember is not None:
-                remember(blob, self._literals_key, found)
-        return self._mentions[blob]
-
     def _blob(self, sha: str) -> bytes:
         data = self._prefetched.get(sha)
         return data if data is not None else self.read_blob(sha)
@@ -303,7 +297,11 @@ class ChangeMapper:
             self._prefetched = {}
 
     def _prefetch(self, plans: list[_Plan]) -> None:
-        """Settle what stored facts can, then read every blob still needed in one round trip."""
+        """Settle every change's claim, then read the blobs whose definitions are still needed.
+
+        At most two ``cat-file`` round trips per chunk: one for the name
+        search, one for the blobs to parse.
+        """
         recall = getattr(self.symbol_tables, "recall", None)
         if recall is not None:
             recall([side for plan in plans if plan.looked_at or plan.claim is None for side in plan.sides()])
@@ -313,27 +311,55 @@ class ChangeMapper:
                 plan.claim = self._claim_from_tables(plan)
                 if plan.claim is None:
                     unsettled.append(plan)
-        self._recall_mentions([blob for plan in unsettled for blob, _ in plan.sides()])
-        wanted: list[str] = []
-        for plan in plans:
-            if plan.claim is None:
-                known = [self._mentions.get(blob) for blob, _ in plan.sides()]
-                if True in known:
-                    plan.claim = True
-                elif all(found is False for found in known):
-                    plan.claim = False
-            if plan.claim is None:  # the name search needs the blobs; a hit, their definitions
-                wanted.extend(blob for blob, _ in plan.sides())
-            elif plan.looked_at:
-                wanted.extend(blob for blob, path in plan.sides() if not self.symbol_tables.has(blob, path))
-        self._prefetched = self.read_blobs(list(dict.fromkeys(wanted))) if wanted else {}
+        fetched = self._search_names(unsettled)
+        for plan in unsettled:
+            plan.claim = any(self._mentions[blob] for blob, _ in plan.sides())
+        wanted = [blob for plan in plans if plan.looked_at for blob, path in plan.sides()
+                  if not self.symbol_tables.has(blob, path) and blob not in fetched]
+        if wanted:
+            fetched.update(self.read_blobs(list(dict.fromkeys(wanted))))
+        self._prefetched = fetched
 
-    def _recall_mentions(self, blobs: list[str]) -> None:
-        """Fill in the name-search answers an earlier scan stored for these blobs."""
-        recall = getattr(self.symbol_tables, "recall_mentions", None)
-        unknown = [blob for blob in blobs if blob not in self._mentions]
-        if recall is not None and unknown:
-            self._mentions.update(recall(unknown, self._literals_key))
+    def _search_names(self, plans: list[_Plan]) -> dict[str, bytes]:
+        """Whether each blob of these changes holds a claimed name, into ``_mentions``.
+
+        A change reaches here only when no line of its diff holds a claimed
+        name. A name lies within one line, so the old and the new blob then
+        hold one alike: their answers are one answer, found by reading one
+        blob of each chain of such changes (or none, when an earlier chunk
+        already answered for one of its blobs). An added or a deleted file's
+        diff holds all its lines, so its blob holds none. Returns the blobs read.
+        """
+        parent: dict[str, str] = {}
+
+        def root(blob: str) -> str:
+            while parent.setdefault(blob, blob) != blob:
+                parent[blob] = parent[parent[blob]]
+                blob = parent[blob]
+            return blob
+
+        for plan in plans if self._names_fit_a_line else ():
+            blobs = [blob for blob, _ in plan.sides()]
+            if plan.change.old_blob is None or plan.change.new_blob is None:
+                self._mentions.update(dict.fromkeys(blobs, False))
+            elif len(blobs) == 2:
+                parent[root(blobs[0])] = root(blobs[1])
+        members: dict[str, list[str]] = {}
+        for plan in plans:
+            for blob, _ in plan.sides():
+                members.setdefault(root(blob), []).append(blob)
+        unknown = {}
+        for key, blobs in members.items():
+            known = next((self._mentions[blob] for blob in blobs if blob in self._mentions), None)
+            if known is None:
+                unknown[key] = blobs
+            else:
+                self._mentions.update(dict.fromkeys(blobs, known))
+        fetched = self.read_blobs(list(unknown)) if unknown else {}
+        for key, blobs in unknown.items():
+            found = any(lit in fetched[key] for lit in self._literal_bytes)
+            self._mentions.update(dict.fromkeys(blobs, found))
+        return fetched
 
     # --- mapping ------------------------------------------------------------
 
@@ -349,8 +375,6 @@ class ChangeMapper:
         by_path: set[str] = set()
         for plan in plans:
             change, file_rows = plan.change, plan.file_rows
-            if plan.claim is None:
-                plan.claim = any(self._blob_mentions_claimed_symbol(blob) for blob, _ in plan.sides())
             if not plan.looked_at:
                 unowned.append(change.path)
                 continue

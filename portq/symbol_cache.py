@@ -23,11 +23,6 @@ and one that cannot be opened, read or written (a read-only folder, a
 corrupt file) is set aside for the rest of the scan with ``problem`` saying
 why; the scan goes on parsing in memory. It never makes a scan fail.
 
-The same store remembers one more fact per blob that never changes: whether
-its text holds any of a set of claimed names (``recall_mentions`` /
-``remember_mention``, keyed by blob SHA and a digest of the names), so a
-second scan does not read again the blobs that only that test needed.
-
 This module does not read git (callers pass a loader for a blob's bytes),
 does not decide ownership, and keeps no tree-sitter objects: the classifier
 keeps its own ``SymbolTableCache`` with full trees for the few blobs whose
@@ -66,15 +61,6 @@ CREATE TABLE IF NOT EXISTS definitions (
 ) WITHOUT ROWID
 """
 # definitions: JSON [[name, qualified_name, kind, language, start_line, end_line], ...]
-_MENTIONS_SCHEMA = """
-CREATE TABLE IF NOT EXISTS mentions (
-    blob  TEXT NOT NULL,
-    names TEXT NOT NULL,
-    found INTEGER NOT NULL,
-    PRIMARY KEY (blob, names)
-) WITHOUT ROWID
-"""
-# names: names_key() of the claimed names searched for; found: 1 when the blob holds one
 
 
 def _rules() -> str:
@@ -93,11 +79,6 @@ RULES = _rules()
 def language_of(path: str) -> str:
     """``symbols.language_for_path`` of ``path``, memoised ("" for no grammar)."""
     return language_for_path(path) or ""
-
-
-def names_key(names: Iterable[str]) -> str:
-    """A short digest of a set of names (the ``mentions`` key)."""
-    return hashlib.sha256("\0".join(sorted(set(names))).encode()).hexdigest()[:16]
 
 
 def light_table(table: SymbolTable) -> SymbolTable:
@@ -134,7 +115,6 @@ class DefinitionCache:
         self.path = Path(path) if path is not None else None
         self._tables: dict[tuple[str, str], SymbolTable] = {}
         self._pending: list[tuple[str, str, str, str | None, str]] = []
-        self._pending_mentions: list[tuple[str, str, int]] = []
         self._absent: set[tuple[str, str]] = set()  # asked the store; it has no row
         self.problem: str | None = None  # why the store was set aside, if it was
         self.parsed = 0  # tables parsed by this process
@@ -157,7 +137,6 @@ class DefinitionCache:
             db.execute("PRAGMA journal_mode = WAL")
             db.execute("PRAGMA synchronous = NORMAL")
             db.execute(_SCHEMA)
-            db.execute(_MENTIONS_SCHEMA)
         except sqlite3.Error as error:
             db.close()
             self._set_aside(f"cannot use {self.path}: {error}")
@@ -172,7 +151,6 @@ class DefinitionCache:
                 pass
         self._db = None
         self._pending = []
-        self._pending_mentions = []
         self.problem = problem
 
     @property
@@ -207,39 +185,12 @@ class DefinitionCache:
         except (sqlite3.Error, ValueError, TypeError) as error:
             self._set_aside(f"cannot read {self.path}: {error}")
 
-    def recall_mentions(self, blobs: Iterable[str], names: str) -> dict[str, bool]:
-        """Stored answers to "does this blob hold one of the names ``names`` (a ``names_key``)?"."""
-        if self._db is None:
-            return {}
-        ordered = sorted(set(blobs))
-        found: dict[str, bool] = {}
-        try:
-            for start in range(0, len(ordered), _QUERY_CHUNK):
-                chunk = ordered[start:start + _QUERY_CHUNK]
-                found.update(
-                    (blob, bool(value)) for blob, value in self._db.execute(
-                        f"SELECT blob, found FROM mentions WHERE names = ? AND blob IN ({','.join('?' * len(chunk))})",
-                        (names, *chunk),
-                    )
-                )
-        except sqlite3.Error as error:
-            self._set_aside(f"cannot read {self.path}: {error}")
-        return found
-
-    def remember_mention(self, blob: str, names: str, found: bool) -> None:
-        """Store whether ``blob`` holds one of the names ``names`` (written with the next flush)."""
-        if self._db is not None:
-            self._pending_mentions.append((blob, names, int(found)))
-            if len(self._pending_mentions) >= WRITE_BATCH * 4:
-                self.flush()
-
     def flush(self) -> None:
-        """Write what was learnt since the last flush, in one transaction."""
-        if self._db is None or not (self._pending or self._pending_mentions):
-            self._pending, self._pending_mentions = [], []
+        """Write the tables parsed since the last flush, in one transaction."""
+        if self._db is None or not self._pending:
+            self._pending = []
             return
         pending, self._pending = self._pending, []
-        mentions, self._pending_mentions = self._pending_mentions, []
         try:
             self._db.execute("BEGIN IMMEDIATE")
             try:
@@ -248,7 +199,6 @@ class DefinitionCache:
                     "VALUES (?, ?, ?, ?, ?)",
                     pending,
                 )
-                self._db.executemany("INSERT OR IGNORE INTO mentions (blob, names, found) VALUES (?, ?, ?)", mentions)
             except BaseException:
                 self._db.execute("ROLLBACK")
                 raise

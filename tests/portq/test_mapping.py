@@ -230,31 +230,43 @@ def test_a_symbol_claim_is_decided_alike_from_blobs_and_from_stored_definitions(
     assert diff_silent > 5  # most edits inside wanted() do not show its name in the diff
 
 
-def test_a_blob_without_a_claimed_name_is_searched_once_across_scans(tmp_path):
-    from portq.symbol_cache import DefinitionCache
-
-    old = b"def other():\n    return 1\n"
-    new = old.replace(b"return 1", b"return 2")
-    reads = []
-
-    def read(sha):
-        reads.append(sha)
-        return {"o": old, "n": new}[sha]
-
-    change = FileChange("modified", "x.py", "x.py", old_blob="o", new_blob="n", patch=PATCH.format(p="x.py"))
-    for _ in range(2):
-        with DefinitionCache(tmp_path / "definitions.sqlite") as store:
-            entry = map_one(SYMBOL_ONLY_MATRIX, change, read, store)
-        assert entry.unowned_paths == ("x.py",)
-    assert sorted(reads) == ["n", "o"]  # the second scan asked the store, not git
+def chain_of_edits(path: str, versions: list[bytes]) -> tuple[list[Commit], dict[str, bytes]]:
+    """One commit per version after the first, each editing ``path``; and the blobs by SHA."""
+    blobs = {f"v{i}": data for i, data in enumerate(versions)}
+    commits = [Commit(f"c{i}", (), "t", "t", "a", "d", changes=[FileChange(
+        "modified", path, path, old_blob=f"v{i - 1}", new_blob=f"v{i}",
+        patch=unified_patch(path, versions[i - 1], versions[i]))]) for i in range(1, len(versions))]
+    return commits, blobs
 
 
-def test_a_second_mapping_from_the_store_reads_no_blob_and_maps_alike(tmp_path):
+@pytest.mark.parametrize("mentioned", [False, True])
+def test_a_chain_of_edits_whose_diffs_name_no_claimed_symbol_is_searched_through_one_blob(mentioned):
+    base = b"def other(x):\n" + b"".join(b"    x = x + %d\n" % i for i in range(8)) + b"    return x\n"
+    if mentioned:  # the file defines a claimed symbol, away from every edit
+        base += b"\n\ndef wanted():\n    pass\n"
+    versions = [base.replace(b"x + 4", b"x + %d" % (40 + n)) for n in range(6)]
+    commits, blobs = chain_of_edits("pkg/mod.py", versions)
+    added = FileChange("added", None, "pkg/new.py", new_blob="a", patch=unified_patch("pkg/new.py", b"", b"x = 1\n"))
+    commits[2].changes.append(added)
+    searched = []
+
+    def read_blobs(shas):
+        searched.append(sorted(shas))
+        return {sha: {**blobs, "a": b"x = 1\n"}[sha] for sha in shas}
+
+    mapper = ChangeMapper(Matrix.parse(SYMBOL_ONLY_MATRIX), "up", blobs.__getitem__, None, read_blobs)
+    entries = list(mapper.map_commits(commits))
+    assert all(entry.rows == () for entry in entries)
+    assert len(searched[0]) == 1  # one blob answers for the whole chain; the added file's diff answers for it
+    assert len(searched) == (2 if mentioned else 1)  # a hit: the blobs are then read to be parsed
+
+
+def test_a_second_mapping_parses_nothing_and_maps_alike(tmp_path):
     from portq.symbol_cache import DefinitionCache
 
     path = tmp_path / "up"
     build_sample_upstream(path)
-    results, reads = [], []
+    results, reads, stores = [], [], []
     with Upstream(path, "up") as upstream:
         revisions = upstream.resolve_range("base..tip")
         for _ in range(2):
@@ -268,6 +280,8 @@ def test_a_second_mapping_from_the_store_reads_no_blob_and_maps_alike(tmp_path):
                 mapper = ChangeMapper(Matrix.parse(SAMPLE_MATRIX), "up", upstream.read_blob, store, read_blobs)
                 results.append(list(mapper.map_commits(upstream.commits(revisions))))
             reads.append(counted)
-    assert reads[0] and not reads[1]
+            stores.append(store)
+    assert reads[0] and set(reads[1]) < set(reads[0])  # the second reads only for the name search
+    assert stores[1].parsed == 0 and stores[1].recalled > 0
     assert [(e.rows, e.symbols, e.unowned_paths) for e in results[0]] == \
            [(e.rows, e.symbols, e.unowned_paths) for e in results[1]]

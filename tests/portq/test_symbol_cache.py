@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import portq.symbol_cache as symbol_cache
-from portq.symbol_cache import DefinitionCache, names_key
+from portq.symbol_cache import DefinitionCache
 from portq.symbols import symbol_table
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -87,15 +87,6 @@ def test_recall_reads_many_tables_in_one_go_and_remembers_misses(tmp_path):
         assert cache.recalled == 3
         cache.get("missing", "m.py", lambda: SOURCE)  # asked once already: parsed without another query
         assert cache.parsed == 1
-
-
-def test_name_search_answers_are_kept_per_set_of_names(tmp_path):
-    with DefinitionCache(tmp_path / "d.sqlite") as cache:
-        cache.remember_mention("b1", names_key(["alpha", "beta"]), True)
-        cache.remember_mention("b2", names_key(["alpha", "beta"]), False)
-    with DefinitionCache(tmp_path / "d.sqlite") as cache:
-        assert cache.recall_mentions(["b1", "b2", "b3"], names_key(["beta", "alpha"])) == {"b1": True, "b2": False}
-        assert cache.recall_mentions(["b1"], names_key(["alpha"])) == {}
 
 
 @pytest.mark.parametrize("content", [b"this is not a database, only text" * 40, b""])
