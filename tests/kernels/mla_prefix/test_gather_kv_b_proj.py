@@ -13,10 +13,12 @@ import torch
 
 from portq_kernels.mla_prefix import gather_kv_b_proj, reference
 from portq_kernels.mla_prefix.gather_kv_b_proj import (
-    GPU_BLOCK_SCALE_CONFIG, GPU_CONFIG, INTERPRETER_CONFIG, default_config,
+    GPU_BLOCK_SCALE_CONFIG, GPU_CANDIDATE_CONFIGS, GPU_CONFIG, GPU_FP8_CONFIG, INTERPRETER_CONFIG,
+    default_config,
     gather_kv_b_proj_with_config)
 
-from mla_prefix_cases import (assert_bit_identical, assert_matches_reference, device, make_case)
+from mla_prefix_cases import (EXACT_PRODUCTS, FP8_MMA, assert_bit_identical, assert_matches_reference,
+                              device, make_case)
 
 FP8 = torch.float8_e4m3fn
 BF16 = torch.bfloat16
@@ -119,6 +121,17 @@ def test_geometries_are_bit_identical():
         assert_bit_identical(v_out, case.v_prefix, f"v_prefix with {variant}")
 
 
+@pytest.mark.parametrize("config", GPU_CANDIDATE_CONFIGS, ids=lambda c: c.name.replace(" ", "-"))
+def test_candidate_variants_match_reference(config):
+    """Every variant the benchmark sweeps (tile shapes, two programs per SM,
+    fp8 operands) computes the op; in the interpreter every dot is exact fp32."""
+    case = make_case([2 * config.chunk_k + 3, 0, 5], page_size=16, heads=2, cache_dtype=FP8,
+                     weight_dtype=FP8, scale_mode="row", seed=31)
+    gather_kv_b_proj_with_config(*case.args(), config=config)
+    accuracy = FP8_MMA if config.fp8_dot and case.k_buffer.is_cuda else EXACT_PRODUCTS
+    assert_matches_reference(case, case.k_prefix, case.v_prefix, accuracy)
+
+
 def test_reference_matches_a_per_token_loop():
     """The oracle itself, against the spec's per-token definition."""
     case = make_case([5, 0, 18], page_size=16, heads=2, cache_dtype=FP8, weight_dtype=FP8,
@@ -143,8 +156,15 @@ def test_reference_matches_a_per_token_loop():
 
 
 def test_default_configs_are_distinct_per_device():
-    assert default_config(torch.device("cpu")) == INTERPRETER_CONFIG
-    assert GPU_CONFIG.chunk_k == GPU_BLOCK_SCALE_CONFIG.chunk_k  # one ChunkK for every scale mode
+    cuda = torch.device("cuda")
+    assert default_config(torch.device("cpu"), "none", FP8, FP8) == INTERPRETER_CONFIG
+    assert GPU_CONFIG.chunk_k == GPU_BLOCK_SCALE_CONFIG.chunk_k  # one ChunkK for bf16 operands
+    if default_config(cuda) != INTERPRETER_CONFIG:  # not under TRITON_INTERPRET
+        assert default_config(cuda, "row", FP8, FP8) == GPU_FP8_CONFIG
+        assert default_config(cuda, "block", FP8, FP8) == GPU_BLOCK_SCALE_CONFIG
+        assert default_config(cuda, "none", FP8, BF16) == GPU_CONFIG
+    for config in (GPU_CONFIG, GPU_FP8_CONFIG):
+        assert config in GPU_CANDIDATE_CONFIGS
 
 
 # ---------------------------------------------------------------- GPU, realistic shapes
@@ -222,3 +242,33 @@ def test_gpu_int64_offsets():
     sub.cu = torch.tensor([0, tail], device=dev, dtype=torch.int32)
     sub.kv_indptr = torch.tensor([total - tail, total], device=dev, dtype=torch.int32)
     assert_matches_reference(sub, k_prefix[total - tail:], v_prefix[total - tail:])
+
+
+GPU_VARIANT_CASES = [
+    dict(ctx_lens=[4096, 0, 1, 127, 129, 1000], page_size=1, heads=12, cache_dtype=FP8,
+         weight_dtype=BF16, scale_mode="none"),
+    dict(ctx_lens=[2048, 2048, 0, 77, 2048], page_size=64, heads=16, cache_dtype=BF16,
+         weight_dtype=BF16, scale_mode="none"),
+    dict(ctx_lens=[1500, 0, 300], page_size=16, heads=8, cache_dtype=FP8, weight_dtype=FP8,
+         scale_mode="row"),
+    dict(ctx_lens=[700, 5, 0], page_size=16, heads=4, nope=192, v=256, cache_dtype=FP8,
+         weight_dtype=FP8, scale_mode="none"),
+]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("case_index", range(len(GPU_VARIANT_CASES)))
+@pytest.mark.parametrize("config", GPU_CANDIDATE_CONFIGS, ids=lambda c: c.name.replace(" ", "-"))
+def test_gpu_candidate_variants(config, case_index):
+    """Each benchmarked variant against the fp32 reference, and bit for bit
+    against the first candidate where the arithmetic is the same (bf16 or
+    exact operands, same K order): every variant except fp8 x fp8 operands."""
+    case = make_case(**GPU_VARIANT_CASES[case_index], seed=40 + case_index)
+    gather_kv_b_proj_with_config(*case.args(), config=GPU_CANDIDATE_CONFIGS[0])
+    k_out, v_out = case.fresh_outputs()
+    gather_kv_b_proj_with_config(*case.args()[:7], k_out, v_out, config=config)
+    fp8_operands = config.fp8_dot and case.k_buffer.dtype == FP8 and case.weight.dtype == FP8
+    assert_matches_reference(case, k_out, v_out, FP8_MMA if fp8_operands else EXACT_PRODUCTS)
+    if not fp8_operands:
+        assert_bit_identical(k_out, case.k_prefix, f"k_prefix with {config.name}")
+        assert_bit_identical(v_out, case.v_prefix, f"v_prefix with {config.name}")
