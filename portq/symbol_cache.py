@@ -18,10 +18,13 @@ change, so ``DefinitionCache`` keeps them:
 Concurrent scans share the file safely: WAL journal, a busy timeout, reads
 that take no lock, and new lists written ``INSERT OR IGNORE`` in one
 transaction per batch (two scans that parse the same blob store the same
-row; the first one stays). The file is a cache: deleting it is always safe,
-and one that cannot be opened, read or written (a read-only folder, a
-corrupt file) is set aside for the rest of the scan with ``problem`` saying
-why; the scan goes on parsing in memory. It never makes a scan fail.
+row; the first one stays). The first write of a process also drops the
+lists of other ``RULES``, so the file holds one generation, not one per
+portq version or edit of ``symbols.py``. The file is a cache: deleting it
+is always safe, and one that cannot be opened, read or written (a
+read-only folder, a corrupt file) is set aside for the rest of the scan
+with ``problem`` saying why; the scan goes on parsing in memory. It never
+makes a scan fail.
 
 This module does not read git (callers pass a loader for a blob's bytes),
 does not decide ownership, and keeps no tree-sitter objects: the classifier
@@ -116,6 +119,7 @@ class DefinitionCache:
         self._tables: dict[tuple[str, str], SymbolTable] = {}
         self._pending: list[tuple[str, str, str, str | None, str]] = []
         self._absent: set[tuple[str, str]] = set()  # asked the store; it has no row
+        self._pruned = False  # lists of other rules dropped by this process
         self.problem: str | None = None  # why the store was set aside, if it was
         self.parsed = 0  # tables parsed by this process
         self.recalled = 0  # tables read back from the store
@@ -194,6 +198,8 @@ class DefinitionCache:
         try:
             self._db.execute("BEGIN IMMEDIATE")
             try:
+                if not self._pruned:
+                    self._db.execute("DELETE FROM definitions WHERE rules != ?", (RULES,))
                 self._db.executemany(
                     "INSERT OR IGNORE INTO definitions (blob, language, rules, fallback, definitions) "
                     "VALUES (?, ?, ?, ?, ?)",
@@ -203,6 +209,7 @@ class DefinitionCache:
                 self._db.execute("ROLLBACK")
                 raise
             self._db.execute("COMMIT")
+            self._pruned = True
         except sqlite3.Error as error:
             self._set_aside(f"cannot write {self.path}: {error}")
 

@@ -59,6 +59,16 @@ def test_other_extraction_rules_do_not_read_stored_lists(tmp_path, monkeypatch):
     assert loads == [1]
 
 
+def test_a_write_under_new_rules_drops_the_lists_of_old_ones(tmp_path, monkeypatch):
+    with DefinitionCache(tmp_path / "d.sqlite") as cache:
+        cache.get("old", "pkg/box.py", lambda: SOURCE)
+    monkeypatch.setattr(symbol_cache, "RULES", symbol_cache.RULES + "-changed")
+    with DefinitionCache(tmp_path / "d.sqlite") as cache:
+        cache.get("new", "pkg/box.py", lambda: SOURCE)
+    rows = sqlite3.connect(tmp_path / "d.sqlite").execute("SELECT blob, rules FROM definitions").fetchall()
+    assert rows == [("new", symbol_cache.RULES)]
+
+
 def test_rules_name_the_portq_version_and_the_extraction_code():
     from portq import __version__
 
