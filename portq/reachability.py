@@ -4,7 +4,8 @@ A REAL_GAP needs one non-test caller of the port; an INERT verdict lists the
 callers it found (tests only). Callers are found by name across the whole
 in-tree source with tree-sitter (DESIGN §6): direct calls ``f(...)``, attribute
 calls ``module.f(...)``/``self.f(...)``, Triton launches ``kernel[grid](...)``,
-C++ calls ``ns::f(...)`` and CUDA launches ``k<<<...>>>(...)``.
+a Python name passed as a call argument (``launch(kernel, ...)``), C++ calls
+``ns::f(...)`` and CUDA launches ``k<<<...>>>(...)``.
 
 A caller is a *test caller* when its file is a test by location: under a
 ``tests/``/``test/`` directory, named ``test_*.py``/``conftest.py``, or
@@ -62,11 +63,20 @@ class CallSite:
 
 def is_test_path(path: str) -> bool:
     """True for files that are tests (or benchmarks) by location."""
+    return is_benchmark_path(path) or is_test_file(path)
+
+
+def is_test_file(path: str) -> bool:
+    """True for files that are tests proper (what pytest runs), not benchmarks."""
     pure = PurePosixPath(path)
-    if any(part in ("tests", "test", "benchmarks") for part in pure.parts[:-1]):
+    if any(part in ("tests", "test") for part in pure.parts[:-1]):
         return True
     name = pure.name
     return name.startswith("test_") or name == "conftest.py" or bool(re.match(r".+_test\.[^.]+$", name))
+
+
+def is_benchmark_path(path: str) -> bool:
+    return "benchmarks" in PurePosixPath(path).parts[:-1]
 
 
 def call_sites(table: SymbolTable, file: str) -> list[CallSite]:
@@ -79,21 +89,35 @@ def call_sites(table: SymbolTable, file: str) -> list[CallSite]:
         found = _python_callee(node) if table.language == "python" else _cpp_callee(node)
         if found is None:
             continue
-        callee, form = found
-        line = node.start_point[0] + 1
-        enclosing = table.enclosing(line)
-        sites.append(
-            CallSite(
-                callee=callee,
-                file=file,
-                line=line,
-                quote=source_lines[line - 1].strip() if line <= len(source_lines) else "",
-                form=form,
-                caller=enclosing.qualified_name if enclosing else None,
-                caller_line=enclosing.start_line if enclosing else None,
+        references = _python_references(node) if table.language == "python" else []
+        for callee, form in [found, *references]:
+            line = node.start_point[0] + 1
+            enclosing = table.enclosing(line)
+            sites.append(
+                CallSite(
+                    callee=callee,
+                    file=file,
+                    line=line,
+                    quote=source_lines[line - 1].strip() if line <= len(source_lines) else "",
+                    form=form,
+                    caller=enclosing.qualified_name if enclosing else None,
+                    caller_line=enclosing.start_line if enclosing else None,
+                )
             )
-        )
     return sites
+
+
+def _python_references(call) -> list[tuple[str, str]]:
+    """Names handed to a call as arguments (``launch(kernel, ...)``,
+    ``run(fn=kernel)``): a kernel passed to a launch helper is reached there."""
+    arguments = call.child_by_field_name("arguments")
+    found = []
+    for argument in arguments.named_children if arguments is not None else ():
+        if argument.type == "keyword_argument":
+            argument = argument.child_by_field_name("value")
+        if argument is not None and argument.type == "identifier":
+            found.append((_text(argument), "reference"))
+    return found
 
 
 def _last_name(text: str) -> str:
@@ -185,3 +209,30 @@ class Reachability:
             if not frontier:
                 break
         return result
+
+    def reached_by_tests(self, name: str, file: str | None = None, qualified_name: str | None = None) -> list[CallSite]:
+        """Test call sites that reach ``name`` through any chain of in-tree
+        callers (up to ``MAX_DEPTH`` levels): a kernel its wrapper launches
+        through a private helper is tested when the wrapper is.
+
+        This answers "do the tests exercise this port", not "does production
+        reach it" (that is :meth:`callers`, which only looks through ports).
+        """
+        found: list[CallSite] = []
+        seen: set[tuple[str | None, str | None]] = {(file, qualified_name)}
+        frontier = [(name, file, qualified_name)]
+        for _ in range(self.MAX_DEPTH):
+            following = []
+            for callee, callee_file, callee_qualified in frontier:
+                for site in self.sites_by_callee.get(callee, ()):
+                    if site.file == callee_file and site.caller == callee_qualified:
+                        continue
+                    if is_test_file(site.file):
+                        found.append(site)
+                    elif site.caller is not None and (site.file, site.caller) not in seen:
+                        seen.add((site.file, site.caller))
+                        following.append((_last_name(site.caller), site.file, site.caller))
+            if found:
+                return found
+            frontier = following
+        return found

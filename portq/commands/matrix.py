@@ -9,10 +9,13 @@ fix before trusting a scan:
   definition (it points at nothing here);
 - ``anchor-unowned``: an anchor naming an upstream path or symbol that no row
   owns (a scan would never look at that upstream code);
-- ``port-without-test``: a ported definition that no test calls;
+- ``port-without-test``: a ported definition that no test reaches, directly or
+  through the in-tree code that calls it (a kernel its wrapper launches
+  through a private helper is tested when the wrapper is);
 - ``tests-missing``: a row's ``tests`` path that does not exist;
 - ``unclaimed-test``: a test file that calls a port but is under no row's
-  ``tests``, so ``portq verify`` never runs it.
+  ``tests``, so ``portq verify`` never runs it (benchmarks are not tests and
+  are not listed).
 
 It reads the matrix and the in-tree index; it does not read upstream history
 or the ledger.
@@ -57,7 +60,7 @@ def _problem(kind: str, row: str | None, file: str | None, line: int | None, sub
 def build_matrix_context(matrix, index, tree_root: Path, matrix_label: str) -> dict[str, Any]:
     """The matrix page: rows with ports, declarations, tests and problems (JSON-able)."""
     from portq.anchors import NOT_CARRIED, PORTS
-    from portq.reachability import is_test_path
+    from portq.reachability import is_test_file
 
     problems: list[dict[str, Any]] = []
     rows: list[dict[str, Any]] = []
@@ -91,7 +94,10 @@ def build_matrix_context(matrix, index, tree_root: Path, matrix_label: str) -> d
                 entry["test_callers"] = [site.cite for site in callers.test]
                 entry["non_test_callers"] = [site.cite for site in callers.non_test]
                 port_names.setdefault(definition.name, []).append(row.id)
-                if not callers.test and (row.id, definition.cite) not in untested:
+                reached = [site for site in callers.test if is_test_file(site.file)] or index.reachability.reached_by_tests(
+                    definition.name, definition.file, definition.qualified_name
+                )
+                if not reached and (row.id, definition.cite) not in untested:
                     untested.add((row.id, definition.cite))
                     problems.append(_problem("port-without-test", row.id, definition.file, definition.start_line, definition.qualified_name, anchor.reference))
             ports.append(entry)
@@ -127,7 +133,7 @@ def build_matrix_context(matrix, index, tree_root: Path, matrix_label: str) -> d
         if name not in port_names:
             continue
         for site in sites:
-            if is_test_path(site.file) and not _covered_by(all_tests, site.file):
+            if is_test_file(site.file) and not _covered_by(all_tests, site.file):
                 unclaimed.setdefault(site.file, [])
                 if name not in unclaimed[site.file]:
                     unclaimed[site.file].append(name)

@@ -98,3 +98,39 @@ def test_matrix_page_renders_rows_and_problems(context):
     assert "### `ROW-A`: the a kernels" in page
     assert "`kernels/k.py:3 gather`" in page
     assert "port-without-test (`ROW-A`) at `kernels/k.py:8`: `untested_op` ports `up:src/a.cu::untested_op`" in page
+
+
+def test_kernel_launched_through_a_helper_is_tested_when_its_wrapper_is(tmp_path):
+    """A kernel handed to a private launch helper is reached by the tests that
+    call its wrapper; a benchmark calling the wrapper is not an unclaimed test."""
+    (tmp_path / "matrix.toml").write_text(
+        '[[row]]\nid = "ROW"\ntitle = "t"\nupstream = "up"\npaths = ["k.cu"]\n'
+        'tree = ["port/"]\ntests = ["tests/"]\n'
+    )
+    (tmp_path / "port").mkdir()
+    (tmp_path / "port" / "ops.py").write_text(
+        "import triton\n\n"
+        "# portq: ports up:k.cu::copy_kernel\n"
+        "@triton.jit\n"
+        "def copy_kernel(x, y):\n"
+        "    pass\n\n\n"
+        "def _launch(kernel, x, y):\n"
+        "    kernel[(1,)](x, y)\n\n\n"
+        "# portq: ports up:k.cu::copy\n"
+        "def copy(x, y):\n"
+        "    _launch(copy_kernel, x, y)\n"
+    )
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_ops.py").write_text("from port.ops import copy\n\n\ndef test_copy():\n    copy(1, 2)\n")
+    (tmp_path / "benchmarks").mkdir()
+    (tmp_path / "benchmarks" / "bench_ops.py").write_text("from port.ops import copy\n\ncopy(1, 2)\n")
+    matrix = Matrix.load(tmp_path / "matrix.toml")
+    index = TreeIndex.build(tmp_path, port_roots=["port/"])
+    context = build_matrix_context(matrix, index, tmp_path, "matrix.toml")
+    assert context["problems"] == []
+
+    (tmp_path / "tests" / "test_ops.py").unlink()
+    index = TreeIndex.build(tmp_path, port_roots=["port/"])
+    context = build_matrix_context(matrix, index, tmp_path, "matrix.toml")
+    untested = sorted(p["subject"] for p in context["problems"] if p["kind"] == "port-without-test")
+    assert untested == ["copy", "copy_kernel"]  # a benchmark is not a test
