@@ -121,7 +121,7 @@ def _python_references(call) -> list[tuple[str, str]]:
 
 
 def _last_name(text: str) -> str:
-    text = re.sub(r"<.*", "", text)
+    text = re.sub(r"<.*", "", text, flags=re.DOTALL)
     return re.split(r"::|\.|->", text)[-1].strip()
 
 

@@ -698,7 +698,7 @@ def _launched_names(port: Signature, index: TreeIndex | None) -> dict[str, set[s
     the upstream symbols its in-tree definition ports."""
     names: dict[str, set[str]] = {}
     for launch in port.launches:
-        bare = re.split(r"::|\.", re.sub(r"<.*", "", launch.kernel))[-1]
+        bare = re.split(r"::|\.", re.sub(r"<.*", "", launch.kernel, flags=re.DOTALL))[-1]
         stands_for = {launch.kernel_normalised}
         if index is not None:
             stands_for |= {normalise_kernel_name(n) for n in index.upstream_symbols_ported_by(bare)}
@@ -911,7 +911,7 @@ def _port_binding(launch, index) -> tuple[str, ...] | None:
         return launch.bound
     if index is None:
         return None
-    bare = re.split(r"::|\.", re.sub(r"<.*", "", launch.kernel))[-1]
+    bare = re.split(r"::|\.", re.sub(r"<.*", "", launch.kernel, flags=re.DOTALL))[-1]
     for definition in index.definitions_by_name.get(bare, []):
         if definition.kind not in (KIND_CUDA_KERNEL, KIND_TRITON_KERNEL):
             continue

@@ -139,3 +139,14 @@ def test_a_review_changes_the_fingerprint_so_the_correction_can_be_filed(scenari
     assert scenario.portq("review", "1", "--verdict", "INERT", "--because", "the caller is dead code").code == 0
     after = scenario.portq("file-issue", "1", "--json").json()
     assert after["fingerprint"] != before and after["verdict"]["source"] == "review"
+
+
+def test_report_cites_the_matrix_relative_to_the_root_or_else_the_tree(tmp_path):
+    from portq.commands.file_issue import _relative
+
+    tree = tmp_path / "tree"
+    (tree / "matrix").mkdir(parents=True)
+    matrix = tree / "matrix" / "rows.toml"
+    assert _relative(matrix, tmp_path / "elsewhere", tree) == "matrix/rows.toml"
+    assert _relative(matrix, tmp_path, tree) == "tree/matrix/rows.toml"
+    assert _relative(matrix, tmp_path / "x") == str(matrix)

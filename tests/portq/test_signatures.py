@@ -292,3 +292,14 @@ def test_program_id_decomposition_in_helpers_the_kernel_calls_is_the_kernels():
     found = {(d.axis, d.operator, d.operand) for d in kernel.decomposition}
     assert found == {(0, "//", "num_cols"), (0, "%", "num_cols"), (0, "//", "4")}
     assert kernel.program_id_axes == [0] and kernel.num_programs_axes == [0]
+
+
+def test_launched_kernel_name_drops_template_arguments_that_span_lines():
+    source = b"""
+void host(int n, cudaStream_t stream) {
+  vllm::gather_page<float, 576,
+                    128><<<dim3(n), 128, 0, stream>>>(n);
+}
+"""
+    (launch,) = _signatures(source, "b.cu")["host"].launches
+    assert launch.kernel_normalised == "gather_page"
