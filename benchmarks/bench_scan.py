@@ -1,6 +1,6 @@
 """How long ``portq scan`` takes against ``git log -p`` over the same history.
 
-``python benchmarks/bench_scan.py [--commits 2000] [--repeat 3] [--keep DIR]``
+``python benchmarks/bench_scan.py [--commits 2000] [--repeat 3] [--keep DIR] [--report FILE]``
 
 Generates a synthetic upstream (``synthetic_history.py``: 2,000 first-parent
 entries by default, a generated matrix and a small tree), then, in one run,
@@ -9,17 +9,27 @@ entries by default, a generated matrix and a small tree), then, in one run,
 - ``git log -p base..tip``, read to the end through a pipe (the floor: git's
   own cost of producing every patch);
 - a cold ``portq scan base..tip --json`` in a fresh process with a fresh
-  ledger and no caches;
-- a second scan of the same range into the same ledger (its caches warm).
+  ledger folder (no ledger, no definition cache, no in-tree index cache);
+- a second scan of the same range into the same ledger folder (its caches
+  warm: the definition cache next to the ledger, the in-tree index).
 
-Prints medians, the ratios to ``git log -p``, and where a cold scan's time
-goes (reading and mapping vs classifying and recording, measured in process).
-It measures; it asserts nothing.
+Scans run as an installed portq does, from compiled bytecode: the script
+compiles ``portq`` once into a private ``PYTHONPYCACHEPREFIX`` before
+timing, whatever ``PYTHONDONTWRITEBYTECODE`` says (otherwise every process
+would recompile every module and the figures would measure the compiler).
+
+Prints medians, the ratios to ``git log -p`` (each scan's median over the
+median of ``git log -p`` of the same run), and where a cold and a cached
+scan's time goes, measured in process. ``--report FILE`` also writes that as
+markdown with the command that reproduces it at the top. It measures; it
+asserts nothing.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import platform
 import shutil
 import statistics
 import subprocess
@@ -35,9 +45,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from synthetic_history import generate  # noqa: E402
 
 
-def timed(command: list[str], cwd: Path) -> float:
+def timed(command: list[str], cwd: Path, env: dict[str, str] | None = None) -> float:
     start = time.perf_counter()
-    process = subprocess.Popen(command, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    process = subprocess.Popen(command, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
     while process.stdout.read(1 << 16):
         pass
     error = process.stderr.read()
@@ -54,6 +64,18 @@ def scan_command(work: Path, ledger: Path) -> list[str]:
     ]
 
 
+def compiled_environment(work: Path) -> dict[str, str]:
+    """An environment in which portq runs from bytecode compiled once, here."""
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTHONPYCACHEPREFIX"] = str(work / "pycache")
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(REPO_ROOT / "portq")], env=env, check=True)
+    return env
+
+
+def git_version() -> str:
+    return subprocess.run(["git", "--version"], capture_output=True, text=True).stdout.strip()
+
+
 class PhaseClock:
     """A progress reporter that records when each phase of the scan starts."""
 
@@ -67,13 +89,14 @@ class PhaseClock:
         pass
 
 
-def phases(work: Path, scratch: Path) -> dict[str, float]:
+def phases(work: Path, ledger: Path) -> dict[str, float]:
+    """One in-process scan into ``ledger``, timed by phase."""
     from portq.config import load_config
     from portq.scan import run_scan
 
     config = load_config(
         cwd=work, upstream=[str(work / "upstream")], tree=str(work / "tree"),
-        matrix=str(work / "matrix.toml"), ledger=str(scratch / "phases.sqlite"),
+        matrix=str(work / "matrix.toml"), ledger=str(ledger),
     )
     clock = PhaseClock()
     start = time.perf_counter()
@@ -84,6 +107,7 @@ def phases(work: Path, scratch: Path) -> dict[str, float]:
         "setup (config, matrix, range, ledger open)": reading - start,
         "read patches + map ownership and symbols": classifying - reading,
         "classify + record in the ledger": end - classifying,
+        "total in process": end - start,
     }
 
 
@@ -92,31 +116,61 @@ def main() -> None:
     parser.add_argument("--commits", type=int, default=2000)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--keep", type=Path, help="generate into (and keep) this directory")
+    parser.add_argument("--report", type=Path, help="also write the results as markdown to this file")
     args = parser.parse_args()
 
     work = args.keep or Path(tempfile.mkdtemp(prefix="portq-bench-"))
+    lines: list[str] = []
+
+    def say(text: str = "") -> None:
+        print(text)
+        lines.append(text)
+
     try:
         if not (work / "upstream").exists():
             start = time.perf_counter()
             generate(work, args.commits)
             print(f"generated {args.commits} entries in {time.perf_counter() - start:.1f} s: {work}")
+        env = compiled_environment(work)
+        load_before = os.getloadavg()[0]
         git_log, cold, cached = [], [], []
         for attempt in range(args.repeat):
             scratch = work / f"run-{attempt}"
             shutil.rmtree(scratch, ignore_errors=True)
             scratch.mkdir()
             git_log.append(timed(["git", "log", "-p", "base..tip"], work / "upstream"))
-            cold.append(timed(scan_command(work, scratch / "ledger.sqlite"), REPO_ROOT))
-            cached.append(timed(scan_command(work, scratch / "ledger.sqlite"), REPO_ROOT))
+            cold.append(timed(scan_command(work, scratch / "ledger.sqlite"), REPO_ROOT, env))
+            cached.append(timed(scan_command(work, scratch / "ledger.sqlite"), REPO_ROOT, env))
         base = statistics.median(git_log)
         rows = [("git log -p base..tip", git_log), ("portq scan, cold", cold), ("portq scan, second (cached)", cached)]
-        print(f"\n{'measurement':32} {'median s':>9} {'min s':>7} {'x git log -p':>13}")
+        say(f"{args.commits} entries, {args.repeat} runs each, interleaved; {os.cpu_count()} CPUs, "
+            f"Python {platform.python_version()}, {git_version()}; load average {load_before:.1f} before, "
+            f"{os.getloadavg()[0]:.1f} after (other work on the machine shows here)")
+        say()
+        say("| measurement | median s | min s | × git log -p |")
+        say("|---|---:|---:|---:|")
         for label, samples in rows:
             median = statistics.median(samples)
-            print(f"{label:32} {median:9.2f} {min(samples):7.2f} {median / base:13.1f}")
-        print("\nwhere a cold scan's time goes (in process, one run):")
-        for label, seconds in phases(work, work / "run-0").items():
-            print(f"  {label:44} {seconds:6.2f} s")
+            say(f"| {label} | {median:.2f} | {min(samples):.2f} | {median / base:.1f} |")
+        in_process = {}
+        phase_dir = work / "phases"
+        shutil.rmtree(phase_dir, ignore_errors=True)
+        for label in ("cold", "cached"):
+            in_process[label] = phases(work, phase_dir / "ledger.sqlite")
+        say()
+        say("Where the time goes (one scan in process, without interpreter start-up):")
+        say()
+        say("| phase | cold s | cached s |")
+        say("|---|---:|---:|")
+        for phase in in_process["cold"]:
+            say(f"| {phase} | {in_process['cold'][phase]:.2f} | {in_process['cached'][phase]:.2f} |")
+        if args.report:
+            command = "python benchmarks/bench_scan.py " + " ".join(
+                part for part in (f"--commits {args.commits}" if args.commits != 2000 else "",
+                                  f"--repeat {args.repeat}") if part)
+            args.report.parent.mkdir(parents=True, exist_ok=True)
+            args.report.write_text(f"# portq scan against git log -p\n\nReproduce: `{command}`\n\n"
+                                   + "\n".join(lines) + "\n")
     finally:
         if args.keep is None:
             shutil.rmtree(work, ignore_errors=True)
