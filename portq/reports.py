@@ -26,6 +26,7 @@ import json
 import re
 import shutil
 import subprocess
+import sys
 import traceback
 import unicodedata
 from dataclasses import asdict, is_dataclass
@@ -55,8 +56,17 @@ from portq.model import (
     Verdict,
 )
 
-TEMPLATES_DIR = Path(__file__).resolve().parent.parent / "templates"
-"""The templates shipped with portq (a checkout or an editable install)."""
+def _templates_dir() -> Path:
+    checkout = Path(__file__).resolve().parent.parent / "templates"
+    if checkout.is_dir():
+        return checkout
+    return Path(sys.prefix) / "share" / "portq" / "templates"
+
+
+TEMPLATES_DIR = _templates_dir()
+"""The templates shipped with portq: ``templates/`` of a checkout or an
+editable install, else the copy a regular install puts under
+``<prefix>/share/portq/templates``."""
 
 MAX_INLINE_CHARS = 200
 """Untrusted inline text (a title, a quoted line) is cut to this many characters."""
