@@ -292,6 +292,15 @@ class SymbolClassifier:
             word = shared[0]
             side, line, text = next(c for c in code if word in _IDENTIFIER.findall(c[2]))
             user = referenced[word][0]
+            pinned = self._pins_containing(entry, paths, {u for w in shared for u in referenced[w]})
+            if pinned:
+                return self._base(
+                    symbol, IN_SYNC, None, "provenance",
+                    f"the change outside definitions touches {', '.join(shared[:4])}, used only by ported "
+                    f"definitions whose anchors pin a commit that contains this one, so IN_SYNC by provenance "
+                    "rather than NEEDS_REVIEW",
+                    [_anchor_evidence(a, f"pin {a.pin} contains {entry.commit.sha[:10]}", "pin") for a in pinned[:3]],
+                )
             return self._base(
                 symbol, NEEDS_REVIEW, None, "body",
                 f"the change outside definitions touches {', '.join(shared[:4])}, which the ported "
@@ -307,6 +316,23 @@ class SymbolClassifier:
             [Evidence(kind="toplevel", message="changed lines name nothing a ported definition uses",
                       side="upstream-new", path=symbol.path, symbol=symbol.name)],
         )
+
+    def _pins_containing(self, entry: EntryChanges, paths: set[str], users: set[str]) -> list[Anchor]:
+        """The pinning anchors of every port of ``users`` (upstream qualified
+        names), when each such port pins a commit containing this entry; an
+        empty list when any user is unported, unpinned or pinned earlier."""
+        anchors: list[Anchor] = []
+        for user in sorted(users):
+            name = re.split(r"::|\.", user)[-1]
+            ports = self.index.ports_for(self.upstream, paths, name, user)
+            if not ports:
+                return []
+            for port in ports:
+                pin = port.anchor.pin
+                if not pin or not self.context.is_ancestor(entry.commit.sha, pin):
+                    return []
+                anchors.append(port.anchor)
+        return anchors
 
     def _added_type(self, entry: EntryChanges, symbol: TouchedSymbol, users: list[str]) -> SymbolVerdict:
         """A struct/class new upstream that nothing in-tree ports: it matters
@@ -554,7 +580,7 @@ def compare(old: Signature, new: Signature, port: Signature, index: TreeIndex | 
     scope = _scope_names(param_scope)
     items: list[ItemResult] = []
     items += _parameter_items(old, new, port, scope)
-    items += _launch_items(old, new, port, index)
+    items += _launch_items(old, new, port, index, scope)
     items += _program_id_items(old, new, port)
     return items
 
@@ -636,10 +662,20 @@ def _parameter_items(old: Signature, new: Signature, port: Signature, scope: set
             items.append(ItemResult("sync", "signature", f"the port returns what out-parameter {name} carries",
                                     [upstream, _out_param_evidence(new, port, name)]))
         else:
-            items.append(ItemResult("behind", "signature", f"upstream added {_param_kind(param)} {label}, the port lacks it",
-                                    [upstream, Evidence(kind="tree-signature", message=f"the port's parameters lack {name}",
-                                                        side="tree", path=port.path, line=port.start_line,
-                                                        quote=_signature_line(port), symbol=port.name)]))
+            lacks = Evidence(kind="tree-signature", message=f"the port's parameters lack {name}", side="tree",
+                             path=port.path, line=port.start_line, quote=_signature_line(port), symbol=port.name)
+            shared = len(set(old_names) & set(port.param_names))
+            if old_names and shared * 2 < len(old_names):
+                # A port that shares under half of upstream's parameters is a
+                # redesign (a different tiling, a fused kernel): that it lacks
+                # a new upstream parameter says nothing about its shape.
+                items.append(ItemResult("undecided", "signature",
+                                        f"upstream added {_param_kind(param)} {label}; the port shares only {shared} of "
+                                        f"upstream's {len(old_names)} parameters (a redesign), so whether it needs "
+                                        f"{name} is for a reader", [upstream, lacks]))
+            else:
+                items.append(ItemResult("behind", "signature",
+                                        f"upstream added {_param_kind(param)} {label}, the port lacks it", [upstream, lacks]))
     for name in new_names:
         if name not in old_names:
             continue
@@ -706,7 +742,8 @@ def _launched_names(port: Signature, index: TreeIndex | None) -> dict[str, set[s
     return names
 
 
-def _launch_items(old: Signature, new: Signature, port: Signature, index: TreeIndex | None) -> list[ItemResult]:
+def _launch_items(old: Signature, new: Signature, port: Signature, index: TreeIndex | None,
+                  scope: set[str] = frozenset()) -> list[ItemResult]:
     if not old.launches and not new.launches:
         return []
     items: list[ItemResult] = []
@@ -742,7 +779,7 @@ def _launch_items(old: Signature, new: Signature, port: Signature, index: TreeIn
     pairs = _pair_launches(old.launches, new.launches)
     for before, after in pairs:
         mine = _port_launch(port, launched, before, after)
-        items += _geometry_items(old, new, port, before, after, mine, cross, len(port.launches), index)
+        items += _geometry_items(old, new, port, before, after, mine, cross, len(port.launches), index, scope)
     if not port.launches:
         # Same-module helpers are followed by the signature; a port that still
         # shows no launch launches through another module's helper: absence of
@@ -754,12 +791,23 @@ def _launch_items(old: Signature, new: Signature, port: Signature, index: TreeIn
 
 
 def _pair_launches(old_launches, new_launches):
+    """Old and new launch sites of the same kernel, most alike first.
+
+    A commit that adds a second launch of a kernel (a new dispatch branch,
+    such as an FP4 path) keeps the old launch paired with the new site whose
+    arguments it shares most, not with whichever comes first in the file.
+    """
     pairs = []
     unmatched_old = list(old_launches)
     unmatched_new = list(new_launches)
-    for launch in list(unmatched_new):
-        partner = next((o for o in unmatched_old if o.kernel_normalised == launch.kernel_normalised), None)
-        if partner is not None:
+    candidates = sorted(
+        ((len(set(o.texts) & set(n.texts)), i, j) for i, o in enumerate(old_launches)
+         for j, n in enumerate(new_launches) if o.kernel_normalised == n.kernel_normalised),
+        key=lambda c: (-c[0], c[1], c[2]),
+    )
+    for _, i, j in candidates:
+        partner, launch = old_launches[i], new_launches[j]
+        if partner in unmatched_old and launch in unmatched_new:
             pairs.append((partner, launch))
             unmatched_old.remove(partner)
             unmatched_new.remove(launch)
@@ -784,7 +832,7 @@ def _tree_launch_evidence(port: Signature, launch, message: str) -> Evidence:
 
 
 def _geometry_items(old, new, port, before, after, mine, cross: bool, port_launch_count: int,
-                    index: TreeIndex | None = None) -> list[ItemResult]:
+                    index: TreeIndex | None = None, scope=frozenset()) -> list[ItemResult]:
     items: list[ItemResult] = []
     grid_changed = before.grid_text.replace(" ", "") != after.grid_text.replace(" ", "") \
         or before.grid_identifiers != after.grid_identifiers
@@ -823,11 +871,22 @@ def _geometry_items(old, new, port, before, after, mine, cross: bool, port_launc
             items.append(ItemResult("behind", "launch", f"upstream {attribute} went {was}→{now}, the port's is {was}",
                                     upstream + tree))
     if mine is not None:
-        items += _argument_items(before, after, mine, port, cross, upstream[1:], index)
+        items += _argument_items(before, after, mine, port, cross, upstream[1:], index,
+                                 scope | _kernel_scope(index, after.kernel_normalised))
     return items
 
 
-def _argument_items(before, after, mine, port, cross: bool, upstream, index) -> list[ItemResult]:
+def _kernel_scope(index: TreeIndex | None, kernel: str) -> set[str]:
+    """Parameters of the launched upstream kernel that in-tree ``not-carried
+    ...::KERNEL[PARAM]`` declarations set aside: a launch passing them is
+    passing a feature the port does not carry."""
+    if index is None:
+        return set()
+    return {normalise_name(a.param) for a in index.anchors
+            if a.kind == "not-carried" and a.param and normalise_name(a.bare_symbol) == kernel}
+
+
+def _argument_items(before, after, mine, port, cross: bool, upstream, index, scope=frozenset()) -> list[ItemResult]:
     """A launch gaining or losing an argument, placed against the port's launch.
 
     When both upstream launches' kernels are known, an argument is the kernel
@@ -835,23 +894,25 @@ def _argument_items(before, after, mine, port, cross: bool, upstream, index) -> 
     ``valid_counts.stride(0)`` appended to a launch is ``valid_counts_stride``
     even though ``valid_counts`` was already passed. Otherwise arguments
     compare by their first identifier, keyword names and normalised text.
+    Arguments a ``[PARAM]`` not-carried declaration sets aside (``scope``) are
+    not compared: the port does not carry that feature on purpose.
     """
     tree = _tree_launch_evidence(port, mine, "the port's launch")
     if before.bound is not None and after.bound is not None:
         have = _port_binding(mine, index)
         if have is not None:
-            return _bound_items(before, after, mine, port, cross, upstream, have)
+            return _bound_items(before, after, mine, port, cross, upstream, have, scope)
     items: list[ItemResult] = []
     if not cross:
-        added_keywords = set(_normalised_keywords(after)) - set(_normalised_keywords(before))
+        added_keywords = set(_normalised_keywords(after)) - set(_normalised_keywords(before)) - scope
         if added_keywords:
             present = added_keywords & set(_normalised_keywords(mine))
             status = "sync" if present == added_keywords else "behind" if not present else "undecided"
             items.append(ItemResult(status, "launch",
                                     f"upstream's launch now passes {', '.join(sorted(added_keywords))}"
                                     + ("" if status == "behind" else "; the port passes it"), upstream + [tree]))
-    removed_arguments = set(before.arguments) - set(after.arguments)
-    added_arguments = set(after.arguments) - set(before.arguments)
+    removed_arguments = set(before.arguments) - set(after.arguments) - scope
+    added_arguments = set(after.arguments) - set(before.arguments) - scope
     have = set(mine.arguments) | set(_normalised_keywords(mine))
     if removed_arguments or added_arguments:
         still = sorted(removed_arguments & have)
@@ -876,11 +937,12 @@ def _argument_items(before, after, mine, port, cross: bool, upstream, index) -> 
     return items
 
 
-def _bound_items(before, after, mine, port, cross: bool, upstream, have: tuple[str, ...]) -> list[ItemResult]:
+def _bound_items(before, after, mine, port, cross: bool, upstream, have: tuple[str, ...],
+                 scope=frozenset()) -> list[ItemResult]:
     """Argument delta by the kernel parameters the arguments bind to."""
     items: list[ItemResult] = []
-    removed = [p for p in before.bound if p not in after.bound]
-    added = [p for p in after.bound if p not in before.bound]
+    removed = [p for p in before.bound if p not in after.bound and p not in scope]
+    added = [p for p in after.bound if p not in before.bound and p not in scope]
     kernel = after.kernel_normalised
     still = [p for p in removed if p in have]
     if still:
