@@ -251,6 +251,10 @@ def _expand_rows(
 # portq: ports aiter:aiter/ops/triton/_triton_kernels/gather_kv_b_proj.py::_triton_gather_kv_b_proj_impl @e50c39f1be
 # portq: ports aiter:aiter/ops/triton/_triton_kernels/gather_kv_b_proj.py::_triton_gather_kv_b_proj_flat @e50c39f1be
 # portq: not-carried aiter:aiter/ops/triton/_triton_kernels/gather_kv_b_proj.py::_triton_gather_kv_b_proj[IS_FP4] -- MXFP4 weights need gfx950 scaled MFMA upstream; not implemented on Hopper
+# portq: not-carried aiter:aiter/ops/triton/_triton_kernels/gather_kv_b_proj.py::_triton_gather_kv_b_proj[Fp4ScaleKGranularity] -- MXFP4 scale granularity, MXFP4 not carried
+# portq: not-carried aiter:aiter/ops/triton/_triton_kernels/gather_kv_b_proj.py::_triton_gather_kv_b_proj[ScaleCols] -- block-scale columns are derived from kv_proj_scale's shape by the wrapper, not passed
+# portq: not-carried aiter:aiter/ops/triton/_triton_kernels/gather_kv_b_proj.py::_triton_gather_kv_b_proj[WEIGHT_PRESHUFFLE] -- AMD MFMA (16,16) weight layout, AMD-only
+# portq: not-carried aiter:aiter/ops/triton/_triton_kernels/gather_kv_b_proj.py::_triton_gather_kv_b_proj[SHUFFLED_KV_CACHE] -- AMD MFMA KV-cache layout, AMD-only
 # portq: not-carried aiter:aiter/ops/triton/_triton_kernels/gather_kv_b_proj.py::_triton_gather_kv_b_proj_fp4_impl -- MXFP4 weight path, not implemented on Hopper
 # portq: not-carried aiter:aiter/ops/triton/_triton_kernels/gather_kv_b_proj.py::_triton_gather_kv_b_proj_impl[WEIGHT_PRESHUFFLE] -- AMD MFMA (16,16) weight layout, AMD-only
 # portq: not-carried aiter:aiter/ops/triton/_triton_kernels/gather_kv_b_proj.py::_triton_gather_kv_b_proj_impl[SHUFFLED_KV_CACHE] -- AMD MFMA KV-cache layout, AMD-only
