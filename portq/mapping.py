@@ -27,7 +27,10 @@ For each file change of a commit:
    keyed by blob SHA (``DefinitionCache``: definitions without trees,
    persisted next to the ledger; or the classifier's ``SymbolTableCache``);
    the hunk's removed lines map to definitions on the old side, its added
-   lines on the new side. A definition on both sides is ``modified``, only on
+   lines on the new side (commits are mapped in order, old side first, so the
+   cache parses a file's next version from the tree of its last one; a
+   renamed file's from its old path's, and a deleted or renamed-away path's
+   tree is dropped). A definition on both sides is ``modified``, only on
    the new side ``added``, only on the old ``removed``. Hunk lines outside
    every definition become one ``<toplevel>`` symbol per file (kind
    ``toplevel``); blank lines between definitions are ignored. A file that
@@ -177,6 +180,7 @@ class ChangeMapper:
         self._claimed_names: dict[tuple[str, str], bool] = {}
         self._claimed_spans: dict[tuple[str, str], list[tuple[int, int]]] = {}  # (blob, language) -> lines
         self._rows = matrix.rows_for(upstream)
+        self._forget = getattr(self.symbol_tables, "forget", None)
         patterns = matrix.symbol_names(upstream)
         literals = [_literal(p) for p in patterns]
         # A pattern without a usable literal means every parseable file is a candidate.
@@ -248,10 +252,10 @@ class ChangeMapper:
         data = self._prefetched.get(sha)
         return data if data is not None else self.read_blob(sha)
 
-    def _table(self, blob: str | None, path: str | None) -> SymbolTable | None:
+    def _table(self, blob: str | None, path: str | None, previous_path: str | None = None) -> SymbolTable | None:
         if not blob or not path:
             return None
-        return self.symbol_tables.get(blob, path, lambda: self._blob(blob))
+        return self.symbol_tables.get(blob, path, lambda: self._blob(blob), previous_path)
 
     def _file_rows(self, paths: tuple[str, ...]) -> list[str]:
         rows = self._path_rows.get(paths)
@@ -377,6 +381,7 @@ class ChangeMapper:
             change, file_rows = plan.change, plan.file_rows
             if not plan.looked_at:
                 unowned.append(change.path)
+                self._forget_gone_path(change)
                 continue
             by_path.update(file_rows)
             touched = []
@@ -392,6 +397,7 @@ class ChangeMapper:
                 symbols.extend(touched)
             else:
                 unowned.append(change.path)
+            self._forget_gone_path(change)
         return EntryChanges(
             position=position,
             commit=commit,
@@ -400,6 +406,11 @@ class ChangeMapper:
             symbols=symbols,
             unowned_paths=tuple(unowned),
         )
+
+    def _forget_gone_path(self, change: FileChange) -> None:
+        """A deleted or renamed-away path's kept tree (``DefinitionCache.forget``) is dropped."""
+        if self._forget is not None and change.status in ("deleted", "renamed") and change.old_path:
+            self._forget(change.old_path)
 
     def _touched_symbols(self, change: FileChange) -> list[TouchedSymbol]:
         base = dict(
@@ -420,7 +431,7 @@ class ChangeMapper:
         if base["language"] is None:
             return [_lines_symbol(base, change, hunks, "not a C/C++/CUDA or Python file")]
         old_table = self._table(change.old_blob, change.old_path)
-        new_table = self._table(change.new_blob, change.new_path)
+        new_table = self._table(change.new_blob, change.new_path, change.old_path)
         fallback = next((t.fallback for t in (old_table, new_table) if t is not None and t.fallback), None)
         if fallback:
             return [_lines_symbol(base, change, hunks, fallback)]

@@ -285,3 +285,35 @@ def test_a_second_mapping_parses_nothing_and_maps_alike(tmp_path):
     assert stores[1].parsed == 0 and stores[1].recalled > 0
     assert [(e.rows, e.symbols, e.unowned_paths) for e in results[0]] == \
            [(e.rows, e.symbols, e.unowned_paths) for e in results[1]]
+
+
+def test_a_scan_keeps_trees_only_for_live_paths_and_parses_a_renamed_file_from_its_old_tree(monkeypatch):
+    import portq.symbol_cache as symbol_cache
+    from portq.symbol_cache import DefinitionCache
+
+    parse, seeded = symbol_cache.symbols.symbol_table, []
+
+    def recording(source, path, previous=None):
+        seeded.append((path, previous is not None))
+        return parse(source, path, previous)
+
+    monkeypatch.setattr(symbol_cache.symbols, "symbol_table", recording)
+    versions = [b"def f(x):\n    return %d\n" % n for n in range(4)]
+    blobs = {f"v{n}": data for n, data in enumerate(versions)}
+
+    def change(status, old_path, new_path, old, new):
+        return FileChange(status, old_path, new_path, old_blob=old, new_blob=new, patch=unified_patch(
+            new_path or old_path, blobs[old] if old else b"", blobs[new] if new else b""))
+
+    commits = [Commit(f"c{n}", (), "t", "t", "a", "d", changes=changes) for n, changes in enumerate([
+        [change("modified", "pkg/a.py", "pkg/a.py", "v0", "v1"), change("modified", "pkg/gone.py", "pkg/gone.py",
+                                                                        "v0", "v2")],
+        [change("renamed", "pkg/a.py", "pkg/b.py", "v1", "v3")],
+        [change("deleted", "pkg/gone.py", None, "v2", None)],
+    ])]
+    tables = DefinitionCache()
+    matrix = '[[row]]\nid = "ALL"\nupstream = "up"\npaths = ["pkg/**"]\n'
+    entries = list(ChangeMapper(Matrix.parse(matrix), "up", blobs.__getitem__, tables).map_commits(commits))
+    assert [entry.rows for entry in entries] == [("ALL",)] * 3
+    assert ("pkg/b.py", True) in seeded  # the renamed file's new blob reused the tree of pkg/a.py
+    assert tables.live_paths == ["pkg/b.py"]  # pkg/a.py renamed away, pkg/gone.py deleted

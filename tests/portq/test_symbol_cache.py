@@ -124,6 +124,69 @@ def test_memory_only_cache_never_touches_disk(tmp_path):
     assert not cache.persistent and cache.problem is None
 
 
+def parses_seen(monkeypatch) -> list[tuple[str, bytes | None]]:
+    """(path, the source of the previous version handed to it) of each parse the cache makes."""
+    seen = []
+    parse = symbol_cache.symbols.symbol_table
+
+    def recording(source, path, previous=None):
+        seen.append((path, previous.source if previous is not None else None))
+        return parse(source, path, previous)
+
+    monkeypatch.setattr(symbol_cache.symbols, "symbol_table", recording)
+    return seen
+
+
+NEXT = SOURCE.replace(b"return x", b"return x + 1")
+
+
+def test_the_next_version_of_a_file_is_parsed_from_the_tree_kept_for_its_path(monkeypatch):
+    seen = parses_seen(monkeypatch)
+    cache = DefinitionCache()
+    cache.get("v1", "pkg/box.py", lambda: SOURCE)
+    cache.get("other", "pkg/other.py", lambda: NEXT)
+    table = cache.get("v2", "pkg/box.py", lambda: NEXT)
+    assert seen == [("pkg/box.py", None), ("pkg/other.py", None), ("pkg/box.py", SOURCE)]
+    assert summary(table) == summary(symbol_table(NEXT, "pkg/box.py"))
+    assert table.tree is None and cache.live_paths == ["pkg/other.py", "pkg/box.py"]
+
+
+def test_a_renamed_file_is_parsed_from_its_old_path_tree_which_moves_to_the_new_path(monkeypatch):
+    seen = parses_seen(monkeypatch)
+    cache = DefinitionCache()
+    cache.get("v1", "pkg/box.py", lambda: SOURCE)
+    cache.get("v2", "pkg/moved.py", lambda: NEXT, "pkg/box.py")
+    assert seen[-1] == ("pkg/moved.py", SOURCE) and cache.live_paths == ["pkg/moved.py"]
+
+
+def test_forget_drops_the_tree_of_a_deleted_path():
+    cache = DefinitionCache()
+    cache.get("v1", "pkg/box.py", lambda: SOURCE)
+    cache.get("c1", "csrc/k.cu", lambda: b"void f() {}\n")
+    cache.forget("pkg/box.py")
+    cache.forget("notes.txt")  # no grammar, no tree: nothing to drop
+    assert cache.live_paths == ["csrc/k.cu"]
+
+
+def test_kept_trees_stay_within_the_source_byte_bound_least_recent_dropped_first(monkeypatch):
+    monkeypatch.setattr(symbol_cache, "LIVE_SOURCE_BYTES", len(SOURCE) + len(NEXT))
+    cache = DefinitionCache()
+    for number in range(4):
+        cache.get(f"b{number}", f"pkg/m{number}.py", lambda: SOURCE)
+    cache.get("b0-next", "pkg/m2.py", lambda: NEXT)  # m2 becomes the most recent
+    assert cache.live_paths == ["pkg/m3.py", "pkg/m2.py"]
+    assert cache._live_bytes == len(SOURCE) + len(NEXT)
+
+
+def test_a_file_without_a_tree_keeps_none(monkeypatch):
+    import portq.symbols
+
+    monkeypatch.setattr(portq.symbols, "MAX_PARSE_BYTES", 10)
+    cache = DefinitionCache()
+    cache.get("big", "pkg/big.py", lambda: SOURCE)
+    assert cache.live_paths == []
+
+
 WRITER = """
 import sys
 import portq.symbol_cache

@@ -62,3 +62,132 @@ def test_forward_declaration_is_not_a_definition():
 
 def test_functions_next_to_structs_keep_their_kind():
     assert _definitions()["vllm::map_gather_page_task"].kind == KIND_DEVICE_FUNCTION
+
+
+# --- incremental parsing: an earlier version's tree, the same definitions ------
+
+import random  # noqa: E402
+import sys  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import pytest  # noqa: E402
+
+from portq.symbols import source_edit  # noqa: E402
+
+PYTHON = b'''\
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _copy_kernel(src_ptr, dst_ptr, n, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    tl.store(dst_ptr + pid, tl.load(src_ptr + pid))
+
+
+class Cache:
+    """A cache."""
+
+    def gather(self, index):
+        def helper(i):
+            return i + 1
+        return [helper(i) for i in index]
+
+    if True:
+        def guarded(self):
+            return 2
+
+
+def copy(src, dst, block=64):
+    _copy_kernel[(1,)](src, dst, src.numel(), BLOCK=block)
+    return dst
+'''
+FRAGMENTS = {
+    "a.cu": [b"{", b"}", b"(", b")", b";", b"\n", b"  int x = 1;\n", b"/*", b"*/", b"#if 0\n", b"#endif\n",
+             b"namespace extra {\n", b"}  // namespace extra\n", b"template <typename T>\n",
+             b"__global__ void added_kernel(int* p) {\n  p[0] = 1;\n}\n", b"struct Made { int y; };\n",
+             b"void Cls::method() {}\n", b'ops.def("made(Tensor a) -> ()");\n', b"\"", b"x"],
+    "a.py": [b":", b"(", b")", b"\n", b"    ", b"\n    x = 1\n", b"def ", b"class Made:\n    pass\n",
+             b"@triton.jit\n", b"def added(x):\n    return x\n", b'"""', b"#", b"\n\n\ndef top():\n    pass\n",
+             b"        def inner():\n            pass\n", b"try:\n", b"except Exception:\n    pass\n", b"x"],
+}
+SOURCES = {"a.cu": CUDA, "a.py": PYTHON}
+
+
+def summary(table):
+    return table.fallback, [(d.name, d.qualified_name, d.kind, d.start_line, d.end_line) for d in table.definitions]
+
+
+def random_edit(rng: random.Random, source: bytes, fragments: list[bytes], original: bytes) -> bytes:
+    """An insertion, deletion or replacement at the start, the middle or the end; now and then the
+    original back (an edit that repairs whatever the earlier ones broke)."""
+    if rng.random() < 0.08:
+        return original
+    where = rng.choice(("start", "end", "middle", "middle", "line"))
+    if where == "start":
+        start = 0
+    elif where == "end":
+        start = len(source)
+    elif where == "line":
+        starts = [0] + [i + 1 for i, byte in enumerate(source) if byte == 10]
+        start = rng.choice(starts)
+    else:
+        start = rng.randrange(len(source) + 1)
+    operation = rng.choice(("insert", "delete", "replace"))
+    end = start if operation == "insert" else min(len(source), start + rng.randrange(1, 40))
+    if operation == "delete" and where == "end":
+        start, end = max(0, len(source) - rng.randrange(1, 40)), len(source)
+    inserted = b"" if operation == "delete" else rng.choice(fragments)
+    return source[:start] + inserted + source[end:]
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("path", ["a.cu", "a.py"])
+def test_a_table_parsed_from_the_previous_version_equals_a_fresh_parse_over_random_edits(path, seed):
+    rng = random.Random(seed)
+    original = SOURCES[path]
+    source, previous = original, symbol_table(original, path)
+    broken = 0
+    for step in range(150):
+        source = random_edit(rng, source, FRAGMENTS[path], original)
+        incremental = symbol_table(source, path, previous)
+        fresh = symbol_table(source, path)
+        assert summary(incremental) == summary(fresh), (step, source)
+        broken += fresh.tree.root_node.has_error
+        previous = incremental
+    assert 10 < broken < 150  # the edits broke syntax and repaired it again
+
+
+def test_the_edit_spans_the_bytes_between_the_common_prefix_and_suffix_as_offsets_and_points():
+    old, new = b"ab\ncd\nef\n", b"ab\ncXYZ\nd\nef\n"
+    assert source_edit(old, new) == (4, 4, 8, (1, 1), (1, 1), (2, 0))
+    assert source_edit(b"same", b"same") == (4, 4, 4, (0, 4), (0, 4), (0, 4))
+    assert source_edit(b"x\n", b"") == (0, 2, 0, (0, 0), (1, 0), (0, 0))
+
+
+def test_every_version_of_the_synthetic_history_files_parses_alike_from_its_predecessor(tmp_path):
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+    try:
+        from synthetic_history import generate
+    finally:
+        sys.path.pop(0)
+    from portq.history import Upstream
+
+    generate(tmp_path, 400)
+    with Upstream(tmp_path / "upstream", "upstream") as upstream:
+        revisions = upstream.resolve_range("base..tip")
+        versions: dict[str, list[str]] = {}
+        for commit in upstream.commits(revisions):
+            for change in commit.changes:
+                if change.new_blob and change.new_path.endswith((".cu", ".py")):
+                    chain = versions.pop(change.old_path, None) or [change.old_blob] * bool(change.old_blob)
+                    versions[change.new_path] = chain + [change.new_blob]
+        blobs = upstream.read_blobs(sorted({blob for chain in versions.values() for blob in chain}))
+    compared = 0
+    for path, chain in versions.items():
+        previous = None
+        for blob in chain:
+            incremental = symbol_table(blobs[blob], path, previous)
+            assert summary(incremental) == summary(symbol_table(blobs[blob], path)), (path, blob)
+            previous, compared = incremental, compared + 1
+    assert len(versions) == 48 and compared > 250
