@@ -8,7 +8,8 @@ written to get, files the issue report of the seed-000-shaped entry, and
 says where everything went. No network, no GPU.
 
 Without ``--keep`` everything is built in a temporary directory and removed
-afterwards, except the report, which is copied to ``reports/demo/``.
+afterwards, except the report and the two wave summaries, which are copied to
+``reports/demo/``.
 ``--check`` exits 1 when any verdict differs from the series' expectation.
 The pipeline is ``portq.demo``; this module parses and prints.
 """
@@ -41,8 +42,13 @@ def run(args: argparse.Namespace, config) -> int:
     try:
         result = run_demo(workdir, progress=say)
         report = result.report
-        if keep is None and report is not None:
-            report = _keep_report(report, config.root / "reports" / "demo")
+        if keep is None:
+            destination = config.root / "reports" / "demo"
+            if report is not None:
+                report = _keep_report(report, destination)
+            for target, summary in list(result.summaries.items()):
+                if summary is not None and Path(summary).exists():
+                    result.summaries[target] = _keep_report(Path(summary), destination, f"{target}-summary.md")
         if args.json:
             print(json.dumps(_as_json(result, report), indent=2))
         else:
@@ -53,9 +59,9 @@ def run(args: argparse.Namespace, config) -> int:
     return 1 if args.check and result.mismatches else 0
 
 
-def _keep_report(report: Path, destination: Path) -> Path:
+def _keep_report(report: Path, destination: Path, name: str | None = None) -> Path:
     destination.mkdir(parents=True, exist_ok=True)
-    kept = destination / report.name
+    kept = destination / (name or report.name)
     shutil.copyfile(report, kept)
     return kept
 
@@ -109,7 +115,8 @@ def _print_text(result: DemoResult, report: Path | None, keep: Path | None) -> N
     console.print(f"  work directory {where} {result.workdir}", markup=False)
     for target, ledger in result.ledgers.items():
         waves = ", ".join(f"{name} {wave}" for (t, name), wave in result.waves.items() if t == target)
-        console.print(f"  {target}: ledger {ledger} ({waves}); summary {result.summaries[target]}", markup=False)
+        where_ledger = f"ledger {ledger} ({waves}); " if keep else f"waves {waves}; "
+        console.print(f"  {target}: {where_ledger}summary {result.summaries[target]}", markup=False)
     if report is not None:
         console.print(f"  issue report for the seed-000-shaped entry: {report}", markup=False)
     elif result.report_note:
