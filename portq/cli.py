@@ -111,10 +111,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         command = _command_of(argv)
         parser = build_parser(command)
+        # Everything after a bare "--" belongs to the tool a command runs
+        # (pytest, for verify); argparse with subcommands does not pass it on.
+        passthrough: list[str] = []
+        if "--" in argv:
+            cut = argv.index("--")
+            argv, passthrough = argv[:cut], argv[cut + 1:]
         args = parser.parse_args(argv)
         if args.command is None:
             parser.print_help(sys.stderr)
             return EXIT_USAGE
+        if passthrough:
+            if not hasattr(args, "pytest_args"):
+                parser.error(f"{args.command} takes no arguments after '--'")
+            args.pytest_args = list(args.pytest_args or []) + passthrough
         module = _load(args.command)
         from portq.config import load_config
 

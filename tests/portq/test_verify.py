@@ -123,3 +123,21 @@ def test_row_without_tests_is_an_error(tree):
 
 def test_cuda_probe_is_false_when_the_interpreter_cannot_import_torch(tmp_path):
     assert verify.cuda_available(str(tmp_path / "no-such-python")) is False
+
+
+def test_the_command_line_hands_what_follows_a_bare_double_dash_to_pytest(tree, capsys, monkeypatch):
+    from portq.cli import main
+
+    monkeypatch.chdir(tree)
+    code = main(["verify", "ROW-BAD", "--matrix", "matrix.toml", "--tree", ".", "--device", "cpu", "--json",
+                 "--", "-k", "passes"])
+    assert code == 0
+    assert json.loads(capsys.readouterr().out)["totals"]["passed"] == 1
+
+
+def test_a_double_dash_is_refused_by_commands_that_run_no_tool(tree, capsys, monkeypatch):
+    from portq.cli import main
+
+    monkeypatch.chdir(tree)
+    assert main(["matrix", "--matrix", "matrix.toml", "--", "-k", "x"]) == 2
+    assert "matrix takes no arguments after '--'" in capsys.readouterr().err
