@@ -36,6 +36,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
 
+from portq.signatures import bare_name
 from portq.signatures import node_text as _text
 from portq.signatures import walk as _walk
 from portq.symbols import SymbolTable
@@ -120,11 +121,6 @@ def _python_references(call) -> list[tuple[str, str]]:
     return found
 
 
-def _last_name(text: str) -> str:
-    text = re.sub(r"<.*", "", text, flags=re.DOTALL)
-    return re.split(r"::|\.|->", text)[-1].strip()
-
-
 def _python_callee(node) -> tuple[str, str] | None:
     if node.type != "call":
         return None
@@ -138,7 +134,7 @@ def _python_callee(node) -> tuple[str, str] | None:
     if function.type == "subscript":
         value = function.child_by_field_name("value")
         if value is not None and value.type in ("identifier", "attribute"):
-            return _last_name(_text(value)), "launch"
+            return bare_name(_text(value)), "launch"
     return None
 
 
@@ -150,9 +146,9 @@ def _cpp_callee(node) -> tuple[str, str] | None:
         return None
     form = "launch" if any(c.type == "kernel_call_syntax" for c in node.children) else "call"
     if function.type == "field_expression":
-        return _last_name(_text(function.child_by_field_name("field"))), "attribute"
+        return bare_name(_text(function.child_by_field_name("field"))), "attribute"
     if function.type in ("identifier", "qualified_identifier", "template_function"):
-        return _last_name(_text(function)), form
+        return bare_name(_text(function)), form
     return None
 
 
@@ -202,7 +198,7 @@ class Reachability:
                         if key not in seen_defs:
                             seen_defs.add(key)
                             result.through.append(f"{site.file}:{site.caller_line} {site.caller}")
-                            following.append((_last_name(site.caller), site.file, site.caller))
+                            following.append((bare_name(site.caller), site.file, site.caller))
                         continue
                     result.non_test.append(site)
             frontier = following
@@ -231,7 +227,7 @@ class Reachability:
                         found.append(site)
                     elif site.caller is not None and (site.file, site.caller) not in seen:
                         seen.add((site.file, site.caller))
-                        following.append((_last_name(site.caller), site.file, site.caller))
+                        following.append((bare_name(site.caller), site.file, site.caller))
             if found:
                 return found
             frontier = following

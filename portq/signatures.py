@@ -70,11 +70,18 @@ def normalise_name(name: str) -> str:
     return text
 
 
+def bare_name(text: str) -> str:
+    """The last name of a (possibly qualified, templated, multi-line) callee:
+    ``vllm::foo<T,\n N>`` → ``foo``, ``mod.kernel`` → ``kernel``, ``p->f`` → ``f``."""
+    text = re.sub(r"<.*", "", text, flags=re.DOTALL)
+    return re.split(r"::|\.|->", text)[-1].strip()
+
+
 def normalise_kernel_name(name: str) -> str:
     """A kernel name without namespace, template arguments, leading
     underscores or a ``_kernel`` suffix: ``vllm::foo<T>`` → ``foo``,
     ``_foo_kernel`` → ``foo``."""
-    text = re.sub(r"<.*", "", name, flags=re.DOTALL).split("::")[-1].split(".")[-1]
+    text = bare_name(name)
     text = text.strip().lower().lstrip("_")
     if text.endswith("_kernel") and len(text) > len("_kernel"):
         text = text[: -len("_kernel")]
@@ -349,7 +356,7 @@ def _kernel_params_in_file(root, kernel: str, language: str) -> list[str] | None
     between ``<>``, not in the argument list, so only function parameters count."""
     from portq.symbols import definitions_in
 
-    bare = re.split(r"::|\.", re.sub(r"<.*", "", kernel, flags=re.DOTALL).strip())[-1]
+    bare = bare_name(kernel)
     candidates = [d for d in definitions_in(root, language) if d.name == bare]
     kernels = [d for d in candidates if d.kind in (KIND_CUDA_KERNEL, KIND_TRITON_KERNEL)] or candidates
     if not kernels:

@@ -53,7 +53,7 @@ from portq.model import (
     Verdict,
 )
 from portq.reachability import Callers
-from portq.signatures import Signature, bind_arguments, normalise_kernel_name, normalise_name, signature_of
+from portq.signatures import Signature, bare_name, bind_arguments, normalise_kernel_name, normalise_name, signature_of
 from portq.symbols import (
     KIND_CLASS,
     KIND_CUDA_KERNEL,
@@ -734,7 +734,7 @@ def _launched_names(port: Signature, index: TreeIndex | None) -> dict[str, set[s
     the upstream symbols its in-tree definition ports."""
     names: dict[str, set[str]] = {}
     for launch in port.launches:
-        bare = re.split(r"::|\.", re.sub(r"<.*", "", launch.kernel, flags=re.DOTALL))[-1]
+        bare = bare_name(launch.kernel)
         stands_for = {launch.kernel_normalised}
         if index is not None:
             stands_for |= {normalise_kernel_name(n) for n in index.upstream_symbols_ported_by(bare)}
@@ -973,7 +973,7 @@ def _port_binding(launch, index) -> tuple[str, ...] | None:
         return launch.bound
     if index is None:
         return None
-    bare = re.split(r"::|\.", re.sub(r"<.*", "", launch.kernel, flags=re.DOTALL))[-1]
+    bare = bare_name(launch.kernel)
     for definition in index.definitions_by_name.get(bare, []):
         if definition.kind not in (KIND_CUDA_KERNEL, KIND_TRITON_KERNEL):
             continue
