@@ -8,11 +8,12 @@ sees the whole list before it decides any one:
 * **net-zero** — a commit and a later commit that exactly undoes it (the
   same paths with their blobs swapped, or else the same '-'/'+' lines
   swapped, file by file) are paired and both are NOT_APPLICABLE/``net-zero``.
-  Only commits that change the same paths are compared, so the diff text of
-  every other file of the range is never parsed. Pairing is greedy in range
-  order, each commit pairs at most once, so in "change, revert, byte-identical
-  re-land" the change and the revert pair and the re-land is classified on
-  its own merits.
+  Only commits that change the same paths are compared, indexed by blob
+  triples and patch fingerprints (read from the diff text, no hunks built),
+  so a long history of commits to one file pairs in near-linear time.
+  Pairing is greedy in range order, each commit pairs at most once, so in
+  "change, revert, byte-identical re-land" the change and the revert pair
+  and the re-land is classified on its own merits.
 * **renames** — every ``old → new`` path rename seen in the range links both
   names, so an anchor that still names the old upstream path matches the
   symbol at its new path (the ported symbol keeps its name).
@@ -29,6 +30,7 @@ through the context.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Iterator
@@ -104,20 +106,96 @@ def _file_changes(entry: EntryChanges) -> list[FileChange]:
     return list(entry.commit.changes) or list(entry.owned_changes)
 
 
-def _patch_fingerprint(entry: EntryChanges, inverse: bool = False) -> frozenset | None:
-    """What a commit does, file by file, as ('-' lines, '+' lines); the
-    inverse swaps them (and the rename direction). None for an empty commit."""
+_HUNK_HEADER = re.compile(r"@@ -\d+(?:,(\d+))? \+\d+(?:,(\d+))? @@")
+
+
+def _diff_lines(patch: str) -> tuple[list[tuple[str, ...]], list[tuple[str, ...]]] | None:
+    """Each hunk's '-' lines and '+' lines, read straight from git's diff text
+    of one file (the values ``hunks.parse_hunks`` gives), without building
+    hunks: a fingerprint needs the lines, not their numbers.
+
+    None when the text is anything but git's plain form (``---``/``+++``
+    right before the first hunk, then only hunk headers, ' ', '-', '+' and
+    '\\' lines, each hunk as long as its header says): the caller then
+    parses it with unidiff as before.
+    """
+    first_hunk = patch.find("\n@@ ")
+    if first_hunk < 0:
+        return [], []  # parse_hunks finds no hunk either
+    header = patch[:first_hunk].rsplit("\n", 2)
+    if len(header) < 3 or not header[-2].startswith("--- ") or not header[-1].startswith("+++ "):
+        return None
+    lines = patch[first_hunk + 1:].split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    removed_by_hunk: list[tuple[str, ...]] = []
+    added_by_hunk: list[tuple[str, ...]] = []
+    removed: list[str] = []
+    added: list[str] = []
+    old_left = new_left = 0
+    in_hunk = False
+    for line in lines:
+        marker = line[:1]
+        if marker == "-":
+            removed.append(line[1:].rstrip("\r\n"))
+            old_left -= 1
+        elif marker == "+":
+            added.append(line[1:].rstrip("\r\n"))
+            new_left -= 1
+        elif marker == " ":
+            old_left -= 1
+            new_left -= 1
+        elif marker == "@":
+            header = _HUNK_HEADER.match(line)
+            if header is None or old_left or new_left:
+                return None
+            if in_hunk:
+                removed_by_hunk.append(tuple(removed))
+                added_by_hunk.append(tuple(added))
+                removed, added = [], []
+            in_hunk = True
+            old_length, new_length = header.groups()
+            old_left = 1 if old_length is None else int(old_length)
+            new_left = 1 if new_length is None else int(new_length)
+            continue
+        elif marker != "\\":
+            return None
+        if old_left < 0 or new_left < 0:
+            return None
+    if old_left or new_left:
+        return None
+    removed_by_hunk.append(tuple(removed))
+    added_by_hunk.append(tuple(added))
+    return removed_by_hunk, added_by_hunk
+
+
+def _change_lines(change: FileChange) -> tuple[list[tuple[str, ...]], list[tuple[str, ...]]]:
+    """A change's '-' and '+' lines hunk by hunk: from its hunks when they are
+    parsed (or hand-built), else from its diff text, parsed with unidiff only
+    when that text is not plain git hunks."""
     from portq.hunks import ensure_hunks
 
+    if not change.hunks and change.parsed and change.patch:
+        lines = _diff_lines(change.patch)
+        if lines is not None:
+            return lines
+    try:
+        hunks = ensure_hunks(change)
+    except ValueError:
+        hunks = change.hunks
+    return [h.removed_text for h in hunks], [h.added_text for h in hunks]
+
+
+def _patch_fingerprint(entry: EntryChanges, inverse: bool = False) -> frozenset | None:
+    """What a commit does, file by file, as ('-' lines, '+' lines); the
+    inverse swaps them (and the rename direction). None for an empty commit.
+    Order-independent across files: a revert may list them differently."""
     parts = []
     for change in _file_changes(entry):
-        try:
-            hunks = ensure_hunks(change)
-        except ValueError:
-            hunks = change.hunks
-        removed = "\n".join("\n".join(h.removed_text) for h in hunks)
-        added = "\n".join("\n".join(h.added_text) for h in hunks)
-        blobs = (change.old_blob or "", change.new_blob or "") if not hunks else ("", "")
+        removed_by_hunk, added_by_hunk = _change_lines(change)
+        removed = "\n".join("\n".join(lines) for lines in removed_by_hunk)
+        added = "\n".join("\n".join(lines) for lines in added_by_hunk)
+        blobs = (change.old_blob or "", change.new_blob or "") if not removed_by_hunk else ("", "")
         paths = (change.old_path or "", change.new_path or "")
         if inverse:
             removed, added, blobs, paths = added, removed, blobs[::-1], paths[::-1]
@@ -146,47 +224,90 @@ def _blob_key(entry: EntryChanges, inverse: bool = False) -> frozenset | None:
     return frozenset(parts) if parts else None
 
 
-def _undoes(later: EntryChanges, earlier: EntryChanges, fingerprints: dict) -> bool:
-    """Does ``later`` exactly undo ``earlier``? The blobs decide when both
-    name them and they swap; otherwise (hand-built changes, or a revert after
-    other commits touched the same files) the '-'/'+' lines do, parsed only
-    for these two commits."""
-    undo_blobs = _blob_key(later, inverse=True)
-    if undo_blobs is not None and undo_blobs == _blob_key(earlier):
-        return True
+class _OpenChanges:
+    """The not-yet-undone commits that change one set of paths, in range
+    order, indexed by what a commit undoing them would show: their blob
+    triples (byte-identical reverts) and their patch fingerprints, computed
+    only when a later commit changes the same paths."""
 
-    def fingerprint(entry: EntryChanges, inverse: bool):
-        key = (id(entry), inverse)
-        if key not in fingerprints:
-            fingerprints[key] = _patch_fingerprint(entry, inverse)
-        return fingerprints[key]
+    def __init__(self) -> None:
+        self.members: list[EntryChanges] = []  # open, in range order
+        self.by_blobs: dict[frozenset, list[EntryChanges]] = {}
+        self.by_fingerprint: dict[frozenset, list[EntryChanges]] = {}
+        self.fingerprints: dict[int, frozenset] = {}  # id(member) -> its by_fingerprint key
+        self.unfingerprinted: list[EntryChanges] = []  # open members not in by_fingerprint, in range order
 
-    return fingerprint(later, True) == fingerprint(earlier, False)
+    def add(self, entry: EntryChanges) -> None:
+        self.members.append(entry)
+        blobs = _blob_key(entry)
+        if blobs is not None:
+            self.by_blobs.setdefault(blobs, []).append(entry)
+        self.unfingerprinted.append(entry)
+
+    def take_undone_by(self, entry: EntryChanges) -> EntryChanges | None:
+        """The latest open member that ``entry`` exactly undoes (its blobs
+        swap, or else its '-'/'+' lines swap), removed from the open set."""
+        if not self.members:
+            return None
+        partner = None
+        undo_blobs = _blob_key(entry, inverse=True)
+        if undo_blobs is not None and self.by_blobs.get(undo_blobs):
+            partner = self.by_blobs[undo_blobs][-1]
+        after = partner.position if partner is not None else -1
+        if self.members[-1].position > after:  # a later member may undo by lines: compare fingerprints
+            self._fingerprint_members_after(after)
+            matches = self.by_fingerprint.get(_patch_fingerprint(entry, inverse=True))
+            if matches and matches[-1].position > after:
+                partner = matches[-1]
+        if partner is not None:
+            self._remove(partner)
+        return partner
+
+    def _fingerprint_members_after(self, position: int) -> None:
+        while self.unfingerprinted and self.unfingerprinted[-1].position > position:
+            member = self.unfingerprinted.pop()
+            key = self.fingerprints[id(member)] = _patch_fingerprint(member)
+            same = self.by_fingerprint.setdefault(key, [])
+            index = len(same)
+            while index and same[index - 1].position > member.position:
+                index -= 1
+            same.insert(index, member)
+
+    def _remove(self, entry: EntryChanges) -> None:
+        lists = [self.members, self.unfingerprinted, self.by_blobs.get(_blob_key(entry)) or []]
+        if id(entry) in self.fingerprints:
+            lists.append(self.by_fingerprint[self.fingerprints.pop(id(entry))])
+        for members in lists:
+            index = next((i for i in range(len(members) - 1, -1, -1) if members[i] is entry), None)
+            if index is not None:
+                del members[index]
 
 
 def net_zero_pairs(entries: list[EntryChanges]) -> dict[int, tuple[int, str]]:
     """position -> (partner position, partner sha) for each commit that a
     later commit of the range exactly undoes, and for that later commit.
 
-    Only commits that change the same paths (renames inverted) can pair, so
-    hunks are parsed only for those candidates, and not even then when the
-    blobs already show the swap.
+    Only commits that change the same paths (renames inverted) can pair. In
+    each such group the open commits are indexed by blob triples and, lazily,
+    by patch fingerprint, so pairing costs a few dictionary look-ups per
+    commit however many commits touch the same files; diff text is read only
+    for groups that a later commit could undo, and hunks are not built for it.
+    Pairing is greedy in range order, and a commit pairs with the latest open
+    commit it undoes.
     """
     pairs: dict[int, tuple[int, str]] = {}
-    open_changes: dict[frozenset, list[EntryChanges]] = {}
-    fingerprints: dict = {}
+    open_changes: dict[frozenset, _OpenChanges] = {}
     for entry in entries:
         undo_paths = _path_key(entry, inverse=True)
         if undo_paths is None:
             continue
-        candidates = open_changes.get(undo_paths, [])
-        partner = next((c for c in reversed(candidates) if _undoes(entry, c, fingerprints)), None)
+        group = open_changes.get(undo_paths)
+        partner = group.take_undone_by(entry) if group is not None else None
         if partner is not None:
-            candidates.remove(partner)
             pairs[partner.position] = (entry.position, entry.commit.sha)
             pairs[entry.position] = (partner.position, partner.commit.sha)
             continue
-        open_changes.setdefault(_path_key(entry), []).append(entry)
+        open_changes.setdefault(_path_key(entry), _OpenChanges()).add(entry)
     return pairs
 
 
