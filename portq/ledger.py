@@ -476,6 +476,7 @@ class Ledger:
         most the batch in flight, never half an entry.
         """
         recorded = 0
+        created_at = _now()
         with self._transaction() as db:
             for entry in entries:
                 entry_id = db.execute(
@@ -493,11 +494,12 @@ class Ledger:
                 if not inserted:
                     continue
                 verdict: Verdict = entry["verdict"]
+                evidence, detail = verdict_json_texts(verdict)
                 db.execute(
                     "INSERT INTO verdict_events (entry_id, wave_id, source, verdict, justification, decided_by, "
                     "reason, evidence, detail, version, created_at) VALUES (?, ?, 'scan', ?, ?, ?, ?, ?, ?, ?, ?)",
                     (entry_id, wave.id, verdict.verdict, verdict.justification, verdict.decided_by, verdict.reason,
-                     to_json_text(verdict.evidence), to_json_text(verdict), verdict.version or __version__, _now()),
+                     evidence, detail, verdict.version or __version__, created_at),
                 )
                 recorded += 1
         return recorded
@@ -706,15 +708,31 @@ class Ledger:
         return [_report(r) for r in rows]
 
 
-def to_json_text(value: Any) -> str:
-    """JSON of a dataclass tree, encoded in one pass (no intermediate dicts)."""
-    return json.dumps(value, default=_fields_of)
-
-
 def _fields_of(value: Any) -> dict[str, Any]:
     if is_dataclass(value):
         return value.__dict__
     raise TypeError(f"{type(value).__name__} is not JSON serialisable")
+
+
+_ENCODER = json.JSONEncoder(default=_fields_of)
+"""``json.dumps(value, default=_fields_of)``, built once rather than per call."""
+
+
+def to_json_text(value: Any) -> str:
+    """JSON of a dataclass tree, encoded in one pass (no intermediate dicts)."""
+    return _ENCODER.encode(value)
+
+
+def verdict_json_texts(verdict: Verdict) -> tuple[str, str]:
+    """A scan event's ``evidence`` and ``detail`` columns: the evidence list,
+    and the whole verdict with that same evidence text inside it, so the
+    evidence is encoded once (the text equals ``to_json_text(verdict)``)."""
+    evidence = _ENCODER.encode(verdict.evidence)
+    fields = ", ".join(
+        f"{_ENCODER.encode(key)}: {evidence if key == 'evidence' else _ENCODER.encode(value)}"
+        for key, value in verdict.__dict__.items()
+    )
+    return evidence, "{" + fields + "}"
 
 
 def _report(row: sqlite3.Row) -> Report:

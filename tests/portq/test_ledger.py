@@ -1,13 +1,15 @@
 """The ledger: schema, waves, append-only events, reviews, reports, bad files."""
 from __future__ import annotations
 
+import json
 import sqlite3
+from dataclasses import asdict
 
 import pytest
 
 from portq.errors import LedgerError
 from portq.ledger import SCHEMA_VERSION, open_ledger
-from portq.model import Evidence, Verdict
+from portq.model import Evidence, SymbolVerdict, Verdict
 
 
 def scan_verdict(verdict="NEEDS_REVIEW", justification=None):
@@ -55,6 +57,21 @@ def test_wave_entries_keep_position_rows_symbols_and_scan_verdict(ledger):
     assert first.symbols == [{"path": "a.cu", "name": "f", "change": "modified"}]
     assert (second.scan.verdict, second.scan.justification, second.scan.source) == ("NOT_APPLICABLE", "no-row", "scan")
     assert second.scan.to_verdict().evidence[0].path == "a.cu"
+
+
+def test_scan_event_stores_evidence_and_full_verdict_as_plain_json(ledger):
+    verdict = Verdict("NEEDS_REVIEW", None, "fallback", reason="“quoted” é",
+                      evidence=[Evidence(kind="hunk", message="m", path="a.cu", line=3)],
+                      symbols=[SymbolVerdict(path="a.cu", symbol="f", change="modified", verdict="NEEDS_REVIEW",
+                                             justification=None, decided_by="body",
+                                             evidence=[Evidence(kind="body", message="b")])],
+                      version="9.9")
+    wave, _ = begin(ledger)
+    record(ledger, wave, 1, "1" * 40, verdict)
+    evidence, detail = ledger.db.execute("SELECT evidence, detail FROM verdict_events").fetchone()
+    assert detail == json.dumps(asdict(verdict))
+    assert evidence == json.dumps(asdict(verdict)["evidence"])
+    assert ledger.entry_at(wave, 1).scan.to_verdict() == verdict
 
 
 def test_reading_a_wave_back_costs_two_queries_however_many_entries(ledger):
