@@ -47,6 +47,19 @@ _TOP_LEVEL_KEYS = ("tree", "matrix", "ledger", "upstream")
 _UPSTREAM_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
 
+
+def relative_label(path: Path, *roots: Path) -> str:
+    """``path`` as pages and reports cite it: relative to the first of
+    ``roots`` that holds it (repository paths, not one machine's absolute
+    ones), else as given."""
+    for root in roots:
+        try:
+            return Path(path).resolve().relative_to(Path(root).resolve()).as_posix()
+        except ValueError:
+            continue
+    return str(path)
+
+
 @dataclass
 class Config:
     """Resolved configuration. Paths are absolute."""

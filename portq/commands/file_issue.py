@@ -28,6 +28,7 @@ from pathlib import Path
 
 from portq import reports
 from portq.commands.show import _positive, find_wave
+from portq.config import relative_label
 from portq.errors import ConfigError, HistoryError, PortqError
 from portq.model import Commit
 
@@ -86,21 +87,10 @@ def build_context(config, ledger, wave, record) -> dict:
         rows=record.rows,
         row_info=row_info,
         unowned_paths=unowned,
-        matrix_path=_relative(config.matrix_path, config.root, config.tree),
+        matrix_path=relative_label(config.matrix_path, config.root, config.tree),
     )
     context["not_determined"]["upstream_unread"] = missing
     return context
-
-
-def _relative(path: Path, *roots: Path) -> str:
-    """``path`` relative to the first of ``roots`` that holds it (reports cite
-    repository paths, not one machine's absolute ones)."""
-    for root in roots:
-        try:
-            return Path(path).resolve().relative_to(Path(root).resolve()).as_posix()
-        except ValueError:
-            continue
-    return str(path)
 
 
 def run(args: argparse.Namespace, config) -> int:

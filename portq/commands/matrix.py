@@ -29,6 +29,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from portq.config import relative_label
 from portq.reports import render
 
 
@@ -151,17 +152,11 @@ def run(args: argparse.Namespace, config) -> int:
     matrix = Matrix.load(config.matrix_path)
     tree = require_tree(config)
     index = TreeIndex.build(tree, config.ledger_path.parent / "cache", port_roots_of(matrix))
-    context = build_matrix_context(matrix, index, tree, _label(config.matrix_path, config.root))
+    context = build_matrix_context(matrix, index, tree, relative_label(config.matrix_path, config.root))
     if getattr(args, "json", False) or args.format == "json":
         print(json.dumps(context, indent=2))
         return 0
     sys.stdout.write(render("matrix.md.j2", context))
     return 0
 
-
-def _label(path: Path, root: Path) -> str:
-    try:
-        return path.relative_to(root).as_posix()
-    except ValueError:
-        return str(path)
 
