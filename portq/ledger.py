@@ -29,7 +29,10 @@ manager or call ``close``):
   ``report(fingerprint)``, ``reports_for(entry_id)``.
 
 Durability and concurrency: WAL journal, a generous busy timeout so that
-concurrent portq processes wait for each other instead of failing, and one
+concurrent portq processes wait for each other instead of failing (the
+first-open steps that SQLite answers BUSY at once are retried within it, so
+two scans creating one ledger both open it; a lock held longer is reported as
+a lock, never as a foreign file), and one
 ``BEGIN IMMEDIATE`` transaction per batch of recorded entries
 (``record_scan_entries``), so a scan killed at any point leaves whole
 entries only. Reading a wave back costs two queries however many entries it
@@ -62,6 +65,7 @@ from typing import Any, Callable, Iterable, Sequence
 from portq import __version__
 from portq.errors import LedgerError
 from portq.model import JUSTIFICATIONS, NOT_APPLICABLE, VERDICTS, Evidence, Verdict
+from portq.shared_sqlite import is_busy, retry_while_busy, use_wal
 
 APPLICATION_ID = 0x706F7274  # "port": marks the SQLite file as a portq ledger
 BUSY_TIMEOUT_S = 60.0
@@ -343,13 +347,18 @@ class Ledger:
         self.db.row_factory = sqlite3.Row
         try:
             self.db.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
-            self._check_identity()
-            self.db.execute("PRAGMA journal_mode = WAL")
-            self.db.execute("PRAGMA synchronous = NORMAL")
+            # identity first: a foreign file is refused before anything is written to it
+            retry_while_busy(self._check_identity, BUSY_TIMEOUT_S)
+            use_wal(self.db, BUSY_TIMEOUT_S)
             self.db.execute("PRAGMA foreign_keys = ON")
-            self._migrate()
+            retry_while_busy(self._migrate, BUSY_TIMEOUT_S)
         except sqlite3.DatabaseError as error:
             self.db.close()
+            if is_busy(error):
+                raise LedgerError(
+                    f"{path} is locked by another portq process for over {BUSY_TIMEOUT_S:.0f} s: "
+                    "try again when it has finished"
+                ) from None
             raise LedgerError(f"{path} is not a portq ledger ({error})") from None
         except LedgerError:
             self.db.close()

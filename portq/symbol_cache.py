@@ -22,15 +22,17 @@ change, so ``DefinitionCache`` keeps them:
   portq version plus a digest of ``portq/symbols.py``, so a newer portq or a
   changed extraction rule never reads lists written by another.
 
-Concurrent scans share the file safely: WAL journal, a busy timeout, reads
+Concurrent scans share the file safely: WAL journal, a busy timeout (and
+``shared_sqlite.retry_while_busy`` for the first-open steps SQLite answers
+BUSY at once, so two scans creating the file together both keep it), reads
 that take no lock, and new lists written ``INSERT OR IGNORE`` in one
 transaction per batch (two scans that parse the same blob store the same
 row; the first one stays). The first write of a process also drops the
 lists of other ``RULES``, so the file holds one generation, not one per
 portq version or edit of ``symbols.py``. The file is a cache: deleting it
 is always safe, and one that cannot be opened, read or written (a
-read-only folder, a corrupt file) is set aside for the rest of the scan
-with ``problem`` saying why; the scan goes on parsing in memory. It never
+read-only folder, a corrupt file, a lock held past the busy timeout) is set
+aside for the rest of the scan with ``problem`` saying which; the scan goes on parsing in memory. It never
 makes a scan fail.
 
 This module does not read git (callers pass a loader for a blob's bytes),
@@ -52,6 +54,7 @@ from typing import Callable, Iterable
 
 from portq import __version__
 from portq import symbols
+from portq.shared_sqlite import is_busy, retry_while_busy, use_wal
 from portq.symbols import Definition, SymbolTable, language_for_path
 
 CACHE_FILE_NAME = "definitions.sqlite"
@@ -152,13 +155,14 @@ class DefinitionCache:
             self._set_aside(f"cannot open {self.path}: {error}")
             return
         try:
-            db.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
-            db.execute("PRAGMA journal_mode = WAL")
-            db.execute("PRAGMA synchronous = NORMAL")
-            db.execute(_SCHEMA)
+            use_wal(db, BUSY_TIMEOUT_S)
+            retry_while_busy(lambda: db.execute(_SCHEMA), BUSY_TIMEOUT_S)
         except sqlite3.Error as error:
             db.close()
-            self._set_aside(f"cannot use {self.path}: {error}")
+            if is_busy(error):
+                self._set_aside(f"{self.path} stayed locked by another process for over {BUSY_TIMEOUT_S:.0f} s")
+            else:
+                self._set_aside(f"cannot use {self.path}: {error}")
             return
         self._db = db
 
