@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from portq import __version__
+from portq.evidence import Kind
 from portq.model import (
     IN_SYNC,
     NEEDS_REVIEW,
@@ -92,7 +93,7 @@ class ProvisionalClassifier:
             "fallback",
             reason="rows are touched; structural classification is not enabled",
             evidence=[
-                Evidence(kind="symbol", message=f"{s.change} {s.name}", path=s.path, symbol=s.name)
+                Evidence(kind=Kind.SYMBOL, message=f"{s.change} {s.name}", path=s.path, symbol=s.name)
                 for s in entry.symbols
             ],
             version=__version__,
@@ -358,7 +359,7 @@ class StructuralClassifier:
             return Verdict(NOT_APPLICABLE, "no-row", "path",
                            reason="no matrix row owns any path or symbol this commit touches, and no in-tree "
                                   "anchor names any of its files",
-                           evidence=[Evidence(kind="path", message="unowned", path=p) for p in entry.unowned_paths[:10]],
+                           evidence=[Evidence(kind=Kind.PATH, message="unowned", path=p) for p in entry.unowned_paths[:10]],
                            version=__version__)
         return entry_verdict(verdicts, "the commit changes no file")
 
@@ -369,7 +370,7 @@ class StructuralClassifier:
             NOT_APPLICABLE, "net-zero", "path",
             reason=f"this commit {relation} entry {position} ({sha[:10]}) inside the same range, so the range "
                    "leaves the files as they were: net-zero rather than a change to port",
-            evidence=[Evidence(kind="net-zero", message=f"{relation} entry {position} {sha}", side="upstream-new")],
+            evidence=[Evidence(kind=Kind.NET_ZERO, message=f"{relation} entry {position} {sha}", side="upstream-new")],
             version=__version__,
         )
 
@@ -416,7 +417,7 @@ class StructuralClassifier:
                 decided_by="path",
                 reason=f"the ported file was {what} without changing any definition, so the ports keep their shape: "
                        "IN_SYNC rather than a gap" + ("; update the anchors to the new path" if stale and renamed else ""),
-                evidence=[Evidence(kind="anchor", message=f"anchor names {a.path}", side="tree", path=a.file,
+                evidence=[Evidence(kind=Kind.ANCHOR, message=f"anchor names {a.path}", side="tree", path=a.file,
                                    line=a.line, quote=a.quote) for a in anchors[:3]],
             )
         kind = non_code_kind(change.path)

@@ -273,7 +273,7 @@ class Event:
             self.justification,
             decided_by,
             reason=self.why or self.reason,
-            evidence=[Evidence(**e) for e in self.evidence],
+            evidence=[Evidence.from_dict(e) for e in self.evidence],
             version=self.version,
         )
 
@@ -656,7 +656,7 @@ class Ledger:
             )
         if not why or not why.strip():
             raise LedgerError("a review needs a reason: --because \"...\"")
-        items = [asdict(e) if isinstance(e, Evidence) else dict(e) for e in evidence]
+        items = [e.to_dict() if isinstance(e, Evidence) else dict(e) for e in evidence]
         return self._append_review(entry_id, verdict, justification, why, who, items, wave_id, undoes=None)
 
     def undo_review(self, entry_id: int, *, who: str, why: str = "undo", wave_id: int | None = None) -> Event:

@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from portq.evidence import Evidence, evidence_list
+
 # --- the closed vocabularies (DESIGN §5) ----------------------------------
 
 REAL_GAP = "REAL_GAP"
@@ -156,26 +158,6 @@ class EntryChanges:
 
 
 @dataclass
-class Evidence:
-    """One checkable fact behind a verdict.
-
-    ``side`` is ``upstream-old``, ``upstream-new`` or ``tree``; ``path`` and
-    ``line`` cite the place, ``quote`` the line itself, so a reviewer can open
-    it and see the same text.
-    """
-
-    kind: str  # e.g. param-removed, param-dead, launch-grid, caller, anchor, pin, hunk, body
-    message: str
-    side: str | None = None
-    path: str | None = None
-    line: int | None = None
-    quote: str | None = None
-    symbol: str | None = None
-    row: str | None = None
-    hunk_header: str | None = None
-
-
-@dataclass
 class SymbolVerdict:
     """The verdict for one touched upstream symbol."""
 
@@ -221,9 +203,9 @@ class Verdict:
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> "Verdict":
         data = dict(data)
-        data["evidence"] = [Evidence(**e) for e in data.get("evidence", [])]
+        data["evidence"] = evidence_list(data.get("evidence"))
         data["symbols"] = [
-            SymbolVerdict(**{**s, "evidence": [Evidence(**e) for e in s.get("evidence", [])]})
+            SymbolVerdict(**{**s, "evidence": evidence_list(s.get("evidence"))})
             for s in data.get("symbols", [])
         ]
         return cls(**data)

@@ -32,12 +32,13 @@ never writes anything and never reads the commit message to decide.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import PurePosixPath
 from typing import Iterable
 
 from portq import __version__
 from portq.anchors import Anchor
+from portq.evidence import Kind, Location, Side
 from portq.model import (
     IN_SYNC,
     INERT,
@@ -62,6 +63,10 @@ from portq.symbols import (
     language_for_path,
 )
 from portq.tree_index import Port, TreeIndex
+
+CLASSIFIER_VERSION = 2
+"""Bumped whenever a change to the verdict logic may change a verdict, so a
+ledger that reuses earlier decisions knows which ones are stale."""
 
 # --- paths that are not code ------------------------------------------------
 
@@ -180,15 +185,13 @@ class SymbolClassifier:
         row = symbol.rows[0] if symbol.rows else (entry.rows[0] if entry.rows else None)
         verdict = self._decide(entry, symbol, facts)
         verdict.row = row
-        for evidence in verdict.evidence:
-            if evidence.row is None:
-                evidence.row = row
+        verdict.evidence = [e if e.row is not None else replace(e, row=row) for e in verdict.evidence]
         return verdict
 
     def _base(self, symbol: TouchedSymbol, verdict: str, justification: str | None, decided_by: str,
               reason: str, evidence: list[Evidence] | None = None, ports: list[str] | None = None) -> SymbolVerdict:
         hunks = [
-            Evidence(kind="hunk", message=f"upstream hunk in {symbol.path}", side="upstream-new",
+            Evidence(kind=Kind.HUNK, message=f"upstream hunk in {symbol.path}", side="upstream-new",
                      path=symbol.path, hunk_header=header, symbol=symbol.name)
             for header in symbol.hunk_headers
         ]
@@ -252,7 +255,7 @@ class SymbolClassifier:
                 symbol, NOT_APPLICABLE, "not-ported", "path",
                 f"row {symbol.rows[0]} owns {symbol.name} but no in-tree anchor ports or declares it "
                 "(a coverage hole), so not-ported rather than IN_SYNC",
-                [Evidence(kind="coverage-hole", message=f"no in-tree port of {symbol.path}::{symbol.name}",
+                [Evidence(kind=Kind.COVERAGE_HOLE, message=f"no in-tree port of {symbol.path}::{symbol.name}",
                           side="tree", symbol=symbol.name)],
             )
         return self._base(symbol, NOT_APPLICABLE, "no-row", "path",
@@ -299,13 +302,13 @@ class SymbolClassifier:
                     f"the change outside definitions touches {', '.join(shared[:4])}, used only by ported "
                     f"definitions whose anchors pin a commit that contains this one, so IN_SYNC by provenance "
                     "rather than NEEDS_REVIEW",
-                    [_anchor_evidence(a, f"pin {a.pin} contains {entry.commit.sha[:10]}", "pin") for a in pinned[:3]],
+                    [_anchor_evidence(a, f"pin {a.pin} contains {entry.commit.sha[:10]}", Kind.PIN) for a in pinned[:3]],
                 )
             return self._base(
                 symbol, NEEDS_REVIEW, None, "body",
                 f"the change outside definitions touches {', '.join(shared[:4])}, which the ported "
                 f"{user} uses, so a reviewer must judge it rather than NOT_APPLICABLE",
-                [Evidence(kind="toplevel", message=f"changed line names {word}, used by ported {user}",
+                [Evidence(kind=Kind.TOPLEVEL, message=f"changed line names {word}, used by ported {user}",
                           side=f"upstream-{side}", path=symbol.path, line=line, quote=text.strip(),
                           symbol=symbol.name)],
             )
@@ -313,7 +316,7 @@ class SymbolClassifier:
             symbol, NOT_APPLICABLE, "not-ported", "body",
             "the changed lines outside definitions name nothing the ported definitions of this file use, "
             "so not-ported rather than NEEDS_REVIEW",
-            [Evidence(kind="toplevel", message="changed lines name nothing a ported definition uses",
+            [Evidence(kind=Kind.TOPLEVEL, message="changed lines name nothing a ported definition uses",
                       side="upstream-new", path=symbol.path, symbol=symbol.name)],
         )
 
@@ -346,7 +349,7 @@ class SymbolClassifier:
                 symbol, NEEDS_REVIEW, None, "body",
                 f"the new type {symbol.name} is used by the ported {untouched[0]}, which this commit does not "
                 "change, so a reviewer must judge it rather than NOT_APPLICABLE",
-                [Evidence(kind="toplevel", message=f"ported {untouched[0]} uses {symbol.name}", side="upstream-new",
+                [Evidence(kind=Kind.TOPLEVEL, message=f"ported {untouched[0]} uses {symbol.name}", side="upstream-new",
                           path=symbol.path, line=symbol.new_lines[0] if symbol.new_lines else None,
                           symbol=symbol.name)],
             )
@@ -355,7 +358,7 @@ class SymbolClassifier:
         return self._base(
             symbol, NOT_APPLICABLE, "not-ported", "body",
             f"{symbol.name} is a new type nothing in-tree ports and {carried}, so not-ported rather than NEEDS_REVIEW",
-            [Evidence(kind="toplevel", message=f"new type {symbol.name}; users: {', '.join(users[:3]) or 'none ported'}",
+            [Evidence(kind=Kind.TOPLEVEL, message=f"new type {symbol.name}; users: {', '.join(users[:3]) or 'none ported'}",
                       side="upstream-new", path=symbol.path, line=symbol.new_lines[0] if symbol.new_lines else None,
                       symbol=symbol.name)],
         )
@@ -405,10 +408,10 @@ class SymbolClassifier:
                     symbol, IN_SYNC, None, "provenance",
                     f"the port's anchor pins {anchor.pin}, which already contains this commit, so IN_SYNC "
                     "by provenance rather than by comparison",
-                    evidence + [_anchor_evidence(anchor, f"pin {anchor.pin} contains {entry.commit.sha[:10]}", "pin")],
+                    evidence + [_anchor_evidence(anchor, f"pin {anchor.pin} contains {entry.commit.sha[:10]}", Kind.PIN)],
                 )
             note = "does not contain this commit" if contains is False else "is not known to the upstream clone"
-            evidence.append(_anchor_evidence(anchor, f"pin {anchor.pin} {note}; compared structurally", "pin"))
+            evidence.append(_anchor_evidence(anchor, f"pin {anchor.pin} {note}; compared structurally", Kind.PIN))
         if tree_signature is None:
             return self._base(symbol, NEEDS_REVIEW, None, "fallback",
                               f"the port at {definition.cite} could not be read, so it needs review",
@@ -468,7 +471,7 @@ class SymbolClassifier:
             symbol, NEEDS_REVIEW, None, "body",
             f"{symbol.name} changed in its body only, with no parameter or launch delta{language_note}, so "
             "a reviewer must compare the bodies; a body change on a ported symbol is never NOT_APPLICABLE",
-            evidence + [Evidence(kind="body", message="body-only change on a ported symbol", side="tree",
+            evidence + [Evidence(kind=Kind.BODY, message="body-only change on a ported symbol", side="tree",
                                  path=definition.file, line=definition.start_line,
                                  quote=_first_line_quote(definition, definition.signature),
                                  symbol=definition.qualified_name)],
@@ -492,7 +495,7 @@ class SymbolClassifier:
                 symbol, REAL_GAP, None, layer,
                 f"the port at {definition.cite} still has the old shape ({what}) and non-test code calls it at "
                 f"{caller.cite}{through}, so REAL_GAP rather than INERT",
-                evidence + [_caller_evidence(caller, "non-test caller")],
+                evidence + [_caller_evidence(caller, "non-test caller", test=False)],
             )
         found = callers.test[:3]
         return self._base(
@@ -500,8 +503,8 @@ class SymbolClassifier:
             f"the port at {definition.cite} still has the old shape ({what}) but "
             + (f"only tests call it ({', '.join(c.cite for c in found)})" if found else "nothing in-tree calls it")
             + ", so INERT rather than REAL_GAP",
-            evidence + [_caller_evidence(c, "test caller") for c in found]
-            + ([] if found else [Evidence(kind="caller", message="no caller found in the tree", side="tree",
+            evidence + [_caller_evidence(c, "test caller", test=True) for c in found]
+            + ([] if found else [Evidence(kind=Kind.CALLER, message="no caller found in the tree", side="tree",
                                           path=definition.file, line=definition.start_line)]),
         )
 
@@ -514,7 +517,7 @@ class SymbolClassifier:
             None,
         )
         definition = port.definition
-        tree_evidence = Evidence(kind="tree-definition", message=f"the port still defines {definition.qualified_name}",
+        tree_evidence = Evidence(kind=Kind.TREE_DEFINITION, message=f"the port still defines {definition.qualified_name}",
                                  side="tree", path=definition.file, line=definition.start_line,
                                  quote=_first_line_quote(definition, definition.signature), symbol=definition.name)
         if replacement is None:
@@ -552,7 +555,7 @@ class SymbolClassifier:
         scoped = [p for p in absent if p in scope]
         missing = [p for p in absent if p not in returned and p not in scoped]
         evidence = evidence + [_out_param_evidence(new, definition.signature, p) for p in returned] + [
-            _upstream_param_evidence(new, p, "upstream-new", "param-not-carried", f"{p} is declared not carried")
+            _upstream_param_evidence(new, p, "upstream-new", Kind.PARAM_NOT_CARRIED, f"{p} is declared not carried")
             for p in scoped]
         if missing:
             return self._base(
@@ -603,7 +606,7 @@ def _returned_instead(new: Signature, port: Signature, name: str) -> tuple[str, 
 
 def _out_param_evidence(new: Signature, port: Signature, name: str) -> Evidence:
     return _upstream_param_evidence(
-        new, name, "upstream-new", "out-param",
+        new, name, "upstream-new", Kind.OUT_PARAM,
         f"upstream writes {', '.join(new.out_params[name])} through out-parameter {name}; "
         f"the port {port.name} returns {', '.join(port.returned)}")
 
@@ -617,12 +620,12 @@ def _upstream_param_evidence(signature: Signature, name: str, side: str, kind: s
 
 def _tree_param_evidence(port: Signature, name: str, message: str) -> list[Evidence]:
     param = port.param(name)
-    found = [Evidence(kind="tree-param", message=message, side="tree", path=port.path,
+    found = [Evidence(kind=Kind.TREE_PARAM, message=message, side="tree", path=port.path,
                       line=param.line if param else port.start_line, quote=param.quote if param else None,
                       symbol=port.name)]
     use = port.first_use.get(name)
     if use is not None:
-        found.append(Evidence(kind="tree-use", message=f"the port still reads {name}", side="tree",
+        found.append(Evidence(kind=Kind.TREE_USE, message=f"the port still reads {name}", side="tree",
                               path=port.path, line=use.line, quote=use.quote, symbol=port.name))
     return found
 
@@ -638,7 +641,7 @@ def _parameter_items(old: Signature, new: Signature, port: Signature, scope: set
         if name in new_names:
             continue
         kind = _param_kind(old.param(name))
-        upstream = _upstream_param_evidence(old, name, "upstream-old", "param-removed", f"upstream removed {kind} {name}")
+        upstream = _upstream_param_evidence(old, name, "upstream-old", Kind.PARAM_REMOVED, f"upstream removed {kind} {name}")
         if name in scope:
             items.append(ItemResult("not-carried", "signature", name, [upstream]))
         elif port.param(name) is not None:
@@ -651,7 +654,7 @@ def _parameter_items(old: Signature, new: Signature, port: Signature, scope: set
             continue
         param = new.param(name)
         label = f"{name}{'=default' if param and param.has_default else ''}"
-        upstream = _upstream_param_evidence(new, name, "upstream-new", "param-added",
+        upstream = _upstream_param_evidence(new, name, "upstream-new", Kind.PARAM_ADDED,
                                             f"upstream added {_param_kind(param)} {label}")
         if name in scope:
             items.append(ItemResult("not-carried", "signature", name, [upstream]))
@@ -662,7 +665,7 @@ def _parameter_items(old: Signature, new: Signature, port: Signature, scope: set
             items.append(ItemResult("sync", "signature", f"the port returns what out-parameter {name} carries",
                                     [upstream, _out_param_evidence(new, port, name)]))
         else:
-            lacks = Evidence(kind="tree-signature", message=f"the port's parameters lack {name}", side="tree",
+            lacks = Evidence(kind=Kind.TREE_SIGNATURE, message=f"the port's parameters lack {name}", side="tree",
                              path=port.path, line=port.start_line, quote=_signature_line(port), symbol=port.name)
             shared = len(set(old_names) & set(port.param_names))
             if old_names and shared * 2 < len(old_names):
@@ -694,11 +697,11 @@ def _parameter_items(old: Signature, new: Signature, port: Signature, scope: set
     newly_dead = [n for n in new.dead_params if n not in old.dead_params and n in old_names]
     for name in newly_dead:
         use = old.first_use.get(name)
-        upstream = [Evidence(kind="param-dead", message=f"upstream now leaves {name} unused", side="upstream-new",
+        upstream = [Evidence(kind=Kind.PARAM_DEAD, message=f"upstream now leaves {name} unused", side="upstream-new",
                              path=new.path, line=new.param(name).line if new.param(name) else new.start_line,
                              quote=new.param(name).quote if new.param(name) else None, symbol=new.name)]
         if use is not None:
-            upstream.append(Evidence(kind="param-use-removed", message=f"upstream used {name} here before",
+            upstream.append(Evidence(kind=Kind.PARAM_USE_REMOVED, message=f"upstream used {name} here before",
                                      side="upstream-old", path=old.path, line=use.line, quote=use.quote,
                                      symbol=old.name))
         if name in scope:
@@ -755,19 +758,19 @@ def _launch_items(old: Signature, new: Signature, port: Signature, index: TreeIn
     # Kernels launched: added (a new sibling dispatched from the wrapper) and removed (a renamed kernel).
     for kernel in sorted(new_kernels - old_kernels):
         launch = next(l for l in new.launches if l.kernel_normalised == kernel)
-        upstream = Evidence(kind="launch-kernel", message=f"upstream now launches {kernel}", side="upstream-new",
+        upstream = Evidence(kind=Kind.LAUNCH_KERNEL, message=f"upstream now launches {kernel}", side="upstream-new",
                             path=new.path, line=launch.line, quote=launch.quote, symbol=new.name)
         if kernel in port_stands_for:
             items.append(ItemResult("sync", "launch", f"the port already launches {kernel}", [upstream]))
         else:
             tree = [_tree_launch_evidence(port, l, "the port launches this instead") for l in port.launches[:2]]
             if not tree:
-                tree = [Evidence(kind="tree-launch", message="the port launches no kernel", side="tree",
+                tree = [Evidence(kind=Kind.TREE_LAUNCH, message="the port launches no kernel", side="tree",
                                  path=port.path, line=port.start_line, symbol=port.name)]
             items.append(ItemResult("behind", "launch", f"upstream now launches {kernel}, the port does not", [upstream] + tree))
     for kernel in sorted(old_kernels - new_kernels):
         launch = next(l for l in old.launches if l.kernel_normalised == kernel)
-        upstream = Evidence(kind="launch-kernel", message=f"upstream no longer launches {kernel}", side="upstream-old",
+        upstream = Evidence(kind=Kind.LAUNCH_KERNEL, message=f"upstream no longer launches {kernel}", side="upstream-old",
                             path=old.path, line=launch.line, quote=launch.quote, symbol=old.name)
         still = [l for l in port.launches if kernel in launched.get(l.kernel, set())]
         if still:
@@ -827,7 +830,7 @@ def _port_launch(port: Signature, launched, before, after):
 
 
 def _tree_launch_evidence(port: Signature, launch, message: str) -> Evidence:
-    return Evidence(kind="tree-launch", message=message, side="tree", path=port.path, line=launch.line,
+    return Evidence(kind=Kind.TREE_LAUNCH, message=message, side="tree", path=port.path, line=launch.line,
                     quote=launch.quote, symbol=port.name)
 
 
@@ -837,10 +840,12 @@ def _geometry_items(old, new, port, before, after, mine, cross: bool, port_launc
     grid_changed = before.grid_text.replace(" ", "") != after.grid_text.replace(" ", "") \
         or before.grid_identifiers != after.grid_identifiers
     upstream = [
-        Evidence(kind="launch-grid", message=f"upstream grid was {before.grid_text}", side="upstream-old",
+        Evidence(kind=Kind.LAUNCH_GRID, message=f"upstream grid was {before.grid_text}", side="upstream-old",
                  path=old.path, line=before.line, quote=before.quote, symbol=old.name),
-        Evidence(kind="launch-grid", message=f"upstream grid is now {after.grid_text}", side="upstream-new",
-                 path=new.path, line=after.line, quote=after.quote, symbol=new.name),
+        Evidence(kind=Kind.LAUNCH_GRID, message=f"upstream grid is now {after.grid_text}", side="upstream-new",
+                 path=new.path, line=after.line, quote=after.quote, symbol=new.name,
+                 before=Location(Side.OLD, old.path, before.line, quote=before.quote),
+                 after=Location(Side.NEW, new.path, after.line, quote=after.quote)),
     ]
     if grid_changed:
         if mine is None:
@@ -1021,10 +1026,10 @@ def _program_id_items(old: Signature, new: Signature, port: Signature) -> list[I
     after = {(d.axis, d.operator, d.operand) for d in new.decomposition}
     have = {(d.axis, d.operator, d.operand) for d in port.decomposition}
     if before != after:
-        evidence = [Evidence(kind="program-id", message=f"upstream decomposes program_id({d.axis}) {d.operator} {d.operand}",
+        evidence = [Evidence(kind=Kind.PROGRAM_ID, message=f"upstream decomposes program_id({d.axis}) {d.operator} {d.operand}",
                              side="upstream-new", path=new.path, line=d.line, quote=d.quote, symbol=new.name)
                     for d in new.decomposition if (d.axis, d.operator, d.operand) not in before][:2]
-        evidence += [Evidence(kind="program-id", message=f"the port decomposes program_id({d.axis}) {d.operator} {d.operand}",
+        evidence += [Evidence(kind=Kind.PROGRAM_ID, message=f"the port decomposes program_id({d.axis}) {d.operator} {d.operand}",
                               side="tree", path=port.path, line=d.line, quote=d.quote, symbol=port.name)
                      for d in port.decomposition][:2]
         added, removed = after - before, before - after
@@ -1051,7 +1056,7 @@ def _program_id_items(old: Signature, new: Signature, port: Signature) -> list[I
     guards_added = set(new.early_exit_guards) - set(old.early_exit_guards)
     if guards_added and new.is_kernel:
         exit_line = new.early_exits[-1] if new.early_exits else None
-        line_evidence = [Evidence(kind="early-exit", message=f"upstream kernel now returns early on {', '.join(sorted(guards_added))}",
+        line_evidence = [Evidence(kind=Kind.EARLY_EXIT, message=f"upstream kernel now returns early on {', '.join(sorted(guards_added))}",
                                   side="upstream-new", path=new.path, line=exit_line.line if exit_line else new.start_line,
                                   quote=exit_line.quote if exit_line else None, symbol=new.name)]
         if guards_added & set(port.early_exit_guards):
@@ -1108,14 +1113,14 @@ def _is_code_line(text: str, path: str) -> bool:
     return not stripped.startswith(("/*", "*", "*/"))
 
 
-def _anchor_evidence(anchor: Anchor, message: str, kind: str = "anchor") -> Evidence:
+def _anchor_evidence(anchor: Anchor, message: str, kind: Kind = Kind.ANCHOR) -> Evidence:
     return Evidence(kind=kind, message=message, side="tree", path=anchor.file, line=anchor.line,
                     quote=anchor.quote, symbol=anchor.definition or anchor.declared_name)
 
 
-def _caller_evidence(site, message: str) -> Evidence:
-    return Evidence(kind="caller", message=f"{message}: {site.caller or '<module>'} calls {site.callee}",
-                    side="tree", path=site.file, line=site.line, quote=site.quote, symbol=site.callee)
+def _caller_evidence(site, message: str, test: bool) -> Evidence:
+    return Evidence(kind=Kind.CALLER, message=f"{message}: {site.caller or '<module>'} calls {site.callee}",
+                    side="tree", path=site.file, line=site.line, quote=site.quote, symbol=site.callee, test=test)
 
 
 # --- the entry ----------------------------------------------------------------------
@@ -1143,7 +1148,7 @@ def entry_verdict(symbol_verdicts: list[SymbolVerdict], fallback_reason: str = "
         if other.verdict == deciding.verdict and other.verdict != NOT_APPLICABLE:
             evidence.extend(e for e in other.evidence if e not in evidence)
         label = other.verdict + (f"/{other.justification}" if other.justification else "")
-        evidence.append(Evidence(kind="symbol", message=f"also touched: {other.path}::{other.symbol} → {label}: {other.reason}",
+        evidence.append(Evidence(kind=Kind.SYMBOL, message=f"also touched: {other.path}::{other.symbol} → {label}: {other.reason}",
                                  side="upstream-new", path=other.path, symbol=other.symbol, row=other.row,
                                  hunk_header=next((e.hunk_header for e in other.evidence if e.hunk_header), None)))
     reason = deciding.reason

@@ -1,0 +1,157 @@
+"""Typed evidence: the closed vocabulary of facts a verdict rests on.
+
+A verdict is only worth what a reviewer can check, so every fact behind it
+is a record: what kind of fact (``Kind``), on which side (upstream before,
+upstream after, the in-tree port), where (path, line, end line), the quoted
+line, the symbol it concerns, and for callers whether the caller is a test.
+Deltas carry both locations (``before``/``after``), derivations name the
+values an upstream argument is computed from, parse failures and not-carried
+declarations are records of their own. The ledger stores these records as
+JSON and reports render them; nothing downstream parses ``message``, which is
+a one-line reading aid only.
+
+This module must not decide anything and must not import the rest of portq:
+it sits at the start of the data flow so that every stage can build records.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from enum import Enum
+from typing import Any
+
+
+class Kind(str, Enum):
+    """What a record states. Closed: a record of any other kind is rejected."""
+
+    # where the change is
+    HUNK = "hunk"  # an upstream hunk header of the touched symbol
+    SYMBOL = "symbol"  # another touched symbol of the same entry, with its verdict
+    TOPLEVEL = "toplevel"  # a changed line outside every definition
+    PATH = "path"  # a changed path no row owns
+    NET_ZERO = "net-zero"  # the change and its revert inside the range
+    BODY = "body"  # a body-only change on a ported symbol
+    COSMETIC = "cosmetic"  # the change is proven a no-op on the token/AST level
+    PARSE_FAILURE = "parse-failure"  # a tree with errors in or around the changed lines
+    # upstream deltas
+    PARAM_ADDED = "param-added"
+    PARAM_REMOVED = "param-removed"
+    PARAM_DEAD = "param-dead"  # kept in the signature, referenced nowhere
+    PARAM_USE_REMOVED = "param-use-removed"
+    PARAM_NOT_CARRIED = "param-not-carried"
+    OUT_PARAM = "out-param"  # written through an out-parameter, returned by the port
+    DERIVATION = "derivation"  # an added argument computed from what the kernel already receives
+    LAUNCH_KERNEL = "launch-kernel"
+    LAUNCH_GRID = "launch-grid"
+    LAUNCH_BLOCK = "launch-block"
+    LAUNCH_ARGUMENT = "launch-argument"
+    PROGRAM_ID = "program-id"
+    EARLY_EXIT = "early-exit"
+    UNRESOLVED = "unresolved"  # an expression whose names could not be resolved
+    # the tree
+    ANCHOR = "anchor"
+    PIN = "pin"
+    NOT_CARRIED = "not-carried"  # a declaration that puts a surface out of scope
+    COVERAGE_HOLE = "coverage-hole"
+    TREE_DEFINITION = "tree-definition"
+    TREE_SIGNATURE = "tree-signature"
+    TREE_PARAM = "tree-param"
+    TREE_USE = "tree-use"
+    TREE_LAUNCH = "tree-launch"
+    CALLER = "caller"
+
+
+class Side(str, Enum):
+    """Which source a location is in."""
+
+    OLD = "upstream-old"
+    NEW = "upstream-new"
+    TREE = "tree"
+
+
+@dataclass(frozen=True)
+class Location:
+    """A place a reader can open: side, path, line (and end line for a range), the quoted line."""
+
+    side: Side
+    path: str | None = None
+    line: int | None = None
+    end_line: int | None = None
+    quote: str | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "side", Side(self.side))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"side": self.side.value, "path": self.path, "line": self.line,
+                "end_line": self.end_line, "quote": self.quote}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "Location":
+        return cls(**{f.name: data.get(f.name) for f in fields(cls)})
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """One checkable fact behind a verdict.
+
+    ``side``/``path``/``line``/``end_line``/``quote`` cite the place;
+    ``subject`` is the name the fact is about (a parameter, a launch term);
+    ``before``/``after`` are a delta's two locations; ``derived_from`` lists
+    what a derived value is computed from; ``test`` is set on callers.
+    """
+
+    kind: Kind
+    message: str = ""
+    side: Side | None = None
+    path: str | None = None
+    line: int | None = None
+    end_line: int | None = None
+    quote: str | None = None
+    symbol: str | None = None
+    row: str | None = None
+    hunk_header: str | None = None
+    subject: str | None = None
+    test: bool | None = None
+    before: Location | None = None
+    after: Location | None = None
+    derived_from: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "kind", Kind(self.kind))
+        if self.side is not None:
+            object.__setattr__(self, "side", Side(self.side))
+        object.__setattr__(self, "derived_from", tuple(self.derived_from))
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if isinstance(value, Enum):
+                value = value.value
+            elif isinstance(value, Location):
+                value = value.to_dict()
+            elif isinstance(value, tuple):
+                value = list(value)
+            data[f.name] = value
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "Evidence":
+        known = {f.name for f in fields(cls)}
+        values = {k: v for k, v in data.items() if k in known}
+        for key in ("before", "after"):
+            if isinstance(values.get(key), dict):
+                values[key] = Location.from_dict(values[key])
+        return cls(**values)
+
+    @property
+    def location(self) -> Location | None:
+        if self.side is None:
+            return None
+        return Location(self.side, self.path, self.line, self.end_line, self.quote)
+
+
+def evidence_list(items) -> list[Evidence]:
+    """Records from ledger JSON (dicts) or records, in order."""
+    return [item if isinstance(item, Evidence) else Evidence.from_dict(item) for item in items or ()]

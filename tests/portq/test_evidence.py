@@ -1,0 +1,60 @@
+"""Typed evidence records: a closed vocabulary, a JSON round trip, and the
+ledger storing records that come back as records (never as prose)."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from portq.evidence import Evidence, Kind, Location, Side, evidence_list
+from tests.portq.fixtures import CommitSpec
+from tests.portq.golden import seed000
+from tests.portq.golden.pipeline import classify_history
+
+
+def test_a_delta_record_round_trips_through_json_with_both_locations():
+    record = Evidence(Kind.LAUNCH_GRID, "grid changed", side="upstream-new", path="csrc/a.cu", line=12,
+                      quote="dim3 grid(n);", symbol="gather", subject="grid", derived_from=("n", "block"),
+                      before=Location(Side.OLD, "csrc/a.cu", 10, quote="dim3 grid(m);"),
+                      after=Location(Side.NEW, "csrc/a.cu", 12, quote="dim3 grid(n);"))
+    text = json.dumps(record.to_dict())
+    back = Evidence.from_dict(json.loads(text))
+    assert back == record
+    assert back.kind is Kind.LAUNCH_GRID and back.side is Side.NEW
+    assert back.before.line == 10 and back.after.quote == "dim3 grid(n);"
+    assert back.derived_from == ("n", "block")
+
+
+def test_the_vocabulary_is_closed():
+    with pytest.raises(ValueError):
+        Evidence("a-kind-nobody-declared", "x")
+    with pytest.raises(ValueError):
+        Evidence(Kind.HUNK, "x", side="somewhere")
+
+
+def test_records_are_frozen():
+    record = Evidence(Kind.HUNK, "x")
+    with pytest.raises(AttributeError):
+        record.line = 3  # type: ignore[misc]
+
+
+def test_evidence_list_reads_ledger_dicts_and_keeps_records():
+    record = Evidence(Kind.CALLER, "c", side="tree", path="kernels/x.py", line=4, test=False)
+    assert evidence_list([record.to_dict(), record]) == [record, record]
+
+
+def test_scan_stores_typed_records_in_the_ledger(tmp_path):
+    verdicts, _ = classify_history(
+        tmp_path,
+        [CommitSpec("base", files={"csrc/cache_kernels.cu": seed000.BASE}),
+         CommitSpec(seed000.TITLE, files={"csrc/cache_kernels.cu": seed000.AFTER})],
+        seed000.STALE_TREE,
+    )
+    symbols = verdicts[1].symbols
+    records = [e for s in symbols for e in s.evidence]
+    assert records and all(isinstance(e, Evidence) and isinstance(e.kind, Kind) for e in records)
+    callers = [e for e in records if e.kind is Kind.CALLER and e.quote]
+    assert callers and {e.test for e in callers} <= {True, False} and any(e.test is False for e in callers)
+    grids = [e for e in records if e.kind is Kind.LAUNCH_GRID and e.after is not None]
+    assert grids and grids[0].before.side is Side.OLD and grids[0].after.side is Side.NEW
+    assert grids[0].before.line and grids[0].after.line
