@@ -39,6 +39,7 @@ class Kind(str, Enum):
     PARAM_DEAD = "param-dead"  # kept in the signature, referenced nowhere
     PARAM_USE_REMOVED = "param-use-removed"
     PARAM_NOT_CARRIED = "param-not-carried"
+    DEFAULT_CHANGED = "default-changed"
     OUT_PARAM = "out-param"  # written through an out-parameter, returned by the port
     DERIVATION = "derivation"  # an added argument computed from what the kernel already receives
     LAUNCH_KERNEL = "launch-kernel"

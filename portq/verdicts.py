@@ -38,6 +38,7 @@ from typing import Iterable
 
 from portq import __version__
 from portq.anchors import Anchor
+from portq.deltas import Derivation, derive, import_lines, launch_argument, rebound_names, renamed_locals
 from portq.evidence import Kind, Location, Side
 from portq.model import (
     IN_SYNC,
@@ -171,6 +172,51 @@ class SymbolClassifier:
         self._signature_cache[key] = signature
         return signature
 
+    def _definition(self, blob, path, qualified_name, lines):
+        """The upstream definition (with its syntax node) of a touched symbol, on one side."""
+        table = self._table(blob, path)
+        if table is None or table.fallback:
+            return None
+        candidates = [d for d in table.definitions if d.qualified_name == qualified_name]
+        if lines is not None and len(candidates) > 1:
+            candidates = [d for d in candidates if d.start_line == lines[0]] or candidates
+        return candidates[0] if candidates else None
+
+    def _renamed_locals(self, symbol: TouchedSymbol) -> list[tuple[str, str]] | None:
+        """The local renamings that are the symbol's whole change, or None."""
+        language = language_for_path(symbol.path)
+        old = self._definition(symbol.old_blob, symbol.old_path or symbol.path, symbol.qualified_name, symbol.old_lines)
+        new = self._definition(symbol.new_blob, symbol.path, symbol.qualified_name, symbol.new_lines)
+        if old is None or new is None or old.node is None or new.node is None or language is None:
+            return None
+        if old.node.has_error or new.node.has_error:
+            return None
+        return renamed_locals(old.node, new.node, language)
+
+    def _derivation(self, entry: EntryChanges, symbol: TouchedSymbol, new: Signature, name: str) -> Derivation | None:
+        """How upstream's new launches of this kernel compute the argument
+        for parameter ``name``: the first launch found in a Python file the
+        commit changed, or None when no launch passes it."""
+        param = new.param(name)
+        if param is None or not new.is_kernel:
+            return None
+        files = {(c.new_blob, c.path) for c in entry.owned_changes if c.new_blob}
+        files.add((symbol.new_blob, symbol.path))
+        for blob, path in sorted(files, key=lambda f: (f[1] != symbol.path, f[1])):
+            if language_for_path(path) != "python":
+                continue
+            table = self._table(blob, path)
+            if table is None or table.fallback:
+                continue
+            for definition in table.definitions:
+                if definition.node is None or definition.kind in (KIND_TRITON_KERNEL, KIND_CLASS):
+                    continue
+                expression, received = launch_argument(definition.node, symbol.name, name, param.position)
+                if expression is not None:
+                    return replace(derive(definition.node, expression, received), argument=f"{param.name}=" +
+                                   expression.text.decode("utf-8", errors="replace"))
+        return None
+
     def _paths(self, symbol: TouchedSymbol, facts: RangeFacts) -> set[str]:
         paths = {symbol.path}
         if symbol.old_path:
@@ -286,6 +332,10 @@ class SymbolClassifier:
                 "the changed lines outside definitions are comments or blank, so cosmetic rather than a "
                 "change to anything ported",
             )
+        if symbol.name == "<toplevel>" and language_for_path(symbol.path) == "python":
+            imports = self._import_change(symbol, paths, anchors, code)
+            if imports is not None:
+                return imports
         referenced = self._ported_identifiers(symbol, paths, anchors)
         if symbol.kind == KIND_CLASS and symbol.change == "added":
             return self._added_type(entry, symbol, referenced.get(symbol.name, []))
@@ -319,6 +369,42 @@ class SymbolClassifier:
             [Evidence(kind=Kind.TOPLEVEL, message="changed lines name nothing a ported definition uses",
                       side="upstream-new", path=symbol.path, symbol=symbol.name)],
         )
+
+    def _import_change(self, symbol: TouchedSymbol, paths: set[str], anchors: list[Anchor], code) -> SymbolVerdict | None:
+        """A change made only of module-level import statements matters to a
+        ported definition only through the names whose binding it changes and
+        that definition uses. None when other lines changed too."""
+        old_table = self._table(symbol.old_blob, symbol.old_path or symbol.path)
+        new_table = self._table(symbol.new_blob, symbol.path)
+        if old_table is None or new_table is None or old_table.tree is None or new_table.tree is None:
+            return None
+        old_root, new_root = old_table.tree.root_node, new_table.tree.root_node
+        if old_root.has_error or new_root.has_error:
+            return None
+        lines = {"old": import_lines(old_root), "new": import_lines(new_root)}
+        if not all(line in lines[side] for side, line, _ in code):
+            return None
+        rebound = rebound_names(old_root, new_root)
+        side, line, text = code[0]
+        where = dict(side=f"upstream-{side}", path=symbol.path, line=line, quote=text.strip(), symbol=symbol.name)
+        if not rebound:
+            return self._base(
+                symbol, NOT_APPLICABLE, "cosmetic", "body",
+                "the changed import statements bind the same names to the same modules before and after, so "
+                "cosmetic rather than a change to anything ported",
+                [Evidence(kind=Kind.COSMETIC, message="imports bind the same names before and after", **where)],
+            )
+        referenced = self._ported_identifiers(symbol, paths, anchors)
+        used = [name for name in rebound if name.split(".")[0] in referenced]
+        if not used:
+            return self._base(
+                symbol, NOT_APPLICABLE, "not-ported", "body",
+                f"the changed imports rebind {', '.join(rebound[:4])}, which no ported definition of this file uses, "
+                "so not-ported rather than NEEDS_REVIEW",
+                [Evidence(kind=Kind.TOPLEVEL, message=f"imports rebind {', '.join(rebound[:4])}", subject=rebound[0],
+                          **where)],
+            )
+        return None  # a rebinding a ported definition uses: decided like any shared name below
 
     def _pins_containing(self, entry: EntryChanges, paths: set[str], users: set[str]) -> list[Anchor]:
         """The pinning anchors of every port of ``users`` (upstream qualified
@@ -431,7 +517,27 @@ class SymbolClassifier:
                 "rather than a change the port must follow",
                 evidence,
             )
-        items = compare(old, new, tree_signature, self.index, param_scope)
+        renamed = self._renamed_locals(symbol)
+        if renamed is not None:
+            pairs = ", ".join(f"{a} → {b}" for a, b in renamed[:4])
+            return self._base(
+                symbol, NOT_APPLICABLE, "cosmetic", "body",
+                f"{symbol.name} differs before and after only by a consistent renaming of its locals ({pairs}), "
+                "so cosmetic rather than a change the port must follow",
+                evidence + [Evidence(kind=Kind.COSMETIC, message=f"locals renamed consistently: {pairs}",
+                                     side="upstream-new", path=symbol.path,
+                                     line=symbol.new_lines[0] if symbol.new_lines else None,
+                                     end_line=symbol.new_lines[1] if symbol.new_lines else None,
+                                     symbol=symbol.name, subject=pairs,
+                                     before=Location(Side.OLD, symbol.old_path or symbol.path,
+                                                     symbol.old_lines[0] if symbol.old_lines else None,
+                                                     symbol.old_lines[1] if symbol.old_lines else None),
+                                     after=Location(Side.NEW, symbol.path,
+                                                    symbol.new_lines[0] if symbol.new_lines else None,
+                                                    symbol.new_lines[1] if symbol.new_lines else None))],
+            )
+        items = compare(old, new, tree_signature, self.index, param_scope,
+                        derivation=lambda name: self._derivation(entry, symbol, new, name))
         return self._from_items(entry, symbol, old, new, port, items, evidence)
 
     def _from_items(self, entry, symbol, old, new, port, items: list[ItemResult], evidence) -> SymbolVerdict:
@@ -578,11 +684,12 @@ class SymbolClassifier:
 
 
 def compare(old: Signature, new: Signature, port: Signature, index: TreeIndex | None = None,
-            param_scope: Iterable[str] = ()) -> list[ItemResult]:
-    """Every structural delta of ``old`` → ``new``, placed against ``port``."""
+            param_scope: Iterable[str] = (), derivation=None) -> list[ItemResult]:
+    """Every structural delta of ``old`` → ``new``, placed against ``port``.
+    ``derivation(name)`` says how upstream's launches compute a new parameter."""
     scope = _scope_names(param_scope)
     items: list[ItemResult] = []
-    items += _parameter_items(old, new, port, scope)
+    items += _parameter_items(old, new, port, scope, derivation)
     items += _launch_items(old, new, port, index, scope)
     items += _program_id_items(old, new, port)
     return items
@@ -630,7 +737,8 @@ def _tree_param_evidence(port: Signature, name: str, message: str) -> list[Evide
     return found
 
 
-def _parameter_items(old: Signature, new: Signature, port: Signature, scope: set[str]) -> list[ItemResult]:
+def _parameter_items(old: Signature, new: Signature, port: Signature, scope: set[str],
+                     derivation=None) -> list[ItemResult]:
     items: list[ItemResult] = []
     # Triton to Triton, constexpr parameters compare too; across languages a
     # C++ template parameter and a tl.constexpr need not correspond.
@@ -676,6 +784,20 @@ def _parameter_items(old: Signature, new: Signature, port: Signature, scope: set
                                         f"upstream added {_param_kind(param)} {label}; the port shares only {shared} of "
                                         f"upstream's {len(old_names)} parameters (a redesign), so whether it needs "
                                         f"{name} is for a reader", [upstream, lacks]))
+            elif (derived := derivation(name) if derivation else None) is not None and derived.derived:
+                # An argument computed only from shapes, constants and values
+                # the kernel already receives is how upstream implements the
+                # kernel, not an input the port's callers must now supply.
+                record = Evidence(kind=Kind.DERIVATION, message=f"upstream computes {derived.argument} from "
+                                  + ", ".join(derived.terminals[:4]), side="upstream-new", path=new.path,
+                                  line=derived.steps[0].line if derived.steps else None,
+                                  end_line=derived.steps[-1].line if derived.steps else None,
+                                  quote="; ".join(s.quote for s in derived.steps[:4]) or derived.argument,
+                                  symbol=new.name, subject=name, derived_from=derived.terminals)
+                items.append(ItemResult("undecided", "signature",
+                                        f"upstream added {_param_kind(param)} {label}, derived only from what the kernel "
+                                        f"already receives ({derived.argument}); an implementation detail for a reader "
+                                        "to judge", [upstream, lacks, record]))
             else:
                 items.append(ItemResult("behind", "signature",
                                         f"upstream added {_param_kind(param)} {label}, the port lacks it", [upstream, lacks]))
@@ -686,7 +808,7 @@ def _parameter_items(old: Signature, new: Signature, port: Signature, scope: set
         if before and after and before.has_default != after.has_default and name not in scope:
             mine = port.param(name)
             message = f"{name} {'gained' if after.has_default else 'lost'} its default upstream"
-            upstream = _upstream_param_evidence(new, name, "upstream-new", "default-changed", message)
+            upstream = _upstream_param_evidence(new, name, "upstream-new", Kind.DEFAULT_CHANGED, message)
             if mine is None:
                 items.append(ItemResult("undecided", "signature", f"{message} and the port has no {name}", [upstream]))
             elif mine.has_default == after.has_default:

@@ -4,7 +4,7 @@ port declares not-carried, and a top-level import change in a file whose
 ported definitions are all pinned past the commit."""
 from __future__ import annotations
 
-from portq.model import IN_SYNC, NEEDS_REVIEW, REAL_GAP
+from portq.model import IN_SYNC, NEEDS_REVIEW, NOT_APPLICABLE, REAL_GAP
 from tests.portq.fixtures import CommitSpec
 from tests.portq.golden.pipeline import classify_history
 
@@ -37,6 +37,8 @@ FP4_BRANCH = BASE.replace("ChunkK=16, NO_SCALE=True,", "ChunkK=16, NO_SCALE=True
 ''')
 
 IMPORT_TWEAK = BASE.replace("import aiter.ops.triton.utils.arch_info as arch_info",
+                            "from aiter.ops.triton.utils import arch_info_v2 as arch_info")
+SAME_BINDING = BASE.replace("import aiter.ops.triton.utils.arch_info as arch_info",
                             "from aiter.ops.triton.utils import arch_info")
 
 
@@ -93,6 +95,12 @@ def test_a_top_level_change_used_only_by_pinned_ports_is_in_sync_by_provenance(t
 
     verdicts, _ = classify_history(tmp_path / "unpinned", commits, _tree())
     assert verdicts[1].verdict == NEEDS_REVIEW
+
+
+def test_an_import_form_that_binds_the_same_name_is_cosmetic(tmp_path):
+    commits = [CommitSpec("base", files={WRAPPER: BASE}), CommitSpec("import style", files={WRAPPER: SAME_BINDING})]
+    verdicts, _ = classify_history(tmp_path, commits, _tree())
+    assert (verdicts[1].verdict, verdicts[1].justification) == (NOT_APPLICABLE, "cosmetic")
 
 
 KERNEL = "aiter/ops/triton/_triton_kernels/gather_kv_b_proj.py"
