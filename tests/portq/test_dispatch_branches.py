@@ -151,3 +151,60 @@ def test_a_new_parameter_needs_review_for_a_redesigned_port(tmp_path):
         _kernel_tree(redesigned))
     assert verdicts[1].verdict == NEEDS_REVIEW
     assert "redesign" in verdicts[1].symbols[0].reason
+
+
+# Issue case 1: a constexpr upstream adds whose launch argument is a next_pow2
+# padding of shapes the kernel already receives is an implementation detail.
+KERNEL_PADDED = KERNEL_BASE.replace("PaddedV: tl.constexpr):", "PaddedV: tl.constexpr, PaddedN: tl.constexpr):")
+HOST = "aiter/ops/triton/gather_kv_b_proj.py"
+HOST_BEFORE = '''from aiter.ops.triton._triton_kernels.gather_kv_b_proj import _triton_gather_kv_b_proj
+
+
+def gather_kv_b_proj(k_buffer, kv_indptr, kv_indices, kv_proj_weight, k_prefix, v_prefix):
+    batch_size = kv_indptr.shape[0] - 1
+    weight_n, weight_k = kv_proj_weight.shape
+    _triton_gather_kv_b_proj[(batch_size,)](batch_size, k_buffer, kv_indptr, kv_indices, kv_proj_weight, k_prefix,
+                                            v_prefix, KBlockSize=16, ChunkK=64, PaddedK=64, PaddedV=64{extra})
+'''
+
+
+def _next_pow2_host(extra: str) -> str:
+    return ("import triton\n" if extra else "") + HOST_BEFORE.format(extra=extra)
+
+
+def test_a_constexpr_derived_from_shapes_is_needs_review_with_its_derivation(tmp_path):
+    same = "batch_size, k_buffer, kv_indptr, kv_indices, kv_proj_weight, k_prefix, v_prefix, KBlockSize, ChunkK"
+    derived = ", PaddedN=triton.next_power_of_2(weight_n)"
+    verdicts, _ = classify_history(
+        tmp_path,
+        [CommitSpec("base", files={KERNEL: KERNEL_BASE, HOST: _next_pow2_host("")}),
+         CommitSpec("pad n", files={KERNEL: KERNEL_PADDED, HOST: _next_pow2_host(derived)})],
+        _kernel_tree(same))
+    assert verdicts[1].verdict == NEEDS_REVIEW
+    kernel = next(s for s in verdicts[1].symbols if s.symbol == "_triton_gather_kv_b_proj")
+    records = [e for e in kernel.evidence if e.kind == "derivation"]
+    assert records and "kv_proj_weight.shape" in records[0].derived_from
+    assert "weight_n, weight_k = kv_proj_weight.shape" in records[0].quote
+
+
+def test_a_constexpr_a_caller_supplies_is_still_a_gap(tmp_path):
+    same = "batch_size, k_buffer, kv_indptr, kv_indices, kv_proj_weight, k_prefix, v_prefix, KBlockSize, ChunkK"
+    supplied = HOST_BEFORE.replace("v_prefix):", "v_prefix, padded_n):").format(extra=", PaddedN=padded_n")
+    verdicts, _ = classify_history(
+        tmp_path,
+        [CommitSpec("base", files={KERNEL: KERNEL_BASE, HOST: HOST_BEFORE.format(extra="")}),
+         CommitSpec("pad n", files={KERNEL: KERNEL_PADDED, HOST: supplied})],
+        _kernel_tree(same))
+    assert verdicts[1].verdict == REAL_GAP
+
+
+# Issue case 4: unused locals renamed (ruff's `_name`) change nothing.
+def test_unused_locals_renamed_are_cosmetic(tmp_path):
+    before = HOST_BEFORE.format(extra="")
+    after = before.replace("weight_n, weight_k = ", "_weight_n, _weight_k = ")
+    tree = _kernel_tree("batch_size, k_buffer")
+    tree["kernels/mla_prefix/op.py"] += f"\n\n# portq: ports vllm:{HOST}::gather_kv_b_proj\ndef gather_kv_b_proj(*args):\n    expand(*args)\n"
+    verdicts, _ = classify_history(
+        tmp_path, [CommitSpec("base", files={HOST: before}), CommitSpec("ruff", files={HOST: after})], tree)
+    assert (verdicts[1].verdict, verdicts[1].justification) == (NOT_APPLICABLE, "cosmetic")
+    assert any(e.kind == "cosmetic" and "weight_n → _weight_n" in e.message for e in verdicts[1].symbols[0].evidence)
