@@ -171,9 +171,15 @@ def _parse_upstream_flags(
         if sep and _UPSTREAM_NAME.match(name) and "/" not in name:
             if not path:
                 raise ConfigError(f"--upstream {value}: expected NAME=PATH with a path after '='")
-            assigned[name] = (cwd / path).resolve()
-            selected = name
-        elif value in known_names and "/" not in value:
+            resolved = (cwd / path).resolve()
+            if assigned.get(name, resolved) != resolved:
+                raise ConfigError(f"--upstream {value}: upstream {name} was already given as {assigned[name]}; "
+                                  "give each upstream one path")
+            assigned[name] = resolved
+        elif (value in known_names or value in assigned) and "/" not in value:
+            if selected is not None and selected != value:
+                raise ConfigError(f"--upstream {value}: a second upstream choice ({selected} was chosen first); "
+                                  "a command reads one upstream")
             selected = value
         else:
             if bare is not None:
@@ -181,6 +187,8 @@ def _parse_upstream_flags(
                     f"--upstream {value}: a second bare path (first: {bare}); write NAME=PATH for each"
                 )
             bare = (cwd / value).resolve()
+    if selected is None and len(assigned) == 1:
+        [selected] = assigned
     return assigned, selected, bare
 
 

@@ -107,3 +107,24 @@ def test_missing_tree_is_an_error(tmp_path):
     config = load_config(cwd=tmp_path, tree="missing")
     with pytest.raises(ConfigError, match=r"tree .*missing does not exist"):
         require_tree(config)
+
+
+def test_one_upstream_given_two_paths_is_an_error(tmp_path):
+    with pytest.raises(ConfigError, match=r"--upstream vllm=y: upstream vllm was already given as .*/x; give each upstream one path"):
+        load_config(cwd=tmp_path, upstream=["vllm=x", "vllm=y"])
+
+
+def test_two_upstream_choices_are_an_error(tmp_path):
+    write_config(tmp_path, '[upstream.a]\npath = "a"\n[upstream.b]\npath = "b"\n')
+    with pytest.raises(ConfigError, match=r"--upstream b: a second upstream choice \(a was chosen first\)"):
+        load_config(cwd=tmp_path, upstream=["a", "b"])
+
+
+def test_the_same_upstream_path_given_twice_is_fine(tmp_path):
+    config = load_config(cwd=tmp_path, upstream=["vllm=x", "vllm=x", "vllm"])
+    assert (config.selected_upstream, config.upstreams["vllm"]) == ("vllm", (tmp_path / "x").resolve())
+
+
+def test_paths_for_two_upstreams_choose_neither(tmp_path):
+    config = load_config(cwd=tmp_path, upstream=["vllm=x", "aiter=y"])
+    assert config.selected_upstream is None and set(config.upstreams) == {"vllm", "aiter"}
