@@ -1,14 +1,17 @@
 """The ``portq`` command line: the argument tree and nothing else.
 
 Each subcommand lives in ``portq/commands/<name>.py`` and exposes
-``add_arguments(parser)`` and ``run(args, config) -> int``; only the module of
+``add_arguments(parser)`` and ``run(args, workspace) -> int`` (a
+``portq.workspace.Workspace``: the configuration, and the matrix, tree and
+ledger loaded when first asked for); only the module of
 the command being run is imported, so ``portq --help`` and small commands
 start fast and never import a stage they do not use. The shared option groups
 (config overrides, ``--json``) are defined once here and given to every
 command.
 
 Exit codes: 0 ok, 2 usage or input error (one line on stderr, no traceback),
-1 internal error, 130 interrupted. Set ``PORTQ_DEBUG=1`` to see the traceback
+3 a ``--fail-on`` verdict stands in the wave, 1 internal error, 130
+interrupted. Set ``PORTQ_DEBUG=1`` to see the traceback
 of an internal error.
 """
 
@@ -27,8 +30,9 @@ from portq import __version__
 from portq.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_USAGE, PortqError
 
 COMMANDS: dict[str, str] = {
-    "scan": "audit an upstream range A..B against the tree; record a wave in the ledger",
-    "show": "show entry N of the last scanned range, with its verdict history",
+    "scan": "audit an upstream range A..B (default: what is new since the last scan); record a wave",
+    "status": "per upstream: the last scanned commit, how far the clone is beyond it, open flagged entries",
+    "show": "show entry N of the newest complete wave, with its verdict history",
     "file-issue": "render entry N as an issue report under reports/",
     "review": "record a human verdict for entry N (--verdict V --because \"...\")",
     "summary": "summarise a wave: verdict counts, gaps by row, coverage holes",
@@ -101,6 +105,13 @@ def _command_of(argv: Sequence[str]) -> str | None:
     return None
 
 
+def _one_line(error: BaseException) -> str:
+    """An error message as one visible line (it may quote a commit title or a range)."""
+    from portq.terminal import one_line
+
+    return one_line(error)
+
+
 def _terminate(signum, frame) -> None:
     raise KeyboardInterrupt
 
@@ -127,11 +138,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             args.pytest_args = list(args.pytest_args or []) + passthrough
         module = _load(args.command)
         from portq.config import load_config
+        from portq.workspace import Workspace
 
         config = load_config(upstream=args.upstream, tree=args.tree, matrix=args.matrix, ledger=args.ledger)
-        return int(module.run(args, config) or 0)
+        with Workspace(config) as workspace:
+            return int(module.run(args, workspace) or 0)
     except PortqError as error:
-        print(f"portq: error: {error}", file=sys.stderr)
+        print(f"portq: error: {_one_line(error)}", file=sys.stderr)
         return error.exit_code
     except KeyboardInterrupt:
         print("portq: interrupted", file=sys.stderr)
@@ -139,7 +152,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         return 0
     except Exception as error:  # an internal error: say so plainly, trace on request
-        print(f"portq: internal error: {type(error).__name__}: {error}", file=sys.stderr)
+        print(f"portq: internal error: {type(error).__name__}: {_one_line(error)}", file=sys.stderr)
         if os.environ.get("PORTQ_DEBUG"):
             traceback.print_exc()
         else:

@@ -404,13 +404,14 @@ def _file_requested_report(result: DemoResult, scans: dict, out_dir: Path) -> No
     record = next(r for r in scan.entries if r.position == commit.number)
     try:
         from portq import reports
-        from portq.commands.file_issue import build_context
+        from portq.issue_context import build_issue_context
         from portq.ledger import open_ledger
+        from portq.matrix import Matrix
     except ImportError as error:
         result.report_note = f"issue reports are not available in this installation ({error})"
         return
     with open_ledger(config.ledger_path, create=False) as ledger:
-        context = build_context(config, ledger, scan.wave, record)
+        context, _ = build_issue_context(config, Matrix.load(config.matrix_path), ledger, scan.wave, record)
         text = reports.render("issue.md.j2", context)
         path = reports.report_path(out_dir, scan.wave.upstream, scan.wave.range_spec, record.position, context["slug"])
         reports.write_report(path, text)

@@ -1,9 +1,15 @@
-"""Terminal and machine output: rich tables, a progress bar, JSON.
+"""The one output path: every command hands ``emit`` a ``Document``.
 
-Commands print results to stdout (a rich table, or one JSON document with
-``--json``) and progress to stderr, only when stderr is a terminal, so pipes
-and CI logs get clean output. Shapes that scripts depend on (the scan's JSON
-entry) are built here once: ``entry_json``.
+A document is the command's JSON data plus, for people, a table (written to
+a data console: rich on a terminal, one plain record per line in a pipe) or
+a markdown page. ``emit(document, fmt)`` prints one of them: ``json`` (the
+global ``--json``), ``table`` or ``markdown``. Progress goes to stderr, and
+only when stderr is a terminal, so pipes and CI logs get clean output.
+
+Every string from commits, paths or the tree passes through
+``portq.terminal`` on its way out (markup is never interpreted, control and
+bidi characters are shown as escapes). Shapes that scripts depend on (the
+scan's JSON entry) are built here once: ``entry_json``.
 
 This module formats; it does not read git, the matrix or the ledger itself.
 """
@@ -13,30 +19,97 @@ from __future__ import annotations
 import json
 import sys
 from contextlib import contextmanager
-from typing import Any, Iterator
+from dataclasses import dataclass
+from typing import Any, Callable, Iterator
 
+from portq.errors import PortqError
 from portq.ledger import EntryRecord, Event, Wave
+from portq.terminal import cell, console, one_line, visible
 
 SYMBOL_KEYS = ("path", "name", "change")
 """The keys of a symbol in the scan's JSON (the ledger keeps more)."""
 
+FORMATS = ("table", "markdown", "json")
+
+
+@dataclass
+class Document:
+    """What a command prints: its JSON ``data`` and the human forms it has.
+
+    ``table`` writes the human form to a data console (``portq.terminal.console``);
+    ``markdown`` is a page already escaped for markdown.
+    """
+
+    data: Any
+    table: Callable[[Any], None] | None = None
+    markdown: str | None = None
+
+
+def output_format(args, human: str = "table") -> str:
+    """``json`` when ``--json`` was given, else the command's human format."""
+    return "json" if getattr(args, "json", False) else human
+
+
+def emit(document: Document, fmt: str, stream=None) -> None:
+    """Print ``document`` to ``stream`` (stdout) as ``fmt``: table, markdown or json."""
+    stream = stream or sys.stdout
+    if fmt == "json":
+        print_json(document.data, stream)
+    elif fmt == "markdown" and document.markdown is not None:
+        stream.write(visible(document.markdown))
+    elif fmt == "table" and document.table is not None:
+        document.table(console(stream))
+    else:
+        raise PortqError(f"this command has no {fmt} output")
+
 
 def print_json(document: Any, stream=None) -> None:
-    """One JSON document: indented on a terminal, compact (and fast) in a pipe."""
+    """One JSON document: indented on a terminal, compact (and fast) in a pipe.
+
+    Non-ASCII is escaped, so no control or bidi character from a commit
+    reaches a terminal even through ``--json``.
+    """
     stream = stream or sys.stdout
     indent = 2 if stream.isatty() else None
-    stream.write(json.dumps(document, indent=indent, ensure_ascii=False))
+    stream.write(json.dumps(document, indent=indent, ensure_ascii=True))
     stream.write("\n")
 
 
-def _console(stream=None):
-    from rich.console import Console
+def verdict_label(event: Event | None) -> str:
+    """``VERDICT`` or ``NOT_APPLICABLE/justification``; ``-`` for none."""
+    if event is None:
+        return "-"
+    return event.verdict + (f"/{event.justification}" if event.justification else "")
 
-    return Console(file=stream or sys.stdout, highlight=False, soft_wrap=False)
+
+def standing(record: EntryRecord) -> Event | None:
+    """The verdict that stands for an entry: the latest human review, else the latest scan."""
+    return record.current.event or record.scan
 
 
-def entry_json(record: EntryRecord, event: Event | None) -> dict[str, Any]:
-    """One entry as ``portq scan --json`` prints it (the issue's exact shape)."""
+def disagreeing_scan(record: EntryRecord) -> Event | None:
+    """This wave's scan verdict when a human review stands against it, else None."""
+    current, scan = standing(record), record.scan
+    if current is None or scan is None or current.id == scan.id:
+        return None
+    if (current.verdict, current.justification) == (scan.verdict, scan.justification):
+        return None
+    return scan
+
+
+def wave_label(wave: Wave, recorded: int | None = None) -> str:
+    """``PORTQ-3 A..B (vllm)``, with the status when the wave is not complete."""
+    label = f"{wave.name} {wave.range_spec} ({wave.upstream})"
+    if wave.status != "complete":
+        done = f": {recorded} of {wave.entry_count} entries recorded" if recorded is not None else ""
+        label += f" [{wave.status}{done}]"
+    return label
+
+
+def entry_json(record: EntryRecord) -> dict[str, Any]:
+    """One entry as ``portq scan --json`` prints it: the standing verdict, the scan's when they differ."""
+    event = standing(record)
+    scan = disagreeing_scan(record)
     return {
         "entry": record.position,
         "sha": record.sha,
@@ -48,10 +121,14 @@ def entry_json(record: EntryRecord, event: Event | None) -> dict[str, Any]:
         "justification": event.justification if event else None,
         "decided_by": event.decided_by if event else None,
         "evidence": list(event.evidence) if event else [],
+        "source": event.source if event else None,
+        "scan_verdict": {"verdict": scan.verdict, "justification": scan.justification} if scan else None,
     }
 
 
-def event_json(event: Event) -> dict[str, Any]:
+def event_json(event: Event | None) -> dict[str, Any] | None:
+    if event is None:
+        return None
     return {
         "id": event.id,
         "source": event.source,
@@ -69,76 +146,82 @@ def event_json(event: Event) -> dict[str, Any]:
     }
 
 
-def _verdict_label(event: Event | None) -> str:
-    if event is None:
-        return "-"
-    return event.verdict
+def _verdict_cell_text(record: EntryRecord) -> str:
+    text = verdict_label(standing(record))
+    scan = disagreeing_scan(record)
+    if scan is not None:
+        text += f" (review; scan proposes {verdict_label(scan)})"
+    return text
 
 
-def _justification_label(event: Event | None, width: int = 60) -> str:
-    if event is None:
-        return ""
-    text = event.justification or event.reason or ""
-    return text if len(text) <= width else text[: width - 1] + "…"
+_VERDICT_STYLE = {"REAL_GAP": "bold red", "NEEDS_REVIEW": "yellow", "INERT": "magenta", "IN_SYNC": "green"}
 
 
-def print_wave_table(wave: Wave, records: list[EntryRecord], stream=None) -> None:
-    """The scan's table: entry, short SHA, title, rows, verdict, justification."""
+def write_entries(out, records: list[EntryRecord], *, title: str | None = None) -> None:
+    """Entries with their standing verdicts: a rich table on a terminal, one line each in a pipe.
+
+    A pipe line is ``N  SHA10  VERDICT  ROWS  TITLE`` (title last, whole,
+    on one line) so ``grep`` and ``cut`` work on it.
+    """
+    if not out.is_terminal:
+        if title:
+            out.print(one_line(title))
+        for record in records:
+            out.print(
+                f"{record.position}  {record.sha[:10]}  {_verdict_cell_text(record)}  "
+                f"{','.join(record.rows) or '-'}  {one_line(record.title)}",
+                crop=False,
+                overflow="ignore",
+            )
+        return
     from rich.table import Table
 
-    table = Table(title=f"{wave.name}  {wave.range_spec}  ({wave.upstream}, {len(records)} entries, {wave.status})")
-    for column, style in (("#", "bold"), ("sha", "dim"), ("title", None), ("rows", None), ("verdict", "bold"),
-                          ("justification", None)):
-        table.add_column(column, style=style, no_wrap=column in ("#", "sha", "verdict"))
+    table = Table(title=cell(title) if title else None, title_justify="left")
+    table.add_column("#", justify="right", no_wrap=True)
+    table.add_column("sha", style="dim", no_wrap=True)
+    table.add_column("verdict", no_wrap=True)
+    table.add_column("rows")
+    table.add_column("title", overflow="fold")
     for record in records:
-        event = record.scan
-        table.add_row(
-            str(record.position),
-            record.sha[:10],
-            record.title,
-            ", ".join(record.rows) or "-",
-            _verdict_label(event),
-            _justification_label(event),
-        )
-    _console(stream).print(table)
+        event = standing(record)
+        style = _VERDICT_STYLE.get(event.verdict) if event else None
+        table.add_row(str(record.position), record.sha[:10], cell(_verdict_cell_text(record), style),
+                      cell(", ".join(record.rows) or "-"), cell(record.title))
+    out.print(table)
 
 
-def print_entry(wave: Wave, record: EntryRecord, history: list[Event], stream=None) -> None:
+def write_entry(out, wave: Wave, record: EntryRecord, history: list[Event]) -> None:
     """``portq show``: one entry, its standing verdict, and its history."""
-    console = _console(stream)
+    def line(text: str, style: str | None = None) -> None:
+        out.print(cell(text, style), crop=False, overflow="ignore")
+
     current = record.current.event
-    console.print(f"[bold]Entry {record.position}[/] of {wave.range_spec} ({wave.name}, upstream {wave.upstream})")
-    console.print(f"  commit   {record.sha}")
-    console.print(f"  title    {record.title}", markup=False)
+    line(f"Entry {record.position} of {wave_label(wave)}", "bold")
+    line(f"  commit   {record.sha}")
+    line(f"  title    {record.title}")
     if record.pr is not None:
-        console.print(f"  PR       #{record.pr}")
-    console.print(f"  rows     {', '.join(record.rows) or '-'}")
+        line(f"  PR       #{record.pr}")
+    line(f"  rows     {', '.join(record.rows) or '-'}")
     for symbol in record.symbols:
-        console.print(f"  symbol   {symbol.get('change')} {symbol.get('path')}::{symbol.get('name')}", markup=False)
+        line(f"  symbol   {symbol.get('change')} {symbol.get('path')}::{symbol.get('name')}")
     if current is not None:
-        label = current.verdict + (f"/{current.justification}" if current.justification else "")
-        console.print(f"  verdict  [bold]{label}[/] ({current.source}, decided by {current.decided_by})")
+        line(f"  verdict  {verdict_label(current)} ({current.source}, decided by {current.decided_by})", "bold")
         if current.reason or current.why:
-            console.print(f"  why      {current.why or current.reason}", markup=False)
+            line(f"  why      {current.why or current.reason}")
         for item in current.evidence:
             place = f"{item.get('path')}:{item.get('line')}" if item.get("line") else item.get("path") or ""
-            console.print(f"  evidence {item.get('kind')}: {item.get('message')} {place}".rstrip(), markup=False)
+            line(f"  evidence {item.get('kind')}: {item.get('message')} {place}".rstrip())
     proposal = record.current.proposal
     if proposal is not None:
-        label = proposal.verdict + (f"/{proposal.justification}" if proposal.justification else "")
-        console.print(f"  proposal {label} from scan {proposal.wave} (a human review stands; not applied)")
-    console.print("  history")
+        line(f"  proposal {verdict_label(proposal)} from scan {proposal.wave} (a human review stands; not applied)")
+    line("  history")
     for event in history:
-        label = event.verdict + (f"/{event.justification}" if event.justification else "")
         who = f" by {event.who}" if event.who else ""
         kind = "undo of review #%d" % event.undoes if event.undoes else event.source
         note = event.why or event.reason
         flag = " (undone)" if event.undone else ""
-        console.print(
-            f"    #{event.id} {event.created_at} {kind}{who} {event.wave or ''}: {label}{flag}"
-            + (f" — {note}" if note else ""),
-            markup=False,
-        )
+        line(f"    #{event.id} {event.created_at} {kind}{who} {event.wave or ''}: {verdict_label(event)}{flag}"
+             + (f" — {note}" if note else ""))
 
 
 class NullProgress:
@@ -157,7 +240,7 @@ class _RichProgress:
     def phase(self, description: str, total: int) -> None:
         if self.task is not None:
             self.progress.remove_task(self.task)
-        self.task = self.progress.add_task(description, total=total)
+        self.task = self.progress.add_task(one_line(description), total=total)
 
     def advance(self, steps: int = 1) -> None:
         if self.task is not None:
@@ -179,11 +262,11 @@ def progress(enabled: bool | None = None) -> Iterator[Any]:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     with Progress(
-        TextColumn("{task.description}"),
+        TextColumn("{task.description}", markup=False),
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
-        console=Console(file=sys.stderr),
+        console=Console(file=sys.stderr, markup=False, highlight=False),
         transient=True,
     ) as bar:
         yield _RichProgress(bar)

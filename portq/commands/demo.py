@@ -35,7 +35,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="exit 1 if any verdict differs from what the series says it must be")
 
 
-def run(args: argparse.Namespace, config) -> int:
+def run(args: argparse.Namespace, workspace) -> int:
+    config = workspace.config
     keep = Path(args.keep).resolve() if args.keep else None
     workdir = keep or Path(tempfile.mkdtemp(prefix="portq-demo-"))
     say = (lambda line: None) if args.json else (lambda line: print(f"  {line}", file=sys.stderr))

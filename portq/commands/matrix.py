@@ -1,21 +1,9 @@
 """``portq matrix [--json]``: every row, what it ports, and what is wrong with it.
 
-For each row of the kernel matrix: its upstream paths and symbols, the
-in-tree ports (anchors with the definition they sit on, file:line), the
-``not-carried`` declarations, its tests, and the problems a maintainer should
-fix before trusting a scan:
-
-- ``anchor-without-definition``: a ``ports`` anchor that sits on no in-tree
-  definition (it points at nothing here);
-- ``anchor-unowned``: an anchor naming an upstream path or symbol that no row
-  owns (a scan would never look at that upstream code);
-- ``port-without-test``: a ported definition that no test reaches, directly or
-  through the in-tree code that calls it (a kernel its wrapper launches
-  through a private helper is tested when the wrapper is);
-- ``tests-missing``: a row's ``tests`` path that does not exist;
-- ``unclaimed-test``: a test file that calls a port but is under no row's
-  ``tests``, so ``portq verify`` never runs it (benchmarks are not tests and
-  are not listed).
+The rows, their ports, ``not-carried`` declarations and tests, and the
+problems ``portq.matrix_problems`` finds (an upstream with no clone
+configured, anchors pointing at nothing or owned by no row, ports without a
+test, missing or unclaimed test paths), as markdown or ``--json``.
 
 It reads the matrix and the in-tree index; it does not read upstream history
 or the ledger.
@@ -24,139 +12,22 @@ or the ledger.
 from __future__ import annotations
 
 import argparse
-import json
-import sys
-from pathlib import Path
-from typing import Any
 
-from portq.config import relative_label
-from portq.reports import render
+from portq import output
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--format", choices=("md", "json"), default=None, help="md (default) or json (same as --json)")
+    pass
 
 
-def _row_owns(row, anchor) -> bool:
-    """A row owns an anchor's upstream target by path glob or by symbol name."""
-    if anchor.upstream != row.upstream:
-        return False
-    return row.claims_path(anchor.path) or row.claims_symbol([anchor.bare_symbol, anchor.symbol])
+def run(args: argparse.Namespace, workspace) -> int:
+    from portq.config import relative_label
+    from portq.matrix_problems import build_matrix_context
+    from portq.reports import render
 
-
-def _covered_by(patterns, path: str) -> bool:
-    from portq.matrix import path_matches
-
-    return any(path_matches(p, path) or path_matches(p.rstrip("/") + "/", path) or path == p for p in patterns)
-
-
-PROBLEM_KINDS = ("anchor-without-definition", "anchor-unowned", "port-without-test", "tests-missing", "unclaimed-test")
-
-
-def _problem(kind: str, row: str | None, file: str | None, line: int | None, subject: str, detail: str | None = None) -> dict[str, Any]:
-    """One problem: ``subject`` is what is wrong (an anchor, a definition, a path), ``detail`` what it relates to."""
-    return {"kind": kind, "row": row, "file": file, "line": line, "subject": subject, "detail": detail}
-
-
-def build_matrix_context(matrix, index, tree_root: Path, matrix_label: str) -> dict[str, Any]:
-    """The matrix page: rows with ports, declarations, tests and problems (JSON-able)."""
-    from portq.anchors import NOT_CARRIED, PORTS
-    from portq.reachability import is_test_file
-
-    problems: list[dict[str, Any]] = []
-    rows: list[dict[str, Any]] = []
-    port_names: dict[str, list[str]] = {}  # definition name -> rows whose port it is
-    untested: set[tuple[str, str]] = set()
-    for row in matrix.rows:
-        ports, declarations = [], []
-        for anchor in index.anchors:
-            if not _row_owns(row, anchor):
-                continue
-            if anchor.kind == NOT_CARRIED:
-                declarations.append(
-                    {"anchor": anchor.reference, "file": anchor.file, "line": anchor.line, "param": anchor.param, "reason": anchor.reason}
-                )
-                continue
-            if anchor.kind != PORTS:
-                continue
-            definition = index.definition_of(anchor)
-            entry = {
-                "anchor": anchor.reference,
-                "file": anchor.file,
-                "line": anchor.line,
-                "pin": anchor.pin,
-                "definition": definition.qualified_name if definition else None,
-                "definition_line": definition.start_line if definition else None,
-                "test_callers": [],
-                "non_test_callers": [],
-            }
-            if definition is not None:
-                callers = index.reachability.callers(definition.name, definition.file, definition.qualified_name)
-                entry["test_callers"] = [site.cite for site in callers.test]
-                entry["non_test_callers"] = [site.cite for site in callers.non_test]
-                port_names.setdefault(definition.name, []).append(row.id)
-                reached = [site for site in callers.test if is_test_file(site.file)] or index.reachability.reached_by_tests(
-                    definition.name, definition.file, definition.qualified_name
-                )
-                if not reached and (row.id, definition.cite) not in untested:
-                    untested.add((row.id, definition.cite))
-                    problems.append(_problem("port-without-test", row.id, definition.file, definition.start_line, definition.qualified_name, anchor.reference))
-            ports.append(entry)
-        missing_tests = [p for p in row.tests if not (tree_root / p).exists()]
-        for path in missing_tests:
-            problems.append(_problem("tests-missing", row.id, matrix_label, row.line, path))
-        rows.append(
-            {
-                "id": row.id,
-                "title": row.title,
-                "upstream": row.upstream,
-                "line": row.line,
-                "paths": list(row.paths),
-                "exclude": list(row.exclude),
-                "symbols": list(row.symbols),
-                "tree": list(row.tree),
-                "tests": list(row.tests),
-                "missing_tests": missing_tests,
-                "ports": ports,
-                "not_carried": declarations,
-            }
-        )
-
-    for anchor in index.anchors:
-        if anchor.kind == PORTS and index.definition_of(anchor) is None:
-            problems.append(_problem("anchor-without-definition", None, anchor.file, anchor.line, anchor.reference))
-        if not any(_row_owns(row, anchor) for row in matrix.rows):
-            problems.append(_problem("anchor-unowned", None, anchor.file, anchor.line, anchor.reference))
-
-    all_tests = [p for row in matrix.rows for p in row.tests]
-    unclaimed: dict[str, list[str]] = {}
-    for name, sites in index.reachability.sites_by_callee.items():
-        if name not in port_names:
-            continue
-        for site in sites:
-            if is_test_file(site.file) and not _covered_by(all_tests, site.file):
-                unclaimed.setdefault(site.file, [])
-                if name not in unclaimed[site.file]:
-                    unclaimed[site.file].append(name)
-    for file, names in sorted(unclaimed.items()):
-        problems.append(_problem("unclaimed-test", None, file, None, file, ", ".join(sorted(names))))
-    problems.sort(key=lambda p: (p["kind"], p["row"] or "", p["file"] or "", p["line"] or 0))
-    return {"matrix": matrix_label, "tree": str(tree_root), "rows": rows, "problems": problems}
-
-
-def run(args: argparse.Namespace, config) -> int:
-    from portq.config import require_tree
-    from portq.matrix import Matrix
-    from portq.tree_index import TreeIndex, port_roots_of
-
-    matrix = Matrix.load(config.matrix_path)
-    tree = require_tree(config)
-    index = TreeIndex.build(tree, config.ledger_path.parent / "cache", port_roots_of(matrix))
-    context = build_matrix_context(matrix, index, tree, relative_label(config.matrix_path, config.root))
-    if getattr(args, "json", False) or args.format == "json":
-        print(json.dumps(context, indent=2))
-        return 0
-    sys.stdout.write(render("matrix.md.j2", context))
+    config = workspace.config
+    context = build_matrix_context(workspace.matrix, workspace.tree_index, workspace.tree,
+                                   relative_label(config.matrix_path, config.root), config.known_upstream_names())
+    output.emit(output.Document(context, markdown=render("matrix.md.j2", context)),
+                output.output_format(args, "markdown"))
     return 0
-
-

@@ -1,4 +1,4 @@
-"""``portq review N --verdict V --because TEXT [--justification J] [--range A..B]``
+"""``portq review N --verdict V --because TEXT [--justification J] [--range A..B | --wave PORTQ-N]``
 and ``portq review N --undo``: a human decision about entry N.
 
 The decision is appended to the entry's history in the ledger and stands
@@ -17,20 +17,18 @@ from __future__ import annotations
 
 import argparse
 import getpass
-import json
 import os
 
-from portq.commands.show import _positive, find_wave
+from portq.commands.selection import add_selector, selected_entry
 from portq.errors import PortqError
 from portq.model import JUSTIFICATIONS, NOT_APPLICABLE, VERDICTS
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("entry", metavar="N", type=_positive, help="entry number in the range (from 1)")
+    add_selector(parser)
     parser.add_argument("--verdict", metavar="V", help=f"one of {', '.join(VERDICTS)}")
     parser.add_argument("--because", metavar="TEXT", help="why: recorded in the entry's history (required)")
     parser.add_argument("--justification", metavar="J", help=f"for NOT_APPLICABLE: one of {', '.join(JUSTIFICATIONS)}")
-    parser.add_argument("--range", metavar="A..B", help="the range scanned (default: the last scanned)")
     parser.add_argument("--who", metavar="NAME", help="who decides (default: $PORTQ_USER, else the login name)")
     parser.add_argument("--undo", action="store_true", help="cancel the standing review and restore what stood before")
 
@@ -74,38 +72,37 @@ def _validate(args: argparse.Namespace, scan_event) -> tuple[str, str | None]:
     return verdict, justification
 
 
-def run(args: argparse.Namespace, config) -> int:
+def run(args: argparse.Namespace, workspace) -> int:
     from portq import output
-    from portq.ledger import open_ledger
+    from portq.terminal import cell
 
-    with open_ledger(config.ledger_path, create=False) as ledger:
-        wave = find_wave(ledger, args.range)
-        record = ledger.entry_at(wave, args.entry)
-        before = record.current.event
-        verdict, justification = _validate(args, record.scan)
-        if args.undo:
-            event = ledger.undo_review(record.entry_id, who=_who(args), why=args.because or "undo", wave_id=wave.id)
-        else:
-            event = ledger.record_review(
-                record.entry_id, verdict=verdict, justification=justification, why=args.because, who=_who(args), wave_id=wave.id
-            )
-        after = ledger.current(record.entry_id)
-
-    if args.json:
-        output.print_json(
-            {
-                "wave": wave.name,
-                "range": wave.range_spec,
-                "entry": record.position,
-                "sha": record.sha,
-                "event": output.event_json(event),
-                "previous": output.event_json(before) if before else None,
-                "current": output.event_json(after.event) if after.event else None,
-            }
+    wave, record = selected_entry(workspace, args)
+    ledger = workspace.ledger()
+    before = record.current.event
+    verdict, justification = _validate(args, record.scan)
+    if args.undo:
+        event = ledger.undo_review(record.entry_id, who=_who(args), why=args.because or "undo", wave_id=wave.id)
+    else:
+        event = ledger.record_review(
+            record.entry_id, verdict=verdict, justification=justification, why=args.because, who=_who(args), wave_id=wave.id
         )
-        return 0
-    label = lambda e: e.verdict + (f"/{e.justification}" if e.justification else "") if e else "none"  # noqa: E731
-    action = "undone" if args.undo else "recorded"
-    print(f"{wave.name} entry {record.position} {record.sha[:10]}: review {action} by {event.who}")
-    print(f"  was {label(before)} ({before.source if before else 'nothing'}), now {label(after.event)} ({after.event.source})")
+    after = ledger.current(record.entry_id)
+    data = {
+        "wave": wave.name,
+        "wave_status": wave.status,
+        "range": wave.range_spec,
+        "entry": record.position,
+        "sha": record.sha,
+        "event": output.event_json(event),
+        "previous": output.event_json(before),
+        "current": output.event_json(after.event),
+    }
+
+    def table(out) -> None:
+        action = "undone" if args.undo else "recorded"
+        out.print(cell(f"{wave.name} entry {record.position} {record.sha[:10]}: review {action} by {event.who}"))
+        was = f"{output.verdict_label(before)} ({before.source if before else 'nothing'})"
+        out.print(cell(f"  was {was}, now {output.verdict_label(after.event)} ({after.event.source})"))
+
+    output.emit(output.Document(data, table=table), output.output_format(args))
     return 0

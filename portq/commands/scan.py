@@ -1,50 +1,187 @@
-"""``portq scan A..B [--json]``: audit an upstream range into a ledger wave.
+"""``portq scan [A..B | --to REV] [--all] [--fail-on V,...] [--json]``: audit upstream commits into a wave.
 
-Prints a table (entry, short SHA, title, rows, verdict, justification) with a
-progress bar on a terminal, or with ``--json`` one object::
+With a range, the upstream is the one ``--upstream`` names, the only one
+configured, or the one whose clone resolves both ends. Without a range, the
+scan continues from the tip of the newest complete wave of that upstream to
+its ``HEAD`` (or ``--to REV``), so a team never has to remember where it
+stopped.
 
-    {"wave": "PORTQ-N", "range": "A..B", "upstream": NAME,
+What it prints puts attention first: the flagged entries (standing
+verdicts: a human review wins, the scan's own shown beside it when they
+differ), the counts per verdict and the coverage holes; ``--all`` prints
+one line per entry instead. In a pipe nothing is wrapped, cut or coloured.
+``--json`` prints one object::
+
+    {"wave": "PORTQ-N", "status": "complete", "range": "A..B", "upstream": NAME,
      "entries": [{"entry": 1, "sha": ..., "title": ..., "pr": N | null,
                   "rows": [PRIMARY, CO_OWNERS...],
                   "symbols": [{"path": ..., "name": ..., "change": ...}],
                   "verdict": ..., "justification": ... | null,
-                  "decided_by": ..., "evidence": [...]}]}
+                  "decided_by": ..., "evidence": [...], "source": "scan" | "review",
+                  "scan_verdict": {"verdict": ..., "justification": ...} | null}]}
 
-The pipeline itself is ``portq.scan``; this module parses and prints.
+``--fail-on REAL_GAP[,NEEDS_REVIEW...]`` exits 3 when a standing verdict of
+the wave is in the set: a CI gate. The pipeline itself is ``portq.scan``;
+this module picks the range, and prints.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+from collections import Counter
 
 from portq import output
-from portq.scan import run_scan
+from portq.commands.selection import range_text
+from portq.errors import ConfigError, HistoryError, LedgerError, PortqError
+from portq.model import FLAGGED, NOT_APPLICABLE, VERDICTS
+
+EXIT_FAIL_ON = 3
+"""A ``--fail-on`` verdict stands in the wave."""
+
+MAX_HOLES_SHOWN = 12
+"""Coverage holes listed after a scan; ``portq summary`` lists them all."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("range", metavar="A..B", help="upstream range: revisions, tags, branches or (abbreviated) SHAs")
+    parser.add_argument("range", metavar="A..B", nargs="?", type=range_text,
+                        help="upstream range: revisions, tags, branches or (abbreviated) SHAs "
+                        "(default: from the newest complete wave's tip to --to)")
+    parser.add_argument("--to", metavar="REV", type=range_text,
+                        help="without a range: scan up to REV instead of the upstream's HEAD")
+    parser.add_argument("--all", action="store_true", help="one line per entry instead of the flagged ones")
+    parser.add_argument("--fail-on", metavar="VERDICT[,VERDICT...]", type=verdict_set,
+                        help="exit 3 when a standing verdict of the wave is one of these (a CI gate)")
+
+
+def verdict_set(text: str) -> frozenset[str]:
+    names = [part.strip().upper().replace("-", "_") for part in text.split(",")]
+    unknown = [name for name in names if name not in VERDICTS]
+    if not text.strip() or unknown:
+        shown = output.one_line(unknown[0] if unknown and unknown[0] else text)
+        raise argparse.ArgumentTypeError(f"unknown verdict {shown!r}: expected one or more of {', '.join(VERDICTS)}, "
+                                         "separated by commas")
+    return frozenset(names)
+
+
+def continuation_range(workspace, to: str | None) -> tuple[str, str] | tuple[str, None]:
+    """``(upstream, A..B)`` from the newest complete wave's tip to ``to`` (HEAD); B is None when nothing is new."""
+    from portq.history import Upstream
+
+    try:
+        ledger = workspace.ledger()
+    except LedgerError:
+        raise LedgerError(f"no earlier wave in {workspace.config.ledger_path} to continue from: "
+                          "start with portq scan A..B (the first range to audit)") from None
+    if workspace.upstream_named:
+        names = [workspace.named_upstream()]
+    else:
+        names = [n for n in workspace.configured_upstreams() if workspace.newest_complete_wave(n) is not None]
+    waves = {name: workspace.newest_complete_wave(name) for name in names}
+    waves = {name: wave for name, wave in waves.items() if wave is not None}
+    if not waves:
+        which = f" of upstream {names[0]}" if len(names) == 1 else ""
+        raise LedgerError(f"no complete wave{which} in {ledger.path} to continue from: start with portq scan A..B")
+    if len(waves) > 1:
+        listed = ", ".join(f"{name} ({wave.name})" for name, wave in waves.items())
+        raise ConfigError(f"complete waves of several upstreams to continue from: {listed}; pick one with --upstream NAME")
+    [(name, wave)] = waves.items()
+    target = to or "HEAD"
+    with Upstream(workspace.upstream_path(name), name) as upstream:
+        tip = upstream.resolve(target)
+        if tip is None:
+            raise HistoryError(f"--to {target}: unknown revision in upstream {name} ({upstream.path})")
+        if upstream.is_ancestor(wave.tip_sha, tip) is not True:
+            raise HistoryError(f"--to {target}: {tip[:12]} does not descend from {wave.tip_sha[:12]}, where {wave.name} "
+                               f"({wave.range_spec}) ended; scan a range A..B instead")
+    if tip == wave.tip_sha:
+        return name, None
+    return name, f"{wave.tip_sha[:12]}..{tip[:12]}"
 
 
 def scan_json(result) -> dict:
     return {
         "wave": result.wave.name,
+        "status": result.wave.status,
         "range": result.wave.range_spec,
         "upstream": result.upstream,
-        "entries": [output.entry_json(record, record.scan) for record in result.entries],
+        "entries": [output.entry_json(record) for record in result.entries],
     }
 
 
-def run(args: argparse.Namespace, config) -> int:
-    with output.progress() as reporter:
-        result = run_scan(config, args.range, progress=reporter)
-    if args.json:
-        output.print_json(scan_json(result))
-    else:
-        from portq.reports import wave_summary  # jinja2: loaded only when the table is printed
+def write_scan(out, result, show_all: bool) -> None:
+    """Attention first: the flagged entries, the counts per verdict, the coverage holes."""
+    from portq.terminal import cell
 
-        output.print_wave_table(result.wave, result.entries)
-        sys.stdout.write("\n" + wave_summary(result.wave, result.entries))
-        if result.resumed:
-            print(f"{result.wave.name} was unfinished and is now complete.", file=sys.stderr)
+    records = result.entries
+    if show_all:
+        output.write_entries(out, records)
+        return
+
+    def line(text: str) -> None:
+        out.print(cell(text), crop=False, overflow="ignore")
+
+    line(f"{output.wave_label(result.wave)}: {len(records)} entries, {result.wave.status}")
+    flagged = [r for r in records if (output.standing(r) is not None and output.standing(r).verdict in FLAGGED)]
+    if flagged:
+        output.write_entries(out, flagged, title=f"Flagged entries: {len(flagged)} (standing verdicts)")
+    else:
+        line("No flagged entries.")
+    counts = Counter(output.standing(r).verdict for r in records if output.standing(r) is not None)
+    reasons = Counter(output.standing(r).justification for r in records
+                      if output.standing(r) is not None and output.standing(r).verdict == NOT_APPLICABLE)
+    why = ", ".join(f"{name} {count}" for name, count in reasons.most_common())
+    line("Verdicts: " + ", ".join(f"{name} {counts[name]}" for name in VERDICTS) + (f" ({why})" if why else ""))
+    reviewed = [r for r in records if output.standing(r) is not None and output.standing(r).source == "review"]
+    disagreeing = [r for r in records if output.disagreeing_scan(r) is not None]
+    if reviewed:
+        line(f"Human reviews stand on {len(reviewed)} entries; this scan disagrees with {len(disagreeing)} of them.")
+    holes = coverage_holes(result.wave, records)
+    line(f"Coverage holes (not-ported): {len(holes) or 'none'}")
+    for row, symbol, entries in holes[:MAX_HOLES_SHOWN]:
+        line(f"  {row}  {symbol}  entries {', '.join(map(str, entries))}")
+    if len(holes) > MAX_HOLES_SHOWN:
+        line(f"  … {len(holes) - MAX_HOLES_SHOWN} more: portq summary --wave {result.wave.name}")
+    line(f"Next: portq show N, portq file-issue N, portq summary; every entry: portq scan {result.wave.range_spec} --all")
+
+
+def coverage_holes(wave, records) -> list[tuple[str, str, list[int]]]:
+    """``(row, path::symbol, entries)`` for every upstream symbol a row owns and nothing here ports."""
+    from portq import reports
+
+    context = reports.build_summary_context(wave=reports.wave_dict(wave), entries=reports.summary_entries(records))
+    return [(hole["row"] or "?", f"{hole['path']}::{hole['symbol']}" if hole["path"] else "(whole entry)",
+             hole["entries"]) for hole in context["coverage_holes"]]
+
+
+def run(args: argparse.Namespace, workspace) -> int:
+    from portq.scan import run_scan
+
+    if args.range is not None and args.to is not None:
+        raise PortqError(f"--to {args.to}: goes with a scan without a range (the range {args.range} names its own end)")
+    if args.range is not None:
+        upstream, _ = workspace.upstream_for_range(args.range)
+        range_spec = args.range
+    else:
+        upstream, range_spec = continuation_range(workspace, args.to)
+        if range_spec is None:
+            wave = workspace.newest_complete_wave(upstream)
+            print(f"Nothing new in {upstream} since {wave.name} ({wave.range_spec}) ended at {wave.tip_sha[:12]}.",
+                  file=sys.stderr)
+            return 0
+    workspace.close()  # the scan opens the ledger to write
+    with output.progress() as reporter:
+        result = run_scan(workspace.config_for(upstream), range_spec, progress=reporter)
+    document = output.Document(scan_json(result), table=lambda out: write_scan(out, result, args.all))
+    output.emit(document, output.output_format(args))
+    if result.resumed:
+        print(f"{result.wave.name} was unfinished and is now complete.", file=sys.stderr)
+    if args.fail_on:
+        failing = [r.position for r in result.entries
+                   if output.standing(r) is not None and output.standing(r).verdict in args.fail_on]
+        if failing:
+            print(f"portq: --fail-on {','.join(sorted(args.fail_on))}: {len(failing)} entries of {result.wave.name} "
+                  f"stand at those verdicts (entries {', '.join(map(str, failing[:20]))}"
+                  f"{', …' if len(failing) > 20 else ''})", file=sys.stderr)
+            return EXIT_FAIL_ON
     return 0

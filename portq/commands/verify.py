@@ -133,17 +133,14 @@ def _file_from_classname(classname: str) -> str:
     return "/".join(parts) + ".py" if parts else "(unknown file)"
 
 
-def run(args: argparse.Namespace, config) -> int:
-    from portq.config import require_tree
-    from portq.matrix import Matrix
-
-    matrix = Matrix.load(config.matrix_path)
+def run(args: argparse.Namespace, workspace) -> int:
+    config, matrix = workspace.config, workspace.matrix
     try:
         row = matrix.row(args.row)
     except KeyError:
         known = ", ".join(r.id for r in matrix.rows)
         raise PortqError(f"verify: no row {args.row!r} in {config.matrix_path} (rows: {known})") from None
-    tree = require_tree(config)
+    tree = workspace.tree
     if not row.tests:
         raise PortqError(f"{config.matrix_path}:{row.line}: row {row.id} lists no tests to run (add tests = [...])")
     present = [p for p in row.tests if (tree / p).exists()]

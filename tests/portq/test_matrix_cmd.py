@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from portq.commands.matrix import build_matrix_context
+from portq.matrix_problems import build_matrix_context
 from portq.matrix import Matrix
 from portq.reports import render
 from portq.tree_index import TreeIndex

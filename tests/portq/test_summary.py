@@ -79,20 +79,35 @@ def test_dashboard_of_a_quiet_wave_says_none():
     assert "Scans that disagree" not in page
 
 
-def test_scan_ends_with_the_wave_summary(tmp_path):
+def test_scan_prints_flagged_entries_counts_and_coverage_holes(tmp_path):
     from tests.portq.golden.reports.scenario import scanned
 
     scenario = scanned(tmp_path)
     result = scenario.portq("scan", scenario.range)
     assert result.code == 0
-    assert "## portq wave `PORTQ-2`" in result.out and "| REAL_GAP | 1 |" in result.out
-    assert "`csrc/cache_kernels.cu::vllm::gather_and_maybe_dequant_cache_page`" in result.out  # a not-ported hole
+    lines = result.out.splitlines()
+    assert lines[0].startswith(f"PORTQ-2 {scenario.range} (vllm): 1 entries, complete")
+    assert lines[1] == "Flagged entries: 1 (standing verdicts)"
+    assert lines[2].startswith(f"1  {scenario.shas[1][:10]}  REAL_GAP  KERNEL-KV-CACHE  ")
+    assert "Verdicts: REAL_GAP 1, NEEDS_REVIEW 0, INERT 0, IN_SYNC 0, NOT_APPLICABLE 0" in lines
+    assert any(line.startswith("  KERNEL-KV-CACHE  csrc/cache_kernels.cu::vllm::gather_and_maybe_dequant_cache_page")
+               for line in lines)  # a not-ported hole
 
 
-def test_summary_command_prints_the_latest_wave(tmp_path):
+def test_summary_command_prints_the_newest_wave(tmp_path):
     from tests.portq.golden.reports.scenario import scanned
 
     scenario = scanned(tmp_path)
-    result = scenario.portq("summary", "--format", "json")
+    result = scenario.portq("summary", "--json")
     assert result.code == 0 and result.json()["wave"]["id"] == "PORTQ-1"
     assert result.json()["real_gaps_by_row"][0]["row"] == "KERNEL-KV-CACHE"
+    page = scenario.portq("summary")
+    assert page.code == 0 and "## portq wave `PORTQ-1`" in page.out and "| REAL_GAP | 1 |" in page.out
+
+
+def test_summary_format_flag_is_gone_beside_json(tmp_path):
+    from tests.portq.golden.reports.scenario import scanned
+
+    scenario = scanned(tmp_path)
+    result = scenario.portq("summary", "--json", "--format", "md")
+    assert result.code == 2 and "unrecognized arguments: --format md" in result.err

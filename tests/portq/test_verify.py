@@ -10,6 +10,7 @@ import pytest
 
 from portq.commands import verify
 from portq.config import load_config
+from portq.workspace import Workspace
 from portq.errors import PortqError
 
 MATRIX = """
@@ -70,7 +71,8 @@ def tree(tmp_path: Path, monkeypatch) -> Path:
 def verify_in(tree: Path, row: str, *extra: str, device: str = "cpu", as_json: bool = False) -> int:
     config = load_config(cwd=tree, matrix="matrix.toml", tree=".")
     args = argparse.Namespace(row=row, device=device, pytest_args=list(extra), json=as_json)
-    return verify.run(args, config)
+    with Workspace(config) as workspace:
+        return verify.run(args, workspace)
 
 
 def test_passing_row_exits_zero_and_counts_per_file(tree, capsys):
