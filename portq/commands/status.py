@@ -1,0 +1,117 @@
+"""``portq status [--json]``: where each upstream's audit stands.
+
+Per upstream with waves in the ledger: the last scanned commit (the tip of
+its newest complete wave) and that wave, how many first-parent commits the
+clone has beyond it (what ``portq scan`` with no range would audit), and
+the entries still flagged (standing verdicts, a human review winning) per
+row, across every complete wave of that upstream. A running or interrupted
+wave is named, never counted.
+
+It reads the ledger and asks each clone one question; it writes nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections import defaultdict
+
+from portq import output
+from portq.errors import HistoryError, LedgerError
+from portq.model import FLAGGED, VERDICTS
+from portq.terminal import cell
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    pass
+
+
+def commits_beyond(workspace, upstream: str, tip: str) -> tuple[int | None, str | None, str | None]:
+    """``(count, HEAD sha, why not)``: first-parent commits of the clone's HEAD that ``tip`` lacks."""
+    from portq.history import Upstream
+
+    path = workspace.config.upstreams.get(upstream)
+    if upstream == workspace.named_upstream():
+        path = workspace.upstream_path(upstream)
+    if path is None:
+        return None, None, "no clone configured"
+    try:
+        with Upstream(path, upstream) as clone:
+            head = clone.resolve("HEAD")
+            if head is None:
+                return None, None, f"{path} has no HEAD"
+            if clone.is_ancestor(tip, head) is not True:
+                return None, head, f"HEAD {head[:12]} does not descend from the last scanned commit"
+            count = clone.git("rev-list", "--first-parent", "--count", f"{tip}..{head}").stdout.strip()
+            return int(count), head, None
+    except HistoryError as error:
+        return None, None, str(error)
+
+
+def open_flagged(ledger, waves) -> dict[str, dict[str, list[int]]]:
+    """Row → verdict → entry numbers (in the newest wave that lists them) still flagged."""
+    newest: dict[int, tuple[str, object]] = {}
+    for wave in waves:  # oldest first, so a later wave's record of an entry wins
+        for record in ledger.wave_entries(wave):
+            newest[record.entry_id] = (wave.name, record)
+    rows: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
+    for wave_name, record in newest.values():
+        event = output.standing(record)
+        if event is not None and event.verdict in FLAGGED:
+            rows[(record.rows or ["no-row"])[0]][event.verdict].append(f"{wave_name}#{record.position}")
+    return {row: {v: by_verdict[v] for v in VERDICTS if v in by_verdict} for row, by_verdict in sorted(rows.items())}
+
+
+def upstream_status(workspace, upstream: str, waves) -> dict:
+    complete = [w for w in waves if w.status == "complete"]
+    unfinished = [w.name + f" ({w.status})" for w in waves if w.status != "complete"]
+    if not complete:
+        return {"upstream": upstream, "wave": None, "range": None, "last_commit": None, "head": None,
+                "beyond": None, "note": "no complete wave", "unfinished": unfinished, "open_flagged": {}}
+    last = complete[-1]
+    beyond, head, note = commits_beyond(workspace, upstream, last.tip_sha)
+    return {"upstream": upstream, "wave": last.name, "range": last.range_spec, "last_commit": last.tip_sha,
+            "head": head, "beyond": beyond, "note": note, "unfinished": unfinished,
+            "open_flagged": open_flagged(workspace.ledger(), complete)}
+
+
+def write_status(out, report: dict) -> None:
+    def line(text: str) -> None:
+        out.print(cell(text), crop=False, overflow="ignore")
+
+    for item in report["upstreams"]:
+        if item["wave"] is None:
+            line(f"{item['upstream']}: no complete wave yet ({', '.join(item['unfinished'])}): portq scan A..B")
+            continue
+        if item["beyond"] is None:
+            ahead = f"commits beyond it unknown ({item['note']})"
+        elif item["beyond"] == 0:
+            ahead = "the clone has nothing beyond it"
+        else:
+            ahead = f"the clone has {item['beyond']} first-parent commits beyond it (portq scan audits them)"
+        line(f"{item['upstream']}: last scanned {item['last_commit'][:12]} ({item['wave']}, {item['range']}); {ahead}")
+        if item["unfinished"]:
+            line(f"  not complete: {', '.join(item['unfinished'])}")
+        if not item["open_flagged"]:
+            line("  no open flagged entries")
+        for row, verdicts in item["open_flagged"].items():
+            listed = "; ".join(f"{verdict} {len(entries)} ({', '.join(entries)})" for verdict, entries in verdicts.items())
+            line(f"  {row}: {listed}")
+
+
+def run(args: argparse.Namespace, workspace) -> int:
+    try:
+        ledger = workspace.ledger()
+    except LedgerError as error:
+        raise LedgerError(f"{error}; status needs a ledger with at least one wave") from None
+    by_upstream: dict[str, list] = defaultdict(list)
+    for wave in ledger.waves():
+        by_upstream[wave.upstream].append(wave)
+    if not by_upstream:
+        raise LedgerError(f"no waves in {ledger.path}: start with portq scan A..B")
+    named = workspace.named_upstream()
+    names = [named] if named else list(by_upstream)
+    if named and named not in by_upstream:
+        raise LedgerError(f"no waves of upstream {named} in {ledger.path}: start with portq scan A..B --upstream {named}")
+    report = {"ledger": str(ledger.path), "upstreams": [upstream_status(workspace, n, by_upstream[n]) for n in names]}
+    output.emit(output.Document(report, table=lambda out: write_status(out, report)), output.output_format(args))
+    return 0
