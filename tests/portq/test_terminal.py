@@ -1,0 +1,83 @@
+"""Commit text is data on a terminal too: no markup, control sequence, hyperlink or bidi override gets through."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import re
+
+import pytest
+
+from portq.terminal import one_line, visible
+from tests.portq.test_workflow import Team, team  # noqa: F401  (the fixture)
+
+HOSTILE_TITLE = ("[/red] closing [link=https://evil.invalid]click[/link] \x1b[2J\x1b]8;;https://evil.invalid\x1b\\"
+                 "osc\x1b]8;;\x1b\\ \u202eevil\u202c [bold]b[/bold] :smile: \x07\x9b31m")
+HOSTILE_PATH = "aiter/\x1b[31mred\u202etxt.py"
+RAW = ("\x1b[2J", "\x1b]8;", "\u202e", "\u202c", "\x07", "\x9b")
+
+
+def test_visible_escapes_controls_and_bidi_and_keeps_text():
+    assert visible("a\x1b[2Jb\u202ec\td\ne") == "a\\x1b[2Jb\\u202ec\td\ne"
+    assert one_line("a\nb\u2028c\x85") == "a\\x0ab\\u2028c\\x85"
+    assert visible("plain [red] ünïcode ✓") == "plain [red] ünïcode ✓"
+
+
+class Terminal(io.StringIO):
+    """A stdout that says it is a terminal, so rich renders its tables and colours."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+def run(team: Team, stream: io.StringIO, *argv: str):
+    err = io.StringIO()
+    cwd = os.getcwd()
+    os.chdir(team.root)
+    try:
+        with contextlib.redirect_stdout(stream), contextlib.redirect_stderr(err):
+            from portq.cli import main
+
+            code = main(list(argv))
+    finally:
+        os.chdir(cwd)
+    return code, stream.getvalue(), err.getvalue()
+
+
+@pytest.fixture
+def hostile(team):
+    team.commit_upstream("aiter", HOSTILE_TITLE, {HOSTILE_PATH: "def f(x):\n    return x\n"})
+    return team
+
+
+@pytest.mark.parametrize("stream", [io.StringIO, Terminal], ids=["pipe", "terminal"])
+@pytest.mark.parametrize("argv", [["--all"], []], ids=["all", "default"])
+def test_hostile_titles_and_paths_reach_the_scan_output_inert(hostile, stream, argv):
+    code, out, err = run(hostile, stream(), "scan", f"{hostile.aiter[0][:10]}..HEAD", *argv)
+    assert code == 0, err
+    for raw in RAW:
+        assert raw not in out and raw not in err
+    assert "\x1b]" not in out  # no OSC at all: no hyperlink
+    if argv:
+        flat = re.sub(r"\x1b\[[0-9;]*m", "", out)  # rich's own colours
+        flat = flat.replace("\n", "").replace("│", "").replace(" ", "")
+        assert "[/red]closing[link=https://evil.invalid]click[/link]\\x1b[2J" in flat
+        assert "\\u202eevil" in flat and "[bold]b[/bold]:smile:" in flat
+
+
+@pytest.mark.parametrize("stream", [io.StringIO, Terminal], ids=["pipe", "terminal"])
+def test_hostile_titles_and_paths_reach_show_inert(hostile, stream):
+    assert hostile.portq("scan", f"{hostile.aiter[0][:10]}..HEAD", "--json")[0] == 0
+    code, out, err = run(hostile, stream(), "show", "2", "--upstream", "aiter")
+    assert code == 0, err
+    for raw in RAW:
+        assert raw not in out
+    assert "\x1b]" not in out
+    assert "[/red] closing [link=https://evil.invalid]click[/link] \\x1b[2J\\x1b]8;;" in out
+    assert "aiter/\\x1b[31mred\\u202etxt.py::f" in out
+
+
+def test_json_output_escapes_everything_outside_ascii(hostile):
+    code, out, _ = run(hostile, Terminal(), "scan", f"{hostile.aiter[0][:10]}..HEAD", "--json")
+    assert code == 0 and out.isascii() and "\x1b" not in out and "\\u202e" in out
