@@ -37,6 +37,7 @@ import jinja2
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from portq.errors import EXIT_INTERNAL, PortqError
+from portq.terminal import visible as terminal_visible
 from portq.hunks import ensure_hunks
 from portq.reachability import is_test_path as reachability_is_test_path
 from portq.model import (
@@ -85,11 +86,6 @@ KINDS = ("perf", "fix", "feat")
 _VOCABULARY = frozenset((*VERDICTS, *JUSTIFICATIONS, *DECIDED_BY, *KINDS))
 """portq's own words: printed as they are."""
 
-# Bidirectional overrides can make a quoted line read differently from what it
-# is ("Trojan Source"); control characters can rewrite a terminal. Both are
-# shown as visible escapes instead.
-_BIDI = {chr(c) for c in (*range(0x202A, 0x202F), *range(0x2066, 0x206A), 0x200E, 0x200F)}
-
 _GEOMETRY_EVIDENCE = re.compile(r"grid|geometry|block|warp|program|early-exit", re.I)
 _ADDED_EVIDENCE = re.compile(r"param-added|launch-kernel|sibling", re.I)
 _LISTED_ELSEWHERE = frozenset({"hunk", "symbol"})
@@ -112,24 +108,10 @@ class SafeMarkdown(str):
 
 
 def visible(value: Any) -> str:
-    """``value`` as text with control and bidi characters shown as escapes.
-
-    Newlines and tabs survive; everything else that could move a cursor,
-    ring a bell or reorder text becomes ``\\xNN``/``\\uNNNN``.
-    """
-    text = "" if value is None else str(value)
-    out = []
-    for ch in text:
-        if ch in "\n\t":
-            out.append(ch)
-        elif ch == "\r":
-            continue
-        elif ch in _BIDI or unicodedata.category(ch) in ("Cc", "Cf", "Cs", "Co"):
-            code = ord(ch)
-            out.append(f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
-        else:
-            out.append(ch)
-    return "".join(out)
+    """``value`` as text with control and bidi characters shown as escapes
+    (``portq.terminal.visible``); carriage returns are dropped, so CRLF
+    commit messages read as LF."""
+    return terminal_visible("" if value is None else str(value).replace("\r", ""))
 
 
 def shorten(text: str, limit: int = MAX_INLINE_CHARS) -> str:
