@@ -4,23 +4,25 @@ This is how a maintainer checks a port before calling it done (the "done
 when" of every issue report). The row's ``tests`` paths are run with pytest in
 a subprocess, from the tree root:
 
-- on a machine where torch sees a CUDA device, the GPU-marked tests
-  (``-m gpu``);
-- otherwise the others on the CPU, through Triton's interpreter
-  (``TRITON_INTERPRET=1``, ``-m "not gpu"``).
+- ``gpu``: the row's whole suite compiled for the GPU, ``gpu``-marked tests
+  included; without a CUDA device torch can use, exit 2 with the reason (a
+  GPU check that skips everything must not pass);
+- ``cpu``: the tests not marked ``gpu``, through Triton's interpreter
+  (``TRITON_INTERPRET=1``, ``-m "not gpu"``);
+- ``auto``: ``gpu`` where torch sees a CUDA device, else ``cpu``.
 
-The command says which it chose, prints pass/fail counts per test file and
-exits with pytest's status. Anything after ``--`` goes to pytest last, so a
-``-m`` there overrides the choice.
+The command says which it chose, prints pass/fail counts per test file (and
+how many of them were ``gpu``-marked, that is ran on the GPU) and exits with
+pytest's status. Anything after ``--`` goes to pytest last, so a ``-m``
+there narrows the choice. Without pytest: exit 2, install ``portq[test]``.
 
 portq itself must not import torch or triton: CUDA is probed in a child
-process, and only for ``--device auto``.
+process.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import subprocess
 import sys
@@ -30,12 +32,26 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from portq.errors import PortqError
+from portq import output
+from portq.terminal import cell, one_line
 
-CUDA_PROBE = "import sys, torch; sys.exit(0 if torch.cuda.is_available() else 3)"
+CUDA_PROBE = """
+import sys
+try:
+    import torch
+except Exception as error:
+    print(f"torch cannot be imported ({type(error).__name__}: {error})")
+    sys.exit(3)
+if not torch.cuda.is_available():
+    print(f"torch {torch.__version__} sees no CUDA device")
+    sys.exit(3)
+"""
+MARKS_PLUGIN = "portq.verify_marks"
+"""Loaded into the child pytest: records which tests carry the ``gpu`` mark."""
 PROBE_TIMEOUT_S = 120
 
 DEVICE_MODES = {
-    "gpu": {"marker": "gpu", "label": "the GPU-marked tests on the GPU (-m gpu)"},
+    "gpu": {"marker": None, "label": "the whole suite compiled on the GPU (gpu-marked tests included)"},
     "cpu": {
         "marker": "not gpu",
         "label": "the CPU tests through Triton's interpreter (TRITON_INTERPRET=1, -m 'not gpu')",
@@ -52,6 +68,7 @@ class FileCounts:
     failed: int = 0
     errors: int = 0
     skipped: int = 0
+    gpu: int = 0  # gpu-marked tests among those that ran (not skipped)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -70,24 +87,39 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def cuda_available(python: str = sys.executable) -> bool:
-    """Whether torch in ``python`` sees a CUDA device (False without torch)."""
+def cuda_unavailable(python: str = sys.executable) -> str | None:
+    """Why torch in ``python`` cannot use a CUDA device, or None when it can."""
     try:
-        done = subprocess.run([python, "-c", CUDA_PROBE], capture_output=True, timeout=PROBE_TIMEOUT_S)
-    except (OSError, subprocess.TimeoutExpired):
+        done = subprocess.run([python, "-c", CUDA_PROBE], capture_output=True, text=True, timeout=PROBE_TIMEOUT_S)
+    except OSError as error:
+        return f"cannot run {python}: {error.strerror or error}"
+    except subprocess.TimeoutExpired:
+        return f"the CUDA probe did not answer within {PROBE_TIMEOUT_S} s"
+    if done.returncode == 0:
+        return None
+    return done.stdout.strip().splitlines()[-1] if done.stdout.strip() else f"the CUDA probe exited {done.returncode}"
+
+
+def pytest_available() -> bool:
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec("pytest") is not None
+    except (ImportError, ValueError):
         return False
-    return done.returncode == 0
 
 
 def pytest_command(paths: list[str], device: str, junit_path: Path, extra: list[str]) -> list[str]:
     """The pytest argv: the row's paths, the device marker, a junit report, then the user's args."""
+    marker = DEVICE_MODES[device]["marker"]
     return [
         sys.executable,
         "-m",
         "pytest",
         *paths,
-        "-m",
-        DEVICE_MODES[device]["marker"],
+        *(["-m", marker] if marker else []),
+        "-p",
+        MARKS_PLUGIN,
         "-o",
         "junit_family=xunit1",  # xunit1 records the file of every test case
         f"--junitxml={junit_path}",
@@ -114,6 +146,9 @@ def counts_per_file(junit_path: Path) -> list[FileCounts]:
     for case in root.iter("testcase"):
         name = case.get("file") or _file_from_classname(case.get("classname") or case.get("name") or "")
         counts = files.setdefault(name, FileCounts(name))
+        ran = case.find("skipped") is None
+        if ran and any(p.get("name") == "portq_gpu" for p in case.iter("property")):
+            counts.gpu += 1
         if case.find("failure") is not None:
             counts.failed += 1
         elif case.find("error") is not None:
@@ -148,9 +183,15 @@ def run(args: argparse.Namespace, workspace) -> int:
     if not present:
         raise PortqError(f"row {row.id}: none of its tests paths exist under {tree}: {', '.join(missing)}")
 
+    if not pytest_available():
+        raise PortqError(f"verify: pytest is not installed for {sys.executable}: pip install 'portq[test]'")
     device = args.device
-    if device == "auto":
-        device = "gpu" if cuda_available() else "cpu"
+    if device != "cpu":
+        reason = cuda_unavailable()
+        if reason is not None and device == "gpu":
+            raise PortqError(f"verify --device gpu: no usable CUDA device ({one_line(reason)}); "
+                             "use --device cpu for the Triton interpreter")
+        device = "gpu" if reason is None else "cpu"
     as_json = getattr(args, "json", False)
     say = sys.stderr if as_json else sys.stdout
     for path in missing:
@@ -173,41 +214,37 @@ def run(args: argparse.Namespace, workspace) -> int:
 
     totals = FileCounts("total")
     for counts in files:
-        for key in ("passed", "failed", "errors", "skipped"):
+        for key in ("passed", "failed", "errors", "skipped", "gpu"):
             setattr(totals, key, getattr(totals, key) + getattr(counts, key))
-    if as_json:
-        print(
-            json.dumps(
-                {
-                    "row": row.id,
-                    "device": device,
-                    "mode": DEVICE_MODES[device]["label"],
-                    "paths": present,
-                    "missing_paths": missing,
-                    "command": argv,
-                    "exit_status": done.returncode,
-                    "files": [asdict(c) for c in files],
-                    "totals": {k: v for k, v in asdict(totals).items() if k != "file"},
-                },
-                indent=2,
-            )
-        )
-    else:
-        print_counts(row.id, device, files, totals, done.returncode)
+    data = {
+        "row": row.id,
+        "device": device,
+        "mode": DEVICE_MODES[device]["label"],
+        "paths": present,
+        "missing_paths": missing,
+        "command": argv,
+        "exit_status": done.returncode,
+        "files": [asdict(c) for c in files],
+        "totals": {k: v for k, v in asdict(totals).items() if k != "file"},
+    }
+    document = output.Document(data, table=lambda out: print_counts(out, row.id, device, files, totals, done.returncode))
+    output.emit(document, output.output_format(args))
     return done.returncode
 
 
-def print_counts(row_id: str, device: str, files: list[FileCounts], totals: FileCounts, status: int) -> None:
-    print()
-    print(f"{row_id} on the {'GPU' if device == 'gpu' else 'CPU (Triton interpreter)'}:")
+def print_counts(out, row_id: str, device: str, files: list[FileCounts], totals: FileCounts, status: int) -> None:
+    def line(text: str = "") -> None:
+        out.print(cell(text), crop=False, overflow="ignore")
+
+    line()
+    line(f"{row_id} on the {'GPU' if device == 'gpu' else 'CPU (Triton interpreter)'}:")
     if not files:
-        print(f"  no test results (pytest exit status {status})")
+        line(f"  no test results (pytest exit status {status})")
         return
     width = max(len(c.file) for c in [*files, totals])
-    print(f"  {'file'.ljust(width)}  passed  failed  errors  skipped")
+    line(f"  {'file'.ljust(width)}  passed  failed  errors  skipped  gpu-marked")
     for counts in [*files, totals]:
-        print(
-            f"  {counts.file.ljust(width)}  {counts.passed:>6}  {counts.failed:>6}  {counts.errors:>6}  {counts.skipped:>7}"
-        )
+        line(f"  {counts.file.ljust(width)}  {counts.passed:>6}  {counts.failed:>6}  {counts.errors:>6}  "
+             f"{counts.skipped:>7}  {counts.gpu:>10}")
     verdict = "passed" if status == 0 else f"did not pass (pytest exit status {status})"
-    print(f"  {row_id} {verdict}")
+    line(f"  {row_id} {verdict}")

@@ -90,16 +90,43 @@ def test_failing_row_exits_with_pytest_status(tree, capsys):
 def test_json_reports_counts_per_file(tree, capsys):
     assert verify_in(tree, "ROW-BAD", as_json=True) == 1
     report = json.loads(capsys.readouterr().out)
-    assert report["files"] == [{"file": "tests/bad/test_bad.py", "passed": 1, "failed": 1, "errors": 0, "skipped": 0}]
+    assert report["files"] == [{"file": "tests/bad/test_bad.py", "passed": 1, "failed": 1, "errors": 0, "skipped": 0,
+                                "gpu": 0}]
     assert report["device"] == "cpu" and report["missing_paths"] == ["tests/gone/"]
     assert report["exit_status"] == 1
 
 
-def test_gpu_mode_runs_only_gpu_marked_tests_without_the_interpreter(tree, capsys, monkeypatch):
+def test_gpu_mode_runs_the_whole_suite_compiled_and_counts_the_gpu_marked(tree, capsys, monkeypatch):
     monkeypatch.setenv("TRITON_INTERPRET", "1")
-    assert verify_in(tree, "ROW-GOOD", device="gpu", as_json=True) == 0
+    monkeypatch.setattr(verify, "cuda_unavailable", lambda: None)  # a machine where torch sees a GPU
+    assert verify_in(tree, "ROW-GOOD", device="gpu", as_json=True) == 1
     report = json.loads(capsys.readouterr().out)
-    assert report["totals"] == {"passed": 1, "failed": 0, "errors": 0, "skipped": 0}
+    # all three ran: the gpu-marked one, and the interpreter-only one failing because the interpreter is off
+    assert report["totals"] == {"passed": 2, "failed": 1, "errors": 0, "skipped": 0, "gpu": 1}
+    assert "-m" not in report["command"][3:]  # no marker filter after "python -m pytest"
+
+
+def test_gpu_mode_without_a_usable_cuda_device_is_an_error_not_a_pass(tree, monkeypatch):
+    monkeypatch.setattr(verify, "cuda_unavailable", lambda: "torch 2.13.0+cpu sees no CUDA device")
+    with pytest.raises(PortqError, match=r"--device gpu: no usable CUDA device \(torch 2.13.0\+cpu sees no CUDA"):
+        verify_in(tree, "ROW-GOOD", device="gpu")
+
+
+def test_gpu_mode_on_this_machine_exits_2_without_cuda(tree, capsys, monkeypatch):
+    from portq.cli import main
+
+    if verify.cuda_unavailable() is None:
+        pytest.skip("this machine has a CUDA device")
+    monkeypatch.chdir(tree)
+    assert main(["verify", "ROW-GOOD", "--matrix", "matrix.toml", "--tree", ".", "--device", "gpu"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "no usable CUDA device" in err
+
+
+def test_verify_without_pytest_says_what_to_install(tree, monkeypatch):
+    monkeypatch.setattr(verify, "pytest_available", lambda: False)
+    with pytest.raises(PortqError, match=r"pytest is not installed .*pip install 'portq\[test\]'"):
+        verify_in(tree, "ROW-GOOD")
 
 
 def test_pytest_args_after_the_row_reach_pytest(tree, capsys):
@@ -108,7 +135,7 @@ def test_pytest_args_after_the_row_reach_pytest(tree, capsys):
 
 
 def test_auto_device_falls_back_to_the_cpu_without_cuda(tree, capsys, monkeypatch):
-    monkeypatch.setattr(verify, "cuda_available", lambda: False)
+    monkeypatch.setattr(verify, "cuda_unavailable", lambda: "no CUDA here")
     assert verify_in(tree, "ROW-GOOD", device="auto", as_json=True) == 0
     assert json.loads(capsys.readouterr().out)["device"] == "cpu"
 
@@ -123,8 +150,12 @@ def test_row_without_tests_is_an_error(tree):
         verify_in(tree, "ROW-NONE")
 
 
-def test_cuda_probe_is_false_when_the_interpreter_cannot_import_torch(tmp_path):
-    assert verify.cuda_available(str(tmp_path / "no-such-python")) is False
+def test_cuda_probe_says_why_when_the_interpreter_cannot_run(tmp_path):
+    assert "cannot run" in verify.cuda_unavailable(str(tmp_path / "no-such-python"))
+
+
+def test_cuda_probe_says_why_when_torch_is_missing():
+    assert verify.cuda_unavailable("/usr/bin/python3").startswith("torch cannot be imported")
 
 
 def test_the_command_line_hands_what_follows_a_bare_double_dash_to_pytest(tree, capsys, monkeypatch):
