@@ -32,12 +32,16 @@ from __future__ import annotations
 
 import os
 import re
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Sequence
 
 from portq.errors import ConfigError
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10: the same parser, from PyPI
+    import tomli as tomllib
 
 CONFIG_FILE = "portq.toml"
 DEFAULT_MATRIX = "matrix/kernel-matrix.toml"

@@ -22,12 +22,12 @@ from __future__ import annotations
 
 import re
 import shutil
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import git
 
+from portq.config import tomllib  # tomli on Python 3.10
 from portq.errors import PortqError
 from portq.model import JUSTIFICATIONS, NOT_APPLICABLE, VERDICTS
 

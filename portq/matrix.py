@@ -30,12 +30,12 @@ from __future__ import annotations
 
 import fnmatch
 import re
-import tomllib
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Iterable, Sequence
 
+from portq.config import tomllib  # tomli on Python 3.10
 from portq.errors import MatrixError
 
 ROW_KEYS = ("id", "title", "upstream", "paths", "exclude", "symbols", "tree", "tests")
