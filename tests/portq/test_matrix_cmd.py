@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -134,3 +135,32 @@ def test_kernel_launched_through_a_helper_is_tested_when_its_wrapper_is(tmp_path
     context = build_matrix_context(matrix, index, tmp_path, "matrix.toml")
     untested = sorted(p["subject"] for p in context["problems"] if p["kind"] == "port-without-test")
     assert untested == ["copy", "copy_kernel"]  # a benchmark is not a test
+
+
+def test_a_row_whose_upstream_has_no_clone_configured_is_a_problem(tmp_path, capsys, monkeypatch):
+    from portq.cli import main
+
+    (tmp_path / "matrix.toml").write_text(MATRIX + MATRIX.replace("ROW-A", "ROW-B").replace('"up"', '"other"'))
+    (tmp_path / "portq.toml").write_text('ledger = "l/ledger.sqlite"\n[upstream.up]\npath = "up"\n')
+    (tmp_path / "kernels").mkdir()
+    monkeypatch.chdir(tmp_path)
+    assert main(["matrix", "--matrix", "matrix.toml", "--json"]) == 0
+    [problem] = [p for p in json.loads(capsys.readouterr().out)["problems"] if p["kind"] == "upstream-not-configured"]
+    assert (problem["row"], problem["subject"], problem["detail"]) == ("ROW-B", "other", "configured: up")
+    assert main(["matrix", "--matrix", "matrix.toml"]) == 0
+    assert "the row names upstream `other`, which has no clone configured (configured: up)" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("comment, upstream, path", [
+    ("// Ported 1:1 from up/src/a.cu:6-14 (`gather`)", "up", "src/a.cu"),
+    ("// Ported from up/up/ops/x.py (`gather`)", "up", "up/ops/x.py"),
+    ("// Ported 1:1 from src/a.cu:6-14 (`gather`)", "src", "a.cu"),
+])
+def test_the_first_component_of_a_free_form_path_names_the_upstream(tmp_path, comment, upstream, path):
+    (tmp_path / "kernels").mkdir()
+    (tmp_path / "kernels" / "k.cu").write_text(f"{comment}\n__global__ void gather(int* x) {{ x[0] = 1; }}\n")
+    context = build_matrix_context(Matrix.parse(MATRIX, "matrix.toml"), TreeIndex.build(tmp_path), tmp_path, "matrix.toml")
+    [anchor] = TreeIndex.build(tmp_path).anchors
+    assert (anchor.upstream, anchor.path) == (upstream, path)
+    unowned = [p["subject"] for p in problems(context, "anchor-unowned")]
+    assert unowned == ([] if upstream == "up" and path == "src/a.cu" else [anchor.reference])
