@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import contextlib
 import io
-import os
 import re
 
 import pytest
 
 from portq.terminal import one_line, visible
-from tests.portq.test_workflow import Team, team  # noqa: F401  (the fixture)
+from tests.portq.test_workflow import team  # noqa: F401  (the fixture)
 
 HOSTILE_TITLE = ("[/red] closing [link=https://evil.invalid]click[/link] \x1b[2J\x1b]8;;https://evil.invalid\x1b\\"
                  "osc\x1b]8;;\x1b\\ \u202eevil\u202c [bold]b[/bold] :smile: \x07\x9b31m")
@@ -31,20 +29,6 @@ class Terminal(io.StringIO):
         return True
 
 
-def run(team: Team, stream: io.StringIO, *argv: str):
-    err = io.StringIO()
-    cwd = os.getcwd()
-    os.chdir(team.root)
-    try:
-        with contextlib.redirect_stdout(stream), contextlib.redirect_stderr(err):
-            from portq.cli import main
-
-            code = main(list(argv))
-    finally:
-        os.chdir(cwd)
-    return code, stream.getvalue(), err.getvalue()
-
-
 @pytest.fixture
 def hostile(team):
     team.commit_upstream("aiter", HOSTILE_TITLE, {HOSTILE_PATH: "def f(x):\n    return x\n"})
@@ -54,7 +38,7 @@ def hostile(team):
 @pytest.mark.parametrize("stream", [io.StringIO, Terminal], ids=["pipe", "terminal"])
 @pytest.mark.parametrize("argv", [["--all"], []], ids=["all", "default"])
 def test_hostile_titles_and_paths_reach_the_scan_output_inert(hostile, stream, argv):
-    code, out, err = run(hostile, stream(), "scan", f"{hostile.aiter[0][:10]}..HEAD", *argv)
+    code, out, err = hostile.portq("scan", f"{hostile.aiter[0][:10]}..HEAD", *argv, stdout=stream())
     assert code == 0, err
     for raw in RAW:
         assert raw not in out and raw not in err
@@ -69,7 +53,7 @@ def test_hostile_titles_and_paths_reach_the_scan_output_inert(hostile, stream, a
 @pytest.mark.parametrize("stream", [io.StringIO, Terminal], ids=["pipe", "terminal"])
 def test_hostile_titles_and_paths_reach_show_inert(hostile, stream):
     assert hostile.portq("scan", f"{hostile.aiter[0][:10]}..HEAD", "--json")[0] == 0
-    code, out, err = run(hostile, stream(), "show", "2", "--upstream", "aiter")
+    code, out, err = hostile.portq("show", "2", "--upstream", "aiter", stdout=stream())
     assert code == 0, err
     for raw in RAW:
         assert raw not in out
@@ -79,5 +63,5 @@ def test_hostile_titles_and_paths_reach_show_inert(hostile, stream):
 
 
 def test_json_output_escapes_everything_outside_ascii(hostile):
-    code, out, _ = run(hostile, Terminal(), "scan", f"{hostile.aiter[0][:10]}..HEAD", "--json")
+    code, out, _ = hostile.portq("scan", f"{hostile.aiter[0][:10]}..HEAD", "--json", stdout=Terminal())
     assert code == 0 and out.isascii() and "\x1b" not in out and "\\u202e" in out

@@ -35,8 +35,9 @@ class Team:
     vllm: list[str]
     aiter: list[str]
 
-    def portq(self, *argv: str):
-        out, err = io.StringIO(), io.StringIO()
+    def portq(self, *argv: str, stdout: io.StringIO | None = None):
+        """``portq ARGV`` run in the port's folder: ``(exit code, stdout, stderr)``."""
+        out, err = stdout or io.StringIO(), io.StringIO()
         cwd = os.getcwd()
         os.chdir(self.root)
         try:
