@@ -104,6 +104,9 @@ def test_an_unfinished_wave_is_read_only_when_asked_and_labelled(scenario):
     assert asked.code == 0 and "[interrupted: 1 of 3 entries recorded]" in asked.err
     assert f"{wave.name} x..y (aiter) [interrupted]" in asked.out.splitlines()[0]
     assert scenario.portq("show", "1", "--wave", wave.name, "--json", *aiter).json()["wave_status"] == "interrupted"
+    page = scenario.portq("summary", "--wave", wave.name, *aiter)
+    assert page.code == 0 and "**This wave is interrupted: 1 of 3 entries recorded.** Run `portq scan x..y`" in page.out
+    assert "This wave is" not in scenario.portq("summary").out
 
 
 def test_complete_waves_of_two_upstreams_need_a_choice(scenario):
