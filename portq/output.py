@@ -22,7 +22,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
-from portq.errors import PortqError
 from portq.ledger import EntryRecord, Event, Wave
 from portq.terminal import cell, console, one_line, visible
 
@@ -60,7 +59,7 @@ def emit(document: Document, fmt: str, stream=None) -> None:
     elif fmt == "table" and document.table is not None:
         document.table(console(stream))
     else:
-        raise PortqError(f"this command has no {fmt} output")
+        raise ValueError(f"this document has no {fmt} form")  # a command asked for a form it never built
 
 
 def print_json(document: Any, stream=None) -> None:

@@ -32,7 +32,7 @@ import sys
 from collections import Counter
 
 from portq import output
-from portq.commands.selection import range_text
+from portq.commands.selection import range_text, revision_text
 from portq.errors import ConfigError, HistoryError, LedgerError, PortqError
 from portq.model import FLAGGED, NOT_APPLICABLE, VERDICTS
 
@@ -47,7 +47,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("range", metavar="A..B", nargs="?", type=range_text,
                         help="upstream range: revisions, tags, branches or (abbreviated) SHAs "
                         "(default: from the newest complete wave's tip to --to)")
-    parser.add_argument("--to", metavar="REV", type=range_text,
+    parser.add_argument("--to", metavar="REV", type=revision_text,
                         help="without a range: scan up to REV instead of the upstream's HEAD")
     parser.add_argument("--all", action="store_true", help="one line per entry instead of the flagged ones")
     parser.add_argument("--fail-on", metavar="VERDICT[,VERDICT...]", type=verdict_set,
@@ -68,11 +68,10 @@ def continuation_range(workspace, to: str | None) -> tuple[str, str] | tuple[str
     """``(upstream, A..B)`` from the newest complete wave's tip to ``to`` (HEAD); B is None when nothing is new."""
     from portq.history import Upstream
 
-    try:
-        ledger = workspace.ledger()
-    except LedgerError:
+    if not workspace.config.ledger_path.exists():
         raise LedgerError(f"no earlier wave in {workspace.config.ledger_path} to continue from: "
-                          "start with portq scan A..B (the first range to audit)") from None
+                          "start with portq scan A..B (the first range to audit)")
+    ledger = workspace.ledger()
     if workspace.upstream_named:
         names = [workspace.named_upstream()]
     else:

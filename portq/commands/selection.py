@@ -36,6 +36,13 @@ def range_text(text: str) -> str:
     return text
 
 
+def revision_text(text: str) -> str:
+    """One revision (a SHA, tag or branch), on one line."""
+    if not text or not text.isprintable() or text != text.strip() or text.startswith("-") or ".." in text:
+        raise argparse.ArgumentTypeError(f"expected one revision on one line, not {_quoted(text)}")
+    return text
+
+
 def wave_name(text: str) -> str:
     if not _WAVE_NAME.match(text):
         raise argparse.ArgumentTypeError(f"expected a wave name PORTQ-N, not {_quoted(text)}")

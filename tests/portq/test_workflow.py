@@ -205,3 +205,10 @@ def test_all_prints_one_line_per_entry_in_a_pipe(team):
     assert code == 0 and len(out.splitlines()) == 4
     assert all(line.startswith(f"{n}  ") for n, line in enumerate(out.splitlines(), 1))
     assert "number 2 " + "x" * 80 in out.splitlines()[-1]
+
+
+@pytest.mark.parametrize("value", ["a..b", "HEAD\n", "-x"])
+def test_to_takes_one_revision(team, value):
+    team.json("scan", short_range(team.vllm))
+    code, _, err = team.portq("scan", f"--to={value}")
+    assert code == 2 and err.count("\n") == 1 and "expected one revision on one line" in err
