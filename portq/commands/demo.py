@@ -17,15 +17,16 @@ The pipeline is ``portq.demo``; this module parses and prints.
 from __future__ import annotations
 
 import argparse
-import json
 import shutil
 import sys
 import tempfile
 from collections import Counter
 from pathlib import Path
 
+from portq import output
 from portq.demo import TARGETS, DemoResult, run_demo
 from portq.model import VERDICTS
+from portq.terminal import cell
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -50,10 +51,8 @@ def run(args: argparse.Namespace, workspace) -> int:
             for target, summary in list(result.summaries.items()):
                 if summary is not None and Path(summary).exists():
                     result.summaries[target] = _keep_report(Path(summary), destination, f"{target}-summary.md")
-        if args.json:
-            print(json.dumps(_as_json(result, report), indent=2))
-        else:
-            _print_text(result, report, keep)
+        document = output.Document(_as_json(result, report), table=lambda out: _print_text(out, result, report, keep))
+        output.emit(document, output.output_format(args))
     finally:
         if keep is None:
             shutil.rmtree(workdir, ignore_errors=True)
@@ -75,18 +74,19 @@ def _cell(outcome) -> str:
     return f"{text} (want {wanted})"
 
 
-def _print_text(result: DemoResult, report: Path | None, keep: Path | None) -> None:
-    from rich.console import Console
+def _print_text(out, result: DemoResult, report: Path | None, keep: Path | None) -> None:
     from rich.table import Table
 
-    console = Console(highlight=False)
-    if not console.is_terminal:
-        console = Console(highlight=False, width=132)
-    console.print("[bold]Upstream histories[/bold] (built with fixed dates: the same SHAs everywhere)")
+    def line(text: str, style: str | None = None) -> None:
+        out.print(cell(text, style), crop=False, overflow="ignore")
+
+    if not out.is_terminal:
+        out.width = 132
+    line("Upstream histories (built with fixed dates: the same SHAs everywhere)", "bold")
     for name, built in result.upstreams.items():
-        console.print(f"  {name}: {built.range}  ({len(built.series.entries)} entries)")
+        line(f"  {name}: {built.range}  ({len(built.series.entries)} entries)")
     for name in result.upstreams:
-        table = Table(title=f"{name}: verdicts against each tree", title_justify="left")
+        table = Table(title=cell(f"{name}: verdicts against each tree"), title_justify="left")
         table.add_column("#", justify="right", min_width=2)
         table.add_column("sha", no_wrap=True, min_width=10)
         table.add_column("title", max_width=52, no_wrap=True)
@@ -94,9 +94,8 @@ def _print_text(result: DemoResult, report: Path | None, keep: Path | None) -> N
             table.add_column(target, no_wrap=True, min_width=25)
         for commit in result.upstreams[name].series.entries:
             cells = [result.outcome(target, name, commit.number) for target in TARGETS]
-            table.add_row(str(commit.number), cells[0].sha[:10], commit.title,
-                          *(_styled(cell) for cell in cells))
-        console.print(table)
+            table.add_row(str(commit.number), cells[0].sha[:10], cell(commit.title), *(_styled(c) for c in cells))
+        out.print(table)
     counts = {target: Counter(o.verdict for o in result.outcomes if o.target == target) for target in TARGETS}
     summary = Table(title="Summary", title_justify="left")
     summary.add_column("verdict")
@@ -104,35 +103,30 @@ def _print_text(result: DemoResult, report: Path | None, keep: Path | None) -> N
         summary.add_column(target, justify="right")
     for verdict in VERDICTS:
         summary.add_row(verdict, *(str(counts[target][verdict]) for target in TARGETS))
-    console.print(summary)
+    out.print(summary)
     mismatches = result.mismatches
     if mismatches:
-        console.print(f"[yellow]{len(mismatches)} verdict(s) differ from what the series was written to get "
-                      "(marked 'want' above); see each commit.toml under examples/upstream/[/yellow]")
+        line(f"{len(mismatches)} verdict(s) differ from what the series was written to get "
+             "(marked 'want' above); see each commit.toml under examples/upstream/", "yellow")
     else:
-        console.print("Every verdict is the one the series was written to get.")
-    console.print("[bold]Where everything went[/bold]")
+        line("Every verdict is the one the series was written to get.")
+    line("Where everything went", "bold")
     where = "kept in" if keep else "built in a temporary directory (removed; pass --keep DIR to keep it):"
-    console.print(f"  work directory {where} {result.workdir}", markup=False)
+    line(f"  work directory {where} {result.workdir}")
     for target, ledger in result.ledgers.items():
         waves = ", ".join(f"{name} {wave}" for (t, name), wave in result.waves.items() if t == target)
         where_ledger = f"ledger {ledger} ({waves}); " if keep else f"waves {waves}; "
-        console.print(f"  {target}: {where_ledger}summary {result.summaries[target]}", markup=False)
+        line(f"  {target}: {where_ledger}summary {result.summaries[target]}")
     if report is not None:
-        console.print(f"  issue report for the seed-000-shaped entry: {report}", markup=False)
+        line(f"  issue report for the seed-000-shaped entry: {report}")
     elif result.report_note:
-        console.print(f"  no issue report: {result.report_note}", markup=False)
+        line(f"  no issue report: {result.report_note}")
 
 
-def _styled(outcome) -> str:
-    from rich.markup import escape
-
-    text = escape(_cell(outcome))
+def _styled(outcome):
     if not outcome.as_expected:
-        return f"[yellow]{text}[/yellow]"
-    if outcome.verdict == "REAL_GAP":
-        return f"[bold red]{text}[/bold red]"
-    return text
+        return cell(_cell(outcome), "yellow")
+    return cell(_cell(outcome), "bold red" if outcome.verdict == "REAL_GAP" else None)
 
 
 def _as_json(result: DemoResult, report: Path | None) -> dict:
