@@ -68,7 +68,7 @@ def main() -> None:
             timings[form].append(time.perf_counter() - started)
             lines[form] = text.count("\n")
     print(f"{wave.name} {wave.range_spec} ({wave.upstream}): {len(records)} entries; "
-          f"read from the ledger in {read_s * 1000:.0f} ms; {options.repeat} trials each, interleaved")
+          f"read from the ledger in {read_s * 1000:.0f} ms; {options.repeat} trials each, interleaved\n")
     print(f"| {'form':<15} | {'lines':>6} | {'median ms':>9} | {'min–max ms':>13} |")
     print(f"|{'-' * 17}|{'-' * 7}:|{'-' * 10}:|{'-' * 14}:|")
     for form in forms:
