@@ -127,10 +127,15 @@ class Workspace:
                                    upstreams={**self.config.upstreams, upstream: self.upstream_path(upstream)})
 
     def upstream_path(self, upstream: str) -> Path:
-        if upstream == self.named_upstream() and self.config.bare_upstream_path is not None:
-            return self.config.bare_upstream_path
+        """The clone of ``upstream``: configured, given as NAME=PATH, or the bare ``--upstream PATH``."""
+        paths = dict(self.config.upstreams)
+        if self.config.bare_upstream_path is not None:
+            names = list(dict.fromkeys(self.matrix.upstreams()))
+            if len(names) != 1:
+                self.upstream()  # raises: a bare path needs a matrix of one upstream
+            paths[names[0]] = self.config.bare_upstream_path
         try:
-            return self.config.upstreams[upstream]
+            return paths[upstream]
         except KeyError:
             raise ConfigError(f"upstream {upstream} has no configured clone: pass --upstream {upstream}=PATH") from None
 
