@@ -169,8 +169,8 @@ def run(args: argparse.Namespace, workspace) -> int:
         upstream, range_spec = continuation_range(workspace, args.to)
         if range_spec is None:
             wave = workspace.newest_complete_wave(upstream)
-            print(f"Nothing new in {upstream} since {wave.name} ({wave.range_spec}) ended at {wave.tip_sha[:12]}.",
-                  file=sys.stderr)
+            print(output.one_line(f"Nothing new in {upstream} since {wave.name} ({wave.range_spec}) ended at "
+                                  f"{wave.tip_sha[:12]}."), file=sys.stderr)
             return 0
     workspace.close()  # the scan opens the ledger to write
     with output.progress() as reporter:

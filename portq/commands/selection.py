@@ -68,11 +68,12 @@ def add_selector(parser: argparse.ArgumentParser, *, entry: bool = True) -> None
 def selected_wave(workspace, args: argparse.Namespace):
     """The wave ``args`` select, announced on stderr when it is not complete."""
     from portq.output import wave_label
+    from portq.terminal import one_line
 
     wave = workspace.select_wave(args.range, args.wave)
     if wave.status != "complete":
         recorded = len(workspace.ledger().recorded_positions(wave))
-        print(f"portq: note: reading {wave_label(wave, recorded)}", file=sys.stderr)
+        print(f"portq: note: reading {one_line(wave_label(wave, recorded))}", file=sys.stderr)
     return wave
 
 
