@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator
@@ -231,41 +232,64 @@ class NullProgress:
         pass
 
 
+PROGRESS_DELAY_S = 0.5
+"""A progress bar appears only once a scan has taken this long: quick scans print none."""
+
+
 class _RichProgress:
-    def __init__(self, progress) -> None:
+    def __init__(self, progress, delay_s: float) -> None:
         self.progress = progress
         self.task = None
+        self.shown = False
+        self.show_at = time.monotonic() + delay_s
+
+    def _show_when_slow(self) -> None:
+        if not self.shown and time.monotonic() >= self.show_at:
+            self.progress.start()
+            self.shown = True
 
     def phase(self, description: str, total: int) -> None:
         if self.task is not None:
             self.progress.remove_task(self.task)
         self.task = self.progress.add_task(one_line(description), total=total)
+        self._show_when_slow()
 
     def advance(self, steps: int = 1) -> None:
         if self.task is not None:
             self.progress.advance(self.task, steps)
+        self._show_when_slow()
+
+    def close(self) -> None:
+        if self.shown:
+            self.progress.stop()
 
 
 @contextmanager
-def progress(enabled: bool | None = None) -> Iterator[Any]:
+def progress(enabled: bool | None = None, *, stream=None, delay_s: float = PROGRESS_DELAY_S) -> Iterator[Any]:
     """A progress reporter with ``phase(description, total)`` and ``advance()``.
 
-    A rich progress bar on stderr when it is a terminal; silent otherwise.
+    A rich progress bar on stderr (or ``stream``) when it is a terminal,
+    once the work has taken ``delay_s``; silent otherwise.
     """
+    stream = stream or sys.stderr
     if enabled is None:
-        enabled = sys.stderr.isatty()
+        enabled = stream.isatty()
     if not enabled:
         yield NullProgress()
         return
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    with Progress(
+    bar = Progress(
         TextColumn("{task.description}", markup=False),
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
-        console=Console(file=sys.stderr, markup=False, highlight=False),
+        console=Console(file=stream, markup=False, highlight=False, force_terminal=True),
         transient=True,
-    ) as bar:
-        yield _RichProgress(bar)
+    )
+    reporter = _RichProgress(bar, delay_s)
+    try:
+        yield reporter
+    finally:
+        reporter.close()

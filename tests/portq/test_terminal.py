@@ -65,3 +65,26 @@ def test_hostile_titles_and_paths_reach_show_inert(hostile, stream):
 def test_json_output_escapes_everything_outside_ascii(hostile):
     code, out, _ = hostile.portq("scan", f"{hostile.aiter[0][:10]}..HEAD", "--json", stdout=Terminal())
     assert code == 0 and out.isascii() and "\x1b" not in out and "\\u202e" in out
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.mark.parametrize("elapsed, shown", [(0.1, False), (2.0, True)])
+def test_the_progress_bar_appears_only_once_a_scan_takes_more_than_a_moment(monkeypatch, elapsed, shown):
+    from portq import output
+
+    clock = _Clock()
+    monkeypatch.setattr(output.time, "monotonic", clock)
+    stream = Terminal()
+    with output.progress(stream=stream, delay_s=0.5) as reporter:
+        reporter.phase("reading a..b\x1b[2J", 10)
+        clock.now = elapsed
+        reporter.advance()
+    assert bool(stream.getvalue()) is shown
+    assert "\x1b[2J" not in stream.getvalue()
