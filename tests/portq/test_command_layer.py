@@ -6,6 +6,8 @@ import ast
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from portq.ledger import open_ledger
 from portq.model import Verdict
@@ -139,3 +141,20 @@ def test_library_modules_never_import_the_commands():
                 [node.module or ""] if isinstance(node, ast.ImportFrom) else []
             offenders += [f"{path.name}: {name}" for name in names if name.startswith("portq.commands")]
     assert offenders == []
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=30))
+def test_the_selector_parsers_accept_or_refuse_in_one_line(text):
+    import argparse
+
+    from portq.commands.selection import MAX_ENTRY, entry_number, range_text, revision_text, wave_name
+
+    for parse in (entry_number, range_text, revision_text, wave_name):
+        try:
+            value = parse(text)
+        except argparse.ArgumentTypeError as error:
+            assert "\n" not in str(error) and "\x1b" not in str(error)
+        else:
+            assert parse is not entry_number or 1 <= value <= MAX_ENTRY
+            assert parse is entry_number or (value == text and text.isprintable())
