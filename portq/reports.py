@@ -829,7 +829,7 @@ def _entry_brief(entry: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def build_summary_context(*, wave: Mapping[str, Any], entries: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """Everything ``summary.md.j2`` (and ``portq summary --format json``) shows for one wave.
+    """Everything ``summary.md.j2`` (and ``portq summary --json``) shows for one wave.
 
     ``wave``: ``id``, ``range``, ``upstream`` and whatever else the ledger
     keeps (times, status, version). ``entries``: per entry ``position``,
