@@ -8,7 +8,8 @@ SHAs and modes); blob contents come from ONE ``git cat-file --batch``
 process. Nothing here runs git once per commit.
 
 Every way a range can be wrong (not a repository, unknown revision, empty or
-reversed range, a shallow clone that lacks part of the range) is a
+reversed range, revisions of unrelated histories, a shallow clone that lacks
+part of the range) is a
 ``HistoryError`` with one line saying what and where, raised before anything
 is written anywhere.
 
@@ -35,7 +36,9 @@ it: diff lines start with a marker character, raw lines with ':'."""
 
 _LOG_FORMAT = "%x1eportq %H %P%n%aI%n%an <%ae>%n%B%x1f"
 _NULL_SHA = "0" * 40
-_PR_SUFFIX = re.compile(r"\(#(\d+)\)\s*$")
+_PR_SUFFIX = re.compile(r"\(#([0-9]+)\)\s*\Z")
+_LARGEST_PR = 2**63 - 1
+"""The ledger stores PR numbers as SQLite integers (signed 64-bit)."""
 _GIT_ENV = {"GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C", "GIT_PAGER": "cat"}
 _DIFF_OPTIONS = (
     "-M",
@@ -60,9 +63,16 @@ _STATUS = {"A": "added", "D": "deleted", "M": "modified", "T": "modified", "R": 
 
 
 def pr_number(title: str) -> int | None:
-    """The PR number of a squash title ending in ``(#1234)``."""
+    """The PR number of a squash title ending in ``(#1234)``.
+
+    A number no pull request can have (0, or past what the ledger stores) is
+    commit text, not a PR number: None, so such a title never stops a scan.
+    """
     match = _PR_SUFFIX.search(title)
-    return int(match.group(1)) if match else None
+    if match is None or len(match.group(1).lstrip("0")) > len(str(_LARGEST_PR)):
+        return None
+    number = int(match.group(1))
+    return number if 0 < number <= _LARGEST_PR else None
 
 
 @dataclass(frozen=True)
@@ -189,6 +199,11 @@ class Upstream:
             raise HistoryError(
                 f"range {spec} reaches past the history of shallow {self._where()}: the parents of "
                 f"{first[:12]} are missing; run git fetch --unshallow there"
+            )
+        if self.git("merge-base", base, tip, check=False).returncode == 1:
+            raise HistoryError(
+                f"range {spec}: {left} and {right} have no common ancestor (unrelated histories); "
+                f"expected both revisions from one upstream history"
             )
         return Range(spec=spec, base=base, tip=tip, shas=tuple(listed))
 

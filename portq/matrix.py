@@ -19,8 +19,10 @@ definition it touches; a row claiming by symbol is named before rows claiming
 by path only (it is the *primary* row), matrix order breaks ties.
 
 Globs: ``*`` and ``?`` stay inside one path component, ``**`` spans any number
-of components, ``[...]`` is a character class, and a pattern ending in ``/``
-owns everything below that directory.
+of components, ``[...]`` is a character class (``[!...]`` its complement), and
+a pattern ending in ``/`` owns everything below that directory. A pattern that
+is not a glob (``..`` or ``.`` components, ``***``, an unclosed ``[``, a range
+written backwards) is refused where it is written.
 
 This module parses and answers ownership questions; it does not read git or
 the tree. Errors name the file, the line and what was expected.
@@ -49,10 +51,95 @@ _ANY_HEADER = re.compile(r"^\s*\[")
 
 @lru_cache(maxsize=4096)
 def glob_regex(pattern: str) -> re.Pattern[str]:
-    """Compile a matrix glob to a regex over POSIX paths."""
+    """Compile a matrix glob to a regex over POSIX paths.
+
+    Paths are data (a commit may add ``a\\nb.cu``), so ``**`` and a trailing
+    ``/`` span newlines too. A pattern that is not a glob raises MatrixError.
+    """
+    problem = glob_problem(pattern)
+    if problem:
+        raise MatrixError(f"glob {pattern!r}: {problem}")
     if pattern.endswith("/"):
-        return re.compile(_glob_body(pattern.rstrip("/")) + r"/.*\Z")
-    return re.compile(_glob_body(pattern) + r"\Z")
+        return re.compile(_glob_body(pattern.rstrip("/")) + r"/.*\Z", re.DOTALL)
+    return re.compile(_glob_body(pattern) + r"\Z", re.DOTALL)
+
+
+def glob_problem(pattern: str) -> str | None:
+    """What makes ``pattern`` unusable as a matrix glob, or None."""
+    if not pattern:
+        return "empty pattern"
+    if pattern.startswith("/"):
+        return "must be relative to the upstream root (no leading '/')"
+    components = pattern[:-1].split("/") if pattern.endswith("/") else pattern.split("/")
+    for component in components:
+        if component == "":
+            return "empty path component ('//'): expected one '/' between components"
+        if component == "..":
+            return "'..' would reach outside the upstream root: expected a path inside it"
+        if component == ".":
+            return "a '.' component names no directory: write the path without it"
+        if "***" in component:
+            return "'***' is not a glob: expected '*' within a component or '**' across components"
+    i = 0
+    while i < len(pattern):
+        if pattern[i] == "[":
+            end = _class_end(pattern, i)
+            if end < 0:
+                return "unclosed '[' (write '[[]' for a literal '[')"
+            problem = _class_problem(_class_body(pattern, i, end))
+            if problem:
+                return problem
+            i = end + 1
+        else:
+            i += 1
+    return None
+
+
+def _class_end(pattern: str, start: int) -> int:
+    """The index of the ``]`` closing the class that opens at ``start``, or -1."""
+    first = start + 1
+    if pattern[first:first + 1] == "!":
+        first += 1
+    if pattern[first:first + 1] == "]":  # a leading ']' is a member, as in fnmatch
+        first += 1
+    return pattern.find("]", first)
+
+
+def _class_body(pattern: str, start: int, end: int) -> tuple[bool, str]:
+    body = pattern[start + 1:end]
+    return (True, body[1:]) if body.startswith("!") else (False, body)
+
+
+def _class_items(body: str) -> Iterable[tuple[str, str]]:
+    """The members of a class body as (first, last) character ranges."""
+    j = 0
+    while j < len(body):
+        if j + 2 < len(body) and body[j + 1] == "-":
+            yield body[j], body[j + 2]
+            j += 3
+        else:
+            yield body[j], body[j]
+            j += 1
+
+
+def _class_problem(negated_body: tuple[bool, str]) -> str | None:
+    _, body = negated_body
+    if not body:
+        return "empty character class '[]'"
+    for first, last in _class_items(body):
+        if first > last:
+            return f"bad character range {first}-{last} in '[...]': expected the lower character first"
+    return None
+
+
+def _class_regex(negated_body: tuple[bool, str]) -> str:
+    negated, body = negated_body
+    members = "".join(
+        re.escape(first) if first == last else f"{re.escape(first)}-{re.escape(last)}"
+        for first, last in _class_items(body)
+    )
+    # A class matches one character of one component, never the '/' between them.
+    return f"[^/{members}]" if negated else f"(?!/)[{members}]"
 
 
 def _glob_body(pattern: str) -> str:
@@ -73,16 +160,9 @@ def _glob_body(pattern: str) -> str:
             out.append(r"[^/]")
             i += 1
         elif char == "[":
-            end = pattern.find("]", i + 2 if pattern[i + 1:i + 2] in ("!", "]") else i + 1)
-            if end == -1:
-                out.append(re.escape(char))
-                i += 1
-            else:
-                body = pattern[i + 1:end]
-                if body.startswith("!"):
-                    body = "^" + body[1:]
-                out.append("[" + body.replace("\\", "\\\\") + "]")
-                i = end + 1
+            end = _class_end(pattern, i)
+            out.append(_class_regex(_class_body(pattern, i, end)))
+            i = end + 1
         else:
             out.append(re.escape(char))
             i += 1
@@ -305,8 +385,9 @@ def _parse_row(raw: dict, path: Path, lines, start: int, end: int, seen: dict[st
             raise fail(key, f"'{key}' must be a list of non-empty strings, not {value!r}")
         if key in ("paths", "exclude"):
             for pattern in value:
-                if pattern.startswith("/"):
-                    raise fail(key, f"glob {pattern!r} must be relative to the upstream root (no leading '/')")
+                problem = glob_problem(pattern)
+                if problem:
+                    raise fail(key, f"glob {pattern!r}: {problem}")
         values[key] = tuple(value)
     if not values["paths"] and not values["symbols"]:
         raise fail(None, "claims nothing: expected 'paths' or 'symbols'")

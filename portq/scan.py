@@ -150,6 +150,11 @@ def run_scan(config: Config, range_spec: str, *, progress=None, options: dict[st
                     f"scan interrupted: {wave.name} has {done} of {wave.entry_count} entries; "
                     f"run the same scan again to complete it"
                 ) from None
+            except Exception:
+                # A batch that failed must not leave the wave looking live: marked
+                # interrupted, the next scan of the range resumes it.
+                ledger.finish_wave(wave, "interrupted")
+                raise
             wave = ledger.finish_wave(wave, "complete")
             return ScanResult(wave, resumed, ledger.wave_entries(wave), name)
 

@@ -106,7 +106,7 @@ def test_order_merges_claimants_symbol_first_in_matrix_order():
         ),
         ("title = 'x'\n", r"m\.toml:1: unknown top-level key 'title'"),
         ("", r"m\.toml:1: no \[\[row\]\] tables"),
-        ("[[row]]\nid = 'A'\nupstream = 'u'\npaths = ['/abs']\n", r"m\.toml:4: row A: glob '/abs' must be relative"),
+        ("[[row]]\nid = 'A'\nupstream = 'u'\npaths = ['/abs']\n", r"m\.toml:4: row A: glob '/abs': must be relative"),
     ],
 )
 def test_malformed_matrix_names_file_line_and_expectation(text, expected):

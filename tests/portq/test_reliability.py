@@ -1,0 +1,235 @@
+"""Hostile commits and bad input: no range that can never be scanned, one-line exit-2 errors.
+
+Each test here pins a failure a probe found (a PR number past SQLite's
+integer range, a range across unrelated histories, an unfinished wave that
+read as complete, a path with a newline dropped by a glob, globs that were
+accepted or crashed) or a property that already held and must keep holding.
+"""
+from __future__ import annotations
+
+import json
+import re
+
+import git
+import pytest
+
+from portq.cli import main
+from portq.errors import MatrixError
+from portq.history import Upstream, pr_number
+from portq.ledger import open_ledger
+from portq.matrix import Matrix, glob_regex, path_matches
+from tests.portq.fixtures import SAMPLE_MATRIX, CommitSpec, build_repository
+
+HUGE_PR_TITLE = "[Kernel] huge pr (#99999999999999999999999999)"
+
+
+def one_line_error(capsys) -> str:
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("portq: error: "), err
+    return err
+
+
+@pytest.fixture
+def workspace(tmp_path, monkeypatch):
+    """An upstream whose second entry carries a PR number no database integer can hold."""
+    shas = build_repository(tmp_path / "up", [
+        CommitSpec("base", files={"csrc/cache_kernels.cu": "void f() {}\n"}, tag="base"),
+        CommitSpec("[Kernel] ordinary (#12)", files={"csrc/cache_kernels.cu": "void f() { int a; }\n"}),
+        CommitSpec(HUGE_PR_TITLE, files={"csrc/cache_kernels.cu": "void f() { int b; }\n"}),
+        CommitSpec("[Kernel] last (#13)", files={"csrc/cache_kernels.cu": "void f() { int c; }\n"}, tag="tip"),
+    ])
+    (tmp_path / "port").mkdir()
+    (tmp_path / "matrix.toml").write_text(SAMPLE_MATRIX)
+    (tmp_path / "portq.toml").write_text(
+        f'tree = "port"\nmatrix = "matrix.toml"\nledger = "ledger.sqlite"\n[upstream.up]\npath = "up"\n'
+    )
+    monkeypatch.chdir(tmp_path)
+    return tmp_path, shas
+
+
+def waves_in(ledger_path):
+    with open_ledger(ledger_path, create=False) as ledger:
+        return [(w.name, w.status, len(ledger.recorded_positions(w))) for w in ledger.waves()]
+
+
+# --- defect 1: a PR number past the database's integers --------------------------------
+
+
+@pytest.mark.parametrize("title", [HUGE_PR_TITLE, "x (#9223372036854775808)", "x (#0)", "x (#00)"])
+def test_pr_numbers_no_pull_request_can_have_are_no_pr_number(title):
+    assert pr_number(title) is None
+
+
+def test_the_largest_storable_pr_number_is_kept():
+    assert pr_number("x (#9223372036854775807)") == 2**63 - 1
+
+
+def test_a_range_with_an_overflowing_pr_number_scans_completely(workspace, capsys):
+    root, _ = workspace
+    assert main(["scan", "base..tip", "--json"]) == 0, capsys.readouterr().err
+    document = json.loads(capsys.readouterr().out)
+    assert [e["pr"] for e in document["entries"]] == [12, None, 13]
+    assert document["entries"][1]["title"] == HUGE_PR_TITLE
+    assert waves_in(root / "ledger.sqlite") == [("PORTQ-1", "complete", 3)]
+
+
+def test_a_batch_that_fails_to_record_leaves_an_interrupted_wave_a_rerun_completes(workspace, capsys, monkeypatch):
+    import portq.ledger
+
+    root, _ = workspace
+    original = portq.ledger.Ledger.record_scan_entries
+    calls = []
+
+    def fail_once(self, wave, entries):
+        calls.append(len(entries))
+        if len(calls) == 1:
+            raise OverflowError("simulated failure while recording a batch")
+        return original(self, wave, entries)
+
+    monkeypatch.setattr(portq.ledger.Ledger, "record_scan_entries", fail_once)
+    assert main(["scan", "base..tip"]) == 1
+    capsys.readouterr()
+    assert waves_in(root / "ledger.sqlite") == [("PORTQ-1", "interrupted", 0)]
+    assert main(["scan", "base..tip", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["wave"] == "PORTQ-1"
+    assert waves_in(root / "ledger.sqlite") == [("PORTQ-1", "complete", 3)]
+
+
+# --- defect 5: a range across unrelated histories ---------------------------------------
+
+
+def test_a_range_across_unrelated_histories_is_rejected(workspace, capsys):
+    root, _ = workspace
+    repo = git.Repo(root / "up")
+    repo.git.checkout("-q", "--orphan", "other")
+    repo.git.commit("-q", "--allow-empty", "-m", "an unrelated root")
+    repo.git.tag("other-root")
+    repo.git.checkout("-q", "main")
+    repo.close()
+    for spec in ("other-root..tip", "tip..other-root"):
+        assert main(["scan", spec]) == 2
+        err = one_line_error(capsys)
+        assert f"range {spec}" in err and "no common ancestor" in err, err
+    assert not (root / "ledger.sqlite").exists() or waves_in(root / "ledger.sqlite") == []
+
+
+def test_unrelated_histories_are_a_history_error_before_anything_is_written(workspace):
+    from portq.errors import HistoryError
+
+    root, _ = workspace
+    other = build_repository(root / "other", [CommitSpec("elsewhere")])
+    repo = git.Repo(root / "up")
+    repo.git.fetch("-q", str(root / "other"), "main:other")
+    repo.close()
+    with Upstream(root / "up") as upstream, pytest.raises(HistoryError, match="no common ancestor"):
+        upstream.resolve_range(f"{other[0]}..tip")
+
+
+# --- defect 6: an unfinished wave in the markdown summary -------------------------------
+
+
+def summary_of_first_wave(root) -> str:
+    from portq.reports import wave_summary
+
+    with open_ledger(root / "ledger.sqlite", create=False) as ledger:
+        wave = ledger.waves()[0]
+        return wave_summary(wave, ledger.wave_entries(wave))
+
+
+def test_an_interrupted_wave_is_labelled_so_in_the_markdown_summary(workspace, capsys, monkeypatch):
+    import portq.scan
+
+    root, _ = workspace
+    original = portq.scan.build_classifier
+
+    class StopAfterOne:
+        def __init__(self, context):
+            self.inner = original(context)
+
+        def classify_range(self, entries):
+            for index, item in enumerate(self.inner.classify_range(entries)):
+                if index == 1:
+                    raise KeyboardInterrupt
+                yield item
+
+    with monkeypatch.context() as patch:
+        patch.setattr(portq.scan, "build_classifier", StopAfterOne)
+        assert main(["scan", "base..tip"]) == 130
+    capsys.readouterr()
+    summary = summary_of_first_wave(root)
+    assert "**This wave is interrupted: 1 of 3 entries recorded.**" in summary, summary
+
+
+def test_a_running_wave_is_labelled_so_in_the_markdown_summary(workspace, capsys):
+    root, _ = workspace
+    assert main(["scan", "base..tip"]) == 0
+    with open_ledger(root / "ledger.sqlite", create=False) as ledger:  # as a scan still writing it sees it
+        ledger.db.execute("UPDATE waves SET status = 'running', finished_at = NULL")
+    assert "**This wave is running: 3 of 3 entries recorded.**" in summary_of_first_wave(root)
+
+
+def test_a_complete_wave_carries_no_unfinished_label(workspace, capsys):
+    root, _ = workspace
+    assert main(["scan", "base..tip"]) == 0
+    summary = summary_of_first_wave(root)
+    assert "3 entries." in summary and "This wave is" not in summary
+
+
+# --- defect 7 and the rest of 8: globs -----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "pattern, path",
+    [
+        ("csrc/**", "csrc/a\nb.cu"),
+        ("csrc/", "csrc/x\ny/z.cu"),
+        ("csrc/**/*.cu", "csrc/dir\nname/k.cu"),
+        ("csrc/*.cu", "csrc/new\nline.cu"),
+        ("csrc/?.cu", "csrc/\n.cu"),
+    ],
+)
+def test_globs_match_paths_that_contain_a_newline(pattern, path):
+    assert path_matches(pattern, path)
+
+
+def test_a_trailing_newline_does_not_sneak_past_the_end_of_a_glob():
+    assert not path_matches("csrc/a.cu", "csrc/a.cu\n")
+
+
+@pytest.mark.parametrize(
+    "pattern, expected",
+    [
+        ("csrc/[z-a].cu", "bad character range"),
+        ("x[!", "unclosed '['"),
+        ("csrc/[abc", "unclosed '['"),
+        ("***", "'***'"),
+        ("csrc/***/x.cu", "'***'"),
+        ("../outside/x.cu", "'..'"),
+        ("csrc/../../x.cu", "'..'"),
+        ("./csrc/x.cu", "'.'"),
+        ("csrc//x.cu", "empty path component"),
+    ],
+)
+@pytest.mark.parametrize("key", ["paths", "exclude"])
+def test_bad_globs_are_rejected_with_file_line_and_what_is_wrong(key, pattern, expected):
+    text = f'[[row]]\nid = "A"\nupstream = "up"\npaths = ["ok.cu"]\n{key} = [{json.dumps(pattern)}]\n'
+    if key == "paths":
+        text = f'[[row]]\nid = "A"\nupstream = "up"\npaths = [{json.dumps(pattern)}]\n'
+    with pytest.raises(MatrixError) as raised:
+        Matrix.parse(text, "m.toml")
+    message = str(raised.value)
+    line = 5 if key == "exclude" else 4
+    assert message.startswith(f"m.toml:{line}: row A: glob ") and expected in message, message
+    assert "\n" not in message
+
+
+def test_glob_regex_raises_the_tools_error_for_a_bad_character_range():
+    with pytest.raises(MatrixError, match="bad character range"):
+        glob_regex("csrc/[z-a].cu")
+
+
+def test_a_bad_glob_in_the_matrix_is_exit_2_on_scan(workspace, capsys):
+    root, _ = workspace
+    (root / "matrix.toml").write_text(SAMPLE_MATRIX.replace('exclude  = ["csrc/**/test_*"]', 'exclude = ["csrc/[z-a].cu"]'))
+    assert main(["scan", "base..tip"]) == 2
+    assert "matrix.toml:6: row CACHE: glob 'csrc/[z-a].cu'" in one_line_error(capsys)
