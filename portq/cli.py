@@ -9,9 +9,9 @@ start fast and never import a stage they do not use. The shared option groups
 (config overrides, ``--json``) are defined once here and given to every
 command.
 
-Exit codes: 0 ok, 2 usage or input error (one line on stderr, no traceback),
-3 a ``--fail-on`` verdict stands in the wave, 1 internal error, 130
-interrupted. Set ``PORTQ_DEBUG=1`` to see the traceback
+Exit codes: 0 ok, 2 usage, input or environment error (one line on stderr,
+no traceback: ``portq.errors``), 3 a ``--fail-on`` verdict stands in the wave,
+1 internal error (a bug), 130 interrupted. Set ``PORTQ_DEBUG=1`` to see the traceback
 of an internal error.
 """
 
@@ -27,7 +27,7 @@ import traceback
 from typing import Sequence
 
 from portq import __version__
-from portq.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_USAGE, PortqError
+from portq.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_USAGE, PortqError, environment_error
 
 COMMANDS: dict[str, str] = {
     "scan": "audit an upstream range A..B (default: what is new since the last scan); record a wave",
@@ -119,6 +119,7 @@ def _terminate(signum, frame) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     previous = signal.signal(signal.SIGTERM, _terminate)
+    config = None
     try:
         command = _command_of(argv)
         parser = build_parser(command)
@@ -151,7 +152,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_INTERRUPTED
     except BrokenPipeError:
         return 0
-    except Exception as error:  # an internal error: say so plainly, trace on request
+    except Exception as error:  # an internal error unless the environment failed: say so plainly
+        problem = environment_error(error, ledger=config.ledger_path if config is not None else None)
+        if problem is not None:
+            print(f"portq: error: {_one_line(problem)}", file=sys.stderr)
+            return problem.exit_code
         print(f"portq: internal error: {type(error).__name__}: {_one_line(error)}", file=sys.stderr)
         if os.environ.get("PORTQ_DEBUG"):
             traceback.print_exc()

@@ -142,7 +142,11 @@ def _toml_error_line(error: tomllib.TOMLDecodeError) -> str:
 
 def _read_config_file(path: Path) -> dict:
     try:
-        text = path.read_text(encoding="utf-8")
+        data = path.read_bytes()
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = data.count(b"\n", 0, error.start) + 1
+        raise ConfigError(f"{path}:{line}: not UTF-8 (byte {data[error.start]:#04x}): save it as UTF-8") from None
     except OSError as error:
         raise ConfigError(f"{path}: cannot read: {error.strerror or error}") from None
     try:

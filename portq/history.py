@@ -131,12 +131,14 @@ class Upstream:
             raise HistoryError(f"{self._where()} does not exist: pass --upstream NAME=PATH to a git clone")
         if not self.path.is_dir():
             raise HistoryError(f"{self._where()} is not a directory: expected a git clone")
-        result = self.git("rev-parse", "--is-bare-repository", "--absolute-git-dir", check=False)
+        if not os.access(self.path, os.R_OK | os.X_OK):
+            raise HistoryError(f"{self._where()} is not readable: give portq read access to the clone")
+        result = self.git("rev-parse", "--is-bare-repository", "--is-inside-git-dir", "--absolute-git-dir", check=False)
         if result.returncode != 0:
             raise HistoryError(f"{self._where()} is not a git repository")
-        bare, git_dir = result.stdout.split("\n")[:2]
+        bare, inside_git_dir, git_dir = result.stdout.split("\n")[:3]
         here = self.path.resolve()
-        if bare == "true":
+        if bare == "true" or inside_git_dir == "true":  # a bare clone, or a clone's .git directory
             top = Path(git_dir).resolve()
         else:
             top = Path(self.git("rev-parse", "--show-toplevel").stdout.strip()).resolve()

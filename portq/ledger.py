@@ -63,9 +63,9 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
 from portq import __version__
-from portq.errors import LedgerError
+from portq.errors import LedgerError, sqlite_message, sqlite_problem
 from portq.model import JUSTIFICATIONS, NOT_APPLICABLE, VERDICTS, Evidence, Verdict
-from portq.shared_sqlite import is_busy, retry_while_busy, use_wal
+from portq.shared_sqlite import retry_while_busy, use_wal
 
 APPLICATION_ID = 0x706F7274  # "port": marks the SQLite file as a portq ledger
 BUSY_TIMEOUT_S = 60.0
@@ -321,6 +321,17 @@ class Report:
 # --- the ledger ---------------------------------------------------------------
 
 
+def _read_only_reason(path: Path) -> str | None:
+    """Why this process cannot write the ledger at ``path`` (or create it), or None."""
+    folder = path.parent
+    if path.exists() and not os.access(path, os.W_OK):
+        return "the file is not writable"
+    if folder.exists() and not os.access(folder, os.W_OK | os.X_OK):
+        return f"its folder {folder} is not writable"
+    return None
+
+
+
 def open_ledger(path: Path | str, *, create: bool = True) -> "Ledger":
     """Open (and, with ``create``, create or migrate) the ledger at ``path``."""
     return Ledger(Path(path), create=create)
@@ -340,37 +351,76 @@ class Ledger:
             raise LedgerError(f"{path} is a directory, not a portq ledger file")
         else:
             self._check_header()
+        self.read_only = _read_only_reason(path)
+        """Why this process cannot write the ledger (None when it can): a read-only
+        ledger still answers every read, and any write is refused before it starts."""
+        if self.read_only and create:
+            raise LedgerError(sqlite_message("read-only", path, self.read_only))
+        self.db = self._connect(immutable=False)
         try:
-            self.db = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_S, isolation_level=None)
-        except sqlite3.Error as error:
-            raise LedgerError(f"cannot open the ledger {path}: {error}") from None
-        self.db.row_factory = sqlite3.Row
-        try:
-            self.db.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
-            # identity first: a foreign file is refused before anything is written to it
-            retry_while_busy(self._check_identity, BUSY_TIMEOUT_S)
-            use_wal(self.db, BUSY_TIMEOUT_S)
-            self.db.execute("PRAGMA foreign_keys = ON")
-            retry_while_busy(self._migrate, BUSY_TIMEOUT_S)
+            try:
+                # identity first: a foreign file is refused before anything is written to it
+                retry_while_busy(self._check_identity, BUSY_TIMEOUT_S)
+            except sqlite3.OperationalError as error:
+                if not (self.read_only and sqlite_problem(error) in ("read-only", "cannot-open")):
+                    raise
+                # A WAL ledger in a folder this process cannot write has no shared-memory
+                # file to read through; nobody without write access can change it either.
+                self.db.close()
+                self.db = self._connect(immutable=True)
+                self._check_identity()
+            if self.read_only:
+                if self._version() < SCHEMA_VERSION:
+                    raise LedgerError(
+                        f"{path} needs a schema upgrade, which needs write access ({self.read_only}): "
+                        "run portq scan where the ledger is writable"
+                    )
+            else:
+                use_wal(self.db, BUSY_TIMEOUT_S)
+                self.db.execute("PRAGMA foreign_keys = ON")
+                retry_while_busy(self._migrate, BUSY_TIMEOUT_S)
         except sqlite3.DatabaseError as error:
             self.db.close()
-            if is_busy(error):
-                raise LedgerError(
-                    f"{path} is locked by another portq process for over {BUSY_TIMEOUT_S:.0f} s: "
-                    "try again when it has finished"
-                ) from None
-            raise LedgerError(f"{path} is not a portq ledger ({error})") from None
+            kind = sqlite_problem(error) or "not-sqlite"
+            if kind == "not-sqlite":
+                raise LedgerError(f"{path} is not a portq ledger ({error})") from None
+            raise LedgerError(sqlite_message(kind, path, str(error))) from None
         except LedgerError:
             self.db.close()
             raise
 
     # --- opening ---------------------------------------------------------------
 
+    def _connect(self, *, immutable: bool) -> sqlite3.Connection:
+        if self.read_only:
+            options = "mode=ro&immutable=1" if immutable else "mode=ro"
+            target, uri = f"{Path(self.path).absolute().as_uri()}?{options}", True
+        else:
+            target, uri = str(self.path), False
+        try:
+            db = sqlite3.connect(target, timeout=BUSY_TIMEOUT_S, isolation_level=None, uri=uri)
+        except sqlite3.Error as error:
+            raise LedgerError(sqlite_message(sqlite_problem(error) or "cannot-open", self.path, str(error))) from None
+        db.row_factory = sqlite3.Row
+        db.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
+        return db
+
     def _check_header(self) -> None:
-        with open(self.path, "rb") as handle:
-            header = handle.read(len(_SQLITE_MAGIC))
+        try:
+            with open(self.path, "rb") as handle:
+                header = handle.read(len(_SQLITE_MAGIC))
+        except OSError as error:
+            raise LedgerError(
+                f"cannot read the ledger {self.path}: {error.strerror}: give portq read access, or pass --ledger PATH"
+            ) from None
         if header and header != _SQLITE_MAGIC:
             raise LedgerError(f"{self.path} is not a portq ledger (not an SQLite database)")
+
+    def require_intact(self) -> None:
+        """Refuse to write into a ledger whose pages are damaged (``PRAGMA quick_check``)."""
+        problems = [r[0] for r in self.db.execute("PRAGMA quick_check(3)")]
+        if problems != ["ok"]:
+            raise LedgerError(sqlite_message("damaged", self.path, problems[0]))
 
     def _version(self) -> int:
         has_table = self.db.execute(
@@ -414,6 +464,8 @@ class Ledger:
 
         class Transaction:
             def __enter__(self):
+                if ledger.read_only:
+                    raise LedgerError(sqlite_message("read-only", ledger.path, ledger.read_only))
                 ledger.db.execute("BEGIN IMMEDIATE")
                 return ledger.db
 
@@ -451,6 +503,7 @@ class Ledger:
     ) -> tuple[Wave, bool]:
         """A new wave, or an abandoned one of the same scan to complete: ``(wave, resumed)``."""
         key = (upstream, base_sha, tip_sha, tree, matrix_fingerprint, tree_fingerprint, __version__)
+        self.require_intact()  # a wave is never begun in a damaged file
         with self._transaction() as db:
             candidates = db.execute(
                 "SELECT id, owner, status FROM waves WHERE upstream = ? AND base_sha = ? AND tip_sha = ? "
@@ -678,6 +731,7 @@ class Ledger:
             return self._insert_review(entry_id, verdict, justification, why, who, evidence, wave_id, undoes)
 
     def _insert_review(self, entry_id, verdict, justification, why, who, evidence, wave_id, undoes) -> Event:
+        self.require_intact()  # a human decision is never written into a damaged file
         if self.db.execute("SELECT 1 FROM entries WHERE id = ?", (entry_id,)).fetchone() is None:
             raise LedgerError(f"no entry with id {entry_id} in {self.path}")
         cursor = self.db.execute(

@@ -222,7 +222,11 @@ class Matrix:
     def load(cls, path: Path | str) -> "Matrix":
         path = Path(path)
         try:
-            text = path.read_text(encoding="utf-8")
+            data = path.read_bytes()
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as error:
+            line = data.count(b"\n", 0, error.start) + 1
+            raise MatrixError(f"{path}:{line}: not UTF-8 (byte {data[error.start]:#04x}): save the matrix as UTF-8") from None
         except FileNotFoundError:
             raise MatrixError(f"{path}: matrix file does not exist (pass --matrix PATH or set matrix in portq.toml)") from None
         except OSError as error:

@@ -150,12 +150,23 @@ def run_scan(config: Config, range_spec: str, *, progress=None, options: dict[st
                     f"scan interrupted: {wave.name} has {done} of {wave.entry_count} entries; "
                     f"run the same scan again to complete it"
                 ) from None
-            except Exception:
+            except Exception as failure:
                 # A batch that failed must not leave the wave looking live: marked
-                # interrupted, the next scan of the range resumes it.
+                # interrupted, the next scan of the range resumes it. The failure is
+                # what is reported, even when the mark cannot be written (a full disk).
+                try:
+                    ledger.finish_wave(wave, "interrupted")
+                except Exception:
+                    pass
+                raise failure
+            try:
+                wave = ledger.finish_wave(wave, "complete")
+            except KeyboardInterrupt:
                 ledger.finish_wave(wave, "interrupted")
-                raise
-            wave = ledger.finish_wave(wave, "complete")
+                raise ScanInterrupted(
+                    f"scan interrupted while marking {wave.name} complete: it has {wave.entry_count} of "
+                    f"{wave.entry_count} entries; run the same scan again to mark it complete"
+                ) from None
             return ScanResult(wave, resumed, ledger.wave_entries(wave), name)
 
 

@@ -35,10 +35,12 @@ upstream repository and decides nothing.
 
 from __future__ import annotations
 
+import contextlib
 import fnmatch
 import hashlib
 import json
 import os
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
@@ -151,6 +153,30 @@ def index_file(source: bytes, path: str, anchors: bool = True) -> FileRecord:
     return record
 
 
+def _write_cache(cache_file: Path, text: str) -> None:
+    """Store the index through a temporary file of its own beside ``cache_file``.
+
+    Caching is an optimisation: an unwritable or full cache folder is not an
+    error, and a failed or interrupted write leaves no temporary file. The
+    cache folder is made only inside a folder that exists (the ledger's), so
+    a command run where no ledger lives writes nothing there.
+    """
+    try:
+        cache_file.parent.mkdir(exist_ok=True)
+        descriptor, temporary = tempfile.mkstemp(prefix=cache_file.stem + ".", suffix=".tmp", dir=cache_file.parent)
+    except OSError:
+        return
+    try:
+        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.replace(temporary, cache_file)
+    except BaseException as error:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        if not isinstance(error, OSError):
+            raise
+
+
 def tree_files(root: Path) -> Iterable[Path]:
     """C/C++/CUDA and Python files under ``root``, in a stable order, without
     skipped directories and nested git repositories."""
@@ -254,13 +280,7 @@ class TreeIndex:
             for relative, data in sources
         ]
         if cache_file is not None:
-            try:
-                cache_file.parent.mkdir(parents=True, exist_ok=True)
-                temporary = cache_file.with_suffix(".tmp")
-                temporary.write_text(json.dumps({"format": INDEX_FORMAT, "files": [r.to_json() for r in records]}))
-                temporary.replace(cache_file)
-            except OSError:
-                pass  # caching is an optimisation; an unwritable cache dir is not an error
+            _write_cache(cache_file, json.dumps({"format": INDEX_FORMAT, "files": [r.to_json() for r in records]}))
         return cls(records, root)
 
     @classmethod
