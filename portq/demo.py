@@ -349,6 +349,8 @@ def run_demo(workdir: Path, *, repository: Path = EXAMPLES_DIR.parent, progress=
 
     say = progress or (lambda line: None)
     workdir = Path(workdir)
+    if workdir.exists() and not workdir.is_dir():
+        raise DemoError(f"{workdir}: is a file, not a directory (expected an empty or absent directory)")
     examples = repository / "examples"
     upstreams = build_all(workdir / "upstream", examples)
     for name, built in upstreams.items():

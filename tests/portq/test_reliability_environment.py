@@ -215,7 +215,7 @@ def test_demo_keep_on_a_file_is_exit_2_naming_it(tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "notes.txt").write_text("mine\n")
     assert main(["demo", "--keep", "notes.txt"]) == 2
-    assert "notes.txt" in one_line_error(capsys)
+    assert "notes.txt: is a file, not a directory" in one_line_error(capsys)
     assert (tmp_path / "notes.txt").read_text() == "mine\n"
 
 
