@@ -233,3 +233,98 @@ def test_a_bad_glob_in_the_matrix_is_exit_2_on_scan(workspace, capsys):
     (root / "matrix.toml").write_text(SAMPLE_MATRIX.replace('exclude  = ["csrc/**/test_*"]', 'exclude = ["csrc/[z-a].cu"]'))
     assert main(["scan", "base..tip"]) == 2
     assert "matrix.toml:6: row CACHE: glob 'csrc/[z-a].cu'" in one_line_error(capsys)
+
+
+# --- kill -9 at every phase of a scan: the file stays intact, a rerun completes the wave ------
+
+SCAN_KILLED_AT = """
+import sys
+import portq.ledger, portq.scan, portq.history
+from portq.cli import main
+
+phase = sys.argv[1]
+portq.scan.RECORD_BATCH = 1
+
+def stop_here():
+    print("stopped", flush=True)
+    sys.stdin.read()  # the test kills this process before it closes our stdin
+    raise SystemExit("stdin closed: the test did not kill the scan")
+
+def after(owner, name, when):
+    original = getattr(owner, name)
+    def wrapper(*args, **kwargs):
+        if when(args, kwargs):
+            stop_here()
+        return original(*args, **kwargs)
+    setattr(owner, name, wrapper)
+
+if phase == "reading":
+    original_commits = portq.history.Upstream.commits
+    def commits(self, revisions):
+        for index, commit in enumerate(original_commits(self, revisions)):
+            if index == 1:
+                stop_here()
+            yield commit
+    portq.history.Upstream.commits = commits
+elif phase == "begun":
+    after(portq.scan, "_classify_and_record", lambda a, k: True)
+elif phase == "inside-a-batch":
+    calls = []
+    after(portq.ledger, "to_json_text", lambda a, k: calls.append(1) or len(calls) == 2)
+elif phase == "finishing":
+    finishing = []
+    original_finish = portq.ledger.Ledger.finish_wave
+    def finish_wave(self, wave, status="complete"):
+        finishing.append(status)
+        return original_finish(self, wave, status)
+    portq.ledger.Ledger.finish_wave = finish_wave
+    after(portq.ledger, "_now", lambda a, k: bool(finishing))
+main(["scan", "base..tip"])
+"""
+
+
+def _scan_killed_at(root, phase):
+    import os
+    import signal
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    repo_root = Path(__file__).resolve().parents[2]
+    process = subprocess.Popen([sys.executable, "-c", SCAN_KILLED_AT, phase], cwd=root, text=True,
+                               env={**os.environ, "PYTHONPATH": str(repo_root)},
+                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        said = process.stdout.readline()  # blocks until the scan stops where asked (or exits)
+        assert said == "stopped\n", (said, process.stderr.read() if process.poll() is not None else "")
+        process.send_signal(signal.SIGKILL)
+        process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    assert process.returncode == -signal.SIGKILL
+
+
+@pytest.mark.parametrize("phase", ["reading", "begun", "inside-a-batch", "finishing"])
+def test_kill_9_at_any_phase_keeps_the_ledger_intact_and_a_rerun_completes_the_same_wave(workspace, capsys, phase):
+    import sqlite3
+
+    root, _ = workspace
+    _scan_killed_at(root, phase)
+    ledger = root / "ledger.sqlite"
+    if ledger.exists():
+        with sqlite3.connect(ledger) as db:
+            assert db.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+        db.close()
+    assert main(["scan", "base..tip", "--json"]) == 0
+    resumed = json.loads(capsys.readouterr().out)
+    assert resumed["wave"] == "PORTQ-1" and [e["entry"] for e in resumed["entries"]] == [1, 2, 3]
+    assert waves_in(ledger) == [("PORTQ-1", "complete", 3)]
+    with sqlite3.connect(ledger) as db:
+        assert db.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+        assert db.execute("SELECT COUNT(*) FROM verdict_events WHERE source = 'scan'").fetchone() == (3,)
+    db.close()
+    assert main(["scan", "base..tip", "--json"]) == 0  # a fresh wave of the same range agrees entry by entry
+    fresh = json.loads(capsys.readouterr().out)
+    assert [(e["sha"], e["verdict"]) for e in fresh["entries"]] == [(e["sha"], e["verdict"]) for e in resumed["entries"]]
