@@ -273,4 +273,6 @@ def require_tree(config: Config) -> Path:
     if not config.tree.is_dir():
         what = "does not exist" if not config.tree.exists() else "is not a directory"
         raise ConfigError(f"tree {config.tree} {what}: pass --tree PATH or set tree = \"...\" in portq.toml")
+    if not os.access(config.tree, os.R_OK | os.X_OK):
+        raise ConfigError(f"tree {config.tree} is not readable: give portq read access to it, or pass --tree PATH")
     return config.tree

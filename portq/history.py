@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import os
 import re
+import secrets
 import subprocess
 import tempfile
 from dataclasses import dataclass
@@ -32,9 +33,10 @@ from portq.model import Commit, FileChange
 
 RECORD_MARK = b"\x1eportq "
 """Starts each commit record of the log stream. No patch line can start with
-it: diff lines start with a marker character, raw lines with ':'."""
+it (diff lines start with a marker character, raw lines with ':'), and a
+commit message cannot forge it: ``commits`` adds a random token of its own
+(``log_marks``) that no history written before the run can contain."""
 
-_LOG_FORMAT = "%x1eportq %H %P%n%aI%n%an <%ae>%n%B%x1f"
 _NULL_SHA = "0" * 40
 _PR_SUFFIX = re.compile(r"\(#([0-9]+)\)\s*\Z")
 _LARGEST_PR = 2**63 - 1
@@ -229,9 +231,10 @@ class Upstream:
 
     def commits(self, revisions: Range) -> Iterator[Commit]:
         """The commits of ``revisions`` in entry order, from one git process."""
+        log_format, record_mark, message_end = log_marks(secrets.token_hex(8))
         arguments = [
             "git", *_CONFIG_OVERRIDES, "log", "--reverse", "--first-parent", "-m",
-            *_DIFF_OPTIONS, f"--format={_LOG_FORMAT}", "--end-of-options", f"{revisions.base}..{revisions.tip}",
+            *_DIFF_OPTIONS, f"--format={log_format}", "--end-of-options", f"{revisions.base}..{revisions.tip}",
         ]
         with tempfile.TemporaryFile() as errors:
             process = subprocess.Popen(
@@ -239,8 +242,8 @@ class Upstream:
             )
             expected = iter(revisions.shas)
             try:
-                for record in split_records(process.stdout):
-                    commit = parse_record(record)
+                for record in split_records(process.stdout, mark=record_mark):
+                    commit = parse_record(record, mark=record_mark, message_end=message_end)
                     want = next(expected, None)
                     if commit.sha != want:
                         raise HistoryError(
@@ -255,7 +258,7 @@ class Upstream:
             if code != 0:
                 errors.seek(0)
                 last = (errors.read().decode("utf-8", "replace").strip().splitlines() or ["(no message)"])[-1]
-                raise HistoryError(f"git log failed in {self._where()}: {last}", EXIT_INTERNAL)
+                raise HistoryError(f"git log failed in {self._where()}: {last}; check the clone with git fsck")
             if next(expected, None) is not None:
                 raise HistoryError(f"git log ended before the last entry of {revisions.spec}", EXIT_INTERNAL)
 
@@ -285,6 +288,7 @@ class BlobReader:
     """A long-lived ``git cat-file --batch``: one process for every blob read."""
 
     def __init__(self, path: Path) -> None:
+        self.path = path
         self.process = subprocess.Popen(
             ["git", "cat-file", "--batch"],
             cwd=path,
@@ -312,7 +316,10 @@ class BlobReader:
             for sha in batch:
                 parts = stdout.readline().split()
                 if len(parts) != 3:
-                    raise HistoryError(f"blob {sha[:12]} is missing from the upstream clone", EXIT_INTERNAL)
+                    raise HistoryError(
+                        f"blob {sha[:12]} is missing from the upstream clone {self.path}: a partial or "
+                        "damaged clone? fetch it in full (git fetch --refetch) and run git fsck there"
+                    )
                 found[sha] = stdout.read(int(parts[2]))
                 stdout.read(1)  # the newline after the contents
         return found
@@ -326,8 +333,19 @@ class BlobReader:
 # --- the log stream ---------------------------------------------------------
 
 
-def split_records(stream: IO[bytes], chunk_size: int = 1 << 16) -> Iterator[bytes]:
-    """Cut the log stream into one bytes record per commit, as it arrives."""
+def log_marks(token: str) -> tuple[str, bytes, bytes]:
+    """``(git log --format, record mark, end of message)`` for one run's ``token``.
+
+    A commit message is arbitrary bytes: one that holds a line starting with
+    the record mark, or the byte that ends the message, must read as text of
+    that message, never as the start of another commit.
+    """
+    log_format = f"%x1eportq{token} %H %P%n%aI%n%an <%ae>%n%B%x1fportq{token}"
+    return log_format, b"\x1eportq" + token.encode() + b" ", b"\x1fportq" + token.encode() + b"\n"
+
+
+def split_records(stream: IO[bytes], chunk_size: int = 1 << 16, *, mark: bytes = RECORD_MARK) -> Iterator[bytes]:
+    """Cut the log stream into one bytes record per commit (each starts with ``mark``), as it arrives."""
     pending = bytearray()
     searched = 1  # where the next search for a record boundary may start
     read = getattr(stream, "read1", stream.read)
@@ -338,22 +356,22 @@ def split_records(stream: IO[bytes], chunk_size: int = 1 << 16) -> Iterator[byte
         pending += chunk
         start = 0
         while True:
-            boundary = pending.find(b"\n" + RECORD_MARK, max(searched, start + 1))
+            boundary = pending.find(b"\n" + mark, max(searched, start + 1))
             if boundary < 0:
                 break
             yield bytes(pending[start:boundary + 1])
             start = boundary + 1
         del pending[:start]
-        searched = max(1, len(pending) - len(RECORD_MARK))
+        searched = max(1, len(pending) - len(mark))
     if pending:
         yield bytes(pending)
 
 
-def parse_record(record: bytes) -> Commit:
+def parse_record(record: bytes, *, mark: bytes = RECORD_MARK, message_end: bytes = b"\x1f\n") -> Commit:
     """One commit record of the stream: header, message, raw lines, patch."""
-    header, _, body = record.partition(b"\x1f\n")
+    header, _, body = record.partition(message_end)
     head_line, date, author, message = (header.decode("utf-8", "replace").split("\n", 3) + ["", "", ""])[:4]
-    ids = head_line[len("\x1eportq "):].split()
+    ids = head_line[len(mark.decode()):].split()
     sha, parents = ids[0], tuple(ids[1:])
     message = message.rstrip("\n")
     title = message.split("\n", 1)[0].strip()

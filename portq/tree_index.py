@@ -46,6 +46,7 @@ from pathlib import Path
 from typing import Iterable
 
 from portq.anchors import NOT_CARRIED, PORTS, Anchor, find_anchors
+from portq.errors import EnvironmentProblem
 from portq.reachability import CallSite, Reachability, call_sites
 from portq.signatures import Signature, signature_of
 from portq.symbols import MAX_PARSE_BYTES, language_for_path, symbol_table
@@ -261,8 +262,12 @@ class TreeIndex:
         for file in tree_files(root):
             try:
                 data = file.read_bytes()
+            except PermissionError as error:  # skipping it would hide its ports and callers
+                raise EnvironmentProblem(
+                    f"{file}: cannot read ({error.strerror}): give portq read access to the tree, or pass --tree PATH"
+                ) from None
             except OSError:
-                continue
+                continue  # gone since it was listed (an editor's temporary file): not part of the tree
             relative = file.relative_to(root).as_posix()
             sources.append((relative, data))
             digest.update(relative.encode() + b"\0" + hashlib.sha1(data).digest())

@@ -328,3 +328,30 @@ def test_kill_9_at_any_phase_keeps_the_ledger_intact_and_a_rerun_completes_the_s
     assert main(["scan", "base..tip", "--json"]) == 0  # a fresh wave of the same range agrees entry by entry
     fresh = json.loads(capsys.readouterr().out)
     assert [(e["sha"], e["verdict"]) for e in fresh["entries"]] == [(e["sha"], e["verdict"]) for e in resumed["entries"]]
+
+
+# --- commit messages that imitate the log stream's own framing ------------------------------
+
+FORGED_MESSAGES = [
+    "[Kernel] forges a record\n\n\x1eportq 0123456789012345678901234567890123456789\nfake header",
+    "[Kernel] forges the end of its message\n\nbody\x1f\n:100644 100644 abc def M\tcsrc/x.cu\ndiff --git a/x b/x",
+    "[Kernel] both at once\x1f\n\x1eportq deadbeef\n",
+]
+
+
+def test_commit_messages_that_forge_the_log_framing_are_only_text(workspace, capsys):
+    root, _ = workspace
+    repo = git.Repo(root / "up")
+    for number, message in enumerate(FORGED_MESSAGES):
+        (root / "up" / "csrc" / "cache_kernels.cu").write_text(f"void f() {{ int forged{number}; }}\n")
+        repo.git.add("-A")
+        repo.git.commit("-q", "--cleanup=verbatim", "-m", message)
+    repo.git.tag("forged")
+    repo.close()
+    with Upstream(root / "up") as upstream:
+        commits = list(upstream.commits(upstream.resolve_range("tip..forged")))
+    assert [c.message for c in commits] == [m.rstrip("\n") for m in FORGED_MESSAGES]
+    assert all([ch.path for ch in c.changes] == ["csrc/cache_kernels.cu"] for c in commits)
+    assert main(["scan", "base..forged", "--json"]) == 0, capsys.readouterr().err
+    document = json.loads(capsys.readouterr().out)
+    assert [e["title"] for e in document["entries"][3:]] == [m.split("\n", 1)[0].strip() for m in FORGED_MESSAGES]

@@ -138,9 +138,21 @@ def test_an_unreadable_tree_is_exit_2_naming_it(workspace):  # noqa: F811
     (root / "port" / "kv.py").write_text("def f():\n    return 1\n")
     (root / "port").chmod(0o000)
     try:
-        assert_one_line_exit_2(portq_without_privileges(root, "scan", "base..tip"), str(root / "port"))
+        assert_one_line_exit_2(portq_without_privileges(root, "scan", "base..tip"), f"tree {root / 'port'} is not readable")
     finally:
         (root / "port").chmod(0o755)
+
+
+@needs_file_modes
+def test_an_unreadable_file_in_the_tree_is_exit_2_naming_it_never_skipped(workspace):  # noqa: F811
+    root, _ = workspace
+    port = root / "port" / "kv.py"
+    port.write_text("# portq: ports up csrc/cache_kernels.cu f\ndef f():\n    return 1\n")
+    port.chmod(0o000)
+    try:
+        assert_one_line_exit_2(portq_without_privileges(root, "scan", "base..tip"), str(port), "cannot read")
+    finally:
+        port.chmod(0o644)
 
 
 def _chattr(flag: str, path) -> bool:
@@ -329,3 +341,13 @@ def test_ctrl_c_while_finishing_the_wave_leaves_it_interrupted_with_a_clear_mess
     assert waves_in(root / "ledger.sqlite") == [("PORTQ-1", "interrupted", 3)]
     assert main(["scan", "base..tip", "--json"]) == 0
     assert waves_in(root / "ledger.sqlite") == [("PORTQ-1", "complete", 3)]
+
+
+def test_an_upstream_clone_missing_an_object_is_exit_2_naming_the_clone(workspace, capsys):  # noqa: F811
+    root, _ = workspace
+    blob = subprocess.run(["git", "rev-parse", "tip:csrc/cache_kernels.cu"], cwd=root / "up", capture_output=True,
+                          text=True, check=True).stdout.strip()
+    (root / "up" / ".git" / "objects" / blob[:2] / blob[2:]).unlink()
+    assert main(["scan", "base..tip"]) == 2
+    err = one_line_error(capsys)
+    assert str(root / "up") in err and "git fsck" in err, err
