@@ -23,6 +23,7 @@ from __future__ import annotations
 import sqlite3
 
 import pytest
+from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
@@ -163,7 +164,5 @@ class LedgerUnderLoad(RuleBasedStateMachine):
             assert (current.verdict, current.source) == ((standing[-1], "review") if standing else (scanned, "scan"))
 
 
-LedgerUnderLoad.TestCase.settings = PROPERTIES.__class__(
-    PROPERTIES, max_examples=_EXPLORE or 25, stateful_step_count=25
-)
+LedgerUnderLoad.TestCase.settings = settings(PROPERTIES, max_examples=_EXPLORE or 25, stateful_step_count=25)
 test_the_ledger_keeps_its_invariants_under_interleaved_scans_reviews_and_kills = LedgerUnderLoad.TestCase
