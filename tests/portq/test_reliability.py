@@ -98,14 +98,19 @@ def test_a_batch_that_fails_to_record_leaves_an_interrupted_wave_a_rerun_complet
 # --- defect 5: a range across unrelated histories ---------------------------------------
 
 
-def test_a_range_across_unrelated_histories_is_rejected(workspace, capsys):
-    root, _ = workspace
+def add_unrelated_root(root) -> None:
+    """Tag ``other-root``: a commit of the upstream clone that shares no history with ``main``."""
     repo = git.Repo(root / "up")
     repo.git.checkout("-q", "--orphan", "other")
     repo.git.commit("-q", "--allow-empty", "-m", "an unrelated root")
     repo.git.tag("other-root")
     repo.git.checkout("-q", "main")
     repo.close()
+
+
+def test_a_range_across_unrelated_histories_is_rejected(workspace, capsys):
+    root, _ = workspace
+    add_unrelated_root(root)
     for spec in ("other-root..tip", "tip..other-root"):
         assert main(["scan", spec]) == 2
         err = one_line_error(capsys)
@@ -137,23 +142,11 @@ def summary_of_first_wave(root) -> str:
 
 
 def test_an_interrupted_wave_is_labelled_so_in_the_markdown_summary(workspace, capsys, monkeypatch):
-    import portq.scan
+    from tests.portq.test_scan import interrupt_after, raise_keyboard_interrupt
 
     root, _ = workspace
-    original = portq.scan.build_classifier
-
-    class StopAfterOne:
-        def __init__(self, context):
-            self.inner = original(context)
-
-        def classify_range(self, entries):
-            for index, item in enumerate(self.inner.classify_range(entries)):
-                if index == 1:
-                    raise KeyboardInterrupt
-                yield item
-
     with monkeypatch.context() as patch:
-        patch.setattr(portq.scan, "build_classifier", StopAfterOne)
+        interrupt_after(patch, 1, raise_keyboard_interrupt)
         assert main(["scan", "base..tip"]) == 130
     capsys.readouterr()
     summary = summary_of_first_wave(root)

@@ -10,12 +10,11 @@ from __future__ import annotations
 import json
 import sqlite3
 
-import git
 import pytest
 
 from portq.cli import main
 from tests.portq.fixtures import SAMPLE_MATRIX
-from tests.portq.test_reliability import workspace  # noqa: F401 (fixture)
+from tests.portq.test_reliability import add_unrelated_root, workspace  # noqa: F401 (fixture)
 
 GOOD_ROW = '[[row]]\nid = "A"\nupstream = "up"\npaths = ["csrc/"]\n'
 
@@ -31,15 +30,6 @@ def _config(text: str | bytes):
     def setup(root):
         (root / "portq.toml").write_bytes(text if isinstance(text, bytes) else text.encode())
     return setup
-
-
-def _unrelated_root(root):
-    repo = git.Repo(root / "up")
-    repo.git.checkout("-q", "--orphan", "other")
-    repo.git.commit("-q", "--allow-empty", "-m", "an unrelated root")
-    repo.git.tag("other-root")
-    repo.git.checkout("-q", "main")
-    repo.close()
 
 
 def _ledger_bytes(data: bytes):
@@ -89,8 +79,8 @@ CASES = [
         ("a..b..c", "expected A..B"), ("", "expected A..B"), ("base..HEAD@{99}", "unknown revision"),
         ("base..:/nothing-matches", "unknown revision"),
     ]],
-    ("range", _unrelated_root, ["scan", "other-root..tip"], "no common ancestor"),
-    ("range", _unrelated_root, ["scan", "tip..other-root"], "no common ancestor"),
+    ("range", add_unrelated_root, ["scan", "other-root..tip"], "no common ancestor"),
+    ("range", add_unrelated_root, ["scan", "tip..other-root"], "no common ancestor"),
     # --- the matrix
     *[("matrix", _matrix(GOOD_ROW.replace('"csrc/"', json.dumps(glob))), ["scan", "base..tip"], "matrix.toml:4")
       for glob in BAD_GLOBS],
