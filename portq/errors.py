@@ -113,7 +113,8 @@ def sqlite_message(kind: str, path: Path | str, detail: str = "") -> str:
                   "the busy timeout: run the command again when it has finished",
         "read-only": f"{path} is read-only{because}: this command writes to it; make it and its folder "
                      "writable, or pass --ledger PATH",
-        "io": f"disk I/O error on {path}{because}: check the disk, then run the command again",
+        "io": f"disk I/O error on {path}{because}: check that its disk has space and works, "
+              "then run the command again",
         "damaged": f"{path} is damaged{because}: restore it from a backup (or move it aside and scan again); "
                    "portq does not write to a damaged ledger",
         "full": f"no space left on the device for {path}: free some space, then run the command again "

@@ -252,6 +252,30 @@ def test_disk_full_while_recording_is_exit_2_and_the_wave_can_be_completed(works
     assert waves_in(root / "ledger.sqlite") == [("PORTQ-1", "complete", 3)]
 
 
+SCAN_ON_A_FULL_DISK = """
+import resource, signal, sys
+from portq.cli import main
+
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails (EFBIG) as on a full disk
+limit = int(sys.argv[1])
+resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+sys.exit(main(["scan", "base..tip"]))
+"""
+
+
+@pytest.mark.parametrize("limit", [20_000, 60_000])
+def test_a_scan_that_runs_out_of_space_is_exit_2_and_a_rerun_with_space_completes(workspace, capsys, limit):  # noqa: F811
+    root, _ = workspace
+    result = subprocess.run([sys.executable, "-c", SCAN_ON_A_FULL_DISK, str(limit)], cwd=root,
+                            capture_output=True, text=True, timeout=300)
+    assert_one_line_exit_2(result, str(root / "ledger.sqlite"), "has space")
+    with sqlite3.connect(root / "ledger.sqlite") as db:
+        assert db.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+    db.close()
+    assert main(["scan", "base..tip", "--json"]) == 0, capsys.readouterr().err
+    assert [w[1:] for w in waves_in(root / "ledger.sqlite")] == [("complete", 3)]
+
+
 def test_disk_full_while_writing_a_report_is_exit_2_naming_the_file(scanned, capsys, monkeypatch):
     from pathlib import Path
 
