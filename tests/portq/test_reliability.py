@@ -8,7 +8,6 @@ accepted or crashed) or a property that already held and must keep holding.
 from __future__ import annotations
 
 import json
-import re
 
 import git
 import pytest

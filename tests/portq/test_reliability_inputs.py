@@ -75,7 +75,7 @@ CASES = [
     *[("range", _nothing, ["scan", spec], fragment) for spec, fragment in [
         ("nope..tip", "unknown revision 'nope'"), ("tip..tip", "is empty"), ("tip..base", "did you mean base..tip"),
         ("base", "expected A..B"), ("base...tip", "expected A..B"), ("..tip", "both A and B"),
-        ("base..", "both A and B"), ("-x..tip", "A..B"), ("base..tip~99", "unknown revision"),
+        ("base..", "both A and B"), ("-x..tip", "-x..tip"), ("base..tip~99", "unknown revision"),
         ("a..b..c", "expected A..B"), ("", "expected A..B"), ("base..HEAD@{99}", "unknown revision"),
         ("base..:/nothing-matches", "unknown revision"),
     ]],
