@@ -292,14 +292,15 @@ def test_disk_full_while_writing_a_report_is_exit_2_naming_the_file(scanned, cap
     assert "cannot write report" in err and str(scanned / "reports") in err and "No space left" in err, err
 
 
-def test_a_ledger_locked_past_the_busy_timeout_is_exit_2_for_review(scanned, capsys, monkeypatch):
+@pytest.mark.parametrize("command", [["review", "1", "--verdict", "REAL_GAP", "--because", "x"], ["scan", "base..tip"]])
+def test_a_ledger_locked_past_the_busy_timeout_is_exit_2(scanned, capsys, monkeypatch, command):
     import portq.ledger
 
     monkeypatch.setattr(portq.ledger, "BUSY_TIMEOUT_S", 0.2)
     holder = sqlite3.connect(scanned / "ledger.sqlite", isolation_level=None)
     holder.execute("BEGIN EXCLUSIVE")
     try:
-        assert main(["review", "1", "--verdict", "REAL_GAP", "--because", "x"]) == 2
+        assert main(command) == 2
     finally:
         holder.execute("ROLLBACK")
         holder.close()
