@@ -144,9 +144,8 @@ def environment_error(error: BaseException, *, ledger: Path | str | None = None)
     not say which file they are about.
     """
     if isinstance(error, OSError):
-        where = error.filename if error.filename is not None else None
         advice = _OS_ADVICE.get(error.errno) or (error.strerror or str(error))
-        return EnvironmentProblem(f"{where}: {advice}" if where is not None else advice)
+        return EnvironmentProblem(f"{error.filename}: {advice}" if error.filename is not None else advice)
     kind = sqlite_problem(error)
     if kind is None:
         return None

@@ -331,7 +331,6 @@ def _read_only_reason(path: Path) -> str | None:
     return None
 
 
-
 def open_ledger(path: Path | str, *, create: bool = True) -> "Ledger":
     """Open (and, with ``create``, create or migrate) the ledger at ``path``."""
     return Ledger(Path(path), create=create)

@@ -150,7 +150,7 @@ def run_scan(config: Config, range_spec: str, *, progress=None, options: dict[st
                     f"scan interrupted: {wave.name} has {done} of {wave.entry_count} entries; "
                     f"run the same scan again to complete it"
                 ) from None
-            except Exception as failure:
+            except Exception:
                 # A batch that failed must not leave the wave looking live: marked
                 # interrupted, the next scan of the range resumes it. The failure is
                 # what is reported, even when the mark cannot be written (a full disk).
@@ -158,7 +158,7 @@ def run_scan(config: Config, range_spec: str, *, progress=None, options: dict[st
                     ledger.finish_wave(wave, "interrupted")
                 except Exception:
                     pass
-                raise failure
+                raise
             try:
                 wave = ledger.finish_wave(wave, "complete")
             except KeyboardInterrupt:
