@@ -112,17 +112,26 @@ class Upstream:
     # --- plumbing -----------------------------------------------------------
 
     def git(self, *arguments: str, check: bool = True) -> subprocess.CompletedProcess:
-        """Run one git command here; with ``check``, a failure is an internal error."""
-        result = subprocess.run(
-            ["git", *_CONFIG_OVERRIDES, *arguments],
-            cwd=self.path,
-            capture_output=True,
-            text=True,
-            env={**os.environ, **_GIT_ENV},
-        )
+        """Run one git command here; with ``check``, a failure is a HistoryError naming the clone.
+
+        The commands portq runs are valid for any repository, so a failure means
+        the clone is damaged or unreadable: something its owner can check.
+        """
+        try:
+            result = subprocess.run(
+                ["git", *_CONFIG_OVERRIDES, *arguments],
+                cwd=self.path,
+                capture_output=True,
+                text=True,
+                env={**os.environ, **_GIT_ENV},
+            )
+        except FileNotFoundError as error:
+            if error.filename != "git":
+                raise
+            raise HistoryError("git is not on PATH: portq reads upstream history with git; install it") from None
         if check and result.returncode != 0:
             last = (result.stderr.strip().splitlines() or ["(no message)"])[-1]
-            raise HistoryError(f"git {arguments[0]} failed in {self._where()}: {last}", EXIT_INTERNAL)
+            raise HistoryError(f"git {arguments[0]} failed in {self._where()}: {last}; check the clone with git fsck")
         return result
 
     def _where(self) -> str:

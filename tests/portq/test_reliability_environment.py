@@ -223,6 +223,14 @@ def test_upstream_given_as_its_git_directory_is_read_like_the_clone(workspace, c
     assert code == 0, err
 
 
+def test_git_missing_from_path_is_exit_2_saying_so(workspace, capsys, monkeypatch):  # noqa: F811
+    root, _ = workspace
+    (root / "empty-bin").mkdir()
+    monkeypatch.setenv("PATH", str(root / "empty-bin"))
+    assert main(["scan", "base..tip"]) == 2
+    assert "git is not on PATH" in one_line_error(capsys)
+
+
 def test_demo_keep_on_a_file_is_exit_2_naming_it(tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "notes.txt").write_text("mine\n")
@@ -373,6 +381,16 @@ def test_an_upstream_clone_missing_an_object_is_exit_2_naming_the_clone(workspac
     blob = subprocess.run(["git", "rev-parse", "tip:csrc/cache_kernels.cu"], cwd=root / "up", capture_output=True,
                           text=True, check=True).stdout.strip()
     (root / "up" / ".git" / "objects" / blob[:2] / blob[2:]).unlink()
+    assert main(["scan", "base..tip"]) == 2
+    err = one_line_error(capsys)
+    assert str(root / "up") in err and "git fsck" in err, err
+
+
+def test_an_upstream_clone_missing_a_commit_of_the_range_is_exit_2_naming_the_clone(workspace, capsys):  # noqa: F811
+    root, _ = workspace
+    commit = subprocess.run(["git", "rev-parse", "tip~1"], cwd=root / "up", capture_output=True, text=True,
+                            check=True).stdout.strip()
+    (root / "up" / ".git" / "objects" / commit[:2] / commit[2:]).unlink()
     assert main(["scan", "base..tip"]) == 2
     err = one_line_error(capsys)
     assert str(root / "up") in err and "git fsck" in err, err
