@@ -234,6 +234,15 @@ def safe_url(value: Any) -> SafeMarkdown:
     return SafeMarkdown(text)
 
 
+def md_link(target: Any, label: Any = None) -> SafeMarkdown:
+    """``[label](<target>)`` for an http(s) URL or a plain relative path; anything else as code."""
+    text = str(target or "")
+    label_md = md_code(label if label is not None else text)
+    if re.fullmatch(r"https?://[^\s<>\"'`\\]+", text) or re.fullmatch(r"[\w][\w./-]*", text) and ".." not in text:
+        return SafeMarkdown(f"[{label_md}](<{text}>)")
+    return label_md
+
+
 def _finalize(value: Any) -> Any:
     """Every ``{{ }}`` goes through here: unsafe strings are escaped as prose."""
     if value is None:
@@ -989,7 +998,7 @@ def environment(templates_dir: Path | None = None) -> jinja2.Environment:
         keep_trailing_newline=True,
     )
     env.filters.update(code=md_code, block=md_block, text=md_text, sentence=md_sentence, cell=md_cell, one_line=one_line,
-                       safe_url=safe_url, cite=md_cite, cite_block=md_cite_block)
+                       safe_url=safe_url, cite=md_cite, cite_block=md_cite_block, link=md_link)
     env.globals.update(VERDICTS=VERDICTS, FLAGGED=sorted(FLAGGED))
     return env
 
