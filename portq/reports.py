@@ -554,9 +554,13 @@ def _summary_line(verdict: Verdict, commit: Commit, full: bool = False) -> str:
     if verdict.verdict == NEEDS_REVIEW:
         kinds = {e.kind for e in _upstream_records(_deciding(verdict))} | {
             e.kind for s in _deciding(verdict) for e in s.evidence}
+        records = _upstream_records(_deciding(verdict), verdict.evidence)
+        added = [e.subject for e in records if e.kind == Kind.PARAM_ADDED and e.subject]
         why = ("a body-only change" if Kind.BODY in kinds else
                "a new parameter derived from what the kernel receives" if Kind.DERIVATION in kinds else
-               "a file that did not parse" if Kind.PARSE_FAILURE in kinds else "a change structure cannot settle")
+               "a file that did not parse" if Kind.PARSE_FAILURE in kinds else
+               "upstream changed its launch grid" if _grid_change(records) is not None else
+               f"upstream added {', '.join(added[:3])}" if added else "a change structure cannot settle")
         return f"review {subject} against upstream {short}: {why}"
     if verdict.verdict == IN_SYNC:
         return f"{subject} already matches upstream {short}"
@@ -713,7 +717,7 @@ def _symbol_dict(sym: SymbolVerdict, sources: Sources, detailed: bool) -> dict[s
         "decided_by": sym.decided_by,
         "row": sym.row,
         "flagged": sym.verdict in FLAGGED,
-        "ports": _ports(sym, sources) if detailed else [],
+        "ports": _ports(sym, sources) if detailed and sym.verdict in FLAGGED else [],
         "changes": _changes(sym, sources) if detailed else [],
         "tree": [],
         "declarations": [] if sym.verdict in FLAGGED else _declarations(sym, sources),

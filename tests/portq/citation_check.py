@@ -62,3 +62,74 @@ def reader(tree: Path, upstream: Path, sha: str):
         return done.stdout if done.returncode == 0 else None
 
     return read
+
+
+def enclosing_definition(tree: Path, path: str, line: int) -> str | None:
+    """The innermost definition of the in-tree file ``path`` that contains ``line`` (None: module scope)."""
+    from portq.symbols import symbol_table
+
+    file = tree / path
+    table = symbol_table(file.read_bytes(), path)
+    around = [d for d in table.definitions if d.start_line <= line <= d.end_line]
+    return min(around, key=lambda d: d.end_line - d.start_line).qualified_name if around else None
+
+
+def verify_callers(markdown: str, context: dict, tree: Path) -> int:
+    """Every reachability hop is named by the definition that encloses it; returns the number of hops."""
+    hops = 0
+    for group in context["reachability"]["entry_points"]:
+        for chain in group["chains"]:
+            for hop in chain:
+                innermost = enclosing_definition(tree, hop["path"], hop["line"])
+                assert hop["enclosing"] == innermost, f"{hop['place']} is in {innermost}, not {hop['enclosing']}"
+                assert f"in `{hop['enclosing'] or 'module scope'}`: `{hop['place']}`" in markdown
+                hops += 1
+    return hops
+
+
+def main(argv=None) -> int:
+    """File every flagged entry of a ledger's newest wave and check its citations and callers.
+
+    ``python -m tests.portq.citation_check --upstream NAME=PATH --tree T --matrix M --ledger L``
+    prints one line per report and the totals; it fails on the first wrong citation.
+    """
+    import argparse
+    import io
+    import json
+    import tempfile
+    from contextlib import redirect_stderr, redirect_stdout
+
+    from portq.cli import main as portq
+    from portq.ledger import open_ledger
+    from portq.model import FLAGGED
+    from portq.reports import current_verdict
+
+    parser = argparse.ArgumentParser()
+    for flag in ("--upstream", "--tree", "--matrix", "--ledger"):
+        parser.add_argument(flag, required=True)
+    args = parser.parse_args(argv)
+    name, _, clone = args.upstream.partition("=")
+    flags = ["--upstream", args.upstream, "--tree", args.tree, "--matrix", args.matrix, "--ledger", args.ledger]
+    with open_ledger(args.ledger, create=False) as ledger:
+        wave = ledger.latest_wave()
+        flagged = [(r.position, r.sha) for r in ledger.wave_entries(wave) if current_verdict(r).verdict in FLAGGED]
+    totals = [0, 0, 0]
+    with tempfile.TemporaryDirectory() as out:
+        for position, sha in flagged:
+            stdout, stderr = io.StringIO(), io.StringIO()
+            with redirect_stdout(stdout), redirect_stderr(stderr):
+                code = portq(["file-issue", str(position), "--json", "--out", out, *flags])
+            assert code == 0, stderr.getvalue()
+            document = json.loads(stdout.getvalue())
+            markdown = Path(document["path"]).read_text()
+            printed = verify_report(markdown, document, reader(Path(args.tree), Path(clone), sha), Path(args.matrix).read_text())
+            hops = verify_callers(markdown, document, Path(args.tree))
+            totals = [totals[0] + len(document["citations"]), totals[1] + printed, totals[2] + hops]
+            print(f"entry {position} {sha[:10]}: {len(document['citations'])} citations ({printed} printed), {hops} caller hops")
+    print(f"{len(flagged)} flagged entries of {wave.name} {wave.range_spec}: {totals[0]} citations checked "
+          f"({totals[1]} printed), {totals[2]} caller hops named by their enclosing definition")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

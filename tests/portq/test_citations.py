@@ -8,7 +8,7 @@ import pytest
 from portq.citations import Sources
 from portq.demo import EXAMPLES_DIR, run_demo
 from portq.model import FLAGGED
-from tests.portq.citation_check import reader, verify_report
+from tests.portq.citation_check import reader, verify_callers, verify_report
 from tests.portq.golden.reports.scenario import Scenario, scanned
 
 SOURCE = """\
@@ -109,7 +109,7 @@ def test_every_flagged_stale_tree_report_of_the_demo_cites_exactly_and_names_enc
     scenario.flags = lambda: flags
     flagged = [o for o in demo.outcomes if o.target == "stale-tree" and o.verdict in FLAGGED]
     assert len(flagged) >= 5
-    checked = 0
+    checked = hops = 0
     for outcome in flagged:
         built = demo.upstreams[outcome.series]
         range_text = f"{built.shas[0]}..{built.shas[-1]}"
@@ -119,18 +119,5 @@ def test_every_flagged_stale_tree_report_of_the_demo_cites_exactly_and_names_enc
         markdown = Path(document["path"]).read_text()
         read = reader(tree, built.path, outcome.sha)
         checked += verify_report(markdown, document, read, (tree / "kernel-matrix.toml").read_text())
-        for group in document["reachability"]["entry_points"]:
-            for chain in group["chains"]:
-                for hop in chain:
-                    sites = [d for d in _definitions(tree / hop["path"]) if d[1] <= hop["line"] <= d[2]]
-                    innermost = min(sites, key=lambda d: d[2] - d[1])[0] if sites else None
-                    assert hop["enclosing"] == innermost, f"{hop['place']} is in {innermost}, not {hop['enclosing']}"
-                    assert f"in `{hop['enclosing'] or 'module scope'}`: `{hop['place']}`" in markdown
-    assert checked >= 5 * len(flagged)
-
-
-def _definitions(path: Path):
-    from portq.symbols import symbol_table
-
-    table = symbol_table(path.read_bytes(), path.as_posix())
-    return [(d.qualified_name, d.start_line, d.end_line) for d in table.definitions]
+        hops += verify_callers(markdown, document, tree)
+    assert checked >= 5 * len(flagged) and hops >= len(flagged)
