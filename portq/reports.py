@@ -669,12 +669,12 @@ def _tree_lines(sym: SymbolVerdict, sources: Sources) -> list[dict[str, Any]]:
             fact = "its launch and grid" if citation else "its launch"
         else:
             words = _TREE_WORDS.get(ev.kind)
-            fact = words.format(subject=ev.subject or "it", symbol=bare_symbol(ev.symbol or "")) if words else (ev.message or ev.kind.value)
+            fact = words.format(subject=ev.subject or "a parameter upstream changed", symbol=bare_symbol(ev.symbol or "")) if words else (ev.message or ev.kind.value)
             cited = _cite(sources, ev, name=bare_symbol(ev.symbol or "") if ev.kind == Kind.TREE_DEFINITION else None)
         if cited is None or cited["place"] in seen:
             continue
         seen.add(cited["place"])
-        out.append({"fact": fact, "citation": cited})
+        out.append({"fact": fact, "kind": ev.kind.value, "citation": cited})
     return sorted(out, key=lambda t: (t["citation"]["path"], t["citation"]["line"]))
 
 
@@ -728,7 +728,7 @@ def _symbol_dict(sym: SymbolVerdict, sources: Sources, detailed: bool) -> dict[s
             port = ports.get(line["citation"]["place"])
             if port is None:
                 item["tree"].append(line)
-            elif not line["fact"].startswith("still defines"):
+            elif line["kind"] != Kind.TREE_DEFINITION.value:
                 port["facts"].append(line["fact"])  # a one-line signature: the fact joins the port's line
     return item
 
