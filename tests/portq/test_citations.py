@@ -121,3 +121,20 @@ def test_every_flagged_stale_tree_report_of_the_demo_cites_exactly_and_names_enc
         checked += verify_report(markdown, document, read, (tree / "kernel-matrix.toml").read_text())
         hops += verify_callers(markdown, document, tree)
     assert checked >= 5 * len(flagged) and hops >= len(flagged)
+
+
+PORT_CPP = """\
+void GatherMlaCache(const Tensor& src, int64_t num_tokens, cudaStream_t stream) {
+  const int threads = 64;
+  const unsigned grid = static_cast<unsigned>(num_tokens);
+  GatherMlaCacheKernel<<<grid, threads, 0, stream>>>(
+      src.data(), token_to_seq, num_tokens);
+}
+"""
+
+
+def test_a_cpp_port_launch_quotes_its_threads_and_grid_lines():
+    citation = Sources(lambda side, path: PORT_CPP).launch_geometry("tree", "src/vt/cuda/cuda_mla_prefill.cu", 4, 1)
+    assert citation.place == "src/vt/cuda/cuda_mla_prefill.cu:2-4"
+    assert citation.quote == ("const int threads = 64;", "const unsigned grid = static_cast<unsigned>(num_tokens);",
+                              "GatherMlaCacheKernel<<<grid, threads, 0, stream>>>(")
