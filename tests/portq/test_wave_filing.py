@@ -61,7 +61,7 @@ def flagged_vllm(demo):
 
 
 def test_all_writes_every_flagged_entry_of_the_newest_wave_and_lists_siblings(stale, demo):
-    result = stale.portq("file-issue", "--all", "--json")
+    result = stale.portq("file-issue", "--all", "--range", _vllm_range(stale), "--json")
     assert result.code == 0, result.err
     written = result.json()["reports"]
     assert sorted(r["entry"] for r in written) == sorted(o.position for o in flagged_vllm(demo))
@@ -70,12 +70,12 @@ def test_all_writes_every_flagged_entry_of_the_newest_wave_and_lists_siblings(st
     assert "Filed with the same standing as the wave's other flagged entries of `KERNEL-ATTN-MLA-SPARSE`" in seed
     for sibling in siblings:
         assert f"entry {sibling['entry']} (`{Path(sibling['path']).name}`)" in seed
-    again = stale.portq("file-issue", "--all", "--json").json()["reports"]
+    again = stale.portq("file-issue", "--all", "--range", _vllm_range(stale), "--json").json()["reports"]
     assert all(r["written"] is False for r in again)
 
 
 def test_all_with_gh_files_each_fingerprint_once_and_names_siblings_by_issue(stale, demo):
-    first = stale.portq("file-issue", "--all", "--gh", "--json")
+    first = stale.portq("file-issue", "--all", "--range", _vllm_range(stale), "--gh", "--json")
     assert first.code == 0, first.err
     creates = [c for c in gh_calls(stale) if c[:2] == ["issue", "create"]]
     assert len(creates) == len(flagged_vllm(demo))
@@ -85,7 +85,7 @@ def test_all_with_gh_files_each_fingerprint_once_and_names_siblings_by_issue(sta
         assert f"entry {entry} (`{reports[entry]['filed']['url']}`)" in seed
     edits = [c for c in gh_calls(stale) if c[:2] == ["issue", "edit"]]
     assert reports[4]["filed"]["url"] in {c[2] for c in edits}  # its body now names the siblings' issues
-    second = stale.portq("file-issue", "--all", "--gh", "--json")
+    second = stale.portq("file-issue", "--all", "--range", _vllm_range(stale), "--gh", "--json")
     assert second.code == 0 and all(r["filed"]["already_filed"] for r in second.json()["reports"])
     assert len([c for c in gh_calls(stale) if c[:2] == ["issue", "create"]]) == len(creates)
 
@@ -136,11 +136,13 @@ def test_dashboard_and_all_need_a_complete_wave(tmp_path):
         pass
     scenario = Scenario(tmp_path, "", [])
     scenario.flags = lambda: ["--ledger", str(tmp_path / "ledger.sqlite"), "--tree", str(tmp_path)]
-    for flag in ("--all", "--dashboard"):
+    ledger = tmp_path / "ledger.sqlite"
+    expected = {"--all": f"portq: error: no scanned wave in {ledger}: run portq scan A..B first",
+                "--dashboard": f"portq: error: no complete wave in {ledger}: run portq scan A..B to the end first"}
+    for flag, message in expected.items():
         result = scenario.portq("file-issue", flag)
         assert result.code == 2 and result.out == ""
-        assert result.err.strip().splitlines() == [
-            f"portq: error: no complete wave in {tmp_path / 'ledger.sqlite'}: run portq scan A..B to the end first"]
+        assert result.err.strip().splitlines() == [message]
 
 
 def test_hostile_titles_stay_inert_in_the_dashboard():
