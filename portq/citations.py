@@ -7,8 +7,10 @@ Evidence records carry a line and a quote taken at scan time; ``Sources``
 holds the files a report cites (the in-tree files and the two upstream sides
 of the commit) and ``Sources.cite`` turns a record's location into a
 ``Citation`` that is true of those files: the quoted line where it sits, the
-nearest line holding the quote when the recorded number is off, or the text
-actually at the line when the quote is found nowhere near it.
+nearest line holding the quote when the recorded number is off (in another
+file of the same side when the recorded file holds it nowhere), a range for a
+quote of several statements, or, when no file holds the quote, the path alone
+with the quote marked as not found: never a line number that holds other text.
 
 ``launch_geometry`` finds the lines that set a launch's grid and block (the
 ``dim3 grid(num_tokens)`` / ``grid = (num_tokens,)`` a launch-geometry gap is
@@ -42,16 +44,20 @@ class Citation:
     end_line: int | None = None
     quote: tuple[str, ...] = ()
     checked: bool = True  # False when the file could not be read
+    found: bool = True  # False when the file was read and holds the quote nowhere: cited by path only
 
     @property
     def place(self) -> str:
+        if not self.found:
+            return self.path
         if self.end_line and self.end_line != self.line:
             return f"{self.path}:{self.line}-{self.end_line}"
         return f"{self.path}:{self.line}"
 
     def to_dict(self) -> dict:
-        return {"side": self.side, "path": self.path, "line": self.line, "end_line": self.end_line,
-                "place": self.place, "quote": list(self.quote), "checked": self.checked}
+        return {"side": self.side, "path": self.path, "line": self.line if self.found else None,
+                "end_line": self.end_line if self.found else None, "place": self.place,
+                "quote": list(self.quote), "checked": self.checked, "found": self.found}
 
 
 @dataclass
@@ -64,6 +70,7 @@ class Sources:
     """
 
     read: Callable[[str, str], str | None]
+    paths: Callable[[str], Iterable[str]] = lambda side: ()  # every readable path of a side, for a quote cited under the wrong file
     _lines: dict[tuple[str, str], list[str] | None] = field(default_factory=dict)
     made: list[Citation] = field(default_factory=list)
 
@@ -97,13 +104,31 @@ class Sources:
             if found is not None:
                 return self._keep(Citation(side, path, found, None, (lines[found - 1].strip(),)))
         wanted = (quote or "").strip()
-        if wanted:
-            found = _nearest(lines, line, wanted)
+        if not wanted:
+            if not 1 <= line <= len(lines):
+                return None
+            return self._keep(Citation(side, path, line, None, (lines[line - 1].strip(),)))
+        parts = [p.strip() for p in wanted.split("; ")] if "; " in wanted else [wanted]
+        for candidate in [path, *(p for p in self.paths(side) if p != path)]:
+            found = self._locate(side, candidate, line if candidate == path else 1, parts)
             if found is not None:
-                return self._keep(Citation(side, path, found, None, (wanted,)))
-        if not 1 <= line <= len(lines):
+                return found
+        return self._keep(Citation(side, path, line, None, (wanted,), found=False))
+
+    def _locate(self, side: str, path: str, line: int, parts: list[str]) -> Citation | None:
+        """The quote's lines in one file (nearest to ``line``), as one citation, or None."""
+        lines = self.lines(side, path)
+        if lines is None:
             return None
-        return self._keep(Citation(side, path, line, None, (lines[line - 1].strip(),)))
+        numbers = []
+        for part in parts:
+            number = _nearest(lines, line, part, len(lines))
+            if number is None:
+                return None
+            numbers.append(number)
+        if len(numbers) == 1:
+            return self._keep(Citation(side, path, numbers[0], None, (parts[0],)))
+        return self.cite_range(side, path, numbers)
 
     def cite_range(self, side: str, path: str, numbers: Iterable[int]) -> Citation | None:
         """One citation ``path:a-b`` quoting the given lines (in order) of one file."""
@@ -189,9 +214,9 @@ def _right_side(line: str) -> str:
     return match.group(1) if match else ""
 
 
-def _nearest(lines: list[str], line: int, wanted: str) -> int | None:
+def _nearest(lines: list[str], line: int, wanted: str, reach: int = NEAR_LINES) -> int | None:
     """The line nearest ``line`` (after it first, at equal distance) whose text is ``wanted``."""
-    for distance in range(0, NEAR_LINES + 1):
+    for distance in range(0, reach + 1):
         for number in (line + distance, line - distance):
             if 1 <= number <= len(lines) and lines[number - 1].strip() == wanted:
                 return number

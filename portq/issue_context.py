@@ -83,7 +83,10 @@ def sources_for(tree: Path, reading: UpstreamReading) -> Sources:
                 return None
         return reading.texts.get((side, path))
 
-    return Sources(read)
+    def paths(side: str) -> list[str]:
+        return sorted(path for known, path in reading.texts if known == side)
+
+    return Sources(read, paths)
 
 
 def tree_index(config, matrix):

@@ -214,6 +214,8 @@ def md_cite(citation: Mapping[str, Any] | None) -> SafeMarkdown:
         return SafeMarkdown("")
     place = md_code(citation["place"])
     quote = citation.get("quote") or []
+    if citation.get("found") is False:
+        return SafeMarkdown(f"{place} (the scan's quote, found in no line of the file): {md_code(' '.join(quote))}")
     return SafeMarkdown(f"{place}: {md_code(quote[0])}" if len(quote) == 1 else place)
 
 
@@ -652,9 +654,8 @@ _TREE_WORDS = {
     Kind.TREE_PARAM: "still takes {subject}",
     Kind.TREE_USE: "still reads {subject}",
     Kind.TREE_DEFINITION: "still defines {symbol}",
-    Kind.TREE_SIGNATURE: "its parameters",
-    Kind.ANCHOR: "the anchor that ties it to upstream",
 }
+"""How the report words an in-tree record of each kind; other kinds show their message."""
 
 
 def _tree_lines(sym: SymbolVerdict, sources: Sources) -> list[dict[str, Any]]:

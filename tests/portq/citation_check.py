@@ -26,6 +26,10 @@ def verify_report(markdown: str, context: dict, read, matrix_text: str | None = 
         assert text is not None, f"{citation['place']} ({citation['side']}) names a file that does not exist"
         assert citation["checked"], f"{citation['place']} was not checked against its file"
         lines = [line.strip() for line in text.splitlines()]
+        if citation.get("found") is False:
+            assert " ".join(citation["quote"]) not in lines, f"{citation['place']} holds the quote it says is not there"
+            by_place.setdefault(citation["place"], []).append(citation)
+            continue
         first, last = citation["line"], citation["end_line"] or citation["line"]
         quote = citation["quote"]
         window = lines[first - 1:last]

@@ -62,9 +62,16 @@ def test_a_definition_is_cited_at_its_declaring_line_not_its_decorator():
     assert (citation.place, citation.quote) == ("k.py:6", ("def gather_kernel(",))
 
 
-def test_a_quote_found_nowhere_near_is_replaced_by_the_line_itself():
+def test_a_quote_no_line_holds_is_cited_by_path_alone_never_at_another_line():
     citation = sources().cite("tree", "k.py", 14, "grid = (num_tokens,)")
-    assert (citation.place, citation.quote) == ("k.py:14", ("grid = (n,)",))
+    assert (citation.place, citation.quote, citation.found) == ("k.py", ("grid = (num_tokens,)",), False)
+
+
+def test_a_quote_recorded_under_the_wrong_file_is_cited_in_the_file_of_that_side_that_holds_it():
+    files = {"kernel.py": "def k(x):\n    pass\n", "wrapper.py": "def w(x):\n    padded = next_pow2(x)\n    k(padded)\n"}
+    found = Sources(lambda side, path: files.get(path), lambda side: sorted(files))
+    citation = found.cite("upstream-new", "kernel.py", 2, "padded = next_pow2(x); k(padded)")
+    assert (citation.place, citation.quote) == ("wrapper.py:2-3", ("padded = next_pow2(x)", "k(padded)"))
 
 
 def test_an_unreadable_file_keeps_the_record_and_says_unchecked():
