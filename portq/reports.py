@@ -825,6 +825,25 @@ def _reachability_from_records(verdict: Verdict, sources: Sources) -> dict[str, 
     }
 
 
+def _to_port(verdict: Verdict) -> list[str]:
+    """What porting the entry takes, from the records: new definitions, the launch, parameters."""
+    flagged_paths = {s.path for s in verdict.symbols if s.verdict in FLAGGED}
+    added = [bare_symbol(s.symbol) for s in verdict.symbols
+             if s.path in flagged_paths and s.change == "added" and s.justification == "not-ported"
+             and not s.symbol.startswith("<")]
+    steps = [f"upstream's new {', '.join(added)}"] if added else []
+    subject = _port_subject(verdict)
+    records = _upstream_records(_deciding(verdict), verdict.evidence)
+    if _grid_change(records) is not None:
+        steps.append(f"upstream's grid for the launch in {subject}")
+    for kind, words in ((Kind.PARAM_DEAD, "dropping {} from {} where nothing else reads it"),
+                        (Kind.PARAM_REMOVED, "dropping {} from {}"), (Kind.PARAM_ADDED, "adding {} to {}")):
+        names = list(dict.fromkeys(e.subject for e in records if e.kind == kind and e.subject))
+        if names:
+            steps.append(words.format(", ".join(names), subject))
+    return steps
+
+
 def _size(verdict: Verdict, commit: Commit, row_tests: Sequence[str]) -> dict[str, Any]:
     upstream_files = [
         {"path": c.path, "added": c.lines_added, "removed": c.lines_removed, "status": c.status, "content": c.content}
@@ -848,6 +867,7 @@ def _size(verdict: Verdict, commit: Commit, row_tests: Sequence[str]) -> dict[st
         "tree_files": tree_files,
         "upstream_tests": [f["path"] for f in upstream_files if is_test_path(f["path"])],
         "row_tests": list(row_tests),
+        "to_port": _to_port(verdict) if verdict.verdict in FLAGGED else [],
     }
 
 

@@ -192,3 +192,10 @@ def test_report_cites_the_matrix_relative_to_the_root_or_else_the_tree(tmp_path)
     assert _relative(matrix, tmp_path / "elsewhere", tree) == "matrix/rows.toml"
     assert _relative(matrix, tmp_path, tree) == "tree/matrix/rows.toml"
     assert _relative(matrix, tmp_path / "x") == str(matrix)
+
+
+def test_size_says_what_to_port_from_the_records(scenario):
+    text = report_path(scenario.portq("file-issue", "1")).read_text()
+    assert ("What to port: upstream's new gather\\_and\\_maybe\\_dequant\\_cache\\_page; upstream's grid for the launch in "
+            "gather\\_and\\_maybe\\_dequant\\_cache; dropping token\\_to\\_seq from gather\\_and\\_maybe\\_dequant\\_cache "
+            "where nothing else reads it.") in text
