@@ -92,3 +92,10 @@ def test_web_template_without_sha_is_one_line_exit_2(tmp_path):
     assert result.code == 2
     [line] = result.err.strip().splitlines()
     assert "[upstream.vllm] web: expected a URL with {sha} where the commit goes" in line
+
+
+def test_web_template_that_is_not_an_http_url_is_refused(tmp_path):
+    scenario = scanned(tmp_path)
+    (tmp_path / "portq.toml").write_text('[upstream.vllm]\npath = "upstream"\nweb = "javascript:alert(\'{sha}\')"\n')
+    result = scenario.portq("file-issue", "1")
+    assert result.code == 2 and "expected an http(s) URL" in result.err and len(result.err.strip().splitlines()) == 1

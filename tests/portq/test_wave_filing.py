@@ -163,3 +163,12 @@ def test_hostile_titles_stay_inert_in_the_dashboard():
     assert "javascript:" not in interpreted
     assert "{{ 7*7 }}" in page and "49" not in page
     assert "@maintainer" not in interpreted
+
+
+def test_dashboard_age_counts_the_waves_since_an_entry_was_first_flagged(stale):
+    vllm = _vllm_range(stale)
+    rescan = stale.portq("scan", vllm)
+    assert rescan.code in (0, 3), rescan.err
+    text = Path(stale.portq("file-issue", "--dashboard", "--json").json()["reports"][0]["path"]).read_text()
+    assert "entry 4 of `" in text and "first seen `PORTQ-2`, 1 wave ago" in text
+    assert "first seen `PORTQ-1`, this wave" in text  # aiter's newest wave is still its first
