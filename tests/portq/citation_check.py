@@ -38,6 +38,10 @@ def verify_report(markdown: str, context: dict, read, matrix_text: str | None = 
             assert window[-1] == quote[-1], f"{citation['place']} ends at {window[-1]!r}, the report quotes {quote[-1]!r}"
             assert all(q in window for q in quote), f"{citation['place']}: a quoted line is outside the range"
         by_place.setdefault(citation["place"], []).append(citation)
+    prose = re.sub(r"(?ms)^\s*(`{3,})text\n.*?^\s*\1$", "", markdown)
+    prose = re.sub(r"(`+)(?!`).*?(?<!`)\1(?!`)", "", prose).replace("\\", "")
+    bare = re.findall(r"[\w./-]+\.\w+:\d+", prose)
+    assert not bare, f"unchecked citations in the prose: {bare[:3]}"
     printed = 0
     for match in PRINTED.finditer(markdown):
         place = match.group(0).strip("`")

@@ -145,3 +145,13 @@ def test_a_cpp_port_launch_quotes_its_threads_and_grid_lines():
     assert citation.place == "src/vt/cuda/cuda_mla_prefill.cu:2-4"
     assert citation.quote == ("const int threads = 64;", "const unsigned grid = static_cast<unsigned>(num_tokens);",
                               "GatherMlaCacheKernel<<<grid, threads, 0, stream>>>(")
+
+
+def test_a_reviewed_entrys_history_prints_no_unchecked_citation(tmp_path):
+    scenario = scanned(tmp_path)
+    scenario.portq("review", "1", "--verdict", "NEEDS_REVIEW", "--because", "measure the page-task launch first", "--who", "ana")
+    document = scenario.portq("file-issue", "1", "--json").json()
+    markdown = Path(document["path"]).read_text()
+    assert "The reviewer wrote: measure the page-task launch first" in markdown and "- Scan in wave" in markdown
+    read = reader(scenario.root / "tree", scenario.root / "upstream", document["commit"]["sha"])
+    verify_report(markdown, document, read, (scenario.root / "matrix.toml").read_text())
