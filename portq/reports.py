@@ -3,9 +3,17 @@
 This module builds the *context* of a report (plain JSON-able dicts built from
 ``model.Commit``, ``model.Verdict`` and the ledger's history records) and
 renders it with the jinja2 templates in ``templates/``: the issue report of
-one entry (``issue.md.j2``), the wave summary (``summary.md.j2``) and the
-matrix page (``matrix.md.j2``). It also names reports (slug, title, kind,
-fingerprint) and hands a rendered issue to the ``gh`` CLI.
+one entry (``issue.md.j2``), the wave summary (``summary.md.j2``), the
+tracking issue (``dashboard.md.j2``) and the matrix page (``matrix.md.j2``).
+It also names reports (slug, title, kind, fingerprint) and hands a rendered
+issue to the ``gh`` CLI.
+
+An issue report is built from typed evidence records only (``Kind``,
+``Side``, ``subject``): the kind and title words, the deciding symbols of
+each half, upstream's deltas and the port's old-shape lines. Every place it
+cites goes through the ``citations.Sources`` it is handed, so the printed
+line holds the printed quote; it never prints a record's ``message`` where
+a record says the same thing, and never the classifier's reason prose.
 
 Commit messages, diff lines, paths and quoted in-tree lines come from people
 we do not control. They are *data*: they are only ever passed to templates as
