@@ -9,6 +9,7 @@ that has one; paths in it are relative to the directory that holds it::
 
     [upstream.vllm]
     path = "../vllm"                      # a work tree or a bare clone
+    web  = "https://github.com/vllm-project/vllm/commit/{sha}"   # optional: links in reports
 
 Flags override it on every command (paths in flags are relative to the
 working directory):
@@ -77,6 +78,7 @@ class Config:
     selected_upstream: str | None = None  # from --upstream NAME or NAME=PATH
     bare_upstream_path: Path | None = None  # from --upstream PATH
     declared_upstreams: frozenset[str] = frozenset()  # names portq.toml defines
+    upstream_web: dict[str, str] = field(default_factory=dict)  # name -> commit URL template with {sha}
 
     def resolve_upstream(self, matrix_upstreams: Sequence[str]) -> tuple[str, Path]:
         """The upstream a scan reads: ``(name, path)``.
@@ -224,6 +226,7 @@ def load_config(
 
     where = str(config_path) if config_path else CONFIG_FILE
     upstreams: dict[str, Path] = {}
+    web_templates: dict[str, str] = {}
     table = data.get("upstream", {})
     if not isinstance(table, dict):
         raise ConfigError(f"{where}: 'upstream' must be a table of [upstream.NAME] sections")
@@ -232,13 +235,16 @@ def load_config(
             raise ConfigError(f"{where}: upstream name {name!r} must be letters, digits, '-', '_' or '.'")
         if not isinstance(section, dict):
             raise ConfigError(f"{where}: [upstream.{name}] must be a table with path = \"...\"")
-        unknown = sorted(set(section) - {"path"})
+        unknown = sorted(set(section) - {"path", "web"})
         if unknown:
-            raise ConfigError(f"{where}: [upstream.{name}] has unknown key '{unknown[0]}' (expected: path)")
+            raise ConfigError(f"{where}: [upstream.{name}] has unknown key '{unknown[0]}' (expected: path, web)")
         path = _expect_string(section, "path", f"{where}: [upstream.{name}]")
         if path is None:
             raise ConfigError(f"{where}: [upstream.{name}] needs path = \"...\"")
         upstreams[name] = (root / path).resolve()
+        web = _expect_string(section, "web", f"{where}: [upstream.{name}]")
+        if web is not None:
+            web_templates[name] = check_web_template(web, f"{where}: [upstream.{name}] web")
     declared = frozenset(upstreams)
 
     def configured(key: str, flag: str | None, default: str) -> Path:
@@ -265,7 +271,20 @@ def load_config(
         selected_upstream=selected,
         bare_upstream_path=bare,
         declared_upstreams=declared,
+        upstream_web=web_templates,
     )
+
+
+_WEB_TEMPLATE = re.compile(r"^https?://[^\s<>\"'`]+$")
+
+
+def check_web_template(value: str, where: str) -> str:
+    """A commit URL template: http(s), one ``{sha}``, nothing a link could be broken out of."""
+    if "{sha}" not in value:
+        raise ConfigError(f"{where}: expected a URL with {{sha}} where the commit goes, got {value!r}")
+    if not _WEB_TEMPLATE.match(value) or value.replace("{sha}", "").count("{") or "}" in value.replace("{sha}", ""):
+        raise ConfigError(f"{where}: expected an http(s) URL without spaces, quotes or braces other than {{sha}}, got {value!r}")
+    return value
 
 
 def require_tree(config: Config) -> Path:

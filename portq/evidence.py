@@ -97,7 +97,9 @@ class Evidence:
     """One checkable fact behind a verdict.
 
     ``side``/``path``/``line``/``end_line``/``quote`` cite the place;
-    ``subject`` is the name the fact is about (a parameter, a launch term);
+    ``subject`` is the name the fact is about (a parameter as written, a
+    grid expression, a launch attribute; for a caller, the definition that
+    encloses the call);
     ``before``/``after`` are a delta's two locations; ``derived_from`` lists
     what a derived value is computed from; ``test`` is set on callers.
     """

@@ -25,6 +25,12 @@ against INERT:
   wrapper is, and we follow the wrapper's callers instead (transitively through
   ports only).
 
+Reports tell reachability as a reviewer checks it (``caller_chains``): every
+chain of non-test calls from the port up to an *entry point* (a definition no
+non-test in-tree code calls, or module scope), each hop a call site named by
+the definition that encloses it; test call sites along the way are counted,
+not listed.
+
 This module extracts call sites from parsed files and answers caller queries
 over an index; it does not decide verdicts and does not read the disk itself.
 """
@@ -161,6 +167,15 @@ class Callers:
     through: list[str] = field(default_factory=list)  # ports followed on the way ("file:line name")
 
 
+@dataclass
+class CallerChains:
+    """Non-test call chains of one port (hops from the port outwards) and the test call sites met."""
+
+    chains: list[tuple[CallSite, ...]] = field(default_factory=list)
+    test: list[CallSite] = field(default_factory=list)
+    truncated: bool = False
+
+
 class Reachability:
     """Caller queries over the call sites of an in-tree index.
 
@@ -204,6 +219,58 @@ class Reachability:
             frontier = following
             if not frontier:
                 break
+        return result
+
+    MAX_CHAIN_HOPS = 8
+    MAX_CHAINS = 24
+
+    def caller_chains(self, name: str, file: str | None = None, qualified_name: str | None = None) -> "CallerChains":
+        """Every non-test call chain from the definition ``name`` up to its entry points.
+
+        A chain lists its hops from the port outwards: the call of the port,
+        then the call of the definition enclosing that call, and so on, until
+        a hop whose enclosing definition has no non-test caller (or is module
+        scope). Cycles end a chain where they would repeat a definition;
+        ``MAX_CHAIN_HOPS`` bounds a chain and ``MAX_CHAINS`` their number
+        (``truncated`` says when either cut). Test call sites of any
+        definition on a chain are collected in ``test``.
+        """
+        result = CallerChains()
+        seen_tests: set[tuple[str, int]] = set()
+
+        def sites_of(callee: str, callee_file: str | None, callee_qualified: str | None) -> list[CallSite]:
+            found = []
+            for site in self.sites_by_callee.get(callee, ()):
+                if site.file == callee_file and site.caller == callee_qualified:
+                    continue  # recursion inside the definition itself
+                if is_test_path(site.file):
+                    if (site.file, site.line) not in seen_tests:
+                        seen_tests.add((site.file, site.line))
+                        result.test.append(site)
+                    continue
+                found.append(site)
+            return sorted(found, key=lambda s: (s.file, s.line))
+
+        def extend(chain: list[CallSite], visited: frozenset) -> None:
+            if len(result.chains) >= self.MAX_CHAINS:
+                result.truncated = True
+                return
+            last = chain[-1]
+            if last.caller is None or len(chain) >= self.MAX_CHAIN_HOPS:
+                result.truncated |= last.caller is not None
+                result.chains.append(tuple(chain))
+                return
+            key = (last.file, last.caller)
+            following = [s for s in sites_of(bare_name(last.caller), last.file, last.caller)
+                         if (s.file, s.caller) not in visited]
+            if not following:
+                result.chains.append(tuple(chain))
+                return
+            for site in following:
+                extend([*chain, site], visited | {key})
+
+        for site in sites_of(name, file, qualified_name):
+            extend([site], frozenset({(file, qualified_name)}))
         return result
 
     def reached_by_tests(self, name: str, file: str | None = None, qualified_name: str | None = None) -> list[CallSite]:

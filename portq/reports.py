@@ -3,9 +3,17 @@
 This module builds the *context* of a report (plain JSON-able dicts built from
 ``model.Commit``, ``model.Verdict`` and the ledger's history records) and
 renders it with the jinja2 templates in ``templates/``: the issue report of
-one entry (``issue.md.j2``), the wave summary (``summary.md.j2``) and the
-matrix page (``matrix.md.j2``). It also names reports (slug, title, kind,
-fingerprint) and hands a rendered issue to the ``gh`` CLI.
+one entry (``issue.md.j2``), the wave summary (``summary.md.j2``), the
+tracking issue (``dashboard.md.j2``) and the matrix page (``matrix.md.j2``).
+It also names reports (slug, title, kind, fingerprint) and hands a rendered
+issue to the ``gh`` CLI.
+
+An issue report is built from typed evidence records only (``Kind``,
+``Side``, ``subject``): the kind and title words, the deciding symbols of
+each half, upstream's deltas and the port's old-shape lines. Every place it
+cites goes through the ``citations.Sources`` it is handed, so the printed
+line holds the printed quote; it never prints a record's ``message`` where
+a record says the same thing, and never the classifier's reason prose.
 
 Commit messages, diff lines, paths and quoted in-tree lines come from people
 we do not control. They are *data*: they are only ever passed to templates as
@@ -13,7 +21,8 @@ values, never compiled as template source, and the environment is sandboxed.
 Every value a template prints goes through ``finalize``, which escapes it for
 markdown unless a filter already made it safe (``code``, ``block``, ``text``,
 ``cell``). HTML autoescaping is deliberately off: it would turn ``&`` into
-``&amp;`` inside code spans, where GitHub shows entities literally.
+``&amp;`` inside code spans, where GitHub shows entities literally; prose
+escapes ``<``, ``>`` and ``&`` with backslashes instead.
 
 It must not touch git or the ledger itself and must not decide verdicts: the
 commands gather the records and this module only shapes and renders them.
@@ -36,7 +45,10 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 import jinja2
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
+from portq.citations import TREE as TREE_SIDE
+from portq.citations import Sources
 from portq.errors import EXIT_INTERNAL, PortqError
+from portq.evidence import Kind, Side
 from portq.terminal import visible as terminal_visible
 from portq.hunks import ensure_hunks
 from portq.reachability import is_test_path as reachability_is_test_path
@@ -55,6 +67,7 @@ from portq.model import (
     Evidence,
     SymbolVerdict,
     Verdict,
+    most_severe,
 )
 
 def _templates_dir() -> Path:
@@ -81,15 +94,11 @@ MAX_TITLE_CHARS = 160
 MAX_GH_BODY_CHARS = 65_536
 """GitHub rejects issue bodies longer than this."""
 
-KINDS = ("perf", "fix", "feat")
+KINDS = ("perf", "fix", "feat", "refactor")
 
 _VOCABULARY = frozenset((*VERDICTS, *JUSTIFICATIONS, *DECIDED_BY, *KINDS))
 """portq's own words: printed as they are."""
 
-_GEOMETRY_EVIDENCE = re.compile(r"grid|geometry|block|warp|program|early-exit", re.I)
-_ADDED_EVIDENCE = re.compile(r"param-added|launch-kernel|sibling", re.I)
-_LISTED_ELSEWHERE = frozenset({"hunk", "symbol"})
-"""Evidence kinds the report shows in another form (hunk headers, the halves)."""
 
 
 class ReportError(PortqError):
@@ -156,12 +165,15 @@ def md_block(value: Any, max_lines: int = MAX_BLOCK_LINES, limit: int = MAX_INLI
     return SafeMarkdown(f"{fence}text\n{body}\n{fence}")
 
 
-_MD_SPECIAL = re.compile(r"([\\`*_\[\]{}|~!])")
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]{}|~!<>&])")
 _MD_AUTOLINKS = re.compile(r"(@[\w.-]+|#\d+|\b[\w.-]+/[\w.-]+#\d+|\b(?:https?|ftp|file|javascript|data):\S+|\bwww\.\S+)", re.I)
 
 
 def md_text(value: Any, limit: int = MAX_INLINE_CHARS * 2) -> SafeMarkdown:
     """Prose that renders as the same words: markdown and HTML syntax escaped.
+
+    Escapes are backslashes, never HTML entities: ``\\<script>`` shows as
+    ``<script>`` on GitHub and reads the same in a plain-text title or mail.
 
     Mentions (``@name``), issue references (``#12``) and URLs are put into
     code spans, because GitHub links those after markdown has been parsed and
@@ -177,7 +189,6 @@ def md_text(value: Any, limit: int = MAX_INLINE_CHARS * 2) -> SafeMarkdown:
             pieces.append(md_code(piece))
             continue
         piece = _MD_SPECIAL.sub(r"\\\1", piece)
-        piece = piece.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
         pieces.append(piece)
     escaped = "".join(pieces)
     # Characters that open a block (heading, list, rule) only at the start of a line.
@@ -203,6 +214,43 @@ def md_cell(value: Any, limit: int = 80) -> SafeMarkdown:
     """
     safe = value if isinstance(value, SafeMarkdown) else md_text(value, limit)
     return SafeMarkdown(re.sub(r"(?<!\\)\|", r"\\|", safe))
+
+
+def md_cite(citation: Mapping[str, Any] | None) -> SafeMarkdown:
+    """A citation inline: ``path:line`` and, for one line, its quote as code."""
+    if not citation:
+        return SafeMarkdown("")
+    place = md_code(citation["place"])
+    quote = citation.get("quote") or []
+    if citation.get("found") is False:
+        return SafeMarkdown(f"{place} (the scan's quote, found in no line of the file): {md_code(' '.join(quote))}")
+    return SafeMarkdown(f"{place}: {md_code(quote[0])}" if len(quote) == 1 else place)
+
+
+def md_cite_block(citation: Mapping[str, Any] | None, indent: int = 2) -> SafeMarkdown:
+    """The quoted lines of a multi-line citation as a fenced block, indented into a list item ('' for one line)."""
+    quote = (citation or {}).get("quote") or []
+    if len(quote) < 2:
+        return SafeMarkdown("")
+    pad = " " * indent
+    return SafeMarkdown("\n" + "\n".join(pad + line for line in md_block("\n".join(quote)).split("\n")))
+
+
+def safe_url(value: Any) -> SafeMarkdown:
+    """A URL for ``<…>`` link syntax: http(s) only, nothing that could end the link early."""
+    text = str(value or "")
+    if not re.fullmatch(r"https?://[^\s<>\"'`\\]+", text):
+        raise ValueError(f"not a link portq writes: {one_line(text, 80)!r}")
+    return SafeMarkdown(text)
+
+
+def md_link(target: Any, label: Any = None) -> SafeMarkdown:
+    """``[label](<target>)`` for an http(s) URL or a plain relative path; anything else as code."""
+    text = str(target or "")
+    label_md = md_code(label if label is not None else text)
+    if re.fullmatch(r"https?://[^\s<>\"'`\\]+", text) or re.fullmatch(r"[\w][\w./-]*", text) and ".." not in text:
+        return SafeMarkdown(f"[{label_md}](<{text}>)")
+    return label_md
 
 
 def _finalize(value: Any) -> Any:
@@ -243,23 +291,6 @@ def range_dirname(range_text: str) -> str:
 def report_path(out_dir: Path, upstream: str, range_text: str, position: int, slug: str) -> Path:
     """Where the issue report of one entry goes: ``OUT/<upstream>/<range>/<N>-<slug>.md``."""
     return Path(out_dir) / range_dirname(upstream) / range_dirname(range_text) / f"{position}-{slug}.md"
-
-
-def infer_kind(verdict: Verdict) -> str:
-    """``perf``, ``fix`` or ``feat``, from the evidence (never from the message).
-
-    A changed launch geometry (grid, program-id decomposition, block size,
-    an early exit) is ``perf``; a parameter added upstream, a newly launched
-    kernel or an added sibling is ``feat``; anything else that changed a
-    ported body or signature (a mask, an offset, a dead parameter) is ``fix``.
-    """
-    kinds = [e.kind or "" for e in _all_evidence(verdict) if e.side != "tree"]
-    kinds += ["sibling" for s in verdict.symbols if s.change == "added" and s.verdict in FLAGGED]
-    if any(_GEOMETRY_EVIDENCE.search(k) for k in kinds):
-        return "perf"
-    if any(_ADDED_EVIDENCE.search(k) for k in kinds):
-        return "feat"
-    return "fix"
 
 
 def fingerprint(upstream: str, sha: str, verdict: str, justification: str | None, rows: Sequence[str]) -> str:
@@ -320,27 +351,6 @@ def _all_evidence(verdict: Verdict) -> list[Evidence]:
             seen.add(key)
             out.append(ev)
     return out
-
-
-def _is_caller(ev: Evidence) -> bool:
-    return "caller" in (ev.kind or "")
-
-
-def _caller_is_test(ev: Evidence) -> bool:
-    label = f"{ev.kind} {ev.message}".lower()
-    if "non-test" in label:
-        return False
-    return label.startswith("caller test") or " test caller" in f" {ev.message.lower()}" or is_test_path(ev.path)
-
-
-def _names_a_caller(ev: Evidence) -> bool:
-    """Caller evidence that cites a call site (not "no caller found")."""
-    return _is_caller(ev) and bool(ev.quote or (ev.path and "no caller" not in (ev.message or "")))
-
-
-def evidence_dict(ev: Evidence) -> dict[str, Any]:
-    place = f"{ev.path}:{ev.line}" if ev.path and ev.line else ev.path
-    return {**asdict(ev), "place": place}
 
 
 def history_dict(event: Any) -> dict[str, Any]:
@@ -432,138 +442,414 @@ def wave_summary(wave: Any, records: Iterable[Any]) -> str:
 # --- the issue report ------------------------------------------------------------
 
 
-def _port_subject(verdict: Verdict) -> str:
-    """The in-tree name a title should lead with: the port of the deciding symbol.
+def bare_symbol(name: str) -> str:
+    """A symbol's own name, without namespaces or classes (``vt::<anonymous>::K`` → ``K``)."""
+    return re.split(r"::|\.", name or "")[-1] or name
 
-    Among the symbols with the entry's verdict, a port whose name is the
-    upstream symbol's own name (the host wrapper a caller sees) wins over a
-    helper kernel; without ports, the upstream symbol's name.
+
+def _deciding(verdict: Verdict) -> list[SymbolVerdict]:
+    """The symbols whose verdict is the entry's: the ones a title and a kind speak for."""
+    return [s for s in verdict.symbols if s.verdict == verdict.verdict] or list(verdict.symbols)
+
+
+def _upstream_records(symbols: Iterable[SymbolVerdict], entry: Iterable[Evidence] = ()) -> list[Evidence]:
+    """Upstream-side records of ``symbols`` (and the entry's own ``entry`` records)."""
+    return [e for e in [*entry, *(e for s in symbols for e in s.evidence)]
+            if e.side is not None and e.side != Side.TREE and e.kind != Kind.CALLER]
+
+
+def _grid_change(records: Sequence[Evidence]) -> tuple[str, str] | None:
+    """Upstream's grid before and after, when a record pair shows it changed.
+
+    Records of a scan that named no grid text (older ledgers) count as a
+    change, as they were only written for one.
     """
-    deciding = [s for s in verdict.symbols if s.verdict == verdict.verdict] or verdict.symbols
+    grids = [e for e in records if e.kind == Kind.LAUNCH_GRID]
+    if grids and all(e.subject is None for e in grids):
+        return ("", "")
+    before = [e for e in grids if e.side == Side.OLD and e.subject is not None]
+    after = [e for e in grids if e.side == Side.NEW and e.subject is not None]
+    for old, new in zip(before, after):
+        if old.subject.replace(" ", "") != new.subject.replace(" ", ""):
+            return (old.subject, new.subject)
+    return None
+
+
+_FEAT_KINDS = frozenset({Kind.PARAM_ADDED, Kind.DEFAULT_CHANGED})
+_PERF_KINDS = frozenset({Kind.LAUNCH_BLOCK, Kind.PROGRAM_ID})
+_FIX_KINDS = frozenset({Kind.BODY, Kind.EARLY_EXIT})
+
+
+def infer_kind(verdict: Verdict) -> str:
+    """``feat``, ``perf``, ``fix`` or ``refactor``, from the deciding symbols' records.
+
+    ``feat``: a new input a caller supplies (an added parameter, a changed
+    default) or a new flagged definition (a sibling code path). ``perf``:
+    launch geometry with the same interface (the grid expression changed,
+    the block or warps, the program-id decomposition). ``fix``: a body-only
+    change (bounds, masks, offsets, numerics) or a new early exit.
+    ``refactor``: the rest (a parameter that died, a renamed kernel). Never
+    from the commit message.
+    """
+    deciding = _deciding(verdict)
+    records = _upstream_records(deciding, verdict.evidence)
+    kinds = {e.kind for e in records}
+    if kinds & _FEAT_KINDS or any(s.change == "added" and s.verdict in FLAGGED for s in deciding):
+        return "feat"
+    if _grid_change(records) is not None or kinds & _PERF_KINDS:
+        return "perf"
+    if kinds & _FIX_KINDS or verdict.decided_by == "body":
+        return "fix"
+    return "refactor"
+
+
+def _port_subject(verdict: Verdict) -> str:
+    """The in-tree name a title leads with: the port of the deciding symbol.
+
+    A port whose name is the upstream symbol's own name (the host wrapper a
+    caller sees) wins over a helper kernel; without ports, the upstream name.
+    """
     candidates: list[tuple[int, int, str]] = []
-    for order, sym in enumerate(deciding):
-        bare = re.split(r"::|\.", sym.symbol)[-1]
+    for order, sym in enumerate(_deciding(verdict)):
+        bare = bare_symbol(sym.symbol)
         for port in sym.ports:
-            name = port.split()[-1]
+            name = bare_symbol(port.split()[-1])
             candidates.append((0 if name == bare else 1, order, name))
         if not sym.ports:
             candidates.append((2, order, bare))
     return min(candidates)[2] if candidates else "the port"
 
 
-def _summary_line(verdict: Verdict, commit: Commit) -> str:
-    """The summary part of the title: which port is behind and in what."""
+def _behind_phrases(verdict: Verdict, full: bool = False) -> list[str]:
+    """What the port still does, in a maintainer's words, most telling first (``full``: with upstream's new grid)."""
+    records = _upstream_records(_deciding(verdict), verdict.evidence)
+    kinds = {e.kind for e in records}
+    phrases: list[str] = []
+    grid = _grid_change(records)
+    if grid is not None:
+        if not (grid[0] and grid[1]):
+            phrases.append("launches upstream's old grid")
+        else:
+            phrases.append(f"launches grid {grid[0]}" + (f" where upstream now launches {grid[1]}" if full else ""))
+    for kind, words in ((Kind.PARAM_DEAD, "takes {}, which upstream no longer uses"),
+                        (Kind.PARAM_REMOVED, "takes {}, which upstream removed"),
+                        (Kind.PARAM_ADDED, "lacks upstream's new parameter {}"),
+                        (Kind.DEFAULT_CHANGED, "keeps the old default of {}")):
+        names = list(dict.fromkeys(e.subject for e in records if e.kind == kind and e.subject))
+        if names:
+            phrases.append(words.format(", ".join(names[:3])))
+        elif kind in kinds:
+            phrases.append(words.format("a parameter"))
+    if Kind.LAUNCH_BLOCK in kinds:
+        phrases.append("keeps the old " + "/".join(dict.fromkeys(e.subject or "block" for e in records if e.kind == Kind.LAUNCH_BLOCK)))
+    if Kind.PROGRAM_ID in kinds:
+        phrases.append("keeps the old program-id decomposition")
+    if Kind.EARLY_EXIT in kinds:
+        phrases.append("lacks upstream's new early exit")
+    if not phrases and Kind.LAUNCH_KERNEL in kinds:
+        phrases.append("launches the kernel upstream replaced")
+    if not phrases and any(s.change == "removed" for s in _deciding(verdict)):
+        phrases.append("carries a definition upstream removed or renamed")
+    return phrases
+
+
+def _summary_line(verdict: Verdict, commit: Commit, full: bool = False) -> str:
+    """What is wrong, in words, not classifier layers: the title's summary, or (``full``) the report's first sentence."""
     subject = _port_subject(verdict)
     short = commit.sha[:10]
-    title = one_line(commit.title, 80)
     if verdict.verdict in (REAL_GAP, INERT):
-        aspects = _aspects(verdict)
-        tail = " (only tests reach it)" if verdict.verdict == INERT else ""
-        return f"{subject} is behind upstream {short}" + (f": {aspects}" if aspects else "") + tail
+        phrases = _behind_phrases(verdict, full)
+        what = " and ".join(phrases[:2]) if phrases else f"has the shape upstream {short} changed"
+        return f"{subject} still {what}" + (" (only tests reach it)" if verdict.verdict == INERT else "")
     if verdict.verdict == NEEDS_REVIEW:
-        return f"review {subject} against upstream {short}, {title}"
+        kinds = {e.kind for e in _upstream_records(_deciding(verdict))} | {
+            e.kind for s in _deciding(verdict) for e in s.evidence}
+        records = _upstream_records(_deciding(verdict), verdict.evidence)
+        added = [e.subject for e in records if e.kind == Kind.PARAM_ADDED and e.subject]
+        why = ("a body-only change" if Kind.BODY in kinds else
+               "a new parameter derived from what the kernel receives" if Kind.DERIVATION in kinds else
+               "a file that did not parse" if Kind.PARSE_FAILURE in kinds else
+               "upstream changed its launch grid" if _grid_change(records) is not None else
+               f"upstream added {', '.join(added[:3])}" if added else "a change structure cannot settle")
+        return f"review {subject} against upstream {short}: {why}"
     if verdict.verdict == IN_SYNC:
         return f"{subject} already matches upstream {short}"
-    return f"upstream {short} does not apply here ({verdict.justification}), {title}"
-
-
-_ASPECTS = (
-    (_GEOMETRY_EVIDENCE, "launch geometry"),
-    (re.compile(r"launch-kernel", re.I), "launched kernel"),
-    (re.compile(r"param-dead|param-use-removed", re.I), "dead parameter"),
-    (re.compile(r"param-removed", re.I), "removed parameter"),
-    (re.compile(r"param-added", re.I), "added parameter"),
-    (re.compile(r"body|mask|offset", re.I), "kernel body"),
-)
-"""Evidence kinds and the words a title uses for them, in the order a title lists them."""
-
-
-def _aspects(verdict: Verdict) -> str:
-    """What differs, in a few words, from the upstream-side evidence of flagged symbols."""
-    kinds = [
-        e.kind or ""
-        for s in verdict.symbols
-        if s.verdict in FLAGGED
-        for e in s.evidence
-        if e.side != "tree" and not _is_caller(e)
-    ] or [e.kind or "" for e in verdict.evidence if e.side != "tree" and not _is_caller(e)]
-    words = [phrase for pattern, phrase in _ASPECTS if any(pattern.search(k) for k in kinds)]
-    return ", ".join(words[:3])
+    return f"upstream {short} does not apply here ({verdict.justification}): {one_line(commit.title, 80)}"
 
 
 def _dedupe(evidence: Iterable[Evidence]) -> list[Evidence]:
     seen, out = set(), []
     for ev in evidence:
-        key = (ev.kind, ev.message, ev.side, ev.path, ev.line)
+        key = (ev.kind, ev.side, ev.path, ev.line, ev.subject, ev.quote)
         if key not in seen:
             seen.add(key)
             out.append(ev)
     return out
 
 
-def _halves(verdict: Verdict, commit: Commit) -> list[dict[str, Any]]:
-    """The commit half by half: one entry per upstream file, with its symbols.
+_UPSTREAM_WORDS = {
+    Kind.PARAM_DEAD: "{subject} is no longer used",
+    Kind.PARAM_USE_REMOVED: "the use of {subject} that went away",
+    Kind.PARAM_ADDED: "new parameter {subject}",
+    Kind.PARAM_REMOVED: "removed parameter {subject}",
+    Kind.DEFAULT_CHANGED: "{subject} changed its default",
+    Kind.LAUNCH_BLOCK: "the launch's {subject} changed",
+    Kind.DERIVATION: "{subject} is computed from {derived}",
+}
+"""How the report words an upstream record of each kind (its subject filled in)."""
 
-    Upstream evidence is listed under its symbol. In-tree evidence of a
-    flagged symbol goes to the report's in-tree section (``_tree_places``);
-    that of a symbol that needs nothing (a not-carried declaration, a
-    coverage hole, an IN_SYNC match) is short and stays with the symbol.
+
+def _upstream_fact(ev: Evidence) -> str:
+    words = _UPSTREAM_WORDS.get(ev.kind)
+    if words is not None and (ev.subject or "{subject}" not in words):
+        return words.format(subject=ev.subject, derived=", ".join(ev.derived_from[:4]) or "what it receives")
+    if ev.kind == Kind.LAUNCH_KERNEL:
+        return "the launch upstream removed" if ev.side == Side.OLD else "the launch upstream added"
+    return ev.message or ev.kind.value
+
+
+def _cite(sources: Sources, ev: Evidence | None, name: str | None = None) -> dict[str, Any] | None:
+    if ev is None:
+        return None
+    citation = sources.cite(ev.side.value if ev.side else None, ev.path, ev.line, ev.quote, name=name)
+    return citation.to_dict() if citation else None
+
+
+def _changes(sym: SymbolVerdict, sources: Sources) -> list[dict[str, Any]]:
+    """Upstream's side of one symbol: each delta once, the grid as one before → after item."""
+    records = _dedupe(e for e in sym.evidence if e.side in (Side.OLD, Side.NEW)
+                      and e.kind not in (Kind.HUNK, Kind.SYMBOL, Kind.CALLER))
+    items: list[dict[str, Any]] = []
+    grid = _grid_change(records)
+    if grid is not None:
+        old = next(e for e in records if e.kind == Kind.LAUNCH_GRID and e.side == Side.OLD)
+        new = next(e for e in records if e.kind == Kind.LAUNCH_GRID and e.side == Side.NEW)
+        items.append({
+            "fact": f"grid {grid[0]} → {grid[1]}" if grid[0] and grid[1] else "the launch grid changed",
+            "geometry": True,
+            "before": _geometry_or_line(sources, old),
+            "after": _geometry_or_line(sources, new),
+        })
+    kernels = [e for e in records if e.kind == Kind.LAUNCH_KERNEL]
+    if kernels and grid is None:
+        items.append({"fact": "the launched kernel changed", "geometry": False,
+                      "before": _cite(sources, next((e for e in kernels if e.side == Side.OLD), None)),
+                      "after": _cite(sources, next((e for e in kernels if e.side == Side.NEW), None))})
+    for ev in records:
+        if ev.kind in (Kind.LAUNCH_GRID, Kind.LAUNCH_KERNEL):
+            continue
+        if ev.kind == Kind.PARAM_USE_REMOVED and any(e.kind == Kind.PARAM_DEAD and e.subject == ev.subject for e in records):
+            continue  # shown with the dead parameter
+        item = {"fact": _upstream_fact(ev), "geometry": False, "before": None, "after": None}
+        item["before" if ev.side == Side.OLD else "after"] = _cite(sources, ev)
+        if ev.kind == Kind.PARAM_DEAD:
+            use = next((e for e in records if e.kind == Kind.PARAM_USE_REMOVED and e.subject == ev.subject), None)
+            item["before"] = _cite(sources, use)
+        items.append(item)
+    return items
+
+
+def _geometry_or_line(sources: Sources, ev: Evidence) -> dict[str, Any] | None:
+    """The grid/block declarations and the launch line of a launch record, else the launch line alone."""
+    if ev.side is not None and ev.path and ev.line:
+        found = sources.launch_geometry(ev.side.value, ev.path, ev.line)
+        if found is not None:
+            return found.to_dict()
+    return _cite(sources, ev)
+
+
+_TREE_WORDS = {
+    Kind.TREE_PARAM: "still takes {subject}",
+    Kind.TREE_USE: "still reads {subject}",
+    Kind.TREE_DEFINITION: "still defines {symbol}",
+}
+"""How the report words an in-tree record of each kind; other kinds show their message."""
+
+
+def _tree_lines(sym: SymbolVerdict, sources: Sources) -> list[dict[str, Any]]:
+    """The port's side of one flagged symbol: each in-tree line once, the launch with its grid lines."""
+    records = _dedupe(e for e in sym.evidence if e.side == Side.TREE and e.kind not in (Kind.CALLER, Kind.PIN, Kind.ANCHOR))
+    out: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    for ev in records:
+        if ev.kind == Kind.TREE_LAUNCH:
+            citation = sources.launch_geometry("tree", ev.path, ev.line) if ev.path and ev.line else None
+            cited = citation.to_dict() if citation else _cite(sources, ev)
+            fact = "its launch and grid" if citation else "its launch"
+        else:
+            words = _TREE_WORDS.get(ev.kind)
+            fact = words.format(subject=ev.subject or "a parameter upstream changed", symbol=bare_symbol(ev.symbol or "")) if words else (ev.message or ev.kind.value)
+            cited = _cite(sources, ev, name=bare_symbol(ev.symbol or "") if ev.kind == Kind.TREE_DEFINITION else None)
+        if cited is None or cited["place"] in seen:
+            continue
+        seen.add(cited["place"])
+        out.append({"fact": fact, "kind": ev.kind.value, "citation": cited})
+    return sorted(out, key=lambda t: (t["citation"]["path"], t["citation"]["line"]))
+
+
+def _ports(sym: SymbolVerdict, sources: Sources) -> list[dict[str, Any]]:
+    """Each port of a symbol cited at its declaring line, with the anchor that says so."""
+    found = []
+    anchors = [e for e in sym.evidence if e.kind == Kind.ANCHOR and e.side == Side.TREE]
+    for port in sym.ports:
+        place, _, name = port.partition(" ")
+        file, _, line = place.rpartition(":")
+        if not file or not line.isdigit():
+            continue
+        cited = sources.cite(TREE_SIDE, file, int(line), None, name=bare_symbol(name))
+        anchor = next((a for a in anchors if a.path == file and a.line and a.line <= int(line)
+                       and bare_symbol(a.symbol or "") == bare_symbol(name)), None)
+        pin = next((p for p in sym.evidence if p.kind == Kind.PIN and anchor and p.path == anchor.path
+                    and p.line == anchor.line), None)
+        found.append({"name": name, "citation": cited.to_dict() if cited else None, "facts": [],
+                      "anchor": _cite(sources, anchor), "pin": pin.message if pin else None})
+    return found
+
+
+def _declarations(sym: SymbolVerdict, sources: Sources) -> list[dict[str, Any]]:
+    """The not-carried declaration (or coverage hole) a symbol that needs nothing rests on."""
+    found = []
+    for ev in _dedupe(e for e in sym.evidence if e.kind in (Kind.NOT_CARRIED, Kind.COVERAGE_HOLE, Kind.ANCHOR, Kind.PIN)):
+        cited = _cite(sources, ev)
+        if cited is not None and all(cited["place"] != d["citation"]["place"] for d in found):
+            found.append({"kind": ev.kind.value, "citation": cited})
+    return found
+
+
+def _symbol_dict(sym: SymbolVerdict, sources: Sources, detailed: bool) -> dict[str, Any]:
+    item = {
+        "name": sym.symbol,
+        "bare": bare_symbol(sym.symbol),
+        "change": sym.change,
+        "verdict": sym.verdict,
+        "justification": sym.justification,
+        "decided_by": sym.decided_by,
+        "row": sym.row,
+        "flagged": sym.verdict in FLAGGED,
+        "ports": _ports(sym, sources) if detailed and sym.verdict in FLAGGED else [],
+        "changes": _changes(sym, sources) if detailed else [],
+        "tree": [],
+        "declarations": [] if sym.verdict in FLAGGED else _declarations(sym, sources),
+    }
+    if detailed and sym.verdict in FLAGGED:
+        ports = {p["citation"]["place"]: p for p in item["ports"] if p["citation"]}
+        for line in _tree_lines(sym, sources):
+            port = ports.get(line["citation"]["place"])
+            if port is None:
+                item["tree"].append(line)
+            elif line["kind"] != Kind.TREE_DEFINITION.value:
+                port["facts"].append(line["fact"])  # a one-line signature: the fact joins the port's line
+    return item
+
+
+def _halves(verdict: Verdict, commit: Commit, sources: Sources) -> list[dict[str, Any]]:
+    """The commit half by half (one half per upstream file a row owns).
+
+    ``deciding`` holds the symbols whose verdict is the half's (what the
+    reader must act on or check); ``others`` the rest of the touched
+    symbols (coverage holes, cosmetic lines), which the report folds away.
     """
     hunks_by_path = {change.path: [h.header for h in change.hunks] for change in commit.changes}
-    by_path: dict[str, dict[str, Any]] = {}
+    by_path: dict[str, list[SymbolVerdict]] = {}
     for sym in verdict.symbols:
-        half = by_path.setdefault(
-            sym.path,
-            {"path": sym.path, "hunk_headers": hunks_by_path.get(sym.path, []), "symbols": []},
-        )
-        headers = [e.hunk_header for e in sym.evidence if e.hunk_header]
-        shown = _dedupe(e for e in sym.evidence if e.kind not in _LISTED_ELSEWHERE and not _is_caller(e))
-        flagged = sym.verdict in FLAGGED
-        half["symbols"].append(
-            {
-                "name": sym.symbol,
-                "change": sym.change,
-                "verdict": sym.verdict,
-                "justification": sym.justification,
-                "decided_by": sym.decided_by,
-                "row": sym.row,
-                "flagged": flagged,
-                "ports": list(sym.ports),
-                "reason": sym.reason,
-                "hunk_headers": list(dict.fromkeys(headers)),
-                "upstream_evidence": [evidence_dict(e) for e in shown if (e.side or "").startswith("upstream")],
-                "tree_evidence": [] if flagged else [evidence_dict(e) for e in shown if e.side == "tree"],
-                "other_evidence": [evidence_dict(e) for e in shown if not e.side],
-            }
-        )
-    for half in by_path.values():
-        half["verdict"] = max((s["verdict"] for s in half["symbols"]), key=SEVERITY.__getitem__)
-        half["symbols"].sort(key=lambda s: -SEVERITY[s["verdict"]])
-    return sorted(by_path.values(), key=lambda h: (-SEVERITY[h["verdict"]], h["path"]))
+        by_path.setdefault(sym.path, []).append(sym)
+    halves = []
+    for path, symbols in by_path.items():
+        worst = most_severe(s.verdict for s in symbols)
+        deciding = [s for s in symbols if s.verdict == worst]
+        halves.append({
+            "path": path,
+            "verdict": worst,
+            "flagged": worst in FLAGGED,
+            "hunk_headers": hunks_by_path.get(path) or list(dict.fromkeys(
+                e.hunk_header for s in symbols for e in s.evidence if e.hunk_header)),
+            "deciding": [_symbol_dict(s, sources, detailed=True) for s in deciding],
+            "others": [_symbol_dict(s, sources, detailed=False) for s in symbols if s.verdict != worst],
+        })
+    return sorted(halves, key=lambda h: (-SEVERITY[h["verdict"]], h["path"]))
 
 
-def _tree_places(verdict: Verdict) -> list[dict[str, Any]]:
-    """In-tree evidence of the flagged symbols, one item per cited line.
+def _hop(site: Any) -> dict[str, Any]:
+    return {"place": site.cite, "path": site.file, "line": site.line, "quote": site.quote,
+            "callee": site.callee, "enclosing": site.caller}
 
-    Several facts about one line (the port launches X, its grid is Y, it
-    passes Z) become one item with one quote, in the order first cited.
+
+def reachability_context(chains: Sequence[Any], tests: Sequence[Any], sources: Sources,
+                         truncated: bool = False) -> dict[str, Any]:
+    """Call chains (hops from the port outwards) grouped by entry point, test call sites counted.
+
+    ``chains`` are ``CallSite`` sequences from ``Reachability.caller_chains``;
+    a chain that is the tail of a longer one (the wrapper's own chain, when
+    the kernel's goes through the wrapper) is dropped.
     """
-    places: dict[tuple[str, int | None], dict[str, Any]] = {}
-    for sym in verdict.symbols:
-        if sym.verdict not in FLAGGED:
+    keyed = [tuple((s.file, s.line) for s in chain) for chain in chains]
+    kept = []
+    for chain, key in zip(chains, keyed):
+        if any(len(other) > len(key) and other[-len(key):] == key for other in keyed):
             continue
-        for ev in sym.evidence:
-            if ev.side != "tree" or _is_caller(ev) or ev.kind in _LISTED_ELSEWHERE or not ev.path:
-                continue
-            place = places.setdefault(
-                (ev.path, ev.line),
-                {"path": ev.path, "line": ev.line, "place": f"{ev.path}:{ev.line}" if ev.line else ev.path, "quote": ev.quote, "facts": []},
-            )
-            if ev.message and ev.message not in place["facts"]:
-                place["facts"].append(ev.message)
-            if not place["quote"] and ev.quote:
-                place["quote"] = ev.quote
-    return sorted(places.values(), key=lambda p: (p["path"], p["line"] or 0))
+        if key not in [k for _, k in kept]:
+            kept.append((chain, key))
+    groups: dict[tuple[str, str | None], dict[str, Any]] = {}
+    for chain, _ in kept:
+        last = chain[-1]
+        group = groups.setdefault((last.file, last.caller), {
+            "entry_point": last.caller, "file": last.file, "chains": []})
+        hops = []
+        for site in chain:
+            citation = sources.cite("tree", site.file, site.line, site.quote)
+            hops.append({**_hop(site), "citation": citation.to_dict() if citation else None})
+        group["chains"].append(hops)
+    test_files = sorted({s.file for s in tests})
+    return {
+        "entry_points": sorted(groups.values(), key=lambda g: (g["file"], g["entry_point"] or "")),
+        "chain_count": len(kept),
+        "test_sites": len(tests),
+        "test_files": test_files,
+        "truncated": truncated,
+        "from_records": False,
+    }
+
+
+def _reachability_from_records(verdict: Verdict, sources: Sources) -> dict[str, Any]:
+    """Reachability as the scan recorded it (one caller), when the tree was not indexed again."""
+    callers = _dedupe(e for e in _all_evidence(verdict) if e.kind == Kind.CALLER and e.path and e.quote)
+    groups: dict[tuple[str, str | None], dict[str, Any]] = {}
+    tests = []
+    for ev in callers:
+        if ev.test or (ev.test is None and is_test_path(ev.path)):
+            tests.append(ev)
+            continue
+        citation = _cite(sources, ev)
+        group = groups.setdefault((ev.path, ev.subject), {"entry_point": ev.subject, "file": ev.path, "chains": []})
+        group["chains"].append([{"place": f"{ev.path}:{ev.line}", "path": ev.path, "line": ev.line, "quote": ev.quote,
+                                 "callee": ev.symbol, "enclosing": ev.subject, "citation": citation}])
+    return {
+        "entry_points": list(groups.values()),
+        "chain_count": sum(len(g["chains"]) for g in groups.values()),
+        "test_sites": len(tests),
+        "test_files": sorted({e.path for e in tests if e.path}),
+        "truncated": False,
+        "from_records": True,
+    }
+
+
+def _to_port(verdict: Verdict) -> list[str]:
+    """What porting the entry takes, from the records: new definitions, the launch, parameters."""
+    flagged_paths = {s.path for s in verdict.symbols if s.verdict in FLAGGED}
+    added = [bare_symbol(s.symbol) for s in verdict.symbols
+             if s.path in flagged_paths and s.change == "added" and s.justification == "not-ported"
+             and not s.symbol.startswith("<")]
+    steps = [f"upstream's new {', '.join(added)}"] if added else []
+    subject = _port_subject(verdict)
+    records = _upstream_records(_deciding(verdict), verdict.evidence)
+    if _grid_change(records) is not None:
+        steps.append(f"upstream's grid for the launch in {subject}")
+    for kind, words in ((Kind.PARAM_DEAD, "dropping {} from {} where nothing else reads it"),
+                        (Kind.PARAM_REMOVED, "dropping {} from {}"), (Kind.PARAM_ADDED, "adding {} to {}")):
+        names = list(dict.fromkeys(e.subject for e in records if e.kind == kind and e.subject))
+        if names:
+            steps.append(words.format(", ".join(names), subject))
+    return steps
 
 
 def _size(verdict: Verdict, commit: Commit, row_tests: Sequence[str]) -> dict[str, Any]:
@@ -580,7 +866,7 @@ def _size(verdict: Verdict, commit: Commit, row_tests: Sequence[str]) -> dict[st
             if path and path not in tree_files:
                 tree_files.append(path)
         for ev in sym.evidence:
-            if ev.side == "tree" and ev.path and not _is_caller(ev) and not is_test_path(ev.path) and ev.path not in tree_files:
+            if ev.side == Side.TREE and ev.path and ev.kind != Kind.CALLER and not is_test_path(ev.path) and ev.path not in tree_files:
                 tree_files.append(ev.path)
     return {
         "upstream_files": upstream_files,
@@ -589,6 +875,7 @@ def _size(verdict: Verdict, commit: Commit, row_tests: Sequence[str]) -> dict[st
         "tree_files": tree_files,
         "upstream_tests": [f["path"] for f in upstream_files if is_test_path(f["path"])],
         "row_tests": list(row_tests),
+        "to_port": _to_port(verdict) if verdict.verdict in FLAGGED else [],
     }
 
 
@@ -608,7 +895,13 @@ def _not_determined(verdict: Verdict, commit: Commit, kind: str, unowned_paths: 
         "unowned_paths": list(unowned_paths),
         "binary_files": [c.path for c in commit.changes if c.content != "text"],
         "upstream_unread": None,  # why the upstream commit could not be read again, if it could not
+        "unchecked_citations": 0,
     }
+
+
+def commit_url(web: str | None, sha: str) -> str | None:
+    """The upstream commit's web page from a ``web = "https://…/commit/{sha}"`` template."""
+    return web.replace("{sha}", sha) if web and sha else None
 
 
 def build_issue_context(
@@ -626,16 +919,26 @@ def build_issue_context(
     row_info: Mapping[str, Mapping[str, Any]] | None = None,
     unowned_paths: Sequence[str] = (),
     matrix_path: str | None = None,
+    sources: Sources | None = None,
+    reachability: Mapping[str, Any] | None = None,
+    siblings: Sequence[Mapping[str, Any]] = (),
+    web: str | None = None,
 ) -> dict[str, Any]:
     """Everything ``issue.md.j2`` needs, as JSON-able values.
 
     ``verdict`` is the entry's current verdict (a human review wins over
     scans); ``history`` the entry's verdict events, oldest first; ``proposal``
     a later scan verdict that disagrees with a human review; ``current`` the
-    event that produced ``verdict`` (who decided it, why); ``rows`` the
-    claiming rows, primary first; ``row_info`` per row id: ``title``,
-    ``line`` (in the matrix file), ``tests``.
+    event that produced ``verdict``; ``rows`` the claiming rows, primary
+    first; ``row_info`` per row id: ``title``, ``line``, ``tests``.
+    ``sources`` reads the cited files so every citation is exact (without
+    it, citations are the records' own, marked unchecked);
+    ``reachability`` is ``reachability_context(...)`` of the flagged ports
+    (without it, the caller the scan recorded); ``siblings`` the wave's other
+    flagged entries of the same row (``entry``, ``title``, ``path``,
+    ``issue``); ``web`` the upstream's commit URL template.
     """
+    sources = sources or Sources(lambda side, path: None)
     row_info = row_info or {}
     rows = list(rows) or sorted({s.row for s in verdict.symbols if s.row})
     primary = rows[0] if rows else None
@@ -646,16 +949,20 @@ def build_issue_context(
     earlier = [e for e in events if current_event is None or e["id"] != current_event["id"] or e["id"] is None and e != current_event]
     for change in commit.changes:
         ensure_hunks(change)
-    callers = _dedupe(e for e in _all_evidence(verdict) if _names_a_caller(e))
     row_tests: list[str] = []
     for row in rows:
         for test in row_info.get(row, {}).get("tests", []) or []:
             if test not in row_tests:
                 row_tests.append(test)
+    halves = _halves(verdict, commit, sources)
+    reach = dict(reachability) if reachability is not None else _reachability_from_records(verdict, sources)
+    not_determined = _not_determined(verdict, commit, kind, unowned_paths)
+    not_determined["unchecked_citations"] = sum(1 for c in sources.made if not c.checked)
     return {
         "title": issue_title(kind, primary, summary),
         "kind": kind,
         "summary": summary,
+        "what_is_wrong": _summary_line(verdict, commit, full=True),
         "slug": slugify(commit.title),
         "fingerprint": fingerprint(upstream, commit.sha, verdict.verdict, verdict.justification, rows),
         "row": primary,
@@ -683,6 +990,7 @@ def build_issue_context(
             "authored_at": commit.authored_at,
             "pr": commit.pr,
             "is_merge": commit.is_merge,
+            "url": commit_url(web, commit.sha),
         },
         "verdict": {
             "verdict": verdict.verdict,
@@ -697,15 +1005,14 @@ def build_issue_context(
         },
         "history": earlier,
         "proposal": history_dict(proposal) if proposal is not None else None,
-        "halves": _halves(verdict, commit),
-        "tree_places": _tree_places(verdict),
-        "callers": {
-            "non_test": [evidence_dict(e) for e in callers if not _caller_is_test(e)],
-            "test": [evidence_dict(e) for e in callers if _caller_is_test(e)],
-        },
+        "halves": halves,
+        "flagged_halves": sum(1 for h in halves if h["flagged"]),
+        "reachability": reach,
+        "siblings": [dict(s) for s in siblings],
         "size": _size(verdict, commit, row_tests),
-        "not_determined": _not_determined(verdict, commit, kind, unowned_paths),
+        "not_determined": not_determined,
         "verify_rows": [r for r in rows if row_info.get(r, {}).get("tests")] or rows,
+        "citations": [c.to_dict() for c in sources.made],
     }
 
 
@@ -723,7 +1030,8 @@ def environment(templates_dir: Path | None = None) -> jinja2.Environment:
         lstrip_blocks=True,
         keep_trailing_newline=True,
     )
-    env.filters.update(code=md_code, block=md_block, text=md_text, sentence=md_sentence, cell=md_cell, one_line=one_line)
+    env.filters.update(code=md_code, block=md_block, text=md_text, sentence=md_sentence, cell=md_cell, one_line=one_line,
+                       safe_url=safe_url, cite=md_cite, cite_block=md_cite_block, link=md_link)
     env.globals.update(VERDICTS=VERDICTS, FLAGGED=sorted(FLAGGED))
     return env
 

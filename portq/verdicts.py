@@ -722,18 +722,19 @@ def _upstream_param_evidence(signature: Signature, name: str, side: str, kind: s
     param = signature.param(name)
     return Evidence(kind=kind, message=message, side=side, path=signature.path,
                     line=param.line if param else signature.start_line, quote=param.quote if param else None,
-                    symbol=signature.name)
+                    symbol=signature.name, subject=param.name if param else name)
 
 
 def _tree_param_evidence(port: Signature, name: str, message: str) -> list[Evidence]:
     param = port.param(name)
     found = [Evidence(kind=Kind.TREE_PARAM, message=message, side="tree", path=port.path,
                       line=param.line if param else port.start_line, quote=param.quote if param else None,
-                      symbol=port.name)]
+                      symbol=port.name, subject=param.name if param else name)]
     use = port.first_use.get(name)
     if use is not None:
         found.append(Evidence(kind=Kind.TREE_USE, message=f"the port still reads {name}", side="tree",
-                              path=port.path, line=use.line, quote=use.quote, symbol=port.name))
+                              path=port.path, line=use.line, quote=use.quote, symbol=port.name,
+                              subject=param.name if param else name))
     return found
 
 
@@ -819,13 +820,15 @@ def _parameter_items(old: Signature, new: Signature, port: Signature, scope: set
     newly_dead = [n for n in new.dead_params if n not in old.dead_params and n in old_names]
     for name in newly_dead:
         use = old.first_use.get(name)
+        written = new.param(name).name if new.param(name) else name
         upstream = [Evidence(kind=Kind.PARAM_DEAD, message=f"upstream now leaves {name} unused", side="upstream-new",
                              path=new.path, line=new.param(name).line if new.param(name) else new.start_line,
-                             quote=new.param(name).quote if new.param(name) else None, symbol=new.name)]
+                             quote=new.param(name).quote if new.param(name) else None, symbol=new.name,
+                             subject=written)]
         if use is not None:
             upstream.append(Evidence(kind=Kind.PARAM_USE_REMOVED, message=f"upstream used {name} here before",
                                      side="upstream-old", path=old.path, line=use.line, quote=use.quote,
-                                     symbol=old.name))
+                                     symbol=old.name, subject=written))
         if name in scope:
             items.append(ItemResult("not-carried", "signature", name, upstream))
         elif port.param(name) is None:
@@ -963,9 +966,9 @@ def _geometry_items(old, new, port, before, after, mine, cross: bool, port_launc
         or before.grid_identifiers != after.grid_identifiers
     upstream = [
         Evidence(kind=Kind.LAUNCH_GRID, message=f"upstream grid was {before.grid_text}", side="upstream-old",
-                 path=old.path, line=before.line, quote=before.quote, symbol=old.name),
+                 path=old.path, line=before.line, quote=before.quote, symbol=old.name, subject=before.grid_text),
         Evidence(kind=Kind.LAUNCH_GRID, message=f"upstream grid is now {after.grid_text}", side="upstream-new",
-                 path=new.path, line=after.line, quote=after.quote, symbol=new.name,
+                 path=new.path, line=after.line, quote=after.quote, symbol=new.name, subject=after.grid_text,
                  before=Location(Side.OLD, old.path, before.line, quote=before.quote),
                  after=Location(Side.NEW, new.path, after.line, quote=after.quote)),
     ]
@@ -991,7 +994,9 @@ def _geometry_items(old, new, port, before, after, mine, cross: bool, port_launc
         have = getattr(mine, attribute)
         if cross or have is None:
             continue  # CUDA threads and Triton warps do not compare
-        tree = [_tree_launch_evidence(port, mine, f"the port's {attribute} is {have}")]
+        tree = [_tree_launch_evidence(port, mine, f"the port's {attribute} is {have}"),
+                Evidence(kind=Kind.LAUNCH_BLOCK, message=f"upstream {attribute} went {was}→{now}", side="upstream-new",
+                         path=new.path, line=after.line, quote=after.quote, symbol=new.name, subject=attribute)]
         if have == now:
             items.append(ItemResult("sync", "launch", f"the port's {attribute} is already {now}", upstream + tree))
         elif have == was:
@@ -1242,7 +1247,8 @@ def _anchor_evidence(anchor: Anchor, message: str, kind: Kind = Kind.ANCHOR) -> 
 
 def _caller_evidence(site, message: str, test: bool) -> Evidence:
     return Evidence(kind=Kind.CALLER, message=f"{message}: {site.caller or '<module>'} calls {site.callee}",
-                    side="tree", path=site.file, line=site.line, quote=site.quote, symbol=site.callee, test=test)
+                    side="tree", path=site.file, line=site.line, quote=site.quote, symbol=site.callee, test=test,
+                    subject=site.caller)
 
 
 # --- the entry ----------------------------------------------------------------------

@@ -1,10 +1,13 @@
-"""``portq summary [--range A..B | --wave PORTQ-N] [--json]``: one wave as a dashboard.
+"""``portq summary [--range A..B | --wave PORTQ-N] [--json] [--html FILE]``: one wave as a dashboard.
 
 Counts per verdict, REAL_GAP entries grouped by row (a checklist with the
 ``file-issue`` command beside each), NEEDS_REVIEW and INERT entries,
 ``not-ported`` coverage holes, and scans that disagree with a human review.
 The markdown (``templates/summary.md.j2``) is meant to be pasted into a
 tracking issue; ``--json`` prints the same context.
+
+``--html FILE`` writes the whole ledger instead as one self-contained page
+(``portq.html_page``) and prints its path.
 
 It reads the ledger only.
 """
@@ -19,6 +22,7 @@ from portq.commands.selection import add_selector, selected_wave
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_selector(parser, entry=False)
+    parser.add_argument("--html", metavar="FILE", help="write the ledger as one self-contained HTML page to FILE")
 
 
 def summary_document(wave, records) -> output.Document:
@@ -29,6 +33,17 @@ def summary_document(wave, records) -> output.Document:
 
 def run(args: argparse.Namespace, workspace) -> int:
     wave = selected_wave(workspace, args)
+    if args.html:
+        from pathlib import Path
+
+        from portq import html_page
+        from portq.terminal import cell
+
+        config = workspace.config
+        html_page.write_page(workspace.ledger(), Path(args.html), config.root / "reports", config.upstream_web)
+        document = output.Document({"html": args.html}, table=lambda out: out.print(cell(args.html), crop=False, overflow="ignore"))
+        output.emit(document, output.output_format(args))
+        return 0
     records = workspace.ledger().wave_entries(wave)
     output.emit(summary_document(wave, records), output.output_format(args, "markdown"))
     return 0

@@ -32,12 +32,53 @@ def test_seed000_report_matches_the_golden_file(scenario):
 
 def test_seed000_report_names_both_halves_the_caller_and_the_gap(scenario):
     text = report_path(scenario.portq("file-issue", "1")).read_text()
-    assert text.startswith("# perf(KERNEL-KV-CACHE): gather\\_and\\_maybe\\_dequant\\_cache is behind upstream")
-    assert "`cp_gather_cache` (modified): **NOT_APPLICABLE** / `not-carried`" in text
-    assert "`kernels/kv_cache/gather.py:32`: The port still takes token\\_to\\_seq" in text
-    assert "- `kernels/mla_prefill/chunked_context.py:6`" in text
+    assert text.startswith("# perf(KERNEL-KV-CACHE): gather\\_and\\_maybe\\_dequant\\_cache still launches grid (num\\_tokens)")
+    assert "- `cp_gather_cache` (modified): `NOT_APPLICABLE` / `not-carried`; declared out of scope at `kernels/kv_cache/gather.py:5`" in text
+    assert "(still takes token\\_to\\_seq)" in text
+    assert "  2. in `gather_chunk`: `kernels/mla_prefill/chunked_context.py:6`" in text
     assert "## What was not determined" in text and "upstream's claim until a benchmark" in text
     assert "`portq verify KERNEL-KV-CACHE` passes" in text
+
+
+def test_seed000_report_quotes_the_port_grid_and_upstreams_grid_before_and_after(scenario):
+    text = report_path(scenario.portq("file-issue", "1")).read_text()
+    assert "- `kernels/kv_cache/gather.py:36-37` (its launch and grid)\n  ```text\n  grid = (num_tokens,)\n" in text
+    assert "  - before `csrc/cache_kernels.cu:56-60`\n    ```text\n    constexpr int32_t thread_block_size = 64;\n    dim3 grid(num_tokens);" in text
+    assert "    dim3 grid(ceil_div(num_tokens, block_size) + 2 * num_reqs);" in text
+    assert text.count("dim3 grid(num_tokens);") == 1  # the old grid is quoted once, not once per delta
+
+
+def test_other_touched_symbols_are_folded_into_one_details_block(scenario):
+    text = report_path(scenario.portq("file-issue", "1")).read_text()
+    assert text.count("<details>") == 1 and text.count("</details>") == 1
+    folded = text[text.index("<details>"):text.index("</details>")]
+    assert "`vllm::gather_and_maybe_dequant_cache_page` (added): `NOT_APPLICABLE` / `not-ported`" in folded
+    assert "evidence hunk" not in text and "the port passes it" not in text
+
+
+def test_the_golden_report_is_shorter_than_the_one_it_replaced(scenario):
+    text = report_path(scenario.portq("file-issue", "1")).read_text()
+    assert len(text.splitlines()) < 112  # the first golden report had 112 lines
+    for section in ("## Correction history", "## What is wrong", "## Reachability", "## Why REAL_GAP",
+                    "## Size", "## What was not determined", "## Done when"):
+        assert section in text
+
+
+def test_an_entry_that_needs_nothing_is_refused_unless_forced(scenario):
+    scenario.portq("review", "1", "--verdict", "IN_SYNC", "--because", "ported by hand", "--who", "ana")
+    refused = scenario.portq("file-issue", "1")
+    assert refused.code == 2 and refused.out == ""
+    assert refused.err.strip().splitlines() == [
+        "portq: error: entry 1 is IN_SYNC: nothing to act on, so no report; pass --force to write one anyway"]
+    forced = scenario.portq("file-issue", "1", "--force")
+    assert forced.code == 0 and "already matches upstream" in Path(forced.out.strip()).read_text()
+
+
+def test_n_all_and_dashboard_are_exclusive(scenario):
+    result = scenario.portq("file-issue", "1", "--all")
+    assert result.code == 2 and "expected one of N, --all or --dashboard, got N and --all" in result.err
+    result = scenario.portq("file-issue")
+    assert result.code == 2 and "got none" in result.err
 
 
 def test_rerunning_writes_the_same_file(scenario):
@@ -50,7 +91,8 @@ def test_rerunning_writes_the_same_file(scenario):
 def test_json_prints_the_context_and_the_path(scenario):
     document = scenario.portq("file-issue", "1", "--json").json()
     for key in ("title", "kind", "row", "co_owners", "wave", "entry", "range", "commit", "verdict", "history",
-                "halves", "tree_places", "callers", "size", "not_determined", "fingerprint", "path", "filed"):
+                "halves", "reachability", "citations", "siblings", "size", "not_determined", "fingerprint", "path",
+                "filed"):
         assert key in document
     assert (document["kind"], document["verdict"]["verdict"], document["filed"]) == ("perf", "REAL_GAP", None)
 
@@ -150,3 +192,10 @@ def test_report_cites_the_matrix_relative_to_the_root_or_else_the_tree(tmp_path)
     assert _relative(matrix, tmp_path / "elsewhere", tree) == "matrix/rows.toml"
     assert _relative(matrix, tmp_path, tree) == "tree/matrix/rows.toml"
     assert _relative(matrix, tmp_path / "x") == str(matrix)
+
+
+def test_size_says_what_to_port_from_the_records(scenario):
+    text = report_path(scenario.portq("file-issue", "1")).read_text()
+    assert ("What to port: upstream's new gather\\_and\\_maybe\\_dequant\\_cache\\_page; upstream's grid for the launch in "
+            "gather\\_and\\_maybe\\_dequant\\_cache; dropping token\\_to\\_seq from gather\\_and\\_maybe\\_dequant\\_cache "
+            "where nothing else reads it.") in text

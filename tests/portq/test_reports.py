@@ -52,7 +52,10 @@ def make_commit(title: str = "[Kernel] Faster gathers (#51739)", message: str = 
 
 
 def make_verdict(kind: str = "launch-grid", verdict: str = REAL_GAP, change: str = "modified", **extra) -> Verdict:
-    evidence = [Evidence(kind, "grid changed", side="upstream-new", quote=extra.pop("quote", "dim3 grid(n);"))]
+    quote = extra.pop("quote", "dim3 grid(n);")
+    evidence = [Evidence(kind, "upstream changed", side="upstream-new", quote=quote, subject="(m)")]
+    if kind == "launch-grid":
+        evidence.insert(0, Evidence(kind, "upstream grid was (n)", side="upstream-old", quote=quote, subject="(n)"))
     return Verdict(
         verdict,
         extra.pop("justification", None),
@@ -114,10 +117,31 @@ def test_report_path_shape(tmp_path):
 
 @pytest.mark.parametrize(
     ("evidence_kind", "change", "expected"),
-    [("launch-grid", "modified", "perf"), ("param-added", "modified", "feat"), ("body", "modified", "fix"), ("body", "added", "feat")],
+    [("launch-grid", "modified", "perf"), ("param-added", "modified", "feat"), ("body", "modified", "fix"),
+     ("body", "added", "feat"), ("param-dead", "modified", "refactor"), ("program-id", "modified", "perf")],
 )
 def test_kind_is_inferred_from_evidence(evidence_kind, change, expected):
     assert reports.infer_kind(make_verdict(evidence_kind, change=change)) == expected
+
+
+def test_an_unchanged_grid_cited_as_context_does_not_make_an_added_parameter_perf():
+    verdict = make_verdict("param-added")
+    verdict.symbols[0].evidence += [
+        Evidence("launch-grid", "upstream grid was (n, h)", side="upstream-old", subject="(n, h)"),
+        Evidence("launch-grid", "upstream grid is now (n, h)", side="upstream-new", subject="(n,h)"),
+    ]
+    assert reports.infer_kind(verdict) == "feat"
+    context = context_for(make_commit(), verdict)
+    assert context["title"].startswith("feat(ROW-A): gather still lacks upstream's new parameter (m)")
+
+
+def test_title_names_the_bare_port_without_markup_entities():
+    verdict = make_verdict()
+    verdict.symbols[0].ports = ["src/vt/cuda/prefill.cu:62 vt::<anonymous>::GatherMlaCacheKernel"]
+    title = context_for(make_commit(), verdict)["title"]
+    assert title == "perf(ROW-A): GatherMlaCacheKernel still launches grid (n)"
+    rendered = reports.render("issue.md.j2", context_for(make_commit(), verdict)).splitlines()[0]
+    assert "&lt;" not in rendered and "&amp;" not in rendered
 
 
 def test_kind_ignores_the_commit_message():
@@ -133,7 +157,7 @@ def test_fingerprint_is_stable_and_changes_with_the_verdict():
 
 def test_title_has_kind_row_and_summary():
     context = context_for(make_commit(), make_verdict())
-    assert context["title"].startswith("perf(ROW-A): gather is behind upstream c76a425278")
+    assert context["title"] == "perf(ROW-A): gather still launches grid (n)"
 
 
 def test_title_is_cut_at_a_word():
@@ -165,7 +189,7 @@ def test_code_span_fence_is_longer_than_any_backtick_run_inside():
 
 
 def test_text_escapes_markdown_and_html():
-    assert reports.md_text("**x** <b>") == "\\*\\*x\\*\\* &lt;b&gt;"
+    assert reports.md_text("**x** <b> &amp;") == "\\*\\*x\\*\\* \\<b\\> \\&amp;"
 
 
 def test_text_escapes_a_leading_heading_or_list_marker():
