@@ -201,22 +201,21 @@ def traffic(tokens, heads, cache, weight="bf16"):
     return flops, nbytes
 
 
-def measure_ceilings(do_bench):
+def measure_ceilings(time_ms):
     src = torch.empty(2 * 1024**3, dtype=torch.uint8, device="cuda")
     dst = torch.empty_like(src)
-    ms = do_bench(lambda: dst.copy_(src), warmup=25, rep=200, return_mode="median")
+    ms = time_ms(lambda: dst.copy_(src), graph=False)  # captured in a graph, a memcpy node measured 2.7 TB/s
     copy_tbs = 2 * src.numel() / ms / 1e9
     del src, dst
     a = torch.randn(8192, 8192, device="cuda", dtype=torch.bfloat16)
     b = torch.randn(8192, 8192, device="cuda", dtype=torch.bfloat16)
-    ms = do_bench(lambda: a @ b, warmup=25, rep=200, return_mode="median")
+    ms = time_ms(lambda: a @ b)
     bf16_tflops = 2 * 8192**3 / ms / 1e9
     fp8_tflops = None
     try:
         a8, b8 = a.to(torch.float8_e4m3fn), b.t().contiguous().to(torch.float8_e4m3fn).t()
         one = torch.tensor(1.0, device="cuda")
-        ms = do_bench(lambda: torch._scaled_mm(a8, b8, scale_a=one, scale_b=one, out_dtype=torch.bfloat16),
-                      warmup=25, rep=200, return_mode="median")
+        ms = time_ms(lambda: torch._scaled_mm(a8, b8, scale_a=one, scale_b=one, out_dtype=torch.bfloat16))
         fp8_tflops = 2 * 8192**3 / ms / 1e9
     except Exception as exc:  # report, do not fail the run
         print(f"fp8 matmul rate not measured: {exc}", file=sys.stderr)
@@ -273,22 +272,30 @@ def _timed(fn, bench):
 
 def run(args):
     import triton
-    from portq_kernels.mla_prefix.gather_kv_b_proj import gather_kv_b_proj_with_config
+    from _timing import time_gpu
 
-    do_bench = triton.testing.do_bench
+    from portq_kernels import validation
+    from portq_kernels.mla_prefix.gather_kv_b_proj import gather_kv_b_proj, gather_kv_b_proj_with_config
+
+    def in_mode(mode, fn):
+        def call():
+            with validation.index_checks(mode):
+                fn()
+        return call
+
     configs = sweep_configs()
     if not args.no_warm:
         warm_compile()
     if args.compile_only:
         return None
-    ceilings = measure_ceilings(do_bench)
+    ceilings = measure_ceilings(lambda fn, graph=True: time_gpu(fn, graph=graph).ms)
     print(f"device {torch.cuda.get_device_name()}: copy {ceilings['copy_tbs']:.2f} TB/s, "
           f"bf16 {ceilings['bf16_tflops']:.0f} TFLOP/s, fp8 {ceilings['fp8_tflops'] or float('nan'):.0f} TFLOP/s",
           flush=True)
     results = dict(device=torch.cuda.get_device_name(), torch=torch.__version__, triton=triton.__version__,
                    ceilings=ceilings, configs=[config_name(c) for c in configs], rows=[], kernels={})
     shapes = [s for s in SHAPES if not args.only or args.only in s[0]]
-    bench = lambda fn: do_bench(fn, warmup=args.warmup, rep=args.rep, return_mode="median")  # noqa: E731
+    bench = lambda fn: time_gpu(in_mode("record", fn), trials=args.trials).ms  # noqa: E731
     for label, batch, ctx, heads in shapes:
         for cache, weight, page_size in row_kinds(label):
             p = make_problem(batch, ctx, heads, cache, page_size, "cuda", weight)
@@ -322,6 +329,8 @@ def run(args):
                 sweep[name], err = _timed(lambda c=c: gather_kv_b_proj_with_config(*op_args, config=c), bench)
                 if err:
                     errors[name] = err
+            default = time_gpu(in_mode("assert", lambda: gather_kv_b_proj(*op_args)), trials=args.trials)
+            unchecked = time_gpu(in_mode("record", lambda: gather_kv_b_proj(*op_args)), trials=args.trials)
             torch_ms, _ = _timed(lambda: torch_path(p, k_out, v_out), bench)
             serial_ms = None
             if not args.skip_serial:
@@ -329,7 +338,8 @@ def run(args):
             flops, nbytes = traffic(t, heads, cache, weight)
             row = dict(shape=label, batch=batch, ctx=ctx, heads=heads, cache=cache, weight=weight,
                        page_size=page_size, tokens=t, flops=flops, bytes=nbytes, torch_ms=torch_ms,
-                       serial_ms=serial_ms, sweep=sweep, errors=errors, agreement_with_first=agreement)
+                       serial_ms=serial_ms, default_ms=default.ms, default_spread=default.spread(),
+                       unchecked_ms=unchecked.ms, sweep=sweep, errors=errors, agreement_with_first=agreement)
             results["rows"].append(row)
             Path(args.json).write_text(json.dumps(results, indent=1))  # partial results survive a timeout
             timed = {k: v for k, v in sweep.items() if v}
@@ -364,7 +374,7 @@ def render(results) -> str:
         "",
         f"Reproduce: `{COMMAND}` (torch {results['torch']}, Triton {results['triton']}).",
         "",
-        f"Measured ceilings in the same run: device copy {ceil['copy_tbs']:.2f} TB/s (read+write), "
+        f"Measured ceilings in the same run: device copy {ceil['copy_tbs']:.2f} TB/s (read+write, eager `copy_` loop), "
         f"bf16 matmul {ceil['bf16_tflops']:.0f} TFLOP/s, fp8 matmul "
         + (f"{ceil['fp8_tflops']:.0f}" if ceil.get("fp8_tflops") else "n/a") + " TFLOP/s (8192^3).",
         "",
@@ -373,29 +383,34 @@ def render(results) -> str:
         "bandwidth) with the bf16 rate, or the fp8 rate where cache and weight are both fp8; `%roof` = "
         "roofline time / our time. `torch` = gather + `torch.matmul` + copies (slot index and bf16 weight "
         "precomputed); `serial` = upstream's pre-#4776 (sequence, head) serial chunk-loop geometry. "
-        "Times are `do_bench` medians.",
+        "`ours` is the default wrapper (a bad index traps in the kernel, no host read); `default ÷ unchecked` divides it "
+        "by the same op in index mode `record`. Times are per launch: CUDA-graph replay of back-to-back "
+        "launches (about 3 ms, at least 5) after an L2 flush, median of 7 trials, fastest–slowest beside "
+        "it (`benchmarks/_timing.py`; the PyTorch path is an eager loop where it cannot be captured).",
         "",
-        "| shape (BxL heads) | cache x weight | S | tokens | config | ours ms | TB/s | TFLOP/s | roofline ms "
-        "| %roof | torch ms | x torch | serial ms | x serial | best swept ms |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| shape (BxL heads) | cache x weight | S | tokens | config | ours ms | min–max µs | TB/s | TFLOP/s "
+        "| roofline ms | %roof | torch ms | x torch | serial ms | x serial | best swept ms | default ÷ unchecked |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in results["rows"]:
         weight = r.get("weight", "bf16")
         chosen = op_config_name(r["cache"], weight)
-        ours = r["sweep"].get(chosen)
+        ours = r.get("default_ms", r["sweep"].get(chosen))
         roof = roofline_ms(r, ceil)
         timed = [v for v in r["sweep"].values() if v]
         serial = r["serial_ms"]
         if ours is None:
             perf = "fail | n/a | n/a"
         else:
-            perf = f"{ours:.4f} | {r['bytes'] / ours / 1e9:.2f} | {r['flops'] / ours / 1e9:.0f}"
+            perf = (f"{ours:.4f} | {r.get('default_spread', 'n/a')} | {r['bytes'] / ours / 1e9:.2f} | "
+                    f"{r['flops'] / ours / 1e9:.0f}")
         lines.append(
             f"| {r['shape']} | {r['cache']} x {weight} | {r['page_size']} | {r['tokens']} | `{chosen}` | {perf} | "
             f"{roof:.4f} | " + (f"{100 * roof / ours:.0f}%" if ours else "n/a") + " | "
             f"{_fmt(r['torch_ms'])} | " + (f"{r['torch_ms'] / ours:.2f}" if ours and r["torch_ms"] else "n/a")
             + " | " + (f"{serial:.4f} | {serial / ours:.2f}" if serial and ours else "n/a | n/a")
-            + " | " + (f"{min(timed):.4f}" if timed else "n/a") + " |")
+            + " | " + (f"{min(timed):.4f}" if timed else "n/a")
+            + " | " + (f"{ours / r['unchecked_ms']:.3f}×" if ours and r.get("unchecked_ms") else "n/a") + " |")
     lines += ["", NOTES, "", "Tile configurations swept (median ms per shape; `fail` = did not compile or run):", "",
               "| shape | cache x weight | S | " + " | ".join(results["configs"]) + " |",
               "|---|---|---|" + "---|" * len(results["configs"])]
@@ -430,7 +445,7 @@ def plot(results, path):
     ceil = results["ceilings"]
     rows = results["rows"]
     labels = [f"{r['shape']}\n{r['cache']}x{r.get('weight', 'bf16')} S{r['page_size']}" for r in rows]
-    ours = [r["sweep"].get(op_config_name(r["cache"], r.get("weight", "bf16"))) for r in rows]
+    ours = [r.get("default_ms", r["sweep"].get(op_config_name(r["cache"], r.get("weight", "bf16")))) for r in rows]
     roof = [roofline_ms(r, ceil) for r in rows]
     fig, ax = plt.subplots(figsize=(max(10, len(rows) * 0.55), 5.5))
     x = range(len(rows))
@@ -456,8 +471,7 @@ def main(argv=None):
     parser.add_argument("--json", default=os.environ.get("OUT", ".") + "/gather_kv_b_proj.json",
                         help="where to save the raw measurements")
     parser.add_argument("--only", help="run shapes whose label contains this string")
-    parser.add_argument("--warmup", type=int, default=10)
-    parser.add_argument("--rep", type=int, default=40)
+    parser.add_argument("--trials", type=int, default=7)
     parser.add_argument("--skip-serial", action="store_true")
     parser.add_argument("--no-warm", action="store_true", help="skip the parallel warm-up compile")
     parser.add_argument("--compile-only", action="store_true", help="only warm Triton's cache, then exit")

@@ -23,7 +23,7 @@ import triton
 import triton.language as tl
 
 from .. import validation as check
-from ..validation import next_power_of_2, record_violation
+from ..validation import next_power_of_2, record_scalar_violation, record_violation
 from ._numerics import fp8_code_to_fp32, store_from_fp32
 
 #: Requests examined per vector step of the mapping scan.
@@ -54,6 +54,7 @@ def map_gather_page_task(
     num_tokens,
     block_size,
     index_flag,
+    TRAP: tl.constexpr,
     HAS_TERMINAL_START: tl.constexpr,
     HAS_SEQ_STARTS: tl.constexpr,
     REQS_PER_SCAN: tl.constexpr,
@@ -91,7 +92,7 @@ def map_gather_page_task(
         if HAS_SEQ_STARTS:
             source_begin = tl.load(seq_starts + reqs, mask=valid, other=0)
             negative = valid & (source_begin < 0) & (length > 0)
-            record_violation(index_flag, negative & (task == 0))
+            record_violation(index_flag, negative & (task == 0), TRAP)
             length = tl.where(negative, 0, length)
             source_begin = tl.maximum(source_begin, 0)
         else:
@@ -137,6 +138,7 @@ def resolve_page(
     block_table_width,
     num_blocks,
     index_flag,
+    TRAP: tl.constexpr,
     HAS_TERMINAL_START: tl.constexpr,
     HAS_SEQ_STARTS: tl.constexpr,
     REQS_PER_SCAN: tl.constexpr,
@@ -156,6 +158,7 @@ def resolve_page(
             num_tokens,
             block_size,
             index_flag,
+            TRAP,
             HAS_TERMINAL_START,
             HAS_SEQ_STARTS,
             REQS_PER_SCAN,
@@ -168,7 +171,7 @@ def resolve_page(
         other=-1,
     )
     copy = in_table & (physical_block >= 0) & (physical_block < num_blocks)
-    tl.store(index_flag, 0, mask=found & ~copy)
+    record_scalar_violation(index_flag, found & ~copy, TRAP)
     num_page_tokens = tl.where(copy, page_token_end - page_token_begin, 0)
     return num_page_tokens, physical_block, page_token_begin, output_token_begin
 

@@ -34,12 +34,13 @@ from ._numerics import (
     native_casts,
 )
 
-#: Tokens per program of every writer kernel.
-TOKENS_PER_PROGRAM = 8
+#: (tokens per program, warps) of each writer kernel: per-element formats
+#: ("element"), fp8_ds_mla, nvfp4_ds_mla. Module-level so the benchmark can sweep them.
+WRITER_TILING = {"element": (8, 4), "fp8_ds_mla": (8, 4), "nvfp4_ds_mla": (8, 4)}
 
 
 @triton.jit
-def _token_slots(slot_mapping, tokens, num_tokens, block_size, num_blocks, index_flag):
+def _token_slots(slot_mapping, tokens, num_tokens, block_size, num_blocks, index_flag, TRAP: tl.constexpr):
     """For each entry of ``tokens``: whether it is written, and its cache block and
     offset. Slots past the cache are never written (upstream would write out of
     bounds): they clear ``index_flag``."""
@@ -47,7 +48,7 @@ def _token_slots(slot_mapping, tokens, num_tokens, block_size, num_blocks, index
     slot = tl.load(slot_mapping + tokens, mask=in_batch, other=-1)
     block = slot // block_size
     write = in_batch & (slot >= 0) & (block < num_blocks)
-    record_violation(index_flag, in_batch & (slot >= 0) & (block >= num_blocks))
+    record_violation(index_flag, in_batch & (slot >= 0) & (block >= num_blocks), TRAP)
     return tokens.to(tl.int64), write, block, slot % block_size
 
 
@@ -69,6 +70,7 @@ def concat_and_cache_mla_kernel(
     num_tokens,
     num_blocks,
     index_flag,
+    TRAP: tl.constexpr,
     CONVERSION: tl.constexpr,
     SOURCE_IS_BF16: tl.constexpr,
     RANK_BLOCK: tl.constexpr,
@@ -79,7 +81,7 @@ def concat_and_cache_mla_kernel(
     """Plain formats. AUTO passes every tensor as same-width integers (a bit
     copy); fp8 divides by ``scale[0]`` with ``div_rn`` and rounds in integers."""
     tokens, write, block, offset = _token_slots(
-        slot_mapping, tl.program_id(0) * TOKENS + tl.arange(0, TOKENS), num_tokens, block_size, num_blocks, index_flag
+        slot_mapping, tl.program_id(0) * TOKENS + tl.arange(0, TOKENS), num_tokens, block_size, num_blocks, index_flag, TRAP
     )
     entry = kv_cache + block * block_stride + offset * entry_stride
     scale_value = 1.0
@@ -123,6 +125,7 @@ def concat_and_cache_ds_mla_kernel(
     num_tokens,
     num_blocks,
     index_flag,
+    TRAP: tl.constexpr,
     SOURCE_IS_BF16: tl.constexpr,
     TOKENS: tl.constexpr,
     NATIVE: tl.constexpr,
@@ -132,14 +135,14 @@ def concat_and_cache_ds_mla_kernel(
     16-bit RoPE go through 4- and 2-byte views of the same cache."""
     first_token = tl.program_id(0) * TOKENS
     tokens, write, block, offset = _token_slots(
-        slot_mapping, first_token + tl.arange(0, TOKENS), num_tokens, block_size, num_blocks, index_flag
+        slot_mapping, first_token + tl.arange(0, TOKENS), num_tokens, block_size, num_blocks, index_flag, TRAP
     )
     entry_bytes = block * block_stride + offset * entry_stride
 
     rows = tl.arange(0, TOKENS * 4)
     row_tile = rows % 4
     row_src, row_write, row_block, row_offset = _token_slots(
-        slot_mapping, first_token + rows // 4, num_tokens, block_size, num_blocks, index_flag
+        slot_mapping, first_token + rows // 4, num_tokens, block_size, num_blocks, index_flag, TRAP
     )
     row_entry = row_block * block_stride + row_offset * entry_stride
     cols = tl.arange(0, 128)
@@ -175,6 +178,7 @@ def concat_and_cache_nvfp4_ds_mla_kernel(
     num_tokens,
     num_blocks,
     index_flag,
+    TRAP: tl.constexpr,
     TOKENS: tl.constexpr,
 ):
     """nvfp4_ds_mla. Rows are (token, 16-wide tile) pairs; even and odd elements
@@ -186,14 +190,14 @@ def concat_and_cache_nvfp4_ds_mla_kernel(
     NATIVE: tl.constexpr = False
     first_token = tl.program_id(0) * TOKENS
     tokens, write, block, offset = _token_slots(
-        slot_mapping, first_token + tl.arange(0, TOKENS), num_tokens, block_size, num_blocks, index_flag
+        slot_mapping, first_token + tl.arange(0, TOKENS), num_tokens, block_size, num_blocks, index_flag, TRAP
     )
     entry = kv_cache + block * block_stride + offset * entry_stride
 
     rows = tl.arange(0, TOKENS * 32)
     row_tile = rows % 32
     row_src, row_write, row_block, row_offset = _token_slots(
-        slot_mapping, first_token + rows // 32, num_tokens, block_size, num_blocks, index_flag
+        slot_mapping, first_token + rows // 32, num_tokens, block_size, num_blocks, index_flag, TRAP
     )
     row_entry = row_block * block_stride + row_offset * entry_stride
     pairs = tl.arange(0, 8)
@@ -217,10 +221,10 @@ def concat_and_cache_nvfp4_ds_mla_kernel(
     tl.store(entry[:, None] + 256 + rope_cols[None, :], fp32_to_fp8_code(rope, False, NATIVE).to(tl.uint8), mask=write[:, None])
 
 
-def _writer_grid(num_tokens: int) -> tuple[int]:
-    """``TOKENS_PER_PROGRAM`` tokens per program: enough work per program to hide
-    the slot lookup, and small tiles that never spill."""
-    return (triton.cdiv(num_tokens, TOKENS_PER_PROGRAM),)
+def _writer_grid(num_tokens: int, tokens_per_program: int) -> tuple[int]:
+    """A few tokens per program: enough work per program to hide the slot
+    lookup, and small tiles that never spill."""
+    return (triton.cdiv(num_tokens, tokens_per_program),)
 
 
 def _as_bits(value: torch.Tensor) -> torch.Tensor:
@@ -315,21 +319,22 @@ def concat_and_cache_mla(
                             " (the cache's slots)")
     flag = check.index_flag(device)
 
-    grid = _writer_grid(num_tokens)
+    tokens, warps = WRITER_TILING[kv_cache_dtype if kv_cache_dtype in (fmt.FP8_DS_MLA, fmt.NVFP4_DS_MLA) else "element"]
+    grid = _writer_grid(num_tokens, tokens)
     native = native_casts(kv_cache)
     common = (slot_mapping, kv_cache.stride(0), kv_cache.stride(1), kv_c.stride(0), k_pe.stride(0))
     if kv_cache_dtype == fmt.FP8_DS_MLA:
         raw = kv_cache.view(torch.uint8)
         concat_and_cache_ds_mla_kernel[grid](
             _as_bits(kv_c), k_pe.view(torch.int16), raw, raw.view(torch.float32), raw.view(torch.int16),
-            *common, block_size, num_tokens, num_blocks, flag,
-            SOURCE_IS_BF16=kv_c.dtype == torch.bfloat16, TOKENS=TOKENS_PER_PROGRAM, NATIVE=native, num_warps=4,
+            *common, block_size, num_tokens, num_blocks, flag, check.trap_in_kernel(device),
+            SOURCE_IS_BF16=kv_c.dtype == torch.bfloat16, TOKENS=tokens, NATIVE=native, num_warps=warps,
         )
     elif kv_cache_dtype == fmt.NVFP4_DS_MLA:
         concat_and_cache_nvfp4_ds_mla_kernel[grid](
             _as_bits(kv_c), _as_bits(k_pe), kv_cache.view(torch.uint8),
-            *common, block_size, num_tokens, num_blocks, flag,
-            TOKENS=TOKENS_PER_PROGRAM, num_warps=4,
+            *common, block_size, num_tokens, num_blocks, flag, check.trap_in_kernel(device),
+            TOKENS=tokens, num_warps=warps,
         )
     else:
         conversion = fmt.ELEMENT_FORMATS[kv_cache_dtype]
@@ -340,13 +345,13 @@ def concat_and_cache_mla(
             kv_c_arg, k_pe_arg, cache_arg = _as_bits(kv_c), _as_bits(k_pe), kv_cache.view(torch.uint8)
         concat_and_cache_mla_kernel[grid](
             kv_c_arg, k_pe_arg, cache_arg,
-            *common, kv_lora_rank, pe_dim, block_size, scale, num_tokens, num_blocks, flag,
+            *common, kv_lora_rank, pe_dim, block_size, scale, num_tokens, num_blocks, flag, check.trap_in_kernel(device),
             CONVERSION=int(conversion),
             SOURCE_IS_BF16=kv_c.dtype == torch.bfloat16,
             RANK_BLOCK=triton.next_power_of_2(kv_lora_rank),
             PE_BLOCK=triton.next_power_of_2(pe_dim),
-            TOKENS=TOKENS_PER_PROGRAM,
+            TOKENS=tokens,
             NATIVE=native,
-            num_warps=4,
+            num_warps=warps,
         )
     check.after_launch("concat_and_cache_mla", flag, "slot_mapping entries")

@@ -142,7 +142,7 @@ def _expand_tile(
     item, batch_size, total_kv, first_valid_row, end_valid_row, ks,
     k_buffer, kv_indptr, kv_indices, kv_prefix_sum_context_lens,
     kv_proj_weight, kv_proj_scale, k_prefix, v_prefix,
-    num_pages, kv_indices_len, batch_search_steps, TpNumHeads, index_flag,
+    num_pages, kv_indices_len, batch_search_steps, TpNumHeads, index_flag, TRAP: tl.constexpr,
     KBlockSize: tl.constexpr, QkNopeHeadDim: tl.constexpr, VHeadDim: tl.constexpr,
     KV_CDim: tl.constexpr, KV_PeDim: tl.constexpr,
     ChunkK: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_ROWS: tl.constexpr,
@@ -161,7 +161,7 @@ def _expand_tile(
         _expand_rows(row_start, head, col_start, batch_size, first_valid_row, end_valid_row, ks,
                      k_buffer, kv_indptr, kv_indices, kv_prefix_sum_context_lens,
                      kv_proj_weight, kv_proj_scale, k_prefix, v_prefix,
-                     num_pages, kv_indices_len, batch_search_steps, TpNumHeads, index_flag,
+                     num_pages, kv_indices_len, batch_search_steps, TpNumHeads, index_flag, TRAP,
                      KBlockSize, QkNopeHeadDim, VHeadDim, KV_CDim, KV_PeDim,
                      ChunkK, BLOCK_N, BLOCK_K, PER_ROW_SCALE, NO_SCALE, FP8_DOT, INTERPRETER)
 
@@ -171,7 +171,7 @@ def _expand_rows(
     row_start, head, col_start, batch_size, first_valid_row, end_valid_row, ks,
     k_buffer, kv_indptr, kv_indices, kv_prefix_sum_context_lens,
     kv_proj_weight, kv_proj_scale, k_prefix, v_prefix,
-    num_pages, kv_indices_len, batch_search_steps, TpNumHeads, index_flag,
+    num_pages, kv_indices_len, batch_search_steps, TpNumHeads, index_flag, TRAP: tl.constexpr,
     KBlockSize: tl.constexpr, QkNopeHeadDim: tl.constexpr, VHeadDim: tl.constexpr,
     KV_CDim: tl.constexpr, KV_PeDim: tl.constexpr,
     ChunkK: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
@@ -195,7 +195,7 @@ def _expand_rows(
     pos_ok = row_ok & (page_pos >= 0) & (page_pos < kv_indices_len)
     page = tl.load(kv_indices + page_pos, mask=pos_ok, other=0).to(tl.int64)
     load_ok = pos_ok & (page >= 0) & (page < num_pages)
-    record_violation(index_flag, row_ok & ~load_ok)
+    record_violation(index_flag, row_ok & ~load_ok, TRAP)
     latent_row = page * (KBlockSize * LATENT_DIM) + (within % KBlockSize).to(tl.int64) * LATENT_DIM
     latent_row = tl.where(load_ok, latent_row, 0)
 
@@ -268,7 +268,7 @@ def _expand_rows(
 def _gather_kv_b_proj_kernel(
     batch_size, total_kv, k_buffer, k_scale, kv_indptr, kv_indices, kv_prefix_sum_context_lens,
     kv_proj_weight, kv_proj_scale, k_prefix, v_prefix,
-    num_pages, kv_indices_len, batch_search_steps, TpNumHeads, index_flag,
+    num_pages, kv_indices_len, batch_search_steps, TpNumHeads, index_flag, TRAP: tl.constexpr,
     KBlockSize: tl.constexpr, QkNopeHeadDim: tl.constexpr, VHeadDim: tl.constexpr,
     KV_CDim: tl.constexpr, KV_PeDim: tl.constexpr,
     ChunkK: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_ROWS: tl.constexpr,
@@ -290,7 +290,7 @@ def _gather_kv_b_proj_kernel(
             _expand_tile(item, batch_size, total_kv, first_valid_row, end_valid_row, ks,
                          k_buffer, kv_indptr, kv_indices, kv_prefix_sum_context_lens,
                          kv_proj_weight, kv_proj_scale, k_prefix, v_prefix,
-                         num_pages, kv_indices_len, batch_search_steps, TpNumHeads, index_flag,
+                         num_pages, kv_indices_len, batch_search_steps, TpNumHeads, index_flag, TRAP,
                          KBlockSize, QkNopeHeadDim, VHeadDim, KV_CDim, KV_PeDim,
                          ChunkK, BLOCK_N, BLOCK_K, GROUP_ROWS,
                          PER_ROW_SCALE, NO_SCALE, FP8_DOT, INTERPRETER)
@@ -298,7 +298,7 @@ def _gather_kv_b_proj_kernel(
         _expand_tile(tl.program_id(0), batch_size, total_kv, first_valid_row, end_valid_row, ks,
                      k_buffer, kv_indptr, kv_indices, kv_prefix_sum_context_lens,
                      kv_proj_weight, kv_proj_scale, k_prefix, v_prefix,
-                     num_pages, kv_indices_len, batch_search_steps, TpNumHeads, index_flag,
+                     num_pages, kv_indices_len, batch_search_steps, TpNumHeads, index_flag, TRAP,
                      KBlockSize, QkNopeHeadDim, VHeadDim, KV_CDim, KV_PeDim,
                      ChunkK, BLOCK_N, BLOCK_K, GROUP_ROWS,
                      PER_ROW_SCALE, NO_SCALE, FP8_DOT, INTERPRETER)
@@ -562,7 +562,7 @@ def _launch(k_buffer, k_scale, kv_indptr, kv_indices, cu, kv_proj_weight, kv_pro
         k_scale if k_scale is not None else kv_proj_weight,
         kv_indptr, kv_indices, cu, kv_proj_weight, scale, k_prefix, v_prefix,
         k_buffer.shape[0], kv_indices.numel(), max(1, (problem.batch_size - 1).bit_length()),
-        problem.num_heads, flag,
+        problem.num_heads, flag, check.trap_in_kernel(k_buffer.device),
         KBlockSize=problem.page_size, QkNopeHeadDim=problem.nope_dim, VHeadDim=problem.v_dim,
         KV_CDim=problem.rank, KV_PeDim=problem.rope_dim,
         ChunkK=config.chunk_k, BLOCK_N=config.block_n, BLOCK_K=config.block_k,

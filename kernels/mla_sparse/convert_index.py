@@ -42,6 +42,8 @@ INT32_MAX = 2**31 - 1
 
 # The widest row one program may own when counting (seed 004's _remap_tiling).
 SINGLE_TILE_MAX_WIDTH = 4096
+# Entries per program when not counting.
+UNCOUNTED_TILE_WIDTH = 2048
 
 
 # portq: ports vllm:vllm/v1/attention/backends/mla/sparse_utils.py::_convert_req_index_to_global_index_kernel
@@ -182,8 +184,12 @@ def _remap_tiling(
     other, so when counting, one program takes the whole row padded to a power
     of two (GLM's 2176 pads to 4096) as long as that stays at most 4096 wide:
     the count is then a register reduction with a plain store, and neither
-    atomics nor a zeroed counter nor a ``-1`` pre-fill are needed. Wider rows,
-    and every non-counting call, use ``BLOCK_N``-wide tiles.
+    atomics nor a zeroed counter nor a ``-1`` pre-fill are needed. Wider rows
+    use ``BLOCK_N``-wide tiles. Without counting the tile width is ours to
+    pick (the result does not depend on it; the last tile of a row is masked):
+    rows up to 2048 wide per program, 8 warps. ``BLOCK_N``-wide (128) tiles ran
+    the 4096 x 2048 remap 2.1x slower on the H200 (41.5 against 19.3 us: 65536
+    programs of 128 entries each; ``benchmarks/bench_mla_sparse.py``).
     """
     padded_width = triton.next_power_of_2(NUM_TOPK_TOKENS)
     single_tile = count_valid and (
@@ -191,7 +197,10 @@ def _remap_tiling(
     )
     if single_tile:
         return True, padded_width, 1, 8
-    return False, BLOCK_N, NUM_TOPK_TOKENS // BLOCK_N, 4
+    if count_valid:
+        return False, BLOCK_N, NUM_TOPK_TOKENS // BLOCK_N, 4
+    width = min(padded_width, UNCOUNTED_TILE_WIDTH)
+    return False, width, triton.cdiv(NUM_TOPK_TOKENS, width), 8
 
 
 def _remap_grid(num_tokens: int, tiles_per_row: int) -> tuple[int, int]:

@@ -176,6 +176,6 @@ def test_trusted_index_values_is_a_no_op_kept_for_compatibility():
     changes nothing: an out-of-range slot is refused inside it as outside."""
     slots = torch.tensor([0, 1, 2, 3, 4, 5, 6, 500], device=DEVICE)
     if DEVICE.type == "cuda":
-        pytest.skip("the CPU raises at once; on CUDA the same violation is a device-side assert")
+        pytest.skip("the CPU raises at once; on CUDA the same violation traps in the kernel")
     with ops.trusted_index_values(), pytest.raises(ValueError, match="slot_mapping"):
         ops.concat_and_cache_mla(**concat_args(slot_mapping=slots))

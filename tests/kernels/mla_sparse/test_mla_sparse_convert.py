@@ -70,7 +70,7 @@ def test_decode_rows_match_reference(device, block_size, topk, return_valid_coun
 @pytest.mark.parametrize("topk", [2048, 2176])
 @pytest.mark.parametrize("return_valid_counts", [False, True])
 def test_wide_and_non_power_of_two_rows(device, topk, return_valid_counts):
-    """2176 = 17 tiles of 128, padded to one 4096-wide tile when counting."""
+    """2176 = 17 tiles of 128: two 2048-wide tiles without counts (the second masked), one 4096-wide tile when counting."""
     args = make_inputs(device, num_tokens=3, topk=topk, block_size=64, blocks_per_req=40)
     check_against_reference(args, dict(
         BLOCK_SIZE=64, NUM_TOPK_TOKENS=topk, return_valid_counts=return_valid_counts))
@@ -89,7 +89,10 @@ def test_remap_tiling_choices():
     assert _remap_tiling(2048, 128, True) == (True, 2048, 1, 8)
     assert _remap_tiling(2176, 128, True) == (True, 4096, 1, 8)
     assert _remap_tiling(8192, 128, True) == (True, 8192, 1, 8)
-    assert _remap_tiling(2176, 128, False) == (False, 128, 17, 4)
+    # Without counting the tile is ours to pick: a row up to 2048 wide per program.
+    assert _remap_tiling(2176, 128, False) == (False, 2048, 2, 8)
+    assert _remap_tiling(2048, 128, False) == (False, 2048, 1, 8)
+    assert _remap_tiling(512, 128, False) == (False, 512, 1, 8)
     assert _remap_tiling(4224, 128, True) == (False, 128, 33, 4)
 
 
