@@ -61,9 +61,27 @@ FP8_WEIGHT_ROWS = ("1x32000 h12", "64x2048 h16")
 
 
 def sweep_configs():
-    from portq_kernels.mla_prefix.gather_kv_b_proj import GPU_CANDIDATE_CONFIGS
+    """The op's candidates, plus (``--explore``) variants measured here only."""
+    from portq_kernels.mla_prefix.gather_kv_b_proj import GPU_CANDIDATE_CONFIGS, TileConfig
 
-    return list(GPU_CANDIDATE_CONFIGS)
+    configs = list(GPU_CANDIDATE_CONFIGS)
+    if os.environ.get("GATHER_KV_B_PROJ_EXPLORE"):
+        configs += [
+            TileConfig(chunk_k=128, block_n=256, block_k=64, group_rows=32, num_warps=8, num_stages=4),
+            TileConfig(chunk_k=128, block_n=256, block_k=64, group_rows=8, num_warps=8, num_stages=3),
+            TileConfig(chunk_k=128, block_n=256, block_k=64, group_rows=32, grid_stride=True,
+                       num_warps=8, num_stages=3),
+            TileConfig(chunk_k=128, block_n=256, block_k=32, group_rows=32, num_warps=8, num_stages=5),
+            TileConfig(chunk_k=64, block_n=128, block_k=128, group_rows=32, fp8_dot=True,
+                       fp8_promote_k=128, num_warps=4, num_stages=3),
+            TileConfig(chunk_k=128, block_n=128, block_k=128, group_rows=32, fp8_dot=True,
+                       fp8_promote_k=128, num_warps=8, num_stages=3),
+            TileConfig(chunk_k=128, block_n=256, block_k=128, group_rows=32, fp8_dot=True,
+                       fp8_promote_k=512, num_warps=8, num_stages=2),
+            TileConfig(chunk_k=64, block_n=256, block_k=64, group_rows=32, fp8_dot=True,
+                       num_warps=4, num_stages=3),
+        ]
+    return configs
 
 
 def config_name(c) -> str:
@@ -471,11 +489,15 @@ def main(argv=None):
     parser.add_argument("--json", default=os.environ.get("OUT", ".") + "/gather_kv_b_proj.json",
                         help="where to save the raw measurements")
     parser.add_argument("--only", help="run shapes whose label contains this string")
+    parser.add_argument("--explore", action="store_true",
+                        help="also sweep tile variants the op does not use (printed and saved only)")
     parser.add_argument("--trials", type=int, default=7)
     parser.add_argument("--skip-serial", action="store_true")
     parser.add_argument("--no-warm", action="store_true", help="skip the parallel warm-up compile")
     parser.add_argument("--compile-only", action="store_true", help="only warm Triton's cache, then exit")
     args = parser.parse_args(argv)
+    if args.explore:  # read by sweep_configs, also in the warm-up workers
+        os.environ["GATHER_KV_B_PROJ_EXPLORE"] = "1"
     if args.from_json:
         results = json.loads(Path(args.from_json).read_text())
     else:

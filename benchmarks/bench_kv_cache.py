@@ -264,7 +264,9 @@ def sweep(args, copy_tbs):
         table = torch.randperm(sum(pages)).to(torch.int32).reshape(1, -1).to(DEVICE)
         cu = torch.tensor([0, total], dtype=torch.int32, device=DEVICE)
         seq = torch.tensor(starts, dtype=torch.int32, device=DEVICE)
-        src = torch.randint(0, 0x7F, (sum(pages), 64, 576), dtype=torch.uint8, device=DEVICE)
+        # Random data from the CPU: the default CUDA generator refuses to advance once
+        # graphs were captured in this process ("Offset increment outside graph capture").
+        src = torch.randint(0, 0x7F, (sum(pages), 64, 576), dtype=torch.uint8).to(DEVICE)
         dst = torch.empty(total, 576, dtype=torch.bfloat16, device=DEVICE)
         scale = torch.tensor([0.1], device=DEVICE)
         for warps, chunk in ((4, 2048), (4, 4096), (8, 4096), (8, 8192), (16, 4096), (16, 8192)):
@@ -278,8 +280,8 @@ def sweep(args, copy_tbs):
     print("sweep: scenario kv_cache_dtype tokens warps us TB/s %copy", flush=True)
     for name in ("single-60k", "single-300k"):
         total = sum(SCENARIOS[name])
-        kv_c = torch.randn(total, 512, device=DEVICE).bfloat16()
-        k_pe = torch.randn(total, 64, device=DEVICE).bfloat16()
+        kv_c = torch.randn(total, 512).bfloat16().to(DEVICE)
+        k_pe = torch.randn(total, 64).bfloat16().to(DEVICE)
         num_blocks = -(-total // 64)
         slots = torch.randperm(num_blocks * 64)[:total].to(DEVICE)
         scale = torch.tensor([0.1], device=DEVICE)
@@ -297,6 +299,21 @@ def sweep(args, copy_tbs):
         del kv_c, k_pe
 
 
+def fixed_and_rate(rows):
+    """Per op: (op, fixed µs, TB/s) from ``time = fixed + bytes / rate`` fitted over the scenarios."""
+    fits = []
+    for op in dict.fromkeys(r["op"] for r in rows):
+        points = [(r["mbytes"], r["ours_us"]) for r in rows if r["op"] == op]
+        if len(points) < 2:
+            continue
+        mean_x = sum(x for x, _ in points) / len(points)
+        mean_y = sum(y for _, y in points) / len(points)
+        slope = (sum((x - mean_x) * (y - mean_y) for x, y in points)
+                 / max(sum((x - mean_x) ** 2 for x, _ in points), 1e-12))  # µs per MB
+        fits.append((op, mean_y - slope * mean_x, 1 / slope if slope > 0 else float("inf")))
+    return fits
+
+
 def markdown(rows, copy_tbs, device_name, elapsed):
     lines = [
         "# KV-cache kernels: benchmark",
@@ -307,7 +324,7 @@ def markdown(rows, copy_tbs, device_name, elapsed):
         f"`copy_`, read + write bytes, an eager loop: captured in a graph, a memcpy node, "
         f"it measured 2.7 TB/s): **{copy_tbs:.2f} TB/s**. Block 64, entry 576, every "
         "request starting at `13 + (17 r) % 64` (non-aligned), block tables a random permutation. "
-        "Times are per launch: a CUDA graph of back-to-back launches (enough for about 2 ms) replayed "
+        "Times are per launch: a CUDA graph of back-to-back launches (about 3 ms of work, at least 5) replayed "
         "after an L2 flush, median of 7 trials, fastest–slowest trial beside it (`benchmarks/_timing.py`; "
         "the PyTorch path cannot be captured and is an eager loop). TB/s = bytes the op must read + "
         "write / time. \"ours\" is the default wrapper (index values checked in the kernel, the flag "
@@ -328,6 +345,21 @@ def markdown(rows, copy_tbs, device_name, elapsed):
             f"{r['spread']} | {r['tbs']:.2f} | {r['pct_copy']:.0f}% | {r['unchecked_us']:.1f} | "
             f"{r['ratio']:.3f}× | {r['host_read_us']:.1f} | {torch_us} | {speed} |"
         )
+    lines += [
+        "",
+        "## Fixed cost and streaming rate",
+        "",
+        "Least-squares fit of each op's time against the bytes it moves over the scenarios: "
+        "`time = fixed + bytes / rate`. `fixed` is what a launch costs whatever its size (ramp-up, "
+        "the mapping prologue, the tail of the last wave); `rate` is the bandwidth the op streams at "
+        "once running. At 60K tokens the fixed part is the difference between the op's % of copy and "
+        "its streaming rate's.",
+        "",
+        "| op | fixed µs | streaming TB/s | streaming % of copy |",
+        "|---|---:|---:|---:|",
+    ]
+    for op, fixed, rate in fixed_and_rate(rows):
+        lines.append(f"| {op} | {fixed:.1f} | {rate:.2f} | {100 * rate / copy_tbs:.0f}% |")
     lines += [
         "",
         "## Page-task vs per-token gather (`gather_and_maybe_dequant_cache`, fp8 -> bf16)",
