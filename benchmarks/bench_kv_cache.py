@@ -327,9 +327,9 @@ def markdown(rows, copy_tbs, device_name, elapsed):
         "Times are per launch: a CUDA graph of back-to-back launches (about 3 ms of work, at least 5) replayed "
         "after an L2 flush, median of 7 trials, fastest–slowest trial beside it (`benchmarks/_timing.py`; "
         "the PyTorch path cannot be captured and is an eager loop). TB/s = bytes the op must read + "
-        "write / time. \"ours\" is the default wrapper (index values checked in the kernel, the flag "
-        "stops the kernel with a `trap`, no host read); \"unchecked\" is the same kernel in index "
-        "mode `record` (nothing asserted). \"host read\" is the previous default wrapper's cost model: one "
+        "write / time. \"ours\" is the default wrapper (index values checked in the kernel: a bad one "
+        "clears the index flag and stops the kernel with a `trap`; no host read); \"unchecked\" is the "
+        "same kernel in index mode `record` (compiled without the trap). \"host read\" is the previous default wrapper's cost model: one "
         "device-to-host read of `seq_starts`/`slot_mapping` per call before the launch (not capturable, "
         "an eager loop). \"torch\" is the PyTorch path a user would write "
         "(repeat_interleave + advanced indexing + `.to()`).",

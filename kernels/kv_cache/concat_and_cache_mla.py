@@ -36,7 +36,7 @@ from ._numerics import (
 
 #: (tokens per program, warps) of each writer kernel: per-element formats
 #: ("element"), fp8_ds_mla, nvfp4_ds_mla. Module-level so the benchmark can sweep them.
-#: fp8_ds_mla takes 4 tokens: 5-6% faster than 8 on the H200 (60K and 300K tokens,
+#: fp8_ds_mla takes 4 tokens: 5-7% faster than 8 on the H200 (60K and 300K tokens,
 #: ``bench_kv_cache.py --sweep``); 16 and 32 were slower for every format.
 WRITER_TILING = {"element": (8, 4), "fp8_ds_mla": (4, 4), "nvfp4_ds_mla": (8, 4)}
 

@@ -38,7 +38,7 @@ accumulator, once per 128-wide K step (``GPU_FP8_CONFIG``), so those
 outputs carry an extra error of at most about 2^-7 of ``sum |x*w*s|``
 (2^-9 when promoting after every 32-deep instruction; measured on random
 data: 4.7% of the elements differ from the exact-operand result, 2.0% with
-per-instruction promotion, by at most 2 bf16 ulp either way). The fp8
+per-instruction promotion, by at most 0.25 in absolute value either way). The fp8
 block-scale path keeps bf16 operands. A deliberate difference from
 upstream, more accurate: an fp8 cache with a bf16 weight keeps the bf16
 weight (upstream truncates the weight to fp8 on its paged path and on its
