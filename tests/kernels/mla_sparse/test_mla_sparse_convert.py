@@ -400,3 +400,32 @@ def test_gpu_multi_tile_atomic_counting():
                        seed=8)
     check_against_reference(args, dict(BLOCK_SIZE=64, NUM_TOPK_TOKENS=topk,
                                        return_valid_counts=True))
+
+
+@pytest.mark.parametrize("return_valid_counts", [False, True])
+def test_out_of_range_ids_never_leave_their_tensors(device, return_valid_counts):
+    """Top-k ids far past the table, negative ids other than -1, and request ids
+    outside the table, with the block table and the output inside sentinel
+    margins: a read of the table's margin would put a margin block id into the
+    output, a write outside ``out`` would change its margins. The results equal
+    the reference (-1 for every such entry)."""
+    req_id, block_table, tok = make_inputs(device, num_tokens=6, topk=256, block_size=16)
+    tok[0, :8] = torch.tensor([2**31 - 1, 10**9, -5, -2**31, 16 * 10, 16 * 10 + 15, 10**6, -2],
+                              dtype=torch.int32)
+    req_id[1], req_id[2] = -3, block_table.shape[0] + 7
+    margin = block_table.numel()
+    table_buffer = torch.full((block_table.numel() + 2 * margin,), 77777, dtype=torch.int32, device=device)
+    table_buffer[margin:margin + block_table.numel()] = block_table.reshape(-1)
+    guarded_table = table_buffer[margin:margin + block_table.numel()].view(block_table.shape)
+    out_buffer = torch.full((tok.numel() + 2 * 256,), SENTINEL, dtype=torch.int32, device=device)
+    out = out_buffer[256:256 + tok.numel()].view(tok.shape)
+    kwargs = dict(BLOCK_SIZE=16, NUM_TOPK_TOKENS=256, return_valid_counts=return_valid_counts)
+    got = triton_convert_req_index_to_global_index(req_id, guarded_table, tok, out=out, **kwargs)
+    want = ref.triton_convert_req_index_to_global_index(req_id, block_table, tok, **kwargs)
+    if return_valid_counts:
+        assert_compacted_equal(got[0], got[1], want[0], want[1])
+    else:
+        assert torch.equal(got.cpu(), want.cpu())
+    assert bool((out_buffer[:256] == SENTINEL).all()) and bool((out_buffer[-256:] == SENTINEL).all())
+    assert bool((table_buffer[:margin] == 77777).all()) and bool((table_buffer[-margin:] == 77777).all())
+    assert not bool((out // 16 == 77777).any()), "a margin block id reached the output"
