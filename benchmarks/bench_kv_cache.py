@@ -3,11 +3,15 @@
 Scenarios are upstream's #51739 benchmark (``benchmark_cp_gather.py``): block 64,
 entry 576, requests of 60K-300K tokens (single-60k, single-300k, skew-2/4/8),
 every request starting at a non-aligned position ``13 + (17 r) % 64``, block
-tables a random permutation of the blocks in use. For each op: median time
-(``triton.testing.do_bench``, cold L2), effective bandwidth (bytes each op must
-read + write), percent of the device copy bandwidth measured in the same run,
-and the speed-up over the PyTorch path a user would write (index computation +
-advanced indexing + ``.to()``).
+tables a random permutation of the blocks in use. For each op: time per launch
+(``_timing.time_gpu``: CUDA-graph replay of many launches, L2 flushed between
+trials, median of 7 trials with the fastest and slowest), effective bandwidth
+(bytes each op must read + write), percent of the device copy bandwidth
+measured in the same run, the default wrapper (a bad index stops the kernel
+with a ``trap``) against the unchecked kernel (index mode ``record``: the
+same kernel compiled without the trap), and the speed-up over the
+PyTorch path a user would write (index computation + advanced indexing +
+``.to()``).
 
 Seed 000 asks for the page-task vs per-token comparison to be measured, not
 quoted: :func:`per_token_gather_kernel` below is the pre-#51739 design (one
@@ -19,6 +23,7 @@ Run: ``python benchmarks/bench_kv_cache.py`` (writes reports/benchmarks/kv_cache
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import sys
 import time
@@ -28,10 +33,14 @@ import _bootstrap  # noqa: F401
 import torch
 import triton
 import triton.language as tl
-from triton.testing import do_bench
+from _timing import Timing, time_gpu
 
 from portq_kernels import kv_cache as ops
-from portq_kernels.kv_cache import _checks, _page_task
+from portq_kernels import validation
+from portq_kernels.kv_cache import _page_task
+
+# The module, not the op of the same name that the package re-exports.
+concat_module = importlib.import_module("portq_kernels.kv_cache.concat_and_cache_mla")
 
 SCENARIOS = {
     "single-60k": [60000],
@@ -129,19 +138,26 @@ def torch_concat_fp8(kv_c, k_pe, cache, slots, scale):
 
 
 # --- measurement ---------------------------------------------------------------------------
-def bench(fn, args):
+def bench(fn, args, mode="record", graph=True) -> Timing:
+    """Time ``fn`` in index mode ``mode`` (``record``: the unchecked kernel;
+    ``assert``: the default wrapper)."""
+    def call():
+        with validation.index_checks(mode):
+            fn()
     if DEVICE == "cpu":  # --smoke: run once, for checking the script without a GPU
-        fn()
-        return 1.0
-    return do_bench(fn, warmup=args.warmup_ms, rep=args.rep_ms, return_mode="median")
+        call()
+        return Timing(1.0, 1.0, 1.0, 1, "smoke")
+    return time_gpu(call, trials=args.trials, graph=graph)
 
 
 def copy_bandwidth(args):
-    """Device-to-device copy of 2 GiB; bytes counted read + write."""
+    """Device-to-device copy of 2 GiB; bytes counted read + write. An eager loop:
+    captured in a CUDA graph the same copy is a memcpy node, which measured
+    2.7 TB/s on the H200 against 4.2 for the eager copy."""
     size = 1 << (31 if DEVICE == "cuda" else 20)
     src = torch.randint(0, 255, (size,), dtype=torch.uint8, device=DEVICE)
     dst = torch.empty_like(src)
-    ms = bench(lambda: dst.copy_(src), args)
+    ms = bench(lambda: dst.copy_(src), args, graph=False).ms
     del src, dst
     return 2 * size / ms / 1e9  # TB/s
 
@@ -166,19 +182,21 @@ def run_scenario(name, lens, args, copy_tbs):
     scale = torch.tensor([0.1], device=DEVICE)
     rows = []
 
-    def record(op, ours, torch_fn, nbytes, extra=None):
-        ours_ms = bench(ours, args)
-        torch_ms = bench(torch_fn, args) if torch_fn else float("nan")
-        _checks.CHECK_INDEX_VALUES = True
-        checked_ms = bench(ours, args)
-        _checks.CHECK_INDEX_VALUES = False
-        tbs = nbytes / ours_ms / 1e9
-        row = dict(scenario=name, op=op, tokens=total, mbytes=nbytes / 1e6, ours_us=ours_ms * 1e3,
-                   checked_us=checked_ms * 1e3, tbs=tbs, pct_copy=100 * tbs / copy_tbs,
-                   torch_us=torch_ms * 1e3, speedup=torch_ms / ours_ms)
+    def record(op, ours, torch_fn, nbytes, extra=None, read_back=seq_starts):
+        unchecked = bench(ours, args, "record")
+        default = bench(ours, args, "assert")
+        # The previous default wrapper: one host read of an index tensor per call, then the launch.
+        host_read = bench(lambda: (int(read_back.min()), ours()), args, "record")
+        torch_ms = bench(torch_fn, args).ms if torch_fn else float("nan")
+        tbs = nbytes / default.ms / 1e9
+        row = dict(scenario=name, op=op, tokens=total, mbytes=nbytes / 1e6, ours_us=default.us,
+                   spread=default.spread(), unchecked_us=unchecked.us, unchecked_spread=unchecked.spread(),
+                   ratio=default.ms / unchecked.ms, method=default.method, tbs=tbs, host_read_us=host_read.us,
+                   pct_copy=100 * tbs / copy_tbs, torch_us=torch_ms * 1e3, speedup=torch_ms / default.ms)
         row.update(extra or {})
         rows.append(row)
-        print(f"  {op:40s} {row['ours_us']:9.1f} us {tbs:6.2f} TB/s {row['pct_copy']:5.1f}% "
+        print(f"  {op:40s} {row['ours_us']:9.1f} us [{row['spread']}] {tbs:6.2f} TB/s {row['pct_copy']:5.1f}% "
+              f"unchecked {row['unchecked_us']:.1f} us (x{row['ratio']:.3f}) "
               f"torch {row['torch_us']:9.1f} us x{row['speedup']:.1f}", flush=True)
 
     fp8_cache = torch.randint(0, 0x7F, (num_blocks, block_size, entry), dtype=torch.uint8, device=DEVICE, generator=gen)
@@ -192,8 +210,8 @@ def run_scenario(name, lens, args, copy_tbs):
            lambda: ops.gather_and_maybe_dequant_cache(fp8_cache, out_bf16, table, cu, total, "fp8", scale, seq_starts),
            lambda: torch_gather_dequant(fp8_cache, out_bf16, table, ws, seq_starts, scale), 3 * total * entry)
     token_to_seq = build_token_to_seq(cu, total)
-    per_token_ms = bench(lambda: per_token_gather(fp8_cache, out_bf16, table, cu, token_to_seq, seq_starts, scale), args)
-    build_ms = bench(lambda: build_token_to_seq(cu, total), args)
+    per_token_ms = bench(lambda: per_token_gather(fp8_cache, out_bf16, table, cu, token_to_seq, seq_starts, scale), args).ms
+    build_ms = bench(lambda: build_token_to_seq(cu, total), args).ms
     rows[-1].update(per_token_us=per_token_ms * 1e3, token_to_seq_us=build_ms * 1e3)
     check = out_bf16.clone()
     ops.gather_and_maybe_dequant_cache(fp8_cache, check, table, cu, total, "fp8", scale, seq_starts)
@@ -222,11 +240,12 @@ def run_scenario(name, lens, args, copy_tbs):
     cache = torch.empty(num_blocks, block_size, entry, dtype=torch.uint8, device=DEVICE)
     record("concat_and_cache_mla (bf16->fp8)",
            lambda: ops.concat_and_cache_mla(kv_c, k_pe, cache, slots, "fp8", scale),
-           lambda: torch_concat_fp8(kv_c, k_pe, cache, slots, scale), total * (2 * entry + entry + 8))
+           lambda: torch_concat_fp8(kv_c, k_pe, cache, slots, scale), total * (2 * entry + entry + 8),
+           read_back=slots)
     ds = torch.empty(num_blocks, block_size, 656, dtype=torch.uint8, device=DEVICE)
     record("concat_and_cache_mla (fp8_ds_mla)",
            lambda: ops.concat_and_cache_mla(kv_c, k_pe, ds, slots, "fp8_ds_mla", scale),
-           None, total * (2 * entry + 656 + 8))
+           None, total * (2 * entry + 656 + 8), read_back=slots)
     del kv_c, k_pe, cache, ds, out_bf16
     torch.cuda.empty_cache()
     return rows
@@ -242,19 +261,57 @@ def sweep(args, copy_tbs):
         total = sum(lens)
         starts = [13 + (17 * r) % 64 for r in range(len(lens))]
         pages = [-(-(s + n) // 64) for s, n in zip(starts, lens)]
-        table = torch.randperm(sum(pages), device=DEVICE).to(torch.int32).reshape(1, -1)
+        table = torch.randperm(sum(pages)).to(torch.int32).reshape(1, -1).to(DEVICE)
         cu = torch.tensor([0, total], dtype=torch.int32, device=DEVICE)
         seq = torch.tensor(starts, dtype=torch.int32, device=DEVICE)
-        src = torch.randint(0, 0x7F, (sum(pages), 64, 576), dtype=torch.uint8, device=DEVICE)
+        # Random data from the CPU: the default CUDA generator refuses to advance once
+        # graphs were captured in this process ("Offset increment outside graph capture").
+        src = torch.randint(0, 0x7F, (sum(pages), 64, 576), dtype=torch.uint8).to(DEVICE)
         dst = torch.empty(total, 576, dtype=torch.bfloat16, device=DEVICE)
         scale = torch.tensor([0.1], device=DEVICE)
         for warps, chunk in ((4, 2048), (4, 4096), (8, 4096), (8, 8192), (16, 4096), (16, 8192)):
             _page_task.GATHER_WARPS, _page_task.DENSE_CHUNK = warps, chunk
-            ms = bench(lambda: ops.gather_and_maybe_dequant_cache(src, dst, table, cu, total, "fp8", scale, seq), args)
+            ms = bench(lambda: ops.gather_and_maybe_dequant_cache(src, dst, table, cu, total, "fp8", scale, seq), args).ms
             tbs = 3 * total * 576 / ms / 1e9
             print(f"sweep: {name} {warps} {chunk} {ms * 1e3:.1f} {tbs:.2f} {100 * tbs / copy_tbs:.0f}%", flush=True)
         del src, dst
     _page_task.GATHER_WARPS, _page_task.DENSE_CHUNK = defaults
+    writer_defaults = dict(concat_module.WRITER_TILING)
+    print("sweep: scenario kv_cache_dtype tokens warps us TB/s %copy", flush=True)
+    for name in ("single-60k", "single-300k"):
+        total = sum(SCENARIOS[name])
+        kv_c = torch.randn(total, 512).bfloat16().to(DEVICE)
+        k_pe = torch.randn(total, 64).bfloat16().to(DEVICE)
+        num_blocks = -(-total // 64)
+        slots = torch.randperm(num_blocks * 64)[:total].to(DEVICE)
+        scale = torch.tensor([0.1], device=DEVICE)
+        for kv_cache_dtype, entry in (("fp8", 576), ("fp8_ds_mla", 656), ("nvfp4_ds_mla", 352)):
+            cache = torch.empty(num_blocks, 64, entry, dtype=torch.uint8, device=DEVICE)
+            key = kv_cache_dtype if kv_cache_dtype != "fp8" else "element"
+            for tokens, warps in ((4, 4), (8, 4), (16, 4), (16, 8), (32, 8)):
+                concat_module.WRITER_TILING[key] = (tokens, warps)
+                ms = bench(lambda: ops.concat_and_cache_mla(kv_c, k_pe, cache, slots, kv_cache_dtype, scale), args).ms
+                tbs = total * (2 * 576 + entry + 8) / ms / 1e9
+                print(f"sweep: {name} {kv_cache_dtype} {tokens} {warps} {ms * 1e3:.1f} {tbs:.2f} "
+                      f"{100 * tbs / copy_tbs:.0f}%", flush=True)
+            concat_module.WRITER_TILING.update(writer_defaults)
+            del cache
+        del kv_c, k_pe
+
+
+def fixed_and_rate(rows):
+    """Per op: (op, fixed µs, TB/s) from ``time = fixed + bytes / rate`` fitted over the scenarios."""
+    fits = []
+    for op in dict.fromkeys(r["op"] for r in rows):
+        points = [(r["mbytes"], r["ours_us"]) for r in rows if r["op"] == op]
+        if len(points) < 2:
+            continue
+        mean_x = sum(x for x, _ in points) / len(points)
+        mean_y = sum(y for _, y in points) / len(points)
+        slope = (sum((x - mean_x) * (y - mean_y) for x, y in points)
+                 / max(sum((x - mean_x) ** 2 for x, _ in points), 1e-12))  # µs per MB
+        fits.append((op, mean_y - slope * mean_x, 1 / slope if slope > 0 else float("inf")))
+    return fits
 
 
 def markdown(rows, copy_tbs, device_name, elapsed):
@@ -263,25 +320,46 @@ def markdown(rows, copy_tbs, device_name, elapsed):
         "",
         f"Reproduce: `{COMMAND}` (GPU; writes this file and kv_cache.png).",
         "",
-        f"Device: {device_name}. Copy bandwidth measured in the same run (2 GiB device-to-device, "
-        f"read + write bytes): **{copy_tbs:.2f} TB/s**. Block 64, entry 576, every request starting at "
-        "`13 + (17 r) % 64` (non-aligned), block tables a random permutation; median of "
-        "`triton.testing.do_bench` (cold L2). TB/s = bytes the op must read + write / time. "
-        "\"ours\" is the op with the wrapper's index-value check off (`CHECK_INDEX_VALUES = False`, "
-        "as an engine capturing CUDA graphs runs it); \"default\" is the default wrapper, which reads "
-        "`seq_starts`/`slot_mapping` back to the host once per call. \"torch\" is the PyTorch path a "
-        "user would write (repeat_interleave + advanced indexing + `.to()`).",
+        f"Device: {device_name}. Copy bandwidth measured in the same run (2 GiB device-to-device "
+        f"`copy_`, read + write bytes, an eager loop: captured in a graph, a memcpy node, "
+        f"it measured 2.7 TB/s): **{copy_tbs:.2f} TB/s**. Block 64, entry 576, every "
+        "request starting at `13 + (17 r) % 64` (non-aligned), block tables a random permutation. "
+        "Times are per launch: a CUDA graph of back-to-back launches (about 3 ms of work, at least 5) replayed "
+        "after an L2 flush, median of 7 trials, fastest–slowest trial beside it (`benchmarks/_timing.py`; "
+        "the PyTorch path cannot be captured and is an eager loop). TB/s = bytes the op must read + "
+        "write / time. \"ours\" is the default wrapper (index values checked in the kernel: a bad one "
+        "clears the index flag and stops the kernel with a `trap`; no host read); \"unchecked\" is the "
+        "same kernel in index mode `record` (compiled without the trap). \"host read\" is the previous default wrapper's cost model: one "
+        "device-to-host read of `seq_starts`/`slot_mapping` per call before the launch (not capturable, "
+        "an eager loop). \"torch\" is the PyTorch path a user would write "
+        "(repeat_interleave + advanced indexing + `.to()`).",
         "",
-        "| scenario | op | tokens | MB moved | ours µs | TB/s | % of copy | default µs | torch µs | speed-up vs torch |",
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| scenario | op | tokens | MB moved | ours µs | min–max | TB/s | % of copy | unchecked µs | default ÷ unchecked | host read µs | torch µs | speed-up vs torch |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in rows:
         torch_us = "—" if r["torch_us"] != r["torch_us"] else f"{r['torch_us']:.1f}"
         speed = "—" if r["speedup"] != r["speedup"] else f"{r['speedup']:.1f}×"
         lines.append(
             f"| {r['scenario']} | {r['op']} | {r['tokens']} | {r['mbytes']:.0f} | {r['ours_us']:.1f} | "
-            f"{r['tbs']:.2f} | {r['pct_copy']:.0f}% | {r['checked_us']:.1f} | {torch_us} | {speed} |"
+            f"{r['spread']} | {r['tbs']:.2f} | {r['pct_copy']:.0f}% | {r['unchecked_us']:.1f} | "
+            f"{r['ratio']:.3f}× | {r['host_read_us']:.1f} | {torch_us} | {speed} |"
         )
+    lines += [
+        "",
+        "## Fixed cost and streaming rate",
+        "",
+        "Least-squares fit of each op's time against the bytes it moves over the scenarios: "
+        "`time = fixed + bytes / rate`. `fixed` is what a launch costs whatever its size (ramp-up, "
+        "the mapping prologue, the tail of the last wave); `rate` is the bandwidth the op streams at "
+        "once running. At 60K tokens the fixed part is the difference between the op's % of copy and "
+        "its streaming rate's.",
+        "",
+        "| op | fixed µs | streaming TB/s | streaming % of copy |",
+        "|---|---:|---:|---:|",
+    ]
+    for op, fixed, rate in fixed_and_rate(rows):
+        lines.append(f"| {op} | {fixed:.1f} | {rate:.2f} | {100 * rate / copy_tbs:.0f}% |")
     lines += [
         "",
         "## Page-task vs per-token gather (`gather_and_maybe_dequant_cache`, fp8 -> bf16)",
@@ -340,8 +418,7 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--block-size", type=int, default=64)
     parser.add_argument("--entry-size", type=int, default=576)
-    parser.add_argument("--warmup-ms", type=int, default=25)
-    parser.add_argument("--rep-ms", type=int, default=100)
+    parser.add_argument("--trials", type=int, default=7)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--scenarios", nargs="*", default=list(SCENARIOS))
     parser.add_argument("--out-dir", default=str(Path(__file__).resolve().parent.parent / "reports" / "benchmarks"))
@@ -361,14 +438,12 @@ def main(argv=None):
     start = time.time()
     copy_tbs = copy_bandwidth(args)
     print(f"copy bandwidth {copy_tbs:.2f} TB/s", flush=True)
-    _checks.CHECK_INDEX_VALUES = False
     rows = []
     for name in args.scenarios:
         print(name, flush=True)
         rows += run_scenario(name, SCENARIOS[name], args, copy_tbs)
     if args.sweep:
         sweep(args, copy_tbs)
-    _checks.CHECK_INDEX_VALUES = True
     out = Path(args.out_dir)
     out.mkdir(parents=True, exist_ok=True)
     device_name = torch.cuda.get_device_name() if DEVICE == "cuda" else "CPU smoke run"

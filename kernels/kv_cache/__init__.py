@@ -14,12 +14,10 @@ names and parameter order so an engine can swap them in:
 
 The gathers use upstream's page-task launch (#51739). ``reference`` holds the
 plain-PyTorch semantics with the same signatures (CPU oracles for other rows).
-Wrap calls in :func:`trusted_index_values` (or set
-``portq_kernels.kv_cache._checks.CHECK_INDEX_VALUES = False``) to skip the
-wrappers' host reads of index values, for index tensors the caller built and
-checked itself (see ``_checks``).
+Index values are checked inside the kernels (``portq_kernels.validation``);
+:func:`trusted_index_values` is kept for compatibility and does nothing.
 """
-from ._checks import trusted_index_values
+from ..validation import trusted_index_values
 from .concat_and_cache_mla import concat_and_cache_mla
 from .cp_gather_and_upconvert_fp8_kv_cache import cp_gather_and_upconvert_fp8_kv_cache
 from .cp_gather_and_upconvert_nvfp4_kv_cache import cp_gather_and_upconvert_nvfp4_kv_cache

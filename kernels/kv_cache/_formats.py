@@ -75,3 +75,20 @@ def nvfp4_scale_byte(tile: int) -> int:
 def supported(names) -> str:
     """The accepted strings, quoted, for error messages."""
     return ", ".join(repr(n) for n in names)
+
+
+def element_conversion(kv_cache_dtype) -> Conversion:
+    """Map a per-element ``kv_cache_dtype`` string (the gather's vocabulary)."""
+    if not isinstance(kv_cache_dtype, str):
+        raise TypeError(f"kv_cache_dtype must be a str, got {type(kv_cache_dtype).__name__}")
+    if kv_cache_dtype not in ELEMENT_FORMATS:
+        hint = ""
+        if kv_cache_dtype in WRITE_FORMATS:
+            hint = (
+                f" ({kv_cache_dtype!r} entries are not per-element: read them with "
+                f"cp_gather_and_upconvert_{'fp8' if kv_cache_dtype.startswith('fp8') else 'nvfp4'}_kv_cache)"
+            )
+        raise ValueError(
+            f"kv_cache_dtype must be one of {supported(ELEMENT_FORMATS)}{hint}, got {kv_cache_dtype!r}"
+        )
+    return ELEMENT_FORMATS[kv_cache_dtype]

@@ -18,10 +18,12 @@ clamp at 0 is ours so that no index value can address memory before ``dst``.
 """
 from __future__ import annotations
 
+import torch
 import triton
 import triton.language as tl
 
-from ._checks import next_power_of_2
+from .. import validation as check
+from ..validation import next_power_of_2, record_scalar_violation, record_violation
 from ._numerics import fp8_code_to_fp32, store_from_fp32
 
 #: Requests examined per vector step of the mapping scan.
@@ -51,6 +53,8 @@ def map_gather_page_task(
     num_reqs,
     num_tokens,
     block_size,
+    index_flag,
+    TRAP: tl.constexpr,
     HAS_TERMINAL_START: tl.constexpr,
     HAS_SEQ_STARTS: tl.constexpr,
     REQS_PER_SCAN: tl.constexpr,
@@ -61,6 +65,9 @@ def map_gather_page_task(
     Tasks are numbered request by request, page by page. The scan is vectorised:
     for a slice of requests it counts each one's pages, takes the inclusive
     prefix sum, and picks the request whose page interval holds ``task``.
+    A request with rows to copy and a negative ``seq_starts`` entry gets no
+    pages (it would address blocks before its table row) and program 0 clears
+    ``index_flag``.
     """
     found = task < 0
     req_id = task * 0
@@ -84,6 +91,10 @@ def map_gather_page_task(
         length = tl.maximum(end - begin, 0)
         if HAS_SEQ_STARTS:
             source_begin = tl.load(seq_starts + reqs, mask=valid, other=0)
+            negative = valid & (source_begin < 0) & (length > 0)
+            record_violation(index_flag, negative & (task == 0), TRAP)
+            length = tl.where(negative, 0, length)
+            source_begin = tl.maximum(source_begin, 0)
         else:
             source_begin = reqs * 0
         first_block = source_begin // block_size
@@ -126,6 +137,8 @@ def resolve_page(
     block_table_stride,
     block_table_width,
     num_blocks,
+    index_flag,
+    TRAP: tl.constexpr,
     HAS_TERMINAL_START: tl.constexpr,
     HAS_SEQ_STARTS: tl.constexpr,
     REQS_PER_SCAN: tl.constexpr,
@@ -134,7 +147,8 @@ def resolve_page(
     output_token_begin). ``num_page_tokens`` is 0 when there is nothing to copy:
     no task, a logical block past the table width (upstream #49427's guard, here
     on every gather and against the real width), or a physical block id outside
-    the cache (never read: the rows stay untouched)."""
+    the cache (never read: the rows stay untouched). The last two are index
+    violations and clear ``index_flag``."""
     found, req_id, logical_block, page_token_begin, page_token_end, output_token_begin = (
         map_gather_page_task(
             tl.program_id(0),
@@ -143,6 +157,8 @@ def resolve_page(
             num_reqs,
             num_tokens,
             block_size,
+            index_flag,
+            TRAP,
             HAS_TERMINAL_START,
             HAS_SEQ_STARTS,
             REQS_PER_SCAN,
@@ -155,8 +171,50 @@ def resolve_page(
         other=-1,
     )
     copy = in_table & (physical_block >= 0) & (physical_block < num_blocks)
+    record_scalar_violation(index_flag, found & ~copy, TRAP)
     num_page_tokens = tl.where(copy, page_token_end - page_token_begin, 0)
     return num_page_tokens, physical_block, page_token_begin, output_token_begin
+
+
+#: What the gathers' index flag covers, for the violation message.
+PAGE_INDICES = "block_table entries and seq_starts"
+
+
+def page_index_flag(op, device, output_starts, has_terminal_start, seq_starts, block_table, num_reqs,
+                    num_tokens, block_size, num_blocks):
+    """The flag a gather's kernel clears on a bad index; in debug mode, first
+    the host check naming the bad entry (:func:`check_pages_on_host`)."""
+    if check.debug_reads(op, device):
+        check_pages_on_host(output_starts, has_terminal_start, seq_starts, block_table, num_reqs,
+                            num_tokens, block_size, num_blocks)
+    return check.index_flag(device)
+
+
+def check_pages_on_host(output_starts, has_terminal_start, seq_starts, block_table, num_reqs,
+                        num_tokens, block_size, num_blocks) -> None:
+    """Debug mode: the index checks of :func:`resolve_page`, on the host, raising
+    for the first request whose ``seq_starts`` entry or block-table entries
+    would be out of range (the same rows the kernel would copy)."""
+    starts = output_starts.detach().cpu().to(torch.int64)
+    begin = starts[:num_reqs].clamp(0, num_tokens)
+    if has_terminal_start:
+        end = starts[1 : num_reqs + 1]
+    else:
+        end = torch.cat([starts[1:num_reqs], torch.tensor([num_tokens])])
+    length = (end.clamp(0, num_tokens) - begin).clamp(min=0)
+    source = (seq_starts.detach().cpu().to(torch.int64) if seq_starts is not None
+              else torch.zeros(num_reqs, dtype=torch.int64))
+    table = block_table.detach().cpu()
+    for req in (length > 0).nonzero().flatten().tolist():
+        if source[req] < 0:
+            check.fail(f"seq_starts[{req}]", ">= 0", int(source[req]))
+        first = int(source[req]) // block_size
+        last = (int(source[req]) + int(length[req]) - 1) // block_size
+        if last >= table.shape[1]:
+            check.fail(f"block_table[{req}]", f"{last + 1} columns wide for the rows request {req} "
+                       "copies", f"{table.shape[1]} columns")
+        check.first_outside(f"block_table[{req}, {first}:]", table[req, first : last + 1], 0, num_blocks,
+                            " (the cache's blocks)")
 
 
 @triton.jit

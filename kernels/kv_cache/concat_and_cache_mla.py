@@ -22,7 +22,8 @@ import torch
 import triton
 import triton.language as tl
 
-from . import _checks as check
+from .. import validation as check
+from ..validation import record_violation
 from . import _formats as fmt
 from ._formats import Conversion
 from ._numerics import (
@@ -33,19 +34,23 @@ from ._numerics import (
     native_casts,
 )
 
-#: Tokens per program of every writer kernel.
-TOKENS_PER_PROGRAM = 8
+#: (tokens per program, warps) of each writer kernel: per-element formats
+#: ("element"), fp8_ds_mla, nvfp4_ds_mla. Module-level so the benchmark can sweep them.
+#: fp8_ds_mla takes 4 tokens: 5-7% faster than 8 on the H200 (60K and 300K tokens,
+#: ``bench_kv_cache.py --sweep``); 16 and 32 were slower for every format.
+WRITER_TILING = {"element": (8, 4), "fp8_ds_mla": (4, 4), "nvfp4_ds_mla": (8, 4)}
 
 
 @triton.jit
-def _token_slots(slot_mapping, tokens, num_tokens, block_size, num_blocks):
+def _token_slots(slot_mapping, tokens, num_tokens, block_size, num_blocks, index_flag, TRAP: tl.constexpr):
     """For each entry of ``tokens``: whether it is written, and its cache block and
     offset. Slots past the cache are never written (upstream would write out of
-    bounds; the wrapper rejects them when it may read ``slot_mapping``)."""
+    bounds): they clear ``index_flag``."""
     in_batch = tokens < num_tokens
     slot = tl.load(slot_mapping + tokens, mask=in_batch, other=-1)
     block = slot // block_size
     write = in_batch & (slot >= 0) & (block < num_blocks)
+    record_violation(index_flag, in_batch & (slot >= 0) & (block >= num_blocks), TRAP)
     return tokens.to(tl.int64), write, block, slot % block_size
 
 
@@ -66,6 +71,8 @@ def concat_and_cache_mla_kernel(
     scale,
     num_tokens,
     num_blocks,
+    index_flag,
+    TRAP: tl.constexpr,
     CONVERSION: tl.constexpr,
     SOURCE_IS_BF16: tl.constexpr,
     RANK_BLOCK: tl.constexpr,
@@ -76,7 +83,7 @@ def concat_and_cache_mla_kernel(
     """Plain formats. AUTO passes every tensor as same-width integers (a bit
     copy); fp8 divides by ``scale[0]`` with ``div_rn`` and rounds in integers."""
     tokens, write, block, offset = _token_slots(
-        slot_mapping, tl.program_id(0) * TOKENS + tl.arange(0, TOKENS), num_tokens, block_size, num_blocks
+        slot_mapping, tl.program_id(0) * TOKENS + tl.arange(0, TOKENS), num_tokens, block_size, num_blocks, index_flag, TRAP
     )
     entry = kv_cache + block * block_stride + offset * entry_stride
     scale_value = 1.0
@@ -119,6 +126,8 @@ def concat_and_cache_ds_mla_kernel(
     block_size,
     num_tokens,
     num_blocks,
+    index_flag,
+    TRAP: tl.constexpr,
     SOURCE_IS_BF16: tl.constexpr,
     TOKENS: tl.constexpr,
     NATIVE: tl.constexpr,
@@ -128,14 +137,14 @@ def concat_and_cache_ds_mla_kernel(
     16-bit RoPE go through 4- and 2-byte views of the same cache."""
     first_token = tl.program_id(0) * TOKENS
     tokens, write, block, offset = _token_slots(
-        slot_mapping, first_token + tl.arange(0, TOKENS), num_tokens, block_size, num_blocks
+        slot_mapping, first_token + tl.arange(0, TOKENS), num_tokens, block_size, num_blocks, index_flag, TRAP
     )
     entry_bytes = block * block_stride + offset * entry_stride
 
     rows = tl.arange(0, TOKENS * 4)
     row_tile = rows % 4
     row_src, row_write, row_block, row_offset = _token_slots(
-        slot_mapping, first_token + rows // 4, num_tokens, block_size, num_blocks
+        slot_mapping, first_token + rows // 4, num_tokens, block_size, num_blocks, index_flag, TRAP
     )
     row_entry = row_block * block_stride + row_offset * entry_stride
     cols = tl.arange(0, 128)
@@ -170,6 +179,8 @@ def concat_and_cache_nvfp4_ds_mla_kernel(
     block_size,
     num_tokens,
     num_blocks,
+    index_flag,
+    TRAP: tl.constexpr,
     TOKENS: tl.constexpr,
 ):
     """nvfp4_ds_mla. Rows are (token, 16-wide tile) pairs; even and odd elements
@@ -181,14 +192,14 @@ def concat_and_cache_nvfp4_ds_mla_kernel(
     NATIVE: tl.constexpr = False
     first_token = tl.program_id(0) * TOKENS
     tokens, write, block, offset = _token_slots(
-        slot_mapping, first_token + tl.arange(0, TOKENS), num_tokens, block_size, num_blocks
+        slot_mapping, first_token + tl.arange(0, TOKENS), num_tokens, block_size, num_blocks, index_flag, TRAP
     )
     entry = kv_cache + block * block_stride + offset * entry_stride
 
     rows = tl.arange(0, TOKENS * 32)
     row_tile = rows % 32
     row_src, row_write, row_block, row_offset = _token_slots(
-        slot_mapping, first_token + rows // 32, num_tokens, block_size, num_blocks
+        slot_mapping, first_token + rows // 32, num_tokens, block_size, num_blocks, index_flag, TRAP
     )
     row_entry = row_block * block_stride + row_offset * entry_stride
     pairs = tl.arange(0, 8)
@@ -212,10 +223,10 @@ def concat_and_cache_nvfp4_ds_mla_kernel(
     tl.store(entry[:, None] + 256 + rope_cols[None, :], fp32_to_fp8_code(rope, False, NATIVE).to(tl.uint8), mask=write[:, None])
 
 
-def _writer_grid(num_tokens: int) -> tuple[int]:
-    """``TOKENS_PER_PROGRAM`` tokens per program: enough work per program to hide
-    the slot lookup, and small tiles that never spill."""
-    return (triton.cdiv(num_tokens, TOKENS_PER_PROGRAM),)
+def _writer_grid(num_tokens: int, tokens_per_program: int) -> tuple[int]:
+    """A few tokens per program: enough work per program to hide the slot
+    lookup, and small tiles that never spill."""
+    return (triton.cdiv(num_tokens, tokens_per_program),)
 
 
 def _as_bits(value: torch.Tensor) -> torch.Tensor:
@@ -303,25 +314,29 @@ def concat_and_cache_mla(
             raise TypeError(
                 f"kv_cache_dtype {kv_cache_dtype!r} needs a 1-byte kv_cache (uint8 or float8), got {kv_cache.dtype}"
             )
-    check.below("slot_mapping", slot_mapping, num_blocks * block_size, "the number of cache slots")
     if num_tokens == 0:
         return
+    if check.debug_reads("concat_and_cache_mla", device):
+        check.first_outside("slot_mapping", slot_mapping, None, num_blocks * block_size,
+                            " (the cache's slots)")
+    flag = check.index_flag(device)
 
-    grid = _writer_grid(num_tokens)
+    tokens, warps = WRITER_TILING[kv_cache_dtype if kv_cache_dtype in (fmt.FP8_DS_MLA, fmt.NVFP4_DS_MLA) else "element"]
+    grid = _writer_grid(num_tokens, tokens)
     native = native_casts(kv_cache)
     common = (slot_mapping, kv_cache.stride(0), kv_cache.stride(1), kv_c.stride(0), k_pe.stride(0))
     if kv_cache_dtype == fmt.FP8_DS_MLA:
         raw = kv_cache.view(torch.uint8)
         concat_and_cache_ds_mla_kernel[grid](
             _as_bits(kv_c), k_pe.view(torch.int16), raw, raw.view(torch.float32), raw.view(torch.int16),
-            *common, block_size, num_tokens, num_blocks,
-            SOURCE_IS_BF16=kv_c.dtype == torch.bfloat16, TOKENS=TOKENS_PER_PROGRAM, NATIVE=native, num_warps=4,
+            *common, block_size, num_tokens, num_blocks, flag, check.trap_in_kernel(device),
+            SOURCE_IS_BF16=kv_c.dtype == torch.bfloat16, TOKENS=tokens, NATIVE=native, num_warps=warps,
         )
     elif kv_cache_dtype == fmt.NVFP4_DS_MLA:
         concat_and_cache_nvfp4_ds_mla_kernel[grid](
             _as_bits(kv_c), _as_bits(k_pe), kv_cache.view(torch.uint8),
-            *common, block_size, num_tokens, num_blocks,
-            TOKENS=TOKENS_PER_PROGRAM, num_warps=4,
+            *common, block_size, num_tokens, num_blocks, flag, check.trap_in_kernel(device),
+            TOKENS=tokens, num_warps=warps,
         )
     else:
         conversion = fmt.ELEMENT_FORMATS[kv_cache_dtype]
@@ -332,12 +347,13 @@ def concat_and_cache_mla(
             kv_c_arg, k_pe_arg, cache_arg = _as_bits(kv_c), _as_bits(k_pe), kv_cache.view(torch.uint8)
         concat_and_cache_mla_kernel[grid](
             kv_c_arg, k_pe_arg, cache_arg,
-            *common, kv_lora_rank, pe_dim, block_size, scale, num_tokens, num_blocks,
+            *common, kv_lora_rank, pe_dim, block_size, scale, num_tokens, num_blocks, flag, check.trap_in_kernel(device),
             CONVERSION=int(conversion),
             SOURCE_IS_BF16=kv_c.dtype == torch.bfloat16,
             RANK_BLOCK=triton.next_power_of_2(kv_lora_rank),
             PE_BLOCK=triton.next_power_of_2(pe_dim),
-            TOKENS=TOKENS_PER_PROGRAM,
+            TOKENS=tokens,
             NATIVE=native,
-            num_warps=4,
+            num_warps=warps,
         )
+    check.after_launch("concat_and_cache_mla", flag, "slot_mapping entries")

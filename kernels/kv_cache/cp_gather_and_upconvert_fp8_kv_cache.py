@@ -13,11 +13,11 @@ import torch
 import triton
 import triton.language as tl
 
-from . import _checks as check
+from .. import validation as check
 from . import _formats as fmt
 from ._numerics import fp32_to_bf16_bits, fp8_code_to_fp32, native_casts
 from . import _page_task
-from ._page_task import page_task_grid, reqs_per_scan, resolve_page
+from ._page_task import PAGE_INDICES, page_index_flag, page_task_grid, reqs_per_scan, resolve_page
 
 
 # portq: ports vllm:csrc/libtorch_stable/cache_kernels.cu::cp_gather_and_upconvert_fp8_kv_cache_page @c76a425278
@@ -40,6 +40,8 @@ def cp_gather_and_upconvert_fp8_kv_cache_page(
     seq_starts,
     block_table_width,
     num_blocks,
+    index_flag,
+    TRAP: tl.constexpr,
     HAS_SEQ_STARTS: tl.constexpr,
     REQS_PER_SCAN: tl.constexpr,
     TOKEN_BLOCK: tl.constexpr,
@@ -62,6 +64,8 @@ def cp_gather_and_upconvert_fp8_kv_cache_page(
         block_table_stride,
         block_table_width,
         num_blocks,
+        index_flag,
+        TRAP,
         False,
         HAS_SEQ_STARTS,
         REQS_PER_SCAN,
@@ -122,11 +126,10 @@ def upconvert_gather_checks(name, src_cache, dst, block_table, workspace_starts,
     check.index_tensor("workspace_starts", workspace_starts, device, length=batch_size)
     if seq_starts is not None:
         check.index_tensor("seq_starts", seq_starts, device, length=batch_size)
-    check.non_negative_values("seq_starts", seq_starts)
     return batch_size
 
 
-def launch_upconvert(kernel, cache_views, src_cache, dst, block_table, workspace_starts, batch_size,
+def launch_upconvert(op, kernel, cache_views, src_cache, dst, block_table, workspace_starts, batch_size,
                      seq_starts, *, max_token_block):
     """Launch one of the two upconvert page kernels: after the cache view(s) their
     arguments are the same. Nothing to do for an empty ``dst`` or batch."""
@@ -134,6 +137,8 @@ def launch_upconvert(kernel, cache_views, src_cache, dst, block_table, workspace
     if total_tokens == 0 or batch_size == 0:
         return
     block_size = src_cache.shape[1]
+    flag = page_index_flag(op, src_cache.device, workspace_starts, False, seq_starts, block_table,
+                           batch_size, total_tokens, block_size, src_cache.shape[0])
     kernel[page_task_grid(total_tokens, block_size, batch_size)](
         *cache_views,
         dst.view(torch.int16),
@@ -149,12 +154,15 @@ def launch_upconvert(kernel, cache_views, src_cache, dst, block_table, workspace
         seq_starts if seq_starts is not None else workspace_starts,
         block_table.shape[1],
         src_cache.shape[0],
+        flag,
+        TRAP=check.trap_in_kernel(src_cache.device),
         HAS_SEQ_STARTS=seq_starts is not None,
         REQS_PER_SCAN=reqs_per_scan(batch_size),
         TOKEN_BLOCK=min(triton.next_power_of_2(block_size), max_token_block),
         NATIVE=native_casts(dst),
         num_warps=_page_task.GATHER_WARPS,
     )
+    check.after_launch(op, flag, PAGE_INDICES)
 
 
 # portq: ports vllm:csrc/libtorch_stable/cache_kernels.cu::cp_gather_and_upconvert_fp8_kv_cache @c76a425278
@@ -194,6 +202,7 @@ def cp_gather_and_upconvert_fp8_kv_cache(
         )
     raw = src_cache.view(torch.uint8)
     launch_upconvert(
+        "cp_gather_and_upconvert_fp8_kv_cache",
         cp_gather_and_upconvert_fp8_kv_cache_page,
         (raw, raw.view(torch.float32), raw.view(torch.int16)),
         src_cache, dst, block_table, workspace_starts, batch_size, seq_starts,

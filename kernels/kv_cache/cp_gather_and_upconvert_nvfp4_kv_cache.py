@@ -41,6 +41,8 @@ def cp_gather_and_upconvert_nvfp4_kv_cache_kernel(
     seq_starts,
     block_table_width,
     num_blocks,
+    index_flag,
+    TRAP: tl.constexpr,
     HAS_SEQ_STARTS: tl.constexpr,
     REQS_PER_SCAN: tl.constexpr,
     TOKEN_BLOCK: tl.constexpr,
@@ -60,6 +62,8 @@ def cp_gather_and_upconvert_nvfp4_kv_cache_kernel(
         block_table_stride,
         block_table_width,
         num_blocks,
+        index_flag,
+        TRAP,
         False,
         HAS_SEQ_STARTS,
         REQS_PER_SCAN,
@@ -129,6 +133,7 @@ def cp_gather_and_upconvert_nvfp4_kv_cache(
         fmt.NVFP4_ENTRY_BYTES,
     )
     launch_upconvert(
+        "cp_gather_and_upconvert_nvfp4_kv_cache",
         cp_gather_and_upconvert_nvfp4_kv_cache_kernel,
         (src_cache.view(torch.uint8),),
         src_cache, dst, block_table, workspace_starts, batch_size, seq_starts,

@@ -12,8 +12,8 @@ import torch
 import triton
 import triton.language as tl
 
-from . import _checks as check
-from ._page_task import copy_page, page_task_grid, reqs_per_scan, resolve_page, row_tiling
+from .. import validation as check
+from ._page_task import PAGE_INDICES, copy_page, page_index_flag, page_task_grid, reqs_per_scan, resolve_page, row_tiling
 
 _BIT_VIEW = {1: torch.uint8, 2: torch.int16, 4: torch.int32}
 
@@ -35,6 +35,8 @@ def cp_gather_cache_page(
     seq_starts,
     block_table_width,
     num_blocks,
+    index_flag,
+    TRAP: tl.constexpr,
     HAS_SEQ_STARTS: tl.constexpr,
     DENSE_ROWS: tl.constexpr,
     REQS_PER_SCAN: tl.constexpr,
@@ -55,6 +57,8 @@ def cp_gather_cache_page(
         block_table_stride,
         block_table_width,
         num_blocks,
+        index_flag,
+        TRAP,
         True,
         HAS_SEQ_STARTS,
         REQS_PER_SCAN,
@@ -105,8 +109,10 @@ def cp_gather_cache(
         batch_size: number of requests (``len(cu_seq_lens) - 1``).
         seq_starts: optional int32 ``[batch_size]``, any non-negative offsets.
 
-    Deviation: a logical block past the table width is skipped (its rows stay
-    untouched) instead of being read out of bounds (upstream #45462, open).
+    Deviation: a logical block past the table width, a block id outside the
+    cache or a negative ``seq_starts`` entry is never read (the rows stay
+    untouched) and is reported by the index policy of ``portq_kernels.validation``
+    (upstream reads out of bounds, #45462, open).
     """
     check.paged_cache("src_cache", src_cache, ndim=None)
     device = src_cache.device
@@ -131,7 +137,6 @@ def cp_gather_cache(
         )
     entry = check.contiguous_trailing("src_cache", src_cache, 2)
     check.contiguous_trailing("dst", dst, 1)
-    check.non_negative_values("seq_starts", seq_starts)
     total_tokens = dst.shape[0]
     if total_tokens == 0 or batch_size == 0 or entry == 0:
         return
@@ -140,6 +145,8 @@ def cp_gather_cache(
     block_size = src_cache.shape[1]
     dst_stride = dst.stride(0)
     dense = src_cache.stride(1) == entry and dst_stride == entry
+    flag = page_index_flag("cp_gather_cache", device, cu_seq_lens, True, seq_starts, block_table,
+                           batch_size, total_tokens, block_size, src_cache.shape[0])
     cp_gather_cache_page[page_task_grid(total_tokens, block_size, batch_size)](
         src_cache.view(bits),
         dst.view(bits),
@@ -155,9 +162,12 @@ def cp_gather_cache(
         seq_starts if seq_starts is not None else cu_seq_lens,
         block_table.shape[1],
         src_cache.shape[0],
+        flag,
+        TRAP=check.trap_in_kernel(device),
         HAS_SEQ_STARTS=seq_starts is not None,
         DENSE_ROWS=dense,
         REQS_PER_SCAN=reqs_per_scan(batch_size),
         ENTRY_SIZE=entry,
         **row_tiling(entry, block_size),
     )
+    check.after_launch("cp_gather_cache", flag, PAGE_INDICES)

@@ -17,10 +17,10 @@ import torch
 import triton
 import triton.language as tl
 
-from . import _checks as check
-from ._formats import Conversion
+from .. import validation as check
+from ._formats import Conversion, element_conversion
 from ._numerics import native_casts
-from ._page_task import copy_page, page_task_grid, reqs_per_scan, resolve_page, row_tiling
+from ._page_task import PAGE_INDICES, copy_page, page_index_flag, page_task_grid, reqs_per_scan, resolve_page, row_tiling
 
 
 # portq: ports vllm:csrc/libtorch_stable/cache_kernels.cu::gather_and_maybe_dequant_cache_page @c76a425278
@@ -41,6 +41,8 @@ def gather_and_maybe_dequant_cache_page(
     seq_starts,
     block_table_width,
     num_blocks,
+    index_flag,
+    TRAP: tl.constexpr,
     ENTRY_SIZE: tl.constexpr,
     CONVERSION: tl.constexpr,
     DST_IS_BF16: tl.constexpr,
@@ -62,6 +64,8 @@ def gather_and_maybe_dequant_cache_page(
         block_table_stride,
         block_table_width,
         num_blocks,
+        index_flag,
+        TRAP,
         True,
         HAS_SEQ_STARTS,
         REQS_PER_SCAN,
@@ -128,7 +132,7 @@ def gather_and_maybe_dequant_cache(
     the upconvert gathers (upstream would treat ``fp8_ds_mla`` as per-element
     e4m3, which is never what a 656-byte entry means).
     """
-    conversion = check.element_conversion(kv_cache_dtype)
+    conversion = element_conversion(kv_cache_dtype)
     check.paged_cache("src_cache", src_cache)
     device = src_cache.device
     check.tensor("dst", dst, dtypes=check.FLOAT_DTYPES, ndim=2, device=device)
@@ -160,7 +164,6 @@ def gather_and_maybe_dequant_cache(
         )
     if num_tokens > dst.shape[0]:
         raise ValueError(f"num_tokens ({num_tokens}) exceeds dst rows ({dst.shape[0]})")
-    check.non_negative_values("seq_starts", seq_starts)
     if num_tokens == 0 or num_reqs == 0 or entry == 0:
         return
 
@@ -173,6 +176,8 @@ def gather_and_maybe_dequant_cache(
         dst_view = dst.view(torch.int16) if dst_is_bf16 else dst
     block_size = src_cache.shape[1]
     dense = src_cache.stride(1) == entry and dst.stride(0) == entry
+    flag = page_index_flag("gather_and_maybe_dequant_cache", device, cu_seq_lens, True, seq_starts,
+                           block_table, num_reqs, num_tokens, block_size, src_cache.shape[0])
     gather_and_maybe_dequant_cache_page[page_task_grid(num_tokens, block_size, num_reqs)](
         src_view,
         dst_view,
@@ -189,6 +194,8 @@ def gather_and_maybe_dequant_cache(
         seq_starts if seq_starts is not None else cu_seq_lens,
         block_table.shape[1],
         src_cache.shape[0],
+        flag,
+        TRAP=check.trap_in_kernel(device),
         ENTRY_SIZE=entry,
         CONVERSION=int(conversion),
         DST_IS_BF16=dst_is_bf16,
@@ -198,3 +205,4 @@ def gather_and_maybe_dequant_cache(
         REQS_PER_SCAN=reqs_per_scan(num_reqs),
         **row_tiling(entry, block_size),
     )
+    check.after_launch("gather_and_maybe_dequant_cache", flag, PAGE_INDICES)

@@ -37,7 +37,6 @@ import torch
 from portq_kernels.kv_cache import (
     cp_gather_cache,
     gather_and_maybe_dequant_cache,
-    trusted_index_values,
 )
 from portq_kernels.mla_prefix import gather_kv_b_proj
 
@@ -115,7 +114,7 @@ def determine_chunked_prefill_workspace_size(
     for name, value in (("max_model_len", max_model_len), ("max_num_seqs", max_num_seqs),
                         ("block_size", block_size)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ValueError(f"{name}: expected a positive int, got {value!r}")
+            raise ValueError(f"{name} must be a positive int, got {value!r}")
     size = min(max(8 * max_model_len, 4 * max_num_seqs * block_size),
                MAX_CHUNKED_PREFILL_WORKSPACE_TOKENS)
     return max(size, max_num_seqs * block_size)
@@ -131,9 +130,9 @@ def allocate_chunked_prefill_workspace(
     by the expansion).
     """
     if dtype not in WORKSPACE_DTYPES:
-        raise ValueError(f"dtype: expected one of {WORKSPACE_DTYPES}, got {dtype}")
+        raise ValueError(f"dtype must be one of {WORKSPACE_DTYPES}, got {dtype}")
     if workspace_size < 1 or head_size < 1:
-        raise ValueError(f"workspace_size, head_size: expected positive sizes, got "
+        raise ValueError(f"workspace_size, head_size must be positive sizes, got "
                          f"{workspace_size}, {head_size}")
     return torch.empty((workspace_size, head_size), dtype=dtype, device=device)
 
@@ -177,19 +176,19 @@ def build_chunked_context_metadata(
     copied to ``workspace.device`` once.
     """
     if not isinstance(context_lens_cpu, torch.Tensor) or context_lens_cpu.device.type != "cpu":
-        raise ValueError("context_lens_cpu: expected a CPU tensor (the plan is host arithmetic)")
+        raise ValueError("context_lens_cpu must be a CPU tensor (the plan is host arithmetic)")
     if context_lens_cpu.dim() != 1 or context_lens_cpu.dtype.is_floating_point:
-        raise ValueError(f"context_lens_cpu: expected a 1-D integer tensor, got "
+        raise ValueError(f"context_lens_cpu must be a 1-D integer tensor, got "
                          f"{context_lens_cpu.dtype} shape {tuple(context_lens_cpu.shape)}")
     if not isinstance(workspace, torch.Tensor) or workspace.dim() != 2:
-        raise ValueError("workspace: expected a [W, head_size] tensor")
+        raise ValueError("workspace must be a [W, head_size] tensor")
     if isinstance(page_size, bool) or not isinstance(page_size, int) or page_size < 1:
-        raise ValueError(f"page_size: expected a positive int, got {page_size!r}")
+        raise ValueError(f"page_size must be a positive int, got {page_size!r}")
     context_lens = context_lens_cpu.to(torch.int64)
     if context_lens.numel() == 0 or not bool((context_lens > 0).any()):
         return None
     if bool((context_lens < 0).any()):
-        raise ValueError("context_lens_cpu: expected non-negative lengths")
+        raise ValueError("context_lens_cpu must be non-negative lengths")
 
     chunk_size, starts, seq_lens, cu_seq_lens = _plan_chunks(
         context_lens, workspace.shape[0], page_size)
@@ -211,45 +210,45 @@ def build_chunked_context_metadata(
 def _check_layer_inputs(kv_cache, block_table, metadata, kv_cache_dtype, k_scale,
                         kv_b_proj_weight, num_heads, v_head_dim, kv_lora_rank):
     if not isinstance(metadata, ChunkedContextMetadata):
-        raise TypeError("metadata: expected the ChunkedContextMetadata of this batch")
+        raise TypeError("metadata must be the ChunkedContextMetadata of this batch")
     if not isinstance(kv_cache, torch.Tensor) or kv_cache.dim() != 3:
-        raise ValueError("kv_cache: expected a [num_blocks, block_size, head_size] tensor")
+        raise ValueError("kv_cache must be a [num_blocks, block_size, head_size] tensor")
     workspace = metadata.workspace
     if workspace.dtype not in WORKSPACE_DTYPES:
-        raise ValueError(f"workspace: expected one of {WORKSPACE_DTYPES}, got {workspace.dtype}")
+        raise ValueError(f"workspace must be one of {WORKSPACE_DTYPES}, got {workspace.dtype}")
     if kv_cache.shape[2] != workspace.shape[1]:
-        raise ValueError(f"workspace: expected head_size {kv_cache.shape[2]} (the cache's), got "
+        raise ValueError(f"workspace must be head_size {kv_cache.shape[2]} (the cache's), got "
                          f"{workspace.shape[1]}")
     if kv_cache.device != workspace.device:
-        raise ValueError(f"workspace: expected the cache's device {kv_cache.device}, got "
+        raise ValueError(f"workspace must be the cache's device {kv_cache.device}, got "
                          f"{workspace.device}")
     if not isinstance(block_table, torch.Tensor) or block_table.dim() != 2 or \
             block_table.shape[0] != metadata.starts.shape[1]:
-        raise ValueError(f"block_table: expected [num_prefills={metadata.starts.shape[1]}, "
+        raise ValueError(f"block_table must be [num_prefills={metadata.starts.shape[1]}, "
                          "max_blocks] (the prefill requests' rows)")
     fp8_workspace = workspace.element_size() == 1
     if fp8_workspace and kv_cache_dtype not in FP8_CACHE_FORMATS:
         raise ValueError(f"kv_cache_dtype: an fp8 workspace reads raw e4m3 cache bytes, "
                          f"expected one of {sorted(FP8_CACHE_FORMATS)}, got {kv_cache_dtype!r}")
     if not fp8_workspace and kv_cache_dtype not in DEQUANT_CACHE_FORMATS:
-        raise ValueError(f"kv_cache_dtype: expected one of {DEQUANT_CACHE_FORMATS}, got "
+        raise ValueError(f"kv_cache_dtype must be one of {DEQUANT_CACHE_FORMATS}, got "
                          f"{kv_cache_dtype!r}")
     if not isinstance(k_scale, torch.Tensor) or k_scale.dtype != torch.float32 or \
             k_scale.numel() < 1:
-        raise ValueError("k_scale: expected a float32 tensor holding the cache's scale")
+        raise ValueError("k_scale must be a float32 tensor holding the cache's scale")
     for name, value in (("num_heads", num_heads), ("v_head_dim", v_head_dim),
                         ("kv_lora_rank", kv_lora_rank)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ValueError(f"{name}: expected a positive int, got {value!r}")
+            raise ValueError(f"{name} must be a positive int, got {value!r}")
     if kv_lora_rank >= kv_cache.shape[2]:
-        raise ValueError(f"kv_lora_rank: expected less than the head size {kv_cache.shape[2]}, "
+        raise ValueError(f"kv_lora_rank must be less than the head size {kv_cache.shape[2]}, "
                          f"got {kv_lora_rank}")
     if not isinstance(kv_b_proj_weight, torch.Tensor) or kv_b_proj_weight.dim() != 2 or \
             kv_b_proj_weight.shape[1] != kv_lora_rank or \
             kv_b_proj_weight.shape[0] % num_heads or \
             kv_b_proj_weight.shape[0] // num_heads <= v_head_dim:
         raise ValueError(
-            f"kv_b_proj_weight: expected [num_heads * (qk_nope_head_dim + v_head_dim), "
+            f"kv_b_proj_weight must be [num_heads * (qk_nope_head_dim + v_head_dim), "
             f"kv_lora_rank={kv_lora_rank}] with num_heads={num_heads}, v_head_dim={v_head_dim}, "
             f"got {tuple(getattr(kv_b_proj_weight, 'shape', ()))}"
         )
@@ -284,22 +283,18 @@ def gather_context_chunk(
     A model-dtype workspace is filled by ``gather_and_maybe_dequant_cache``
     (dequantising fp8 caches with ``k_scale``); an fp8 workspace by
     ``cp_gather_cache`` (raw bytes, dequantised later by the expansion).
-    The chunk starts and ``cu_seq_lens`` come from this module's own plan
-    (checked on the host when it was built), so the gathers skip their
-    per-call host read of index values.
     """
     workspace = metadata.workspace
     num_tokens = metadata.chunk_total_token[chunk]
     cu_seq_lens = metadata.cu_seq_lens[chunk]
     seq_starts = metadata.starts[chunk]
-    with trusted_index_values():
-        if workspace.element_size() == 1:
-            cache_bytes = kv_cache.view(workspace.dtype) if kv_cache.element_size() == 1 else kv_cache
-            ops.cp_gather_cache(cache_bytes, workspace[:num_tokens], block_table, cu_seq_lens,
-                                block_table.shape[0], seq_starts)
-        else:
-            ops.gather_and_maybe_dequant_cache(kv_cache, workspace, block_table, cu_seq_lens,
-                                               num_tokens, kv_cache_dtype, k_scale, seq_starts)
+    if workspace.element_size() == 1:
+        cache_bytes = kv_cache.view(workspace.dtype) if kv_cache.element_size() == 1 else kv_cache
+        ops.cp_gather_cache(cache_bytes, workspace[:num_tokens], block_table, cu_seq_lens,
+                            block_table.shape[0], seq_starts)
+    else:
+        ops.gather_and_maybe_dequant_cache(kv_cache, workspace, block_table, cu_seq_lens,
+                                           num_tokens, kv_cache_dtype, k_scale, seq_starts)
     return workspace[:num_tokens]
 
 

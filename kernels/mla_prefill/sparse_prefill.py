@@ -33,7 +33,6 @@ import torch
 from portq_kernels.kv_cache import (
     cp_gather_and_upconvert_fp8_kv_cache,
     cp_gather_and_upconvert_nvfp4_kv_cache,
-    trusted_index_values,
 )
 from portq_kernels.mla_sparse import triton_convert_req_index_to_global_index
 
@@ -62,7 +61,7 @@ UPCONVERTED_HEAD_SIZE = 576
 def get_prefill_workspace_size(max_model_len: int) -> int:
     """bf16 workspace rows of the sparse prefill: five full-length sequences."""
     if isinstance(max_model_len, bool) or not isinstance(max_model_len, int) or max_model_len < 1:
-        raise ValueError(f"max_model_len: expected a positive int, got {max_model_len!r}")
+        raise ValueError(f"max_model_len must be a positive int, got {max_model_len!r}")
     return 5 * max_model_len
 
 
@@ -76,13 +75,13 @@ def split_prefill_chunks(
     workspace is refused (it could never be gathered whole).
     """
     if not isinstance(seq_lens_cpu, torch.Tensor) or seq_lens_cpu.dim() != 1:
-        raise ValueError("seq_lens_cpu: expected a 1-D tensor of sequence lengths")
+        raise ValueError("seq_lens_cpu must be a 1-D tensor of sequence lengths")
     lens = [int(x) for x in seq_lens_cpu.tolist()]
     if any(n > workspace_size for n in lens):
         raise ValueError(f"seq_lens_cpu: a sequence of {max(lens)} tokens does not fit the "
                          f"workspace of {workspace_size} rows")
     if any(n < 0 for n in lens):
-        raise ValueError("seq_lens_cpu: expected non-negative lengths")
+        raise ValueError("seq_lens_cpu must be non-negative lengths")
     bounds, start, total = [], 0, 0
     for i, n in enumerate(lens):
         if total + n > workspace_size:
@@ -144,17 +143,17 @@ def build_sparse_prefill_metadata(
     for name, t, n in (("seq_lens_cpu", seq_lens_cpu, None),
                        ("query_start_loc_cpu", query_start_loc_cpu, None)):
         if not isinstance(t, torch.Tensor) or t.dim() != 1 or t.device.type != "cpu":
-            raise ValueError(f"{name}: expected a 1-D CPU tensor")
+            raise ValueError(f"{name} must be a 1-D CPU tensor")
     num_reqs = seq_lens_cpu.shape[0]
     if query_start_loc_cpu.shape[0] != num_reqs + 1:
-        raise ValueError(f"query_start_loc_cpu: expected {num_reqs + 1} entries, got "
+        raise ValueError(f"query_start_loc_cpu must be {num_reqs + 1} entries, got "
                          f"{query_start_loc_cpu.shape[0]}")
     if not isinstance(block_table, torch.Tensor) or block_table.dtype != torch.int32 or \
             block_table.dim() != 2 or block_table.shape[0] < num_reqs:
-        raise ValueError(f"block_table: expected int32 [>= {num_reqs}, max_blocks]")
+        raise ValueError(f"block_table must be int32 [>= {num_reqs}, max_blocks]")
     if isinstance(num_decodes, bool) or not isinstance(num_decodes, int) or \
             not 0 <= num_decodes <= num_reqs:
-        raise ValueError(f"num_decodes: expected an int in [0, {num_reqs}], got {num_decodes!r}")
+        raise ValueError(f"num_decodes must be an int in [0, {num_reqs}], got {num_decodes!r}")
     num_prefills = num_reqs - num_decodes
     if num_prefills == 0:
         return None
@@ -237,19 +236,19 @@ class SparsePrefillChunkInputs:
 
 def _check_sparse_inputs(kv_cache, kv_cache_dtype, workspace, metadata):
     if kv_cache_dtype not in PACKED_ENTRY_BYTES:
-        raise ValueError(f"kv_cache_dtype: expected one of {sorted(PACKED_ENTRY_BYTES)}, got "
+        raise ValueError(f"kv_cache_dtype must be one of {sorted(PACKED_ENTRY_BYTES)}, got "
                          f"{kv_cache_dtype!r}")
     if not isinstance(kv_cache, torch.Tensor) or kv_cache.dim() != 3 or \
             kv_cache.shape[2] * kv_cache.element_size() != PACKED_ENTRY_BYTES[kv_cache_dtype]:
-        raise ValueError(f"kv_cache: expected [num_blocks, block_size, "
+        raise ValueError(f"kv_cache must be [num_blocks, block_size, "
                          f"{PACKED_ENTRY_BYTES[kv_cache_dtype]} bytes] for {kv_cache_dtype}")
     if not isinstance(workspace, torch.Tensor) or workspace.dtype != torch.bfloat16 or \
             workspace.dim() != 2 or workspace.shape[1] != UPCONVERTED_HEAD_SIZE:
-        raise ValueError(f"workspace: expected bf16 [rows, {UPCONVERTED_HEAD_SIZE}]")
+        raise ValueError(f"workspace must be bf16 [rows, {UPCONVERTED_HEAD_SIZE}]")
     if workspace.device != kv_cache.device:
-        raise ValueError(f"workspace: expected the cache's device {kv_cache.device}")
+        raise ValueError(f"workspace must be the cache's device {kv_cache.device}")
     if not isinstance(metadata, SparsePrefillMetadata):
-        raise TypeError("metadata: expected the SparsePrefillMetadata of this batch")
+        raise TypeError("metadata must be the SparsePrefillMetadata of this batch")
     largest = max((c.chunk_tot_seqlen for c in metadata.chunks), default=0)
     if largest > workspace.shape[0]:
         raise ValueError(f"workspace: a chunk needs {largest} rows, the workspace has "
@@ -281,10 +280,8 @@ def iter_sparse_prefill_chunks(
                  else ops.cp_gather_and_upconvert_nvfp4_kv_cache)
     for chunk in metadata.chunks:
         chunk_workspace = workspace[: chunk.chunk_tot_seqlen]
-        # workspace_starts come from this module's own plan: no per-call host read.
-        with trusted_index_values():
-            upconvert(cache_bytes, chunk_workspace, chunk.block_table, chunk.workspace_starts,
-                      chunk.block_table.shape[0])
+        upconvert(cache_bytes, chunk_workspace, chunk.block_table, chunk.workspace_starts,
+                  chunk.block_table.shape[0])
         yield SparsePrefillChunkInputs(
             chunk=chunk,
             workspace=chunk_workspace,

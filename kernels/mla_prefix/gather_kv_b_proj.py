@@ -32,11 +32,13 @@ Per-row scales are applied once after the whole K sum (upstream applies the
 same factor after each segment: the same value up to fp32 rounding). The
 exception: an fp8 cache with an fp8 weight (unscaled or per-row scale) runs
 fp8 x fp8 tensor-core operands (``TileConfig.fp8_dot``), like upstream's
-fp8 path: the products are exact, but Hopper's fp8 MMA adds the 32 products
-of each instruction at reduced precision before the result is promoted into
-the fp32 accumulator, so those outputs carry an extra error of at most
-about 2^-9 of ``sum |x*w*s|`` (measured on random data: 2% of the elements
-differ from the exact-operand result, by at most 2 bf16 ulp). The fp8
+fp8 path: the products are exact, but Hopper's fp8 MMA adds products at
+reduced precision until the partial sum is promoted into the fp32
+accumulator, once per 128-wide K step (``GPU_FP8_CONFIG``), so those
+outputs carry an extra error of at most about 2^-7 of ``sum |x*w*s|``
+(2^-9 when promoting after every 32-deep instruction; measured on random
+data: 4.7% of the elements differ from the exact-operand result, 2.0% with
+per-instruction promotion, by at most 0.25 in absolute value either way). The fp8
 block-scale path keeps bf16 operands. A deliberate difference from
 upstream, more accurate: an fp8 cache with a bf16 weight keeps the bf16
 weight (upstream truncates the weight to fp8 on its paged path and on its
@@ -52,11 +54,11 @@ round-to-nearest-even, and both give the same bits. The rope part
 (``k_pe * k_scale``, one fp32 multiply) is therefore bit-exact on both.
 
 Index arithmetic is int64 wherever a page id or a row number is multiplied by
-a stride. Index *values* (``kv_indptr``, ``kv_indices``, ``cu``) are checked
-on the host only for CPU tensors: on CUDA that needs a device-to-host sync
-per call, which the prefill hot path and graph capture cannot afford; the
-kernel instead clamps out-of-range page positions and page ids to masked
-loads, so bad indices give wrong rows, never a memory fault.
+a stride. Index *values* follow ``portq_kernels.validation``: an out-of-range
+page position or page id is a masked load (the row reads zeros, never memory
+outside ``kv_indices`` or ``k_buffer``) and clears the index flag; debug mode
+also reads ``kv_indptr``, ``kv_indices`` and ``cu`` back and names the bad
+value (including orderings the kernel cannot see, such as a decreasing ``cu``).
 
 Not carried (AMD-only or not implemented): the preshuffled weight layout, the
 shuffled KV-cache layout and the MXFP4 weight path; each is rejected with a
@@ -70,6 +72,9 @@ from dataclasses import dataclass
 import torch
 import triton
 import triton.language as tl
+
+from .. import validation as check
+from ..validation import record_violation
 
 SCALE_BLOCK = 128
 """Rows and columns covered by one entry of a 128x128 block weight scale."""
@@ -93,15 +98,15 @@ def _round_fp32_to_bf16(x):
 @triton.jit
 def _tile_dot(x, w, acc, INTERPRETER: tl.constexpr, FP8_DOT: tl.constexpr):
     """``acc + x @ w`` on the tensor cores. Default: bf16 operands (exact for
-    fp8 and bf16 values). ``FP8_DOT`` (both operands fp8): fp8 operands, the
-    partial sum promoted into the fp32 accumulator after every instruction
-    (``FP8_PROMOTE_K`` values of K). Triton 3.9's interpreter computes bf16
+    fp8 and bf16 values). ``FP8_DOT`` > 0 (both operands fp8): fp8 operands,
+    the partial sum promoted into the fp32 accumulator every ``FP8_DOT``
+    values of K (32: after every instruction). Triton 3.9's interpreter computes bf16
     dots wrongly, so there the operands are fp32, which hold the same exact
     values (and fp32 dots are exact numpy there)."""
     if INTERPRETER:
         return tl.dot(x.to(tl.float32), w.to(tl.float32), acc)
     elif FP8_DOT:
-        return tl.dot(x, w, acc, max_num_imprecise_acc=32)
+        return tl.dot(x, w, acc, max_num_imprecise_acc=FP8_DOT)
     else:
         return tl.dot(x.to(tl.bfloat16), w.to(tl.bfloat16), acc)
 
@@ -139,7 +144,7 @@ def _expand_tile(
     item, batch_size, total_kv, first_valid_row, end_valid_row, ks,
     k_buffer, kv_indptr, kv_indices, kv_prefix_sum_context_lens,
     kv_proj_weight, kv_proj_scale, k_prefix, v_prefix,
-    num_pages, kv_indices_len, batch_search_steps, TpNumHeads,
+    num_pages, kv_indices_len, batch_search_steps, TpNumHeads, index_flag, TRAP: tl.constexpr,
     KBlockSize: tl.constexpr, QkNopeHeadDim: tl.constexpr, VHeadDim: tl.constexpr,
     KV_CDim: tl.constexpr, KV_PeDim: tl.constexpr,
     ChunkK: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_ROWS: tl.constexpr,
@@ -158,7 +163,7 @@ def _expand_tile(
         _expand_rows(row_start, head, col_start, batch_size, first_valid_row, end_valid_row, ks,
                      k_buffer, kv_indptr, kv_indices, kv_prefix_sum_context_lens,
                      kv_proj_weight, kv_proj_scale, k_prefix, v_prefix,
-                     num_pages, kv_indices_len, batch_search_steps, TpNumHeads,
+                     num_pages, kv_indices_len, batch_search_steps, TpNumHeads, index_flag, TRAP,
                      KBlockSize, QkNopeHeadDim, VHeadDim, KV_CDim, KV_PeDim,
                      ChunkK, BLOCK_N, BLOCK_K, PER_ROW_SCALE, NO_SCALE, FP8_DOT, INTERPRETER)
 
@@ -168,7 +173,7 @@ def _expand_rows(
     row_start, head, col_start, batch_size, first_valid_row, end_valid_row, ks,
     k_buffer, kv_indptr, kv_indices, kv_prefix_sum_context_lens,
     kv_proj_weight, kv_proj_scale, k_prefix, v_prefix,
-    num_pages, kv_indices_len, batch_search_steps, TpNumHeads,
+    num_pages, kv_indices_len, batch_search_steps, TpNumHeads, index_flag, TRAP: tl.constexpr,
     KBlockSize: tl.constexpr, QkNopeHeadDim: tl.constexpr, VHeadDim: tl.constexpr,
     KV_CDim: tl.constexpr, KV_PeDim: tl.constexpr,
     ChunkK: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
@@ -192,6 +197,7 @@ def _expand_rows(
     pos_ok = row_ok & (page_pos >= 0) & (page_pos < kv_indices_len)
     page = tl.load(kv_indices + page_pos, mask=pos_ok, other=0).to(tl.int64)
     load_ok = pos_ok & (page >= 0) & (page < num_pages)
+    record_violation(index_flag, row_ok & ~load_ok, TRAP)
     latent_row = page * (KBlockSize * LATENT_DIM) + (within % KBlockSize).to(tl.int64) * LATENT_DIM
     latent_row = tl.where(load_ok, latent_row, 0)
 
@@ -264,7 +270,7 @@ def _expand_rows(
 def _gather_kv_b_proj_kernel(
     batch_size, total_kv, k_buffer, k_scale, kv_indptr, kv_indices, kv_prefix_sum_context_lens,
     kv_proj_weight, kv_proj_scale, k_prefix, v_prefix,
-    num_pages, kv_indices_len, batch_search_steps, TpNumHeads,
+    num_pages, kv_indices_len, batch_search_steps, TpNumHeads, index_flag, TRAP: tl.constexpr,
     KBlockSize: tl.constexpr, QkNopeHeadDim: tl.constexpr, VHeadDim: tl.constexpr,
     KV_CDim: tl.constexpr, KV_PeDim: tl.constexpr,
     ChunkK: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_ROWS: tl.constexpr,
@@ -286,7 +292,7 @@ def _gather_kv_b_proj_kernel(
             _expand_tile(item, batch_size, total_kv, first_valid_row, end_valid_row, ks,
                          k_buffer, kv_indptr, kv_indices, kv_prefix_sum_context_lens,
                          kv_proj_weight, kv_proj_scale, k_prefix, v_prefix,
-                         num_pages, kv_indices_len, batch_search_steps, TpNumHeads,
+                         num_pages, kv_indices_len, batch_search_steps, TpNumHeads, index_flag, TRAP,
                          KBlockSize, QkNopeHeadDim, VHeadDim, KV_CDim, KV_PeDim,
                          ChunkK, BLOCK_N, BLOCK_K, GROUP_ROWS,
                          PER_ROW_SCALE, NO_SCALE, FP8_DOT, INTERPRETER)
@@ -294,7 +300,7 @@ def _gather_kv_b_proj_kernel(
         _expand_tile(tl.program_id(0), batch_size, total_kv, first_valid_row, end_valid_row, ks,
                      k_buffer, kv_indptr, kv_indices, kv_prefix_sum_context_lens,
                      kv_proj_weight, kv_proj_scale, k_prefix, v_prefix,
-                     num_pages, kv_indices_len, batch_search_steps, TpNumHeads,
+                     num_pages, kv_indices_len, batch_search_steps, TpNumHeads, index_flag, TRAP,
                      KBlockSize, QkNopeHeadDim, VHeadDim, KV_CDim, KV_PeDim,
                      ChunkK, BLOCK_N, BLOCK_K, GROUP_ROWS,
                      PER_ROW_SCALE, NO_SCALE, FP8_DOT, INTERPRETER)
@@ -318,6 +324,9 @@ class TileConfig:
     """fp8 x fp8 tensor-core operands when both the cache and the weight are
     fp8 (twice the bf16 rate; see the module docstring for its accumulation);
     ignored for any other dtype pair."""
+    fp8_promote_k: int = 32
+    """With ``fp8_dot``: K values summed at the MMA's reduced precision before
+    each promotion into the fp32 accumulator (32 = every instruction)."""
     num_warps: int = 8
     num_stages: int = 3
 
@@ -326,7 +335,8 @@ class TileConfig:
         """Short label for tables and test ids."""
         return (f"T{self.chunk_k}xN{self.block_n}xK{self.block_k} g{self.group_rows} "
                 f"w{self.num_warps}s{self.num_stages}"
-                + (" persistent" if self.grid_stride else "") + (" fp8dot" if self.fp8_dot else ""))
+                + (" persistent" if self.grid_stride else "") + (" fp8dot" if self.fp8_dot else "")
+                + (f" promote{self.fp8_promote_k}" if self.fp8_dot and self.fp8_promote_k != 32 else ""))
 
     def __post_init__(self):
         for name in ("chunk_k", "block_n", "block_k"):
@@ -354,14 +364,23 @@ per SM with 64x256 tiles (one's epilogue under the other's K loop) measured
 4-20% slower: each 64-row tile streams the head's whole weight slice again,
 doubling the L2-to-SM weight traffic."""
 
-GPU_FP8_CONFIG = TileConfig(chunk_k=64, block_n=128, block_k=64, group_rows=32, fp8_dot=True,
-                            num_warps=4, num_stages=3)
+GPU_FP8_CONFIG = TileConfig(chunk_k=64, block_n=128, block_k=128, group_rows=32, fp8_dot=True,
+                            fp8_promote_k=128, num_warps=4, num_stages=3)
 """The GPU tile when both the cache and the (unscaled or per-row-scaled)
 weight are fp8: fp8 tensor-core operands, 64x128 tiles in one warpgroup
-(the per-instruction fp32 promotion keeps a second accumulator; 128x256
-would spill), two to three programs per SM. 1.6x faster than bf16 operands
-there (H200, 32000 tokens x 12 heads: 0.272 ms against 0.452 ms, where the
-fp8 weight tile must be upcast through registers back into shared memory)."""
+(the fp32 promotion keeps a second accumulator; 128x256 would spill), two
+to three programs per SM, one promotion per 128-wide K step. H200, 32000
+tokens x 12 heads: 0.230 ms, against 0.276 ms promoting after every
+32-deep instruction (64-wide K steps) and 0.450 ms for bf16 operands (the
+fp8 weight tile upcast through registers back into shared memory). Its
+error bound is 4x the per-instruction one (``2^-7 * sum|x*w*s|``); on random
+data 4.7% of the outputs differ from the exact-operand result (2.0% with
+per-instruction promotion), by at most 0.25 (bf16 ulps of the largest
+outputs)."""
+
+GPU_FP8_PER_INSTRUCTION_CONFIG = TileConfig(chunk_k=64, block_n=128, block_k=64, group_rows=32,
+                                            fp8_dot=True, num_warps=4, num_stages=3)
+"""The previous fp8 x fp8 tile: the fp32 promotion after every MMA instruction."""
 
 GPU_BLOCK_SCALE_CONFIG = TileConfig(chunk_k=128, block_n=128, block_k=64, group_rows=32,
                                     num_warps=8, num_stages=3)
@@ -377,7 +396,11 @@ GPU_CANDIDATE_CONFIGS = (
     # fp8 x fp8 operands (only when both cache and weight are fp8; bf16 otherwise).
     TileConfig(chunk_k=128, block_n=128, block_k=64, group_rows=32, fp8_dot=True,
                num_warps=8, num_stages=3),
+    GPU_FP8_PER_INSTRUCTION_CONFIG,
     GPU_FP8_CONFIG,
+    # bf16 operands, one warpgroup, 64x256: 6% faster than GPU_CONFIG for an fp8
+    # cache with a bf16 weight at 32000 x 12 (0.266 against 0.283 ms); swept on every shape.
+    TileConfig(chunk_k=64, block_n=256, block_k=64, group_rows=32, num_warps=4, num_stages=3),
 )
 """The unscaled/per-row-scale variants the benchmark sweeps and the GPU tests
 check (the defaults are among them)."""
@@ -430,39 +453,28 @@ class _Problem:
     scale_mode: str  # "none" | "row" | "block"
 
 
-def _fail(exc, name, expected, got):
-    raise exc(f"gather_kv_b_proj: {name} must be {expected}, got {got}")
-
-
 def _check_tensor(name, t, dims, dtypes):
-    if not isinstance(t, torch.Tensor):
-        _fail(TypeError, name, "a torch.Tensor", type(t).__name__)
-    if t.dim() not in dims:
-        _fail(ValueError, name, f"a {' or '.join(map(str, dims))}-D tensor", f"shape {tuple(t.shape)}")
-    if t.dtype not in dtypes:
-        _fail(TypeError, name, f"of dtype {' or '.join(map(str, dtypes))}", t.dtype)
-    if not t.is_contiguous():
-        _fail(ValueError, name, "contiguous", f"strides {t.stride()}")
+    check.tensor(name, t, dtypes=dtypes, ndim=dims, contiguous=True)
 
 
 def _check_index_values(kv_indptr, kv_indices, cu, num_pages, page_size, total_kv):
-    """Value checks for host tensors (see the module docstring for CUDA)."""
+    """Debug mode: the index values, read back (see the module docstring)."""
     cu64, indptr = cu.to(torch.int64), kv_indptr.to(torch.int64)
     if bool((cu64[1:] < cu64[:-1]).any()) or int(cu64[0]) < 0:
-        _fail(ValueError, "kv_prefix_sum_context_lens", "non-negative and non-decreasing", cu.tolist())
+        check.fail("kv_prefix_sum_context_lens", "non-negative and non-decreasing", cu.tolist())
     if int(cu64[-1]) > total_kv:
-        _fail(ValueError, "kv_prefix_sum_context_lens[-1]", f"<= k_prefix.shape[0] ({total_kv})",
+        check.fail("kv_prefix_sum_context_lens[-1]", f"<= k_prefix.shape[0] ({total_kv})",
               int(cu64[-1]))
     pages_needed = torch.div(cu64[1:] - cu64[:-1] + page_size - 1, page_size, rounding_mode="floor")
     if bool((indptr[1:] - indptr[:-1] < pages_needed).any()) or int(indptr[0]) < 0:
-        _fail(ValueError, "kv_indptr", "non-negative, with enough pages for every context length",
+        check.fail("kv_indptr", "non-negative, with enough pages for every context length",
               kv_indptr.tolist())
     if int(indptr[-1]) > kv_indices.numel():
-        _fail(ValueError, "kv_indices", f"at least kv_indptr[-1] = {int(indptr[-1])} entries",
+        check.fail("kv_indices", f"at least kv_indptr[-1] = {int(indptr[-1])} entries",
               kv_indices.numel())
     used = kv_indices[: int(indptr[-1])]
     if used.numel() and (int(used.min()) < 0 or int(used.max()) >= num_pages):
-        _fail(ValueError, "kv_indices", f"page ids in [0, {num_pages})",
+        check.fail("kv_indices", f"page ids in [0, {num_pages})",
               f"range [{int(used.min())}, {int(used.max())}]")
 
 
@@ -495,35 +507,36 @@ def _validate(k_buffer, k_scale, kv_indptr, kv_indices, cu, kv_proj_weight, kv_p
         named["kv_proj_scale"] = kv_proj_scale
     for name, t in named.items():
         if isinstance(t, torch.Tensor) and t.device != device:
-            _fail(ValueError, name, f"on k_buffer's device {device}", t.device)
+            check.fail(name, f"on k_buffer's device {device}", t.device)
 
     if kv_indptr.numel() < 1 or kv_indptr.numel() != cu.numel():
-        _fail(ValueError, "kv_indptr", "B+1 entries, as many as kv_prefix_sum_context_lens",
+        check.fail("kv_indptr", "B+1 entries, as many as kv_prefix_sum_context_lens",
               f"{kv_indptr.numel()} vs {cu.numel()}")
     total_kv, num_heads, k_width = k_prefix.shape
     if v_prefix.shape[0] != total_kv or v_prefix.shape[1] != num_heads:
-        _fail(ValueError, "v_prefix", f"[{total_kv}, {num_heads}, Dv] like k_prefix",
+        check.fail("v_prefix", f"[{total_kv}, {num_heads}, Dv] like k_prefix",
               f"shape {tuple(v_prefix.shape)}")
     v_dim = v_prefix.shape[2]
     n_rows, rank = kv_proj_weight.shape
     if num_heads < 1 or n_rows % num_heads:
-        _fail(ValueError, "kv_proj_weight.shape[0]", f"a multiple of the head count {num_heads}", n_rows)
+        check.fail("kv_proj_weight.shape[0]", f"a multiple of the head count {num_heads}", n_rows)
     nope_dim = n_rows // num_heads - v_dim
     rope_dim = k_width - nope_dim
     if nope_dim < 1 or v_dim < 1:
-        _fail(ValueError, "kv_proj_weight.shape[0]", f"H*(Dn+Dv) with Dn, Dv >= 1 (H={num_heads}, "
+        check.fail("kv_proj_weight.shape[0]", f"H*(Dn+Dv) with Dn, Dv >= 1 (H={num_heads}, "
               f"Dv={v_dim})", n_rows)
     if rank < SCALE_BLOCK or rank % SCALE_BLOCK:
-        _fail(ValueError, "kv_proj_weight.shape[1] (kv_lora_rank)", f"a multiple of {SCALE_BLOCK}", rank)
+        check.fail("kv_proj_weight.shape[1] (kv_lora_rank)", f"a multiple of {SCALE_BLOCK}", rank)
     if rope_dim < 1 or rope_dim & (rope_dim - 1):
-        _fail(ValueError, "k_prefix.shape[2] - Dn (the rope dim)", "a power of two", rope_dim)
+        check.fail("k_prefix.shape[2] - Dn (the rope dim)", "a power of two", rope_dim)
     if k_buffer.shape[2] != rank + rope_dim:
-        _fail(ValueError, "k_buffer.shape[2]", f"kv_lora_rank + rope dim = {rank + rope_dim}",
+        check.fail("k_buffer.shape[2]", f"kv_lora_rank + rope dim = {rank + rope_dim}",
               k_buffer.shape[2])
     if k_buffer.dtype != torch.bfloat16:
         if not isinstance(k_scale, torch.Tensor) or k_scale.numel() != 1 or k_scale.dtype != torch.float32:
-            _fail(TypeError, "k_scale", "a one-element float32 tensor for an fp8 cache",
-                  k_scale if not isinstance(k_scale, torch.Tensor) else f"{k_scale.dtype} {tuple(k_scale.shape)}")
+            check.fail("k_scale", "a one-element float32 tensor for an fp8 cache",
+                       k_scale if not isinstance(k_scale, torch.Tensor) else f"{k_scale.dtype} {tuple(k_scale.shape)}",
+                       TypeError)
 
     if kv_proj_scale is None:
         scale_mode = "none"
@@ -532,18 +545,18 @@ def _validate(k_buffer, k_scale, kv_indptr, kv_indices, cu, kv_proj_weight, kv_p
         if kv_proj_scale.dim() == 1 or kv_proj_scale.shape[1] == 1:
             scale_mode = "row"
             if kv_proj_scale.numel() != n_rows:
-                _fail(ValueError, "kv_proj_scale (per-row)", f"[{n_rows}] or [{n_rows}, 1]",
+                check.fail("kv_proj_scale (per-row)", f"[{n_rows}] or [{n_rows}, 1]",
                       tuple(kv_proj_scale.shape))
         else:
             scale_mode = "block"
             expected = (triton.cdiv(n_rows, SCALE_BLOCK), rank // SCALE_BLOCK)
             if tuple(kv_proj_scale.shape) != expected:
-                _fail(ValueError, "kv_proj_scale (128x128 blocks)", f"shape {expected}",
+                check.fail("kv_proj_scale (128x128 blocks)", f"shape {expected}",
                       tuple(kv_proj_scale.shape))
     page_size = k_buffer.shape[1]
     if page_size < 1:
-        _fail(ValueError, "k_buffer.shape[1] (page size)", ">= 1", page_size)
-    if device.type == "cpu":
+        check.fail("k_buffer.shape[1] (page size)", ">= 1", page_size)
+    if check.debug_reads("gather_kv_b_proj", device):
         _check_index_values(kv_indptr, kv_indices, cu, k_buffer.shape[0], page_size, total_kv)
     return _Problem(batch_size=kv_indptr.numel() - 1, total_kv=total_kv, num_heads=num_heads,
                     nope_dim=nope_dim, v_dim=v_dim, rank=rank, rope_dim=rope_dim,
@@ -562,21 +575,24 @@ def _launch(k_buffer, k_scale, kv_indptr, kv_indices, cu, kv_proj_weight, kv_pro
     grid = launch_grid(num_tiles, config, k_buffer.device)
     scale = kv_proj_scale if kv_proj_scale is not None else kv_proj_weight
     fp8_operands = k_buffer.dtype == torch.float8_e4m3fn and kv_proj_weight.dtype == torch.float8_e4m3fn
-    return _gather_kv_b_proj_kernel[grid](
+    flag = check.index_flag(k_buffer.device)
+    handle = _gather_kv_b_proj_kernel[grid](
         problem.batch_size, problem.total_kv, k_buffer,
         k_scale if k_scale is not None else kv_proj_weight,
         kv_indptr, kv_indices, cu, kv_proj_weight, scale, k_prefix, v_prefix,
         k_buffer.shape[0], kv_indices.numel(), max(1, (problem.batch_size - 1).bit_length()),
-        problem.num_heads,
+        problem.num_heads, flag, check.trap_in_kernel(k_buffer.device),
         KBlockSize=problem.page_size, QkNopeHeadDim=problem.nope_dim, VHeadDim=problem.v_dim,
         KV_CDim=problem.rank, KV_PeDim=problem.rope_dim,
         ChunkK=config.chunk_k, BLOCK_N=config.block_n, BLOCK_K=config.block_k,
         GROUP_ROWS=config.group_rows,
         PER_ROW_SCALE=problem.scale_mode == "row", NO_SCALE=problem.scale_mode == "none",
         GRID_STRIDE=config.grid_stride,
-        FP8_DOT=config.fp8_dot and fp8_operands, INTERPRETER=_interpreting(),
+        FP8_DOT=config.fp8_promote_k if config.fp8_dot and fp8_operands else 0, INTERPRETER=_interpreting(),
         num_warps=config.num_warps, num_stages=config.num_stages,
     )
+    check.after_launch("gather_kv_b_proj", flag, "kv_indptr and kv_indices entries")
+    return handle
 
 
 def gather_kv_b_proj_with_config(k_buffer, k_scale, kv_indptr, kv_indices, kv_prefix_sum_context_lens,

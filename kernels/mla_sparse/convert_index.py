@@ -36,10 +36,14 @@ import torch
 import triton
 import triton.language as tl
 
+from .. import validation as check
+
 INT32_MAX = 2**31 - 1
 
 # The widest row one program may own when counting (seed 004's _remap_tiling).
 SINGLE_TILE_MAX_WIDTH = 4096
+# Entries per program when not counting.
+UNCOUNTED_TILE_WIDTH = 2048
 
 
 # portq: ports vllm:vllm/v1/attention/backends/mla/sparse_utils.py::_convert_req_index_to_global_index_kernel
@@ -180,8 +184,12 @@ def _remap_tiling(
     other, so when counting, one program takes the whole row padded to a power
     of two (GLM's 2176 pads to 4096) as long as that stays at most 4096 wide:
     the count is then a register reduction with a plain store, and neither
-    atomics nor a zeroed counter nor a ``-1`` pre-fill are needed. Wider rows,
-    and every non-counting call, use ``BLOCK_N``-wide tiles.
+    atomics nor a zeroed counter nor a ``-1`` pre-fill are needed. Wider rows
+    use ``BLOCK_N``-wide tiles. Without counting the tile width is ours to
+    pick (the result does not depend on it; the last tile of a row is masked):
+    rows up to 2048 wide per program, 8 warps. ``BLOCK_N``-wide (128) tiles ran
+    the 4096 x 2048 remap 2.1x slower on the H200 (41.5 against 19.3 us: 65536
+    programs of 128 entries each; ``benchmarks/bench_mla_sparse.py``).
     """
     padded_width = triton.next_power_of_2(NUM_TOPK_TOKENS)
     single_tile = count_valid and (
@@ -189,7 +197,10 @@ def _remap_tiling(
     )
     if single_tile:
         return True, padded_width, 1, 8
-    return False, BLOCK_N, NUM_TOPK_TOKENS // BLOCK_N, 4
+    if count_valid:
+        return False, BLOCK_N, NUM_TOPK_TOKENS // BLOCK_N, 4
+    width = min(padded_width, UNCOUNTED_TILE_WIDTH)
+    return False, width, triton.cdiv(NUM_TOPK_TOKENS, width), 8
 
 
 def _remap_grid(num_tokens: int, tiles_per_row: int) -> tuple[int, int]:
@@ -198,48 +209,37 @@ def _remap_grid(num_tokens: int, tiles_per_row: int) -> tuple[int, int]:
     return (num_tokens, tiles_per_row)
 
 
-def _fail(name: str, expected: str, got) -> ValueError:
-    return ValueError(f"{name}: expected {expected}, got {got}")
-
-
 def _check_int32_tensor(name: str, tensor, ndim: int, device) -> None:
-    if not isinstance(tensor, torch.Tensor):
-        raise TypeError(f"{name}: expected a torch.Tensor, got {type(tensor).__name__}")
-    if tensor.dtype != torch.int32:
-        raise _fail(name, "dtype torch.int32", tensor.dtype)
-    if tensor.dim() != ndim:
-        raise _fail(name, f"a {ndim}-D tensor", f"shape {tuple(tensor.shape)}")
-    if device is not None and tensor.device != device:
-        raise _fail(name, f"a tensor on {device}", tensor.device)
+    check.tensor(name, tensor, dtypes=(torch.int32,), ndim=ndim, device=device)
 
 
 def _check_geometry(BLOCK_SIZE, BLOCK_STRIDE_ROWS, NUM_TOPK_TOKENS, BLOCK_N) -> None:
     if not isinstance(BLOCK_SIZE, int) or BLOCK_SIZE <= 0:
-        raise _fail("BLOCK_SIZE", "a positive int", BLOCK_SIZE)
+        check.fail("BLOCK_SIZE", "a positive int", BLOCK_SIZE)
     if BLOCK_STRIDE_ROWS is not None and (
         not isinstance(BLOCK_STRIDE_ROWS, int) or BLOCK_STRIDE_ROWS < BLOCK_SIZE
     ):
-        raise _fail("BLOCK_STRIDE_ROWS", f"None or an int >= BLOCK_SIZE ({BLOCK_SIZE})",
+        check.fail("BLOCK_STRIDE_ROWS", f"None or an int >= BLOCK_SIZE ({BLOCK_SIZE})",
                     BLOCK_STRIDE_ROWS)
     if not isinstance(BLOCK_N, int) or BLOCK_N <= 0 or BLOCK_N & (BLOCK_N - 1):
-        raise _fail("BLOCK_N", "a positive power of two", BLOCK_N)
+        check.fail("BLOCK_N", "a positive power of two", BLOCK_N)
     if not isinstance(NUM_TOPK_TOKENS, int) or NUM_TOPK_TOKENS <= 0:
-        raise _fail("NUM_TOPK_TOKENS", "a positive int", NUM_TOPK_TOKENS)
+        check.fail("NUM_TOPK_TOKENS", "a positive int", NUM_TOPK_TOKENS)
     if NUM_TOPK_TOKENS % BLOCK_N:
-        raise _fail("NUM_TOPK_TOKENS", f"a multiple of BLOCK_N ({BLOCK_N})", NUM_TOPK_TOKENS)
+        check.fail("NUM_TOPK_TOKENS", f"a multiple of BLOCK_N ({BLOCK_N})", NUM_TOPK_TOKENS)
 
 
 def _check_dcp(dcp_size, dcp_rank, cp_kv_cache_interleave_size, BLOCK_SIZE) -> None:
     if not isinstance(dcp_size, int) or dcp_size < 1:
-        raise _fail("dcp_size", "an int >= 1", dcp_size)
+        check.fail("dcp_size", "an int >= 1", dcp_size)
     if not isinstance(dcp_rank, int) or not 0 <= dcp_rank < dcp_size:
-        raise _fail("dcp_rank", f"an int in [0, dcp_size={dcp_size})", dcp_rank)
+        check.fail("dcp_rank", f"an int in [0, dcp_size={dcp_size})", dcp_rank)
     if not isinstance(cp_kv_cache_interleave_size, int) or cp_kv_cache_interleave_size < 1:
-        raise _fail("cp_kv_cache_interleave_size", "an int >= 1", cp_kv_cache_interleave_size)
+        check.fail("cp_kv_cache_interleave_size", "an int >= 1", cp_kv_cache_interleave_size)
     # An interleave group must never straddle a KV block, or local // BLOCK_SIZE
     # would split one group over two blocks.
     if BLOCK_SIZE % cp_kv_cache_interleave_size:
-        raise _fail(
+        check.fail(
             "cp_kv_cache_interleave_size",
             f"a divisor of BLOCK_SIZE ({BLOCK_SIZE})",
             cp_kv_cache_interleave_size,
@@ -252,13 +252,10 @@ def _check_index_inputs(req_id, block_table, token_indices, NUM_TOPK_TOKENS) -> 
     _check_int32_tensor("req_id", req_id, 1, device)
     _check_int32_tensor("block_table", block_table, 2, device)
     if req_id.shape[0] != token_indices.shape[0]:
-        raise ValueError(
-            f"req_id: expected one entry per token_indices row "
-            f"({token_indices.shape[0]}), got {req_id.shape[0]}; the grid is sized "
-            "by req_id and the output like token_indices"
-        )
+        check.fail("req_id", f"one entry per token_indices row ({token_indices.shape[0]}; the grid "
+                   "is sized by req_id and the output like token_indices)", req_id.shape[0])
     if token_indices.shape[1] != NUM_TOPK_TOKENS:
-        raise _fail("token_indices", f"{NUM_TOPK_TOKENS} columns (NUM_TOPK_TOKENS)",
+        check.fail("token_indices", f"{NUM_TOPK_TOKENS} columns (NUM_TOPK_TOKENS)",
                     token_indices.shape[1])
     return req_id.shape[0]
 
@@ -363,32 +360,28 @@ def triton_convert_req_index_to_global_index(
     rank_stride = 0
     if HAS_PREFILL_WORKSPACE:
         if prefill_workspace_request_ids is None or prefill_workspace_starts is None:
-            raise ValueError(
-                "prefill_workspace_request_ids, prefill_workspace_starts: both are "
-                "required when HAS_PREFILL_WORKSPACE=True"
-            )
+            check.fail("prefill_workspace_request_ids and prefill_workspace_starts",
+                       "given when HAS_PREFILL_WORKSPACE=True", "None")
         _check_int32_tensor("prefill_workspace_request_ids", prefill_workspace_request_ids, 1,
                             device)
         _check_int32_tensor("prefill_workspace_starts", prefill_workspace_starts, 1, device)
         if prefill_workspace_request_ids.shape[0] != num_tokens:
-            raise _fail("prefill_workspace_request_ids", f"{num_tokens} entries (one per row)",
+            check.fail("prefill_workspace_request_ids", f"{num_tokens} entries (one per row)",
                         prefill_workspace_request_ids.shape[0])
         for name, t in (("prefill_workspace_request_ids", prefill_workspace_request_ids),
                         ("prefill_workspace_starts", prefill_workspace_starts)):
             if not t.is_contiguous():
-                raise _fail(name, "a contiguous tensor", f"strides {t.stride()}")
+                check.fail(name, "a contiguous tensor", f"strides {t.stride()}")
         if prefill_workspace_rank_stride is not None:
             if not isinstance(prefill_workspace_rank_stride, int) or prefill_workspace_rank_stride < 0:
-                raise _fail("prefill_workspace_rank_stride", "None or an int >= 0",
+                check.fail("prefill_workspace_rank_stride", "None or an int >= 0",
                             prefill_workspace_rank_stride)
             rank_stride = prefill_workspace_rank_stride
         elif dcp_size > 1:
-            raise ValueError(
-                "prefill_workspace_rank_stride: required when dcp_size > 1 with a prefill "
-                "workspace (rows between two ranks' shards of the gathered workspace)"
-            )
+            check.fail("prefill_workspace_rank_stride", "given when dcp_size > 1 with a prefill "
+                       "workspace (rows between two ranks' shards of the gathered workspace)", "None")
     if valid_counts_out is not None and not return_valid_counts:
-        raise ValueError("valid_counts_out: given, but return_valid_counts=False")
+        check.fail("valid_counts_out", "None when return_valid_counts=False", "a tensor")
 
     tiling = _remap_tiling(NUM_TOPK_TOKENS, BLOCK_N, return_valid_counts)
     single_tile = tiling[0]
@@ -399,15 +392,16 @@ def triton_convert_req_index_to_global_index(
         out = torch.empty((num_tokens, NUM_TOPK_TOKENS), dtype=torch.int32, device=device)
     else:
         if not isinstance(out, torch.Tensor) or out.dtype != torch.int32:
-            raise _fail("out", "an int32 tensor", getattr(out, "dtype", type(out)))
+            check.fail("out", "an int32 tensor", getattr(out, "dtype", type(out)), TypeError)
         if out.device != device:
-            raise _fail("out", f"a tensor on {device}", out.device)
+            check.fail("out", f"a tensor on {device}", out.device)
         if tuple(out.shape) != (num_tokens, NUM_TOPK_TOKENS):
-            raise _fail("out", f"shape {(num_tokens, NUM_TOPK_TOKENS)}", tuple(out.shape))
+            check.fail("out", f"shape {(num_tokens, NUM_TOPK_TOKENS)}", tuple(out.shape))
         if not out.is_contiguous():
-            raise _fail("out", "a contiguous tensor", f"strides {out.stride()}")
+            check.fail("out", "a contiguous tensor", f"strides {out.stride()}")
         if return_valid_counts and _overlaps(out, token_indices):
-            raise ValueError("out: compaction cannot run in place over token_indices")
+            check.fail("out", "a tensor other than token_indices (compaction cannot run in place)",
+                       "token_indices' storage")
     if needs_prefill:
         out.fill_(-1)
 
@@ -419,7 +413,7 @@ def triton_convert_req_index_to_global_index(
         else:
             _check_int32_tensor("valid_counts_out", valid_counts_out, 1, device)
             if valid_counts_out.shape[0] != num_tokens or not valid_counts_out.is_contiguous():
-                raise _fail("valid_counts_out", f"a contiguous [{num_tokens}] tensor",
+                check.fail("valid_counts_out", f"a contiguous [{num_tokens}] tensor",
                             f"shape {tuple(valid_counts_out.shape)}, strides "
                             f"{valid_counts_out.stride()}")
             valid_counts = valid_counts_out

@@ -24,23 +24,23 @@ def flat_kv_row_view(kv_cache: torch.Tensor, block_size: int) -> tuple[torch.Ten
     index remap. ``rows`` is a view on the same storage (no copy).
     """
     if not isinstance(kv_cache, torch.Tensor):
-        raise TypeError(f"kv_cache: expected a torch.Tensor, got {type(kv_cache).__name__}")
+        raise TypeError(f"kv_cache must be a torch.Tensor, got {type(kv_cache).__name__}")
     if kv_cache.dim() != 3:
         raise ValueError(
-            f"kv_cache: expected [num_blocks, block_size, head_dim], got shape "
+            f"kv_cache must be [num_blocks, block_size, head_dim], got shape "
             f"{tuple(kv_cache.shape)}"
         )
     num_blocks, cache_block_size, head_dim = kv_cache.shape
     if not isinstance(block_size, int) or block_size != cache_block_size:
-        raise ValueError(f"block_size: expected kv_cache.shape[1] ({cache_block_size}), "
+        raise ValueError(f"block_size must be kv_cache.shape[1] ({cache_block_size}), "
                          f"got {block_size}")
     if num_blocks < 1 or head_dim < 1:
-        raise ValueError(f"kv_cache: expected at least one block and one column, got shape "
+        raise ValueError(f"kv_cache must be at least one block and one column, got shape "
                          f"{tuple(kv_cache.shape)}")
     # Rows inside a block must be packed, or a flat row index misaddresses.
     if kv_cache.stride(2) != 1 or (block_size > 1 and kv_cache.stride(1) != head_dim):
         raise ValueError(
-            f"kv_cache: expected rows packed inside a block (strides (*, {head_dim}, 1)), "
+            f"kv_cache must be rows packed inside a block (strides (*, {head_dim}, 1)), "
             f"got strides {kv_cache.stride()}"
         )
     if kv_cache.stride(0) % head_dim:
@@ -68,9 +68,9 @@ def request_row_bounds(req_idx: np.ndarray) -> np.ndarray:
     """
     req_idx = np.asarray(req_idx)
     if req_idx.ndim != 1:
-        raise ValueError(f"req_idx: expected a 1-D array, got shape {req_idx.shape}")
+        raise ValueError(f"req_idx must be a 1-D array, got shape {req_idx.shape}")
     if req_idx.size == 0:
-        raise ValueError("req_idx: expected at least one row, got an empty array")
+        raise ValueError("req_idx must be at least one row, got an empty array")
     bounds = np.flatnonzero(np.r_[True, req_idx[1:] != req_idx[:-1], True])
     num_requests = np.unique(req_idx).size
     if bounds.size - 1 != num_requests:

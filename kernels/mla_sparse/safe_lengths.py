@@ -64,24 +64,24 @@ def prepare_sparse_mla_safe_lengths(
     for name, t, ndim in (("physical_indices", physical_indices, 2),
                           ("valid_counts", valid_counts, 1)):
         if not isinstance(t, torch.Tensor):
-            raise TypeError(f"{name}: expected a torch.Tensor, got {type(t).__name__}")
+            raise TypeError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
         if t.dtype != torch.int32:
-            raise ValueError(f"{name}: expected dtype torch.int32, got {t.dtype}")
+            raise ValueError(f"{name} must be dtype torch.int32, got {t.dtype}")
         if t.dim() != ndim:
-            raise ValueError(f"{name}: expected a {ndim}-D tensor, got shape {tuple(t.shape)}")
+            raise ValueError(f"{name} must be a {ndim}-D tensor, got shape {tuple(t.shape)}")
     if physical_indices.device != valid_counts.device:
         raise ValueError(
-            f"physical_indices: expected the device of valid_counts ({valid_counts.device}), "
+            f"physical_indices must be the device of valid_counts ({valid_counts.device}), "
             f"got {physical_indices.device}"
         )
     num_tokens = valid_counts.shape[0]
     if physical_indices.shape[0] != num_tokens:
         raise ValueError(
-            f"physical_indices: expected {num_tokens} rows (one per valid count), "
+            f"physical_indices must be {num_tokens} rows (one per valid count), "
             f"got {physical_indices.shape[0]}"
         )
     if num_tokens and physical_indices.shape[1] < 1:
-        raise ValueError("physical_indices: expected at least one column for the dummy slot")
+        raise ValueError("physical_indices must be at least one column for the dummy slot")
     safe_lengths = torch.empty((num_tokens,), dtype=torch.int32, device=valid_counts.device)
     if num_tokens:
         sparse_mla_prepare_safe_lengths_kernel[_safe_lengths_grid(num_tokens)](

@@ -21,6 +21,7 @@ from kv_cache_helpers import (
 )
 
 from portq_kernels import kv_cache as ops
+from portq_kernels import validation
 from portq_kernels.kv_cache import reference as ref
 
 
@@ -93,14 +94,18 @@ def test_gather_rows_past_num_tokens_are_never_written(clamp):
 
 
 def test_gather_skips_pages_past_the_table_width():
-    """Request 1 reads past its 2-column row: those rows stay poisoned."""
+    """Request 1 reads past its 2-column row: those rows stay poisoned, and the
+    index flag records the violation (record mode: the default would raise)."""
     gen = generator(1)
     table = torch.tensor([[4, 1, 9], [7, 2, 0]], dtype=torch.int32)[:, :2]
     cu = torch.tensor([0, 10, 60], dtype=torch.int32)
     starts = torch.tensor([3, 20], dtype=torch.int32)
     src = _cache(12, 16, 576, "auto", torch.float32, gen)
     dst = poisoned((60, 576), torch.float32)
-    got = _gather_both(src, dst, table, cu, 60, "auto", torch.tensor([1.0]), starts)
+    with validation.index_checks("record"):
+        got = _gather_both(src, dst, table, cu, 60, "auto", torch.tensor([1.0]), starts)
+    assert int(validation.index_flag(DEVICE)[0]) == 0
+    validation.reset_index_flag(DEVICE)
     assert (got[22:] == POISON_FLOAT).all() and not (got[:22] == POISON_FLOAT).any()
 
 

@@ -19,6 +19,7 @@ from kv_cache_helpers import (
 )
 
 from portq_kernels import kv_cache as ops
+from portq_kernels import validation
 from portq_kernels.kv_cache import reference as ref
 
 FORMATS = {
@@ -118,7 +119,9 @@ def test_seq_starts_upstream_shapes(kv_cache_dtype, gather_lens, starts):
 def test_workspace_starts_semantics_and_clamps(kv_cache_dtype, block_size):
     """Chunk-local workspace starts with a gap row, the last request running to
     dst.shape[0] (clamped), unaligned and aligned seq_starts, padded blocks,
-    a strided dst."""
+    a strided dst. With block size 1 the strided dst's last request runs into
+    its table row's padding columns: masked like the reference, and recorded
+    as an index violation (record mode; the default would raise)."""
     gen = generator(block_size + 7)
     small = block_size == 1  # the interpreter runs one program per token here
     lens, workspace = ([3, 4, 5], [0, 3, 7]) if small else ([9, 12, 14], [0, 10, 22])
@@ -129,7 +132,10 @@ def test_workspace_starts_semantics_and_clamps(kv_cache_dtype, block_size):
     rows = 10 if small else 30
     run_both(kv_cache_dtype, src, poisoned((rows, 576), torch.bfloat16), table, workspace, 3, seq_starts)
     wide = poisoned((rows + 6, 600), torch.bfloat16)
-    run_both(kv_cache_dtype, src, wide[:, 8:584], table, workspace, 3, seq_starts)
+    with validation.index_checks("record"):
+        run_both(kv_cache_dtype, src, wide[:, 8:584], table, workspace, 3, seq_starts)
+    assert int(validation.index_flag(DEVICE)[0]) == (0 if small else 1)
+    validation.reset_index_flag(DEVICE)
 
 
 @pytest.mark.parametrize("kv_cache_dtype", list(FORMATS))

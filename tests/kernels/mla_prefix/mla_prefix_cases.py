@@ -104,13 +104,19 @@ def bf16_ulp(x: torch.Tensor) -> torch.Tensor:
 EXACT_PRODUCTS = (2.0**-16, 0.02)
 """(accumulation bound factor, share of elements allowed off the rounded
 reference) for exact operands accumulated in fp32 (every default path)."""
-FP8_MMA = (2.0**-9, 0.5)
-"""The same for fp8 x fp8 tensor-core operands (``TileConfig.fp8_dot``):
-the products are exact, but Hopper's fp8 MMA adds each instruction's 32
-products at reduced precision (about 13 fraction bits relative to the
-largest term, per published measurements) before the fp32 promotion, so
-the error bound is 2^-9 * sum|x*w*s| (32 terms times 2^-13 at most, halved
-for rounding; still a fraction of an output ulp on random data)."""
+def fp8_mma_accuracy(promote_k: int = 32):
+    """The same for fp8 x fp8 tensor-core operands (``TileConfig.fp8_dot``):
+    the products are exact, but Hopper's fp8 MMA adds products at reduced
+    precision (about 13 fraction bits relative to the largest term, per
+    published measurements) until the partial sum is promoted into fp32
+    every ``promote_k`` values of K, so the error bound is
+    ``promote_k * 2^-14 * sum|x*w*s|`` (``promote_k`` terms times 2^-13 at
+    most, halved for rounding): 2^-9 for a promotion after every
+    instruction (32), 2^-7 for one per 128-wide K step."""
+    return (promote_k * 2.0**-14, 0.5)
+
+
+FP8_MMA = fp8_mma_accuracy(32)
 
 
 def assert_projection_close(out: torch.Tensor, ref: torch.Tensor, magnitude: torch.Tensor, what: str,
@@ -137,7 +143,9 @@ def default_accuracy(case: Case):
     mode = "none" if scale is None else ("row" if scale.dim() == 1 or scale.shape[1] == 1 else "block")
     config = default_config(case.k_buffer.device, mode, case.k_buffer.dtype, case.weight.dtype)
     fp8 = case.k_buffer.dtype == case.weight.dtype == torch.float8_e4m3fn
-    return FP8_MMA if config.fp8_dot and fp8 and case.k_buffer.is_cuda else EXACT_PRODUCTS
+    if config.fp8_dot and fp8 and case.k_buffer.is_cuda:
+        return fp8_mma_accuracy(config.fp8_promote_k)
+    return EXACT_PRODUCTS
 
 
 def assert_matches_reference(case: Case, k_out: torch.Tensor, v_out: torch.Tensor, accuracy=None):

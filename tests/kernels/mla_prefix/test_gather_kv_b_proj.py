@@ -17,7 +17,7 @@ from portq_kernels.mla_prefix.gather_kv_b_proj import (
     default_config,
     gather_kv_b_proj_with_config)
 
-from mla_prefix_cases import (EXACT_PRODUCTS, FP8_MMA, assert_bit_identical, assert_matches_reference,
+from mla_prefix_cases import (EXACT_PRODUCTS, fp8_mma_accuracy, assert_bit_identical, assert_matches_reference,
                               device, make_case)
 
 FP8 = torch.float8_e4m3fn
@@ -128,7 +128,7 @@ def test_candidate_variants_match_reference(config):
     case = make_case([2 * config.chunk_k + 3, 0, 5], page_size=16, heads=2, cache_dtype=FP8,
                      weight_dtype=FP8, scale_mode="row", seed=31)
     gather_kv_b_proj_with_config(*case.args(), config=config)
-    accuracy = FP8_MMA if config.fp8_dot and case.k_buffer.is_cuda else EXACT_PRODUCTS
+    accuracy = fp8_mma_accuracy(config.fp8_promote_k) if config.fp8_dot and case.k_buffer.is_cuda else EXACT_PRODUCTS
     assert_matches_reference(case, case.k_prefix, case.v_prefix, accuracy)
 
 
@@ -268,7 +268,8 @@ def test_gpu_candidate_variants(config, case_index):
     k_out, v_out = case.fresh_outputs()
     gather_kv_b_proj_with_config(*case.args()[:7], k_out, v_out, config=config)
     fp8_operands = config.fp8_dot and case.k_buffer.dtype == FP8 and case.weight.dtype == FP8
-    assert_matches_reference(case, k_out, v_out, FP8_MMA if fp8_operands else EXACT_PRODUCTS)
+    assert_matches_reference(case, k_out, v_out,
+                             fp8_mma_accuracy(config.fp8_promote_k) if fp8_operands else EXACT_PRODUCTS)
     if not fp8_operands:
         assert_bit_identical(k_out, case.k_prefix, f"k_prefix with {config.name}")
         assert_bit_identical(v_out, case.v_prefix, f"v_prefix with {config.name}")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
+from portq_kernels import validation
 from portq_kernels.mla_prefix import gather_kv_b_proj, reference
 from mla_prefix_cases import make_case
 
@@ -49,15 +50,40 @@ BAD = {
 }
 
 
+INDEX_VALUES = ("cu_decreasing", "indptr_too_few_pages", "indices_short", "page_id_out_of_range",
+                "cu_past_outputs")
+
+
 @pytest.mark.parametrize("name", sorted(BAD))
 def test_bad_argument_is_rejected(name):
+    """Index values are read back in debug mode only (on any device)."""
     changes, exc, match = BAD[name]
     case = _with(**changes)
-    if name in ("cu_decreasing", "indptr_too_few_pages", "indices_short", "page_id_out_of_range",
-                "cu_past_outputs") and case.k_buffer.is_cuda:
-        pytest.skip("index values are checked on host tensors only (no device sync on CUDA)")
-    with pytest.raises(exc, match=match):
+    mode = "debug" if name in INDEX_VALUES else "assert"
+    with validation.index_checks(mode), pytest.raises(exc, match=match):
         gather_kv_b_proj(*case.args())
+
+
+@pytest.mark.parametrize("name", ["indices_short", "page_id_out_of_range"])
+def test_out_of_range_pages_are_masked_and_flagged(name):
+    """Without debug mode the kernel masks the bad page reads (those rows read
+    zeros; outputs outside the context rows and a guard after k_buffer stay
+    untouched) and clears the index flag; on the CPU the default then raises."""
+    case = _with(**BAD[name][0])
+    guarded = torch.full((case.k_buffer.numel() + 4096,), 3.0, device=case.k_buffer.device)
+    guarded = guarded.to(case.k_buffer.dtype)
+    guarded[: case.k_buffer.numel()] = case.k_buffer.reshape(-1)
+    case.k_buffer = guarded[: case.k_buffer.numel()].view(case.k_buffer.shape)
+    validation.reset_index_flag(case.k_buffer.device)
+    with validation.index_checks("record"):
+        gather_kv_b_proj(*case.args())
+    assert int(validation.index_flag(case.k_buffer.device)[0]) == 0
+    validation.reset_index_flag(case.k_buffer.device)
+    assert (guarded[case.k_buffer.numel():].float() == 3.0).all()
+    assert torch.isfinite(case.k_prefix.float()).all() and torch.isfinite(case.v_prefix.float()).all()
+    if not case.k_buffer.is_cuda:
+        with pytest.raises(ValueError, match="kv_indptr and kv_indices entries must index inside"):
+            gather_kv_b_proj(*case.args())
 
 
 def test_tensor_on_another_device_is_rejected():

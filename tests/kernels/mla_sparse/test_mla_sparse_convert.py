@@ -70,7 +70,7 @@ def test_decode_rows_match_reference(device, block_size, topk, return_valid_coun
 @pytest.mark.parametrize("topk", [2048, 2176])
 @pytest.mark.parametrize("return_valid_counts", [False, True])
 def test_wide_and_non_power_of_two_rows(device, topk, return_valid_counts):
-    """2176 = 17 tiles of 128, padded to one 4096-wide tile when counting."""
+    """2176 = 17 tiles of 128: two 2048-wide tiles without counts (the second masked), one 4096-wide tile when counting."""
     args = make_inputs(device, num_tokens=3, topk=topk, block_size=64, blocks_per_req=40)
     check_against_reference(args, dict(
         BLOCK_SIZE=64, NUM_TOPK_TOKENS=topk, return_valid_counts=return_valid_counts))
@@ -89,7 +89,10 @@ def test_remap_tiling_choices():
     assert _remap_tiling(2048, 128, True) == (True, 2048, 1, 8)
     assert _remap_tiling(2176, 128, True) == (True, 4096, 1, 8)
     assert _remap_tiling(8192, 128, True) == (True, 8192, 1, 8)
-    assert _remap_tiling(2176, 128, False) == (False, 128, 17, 4)
+    # Without counting the tile is ours to pick: a row up to 2048 wide per program.
+    assert _remap_tiling(2176, 128, False) == (False, 2048, 2, 8)
+    assert _remap_tiling(2048, 128, False) == (False, 2048, 1, 8)
+    assert _remap_tiling(512, 128, False) == (False, 512, 1, 8)
     assert _remap_tiling(4224, 128, True) == (False, 128, 33, 4)
 
 
@@ -333,7 +336,7 @@ BAD_CONVERT_CASES = {
 def test_bad_convert_arguments_raise(device, case):
     base = _base(device)
     kwargs = dict(base, **BAD_CONVERT_CASES[case](base))
-    with pytest.raises(ValueError):
+    with pytest.raises(TypeError if case.endswith("dtype") else ValueError):
         triton_convert_req_index_to_global_index(**kwargs)
 
 
@@ -397,3 +400,32 @@ def test_gpu_multi_tile_atomic_counting():
                        seed=8)
     check_against_reference(args, dict(BLOCK_SIZE=64, NUM_TOPK_TOKENS=topk,
                                        return_valid_counts=True))
+
+
+@pytest.mark.parametrize("return_valid_counts", [False, True])
+def test_out_of_range_ids_never_leave_their_tensors(device, return_valid_counts):
+    """Top-k ids far past the table, negative ids other than -1, and request ids
+    outside the table, with the block table and the output inside sentinel
+    margins: a read of the table's margin would put a margin block id into the
+    output, a write outside ``out`` would change its margins. The results equal
+    the reference (-1 for every such entry)."""
+    req_id, block_table, tok = make_inputs(device, num_tokens=6, topk=256, block_size=16)
+    tok[0, :8] = torch.tensor([2**31 - 1, 10**9, -5, -2**31, 16 * 10, 16 * 10 + 15, 10**6, -2],
+                              dtype=torch.int32)
+    req_id[1], req_id[2] = -3, block_table.shape[0] + 7
+    margin = block_table.numel()
+    table_buffer = torch.full((block_table.numel() + 2 * margin,), 77777, dtype=torch.int32, device=device)
+    table_buffer[margin:margin + block_table.numel()] = block_table.reshape(-1)
+    guarded_table = table_buffer[margin:margin + block_table.numel()].view(block_table.shape)
+    out_buffer = torch.full((tok.numel() + 2 * 256,), SENTINEL, dtype=torch.int32, device=device)
+    out = out_buffer[256:256 + tok.numel()].view(tok.shape)
+    kwargs = dict(BLOCK_SIZE=16, NUM_TOPK_TOKENS=256, return_valid_counts=return_valid_counts)
+    got = triton_convert_req_index_to_global_index(req_id, guarded_table, tok, out=out, **kwargs)
+    want = ref.triton_convert_req_index_to_global_index(req_id, block_table, tok, **kwargs)
+    if return_valid_counts:
+        assert_compacted_equal(got[0], got[1], want[0], want[1])
+    else:
+        assert torch.equal(got.cpu(), want.cpu())
+    assert bool((out_buffer[:256] == SENTINEL).all()) and bool((out_buffer[-256:] == SENTINEL).all())
+    assert bool((table_buffer[:margin] == 77777).all()) and bool((table_buffer[-margin:] == 77777).all())
+    assert not bool((out // 16 == 77777).any()), "a margin block id reached the output"

@@ -1,0 +1,107 @@
+"""The GPU timing method every kernel benchmark uses, so that 25 µs kernels time stably.
+
+``triton.testing.do_bench`` times each launch on its own between cache
+flushes; at 25-60 µs a launch gap or a clock ramp is then a large part of one
+sample, and runs differed by 1.5x. Here one *trial* replays a CUDA graph of
+``launches`` back-to-back calls (enough for about ``trial_ms`` of work, at
+least ``min_launches``) after an L2 flush, timed by CUDA events around the
+replay alone; the result is the median over ``trials`` trials of the time per
+launch, with the fastest and slowest trial printed beside it. A 25 µs kernel
+is thus timed over about 120 back-to-back launches per trial; a kernel of
+milliseconds over ``min_launches``. Callables that
+cannot be captured (a PyTorch path that synchronises) are timed the same way
+as an eager loop of the same length, and say so (``Timing.method``).
+"""
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass
+
+import torch
+
+#: Bytes written between trials to evict the L2 (the H200 has 60 MB).
+FLUSH_BYTES = 256 << 20
+
+
+@dataclass(frozen=True)
+class Timing:
+    """Per-launch milliseconds: median, fastest and slowest trial; how timed."""
+
+    ms: float
+    lo: float
+    hi: float
+    launches: int
+    method: str
+
+    @property
+    def us(self) -> float:
+        return self.ms * 1e3
+
+    def spread(self) -> str:
+        """``lo–hi`` in µs, for tables."""
+        return f"{self.lo * 1e3:.1f}–{self.hi * 1e3:.1f}"
+
+
+_flush = None
+
+
+def _flush_l2() -> None:
+    global _flush
+    if _flush is None:
+        _flush = torch.empty(FLUSH_BYTES, dtype=torch.uint8, device="cuda")
+    _flush.zero_()
+
+
+def _trials(run, trials: int, launches: int) -> list[float]:
+    times = []
+    for _ in range(trials):
+        _flush_l2()
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        run()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end) / launches)
+    return times
+
+
+def time_gpu(fn, *, trials: int = 7, trial_ms: float = 3.0, min_launches: int = 5,
+             max_launches: int = 1000, graph: bool = True) -> Timing:
+    """Time ``fn`` (no arguments, launches GPU work) as the module docstring says."""
+    fn()  # compile, allocate, warm the clocks
+    torch.cuda.synchronize()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    for _ in range(3):
+        fn()
+    end.record()
+    end.synchronize()
+    estimate = max(start.elapsed_time(end) / 3, 1e-3)
+    launches = int(min(max(trial_ms / estimate, min_launches), max_launches))
+    method = f"graph of {launches}"
+    run = None
+    if graph:
+        try:
+            captured = torch.cuda.CUDAGraph()
+            stream = torch.cuda.Stream()
+            stream.wait_stream(torch.cuda.current_stream())
+            with torch.cuda.stream(stream):
+                fn()
+            torch.cuda.current_stream().wait_stream(stream)
+            with torch.cuda.graph(captured):
+                for _ in range(launches):
+                    fn()
+            captured.replay()
+            torch.cuda.synchronize()
+            run = captured.replay
+        except RuntimeError:
+            torch.cuda.synchronize()
+            run = None
+    if run is None:
+        method = f"eager loop of {launches}"
+
+        def run():
+            for _ in range(launches):
+                fn()
+    times = _trials(run, trials, launches)
+    return Timing(statistics.median(times), min(times), max(times), launches, method)

@@ -1,0 +1,207 @@
+"""Out-of-range index values on every KV-cache op, with sentinel-guarded buffers.
+
+Every tensor an op reads or writes is a view into a larger buffer whose margins
+hold a sentinel, and the margins are at least one cache block (or one table
+row) wide, so a read or write one block/slot/column outside its tensor lands
+in them: a wild write changes a margin, a wild read copies margin data (or the
+guarded block table's margin, which holds the valid block id 0) into rows that
+must stay untouched. Three index modes (``portq_kernels.validation``): the
+default raises on the CPU right after the launch (on CUDA the kernel traps:
+see the subprocess test), ``record`` only clears the flag, ``debug``
+names the first bad entry before launching.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+from kv_cache_helpers import DEVICE, generator, random_fp8_bytes
+from test_kv_cache_upconvert import random_entries
+
+from portq_kernels import kv_cache as ops
+from portq_kernels import validation
+from portq_kernels.kv_cache import reference as ref
+
+BLOCK, NUM_BLOCKS, ROWS = 16, 4, 10
+GUARD_BYTE = 0xEE
+POISON_BYTE = 0xA5
+
+
+class Guarded:
+    """A tensor inside a buffer with ``margin`` sentinel elements on each side."""
+
+    def __init__(self, data: torch.Tensor, margin: int, sentinel):
+        flat = data.reshape(-1)
+        self.buffer = torch.full((flat.numel() + 2 * margin,), sentinel, dtype=data.dtype)
+        self.buffer[margin : margin + flat.numel()] = flat
+        self.buffer = self.buffer.to(DEVICE)
+        self.margin, self.numel = margin, flat.numel()
+        self.view = self.buffer[margin : margin + flat.numel()].view(data.shape)
+        self.sentinel = sentinel
+
+    def margins_intact(self) -> bool:
+        buffer = self.buffer.cpu()
+        return bool((buffer[: self.margin] == self.sentinel).all()
+                    and (buffer[self.margin + self.numel :] == self.sentinel).all())
+
+
+def _source(op_name, gen):
+    if op_name in ("fp8_ds_mla", "nvfp4_ds_mla"):
+        return random_entries(op_name, (NUM_BLOCKS, BLOCK), gen)
+    # Cache bytes below 0x80 only: a copied margin byte (0xEE) cannot hide among them.
+    return random_fp8_bytes((NUM_BLOCKS, BLOCK, 576), gen=gen) & 0x7F
+
+
+def _call(op_name, src, dst, table, seq_starts, batch, module=ops):
+    """Run ``op_name`` (the port, or ``module=ref``) with request r writing rows [10 r, 10 r + 10)."""
+    starts = torch.tensor([0, ROWS, 2 * ROWS][: batch + 1], dtype=torch.int32, device=src.device)
+    if op_name == "cp_gather_cache":
+        module.cp_gather_cache(src, dst, table, starts, batch, seq_starts)
+    elif op_name == "gather_and_maybe_dequant_cache":
+        scale = torch.tensor([0.5], device=src.device)
+        module.gather_and_maybe_dequant_cache(src, dst, table, starts, dst.shape[0], "fp8", scale, seq_starts)
+    else:
+        kind = "fp8" if op_name == "fp8_ds_mla" else "nvfp4"
+        getattr(module, f"cp_gather_and_upconvert_{kind}_kv_cache")(src, dst, table, starts[:batch], batch, seq_starts)
+
+
+def _dst_dtype(op_name):
+    return torch.uint8 if op_name == "cp_gather_cache" else torch.bfloat16
+
+
+OPS = ["cp_gather_cache", "gather_and_maybe_dequant_cache", "fp8_ds_mla", "nvfp4_ds_mla"]
+# (name, block table rows, seq_starts, debug-mode message): request 1 is the bad one.
+CASES = {
+    "negative-seq-start": ([[0, 1], [2, 3]], [0, -3], r"seq_starts\[1\] must be >= 0, got -3"),
+    "block-past-cache": ([[0, 1], [NUM_BLOCKS, 3]], [0, 2], r"block_table\[1, 0:\]\[0\] must be >= 0 and < 4"),
+    "negative-block": ([[0, 1], [-1, 3]], [0, 2], r"block_table\[1, 0:\]\[0\] must be >= 0"),
+    "past-table-width": ([[0], [2]], [0, 16], r"block_table\[1\] must be 2 columns wide"),
+}
+
+
+def _run_case(op_name, case):
+    gen = generator(7)
+    rows, starts, _ = CASES[case]
+    src_data = _source(op_name, gen)
+    entry = src_data.shape[2]
+    src = Guarded(src_data.view(torch.uint8), BLOCK * entry, GUARD_BYTE)
+    table = Guarded(torch.tensor(rows, dtype=torch.int32), len(rows[0]) + 2, 0)
+    dst_dtype = _dst_dtype(op_name)
+    dst_bytes = torch.full((2 * ROWS, 576 * (1 if dst_dtype == torch.uint8 else 2)), POISON_BYTE, dtype=torch.uint8)
+    dst = Guarded(dst_bytes, 576 * 2, GUARD_BYTE)
+    seq_starts = torch.tensor(starts, dtype=torch.int32, device=DEVICE)
+    return src, table, dst, seq_starts, dst_dtype
+
+
+def _good_rows(op_name, src, table, seq_starts, dst_dtype):
+    """The reference's rows for request 0 alone (the good one)."""
+    expected = torch.full((ROWS, 576), 0, dtype=dst_dtype)
+    _call(op_name, src.view.cpu(), expected, table.view.cpu()[:1], seq_starts.cpu()[:1], 1, module=ref)
+    return expected
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+@pytest.mark.parametrize("op_name", OPS)
+def test_record_mode_masks_and_flags(op_name, case):
+    src, table, dst, seq_starts, dst_dtype = _run_case(op_name, case)
+    validation.reset_index_flag(DEVICE)
+    with validation.index_checks("record"):
+        _call(op_name, src.view, dst.view.view(dst_dtype), table.view, seq_starts, 2)
+    assert int(validation.index_flag(DEVICE)[0]) == 0, "the violation was not recorded"
+    validation.reset_index_flag(DEVICE)
+    assert src.margins_intact() and table.margins_intact() and dst.margins_intact()
+    written = dst.view.cpu()
+    assert (written[ROWS:] == POISON_BYTE).all(), "the bad request's rows were written"
+    assert torch.equal(written[:ROWS].view(dst_dtype), _good_rows(op_name, src, table, seq_starts, dst_dtype))
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+@pytest.mark.parametrize("op_name", OPS)
+def test_debug_mode_names_the_first_bad_entry_before_launching(op_name, case):
+    src, table, dst, seq_starts, dst_dtype = _run_case(op_name, case)
+    with validation.index_checks("debug"), pytest.raises(ValueError, match=CASES[case][2]):
+        _call(op_name, src.view, dst.view.view(dst_dtype), table.view, seq_starts, 2)
+    assert (dst.view.cpu() == POISON_BYTE).all(), "debug mode launched before raising"
+    assert int(validation.index_flag(DEVICE)[0]) == 1
+
+
+@pytest.mark.skipif(DEVICE.type != "cpu", reason="on CUDA the default traps in the kernel (subprocess test)")
+@pytest.mark.parametrize("op_name", OPS)
+def test_default_mode_raises_after_the_launch_on_the_cpu(op_name):
+    src, table, dst, seq_starts, dst_dtype = _run_case(op_name, "block-past-cache")
+    with pytest.raises(ValueError, match="must index inside their tensors"):
+        _call(op_name, src.view, dst.view.view(dst_dtype), table.view, seq_starts, 2)
+    assert int(validation.index_flag(DEVICE)[0]) == 1, "the flag was not reset after raising"
+    assert dst.margins_intact() and (dst.view.cpu()[ROWS:] == POISON_BYTE).all()
+
+
+def _concat_case(slots):
+    kv_c = torch.randn(len(slots), 512, generator=generator(3)).bfloat16()
+    k_pe = torch.randn(len(slots), 64, generator=generator(4)).bfloat16()
+    cache = Guarded(torch.zeros(NUM_BLOCKS, BLOCK, 576, dtype=torch.bfloat16), BLOCK * 576, -99.0)
+    slot_mapping = torch.tensor(slots, device=DEVICE)
+    return kv_c.to(DEVICE), k_pe.to(DEVICE), cache, slot_mapping
+
+
+def test_concat_slots_past_the_cache_are_masked_flagged_and_named():
+    slots = [0, 1, -1, NUM_BLOCKS * BLOCK, 5, NUM_BLOCKS * BLOCK + 3]
+    kv_c, k_pe, cache, slot_mapping = _concat_case(slots)
+    scale = torch.ones(1, device=DEVICE)
+    with validation.index_checks("debug"), pytest.raises(ValueError, match=r"slot_mapping\[3\] must be < 64"):
+        ops.concat_and_cache_mla(kv_c, k_pe, cache.view, slot_mapping, "auto", scale)
+    assert not cache.view.any()
+    validation.reset_index_flag(DEVICE)
+    with validation.index_checks("record"):
+        ops.concat_and_cache_mla(kv_c, k_pe, cache.view, slot_mapping, "auto", scale)
+    assert int(validation.index_flag(DEVICE)[0]) == 0
+    validation.reset_index_flag(DEVICE)
+    assert cache.margins_intact()
+    flat = cache.view.view(-1, 576).cpu()
+    expected = torch.cat([kv_c, k_pe], 1).cpu()
+    assert torch.equal(flat[[0, 1, 5]], expected[[0, 1, 4]])
+    assert not flat[[i for i in range(NUM_BLOCKS * BLOCK) if i not in (0, 1, 5)]].any()
+    if DEVICE.type == "cpu":
+        with pytest.raises(ValueError, match="slot_mapping entries must index inside"):
+            ops.concat_and_cache_mla(kv_c, k_pe, cache.view, slot_mapping, "auto", scale)
+
+
+def test_padding_slots_are_not_violations():
+    kv_c, k_pe, cache, slot_mapping = _concat_case([-1, 3, -1])
+    ops.concat_and_cache_mla(kv_c, k_pe, cache.view, slot_mapping, "auto", torch.ones(1, device=DEVICE))
+    assert int(validation.index_flag(DEVICE)[0]) == 1
+
+
+_ASSERT_SCRIPT = """
+import torch
+from portq_kernels import kv_cache as ops
+src = torch.zeros(4, 16, 576, dtype=torch.uint8, device="cuda")
+dst = torch.zeros(20, 576, dtype=torch.uint8, device="cuda")
+table = torch.tensor([[0, 1], [9, 3]], dtype=torch.int32, device="cuda")
+cu = torch.tensor([0, 10, 20], dtype=torch.int32, device="cuda")
+ops.cp_gather_cache(src, dst, table, cu, 2)
+print("launched without a host read", flush=True)
+torch.cuda.synchronize()
+print("no assertion")
+"""
+
+
+@pytest.mark.gpu
+def test_default_mode_stops_the_kernel_on_cuda():
+    """The default wrapper returns without a host read, and the stream's next
+    synchronisation fails (a subprocess: a trapped kernel ends the CUDA context)."""
+    root = Path(__file__).resolve().parents[3]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(root / "tests"), env_path(root)]))
+    env.pop("PORTQ_KERNELS_DEBUG", None)
+    done = subprocess.run([sys.executable, "-c", "import conftest\n" + _ASSERT_SCRIPT], cwd=root / "tests",
+                          env=env, capture_output=True, text=True, timeout=300)
+    assert "launched without a host read" in done.stdout, done.stderr[-2000:]
+    assert done.returncode != 0 and "no assertion" not in done.stdout
+    assert "CUDA error" in done.stderr, done.stderr[-2000:]
+
+
+def env_path(root: Path) -> str:
+    return os.pathsep.join(p for p in [str(root), os.environ.get("PYTHONPATH", "")] if p)
