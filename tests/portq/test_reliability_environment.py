@@ -295,7 +295,7 @@ def test_disk_full_while_writing_a_report_is_exit_2_naming_the_file(scanned, cap
         return original(self, *args, **kwargs)
 
     monkeypatch.setattr(Path, "write_text", full)
-    assert main(["file-issue", "1", "--out", str(scanned / "reports")]) == 2
+    assert main(["file-issue", "1", "--force", "--out", str(scanned / "reports")]) == 2
     err = one_line_error(capsys)
     assert "cannot write report" in err and str(scanned / "reports") in err and "No space left" in err, err
 
