@@ -62,6 +62,7 @@ class ClassifierContext:
     symbol_tables: Any  # portq.symbols.SymbolTableCache
     cache_dir: Path | None = None  # where the in-tree index may cache by content hash
     options: dict[str, Any] = field(default_factory=dict)
+    index: Any = None  # portq.tree_index.TreeIndex taken at the start of the scan; built here when None
 
 
 class ProvisionalClassifier:
@@ -336,6 +337,7 @@ class StructuralClassifier:
         from portq.verdicts import SymbolClassifier
 
         self.context = context
+        index = index if index is not None else context.index
         self.index = index if index is not None else TreeIndex.build(
             context.tree_root, context.cache_dir, port_roots_of(context.matrix))
         self.symbols = SymbolClassifier(context, self.index)

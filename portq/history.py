@@ -240,16 +240,36 @@ class Upstream:
 
     def commits(self, revisions: Range) -> Iterator[Commit]:
         """The commits of ``revisions`` in entry order, from one git process."""
+        yield from self._log_stream(
+            ["--reverse", "--end-of-options", f"{revisions.base}..{revisions.tip}"], revisions.shas, revisions.spec)
+
+    def commits_of(self, shas: list[str] | tuple[str, ...], spec: str) -> Iterator[Commit]:
+        """The commits ``shas`` (entries of ``spec``), in that order, from one git process.
+
+        Each patch is the one ``commits`` gives for it (merges against their
+        first parent), so a rescan can re-read only the entries it re-decides.
+        """
+        if not shas:
+            return
+        yield from self._log_stream(["--no-walk=unsorted", "--stdin"], tuple(shas), spec,
+                                    stdin="\n".join(shas) + "\n")
+
+    def _log_stream(self, selection: list[str], expected_shas: tuple[str, ...], spec: str,
+                    stdin: str | None = None) -> Iterator[Commit]:
         log_format, record_mark, message_end = log_marks(secrets.token_hex(8))
         arguments = [
-            "git", *_CONFIG_OVERRIDES, "log", "--reverse", "--first-parent", "-m",
-            *_DIFF_OPTIONS, f"--format={log_format}", "--end-of-options", f"{revisions.base}..{revisions.tip}",
+            "git", *_CONFIG_OVERRIDES, "log", "--first-parent", "-m", *_DIFF_OPTIONS, f"--format={log_format}",
+            *selection,
         ]
-        with tempfile.TemporaryFile() as errors:
+        with tempfile.TemporaryFile() as errors, tempfile.TemporaryFile() as revisions_in:
+            if stdin is not None:
+                revisions_in.write(stdin.encode())
+                revisions_in.seek(0)
             process = subprocess.Popen(
-                arguments, cwd=self.path, stdout=subprocess.PIPE, stderr=errors, env={**os.environ, **_GIT_ENV}
+                arguments, cwd=self.path, stdin=revisions_in, stdout=subprocess.PIPE, stderr=errors,
+                env={**os.environ, **_GIT_ENV},
             )
-            expected = iter(revisions.shas)
+            expected = iter(expected_shas)
             try:
                 for record in split_records(process.stdout, mark=record_mark):
                     commit = parse_record(record, mark=record_mark, message_end=message_end)
@@ -269,7 +289,7 @@ class Upstream:
                 last = (errors.read().decode("utf-8", "replace").strip().splitlines() or ["(no message)"])[-1]
                 raise HistoryError(f"git log failed in {self._where()}: {last}; check the clone with git fsck")
             if next(expected, None) is not None:
-                raise HistoryError(f"git log ended before the last entry of {revisions.spec}", EXIT_INTERNAL)
+                raise HistoryError(f"git log ended before the last entry of {spec}", EXIT_INTERNAL)
 
     def read_blob(self, sha: str) -> bytes:
         """The contents of blob ``sha`` (one ``git cat-file --batch`` process)."""

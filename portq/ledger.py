@@ -52,6 +52,7 @@ print.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import socket
@@ -156,19 +157,66 @@ def _schema_v1(db: sqlite3.Connection) -> None:
         db.execute(statement)
 
 
+_SCHEMA_V2 = (
+    """CREATE TABLE texts (hash TEXT PRIMARY KEY, text TEXT NOT NULL) WITHOUT ROWID""",
+    "ALTER TABLE verdict_events ADD COLUMN evidence_ref TEXT REFERENCES texts(hash)",
+    "ALTER TABLE verdict_events ADD COLUMN detail_ref TEXT REFERENCES texts(hash)",
+    "ALTER TABLE wave_entries ADD COLUMN symbols_ref TEXT REFERENCES texts(hash)",
+    "ALTER TABLE wave_entries ADD COLUMN changes_ref TEXT REFERENCES texts(hash)",
+    "ALTER TABLE wave_entries ADD COLUMN decision_key TEXT",
+    "ALTER TABLE waves ADD COLUMN reuses_wave INTEGER REFERENCES waves(id)",
+    "ALTER TABLE waves ADD COLUMN redecided TEXT",
+)
+
+
+def _schema_v2(db: sqlite3.Connection) -> None:
+    for statement in _SCHEMA_V2:
+        db.execute(statement)
+
+
 MIGRATIONS: list[tuple[int, str, Callable[[sqlite3.Connection], None]]] = [
     (1, "initial schema: waves, entries, append-only verdict events, filed reports", _schema_v1),
+    (2, "evidence, verdicts and symbol lists stored once by content hash, and waves that reuse an earlier "
+        "wave's decisions by reference, so rescans cost references rather than copies; earlier rows keep "
+        "their inline text and are never reused (they have no decision key)", _schema_v2),
 ]
 """Ordered (version, reason, apply). Append; never edit a released step."""
 
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 
 
-_EVENT_COLUMNS = ", ".join(
-    ("id", "entry_id", "wave_id", "source", "verdict", "justification", "decided_by", "reason", "who", "why",
-     "evidence", "detail", "undoes", "version", "created_at")
+_EVENT_SELECT = (
+    "SELECT ve.id, ve.entry_id, ve.wave_id, ve.source, ve.verdict, ve.justification, ve.decided_by, ve.reason, "
+    "ve.who, ve.why, COALESCE(evidence_text.text, ve.evidence), COALESCE(detail_text.text, ve.detail), ve.undoes, "
+    "ve.version, ve.created_at FROM verdict_events ve "
+    "LEFT JOIN texts evidence_text ON evidence_text.hash = ve.evidence_ref "
+    "LEFT JOIN texts detail_text ON detail_text.hash = ve.detail_ref"
 )
-"""verdict_events columns in ``Event`` field order (``evidence``/``detail`` as their JSON text)."""
+"""verdict_events in ``Event`` field order, ``evidence``/``detail`` as their JSON text (inline in rows
+written before schema 2, by reference since)."""
+
+_VIEW_ROWS = """
+WITH RECURSIVE chain(wave_id, depth) AS (
+    SELECT :wave, 0
+    UNION ALL
+    SELECT w.reuses_wave, chain.depth + 1 FROM waves w JOIN chain ON w.id = chain.wave_id
+    WHERE w.reuses_wave IS NOT NULL
+)
+SELECT we.position, we.wave_id AS source_wave, we.entry_id, we.rows,
+       COALESCE(symbols_text.text, we.symbols) AS symbols, changes_text.text AS changes, we.decision_key,
+       MIN(chain.depth) AS depth
+FROM wave_entries we JOIN chain ON we.wave_id = chain.wave_id
+LEFT JOIN texts symbols_text ON symbols_text.hash = we.symbols_ref
+LEFT JOIN texts changes_text ON changes_text.hash = we.changes_ref
+WHERE (chain.depth = 0 OR we.position NOT IN
+       (SELECT value FROM json_each(COALESCE((SELECT redecided FROM waves WHERE id = :wave), '[]'))))
+  AND (:position IS NULL OR we.position = :position)
+GROUP BY we.position
+"""
+"""The entries a wave has: its own rows, then (for positions it does not decide itself) those of
+the wave it reuses, and so on down the chain (SQLite takes the other columns from the row of the
+smallest depth). Only complete waves are reused, so only the top wave's ``redecided`` positions
+need excluding: an unfinished rescan never shows a stale decision for an entry it re-decides."""
 
 
 def _now() -> str:
@@ -214,6 +262,8 @@ class Wave:
     status: str
     started_at: str
     finished_at: str | None
+    reuses_wave: int | None = None  # the complete wave whose other decisions this one reuses
+    redecided: str | None = None  # JSON list of the positions a reusing wave decides itself
 
     @property
     def name(self) -> str:
@@ -244,6 +294,7 @@ class Event:
     version: str
     created_at: str
     undone: bool = False
+    reused_from: int | None = None  # set when a reusing wave presents an earlier wave's scan event as its own
 
     @cached_property
     def evidence(self) -> list[dict[str, Any]]:
@@ -304,8 +355,22 @@ class EntryRecord:
     pr: int | None
     rows: list[str]
     symbols: list[dict[str, Any]]
-    scan: Event | None  # the scan event of this wave
+    scan: Event | None  # the scan event that decided this entry in this wave (an earlier wave's when reused)
     current: Current = field(default_factory=lambda: Current(None))
+    source_wave: int | None = None  # the wave whose decision this is (``wave_id`` unless reused)
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What a rescan compares of an earlier decision: the commit, its rows and
+    file changes, the key it was decided under, and its justification."""
+
+    sha: str
+    rows: tuple[str, ...]
+    changes: tuple[tuple[str, str], ...] | None  # None: recorded before schema 2, never reused
+    key: str | None
+    justification: str | None
+    wave_id: int
 
 
 @dataclass(frozen=True)
@@ -499,15 +564,24 @@ class Ledger:
         entry_count: int,
         matrix_fingerprint: str,
         tree_fingerprint: str,
+        reuses_wave: int | None = None,
+        redecided: Sequence[int] = (),
     ) -> tuple[Wave, bool]:
-        """A new wave, or an abandoned one of the same scan to complete: ``(wave, resumed)``."""
-        key = (upstream, base_sha, tip_sha, tree, matrix_fingerprint, tree_fingerprint, __version__)
+        """A new wave, or an abandoned one of the same scan to complete: ``(wave, resumed)``.
+
+        With ``reuses_wave`` (a complete wave of the same range and tree), the
+        new wave decides only the ``redecided`` positions itself and has the
+        other entries of that wave by reference.
+        """
+        redecided_text = json.dumps(sorted(redecided)) if reuses_wave is not None else None
+        key = (upstream, base_sha, tip_sha, tree, matrix_fingerprint, tree_fingerprint, __version__,
+               reuses_wave, redecided_text)
         self.require_intact()  # a wave is never begun in a damaged file
         with self._transaction() as db:
             candidates = db.execute(
                 "SELECT id, owner, status FROM waves WHERE upstream = ? AND base_sha = ? AND tip_sha = ? "
                 "AND tree = ? AND matrix_fingerprint = ? AND tree_fingerprint = ? AND portq_version = ? "
-                "AND status != 'complete' ORDER BY id",
+                "AND reuses_wave IS ? AND redecided IS ? AND status != 'complete' ORDER BY id",
                 key,
             ).fetchall()
             for row in candidates:
@@ -516,10 +590,10 @@ class Ledger:
                     return self._wave_row(row["id"]), True
             cursor = db.execute(
                 "INSERT INTO waves (range_spec, upstream, base_sha, tip_sha, tree, entry_count, portq_version, "
-                "matrix_fingerprint, tree_fingerprint, status, owner, started_at) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'running', ?, ?)",
+                "matrix_fingerprint, tree_fingerprint, status, owner, started_at, reuses_wave, redecided) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'running', ?, ?, ?, ?)",
                 (range_spec, upstream, base_sha, tip_sha, tree, entry_count, __version__,
-                 matrix_fingerprint, tree_fingerprint, _owner(), _now()),
+                 matrix_fingerprint, tree_fingerprint, _owner(), _now(), reuses_wave, redecided_text),
             )
             return self._wave_row(cursor.lastrowid), False
 
@@ -531,10 +605,14 @@ class Ledger:
         """Record entries of a wave with their scan verdicts in ONE transaction.
 
         Each entry is a dict with ``position, sha, title, pr, rows, symbols,
-        verdict`` (a ``model.Verdict``). A position the wave already has is
-        skipped (a resumed scan may classify it again). Returns how many
-        were recorded. A batch is all or nothing, so a killed scan loses at
-        most the batch in flight, never half an entry.
+        verdict`` (a ``model.Verdict``), and optionally ``changes`` (the
+        commit's ``[old path, new path]`` pairs) and ``decision_key`` (what
+        the decision rests on, ``portq.decision_keys``), without which a
+        later scan never reuses it. Evidence, the full verdict and the symbol
+        list are stored once by content hash and referenced. A position the
+        wave already has is skipped (a resumed scan may classify it again).
+        Returns how many were recorded. A batch is all or nothing, so a
+        killed scan loses at most the batch in flight, never half an entry.
         """
         recorded = 0
         created_at = _now()
@@ -546,11 +624,14 @@ class Ledger:
                     "RETURNING id",
                     (wave.upstream, wave.tree, entry["sha"], entry["title"], entry["pr"]),
                 ).fetchone()[0]
+                changes = entry.get("changes")
                 inserted = db.execute(
-                    "INSERT OR IGNORE INTO wave_entries (wave_id, position, entry_id, rows, symbols) "
-                    "VALUES (?, ?, ?, ?, ?)",
+                    "INSERT OR IGNORE INTO wave_entries (wave_id, position, entry_id, rows, symbols, symbols_ref, "
+                    "changes_ref, decision_key) VALUES (?, ?, ?, ?, '', ?, ?, ?)",
                     (wave.id, entry["position"], entry_id, json.dumps(list(entry["rows"])),
-                     to_json_text(list(entry["symbols"]))),
+                     self._stored_text(to_json_text(list(entry["symbols"]))),
+                     self._stored_text(json.dumps(changes)) if changes is not None else None,
+                     entry.get("decision_key")),
                 ).rowcount
                 if not inserted:
                     continue
@@ -558,29 +639,71 @@ class Ledger:
                 evidence, detail = verdict_json_texts(verdict)
                 db.execute(
                     "INSERT INTO verdict_events (entry_id, wave_id, source, verdict, justification, decided_by, "
-                    "reason, evidence, detail, version, created_at) VALUES (?, ?, 'scan', ?, ?, ?, ?, ?, ?, ?, ?)",
+                    "reason, evidence, evidence_ref, detail_ref, version, created_at) "
+                    "VALUES (?, ?, 'scan', ?, ?, ?, ?, '', ?, ?, ?, ?)",
                     (entry_id, wave.id, verdict.verdict, verdict.justification, verdict.decided_by, verdict.reason,
-                     evidence, detail, verdict.version or __version__, created_at),
+                     self._stored_text(evidence), self._stored_text(detail), verdict.version or __version__,
+                     created_at),
                 )
                 recorded += 1
         return recorded
 
+    def _stored_text(self, text: str) -> str:
+        """The content hash of ``text``, stored once (inside the caller's transaction)."""
+        digest = hashlib.sha256(text.encode()).hexdigest()[:32]
+        self.db.execute("INSERT OR IGNORE INTO texts (hash, text) VALUES (?, ?)", (digest, text))
+        return digest
+
+    def _view(self, wave: Wave, position: int | None = None) -> list[sqlite3.Row]:
+        return self.db.execute(_VIEW_ROWS, {"wave": wave.id, "position": position}).fetchall()
+
     def recorded_positions(self, wave: Wave) -> set[int]:
-        return {r[0] for r in self.db.execute("SELECT position FROM wave_entries WHERE wave_id = ?", (wave.id,))}
+        """The positions the wave has: those it recorded, and those it reuses."""
+        return {row["position"] for row in self._view(wave)}
 
     def finish_wave(self, wave: Wave, status: str = "complete") -> Wave:
-        """Mark a wave complete (all entries recorded) or interrupted."""
+        """Mark a wave complete (all entries recorded or reused) or interrupted."""
         if status not in ("complete", "interrupted"):
             raise ValueError(f"status must be complete or interrupted, not {status!r}")
         with self._transaction() as db:
             if status == "complete":
-                recorded = db.execute("SELECT COUNT(*) FROM wave_entries WHERE wave_id = ?", (wave.id,)).fetchone()[0]
+                recorded = len(self._view(wave))
                 if recorded != wave.entry_count:
                     raise LedgerError(
                         f"{wave.name} has {recorded} of {wave.entry_count} entries; it cannot be complete", 1
                     )
             db.execute("UPDATE waves SET status = ?, finished_at = ? WHERE id = ?", (status, _now(), wave.id))
         return self._wave_row(wave.id)
+
+    def reusable_wave(self, *, upstream: str, base_sha: str, tip_sha: str, tree: str) -> Wave | None:
+        """The newest complete wave of this range and tree, whose decisions a rescan may reuse."""
+        row = self.db.execute(
+            "SELECT id FROM waves WHERE upstream = ? AND base_sha = ? AND tip_sha = ? AND tree = ? "
+            "AND status = 'complete' ORDER BY id DESC LIMIT 1",
+            (upstream, base_sha, tip_sha, tree),
+        ).fetchone()
+        return self._wave_row(row[0]) if row else None
+
+    def decisions(self, wave: Wave) -> dict[int, "Decision"]:
+        """position -> what a rescan needs to know of each entry's decision in ``wave`` (one query)."""
+        rows = self.db.execute(
+            f"SELECT view.position, view.source_wave, view.rows, view.changes, view.decision_key, e.sha, "
+            f"ve.justification FROM ({_VIEW_ROWS}) view JOIN entries e ON e.id = view.entry_id "
+            "LEFT JOIN verdict_events ve ON ve.entry_id = view.entry_id AND ve.wave_id = view.source_wave "
+            "AND ve.source = 'scan'",
+            {"wave": wave.id, "position": None},
+        ).fetchall()
+        return {
+            row["position"]: Decision(
+                sha=row["sha"],
+                rows=tuple(json.loads(row["rows"])),
+                changes=tuple(tuple(pair) for pair in json.loads(row["changes"])) if row["changes"] else None,
+                key=row["decision_key"],
+                justification=row["justification"],
+                wave_id=row["source_wave"],
+            )
+            for row in rows
+        }
 
     def _wave_row(self, wave_id: int) -> Wave:
         row = self.db.execute("SELECT * FROM waves WHERE id = ?", (wave_id,)).fetchone()
@@ -625,17 +748,16 @@ class Ledger:
     # --- entries and events ----------------------------------------------------
 
     def wave_entries(self, wave: Wave) -> list[EntryRecord]:
-        """Every recorded entry of a wave, in position order (two queries, however many entries)."""
+        """Every entry of a wave (recorded or reused), in position order (two queries, however many entries)."""
         rows = self.db.execute(
-            "SELECT we.position, we.rows, we.symbols, e.* FROM wave_entries we JOIN entries e ON e.id = we.entry_id "
-            "WHERE we.wave_id = ? ORDER BY we.position",
-            (wave.id,),
+            f"SELECT view.*, e.* FROM ({_VIEW_ROWS}) view JOIN entries e ON e.id = view.entry_id "
+            "ORDER BY view.position",
+            {"wave": wave.id, "position": None},
         ).fetchall()
         events: dict[int, list[Event]] = {}
         for row in self.db.execute(
-            f"SELECT {_EVENT_COLUMNS} FROM verdict_events "
-            "WHERE entry_id IN (SELECT entry_id FROM wave_entries WHERE wave_id = ?) ORDER BY entry_id, id",
-            (wave.id,),
+            f"{_EVENT_SELECT} WHERE ve.entry_id IN (SELECT entry_id FROM ({_VIEW_ROWS})) ORDER BY ve.entry_id, ve.id",
+            {"wave": wave.id, "position": None},
         ):
             event = Event(*row)
             events.setdefault(event.entry_id, []).append(event)
@@ -643,9 +765,8 @@ class Ledger:
 
     def entry_at(self, wave: Wave, position: int) -> EntryRecord:
         row = self.db.execute(
-            "SELECT we.position, we.rows, we.symbols, e.* FROM wave_entries we JOIN entries e ON e.id = we.entry_id "
-            "WHERE we.wave_id = ? AND we.position = ?",
-            (wave.id, position),
+            f"SELECT view.*, e.* FROM ({_VIEW_ROWS}) view JOIN entries e ON e.id = view.entry_id",
+            {"wave": wave.id, "position": position},
         ).fetchone()
         if row is None:
             recorded = len(self.recorded_positions(wave))
@@ -658,7 +779,10 @@ class Ledger:
     def _entry_record(self, wave: Wave, row: sqlite3.Row, events: list[Event] | None = None) -> EntryRecord:
         if events is None:
             events = self._events(row["id"])
-        scan = next((e for e in events if e.source == "scan" and e.wave_id == wave.id), None)
+        source_wave = row["source_wave"]
+        scan = next((e for e in events if e.source == "scan" and e.wave_id == source_wave), None)
+        if scan is not None and source_wave != wave.id:
+            scan = replace(scan, wave_id=wave.id, reused_from=source_wave)  # this wave's decision, by reference
         return EntryRecord(
             entry_id=row["id"],
             wave_id=wave.id,
@@ -671,12 +795,12 @@ class Ledger:
             rows=json.loads(row["rows"]),
             symbols=json.loads(row["symbols"]),
             scan=scan,
-            current=_current(events),
+            current=_current(events, scan if scan is not None and scan.reused_from else None),
+            source_wave=source_wave,
         )
 
     def _events(self, entry_id: int) -> list[Event]:
-        rows = self.db.execute(f"SELECT {_EVENT_COLUMNS} FROM verdict_events WHERE entry_id = ? ORDER BY id",
-                               (entry_id,))
+        rows = self.db.execute(f"{_EVENT_SELECT} WHERE ve.entry_id = ? ORDER BY ve.id", (entry_id,))
         return [Event(*row) for row in rows]
 
     def history(self, entry_id: int) -> list[Event]:
@@ -811,16 +935,26 @@ def _standing_reviews(events: Sequence[Event]) -> list[Event]:
     return [e for e in events if e.source == "review" and e.undoes is None and e.id not in undone]
 
 
-def _current(events: Sequence[Event]) -> Current:
+def _current(events: Sequence[Event], reused: Event | None = None) -> Current:
+    """The standing verdict: the latest standing review, else the latest scan.
+
+    ``reused`` is the scan event a reusing wave presents as its own: it is
+    that wave's decision, so it is later than a review made on an earlier
+    wave, and shown as a proposal when it disagrees, as a re-decided scan is.
+    """
     standing = _standing_reviews(events)
     scans = [e for e in events if e.source == "scan"]
     latest_scan = scans[-1] if scans else None
+    if reused is not None and latest_scan is not None and reused.id == latest_scan.id:
+        latest_scan = reused
     if not standing:
         return Current(latest_scan)
     review = standing[-1]
+    later = latest_scan is not None and (
+        latest_scan.id > review.id
+        or (latest_scan is reused and review.wave_id is not None and reused.wave_id > review.wave_id)
+    )
     proposal = None
-    if latest_scan is not None and latest_scan.id > review.id and (
-        (latest_scan.verdict, latest_scan.justification) != (review.verdict, review.justification)
-    ):
+    if later and (latest_scan.verdict, latest_scan.justification) != (review.verdict, review.justification):
         proposal = latest_scan
     return Current(review, proposal)

@@ -1,8 +1,20 @@
 """``portq scan A..B``: the pipeline from an upstream range to a ledger wave.
 
-config → matrix → upstream range (validated) → one streaming read of every
+config → matrix → upstream range (validated) → the in-tree index (taken
+once, at the start: it decides the whole scan) → one streaming read of every
 patch → ownership and enclosing symbols → the classifier (over the whole
 range) → ledger transactions of ``RECORD_BATCH`` entries.
+
+A rescan reuses. Each recorded entry carries its decision key
+(``portq.decision_keys``: the commit, the classifier version, the matrix rows
+and the in-tree files its verdict rests on). When the range already has a
+complete wave for this tree, the scan recomputes every key from the ledger
+alone (no patch is read) and records a wave that reuses that wave's
+decisions by reference, deciding again only the entries whose key changed:
+their commits, and the renames their paths went through, are read with one
+``git log --no-walk`` and classified. With nothing changed the new wave
+holds no entry rows at all. ``fresh`` (``portq scan --fresh``) decides
+every entry; so does a scan whose earlier wave was recorded without keys.
 
 Mapping takes its definitions from the persistent ``DefinitionCache`` in
 ``<ledger folder>/cache/definitions.sqlite`` (a second scan parses nothing it
@@ -21,14 +33,12 @@ nothing (``portq.commands.scan`` does).
 
 from __future__ import annotations
 
-import hashlib
-import os
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from portq.classify import ClassifierContext, build_classifier
 from portq.config import Config, require_tree
+from portq.decision_keys import NET_ZERO, DecisionKeys, change_pairs, rename_groups
 from portq.errors import MatrixError, ScanInterrupted
 from portq.history import Upstream
 from portq.ledger import EntryRecord, Ledger, Wave, open_ledger
@@ -36,9 +46,8 @@ from portq.mapping import ChangeMapper
 from portq.matrix import Matrix
 from portq.model import EntryChanges, TouchedSymbol
 from portq.symbol_cache import DefinitionCache, cache_path as definition_cache_path
-from portq.symbols import CPP_SUFFIXES, PYTHON_SUFFIXES, SymbolTableCache
-
-_SKIPPED_DIRECTORIES = {"__pycache__", "node_modules", "build", "dist"}
+from portq.symbols import SymbolTableCache
+from portq.tree_index import TreeIndex, port_roots_of
 
 
 @dataclass
@@ -47,6 +56,7 @@ class ScanResult:
     resumed: bool
     entries: list[EntryRecord]
     upstream: str
+    redecided: int | None = None  # entries decided again by a rescan that reused the rest; None: all decided
 
 
 def tree_key(config: Config) -> str:
@@ -55,26 +65,6 @@ def tree_key(config: Config) -> str:
         return config.tree.relative_to(config.root).as_posix() or "."
     except ValueError:
         return config.tree.as_posix()
-
-
-def tree_fingerprint(tree: Path) -> str:
-    """A cheap digest of the tree's source files (path, size, mtime).
-
-    It only decides whether an unfinished wave may be completed by a new
-    scan: a tree edited in between starts a new wave instead.
-    """
-    digest = hashlib.sha256()
-    suffixes = CPP_SUFFIXES | PYTHON_SUFFIXES
-    for directory, subdirectories, files in os.walk(tree):
-        subdirectories[:] = sorted(
-            d for d in subdirectories if not d.startswith(".") and d not in _SKIPPED_DIRECTORIES
-        )
-        for name in sorted(files):
-            if os.path.splitext(name)[1].lower() in suffixes:
-                path = os.path.join(directory, name)
-                stat = os.stat(path)
-                digest.update(f"{os.path.relpath(path, tree)}\0{stat.st_size}\0{stat.st_mtime_ns}\n".encode())
-    return digest.hexdigest()[:16]
 
 
 def symbol_record(symbol: TouchedSymbol) -> dict[str, Any]:
@@ -99,50 +89,53 @@ def load_matrix_for(config: Config) -> tuple[Matrix, str, Path]:
     return matrix, name, path
 
 
-def run_scan(config: Config, range_spec: str, *, progress=None, options: dict[str, Any] | None = None) -> ScanResult:
-    """Scan ``range_spec`` of the configured upstream into a new (or resumed) wave."""
+def run_scan(config: Config, range_spec: str, *, progress=None, options: dict[str, Any] | None = None,
+             fresh: bool = False) -> ScanResult:
+    """Scan ``range_spec`` of the configured upstream into a new (or resumed) wave.
+
+    A rescan of a range whose last complete wave was decided against the same
+    inputs reuses its decisions (``portq.decision_keys``) and decides again only
+    the entries whose inputs changed; ``fresh`` decides every entry.
+    """
     from portq.output import NullProgress
 
     progress = progress or NullProgress()
+    options = dict(options or {})
     matrix, name, path = load_matrix_for(config)
     tree = require_tree(config)
     with Upstream(path, name) as upstream:
         revisions = upstream.resolve_range(range_spec)
         with open_ledger(config.ledger_path) as ledger:
             cache_dir = config.ledger_path.parent / "cache"
-            entries: list[EntryChanges] = []
-            with DefinitionCache(definition_cache_path(cache_dir)) as definitions:
-                mapper = ChangeMapper(matrix, name, upstream.read_blob, definitions, upstream.read_blobs)
-                try:
-                    progress.phase(f"reading {range_spec}", len(revisions))
-                    for entry in mapper.map_commits(upstream.commits(revisions)):
-                        entries.append(entry)
-                        progress.advance()
-                except KeyboardInterrupt:
-                    raise ScanInterrupted(
-                        f"scan of {range_spec} interrupted while reading; nothing was recorded"
-                    ) from None
-            wave, resumed = ledger.begin_wave(
-                range_spec=range_spec,
-                upstream=name,
-                base_sha=revisions.base,
-                tip_sha=revisions.tip,
-                tree=tree_key(config),
-                entry_count=len(revisions),
-                matrix_fingerprint=matrix.fingerprint(),
-                tree_fingerprint=tree_fingerprint(tree),
+            # The tree as it is now decides the whole scan, however it is edited meanwhile.
+            index = TreeIndex.build(tree, cache_dir, port_roots_of(matrix))
+            keys = DecisionKeys(matrix, name, index, options)
+            wave_fields = dict(
+                range_spec=range_spec, upstream=name, base_sha=revisions.base, tip_sha=revisions.tip,
+                tree=tree_key(config), entry_count=len(revisions), matrix_fingerprint=matrix.fingerprint(),
+                tree_fingerprint=(index.key or "")[:16],
             )
+            context = ClassifierContext(
+                upstream=name, matrix=matrix, tree_root=tree, read_blob=upstream.read_blob,
+                is_ancestor=upstream.is_ancestor, symbol_tables=SymbolTableCache(), cache_dir=cache_dir,
+                options=options, index=index,
+            )
+            plan = None if fresh else plan_rescan(ledger, keys, revisions, tree_key(config))
+            if plan is not None:
+                try:
+                    decided = _decide_again(upstream, matrix, name, cache_dir, revisions, plan, keys, context,
+                                            progress)
+                except KeyboardInterrupt:
+                    raise ScanInterrupted(f"rescan of {range_spec} interrupted; nothing was recorded") from None
+                if decided is not None:
+                    wave, resumed = ledger.begin_wave(**wave_fields, reuses_wave=plan.base, redecided=plan.redecide)
+                    ledger.record_scan_entries(wave, decided)
+                    wave = ledger.finish_wave(wave, "complete")
+                    return ScanResult(wave, resumed, ledger.wave_entries(wave), name, len(plan.redecide))
+            entries = _read_entries(upstream, matrix, name, cache_dir, revisions, revisions.shas, progress)
+            wave, resumed = ledger.begin_wave(**wave_fields)
             try:
-                _classify_and_record(ledger, wave, entries, progress, ClassifierContext(
-                    upstream=name,
-                    matrix=matrix,
-                    tree_root=tree,
-                    read_blob=upstream.read_blob,
-                    is_ancestor=upstream.is_ancestor,
-                    symbol_tables=SymbolTableCache(),
-                    cache_dir=cache_dir,
-                    options=dict(options or {}),
-                ))
+                _classify_and_record(ledger, wave, entries, progress, context, keys)
             except KeyboardInterrupt:
                 wave = ledger.finish_wave(wave, "interrupted")
                 done = len(ledger.recorded_positions(wave))
@@ -170,29 +163,129 @@ def run_scan(config: Config, range_spec: str, *, progress=None, options: dict[st
             return ScanResult(wave, resumed, ledger.wave_entries(wave), name)
 
 
+def _read_entries(upstream, matrix, name, cache_dir, revisions, shas, progress,
+                  positions: list[int] | None = None) -> list[EntryChanges]:
+    """Map the commits ``shas`` of ``revisions`` (all of them in one stream, or a rescan's few)."""
+    entries: list[EntryChanges] = []
+    with DefinitionCache(definition_cache_path(cache_dir)) as definitions:
+        mapper = ChangeMapper(matrix, name, upstream.read_blob, definitions, upstream.read_blobs)
+        commits = upstream.commits(revisions) if positions is None else upstream.commits_of(shas, revisions.spec)
+        try:
+            progress.phase(f"reading {revisions.spec}", len(shas))
+            for entry in mapper.map_commits(commits):
+                if positions is not None:
+                    entry.position = positions[len(entries)]
+                entries.append(entry)
+                progress.advance()
+        except KeyboardInterrupt:
+            raise ScanInterrupted(f"scan of {revisions.spec} interrupted while reading; nothing was recorded") from None
+    return entries
+
+
+@dataclass
+class RescanPlan:
+    """What a rescan reuses and what it decides again."""
+
+    base: int  # the complete wave whose decisions are reused
+    redecide: list[int]  # positions whose decision keys changed
+    read: list[int]  # positions whose patches are read: those, and the renames their paths went through
+    groups: dict[str, frozenset[str]]  # the range's rename groups
+
+
+REREAD_SHARE = 0.5
+"""Above this share of entries to decide again, one stream of the whole range
+is cheaper than picking commits out of it."""
+
+
+def plan_rescan(ledger: Ledger, keys: DecisionKeys, revisions, tree: str) -> RescanPlan | None:
+    """How to rescan a range decided before, or None to decide every entry.
+
+    None when the range has no complete wave for this tree, when that wave
+    has entries recorded without a key (an older ledger) or not matching the
+    range, or when most keys changed.
+    """
+    previous = ledger.reusable_wave(upstream=keys.upstream, base_sha=revisions.base, tip_sha=revisions.tip, tree=tree)
+    if previous is None:
+        return None
+    decisions = ledger.decisions(previous)
+    for position, sha in enumerate(revisions.shas, 1):
+        decision = decisions.get(position)
+        if decision is None or decision.sha != sha or decision.key is None or decision.changes is None:
+            return None
+    groups = rename_groups(d.changes for d in decisions.values())
+    redecide = [
+        position for position, d in sorted(decisions.items())
+        if keys.entry_key(d.sha, d.rows, d.changes, d.justification, groups) != d.key
+    ]
+    if len(redecide) > REREAD_SHARE * len(decisions):
+        return None
+    names = {name for position in redecide for pair in decisions[position].changes for path in pair if path
+             for name in groups.get(path, (path,))}
+    renames = {position for position, d in decisions.items()
+               if any(old and new and old != new and (old in names or new in names) for old, new in d.changes)}
+    base = previous.id
+    if previous.reuses_wave is not None and previous.redecided == "[]":
+        base = previous.reuses_wave  # it decided nothing itself: reuse what it reused
+    return RescanPlan(base, redecide, sorted(set(redecide) | renames), groups)
+
+
+def _decide_again(upstream, matrix, name, cache_dir, revisions, plan: RescanPlan, keys, context,
+                  progress) -> list[dict[str, Any]] | None:
+    """The entries ``plan`` decides again, ready to record; None when the range must be decided whole.
+
+    Only the planned commits are read and classified. The classifier sees the
+    range facts of those commits alone: the renames of their paths are among
+    them by construction, and an entry re-decided here was not net-zero in its
+    range; should one read as net-zero among the few, the range is decided whole.
+    """
+    if not plan.redecide:
+        return []
+    entries = _read_entries(upstream, matrix, name, cache_dir, revisions,
+                            [revisions.shas[p - 1] for p in plan.read], progress, positions=plan.read)
+    wanted = set(plan.redecide)
+    decided = []
+    progress.phase("classifying", len(entries))
+    for entry, verdict in build_classifier(context).classify_range(entries):
+        progress.advance()
+        if entry.position in wanted:
+            if verdict.justification == NET_ZERO:
+                return None
+            decided.append(_entry_to_record(entry, verdict, keys, plan.groups))
+    return decided
+
+
+def _entry_to_record(entry: EntryChanges, verdict, keys: DecisionKeys, groups) -> dict[str, Any]:
+    commit = entry.commit
+    changes = change_pairs(commit.changes or entry.owned_changes)
+    return dict(
+        position=entry.position,
+        sha=commit.sha,
+        title=commit.title,
+        pr=commit.pr,
+        rows=entry.rows,
+        symbols=[symbol_record(s) for s in entry.symbols],
+        verdict=verdict,
+        changes=changes,
+        decision_key=keys.entry_key(commit.sha, entry.rows, changes, verdict.justification, groups),
+    )
+
+
 RECORD_BATCH = 64
 """Entries per ledger transaction: whole batches survive a kill, and a scan
 of thousands of entries does not pay a commit per entry."""
 
 
-def _classify_and_record(ledger: Ledger, wave: Wave, entries: list[EntryChanges], progress, context) -> None:
+def _classify_and_record(ledger: Ledger, wave: Wave, entries: list[EntryChanges], progress, context,
+                         keys: DecisionKeys) -> None:
     done = ledger.recorded_positions(wave)
     progress.phase("classifying", len(entries))
+    groups = rename_groups(change_pairs(e.commit.changes or e.owned_changes) for e in entries)
     classifier = build_classifier(context)
     batch: list[dict[str, Any]] = []
     try:
         for entry, verdict in classifier.classify_range(entries):
             if entry.position not in done:
-                commit = entry.commit
-                batch.append(dict(
-                    position=entry.position,
-                    sha=commit.sha,
-                    title=commit.title,
-                    pr=commit.pr,
-                    rows=entry.rows,
-                    symbols=[symbol_record(s) for s in entry.symbols],
-                    verdict=verdict,
-                ))
+                batch.append(_entry_to_record(entry, verdict, keys, groups))
             if len(batch) >= RECORD_BATCH:
                 ledger.record_scan_entries(wave, batch)
                 batch = []

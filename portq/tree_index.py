@@ -230,8 +230,13 @@ def _has_glob(path: str) -> bool:
 class TreeIndex:
     """The whole in-tree source, indexed for the classifier."""
 
-    def __init__(self, files: list[FileRecord], root: Path | None = None) -> None:
+    def __init__(self, files: list[FileRecord], root: Path | None = None,
+                 sources: dict[str, tuple[bytes, str]] | None = None, key: str | None = None) -> None:
         self.root = root
+        self.key = key  # the content hash of the indexed tree (None for in-memory sources)
+        # the files as read when the index was built, and their SHA-1s
+        self._sources = {path: data for path, (data, _) in (sources or {}).items()}
+        self.file_digests = {path: digest for path, (_, digest) in (sources or {}).items()}
         self.files = {record.path: record for record in files}
         self.anchors: list[Anchor] = [a for record in files for a in record.anchors]
         self._definitions = {
@@ -257,6 +262,7 @@ class TreeIndex:
         root = Path(root)
         roots = PortRoots(root, port_roots)
         sources: list[tuple[str, bytes]] = []
+        held: dict[str, tuple[bytes, str]] = {}
         digest = hashlib.sha1(f"portq-tree-index-{INDEX_FORMAT}".encode())
         digest.update(repr(roots.paths).encode())
         for file in tree_files(root):
@@ -270,15 +276,18 @@ class TreeIndex:
                 continue  # gone since it was listed (an editor's temporary file): not part of the tree
             relative = file.relative_to(root).as_posix()
             sources.append((relative, data))
-            digest.update(relative.encode() + b"\0" + hashlib.sha1(data).digest())
+            file_digest = hashlib.sha1(data)
+            digest.update(relative.encode() + b"\0" + file_digest.digest())
+            held[relative] = (data, file_digest.hexdigest())
         key = digest.hexdigest()
         cache_file = Path(cache_dir) / f"tree-index-{key}.json" if cache_dir else None
         if cache_file is not None and cache_file.is_file():
             try:
                 payload = json.loads(cache_file.read_text())
-                return cls([FileRecord.from_json(f) for f in payload["files"]], root)
-            except (ValueError, KeyError, TypeError):
-                pass  # a damaged cache is rebuilt, never trusted
+                if payload.get("format") == INDEX_FORMAT:
+                    return cls([FileRecord.from_json(f) for f in payload["files"]], root, held, key)
+            except (ValueError, KeyError, TypeError, AttributeError):
+                pass  # a damaged or foreign cache is rebuilt, never trusted
         records = [
             index_file(data, relative, anchors=relative in roots) if len(data) <= MAX_PARSE_BYTES
             else FileRecord(relative, fallback="too large")
@@ -286,7 +295,7 @@ class TreeIndex:
         ]
         if cache_file is not None:
             _write_cache(cache_file, json.dumps({"format": INDEX_FORMAT, "files": [r.to_json() for r in records]}))
-        return cls(records, root)
+        return cls(records, root, held, key)
 
     @classmethod
     def from_sources(cls, sources: dict[str, str | bytes]) -> "TreeIndex":
@@ -311,11 +320,12 @@ class TreeIndex:
         """The signature of any in-tree definition (computed on demand for
         unanchored ones, e.g. a prototype's definition)."""
         if definition.signature is None and self.root is not None:
-            path = self.root / definition.file
-            try:
-                source = path.read_bytes()
-            except OSError:
-                return None
+            source = self._sources.get(definition.file)  # the tree as indexed, even if edited since
+            if source is None:
+                try:
+                    source = (self.root / definition.file).read_bytes()
+                except OSError:
+                    return None
             table = symbol_table(source, definition.file)
             match = next((d for d in table.definitions if d.qualified_name == definition.qualified_name
                           and d.start_line == definition.start_line), None)

@@ -1,4 +1,4 @@
-"""``portq scan [A..B | --to REV] [--all] [--fail-on V,...] [--json]``: audit upstream commits into a wave.
+"""``portq scan [A..B | --to REV] [--all] [--fail-on V,...] [--fresh] [--json]``: audit upstream commits into a wave.
 
 With a range, the upstream is the one ``--upstream`` names, the only one
 configured, or the one whose clone resolves both ends. Without a range, the
@@ -21,7 +21,9 @@ one line per entry instead. In a pipe nothing is wrapped, cut or coloured.
                   "scan_verdict": {"verdict": ..., "justification": ...} | null}]}
 
 ``--fail-on REAL_GAP[,NEEDS_REVIEW...]`` exits 3 when a standing verdict of
-the wave is in the set: a CI gate. The pipeline itself is ``portq.scan``;
+the wave is in the set: a CI gate. A rescan of a range reuses the decisions
+whose inputs are unchanged (``portq.decision_keys``) and says on stderr how
+many it decided again; ``--fresh`` decides every entry. The pipeline itself is ``portq.scan``;
 this module picks the range, and prints.
 """
 
@@ -52,6 +54,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--all", action="store_true", help="one line per entry instead of the flagged ones")
     parser.add_argument("--fail-on", metavar="VERDICT[,VERDICT...]", type=verdict_set,
                         help="exit 3 when a standing verdict of the wave is one of these (a CI gate)")
+    parser.add_argument("--fresh", action="store_true",
+                        help="decide every entry again instead of reusing the decisions of an earlier scan of the range")
 
 
 def verdict_set(text: str) -> frozenset[str]:
@@ -174,11 +178,14 @@ def run(args: argparse.Namespace, workspace) -> int:
             return 0
     workspace.close()  # the scan opens the ledger to write
     with output.progress() as reporter:
-        result = run_scan(workspace.config_for(upstream), range_spec, progress=reporter)
+        result = run_scan(workspace.config_for(upstream), range_spec, progress=reporter, fresh=args.fresh)
     document = output.Document(scan_json(result), table=lambda out: write_scan(out, result, args.all))
     output.emit(document, output.output_format(args))
     if result.resumed:
         print(f"{result.wave.name} was unfinished and is now complete.", file=sys.stderr)
+    if result.redecided is not None:
+        print(f"{result.wave.name} reuses PORTQ-{result.wave.reuses_wave}: {result.redecided} of "
+              f"{result.wave.entry_count} entries decided again (--fresh decides all)", file=sys.stderr)
     if args.fail_on:
         failing = [r.position for r in result.entries
                    if output.standing(r) is not None and output.standing(r).verdict in args.fail_on]

@@ -59,6 +59,13 @@ def test_wave_entries_keep_position_rows_symbols_and_scan_verdict(ledger):
     assert second.scan.to_verdict().evidence[0].path == "a.cu"
 
 
+def stored_texts(ledger, event_id=None):
+    """The evidence and detail JSON of the (first) scan event, through their content hashes."""
+    return ledger.db.execute(
+        "SELECT ev.text, dt.text FROM verdict_events ve JOIN texts ev ON ev.hash = ve.evidence_ref "
+        "JOIN texts dt ON dt.hash = ve.detail_ref ORDER BY ve.id LIMIT 1").fetchone()
+
+
 def test_scan_event_stores_evidence_and_full_verdict_as_plain_json(ledger):
     verdict = Verdict("NEEDS_REVIEW", None, "fallback", reason="“quoted” é",
                       evidence=[Evidence(kind="hunk", message="m", path="a.cu", line=3)],
@@ -68,7 +75,7 @@ def test_scan_event_stores_evidence_and_full_verdict_as_plain_json(ledger):
                       version="9.9")
     wave, _ = begin(ledger)
     record(ledger, wave, 1, "1" * 40, verdict)
-    evidence, detail = ledger.db.execute("SELECT evidence, detail FROM verdict_events").fetchone()
+    evidence, detail = stored_texts(ledger)
     assert detail == json.dumps(asdict(verdict))
     assert evidence == json.dumps(asdict(verdict)["evidence"])
     assert ledger.entry_at(wave, 1).scan.to_verdict() == verdict
@@ -241,3 +248,104 @@ def test_ledger_from_a_newer_schema_is_refused(tmp_path):
 def test_missing_ledger_without_create_is_an_error(tmp_path):
     with pytest.raises(LedgerError, match="no ledger at .*run portq scan first"):
         open_ledger(tmp_path / "none.sqlite", create=False)
+
+
+def test_a_rescan_repeating_a_decision_stores_references_not_copies(ledger):
+    for tip in ("b" * 40, "c" * 40):
+        wave, _ = begin(ledger, tip=tip, count=1)
+        record(ledger, wave, 1, "1" * 40)
+    texts = ledger.db.execute("SELECT COUNT(*) FROM texts").fetchone()[0]
+    refs = ledger.db.execute("SELECT COUNT(DISTINCT evidence_ref), COUNT(DISTINCT detail_ref), COUNT(*) "
+                             "FROM verdict_events").fetchone()
+    assert tuple(refs) == (1, 1, 2)
+    assert texts == 3  # one evidence list, one verdict, one symbol list, for both waves
+
+
+def test_a_reusing_wave_has_its_base_entries_by_reference(ledger):
+    base, _ = begin(ledger, count=2)
+    record(ledger, base, 1, "1" * 40)
+    record(ledger, base, 2, "2" * 40, scan_verdict("NOT_APPLICABLE", "no-row"))
+    ledger.finish_wave(base)
+    size = ledger.db.execute("SELECT COUNT(*) FROM wave_entries").fetchone()[0]
+    again, _ = ledger.begin_wave(range_spec="A..B", upstream="up", base_sha="a" * 40, tip_sha="b" * 40, tree=".",
+                                 entry_count=2, matrix_fingerprint="m", tree_fingerprint="t", reuses_wave=base.id)
+    again = ledger.finish_wave(again)
+    assert ledger.db.execute("SELECT COUNT(*) FROM wave_entries").fetchone()[0] == size
+    records = ledger.wave_entries(again)
+    assert [(r.position, r.wave_id, r.source_wave, r.scan.wave_id, r.scan.reused_from, r.scan.verdict)
+            for r in records] == [(1, again.id, base.id, again.id, base.id, "NEEDS_REVIEW"),
+                                  (2, again.id, base.id, again.id, base.id, "NOT_APPLICABLE")]
+    assert [e.wave_id for e in ledger.history(records[0].entry_id)] == [base.id]  # one event, referenced
+    assert ledger.entry_at(again, 2).scan.justification == "no-row"
+    assert again.status == "complete" and ledger.recorded_positions(again) == {1, 2}
+
+
+def test_an_unfinished_rescan_never_shows_the_stale_decision_it_redecides(ledger):
+    base, _ = begin(ledger, count=2)
+    record(ledger, base, 1, "1" * 40)
+    record(ledger, base, 2, "2" * 40)
+    ledger.finish_wave(base)
+    again, _ = ledger.begin_wave(range_spec="A..B", upstream="up", base_sha="a" * 40, tip_sha="b" * 40, tree=".",
+                                 entry_count=2, matrix_fingerprint="m", tree_fingerprint="t2", reuses_wave=base.id,
+                                 redecided=[2])
+    assert ledger.recorded_positions(again) == {1}
+    with pytest.raises(LedgerError, match="has 1 of 2 entries"):
+        ledger.finish_wave(again)
+    record(ledger, again, 2, "2" * 40, scan_verdict("REAL_GAP"))
+    again = ledger.finish_wave(again)
+    assert [(r.source_wave, r.scan.verdict) for r in ledger.wave_entries(again)] == [
+        (base.id, "NEEDS_REVIEW"), (again.id, "REAL_GAP")]
+    decisions = ledger.decisions(again)
+    assert (decisions[1].wave_id, decisions[2].wave_id, decisions[2].sha) == (base.id, again.id, "2" * 40)
+
+
+@pytest.mark.parametrize("reviewed_in_wave, proposed", [(True, "NOT_APPLICABLE"), (False, None)],
+                         ids=["review-of-the-earlier-wave", "review-of-no-wave"])
+def test_a_review_stands_over_a_wave_that_reuses_the_scan_it_overrode(ledger, reviewed_in_wave, proposed):
+    base, _ = begin(ledger, count=1)
+    record(ledger, base, 1, "1" * 40, scan_verdict("NOT_APPLICABLE", "no-row"))
+    ledger.finish_wave(base)
+    entry_id = ledger.entry_at(base, 1).entry_id
+    ledger.record_review(entry_id, verdict="REAL_GAP", justification=None, why="behind", who="ana",
+                         wave_id=base.id if reviewed_in_wave else None)
+    again, _ = ledger.begin_wave(range_spec="A..B", upstream="up", base_sha="a" * 40, tip_sha="b" * 40, tree=".",
+                                 entry_count=1, matrix_fingerprint="m", tree_fingerprint="t", reuses_wave=base.id)
+    entry = ledger.entry_at(ledger.finish_wave(again), 1)
+    proposal = entry.current.proposal
+    assert (entry.current.event.verdict, entry.current.source) == ("REAL_GAP", "review")
+    # as a re-decided rescan would: the later wave's disagreeing scan is a proposal, never applied
+    shown = (proposal.verdict, proposal.wave) if proposal is not None else None
+    assert shown == ((proposed, again.name) if proposed else None)
+    assert entry.scan.verdict == "NOT_APPLICABLE"
+
+
+def test_a_schema_1_ledger_is_migrated_and_its_waves_read_as_before(tmp_path):
+    from portq.ledger import APPLICATION_ID, MIGRATIONS
+
+    path = tmp_path / "ledger.sqlite"
+    db = sqlite3.connect(path)
+    db.execute("CREATE TABLE schema_version (version INTEGER NOT NULL)")
+    db.execute("INSERT INTO schema_version VALUES (1)")
+    db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+    MIGRATIONS[0][2](db)
+    db.execute("INSERT INTO waves (range_spec, upstream, base_sha, tip_sha, tree, entry_count, portq_version, "
+               "matrix_fingerprint, tree_fingerprint, status, owner, started_at) VALUES "
+               "('A..B', 'up', 'a', 'b', '.', 1, '0.1', 'm', 't', 'complete', 'h:1', 'now')")
+    db.execute("INSERT INTO entries (upstream, tree, sha, title, pr) VALUES ('up', '.', 's', 'old', NULL)")
+    db.execute("INSERT INTO wave_entries VALUES (1, 1, 1, '[\"ROW\"]', '[{\"name\": \"f\"}]')")
+    db.execute("INSERT INTO verdict_events (entry_id, wave_id, source, verdict, justification, decided_by, evidence, "
+               "version, created_at) VALUES (1, 1, 'scan', 'IN_SYNC', NULL, 'signature', '[{\"kind\": \"pin\"}]', "
+               "'0.1', 'now')")
+    db.commit()
+    db.close()
+    with open_ledger(path) as ledger:
+        assert ledger._version() == SCHEMA_VERSION
+        old = ledger.wave(1)
+        entry = ledger.entry_at(old, 1)
+        assert (entry.symbols, entry.scan.verdict, entry.scan.evidence) == ([{"name": "f"}], "IN_SYNC",
+                                                                             [{"kind": "pin"}])
+        assert ledger.decisions(old)[1].key is None  # decided before keys existed: never reused
+        wave, _ = begin(ledger, count=1)
+        assert ledger.record_scan_entry(wave, position=1, sha="s", title="old", pr=None, rows=[], symbols=[],
+                                        verdict=scan_verdict())
+        assert [e.source for e in ledger.history(entry.entry_id)] == ["scan", "scan"]

@@ -269,8 +269,12 @@ def test_sigkill_mid_scan_tears_nothing_and_a_rerun_completes(workspace, capsys)
     assert sorted(e[0] for e in events) == sorted({e[0] for e in events}) and len(events) == len(SAMPLE_ENTRY_ORDER)
 
 
-def test_two_scans_at_once_record_two_whole_waves(workspace):
-    scans = [run_portq(workspace, 'from portq.cli import main; raise SystemExit(main(["scan", "base..tip", "--json"]))')
+@pytest.mark.parametrize("fresh", [True, False], ids=["fresh", "reusing"])
+def test_two_scans_at_once_record_two_whole_waves(workspace, fresh):
+    # Reusing, the second may reuse the first's decisions if it starts after the first completes:
+    # either way both waves are whole and no event is lost or written twice.
+    arguments = ["scan", "base..tip", "--json"] + (["--fresh"] if fresh else [])
+    scans = [run_portq(workspace, f"from portq.cli import main; raise SystemExit(main({arguments!r}))")
              for _ in range(2)]
     results = [scan.communicate(timeout=120) for scan in scans]
     assert [scan.returncode for scan in scans] == [0, 0], results
@@ -279,4 +283,6 @@ def test_two_scans_at_once_record_two_whole_waves(workspace):
     assert waves_in(workspace / "ledger.sqlite") == [("PORTQ-1", "complete", n), ("PORTQ-2", "complete", n)]
     with open_ledger(workspace / "ledger.sqlite") as ledger:
         events = ledger.db.execute("SELECT wave_id, entry_id FROM verdict_events").fetchall()
-    assert len(events) == 2 * n and len({tuple(e) for e in events}) == 2 * n
+        waves = [[(r.sha, r.scan.verdict, r.scan.justification) for r in ledger.wave_entries(w)] for w in ledger.waves()]
+    assert len({tuple(e) for e in events}) == len(events) and len(events) in ((2 * n,) if fresh else (n, 2 * n))
+    assert waves[0] == waves[1]

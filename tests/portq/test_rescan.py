@@ -1,0 +1,225 @@
+"""Rescans reuse decisions whose inputs are unchanged, and decide again exactly the rest."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import portq.decision_keys
+import portq.history
+import portq.scan
+from portq.cli import main
+from portq.ledger import open_ledger
+from portq.tree_index import TreeIndex
+from tests.portq.fixtures import SAMPLE_ENTRY_ORDER, SAMPLE_MATRIX, build_sample_upstream
+
+CACHE_PORT = """\
+// portq: ports up:csrc/cache_kernels.cu::gather_cache_kernel
+template <typename scalar_t>
+__global__ void gather_cache_kernel(const scalar_t* src, scalar_t* dst, const int* token_to_seq, int n) {
+  int i = blockIdx.x;
+  dst[i] = src[token_to_seq[i]];
+}
+"""
+
+SPARSE_PORT = """\
+import triton
+import triton.language as tl
+
+
+# portq: ports up:vllm/sparse_utils.py::convert_index
+def convert_index(req, out):
+    return out
+"""
+
+
+
+def owned_by(document, row) -> set[int]:
+    return {e["entry"] for e in document["entries"] if row in e["rows"]}
+
+
+def touching(document, suffix) -> set[int]:
+    return {e["entry"] for e in document["entries"] if any(s["path"].endswith(suffix) for s in e["symbols"])}
+
+
+@pytest.fixture(scope="module")
+def upstream(tmp_path_factory):
+    path = tmp_path_factory.mktemp("rescan") / "up"
+    build_sample_upstream(path)
+    return path
+
+
+@pytest.fixture
+def workspace(tmp_path, upstream, monkeypatch):
+    """A port with one anchored file per row."""
+    (tmp_path / "port" / "cache").mkdir(parents=True)
+    (tmp_path / "port" / "sparse").mkdir()
+    (tmp_path / "port" / "cache" / "gather.cu").write_text(CACHE_PORT)
+    (tmp_path / "port" / "sparse" / "convert.py").write_text(SPARSE_PORT)
+    (tmp_path / "matrix.toml").write_text(SAMPLE_MATRIX)
+    (tmp_path / "portq.toml").write_text(
+        f'tree = "."\nmatrix = "matrix.toml"\nledger = ".portq/ledger.sqlite"\n[upstream.up]\npath = "{upstream}"\n'
+    )
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def scan(capsys, *arguments) -> dict:
+    code = main(["scan", "base..tip", "--json", *arguments])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    return json.loads(captured.out)
+
+
+def verdicts(document) -> list:
+    return [(e["entry"], e["sha"], e["rows"], e["symbols"], e["verdict"], e["justification"], e["decided_by"],
+             e["evidence"]) for e in document["entries"]]
+
+
+def latest(workspace):
+    with open_ledger(workspace / ".portq" / "ledger.sqlite", create=False) as ledger:
+        wave = ledger.waves()[-1]
+        counts = {table: ledger.db.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]
+                  for table in ("wave_entries", "verdict_events", "texts")}
+        return wave, counts
+
+
+def no_patches(patch):
+    """Make reading any patch fail: what a rescan reads is then visible."""
+    read: list[list[str]] = []
+
+    def refuse(self, revisions):
+        raise AssertionError("the whole range was read again")
+
+    def record(self, shas, spec):
+        read.append(list(shas))
+        return original(self, shas, spec)
+
+    original = portq.history.Upstream.commits_of
+    patch.setattr(portq.history.Upstream, "commits", refuse)
+    patch.setattr(portq.history.Upstream, "commits_of", record)
+    return read
+
+
+def test_an_unchanged_rescan_reuses_every_decision_without_reading_a_patch(workspace, capsys, monkeypatch):
+    first = scan(capsys)
+    _, before = latest(workspace)
+    read = no_patches(monkeypatch)
+    again = scan(capsys)
+    wave, after = latest(workspace)
+    assert read == []
+    assert again["wave"] == "PORTQ-2" and verdicts(again) == verdicts(first)
+    assert (wave.status, wave.reuses_wave, json.loads(wave.redecided)) == ("complete", 1, [])
+    assert after == before  # no entry rows, no events, no texts: the wave is one row
+
+
+def test_fresh_decides_every_entry_again_and_stores_only_references(workspace, capsys):
+    first = scan(capsys)
+    _, before = latest(workspace)
+    again = scan(capsys, "--fresh")
+    wave, after = latest(workspace)
+    n = len(SAMPLE_ENTRY_ORDER)
+    assert verdicts(again) == verdicts(first) and wave.reuses_wave is None
+    assert (after["wave_entries"], after["verdict_events"]) == (2 * n, 2 * n)
+    assert after["texts"] == before["texts"]  # the same evidence, verdicts and symbol lists, referenced
+
+
+def test_editing_one_ported_file_redecides_only_its_rows_entries(workspace, capsys, monkeypatch):
+    sparse = owned_by(scan(capsys), "SPARSE")
+    assert sparse and sparse != set(range(1, len(SAMPLE_ENTRY_ORDER) + 1))
+    port = workspace / "port" / "sparse" / "convert.py"
+    port.write_text(SPARSE_PORT.replace("# portq: ports", "# portq: not-carried") + "  # out of scope\n")
+    with monkeypatch.context() as patch:
+        read = no_patches(patch)
+        rescan = scan(capsys)
+    wave, _ = latest(workspace)
+    assert set(json.loads(wave.redecided)) == sparse
+    assert [len(shas) for shas in read] == [len(sparse)]  # those commits only (the rename among them)
+    fresh = scan(capsys, "--fresh")
+    assert verdicts(rescan) == verdicts(fresh)
+    assert {e["entry"] for e in rescan["entries"] if e["justification"] == "not-carried"} <= sparse
+
+
+def test_editing_a_caller_outside_the_rows_redecides_the_entries_of_the_port_it_calls(workspace, capsys):
+    first = scan(capsys)
+    (workspace / "engine.py").write_text("from port.sparse.convert import convert_index\n\n\n"
+                                         "def run(a, b):\n    return convert_index(a, b)\n")
+    rescan = scan(capsys)
+    wave, _ = latest(workspace)
+    ported_path = touching(first, "sparse_utils.py")
+    assert ported_path and set(json.loads(wave.redecided)) == ported_path  # the entries that touch its path
+    assert verdicts(rescan) == verdicts(scan(capsys, "--fresh"))
+
+
+def test_a_decision_of_another_classifier_version_is_decided_again(workspace, capsys, monkeypatch):
+    first = scan(capsys)
+    monkeypatch.setattr(portq.decision_keys, "CLASSIFIER_VERSION", portq.decision_keys.CLASSIFIER_VERSION + 1)
+    again = scan(capsys)
+    wave, counts = latest(workspace)
+    assert wave.reuses_wave is None and counts["verdict_events"] == 2 * len(SAMPLE_ENTRY_ORDER)
+    assert verdicts(again) == verdicts(first)
+
+
+def test_a_matrix_edit_decides_the_range_again(workspace, capsys):
+    scan(capsys)
+    (workspace / "matrix.toml").write_text(SAMPLE_MATRIX.replace('symbols  = ["concat_and_cache"]', "symbols  = []"))
+    scan(capsys)
+    wave, _ = latest(workspace)
+    assert wave.reuses_wave is None
+
+
+def test_a_tree_edited_during_a_scan_is_decided_and_recorded_as_it_was_at_the_start(workspace, capsys, monkeypatch):
+    port = workspace / "port" / "sparse" / "convert.py"
+    at_start = TreeIndex.build(workspace, None, ["port/cache/", "port/sparse/"]).key
+    real_build = portq.scan.build_classifier
+
+    def edit_then_build(context):
+        port.write_text("def convert_index(req, out):\n    return None\n")  # the anchor is gone
+        return real_build(context)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(portq.scan, "build_classifier", edit_then_build)
+        during = scan(capsys)
+    wave, _ = latest(workspace)
+    assert wave.tree_fingerprint == at_start[:16]
+    port.write_text(SPARSE_PORT)  # the tree the scan started from, again
+    again = scan(capsys)
+    wave, _ = latest(workspace)
+    assert (wave.reuses_wave, json.loads(wave.redecided)) == (1, [])  # recorded with the start tree's keys
+    assert verdicts(during) == verdicts(scan(capsys, "--fresh")) == verdicts(again)
+
+
+def test_a_review_sticks_across_a_reused_rescan_and_the_scan_stays_a_proposal(workspace, capsys):
+    scan(capsys)
+    assert main(["review", "1", "--verdict", "REAL_GAP", "--because", "read it", "--who", "ana"]) == 0
+    capsys.readouterr()
+    scan(capsys)
+    wave, _ = latest(workspace)
+    assert wave.reuses_wave == 1
+    assert main(["show", "1", "--json"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert (shown["verdict"], shown["source"]) == ("REAL_GAP", "review")
+    assert shown["proposal"]["verdict"] != "REAL_GAP" and shown["proposal"]["wave"] == "PORTQ-2"
+
+
+def test_a_partial_rescan_of_a_partial_rescan_reads_through_both(workspace, capsys):
+    scan(capsys)
+    (workspace / "port" / "sparse" / "convert.py").write_text(SPARSE_PORT + "\n# one more line\n")
+    scan(capsys)
+    (workspace / "port" / "cache" / "gather.cu").write_text(CACHE_PORT + "\n// one more line\n")
+    third = scan(capsys)
+    scan(capsys)  # unchanged: reuses the third wave's view
+    wave, _ = latest(workspace)
+    assert (wave.name, wave.reuses_wave, json.loads(wave.redecided)) == ("PORTQ-4", 3, [])
+    assert main(["show", "1", "--json"]) == 0  # entry 1 is decided in wave 3 (both rows)
+    assert json.loads(capsys.readouterr().out)["wave"] == "PORTQ-4"
+    assert verdicts(third) == verdicts(scan(capsys, "--fresh"))
+
+
+def test_a_foreign_in_tree_index_cache_is_rebuilt_not_trusted(workspace):
+    cache = workspace / "cache"
+    built = TreeIndex.build(workspace, cache)
+    (cached,) = cache.glob("tree-index-*.json")
+    cached.write_text(json.dumps({"format": -1, "files": []}))
+    again = TreeIndex.build(workspace, cache)
+    assert [a.to_json() for a in again.anchors] == [a.to_json() for a in built.anchors] and again.anchors
