@@ -158,8 +158,8 @@ def _schema_v1(db: sqlite3.Connection) -> None:
 
 
 _SCHEMA_V2 = (
-    """CREATE TABLE texts (hash TEXT PRIMARY KEY, text TEXT NOT NULL) WITHOUT ROWID""",
-    "ALTER TABLE verdict_events ADD COLUMN evidence_ref TEXT REFERENCES texts(hash)",
+    # A rowid table: its texts run to kilobytes, which WITHOUT ROWID stores at twice their size.
+    """CREATE TABLE texts (id INTEGER PRIMARY KEY, hash TEXT NOT NULL UNIQUE, text TEXT NOT NULL)""",
     "ALTER TABLE verdict_events ADD COLUMN detail_ref TEXT REFERENCES texts(hash)",
     "ALTER TABLE wave_entries ADD COLUMN symbols_ref TEXT REFERENCES texts(hash)",
     "ALTER TABLE wave_entries ADD COLUMN changes_ref TEXT REFERENCES texts(hash)",
@@ -187,13 +187,13 @@ SCHEMA_VERSION = MIGRATIONS[-1][0]
 
 _EVENT_SELECT = (
     "SELECT ve.id, ve.entry_id, ve.wave_id, ve.source, ve.verdict, ve.justification, ve.decided_by, ve.reason, "
-    "ve.who, ve.why, COALESCE(evidence_text.text, ve.evidence), COALESCE(detail_text.text, ve.detail), ve.undoes, "
+    "ve.who, ve.why, ve.evidence, COALESCE(detail_text.text, ve.detail), ve.undoes, "
     "ve.version, ve.created_at FROM verdict_events ve "
-    "LEFT JOIN texts evidence_text ON evidence_text.hash = ve.evidence_ref "
     "LEFT JOIN texts detail_text ON detail_text.hash = ve.detail_ref"
 )
-"""verdict_events in ``Event`` field order, ``evidence``/``detail`` as their JSON text (inline in rows
-written before schema 2, by reference since)."""
+"""verdict_events in ``Event`` field order, ``evidence``/``detail`` as their JSON text. A scan event
+since schema 2 references its full verdict by content hash and keeps its evidence only there
+(``evidence`` is empty); reviews, and scans recorded before, keep both inline."""
 
 _VIEW_ROWS = """
 WITH RECURSIVE chain(wave_id, depth) AS (
@@ -298,7 +298,10 @@ class Event:
 
     @cached_property
     def evidence(self) -> list[dict[str, Any]]:
-        """The event's evidence items (decoded when first asked for)."""
+        """The event's evidence items (decoded when first asked for); a scan
+        event keeps them once, inside its full verdict."""
+        if not self.evidence_json:
+            return list((self.detail or {}).get("evidence", []))
         return json.loads(self.evidence_json)
 
     @cached_property
@@ -636,14 +639,13 @@ class Ledger:
                 if not inserted:
                     continue
                 verdict: Verdict = entry["verdict"]
-                evidence, detail = verdict_json_texts(verdict)
-                db.execute(
+                detail = to_json_text(verdict)
+                db.execute(  # the evidence is read from the verdict's own (``Event.evidence``)
                     "INSERT INTO verdict_events (entry_id, wave_id, source, verdict, justification, decided_by, "
-                    "reason, evidence, evidence_ref, detail_ref, version, created_at) "
-                    "VALUES (?, ?, 'scan', ?, ?, ?, ?, '', ?, ?, ?, ?)",
+                    "reason, evidence, detail_ref, version, created_at) "
+                    "VALUES (?, ?, 'scan', ?, ?, ?, ?, '', ?, ?, ?)",
                     (entry_id, wave.id, verdict.verdict, verdict.justification, verdict.decided_by, verdict.reason,
-                     self._stored_text(evidence), self._stored_text(detail), verdict.version or __version__,
-                     created_at),
+                     self._stored_text(detail), verdict.version or __version__, created_at),
                 )
                 recorded += 1
         return recorded
@@ -907,18 +909,6 @@ _ENCODER = json.JSONEncoder(default=_fields_of)
 def to_json_text(value: Any) -> str:
     """JSON of a dataclass tree, encoded in one pass (no intermediate dicts)."""
     return _ENCODER.encode(value)
-
-
-def verdict_json_texts(verdict: Verdict) -> tuple[str, str]:
-    """A scan event's ``evidence`` and ``detail`` columns: the evidence list,
-    and the whole verdict with that same evidence text inside it, so the
-    evidence is encoded once (the text equals ``to_json_text(verdict)``)."""
-    evidence = _ENCODER.encode(verdict.evidence)
-    fields = ", ".join(
-        f"{_ENCODER.encode(key)}: {evidence if key == 'evidence' else _ENCODER.encode(value)}"
-        for key, value in verdict.__dict__.items()
-    )
-    return evidence, "{" + fields + "}"
 
 
 def _report(row: sqlite3.Row) -> Report:

@@ -30,10 +30,12 @@ transaction per batch (two scans that parse the same blob store the same
 row; the first one stays). The first write of a process also drops the
 lists of other ``RULES``, so the file holds one generation, not one per
 portq version or edit of ``symbols.py``. The file is a cache: deleting it
-is always safe, and one that cannot be opened, read or written (a
-read-only folder, a corrupt file, a lock held past the busy timeout) is set
-aside for the rest of the scan with ``problem`` saying which; the scan goes on parsing in memory. It never
-makes a scan fail.
+is always safe, so one that is not a usable store (not SQLite, a damaged
+file, another program's table) is deleted and rebuilt, with ``replaced``
+saying why, and is never read. One that cannot be used for another reason
+(a read-only folder, a lock held past the busy timeout, a failed read or
+write) is set aside for the rest of the scan with ``problem`` saying which;
+the scan goes on parsing in memory. It never makes a scan fail.
 
 This module does not read git (callers pass a loader for a blob's bytes),
 does not decide ownership, and hands out no tree-sitter objects (the trees it
@@ -79,6 +81,7 @@ CREATE TABLE IF NOT EXISTS definitions (
 ) WITHOUT ROWID
 """
 # definitions: JSON [[name, qualified_name, kind, language, start_line, end_line], ...]
+_COLUMNS = ["blob", "language", "rules", "fallback", "definitions"]
 
 
 def _rules() -> str:
@@ -139,6 +142,7 @@ class DefinitionCache:
         self._live_bytes = 0
         self._pruned = False  # lists of other rules dropped by this process
         self.problem: str | None = None  # why the store was set aside, if it was
+        self.replaced: str | None = None  # why an unusable store was deleted and rebuilt, if it was
         self.parsed = 0  # tables parsed by this process
         self.recalled = 0  # tables read back from the store
         self._db: sqlite3.Connection | None = None
@@ -147,7 +151,7 @@ class DefinitionCache:
 
     # --- the store ------------------------------------------------------------
 
-    def _open(self) -> None:
+    def _open(self, replacing: bool = False) -> None:
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             db = sqlite3.connect(str(self.path), timeout=BUSY_TIMEOUT_S, isolation_level=None)
@@ -157,14 +161,31 @@ class DefinitionCache:
         try:
             use_wal(db, BUSY_TIMEOUT_S)
             retry_while_busy(lambda: db.execute(_SCHEMA), BUSY_TIMEOUT_S)
+            columns = [row[1] for row in db.execute("PRAGMA table_info(definitions)")]
+            if columns != _COLUMNS:
+                raise sqlite3.DatabaseError(f"a definitions table with columns {', '.join(columns)}")
         except sqlite3.Error as error:
             db.close()
             if is_busy(error):
                 self._set_aside(f"{self.path} stayed locked by another process for over {BUSY_TIMEOUT_S:.0f} s")
+            elif type(error) is sqlite3.DatabaseError and not replacing and self._remove():
+                # not a database, a damaged one or another program's table (an OperationalError,
+                # such as a read-only file, is no reason to delete anything)
+                self._open(replacing=True)  # corrupt or foreign: never trusted, rebuilt from scratch
+                self.replaced = f"{self.path} was not a usable definition cache ({error}); it was rebuilt"
             else:
                 self._set_aside(f"cannot use {self.path}: {error}")
             return
         self._db = db
+
+    def _remove(self) -> bool:
+        """Delete the store and its journal files; whether that worked."""
+        try:
+            for suffix in ("", "-wal", "-shm", "-journal"):
+                Path(f"{self.path}{suffix}").unlink(missing_ok=True)
+        except OSError:
+            return False
+        return True
 
     def _set_aside(self, problem: str) -> None:
         if self._db is not None:

@@ -2,8 +2,15 @@
 definition's signature, and every call site, for the whole tree.
 
 Built once per scan (DESIGN §6) and cached under ``cache_dir`` by a content
-hash of the tree's source files, so a second scan of an unchanged tree reads
-one JSON file instead of parsing the tree again.
+hash of the tree's source files and of the code that extracts what is
+indexed (``INDEX_RULES``: a newer portq or an edited extractor never reads
+an index another wrote), so a second scan of an unchanged tree reads one
+JSON file instead of parsing the tree again. After an edit, the files whose
+content is unchanged are taken from the newest cached index and only the
+edited ones are parsed; the ``KEPT_INDEXES`` newest indexes are kept. A
+cache that is damaged, foreign or of another format is rebuilt, never
+trusted. The index keeps the bytes it read, so a scan decides from the tree
+as it was when its index was built, even if the tree is edited meanwhile.
 
 What is indexed where. The matrix says where ports live (each row's
 ``tree`` paths, relative to the tree root): anchors are read only from files
@@ -51,8 +58,26 @@ from portq.reachability import CallSite, Reachability, call_sites
 from portq.signatures import Signature, signature_of
 from portq.symbols import MAX_PARSE_BYTES, language_for_path, symbol_table
 
-INDEX_FORMAT = 5
+INDEX_FORMAT = 6
 """Bump when the cached JSON layout or what goes into it changes."""
+
+
+def _index_rules() -> str:
+    """What a cached index depends on besides the tree: the portq version and
+    the code that extracts anchors, definitions, signatures and call sites."""
+    from portq import __version__, anchors, reachability, signatures, symbols
+
+    digest = hashlib.sha1(__version__.encode())
+    for module in (anchors, reachability, signatures, symbols):
+        try:
+            digest.update(Path(module.__file__).read_bytes())
+        except OSError:
+            digest.update(module.__name__.encode())
+    digest.update(Path(__file__).read_bytes())
+    return digest.hexdigest()[:12]
+
+
+INDEX_RULES = _index_rules()
 
 SKIPPED_DIRECTORIES = frozenset(
     {".git", ".hg", ".venv", "venv", "node_modules", "__pycache__", "build", "dist", ".portq",
@@ -118,7 +143,7 @@ class FileRecord:
             "path": self.path,
             "anchors": [a.to_json() for a in self.anchors],
             "definitions": [d.to_json() for d in self.definitions],
-            "calls": [c.to_json() for c in self.calls],
+            "calls": [dict(vars(c)) for c in self.calls],  # flat fields: what asdict gives, many times faster
             "fallback": self.fallback,
         }
 
@@ -192,6 +217,54 @@ def tree_files(root: Path) -> Iterable[Path]:
                 yield Path(directory) / name
 
 
+KEPT_INDEXES = 4
+"""In-tree indexes kept in a cache folder, newest first: the tree as it is and
+as it was a few edits ago (a rescan after reverting an edit finds its index)."""
+
+
+def _read_cache(path: Path) -> dict | None:
+    """A cached index of this format, or None for a damaged, foreign or older one."""
+    try:
+        payload = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(payload, dict) or payload.get("format") != INDEX_FORMAT or payload.get("rules") != INDEX_RULES:
+        return None
+    return payload
+
+
+def _earlier_records(cache_dir: Path) -> dict[tuple[str, str, bool], FileRecord]:
+    """(path, SHA-1, anchors read) -> the record of that file in the newest cached
+    index: after an edit only the edited files are indexed again."""
+    try:
+        cached = sorted(cache_dir.glob("tree-index-*.json"), key=lambda p: p.stat().st_mtime, reverse=True)
+    except OSError:
+        return {}
+    for path in cached:
+        payload = _read_cache(path)
+        if payload is None or not isinstance(payload.get("digests"), dict):
+            continue
+        try:
+            records = {}
+            for data in payload["files"]:
+                digest, anchored = payload["digests"][data["path"]]
+                records[(data["path"], digest, bool(anchored))] = FileRecord.from_json(data)
+            return records
+        except (KeyError, TypeError, ValueError, AttributeError):
+            continue  # damaged: try an older one, else index everything
+    return {}
+
+
+def _prune_caches(cache_dir: Path) -> None:
+    """Keep the ``KEPT_INDEXES`` newest indexes (a concurrent scan may prune the same ones)."""
+    try:
+        cached = sorted(cache_dir.glob("tree-index-*.json"), key=lambda p: p.stat().st_mtime, reverse=True)
+        for path in cached[KEPT_INDEXES:]:
+            path.unlink(missing_ok=True)
+    except OSError:
+        pass  # a cache folder we cannot list or prune only keeps more files
+
+
 def port_roots_of(matrix) -> list[str]:
     """The ``tree`` paths of every matrix row: where the matrix says ports live."""
     return list(dict.fromkeys(path for row in getattr(matrix, "rows", ()) for path in row.tree))
@@ -263,7 +336,7 @@ class TreeIndex:
         roots = PortRoots(root, port_roots)
         sources: list[tuple[str, bytes]] = []
         held: dict[str, tuple[bytes, str]] = {}
-        digest = hashlib.sha1(f"portq-tree-index-{INDEX_FORMAT}".encode())
+        digest = hashlib.sha1(f"portq-tree-index-{INDEX_FORMAT}-{INDEX_RULES}".encode())
         digest.update(repr(roots.paths).encode())
         for file in tree_files(root):
             try:
@@ -282,19 +355,29 @@ class TreeIndex:
         key = digest.hexdigest()
         cache_file = Path(cache_dir) / f"tree-index-{key}.json" if cache_dir else None
         if cache_file is not None and cache_file.is_file():
-            try:
-                payload = json.loads(cache_file.read_text())
-                if payload.get("format") == INDEX_FORMAT:
+            payload = _read_cache(cache_file)
+            if payload is not None:
+                try:
                     return cls([FileRecord.from_json(f) for f in payload["files"]], root, held, key)
-            except (ValueError, KeyError, TypeError, AttributeError):
-                pass  # a damaged or foreign cache is rebuilt, never trusted
-        records = [
-            index_file(data, relative, anchors=relative in roots) if len(data) <= MAX_PARSE_BYTES
-            else FileRecord(relative, fallback="too large")
-            for relative, data in sources
-        ]
+                except (KeyError, TypeError, ValueError, AttributeError):
+                    pass  # a damaged or foreign cache is rebuilt, never trusted
+        earlier = _earlier_records(Path(cache_dir)) if cache_dir else {}
+        records = []
+        for relative, data in sources:
+            anchored = relative in roots
+            record = earlier.get((relative, held[relative][1], anchored))
+            if record is None:
+                record = (index_file(data, relative, anchors=anchored) if len(data) <= MAX_PARSE_BYTES
+                          else FileRecord(relative, fallback="too large"))
+            records.append(record)
         if cache_file is not None:
-            _write_cache(cache_file, json.dumps({"format": INDEX_FORMAT, "files": [r.to_json() for r in records]}))
+            _write_cache(cache_file, json.dumps({
+                "format": INDEX_FORMAT,
+                "rules": INDEX_RULES,
+                "files": [r.to_json() for r in records],
+                "digests": {relative: [held[relative][1], relative in roots] for relative, _ in sources},
+            }))
+            _prune_caches(cache_file.parent)
         return cls(records, root, held, key)
 
     @classmethod

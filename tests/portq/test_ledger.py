@@ -59,11 +59,11 @@ def test_wave_entries_keep_position_rows_symbols_and_scan_verdict(ledger):
     assert second.scan.to_verdict().evidence[0].path == "a.cu"
 
 
-def stored_texts(ledger, event_id=None):
-    """The evidence and detail JSON of the (first) scan event, through their content hashes."""
+def stored_detail(ledger):
+    """The full verdict JSON of the first scan event, through its content hash."""
     return ledger.db.execute(
-        "SELECT ev.text, dt.text FROM verdict_events ve JOIN texts ev ON ev.hash = ve.evidence_ref "
-        "JOIN texts dt ON dt.hash = ve.detail_ref ORDER BY ve.id LIMIT 1").fetchone()
+        "SELECT dt.text FROM verdict_events ve JOIN texts dt ON dt.hash = ve.detail_ref ORDER BY ve.id LIMIT 1"
+    ).fetchone()[0]
 
 
 def test_scan_event_stores_evidence_and_full_verdict_as_plain_json(ledger):
@@ -75,10 +75,9 @@ def test_scan_event_stores_evidence_and_full_verdict_as_plain_json(ledger):
                       version="9.9")
     wave, _ = begin(ledger)
     record(ledger, wave, 1, "1" * 40, verdict)
-    evidence, detail = stored_texts(ledger)
-    assert detail == json.dumps(asdict(verdict))
-    assert evidence == json.dumps(asdict(verdict)["evidence"])
-    assert ledger.entry_at(wave, 1).scan.to_verdict() == verdict
+    assert stored_detail(ledger) == json.dumps(asdict(verdict))  # the evidence is stored inside it, once
+    scan = ledger.entry_at(wave, 1).scan
+    assert scan.to_verdict() == verdict and scan.evidence == json.loads(json.dumps(asdict(verdict)["evidence"]))
 
 
 def test_reading_a_wave_back_costs_two_queries_however_many_entries(ledger):
@@ -255,10 +254,9 @@ def test_a_rescan_repeating_a_decision_stores_references_not_copies(ledger):
         wave, _ = begin(ledger, tip=tip, count=1)
         record(ledger, wave, 1, "1" * 40)
     texts = ledger.db.execute("SELECT COUNT(*) FROM texts").fetchone()[0]
-    refs = ledger.db.execute("SELECT COUNT(DISTINCT evidence_ref), COUNT(DISTINCT detail_ref), COUNT(*) "
-                             "FROM verdict_events").fetchone()
-    assert tuple(refs) == (1, 1, 2)
-    assert texts == 3  # one evidence list, one verdict, one symbol list, for both waves
+    refs = ledger.db.execute("SELECT COUNT(DISTINCT detail_ref), COUNT(*) FROM verdict_events").fetchone()
+    assert tuple(refs) == (1, 2)
+    assert texts == 2  # one verdict (its evidence inside), one symbol list, for both waves
 
 
 def test_a_reusing_wave_has_its_base_entries_by_reference(ledger):

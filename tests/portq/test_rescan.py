@@ -223,3 +223,43 @@ def test_a_foreign_in_tree_index_cache_is_rebuilt_not_trusted(workspace):
     cached.write_text(json.dumps({"format": -1, "files": []}))
     again = TreeIndex.build(workspace, cache)
     assert [a.to_json() for a in again.anchors] == [a.to_json() for a in built.anchors] and again.anchors
+
+
+def count_indexed(patch) -> list[str]:
+    import portq.tree_index
+
+    indexed: list[str] = []
+    real = portq.tree_index.index_file
+
+    def counting(source, path, anchors=True):
+        indexed.append(path)
+        return real(source, path, anchors)
+
+    patch.setattr(portq.tree_index, "index_file", counting)
+    return indexed
+
+
+def test_after_an_edit_only_the_edited_file_is_indexed_again(workspace, monkeypatch):
+    cache = workspace / "cache"
+    roots = ["port/cache/", "port/sparse/"]
+    first = TreeIndex.build(workspace, cache, roots)
+    (workspace / "port" / "sparse" / "convert.py").write_text(SPARSE_PORT + "\n# edited\n")
+    with monkeypatch.context() as patch:
+        indexed = count_indexed(patch)
+        edited = TreeIndex.build(workspace, cache, roots)
+    assert indexed == ["port/sparse/convert.py"]
+    fresh = TreeIndex.build(workspace, None, roots)
+    assert [r.to_json() for r in edited.files.values()] == [r.to_json() for r in fresh.files.values()]
+    assert edited.key != first.key
+
+
+def test_an_index_cached_by_other_extraction_code_is_not_read(workspace, monkeypatch):
+    import portq.tree_index
+
+    cache = workspace / "cache"
+    TreeIndex.build(workspace, cache)
+    with monkeypatch.context() as patch:
+        patch.setattr(portq.tree_index, "INDEX_RULES", "other")
+        indexed = count_indexed(patch)
+        TreeIndex.build(workspace, cache)
+    assert sorted(indexed) == sorted(TreeIndex.build(workspace, None).file_digests)

@@ -99,14 +99,29 @@ def test_recall_reads_many_tables_in_one_go_and_remembers_misses(tmp_path):
         assert cache.parsed == 1
 
 
-@pytest.mark.parametrize("content", [b"this is not a database, only text" * 40, b""])
-def test_an_unusable_cache_file_is_set_aside_and_the_scan_goes_on(tmp_path, content):
+def _foreign_store(path):
+    db = sqlite3.connect(path)
+    db.execute("CREATE TABLE definitions (blob TEXT, what TEXT)")
+    db.execute("INSERT INTO definitions VALUES ('b1', 'not ours')")
+    db.commit()
+    db.close()
+
+
+@pytest.mark.parametrize("make", [
+    lambda path: path.write_bytes(b"this is not a database, only text" * 40),
+    lambda path: path.write_bytes(b"SQLite format 3\x00" + b"\xff" * 200),
+    _foreign_store,
+], ids=["text", "damaged", "foreign-table"])
+def test_an_unusable_cache_file_is_rebuilt_never_read(tmp_path, make):
     path = tmp_path / "d.sqlite"
-    path.write_bytes(content or b"SQLite format 3\x00" + b"\xff" * 200)
+    make(path)
     with DefinitionCache(path) as cache:
         table = cache.get("b1", "pkg/box.py", lambda: SOURCE)
-        assert not cache.persistent and "d.sqlite" in cache.problem
+        assert cache.persistent and cache.parsed == 1 and "d.sqlite" in cache.replaced
     assert [d.name for d in table.definitions] == ["Box", "open", "helper"]
+    with DefinitionCache(path) as again:  # the rebuilt store serves the next scan
+        again.get("b1", "pkg/box.py", lambda: pytest.fail("parsed again"))
+        assert (again.recalled, again.replaced) == (1, None)
 
 
 def test_a_cache_in_a_folder_that_cannot_be_made_is_set_aside(tmp_path):

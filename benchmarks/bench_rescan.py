@@ -1,0 +1,169 @@
+"""Cold scans, unchanged rescans and rescans after editing one ported file, against ``git log -p``.
+
+``python benchmarks/bench_rescan.py --upstream aiter=../aiter --range ROOT..HEAD --range HEAD~300..HEAD
+[--edit kernels/mla_prefix/gather_kv_b_proj.py] [--repeat 3] [--report FILE]``
+
+For each range, ``--repeat`` times, interleaved so that machine load hits
+all alike, each scan a fresh ``portq`` process run from bytecode compiled
+once (as an installed portq runs):
+
+- ``git log -p --first-parent A..B`` read to the end through a pipe (the
+  floor: git's own cost of producing every patch of the range);
+- a cold ``portq scan A..B --json`` into a new ledger folder (no ledger,
+  no definition cache, no in-tree index cache);
+- the same scan again, unchanged (it reuses every decision), with the ledger's
+  size in bytes before and after it (the WAL checkpointed: what is on disk);
+- the same scan after appending a comment line to ``--edit`` (a ported file
+  of a copy of this repository's tree), which re-decides that file's rows'
+  entries; the number it re-decided is read from its report line.
+
+``ROOT`` in a range stands for the upstream's first-parent root commit. The
+tree scanned is a copy of this checkout's tracked files, so the edit never
+touches the checkout. Prints medians with min–max and ratios to the median of
+``git log -p`` of the same range in the same run; ``--report FILE`` also
+writes them as markdown with the command at the top. It measures; it
+asserts nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import re
+import shutil
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+def run_timed(command: list[str], cwd: Path, env: dict[str, str] | None = None) -> tuple[float, str]:
+    """Seconds to run ``command`` reading all its output, and its stderr."""
+    start = time.perf_counter()
+    process = subprocess.Popen(command, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    while process.stdout.read(1 << 16):
+        pass
+    error = process.stderr.read().decode(errors="replace")
+    if process.wait() != 0:
+        raise SystemExit(f"{' '.join(command)} failed: {error}")
+    return time.perf_counter() - start, error
+
+
+def compiled_environment(work: Path) -> dict[str, str]:
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTHONPYCACHEPREFIX"] = str(work / "pycache")
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(REPO_ROOT / "portq")], env=env, check=True)
+    return env
+
+
+def copy_tree(destination: Path) -> Path:
+    """This checkout's tracked and untracked-but-not-ignored files, copied to ``destination``."""
+    listed = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=REPO_ROOT,
+                            capture_output=True, check=True).stdout.decode().split("\0")
+    for relative in filter(None, listed):
+        source = REPO_ROOT / relative
+        if source.is_file():
+            target = destination / relative
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, target)
+    return destination
+
+
+def ledger_bytes(path: Path) -> int:
+    """The ledger's size on disk once its WAL is checkpointed into it."""
+    db = sqlite3.connect(path)
+    db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    db.close()
+    return sum(p.stat().st_size for p in path.parent.glob(path.name + "*"))
+
+
+def root_of(upstream: Path) -> str:
+    return subprocess.run(["git", "rev-list", "--first-parent", "--max-parents=0", "HEAD"], cwd=upstream,
+                          capture_output=True, text=True, check=True).stdout.split()[-1]
+
+
+def summary(samples: list[float]) -> str:
+    return f"{statistics.median(samples):.2f} ({min(samples):.2f}–{max(samples):.2f})"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--upstream", required=True, help="NAME=PATH of the upstream clone")
+    parser.add_argument("--range", action="append", required=True, dest="ranges")
+    parser.add_argument("--edit", default="kernels/mla_prefix/gather_kv_b_proj.py",
+                        help="the ported file (relative to the tree) to edit before the last rescan")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--report", type=Path)
+    args = parser.parse_args()
+    name, _, upstream_text = args.upstream.partition("=")
+    upstream = Path(upstream_text).resolve()
+    work = Path(tempfile.mkdtemp(prefix="portq-rescan-"))
+    lines: list[str] = []
+
+    def say(text: str = "") -> None:
+        print(text, flush=True)
+        lines.append(text)
+
+    try:
+        env = compiled_environment(work)
+        tree = copy_tree(work / "tree")
+        edited = tree / args.edit
+        original = edited.read_bytes()
+        load_before = os.getloadavg()[0]
+        root = root_of(upstream)
+        results = []
+        for spec in args.ranges:
+            spec = spec.replace("ROOT", root)
+            count = int(subprocess.run(["git", "rev-list", "--count", "--first-parent", spec], cwd=upstream,
+                                       capture_output=True, text=True, check=True).stdout)
+            samples: dict[str, list[float]] = {"git": [], "cold": [], "warm": [], "edit": []}
+            growth, redecided = [], []
+            for attempt in range(args.repeat):
+                ledger = work / f"ledger-{len(results)}-{attempt}" / "ledger.sqlite"
+                scan = [sys.executable, "-m", "portq.cli", "scan", spec, "--json", "--upstream",
+                        f"{name}={upstream}", "--tree", str(tree), "--matrix", str(tree / "matrix/kernel-matrix.toml"),
+                        "--ledger", str(ledger)]
+                edited.write_bytes(original)
+                samples["git"].append(run_timed(["git", "log", "-p", "--first-parent", spec], upstream)[0])
+                samples["cold"].append(run_timed(scan, REPO_ROOT, env)[0])
+                before = ledger_bytes(ledger)
+                samples["warm"].append(run_timed(scan, REPO_ROOT, env)[0])
+                growth.append(ledger_bytes(ledger) - before)
+                edited.write_bytes(original + f"\n# edited for a benchmark ({attempt})\n".encode())
+                seconds, report = run_timed(scan, REPO_ROOT, env)
+                samples["edit"].append(seconds)
+                found = re.search(r": (\d+) of (\d+) entries decided again", report)
+                redecided.append(found.group(1) if found else "all")
+            edited.write_bytes(original)
+            results.append((spec, count, samples, growth, redecided))
+        say(f"{args.repeat} runs each, interleaved; {os.cpu_count()} CPUs, Python {platform.python_version()}, "
+            f"{subprocess.run(['git', '--version'], capture_output=True, text=True).stdout.strip()}; "
+            f"load average {load_before:.1f} before, {os.getloadavg()[0]:.1f} after (the machine is shared: "
+            "other work shows here, so compare ratios within one run)")
+        say()
+        say("| range | entries | git log -p s | cold s | × | unchanged rescan s | × | after one edit s | × "
+            "| re-decided | ledger growth, unchanged rescan |")
+        say("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+        for spec, count, samples, growth, redecided in results:
+            base = statistics.median(samples["git"])
+            ratio = {key: statistics.median(values) / base for key, values in samples.items()}
+            short = "..".join(part[:10] for part in spec.split(".."))
+            say(f"| {short} | {count} | {summary(samples['git'])} | {summary(samples['cold'])} | {ratio['cold']:.2f} "
+                f"| {summary(samples['warm'])} | {ratio['warm']:.2f} | {summary(samples['edit'])} "
+                f"| {ratio['edit']:.2f} | {'/'.join(sorted(set(redecided)))} | {max(growth)} B |")
+        if args.report:
+            command = "python benchmarks/bench_rescan.py " + " ".join(sys.argv[1:])
+            args.report.parent.mkdir(parents=True, exist_ok=True)
+            args.report.write_text(f"Reproduce: `{command}`\n\n" + "\n".join(lines) + "\n")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
