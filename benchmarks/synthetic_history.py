@@ -14,8 +14,16 @@ builds, with one ``git fast-import`` stream (seconds, not minutes):
 - ``OUT_DIR/tree``: a small in-tree port with anchors naming some upstream
   symbols.
 
-Same arguments, same SHAs. The script only generates; ``bench_scan.py``
-measures.
+``--density vllm`` builds instead the shape of real vLLM history, for
+scaling runs (``bench_scale.py``): a few percent of first-parent commits
+touch the files a row owns (three CUDA/C++ files that start at ~1,200 lines
+and grow as kernels are added, and two Python files); the rest edit, add
+and now and then rename some of ~600 small files no row owns (models,
+tests, docs, CI); a merge every 500 entries. The stream goes to
+``git fast-import`` as it is generated, so 30,000 commits take seconds.
+
+Same arguments, same SHAs. The script only generates; ``bench_scan.py`` and
+``bench_scale.py`` measure.
 """
 
 from __future__ import annotations
@@ -223,13 +231,128 @@ def generate(out: Path, commits: int = 2000, seed: int = 0) -> dict[str, str]:
     return {"upstream": str(repo), "matrix": str(out / "matrix.toml"), "tree": str(out / "tree")}
 
 
+OWNED_SHARE = 0.03
+"""Share of first-parent commits of a vLLM-density history that touch owned files."""
+
+
+def generate_vllm_density(out: Path, commits: int = 2000, seed: int = 0) -> dict[str, str]:
+    """A history of ``commits`` first-parent entries with vLLM's density (see the module docstring)."""
+    rng = random.Random(seed)
+    repo = out / "upstream"
+    repo.mkdir(parents=True, exist_ok=True)
+    subprocess.run(["git", "init", "-q", "--initial-branch=main", str(repo)], check=True)
+    owned: dict[str, SourceFile] = {}
+    for i, path in enumerate(("csrc/cache_kernels.cu", "csrc/attention/attention_kernels.cu", "csrc/ops.cu")):
+        owned[path] = SourceFile(path, "cuda", f"cache{i}")
+        owned[path].extra = 150  # large from the start: ~1,200 lines
+    for i, path in enumerate(("vllm/attention/ops/paged.py", "vllm/v1/attention/backends/mla/utils.py")):
+        owned[path] = SourceFile(path, "python", f"mla{i}")
+    others: dict[str, int] = {}  # path -> revision of a small file no row owns
+    for i in range(600):
+        folder = ("vllm/model_executor/models", "tests/models", "docs/source", "vllm/entrypoints",
+                  ".github/workflows", "benchmarks")[i % 6]
+        others[f"{folder}/file_{i}.{'md' if folder.startswith('docs') else 'py'}"] = 0
+    process = subprocess.Popen(["git", "fast-import", "--quiet"], cwd=repo, stdin=subprocess.PIPE)
+    write = process.stdin.write
+    state = {"mark": 0, "time": EPOCH}
+
+    def small(path: str) -> bytes:
+        revision = others[path]
+        body = "".join(f"def helper_{n}(x):\n    return x + {revision + n}\n\n\n" for n in range(8))
+        return f"# {path}, revision {revision}\n\n{body}".encode()
+
+    def modify(path: str, payload: bytes) -> bytes:
+        return b"M 100644 inline " + path.encode() + b"\n" + b"data %d\n" % len(payload) + payload + b"\n"
+
+    def commit(branch: str, message: str, operations: list[bytes], parents: list[str]) -> str:
+        state["mark"] += 1
+        state["time"] += 60
+        author = b"Synthetic Developer <dev@synthetic.invalid> %d +0000\n" % state["time"]
+        text = message.encode()
+        write(b"commit refs/heads/" + branch.encode() + b"\nmark :%d\n" % state["mark"])
+        write(b"author " + author + b"committer " + author + b"data %d\n" % len(text) + text + b"\n")
+        for index, parent in enumerate(parents):
+            write((b"from " if index == 0 else b"merge ") + parent.encode() + b"\n")
+        for operation in operations:
+            write(operation)
+        write(b"\n")
+        return f":{state['mark']}"
+
+    def edit_others(count: int) -> list[bytes]:
+        operations = []
+        for path in rng.sample(sorted(others), count):
+            others[path] += 1
+            operations.append(modify(path, small(path)))
+        return operations
+
+    initial = [modify(path, source.render()) for path, source in owned.items()]
+    initial += [modify(path, small(path)) for path in others]
+    head = commit("main", "Initial import", initial, [])
+    write(b"reset refs/tags/base\nfrom " + head.encode() + b"\n\n")
+    for entry in range(1, commits + 1):
+        if entry % 500 == 0:
+            side = commit("side", "[Side] work on a model", edit_others(2), [head])
+            head = commit("main", f"Merge branch 'side' (#{20000 + entry})", [], [head, side])
+            continue
+        if rng.random() < OWNED_SHARE:
+            path = rng.choice(sorted(owned))
+            source = owned[path]
+            if rng.random() < 0.3:
+                source.extra += 1  # a new kernel: the file grows
+            else:
+                source.variants[rng.randrange(FUNCTIONS_PER_FILE)] += 1
+            operations = [modify(path, source.render())] + edit_others(rng.choice((0, 0, 1)))
+            head = commit("main", f"[Kernel] Update {path.rsplit('/', 1)[-1]} (#{20000 + entry})", operations, [head])
+            continue
+        if entry % 1000 == 0:
+            old = rng.choice(sorted(p for p in others if p.endswith(".py")))
+            new = old.replace("file_", "moved_file_")
+            others[new] = others.pop(old)
+            head = commit("main", f"[Refactor] Move {old} (#{20000 + entry})",
+                          [b"R " + old.encode() + b" " + new.encode() + b"\n"], [head])
+            continue
+        if entry % 97 == 0:
+            path = f"vllm/model_executor/models/new_model_{entry}.py"
+            others[path] = 0
+            head = commit("main", f"[Model] Add model {entry} (#{20000 + entry})", [modify(path, small(path))], [head])
+            continue
+        head = commit("main", f"[Misc] Update models and docs (#{20000 + entry})", edit_others(rng.choice((1, 1, 2, 3))),
+                      [head])
+    write(b"reset refs/tags/tip\nfrom " + head.encode() + b"\n\n")
+    process.stdin.close()
+    if process.wait() != 0:
+        raise SystemExit("git fast-import failed")
+    cuda = sorted(p for p in owned if p.endswith(".cu"))
+    python = sorted(p for p in owned if p.endswith(".py"))
+    (out / "matrix.toml").write_text(
+        '[[row]]\nid = "BENCH-CACHE"\nupstream = "upstream"\n'
+        f"paths = {cuda!r}\n".replace("'", '"') + 'symbols = ["mla1_op_5"]\ntree = ["ops/"]\n\n'
+        '[[row]]\nid = "BENCH-MLA"\nupstream = "upstream"\n'
+        f"paths = {python!r}\n".replace("'", '"') + 'tree = ["ops/"]\n'
+    )
+    tree = out / "tree" / "ops"
+    tree.mkdir(parents=True, exist_ok=True)
+    anchored = [(cuda[0], owned[cuda[0]].stem + "_kernel_3"), (cuda[1], owned[cuda[1]].stem + "_kernel_1"),
+                (python[0], owned[python[0]].stem + "_op_5")]
+    port_lines = []
+    for number, (path, symbol) in enumerate(anchored):
+        port_lines += [f"# portq: ports upstream:{path}::{symbol}", f"def ported_{number}(src, dst, block=64):",
+                       "    return dst", "", ""]
+    (tree / "ports.py").write_text("\n".join(port_lines))
+    (tree / "caller.py").write_text("from ops.ports import ported_0\n\n\ndef run(x):\n    return ported_0(x, x)\n")
+    return {"upstream": str(repo), "matrix": str(out / "matrix.toml"), "tree": str(out / "tree")}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("out", type=Path)
     parser.add_argument("--commits", type=int, default=2000)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--density", choices=("dense", "vllm"), default="dense",
+                        help="dense: every commit touches sources; vllm: a few percent touch owned files")
     args = parser.parse_args()
-    paths = generate(args.out, args.commits, args.seed)
+    make = generate_vllm_density if args.density == "vllm" else generate
+    paths = make(args.out, args.commits, args.seed)
     for key, value in paths.items():
         print(f"{key}: {value}")
 

@@ -86,6 +86,7 @@ class DecisionKeys:
         for anchor in index.anchors:
             if anchor.upstream == upstream:
                 self._by_path.setdefault(anchor.path, []).append(anchor)
+        self.anchored_paths = frozenset(self._by_path)  # upstream paths some anchor names
         self._param_files = sorted({a.file for a in index.anchors if a.kind == NOT_CARRIED and a.param})
         self._anchor_files: dict[int, frozenset[str]] = {}
         self._tree_parts: dict[frozenset[str], str] = {}

@@ -11,7 +11,7 @@ and the in-tree files its verdict rests on). When the range already has a
 complete wave for this tree, the scan recomputes every key from the ledger
 alone (no patch is read) and records a wave that reuses that wave's
 decisions by reference, deciding again only the entries whose key changed:
-their commits, and the renames their paths went through, are read with one
+their commits, and the renames of the anchored paths they touch, are read with one
 ``git log --no-walk`` and classified. With nothing changed the new wave
 holds no entry rows at all. ``fresh`` (``portq scan --fresh``) decides
 every entry; so does a scan whose earlier wave was recorded without keys.
@@ -188,7 +188,7 @@ class RescanPlan:
 
     base: int  # the complete wave whose decisions are reused
     redecide: list[int]  # positions whose decision keys changed
-    read: list[int]  # positions whose patches are read: those, and the renames their paths went through
+    read: list[int]  # positions whose patches are read: those, and the renames of their anchored paths
     groups: dict[str, frozenset[str]]  # the range's rename groups
 
 
@@ -219,8 +219,9 @@ def plan_rescan(ledger: Ledger, keys: DecisionKeys, revisions, tree: str) -> Res
     ]
     if len(redecide) > REREAD_SHARE * len(decisions):
         return None
+    # Renames matter to the classifier only where a group of names holds a path an anchor names.
     names = {name for position in redecide for pair in decisions[position].changes for path in pair if path
-             for name in groups.get(path, (path,))}
+             for name in groups.get(path, ()) if not keys.anchored_paths.isdisjoint(groups[path])}
     renames = {position for position, d in decisions.items()
                if any(old and new and old != new and (old in names or new in names) for old, new in d.changes)}
     base = previous.id
@@ -234,8 +235,8 @@ def _decide_again(upstream, matrix, name, cache_dir, revisions, plan: RescanPlan
     """The entries ``plan`` decides again, ready to record; None when the range must be decided whole.
 
     Only the planned commits are read and classified. The classifier sees the
-    range facts of those commits alone: the renames of their paths are among
-    them by construction, and an entry re-decided here was not net-zero in its
+    range facts of those commits alone: the renames that link their paths to
+    an anchored path are among them by construction, and an entry re-decided here was not net-zero in its
     range; should one read as net-zero among the few, the range is decided whole.
     """
     if not plan.redecide:

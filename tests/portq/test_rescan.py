@@ -263,3 +263,20 @@ def test_an_index_cached_by_other_extraction_code_is_not_read(workspace, monkeyp
         indexed = count_indexed(patch)
         TreeIndex.build(workspace, cache)
     assert sorted(indexed) == sorted(TreeIndex.build(workspace, None).file_digests)
+
+
+def test_a_redecided_entry_is_classified_with_the_renames_of_the_anchored_paths_it_touches(
+        workspace, capsys, monkeypatch):
+    first = scan(capsys)
+    cache = owned_by(first, "CACHE")
+    rename = SAMPLE_ENTRY_ORDER.index("rename") + 1
+    assert rename not in cache and cache & touching(first, "sparse_utils.py")  # entry 1 touches the renamed file
+    (workspace / "port" / "cache" / "gather.cu").write_text(CACHE_PORT + "\n// edited\n")
+    with monkeypatch.context() as patch:
+        read = no_patches(patch)
+        rescan = scan(capsys)
+    wave, _ = latest(workspace)
+    assert set(json.loads(wave.redecided)) == cache
+    shas = {e["sha"]: e["entry"] for e in first["entries"]}
+    assert [{shas[sha] for sha in batch} for batch in read] == [cache | {rename}]
+    assert verdicts(rescan) == verdicts(scan(capsys, "--fresh"))

@@ -1,0 +1,147 @@
+"""How ``portq scan`` grows with history: time and peak memory of cold and warm scans at vLLM's density.
+
+``python benchmarks/bench_scale.py [--sizes 2000 10000 30000] [--repeat 3] [--work DIR]
+[--report FILE] [--plot FILE]``
+
+For each size, a synthetic upstream of that many first-parent entries with
+the density of real vLLM history (``synthetic_history.py --density vllm``:
+~3% of commits touch owned files, which are large CUDA/C++ files growing
+over time) is generated once into ``--work`` (default: a folder under the
+system's temporary directory, reused by later runs). Then, ``--repeat``
+times, interleaved:
+
+- ``git log -p --first-parent base..tip`` read to the end (the floor);
+- a cold ``portq scan base..tip --json`` into a new ledger folder;
+- the same scan again, unchanged (it reuses every decision).
+
+Each scan is its own process, run from bytecode compiled once; its peak
+resident memory is the child's ``ru_maxrss`` (``os.wait4``). Prints medians
+with min–max, ratios to ``git log -p`` and seconds per thousand entries (flat
+when the cost is linear); ``--report`` writes the table as markdown, ``--plot``
+draws time and peak memory against entries (matplotlib). It measures; it
+asserts nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_rescan import compiled_environment  # noqa: E402
+from synthetic_history import generate_vllm_density  # noqa: E402
+
+
+def measured(command: list[str], cwd: Path, env: dict[str, str] | None = None) -> tuple[float, float]:
+    """Seconds and peak resident MiB of ``command``, its output read to the end."""
+    start = time.perf_counter()
+    process = subprocess.Popen(command, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
+    while process.stdout.read(1 << 16):
+        pass
+    _, status, usage = os.wait4(process.pid, 0)
+    seconds = time.perf_counter() - start
+    process.returncode = os.waitstatus_to_exitcode(status)
+    if process.returncode != 0:
+        raise SystemExit(f"{' '.join(command)} exited with {process.returncode}")
+    return seconds, usage.ru_maxrss / 1024
+
+
+def summary(samples: list[float], digits: int = 2) -> str:
+    return f"{statistics.median(samples):.{digits}f} ({min(samples):.{digits}f}–{max(samples):.{digits}f})"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[2000, 10000, 30000])
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "portq-scale")
+    parser.add_argument("--report", type=Path)
+    parser.add_argument("--plot", type=Path)
+    args = parser.parse_args()
+    lines: list[str] = []
+
+    def say(text: str = "") -> None:
+        print(text, flush=True)
+        lines.append(text)
+
+    scratch = Path(tempfile.mkdtemp(prefix="portq-scale-run-"))
+    try:
+        env = compiled_environment(scratch)
+        for size in args.sizes:
+            if not (args.work / str(size) / "upstream").exists():
+                start = time.perf_counter()
+                generate_vllm_density(args.work / str(size), size)
+                print(f"generated {size} entries in {time.perf_counter() - start:.1f} s", flush=True)
+        load_before = os.getloadavg()[0]
+        results = {size: {"git": [], "cold": [], "warm": [], "cold_rss": [], "warm_rss": []} for size in args.sizes}
+        for attempt in range(args.repeat):
+            for size in args.sizes:
+                work = args.work / str(size)
+                ledger = scratch / f"{size}-{attempt}" / "ledger.sqlite"
+                scan = [sys.executable, "-m", "portq.cli", "scan", "base..tip", "--json",
+                        "--upstream", str(work / "upstream"), "--matrix", str(work / "matrix.toml"),
+                        "--tree", str(work / "tree"), "--ledger", str(ledger)]
+                result = results[size]
+                result["git"].append(measured(["git", "log", "-p", "--first-parent", "base..tip"], work / "upstream")[0])
+                for label in ("cold", "warm"):
+                    seconds, rss = measured(scan, REPO_ROOT, env)
+                    result[label].append(seconds)
+                    result[f"{label}_rss"].append(rss)
+        say(f"vLLM-density synthetic histories; {args.repeat} runs each, interleaved; {os.cpu_count()} CPUs, "
+            f"Python {platform.python_version()}; load average {load_before:.1f} before, {os.getloadavg()[0]:.1f} "
+            "after (the machine is shared with other work: compare ratios within one run)")
+        say()
+        say("| entries | git log -p s | cold s | × | cold s / 1k entries | cold peak MiB | warm s | × "
+            "| warm peak MiB |")
+        say("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+        for size, result in results.items():
+            base = statistics.median(result["git"])
+            cold, warm = statistics.median(result["cold"]), statistics.median(result["warm"])
+            say(f"| {size} | {summary(result['git'])} | {summary(result['cold'])} | {cold / base:.2f} "
+                f"| {cold / size * 1000:.3f} | {summary(result['cold_rss'], 0)} | {summary(result['warm'])} "
+                f"| {warm / base:.2f} | {summary(result['warm_rss'], 0)} |")
+        if args.report:
+            command = "python benchmarks/bench_scale.py " + " ".join(sys.argv[1:])
+            args.report.parent.mkdir(parents=True, exist_ok=True)
+            args.report.write_text(f"Reproduce: `{command}`\n\n" + "\n".join(lines) + "\n")
+        if args.plot:
+            plot(results, args.plot)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def plot(results: dict[int, dict[str, list[float]]], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    sizes = sorted(results)
+    figure, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2))
+    for key, label in (("git", "git log -p"), ("cold", "portq scan, cold"), ("warm", "portq scan, unchanged rescan")):
+        left.plot(sizes, [statistics.median(results[s][key]) for s in sizes], marker="o", label=label)
+    left.set(xlabel="first-parent entries", ylabel="seconds (median)", title="time")
+    left.legend()
+    for key, label in (("cold_rss", "cold"), ("warm_rss", "unchanged rescan")):
+        right.plot(sizes, [statistics.median(results[s][key]) for s in sizes], marker="o", label=label)
+    right.axhline(500, color="grey", linestyle="--", linewidth=1, label="500 MB bound")
+    right.set(xlabel="first-parent entries", ylabel="peak resident MiB", title="memory")
+    right.legend()
+    figure.suptitle("portq scan at vLLM's density (synthetic histories; shared 2-core machine)")
+    figure.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(path, dpi=110)
+
+
+if __name__ == "__main__":
+    main()
