@@ -20,10 +20,12 @@ ownership (``portq.mapping``) or write the ledger.
 from __future__ import annotations
 
 import os
+import queue
 import re
 import secrets
 import subprocess
 import tempfile
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Iterator
@@ -270,8 +272,9 @@ class Upstream:
                 env={**os.environ, **_GIT_ENV},
             )
             expected = iter(expected_shas)
+            output = ReadAhead(process.stdout)
             try:
-                for record in split_records(process.stdout, mark=record_mark):
+                for record in split_records(output, mark=record_mark):
                     commit = parse_record(record, mark=record_mark, message_end=message_end)
                     want = next(expected, None)
                     if commit.sha != want:
@@ -282,6 +285,7 @@ class Upstream:
             finally:
                 if process.poll() is None:
                     process.kill()
+                output.close()
                 process.stdout.close()
                 code = process.wait()
             if code != 0:
@@ -360,6 +364,62 @@ class BlobReader:
 
 
 # --- the log stream ---------------------------------------------------------
+
+READ_AHEAD_BYTES = 32 << 20
+"""How far a log stream's reader thread may run ahead of its consumer."""
+
+
+class ReadAhead:
+    """A pipe drained by a thread into a bounded buffer, read back by ``read1``.
+
+    git then never waits for us while we do other work (index the tree,
+    parse a large commit): a scan that starts its stream first has its
+    patches produced on the other core, up to ``READ_AHEAD_BYTES`` ahead.
+    """
+
+    _CHUNK = 1 << 20
+
+    def __init__(self, stream: IO[bytes], limit: int = READ_AHEAD_BYTES) -> None:
+        self._chunks: queue.Queue[bytes] = queue.Queue(maxsize=max(1, limit // self._CHUNK))
+        self._stop = threading.Event()
+        self._ended = False
+        self._thread = threading.Thread(target=self._pump, args=(stream,), daemon=True)
+        self._thread.start()
+
+    def _pump(self, stream: IO[bytes]) -> None:
+        read = getattr(stream, "read1", stream.read)
+        data = b""
+        try:
+            while not self._stop.is_set():
+                data = read(self._CHUNK)
+                if not self._put(data) or not data:
+                    return
+        except (OSError, ValueError):
+            self._put(b"")
+
+    def _put(self, data: bytes) -> bool:
+        while not self._stop.is_set():
+            try:
+                self._chunks.put(data, timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def read1(self, size: int = -1) -> bytes:
+        """The next chunk git wrote (any size), b"" at the end."""
+        if self._ended:
+            return b""
+        data = self._chunks.get()
+        self._ended = not data
+        return data
+
+    read = read1
+
+    def close(self) -> None:
+        """Stop reading; call once git has exited or been killed (its pipe then ends)."""
+        self._stop.set()
+        self._thread.join(timeout=5)
 
 
 def log_marks(token: str) -> tuple[str, bytes, bytes]:

@@ -33,6 +33,8 @@ nothing (``portq.commands.scan`` does).
 
 from __future__ import annotations
 
+import contextlib
+import itertools
 from dataclasses import dataclass
 from typing import Any
 
@@ -105,8 +107,15 @@ def run_scan(config: Config, range_spec: str, *, progress=None, options: dict[st
     tree = require_tree(config)
     with Upstream(path, name) as upstream:
         revisions = upstream.resolve_range(range_spec)
-        with open_ledger(config.ledger_path) as ledger:
+        with open_ledger(config.ledger_path) as ledger, contextlib.ExitStack() as cleanup:
             cache_dir = config.ledger_path.parent / "cache"
+            previous = None if fresh else ledger.reusable_wave(
+                upstream=name, base_sha=revisions.base, tip_sha=revisions.tip, tree=tree_key(config))
+            started = None
+            if previous is None:  # nothing to reuse: git starts on the patches while the tree is indexed
+                stream = cleanup.enter_context(contextlib.closing(upstream.commits(revisions)))
+                first = next(stream, None)
+                started = itertools.chain([first] if first is not None else [], stream)
             # The tree as it is now decides the whole scan, however it is edited meanwhile.
             index = TreeIndex.build(tree, cache_dir, port_roots_of(matrix))
             keys = DecisionKeys(matrix, name, index, options)
@@ -120,7 +129,7 @@ def run_scan(config: Config, range_spec: str, *, progress=None, options: dict[st
                 is_ancestor=upstream.is_ancestor, symbol_tables=SymbolTableCache(), cache_dir=cache_dir,
                 options=options, index=index,
             )
-            plan = None if fresh else plan_rescan(ledger, keys, revisions, tree_key(config))
+            plan = None if previous is None else plan_rescan(ledger, keys, revisions, previous)
             if plan is not None:
                 try:
                     decided = _decide_again(upstream, matrix, name, cache_dir, revisions, plan, keys, context,
@@ -129,10 +138,16 @@ def run_scan(config: Config, range_spec: str, *, progress=None, options: dict[st
                     raise ScanInterrupted(f"rescan of {range_spec} interrupted; nothing was recorded") from None
                 if decided is not None:
                     wave, resumed = ledger.begin_wave(**wave_fields, reuses_wave=plan.base, redecided=plan.redecide)
-                    ledger.record_scan_entries(wave, decided)
+                    try:
+                        ledger.record_scan_entries(wave, decided)  # one transaction: all of them or none
+                    except BaseException:
+                        with contextlib.suppress(Exception):  # resumable, whatever stopped it
+                            ledger.finish_wave(wave, "interrupted")
+                        raise
                     wave = ledger.finish_wave(wave, "complete")
                     return ScanResult(wave, resumed, ledger.wave_entries(wave), name, len(plan.redecide))
-            entries = _read_entries(upstream, matrix, name, cache_dir, revisions, revisions.shas, progress)
+            entries = _read_entries(upstream, matrix, name, cache_dir, revisions, revisions.shas, progress,
+                                    commits=started)
             wave, resumed = ledger.begin_wave(**wave_fields)
             try:
                 _classify_and_record(ledger, wave, entries, progress, context, keys)
@@ -164,12 +179,14 @@ def run_scan(config: Config, range_spec: str, *, progress=None, options: dict[st
 
 
 def _read_entries(upstream, matrix, name, cache_dir, revisions, shas, progress,
-                  positions: list[int] | None = None) -> list[EntryChanges]:
-    """Map the commits ``shas`` of ``revisions`` (all of them in one stream, or a rescan's few)."""
+                  positions: list[int] | None = None, commits=None) -> list[EntryChanges]:
+    """Map the commits ``shas`` of ``revisions`` (all of them in one stream, or a rescan's few at
+    ``positions``); ``commits``: the stream of the whole range, already started."""
     entries: list[EntryChanges] = []
     with DefinitionCache(definition_cache_path(cache_dir)) as definitions:
         mapper = ChangeMapper(matrix, name, upstream.read_blob, definitions, upstream.read_blobs)
-        commits = upstream.commits(revisions) if positions is None else upstream.commits_of(shas, revisions.spec)
+        if commits is None:
+            commits = upstream.commits(revisions) if positions is None else upstream.commits_of(shas, revisions.spec)
         try:
             progress.phase(f"reading {revisions.spec}", len(shas))
             for entry in mapper.map_commits(commits):
@@ -197,16 +214,11 @@ REREAD_SHARE = 0.5
 is cheaper than picking commits out of it."""
 
 
-def plan_rescan(ledger: Ledger, keys: DecisionKeys, revisions, tree: str) -> RescanPlan | None:
-    """How to rescan a range decided before, or None to decide every entry.
-
-    None when the range has no complete wave for this tree, when that wave
-    has entries recorded without a key (an older ledger) or not matching the
-    range, or when most keys changed.
+def plan_rescan(ledger: Ledger, keys: DecisionKeys, revisions, previous: Wave) -> RescanPlan | None:
+    """How to rescan a range whose last complete wave for this tree is ``previous``,
+    or None to decide every entry: when that wave has entries recorded without
+    a key (an older ledger) or not matching the range, or when most keys changed.
     """
-    previous = ledger.reusable_wave(upstream=keys.upstream, base_sha=revisions.base, tip_sha=revisions.tip, tree=tree)
-    if previous is None:
-        return None
     decisions = ledger.decisions(previous)
     for position, sha in enumerate(revisions.shas, 1):
         decision = decisions.get(position)

@@ -1,0 +1,53 @@
+"""The log stream's read-ahead: every byte in order, bounded, and stopped cleanly."""
+from __future__ import annotations
+
+import io
+import threading
+
+import pytest
+
+from portq.history import ReadAhead, Upstream
+from tests.portq.fixtures import build_sample_upstream
+
+
+def test_read_ahead_gives_back_every_byte_in_order():
+    data = bytes(range(256)) * 20000  # several chunks
+    reader = ReadAhead(io.BufferedReader(io.BytesIO(data)), limit=2 << 20)
+    chunks = []
+    while chunk := reader.read1():
+        chunks.append(chunk)
+    reader.close()
+    assert b"".join(chunks) == data and reader.read1() == b""
+
+
+def test_read_ahead_stops_at_its_bound_until_read():
+    data = b"x" * (8 << 20)
+    reader = ReadAhead(io.BufferedReader(io.BytesIO(data)), limit=2 << 20)
+    first = reader.read1()
+    reader._thread.join(timeout=0.5)  # it cannot finish: the buffer is full
+    assert reader._thread.is_alive() and reader._chunks.qsize() <= 2
+    rest = b""
+    while chunk := reader.read1():
+        rest += chunk
+    reader.close()
+    assert first + rest == data
+
+
+@pytest.fixture(scope="module")
+def upstream(tmp_path_factory):
+    path = tmp_path_factory.mktemp("stream") / "up"
+    build_sample_upstream(path)
+    return path
+
+
+def test_a_stream_left_after_its_first_commit_ends_git_and_its_reader(upstream):
+    with Upstream(upstream) as repository:
+        revisions = repository.resolve_range("base..tip")
+        before = {t for t in threading.enumerate()}
+        stream = repository.commits(revisions)
+        first = next(stream)
+        stream.close()
+        assert first.sha == revisions.shas[0]
+        assert {t for t in threading.enumerate()} - before == set()
+        whole = list(repository.commits(revisions))
+    assert [c.sha for c in whole] == list(revisions.shas)
