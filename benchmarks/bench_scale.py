@@ -92,7 +92,8 @@ def main() -> None:
                         "--upstream", str(work / "upstream"), "--matrix", str(work / "matrix.toml"),
                         "--tree", str(work / "tree"), "--ledger", str(ledger)]
                 result = results[size]
-                result["git"].append(measured(["git", "log", "-p", "--first-parent", "base..tip"], work / "upstream")[0])
+                git_log = ["git", "log", "-p", "--first-parent", "base..tip"]
+                result["git"].append(measured(git_log, work / "upstream")[0])
                 for label in ("cold", "warm"):
                     seconds, rss = measured(scan, REPO_ROOT, env)
                     result[label].append(seconds)

@@ -316,8 +316,8 @@ def generate_vllm_density(out: Path, commits: int = 2000, seed: int = 0) -> dict
             others[path] = 0
             head = commit("main", f"[Model] Add model {entry} (#{20000 + entry})", [modify(path, small(path))], [head])
             continue
-        head = commit("main", f"[Misc] Update models and docs (#{20000 + entry})", edit_others(rng.choice((1, 1, 2, 3))),
-                      [head])
+        operations = edit_others(rng.choice((1, 1, 2, 3)))
+        head = commit("main", f"[Misc] Update models and docs (#{20000 + entry})", operations, [head])
     write(b"reset refs/tags/tip\nfrom " + head.encode() + b"\n\n")
     process.stdin.close()
     if process.wait() != 0:
