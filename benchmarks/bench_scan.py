@@ -10,8 +10,9 @@ entries by default, a generated matrix and a small tree), then, in one run,
   own cost of producing every patch);
 - a cold ``portq scan base..tip --json`` in a fresh process with a fresh
   ledger folder (no ledger, no definition cache, no in-tree index cache);
-- a second scan of the same range into the same ledger folder (its caches
-  warm: the definition cache next to the ledger, the in-tree index).
+- a second scan of the same range into the same ledger folder, unchanged:
+  it reuses every decision of the first (``portq.decision_keys``) and
+  reads no patch.
 
 Scans run as an installed portq does, from compiled bytecode: the script
 compiles ``portq`` once into a private ``PYTHONPYCACHEPREFIX`` before
@@ -102,13 +103,13 @@ def phases(work: Path, ledger: Path) -> dict[str, float]:
     start = time.perf_counter()
     run_scan(config, "base..tip", progress=clock)
     end = time.perf_counter()
-    (_, reading), (_, classifying) = clock.marks
-    return {
-        "setup (config, matrix, range, ledger open)": reading - start,
-        "read patches + map ownership and symbols": classifying - reading,
-        "classify + record in the ledger": end - classifying,
-        "total in process": end - start,
-    }
+    labels = {"reading": "read patches + map ownership and symbols", "classifying": "classify + record in the ledger"}
+    times = [start] + [mark for _, mark in clock.marks] + [end]
+    phases = {"setup (config, matrix, range, ledger open, in-tree index, reuse plan)": times[1] - start}
+    for (name, mark), following in zip(clock.marks, times[2:]):
+        phases[labels.get(name, name)] = following - mark
+    phases["total in process"] = end - start
+    return phases
 
 
 def main() -> None:
@@ -142,7 +143,7 @@ def main() -> None:
             cold.append(timed(scan_command(work, scratch / "ledger.sqlite"), REPO_ROOT, env))
             cached.append(timed(scan_command(work, scratch / "ledger.sqlite"), REPO_ROOT, env))
         base = statistics.median(git_log)
-        rows = [("git log -p base..tip", git_log), ("portq scan, cold", cold), ("portq scan, second (cached)", cached)]
+        rows = [("git log -p base..tip", git_log), ("portq scan, cold", cold), ("portq scan, unchanged rescan", cached)]
         say(f"{args.commits} entries, {args.repeat} runs each, interleaved; {os.cpu_count()} CPUs, "
             f"Python {platform.python_version()}, {git_version()}; load average {load_before:.1f} before, "
             f"{os.getloadavg()[0]:.1f} after (other work on the machine shows here)")
@@ -160,10 +161,12 @@ def main() -> None:
         say()
         say("Where the time goes (one scan in process, without interpreter start-up):")
         say()
-        say("| phase | cold s | cached s |")
+        say("| phase | cold s | unchanged rescan s |")
         say("|---|---:|---:|")
-        for phase in in_process["cold"]:
-            say(f"| {phase} | {in_process['cold'][phase]:.2f} | {in_process['cached'][phase]:.2f} |")
+        for phase in dict.fromkeys([*in_process["cold"], *in_process["cached"]]):
+            cells = [f"{in_process[label][phase]:.2f}" if phase in in_process[label] else "–"
+                     for label in ("cold", "cached")]
+            say(f"| {phase} | {' | '.join(cells)} |")
         if args.report:
             command = "python benchmarks/bench_scan.py " + " ".join(
                 part for part in (f"--commits {args.commits}" if args.commits != 2000 else "",

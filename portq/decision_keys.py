@@ -151,9 +151,12 @@ class DecisionKeys:
                   groups: dict[str, frozenset[str]]) -> str:
         """The key of one entry's decision (``groups``: ``rename_groups`` of the whole range)."""
         if justification == NET_ZERO:
-            return _digest(self.scan_part, sha, NET_ZERO)
-        paths = {path for pair in changes for path in pair if path}
-        for path in list(paths):
-            paths |= groups.get(path, frozenset())
-        return _digest(self.scan_part, sha, [self._row_part(row) for row in rows],
-                       self._tree_part(frozenset(paths), bool(rows)))
+            parts = (self.scan_part, sha, NET_ZERO)
+        else:
+            paths = {path for pair in changes for path in pair if path}
+            for path in list(paths):
+                paths |= groups.get(path, frozenset())
+            parts = (self.scan_part, sha, *[self._row_part(row) for row in rows],
+                     self._tree_part(frozenset(paths), bool(rows)))
+        # every part is a hex digest or a SHA, so joining them is unambiguous (and cheap per entry)
+        return hashlib.sha256(" ".join(parts).encode()).hexdigest()[:32]

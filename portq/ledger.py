@@ -757,8 +757,13 @@ class Ledger:
             {"wave": wave.id, "position": None},
         ).fetchall()
         events: dict[int, list[Event]] = {}
+        # What the records need of each entry's history, however many waves it is in: every
+        # review, the scan event this wave shows, and the latest scan.
         for row in self.db.execute(
-            f"{_EVENT_SELECT} WHERE ve.entry_id IN (SELECT entry_id FROM ({_VIEW_ROWS})) ORDER BY ve.entry_id, ve.id",
+            f"WITH view AS ({_VIEW_ROWS}) {_EVENT_SELECT} WHERE ve.entry_id IN (SELECT entry_id FROM view) AND ("
+            "ve.source = 'review' OR (ve.entry_id, ve.wave_id) IN (SELECT entry_id, source_wave FROM view) "
+            "OR ve.id IN (SELECT MAX(id) FROM verdict_events WHERE source = 'scan' "
+            "AND entry_id IN (SELECT entry_id FROM view) GROUP BY entry_id)) ORDER BY ve.entry_id, ve.id",
             {"wave": wave.id, "position": None},
         ):
             event = Event(*row)
