@@ -88,8 +88,16 @@ def root_of(upstream: Path) -> str:
                           capture_output=True, text=True, check=True).stdout.split()[-1]
 
 
-def summary(samples: list[float]) -> str:
-    return f"{statistics.median(samples):.2f} ({min(samples):.2f}–{max(samples):.2f})"
+def summary(samples: list[float], digits: int = 2) -> str:
+    """Median (min–max)."""
+    return f"{statistics.median(samples):.{digits}f} ({min(samples):.{digits}f}–{max(samples):.{digits}f})"
+
+
+def write_report(path: Path, script: str, lines: list[str]) -> None:
+    """The printed tables as markdown, under the command that reproduces them."""
+    command = f"python benchmarks/{script} " + " ".join(sys.argv[1:])
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f"Reproduce: `{command}`\n\n" + "\n".join(lines) + "\n")
 
 
 def main() -> None:
@@ -158,9 +166,7 @@ def main() -> None:
                 f"| {summary(samples['warm'])} | {ratio['warm']:.2f} | {summary(samples['edit'])} "
                 f"| {ratio['edit']:.2f} | {'/'.join(sorted(set(redecided)))} | {max(growth)} B |")
         if args.report:
-            command = "python benchmarks/bench_rescan.py " + " ".join(sys.argv[1:])
-            args.report.parent.mkdir(parents=True, exist_ok=True)
-            args.report.write_text(f"Reproduce: `{command}`\n\n" + "\n".join(lines) + "\n")
+            write_report(args.report, "bench_rescan.py", lines)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

@@ -38,7 +38,7 @@ from pathlib import Path
 REPO_ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_rescan import compiled_environment  # noqa: E402
+from bench_rescan import compiled_environment, summary, write_report  # noqa: E402
 from synthetic_history import generate_vllm_density  # noqa: E402
 
 
@@ -54,10 +54,6 @@ def measured(command: list[str], cwd: Path, env: dict[str, str] | None = None) -
     if process.returncode != 0:
         raise SystemExit(f"{' '.join(command)} exited with {process.returncode}")
     return seconds, usage.ru_maxrss / 1024
-
-
-def summary(samples: list[float], digits: int = 2) -> str:
-    return f"{statistics.median(samples):.{digits}f} ({min(samples):.{digits}f}–{max(samples):.{digits}f})"
 
 
 def main() -> None:
@@ -112,9 +108,7 @@ def main() -> None:
                 f"| {cold / size * 1000:.3f} | {summary(result['cold_rss'], 0)} | {summary(result['warm'])} "
                 f"| {warm / base:.2f} | {summary(result['warm_rss'], 0)} |")
         if args.report:
-            command = "python benchmarks/bench_scale.py " + " ".join(sys.argv[1:])
-            args.report.parent.mkdir(parents=True, exist_ok=True)
-            args.report.write_text(f"Reproduce: `{command}`\n\n" + "\n".join(lines) + "\n")
+            write_report(args.report, "bench_scale.py", lines)
         if args.plot:
             plot(results, args.plot)
     finally:

@@ -112,11 +112,17 @@ class SourceFile:
         return "\n".join(lines).encode()
 
 
-def generate(out: Path, commits: int = 2000, seed: int = 0) -> dict[str, str]:
-    rng = random.Random(seed)
+def new_repository(out: Path) -> Path:
+    """An empty repository at ``out/upstream`` for a generated history."""
     repo = out / "upstream"
     repo.mkdir(parents=True, exist_ok=True)
     subprocess.run(["git", "init", "-q", "--initial-branch=main", str(repo)], check=True)
+    return repo
+
+
+def generate(out: Path, commits: int = 2000, seed: int = 0) -> dict[str, str]:
+    rng = random.Random(seed)
+    repo = new_repository(out)
     files: dict[str, SourceFile] = {}
     for i in range(CUDA_FILES):
         path = f"csrc/{'attention/' if i % 2 else ''}ops_{i}.cu"
@@ -238,9 +244,7 @@ OWNED_SHARE = 0.03
 def generate_vllm_density(out: Path, commits: int = 2000, seed: int = 0) -> dict[str, str]:
     """A history of ``commits`` first-parent entries with vLLM's density (see the module docstring)."""
     rng = random.Random(seed)
-    repo = out / "upstream"
-    repo.mkdir(parents=True, exist_ok=True)
-    subprocess.run(["git", "init", "-q", "--initial-branch=main", str(repo)], check=True)
+    repo = new_repository(out)
     owned: dict[str, SourceFile] = {}
     for i, path in enumerate(("csrc/cache_kernels.cu", "csrc/attention/attention_kernels.cu", "csrc/ops.cu")):
         owned[path] = SourceFile(path, "cuda", f"cache{i}")
