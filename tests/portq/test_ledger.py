@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import socket
 import sqlite3
 from dataclasses import asdict
 
@@ -347,3 +348,19 @@ def test_a_schema_1_ledger_is_migrated_and_its_waves_read_as_before(tmp_path):
         assert ledger.record_scan_entry(wave, position=1, sha="s", title="old", pr=None, rows=[], symbols=[],
                                         verdict=scan_verdict())
         assert [e.source for e in ledger.history(entry.entry_id)] == ["scan", "scan"]
+
+
+def test_a_reusing_wave_left_by_a_dead_scan_is_resumed_by_the_same_rescan_only(ledger):
+    base, _ = begin(ledger, count=2)
+    record(ledger, base, 1, "1" * 40)
+    record(ledger, base, 2, "2" * 40)
+    ledger.finish_wave(base)
+    fields = dict(range_spec="A..B", upstream="up", base_sha="a" * 40, tip_sha="b" * 40, tree=".", entry_count=2,
+                  matrix_fingerprint="m", tree_fingerprint="t2", reuses_wave=base.id)
+    left, _ = ledger.begin_wave(**fields, redecided=[2])
+    # its scan was killed: a pid that cannot exist on this host owns it
+    ledger.db.execute("UPDATE waves SET owner = ? WHERE id = ?", (f"{socket.gethostname()}:999999999", left.id))
+    other, resumed = ledger.begin_wave(**fields, redecided=[1])  # another plan: a new wave
+    assert (other.id != left.id, resumed) == (True, False)
+    again, resumed = ledger.begin_wave(**fields, redecided=[2])
+    assert (again.id, resumed, ledger.recorded_positions(again)) == (left.id, True, {1})
