@@ -129,7 +129,7 @@ def plot(results: dict[int, dict[str, list[float]]], path: Path) -> None:
     left.legend()
     for key, label in (("cold_rss", "cold"), ("warm_rss", "unchanged rescan")):
         right.plot(sizes, [statistics.median(results[s][key]) for s in sizes], marker="o", label=label)
-    right.axhline(500, color="grey", linestyle="--", linewidth=1, label="500 MB bound")
+    right.axhline(500e6 / 2**20, color="grey", linestyle="--", linewidth=1, label="500 MB bound")
     right.set(xlabel="first-parent entries", ylabel="peak resident MiB", title="memory")
     right.legend()
     figure.suptitle("portq scan at vLLM's density (synthetic histories; shared 2-core machine)")
