@@ -39,13 +39,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import asdict, dataclass, field
+from functools import lru_cache
 from pathlib import PurePosixPath
 from typing import Any
 
 from portq.signatures import bare_name
 from portq.signatures import node_text as _text
-from portq.signatures import walk as _walk
-from portq.symbols import SymbolTable
+from portq.symbols import SymbolTable, _parser
 
 
 @dataclass(frozen=True)
@@ -86,13 +86,33 @@ def is_benchmark_path(path: str) -> bool:
     return "benchmarks" in PurePosixPath(path).parts[:-1]
 
 
+_CALL_NODE_TYPES = {"python": "call", "cpp": "call_expression"}
+
+
+@lru_cache(maxsize=None)
+def _call_query(language: str):
+    import tree_sitter
+
+    return tree_sitter.Query(_parser(language).language, f"({_CALL_NODE_TYPES[language]}) @call")
+
+
+def call_nodes(table: SymbolTable) -> list:
+    """The call nodes of a parsed file in source order (outer before inner), as walking
+    every node would visit them, found by a tree-sitter query rather than in Python
+    (about three times faster on this repository's tree)."""
+    import tree_sitter
+
+    found = tree_sitter.QueryCursor(_call_query(table.language)).captures(table.tree.root_node).get("call", [])
+    return sorted(found, key=lambda node: (node.start_byte, -node.end_byte))
+
+
 def call_sites(table: SymbolTable, file: str) -> list[CallSite]:
     """Every call site of a parsed file, with its enclosing definition."""
     if table.tree is None:
         return []
     source_lines = table.source.decode("utf-8", errors="replace").splitlines()
     sites: list[CallSite] = []
-    for node in _walk(table.tree.root_node):
+    for node in call_nodes(table):
         found = _python_callee(node) if table.language == "python" else _cpp_callee(node)
         if found is None:
             continue
