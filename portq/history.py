@@ -4,8 +4,11 @@ The entries of ``A..B`` are ``git rev-list --reverse --first-parent A..B``,
 numbered from 1, so anyone can reproduce "entry 132 of A..B" with git alone.
 Their patches come from ONE streaming ``git log`` process for the whole range
 (``-M`` renames, merges diffed against their first parent, raw lines for blob
-SHAs and modes); blob contents come from ONE ``git cat-file --batch``
-process. Nothing here runs git once per commit.
+SHAs and modes), read through a thread that keeps git's output flowing up
+to ``READ_AHEAD_BYTES`` ahead of its reader (``ReadAhead``); a rescan reads
+only the commits it decides again, the same patches from one ``git log
+--no-walk`` (``commits_of``). Blob contents come from ONE ``git cat-file
+--batch`` process. Nothing here runs git once per commit.
 
 Every way a range can be wrong (not a repository, unknown revision, empty or
 reversed range, revisions of unrelated histories, a shallow clone that lacks

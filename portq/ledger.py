@@ -10,6 +10,17 @@ wave and entry; ``portq review`` appends ``source='review'`` events; an undo
 is a review event whose ``undoes`` names the review it cancels. **Reports**
 record each filed report by fingerprint, so filing is idempotent.
 
+A rescan's wave may **reuse** a complete wave of the same range and tree
+(``reuses_wave``): it records rows and events only for the positions it
+decides again (``redecided``) and has every other entry, with its scan
+event, by reference (``wave_entries`` reads through the chain; a reused
+event is presented as the new wave's, ``Event.reused_from`` naming where it
+was recorded). Texts that repeat across waves (a scan event's full verdict,
+with its evidence inside, a symbol list, a commit's file changes) are stored
+once in ``texts`` by content hash and referenced. Each entry row keeps the
+``decision_key`` it was decided under (``portq.decision_keys``), which is how
+a later scan knows what it may reuse (``decisions(wave)``).
+
 The current verdict of an entry is its latest standing human review, else its
 latest scan. A later scan that disagrees with the standing review is kept and
 shown as a *proposal*, never applied over the human (``Current.proposal``).
@@ -17,8 +28,9 @@ shown as a *proposal*, never applied over the human (``Current.proposal``).
 Public API (``open_ledger(path)`` returns a ``Ledger``; use it as a context
 manager or call ``close``):
 
-- waves: ``begin_wave(...) -> (Wave, resumed)``, ``record_scan_entries(wave, [...])``,
-  ``recorded_positions(wave)``, ``finish_wave(wave, status)``,
+- waves: ``begin_wave(..., reuses_wave=None, redecided=()) -> (Wave, resumed)``,
+  ``record_scan_entries(wave, [...])``, ``recorded_positions(wave)``, ``finish_wave(wave, status)``,
+  ``reusable_wave(...)``, ``decisions(wave) -> {position: Decision}``,
   ``wave(n)``, ``latest_wave(range_spec=None, upstream=None)``, ``waves()``;
 - entries: ``wave_entries(wave) -> [EntryRecord]``, ``entry_at(wave, n)``,
   ``current(entry_id) -> Current``, ``history(entry_id) -> [Event]``;

@@ -280,3 +280,12 @@ def test_a_redecided_entry_is_classified_with_the_renames_of_the_anchored_paths_
     shas = {e["sha"]: e["entry"] for e in first["entries"]}
     assert [{shas[sha] for sha in batch} for batch in read] == [cache | {rename}]
     assert verdicts(rescan) == verdicts(scan(capsys, "--fresh"))
+
+
+def test_editing_what_one_row_tests_redecides_only_that_rows_entries(workspace, capsys):
+    cache = owned_by(scan(capsys), "CACHE")
+    (workspace / "matrix.toml").write_text(SAMPLE_MATRIX.replace('tests    = ["tests/cache/"]',
+                                                                 'tests    = ["tests/cache/", "tests/more/"]'))
+    scan(capsys)
+    wave, _ = latest(workspace)
+    assert set(json.loads(wave.redecided)) == cache
