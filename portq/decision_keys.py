@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from portq import __version__
@@ -43,6 +44,24 @@ from portq.tree_index import PortRoots, TreeIndex, port_roots_of
 from portq.verdicts import CLASSIFIER_VERSION
 
 NET_ZERO = "net-zero"
+
+
+def _decision_rules() -> str:
+    """A digest of the modules whose code decides a verdict, from the hunks to the verdicts."""
+    import importlib
+
+    digest = hashlib.sha256()
+    for name in ("anchors", "classify", "deltas", "evidence", "history", "hunks", "mapping", "matrix", "model",
+                 "reachability", "signatures", "symbols", "tree_index", "verdicts"):
+        module = importlib.import_module(f"portq.{name}")
+        try:
+            digest.update(Path(module.__file__).read_bytes())
+        except OSError:
+            digest.update(module.__name__.encode())
+    return digest.hexdigest()[:16]
+
+
+DECISION_RULES = _decision_rules()
 
 Changes = Sequence[tuple[str, str]]
 """A commit's file changes as ``(old path, new path)`` pairs ("" for none)."""
@@ -78,7 +97,8 @@ class DecisionKeys:
         rows = matrix.rows_for(upstream)
         self._rows = {row.id: row for row in rows}
         self.scan_part = _digest(
-            "portq-decision", __version__, CLASSIFIER_VERSION, sorted((options or {}).items()), upstream,
+            "portq-decision", __version__, CLASSIFIER_VERSION, DECISION_RULES, sorted((options or {}).items()),
+            upstream,
             [[row.id, row.paths, row.exclude, row.symbols] for row in rows], port_roots_of(matrix),
         )
         self._row_parts: dict[str, str] = {}

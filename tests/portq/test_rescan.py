@@ -289,3 +289,11 @@ def test_editing_what_one_row_tests_redecides_only_that_rows_entries(workspace, 
     scan(capsys)
     wave, _ = latest(workspace)
     assert set(json.loads(wave.redecided)) == cache
+
+
+def test_a_decision_of_other_classifying_code_is_decided_again(workspace, capsys, monkeypatch):
+    scan(capsys)
+    monkeypatch.setattr(portq.decision_keys, "DECISION_RULES", "edited without a version bump")
+    scan(capsys)
+    wave, _ = latest(workspace)
+    assert wave.reuses_wave is None
