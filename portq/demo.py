@@ -351,6 +351,8 @@ def run_demo(workdir: Path, *, repository: Path = EXAMPLES_DIR.parent, progress=
     workdir = Path(workdir)
     if workdir.exists() and not workdir.is_dir():
         raise DemoError(f"{workdir}: is a file, not a directory (expected an empty or absent directory)")
+    if workdir.is_dir() and any(workdir.iterdir()):
+        raise DemoError(f"{workdir}: exists and is not empty (expected an empty or absent directory)")
     examples = repository / "examples"
     upstreams = build_all(workdir / "upstream", examples)
     for name, built in upstreams.items():

@@ -64,7 +64,7 @@ def run(args: argparse.Namespace, workspace) -> int:
     if args.dashboard:
         from portq import dashboard
 
-        filing.complete_wave(ledger, args.range)
+        _dashboard_waves_exist(workspace, args)
         text = dashboard.render_dashboard(ledger, out_dir, web=config.upstream_web)
         path = out_dir / "dashboard.md"
         filed = filing.file_dashboard(ledger, text, path, repo=args.gh_repo) if args.gh else None
@@ -83,6 +83,18 @@ def run(args: argparse.Namespace, workspace) -> int:
     data = {**context, "path": str(done.path), "written": done.written, "filed": done.filed}
     output.emit(output.Document(data, table=_table([data])), output.output_format(args))
     return 0
+
+
+def _dashboard_waves_exist(workspace, args: argparse.Namespace) -> None:
+    """The dashboard covers every upstream's complete waves; what the flags name must be one of them."""
+    from portq import filing
+
+    if not (workspace.upstream_named or args.range or args.wave):
+        filing.complete_wave(workspace.ledger(), None)
+        return
+    wave = workspace.select_wave(args.range, args.wave)
+    if wave.status != "complete":
+        raise PortqError(f"--dashboard: {wave.name} is {wave.status}; the dashboard reads complete waves only")
 
 
 def _emit(args, results: list[dict]) -> int:

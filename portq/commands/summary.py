@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 
 from portq import output, reports
+from portq.errors import PortqError
 from portq.commands.selection import add_selector, selected_wave
 
 
@@ -32,8 +33,10 @@ def summary_document(wave, records) -> output.Document:
 
 
 def run(args: argparse.Namespace, workspace) -> int:
+    if args.html is not None and not args.html.strip():
+        raise PortqError("--html: expected a file to write the page to, got an empty value")
     wave = selected_wave(workspace, args)
-    if args.html:
+    if args.html is not None:
         from pathlib import Path
 
         from portq import html_page
