@@ -10,7 +10,8 @@ Two questions every command used to answer for itself live here:
   asked (whatever its status), else the newest *complete* wave of the
   upstream named or resolved (optionally of ``--range``). A running or
   interrupted wave is never picked silently, and waves of two upstreams are
-  never mixed.
+  never mixed: with none named, a ``--range`` that waves of two upstreams
+  scanned (complete or not) is an error, not the one that happens to be done.
 
 A workspace is a context manager: it closes the ledger it opened.
 """
@@ -156,14 +157,16 @@ class Workspace:
                  and (upstream is None or w.upstream == upstream)]
         complete = [w for w in waves if w.status == COMPLETE]
         if upstream is None:
+            # A range names its upstream only if one upstream scanned it, finished or not.
             newest = {}
-            for wave in complete:
+            for wave in waves if range_spec else complete:
                 newest[wave.upstream] = wave
             if len(newest) > 1:
-                listed = ", ".join(f"{name} ({wave.name})" for name, wave in sorted(newest.items()))
+                listed = ", ".join(f"{name} ({wave.name}{'' if wave.status == COMPLETE else ', ' + wave.status})"
+                                   for name, wave in sorted(newest.items()))
                 raise LedgerError(
-                    f"the ledger has complete waves of several upstreams{_of(range_spec)}: {listed}; "
-                    "pick one with --upstream NAME or --wave PORTQ-N"
+                    f"the ledger has {'' if range_spec else 'complete '}waves of several upstreams{_of(range_spec)}: "
+                    f"{listed}; pick one with --upstream NAME or --wave PORTQ-N"
                 )
         if complete:
             return complete[-1]

@@ -96,3 +96,19 @@ def test_demo_keep_into_a_directory_that_holds_files_is_refused(tmp_path, capsys
     assert main(["demo", "--keep", str(keep)]) == 2
     assert "not empty" in one_line_error(capsys)
     assert sorted(p.name for p in keep.iterdir()) == ["notes.txt"]
+
+
+# --- a range both upstreams scanned: without --upstream it names no one wave ------------
+
+
+def test_a_range_scanned_in_two_upstreams_needs_the_upstream_named(two_upstreams, capsys):
+    capsys.readouterr()
+    assert main(["show", "1", "--range", "base..tip"]) == 2
+    err = one_line_error(capsys)
+    assert "other (PORTQ-2, running)" in err and "up (PORTQ-1)" in err and "--upstream NAME" in err
+    assert main(["review", "1", "--range", "base..tip", "--verdict", "INERT", "--because", "probe"]) == 2
+    one_line_error(capsys)
+    with open_ledger(two_upstreams / "ledger.sqlite", create=False) as ledger:
+        assert all(record.current.source == "scan" for wave in ledger.waves() for record in ledger.wave_entries(wave))
+    assert main(["show", "1", "--range", "base..tip", "--upstream", "up"]) == 0
+    assert capsys.readouterr().out.startswith("Entry 1 of PORTQ-1 base..tip (up)")
