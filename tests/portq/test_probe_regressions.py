@@ -14,6 +14,7 @@ import pytest
 from portq.cli import main
 from portq.ledger import open_ledger
 from tests.portq.fixtures import CommitSpec, build_repository
+from tests.portq.test_reliability import one_line_error
 
 MATRIX = """\
 [[row]]
@@ -28,12 +29,6 @@ title    = "other kernels"
 upstream = "other"
 paths    = ["src/**"]
 """
-
-
-def one_line_error(capsys) -> str:
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1 and err.startswith("portq: error: "), err
-    return err
 
 
 @pytest.fixture
