@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -136,15 +137,24 @@ def pytest_environment(device: str) -> dict[str, str]:
     return env
 
 
+_UNXML_CONTROLS = re.compile(rb"[\x00-\x08\x0b\x0c\x0e-\x1f]")
+_RESTORE_CONTROLS = {0xE000 + code: code for code in range(0x20)}
+
+
 def counts_per_file(junit_path: Path) -> list[FileCounts]:
     """Pass/fail/error/skip counts per test file from pytest's junit report."""
     try:
-        root = ElementTree.parse(junit_path).getroot()
+        # pytest writes a test file's path into the report unescaped; a control
+        # character in it (which XML cannot hold) stands in for itself in the
+        # private-use area while parsing, and is put back in the name.
+        data = _UNXML_CONTROLS.sub(lambda m: chr(0xE000 + ord(m.group())).encode(), junit_path.read_bytes())
+        root = ElementTree.fromstring(data)
     except (OSError, ElementTree.ParseError):
         return []
     files: dict[str, FileCounts] = {}
     for case in root.iter("testcase"):
         name = case.get("file") or _file_from_classname(case.get("classname") or case.get("name") or "")
+        name = name.translate(_RESTORE_CONTROLS)
         counts = files.setdefault(name, FileCounts(name))
         ran = case.find("skipped") is None
         if ran and any(p.get("name") == "portq_gpu" for p in case.iter("property")):
@@ -241,10 +251,10 @@ def print_counts(out, row_id: str, device: str, files: list[FileCounts], totals:
     if not files:
         line(f"  no test results (pytest exit status {status})")
         return
-    width = max(len(c.file) for c in [*files, totals])
+    width = max(len(one_line(c.file)) for c in [*files, totals])
     line(f"  {'file'.ljust(width)}  passed  failed  errors  skipped  gpu-marked")
     for counts in [*files, totals]:
-        line(f"  {counts.file.ljust(width)}  {counts.passed:>6}  {counts.failed:>6}  {counts.errors:>6}  "
+        line(f"  {one_line(counts.file).ljust(width)}  {counts.passed:>6}  {counts.failed:>6}  {counts.errors:>6}  "
              f"{counts.skipped:>7}  {counts.gpu:>10}")
     verdict = "passed" if status == 0 else f"did not pass (pytest exit status {status})"
     line(f"  {row_id} {verdict}")

@@ -5,7 +5,8 @@ upstreams whose titles, paths, authors and content carry markup, terminal
 escapes and bidi overrides, then a catalogue of bad arguments, then two
 upstreams with a complete wave on one and an unfinished wave on the other.
 Each test pins one thing it found: an argument that was accepted although
-it named nothing, or a command that acted beyond the upstream it was given.
+it named nothing, a command that acted beyond the upstream it was given, or
+a test file name in the tree that made ``verify`` lose its counts.
 """
 from __future__ import annotations
 
@@ -107,3 +108,34 @@ def test_a_range_scanned_in_two_upstreams_needs_the_upstream_named(two_upstreams
         assert all(record.current.source == "scan" for wave in ledger.waves() for record in ledger.wave_entries(wave))
     assert main(["show", "1", "--range", "base..tip", "--upstream", "up"]) == 0
     assert capsys.readouterr().out.startswith("Entry 1 of PORTQ-1 base..tip (up)")
+
+
+# --- verify: a test file whose name pytest writes raw into its junit report ------------
+
+
+def test_verify_counts_a_test_file_whose_name_holds_a_control_character(tmp_path):
+    from portq.commands.verify import counts_per_file
+
+    junit = tmp_path / "junit.xml"  # as pytest writes it: the file attribute is not escaped
+    junit.write_bytes(b'<?xml version="1.0" encoding="utf-8"?><testsuites><testsuite tests="2">'
+                      b'<testcase classname="" name="t" file="tests/k/test_\x1b[2Jodd.py" />'
+                      b'<testcase classname="tests.k.test_k" name="u" file="tests/k/test_k.py"><failure /></testcase>'
+                      b'</testsuite></testsuites>')
+    counts = {c.file: (c.passed, c.failed) for c in counts_per_file(junit)}
+    assert counts == {"tests/k/test_\x1b[2Jodd.py": (1, 0), "tests/k/test_k.py": (0, 1)}
+
+
+def test_verify_shows_such_a_file_escaped_and_in_its_column(tmp_path, monkeypatch, capsys):
+    from tests.portq.test_verify import verify_in
+
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+    (tmp_path / "matrix.toml").write_text('[[row]]\nid = "ROW"\nupstream = "up"\npaths = ["a/**"]\ntests = ["tests/"]\n')
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_\x1b[2Jodd.py").write_text("def test_one():\n    assert True\n")
+    (tmp_path / "tests" / "test_plain.py").write_text("def test_two():\n    assert True\n")
+    assert verify_in(tmp_path, "ROW") == 0
+    out = capsys.readouterr().out
+    counts = out[out.index("\nROW on the CPU"):]
+    assert "\x1b" not in counts
+    odd, plain = (line for line in counts.splitlines() if line.startswith("  tests/"))
+    assert odd.startswith("  tests/test_\\x1b[2Jodd.py ") and odd.index(" 1 ") == plain.index(" 1 ")
