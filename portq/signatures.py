@@ -40,6 +40,7 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import Any, Iterable
 
+from portq.expressions import Form, canonical_form
 from portq.symbols import (
     KIND_CUDA_KERNEL,
     KIND_DEVICE_FUNCTION,
@@ -137,6 +138,16 @@ class Launch:
     texts: tuple[str, ...] = ()
     bound: tuple[str, ...] | None = None
     via_helper: str | None = None  # the same-module function(s) the definition calls to launch ("a > b")
+    # The grid and block as canonical expressions (``portq.expressions``):
+    # resolved through bindings and known equivalents, so they compare
+    # across naming and across languages; ``grid_opaque`` lists what could
+    # not be resolved; ``grid_line`` is where the grid value is written.
+    grid_form: str = ""
+    grid_leaves: tuple[str, ...] = ()
+    grid_opaque: tuple[str, ...] = ()
+    grid_line: int = 0
+    grid_quote: str = ""
+    block_form: str = ""
 
 
 @dataclass(frozen=True)
@@ -204,7 +215,8 @@ class Signature:
             Launch(**{**l, "arguments": tuple(l["arguments"]), "keywords": tuple(l["keywords"]),
                       "grid_identifiers": tuple(l["grid_identifiers"]), "slots": tuple(l.get("slots", ())),
                       "texts": tuple(l.get("texts", ())),
-                      "bound": tuple(l["bound"]) if l.get("bound") is not None else None})
+                      "bound": tuple(l["bound"]) if l.get("bound") is not None else None,
+                      "grid_leaves": tuple(l.get("grid_leaves", ())), "grid_opaque": tuple(l.get("grid_opaque", ()))})
             for l in data.get("launches", [])
         ]
         data["decomposition"] = [Decomposition(**d) for d in data.get("decomposition", [])]
@@ -373,8 +385,10 @@ def _kernel_params_in_file(root, kernel: str, language: str) -> list[str] | None
 # --- entry point --------------------------------------------------------------
 
 
-def signature_of(definition: Definition, source: bytes, path: str = "") -> Signature:
-    """The signature of ``definition`` (its ``node`` must come from ``source``)."""
+def signature_of(definition: Definition, source: bytes, path: str = "", imported=None) -> Signature:
+    """The signature of ``definition`` (its ``node`` must come from ``source``).
+    ``imported(name)`` finds a helper imported from another module of the
+    same package (``single_return`` of it), for grids computed there."""
     lines = _Lines(source)
     signature = Signature(
         name=definition.name,
@@ -394,7 +408,7 @@ def signature_of(definition: Definition, source: bytes, path: str = "") -> Signa
     elif definition.language == "cpp":
         _CppExtractor(node, signature, lines).run()
     elif definition.language == "python":
-        _PythonExtractor(node, signature, lines).run()
+        _PythonExtractor(node, signature, lines, imported).run()
     return signature
 
 
@@ -640,10 +654,13 @@ class _CppExtractor:
         grid_node = config_args[0] if config_args else None
         grid_expression, shape = self._resolve_grid(grid_node, assignments)
         identifiers = _closure_identifiers(grid_expression, assignments, _cpp_identifiers)
-        block = None
+        block, block_form = None, ""
         if len(config_args) > 1:
             block_expression, _ = self._resolve_grid(config_args[1], assignments)
             block = _resolve_literal(block_expression, assignments, _cpp_identifiers)
+            block_form = canonical_form(config_args[1], assignments.get, normalise_name).text
+        grid_form = canonical_form(grid_node, assignments.get, normalise_name, grid=True) if grid_node is not None \
+            else Form("")
         argument_nodes = [a for a in (arguments.named_children if arguments else []) if a.type != "comment"]
         argument_ids = tuple(normalise_name(i) for a in argument_nodes for i in _cpp_identifiers(a)[:1])
         line = _line_of(cite)
@@ -663,6 +680,8 @@ class _CppExtractor:
                 line=line,
                 quote=self.lines.quote(line),
                 via_macro=via_macro,
+                **_form_fields(grid_form, grid_expression, line, via_macro is None, self.lines),
+                block_form=block_form,
                 slots=slots,
                 texts=tuple(normalised_text(a) for a in argument_nodes),
                 bound=bind_arguments(slots, params) if params is not None else None,
@@ -703,6 +722,25 @@ class _CppExtractor:
                     self.signature.program_id_axes.append(axis)
                 elif base == "gridDim" and axis not in self.signature.num_programs_axes:
                     self.signature.num_programs_axes.append(axis)
+
+
+def single_return(node):
+    """``(function node, returned expression, local assignments)`` when the
+    Python function ``node`` returns exactly one expression, else None."""
+    if node is None:
+        return None
+    function = node.child_by_field_name("definition") if node.type == "decorated_definition" else node
+    body = function.child_by_field_name("body") if function is not None else None
+    returns = [n for n in _walk(body) if n.type == "return_statement"] if body is not None else []
+    if len(returns) != 1 or not returns[0].named_children:
+        return None
+    return function, returns[0].named_children[0], _python_assignments(body)
+
+
+def _form_fields(form: Form, grid_expression, launch_line: int, same_file: bool, lines: "_Lines") -> dict[str, Any]:
+    line = _line_of(grid_expression) if grid_expression is not None and same_file else launch_line
+    return dict(grid_form=form.text, grid_leaves=form.leaves, grid_opaque=form.opaque, grid_line=line,
+                grid_quote=lines.quote(line))
 
 
 def _cpp_written_through(identifier) -> str | None:
@@ -791,7 +829,8 @@ def _resolve_literal(node, assignments, identifiers_of) -> int | None:
 
 
 class _PythonExtractor:
-    def __init__(self, node, signature: Signature, lines: _Lines) -> None:
+    def __init__(self, node, signature: Signature, lines: _Lines, imported=None) -> None:
+        self.imported = imported  # name -> single_return() of a helper imported from a sibling module
         self.outer = node
         self.signature = signature
         self.lines = lines
@@ -998,6 +1037,8 @@ class _PythonExtractor:
     def _add_launch(self, node, kernel_node, grid_node, assignments, via, substitution) -> None:
         kernel = self._kernel_name(kernel_node, substitution)
         grid_expression, shape = self._resolve_grid(grid_node, assignments)
+        grid_form = canonical_form(grid_node, self._resolver(assignments, substitution), normalise_name,
+                                   self._single_return_helper, grid=True) if grid_node is not None else Form("")
         identifiers = _closure_identifiers(grid_expression, assignments, _python_identifiers)
         arguments = node.child_by_field_name("arguments")
         positional, keywords, options = [], [], {}
@@ -1054,8 +1095,24 @@ class _PythonExtractor:
                 texts=tuple(texts),
                 bound=bind_arguments(slots, params) if params is not None else None,
                 via_helper=via,
+                **_form_fields(grid_form, grid_expression, line, True, self.lines),
             )
         )
+
+    def _resolver(self, assignments, substitution):
+        """name -> bound value: a helper parameter's argument, a local, then a module-level constant."""
+        _, module_assignments = self._module()
+        return lambda name: substitution.get(name) or assignments.get(name) or module_assignments.get(name)
+
+    def _single_return_helper(self, name: str):
+        """``(function node, returned expression)`` of the function a grid
+        helper call reaches: same-module first, then one imported from a
+        sibling module of the same package (``imported``)."""
+        functions, _ = self._module()
+        helper = functions.get(name)
+        if helper is not None and helper.kind == KIND_FUNCTION:
+            return single_return(helper.node)
+        return self.imported(name) if self.imported is not None else None
 
     @staticmethod
     def _resolve_grid(node, assignments):

@@ -49,13 +49,13 @@ import json
 import os
 import tempfile
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Iterable
 
 from portq.anchors import NOT_CARRIED, PORTS, Anchor, find_anchors
 from portq.errors import EnvironmentProblem
 from portq.reachability import CallSite, Reachability, call_sites
-from portq.signatures import Signature, signature_of
+from portq.signatures import Signature, signature_of, single_return
 from portq.symbols import MAX_PARSE_BYTES, language_for_path, symbol_table
 
 INDEX_FORMAT = 6
@@ -65,10 +65,10 @@ INDEX_FORMAT = 6
 def _index_rules() -> str:
     """What a cached index depends on besides the tree: the portq version and
     the code that extracts anchors, definitions, signatures and call sites."""
-    from portq import __version__, anchors, reachability, signatures, symbols
+    from portq import __version__, anchors, expressions, reachability, signatures, symbols
 
     digest = hashlib.sha1(__version__.encode())
-    for module in (anchors, reachability, signatures, symbols):
+    for module in (anchors, expressions, reachability, signatures, symbols):
         try:
             digest.update(Path(module.__file__).read_bytes())
         except OSError:
@@ -158,19 +158,66 @@ class FileRecord:
         )
 
 
-def index_file(source: bytes, path: str, anchors: bool = True) -> FileRecord:
+def _imported_helpers(table, path: str, sources: dict[str, bytes] | None):
+    """name -> ``single_return`` of a function the file imports from another
+    module of its package (``from ._page_task import page_task_grid``), so a
+    port's grid computed there is compared like one written inline."""
+    if not sources or table.tree is None or not path.endswith(".py"):
+        return None
+    imported: dict[str, tuple[str, str]] = {}  # local name -> (module file, function name)
+    package = PurePosixPath(path).parent
+    for statement in table.tree.root_node.named_children:
+        if statement.type != "import_from_statement":
+            continue
+        module = statement.child_by_field_name("module_name")
+        text = module.text.decode() if module is not None else ""
+        dots = len(text) - len(text.lstrip("."))
+        parts = [p for p in text.lstrip(".").split(".") if p]
+        if dots:
+            base = package
+            for _ in range(dots - 1):
+                base = base.parent
+            candidates = [str(base.joinpath(*parts)) + ".py"] if parts else []
+        else:
+            suffix = "/".join(parts[1:]) + ".py" if len(parts) > 1 else ""
+            candidates = [p for p in sources if suffix and (p == suffix or p.endswith("/" + suffix))]
+        for name_node in statement.children_by_field_name("name"):
+            original = name_node.child_by_field_name("name") if name_node.type == "aliased_import" else name_node
+            alias = name_node.child_by_field_name("alias") if name_node.type == "aliased_import" else name_node
+            for candidate in candidates[:1]:
+                imported[alias.text.decode()] = (candidate, original.text.decode())
+    parsed: dict[str, object] = {}
+
+    def lookup(name: str):
+        if name not in imported:
+            return None
+        file, function = imported[name]
+        if file not in sources:
+            return None
+        if file not in parsed:
+            parsed[file] = symbol_table(sources[file], file)
+        other = parsed[file]
+        found = next((d for d in other.definitions if d.qualified_name == function), None)
+        return single_return(found.node) if found is not None else None
+
+    return lookup
+
+
+def index_file(source: bytes, path: str, anchors: bool = True, sources: dict[str, bytes] | None = None) -> FileRecord:
     """Anchors (when ``anchors``), definitions (with signatures where
-    anchored) and call sites of one file."""
+    anchored) and call sites of one file; ``sources`` (the tree's files) lets
+    a signature follow helpers imported from the same package."""
     table = symbol_table(source, path)
     record = FileRecord(path=path, fallback=table.fallback)
     if table.tree is None:
         return record
     record.anchors = find_anchors(table, path) if anchors else []
     anchored = {(a.definition, a.definition_line) for a in record.anchors if a.definition}
+    imported = _imported_helpers(table, path, sources) if anchored else None
     for definition in table.definitions:
         signature = None
         if (definition.qualified_name, definition.start_line) in anchored:
-            signature = signature_of(definition, table.source, path)
+            signature = signature_of(definition, table.source, path, imported)
         record.definitions.append(
             DefinitionRecord(path, definition.name, definition.qualified_name, definition.kind,
                              definition.language, definition.start_line, definition.end_line, signature)
@@ -362,12 +409,16 @@ class TreeIndex:
                 except (KeyError, TypeError, ValueError, AttributeError):
                     pass  # a damaged or foreign cache is rebuilt, never trusted
         earlier = _earlier_records(Path(cache_dir)) if cache_dir else {}
+        by_path = dict(sources)
         records = []
         for relative, data in sources:
             anchored = relative in roots
-            record = earlier.get((relative, held[relative][1], anchored))
+            # A port's signatures may follow helpers in other files of its
+            # package (imports, included headers): its record is rebuilt,
+            # only files read for their call sites are reused.
+            record = None if anchored else earlier.get((relative, held[relative][1], anchored))
             if record is None:
-                record = (index_file(data, relative, anchors=anchored) if len(data) <= MAX_PARSE_BYTES
+                record = (index_file(data, relative, anchors=anchored, sources=by_path) if len(data) <= MAX_PARSE_BYTES
                           else FileRecord(relative, fallback="too large"))
             records.append(record)
         if cache_file is not None:
@@ -383,9 +434,8 @@ class TreeIndex:
     @classmethod
     def from_sources(cls, sources: dict[str, str | bytes]) -> "TreeIndex":
         """An index of in-memory files (tests and tools)."""
-        return cls([
-            index_file(data.encode() if isinstance(data, str) else data, path) for path, data in sources.items()
-        ])
+        encoded = {path: data.encode() if isinstance(data, str) else data for path, data in sources.items()}
+        return cls([index_file(data, path, sources=encoded) for path, data in encoded.items()])
 
     # -- queries
 

@@ -65,7 +65,7 @@ from portq.symbols import (
 )
 from portq.tree_index import Port, TreeIndex
 
-CLASSIFIER_VERSION = 2
+CLASSIFIER_VERSION = 3
 """Bumped whenever a change to the verdict logic may change a verdict, so a
 ledger that reuses earlier decisions knows which ones are stale."""
 
@@ -128,6 +128,7 @@ class ItemResult:
     layer: str  # signature | launch
     message: str
     evidence: list[Evidence] = field(default_factory=list)
+    geometry: bool = False  # a grid or block delta: what a launch rewrite turns on, so named first
 
 
 @dataclass
@@ -592,6 +593,7 @@ class SymbolClassifier:
     def _gap(self, symbol, port: Port, behind: list[ItemResult], evidence) -> SymbolVerdict:
         definition = port.definition
         callers: Callers = self.index.reachability.callers(definition.name, definition.file, definition.qualified_name)
+        behind = sorted(behind, key=lambda i: not i.geometry)
         what = "; ".join(i.message for i in behind[:3])
         layer = behind[0].layer
         if callers.non_test:
@@ -962,15 +964,23 @@ def _tree_launch_evidence(port: Signature, launch, message: str) -> Evidence:
 def _geometry_items(old, new, port, before, after, mine, cross: bool, port_launch_count: int,
                     index: TreeIndex | None = None, scope=frozenset()) -> list[ItemResult]:
     items: list[ItemResult] = []
-    grid_changed = before.grid_text.replace(" ", "") != after.grid_text.replace(" ", "") \
-        or before.grid_identifiers != after.grid_identifiers
+    if before.grid_form and after.grid_form:
+        # Compared modulo naming: a commit that only renames the locals a grid
+        # is computed from (or respells cdiv) leaves the launch as it was.
+        grid_changed = before.grid_form != after.grid_form
+    else:
+        grid_changed = before.grid_text.replace(" ", "") != after.grid_text.replace(" ", "") \
+            or before.grid_identifiers != after.grid_identifiers
     upstream = [
         Evidence(kind=Kind.LAUNCH_GRID, message=f"upstream grid was {before.grid_text}", side="upstream-old",
-                 path=old.path, line=before.line, quote=before.quote, symbol=old.name, subject=before.grid_text),
+                 path=old.path, line=before.grid_line or before.line, quote=before.grid_quote or before.quote, symbol=old.name,
+                 subject=before.grid_form or None),
         Evidence(kind=Kind.LAUNCH_GRID, message=f"upstream grid is now {after.grid_text}", side="upstream-new",
-                 path=new.path, line=after.line, quote=after.quote, symbol=new.name, subject=after.grid_text,
-                 before=Location(Side.OLD, old.path, before.line, quote=before.quote),
-                 after=Location(Side.NEW, new.path, after.line, quote=after.quote)),
+                 path=new.path, line=after.grid_line or after.line, quote=after.grid_quote or after.quote, symbol=new.name,
+                 subject=after.grid_form or None,
+                 before=Location(Side.OLD, old.path, before.grid_line or before.line,
+                                 quote=before.grid_quote or before.quote),
+                 after=Location(Side.NEW, new.path, after.grid_line or after.line, quote=after.grid_quote or after.quote)),
     ]
     if grid_changed:
         if mine is None:
@@ -978,7 +988,7 @@ def _geometry_items(old, new, port, before, after, mine, cross: bool, port_launc
                                     f"upstream changed the grid of {after.kernel_normalised} and the port has "
                                     f"{port_launch_count} launches none of which maps to it", upstream))
         else:
-            items.append(_grid_item(before, after, mine, port, cross, upstream))
+            items.append(replace(_grid_item(before, after, mine, port, cross, upstream, new), geometry=True))
     if before.grid_shape != after.grid_shape and before.grid_shape and after.grid_shape and mine is not None:
         tree = [_tree_launch_evidence(port, mine, f"the port's grid has {mine.grid_shape} axes")]
         if mine.grid_shape == after.grid_shape:
@@ -989,9 +999,14 @@ def _geometry_items(old, new, port, before, after, mine, cross: bool, port_launc
                                     f"{before.grid_shape}", upstream + tree))
     for attribute in ("block", "num_warps", "num_stages"):
         was, now = getattr(before, attribute), getattr(after, attribute)
+        have = getattr(mine, attribute) if mine is not None else None
+        if attribute == "block" and (was is None or now is None) and before.block_form and after.block_form:
+            # Threads per block through locals (``const int threads = 64``):
+            # the canonical forms compare where a literal cannot be read.
+            was, now = before.block_form, after.block_form
+            have = (mine.block_form or None) if mine is not None else None
         if was == now or was is None or now is None or mine is None:
             continue
-        have = getattr(mine, attribute)
         if cross or have is None:
             continue  # CUDA threads and Triton warps do not compare
         tree = [_tree_launch_evidence(port, mine, f"the port's {attribute} is {have}"),
@@ -1000,8 +1015,8 @@ def _geometry_items(old, new, port, before, after, mine, cross: bool, port_launc
         if have == now:
             items.append(ItemResult("sync", "launch", f"the port's {attribute} is already {now}", upstream + tree))
         elif have == was:
-            items.append(ItemResult("behind", "launch", f"upstream {attribute} went {was}→{now}, the port's is {was}",
-                                    upstream + tree))
+            items.append(ItemResult("behind", "launch", f"upstream {attribute} went {was} → {now}, the port's is still {was}",
+                                    upstream + tree, geometry=True))
     if mine is not None:
         items += _argument_items(before, after, mine, port, cross, upstream[1:], index,
                                  scope | _kernel_scope(index, after.kernel_normalised))
@@ -1121,16 +1136,28 @@ def _normalised_keywords(launch):
     return [normalise_name(k) for k in launch.keywords]
 
 
-def _grid_item(before, after, mine, port, cross: bool, upstream) -> ItemResult:
+def _grid_item(before, after, mine, port, cross: bool, upstream, new=None) -> ItemResult:
     tree = [_tree_launch_evidence(port, mine, f"the port's grid is {mine.grid_text}")]
+    if before.grid_form and after.grid_form and mine.grid_form:
+        decided = _grid_form_item(before, after, mine, port, new, upstream + tree)
+        if decided is not None:
+            return decided
     if not cross and mine.grid_text.replace(" ", "") == after.grid_text.replace(" ", ""):
         return ItemResult("sync", "launch", f"the port's grid is already {after.grid_text}", upstream + tree)
     if not cross and mine.grid_text.replace(" ", "") == before.grid_text.replace(" ", ""):
         return ItemResult("behind", "launch", f"upstream grid went {before.grid_text} → {after.grid_text}, the port's is "
                           f"still {mine.grid_text}", upstream + tree)
-    added = set(after.grid_identifiers) - set(before.grid_identifiers)
-    removed = set(before.grid_identifiers) - set(after.grid_identifiers)
-    have = set(mine.grid_identifiers)
+    if before.grid_form and after.grid_form and mine.grid_form:
+        binding = _parameter_binding(port, new)
+        added = set(after.grid_leaves) - set(before.grid_leaves)
+        removed = set(before.grid_leaves) - set(after.grid_leaves)
+        have = {binding.get(leaf, leaf) for leaf in mine.grid_leaves}
+        before_terms = set(before.grid_leaves)
+    else:
+        added = set(after.grid_identifiers) - set(before.grid_identifiers)
+        removed = set(before.grid_identifiers) - set(after.grid_identifiers)
+        have = set(mine.grid_identifiers)
+        before_terms = set(before.grid_identifiers)
     if not added and not removed:
         return ItemResult("undecided", "launch",
                           f"upstream grid went {before.grid_text} → {after.grid_text} with the same identifiers, and the "
@@ -1138,13 +1165,53 @@ def _grid_item(before, after, mine, port, cross: bool, upstream) -> ItemResult:
     if added <= have and not (removed & have):
         return ItemResult("sync", "launch", f"the port's grid already uses {', '.join(sorted(added)) or 'the new terms'}",
                           upstream + tree)
-    if not (added & have) and removed <= have and have & set(before.grid_identifiers):
+    if not (added & have) and removed <= have and have & before_terms:
         what = ", ".join(sorted(added)) if added else "the new terms"
         return ItemResult("behind", "launch", f"upstream grid went {before.grid_text} → {after.grid_text}; the port's grid "
                           f"{mine.grid_text} lacks {what}", upstream + tree)
     return ItemResult("undecided", "launch",
                       f"upstream grid went {before.grid_text} → {after.grid_text} and the port's grid {mine.grid_text} "
                       "shares terms with both", upstream + tree)
+
+
+def _parameter_binding(port: Signature, upstream: Signature | None) -> dict[str, str]:
+    """The port's parameter names mapped to upstream's at the same position,
+    where the names differ: the port mirrors upstream's interface, so a
+    parameter it calls ``cu`` where upstream says ``cu_seq_lens`` is the
+    same input, not a different grid term."""
+    if upstream is None or len(port.params) != len(upstream.params):
+        return {}
+    theirs = set(upstream.param_names)
+    return {mine.normalised: other.normalised for mine, other in zip(port.params, upstream.params)
+            if mine.normalised != other.normalised and mine.normalised not in theirs}
+
+
+def _renamed_form(form: str, binding: dict[str, str]) -> str:
+    if not binding:
+        return form
+    return re.sub(r"[A-Za-z_]\w*", lambda m: binding.get(m.group(0), m.group(0)), form)
+
+
+def _grid_form_item(before, after, mine, port, new, evidence) -> ItemResult | None:
+    """The grid compared as canonical expressions (``portq.expressions``):
+    equal to upstream's new form is IN_SYNC, equal to its old form is behind,
+    whatever the locals are called; a form the port computes through
+    something unresolved cannot be placed. None: let the terms decide."""
+    binding = _parameter_binding(port, new)
+    have = _renamed_form(mine.grid_form, binding)
+    shown = f"{mine.grid_text} (≡ {mine.grid_form})" if mine.grid_form != mine.grid_text else mine.grid_text
+    if have == after.grid_form:
+        return ItemResult("sync", "launch", f"the port's grid {shown} is upstream's new grid {after.grid_text} modulo "
+                          "naming", evidence)
+    if have == before.grid_form:
+        return ItemResult("behind", "launch", f"upstream grid went {before.grid_text} → {after.grid_text}, the port's "
+                          f"grid {shown} is still the old one", evidence)
+    opaque = [o for o in mine.grid_opaque + after.grid_opaque if o]
+    if opaque:
+        return ItemResult("undecided", "launch",
+                          f"upstream grid went {before.grid_text} → {after.grid_text}; the port's grid {shown} goes through "
+                          f"{', '.join(opaque[:2])}, which could not be resolved, so it cannot be compared", evidence)
+    return None
 
 
 def _program_id_items(old: Signature, new: Signature, port: Signature) -> list[ItemResult]:

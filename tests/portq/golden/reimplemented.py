@@ -1,0 +1,118 @@
+"""Sources for the re-implemented-port cases (issue 16, docs/tricky-cases.md
+cases 20-27): upstream C++/CUDA or Triton before and after one commit, and
+in-tree ports written differently from upstream (other local names, other
+helpers, other languages)."""
+
+CU = "csrc/cache_kernels.cu"
+
+# --- case 2: a launch grid compared modulo naming ----------------------------------
+
+GRID_BEFORE = """\
+#include <torch/all.h>
+
+namespace vllm {
+__global__ void copy_rows_kernel(const float* __restrict__ src, float* __restrict__ dst, const int64_t n) {
+  for (int64_t i = blockIdx.x * 256 + threadIdx.x; i < n; i += gridDim.x * 256) dst[i] = src[i];
+}
+}  // namespace vllm
+
+void copy_rows(torch::Tensor const& src, torch::Tensor& dst, int64_t n) {
+  dim3 grid((n + 255) / 256);
+  dim3 block(256);
+  vllm::copy_rows_kernel<<<grid, block, 0, stream>>>(src.data_ptr<float>(), dst.data_ptr<float>(), n);
+}
+"""
+
+GRID_AFTER = GRID_BEFORE.replace(
+    "  dim3 grid((n + 255) / 256);",
+    "  const int num_sms = at::cuda::getCurrentDeviceProperties()->multiProcessorCount;\n"
+    "  dim3 grid(std::min((n + 255) / 256, 4 * num_sms));")
+
+GRID_PORT = '''\
+import torch
+import triton
+import triton.language as tl
+
+
+# portq: ports vllm:csrc/cache_kernels.cu::vllm::copy_rows_kernel
+@triton.jit
+def _copy_rows(src_ptr, dst_ptr, n, BLOCK: tl.constexpr):
+    for start in range(tl.program_id(0) * BLOCK, n, tl.num_programs(0) * BLOCK):
+        offsets = start + tl.arange(0, BLOCK)
+        tl.store(dst_ptr + offsets, tl.load(src_ptr + offsets, mask=offsets < n), mask=offsets < n)
+
+
+# portq: ports vllm:csrc/cache_kernels.cu::copy_rows
+def copy_rows(src, dst, n):
+{body}
+    _copy_rows[grid](src, dst, n, BLOCK=256)
+'''
+
+GRID_PORT_NEW = """\
+    {sms} = torch.cuda.get_device_properties(src.device).multi_processor_count
+    grid = (min(triton.cdiv(n, 256), 4 * {sms}),)"""
+GRID_PORT_OLD = "    grid = (triton.cdiv(n, 256),)"
+
+GRID_CALLER = '''\
+from portq_kernels.kv_cache.copy import copy_rows
+
+
+def stage(src, dst):
+    copy_rows(src, dst, src.numel())
+'''
+
+
+def grid_tree(body: str) -> dict[str, str]:
+    return {"kernels/kv_cache/copy.py": GRID_PORT.format(body=body),
+            "kernels/mla_prefill/stage.py": GRID_CALLER}
+
+
+# --- case 7: seed 000's shape in a C++ port: geometry through locals, kernel renamed ---
+
+SEED_CPP_PORT = r'''#include <torch/all.h>
+
+namespace port {
+
+// portq: ports vllm:csrc/cache_kernels.cu::vllm::gather_and_maybe_dequant_cache
+template <typename scalar_t, int ENTRY_SIZE, int CTA_SIZE>
+__global__ void GatherKernel(const scalar_t* __restrict__ src_cache, scalar_t* __restrict__ dst,
+                             const int32_t* __restrict__ block_table, const int32_t* __restrict__ cu_seq_lens,
+                             const int32_t* __restrict__ token_to_seq, const int32_t num_tokens,
+                             const int32_t block_size, const int32_t* __restrict__ seq_starts) {
+  const int token_id = blockIdx.x;
+  if (token_id >= num_tokens) return;
+  const int batch_id = token_to_seq[token_id];
+  const int offset = token_id - cu_seq_lens[batch_id] + (seq_starts ? seq_starts[batch_id] : 0);
+  const int block = block_table[batch_id * 64 + offset / block_size];
+  for (int i = threadIdx.x; i < ENTRY_SIZE; i += CTA_SIZE) {
+    dst[token_id * ENTRY_SIZE + i] = src_cache[(block * block_size + offset % block_size) * ENTRY_SIZE + i];
+  }
+}
+
+}  // namespace port
+
+// portq: ports vllm:csrc/cache_kernels.cu::gather_and_maybe_dequant_cache
+void gather_and_maybe_dequant_cache(torch::Tensor const& src_cache, torch::Tensor const& dst,
+                                    torch::Tensor const& block_table, torch::Tensor const& cu_seq_lens,
+                                    torch::Tensor const& token_to_seq, int64_t num_tokens,
+                                    const std::string& kv_cache_dtype, torch::Tensor const& scale,
+                                    std::optional<torch::Tensor> seq_starts = std::nullopt) {
+  const int threads = 64;
+  const int32_t block_size = src_cache.size(1);
+  const unsigned grid = static_cast<unsigned>(num_tokens);
+  port::GatherKernel<float, 576, 64><<<grid, threads, 0, stream>>>(
+      src_cache.data_ptr<float>(), dst.data_ptr<float>(), block_table.data_ptr<int32_t>(),
+      cu_seq_lens.data_ptr<int32_t>(), token_to_seq.data_ptr<int32_t>(), num_tokens, block_size,
+      seq_starts.has_value() ? seq_starts->data_ptr<int32_t>() : nullptr);
+}
+'''
+
+SEED_CPP_CALLER = '''#include <torch/all.h>
+
+void prefill_chunk(torch::Tensor cache, torch::Tensor ws, torch::Tensor bt, torch::Tensor lens, torch::Tensor map,
+                   int64_t n, torch::Tensor scale) {
+  gather_and_maybe_dequant_cache(cache, ws, bt, lens, map, n, "auto", scale);
+}
+'''
+
+SEED_CPP_TREE = {"kernels/kv_cache/gather.cu": SEED_CPP_PORT, "kernels/mla_prefill/prefill.cu": SEED_CPP_CALLER}

@@ -1,0 +1,63 @@
+"""Golden cases for ports that re-implement upstream rather than copy it
+(docs/tricky-cases.md, cases 20-27): structure is compared modulo naming,
+through local bindings and known equivalents, so a verdict never turns on
+what a local is called. Each runs the real ``portq scan``."""
+from __future__ import annotations
+
+import pytest
+
+from portq.model import IN_SYNC, REAL_GAP
+from tests.portq.fixtures import CommitSpec
+from tests.portq.golden import reimplemented as r
+from tests.portq.golden.pipeline import classify_history
+
+
+def _scan(tmp_path, files_before, files_after, tree):
+    verdicts, _ = classify_history(
+        tmp_path, [CommitSpec("base", files=files_before), CommitSpec("change", files=files_after)], tree)
+    return verdicts[1]
+
+
+def _symbol(verdict, name):
+    return next(s for s in verdict.symbols if s.symbol == name)
+
+
+@pytest.mark.parametrize("sms", ["sm_count", "num_sms"])
+def test_a_grid_that_differs_only_in_names_is_in_sync_whatever_the_local_is_called(tmp_path, sms):
+    verdict = _scan(tmp_path, {r.CU: r.GRID_BEFORE}, {r.CU: r.GRID_AFTER},
+                    r.grid_tree(r.GRID_PORT_NEW.format(sms=sms)))
+    host = _symbol(verdict, "copy_rows")
+    assert host.verdict == IN_SYNC, host.reason
+    assert verdict.verdict == IN_SYNC
+
+
+def test_a_port_still_launching_the_old_grid_is_a_gap_through_cdiv_equivalence(tmp_path):
+    verdict = _scan(tmp_path, {r.CU: r.GRID_BEFORE}, {r.CU: r.GRID_AFTER}, r.grid_tree(r.GRID_PORT_OLD))
+    host = _symbol(verdict, "copy_rows")
+    assert (host.verdict, host.decided_by) == (REAL_GAP, "launch"), host.reason
+    grid = [e for e in host.evidence if e.kind == "launch-grid" and e.side == "upstream-new"]
+    assert grid and grid[0].before is not None and grid[0].after is not None
+    assert grid[0].before.line == 10 and grid[0].after.line == 11
+
+
+def test_seed000_shape_in_a_cpp_port_compares_the_launch_through_its_locals(tmp_path):
+    from tests.portq.golden import seed000
+    verdict = _scan(tmp_path, {seed000_path(): seed000.BASE}, {seed000_path(): seed000.AFTER}, r.SEED_CPP_TREE)
+    assert verdict.verdict == REAL_GAP
+    host = _symbol(verdict, "gather_and_maybe_dequant_cache")
+    assert host.verdict == REAL_GAP
+    grid = next(e for e in host.evidence if e.kind == "launch-grid" and e.side == "upstream-new")
+    assert (grid.before.line, grid.after.line) == (58, 68)  # `dim3 grid(...)` on both sides
+    assert grid.after.quote == "dim3 grid(ceil_div(num_tokens, block_size) + 2 * num_reqs);"
+    tree = [e for e in host.evidence if e.kind == "tree-launch" and "grid" in e.message]
+    assert tree and tree[0].path == "kernels/kv_cache/gather.cu"
+    # static_cast<unsigned>(num_tokens) is num_tokens: the grid is named first among the gaps
+    assert host.reason.startswith("the port at kernels/kv_cache/gather.cu:24 still has the old shape (upstream grid went")
+    assert "is still the old one" in host.reason
+    # threads through locals: upstream's 64 became 128 or 256, the port's `threads` is still 64
+    assert "block went 64 →" in host.reason
+    assert any(e.kind == "tree-launch" and e.message == "the port's block is 64" for e in host.evidence)
+
+
+def seed000_path():
+    return "csrc/cache_kernels.cu"
