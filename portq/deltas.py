@@ -19,7 +19,7 @@ import hashlib
 from dataclasses import dataclass
 from enum import Enum
 
-from portq.signatures import comment_free_tokens, is_docstring, node_text, normalise_name
+from portq.signatures import comment_free_tokens, node_text, normalise_name
 
 
 class Status(str, Enum):
@@ -147,29 +147,78 @@ def alpha_tokens(node, language: str) -> list[str]:
     consistent renaming of locals (unused ones included) give equal lists."""
     locals_ = local_names(node, language)
     placeholders: dict[str, str] = {}
-    tokens: list[str] = []
-    for current in _walk(node):
-        if current.type == "comment":
-            continue
-        if current.child_count == 0 or current.type in ("string", "string_literal", "raw_string_literal"):
-            if is_docstring(current) or _inside_string(current):
-                continue
-            text = node_text(current)
-            if text in locals_ and _is_name_use(current, language):
-                text = placeholders.setdefault(text, f"\x00{len(placeholders)}")
-            tokens.append(text)
-    cleaned = [t for i, t in enumerate(tokens)
-               if not (t == "," and i + 1 < len(tokens) and tokens[i + 1] in (")", "]", "}"))]
-    return cleaned
+
+    def spell(leaf) -> str:
+        text = node_text(leaf)
+        if text in locals_ and _is_name_use(leaf, language):
+            return placeholders.setdefault(text, f"\x00{len(placeholders)}")
+        return text
+
+    return comment_free_tokens(node, spell=spell)
 
 
-def _inside_string(node) -> bool:
-    parent = node.parent
-    while parent is not None:
-        if parent.type in ("string", "string_literal", "raw_string_literal"):
+# --- changes confined to a declared scope -------------------------------------------
+
+
+def scoped_tokens(node, excluded: set[str]) -> list[str]:
+    """The definition's tokens with what a not-carried declaration sets aside
+    left out: parameters, keyword arguments and bare arguments named in
+    ``excluded`` (normalised names), and the branches only such a name
+    selects (``if SHUFFLED: A elif B: C`` keeps ``if B: C``; ``x if FP4 else
+    y`` keeps ``y``). Two sides with equal lists differ only inside the
+    declared scope. Python definitions; others are returned whole."""
+
+    def excluded_name(expression) -> bool | None:
+        """True for ``NAME``, False for ``not NAME`` (NAME excluded), else None."""
+        if expression is None:
+            return None
+        if expression.type == "identifier" and normalise_name(node_text(expression)) in excluded:
             return True
-        parent = parent.parent
-    return False
+        if expression.type == "not_operator":
+            inner = expression.child_by_field_name("argument")
+            return False if excluded_name(inner) is True else None
+        if expression.type == "parenthesized_expression" and expression.named_child_count == 1:
+            return excluded_name(expression.named_children[0])
+        return None
+
+    def expand(current):
+        kind = current.type
+        parent = current.parent
+        if kind == "keyword_argument":
+            return [] if normalise_name(node_text(current.child_by_field_name("name"))) in excluded else None
+        if parent is not None and parent.type == "parameters" and _parameter_name(current) in excluded:
+            return []
+        if kind == "identifier" and parent is not None and parent.type == "argument_list" \
+                and normalise_name(node_text(current)) in excluded:
+            return []
+        if kind == "if_statement":
+            selected = excluded_name(current.child_by_field_name("condition"))
+            if selected is None:
+                return None
+            clauses = [c for c in current.children if c.type in ("elif_clause", "else_clause")]
+            if selected is False:  # `if not NAME:` is the carried path
+                return [current.child_by_field_name("consequence")]
+            if not clauses:
+                return []
+            if clauses[0].type == "else_clause":
+                return [clauses[0].child_by_field_name("body")]
+            first = clauses[0]
+            return ["if"] + [c for c in first.children if c.type != "elif"] + clauses[1:]
+        if kind == "conditional_expression" and len(current.named_children) == 3:
+            selected = excluded_name(current.named_children[1])
+            if selected is not None:
+                return [current.named_children[2] if selected else current.named_children[0]]
+        return None
+
+    return comment_free_tokens(node, expand=expand if excluded else None)
+
+
+def _parameter_name(parameter) -> str | None:
+    if parameter.type == "identifier":
+        return normalise_name(node_text(parameter))
+    name = parameter.child_by_field_name("name") or next(
+        (c for c in parameter.named_children if c.type == "identifier"), None)
+    return normalise_name(node_text(name)) if name is not None else None
 
 
 def alpha_hash(node, language: str) -> str:

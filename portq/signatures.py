@@ -280,20 +280,38 @@ _CPP_NON_VARIABLES = frozenset(
 )
 
 
-def comment_free_tokens(node) -> list[str]:
+def comment_free_tokens(node, spell=None, expand=None) -> list[str]:
     """The leaf tokens of ``node`` with comments and docstrings removed, and a
-    trailing comma before a closing bracket dropped (formatters add those)."""
+    trailing comma before a closing bracket dropped (formatters add those).
+
+    ``spell(leaf)`` may respell a leaf (``portq.deltas`` renames locals);
+    ``expand(node)`` may replace a node by the nodes (or literal token
+    strings) standing for it, ``[]`` dropping it (``portq.deltas`` prunes
+    branches a declaration sets aside)."""
     tokens: list[str] = []
-    for current in _walk(node):
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, str):
+            tokens.append(current)
+            continue
         if current.type == "comment":
+            continue
+        replacement = expand(current) if expand is not None and current is not node else None
+        if replacement is not None:
+            stack.extend(reversed(replacement))
             continue
         if current.child_count == 0 or current.type in ("string", "string_literal", "raw_string_literal"):
             if is_docstring(current) or _inside_string(current):
                 continue
-            tokens.append(_text(current))
+            tokens.append(spell(current) if spell is not None else _text(current))
+            continue
+        stack.extend(reversed(current.children))
     cleaned: list[str] = []
     for index, token in enumerate(tokens):
-        if token == "," and index + 1 < len(tokens) and tokens[index + 1] in (")", "]", "}"):
+        if token == "," and index + 1 < len(tokens) and tokens[index + 1] in (")", "]", "}", ","):
+            continue  # a trailing comma, or the one left by an argument ``expand`` dropped
+        if token == "," and cleaned and cleaned[-1] in ("(", "[", "{"):
             continue
         cleaned.append(token)
     return cleaned

@@ -38,7 +38,7 @@ from typing import Iterable
 
 from portq import __version__
 from portq.anchors import Anchor
-from portq.deltas import Derivation, derive, import_lines, launch_argument, rebound_names, renamed_locals
+from portq.deltas import Derivation, derive, import_lines, launch_argument, rebound_names, renamed_locals, scoped_tokens
 from portq.evidence import Kind, Location, Side
 from portq.model import (
     IN_SYNC,
@@ -55,7 +55,15 @@ from portq.model import (
     Verdict,
 )
 from portq.reachability import Callers
-from portq.signatures import Signature, bare_name, bind_arguments, normalise_kernel_name, normalise_name, signature_of
+from portq.signatures import (
+    Signature,
+    bare_name,
+    bind_arguments,
+    comment_free_tokens,
+    normalise_kernel_name,
+    normalise_name,
+    signature_of,
+)
 from portq.symbols import (
     KIND_CLASS,
     KIND_CUDA_KERNEL,
@@ -537,6 +545,12 @@ class SymbolClassifier:
                                                     symbol.new_lines[0] if symbol.new_lines else None,
                                                     symbol.new_lines[1] if symbol.new_lines else None))],
             )
+        confined = self._confined_to_scope(symbol, old, new, param_scope)
+        if confined is not None:
+            return self._base(symbol, NOT_APPLICABLE, "not-carried", "signature",
+                              f"every change to {symbol.name} lies in {', '.join(confined[0])}, which the tree declares "
+                              "not carried (parameters, the arguments passing them and the branches they select), so "
+                              "not-carried rather than NEEDS_REVIEW", evidence + confined[1])
         items = compare(old, new, tree_signature, self.index, param_scope,
                         derivation=lambda name: self._derivation(entry, symbol, new, name))
         return self._from_items(entry, symbol, old, new, port, items, evidence)
@@ -583,6 +597,32 @@ class SymbolClassifier:
                                  quote=_first_line_quote(definition, definition.signature),
                                  symbol=definition.qualified_name)],
         )
+
+    def _confined_to_scope(self, symbol: TouchedSymbol, old: Signature, new: Signature, param_scope: set[str]):
+        """``(declared names, declaration records)`` when the old and new
+        definitions are equal once what the tree declares not carried is set
+        aside: this symbol's ``[PARAM]`` declarations and those of the kernels
+        it launches. None when something else changed too."""
+        declarations = [a for a in self.index.anchors if a.kind == "not-carried" and a.param
+                        and a.upstream == self.upstream and (
+            a.matches_name(symbol.name, symbol.qualified_name)
+            or normalise_name(a.bare_symbol) in {l.kernel_normalised for l in old.launches + new.launches})]
+        if not declarations or language_for_path(symbol.path) != "python":
+            return None
+        excluded = _scope_names({a.param for a in declarations} | set(param_scope))
+        before = self._definition(symbol.old_blob, symbol.old_path or symbol.path, symbol.qualified_name, symbol.old_lines)
+        after = self._definition(symbol.new_blob, symbol.path, symbol.qualified_name, symbol.new_lines)
+        if before is None or after is None or before.node is None or after.node is None \
+                or before.node.has_error or after.node.has_error:
+            return None
+        if scoped_tokens(before.node, excluded) != scoped_tokens(after.node, excluded):
+            return None
+        touched = sorted({a.param for a in declarations if normalise_name(a.param) in excluded
+                          and normalise_name(a.param) in _scope_changes(before.node, after.node)})
+        if not touched:
+            return None
+        used = [a for a in declarations if a.param in touched]
+        return touched, [_anchor_evidence(a, f"not-carried declaration of {a.param}", Kind.NOT_CARRIED) for a in used[:4]]
 
     def _changes_only_mention(self, entry, symbol, names: set[str]) -> bool:
         change = _file_change(entry, symbol)
@@ -695,6 +735,18 @@ def compare(old: Signature, new: Signature, port: Signature, index: TreeIndex | 
     items += _launch_items(old, new, port, index, scope)
     items += _program_id_items(old, new, port)
     return items
+
+
+def _scope_changes(old_node, new_node) -> set[str]:
+    """Normalised identifiers whose count differs between the two sides: the
+    names a change confined to a declared scope is about."""
+    from collections import Counter
+
+    def names(node):
+        return Counter(normalise_name(t) for t in comment_free_tokens(node) if re.fullmatch(r"[A-Za-z_]\w*", t))
+
+    before, after = names(old_node), names(new_node)
+    return {name for name in before | after if before[name] != after[name]}
 
 
 def _scope_names(param_scope: Iterable[str]) -> set[str]:

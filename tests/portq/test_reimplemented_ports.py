@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from portq.model import IN_SYNC, REAL_GAP
+from portq.model import FLAGGED, IN_SYNC, NOT_APPLICABLE, REAL_GAP
 from tests.portq.fixtures import CommitSpec
 from tests.portq.golden import reimplemented as r
 from tests.portq.golden.pipeline import classify_history
@@ -61,3 +61,22 @@ def test_seed000_shape_in_a_cpp_port_compares_the_launch_through_its_locals(tmp_
 
 def seed000_path():
     return "csrc/cache_kernels.cu"
+
+
+def test_changes_confined_to_a_declared_not_carried_parameter_are_not_carried(tmp_path):
+    verdict = _scan(tmp_path, {r.SCOPE_HOST: r.SCOPE_BEFORE}, {r.SCOPE_HOST: r.SCOPE_AFTER}, r.scope_tree(True))
+    assert (verdict.verdict, verdict.justification) == (NOT_APPLICABLE, "not-carried"), verdict.reason
+    assert "shuffled_kv_cache" in verdict.reason
+    declared = [e for e in verdict.evidence if e.kind == "not-carried"]
+    assert declared and declared[0].path == "kernels/mla_prefix/op.py"
+
+
+def test_the_same_change_without_the_declaration_is_flagged(tmp_path):
+    verdict = _scan(tmp_path, {r.SCOPE_HOST: r.SCOPE_BEFORE}, {r.SCOPE_HOST: r.SCOPE_AFTER}, r.scope_tree(False))
+    assert verdict.verdict in FLAGGED
+
+
+def test_a_change_outside_the_declared_scope_is_still_flagged(tmp_path):
+    after = r.SCOPE_AFTER.replace("chunk = 16", "chunk = 64")
+    verdict = _scan(tmp_path, {r.SCOPE_HOST: r.SCOPE_BEFORE}, {r.SCOPE_HOST: after}, r.scope_tree(True))
+    assert verdict.verdict in FLAGGED

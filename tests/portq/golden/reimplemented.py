@@ -116,3 +116,51 @@ void prefill_chunk(torch::Tensor cache, torch::Tensor ws, torch::Tensor bt, torc
 '''
 
 SEED_CPP_TREE = {"kernels/kv_cache/gather.cu": SEED_CPP_PORT, "kernels/mla_prefill/prefill.cu": SEED_CPP_CALLER}
+
+
+# --- case 6: every change inside a surface the tree declares not carried ---------------
+
+SCOPE_HOST = "aiter/ops/triton/gather_kv_b_proj.py"
+SCOPE_BEFORE = '''from aiter.ops.triton._triton_kernels.gather_kv_b_proj import _triton_gather_kv_b_proj
+
+
+def gather_kv_b_proj(k_buffer, kv_indptr, kv_proj_weight, k_prefix, v_prefix, weight_preshuffle=False):
+    num_block, block_size, hidden_dim = k_buffer.shape
+    batch_size = kv_indptr.shape[0] - 1
+    if k_buffer.dtype.itemsize == 1:
+        chunk = 32
+    else:
+        chunk = 16
+    grid = (batch_size * k_prefix.shape[1],)
+    _triton_gather_kv_b_proj[grid](
+        batch_size, k_buffer, kv_indptr, kv_proj_weight, k_prefix, v_prefix,
+        ChunkK=chunk, WEIGHT_PRESHUFFLE=weight_preshuffle,
+    )
+'''
+SCOPE_AFTER = SCOPE_BEFORE.replace(
+    "weight_preshuffle=False):", "weight_preshuffle=False,\n                     shuffled_kv_cache=False):").replace(
+    "    if k_buffer.dtype.itemsize == 1:", "    if shuffled_kv_cache:\n        assert block_size % 16 == 0\n"
+    "        chunk = block_size\n    elif k_buffer.dtype.itemsize == 1:").replace(
+    "WEIGHT_PRESHUFFLE=weight_preshuffle,", "WEIGHT_PRESHUFFLE=weight_preshuffle, SHUFFLED_KV_CACHE=shuffled_kv_cache,")
+
+
+def scope_tree(declared: bool) -> dict[str, str]:
+    declaration = (f"# portq: not-carried vllm:{SCOPE_HOST}::gather_kv_b_proj[shuffled_kv_cache] -- AMD-only layout\n"
+                   if declared else "")
+    return {
+        "kernels/mla_prefix/op.py": f'''import triton
+
+
+@triton.jit
+def _expand(k_buffer, kv_indptr, kv_proj_weight, k_prefix, v_prefix, BLOCK_N):
+    pass
+
+
+# portq: ports vllm:{SCOPE_HOST}::gather_kv_b_proj
+{declaration}def gather_kv_b_proj(k_buffer, kv_indptr, kv_proj_weight, k_prefix, v_prefix):
+    tiles = k_prefix.shape[0] * k_prefix.shape[1]
+    _expand[(tiles,)](k_buffer, kv_indptr, kv_proj_weight, k_prefix, v_prefix, BLOCK_N=128)
+''',
+        "kernels/mla_prefill/caller.py": "from portq_kernels.mla_prefix.op import gather_kv_b_proj\n\n\n"
+                                         "def expand(*args):\n    return gather_kv_b_proj(*args)\n",
+    }
