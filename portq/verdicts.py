@@ -258,14 +258,46 @@ class SymbolClassifier:
 
     def _decide(self, entry: EntryChanges, symbol: TouchedSymbol, facts: RangeFacts) -> SymbolVerdict:
         paths = self._paths(symbol, facts)
+        ports = self._ports(symbol, paths)
+        if ports or self.index.anchors_for_path(self.upstream, paths):
+            broken = self._parse_failure(entry, symbol)
+            if broken is not None:
+                return broken
         if symbol.name in ("<toplevel>", "<lines>") or symbol.kind == KIND_CLASS:
             container = self._container(entry, symbol, paths)
             if container is not None:
                 return container
-        ports = self._ports(symbol, paths)
         if not ports:
             return self._unported(entry, symbol, paths)
         return self._ported(entry, symbol, paths, ports)
+
+    def _parse_failure(self, entry: EntryChanges, symbol: TouchedSymbol) -> SymbolVerdict | None:
+        """NEEDS_REVIEW when the old or new parse of a ported file has errors
+        in or around the symbol's changed lines: structure read from a broken
+        tree never decides REAL_GAP or IN_SYNC."""
+        change = _file_change(entry, symbol)
+        for side, blob, path, extent in (("new", symbol.new_blob, symbol.path, symbol.new_lines),
+                                         ("old", symbol.old_blob, symbol.old_path or symbol.path, symbol.old_lines)):
+            table = self._table(blob, path)
+            if table is None or table.tree is None or not table.tree.root_node.has_error:
+                continue
+            changed = [line for _, line, _ in _changed_lines(change, symbol, None, None, outside_definitions=False)
+                       if _ == side] if change is not None else []
+            window = (min(changed) - 3, max(changed) + 3) if changed else extent
+            line = _first_error_line(table.tree.root_node, window)
+            if line is None:
+                continue
+            where = f"{path}:{line}"
+            quote = table.source.decode("utf-8", errors="replace").splitlines()[line - 1].strip() \
+                if 0 < line <= table.source.count(b"\n") + 1 else None
+            return self._base(
+                symbol, NEEDS_REVIEW, None, "fallback",
+                f"parse failed at {where} (upstream-{side}), in or around the changed lines of {symbol.name}, so "
+                "structure read from that tree decides nothing and a reviewer must read the hunks",
+                [Evidence(kind=Kind.PARSE_FAILURE, message=f"parse failed at {where}", side=f"upstream-{side}",
+                          path=path, line=line, quote=quote, symbol=symbol.name)],
+            )
+        return None
 
     def _ports(self, symbol: TouchedSymbol, paths: set[str]) -> list[Port]:
         """Ports of the symbol, paired by kind when a bare name is shared by a
@@ -714,9 +746,25 @@ class SymbolClassifier:
             )
         notes = [f"returns {', '.join(new.out_params[p])} instead of out-parameter {p}" for p in returned]
         notes += [f"declares {p} not carried" for p in scoped]
+        # What the claim rests on is computed: the runtime parameters are all
+        # there; constexpr ones the port does not take are listed, never
+        # glossed over as "every parameter".
+        unmatched = [p.normalised for p in new.params if p.constexpr and definition.signature.param(p.normalised) is None
+                     and p.normalised not in scope]
+        runtime = len(new.runtime_param_names)
+        if unmatched:
+            evidence = evidence + [Evidence(
+                kind=Kind.TREE_SIGNATURE, side="tree", path=definition.file, line=definition.start_line,
+                quote=_first_line_quote(definition, definition.signature), symbol=definition.qualified_name,
+                message=f"the port takes no constexpr {', '.join(unmatched[:6])} of upstream's {symbol.name}",
+                subject=", ".join(unmatched))]
+        claim = f"every one of its {runtime} runtime parameters" if runtime else "its interface (no runtime parameters)"
+        if unmatched:
+            claim += f", though not its constexpr {', '.join(unmatched[:4])}{' …' if len(unmatched) > 4 else ''}" \
+                     " (how upstream specialises it)"
         return self._base(
             symbol, IN_SYNC, None, "signature",
-            f"{symbol.name} is new upstream and {definition.cite} already ports it with every parameter"
+            f"{symbol.name} is new upstream and {definition.cite} already ports it with {claim}"
             + (f" (it {'; '.join(notes)})" if notes else "") + ", so IN_SYNC",
             evidence,
         )
@@ -1061,14 +1109,18 @@ def _geometry_items(old, new, port, before, after, mine, cross: bool, port_launc
             continue
         if cross or have is None:
             continue  # CUDA threads and Triton warps do not compare
-        tree = [_tree_launch_evidence(port, mine, f"the port's {attribute} is {have}"),
-                Evidence(kind=Kind.LAUNCH_BLOCK, message=f"upstream {attribute} went {was}→{now}", side="upstream-new",
-                         path=new.path, line=after.line, quote=after.quote, symbol=new.name, subject=attribute)]
+        tree = [Evidence(kind=Kind.LAUNCH_BLOCK, message=f"upstream {attribute} was {was}", side="upstream-old",
+                         path=old.path, line=before.line, quote=before.quote, symbol=old.name),
+                Evidence(kind=Kind.LAUNCH_BLOCK, message=f"upstream {attribute} is now {now}", side="upstream-new",
+                         path=new.path, line=after.line, quote=after.quote, symbol=new.name,
+                         before=Location(Side.OLD, old.path, before.line, quote=before.quote),
+                         after=Location(Side.NEW, new.path, after.line, quote=after.quote)),
+                _tree_launch_evidence(port, mine, f"the port's {attribute} is {have}")]
         if have == now:
-            items.append(ItemResult("sync", "launch", f"the port's {attribute} is already {now}", upstream + tree))
+            items.append(ItemResult("sync", "launch", f"the port's {attribute} is already {now}", tree))
         elif have == was:
             items.append(ItemResult("behind", "launch", f"upstream {attribute} went {was} → {now}, the port's is still {was}",
-                                    upstream + tree, geometry=True))
+                                    tree, geometry=True))
     if mine is not None:
         items += _argument_items(before, after, mine, port, cross, upstream[1:], index,
                                  scope | _kernel_scope(index, after.kernel_normalised))
@@ -1251,7 +1303,8 @@ def _grid_form_item(before, after, mine, port, new, evidence) -> ItemResult | No
     something unresolved cannot be placed. None: let the terms decide."""
     binding = _parameter_binding(port, new)
     have = _renamed_form(mine.grid_form, binding)
-    shown = f"{mine.grid_text} (≡ {mine.grid_form})" if mine.grid_form != mine.grid_text else mine.grid_text
+    shown = f"{mine.grid_text} (≡ {mine.grid_form})" if mine.grid_form != mine.grid_text and not mine.grid_opaque \
+        and len(mine.grid_form) <= 80 else mine.grid_text
     if have == after.grid_form:
         return ItemResult("sync", "launch", f"the port's grid {shown} is upstream's new grid {after.grid_text} modulo "
                           "naming", evidence)
@@ -1260,9 +1313,16 @@ def _grid_form_item(before, after, mine, port, new, evidence) -> ItemResult | No
                           f"grid {shown} is still the old one", evidence)
     opaque = [o for o in mine.grid_opaque + after.grid_opaque if o]
     if opaque:
+        unresolved = Evidence(kind=Kind.UNRESOLVED, side="tree" if mine.grid_opaque else "upstream-new",
+                              path=port.path if mine.grid_opaque else new.path if new else None,
+                              line=mine.grid_line if mine.grid_opaque else after.grid_line,
+                              quote=mine.grid_quote if mine.grid_opaque else after.grid_quote,
+                              message=f"the grid goes through {', '.join(opaque[:3])}, which could not be resolved",
+                              subject=", ".join(opaque[:3]))
         return ItemResult("undecided", "launch",
                           f"upstream grid went {before.grid_text} → {after.grid_text}; the port's grid {shown} goes through "
-                          f"{', '.join(opaque[:2])}, which could not be resolved, so it cannot be compared", evidence)
+                          f"{', '.join(opaque[:2])}, which could not be resolved, so it cannot be compared",
+                          evidence + [unresolved])
     return None
 
 
@@ -1344,6 +1404,22 @@ def _changed_lines(change: FileChange | None, symbol: TouchedSymbol, old_table, 
             if wanted(line, symbol.new_lines, new_table):
                 found.append(("new", line, text))
     return found
+
+
+def _first_error_line(root, window) -> int | None:
+    """The first line (1-based) of a syntax error or missing token inside
+    ``window`` (first, last line; None: anywhere), or None."""
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        first, last = node.start_point[0] + 1, node.end_point[0] + 1
+        if window is not None and (last < window[0] or first > window[1]):
+            continue
+        if node.type == "ERROR" or node.is_missing:
+            return first
+        if node.has_error:
+            stack.extend(reversed(node.children))
+    return None
 
 
 def _strip_comment(text: str, path: str) -> str:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from portq.model import FLAGGED, IN_SYNC, NOT_APPLICABLE, REAL_GAP
+from portq.model import FLAGGED, IN_SYNC, NEEDS_REVIEW, NOT_APPLICABLE, REAL_GAP
 from tests.portq.fixtures import CommitSpec
 from tests.portq.golden import reimplemented as r
 from tests.portq.golden.pipeline import classify_history
@@ -80,3 +80,24 @@ def test_a_change_outside_the_declared_scope_is_still_flagged(tmp_path):
     after = r.SCOPE_AFTER.replace("chunk = 16", "chunk = 64")
     verdict = _scan(tmp_path, {r.SCOPE_HOST: r.SCOPE_BEFORE}, {r.SCOPE_HOST: after}, r.scope_tree(True))
     assert verdict.verdict in FLAGGED
+
+
+def test_a_new_kernel_the_tree_already_ports_claims_only_what_was_computed(tmp_path):
+    verdict = _scan(tmp_path, {r.FLAT_KERNEL: r.FLAT_BEFORE}, {r.FLAT_KERNEL: r.FLAT_AFTER}, r.FLAT_TREE)
+    flat = _symbol(verdict, "_triton_gather_kv_b_proj_flat")
+    assert flat.verdict == IN_SYNC
+    assert "every parameter" not in flat.reason
+    assert "every one of its 5 runtime parameters, though not its constexpr paddedk, paddedv" in flat.reason
+    lacking = [e for e in flat.evidence if e.kind == "tree-signature"]
+    assert lacking and lacking[0].subject == "paddedk, paddedv" and lacking[0].path == "kernels/mla_prefix/op.py"
+
+
+def test_broken_syntax_in_a_ported_function_lowers_confidence_and_says_where(tmp_path):
+    verdict = _scan(tmp_path, {r.CU: r.GRID_BEFORE}, {r.CU: r.BROKEN_AFTER}, r.grid_tree(r.GRID_PORT_OLD))
+    assert verdict.verdict == NEEDS_REVIEW, verdict.reason
+    host = _symbol(verdict, "copy_rows")
+    assert host.verdict == NEEDS_REVIEW and host.decided_by == "fallback"
+    assert f"parse failed at {r.CU}:12" in host.reason
+    failures = [e for e in host.evidence if e.kind == "parse-failure"]
+    assert failures and (failures[0].path, failures[0].line) == (r.CU, 12)
+    assert not any(e.kind in ("param-dead", "launch-grid") for e in host.evidence)  # nothing decided from a broken tree

@@ -164,3 +164,42 @@ def _expand(k_buffer, kv_indptr, kv_proj_weight, k_prefix, v_prefix, BLOCK_N):
         "kernels/mla_prefill/caller.py": "from portq_kernels.mla_prefix.op import gather_kv_b_proj\n\n\n"
                                          "def expand(*args):\n    return gather_kv_b_proj(*args)\n",
     }
+
+
+# --- case 3: a new upstream kernel the tree already anchors: the claim is computed ------
+
+FLAT_KERNEL = "aiter/ops/triton/_triton_kernels/gather_kv_b_proj.py"
+FLAT_BEFORE = '''import triton
+import triton.language as tl
+
+
+@triton.jit
+def _triton_gather_kv_b_proj(batch_size, k_buffer, kv_indptr, k_prefix, v_prefix, ChunkK: tl.constexpr):
+    pid = tl.program_id(0)
+'''
+FLAT_AFTER = FLAT_BEFORE + '''
+
+@triton.jit
+def _triton_gather_kv_b_proj_flat(total_kv, k_buffer, kv_indices, k_prefix, v_prefix, TpNumHeads: tl.constexpr,
+                                  ChunkK: tl.constexpr, PaddedK: tl.constexpr, PaddedV: tl.constexpr,
+                                  GRID_STRIDE: tl.constexpr = False):
+    flat_pid = tl.program_id(0)
+    pid_head = flat_pid % TpNumHeads
+'''
+FLAT_TREE = {"kernels/mla_prefix/op.py": f'''import triton
+import triton.language as tl
+
+
+# portq: ports vllm:{FLAT_KERNEL}::_triton_gather_kv_b_proj
+# portq: ports vllm:{FLAT_KERNEL}::_triton_gather_kv_b_proj_flat
+@triton.jit
+def _expand(total_kv, k_buffer, kv_indices, k_prefix, v_prefix, batch_size, kv_indptr, TpNumHeads,
+            ChunkK: tl.constexpr, BLOCK_N: tl.constexpr, GRID_STRIDE: tl.constexpr):
+    pass
+'''}
+
+
+# --- case 5: broken syntax inside a ported C++ function --------------------------------
+
+BROKEN_AFTER = GRID_BEFORE.replace(
+    "  dim3 block(256);\n", "  dim3 block(256);\n  }}}} ((( template <<< int x = ;;\n")
