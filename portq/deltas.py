@@ -210,7 +210,36 @@ def scoped_tokens(node, excluded: set[str]) -> list[str]:
                 return [current.named_children[2] if selected else current.named_children[0]]
         return None
 
-    return comment_free_tokens(node, expand=expand if excluded else None)
+    if not excluded:
+        return comment_free_tokens(node)
+    # A constexpr alias the carried path binds once (``CHUNK_STRIDE:
+    # tl.constexpr = ScaleKGranularity`` once the not-carried branch is gone)
+    # is the name it aliases: constexprs are never rebound.
+    seen: list = []
+    comment_free_tokens(node, expand=lambda current: seen.append(current) or expand(current))
+    targets: dict[str, list] = {}
+    for current in seen:
+        if current.type == "assignment" and current.child_by_field_name("left") is not None:
+            left = current.child_by_field_name("left")
+            targets.setdefault(node_text(left), []).append(current)
+    aliases = {}
+    for name, assignments in targets.items():
+        if len(assignments) != 1:
+            continue
+        assignment = assignments[0]
+        annotation, right = assignment.child_by_field_name("type"), assignment.child_by_field_name("right")
+        if annotation is not None and "constexpr" in node_text(annotation) and right is not None \
+                and right.type == "identifier" and right.start_byte != 0:
+            aliases[name] = (node_text(right), assignment.parent)
+
+    def expand_aliases(current):
+        if any(current == statement for _, statement in aliases.values()):
+            return []
+        if current.type == "identifier" and node_text(current) in aliases:
+            return [aliases[node_text(current)][0]]
+        return expand(current)
+
+    return comment_free_tokens(node, expand=expand_aliases) if aliases else comment_free_tokens(node, expand=expand)
 
 
 def _parameter_name(parameter) -> str | None:

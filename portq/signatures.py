@@ -159,6 +159,7 @@ class Decomposition:
     operand: str  # normalised operand text
     line: int = 0
     quote: str = ""
+    via: str = ""  # the @triton.jit helper(s) it was found in ("a > b"), "" for the kernel's own body
 
 
 @dataclass
@@ -1149,7 +1150,7 @@ class _PythonExtractor:
         return node, None
 
     def _program_ids(self, assignments) -> None:
-        self._scan_program_ids(self.body, {}, 0, {self.signature.name})
+        self._scan_program_ids(self.body, {}, 0, {self.signature.name}, "")
         for node in self.body.named_children:
             if node.type == "if_statement":
                 consequence = node.child_by_field_name("consequence")
@@ -1161,7 +1162,7 @@ class _PythonExtractor:
                         if normalised not in self.signature.early_exit_guards:
                             self.signature.early_exit_guards.append(normalised)
 
-    def _scan_program_ids(self, body, derived: dict[str, int], depth: int, seen: set[str]) -> None:
+    def _scan_program_ids(self, body, derived: dict[str, int], depth: int, seen: set[str], via: str) -> None:
         """Program-id and num_programs axes read in ``body``, the variables
         derived from a program id (``derived``: name -> axis, seeded with a
         helper's parameters that receive one), and how they are decomposed
@@ -1200,7 +1201,7 @@ class _PythonExtractor:
                 operand = " ".join(normalise_name(t) if re.match(r"[A-Za-z_]", t) else t
                                    for t in comment_free_tokens(node.child_by_field_name("right")))
                 line = _line_of(node)
-                found = Decomposition(axis, operator, operand, line, self.lines.quote(line))
+                found = Decomposition(axis, operator, operand, line, self.lines.quote(line), via)
                 if found not in self.signature.decomposition:  # a helper called twice is read once
                     self.signature.decomposition.append(found)
         if depth >= self.MAX_HELPER_DEPTH:
@@ -1216,7 +1217,7 @@ class _PythonExtractor:
                 axis = self._derived_axis(value, derived)
                 if axis is not None:
                     seeded[parameter] = axis
-            self._scan_program_ids(helper_body, seeded, depth + 1, seen | {name})
+            self._scan_program_ids(helper_body, seeded, depth + 1, seen | {name}, f"{via} > {name}" if via else name)
 
     @staticmethod
     def _derived_axis(node, derived) -> int | None:

@@ -584,7 +584,7 @@ class SymbolClassifier:
                               "not carried (parameters, the arguments passing them and the branches they select), so "
                               "not-carried rather than NEEDS_REVIEW", evidence + confined[1])
         items = compare(old, new, tree_signature, self.index, param_scope,
-                        derivation=lambda name: self._derivation(entry, symbol, new, name))
+                        derivation=lambda name: self._derivation(entry, symbol, new, name), upstream=self.upstream)
         return self._from_items(entry, symbol, old, new, port, items, evidence)
 
     def _from_items(self, entry, symbol, old, new, port, items: list[ItemResult], evidence) -> SymbolVerdict:
@@ -774,14 +774,16 @@ class SymbolClassifier:
 
 
 def compare(old: Signature, new: Signature, port: Signature, index: TreeIndex | None = None,
-            param_scope: Iterable[str] = (), derivation=None) -> list[ItemResult]:
+            param_scope: Iterable[str] = (), derivation=None, upstream: str | None = None) -> list[ItemResult]:
     """Every structural delta of ``old`` → ``new``, placed against ``port``.
     ``derivation(name)`` says how upstream's launches compute a new parameter."""
     scope = _scope_names(param_scope)
+    set_aside = {a.bare_symbol for a in index.anchors if a.kind == "not-carried" and not a.param
+                 and (upstream is None or a.upstream == upstream)} if index is not None else set()
     items: list[ItemResult] = []
     items += _parameter_items(old, new, port, scope, derivation)
     items += _launch_items(old, new, port, index, scope)
-    items += _program_id_items(old, new, port)
+    items += _program_id_items(old, new, port, set_aside)
     return items
 
 
@@ -1326,15 +1328,22 @@ def _grid_form_item(before, after, mine, port, new, evidence) -> ItemResult | No
     return None
 
 
-def _program_id_items(old: Signature, new: Signature, port: Signature) -> list[ItemResult]:
+def _program_id_items(old: Signature, new: Signature, port: Signature, set_aside=frozenset()) -> list[ItemResult]:
+    """Program-id decomposition, num_programs and early exits. What upstream
+    does inside a helper the tree declares not carried (``set_aside``: an
+    MXFP4 implementation the kernel dispatches to) is not the port's concern."""
     items: list[ItemResult] = []
-    before = {(d.axis, d.operator, d.operand) for d in old.decomposition}
-    after = {(d.axis, d.operator, d.operand) for d in new.decomposition}
+
+    def carried(decomposition) -> bool:
+        return not (set(decomposition.via.split(" > ")) & set_aside) if decomposition.via else True
+
+    before = {(d.axis, d.operator, d.operand) for d in old.decomposition if carried(d)}
+    after = {(d.axis, d.operator, d.operand) for d in new.decomposition if carried(d)}
     have = {(d.axis, d.operator, d.operand) for d in port.decomposition}
     if before != after:
         evidence = [Evidence(kind=Kind.PROGRAM_ID, message=f"upstream decomposes program_id({d.axis}) {d.operator} {d.operand}",
                              side="upstream-new", path=new.path, line=d.line, quote=d.quote, symbol=new.name)
-                    for d in new.decomposition if (d.axis, d.operator, d.operand) not in before][:2]
+                    for d in new.decomposition if carried(d) and (d.axis, d.operator, d.operand) not in before][:2]
         evidence += [Evidence(kind=Kind.PROGRAM_ID, message=f"the port decomposes program_id({d.axis}) {d.operator} {d.operand}",
                               side="tree", path=port.path, line=d.line, quote=d.quote, symbol=port.name)
                      for d in port.decomposition][:2]

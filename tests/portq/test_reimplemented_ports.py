@@ -101,3 +101,13 @@ def test_broken_syntax_in_a_ported_function_lowers_confidence_and_says_where(tmp
     failures = [e for e in host.evidence if e.kind == "parse-failure"]
     assert failures and (failures[0].path, failures[0].line) == (r.CU, 12)
     assert not any(e.kind in ("param-dead", "launch-grid") for e in host.evidence)  # nothing decided from a broken tree
+
+
+def test_program_ids_decomposed_inside_a_not_carried_helper_are_not_compared(tmp_path):
+    verdict = _scan(tmp_path, {r.FLAT_KERNEL: r.DISPATCH_BEFORE}, {r.FLAT_KERNEL: r.DISPATCH_AFTER}, r.dispatch_tree())
+    kernel = _symbol(verdict, "_triton_gather_kv_b_proj")
+    assert kernel.verdict == NEEDS_REVIEW and kernel.decided_by == "body", kernel.reason  # the body moved: read it
+    assert "program-id" not in kernel.reason and "matches neither" not in kernel.reason
+    assert not any(e.kind == "program-id" and "num_batch_heads" in e.message for e in kernel.evidence)
+    assert (_symbol(verdict, "_fp4_impl").verdict, _symbol(verdict, "_fp4_impl").justification) == (
+        NOT_APPLICABLE, "not-carried")

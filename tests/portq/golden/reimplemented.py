@@ -203,3 +203,65 @@ def _expand(total_kv, k_buffer, kv_indices, k_prefix, v_prefix, batch_size, kv_i
 
 BROKEN_AFTER = GRID_BEFORE.replace(
     "  dim3 block(256);\n", "  dim3 block(256);\n  }}}} ((( template <<< int x = ;;\n")
+
+
+# --- case 6b: a kernel turned dispatcher, its new path in a helper declared not carried ---
+
+DISPATCH_BEFORE = '''import triton
+import triton.language as tl
+
+
+@triton.jit
+def _triton_gather_kv_b_proj(batch_size, k_buffer, k_prefix, TpNumHeads: tl.constexpr, ChunkK: tl.constexpr):
+    pid = tl.program_id(0)
+    pid_batch = pid // TpNumHeads
+    pid_head = pid % TpNumHeads
+    tl.store(k_prefix + pid_batch * TpNumHeads + pid_head, tl.load(k_buffer + pid_batch))
+'''
+DISPATCH_AFTER = '''import triton
+import triton.language as tl
+
+
+@triton.jit
+def _fp4_impl(batch_size, k_buffer, k_prefix, TpNumHeads: tl.constexpr, ChunkK: tl.constexpr):
+    flat_pid = tl.program_id(0)
+    num_batch_heads = batch_size * TpNumHeads
+    pid = flat_pid % num_batch_heads
+    chunk_id = flat_pid // num_batch_heads
+    tl.store(k_prefix + pid * ChunkK + chunk_id, tl.load(k_buffer + pid))
+
+
+@triton.jit
+def _impl(batch_size, k_buffer, k_prefix, TpNumHeads: tl.constexpr, ChunkK: tl.constexpr):
+    pid = tl.program_id(0)
+    pid_batch = pid // TpNumHeads
+    pid_head = pid % TpNumHeads
+    tl.store(k_prefix + pid_batch * TpNumHeads + pid_head, tl.load(k_buffer + pid_batch))
+
+
+@triton.jit
+def _triton_gather_kv_b_proj(batch_size, k_buffer, k_prefix, TpNumHeads: tl.constexpr, ChunkK: tl.constexpr,
+                             IS_FP4: tl.constexpr = False):
+    if IS_FP4:
+        _fp4_impl(batch_size, k_buffer, k_prefix, TpNumHeads, ChunkK)
+    else:
+        _impl(batch_size, k_buffer, k_prefix, TpNumHeads, ChunkK)
+'''
+
+
+def dispatch_tree() -> dict[str, str]:
+    return {"kernels/mla_prefix/op.py": f'''import triton
+import triton.language as tl
+
+
+# portq: ports vllm:{FLAT_KERNEL}::_triton_gather_kv_b_proj
+# portq: ports vllm:{FLAT_KERNEL}::_impl
+# portq: not-carried vllm:{FLAT_KERNEL}::_triton_gather_kv_b_proj[IS_FP4] -- MXFP4 not carried
+# portq: not-carried vllm:{FLAT_KERNEL}::_fp4_impl -- MXFP4 not carried
+@triton.jit
+def _expand(batch_size, k_buffer, k_prefix, TpNumHeads, BLOCK_N: tl.constexpr):
+    item = tl.program_id(0)
+    row_tile = item // TpNumHeads
+    head = item % TpNumHeads
+    tl.store(k_prefix + row_tile + head, tl.load(k_buffer + row_tile))
+'''}
