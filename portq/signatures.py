@@ -1220,6 +1220,16 @@ class _PythonExtractor:
             self._scan_program_ids(helper_body, seeded, depth + 1, seen | {name}, f"{via} > {name}" if via else name)
 
     @staticmethod
+    def _scales_work_index(node, derived) -> bool:
+        """Is a program-id value multiplied inside ``node`` (an offset, not a decomposition)?"""
+        for current in _walk(node):
+            if current.type == "binary_operator" and _text(current.child_by_field_name("operator")) == "*" and any(
+                    _mentions_work_index(side, derived)
+                    for side in (current.child_by_field_name("left"), current.child_by_field_name("right"))):
+                return True
+        return False
+
+    @staticmethod
     def _derived_axis(node, derived) -> int | None:
         """The program-id axis the per-program value ``node`` derives from.
 
@@ -1232,6 +1242,8 @@ class _PythonExtractor:
         if node.type == "identifier":
             return derived.get(_text(node))
         axis = None
+        if _PythonExtractor._scales_work_index(node, derived):
+            return None  # `pid_head * 2 * D // S` addresses memory; it does not pack work into the id
         stack = [node]
         while stack:
             current = stack.pop()
@@ -1249,6 +1261,15 @@ class _PythonExtractor:
                 axis = derived[_text(current)]
             stack.extend(current.children)
         return axis
+
+
+def _mentions_work_index(node, derived) -> bool:
+    for current in _walk(node):
+        if current.type == "identifier" and _text(current) in derived:
+            return True
+        if current.type == "call" and _program_id_call(current):
+            return True
+    return False
 
 
 _MEMORY_READS = frozenset({"load", "atomic_add", "atomic_cas", "atomic_xchg", "atomic_max", "atomic_min",

@@ -1124,7 +1124,11 @@ def _geometry_items(old, new, port, before, after, mine, cross: bool, port_launc
             items.append(ItemResult("behind", "launch", f"upstream {attribute} went {was} → {now}, the port's is still {was}",
                                     tree, geometry=True))
     if mine is not None:
-        items += _argument_items(before, after, mine, port, cross, upstream[1:], index,
+        launch = [Evidence(kind=Kind.LAUNCH_ARGUMENT, message=f"upstream launches {after.kernel_normalised} here",
+                           side="upstream-new", path=new.path, line=after.line, quote=after.quote, symbol=new.name,
+                           before=Location(Side.OLD, old.path, before.line, quote=before.quote),
+                           after=Location(Side.NEW, new.path, after.line, quote=after.quote))]
+        items += _argument_items(before, after, mine, port, cross, launch, index,
                                  scope | _kernel_scope(index, after.kernel_normalised))
     return items
 

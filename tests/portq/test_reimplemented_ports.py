@@ -111,3 +111,10 @@ def test_program_ids_decomposed_inside_a_not_carried_helper_are_not_compared(tmp
     assert not any(e.kind == "program-id" and "num_batch_heads" in e.message for e in kernel.evidence)
     assert (_symbol(verdict, "_fp4_impl").verdict, _symbol(verdict, "_fp4_impl").justification) == (
         NOT_APPLICABLE, "not-carried")
+
+
+def test_an_offset_computed_from_a_program_id_value_is_not_a_launch_geometry_change(tmp_path):
+    verdict = _scan(tmp_path, {r.FLAT_KERNEL: r.DISPATCH_BEFORE}, {r.FLAT_KERNEL: r.OFFSET_AFTER}, r.OFFSET_TREE)
+    kernel = _symbol(verdict, "_triton_gather_kv_b_proj")
+    assert (kernel.verdict, kernel.decided_by) == (NEEDS_REVIEW, "body"), kernel.reason
+    assert not any(e.kind in ("program-id", "launch-grid", "launch-block") for e in kernel.evidence)

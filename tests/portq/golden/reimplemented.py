@@ -265,3 +265,11 @@ def _expand(batch_size, k_buffer, k_prefix, TpNumHeads, BLOCK_N: tl.constexpr):
     head = item % TpNumHeads
     tl.store(k_prefix + row_tile + head, tl.load(k_buffer + row_tile))
 '''}
+
+
+# --- case 1b: offsets computed from a program-id value are not a decomposition ---------
+
+OFFSET_AFTER = DISPATCH_BEFORE.replace(
+    "    tl.store(k_prefix", "    scale_row = pid_head * 2 * ChunkK // 128\n    tl.store(k_prefix + scale_row")
+OFFSET_TREE = {"kernels/mla_prefix/op.py": dispatch_tree()["kernels/mla_prefix/op.py"].replace(
+    "# portq: ports vllm:aiter/ops/triton/_triton_kernels/gather_kv_b_proj.py::_impl\n", "")}
