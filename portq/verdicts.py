@@ -921,6 +921,8 @@ def _parameter_items(old: Signature, new: Signature, port: Signature, scope: set
             else:
                 items.append(ItemResult("behind", "signature", f"{message}, the port's has not",
                                         [upstream] + _tree_param_evidence(port, name, f"the port's {name}")[:1]))
+    if not same_language:
+        items += _cross_language_constexpr_items(old, new, port, scope)
     newly_dead = [n for n in new.dead_params if n not in old.dead_params and n in old_names]
     for name in newly_dead:
         use = old.first_use.get(name)
@@ -942,6 +944,39 @@ def _parameter_items(old: Signature, new: Signature, port: Signature, scope: set
         else:
             items.append(ItemResult("behind", "signature", f"{name} is dead upstream, the port still takes and uses it",
                                     upstream + _tree_param_evidence(port, name, f"the port still takes {name}")))
+    return items
+
+
+def _cross_language_constexpr_items(old: Signature, new: Signature, port: Signature, scope: set[str]) -> list[ItemResult]:
+    """C++ non-type template parameters against ``tl.constexpr`` (or the
+    other way round). Both specialise a kernel at compile time, but a port
+    in another language tiles its own way, so only a match by name decides
+    (IN_SYNC); a template parameter the port lacks, or one upstream dropped
+    that the port still takes, is for a reader, never a gap by itself."""
+    items: list[ItemResult] = []
+    was = {p.normalised for p in old.params if p.constexpr}
+    now = {p.normalised for p in new.params if p.constexpr}
+    for name in sorted(now - was - scope):
+        param = new.param(name)
+        upstream = _upstream_param_evidence(new, name, "upstream-new", Kind.PARAM_ADDED,
+                                            f"upstream added constexpr parameter {name}")
+        if port.param(name) is not None:
+            items.append(ItemResult("sync", "signature", f"the port already takes constexpr {name}",
+                                    [upstream] + _tree_param_evidence(port, name, f"the port takes {name}")[:1]))
+        else:
+            items.append(ItemResult("undecided", "signature",
+                                    f"upstream added {'template' if new.language == 'cpp' else 'constexpr'} parameter "
+                                    f"{name}{'=default' if param and param.has_default else ''}; the "
+                                    f"{port.language} port has no parameter of that name, and across languages a "
+                                    "compile-time specialisation need not correspond, so it is for a reader",
+                                    [upstream]))
+    for name in sorted(was - now - scope):
+        if port.param(name) is not None:
+            items.append(ItemResult("undecided", "signature",
+                                    f"upstream dropped constexpr parameter {name}; the port still takes {name}",
+                                    [_upstream_param_evidence(old, name, "upstream-old", Kind.PARAM_REMOVED,
+                                                              f"upstream removed constexpr parameter {name}")]
+                                    + _tree_param_evidence(port, name, f"the port still takes {name}")[:1]))
     return items
 
 

@@ -118,3 +118,19 @@ def test_an_offset_computed_from_a_program_id_value_is_not_a_launch_geometry_cha
     kernel = _symbol(verdict, "_triton_gather_kv_b_proj")
     assert (kernel.verdict, kernel.decided_by) == (NEEDS_REVIEW, "body"), kernel.reason
     assert not any(e.kind in ("program-id", "launch-grid", "launch-block") for e in kernel.evidence)
+
+
+def test_a_cpp_template_parameter_the_triton_port_takes_as_constexpr_is_in_sync(tmp_path):
+    verdict = _scan(tmp_path, {r.CU: r.TEMPLATE_BEFORE}, {r.CU: r.TEMPLATE_AFTER},
+                    r.template_tree(", BLOCK_STRIDE_ROWS: tl.constexpr = 4"))
+    kernel = _symbol(verdict, "vllm::copy_rows_kernel")
+    assert kernel.verdict == IN_SYNC, kernel.reason
+    assert "constexpr block_stride_rows" in kernel.reason
+
+
+def test_a_cpp_template_parameter_without_a_counterpart_is_for_a_reader_not_a_gap(tmp_path):
+    verdict = _scan(tmp_path, {r.CU: r.TEMPLATE_BEFORE}, {r.CU: r.TEMPLATE_AFTER}, r.template_tree(""))
+    kernel = _symbol(verdict, "vllm::copy_rows_kernel")
+    assert kernel.verdict == NEEDS_REVIEW, kernel.reason
+    assert "across languages a compile-time specialisation need not correspond" in kernel.reason
+    assert verdict.verdict != REAL_GAP

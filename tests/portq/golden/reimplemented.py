@@ -273,3 +273,19 @@ OFFSET_AFTER = DISPATCH_BEFORE.replace(
     "    tl.store(k_prefix", "    scale_row = pid_head * 2 * ChunkK // 128\n    tl.store(k_prefix + scale_row")
 OFFSET_TREE = {"kernels/mla_prefix/op.py": dispatch_tree()["kernels/mla_prefix/op.py"].replace(
     "# portq: ports vllm:aiter/ops/triton/_triton_kernels/gather_kv_b_proj.py::_impl\n", "")}
+
+
+# --- case 8: a C++ template parameter against tl.constexpr ---------------------------------
+
+TEMPLATE_BEFORE = GRID_BEFORE
+TEMPLATE_AFTER = GRID_BEFORE.replace(
+    "__global__ void copy_rows_kernel(", "template <int BLOCK_STRIDE_ROWS>\n__global__ void copy_rows_kernel(").replace(
+    "vllm::copy_rows_kernel<<<", "vllm::copy_rows_kernel<4><<<")
+
+
+def template_tree(constexpr: str) -> dict[str, str]:
+    tree = grid_tree(GRID_PORT_OLD)
+    tree["kernels/kv_cache/copy.py"] = tree["kernels/kv_cache/copy.py"].replace(
+        "def _copy_rows(src_ptr, dst_ptr, n, BLOCK: tl.constexpr):",
+        f"def _copy_rows(src_ptr, dst_ptr, n, BLOCK: tl.constexpr{constexpr}):")
+    return tree
