@@ -28,6 +28,10 @@ def test_a_grid_that_differs_only_in_names_is_in_sync_whatever_the_local_is_call
                     r.grid_tree(r.GRID_PORT_NEW.format(sms=sms)))
     host = _symbol(verdict, "copy_rows")
     assert host.verdict == IN_SYNC, host.reason
+    grid = [e for e in host.evidence if e.kind == "tree-launch" and "the port's grid" in e.message]
+    assert grid and "page_task_grid(num_tokens, src_cache, cu_seq_lens)" in grid[0].message
+    assert not any(e.kind == "unresolved" for e in host.evidence)
+    assert "grid" not in host.reason  # the grid matched: nothing about it is left undecided
     assert verdict.verdict == IN_SYNC
 
 
@@ -134,3 +138,17 @@ def test_a_cpp_template_parameter_without_a_counterpart_is_for_a_reader_not_a_ga
     assert kernel.verdict == NEEDS_REVIEW, kernel.reason
     assert "across languages a compile-time specialisation need not correspond" in kernel.reason
     assert verdict.verdict != REAL_GAP
+
+
+def test_a_grid_computed_by_a_helper_imported_from_the_package_is_followed(tmp_path):
+    from tests.portq.golden import seed000
+    tree = r.imported_grid_tree()
+    assert "page_task_grid(num_tokens, src_cache, cu_seq_lens)" in tree["kernels/kv_cache/gather.py"]
+    verdict = _scan(tmp_path, {seed000_path(): seed000.BASE}, {seed000_path(): seed000.AFTER}, tree)
+    host = _symbol(verdict, "gather_and_maybe_dequant_cache")
+    assert host.verdict == IN_SYNC, host.reason
+    grid = [e for e in host.evidence if e.kind == "tree-launch" and "the port's grid" in e.message]
+    assert grid and "page_task_grid(num_tokens, src_cache, cu_seq_lens)" in grid[0].message
+    assert not any(e.kind == "unresolved" for e in host.evidence)
+    assert "grid" not in host.reason  # the grid matched: nothing about it is left undecided
+    assert verdict.verdict == IN_SYNC

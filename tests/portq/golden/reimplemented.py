@@ -289,3 +289,17 @@ def template_tree(constexpr: str) -> dict[str, str]:
         "def _copy_rows(src_ptr, dst_ptr, n, BLOCK: tl.constexpr):",
         f"def _copy_rows(src_ptr, dst_ptr, n, BLOCK: tl.constexpr{constexpr}):")
     return tree
+
+
+# --- case 28: the port's grid computed in a helper imported from its package -----------
+
+def imported_grid_tree() -> dict[str, str]:
+    from tests.portq.golden import seed000
+    port = seed000.SYNCED_PORT.replace(
+        "import triton.language as tl\n", "import triton.language as tl\n\nfrom ._grid import page_task_grid\n", 1).replace(
+        "    grid = (triton.cdiv(num_tokens, block_size) + 2 * num_reqs,)\n",
+        "    grid = page_task_grid(num_tokens, src_cache, cu_seq_lens)\n")
+    helper = ('import triton\n\n\ndef page_task_grid(tokens, cache, starts):\n'
+              '    """ceil(T / B) + 2 R programs."""\n'
+              '    return (triton.cdiv(tokens, cache.shape[1]) + 2 * (starts.shape[0] - 1),)\n')
+    return {**seed000.SYNCED_TREE, "kernels/kv_cache/gather.py": port, "kernels/kv_cache/_grid.py": helper}
