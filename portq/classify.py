@@ -404,7 +404,7 @@ class StructuralClassifier:
 
     def _unparsed_change(self, change: FileChange, facts) -> SymbolVerdict:
         """An owned change that touched no symbol: a pure rename or blank lines."""
-        from portq.verdicts import non_code_kind
+        from portq.paths import non_code_kind
 
         paths = {p for p in (change.old_path, change.new_path) if p}
         for path in list(paths):

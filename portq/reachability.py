@@ -37,12 +37,11 @@ over an index; it does not decide verdicts and does not read the disk itself.
 
 from __future__ import annotations
 
-import re
 from dataclasses import asdict, dataclass, field
 from functools import lru_cache
-from pathlib import PurePosixPath
 from typing import Any
 
+from portq.paths import is_benchmark_path, is_test_file, is_test_path  # noqa: F401  (re-exported)
 from portq.signatures import bare_name
 from portq.signatures import node_text as _text
 from portq.symbols import SymbolTable, _parser
@@ -66,24 +65,6 @@ class CallSite:
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
-
-
-def is_test_path(path: str) -> bool:
-    """True for files that are tests (or benchmarks) by location."""
-    return is_benchmark_path(path) or is_test_file(path)
-
-
-def is_test_file(path: str) -> bool:
-    """True for files that are tests proper (what pytest runs), not benchmarks."""
-    pure = PurePosixPath(path)
-    if any(part in ("tests", "test") for part in pure.parts[:-1]):
-        return True
-    name = pure.name
-    return name.startswith("test_") or name == "conftest.py" or bool(re.match(r".+_test\.[^.]+$", name))
-
-
-def is_benchmark_path(path: str) -> bool:
-    return "benchmarks" in PurePosixPath(path).parts[:-1]
 
 
 _CALL_NODE_TYPES = {"python": "call", "cpp": "call_expression"}

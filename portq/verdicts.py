@@ -33,13 +33,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, replace
-from pathlib import PurePosixPath
 from typing import Iterable
 
 from portq import __version__
 from portq.anchors import Anchor
 from portq.deltas import Derivation, derive, import_lines, launch_argument, rebound_names, renamed_locals, scoped_tokens
 from portq.evidence import Kind, Location, Side
+from portq.paths import non_code_kind
 from portq.model import (
     IN_SYNC,
     INERT,
@@ -76,38 +76,6 @@ from portq.tree_index import Port, TreeIndex
 CLASSIFIER_VERSION = 3
 """Bumped whenever a change to the verdict logic may change a verdict, so a
 ledger that reuses earlier decisions knows which ones are stale."""
-
-# --- paths that are not code ------------------------------------------------
-
-_NON_CODE_NAMES = frozenset(
-    {"CODEOWNERS", "README", "LICENSE", "CHANGELOG", "MAINTAINERS", "OWNERS", "Dockerfile",
-     "CMakeLists.txt", "Makefile", "setup.py", "setup.cfg", "pyproject.toml", "conftest.py",
-     ".pre-commit-config.yaml", ".gitignore", ".clang-format"}
-)
-_NON_CODE_SUFFIXES = frozenset(
-    {".md", ".rst", ".txt", ".yaml", ".yml", ".json", ".toml", ".cfg", ".ini", ".sh", ".cmake",
-     ".png", ".svg", ".jpg", ".html", ".csv", ".lock", ".in"}
-)
-
-
-def non_code_kind(path: str) -> str | None:
-    """Why a path is tests/docs/CI/build/benchmarks, or None for code."""
-    pure = PurePosixPath(path)
-    directories = set(pure.parts[:-1])
-    if directories & {"tests", "test"} or pure.name.startswith("test_") or re.match(r".+_test\.[^.]+$", pure.name):
-        return "tests"
-    if directories & {"docs", "doc"}:
-        return "docs"
-    if directories & {"benchmarks", "benchmark"}:
-        return "benchmarks"
-    if directories & {".github", ".buildkite", ".gitlab", ".circleci", "ci", ".ci"}:
-        return "CI"
-    if pure.name in _NON_CODE_NAMES or pure.name.split(".")[0] in ("README", "CODEOWNERS", "LICENSE"):
-        return "build/docs"
-    if pure.suffix.lower() in _NON_CODE_SUFFIXES:
-        return "docs/config"
-    return None
-
 
 def _kind_class(kind: str) -> str:
     return "kernel" if kind in (KIND_CUDA_KERNEL, KIND_TRITON_KERNEL, KIND_DEVICE_FUNCTION) else "host"

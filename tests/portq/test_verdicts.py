@@ -9,7 +9,8 @@ from portq.model import (
 )
 from portq.signatures import signature_of
 from portq.symbols import symbol_table
-from portq.verdicts import compare, entry_verdict, non_code_kind
+from portq.paths import non_code_kind
+from portq.verdicts import compare, entry_verdict
 
 
 def _sig(source: str, path: str, name: str):
