@@ -30,13 +30,13 @@ through the context.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from portq import __version__
 from portq.evidence import Kind
+from portq.hunks import change_lines
 from portq.model import (
     IN_SYNC,
     NEEDS_REVIEW,
@@ -108,93 +108,13 @@ def _file_changes(entry: EntryChanges) -> list[FileChange]:
     return list(entry.commit.changes) or list(entry.owned_changes)
 
 
-_HUNK_HEADER = re.compile(r"@@ -\d+(?:,(\d+))? \+\d+(?:,(\d+))? @@")
-
-
-def _diff_lines(patch: str) -> tuple[list[tuple[str, ...]], list[tuple[str, ...]]] | None:
-    """Each hunk's '-' lines and '+' lines, read straight from git's diff text
-    of one file (the values ``hunks.parse_hunks`` gives), without building
-    hunks: a fingerprint needs the lines, not their numbers.
-
-    None when the text is anything but git's plain form (``---``/``+++``
-    right before the first hunk, then only hunk headers, ' ', '-', '+' and
-    '\\' lines, each hunk as long as its header says): the caller then
-    parses it with unidiff as before.
-    """
-    first_hunk = patch.find("\n@@ ")
-    if first_hunk < 0:
-        return [], []  # parse_hunks finds no hunk either
-    header = patch[:first_hunk].rsplit("\n", 2)
-    if len(header) < 3 or not header[-2].startswith("--- ") or not header[-1].startswith("+++ "):
-        return None
-    lines = patch[first_hunk + 1:].split("\n")
-    if lines[-1] == "":
-        lines.pop()
-    removed_by_hunk: list[tuple[str, ...]] = []
-    added_by_hunk: list[tuple[str, ...]] = []
-    removed: list[str] = []
-    added: list[str] = []
-    old_left = new_left = 0
-    in_hunk = False
-    for line in lines:
-        marker = line[:1]
-        if marker == "-":
-            removed.append(line[1:].rstrip("\r\n"))
-            old_left -= 1
-        elif marker == "+":
-            added.append(line[1:].rstrip("\r\n"))
-            new_left -= 1
-        elif marker == " ":
-            old_left -= 1
-            new_left -= 1
-        elif marker == "@":
-            header = _HUNK_HEADER.match(line)
-            if header is None or old_left or new_left:
-                return None
-            if in_hunk:
-                removed_by_hunk.append(tuple(removed))
-                added_by_hunk.append(tuple(added))
-                removed, added = [], []
-            in_hunk = True
-            old_length, new_length = header.groups()
-            old_left = 1 if old_length is None else int(old_length)
-            new_left = 1 if new_length is None else int(new_length)
-            continue
-        elif marker != "\\":
-            return None
-        if old_left < 0 or new_left < 0:
-            return None
-    if old_left or new_left:
-        return None
-    removed_by_hunk.append(tuple(removed))
-    added_by_hunk.append(tuple(added))
-    return removed_by_hunk, added_by_hunk
-
-
-def _change_lines(change: FileChange) -> tuple[list[tuple[str, ...]], list[tuple[str, ...]]]:
-    """A change's '-' and '+' lines hunk by hunk: from its hunks when they are
-    parsed (or hand-built), else from its diff text, parsed with unidiff only
-    when that text is not plain git hunks."""
-    from portq.hunks import ensure_hunks
-
-    if not change.hunks and change.parsed and change.patch:
-        lines = _diff_lines(change.patch)
-        if lines is not None:
-            return lines
-    try:
-        hunks = ensure_hunks(change)
-    except ValueError:
-        hunks = change.hunks
-    return [h.removed_text for h in hunks], [h.added_text for h in hunks]
-
-
 def _patch_fingerprint(entry: EntryChanges, inverse: bool = False) -> frozenset | None:
     """What a commit does, file by file, as ('-' lines, '+' lines); the
     inverse swaps them (and the rename direction). None for an empty commit.
     Order-independent across files: a revert may list them differently."""
     parts = []
     for change in _file_changes(entry):
-        removed_by_hunk, added_by_hunk = _change_lines(change)
+        removed_by_hunk, added_by_hunk = change_lines(change)
         removed = "\n".join("\n".join(lines) for lines in removed_by_hunk)
         added = "\n".join("\n".join(lines) for lines in added_by_hunk)
         blobs = (change.old_blob or "", change.new_blob or "") if not removed_by_hunk else ("", "")

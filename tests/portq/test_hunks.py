@@ -39,3 +39,20 @@ def test_ensure_hunks_parses_once_into_the_change():
     hunks = ensure_hunks(change)
     assert change.hunks is hunks and len(hunks) == 2
     assert ensure_hunks(change) is hunks
+
+
+def test_changed_lines_read_from_diff_text_are_the_hunks_values():
+    from portq.hunks import change_lines
+
+    from_text = change_lines(FileChange("modified", "k.cu", "k.cu", patch=PATCH))
+    hunks = parse_hunks(PATCH)
+    assert from_text == ([h.removed_text for h in hunks], [h.added_text for h in hunks])
+
+
+def test_changed_lines_of_a_miscounted_hunk_fall_back_to_unidiff():
+    from portq.hunks import _diff_lines, change_lines
+
+    odd = PATCH.replace("@@ -20 +21 @@", "@@ -20,2 +21 @@")  # the header says two old lines, the body has one
+    assert _diff_lines(odd) is None  # not git's plain form: the fast reader declines
+    # unidiff refuses it too, so the change contributes no lines rather than wrong ones
+    assert change_lines(FileChange("modified", "k.cu", "k.cu", patch=odd)) == ([], [])
