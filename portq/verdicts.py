@@ -1187,8 +1187,11 @@ def _argument_items(before, after, mine, port, cross: bool, upstream, index, sco
         # Same identifiers, different arguments (``x.stride(0)`` added next to
         # ``x``): the port passing the same expression is in sync; not passing
         # it is undecided, since the port may spell it differently.
-        added_texts = sorted(set(after.texts) - set(before.texts))
-        if added_texts and len(after.texts) != len(before.texts):
+        def texts(launch):  # a keyword a [PARAM] declaration sets aside passes nothing the port carries
+            return [text for slot, text in zip(launch.slots, launch.texts) if slot not in scope]
+
+        added_texts = sorted(set(texts(after)) - set(texts(before)))
+        if added_texts and len(texts(after)) != len(texts(before)):
             present = [t for t in added_texts if t in mine.texts]
             status = "sync" if len(present) == len(added_texts) else "undecided"
             items.append(ItemResult(status, "launch", f"upstream's launch now passes {', '.join(added_texts)}"

@@ -74,6 +74,7 @@ def test_a_new_launch_branch_for_a_not_carried_feature_is_not_a_gap(tmp_path):
     assert wrapper.verdict == NEEDS_REVIEW, wrapper.reason  # flagged: never NOT_APPLICABLE
     assert "no_scale" not in wrapper.reason  # the old launch is paired with its own new site
     assert "is_fp4" not in wrapper.reason  # IS_FP4 is declared not-carried on the kernel
+    assert "passes false" not in wrapper.reason.lower()  # nor is the value the old launch now passes it
 
 
 def test_the_same_branch_without_the_declaration_is_still_flagged(tmp_path):
