@@ -348,11 +348,16 @@ class SymbolClassifier:
         referenced = self._ported_identifiers(symbol, paths, anchors)
         if symbol.kind == KIND_CLASS and symbol.change == "added":
             return self._added_type(entry, symbol, referenced.get(symbol.name, []))
-        named = {word for _, _, text in code for word in _IDENTIFIER.findall(_strip_comment(text, symbol.path))}
+        tables = {"old": self._table(symbol.old_blob, symbol.old_path or symbol.path),
+                  "new": self._table(symbol.new_blob, symbol.path)}
+        names_by_line = {(side, line): _names_used_by_others(tables[side], line, text, symbol)
+                         for side, line, text in code} if symbol.name == "<toplevel>" else \
+            {(side, line): set(_IDENTIFIER.findall(_strip_comment(text, symbol.path))) for side, line, text in code}
+        named = set().union(*names_by_line.values()) if names_by_line else set()
         shared = sorted(w for w in named & set(referenced) if w not in _COMMON_IDENTIFIERS and len(w) > 2)
         if shared:
             word = shared[0]
-            side, line, text = next(c for c in code if word in _IDENTIFIER.findall(c[2]))
+            side, line, text = next(c for c in code if word in names_by_line[(c[0], c[1])])
             user = referenced[word][0]
             pinned = self._pins_containing(entry, paths, {u for w in shared for u in referenced[w]})
             if pinned:
@@ -1423,6 +1428,59 @@ def _changed_lines(change: FileChange | None, symbol: TouchedSymbol, old_table, 
             if wanted(line, symbol.new_lines, new_table):
                 found.append(("new", line, text))
     return found
+
+
+_DEFINING = {
+    "preproc_def": "name", "preproc_function_def": "name",  # a macro belongs to what expands it
+    "type_definition": "declarator", "alias_declaration": "name",
+}
+
+
+def _names_used_by_others(table, line: int, text: str, symbol: TouchedSymbol) -> set[str]:
+    """The names a changed top-level line stands for, attributed by use: a
+    macro, ``typedef``, ``using``, a declaration or a Python assignment
+    defines names, and only they can tie the change to a ported definition
+    (not every identifier its body shares with one); any other line
+    (a dispatch table entry, a bare call) offers its identifiers."""
+    words = set(_IDENTIFIER.findall(_strip_comment(text, symbol.path)))
+    if table is None or table.tree is None:
+        return words
+    def spans(node) -> bool:  # a preprocessor line's node ends at column 0 of the next line
+        last = node.end_point[0] + (1 if node.end_point[1] > 0 else 0)
+        return node.start_point[0] + 1 <= line <= last
+
+    statement = next((n for n in table.tree.root_node.named_children if spans(n)), None)
+    while statement is not None and statement.type in ("namespace_definition", "declaration_list", "linkage_specification"):
+        body = statement.child_by_field_name("body") or statement
+        inner = next((n for n in body.named_children if spans(n)), None)
+        if inner is None or inner == statement:
+            break
+        statement = inner
+    if statement is None:
+        return words
+    field_name = _DEFINING.get(statement.type)
+    if field_name is not None:
+        name = statement.child_by_field_name(field_name)
+        return set(_IDENTIFIER.findall(name.text.decode("utf-8", errors="replace"))) if name is not None else words
+    if statement.type == "declaration":  # `static constexpr int kTile = 64;` defines kTile
+        declarators = [statement.child_by_field_name("declarator")]
+        names = {node.text.decode() for d in declarators if d is not None for node in _walk_nodes(d)
+                 if node.type == "identifier" and (node.parent is None or node.parent.type != "init_declarator"
+                                                   or node.parent.child_by_field_name("declarator") == node)}
+        return names or words
+    if statement.type == "expression_statement" and statement.named_children \
+            and statement.named_children[0].type == "assignment":  # Python `TILE = 64`
+        left = statement.named_children[0].child_by_field_name("left")
+        return set(_IDENTIFIER.findall(left.text.decode())) if left is not None else words
+    return words
+
+
+def _walk_nodes(node):
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(current.children)
 
 
 def _first_error_line(root, window) -> int | None:

@@ -149,3 +149,16 @@ def test_a_grid_computed_by_a_helper_imported_from_the_package_is_followed(tmp_p
     assert not any(e.kind == "unresolved" for e in host.evidence)
     assert "grid" not in host.reason  # the grid matched: nothing about it is left undecided
     assert verdict.verdict == IN_SYNC
+
+
+def test_a_changed_macro_no_ported_symbol_expands_is_not_ported_even_when_it_shares_identifiers(tmp_path):
+    verdict = _scan(tmp_path, {r.CU: r.MACRO_BEFORE}, {r.CU: r.MACRO_SIBLING_AFTER}, r.MACRO_TREE)
+    top = _symbol(verdict, "<toplevel>")
+    assert (top.verdict, top.justification) == (NOT_APPLICABLE, "not-ported"), top.reason
+
+
+def test_a_changed_macro_a_ported_symbol_uses_needs_review(tmp_path):
+    verdict = _scan(tmp_path, {r.CU: r.MACRO_BEFORE}, {r.CU: r.MACRO_USED_AFTER}, r.MACRO_TREE)
+    top = _symbol(verdict, "<toplevel>")
+    assert top.verdict == NEEDS_REVIEW, top.reason
+    assert "GATHER_TILE" in top.reason and "vllm::gather_rows_kernel" in top.reason

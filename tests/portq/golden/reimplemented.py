@@ -303,3 +303,31 @@ def imported_grid_tree() -> dict[str, str]:
               '    """ceil(T / B) + 2 R programs."""\n'
               '    return (triton.cdiv(tokens, cache.shape[1]) + 2 * (starts.shape[0] - 1),)\n')
     return {**seed000.SYNCED_TREE, "kernels/kv_cache/gather.py": port, "kernels/kv_cache/_grid.py": helper}
+
+
+# --- case 3b: a top-level C++ change belongs to the ported symbols that use what it defines ---
+
+MACRO_BEFORE = """\
+#include <torch/all.h>
+
+#define CALL_SIBLING(T) vllm::sibling_kernel<T><<<grid, block>>>(src_cache.data_ptr<T>(), dst.data_ptr<T>())
+#define GATHER_TILE 64
+
+namespace vllm {
+__global__ void gather_rows_kernel(const float* __restrict__ src_cache, float* __restrict__ dst, const int64_t n) {
+  for (int64_t i = threadIdx.x; i < n; i += GATHER_TILE) dst[i] = src_cache[i];
+}
+}  // namespace vllm
+"""
+MACRO_SIBLING_AFTER = MACRO_BEFORE.replace("<<<grid, block>>>", "<<<grid, block, 0, stream>>>")
+MACRO_USED_AFTER = MACRO_BEFORE.replace("#define GATHER_TILE 64", "#define GATHER_TILE 128")
+MACRO_TREE = {"kernels/kv_cache/rows.py": '''import triton
+import triton.language as tl
+
+
+# portq: ports vllm:csrc/cache_kernels.cu::vllm::gather_rows_kernel
+@triton.jit
+def _gather_rows(src_cache_ptr, dst_ptr, n, TILE: tl.constexpr):
+    offsets = tl.arange(0, TILE)
+    tl.store(dst_ptr + offsets, tl.load(src_cache_ptr + offsets, mask=offsets < n), mask=offsets < n)
+'''}
