@@ -103,7 +103,7 @@ def _term(node, state: _State, bound: frozenset, depth: int):
     text = node_text(node)
     recurse = lambda child, seen=bound: _term(child, state, seen, depth + 1)  # noqa: E731
     if kind in ("integer", "number_literal"):
-        literal = _int(text)
+        literal = int_literal(text)
         if literal is not None:
             return _lit(literal)
         return ("num", text)
@@ -328,18 +328,23 @@ def _floordiv(numerator, divisor):
     return ("floordiv", numerator, divisor)
 
 
+_SHAPES = {  # head -> format of its rendered operands
+    "floordiv": "({0} // {1})", "mod": "({0} % {1})", "index": "{0}[{1}]", "cond": "({1} if {0} else {2})",
+    "numel": "{0}.numel", "shape": "{0}.shape[{1}]", "stride": "{0}.stride[{1}]",
+}
+_LEAVES = {"lit": "{0}", "name": "{0}", "num": "{0}", "meta": "META[{0}]", "?": "?{0}", "attr": None}
+
+
 def _render(term) -> str:
     head = term[0]
-    if head == "lit":
-        return str(term[1])
-    if head in ("name", "num"):
-        return str(term[1])
     if head == "sms":
         return "$sms"
-    if head == "meta":
-        return f"META[{term[1]}]"
-    if head == "?":
-        return f"?{term[1]}"
+    if head == "all":
+        return ":"
+    if head in _LEAVES and head != "attr":
+        return _LEAVES[head].format(term[1])
+    if head == "attr":
+        return f"{_render(term[1])}.{term[2]}"
     if head == "tuple":
         inner = ", ".join(_render(t) for t in term[1:])
         return f"({inner},)" if len(term) == 2 else f"({inner})"
@@ -353,30 +358,17 @@ def _render(term) -> str:
         return f"({out})"
     if head == "prod":
         return " * ".join(_render(t) for t in term[1:])
-    if head == "floordiv":
-        return f"({_render(term[1])} // {_render(term[2])})"
-    if head == "mod":
-        return f"({_render(term[1])} % {_render(term[2])})"
-    if head == "attr":
-        return f"{_render(term[1])}.{term[2]}"
-    if head in ("shape", "stride"):
-        return f"{_render(term[1])}.{head}[{_render(term[2])}]"
-    if head == "all":
-        return ":"
-    if head == "numel":
-        return f"{_render(term[1])}.numel"
-    if head == "index":
-        return f"{_render(term[1])}[{_render(term[2])}]"
-    if head == "cond":
-        return f"({_render(term[2])} if {_render(term[1])} else {_render(term[3])})"
-    if head == "op":
-        return f"{term[1]}({', '.join(_render(t) for t in term[2:])})" if len(term) > 2 else str(term[1])
-    if head == "call":
+    if head in _SHAPES:
+        return _SHAPES[head].format(*(_render(t) for t in term[1:]))
+    if head in ("op", "call"):
+        if head == "op" and len(term) == 2:
+            return str(term[1])
         return f"{term[1]}({', '.join(_render(t) for t in term[2:])})"
     return f"{head}({', '.join(_render(t) for t in term[1:])})"
 
 
-def _int(text: str) -> int | None:
+def int_literal(text: str) -> int | None:
+    """An integer literal of either language (``256``, ``0x100``, ``256u``), or None."""
     text = text.strip().rstrip("uUlL")
     try:
         return int(text, 0)

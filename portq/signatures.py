@@ -41,6 +41,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Iterable
 
 from portq.expressions import Form, canonical_form
+from portq.expressions import int_literal as _int_literal
 from portq.symbols import (
     KIND_CUDA_KERNEL,
     KIND_DEVICE_FUNCTION,
@@ -262,14 +263,6 @@ class _Lines:
         if 1 <= line <= len(self._lines):
             return self._lines[line - 1].strip()
         return ""
-
-
-def _int_literal(text: str) -> int | None:
-    text = text.strip().rstrip("uUlL")
-    try:
-        return int(text, 0)
-    except ValueError:
-        return None
 
 
 _CPP_NON_VARIABLES = frozenset(

@@ -207,17 +207,19 @@ BROKEN_AFTER = GRID_BEFORE.replace(
 
 # --- case 6b: a kernel turned dispatcher, its new path in a helper declared not carried ---
 
+_WORK_INDEX_BODY = """\
+    pid = tl.program_id(0)
+    pid_batch = pid // TpNumHeads
+    pid_head = pid % TpNumHeads
+    tl.store(k_prefix + pid_batch * TpNumHeads + pid_head, tl.load(k_buffer + pid_batch))
+"""
 DISPATCH_BEFORE = '''import triton
 import triton.language as tl
 
 
 @triton.jit
 def _triton_gather_kv_b_proj(batch_size, k_buffer, k_prefix, TpNumHeads: tl.constexpr, ChunkK: tl.constexpr):
-    pid = tl.program_id(0)
-    pid_batch = pid // TpNumHeads
-    pid_head = pid % TpNumHeads
-    tl.store(k_prefix + pid_batch * TpNumHeads + pid_head, tl.load(k_buffer + pid_batch))
-'''
+''' + _WORK_INDEX_BODY
 DISPATCH_AFTER = '''import triton
 import triton.language as tl
 
@@ -233,11 +235,7 @@ def _fp4_impl(batch_size, k_buffer, k_prefix, TpNumHeads: tl.constexpr, ChunkK: 
 
 @triton.jit
 def _impl(batch_size, k_buffer, k_prefix, TpNumHeads: tl.constexpr, ChunkK: tl.constexpr):
-    pid = tl.program_id(0)
-    pid_batch = pid // TpNumHeads
-    pid_head = pid % TpNumHeads
-    tl.store(k_prefix + pid_batch * TpNumHeads + pid_head, tl.load(k_buffer + pid_batch))
-
+''' + _WORK_INDEX_BODY + '''
 
 @triton.jit
 def _triton_gather_kv_b_proj(batch_size, k_buffer, k_prefix, TpNumHeads: tl.constexpr, ChunkK: tl.constexpr,
