@@ -19,7 +19,7 @@ import hashlib
 from dataclasses import dataclass
 from enum import Enum
 
-from portq.signatures import comment_free_tokens, node_text, normalise_name
+from portq.signatures import Use, comment_free_tokens, node_text, normalise_name
 
 
 class Status(str, Enum):
@@ -349,12 +349,8 @@ _PURE_CALLS = frozenset({"next_power_of_2", "next_pow2", "_next_pow2", "cdiv", "
                          "max", "int", "abs", "len", "round", "math.ceil", "math.floor", "math.log2"})
 
 
-@dataclass(frozen=True)
-class Step:
-    """One assignment a derivation goes through."""
-
-    line: int
-    quote: str
+Step = Use
+"""One assignment a derivation goes through: its line and the quoted source line."""
 
 
 @dataclass(frozen=True)

@@ -35,7 +35,7 @@ from typing import Any, Callable
 Resolver = Callable[[str], Any]
 """name -> the expression node it is bound to, or None."""
 HelperLookup = Callable[[str], Any]
-"""callee name -> ``(function node, returned expression, its local assignments)`` of a helper with one return, or None."""
+"""callee name -> ``(parameter names, returned expression, its local assignments)`` of a helper with one return, or None."""
 
 _CDIV = frozenset({"cdiv", "ceil_div", "ceildiv", "div_ceil", "divup", "div_up", "div_round_up", "ceil_div_int"})
 _CASTS = frozenset({"int", "static_cast", "unsigned", "int32_t", "int64_t", "uint32_t", "size_t", "long", "reinterpret_cast"})
@@ -212,11 +212,10 @@ def _call(node, state: _State, bound: frozenset, depth: int):
     if short in _SM_CALLS:
         state.leaves.add("$sms")
         return ("sms",)
-    if state.helper is not None and function is not None and function.type == "identifier":
-        found = state.helper(callee)
+    if state.helper is not None and function is not None and function.type in ("identifier", "qualified_identifier"):
+        found = state.helper(re.split(r"::", callee)[-1])
         if found is not None:
-            helper_function, returned, assignments = found
-            names = _parameter_names(helper_function)
+            names, returned, assignments = found
             inner = _State(assignments.get, state.helper, state.normalise, state.leaves, state.opaque,
                            {name: _term(arg, state, bound, depth + 1) for name, arg in zip(names, args) if name})
             return _term(returned, inner, bound, depth + 1)
@@ -234,16 +233,6 @@ def _call(node, state: _State, bound: frozenset, depth: int):
         return ("tuple", *terms)
     state.opaque.append(f"{callee}(...)")
     return ("call", callee, *terms)
-
-
-def _parameter_names(function) -> list[str]:
-    parameters = function.child_by_field_name("parameters")
-    names = []
-    for child in parameters.named_children if parameters else []:
-        name = child if child.type == "identifier" else child.child_by_field_name("name") or \
-            next((c for c in child.named_children if c.type == "identifier"), None)
-        names.append(node_text(name) if name is not None else "")
-    return names
 
 
 def _passes_through(value, name: str) -> bool:

@@ -418,7 +418,7 @@ def signature_of(definition: Definition, source: bytes, path: str = "", imported
     if definition.kind == KIND_OP_SCHEMA:
         _schema_signature(node, signature, lines)
     elif definition.language == "cpp":
-        _CppExtractor(node, signature, lines).run()
+        _CppExtractor(node, signature, lines, imported).run()
     elif definition.language == "python":
         _PythonExtractor(node, signature, lines, imported).run()
     return signature
@@ -464,7 +464,8 @@ def _split_top_level(text: str) -> list[str]:
 
 
 class _CppExtractor:
-    def __init__(self, node, signature: Signature, lines: _Lines) -> None:
+    def __init__(self, node, signature: Signature, lines: _Lines, imported=None) -> None:
+        self.imported = imported  # helpers and macro roots of the headers the file includes (portq.tree_index)
         self.outer = node
         self.signature = signature
         self.lines = lines
@@ -597,6 +598,10 @@ class _CppExtractor:
     # -- launches
 
     def _local_assignments(self, scope) -> dict[str, Any]:
+        return self._assignments_in(scope)
+
+    @staticmethod
+    def _assignments_in(scope) -> dict[str, Any]:
         """name -> expression node for simple local declarations/assignments
         (``dim3 grid(n)``, ``auto g = x;``, ``g = x;``), first one wins."""
         assignments: dict[str, Any] = {}
@@ -620,6 +625,21 @@ class _CppExtractor:
                     assignments.setdefault(_text(left), node.child_by_field_name("right"))
         return assignments
 
+    def _helper(self, name: str):
+        """A single-return function of this file, else of an included header, for grids computed there."""
+        if not hasattr(self, "_functions"):
+            from portq.symbols import definitions_in
+
+            self._functions = {d.name: d for d in definitions_in(_root(self.outer), "cpp")
+                               if d.kind in (KIND_FUNCTION, KIND_DEVICE_FUNCTION)}
+        found = self._functions.get(name)
+        if found is not None and found.node is not None:
+            node = found.node
+            if node.type == "template_declaration":
+                node = next((c for c in node.named_children if c.type == "function_definition"), None)
+            return single_return(node)
+        return self.imported(name) if self.imported is not None else None
+
     def _launch_macros(self) -> list:
         """Function-like macros, defined in the same file, that contain a
         ``<<<`` launch and whose name the body mentions (vLLM's
@@ -637,7 +657,8 @@ class _CppExtractor:
         for node in _walk(self.body):
             if node.type == "identifier":
                 mentions.setdefault(_text(node), node)
-        for node in _walk(root):
+        roots = [root] + list(getattr(self.imported, "roots", ()))  # macros of included headers too
+        for node in (n for r in roots for n in _walk(r)):
             if node.type != "preproc_function_def":
                 continue
             name = _text(node.child_by_field_name("name"))
@@ -670,8 +691,9 @@ class _CppExtractor:
         if len(config_args) > 1:
             block_expression, _ = self._resolve_grid(config_args[1], assignments)
             block = _resolve_literal(block_expression, assignments, _cpp_identifiers)
-            block_form = canonical_form(config_args[1], assignments.get, normalise_name).text
-        grid_form = canonical_form(grid_node, assignments.get, normalise_name, grid=True) if grid_node is not None \
+            block_form = canonical_form(config_args[1], assignments.get, normalise_name, self._helper).text
+        grid_form = canonical_form(grid_node, assignments.get, normalise_name, self._helper, grid=True) \
+            if grid_node is not None \
             else Form("")
         argument_nodes = [a for a in (arguments.named_children if arguments else []) if a.type != "comment"]
         argument_ids = tuple(normalise_name(i) for a in argument_nodes for i in _cpp_identifiers(a)[:1])
@@ -737,8 +759,9 @@ class _CppExtractor:
 
 
 def single_return(node):
-    """``(function node, returned expression, local assignments)`` when the
-    Python function ``node`` returns exactly one expression, else None."""
+    """``(parameter names, returned expression, local assignments)`` when the
+    function ``node`` (Python, or a C++ ``function_definition``) returns
+    exactly one expression, else None."""
     if node is None:
         return None
     function = node.child_by_field_name("definition") if node.type == "decorated_definition" else node
@@ -746,7 +769,13 @@ def single_return(node):
     returns = [n for n in _walk(body) if n.type == "return_statement"] if body is not None else []
     if len(returns) != 1 or not returns[0].named_children:
         return None
-    return function, returns[0].named_children[0], _python_assignments(body)
+    if function.type == "function_definition" and function.child_by_field_name("declarator") is not None:  # C++
+        declarator = function.child_by_field_name("declarator")
+        parameters = declarator.child_by_field_name("parameters") if declarator.type == "function_declarator" else None
+        names = [_CppExtractor._declarator_name(p.child_by_field_name("declarator")) or ""
+                 for p in (parameters.named_children if parameters else []) if p.type.endswith("parameter_declaration")]
+        return names, returns[0].named_children[0], _CppExtractor._assignments_in(body)
+    return _python_parameter_names(function), returns[0].named_children[0], _python_assignments(body)
 
 
 def _form_fields(form: Form, grid_expression, launch_line: int, same_file: bool, lines: "_Lines") -> dict[str, Any]:

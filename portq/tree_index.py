@@ -58,7 +58,7 @@ from portq.reachability import CallSite, Reachability, call_sites
 from portq.signatures import Signature, signature_of, single_return
 from portq.symbols import MAX_PARSE_BYTES, language_for_path, symbol_table
 
-INDEX_FORMAT = 7
+INDEX_FORMAT = 8
 """Bump when the cached JSON layout or what goes into it changes."""
 
 
@@ -158,11 +158,53 @@ class FileRecord:
         )
 
 
+class _Included:
+    """The headers a C/C++ file includes (``#include "launch.cuh"``, resolved
+    next to the file, else by path suffix in the tree): their single-return
+    functions, for grids computed there, and their roots, for launch macros."""
+
+    def __init__(self, tables) -> None:
+        self.tables = tables
+        self.roots = [t.tree.root_node for t in tables if t.tree is not None]
+
+    def __call__(self, name: str):
+        for table in self.tables:
+            for definition in table.definitions:
+                if definition.name == name and definition.node is not None:
+                    node = definition.node
+                    if node.type == "template_declaration":
+                        node = next((c for c in node.named_children if c.type == "function_definition"), None)
+                    found = single_return(node)
+                    if found is not None:
+                        return found
+        return None
+
+
+def _included_headers(table, path: str, sources: dict[str, bytes]) -> _Included | None:
+    directory = PurePosixPath(path).parent
+    tables = []
+    for node in table.tree.root_node.named_children:
+        if node.type != "preproc_include" or node.child_by_field_name("path") is None:
+            continue
+        target = node.child_by_field_name("path").text.decode(errors="replace").strip('"<>')
+        beside = str(directory / target) if str(directory) != "." else target
+        found = beside if beside in sources else next(
+            (p for p in sources if p == target or p.endswith("/" + target)), None)
+        if found is not None and found != path:
+            tables.append(symbol_table(sources[found], found))
+    return _Included(tables) if tables else None
+
+
 def _imported_helpers(table, path: str, sources: dict[str, bytes] | None):
     """name -> ``single_return`` of a function the file imports from another
-    module of its package (``from ._page_task import page_task_grid``), so a
-    port's grid computed there is compared like one written inline."""
-    if not sources or table.tree is None or not path.endswith(".py"):
+    module of its package (``from ._page_task import page_task_grid``), or,
+    for C/C++, of a header it includes, so a port's grid computed there is
+    compared like one written inline."""
+    if not sources or table.tree is None:
+        return None
+    if language_for_path(path) == "cpp":
+        return _included_headers(table, path, sources)
+    if not path.endswith(".py"):
         return None
     imported: dict[str, tuple[str, str]] = {}  # local name -> (module file, function name)
     package = PurePosixPath(path).parent

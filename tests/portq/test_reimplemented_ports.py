@@ -162,3 +162,13 @@ def test_a_changed_macro_a_ported_symbol_uses_needs_review(tmp_path):
     top = _symbol(verdict, "<toplevel>")
     assert top.verdict == NEEDS_REVIEW, top.reason
     assert "GATHER_TILE" in top.reason and "vllm::gather_rows_kernel" in top.reason
+
+
+def test_a_cpp_grid_computed_in_an_included_header_is_followed(tmp_path):
+    from tests.portq.golden import seed000
+    verdict = _scan(tmp_path, {seed000_path(): seed000.BASE}, {seed000_path(): seed000.AFTER}, r.SYNCED_CPP_TREE)
+    host = _symbol(verdict, "gather_and_maybe_dequant_cache")
+    assert host.verdict == IN_SYNC, host.reason
+    assert not any(e.kind == "unresolved" for e in host.evidence)
+    grid = [e for e in host.evidence if e.kind == "tree-launch" and "port::page_task_grid" in e.message]
+    assert grid and grid[0].path == "kernels/kv_cache/gather.cu"

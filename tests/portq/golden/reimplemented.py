@@ -329,3 +329,54 @@ def _gather_rows(src_cache_ptr, dst_ptr, n, TILE: tl.constexpr):
     offsets = tl.arange(0, TILE)
     tl.store(dst_ptr + offsets, tl.load(src_cache_ptr + offsets, mask=offsets < n), mask=offsets < n)
 '''}
+
+
+# --- case 28b: a C++ port's grid computed in an included header -------------------------
+
+SYNCED_CPP_PORT = r'''#include <torch/all.h>
+#include "launch_geometry.cuh"
+
+namespace port {
+
+// portq: ports vllm:csrc/cache_kernels.cu::vllm::gather_and_maybe_dequant_cache_page
+template <typename scalar_t, int ENTRY_SIZE>
+__global__ void GatherPageKernel(const scalar_t* __restrict__ src_cache, scalar_t* __restrict__ dst,
+                                 const int32_t* __restrict__ block_table, const int32_t* __restrict__ cu_seq_lens,
+                                 const int32_t num_reqs, const int32_t num_tokens, const int32_t block_size,
+                                 const int32_t* __restrict__ seq_starts) {
+  const int task = blockIdx.x;
+  if (task >= num_tokens) return;
+  dst[task] = src_cache[block_table[task % num_reqs] * block_size + (seq_starts ? seq_starts[0] : 0)];
+}
+
+}  // namespace port
+
+// portq: ports vllm:csrc/cache_kernels.cu::gather_and_maybe_dequant_cache
+void gather_and_maybe_dequant_cache(torch::Tensor const& src_cache, torch::Tensor const& dst,
+                                    torch::Tensor const& block_table, torch::Tensor const& cu_seq_lens,
+                                    torch::Tensor const& token_to_seq, int64_t num_tokens,
+                                    const std::string& kv_cache_dtype, torch::Tensor const& scale,
+                                    std::optional<torch::Tensor> seq_starts = std::nullopt) {
+  (void)token_to_seq;
+  const int32_t block_size = src_cache.size(1);
+  const int32_t requests = cu_seq_lens.size(0) - 1;
+  const unsigned grid = port::page_task_grid(num_tokens, block_size, requests);
+  const int threads = num_tokens >= (1 << 20) ? 128 : 256;
+  port::GatherPageKernel<float, 576><<<grid, threads, 0, stream>>>(
+      src_cache.data_ptr<float>(), dst.data_ptr<float>(), block_table.data_ptr<int32_t>(),
+      cu_seq_lens.data_ptr<int32_t>(), requests, num_tokens, block_size,
+      seq_starts.has_value() ? seq_starts->data_ptr<int32_t>() : nullptr);
+}
+'''
+
+LAUNCH_GEOMETRY_HEADER = '''#pragma once
+namespace port {
+inline unsigned page_task_grid(int64_t tokens, int32_t page, int32_t reqs) {
+  return static_cast<unsigned>((tokens + page - 1) / page + 2 * reqs);
+}
+}  // namespace port
+'''
+
+SYNCED_CPP_TREE = {"kernels/kv_cache/gather.cu": SYNCED_CPP_PORT,
+                   "kernels/kv_cache/launch_geometry.cuh": LAUNCH_GEOMETRY_HEADER,
+                   "kernels/mla_prefill/prefill.cu": SEED_CPP_CALLER}
