@@ -16,7 +16,7 @@ know about anchors or the tree, or decide a verdict.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import Enum
 
 from portq.signatures import Use, comment_free_tokens, node_text, normalise_name
@@ -29,6 +29,21 @@ class Status(str, Enum):
     SYNC = "sync"  # the port already has the new shape
     UNDECIDED = "undecided"  # the comparison cannot place the port
     NOT_CARRIED = "not-carried"  # the delta lies in a surface the tree declares out of scope
+
+
+@dataclass
+class Delta:
+    """One structural change upstream made, placed against one port: the
+    verdict table (``portq.verdicts``) decides from these, never from prose."""
+
+    status: Status
+    layer: str  # signature | launch: the decided_by of a verdict this delta decides
+    message: str
+    evidence: list = field(default_factory=list)  # portq.evidence.Evidence records, both sides' locations
+    geometry: bool = False  # a grid or block delta: what a launch rewrite turns on, so named first
+
+    def __post_init__(self) -> None:
+        self.status = Status(self.status)
 
 
 # --- semantic no-ops -----------------------------------------------------------

@@ -37,7 +37,17 @@ from typing import Iterable
 
 from portq import __version__
 from portq.anchors import Anchor
-from portq.deltas import Derivation, derive, import_lines, launch_argument, rebound_names, renamed_locals, scoped_tokens
+from portq.deltas import (
+    Delta,
+    Derivation,
+    Status,
+    derive,
+    import_lines,
+    launch_argument,
+    rebound_names,
+    renamed_locals,
+    scoped_tokens,
+)
 from portq.evidence import Kind, Location, Side
 from portq.paths import non_code_kind
 from portq.model import (
@@ -94,17 +104,6 @@ _IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
 
 
 # --- results -------------------------------------------------------------------
-
-
-@dataclass
-class ItemResult:
-    """One structural delta item, placed against one port."""
-
-    status: str  # behind | sync | undecided | not-carried
-    layer: str  # signature | launch
-    message: str
-    evidence: list[Evidence] = field(default_factory=list)
-    geometry: bool = False  # a grid or block delta: what a launch rewrite turns on, so named first
 
 
 @dataclass
@@ -560,12 +559,12 @@ class SymbolClassifier:
                         derivation=lambda name: self._derivation(entry, symbol, new, name), upstream=self.upstream)
         return self._from_items(entry, symbol, old, new, port, items, evidence)
 
-    def _from_items(self, entry, symbol, old, new, port, items: list[ItemResult], evidence) -> SymbolVerdict:
+    def _from_items(self, entry, symbol, old, new, port, items: list[Delta], evidence) -> SymbolVerdict:
         definition = port.definition
-        behind = [i for i in items if i.status == "behind"]
-        undecided = [i for i in items if i.status == "undecided"]
-        synced = [i for i in items if i.status == "sync"]
-        scoped = [i for i in items if i.status == "not-carried"]
+        behind = [i for i in items if i.status is Status.BEHIND]
+        undecided = [i for i in items if i.status is Status.UNDECIDED]
+        synced = [i for i in items if i.status is Status.SYNC]
+        scoped = [i for i in items if i.status is Status.NOT_CARRIED]
         for item in items:
             evidence.extend(item.evidence)
         if behind:
@@ -635,7 +634,7 @@ class SymbolClassifier:
         code = [text for _, _, text in changed if _is_code_line(text, symbol.path)]
         return bool(code) and all(any(name in text for name in names) for text in code)
 
-    def _gap(self, symbol, port: Port, behind: list[ItemResult], evidence) -> SymbolVerdict:
+    def _gap(self, symbol, port: Port, behind: list[Delta], evidence) -> SymbolVerdict:
         definition = port.definition
         callers: Callers = self.index.reachability.callers(definition.name, definition.file, definition.qualified_name)
         behind = sorted(behind, key=lambda i: not i.geometry)
@@ -689,7 +688,7 @@ class SymbolClassifier:
                 "ports the new name, so IN_SYNC rather than a gap",
                 evidence + [_anchor_evidence(successor.anchor, f"ports {replacement.name}")],
             )
-        item = ItemResult("behind", "signature",
+        item = Delta("behind", "signature",
                           f"upstream renamed {symbol.name} to {replacement.name}; the port still carries {symbol.name}",
                           [tree_evidence])
         return self._gap(symbol, port, [item], evidence + [tree_evidence])
@@ -747,13 +746,13 @@ class SymbolClassifier:
 
 
 def compare(old: Signature, new: Signature, port: Signature, index: TreeIndex | None = None,
-            param_scope: Iterable[str] = (), derivation=None, upstream: str | None = None) -> list[ItemResult]:
+            param_scope: Iterable[str] = (), derivation=None, upstream: str | None = None) -> list[Delta]:
     """Every structural delta of ``old`` → ``new``, placed against ``port``.
     ``derivation(name)`` says how upstream's launches compute a new parameter."""
     scope = _scope_names(param_scope)
     set_aside = {a.bare_symbol for a in index.anchors if a.kind == "not-carried" and not a.param
                  and (upstream is None or a.upstream == upstream)} if index is not None else set()
-    items: list[ItemResult] = []
+    items: list[Delta] = []
     items += _parameter_items(old, new, port, scope, derivation)
     items += _launch_items(old, new, port, index, scope)
     items += _program_id_items(old, new, port, set_aside)
@@ -816,8 +815,8 @@ def _tree_param_evidence(port: Signature, name: str, message: str) -> list[Evide
 
 
 def _parameter_items(old: Signature, new: Signature, port: Signature, scope: set[str],
-                     derivation=None) -> list[ItemResult]:
-    items: list[ItemResult] = []
+                     derivation=None) -> list[Delta]:
+    items: list[Delta] = []
     # Triton to Triton, constexpr parameters compare too; across languages a
     # C++ template parameter and a tl.constexpr need not correspond.
     same_language = old.language == new.language == port.language
@@ -829,12 +828,12 @@ def _parameter_items(old: Signature, new: Signature, port: Signature, scope: set
         kind = _param_kind(old.param(name))
         upstream = _upstream_param_evidence(old, name, "upstream-old", Kind.PARAM_REMOVED, f"upstream removed {kind} {name}")
         if name in scope:
-            items.append(ItemResult("not-carried", "signature", name, [upstream]))
+            items.append(Delta("not-carried", "signature", name, [upstream]))
         elif port.param(name) is not None:
-            items.append(ItemResult("behind", "signature", f"{kind} {name} was removed upstream, the port still takes it",
+            items.append(Delta("behind", "signature", f"{kind} {name} was removed upstream, the port still takes it",
                                     [upstream] + _tree_param_evidence(port, name, f"the port still takes {name}")))
         else:
-            items.append(ItemResult("sync", "signature", f"the port does not take removed {kind} {name}", [upstream]))
+            items.append(Delta("sync", "signature", f"the port does not take removed {kind} {name}", [upstream]))
     for name in new_names:
         if name in old_names:
             continue
@@ -843,12 +842,12 @@ def _parameter_items(old: Signature, new: Signature, port: Signature, scope: set
         upstream = _upstream_param_evidence(new, name, "upstream-new", Kind.PARAM_ADDED,
                                             f"upstream added {_param_kind(param)} {label}")
         if name in scope:
-            items.append(ItemResult("not-carried", "signature", name, [upstream]))
+            items.append(Delta("not-carried", "signature", name, [upstream]))
         elif port.param(name) is not None:
-            items.append(ItemResult("sync", "signature", f"the port already takes {label}",
+            items.append(Delta("sync", "signature", f"the port already takes {label}",
                                     [upstream] + _tree_param_evidence(port, name, f"the port takes {name}")[:1]))
         elif _returned_instead(new, port, name):
-            items.append(ItemResult("sync", "signature", f"the port returns what out-parameter {name} carries",
+            items.append(Delta("sync", "signature", f"the port returns what out-parameter {name} carries",
                                     [upstream, _out_param_evidence(new, port, name)]))
         else:
             lacks = Evidence(kind=Kind.TREE_SIGNATURE, message=f"the port's parameters lack {name}", side="tree",
@@ -858,7 +857,7 @@ def _parameter_items(old: Signature, new: Signature, port: Signature, scope: set
                 # A port that shares under half of upstream's parameters is a
                 # redesign (a different tiling, a fused kernel): that it lacks
                 # a new upstream parameter says nothing about its shape.
-                items.append(ItemResult("undecided", "signature",
+                items.append(Delta("undecided", "signature",
                                         f"upstream added {_param_kind(param)} {label}; the port shares only {shared} of "
                                         f"upstream's {len(old_names)} parameters (a redesign), so whether it needs "
                                         f"{name} is for a reader", [upstream, lacks]))
@@ -872,12 +871,12 @@ def _parameter_items(old: Signature, new: Signature, port: Signature, scope: set
                                   end_line=derived.steps[-1].line if derived.steps else None,
                                   quote="; ".join(s.quote for s in derived.steps[:4]) or derived.argument,
                                   symbol=new.name, subject=name, derived_from=derived.terminals)
-                items.append(ItemResult("undecided", "signature",
+                items.append(Delta("undecided", "signature",
                                         f"upstream added {_param_kind(param)} {label}, derived only from what the kernel "
                                         f"already receives ({derived.argument}); an implementation detail for a reader "
                                         "to judge", [upstream, lacks, record]))
             else:
-                items.append(ItemResult("behind", "signature",
+                items.append(Delta("behind", "signature",
                                         f"upstream added {_param_kind(param)} {label}, the port lacks it", [upstream, lacks]))
     for name in new_names:
         if name not in old_names:
@@ -888,11 +887,11 @@ def _parameter_items(old: Signature, new: Signature, port: Signature, scope: set
             message = f"{name} {'gained' if after.has_default else 'lost'} its default upstream"
             upstream = _upstream_param_evidence(new, name, "upstream-new", Kind.DEFAULT_CHANGED, message)
             if mine is None:
-                items.append(ItemResult("undecided", "signature", f"{message} and the port has no {name}", [upstream]))
+                items.append(Delta("undecided", "signature", f"{message} and the port has no {name}", [upstream]))
             elif mine.has_default == after.has_default:
-                items.append(ItemResult("sync", "signature", f"the port's {name} already matches", [upstream]))
+                items.append(Delta("sync", "signature", f"the port's {name} already matches", [upstream]))
             else:
-                items.append(ItemResult("behind", "signature", f"{message}, the port's has not",
+                items.append(Delta("behind", "signature", f"{message}, the port's has not",
                                         [upstream] + _tree_param_evidence(port, name, f"the port's {name}")[:1]))
     if not same_language:
         items += _cross_language_constexpr_items(old, new, port, scope)
@@ -909,24 +908,24 @@ def _parameter_items(old: Signature, new: Signature, port: Signature, scope: set
                                      side="upstream-old", path=old.path, line=use.line, quote=use.quote,
                                      symbol=old.name, subject=written))
         if name in scope:
-            items.append(ItemResult("not-carried", "signature", name, upstream))
+            items.append(Delta("not-carried", "signature", name, upstream))
         elif port.param(name) is None:
-            items.append(ItemResult("sync", "signature", f"the port already dropped dead parameter {name}", upstream))
+            items.append(Delta("sync", "signature", f"the port already dropped dead parameter {name}", upstream))
         elif name in port.dead_params:
-            items.append(ItemResult("sync", "signature", f"the port also leaves {name} unused", upstream))
+            items.append(Delta("sync", "signature", f"the port also leaves {name} unused", upstream))
         else:
-            items.append(ItemResult("behind", "signature", f"{name} is dead upstream, the port still takes and uses it",
+            items.append(Delta("behind", "signature", f"{name} is dead upstream, the port still takes and uses it",
                                     upstream + _tree_param_evidence(port, name, f"the port still takes {name}")))
     return items
 
 
-def _cross_language_constexpr_items(old: Signature, new: Signature, port: Signature, scope: set[str]) -> list[ItemResult]:
+def _cross_language_constexpr_items(old: Signature, new: Signature, port: Signature, scope: set[str]) -> list[Delta]:
     """C++ non-type template parameters against ``tl.constexpr`` (or the
     other way round). Both specialise a kernel at compile time, but a port
     in another language tiles its own way, so only a match by name decides
     (IN_SYNC); a template parameter the port lacks, or one upstream dropped
     that the port still takes, is for a reader, never a gap by itself."""
-    items: list[ItemResult] = []
+    items: list[Delta] = []
     was = {p.normalised for p in old.params if p.constexpr}
     now = {p.normalised for p in new.params if p.constexpr}
     for name in sorted(now - was - scope):
@@ -934,10 +933,10 @@ def _cross_language_constexpr_items(old: Signature, new: Signature, port: Signat
         upstream = _upstream_param_evidence(new, name, "upstream-new", Kind.PARAM_ADDED,
                                             f"upstream added constexpr parameter {name}")
         if port.param(name) is not None:
-            items.append(ItemResult("sync", "signature", f"the port already takes constexpr {name}",
+            items.append(Delta("sync", "signature", f"the port already takes constexpr {name}",
                                     [upstream] + _tree_param_evidence(port, name, f"the port takes {name}")[:1]))
         else:
-            items.append(ItemResult("undecided", "signature",
+            items.append(Delta("undecided", "signature",
                                     f"upstream added {'template' if new.language == 'cpp' else 'constexpr'} parameter "
                                     f"{name}{'=default' if param and param.has_default else ''}; the "
                                     f"{port.language} port has no parameter of that name, and across languages a "
@@ -945,7 +944,7 @@ def _cross_language_constexpr_items(old: Signature, new: Signature, port: Signat
                                     [upstream]))
     for name in sorted(was - now - scope):
         if port.param(name) is not None:
-            items.append(ItemResult("undecided", "signature",
+            items.append(Delta("undecided", "signature",
                                     f"upstream dropped constexpr parameter {name}; the port still takes {name}",
                                     [_upstream_param_evidence(old, name, "upstream-old", Kind.PARAM_REMOVED,
                                                               f"upstream removed constexpr parameter {name}")]
@@ -983,10 +982,10 @@ def _launched_names(port: Signature, index: TreeIndex | None) -> dict[str, set[s
 
 
 def _launch_items(old: Signature, new: Signature, port: Signature, index: TreeIndex | None,
-                  scope: set[str] = frozenset()) -> list[ItemResult]:
+                  scope: set[str] = frozenset()) -> list[Delta]:
     if not old.launches and not new.launches:
         return []
-    items: list[ItemResult] = []
+    items: list[Delta] = []
     old_kernels = {l.kernel_normalised for l in old.launches}
     new_kernels = {l.kernel_normalised for l in new.launches}
     launched = _launched_names(port, index)
@@ -998,23 +997,23 @@ def _launch_items(old: Signature, new: Signature, port: Signature, index: TreeIn
         upstream = Evidence(kind=Kind.LAUNCH_KERNEL, message=f"upstream now launches {kernel}", side="upstream-new",
                             path=new.path, line=launch.line, quote=launch.quote, symbol=new.name)
         if kernel in port_stands_for:
-            items.append(ItemResult("sync", "launch", f"the port already launches {kernel}", [upstream]))
+            items.append(Delta("sync", "launch", f"the port already launches {kernel}", [upstream]))
         else:
             tree = [_tree_launch_evidence(port, l, "the port launches this instead") for l in port.launches[:2]]
             if not tree:
                 tree = [Evidence(kind=Kind.TREE_LAUNCH, message="the port launches no kernel", side="tree",
                                  path=port.path, line=port.start_line, symbol=port.name)]
-            items.append(ItemResult("behind", "launch", f"upstream now launches {kernel}, the port does not", [upstream] + tree))
+            items.append(Delta("behind", "launch", f"upstream now launches {kernel}, the port does not", [upstream] + tree))
     for kernel in sorted(old_kernels - new_kernels):
         launch = next(l for l in old.launches if l.kernel_normalised == kernel)
         upstream = Evidence(kind=Kind.LAUNCH_KERNEL, message=f"upstream no longer launches {kernel}", side="upstream-old",
                             path=old.path, line=launch.line, quote=launch.quote, symbol=old.name)
         still = [l for l in port.launches if kernel in launched.get(l.kernel, set())]
         if still:
-            items.append(ItemResult("behind", "launch", f"upstream stopped launching {kernel}, the port still launches it",
+            items.append(Delta("behind", "launch", f"upstream stopped launching {kernel}, the port still launches it",
                                     [upstream] + [_tree_launch_evidence(port, l, f"the port still launches {kernel}") for l in still[:1]]))
         elif port.launches or new_kernels:
-            items.append(ItemResult("sync", "launch", f"the port does not launch {kernel}", [upstream]))
+            items.append(Delta("sync", "launch", f"the port does not launch {kernel}", [upstream]))
     # Launch geometry of a paired launch.
     pairs = _pair_launches(old.launches, new.launches)
     for before, after in pairs:
@@ -1024,9 +1023,9 @@ def _launch_items(old: Signature, new: Signature, port: Signature, index: TreeIn
         # Same-module helpers are followed by the signature; a port that still
         # shows no launch launches through another module's helper: absence of
         # a launch here is not evidence of the old shape.
-        items = [ItemResult("undecided", i.layer, f"{i.message.split(',')[0]}; the port launches no kernel itself "
+        items = [Delta("undecided", i.layer, f"{i.message.split(',')[0]}; the port launches no kernel itself "
                             "(a helper in another module may), so its launch cannot be compared", i.evidence)
-                 if i.status == "behind" else i for i in items]
+                 if i.status is Status.BEHIND else i for i in items]
     return items
 
 
@@ -1072,8 +1071,8 @@ def _tree_launch_evidence(port: Signature, launch, message: str) -> Evidence:
 
 
 def _geometry_items(old, new, port, before, after, mine, cross: bool, port_launch_count: int,
-                    index: TreeIndex | None = None, scope=frozenset()) -> list[ItemResult]:
-    items: list[ItemResult] = []
+                    index: TreeIndex | None = None, scope=frozenset()) -> list[Delta]:
+    items: list[Delta] = []
     if before.grid_form and after.grid_form:
         # Compared modulo naming: a commit that only renames the locals a grid
         # is computed from (or respells cdiv) leaves the launch as it was.
@@ -1094,7 +1093,7 @@ def _geometry_items(old, new, port, before, after, mine, cross: bool, port_launc
     ]
     if grid_changed:
         if mine is None:
-            items.append(ItemResult("undecided", "launch",
+            items.append(Delta("undecided", "launch",
                                     f"upstream changed the grid of {after.kernel_normalised} and the port has "
                                     f"{port_launch_count} launches none of which maps to it", upstream))
         else:
@@ -1102,9 +1101,9 @@ def _geometry_items(old, new, port, before, after, mine, cross: bool, port_launc
     if before.grid_shape != after.grid_shape and before.grid_shape and after.grid_shape and mine is not None:
         tree = [_tree_launch_evidence(port, mine, f"the port's grid has {mine.grid_shape} axes")]
         if mine.grid_shape == after.grid_shape:
-            items.append(ItemResult("sync", "launch", f"the port's grid already has {after.grid_shape} axes", upstream + tree))
+            items.append(Delta("sync", "launch", f"the port's grid already has {after.grid_shape} axes", upstream + tree))
         elif mine.grid_shape == before.grid_shape:
-            items.append(ItemResult("behind", "launch",
+            items.append(Delta("behind", "launch",
                                     f"upstream grid went from {before.grid_shape} to {after.grid_shape} axes, the port's has "
                                     f"{before.grid_shape}", upstream + tree))
     for attribute in ("block", "num_warps", "num_stages"):
@@ -1127,9 +1126,9 @@ def _geometry_items(old, new, port, before, after, mine, cross: bool, port_launc
                          after=Location(Side.NEW, new.path, after.line, quote=after.quote)),
                 _tree_launch_evidence(port, mine, f"the port's {attribute} is {have}")]
         if have == now:
-            items.append(ItemResult("sync", "launch", f"the port's {attribute} is already {now}", tree))
+            items.append(Delta("sync", "launch", f"the port's {attribute} is already {now}", tree))
         elif have == was:
-            items.append(ItemResult("behind", "launch", f"upstream {attribute} went {was} → {now}, the port's is still {was}",
+            items.append(Delta("behind", "launch", f"upstream {attribute} went {was} → {now}, the port's is still {was}",
                                     tree, geometry=True))
     if mine is not None:
         launch = [Evidence(kind=Kind.LAUNCH_ARGUMENT, message=f"upstream launches {after.kernel_normalised} here",
@@ -1151,7 +1150,7 @@ def _kernel_scope(index: TreeIndex | None, kernel: str) -> set[str]:
             if a.kind == "not-carried" and a.param and normalise_name(a.bare_symbol) == kernel}
 
 
-def _argument_items(before, after, mine, port, cross: bool, upstream, index, scope=frozenset()) -> list[ItemResult]:
+def _argument_items(before, after, mine, port, cross: bool, upstream, index, scope=frozenset()) -> list[Delta]:
     """A launch gaining or losing an argument, placed against the port's launch.
 
     When both upstream launches' kernels are known, an argument is the kernel
@@ -1167,13 +1166,13 @@ def _argument_items(before, after, mine, port, cross: bool, upstream, index, sco
         have = _port_binding(mine, index)
         if have is not None:
             return _bound_items(before, after, mine, port, cross, upstream, have, scope)
-    items: list[ItemResult] = []
+    items: list[Delta] = []
     if not cross:
         added_keywords = set(_normalised_keywords(after)) - set(_normalised_keywords(before)) - scope
         if added_keywords:
             present = added_keywords & set(_normalised_keywords(mine))
             status = "sync" if present == added_keywords else "behind" if not present else "undecided"
-            items.append(ItemResult(status, "launch",
+            items.append(Delta(status, "launch",
                                     f"upstream's launch now passes {', '.join(sorted(added_keywords))}"
                                     + ("" if status == "behind" else "; the port passes it"), upstream + [tree]))
     removed_arguments = set(before.arguments) - set(after.arguments) - scope
@@ -1182,11 +1181,11 @@ def _argument_items(before, after, mine, port, cross: bool, upstream, index, sco
     if removed_arguments or added_arguments:
         still = sorted(removed_arguments & have)
         if still and not (added_arguments & have):
-            items.append(ItemResult("behind", "launch",
+            items.append(Delta("behind", "launch",
                                     f"upstream stopped passing {', '.join(still)} to the kernel, the port still passes it",
                                     upstream + [_tree_launch_evidence(port, mine, f"the port still passes {still[0]}")]))
         elif added_arguments and added_arguments <= have and not still:
-            items.append(ItemResult("sync", "launch", f"the port already passes {', '.join(sorted(added_arguments))}",
+            items.append(Delta("sync", "launch", f"the port already passes {', '.join(sorted(added_arguments))}",
                                     upstream))
     elif not cross and not items:
         # Same identifiers, different arguments (``x.stride(0)`` added next to
@@ -1199,36 +1198,36 @@ def _argument_items(before, after, mine, port, cross: bool, upstream, index, sco
         if added_texts and len(texts(after)) != len(texts(before)):
             present = [t for t in added_texts if t in mine.texts]
             status = "sync" if len(present) == len(added_texts) else "undecided"
-            items.append(ItemResult(status, "launch", f"upstream's launch now passes {', '.join(added_texts)}"
+            items.append(Delta(status, "launch", f"upstream's launch now passes {', '.join(added_texts)}"
                                     + ("; the port passes it too" if status == "sync" else
                                        "; the port's launch does not pass the same expression"), upstream + [tree]))
     return items
 
 
 def _bound_items(before, after, mine, port, cross: bool, upstream, have: tuple[str, ...],
-                 scope=frozenset()) -> list[ItemResult]:
+                 scope=frozenset()) -> list[Delta]:
     """Argument delta by the kernel parameters the arguments bind to."""
-    items: list[ItemResult] = []
+    items: list[Delta] = []
     removed = [p for p in before.bound if p not in after.bound and p not in scope]
     added = [p for p in after.bound if p not in before.bound and p not in scope]
     kernel = after.kernel_normalised
     still = [p for p in removed if p in have]
     if still:
-        items.append(ItemResult("behind", "launch",
+        items.append(Delta("behind", "launch",
                                 f"upstream stopped passing {', '.join(still)} to {kernel}, the port still passes it",
                                 upstream + [_tree_launch_evidence(port, mine, f"the port still passes {still[0]}")]))
     elif removed:
-        items.append(ItemResult("sync", "launch", f"the port does not pass {', '.join(removed)} either", upstream))
+        items.append(Delta("sync", "launch", f"the port does not pass {', '.join(removed)} either", upstream))
     present = [p for p in added if p in have]
     missing = [p for p in added if p not in have]
     if present:
-        items.append(ItemResult("sync", "launch", f"the port's launch already passes {', '.join(present)}",
+        items.append(Delta("sync", "launch", f"the port's launch already passes {', '.join(present)}",
                                 upstream + [_tree_launch_evidence(port, mine, f"the port passes {present[0]}")]))
     if missing:
         # Across languages, or past a ``**options`` splat, the port may pass it
         # under another name: not evidence of the old shape.
         status = "undecided" if cross or "*" in mine.slots else "behind"
-        items.append(ItemResult(status, "launch",
+        items.append(Delta(status, "launch",
                                 f"upstream's launch now passes {', '.join(missing)} to {kernel}, the port's does not",
                                 upstream + [_tree_launch_evidence(port, mine, f"the port's launch lacks {missing[0]}")]))
     return items
@@ -1257,16 +1256,16 @@ def _normalised_keywords(launch):
     return [normalise_name(k) for k in launch.keywords]
 
 
-def _grid_item(before, after, mine, port, cross: bool, upstream, new=None) -> ItemResult:
+def _grid_item(before, after, mine, port, cross: bool, upstream, new=None) -> Delta:
     tree = [_tree_launch_evidence(port, mine, f"the port's grid is {mine.grid_text}")]
     if before.grid_form and after.grid_form and mine.grid_form:
         decided = _grid_form_item(before, after, mine, port, new, upstream + tree)
         if decided is not None:
             return decided
     if not cross and mine.grid_text.replace(" ", "") == after.grid_text.replace(" ", ""):
-        return ItemResult("sync", "launch", f"the port's grid is already {after.grid_text}", upstream + tree)
+        return Delta("sync", "launch", f"the port's grid is already {after.grid_text}", upstream + tree)
     if not cross and mine.grid_text.replace(" ", "") == before.grid_text.replace(" ", ""):
-        return ItemResult("behind", "launch", f"upstream grid went {before.grid_text} → {after.grid_text}, the port's is "
+        return Delta("behind", "launch", f"upstream grid went {before.grid_text} → {after.grid_text}, the port's is "
                           f"still {mine.grid_text}", upstream + tree)
     if before.grid_form and after.grid_form and mine.grid_form:
         binding = _parameter_binding(port, new)
@@ -1280,17 +1279,17 @@ def _grid_item(before, after, mine, port, cross: bool, upstream, new=None) -> It
         have = set(mine.grid_identifiers)
         before_terms = set(before.grid_identifiers)
     if not added and not removed:
-        return ItemResult("undecided", "launch",
+        return Delta("undecided", "launch",
                           f"upstream grid went {before.grid_text} → {after.grid_text} with the same identifiers, and the "
                           f"port's grid {mine.grid_text} cannot be matched to either", upstream + tree)
     if added <= have and not (removed & have):
-        return ItemResult("sync", "launch", f"the port's grid already uses {', '.join(sorted(added)) or 'the new terms'}",
+        return Delta("sync", "launch", f"the port's grid already uses {', '.join(sorted(added)) or 'the new terms'}",
                           upstream + tree)
     if not (added & have) and removed <= have and have & before_terms:
         what = ", ".join(sorted(added)) if added else "the new terms"
-        return ItemResult("behind", "launch", f"upstream grid went {before.grid_text} → {after.grid_text}; the port's grid "
+        return Delta("behind", "launch", f"upstream grid went {before.grid_text} → {after.grid_text}; the port's grid "
                           f"{mine.grid_text} lacks {what}", upstream + tree)
-    return ItemResult("undecided", "launch",
+    return Delta("undecided", "launch",
                       f"upstream grid went {before.grid_text} → {after.grid_text} and the port's grid {mine.grid_text} "
                       "shares terms with both", upstream + tree)
 
@@ -1313,7 +1312,7 @@ def _renamed_form(form: str, binding: dict[str, str]) -> str:
     return re.sub(r"[A-Za-z_]\w*", lambda m: binding.get(m.group(0), m.group(0)), form)
 
 
-def _grid_form_item(before, after, mine, port, new, evidence) -> ItemResult | None:
+def _grid_form_item(before, after, mine, port, new, evidence) -> Delta | None:
     """The grid compared as canonical expressions (``portq.expressions``):
     equal to upstream's new form is IN_SYNC, equal to its old form is behind,
     whatever the locals are called; a form the port computes through
@@ -1323,10 +1322,10 @@ def _grid_form_item(before, after, mine, port, new, evidence) -> ItemResult | No
     shown = f"{mine.grid_text} (≡ {mine.grid_form})" if mine.grid_form != mine.grid_text and not mine.grid_opaque \
         and len(mine.grid_form) <= 80 else mine.grid_text
     if have == after.grid_form:
-        return ItemResult("sync", "launch", f"the port's grid {shown} is upstream's new grid {after.grid_text} modulo "
+        return Delta("sync", "launch", f"the port's grid {shown} is upstream's new grid {after.grid_text} modulo "
                           "naming", evidence)
     if have == before.grid_form:
-        return ItemResult("behind", "launch", f"upstream grid went {before.grid_text} → {after.grid_text}, the port's "
+        return Delta("behind", "launch", f"upstream grid went {before.grid_text} → {after.grid_text}, the port's "
                           f"grid {shown} is still the old one", evidence)
     opaque = [o for o in mine.grid_opaque + after.grid_opaque if o]
     if opaque:
@@ -1336,18 +1335,18 @@ def _grid_form_item(before, after, mine, port, new, evidence) -> ItemResult | No
                               quote=mine.grid_quote if mine.grid_opaque else after.grid_quote,
                               message=f"the grid goes through {', '.join(opaque[:3])}, which could not be resolved",
                               subject=", ".join(opaque[:3]))
-        return ItemResult("undecided", "launch",
+        return Delta("undecided", "launch",
                           f"upstream grid went {before.grid_text} → {after.grid_text}; the port's grid {shown} goes through "
                           f"{', '.join(opaque[:2])}, which could not be resolved, so it cannot be compared",
                           evidence + [unresolved])
     return None
 
 
-def _program_id_items(old: Signature, new: Signature, port: Signature, set_aside=frozenset()) -> list[ItemResult]:
+def _program_id_items(old: Signature, new: Signature, port: Signature, set_aside=frozenset()) -> list[Delta]:
     """Program-id decomposition, num_programs and early exits. What upstream
     does inside a helper the tree declares not carried (``set_aside``: an
     MXFP4 implementation the kernel dispatches to) is not the port's concern."""
-    items: list[ItemResult] = []
+    items: list[Delta] = []
 
     def carried(decomposition) -> bool:
         return not (set(decomposition.via.split(" > ")) & set_aside) if decomposition.via else True
@@ -1364,14 +1363,14 @@ def _program_id_items(old: Signature, new: Signature, port: Signature, set_aside
                      for d in port.decomposition][:2]
         added, removed = after - before, before - after
         if have == after or (added and added <= have and not (removed & have)):
-            items.append(ItemResult("sync", "launch", "the port already decomposes the program id the new way", evidence))
+            items.append(Delta("sync", "launch", "the port already decomposes the program id the new way", evidence))
         elif have == before or (not (added & have) and removed <= have and have & before):
-            items.append(ItemResult("behind", "launch",
+            items.append(Delta("behind", "launch",
                                     "upstream changed how the work is packed into program_id (" +
                                     ", ".join(f"{o} {x}" for _, o, x in sorted(added)) + "), the port still decomposes it the old way",
                                     evidence))
         else:
-            items.append(ItemResult("undecided", "launch",
+            items.append(Delta("undecided", "launch",
                                     "upstream changed the program-id decomposition and the port's matches neither side",
                                     evidence))
     for attribute, label in (("num_programs_axes", "num_programs"), ("program_id_axes", "program_id axes")):
@@ -1379,9 +1378,9 @@ def _program_id_items(old: Signature, new: Signature, port: Signature, set_aside
         if was == now or old.language != new.language:
             continue
         if mine == now:
-            items.append(ItemResult("sync", "launch", f"the port's {label} already match", []))
+            items.append(Delta("sync", "launch", f"the port's {label} already match", []))
         elif mine == was:
-            items.append(ItemResult("behind", "launch", f"upstream {label} went {sorted(was)} → {sorted(now)}, the port's are "
+            items.append(Delta("behind", "launch", f"upstream {label} went {sorted(was)} → {sorted(now)}, the port's are "
                                     f"{sorted(mine)}", []))
     guards_added = set(new.early_exit_guards) - set(old.early_exit_guards)
     if guards_added and new.is_kernel:
@@ -1390,9 +1389,9 @@ def _program_id_items(old: Signature, new: Signature, port: Signature, set_aside
                                   side="upstream-new", path=new.path, line=exit_line.line if exit_line else new.start_line,
                                   quote=exit_line.quote if exit_line else None, symbol=new.name)]
         if guards_added & set(port.early_exit_guards):
-            items.append(ItemResult("sync", "launch", "the port has the same early-exit guard", line_evidence))
+            items.append(Delta("sync", "launch", "the port has the same early-exit guard", line_evidence))
         elif not before ^ after:
-            items.append(ItemResult("undecided", "launch", f"upstream added an early exit on {', '.join(sorted(guards_added))}",
+            items.append(Delta("undecided", "launch", f"upstream added an early exit on {', '.join(sorted(guards_added))}",
                                     line_evidence))
     return items
 
