@@ -1,0 +1,371 @@
+"""Signatures of C/C++/CUDA definitions (``portq.signatures`` holds the
+records): parameters with template parameters as constexpr, dead and
+out-parameters, ``<<<grid, block, smem, stream>>>`` launches (also inside
+function-like macros of the file or of a header it includes) with their grid
+and block as canonical expressions, and ``blockIdx``/``gridDim`` use."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from portq.expressions import Form, canonical_form
+from portq.signatures import (
+    _CPP_NON_VARIABLES,
+    Launch,
+    Param,
+    Signature,
+    Use,
+    _closure_identifiers,
+    _form_fields,
+    _kernel_params_in_file,
+    _line_of,
+    _Lines,
+    _resolve_literal,
+    _root,
+    _text,
+    _walk,
+    bind_arguments,
+    normalise_kernel_name,
+    normalise_name,
+    normalised_text,
+    single_return,
+)
+from portq.symbols import KIND_DEVICE_FUNCTION, KIND_FUNCTION, parse
+
+
+class _CppExtractor:
+    def __init__(self, node, signature: Signature, lines: _Lines, imported=None) -> None:
+        self.imported = imported  # helpers and macro roots of the headers the file includes (portq.tree_index)
+        self.outer = node
+        self.signature = signature
+        self.lines = lines
+        self.function = node
+        if node.type == "template_declaration":
+            self.function = next((c for c in node.named_children if c.type == "function_definition"), node)
+        self.body = self.function.child_by_field_name("body")
+
+    def run(self) -> None:
+        self._template_params()
+        self._params()
+        if self.body is None:
+            return
+        self._dead_params()
+        self._out_params()
+        self._launches()
+        self._program_ids()
+
+    def _out_params(self) -> None:
+        """Non-const pointer/reference parameters the body only writes through
+        (``out->f = v``, ``(*out).f = v``, ``*out = v``, ``ref = v``): a
+        Triton port returns these values instead of taking the parameter."""
+        candidates = {}
+        for declaration in self._parameter_nodes():
+            declarator = declaration.child_by_field_name("declarator")
+            if declarator is None or declarator.type not in ("pointer_declarator", "reference_declarator"):
+                continue
+            if any(c.type == "type_qualifier" and _text(c) == "const" for c in declaration.children):
+                continue
+            name = self._declarator_name(declarator)
+            if name:
+                candidates[name] = []
+        for node in _walk(self.body):
+            if node.type != "identifier" or _text(node) not in candidates or candidates[_text(node)] is None:
+                continue
+            written = _cpp_written_through(node)
+            if written is None:
+                candidates[_text(node)] = None  # read or passed on: not an out-parameter
+            else:
+                candidates[_text(node)].append(written)
+        for name, fields in candidates.items():
+            if fields:
+                self.signature.out_params[normalise_name(name)] = tuple(
+                    dict.fromkeys(normalise_name(f) for f in fields))
+
+    def _parameter_nodes(self) -> list:
+        declarator = self.function.child_by_field_name("declarator")
+        while declarator is not None and declarator.type != "function_declarator":
+            declarator = declarator.child_by_field_name("declarator")
+        parameters = declarator.child_by_field_name("parameters") if declarator is not None else None
+        return [c for c in (parameters.named_children if parameters else [])
+                if c.type in ("parameter_declaration", "optional_parameter_declaration")]
+
+    def _template_params(self) -> None:
+        if self.outer.type != "template_declaration":
+            return
+        parameters = self.outer.child_by_field_name("parameters")
+        for child in parameters.named_children if parameters else []:
+            if child.type in ("parameter_declaration", "optional_parameter_declaration"):
+                name = self._declarator_name(child.child_by_field_name("declarator"))
+                if name:
+                    self._add_param(name, child, constexpr=True,
+                                    has_default=child.type == "optional_parameter_declaration")
+
+    def _params(self) -> None:
+        declarator = self.function.child_by_field_name("declarator")
+        while declarator is not None and declarator.type != "function_declarator":
+            declarator = declarator.child_by_field_name("declarator")
+        parameters = declarator.child_by_field_name("parameters") if declarator is not None else None
+        for child in parameters.named_children if parameters else []:
+            if child.type not in ("parameter_declaration", "optional_parameter_declaration",
+                                  "variadic_parameter_declaration"):
+                continue
+            name = self._declarator_name(child.child_by_field_name("declarator"))
+            if name:
+                self._add_param(name, child, constexpr=False,
+                                has_default=child.type == "optional_parameter_declaration")
+
+    def _add_param(self, name: str, node, constexpr: bool, has_default: bool) -> None:
+        line = _line_of(node)
+        self.signature.params.append(
+            Param(name, normalise_name(name), len(self.signature.params), constexpr, has_default,
+                  line, self.lines.quote(line))
+        )
+
+    @staticmethod
+    def _declarator_name(node) -> str | None:
+        while node is not None:
+            if node.type in ("identifier", "field_identifier"):
+                return _text(node)
+            inner = node.child_by_field_name("declarator")
+            if inner is None:
+                inner = next((c for c in node.named_children if c.type == "identifier"), None)
+                if inner is None:
+                    return None
+            node = inner
+        return None
+
+    def _dead_params(self) -> None:
+        wanted = {p.name: p for p in self.signature.params}
+        uses: dict[str, list[int]] = {}
+        for node in _walk(self.body):
+            if node.type not in ("identifier", "type_identifier") or _text(node) not in wanted:
+                continue
+            if self._is_void_cast(node):
+                continue
+            uses.setdefault(_text(node), []).append(_line_of(node))
+        # Uses inside a launch macro the body names count as uses (cited at the mention).
+        for _, macro_root, mention in self._launch_macros():
+            for node in _walk(macro_root):
+                if node.type in ("identifier", "type_identifier") and _text(node) in wanted:
+                    uses.setdefault(_text(node), []).append(_line_of(mention))
+        for param in self.signature.params:
+            found = uses.get(param.name)
+            if found:
+                line = min(found)
+                self.signature.first_use[param.normalised] = Use(line, self.lines.quote(line))
+            elif not param.constexpr:
+                self.signature.dead_params.append(param.normalised)
+
+    @staticmethod
+    def _is_void_cast(node) -> bool:
+        parent = node.parent
+        if parent is None or parent.type != "cast_expression":
+            return False
+        type_node = parent.child_by_field_name("type")
+        return _text(type_node).replace(" ", "") == "void" and parent.parent is not None and \
+            parent.parent.type == "expression_statement"
+
+    # -- launches
+
+    def _local_assignments(self, scope) -> dict[str, Any]:
+        return self._assignments_in(scope)
+
+    @staticmethod
+    def _assignments_in(scope) -> dict[str, Any]:
+        """name -> expression node for simple local declarations/assignments
+        (``dim3 grid(n)``, ``auto g = x;``, ``g = x;``), first one wins."""
+        assignments: dict[str, Any] = {}
+        for node in _walk(scope):
+            if node.type == "init_declarator":
+                name = node.child_by_field_name("declarator")
+                value = node.child_by_field_name("value")
+                if name is not None and name.type == "identifier" and value is not None:
+                    assignments.setdefault(_text(name), value)
+            elif node.type == "declaration":
+                declarator = node.child_by_field_name("declarator")
+                # The most vexing parse: `dim3 grid(num_tokens);` is a function declarator.
+                if declarator is not None and declarator.type == "function_declarator":
+                    name = declarator.child_by_field_name("declarator")
+                    parameters = declarator.child_by_field_name("parameters")
+                    if name is not None and name.type == "identifier" and parameters is not None:
+                        assignments.setdefault(_text(name), parameters)
+            elif node.type == "assignment_expression":
+                left = node.child_by_field_name("left")
+                if left is not None and left.type == "identifier":
+                    assignments.setdefault(_text(left), node.child_by_field_name("right"))
+        return assignments
+
+    def _helper(self, name: str):
+        """A single-return function of this file, else of an included header, for grids computed there."""
+        if not hasattr(self, "_functions"):
+            from portq.symbols import definitions_in
+
+            self._functions = {d.name: d for d in definitions_in(_root(self.outer), "cpp")
+                               if d.kind in (KIND_FUNCTION, KIND_DEVICE_FUNCTION)}
+        found = self._functions.get(name)
+        if found is not None and found.node is not None:
+            node = found.node
+            if node.type == "template_declaration":
+                node = next((c for c in node.named_children if c.type == "function_definition"), None)
+            return single_return(node)
+        return self.imported(name) if self.imported is not None else None
+
+    def _launch_macros(self) -> list:
+        """Function-like macros, defined in the same file, that contain a
+        ``<<<`` launch and whose name the body mentions (vLLM's
+        ``DISPATCH_BY_KV_CACHE_DTYPE(..., CALL_GATHER_CACHE)`` style), as
+        ``(name, parsed body, the mentioning node)``."""
+        if hasattr(self, "_macros"):
+            return self._macros
+        self._macros = []
+        if self.body is None:
+            return self._macros
+        root = self.outer
+        while root.parent is not None:
+            root = root.parent
+        mentions = {}
+        for node in _walk(self.body):
+            if node.type == "identifier":
+                mentions.setdefault(_text(node), node)
+        roots = [root] + list(getattr(self.imported, "roots", ()))  # macros of included headers too
+        for node in (n for r in roots for n in _walk(r)):
+            if node.type != "preproc_function_def":
+                continue
+            name = _text(node.child_by_field_name("name"))
+            value = node.child_by_field_name("value")
+            if name in mentions and value is not None and "<<<" in _text(value):
+                body_text = _text(value).replace("\\\n", "\n")
+                wrapped = ("void __portq_macro() {\n" + body_text + "\n;}\n").encode()
+                self._macros.append((name, parse(wrapped, "cpp").root_node, mentions[name]))
+        return self._macros
+
+    def _launches(self) -> None:
+        assignments = self._local_assignments(self.body)
+        for node in _walk(self.body):
+            if node.type == "call_expression" and any(c.type == "kernel_call_syntax" for c in node.children):
+                self._add_launch(node, assignments, None, node)
+        for name, macro_root, mention in self._launch_macros():
+            for node in _walk(macro_root):
+                if node.type == "call_expression" and any(c.type == "kernel_call_syntax" for c in node.children):
+                    self._add_launch(node, assignments, name, mention)
+
+    def _add_launch(self, node, assignments, via_macro: str | None, cite) -> None:
+        function = node.child_by_field_name("function")
+        config = next(c for c in node.children if c.type == "kernel_call_syntax")
+        config_args = [c for c in config.named_children]
+        arguments = node.child_by_field_name("arguments")
+        grid_node = config_args[0] if config_args else None
+        grid_expression, shape = self._resolve_grid(grid_node, assignments)
+        identifiers = _closure_identifiers(grid_expression, assignments, _cpp_identifiers)
+        block, block_form = None, ""
+        if len(config_args) > 1:
+            block_expression, _ = self._resolve_grid(config_args[1], assignments)
+            block = _resolve_literal(block_expression, assignments, _cpp_identifiers)
+            block_form = canonical_form(config_args[1], assignments.get, normalise_name, self._helper).text
+        grid_form = canonical_form(grid_node, assignments.get, normalise_name, self._helper, grid=True) \
+            if grid_node is not None \
+            else Form("")
+        argument_nodes = [a for a in (arguments.named_children if arguments else []) if a.type != "comment"]
+        argument_ids = tuple(normalise_name(i) for a in argument_nodes for i in _cpp_identifiers(a)[:1])
+        line = _line_of(cite)
+        kernel = _text(function)
+        slots = tuple(f"#{index}" for index in range(len(argument_nodes)))
+        params = _kernel_params_in_file(_root(self.outer), kernel, "cpp")
+        self.signature.launches.append(
+            Launch(
+                kernel=kernel,
+                kernel_normalised=normalise_kernel_name(kernel),
+                arguments=argument_ids,
+                keywords=(),
+                grid_text=_text(grid_expression) if grid_expression is not None else "",
+                grid_identifiers=tuple(sorted(identifiers)),
+                grid_shape=shape,
+                block=block,
+                line=line,
+                quote=self.lines.quote(line),
+                via_macro=via_macro,
+                **_form_fields(grid_form, grid_expression, line, via_macro is None, self.lines),
+                block_form=block_form,
+                slots=slots,
+                texts=tuple(normalised_text(a) for a in argument_nodes),
+                bound=bind_arguments(slots, params) if params is not None else None,
+            )
+        )
+
+    @staticmethod
+    def _resolve_grid(node, assignments):
+        """The expression a grid/block argument stands for, and its dim3 arity."""
+        if node is None:
+            return None, None
+        seen = set()
+        while node is not None and node.type in ("identifier", "type_identifier") \
+                and _text(node) in assignments and _text(node) not in seen:
+            seen.add(_text(node))
+            node = assignments[_text(node)]
+        shape = None
+        if node is not None and node.type in ("parameter_list", "argument_list"):
+            shape = len(node.named_children)
+        elif node is not None and node.type == "call_expression" and _text(node.child_by_field_name("function")) == "dim3":
+            arguments = node.child_by_field_name("arguments")
+            shape = len(arguments.named_children) if arguments else None
+        elif node is not None and node.type == "initializer_list":
+            shape = len(node.named_children)
+        elif node is not None:
+            shape = 1
+        return node, shape
+
+    def _program_ids(self) -> None:
+        for node in _walk(self.body):
+            if node.type == "field_expression":
+                base = _text(node.child_by_field_name("argument"))
+                field_name = _text(node.child_by_field_name("field"))
+                axis = {"x": 0, "y": 1, "z": 2}.get(field_name)
+                if axis is None:
+                    continue
+                if base == "blockIdx" and axis not in self.signature.program_id_axes:
+                    self.signature.program_id_axes.append(axis)
+                elif base == "gridDim" and axis not in self.signature.num_programs_axes:
+                    self.signature.num_programs_axes.append(axis)
+
+
+def _cpp_written_through(identifier) -> str | None:
+    """The field (or the name itself) a plain ``=`` writes through
+    ``identifier``, or None when this occurrence is anything but such a write."""
+    node, field_name = identifier, None
+    parent = node.parent
+    if parent is not None and parent.type == "pointer_expression":
+        node, parent = parent, parent.parent
+        if parent is not None and parent.type == "parenthesized_expression":
+            node, parent = parent, parent.parent
+    if parent is not None and parent.type == "field_expression" and parent.child_by_field_name("argument") is not None \
+            and parent.child_by_field_name("argument").id == node.id:
+        field_name = _text(parent.child_by_field_name("field"))
+        node, parent = parent, parent.parent
+    if parent is None or parent.type != "assignment_expression":
+        return None
+    left, operator = parent.child_by_field_name("left"), parent.child_by_field_name("operator")
+    if left is None or left.id != node.id or _text(operator) != "=":
+        return None
+    return field_name or _text(identifier)
+
+
+def _cpp_identifiers(node) -> list[str]:
+    """Variable-like identifiers in a C++ expression: callees, namespaces,
+    field names and types are left out."""
+    if node is None:
+        return []
+    found: list[str] = []
+    for current in _walk(node):
+        if current.type not in ("identifier", "type_identifier"):
+            continue
+        parent = current.parent
+        if parent is not None and parent.type == "call_expression" and parent.child_by_field_name("function") is not None \
+                and parent.child_by_field_name("function").id == current.id:
+            continue
+        if parent is not None and parent.type in ("template_function", "qualified_identifier", "template_type"):
+            continue
+        text = _text(current)
+        if text in _CPP_NON_VARIABLES:
+            continue
+        found.append(text)
+    return found

@@ -1,0 +1,630 @@
+"""Signatures of Python/Triton definitions (``portq.signatures`` holds the
+records): parameters with ``tl.constexpr``, dead parameters and returned
+names, ``kernel[grid](...)`` launches (pre-bound, aliased, or inside
+same-module helpers) with their grid as a canonical expression, and how a
+``@triton.jit`` kernel decomposes its program id, helpers included."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from portq.expressions import Form, canonical_form
+from portq.signatures import (
+    _CPP_NON_VARIABLES,
+    _DROPPED_PARAMS,
+    Decomposition,
+    Launch,
+    Param,
+    Signature,
+    Use,
+    _closure_identifiers,
+    _form_fields,
+    _int_literal,
+    _kernel_params_in_file,
+    _line_of,
+    _Lines,
+    _resolve_literal,
+    _root,
+    _text,
+    _walk,
+    bind_arguments,
+    comment_free_tokens,
+    normalise_kernel_name,
+    normalise_name,
+    normalised_text,
+    single_return,
+)
+from portq.symbols import KIND_FUNCTION, KIND_TRITON_KERNEL
+
+
+class _PythonExtractor:
+    def __init__(self, node, signature: Signature, lines: _Lines, imported=None) -> None:
+        self.imported = imported  # name -> single_return() of a helper imported from a sibling module
+        self.outer = node
+        self.signature = signature
+        self.lines = lines
+        self.function = node.child_by_field_name("definition") if node.type == "decorated_definition" else node
+        self.body = self.function.child_by_field_name("body") if self.function is not None else None
+
+    def run(self) -> None:
+        if self.function is None:
+            return
+        if self.function.type == "class_definition":
+            self._fields()
+            return
+        self._params()
+        if self.body is None:
+            return
+        self._dead_params()
+        self._returned()
+        assignments = self._local_assignments()
+        self._launches(assignments)
+        self._program_ids(assignments)
+
+    def _returned(self) -> None:
+        """Names the function returns (``return a, b`` → ``a, b``), nested
+        definitions left out."""
+        names: list[str] = []
+        stack = list(self.body.children)
+        while stack:
+            node = stack.pop()
+            if node.type in ("function_definition", "lambda", "class_definition", "decorated_definition"):
+                continue
+            if node.type == "return_statement":
+                value = next(iter(node.named_children), None)
+                if value is not None and value.type == "parenthesized_expression" and value.named_child_count == 1:
+                    value = value.named_children[0]
+                parts = value.named_children if value is not None and value.type in ("expression_list", "tuple") \
+                    else ([value] if value is not None else [])
+                names.extend(normalise_name(_text(p)) for p in parts if p.type == "identifier")
+                continue
+            stack.extend(node.children)
+        self.signature.returned = tuple(dict.fromkeys(names))
+
+    def _params(self) -> None:
+        parameters = self.function.child_by_field_name("parameters")
+        for child in parameters.named_children if parameters else []:
+            name, constexpr, has_default = None, False, False
+            if child.type == "identifier":
+                name = _text(child)
+            elif child.type == "typed_parameter":
+                name_node = next((c for c in child.named_children if c.type == "identifier"), None)
+                name = _text(name_node) if name_node is not None else None
+                constexpr = "constexpr" in _text(child.child_by_field_name("type"))
+            elif child.type in ("default_parameter", "typed_default_parameter"):
+                name = _text(child.child_by_field_name("name"))
+                constexpr = "constexpr" in _text(child.child_by_field_name("type"))
+                has_default = True
+            elif child.type in ("list_splat_pattern", "dictionary_splat_pattern"):
+                inner = next((c for c in child.named_children if c.type == "identifier"), None)
+                name = _text(child)[: len(_text(child)) - len(_text(inner))] + _text(inner) if inner is not None else None
+            if not name or name in _DROPPED_PARAMS:
+                continue
+            line = _line_of(child)
+            bare = name.lstrip("*")
+            self.signature.params.append(
+                Param(name, normalise_name(bare), len(self.signature.params), constexpr, has_default,
+                      line, self.lines.quote(line))
+            )
+
+    def _fields(self) -> None:
+        """A class's annotated fields (dataclass style) stand for its parameters."""
+        for statement in self.body.named_children if self.body is not None else []:
+            if statement.type != "expression_statement" or not statement.named_children:
+                continue
+            assignment = statement.named_children[0]
+            if assignment.type != "assignment" or assignment.child_by_field_name("type") is None:
+                continue
+            left = assignment.child_by_field_name("left")
+            if left is None or left.type != "identifier":
+                continue
+            name = _text(left)
+            line = _line_of(statement)
+            self.signature.params.append(
+                Param(name, normalise_name(name), len(self.signature.params),
+                      "ClassVar" in _text(assignment.child_by_field_name("type")),
+                      assignment.child_by_field_name("right") is not None, line, self.lines.quote(line))
+            )
+
+    def _dead_params(self) -> None:
+        wanted = {p.name.lstrip("*"): p for p in self.signature.params}
+        uses: dict[str, list[int]] = {}
+        for node in _walk(self.body):
+            if node.type != "identifier" or _text(node) not in wanted:
+                continue
+            if not _is_python_read(node) or _is_discard(node):
+                continue
+            uses.setdefault(_text(node), []).append(_line_of(node))
+        for param in self.signature.params:
+            found = uses.get(param.name.lstrip("*"))
+            if found:
+                line = min(found)
+                self.signature.first_use[param.normalised] = Use(line, self.lines.quote(line))
+            elif not param.name.startswith("*"):
+                self.signature.dead_params.append(param.normalised)
+
+    def _local_assignments(self) -> dict[str, Any]:
+        return _python_assignments(self.body)
+
+    MAX_HELPER_DEPTH = 2
+    """How deep launches and program-id use are followed into same-module helpers."""
+
+    def _module(self) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The file's top-level functions (name -> Definition) and simple
+        module-level assignments (name -> value node), computed once."""
+        if not hasattr(self, "_module_cache"):
+            from portq.symbols import definitions_in
+
+            root = _root(self.outer)
+            functions = {d.name: d for d in definitions_in(root, "python")
+                         if d.qualified_name == d.name and d.kind in (KIND_FUNCTION, KIND_TRITON_KERNEL)}
+            assignments: dict[str, Any] = {}
+            for statement in root.named_children:
+                if statement.type == "expression_statement" and statement.named_children \
+                        and statement.named_children[0].type == "assignment":
+                    left = statement.named_children[0].child_by_field_name("left")
+                    right = statement.named_children[0].child_by_field_name("right")
+                    if left is not None and left.type == "identifier" and right is not None:
+                        assignments.setdefault(_text(left), right)
+            self._module_cache = (functions, assignments)
+        return self._module_cache
+
+    def _launches(self, assignments) -> None:
+        self._collect_launches(self.body, assignments, None, 0, {}, {self.signature.name})
+        unique: dict[tuple[str, int], Launch] = {}
+        for launch in self.signature.launches:  # one launch site reached through two helpers is one launch
+            unique.setdefault((launch.kernel, launch.line), launch)
+        self.signature.launches = list(unique.values())
+
+    def _collect_launches(self, body, assignments, via: str | None, depth: int, substitution: dict[str, Any],
+                          seen: set[str]) -> None:
+        """Launches in ``body``: ``k[grid](...)``, a pre-bound ``launch = k[grid]``
+        called later (local or module-level), and those inside same-module
+        helper functions it calls, ``MAX_HELPER_DEPTH`` levels deep, with the
+        helper's parameters replaced by the caller's arguments."""
+        for node in _walk(body):
+            if node.type != "call":
+                continue
+            function = node.child_by_field_name("function")
+            if function is None:
+                continue
+            target = self._launch_target(function, assignments, substitution)
+            if target is not None:
+                self._add_launch(node, target[0], target[1], assignments, via, substitution)
+                continue
+            helper = self._called_helper(function, KIND_FUNCTION, seen) if depth < self.MAX_HELPER_DEPTH else None
+            if helper is None:
+                continue
+            name, helper_function, helper_body = helper
+            bindings = _bind_call(helper_function, node, substitution)
+            self._collect_launches(helper_body, _python_assignments(helper_body), f"{via} > {name}" if via else name,
+                                   depth + 1, bindings, seen | {name})
+
+    def _called_helper(self, function, kind: str, seen: set[str]):
+        """``(name, function node, body)`` of the same-module function of
+        ``kind`` that a call of ``function`` (an identifier) reaches, unless
+        it is one of ``seen`` (recursion)."""
+        if function.type != "identifier":
+            return None
+        functions, _ = self._module()
+        helper = functions.get(_text(function))
+        if helper is None or helper.kind != kind or helper.name in seen:
+            return None
+        helper_function = helper.node.child_by_field_name("definition") \
+            if helper.node.type == "decorated_definition" else helper.node
+        body = helper_function.child_by_field_name("body")
+        return (helper.name, helper_function, body) if body is not None else None
+
+    def _launch_target(self, function, assignments, substitution):
+        """``(kernel node, grid node)`` when calling ``function`` launches a kernel."""
+        if function.type == "subscript":
+            return function.child_by_field_name("value"), function.child_by_field_name("subscript")
+        if function.type != "identifier":
+            return None
+        functions, module_assignments = self._module()
+        name = _text(function)
+        value = substitution.get(name) or assignments.get(name)
+        if value is None and name not in functions:
+            value = module_assignments.get(name)
+        if value is not None and value.type == "subscript":
+            return value.child_by_field_name("value"), value.child_by_field_name("subscript")
+        return None
+
+    def _kernel_name(self, kernel_node, substitution) -> str:
+        """The launched kernel as written, through a helper parameter bound to
+        it and through module-level aliases (``_fast = _kernel``)."""
+        _, module_assignments = self._module()
+        seen = set()
+        while kernel_node is not None and kernel_node.type == "identifier" and _text(kernel_node) not in seen:
+            seen.add(_text(kernel_node))
+            replacement = substitution.get(_text(kernel_node)) or module_assignments.get(_text(kernel_node))
+            if replacement is None or replacement.type not in ("identifier", "attribute"):
+                break
+            kernel_node = replacement
+        return _text(kernel_node)
+
+    def _add_launch(self, node, kernel_node, grid_node, assignments, via, substitution) -> None:
+        kernel = self._kernel_name(kernel_node, substitution)
+        grid_expression, shape = self._resolve_grid(grid_node, assignments)
+        grid_form = canonical_form(grid_node, self._resolver(assignments, substitution), normalise_name,
+                                   self._single_return_helper, grid=True) if grid_node is not None else Form("")
+        identifiers = _closure_identifiers(grid_expression, assignments, _python_identifiers)
+        arguments = node.child_by_field_name("arguments")
+        positional, keywords, options = [], [], {}
+        slots, texts = [], []
+        after_splat = False  # positional indices are unknown past a *args splat
+        for argument in arguments.named_children if arguments else []:
+            if argument.type == "comment":
+                continue
+            if argument.type == "keyword_argument":
+                key = _text(argument.child_by_field_name("name"))
+                value = argument.child_by_field_name("value")
+                if key in ("num_warps", "num_stages"):
+                    options[key] = _resolve_literal(value, assignments, _python_identifiers)
+                    continue
+                keywords.append(key)
+                ids = _python_identifiers(value)
+                positional.append(normalise_name(ids[0]) if ids else normalise_name(key))
+                slots.append(normalise_name(key))
+                texts.append(normalised_text(value))
+            elif argument.type in ("list_splat", "dictionary_splat"):
+                spread = _literal_sequence(argument, assignments, substitution)
+                if spread is not None and not after_splat:
+                    for element in spread:  # *(a, b, c) or *views with views = (a, b, c)
+                        ids = _python_identifiers(element)
+                        positional.append(normalise_name(ids[0]) if ids else _text(element))
+                        slots.append(f"#{sum(1 for slot in slots if slot.startswith('#'))}")
+                        texts.append(normalised_text(element))
+                    continue
+                after_splat = after_splat or argument.type == "list_splat"
+                slots.append("*")
+                texts.append(normalised_text(argument))
+            else:
+                ids = _python_identifiers(argument)
+                positional.append(normalise_name(ids[0]) if ids else _text(argument))
+                slots.append("*" if after_splat else f"#{sum(1 for slot in slots if slot.startswith('#'))}")
+                texts.append(normalised_text(argument))
+        params = _kernel_params_in_file(_root(self.outer), kernel, "python")
+        renamed = _substituted_names(substitution)
+        line = _line_of(node)
+        self.signature.launches.append(
+            Launch(
+                kernel=kernel,
+                kernel_normalised=normalise_kernel_name(kernel),
+                arguments=tuple(renamed.get(a, a) for a in positional),
+                keywords=tuple(keywords),
+                grid_text=_text(grid_expression) if grid_expression is not None else "",
+                grid_identifiers=tuple(sorted({renamed.get(i, i) for i in identifiers})),
+                grid_shape=shape,
+                num_warps=options.get("num_warps"),
+                num_stages=options.get("num_stages"),
+                line=line,
+                quote=self.lines.quote(line),
+                slots=tuple(slots),
+                texts=tuple(texts),
+                bound=bind_arguments(slots, params) if params is not None else None,
+                via_helper=via,
+                **_form_fields(grid_form, grid_expression, line, True, self.lines),
+            )
+        )
+
+    def _resolver(self, assignments, substitution):
+        """name -> bound value: a helper parameter's argument, a local, then a module-level constant."""
+        _, module_assignments = self._module()
+        return lambda name: substitution.get(name) or assignments.get(name) or module_assignments.get(name)
+
+    def _single_return_helper(self, name: str):
+        """``(function node, returned expression)`` of the function a grid
+        helper call reaches: same-module first, then one imported from a
+        sibling module of the same package (``imported``)."""
+        functions, _ = self._module()
+        helper = functions.get(name)
+        if helper is not None and helper.kind == KIND_FUNCTION:
+            return single_return(helper.node)
+        return self.imported(name) if self.imported is not None else None
+
+    @staticmethod
+    def _resolve_grid(node, assignments):
+        seen = set()
+        while node is not None and node.type == "identifier" and _text(node) in assignments and _text(node) not in seen:
+            seen.add(_text(node))
+            node = assignments[_text(node)]
+        if node is not None and node.type == "lambda":
+            node = node.child_by_field_name("body")
+        if node is not None and node.type == "parenthesized_expression" and node.named_child_count == 1:
+            node = node.named_children[0]
+        if node is None:
+            return None, None
+        if node.type in ("tuple", "list", "expression_list"):
+            return node, len(node.named_children)
+        return node, None
+
+    def _program_ids(self, assignments) -> None:
+        self._scan_program_ids(self.body, {}, 0, {self.signature.name}, "")
+        for node in self.body.named_children:
+            if node.type == "if_statement":
+                consequence = node.child_by_field_name("consequence")
+                if consequence is not None and any(c.type == "return_statement" for c in consequence.named_children):
+                    line = _line_of(node)
+                    self.signature.early_exits.append(Use(line, self.lines.quote(line)))
+                    for name in _python_identifiers(node.child_by_field_name("condition")):
+                        normalised = normalise_name(name)
+                        if normalised not in self.signature.early_exit_guards:
+                            self.signature.early_exit_guards.append(normalised)
+
+    def _scan_program_ids(self, body, derived: dict[str, int], depth: int, seen: set[str], via: str) -> None:
+        """Program-id and num_programs axes read in ``body``, the variables
+        derived from a program id (``derived``: name -> axis, seeded with a
+        helper's parameters that receive one), and how they are decomposed
+        (``// H``, ``% H``); then the same inside the ``@triton.jit`` helpers
+        of this file that ``body`` calls, ``MAX_HELPER_DEPTH`` levels deep."""
+        for node in _walk(body):
+            if node.type == "call":
+                found = _program_id_call(node)
+                if found:
+                    kind, axis = found
+                    target = self.signature.program_id_axes if kind == "program_id" else self.signature.num_programs_axes
+                    if axis not in target:
+                        target.append(axis)
+        # Variables derived from a program id, in source order.
+        for node in _walk(body):
+            if node.type in ("assignment", "for_statement"):
+                left = node.child_by_field_name("left")
+                right = node.child_by_field_name("right")
+                if left is None or right is None:
+                    continue
+                targets = [left] if left.type == "identifier" else \
+                    [c for c in left.named_children if c.type == "identifier"] \
+                    if left.type in ("pattern_list", "tuple_pattern") else []
+                axis = self._derived_axis(right, derived) if targets else None
+                if axis is not None:
+                    for target in targets:  # row_tile, col_tile = _tile_of_item(pid, ...)
+                        derived.setdefault(_text(target), axis)
+            if node.type == "binary_operator":
+                operator = _text(node.child_by_field_name("operator"))
+                if operator not in ("//", "%", "/"):
+                    continue
+                left = node.child_by_field_name("left")
+                axis = self._derived_axis(left, derived)
+                if axis is None:
+                    continue
+                operand = " ".join(normalise_name(t) if re.match(r"[A-Za-z_]", t) else t
+                                   for t in comment_free_tokens(node.child_by_field_name("right")))
+                line = _line_of(node)
+                found = Decomposition(axis, operator, operand, line, self.lines.quote(line), via)
+                if found not in self.signature.decomposition:  # a helper called twice is read once
+                    self.signature.decomposition.append(found)
+        if depth >= self.MAX_HELPER_DEPTH:
+            return
+        for node in _walk(body):
+            function = node.child_by_field_name("function") if node.type == "call" else None
+            helper = self._called_helper(function, KIND_TRITON_KERNEL, seen) if function is not None else None
+            if helper is None:
+                continue
+            name, helper_function, helper_body = helper
+            seeded = {}
+            for parameter, value in _bind_call(helper_function, node, {}).items():
+                axis = self._derived_axis(value, derived)
+                if axis is not None:
+                    seeded[parameter] = axis
+            self._scan_program_ids(helper_body, seeded, depth + 1, seen | {name}, f"{via} > {name}" if via else name)
+
+    @staticmethod
+    def _scales_work_index(node, derived) -> bool:
+        """Is a program-id value multiplied inside ``node`` (an offset, not a decomposition)?"""
+        for current in _walk(node):
+            if current.type == "binary_operator" and _text(current.child_by_field_name("operator")) == "*" and any(
+                    _mentions_work_index(side, derived)
+                    for side in (current.child_by_field_name("left"), current.child_by_field_name("right"))):
+                return True
+        return False
+
+    @staticmethod
+    def _derived_axis(node, derived) -> int | None:
+        """The program-id axis the per-program value ``node`` derives from.
+
+        Only the program's work index counts: a value read from memory
+        (``tl.load(... pid ...)``) is data, and anything with ``tl.arange``
+        is a vector of lanes, so ``tokens // BLOCK`` over a lane vector is an
+        offset computation, not a decomposition of ``program_id``."""
+        if node is None:
+            return None
+        if node.type == "identifier":
+            return derived.get(_text(node))
+        axis = None
+        if _PythonExtractor._scales_work_index(node, derived):
+            return None  # `pid_head * 2 * D // S` addresses memory; it does not pack work into the id
+        stack = [node]
+        while stack:
+            current = stack.pop()
+            if current.type == "call":
+                short = _text(current.child_by_field_name("function")).split(".")[-1]
+                if short == "arange":
+                    return None
+                if short in _MEMORY_READS:
+                    continue
+                found = _program_id_call(current)
+                if found and found[0] == "program_id":
+                    axis = found[1] if axis is None else axis
+                    continue
+            if current.type == "identifier" and _text(current) in derived and axis is None:
+                axis = derived[_text(current)]
+            stack.extend(current.children)
+        return axis
+
+
+def _mentions_work_index(node, derived) -> bool:
+    for current in _walk(node):
+        if current.type == "identifier" and _text(current) in derived:
+            return True
+        if current.type == "call" and _program_id_call(current):
+            return True
+    return False
+
+
+_MEMORY_READS = frozenset({"load", "atomic_add", "atomic_cas", "atomic_xchg", "atomic_max", "atomic_min",
+                           "atomic_and", "atomic_or", "atomic_xor"})
+
+
+def _program_id_call(call) -> tuple[str, int] | None:
+    """``("program_id" | "num_programs", axis)`` for ``tl.program_id(axis)`` calls."""
+    function = _text(call.child_by_field_name("function"))
+    short = function.split(".")[-1]
+    if short not in ("program_id", "num_programs"):
+        return None
+    arguments = call.child_by_field_name("arguments")
+    axis = 0
+    for argument in arguments.named_children if arguments else []:
+        value = argument.child_by_field_name("value") if argument.type == "keyword_argument" else argument
+        literal = _int_literal(_text(value))
+        if literal is not None:
+            axis = literal
+    return short, axis
+
+
+def _python_assignments(body) -> dict[str, Any]:
+    """name -> value node of the simple assignments in ``body``, first one wins."""
+    assignments: dict[str, Any] = {}
+    for node in _walk(body):
+        if node.type != "assignment":
+            continue
+        left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+        if left is None or right is None:
+            continue
+        if left.type == "identifier":
+            assignments.setdefault(_text(left), right)
+        elif left.type in ("pattern_list", "tuple_pattern"):
+            targets = [c for c in left.named_children if c.type == "identifier"]
+            values = right.named_children if right.type in ("expression_list", "tuple") else []
+            for index, target in enumerate(targets):
+                value = values[index] if len(values) == len(targets) else right
+                assignments.setdefault(_text(target), value)
+    return assignments
+
+
+def _literal_sequence(splat, assignments, substitution) -> list | None:
+    """The elements of ``*X`` when X is, or names, a tuple/list literal."""
+    if splat.type != "list_splat" or not splat.named_children:
+        return None
+    value = splat.named_children[0]
+    seen = set()
+    while value is not None and value.type == "identifier" and _text(value) not in seen:
+        seen.add(_text(value))
+        value = substitution.get(_text(value)) or assignments.get(_text(value))
+    if value is not None and value.type in ("tuple", "list"):
+        return [c for c in value.named_children if c.type != "comment"]
+    return None
+
+
+def _python_parameter_names(function) -> list[str]:
+    """Parameter names of a Python function node, as written (no ``*``)."""
+    names = []
+    parameters = function.child_by_field_name("parameters")
+    for child in parameters.named_children if parameters else []:
+        if child.type == "identifier":
+            names.append(_text(child))
+        elif child.type in ("typed_parameter", "list_splat_pattern", "dictionary_splat_pattern"):
+            inner = next((c for c in child.named_children if c.type == "identifier"), None)
+            names.append(_text(inner) if inner is not None else "")
+        elif child.type in ("default_parameter", "typed_default_parameter"):
+            names.append(_text(child.child_by_field_name("name")))
+        else:
+            names.append("")  # the bare * or / separators keep positions honest
+    return [n for n in names]
+
+
+def _bind_call(function, call, outer_substitution: dict[str, Any]) -> dict[str, Any]:
+    """helper parameter name -> the caller's argument node, for a call of
+    ``function`` (positional by index, keywords by name), seen through the
+    caller's own substitution when it is itself a helper."""
+    params = [n for n in _python_parameter_names(function)]
+    positional_params = [n for n in params if n and n not in ("self", "cls")]
+    bindings: dict[str, Any] = {}
+    arguments = call.child_by_field_name("arguments")
+    index = 0
+    for argument in arguments.named_children if arguments else []:
+        if argument.type == "keyword_argument":
+            name = _text(argument.child_by_field_name("name"))
+            value = argument.child_by_field_name("value")
+        elif argument.type in ("list_splat", "dictionary_splat", "comment"):
+            if argument.type == "list_splat":
+                index = len(positional_params)  # later positions are unknown
+            continue
+        else:
+            name = positional_params[index] if index < len(positional_params) else None
+            value = argument
+            index += 1
+        if name and value is not None:
+            if value.type == "identifier" and _text(value) in outer_substitution:
+                value = outer_substitution[_text(value)]
+            bindings[name] = value
+    return bindings
+
+
+def _substituted_names(substitution: dict[str, Any]) -> dict[str, str]:
+    """normalised helper parameter -> normalised first identifier of the
+    caller's argument, for renaming a helper's launch into the caller's names."""
+    renamed = {}
+    for name, value in substitution.items():
+        ids = _python_identifiers(value)
+        if ids:
+            renamed[normalise_name(name)] = normalise_name(ids[0])
+    return renamed
+
+
+def _is_python_read(node) -> bool:
+    """False for names that are not reads of a variable: attribute fields,
+    keyword names, assignment targets."""
+    parent = node.parent
+    if parent is None:
+        return True
+    if parent.type == "attribute" and parent.child_by_field_name("attribute") is not None \
+            and parent.child_by_field_name("attribute").id == node.id:
+        return False
+    if parent.type == "keyword_argument" and parent.child_by_field_name("name") is not None \
+            and parent.child_by_field_name("name").id == node.id:
+        return False
+    if parent.type == "assignment" and parent.child_by_field_name("left") is not None \
+            and parent.child_by_field_name("left").id == node.id:
+        return False
+    return True
+
+
+def _is_discard(node) -> bool:
+    """``del x`` and ``_ = x``: a parameter kept only to be discarded."""
+    parent = node.parent
+    if parent is not None and parent.type == "delete_statement":
+        return True
+    if parent is not None and parent.type == "assignment":
+        left = parent.child_by_field_name("left")
+        right = parent.child_by_field_name("right")
+        return left is not None and _text(left) == "_" and right is not None and right.id == node.id
+    return False
+
+
+def _python_identifiers(node) -> list[str]:
+    """Variable-like identifiers in a Python expression: callees and
+    attribute fields are left out (``triton.cdiv(n, B)`` → ``n, B``;
+    ``q.shape[0]`` → ``q``)."""
+    if node is None:
+        return []
+    found: list[str] = []
+    for current in _walk(node):
+        if current.type != "identifier":
+            continue
+        parent = current.parent
+        if parent is not None and parent.type == "attribute":
+            if parent.child_by_field_name("attribute") is not None and parent.child_by_field_name("attribute").id == current.id:
+                continue
+        if parent is not None and parent.type == "call" and parent.child_by_field_name("function").id == current.id:
+            continue
+        if parent is not None and parent.type == "keyword_argument" and parent.child_by_field_name("name").id == current.id:
+            continue
+        if parent is not None and parent.type == "lambda_parameters":
+            continue
+        text = _text(current)
+        if text in _CPP_NON_VARIABLES:
+            continue
+        found.append(text)
+    return found
