@@ -3,6 +3,8 @@ one per entry, the most severe over *all* symbols.
 
 For each touched symbol, in order:
 
+0. **parse failures** — an error in or around the changed lines of a file
+   with ports: NEEDS_REVIEW (``parse failed at path:line``), nothing else read.
 1. **ports** — the in-tree definitions anchored to it (or to a definition
    containing it). None: ``not-carried`` if an in-tree declaration covers it,
    ``non-code`` for tests/docs/CI/build/benchmark paths, ``not-ported`` when a
@@ -12,10 +14,12 @@ For each touched symbol, in order:
 2. **provenance** — a port whose ``@SHA`` pin contains the commit is IN_SYNC.
    A pin that does not contain it, or one git does not know, is evidence only.
 3. **cosmetic** — old and new token streams without comments/docstrings are
-   equal: NOT_APPLICABLE/``cosmetic``.
+   equal, or equal once locals are renamed consistently: NOT_APPLICABLE/
+   ``cosmetic``. **not-carried** — equal once what ``[PARAM]`` declarations
+   set aside is left out: NOT_APPLICABLE/``not-carried``.
 4. **signature and launch** — the upstream delta (parameters removed, added,
-   re-defaulted or newly dead; launches: kernel, grid identifiers and shape,
-   block/warps/stages, arguments; program-id decomposition, ``num_programs``,
+   re-defaulted or newly dead; launches: kernel, grid and block as canonical
+   expressions (names never decide), warps/stages, arguments; program-id decomposition, ``num_programs``,
    early exits) is checked item by item against the port. Any item where the
    port still has the old shape is a gap: REAL_GAP with one non-test caller,
    else INERT with the test callers. Items the comparison cannot place
@@ -24,16 +28,17 @@ For each touched symbol, in order:
 5. **body** — no structural delta but the tokens differ (masks, int64
    offsets): NEEDS_REVIEW, never NOT_APPLICABLE.
 
-Range facts (``net-zero`` pairs, renames) come from ``portq.classify``. This
-module reads upstream blobs through the context and the in-tree index; it
-never writes anything and never reads the commit message to decide.
+Range facts (``net-zero`` pairs, renames) come from ``portq.classify``; the
+structural comparison item by item is ``portq.deltas.compare``, whose typed
+``Delta`` records this decision table turns into a verdict. This module reads
+upstream blobs through the context and the in-tree index; it never writes
+anything and never reads the commit message to decide.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, replace
-from typing import Iterable
 
 from portq import __version__
 from portq.anchors import Anchor
@@ -41,6 +46,13 @@ from portq.deltas import (
     Delta,
     Derivation,
     Status,
+    _first_line_quote,
+    _out_param_evidence,
+    _returned_instead,
+    _scope_changes,
+    _scope_names,
+    _upstream_param_evidence,
+    compare,
     derive,
     import_lines,
     launch_argument,
@@ -49,7 +61,6 @@ from portq.deltas import (
     scoped_tokens,
 )
 from portq.evidence import Kind, Location, Side
-from portq.paths import non_code_kind
 from portq.model import (
     IN_SYNC,
     INERT,
@@ -64,16 +75,9 @@ from portq.model import (
     TouchedSymbol,
     Verdict,
 )
+from portq.paths import non_code_kind
 from portq.reachability import Callers
-from portq.signatures import (
-    Signature,
-    bare_name,
-    bind_arguments,
-    comment_free_tokens,
-    normalise_kernel_name,
-    normalise_name,
-    signature_of,
-)
+from portq.signatures import Signature, normalise_name, signature_of
 from portq.symbols import (
     KIND_CLASS,
     KIND_CUDA_KERNEL,
@@ -740,660 +744,6 @@ class SymbolClassifier:
             + (f" (it {'; '.join(notes)})" if notes else "") + ", so IN_SYNC",
             evidence,
         )
-
-
-# --- structural comparison ------------------------------------------------------
-
-
-def compare(old: Signature, new: Signature, port: Signature, index: TreeIndex | None = None,
-            param_scope: Iterable[str] = (), derivation=None, upstream: str | None = None) -> list[Delta]:
-    """Every structural delta of ``old`` → ``new``, placed against ``port``.
-    ``derivation(name)`` says how upstream's launches compute a new parameter."""
-    scope = _scope_names(param_scope)
-    set_aside = {a.bare_symbol for a in index.anchors if a.kind == "not-carried" and not a.param
-                 and (upstream is None or a.upstream == upstream)} if index is not None else set()
-    items: list[Delta] = []
-    items += _parameter_items(old, new, port, scope, derivation)
-    items += _launch_items(old, new, port, index, scope)
-    items += _program_id_items(old, new, port, set_aside)
-    return items
-
-
-def _scope_changes(old_node, new_node) -> set[str]:
-    """Normalised identifiers whose count differs between the two sides: the
-    names a change confined to a declared scope is about."""
-    from collections import Counter
-
-    def names(node):
-        return Counter(normalise_name(t) for t in comment_free_tokens(node) if re.fullmatch(r"[A-Za-z_]\w*", t))
-
-    before, after = names(old_node), names(new_node)
-    return {name for name in before | after if before[name] != after[name]}
-
-
-def _scope_names(param_scope: Iterable[str]) -> set[str]:
-    """The normalised parameter names ``[PARAM]`` declarations set aside."""
-    return {normalise_name(p) for p in param_scope} | {normalise_name(re.split(r"[=\s]", p)[0]) for p in param_scope}
-
-
-def _returned_instead(new: Signature, port: Signature, name: str) -> tuple[str, ...] | None:
-    """The fields upstream writes through out-parameter ``name`` when a
-    Python port returns every one of them (``return found, req_id, ...``):
-    Triton has no out-pointers to structs, so returning them is the port's
-    form of the same parameter, not a missing one."""
-    fields = new.out_params.get(name)
-    if fields and port.language == "python" and set(fields) <= set(port.returned):
-        return fields
-    return None
-
-
-def _out_param_evidence(new: Signature, port: Signature, name: str) -> Evidence:
-    return _upstream_param_evidence(
-        new, name, "upstream-new", Kind.OUT_PARAM,
-        f"upstream writes {', '.join(new.out_params[name])} through out-parameter {name}; "
-        f"the port {port.name} returns {', '.join(port.returned)}")
-
-
-def _upstream_param_evidence(signature: Signature, name: str, side: str, kind: str, message: str) -> Evidence:
-    param = signature.param(name)
-    return Evidence(kind=kind, message=message, side=side, path=signature.path,
-                    line=param.line if param else signature.start_line, quote=param.quote if param else None,
-                    symbol=signature.name, subject=param.name if param else name)
-
-
-def _tree_param_evidence(port: Signature, name: str, message: str) -> list[Evidence]:
-    param = port.param(name)
-    found = [Evidence(kind=Kind.TREE_PARAM, message=message, side="tree", path=port.path,
-                      line=param.line if param else port.start_line, quote=param.quote if param else None,
-                      symbol=port.name, subject=param.name if param else name)]
-    use = port.first_use.get(name)
-    if use is not None:
-        found.append(Evidence(kind=Kind.TREE_USE, message=f"the port still reads {name}", side="tree",
-                              path=port.path, line=use.line, quote=use.quote, symbol=port.name,
-                              subject=param.name if param else name))
-    return found
-
-
-def _parameter_items(old: Signature, new: Signature, port: Signature, scope: set[str],
-                     derivation=None) -> list[Delta]:
-    items: list[Delta] = []
-    # Triton to Triton, constexpr parameters compare too; across languages a
-    # C++ template parameter and a tl.constexpr need not correspond.
-    same_language = old.language == new.language == port.language
-    old_names = old.param_names if same_language else old.runtime_param_names
-    new_names = new.param_names if same_language else new.runtime_param_names
-    for name in old_names:
-        if name in new_names:
-            continue
-        kind = _param_kind(old.param(name))
-        upstream = _upstream_param_evidence(old, name, "upstream-old", Kind.PARAM_REMOVED, f"upstream removed {kind} {name}")
-        if name in scope:
-            items.append(Delta("not-carried", "signature", name, [upstream]))
-        elif port.param(name) is not None:
-            items.append(Delta("behind", "signature", f"{kind} {name} was removed upstream, the port still takes it",
-                                    [upstream] + _tree_param_evidence(port, name, f"the port still takes {name}")))
-        else:
-            items.append(Delta("sync", "signature", f"the port does not take removed {kind} {name}", [upstream]))
-    for name in new_names:
-        if name in old_names:
-            continue
-        param = new.param(name)
-        label = f"{name}{'=default' if param and param.has_default else ''}"
-        upstream = _upstream_param_evidence(new, name, "upstream-new", Kind.PARAM_ADDED,
-                                            f"upstream added {_param_kind(param)} {label}")
-        if name in scope:
-            items.append(Delta("not-carried", "signature", name, [upstream]))
-        elif port.param(name) is not None:
-            items.append(Delta("sync", "signature", f"the port already takes {label}",
-                                    [upstream] + _tree_param_evidence(port, name, f"the port takes {name}")[:1]))
-        elif _returned_instead(new, port, name):
-            items.append(Delta("sync", "signature", f"the port returns what out-parameter {name} carries",
-                                    [upstream, _out_param_evidence(new, port, name)]))
-        else:
-            lacks = Evidence(kind=Kind.TREE_SIGNATURE, message=f"the port's parameters lack {name}", side="tree",
-                             path=port.path, line=port.start_line, quote=_signature_line(port), symbol=port.name)
-            shared = len(set(old_names) & set(port.param_names))
-            if old_names and shared * 2 < len(old_names):
-                # A port that shares under half of upstream's parameters is a
-                # redesign (a different tiling, a fused kernel): that it lacks
-                # a new upstream parameter says nothing about its shape.
-                items.append(Delta("undecided", "signature",
-                                        f"upstream added {_param_kind(param)} {label}; the port shares only {shared} of "
-                                        f"upstream's {len(old_names)} parameters (a redesign), so whether it needs "
-                                        f"{name} is for a reader", [upstream, lacks]))
-            elif (derived := derivation(name) if derivation else None) is not None and derived.derived:
-                # An argument computed only from shapes, constants and values
-                # the kernel already receives is how upstream implements the
-                # kernel, not an input the port's callers must now supply.
-                record = Evidence(kind=Kind.DERIVATION, message=f"upstream computes {derived.argument} from "
-                                  + ", ".join(derived.terminals[:4]), side="upstream-new", path=new.path,
-                                  line=derived.steps[0].line if derived.steps else None,
-                                  end_line=derived.steps[-1].line if derived.steps else None,
-                                  quote="; ".join(s.quote for s in derived.steps[:4]) or derived.argument,
-                                  symbol=new.name, subject=name, derived_from=derived.terminals)
-                items.append(Delta("undecided", "signature",
-                                        f"upstream added {_param_kind(param)} {label}, derived only from what the kernel "
-                                        f"already receives ({derived.argument}); an implementation detail for a reader "
-                                        "to judge", [upstream, lacks, record]))
-            else:
-                items.append(Delta("behind", "signature",
-                                        f"upstream added {_param_kind(param)} {label}, the port lacks it", [upstream, lacks]))
-    for name in new_names:
-        if name not in old_names:
-            continue
-        before, after = old.param(name), new.param(name)
-        if before and after and before.has_default != after.has_default and name not in scope:
-            mine = port.param(name)
-            message = f"{name} {'gained' if after.has_default else 'lost'} its default upstream"
-            upstream = _upstream_param_evidence(new, name, "upstream-new", Kind.DEFAULT_CHANGED, message)
-            if mine is None:
-                items.append(Delta("undecided", "signature", f"{message} and the port has no {name}", [upstream]))
-            elif mine.has_default == after.has_default:
-                items.append(Delta("sync", "signature", f"the port's {name} already matches", [upstream]))
-            else:
-                items.append(Delta("behind", "signature", f"{message}, the port's has not",
-                                        [upstream] + _tree_param_evidence(port, name, f"the port's {name}")[:1]))
-    if not same_language:
-        items += _cross_language_constexpr_items(old, new, port, scope)
-    newly_dead = [n for n in new.dead_params if n not in old.dead_params and n in old_names]
-    for name in newly_dead:
-        use = old.first_use.get(name)
-        written = new.param(name).name if new.param(name) else name
-        upstream = [Evidence(kind=Kind.PARAM_DEAD, message=f"upstream now leaves {name} unused", side="upstream-new",
-                             path=new.path, line=new.param(name).line if new.param(name) else new.start_line,
-                             quote=new.param(name).quote if new.param(name) else None, symbol=new.name,
-                             subject=written)]
-        if use is not None:
-            upstream.append(Evidence(kind=Kind.PARAM_USE_REMOVED, message=f"upstream used {name} here before",
-                                     side="upstream-old", path=old.path, line=use.line, quote=use.quote,
-                                     symbol=old.name, subject=written))
-        if name in scope:
-            items.append(Delta("not-carried", "signature", name, upstream))
-        elif port.param(name) is None:
-            items.append(Delta("sync", "signature", f"the port already dropped dead parameter {name}", upstream))
-        elif name in port.dead_params:
-            items.append(Delta("sync", "signature", f"the port also leaves {name} unused", upstream))
-        else:
-            items.append(Delta("behind", "signature", f"{name} is dead upstream, the port still takes and uses it",
-                                    upstream + _tree_param_evidence(port, name, f"the port still takes {name}")))
-    return items
-
-
-def _cross_language_constexpr_items(old: Signature, new: Signature, port: Signature, scope: set[str]) -> list[Delta]:
-    """C++ non-type template parameters against ``tl.constexpr`` (or the
-    other way round). Both specialise a kernel at compile time, but a port
-    in another language tiles its own way, so only a match by name decides
-    (IN_SYNC); a template parameter the port lacks, or one upstream dropped
-    that the port still takes, is for a reader, never a gap by itself."""
-    items: list[Delta] = []
-    was = {p.normalised for p in old.params if p.constexpr}
-    now = {p.normalised for p in new.params if p.constexpr}
-    for name in sorted(now - was - scope):
-        param = new.param(name)
-        upstream = _upstream_param_evidence(new, name, "upstream-new", Kind.PARAM_ADDED,
-                                            f"upstream added constexpr parameter {name}")
-        if port.param(name) is not None:
-            items.append(Delta("sync", "signature", f"the port already takes constexpr {name}",
-                                    [upstream] + _tree_param_evidence(port, name, f"the port takes {name}")[:1]))
-        else:
-            items.append(Delta("undecided", "signature",
-                                    f"upstream added {'template' if new.language == 'cpp' else 'constexpr'} parameter "
-                                    f"{name}{'=default' if param and param.has_default else ''}; the "
-                                    f"{port.language} port has no parameter of that name, and across languages a "
-                                    "compile-time specialisation need not correspond, so it is for a reader",
-                                    [upstream]))
-    for name in sorted(was - now - scope):
-        if port.param(name) is not None:
-            items.append(Delta("undecided", "signature",
-                                    f"upstream dropped constexpr parameter {name}; the port still takes {name}",
-                                    [_upstream_param_evidence(old, name, "upstream-old", Kind.PARAM_REMOVED,
-                                                              f"upstream removed constexpr parameter {name}")]
-                                    + _tree_param_evidence(port, name, f"the port still takes {name}")[:1]))
-    return items
-
-
-def _param_kind(param) -> str:
-    """How a message names a parameter: constexpr ones (``tl.constexpr``, C++
-    non-type template parameters) are flagged, they specialise the kernel."""
-    return "constexpr parameter" if param is not None and param.constexpr else "parameter"
-
-
-def _signature_line(signature: Signature) -> str | None:
-    return signature.params[0].quote if signature.params else None
-
-
-def _first_line_quote(definition, signature) -> str | None:
-    if signature is not None and signature.params:
-        return signature.params[0].quote
-    return None
-
-
-def _launched_names(port: Signature, index: TreeIndex | None) -> dict[str, set[str]]:
-    """kernel as written -> the names it stands for: its normalised name and
-    the upstream symbols its in-tree definition ports."""
-    names: dict[str, set[str]] = {}
-    for launch in port.launches:
-        bare = bare_name(launch.kernel)
-        stands_for = {launch.kernel_normalised}
-        if index is not None:
-            stands_for |= {normalise_kernel_name(n) for n in index.upstream_symbols_ported_by(bare)}
-        names[launch.kernel] = stands_for
-    return names
-
-
-def _launch_items(old: Signature, new: Signature, port: Signature, index: TreeIndex | None,
-                  scope: set[str] = frozenset()) -> list[Delta]:
-    if not old.launches and not new.launches:
-        return []
-    items: list[Delta] = []
-    old_kernels = {l.kernel_normalised for l in old.launches}
-    new_kernels = {l.kernel_normalised for l in new.launches}
-    launched = _launched_names(port, index)
-    port_stands_for = set().union(*launched.values()) if launched else set()
-    cross = old.language != port.language
-    # Kernels launched: added (a new sibling dispatched from the wrapper) and removed (a renamed kernel).
-    for kernel in sorted(new_kernels - old_kernels):
-        launch = next(l for l in new.launches if l.kernel_normalised == kernel)
-        upstream = Evidence(kind=Kind.LAUNCH_KERNEL, message=f"upstream now launches {kernel}", side="upstream-new",
-                            path=new.path, line=launch.line, quote=launch.quote, symbol=new.name)
-        if kernel in port_stands_for:
-            items.append(Delta("sync", "launch", f"the port already launches {kernel}", [upstream]))
-        else:
-            tree = [_tree_launch_evidence(port, l, "the port launches this instead") for l in port.launches[:2]]
-            if not tree:
-                tree = [Evidence(kind=Kind.TREE_LAUNCH, message="the port launches no kernel", side="tree",
-                                 path=port.path, line=port.start_line, symbol=port.name)]
-            items.append(Delta("behind", "launch", f"upstream now launches {kernel}, the port does not", [upstream] + tree))
-    for kernel in sorted(old_kernels - new_kernels):
-        launch = next(l for l in old.launches if l.kernel_normalised == kernel)
-        upstream = Evidence(kind=Kind.LAUNCH_KERNEL, message=f"upstream no longer launches {kernel}", side="upstream-old",
-                            path=old.path, line=launch.line, quote=launch.quote, symbol=old.name)
-        still = [l for l in port.launches if kernel in launched.get(l.kernel, set())]
-        if still:
-            items.append(Delta("behind", "launch", f"upstream stopped launching {kernel}, the port still launches it",
-                                    [upstream] + [_tree_launch_evidence(port, l, f"the port still launches {kernel}") for l in still[:1]]))
-        elif port.launches or new_kernels:
-            items.append(Delta("sync", "launch", f"the port does not launch {kernel}", [upstream]))
-    # Launch geometry of a paired launch.
-    pairs = _pair_launches(old.launches, new.launches)
-    for before, after in pairs:
-        mine = _port_launch(port, launched, before, after)
-        items += _geometry_items(old, new, port, before, after, mine, cross, len(port.launches), index, scope)
-    if not port.launches:
-        # Same-module helpers are followed by the signature; a port that still
-        # shows no launch launches through another module's helper: absence of
-        # a launch here is not evidence of the old shape.
-        items = [Delta("undecided", i.layer, f"{i.message.split(',')[0]}; the port launches no kernel itself "
-                            "(a helper in another module may), so its launch cannot be compared", i.evidence)
-                 if i.status is Status.BEHIND else i for i in items]
-    return items
-
-
-def _pair_launches(old_launches, new_launches):
-    """Old and new launch sites of the same kernel, most alike first.
-
-    A commit that adds a second launch of a kernel (a new dispatch branch,
-    such as an FP4 path) keeps the old launch paired with the new site whose
-    arguments it shares most, not with whichever comes first in the file.
-    """
-    pairs = []
-    unmatched_old = list(old_launches)
-    unmatched_new = list(new_launches)
-    candidates = sorted(
-        ((len(set(o.texts) & set(n.texts)), i, j) for i, o in enumerate(old_launches)
-         for j, n in enumerate(new_launches) if o.kernel_normalised == n.kernel_normalised),
-        key=lambda c: (-c[0], c[1], c[2]),
-    )
-    for _, i, j in candidates:
-        partner, launch = old_launches[i], new_launches[j]
-        if partner in unmatched_old and launch in unmatched_new:
-            pairs.append((partner, launch))
-            unmatched_old.remove(partner)
-            unmatched_new.remove(launch)
-    if len(unmatched_old) == 1 and len(unmatched_new) == 1:
-        pairs.append((unmatched_old[0], unmatched_new[0]))  # a renamed kernel, same launch site
-    return pairs
-
-
-def _port_launch(port: Signature, launched, before, after):
-    if len(port.launches) == 1:
-        return port.launches[0]
-    for launch in port.launches:
-        stands_for = launched.get(launch.kernel, set())
-        if before.kernel_normalised in stands_for or after.kernel_normalised in stands_for:
-            return launch
-    return None
-
-
-def _tree_launch_evidence(port: Signature, launch, message: str) -> Evidence:
-    return Evidence(kind=Kind.TREE_LAUNCH, message=message, side="tree", path=port.path, line=launch.line,
-                    quote=launch.quote, symbol=port.name)
-
-
-def _geometry_items(old, new, port, before, after, mine, cross: bool, port_launch_count: int,
-                    index: TreeIndex | None = None, scope=frozenset()) -> list[Delta]:
-    items: list[Delta] = []
-    if before.grid_form and after.grid_form:
-        # Compared modulo naming: a commit that only renames the locals a grid
-        # is computed from (or respells cdiv) leaves the launch as it was.
-        grid_changed = before.grid_form != after.grid_form
-    else:
-        grid_changed = before.grid_text.replace(" ", "") != after.grid_text.replace(" ", "") \
-            or before.grid_identifiers != after.grid_identifiers
-    upstream = [
-        Evidence(kind=Kind.LAUNCH_GRID, message=f"upstream grid was {before.grid_text}", side="upstream-old",
-                 path=old.path, line=before.grid_line or before.line, quote=before.grid_quote or before.quote, symbol=old.name,
-                 subject=before.grid_form or None),
-        Evidence(kind=Kind.LAUNCH_GRID, message=f"upstream grid is now {after.grid_text}", side="upstream-new",
-                 path=new.path, line=after.grid_line or after.line, quote=after.grid_quote or after.quote, symbol=new.name,
-                 subject=after.grid_form or None,
-                 before=Location(Side.OLD, old.path, before.grid_line or before.line,
-                                 quote=before.grid_quote or before.quote),
-                 after=Location(Side.NEW, new.path, after.grid_line or after.line, quote=after.grid_quote or after.quote)),
-    ]
-    if grid_changed:
-        if mine is None:
-            items.append(Delta("undecided", "launch",
-                                    f"upstream changed the grid of {after.kernel_normalised} and the port has "
-                                    f"{port_launch_count} launches none of which maps to it", upstream))
-        else:
-            items.append(replace(_grid_item(before, after, mine, port, cross, upstream, new), geometry=True))
-    if before.grid_shape != after.grid_shape and before.grid_shape and after.grid_shape and mine is not None:
-        tree = [_tree_launch_evidence(port, mine, f"the port's grid has {mine.grid_shape} axes")]
-        if mine.grid_shape == after.grid_shape:
-            items.append(Delta("sync", "launch", f"the port's grid already has {after.grid_shape} axes", upstream + tree))
-        elif mine.grid_shape == before.grid_shape:
-            items.append(Delta("behind", "launch",
-                                    f"upstream grid went from {before.grid_shape} to {after.grid_shape} axes, the port's has "
-                                    f"{before.grid_shape}", upstream + tree))
-    for attribute in ("block", "num_warps", "num_stages"):
-        was, now = getattr(before, attribute), getattr(after, attribute)
-        have = getattr(mine, attribute) if mine is not None else None
-        if attribute == "block" and (was is None or now is None) and before.block_form and after.block_form:
-            # Threads per block through locals (``const int threads = 64``):
-            # the canonical forms compare where a literal cannot be read.
-            was, now = before.block_form, after.block_form
-            have = (mine.block_form or None) if mine is not None else None
-        if was == now or was is None or now is None or mine is None:
-            continue
-        if cross or have is None:
-            continue  # CUDA threads and Triton warps do not compare
-        tree = [Evidence(kind=Kind.LAUNCH_BLOCK, message=f"upstream {attribute} was {was}", side="upstream-old",
-                         path=old.path, line=before.line, quote=before.quote, symbol=old.name),
-                Evidence(kind=Kind.LAUNCH_BLOCK, message=f"upstream {attribute} is now {now}", side="upstream-new",
-                         path=new.path, line=after.line, quote=after.quote, symbol=new.name,
-                         before=Location(Side.OLD, old.path, before.line, quote=before.quote),
-                         after=Location(Side.NEW, new.path, after.line, quote=after.quote)),
-                _tree_launch_evidence(port, mine, f"the port's {attribute} is {have}")]
-        if have == now:
-            items.append(Delta("sync", "launch", f"the port's {attribute} is already {now}", tree))
-        elif have == was:
-            items.append(Delta("behind", "launch", f"upstream {attribute} went {was} → {now}, the port's is still {was}",
-                                    tree, geometry=True))
-    if mine is not None:
-        launch = [Evidence(kind=Kind.LAUNCH_ARGUMENT, message=f"upstream launches {after.kernel_normalised} here",
-                           side="upstream-new", path=new.path, line=after.line, quote=after.quote, symbol=new.name,
-                           before=Location(Side.OLD, old.path, before.line, quote=before.quote),
-                           after=Location(Side.NEW, new.path, after.line, quote=after.quote))]
-        items += _argument_items(before, after, mine, port, cross, launch, index,
-                                 scope | _kernel_scope(index, after.kernel_normalised))
-    return items
-
-
-def _kernel_scope(index: TreeIndex | None, kernel: str) -> set[str]:
-    """Parameters of the launched upstream kernel that in-tree ``not-carried
-    ...::KERNEL[PARAM]`` declarations set aside: a launch passing them is
-    passing a feature the port does not carry."""
-    if index is None:
-        return set()
-    return {normalise_name(a.param) for a in index.anchors
-            if a.kind == "not-carried" and a.param and normalise_name(a.bare_symbol) == kernel}
-
-
-def _argument_items(before, after, mine, port, cross: bool, upstream, index, scope=frozenset()) -> list[Delta]:
-    """A launch gaining or losing an argument, placed against the port's launch.
-
-    When both upstream launches' kernels are known, an argument is the kernel
-    parameter it binds to (positional by index, keyword by name), so
-    ``valid_counts.stride(0)`` appended to a launch is ``valid_counts_stride``
-    even though ``valid_counts`` was already passed. Otherwise arguments
-    compare by their first identifier, keyword names and normalised text.
-    Arguments a ``[PARAM]`` not-carried declaration sets aside (``scope``) are
-    not compared: the port does not carry that feature on purpose.
-    """
-    tree = _tree_launch_evidence(port, mine, "the port's launch")
-    if before.bound is not None and after.bound is not None:
-        have = _port_binding(mine, index)
-        if have is not None:
-            return _bound_items(before, after, mine, port, cross, upstream, have, scope)
-    items: list[Delta] = []
-    if not cross:
-        added_keywords = set(_normalised_keywords(after)) - set(_normalised_keywords(before)) - scope
-        if added_keywords:
-            present = added_keywords & set(_normalised_keywords(mine))
-            status = "sync" if present == added_keywords else "behind" if not present else "undecided"
-            items.append(Delta(status, "launch",
-                                    f"upstream's launch now passes {', '.join(sorted(added_keywords))}"
-                                    + ("" if status == "behind" else "; the port passes it"), upstream + [tree]))
-    removed_arguments = set(before.arguments) - set(after.arguments) - scope
-    added_arguments = set(after.arguments) - set(before.arguments) - scope
-    have = set(mine.arguments) | set(_normalised_keywords(mine))
-    if removed_arguments or added_arguments:
-        still = sorted(removed_arguments & have)
-        if still and not (added_arguments & have):
-            items.append(Delta("behind", "launch",
-                                    f"upstream stopped passing {', '.join(still)} to the kernel, the port still passes it",
-                                    upstream + [_tree_launch_evidence(port, mine, f"the port still passes {still[0]}")]))
-        elif added_arguments and added_arguments <= have and not still:
-            items.append(Delta("sync", "launch", f"the port already passes {', '.join(sorted(added_arguments))}",
-                                    upstream))
-    elif not cross and not items:
-        # Same identifiers, different arguments (``x.stride(0)`` added next to
-        # ``x``): the port passing the same expression is in sync; not passing
-        # it is undecided, since the port may spell it differently.
-        def texts(launch):  # a keyword a [PARAM] declaration sets aside passes nothing the port carries
-            return [text for slot, text in zip(launch.slots, launch.texts) if slot not in scope]
-
-        added_texts = sorted(set(texts(after)) - set(texts(before)))
-        if added_texts and len(texts(after)) != len(texts(before)):
-            present = [t for t in added_texts if t in mine.texts]
-            status = "sync" if len(present) == len(added_texts) else "undecided"
-            items.append(Delta(status, "launch", f"upstream's launch now passes {', '.join(added_texts)}"
-                                    + ("; the port passes it too" if status == "sync" else
-                                       "; the port's launch does not pass the same expression"), upstream + [tree]))
-    return items
-
-
-def _bound_items(before, after, mine, port, cross: bool, upstream, have: tuple[str, ...],
-                 scope=frozenset()) -> list[Delta]:
-    """Argument delta by the kernel parameters the arguments bind to."""
-    items: list[Delta] = []
-    removed = [p for p in before.bound if p not in after.bound and p not in scope]
-    added = [p for p in after.bound if p not in before.bound and p not in scope]
-    kernel = after.kernel_normalised
-    still = [p for p in removed if p in have]
-    if still:
-        items.append(Delta("behind", "launch",
-                                f"upstream stopped passing {', '.join(still)} to {kernel}, the port still passes it",
-                                upstream + [_tree_launch_evidence(port, mine, f"the port still passes {still[0]}")]))
-    elif removed:
-        items.append(Delta("sync", "launch", f"the port does not pass {', '.join(removed)} either", upstream))
-    present = [p for p in added if p in have]
-    missing = [p for p in added if p not in have]
-    if present:
-        items.append(Delta("sync", "launch", f"the port's launch already passes {', '.join(present)}",
-                                upstream + [_tree_launch_evidence(port, mine, f"the port passes {present[0]}")]))
-    if missing:
-        # Across languages, or past a ``**options`` splat, the port may pass it
-        # under another name: not evidence of the old shape.
-        status = "undecided" if cross or "*" in mine.slots else "behind"
-        items.append(Delta(status, "launch",
-                                f"upstream's launch now passes {', '.join(missing)} to {kernel}, the port's does not",
-                                upstream + [_tree_launch_evidence(port, mine, f"the port's launch lacks {missing[0]}")]))
-    return items
-
-
-def _port_binding(launch, index) -> tuple[str, ...] | None:
-    """The parameters the port's launch binds to: from its own file, else
-    from the in-tree definition of the launched kernel."""
-    if launch.bound is not None:
-        return launch.bound
-    if index is None:
-        return None
-    bare = bare_name(launch.kernel)
-    for definition in index.definitions_by_name.get(bare, []):
-        if definition.kind not in (KIND_CUDA_KERNEL, KIND_TRITON_KERNEL):
-            continue
-        signature = index.signature_of(definition)
-        if signature is not None:
-            params = [p.normalised for p in signature.params
-                      if not p.name.startswith("*") and (signature.language == "python" or not p.constexpr)]
-            return bind_arguments(launch.slots, params)
-    return None
-
-
-def _normalised_keywords(launch):
-    return [normalise_name(k) for k in launch.keywords]
-
-
-def _grid_item(before, after, mine, port, cross: bool, upstream, new=None) -> Delta:
-    tree = [_tree_launch_evidence(port, mine, f"the port's grid is {mine.grid_text}")]
-    if before.grid_form and after.grid_form and mine.grid_form:
-        decided = _grid_form_item(before, after, mine, port, new, upstream + tree)
-        if decided is not None:
-            return decided
-    if not cross and mine.grid_text.replace(" ", "") == after.grid_text.replace(" ", ""):
-        return Delta("sync", "launch", f"the port's grid is already {after.grid_text}", upstream + tree)
-    if not cross and mine.grid_text.replace(" ", "") == before.grid_text.replace(" ", ""):
-        return Delta("behind", "launch", f"upstream grid went {before.grid_text} → {after.grid_text}, the port's is "
-                          f"still {mine.grid_text}", upstream + tree)
-    if before.grid_form and after.grid_form and mine.grid_form:
-        binding = _parameter_binding(port, new)
-        added = set(after.grid_leaves) - set(before.grid_leaves)
-        removed = set(before.grid_leaves) - set(after.grid_leaves)
-        have = {binding.get(leaf, leaf) for leaf in mine.grid_leaves}
-        before_terms = set(before.grid_leaves)
-    else:
-        added = set(after.grid_identifiers) - set(before.grid_identifiers)
-        removed = set(before.grid_identifiers) - set(after.grid_identifiers)
-        have = set(mine.grid_identifiers)
-        before_terms = set(before.grid_identifiers)
-    if not added and not removed:
-        return Delta("undecided", "launch",
-                          f"upstream grid went {before.grid_text} → {after.grid_text} with the same identifiers, and the "
-                          f"port's grid {mine.grid_text} cannot be matched to either", upstream + tree)
-    if added <= have and not (removed & have):
-        return Delta("sync", "launch", f"the port's grid already uses {', '.join(sorted(added)) or 'the new terms'}",
-                          upstream + tree)
-    if not (added & have) and removed <= have and have & before_terms:
-        what = ", ".join(sorted(added)) if added else "the new terms"
-        return Delta("behind", "launch", f"upstream grid went {before.grid_text} → {after.grid_text}; the port's grid "
-                          f"{mine.grid_text} lacks {what}", upstream + tree)
-    return Delta("undecided", "launch",
-                      f"upstream grid went {before.grid_text} → {after.grid_text} and the port's grid {mine.grid_text} "
-                      "shares terms with both", upstream + tree)
-
-
-def _parameter_binding(port: Signature, upstream: Signature | None) -> dict[str, str]:
-    """The port's parameter names mapped to upstream's at the same position,
-    where the names differ: the port mirrors upstream's interface, so a
-    parameter it calls ``cu`` where upstream says ``cu_seq_lens`` is the
-    same input, not a different grid term."""
-    if upstream is None or len(port.params) != len(upstream.params):
-        return {}
-    theirs = set(upstream.param_names)
-    return {mine.normalised: other.normalised for mine, other in zip(port.params, upstream.params)
-            if mine.normalised != other.normalised and mine.normalised not in theirs}
-
-
-def _renamed_form(form: str, binding: dict[str, str]) -> str:
-    if not binding:
-        return form
-    return re.sub(r"[A-Za-z_]\w*", lambda m: binding.get(m.group(0), m.group(0)), form)
-
-
-def _grid_form_item(before, after, mine, port, new, evidence) -> Delta | None:
-    """The grid compared as canonical expressions (``portq.expressions``):
-    equal to upstream's new form is IN_SYNC, equal to its old form is behind,
-    whatever the locals are called; a form the port computes through
-    something unresolved cannot be placed. None: let the terms decide."""
-    binding = _parameter_binding(port, new)
-    have = _renamed_form(mine.grid_form, binding)
-    shown = f"{mine.grid_text} (≡ {mine.grid_form})" if mine.grid_form != mine.grid_text and not mine.grid_opaque \
-        and len(mine.grid_form) <= 80 else mine.grid_text
-    if have == after.grid_form:
-        return Delta("sync", "launch", f"the port's grid {shown} is upstream's new grid {after.grid_text} modulo "
-                          "naming", evidence)
-    if have == before.grid_form:
-        return Delta("behind", "launch", f"upstream grid went {before.grid_text} → {after.grid_text}, the port's "
-                          f"grid {shown} is still the old one", evidence)
-    opaque = [o for o in mine.grid_opaque + after.grid_opaque if o]
-    if opaque:
-        unresolved = Evidence(kind=Kind.UNRESOLVED, side="tree" if mine.grid_opaque else "upstream-new",
-                              path=port.path if mine.grid_opaque else new.path if new else None,
-                              line=mine.grid_line if mine.grid_opaque else after.grid_line,
-                              quote=mine.grid_quote if mine.grid_opaque else after.grid_quote,
-                              message=f"the grid goes through {', '.join(opaque[:3])}, which could not be resolved",
-                              subject=", ".join(opaque[:3]))
-        return Delta("undecided", "launch",
-                          f"upstream grid went {before.grid_text} → {after.grid_text}; the port's grid {shown} goes through "
-                          f"{', '.join(opaque[:2])}, which could not be resolved, so it cannot be compared",
-                          evidence + [unresolved])
-    return None
-
-
-def _program_id_items(old: Signature, new: Signature, port: Signature, set_aside=frozenset()) -> list[Delta]:
-    """Program-id decomposition, num_programs and early exits. What upstream
-    does inside a helper the tree declares not carried (``set_aside``: an
-    MXFP4 implementation the kernel dispatches to) is not the port's concern."""
-    items: list[Delta] = []
-
-    def carried(decomposition) -> bool:
-        return not (set(decomposition.via.split(" > ")) & set_aside) if decomposition.via else True
-
-    before = {(d.axis, d.operator, d.operand) for d in old.decomposition if carried(d)}
-    after = {(d.axis, d.operator, d.operand) for d in new.decomposition if carried(d)}
-    have = {(d.axis, d.operator, d.operand) for d in port.decomposition}
-    if before != after:
-        evidence = [Evidence(kind=Kind.PROGRAM_ID, message=f"upstream decomposes program_id({d.axis}) {d.operator} {d.operand}",
-                             side="upstream-new", path=new.path, line=d.line, quote=d.quote, symbol=new.name)
-                    for d in new.decomposition if carried(d) and (d.axis, d.operator, d.operand) not in before][:2]
-        evidence += [Evidence(kind=Kind.PROGRAM_ID, message=f"the port decomposes program_id({d.axis}) {d.operator} {d.operand}",
-                              side="tree", path=port.path, line=d.line, quote=d.quote, symbol=port.name)
-                     for d in port.decomposition][:2]
-        added, removed = after - before, before - after
-        if have == after or (added and added <= have and not (removed & have)):
-            items.append(Delta("sync", "launch", "the port already decomposes the program id the new way", evidence))
-        elif have == before or (not (added & have) and removed <= have and have & before):
-            items.append(Delta("behind", "launch",
-                                    "upstream changed how the work is packed into program_id (" +
-                                    ", ".join(f"{o} {x}" for _, o, x in sorted(added)) + "), the port still decomposes it the old way",
-                                    evidence))
-        else:
-            items.append(Delta("undecided", "launch",
-                                    "upstream changed the program-id decomposition and the port's matches neither side",
-                                    evidence))
-    for attribute, label in (("num_programs_axes", "num_programs"), ("program_id_axes", "program_id axes")):
-        was, now, mine = set(getattr(old, attribute)), set(getattr(new, attribute)), set(getattr(port, attribute))
-        if was == now or old.language != new.language:
-            continue
-        if mine == now:
-            items.append(Delta("sync", "launch", f"the port's {label} already match", []))
-        elif mine == was:
-            items.append(Delta("behind", "launch", f"upstream {label} went {sorted(was)} → {sorted(now)}, the port's are "
-                                    f"{sorted(mine)}", []))
-    guards_added = set(new.early_exit_guards) - set(old.early_exit_guards)
-    if guards_added and new.is_kernel:
-        exit_line = new.early_exits[-1] if new.early_exits else None
-        line_evidence = [Evidence(kind=Kind.EARLY_EXIT, message=f"upstream kernel now returns early on {', '.join(sorted(guards_added))}",
-                                  side="upstream-new", path=new.path, line=exit_line.line if exit_line else new.start_line,
-                                  quote=exit_line.quote if exit_line else None, symbol=new.name)]
-        if guards_added & set(port.early_exit_guards):
-            items.append(Delta("sync", "launch", "the port has the same early-exit guard", line_evidence))
-        elif not before ^ after:
-            items.append(Delta("undecided", "launch", f"upstream added an early exit on {', '.join(sorted(guards_added))}",
-                                    line_evidence))
-    return items
 
 
 # --- changed lines ----------------------------------------------------------------
