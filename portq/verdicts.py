@@ -596,9 +596,11 @@ class SymbolClassifier:
                 evidence,
             )
         language_note = "" if old.language == definition.language else " (cross-language port)"
+        besides = f" besides {', '.join(sorted({s.message for s in scoped}))}, which the tree declares not carried" \
+            if scoped else ""
         return self._base(
             symbol, NEEDS_REVIEW, None, "body",
-            f"{symbol.name} changed in its body only, with no parameter or launch delta{language_note}, so "
+            f"{symbol.name} changed in its body, with no parameter or launch delta{besides}{language_note}, so "
             "a reviewer must compare the bodies; a body change on a ported symbol is never NOT_APPLICABLE",
             evidence + [Evidence(kind=Kind.BODY, message="body-only change on a ported symbol", side="tree",
                                  path=definition.file, line=definition.start_line,

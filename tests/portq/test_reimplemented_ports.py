@@ -109,6 +109,7 @@ def test_program_ids_decomposed_inside_a_not_carried_helper_are_not_compared(tmp
     kernel = _symbol(verdict, "_triton_gather_kv_b_proj")
     assert kernel.verdict == NEEDS_REVIEW and kernel.decided_by == "body", kernel.reason  # the body moved: read it
     assert "program-id" not in kernel.reason and "matches neither" not in kernel.reason
+    assert "besides is_fp4, which the tree declares not carried" in kernel.reason  # computed, not "body only"
     assert not any(e.kind == "program-id" and "num_batch_heads" in e.message for e in kernel.evidence)
     assert (_symbol(verdict, "_fp4_impl").verdict, _symbol(verdict, "_fp4_impl").justification) == (
         NOT_APPLICABLE, "not-carried")
