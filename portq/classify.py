@@ -30,24 +30,14 @@ through the context.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from portq import __version__
 from portq.evidence import Kind
 from portq.hunks import change_lines
-from portq.model import (
-    IN_SYNC,
-    NEEDS_REVIEW,
-    NOT_APPLICABLE,
-    EntryChanges,
-    Evidence,
-    FileChange,
-    SymbolVerdict,
-    TouchedSymbol,
-    Verdict,
-)
+from portq.model import NEEDS_REVIEW, NOT_APPLICABLE, EntryChanges, Evidence, FileChange, Verdict
 
 
 @dataclass
@@ -235,15 +225,9 @@ def net_zero_pairs(entries: list[EntryChanges]) -> dict[int, tuple[int, str]]:
 
 def rename_aliases(entries: list[EntryChanges]) -> dict[str, set[str]]:
     """upstream path -> every other name it had through renames in the range."""
-    groups: dict[str, set[str]] = {}
-    for entry in entries:
-        for change in _file_changes(entry):
-            if change.old_path and change.new_path and change.old_path != change.new_path \
-                    and change.status in ("renamed", "copied"):
-                group = groups.get(change.old_path, {change.old_path}) | groups.get(change.new_path, {change.new_path})
-                for path in group:
-                    groups[path] = group
-    return {path: group - {path} for path, group in groups.items()}
+    from portq.mapping import rename_aliases as of_commits
+
+    return of_commits(entry.commit for entry in entries)
 
 
 # --- the structural classifier ---------------------------------------------------------
@@ -275,8 +259,7 @@ class StructuralClassifier:
         facts = RangeFacts(net_zero_partner, aliases or {})
         if net_zero_partner is not None:
             return self._net_zero(entry, net_zero_partner)
-        verdicts = [self.symbols.classify(entry, symbol, facts) for symbol in self._symbols(entry, facts)]
-        verdicts += [self._unparsed_change(change, facts) for change in self._changes_without_symbols(entry)]
+        verdicts = [self.symbols.classify(entry, symbol, facts) for symbol in entry.symbols]
         if not entry.rows and not verdicts:
             return Verdict(NOT_APPLICABLE, "no-row", "path",
                            reason="no matrix row owns any path or symbol this commit touches, and no in-tree "
@@ -294,61 +277,6 @@ class StructuralClassifier:
                    "leaves the files as they were: net-zero rather than a change to port",
             evidence=[Evidence(kind=Kind.NET_ZERO, message=f"{relation} entry {position} {sha}", side="upstream-new")],
             version=__version__,
-        )
-
-    def _symbols(self, entry: EntryChanges, facts) -> list[TouchedSymbol]:
-        """The mapped symbols, plus those of files no row owns but an anchor names."""
-        symbols = list(entry.symbols)
-        unowned = set(entry.unowned_paths)
-        for change in _file_changes(entry):
-            if change.path not in unowned:
-                continue
-            paths = {p for p in (change.old_path, change.new_path) if p}
-            for path in list(paths):
-                paths |= facts.aliases.get(path, set())
-            if not self.symbols.index.anchors_for_path(self.context.upstream, paths):
-                continue
-            symbols.extend(self._map_unowned(change))
-        return symbols
-
-    def _map_unowned(self, change: FileChange) -> list[TouchedSymbol]:
-        from portq.mapping import ChangeMapper
-
-        mapper = ChangeMapper(self.context.matrix, self.context.upstream, self.context.read_blob,
-                              self.context.symbol_tables)
-        return [replace(s, rows=()) for s in mapper._touched_symbols(change)]
-
-    def _changes_without_symbols(self, entry: EntryChanges) -> list[FileChange]:
-        covered = {s.path for s in entry.symbols} | {s.old_path for s in entry.symbols if s.old_path}
-        return [c for c in entry.owned_changes if c.path not in covered and c.old_path not in covered]
-
-    def _unparsed_change(self, change: FileChange, facts) -> SymbolVerdict:
-        """An owned change that touched no symbol: a pure rename or blank lines."""
-        from portq.paths import non_code_kind
-
-        paths = {p for p in (change.old_path, change.new_path) if p}
-        for path in list(paths):
-            paths |= facts.aliases.get(path, set())
-        anchors = self.symbols.index.anchors_for_path(self.context.upstream, paths)
-        if anchors:
-            renamed = change.old_path and change.new_path and change.old_path != change.new_path
-            what = f"renamed {change.old_path} → {change.new_path}" if renamed else "changed no definition"
-            stale = [a for a in anchors if a.path != change.path]
-            return SymbolVerdict(
-                path=change.path, symbol="<file>", change="modified", verdict=IN_SYNC, justification=None,
-                decided_by="path",
-                reason=f"the ported file was {what} without changing any definition, so the ports keep their shape: "
-                       "IN_SYNC rather than a gap" + ("; update the anchors to the new path" if stale and renamed else ""),
-                evidence=[Evidence(kind=Kind.ANCHOR, message=f"anchor names {a.path}", side="tree", path=a.file,
-                                   line=a.line, quote=a.quote) for a in anchors[:3]],
-            )
-        kind = non_code_kind(change.path)
-        justification = "non-code" if kind else "not-ported"
-        return SymbolVerdict(
-            path=change.path, symbol="<file>", change="modified", verdict=NOT_APPLICABLE,
-            justification=justification, decided_by="path",
-            reason=(f"{change.path} is {kind}" if kind else f"no in-tree anchor names {change.path}")
-                   + f", so {justification}",
         )
 
 

@@ -136,10 +136,11 @@ class _Plan:
     paths: tuple[str, ...]
     file_rows: list[str]
     claim: bool | None
+    anchored: bool = False  # no row owns it, but an in-tree anchor names the file (or a name it had)
 
     @property
     def looked_at(self) -> bool:
-        return bool(self.file_rows) or bool(self.claim)
+        return bool(self.file_rows) or bool(self.claim) or self.anchored
 
     def sides(self) -> list[tuple[str, str]]:
         """(blob, path) of the old and new side that exist and may be parsed."""
@@ -167,7 +168,16 @@ class ChangeMapper:
         read_blob: Callable[[str], bytes],
         symbol_tables=None,
         read_blobs: Callable[[list[str]], dict[str, bytes]] | None = None,
+        anchored: Callable[[set[str]], bool] | None = None,
+        aliases: dict[str, set[str]] | None = None,
     ) -> None:
+        """``anchored(paths)`` says whether an in-tree anchor names any of
+        ``paths`` (the tree index, built before mapping), ``aliases`` every
+        other name a path had through the range's renames
+        (``rename_aliases``): a file no row owns but a port names is mapped
+        like an owned one, here and only here."""
+        self.anchored = anchored
+        self.aliases = aliases or {}
         self.matrix = matrix
         self.upstream = upstream
         self.read_blob = read_blob
@@ -276,8 +286,32 @@ class ChangeMapper:
             paths = tuple(p for p in (change.old_path, change.new_path) if p)
             file_rows = self._file_rows(paths)
             # A change a path glob claims keeps every touched symbol: no name test needed.
-            plans.append(_Plan(change, paths, file_rows, False if file_rows else self._claim_from_diff(change)))
+            plan = _Plan(change, paths, file_rows, False if file_rows else self._claim_from_diff(change))
+            if self.anchored is not None and change.old_path and change.new_path and change.old_path != change.new_path:
+                self._learn_rename(change.old_path, change.new_path)
+            if not file_rows and self.anchored is not None:
+                named = set(paths).union(*(self.aliases.get(p, set()) for p in paths))
+                plan.anchored = self.anchored(named)
+            plans.append(plan)
         return plans
+
+    def _learn_rename(self, old: str, new: str) -> None:
+        group = {old, new} | self.aliases.get(old, set()) | self.aliases.get(new, set())
+        for path in group:
+            self.aliases[path] = group - {path}
+
+    def settle_renames(self, entries: list[EntryChanges]) -> list[EntryChanges]:
+        """Entries mapped before a later commit of the range renamed one of
+        their unowned files to a name an anchor uses, mapped again now that
+        every rename of the range is known (mapping decides ownership alone)."""
+        if self.anchored is None:
+            return entries
+        self.aliases = {path: set(names) for path, names in rename_aliases(e.commit for e in entries).items()}
+        settled = []
+        for entry in entries:
+            late = [p for p in entry.unowned_paths if p in self.aliases and self.anchored({p} | self.aliases[p])]
+            settled.append(self.map_commit(entry.position, entry.commit) if late else entry)
+        return settled
 
     def map_commits(self, commits, start: int = 1, chunk: int = 32):
         """Map commits in order, reading the blobs of ``chunk`` commits per round trip."""
@@ -387,11 +421,13 @@ class ChangeMapper:
             touched = []
             for symbol in self._touched_symbols(change):
                 symbol_rows, path_rows = self._claimants(plan.paths, _names(symbol))
-                if not (symbol_rows or path_rows):
+                if not (symbol_rows or path_rows or plan.anchored):
                     continue
                 by_symbol.update(symbol_rows)
                 by_path.update(path_rows)
                 touched.append(replace(symbol, rows=tuple(symbol_rows + path_rows)))
+            if (file_rows or plan.anchored) and not touched:
+                touched.append(_file_symbol(change, file_rows))  # a pure rename, blank lines: decided as a file
             if touched or file_rows:
                 owned.append(change)
                 symbols.extend(touched)
@@ -536,6 +572,29 @@ def _line_span_symbol(base: dict, change: FileChange, name: str, kind: str, remo
         fallback=fallback,
         **base,
     )
+
+
+def _file_symbol(change: FileChange, rows: list[str]) -> TouchedSymbol:
+    """An owned change that touched no definition (a pure rename, blank lines)."""
+    return TouchedSymbol(
+        path=change.path, name="<file>", qualified_name="<file>", kind="file", language=language_of(change.path) or None,
+        change="modified", rows=tuple(rows),
+        old_path=change.old_path if change.old_path != change.new_path else None,
+        old_blob=change.old_blob, new_blob=change.new_blob,
+    )
+
+
+def rename_aliases(commits) -> dict[str, set[str]]:
+    """upstream path -> every other name it had through renames in ``commits``."""
+    groups: dict[str, set[str]] = {}
+    for commit in commits:
+        for change in commit.changes:
+            if change.old_path and change.new_path and change.old_path != change.new_path \
+                    and change.status in ("renamed", "copied"):
+                group = groups.get(change.old_path, {change.old_path}) | groups.get(change.new_path, {change.new_path})
+                for path in group:
+                    groups[path] = group
+    return {path: group - {path} for path, group in groups.items()}
 
 
 def _lines_symbol(base: dict, change: FileChange, hunks, reason: str) -> TouchedSymbol:

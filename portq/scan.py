@@ -147,7 +147,7 @@ def run_scan(config: Config, range_spec: str, *, progress=None, options: dict[st
                     wave = ledger.finish_wave(wave, "complete")
                     return ScanResult(wave, resumed, ledger.wave_entries(wave), name, len(plan.redecide))
             entries = _read_entries(upstream, matrix, name, cache_dir, revisions, revisions.shas, progress,
-                                    commits=started)
+                                    commits=started, index=index)
             wave, resumed = ledger.begin_wave(**wave_fields)
             try:
                 _classify_and_record(ledger, wave, entries, progress, context, keys)
@@ -179,12 +179,14 @@ def run_scan(config: Config, range_spec: str, *, progress=None, options: dict[st
 
 
 def _read_entries(upstream, matrix, name, cache_dir, revisions, shas, progress,
-                  positions: list[int] | None = None, commits=None) -> list[EntryChanges]:
+                  positions: list[int] | None = None, commits=None, index=None) -> list[EntryChanges]:
     """Map the commits ``shas`` of ``revisions`` (all of them in one stream, or a rescan's few at
-    ``positions``); ``commits``: the stream of the whole range, already started."""
+    ``positions``); ``commits``: the stream of the whole range, already started. With the
+    in-tree ``index``, mapping also owns the files no row owns but a port names."""
     entries: list[EntryChanges] = []
+    anchored = (lambda paths: bool(index.anchors_for_path(name, paths))) if index is not None else None
     with DefinitionCache(definition_cache_path(cache_dir)) as definitions:
-        mapper = ChangeMapper(matrix, name, upstream.read_blob, definitions, upstream.read_blobs)
+        mapper = ChangeMapper(matrix, name, upstream.read_blob, definitions, upstream.read_blobs, anchored=anchored)
         if commits is None:
             commits = upstream.commits(revisions) if positions is None else upstream.commits_of(shas, revisions.spec)
         try:
@@ -194,6 +196,7 @@ def _read_entries(upstream, matrix, name, cache_dir, revisions, shas, progress,
                     entry.position = positions[len(entries)]
                 entries.append(entry)
                 progress.advance()
+            entries = mapper.settle_renames(entries)
         except KeyboardInterrupt:
             raise ScanInterrupted(f"scan of {revisions.spec} interrupted while reading; nothing was recorded") from None
     return entries
@@ -254,7 +257,8 @@ def _decide_again(upstream, matrix, name, cache_dir, revisions, plan: RescanPlan
     if not plan.redecide:
         return []
     entries = _read_entries(upstream, matrix, name, cache_dir, revisions,
-                            [revisions.shas[p - 1] for p in plan.read], progress, positions=plan.read)
+                            [revisions.shas[p - 1] for p in plan.read], progress, positions=plan.read,
+                            index=context.index)
     wanted = set(plan.redecide)
     decided = []
     progress.phase("classifying", len(entries))

@@ -229,6 +229,8 @@ class SymbolClassifier:
 
     def _decide(self, entry: EntryChanges, symbol: TouchedSymbol, facts: RangeFacts) -> SymbolVerdict:
         paths = self._paths(symbol, facts)
+        if symbol.name == "<file>":
+            return self._file_level(symbol, paths)
         ports = self._ports(symbol, paths)
         if ports or self.index.anchors_for_path(self.upstream, paths):
             broken = self._parse_failure(entry, symbol)
@@ -241,6 +243,26 @@ class SymbolClassifier:
         if not ports:
             return self._unported(entry, symbol, paths)
         return self._ported(entry, symbol, paths, ports)
+
+    def _file_level(self, symbol: TouchedSymbol, paths: set[str]) -> SymbolVerdict:
+        """An owned change that touched no definition: a pure rename or blank lines."""
+        anchors = self.index.anchors_for_path(self.upstream, paths)
+        if anchors:
+            renamed = symbol.old_path is not None and symbol.old_path != symbol.path
+            what = f"renamed {symbol.old_path} → {symbol.path}" if renamed else "changed no definition"
+            stale = [a for a in anchors if a.path != symbol.path]
+            return self._base(
+                symbol, IN_SYNC, None, "path",
+                f"the ported file was {what} without changing any definition, so the ports keep their shape: "
+                "IN_SYNC rather than a gap" + ("; update the anchors to the new path" if stale and renamed else ""),
+                [_anchor_evidence(a, f"anchor names {a.path}") for a in anchors[:3]],
+            )
+        kind = non_code_kind(symbol.path)
+        justification = "non-code" if kind else "not-ported"
+        return self._base(
+            symbol, NOT_APPLICABLE, justification, "path",
+            (f"{symbol.path} is {kind}" if kind else f"no in-tree anchor names {symbol.path}") + f", so {justification}",
+        )
 
     def _parse_failure(self, entry: EntryChanges, symbol: TouchedSymbol) -> SymbolVerdict | None:
         """NEEDS_REVIEW when the old or new parse of a ported file has errors

@@ -317,3 +317,27 @@ def test_a_scan_keeps_trees_only_for_live_paths_and_parses_a_renamed_file_from_i
     assert [entry.rows for entry in entries] == [("ALL",)] * 3
     assert ("pkg/b.py", True) in seeded  # the renamed file's new blob reused the tree of pkg/a.py
     assert tables.live_paths == ["pkg/b.py"]  # pkg/a.py renamed away, pkg/gone.py deleted
+
+
+# --- ownership decided once: files no row owns but a port names -----------------------------
+
+
+def test_a_file_no_row_owns_is_mapped_when_an_anchor_names_it_or_a_name_it_had():
+    old = b"def other():\n    return 1\n"
+    change, read = fake_change("any/where.py", old, old.replace(b"return 1", b"return 2"), PATCH.format(p="any/where.py"))
+    commit = Commit("s", (), "t", "t", "a", "d", changes=[change])
+    unanchored = ChangeMapper(Matrix.parse(SYMBOL_ONLY_MATRIX), "up", read, anchored=lambda paths: False)
+    assert unanchored.map_commit(1, commit).unowned_paths == ("any/where.py",)
+    named_later = ChangeMapper(Matrix.parse(SYMBOL_ONLY_MATRIX), "up", read,
+                               anchored=lambda paths: "moved/where.py" in paths,
+                               aliases={"any/where.py": {"moved/where.py"}})
+    entry = named_later.map_commit(1, commit)
+    assert entry.unowned_paths == () and [(s.name, s.rows) for s in entry.symbols] == [("other", ())]
+
+
+def test_an_owned_change_that_touches_no_definition_is_one_file_level_symbol():
+    matrix = Matrix.parse('[[row]]\nid = "R"\nupstream = "up"\npaths = ["**/*.py"]\n')
+    change = FileChange("renamed", "a/x.py", "b/x.py", old_blob="1" * 40, new_blob="1" * 40,
+                        patch="diff --git a/a/x.py b/b/x.py\nsimilarity index 100%\nrename from a/x.py\nrename to b/x.py\n")
+    entry = ChangeMapper(matrix, "up", lambda sha: b"").map_commit(1, Commit("s", (), "t", "t", "a", "d", changes=[change]))
+    assert [(s.name, s.kind, s.old_path, s.rows) for s in entry.symbols] == [("<file>", "file", "a/x.py", ("R",))]
