@@ -552,10 +552,28 @@ def compare(old: Signature, new: Signature, port: Signature, index: TreeIndex | 
     set_aside = {a.bare_symbol for a in index.anchors if a.kind == "not-carried" and not a.param
                  and (upstream is None or a.upstream == upstream)} if index is not None else set()
     items: list[Delta] = []
-    items += _parameter_items(old, new, port, scope, derivation)
+    items += [_both_sides(item, old, new) for item in _parameter_items(old, new, port, scope, derivation)]
     items += _launch_items(old, new, port, index, scope)
     items += _program_id_items(old, new, port, set_aside)
     return items
+
+
+_PARAMETER_KINDS = frozenset({Kind.PARAM_ADDED, Kind.PARAM_REMOVED, Kind.PARAM_DEAD, Kind.DEFAULT_CHANGED})
+
+
+def _both_sides(item: Delta, old: Signature, new: Signature) -> Delta:
+    """A parameter delta's upstream records carry both locations: the
+    parameter's line on each side where it exists, else the signature's."""
+    def located(record: Evidence) -> Evidence:
+        if record.kind not in _PARAMETER_KINDS or record.before is not None or record.subject is None:
+            return record
+        before, after = old.param(record.subject), new.param(record.subject)
+        return replace(record, before=Location(Side.OLD, old.path, before.line if before else old.start_line,
+                                               quote=before.quote if before else None),
+                       after=Location(Side.NEW, new.path, after.line if after else new.start_line,
+                                      quote=after.quote if after else None))
+
+    return replace(item, evidence=[located(e) for e in item.evidence])
 
 
 def _scope_changes(old_node, new_node) -> set[str]:
@@ -597,7 +615,7 @@ def _upstream_param_evidence(signature: Signature, name: str, side: str, kind: s
     param = signature.param(name)
     return Evidence(kind=kind, message=message, side=side, path=signature.path,
                     line=param.line if param else signature.start_line, quote=param.quote if param else None,
-                    symbol=signature.name)
+                    symbol=signature.name, subject=name)
 
 
 def _tree_param_evidence(port: Signature, name: str, message: str) -> list[Evidence]:
@@ -698,7 +716,8 @@ def _parameter_items(old: Signature, new: Signature, port: Signature, scope: set
         use = old.first_use.get(name)
         upstream = [Evidence(kind=Kind.PARAM_DEAD, message=f"upstream now leaves {name} unused", side="upstream-new",
                              path=new.path, line=new.param(name).line if new.param(name) else new.start_line,
-                             quote=new.param(name).quote if new.param(name) else None, symbol=new.name)]
+                             quote=new.param(name).quote if new.param(name) else None, symbol=new.name,
+                             subject=name)]
         if use is not None:
             upstream.append(Evidence(kind=Kind.PARAM_USE_REMOVED, message=f"upstream used {name} here before",
                                      side="upstream-old", path=old.path, line=use.line, quote=use.quote,

@@ -44,11 +44,11 @@ class Kind(str, Enum):
     DERIVATION = "derivation"  # an added argument computed from what the kernel already receives
     LAUNCH_KERNEL = "launch-kernel"
     LAUNCH_GRID = "launch-grid"
-    LAUNCH_BLOCK = "launch-block"
-    LAUNCH_ARGUMENT = "launch-argument"
+    LAUNCH_BLOCK = "launch-block"  # threads per block / num_warps / num_stages, both sides' launch lines
+    LAUNCH_ARGUMENT = "launch-argument"  # the launch whose arguments changed, both sides' launch lines
     PROGRAM_ID = "program-id"
     EARLY_EXIT = "early-exit"
-    UNRESOLVED = "unresolved"  # an expression whose names could not be resolved
+    UNRESOLVED = "unresolved"  # an expression whose names could not be resolved (subject: what)
     # the tree
     ANCHOR = "anchor"
     PIN = "pin"

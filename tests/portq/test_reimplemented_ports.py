@@ -173,3 +173,12 @@ def test_a_cpp_grid_computed_in_an_included_header_is_followed(tmp_path):
     assert not any(e.kind == "unresolved" for e in host.evidence)
     grid = [e for e in host.evidence if e.kind == "tree-launch" and "port::page_task_grid" in e.message]
     assert grid and grid[0].path == "kernels/kv_cache/gather.cu"
+
+
+def test_parameter_deltas_carry_both_sides_locations(tmp_path):
+    from tests.portq.golden import seed000
+    verdict = _scan(tmp_path, {seed000_path(): seed000.BASE}, {seed000_path(): seed000.AFTER}, r.SEED_CPP_TREE)
+    dead = next(e for e in _symbol(verdict, "gather_and_maybe_dequant_cache").evidence if e.kind == "param-dead")
+    assert dead.subject == "token_to_seq"
+    assert (dead.before.side.value, dead.before.line) == ("upstream-old", 49)  # `torch::Tensor const& token_to_seq,`
+    assert (dead.after.side.value, dead.after.line) == ("upstream-new", 56)
