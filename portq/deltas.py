@@ -370,11 +370,21 @@ def import_lines(root) -> set[int]:
     return lines
 
 
-def rebound_names(old_root, new_root) -> list[str]:
-    """Module-level names whose import binding differs between the two trees."""
+def rebound_names(old_root, new_root, moved: dict[str, str] | None = None) -> list[str]:
+    """Module-level names whose import binding differs between the two trees.
+
+    ``moved`` maps a dotted module to the one it was renamed to, unchanged
+    (a file move): an import that follows the move still binds the same code."""
     old, new = import_bindings(old_root), import_bindings(new_root)
-    return sorted(n for n in set(old) | set(new)
-                  if (old.get(n).target if n in old else None) != (new.get(n).target if n in new else None))
+
+    def target(bindings, name):
+        found = bindings[name].target if name in bindings else None
+        for before, after in (moved or {}).items():
+            if found is not None and (found == before or found.startswith(before + ".")):
+                return after + found[len(before):]
+        return found
+
+    return sorted(n for n in set(old) | set(new) if target(old, n) != target(new, n))
 
 
 # --- derivations of launch arguments --------------------------------------------

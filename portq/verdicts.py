@@ -367,7 +367,7 @@ class SymbolClassifier:
                 "change to anything ported",
             )
         if symbol.name == "<toplevel>" and language_for_path(symbol.path) == "python":
-            imports = self._import_change(symbol, paths, anchors, code)
+            imports = self._import_change(entry, symbol, paths, anchors, code)
             if imports is not None:
                 return imports
         referenced = self._ported_identifiers(symbol, paths, anchors)
@@ -409,7 +409,8 @@ class SymbolClassifier:
                       side="upstream-new", path=symbol.path, symbol=symbol.name)],
         )
 
-    def _import_change(self, symbol: TouchedSymbol, paths: set[str], anchors: list[Anchor], code) -> SymbolVerdict | None:
+    def _import_change(self, entry: EntryChanges, symbol: TouchedSymbol, paths: set[str], anchors: list[Anchor],
+                       code) -> SymbolVerdict | None:
         """A change made only of module-level import statements matters to a
         ported definition only through the names whose binding it changes and
         that definition uses. None when other lines changed too."""
@@ -423,7 +424,7 @@ class SymbolClassifier:
         lines = {"old": import_lines(old_root), "new": import_lines(new_root)}
         if not all(line in lines[side] for side, line, _ in code):
             return None
-        rebound = rebound_names(old_root, new_root)
+        rebound = rebound_names(old_root, new_root, _unchanged_moves(entry))
         side, line, text = code[0]
         where = dict(side=f"upstream-{side}", path=symbol.path, line=line, quote=text.strip(), symbol=symbol.name)
         if not rebound:
@@ -771,6 +772,20 @@ class SymbolClassifier:
 
 
 # --- changed lines ----------------------------------------------------------------
+
+
+def _unchanged_moves(entry: EntryChanges) -> dict[str, str]:
+    """Dotted Python modules the commit renamed without changing them
+    (``aiter/utils/arch.py`` → ``aiter/utils/arch_info.py``, same blob)."""
+    def dotted(path: str) -> str:
+        return path[:-3].replace("/", ".") if path.endswith(".py") else path.replace("/", ".")
+
+    moves = {}
+    for change in entry.commit.changes:
+        if change.status == "renamed" and change.old_path and change.new_path and change.old_blob == change.new_blob \
+                and change.old_path.endswith(".py"):
+            moves[dotted(change.old_path)] = dotted(change.new_path)
+    return moves
 
 
 def _file_change(entry: EntryChanges, symbol: TouchedSymbol) -> FileChange | None:

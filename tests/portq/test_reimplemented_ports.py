@@ -182,3 +182,17 @@ def test_parameter_deltas_carry_both_sides_locations(tmp_path):
     assert dead.subject == "token_to_seq"
     assert (dead.before.side.value, dead.before.line) == ("upstream-old", 49)  # `torch::Tensor const& token_to_seq,`
     assert (dead.after.side.value, dead.after.line) == ("upstream-new", 56)
+
+
+def test_an_import_that_follows_an_unchanged_file_move_changes_nothing(tmp_path):
+    from tests.portq.test_dispatch_branches import BASE, WRAPPER, _tree
+
+    arch = "def is_supported():\n    return True\n"
+    verdicts, _ = classify_history(tmp_path, [
+        CommitSpec("base", files={WRAPPER: BASE, "aiter/ops/triton/utils/arch_info.py": arch}),
+        CommitSpec("move arch_info", renames={"aiter/ops/triton/utils/arch_info.py": "aiter/ops/triton/utils/arch.py"},
+                   files={WRAPPER: BASE.replace("import aiter.ops.triton.utils.arch_info as arch_info",
+                                                "import aiter.ops.triton.utils.arch as arch_info")}),
+    ], _tree())
+    top = _symbol(verdicts[1], "<toplevel>")
+    assert (top.verdict, top.justification) == (NOT_APPLICABLE, "cosmetic"), top.reason
