@@ -6,7 +6,6 @@ same-module helpers) with their grid as a canonical expression, and how a
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from portq.expressions import Form, canonical_form
@@ -29,7 +28,6 @@ from portq.signatures import (
     _text,
     _walk,
     bind_arguments,
-    comment_free_tokens,
     normalise_kernel_name,
     normalise_name,
     normalised_text,
@@ -359,6 +357,7 @@ class _PythonExtractor:
         helper's parameters that receive one), and how they are decomposed
         (``// H``, ``% H``); then the same inside the ``@triton.jit`` helpers
         of this file that ``body`` calls, ``MAX_HELPER_DEPTH`` levels deep."""
+        local_values = _python_assignments(body)
         for node in _walk(body):
             if node.type == "call":
                 found = _program_id_call(node)
@@ -389,8 +388,9 @@ class _PythonExtractor:
                 axis = self._derived_axis(left, derived)
                 if axis is None:
                     continue
-                operand = " ".join(normalise_name(t) if re.match(r"[A-Za-z_]", t) else t
-                                   for t in comment_free_tokens(node.child_by_field_name("right")))
+                # The divisor as a canonical expression through the body's
+                # bindings: `pid // H` with `H = num_heads` is `pid // num_heads`.
+                operand = canonical_form(node.child_by_field_name("right"), local_values.get, normalise_name).text
                 line = _line_of(node)
                 found = Decomposition(axis, operator, operand, line, self.lines.quote(line), via)
                 if found not in self.signature.decomposition:  # a helper called twice is read once

@@ -58,7 +58,7 @@ from portq.reachability import CallSite, Reachability, call_sites
 from portq.signatures import Signature, signature_of, single_return
 from portq.symbols import MAX_PARSE_BYTES, language_for_path, symbol_table
 
-INDEX_FORMAT = 8
+INDEX_FORMAT = 9
 """Bump when the cached JSON layout or what goes into it changes."""
 
 

@@ -196,3 +196,10 @@ def test_an_import_that_follows_an_unchanged_file_move_changes_nothing(tmp_path)
     ], _tree())
     top = _symbol(verdicts[1], "<toplevel>")
     assert (top.verdict, top.justification) == (NOT_APPLICABLE, "cosmetic"), top.reason
+
+
+def test_a_program_id_decomposition_compares_through_the_ports_bindings(tmp_path):
+    verdict = _scan(tmp_path, {r.FLAT_KERNEL: r.PACKED_BEFORE}, {r.FLAT_KERNEL: r.PACKED_AFTER}, r.PACKED_TREE)
+    kernel = _symbol(verdict, "_expand_kernel")
+    assert kernel.verdict == IN_SYNC, kernel.reason  # `item // per_row` with `per_row = C * H` is `pid // (H * C)`
+    assert "decomposes the program id the new way" in kernel.reason

@@ -380,3 +380,33 @@ inline unsigned page_task_grid(int64_t tokens, int32_t page, int32_t reqs) {
 SYNCED_CPP_TREE = {"kernels/kv_cache/gather.cu": SYNCED_CPP_PORT,
                    "kernels/kv_cache/launch_geometry.cuh": LAUNCH_GEOMETRY_HEADER,
                    "kernels/mla_prefill/prefill.cu": SEED_CPP_CALLER}
+
+
+# --- case 31: a program-id decomposition compared through the port's bindings ----------
+
+PACKED_BEFORE = '''import triton
+import triton.language as tl
+
+
+@triton.jit
+def _expand_kernel(x_ptr, out_ptr, H, C, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    b = pid // H
+    h = pid % H
+    tl.store(out_ptr + b * H + h, tl.load(x_ptr + b))
+'''
+PACKED_AFTER = PACKED_BEFORE.replace("    b = pid // H\n    h = pid % H\n",
+                                     "    b = pid // (H * C)\n    h = pid % (H * C)\n")
+PACKED_TREE = {"kernels/mla_prefix/packed.py": '''import triton
+import triton.language as tl
+
+
+# portq: ports vllm:aiter/ops/triton/_triton_kernels/gather_kv_b_proj.py::_expand_kernel
+@triton.jit
+def _expand(x_ptr, out_ptr, H, C, BLOCK: tl.constexpr):
+    item = tl.program_id(0)
+    per_row = C * H
+    row = item // per_row
+    col = item % per_row
+    tl.store(out_ptr + row + col, tl.load(x_ptr + row))
+'''}
