@@ -69,6 +69,14 @@ def grid_tree(body: str) -> dict[str, str]:
 
 # --- case 7: seed 000's shape in a C++ port: geometry through locals, kernel renamed ---
 
+CPP_WRAPPER_HEAD = r'''// portq: ports vllm:csrc/cache_kernels.cu::gather_and_maybe_dequant_cache
+void gather_and_maybe_dequant_cache(torch::Tensor const& src_cache, torch::Tensor const& dst,
+                                    torch::Tensor const& block_table, torch::Tensor const& cu_seq_lens,
+                                    torch::Tensor const& token_to_seq, int64_t num_tokens,
+                                    const std::string& kv_cache_dtype, torch::Tensor const& scale,
+                                    std::optional<torch::Tensor> seq_starts = std::nullopt) {
+'''
+
 SEED_CPP_PORT = r'''#include <torch/all.h>
 
 namespace port {
@@ -91,13 +99,7 @@ __global__ void GatherKernel(const scalar_t* __restrict__ src_cache, scalar_t* _
 
 }  // namespace port
 
-// portq: ports vllm:csrc/cache_kernels.cu::gather_and_maybe_dequant_cache
-void gather_and_maybe_dequant_cache(torch::Tensor const& src_cache, torch::Tensor const& dst,
-                                    torch::Tensor const& block_table, torch::Tensor const& cu_seq_lens,
-                                    torch::Tensor const& token_to_seq, int64_t num_tokens,
-                                    const std::string& kv_cache_dtype, torch::Tensor const& scale,
-                                    std::optional<torch::Tensor> seq_starts = std::nullopt) {
-  const int threads = 64;
+''' + CPP_WRAPPER_HEAD + r'''  const int threads = 64;
   const int32_t block_size = src_cache.size(1);
   const unsigned grid = static_cast<unsigned>(num_tokens);
   port::GatherKernel<float, 576, 64><<<grid, threads, 0, stream>>>(
@@ -351,13 +353,7 @@ __global__ void GatherPageKernel(const scalar_t* __restrict__ src_cache, scalar_
 
 }  // namespace port
 
-// portq: ports vllm:csrc/cache_kernels.cu::gather_and_maybe_dequant_cache
-void gather_and_maybe_dequant_cache(torch::Tensor const& src_cache, torch::Tensor const& dst,
-                                    torch::Tensor const& block_table, torch::Tensor const& cu_seq_lens,
-                                    torch::Tensor const& token_to_seq, int64_t num_tokens,
-                                    const std::string& kv_cache_dtype, torch::Tensor const& scale,
-                                    std::optional<torch::Tensor> seq_starts = std::nullopt) {
-  (void)token_to_seq;
+''' + CPP_WRAPPER_HEAD + r'''  (void)token_to_seq;
   const int32_t block_size = src_cache.size(1);
   const int32_t requests = cu_seq_lens.size(0) - 1;
   const unsigned grid = port::page_task_grid(num_tokens, block_size, requests);
