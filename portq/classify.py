@@ -223,6 +223,12 @@ def net_zero_pairs(entries: list[EntryChanges]) -> dict[int, tuple[int, str]]:
     return pairs
 
 
+def _changes_without_symbols(entry: EntryChanges) -> list[FileChange]:
+    """Owned changes (a row's path, or a file a port names) that touched no definition: a pure rename, blank lines."""
+    covered = {s.path for s in entry.symbols} | {s.old_path for s in entry.symbols if s.old_path}
+    return [c for c in entry.owned_changes if c.path not in covered and c.old_path not in covered]
+
+
 def rename_aliases(entries: list[EntryChanges]) -> dict[str, set[str]]:
     """upstream path -> every other name it had through renames in the range."""
     from portq.mapping import rename_aliases as of_commits
@@ -260,6 +266,7 @@ class StructuralClassifier:
         if net_zero_partner is not None:
             return self._net_zero(entry, net_zero_partner)
         verdicts = [self.symbols.classify(entry, symbol, facts) for symbol in entry.symbols]
+        verdicts += [self.symbols.classify_change(entry, change, facts) for change in _changes_without_symbols(entry)]
         if not entry.rows and not verdicts:
             return Verdict(NOT_APPLICABLE, "no-row", "path",
                            reason="no matrix row owns any path or symbol this commit touches, and no in-tree "

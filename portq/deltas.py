@@ -577,7 +577,7 @@ def _both_sides(item: Delta, old: Signature, new: Signature) -> Delta:
     def located(record: Evidence) -> Evidence:
         if record.kind not in _PARAMETER_KINDS or record.before is not None or record.subject is None:
             return record
-        before, after = old.param(record.subject), new.param(record.subject)
+        before, after = old.param(normalise_name(record.subject)), new.param(normalise_name(record.subject))
         return replace(record, before=Location(Side.OLD, old.path, before.line if before else old.start_line,
                                                quote=before.quote if before else None),
                        after=Location(Side.NEW, new.path, after.line if after else new.start_line,
@@ -625,18 +625,19 @@ def _upstream_param_evidence(signature: Signature, name: str, side: str, kind: s
     param = signature.param(name)
     return Evidence(kind=kind, message=message, side=side, path=signature.path,
                     line=param.line if param else signature.start_line, quote=param.quote if param else None,
-                    symbol=signature.name, subject=name)
+                    symbol=signature.name, subject=param.name if param else name)
 
 
 def _tree_param_evidence(port: Signature, name: str, message: str) -> list[Evidence]:
     param = port.param(name)
     found = [Evidence(kind=Kind.TREE_PARAM, message=message, side="tree", path=port.path,
                       line=param.line if param else port.start_line, quote=param.quote if param else None,
-                      symbol=port.name)]
+                      symbol=port.name, subject=param.name if param else name)]
     use = port.first_use.get(name)
     if use is not None:
         found.append(Evidence(kind=Kind.TREE_USE, message=f"the port still reads {name}", side="tree",
-                              path=port.path, line=use.line, quote=use.quote, symbol=port.name))
+                              path=port.path, line=use.line, quote=use.quote, symbol=port.name,
+                              subject=param.name if param else name))
     return found
 
 
@@ -724,14 +725,15 @@ def _parameter_items(old: Signature, new: Signature, port: Signature, scope: set
     newly_dead = [n for n in new.dead_params if n not in old.dead_params and n in old_names]
     for name in newly_dead:
         use = old.first_use.get(name)
+        written = new.param(name).name if new.param(name) else name
         upstream = [Evidence(kind=Kind.PARAM_DEAD, message=f"upstream now leaves {name} unused", side="upstream-new",
                              path=new.path, line=new.param(name).line if new.param(name) else new.start_line,
                              quote=new.param(name).quote if new.param(name) else None, symbol=new.name,
-                             subject=name)]
+                             subject=written)]
         if use is not None:
             upstream.append(Evidence(kind=Kind.PARAM_USE_REMOVED, message=f"upstream used {name} here before",
                                      side="upstream-old", path=old.path, line=use.line, quote=use.quote,
-                                     symbol=old.name))
+                                     symbol=old.name, subject=written))
         if name in scope:
             items.append(Delta("not-carried", "signature", name, upstream))
         elif port.param(name) is None:
@@ -906,12 +908,14 @@ def _geometry_items(old, new, port, before, after, mine, cross: bool, port_launc
         grid_changed = before.grid_text.replace(" ", "") != after.grid_text.replace(" ", "") \
             or before.grid_identifiers != after.grid_identifiers
     upstream = [
+        # The record cites the launch (reports quote its geometry lines from
+        # there); the delta's two locations are the lines that write the grid.
         Evidence(kind=Kind.LAUNCH_GRID, message=f"upstream grid was {before.grid_text}", side="upstream-old",
-                 path=old.path, line=before.grid_line or before.line, quote=before.grid_quote or before.quote, symbol=old.name,
-                 subject=before.grid_form or None),
+                 path=old.path, line=before.line, quote=before.quote, symbol=old.name, subject=before.grid_text,
+                 before=Location(Side.OLD, old.path, before.grid_line or before.line,
+                                 quote=before.grid_quote or before.quote)),
         Evidence(kind=Kind.LAUNCH_GRID, message=f"upstream grid is now {after.grid_text}", side="upstream-new",
-                 path=new.path, line=after.grid_line or after.line, quote=after.grid_quote or after.quote, symbol=new.name,
-                 subject=after.grid_form or None,
+                 path=new.path, line=after.line, quote=after.quote, symbol=new.name, subject=after.grid_text,
                  before=Location(Side.OLD, old.path, before.grid_line or before.line,
                                  quote=before.grid_quote or before.quote),
                  after=Location(Side.NEW, new.path, after.grid_line or after.line, quote=after.grid_quote or after.quote)),
@@ -944,9 +948,9 @@ def _geometry_items(old, new, port, before, after, mine, cross: bool, port_launc
         if cross or have is None:
             continue  # CUDA threads and Triton warps do not compare
         tree = [Evidence(kind=Kind.LAUNCH_BLOCK, message=f"upstream {attribute} was {was}", side="upstream-old",
-                         path=old.path, line=before.line, quote=before.quote, symbol=old.name),
+                         path=old.path, line=before.line, quote=before.quote, symbol=old.name, subject=attribute),
                 Evidence(kind=Kind.LAUNCH_BLOCK, message=f"upstream {attribute} is now {now}", side="upstream-new",
-                         path=new.path, line=after.line, quote=after.quote, symbol=new.name,
+                         path=new.path, line=after.line, quote=after.quote, symbol=new.name, subject=attribute,
                          before=Location(Side.OLD, old.path, before.line, quote=before.quote),
                          after=Location(Side.NEW, new.path, after.line, quote=after.quote)),
                 _tree_launch_evidence(port, mine, f"the port's {attribute} is {have}")]
@@ -956,7 +960,8 @@ def _geometry_items(old, new, port, before, after, mine, cross: bool, port_launc
             items.append(Delta("behind", "launch", f"upstream {attribute} went {was} → {now}, the port's is still {was}",
                                     tree, geometry=True))
     if mine is not None:
-        launch = [Evidence(kind=Kind.LAUNCH_ARGUMENT, message=f"upstream launches {after.kernel_normalised} here",
+        launch = [Evidence(kind=Kind.LAUNCH_ARGUMENT, message=f"upstream's launch of {after.kernel_normalised}, whose "
+                           "arguments changed",
                            side="upstream-new", path=new.path, line=after.line, quote=after.quote, symbol=new.name,
                            before=Location(Side.OLD, old.path, before.line, quote=before.quote),
                            after=Location(Side.NEW, new.path, after.line, quote=after.quote))]

@@ -426,9 +426,7 @@ class ChangeMapper:
                 by_symbol.update(symbol_rows)
                 by_path.update(path_rows)
                 touched.append(replace(symbol, rows=tuple(symbol_rows + path_rows)))
-            if (file_rows or plan.anchored) and not touched:
-                touched.append(_file_symbol(change, file_rows))  # a pure rename, blank lines: decided as a file
-            if touched or file_rows:
+            if touched or file_rows or plan.anchored:
                 owned.append(change)
                 symbols.extend(touched)
             else:
@@ -571,16 +569,6 @@ def _line_span_symbol(base: dict, change: FileChange, name: str, kind: str, remo
         hunk_headers=tuple(headers),
         fallback=fallback,
         **base,
-    )
-
-
-def _file_symbol(change: FileChange, rows: list[str]) -> TouchedSymbol:
-    """An owned change that touched no definition (a pure rename, blank lines)."""
-    return TouchedSymbol(
-        path=change.path, name="<file>", qualified_name="<file>", kind="file", language=language_of(change.path) or None,
-        change="modified", rows=tuple(rows),
-        old_path=change.old_path if change.old_path != change.new_path else None,
-        old_blob=change.old_blob, new_blob=change.new_blob,
     )
 
 

@@ -227,10 +227,19 @@ class SymbolClassifier:
             ports=ports or [], evidence=hunks + (evidence or []), reason=reason,
         )
 
+    def classify_change(self, entry: EntryChanges, change: FileChange, facts: RangeFacts) -> SymbolVerdict:
+        """An owned change that touched no definition (a pure rename, blank
+        lines), decided as the file it is."""
+        symbol = TouchedSymbol(path=change.path, name="<file>", qualified_name="<file>", kind="file",
+                               language=None, change="modified",
+                               old_path=change.old_path if change.old_path != change.new_path else None,
+                               old_blob=change.old_blob, new_blob=change.new_blob)
+        verdict = self._file_level(symbol, self._paths(symbol, facts))
+        verdict.row = entry.rows[0] if entry.rows else None
+        return verdict
+
     def _decide(self, entry: EntryChanges, symbol: TouchedSymbol, facts: RangeFacts) -> SymbolVerdict:
         paths = self._paths(symbol, facts)
-        if symbol.name == "<file>":
-            return self._file_level(symbol, paths)
         ports = self._ports(symbol, paths)
         if ports or self.index.anchors_for_path(self.upstream, paths):
             broken = self._parse_failure(entry, symbol)

@@ -335,9 +335,9 @@ def test_a_file_no_row_owns_is_mapped_when_an_anchor_names_it_or_a_name_it_had()
     assert entry.unowned_paths == () and [(s.name, s.rows) for s in entry.symbols] == [("other", ())]
 
 
-def test_an_owned_change_that_touches_no_definition_is_one_file_level_symbol():
+def test_an_owned_change_that_touches_no_definition_is_owned_without_symbols():
     matrix = Matrix.parse('[[row]]\nid = "R"\nupstream = "up"\npaths = ["**/*.py"]\n')
     change = FileChange("renamed", "a/x.py", "b/x.py", old_blob="1" * 40, new_blob="1" * 40,
                         patch="diff --git a/a/x.py b/b/x.py\nsimilarity index 100%\nrename from a/x.py\nrename to b/x.py\n")
     entry = ChangeMapper(matrix, "up", lambda sha: b"").map_commit(1, Commit("s", (), "t", "t", "a", "d", changes=[change]))
-    assert [(s.name, s.kind, s.old_path, s.rows) for s in entry.symbols] == [("<file>", "file", "a/x.py", ("R",))]
+    assert (entry.rows, entry.symbols, entry.owned_changes) == (("R",), [], [change])
