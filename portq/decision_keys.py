@@ -51,8 +51,9 @@ def _decision_rules() -> str:
     import importlib
 
     digest = hashlib.sha256()
-    for name in ("anchors", "classify", "deltas", "evidence", "history", "hunks", "mapping", "matrix", "model",
-                 "reachability", "signatures", "symbols", "tree_index", "verdicts"):
+    for name in ("anchors", "classify", "deltas", "evidence", "expressions", "history", "hunks", "mapping", "matrix",
+                 "model", "paths", "reachability", "signatures", "signatures_cpp", "signatures_python", "symbols",
+                 "tree_index", "verdicts"):
         module = importlib.import_module(f"portq.{name}")
         try:
             digest.update(Path(module.__file__).read_bytes())

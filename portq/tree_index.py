@@ -58,17 +58,18 @@ from portq.reachability import CallSite, Reachability, call_sites
 from portq.signatures import Signature, signature_of, single_return
 from portq.symbols import MAX_PARSE_BYTES, language_for_path, symbol_table
 
-INDEX_FORMAT = 9
+INDEX_FORMAT = 10
 """Bump when the cached JSON layout or what goes into it changes."""
 
 
 def _index_rules() -> str:
     """What a cached index depends on besides the tree: the portq version and
     the code that extracts anchors, definitions, signatures and call sites."""
-    from portq import __version__, anchors, expressions, reachability, signatures, symbols
+    from portq import (__version__, anchors, expressions, reachability, signatures, signatures_cpp,
+                       signatures_python, symbols)
 
     digest = hashlib.sha1(__version__.encode())
-    for module in (anchors, expressions, reachability, signatures, symbols):
+    for module in (anchors, expressions, reachability, signatures, signatures_cpp, signatures_python, symbols):
         try:
             digest.update(Path(module.__file__).read_bytes())
         except OSError:
@@ -137,6 +138,7 @@ class FileRecord:
     definitions: list[DefinitionRecord] = field(default_factory=list)
     calls: list[CallSite] = field(default_factory=list)
     fallback: str | None = None
+    depends: list[str] = field(default_factory=list)  # files whose helpers its signatures may follow
 
     def to_json(self) -> dict:
         return {
@@ -145,6 +147,7 @@ class FileRecord:
             "definitions": [d.to_json() for d in self.definitions],
             "calls": [dict(vars(c)) for c in self.calls],  # flat fields: what asdict gives, many times faster
             "fallback": self.fallback,
+            "depends": self.depends,
         }
 
     @classmethod
@@ -155,6 +158,7 @@ class FileRecord:
             definitions=[DefinitionRecord.from_json(d) for d in data["definitions"]],
             calls=[CallSite(**c) for c in data["calls"]],
             fallback=data.get("fallback"),
+            depends=list(data.get("depends", ())),
         )
 
 
@@ -163,8 +167,9 @@ class _Included:
     next to the file, else by path suffix in the tree): their single-return
     functions, for grids computed there, and their roots, for launch macros."""
 
-    def __init__(self, tables) -> None:
+    def __init__(self, tables, files) -> None:
         self.tables = tables
+        self.files = files
         self.roots = [t.tree.root_node for t in tables if t.tree is not None]
 
     def __call__(self, name: str):
@@ -182,7 +187,7 @@ class _Included:
 
 def _included_headers(table, path: str, sources: dict[str, bytes]) -> _Included | None:
     directory = PurePosixPath(path).parent
-    tables = []
+    tables, files = [], []
     for node in table.tree.root_node.named_children:
         if node.type != "preproc_include" or node.child_by_field_name("path") is None:
             continue
@@ -192,7 +197,8 @@ def _included_headers(table, path: str, sources: dict[str, bytes]) -> _Included 
             (p for p in sources if p == target or p.endswith("/" + target)), None)
         if found is not None and found != path:
             tables.append(symbol_table(sources[found], found))
-    return _Included(tables) if tables else None
+            files.append(found)
+    return _Included(tables, files) if tables else None
 
 
 def _imported_helpers(table, path: str, sources: dict[str, bytes] | None):
@@ -242,6 +248,7 @@ def _imported_helpers(table, path: str, sources: dict[str, bytes] | None):
         found = next((d for d in other.definitions if d.qualified_name == function), None)
         return single_return(found.node) if found is not None else None
 
+    lookup.files = sorted({file for file, _ in imported.values() if file in sources})
     return lookup
 
 
@@ -256,6 +263,7 @@ def index_file(source: bytes, path: str, anchors: bool = True, sources: dict[str
     record.anchors = find_anchors(table, path) if anchors else []
     anchored = {(a.definition, a.definition_line) for a in record.anchors if a.definition}
     imported = _imported_helpers(table, path, sources) if anchored else None
+    record.depends = list(getattr(imported, "files", ()))
     for definition in table.definitions:
         signature = None
         if (definition.qualified_name, definition.start_line) in anchored:
@@ -322,13 +330,14 @@ def _read_cache(path: Path) -> dict | None:
     return payload
 
 
-def _earlier_records(cache_dir: Path) -> dict[tuple[str, str, bool], FileRecord]:
+def _earlier_records(cache_dir: Path) -> tuple[dict[tuple[str, str, bool], FileRecord], dict[str, str]]:
     """(path, SHA-1, anchors read) -> the record of that file in the newest cached
-    index: after an edit only the edited files are indexed again."""
+    index, and that index's SHA-1 of every file: after an edit only the edited
+    files (and the ports whose helpers live in them) are indexed again."""
     try:
         cached = sorted(cache_dir.glob("tree-index-*.json"), key=lambda p: p.stat().st_mtime, reverse=True)
     except OSError:
-        return {}
+        return {}, {}
     for path in cached:
         payload = _read_cache(path)
         if payload is None or not isinstance(payload.get("digests"), dict):
@@ -338,10 +347,10 @@ def _earlier_records(cache_dir: Path) -> dict[tuple[str, str, bool], FileRecord]
             for data in payload["files"]:
                 digest, anchored = payload["digests"][data["path"]]
                 records[(data["path"], digest, bool(anchored))] = FileRecord.from_json(data)
-            return records
+            return records, {path: pair[0] for path, pair in payload["digests"].items()}
         except (KeyError, TypeError, ValueError, AttributeError):
             continue  # damaged: try an older one, else index everything
-    return {}
+    return {}, {}
 
 
 def _prune_caches(cache_dir: Path) -> None:
@@ -450,15 +459,15 @@ class TreeIndex:
                     return cls([FileRecord.from_json(f) for f in payload["files"]], root, held, key)
                 except (KeyError, TypeError, ValueError, AttributeError):
                     pass  # a damaged or foreign cache is rebuilt, never trusted
-        earlier = _earlier_records(Path(cache_dir)) if cache_dir else {}
+        earlier, earlier_digests = _earlier_records(Path(cache_dir)) if cache_dir else ({}, {})
         by_path = dict(sources)
         records = []
         for relative, data in sources:
             anchored = relative in roots
-            # A port's signatures may follow helpers in other files of its
-            # package (imports, included headers): its record is rebuilt,
-            # only files read for their call sites are reused.
-            record = None if anchored else earlier.get((relative, held[relative][1], anchored))
+            record = earlier.get((relative, held[relative][1], anchored))
+            if record is not None and any(held.get(d, (None, None))[1] != earlier_digests.get(d)
+                                          for d in record.depends):
+                record = None  # a helper its signatures follow (an import, an included header) changed
             if record is None:
                 record = (index_file(data, relative, anchors=anchored, sources=by_path) if len(data) <= MAX_PARSE_BYTES
                           else FileRecord(relative, fallback="too large"))

@@ -203,3 +203,21 @@ def test_a_program_id_decomposition_compares_through_the_ports_bindings(tmp_path
     kernel = _symbol(verdict, "_expand_kernel")
     assert kernel.verdict == IN_SYNC, kernel.reason  # `item // per_row` with `per_row = C * H` is `pid // (H * C)`
     assert "decomposes the program id the new way" in kernel.reason
+
+
+def test_a_port_is_indexed_again_when_a_helper_it_imports_changes(tmp_path):
+    from portq.tree_index import TreeIndex
+    from tests.portq.golden.pipeline import write_tree
+
+    tree = write_tree(tmp_path / "tree", r.imported_grid_tree())
+    cache = tmp_path / "cache"
+
+    def port_grid(index):
+        definition = next(d for d in index.definitions_by_name["gather_and_maybe_dequant_cache"])
+        return index.signature_of(definition).launches[0].grid_form
+
+    before = port_grid(TreeIndex.build(tree, cache, ["kernels/"]))
+    helper = tree / "kernels/kv_cache/_grid.py"
+    helper.write_text(helper.read_text().replace("2 * (starts.shape[0] - 1)", "3 * (starts.shape[0] - 1)"))
+    after = port_grid(TreeIndex.build(tree, cache, ["kernels/"]))
+    assert before != after and "3 * cu_seq_lens.shape[0]" in after

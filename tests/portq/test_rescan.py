@@ -231,9 +231,9 @@ def count_indexed(patch) -> list[str]:
     indexed: list[str] = []
     real = portq.tree_index.index_file
 
-    def counting(source, path, anchors=True):
+    def counting(source, path, anchors=True, **options):
         indexed.append(path)
-        return real(source, path, anchors)
+        return real(source, path, anchors, **options)
 
     patch.setattr(portq.tree_index, "index_file", counting)
     return indexed
