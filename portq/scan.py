@@ -1,7 +1,8 @@
 """``portq scan A..B``: the pipeline from an upstream range to a ledger wave.
 
-config → matrix → upstream range (validated) → the in-tree index (taken
-once, at the start: it decides the whole scan) → one streaming read of every
+config → matrix → upstream range (validated) → the in-tree index (the
+tree read once, at the start: it decides the whole scan; on a cold scan a
+forked indexer parses it while the patches are mapped) → one streaming read of every
 patch → ownership and enclosing symbols → the classifier (over the whole
 range) → ledger transactions of ``RECORD_BATCH`` entries.
 
@@ -34,7 +35,6 @@ nothing (``portq.commands.scan`` does).
 from __future__ import annotations
 
 import contextlib
-import itertools
 from dataclasses import dataclass
 from typing import Any
 
@@ -111,13 +111,18 @@ def run_scan(config: Config, range_spec: str, *, progress=None, options: dict[st
             cache_dir = config.ledger_path.parent / "cache"
             previous = None if fresh else ledger.reusable_wave(
                 upstream=name, base_sha=revisions.base, tip_sha=revisions.tip, tree=tree_key(config))
-            started = None
-            if previous is None:  # nothing to reuse: git starts on the patches while the tree is indexed
-                stream = cleanup.enter_context(contextlib.closing(upstream.commits(revisions)))
-                first = next(stream, None)
-                started = itertools.chain([first] if first is not None else [], stream)
             # The tree as it is now decides the whole scan, however it is edited meanwhile.
-            index = TreeIndex.build(tree, cache_dir, port_roots_of(matrix))
+            if previous is None:
+                # Nothing to reuse: the tree is read now; a forked indexer (forked before the log
+                # stream starts its reader thread) parses all but the port files while this process
+                # maps the patches that git produces meanwhile (the port files' anchors first).
+                pending = TreeIndex.build_in_background(tree, cache_dir, port_roots_of(matrix))
+                cleanup.callback(pending.close)
+                entries = _read_entries(upstream, matrix, name, cache_dir, revisions, revisions.shas, progress,
+                                        index=pending)
+                index = pending.result()
+            else:
+                index = TreeIndex.build(tree, cache_dir, port_roots_of(matrix))
             keys = DecisionKeys(matrix, name, index, options)
             wave_fields = dict(
                 range_spec=range_spec, upstream=name, base_sha=revisions.base, tip_sha=revisions.tip,
@@ -146,8 +151,9 @@ def run_scan(config: Config, range_spec: str, *, progress=None, options: dict[st
                         raise
                     wave = ledger.finish_wave(wave, "complete")
                     return ScanResult(wave, resumed, ledger.wave_entries(wave), name, len(plan.redecide))
-            entries = _read_entries(upstream, matrix, name, cache_dir, revisions, revisions.shas, progress,
-                                    commits=started, index=index)
+            if previous is not None:  # a reusable wave that could not be reused: read the range now
+                entries = _read_entries(upstream, matrix, name, cache_dir, revisions, revisions.shas, progress,
+                                        index=index)
             wave, resumed = ledger.begin_wave(**wave_fields)
             try:
                 _classify_and_record(ledger, wave, entries, progress, context, keys)
@@ -179,16 +185,15 @@ def run_scan(config: Config, range_spec: str, *, progress=None, options: dict[st
 
 
 def _read_entries(upstream, matrix, name, cache_dir, revisions, shas, progress,
-                  positions: list[int] | None = None, commits=None, index=None) -> list[EntryChanges]:
+                  positions: list[int] | None = None, index=None) -> list[EntryChanges]:
     """Map the commits ``shas`` of ``revisions`` (all of them in one stream, or a rescan's few at
-    ``positions``); ``commits``: the stream of the whole range, already started. With the
-    in-tree ``index``, mapping also owns the files no row owns but a port names."""
+    ``positions``). With the in-tree ``index`` (its port files at least), mapping also owns the
+    files no row owns but a port names."""
     entries: list[EntryChanges] = []
     anchored = (lambda paths: bool(index.anchors_for_path(name, paths))) if index is not None else None
     with DefinitionCache(definition_cache_path(cache_dir)) as definitions:
         mapper = ChangeMapper(matrix, name, upstream.read_blob, definitions, upstream.read_blobs, anchored=anchored)
-        if commits is None:
-            commits = upstream.commits(revisions) if positions is None else upstream.commits_of(shas, revisions.spec)
+        commits = upstream.commits(revisions) if positions is None else upstream.commits_of(shas, revisions.spec)
         try:
             progress.phase(f"reading {revisions.spec}", len(shas))
             for entry in mapper.map_commits(commits):

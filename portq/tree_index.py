@@ -46,6 +46,7 @@ import contextlib
 import fnmatch
 import hashlib
 import json
+import multiprocessing
 import os
 import tempfile
 from dataclasses import dataclass, field
@@ -398,6 +399,150 @@ def _has_glob(path: str) -> bool:
     return any(char in path for char in "*?[")
 
 
+@dataclass
+class TreeSnapshot:
+    """The tree's indexed files as read at one moment, and their content hash."""
+
+    root: Path
+    roots: PortRoots
+    sources: list[tuple[str, bytes]]
+    held: dict[str, tuple[bytes, str]]  # path -> (bytes, SHA-1)
+    key: str
+
+    @classmethod
+    def take(cls, root: Path, port_roots: Iterable[str] | None) -> "TreeSnapshot":
+        root = Path(root)
+        roots = PortRoots(root, port_roots)
+        sources: list[tuple[str, bytes]] = []
+        held: dict[str, tuple[bytes, str]] = {}
+        digest = hashlib.sha1(f"portq-tree-index-{INDEX_FORMAT}-{INDEX_RULES}".encode())
+        digest.update(repr(roots.paths).encode())
+        for file in tree_files(root):
+            try:
+                data = file.read_bytes()
+            except PermissionError as error:  # skipping it would hide its ports and callers
+                raise EnvironmentProblem(
+                    f"{file}: cannot read ({error.strerror}): give portq read access to the tree, or pass --tree PATH"
+                ) from None
+            except OSError:
+                continue  # gone since it was listed (an editor's temporary file): not part of the tree
+            relative = file.relative_to(root).as_posix()
+            sources.append((relative, data))
+            file_digest = hashlib.sha1(data)
+            digest.update(relative.encode() + b"\0" + file_digest.digest())
+            held[relative] = (data, file_digest.hexdigest())
+        return cls(root, roots, sources, held, digest.hexdigest())
+
+    def cache_file(self, cache_dir: Path | None) -> Path | None:
+        return Path(cache_dir) / f"tree-index-{self.key}.json" if cache_dir else None
+
+
+def _index_records(snapshot: TreeSnapshot, cache_dir: Path | None,
+                   port_files: bool | None = None) -> list[FileRecord]:
+    """The records of the files under the port roots (``port_files`` True), of
+    the others (False) or of all (None), in the tree's order; unchanged files
+    are taken from the newest cached index."""
+    earlier, earlier_digests = _earlier_records(Path(cache_dir)) if cache_dir else ({}, {})
+    by_path = dict(snapshot.sources)
+    held = snapshot.held
+    records = []
+    for relative, data in snapshot.sources:
+        anchored = relative in snapshot.roots
+        if port_files is not None and anchored != port_files:
+            continue
+        record = earlier.get((relative, held[relative][1], anchored))
+        if record is not None and any(held.get(d, (None, None))[1] != earlier_digests.get(d)
+                                      for d in record.depends):
+            record = None  # a helper its signatures follow (an import, an included header) changed
+        if record is None:
+            record = (index_file(data, relative, anchors=anchored, sources=by_path) if len(data) <= MAX_PARSE_BYTES
+                      else FileRecord(relative, fallback="too large"))
+        records.append(record)
+    return records
+
+
+def _store(snapshot: TreeSnapshot, cache_dir: Path | None, records: list[FileRecord]) -> None:
+    """Cache ``records`` in ``cache_dir`` under the snapshot's key."""
+    cache_file = snapshot.cache_file(cache_dir)
+    if cache_file is not None:
+        _write_cache(cache_file, json.dumps({
+            "format": INDEX_FORMAT,
+            "rules": INDEX_RULES,
+            "files": [r.to_json() for r in records],
+            "digests": {relative: [snapshot.held[relative][1], relative in snapshot.roots]
+                        for relative, _ in snapshot.sources},
+        }))
+        _prune_caches(cache_file.parent)
+
+
+def _index_in_child(snapshot: TreeSnapshot, cache_dir: Path | None, connection) -> None:
+    """The forked indexer: the records of the files outside the port roots, or
+    None when indexing failed (the caller then indexes them itself and reports
+    what went wrong)."""
+    try:
+        records = _index_records(snapshot, cache_dir, port_files=False)
+    except BaseException:
+        records = None
+    try:
+        connection.send(records)
+    finally:
+        connection.close()
+
+
+class PendingIndex:
+    """An in-tree index being built (``TreeIndex.build_in_background``): the
+    files under the port roots, which hold every anchor, are indexed in this
+    process when mapping first asks which upstream paths an anchor names; the
+    others, usually most of the tree, by a forked process meanwhile."""
+
+    def __init__(self, cls, snapshot: TreeSnapshot, cache_dir: Path | None, index: "TreeIndex | None") -> None:
+        self._cls, self._snapshot, self._cache_dir, self._index = cls, snapshot, cache_dir, index
+        self._process = self._connection = None
+        if index is None:
+            context = multiprocessing.get_context("fork")
+            self._connection, writer = context.Pipe(duplex=False)
+            self._process = context.Process(target=_index_in_child, args=(snapshot, cache_dir, writer), daemon=True)
+            self._process.start()
+            writer.close()
+        self._ports = index
+
+    def anchors_for_path(self, upstream: str, paths: Iterable[str], kind: str = PORTS) -> list[Anchor]:
+        """``TreeIndex.anchors_for_path``, answered from the port files alone
+        (indexed here on the first question, while git and the indexer work)."""
+        if self._ports is None:
+            self._port_records = _index_records(self._snapshot, self._cache_dir, port_files=True)
+            self._ports = self._cls._of(self._snapshot, self._port_records)
+        return self._ports.anchors_for_path(upstream, paths, kind)
+
+    def result(self) -> "TreeIndex":
+        if self._index is None:
+            if self._ports is None:
+                self.anchors_for_path("", ())
+            try:
+                others = self._connection.recv()
+            except (EOFError, OSError):
+                others = None  # the indexer died: index here
+            self.close()
+            if others is None:
+                others = _index_records(self._snapshot, self._cache_dir, port_files=False)
+            by_path = {record.path: record for record in [*self._port_records, *others]}
+            records = [by_path[relative] for relative, _ in self._snapshot.sources]
+            _store(self._snapshot, self._cache_dir, records)
+            self._index = self._cls._of(self._snapshot, records)
+        return self._index
+
+    def close(self) -> None:
+        """Stop an indexer whose result is no longer wanted (an interrupted scan)."""
+        if self._connection is not None:
+            self._connection.close()
+            self._connection = None
+        if self._process is not None:
+            if self._process.is_alive():
+                self._process.terminate()
+            self._process.join()
+            self._process = None
+
+
 class TreeIndex:
     """The whole in-tree source, indexed for the classifier."""
 
@@ -430,57 +575,49 @@ class TreeIndex:
         """Index the tree at ``root``, reusing ``cache_dir`` when its content
         hash matches. Anchors are read only under ``port_roots`` (the matrix
         rows' ``tree`` paths, ``port_roots_of(matrix)``); None reads them everywhere."""
-        root = Path(root)
-        roots = PortRoots(root, port_roots)
-        sources: list[tuple[str, bytes]] = []
-        held: dict[str, tuple[bytes, str]] = {}
-        digest = hashlib.sha1(f"portq-tree-index-{INDEX_FORMAT}-{INDEX_RULES}".encode())
-        digest.update(repr(roots.paths).encode())
-        for file in tree_files(root):
-            try:
-                data = file.read_bytes()
-            except PermissionError as error:  # skipping it would hide its ports and callers
-                raise EnvironmentProblem(
-                    f"{file}: cannot read ({error.strerror}): give portq read access to the tree, or pass --tree PATH"
-                ) from None
-            except OSError:
-                continue  # gone since it was listed (an editor's temporary file): not part of the tree
-            relative = file.relative_to(root).as_posix()
-            sources.append((relative, data))
-            file_digest = hashlib.sha1(data)
-            digest.update(relative.encode() + b"\0" + file_digest.digest())
-            held[relative] = (data, file_digest.hexdigest())
-        key = digest.hexdigest()
-        cache_file = Path(cache_dir) / f"tree-index-{key}.json" if cache_dir else None
-        if cache_file is not None and cache_file.is_file():
-            payload = _read_cache(cache_file)
-            if payload is not None:
-                try:
-                    return cls([FileRecord.from_json(f) for f in payload["files"]], root, held, key)
-                except (KeyError, TypeError, ValueError, AttributeError):
-                    pass  # a damaged or foreign cache is rebuilt, never trusted
-        earlier, earlier_digests = _earlier_records(Path(cache_dir)) if cache_dir else ({}, {})
-        by_path = dict(sources)
-        records = []
-        for relative, data in sources:
-            anchored = relative in roots
-            record = earlier.get((relative, held[relative][1], anchored))
-            if record is not None and any(held.get(d, (None, None))[1] != earlier_digests.get(d)
-                                          for d in record.depends):
-                record = None  # a helper its signatures follow (an import, an included header) changed
-            if record is None:
-                record = (index_file(data, relative, anchors=anchored, sources=by_path) if len(data) <= MAX_PARSE_BYTES
-                          else FileRecord(relative, fallback="too large"))
-            records.append(record)
-        if cache_file is not None:
-            _write_cache(cache_file, json.dumps({
-                "format": INDEX_FORMAT,
-                "rules": INDEX_RULES,
-                "files": [r.to_json() for r in records],
-                "digests": {relative: [held[relative][1], relative in roots] for relative, _ in sources},
-            }))
-            _prune_caches(cache_file.parent)
-        return cls(records, root, held, key)
+        snapshot = TreeSnapshot.take(root, port_roots)
+        index = cls._cached(snapshot, cache_dir)
+        if index is None:
+            records = _index_records(snapshot, cache_dir)
+            _store(snapshot, cache_dir, records)
+            index = cls._of(snapshot, records)
+        return index
+
+    @classmethod
+    def build_in_background(cls, root: Path, cache_dir: Path | None = None,
+                            port_roots: Iterable[str] | None = None) -> "PendingIndex":
+        """``build``, with the parsing done by a forked process while the caller
+        goes on (a cold scan maps the upstream patches meanwhile).
+
+        The tree is read and hashed here, before this returns: the index is
+        of the tree as it is now, however it is edited before ``result()``.
+        A cached index, or a platform without ``fork``, is built right away.
+        """
+        snapshot = TreeSnapshot.take(root, port_roots)
+        index = cls._cached(snapshot, cache_dir)
+        if index is None and "fork" not in multiprocessing.get_all_start_methods():
+            records = _index_records(snapshot, cache_dir)
+            _store(snapshot, cache_dir, records)
+            index = cls._of(snapshot, records)
+        return PendingIndex(cls, snapshot, cache_dir, index)
+
+    @classmethod
+    def _cached(cls, snapshot: "TreeSnapshot", cache_dir: Path | None) -> "TreeIndex | None":
+        """The index stored for exactly this snapshot, or None."""
+        cache_file = snapshot.cache_file(cache_dir)
+        if cache_file is None or not cache_file.is_file():
+            return None
+        payload = _read_cache(cache_file)
+        if payload is None:
+            return None
+        try:
+            return cls._of(snapshot, [FileRecord.from_json(f) for f in payload["files"]])
+        except (KeyError, TypeError, ValueError, AttributeError):
+            return None  # a damaged or foreign cache is rebuilt, never trusted
+
+    @classmethod
+    def _of(cls, snapshot: "TreeSnapshot", records: list[FileRecord]) -> "TreeIndex":
+        return cls(records, snapshot.root, snapshot.held, snapshot.key)
 
     @classmethod
     def from_sources(cls, sources: dict[str, str | bytes]) -> "TreeIndex":

@@ -135,3 +135,34 @@ def test_portq_matrix_lists_no_problem_from_anchor_examples_in_the_tools_own_sou
                  "--ledger", str(tmp_path / "ledger.sqlite")]) == 0
     problems = json.loads(capsys.readouterr().out)["problems"]
     assert problems and not any(p["file"] == "portq/anchors.py" for p in problems)
+
+
+def _records(index):
+    return [record.to_json() for record in index.files.values()]
+
+
+def test_a_background_index_is_of_the_tree_as_read_when_it_was_started(tmp_path):
+    root, cache = tmp_path / "tree", tmp_path / "cache"
+    _write(root, {"kernels/g.py": PORT, "tests/use.py": "from kernels.g import _gather_kernel\n_gather_kernel(1)\n"})
+    expected = TreeIndex.build(root)
+    pending = TreeIndex.build_in_background(root, cache)
+    (root / "kernels/g.py").write_text(PORT.replace("gather_helper", "gather_other"))
+    index = pending.result()
+    assert index.key == expected.key
+    assert _records(index) == _records(expected)
+    assert index.upstream_symbols_ported_by("_gather_kernel") == {"gather_kernel", "gather_helper"}
+    assert [p.name for p in cache.glob("tree-index-*.json")] == [f"tree-index-{expected.key}.json"]
+    assert _records(TreeIndex.build_in_background(root, cache).result()) != _records(expected)  # the edit, now
+
+
+def test_a_background_indexer_that_dies_is_replaced_by_indexing_here(tmp_path, monkeypatch):
+    import os
+
+    import portq.tree_index as tree_index
+
+    root = tmp_path / "tree"
+    _write(root, {"kernels/g.py": PORT})
+    monkeypatch.setattr(tree_index, "_index_in_child", lambda *args: os._exit(3))
+    pending = TreeIndex.build_in_background(root, tmp_path / "cache")
+    assert _records(pending.result()) == _records(TreeIndex.build(root))
+    assert pending._process is None  # the dead indexer was reaped
