@@ -1,7 +1,7 @@
 """Cold scans, unchanged rescans and rescans after editing one ported file, against ``git log -p``.
 
 ``python benchmarks/bench_rescan.py --upstream aiter=../aiter --range ROOT..HEAD --range HEAD~300..HEAD
-[--edit kernels/mla_prefix/gather_kv_b_proj.py] [--repeat 3] [--report FILE]``
+[--edit kernels/mla_prefix/gather_kv_b_proj.py] [--repeat 3] [--report FILE] [--compare CHECKOUT]``
 
 For each range, ``--repeat`` times, interleaved so that machine load hits
 all alike, each scan a fresh ``portq`` process run from bytecode compiled
@@ -21,8 +21,10 @@ once (as an installed portq runs):
 tree scanned is a copy of this checkout's tracked files, so the edit never
 touches the checkout. Prints medians with min–max and ratios to the median of
 ``git log -p`` of the same range in the same run; ``--report FILE`` also
-writes them as markdown with the command at the top. It measures; it
-asserts nothing.
+writes them as markdown with the command at the top. ``--compare CHECKOUT``
+also times the cold scans of another checkout's code (a worktree of an
+earlier commit), interleaved with this one's, and prints them side by side.
+It measures; it asserts nothing.
 """
 
 from __future__ import annotations
@@ -55,11 +57,18 @@ def run_timed(command: list[str], cwd: Path, env: dict[str, str] | None = None) 
     return time.perf_counter() - start, error
 
 
-def compiled_environment(work: Path) -> dict[str, str]:
+def compiled_environment(work: Path, checkout: Path = REPO_ROOT) -> dict[str, str]:
+    """An environment in which the portq of ``checkout`` (run from that folder)
+    runs from bytecode compiled once, under ``work``."""
     env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
-    env["PYTHONPYCACHEPREFIX"] = str(work / "pycache")
-    subprocess.run([sys.executable, "-m", "compileall", "-q", str(REPO_ROOT / "portq")], env=env, check=True)
+    env["PYTHONPYCACHEPREFIX"] = str(work / ("pycache" if checkout == REPO_ROOT else f"pycache-{checkout.name}"))
+    env["PYTHONPATH"] = str(checkout)  # ahead of an installed portq, whichever checkout that is
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(checkout / "portq")], env=env, check=True)
     return env
+
+
+COMPARE_HELP = ("another portq checkout (e.g. `git worktree add /tmp/before HEAD~1`): its cold scans are timed "
+                "too, interleaved with this checkout's, in the same run")
 
 
 def copy_tree(destination: Path) -> Path:
@@ -73,6 +82,14 @@ def copy_tree(destination: Path) -> Path:
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(source, target)
     return destination
+
+
+def git_head(checkout: Path) -> str:
+    """The commit a checkout is at, with a mark when it has uncommitted edits."""
+    head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=checkout, capture_output=True, text=True).stdout.strip()
+    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=checkout,
+                           capture_output=True, text=True).stdout.strip()
+    return head + (" with uncommitted edits" if dirty else "")
 
 
 def ledger_bytes(path: Path) -> int:
@@ -108,6 +125,7 @@ def main() -> None:
                         help="the ported file (relative to the tree) to edit before the last rescan")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--report", type=Path)
+    parser.add_argument("--compare", type=Path, help=COMPARE_HELP)
     args = parser.parse_args()
     name, _, upstream_text = args.upstream.partition("=")
     upstream = Path(upstream_text).resolve()
@@ -120,6 +138,8 @@ def main() -> None:
 
     try:
         env = compiled_environment(work)
+        other = args.compare.resolve() if args.compare else None
+        other_env = compiled_environment(work, other) if other else None
         tree = copy_tree(work / "tree")
         edited = tree / args.edit
         original = edited.read_bytes()
@@ -130,7 +150,7 @@ def main() -> None:
             spec = spec.replace("ROOT", root)
             count = int(subprocess.run(["git", "rev-list", "--count", "--first-parent", spec], cwd=upstream,
                                        capture_output=True, text=True, check=True).stdout)
-            samples: dict[str, list[float]] = {"git": [], "cold": [], "warm": [], "edit": []}
+            samples: dict[str, list[float]] = {"git": [], "cold": [], "warm": [], "edit": [], "other": []}
             growth, redecided = [], []
             for attempt in range(args.repeat):
                 ledger = work / f"ledger-{len(results)}-{attempt}" / "ledger.sqlite"
@@ -139,6 +159,9 @@ def main() -> None:
                         "--ledger", str(ledger)]
                 edited.write_bytes(original)
                 samples["git"].append(run_timed(["git", "log", "-p", "--first-parent", spec], upstream)[0])
+                if other:
+                    other_scan = scan[:-1] + [str(ledger.parent.with_name(ledger.parent.name + "-other") / ledger.name)]
+                    samples["other"].append(run_timed(other_scan, other, other_env)[0])
                 samples["cold"].append(run_timed(scan, REPO_ROOT, env)[0])
                 before = ledger_bytes(ledger)
                 samples["warm"].append(run_timed(scan, REPO_ROOT, env)[0])
@@ -160,11 +183,24 @@ def main() -> None:
         say("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
         for spec, count, samples, growth, redecided in results:
             base = statistics.median(samples["git"])
-            ratio = {key: statistics.median(values) / base for key, values in samples.items()}
+            ratio = {key: statistics.median(values) / base for key, values in samples.items() if values}
             short = "..".join(part[:10] for part in spec.split(".."))
             say(f"| {short} | {count} | {summary(samples['git'])} | {summary(samples['cold'])} | {ratio['cold']:.2f} "
                 f"| {summary(samples['warm'])} | {ratio['warm']:.2f} | {summary(samples['edit'])} "
                 f"| {ratio['edit']:.2f} | {'/'.join(sorted(set(redecided)))} | {max(growth)} B |")
+        if other:
+            say()
+            say(f"Cold scans of the code in `{other}` ({git_head(other)}), timed in the same run, "
+                f"interleaved (this checkout: {git_head(REPO_ROOT)}):")
+            say()
+            say("| range | git log -p s | cold s, that code | × | cold s, this code | × |")
+            say("|---|---:|---:|---:|---:|---:|")
+            for spec, count, samples, growth, redecided in results:
+                base = statistics.median(samples["git"])
+                short = "..".join(part[:10] for part in spec.split(".."))
+                say(f"| {short} | {summary(samples['git'])} | {summary(samples['other'])} "
+                    f"| {statistics.median(samples['other']) / base:.2f} | {summary(samples['cold'])} "
+                    f"| {statistics.median(samples['cold']) / base:.2f} |")
         if args.report:
             write_report(args.report, "bench_rescan.py", lines)
     finally:

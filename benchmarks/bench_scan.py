@@ -1,6 +1,6 @@
 """How long ``portq scan`` takes against ``git log -p`` over the same history.
 
-``python benchmarks/bench_scan.py [--commits 2000] [--repeat 3] [--keep DIR] [--report FILE]``
+``python benchmarks/bench_scan.py [--commits 2000] [--repeat 3] [--keep DIR] [--report FILE] [--compare CHECKOUT]``
 
 Generates a synthetic upstream (``synthetic_history.py``: 2,000 first-parent
 entries by default, a generated matrix and a small tree), then, in one run,
@@ -43,6 +43,7 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO_ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from bench_rescan import COMPARE_HELP, compiled_environment, git_head  # noqa: E402
 from synthetic_history import generate  # noqa: E402
 
 
@@ -63,14 +64,6 @@ def scan_command(work: Path, ledger: Path) -> list[str]:
         "--upstream", str(work / "upstream"), "--matrix", str(work / "matrix.toml"),
         "--tree", str(work / "tree"), "--ledger", str(ledger),
     ]
-
-
-def compiled_environment(work: Path) -> dict[str, str]:
-    """An environment in which portq runs from bytecode compiled once, here."""
-    env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
-    env["PYTHONPYCACHEPREFIX"] = str(work / "pycache")
-    subprocess.run([sys.executable, "-m", "compileall", "-q", str(REPO_ROOT / "portq")], env=env, check=True)
-    return env
 
 
 def git_version() -> str:
@@ -118,6 +111,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--keep", type=Path, help="generate into (and keep) this directory")
     parser.add_argument("--report", type=Path, help="also write the results as markdown to this file")
+    parser.add_argument("--compare", type=Path, help=COMPARE_HELP)
     args = parser.parse_args()
 
     work = args.keep or Path(tempfile.mkdtemp(prefix="portq-bench-"))
@@ -133,17 +127,23 @@ def main() -> None:
             generate(work, args.commits)
             print(f"generated {args.commits} entries in {time.perf_counter() - start:.1f} s: {work}")
         env = compiled_environment(work)
+        other = args.compare.resolve() if args.compare else None
+        other_env = compiled_environment(work, other) if other else None
         load_before = os.getloadavg()[0]
-        git_log, cold, cached = [], [], []
+        git_log, cold, cached, other_cold = [], [], [], []
         for attempt in range(args.repeat):
             scratch = work / f"run-{attempt}"
             shutil.rmtree(scratch, ignore_errors=True)
             scratch.mkdir()
             git_log.append(timed(["git", "log", "-p", "base..tip"], work / "upstream"))
+            if other:
+                other_cold.append(timed(scan_command(work, scratch / "other" / "ledger.sqlite"), other, other_env))
             cold.append(timed(scan_command(work, scratch / "ledger.sqlite"), REPO_ROOT, env))
             cached.append(timed(scan_command(work, scratch / "ledger.sqlite"), REPO_ROOT, env))
         base = statistics.median(git_log)
         rows = [("git log -p base..tip", git_log), ("portq scan, cold", cold), ("portq scan, unchanged rescan", cached)]
+        if other:
+            rows.append((f"portq scan, cold, the code in `{other}` ({git_head(other)})", other_cold))
         say(f"{args.commits} entries, {args.repeat} runs each, interleaved; {os.cpu_count()} CPUs, "
             f"Python {platform.python_version()}, {git_version()}; load average {load_before:.1f} before, "
             f"{os.getloadavg()[0]:.1f} after (other work on the machine shows here)")
@@ -170,7 +170,8 @@ def main() -> None:
         if args.report:
             command = "python benchmarks/bench_scan.py " + " ".join(
                 part for part in (f"--commits {args.commits}" if args.commits != 2000 else "",
-                                  f"--repeat {args.repeat}") if part)
+                                  f"--repeat {args.repeat}",
+                                  f"--compare {args.compare}" if args.compare else "") if part)
             args.report.parent.mkdir(parents=True, exist_ok=True)
             args.report.write_text(f"# portq scan against git log -p\n\nReproduce: `{command}`\n\n"
                                    + "\n".join(lines) + "\n")
