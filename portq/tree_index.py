@@ -479,6 +479,8 @@ def _index_in_child(snapshot: TreeSnapshot, cache_dir: Path | None, connection) 
     """The forked indexer: the records of the files outside the port roots, or
     None when indexing failed (the caller then indexes them itself and reports
     what went wrong)."""
+    with contextlib.suppress(OSError):
+        os.nice(10)  # yield to git and the mapping, which the scan waits on; this has until mapping ends
     try:
         records = _index_records(snapshot, cache_dir, port_files=False)
     except BaseException:
