@@ -144,15 +144,18 @@ def _records(index):
 def test_a_background_index_is_of_the_tree_as_read_when_it_was_started(tmp_path):
     root, cache = tmp_path / "tree", tmp_path / "cache"
     _write(root, {"kernels/g.py": PORT, "tests/use.py": "from kernels.g import _gather_kernel\n_gather_kernel(1)\n"})
-    expected = TreeIndex.build(root)
-    pending = TreeIndex.build_in_background(root, cache)
+    expected = TreeIndex.build(root, port_roots=["kernels/"])
+    pending = TreeIndex.build_in_background(root, cache, ["kernels/"])  # tests/use.py: the forked indexer's
     (root / "kernels/g.py").write_text(PORT.replace("gather_helper", "gather_other"))
+    (root / "tests/use.py").write_text("")
     index = pending.result()
     assert index.key == expected.key
     assert _records(index) == _records(expected)
     assert index.upstream_symbols_ported_by("_gather_kernel") == {"gather_kernel", "gather_helper"}
     assert [p.name for p in cache.glob("tree-index-*.json")] == [f"tree-index-{expected.key}.json"]
-    assert _records(TreeIndex.build_in_background(root, cache).result()) != _records(expected)  # the edit, now
+    assert index.reachability is not None and "tests/use.py" in index.files
+    assert [site.file for site in expected.files["tests/use.py"].calls] == ["tests/use.py"]
+    assert _records(TreeIndex.build_in_background(root, cache, ["kernels/"]).result()) != _records(expected)  # the edits, now
 
 
 def test_a_background_indexer_that_dies_is_replaced_by_indexing_here(tmp_path, monkeypatch):
@@ -161,8 +164,8 @@ def test_a_background_indexer_that_dies_is_replaced_by_indexing_here(tmp_path, m
     import portq.tree_index as tree_index
 
     root = tmp_path / "tree"
-    _write(root, {"kernels/g.py": PORT})
+    _write(root, {"kernels/g.py": PORT, "tests/use.py": "from kernels.g import _gather_kernel\n_gather_kernel(1)\n"})
     monkeypatch.setattr(tree_index, "_index_in_child", lambda *args: os._exit(3))
-    pending = TreeIndex.build_in_background(root, tmp_path / "cache")
-    assert _records(pending.result()) == _records(TreeIndex.build(root))
+    pending = TreeIndex.build_in_background(root, tmp_path / "cache", ["kernels/"])
+    assert _records(pending.result()) == _records(TreeIndex.build(root, port_roots=["kernels/"]))
     assert pending._process is None  # the dead indexer was reaped
