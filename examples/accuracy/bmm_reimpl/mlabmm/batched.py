@@ -76,7 +76,7 @@ def _bmm_bf16_tiles(
         acc += tl.load(bias + batch * bias_batch_stride + c_safe).to(tl.float32)[None, :]
 
     target = out + batch * out_batch_stride + r[:, None] * out_row_stride + c[None, :] * out_col_stride
-    tl.store(target, acc.to(out.dtype.element_ty), mask=(r[:, None] < rows) & (c[None, :] < cols))
+    tl.store(target, acc.to(out.type.element_ty), mask=(r[:, None] < rows) & (c[None, :] < cols))
 
 
 # portq: ports aiter:aiter/ops/triton/gemm/batched/batched_gemm_bf16.py::batched_gemm_bf16 @e2ff4b3c88
