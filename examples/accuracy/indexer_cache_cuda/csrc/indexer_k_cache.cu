@@ -16,7 +16,7 @@
 #include <cuda_fp8.h>
 #include <torch/all.h>
 #include <c10/cuda/CUDAGuard.h>
-#include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDAStream.h>
 
 namespace dsv32 {
 
@@ -163,7 +163,7 @@ void indexer_k_quant_and_cache(torch::Tensor& k,            // [num_tokens, head
     const dim3 grid((quant_blocks + rows - 1) / rows);
     const dim3 block(lanes, rows);
     const at::cuda::OptionalCUDAGuard guard(k.device());
-    const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
+    const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
 
     AT_DISPATCH_REDUCED_FLOATING_TYPES(k.scalar_type(), "indexer_k_quant_and_cache", [&] {
         dsv32::indexer_k_quant_and_cache_kernel<scalar_t, lanes, rows, vec_size>
@@ -195,7 +195,7 @@ void cp_gather_indexer_k_quant_cache(const torch::Tensor& kv_cache,    // [num_b
 
     constexpr int vec_size = 16;
     const at::cuda::OptionalCUDAGuard guard(kv_cache.device());
-    const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
+    const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
     // More tokens per block as the batch grows, as upstream picks them.
     const int rows = num_tokens < 32    ? 1
                      : num_tokens < 64  ? 2
