@@ -3,8 +3,9 @@
 ``python benchmarks/accuracy.py [--aiter PATH] [--port NAME] [--json]``
 
 Scans every range of the labelled corpus in ``examples/accuracy/`` (one port
-tree per directory: ``kernel-matrix.toml``, ``labels.toml``, the port, its
-caller and its tests) with the real ``portq scan``, in a fresh ledger, and
+per directory: ``kernel-matrix.toml``, ``labels.toml``, the port, its caller
+and its tests; a ``tree_from`` port lays its files over another port's tree)
+with the real ``portq scan``, in a fresh ledger, and
 compares each entry's verdict with its label. Prints, per port and overall:
 
 - flagged precision and recall, where flagged means REAL_GAP, INERT or
@@ -26,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -61,6 +63,7 @@ class Port:
     kind: str
     upstream: str
     range: str
+    tree_from: str | None = None  # another port whose tree this one's files overlay
     labels: list[Label] = field(default_factory=list)
 
     @property
@@ -83,7 +86,10 @@ def load_port(directory: Path) -> Port:
         raise CorpusError(f"{path}: port = {data['port']!r}: expected the directory's name {directory.name!r}")
     if data["range"].count("..") != 1 or data["range"].startswith("..") or data["range"].endswith(".."):
         raise CorpusError(f"{path}: range = {data['range']!r}: expected BASE..END")
-    port = Port(data["port"], directory, data["kind"], data["upstream"], data["range"])
+    tree_from = data.get("tree_from")
+    if tree_from is not None and not (directory.parent / tree_from / "labels.toml").is_file():
+        raise CorpusError(f"{path}: tree_from = {tree_from!r}: expected another port's directory")
+    port = Port(data["port"], directory, data["kind"], data["upstream"], data["range"], tree_from)
     seen: set[str] = set()
     for number, raw in enumerate(data.get("entry", []), start=1):
         where = f"{path}: entry {number}"
@@ -119,6 +125,21 @@ def load_corpus(root: Path = CORPUS) -> list[Port]:
     return [load_port(directory) for directory in directories]
 
 
+_NOT_TREE = shutil.ignore_patterns("labels.toml", "kernel-matrix.toml", "README.md", "__pycache__")
+
+
+def port_tree(port: Port, work: Path) -> Path:
+    """The port's tree: its directory, or (``tree_from``) a copy of another
+    port's tree under ``work`` with this port's files laid over it, so that
+    two snapshots of one port share what did not change between them."""
+    if port.tree_from is None:
+        return port.directory
+    tree = work / f"{port.name}-tree"
+    shutil.copytree(port.directory.parent / port.tree_from, tree, ignore=_NOT_TREE)
+    shutil.copytree(port.directory, tree, ignore=_NOT_TREE, dirs_exist_ok=True)
+    return tree
+
+
 def default_clone(config: Path) -> Path | None:
     """``[upstream.aiter].path`` of ``config`` (relative to it), or None."""
     try:
@@ -134,17 +155,18 @@ def is_git_clone(path: Path) -> bool:
     return path.is_dir() and result.returncode == 0
 
 
-def scan(port: Port, clone: Path, ledger: Path) -> list[dict]:
+def scan(port: Port, clone: Path, work: Path) -> list[dict]:
     """The real ``portq scan --json`` of the port's range, in a child process."""
+    tree = port_tree(port, work)
     command = [
         sys.executable, "-c", "import sys; from portq.cli import main; sys.exit(main())",
         "scan", port.range, "--json",
         "--upstream", f"{port.upstream}={clone}",
-        "--tree", str(port.directory),
+        "--tree", str(tree),
         "--matrix", str(port.matrix),
-        "--ledger", str(ledger),
+        "--ledger", str(work / f"{port.name}.sqlite"),
     ]
-    result = subprocess.run(command, capture_output=True, text=True, cwd=port.directory)
+    result = subprocess.run(command, capture_output=True, text=True, cwd=tree)
     if result.returncode != 0:
         last = (result.stderr.strip().splitlines() or ["(no message)"])[-1]
         raise CorpusError(f"{port.name}: portq scan {port.range} exited {result.returncode}: {last}")
@@ -308,7 +330,7 @@ def main(argv: list[str] | None = None) -> int:
         outcomes: list[Outcome] = []
         with tempfile.TemporaryDirectory(prefix="portq-accuracy-") as work:
             for port in ports:
-                outcomes += join(port, scan(port, clone, Path(work) / f"{port.name}.sqlite"))
+                outcomes += join(port, scan(port, clone, Path(work)))
     except CorpusError as error:
         print(f"accuracy: {error}", file=sys.stderr)
         return 2

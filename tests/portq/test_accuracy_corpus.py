@@ -45,7 +45,7 @@ def test_corpus_has_the_three_kinds_of_port():
 def test_matrix_loads_and_every_anchor_resolves_in_the_port_tree(port, capsys, tmp_path):
     code = main([
         "matrix", "--json",
-        "--tree", str(port.directory),
+        "--tree", str(accuracy.port_tree(port, tmp_path)),
         "--matrix", str(port.matrix),
         "--ledger", str(tmp_path / "ledger.sqlite"),
     ])
