@@ -73,6 +73,20 @@ def test_every_label_has_a_verdict_from_the_vocabulary_and_a_reason(port):
     assert any(label.verdict in accuracy.FLAGGED for label in port.labels), port.name
 
 
+def test_an_overlay_port_scans_its_own_files_over_the_other_tree(tmp_path):
+    overlays = [port for port in PORTS if port.tree_from]
+    assert overlays, "no tree_from port in the corpus"
+    for port in overlays:
+        tree = accuracy.port_tree(port, tmp_path)
+        own = [p for p in port.directory.rglob("*.py") if "__pycache__" not in p.parts]
+        assert own, port.name
+        for path in own:
+            assert (tree / path.relative_to(port.directory)).read_text() == path.read_text()
+        base = port.directory.parent / port.tree_from
+        assert (tree / "engine").is_dir() and (base / "engine").is_dir()
+        assert not (tree / "labels.toml").exists()
+
+
 def _write_port(root: Path, body: str) -> Path:
     directory = root / "p"
     directory.mkdir()
