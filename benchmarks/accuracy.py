@@ -64,6 +64,7 @@ class Port:
     upstream: str
     range: str
     tree_from: str | None = None  # another port whose tree this one's files overlay
+    tree_without: tuple[str, ...] = ()  # paths of that tree this port leaves out
     labels: list[Label] = field(default_factory=list)
 
     @property
@@ -89,7 +90,12 @@ def load_port(directory: Path) -> Port:
     tree_from = data.get("tree_from")
     if tree_from is not None and not (directory.parent / tree_from / "labels.toml").is_file():
         raise CorpusError(f"{path}: tree_from = {tree_from!r}: expected another port's directory")
-    port = Port(data["port"], directory, data["kind"], data["upstream"], data["range"], tree_from)
+    tree_without = data.get("tree_without", [])
+    if not isinstance(tree_without, list) or not all(isinstance(p, str) and p for p in tree_without):
+        raise CorpusError(f"{path}: tree_without = {tree_without!r}: expected a list of paths")
+    if tree_without and tree_from is None:
+        raise CorpusError(f"{path}: tree_without without tree_from: expected tree_from = \"PORT\" as well")
+    port = Port(data["port"], directory, data["kind"], data["upstream"], data["range"], tree_from, tuple(tree_without))
     seen: set[str] = set()
     for number, raw in enumerate(data.get("entry", []), start=1):
         where = f"{path}: entry {number}"
@@ -130,12 +136,18 @@ _NOT_TREE = shutil.ignore_patterns("labels.toml", "kernel-matrix.toml", "README.
 
 def port_tree(port: Port, work: Path) -> Path:
     """The port's tree: its directory, or (``tree_from``) a copy of another
-    port's tree under ``work`` with this port's files laid over it, so that
-    two snapshots of one port share what did not change between them."""
+    port's tree under ``work``, less its ``tree_without`` paths, with this
+    port's files laid over it, so that two variants of one port share what
+    does not differ between them."""
     if port.tree_from is None:
         return port.directory
     tree = work / f"{port.name}-tree"
     shutil.copytree(port.directory.parent / port.tree_from, tree, ignore=_NOT_TREE)
+    for dropped in port.tree_without:
+        target = tree / dropped
+        if not target.exists():
+            raise CorpusError(f"{port.directory / 'labels.toml'}: tree_without {dropped!r}: not in {port.tree_from}'s tree")
+        shutil.rmtree(target) if target.is_dir() else target.unlink()
     shutil.copytree(port.directory, tree, ignore=_NOT_TREE, dirs_exist_ok=True)
     return tree
 

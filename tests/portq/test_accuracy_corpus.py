@@ -57,8 +57,12 @@ def test_matrix_loads_and_every_anchor_resolves_in_the_port_tree(port, capsys, t
     for anchored in ports:
         assert anchored["definition"], anchored
         assert anchored["anchor"].startswith(f"{port.upstream}:"), anchored
-    # Reachability is real: an engine module calls some port, not only tests.
-    assert any(p["non_test_callers"] for p in ports), ports
+    if port.tree_without:
+        # A test-only variant: nothing but its tests reaches the port.
+        assert not any(p["non_test_callers"] for p in ports), ports
+    else:
+        # Reachability is real: an engine module calls some port, not only tests.
+        assert any(p["non_test_callers"] for p in ports), ports
 
 
 @pytest.mark.parametrize("port", PORTS, ids=lambda p: p.name)
@@ -73,18 +77,28 @@ def test_every_label_has_a_verdict_from_the_vocabulary_and_a_reason(port):
     assert any(label.verdict in accuracy.FLAGGED for label in port.labels), port.name
 
 
-def test_an_overlay_port_scans_its_own_files_over_the_other_tree(tmp_path):
-    overlays = [port for port in PORTS if port.tree_from]
-    assert overlays, "no tree_from port in the corpus"
-    for port in overlays:
-        tree = accuracy.port_tree(port, tmp_path)
-        own = [p for p in port.directory.rglob("*.py") if "__pycache__" not in p.parts]
-        assert own, port.name
-        for path in own:
-            assert (tree / path.relative_to(port.directory)).read_text() == path.read_text()
-        base = port.directory.parent / port.tree_from
-        assert (tree / "engine").is_dir() and (base / "engine").is_dir()
-        assert not (tree / "labels.toml").exists()
+@pytest.mark.parametrize("port", [p for p in PORTS if p.tree_from], ids=lambda p: p.name)
+def test_a_variant_port_is_the_other_tree_less_its_drops_plus_its_own_files(port, tmp_path):
+    tree = accuracy.port_tree(port, tmp_path)
+    base = port.directory.parent / port.tree_from
+    own = [p for p in port.directory.rglob("*") if p.suffix in (".py", ".cu", ".cpp")]
+    assert own or port.tree_without, f"{port.name} changes nothing of {port.tree_from}"
+    for path in own:
+        assert (tree / path.relative_to(port.directory)).read_text() == path.read_text()
+    for dropped in port.tree_without:
+        assert (base / dropped).exists() and not (tree / dropped).exists()
+    assert not (tree / "labels.toml").exists()
+
+
+def test_a_variant_dropping_what_its_base_lacks_is_rejected(tmp_path):
+    directory = _write_port(tmp_path, '[[entry]]\nsha = "abcdef1"\nverdict = "IN_SYNC"\nreason = "r"\n')
+    (directory.parent / "base").mkdir()
+    (directory.parent / "base" / "labels.toml").write_text("")
+    labels = directory / "labels.toml"
+    labels.write_text(labels.read_text().replace('range = "a..b"\n', 'range = "a..b"\ntree_from = "base"\ntree_without = ["engine"]\n'))
+    port = accuracy.load_port(directory)
+    with pytest.raises(accuracy.CorpusError, match="tree_without 'engine': not in base's tree"):
+        accuracy.port_tree(port, tmp_path / "work")
 
 
 def _write_port(root: Path, body: str) -> Path:
