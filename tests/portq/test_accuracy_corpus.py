@@ -174,3 +174,12 @@ def test_script_rejects_an_unknown_port():
     assert result.returncode == 2
     assert "--port nope: expected one of" in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_script_stops_with_one_line_when_the_clone_lacks_a_range(tmp_path):
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    result = _run_script("--aiter", str(tmp_path))
+    assert result.returncode == 2
+    assert result.stdout == ""
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "unknown revision" in lines[0], result.stderr
