@@ -37,6 +37,7 @@ from portq.signatures import (
     normalise_kernel_name,
     normalise_name,
 )
+from portq.signatures_python import PythonLocals
 from portq.symbols import KIND_CUDA_KERNEL, KIND_TRITON_KERNEL
 
 if TYPE_CHECKING:
@@ -413,20 +414,6 @@ class Derivation:
     reason: str = ""
 
 
-def _python_assignments(function) -> dict[str, list]:
-    """name -> the right-hand sides assigned to it (tuple unpacks map each name to the whole right side)."""
-    found: dict[str, list] = {}
-    for current in _walk(function):
-        if current.type != "assignment":
-            continue
-        left, right = current.child_by_field_name("left"), current.child_by_field_name("right")
-        if left is None or right is None:
-            continue
-        for identifier in _target_identifiers(left):
-            found.setdefault(node_text(identifier), []).append((current, right))
-    return found
-
-
 def _launch_calls(function, kernel: str):
     """``kernel[grid](...)`` calls in a Python function."""
     for current in _walk(function):
@@ -472,7 +459,7 @@ def derive(function, expression, received: set[str], depth: int = 8) -> Derivati
     """Follow ``expression`` (a node inside ``function``) through local
     assignments to its terminals."""
     parameters = _python_parameters(_function_node(function))
-    assignments = _python_assignments(_function_node(function))
+    assignments = PythonLocals(_function_node(function))
     steps: list[Step] = []
     terminals: list[str] = []
     problems: list[str] = []
@@ -525,13 +512,17 @@ def derive(function, expression, received: set[str], depth: int = 8) -> Derivati
             if name in received and level > 0:
                 terminals.append(f"{name} (already passed to the kernel)")
                 return
-            if name in assignments:
+            reaching, _ = assignments.reaching(name, node)
+            if reaching:
                 if name in seen:
                     return
                 seen.add(name)
-                for statement, right in assignments[name]:
+                for statement, right in reaching:  # every assignment that can reach this read
                     steps.append(Step(statement.start_point[0] + 1, node_text(statement).strip()))
-                    visit(right, level + 1)
+                    if right is None:
+                        problems.append(f"{name} is updated in place ({node_text(statement).strip()})")
+                    else:
+                        visit(right, level + 1)
                 return
             if name in parameters:
                 problems.append(f"{name} is a parameter a caller supplies")
@@ -1151,13 +1142,14 @@ def _grid_form_item(before, after, mine, port, new, evidence) -> Delta | None:
     have = _renamed_form(mine.grid_form, binding)
     shown = f"{mine.grid_text} (≡ {mine.grid_form})" if mine.grid_form != mine.grid_text and not mine.grid_opaque \
         and len(mine.grid_form) <= 80 else mine.grid_text
-    if have == after.grid_form:
+    unknown = before.grid_form.startswith("?") or after.grid_form.startswith("?")  # which value reaches depends on the path
+    if have == after.grid_form and not unknown:
         return Delta("sync", "launch", f"the port's grid {shown} is upstream's new grid {after.grid_text} modulo "
                           "naming", evidence)
-    if have == before.grid_form:
+    if have == before.grid_form and not unknown:
         return Delta("behind", "launch", f"upstream grid went {before.grid_text} → {after.grid_text}, the port's "
                           f"grid {shown} is still the old one", evidence)
-    opaque = [o for o in mine.grid_opaque + after.grid_opaque if o]
+    opaque = [o for o in mine.grid_opaque + after.grid_opaque + (before.grid_opaque if unknown else ()) if o]
     if opaque:
         unresolved = Evidence(kind=Kind.UNRESOLVED, side="tree" if mine.grid_opaque else "upstream-new",
                               path=port.path if mine.grid_opaque else new.path if new else None,

@@ -484,7 +484,7 @@ def single_return(node):
         return names, returns[0].named_children[0], _CppExtractor._assignments_in(body)
     from portq.signatures_python import _python_assignments, _python_parameter_names
 
-    return _python_parameter_names(function), returns[0].named_children[0], _python_assignments(body)
+    return _python_parameter_names(function), returns[0].named_children[0], _python_assignments(body).at(returns[0])
 
 
 def _form_fields(form: Form, grid_expression, launch_line: int, same_file: bool, lines: "_Lines") -> dict[str, Any]:

@@ -221,3 +221,22 @@ def test_a_port_is_indexed_again_when_a_helper_it_imports_changes(tmp_path):
     helper.write_text(helper.read_text().replace("2 * (starts.shape[0] - 1)", "3 * (starts.shape[0] - 1)"))
     after = port_grid(TreeIndex.build(tree, cache, ["kernels/"]))
     assert before != after and "3 * cu_seq_lens.shape[0]" in after
+
+
+def test_a_grid_assigned_again_later_resolves_to_the_assignment_that_reaches_the_launch(tmp_path):
+    verdict = _scan(tmp_path, {r.REASSIGNED_HOST: r.REASSIGNED_BEFORE}, {r.REASSIGNED_HOST: r.REASSIGNED_AFTER},
+                    r.REASSIGNED_TREE)
+    host = _symbol(verdict, "copy_rows")
+    # the launch after the early return still reads `grid = (triton.cdiv(n, 64),)`: no grid change is invented
+    assert host.verdict != REAL_GAP, host.reason
+    assert not any(e.kind == "launch-grid" for e in host.evidence), host.reason
+    assert "cdiv(n, 256)" not in host.reason
+
+
+def test_a_grid_two_branches_assign_is_unresolved_and_says_so(tmp_path):
+    verdict = _scan(tmp_path, {r.REASSIGNED_HOST: r.REASSIGNED_BEFORE},
+                    {r.REASSIGNED_HOST: r.REASSIGNED_BRANCHES_AFTER}, r.REASSIGNED_TREE)
+    host = _symbol(verdict, "copy_rows")
+    assert host.verdict == NEEDS_REVIEW, host.reason
+    unresolved = [e for e in host.evidence if e.kind == "unresolved"]
+    assert unresolved and "grid (assigned on more than one path to the launch)" in unresolved[0].message

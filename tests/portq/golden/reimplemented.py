@@ -406,3 +406,58 @@ def _expand(x_ptr, out_ptr, H, C, BLOCK: tl.constexpr):
     col = item % per_row
     tl.store(out_ptr + row + col, tl.load(x_ptr + row))
 '''}
+
+
+# --- case 32: a local assigned more than once resolves to the assignment that reaches the use ---
+
+REASSIGNED_HOST = "vllm/ops/rows.py"
+REASSIGNED_BEFORE = '''import triton
+from vllm.ops._rows import _rows_kernel
+
+
+def copy_rows(x, y, n, fast):
+    grid = (triton.cdiv(n, 64),)
+    _rows_kernel[grid](x, y, n, BLOCK=64)
+'''
+REASSIGNED_AFTER = '''import triton
+from vllm.ops._rows import _rows_kernel
+
+
+def copy_rows(x, y, n, fast):
+    if fast:
+        grid = (triton.cdiv(n, 256),)
+        _rows_kernel[grid](x, y, n, BLOCK=256)
+        return
+    grid = (triton.cdiv(n, 64),)
+    _rows_kernel[grid](x, y, n, BLOCK=64)
+'''
+REASSIGNED_BRANCHES_AFTER = '''import triton
+from vllm.ops._rows import _rows_kernel
+
+
+def copy_rows(x, y, n, fast):
+    if fast:
+        grid = (triton.cdiv(n, 256),)
+    else:
+        grid = (triton.cdiv(n, 64),)
+    _rows_kernel[grid](x, y, n, BLOCK=64)
+'''
+REASSIGNED_TREE = {"kernels/kv_cache/rows.py": f'''import triton
+import triton.language as tl
+
+
+@triton.jit
+def _rows(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    pass
+
+
+# portq: ports vllm:{REASSIGNED_HOST}::copy_rows
+def copy_rows(x, y, n):
+    grid = (triton.cdiv(n, 64),)
+    _rows[grid](x, y, n, BLOCK=64)
+''', "kernels/mla_prefill/stage.py": '''from portq_kernels.kv_cache.rows import copy_rows
+
+
+def stage(x, y):
+    copy_rows(x, y, x.numel())
+'''}
