@@ -635,6 +635,7 @@ def _tree_param_evidence(port: Signature, name: str, message: str) -> list[Evide
 def _parameter_items(old: Signature, new: Signature, port: Signature, scope: set[str],
                      derivation=None) -> list[Delta]:
     items: list[Delta] = []
+    derived_params: list = []  # (label, derivation, evidence) of added parameters upstream computes itself
     # Triton to Triton, constexpr parameters compare too; across languages a
     # C++ template parameter and a tl.constexpr need not correspond.
     same_language = old.language == new.language == port.language
@@ -689,13 +690,20 @@ def _parameter_items(old: Signature, new: Signature, port: Signature, scope: set
                                   end_line=derived.steps[-1].line if derived.steps else None,
                                   quote="; ".join(s.quote for s in derived.steps[:4]) or derived.argument,
                                   symbol=new.name, subject=name, derived_from=derived.terminals)
-                items.append(Delta("undecided", "signature",
-                                        f"upstream added {_param_kind(param)} {label}, derived only from what the kernel "
-                                        f"already receives ({derived.argument}); an implementation detail for a reader "
-                                        "to judge", [upstream, lacks, record]))
+                derived_params.append((f"{_param_kind(param)} {label}", derived, [upstream, lacks, record]))
             else:
                 items.append(Delta("behind", "signature",
                                         f"upstream added {_param_kind(param)} {label}, the port lacks it", [upstream, lacks]))
+    if derived_params:
+        # One record for them all, quoting each derivation: that the values
+        # are computed from what the kernel receives is the whole argument.
+        how = "; ".join(f"{label} ({derived.argument})"
+                        + (f" via {'; '.join(f'`{s.quote}`' for s in derived.steps[:3])}" if derived.steps else "")
+                        + f" (from {', '.join(derived.terminals[:3])})" for label, derived, _ in derived_params)
+        items.append(Delta("undecided", "signature",
+                           f"upstream added {len(derived_params)} parameter{'s' if len(derived_params) > 1 else ''} "
+                           f"computed only from what the kernel already receives, {how}; an implementation detail "
+                           "for a reader to judge (at most NEEDS_REVIEW)", [e for *_, evidence in derived_params for e in evidence]))
     for name in new_names:
         if name not in old_names:
             continue
@@ -815,7 +823,8 @@ def _launch_items(old: Signature, new: Signature, port: Signature, index: TreeIn
         upstream = Evidence(kind=Kind.LAUNCH_KERNEL, message=f"upstream now launches {kernel}", side="upstream-new",
                             path=new.path, line=launch.line, quote=launch.quote, symbol=new.name)
         if kernel in port_stands_for:
-            items.append(Delta("sync", "launch", f"the port already launches {kernel}", [upstream]))
+            mine = next((l for l in port.launches if kernel in launched.get(l.kernel, set())), None)
+            items.append(_new_kernel_grid_item(kernel, launch, mine, port, new, upstream))
         else:
             tree = [_tree_launch_evidence(port, l, "the port launches this instead") for l in port.launches[:2]]
             if not tree:
@@ -845,6 +854,29 @@ def _launch_items(old: Signature, new: Signature, port: Signature, index: TreeIn
                             "(a helper in another module may), so its launch cannot be compared", i.evidence)
                  if i.status is Status.BEHIND else i for i in items]
     return items
+
+
+def _new_kernel_grid_item(kernel: str, launch, mine, port: Signature, new: Signature, upstream: Evidence) -> Delta:
+    """A kernel upstream now launches that the port already launches: the
+    same only when the grids agree as canonical forms; otherwise the record
+    says how they differ, with both sides' lines."""
+    if mine is None or not launch.grid_form or not mine.grid_form:
+        return Delta("sync", "launch", f"the port already launches {kernel}", [upstream])
+    have = _renamed_form(mine.grid_form, _parameter_binding(port, new))
+    if have == launch.grid_form:
+        return Delta("sync", "launch", f"the port already launches {kernel}, with upstream's grid "
+                     f"{launch.grid_text} modulo naming", [upstream])
+    theirs = Evidence(kind=Kind.LAUNCH_GRID, message=f"upstream launches {kernel} with grid {launch.grid_text} "
+                      f"(≡ {launch.grid_form})", side="upstream-new", path=new.path, line=launch.grid_line,
+                      quote=launch.grid_quote, symbol=new.name, subject=launch.grid_text)
+    ours = _tree_launch_evidence(port, mine, f"the port launches it with grid {mine.grid_text} (≡ {mine.grid_form})")
+    ours = replace(ours, line=mine.grid_line, quote=mine.grid_quote)
+    opaque = [o for o in mine.grid_opaque + launch.grid_opaque if o]
+    how = f"goes through {', '.join(opaque[:2])}, which could not be resolved" if opaque else "differs"
+    return Delta("undecided", "launch",
+                 f"upstream now launches {kernel} with grid {launch.grid_form} ({new.path}:{launch.grid_line}); the port "
+                 f"launches it with grid {mine.grid_form} ({port.path}:{mine.grid_line}), which {how}",
+                 [upstream, theirs, ours])
 
 
 def _pair_launches(old_launches, new_launches):
@@ -1149,6 +1181,11 @@ def _grid_form_item(before, after, mine, port, new, evidence) -> Delta | None:
     if have == before.grid_form and not unknown:
         return Delta("behind", "launch", f"upstream grid went {before.grid_text} → {after.grid_text}, the port's "
                           f"grid {shown} is still the old one", evidence)
+    if "oneof(" in have:  # a helper that returns different grids: the set, never one member's identifiers
+        return Delta("undecided", "launch",
+                     f"upstream grid went {before.grid_text} → {after.grid_text} (≡ {after.grid_form}); the port's grid "
+                     f"{mine.grid_text} ({port.path}:{mine.grid_line}) is one of several forms, {have}, by path",
+                     evidence)
     opaque = [o for o in mine.grid_opaque + after.grid_opaque + (before.grid_opaque if unknown else ()) if o]
     if opaque:
         unresolved = Evidence(kind=Kind.UNRESOLVED, side="tree" if mine.grid_opaque else "upstream-new",

@@ -240,3 +240,39 @@ def test_a_grid_two_branches_assign_is_unresolved_and_says_so(tmp_path):
     assert host.verdict == NEEDS_REVIEW, host.reason
     unresolved = [e for e in host.evidence if e.kind == "unresolved"]
     assert unresolved and "grid (assigned on more than one path to the launch)" in unresolved[0].message
+
+
+def test_a_grid_helper_whose_returns_agree_is_one_form(tmp_path):
+    tree = r.grid_helper_tree("min(triton.cdiv(n, 256), 4 * sms)")
+    verdict = _scan(tmp_path, {r.CU: r.GRID_BEFORE}, {r.CU: r.GRID_AFTER}, tree)
+    host = _symbol(verdict, "copy_rows")
+    assert host.verdict == IN_SYNC, host.reason
+    assert "is upstream's new grid" in host.reason
+    assert not any(e.kind == "unresolved" for e in host.evidence)
+
+
+def test_a_grid_helper_whose_returns_differ_is_compared_as_the_set_it_returns(tmp_path):
+    tree = r.grid_helper_tree("triton.cdiv(n, 256)")  # the second return is upstream's old grid
+    verdict = _scan(tmp_path, {r.CU: r.GRID_BEFORE}, {r.CU: r.GRID_AFTER}, tree)
+    host = _symbol(verdict, "copy_rows")
+    assert (host.verdict, host.decided_by) == (NEEDS_REVIEW, "launch"), host.reason
+    assert "is one of several forms, (oneof((cdiv(n, 256),), (min(4 * $sms, cdiv(n, 256)),)),)" in host.reason
+    tree_grid = [e for e in host.evidence if e.kind == "tree-launch" and "grid" in e.message]
+    assert tree_grid and "rows_grid(n, src.device)" in tree_grid[0].message
+
+
+def test_a_new_kernel_the_port_already_launches_is_in_sync_only_when_the_grids_agree(tmp_path):
+    def scan(flat_grid, where):
+        return _symbol(_scan(tmp_path / where, {r.FLAT_HOST: r.FLAT_HOST_BEFORE},
+                             {r.FLAT_HOST: r.FLAT_HOST_AFTER.format(flat_grid=flat_grid)}, r.FLAT_HOST_TREE),
+                       "copy_rows")
+
+    same = scan("(n + 63) // 64", "same")
+    assert same.verdict == IN_SYNC, same.reason
+    assert "with upstream's grid" in same.reason
+    other = scan("n", "other")
+    assert (other.verdict, other.decided_by) == (NEEDS_REVIEW, "launch"), other.reason
+    assert "upstream now launches rows_flat with grid (n,) (vllm/ops/rows.py:7)" in other.reason
+    assert "the port launches it with grid (cdiv(n, 64),) (kernels/kv_cache/rows.py:14), which differs" in other.reason
+    lines = {(e.side, e.line) for e in other.evidence if e.kind in ("launch-grid", "tree-launch")}
+    assert {("upstream-new", 7), ("tree", 14)} <= lines

@@ -461,3 +461,53 @@ def copy_rows(x, y, n):
 def stage(x, y):
     copy_rows(x, y, x.numel())
 '''}
+
+
+# --- case 33: a grid helper with several returns; a new kernel the port already launches ---
+
+GRID_HELPER_PORT = '''import torch
+import triton
+import triton.language as tl
+
+
+# portq: ports vllm:csrc/cache_kernels.cu::vllm::copy_rows_kernel
+@triton.jit
+def _copy_rows(src_ptr, dst_ptr, n, BLOCK: tl.constexpr):
+    pass
+
+
+def rows_grid(n, device):
+    sms = torch.cuda.get_device_properties(device).multi_processor_count
+    if n < 256:
+        return (min((n + 255) // 256, sms * 4),)
+    return ({second},)
+
+
+# portq: ports vllm:csrc/cache_kernels.cu::copy_rows
+def copy_rows(src, dst, n):
+    _copy_rows[rows_grid(n, src.device)](src, dst, n, BLOCK=256)
+'''
+
+
+def grid_helper_tree(second: str) -> dict[str, str]:
+    return {"kernels/kv_cache/copy.py": GRID_HELPER_PORT.format(second=second),
+            "kernels/mla_prefill/stage.py": GRID_CALLER}
+
+
+FLAT_HOST = "vllm/ops/rows.py"
+FLAT_HOST_BEFORE = REASSIGNED_BEFORE
+FLAT_HOST_AFTER = '''import triton
+from vllm.ops._rows import _rows_kernel, _rows_flat_kernel
+
+
+def copy_rows(x, y, n, fast):
+    if n < 4096:
+        _rows_flat_kernel[({flat_grid},)](x, y, n, BLOCK=64)
+        return
+    grid = (triton.cdiv(n, 64),)
+    _rows_kernel[grid](x, y, n, BLOCK=64)
+'''
+FLAT_HOST_TREE = {"kernels/kv_cache/rows.py": REASSIGNED_TREE["kernels/kv_cache/rows.py"].replace(
+    "@triton.jit\ndef _rows(",
+    f"# portq: ports vllm:{FLAT_HOST}::_rows_kernel\n# portq: ports vllm:{FLAT_HOST}::_rows_flat_kernel\n"
+    "@triton.jit\ndef _rows("), "kernels/mla_prefill/stage.py": REASSIGNED_TREE["kernels/mla_prefill/stage.py"]}
