@@ -33,6 +33,7 @@ from portq.signatures import (
     bare_name,
     bind_arguments,
     comment_free_tokens,
+    is_docstring,
     node_text,
     normalise_kernel_name,
     normalise_name,
@@ -197,7 +198,66 @@ def alpha_tokens(node, language: str) -> list[str]:
 # --- changes confined to a declared scope -------------------------------------------
 
 
-def scoped_tokens(node, excluded: set[str]) -> list[str]:
+def forwarding_call(function, excluded: set[str]):
+    """``(callee, argument names)`` when the carried path of Python
+    ``function`` is one call that forwards bare names: a body that is
+    ``if NAME: A(...) else: B(x, y, ...)`` with NAME in ``excluded`` (a
+    kernel turned dispatcher), or just ``B(x, y, ...)``. Else None."""
+    body = function.child_by_field_name("body")
+    statements = [c for c in (body.named_children if body is not None else []) if c.type != "comment"
+                  and not (c.type == "expression_statement" and is_docstring(c.named_children[0]))]
+    if len(statements) == 1 and statements[0].type == "if_statement":
+        branch = statements[0]
+        condition = branch.child_by_field_name("condition")
+        clauses = [c for c in branch.children if c.type in ("elif_clause", "else_clause")]
+        if condition is None or condition.type != "identifier" or normalise_name(node_text(condition)) not in excluded \
+                or len(clauses) != 1 or clauses[0].type != "else_clause":
+            return None
+        statements = [c for c in clauses[0].child_by_field_name("body").named_children if c.type != "comment"]
+    if len(statements) != 1 or statements[0].type != "expression_statement" \
+            or statements[0].named_children[0].type != "call":
+        return None
+    call = statements[0].named_children[0]
+    callee, arguments = call.child_by_field_name("function"), call.child_by_field_name("arguments")
+    names = [a for a in (arguments.named_children if arguments is not None else []) if a.type != "comment"]
+    if callee is None or callee.type != "identifier" or any(a.type != "identifier" for a in names):
+        return None
+    return node_text(callee), [node_text(a) for a in names]
+
+
+def inlined_locals(old_body, new_body) -> dict:
+    """Locals of ``old_body`` that ``new_body`` writes in place: ``x = E``
+    read exactly once, as a whole argument, and absent from ``new_body``
+    (``n = (a + b) // c; range(n)`` → ``range((a + b) // c)``). Maps the
+    assignment statement and the read to what stands for them."""
+    reads: dict[str, list] = {}
+    assigned: dict[str, list] = {}
+    for current in _walk(old_body):
+        parent = current.parent
+        if current.type != "identifier" or parent is None:
+            continue
+        if parent.type == "assignment" and parent.child_by_field_name("left") == current:
+            assigned.setdefault(node_text(current), []).append(parent)
+        elif not (parent.type == "attribute" and parent.child_by_field_name("attribute") == current
+                  or parent.type == "keyword_argument" and parent.child_by_field_name("name") == current):
+            reads.setdefault(node_text(current), []).append(current)
+    present = {node_text(c) for c in _walk(new_body) if c.type == "identifier"}
+    replaced: dict = {}
+    for name, assignments in assigned.items():
+        uses = reads.get(name, [])
+        if len(assignments) != 1 or len(uses) != 1 or name in present:
+            continue
+        statement, use = assignments[0].parent, uses[0]
+        right = assignments[0].child_by_field_name("right")
+        if statement.type != "expression_statement" or right is None or use.parent is None \
+                or use.parent.type != "argument_list" or use.start_byte < assignments[0].end_byte:
+            continue
+        replaced[statement.id] = []
+        replaced[use.id] = [right]
+    return replaced
+
+
+def scoped_tokens(node, excluded: set[str], replaced: dict | None = None) -> list[str]:
     """The definition's tokens with what a not-carried declaration sets aside
     left out: parameters, keyword arguments and bare arguments named in
     ``excluded`` (normalised names), and the branches only such a name
@@ -219,6 +279,8 @@ def scoped_tokens(node, excluded: set[str]) -> list[str]:
         return None
 
     def expand(current):
+        if replaced and current.id in replaced:
+            return replaced[current.id]
         kind = current.type
         parent = current.parent
         if kind == "keyword_argument":
@@ -247,7 +309,7 @@ def scoped_tokens(node, excluded: set[str]) -> list[str]:
                 return [current.named_children[2] if selected else current.named_children[0]]
         return None
 
-    if not excluded:
+    if not excluded and not replaced:
         return comment_free_tokens(node)
     # A constexpr alias the carried path binds once (``CHUNK_STRIDE:
     # tl.constexpr = ScaleKGranularity`` once the not-carried branch is gone)

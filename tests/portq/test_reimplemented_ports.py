@@ -107,9 +107,10 @@ def test_broken_syntax_in_a_ported_function_lowers_confidence_and_says_where(tmp
 def test_program_ids_decomposed_inside_a_not_carried_helper_are_not_compared(tmp_path):
     verdict = _scan(tmp_path, {r.FLAT_KERNEL: r.DISPATCH_BEFORE}, {r.FLAT_KERNEL: r.DISPATCH_AFTER}, r.dispatch_tree())
     kernel = _symbol(verdict, "_triton_gather_kv_b_proj")
-    assert kernel.verdict == NEEDS_REVIEW and kernel.decided_by == "body", kernel.reason  # the body moved: read it
+    # the carried body moved into _impl unchanged; the rest is the declared IS_FP4 dispatch
+    assert (kernel.verdict, kernel.justification) == (NOT_APPLICABLE, "not-carried"), kernel.reason
     assert "program-id" not in kernel.reason and "matches neither" not in kernel.reason
-    assert "besides is_fp4, which the tree declares not carried" in kernel.reason  # computed, not "body only"
+    assert "lies in IS_FP4" in kernel.reason and "the carried body moved into _impl unchanged" in kernel.reason
     assert not any(e.kind == "program-id" and "num_batch_heads" in e.message for e in kernel.evidence)
     assert (_symbol(verdict, "_fp4_impl").verdict, _symbol(verdict, "_fp4_impl").justification) == (
         NOT_APPLICABLE, "not-carried")
@@ -276,3 +277,26 @@ def test_a_new_kernel_the_port_already_launches_is_in_sync_only_when_the_grids_a
     assert "the port launches it with grid (cdiv(n, 64),) (kernels/kv_cache/rows.py:14), which differs" in other.reason
     lines = {(e.side, e.line) for e in other.evidence if e.kind in ("launch-grid", "tree-launch")}
     assert {("upstream-new", 7), ("tree", 14)} <= lines
+
+
+@pytest.mark.parametrize("changed", [False, True])
+def test_a_body_moved_into_a_helper_with_a_local_written_in_place_is_not_carried_only_if_unchanged(tmp_path, changed):
+    after = r.MOVED_AFTER.replace("range((batch_size + 1) // 2)", "range((batch_size + 3) // 2)") \
+        if changed else r.MOVED_AFTER
+    verdict = _scan(tmp_path, {r.FLAT_KERNEL: r.MOVED_BEFORE}, {r.FLAT_KERNEL: after}, r.dispatch_tree())
+    kernel = _symbol(verdict, "_triton_gather_kv_b_proj")
+    if changed:
+        assert kernel.verdict == NEEDS_REVIEW, kernel.reason
+        assert "moved into" not in kernel.reason
+    else:
+        assert (kernel.verdict, kernel.justification) == (NOT_APPLICABLE, "not-carried"), kernel.reason
+        assert "moved into _impl unchanged but for the local chunks written in place" in kernel.reason
+        declared = [e for e in kernel.evidence if e.kind == "not-carried"]
+        assert declared and "IS_FP4" in declared[0].message and declared[0].path == "kernels/mla_prefix/op.py"
+
+
+def test_a_local_written_in_place_where_precedence_could_change_it_is_not_equal(tmp_path):
+    before = r.MOVED_BEFORE.replace("range(chunks)", "range(chunks * 2)")
+    after = r.MOVED_AFTER.replace("range((batch_size + 1) // 2)", "range((batch_size + 1) // 2 * 2)")
+    verdict = _scan(tmp_path, {r.FLAT_KERNEL: before}, {r.FLAT_KERNEL: after}, r.dispatch_tree())
+    assert _symbol(verdict, "_triton_gather_kv_b_proj").verdict == NEEDS_REVIEW

@@ -411,37 +411,31 @@ def _expand(x_ptr, out_ptr, H, C, BLOCK: tl.constexpr):
 # --- case 32: a local assigned more than once resolves to the assignment that reaches the use ---
 
 REASSIGNED_HOST = "vllm/ops/rows.py"
-REASSIGNED_BEFORE = '''import triton
+_REASSIGNED_HEAD = """import triton
 from vllm.ops._rows import _rows_kernel
 
 
 def copy_rows(x, y, n, fast):
+"""
+REASSIGNED_BEFORE = _REASSIGNED_HEAD + """\
     grid = (triton.cdiv(n, 64),)
     _rows_kernel[grid](x, y, n, BLOCK=64)
-'''
-REASSIGNED_AFTER = '''import triton
-from vllm.ops._rows import _rows_kernel
-
-
-def copy_rows(x, y, n, fast):
+"""
+REASSIGNED_AFTER = _REASSIGNED_HEAD + """\
     if fast:
         grid = (triton.cdiv(n, 256),)
         _rows_kernel[grid](x, y, n, BLOCK=256)
         return
     grid = (triton.cdiv(n, 64),)
     _rows_kernel[grid](x, y, n, BLOCK=64)
-'''
-REASSIGNED_BRANCHES_AFTER = '''import triton
-from vllm.ops._rows import _rows_kernel
-
-
-def copy_rows(x, y, n, fast):
+"""
+REASSIGNED_BRANCHES_AFTER = _REASSIGNED_HEAD + """\
     if fast:
         grid = (triton.cdiv(n, 256),)
     else:
         grid = (triton.cdiv(n, 64),)
     _rows_kernel[grid](x, y, n, BLOCK=64)
-'''
+"""
 REASSIGNED_TREE = {"kernels/kv_cache/rows.py": f'''import triton
 import triton.language as tl
 
@@ -511,3 +505,43 @@ FLAT_HOST_TREE = {"kernels/kv_cache/rows.py": REASSIGNED_TREE["kernels/kv_cache/
     "@triton.jit\ndef _rows(",
     f"# portq: ports vllm:{FLAT_HOST}::_rows_kernel\n# portq: ports vllm:{FLAT_HOST}::_rows_flat_kernel\n"
     "@triton.jit\ndef _rows("), "kernels/mla_prefill/stage.py": REASSIGNED_TREE["kernels/mla_prefill/stage.py"]}
+
+
+# --- case 34: a kernel body moved into a helper with one local written in place ---
+
+_MOVED_SIGNATURE = "(batch_size, k_buffer, k_prefix, TpNumHeads: tl.constexpr, ChunkK: tl.constexpr"
+MOVED_BEFORE = f'''import triton
+import triton.language as tl
+
+
+@triton.jit
+def _triton_gather_kv_b_proj{_MOVED_SIGNATURE}):
+    pid = tl.program_id(0)
+    chunks = (batch_size + 1) // 2
+    for chunk in range(chunks):
+        tl.store(k_prefix + pid * ChunkK + chunk, tl.load(k_buffer + pid))
+'''
+MOVED_AFTER = f'''import triton
+import triton.language as tl
+
+
+@triton.jit
+def _fp4_impl{_MOVED_SIGNATURE}):
+    tl.store(k_prefix, tl.load(k_buffer))
+
+
+@triton.jit
+def _impl{_MOVED_SIGNATURE}):
+    pid = tl.program_id(0)
+    for chunk in range((batch_size + 1) // 2):
+        tl.store(k_prefix + pid * ChunkK + chunk, tl.load(k_buffer + pid))
+
+
+@triton.jit
+def _triton_gather_kv_b_proj{_MOVED_SIGNATURE},
+                             IS_FP4: tl.constexpr = False):
+    if IS_FP4:
+        _fp4_impl(batch_size, k_buffer, k_prefix, TpNumHeads, ChunkK)
+    else:
+        _impl(batch_size, k_buffer, k_prefix, TpNumHeads, ChunkK)
+'''
