@@ -225,6 +225,97 @@ def forwarding_call(function, excluded: set[str]):
     return node_text(callee), [node_text(a) for a in names]
 
 
+def _assigned_once(body) -> dict[str, list]:
+    """name -> the assignment nodes binding it (identifier or tuple targets) in ``body``."""
+    assigned: dict[str, list] = {}
+    for current in _walk(body):
+        if current.type == "assignment" and current.child_by_field_name("left") is not None:
+            for target in _target_identifiers(current.child_by_field_name("left")):
+                assigned.setdefault(node_text(target), []).append(current)
+    return assigned
+
+
+def dispatch_locals(function, excluded: set[str]) -> dict[str, int]:
+    """Locals that only select a declared not-carried path: ``L`` assigned
+    once, tested by a top-level ``if L:`` (no ``return`` before it, no
+    ``else``) whose branch launches with a declared parameter set to
+    ``True`` and ends in ``return``. Every path with ``L`` true ends there,
+    so what ``L`` selects anywhere is that path. name -> line of the ``if``."""
+    body = function.child_by_field_name("body")
+    if body is None:
+        return {}
+    assigned = _assigned_once(body)
+    found: dict[str, int] = {}
+    for statement in body.named_children:
+        if statement.type == "if_statement":
+            condition = statement.child_by_field_name("condition")
+            consequence = statement.child_by_field_name("consequence")
+            name = node_text(condition) if condition is not None and condition.type == "identifier" else None
+            last = consequence.named_children[-1] if consequence is not None and consequence.named_children else None
+            declared_true = any(
+                c.type == "keyword_argument" and normalise_name(node_text(c.child_by_field_name("name"))) in excluded
+                and c.child_by_field_name("value") is not None and c.child_by_field_name("value").type == "true"
+                for c in _walk(consequence)) if consequence is not None else False
+            if name and len(assigned.get(name, [])) == 1 and last is not None and last.type == "return_statement" \
+                    and declared_true and not any(c.type in ("elif_clause", "else_clause") for c in statement.children):
+                found[name] = statement.start_point[0] + 1
+                continue
+        if any(c.type == "return_statement" for c in _walk(statement)):
+            break  # a path may leave before any later test
+    return found
+
+
+def carried_path_rewrites(function, selectors: set[str]) -> dict:
+    """What the carried path of ``function`` does not need once the
+    ``selectors`` (``dispatch_locals``) are false: their assignments and
+    those of locals read only there are dropped, and a copy
+    ``x = y if L else z`` (once ``L`` is set aside, ``x = z``) of a local
+    bound once is folded into ``z``'s binding, ``z`` read as ``x``."""
+    body = function.child_by_field_name("body")
+    assigned = _assigned_once(body)
+    replaced: dict = {}
+    targets = {t.id for nodes in assigned.values() for a in nodes
+               for t in _target_identifiers(a.child_by_field_name("left"))}
+    dead = set(selectors)
+    while True:  # locals read only by dead assignments are dead too
+        statements = [a for name in dead for a in assigned.get(name, [])]
+        everywhere: dict[str, int] = {}
+        outside: dict[str, int] = {}
+        for current in _walk(body):
+            if current.type != "identifier" or current.id in targets:
+                continue
+            everywhere[node_text(current)] = everywhere.get(node_text(current), 0) + 1
+            if not any(a.start_byte <= current.start_byte < a.end_byte for a in statements):
+                outside[node_text(current)] = outside.get(node_text(current), 0) + 1
+        more = {name for name, nodes in assigned.items() if name not in dead and len(nodes) == 1
+                and nodes[0].child_by_field_name("left").type == "identifier"
+                and everywhere.get(name, 0) and not outside.get(name, 0)}
+        if not more:
+            break
+        dead |= more
+    for name in dead:
+        for assignment in assigned.get(name, []):
+            if assignment.parent is not None and assignment.parent.type == "expression_statement" \
+                    and assignment.child_by_field_name("left").type == "identifier":
+                replaced[assignment.parent.id] = []
+    for name, nodes in assigned.items():
+        if len(nodes) != 1 or nodes[0].parent is None or nodes[0].parent.id in replaced:
+            continue
+        right = nodes[0].child_by_field_name("right")
+        if right is None or right.type != "conditional_expression" or len(right.named_children) != 3:
+            continue
+        kept, test = right.named_children[2], right.named_children[1]
+        if test.type != "identifier" or node_text(test) not in selectors or kept.type != "identifier" \
+                or len(assigned.get(node_text(kept), [])) != 1:
+            continue
+        source = node_text(kept)
+        replaced[nodes[0].parent.id] = []
+        for current in _walk(body):
+            if current.type == "identifier" and node_text(current) == source:
+                replaced[current.id] = [name]
+    return replaced
+
+
 def inlined_locals(old_body, new_body) -> dict:
     """Locals of ``old_body`` that ``new_body`` writes in place: ``x = E``
     read exactly once, as a whole argument, and absent from ``new_body``
@@ -935,9 +1026,12 @@ def _new_kernel_grid_item(kernel: str, launch, mine, port: Signature, new: Signa
     ours = replace(ours, line=mine.grid_line, quote=mine.grid_quote)
     opaque = [o for o in mine.grid_opaque + launch.grid_opaque if o]
     how = f"goes through {', '.join(opaque[:2])}, which could not be resolved" if opaque else "differs"
+    def shown(launched) -> str:  # the canonical form where it is short enough to read, else the source
+        return launched.grid_form if len(launched.grid_form) <= 80 else launched.grid_text
+
     return Delta("undecided", "launch",
-                 f"upstream now launches {kernel} with grid {launch.grid_form} ({new.path}:{launch.grid_line}); the port "
-                 f"launches it with grid {mine.grid_form} ({port.path}:{mine.grid_line}), which {how}",
+                 f"upstream now launches {kernel} with grid {shown(launch)} ({new.path}:{launch.grid_line}); the port "
+                 f"launches it with grid {shown(mine)} ({port.path}:{mine.grid_line}), which {how}",
                  [upstream, theirs, ours])
 
 

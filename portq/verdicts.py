@@ -54,7 +54,9 @@ from portq.deltas import (
     _scope_names,
     _upstream_param_evidence,
     compare,
+    carried_path_rewrites,
     derive,
+    dispatch_locals,
     forwarding_call,
     import_lines,
     inlined_locals,
@@ -591,6 +593,10 @@ class SymbolClassifier:
         confined = self._confined_to_scope(symbol, old, new, param_scope)
         if confined is not None:
             moved = next((f"; {e.message}" for e in confined[1] if e.kind == Kind.COSMETIC), "")
+            selectors = [e.subject for e in confined[1] if e.kind == Kind.NOT_CARRIED and e.side == "upstream-new"]
+            if selectors:
+                moved += (f"; {', '.join(selectors)} only select{'s' if len(selectors) == 1 else ''} the branch that "
+                          "launches the declared path and returns")
             return self._base(symbol, NOT_APPLICABLE, "not-carried", "signature",
                               f"every change to {symbol.name} lies in {', '.join(confined[0])}, which the tree declares "
                               "not carried (parameters, the arguments passing them and the branches they select)"
@@ -661,11 +667,15 @@ class SymbolClassifier:
         if before is None or after is None or before.node is None or after.node is None \
                 or before.node.has_error or after.node.has_error:
             return None
-        moved = None
+        moved, selected = None, {}
         if scoped_tokens(before.node, excluded) != scoped_tokens(after.node, excluded):
-            moved = self._moved_into_helper(symbol, before.node, after.node, excluded)
-            if moved is None:
-                return None
+            selected = self._selected_by_locals(before.node, after.node, excluded)
+            if selected:
+                excluded = excluded | {normalise_name(n) for n in selected}
+            else:
+                moved = self._moved_into_helper(symbol, before.node, after.node, excluded)
+                if moved is None:
+                    return None
         changes = _scope_changes(before.node, after.node) | ({normalise_name(moved[1])} if moved and moved[1] else set())
         touched = sorted({a.param for a in declarations if normalise_name(a.param) in excluded
                           and normalise_name(a.param) in changes})
@@ -673,6 +683,11 @@ class SymbolClassifier:
             return None
         used = [a for a in declarations if a.param in touched]
         records = [_anchor_evidence(a, f"not-carried declaration of {a.param}", Kind.NOT_CARRIED) for a in used[:4]]
+        for name, line in sorted(selected.items()):
+            records.append(Evidence(kind=Kind.NOT_CARRIED, side="upstream-new", path=symbol.path, line=line,
+                                    symbol=symbol.name, subject=name,
+                                    message=f"{name} selects only the branch at line {line}, which launches with "
+                                    "a declared not-carried parameter set and returns: its other uses are that path"))
         if moved is not None:
             helper, _, inlined, line = moved
             note = f"the carried body moved into {helper} unchanged" + (
@@ -680,6 +695,23 @@ class SymbolClassifier:
             records.append(Evidence(kind=Kind.COSMETIC, message=note, side="upstream-new", path=symbol.path, line=line,
                                     symbol=helper, subject=helper))
         return touched, records
+
+    @staticmethod
+    def _selected_by_locals(before, after, excluded: set[str]) -> dict[str, int]:
+        """The new locals (``dispatch_locals``) that, set aside with what they
+        select, leave ``after`` equal to ``before``; empty when there are none
+        or something else changed too."""
+        before = before.child_by_field_name("definition") if before.type == "decorated_definition" else before
+        after = after.child_by_field_name("definition") if after.type == "decorated_definition" else after
+        old_names = {node_text(c) for c in _walk_nodes(before) if c.type == "identifier"}
+        selectors = {n: line for n, line in dispatch_locals(after, excluded).items() if n not in old_names}
+        if not selectors:
+            return {}
+        wider = excluded | {normalise_name(n) for n in selectors}
+        replaced = carried_path_rewrites(after, set(selectors))
+        if scoped_tokens(before, wider) != scoped_tokens(after, wider, replaced):
+            return {}
+        return selectors
 
     def _moved_into_helper(self, symbol: TouchedSymbol, before, after, excluded: set[str]):
         """``(helper, dispatch condition or None, inlined locals, helper line)``

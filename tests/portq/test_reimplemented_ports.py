@@ -300,3 +300,27 @@ def test_a_local_written_in_place_where_precedence_could_change_it_is_not_equal(
     after = r.MOVED_AFTER.replace("range((batch_size + 1) // 2)", "range((batch_size + 1) // 2 * 2)")
     verdict = _scan(tmp_path, {r.FLAT_KERNEL: before}, {r.FLAT_KERNEL: after}, r.dispatch_tree())
     assert _symbol(verdict, "_triton_gather_kv_b_proj").verdict == NEEDS_REVIEW
+
+
+def _fp4_wrapper(tmp_path, after, declared=True):
+    verdict = _scan(tmp_path, {r.SCOPE_HOST: r.FP4_HOST_BEFORE}, {r.SCOPE_HOST: after}, r.fp4_tree(declared))
+    return _symbol(verdict, "gather_kv_b_proj")
+
+
+def test_a_local_that_selects_only_the_declared_path_is_inside_the_declaration(tmp_path):
+    assert "is_fp4_weight" in r.FP4_HOST_AFTER and "IS_FP4=True" in r.FP4_HOST_AFTER
+    wrapper = _fp4_wrapper(tmp_path, r.FP4_HOST_AFTER)
+    assert (wrapper.verdict, wrapper.justification) == (NOT_APPLICABLE, "not-carried"), wrapper.reason
+    assert "is_fp4_weight only selects the branch that launches the declared path and returns" in wrapper.reason
+    declared = [e for e in wrapper.evidence if e.kind == "not-carried" and e.side == "tree"]
+    assert declared and "IS_FP4" in declared[0].message
+
+
+@pytest.mark.parametrize("case", ["undeclared", "carried change", "no return"])
+def test_a_dispatch_local_is_in_scope_only_when_that_is_all_the_commit_does(tmp_path, case):
+    after = {"undeclared": r.FP4_HOST_AFTER,
+             "carried change": r.FP4_HOST_AFTER.replace("        chunk = 16", "        chunk = 8"),
+             "no return": r.FP4_HOST_AFTER.replace("        )\n        return\n", "        )\n")}[case]
+    assert after != r.FP4_HOST_AFTER or case == "undeclared"
+    wrapper = _fp4_wrapper(tmp_path, after, declared=case != "undeclared")
+    assert wrapper.verdict in FLAGGED, wrapper.reason

@@ -545,3 +545,37 @@ def _triton_gather_kv_b_proj{_MOVED_SIGNATURE},
     else:
         _impl(batch_size, k_buffer, k_prefix, TpNumHeads, ChunkK)
 '''
+
+
+# --- case 35: a wrapper dispatching on a local that selects only a declared path (aiter ede316568a) ---
+
+FP4_HOST_BEFORE = SCOPE_BEFORE.replace(
+    "    batch_size = kv_indptr.shape[0] - 1\n",
+    "    batch_size = kv_indptr.shape[0] - 1\n    weight_n, weight_k = kv_proj_weight.shape\n").replace(
+    "ChunkK=chunk,", "KV_CDim=weight_k, ChunkK=chunk,")
+FP4_HOST_AFTER = FP4_HOST_BEFORE.replace(
+    "    weight_n, weight_k = kv_proj_weight.shape\n",
+    "    weight_n, packed_weight_k = kv_proj_weight.shape\n"
+    "    fp4_dtype = getattr(torch, \"float4_e2m1fn_x2\", None)\n"
+    "    is_fp4_weight = fp4_dtype is not None and kv_proj_weight.dtype == fp4_dtype\n"
+    "    weight_k = packed_weight_k * 2 if is_fp4_weight else packed_weight_k\n").replace(
+    "    if k_buffer.dtype.itemsize == 1:", "    if is_fp4_weight:\n        chunk = 64\n    elif k_buffer.dtype.itemsize == 1:").replace(
+    "    _triton_gather_kv_b_proj[grid](\n",
+    "    if is_fp4_weight:\n"
+    "        _triton_gather_kv_b_proj[(batch_size * k_prefix.shape[1] * 4,)](\n"
+    "            batch_size, k_buffer, kv_indptr, kv_proj_weight, k_prefix, v_prefix,\n"
+    "            KV_CDim=weight_k, ChunkK=chunk, IS_FP4=True,\n"
+    "        )\n"
+    "        return\n"
+    "    _triton_gather_kv_b_proj[grid](\n").replace(
+    "WEIGHT_PRESHUFFLE=weight_preshuffle,", "WEIGHT_PRESHUFFLE=weight_preshuffle, IS_FP4=False,")
+
+
+def fp4_tree(declared: bool) -> dict[str, str]:
+    tree = scope_tree(False)
+    declaration = (f"# portq: not-carried vllm:{FLAT_KERNEL}::_triton_gather_kv_b_proj[IS_FP4] -- MXFP4 not carried\n"
+                   if declared else "")
+    tree["kernels/mla_prefix/op.py"] = tree["kernels/mla_prefix/op.py"].replace(
+        f"# portq: ports vllm:{SCOPE_HOST}::gather_kv_b_proj\n",
+        f"# portq: ports vllm:{SCOPE_HOST}::gather_kv_b_proj\n{declaration}")
+    return tree
