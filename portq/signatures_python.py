@@ -558,7 +558,7 @@ class PythonLocals(dict):
                 break
         loops = [a for a in _ancestors(use) if a.type in _LOOPS]
         for definition in found:
-            if definition[0].start_byte > use.start_byte and \
+            if definition[0].end_byte > use.start_byte and \
                     any(loop.start_byte <= definition[0].start_byte < loop.end_byte for loop in loops):
                 reaching.append(definition)
         return reaching, always
