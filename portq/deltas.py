@@ -33,10 +33,12 @@ from portq.signatures import (
     bare_name,
     bind_arguments,
     comment_free_tokens,
+    is_docstring,
     node_text,
     normalise_kernel_name,
     normalise_name,
 )
+from portq.signatures_python import PythonLocals
 from portq.symbols import KIND_CUDA_KERNEL, KIND_TRITON_KERNEL
 
 if TYPE_CHECKING:
@@ -196,7 +198,157 @@ def alpha_tokens(node, language: str) -> list[str]:
 # --- changes confined to a declared scope -------------------------------------------
 
 
-def scoped_tokens(node, excluded: set[str]) -> list[str]:
+def forwarding_call(function, excluded: set[str]):
+    """``(callee, argument names)`` when the carried path of Python
+    ``function`` is one call that forwards bare names: a body that is
+    ``if NAME: A(...) else: B(x, y, ...)`` with NAME in ``excluded`` (a
+    kernel turned dispatcher), or just ``B(x, y, ...)``. Else None."""
+    body = function.child_by_field_name("body")
+    statements = [c for c in (body.named_children if body is not None else []) if c.type != "comment"
+                  and not (c.type == "expression_statement" and is_docstring(c.named_children[0]))]
+    if len(statements) == 1 and statements[0].type == "if_statement":
+        branch = statements[0]
+        condition = branch.child_by_field_name("condition")
+        clauses = [c for c in branch.children if c.type in ("elif_clause", "else_clause")]
+        if condition is None or condition.type != "identifier" or normalise_name(node_text(condition)) not in excluded \
+                or len(clauses) != 1 or clauses[0].type != "else_clause":
+            return None
+        statements = [c for c in clauses[0].child_by_field_name("body").named_children if c.type != "comment"]
+    if len(statements) != 1 or statements[0].type != "expression_statement" \
+            or statements[0].named_children[0].type != "call":
+        return None
+    call = statements[0].named_children[0]
+    callee, arguments = call.child_by_field_name("function"), call.child_by_field_name("arguments")
+    names = [a for a in (arguments.named_children if arguments is not None else []) if a.type != "comment"]
+    if callee is None or callee.type != "identifier" or any(a.type != "identifier" for a in names):
+        return None
+    return node_text(callee), [node_text(a) for a in names]
+
+
+def _assigned_once(body) -> dict[str, list]:
+    """name -> the assignment nodes binding it (identifier or tuple targets) in ``body``."""
+    assigned: dict[str, list] = {}
+    for current in _walk(body):
+        if current.type == "assignment" and current.child_by_field_name("left") is not None:
+            for target in _target_identifiers(current.child_by_field_name("left")):
+                assigned.setdefault(node_text(target), []).append(current)
+    return assigned
+
+
+def dispatch_locals(function, excluded: set[str]) -> dict[str, int]:
+    """Locals that only select a declared not-carried path: ``L`` assigned
+    once, tested by a top-level ``if L:`` (no ``return`` before it, no
+    ``else``) whose branch launches with a declared parameter set to
+    ``True`` and ends in ``return``. Every path with ``L`` true ends there,
+    so what ``L`` selects anywhere is that path. name -> line of the ``if``."""
+    body = function.child_by_field_name("body")
+    if body is None:
+        return {}
+    assigned = _assigned_once(body)
+    found: dict[str, int] = {}
+    for statement in body.named_children:
+        if statement.type == "if_statement":
+            condition = statement.child_by_field_name("condition")
+            consequence = statement.child_by_field_name("consequence")
+            name = node_text(condition) if condition is not None and condition.type == "identifier" else None
+            last = consequence.named_children[-1] if consequence is not None and consequence.named_children else None
+            declared_true = any(
+                c.type == "keyword_argument" and normalise_name(node_text(c.child_by_field_name("name"))) in excluded
+                and c.child_by_field_name("value") is not None and c.child_by_field_name("value").type == "true"
+                for c in _walk(consequence)) if consequence is not None else False
+            if name and len(assigned.get(name, [])) == 1 and last is not None and last.type == "return_statement" \
+                    and declared_true and not any(c.type in ("elif_clause", "else_clause") for c in statement.children):
+                found[name] = statement.start_point[0] + 1
+                continue
+        if any(c.type == "return_statement" for c in _walk(statement)):
+            break  # a path may leave before any later test
+    return found
+
+
+def carried_path_rewrites(function, selectors: set[str]) -> dict:
+    """What the carried path of ``function`` does not need once the
+    ``selectors`` (``dispatch_locals``) are false: their assignments and
+    those of locals read only there are dropped, and a copy
+    ``x = y if L else z`` (once ``L`` is set aside, ``x = z``) of a local
+    bound once is folded into ``z``'s binding, ``z`` read as ``x``."""
+    body = function.child_by_field_name("body")
+    assigned = _assigned_once(body)
+    replaced: dict = {}
+    targets = {t.id for nodes in assigned.values() for a in nodes
+               for t in _target_identifiers(a.child_by_field_name("left"))}
+    dead = set(selectors)
+    while True:  # locals read only by dead assignments are dead too
+        statements = [a for name in dead for a in assigned.get(name, [])]
+        everywhere: dict[str, int] = {}
+        outside: dict[str, int] = {}
+        for current in _walk(body):
+            if current.type != "identifier" or current.id in targets:
+                continue
+            everywhere[node_text(current)] = everywhere.get(node_text(current), 0) + 1
+            if not any(a.start_byte <= current.start_byte < a.end_byte for a in statements):
+                outside[node_text(current)] = outside.get(node_text(current), 0) + 1
+        more = {name for name, nodes in assigned.items() if name not in dead and len(nodes) == 1
+                and nodes[0].child_by_field_name("left").type == "identifier"
+                and everywhere.get(name, 0) and not outside.get(name, 0)}
+        if not more:
+            break
+        dead |= more
+    for name in dead:
+        for assignment in assigned.get(name, []):
+            if assignment.parent is not None and assignment.parent.type == "expression_statement" \
+                    and assignment.child_by_field_name("left").type == "identifier":
+                replaced[assignment.parent.id] = []
+    for name, nodes in assigned.items():
+        if len(nodes) != 1 or nodes[0].parent is None or nodes[0].parent.id in replaced:
+            continue
+        right = nodes[0].child_by_field_name("right")
+        if right is None or right.type != "conditional_expression" or len(right.named_children) != 3:
+            continue
+        kept, test = right.named_children[2], right.named_children[1]
+        if test.type != "identifier" or node_text(test) not in selectors or kept.type != "identifier" \
+                or len(assigned.get(node_text(kept), [])) != 1:
+            continue
+        source = node_text(kept)
+        replaced[nodes[0].parent.id] = []
+        for current in _walk(body):
+            if current.type == "identifier" and node_text(current) == source:
+                replaced[current.id] = [name]
+    return replaced
+
+
+def inlined_locals(old_body, new_body) -> dict:
+    """Locals of ``old_body`` that ``new_body`` writes in place: ``x = E``
+    read exactly once, as a whole argument, and absent from ``new_body``
+    (``n = (a + b) // c; range(n)`` → ``range((a + b) // c)``). Maps the
+    assignment statement and the read to what stands for them."""
+    reads: dict[str, list] = {}
+    assigned: dict[str, list] = {}
+    for current in _walk(old_body):
+        parent = current.parent
+        if current.type != "identifier" or parent is None:
+            continue
+        if parent.type == "assignment" and parent.child_by_field_name("left") == current:
+            assigned.setdefault(node_text(current), []).append(parent)
+        elif not (parent.type == "attribute" and parent.child_by_field_name("attribute") == current
+                  or parent.type == "keyword_argument" and parent.child_by_field_name("name") == current):
+            reads.setdefault(node_text(current), []).append(current)
+    present = {node_text(c) for c in _walk(new_body) if c.type == "identifier"}
+    replaced: dict = {}
+    for name, assignments in assigned.items():
+        uses = reads.get(name, [])
+        if len(assignments) != 1 or len(uses) != 1 or name in present:
+            continue
+        statement, use = assignments[0].parent, uses[0]
+        right = assignments[0].child_by_field_name("right")
+        if statement.type != "expression_statement" or right is None or use.parent is None \
+                or use.parent.type != "argument_list" or use.start_byte < assignments[0].end_byte:
+            continue
+        replaced[statement.id] = []
+        replaced[use.id] = [right]
+    return replaced
+
+
+def scoped_tokens(node, excluded: set[str], replaced: dict | None = None) -> list[str]:
     """The definition's tokens with what a not-carried declaration sets aside
     left out: parameters, keyword arguments and bare arguments named in
     ``excluded`` (normalised names), and the branches only such a name
@@ -218,6 +370,8 @@ def scoped_tokens(node, excluded: set[str]) -> list[str]:
         return None
 
     def expand(current):
+        if replaced and current.id in replaced:
+            return replaced[current.id]
         kind = current.type
         parent = current.parent
         if kind == "keyword_argument":
@@ -246,7 +400,7 @@ def scoped_tokens(node, excluded: set[str]) -> list[str]:
                 return [current.named_children[2] if selected else current.named_children[0]]
         return None
 
-    if not excluded:
+    if not excluded and not replaced:
         return comment_free_tokens(node)
     # A constexpr alias the carried path binds once (``CHUNK_STRIDE:
     # tl.constexpr = ScaleKGranularity`` once the not-carried branch is gone)
@@ -413,20 +567,6 @@ class Derivation:
     reason: str = ""
 
 
-def _python_assignments(function) -> dict[str, list]:
-    """name -> the right-hand sides assigned to it (tuple unpacks map each name to the whole right side)."""
-    found: dict[str, list] = {}
-    for current in _walk(function):
-        if current.type != "assignment":
-            continue
-        left, right = current.child_by_field_name("left"), current.child_by_field_name("right")
-        if left is None or right is None:
-            continue
-        for identifier in _target_identifiers(left):
-            found.setdefault(node_text(identifier), []).append((current, right))
-    return found
-
-
 def _launch_calls(function, kernel: str):
     """``kernel[grid](...)`` calls in a Python function."""
     for current in _walk(function):
@@ -472,7 +612,7 @@ def derive(function, expression, received: set[str], depth: int = 8) -> Derivati
     """Follow ``expression`` (a node inside ``function``) through local
     assignments to its terminals."""
     parameters = _python_parameters(_function_node(function))
-    assignments = _python_assignments(_function_node(function))
+    assignments = PythonLocals(_function_node(function))
     steps: list[Step] = []
     terminals: list[str] = []
     problems: list[str] = []
@@ -525,13 +665,17 @@ def derive(function, expression, received: set[str], depth: int = 8) -> Derivati
             if name in received and level > 0:
                 terminals.append(f"{name} (already passed to the kernel)")
                 return
-            if name in assignments:
+            reaching, _ = assignments.reaching(name, node)
+            if reaching:
                 if name in seen:
                     return
                 seen.add(name)
-                for statement, right in assignments[name]:
+                for statement, right in reaching:  # every assignment that can reach this read
                     steps.append(Step(statement.start_point[0] + 1, node_text(statement).strip()))
-                    visit(right, level + 1)
+                    if right is None:
+                        problems.append(f"{name} is updated in place ({node_text(statement).strip()})")
+                    else:
+                        visit(right, level + 1)
                 return
             if name in parameters:
                 problems.append(f"{name} is a parameter a caller supplies")
@@ -644,6 +788,7 @@ def _tree_param_evidence(port: Signature, name: str, message: str) -> list[Evide
 def _parameter_items(old: Signature, new: Signature, port: Signature, scope: set[str],
                      derivation=None) -> list[Delta]:
     items: list[Delta] = []
+    derived_params: list = []  # (label, derivation, evidence) of added parameters upstream computes itself
     # Triton to Triton, constexpr parameters compare too; across languages a
     # C++ template parameter and a tl.constexpr need not correspond.
     same_language = old.language == new.language == port.language
@@ -698,13 +843,20 @@ def _parameter_items(old: Signature, new: Signature, port: Signature, scope: set
                                   end_line=derived.steps[-1].line if derived.steps else None,
                                   quote="; ".join(s.quote for s in derived.steps[:4]) or derived.argument,
                                   symbol=new.name, subject=name, derived_from=derived.terminals)
-                items.append(Delta("undecided", "signature",
-                                        f"upstream added {_param_kind(param)} {label}, derived only from what the kernel "
-                                        f"already receives ({derived.argument}); an implementation detail for a reader "
-                                        "to judge", [upstream, lacks, record]))
+                derived_params.append((f"{_param_kind(param)} {label}", derived, [upstream, lacks, record]))
             else:
                 items.append(Delta("behind", "signature",
                                         f"upstream added {_param_kind(param)} {label}, the port lacks it", [upstream, lacks]))
+    if derived_params:
+        # One record for them all, quoting each derivation: that the values
+        # are computed from what the kernel receives is the whole argument.
+        how = "; ".join(f"{label} ({derived.argument})"
+                        + (f" via {'; '.join(f'`{s.quote}`' for s in derived.steps[:3])}" if derived.steps else "")
+                        + f" (from {', '.join(derived.terminals[:3])})" for label, derived, _ in derived_params)
+        items.append(Delta("undecided", "signature",
+                           f"upstream added {len(derived_params)} parameter{'s' if len(derived_params) > 1 else ''} "
+                           f"computed only from what the kernel already receives, {how}; an implementation detail "
+                           "for a reader to judge (at most NEEDS_REVIEW)", [e for *_, evidence in derived_params for e in evidence]))
     for name in new_names:
         if name not in old_names:
             continue
@@ -824,7 +976,8 @@ def _launch_items(old: Signature, new: Signature, port: Signature, index: TreeIn
         upstream = Evidence(kind=Kind.LAUNCH_KERNEL, message=f"upstream now launches {kernel}", side="upstream-new",
                             path=new.path, line=launch.line, quote=launch.quote, symbol=new.name)
         if kernel in port_stands_for:
-            items.append(Delta("sync", "launch", f"the port already launches {kernel}", [upstream]))
+            mine = next((l for l in port.launches if kernel in launched.get(l.kernel, set())), None)
+            items.append(_new_kernel_grid_item(kernel, launch, mine, port, new, upstream))
         else:
             tree = [_tree_launch_evidence(port, l, "the port launches this instead") for l in port.launches[:2]]
             if not tree:
@@ -854,6 +1007,32 @@ def _launch_items(old: Signature, new: Signature, port: Signature, index: TreeIn
                             "(a helper in another module may), so its launch cannot be compared", i.evidence)
                  if i.status is Status.BEHIND else i for i in items]
     return items
+
+
+def _new_kernel_grid_item(kernel: str, launch, mine, port: Signature, new: Signature, upstream: Evidence) -> Delta:
+    """A kernel upstream now launches that the port already launches: the
+    same only when the grids agree as canonical forms; otherwise the record
+    says how they differ, with both sides' lines."""
+    if mine is None or not launch.grid_form or not mine.grid_form:
+        return Delta("sync", "launch", f"the port already launches {kernel}", [upstream])
+    have = _renamed_form(mine.grid_form, _parameter_binding(port, new))
+    if have == launch.grid_form:
+        return Delta("sync", "launch", f"the port already launches {kernel}, with upstream's grid "
+                     f"{launch.grid_text} modulo naming", [upstream])
+    theirs = Evidence(kind=Kind.LAUNCH_GRID, message=f"upstream launches {kernel} with grid {launch.grid_text} "
+                      f"(≡ {launch.grid_form})", side="upstream-new", path=new.path, line=launch.grid_line,
+                      quote=launch.grid_quote, symbol=new.name, subject=launch.grid_text)
+    ours = _tree_launch_evidence(port, mine, f"the port launches it with grid {mine.grid_text} (≡ {mine.grid_form})")
+    ours = replace(ours, line=mine.grid_line, quote=mine.grid_quote)
+    opaque = [o for o in mine.grid_opaque + launch.grid_opaque if o]
+    how = f"goes through {', '.join(opaque[:2])}, which could not be resolved" if opaque else "differs"
+    def shown(launched) -> str:  # the canonical form where it is short enough to read, else the source
+        return launched.grid_form if len(launched.grid_form) <= 80 else launched.grid_text
+
+    return Delta("undecided", "launch",
+                 f"upstream now launches {kernel} with grid {shown(launch)} ({new.path}:{launch.grid_line}); the port "
+                 f"launches it with grid {shown(mine)} ({port.path}:{mine.grid_line}), which {how}",
+                 [upstream, theirs, ours])
 
 
 def _pair_launches(old_launches, new_launches):
@@ -1151,13 +1330,19 @@ def _grid_form_item(before, after, mine, port, new, evidence) -> Delta | None:
     have = _renamed_form(mine.grid_form, binding)
     shown = f"{mine.grid_text} (≡ {mine.grid_form})" if mine.grid_form != mine.grid_text and not mine.grid_opaque \
         and len(mine.grid_form) <= 80 else mine.grid_text
-    if have == after.grid_form:
+    unknown = before.grid_form.startswith("?") or after.grid_form.startswith("?")  # which value reaches depends on the path
+    if have == after.grid_form and not unknown:
         return Delta("sync", "launch", f"the port's grid {shown} is upstream's new grid {after.grid_text} modulo "
                           "naming", evidence)
-    if have == before.grid_form:
+    if have == before.grid_form and not unknown:
         return Delta("behind", "launch", f"upstream grid went {before.grid_text} → {after.grid_text}, the port's "
                           f"grid {shown} is still the old one", evidence)
-    opaque = [o for o in mine.grid_opaque + after.grid_opaque if o]
+    if "oneof(" in have:  # a helper that returns different grids: the set, never one member's identifiers
+        return Delta("undecided", "launch",
+                     f"upstream grid went {before.grid_text} → {after.grid_text} (≡ {after.grid_form}); the port's grid "
+                     f"{mine.grid_text} ({port.path}:{mine.grid_line}) is one of several forms, {have}, by path",
+                     evidence)
+    opaque = [o for o in mine.grid_opaque + after.grid_opaque + (before.grid_opaque if unknown else ()) if o]
     if opaque:
         unresolved = Evidence(kind=Kind.UNRESOLVED, side="tree" if mine.grid_opaque else "upstream-new",
                               path=port.path if mine.grid_opaque else new.path if new else None,

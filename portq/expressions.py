@@ -7,8 +7,8 @@ has ``num_sms``. A verdict must not turn on any of that, so grids and block
 sizes are reduced to one canonical form for both languages:
 
 - identifiers are resolved through their bindings (local assignments, a
-  helper's parameters bound to the caller's arguments, a same-module helper
-  with a single ``return``); what remains are the definition's parameters,
+  helper's parameters bound to the caller's arguments, a same-module helper's
+  ``return``s: one form when they agree, else ``oneof(...)`` of them); what remains are the definition's parameters,
   by normalised name;
 - known equivalents become one operator: ``cdiv`` for ``ceil_div``,
   ``triton.cdiv``, ``div_ceil`` and ``(a + b - 1) / b``; ``min``/``max`` for
@@ -35,7 +35,8 @@ from typing import Any, Callable
 Resolver = Callable[[str], Any]
 """name -> the expression node it is bound to, or None."""
 HelperLookup = Callable[[str], Any]
-"""callee name -> ``(parameter names, returned expression, its local assignments)`` of a helper with one return, or None."""
+"""callee name -> ``(parameter names, returned expression, its local assignments)`` of a helper (lists of the
+last two, one per return, when it has several; ``oneof(...)`` is then the set of forms it returns), or None."""
 
 _CDIV = frozenset({"cdiv", "ceil_div", "ceildiv", "div_ceil", "divup", "div_up", "div_round_up", "ceil_div_int"})
 _CASTS = frozenset({"int", "static_cast", "unsigned", "int32_t", "int64_t", "uint32_t", "size_t", "long", "reinterpret_cast"})
@@ -216,9 +217,19 @@ def _call(node, state: _State, bound: frozenset, depth: int):
         found = state.helper(re.split(r"::", callee)[-1])
         if found is not None:
             names, returned, assignments = found
-            inner = _State(assignments.get, state.helper, state.normalise, state.leaves, state.opaque,
-                           {name: _term(arg, state, bound, depth + 1) for name, arg in zip(names, args) if name})
-            return _term(returned, inner, bound, depth + 1)
+            terms = {name: _term(arg, state, bound, depth + 1) for name, arg in zip(names, args) if name}
+            if not isinstance(returned, list):
+                inner = _State(assignments.get, state.helper, state.normalise, state.leaves, state.opaque, terms)
+                return _term(returned, inner, bound, depth + 1)
+            # Several returns: equal forms are one; else the set of forms it can return.
+            forms = {}
+            for value, local in zip(returned, assignments):
+                inner = _State(local.get, state.helper, state.normalise, state.leaves, state.opaque, terms)
+                term = _term(value, inner, bound, depth + 1)
+                forms.setdefault(_render(term), term)
+            if len(forms) == 1:
+                return next(iter(forms.values()))
+            return ("oneof", *(forms[key] for key in sorted(forms)))
     terms = [_term(a, state, bound, depth + 1) for a in args]
     if short in _CDIV and len(terms) == 2:
         return ("cdiv", *terms)

@@ -464,19 +464,23 @@ def _split_top_level(text: str) -> list[str]:
 
 
 def single_return(node):
-    """``(parameter names, returned expression, local assignments)`` when the
-    function ``node`` (Python, or a C++ ``function_definition``) returns
-    exactly one expression, else None."""
+    """``(parameter names, returned expression, local assignments)`` of the
+    function ``node`` (Python, or a C++ ``function_definition``) for a grid
+    computed there. With several ``return``s, the second and third items are
+    lists, one entry per return (a helper that picks its grid by a config
+    flag still has a structure to compare); None when nothing is returned."""
     if node is None:
         return None
     function = node.child_by_field_name("definition") if node.type == "decorated_definition" else node
     body = function.child_by_field_name("body") if function is not None else None
     returns = [n for n in _walk(body) if n.type == "return_statement"] if body is not None else []
-    if len(returns) != 1 or not returns[0].named_children:
+    if not returns or any(not r.named_children for r in returns):
         return None
     if function.type == "function_definition" and function.child_by_field_name("declarator") is not None:  # C++
         from portq.signatures_cpp import _CppExtractor
 
+        if len(returns) != 1:
+            return None
         declarator = function.child_by_field_name("declarator")
         parameters = declarator.child_by_field_name("parameters") if declarator.type == "function_declarator" else None
         names = [_CppExtractor._declarator_name(p.child_by_field_name("declarator")) or ""
@@ -484,7 +488,11 @@ def single_return(node):
         return names, returns[0].named_children[0], _CppExtractor._assignments_in(body)
     from portq.signatures_python import _python_assignments, _python_parameter_names
 
-    return _python_parameter_names(function), returns[0].named_children[0], _python_assignments(body)
+    names = _python_parameter_names(function)
+    locals_ = _python_assignments(body)
+    if len(returns) == 1:
+        return names, returns[0].named_children[0], locals_.at(returns[0])
+    return names, [r.named_children[0] for r in returns], [locals_.at(r) for r in returns]
 
 
 def _form_fields(form: Form, grid_expression, launch_line: int, same_file: bool, lines: "_Lines") -> dict[str, Any]:

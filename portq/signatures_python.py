@@ -6,6 +6,7 @@ same-module helpers) with their grid as a canonical expression, and how a
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from portq.expressions import Form, canonical_form
@@ -222,7 +223,7 @@ class _PythonExtractor:
             return None
         functions, module_assignments = self._module()
         name = _text(function)
-        value = substitution.get(name) or assignments.get(name)
+        value = substitution.get(name) or assignments.at(function).get(name)
         if value is None and name not in functions:
             value = module_assignments.get(name)
         if value is not None and value.type == "subscript":
@@ -243,11 +244,16 @@ class _PythonExtractor:
         return _text(kernel_node)
 
     def _add_launch(self, node, kernel_node, grid_node, assignments, via, substitution) -> None:
+        assignments = assignments.at(node)
         kernel = self._kernel_name(kernel_node, substitution)
         grid_expression, shape = self._resolve_grid(grid_node, assignments)
         grid_form = canonical_form(grid_node, self._resolver(assignments, substitution), normalise_name,
                                    self._single_return_helper, grid=True) if grid_node is not None else Form("")
         identifiers = _closure_identifiers(grid_expression, assignments, _python_identifiers)
+        unsettled = sorted(n for n in assignments.ambiguous if normalise_name(n) in identifiers)
+        if unsettled:  # which assignment reaches the launch depends on the path taken
+            reasons = tuple(f"{name} (assigned on more than one path to the launch)" for name in unsettled)
+            grid_form = replace(grid_form, text=f"?{grid_form.text}", opaque=grid_form.opaque + reasons)
         arguments = node.child_by_field_name("arguments")
         positional, keywords, options = [], [], {}
         slots, texts = [], []
@@ -390,7 +396,8 @@ class _PythonExtractor:
                     continue
                 # The divisor as a canonical expression through the body's
                 # bindings: `pid // H` with `H = num_heads` is `pid // num_heads`.
-                operand = canonical_form(node.child_by_field_name("right"), local_values.get, normalise_name).text
+                operand = canonical_form(node.child_by_field_name("right"), local_values.at(node).get,
+                                         normalise_name).text
                 line = _line_of(node)
                 found = Decomposition(axis, operator, operand, line, self.lines.quote(line), via)
                 if found not in self.signature.decomposition:  # a helper called twice is read once
@@ -483,24 +490,116 @@ def _program_id_call(call) -> tuple[str, int] | None:
     return short, axis
 
 
-def _python_assignments(body) -> dict[str, Any]:
-    """name -> value node of the simple assignments in ``body``, first one wins."""
-    assignments: dict[str, Any] = {}
-    for node in _walk(body):
-        if node.type != "assignment":
-            continue
-        left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
-        if left is None or right is None:
-            continue
-        if left.type == "identifier":
-            assignments.setdefault(_text(left), right)
-        elif left.type in ("pattern_list", "tuple_pattern"):
-            targets = [c for c in left.named_children if c.type == "identifier"]
-            values = right.named_children if right.type in ("expression_list", "tuple") else []
-            for index, target in enumerate(targets):
-                value = values[index] if len(values) == len(targets) else right
-                assignments.setdefault(_text(target), value)
-    return assignments
+_SCOPES = ("function_definition", "lambda", "class_definition")
+_LOOPS = ("for_statement", "while_statement")
+
+
+def _ancestors(node):
+    while node is not None:
+        yield node
+        node = node.parent
+
+
+class PythonLocals(dict):
+    """The simple local assignments of a Python body. As a mapping it holds
+    only names assigned once (a value that does not depend on where it is
+    read); ``at(use)`` resolves every name to the assignment that reaches
+    ``use``, because a later ``grid = ...`` must not be read as an earlier one."""
+
+    def __init__(self, body):
+        super().__init__()
+        self.definitions: dict[str, list[tuple[Any, Any]]] = {}  # name -> [(statement, value node)], source order
+        for node in _walk(body):
+            if node.type == "augmented_assignment":
+                left = node.child_by_field_name("left")
+                if left is not None and left.type == "identifier" and self._in_body(node, body):
+                    self.definitions.setdefault(_text(left), []).append((node, None))
+            if node.type != "assignment" or not self._in_body(node, body):
+                continue
+            left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+            if left is None or right is None:
+                continue
+            if left.type == "identifier":
+                self.definitions.setdefault(_text(left), []).append((node, right))
+            elif left.type in ("pattern_list", "tuple_pattern"):
+                targets = [c for c in left.named_children if c.type == "identifier"]
+                values = right.named_children if right.type in ("expression_list", "tuple") else []
+                for index, target in enumerate(targets):
+                    value = values[index] if len(values) == len(targets) else right
+                    self.definitions.setdefault(_text(target), []).append((node, value))
+        for name, found in self.definitions.items():
+            if len(found) == 1 and found[0][1] is not None:
+                self[name] = found[0][1]
+
+    @staticmethod
+    def _in_body(node, body) -> bool:
+        """False for assignments inside a nested function, lambda or class (another scope)."""
+        for ancestor in _ancestors(node.parent):
+            if ancestor.id == body.id:
+                return True
+            if ancestor.type in _SCOPES:
+                return False
+        return True
+
+    def reaching(self, name: str, use) -> tuple[list[tuple[Any, Any]], bool]:
+        """The assignments of ``name`` that can reach ``use``: the last one
+        before it that every path runs, the conditional ones after that, and
+        those later in a loop around ``use``; and whether one of them runs on
+        every path. A value of None is an augmented assignment (not a plain value)."""
+        found = self.definitions.get(name, [])
+        use_ancestors = {a.id for a in _ancestors(use)}
+        before = [d for d in found if d[0].end_byte <= use.start_byte]
+        reaching: list[tuple[Any, Any]] = []
+        always = False
+        for definition in reversed(before):
+            reaching.append(definition)
+            if self._dominates(definition[0], use_ancestors):
+                always = True
+                break
+        loops = [a for a in _ancestors(use) if a.type in _LOOPS]
+        for definition in found:
+            if definition[0].end_byte > use.start_byte and \
+                    any(loop.start_byte <= definition[0].start_byte < loop.end_byte for loop in loops):
+                reaching.append(definition)
+        return reaching, always
+
+    @staticmethod
+    def _dominates(statement, use_ancestors: set) -> bool:
+        """True when the block holding ``statement`` also holds the use, so
+        every path to the use runs it."""
+        holder = statement.parent
+        while holder is not None and holder.type in ("expression_statement",):
+            holder = holder.parent
+        return holder is not None and holder.id in use_ancestors
+
+    def at(self, use) -> "ResolvedLocals":
+        """name -> the one value that reaches ``use``; names that several
+        assignments (or none, on some path) reach are in ``ambiguous``."""
+        resolved = ResolvedLocals()
+        for name in self.definitions:
+            reaching, always = self.reaching(name, use)
+            if not reaching:
+                continue
+            if len(reaching) == 1 and reaching[0][1] is not None and always:
+                resolved[name] = reaching[0][1]
+            else:
+                resolved.ambiguous.add(name)
+        return resolved
+
+
+class ResolvedLocals(dict):
+    """Locals resolved at one use; ``ambiguous`` names more than one assignment reaches."""
+
+    def __init__(self):
+        super().__init__()
+        self.ambiguous: set[str] = set()
+
+    def at(self, use) -> "ResolvedLocals":
+        return self
+
+
+def _python_assignments(body) -> PythonLocals:
+    return PythonLocals(body)
 
 
 def _literal_sequence(splat, assignments, substitution) -> list | None:

@@ -48,13 +48,18 @@ from portq.deltas import (
     Status,
     _first_line_quote,
     _out_param_evidence,
+    _parameter_name,
     _returned_instead,
     _scope_changes,
     _scope_names,
     _upstream_param_evidence,
     compare,
+    carried_path_rewrites,
     derive,
+    dispatch_locals,
+    forwarding_call,
     import_lines,
+    inlined_locals,
     launch_argument,
     rebound_names,
     renamed_locals,
@@ -77,7 +82,7 @@ from portq.model import (
 )
 from portq.paths import non_code_kind
 from portq.reachability import Callers
-from portq.signatures import Signature, normalise_name, signature_of
+from portq.signatures import Signature, node_text, normalise_name, signature_of
 from portq.symbols import (
     KIND_CLASS,
     KIND_CUDA_KERNEL,
@@ -87,7 +92,7 @@ from portq.symbols import (
 )
 from portq.tree_index import Port, TreeIndex
 
-CLASSIFIER_VERSION = 3
+CLASSIFIER_VERSION = 4
 """Bumped whenever a change to the verdict logic may change a verdict, so a
 ledger that reuses earlier decisions knows which ones are stale."""
 
@@ -587,10 +592,15 @@ class SymbolClassifier:
             )
         confined = self._confined_to_scope(symbol, old, new, param_scope)
         if confined is not None:
+            moved = next((f"; {e.message}" for e in confined[1] if e.kind == Kind.COSMETIC), "")
+            selectors = [e.subject for e in confined[1] if e.kind == Kind.NOT_CARRIED and e.side == "upstream-new"]
+            if selectors:
+                moved += (f"; {', '.join(selectors)} only select{'s' if len(selectors) == 1 else ''} the branch that "
+                          "launches the declared path and returns")
             return self._base(symbol, NOT_APPLICABLE, "not-carried", "signature",
                               f"every change to {symbol.name} lies in {', '.join(confined[0])}, which the tree declares "
-                              "not carried (parameters, the arguments passing them and the branches they select), so "
-                              "not-carried rather than NEEDS_REVIEW", evidence + confined[1])
+                              "not carried (parameters, the arguments passing them and the branches they select)"
+                              f"{moved}, so not-carried rather than NEEDS_REVIEW", evidence + confined[1])
         items = compare(old, new, tree_signature, self.index, param_scope,
                         derivation=lambda name: self._derivation(entry, symbol, new, name), upstream=self.upstream)
         return self._from_items(entry, symbol, old, new, port, items, evidence)
@@ -657,14 +667,84 @@ class SymbolClassifier:
         if before is None or after is None or before.node is None or after.node is None \
                 or before.node.has_error or after.node.has_error:
             return None
+        moved, selected = None, {}
         if scoped_tokens(before.node, excluded) != scoped_tokens(after.node, excluded):
-            return None
+            selected = self._selected_by_locals(before.node, after.node, excluded)
+            if selected:
+                excluded = excluded | {normalise_name(n) for n in selected}
+            else:
+                moved = self._moved_into_helper(symbol, before.node, after.node, excluded)
+                if moved is None:
+                    return None
+        changes = _scope_changes(before.node, after.node) | ({normalise_name(moved[1])} if moved and moved[1] else set())
         touched = sorted({a.param for a in declarations if normalise_name(a.param) in excluded
-                          and normalise_name(a.param) in _scope_changes(before.node, after.node)})
+                          and normalise_name(a.param) in changes})
         if not touched:
             return None
         used = [a for a in declarations if a.param in touched]
-        return touched, [_anchor_evidence(a, f"not-carried declaration of {a.param}", Kind.NOT_CARRIED) for a in used[:4]]
+        records = [_anchor_evidence(a, f"not-carried declaration of {a.param}", Kind.NOT_CARRIED) for a in used[:4]]
+        for name, line in sorted(selected.items()):
+            records.append(Evidence(kind=Kind.NOT_CARRIED, side="upstream-new", path=symbol.path, line=line,
+                                    symbol=symbol.name, subject=name,
+                                    message=f"{name} selects only the branch at line {line}, which launches with "
+                                    "a declared not-carried parameter set and returns: its other uses are that path"))
+        if moved is not None:
+            helper, _, inlined, line = moved
+            note = f"the carried body moved into {helper} unchanged" + (
+                f" but for the local {', '.join(inlined)} written in place" if inlined else "")
+            records.append(Evidence(kind=Kind.COSMETIC, message=note, side="upstream-new", path=symbol.path, line=line,
+                                    symbol=helper, subject=helper))
+        return touched, records
+
+    @staticmethod
+    def _selected_by_locals(before, after, excluded: set[str]) -> dict[str, int]:
+        """The new locals (``dispatch_locals``) that, set aside with what they
+        select, leave ``after`` equal to ``before``; empty when there are none
+        or something else changed too."""
+        before = before.child_by_field_name("definition") if before.type == "decorated_definition" else before
+        after = after.child_by_field_name("definition") if after.type == "decorated_definition" else after
+        old_names = {node_text(c) for c in _walk_nodes(before) if c.type == "identifier"}
+        selectors = {n: line for n, line in dispatch_locals(after, excluded).items() if n not in old_names}
+        if not selectors:
+            return {}
+        wider = excluded | {normalise_name(n) for n in selectors}
+        replaced = carried_path_rewrites(after, set(selectors))
+        if scoped_tokens(before, wider) != scoped_tokens(after, wider, replaced):
+            return {}
+        return selectors
+
+    def _moved_into_helper(self, symbol: TouchedSymbol, before, after, excluded: set[str]):
+        """``(helper, dispatch condition or None, inlined locals, helper line)``
+        when ``after`` only forwards its parameters to a function of the same
+        file (behind a not-carried ``if NAME:``) whose body is ``before``'s,
+        modulo what the declarations set aside and single-use locals written
+        in place; None otherwise."""
+        before = before.child_by_field_name("definition") if before.type == "decorated_definition" else before
+        after = after.child_by_field_name("definition") if after.type == "decorated_definition" else after
+        found = forwarding_call(after, excluded)
+        if found is None or scoped_tokens(before.child_by_field_name("parameters"), excluded) \
+                != scoped_tokens(after.child_by_field_name("parameters"), excluded):
+            return None
+        callee, forwarded = found
+        helper = self._definition(symbol.new_blob, symbol.path, callee, None)
+        node = helper.node if helper is not None else None
+        node = node.child_by_field_name("definition") if node is not None and node.type == "decorated_definition" else node
+        if node is None or node.has_error or node.child_by_field_name("body") is None:
+            return None
+        parameters = [_parameter_name(p) for p in node.child_by_field_name("parameters").named_children
+                      if p.type != "comment"]
+        own = {_parameter_name(p) for p in after.child_by_field_name("parameters").named_children if p.type != "comment"}
+        if parameters != [normalise_name(n) for n in forwarded] or not set(parameters) <= own:
+            return None  # the helper's parameters are the kernel's, bound to themselves
+        old_body, new_body = before.child_by_field_name("body"), node.child_by_field_name("body")
+        replaced = inlined_locals(old_body, new_body)
+        if scoped_tokens(old_body, excluded, replaced) != scoped_tokens(new_body, excluded):
+            return None
+        inlined = sorted(node_text(c.child_by_field_name("left")) for c in _walk_nodes(old_body)
+                         if c.type == "assignment" and c.parent is not None and c.parent.id in replaced)
+        branch = after.child_by_field_name("body").named_children[0]
+        condition = node_text(branch.child_by_field_name("condition")) if branch.type == "if_statement" else None
+        return callee, condition, inlined, helper.start_line
 
     def _changes_only_mention(self, entry, symbol, names: set[str]) -> bool:
         change = _file_change(entry, symbol)

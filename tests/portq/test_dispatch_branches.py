@@ -186,6 +186,11 @@ def test_a_constexpr_derived_from_shapes_is_needs_review_with_its_derivation(tmp
     records = [e for e in kernel.evidence if e.kind == "derivation"]
     assert records and "kv_proj_weight.shape" in records[0].derived_from
     assert "weight_n, weight_k = kv_proj_weight.shape" in records[0].quote
+    # the reason line itself says what makes it an implementation detail, quoting the derivation
+    assert kernel.reason.startswith("upstream added 1 parameter computed only from what the kernel already receives, "
+                                    "constexpr parameter paddedn (PaddedN=triton.next_power_of_2(weight_n)) via "
+                                    "`weight_n, weight_k = kv_proj_weight.shape`"), kernel.reason
+    assert "(at most NEEDS_REVIEW)" in kernel.reason
 
 
 def test_a_constexpr_a_caller_supplies_is_still_a_gap(tmp_path):

@@ -107,9 +107,10 @@ def test_broken_syntax_in_a_ported_function_lowers_confidence_and_says_where(tmp
 def test_program_ids_decomposed_inside_a_not_carried_helper_are_not_compared(tmp_path):
     verdict = _scan(tmp_path, {r.FLAT_KERNEL: r.DISPATCH_BEFORE}, {r.FLAT_KERNEL: r.DISPATCH_AFTER}, r.dispatch_tree())
     kernel = _symbol(verdict, "_triton_gather_kv_b_proj")
-    assert kernel.verdict == NEEDS_REVIEW and kernel.decided_by == "body", kernel.reason  # the body moved: read it
+    # the carried body moved into _impl unchanged; the rest is the declared IS_FP4 dispatch
+    assert (kernel.verdict, kernel.justification) == (NOT_APPLICABLE, "not-carried"), kernel.reason
     assert "program-id" not in kernel.reason and "matches neither" not in kernel.reason
-    assert "besides is_fp4, which the tree declares not carried" in kernel.reason  # computed, not "body only"
+    assert "lies in IS_FP4" in kernel.reason and "the carried body moved into _impl unchanged" in kernel.reason
     assert not any(e.kind == "program-id" and "num_batch_heads" in e.message for e in kernel.evidence)
     assert (_symbol(verdict, "_fp4_impl").verdict, _symbol(verdict, "_fp4_impl").justification) == (
         NOT_APPLICABLE, "not-carried")
@@ -221,3 +222,105 @@ def test_a_port_is_indexed_again_when_a_helper_it_imports_changes(tmp_path):
     helper.write_text(helper.read_text().replace("2 * (starts.shape[0] - 1)", "3 * (starts.shape[0] - 1)"))
     after = port_grid(TreeIndex.build(tree, cache, ["kernels/"]))
     assert before != after and "3 * cu_seq_lens.shape[0]" in after
+
+
+def test_a_grid_assigned_again_later_resolves_to_the_assignment_that_reaches_the_launch(tmp_path):
+    verdict = _scan(tmp_path, {r.REASSIGNED_HOST: r.REASSIGNED_BEFORE}, {r.REASSIGNED_HOST: r.REASSIGNED_AFTER},
+                    r.REASSIGNED_TREE)
+    host = _symbol(verdict, "copy_rows")
+    # the launch after the early return still reads `grid = (triton.cdiv(n, 64),)`: no grid change is invented
+    assert host.verdict != REAL_GAP, host.reason
+    assert not any(e.kind == "launch-grid" for e in host.evidence), host.reason
+    assert "cdiv(n, 256)" not in host.reason
+
+
+def test_a_grid_two_branches_assign_is_unresolved_and_says_so(tmp_path):
+    verdict = _scan(tmp_path, {r.REASSIGNED_HOST: r.REASSIGNED_BEFORE},
+                    {r.REASSIGNED_HOST: r.REASSIGNED_BRANCHES_AFTER}, r.REASSIGNED_TREE)
+    host = _symbol(verdict, "copy_rows")
+    assert host.verdict == NEEDS_REVIEW, host.reason
+    unresolved = [e for e in host.evidence if e.kind == "unresolved"]
+    assert unresolved and "grid (assigned on more than one path to the launch)" in unresolved[0].message
+
+
+def test_a_grid_helper_whose_returns_agree_is_one_form(tmp_path):
+    tree = r.grid_helper_tree("min(triton.cdiv(n, 256), 4 * sms)")
+    verdict = _scan(tmp_path, {r.CU: r.GRID_BEFORE}, {r.CU: r.GRID_AFTER}, tree)
+    host = _symbol(verdict, "copy_rows")
+    assert host.verdict == IN_SYNC, host.reason
+    assert "is upstream's new grid" in host.reason
+    assert not any(e.kind == "unresolved" for e in host.evidence)
+
+
+def test_a_grid_helper_whose_returns_differ_is_compared_as_the_set_it_returns(tmp_path):
+    tree = r.grid_helper_tree("triton.cdiv(n, 256)")  # the second return is upstream's old grid
+    verdict = _scan(tmp_path, {r.CU: r.GRID_BEFORE}, {r.CU: r.GRID_AFTER}, tree)
+    host = _symbol(verdict, "copy_rows")
+    assert (host.verdict, host.decided_by) == (NEEDS_REVIEW, "launch"), host.reason
+    assert "is one of several forms, (oneof((cdiv(n, 256),), (min(4 * $sms, cdiv(n, 256)),)),)" in host.reason
+    tree_grid = [e for e in host.evidence if e.kind == "tree-launch" and "grid" in e.message]
+    assert tree_grid and "rows_grid(n, src.device)" in tree_grid[0].message
+
+
+def test_a_new_kernel_the_port_already_launches_is_in_sync_only_when_the_grids_agree(tmp_path):
+    def scan(flat_grid, where):
+        return _symbol(_scan(tmp_path / where, {r.FLAT_HOST: r.FLAT_HOST_BEFORE},
+                             {r.FLAT_HOST: r.FLAT_HOST_AFTER.format(flat_grid=flat_grid)}, r.FLAT_HOST_TREE),
+                       "copy_rows")
+
+    same = scan("(n + 63) // 64", "same")
+    assert same.verdict == IN_SYNC, same.reason
+    assert "with upstream's grid" in same.reason
+    other = scan("n", "other")
+    assert (other.verdict, other.decided_by) == (NEEDS_REVIEW, "launch"), other.reason
+    assert "upstream now launches rows_flat with grid (n,) (vllm/ops/rows.py:7)" in other.reason
+    assert "the port launches it with grid (cdiv(n, 64),) (kernels/kv_cache/rows.py:14), which differs" in other.reason
+    lines = {(e.side, e.line) for e in other.evidence if e.kind in ("launch-grid", "tree-launch")}
+    assert {("upstream-new", 7), ("tree", 14)} <= lines
+
+
+@pytest.mark.parametrize("changed", [False, True])
+def test_a_body_moved_into_a_helper_with_a_local_written_in_place_is_not_carried_only_if_unchanged(tmp_path, changed):
+    after = r.MOVED_AFTER.replace("range((batch_size + 1) // 2)", "range((batch_size + 3) // 2)") \
+        if changed else r.MOVED_AFTER
+    verdict = _scan(tmp_path, {r.FLAT_KERNEL: r.MOVED_BEFORE}, {r.FLAT_KERNEL: after}, r.dispatch_tree())
+    kernel = _symbol(verdict, "_triton_gather_kv_b_proj")
+    if changed:
+        assert kernel.verdict == NEEDS_REVIEW, kernel.reason
+        assert "moved into" not in kernel.reason
+    else:
+        assert (kernel.verdict, kernel.justification) == (NOT_APPLICABLE, "not-carried"), kernel.reason
+        assert "moved into _impl unchanged but for the local chunks written in place" in kernel.reason
+        declared = [e for e in kernel.evidence if e.kind == "not-carried"]
+        assert declared and "IS_FP4" in declared[0].message and declared[0].path == "kernels/mla_prefix/op.py"
+
+
+def test_a_local_written_in_place_where_precedence_could_change_it_is_not_equal(tmp_path):
+    before = r.MOVED_BEFORE.replace("range(chunks)", "range(chunks * 2)")
+    after = r.MOVED_AFTER.replace("range((batch_size + 1) // 2)", "range((batch_size + 1) // 2 * 2)")
+    verdict = _scan(tmp_path, {r.FLAT_KERNEL: before}, {r.FLAT_KERNEL: after}, r.dispatch_tree())
+    assert _symbol(verdict, "_triton_gather_kv_b_proj").verdict == NEEDS_REVIEW
+
+
+def _fp4_wrapper(tmp_path, after, declared=True):
+    verdict = _scan(tmp_path, {r.SCOPE_HOST: r.FP4_HOST_BEFORE}, {r.SCOPE_HOST: after}, r.fp4_tree(declared))
+    return _symbol(verdict, "gather_kv_b_proj")
+
+
+def test_a_local_that_selects_only_the_declared_path_is_inside_the_declaration(tmp_path):
+    assert "is_fp4_weight" in r.FP4_HOST_AFTER and "IS_FP4=True" in r.FP4_HOST_AFTER
+    wrapper = _fp4_wrapper(tmp_path, r.FP4_HOST_AFTER)
+    assert (wrapper.verdict, wrapper.justification) == (NOT_APPLICABLE, "not-carried"), wrapper.reason
+    assert "is_fp4_weight only selects the branch that launches the declared path and returns" in wrapper.reason
+    declared = [e for e in wrapper.evidence if e.kind == "not-carried" and e.side == "tree"]
+    assert declared and "IS_FP4" in declared[0].message
+
+
+@pytest.mark.parametrize("case", ["undeclared", "carried change", "no return"])
+def test_a_dispatch_local_is_in_scope_only_when_that_is_all_the_commit_does(tmp_path, case):
+    after = {"undeclared": r.FP4_HOST_AFTER,
+             "carried change": r.FP4_HOST_AFTER.replace("        chunk = 16", "        chunk = 8"),
+             "no return": r.FP4_HOST_AFTER.replace("        )\n        return\n", "        )\n")}[case]
+    assert after != r.FP4_HOST_AFTER or case == "undeclared"
+    wrapper = _fp4_wrapper(tmp_path, after, declared=case != "undeclared")
+    assert wrapper.verdict in FLAGGED, wrapper.reason

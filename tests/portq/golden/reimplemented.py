@@ -406,3 +406,176 @@ def _expand(x_ptr, out_ptr, H, C, BLOCK: tl.constexpr):
     col = item % per_row
     tl.store(out_ptr + row + col, tl.load(x_ptr + row))
 '''}
+
+
+# --- case 32: a local assigned more than once resolves to the assignment that reaches the use ---
+
+REASSIGNED_HOST = "vllm/ops/rows.py"
+_REASSIGNED_HEAD = """import triton
+from vllm.ops._rows import _rows_kernel
+
+
+def copy_rows(x, y, n, fast):
+"""
+REASSIGNED_BEFORE = _REASSIGNED_HEAD + """\
+    grid = (triton.cdiv(n, 64),)
+    _rows_kernel[grid](x, y, n, BLOCK=64)
+"""
+REASSIGNED_AFTER = _REASSIGNED_HEAD + """\
+    if fast:
+        grid = (triton.cdiv(n, 256),)
+        _rows_kernel[grid](x, y, n, BLOCK=256)
+        return
+    grid = (triton.cdiv(n, 64),)
+    _rows_kernel[grid](x, y, n, BLOCK=64)
+"""
+REASSIGNED_BRANCHES_AFTER = _REASSIGNED_HEAD + """\
+    if fast:
+        grid = (triton.cdiv(n, 256),)
+    else:
+        grid = (triton.cdiv(n, 64),)
+    _rows_kernel[grid](x, y, n, BLOCK=64)
+"""
+REASSIGNED_TREE = {"kernels/kv_cache/rows.py": f'''import triton
+import triton.language as tl
+
+
+@triton.jit
+def _rows(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    pass
+
+
+# portq: ports vllm:{REASSIGNED_HOST}::copy_rows
+def copy_rows(x, y, n):
+    grid = (triton.cdiv(n, 64),)
+    _rows[grid](x, y, n, BLOCK=64)
+''', "kernels/mla_prefill/stage.py": '''from portq_kernels.kv_cache.rows import copy_rows
+
+
+def stage(x, y):
+    copy_rows(x, y, x.numel())
+'''}
+
+
+# --- case 33: a grid helper with several returns; a new kernel the port already launches ---
+
+GRID_HELPER_PORT = '''import torch
+import triton
+import triton.language as tl
+
+
+# portq: ports vllm:csrc/cache_kernels.cu::vllm::copy_rows_kernel
+@triton.jit
+def _copy_rows(src_ptr, dst_ptr, n, BLOCK: tl.constexpr):
+    pass
+
+
+def rows_grid(n, device):
+    sms = torch.cuda.get_device_properties(device).multi_processor_count
+    if n < 256:
+        return (min((n + 255) // 256, sms * 4),)
+    return ({second},)
+
+
+# portq: ports vllm:csrc/cache_kernels.cu::copy_rows
+def copy_rows(src, dst, n):
+    _copy_rows[rows_grid(n, src.device)](src, dst, n, BLOCK=256)
+'''
+
+
+def grid_helper_tree(second: str) -> dict[str, str]:
+    return {"kernels/kv_cache/copy.py": GRID_HELPER_PORT.format(second=second),
+            "kernels/mla_prefill/stage.py": GRID_CALLER}
+
+
+FLAT_HOST = "vllm/ops/rows.py"
+FLAT_HOST_BEFORE = REASSIGNED_BEFORE
+FLAT_HOST_AFTER = '''import triton
+from vllm.ops._rows import _rows_kernel, _rows_flat_kernel
+
+
+def copy_rows(x, y, n, fast):
+    if n < 4096:
+        _rows_flat_kernel[({flat_grid},)](x, y, n, BLOCK=64)
+        return
+    grid = (triton.cdiv(n, 64),)
+    _rows_kernel[grid](x, y, n, BLOCK=64)
+'''
+FLAT_HOST_TREE = {"kernels/kv_cache/rows.py": REASSIGNED_TREE["kernels/kv_cache/rows.py"].replace(
+    "@triton.jit\ndef _rows(",
+    f"# portq: ports vllm:{FLAT_HOST}::_rows_kernel\n# portq: ports vllm:{FLAT_HOST}::_rows_flat_kernel\n"
+    "@triton.jit\ndef _rows("), "kernels/mla_prefill/stage.py": REASSIGNED_TREE["kernels/mla_prefill/stage.py"]}
+
+
+# --- case 34: a kernel body moved into a helper with one local written in place ---
+
+_MOVED_SIGNATURE = "(batch_size, k_buffer, k_prefix, TpNumHeads: tl.constexpr, ChunkK: tl.constexpr"
+MOVED_BEFORE = f'''import triton
+import triton.language as tl
+
+
+@triton.jit
+def _triton_gather_kv_b_proj{_MOVED_SIGNATURE}):
+    pid = tl.program_id(0)
+    chunks = (batch_size + 1) // 2
+    for chunk in range(chunks):
+        tl.store(k_prefix + pid * ChunkK + chunk, tl.load(k_buffer + pid))
+'''
+MOVED_AFTER = f'''import triton
+import triton.language as tl
+
+
+@triton.jit
+def _fp4_impl{_MOVED_SIGNATURE}):
+    tl.store(k_prefix, tl.load(k_buffer))
+
+
+@triton.jit
+def _impl{_MOVED_SIGNATURE}):
+    pid = tl.program_id(0)
+    for chunk in range((batch_size + 1) // 2):
+        tl.store(k_prefix + pid * ChunkK + chunk, tl.load(k_buffer + pid))
+
+
+@triton.jit
+def _triton_gather_kv_b_proj{_MOVED_SIGNATURE},
+                             IS_FP4: tl.constexpr = False):
+    if IS_FP4:
+        _fp4_impl(batch_size, k_buffer, k_prefix, TpNumHeads, ChunkK)
+    else:
+        _impl(batch_size, k_buffer, k_prefix, TpNumHeads, ChunkK)
+'''
+
+
+# --- case 35: a wrapper dispatching on a local that selects only a declared path (aiter ede316568a) ---
+
+FP4_HOST_BEFORE = SCOPE_BEFORE.replace(
+    "    batch_size = kv_indptr.shape[0] - 1\n",
+    "    batch_size = kv_indptr.shape[0] - 1\n    weight_n, weight_k = kv_proj_weight.shape\n").replace(
+    "ChunkK=chunk,", "KV_CDim=weight_k, ChunkK=chunk,")
+FP4_HOST_AFTER = FP4_HOST_BEFORE.replace(
+    "    weight_n, weight_k = kv_proj_weight.shape\n",
+    "    weight_n, packed_weight_k = kv_proj_weight.shape\n"
+    "    fp4_dtype = getattr(torch, \"float4_e2m1fn_x2\", None)\n"
+    "    is_fp4_weight = fp4_dtype is not None and kv_proj_weight.dtype == fp4_dtype\n"
+    "    weight_k = packed_weight_k * 2 if is_fp4_weight else packed_weight_k\n").replace(
+    "    if k_buffer.dtype.itemsize == 1:", "    if is_fp4_weight:\n        chunk = 64\n    elif k_buffer.dtype.itemsize == 1:").replace(
+    "    _triton_gather_kv_b_proj[grid](\n",
+    "    if is_fp4_weight:\n"
+    "        _triton_gather_kv_b_proj[(batch_size * k_prefix.shape[1] * 4,)](\n"
+    "            batch_size, k_buffer, kv_indptr, kv_proj_weight, k_prefix, v_prefix,\n"
+    "            KV_CDim=weight_k, ChunkK=chunk, IS_FP4=True,\n"
+    "        )\n"
+    "        return\n"
+    "    _triton_gather_kv_b_proj[grid](\n").replace(
+    "WEIGHT_PRESHUFFLE=weight_preshuffle,", "WEIGHT_PRESHUFFLE=weight_preshuffle, IS_FP4=False,")
+
+
+def fp4_tree(declared: bool) -> dict[str, str]:
+    tree = scope_tree(False)
+    declaration = (f"# portq: not-carried vllm:{FLAT_KERNEL}::_triton_gather_kv_b_proj[IS_FP4] -- MXFP4 not carried\n"
+                   if declared else "")
+    tree["kernels/mla_prefix/op.py"] = tree["kernels/mla_prefix/op.py"].replace(
+        f"# portq: ports vllm:{SCOPE_HOST}::gather_kv_b_proj\n",
+        f"# portq: ports vllm:{SCOPE_HOST}::gather_kv_b_proj\n{declaration}")
+    return tree
