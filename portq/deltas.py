@@ -801,6 +801,11 @@ def _parameter_items(old: Signature, new: Signature, port: Signature, scope: set
         upstream = _upstream_param_evidence(old, name, "upstream-old", Kind.PARAM_REMOVED, f"upstream removed {kind} {name}")
         if name in scope:
             items.append(Delta("not-carried", "signature", name, [upstream]))
+        elif port.param(name) is not None and old.param(name).heuristic:
+            items.append(Delta("undecided", "signature", f"upstream removed {kind} {name}, which its @triton.heuristics "
+                               "decorator computed from the kernel's own arguments; no caller passed it, so the "
+                               "port still taking it is an implementation detail for a reader",
+                               [upstream] + _tree_param_evidence(port, name, f"the port still takes {name}")))
         elif port.param(name) is not None:
             items.append(Delta("behind", "signature", f"{kind} {name} was removed upstream, the port still takes it",
                                     [upstream] + _tree_param_evidence(port, name, f"the port still takes {name}")))
@@ -833,6 +838,13 @@ def _parameter_items(old: Signature, new: Signature, port: Signature, scope: set
                                         f"upstream added {_param_kind(param)} {label}; the port shares only {shared} of "
                                         f"upstream's {len(old_names)} parameters (a redesign), so whether it needs "
                                         f"{name} is for a reader", [upstream, lacks]))
+            elif param is not None and param.heuristic:
+                # No launch passes it: the decorator derives it from
+                # arguments the kernel already receives.
+                items.append(Delta("undecided", "signature",
+                                   f"upstream added {_param_kind(param)} {label}, which a @triton.heuristics decorator "
+                                   "computes from the kernel's own arguments; no caller passes it, so it is an "
+                                   "implementation detail for a reader to judge", [upstream, lacks]))
             elif (derived := derivation(name) if derivation else None) is not None and derived.derived:
                 # An argument computed only from shapes, constants and values
                 # the kernel already receives is how upstream implements the

@@ -99,6 +99,9 @@ class Param:
     has_default: bool = False
     line: int = 0
     quote: str = ""
+    # Triton: a ``@triton.heuristics`` decorator computes it from the
+    # kernel's own arguments, so no caller ever passes it.
+    heuristic: bool = False
 
 
 @dataclass(frozen=True)

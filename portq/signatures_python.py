@@ -83,6 +83,7 @@ class _PythonExtractor:
 
     def _params(self) -> None:
         parameters = self.function.child_by_field_name("parameters")
+        derived = _heuristic_names(self.outer)
         for child in parameters.named_children if parameters else []:
             name, constexpr, has_default = None, False, False
             if child.type == "identifier":
@@ -104,7 +105,7 @@ class _PythonExtractor:
             bare = name.lstrip("*")
             self.signature.params.append(
                 Param(name, normalise_name(bare), len(self.signature.params), constexpr, has_default,
-                      line, self.lines.quote(line))
+                      line, self.lines.quote(line), heuristic=bare in derived)
             )
 
     def _fields(self) -> None:
@@ -488,6 +489,54 @@ def _program_id_call(call) -> tuple[str, int] | None:
         if literal is not None:
             axis = literal
     return short, axis
+
+
+# Calls a heuristic may make and still be computed from its arguments alone.
+_HEURISTIC_CALLS = frozenset({"triton.cdiv", "cdiv", "triton.next_power_of_2", "min", "max", "int", "bool", "abs"})
+
+
+def _heuristic_names(outer) -> set[str]:
+    """Names a ``@triton.heuristics({NAME: lambda args: ...})`` decorator
+    computes from the kernel's arguments alone (``args[...]``, literals and
+    the calls above); a lambda that reads anything else is left out."""
+    if outer.type != "decorated_definition":
+        return set()
+    names: set[str] = set()
+    for decorator in outer.children:
+        call = next((c for c in decorator.named_children if c.type == "call"), None) \
+            if decorator.type == "decorator" else None
+        callee = call.child_by_field_name("function") if call is not None else None
+        if callee is None or _text(callee).split(".")[-1] != "heuristics":
+            continue
+        arguments = call.child_by_field_name("arguments")
+        table = next((a for a in arguments.named_children if a.type == "dictionary"), None) if arguments else None
+        for pair in table.named_children if table is not None else ():
+            key, value = pair.child_by_field_name("key"), pair.child_by_field_name("value")
+            if pair.type == "pair" and key is not None and key.type == "string" and value is not None \
+                    and value.type == "lambda" and _reads_only_its_arguments(value):
+                names.add(_text(key).strip("\"'"))
+    return names
+
+
+def _reads_only_its_arguments(function) -> bool:
+    parameters = function.child_by_field_name("parameters")
+    own = {_text(p) for p in parameters.named_children if p.type == "identifier"} if parameters else set()
+    body = function.child_by_field_name("body")
+    stack = [body] if body is not None else []
+    while stack:
+        node = stack.pop()
+        if node.type == "call":
+            callee = node.child_by_field_name("function")
+            if callee is None or _text(callee) not in _HEURISTIC_CALLS:
+                return False
+            stack.extend(node.children_by_field_name("arguments"))
+            continue
+        if node.type == "identifier" and _text(node) not in own:
+            return False
+        if node.type in ("lambda", "attribute"):
+            return False
+        stack.extend(node.children)
+    return True
 
 
 _SCOPES = ("function_definition", "lambda", "class_definition")

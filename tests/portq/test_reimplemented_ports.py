@@ -324,3 +324,25 @@ def test_a_dispatch_local_is_in_scope_only_when_that_is_all_the_commit_does(tmp_
     assert after != r.FP4_HOST_AFTER or case == "undeclared"
     wrapper = _fp4_wrapper(tmp_path, after, declared=case != "undeclared")
     assert wrapper.verdict in FLAGGED, wrapper.reason
+def test_a_constexpr_a_heuristics_decorator_derives_from_received_arguments_is_for_a_reader(tmp_path):
+    verdict = _scan(tmp_path, {r.HEURISTIC_KERNEL: r.heuristic_kernel()},
+                    {r.HEURISTIC_KERNEL: r.heuristic_kernel(r.EVEN_MN_LAMBDA, "EVEN_MN")}, r.heuristic_tree())
+    kernel = _symbol(verdict, "_gemm_kernel")
+    assert (kernel.verdict, kernel.decided_by) == (NEEDS_REVIEW, "signature"), kernel.reason
+    assert "@triton.heuristics" in kernel.reason and "even_mn" in kernel.reason
+    assert verdict.verdict == NEEDS_REVIEW
+
+
+def test_removing_a_heuristics_derived_constexpr_the_port_still_takes_is_for_a_reader(tmp_path):
+    verdict = _scan(tmp_path, {r.HEURISTIC_KERNEL: r.heuristic_kernel(r.GRID_MN_LAMBDA, "GRID_MN")},
+                    {r.HEURISTIC_KERNEL: r.heuristic_kernel()}, r.heuristic_tree("GRID_MN"))
+    kernel = _symbol(verdict, "_gemm_kernel")
+    assert (kernel.verdict, kernel.decided_by) == (NEEDS_REVIEW, "signature"), kernel.reason
+    assert "@triton.heuristics" in kernel.reason and "grid_mn" in kernel.reason
+
+
+def test_a_heuristic_that_reads_beyond_the_kernels_arguments_is_still_a_gap(tmp_path):
+    verdict = _scan(tmp_path, {r.HEURISTIC_KERNEL: r.heuristic_kernel()},
+                    {r.HEURISTIC_KERNEL: r.heuristic_kernel(r.OUTSIDE_LAMBDA, "EVEN_MN")}, r.heuristic_tree())
+    kernel = _symbol(verdict, "_gemm_kernel")
+    assert kernel.verdict == REAL_GAP, kernel.reason

@@ -579,3 +579,42 @@ def fp4_tree(declared: bool) -> dict[str, str]:
         f"# portq: ports vllm:{SCOPE_HOST}::gather_kv_b_proj\n",
         f"# portq: ports vllm:{SCOPE_HOST}::gather_kv_b_proj\n{declaration}")
     return tree
+# --- a constexpr a @triton.heuristics decorator derives from the kernel's own arguments ---
+
+HEURISTIC_KERNEL = "aiter/ops/triton/_triton_kernels/gemm/basic/gemm_a16w16.py"
+HEURISTIC_BEFORE = '''import triton
+import triton.language as tl
+
+
+@triton.heuristics(
+    {{
+        "EVEN_K": lambda args: args["K"] % args["BLOCK_SIZE_K"] == 0,{extra}
+    }}
+)
+@triton.jit
+def _gemm_kernel(a_ptr, c_ptr, M, N, K, BLOCK_SIZE_M: tl.constexpr, BLOCK_SIZE_N: tl.constexpr,
+                 BLOCK_SIZE_K: tl.constexpr, EVEN_K: tl.constexpr{param}):
+    pid = tl.program_id(0)
+    offs = pid * BLOCK_SIZE_M + tl.arange(0, BLOCK_SIZE_M)
+    tl.store(c_ptr + offs, tl.load(a_ptr + offs))
+'''
+EVEN_MN_LAMBDA = '''
+        "EVEN_MN": lambda args: (args["M"] % args["BLOCK_SIZE_M"] == 0) and (args["N"] % args["BLOCK_SIZE_N"] == 0),'''
+GRID_MN_LAMBDA = '''
+        "GRID_MN": lambda args: triton.cdiv(args["M"], args["BLOCK_SIZE_M"]) * triton.cdiv(args["N"], args["BLOCK_SIZE_N"]),'''
+OUTSIDE_LAMBDA = '''
+        "EVEN_MN": lambda args: TUNED[args["M"]],'''
+
+
+def heuristic_kernel(extra: str = "", param: str = "") -> str:
+    return HEURISTIC_BEFORE.format(extra=extra, param=f", {param}: tl.constexpr" if param else "")
+
+
+def heuristic_tree(param: str = "") -> dict[str, str]:
+    """A copied port of ``_gemm_kernel``, with or without ``param``."""
+    anchor = f"\n\n# portq: ports vllm:{HEURISTIC_KERNEL}::_gemm_kernel\n@triton.heuristics("
+    caller = ("import triton\n\nfrom portq_kernels.kv_cache.gemm import _gemm_kernel\n\n\n"
+              "def gemm(a, c, M, N, K):\n"
+              "    _gemm_kernel[(triton.cdiv(M, 64),)](a, c, M, N, K, BLOCK_SIZE_M=64, BLOCK_SIZE_N=64, BLOCK_SIZE_K=32)\n")
+    return {"kernels/kv_cache/gemm.py": heuristic_kernel(param=param).replace("\n\n\n@triton.heuristics(", anchor, 1),
+            "kernels/mla_prefill/gemm_stage.py": caller}
