@@ -20,6 +20,8 @@ and decides no verdict.
 
 from __future__ import annotations
 
+import ast
+
 import hashlib
 import re
 from dataclasses import dataclass, field, replace
@@ -982,6 +984,9 @@ def _launch_items(old: Signature, new: Signature, port: Signature, index: TreeIn
     launched = _launched_names(port, index)
     port_stands_for = set().union(*launched.values()) if launched else set()
     cross = old.language != port.language
+    pairs = _pair_launches(old.launches, new.launches)
+    replaced = {(before.kernel_normalised, after.kernel_normalised): added for before, after in pairs
+                if (added := _replaced_in_place(before, after)) is not None}
     # Kernels launched: added (a new sibling dispatched from the wrapper) and removed (a renamed kernel).
     for kernel in sorted(new_kernels - old_kernels):
         launch = next(l for l in new.launches if l.kernel_normalised == kernel)
@@ -990,6 +995,8 @@ def _launch_items(old: Signature, new: Signature, port: Signature, index: TreeIn
         if kernel in port_stands_for:
             mine = next((l for l in port.launches if kernel in launched.get(l.kernel, set())), None)
             items.append(_new_kernel_grid_item(kernel, launch, mine, port, new, upstream))
+        elif (swap := next(((was, added) for (was, now), added in replaced.items() if now == kernel), None)):
+            items.append(Delta("undecided", "launch", _replacement_message(swap[0], kernel, swap[1]), [upstream]))
         else:
             tree = [_tree_launch_evidence(port, l, "the port launches this instead") for l in port.launches[:2]]
             if not tree:
@@ -1001,16 +1008,24 @@ def _launch_items(old: Signature, new: Signature, port: Signature, index: TreeIn
         upstream = Evidence(kind=Kind.LAUNCH_KERNEL, message=f"upstream no longer launches {kernel}", side="upstream-old",
                             path=old.path, line=launch.line, quote=launch.quote, symbol=old.name)
         still = [l for l in port.launches if kernel in launched.get(l.kernel, set())]
-        if still:
+        swap = next(((now, added) for (was, now), added in replaced.items() if was == kernel), None)
+        if still and swap:
+            items.append(Delta("undecided", "launch", _replacement_message(kernel, swap[0], swap[1]),
+                               [upstream, _tree_launch_evidence(port, still[0], f"the port still launches {kernel}")]))
+        elif still:
             items.append(Delta("behind", "launch", f"upstream stopped launching {kernel}, the port still launches it",
                                     [upstream] + [_tree_launch_evidence(port, l, f"the port still launches {kernel}") for l in still[:1]]))
         elif port.launches or new_kernels:
             items.append(Delta("sync", "launch", f"the port does not launch {kernel}", [upstream]))
     # Launch geometry of a paired launch.
-    pairs = _pair_launches(old.launches, new.launches)
     for before, after in pairs:
         mine = _port_launch(port, launched, before, after)
-        items += _geometry_items(old, new, port, before, after, mine, cross, len(port.launches), index, scope)
+        found = _geometry_items(old, new, port, before, after, mine, cross, len(port.launches), index, scope)
+        if (before.kernel_normalised, after.kernel_normalised) in replaced:
+            # The replacement kernel's own parameter order is not the port's interface.
+            found = [Delta("undecided", i.layer, f"{i.message}; {before.kernel_normalised} was replaced in place, "
+                           "so this is for a reader", i.evidence) if i.status is Status.BEHIND else i for i in found]
+        items += found
     if not port.launches:
         # Same-module helpers are followed by the signature; a port that still
         # shows no launch launches through another module's helper: absence of
@@ -1045,6 +1060,48 @@ def _new_kernel_grid_item(kernel: str, launch, mine, port: Signature, new: Signa
                  f"upstream now launches {kernel} with grid {shown(launch)} ({new.path}:{launch.grid_line}); the port "
                  f"launches it with grid {shown(mine)} ({port.path}:{mine.grid_line}), which {how}",
                  [upstream, theirs, ours])
+
+
+def _replaced_in_place(before, after) -> tuple[str, ...] | None:
+    """The arguments ``after`` adds when it launches another kernel from the
+    same site as ``before`` with the same grid and every input ``before``
+    passed; None when it is not such a replacement. Added arguments must be
+    constants or computed from what ``before`` already passed: they carry
+    nothing new from a caller, so such a swap changes no interface."""
+    if before.kernel_normalised == after.kernel_normalised or not before.grid_form \
+            or before.grid_form != after.grid_form or not set(before.texts) <= set(after.texts):
+        return None
+    added = tuple(t for t in after.texts if t not in before.texts)
+    received = set().union(*(_names_read(t) or set() for t in before.texts))
+    return added if all((names := _names_read(t)) is not None and names <= received for t in added) else None
+
+
+# Callees an argument may use and still be computed from received values alone.
+_PURE_ARGUMENT_CALLS = frozenset({"min", "max", "int", "bool", "abs", "len", "triton.cdiv", "triton.next_power_of_2"})
+
+
+def _names_read(text: str) -> set[str] | None:
+    """The names a Python argument expression reads (attribute reads by their
+    object, known pure calls left out); None when it calls anything else or
+    does not parse as a Python expression."""
+    try:
+        tree = ast.parse(text, mode="eval")
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return None
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            if ast.unparse(node.func) not in _PURE_ARGUMENT_CALLS:
+                return None
+        elif isinstance(node, ast.Name):
+            names.add(node.id)
+    return names - {"triton"} - _PURE_ARGUMENT_CALLS
+
+
+def _replacement_message(was: str, now: str, added: tuple[str, ...]) -> str:
+    extra = f"; what it adds ({', '.join(added[:3])}) is constant or computed from those" if added else ""
+    return (f"upstream replaced {was} with {now} at the same launch site, with the same grid and every input "
+            f"{was} received{extra}: no caller-visible change, a reader must judge the refactor")
 
 
 def _pair_launches(old_launches, new_launches):

@@ -346,3 +346,24 @@ def test_a_heuristic_that_reads_beyond_the_kernels_arguments_is_still_a_gap(tmp_
                     {r.HEURISTIC_KERNEL: r.heuristic_kernel(r.OUTSIDE_LAMBDA, "EVEN_MN")}, r.heuristic_tree())
     kernel = _symbol(verdict, "_gemm_kernel")
     assert kernel.verdict == REAL_GAP, kernel.reason
+
+
+def test_a_kernel_replaced_at_the_same_site_with_the_same_inputs_and_a_constant_is_for_a_reader(tmp_path):
+    verdict = _scan(tmp_path, {r.SWAP_HOST: r.SWAP_BEFORE}, {r.SWAP_HOST: r.swap_after()}, r.SWAP_TREE)
+    host = _symbol(verdict, "gemm_reduce")
+    assert (host.verdict, host.decided_by) == (NEEDS_REVIEW, "launch"), host.reason
+    assert "replaced reduce with splitk_reduce at the same launch site" in host.reason, host.reason
+    assert verdict.verdict == NEEDS_REVIEW
+
+
+def test_a_replacement_kernel_that_takes_a_new_caller_value_is_still_a_gap(tmp_path):
+    verdict = _scan(tmp_path, {r.SWAP_HOST: r.SWAP_BEFORE},
+                    {r.SWAP_HOST: r.swap_after(", SCALE=scale", ", scale=1.0")}, r.SWAP_TREE)
+    host = _symbol(verdict, "gemm_reduce")
+    assert host.verdict == REAL_GAP, host.reason
+
+
+def test_a_replacement_kernel_given_a_value_derived_from_its_inputs_is_for_a_reader(tmp_path):
+    verdict = _scan(tmp_path, {r.SWAP_HOST: r.SWAP_BEFORE}, {r.SWAP_HOST: r.swap_after(", SIZE=min(M, N) * 2")}, r.SWAP_TREE)
+    host = _symbol(verdict, "gemm_reduce")
+    assert host.verdict == NEEDS_REVIEW, host.reason

@@ -618,3 +618,53 @@ def heuristic_tree(param: str = "") -> dict[str, str]:
               "    _gemm_kernel[(triton.cdiv(M, 64),)](a, c, M, N, K, BLOCK_SIZE_M=64, BLOCK_SIZE_N=64, BLOCK_SIZE_K=32)\n")
     return {"kernels/kv_cache/gemm.py": heuristic_kernel(param=param).replace("\n\n\n@triton.heuristics(", anchor, 1),
             "kernels/mla_prefill/gemm_stage.py": caller}
+
+
+# --- a kernel replaced at the same launch site, the same grid and inputs (aiter 8ad75337ed) ---
+
+SWAP_HOST = "aiter/ops/triton/gemm/basic/gemm_a16w16.py"
+SWAP_BEFORE = '''import triton
+
+from aiter.ops.triton._triton_kernels.gemm.basic.gemm_a16w16 import _reduce_kernel
+
+
+def gemm_reduce(y_pp, y, bias, M, N):
+    grid = (triton.cdiv(M, 64), triton.cdiv(N, 64))
+    _reduce_kernel[grid](bias, y_pp, y, M, N, 64, 64, ADD_BIAS=(bias is not None))
+    return y
+'''
+SWAP_AFTER = SWAP_BEFORE.replace("import _reduce_kernel", "import _splitk_reduce_kernel").replace(
+    "_reduce_kernel[grid](bias, y_pp, y, M, N, 64, 64, ADD_BIAS=(bias is not None))",
+    '_splitk_reduce_kernel[grid](y_pp, y, bias, M, N, 64, 64, ADD_BIAS=(bias is not None),\n'
+    '                                KERNEL_NAME="_reduce_kernel"{extra})')
+
+
+def swap_after(extra: str = "", parameter: str = "") -> str:
+    return SWAP_AFTER.format(extra=extra).replace("def gemm_reduce(y_pp, y, bias, M, N)",
+                                                  f"def gemm_reduce(y_pp, y, bias, M, N{parameter})")
+
+
+SWAP_TREE = {
+    "kernels/kv_cache/reduce.py": f'''import triton
+import triton.language as tl
+
+
+@triton.jit
+def _reduce_kernel(bias_ptr, y_pp_ptr, y_ptr, M, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                   ADD_BIAS: tl.constexpr):
+    pid = tl.program_id(0)
+
+
+# portq: ports vllm:{SWAP_HOST}::gemm_reduce
+def gemm_reduce(y_pp, y, bias, M, N):
+    grid = (triton.cdiv(M, 64), triton.cdiv(N, 64))
+    _reduce_kernel[grid](bias, y_pp, y, M, N, 64, 64, ADD_BIAS=(bias is not None))
+    return y
+''',
+    "kernels/mla_prefill/reduce_stage.py": '''from portq_kernels.kv_cache.reduce import gemm_reduce
+
+
+def finish(y_pp, y, M, N):
+    return gemm_reduce(y_pp, y, None, M, N)
+''',
+}
