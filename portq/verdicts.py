@@ -92,7 +92,7 @@ from portq.symbols import (
 )
 from portq.tree_index import Port, TreeIndex
 
-CLASSIFIER_VERSION = 5
+CLASSIFIER_VERSION = 6
 """Bumped whenever a change to the verdict logic may change a verdict, so a
 ledger that reuses earlier decisions knows which ones are stale."""
 
@@ -394,6 +394,7 @@ class SymbolClassifier:
             {(side, line): set(_IDENTIFIER.findall(_strip_comment(text, symbol.path))) for side, line, text in code}
         named = set().union(*names_by_line.values()) if names_by_line else set()
         shared = sorted(w for w in named & set(referenced) if w not in _COMMON_IDENTIFIERS and len(w) > 2)
+        shared = [w for w in shared if not self._decorator_only_unported(w, symbol, paths, anchors)]
         if shared:
             word = shared[0]
             side, line, text = next(c for c in code if word in names_by_line[(c[0], c[1])])
@@ -502,6 +503,37 @@ class SymbolClassifier:
                       side="upstream-new", path=symbol.path, line=symbol.new_lines[0] if symbol.new_lines else None,
                       symbol=symbol.name)],
         )
+
+    def _decorator_only_unported(self, word: str, symbol: TouchedSymbol, paths: set[str],
+                                 anchors: list[Anchor]) -> bool:
+        """True when every ported upstream definition names ``word`` only in
+        its decorators (``@triton.jit(repr=word)``) and no file of the tree
+        that ports them names it: metadata the port does not carry, so a
+        change to it is not attributed to the port (attribution by use)."""
+        users = []
+        for blob, path in ((symbol.old_blob, symbol.old_path or symbol.path), (symbol.new_blob, symbol.path)):
+            table = self._table(blob, path)
+            for definition in table.definitions if table is not None and not table.fallback else ():
+                if any(a.matches_name(definition.name, definition.qualified_name) for a in anchors) \
+                        and definition.node is not None and word in _IDENTIFIER.findall(definition.node.text.decode(
+                            "utf-8", errors="replace")):
+                    users.append(definition)
+        for definition in users:
+            node = definition.node
+            inner = node.child_by_field_name("definition") if node.type == "decorated_definition" else node
+            decorated = node.type == "decorated_definition" or (node.parent is not None
+                                                                and node.parent.type == "decorated_definition")
+            if not decorated or word in _IDENTIFIER.findall(inner.text.decode("utf-8", errors="replace")):
+                return False
+        ports = [p for d in users for p in self.index.ports_for(self.upstream, paths, d.name, d.qualified_name)]
+        for file in {p.definition.file for p in ports}:
+            try:
+                text = (self.context.tree_root / file).read_text(errors="replace")
+            except OSError:
+                return False
+            if word in _IDENTIFIER.findall(text):
+                return False
+        return bool(users) and bool(ports)
 
     def _ported_identifiers(self, symbol: TouchedSymbol, paths: set[str], anchors: list[Anchor]) -> dict[str, list[str]]:
         """identifier -> the ported upstream definitions (old or new side) that reference it."""

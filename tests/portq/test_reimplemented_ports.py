@@ -367,3 +367,16 @@ def test_a_replacement_kernel_given_a_value_derived_from_its_inputs_is_for_a_rea
     verdict = _scan(tmp_path, {r.SWAP_HOST: r.SWAP_BEFORE}, {r.SWAP_HOST: r.swap_after(", SIZE=min(M, N) * 2")}, r.SWAP_TREE)
     host = _symbol(verdict, "gemm_reduce")
     assert host.verdict == NEEDS_REVIEW, host.reason
+
+
+def test_a_top_level_name_only_upstreams_decorator_uses_is_not_the_ports_when_the_port_never_names_it(tmp_path):
+    verdict = _scan(tmp_path, {r.REPR_KERNEL: r.REPR_BEFORE}, {r.REPR_KERNEL: r.REPR_AFTER}, r.repr_tree(False))
+    toplevel = _symbol(verdict, "<toplevel>")
+    assert (toplevel.verdict, toplevel.justification) == (NOT_APPLICABLE, "not-ported"), toplevel.reason
+    assert verdict.verdict not in FLAGGED, verdict.reason
+
+
+def test_the_same_decorator_name_is_for_a_reader_when_the_port_names_it(tmp_path):
+    verdict = _scan(tmp_path, {r.REPR_KERNEL: r.REPR_BEFORE}, {r.REPR_KERNEL: r.REPR_AFTER}, r.repr_tree(True))
+    toplevel = _symbol(verdict, "<toplevel>")
+    assert toplevel.verdict == NEEDS_REVIEW, toplevel.reason

@@ -668,3 +668,38 @@ def finish(y_pp, y, M, N):
     return gemm_reduce(y_pp, y, None, M, N)
 ''',
 }
+
+
+# --- a top-level name only upstream's decorator uses (aiter cca936ad30) ---
+
+REPR_KERNEL = "aiter/ops/triton/_triton_kernels/gather_kv_b_proj.py"
+REPR_BEFORE = '''import triton
+import triton.language as tl
+
+from aiter.ops.triton.utils import make_kernel_repr
+
+_expand_repr = make_kernel_repr("_expand_kernel", ["BLOCK", "GRID_MN"])
+
+
+@triton.jit(repr=_expand_repr)
+def _expand_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    tl.store(out_ptr + pid, tl.load(x_ptr + pid))
+'''
+REPR_AFTER = REPR_BEFORE.replace('["BLOCK", "GRID_MN"]', '["BLOCK"]')
+
+
+def repr_tree(port_names_repr: bool) -> dict[str, str]:
+    decorator = "@triton.jit(repr=_expand_repr)" if port_names_repr else "@triton.jit"
+    declared = "_expand_repr = None\n" if port_names_repr else ""
+    return {"kernels/mla_prefix/expand.py": f'''import triton
+import triton.language as tl
+
+{declared}
+
+# portq: ports vllm:{REPR_KERNEL}::_expand_kernel
+{decorator}
+def _expand(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    item = tl.program_id(0)
+    tl.store(out_ptr + item, tl.load(x_ptr + item))
+'''}
