@@ -190,6 +190,16 @@ def write_entries(out, records: list[EntryRecord], *, title: str | None = None) 
     out.print(table)
 
 
+def evidence_place(item: dict) -> str:
+    """Where an evidence record points: ``path:line``, else an upstream hunk's
+    header, else its path unless the message already names it."""
+    path, line, header = item.get("path") or "", item.get("line"), item.get("hunk_header")
+    if line:
+        return f"{path}:{line}"
+    if header:
+        return header
+    return "" if path and path in (item.get("message") or "") else path
+
 def write_entry(out, wave: Wave, record: EntryRecord, history: list[Event]) -> None:
     """``portq show``: one entry, its standing verdict, and its history."""
     def line(text: str, style: str | None = None) -> None:
@@ -209,7 +219,7 @@ def write_entry(out, wave: Wave, record: EntryRecord, history: list[Event]) -> N
         if current.reason or current.why:
             line(f"  why      {current.why or current.reason}")
         for item in current.evidence:
-            place = f"{item.get('path')}:{item.get('line')}" if item.get("line") else item.get("path") or ""
+            place = evidence_place(item)
             line(f"  evidence {item.get('kind')}: {item.get('message')} {place}".rstrip())
     proposal = record.current.proposal
     if proposal is not None:

@@ -286,3 +286,13 @@ def test_two_scans_at_once_record_two_whole_waves(workspace, fresh):
         waves = [[(r.sha, r.scan.verdict, r.scan.justification) for r in ledger.wave_entries(w)] for w in ledger.waves()]
     assert len({tuple(e) for e in events}) == len(events) and len(events) in ((2 * n,) if fresh else (n, 2 * n))
     assert waves[0] == waves[1]
+
+
+def test_show_cites_each_upstream_hunk_by_its_header_and_names_its_file_once(workspace, capsys):
+    scan_json(capsys, "base..tip")
+    assert main(["show", "8"]) == 0
+    hunks = [line for line in capsys.readouterr().out.splitlines() if line.strip().startswith("evidence hunk:")]
+    assert hunks, "entry 8 touches owned code, so show lists its upstream hunks"
+    for line in hunks:
+        path = line.split("upstream hunk in ", 1)[1].split(" ", 1)[0]
+        assert "@@" in line and line.count(path) == 1, line
