@@ -21,8 +21,6 @@ and decides no verdict.
 from __future__ import annotations
 
 import ast
-
-import hashlib
 import re
 from dataclasses import dataclass, field, replace
 from enum import Enum
@@ -440,10 +438,6 @@ def _parameter_name(parameter) -> str | None:
     name = parameter.child_by_field_name("name") or next(
         (c for c in parameter.named_children if c.type == "identifier"), None)
     return normalise_name(node_text(name)) if name is not None else None
-
-
-def alpha_hash(node, language: str) -> str:
-    return hashlib.sha1("\x1f".join(alpha_tokens(node, language)).encode()).hexdigest()
 
 
 def renamed_locals(old_node, new_node, language: str) -> list[tuple[str, str]] | None:
