@@ -167,9 +167,6 @@ class _CppExtractor:
 
     # -- launches
 
-    def _local_assignments(self, scope) -> dict[str, Any]:
-        return self._assignments_in(scope)
-
     @staticmethod
     def _assignments_in(scope) -> dict[str, Any]:
         """name -> expression node for simple local declarations/assignments
@@ -240,7 +237,7 @@ class _CppExtractor:
         return self._macros
 
     def _launches(self) -> None:
-        assignments = self._local_assignments(self.body)
+        assignments = self._assignments_in(self.body)
         for node in _walk(self.body):
             if node.type == "call_expression" and any(c.type == "kernel_call_syntax" for c in node.children):
                 self._add_launch(node, assignments, None, node)
