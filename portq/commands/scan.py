@@ -76,14 +76,10 @@ def continuation_range(workspace, to: str | None) -> tuple[str, str] | tuple[str
         raise LedgerError(f"no earlier wave in {workspace.config.ledger_path} to continue from: "
                           "start with portq scan A..B (the first range to audit)")
     ledger = workspace.ledger()
-    if workspace.upstream_named:
-        names = [workspace.named_upstream()]
-    else:
-        names = [n for n in workspace.configured_upstreams() if workspace.newest_complete_wave(n) is not None]
-    waves = {name: workspace.newest_complete_wave(name) for name in names}
-    waves = {name: wave for name, wave in waves.items() if wave is not None}
+    names = [workspace.named_upstream()] if workspace.upstream_named else workspace.configured_upstreams()
+    waves = {name: wave for name in names if (wave := workspace.newest_complete_wave(name)) is not None}
     if not waves:
-        which = f" of upstream {names[0]}" if len(names) == 1 else ""
+        which = f" of upstream {names[0]}" if workspace.upstream_named else ""
         raise LedgerError(f"no complete wave{which} in {ledger.path} to continue from: start with portq scan A..B")
     if len(waves) > 1:
         listed = ", ".join(f"{name} ({wave.name})" for name, wave in waves.items())

@@ -16,7 +16,7 @@ import subprocess
 import pytest
 
 from portq.cli import main
-from tests.portq.fixtures import AUTHOR_EMAIL, AUTHOR_NAME, FIXED_DATE
+from tests.portq.fixtures import _environment
 
 OWNING_MATRIX = """\
 [[row]]
@@ -32,10 +32,7 @@ ODD_PATHS = ("src/ünïcode kernel.py", 'src/"quoted" name.cu', "src/with space/
 
 
 def _git(root, *arguments, index=0, stdin=None):
-    stamp = f"@{FIXED_DATE + 3600 * index} +0000"
-    environment = {**os.environ, "GIT_AUTHOR_NAME": AUTHOR_NAME, "GIT_AUTHOR_EMAIL": AUTHOR_EMAIL,
-                   "GIT_COMMITTER_NAME": AUTHOR_NAME, "GIT_COMMITTER_EMAIL": AUTHOR_EMAIL,
-                   "GIT_AUTHOR_DATE": stamp, "GIT_COMMITTER_DATE": stamp}
+    environment = {**os.environ, **_environment(index)}
     return subprocess.run(["git", "-c", "core.autocrlf=false", "-c", "commit.gpgsign=false", *arguments],
                           cwd=root, env=environment, input=stdin, capture_output=True, check=True).stdout
 
