@@ -25,7 +25,6 @@ from __future__ import annotations
 import _bootstrap  # noqa: F401
 
 import argparse
-import dataclasses
 import json
 import math
 import os

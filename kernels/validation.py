@@ -230,13 +230,12 @@ def after_launch(op: str, flag: torch.Tensor, what: str) -> None:
     or on CUDA (the kernel trapped), an immediate ``ValueError`` on the CPU."""
     if index_mode() == "record" or flag.device.type != "cpu":
         return
-    message = (
-        f"{op}: {what} must index inside their tensors, got an out-of-range value (masked: "
-        "nothing was read or written outside the tensors); set PORTQ_KERNELS_DEBUG=1 to name it"
-    )
     if int(flag[0]) == 0:
         flag.fill_(1)
-        raise ValueError(message)
+        raise ValueError(
+            f"{op}: {what} must index inside their tensors, got an out-of-range value (masked: "
+            "nothing was read or written outside the tensors); set PORTQ_KERNELS_DEBUG=1 to name it"
+        )
 
 
 def first_outside(name: str, values: torch.Tensor, low: int | None, high: int | None, what: str = "") -> None:
