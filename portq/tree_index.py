@@ -336,7 +336,7 @@ def _earlier_records(cache_dir: Path) -> tuple[dict[tuple[str, str, bool], FileR
     index, and that index's SHA-1 of every file: after an edit only the edited
     files (and the ports whose helpers live in them) are indexed again."""
     try:
-        cached = sorted(cache_dir.glob("tree-index-*.json"), key=lambda p: p.stat().st_mtime, reverse=True)
+        cached = _cached_indexes(cache_dir)
     except OSError:
         return {}, {}
     for path in cached:
@@ -354,11 +354,15 @@ def _earlier_records(cache_dir: Path) -> tuple[dict[tuple[str, str, bool], FileR
     return {}, {}
 
 
+def _cached_indexes(cache_dir: Path) -> list[Path]:
+    """The cached indexes in ``cache_dir``, newest first (OSError when it cannot be listed)."""
+    return sorted(cache_dir.glob("tree-index-*.json"), key=lambda p: p.stat().st_mtime, reverse=True)
+
+
 def _prune_caches(cache_dir: Path) -> None:
     """Keep the ``KEPT_INDEXES`` newest indexes (a concurrent scan may prune the same ones)."""
     try:
-        cached = sorted(cache_dir.glob("tree-index-*.json"), key=lambda p: p.stat().st_mtime, reverse=True)
-        for path in cached[KEPT_INDEXES:]:
+        for path in _cached_indexes(cache_dir)[KEPT_INDEXES:]:
             path.unlink(missing_ok=True)
     except OSError:
         pass  # a cache folder we cannot list or prune only keeps more files
