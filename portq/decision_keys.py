@@ -40,20 +40,22 @@ from typing import Any, Iterable, Sequence
 from portq import __version__
 from portq.anchors import NOT_CARRIED, PORTS
 from portq.signatures import bare_name
-from portq.tree_index import PortRoots, TreeIndex, port_roots_of
+from portq.tree_index import INDEX_RULES, PortRoots, TreeIndex, port_roots_of
 from portq.verdicts import CLASSIFIER_VERSION
 
 NET_ZERO = "net-zero"
 
 
 def _decision_rules() -> str:
-    """A digest of the modules whose code decides a verdict, from the hunks to the verdicts."""
+    """A digest of the modules whose code decides a verdict, from the hunks to the verdicts.
+
+    The extractors (anchors, signatures, symbols, reachability, the tree index)
+    count through ``INDEX_RULES``, which already hashed their code at import."""
     import importlib
 
-    digest = hashlib.sha256()
-    for name in ("anchors", "classify", "deltas", "evidence", "expressions", "history", "hunks", "mapping", "matrix",
-                 "model", "paths", "reachability", "signatures", "signatures_cpp", "signatures_python", "symbols",
-                 "tree_index", "verdicts"):
+    digest = hashlib.sha256(INDEX_RULES.encode())
+    for name in ("classify", "deltas", "evidence", "history", "hunks", "mapping", "matrix", "model", "paths",
+                 "verdicts"):
         module = importlib.import_module(f"portq.{name}")
         try:
             digest.update(Path(module.__file__).read_bytes())

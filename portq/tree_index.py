@@ -336,7 +336,7 @@ def _earlier_records(cache_dir: Path) -> tuple[dict[tuple[str, str, bool], FileR
     index, and that index's SHA-1 of every file: after an edit only the edited
     files (and the ports whose helpers live in them) are indexed again."""
     try:
-        cached = sorted(cache_dir.glob("tree-index-*.json"), key=lambda p: p.stat().st_mtime, reverse=True)
+        cached = _cached_indexes(cache_dir)
     except OSError:
         return {}, {}
     for path in cached:
@@ -354,11 +354,15 @@ def _earlier_records(cache_dir: Path) -> tuple[dict[tuple[str, str, bool], FileR
     return {}, {}
 
 
+def _cached_indexes(cache_dir: Path) -> list[Path]:
+    """The cached indexes in ``cache_dir``, newest first (OSError when it cannot be listed)."""
+    return sorted(cache_dir.glob("tree-index-*.json"), key=lambda p: p.stat().st_mtime, reverse=True)
+
+
 def _prune_caches(cache_dir: Path) -> None:
     """Keep the ``KEPT_INDEXES`` newest indexes (a concurrent scan may prune the same ones)."""
     try:
-        cached = sorted(cache_dir.glob("tree-index-*.json"), key=lambda p: p.stat().st_mtime, reverse=True)
-        for path in cached[KEPT_INDEXES:]:
+        for path in _cached_indexes(cache_dir)[KEPT_INDEXES:]:
             path.unlink(missing_ok=True)
     except OSError:
         pass  # a cache folder we cannot list or prune only keeps more files
@@ -405,15 +409,18 @@ class TreeSnapshot:
 
     root: Path
     roots: PortRoots
-    sources: list[tuple[str, bytes]]
-    held: dict[str, tuple[bytes, str]]  # path -> (bytes, SHA-1)
+    held: dict[str, tuple[bytes, str]]  # path -> (bytes, SHA-1), in the tree's order
     key: str
+
+    @property
+    def sources(self) -> list[tuple[str, bytes]]:
+        """(path, bytes) of every file, in the tree's order."""
+        return [(relative, data) for relative, (data, _) in self.held.items()]
 
     @classmethod
     def take(cls, root: Path, port_roots: Iterable[str] | None) -> "TreeSnapshot":
         root = Path(root)
         roots = PortRoots(root, port_roots)
-        sources: list[tuple[str, bytes]] = []
         held: dict[str, tuple[bytes, str]] = {}
         digest = hashlib.sha1(f"portq-tree-index-{INDEX_FORMAT}-{INDEX_RULES}".encode())
         digest.update(repr(roots.paths).encode())
@@ -427,11 +434,10 @@ class TreeSnapshot:
             except OSError:
                 continue  # gone since it was listed (an editor's temporary file): not part of the tree
             relative = file.relative_to(root).as_posix()
-            sources.append((relative, data))
             file_digest = hashlib.sha1(data)
             digest.update(relative.encode() + b"\0" + file_digest.digest())
             held[relative] = (data, file_digest.hexdigest())
-        return cls(root, roots, sources, held, digest.hexdigest())
+        return cls(root, roots, held, digest.hexdigest())
 
     def cache_file(self, cache_dir: Path | None) -> Path | None:
         return Path(cache_dir) / f"tree-index-{self.key}.json" if cache_dir else None
