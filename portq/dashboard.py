@@ -33,7 +33,7 @@ def ledger_overview(ledger, out_dir: Path, web: Mapping[str, str] | None = None)
     per_wave: list[dict[str, Any]] = []
     newest: dict[str, tuple[Any, list]] = {}
     for wave in waves:
-        records = [r for r in ledger.wave_entries(wave) if r.current.event is not None or r.scan is not None]
+        records = [r for r in ledger.wave_entries(wave) if reports.has_verdict(r)]
         newest[wave.upstream] = (wave, records)
         counts = {name: 0 for name in VERDICTS}
         for record in records:

@@ -136,7 +136,7 @@ def siblings_of(ledger, wave, record, out_dir: Path) -> list[dict[str, Any]]:
     for other in ledger.wave_entries(wave):
         if other.position == record.position or not other.rows or other.rows[0] != row:
             continue
-        if other.current.event is None and other.scan is None:
+        if not reports.has_verdict(other):
             continue
         verdict = reports.current_verdict(other)
         if verdict.verdict not in FLAGGED:

@@ -370,6 +370,11 @@ def history_dict(event: Any) -> dict[str, Any]:
     }
 
 
+def has_verdict(record: Any) -> bool:
+    """Whether a ledger entry has a verdict yet (scanned, or decided by a person): the entries a report lists."""
+    return record.current.event is not None or record.scan is not None
+
+
 def current_verdict(record: Any) -> Verdict:
     """The standing verdict of a ledger entry, with the scan's evidence behind it.
 
@@ -430,7 +435,7 @@ def summary_entries(records: Iterable[Any]) -> list[dict[str, Any]]:
             "proposal": r.current.proposal,
         }
         for r in records
-        if r.current.event is not None or r.scan is not None
+        if has_verdict(r)
     ]
 
 
