@@ -80,9 +80,6 @@ def _standing(wave, record, verdict, out_dir: Path, ledger, web: Mapping[str, st
     """One entry as the newest wave that saw it stands: verdict, row, report, issue, decision."""
     event = record.current.event
     path = reports.report_path(out_dir, wave.upstream, wave.range_spec, record.position, reports.slugify(record.title))
-    issue = None
-    for filed in ledger.reports_for(record.entry_id):
-        issue = (filed.data or {}).get("url") or issue
     return {
         "wave": wave.name,
         "range": wave.range_spec,
@@ -94,7 +91,7 @@ def _standing(wave, record, verdict, out_dir: Path, ledger, web: Mapping[str, st
         "kind": reports.infer_kind(verdict) if verdict.verdict in FLAGGED else None,
         "report": path.relative_to(out_dir).as_posix() if path.is_file() else None,
         "report_path": str(path) if path.is_file() else None,
-        "issue": issue,
+        "issue": reports.filed_url(ledger, record.entry_id),
         "commit_url": reports.commit_url(web.get(wave.upstream), record.sha),
         "source": event.source if event is not None else "scan",
         "who": event.who if event is not None else None,

@@ -143,11 +143,8 @@ def siblings_of(ledger, wave, record, out_dir: Path) -> list[dict[str, Any]]:
             continue
         slug = reports.slugify(other.title)
         path = reports.report_path(out_dir, wave.upstream, wave.range_spec, other.position, slug)
-        issue = None
-        for filed in ledger.reports_for(other.entry_id):
-            issue = (filed.data or {}).get("url") or issue
         found.append({"entry": other.position, "title": other.title, "verdict": verdict.verdict,
-                      "path": path.name, "issue": issue})
+                      "path": path.name, "issue": reports.filed_url(ledger, other.entry_id)})
     return found
 
 

@@ -375,6 +375,14 @@ def has_verdict(record: Any) -> bool:
     return record.current.event is not None or record.scan is not None
 
 
+def filed_url(ledger: Any, entry_id: int) -> str | None:
+    """The URL of the newest issue filed for a ledger entry, or None when none was filed."""
+    url = None
+    for filed in ledger.reports_for(entry_id):
+        url = (filed.data or {}).get("url") or url
+    return url
+
+
 def current_verdict(record: Any) -> Verdict:
     """The standing verdict of a ledger entry, with the scan's evidence behind it.
 
