@@ -36,13 +36,13 @@ def ledger_overview(ledger, out_dir: Path, web: Mapping[str, str] | None = None)
         records = [r for r in ledger.wave_entries(wave) if reports.has_verdict(r)]
         newest[wave.upstream] = (wave, records)
         counts = {name: 0 for name in VERDICTS}
+        index = order[wave.upstream].index(wave.id)
         for record in records:
             verdict = reports.current_verdict(record)
             counts[verdict.verdict] += 1
             key = (wave.upstream, record.sha)
             item = items.setdefault(key, {"upstream": wave.upstream, "sha": record.sha, "short": record.sha[:10],
                                           "first_seen": None, "first_index": None})
-            index = order[wave.upstream].index(wave.id)
             if verdict.verdict in FLAGGED and item["first_seen"] is None:
                 item["first_seen"], item["first_index"] = wave.name, index
             item.update(_standing(wave, record, verdict, out_dir, ledger, web))
