@@ -33,16 +33,16 @@ def ledger_overview(ledger, out_dir: Path, web: Mapping[str, str] | None = None)
     per_wave: list[dict[str, Any]] = []
     newest: dict[str, tuple[Any, list]] = {}
     for wave in waves:
-        records = [r for r in ledger.wave_entries(wave) if r.current.event is not None or r.scan is not None]
+        records = [r for r in ledger.wave_entries(wave) if reports.has_verdict(r)]
         newest[wave.upstream] = (wave, records)
         counts = {name: 0 for name in VERDICTS}
+        index = order[wave.upstream].index(wave.id)
         for record in records:
             verdict = reports.current_verdict(record)
             counts[verdict.verdict] += 1
             key = (wave.upstream, record.sha)
             item = items.setdefault(key, {"upstream": wave.upstream, "sha": record.sha, "short": record.sha[:10],
                                           "first_seen": None, "first_index": None})
-            index = order[wave.upstream].index(wave.id)
             if verdict.verdict in FLAGGED and item["first_seen"] is None:
                 item["first_seen"], item["first_index"] = wave.name, index
             item.update(_standing(wave, record, verdict, out_dir, ledger, web))
@@ -80,9 +80,6 @@ def _standing(wave, record, verdict, out_dir: Path, ledger, web: Mapping[str, st
     """One entry as the newest wave that saw it stands: verdict, row, report, issue, decision."""
     event = record.current.event
     path = reports.report_path(out_dir, wave.upstream, wave.range_spec, record.position, reports.slugify(record.title))
-    issue = None
-    for filed in ledger.reports_for(record.entry_id):
-        issue = (filed.data or {}).get("url") or issue
     return {
         "wave": wave.name,
         "range": wave.range_spec,
@@ -94,7 +91,7 @@ def _standing(wave, record, verdict, out_dir: Path, ledger, web: Mapping[str, st
         "kind": reports.infer_kind(verdict) if verdict.verdict in FLAGGED else None,
         "report": path.relative_to(out_dir).as_posix() if path.is_file() else None,
         "report_path": str(path) if path.is_file() else None,
-        "issue": issue,
+        "issue": reports.filed_url(ledger, record.entry_id),
         "commit_url": reports.commit_url(web.get(wave.upstream), record.sha),
         "source": event.source if event is not None else "scan",
         "who": event.who if event is not None else None,

@@ -115,7 +115,7 @@ def file_all(config, matrix, ledger, wave, out_dir: Path, *, gh: bool = False, r
     """
     index = tree_index(config, matrix) if config.tree.is_dir() else None
     records = [r for r in ledger.wave_entries(wave)
-               if (r.current.event is not None or r.scan is not None) and reports.current_verdict(r).verdict in FLAGGED]
+               if reports.has_verdict(r) and reports.current_verdict(r).verdict in FLAGGED]
     done = [write_entry(config, matrix, ledger, wave, r, out_dir, index=index) for r in records]
     if not gh:
         return done

@@ -136,18 +136,15 @@ def siblings_of(ledger, wave, record, out_dir: Path) -> list[dict[str, Any]]:
     for other in ledger.wave_entries(wave):
         if other.position == record.position or not other.rows or other.rows[0] != row:
             continue
-        if other.current.event is None and other.scan is None:
+        if not reports.has_verdict(other):
             continue
         verdict = reports.current_verdict(other)
         if verdict.verdict not in FLAGGED:
             continue
         slug = reports.slugify(other.title)
         path = reports.report_path(out_dir, wave.upstream, wave.range_spec, other.position, slug)
-        issue = None
-        for filed in ledger.reports_for(other.entry_id):
-            issue = (filed.data or {}).get("url") or issue
         found.append({"entry": other.position, "title": other.title, "verdict": verdict.verdict,
-                      "path": path.name, "issue": issue})
+                      "path": path.name, "issue": reports.filed_url(ledger, other.entry_id)})
     return found
 
 

@@ -370,6 +370,19 @@ def history_dict(event: Any) -> dict[str, Any]:
     }
 
 
+def has_verdict(record: Any) -> bool:
+    """Whether a ledger entry has a verdict yet (scanned, or decided by a person): the entries a report lists."""
+    return record.current.event is not None or record.scan is not None
+
+
+def filed_url(ledger: Any, entry_id: int) -> str | None:
+    """The URL of the newest issue filed for a ledger entry, or None when none was filed."""
+    url = None
+    for filed in ledger.reports_for(entry_id):
+        url = (filed.data or {}).get("url") or url
+    return url
+
+
 def current_verdict(record: Any) -> Verdict:
     """The standing verdict of a ledger entry, with the scan's evidence behind it.
 
@@ -430,7 +443,7 @@ def summary_entries(records: Iterable[Any]) -> list[dict[str, Any]]:
             "proposal": r.current.proposal,
         }
         for r in records
-        if r.current.event is not None or r.scan is not None
+        if has_verdict(r)
     ]
 
 
