@@ -443,19 +443,15 @@ class TreeSnapshot:
         return Path(cache_dir) / f"tree-index-{self.key}.json" if cache_dir else None
 
 
-def _index_records(snapshot: TreeSnapshot, cache_dir: Path | None,
-                   port_files: bool | None = None) -> list[FileRecord]:
-    """The records of the files under the port roots (``port_files`` True), of
-    the others (False) or of all (None), in the tree's order; unchanged files
-    are taken from the newest cached index."""
+def _index_records(snapshot: TreeSnapshot, cache_dir: Path | None) -> list[FileRecord]:
+    """The records of every file, in the tree's order; unchanged files are
+    taken from the newest cached index."""
     earlier, earlier_digests = _earlier_records(Path(cache_dir)) if cache_dir else ({}, {})
     by_path = dict(snapshot.sources)
     held = snapshot.held
     records = []
     for relative, data in snapshot.sources:
         anchored = relative in snapshot.roots
-        if port_files is not None and anchored != port_files:
-            continue
         record = earlier.get((relative, held[relative][1], anchored))
         if record is not None and any(held.get(d, (None, None))[1] != earlier_digests.get(d)
                                       for d in record.depends):
@@ -482,72 +478,98 @@ def _store(snapshot: TreeSnapshot, cache_dir: Path | None, records: list[FileRec
 
 
 def _index_in_child(snapshot: TreeSnapshot, cache_dir: Path | None, connection) -> None:
-    """The forked indexer: the records of the files outside the port roots, or
-    None when indexing failed (the caller then indexes them itself and reports
-    what went wrong)."""
+    """The forked indexer: the records of every file, or None when indexing
+    failed (the caller then indexes them itself)."""
     with contextlib.suppress(OSError):
         os.nice(10)  # yield to git and the mapping, which the scan waits on; this has until mapping ends
     try:
-        records = _index_records(snapshot, cache_dir, port_files=False)
+        records = _index_records(snapshot, cache_dir)
     except BaseException:
         records = None
     try:
         connection.send(records)
     finally:
         connection.close()
+    if records is not None:  # cached here, while the scan goes on with the records it was sent
+        with contextlib.suppress(Exception):
+            _store(snapshot, cache_dir, records)
+
+
+def _port_anchors(snapshot: TreeSnapshot) -> list[Anchor]:
+    """The anchors of the files under the port roots, in the tree's order:
+    what mapping asks of the tree, without the signatures and call sites that
+    only the classifier reads."""
+    anchors: list[Anchor] = []
+    for relative, data in snapshot.sources:
+        if relative in snapshot.roots and len(data) <= MAX_PARSE_BYTES:
+            table = symbol_table(data, relative)
+            if table.tree is not None:
+                anchors.extend(find_anchors(table, relative))
+    return anchors
+
+
+def _naming(anchors: Iterable[Anchor], upstream: str, paths: Iterable[str], kind: str) -> list[Anchor]:
+    """The anchors of ``kind`` that name one of ``paths`` of ``upstream``."""
+    wanted = set(paths)
+    return [a for a in anchors if a.kind == kind and a.upstream == upstream and a.path in wanted]
+
+
+CACHE_WRITE_WAIT_S = 30.0
+"""How long a finished scan waits for its indexer to write the index cache."""
 
 
 class PendingIndex:
-    """An in-tree index being built (``TreeIndex.build_in_background``): the
-    files under the port roots, which hold every anchor, are indexed in this
-    process when mapping first asks which upstream paths an anchor names; the
-    others, usually most of the tree, by a forked process meanwhile."""
+    """An in-tree index being built (``TreeIndex.build_in_background``) by a
+    forked process. Mapping asks only which upstream paths an anchor names:
+    that is answered here from the anchors of the port files alone, read on
+    the first question while git and the indexer work."""
 
     def __init__(self, cls, snapshot: TreeSnapshot, cache_dir: Path | None, index: "TreeIndex | None") -> None:
         self._cls, self._snapshot, self._cache_dir, self._index = cls, snapshot, cache_dir, index
         self._process = self._connection = None
+        self._anchors: list[Anchor] | None = None if index is None else index.anchors
         if index is None:
             context = multiprocessing.get_context("fork")
             self._connection, writer = context.Pipe(duplex=False)
             self._process = context.Process(target=_index_in_child, args=(snapshot, cache_dir, writer), daemon=True)
             self._process.start()
             writer.close()
-        self._ports = index
 
     def anchors_for_path(self, upstream: str, paths: Iterable[str], kind: str = PORTS) -> list[Anchor]:
-        """``TreeIndex.anchors_for_path``, answered from the port files alone
-        (indexed here on the first question, while git and the indexer work)."""
-        if self._ports is None:
-            self._port_records = _index_records(self._snapshot, self._cache_dir, port_files=True)
-            self._ports = self._cls._of(self._snapshot, self._port_records)
-        return self._ports.anchors_for_path(upstream, paths, kind)
+        """``TreeIndex.anchors_for_path``, answered from the port files' anchors."""
+        if self._anchors is None:
+            self._anchors = _port_anchors(self._snapshot)
+        return _naming(self._anchors, upstream, paths, kind)
 
     def result(self) -> "TreeIndex":
+        """The index. The indexer caches it after sending it; ``close`` waits for that."""
         if self._index is None:
-            if self._ports is None:
-                self.anchors_for_path("", ())
             try:
-                others = self._connection.recv()
+                records = self._connection.recv()
             except (EOFError, OSError):
-                others = None  # the indexer died: index here
-            self.close()
-            if others is None:
-                others = _index_records(self._snapshot, self._cache_dir, port_files=False)
-            by_path = {record.path: record for record in [*self._port_records, *others]}
-            records = [by_path[relative] for relative, _ in self._snapshot.sources]
-            _store(self._snapshot, self._cache_dir, records)
+                records = None  # the indexer died: index here
+            self._connection.close()
+            self._connection = None
+            if records is None:
+                self.close()
+                records = _index_records(self._snapshot, self._cache_dir)
+                _store(self._snapshot, self._cache_dir, records)
             self._index = self._cls._of(self._snapshot, records)
         return self._index
 
     def close(self) -> None:
-        """Stop an indexer whose result is no longer wanted (an interrupted scan)."""
+        """Wait for an indexer that sent its index to finish caching it; stop
+        one whose index is no longer wanted (an interrupted scan)."""
         if self._connection is not None:
             self._connection.close()
             self._connection = None
         if self._process is not None:
-            if self._process.is_alive():
+            if self._index is None and self._process.is_alive():
                 self._process.terminate()
-            self._process.join()
+            self._process.join(timeout=CACHE_WRITE_WAIT_S)
+            if self._process.is_alive():  # a stuck cache write: the cache is only an optimisation
+                self._process.terminate()
+                self._process.join()
             self._process = None
 
 
@@ -691,8 +713,7 @@ class TreeIndex:
         return list(self._matching(NOT_CARRIED, upstream, paths, name, qualified_name))
 
     def anchors_for_path(self, upstream: str, paths: Iterable[str], kind: str = PORTS) -> list[Anchor]:
-        wanted = set(paths)
-        return [a for a in self.anchors if a.kind == kind and a.upstream == upstream and a.path in wanted]
+        return _naming(self.anchors, upstream, paths, kind)
 
     def upstream_symbols_ported_by(self, definition_name: str) -> set[str]:
         """Bare upstream names that in-tree definitions called ``definition_name`` port."""

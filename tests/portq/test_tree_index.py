@@ -152,10 +152,27 @@ def test_a_background_index_is_of_the_tree_as_read_when_it_was_started(tmp_path)
     assert index.key == expected.key
     assert _records(index) == _records(expected)
     assert index.upstream_symbols_ported_by("_gather_kernel") == {"gather_kernel", "gather_helper"}
+    pending.close()  # the indexer caches the index after sending it; closing waits for that
+    assert pending._process is None
     assert [p.name for p in cache.glob("tree-index-*.json")] == [f"tree-index-{expected.key}.json"]
     assert index.reachability is not None and "tests/use.py" in index.files
     assert [site.file for site in expected.files["tests/use.py"].calls] == ["tests/use.py"]
     assert _records(TreeIndex.build_in_background(root, cache, ["kernels/"]).result()) != _records(expected)  # the edits, now
+
+
+def test_a_background_index_answers_mapping_from_the_port_files_as_read_at_its_start(tmp_path):
+    root, cache = tmp_path / "tree", tmp_path / "cache"
+    _write(root, {"kernels/g.py": PORT, "tests/use.py": "# portq: ports vllm:csrc/b.cu::other\ndef f():\n    pass\n"})
+    expected = TreeIndex.build(root, port_roots=["kernels/"])
+    pending = TreeIndex.build_in_background(root, cache, ["kernels/"])
+    (root / "kernels/g.py").write_text(PORT.replace("csrc/a.cu", "csrc/z.cu"))
+    for kind in ("ports", "not-carried"):
+        answered = pending.anchors_for_path("vllm", {"csrc/a.cu", "csrc/b.cu"}, kind)
+        assert answered == expected.anchors_for_path("vllm", {"csrc/a.cu", "csrc/b.cu"}, kind)
+        assert answered and {a.file for a in answered} == {"kernels/g.py"}  # anchors outside the port roots: none
+    assert pending.anchors_for_path("vllm", {"csrc/z.cu"}) == []
+    assert pending.anchors_for_path("sglang", {"csrc/a.cu"}) == []
+    assert _records(pending.result()) == _records(expected)
 
 
 def test_a_background_indexer_that_dies_is_replaced_by_indexing_here(tmp_path, monkeypatch):
