@@ -174,14 +174,27 @@ class SymbolTable:
     tree: Any = None
     source: bytes = b""
     fallback: str | None = None  # why hunks must map to line ranges instead
+    _lookups: int = field(default=0, init=False, repr=False, compare=False)
+    _innermost: tuple[int, list] | None = field(default=None, init=False, repr=False, compare=False)
 
     def enclosing(self, line: int) -> Definition | None:
-        """The innermost definition containing ``line``, if any."""
-        best: Definition | None = None
-        for definition in self.definitions:
-            if definition.contains(line) and (best is None or definition.span <= best.span):
-                best = definition
-        return best
+        """The innermost definition containing ``line``, if any (of two as narrow, the later).
+
+        A table asked many times (every call site of a file) answers from a
+        map of every line, built once; a few questions scan the definitions.
+        """
+        if self._innermost is None:
+            self._lookups += 1
+            if self._lookups <= SCANS_BEFORE_LINE_MAP:
+                best: Definition | None = None
+                for definition in self.definitions:
+                    if definition.contains(line) and (best is None or definition.span <= best.span):
+                        best = definition
+                return best
+            self._innermost = _innermost_by_line(self.definitions)
+        first, slots = self._innermost
+        offset = line - first
+        return slots[offset] if 0 <= offset < len(slots) else None
 
     def enclosing_symbols(self, lines: Iterable[int]) -> list[Definition]:
         """Innermost definitions touched by ``lines``, in source order, once each."""
@@ -194,6 +207,26 @@ class SymbolTable:
 
     def by_name(self, name: str) -> list[Definition]:
         return [d for d in self.definitions if d.name == name or d.qualified_name == name]
+
+
+SCANS_BEFORE_LINE_MAP = 32
+"""``SymbolTable.enclosing`` questions answered by a scan before a line map is built."""
+
+
+def _innermost_by_line(definitions: list[Definition]) -> tuple[int, list]:
+    """(first line, the innermost definition of each line from there): the
+    scan's rule applied line by line, so both answer alike."""
+    if not definitions:
+        return 0, []
+    first = min(d.start_line for d in definitions)
+    slots: list[Definition | None] = [None] * (max(d.end_line for d in definitions) - first + 1)
+    for definition in definitions:
+        span = definition.span
+        for offset in range(definition.start_line - first, definition.end_line - first + 1):
+            current = slots[offset]
+            if current is None or span <= current.span:
+                slots[offset] = definition
+    return first, slots
 
 
 def symbol_table(source: bytes, path: str, previous: SymbolTable | None = None) -> SymbolTable:

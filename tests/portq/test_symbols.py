@@ -1,6 +1,9 @@
 """Symbol tables: which definitions a C++/CUDA or Python file has, and their lines."""
 from __future__ import annotations
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from portq.symbols import KIND_CLASS, KIND_DEVICE_FUNCTION, KIND_METHOD, symbol_table
 
 CUDA = b"""\
@@ -191,3 +194,26 @@ def test_every_version_of_the_synthetic_history_files_parses_alike_from_its_pred
             assert summary(incremental) == summary(symbol_table(blobs[blob], path)), (path, blob)
             previous, compared = incremental, compared + 1
     assert len(versions) == 48 and compared > 250
+
+
+def _scan_enclosing(definitions, line):
+    best = None
+    for definition in definitions:
+        if definition.contains(line) and (best is None or definition.span <= best.span):
+            best = definition
+    return best
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(1, 40), st.integers(-2, 15)), max_size=12))
+def test_a_table_asked_often_answers_as_the_scan_of_its_definitions(spans):
+    from portq.symbols import SCANS_BEFORE_LINE_MAP, Definition, SymbolTable
+
+    definitions = [Definition(f"f{i}", f"f{i}", "function", "python", start, start + length)
+                   for i, (start, length) in enumerate(spans)]
+    table = SymbolTable("python", definitions)
+    lines = list(range(-1, 60))
+    answers = [table.enclosing(line) for line in lines * 2]  # past the scans, from the line map
+    assert len(lines) * 2 > SCANS_BEFORE_LINE_MAP and table._innermost is not None
+    expected = [_scan_enclosing(definitions, line) for line in lines * 2]
+    assert [id(a) for a in answers] == [id(e) for e in expected]
