@@ -33,6 +33,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Iterator
 
+try:
+    import fcntl
+except ImportError:  # not on Windows
+    fcntl = None
+
 from portq.errors import EXIT_INTERNAL, HistoryError
 from portq.model import Commit, FileChange
 
@@ -275,6 +280,7 @@ class Upstream:
                 env={**os.environ, **_GIT_ENV},
             )
             expected = iter(expected_shas)
+            widen_pipe(process.stdout)
             output = ReadAhead(process.stdout)
             try:
                 for record in split_records(output, mark=record_mark):
@@ -370,6 +376,23 @@ class BlobReader:
 
 READ_AHEAD_BYTES = 32 << 20
 """How far a log stream's reader thread may run ahead of its consumer."""
+
+PIPE_BYTES = 1 << 20
+"""The pipe buffer asked for git's output (Linux's default unprivileged
+maximum). With the default 64 KiB, git fills the pipe in a few milliseconds
+and then waits while the reader thread waits for the interpreter lock, so
+git and the mapping take turns instead of running side by side."""
+
+
+def widen_pipe(stream: IO[bytes], size: int = PIPE_BYTES) -> None:
+    """Enlarge the buffer of the pipe ``stream`` reads, where the platform allows it."""
+    setting = getattr(fcntl, "F_SETPIPE_SZ", None) if fcntl is not None else None
+    if setting is None:
+        return
+    try:
+        fcntl.fcntl(stream.fileno(), setting, size)
+    except (OSError, ValueError):
+        pass  # over a lowered limit, or not a pipe: the default buffer still works
 
 
 class ReadAhead:

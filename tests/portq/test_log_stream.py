@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import io
 import threading
+from pathlib import Path
 
 import pytest
 
@@ -51,3 +52,27 @@ def test_a_stream_left_after_its_first_commit_ends_git_and_its_reader(upstream):
         assert {t for t in threading.enumerate()} - before == set()
         whole = list(repository.commits(revisions))
     assert [c.sha for c in whole] == list(revisions.shas)
+
+
+def test_the_log_pipe_is_widened_where_the_platform_allows_it(tmp_path):
+    import fcntl
+    import os
+
+    import pytest
+
+    from portq.history import PIPE_BYTES, widen_pipe
+
+    if not hasattr(fcntl, "F_GETPIPE_SZ"):
+        pytest.skip("no pipe sizes on this platform")
+    limit = Path("/proc/sys/fs/pipe-max-size")
+    if limit.exists() and int(limit.read_text()) < PIPE_BYTES:
+        pytest.skip("this machine caps pipes below PIPE_BYTES")
+    reader, writer = os.pipe()
+    try:
+        with os.fdopen(reader, "rb") as stream:
+            widen_pipe(stream)
+            assert fcntl.fcntl(stream.fileno(), fcntl.F_GETPIPE_SZ) == PIPE_BYTES
+    finally:
+        os.close(writer)
+    with open(tmp_path / "file", "wb+") as not_a_pipe:
+        widen_pipe(not_a_pipe)  # refused by the kernel: nothing to do, nothing raised
