@@ -629,44 +629,69 @@ class Ledger:
         Returns how many were recorded. A batch is all or nothing, so a
         killed scan loses at most the batch in flight, never half an entry.
         """
-        recorded = 0
         created_at = _now()
         with self._transaction() as db:
+            db.executemany(
+                "INSERT INTO entries (upstream, tree, sha, title, pr) VALUES (?, ?, ?, ?, ?) "
+                "ON CONFLICT (upstream, tree, sha) DO UPDATE SET title = excluded.title, pr = excluded.pr",
+                [(wave.upstream, wave.tree, entry["sha"], entry["title"], entry["pr"]) for entry in entries],
+            )
+            ids = self._entry_ids(wave, [entry["sha"] for entry in entries])
+            # what the wave's own rows already hold is skipped, as the key and unique columns would refuse it
+            taken, taken_ids = self._recorded_among(wave, [entry["position"] for entry in entries], set(ids.values()))
+            texts: dict[str, str] = {}  # hash -> text, in order of first use
+            placed, events = [], []
             for entry in entries:
-                entry_id = db.execute(
-                    "INSERT INTO entries (upstream, tree, sha, title, pr) VALUES (?, ?, ?, ?, ?) "
-                    "ON CONFLICT (upstream, tree, sha) DO UPDATE SET title = excluded.title, pr = excluded.pr "
-                    "RETURNING id",
-                    (wave.upstream, wave.tree, entry["sha"], entry["title"], entry["pr"]),
-                ).fetchone()[0]
-                changes = entry.get("changes")
-                inserted = db.execute(
-                    "INSERT OR IGNORE INTO wave_entries (wave_id, position, entry_id, rows, symbols, symbols_ref, "
-                    "changes_ref, decision_key) VALUES (?, ?, ?, ?, '', ?, ?, ?)",
-                    (wave.id, entry["position"], entry_id, json.dumps(list(entry["rows"])),
-                     self._stored_text(to_json_text(list(entry["symbols"]))),
-                     self._stored_text(json.dumps(changes)) if changes is not None else None,
-                     entry.get("decision_key")),
-                ).rowcount
-                if not inserted:
+                entry_id = ids[entry["sha"]]
+                if entry["position"] in taken or entry_id in taken_ids:
                     continue
+                taken.add(entry["position"])
+                taken_ids.add(entry_id)
+                changes = entry.get("changes")
+                placed.append((wave.id, entry["position"], entry_id, json.dumps(list(entry["rows"])),
+                               _hashed(texts, to_json_text(list(entry["symbols"]))),
+                               _hashed(texts, json.dumps(changes)) if changes is not None else None,
+                               entry.get("decision_key")))
                 verdict: Verdict = entry["verdict"]
-                detail = to_json_text(verdict)
-                db.execute(  # the evidence is read from the verdict's own (``Event.evidence``)
-                    "INSERT INTO verdict_events (entry_id, wave_id, source, verdict, justification, decided_by, "
-                    "reason, evidence, detail_ref, version, created_at) "
-                    "VALUES (?, ?, 'scan', ?, ?, ?, ?, '', ?, ?, ?)",
-                    (entry_id, wave.id, verdict.verdict, verdict.justification, verdict.decided_by, verdict.reason,
-                     self._stored_text(detail), verdict.version or __version__, created_at),
-                )
-                recorded += 1
-        return recorded
+                events.append((entry_id, wave.id, verdict.verdict, verdict.justification, verdict.decided_by,
+                               verdict.reason, _hashed(texts, to_json_text(verdict)), verdict.version or __version__,
+                               created_at))
+            db.executemany("INSERT OR IGNORE INTO texts (hash, text) VALUES (?, ?)", list(texts.items()))
+            db.executemany(
+                "INSERT INTO wave_entries (wave_id, position, entry_id, rows, symbols, symbols_ref, changes_ref, "
+                "decision_key) VALUES (?, ?, ?, ?, '', ?, ?, ?)", placed)
+            db.executemany(  # the evidence is read from the verdict's own (``Event.evidence``)
+                "INSERT INTO verdict_events (entry_id, wave_id, source, verdict, justification, decided_by, "
+                "reason, evidence, detail_ref, version, created_at) VALUES (?, ?, 'scan', ?, ?, ?, ?, '', ?, ?, ?)",
+                events)
+        return len(placed)
 
-    def _stored_text(self, text: str) -> str:
-        """The content hash of ``text``, stored once (inside the caller's transaction)."""
-        digest = hashlib.sha256(text.encode()).hexdigest()[:32]
-        self.db.execute("INSERT OR IGNORE INTO texts (hash, text) VALUES (?, ?)", (digest, text))
-        return digest
+    def _entry_ids(self, wave: Wave, shas: list[str]) -> dict[str, int]:
+        """sha -> entry id of the wave's upstream and tree, for ``shas``."""
+        ids: dict[str, int] = {}
+        for start in range(0, len(shas), _IN_CHUNK):
+            chunk = shas[start:start + _IN_CHUNK]
+            ids.update(self.db.execute(
+                f"SELECT sha, id FROM entries WHERE upstream = ? AND tree = ? AND sha IN ({','.join('?' * len(chunk))})",
+                (wave.upstream, wave.tree, *chunk)).fetchall())
+        return ids
+
+    def _recorded_among(self, wave: Wave, positions: list[int], entry_ids: set[int]) -> tuple[set[int], set[int]]:
+        """Which of ``positions``, and of ``entry_ids``, the wave's own rows hold."""
+        found_positions: set[int] = set()
+        found_ids: set[int] = set()
+        for start in range(0, len(positions), _IN_CHUNK):
+            chunk = positions[start:start + _IN_CHUNK]
+            found_positions.update(row[0] for row in self.db.execute(
+                f"SELECT position FROM wave_entries WHERE wave_id = ? AND position IN ({','.join('?' * len(chunk))})",
+                (wave.id, *chunk)))
+        ordered = sorted(entry_ids)
+        for start in range(0, len(ordered), _IN_CHUNK):
+            chunk = ordered[start:start + _IN_CHUNK]
+            found_ids.update(row[0] for row in self.db.execute(
+                f"SELECT entry_id FROM wave_entries WHERE wave_id = ? AND entry_id IN ({','.join('?' * len(chunk))})",
+                (wave.id, *chunk)))
+        return found_positions, found_ids
 
     def _view(self, wave: Wave, position: int | None = None) -> list[sqlite3.Row]:
         return self.db.execute(_VIEW_ROWS, {"wave": wave.id, "position": position}).fetchall()
@@ -921,6 +946,17 @@ def _fields_of(value: Any) -> dict[str, Any]:
 
 _ENCODER = json.JSONEncoder(default=_fields_of)
 """``json.dumps(value, default=_fields_of)``, built once rather than per call."""
+
+
+_IN_CHUNK = 500
+"""Values per ``IN (...)`` list, below SQLite's limit on bound variables."""
+
+
+def _hashed(texts: dict[str, str], text: str) -> str:
+    """The content hash under which ``text`` is stored once, noted in ``texts`` for one write."""
+    digest = hashlib.sha256(text.encode()).hexdigest()[:32]
+    texts.setdefault(digest, text)
+    return digest
 
 
 def to_json_text(value: Any) -> str:

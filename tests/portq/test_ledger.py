@@ -364,3 +364,45 @@ def test_a_reusing_wave_left_by_a_dead_scan_is_resumed_by_the_same_rescan_only(l
     assert (other.id != left.id, resumed) == (True, False)
     again, resumed = ledger.begin_wave(**fields, redecided=[2])
     assert (again.id, resumed, ledger.recorded_positions(again)) == (left.id, True, {1})
+
+
+def _batch(positions, title="t", verdict=None):
+    return [dict(position=n, sha=f"{n:040d}", title=title, pr=None, rows=["ROW"], symbols=[{"path": f"{n}.cu"}],
+                 changes=[[f"{n}.cu", f"{n}.cu"]], verdict=verdict or scan_verdict()) for n in positions]
+
+
+def test_a_batch_skips_the_positions_the_wave_already_has_and_keeps_their_first_verdict(ledger):
+    wave, _ = begin(ledger, count=6)
+    assert ledger.record_scan_entries(wave, _batch([1, 2, 3])) == 3
+    again = _batch([2, 3, 4, 4], title="renamed", verdict=scan_verdict("NOT_APPLICABLE", "no-row"))
+    assert ledger.record_scan_entries(wave, again) == 1  # 2 and 3 recorded before; 4 once
+    records = {r.position: r for r in ledger.wave_entries(wave)}
+    assert sorted(records) == [1, 2, 3, 4]
+    assert [records[p].scan.verdict for p in (1, 2, 3, 4)] == ["NEEDS_REVIEW"] * 3 + ["NOT_APPLICABLE"]
+    assert {records[p].title for p in (2, 3, 4)} == {"renamed"}  # an entry's title follows its latest scan
+    assert ledger.db.execute("SELECT COUNT(*) FROM verdict_events").fetchone()[0] == 4
+    # the same commit at another position of the same wave is refused like the unique column would
+    assert ledger.record_scan_entries(wave, [dict(_batch([1])[0], position=5)]) == 0
+
+
+def test_a_batch_costs_the_same_statements_however_many_entries(ledger):
+    counts = []
+    for size in (4, 400):
+        wave, _ = begin(ledger, tip=f"{size:040d}", count=size)
+        statements = []
+        ledger.db.set_trace_callback(statements.append)
+        assert ledger.record_scan_entries(wave, _batch(range(1, size + 1))) == size
+        ledger.db.set_trace_callback(None)
+        counts.append(len([s for s in statements if not s.startswith(("INSERT INTO entries", "INSERT OR IGNORE INTO texts",
+                                                                      "INSERT INTO wave_entries", "INSERT INTO verdict_events"))]))
+    assert counts[0] == counts[1]
+
+
+def test_a_batch_that_fails_records_nothing_of_it(ledger):
+    wave, _ = begin(ledger, count=3)
+    broken = _batch([1, 2, 3])
+    broken[2]["verdict"] = None  # fails after the first two entries' rows were written
+    with pytest.raises(AttributeError):
+        ledger.record_scan_entries(wave, broken)
+    assert ledger.wave_entries(wave) == []
+    assert ledger.db.execute("SELECT COUNT(*) FROM texts").fetchone()[0] == 0
