@@ -264,10 +264,16 @@ def definitions_in(root, language: str) -> list[Definition]:
 
 
 class SymbolTableCache:
-    """Symbol tables keyed by blob SHA: a blob is parsed once per process."""
+    """Symbol tables keyed by blob SHA: a blob is parsed once per process.
+
+    A blob is parsed from the tree of the latest table parsed at its path
+    (or at the path it was renamed from): callers that walk a range in order
+    get incremental parses, with the same definitions as fresh ones.
+    """
 
     def __init__(self) -> None:
         self._tables: dict[tuple[str, str], SymbolTable] = {}
+        self._latest: dict[tuple[str, str], SymbolTable] = {}  # (path, language) -> last table parsed there
 
     def has(self, blob_sha: str, path: str) -> bool:
         """Whether the table of ``blob_sha`` is already parsed."""
@@ -277,15 +283,19 @@ class SymbolTableCache:
         """The table of ``blob_sha``; ``load()`` returns its bytes on a miss.
 
         The path is part of the key only through its language (a blob's
-        definitions do not depend on where it lives). Blobs are parsed
-        afresh: ``previous_path`` (which ``symbol_cache.DefinitionCache``
-        uses to seed incremental parses) is accepted and not needed here.
+        definitions do not depend on where it lives).
         """
-        key = (blob_sha, language_for_path(path) or "")
+        language = language_for_path(path) or ""
+        key = (blob_sha, language)
         table = self._tables.get(key)
         if table is None:
-            table = symbol_table(load(), path)
+            previous = self._latest.get((path, language))
+            if previous is None and previous_path:
+                previous = self._latest.get((previous_path, language))
+            table = symbol_table(load(), path, previous)
             self._tables[key] = table
+            if table.tree is not None:
+                self._latest[(path, language)] = table
         return table
 
 

@@ -217,3 +217,25 @@ def test_a_table_asked_often_answers_as_the_scan_of_its_definitions(spans):
     assert len(lines) * 2 > SCANS_BEFORE_LINE_MAP and table._innermost is not None
     expected = [_scan_enclosing(definitions, line) for line in lines * 2]
     assert [id(a) for a in answers] == [id(e) for e in expected]
+
+
+def test_a_cache_walking_versions_in_order_parses_each_from_the_last_and_finds_what_a_fresh_parse_finds(monkeypatch):
+    import portq.symbols as symbols
+
+    versions = [b"def f(a):\n    return a\n"]
+    for n in range(1, 6):
+        versions.append(versions[-1] + f"\n\ndef g{n}(b, c={n}):\n    return b\n".encode())
+    versions.append(versions[-1].replace(b"def f(a)", b"class K:\n    def f(self, a)"))
+    seeded = []
+    parse = symbols.parse
+    monkeypatch.setattr(symbols, "parse", lambda source, language, previous=None: (
+        seeded.append(previous is not None), parse(source, language, previous))[1])
+    cache = symbols.SymbolTableCache()
+    for number, source in enumerate(versions):
+        path = "k/ops.py" if number < 4 else "k/renamed.py"
+        table = cache.get(f"{number:040x}", path, lambda: source, "k/ops.py" if number == 4 else None)
+        fresh = symbol_table(source, path)
+        assert [(d.qualified_name, d.kind, d.start_line, d.end_line) for d in table.definitions] == \
+               [(d.qualified_name, d.kind, d.start_line, d.end_line) for d in fresh.definitions]
+    assert seeded[::2] == [False, True, True, True, True, True, True]  # every cache parse after the first is seeded
+    assert cache.get(f"{0:040x}", "k/ops.py", lambda: b"never read") is not None
