@@ -50,6 +50,7 @@ import hashlib
 import json
 import sqlite3
 from collections import OrderedDict
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Callable, Iterable
@@ -292,10 +293,9 @@ class DefinitionCache:
             previous = self._take_live(path, key[1])
             if previous is None and previous_path:
                 previous = self._take_live(previous_path, key[1])
-            full = symbols.symbol_table(load(), path, previous)
-            if full.tree is not None:
-                self._keep_live(path, full)
-            table = light_table(full)
+            table, live = _parsed(load(), path, key[1], previous)
+            if live is not None:
+                self._keep_live(path, live)
             self._tables[key] = table
             self.parsed += 1
             if key[1] and self._db is not None:
@@ -307,13 +307,13 @@ class DefinitionCache:
 
     # --- trees that seed incremental parses -----------------------------------------
 
-    def _take_live(self, path: str, language: str) -> SymbolTable | None:
+    def _take_live(self, path: str, language: str) -> "_Live | None":
         table = self._live.pop((path, language), None)
         if table is not None:
             self._live_bytes -= len(table.source)
         return table
 
-    def _keep_live(self, path: str, table: SymbolTable) -> None:
+    def _keep_live(self, path: str, table: "_Live") -> None:
         self._take_live(path, table.language)
         self._live[(path, table.language)] = table
         self._live_bytes += len(table.source)
@@ -331,6 +331,88 @@ class DefinitionCache:
     def live_paths(self) -> list[str]:
         """The paths whose latest tree is kept, least recently parsed first."""
         return [path for path, _ in self._live]
+
+
+@dataclass
+class _Live:
+    """The latest parse of a file, kept to seed the next: its tree and source
+    (what ``symbols.parse`` edits), and the definitions each child of its root
+    (or of a C++ namespace in it) holds, by (type, first byte, end byte, scope)."""
+
+    language: str
+    tree: object
+    source: bytes
+    children: dict[tuple[str, int, int, tuple[str, ...]], list[Definition]]
+
+
+def _parsed(source: bytes, path: str, language: str, previous: _Live | None) -> tuple[SymbolTable, _Live | None]:
+    """The light table of ``source``, and what to keep of its parse.
+
+    ``symbols.symbol_table``'s definitions, found child by child of the root
+    (a C++ namespace the edit reaches is entered, child by child): after an
+    incremental parse, a child that lies wholly before or after the edited
+    bytes, outside every range ``Tree.changed_ranges`` reports (so its subtree
+    is the one the previous version had, moved), takes the previous version's
+    definitions of that child, moved by the lines the edit added; only the
+    others are walked.
+    """
+    if not language or len(source) > symbols.MAX_PARSE_BYTES:
+        return light_table(symbols.symbol_table(source, path)), None
+    try:
+        tree, base = symbols.parse_from(source, language, previous)
+    except Exception as error:  # as symbols.symbol_table reports it
+        return SymbolTable(language, [], fallback=f"parse failed: {error}"), None
+    moved = _unmoved_children(previous, base, tree, source) if base is not None else None
+    children: dict[tuple[str, int, int, tuple[str, ...]], list[Definition]] = {}
+
+    def walk(nodes, scope: tuple[str, ...]) -> list[Definition]:
+        found_here: list[Definition] = []
+        for child in nodes:
+            place = (child.type, child.start_byte, child.end_byte, scope)
+            found = moved(place) if moved is not None else None
+            if found is None:
+                inside = symbols.namespace_body(child, scope)
+                if inside is not None:
+                    found = walk(inside[0].children, inside[1])
+                else:
+                    found = [_light(d) for d in symbols.definitions_of_child(child, language, scope)]
+            children[place] = found
+            found_here.extend(found)
+        return found_here
+
+    definitions = walk(tree.root_node.children, ())
+    table = SymbolTable(language, definitions)
+    if tree.root_node.has_error and not definitions:
+        table.fallback = "tree-sitter reported syntax errors and found no definitions"
+    return table, _Live(language, tree, source, children)
+
+
+def _unmoved_children(previous: _Live, base, tree, source: bytes):
+    """place -> the previous version's definitions of a child the edit left
+    alone (moved to its new lines), or None where the child must be walked."""
+    start, old_end, new_end, _, old_end_point, new_end_point = symbols.source_edit(previous.source, source)
+    changed = [(r.start_byte, r.end_byte) for r in base.changed_ranges(tree)]
+    byte_shift, line_shift = new_end - old_end, new_end_point[0] - old_end_point[0]
+
+    def moved(place: tuple[str, int, int, tuple[str, ...]]) -> list[Definition] | None:
+        kind, first, end, scope = place
+        if any(first <= last and begin <= end for begin, last in changed):
+            return None
+        if end < start:
+            return previous.children.get(place)
+        if first > new_end:
+            found = previous.children.get((kind, first - byte_shift, end - byte_shift, scope))
+            if found is None or not line_shift:
+                return found
+            return [Definition(d.name, d.qualified_name, d.kind, d.language, d.start_line + line_shift,
+                               d.end_line + line_shift) for d in found]
+        return None
+
+    return moved
+
+
+def _light(d: Definition) -> Definition:
+    return Definition(d.name, d.qualified_name, d.kind, d.language, d.start_line, d.end_line)
 
 
 def cache_path(cache_dir: Path | str) -> Path:

@@ -77,13 +77,19 @@ def parse(source: bytes, language: str, previous=None):
     error, or a previous tree that had one, falls back to a full parse, so
     error recovery never depends on the file's history.
     """
+    return parse_from(source, language, previous)[0]
+
+
+def parse_from(source: bytes, language: str, previous=None):
+    """``parse``, and the edited tree of ``previous`` it reparsed (None after a
+    fresh parse): what ``Tree.changed_ranges`` compares the new tree with."""
     parser = _parser(language)
     base = _edited_tree(previous, source, language)
     if base is not None:
         tree = parser.parse(source, base)
         if not tree.root_node.has_error:
-            return tree
-    return parser.parse(source)
+            return tree, base
+    return parser.parse(source), None
 
 
 def source_edit(old: bytes, new: bytes) -> tuple[int, int, int, tuple[int, int], tuple[int, int], tuple[int, int]]:
@@ -255,6 +261,24 @@ def symbol_table(source: bytes, path: str, previous: SymbolTable | None = None) 
     if tree.root_node.has_error and not definitions:
         table.fallback = "tree-sitter reported syntax errors and found no definitions"
     return table
+
+
+def definitions_of_child(child, language: str, scope: tuple[str, ...] = ()) -> list[Definition]:
+    """The definitions a file's walk finds in one child of its root, or of a
+    namespace at ``scope`` (the walk goes child by child, so a file's
+    definitions are those of its root's children, in order)."""
+    return list((_cpp_child if language == "cpp" else _python_child)(child, scope))
+
+
+def namespace_body(node, scope: tuple[str, ...]):
+    """(body, the scope inside it) of a C++ namespace definition, as the walk
+    enters it; None for any other node (or a namespace without a body)."""
+    if node.type != "namespace_definition":
+        return None
+    body = node.child_by_field_name("body")
+    if body is None:
+        return None
+    return body, scope + ("ns:" + (_text(node.child_by_field_name("name")) or "<anonymous>"),)
 
 
 def definitions_in(root, language: str) -> list[Definition]:
@@ -440,49 +464,52 @@ def _cpp_record(node, scope: tuple[str, ...], outer, alias: str | None) -> Itera
 
 def _cpp_definitions(node, scope: tuple[str, ...]) -> Iterable[Definition]:
     for child in node.children:
-        kind = child.type
-        if kind == "function_definition":
-            definition = _cpp_function(child, scope, child)
+        yield from _cpp_child(child, scope)
+
+
+def _cpp_child(child, scope: tuple[str, ...]) -> Iterable[Definition]:
+    kind = child.type
+    if kind == "function_definition":
+        definition = _cpp_function(child, scope, child)
+        if definition is not None:
+            yield definition
+            # Walking every body for ops.def(...) dominates parse time;
+            # only bodies whose text can hold a registration are walked.
+            if b".def(" in child.text:
+                yield from _op_schemas(child)
+    elif kind == "template_declaration":
+        inner = next((c for c in child.named_children if c.type == "function_definition"), None)
+        record = next((c for c in child.named_children if c.type in _CPP_RECORDS), None)
+        if inner is not None:
+            definition = _cpp_function(inner, scope, child)
             if definition is not None:
                 yield definition
-                # Walking every body for ops.def(...) dominates parse time;
-                # only bodies whose text can hold a registration are walked.
-                if b".def(" in child.text:
-                    yield from _op_schemas(child)
-        elif kind == "template_declaration":
-            inner = next((c for c in child.named_children if c.type == "function_definition"), None)
-            record = next((c for c in child.named_children if c.type in _CPP_RECORDS), None)
-            if inner is not None:
-                definition = _cpp_function(inner, scope, child)
-                if definition is not None:
-                    yield definition
-            elif record is not None:
-                yield from _cpp_record(record, scope, child, None)
-            else:
-                yield from _cpp_definitions(child, scope)
-        elif kind == "namespace_definition":
-            name_node = child.child_by_field_name("name")
-            body = child.child_by_field_name("body")
-            if body is not None:
-                yield from _cpp_definitions(body, scope + ("ns:" + (_text(name_node) or "<anonymous>"),))
-        elif kind in _CPP_RECORDS:
-            yield from _cpp_record(child, scope, child, None)
-        elif kind == "type_definition":
-            # typedef struct { ... } Name;
-            record = next((c for c in child.named_children if c.type in _CPP_RECORDS), None)
-            alias = next((c for c in child.named_children if c.type == "type_identifier"), None)
-            if record is not None:
-                yield from _cpp_record(record, scope, child, _text(alias) if alias is not None else None)
-        elif kind in _CPP_BODIES or kind in ("linkage_specification", "preproc_if", "preproc_ifdef",
-                                            "preproc_else", "preproc_elif"):
+        elif record is not None:
+            yield from _cpp_record(record, scope, child, None)
+        else:
             yield from _cpp_definitions(child, scope)
-        elif kind == "declaration":
-            # struct S { ... } instance;  (a definition of S and a variable)
-            record = child.child_by_field_name("type")
-            if record is not None and record.type in _CPP_RECORDS:
-                yield from _cpp_record(record, scope, record, None)
-            # Top-level ops.def(...) outside a registration function body is rare
-            # but legal inside macros; only function bodies are searched above.
+    elif kind == "namespace_definition":
+        inside = namespace_body(child, scope)
+        if inside is not None:
+            yield from _cpp_definitions(*inside)
+    elif kind in _CPP_RECORDS:
+        yield from _cpp_record(child, scope, child, None)
+    elif kind == "type_definition":
+        # typedef struct { ... } Name;
+        record = next((c for c in child.named_children if c.type in _CPP_RECORDS), None)
+        alias = next((c for c in child.named_children if c.type == "type_identifier"), None)
+        if record is not None:
+            yield from _cpp_record(record, scope, child, _text(alias) if alias is not None else None)
+    elif kind in _CPP_BODIES or kind in ("linkage_specification", "preproc_if", "preproc_ifdef",
+                                        "preproc_else", "preproc_elif"):
+        yield from _cpp_definitions(child, scope)
+    elif kind == "declaration":
+        # struct S { ... } instance;  (a definition of S and a variable)
+        record = child.child_by_field_name("type")
+        if record is not None and record.type in _CPP_RECORDS:
+            yield from _cpp_record(record, scope, record, None)
+        # Top-level ops.def(...) outside a registration function body is rare
+        # but legal inside macros; only function bodies are searched above.
 
 
 # --- Python ---------------------------------------------------------------
@@ -512,37 +539,41 @@ def _python_function(node, outer, scope: tuple[str, ...], decorators: list[str])
 
 def _python_definitions(node, scope: tuple[str, ...]) -> Iterable[Definition]:
     for child in node.children:
-        outer = child
-        decorators: list[str] = []
-        target = child
-        if child.type == "decorated_definition":
-            decorators = [_text(d) for d in child.children if d.type == "decorator"]
-            target = child.child_by_field_name("definition")
-            if target is None:
-                continue
-        if target.type == "function_definition":
-            definition = _python_function(target, outer, scope, decorators)
-            yield definition
-            body = target.child_by_field_name("body")
-            # A nested definition's text holds ``def`` or ``class``: a body
-            # without either holds none, and walking it is most of the time.
-            if body is not None and (b"def" in body.text or b"class" in body.text):
-                yield from _python_definitions(body, scope + ("def:" + definition.name,))
-        elif target.type == "class_definition":
-            name = _text(target.child_by_field_name("name"))
-            qualified = ".".join([s.split(":", 1)[-1] for s in scope] + [name])
-            yield Definition(
-                name=name,
-                qualified_name=qualified,
-                kind=KIND_CLASS,
-                language="python",
-                start_line=outer.start_point[0] + 1,
-                end_line=outer.end_point[0] + 1,
-                node=outer,
-            )
-            body = target.child_by_field_name("body")
-            if body is not None:
-                yield from _python_definitions(body, scope + ("class:" + name,))
-        elif target.type in ("if_statement", "try_statement", "with_statement", "block",
-                             "else_clause", "elif_clause", "except_clause", "finally_clause"):
-            yield from _python_definitions(target, scope)
+        yield from _python_child(child, scope)
+
+
+def _python_child(child, scope: tuple[str, ...]) -> Iterable[Definition]:
+    outer = child
+    decorators: list[str] = []
+    target = child
+    if child.type == "decorated_definition":
+        decorators = [_text(d) for d in child.children if d.type == "decorator"]
+        target = child.child_by_field_name("definition")
+        if target is None:
+            return
+    if target.type == "function_definition":
+        definition = _python_function(target, outer, scope, decorators)
+        yield definition
+        body = target.child_by_field_name("body")
+        # A nested definition's text holds ``def`` or ``class``: a body
+        # without either holds none, and walking it is most of the time.
+        if body is not None and (b"def" in body.text or b"class" in body.text):
+            yield from _python_definitions(body, scope + ("def:" + definition.name,))
+    elif target.type == "class_definition":
+        name = _text(target.child_by_field_name("name"))
+        qualified = ".".join([s.split(":", 1)[-1] for s in scope] + [name])
+        yield Definition(
+            name=name,
+            qualified_name=qualified,
+            kind=KIND_CLASS,
+            language="python",
+            start_line=outer.start_point[0] + 1,
+            end_line=outer.end_point[0] + 1,
+            node=outer,
+        )
+        body = target.child_by_field_name("body")
+        if body is not None:
+            yield from _python_definitions(body, scope + ("class:" + name,))
+    elif target.type in ("if_statement", "try_statement", "with_statement", "block",
+                         "else_clause", "elif_clause", "except_clause", "finally_clause"):
+        yield from _python_definitions(target, scope)

@@ -142,13 +142,13 @@ def test_memory_only_cache_never_touches_disk(tmp_path):
 def parses_seen(monkeypatch) -> list[tuple[str, bytes | None]]:
     """(path, the source of the previous version handed to it) of each parse the cache makes."""
     seen = []
-    parse = symbol_cache.symbols.symbol_table
+    parse = symbol_cache._parsed
 
-    def recording(source, path, previous=None):
+    def recording(source, path, language, previous):
         seen.append((path, previous.source if previous is not None else None))
-        return parse(source, path, previous)
+        return parse(source, path, language, previous)
 
-    monkeypatch.setattr(symbol_cache.symbols, "symbol_table", recording)
+    monkeypatch.setattr(symbol_cache, "_parsed", recording)
     return seen
 
 
@@ -225,3 +225,71 @@ def test_two_scans_filling_one_cache_at_once_both_finish_and_store_each_blob_onc
     db = sqlite3.connect(path)
     blobs = [row[0] for row in db.execute("SELECT blob FROM definitions")]
     assert len(blobs) == len(set(blobs)) == 100 + 2 * 100
+
+
+def _definitions(table):
+    return [(d.name, d.qualified_name, d.kind, d.language, d.start_line, d.end_line) for d in table.definitions], \
+        table.fallback
+
+
+_BLOCKS = {  # whole top-level definitions, valid wherever a top-level definition starts
+    "cpp": ["void added_{n}(int x) {{ return; }}\n\n", "struct S{n} {{\n  int f() const {{ return 1; }}\n}};\n\n",
+            "namespace extra_{n} {{\ntemplate <typename T>\n__global__ void k{n}(T* p) {{ p[0] = 0; }}\n}}\n\n",
+            "TORCH_LIBRARY_FRAGMENT(x{n}, ops) {{\n  ops.def(\"op_{n}(Tensor x) -> ()\");\n}}\n\n"],
+    "python": ["def added_{n}(x):\n    return {n}\n\n\n", "class K{n}:\n    def m(self):\n        pass\n\n\n",
+               "@triton.jit\ndef _k{n}(x_ptr):\n    pass\n\n\n", "if X{n}:\n    def f{n}():\n        pass\n\n\n"],
+}
+_STARTS = {"cpp": ("void ", "template", "struct ", "namespace ", "__global__", "static "),
+           "python": ("def ", "class ", "@")}
+_COMMENT = {"cpp": " // note {n}", "python": "  # note {n}"}
+
+
+@pytest.mark.parametrize("path, language", [
+    ("examples/upstream/vllm/000-base/tree/csrc/libtorch_stable/cache_kernels.cu", "cpp"),
+    ("kernels/mla_prefix/gather_kv_b_proj.py", "python"),
+])
+def test_versions_walked_in_order_get_the_definitions_of_fresh_parses(path, language, monkeypatch):
+    """Random commits to a real file (new definitions, comments, renamed calls, lines
+    removed, now and then a syntax error the next commit repairs): every version's
+    definitions are a fresh parse's, and most root children are not walked again."""
+    import random
+
+    walked = []
+    walk = symbol_cache.symbols.definitions_of_child
+    monkeypatch.setattr(symbol_cache.symbols, "definitions_of_child",
+                        lambda child, *rest: (walked.append(child.type), walk(child, *rest))[1])
+    root = Path(__file__).resolve().parents[2]
+    lines = (root / path).read_text().splitlines(keepends=True)
+    generator = random.Random(path)
+    cache = DefinitionCache()
+    children, broken = 0, None
+    for version in range(80):
+        if broken is not None:
+            del lines[broken]  # the next commit repairs the syntax error
+            broken = None
+        for _ in range(generator.randint(1, 3)):
+            action = generator.random()
+            starts = [i for i, line in enumerate(lines)
+                      if line.startswith(_STARTS[language]) and (i == 0 or not lines[i - 1].strip())]
+            if action < 0.3 and starts:
+                lines.insert(generator.choice(starts), generator.choice(_BLOCKS[language]).format(n=version))
+            elif action < 0.6:
+                at = generator.randrange(len(lines))
+                if lines[at].strip() and not lines[at].rstrip().endswith(("\\", '"""', ",")) and '"' not in lines[at]:
+                    lines[at] = lines[at].rstrip("\n") + _COMMENT[language].format(n=version) + "\n"
+            elif action < 0.8:
+                at = generator.randrange(len(lines))
+                lines[at] = lines[at].replace("int64_t", "int32_t").replace("block_size", "block_sz")
+            else:
+                blank = [i for i, line in enumerate(lines) if not line.strip()
+                         and not lines[min(i + 1, len(lines) - 1)].startswith(_STARTS[language])]
+                if blank:
+                    del lines[generator.choice(blank)]
+        if version % 20 == 10:
+            broken = len(lines) - generator.randrange(1, 8)  # near the end: the rest of the file parses alike
+            lines.insert(broken, "def (\n" if language == "python" else "void (\n")
+        source = "".join(lines).encode()
+        table = cache.get(f"{version:040x}", path, lambda: source)
+        assert _definitions(table) == _definitions(symbol_table(source, path)), f"version {version}"
+        children += len(cache._live[(path, language)].children)
+    assert 0 < len(walked) < children / 2  # most children took the previous version's definitions
