@@ -147,6 +147,7 @@ class DefinitionCache:
         self.parsed = 0  # tables parsed by this process
         self.recalled = 0  # tables read back from the store
         self._db: sqlite3.Connection | None = None
+        self._holds_lists = False  # whether the store had lists of these rules when it was opened
         if self.path is not None:
             self._open()
 
@@ -178,6 +179,13 @@ class DefinitionCache:
                 self._set_aside(f"cannot use {self.path}: {error}")
             return
         self._db = db
+        # A new store (a cold scan's) holds nothing to recall: it is not asked chunk after chunk. Lists
+        # another scan stores meanwhile are then parsed here too, with the same result.
+        try:
+            self._holds_lists = db.execute("SELECT 1 FROM definitions WHERE rules = ? LIMIT 1", (RULES,)).fetchone() \
+                is not None
+        except sqlite3.Error:
+            self._holds_lists = True
 
     def _remove(self) -> bool:
         """Delete the store and its journal files; whether that worked."""
@@ -205,7 +213,7 @@ class DefinitionCache:
 
     def recall(self, keys: Iterable[tuple[str, str]]) -> None:
         """Read the stored tables of these (blob SHA, path) pairs into memory, in few queries."""
-        if self._db is None:
+        if self._db is None or not self._holds_lists:
             return
         wanted: dict[str, set[str]] = {}
         for blob, path in keys:
@@ -359,10 +367,10 @@ def _parsed(source: bytes, path: str, language: str, previous: _Live | None) -> 
     if not language or len(source) > symbols.MAX_PARSE_BYTES:
         return light_table(symbols.symbol_table(source, path)), None
     try:
-        tree, base = symbols.parse_from(source, language, previous)
+        tree, base, edit = symbols.parse_from(source, language, previous)
     except Exception as error:  # as symbols.symbol_table reports it
         return SymbolTable(language, [], fallback=f"parse failed: {error}"), None
-    moved = _unmoved_children(previous, base, tree, source) if base is not None else None
+    moved = _unmoved_children(previous, base, tree, edit) if base is not None else None
     children: dict[tuple[str, int, int, tuple[str, ...]], list[Definition]] = {}
 
     def walk(nodes, scope: tuple[str, ...]) -> list[Definition]:
@@ -387,10 +395,10 @@ def _parsed(source: bytes, path: str, language: str, previous: _Live | None) -> 
     return table, _Live(language, tree, source, children)
 
 
-def _unmoved_children(previous: _Live, base, tree, source: bytes):
-    """place -> the previous version's definitions of a child the edit left
+def _unmoved_children(previous: _Live, base, tree, edit):
+    """place -> the previous version's definitions of a child ``edit`` left
     alone (moved to its new lines), or None where the child must be walked."""
-    start, old_end, new_end, _, old_end_point, new_end_point = symbols.source_edit(previous.source, source)
+    start, old_end, new_end, _, old_end_point, new_end_point = edit
     changed = [(r.start_byte, r.end_byte) for r in base.changed_ranges(tree)]
     byte_shift, line_shift = new_end - old_end, new_end_point[0] - old_end_point[0]
 

@@ -81,15 +81,17 @@ def parse(source: bytes, language: str, previous=None):
 
 
 def parse_from(source: bytes, language: str, previous=None):
-    """``parse``, and the edited tree of ``previous`` it reparsed (None after a
-    fresh parse): what ``Tree.changed_ranges`` compares the new tree with."""
+    """``parse``, the edited tree of ``previous`` it reparsed (what
+    ``Tree.changed_ranges`` compares the new tree with) and that edit
+    (``source_edit``); both None after a fresh parse."""
     parser = _parser(language)
-    base = _edited_tree(previous, source, language)
-    if base is not None:
+    edited = _edited_tree(previous, source, language)
+    if edited is not None:
+        base, edit = edited
         tree = parser.parse(source, base)
         if not tree.root_node.has_error:
-            return tree, base
-    return parser.parse(source), None
+            return tree, base, edit
+    return parser.parse(source), None, None
 
 
 def source_edit(old: bytes, new: bytes) -> tuple[int, int, int, tuple[int, int], tuple[int, int], tuple[int, int]]:
@@ -134,7 +136,7 @@ def _point_after(data: bytes, start: int, offset: int, start_point: tuple[int, i
 
 
 def _edited_tree(previous, source: bytes, language: str):
-    """A copy of ``previous.tree`` edited to ``source``, or None when it cannot serve."""
+    """A copy of ``previous.tree`` edited to ``source`` and the edit, or None when it cannot serve."""
     if previous is None or previous.tree is None or previous.language != language:
         return None
     tree = previous.tree
@@ -143,7 +145,7 @@ def _edited_tree(previous, source: bytes, language: str):
     edit = source_edit(previous.source, source)
     tree = tree.copy()  # the previous table's nodes stay valid
     tree.edit(*edit)
-    return tree
+    return tree, edit
 
 
 @dataclass(frozen=True)

@@ -35,6 +35,22 @@ def test_a_second_process_reads_definitions_instead_of_parsing(tmp_path):
     assert summary(stored) == summary(parsed) == summary(symbol_table(SOURCE, "pkg/box.py"))
 
 
+def test_a_new_store_is_not_asked_for_lists_it_cannot_hold_and_one_with_lists_is(tmp_path):
+    def selects(cache, keys):
+        statements = []
+        cache._db.set_trace_callback(statements.append)
+        cache.recall(keys)
+        cache._db.set_trace_callback(None)
+        return [s for s in statements if s.startswith("SELECT")]
+
+    with DefinitionCache(tmp_path / "d.sqlite") as first:
+        assert selects(first, [("b1", "pkg/box.py"), ("b2", "pkg/box.py")]) == []
+        first.get("b1", "pkg/box.py", lambda: SOURCE)
+    with DefinitionCache(tmp_path / "d.sqlite") as second:
+        assert len(selects(second, [("b1", "pkg/box.py"), ("b2", "pkg/box.py")])) == 1
+        assert second.has("b1", "pkg/box.py") and not second.has("b2", "pkg/box.py")
+
+
 def test_stored_tables_hold_no_tree_sitter_objects(tmp_path):
     with DefinitionCache(tmp_path / "d.sqlite") as cache:
         table = cache.get("b1", "pkg/box.py", lambda: SOURCE)
