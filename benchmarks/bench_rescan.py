@@ -15,7 +15,9 @@ once (as an installed portq runs):
   size in bytes before and after it (the WAL checkpointed: what is on disk);
 - the same scan after appending a comment line to ``--edit`` (a ported file
   of a copy of this repository's tree), which re-decides that file's rows'
-  entries; the number it re-decided is read from its report line.
+  entries; the number it re-decided is read from its report line;
+- ``START_UP``: Python started with the scan pipeline imported, nothing
+  done (the floor under every scan, against ``git log -p``'s whole time).
 
 ``ROOT`` in a range stands for the upstream's first-parent root commit. The
 tree scanned is a copy of this checkout's tracked files, so the edit never
@@ -23,13 +25,15 @@ touches the checkout. Prints medians with min–max and ratios to the median of
 ``git log -p`` of the same range in the same run; ``--report FILE`` also
 writes them as markdown with the command at the top. ``--compare CHECKOUT``
 also times the cold scans of another checkout's code (a worktree of an
-earlier commit), interleaved with this one's, and prints them side by side.
-It measures; it asserts nothing.
+earlier commit), interleaved with this one's, prints them side by side, and
+says whether every cold scan of both printed the same JSON (a change that is
+only faster must decide the same). It measures; it asserts nothing.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import os
 import platform
 import re
@@ -45,16 +49,27 @@ from pathlib import Path
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
 
-def run_timed(command: list[str], cwd: Path, env: dict[str, str] | None = None) -> tuple[float, str]:
-    """Seconds to run ``command`` reading all its output, and its stderr."""
+def run_timed(command: list[str], cwd: Path, env: dict[str, str] | None = None,
+              output: list[str] | None = None) -> tuple[float, str]:
+    """Seconds to run ``command`` reading all its output, and its stderr;
+    ``output`` gets the SHA-256 of its stdout appended."""
+    digest = hashlib.sha256()
     start = time.perf_counter()
     process = subprocess.Popen(command, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
-    while process.stdout.read(1 << 16):
-        pass
+    while chunk := process.stdout.read(1 << 16):
+        digest.update(chunk)
     error = process.stderr.read().decode(errors="replace")
     if process.wait() != 0:
         raise SystemExit(f"{' '.join(command)} failed: {error}")
-    return time.perf_counter() - start, error
+    seconds = time.perf_counter() - start
+    if output is not None:
+        output.append(digest.hexdigest())
+    return seconds, error
+
+
+START_UP = [sys.executable, "-c", "import portq.cli, portq.commands.scan, portq.scan, portq.classify, portq.verdicts"]
+"""A process that starts and imports what a scan runs, and does nothing else:
+the floor under any scan, timed alongside the scans."""
 
 
 def compiled_environment(work: Path, checkout: Path = REPO_ROOT) -> dict[str, str]:
@@ -150,8 +165,9 @@ def main() -> None:
             spec = spec.replace("ROOT", root)
             count = int(subprocess.run(["git", "rev-list", "--count", "--first-parent", spec], cwd=upstream,
                                        capture_output=True, text=True, check=True).stdout)
-            samples: dict[str, list[float]] = {"git": [], "cold": [], "warm": [], "edit": [], "other": []}
-            growth, redecided = [], []
+            samples: dict[str, list[float]] = {"git": [], "cold": [], "warm": [], "edit": [], "other": [],
+                                               "start-up": []}
+            growth, redecided, outputs, other_outputs = [], [], [], []
             for attempt in range(args.repeat):
                 ledger = work / f"ledger-{len(results)}-{attempt}" / "ledger.sqlite"
                 scan = [sys.executable, "-m", "portq.cli", "scan", spec, "--json", "--upstream",
@@ -161,8 +177,9 @@ def main() -> None:
                 samples["git"].append(run_timed(["git", "log", "-p", "--first-parent", spec], upstream)[0])
                 if other:
                     other_scan = scan[:-1] + [str(ledger.parent.with_name(ledger.parent.name + "-other") / ledger.name)]
-                    samples["other"].append(run_timed(other_scan, other, other_env)[0])
-                samples["cold"].append(run_timed(scan, REPO_ROOT, env)[0])
+                    samples["other"].append(run_timed(other_scan, other, other_env, other_outputs)[0])
+                samples["start-up"].append(run_timed(START_UP, REPO_ROOT, env)[0])
+                samples["cold"].append(run_timed(scan, REPO_ROOT, env, outputs)[0])
                 before = ledger_bytes(ledger)
                 samples["warm"].append(run_timed(scan, REPO_ROOT, env)[0])
                 growth.append(ledger_bytes(ledger) - before)
@@ -172,7 +189,7 @@ def main() -> None:
                 found = re.search(r": (\d+) of (\d+) entries decided again", report)
                 redecided.append(found.group(1) if found else "all")
             edited.write_bytes(original)
-            results.append((spec, count, samples, growth, redecided))
+            results.append((spec, count, samples, growth, redecided, outputs, other_outputs))
         say(f"{args.repeat} runs each, interleaved; {os.cpu_count()} CPUs, Python {platform.python_version()}, "
             f"{subprocess.run(['git', '--version'], capture_output=True, text=True).stdout.strip()}; "
             f"load average {load_before:.1f} before, {os.getloadavg()[0]:.1f} after (the machine is shared: "
@@ -181,26 +198,39 @@ def main() -> None:
         say("| range | entries | git log -p s | cold s | × | unchanged rescan s | × | after one edit s | × "
             "| re-decided | ledger growth, unchanged rescan |")
         say("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-        for spec, count, samples, growth, redecided in results:
+        for spec, count, samples, growth, redecided, _, _ in results:
             base = statistics.median(samples["git"])
             ratio = {key: statistics.median(values) / base for key, values in samples.items() if values}
             short = "..".join(part[:10] for part in spec.split(".."))
             say(f"| {short} | {count} | {summary(samples['git'])} | {summary(samples['cold'])} | {ratio['cold']:.2f} "
                 f"| {summary(samples['warm'])} | {ratio['warm']:.2f} | {summary(samples['edit'])} "
                 f"| {ratio['edit']:.2f} | {'/'.join(sorted(set(redecided)))} | {max(growth)} B |")
+        say()
+        say("The floor under every scan, timed in the same run: a process that starts Python and imports "
+            "the scan pipeline, and stops:")
+        say()
+        say("| range | git log -p s | start-up + imports s | × |")
+        say("|---|---:|---:|---:|")
+        for spec, count, samples, *_ in results:
+            base = statistics.median(samples["git"])
+            short = "..".join(part[:10] for part in spec.split(".."))
+            say(f"| {short} | {summary(samples['git'])} | {summary(samples['start-up'])} "
+                f"| {statistics.median(samples['start-up']) / base:.2f} |")
         if other:
             say()
             say(f"Cold scans of the code in `{other}` ({git_head(other)}), timed in the same run, "
-                f"interleaved (this checkout: {git_head(REPO_ROOT)}):")
+                f"interleaved (this checkout: {git_head(REPO_ROOT)}); \"same JSON\": every cold scan of "
+                "both printed the same bytes:")
             say()
-            say("| range | git log -p s | cold s, that code | × | cold s, this code | × |")
-            say("|---|---:|---:|---:|---:|---:|")
-            for spec, count, samples, growth, redecided in results:
+            say("| range | git log -p s | cold s, that code | × | cold s, this code | × | same JSON |")
+            say("|---|---:|---:|---:|---:|---:|---|")
+            for spec, count, samples, growth, redecided, outputs, other_outputs in results:
                 base = statistics.median(samples["git"])
                 short = "..".join(part[:10] for part in spec.split(".."))
+                same = "yes" if len(set(outputs) | set(other_outputs)) == 1 else "NO"
                 say(f"| {short} | {summary(samples['git'])} | {summary(samples['other'])} "
                     f"| {statistics.median(samples['other']) / base:.2f} | {summary(samples['cold'])} "
-                    f"| {statistics.median(samples['cold']) / base:.2f} |")
+                    f"| {statistics.median(samples['cold']) / base:.2f} | {same} |")
         if args.report:
             write_report(args.report, "bench_rescan.py", lines)
     finally:
