@@ -12,7 +12,11 @@ entries by default, a generated matrix and a small tree), then, in one run,
   ledger folder (no ledger, no definition cache, no in-tree index cache);
 - a second scan of the same range into the same ledger folder, unchanged:
   it reuses every decision of the first (``portq.decision_keys``) and
-  reads no patch.
+  reads no patch;
+- the floor: a process that starts Python, imports the scan pipeline and
+  stops (``bench_rescan.START_UP``);
+- with ``--compare``, the other checkout's cold scan, whose JSON is
+  checked to be byte for byte this one's.
 
 Scans run as an installed portq does, from compiled bytecode: the script
 compiles ``portq`` once into a private ``PYTHONPYCACHEPREFIX`` before
@@ -21,7 +25,8 @@ would recompile every module and the figures would measure the compiler).
 
 Prints medians, the ratios to ``git log -p`` (each scan's median over the
 median of ``git log -p`` of the same run), and where a cold and a cached
-scan's time goes, measured in process. ``--report FILE`` also writes that as
+scan's time goes, measured in process (with the time spent in tree-sitter's
+own parses, which no change to portq's Python removes). ``--report FILE`` also writes that as
 markdown with the command that reproduces it at the top. It measures; it
 asserts nothing.
 """
@@ -29,6 +34,7 @@ asserts nothing.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import os
 import platform
 import shutil
@@ -43,19 +49,24 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO_ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_rescan import COMPARE_HELP, compiled_environment, git_head  # noqa: E402
+from bench_rescan import COMPARE_HELP, START_UP, compiled_environment, git_head  # noqa: E402
 from synthetic_history import generate  # noqa: E402
 
 
-def timed(command: list[str], cwd: Path, env: dict[str, str] | None = None) -> float:
+def timed(command: list[str], cwd: Path, env: dict[str, str] | None = None, output: list[str] | None = None) -> float:
+    """Seconds to run ``command`` reading all its output; ``output`` gets the SHA-256 of its stdout."""
+    digest = hashlib.sha256()
     start = time.perf_counter()
     process = subprocess.Popen(command, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
-    while process.stdout.read(1 << 16):
-        pass
+    while chunk := process.stdout.read(1 << 16):
+        digest.update(chunk)
     error = process.stderr.read()
     if process.wait() != 0:
         raise SystemExit(f"{' '.join(command)} failed: {error.decode(errors='replace')}")
-    return time.perf_counter() - start
+    seconds = time.perf_counter() - start
+    if output is not None:
+        output.append(digest.hexdigest())
+    return seconds
 
 
 def scan_command(work: Path, ledger: Path) -> list[str]:
@@ -85,6 +96,7 @@ class PhaseClock:
 
 def phases(work: Path, ledger: Path) -> dict[str, float]:
     """One in-process scan into ``ledger``, timed by phase."""
+    from portq import symbols
     from portq.config import load_config
     from portq.scan import run_scan
 
@@ -93,15 +105,32 @@ def phases(work: Path, ledger: Path) -> dict[str, float]:
         matrix=str(work / "matrix.toml"), ledger=str(ledger),
     )
     clock = PhaseClock()
-    start = time.perf_counter()
-    run_scan(config, "base..tip", progress=clock)
-    end = time.perf_counter()
+    parsing = [0.0, 0]
+    parse_from = symbols.parse_from
+
+    def timed_parse(*args, **kwargs):
+        began = time.perf_counter()
+        try:
+            return parse_from(*args, **kwargs)
+        finally:
+            parsing[0] += time.perf_counter() - began
+            parsing[1] += 1
+
+    symbols.parse_from = timed_parse
+    try:
+        start = time.perf_counter()
+        run_scan(config, "base..tip", progress=clock)
+        end = time.perf_counter()
+    finally:
+        symbols.parse_from = parse_from
     labels = {"reading": "read patches + map ownership and symbols", "classifying": "classify + record in the ledger"}
     times = [start] + [mark for _, mark in clock.marks] + [end]
     phases = {"setup (config, matrix, range, ledger open, in-tree index, reuse plan)": times[1] - start}
     for (name, mark), following in zip(clock.marks, times[2:]):
         phases[labels.get(name, name)] = following - mark
     phases["total in process"] = end - start
+    phases["of which tree-sitter's parses (in C; mapping and classifier)"] = parsing[0]
+    phases["tree-sitter parses (count)"] = parsing[1]
     return phases
 
 
@@ -130,20 +159,24 @@ def main() -> None:
         other = args.compare.resolve() if args.compare else None
         other_env = compiled_environment(work, other) if other else None
         load_before = os.getloadavg()[0]
-        git_log, cold, cached, other_cold = [], [], [], []
+        git_log, cold, cached, other_cold, start_up, outputs, other_outputs = [], [], [], [], [], [], []
         for attempt in range(args.repeat):
             scratch = work / f"run-{attempt}"
             shutil.rmtree(scratch, ignore_errors=True)
             scratch.mkdir()
             git_log.append(timed(["git", "log", "-p", "base..tip"], work / "upstream"))
             if other:
-                other_cold.append(timed(scan_command(work, scratch / "other" / "ledger.sqlite"), other, other_env))
-            cold.append(timed(scan_command(work, scratch / "ledger.sqlite"), REPO_ROOT, env))
+                other_cold.append(timed(scan_command(work, scratch / "other" / "ledger.sqlite"), other, other_env,
+                                        other_outputs))
+            start_up.append(timed(START_UP, REPO_ROOT, env))
+            cold.append(timed(scan_command(work, scratch / "ledger.sqlite"), REPO_ROOT, env, outputs))
             cached.append(timed(scan_command(work, scratch / "ledger.sqlite"), REPO_ROOT, env))
         base = statistics.median(git_log)
-        rows = [("git log -p base..tip", git_log), ("portq scan, cold", cold), ("portq scan, unchanged rescan", cached)]
+        rows = [("git log -p base..tip", git_log), ("portq scan, cold", cold), ("portq scan, unchanged rescan", cached),
+                ("Python start-up + imports of the scan pipeline, nothing else (the floor)", start_up)]
         if other:
-            rows.append((f"portq scan, cold, the code in `{other}` ({git_head(other)})", other_cold))
+            same = "the same JSON" if len(set(outputs) | set(other_outputs)) == 1 else "DIFFERENT JSON"
+            rows.append((f"portq scan, cold, the code in `{other}` ({git_head(other)}; {same})", other_cold))
         say(f"{args.commits} entries, {args.repeat} runs each, interleaved; {os.cpu_count()} CPUs, "
             f"Python {platform.python_version()}, {git_version()}; load average {load_before:.1f} before, "
             f"{os.getloadavg()[0]:.1f} after (other work on the machine shows here)")
@@ -164,8 +197,8 @@ def main() -> None:
         say("| phase | cold s | unchanged rescan s |")
         say("|---|---:|---:|")
         for phase in dict.fromkeys([*in_process["cold"], *in_process["cached"]]):
-            cells = [f"{in_process[label][phase]:.2f}" if phase in in_process[label] else "–"
-                     for label in ("cold", "cached")]
+            cells = [("{:.2f}" if isinstance(in_process[label][phase], float) else "{}").format(in_process[label][phase])
+                     if phase in in_process[label] else "–" for label in ("cold", "cached")]
             say(f"| {phase} | {' | '.join(cells)} |")
         if args.report:
             command = "python benchmarks/bench_scan.py " + " ".join(
