@@ -491,7 +491,7 @@ def _index_in_child(snapshot: TreeSnapshot, cache_dir: Path | None, connection) 
     finally:
         connection.close()
     if records is not None:  # cached here, while the scan goes on with the records it was sent
-        with contextlib.suppress(Exception):
+        with contextlib.suppress(BaseException):  # stopped (the scan was interrupted): no cache, quietly
             _store(snapshot, cache_dir, records)
 
 
