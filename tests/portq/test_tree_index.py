@@ -175,6 +175,17 @@ def test_a_background_index_answers_mapping_from_the_port_files_as_read_at_its_s
     assert _records(pending.result()) == _records(expected)
 
 
+def test_an_indexer_that_sent_its_index_is_waited_for_never_terminated(tmp_path):
+    root = tmp_path / "tree"
+    _write(root, {"kernels/g.py": PORT, **{f"tests/t{n}.py": "import os\nos.getcwd()\n" * 50 for n in range(20)}})
+    pending = TreeIndex.build_in_background(root, tmp_path / "cache", ["kernels/"])
+    process = pending._process
+    pending.result()
+    pending.close()  # straight after the records arrive, while the indexer still writes the cache
+    assert process.exitcode == 0  # it finished: not stopped by a signal (which printed a traceback)
+    assert len(list((tmp_path / "cache").glob("tree-index-*.json"))) == 1
+
+
 def test_a_background_indexer_that_dies_is_replaced_by_indexing_here(tmp_path, monkeypatch):
     import os
 
