@@ -115,6 +115,7 @@ class Upstream:
         self.name = name
         self.path = Path(path)
         self._ancestry: dict[tuple[str, str], bool | None] = {}
+        self._resolved: dict[str, str | None] = {}  # revision -> commit SHA, for the scan's lifetime
         self._blobs: BlobReader | None = None
         self._shallow: frozenset[str] | None = None
         self._check_repository()
@@ -184,8 +185,11 @@ class Upstream:
         """The full SHA of the commit ``revision`` names, or None."""
         if not revision or revision.startswith("-"):
             return None
-        result = self.git("rev-parse", "--verify", "--quiet", "--end-of-options", revision + "^{commit}", check=False)
-        return result.stdout.strip() if result.returncode == 0 else None
+        if revision not in self._resolved:  # the classifier asks about the same pins and commits again and again
+            result = self.git("rev-parse", "--verify", "--quiet", "--end-of-options", revision + "^{commit}",
+                              check=False)
+            self._resolved[revision] = result.stdout.strip() if result.returncode == 0 else None
+        return self._resolved[revision]
 
     def _resolve_side(self, revision: str, spec: str) -> str:
         sha = self.resolve(revision)

@@ -508,10 +508,20 @@ def _port_anchors(snapshot: TreeSnapshot) -> list[Anchor]:
     return anchors
 
 
-def _naming(anchors: Iterable[Anchor], upstream: str, paths: Iterable[str], kind: str) -> list[Anchor]:
-    """The anchors of ``kind`` that name one of ``paths`` of ``upstream``."""
-    wanted = set(paths)
-    return [a for a in anchors if a.kind == kind and a.upstream == upstream and a.path in wanted]
+class _AnchorsByPath:
+    """Anchors by the upstream path they name: mapping asks of every change of
+    the range (tens of thousands of questions on a long history)."""
+
+    def __init__(self, anchors: list[Anchor]) -> None:
+        self._by_path: dict[str, list[tuple[int, Anchor]]] = {}
+        for order, anchor in enumerate(anchors):
+            self._by_path.setdefault(anchor.path, []).append((order, anchor))
+
+    def naming(self, upstream: str, paths: Iterable[str], kind: str) -> list[Anchor]:
+        """The anchors of ``kind`` that name one of ``paths`` of ``upstream``, in the tree's order."""
+        found = [(order, anchor) for path in set(paths) for order, anchor in self._by_path.get(path, ())
+                 if anchor.kind == kind and anchor.upstream == upstream]
+        return [anchor for _, anchor in sorted(found, key=lambda pair: pair[0])]
 
 
 CACHE_WRITE_WAIT_S = 30.0
@@ -527,7 +537,7 @@ class PendingIndex:
     def __init__(self, cls, snapshot: TreeSnapshot, cache_dir: Path | None, index: "TreeIndex | None") -> None:
         self._cls, self._snapshot, self._cache_dir, self._index = cls, snapshot, cache_dir, index
         self._process = self._connection = None
-        self._anchors: list[Anchor] | None = None if index is None else index.anchors
+        self._anchors: _AnchorsByPath | None = None if index is None else _AnchorsByPath(index.anchors)
         if index is None:
             context = multiprocessing.get_context("fork")
             self._connection, writer = context.Pipe(duplex=False)
@@ -538,8 +548,8 @@ class PendingIndex:
     def anchors_for_path(self, upstream: str, paths: Iterable[str], kind: str = PORTS) -> list[Anchor]:
         """``TreeIndex.anchors_for_path``, answered from the port files' anchors."""
         if self._anchors is None:
-            self._anchors = _port_anchors(self._snapshot)
-        return _naming(self._anchors, upstream, paths, kind)
+            self._anchors = _AnchorsByPath(_port_anchors(self._snapshot))
+        return self._anchors.naming(upstream, paths, kind)
 
     def result(self) -> "TreeIndex":
         """The index. The indexer caches it after sending it; ``close`` waits for that."""
@@ -585,6 +595,7 @@ class TreeIndex:
         self.file_digests = {path: digest for path, (_, digest) in (sources or {}).items()}
         self.files = {record.path: record for record in files}
         self.anchors: list[Anchor] = [a for record in files for a in record.anchors]
+        self._anchors_by_path: _AnchorsByPath | None = None
         self._definitions = {
             (d.file, d.qualified_name, d.start_line): d for record in files for d in record.definitions
         }
@@ -713,7 +724,9 @@ class TreeIndex:
         return list(self._matching(NOT_CARRIED, upstream, paths, name, qualified_name))
 
     def anchors_for_path(self, upstream: str, paths: Iterable[str], kind: str = PORTS) -> list[Anchor]:
-        return _naming(self.anchors, upstream, paths, kind)
+        if self._anchors_by_path is None:
+            self._anchors_by_path = _AnchorsByPath(self.anchors)
+        return self._anchors_by_path.naming(upstream, paths, kind)
 
     def upstream_symbols_ported_by(self, definition_name: str) -> set[str]:
         """Bare upstream names that in-tree definitions called ``definition_name`` port."""

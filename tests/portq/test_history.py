@@ -97,6 +97,22 @@ def test_is_ancestor_answers_true_false_and_unknown(sample):
         assert upstream.is_ancestor("c0ffee" * 6 + "beef", shas["schema"]) is None
 
 
+def test_a_revision_is_resolved_once_however_often_the_classifier_asks(sample, monkeypatch):
+    import subprocess
+
+    path, shas = sample
+    with Upstream(path, "up") as upstream:
+        calls = []
+        run = subprocess.run
+        monkeypatch.setattr(subprocess, "run", lambda command, **kw: (calls.append(command), run(command, **kw))[1])
+        for _ in range(3):
+            assert upstream.is_ancestor(shas["base"], shas["schema"]) is True
+            assert upstream.is_ancestor(shas["schema"], shas["base"]) is False
+            assert upstream.resolve("c0ffee" * 6 + "beef") is None
+        assert sum("rev-parse" in command for command in calls) == 3  # base, schema and the unknown one
+        assert sum("merge-base" in command for command in calls) == 2
+
+
 def test_bare_clone_is_read_like_a_work_tree(sample, tmp_path):
     path, shas = sample
     bare = clone(path, tmp_path / "bare.git", bare=True)

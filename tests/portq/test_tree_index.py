@@ -197,3 +197,19 @@ def test_a_background_indexer_that_dies_is_replaced_by_indexing_here(tmp_path, m
     pending = TreeIndex.build_in_background(root, tmp_path / "cache", ["kernels/"])
     assert _records(pending.result()) == _records(TreeIndex.build(root, port_roots=["kernels/"]))
     assert pending._process is None  # the dead indexer was reaped
+
+
+def test_anchors_naming_paths_come_in_the_tree_s_order_of_kind_and_upstream():
+    index = TreeIndex.from_sources({
+        "kernels/b.py": "# portq: ports vllm:csrc/a.cu::g\ndef g():\n    pass\n\n\n"
+                        "# portq: ports vllm:csrc/b.cu::h\ndef h():\n    pass\n",
+        "kernels/a.py": "# portq: ports vllm:csrc/b.cu::f\ndef f():\n    pass\n\n\n"
+                        "# portq: ports aiter:csrc/a.cu::f\ndef f2():\n    pass\n\n\n"
+                        "# portq: not-carried vllm:csrc/a.cu::k -- sibling\n",
+    })
+    expected = [(a.file, a.symbol) for a in index.anchors
+                if a.kind == "ports" and a.upstream == "vllm" and a.path in {"csrc/a.cu", "csrc/b.cu"}]
+    assert [(a.file, a.symbol) for a in index.anchors_for_path("vllm", ["csrc/b.cu", "csrc/a.cu"])] == expected
+    assert len(expected) == 3
+    assert [a.symbol for a in index.anchors_for_path("vllm", {"csrc/a.cu"}, "not-carried")] == ["k"]
+    assert index.anchors_for_path("aiter", ["csrc/b.cu"]) == []
