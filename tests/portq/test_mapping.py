@@ -291,13 +291,13 @@ def test_a_scan_keeps_trees_only_for_live_paths_and_parses_a_renamed_file_from_i
     import portq.symbol_cache as symbol_cache
     from portq.symbol_cache import DefinitionCache
 
-    parse, seeded = symbol_cache.symbols.symbol_table, []
+    parse, seeded = symbol_cache._parsed, []
 
-    def recording(source, path, previous=None):
+    def recording(source, path, language, previous):
         seeded.append((path, previous is not None))
-        return parse(source, path, previous)
+        return parse(source, path, language, previous)
 
-    monkeypatch.setattr(symbol_cache.symbols, "symbol_table", recording)
+    monkeypatch.setattr(symbol_cache, "_parsed", recording)
     versions = [b"def f(x):\n    return %d\n" % n for n in range(4)]
     blobs = {f"v{n}": data for n, data in enumerate(versions)}
 
