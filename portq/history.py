@@ -524,6 +524,15 @@ def _split_patch(patch: bytes) -> list[str]:
     return [text[a:b] for a, b in zip(starts, starts[1:] + [len(text)])]
 
 
+def _is_binary(section: str) -> bool:
+    """Whether a file's diff section is git's note of a binary change. The note
+    comes before any hunk, and no line of a hunk starts with a letter, so only
+    the lines before the first hunk are searched (not a large diff's every line)."""
+    hunk = section.find("\n@@")
+    head = section if hunk < 0 else section[:hunk + 1]
+    return "\nBinary files " in head or "\nGIT binary patch" in head
+
+
 def _file_change(raw_line: str, section: str) -> FileChange:
     meta, _, paths = raw_line.partition("\t")
     old_mode, new_mode, old_blob, new_blob, status = meta[1:].split(" ")
@@ -536,7 +545,7 @@ def _file_change(raw_line: str, section: str) -> FileChange:
         content = "submodule"
     elif kind in "MT" and old_blob == new_blob and old_mode != new_mode:
         content = "mode-only"
-    elif "\nBinary files " in section or "\nGIT binary patch" in section:
+    elif _is_binary(section):
         content = "binary"
     else:
         content = "text"

@@ -51,7 +51,7 @@ definition cache it is given may persist what it parses).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Callable
 
 from portq.hunks import ensure_hunks
@@ -137,18 +137,20 @@ class _Plan:
     file_rows: list[str]
     claim: bool | None
     anchored: bool = False  # no row owns it, but an in-tree anchor names the file (or a name it had)
+    _sides: list[tuple[str, str]] | None = field(default=None, repr=False, compare=False)
 
     @property
     def looked_at(self) -> bool:
         return bool(self.file_rows) or bool(self.claim) or self.anchored
 
     def sides(self) -> list[tuple[str, str]]:
-        """(blob, path) of the old and new side that exist and may be parsed."""
-        change = self.change
-        if not change.parsed or not language_of(change.path):
-            return []
-        return [(blob, path) for blob, path in ((change.old_blob, change.old_path), (change.new_blob, change.new_path))
+        """(blob, path) of the old and new side that exist and may be parsed (worked out once)."""
+        if self._sides is None:
+            change = self.change
+            self._sides = [] if not change.parsed or not language_of(change.path) else [
+                (blob, path) for blob, path in ((change.old_blob, change.old_path), (change.new_blob, change.new_path))
                 if blob and path]
+        return self._sides
 
 
 class ChangeMapper:

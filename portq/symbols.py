@@ -45,12 +45,21 @@ KIND_CLASS = "class"
 
 def language_for_path(path: str) -> str | None:
     """``"cpp"`` for C/C++/CUDA, ``"python"`` for Python, ``None`` otherwise."""
-    suffix = PurePosixPath(path).suffix.lower()
+    suffix = _suffix(path).lower()
     if suffix in CPP_SUFFIXES:
         return "cpp"
     if suffix in PYTHON_SUFFIXES:
         return "python"
     return None
+
+
+def _suffix(path: str) -> str:
+    """``PurePosixPath(path).suffix``, without building a path object (a scan asks for every file it sees)."""
+    name = path.rstrip("/").rpartition("/")[2]
+    if name in ("", "."):
+        return PurePosixPath(path).suffix
+    dot = name.rfind(".")
+    return name[dot:] if 0 < dot < len(name) - 1 else ""
 
 
 @lru_cache(maxsize=None)

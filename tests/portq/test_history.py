@@ -210,3 +210,13 @@ def test_records_split_across_read_boundaries():
 
     stream = io.BytesIO(b"\x1eportq a\nbody one\n\x1eportq b\nbody two\n")
     assert list(split_records(stream, chunk_size=3)) == [b"\x1eportq a\nbody one\n", b"\x1eportq b\nbody two\n"]
+
+
+def test_a_binary_note_is_found_before_the_hunks_and_only_there():
+    from portq.history import _is_binary
+
+    header = "diff --git a/x b/x\nindex 1111111..2222222 100644\n"
+    assert _is_binary(header + "Binary files a/x and b/x differ\n")
+    assert _is_binary(header + "GIT binary patch\nliteral 3\n")
+    text = header + "--- a/x\n+++ b/x\n@@ -1 +1 @@\n-Binary files a/x and b/x differ\n+GIT binary patch\n"
+    assert not _is_binary(text)  # a text file's lines that say so are hunk lines, never the note

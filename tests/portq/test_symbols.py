@@ -239,3 +239,13 @@ def test_a_cache_walking_versions_in_order_parses_each_from_the_last_and_finds_w
                [(d.qualified_name, d.kind, d.start_line, d.end_line) for d in fresh.definitions]
     assert seeded[::2] == [False, True, True, True, True, True, True]  # every cache parse after the first is seeded
     assert cache.get(f"{0:040x}", "k/ops.py", lambda: b"never read") is not None
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(alphabet="ab./_C", max_size=12))
+def test_a_path_s_suffix_is_the_one_pure_posix_path_gives(path):
+    from pathlib import PurePosixPath
+
+    from portq.symbols import _suffix
+
+    assert _suffix(path) == PurePosixPath(path).suffix
