@@ -46,7 +46,6 @@ import contextlib
 import fnmatch
 import hashlib
 import json
-import multiprocessing
 import os
 import tempfile
 from dataclasses import dataclass, field
@@ -524,6 +523,12 @@ class _AnchorsByPath:
         return [anchor for _, anchor in sorted(found, key=lambda pair: pair[0])]
 
 
+def _start_methods() -> list[str]:
+    import multiprocessing
+
+    return multiprocessing.get_all_start_methods()
+
+
 CACHE_WRITE_WAIT_S = 30.0
 """How long a finished scan waits for its indexer to write the index cache."""
 
@@ -539,6 +544,8 @@ class PendingIndex:
         self._process = self._connection = None
         self._anchors: _AnchorsByPath | None = None if index is None else _AnchorsByPath(index.anchors)
         if index is None:
+            import multiprocessing  # only a cold scan forks: a rescan does not pay for importing it
+
             context = multiprocessing.get_context("fork")
             self._connection, writer = context.Pipe(duplex=False)
             self._process = context.Process(target=_index_in_child, args=(snapshot, cache_dir, writer), daemon=True)
@@ -636,7 +643,7 @@ class TreeIndex:
         """
         snapshot = TreeSnapshot.take(root, port_roots)
         index = cls._cached(snapshot, cache_dir)
-        if index is None and "fork" not in multiprocessing.get_all_start_methods():
+        if index is None and "fork" not in _start_methods():
             records = _index_records(snapshot, cache_dir)
             _store(snapshot, cache_dir, records)
             index = cls._of(snapshot, records)
