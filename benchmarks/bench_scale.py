@@ -1,7 +1,7 @@
 """How ``portq scan`` grows with history: time and peak memory of cold and warm scans at vLLM's density.
 
 ``python benchmarks/bench_scale.py [--sizes 2000 10000 30000] [--repeat 3] [--work DIR]
-[--report FILE] [--plot FILE]``
+[--report FILE] [--plot FILE] [--compare CHECKOUT]``
 
 For each size, a synthetic upstream of that many first-parent entries with
 the density of real vLLM history (``synthetic_history.py --density vllm``:
@@ -18,8 +18,9 @@ Each scan is its own process, run from bytecode compiled once; its peak
 resident memory is the child's ``ru_maxrss`` (``os.wait4``). Prints medians
 with min–max, ratios to ``git log -p`` and seconds per thousand entries (flat
 when the cost is linear); ``--report`` writes the table as markdown, ``--plot``
-draws time and peak memory against entries (matplotlib). It measures; it
-asserts nothing.
+draws time and peak memory against entries (matplotlib); ``--compare``
+also times another checkout's cold scans, interleaved, side by side. It
+measures; it asserts nothing.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ from pathlib import Path
 REPO_ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_rescan import compiled_environment, summary, write_report  # noqa: E402
+from bench_rescan import COMPARE_HELP, compiled_environment, git_head, summary, write_report  # noqa: E402
 from synthetic_history import generate_vllm_density  # noqa: E402
 
 
@@ -63,6 +64,7 @@ def main() -> None:
     parser.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "portq-scale")
     parser.add_argument("--report", type=Path)
     parser.add_argument("--plot", type=Path)
+    parser.add_argument("--compare", type=Path, help=COMPARE_HELP)
     args = parser.parse_args()
     lines: list[str] = []
 
@@ -73,13 +75,16 @@ def main() -> None:
     scratch = Path(tempfile.mkdtemp(prefix="portq-scale-run-"))
     try:
         env = compiled_environment(scratch)
+        other = args.compare.resolve() if args.compare else None
+        other_env = compiled_environment(scratch, other) if other else None
         for size in args.sizes:
             if not (args.work / str(size) / "upstream").exists():
                 start = time.perf_counter()
                 generate_vllm_density(args.work / str(size), size)
                 print(f"generated {size} entries in {time.perf_counter() - start:.1f} s", flush=True)
         load_before = os.getloadavg()[0]
-        results = {size: {"git": [], "cold": [], "warm": [], "cold_rss": [], "warm_rss": []} for size in args.sizes}
+        results = {size: {"git": [], "cold": [], "warm": [], "cold_rss": [], "warm_rss": [], "other": [],
+                          "other_rss": []} for size in args.sizes}
         for attempt in range(args.repeat):
             for size in args.sizes:
                 work = args.work / str(size)
@@ -90,6 +95,11 @@ def main() -> None:
                 result = results[size]
                 git_log = ["git", "log", "-p", "--first-parent", "base..tip"]
                 result["git"].append(measured(git_log, work / "upstream")[0])
+                if other:
+                    other_scan = scan[:-1] + [str(ledger.parent.with_name(ledger.parent.name + "-other") / ledger.name)]
+                    seconds, rss = measured(other_scan, other, other_env)
+                    result["other"].append(seconds)
+                    result["other_rss"].append(rss)
                 for label in ("cold", "warm"):
                     seconds, rss = measured(scan, REPO_ROOT, env)
                     result[label].append(seconds)
@@ -107,6 +117,19 @@ def main() -> None:
             say(f"| {size} | {summary(result['git'])} | {summary(result['cold'])} | {cold / base:.2f} "
                 f"| {cold / size * 1000:.3f} | {summary(result['cold_rss'], 0)} | {summary(result['warm'])} "
                 f"| {warm / base:.2f} | {summary(result['warm_rss'], 0)} |")
+        if other:
+            say()
+            say(f"Cold scans of the code in `{other}` ({git_head(other)}), timed in the same run, interleaved "
+                f"(this checkout: {git_head(REPO_ROOT)}):")
+            say()
+            say("| entries | git log -p s | cold s, that code | × | peak MiB | cold s, this code | × | peak MiB |")
+            say("|---:|---:|---:|---:|---:|---:|---:|---:|")
+            for size, result in results.items():
+                base = statistics.median(result["git"])
+                say(f"| {size} | {summary(result['git'])} | {summary(result['other'])} "
+                    f"| {statistics.median(result['other']) / base:.2f} | {summary(result['other_rss'], 0)} "
+                    f"| {summary(result['cold'])} | {statistics.median(result['cold']) / base:.2f} "
+                    f"| {summary(result['cold_rss'], 0)} |")
         if args.report:
             write_report(args.report, "bench_scale.py", lines)
         if args.plot:
