@@ -114,8 +114,8 @@ def run_scan(config: Config, range_spec: str, *, progress=None, options: dict[st
             # The tree as it is now decides the whole scan, however it is edited meanwhile.
             if previous is None:
                 # Nothing to reuse: the tree is read now; a forked indexer (forked before the log
-                # stream starts its reader thread) parses all but the port files while this process
-                # maps the patches that git produces meanwhile (the port files' anchors first).
+                # stream starts its reader thread) indexes it while this process maps the patches
+                # that git produces meanwhile (reading only the port files' anchors for that).
                 pending = TreeIndex.build_in_background(tree, cache_dir, port_roots_of(matrix))
                 cleanup.callback(pending.close)
                 entries = _read_entries(upstream, matrix, name, cache_dir, revisions, revisions.shas, progress,
@@ -187,7 +187,7 @@ def run_scan(config: Config, range_spec: str, *, progress=None, options: dict[st
 def _read_entries(upstream, matrix, name, cache_dir, revisions, shas, progress,
                   positions: list[int] | None = None, index=None) -> list[EntryChanges]:
     """Map the commits ``shas`` of ``revisions`` (all of them in one stream, or a rescan's few at
-    ``positions``). With the in-tree ``index`` (its port files at least), mapping also owns the
+    ``positions``). With the in-tree ``index`` (its port files' anchors at least), mapping also owns the
     files no row owns but a port names."""
     entries: list[EntryChanges] = []
     anchored = (lambda paths: bool(index.anchors_for_path(name, paths))) if index is not None else None
