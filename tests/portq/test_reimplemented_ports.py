@@ -1,5 +1,5 @@
 """Golden cases for ports that re-implement upstream rather than copy it
-(docs/tricky-cases.md, cases 20-27): structure is compared modulo naming,
+(docs/tricky-cases.md, cases 20-39): structure is compared modulo naming,
 through local bindings and known equivalents, so a verdict never turns on
 what a local is called. Each runs the real ``portq scan``."""
 from __future__ import annotations
@@ -380,3 +380,30 @@ def test_the_same_decorator_name_is_for_a_reader_when_the_port_names_it(tmp_path
     verdict = _scan(tmp_path, {r.REPR_KERNEL: r.REPR_BEFORE}, {r.REPR_KERNEL: r.REPR_AFTER}, r.repr_tree(True))
     toplevel = _symbol(verdict, "<toplevel>")
     assert toplevel.verdict == NEEDS_REVIEW, toplevel.reason
+
+
+def test_a_new_sibling_whose_macros_do_not_parse_is_not_ported(tmp_path):
+    verdict = _scan(tmp_path, {r.CU: r.GRID_BEFORE}, {r.CU: r.SIBLING_AFTER}, r.grid_tree(r.GRID_PORT_OLD))
+    assert (verdict.verdict, verdict.justification) == (NOT_APPLICABLE, "not-ported"), verdict.reason
+    assert {s.symbol for s in verdict.symbols} >= {"<toplevel>", "vllm::scale_rows_kernel", "scale_rows"}
+    assert all((s.verdict, s.justification) == (NOT_APPLICABLE, "not-ported") for s in verdict.symbols), \
+        [(s.symbol, s.verdict, s.reason) for s in verdict.symbols]
+    top = _symbol(verdict, "<toplevel>")
+    assert "LAUNCH_SCALED_ROWS" in top.reason  # the broken lines are the macro's, and no port expands it
+
+
+def test_a_ported_host_expanding_a_macro_that_does_not_parse_needs_review(tmp_path):
+    verdict = _scan(tmp_path, {r.CU: r.GRID_BEFORE}, {r.CU: r.EXPANDED_AFTER}, r.grid_tree(r.GRID_PORT_OLD))
+    host = _symbol(verdict, "copy_rows")
+    assert (host.verdict, host.decided_by) == (NEEDS_REVIEW, "fallback"), host.reason
+    assert f"parse failed at {r.CU}:7" in host.reason and "LAUNCH_SCALED_ROWS" in host.reason
+    assert not any(e.kind in ("launch-grid", "launch-kernel") for e in host.evidence)
+
+
+def test_a_broken_macro_no_port_expands_does_not_lower_a_change_to_a_ported_host(tmp_path):
+    after = r.SIBLING_AFTER.replace("  dim3 grid((n + 255) / 256);",
+                                    "  const int num_sms = at::cuda::getCurrentDeviceProperties()->multiProcessorCount;\n"
+                                    "  dim3 grid(std::min((n + 255) / 256, 4 * num_sms));", 1)
+    verdict = _scan(tmp_path, {r.CU: r.SIBLING_AFTER}, {r.CU: after}, r.grid_tree(r.GRID_PORT_OLD))
+    host = _symbol(verdict, "copy_rows")
+    assert (host.verdict, host.decided_by) == (REAL_GAP, "launch"), host.reason

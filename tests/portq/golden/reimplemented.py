@@ -703,3 +703,41 @@ def _expand(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
     item = tl.program_id(0)
     tl.store(out_ptr + item, tl.load(x_ptr + item))
 '''}
+
+
+# --- case 39: a new sibling with macros tree-sitter cannot parse (aiter cd994551ce, e0bbd84bbe) ---
+
+# A launch macro with a block comment among its continuation lines, and a host
+# that expands macros without a trailing semicolon: both are valid C++ that
+# tree-sitter reports as syntax errors, the shape of aiter's activation and
+# indexer-cache launch macros.
+BROKEN_MACRO = r"""
+#define LAUNCH_SCALED_ROWS(KERNEL)                                            \
+  dim3 scaled_grid((n + 255) / 256);                                          \
+  if (src.dtype() == at::kFloat) {                                            \
+    /* one program per 256 rows, as copy_rows */                              \
+    KERNEL<<<scaled_grid, dim3(256), 0, stream>>>(src.data_ptr<float>(),      \
+                                                  dst.data_ptr<float>(), scale, n); \
+  }
+"""
+SIBLING_KERNEL = r"""
+namespace vllm {
+__global__ void scale_rows_kernel(const float* __restrict__ src, float* __restrict__ dst, const float scale,
+                                  const int64_t n) {
+  for (int64_t i = blockIdx.x * 256 + threadIdx.x; i < n; i += gridDim.x * 256) dst[i] = src[i] * scale;
+}
+}  // namespace vllm
+
+void scale_rows(torch::Tensor const& src, torch::Tensor& dst, double scale, int64_t n) {
+  if (src.dtype() == at::kFloat) {
+    LAUNCH_SCALED_ROWS(vllm::scale_rows_kernel)
+  } else {
+    TORCH_CHECK(false, "scale_rows takes float32")
+  }
+}
+"""
+SIBLING_AFTER = GRID_BEFORE.replace("namespace vllm {", BROKEN_MACRO.lstrip() + "\nnamespace vllm {", 1) + SIBLING_KERNEL
+# the ported host launching through that macro: its own lines parse, the macro it expands does not
+EXPANDED_AFTER = SIBLING_AFTER.replace(
+    "  vllm::copy_rows_kernel<<<grid, block, 0, stream>>>(src.data_ptr<float>(), dst.data_ptr<float>(), n);\n",
+    "  const float scale = 1.0f;\n  LAUNCH_SCALED_ROWS(vllm::copy_rows_kernel);\n")
