@@ -1405,6 +1405,17 @@ def _grid_form_item(before, after, mine, port, new, evidence) -> Delta | None:
                      f"upstream grid went {before.grid_text} → {after.grid_text} (≡ {after.grid_form}); the port's grid "
                      f"{mine.grid_text} ({port.path}:{mine.grid_line}) is one of several forms, {have}, by path",
                      evidence)
+    shared = _shared_unresolved(before, after) if not unknown else []
+    if shared:
+        old_form, new_form = _set_aside(before.grid_form, shared), _set_aside(after.grid_form, shared)
+        aside = f"leaving aside {', '.join(shared[:2])}, unresolved but the same on both upstream sides"
+        if old_form != new_form and _fits(new_form, have, mine.grid_opaque):
+            return Delta("sync", "launch", f"upstream grid went {before.grid_text} → {after.grid_text}; {aside}, the "
+                         f"port's grid {shown} is upstream's new grid modulo naming", evidence)
+        if old_form != new_form and _fits(old_form, have, mine.grid_opaque):
+            return Delta("behind", "launch", f"upstream grid went {before.grid_text} → {after.grid_text} (≡ "
+                         f"{before.grid_form} → {after.grid_form}); {aside}, the port's grid {shown} is still the old one",
+                         evidence)
     opaque = [o for o in mine.grid_opaque + after.grid_opaque + (before.grid_opaque if unknown else ()) if o]
     if opaque:
         unresolved = Evidence(kind=Kind.UNRESOLVED, side="tree" if mine.grid_opaque else "upstream-new",
@@ -1418,6 +1429,70 @@ def _grid_form_item(before, after, mine, port, new, evidence) -> Delta | None:
                           f"{', '.join(opaque[:2])}, which could not be resolved, so it cannot be compared",
                           evidence + [unresolved])
     return None
+
+
+_HOLE = "\x00"
+
+
+def _shared_unresolved(before, after) -> list[str]:
+    """The unresolved sub-expressions of upstream's grid (as its canonical
+    form spells them) that are the same on both sides: what changed lies
+    elsewhere, in the resolved part, where it can be compared. Empty when
+    either side has none, or when what could not be resolved changed too."""
+    if not before.grid_opaque or set(before.grid_opaque) != set(after.grid_opaque):
+        return []
+    units: list[str] = []
+    for opaque in dict.fromkeys(before.grid_opaque):
+        unit_before, unit_after = _unit_in(before.grid_form, opaque), _unit_in(after.grid_form, opaque)
+        if unit_before is None or unit_before != unit_after \
+                or before.grid_form.count(unit_before) != after.grid_form.count(unit_after):
+            return []
+        units.append(unit_before)
+    return units
+
+
+def _unit_in(form: str, opaque: str) -> str | None:
+    """The text of an unresolved call or leaf inside a canonical form: its
+    name with the argument list that follows it."""
+    name = opaque[:-len("(...)")] if opaque.endswith("(...)") else opaque
+    start = form.find(name)
+    if not name or start < 0:
+        return None
+    end = start + len(name)
+    if end < len(form) and form[end] == "(":
+        depth = 0
+        for position in range(end, len(form)):
+            depth += {"(": 1, ")": -1}.get(form[position], 0)
+            if depth == 0:
+                return form[start:position + 1]
+        return None
+    return form[start:end]
+
+
+def _set_aside(form: str, units: list[str]) -> str:
+    for unit in sorted(units, key=len, reverse=True):
+        form = form.replace(unit, _HOLE)
+    return form
+
+
+def _fits(template: str, form: str, port_opaque) -> bool:
+    """``form`` is ``template`` with every hole filled by one and the same
+    operand (balanced, one argument): the port's own value where upstream's
+    could not be resolved. What the port could not resolve must sit in it."""
+    pieces = template.split(_HOLE)
+    pattern = re.escape(pieces[0]) + "".join(("(.+?)" if i == 0 else r"\1") + re.escape(piece)
+                                             for i, piece in enumerate(pieces[1:]))
+    match = re.fullmatch(pattern, form, flags=re.DOTALL)
+    if match is None or len(pieces) < 2:
+        return False
+    filling = match.group(1)
+    depth = 0
+    for character in filling:
+        depth += {"(": 1, "[": 1, ")": -1, "]": -1}.get(character, 0)
+        if depth < 0 or (depth == 0 and character == ","):
+            return False
+    names = [o[:-len("(...)")] if o.endswith("(...)") else o for o in port_opaque if o]
+    return depth == 0 and all(name in filling for name in names)
 
 
 def _program_id_items(old: Signature, new: Signature, port: Signature, set_aside=frozenset()) -> list[Delta]:

@@ -1,5 +1,5 @@
 """Golden cases for ports that re-implement upstream rather than copy it
-(docs/tricky-cases.md, cases 20-39): structure is compared modulo naming,
+(docs/tricky-cases.md, cases 20-40): structure is compared modulo naming,
 through local bindings and known equivalents, so a verdict never turns on
 what a local is called. Each runs the real ``portq scan``."""
 from __future__ import annotations
@@ -407,3 +407,28 @@ def test_a_broken_macro_no_port_expands_does_not_lower_a_change_to_a_ported_host
     verdict = _scan(tmp_path, {r.CU: r.SIBLING_AFTER}, {r.CU: after}, r.grid_tree(r.GRID_PORT_OLD))
     host = _symbol(verdict, "copy_rows")
     assert (host.verdict, host.decided_by) == (REAL_GAP, "launch"), host.reason
+
+
+def test_a_grid_change_in_a_binding_is_compared_past_an_unresolved_call_both_sides_share(tmp_path):
+    verdict = _scan(tmp_path, {r.CU: r.QUANT_BEFORE}, {r.CU: r.QUANT_AFTER}, r.quant_tree("k.size(0)"))
+    host = _symbol(verdict, "quant_cache")
+    assert (host.verdict, host.decided_by) == (REAL_GAP, "launch"), host.reason
+    assert "device::warp_size" in host.reason and "the same on both upstream sides" in host.reason
+    assert "is still the old one" in host.reason
+    grid = [e for e in host.evidence if e.kind == "launch-grid" and e.side == "upstream-new"]
+    assert grid and grid[0].before is not None and grid[0].after is not None
+
+
+def test_a_port_with_the_new_binding_is_in_sync_past_the_shared_unresolved_call(tmp_path):
+    verdict = _scan(tmp_path, {r.CU: r.QUANT_BEFORE}, {r.CU: r.QUANT_AFTER},
+                    r.quant_tree("std::min(k.size(0), slot_mapping.size(0))"))
+    host = _symbol(verdict, "quant_cache")
+    assert host.verdict == IN_SYNC, host.reason
+    assert "the same on both upstream sides" in host.reason
+
+
+def test_a_change_to_the_unresolved_part_itself_still_cannot_be_compared(tmp_path):
+    verdict = _scan(tmp_path, {r.CU: r.QUANT_BEFORE}, {r.CU: r.QUANT_WARP_AFTER}, r.quant_tree("k.size(0)"))
+    host = _symbol(verdict, "quant_cache")
+    assert host.verdict == NEEDS_REVIEW, host.reason
+    assert "could not be resolved" in host.reason

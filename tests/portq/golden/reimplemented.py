@@ -741,3 +741,74 @@ SIBLING_AFTER = GRID_BEFORE.replace("namespace vllm {", BROKEN_MACRO.lstrip() + 
 EXPANDED_AFTER = SIBLING_AFTER.replace(
     "  vllm::copy_rows_kernel<<<grid, block, 0, stream>>>(src.data_ptr<float>(), dst.data_ptr<float>(), n);\n",
     "  const float scale = 1.0f;\n  LAUNCH_SCALED_ROWS(vllm::copy_rows_kernel);\n")
+
+
+# --- case 40: a grid through an unresolved call both upstream sides share (aiter c1d23fc94e) ---
+
+QUANT_BEFORE = """\
+#include <torch/all.h>
+
+namespace vllm {
+template <int LANES, int ROWS>
+__global__ void quant_cache_kernel(const float* __restrict__ k, uint8_t* __restrict__ cache,
+                                   const int64_t* __restrict__ slot_mapping, const int num_tokens,
+                                   const int head_dim) {
+  const int row = blockIdx.x * ROWS + threadIdx.y;
+  if (row >= num_tokens * head_dim / 128) return;
+  cache[slot_mapping[row * 128 / head_dim] * head_dim + threadIdx.x] = static_cast<uint8_t>(k[row * 128 + threadIdx.x]);
+}
+}  // namespace vllm
+
+void quant_cache(torch::Tensor& k, torch::Tensor& cache, torch::Tensor& slot_mapping) {
+  int num_tokens = k.size(0);
+  int head_dim = k.size(1);
+  int quant_blocks = num_tokens * head_dim / 128;
+  const int lanes = 8;
+  const int rows = device::warp_size() / lanes;
+  dim3 grid((quant_blocks + rows - 1) / rows);
+  dim3 block(lanes, rows);
+  vllm::quant_cache_kernel<8, 4><<<grid, block, 0, stream>>>(
+      k.data_ptr<float>(), cache.data_ptr<uint8_t>(), slot_mapping.data_ptr<int64_t>(), num_tokens, head_dim);
+}
+"""
+# the token count that sizes the grid is bounded by the slot mapping: a launch-shape change in a binding
+QUANT_AFTER = QUANT_BEFORE.replace("  int num_tokens = k.size(0);",
+                                   "  int num_tokens = std::min(k.size(0), slot_mapping.size(0));")
+# the unresolved part itself changes: nothing to set aside
+QUANT_WARP_AFTER = QUANT_BEFORE.replace("device::warp_size() / lanes", "device::lanes_per_wave() / lanes")
+
+_QUANT_PORT = r'''#include <torch/all.h>
+
+namespace port {
+// portq: ports vllm:csrc/cache_kernels.cu::vllm::quant_cache_kernel
+template <int THREADS_X, int THREADS_Y>
+__global__ void QuantCache(const float* __restrict__ k, uint8_t* __restrict__ cache,
+                           const int64_t* __restrict__ slot_mapping, const int num_tokens, const int head_dim) {
+  const int row = blockIdx.x * THREADS_Y + threadIdx.y;
+  if (row >= num_tokens * head_dim / 128) return;
+  cache[slot_mapping[row * 128 / head_dim] * head_dim + threadIdx.x] = static_cast<uint8_t>(k[row * 128 + threadIdx.x]);
+}
+}  // namespace port
+
+// portq: ports vllm:csrc/cache_kernels.cu::quant_cache
+void quant_cache(torch::Tensor& k, torch::Tensor& cache, torch::Tensor& slot_mapping) {
+  const int tokens = {tokens};
+  const int width = k.size(1);
+  constexpr int x_threads = 8;
+  constexpr int y_threads = 32 / x_threads;
+  const int blocks = tokens * width / 128;
+  const dim3 grid((blocks + y_threads - 1) / y_threads);
+  port::QuantCache<x_threads, y_threads><<<grid, dim3(x_threads, y_threads), 0, stream>>>(
+      k.data_ptr<float>(), cache.data_ptr<uint8_t>(), slot_mapping.data_ptr<int64_t>(), tokens, width);
+}
+'''
+
+QUANT_CALLER = '''#include <torch/all.h>
+
+void index_keys(torch::Tensor k, torch::Tensor cache, torch::Tensor slots) { quant_cache(k, cache, slots); }
+'''
+
+
+def quant_tree(tokens: str) -> dict[str, str]:
+    return {"kernels/kv_cache/quant.cu": _QUANT_PORT.replace("{tokens}", tokens),
+            "kernels/mla_prefill/index.cu": QUANT_CALLER}
