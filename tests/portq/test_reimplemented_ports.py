@@ -432,3 +432,12 @@ def test_a_change_to_the_unresolved_part_itself_still_cannot_be_compared(tmp_pat
     host = _symbol(verdict, "quant_cache")
     assert host.verdict == NEEDS_REVIEW, host.reason
     assert "could not be resolved" in host.reason
+
+
+def test_a_broken_line_that_swallows_a_ported_definition_lowers_the_entry(tmp_path):
+    # an unterminated template header: tree-sitter folds the ported host that follows into the error
+    after = r.GRID_AFTER.replace("void copy_rows(", "template <typename T\nvoid copy_rows(")
+    verdict = _scan(tmp_path, {r.CU: r.GRID_BEFORE}, {r.CU: after}, r.grid_tree(r.GRID_PORT_OLD))
+    assert verdict.verdict == NEEDS_REVIEW, verdict.reason
+    assert "lost the ported definition copy_rows" in verdict.reason
+    assert any(e.kind == "parse-failure" for e in verdict.evidence)
