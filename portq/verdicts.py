@@ -1031,7 +1031,10 @@ def _names_used_by_others(table, line: int, text: str, symbol: TouchedSymbol) ->
     if statement is None:
         return words
     if statement.type in ("namespace_definition", "declaration_list", "linkage_specification"):
-        return set()  # a namespace's own head or brace: what it holds is attributed line by line
+        # a namespace's own head or brace stands for the definitions it holds (a port among
+        # them names itself), not for the namespace name every definition in the file shares
+        first, last = statement.start_point[0] + 1, statement.end_point[0] + 1
+        return {d.name for d in table.definitions if first <= d.start_line <= last}
     field_name = _DEFINING.get(statement.type)
     if field_name is not None:
         name = statement.child_by_field_name(field_name)

@@ -441,3 +441,10 @@ def test_a_broken_line_that_swallows_a_ported_definition_lowers_the_entry(tmp_pa
     assert verdict.verdict == NEEDS_REVIEW, verdict.reason
     assert "lost the ported definition copy_rows" in verdict.reason
     assert any(e.kind == "parse-failure" for e in verdict.evidence)
+
+
+def test_a_changed_namespace_line_around_a_ported_definition_is_still_the_ports(tmp_path):
+    after = r.GRID_BEFORE.replace("namespace vllm {", "namespace vllm::rows {").replace("}  // namespace vllm",
+                                                                                        "}  // namespace vllm::rows")
+    verdict = _scan(tmp_path, {r.CU: r.GRID_BEFORE}, {r.CU: after}, r.grid_tree(r.GRID_PORT_OLD))
+    assert verdict.verdict in FLAGGED, verdict.reason
