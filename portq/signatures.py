@@ -488,7 +488,7 @@ def single_return(node):
         parameters = declarator.child_by_field_name("parameters") if declarator.type == "function_declarator" else None
         names = [_CppExtractor._declarator_name(p.child_by_field_name("declarator")) or ""
                  for p in (parameters.named_children if parameters else []) if p.type.endswith("parameter_declaration")]
-        return names, returns[0].named_children[0], _CppExtractor._assignments_in(body)
+        return names, returns[0].named_children[0], _CppExtractor._assignments_in(body).at(returns[0])
     from portq.signatures_python import _python_assignments, _python_parameter_names
 
     names = _python_parameter_names(function)
@@ -496,6 +496,85 @@ def single_return(node):
     if len(returns) == 1:
         return names, returns[0].named_children[0], locals_.at(returns[0])
     return names, [r.named_children[0] for r in returns], [locals_.at(r) for r in returns]
+
+
+def ancestors(node):
+    while node is not None:
+        yield node
+        node = node.parent
+
+
+class ReachingLocals(dict):
+    """Local assignments of a body, resolved where they are read. As a
+    mapping it holds only names assigned once; ``at(use)`` gives the value
+    of the assignment that reaches ``use``, because a later ``grid = ...``
+    must not be read as an earlier one. A language fills ``definitions``
+    (name -> [(statement, value node)] in source order; a value of None is
+    an update that is not a plain value) and says which nodes are loops and
+    which block holds a statement."""
+
+    loops: tuple[str, ...] = ()
+
+    def __init__(self):
+        super().__init__()
+        self.definitions: dict[str, list[tuple[Any, Any]]] = {}
+
+    def settle(self) -> None:
+        for name, found in self.definitions.items():
+            if len(found) == 1 and found[0][1] is not None:
+                self[name] = found[0][1]
+
+    @staticmethod
+    def holder(statement):
+        return statement.parent
+
+    def reaching(self, name: str, use) -> tuple[list[tuple[Any, Any]], bool]:
+        """The assignments of ``name`` that can reach ``use``: the last one
+        before it that every path runs, the conditional ones after that, and
+        those later in a loop around ``use``; and whether one of them runs on
+        every path."""
+        found = self.definitions.get(name, [])
+        use_ancestors = {a.id for a in ancestors(use)}
+        before = [d for d in found if d[0].end_byte <= use.start_byte]
+        reaching: list[tuple[Any, Any]] = []
+        always = False
+        for definition in reversed(before):
+            reaching.append(definition)
+            holder = self.holder(definition[0])
+            if holder is not None and holder.id in use_ancestors:  # the block holding it holds the use
+                always = True
+                break
+        loops = [a for a in ancestors(use) if a.type in self.loops]
+        for definition in found:
+            if definition[0].end_byte > use.start_byte and \
+                    any(loop.start_byte <= definition[0].start_byte < loop.end_byte for loop in loops):
+                reaching.append(definition)
+        return reaching, always
+
+    def at(self, use) -> "ResolvedLocals":
+        """name -> the one value that reaches ``use``; names that several
+        assignments (or none, on some path) reach are in ``ambiguous``."""
+        resolved = ResolvedLocals()
+        for name in self.definitions:
+            reaching, always = self.reaching(name, use)
+            if not reaching:
+                continue
+            if len(reaching) == 1 and reaching[0][1] is not None and always:
+                resolved[name] = reaching[0][1]
+            else:
+                resolved.ambiguous.add(name)
+        return resolved
+
+
+class ResolvedLocals(dict):
+    """Locals resolved at one use; ``ambiguous`` names more than one assignment reaches."""
+
+    def __init__(self):
+        super().__init__()
+        self.ambiguous: set[str] = set()
+
+    def at(self, use) -> "ResolvedLocals":
+        return self
 
 
 def _form_fields(form: Form, grid_expression, launch_line: int, same_file: bool, lines: "_Lines") -> dict[str, Any]:

@@ -6,6 +6,7 @@ and block as canonical expressions, and ``blockIdx``/``gridDim`` use."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from portq.expressions import Form, canonical_form
@@ -13,6 +14,7 @@ from portq.signatures import (
     _CPP_NON_VARIABLES,
     Launch,
     Param,
+    ReachingLocals,
     Signature,
     Use,
     _closure_identifiers,
@@ -168,29 +170,8 @@ class _CppExtractor:
     # -- launches
 
     @staticmethod
-    def _assignments_in(scope) -> dict[str, Any]:
-        """name -> expression node for simple local declarations/assignments
-        (``dim3 grid(n)``, ``auto g = x;``, ``g = x;``), first one wins."""
-        assignments: dict[str, Any] = {}
-        for node in _walk(scope):
-            if node.type == "init_declarator":
-                name = node.child_by_field_name("declarator")
-                value = node.child_by_field_name("value")
-                if name is not None and name.type == "identifier" and value is not None:
-                    assignments.setdefault(_text(name), value)
-            elif node.type == "declaration":
-                declarator = node.child_by_field_name("declarator")
-                # The most vexing parse: `dim3 grid(num_tokens);` is a function declarator.
-                if declarator is not None and declarator.type == "function_declarator":
-                    name = declarator.child_by_field_name("declarator")
-                    parameters = declarator.child_by_field_name("parameters")
-                    if name is not None and name.type == "identifier" and parameters is not None:
-                        assignments.setdefault(_text(name), parameters)
-            elif node.type == "assignment_expression":
-                left = node.child_by_field_name("left")
-                if left is not None and left.type == "identifier":
-                    assignments.setdefault(_text(left), node.child_by_field_name("right"))
-        return assignments
+    def _assignments_in(scope) -> "CppLocals":
+        return CppLocals(scope)
 
     def _helper(self, name: str):
         """A single-return function of this file, else of an included header, for grids computed there."""
@@ -247,6 +228,7 @@ class _CppExtractor:
                     self._add_launch(node, assignments, name, mention)
 
     def _add_launch(self, node, assignments, via_macro: str | None, cite) -> None:
+        assignments = assignments.at(cite)  # a macro's launch reads the locals where the body expands it
         function = node.child_by_field_name("function")
         config = next(c for c in node.children if c.type == "kernel_call_syntax")
         config_args = [c for c in config.named_children]
@@ -262,6 +244,10 @@ class _CppExtractor:
         grid_form = canonical_form(grid_node, assignments.get, normalise_name, self._helper, grid=True) \
             if grid_node is not None \
             else Form("")
+        unsettled = sorted(n for n in assignments.ambiguous if normalise_name(n) in identifiers)
+        if unsettled and grid_form.text:  # which assignment reaches the launch depends on the path taken
+            reasons = tuple(f"{name} (assigned on more than one path to the launch)" for name in unsettled)
+            grid_form = replace(grid_form, text=f"?{grid_form.text}", opaque=grid_form.opaque + reasons)
         argument_nodes = [a for a in (arguments.named_children if arguments else []) if a.type != "comment"]
         argument_ids = tuple(normalise_name(i) for a in argument_nodes for i in _cpp_identifiers(a)[:1])
         line = _line_of(cite)
@@ -366,3 +352,42 @@ def _cpp_identifiers(node) -> list[str]:
             continue
         found.append(text)
     return found
+
+
+class CppLocals(ReachingLocals):
+    """Simple local declarations and assignments of a C++ body (``dim3
+    grid(n)``, ``auto g = x;``, ``g = x;``), each resolved where it is read:
+    the last one every path to the use runs; one that only some paths run
+    leaves the name unresolved there."""
+
+    loops = ("for_statement", "while_statement", "do_statement", "for_range_loop")
+
+    def __init__(self, scope):
+        super().__init__()
+        for node in _walk(scope):
+            name = value = None
+            if node.type == "init_declarator":
+                name, value = node.child_by_field_name("declarator"), node.child_by_field_name("value")
+            elif node.type == "declaration":
+                declarator = node.child_by_field_name("declarator")
+                # The most vexing parse: `dim3 grid(num_tokens);` is a function declarator.
+                if declarator is not None and declarator.type == "function_declarator":
+                    name, value = declarator.child_by_field_name("declarator"), \
+                        declarator.child_by_field_name("parameters")
+            elif node.type == "assignment_expression":
+                name, value = node.child_by_field_name("left"), node.child_by_field_name("right")
+                operator = node.child_by_field_name("operator")
+                if operator is not None and _text(operator) != "=":
+                    value = None  # `g += x` updates, it binds no plain value
+            if name is None or name.type != "identifier" or (value is None and node.type != "assignment_expression"):
+                continue
+            self.definitions.setdefault(_text(name), []).append((_statement_of(node), value))
+        self.settle()
+
+
+def _statement_of(node):
+    """The statement a declarator or assignment belongs to (its block is the holder)."""
+    while node.parent is not None and node.type not in ("declaration", "expression_statement", "for_statement",
+                                                         "condition_clause"):
+        node = node.parent
+    return node

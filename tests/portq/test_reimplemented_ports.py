@@ -1,5 +1,5 @@
 """Golden cases for ports that re-implement upstream rather than copy it
-(docs/tricky-cases.md, cases 20-40): structure is compared modulo naming,
+(docs/tricky-cases.md, cases 20-41): structure is compared modulo naming,
 through local bindings and known equivalents, so a verdict never turns on
 what a local is called. Each runs the real ``portq scan``."""
 from __future__ import annotations
@@ -448,3 +448,18 @@ def test_a_changed_namespace_line_around_a_ported_definition_is_still_the_ports(
                                                                                         "}  // namespace vllm::rows")
     verdict = _scan(tmp_path, {r.CU: r.GRID_BEFORE}, {r.CU: after}, r.grid_tree(r.GRID_PORT_OLD))
     assert verdict.verdict in FLAGGED, verdict.reason
+
+
+@pytest.mark.parametrize("port, expected", [(r.GRID_PORT_OLD, REAL_GAP), (r.GRID_PORT_NEW.format(sms="sms"), IN_SYNC)])
+def test_a_cpp_grid_resolves_through_the_assignment_that_reaches_the_launch(tmp_path, port, expected):
+    verdict = _scan(tmp_path, {r.CU: r.REASSIGNED_CPP_BEFORE}, {r.CU: r.REASSIGNED_CPP_AFTER}, r.grid_tree(port))
+    host = _symbol(verdict, "copy_rows")
+    assert (host.verdict, host.decided_by) == (expected, "launch"), host.reason
+
+
+def test_a_cpp_grid_local_assigned_on_one_path_only_is_unresolved(tmp_path):
+    verdict = _scan(tmp_path, {r.CU: r.REASSIGNED_CPP_BEFORE}, {r.CU: r.REASSIGNED_CPP_BRANCH_AFTER},
+                    r.grid_tree(r.GRID_PORT_OLD))
+    host = _symbol(verdict, "copy_rows")
+    assert host.verdict == NEEDS_REVIEW, host.reason
+    assert "blocks (assigned on more than one path to the launch)" in host.reason

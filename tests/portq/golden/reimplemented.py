@@ -812,3 +812,19 @@ void index_keys(torch::Tensor k, torch::Tensor cache, torch::Tensor slots) { qua
 def quant_tree(tokens: str) -> dict[str, str]:
     return {"kernels/kv_cache/quant.cu": _QUANT_PORT.replace("{tokens}", tokens),
             "kernels/mla_prefill/index.cu": QUANT_CALLER}
+
+
+# --- case 41: a C++ local assigned again before the launch --------------------------------
+
+REASSIGNED_CPP_BEFORE = GRID_BEFORE.replace("  dim3 grid((n + 255) / 256);",
+                                            "  int blocks = (n + 255) / 256;\n  dim3 grid(blocks);")
+REASSIGNED_CPP_AFTER = GRID_BEFORE.replace(
+    "  dim3 grid((n + 255) / 256);",
+    "  int blocks = (n + 255) / 256;\n"
+    "  const int num_sms = at::cuda::getCurrentDeviceProperties()->multiProcessorCount;\n"
+    "  blocks = std::min((n + 255) / 256, 4 * num_sms);\n"
+    "  dim3 grid(blocks);")
+# the second assignment only on one path: which value reaches the launch depends on it
+REASSIGNED_CPP_BRANCH_AFTER = REASSIGNED_CPP_AFTER.replace(
+    "  blocks = std::min((n + 255) / 256, 4 * num_sms);\n",
+    "  if (n > (1 << 20)) blocks = std::min((n + 255) / 256, 4 * num_sms);\n")
