@@ -12,6 +12,7 @@ from typing import Any
 from portq.expressions import Form, canonical_form
 from portq.signatures import (
     _CPP_NON_VARIABLES,
+    Decomposition,
     Launch,
     Param,
     ReachingLocals,
@@ -309,6 +310,39 @@ class _CppExtractor:
                     self.signature.program_id_axes.append(axis)
                 elif base == "gridDim" and axis not in self.signature.num_programs_axes:
                     self.signature.num_programs_axes.append(axis)
+        if self.signature.is_kernel and self.body is not None:
+            self._decompositions()
+
+    def _decompositions(self) -> None:
+        """How the block index is decomposed (``item / H``, ``item % H``), as
+        the Triton side reads ``program_id``: locals derived from
+        ``blockIdx`` are followed in source order, and C++ integer ``/`` is
+        ``//``. Only the block's work index counts: a value with
+        ``threadIdx`` in it is a thread's, one read through a subscript is
+        data, and a block index multiplied into a value is an offset."""
+        derived: dict[str, int] = {}
+        local_values = CppLocals(self.body)
+        for node in _walk(self.body):
+            if node.type == "init_declarator" or (node.type == "assignment_expression"
+                                                  and _text(node.child_by_field_name("operator")) == "="):
+                target = node.child_by_field_name("declarator" if node.type == "init_declarator" else "left")
+                axis = _block_axis(node.child_by_field_name("value" if node.type == "init_declarator" else "right"),
+                                   derived)
+                if target is not None and target.type == "identifier" and axis is not None:
+                    derived.setdefault(_text(target), axis)
+            if node.type != "binary_expression":
+                continue
+            operator = _text(node.child_by_field_name("operator"))
+            if operator not in ("/", "%"):
+                continue
+            axis = _block_axis(node.child_by_field_name("left"), derived)
+            if axis is None:
+                continue
+            operand = canonical_form(node.child_by_field_name("right"), local_values.at(node).get, normalise_name).text
+            line = _line_of(node)
+            found = Decomposition(axis, "//" if operator == "/" else "%", operand, line, self.lines.quote(line))
+            if found not in self.signature.decomposition:
+                self.signature.decomposition.append(found)
 
 
 def _cpp_written_through(identifier) -> str | None:
@@ -330,6 +364,30 @@ def _cpp_written_through(identifier) -> str | None:
     if left is None or left.id != node.id or _text(operator) != "=":
         return None
     return field_name or _text(identifier)
+
+
+def _block_axis(node, derived: dict[str, int]) -> int | None:
+    """The ``blockIdx`` axis the per-block value ``node`` derives from, or None
+    (see ``_CppExtractor._decompositions``)."""
+    if node is None:
+        return None
+    axis = None
+    for current in _walk(node):
+        if current.type == "subscript_expression":
+            return None
+        if current.type == "field_expression":
+            base = _text(current.child_by_field_name("argument"))
+            if base == "threadIdx":
+                return None
+            if base == "blockIdx" and axis is None:
+                axis = {"x": 0, "y": 1, "z": 2}.get(_text(current.child_by_field_name("field")))
+        elif current.type == "identifier" and _text(current) in derived and axis is None:
+            axis = derived[_text(current)]
+        elif current.type == "binary_expression" and _text(current.child_by_field_name("operator")) == "*" and any(
+                _block_axis(side, derived) is not None
+                for side in (current.child_by_field_name("left"), current.child_by_field_name("right"))):
+            return None  # `block * stride` addresses memory; it does not pack work into the index
+    return axis
 
 
 def _cpp_identifiers(node) -> list[str]:

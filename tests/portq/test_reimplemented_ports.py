@@ -1,5 +1,5 @@
 """Golden cases for ports that re-implement upstream rather than copy it
-(docs/tricky-cases.md, cases 20-41): structure is compared modulo naming,
+(docs/tricky-cases.md, cases 20-42): structure is compared modulo naming,
 through local bindings and known equivalents, so a verdict never turns on
 what a local is called. Each runs the real ``portq scan``."""
 from __future__ import annotations
@@ -463,3 +463,22 @@ def test_a_cpp_grid_local_assigned_on_one_path_only_is_unresolved(tmp_path):
     host = _symbol(verdict, "copy_rows")
     assert host.verdict == NEEDS_REVIEW, host.reason
     assert "blocks (assigned on more than one path to the launch)" in host.reason
+
+
+def test_a_cpp_kernels_block_index_decomposition_is_compared_with_the_ports_program_id(tmp_path):
+    verdict = _scan(tmp_path, {r.CU: r.PACKED_CPP_BEFORE}, {r.CU: r.PACKED_CPP_AFTER},
+                    r.packed_cpp_tree(r.PACKED_CPP_NEW, "B * H * C"))
+    kernel = _symbol(verdict, "vllm::expand_heads_kernel")
+    assert kernel.verdict == IN_SYNC, kernel.reason
+    assert "the port already decomposes the program id the new way" in kernel.reason
+    assert verdict.verdict == IN_SYNC, verdict.reason
+
+
+def test_a_port_with_the_new_grid_but_the_old_decomposition_is_behind(tmp_path):
+    verdict = _scan(tmp_path, {r.CU: r.PACKED_CPP_BEFORE}, {r.CU: r.PACKED_CPP_AFTER},
+                    r.packed_cpp_tree(r.PACKED_CPP_OLD, "B * H * C"))
+    kernel = _symbol(verdict, "vllm::expand_heads_kernel")
+    assert (kernel.verdict, kernel.decided_by) == (REAL_GAP, "launch"), kernel.reason
+    assert "still decomposes it the old way" in kernel.reason
+    ids = [e for e in kernel.evidence if e.kind == "program-id" and e.side == "upstream-new"]
+    assert ids and ids[0].path == r.CU and ids[0].line == 6  # `const int c = item % C;`

@@ -828,3 +828,56 @@ REASSIGNED_CPP_AFTER = GRID_BEFORE.replace(
 REASSIGNED_CPP_BRANCH_AFTER = REASSIGNED_CPP_AFTER.replace(
     "  blocks = std::min((n + 255) / 256, 4 * num_sms);\n",
     "  if (n > (1 << 20)) blocks = std::min((n + 255) / 256, 4 * num_sms);\n")
+
+
+# --- case 42: a C++ kernel's blockIdx decomposition, compared with a Triton port's ----------
+
+PACKED_CPP_BEFORE = """\
+#include <torch/all.h>
+
+namespace vllm {
+__global__ void expand_heads_kernel(const float* __restrict__ x, float* __restrict__ out, const int H, const int C) {
+  const int item = blockIdx.x;
+  const int b = item / H;
+  const int h = item % H;
+  for (int c = threadIdx.x; c < C; c += blockDim.x) out[(b * H + h) * C + c] = x[b * C + c];
+}
+}  // namespace vllm
+
+void expand_heads(torch::Tensor const& x, torch::Tensor& out, int64_t B, int64_t H, int64_t C) {
+  dim3 grid(B * H);
+  vllm::expand_heads_kernel<<<grid, dim3(128), 0, stream>>>(x.data_ptr<float>(), out.data_ptr<float>(), H, C);
+}
+"""
+# one program per (batch, head, chunk): more work packed into blockIdx.x
+PACKED_CPP_AFTER = PACKED_CPP_BEFORE.replace(
+    "  const int b = item / H;\n  const int h = item % H;\n"
+    "  for (int c = threadIdx.x; c < C; c += blockDim.x) out[(b * H + h) * C + c] = x[b * C + c];\n",
+    "  const int c = item % C;\n  const int b = item / (H * C);\n  const int h = (item / C) % H;\n"
+    "  if (threadIdx.x == 0) out[(b * H + h) * C + c] = x[b * C + c];\n").replace(
+    "  dim3 grid(B * H);", "  dim3 grid(B * H * C);")
+
+_PACKED_CPP_PORT = '''import triton
+import triton.language as tl
+
+
+# portq: ports vllm:csrc/cache_kernels.cu::vllm::expand_heads_kernel
+@triton.jit
+def _expand_heads(x_ptr, out_ptr, H, C, BLOCK: tl.constexpr):
+    work = tl.program_id(0)
+{decomposition}
+
+
+# portq: ports vllm:csrc/cache_kernels.cu::expand_heads
+def expand_heads(x, out, B, H, C):
+    _expand_heads[({grid},)](x, out, H, C, BLOCK=128)
+'''
+PACKED_CPP_OLD = "    b = work // H\n    h = work % H\n    tl.store(out_ptr + b * H + h, tl.load(x_ptr + b * C))"
+PACKED_CPP_NEW = ("    c = work % C\n    b = work // (C * H)\n    h = (work // C) % H\n"
+                  "    tl.store(out_ptr + (b * H + h) * C + c, tl.load(x_ptr + b * C + c))")
+
+
+def packed_cpp_tree(decomposition: str, grid: str) -> dict[str, str]:
+    return {"kernels/mla_prefix/expand.py": _PACKED_CPP_PORT.format(decomposition=decomposition, grid=grid),
+            "kernels/mla_prefill/stage.py": "from portq_kernels.mla_prefix.expand import expand_heads\n\n\n"
+                                            "def stage(x, out):\n    expand_heads(x, out, 2, 4, 8)\n"}
