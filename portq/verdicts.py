@@ -301,18 +301,18 @@ class SymbolClassifier:
             table = self._table(blob, path)
             if table is None or table.tree is None or not table.tree.root_node.has_error:
                 continue
-            errors = _error_lines(table.tree.root_node)
+            errors = _error_spans(table.tree.root_node)
             changed = [line for _, line, _ in _changed_lines(change, symbol, None, None, outside_definitions=False)
                        if _ == side] if change is not None else []
-            own = sorted({e for e in errors if any(abs(e - c) <= 3 for c in changed)
-                          or (extent is not None and symbol.name not in ("<toplevel>", "<lines>")
-                              and extent[0] <= e <= extent[1])})
+            own = sorted({max(first, c - 3) for first, last in errors for c in changed if first - 3 <= c <= last + 3}
+                         | ({max(first, extent[0]) for first, last in errors if first <= extent[1] and last >= extent[0]}
+                            if extent is not None and symbol.name not in ("<toplevel>", "<lines>") else set()))
             macros = macro_extents(table.source) if table.language == "cpp" else {}
             expanded: list[tuple[int, str]] = []
             if ported and extent is not None:
                 used = set(_IDENTIFIER.findall(_source_lines(table.source, extent)))
-                expanded = sorted((e, name) for name, (first, last) in macros.items() if name in used
-                                  for e in errors if first <= e <= last)
+                expanded = sorted((max(first, start), name) for name, (start, end) in macros.items() if name in used
+                                  for first, last in errors if first <= end and last >= start)
             if not ported:
                 if referenced is None:
                     referenced = self._ported_identifiers(symbol, paths, anchors)
@@ -345,8 +345,8 @@ class SymbolClassifier:
         for definition in other.definitions:
             if any(a.matches_name(definition.name, definition.qualified_name) for a in anchors) \
                     and (definition.name, definition.qualified_name) not in present:
-                errors = _error_lines(table.tree.root_node)
-                return (errors[0] if errors else 1), definition.qualified_name
+                errors = _error_spans(table.tree.root_node)
+                return (errors[0][0] if errors else 1), definition.qualified_name
         return None
 
     def _broken(self, symbol: TouchedSymbol, side: str, path: str, table, where_line: tuple[int, str | None],
@@ -1060,17 +1060,17 @@ def _walk_nodes(node):
         stack.extend(current.children)
 
 
-def _error_lines(root) -> list[int]:
-    """The first line (1-based) of every syntax error or missing token, in order."""
-    lines: list[int] = []
+def _error_spans(root) -> list[tuple[int, int]]:
+    """(first, last line, 1-based) of every syntax error or missing token, in order."""
+    spans: set[tuple[int, int]] = set()
     stack = [root]
     while stack:
         node = stack.pop()
         if node.type == "ERROR" or node.is_missing:
-            lines.append(node.start_point[0] + 1)
+            spans.add((node.start_point[0] + 1, node.end_point[0] + 1))
         elif node.has_error:
             stack.extend(reversed(node.children))
-    return sorted(set(lines))
+    return sorted(spans)
 
 
 def _source_lines(source: bytes, extent: tuple[int, int]) -> str:
