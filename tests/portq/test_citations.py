@@ -155,3 +155,11 @@ def test_a_reviewed_entrys_history_prints_no_unchecked_citation(tmp_path):
     assert "The reviewer wrote: measure the page-task launch first" in markdown and "- Scan in wave" in markdown
     read = reader(scenario.root / "tree", scenario.root / "upstream", document["commit"]["sha"])
     verify_report(markdown, document, read, (scenario.root / "matrix.toml").read_text())
+
+
+def test_a_one_line_definition_whose_text_holds_a_semicolon_is_cited_at_its_line():
+    text = "#include <torch/all.h>\n\nvoid index_keys(Tensor k) { quant_cache(k); }\n"
+    citation = Sources(lambda side, path: text).cite("tree", "index.cu", 3, "void index_keys(Tensor k) { quant_cache(k); }")
+    assert (citation.place, citation.found) == ("index.cu:3", True)
+    assert citation.quote == ("void index_keys(Tensor k) { quant_cache(k); }",)
+
