@@ -163,3 +163,13 @@ def test_a_one_line_definition_whose_text_holds_a_semicolon_is_cited_at_its_line
     assert (citation.place, citation.found) == ("index.cu:3", True)
     assert citation.quote == ("void index_keys(Tensor k) { quant_cache(k); }",)
 
+
+def test_a_change_that_quotes_the_same_lines_before_and_after_fails_the_check():
+    text = "void f(int n) {\n  dim3 grid(n);\n}\n"
+    same = {"side": "upstream-old", "path": "a.cu", "line": 2, "end_line": None, "place": "a.cu:2",
+            "quote": ["dim3 grid(n);"], "checked": True, "found": True}
+    context = {"citations": [same, {**same, "side": "upstream-new"}],
+               "halves": [{"deciding": [{"changes": [{"fact": "grid (n,) changed", "before": same,
+                                                      "after": {**same, "side": "upstream-new"}}]}]}]}
+    with pytest.raises(AssertionError, match="quote the same lines"):
+        verify_report("- before `a.cu:2`: `dim3 grid(n);`", context, lambda side, path: text)
