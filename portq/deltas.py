@@ -1204,9 +1204,9 @@ def _geometry_items(old, new, port, before, after, mine, cross: bool, port_launc
         was_at = Location(Side.OLD, old.path, before.line, quote=before.quote)
         now_at = Location(Side.NEW, new.path, after.line, quote=after.quote)
         through = ()
-        changed = _binding_change(before.block_bindings, after.block_bindings, old.path, new.path) \
-            if attribute == "block" and _same_text(before.quote, after.quote) else None
-        if changed is not None:  # threads per block changed in a local the launch line names
+        changed = _binding_change(getattr(before, f"{attribute}_bindings"), getattr(after, f"{attribute}_bindings"),
+                                  old.path, new.path) if _same_text(before.quote, after.quote) else None
+        if changed is not None:  # threads per block (or warps, stages) changed in a local the launch line names
             through, was_at, now_at = changed
         tree = [Evidence(kind=Kind.LAUNCH_BLOCK, message=f"upstream {attribute} was {was}", side="upstream-old",
                          path=old.path, line=before.line, quote=before.quote, symbol=old.name, subject=attribute,

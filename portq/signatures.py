@@ -154,6 +154,8 @@ class Launch:
     # line a delta cites.
     grid_bindings: tuple[tuple[str, int, tuple[str, ...], str], ...] = ()
     block_bindings: tuple[tuple[str, int, tuple[str, ...], str], ...] = ()
+    num_warps_bindings: tuple[tuple[str, int, tuple[str, ...], str], ...] = ()
+    num_stages_bindings: tuple[tuple[str, int, tuple[str, ...], str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -225,7 +227,8 @@ class Signature:
                       "bound": tuple(l["bound"]) if l.get("bound") is not None else None,
                       "grid_leaves": tuple(l.get("grid_leaves", ())), "grid_opaque": tuple(l.get("grid_opaque", ())),
                       "grid_bindings": _bindings_from_json(l.get("grid_bindings", ())),
-                      "block_bindings": _bindings_from_json(l.get("block_bindings", ()))})
+                      **{key: _bindings_from_json(l.get(key, ())) for key in
+                         ("block_bindings", "num_warps_bindings", "num_stages_bindings")}})
             for l in data.get("launches", [])
         ]
         data["decomposition"] = [Decomposition(**d) for d in data.get("decomposition", [])]

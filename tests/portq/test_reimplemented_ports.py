@@ -495,6 +495,15 @@ def test_threads_changed_in_the_local_a_launch_names_cite_that_local(tmp_path):
                   (tmp_path / "matrix.toml").read_text())
 
 
+def test_num_warps_changed_in_the_local_a_triton_launch_names_cite_that_local(tmp_path):
+    verdict = _scan(tmp_path, {r.REASSIGNED_HOST: r.WARPS_BEFORE}, {r.REASSIGNED_HOST: r.WARPS_AFTER}, r.WARPS_TREE)
+    host = _symbol(verdict, "copy_rows")
+    assert (host.verdict, host.decided_by) == (REAL_GAP, "launch"), host.reason
+    warps = next(e for e in host.evidence if e.kind == "launch-block" and e.side == "upstream-new")
+    assert (warps.subject, warps.through) == ("num_warps", ("warps",))
+    assert (warps.before.line, warps.before.quote, warps.after.quote) == (6, "warps = 4", "warps = 8")
+
+
 def test_a_grid_whose_own_line_changed_still_cites_that_line(tmp_path):
     verdict = _scan(tmp_path, {r.CU: r.GRID_BEFORE}, {r.CU: r.GRID_AFTER}, r.grid_tree(r.GRID_PORT_OLD))
     grid = next(e for e in _symbol(verdict, "copy_rows").evidence if e.kind == "launch-grid" and e.side == "upstream-new")

@@ -464,6 +464,15 @@ BOUND_ROWS_BEFORE = _REASSIGNED_HEAD + """\
     _rows_kernel[grid](x, y, n, BLOCK=64)
 """
 BOUND_ROWS_AFTER = BOUND_ROWS_BEFORE.replace("    rows = n\n", "    rows = min(n, x.shape[0])\n")
+# num_warps through a local, changed with the launch line unchanged
+WARPS_BEFORE = _REASSIGNED_HEAD + """\
+    warps = 4
+    grid = (triton.cdiv(n, 64),)
+    _rows_kernel[grid](x, y, n, BLOCK=64, num_warps=warps)
+"""
+WARPS_AFTER = WARPS_BEFORE.replace("    warps = 4\n", "    warps = 8\n")
+WARPS_TREE = {**REASSIGNED_TREE, "kernels/kv_cache/rows.py": REASSIGNED_TREE["kernels/kv_cache/rows.py"].replace(
+    "_rows[grid](x, y, n, BLOCK=64)", "_rows[grid](x, y, n, BLOCK=64, num_warps=4)")}
 
 # --- case 33: a grid helper with several returns; a new kernel the port already launches ---
 
