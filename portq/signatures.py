@@ -147,6 +147,15 @@ class Launch:
     grid_line: int = 0
     grid_quote: str = ""
     block_form: str = ""
+    # The locals (and module constants) the grid and the block resolve
+    # through, each as (name, first line of its value, the quoted lines of
+    # the value, the value's text without whitespace): where a grid changed
+    # whose own line did not, the change is in one of these, and that is the
+    # line a delta cites.
+    grid_bindings: tuple[tuple[str, int, tuple[str, ...], str], ...] = ()
+    block_bindings: tuple[tuple[str, int, tuple[str, ...], str], ...] = ()
+    num_warps_bindings: tuple[tuple[str, int, tuple[str, ...], str], ...] = ()
+    num_stages_bindings: tuple[tuple[str, int, tuple[str, ...], str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -216,7 +225,10 @@ class Signature:
                       "grid_identifiers": tuple(l["grid_identifiers"]), "slots": tuple(l.get("slots", ())),
                       "texts": tuple(l.get("texts", ())),
                       "bound": tuple(l["bound"]) if l.get("bound") is not None else None,
-                      "grid_leaves": tuple(l.get("grid_leaves", ())), "grid_opaque": tuple(l.get("grid_opaque", ()))})
+                      "grid_leaves": tuple(l.get("grid_leaves", ())), "grid_opaque": tuple(l.get("grid_opaque", ())),
+                      "grid_bindings": _bindings_from_json(l.get("grid_bindings", ())),
+                      **{key: _bindings_from_json(l.get(key, ())) for key in
+                         ("block_bindings", "num_warps_bindings", "num_stages_bindings")}})
             for l in data.get("launches", [])
         ]
         data["decomposition"] = [Decomposition(**d) for d in data.get("decomposition", [])]
@@ -580,7 +592,21 @@ class ResolvedLocals(dict):
 def _form_fields(form: Form, grid_expression, launch_line: int, same_file: bool, lines: "_Lines") -> dict[str, Any]:
     line = _line_of(grid_expression) if grid_expression is not None and same_file else launch_line
     return dict(grid_form=form.text, grid_leaves=form.leaves, grid_opaque=form.opaque, grid_line=line,
-                grid_quote=lines.quote(line))
+                grid_quote=lines.quote(line), grid_bindings=bindings_quoted(form, lines))
+
+
+def bindings_quoted(form: Form, lines: "_Lines") -> tuple[tuple[str, int, tuple[str, ...], str], ...]:
+    """The bindings a form was resolved through: name, first line, quoted lines, value text."""
+    quoted = []
+    for name, value in form.bindings:
+        first, last = value.start_point[0] + 1, value.end_point[0] + 1
+        quoted.append((name, first, tuple(lines.quote(n) for n in range(first, last + 1)),
+                       re.sub(r"\s+", "", _text(value))))
+    return tuple(quoted)
+
+
+def _bindings_from_json(items) -> tuple[tuple[str, int, tuple[str, ...], str], ...]:
+    return tuple((name, line, tuple(quotes), text) for name, line, quotes, text in items)
 
 
 def _closure_identifiers(node, assignments, identifiers_of, depth: int = 4) -> set[str]:

@@ -28,6 +28,7 @@ from portq.signatures import (
     _text,
     _walk,
     bind_arguments,
+    bindings_quoted,
     normalise_kernel_name,
     normalise_name,
     normalised_text,
@@ -237,11 +238,11 @@ class _CppExtractor:
         grid_node = config_args[0] if config_args else None
         grid_expression, shape = self._resolve_grid(grid_node, assignments)
         identifiers = _closure_identifiers(grid_expression, assignments, _cpp_identifiers)
-        block, block_form = None, ""
+        block, block_form = None, Form("")
         if len(config_args) > 1:
             block_expression, _ = self._resolve_grid(config_args[1], assignments)
             block = _resolve_literal(block_expression, assignments, _cpp_identifiers)
-            block_form = canonical_form(config_args[1], assignments.get, normalise_name, self._helper).text
+            block_form = canonical_form(config_args[1], assignments.get, normalise_name, self._helper)
         grid_form = canonical_form(grid_node, assignments.get, normalise_name, self._helper, grid=True) \
             if grid_node is not None \
             else Form("")
@@ -269,7 +270,8 @@ class _CppExtractor:
                 quote=self.lines.quote(line),
                 via_macro=via_macro,
                 **_form_fields(grid_form, grid_expression, line, via_macro is None, self.lines),
-                block_form=block_form,
+                block_form=block_form.text,
+                block_bindings=bindings_quoted(block_form, self.lines),
                 slots=slots,
                 texts=tuple(normalised_text(a) for a in argument_nodes),
                 bound=bind_arguments(slots, params) if params is not None else None,

@@ -31,6 +31,7 @@ from portq.signatures import (
     _walk,
     ancestors,
     bind_arguments,
+    bindings_quoted,
     normalise_kernel_name,
     normalise_name,
     normalised_text,
@@ -269,6 +270,8 @@ class _PythonExtractor:
                 value = argument.child_by_field_name("value")
                 if key in ("num_warps", "num_stages"):
                     options[key] = _resolve_literal(value, assignments, _python_identifiers)
+                    through = canonical_form(value, self._resolver(assignments, substitution), normalise_name)
+                    options[f"{key}_bindings"] = bindings_quoted(through, self.lines)
                     continue
                 keywords.append(key)
                 ids = _python_identifiers(value)
@@ -306,6 +309,8 @@ class _PythonExtractor:
                 grid_shape=shape,
                 num_warps=options.get("num_warps"),
                 num_stages=options.get("num_stages"),
+                num_warps_bindings=options.get("num_warps_bindings", ()),
+                num_stages_bindings=options.get("num_stages_bindings", ()),
                 line=line,
                 quote=self.lines.quote(line),
                 slots=tuple(slots),

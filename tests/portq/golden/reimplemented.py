@@ -457,6 +457,23 @@ def stage(x, y):
 '''}
 
 
+# a Triton grid that changes only through the local it is computed from: the grid line reads the same
+BOUND_ROWS_BEFORE = _REASSIGNED_HEAD + """\
+    rows = n
+    grid = (triton.cdiv(rows, 64),)
+    _rows_kernel[grid](x, y, n, BLOCK=64)
+"""
+BOUND_ROWS_AFTER = BOUND_ROWS_BEFORE.replace("    rows = n\n", "    rows = min(n, x.shape[0])\n")
+# num_warps through a local, changed with the launch line unchanged
+WARPS_BEFORE = _REASSIGNED_HEAD + """\
+    warps = 4
+    grid = (triton.cdiv(n, 64),)
+    _rows_kernel[grid](x, y, n, BLOCK=64, num_warps=warps)
+"""
+WARPS_AFTER = WARPS_BEFORE.replace("    warps = 4\n", "    warps = 8\n")
+WARPS_TREE = {**REASSIGNED_TREE, "kernels/kv_cache/rows.py": REASSIGNED_TREE["kernels/kv_cache/rows.py"].replace(
+    "_rows[grid](x, y, n, BLOCK=64)", "_rows[grid](x, y, n, BLOCK=64, num_warps=4)")}
+
 # --- case 33: a grid helper with several returns; a new kernel the port already launches ---
 
 GRID_HELPER_PORT = '''import torch
@@ -881,3 +898,44 @@ def packed_cpp_tree(decomposition: str, grid: str) -> dict[str, str]:
     return {"kernels/mla_prefix/expand.py": _PACKED_CPP_PORT.format(decomposition=decomposition, grid=grid),
             "kernels/mla_prefill/stage.py": "from portq_kernels.mla_prefix.expand import expand_heads\n\n\n"
                                             "def stage(x, out):\n    expand_heads(x, out, 2, 4, 8)\n"}
+
+
+# --- threads per block changed in the local the launch names (the launch line reads the same) ---
+
+THREADS_BEFORE = """\
+#include <torch/all.h>
+
+namespace vllm {
+__global__ void scale_rows_kernel(float* __restrict__ x, const int64_t n) {
+  for (int64_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) x[i] *= 2.0f;
+}
+}  // namespace vllm
+
+void scale_rows(torch::Tensor& x, int64_t n) {
+  const int threads = 256;
+  dim3 grid((n + 255) / 256);
+  vllm::scale_rows_kernel<<<grid, threads, 0, stream>>>(x.data_ptr<float>(), n);
+}
+"""
+THREADS_AFTER = THREADS_BEFORE.replace("  const int threads = 256;", "  const int threads = 128;")
+THREADS_TREE = {"kernels/kv_cache/scale.cu": """\
+#include <torch/all.h>
+
+// portq: ports vllm:csrc/cache_kernels.cu::vllm::scale_rows_kernel
+__global__ void ScaleRows(float* __restrict__ x, const int64_t n) {
+  for (int64_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) x[i] *= 2.0f;
+}
+
+// portq: ports vllm:csrc/cache_kernels.cu::scale_rows
+void scale_rows(torch::Tensor& x, int64_t n) {
+  constexpr int block = 256;
+  const dim3 blocks((n + 255) / 256);
+  ScaleRows<<<blocks, block, 0, stream>>>(x.data_ptr<float>(), n);
+}
+""", "kernels/mla_prefill/scale_all.cu": """\
+#include <torch/all.h>
+
+void scale_all(torch::Tensor x) {
+  scale_rows(x, x.numel());
+}
+"""}
