@@ -301,6 +301,17 @@ def run(args):
         return call
 
     configs = sweep_configs()
+    if args.profile:  # one launch of the op per row, nothing timed (for ncu)
+        for label, batch, ctx, heads in [s for s in SHAPES if not args.only or args.only in s[0]]:
+            for cache, weight, page_size in row_kinds(label):
+                p = make_problem(batch, ctx, heads, cache, page_size, "cuda", weight)
+                k_out = torch.empty(p["tokens"], heads, NOPE + ROPE, device="cuda", dtype=torch.bfloat16)
+                v_out = torch.empty(p["tokens"], heads, VDIM, device="cuda", dtype=torch.bfloat16)
+                gather_kv_b_proj(p["k_buffer"], p["k_scale"], p["kv_indptr"], p["kv_indices"], p["cu"],
+                                 p["weight"], None, k_out, v_out)
+                torch.cuda.synchronize()
+                print(f"{label} {cache}x{weight} S={page_size}: one launch", flush=True)
+        return None
     if not args.no_warm:
         warm_compile()
     if args.compile_only:
@@ -368,6 +379,50 @@ def run(args):
             del p, k_out, v_out
             torch.cuda.empty_cache()
     return results
+
+
+def limiters(args):
+    """The op's configuration at 1x32000 h12 against itself with one stage left
+    out or changed: no stores (the epilogue's memory traffic), warp
+    specialization of the K loop, four pipeline stages, a persistent grid.
+    Printed as a markdown table (and saved in the JSON)."""
+    from dataclasses import replace
+
+    from _timing import time_gpu
+
+    from portq_kernels import validation
+    from portq_kernels.mla_prefix.gather_kv_b_proj import default_config, gather_kv_b_proj_with_config
+
+    lines = ["| cache x weight | S | variant | ms | min–max µs | TFLOP/s |", "|---|---|---|---:|---:|---:|"]
+    for cache, weight, page_size in (("bf16", "bf16", 64), ("fp8", "bf16", 64), ("fp8", "fp8", 1)):
+        p = make_problem(1, 32000, 12, cache, page_size, "cuda", weight)
+        k_out = torch.empty(32000, 12, NOPE + ROPE, device="cuda", dtype=torch.bfloat16)
+        v_out = torch.empty(32000, 12, VDIM, device="cuda", dtype=torch.bfloat16)
+        op_args = (p["k_buffer"], p["k_scale"], p["kv_indptr"], p["kv_indices"], p["cu"], p["weight"], None,
+                   k_out, v_out)
+        base = default_config(torch.device("cuda"), "none", p["k_buffer"].dtype, p["weight"].dtype)
+        flops, _ = traffic(32000, 12, cache, weight)
+        for label, config in (("the op's configuration", base),
+                              ("no stores (epilogue traffic left out)", replace(base, write_outputs=False)),
+                              ("K loop warp-specialized", replace(base, warp_specialize=True)),
+                              ("4 pipeline stages", replace(base, num_stages=4)),
+                              ("persistent grid", replace(base, grid_stride=True))):
+            def call(config=config):
+                with validation.index_checks("record"):
+                    gather_kv_b_proj_with_config(*op_args, config=config)
+            try:
+                t = time_gpu(call, trials=args.trials)
+            except Exception as exc:  # a variant Triton cannot compile here is reported, not fatal
+                torch.cuda.synchronize()
+                lines.append(f"| {cache} x {weight} | {page_size} | {label} | fail | "
+                             f"{type(exc).__name__}: {str(exc).splitlines()[0][:80]} | |")
+                continue
+            lines.append(f"| {cache} x {weight} | {page_size} | {label} | {t.ms:.4f} | {t.spread()} | "
+                         f"{flops / t.ms / 1e9:.0f} |")
+            print(lines[-1], flush=True)
+        del p, k_out, v_out
+        torch.cuda.empty_cache()
+    return lines
 
 
 # ------------------------------------------------------------------ report
@@ -440,26 +495,36 @@ def render(results) -> str:
 NOTES = (
     "Notes: the op is ahead of the PyTorch path and of the serial-loop geometry on every shape, and its "
     "default wrapper (no host read; a bad page index traps in the kernel) is within noise of the same "
-    "kernel without the trap (0.92-1.05x, two separately compiled variants). It is not at the roofline: "
-    "with a bf16 weight and a bf16 cache it runs 388-439 TFLOP/s, 50-57% of the 8192^3 bf16 matmul "
-    "measured in the same run, with an fp8 cache 330-360 TFLOP/s (43-47%): the fp8 latent tile is "
-    "upcast to bf16 in registers on its way to the tensor cores, which costs about 25% against a bf16 "
-    "cache (0.29 against 0.235 ms at 1x32000). No tile shape closes the gap: on the bf16 rows none of "
-    "the swept variants beats the 128x256 tile (the others run 5-75% slower), and of the variants tried "
-    "once at 1x32000 with `--explore` (four stages, group 8, a persistent grid, 32-wide K in five "
-    "stages) the best, group 8, was 2.5% faster; page size 1 and 64 run the same time, so the row "
-    "gather through the page table is not what limits it. What remains is the main loop itself (a "
-    "cp.async software pipeline: the gathered A rows are not one box a TMA descriptor can load), not "
-    "measured further here. For an fp8 cache with a bf16 weight the 64x256 one-warpgroup tile is "
-    "3.5-7% faster than the default on the single-sequence 12-head shapes, mixed at 64x2048 h16, and "
-    "3-8% slower at 256x1024 and at 128 heads, so the default is unchanged. fp8 x fp8 runs "
-    "fp8 tensor-core operands, 64x128 tiles, one promotion into fp32 per 128-wide K step (`promote128`): "
-    "1.16-1.2x faster than a promotion after every 32-deep instruction and 1.8-2.0x faster than bf16 "
-    "operands, "
-    "but 31-33% of the fp8 roofline; its outputs differ from exact-operand ones in 4.7% of the elements "
-    "(2.0% with per-instruction promotion), by at most 0.25 in absolute value either way, within the "
-    "tested bound "
-    "`2^-7 * sum|x*w*s|`. Block-scaled weights keep bf16 operands in 128x128 tiles, not measured here."
+    "kernel without the trap (0.97-1.07x, two separately compiled variants; the rows past 1.03x are "
+    "the 1-11 ms shapes whose own trials spread by 4-7%). It is not at the roofline: "
+    "with a bf16 weight and a bf16 cache it runs 387-445 TFLOP/s, 51-59% of the 8192^3 bf16 matmul "
+    "measured in the same run, with an fp8 cache 330-360 TFLOP/s (44-47%): the fp8 latent tile is "
+    "upcast to bf16 in registers on its way to the tensor cores. fp8 x fp8 runs fp8 tensor-core "
+    "operands, 64x128 tiles, one promotion into fp32 per 128-wide K step (`promote128`), 1.8-2.0x "
+    "faster than bf16 operands but 30-31% of the fp8 roofline; its outputs differ from exact-operand "
+    "ones in 4.7% of the elements (2.0% with per-instruction promotion), by at most 0.25 in absolute "
+    "value either way, within the tested bound `2^-7 * sum|x*w*s|`. Block-scaled weights keep bf16 "
+    "operands in 128x128 tiles, not measured here.\n\n"
+    "What limits it, measured at 1x32000 h12. Nsight Compute (one launch, `ncu --clock-control none "
+    "--section SpeedOfLight --section Occupancy --section ComputeWorkloadAnalysis ... python "
+    "benchmarks/bench_gather_kv_b_proj.py --profile --only 1x32000`): one program per SM (237-255 "
+    "registers per thread, 115-147 KB of shared memory: 8 warps, 12.5% occupancy), the tensor pipe busy "
+    "45% of the time with bf16 operands, 36-37% for an fp8 cache with a bf16 weight and 23% for fp8 x "
+    "fp8, DRAM at 18-24% of its peak and 220 MB of K/V written per launch. Leave-one-stage-out, the "
+    "same configuration timed side by side in one run (`--limiters`): with every store masked off "
+    "(the tiles computed, nothing written) the bf16 rows take 0.2005 ms instead of 0.2349 (502 "
+    "TFLOP/s, two thirds of the matmul rate), fp8 x bf16 0.2502 instead of 0.2819, fp8 x fp8 0.2063 instead "
+    "of 0.2323 (488 TFLOP/s, 35% of the fp8 rate): the epilogue's stores cost 11-15%, and the main "
+    "loop alone is short too. Each tile runs K = 512 in 8 steps of 64 (4 of 128 for fp8), so the "
+    "pipeline fill and drain and the epilogue of every tile are not hidden behind another tile's "
+    "MMAs: one resident program per SM leaves nothing to overlap them with. What was tried against "
+    "that: `tl.range(..., warp_specialize=True)` on the K loop compiles for bf16 operands and runs "
+    "the same time (0.2366 ms; Triton 3.6 on Hopper), and fails in Triton's NVGPUWarpSpecialization "
+    "pass for fp8 x fp8; a persistent grid is 3% slower for bf16 operands (0.2429 ms) and 4% faster "
+    "for fp8 x fp8 (0.2234 ms); four pipeline stages are level (0.2356), two are 18% slower. Page "
+    "sizes 1 and 64 run the same time, so the row gather through the page table is not it; TMA "
+    "tensor-descriptor loads of the weight and TMA stores of the outputs were not tried (the "
+    "gathered latent rows are not one box a descriptor can load)."
 )
 
 
@@ -502,6 +567,10 @@ def main(argv=None):
     parser.add_argument("--trials", type=int, default=7)
     parser.add_argument("--skip-serial", action="store_true")
     parser.add_argument("--no-warm", action="store_true", help="skip the parallel warm-up compile")
+    parser.add_argument("--profile", action="store_true",
+                        help="one launch of the op per row, nothing timed or written (for ncu)")
+    parser.add_argument("--limiters", action="store_true",
+                        help="only time the leave-one-stage-out variants at 1x32000 h12 (printed)")
     parser.add_argument("--compile-only", action="store_true", help="only warm Triton's cache, then exit")
     args = parser.parse_args(argv)
     if args.explore:  # read by sweep_configs, also in the warm-up workers
@@ -511,6 +580,9 @@ def main(argv=None):
     else:
         if not torch.cuda.is_available():
             sys.exit("bench_gather_kv_b_proj: needs a CUDA device (or --from-json)")
+        if args.limiters:
+            print("\n".join(limiters(args)))
+            return
         results = run(args)
         if results is None:
             return

@@ -38,6 +38,7 @@ from _timing import Timing, time_gpu
 from portq_kernels import kv_cache as ops
 from portq_kernels import validation
 from portq_kernels.kv_cache import _page_task
+from portq_kernels.kv_cache._numerics import bf16_bits_to_fp32, divide_rn, fp32_to_fp8_code
 
 # The module, not the op of the same name that the package re-exports.
 concat_module = importlib.import_module("portq_kernels.kv_cache.concat_and_cache_mla")
@@ -51,6 +52,9 @@ SCENARIOS = {
 }
 COMMAND = "python benchmarks/bench_kv_cache.py"
 DEVICE = "cuda"
+#: ``--profile``: every op runs once per scenario and nothing is timed, so that a
+#: profiler (``ncu``) sees one launch of each kernel.
+PROFILE = False
 
 
 @triton.jit
@@ -74,6 +78,139 @@ def per_token_gather_kernel(
     codes = tl.load(src + cols, mask=mask, other=0)
     values = codes.to(tl.float8e4nv, bitcast=True).to(tl.float32) * tl.load(scale)
     tl.store(dst + token.to(tl.int64) * dst_entry_stride + cols, values.to(tl.bfloat16), mask=mask)
+
+
+@triton.jit
+def flat_copy_kernel(src, dst, n, BLOCK: tl.constexpr):
+    """A plain copy of ``n`` int32 words: the ceiling for one launch that moves a
+    given number of bytes (benchmark-only)."""
+    offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(dst + offs, tl.load(src + offs, mask=mask), mask=mask)
+
+
+@triton.jit
+def ds_mla_writer_variant(kv_c, k_pe, kv_cache, kv_cache_as_fp32, kv_cache_as_16bit, slot_mapping,
+                          block_stride, entry_stride, kv_c_stride, k_pe_stride, num_tokens,
+                          TOKENS: tl.constexpr, AMAX: tl.constexpr, RECIPROCAL: tl.constexpr):
+    """The fp8_ds_mla writer's stages with one left out or done the old way
+    (benchmark-only, slots assumed valid): ``AMAX`` False takes a constant tile
+    scale instead of the per-tile max (wrong bytes, timed only); ``RECIPROCAL``
+    False divides every element with ``div_rn`` (the previous writer)."""
+    rows = tl.program_id(0) * TOKENS * 4 + tl.arange(0, TOKENS * 4)
+    tokens = tl.program_id(0) * TOKENS + tl.arange(0, TOKENS)
+    row_ok = rows // 4 < num_tokens
+    token_ok = tokens < num_tokens
+    row_slot = tl.load(slot_mapping + rows // 4, mask=row_ok, other=0)
+    token_slot = tl.load(slot_mapping + tokens, mask=token_ok, other=0)
+    row_entry = (row_slot // 64) * block_stride + (row_slot % 64) * entry_stride
+    token_entry = (token_slot // 64) * block_stride + (token_slot % 64) * entry_stride
+    cols = tl.arange(0, 128)
+    x = bf16_bits_to_fp32(tl.load(kv_c + (rows // 4).to(tl.int64)[:, None] * kv_c_stride + (rows % 4)[:, None] * 128
+                                  + cols[None, :], mask=row_ok[:, None], other=0))
+    if AMAX:
+        amax = tl.max(tl.abs(x), axis=1)
+    else:
+        amax = tl.full([TOKENS * 4], 3.0, tl.float32)
+    tile_scale = tl.maximum(tl.math.div_rn(amax, 448.0), 1.1754943508222875e-38)
+    if RECIPROCAL:
+        reciprocal = tl.math.div_rn(tl.full([TOKENS * 4], 1.0, tl.float32), tile_scale)
+        quotient = divide_rn(x, tile_scale[:, None], reciprocal[:, None], True, True)
+    else:
+        quotient = tl.math.div_rn(x, tile_scale[:, None])
+    codes = fp32_to_fp8_code(quotient, False, True)
+    tl.store(kv_cache + row_entry[:, None] + (rows % 4)[:, None] * 128 + cols[None, :], codes.to(tl.uint8),
+             mask=row_ok[:, None])
+    tl.store(kv_cache_as_fp32 + (row_entry >> 2) + 128 + rows % 4, tile_scale, mask=row_ok)
+    rope_cols = tl.arange(0, 64)
+    rope = tl.load(k_pe + tokens.to(tl.int64)[:, None] * k_pe_stride + rope_cols[None, :], mask=token_ok[:, None])
+    tl.store(kv_cache_as_16bit + (token_entry >> 1)[:, None] + 264 + rope_cols[None, :], rope, mask=token_ok[:, None])
+
+
+#: What Nsight Compute showed for the ops that stay short (one launch each, profiled once on the
+#: H200 with the command below; not re-measured by this script, which times only).
+PROFILE_NOTE = """\
+## What limits the ops that stay short
+
+Profiled once on the H200 (one launch of each op per scenario; `ncu --clock-control none --section \
+SpeedOfLight --section MemoryWorkloadAnalysis --section Occupancy --section LaunchStats --section \
+WarpStateStats --section SchedulerStats --section ComputeWorkloadAnalysis python \
+benchmarks/bench_kv_cache.py --profile --scenarios single-60k single-300k`; ncu flushes the caches \
+before each launch, so its durations are single cold launches):
+
+- **Gathers at 60K tokens.** 940 page programs of 8 warps: one wave (7.1 programs per SM, at most 8 \
+fit), so nothing overlaps the start-up (table lookups before the first byte moves) or the drain. \
+DRAM throughput 50-57% of peak over the launch; the warps wait on memory (dequant: 20.7 of 41 cycles \
+per issued instruction on the L1TEX scoreboard; issue slots busy 13-28%). The fp8 upconvert holds 80 \
+registers (3 programs per SM, 34% occupancy) and the nvfp4 upconvert 62 (4 per SM, 42%; issue slots \
+44% busy: its e2m1 decode). The "copy, same bytes" column is the same measurement for a plain copy \
+kernel: at 60K it reaches 87-89% of the 2 GiB copy bandwidth itself, so part of each op's shortfall \
+at 60K is what any launch of that size pays, the rest (the "% of that" column) is the op's own \
+prologue and lower occupancy. Other tilings (4-16 warps, 8-64 tokens per step) moved the nvfp4 \
+upconvert's unchecked kernel to 28.5 us, but its default (trapping) kernel to 33.8 us, 1.19x, so \
+the tiling is unchanged.
+- **Writers (300K tokens).** Instruction-bound, not memory-bound: SM throughput 68% (bf16->fp8), 71% \
+(fp8_ds_mla), 85% (nvfp4_ds_mla) against DRAM throughput 63%, 46%, 32%. The IEEE division of \
+every element (`div_rn`) was the largest part: through the reciprocal with a fused \
+remainder correction (`_numerics.divide_rn`, bit-identical) bf16->fp8 went from 171 to 154-162 us \
+and fp8_ds_mla from 241 to 216-231 us; nvfp4_ds_mla from 339 to 294 us with a comparison-based e2m1 \
+encoder. The fp8_ds_mla table above splits the rest: the tile amax reduction costs 11 us of 174 in \
+the benchmark copy at 300K, and the op's own slot path (64-bit division of each slot by the runtime \
+block size, for the token and again for each of its four tile rows, and the index checks) costs the \
+difference between the op and its copy, 216 against 174 us unchecked. nvfp4_ds_mla stays \
+instruction-bound on its integer fp8 conversions of the tile scales (the hardware conversion wrote \
+wrong scale bytes on Triton 3.6) and the per-tile division.
+"""
+
+
+def writer_limiters(args, copy_tbs):
+    """The fp8_ds_mla writer against itself with the tile amax left out and with
+    the previous per-element ``div_rn``, at 60K and 300K tokens (printed, and a
+    section of the report)."""
+    lines = []
+    for total in (60000, 300000):
+        num_blocks = -(-total // 64)
+        kv_c = torch.randn(total, 512).bfloat16().to(DEVICE)
+        k_pe = torch.randn(total, 64).bfloat16().to(DEVICE)
+        slots = torch.randperm(num_blocks * 64)[:total].to(DEVICE)
+        ds = torch.empty(num_blocks, 64, 656, dtype=torch.uint8, device=DEVICE)
+        unit = torch.tensor([1.0], device=DEVICE)
+        nbytes = total * (2 * 576 + 656 + 8)
+        tokens = concat_module.WRITER_TILING["fp8_ds_mla"][0]
+        grid = (triton.cdiv(total, tokens),)
+        variants = [("the op (tile amax, division through the reciprocal)",
+                     lambda: ops.concat_and_cache_mla(kv_c, k_pe, ds, slots, "fp8_ds_mla", unit))]
+        for label, amax, reciprocal in (("same stages, benchmark copy", True, True),
+                                        ("tile amax left out (constant scale)", False, True),
+                                        ("per-element div_rn (previous writer)", True, False)):
+            variants.append((label, lambda amax=amax, reciprocal=reciprocal: ds_mla_writer_variant[grid](
+                kv_c.view(torch.int16), k_pe.view(torch.int16), ds, ds.view(torch.float32), ds.view(torch.int16),
+                slots, ds.stride(0), ds.stride(1), kv_c.stride(0), k_pe.stride(0), total,
+                TOKENS=tokens, AMAX=amax, RECIPROCAL=reciprocal, num_warps=4)))
+        for label, fn in variants:
+            t = bench(fn, args)
+            tbs = nbytes / t.ms / 1e9
+            lines.append(f"| {total} | {label} | {t.us:.1f} | {t.spread()} | {100 * tbs / copy_tbs:.0f}% |")
+            print(f"limiters: {total} {label}: {t.us:.1f} us {100 * tbs / copy_tbs:.0f}%", flush=True)
+        del kv_c, k_pe, ds
+    return lines
+
+
+_SAME_BYTES_COPY = {}
+
+
+def same_bytes_copy_us(nbytes, args):
+    """Time of a plain copy kernel moving ``nbytes`` (half read, half written),
+    timed like the ops: what a launch of this size reaches at best."""
+    if nbytes not in _SAME_BYTES_COPY:
+        words = max(nbytes // 8, 1)
+        # From the CPU: the CUDA generator refuses to advance once graphs were captured.
+        src = torch.randint(0, 1 << 30, (words,), dtype=torch.int32).to(DEVICE)
+        dst = torch.empty_like(src)
+        _SAME_BYTES_COPY[nbytes] = bench(
+            lambda: flat_copy_kernel[(triton.cdiv(words, 4096),)](src, dst, words, BLOCK=4096, num_warps=8), args).us
+        del src, dst
+    return _SAME_BYTES_COPY[nbytes]
 
 
 def build_token_to_seq(cu_seq_lens, num_tokens):
@@ -183,16 +320,25 @@ def run_scenario(name, lens, args, copy_tbs):
     rows = []
 
     def record(op, ours, torch_fn, nbytes, extra=None, read_back=seq_starts):
+        if PROFILE:
+            with validation.index_checks("assert"):
+                ours()
+            if DEVICE == "cuda":
+                torch.cuda.synchronize()
+            print(f"  {op}: one launch", flush=True)
+            return
         unchecked = bench(ours, args, "record")
         default = bench(ours, args, "assert")
         # The previous default wrapper: one host read of an index tensor per call, then the launch.
         host_read = bench(lambda: (int(read_back.min()), ours()), args, "record")
         torch_ms = bench(torch_fn, args).ms if torch_fn else float("nan")
+        copy_us = same_bytes_copy_us(nbytes, args)
         tbs = nbytes / default.ms / 1e9
         row = dict(scenario=name, op=op, tokens=total, mbytes=nbytes / 1e6, ours_us=default.us,
                    spread=default.spread(), unchecked_us=unchecked.us, unchecked_spread=unchecked.spread(),
                    ratio=default.ms / unchecked.ms, method=default.method, tbs=tbs, host_read_us=host_read.us,
-                   pct_copy=100 * tbs / copy_tbs, torch_us=torch_ms * 1e3, speedup=torch_ms / default.ms)
+                   pct_copy=100 * tbs / copy_tbs, copy_us=copy_us, pct_same_bytes=100 * copy_us / default.us,
+                   torch_us=torch_ms * 1e3, speedup=torch_ms / default.ms)
         row.update(extra or {})
         rows.append(row)
         print(f"  {op:40s} {row['ours_us']:9.1f} us [{row['spread']}] {tbs:6.2f} TB/s {row['pct_copy']:5.1f}% "
@@ -209,15 +355,17 @@ def run_scenario(name, lens, args, copy_tbs):
     record("gather_and_maybe_dequant_cache (fp8->bf16)",
            lambda: ops.gather_and_maybe_dequant_cache(fp8_cache, out_bf16, table, cu, total, "fp8", scale, seq_starts),
            lambda: torch_gather_dequant(fp8_cache, out_bf16, table, ws, seq_starts, scale), 3 * total * entry)
-    token_to_seq = build_token_to_seq(cu, total)
-    per_token_ms = bench(lambda: per_token_gather(fp8_cache, out_bf16, table, cu, token_to_seq, seq_starts, scale), args).ms
-    build_ms = bench(lambda: build_token_to_seq(cu, total), args).ms
-    rows[-1].update(per_token_us=per_token_ms * 1e3, token_to_seq_us=build_ms * 1e3)
-    check = out_bf16.clone()
-    ops.gather_and_maybe_dequant_cache(fp8_cache, check, table, cu, total, "fp8", scale, seq_starts)
-    if DEVICE == "cuda" and not torch.equal(check.view(torch.int16), out_bf16.view(torch.int16)):
-        sys.exit("per-token variant disagrees with the page-task gather")
-    del fp8_cache, out_raw, check, token_to_seq
+    if not PROFILE:
+        token_to_seq = build_token_to_seq(cu, total)
+        per_token_ms = bench(lambda: per_token_gather(fp8_cache, out_bf16, table, cu, token_to_seq, seq_starts, scale), args).ms
+        build_ms = bench(lambda: build_token_to_seq(cu, total), args).ms
+        rows[-1].update(per_token_us=per_token_ms * 1e3, token_to_seq_us=build_ms * 1e3)
+        check = out_bf16.clone()
+        ops.gather_and_maybe_dequant_cache(fp8_cache, check, table, cu, total, "fp8", scale, seq_starts)
+        if DEVICE == "cuda" and not torch.equal(check.view(torch.int16), out_bf16.view(torch.int16)):
+            sys.exit("per-token variant disagrees with the page-task gather")
+        del check, token_to_seq
+    del fp8_cache, out_raw
 
     ds_cache = torch.randint(0, 0x7F, (num_blocks, block_size, 656), dtype=torch.uint8, device=DEVICE, generator=gen)
     ds_cache[..., 512:528] = torch.rand(num_blocks, block_size, 4, device=DEVICE, generator=gen).add(0.1).view(torch.uint8).view(num_blocks, block_size, 16)
@@ -246,7 +394,11 @@ def run_scenario(name, lens, args, copy_tbs):
     record("concat_and_cache_mla (fp8_ds_mla)",
            lambda: ops.concat_and_cache_mla(kv_c, k_pe, ds, slots, "fp8_ds_mla", scale),
            None, total * (2 * entry + 656 + 8), read_back=slots)
-    del kv_c, k_pe, cache, ds, out_bf16
+    nvfp4 = torch.empty(num_blocks, block_size, 352, dtype=torch.uint8, device=DEVICE)
+    record("concat_and_cache_mla (nvfp4_ds_mla)",
+           lambda: ops.concat_and_cache_mla(kv_c, k_pe, nvfp4, slots, "nvfp4_ds_mla", scale),
+           None, total * (2 * entry + 352 + 8), read_back=slots)
+    del kv_c, k_pe, cache, ds, nvfp4, out_bf16
     torch.cuda.empty_cache()
     return rows
 
@@ -314,7 +466,7 @@ def fixed_and_rate(rows):
     return fits
 
 
-def markdown(rows, copy_tbs, device_name, elapsed):
+def markdown(rows, copy_tbs, device_name, elapsed, limiter_lines=()):
     lines = [
         "# KV-cache kernels: benchmark",
         "",
@@ -334,15 +486,20 @@ def markdown(rows, copy_tbs, device_name, elapsed):
         "an eager loop). \"torch\" is the PyTorch path a user would write "
         "(repeat_interleave + advanced indexing + `.to()`).",
         "",
-        "| scenario | op | tokens | MB moved | ours µs | min–max | TB/s | % of copy | unchecked µs | default ÷ unchecked | host read µs | torch µs | speed-up vs torch |",
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "\"copy, same bytes\" is a plain copy kernel (Triton, one load and one store per word) moving the "
+        "op's bytes, timed the same way: the most one launch of that size reaches on this device; at 60K "
+        "tokens it is itself short of the 2 GiB copy bandwidth (launch ramp-up and drain).",
+        "",
+        "| scenario | op | tokens | MB moved | ours µs | min–max | TB/s | % of copy | copy, same bytes µs | % of that | unchecked µs | default ÷ unchecked | host read µs | torch µs | speed-up vs torch |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in rows:
         torch_us = "—" if r["torch_us"] != r["torch_us"] else f"{r['torch_us']:.1f}"
         speed = "—" if r["speedup"] != r["speedup"] else f"{r['speedup']:.1f}×"
         lines.append(
             f"| {r['scenario']} | {r['op']} | {r['tokens']} | {r['mbytes']:.0f} | {r['ours_us']:.1f} | "
-            f"{r['spread']} | {r['tbs']:.2f} | {r['pct_copy']:.0f}% | {r['unchecked_us']:.1f} | "
+            f"{r['spread']} | {r['tbs']:.2f} | {r['pct_copy']:.0f}% | {r['copy_us']:.1f} | {r['pct_same_bytes']:.0f}% | "
+            f"{r['unchecked_us']:.1f} | "
             f"{r['ratio']:.3f}× | {r['host_read_us']:.1f} | {torch_us} | {speed} |"
         )
     lines += [
@@ -379,6 +536,22 @@ def markdown(rows, copy_tbs, device_name, elapsed):
                 f"{r['token_to_seq_us']:.1f} | {r['per_token_us'] / r['ours_us']:.2f}× | "
                 f"{(r['per_token_us'] + r['token_to_seq_us']) / r['ours_us']:.2f}× |"
             )
+    if limiter_lines:
+        lines += [
+            "",
+            "## What limits the fp8_ds_mla writer",
+            "",
+            "The writer's stages timed side by side (benchmark-only copies of the kernel, "
+            "`ds_mla_writer_variant`, random slots, 4 tokens per program): the same stages, the tile "
+            "amax left out (a constant scale: wrong bytes, timed only), and the previous per-element "
+            "`div_rn`.",
+            "",
+            "| tokens | variant | µs | min–max | % of copy |",
+            "|---:|---|---:|---:|---:|",
+            *limiter_lines,
+        ]
+    if DEVICE == "cuda":
+        lines += ["", PROFILE_NOTE.rstrip("\n")]
     lines += ["", f"Benchmark wall time: {elapsed:.0f} s.", ""]
     return "\n".join(lines)
 
@@ -425,8 +598,11 @@ def main(argv=None):
     parser.add_argument("--json", default=None, help="also write the raw rows here")
     parser.add_argument("--sweep", action="store_true", help="also time other dense-gather tilings (printed only)")
     parser.add_argument("--smoke", action="store_true", help="tiny CPU run (TRITON_INTERPRET=1) to check the script")
+    parser.add_argument("--profile", action="store_true",
+                        help="one launch of each op per scenario, nothing timed or written (for ncu)")
     args = parser.parse_args(argv)
-    global DEVICE
+    global DEVICE, PROFILE
+    PROFILE = args.profile
     if args.smoke:
         DEVICE = "cpu"
         for name in SCENARIOS:
@@ -436,18 +612,24 @@ def main(argv=None):
     if args.entry_size != 576:
         sys.exit("the upconvert scenarios need entry 576")
     start = time.time()
+    if PROFILE:
+        for name in args.scenarios:
+            print(name, flush=True)
+            run_scenario(name, SCENARIOS[name], args, 1.0)
+        return
     copy_tbs = copy_bandwidth(args)
     print(f"copy bandwidth {copy_tbs:.2f} TB/s", flush=True)
     rows = []
     for name in args.scenarios:
         print(name, flush=True)
         rows += run_scenario(name, SCENARIOS[name], args, copy_tbs)
+    limiter_lines = writer_limiters(args, copy_tbs) if DEVICE == "cuda" else []
     if args.sweep:
         sweep(args, copy_tbs)
     out = Path(args.out_dir)
     out.mkdir(parents=True, exist_ok=True)
     device_name = torch.cuda.get_device_name() if DEVICE == "cuda" else "CPU smoke run"
-    text = markdown(rows, copy_tbs, device_name, time.time() - start)
+    text = markdown(rows, copy_tbs, device_name, time.time() - start, limiter_lines)
     (out / "kv_cache.md").write_text(text)
     plot(rows, copy_tbs, out / "kv_cache.png")
     if args.json:

@@ -108,11 +108,14 @@ class Sources:
             if not 1 <= line <= len(lines):
                 return None
             return self._keep(Citation(side, path, line, None, (lines[line - 1].strip(),)))
-        parts = [p.strip() for p in wanted.split("; ")] if "; " in wanted else [wanted]
+        # Several quoted lines are joined by "; ", but one line of C++ can hold
+        # "; " itself: the whole quote as one line is tried first.
+        readings = [[wanted]] + ([[p.strip() for p in wanted.split("; ")]] if "; " in wanted else [])
         for candidate in [path, *(p for p in self.paths(side) if p != path)]:
-            found = self._locate(side, candidate, line if candidate == path else 1, parts)
-            if found is not None:
-                return found
+            for parts in readings:
+                found = self._locate(side, candidate, line if candidate == path else 1, parts)
+                if found is not None:
+                    return found
         return self._keep(Citation(side, path, line, None, (wanted,), found=False))
 
     def _locate(self, side: str, path: str, line: int, parts: list[str]) -> Citation | None:

@@ -21,6 +21,7 @@ and decides no verdict.
 from __future__ import annotations
 
 import ast
+import difflib
 import re
 from dataclasses import dataclass, field, replace
 from enum import Enum
@@ -1149,18 +1150,29 @@ def _geometry_items(old, new, port, before, after, mine, cross: bool, port_launc
     else:
         grid_changed = before.grid_text.replace(" ", "") != after.grid_text.replace(" ", "") \
             or before.grid_identifiers != after.grid_identifiers
+    was_at = Location(Side.OLD, old.path, before.grid_line or before.line, quote=before.grid_quote or before.quote)
+    now_at = Location(Side.NEW, new.path, after.grid_line or after.line, quote=after.grid_quote or after.quote)
+    was_message, now_message = f"upstream grid was {before.grid_text}", f"upstream grid is now {after.grid_text}"
+    through: tuple[str, ...] = ()
+    changed = _binding_change(before.grid_bindings, after.grid_bindings, old.path, new.path) \
+        if grid_changed and _same_text(was_at.quote, now_at.quote) else None
+    if changed is not None:
+        # The line that writes the grid reads the same on both sides: the
+        # change is the binding it resolves through, and the launch is context.
+        through, was_at, now_at = changed
+        names = ", ".join(through)
+        was_message += f", through {names} ({_quoted(was_at)}); launch at {old.path}:{before.line}"
+        now_message += f", through {names} ({_quoted(now_at)}); launch at {new.path}:{after.line}"
     upstream = [
         # The record cites the launch (reports quote its geometry lines from
-        # there); the delta's two locations are the lines that write the grid.
-        Evidence(kind=Kind.LAUNCH_GRID, message=f"upstream grid was {before.grid_text}", side="upstream-old",
+        # there); the delta's two locations are the lines that changed: the
+        # ones that write the grid, or the binding it changed through.
+        Evidence(kind=Kind.LAUNCH_GRID, message=was_message, side="upstream-old",
                  path=old.path, line=before.line, quote=before.quote, symbol=old.name, subject=before.grid_text,
-                 before=Location(Side.OLD, old.path, before.grid_line or before.line,
-                                 quote=before.grid_quote or before.quote)),
-        Evidence(kind=Kind.LAUNCH_GRID, message=f"upstream grid is now {after.grid_text}", side="upstream-new",
+                 before=was_at, through=through),
+        Evidence(kind=Kind.LAUNCH_GRID, message=now_message, side="upstream-new",
                  path=new.path, line=after.line, quote=after.quote, symbol=new.name, subject=after.grid_text,
-                 before=Location(Side.OLD, old.path, before.grid_line or before.line,
-                                 quote=before.grid_quote or before.quote),
-                 after=Location(Side.NEW, new.path, after.grid_line or after.line, quote=after.grid_quote or after.quote)),
+                 before=was_at, after=now_at, through=through),
     ]
     if grid_changed:
         if mine is None:
@@ -1189,12 +1201,20 @@ def _geometry_items(old, new, port, before, after, mine, cross: bool, port_launc
             continue
         if cross or have is None:
             continue  # CUDA threads and Triton warps do not compare
+        was_at = Location(Side.OLD, old.path, before.line, quote=before.quote)
+        now_at = Location(Side.NEW, new.path, after.line, quote=after.quote)
+        through = ()
+        changed = _binding_change(getattr(before, f"{attribute}_bindings"), getattr(after, f"{attribute}_bindings"),
+                                  old.path, new.path) if _same_text(before.quote, after.quote) else None
+        if changed is not None:  # threads per block (or warps, stages) changed in a local the launch line names
+            through, was_at, now_at = changed
         tree = [Evidence(kind=Kind.LAUNCH_BLOCK, message=f"upstream {attribute} was {was}", side="upstream-old",
-                         path=old.path, line=before.line, quote=before.quote, symbol=old.name, subject=attribute),
-                Evidence(kind=Kind.LAUNCH_BLOCK, message=f"upstream {attribute} is now {now}", side="upstream-new",
-                         path=new.path, line=after.line, quote=after.quote, symbol=new.name, subject=attribute,
-                         before=Location(Side.OLD, old.path, before.line, quote=before.quote),
-                         after=Location(Side.NEW, new.path, after.line, quote=after.quote)),
+                         path=old.path, line=before.line, quote=before.quote, symbol=old.name, subject=attribute,
+                         before=was_at if through else None, through=through),
+                Evidence(kind=Kind.LAUNCH_BLOCK, message=f"upstream {attribute} is now {now}"
+                         + (f", through {', '.join(through)}; launch at {new.path}:{after.line}" if through else ""),
+                         side="upstream-new", path=new.path, line=after.line, quote=after.quote, symbol=new.name,
+                         subject=attribute, before=was_at, after=now_at, through=through),
                 _tree_launch_evidence(port, mine, f"the port's {attribute} is {have}")]
         if have == now:
             items.append(Delta("sync", "launch", f"the port's {attribute} is already {now}", tree))
@@ -1210,6 +1230,40 @@ def _geometry_items(old, new, port, before, after, mine, cross: bool, port_launc
         items += _argument_items(before, after, mine, port, cross, launch, index,
                                  scope | _kernel_scope(index, after.kernel_normalised))
     return items
+
+
+def _same_text(a: str | None, b: str | None) -> bool:
+    return (a or "").replace(" ", "") == (b or "").replace(" ", "")
+
+
+def _quoted(at: Location | None) -> str:
+    return f"{at.path}:{at.line}: {at.quote}" if at is not None else "(no such binding on this side)"
+
+
+def _binding_change(was, now, old_path: str, new_path: str):
+    """The bindings (``Launch.grid_bindings``) whose value text differs
+    between upstream's sides, and the old and new lines of the first of them
+    that differ (None for a side the binding is absent from); None when no
+    binding changed. Values compare as text without whitespace, so neither
+    layout nor a comment on the line is a change."""
+    before = {name: (line, quotes, text) for name, line, quotes, text in was}
+    after = {name: (line, quotes, text) for name, line, quotes, text in now}
+    names = [name for name in dict.fromkeys([*before, *after])
+             if before.get(name, (0, (), None))[2] != after.get(name, (0, (), None))[2]]
+    if not names:
+        return None
+    first = names[0]
+    (old_line, old_quotes, _), (new_line, new_quotes, _) = before.get(first, (0, (), None)), after.get(first, (0, (), None))
+    # The first line that differs, on each side, of a value that may span several.
+    i = j = 0
+    opcode = next((o for o in difflib.SequenceMatcher(None, [q.replace(" ", "") for q in old_quotes],
+                                                      [q.replace(" ", "") for q in new_quotes],
+                                                      autojunk=False).get_opcodes() if o[0] != "equal"), None)
+    if opcode is not None:
+        i, j = min(opcode[1], len(old_quotes) - 1), min(opcode[3], len(new_quotes) - 1)
+    was_at = Location(Side.OLD, old_path, old_line + i, quote=old_quotes[i]) if old_quotes else None
+    now_at = Location(Side.NEW, new_path, new_line + j, quote=new_quotes[j]) if new_quotes else None
+    return tuple(names), was_at, now_at
 
 
 def _kernel_scope(index: TreeIndex | None, kernel: str) -> set[str]:
@@ -1405,6 +1459,17 @@ def _grid_form_item(before, after, mine, port, new, evidence) -> Delta | None:
                      f"upstream grid went {before.grid_text} → {after.grid_text} (≡ {after.grid_form}); the port's grid "
                      f"{mine.grid_text} ({port.path}:{mine.grid_line}) is one of several forms, {have}, by path",
                      evidence)
+    shared = _shared_unresolved(before, after) if not unknown else []
+    if shared:
+        old_form, new_form = _set_aside(before.grid_form, shared), _set_aside(after.grid_form, shared)
+        aside = f"leaving aside {', '.join(shared[:2])}, unresolved but the same on both upstream sides"
+        if old_form != new_form and _fits(new_form, have, mine.grid_opaque):
+            return Delta("sync", "launch", f"upstream grid went {before.grid_text} → {after.grid_text}; {aside}, the "
+                         f"port's grid {shown} is upstream's new grid modulo naming", evidence)
+        if old_form != new_form and _fits(old_form, have, mine.grid_opaque):
+            return Delta("behind", "launch", f"upstream grid went {before.grid_text} → {after.grid_text} (≡ "
+                         f"{before.grid_form} → {after.grid_form}); {aside}, the port's grid {shown} is still the old one",
+                         evidence)
     opaque = [o for o in mine.grid_opaque + after.grid_opaque + (before.grid_opaque if unknown else ()) if o]
     if opaque:
         unresolved = Evidence(kind=Kind.UNRESOLVED, side="tree" if mine.grid_opaque else "upstream-new",
@@ -1418,6 +1483,70 @@ def _grid_form_item(before, after, mine, port, new, evidence) -> Delta | None:
                           f"{', '.join(opaque[:2])}, which could not be resolved, so it cannot be compared",
                           evidence + [unresolved])
     return None
+
+
+_HOLE = "\x00"
+
+
+def _shared_unresolved(before, after) -> list[str]:
+    """The unresolved sub-expressions of upstream's grid (as its canonical
+    form spells them) that are the same on both sides: what changed lies
+    elsewhere, in the resolved part, where it can be compared. Empty when
+    either side has none, or when what could not be resolved changed too."""
+    if not before.grid_opaque or set(before.grid_opaque) != set(after.grid_opaque):
+        return []
+    units: list[str] = []
+    for opaque in dict.fromkeys(before.grid_opaque):
+        unit_before, unit_after = _unit_in(before.grid_form, opaque), _unit_in(after.grid_form, opaque)
+        if unit_before is None or unit_before != unit_after \
+                or before.grid_form.count(unit_before) != after.grid_form.count(unit_after):
+            return []
+        units.append(unit_before)
+    return units
+
+
+def _unit_in(form: str, opaque: str) -> str | None:
+    """The text of an unresolved call or leaf inside a canonical form: its
+    name with the argument list that follows it."""
+    name = opaque[:-len("(...)")] if opaque.endswith("(...)") else opaque
+    start = form.find(name)
+    if not name or start < 0:
+        return None
+    end = start + len(name)
+    if end < len(form) and form[end] == "(":
+        depth = 0
+        for position in range(end, len(form)):
+            depth += {"(": 1, ")": -1}.get(form[position], 0)
+            if depth == 0:
+                return form[start:position + 1]
+        return None
+    return form[start:end]
+
+
+def _set_aside(form: str, units: list[str]) -> str:
+    for unit in sorted(units, key=len, reverse=True):
+        form = form.replace(unit, _HOLE)
+    return form
+
+
+def _fits(template: str, form: str, port_opaque) -> bool:
+    """``form`` is ``template`` with every hole filled by one and the same
+    operand (balanced, one argument): the port's own value where upstream's
+    could not be resolved. What the port could not resolve must sit in it."""
+    pieces = template.split(_HOLE)
+    pattern = re.escape(pieces[0]) + "".join(("(.+?)" if i == 0 else r"\1") + re.escape(piece)
+                                             for i, piece in enumerate(pieces[1:]))
+    match = re.fullmatch(pattern, form, flags=re.DOTALL)
+    if match is None or len(pieces) < 2:
+        return False
+    filling = match.group(1)
+    depth = 0
+    for character in filling:
+        depth += {"(": 1, "[": 1, ")": -1, "]": -1}.get(character, 0)
+        if depth < 0 or (depth == 0 and character == ","):
+            return False
+    names = [o[:-len("(...)")] if o.endswith("(...)") else o for o in port_opaque if o]
+    return depth == 0 and all(name in filling for name in names)
 
 
 def _program_id_items(old: Signature, new: Signature, port: Signature, set_aside=frozenset()) -> list[Delta]:

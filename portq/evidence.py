@@ -100,7 +100,10 @@ class Evidence:
     ``subject`` is the name the fact is about (a parameter as written, a
     grid expression, a launch attribute; for a caller, the definition that
     encloses the call);
-    ``before``/``after`` are a delta's two locations; ``derived_from`` lists
+    ``before``/``after`` are a delta's two locations: the lines that changed
+    (for a launch whose grid or block changed only in a local it resolves
+    through, that local's lines, named in ``through``, while the record's
+    own location is the launch, as context); ``derived_from`` lists
     what a derived value is computed from; ``test`` is set on callers.
     """
 
@@ -119,12 +122,14 @@ class Evidence:
     before: Location | None = None
     after: Location | None = None
     derived_from: tuple[str, ...] = ()
+    through: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "kind", Kind(self.kind))
         if self.side is not None:
             object.__setattr__(self, "side", Side(self.side))
         object.__setattr__(self, "derived_from", tuple(self.derived_from))
+        object.__setattr__(self, "through", tuple(self.through or ()))
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {}

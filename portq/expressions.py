@@ -61,6 +61,10 @@ class Form:
     text: str
     leaves: tuple[str, ...] = ()
     opaque: tuple[str, ...] = ()
+    # The definition's own bindings the form was resolved through, in the
+    # order they were followed: (name, the bound value's node). A form that
+    # changed while the line that writes it did not changed in one of these.
+    bindings: tuple[tuple[str, Any], ...] = ()
 
 
 @dataclass
@@ -71,6 +75,7 @@ class _State:
     leaves: set[str] = field(default_factory=set)
     opaque: list[str] = field(default_factory=list)
     terms: dict[str, Any] = field(default_factory=dict)  # a helper's parameters, evaluated in the caller's scope
+    bindings: list | None = field(default_factory=list)  # None inside a helper: its locals are not the definition's
 
 
 def canonical_form(node, resolve: Resolver, normalise: Callable[[str], str], helper: HelperLookup | None = None,
@@ -84,7 +89,8 @@ def canonical_form(node, resolve: Resolver, normalise: Callable[[str], str], hel
         while len(axes) > 1 and axes[-1] == ("lit", 1):
             axes.pop()
         term = ("tuple", *axes)
-    return Form(_render(term), tuple(sorted(state.leaves)), tuple(dict.fromkeys(state.opaque)))
+    followed = tuple({name: (name, value) for name, value in state.bindings}.values())
+    return Form(_render(term), tuple(sorted(state.leaves)), tuple(dict.fromkeys(state.opaque)), followed)
 
 
 # --- terms: nested tuples ("op", ...) -------------------------------------------------
@@ -182,6 +188,8 @@ def _name(text: str, state: _State, bound: frozenset, depth: int, as_object: boo
         return state.terms[text]
     value = state.resolve(text)
     if value is not None and node_text(value) != text and not _passes_through(value, text):
+        if state.bindings is not None:
+            state.bindings.append((text, value))
         return _term(value, state, bound | {text}, depth + 1)
     normalised = state.normalise(text)
     if not as_object and normalised in _SM_NAMES:
@@ -219,12 +227,12 @@ def _call(node, state: _State, bound: frozenset, depth: int):
             names, returned, assignments = found
             terms = {name: _term(arg, state, bound, depth + 1) for name, arg in zip(names, args) if name}
             if not isinstance(returned, list):
-                inner = _State(assignments.get, state.helper, state.normalise, state.leaves, state.opaque, terms)
+                inner = _State(assignments.get, state.helper, state.normalise, state.leaves, state.opaque, terms, None)
                 return _term(returned, inner, bound, depth + 1)
             # Several returns: equal forms are one; else the set of forms it can return.
             forms = {}
             for value, local in zip(returned, assignments):
-                inner = _State(local.get, state.helper, state.normalise, state.leaves, state.opaque, terms)
+                inner = _State(local.get, state.helper, state.normalise, state.leaves, state.opaque, terms, None)
                 term = _term(value, inner, bound, depth + 1)
                 forms.setdefault(_render(term), term)
             if len(forms) == 1:

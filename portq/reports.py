@@ -40,7 +40,7 @@ import traceback
 import unicodedata
 from dataclasses import asdict, is_dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, NamedTuple, Sequence
 
 import jinja2
 from jinja2.sandbox import ImmutableSandboxedEnvironment
@@ -48,7 +48,7 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment
 from portq.citations import TREE as TREE_SIDE
 from portq.citations import Sources
 from portq.errors import EXIT_INTERNAL, PortqError
-from portq.evidence import Kind, Side
+from portq.evidence import Kind, Location, Side
 from portq.terminal import visible as terminal_visible
 from portq.hunks import ensure_hunks
 from portq.reachability import is_test_path as reachability_is_test_path
@@ -471,20 +471,31 @@ def _upstream_records(symbols: Iterable[SymbolVerdict], entry: Iterable[Evidence
             if e.side is not None and e.side != Side.TREE and e.kind != Kind.CALLER]
 
 
-def _grid_change(records: Sequence[Evidence]) -> tuple[str, str] | None:
-    """Upstream's grid before and after, when a record pair shows it changed.
+class GridChange(NamedTuple):
+    """Upstream's grid text before and after, and the locals it changed
+    through when the text is the same (``Evidence.through``)."""
+
+    before: str
+    after: str
+    through: tuple[str, ...] = ()
+    record: Evidence | None = None  # the upstream-new record, which cites the changed lines
+
+
+def _grid_change(records: Sequence[Evidence]) -> GridChange | None:
+    """Upstream's grid before and after, when a record pair shows it changed:
+    its text, or a local it resolves through.
 
     Records of a scan that named no grid text (older ledgers) count as a
     change, as they were only written for one.
     """
     grids = [e for e in records if e.kind == Kind.LAUNCH_GRID]
     if grids and all(e.subject is None for e in grids):
-        return ("", "")
+        return GridChange("", "")
     before = [e for e in grids if e.side == Side.OLD and e.subject is not None]
     after = [e for e in grids if e.side == Side.NEW and e.subject is not None]
     for old, new in zip(before, after):
-        if old.subject.replace(" ", "") != new.subject.replace(" ", ""):
-            return (old.subject, new.subject)
+        if old.subject.replace(" ", "") != new.subject.replace(" ", "") or new.through:
+            return GridChange(old.subject, new.subject, new.through, new)
     return None
 
 
@@ -540,10 +551,14 @@ def _behind_phrases(verdict: Verdict, full: bool = False) -> list[str]:
     phrases: list[str] = []
     grid = _grid_change(records)
     if grid is not None:
-        if not (grid[0] and grid[1]):
+        if not (grid.before and grid.after):
             phrases.append("launches upstream's old grid")
+        elif grid.through:
+            names = ", ".join(grid.through)
+            phrases.append(f"launches grid {grid.before} with the old {names}"
+                           + (f", which upstream changed while the grid's own line stayed the same" if full else ""))
         else:
-            phrases.append(f"launches grid {grid[0]}" + (f" where upstream now launches {grid[1]}" if full else ""))
+            phrases.append(f"launches grid {grid.before}" + (f" where upstream now launches {grid.after}" if full else ""))
     for kind, words in ((Kind.PARAM_DEAD, "takes {}, which upstream no longer uses"),
                         (Kind.PARAM_REMOVED, "takes {}, which upstream removed"),
                         (Kind.PARAM_ADDED, "lacks upstream's new parameter {}"),
@@ -634,11 +649,22 @@ def _changes(sym: SymbolVerdict, sources: Sources) -> list[dict[str, Any]]:
                       and e.kind not in (Kind.HUNK, Kind.SYMBOL, Kind.CALLER))
     items: list[dict[str, Any]] = []
     grid = _grid_change(records)
-    if grid is not None:
+    if grid is not None and grid.through:
+        # Only a local the grid resolves through changed: its two lines are
+        # the change, the launch (whose lines read the same) is context.
+        new = grid.record
+        items.append({
+            "fact": f"grid {grid.before} changed through {', '.join(grid.through)}",
+            "geometry": True,
+            "before": _cite_location(sources, new.before),
+            "after": _cite_location(sources, new.after),
+            "context": {"words": "launch at", "citation": _geometry_or_line(sources, new)},
+        })
+    elif grid is not None:
         old = next(e for e in records if e.kind == Kind.LAUNCH_GRID and e.side == Side.OLD)
         new = next(e for e in records if e.kind == Kind.LAUNCH_GRID and e.side == Side.NEW)
         items.append({
-            "fact": f"grid {grid[0]} → {grid[1]}" if grid[0] and grid[1] else "the launch grid changed",
+            "fact": f"grid {grid.before} → {grid.after}" if grid.before and grid.after else "the launch grid changed",
             "geometry": True,
             "before": _geometry_or_line(sources, old),
             "after": _geometry_or_line(sources, new),
@@ -653,6 +679,12 @@ def _changes(sym: SymbolVerdict, sources: Sources) -> list[dict[str, Any]]:
             continue
         if ev.kind == Kind.PARAM_USE_REMOVED and any(e.kind == Kind.PARAM_DEAD and e.subject == ev.subject for e in records):
             continue  # shown with the dead parameter
+        if ev.through:  # changed only in a local the launch names: that local's lines, the launch as context
+            if ev.side == Side.NEW:
+                items.append({"fact": f"{_upstream_fact(ev)} through {', '.join(ev.through)}", "geometry": False,
+                              "before": _cite_location(sources, ev.before), "after": _cite_location(sources, ev.after),
+                              "context": {"words": "launch at", "citation": _cite(sources, ev)}})
+            continue
         item = {"fact": _upstream_fact(ev), "geometry": False, "before": None, "after": None}
         item["before" if ev.side == Side.OLD else "after"] = _cite(sources, ev)
         if ev.kind == Kind.PARAM_DEAD:
@@ -660,6 +692,13 @@ def _changes(sym: SymbolVerdict, sources: Sources) -> list[dict[str, Any]]:
             item["before"] = _cite(sources, use)
         items.append(item)
     return items
+
+
+def _cite_location(sources: Sources, at: Location | None) -> dict[str, Any] | None:
+    if at is None:
+        return None
+    citation = sources.cite(at.side.value, at.path, at.line, at.quote)
+    return citation.to_dict() if citation else None
 
 
 def _geometry_or_line(sources: Sources, ev: Evidence) -> dict[str, Any] | None:

@@ -147,6 +147,15 @@ class Launch:
     grid_line: int = 0
     grid_quote: str = ""
     block_form: str = ""
+    # The locals (and module constants) the grid and the block resolve
+    # through, each as (name, first line of its value, the quoted lines of
+    # the value, the value's text without whitespace): where a grid changed
+    # whose own line did not, the change is in one of these, and that is the
+    # line a delta cites.
+    grid_bindings: tuple[tuple[str, int, tuple[str, ...], str], ...] = ()
+    block_bindings: tuple[tuple[str, int, tuple[str, ...], str], ...] = ()
+    num_warps_bindings: tuple[tuple[str, int, tuple[str, ...], str], ...] = ()
+    num_stages_bindings: tuple[tuple[str, int, tuple[str, ...], str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -216,7 +225,10 @@ class Signature:
                       "grid_identifiers": tuple(l["grid_identifiers"]), "slots": tuple(l.get("slots", ())),
                       "texts": tuple(l.get("texts", ())),
                       "bound": tuple(l["bound"]) if l.get("bound") is not None else None,
-                      "grid_leaves": tuple(l.get("grid_leaves", ())), "grid_opaque": tuple(l.get("grid_opaque", ()))})
+                      "grid_leaves": tuple(l.get("grid_leaves", ())), "grid_opaque": tuple(l.get("grid_opaque", ())),
+                      "grid_bindings": _bindings_from_json(l.get("grid_bindings", ())),
+                      **{key: _bindings_from_json(l.get(key, ())) for key in
+                         ("block_bindings", "num_warps_bindings", "num_stages_bindings")}})
             for l in data.get("launches", [])
         ]
         data["decomposition"] = [Decomposition(**d) for d in data.get("decomposition", [])]
@@ -488,7 +500,7 @@ def single_return(node):
         parameters = declarator.child_by_field_name("parameters") if declarator.type == "function_declarator" else None
         names = [_CppExtractor._declarator_name(p.child_by_field_name("declarator")) or ""
                  for p in (parameters.named_children if parameters else []) if p.type.endswith("parameter_declaration")]
-        return names, returns[0].named_children[0], _CppExtractor._assignments_in(body)
+        return names, returns[0].named_children[0], _CppExtractor._assignments_in(body).at(returns[0])
     from portq.signatures_python import _python_assignments, _python_parameter_names
 
     names = _python_parameter_names(function)
@@ -498,10 +510,103 @@ def single_return(node):
     return names, [r.named_children[0] for r in returns], [locals_.at(r) for r in returns]
 
 
+def ancestors(node):
+    while node is not None:
+        yield node
+        node = node.parent
+
+
+class ReachingLocals(dict):
+    """Local assignments of a body, resolved where they are read. As a
+    mapping it holds only names assigned once; ``at(use)`` gives the value
+    of the assignment that reaches ``use``, because a later ``grid = ...``
+    must not be read as an earlier one. A language fills ``definitions``
+    (name -> [(statement, value node)] in source order; a value of None is
+    an update that is not a plain value) and says which nodes are loops and
+    which block holds a statement."""
+
+    loops: tuple[str, ...] = ()
+
+    def __init__(self):
+        super().__init__()
+        self.definitions: dict[str, list[tuple[Any, Any]]] = {}
+
+    def settle(self) -> None:
+        for name, found in self.definitions.items():
+            if len(found) == 1 and found[0][1] is not None:
+                self[name] = found[0][1]
+
+    @staticmethod
+    def holder(statement):
+        return statement.parent
+
+    def reaching(self, name: str, use) -> tuple[list[tuple[Any, Any]], bool]:
+        """The assignments of ``name`` that can reach ``use``: the last one
+        before it that every path runs, the conditional ones after that, and
+        those later in a loop around ``use``; and whether one of them runs on
+        every path."""
+        found = self.definitions.get(name, [])
+        use_ancestors = {a.id for a in ancestors(use)}
+        before = [d for d in found if d[0].end_byte <= use.start_byte]
+        reaching: list[tuple[Any, Any]] = []
+        always = False
+        for definition in reversed(before):
+            reaching.append(definition)
+            holder = self.holder(definition[0])
+            if holder is not None and holder.id in use_ancestors:  # the block holding it holds the use
+                always = True
+                break
+        loops = [a for a in ancestors(use) if a.type in self.loops]
+        for definition in found:
+            if definition[0].end_byte > use.start_byte and \
+                    any(loop.start_byte <= definition[0].start_byte < loop.end_byte for loop in loops):
+                reaching.append(definition)
+        return reaching, always
+
+    def at(self, use) -> "ResolvedLocals":
+        """name -> the one value that reaches ``use``; names that several
+        assignments (or none, on some path) reach are in ``ambiguous``."""
+        resolved = ResolvedLocals()
+        for name in self.definitions:
+            reaching, always = self.reaching(name, use)
+            if not reaching:
+                continue
+            if len(reaching) == 1 and reaching[0][1] is not None and always:
+                resolved[name] = reaching[0][1]
+            else:
+                resolved.ambiguous.add(name)
+        return resolved
+
+
+class ResolvedLocals(dict):
+    """Locals resolved at one use; ``ambiguous`` names more than one assignment reaches."""
+
+    def __init__(self):
+        super().__init__()
+        self.ambiguous: set[str] = set()
+
+    def at(self, use) -> "ResolvedLocals":
+        return self
+
+
 def _form_fields(form: Form, grid_expression, launch_line: int, same_file: bool, lines: "_Lines") -> dict[str, Any]:
     line = _line_of(grid_expression) if grid_expression is not None and same_file else launch_line
     return dict(grid_form=form.text, grid_leaves=form.leaves, grid_opaque=form.opaque, grid_line=line,
-                grid_quote=lines.quote(line))
+                grid_quote=lines.quote(line), grid_bindings=bindings_quoted(form, lines))
+
+
+def bindings_quoted(form: Form, lines: "_Lines") -> tuple[tuple[str, int, tuple[str, ...], str], ...]:
+    """The bindings a form was resolved through: name, first line, quoted lines, value text."""
+    quoted = []
+    for name, value in form.bindings:
+        first, last = value.start_point[0] + 1, value.end_point[0] + 1
+        quoted.append((name, first, tuple(lines.quote(n) for n in range(first, last + 1)),
+                       re.sub(r"\s+", "", _text(value))))
+    return tuple(quoted)
+
+
+def _bindings_from_json(items) -> tuple[tuple[str, int, tuple[str, ...], str], ...]:
+    return tuple((name, line, tuple(quotes), text) for name, line, quotes, text in items)
 
 
 def _closure_identifiers(node, assignments, identifiers_of, depth: int = 4) -> set[str]:

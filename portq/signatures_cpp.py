@@ -6,13 +6,16 @@ and block as canonical expressions, and ``blockIdx``/``gridDim`` use."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from portq.expressions import Form, canonical_form
 from portq.signatures import (
     _CPP_NON_VARIABLES,
+    Decomposition,
     Launch,
     Param,
+    ReachingLocals,
     Signature,
     Use,
     _closure_identifiers,
@@ -25,6 +28,7 @@ from portq.signatures import (
     _text,
     _walk,
     bind_arguments,
+    bindings_quoted,
     normalise_kernel_name,
     normalise_name,
     normalised_text,
@@ -168,29 +172,8 @@ class _CppExtractor:
     # -- launches
 
     @staticmethod
-    def _assignments_in(scope) -> dict[str, Any]:
-        """name -> expression node for simple local declarations/assignments
-        (``dim3 grid(n)``, ``auto g = x;``, ``g = x;``), first one wins."""
-        assignments: dict[str, Any] = {}
-        for node in _walk(scope):
-            if node.type == "init_declarator":
-                name = node.child_by_field_name("declarator")
-                value = node.child_by_field_name("value")
-                if name is not None and name.type == "identifier" and value is not None:
-                    assignments.setdefault(_text(name), value)
-            elif node.type == "declaration":
-                declarator = node.child_by_field_name("declarator")
-                # The most vexing parse: `dim3 grid(num_tokens);` is a function declarator.
-                if declarator is not None and declarator.type == "function_declarator":
-                    name = declarator.child_by_field_name("declarator")
-                    parameters = declarator.child_by_field_name("parameters")
-                    if name is not None and name.type == "identifier" and parameters is not None:
-                        assignments.setdefault(_text(name), parameters)
-            elif node.type == "assignment_expression":
-                left = node.child_by_field_name("left")
-                if left is not None and left.type == "identifier":
-                    assignments.setdefault(_text(left), node.child_by_field_name("right"))
-        return assignments
+    def _assignments_in(scope) -> "CppLocals":
+        return CppLocals(scope)
 
     def _helper(self, name: str):
         """A single-return function of this file, else of an included header, for grids computed there."""
@@ -247,6 +230,7 @@ class _CppExtractor:
                     self._add_launch(node, assignments, name, mention)
 
     def _add_launch(self, node, assignments, via_macro: str | None, cite) -> None:
+        assignments = assignments.at(cite)  # a macro's launch reads the locals where the body expands it
         function = node.child_by_field_name("function")
         config = next(c for c in node.children if c.type == "kernel_call_syntax")
         config_args = [c for c in config.named_children]
@@ -254,14 +238,18 @@ class _CppExtractor:
         grid_node = config_args[0] if config_args else None
         grid_expression, shape = self._resolve_grid(grid_node, assignments)
         identifiers = _closure_identifiers(grid_expression, assignments, _cpp_identifiers)
-        block, block_form = None, ""
+        block, block_form = None, Form("")
         if len(config_args) > 1:
             block_expression, _ = self._resolve_grid(config_args[1], assignments)
             block = _resolve_literal(block_expression, assignments, _cpp_identifiers)
-            block_form = canonical_form(config_args[1], assignments.get, normalise_name, self._helper).text
+            block_form = canonical_form(config_args[1], assignments.get, normalise_name, self._helper)
         grid_form = canonical_form(grid_node, assignments.get, normalise_name, self._helper, grid=True) \
             if grid_node is not None \
             else Form("")
+        unsettled = sorted(n for n in assignments.ambiguous if normalise_name(n) in identifiers)
+        if unsettled and grid_form.text:  # which assignment reaches the launch depends on the path taken
+            reasons = tuple(f"{name} (assigned on more than one path to the launch)" for name in unsettled)
+            grid_form = replace(grid_form, text=f"?{grid_form.text}", opaque=grid_form.opaque + reasons)
         argument_nodes = [a for a in (arguments.named_children if arguments else []) if a.type != "comment"]
         argument_ids = tuple(normalise_name(i) for a in argument_nodes for i in _cpp_identifiers(a)[:1])
         line = _line_of(cite)
@@ -282,7 +270,8 @@ class _CppExtractor:
                 quote=self.lines.quote(line),
                 via_macro=via_macro,
                 **_form_fields(grid_form, grid_expression, line, via_macro is None, self.lines),
-                block_form=block_form,
+                block_form=block_form.text,
+                block_bindings=bindings_quoted(block_form, self.lines),
                 slots=slots,
                 texts=tuple(normalised_text(a) for a in argument_nodes),
                 bound=bind_arguments(slots, params) if params is not None else None,
@@ -323,6 +312,39 @@ class _CppExtractor:
                     self.signature.program_id_axes.append(axis)
                 elif base == "gridDim" and axis not in self.signature.num_programs_axes:
                     self.signature.num_programs_axes.append(axis)
+        if self.signature.is_kernel and self.body is not None:
+            self._decompositions()
+
+    def _decompositions(self) -> None:
+        """How the block index is decomposed (``item / H``, ``item % H``), as
+        the Triton side reads ``program_id``: locals derived from
+        ``blockIdx`` are followed in source order, and C++ integer ``/`` is
+        ``//``. Only the block's work index counts: a value with
+        ``threadIdx`` in it is a thread's, one read through a subscript is
+        data, and a block index multiplied into a value is an offset."""
+        derived: dict[str, int] = {}
+        local_values = CppLocals(self.body)
+        for node in _walk(self.body):
+            if node.type == "init_declarator" or (node.type == "assignment_expression"
+                                                  and _text(node.child_by_field_name("operator")) == "="):
+                target = node.child_by_field_name("declarator" if node.type == "init_declarator" else "left")
+                axis = _block_axis(node.child_by_field_name("value" if node.type == "init_declarator" else "right"),
+                                   derived)
+                if target is not None and target.type == "identifier" and axis is not None:
+                    derived.setdefault(_text(target), axis)
+            if node.type != "binary_expression":
+                continue
+            operator = _text(node.child_by_field_name("operator"))
+            if operator not in ("/", "%"):
+                continue
+            axis = _block_axis(node.child_by_field_name("left"), derived)
+            if axis is None:
+                continue
+            operand = canonical_form(node.child_by_field_name("right"), local_values.at(node).get, normalise_name).text
+            line = _line_of(node)
+            found = Decomposition(axis, "//" if operator == "/" else "%", operand, line, self.lines.quote(line))
+            if found not in self.signature.decomposition:
+                self.signature.decomposition.append(found)
 
 
 def _cpp_written_through(identifier) -> str | None:
@@ -346,6 +368,30 @@ def _cpp_written_through(identifier) -> str | None:
     return field_name or _text(identifier)
 
 
+def _block_axis(node, derived: dict[str, int]) -> int | None:
+    """The ``blockIdx`` axis the per-block value ``node`` derives from, or None
+    (see ``_CppExtractor._decompositions``)."""
+    if node is None:
+        return None
+    axis = None
+    for current in _walk(node):
+        if current.type == "subscript_expression":
+            return None
+        if current.type == "field_expression":
+            base = _text(current.child_by_field_name("argument"))
+            if base == "threadIdx":
+                return None
+            if base == "blockIdx" and axis is None:
+                axis = {"x": 0, "y": 1, "z": 2}.get(_text(current.child_by_field_name("field")))
+        elif current.type == "identifier" and _text(current) in derived and axis is None:
+            axis = derived[_text(current)]
+        elif current.type == "binary_expression" and _text(current.child_by_field_name("operator")) == "*" and any(
+                _block_axis(side, derived) is not None
+                for side in (current.child_by_field_name("left"), current.child_by_field_name("right"))):
+            return None  # `block * stride` addresses memory; it does not pack work into the index
+    return axis
+
+
 def _cpp_identifiers(node) -> list[str]:
     """Variable-like identifiers in a C++ expression: callees, namespaces,
     field names and types are left out."""
@@ -366,3 +412,42 @@ def _cpp_identifiers(node) -> list[str]:
             continue
         found.append(text)
     return found
+
+
+class CppLocals(ReachingLocals):
+    """Simple local declarations and assignments of a C++ body (``dim3
+    grid(n)``, ``auto g = x;``, ``g = x;``), each resolved where it is read:
+    the last one every path to the use runs; one that only some paths run
+    leaves the name unresolved there."""
+
+    loops = ("for_statement", "while_statement", "do_statement", "for_range_loop")
+
+    def __init__(self, scope):
+        super().__init__()
+        for node in _walk(scope):
+            name = value = None
+            if node.type == "init_declarator":
+                name, value = node.child_by_field_name("declarator"), node.child_by_field_name("value")
+            elif node.type == "declaration":
+                declarator = node.child_by_field_name("declarator")
+                # The most vexing parse: `dim3 grid(num_tokens);` is a function declarator.
+                if declarator is not None and declarator.type == "function_declarator":
+                    name, value = declarator.child_by_field_name("declarator"), \
+                        declarator.child_by_field_name("parameters")
+            elif node.type == "assignment_expression":
+                name, value = node.child_by_field_name("left"), node.child_by_field_name("right")
+                operator = node.child_by_field_name("operator")
+                if operator is not None and _text(operator) != "=":
+                    value = None  # `g += x` updates, it binds no plain value
+            if name is None or name.type != "identifier" or (value is None and node.type != "assignment_expression"):
+                continue
+            self.definitions.setdefault(_text(name), []).append((_statement_of(node), value))
+        self.settle()
+
+
+def _statement_of(node):
+    """The statement a declarator or assignment belongs to (its block is the holder)."""
+    while node.parent is not None and node.type not in ("declaration", "expression_statement", "for_statement",
+                                                         "condition_clause"):
+        node = node.parent
+    return node

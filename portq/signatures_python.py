@@ -16,6 +16,7 @@ from portq.signatures import (
     Decomposition,
     Launch,
     Param,
+    ReachingLocals,
     Signature,
     Use,
     _closure_identifiers,
@@ -28,7 +29,9 @@ from portq.signatures import (
     _root,
     _text,
     _walk,
+    ancestors,
     bind_arguments,
+    bindings_quoted,
     normalise_kernel_name,
     normalise_name,
     normalised_text,
@@ -267,6 +270,8 @@ class _PythonExtractor:
                 value = argument.child_by_field_name("value")
                 if key in ("num_warps", "num_stages"):
                     options[key] = _resolve_literal(value, assignments, _python_identifiers)
+                    through = canonical_form(value, self._resolver(assignments, substitution), normalise_name)
+                    options[f"{key}_bindings"] = bindings_quoted(through, self.lines)
                     continue
                 keywords.append(key)
                 ids = _python_identifiers(value)
@@ -304,6 +309,8 @@ class _PythonExtractor:
                 grid_shape=shape,
                 num_warps=options.get("num_warps"),
                 num_stages=options.get("num_stages"),
+                num_warps_bindings=options.get("num_warps_bindings", ()),
+                num_stages_bindings=options.get("num_stages_bindings", ()),
                 line=line,
                 quote=self.lines.quote(line),
                 slots=tuple(slots),
@@ -540,24 +547,18 @@ def _reads_only_its_arguments(function) -> bool:
 
 
 _SCOPES = ("function_definition", "lambda", "class_definition")
-_LOOPS = ("for_statement", "while_statement")
 
 
-def _ancestors(node):
-    while node is not None:
-        yield node
-        node = node.parent
-
-
-class PythonLocals(dict):
+class PythonLocals(ReachingLocals):
     """The simple local assignments of a Python body. As a mapping it holds
     only names assigned once (a value that does not depend on where it is
     read); ``at(use)`` resolves every name to the assignment that reaches
     ``use``, because a later ``grid = ...`` must not be read as an earlier one."""
 
+    loops = ("for_statement", "while_statement")
+
     def __init__(self, body):
         super().__init__()
-        self.definitions: dict[str, list[tuple[Any, Any]]] = {}  # name -> [(statement, value node)], source order
         for node in _walk(body):
             if node.type == "augmented_assignment":
                 left = node.child_by_field_name("left")
@@ -576,75 +577,24 @@ class PythonLocals(dict):
                 for index, target in enumerate(targets):
                     value = values[index] if len(values) == len(targets) else right
                     self.definitions.setdefault(_text(target), []).append((node, value))
-        for name, found in self.definitions.items():
-            if len(found) == 1 and found[0][1] is not None:
-                self[name] = found[0][1]
+        self.settle()
 
     @staticmethod
     def _in_body(node, body) -> bool:
         """False for assignments inside a nested function, lambda or class (another scope)."""
-        for ancestor in _ancestors(node.parent):
+        for ancestor in ancestors(node.parent):
             if ancestor.id == body.id:
                 return True
             if ancestor.type in _SCOPES:
                 return False
         return True
 
-    def reaching(self, name: str, use) -> tuple[list[tuple[Any, Any]], bool]:
-        """The assignments of ``name`` that can reach ``use``: the last one
-        before it that every path runs, the conditional ones after that, and
-        those later in a loop around ``use``; and whether one of them runs on
-        every path. A value of None is an augmented assignment (not a plain value)."""
-        found = self.definitions.get(name, [])
-        use_ancestors = {a.id for a in _ancestors(use)}
-        before = [d for d in found if d[0].end_byte <= use.start_byte]
-        reaching: list[tuple[Any, Any]] = []
-        always = False
-        for definition in reversed(before):
-            reaching.append(definition)
-            if self._dominates(definition[0], use_ancestors):
-                always = True
-                break
-        loops = [a for a in _ancestors(use) if a.type in _LOOPS]
-        for definition in found:
-            if definition[0].end_byte > use.start_byte and \
-                    any(loop.start_byte <= definition[0].start_byte < loop.end_byte for loop in loops):
-                reaching.append(definition)
-        return reaching, always
-
     @staticmethod
-    def _dominates(statement, use_ancestors: set) -> bool:
-        """True when the block holding ``statement`` also holds the use, so
-        every path to the use runs it."""
+    def holder(statement):
         holder = statement.parent
         while holder is not None and holder.type in ("expression_statement",):
             holder = holder.parent
-        return holder is not None and holder.id in use_ancestors
-
-    def at(self, use) -> "ResolvedLocals":
-        """name -> the one value that reaches ``use``; names that several
-        assignments (or none, on some path) reach are in ``ambiguous``."""
-        resolved = ResolvedLocals()
-        for name in self.definitions:
-            reaching, always = self.reaching(name, use)
-            if not reaching:
-                continue
-            if len(reaching) == 1 and reaching[0][1] is not None and always:
-                resolved[name] = reaching[0][1]
-            else:
-                resolved.ambiguous.add(name)
-        return resolved
-
-
-class ResolvedLocals(dict):
-    """Locals resolved at one use; ``ambiguous`` names more than one assignment reaches."""
-
-    def __init__(self):
-        super().__init__()
-        self.ambiguous: set[str] = set()
-
-    def at(self, use) -> "ResolvedLocals":
-        return self
+        return holder
 
 
 def _python_assignments(body) -> PythonLocals:

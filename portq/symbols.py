@@ -292,6 +292,31 @@ def namespace_body(node, scope: tuple[str, ...]):
     return body, scope + ("ns:" + (_text(node.child_by_field_name("name")) or "<anonymous>"),)
 
 
+_DEFINE = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)")
+
+
+@lru_cache(maxsize=64)
+def macro_extents(source: bytes) -> dict[str, tuple[int, int]]:
+    """``#define`` name -> (first, last line, 1-based), read as the C
+    preprocessor reads them: a line ending in a backslash (trailing blanks
+    allowed, as GCC and Clang allow them) continues the macro. tree-sitter's
+    recovery can cut a multi-line macro short (a block comment among its
+    continuation lines is enough), leaving its tail as top-level code; this
+    extent does not depend on the parse."""
+    extents: dict[str, tuple[int, int]] = {}
+    lines = source.split(b"\n")
+    number = 0
+    while number < len(lines):
+        match = _DEFINE.match(lines[number])
+        first = number
+        while lines[number].rstrip().endswith(b"\\") and number + 1 < len(lines):
+            number += 1
+        if match is not None:
+            extents.setdefault(match.group(1).decode("ascii"), (first + 1, number + 1))
+        number += 1
+    return extents
+
+
 def definitions_in(root, language: str) -> list[Definition]:
     """The definitions below an already parsed tree-sitter node (a file's root)."""
     collect = _cpp_definitions if language == "cpp" else _python_definitions

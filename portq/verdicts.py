@@ -3,8 +3,10 @@ one per entry, the most severe over *all* symbols.
 
 For each touched symbol, in order:
 
-0. **parse failures** — an error in or around the changed lines of a file
-   with ports: NEEDS_REVIEW (``parse failed at path:line``), nothing else read.
+0. **parse failures** — an error in or around the symbol's changed lines or
+   its extent, or in a macro a ported symbol expands, in a file with ports:
+   NEEDS_REVIEW (``parse failed at path:line``), nothing else read. Broken
+   lines of something no ported definition uses lower nothing.
 1. **ports** — the in-tree definitions anchored to it (or to a definition
    containing it). None: ``not-carried`` if an in-tree declaration covers it,
    ``non-code`` for tests/docs/CI/build/benchmark paths, ``not-ported`` when a
@@ -89,10 +91,11 @@ from portq.symbols import (
     KIND_DEVICE_FUNCTION,
     KIND_TRITON_KERNEL,
     language_for_path,
+    macro_extents,
 )
 from portq.tree_index import Port, TreeIndex
 
-CLASSIFIER_VERSION = 6
+CLASSIFIER_VERSION = 7
 """Bumped whenever a change to the verdict logic may change a verdict, so a
 ledger that reuses earlier decisions knows which ones are stale."""
 
@@ -247,7 +250,7 @@ class SymbolClassifier:
         paths = self._paths(symbol, facts)
         ports = self._ports(symbol, paths)
         if ports or self.index.anchors_for_path(self.upstream, paths):
-            broken = self._parse_failure(entry, symbol)
+            broken = self._parse_failure(entry, symbol, paths, bool(ports))
             if broken is not None:
                 return broken
         if symbol.name in ("<toplevel>", "<lines>") or symbol.kind == KIND_CLASS:
@@ -278,33 +281,87 @@ class SymbolClassifier:
             (f"{symbol.path} is {kind}" if kind else f"no in-tree anchor names {symbol.path}") + f", so {justification}",
         )
 
-    def _parse_failure(self, entry: EntryChanges, symbol: TouchedSymbol) -> SymbolVerdict | None:
-        """NEEDS_REVIEW when the old or new parse of a ported file has errors
-        in or around the symbol's changed lines: structure read from a broken
-        tree never decides REAL_GAP or IN_SYNC."""
+    def _parse_failure(self, entry: EntryChanges, symbol: TouchedSymbol, paths: set[str],
+                       ported: bool) -> SymbolVerdict | None:
+        """NEEDS_REVIEW when the parse of a side the symbol exists on has an
+        error that structure would be read from: in or around the symbol's
+        changed lines or its own extent, or (for a ported symbol) in a macro
+        it expands. For a symbol nothing ports, only an error in lines that
+        stand for a name a ported definition uses, or a parse that lost a
+        ported definition, counts: a new sibling's broken macros change no
+        port. Structure read from a broken tree never decides REAL_GAP or
+        IN_SYNC for a port."""
         change = _file_change(entry, symbol)
+        anchors = self.index.anchors_for_path(self.upstream, paths)
+        referenced: dict[str, list[str]] | None = None
         for side, blob, path, extent in (("new", symbol.new_blob, symbol.path, symbol.new_lines),
                                          ("old", symbol.old_blob, symbol.old_path or symbol.path, symbol.old_lines)):
+            if symbol.change == ("added" if side == "old" else "removed"):
+                continue  # the symbol has no lines on this side
             table = self._table(blob, path)
             if table is None or table.tree is None or not table.tree.root_node.has_error:
                 continue
+            errors = _error_spans(table.tree.root_node)
             changed = [line for _, line, _ in _changed_lines(change, symbol, None, None, outside_definitions=False)
                        if _ == side] if change is not None else []
-            window = (min(changed) - 3, max(changed) + 3) if changed else extent
-            line = _first_error_line(table.tree.root_node, window)
-            if line is None:
-                continue
-            where = f"{path}:{line}"
-            quote = table.source.decode("utf-8", errors="replace").splitlines()[line - 1].strip() \
-                if 0 < line <= table.source.count(b"\n") + 1 else None
-            return self._base(
-                symbol, NEEDS_REVIEW, None, "fallback",
-                f"parse failed at {where} (upstream-{side}), in or around the changed lines of {symbol.name}, so "
-                "structure read from that tree decides nothing and a reviewer must read the hunks",
-                [Evidence(kind=Kind.PARSE_FAILURE, message=f"parse failed at {where}", side=f"upstream-{side}",
-                          path=path, line=line, quote=quote, symbol=symbol.name)],
-            )
+            own = sorted({max(first, c - 3) for first, last in errors for c in changed if first - 3 <= c <= last + 3}
+                         | ({max(first, extent[0]) for first, last in errors if first <= extent[1] and last >= extent[0]}
+                            if extent is not None and symbol.name not in ("<toplevel>", "<lines>") else set()))
+            macros = macro_extents(table.source) if table.language == "cpp" else {}
+            expanded: list[tuple[int, str]] = []
+            if ported and extent is not None:
+                used = set(_IDENTIFIER.findall(_source_lines(table.source, extent)))
+                expanded = sorted((max(first, start), name) for name, (start, end) in macros.items() if name in used
+                                  for first, last in errors if first <= end and last >= start)
+            if not ported:
+                if referenced is None:
+                    referenced = self._ported_identifiers(symbol, paths, anchors)
+                lost = self._lost_ports(table, anchors, symbol, side)
+                if lost is not None:
+                    return self._broken(symbol, side, path, table, lost,
+                                        f"a parse that lost the ported definition {lost[1]}")
+                if symbol.name in ("<toplevel>", "<lines>"):
+                    own = [e for e in own if _stands_for(table, e, symbol) & set(referenced)]
+                elif symbol.name not in referenced:
+                    own = []  # a definition nothing ported uses: its own broken lines change no port
+            if own:
+                return self._broken(symbol, side, path, table, (own[0], None),
+                                    f"in or around the changed lines of {symbol.name}")
+            if expanded:
+                line, macro = expanded[0]
+                return self._broken(symbol, side, path, table, (line, macro),
+                                    f"in the macro {macro} that {symbol.name} expands")
         return None
+
+    def _lost_ports(self, table, anchors: list[Anchor], symbol: TouchedSymbol, side: str) -> tuple[int, str] | None:
+        """(first error line, name) of a ported definition the other side of
+        the file defines but this broken side's parse does not: recovery
+        folded it into an error, so no line of the file can be placed."""
+        other = self._table(symbol.old_blob, symbol.old_path or symbol.path) if side == "new" \
+            else self._table(symbol.new_blob, symbol.path)
+        if other is None or other.fallback:
+            return None
+        present = {(d.name, d.qualified_name) for d in table.definitions}
+        for definition in other.definitions:
+            if any(a.matches_name(definition.name, definition.qualified_name) for a in anchors) \
+                    and (definition.name, definition.qualified_name) not in present:
+                errors = _error_spans(table.tree.root_node)
+                return (errors[0][0] if errors else 1), definition.qualified_name
+        return None
+
+    def _broken(self, symbol: TouchedSymbol, side: str, path: str, table, where_line: tuple[int, str | None],
+                what: str) -> SymbolVerdict:
+        line = where_line[0]
+        where = f"{path}:{line}"
+        quote = table.source.decode("utf-8", errors="replace").splitlines()[line - 1].strip() \
+            if 0 < line <= table.source.count(b"\n") + 1 else None
+        return self._base(
+            symbol, NEEDS_REVIEW, None, "fallback",
+            f"parse failed at {where} (upstream-{side}), {what}, so "
+            "structure read from that tree decides nothing and a reviewer must read the hunks",
+            [Evidence(kind=Kind.PARSE_FAILURE, message=f"parse failed at {where}", side=f"upstream-{side}",
+                      path=path, line=line, quote=quote, symbol=symbol.name, subject=where_line[1])],
+        )
 
     def _ports(self, symbol: TouchedSymbol, paths: set[str]) -> list[Port]:
         """Ports of the symbol, paired by kind when a bare name is shared by a
@@ -416,10 +473,11 @@ class SymbolClassifier:
                           side=f"upstream-{side}", path=symbol.path, line=line, quote=text.strip(),
                           symbol=symbol.name)],
             )
+        standing = ", ".join(sorted(named)[:4]) + (" …" if len(named) > 4 else "")
         return self._base(
             symbol, NOT_APPLICABLE, "not-ported", "body",
-            "the changed lines outside definitions name nothing the ported definitions of this file use, "
-            "so not-ported rather than NEEDS_REVIEW",
+            "the changed lines outside definitions name nothing the ported definitions of this file use"
+            + (f" (they stand for {standing})" if standing else "") + ", so not-ported rather than NEEDS_REVIEW",
             [Evidence(kind=Kind.TOPLEVEL, message="changed lines name nothing a ported definition uses",
                       side="upstream-new", path=symbol.path, symbol=symbol.name)],
         )
@@ -954,6 +1012,11 @@ def _names_used_by_others(table, line: int, text: str, symbol: TouchedSymbol) ->
     words = set(_IDENTIFIER.findall(_strip_comment(text, symbol.path)))
     if table is None or table.tree is None:
         return words
+    if table.language == "cpp":  # a macro's continuation lines, however tree-sitter recovered from them
+        macro = next((name for name, (first, last) in macro_extents(table.source).items() if first <= line <= last),
+                     None)
+        if macro is not None:
+            return {macro}
     def spans(node) -> bool:  # a preprocessor line's node ends at column 0 of the next line
         last = node.end_point[0] + (1 if node.end_point[1] > 0 else 0)
         return node.start_point[0] + 1 <= line <= last
@@ -967,6 +1030,11 @@ def _names_used_by_others(table, line: int, text: str, symbol: TouchedSymbol) ->
         statement = inner
     if statement is None:
         return words
+    if statement.type in ("namespace_definition", "declaration_list", "linkage_specification"):
+        # a namespace's own head or brace stands for the definitions it holds (a port among
+        # them names itself), not for the namespace name every definition in the file shares
+        first, last = statement.start_point[0] + 1, statement.end_point[0] + 1
+        return {d.name for d in table.definitions if first <= d.start_line <= last}
     field_name = _DEFINING.get(statement.type)
     if field_name is not None:
         name = statement.child_by_field_name(field_name)
@@ -992,20 +1060,29 @@ def _walk_nodes(node):
         stack.extend(current.children)
 
 
-def _first_error_line(root, window) -> int | None:
-    """The first line (1-based) of a syntax error or missing token inside
-    ``window`` (first, last line; None: anywhere), or None."""
+def _error_spans(root) -> list[tuple[int, int]]:
+    """(first, last line, 1-based) of every syntax error or missing token, in order."""
+    spans: set[tuple[int, int]] = set()
     stack = [root]
     while stack:
         node = stack.pop()
-        first, last = node.start_point[0] + 1, node.end_point[0] + 1
-        if window is not None and (last < window[0] or first > window[1]):
-            continue
         if node.type == "ERROR" or node.is_missing:
-            return first
-        if node.has_error:
+            spans.add((node.start_point[0] + 1, node.end_point[0] + 1))
+        elif node.has_error:
             stack.extend(reversed(node.children))
-    return None
+    return sorted(spans)
+
+
+def _source_lines(source: bytes, extent: tuple[int, int]) -> str:
+    return "\n".join(source.decode("utf-8", errors="replace").splitlines()[extent[0] - 1:extent[1]])
+
+
+def _stands_for(table, line: int, symbol: TouchedSymbol) -> set[str]:
+    """The names a (possibly unparsable) line stands for: the macro whose
+    continuation lines hold it, else what its top-level statement defines."""
+    text = table.source.decode("utf-8", errors="replace").splitlines()[line - 1] \
+        if 0 < line <= table.source.count(b"\n") + 1 else ""
+    return _names_used_by_others(table, line, text, symbol)
 
 
 def _strip_comment(text: str, path: str) -> str:

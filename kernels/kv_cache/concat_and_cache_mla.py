@@ -27,6 +27,7 @@ from ..validation import record_violation
 from . import _formats as fmt
 from ._formats import Conversion
 from ._numerics import (
+    divide_rn,
     fp8_code_to_fp32,
     fp32_to_e2m1_code,
     fp32_to_fp8_code,
@@ -54,6 +55,16 @@ def _token_slots(slot_mapping, tokens, num_tokens, block_size, num_blocks, index
     return tokens.to(tl.int64), write, block, slot % block_size
 
 
+@triton.jit
+def _divide_by_scale(x, scale_value, reciprocal, in_range, NATIVE: tl.constexpr):
+    """``x / scale`` (IEEE): through the reciprocal when the scale is in range."""
+    if in_range:
+        quotient = divide_rn(x, scale_value, reciprocal, NATIVE)
+    else:
+        quotient = tl.math.div_rn(x, scale_value)
+    return quotient
+
+
 # portq: ports vllm:csrc/libtorch_stable/cache_kernels.cu::concat_and_cache_mla_kernel @00eb0c874e
 @triton.jit
 def concat_and_cache_mla_kernel(
@@ -79,16 +90,23 @@ def concat_and_cache_mla_kernel(
     PE_BLOCK: tl.constexpr,
     TOKENS: tl.constexpr,
     NATIVE: tl.constexpr,
+    EXACT_WIDTHS: tl.constexpr,
 ):
     """Plain formats. AUTO passes every tensor as same-width integers (a bit
-    copy); fp8 divides by ``scale[0]`` with ``div_rn`` and rounds in integers."""
+    copy); fp8 divides by ``scale[0]`` (IEEE, :func:`divide_rn` through the
+    reciprocal for a scale in [2^-100, 2^100], ``div_rn`` outside it) and
+    rounds to the fp8 code."""
     tokens, write, block, offset = _token_slots(
         slot_mapping, tl.program_id(0) * TOKENS + tl.arange(0, TOKENS), num_tokens, block_size, num_blocks, index_flag, TRAP
     )
     entry = kv_cache + block * block_stride + offset * entry_stride
     scale_value = 1.0
+    reciprocal = 1.0
+    in_range = False
     if CONVERSION != 0:
         scale_value = tl.load(scale)
+        reciprocal = tl.math.div_rn(1.0, scale_value)
+        in_range = (tl.abs(scale_value) >= 7.888609052210118e-31) & (tl.abs(scale_value) <= 1.2676506002282294e30)
     for part in tl.static_range(2):
         if part == 0:
             cols = tl.arange(0, RANK_BLOCK)
@@ -100,12 +118,16 @@ def concat_and_cache_mla_kernel(
             width = pe_dim
             src = k_pe + tokens[:, None] * k_pe_stride + cols[None, :]
             dst = entry[:, None] + kv_lora_rank + cols[None, :]
-        mask = write[:, None] & (cols < width)[None, :]
+        if EXACT_WIDTHS:  # no column is padding: a row mask only, so loads and stores stay 16 bytes wide
+            mask = write[:, None] & (cols >= 0)[None, :]
+        else:
+            mask = write[:, None] & (cols < width)[None, :]
         if CONVERSION == 0:
             tl.store(dst, tl.load(src, mask=mask), mask=mask)
         else:
             x = load_as_fp32(src, mask, SOURCE_IS_BF16)
-            codes = fp32_to_fp8_code(tl.math.div_rn(x, scale_value), CONVERSION == 2, NATIVE)
+            codes = fp32_to_fp8_code(_divide_by_scale(x, scale_value, reciprocal, in_range, NATIVE),
+                                     CONVERSION == 2, NATIVE)
             tl.store(dst, codes.to(tl.uint8), mask=mask)
 
 
@@ -154,7 +176,20 @@ def concat_and_cache_ds_mla_kernel(
     )
     amax = tl.max(tl.abs(x), axis=1)
     tile_scale = tl.maximum(tl.math.div_rn(amax, 448.0), 1.1754943508222875e-38)
-    codes = fp32_to_fp8_code(tl.math.div_rn(x, tile_scale[:, None]), False, NATIVE)
+    # x / tile_scale through the reciprocal (divide_rn). A tile whose amax is
+    # under 2^-100 may hold subnormals with quotients in fp8 range: both sides are
+    # scaled by 2^64 first (exact), so the quotient is the same and in range. A
+    # tile with an infinite (or NaN) amax divides by 1 with reciprocal 0, which
+    # gives x * 0, what x / inf is.
+    finite = tile_scale < float("inf")
+    boost = tl.where(amax < 7.888609052210118e-31, 1.8446744073709552e19, 1.0)
+    divisor = tl.where(finite, tile_scale * boost, 1.0)
+    reciprocal = tl.where(finite, tl.math.div_rn(tl.full([TOKENS * 4], 1.0, tl.float32), divisor), 0.0)
+    if NATIVE:
+        quotient = divide_rn(x * boost[:, None], divisor[:, None], reciprocal[:, None], NATIVE, True)
+    else:
+        quotient = tl.math.div_rn(x, tile_scale[:, None])
+    codes = fp32_to_fp8_code(quotient, False, NATIVE)
     tl.store(kv_cache + row_entry[:, None] + row_tile[:, None] * 128 + cols[None, :], codes.to(tl.uint8), mask=mask)
     tl.store(kv_cache_as_fp32 + (row_entry >> 2) + 128 + row_tile, tile_scale, mask=row_write)
 
@@ -182,13 +217,18 @@ def concat_and_cache_nvfp4_ds_mla_kernel(
     index_flag,
     TRAP: tl.constexpr,
     TOKENS: tl.constexpr,
+    PAIRS: tl.constexpr,
+    FMA: tl.constexpr,
 ):
-    """nvfp4_ds_mla. Rows are (token, 16-wide tile) pairs; even and odd elements
-    are loaded as two ``[rows, 8]`` tiles so byte ``i`` is ``even[i] | odd[i] << 4``.
-    ``kv_c``/``k_pe`` arrive as bf16 bit patterns (int16). Integer conversions on
-    every back end: with the hardware fp8 conversions this kernel wrote wrong
-    scale bytes on the H200 (Triton 3.6; not root-caused), the integer path is
-    bit-exact there."""
+    """nvfp4_ds_mla. Rows are (token, 16-wide tile) pairs. ``PAIRS``: ``kv_c``
+    arrives as int32 words, each the bf16 bit patterns of elements ``2i`` (low
+    half) and ``2i+1``, so a tile row is one 32-byte load and byte ``i`` is
+    ``even[i] | odd[i] << 4``; otherwise (rows not 4-byte aligned) ``kv_c`` is
+    int16 bits and the even and odd elements are two strided ``[rows, 8]``
+    loads, with the same results. ``k_pe`` arrives as bf16 bit patterns
+    (int16). Integer fp8 conversions on every back end: with the hardware fp8
+    conversions this kernel wrote wrong scale bytes on the H200 (Triton 3.6;
+    not root-caused), the integer path is bit-exact there."""
     NATIVE: tl.constexpr = False
     first_token = tl.program_id(0) * TOKENS
     tokens, write, block, offset = _token_slots(
@@ -204,11 +244,20 @@ def concat_and_cache_nvfp4_ds_mla_kernel(
     row_entry = row_block * block_stride + row_offset * entry_stride
     pairs = tl.arange(0, 8)
     mask = row_write[:, None]
-    src = kv_c + row_src[:, None] * kv_c_stride + row_tile[:, None] * 16 + 2 * pairs[None, :]
-    even = load_as_fp32(src, mask, True)
-    odd = load_as_fp32(src + 1, mask, True)
-    amax = tl.maximum(tl.max(tl.abs(even), axis=1), tl.max(tl.abs(odd), axis=1))
-    wanted = tl.maximum(tl.math.div_rn(amax, 6.0), 0.001953125)
+    if PAIRS:
+        words = tl.load(kv_c + row_src[:, None] * kv_c_stride + row_tile[:, None] * 8 + pairs[None, :],
+                        mask=mask, other=0)
+        even = (words << 16).to(tl.float32, bitcast=True)
+        odd = (words & -65536).to(tl.float32, bitcast=True)
+    else:
+        src = kv_c + row_src[:, None] * kv_c_stride + row_tile[:, None] * 16 + 2 * pairs[None, :]
+        even = load_as_fp32(src, mask, True)
+        odd = load_as_fp32(src + 1, mask, True)
+    amax = tl.max(tl.maximum(tl.abs(even), tl.abs(odd)), axis=1)
+    if FMA:
+        wanted = tl.maximum(divide_rn(amax, 6.0, 0.1666666716337204, FMA), 0.001953125)
+    else:
+        wanted = tl.maximum(tl.math.div_rn(amax, 6.0), 0.001953125)
     scale_code = fp32_to_fp8_code(wanted, False, NATIVE)
     bump = (fp8_code_to_fp32(scale_code, False, NATIVE) < wanted) & (scale_code < 0x7E)
     scale_code = scale_code + bump.to(tl.int32)
@@ -333,10 +382,14 @@ def concat_and_cache_mla(
             SOURCE_IS_BF16=kv_c.dtype == torch.bfloat16, TOKENS=tokens, NATIVE=native, num_warps=warps,
         )
     elif kv_cache_dtype == fmt.NVFP4_DS_MLA:
+        # Pair loads need every kv_c row at a 4-byte boundary.
+        pairs = kv_c.stride(0) % 2 == 0 and kv_c.storage_offset() % 2 == 0
+        words = kv_c.view(torch.int32) if pairs else _as_bits(kv_c)
         concat_and_cache_nvfp4_ds_mla_kernel[grid](
-            _as_bits(kv_c), _as_bits(k_pe), kv_cache.view(torch.uint8),
-            *common, block_size, num_tokens, num_blocks, flag, check.trap_in_kernel(device),
-            TOKENS=tokens, num_warps=warps,
+            words, _as_bits(k_pe), kv_cache.view(torch.uint8),
+            slot_mapping, kv_cache.stride(0), kv_cache.stride(1), words.stride(0), k_pe.stride(0),
+            block_size, num_tokens, num_blocks, flag, check.trap_in_kernel(device),
+            TOKENS=tokens, PAIRS=pairs, FMA=native, num_warps=warps,
         )
     else:
         conversion = fmt.ELEMENT_FORMATS[kv_cache_dtype]
@@ -352,6 +405,7 @@ def concat_and_cache_mla(
             SOURCE_IS_BF16=kv_c.dtype == torch.bfloat16,
             RANK_BLOCK=triton.next_power_of_2(kv_lora_rank),
             PE_BLOCK=triton.next_power_of_2(pe_dim),
+            EXACT_WIDTHS=kv_lora_rank == triton.next_power_of_2(kv_lora_rank) and pe_dim == triton.next_power_of_2(pe_dim),
             TOKENS=tokens,
             NATIVE=native,
             num_warps=warps,

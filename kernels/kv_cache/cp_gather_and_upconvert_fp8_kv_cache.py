@@ -130,7 +130,7 @@ def upconvert_gather_checks(name, src_cache, dst, block_table, workspace_starts,
 
 
 def launch_upconvert(op, kernel, cache_views, src_cache, dst, block_table, workspace_starts, batch_size,
-                     seq_starts, *, max_token_block):
+                     seq_starts, *, max_token_block, num_warps=None):
     """Launch one of the two upconvert page kernels: after the cache view(s) their
     arguments are the same. Nothing to do for an empty ``dst`` or batch."""
     total_tokens = dst.shape[0]
@@ -160,7 +160,7 @@ def launch_upconvert(op, kernel, cache_views, src_cache, dst, block_table, works
         REQS_PER_SCAN=reqs_per_scan(batch_size),
         TOKEN_BLOCK=min(triton.next_power_of_2(block_size), max_token_block),
         NATIVE=native_casts(dst),
-        num_warps=_page_task.GATHER_WARPS,
+        num_warps=num_warps or _page_task.GATHER_WARPS,
     )
     check.after_launch(op, flag, PAGE_INDICES)
 

@@ -149,7 +149,7 @@ def _expand_tile(
     KV_CDim: tl.constexpr, KV_PeDim: tl.constexpr,
     ChunkK: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_ROWS: tl.constexpr,
     PER_ROW_SCALE: tl.constexpr, NO_SCALE: tl.constexpr, FP8_DOT: tl.constexpr,
-    INTERPRETER: tl.constexpr,
+    INTERPRETER: tl.constexpr, WARP_SPECIALIZE: tl.constexpr, WRITE_OUTPUTS: tl.constexpr,
 ):
     """One tile: ChunkK output rows x BLOCK_N weight rows of one head."""
     HEAD_ROWS: tl.constexpr = QkNopeHeadDim + VHeadDim
@@ -165,7 +165,8 @@ def _expand_tile(
                      kv_proj_weight, kv_proj_scale, k_prefix, v_prefix,
                      num_pages, kv_indices_len, batch_search_steps, TpNumHeads, index_flag, TRAP,
                      KBlockSize, QkNopeHeadDim, VHeadDim, KV_CDim, KV_PeDim,
-                     ChunkK, BLOCK_N, BLOCK_K, PER_ROW_SCALE, NO_SCALE, FP8_DOT, INTERPRETER)
+                     ChunkK, BLOCK_N, BLOCK_K, PER_ROW_SCALE, NO_SCALE, FP8_DOT, INTERPRETER,
+                     WARP_SPECIALIZE, WRITE_OUTPUTS)
 
 
 @triton.jit
@@ -178,9 +179,12 @@ def _expand_rows(
     KV_CDim: tl.constexpr, KV_PeDim: tl.constexpr,
     ChunkK: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
     PER_ROW_SCALE: tl.constexpr, NO_SCALE: tl.constexpr, FP8_DOT: tl.constexpr,
-    INTERPRETER: tl.constexpr,
+    INTERPRETER: tl.constexpr, WARP_SPECIALIZE: tl.constexpr, WRITE_OUTPUTS: tl.constexpr,
 ):
-    """The tile's arithmetic: gather, K loop, scales, stores (masked rows)."""
+    """The tile's arithmetic: gather, K loop, scales, stores (masked rows).
+    ``WRITE_OUTPUTS`` False (benchmark only) masks every store off with a
+    condition the compiler cannot fold, so the tile is computed but nothing is
+    written: the epilogue's memory traffic, left out and timed."""
     HEAD_ROWS: tl.constexpr = QkNopeHeadDim + VHeadDim
     LATENT_DIM: tl.constexpr = KV_CDim + KV_PeDim
     K_OUT_DIM: tl.constexpr = QkNopeHeadDim + KV_PeDim
@@ -207,7 +211,7 @@ def _expand_rows(
     offs_k = tl.arange(0, BLOCK_K)
     acc = tl.zeros([ChunkK, BLOCK_N], dtype=tl.float32)
     if NO_SCALE or PER_ROW_SCALE:
-        for k0 in range(0, KV_CDim, BLOCK_K):
+        for k0 in tl.range(0, KV_CDim, BLOCK_K, warp_specialize=WARP_SPECIALIZE):
             x = tl.load(k_buffer + latent_row[:, None] + (k0 + offs_k)[None, :],
                         mask=load_ok[:, None], other=0.0)
             w = tl.load(kv_proj_weight + weight_rows[None, :] * KV_CDim + (k0 + offs_k)[:, None],
@@ -233,6 +237,8 @@ def _expand_rows(
     acc = acc * ks
 
     out_rows = rows.to(tl.int64)
+    if not WRITE_OUTPUTS:
+        row_ok = row_ok & (first_valid_row < -1)
     if col_start < QkNopeHeadDim:
         k_ptrs = (k_prefix + out_rows[:, None] * (TpNumHeads * K_OUT_DIM)
                   + head * K_OUT_DIM + cols[None, :])
@@ -275,7 +281,8 @@ def _gather_kv_b_proj_kernel(
     KV_CDim: tl.constexpr, KV_PeDim: tl.constexpr,
     ChunkK: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_ROWS: tl.constexpr,
     PER_ROW_SCALE: tl.constexpr, NO_SCALE: tl.constexpr, GRID_STRIDE: tl.constexpr,
-    FP8_DOT: tl.constexpr, INTERPRETER: tl.constexpr,
+    FP8_DOT: tl.constexpr, INTERPRETER: tl.constexpr, WARP_SPECIALIZE: tl.constexpr,
+    WRITE_OUTPUTS: tl.constexpr,
 ):
     """Expand (ChunkK rows x BLOCK_N weight rows) tiles: one per program, or
     a grid-stride walk over all of them when ``GRID_STRIDE``."""
@@ -295,7 +302,7 @@ def _gather_kv_b_proj_kernel(
                          num_pages, kv_indices_len, batch_search_steps, TpNumHeads, index_flag, TRAP,
                          KBlockSize, QkNopeHeadDim, VHeadDim, KV_CDim, KV_PeDim,
                          ChunkK, BLOCK_N, BLOCK_K, GROUP_ROWS,
-                         PER_ROW_SCALE, NO_SCALE, FP8_DOT, INTERPRETER)
+                         PER_ROW_SCALE, NO_SCALE, FP8_DOT, INTERPRETER, WARP_SPECIALIZE, WRITE_OUTPUTS)
     else:
         _expand_tile(tl.program_id(0), batch_size, total_kv, first_valid_row, end_valid_row, ks,
                      k_buffer, kv_indptr, kv_indices, kv_prefix_sum_context_lens,
@@ -303,7 +310,7 @@ def _gather_kv_b_proj_kernel(
                      num_pages, kv_indices_len, batch_search_steps, TpNumHeads, index_flag, TRAP,
                      KBlockSize, QkNopeHeadDim, VHeadDim, KV_CDim, KV_PeDim,
                      ChunkK, BLOCK_N, BLOCK_K, GROUP_ROWS,
-                     PER_ROW_SCALE, NO_SCALE, FP8_DOT, INTERPRETER)
+                     PER_ROW_SCALE, NO_SCALE, FP8_DOT, INTERPRETER, WARP_SPECIALIZE, WRITE_OUTPUTS)
 
 
 @dataclass(frozen=True)
@@ -327,6 +334,13 @@ class TileConfig:
     fp8_promote_k: int = 32
     """With ``fp8_dot``: K values summed at the MMA's reduced precision before
     each promotion into the fp32 accumulator (32 = every instruction)."""
+    warp_specialize: bool = False
+    """``tl.range(..., warp_specialize=True)`` on the K loop (producer and
+    consumer warps, where the Triton build supports it on the device)."""
+    write_outputs: bool = True
+    """False only in the benchmark's leave-one-stage-out rows: every store is
+    masked off at run time, so the epilogue's memory traffic is timed by
+    difference. Never used by the op."""
     num_warps: int = 8
     num_stages: int = 3
 
@@ -336,6 +350,7 @@ class TileConfig:
         return (f"T{self.chunk_k}xN{self.block_n}xK{self.block_k} g{self.group_rows} "
                 f"w{self.num_warps}s{self.num_stages}"
                 + (" persistent" if self.grid_stride else "") + (" fp8dot" if self.fp8_dot else "")
+                + (" ws" if self.warp_specialize else "") + ("" if self.write_outputs else " no-stores")
                 + (f" promote{self.fp8_promote_k}" if self.fp8_dot and self.fp8_promote_k != 32 else ""))
 
     def __post_init__(self):
@@ -589,6 +604,7 @@ def _launch(k_buffer, k_scale, kv_indptr, kv_indices, cu, kv_proj_weight, kv_pro
         PER_ROW_SCALE=problem.scale_mode == "row", NO_SCALE=problem.scale_mode == "none",
         GRID_STRIDE=config.grid_stride,
         FP8_DOT=config.fp8_promote_k if config.fp8_dot and fp8_operands else 0, INTERPRETER=_interpreting(),
+        WARP_SPECIALIZE=config.warp_specialize, WRITE_OUTPUTS=config.write_outputs,
         num_warps=config.num_warps, num_stages=config.num_stages,
     )
     check.after_launch("gather_kv_b_proj", flag, "kv_indptr and kv_indices entries")

@@ -5,8 +5,11 @@ citation of the report's context holds its quoted text in the file it names
 (``read(side, path)`` returns the in-tree file or the upstream blob of that
 side), that every ``path:line`` printed in the markdown is one of those
 checked citations, printed with its own quote, and that the matrix lines a
-report cites are the ``[[row]]`` line of the row it names. Returns the
-number of citations printed in the markdown.
+report cites are the ``[[row]]`` line of the row it names, and that an
+upstream change cited on both sides quotes different lines before and
+after (unchanged context is never cited as the change; a launch whose grid
+changed only through a local cites that local, the launch as context).
+Returns the number of citations printed in the markdown.
 """
 from __future__ import annotations
 
@@ -38,6 +41,13 @@ def verify_report(markdown: str, context: dict, read, matrix_text: str | None = 
             assert window[-1] == quote[-1], f"{citation['place']} ends at {window[-1]!r}, the report quotes {quote[-1]!r}"
             assert all(q in window for q in quote), f"{citation['place']}: a quoted line is outside the range"
         by_place.setdefault(citation["place"], []).append(citation)
+    for half in context.get("halves", ()):
+        for symbol in half.get("deciding", ()):
+            for change in symbol.get("changes", ()):
+                was, now = change.get("before"), change.get("after")
+                if was and now:
+                    assert was["quote"] != now["quote"], \
+                        f"{change['fact']}: {was['place']} and {now['place']} quote the same lines, which did not change"
     prose = re.sub(r"(?ms)^\s*(`{3,})text\n.*?^\s*\1$", "", markdown)
     prose = re.sub(r"(`+)(?!`).*?(?<!`)\1(?!`)", "", prose).replace("\\", "")
     bare = re.findall(r"[\w./-]+\.\w+:\d+", prose)

@@ -155,3 +155,21 @@ def test_a_reviewed_entrys_history_prints_no_unchecked_citation(tmp_path):
     assert "The reviewer wrote: measure the page-task launch first" in markdown and "- Scan in wave" in markdown
     read = reader(scenario.root / "tree", scenario.root / "upstream", document["commit"]["sha"])
     verify_report(markdown, document, read, (scenario.root / "matrix.toml").read_text())
+
+
+def test_a_one_line_definition_whose_text_holds_a_semicolon_is_cited_at_its_line():
+    text = "#include <torch/all.h>\n\nvoid index_keys(Tensor k) { quant_cache(k); }\n"
+    citation = Sources(lambda side, path: text).cite("tree", "index.cu", 3, "void index_keys(Tensor k) { quant_cache(k); }")
+    assert (citation.place, citation.found) == ("index.cu:3", True)
+    assert citation.quote == ("void index_keys(Tensor k) { quant_cache(k); }",)
+
+
+def test_a_change_that_quotes_the_same_lines_before_and_after_fails_the_check():
+    text = "void f(int n) {\n  dim3 grid(n);\n}\n"
+    same = {"side": "upstream-old", "path": "a.cu", "line": 2, "end_line": None, "place": "a.cu:2",
+            "quote": ["dim3 grid(n);"], "checked": True, "found": True}
+    context = {"citations": [same, {**same, "side": "upstream-new"}],
+               "halves": [{"deciding": [{"changes": [{"fact": "grid (n,) changed", "before": same,
+                                                      "after": {**same, "side": "upstream-new"}}]}]}]}
+    with pytest.raises(AssertionError, match="quote the same lines"):
+        verify_report("- before `a.cu:2`: `dim3 grid(n);`", context, lambda side, path: text)

@@ -1,14 +1,22 @@
 """Golden cases for ports that re-implement upstream rather than copy it
-(docs/tricky-cases.md, cases 20-27): structure is compared modulo naming,
+(docs/tricky-cases.md, cases 20-43): structure is compared modulo naming,
 through local bindings and known equivalents, so a verdict never turns on
 what a local is called. Each runs the real ``portq scan``."""
 from __future__ import annotations
 
+import contextlib
+import io
+import json
+import subprocess
+from pathlib import Path
+
 import pytest
 
+from portq.cli import main
 from portq.model import FLAGGED, IN_SYNC, NEEDS_REVIEW, NOT_APPLICABLE, REAL_GAP
 from tests.portq.fixtures import CommitSpec
 from tests.portq.golden import reimplemented as r
+from tests.portq.citation_check import reader, verify_report
 from tests.portq.golden.pipeline import classify_history
 
 
@@ -20,6 +28,23 @@ def _scan(tmp_path, files_before, files_after, tree):
 
 def _symbol(verdict, name):
     return next(s for s in verdict.symbols if s.symbol == name)
+
+
+def _git(tmp_path, *args) -> list[str]:
+    done = subprocess.run(["git", "-C", str(tmp_path / "upstream"), *args], capture_output=True, text=True, check=True)
+    return done.stdout.splitlines()
+
+
+def _file_issue(tmp_path, position: int):
+    """The JSON document and the markdown of ``portq file-issue`` for an entry of ``_scan``'s wave."""
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        code = main(["file-issue", str(position), "--json", "--out", str(tmp_path / "reports"),
+                     "--upstream", f"vllm={tmp_path / 'upstream'}", "--tree", str(tmp_path / "tree"),
+                     "--matrix", str(tmp_path / "matrix.toml"), "--ledger", str(tmp_path / "ledger" / "ledger.sqlite")])
+    assert code == 0
+    document = json.loads(printed.getvalue())
+    return document, Path(document["path"]).read_text()
 
 
 @pytest.mark.parametrize("sms", ["sm_count", "num_sms"])
@@ -380,3 +405,171 @@ def test_the_same_decorator_name_is_for_a_reader_when_the_port_names_it(tmp_path
     verdict = _scan(tmp_path, {r.REPR_KERNEL: r.REPR_BEFORE}, {r.REPR_KERNEL: r.REPR_AFTER}, r.repr_tree(True))
     toplevel = _symbol(verdict, "<toplevel>")
     assert toplevel.verdict == NEEDS_REVIEW, toplevel.reason
+
+
+def test_a_new_sibling_whose_macros_do_not_parse_is_not_ported(tmp_path):
+    verdict = _scan(tmp_path, {r.CU: r.GRID_BEFORE}, {r.CU: r.SIBLING_AFTER}, r.grid_tree(r.GRID_PORT_OLD))
+    assert (verdict.verdict, verdict.justification) == (NOT_APPLICABLE, "not-ported"), verdict.reason
+    assert {s.symbol for s in verdict.symbols} >= {"<toplevel>", "vllm::scale_rows_kernel", "scale_rows"}
+    assert all((s.verdict, s.justification) == (NOT_APPLICABLE, "not-ported") for s in verdict.symbols), \
+        [(s.symbol, s.verdict, s.reason) for s in verdict.symbols]
+    top = _symbol(verdict, "<toplevel>")
+    assert "LAUNCH_SCALED_ROWS" in top.reason  # the broken lines are the macro's, and no port expands it
+
+
+def test_a_ported_host_expanding_a_macro_that_does_not_parse_needs_review(tmp_path):
+    verdict = _scan(tmp_path, {r.CU: r.GRID_BEFORE}, {r.CU: r.EXPANDED_AFTER}, r.grid_tree(r.GRID_PORT_OLD))
+    host = _symbol(verdict, "copy_rows")
+    assert (host.verdict, host.decided_by) == (NEEDS_REVIEW, "fallback"), host.reason
+    assert f"parse failed at {r.CU}:7" in host.reason and "LAUNCH_SCALED_ROWS" in host.reason
+    assert not any(e.kind in ("launch-grid", "launch-kernel") for e in host.evidence)
+
+
+def test_a_broken_macro_no_port_expands_does_not_lower_a_change_to_a_ported_host(tmp_path):
+    after = r.SIBLING_AFTER.replace("  dim3 grid((n + 255) / 256);",
+                                    "  const int num_sms = at::cuda::getCurrentDeviceProperties()->multiProcessorCount;\n"
+                                    "  dim3 grid(std::min((n + 255) / 256, 4 * num_sms));", 1)
+    verdict = _scan(tmp_path, {r.CU: r.SIBLING_AFTER}, {r.CU: after}, r.grid_tree(r.GRID_PORT_OLD))
+    host = _symbol(verdict, "copy_rows")
+    assert (host.verdict, host.decided_by) == (REAL_GAP, "launch"), host.reason
+
+
+def test_a_grid_change_in_a_binding_is_compared_past_an_unresolved_call_both_sides_share(tmp_path):
+    verdict = _scan(tmp_path, {r.CU: r.QUANT_BEFORE}, {r.CU: r.QUANT_AFTER}, r.quant_tree("k.size(0)"))
+    host = _symbol(verdict, "quant_cache")
+    assert (host.verdict, host.decided_by) == (REAL_GAP, "launch"), host.reason
+    assert "device::warp_size" in host.reason and "the same on both upstream sides" in host.reason
+    assert "is still the old one" in host.reason
+    grid = [e for e in host.evidence if e.kind == "launch-grid" and e.side == "upstream-new"]
+    assert grid and grid[0].before is not None and grid[0].after is not None
+    # the grid line reads the same on both sides: the change cited is the binding, the launch is context
+    assert (grid[0].before.line, grid[0].before.quote) == (15, "int num_tokens = k.size(0);")
+    assert (grid[0].after.line, grid[0].after.quote) == (15, "int num_tokens = std::min(k.size(0), slot_mapping.size(0));")
+    assert grid[0].through == ("num_tokens",)
+    assert (grid[0].line, grid[0].quote) == (22, "vllm::quant_cache_kernel<8, 4><<<grid, block, 0, stream>>>(")
+    assert "launch at" in grid[0].message
+    old = next(e for e in host.evidence if e.kind == "launch-grid" and e.side == "upstream-old")
+    assert old.before == grid[0].before and old.through == ("num_tokens",)
+
+
+def test_a_grid_changed_through_a_binding_is_reported_at_the_binding(tmp_path):
+    _scan(tmp_path, {r.CU: r.QUANT_BEFORE}, {r.CU: r.QUANT_AFTER}, r.quant_tree("k.size(0)"))
+    document, markdown = _file_issue(tmp_path, 1)
+    assert "`csrc/cache_kernels.cu:15`: `int num_tokens = k.size(0);`" in markdown
+    assert "`csrc/cache_kernels.cu:15`: `int num_tokens = std::min(k.size(0), slot_mapping.size(0));`" in markdown
+    assert "launch at `csrc/cache_kernels.cu:20-22`" in markdown
+    assert document["title"].startswith("perf(")
+    verify_report(markdown, document, reader(tmp_path / "tree", tmp_path / "upstream", _git(tmp_path, "rev-parse", "HEAD")[0]),
+                  (tmp_path / "matrix.toml").read_text())
+
+
+def test_a_triton_grid_changed_through_a_local_cites_the_local(tmp_path):
+    verdict = _scan(tmp_path, {r.REASSIGNED_HOST: r.BOUND_ROWS_BEFORE}, {r.REASSIGNED_HOST: r.BOUND_ROWS_AFTER},
+                    r.REASSIGNED_TREE)
+    host = _symbol(verdict, "copy_rows")
+    assert (host.verdict, host.decided_by) == (REAL_GAP, "launch"), host.reason
+    grid = next(e for e in host.evidence if e.kind == "launch-grid" and e.side == "upstream-new")
+    assert (grid.before.line, grid.before.quote) == (6, "rows = n")
+    assert (grid.after.line, grid.after.quote) == (6, "rows = min(n, x.shape[0])")
+    assert grid.through == ("rows",) and (grid.line, grid.quote) == (8, "_rows_kernel[grid](x, y, n, BLOCK=64)")
+    document, markdown = _file_issue(tmp_path, 1)
+    assert "- before `vllm/ops/rows.py:6`: `rows = n`" in markdown
+    assert "- after `vllm/ops/rows.py:6`: `rows = min(n, x.shape[0])`" in markdown
+    verify_report(markdown, document, reader(tmp_path / "tree", tmp_path / "upstream", _git(tmp_path, "rev-parse", "HEAD")[0]),
+                  (tmp_path / "matrix.toml").read_text())
+
+
+def test_threads_changed_in_the_local_a_launch_names_cite_that_local(tmp_path):
+    verdict = _scan(tmp_path, {r.CU: r.THREADS_BEFORE}, {r.CU: r.THREADS_AFTER}, r.THREADS_TREE)
+    host = _symbol(verdict, "scale_rows")
+    assert (host.verdict, host.decided_by) == (REAL_GAP, "launch"), host.reason
+    block = next(e for e in host.evidence if e.kind == "launch-block" and e.side == "upstream-new")
+    assert (block.before.line, block.before.quote) == (10, "const int threads = 256;")
+    assert (block.after.line, block.after.quote) == (10, "const int threads = 128;")
+    assert block.through == ("threads",) and block.line == 12
+    document, markdown = _file_issue(tmp_path, 1)
+    assert "- the launch's block changed through threads:\n  - before `csrc/cache_kernels.cu:10`" in markdown
+    assert "launch at `csrc/cache_kernels.cu:12`" in markdown
+    sha = _git(tmp_path, "rev-parse", "HEAD")[0]
+    verify_report(markdown, document, reader(tmp_path / "tree", tmp_path / "upstream", sha),
+                  (tmp_path / "matrix.toml").read_text())
+
+
+def test_num_warps_changed_in_the_local_a_triton_launch_names_cite_that_local(tmp_path):
+    verdict = _scan(tmp_path, {r.REASSIGNED_HOST: r.WARPS_BEFORE}, {r.REASSIGNED_HOST: r.WARPS_AFTER}, r.WARPS_TREE)
+    host = _symbol(verdict, "copy_rows")
+    assert (host.verdict, host.decided_by) == (REAL_GAP, "launch"), host.reason
+    warps = next(e for e in host.evidence if e.kind == "launch-block" and e.side == "upstream-new")
+    assert (warps.subject, warps.through) == ("num_warps", ("warps",))
+    assert (warps.before.line, warps.before.quote, warps.after.quote) == (6, "warps = 4", "warps = 8")
+
+
+def test_a_grid_whose_own_line_changed_still_cites_that_line(tmp_path):
+    verdict = _scan(tmp_path, {r.CU: r.GRID_BEFORE}, {r.CU: r.GRID_AFTER}, r.grid_tree(r.GRID_PORT_OLD))
+    grid = next(e for e in _symbol(verdict, "copy_rows").evidence if e.kind == "launch-grid" and e.side == "upstream-new")
+    assert grid.through == () and grid.before.quote != grid.after.quote
+
+
+def test_a_port_with_the_new_binding_is_in_sync_past_the_shared_unresolved_call(tmp_path):
+    verdict = _scan(tmp_path, {r.CU: r.QUANT_BEFORE}, {r.CU: r.QUANT_AFTER},
+                    r.quant_tree("std::min(k.size(0), slot_mapping.size(0))"))
+    host = _symbol(verdict, "quant_cache")
+    assert host.verdict == IN_SYNC, host.reason
+    assert "the same on both upstream sides" in host.reason
+
+
+def test_a_change_to_the_unresolved_part_itself_still_cannot_be_compared(tmp_path):
+    verdict = _scan(tmp_path, {r.CU: r.QUANT_BEFORE}, {r.CU: r.QUANT_WARP_AFTER}, r.quant_tree("k.size(0)"))
+    host = _symbol(verdict, "quant_cache")
+    assert host.verdict == NEEDS_REVIEW, host.reason
+    assert "could not be resolved" in host.reason
+
+
+def test_a_broken_line_that_swallows_a_ported_definition_lowers_the_entry(tmp_path):
+    # an unterminated template header: tree-sitter folds the ported host that follows into the error
+    after = r.GRID_AFTER.replace("void copy_rows(", "template <typename T\nvoid copy_rows(")
+    verdict = _scan(tmp_path, {r.CU: r.GRID_BEFORE}, {r.CU: after}, r.grid_tree(r.GRID_PORT_OLD))
+    assert verdict.verdict == NEEDS_REVIEW, verdict.reason
+    assert "lost the ported definition copy_rows" in verdict.reason
+    assert any(e.kind == "parse-failure" for e in verdict.evidence)
+
+
+def test_a_changed_namespace_line_around_a_ported_definition_is_still_the_ports(tmp_path):
+    after = r.GRID_BEFORE.replace("namespace vllm {", "namespace vllm::rows {").replace("}  // namespace vllm",
+                                                                                        "}  // namespace vllm::rows")
+    verdict = _scan(tmp_path, {r.CU: r.GRID_BEFORE}, {r.CU: after}, r.grid_tree(r.GRID_PORT_OLD))
+    assert verdict.verdict in FLAGGED, verdict.reason
+
+
+@pytest.mark.parametrize("port, expected", [(r.GRID_PORT_OLD, REAL_GAP), (r.GRID_PORT_NEW.format(sms="sms"), IN_SYNC)])
+def test_a_cpp_grid_resolves_through_the_assignment_that_reaches_the_launch(tmp_path, port, expected):
+    verdict = _scan(tmp_path, {r.CU: r.REASSIGNED_CPP_BEFORE}, {r.CU: r.REASSIGNED_CPP_AFTER}, r.grid_tree(port))
+    host = _symbol(verdict, "copy_rows")
+    assert (host.verdict, host.decided_by) == (expected, "launch"), host.reason
+
+
+def test_a_cpp_grid_local_assigned_on_one_path_only_is_unresolved(tmp_path):
+    verdict = _scan(tmp_path, {r.CU: r.REASSIGNED_CPP_BEFORE}, {r.CU: r.REASSIGNED_CPP_BRANCH_AFTER},
+                    r.grid_tree(r.GRID_PORT_OLD))
+    host = _symbol(verdict, "copy_rows")
+    assert host.verdict == NEEDS_REVIEW, host.reason
+    assert "blocks (assigned on more than one path to the launch)" in host.reason
+
+
+def test_a_cpp_kernels_block_index_decomposition_is_compared_with_the_ports_program_id(tmp_path):
+    verdict = _scan(tmp_path, {r.CU: r.PACKED_CPP_BEFORE}, {r.CU: r.PACKED_CPP_AFTER},
+                    r.packed_cpp_tree(r.PACKED_CPP_NEW, "B * H * C"))
+    kernel = _symbol(verdict, "vllm::expand_heads_kernel")
+    assert kernel.verdict == IN_SYNC, kernel.reason
+    assert "the port already decomposes the program id the new way" in kernel.reason
+    assert verdict.verdict == IN_SYNC, verdict.reason
+
+
+def test_a_port_with_the_new_grid_but_the_old_decomposition_is_behind(tmp_path):
+    verdict = _scan(tmp_path, {r.CU: r.PACKED_CPP_BEFORE}, {r.CU: r.PACKED_CPP_AFTER},
+                    r.packed_cpp_tree(r.PACKED_CPP_OLD, "B * H * C"))
+    kernel = _symbol(verdict, "vllm::expand_heads_kernel")
+    assert (kernel.verdict, kernel.decided_by) == (REAL_GAP, "launch"), kernel.reason
+    assert "still decomposes it the old way" in kernel.reason
+    ids = [e for e in kernel.evidence if e.kind == "program-id" and e.side == "upstream-new"]
+    assert ids and ids[0].path == r.CU and ids[0].line == 6  # `const int c = item % C;`

@@ -303,3 +303,24 @@ void host(int n, cudaStream_t stream) {
 """
     (launch,) = _signatures(source, "b.cu")["host"].launches
     assert launch.kernel_normalised == "gather_page"
+
+
+CUDA_BLOCKS = b"""
+__global__ void k(const int* seq, float* out, const int H, const int C) {
+  const int item = blockIdx.x;
+  const int b = item / H;
+  const int h = item % H;
+  const int tid = blockIdx.x * blockDim.x + threadIdx.x;
+  const int lane = tid / 32;
+  const int batch = seq[item];
+  const int half = batch / 2;
+  const int row = (blockIdx.y * C + threadIdx.y) / 4;
+  out[b * H + h + lane + half + row] = 0;
+}
+"""
+
+
+def test_cpp_block_index_decomposition_is_of_the_work_index_only():
+    kernel = _signatures(CUDA_BLOCKS, "csrc/k.cu")["k"]
+    assert {(d.axis, d.operator, d.operand) for d in kernel.decomposition} == {(0, "//", "h"), (0, "%", "h")}
+    assert [d.line for d in kernel.decomposition] == [4, 5]

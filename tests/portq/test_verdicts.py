@@ -252,3 +252,12 @@ def test_port_launching_through_a_same_module_helper_is_compared_at_the_helpers_
     assert [i.status for i in compare(old, new, synced) if i.layer == "launch"] == ["sync"]
     (item,) = [i for i in compare(old, new, stale) if i.layer == "launch"]
     assert item.status == "behind" and item.evidence[-1].quote == "_k[(n,)](x, counts, n, BLOCK=256)"
+
+
+def test_a_syntax_error_is_located_by_every_line_it_spans():
+    from portq.symbols import parse
+    from portq.verdicts import _error_spans
+
+    source = b"void f() {\n  launch(<<<a,\n    b,\n    c>>>);\n  int ok = 1;\n}\n"
+    spans = _error_spans(parse(source, "cpp").root_node)
+    assert spans and spans[0][0] == 2 and spans[0][1] >= 4  # a change on line 4 is inside it, not 2 lines away

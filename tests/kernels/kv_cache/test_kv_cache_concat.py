@@ -125,6 +125,46 @@ def test_nvfp4_ds_mla_layout(block_size):
     _run_both(kv_c, k_pe, cache, slots, "nvfp4_ds_mla", torch.tensor([1.0]))
 
 
+def test_nvfp4_ds_mla_rows_off_4_byte_boundaries():
+    """kv_c rows at odd element offsets cannot be read as bf16 pairs: the strided
+    even/odd loads write the same bytes."""
+    gen = generator(23)
+    wide = random_values((13, 513), torch.bfloat16, gen=gen)
+    kv_c = wide[:, 1:]
+    assert kv_c.storage_offset() % 2 == 1
+    k_pe = random_values((13, 64), torch.bfloat16, gen=gen)
+    cache = poisoned((3, 16, 352), torch.uint8)
+    _run_both(kv_c, k_pe, cache, _slots(13, 48, gen), "nvfp4_ds_mla", torch.tensor([1.0]))
+
+
+@pytest.mark.parametrize("kv_cache_dtype", ["fp8", "fp8_ds_mla"])
+def test_fp8_writers_keep_signed_zeros_and_infinities(kv_cache_dtype):
+    """The reciprocal division's special cases: -0 keeps its sign, an infinite
+    element saturates, and a tile with an infinite amax (inf / inf is NaN, every
+    other element / inf = 0) or a tiny amax (subnormals) matches the reference.
+    NaN codes compare by value: the hardware conversion drops a NaN's sign (see
+    ``_numerics``). No NaN input: a ds_mla tile holding NaN is not pinned down
+    (the reference's amax is NaN, the kernel's max skips it)."""
+    gen = generator(29)
+    kv_c = random_values((6, 512), torch.bfloat16, gen=gen)
+    kv_c[0, :7] = torch.tensor([0.0, -0.0, float("inf"), float("-inf"), 2.5, 1e-40, -3e-39])
+    kv_c[1, 128:256] *= 1e-36  # a tile of subnormal and tiny values
+    kv_c[2, 256:260] = torch.tensor([-0.0, 0.0, -0.0, 1e-41])
+    k_pe = random_values((6, 64), torch.bfloat16, gen=gen)
+    k_pe[0, :3] = torch.tensor([-0.0, float("inf"), -1e-40])
+    entry, codes = (576, 576) if kv_cache_dtype == "fp8" else (656, 512)
+    cache = poisoned((2, 16, entry), torch.uint8)
+    expected = cache.clone()
+    ref.concat_and_cache_mla(kv_c, k_pe, expected, torch.arange(6), kv_cache_dtype, torch.tensor([0.37]))
+    d_kv_c, d_k_pe, got, d_slots, d_scale = to_device(kv_c, k_pe, cache.clone(), torch.arange(6), torch.tensor([0.37]))
+    ops.concat_and_cache_mla(d_kv_c, d_k_pe, got, d_slots, kv_cache_dtype, d_scale)
+    got, expected = got.cpu(), expected.clone()
+    for value in (got, expected):
+        nan = (value[..., :codes] & 0x7F) == 0x7F
+        value[..., :codes][nan] = 0x7F
+    assert_same_bits(got, expected)
+
+
 def test_ds_mla_round_trip_is_close_to_the_input():
     """Sanity of the oracle itself: decoding what was written lands near the input."""
     gen = generator(9)

@@ -128,3 +128,74 @@ def test_fp32_to_e2m1_matches_reference_nearest_value_search():
 def test_e2m1_decode_every_code():
     codes = torch.arange(16, dtype=torch.int32)
     assert_same_bits(_run(6, codes, torch.float32), ref.e2m1_decode(codes))
+
+
+@triton.jit
+def _e2m1_agreement_kernel(out_ptr, first_bits, n, BLOCK: tl.constexpr):
+    """Count fp32 bit patterns where the comparison encoder and the generic
+    minifloat rounding give different e2m1 codes."""
+    bits = first_bits + tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    valid = bits < first_bits + n
+    x = bits.to(tl.uint32).to(tl.float32, bitcast=True)
+    fast = nm.fp32_to_e2m1_code(x)
+    generic = nm.fp32_to_minifloat_code(x, 2, 1, 1, 0x40C00000)
+    tl.atomic_add(out_ptr, tl.sum((valid & (fast != generic)).to(tl.int32), 0))
+
+
+def test_e2m1_comparisons_equal_the_generic_rounding():
+    """Every fp32 bit pattern on the GPU (2^32); a slice around 0.25-6 and the top on the CPU."""
+    on_gpu = DEVICE.type == "cuda"
+    ranges = [(0, 1 << 32)] if on_gpu else [(0x3E7F0000, 1 << 16), (0x40BF8000, 1 << 16), (0xFF7FF000, 1 << 12)]
+    out = torch.zeros(1, dtype=torch.int32, device=DEVICE)
+    block = 4096
+    for first, n in ranges:
+        _e2m1_agreement_kernel[(triton.cdiv(n, block),)](out, first, n, BLOCK=block)
+    assert int(out.cpu()[0]) == 0
+
+
+@triton.jit
+def _quotient_agreement_kernel(out_ptr, x_ptr, s_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask, other=1.0)
+    s = tl.load(s_ptr + offs, mask=mask, other=1.0)
+    exact = tl.math.div_rn(x, s)
+    fast = nm.divide_rn(x, s, tl.math.div_rn(tl.full([BLOCK], 1.0, tl.float32), s), True)
+    differ = exact.to(tl.int32, bitcast=True) != fast.to(tl.int32, bitcast=True)
+    tl.atomic_add(out_ptr, tl.sum((mask & differ).to(tl.int32), 0))
+
+
+@triton.jit
+def _significand_pairs_kernel(out_ptr, S_BLOCK: tl.constexpr, X_BLOCK: tl.constexpr):
+    """x = 1 + i/2^10 (every fp16 and bf16 significand) against s = 1 + j/2^23 (every
+    fp32 significand): power-of-two scaling carries the result to every exponent
+    pair whose quotient and reciprocal are normal."""
+    j = tl.program_id(0).to(tl.int64) * S_BLOCK + tl.arange(0, S_BLOCK)
+    s = (j + (127 << 23)).to(tl.int32).to(tl.float32, bitcast=True)
+    reciprocal = tl.math.div_rn(tl.full([S_BLOCK], 1.0, tl.float32), s)
+    differ = tl.zeros([S_BLOCK], tl.int32)
+    for first in range(0, 1024, X_BLOCK):
+        i = first + tl.arange(0, X_BLOCK)
+        x = ((i << 13) + (127 << 23)).to(tl.int32).to(tl.float32, bitcast=True)
+        exact = tl.math.div_rn(x[None, :], s[:, None])
+        fast = nm.divide_rn(x[None, :], s[:, None], reciprocal[:, None], True)
+        differ += tl.sum((exact.to(tl.int32, bitcast=True) != fast.to(tl.int32, bitcast=True)).to(tl.int32), axis=1)
+    tl.atomic_add(out_ptr, tl.sum(differ, 0))
+
+
+@pytest.mark.gpu
+def test_reciprocal_quotient_equals_div_rn():
+    """``divide_rn``'s compiled path (the fp8 writers' division) against ``div_rn``:
+    every 11-bit x significand x every fp32 divisor significand, then 2^26 random
+    fp32 pairs with normal quotients (exponents -60..60 each), with zeros,
+    infinities and NaN."""
+    out = torch.zeros(1, dtype=torch.int32, device=DEVICE)
+    _significand_pairs_kernel[((1 << 23) // 256,)](out, S_BLOCK=256, X_BLOCK=64)
+    gen = torch.Generator(device=DEVICE).manual_seed(13)
+    n = 1 << 26
+    x = torch.randn(n, device=DEVICE, generator=gen) * torch.exp2(torch.randint(-60, 60, (n,), device=DEVICE, generator=gen).float())
+    s = torch.rand(n, device=DEVICE, generator=gen).add(0.5) * torch.exp2(torch.randint(-60, 60, (n,), device=DEVICE, generator=gen).float())
+    x[:6] = torch.tensor([0.0, -0.0, float("inf"), float("-inf"), float("nan"), 448.0])
+    s[:6] = torch.tensor([3.0, 3.0, 3.0, 0.5, 2.0, 7.0])  # divisors stay finite and normal (the contract)
+    _quotient_agreement_kernel[(triton.cdiv(n, 1024),)](out, x, s, n, BLOCK=1024)
+    assert int(out.cpu()[0]) == 0

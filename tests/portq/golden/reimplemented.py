@@ -457,6 +457,23 @@ def stage(x, y):
 '''}
 
 
+# a Triton grid that changes only through the local it is computed from: the grid line reads the same
+BOUND_ROWS_BEFORE = _REASSIGNED_HEAD + """\
+    rows = n
+    grid = (triton.cdiv(rows, 64),)
+    _rows_kernel[grid](x, y, n, BLOCK=64)
+"""
+BOUND_ROWS_AFTER = BOUND_ROWS_BEFORE.replace("    rows = n\n", "    rows = min(n, x.shape[0])\n")
+# num_warps through a local, changed with the launch line unchanged
+WARPS_BEFORE = _REASSIGNED_HEAD + """\
+    warps = 4
+    grid = (triton.cdiv(n, 64),)
+    _rows_kernel[grid](x, y, n, BLOCK=64, num_warps=warps)
+"""
+WARPS_AFTER = WARPS_BEFORE.replace("    warps = 4\n", "    warps = 8\n")
+WARPS_TREE = {**REASSIGNED_TREE, "kernels/kv_cache/rows.py": REASSIGNED_TREE["kernels/kv_cache/rows.py"].replace(
+    "_rows[grid](x, y, n, BLOCK=64)", "_rows[grid](x, y, n, BLOCK=64, num_warps=4)")}
+
 # --- case 33: a grid helper with several returns; a new kernel the port already launches ---
 
 GRID_HELPER_PORT = '''import torch
@@ -703,3 +720,222 @@ def _expand(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
     item = tl.program_id(0)
     tl.store(out_ptr + item, tl.load(x_ptr + item))
 '''}
+
+
+# --- case 39: a new sibling with macros tree-sitter cannot parse (aiter cd994551ce, e0bbd84bbe) ---
+
+# A launch macro with a block comment among its continuation lines, and a host
+# that expands macros without a trailing semicolon: both are valid C++ that
+# tree-sitter reports as syntax errors, the shape of aiter's activation and
+# indexer-cache launch macros.
+BROKEN_MACRO = r"""
+#define LAUNCH_SCALED_ROWS(KERNEL)                                            \
+  dim3 scaled_grid((n + 255) / 256);                                          \
+  if (src.dtype() == at::kFloat) {                                            \
+    /* one program per 256 rows, as copy_rows */                              \
+    KERNEL<<<scaled_grid, dim3(256), 0, stream>>>(src.data_ptr<float>(),      \
+                                                  dst.data_ptr<float>(), scale, n); \
+  }
+"""
+SIBLING_KERNEL = r"""
+namespace vllm {
+__global__ void scale_rows_kernel(const float* __restrict__ src, float* __restrict__ dst, const float scale,
+                                  const int64_t n) {
+  for (int64_t i = blockIdx.x * 256 + threadIdx.x; i < n; i += gridDim.x * 256) dst[i] = src[i] * scale;
+}
+}  // namespace vllm
+
+void scale_rows(torch::Tensor const& src, torch::Tensor& dst, double scale, int64_t n) {
+  if (src.dtype() == at::kFloat) {
+    LAUNCH_SCALED_ROWS(vllm::scale_rows_kernel)
+  } else {
+    TORCH_CHECK(false, "scale_rows takes float32")
+  }
+}
+"""
+SIBLING_AFTER = GRID_BEFORE.replace("namespace vllm {", BROKEN_MACRO.lstrip() + "\nnamespace vllm {", 1) + SIBLING_KERNEL
+# the ported host launching through that macro: its own lines parse, the macro it expands does not
+EXPANDED_AFTER = SIBLING_AFTER.replace(
+    "  vllm::copy_rows_kernel<<<grid, block, 0, stream>>>(src.data_ptr<float>(), dst.data_ptr<float>(), n);\n",
+    "  const float scale = 1.0f;\n  LAUNCH_SCALED_ROWS(vllm::copy_rows_kernel);\n")
+
+
+# --- case 40: a grid through an unresolved call both upstream sides share (aiter c1d23fc94e) ---
+
+QUANT_BEFORE = """\
+#include <torch/all.h>
+
+namespace vllm {
+template <int LANES, int ROWS>
+__global__ void quant_cache_kernel(const float* __restrict__ k, uint8_t* __restrict__ cache,
+                                   const int64_t* __restrict__ slot_mapping, const int num_tokens,
+                                   const int head_dim) {
+  const int row = blockIdx.x * ROWS + threadIdx.y;
+  if (row >= num_tokens * head_dim / 128) return;
+  cache[slot_mapping[row * 128 / head_dim] * head_dim + threadIdx.x] = static_cast<uint8_t>(k[row * 128 + threadIdx.x]);
+}
+}  // namespace vllm
+
+void quant_cache(torch::Tensor& k, torch::Tensor& cache, torch::Tensor& slot_mapping) {
+  int num_tokens = k.size(0);
+  int head_dim = k.size(1);
+  int quant_blocks = num_tokens * head_dim / 128;
+  const int lanes = 8;
+  const int rows = device::warp_size() / lanes;
+  dim3 grid((quant_blocks + rows - 1) / rows);
+  dim3 block(lanes, rows);
+  vllm::quant_cache_kernel<8, 4><<<grid, block, 0, stream>>>(
+      k.data_ptr<float>(), cache.data_ptr<uint8_t>(), slot_mapping.data_ptr<int64_t>(), num_tokens, head_dim);
+}
+"""
+# the token count that sizes the grid is bounded by the slot mapping: a launch-shape change in a binding
+QUANT_AFTER = QUANT_BEFORE.replace("  int num_tokens = k.size(0);",
+                                   "  int num_tokens = std::min(k.size(0), slot_mapping.size(0));")
+# the unresolved part itself changes: nothing to set aside
+QUANT_WARP_AFTER = QUANT_BEFORE.replace("device::warp_size() / lanes", "device::lanes_per_wave() / lanes")
+
+_QUANT_PORT = r'''#include <torch/all.h>
+
+namespace port {
+// portq: ports vllm:csrc/cache_kernels.cu::vllm::quant_cache_kernel
+template <int THREADS_X, int THREADS_Y>
+__global__ void QuantCache(const float* __restrict__ k, uint8_t* __restrict__ cache,
+                           const int64_t* __restrict__ slot_mapping, const int num_tokens, const int head_dim) {
+  const int row = blockIdx.x * THREADS_Y + threadIdx.y;
+  if (row >= num_tokens * head_dim / 128) return;
+  cache[slot_mapping[row * 128 / head_dim] * head_dim + threadIdx.x] = static_cast<uint8_t>(k[row * 128 + threadIdx.x]);
+}
+}  // namespace port
+
+// portq: ports vllm:csrc/cache_kernels.cu::quant_cache
+void quant_cache(torch::Tensor& k, torch::Tensor& cache, torch::Tensor& slot_mapping) {
+  const int tokens = {tokens};
+  const int width = k.size(1);
+  constexpr int x_threads = 8;
+  constexpr int y_threads = 32 / x_threads;
+  const int blocks = tokens * width / 128;
+  const dim3 grid((blocks + y_threads - 1) / y_threads);
+  port::QuantCache<x_threads, y_threads><<<grid, dim3(x_threads, y_threads), 0, stream>>>(
+      k.data_ptr<float>(), cache.data_ptr<uint8_t>(), slot_mapping.data_ptr<int64_t>(), tokens, width);
+}
+'''
+
+QUANT_CALLER = '''#include <torch/all.h>
+
+void index_keys(torch::Tensor k, torch::Tensor cache, torch::Tensor slots) { quant_cache(k, cache, slots); }
+'''
+
+
+def quant_tree(tokens: str) -> dict[str, str]:
+    return {"kernels/kv_cache/quant.cu": _QUANT_PORT.replace("{tokens}", tokens),
+            "kernels/mla_prefill/index.cu": QUANT_CALLER}
+
+
+# --- case 41: a C++ local assigned again before the launch --------------------------------
+
+REASSIGNED_CPP_BEFORE = GRID_BEFORE.replace("  dim3 grid((n + 255) / 256);",
+                                            "  int blocks = (n + 255) / 256;\n  dim3 grid(blocks);")
+REASSIGNED_CPP_AFTER = GRID_BEFORE.replace(
+    "  dim3 grid((n + 255) / 256);",
+    "  int blocks = (n + 255) / 256;\n"
+    "  const int num_sms = at::cuda::getCurrentDeviceProperties()->multiProcessorCount;\n"
+    "  blocks = std::min((n + 255) / 256, 4 * num_sms);\n"
+    "  dim3 grid(blocks);")
+# the second assignment only on one path: which value reaches the launch depends on it
+REASSIGNED_CPP_BRANCH_AFTER = REASSIGNED_CPP_AFTER.replace(
+    "  blocks = std::min((n + 255) / 256, 4 * num_sms);\n",
+    "  if (n > (1 << 20)) blocks = std::min((n + 255) / 256, 4 * num_sms);\n")
+
+
+# --- case 42: a C++ kernel's blockIdx decomposition, compared with a Triton port's ----------
+
+PACKED_CPP_BEFORE = """\
+#include <torch/all.h>
+
+namespace vllm {
+__global__ void expand_heads_kernel(const float* __restrict__ x, float* __restrict__ out, const int H, const int C) {
+  const int item = blockIdx.x;
+  const int b = item / H;
+  const int h = item % H;
+  for (int c = threadIdx.x; c < C; c += blockDim.x) out[(b * H + h) * C + c] = x[b * C + c];
+}
+}  // namespace vllm
+
+void expand_heads(torch::Tensor const& x, torch::Tensor& out, int64_t B, int64_t H, int64_t C) {
+  dim3 grid(B * H);
+  vllm::expand_heads_kernel<<<grid, dim3(128), 0, stream>>>(x.data_ptr<float>(), out.data_ptr<float>(), H, C);
+}
+"""
+# one program per (batch, head, chunk): more work packed into blockIdx.x
+PACKED_CPP_AFTER = PACKED_CPP_BEFORE.replace(
+    "  const int b = item / H;\n  const int h = item % H;\n"
+    "  for (int c = threadIdx.x; c < C; c += blockDim.x) out[(b * H + h) * C + c] = x[b * C + c];\n",
+    "  const int c = item % C;\n  const int b = item / (H * C);\n  const int h = (item / C) % H;\n"
+    "  if (threadIdx.x == 0) out[(b * H + h) * C + c] = x[b * C + c];\n").replace(
+    "  dim3 grid(B * H);", "  dim3 grid(B * H * C);")
+
+_PACKED_CPP_PORT = '''import triton
+import triton.language as tl
+
+
+# portq: ports vllm:csrc/cache_kernels.cu::vllm::expand_heads_kernel
+@triton.jit
+def _expand_heads(x_ptr, out_ptr, H, C, BLOCK: tl.constexpr):
+    work = tl.program_id(0)
+{decomposition}
+
+
+# portq: ports vllm:csrc/cache_kernels.cu::expand_heads
+def expand_heads(x, out, B, H, C):
+    _expand_heads[({grid},)](x, out, H, C, BLOCK=128)
+'''
+PACKED_CPP_OLD = "    b = work // H\n    h = work % H\n    tl.store(out_ptr + b * H + h, tl.load(x_ptr + b * C))"
+PACKED_CPP_NEW = ("    c = work % C\n    b = work // (C * H)\n    h = (work // C) % H\n"
+                  "    tl.store(out_ptr + (b * H + h) * C + c, tl.load(x_ptr + b * C + c))")
+
+
+def packed_cpp_tree(decomposition: str, grid: str) -> dict[str, str]:
+    return {"kernels/mla_prefix/expand.py": _PACKED_CPP_PORT.format(decomposition=decomposition, grid=grid),
+            "kernels/mla_prefill/stage.py": "from portq_kernels.mla_prefix.expand import expand_heads\n\n\n"
+                                            "def stage(x, out):\n    expand_heads(x, out, 2, 4, 8)\n"}
+
+
+# --- threads per block changed in the local the launch names (the launch line reads the same) ---
+
+THREADS_BEFORE = """\
+#include <torch/all.h>
+
+namespace vllm {
+__global__ void scale_rows_kernel(float* __restrict__ x, const int64_t n) {
+  for (int64_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) x[i] *= 2.0f;
+}
+}  // namespace vllm
+
+void scale_rows(torch::Tensor& x, int64_t n) {
+  const int threads = 256;
+  dim3 grid((n + 255) / 256);
+  vllm::scale_rows_kernel<<<grid, threads, 0, stream>>>(x.data_ptr<float>(), n);
+}
+"""
+THREADS_AFTER = THREADS_BEFORE.replace("  const int threads = 256;", "  const int threads = 128;")
+THREADS_TREE = {"kernels/kv_cache/scale.cu": """\
+#include <torch/all.h>
+
+// portq: ports vllm:csrc/cache_kernels.cu::vllm::scale_rows_kernel
+__global__ void ScaleRows(float* __restrict__ x, const int64_t n) {
+  for (int64_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) x[i] *= 2.0f;
+}
+
+// portq: ports vllm:csrc/cache_kernels.cu::scale_rows
+void scale_rows(torch::Tensor& x, int64_t n) {
+  constexpr int block = 256;
+  const dim3 blocks((n + 255) / 256);
+  ScaleRows<<<blocks, block, 0, stream>>>(x.data_ptr<float>(), n);
+}
+""", "kernels/mla_prefill/scale_all.cu": """\
+#include <torch/all.h>
+
+void scale_all(torch::Tensor x) {
+  scale_rows(x, x.numel());
+}
+"""}
