@@ -16,6 +16,7 @@ it sits at the start of the data flow so that every stage can build records.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, fields
 from enum import Enum
 from typing import Any
@@ -104,7 +105,9 @@ class Evidence:
     (for a launch whose grid or block changed only in a local it resolves
     through, that local's lines, named in ``through``, while the record's
     own location is the launch, as context); ``derived_from`` lists
-    what a derived value is computed from; ``test`` is set on callers.
+    what a derived value is computed from; ``test`` is set on callers;
+    ``records``, on an also-touched symbol, are that symbol's own records
+    that cite a place, so a reader of the entry checks its reason there.
     """
 
     kind: Kind
@@ -123,6 +126,7 @@ class Evidence:
     after: Location | None = None
     derived_from: tuple[str, ...] = ()
     through: tuple[str, ...] = ()
+    records: tuple["Evidence", ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "kind", Kind(self.kind))
@@ -130,6 +134,7 @@ class Evidence:
             object.__setattr__(self, "side", Side(self.side))
         object.__setattr__(self, "derived_from", tuple(self.derived_from))
         object.__setattr__(self, "through", tuple(self.through or ()))
+        object.__setattr__(self, "records", tuple(evidence_list(self.records)))
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {}
@@ -139,6 +144,8 @@ class Evidence:
                 value = value.value
             elif isinstance(value, Location):
                 value = value.to_dict()
+            elif f.name == "records":
+                value = [record.to_dict() for record in value]
             elif isinstance(value, tuple):
                 value = list(value)
             data[f.name] = value
@@ -159,7 +166,49 @@ class Evidence:
             return None
         return Location(self.side, self.path, self.line, self.end_line, self.quote)
 
+    @property
+    def place(self) -> str | None:
+        """``path:line`` (``path:line-end``) when the record cites a line, else None."""
+        if self.side is None or not self.path or not self.line:
+            return None
+        return f"{self.path}:{self.line}" + (f"-{self.end_line}" if self.end_line and self.end_line != self.line else "")
+
 
 def evidence_list(items) -> list[Evidence]:
     """Records from ledger JSON (dicts) or records, in order."""
     return [item if isinstance(item, Evidence) else Evidence.from_dict(item) for item in items or ()]
+
+
+def located(records) -> list[Evidence]:
+    """The records that cite a line, in order, each place once."""
+    seen: set[tuple] = set()
+    out = []
+    for record in evidence_list(records):
+        key = (record.side, record.place, record.quote)
+        if record.place and key not in seen:
+            seen.add(key)
+            out.append(record)
+    return out
+
+
+def split_at_places(text: str, records) -> list[str | Evidence]:
+    """``text`` cut where it names the place of one of ``records``: prose
+    pieces and, at each such place, the record that cites it, so a renderer
+    prints the place as a citation with its quote rather than bare."""
+    by_place: dict[str, Evidence] = {}
+    for record in located(records):
+        by_place.setdefault(record.place, record)
+    if not by_place or not text:
+        return [text] if text else []
+    places = "|".join(re.escape(place) for place in sorted(by_place, key=len, reverse=True))
+    pattern = re.compile(rf"(?<![\w./-])(?:{places})(?![\d-])")
+    parts: list[str | Evidence] = []
+    end = 0
+    for match in pattern.finditer(text):
+        if match.start() > end:
+            parts.append(text[end:match.start()])
+        parts.append(by_place[match.group(0)])
+        end = match.end()
+    if end < len(text):
+        parts.append(text[end:])
+    return parts

@@ -23,6 +23,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
+from portq.evidence import Evidence, split_at_places
 from portq.ledger import EntryRecord, Event, Wave
 from portq.terminal import cell, console, one_line, visible
 
@@ -200,6 +201,17 @@ def evidence_place(item: dict) -> str:
         return header
     return "" if path and path in (item.get("message") or "") else path
 
+def evidence_message(item: dict) -> str:
+    """A record's message, each place of its nested records (another touched
+    symbol's reason) printed with the quote that record cites there."""
+    def cited(piece: str | Evidence) -> str:
+        if isinstance(piece, str):
+            return piece
+        return f"{piece.place}: `{piece.quote}`" if piece.quote else piece.place
+
+    return "".join(cited(p) for p in split_at_places(item.get("message") or "", item.get("records") or ()))
+
+
 def write_entry(out, wave: Wave, record: EntryRecord, history: list[Event]) -> None:
     """``portq show``: one entry, its standing verdict, and its history."""
     def line(text: str, style: str | None = None) -> None:
@@ -220,7 +232,7 @@ def write_entry(out, wave: Wave, record: EntryRecord, history: list[Event]) -> N
             line(f"  why      {current.why or current.reason}")
         for item in current.evidence:
             place = evidence_place(item)
-            line(f"  evidence {item.get('kind')}: {item.get('message')} {place}".rstrip())
+            line(f"  evidence {item.get('kind')}: {evidence_message(item)} {place}".rstrip())
     proposal = record.current.proposal
     if proposal is not None:
         line(f"  proposal {verdict_label(proposal)} from scan {proposal.wave} (a human review stands; not applied)")

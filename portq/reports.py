@@ -48,7 +48,7 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment
 from portq.citations import TREE as TREE_SIDE
 from portq.citations import Sources
 from portq.errors import EXIT_INTERNAL, PortqError
-from portq.evidence import Kind, Location, Side
+from portq.evidence import Kind, Location, Side, located, split_at_places
 from portq.terminal import visible as terminal_visible
 from portq.hunks import ensure_hunks
 from portq.reachability import is_test_path as reachability_is_test_path
@@ -633,6 +633,8 @@ def _upstream_fact(ev: Evidence) -> str:
         return words.format(subject=ev.subject, derived=", ".join(ev.derived_from[:4]) or "what it receives")
     if ev.kind == Kind.LAUNCH_KERNEL:
         return "the launch upstream removed" if ev.side == Side.OLD else "the launch upstream added"
+    if ev.kind == Kind.PARSE_FAILURE:  # its message names the place, which the item cites
+        return f"parse failed in {ev.subject}" if ev.subject else "parse failed"
     return ev.message or ev.kind.value
 
 
@@ -931,14 +933,30 @@ def _size(verdict: Verdict, commit: Commit, row_tests: Sequence[str]) -> dict[st
     }
 
 
-def _not_determined(verdict: Verdict, commit: Commit, kind: str, unowned_paths: Sequence[str]) -> dict[str, Any]:
+def _reason_parts(reason: str, records: Iterable[Evidence], sources: Sources) -> list[dict[str, Any]]:
+    """A reason as prose pieces and citations: each place it names that one
+    of its records cites is printed as that record's checked citation."""
+    parts: list[dict[str, Any]] = []
+    for piece in split_at_places(reason, records):
+        citation = _cite(sources, piece) if isinstance(piece, Evidence) else None
+        if citation is not None:
+            parts.append({"citation": citation})
+        elif piece:
+            parts.append({"text": piece if isinstance(piece, str) else piece.place})
+    return parts
+
+
+def _not_determined(verdict: Verdict, commit: Commit, kind: str, unowned_paths: Sequence[str],
+                    sources: Sources) -> dict[str, Any]:
     fallbacks = [
-        {"path": s.path, "symbol": s.symbol, "reason": s.reason}
+        {"path": s.path, "symbol": s.symbol, "reason": s.reason,
+         "parts": _reason_parts(s.reason, located(s.evidence), sources)}
         for s in verdict.symbols
         if s.decided_by == "fallback"
     ]
     if verdict.decided_by == "fallback" and not fallbacks:
-        fallbacks.append({"path": None, "symbol": None, "reason": verdict.reason})
+        fallbacks.append({"path": None, "symbol": None, "reason": verdict.reason,
+                          "parts": _reason_parts(verdict.reason, located(verdict.evidence), sources)})
     message = f"{commit.title}\n{commit.message}".lower()
     return {
         "executed": False,
@@ -1008,7 +1026,7 @@ def build_issue_context(
                 row_tests.append(test)
     halves = _halves(verdict, commit, sources)
     reach = dict(reachability) if reachability is not None else _reachability_from_records(verdict, sources)
-    not_determined = _not_determined(verdict, commit, kind, unowned_paths)
+    not_determined = _not_determined(verdict, commit, kind, unowned_paths, sources)
     not_determined["unchecked_citations"] = sum(1 for c in sources.made if not c.checked)
     return {
         "title": issue_title(kind, primary, summary),

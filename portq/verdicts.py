@@ -67,7 +67,7 @@ from portq.deltas import (
     renamed_locals,
     scoped_tokens,
 )
-from portq.evidence import Kind, Location, Side
+from portq.evidence import Kind, Location, Side, located
 from portq.model import (
     IN_SYNC,
     INERT,
@@ -95,7 +95,7 @@ from portq.symbols import (
 )
 from portq.tree_index import Port, TreeIndex
 
-CLASSIFIER_VERSION = 7
+CLASSIFIER_VERSION = 8
 """Bumped whenever a change to the verdict logic may change a verdict, so a
 ledger that reuses earlier decisions knows which ones are stale."""
 
@@ -1134,9 +1134,12 @@ def entry_verdict(symbol_verdicts: list[SymbolVerdict], fallback_reason: str = "
         if other.verdict == deciding.verdict and other.verdict != NOT_APPLICABLE:
             evidence.extend(e for e in other.evidence if e not in evidence)
         label = other.verdict + (f"/{other.justification}" if other.justification else "")
+        # The other symbol's reason names places; its records that cite them
+        # travel with it, so a report prints each as a checked citation.
         evidence.append(Evidence(kind=Kind.SYMBOL, message=f"also touched: {other.path}::{other.symbol} → {label}: {other.reason}",
                                  side="upstream-new", path=other.path, symbol=other.symbol, row=other.row,
-                                 hunk_header=next((e.hunk_header for e in other.evidence if e.hunk_header), None)))
+                                 hunk_header=next((e.hunk_header for e in other.evidence if e.hunk_header), None),
+                                 records=tuple(located(other.evidence))))
     reason = deciding.reason
     others = len(symbol_verdicts) - 1
     if others:

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from portq.evidence import Evidence, Kind, Location, Side, evidence_list
+from portq.evidence import Evidence, Kind, Location, Side, evidence_list, split_at_places
 from tests.portq.fixtures import CommitSpec
 from tests.portq.golden import seed000
 from tests.portq.golden.pipeline import classify_history
@@ -23,6 +23,24 @@ def test_a_delta_record_round_trips_through_json_with_both_locations():
     assert back.kind is Kind.LAUNCH_GRID and back.side is Side.NEW
     assert back.before.line == 10 and back.after.quote == "dim3 grid(n);"
     assert back.derived_from == ("n", "block")
+
+
+def test_an_also_touched_record_round_trips_with_the_records_it_carries():
+    failure = Evidence(Kind.PARSE_FAILURE, "parse failed at csrc/a.cu:7", side="upstream-new", path="csrc/a.cu",
+                       line=7, quote="KERNEL<<<grid, 256>>>(x);", subject="LAUNCH_ROWS")
+    record = Evidence(Kind.SYMBOL, "also touched: csrc/a.cu::rows", side="upstream-new", path="csrc/a.cu",
+                      symbol="rows", records=(failure,))
+    back = Evidence.from_dict(json.loads(json.dumps(record.to_dict())))
+    assert back == record and back.records[0].kind is Kind.PARSE_FAILURE and back.records[0].side is Side.NEW
+
+
+def test_a_reason_is_cut_only_at_the_exact_places_its_records_cite():
+    at7 = Evidence(Kind.PARSE_FAILURE, side="upstream-new", path="csrc/a.cu", line=7, quote="x;")
+    span = Evidence(Kind.TREE_LAUNCH, side="tree", path="k/a.py", line=3, end_line=4, quote="g = (n,)")
+    text = "parse failed at csrc/a.cu:7 (not csrc/a.cu:70, nor src/csrc/a.cu:7), launch at k/a.py:3-4."
+    assert split_at_places(text, [at7, span]) == [
+        "parse failed at ", at7, " (not csrc/a.cu:70, nor src/csrc/a.cu:7), launch at ", span, "."]
+    assert split_at_places(text, [Evidence(Kind.HUNK, "no place")]) == [text]
 
 
 def test_the_vocabulary_is_closed():

@@ -573,3 +573,26 @@ def test_a_port_with_the_new_grid_but_the_old_decomposition_is_behind(tmp_path):
     assert "still decomposes it the old way" in kernel.reason
     ids = [e for e in kernel.evidence if e.kind == "program-id" and e.side == "upstream-new"]
     assert ids and ids[0].path == r.CU and ids[0].line == 6  # `const int c = item % C;`
+
+
+def test_a_parse_failure_of_another_touched_symbol_is_cited_not_pasted(tmp_path):
+    # one half a REAL_GAP (num_warps through a local), the other a host expanding a macro that does not parse
+    verdict = _scan(tmp_path, {r.CU: r.GRID_BEFORE, r.REASSIGNED_HOST: r.WARPS_BEFORE},
+                    {r.CU: r.EXPANDED_AFTER, r.REASSIGNED_HOST: r.WARPS_AFTER},
+                    {**r.grid_tree(r.GRID_PORT_OLD), **r.WARPS_TREE})
+    assert verdict.verdict == REAL_GAP, verdict.reason
+    also = next(e for e in verdict.evidence if e.kind == "symbol" and e.symbol == "copy_rows" and e.path == r.CU)
+    failure = next(e for e in also.records if e.kind == "parse-failure")
+    assert (failure.side, failure.path, failure.line) == ("upstream-new", r.CU, 7)
+    assert failure.quote.startswith("KERNEL<<<scaled_grid")
+    document, markdown = _file_issue(tmp_path, 1)
+    cited = f"`{r.CU}:7`: `KERNEL<<<scaled_grid, dim3(256), 0, stream>>>(src.data_ptr<float>(), \\`"
+    assert f"parse failed at {cited} (upstream-new), in the macro LAUNCH\\_SCALED\\_ROWS" in markdown
+    verify_report(markdown, document, reader(tmp_path / "tree", tmp_path / "upstream", _git(tmp_path, "rev-parse", "HEAD")[0]),
+                  (tmp_path / "matrix.toml").read_text())
+    shown = io.StringIO()
+    with contextlib.redirect_stdout(shown):
+        assert main(["show", "1", "--upstream", f"vllm={tmp_path / 'upstream'}", "--tree", str(tmp_path / "tree"),
+                     "--matrix", str(tmp_path / "matrix.toml"), "--ledger", str(tmp_path / "ledger" / "ledger.sqlite")]) == 0
+    line = next(t for t in shown.getvalue().splitlines() if f"also touched: {r.CU}::copy_rows" in t)
+    assert f"parse failed at {r.CU}:7: `KERNEL<<<scaled_grid, dim3(256), 0, stream>>>(" in line
