@@ -20,8 +20,11 @@ one line per entry instead. In a pipe nothing is wrapped, cut or coloured.
                   "decided_by": ..., "evidence": [...], "source": "scan" | "review",
                   "scan_verdict": {"verdict": ..., "justification": ...} | null}]}
 
-``--fail-on REAL_GAP[,NEEDS_REVIEW...]`` exits 3 when a standing verdict of
-the wave is in the set: a CI gate. A rescan of a range reuses the decisions
+``--fail-on REAL_GAP[,NEEDS_REVIEW...]`` is a CI gate: it judges the standing
+verdict of every entry of the upstream's ledger (``portq.commands.standing``:
+what ``portq status`` calls open), not only the new wave, so a known gap
+keeps failing it until a review settles it, even on a day with nothing new.
+It exits 3 and names each entry that trips it on stderr. A rescan of a range reuses the decisions
 whose inputs are unchanged (``portq.decision_keys``) and says on stderr how
 many it decided again; ``--fresh`` decides every entry. The pipeline itself is ``portq.scan``;
 this module picks the range, and prints.
@@ -39,7 +42,7 @@ from portq.errors import ConfigError, HistoryError, LedgerError, PortqError
 from portq.model import FLAGGED, NOT_APPLICABLE, VERDICTS
 
 EXIT_FAIL_ON = 3
-"""A ``--fail-on`` verdict stands in the wave."""
+"""A ``--fail-on`` verdict stands on an entry of the upstream's ledger."""
 
 MAX_HOLES_SHOWN = 12
 """Coverage holes listed after a scan; ``portq summary`` lists them all."""
@@ -53,7 +56,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="without a range: scan up to REV instead of the upstream's HEAD")
     parser.add_argument("--all", action="store_true", help="one line per entry instead of the flagged ones")
     parser.add_argument("--fail-on", metavar="VERDICT[,VERDICT...]", type=verdict_set,
-                        help="exit 3 when a standing verdict of the wave is one of these (a CI gate)")
+                        help="a CI gate: exit 3 when the standing verdict of any entry of the upstream's ledger "
+                        "(every complete wave, human reviews included; not only this scan's wave) is one of "
+                        "these, naming each such entry on stderr; also when nothing is new")
     parser.add_argument("--fresh", action="store_true",
                         help="decide every entry again instead of reusing the decisions of an earlier scan of the range")
 
@@ -171,7 +176,7 @@ def run(args: argparse.Namespace, workspace) -> int:
             wave = workspace.newest_complete_wave(upstream)
             print(output.one_line(f"Nothing new in {upstream} since {wave.name} ({wave.range_spec}) ended at "
                                   f"{wave.tip_sha[:12]}."), file=sys.stderr)
-            return 0
+            return gate(workspace, upstream, args.fail_on)
     workspace.close()  # the scan opens the ledger to write
     with output.progress() as reporter:
         result = run_scan(workspace.config_for(upstream), range_spec, progress=reporter, fresh=args.fresh)
@@ -182,12 +187,24 @@ def run(args: argparse.Namespace, workspace) -> int:
     if result.redecided is not None:
         print(f"{result.wave.name} reuses PORTQ-{result.wave.reuses_wave}: {result.redecided} of "
               f"{result.wave.entry_count} entries decided again (--fresh decides all)", file=sys.stderr)
-    if args.fail_on:
-        failing = [r.position for r in result.entries
-                   if output.standing(r) is not None and output.standing(r).verdict in args.fail_on]
-        if failing:
-            print(f"portq: --fail-on {','.join(sorted(args.fail_on))}: {len(failing)} entries of {result.wave.name} "
-                  f"stand at those verdicts (entries {', '.join(map(str, failing[:20]))}"
-                  f"{', …' if len(failing) > 20 else ''})", file=sys.stderr)
-            return EXIT_FAIL_ON
-    return 0
+    return gate(workspace, upstream, args.fail_on)
+
+
+def gate(workspace, upstream: str, verdicts: frozenset[str] | None) -> int:
+    """``--fail-on``: exit 3 when an entry of ``upstream``'s ledger stands at one of ``verdicts``, naming each."""
+    if not verdicts:
+        return 0
+    from portq.commands.standing import complete_waves, entry_label, standing_entries
+
+    ledger = workspace.ledger()
+    failing = [item for item in standing_entries(ledger, complete_waves(ledger, upstream))
+               if item.event.verdict in verdicts]
+    if not failing:
+        return 0
+    failing.sort(key=lambda item: (item.wave.id, item.record.position))
+    print(f"portq: --fail-on {','.join(sorted(verdicts))}: {len(failing)} entries of upstream "
+          f"{output.one_line(upstream)} stand at those verdicts:", file=sys.stderr)
+    for item in failing:
+        print(output.one_line(f"  {entry_label(item)}  {item.record.sha[:12]}  {','.join(item.record.rows) or '-'}  "
+                              f"{output.verdict_label(item.event)}"), file=sys.stderr)
+    return EXIT_FAIL_ON

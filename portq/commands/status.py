@@ -4,8 +4,10 @@ Per upstream with waves in the ledger: the last scanned commit (the tip of
 its newest complete wave) and that wave, how many first-parent commits the
 clone has beyond it (what ``portq scan`` with no range would audit), and
 the entries still flagged (standing verdicts, a human review winning) per
-row, across every complete wave of that upstream. A running or interrupted
-wave is named, never counted.
+row, across every complete wave of that upstream (``portq.commands.standing``,
+the same entries ``scan --fail-on`` judges). A running or interrupted wave is
+named, never counted, with the scan that resumes it: the same range by its
+SHAs (``portq.ledger`` resumes a wave of the same range, tree and matrix).
 
 It reads the ledger and asks each clone one question; it writes nothing.
 """
@@ -16,6 +18,7 @@ import argparse
 from collections import defaultdict
 
 from portq import output
+from portq.commands.standing import entry_label, standing_entries
 from portq.errors import HistoryError, LedgerError
 from portq.model import FLAGGED, VERDICTS
 from portq.terminal import cell
@@ -47,31 +50,46 @@ def commits_beyond(workspace, upstream: str, tip: str) -> tuple[int | None, str 
         return None, None, str(error)
 
 
-def open_flagged(ledger, waves) -> dict[str, dict[str, list[int]]]:
-    """Row → verdict → entry numbers (in the newest wave that lists them) still flagged."""
-    newest: dict[int, tuple[str, object]] = {}
-    for wave in waves:  # oldest first, so a later wave's record of an entry wins
-        for record in ledger.wave_entries(wave):
-            newest[record.entry_id] = (wave.name, record)
+def open_flagged(ledger, waves) -> dict[str, dict[str, list[str]]]:
+    """Row → verdict → entries (``PORTQ-N#M``, in the newest wave that lists them) still flagged."""
     rows: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
-    for wave_name, record in newest.values():
-        event = output.standing(record)
-        if event is not None and event.verdict in FLAGGED:
-            rows[(record.rows or ["no-row"])[0]][event.verdict].append(f"{wave_name}#{record.position}")
+    for item in standing_entries(ledger, waves):
+        if item.event.verdict in FLAGGED:
+            rows[(item.record.rows or ["no-row"])[0]][item.event.verdict].append(entry_label(item))
     return {row: {v: by_verdict[v] for v in VERDICTS if v in by_verdict} for row, by_verdict in sorted(rows.items())}
 
 
+def resume_command(upstream: str, wave) -> str:
+    """The scan that completes ``wave``: the same range by its SHAs, so a moved branch or tag cannot change it."""
+    return f"portq scan {wave.base_sha[:12]}..{wave.tip_sha[:12]} --upstream {upstream}"
+
+
+def unfinished_note(ledger, upstream: str, wave) -> str:
+    """``PORTQ-N is interrupted with K of M entries recorded: resume it with portq scan ...``."""
+    recorded = len(ledger.recorded_positions(wave))
+    state = f"{wave.name} is {wave.status} with {recorded} of {wave.entry_count} entries recorded"
+    if wave.status == "interrupted":
+        return f"{state}: resume it with {resume_command(upstream, wave)}"
+    return f"{state} (a scan in progress, or one that was killed: then {resume_command(upstream, wave)} resumes it)"
+
+
 def upstream_status(workspace, upstream: str, waves) -> dict:
+    ledger = workspace.ledger()
     complete = [w for w in waves if w.status == "complete"]
-    unfinished = [w.name + f" ({w.status})" for w in waves if w.status != "complete"]
+    unfinished = [w for w in waves if w.status != "complete"]
+    newest_unfinished = unfinished[-1] if unfinished else None
+    resume = ({"wave": newest_unfinished.name, "command": resume_command(upstream, newest_unfinished),
+               "note": unfinished_note(ledger, upstream, newest_unfinished)} if newest_unfinished else None)
+    unfinished_names = [w.name + f" ({w.status})" for w in unfinished]
     if not complete:
         return {"upstream": upstream, "wave": None, "range": None, "last_commit": None, "head": None,
-                "beyond": None, "note": "no complete wave", "unfinished": unfinished, "open_flagged": {}}
+                "beyond": None, "note": "no complete wave", "unfinished": unfinished_names, "resume": resume,
+                "open_flagged": {}}
     last = complete[-1]
     beyond, head, note = commits_beyond(workspace, upstream, last.tip_sha)
     return {"upstream": upstream, "wave": last.name, "range": last.range_spec, "last_commit": last.tip_sha,
-            "head": head, "beyond": beyond, "note": note, "unfinished": unfinished,
-            "open_flagged": open_flagged(workspace.ledger(), complete)}
+            "head": head, "beyond": beyond, "note": note, "unfinished": unfinished_names, "resume": resume,
+            "open_flagged": open_flagged(ledger, complete)}
 
 
 def write_status(out, report: dict) -> None:
@@ -80,7 +98,7 @@ def write_status(out, report: dict) -> None:
 
     for item in report["upstreams"]:
         if item["wave"] is None:
-            line(f"{item['upstream']}: no complete wave yet ({', '.join(item['unfinished'])}): portq scan A..B")
+            line(f"{item['upstream']}: no complete wave yet; {item['resume']['note']}")
             continue
         if item["beyond"] is None:
             ahead = f"commits beyond it unknown ({item['note']})"
@@ -91,6 +109,7 @@ def write_status(out, report: dict) -> None:
         line(f"{item['upstream']}: last scanned {item['last_commit'][:12]} ({item['wave']}, {item['range']}); {ahead}")
         if item["unfinished"]:
             line(f"  not complete: {', '.join(item['unfinished'])}")
+            line(f"  {item['resume']['note']}")
         if not item["open_flagged"]:
             line("  no open flagged entries")
         for row, verdicts in item["open_flagged"].items():

@@ -178,7 +178,8 @@ def test_continuing_with_waves_of_two_upstreams_needs_a_choice(team):
 
 def test_fail_on_exits_3_with_a_standing_gap_and_0_once_it_is_reviewed(team):
     code, out, err = team.portq("scan", short_range(team.vllm), "--fail-on", "REAL_GAP")
-    assert code == 3 and "--fail-on REAL_GAP: 1 entries of PORTQ-1 stand at those verdicts (entries 1)" in err
+    assert code == 3 and "--fail-on REAL_GAP: 1 entries of upstream vllm stand at those verdicts:" in err
+    assert gate_lines(err) == [f"  PORTQ-1#1  {team.vllm[1][:12]}  KERNEL-KV-CACHE  REAL_GAP"]
     assert team.portq("scan", short_range(team.vllm), "--fail-on", "inert,needs-review")[0] == 0
     assert team.portq("review", "1", "--verdict", "IN_SYNC", "--because", "ported in the tree already")[0] == 0
     code, out, _ = team.portq("scan", short_range(team.vllm), "--fail-on", "REAL_GAP", "--all")
@@ -212,3 +213,122 @@ def test_to_takes_one_revision(team, value):
     team.json("scan", short_range(team.vllm))
     code, _, err = team.portq("scan", f"--to={value}")
     assert code == 2 and err.count("\n") == 1 and "expected one revision on one line" in err
+
+
+# --- the gate judges the ledger, not only the new wave ---------------------------------
+
+
+def gate_lines(err: str) -> list[str]:
+    """The lines of stderr naming an entry that trips ``--fail-on``."""
+    return [line for line in err.splitlines() if line.startswith("  PORTQ-")]
+
+
+def test_nothing_new_with_a_standing_gap_fails_the_gate(team):
+    assert team.portq("scan", short_range(team.vllm))[0] == 0  # no gate: the gap is recorded, exit 0
+    code, out, err = team.portq("scan", "--fail-on", "REAL_GAP")
+    assert code == 3 and out == "" and "Nothing new in vllm since PORTQ-1" in err
+    assert "--fail-on REAL_GAP: 1 entries of upstream vllm stand at those verdicts" in err
+    assert gate_lines(err) == [f"  PORTQ-1#1  {team.vllm[1][:12]}  KERNEL-KV-CACHE  REAL_GAP"]
+
+
+def test_a_gap_reviewed_away_no_longer_fails_the_gate(team):
+    team.json("scan", short_range(team.vllm))
+    assert team.portq("review", "1", "--verdict", "NOT_APPLICABLE", "--justification", "no-row",
+                      "--because", "this kernel is not shipped")[0] == 0
+    code, _, err = team.portq("scan", "--fail-on", "REAL_GAP")
+    assert code == 0 and gate_lines(err) == [] and "--fail-on" not in err
+    assert team.portq("review", "1", "--undo", "--because", "it is shipped after all")[0] == 0
+    code, _, err = team.portq("scan", "--fail-on", "REAL_GAP")
+    assert code == 3 and len(gate_lines(err)) == 1
+
+
+def test_a_gap_of_another_upstream_does_not_fail_its_gate(team):
+    team.json("scan", short_range(team.vllm))
+    code, _, err = team.portq("scan", short_range(team.aiter), "--fail-on", "REAL_GAP")
+    assert code == 0 and gate_lines(err) == []
+    code, _, err = team.portq("scan", "--upstream", "aiter", "--fail-on", "REAL_GAP")
+    assert code == 0 and "Nothing new in aiter" in err and gate_lines(err) == []
+
+
+def test_a_new_wave_with_a_gap_fails_the_gate(tmp_path):
+    vllm = build_repository(tmp_path / "vllm", [CommitSpec("base", files={UPSTREAM_FILE: seed000.BASE}),
+                                                CommitSpec("docs (#5)", files={"docs/x.md": "x\n"}),
+                                                CommitSpec(seed000.TITLE, files={UPSTREAM_FILE: seed000.AFTER})])
+    write_tree(tmp_path / "tree", seed000.STALE_TREE)
+    (tmp_path / "matrix.toml").write_text(MATRIX)
+    (tmp_path / "portq.toml").write_text('tree = "tree"\nmatrix = "matrix.toml"\nledger = "ledger.sqlite"\n'
+                                         '[upstream.vllm]\npath = "vllm"\n')
+    team = Team(tmp_path, vllm, [])
+    code, _, err = team.portq("scan", f"{vllm[0][:10]}..{vllm[1][:10]}", "--fail-on", "REAL_GAP")
+    assert code == 0 and gate_lines(err) == []
+    code, out, err = team.portq("scan", "--fail-on", "REAL_GAP,NEEDS_REVIEW")
+    assert code == 3 and out.startswith(f"PORTQ-2 {vllm[1][:12]}..") and "Flagged entries: 1" in out
+    assert "--fail-on NEEDS_REVIEW,REAL_GAP: 1 entries of upstream vllm stand at those verdicts" in err
+    assert gate_lines(err) == [f"  PORTQ-2#1  {vllm[2][:12]}  KERNEL-KV-CACHE  REAL_GAP"]
+
+
+@pytest.mark.parametrize("value", ["BOGUS", "REAL_GAP,", ""])
+def test_fail_on_is_validated_when_nothing_is_new_too(team, value):
+    team.json("scan", short_range(team.vllm))
+    code, _, err = team.portq("scan", "--fail-on", value)
+    assert code == 2 and err.count("\n") == 1 and "--fail-on" in err and "expected one or more of REAL_GAP" in err
+
+
+def test_fail_on_is_described_in_help(team, capsys):
+    with pytest.raises(SystemExit):
+        main(["scan", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "standing verdict of any entry of the upstream's ledger" in text
+
+
+# --- status of an unfinished wave -----------------------------------------------------
+
+
+def interrupt_a_scan(team, monkeypatch, *argv: str) -> None:
+    """``portq scan ARGV`` stopped by Ctrl-C while it records its first batch: an interrupted wave."""
+    import portq.ledger
+
+    def interrupted(self, wave, entries):
+        raise KeyboardInterrupt
+
+    with monkeypatch.context() as patch:
+        patch.setattr(portq.ledger.Ledger, "record_scan_entries", interrupted)
+        assert team.portq("scan", *argv)[0] == 130
+
+
+def test_status_of_an_interrupted_wave_prints_the_command_that_resumes_it(team, monkeypatch):
+    interrupt_a_scan(team, monkeypatch, short_range(team.vllm))
+    code, out, _ = team.portq("status")
+    resume = f"portq scan {team.vllm[0][:12]}..{team.vllm[1][:12]} --upstream vllm"
+    assert code == 0 and out.splitlines() == [f"vllm: no complete wave yet; PORTQ-1 is interrupted with 0 of 1 entries "
+                                              f"recorded: resume it with {resume}"]
+    assert "portq scan A..B" not in out
+    resumed = team.json("status")["upstreams"][0]["resume"]
+    assert (resumed["wave"], resumed["command"]) == ("PORTQ-1", resume)
+    code, _, err = team.portq(*resume.split()[1:])
+    assert code == 0 and "PORTQ-1 was unfinished and is now complete." in err
+    assert team.json("status")["upstreams"][0]["wave"] == "PORTQ-1"
+
+
+def test_status_names_the_resume_beside_a_complete_wave(team, monkeypatch):
+    team.json("scan", short_range(team.vllm))
+    new = team.commit_upstream("vllm", "more (#8)")
+    interrupt_a_scan(team, monkeypatch)
+    code, out, _ = team.portq("status")
+    assert code == 0 and out.splitlines()[1:3] == [
+        "  not complete: PORTQ-2 (interrupted)",
+        f"  PORTQ-2 is interrupted with 0 of 1 entries recorded: resume it with portq scan {team.vllm[1][:12]}..{new[:12]} "
+        "--upstream vllm"]
+    assert team.json("status")["upstreams"][0]["resume"]["wave"] == "PORTQ-2"
+
+
+def test_status_of_a_running_wave_says_the_same_command_resumes_it_if_killed(team):
+    from portq.ledger import open_ledger
+
+    with open_ledger(team.root / "ledger.sqlite") as ledger:
+        ledger.begin_wave(range_spec="main~1..main", upstream="aiter", base_sha=team.aiter[0], tip_sha=team.aiter[1],
+                          tree="tree", entry_count=1, matrix_fingerprint="m", tree_fingerprint="t")
+    code, out, _ = team.portq("status")
+    assert code == 0 and out.splitlines() == [
+        f"aiter: no complete wave yet; PORTQ-1 is running with 0 of 1 entries recorded (a scan in progress, or one "
+        f"that was killed: then portq scan {team.aiter[0][:12]}..{team.aiter[1][:12]} --upstream aiter resumes it)"]
