@@ -76,6 +76,12 @@ def print_json(document: Any, stream=None) -> None:
     stream.write("\n")
 
 
+def print_line(out, text: str = "", style: str | None = None) -> None:
+    """One record on the data console ``out``: ``text`` sanitised to one line
+    (``portq.terminal.cell``), never cropped or folded at the console's width."""
+    out.print(cell(text, style), crop=False, overflow="ignore")
+
+
 def verdict_label(event: Event | None) -> str:
     """``VERDICT`` or ``NOT_APPLICABLE/justification``; ``-`` for none."""
     if event is None:
@@ -166,14 +172,10 @@ def write_entries(out, records: list[EntryRecord], *, title: str | None = None) 
     """
     if not out.is_terminal:
         if title:
-            out.print(one_line(title))
+            print_line(out, title)
         for record in records:
-            out.print(
-                f"{record.position}  {record.sha[:10]}  {_verdict_cell_text(record)}  "
-                f"{','.join(record.rows) or '-'}  {one_line(record.title)}",
-                crop=False,
-                overflow="ignore",
-            )
+            print_line(out, f"{record.position}  {record.sha[:10]}  {_verdict_cell_text(record)}  "
+                            f"{','.join(record.rows) or '-'}  {record.title}")
         return
     from rich.table import Table
 
@@ -214,36 +216,35 @@ def evidence_message(item: dict) -> str:
 
 def write_entry(out, wave: Wave, record: EntryRecord, history: list[Event]) -> None:
     """``portq show``: one entry, its standing verdict, and its history."""
-    def line(text: str, style: str | None = None) -> None:
-        out.print(cell(text, style), crop=False, overflow="ignore")
-
     current = record.current.event
-    line(f"Entry {record.position} of {wave_label(wave)}", "bold")
-    line(f"  commit   {record.sha}")
-    line(f"  title    {record.title}")
+    print_line(out, f"Entry {record.position} of {wave_label(wave)}", "bold")
+    print_line(out, f"  commit   {record.sha}")
+    print_line(out, f"  title    {record.title}")
     if record.pr is not None:
-        line(f"  PR       #{record.pr}")
-    line(f"  rows     {', '.join(record.rows) or '-'}")
+        print_line(out, f"  PR       #{record.pr}")
+    print_line(out, f"  rows     {', '.join(record.rows) or '-'}")
     for symbol in record.symbols:
-        line(f"  symbol   {symbol.get('change')} {symbol.get('path')}::{symbol.get('name')}")
+        print_line(out, f"  symbol   {symbol.get('change')} {symbol.get('path')}::{symbol.get('name')}")
     if current is not None:
-        line(f"  verdict  {verdict_label(current)} ({current.source}, decided by {current.decided_by})", "bold")
+        print_line(out, f"  verdict  {verdict_label(current)} ({current.source}, decided by {current.decided_by})",
+                   "bold")
         if current.reason or current.why:
-            line(f"  why      {current.why or current.reason}")
+            print_line(out, f"  why      {current.why or current.reason}")
         for item in current.evidence:
             place = evidence_place(item)
-            line(f"  evidence {item.get('kind')}: {evidence_message(item)} {place}".rstrip())
+            print_line(out, f"  evidence {item.get('kind')}: {evidence_message(item)} {place}".rstrip())
     proposal = record.current.proposal
     if proposal is not None:
-        line(f"  proposal {verdict_label(proposal)} from scan {proposal.wave} (a human review stands; not applied)")
-    line("  history")
+        print_line(out, f"  proposal {verdict_label(proposal)} from scan {proposal.wave} "
+                        "(a human review stands; not applied)")
+    print_line(out, "  history")
     for event in history:
         who = f" by {event.who}" if event.who else ""
         kind = "undo of review #%d" % event.undoes if event.undoes else event.source
         note = event.why or event.reason
         flag = " (undone)" if event.undone else ""
-        line(f"    #{event.id} {event.created_at} {kind}{who} {event.wave or ''}: {verdict_label(event)}{flag}"
-             + (f" — {note}" if note else ""))
+        print_line(out, f"    #{event.id} {event.created_at} {kind}{who} {event.wave or ''}: "
+                        f"{verdict_label(event)}{flag}" + (f" — {note}" if note else ""))
 
 
 class NullProgress:

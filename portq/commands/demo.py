@@ -77,14 +77,11 @@ def _cell(outcome) -> str:
 def _print_text(out, result: DemoResult, report: Path | None, keep: Path | None) -> None:
     from rich.table import Table
 
-    def line(text: str, style: str | None = None) -> None:
-        out.print(cell(text, style), crop=False, overflow="ignore")
-
     if not out.is_terminal:
         out.width = 132
-    line("Upstream histories (built with fixed dates: the same SHAs everywhere)", "bold")
+    output.print_line(out, "Upstream histories (built with fixed dates: the same SHAs everywhere)", "bold")
     for name, built in result.upstreams.items():
-        line(f"  {name}: {built.range}  ({len(built.series.entries)} entries)")
+        output.print_line(out, f"  {name}: {built.range}  ({len(built.series.entries)} entries)")
     for name in result.upstreams:
         table = Table(title=cell(f"{name}: verdicts against each tree"), title_justify="left")
         table.add_column("#", justify="right", min_width=2)
@@ -106,21 +103,21 @@ def _print_text(out, result: DemoResult, report: Path | None, keep: Path | None)
     out.print(summary)
     mismatches = result.mismatches
     if mismatches:
-        line(f"{len(mismatches)} verdict(s) differ from what the series was written to get "
-             "(marked 'want' above); see each commit.toml under examples/upstream/", "yellow")
+        output.print_line(out, f"{len(mismatches)} verdict(s) differ from what the series was written to get "
+                               "(marked 'want' above); see each commit.toml under examples/upstream/", "yellow")
     else:
-        line("Every verdict is the one the series was written to get.")
-    line("Where everything went", "bold")
+        output.print_line(out, "Every verdict is the one the series was written to get.")
+    output.print_line(out, "Where everything went", "bold")
     where = "kept in" if keep else "built in a temporary directory (removed; pass --keep DIR to keep it):"
-    line(f"  work directory {where} {result.workdir}")
+    output.print_line(out, f"  work directory {where} {result.workdir}")
     for target, ledger in result.ledgers.items():
         waves = ", ".join(f"{name} {wave}" for (t, name), wave in result.waves.items() if t == target)
         where_ledger = f"ledger {ledger} ({waves}); " if keep else f"waves {waves}; "
-        line(f"  {target}: {where_ledger}summary {result.summaries[target]}")
+        output.print_line(out, f"  {target}: {where_ledger}summary {result.summaries[target]}")
     if report is not None:
-        line(f"  issue report for the seed-000-shaped entry: {report}")
+        output.print_line(out, f"  issue report for the seed-000-shaped entry: {report}")
     elif result.report_note:
-        line(f"  no issue report: {result.report_note}")
+        output.print_line(out, f"  no issue report: {result.report_note}")
 
 
 def _styled(outcome):

@@ -25,7 +25,7 @@ from pathlib import Path
 from portq import output, reports
 from portq.commands.selection import add_selector, entry_number, selected_entry, selected_wave
 from portq.errors import PortqError
-from portq.terminal import cell, one_line
+from portq.terminal import one_line
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -105,7 +105,7 @@ def _emit(args, results: list[dict]) -> int:
 def _table(results: list[dict]):
     def table(out) -> None:
         for result in results:
-            out.print(cell(result["path"]), crop=False, overflow="ignore")
+            output.print_line(out, result["path"])
             filed = result.get("filed")
             if filed:
                 label = "already filed" if filed.get("already_filed") else filed.get("action", "filed")

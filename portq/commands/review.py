@@ -74,7 +74,6 @@ def _validate(args: argparse.Namespace, scan_event) -> tuple[str, str | None]:
 
 def run(args: argparse.Namespace, workspace) -> int:
     from portq import output
-    from portq.terminal import cell
 
     wave, record = selected_entry(workspace, args)
     ledger = workspace.ledger()
@@ -100,9 +99,9 @@ def run(args: argparse.Namespace, workspace) -> int:
 
     def table(out) -> None:
         action = "undone" if args.undo else "recorded"
-        out.print(cell(f"{wave.name} entry {record.position} {record.sha[:10]}: review {action} by {event.who}"))
+        output.print_line(out, f"{wave.name} entry {record.position} {record.sha[:10]}: review {action} by {event.who}")
         was = f"{output.verdict_label(before)} ({before.source if before else 'nothing'})"
-        out.print(cell(f"  was {was}, now {output.verdict_label(after.event)} ({after.event.source})"))
+        output.print_line(out, f"  was {was}, now {output.verdict_label(after.event)} ({after.event.source})")
 
     output.emit(output.Document(data, table=table), output.output_format(args))
     return 0

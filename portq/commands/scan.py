@@ -115,38 +115,36 @@ def scan_json(result) -> dict:
 
 def write_scan(out, result, show_all: bool) -> None:
     """Attention first: the flagged entries, the counts per verdict, the coverage holes."""
-    from portq.terminal import cell
-
     records = result.entries
     if show_all:
         output.write_entries(out, records)
         return
 
-    def line(text: str) -> None:
-        out.print(cell(text), crop=False, overflow="ignore")
-
-    line(f"{output.wave_label(result.wave)}: {len(records)} entries, {result.wave.status}")
+    output.print_line(out, f"{output.wave_label(result.wave)}: {len(records)} entries, {result.wave.status}")
     flagged = [r for r in records if (output.standing(r) is not None and output.standing(r).verdict in FLAGGED)]
     if flagged:
         output.write_entries(out, flagged, title=f"Flagged entries: {len(flagged)} (standing verdicts)")
     else:
-        line("No flagged entries.")
+        output.print_line(out, "No flagged entries.")
     counts = Counter(output.standing(r).verdict for r in records if output.standing(r) is not None)
     reasons = Counter(output.standing(r).justification for r in records
                       if output.standing(r) is not None and output.standing(r).verdict == NOT_APPLICABLE)
     why = ", ".join(f"{name} {count}" for name, count in reasons.most_common())
-    line("Verdicts: " + ", ".join(f"{name} {counts[name]}" for name in VERDICTS) + (f" ({why})" if why else ""))
+    output.print_line(out, "Verdicts: " + ", ".join(f"{name} {counts[name]}" for name in VERDICTS)
+                      + (f" ({why})" if why else ""))
     reviewed = [r for r in records if output.standing(r) is not None and output.standing(r).source == "review"]
     disagreeing = [r for r in records if output.disagreeing_scan(r) is not None]
     if reviewed:
-        line(f"Human reviews stand on {len(reviewed)} entries; this scan disagrees with {len(disagreeing)} of them.")
+        output.print_line(out, f"Human reviews stand on {len(reviewed)} entries; "
+                               f"this scan disagrees with {len(disagreeing)} of them.")
     holes = coverage_holes(result.wave, records)
-    line(f"Coverage holes (not-ported): {len(holes) or 'none'}")
+    output.print_line(out, f"Coverage holes (not-ported): {len(holes) or 'none'}")
     for row, symbol, entries in holes[:MAX_HOLES_SHOWN]:
-        line(f"  {row}  {symbol}  entries {', '.join(map(str, entries))}")
+        output.print_line(out, f"  {row}  {symbol}  entries {', '.join(map(str, entries))}")
     if len(holes) > MAX_HOLES_SHOWN:
-        line(f"  … {len(holes) - MAX_HOLES_SHOWN} more: portq summary --wave {result.wave.name}")
-    line(f"Next: portq show N, portq file-issue N, portq summary; every entry: portq scan {result.wave.range_spec} --all")
+        output.print_line(out, f"  … {len(holes) - MAX_HOLES_SHOWN} more: portq summary --wave {result.wave.name}")
+    output.print_line(out, "Next: portq show N, portq file-issue N, portq summary; "
+                           f"every entry: portq scan {result.wave.range_spec} --all")
 
 
 def coverage_holes(wave, records) -> list[tuple[str, str, list[int]]]:

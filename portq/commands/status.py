@@ -21,7 +21,6 @@ from portq import output
 from portq.commands.standing import entry_label, standing_entries
 from portq.errors import HistoryError, LedgerError
 from portq.model import FLAGGED, VERDICTS
-from portq.terminal import cell
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -93,12 +92,9 @@ def upstream_status(workspace, upstream: str, waves) -> dict:
 
 
 def write_status(out, report: dict) -> None:
-    def line(text: str) -> None:
-        out.print(cell(text), crop=False, overflow="ignore")
-
     for item in report["upstreams"]:
         if item["wave"] is None:
-            line(f"{item['upstream']}: no complete wave yet; {item['resume']['note']}")
+            output.print_line(out, f"{item['upstream']}: no complete wave yet; {item['resume']['note']}")
             continue
         if item["beyond"] is None:
             ahead = f"commits beyond it unknown ({item['note']})"
@@ -106,15 +102,16 @@ def write_status(out, report: dict) -> None:
             ahead = "the clone has nothing beyond it"
         else:
             ahead = f"the clone has {item['beyond']} first-parent commits beyond it (portq scan audits them)"
-        line(f"{item['upstream']}: last scanned {item['last_commit'][:12]} ({item['wave']}, {item['range']}); {ahead}")
+        output.print_line(out, f"{item['upstream']}: last scanned {item['last_commit'][:12]} "
+                               f"({item['wave']}, {item['range']}); {ahead}")
         if item["unfinished"]:
-            line(f"  not complete: {', '.join(item['unfinished'])}")
-            line(f"  {item['resume']['note']}")
+            output.print_line(out, f"  not complete: {', '.join(item['unfinished'])}")
+            output.print_line(out, f"  {item['resume']['note']}")
         if not item["open_flagged"]:
-            line("  no open flagged entries")
+            output.print_line(out, "  no open flagged entries")
         for row, verdicts in item["open_flagged"].items():
             listed = "; ".join(f"{verdict} {len(entries)} ({', '.join(entries)})" for verdict, entries in verdicts.items())
-            line(f"  {row}: {listed}")
+            output.print_line(out, f"  {row}: {listed}")
 
 
 def run(args: argparse.Namespace, workspace) -> int:

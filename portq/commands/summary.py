@@ -40,11 +40,10 @@ def run(args: argparse.Namespace, workspace) -> int:
         from pathlib import Path
 
         from portq import html_page
-        from portq.terminal import cell
 
         config = workspace.config
         html_page.write_page(workspace.ledger(), Path(args.html), config.root / "reports", config.upstream_web)
-        document = output.Document({"html": args.html}, table=lambda out: out.print(cell(args.html), crop=False, overflow="ignore"))
+        document = output.Document({"html": args.html}, table=lambda out: output.print_line(out, args.html))
         output.emit(document, output.output_format(args))
         return 0
     records = workspace.ledger().wave_entries(wave)

@@ -34,7 +34,7 @@ from pathlib import Path
 
 from portq.errors import PortqError
 from portq import output
-from portq.terminal import cell, one_line
+from portq.terminal import one_line
 
 CUDA_PROBE = """
 import sys
@@ -243,18 +243,15 @@ def run(args: argparse.Namespace, workspace) -> int:
 
 
 def print_counts(out, row_id: str, device: str, files: list[FileCounts], totals: FileCounts, status: int) -> None:
-    def line(text: str = "") -> None:
-        out.print(cell(text), crop=False, overflow="ignore")
-
-    line()
-    line(f"{row_id} on the {'GPU' if device == 'gpu' else 'CPU (Triton interpreter)'}:")
+    output.print_line(out)
+    output.print_line(out, f"{row_id} on the {'GPU' if device == 'gpu' else 'CPU (Triton interpreter)'}:")
     if not files:
-        line(f"  no test results (pytest exit status {status})")
+        output.print_line(out, f"  no test results (pytest exit status {status})")
         return
     width = max(len(one_line(c.file)) for c in [*files, totals])
-    line(f"  {'file'.ljust(width)}  passed  failed  errors  skipped  gpu-marked")
+    output.print_line(out, f"  {'file'.ljust(width)}  passed  failed  errors  skipped  gpu-marked")
     for counts in [*files, totals]:
-        line(f"  {one_line(counts.file).ljust(width)}  {counts.passed:>6}  {counts.failed:>6}  {counts.errors:>6}  "
-             f"{counts.skipped:>7}  {counts.gpu:>10}")
+        output.print_line(out, f"  {one_line(counts.file).ljust(width)}  {counts.passed:>6}  {counts.failed:>6}  "
+                               f"{counts.errors:>6}  {counts.skipped:>7}  {counts.gpu:>10}")
     verdict = "passed" if status == 0 else f"did not pass (pytest exit status {status})"
-    line(f"  {row_id} {verdict}")
+    output.print_line(out, f"  {row_id} {verdict}")
