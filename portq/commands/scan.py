@@ -24,9 +24,11 @@ one line per entry instead. In a pipe nothing is wrapped, cut or coloured.
 verdict of every entry of the upstream's ledger (``portq.commands.standing``:
 what ``portq status`` calls open), not only the new wave, so a known gap
 keeps failing it until a review settles it, even on a day with nothing new.
-It exits 3 and names each entry that trips it on stderr. A rescan of a range reuses the decisions
-whose inputs are unchanged (``portq.decision_keys``) and says on stderr how
-many it decided again; ``--fresh`` decides every entry. The pipeline itself is ``portq.scan``;
+It exits 3 and names each entry that trips it on stderr.
+
+A rescan of a range reuses the decisions whose inputs are unchanged
+(``portq.decision_keys``) and says on stderr how many it decided again;
+``--fresh`` decides every entry. The pipeline itself is ``portq.scan``;
 this module picks the range, and prints.
 """
 
