@@ -39,7 +39,7 @@ import sys
 from collections import Counter
 
 from portq import output
-from portq.commands.selection import range_text, revision_text
+from portq.commands.selection import range_text, resume_command, revision_text
 from portq.errors import ConfigError, HistoryError, LedgerError, PortqError
 from portq.model import FLAGGED, NOT_APPLICABLE, VERDICTS
 
@@ -87,6 +87,11 @@ def continuation_range(workspace, to: str | None) -> tuple[str, str] | tuple[str
     waves = {name: wave for name in names if (wave := workspace.newest_complete_wave(name)) is not None}
     if not waves:
         which = f" of upstream {names[0]}" if workspace.upstream_named else ""
+        unfinished = [wave for wave in ledger.waves() if wave.upstream in names and wave.status != "complete"]
+        if unfinished:  # a first wave that never finished: completing it is the way on, not a new range
+            wave = unfinished[-1]
+            raise LedgerError(f"no complete wave{which} in {ledger.path} to continue from; {wave.name} of upstream "
+                              f"{wave.upstream} is {wave.status}: resume it with {resume_command(wave.upstream, wave)}")
         raise LedgerError(f"no complete wave{which} in {ledger.path} to continue from: start with portq scan A..B")
     if len(waves) > 1:
         listed = ", ".join(f"{name} ({wave.name})" for name, wave in waves.items())

@@ -19,6 +19,12 @@ MAX_ENTRY = 2**63 - 1
 _WAVE_NAME = re.compile(r"^(?:PORTQ-)?\d{1,18}$", re.I)
 
 
+def resume_command(upstream: str, wave) -> str:
+    """The scan that completes an unfinished ``wave``: its range by SHAs, which a moved branch or tag cannot change
+    (the ledger resumes a wave of the same range, tree and matrix)."""
+    return f"portq scan {wave.base_sha[:12]}..{wave.tip_sha[:12]} --upstream {upstream}"
+
+
 def entry_number(text: str) -> int:
     """``N``: a decimal entry number from 1."""
     if not (text.isascii() and text.isdigit()) or int(text) < 1:

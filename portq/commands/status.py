@@ -18,6 +18,7 @@ import argparse
 from collections import defaultdict
 
 from portq import output
+from portq.commands.selection import resume_command
 from portq.commands.standing import entry_label, standing_entries
 from portq.errors import HistoryError, LedgerError
 from portq.model import FLAGGED, VERDICTS
@@ -56,11 +57,6 @@ def open_flagged(ledger, waves) -> dict[str, dict[str, list[str]]]:
         if item.event.verdict in FLAGGED:
             rows[(item.record.rows or ["no-row"])[0]][item.event.verdict].append(entry_label(item))
     return {row: {v: by_verdict[v] for v in VERDICTS if v in by_verdict} for row, by_verdict in sorted(rows.items())}
-
-
-def resume_command(upstream: str, wave) -> str:
-    """The scan that completes ``wave``: the same range by its SHAs, so a moved branch or tag cannot change it."""
-    return f"portq scan {wave.base_sha[:12]}..{wave.tip_sha[:12]} --upstream {upstream}"
 
 
 def unfinished_note(ledger, upstream: str, wave) -> str:

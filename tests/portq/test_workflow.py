@@ -332,3 +332,13 @@ def test_status_of_a_running_wave_says_the_same_command_resumes_it_if_killed(tea
     assert code == 0 and out.splitlines() == [
         f"aiter: no complete wave yet; PORTQ-1 is running with 0 of 1 entries recorded (a scan in progress, or one "
         f"that was killed: then portq scan {team.aiter[0][:12]}..{team.aiter[1][:12]} --upstream aiter resumes it)"]
+
+
+def test_scan_without_a_range_after_an_interrupted_first_wave_names_the_resume(team, monkeypatch):
+    interrupt_a_scan(team, monkeypatch, short_range(team.vllm))
+    code, _, err = team.portq("scan", "--upstream", "vllm")
+    resume = f"portq scan {team.vllm[0][:12]}..{team.vllm[1][:12]} --upstream vllm"
+    assert code == 2 and err.count("\n") == 1 and f"PORTQ-1 of upstream vllm is interrupted: resume it with {resume}" in err
+    assert team.portq(*resume.split()[1:])[0] == 0
+    code, _, err = team.portq("scan", "--upstream", "vllm", "--fail-on", "REAL_GAP")
+    assert code == 3 and "Nothing new in vllm since PORTQ-1" in err
