@@ -4,7 +4,8 @@ Declared once here for show, file-issue, review and summary, with their
 validation: an entry number from 1 that SQLite can hold, a range on one
 line, a wave name. The wave itself is chosen by ``Workspace.select_wave``;
 a wave that is not complete (only ever read when ``--wave`` names it) is
-announced on stderr, so no output passes it off as finished.
+announced on stderr, so no output passes it off as finished, and
+``resume_command`` is the one wording of the scan that completes it.
 """
 
 from __future__ import annotations
