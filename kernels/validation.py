@@ -1,8 +1,13 @@
 """Argument validation and the index policy shared by every op of ``portq_kernels``.
 
 One message format for every rejected argument: ``"{name} must be {expected},
-got {got}"``, raised as ``TypeError`` (wrong type or dtype) or ``ValueError``
-(anything else), before anything is launched. Everything that needs no device
+got {got}"`` on one line, raised as ``TypeError`` (wrong type or dtype) or
+``ValueError`` (anything else), before anything is launched. Every host check
+of the four packages (``kv_cache``, ``mla_prefix``, ``mla_sparse``,
+``mla_prefill``) goes through the helpers here, so the format and the exception
+types are the same everywhere. Argument messages carry no op name (the
+traceback names the call); only the index policy's messages below, which can
+surface after the launch, start with the op. Everything that needs no device
 data (types, dtypes, shapes, strides, devices) is checked on the host on every
 call; it costs no synchronisation.
 
@@ -40,6 +45,7 @@ import math
 import operator
 import os
 
+import numpy as np
 import torch
 import triton
 import triton.language as tl
@@ -50,6 +56,8 @@ _MODE = contextvars.ContextVar("portq_kernels_index_mode", default=None)
 _FLAGS: dict[torch.device, torch.Tensor] = {}
 
 FLOAT_DTYPES = (torch.float32, torch.float16, torch.bfloat16)
+INTEGER_DTYPES = (torch.int8, torch.int16, torch.int32, torch.int64, torch.uint8)
+HOST = torch.device("cpu")
 
 
 def fail(name: str, expected: str, got, exc: type[Exception] = ValueError):
@@ -57,24 +65,27 @@ def fail(name: str, expected: str, got, exc: type[Exception] = ValueError):
     raise exc(f"{name} must be {expected}, got {got}")
 
 
-def _dtype_name(dtype) -> str:
+def dtype_name(dtype) -> str:
+    """``bfloat16`` for ``torch.bfloat16``: how the messages spell a dtype."""
     return str(dtype).replace("torch.", "")
 
 
 # --- host checks: metadata only --------------------------------------------------------
 
 
-def tensor(name: str, value, *, dtypes=None, ndim=None, device=None, contiguous=False) -> torch.Tensor:
-    """``value`` is a tensor of one of ``dtypes`` with ``ndim`` dims on ``device``."""
+def tensor(name: str, value, *, dtypes=None, ndim=None, device=None, contiguous=False,
+           device_of: str = "the other tensors") -> torch.Tensor:
+    """``value`` is a tensor of one of ``dtypes`` with ``ndim`` dims on ``device``
+    (the device of ``device_of``, said in the message)."""
     if not isinstance(value, torch.Tensor):
         fail(name, "a torch.Tensor", type(value).__name__, TypeError)
     if dtypes is not None and value.dtype not in dtypes:
-        fail(name, " or ".join(map(_dtype_name, dtypes)), _dtype_name(value.dtype), TypeError)
+        fail(name, " or ".join(map(dtype_name, dtypes)), dtype_name(value.dtype), TypeError)
     if ndim is not None and value.dim() not in ((ndim,) if isinstance(ndim, int) else ndim):
         dims = ndim if isinstance(ndim, int) else " or ".join(map(str, ndim))
         fail(name, f"a {dims}-D tensor", f"shape {tuple(value.shape)}")
     if device is not None and value.device != device:
-        fail(name, f"on {device} (the device of the other tensors)", value.device)
+        fail(name, f"on {device} (the device of {device_of})", value.device)
     if contiguous and not value.is_contiguous():
         fail(name, "contiguous", f"strides {value.stride()}")
     return value
@@ -88,14 +99,61 @@ def index_tensor(name: str, value, device, *, length=None, dtype=torch.int32) ->
     return value
 
 
-def integer(name: str, value, *, minimum=0) -> int:
-    """An integer ``>= minimum``: a Python or numpy int (bools and tensors are refused)."""
+def integer(name: str, value, *, minimum=0, maximum=None) -> int:
+    """An integer in ``[minimum, maximum]`` (no upper bound when ``maximum`` is
+    None): a Python or numpy int (bools and tensors are refused)."""
     if isinstance(value, (bool, torch.Tensor)) or not hasattr(value, "__index__"):
         fail(name, "an int", type(value).__name__, TypeError)
     value = operator.index(value)
+    if maximum is not None and not minimum <= value <= maximum:
+        fail(name, f"an int in [{minimum}, {maximum}]", value)
     if value < minimum:
         fail(name, f">= {minimum}", value)
     return value
+
+
+def power_of_two(name: str, value, *, minimum=1) -> int:
+    """An integer power of two ``>= minimum`` (tile sizes: ``tl.arange`` needs one)."""
+    value = integer(name, value, minimum=minimum)
+    if value & (value - 1):
+        fail(name, f"a power of two >= {minimum}", value)
+    return value
+
+
+def one_of(name: str, value, options, *, note: str = "", exc: type[Exception] = ValueError):
+    """``value`` is one of ``options`` (strings, dtypes...); ``note`` adds a hint."""
+    if value not in options:
+        fail(name, f"one of {', '.join(map(repr, options))}{note}", repr(value), exc)
+    return value
+
+
+def instance(name: str, value, cls: type):
+    """``value`` is a ``cls`` (plan objects the host builds, such as metadata)."""
+    if not isinstance(value, cls):
+        fail(name, f"a {cls.__name__}", type(value).__name__, TypeError)
+    return value
+
+
+def host_tensor(name: str, value, *, ndim=1) -> torch.Tensor:
+    """An integer CPU tensor the host plans from (lengths, offsets): reading it costs no sync."""
+    return tensor(name, value, dtypes=INTEGER_DTYPES, ndim=ndim, device=HOST, device_of="the host plan")
+
+
+def host_array(name: str, value, *, ndim=1) -> np.ndarray:
+    """An integer numpy array (array-likes are converted) with ``ndim`` dims."""
+    array = np.asarray(value)
+    if array.dtype.kind not in "iu" and array.size:
+        fail(name, "an integer array", f"dtype {array.dtype}", TypeError)
+    if array.ndim != ndim:
+        fail(name, f"a {ndim}-D array", f"shape {array.shape}")
+    return array
+
+
+def dim_size(name: str, value: torch.Tensor, expected: int, what: str, *, dim=0) -> None:
+    """``value.shape[dim] == expected``; ``what`` says where ``expected`` comes from."""
+    if value.shape[dim] != expected:
+        size = f"{expected} rows" if dim == 0 else f"{expected} wide in dimension {dim}"
+        fail(name, f"{size} ({what})", f"shape {tuple(value.shape)}")
 
 
 def unit_inner_stride(name: str, value: torch.Tensor) -> None:

@@ -111,15 +111,15 @@ def upconvert_gather_checks(name, src_cache, dst, block_table, workspace_starts,
     check.paged_cache("src_cache", src_cache)
     device = src_cache.device
     if src_cache.element_size() != 1:
-        raise TypeError(f"src_cache must be 1-byte storage (uint8/float8) for {name}, got {src_cache.dtype}")
+        check.fail("src_cache", f"1-byte storage (uint8/float8) for {name}",
+                   check.dtype_name(src_cache.dtype), TypeError)
     if src_cache.shape[2] != entry_bytes:
-        raise ValueError(
-            f"src_cache entries must be {entry_bytes} bytes for {name}, got {src_cache.shape[2]}"
-        )
+        check.fail("src_cache", f"entries of {entry_bytes} bytes for {name}",
+                   f"shape {tuple(src_cache.shape)}")
     check.unit_inner_stride("src_cache", src_cache)
     check.tensor("dst", dst, dtypes=(torch.bfloat16,), ndim=2, device=device)
     if dst.shape[1] != fmt.UPCONVERT_ROW:
-        raise ValueError(f"dst must be [T, {fmt.UPCONVERT_ROW}], got shape {tuple(dst.shape)}")
+        check.fail("dst", f"[T, {fmt.UPCONVERT_ROW}]", f"shape {tuple(dst.shape)}")
     check.unit_inner_stride("dst", dst)
     batch_size = check.integer("batch_size", batch_size)
     check.block_table(block_table, device, batch_size)
@@ -196,10 +196,8 @@ def cp_gather_and_upconvert_fp8_kv_cache(
         fmt.DS_MLA_ENTRY_BYTES,
     )
     if src_cache.stride(0) % 4 or src_cache.stride(1) % 4 or src_cache.storage_offset() % 4:
-        raise ValueError(
-            "src_cache blocks and entries must start at 4-byte boundaries (fp32 tile scales), "
-            f"got strides {src_cache.stride()} and storage offset {src_cache.storage_offset()}"
-        )
+        check.fail("src_cache", "blocks and entries starting at 4-byte boundaries (fp32 tile scales)",
+                   f"strides {src_cache.stride()} and storage offset {src_cache.storage_offset()}")
     raw = src_cache.view(torch.uint8)
     launch_upconvert(
         "cp_gather_and_upconvert_fp8_kv_cache",

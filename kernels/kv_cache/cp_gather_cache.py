@@ -123,18 +123,15 @@ def cp_gather_cache(
     if seq_starts is not None:
         check.index_tensor("seq_starts", seq_starts, device, length=batch_size)
     if dst.dtype != src_cache.dtype:
-        raise TypeError(f"dst must have src_cache's dtype {src_cache.dtype}, got {dst.dtype}")
+        check.fail("dst", f"{check.dtype_name(src_cache.dtype)} (src_cache's dtype)",
+                   check.dtype_name(dst.dtype), TypeError)
     if src_cache.element_size() not in _BIT_VIEW:
-        raise TypeError(
-            f"src_cache elements must be 1, 2 or 4 bytes wide, got {src_cache.dtype} "
-            f"({src_cache.element_size()} bytes)"
-        )
+        check.fail("src_cache", "a dtype of 1, 2 or 4 bytes",
+                   f"{check.dtype_name(src_cache.dtype)} ({src_cache.element_size()} bytes)", TypeError)
     entry_shape = tuple(src_cache.shape[2:])
     if dst.dim() < 1 or tuple(dst.shape[1:]) != entry_shape:
-        raise ValueError(
-            f"dst must be [T, {', '.join(map(str, entry_shape))}] to hold src_cache entries, "
-            f"got shape {tuple(dst.shape)}"
-        )
+        check.fail("dst", f"[T, {', '.join(map(str, entry_shape))}] to hold src_cache entries",
+                   f"shape {tuple(dst.shape)}")
     entry = check.contiguous_trailing("src_cache", src_cache, 2)
     check.contiguous_trailing("dst", dst, 1)
     total_tokens = dst.shape[0]

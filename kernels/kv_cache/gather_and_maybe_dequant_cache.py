@@ -139,7 +139,7 @@ def gather_and_maybe_dequant_cache(
     num_tokens = check.integer("num_tokens", num_tokens)
     check.tensor("cu_seq_lens", cu_seq_lens, dtypes=(torch.int32,), ndim=1, device=device)
     if cu_seq_lens.shape[0] < 1:
-        raise ValueError("cu_seq_lens must have num_reqs + 1 >= 1 entries, got 0")
+        check.fail("cu_seq_lens", "num_reqs + 1 >= 1 entries", 0)
     num_reqs = cu_seq_lens.shape[0] - 1
     check.block_table(block_table, device, num_reqs, "requests (len(cu_seq_lens) - 1)")
     if seq_starts is not None:
@@ -147,23 +147,18 @@ def gather_and_maybe_dequant_cache(
     check.scale_tensor("scale", scale, device)
     entry = dst.shape[1]
     if src_cache.shape[2] != entry:
-        raise ValueError(
-            f"src_cache entries ({src_cache.shape[2]}) must match dst rows ({entry})"
-        )
+        check.fail("src_cache", f"entries of {entry} elements (dst's row width)",
+                   f"shape {tuple(src_cache.shape)}")
     check.unit_inner_stride("src_cache", src_cache)
     check.unit_inner_stride("dst", dst)
     if conversion == Conversion.AUTO and src_cache.dtype != dst.dtype:
-        raise TypeError(
-            f"kv_cache_dtype {kv_cache_dtype!r} copies bits: src_cache must be "
-            f"{dst.dtype} like dst, got {src_cache.dtype}"
-        )
+        check.fail("src_cache", f"{check.dtype_name(dst.dtype)} like dst (kv_cache_dtype "
+                   f"{kv_cache_dtype!r} copies bits)", check.dtype_name(src_cache.dtype), TypeError)
     if conversion != Conversion.AUTO and src_cache.element_size() != 1:
-        raise TypeError(
-            f"kv_cache_dtype {kv_cache_dtype!r} needs a 1-byte src_cache "
-            f"(uint8 or float8), got {src_cache.dtype}"
-        )
+        check.fail("src_cache", f"1-byte storage (uint8 or float8) for kv_cache_dtype "
+                   f"{kv_cache_dtype!r}", check.dtype_name(src_cache.dtype), TypeError)
     if num_tokens > dst.shape[0]:
-        raise ValueError(f"num_tokens ({num_tokens}) exceeds dst rows ({dst.shape[0]})")
+        check.fail("num_tokens", f"<= dst's {dst.shape[0]} rows", num_tokens)
     if num_tokens == 0 or num_reqs == 0 or entry == 0:
         return
 

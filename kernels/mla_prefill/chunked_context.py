@@ -34,6 +34,7 @@ from typing import Callable, Iterator
 
 import torch
 
+from portq_kernels import validation as check
 from portq_kernels.kv_cache import (
     cp_gather_cache,
     gather_and_maybe_dequant_cache,
@@ -113,8 +114,7 @@ def determine_chunked_prefill_workspace_size(
     capped at 64K rows, but never less than one page per request."""
     for name, value in (("max_model_len", max_model_len), ("max_num_seqs", max_num_seqs),
                         ("block_size", block_size)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ValueError(f"{name} must be a positive int, got {value!r}")
+        check.integer(name, value, minimum=1)
     size = min(max(8 * max_model_len, 4 * max_num_seqs * block_size),
                MAX_CHUNKED_PREFILL_WORKSPACE_TOKENS)
     return max(size, max_num_seqs * block_size)
@@ -129,11 +129,9 @@ def allocate_chunked_prefill_workspace(
     ``torch.float8_e4m3fn`` for an fp8 prefill query (raw cache bytes, scaled
     by the expansion).
     """
-    if dtype not in WORKSPACE_DTYPES:
-        raise ValueError(f"dtype must be one of {WORKSPACE_DTYPES}, got {dtype}")
-    if workspace_size < 1 or head_size < 1:
-        raise ValueError(f"workspace_size, head_size must be positive sizes, got "
-                         f"{workspace_size}, {head_size}")
+    check.one_of("dtype", dtype, WORKSPACE_DTYPES, exc=TypeError)
+    check.integer("workspace_size", workspace_size, minimum=1)
+    check.integer("head_size", head_size, minimum=1)
     return torch.empty((workspace_size, head_size), dtype=dtype, device=device)
 
 
@@ -142,11 +140,9 @@ def _plan_chunks(context_lens: torch.Tensor, workspace_size: int, page_size: int
     num_with_context = int((context_lens > 0).sum())
     chunk_size = (workspace_size // num_with_context) // page_size * page_size
     if chunk_size < 1:
-        raise ValueError(
-            f"workspace: {workspace_size} rows cannot hold one page ({page_size} rows) for "
-            f"each of the {num_with_context} requests with context; size it with "
-            "determine_chunked_prefill_workspace_size"
-        )
+        check.fail("workspace", f"room for one page ({page_size} rows) for each of the "
+                   f"{num_with_context} requests with context (size it with "
+                   "determine_chunked_prefill_workspace_size)", f"{workspace_size} rows")
     max_context = int(context_lens.max())
     num_chunks = -(-max_context // chunk_size)
     chunk_starts = torch.arange(num_chunks, dtype=torch.int64)[:, None] * chunk_size
@@ -175,20 +171,14 @@ def build_chunked_context_metadata(
     No device-to-host synchronisation: everything is computed on the host and
     copied to ``workspace.device`` once.
     """
-    if not isinstance(context_lens_cpu, torch.Tensor) or context_lens_cpu.device.type != "cpu":
-        raise ValueError("context_lens_cpu must be a CPU tensor (the plan is host arithmetic)")
-    if context_lens_cpu.dim() != 1 or context_lens_cpu.dtype.is_floating_point:
-        raise ValueError(f"context_lens_cpu must be a 1-D integer tensor, got "
-                         f"{context_lens_cpu.dtype} shape {tuple(context_lens_cpu.shape)}")
-    if not isinstance(workspace, torch.Tensor) or workspace.dim() != 2:
-        raise ValueError("workspace must be a [W, head_size] tensor")
-    if isinstance(page_size, bool) or not isinstance(page_size, int) or page_size < 1:
-        raise ValueError(f"page_size must be a positive int, got {page_size!r}")
+    check.host_tensor("context_lens_cpu", context_lens_cpu)
+    check.tensor("workspace", workspace, ndim=2)
+    page_size = check.integer("page_size", page_size, minimum=1)
     context_lens = context_lens_cpu.to(torch.int64)
     if context_lens.numel() == 0 or not bool((context_lens > 0).any()):
         return None
     if bool((context_lens < 0).any()):
-        raise ValueError("context_lens_cpu must be non-negative lengths")
+        check.fail("context_lens_cpu", "non-negative lengths", f"minimum {int(context_lens.min())}")
 
     chunk_size, starts, seq_lens, cu_seq_lens = _plan_chunks(
         context_lens, workspace.shape[0], page_size)
@@ -209,49 +199,37 @@ def build_chunked_context_metadata(
 
 def _check_layer_inputs(kv_cache, block_table, metadata, kv_cache_dtype, k_scale,
                         kv_b_proj_weight, num_heads, v_head_dim, kv_lora_rank):
-    if not isinstance(metadata, ChunkedContextMetadata):
-        raise TypeError("metadata must be the ChunkedContextMetadata of this batch")
-    if not isinstance(kv_cache, torch.Tensor) or kv_cache.dim() != 3:
-        raise ValueError("kv_cache must be a [num_blocks, block_size, head_size] tensor")
+    check.instance("metadata", metadata, ChunkedContextMetadata)
     workspace = metadata.workspace
-    if workspace.dtype not in WORKSPACE_DTYPES:
-        raise ValueError(f"workspace must be one of {WORKSPACE_DTYPES}, got {workspace.dtype}")
+    check.one_of("metadata.workspace.dtype", workspace.dtype, WORKSPACE_DTYPES, exc=TypeError)
+    check.tensor("kv_cache", kv_cache, ndim=3, device=workspace.device, device_of="metadata.workspace")
     if kv_cache.shape[2] != workspace.shape[1]:
-        raise ValueError(f"workspace must be head_size {kv_cache.shape[2]} (the cache's), got "
-                         f"{workspace.shape[1]}")
-    if kv_cache.device != workspace.device:
-        raise ValueError(f"workspace must be the cache's device {kv_cache.device}, got "
-                         f"{workspace.device}")
-    if not isinstance(block_table, torch.Tensor) or block_table.dim() != 2 or \
-            block_table.shape[0] != metadata.starts.shape[1]:
-        raise ValueError(f"block_table must be [num_prefills={metadata.starts.shape[1]}, "
-                         "max_blocks] (the prefill requests' rows)")
-    fp8_workspace = workspace.element_size() == 1
-    if fp8_workspace and kv_cache_dtype not in FP8_CACHE_FORMATS:
-        raise ValueError(f"kv_cache_dtype: an fp8 workspace reads raw e4m3 cache bytes, "
-                         f"expected one of {sorted(FP8_CACHE_FORMATS)}, got {kv_cache_dtype!r}")
-    if not fp8_workspace and kv_cache_dtype not in DEQUANT_CACHE_FORMATS:
-        raise ValueError(f"kv_cache_dtype must be one of {DEQUANT_CACHE_FORMATS}, got "
-                         f"{kv_cache_dtype!r}")
-    if not isinstance(k_scale, torch.Tensor) or k_scale.dtype != torch.float32 or \
-            k_scale.numel() < 1:
-        raise ValueError("k_scale must be a float32 tensor holding the cache's scale")
-    for name, value in (("num_heads", num_heads), ("v_head_dim", v_head_dim),
-                        ("kv_lora_rank", kv_lora_rank)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ValueError(f"{name} must be a positive int, got {value!r}")
-    if kv_lora_rank >= kv_cache.shape[2]:
-        raise ValueError(f"kv_lora_rank must be less than the head size {kv_cache.shape[2]}, "
-                         f"got {kv_lora_rank}")
-    if not isinstance(kv_b_proj_weight, torch.Tensor) or kv_b_proj_weight.dim() != 2 or \
-            kv_b_proj_weight.shape[1] != kv_lora_rank or \
-            kv_b_proj_weight.shape[0] % num_heads or \
-            kv_b_proj_weight.shape[0] // num_heads <= v_head_dim:
-        raise ValueError(
-            f"kv_b_proj_weight must be [num_heads * (qk_nope_head_dim + v_head_dim), "
-            f"kv_lora_rank={kv_lora_rank}] with num_heads={num_heads}, v_head_dim={v_head_dim}, "
-            f"got {tuple(getattr(kv_b_proj_weight, 'shape', ()))}"
-        )
+        check.fail("kv_cache", f"entries of the workspace's head size {workspace.shape[1]}",
+                   f"shape {tuple(kv_cache.shape)}")
+    num_prefills = metadata.starts.shape[1]
+    check.tensor("block_table", block_table, dtypes=(torch.int32,), ndim=2, device=workspace.device,
+                 device_of="metadata.workspace")
+    check.dim_size("block_table", block_table, num_prefills, "one per prefill request of metadata")
+    if workspace.element_size() == 1:
+        check.one_of("kv_cache_dtype", kv_cache_dtype, tuple(sorted(FP8_CACHE_FORMATS)),
+                     note=" (an fp8 workspace reads raw e4m3 cache bytes)")
+    else:
+        check.one_of("kv_cache_dtype", kv_cache_dtype, DEQUANT_CACHE_FORMATS)
+    check.scale_tensor("k_scale", k_scale, workspace.device)
+    num_heads = check.integer("num_heads", num_heads, minimum=1)
+    v_head_dim = check.integer("v_head_dim", v_head_dim, minimum=1)
+    check.integer("kv_lora_rank", kv_lora_rank, minimum=1, maximum=kv_cache.shape[2] - 1)
+    check.tensor("kv_b_proj_weight", kv_b_proj_weight, ndim=2)
+    n_rows, rank = kv_b_proj_weight.shape
+    if rank != kv_lora_rank or n_rows % num_heads or n_rows // num_heads <= v_head_dim:
+        check.fail("kv_b_proj_weight", f"[num_heads * (qk_nope_head_dim + v_head_dim), "
+                   f"kv_lora_rank={kv_lora_rank}] with num_heads={num_heads}, v_head_dim={v_head_dim}",
+                   f"shape {tuple(kv_b_proj_weight.shape)}")
+
+
+def _check_chunk(metadata, chunk) -> int:
+    check.instance("metadata", metadata, ChunkedContextMetadata)
+    return check.integer("chunk", chunk, maximum=metadata.num_chunks - 1)
 
 
 @dataclass(frozen=True)
@@ -284,6 +262,7 @@ def gather_context_chunk(
     (dequantising fp8 caches with ``k_scale``); an fp8 workspace by
     ``cp_gather_cache`` (raw bytes, dequantised later by the expansion).
     """
+    chunk = _check_chunk(metadata, chunk)
     workspace = metadata.workspace
     num_tokens = metadata.chunk_total_token[chunk]
     cu_seq_lens = metadata.cu_seq_lens[chunk]
@@ -317,6 +296,7 @@ def expand_context_chunk(
     exactly the expansion's flat-path precondition. The KV scale is ``k_scale``
     for an fp8 workspace and 1 for a dequantised one.
     """
+    chunk = _check_chunk(metadata, chunk)
     workspace = metadata.workspace
     num_tokens = metadata.chunk_total_token[chunk]
     rope_dim = workspace.shape[1] - kv_lora_rank

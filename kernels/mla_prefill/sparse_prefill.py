@@ -30,6 +30,7 @@ from typing import Callable, Iterator
 
 import torch
 
+from portq_kernels import validation as check
 from portq_kernels.kv_cache import (
     cp_gather_and_upconvert_fp8_kv_cache,
     cp_gather_and_upconvert_nvfp4_kv_cache,
@@ -60,9 +61,7 @@ UPCONVERTED_HEAD_SIZE = 576
 # portq: ports vllm:vllm/v1/attention/backends/mla/flashmla_sparse.py::get_prefill_workspace_size
 def get_prefill_workspace_size(max_model_len: int) -> int:
     """bf16 workspace rows of the sparse prefill: five full-length sequences."""
-    if isinstance(max_model_len, bool) or not isinstance(max_model_len, int) or max_model_len < 1:
-        raise ValueError(f"max_model_len must be a positive int, got {max_model_len!r}")
-    return 5 * max_model_len
+    return 5 * check.integer("max_model_len", max_model_len, minimum=1)
 
 
 # portq: ports vllm:vllm/v1/attention/backends/utils.py::split_prefill_chunks
@@ -74,14 +73,15 @@ def split_prefill_chunks(
     ``request_offset`` is added to every bound. A request longer than the
     workspace is refused (it could never be gathered whole).
     """
-    if not isinstance(seq_lens_cpu, torch.Tensor) or seq_lens_cpu.dim() != 1:
-        raise ValueError("seq_lens_cpu must be a 1-D tensor of sequence lengths")
+    check.host_tensor("seq_lens_cpu", seq_lens_cpu)
+    workspace_size = check.integer("workspace_size", workspace_size)
+    request_offset = check.integer("request_offset", request_offset)
     lens = [int(x) for x in seq_lens_cpu.tolist()]
     if any(n > workspace_size for n in lens):
-        raise ValueError(f"seq_lens_cpu: a sequence of {max(lens)} tokens does not fit the "
-                         f"workspace of {workspace_size} rows")
+        check.fail("seq_lens_cpu", f"lengths that fit the workspace of {workspace_size} rows",
+                   f"a sequence of {max(lens)} tokens")
     if any(n < 0 for n in lens):
-        raise ValueError("seq_lens_cpu must be non-negative lengths")
+        check.fail("seq_lens_cpu", "non-negative lengths", f"minimum {min(lens)}")
     bounds, start, total = [], 0, 0
     for i, n in enumerate(lens):
         if total + n > workspace_size:
@@ -140,20 +140,13 @@ def build_sparse_prefill_metadata(
     lengths ``[10, 15, 20, 5]`` in chunks ``[0, 2), [2, 4)`` get workspace
     starts ``[0, 10, 0, 20]``.
     """
-    for name, t, n in (("seq_lens_cpu", seq_lens_cpu, None),
-                       ("query_start_loc_cpu", query_start_loc_cpu, None)):
-        if not isinstance(t, torch.Tensor) or t.dim() != 1 or t.device.type != "cpu":
-            raise ValueError(f"{name} must be a 1-D CPU tensor")
+    check.host_tensor("seq_lens_cpu", seq_lens_cpu)
+    check.host_tensor("query_start_loc_cpu", query_start_loc_cpu)
     num_reqs = seq_lens_cpu.shape[0]
-    if query_start_loc_cpu.shape[0] != num_reqs + 1:
-        raise ValueError(f"query_start_loc_cpu must be {num_reqs + 1} entries, got "
-                         f"{query_start_loc_cpu.shape[0]}")
-    if not isinstance(block_table, torch.Tensor) or block_table.dtype != torch.int32 or \
-            block_table.dim() != 2 or block_table.shape[0] < num_reqs:
-        raise ValueError(f"block_table must be int32 [>= {num_reqs}, max_blocks]")
-    if isinstance(num_decodes, bool) or not isinstance(num_decodes, int) or \
-            not 0 <= num_decodes <= num_reqs:
-        raise ValueError(f"num_decodes must be an int in [0, {num_reqs}], got {num_decodes!r}")
+    check.dim_size("query_start_loc_cpu", query_start_loc_cpu, num_reqs + 1, "num_reqs + 1")
+    check.tensor("block_table", block_table)
+    check.block_table(block_table, block_table.device, num_reqs)
+    num_decodes = check.integer("num_decodes", num_decodes, maximum=num_reqs)
     num_prefills = num_reqs - num_decodes
     if num_prefills == 0:
         return None
@@ -206,7 +199,10 @@ def remap_sparse_topk(
     rows get rows of their chunk's workspace. Valid entries are compacted to
     the front of each row and counted.
     """
+    check.tensor("topk_indices", topk_indices, ndim=2)
     has_prefill = metadata is not None
+    if has_prefill:
+        check.instance("metadata", metadata, SparsePrefillMetadata)
     return ops.convert_req_index_to_global_index(
         req_id_per_token[: topk_indices.shape[0]],
         block_table,
@@ -235,24 +231,20 @@ class SparsePrefillChunkInputs:
 
 
 def _check_sparse_inputs(kv_cache, kv_cache_dtype, workspace, metadata):
-    if kv_cache_dtype not in PACKED_ENTRY_BYTES:
-        raise ValueError(f"kv_cache_dtype must be one of {sorted(PACKED_ENTRY_BYTES)}, got "
-                         f"{kv_cache_dtype!r}")
-    if not isinstance(kv_cache, torch.Tensor) or kv_cache.dim() != 3 or \
-            kv_cache.shape[2] * kv_cache.element_size() != PACKED_ENTRY_BYTES[kv_cache_dtype]:
-        raise ValueError(f"kv_cache must be [num_blocks, block_size, "
-                         f"{PACKED_ENTRY_BYTES[kv_cache_dtype]} bytes] for {kv_cache_dtype}")
-    if not isinstance(workspace, torch.Tensor) or workspace.dtype != torch.bfloat16 or \
-            workspace.dim() != 2 or workspace.shape[1] != UPCONVERTED_HEAD_SIZE:
-        raise ValueError(f"workspace must be bf16 [rows, {UPCONVERTED_HEAD_SIZE}]")
-    if workspace.device != kv_cache.device:
-        raise ValueError(f"workspace must be the cache's device {kv_cache.device}")
-    if not isinstance(metadata, SparsePrefillMetadata):
-        raise TypeError("metadata must be the SparsePrefillMetadata of this batch")
+    check.one_of("kv_cache_dtype", kv_cache_dtype, tuple(sorted(PACKED_ENTRY_BYTES)))
+    check.tensor("kv_cache", kv_cache, ndim=3)
+    entry_bytes = PACKED_ENTRY_BYTES[kv_cache_dtype]
+    if kv_cache.shape[2] * kv_cache.element_size() != entry_bytes:
+        check.fail("kv_cache", f"[num_blocks, block_size, {entry_bytes} bytes] for {kv_cache_dtype}",
+                   f"shape {tuple(kv_cache.shape)} of {check.dtype_name(kv_cache.dtype)}")
+    check.tensor("workspace", workspace, dtypes=(torch.bfloat16,), ndim=2, device=kv_cache.device,
+                 device_of="kv_cache")
+    check.dim_size("workspace", workspace, UPCONVERTED_HEAD_SIZE, "the upconverted head size", dim=1)
+    check.instance("metadata", metadata, SparsePrefillMetadata)
     largest = max((c.chunk_tot_seqlen for c in metadata.chunks), default=0)
     if largest > workspace.shape[0]:
-        raise ValueError(f"workspace: a chunk needs {largest} rows, the workspace has "
-                         f"{workspace.shape[0]}")
+        check.fail("workspace", f"at least {largest} rows (the largest chunk)",
+                   f"shape {tuple(workspace.shape)}")
 
 
 # portq: ports vllm:vllm/v1/attention/backends/mla/flashmla_sparse.py::FlashMLASparseImpl._forward_fp8_kv_separate_prefill_decode

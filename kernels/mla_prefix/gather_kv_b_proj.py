@@ -355,13 +355,10 @@ class TileConfig:
 
     def __post_init__(self):
         for name in ("chunk_k", "block_n", "block_k"):
-            value = getattr(self, name)
-            if value < 16 or value & (value - 1):
-                raise ValueError(f"TileConfig.{name} must be a power of two >= 16, got {value}")
+            check.power_of_two(f"TileConfig.{name}", getattr(self, name), minimum=16)
         if SCALE_BLOCK % self.block_k:
-            raise ValueError(f"TileConfig.block_k must divide {SCALE_BLOCK}, got {self.block_k}")
-        if self.group_rows < 1:
-            raise ValueError(f"TileConfig.group_rows must be >= 1, got {self.group_rows}")
+            check.fail("TileConfig.block_k", f"a divisor of {SCALE_BLOCK}", self.block_k)
+        check.integer("TileConfig.group_rows", self.group_rows, minimum=1)
 
 
 INTERPRETER_CONFIG = TileConfig(chunk_k=32, block_n=128, block_k=128, group_rows=4,
@@ -496,16 +493,16 @@ def _check_index_values(kv_indptr, kv_indices, cu, num_pages, page_size, total_k
 def _validate(k_buffer, k_scale, kv_indptr, kv_indices, cu, kv_proj_weight, kv_proj_scale,
               k_prefix, v_prefix, weight_preshuffle, shuffled_kv_cache) -> _Problem:
     if weight_preshuffle:
-        raise ValueError("gather_kv_b_proj: weight_preshuffle=True is not supported: the preshuffled "
-                         "weight is an AMD MFMA layout this port does not carry; pass the row-major "
-                         "[H*(Dn+Dv), R] weight")
+        check.fail("weight_preshuffle", "False (the preshuffled weight is an AMD MFMA layout this "
+                   "port does not carry; pass the row-major [H*(Dn+Dv), R] weight)", True)
     if shuffled_kv_cache:
-        raise ValueError("gather_kv_b_proj: shuffled_kv_cache=True is not supported: the shuffled cache "
-                         "is an AMD MFMA layout this port does not carry; pass the plain paged cache")
+        check.fail("shuffled_kv_cache", "False (the shuffled cache is an AMD MFMA layout this port "
+                   "does not carry; pass the plain paged cache)", True)
     fp4 = getattr(torch, "float4_e2m1fn_x2", None)
     if isinstance(kv_proj_weight, torch.Tensor) and fp4 is not None and kv_proj_weight.dtype == fp4:
-        raise ValueError("gather_kv_b_proj: MXFP4 (float4_e2m1fn_x2) weights are not supported by this "
-                         "port; pass an fp8 e4m3fn or bf16 weight")
+        # ValueError as before: a dtype this port refuses, not a wrong type.
+        check.fail("kv_proj_weight", "fp8 e4m3fn or bf16 (MXFP4 float4_e2m1fn_x2 weights are not "
+                   "supported by this port)", "float4_e2m1fn_x2")
     _check_tensor("k_buffer", k_buffer, (3,), _CACHE_DTYPES)
     _check_tensor("kv_proj_weight", kv_proj_weight, (2,), _WEIGHT_DTYPES)
     _check_tensor("k_prefix", k_prefix, (3,), (_OUTPUT_DTYPE,))
@@ -521,8 +518,8 @@ def _validate(k_buffer, k_scale, kv_indptr, kv_indices, cu, kv_proj_weight, kv_p
     if kv_proj_scale is not None:
         named["kv_proj_scale"] = kv_proj_scale
     for name, t in named.items():
-        if isinstance(t, torch.Tensor) and t.device != device:
-            check.fail(name, f"on k_buffer's device {device}", t.device)
+        if isinstance(t, torch.Tensor):
+            check.tensor(name, t, device=device, device_of="k_buffer")
 
     if kv_indptr.numel() < 1 or kv_indptr.numel() != cu.numel():
         check.fail("kv_indptr", "B+1 entries, as many as kv_prefix_sum_context_lens",

@@ -213,29 +213,24 @@ def _check_int32_tensor(name: str, tensor, ndim: int, device) -> None:
     check.tensor(name, tensor, dtypes=(torch.int32,), ndim=ndim, device=device)
 
 
-def _check_geometry(BLOCK_SIZE, BLOCK_STRIDE_ROWS, NUM_TOPK_TOKENS, BLOCK_N) -> None:
-    if not isinstance(BLOCK_SIZE, int) or BLOCK_SIZE <= 0:
-        check.fail("BLOCK_SIZE", "a positive int", BLOCK_SIZE)
-    if BLOCK_STRIDE_ROWS is not None and (
-        not isinstance(BLOCK_STRIDE_ROWS, int) or BLOCK_STRIDE_ROWS < BLOCK_SIZE
-    ):
-        check.fail("BLOCK_STRIDE_ROWS", f"None or an int >= BLOCK_SIZE ({BLOCK_SIZE})",
-                    BLOCK_STRIDE_ROWS)
-    if not isinstance(BLOCK_N, int) or BLOCK_N <= 0 or BLOCK_N & (BLOCK_N - 1):
-        check.fail("BLOCK_N", "a positive power of two", BLOCK_N)
-    if not isinstance(NUM_TOPK_TOKENS, int) or NUM_TOPK_TOKENS <= 0:
-        check.fail("NUM_TOPK_TOKENS", "a positive int", NUM_TOPK_TOKENS)
+def _check_geometry(BLOCK_SIZE, BLOCK_STRIDE_ROWS, NUM_TOPK_TOKENS, BLOCK_N) -> tuple:
+    """The four sizes as Python ints (numpy ints too are accepted), checked."""
+    BLOCK_SIZE = check.integer("BLOCK_SIZE", BLOCK_SIZE, minimum=1)
+    if BLOCK_STRIDE_ROWS is not None:
+        BLOCK_STRIDE_ROWS = check.integer("BLOCK_STRIDE_ROWS", BLOCK_STRIDE_ROWS, minimum=BLOCK_SIZE)
+    BLOCK_N = check.power_of_two("BLOCK_N", BLOCK_N)
+    NUM_TOPK_TOKENS = check.integer("NUM_TOPK_TOKENS", NUM_TOPK_TOKENS, minimum=1)
     if NUM_TOPK_TOKENS % BLOCK_N:
         check.fail("NUM_TOPK_TOKENS", f"a multiple of BLOCK_N ({BLOCK_N})", NUM_TOPK_TOKENS)
+    return BLOCK_SIZE, BLOCK_STRIDE_ROWS, NUM_TOPK_TOKENS, BLOCK_N
 
 
-def _check_dcp(dcp_size, dcp_rank, cp_kv_cache_interleave_size, BLOCK_SIZE) -> None:
-    if not isinstance(dcp_size, int) or dcp_size < 1:
-        check.fail("dcp_size", "an int >= 1", dcp_size)
-    if not isinstance(dcp_rank, int) or not 0 <= dcp_rank < dcp_size:
-        check.fail("dcp_rank", f"an int in [0, dcp_size={dcp_size})", dcp_rank)
-    if not isinstance(cp_kv_cache_interleave_size, int) or cp_kv_cache_interleave_size < 1:
-        check.fail("cp_kv_cache_interleave_size", "an int >= 1", cp_kv_cache_interleave_size)
+def _check_dcp(dcp_size, dcp_rank, cp_kv_cache_interleave_size, BLOCK_SIZE) -> tuple:
+    """``(dcp_size, dcp_rank, cp_kv_cache_interleave_size)`` as Python ints, checked."""
+    dcp_size = check.integer("dcp_size", dcp_size, minimum=1)
+    dcp_rank = check.integer("dcp_rank", dcp_rank, minimum=0, maximum=dcp_size - 1)
+    cp_kv_cache_interleave_size = check.integer(
+        "cp_kv_cache_interleave_size", cp_kv_cache_interleave_size, minimum=1)
     # An interleave group must never straddle a KV block, or local // BLOCK_SIZE
     # would split one group over two blocks.
     if BLOCK_SIZE % cp_kv_cache_interleave_size:
@@ -244,6 +239,7 @@ def _check_dcp(dcp_size, dcp_rank, cp_kv_cache_interleave_size, BLOCK_SIZE) -> N
             f"a divisor of BLOCK_SIZE ({BLOCK_SIZE})",
             cp_kv_cache_interleave_size,
         )
+    return dcp_size, dcp_rank, cp_kv_cache_interleave_size
 
 
 def _check_index_inputs(req_id, block_table, token_indices, NUM_TOPK_TOKENS) -> int:
@@ -251,12 +247,9 @@ def _check_index_inputs(req_id, block_table, token_indices, NUM_TOPK_TOKENS) -> 
     device = token_indices.device
     _check_int32_tensor("req_id", req_id, 1, device)
     _check_int32_tensor("block_table", block_table, 2, device)
-    if req_id.shape[0] != token_indices.shape[0]:
-        check.fail("req_id", f"one entry per token_indices row ({token_indices.shape[0]}; the grid "
-                   "is sized by req_id and the output like token_indices)", req_id.shape[0])
-    if token_indices.shape[1] != NUM_TOPK_TOKENS:
-        check.fail("token_indices", f"{NUM_TOPK_TOKENS} columns (NUM_TOPK_TOKENS)",
-                    token_indices.shape[1])
+    check.dim_size("req_id", req_id, token_indices.shape[0], "one per token_indices row: the "
+                   "grid is sized by req_id and the output like token_indices")
+    check.dim_size("token_indices", token_indices, NUM_TOPK_TOKENS, "NUM_TOPK_TOKENS", dim=1)
     return req_id.shape[0]
 
 
@@ -352,9 +345,11 @@ def triton_convert_req_index_to_global_index(
     returned. ``BLOCK_STRIDE_ROWS`` (default ``BLOCK_SIZE``) is the row
     distance of two cache blocks, from :func:`flat_kv_row_view`.
     """
-    _check_geometry(BLOCK_SIZE, BLOCK_STRIDE_ROWS, NUM_TOPK_TOKENS, BLOCK_N)
+    BLOCK_SIZE, BLOCK_STRIDE_ROWS, NUM_TOPK_TOKENS, BLOCK_N = _check_geometry(
+        BLOCK_SIZE, BLOCK_STRIDE_ROWS, NUM_TOPK_TOKENS, BLOCK_N)
     num_tokens = _check_index_inputs(req_id, block_table, token_indices, NUM_TOPK_TOKENS)
-    _check_dcp(dcp_size, dcp_rank, cp_kv_cache_interleave_size, BLOCK_SIZE)
+    dcp_size, dcp_rank, cp_kv_cache_interleave_size = _check_dcp(
+        dcp_size, dcp_rank, cp_kv_cache_interleave_size, BLOCK_SIZE)
     device = token_indices.device
 
     rank_stride = 0
@@ -365,18 +360,13 @@ def triton_convert_req_index_to_global_index(
         _check_int32_tensor("prefill_workspace_request_ids", prefill_workspace_request_ids, 1,
                             device)
         _check_int32_tensor("prefill_workspace_starts", prefill_workspace_starts, 1, device)
-        if prefill_workspace_request_ids.shape[0] != num_tokens:
-            check.fail("prefill_workspace_request_ids", f"{num_tokens} entries (one per row)",
-                        prefill_workspace_request_ids.shape[0])
+        check.dim_size("prefill_workspace_request_ids", prefill_workspace_request_ids, num_tokens,
+                       "one per row")
         for name, t in (("prefill_workspace_request_ids", prefill_workspace_request_ids),
                         ("prefill_workspace_starts", prefill_workspace_starts)):
-            if not t.is_contiguous():
-                check.fail(name, "a contiguous tensor", f"strides {t.stride()}")
+            check.tensor(name, t, contiguous=True)
         if prefill_workspace_rank_stride is not None:
-            if not isinstance(prefill_workspace_rank_stride, int) or prefill_workspace_rank_stride < 0:
-                check.fail("prefill_workspace_rank_stride", "None or an int >= 0",
-                            prefill_workspace_rank_stride)
-            rank_stride = prefill_workspace_rank_stride
+            rank_stride = check.integer("prefill_workspace_rank_stride", prefill_workspace_rank_stride)
         elif dcp_size > 1:
             check.fail("prefill_workspace_rank_stride", "given when dcp_size > 1 with a prefill "
                        "workspace (rows between two ranks' shards of the gathered workspace)", "None")
@@ -391,14 +381,11 @@ def triton_convert_req_index_to_global_index(
     if out is None:
         out = torch.empty((num_tokens, NUM_TOPK_TOKENS), dtype=torch.int32, device=device)
     else:
-        if not isinstance(out, torch.Tensor) or out.dtype != torch.int32:
-            check.fail("out", "an int32 tensor", getattr(out, "dtype", type(out)), TypeError)
-        if out.device != device:
-            check.fail("out", f"a tensor on {device}", out.device)
+        check.tensor("out", out, dtypes=(torch.int32,), ndim=2, device=device,
+                     device_of="token_indices")
         if tuple(out.shape) != (num_tokens, NUM_TOPK_TOKENS):
-            check.fail("out", f"shape {(num_tokens, NUM_TOPK_TOKENS)}", tuple(out.shape))
-        if not out.is_contiguous():
-            check.fail("out", "a contiguous tensor", f"strides {out.stride()}")
+            check.fail("out", f"shape {(num_tokens, NUM_TOPK_TOKENS)}", f"shape {tuple(out.shape)}")
+        check.tensor("out", out, contiguous=True)
         if return_valid_counts and _overlaps(out, token_indices):
             check.fail("out", "a tensor other than token_indices (compaction cannot run in place)",
                        "token_indices' storage")
@@ -412,10 +399,8 @@ def triton_convert_req_index_to_global_index(
             valid_counts = alloc(num_tokens, dtype=torch.int32, device=device)
         else:
             _check_int32_tensor("valid_counts_out", valid_counts_out, 1, device)
-            if valid_counts_out.shape[0] != num_tokens or not valid_counts_out.is_contiguous():
-                check.fail("valid_counts_out", f"a contiguous [{num_tokens}] tensor",
-                            f"shape {tuple(valid_counts_out.shape)}, strides "
-                            f"{valid_counts_out.stride()}")
+            check.dim_size("valid_counts_out", valid_counts_out, num_tokens, "one per row")
+            check.tensor("valid_counts_out", valid_counts_out, contiguous=True)
             valid_counts = valid_counts_out
             if needs_prefill:
                 valid_counts.zero_()
@@ -464,7 +449,10 @@ def triton_filter_and_convert_dcp_index(
     the set is exact) and the tail is ``-1``. ``dcp_size == 1`` delegates to
     :func:`triton_convert_req_index_to_global_index`.
     """
-    _check_dcp(dcp_size, dcp_rank, cp_kv_cache_interleave_size, BLOCK_SIZE)
+    BLOCK_SIZE, BLOCK_STRIDE_ROWS, NUM_TOPK_TOKENS, BLOCK_N = _check_geometry(
+        BLOCK_SIZE, BLOCK_STRIDE_ROWS, NUM_TOPK_TOKENS, BLOCK_N)
+    dcp_size, dcp_rank, cp_kv_cache_interleave_size = _check_dcp(
+        dcp_size, dcp_rank, cp_kv_cache_interleave_size, BLOCK_SIZE)
     if dcp_size == 1:
         return triton_convert_req_index_to_global_index(
             req_id, block_table, token_indices,
@@ -472,7 +460,6 @@ def triton_filter_and_convert_dcp_index(
             NUM_TOPK_TOKENS=NUM_TOPK_TOKENS, BLOCK_N=BLOCK_N,
             return_valid_counts=return_valid_counts,
         )
-    _check_geometry(BLOCK_SIZE, BLOCK_STRIDE_ROWS, NUM_TOPK_TOKENS, BLOCK_N)
     num_tokens = _check_index_inputs(req_id, block_table, token_indices, NUM_TOPK_TOKENS)
     device = token_indices.device
 

@@ -14,6 +14,8 @@ import torch
 import triton
 import triton.language as tl
 
+from .. import validation as check
+
 # Rows per program: a tile of counts is one coalesced load; rows past the end
 # (259 rows: one full tile and a partial one) are masked.
 SAFE_LENGTHS_ROWS_PER_PROGRAM = 256
@@ -61,27 +63,14 @@ def prepare_sparse_mla_safe_lengths(
     slice) is written in place at ``[n, 0]`` of empty rows only;
     ``valid_counts`` ([num_tokens] int32, any stride) is only read.
     """
-    for name, t, ndim in (("physical_indices", physical_indices, 2),
-                          ("valid_counts", valid_counts, 1)):
-        if not isinstance(t, torch.Tensor):
-            raise TypeError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
-        if t.dtype != torch.int32:
-            raise ValueError(f"{name} must be dtype torch.int32, got {t.dtype}")
-        if t.dim() != ndim:
-            raise ValueError(f"{name} must be a {ndim}-D tensor, got shape {tuple(t.shape)}")
-    if physical_indices.device != valid_counts.device:
-        raise ValueError(
-            f"physical_indices must be the device of valid_counts ({valid_counts.device}), "
-            f"got {physical_indices.device}"
-        )
+    check.tensor("valid_counts", valid_counts, dtypes=(torch.int32,), ndim=1)
+    check.tensor("physical_indices", physical_indices, dtypes=(torch.int32,), ndim=2,
+                 device=valid_counts.device, device_of="valid_counts")
     num_tokens = valid_counts.shape[0]
-    if physical_indices.shape[0] != num_tokens:
-        raise ValueError(
-            f"physical_indices must be {num_tokens} rows (one per valid count), "
-            f"got {physical_indices.shape[0]}"
-        )
+    check.dim_size("physical_indices", physical_indices, num_tokens, "one per valid count")
     if num_tokens and physical_indices.shape[1] < 1:
-        raise ValueError("physical_indices must be at least one column for the dummy slot")
+        check.fail("physical_indices", "at least one column (for the dummy slot)",
+                   f"shape {tuple(physical_indices.shape)}")
     safe_lengths = torch.empty((num_tokens,), dtype=torch.int32, device=valid_counts.device)
     if num_tokens:
         sparse_mla_prepare_safe_lengths_kernel[_safe_lengths_grid(num_tokens)](

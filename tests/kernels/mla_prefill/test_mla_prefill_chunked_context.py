@@ -75,12 +75,13 @@ def test_plan_rejects(case):
         lens, workspace = torch.tensor([5, -1]), torch.empty(64, 8)
     elif case == "workspace 1-D":
         workspace = torch.empty(40)
-    with pytest.raises(ValueError):
+    # A wrong dtype is a TypeError, as everywhere in portq_kernels.validation.
+    with pytest.raises(TypeError if case == "float lens" else ValueError):
         build_chunked_context_metadata(lens, workspace, page)
 
 
 def test_allocate_rejects_dtype():
-    with pytest.raises(ValueError):
+    with pytest.raises(TypeError):
         allocate_chunked_prefill_workspace(64, HEAD_SIZE, torch.float16, "cpu")
 
 
@@ -196,7 +197,7 @@ def test_layer_rejects(device, case):
         dtype_str = "fp4"
     workspace = allocate_chunked_prefill_workspace(64, HEAD_SIZE, ws_dtype, device)
     meta = build_chunked_context_metadata(torch.tensor([20, 40]), workspace, 16)
-    with pytest.raises(ValueError):
+    with pytest.raises(TypeError if case == "scale dtype" else ValueError):
         next(iter_prefill_context_chunks(cache, block_table, meta, dtype_str, scale, weight, None,
                                          heads, v_dim, KV_LORA_RANK))
 

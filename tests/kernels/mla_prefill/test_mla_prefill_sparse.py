@@ -72,8 +72,9 @@ def test_plan_rejects(bad):
     elif bad == "num_decodes":
         nd = 3
     elif bad == "gpu lens":
-        seq_lens = torch.empty(2, device="meta")
-    with pytest.raises(ValueError):
+        seq_lens = torch.empty(2, dtype=torch.int64, device="meta")
+    # A wrong dtype is a TypeError, as everywhere in portq_kernels.validation.
+    with pytest.raises(TypeError if bad.endswith("dtype") else ValueError):
         build_sparse_prefill_metadata(seq_lens, qsl, bt, nd, 10)
 
 
@@ -190,13 +191,13 @@ def test_iteration_rejects_bad_inputs(device):
                                                batch["block_table"], 16, meta)
     ws = torch.empty(100, 576, dtype=torch.bfloat16, device=device)
     bad_calls = [
-        (batch["cache"], "fp8", ws),  # not a packed format
-        (batch["cache"], "nvfp4_ds_mla", ws),  # 656-byte entries are not nvfp4
-        (batch["cache"], "fp8_ds_mla", ws[:50]),  # a chunk needs 100 rows
-        (batch["cache"], "fp8_ds_mla", ws.float()),
+        (batch["cache"], "fp8", ws, ValueError),  # not a packed format
+        (batch["cache"], "nvfp4_ds_mla", ws, ValueError),  # 656-byte entries are not nvfp4
+        (batch["cache"], "fp8_ds_mla", ws[:50], ValueError),  # a chunk needs 100 rows
+        (batch["cache"], "fp8_ds_mla", ws.float(), TypeError),  # the workspace is bf16
     ]
-    for cache, dtype, workspace in bad_calls:
-        with pytest.raises(ValueError):
+    for cache, dtype, workspace, error in bad_calls:
+        with pytest.raises(error):
             next(iter_sparse_prefill_chunks(cache, dtype, workspace, meta, idx, ln))
 
 
