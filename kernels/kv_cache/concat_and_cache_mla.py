@@ -303,20 +303,16 @@ def concat_and_cache_mla(
     ``scale`` (float32, element 0) is used by the fp8 formats only; the ds_mla
     formats carry their own scales. See the module docstring for the formats.
     """
-    if not isinstance(kv_cache_dtype, str):
-        raise TypeError(f"kv_cache_dtype must be a str, got {type(kv_cache_dtype).__name__}")
+    check.instance("kv_cache_dtype", kv_cache_dtype, str)
     if kv_cache_dtype not in fmt.WRITE_FORMATS:
-        raise ValueError(
-            f"kv_cache_dtype {kv_cache_dtype!r} is not supported; expected one of "
-            f"{fmt.supported(fmt.WRITE_FORMATS)}"
-        )
+        check.fail("kv_cache_dtype", f"one of {fmt.supported(fmt.WRITE_FORMATS)}", repr(kv_cache_dtype))
     check.paged_cache("kv_cache", kv_cache)
     device = kv_cache.device
     check.tensor("kv_c", kv_c, dtypes=check.FLOAT_DTYPES, ndim=2, device=device)
     check.tensor("k_pe", k_pe, dtypes=(kv_c.dtype,), ndim=(2, 3), device=device)
     if k_pe.dim() == 3:
         if k_pe.shape[1] != 1:
-            raise ValueError(f"k_pe must be [T, pe_dim] or [T, 1, pe_dim], got shape {tuple(k_pe.shape)}")
+            check.fail("k_pe", "[T, pe_dim] or [T, 1, pe_dim]", f"shape {tuple(k_pe.shape)}")
         k_pe = k_pe[:, 0]
     check.index_tensor("slot_mapping", slot_mapping, device, dtype=torch.int64)
     check.scale_tensor("scale", scale, device)
@@ -324,45 +320,35 @@ def concat_and_cache_mla(
         check.unit_inner_stride(name, value)
     num_tokens = slot_mapping.shape[0]
     if num_tokens > kv_c.shape[0] or num_tokens > k_pe.shape[0]:
-        raise ValueError(
-            f"slot_mapping has {num_tokens} tokens but kv_c has {kv_c.shape[0]} and k_pe {k_pe.shape[0]} rows"
-        )
+        check.fail("slot_mapping", f"at most as long as kv_c ({kv_c.shape[0]} rows) and k_pe ({k_pe.shape[0]} rows)",
+                   f"{num_tokens} tokens")
     kv_lora_rank, pe_dim = kv_c.shape[1], k_pe.shape[1]
     block_size, num_blocks = kv_cache.shape[1], kv_cache.shape[0]
 
     if kv_cache_dtype in (fmt.FP8_DS_MLA, fmt.NVFP4_DS_MLA):
         entry_bytes = fmt.DS_MLA_ENTRY_BYTES if kv_cache_dtype == fmt.FP8_DS_MLA else fmt.NVFP4_ENTRY_BYTES
         if (kv_lora_rank, pe_dim) != (fmt.DS_MLA_KV_LORA_RANK, fmt.DS_MLA_PE_DIM):
-            raise ValueError(
-                f"{kv_cache_dtype} needs kv_lora_rank 512 and pe_dim 64, got {kv_lora_rank} and {pe_dim}"
-            )
+            check.fail("kv_c, k_pe", f"kv_lora_rank {fmt.DS_MLA_KV_LORA_RANK} and pe_dim {fmt.DS_MLA_PE_DIM} wide "
+                       f"for {kv_cache_dtype}", f"{kv_lora_rank} and {pe_dim}")
         allowed = (torch.bfloat16,) if kv_cache_dtype == fmt.NVFP4_DS_MLA else (torch.bfloat16, torch.float16)
         check.tensor("kv_c", kv_c, dtypes=allowed)
         if kv_cache.element_size() != 1 or kv_cache.dim() != 3 or kv_cache.shape[2] != entry_bytes:
-            raise ValueError(
-                f"{kv_cache_dtype} needs a 1-byte kv_cache [num_blocks, block_size, {entry_bytes}], "
-                f"got {kv_cache.dtype} {tuple(kv_cache.shape)}"
-            )
+            check.fail("kv_cache", f"a 1-byte [num_blocks, block_size, {entry_bytes}] tensor for {kv_cache_dtype}",
+                       f"{check.dtype_name(kv_cache.dtype)} {tuple(kv_cache.shape)}")
         if kv_cache.stride(0) % 4 or kv_cache.stride(1) % 4 or kv_cache.storage_offset() % 4:
-            raise ValueError(
-                "kv_cache blocks and entries must start at 4-byte boundaries, got strides "
-                f"{kv_cache.stride()} and storage offset {kv_cache.storage_offset()}"
-            )
+            check.fail("kv_cache", "blocks and entries starting at 4-byte boundaries",
+                       f"strides {kv_cache.stride()} and storage offset {kv_cache.storage_offset()}")
     else:
         conversion = fmt.ELEMENT_FORMATS[kv_cache_dtype]
         if kv_cache.dim() != 3 or kv_cache.shape[2] != kv_lora_rank + pe_dim:
-            raise ValueError(
-                f"kv_cache must be [num_blocks, block_size, kv_lora_rank + pe_dim = {kv_lora_rank + pe_dim}], "
-                f"got shape {tuple(kv_cache.shape)}"
-            )
+            check.fail("kv_cache", f"[num_blocks, block_size, kv_lora_rank + pe_dim = {kv_lora_rank + pe_dim}]",
+                       f"shape {tuple(kv_cache.shape)}")
         if conversion == Conversion.AUTO and kv_cache.dtype != kv_c.dtype:
-            raise TypeError(
-                f"kv_cache_dtype {kv_cache_dtype!r} copies bits: kv_cache must be {kv_c.dtype}, got {kv_cache.dtype}"
-            )
+            check.fail("kv_cache", f"{check.dtype_name(kv_c.dtype)} (kv_cache_dtype {kv_cache_dtype!r} copies bits)",
+                       check.dtype_name(kv_cache.dtype), TypeError)
         if conversion != Conversion.AUTO and kv_cache.element_size() != 1:
-            raise TypeError(
-                f"kv_cache_dtype {kv_cache_dtype!r} needs a 1-byte kv_cache (uint8 or float8), got {kv_cache.dtype}"
-            )
+            check.fail("kv_cache", f"a 1-byte dtype (uint8 or float8) for kv_cache_dtype {kv_cache_dtype!r}",
+                       check.dtype_name(kv_cache.dtype), TypeError)
     if num_tokens == 0:
         return
     if check.debug_reads("concat_and_cache_mla", device):

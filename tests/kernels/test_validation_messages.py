@@ -173,9 +173,9 @@ CASES = [
     ("cp_gather_and_upconvert_fp8_kv_cache", "src_cache", ValueError,
      _upconvert("fp8", src_cache=_z(4 * 16 * 657 + 1, dtype=torch.uint8)[1:].view(4, 16, 657)[:, :, :656])),
     ("concat_and_cache_mla", "kv_c", TypeError, _concat(kv_c=_z(8, 512, dtype=torch.int16))),
-    pytest.param("concat_and_cache_mla", "slot_mapping", ValueError, _concat(slot_mapping=torch.arange(9)),
-                 marks=pytest.mark.xfail(strict=True, reason="concat_and_cache_mla's own length "
-                                         "message; its wrapper moves to the shared checks separately")),
+    ("concat_and_cache_mla", "slot_mapping", ValueError, _concat(slot_mapping=torch.arange(9))),
+    ("concat_and_cache_mla", "kv_cache_dtype", ValueError, _concat(kv_cache_dtype="fp4")),
+    ("concat_and_cache_mla", "kv_cache_dtype", TypeError, _concat(kv_cache_dtype=8)),
     # mla_prefix
     ("gather_kv_b_proj", "k_buffer", TypeError, _expand(k_buffer=[0])),
     ("gather_kv_b_proj", "k_buffer", TypeError, _expand(k_buffer=_z(2, 16, 576, dtype=torch.float16))),
