@@ -116,6 +116,8 @@ class Upstream:
         self.path = Path(path)
         self._ancestry: dict[tuple[str, str], bool | None] = {}
         self._resolved: dict[str, str | None] = {}  # revision -> commit SHA, for the scan's lifetime
+        self._entry_bases: dict[str, str] = {}  # entry SHA of a resolved range -> that range's base
+        self._reachable: dict[tuple[str, str], frozenset[str]] = {}  # (commit, base) -> rev-list commit ^base
         self._blobs: BlobReader | None = None
         self._shallow: frozenset[str] | None = None
         self._check_repository()
@@ -232,6 +234,8 @@ class Upstream:
                 f"range {spec}: {left} and {right} have no common ancestor (unrelated histories); "
                 f"expected both revisions from one upstream history"
             )
+        for sha in listed:
+            self._entry_bases.setdefault(sha, base)
         return Range(spec=spec, base=base, tip=tip, shas=tuple(listed))
 
     def is_ancestor(self, ancestor: str, descendant: str) -> bool | None:
@@ -242,9 +246,17 @@ class Upstream:
         """
         key = (ancestor, descendant)
         if key not in self._ancestry:
-            a, d = self.resolve(ancestor), self.resolve(descendant)
+            base = self._entry_bases.get(ancestor)
+            a, d = ancestor if base is not None else self.resolve(ancestor), self.resolve(descendant)
             if a is None or d is None:
                 self._ancestry[key] = None
+            elif base is not None:
+                # An entry of base..tip is not reachable from base, so it is reachable from d exactly
+                # when `git rev-list d ^base` lists it: one process per pin answers every entry.
+                if (d, base) not in self._reachable:
+                    listed = self.git("rev-list", d, f"^{base}", "--").stdout.split()
+                    self._reachable[d, base] = frozenset(listed)
+                self._ancestry[key] = a in self._reachable[d, base]
             else:
                 code = self.git("merge-base", "--is-ancestor", a, d, check=False).returncode
                 self._ancestry[key] = {0: True, 1: False}.get(code)

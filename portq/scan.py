@@ -1,8 +1,8 @@
 """``portq scan A..B``: the pipeline from an upstream range to a ledger wave.
 
 config → matrix → upstream range (validated) → the in-tree index (the
-tree read once, at the start: it decides the whole scan; on a cold scan a
-forked indexer parses it while the patches are mapped) → one streaming read of every
+tree read once, at the start: it decides the whole scan; a file is parsed
+only when a question needs it) → one streaming read of every
 patch → ownership and enclosing symbols → the classifier (over the whole
 range) → ledger transactions of ``RECORD_BATCH`` entries.
 
@@ -111,18 +111,14 @@ def run_scan(config: Config, range_spec: str, *, progress=None, options: dict[st
             cache_dir = config.ledger_path.parent / "cache"
             previous = None if fresh else ledger.reusable_wave(
                 upstream=name, base_sha=revisions.base, tip_sha=revisions.tip, tree=tree_key(config))
-            # The tree as it is now decides the whole scan, however it is edited meanwhile.
+            # The tree as it is now decides the whole scan, however it is edited meanwhile: its bytes
+            # are read here, and a file is parsed when mapping or the classifier first asks about it
+            # (mapping: the port files' anchors; a caller query: the files whose bytes hold the name).
+            index = TreeIndex.on_demand(tree, cache_dir, port_roots_of(matrix))
+            cleanup.callback(index.save)  # what was parsed, cached for the next scan of this tree
             if previous is None:
-                # Nothing to reuse: the tree is read now; a forked indexer (forked before the log
-                # stream starts its reader thread) indexes it while this process maps the patches
-                # that git produces meanwhile (reading only the port files' anchors for that).
-                pending = TreeIndex.build_in_background(tree, cache_dir, port_roots_of(matrix))
-                cleanup.callback(pending.close)
                 entries = _read_entries(upstream, matrix, name, cache_dir, revisions, revisions.shas, progress,
-                                        index=pending)
-                index = pending.result()
-            else:
-                index = TreeIndex.build(tree, cache_dir, port_roots_of(matrix))
+                                        index=index)
             keys = DecisionKeys(matrix, name, index, options)
             wave_fields = dict(
                 range_spec=range_spec, upstream=name, base_sha=revisions.base, tip_sha=revisions.tip,

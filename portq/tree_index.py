@@ -1,16 +1,22 @@
 """The in-tree index: every anchor, the definition it belongs to, that
 definition's signature, and every call site, for the whole tree.
 
-Built once per scan (DESIGN §6) and cached under ``cache_dir`` by a content
-hash of the tree's source files and of the code that extracts what is
-indexed (``INDEX_RULES``: a newer portq or an edited extractor never reads
-an index another wrote), so a second scan of an unchanged tree reads one
-JSON file instead of parsing the tree again. After an edit, the files whose
-content is unchanged are taken from the newest cached index and only the
-edited ones are parsed; the ``KEPT_INDEXES`` newest indexes are kept. A
-cache that is damaged, foreign or of another format is rebuilt, never
-trusted. The index keeps the bytes it read, so a scan decides from the tree
-as it was when its index was built, even if the tree is edited meanwhile.
+Made once per scan (DESIGN §6) from the tree's bytes, read and hashed at
+the start; a file is parsed only when a question needs it (``on_demand``):
+the port files for their anchors, and for a question by name (the callers
+of a port, the definitions of a name) only the files whose bytes hold that
+name. A cold scan of this repository parses 20 of its 165 files. What was
+computed is cached under ``cache_dir`` by a content hash of the tree's
+source files and of the code that extracts what is indexed
+(``INDEX_RULES``: a newer portq or an edited extractor never reads an index
+another wrote), so a second scan of an unchanged tree reads one JSON file
+instead of parsing again. After an edit, the records of files whose content
+is unchanged are taken from the newest cached index and only the edited
+ones are parsed; the ``KEPT_INDEXES`` newest indexes are kept. A cache that
+is damaged, foreign or of another format is rebuilt, never trusted. The
+index keeps the bytes it read, so a scan decides from the tree as it was
+when its index was made, even if the tree is edited meanwhile. ``build``
+computes every file's record (commands that walk the whole index).
 
 What is indexed where. The matrix says where ports live (each row's
 ``tree`` paths, relative to the tree root): anchors are read only from files
@@ -47,7 +53,9 @@ import fnmatch
 import hashlib
 import json
 import os
+import re
 import tempfile
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Iterable
@@ -58,7 +66,7 @@ from portq.reachability import CallSite, Reachability, call_sites
 from portq.signatures import Signature, signature_of, single_return
 from portq.symbols import MAX_PARSE_BYTES, language_for_path, symbol_table
 
-INDEX_FORMAT = 10
+INDEX_FORMAT = 11
 """Bump when the cached JSON layout or what goes into it changes."""
 
 
@@ -252,15 +260,17 @@ def _imported_helpers(table, path: str, sources: dict[str, bytes] | None):
     return lookup
 
 
-def index_file(source: bytes, path: str, anchors: bool = True, sources: dict[str, bytes] | None = None) -> FileRecord:
+def index_file(source: bytes, path: str, anchors: bool = True, sources: dict[str, bytes] | None = None,
+               table=None, found: list[Anchor] | None = None) -> FileRecord:
     """Anchors (when ``anchors``), definitions (with signatures where
     anchored) and call sites of one file; ``sources`` (the tree's files) lets
-    a signature follow helpers imported from the same package."""
-    table = symbol_table(source, path)
+    a signature follow helpers imported from the same package. ``table`` and
+    ``found`` are the file's parse and anchors when they were read already."""
+    table = table if table is not None else symbol_table(source, path)
     record = FileRecord(path=path, fallback=table.fallback)
     if table.tree is None:
         return record
-    record.anchors = find_anchors(table, path) if anchors else []
+    record.anchors = (found if found is not None else find_anchors(table, path)) if anchors else []
     anchored = {(a.definition, a.definition_line) for a in record.anchors if a.definition}
     imported = _imported_helpers(table, path, sources) if anchored else None
     record.depends = list(getattr(imported, "files", ()))
@@ -442,28 +452,8 @@ class TreeSnapshot:
         return Path(cache_dir) / f"tree-index-{self.key}.json" if cache_dir else None
 
 
-def _index_records(snapshot: TreeSnapshot, cache_dir: Path | None) -> list[FileRecord]:
-    """The records of every file, in the tree's order; unchanged files are
-    taken from the newest cached index."""
-    earlier, earlier_digests = _earlier_records(Path(cache_dir)) if cache_dir else ({}, {})
-    by_path = dict(snapshot.sources)
-    held = snapshot.held
-    records = []
-    for relative, data in snapshot.sources:
-        anchored = relative in snapshot.roots
-        record = earlier.get((relative, held[relative][1], anchored))
-        if record is not None and any(held.get(d, (None, None))[1] != earlier_digests.get(d)
-                                      for d in record.depends):
-            record = None  # a helper its signatures follow (an import, an included header) changed
-        if record is None:
-            record = (index_file(data, relative, anchors=anchored, sources=by_path) if len(data) <= MAX_PARSE_BYTES
-                      else FileRecord(relative, fallback="too large"))
-        records.append(record)
-    return records
-
-
 def _store(snapshot: TreeSnapshot, cache_dir: Path | None, records: list[FileRecord]) -> None:
-    """Cache ``records`` in ``cache_dir`` under the snapshot's key."""
+    """Cache ``records`` (those computed so far, in the tree's order) in ``cache_dir`` under the snapshot's key."""
     cache_file = snapshot.cache_file(cache_dir)
     if cache_file is not None:
         _write_cache(cache_file, json.dumps({
@@ -474,37 +464,6 @@ def _store(snapshot: TreeSnapshot, cache_dir: Path | None, records: list[FileRec
                         for relative, _ in snapshot.sources},
         }))
         _prune_caches(cache_file.parent)
-
-
-def _index_in_child(snapshot: TreeSnapshot, cache_dir: Path | None, connection) -> None:
-    """The forked indexer: the records of every file, or None when indexing
-    failed (the caller then indexes them itself)."""
-    with contextlib.suppress(OSError):
-        os.nice(10)  # yield to git and the mapping, which the scan waits on; this has until mapping ends
-    try:
-        records = _index_records(snapshot, cache_dir)
-    except BaseException:
-        records = None
-    try:
-        connection.send(records)
-    finally:
-        connection.close()
-    if records is not None:  # cached here, while the scan goes on with the records it was sent
-        with contextlib.suppress(BaseException):  # stopped (the scan was interrupted): no cache, quietly
-            _store(snapshot, cache_dir, records)
-
-
-def _port_anchors(snapshot: TreeSnapshot) -> list[Anchor]:
-    """The anchors of the files under the port roots, in the tree's order:
-    what mapping asks of the tree, without the signatures and call sites that
-    only the classifier reads."""
-    anchors: list[Anchor] = []
-    for relative, data in snapshot.sources:
-        if relative in snapshot.roots and len(data) <= MAX_PARSE_BYTES:
-            table = symbol_table(data, relative)
-            if table.tree is not None:
-                anchors.extend(find_anchors(table, relative))
-    return anchors
 
 
 class _AnchorsByPath:
@@ -523,135 +482,234 @@ class _AnchorsByPath:
         return [anchor for _, anchor in sorted(found, key=lambda pair: pair[0])]
 
 
-def _start_methods() -> list[str]:
-    import multiprocessing
-
-    return multiprocessing.get_all_start_methods()
+_WORD = re.compile(rb"[A-Za-z0-9_]+")
 
 
-CACHE_WRITE_WAIT_S = 30.0
-"""How long a finished scan waits for its indexer to write the index cache."""
+def _needle(name: str) -> bytes | None:
+    """The longest identifier run of ``name``: a definition or call site of that name
+    is read from the file's own text, so a file without these bytes has none. None
+    when the name has no such run (then every file is read)."""
+    runs = _WORD.findall(name.encode("utf-8", errors="replace"))
+    return max(runs, key=len) if runs else None
 
 
-class PendingIndex:
-    """An in-tree index being built (``TreeIndex.build_in_background``) by a
-    forked process. Mapping asks only which upstream paths an anchor names:
-    that is answered here from the anchors of the port files alone, read on
-    the first question while git and the indexer work."""
+class _Records(Mapping):
+    """path -> ``FileRecord`` of every indexed file, each computed when first asked for."""
 
-    def __init__(self, cls, snapshot: TreeSnapshot, cache_dir: Path | None, index: "TreeIndex | None") -> None:
-        self._cls, self._snapshot, self._cache_dir, self._index = cls, snapshot, cache_dir, index
-        self._process = self._connection = None
-        self._anchors: _AnchorsByPath | None = None if index is None else _AnchorsByPath(index.anchors)
-        if index is None:
-            import multiprocessing  # only a cold scan forks: a rescan does not pay for importing it
+    def __init__(self, index: "TreeIndex") -> None:
+        self._index = index
 
-            context = multiprocessing.get_context("fork")
-            self._connection, writer = context.Pipe(duplex=False)
-            self._process = context.Process(target=_index_in_child, args=(snapshot, cache_dir, writer), daemon=True)
-            self._process.start()
-            writer.close()
+    def __getitem__(self, path: str) -> FileRecord:
+        if path not in self._index._order:
+            raise KeyError(path)
+        return self._index._record(path)
 
-    def anchors_for_path(self, upstream: str, paths: Iterable[str], kind: str = PORTS) -> list[Anchor]:
-        """``TreeIndex.anchors_for_path``, answered from the port files' anchors."""
-        if self._anchors is None:
-            self._anchors = _AnchorsByPath(_port_anchors(self._snapshot))
-        return self._anchors.naming(upstream, paths, kind)
+    def __iter__(self):
+        return iter(self._index._order)
 
-    def result(self) -> "TreeIndex":
-        """The index. The indexer caches it after sending it; ``close`` waits for that."""
-        if self._index is None:
-            try:
-                records = self._connection.recv()
-            except (EOFError, OSError):
-                records = None  # the indexer died: index here
-            self._connection.close()
-            self._connection = None
-            if records is None:
-                self.close()
-                records = _index_records(self._snapshot, self._cache_dir)
-                _store(self._snapshot, self._cache_dir, records)
-            self._index = self._cls._of(self._snapshot, records)
-        return self._index
+    def __len__(self) -> int:
+        return len(self._index._order)
 
-    def close(self) -> None:
-        """Wait for an indexer that sent its index to finish caching it; stop
-        one whose index is no longer wanted (an interrupted scan)."""
-        if self._connection is not None:
-            self._connection.close()
-            self._connection = None
-        if self._process is not None:
-            if self._index is None and self._process.is_alive():
-                self._process.terminate()
-            self._process.join(timeout=CACHE_WRITE_WAIT_S)
-            if self._process.is_alive():  # a stuck cache write: the cache is only an optimisation
-                self._process.terminate()
-                self._process.join()
-            self._process = None
+
+class _ByName(Mapping):
+    """name -> what the tree's files hold of that name (definitions, call sites), in
+    the tree's order, read only from the files whose bytes contain the name; every
+    file is read only when the whole mapping is walked."""
+
+    def __init__(self, index: "TreeIndex", of_record) -> None:
+        self._index, self._of_record = index, of_record
+        self._known: dict[str, list] = {}
+        self._whole: dict[str, list] | None = None
+
+    def __getitem__(self, name: str) -> list:
+        if self._whole is not None:
+            return self._whole[name]
+        found = self._known.get(name)
+        if found is None:
+            found = self._known[name] = [item for path in self._index._files_holding(name)
+                                         for item in self._of_record(self._index._record(path), name)]
+        if not found:
+            raise KeyError(name)
+        return found
+
+    def _all(self) -> dict[str, list]:
+        if self._whole is None:
+            whole: dict[str, list] = {}
+            for path in self._index._order:
+                for name, items in self._of_record(self._index._record(path), None).items():
+                    whole.setdefault(name, []).extend(items)
+            self._whole = whole
+        return self._whole
+
+    def __iter__(self):
+        return iter(self._all())
+
+    def __len__(self) -> int:
+        return len(self._all())
+
+
+def _definitions_named(record: FileRecord, name: str | None):
+    """A record's definitions (one per file, name and line: the last one read wins, in the
+    place of the first) named ``name``, or all of them by name when ``name`` is None."""
+    unique = {(d.qualified_name, d.start_line): d for d in record.definitions}
+    if name is not None:
+        return [d for d in unique.values() if d.name == name]
+    by_name: dict[str, list[DefinitionRecord]] = {}
+    for definition in unique.values():
+        by_name.setdefault(definition.name, []).append(definition)
+    return by_name
+
+
+def _calls_named(record: FileRecord, name: str | None):
+    """A record's call sites of ``name``, or all of them by callee when ``name`` is None."""
+    if name is not None:
+        return [site for site in record.calls if site.callee == name]
+    by_name: dict[str, list[CallSite]] = {}
+    for site in record.calls:
+        by_name.setdefault(site.callee, []).append(site)
+    return by_name
 
 
 class TreeIndex:
-    """The whole in-tree source, indexed for the classifier."""
+    """The whole in-tree source, indexed for the classifier.
+
+    A file's record is computed when a query first needs it (a caller query
+    reads only the files whose bytes hold the name asked about), from the
+    bytes read when the index was made; ``save`` caches what was computed.
+    """
 
     def __init__(self, files: list[FileRecord], root: Path | None = None,
-                 sources: dict[str, tuple[bytes, str]] | None = None, key: str | None = None) -> None:
+                 sources: dict[str, tuple[bytes, str]] | None = None, key: str | None = None,
+                 roots: PortRoots | None = None, cache_dir: Path | None = None,
+                 snapshot: TreeSnapshot | None = None) -> None:
         self.root = root
         self.key = key  # the content hash of the indexed tree (None for in-memory sources)
         # the files as read when the index was built, and their SHA-1s
         self._sources = {path: data for path, (data, _) in (sources or {}).items()}
         self.file_digests = {path: digest for path, (_, digest) in (sources or {}).items()}
-        self.files = {record.path: record for record in files}
-        self.anchors: list[Anchor] = [a for record in files for a in record.anchors]
+        self._records_by_path = {record.path: record for record in files}
+        self._order = dict.fromkeys(list(self._sources) or list(self._records_by_path))
+        self._roots, self._cache_dir, self._snapshot = roots, cache_dir, snapshot
+        self._tables: dict[str, object] = {}  # parses read for anchors, until the file's record is made
+        self._earlier: tuple[dict, dict] | None = None
+        self._computed = False  # records made here that the cache does not hold yet
+        self.files = _Records(self)
+        self._anchors: list[Anchor] | None = None
         self._anchors_by_path: _AnchorsByPath | None = None
-        self._definitions = {
-            (d.file, d.qualified_name, d.start_line): d for record in files for d in record.definitions
-        }
-        self.definitions_by_name: dict[str, list[DefinitionRecord]] = {}
-        for definition in self._definitions.values():
-            self.definitions_by_name.setdefault(definition.name, []).append(definition)
-        sites: dict[str, list[CallSite]] = {}
-        for record in files:
-            for site in record.calls:
-                sites.setdefault(site.callee, []).append(site)
-        self._port_keys = {(a.file, a.definition) for a in self.anchors if a.kind == PORTS and a.definition}
-        self.reachability = Reachability(sites, lambda file, qualified: (file, qualified) in self._port_keys)
+        self._port_key_set: set | None = None
+        self._keyed_definitions: dict[str, dict] = {}
+        self.definitions_by_name = _ByName(self, _definitions_named)
+        self.reachability = Reachability(_ByName(self, _calls_named),
+                                         lambda file, qualified: (file, qualified) in self._port_keys)
+
+    # -- records, on demand
+
+    def _anchored(self, path: str) -> bool:
+        return self._roots is None or path in self._roots
+
+    def _record(self, path: str) -> FileRecord:
+        record = self._records_by_path.get(path)
+        if record is None:
+            record = self._records_by_path[path] = self._make_record(path)
+            self._computed = True
+        return record
+
+    def _reusable(self, path: str) -> FileRecord | None:
+        """The newest cached index's record of the file, when the file and the helpers its
+        signatures follow (an import, an included header) are unchanged since."""
+        if self._earlier is None:
+            self._earlier = _earlier_records(Path(self._cache_dir)) if self._cache_dir else ({}, {})
+        earlier, earlier_digests = self._earlier
+        record = earlier.get((path, self.file_digests.get(path), self._anchored(path)))
+        if record is not None and any(self.file_digests.get(d) != earlier_digests.get(d) for d in record.depends):
+            return None
+        return record
+
+    def _make_record(self, path: str) -> FileRecord:
+        """The file's record: reused (``_reusable``), else read from the bytes held since the start."""
+        record = self._reusable(path)
+        if record is not None:
+            return record
+        data = self._sources[path]
+        if len(data) > MAX_PARSE_BYTES:
+            return FileRecord(path, fallback="too large")
+        table, found = self._tables.pop(path, (None, None))
+        return index_file(data, path, anchors=self._anchored(path), sources=self._sources, table=table, found=found)
+
+    def _files_holding(self, name: str) -> list[str]:
+        """The files, in the tree's order, that may define or call ``name``: those whose bytes
+        hold it (the in-memory index of ``from_sources`` reads its records)."""
+        needle = _needle(name)
+        if needle is None or not self._sources:
+            return list(self._order)
+        return [path for path in self._order
+                if path in self._records_by_path or needle in self._sources[path]]
+
+    @property
+    def anchors(self) -> list[Anchor]:
+        """Every anchor, in the tree's order (only port files hold them): read from the port
+        files' parses, without their signatures and call sites, which wait for a query."""
+        if self._anchors is None:
+            anchors: list[Anchor] = []
+            for path in self._order:
+                if not self._anchored(path):
+                    continue
+                if path in self._records_by_path or self._reusable(path) is not None \
+                        or len(self._sources[path]) > MAX_PARSE_BYTES:
+                    anchors.extend(self._record(path).anchors)
+                    continue
+                table = symbol_table(self._sources[path], path)
+                found = find_anchors(table, path) if table.tree is not None else []
+                self._tables[path] = (table, found)
+                anchors.extend(found)
+            self._anchors = anchors
+        return self._anchors
+
+    @property
+    def _port_keys(self) -> set:
+        if self._port_key_set is None:
+            self._port_key_set = {(a.file, a.definition) for a in self.anchors if a.kind == PORTS and a.definition}
+        return self._port_key_set
+
+    def complete(self) -> "TreeIndex":
+        """Every file's record computed (commands that walk the whole index)."""
+        for path in self._order:
+            self._record(path)
+        return self
+
+    def save(self) -> None:
+        """Cache the records computed so far, when some were made since the cache was read."""
+        if self._computed and self._snapshot is not None:
+            _store(self._snapshot, self._cache_dir,
+                   [self._records_by_path[p] for p in self._order if p in self._records_by_path])
+            self._computed = False
 
     # -- building
 
     @classmethod
     def build(cls, root: Path, cache_dir: Path | None = None, port_roots: Iterable[str] | None = None) -> "TreeIndex":
-        """Index the tree at ``root``, reusing ``cache_dir`` when its content
+        """Index the tree at ``root``, every file, reusing ``cache_dir`` when its content
         hash matches. Anchors are read only under ``port_roots`` (the matrix
         rows' ``tree`` paths, ``port_roots_of(matrix)``); None reads them everywhere."""
-        snapshot = TreeSnapshot.take(root, port_roots)
-        index = cls._cached(snapshot, cache_dir)
-        if index is None:
-            records = _index_records(snapshot, cache_dir)
-            _store(snapshot, cache_dir, records)
-            index = cls._of(snapshot, records)
+        index = cls.on_demand(root, cache_dir, port_roots).complete()
+        index.save()
         return index
 
     @classmethod
-    def build_in_background(cls, root: Path, cache_dir: Path | None = None,
-                            port_roots: Iterable[str] | None = None) -> "PendingIndex":
-        """``build``, with the parsing done by a forked process while the caller
-        goes on (a cold scan maps the upstream patches meanwhile).
+    def on_demand(cls, root: Path, cache_dir: Path | None = None,
+                  port_roots: Iterable[str] | None = None) -> "TreeIndex":
+        """``build``, with each file's record computed when a query first needs it.
 
         The tree is read and hashed here, before this returns: the index is
-        of the tree as it is now, however it is edited before ``result()``.
-        A cached index, or a platform without ``fork``, is built right away.
+        of the tree as it is now, however it is edited later. What the cache
+        holds for this snapshot is taken; ``save`` stores what was added.
         """
         snapshot = TreeSnapshot.take(root, port_roots)
-        index = cls._cached(snapshot, cache_dir)
-        if index is None and "fork" not in _start_methods():
-            records = _index_records(snapshot, cache_dir)
-            _store(snapshot, cache_dir, records)
-            index = cls._of(snapshot, records)
-        return PendingIndex(cls, snapshot, cache_dir, index)
+        return cls._of(snapshot, cls._cached(snapshot, cache_dir) or [], cache_dir)
 
     @classmethod
-    def _cached(cls, snapshot: "TreeSnapshot", cache_dir: Path | None) -> "TreeIndex | None":
-        """The index stored for exactly this snapshot, or None."""
+    def _cached(cls, snapshot: "TreeSnapshot", cache_dir: Path | None) -> list[FileRecord] | None:
+        """The records stored for exactly this snapshot, or None."""
         cache_file = snapshot.cache_file(cache_dir)
         if cache_file is None or not cache_file.is_file():
             return None
@@ -659,13 +717,16 @@ class TreeIndex:
         if payload is None:
             return None
         try:
-            return cls._of(snapshot, [FileRecord.from_json(f) for f in payload["files"]])
+            records = [FileRecord.from_json(f) for f in payload["files"]]
         except (KeyError, TypeError, ValueError, AttributeError):
             return None  # a damaged or foreign cache is rebuilt, never trusted
+        if any(r.path not in snapshot.held for r in records):
+            return None
+        return records
 
     @classmethod
-    def _of(cls, snapshot: "TreeSnapshot", records: list[FileRecord]) -> "TreeIndex":
-        return cls(records, snapshot.root, snapshot.held, snapshot.key)
+    def _of(cls, snapshot: "TreeSnapshot", records: list[FileRecord], cache_dir: Path | None = None) -> "TreeIndex":
+        return cls(records, snapshot.root, snapshot.held, snapshot.key, snapshot.roots, cache_dir, snapshot)
 
     @classmethod
     def from_sources(cls, sources: dict[str, str | bytes]) -> "TreeIndex":
@@ -673,13 +734,19 @@ class TreeIndex:
         encoded = {path: data.encode() if isinstance(data, str) else data for path, data in sources.items()}
         return cls([index_file(data, path, sources=encoded) for path, data in encoded.items()])
 
+
     # -- queries
 
     def definition_of(self, anchor: Anchor) -> DefinitionRecord | None:
         """The in-tree definition an anchor belongs to (a prototype's
         definition by name when the anchor sits above a C++ declaration)."""
         if anchor.definition:
-            return self._definitions.get((anchor.file, anchor.definition, anchor.definition_line))
+            keyed = self._keyed_definitions.get(anchor.file)
+            if keyed is None:
+                record = self.files.get(anchor.file)
+                keyed = {} if record is None else {(d.qualified_name, d.start_line): d for d in record.definitions}
+                self._keyed_definitions[anchor.file] = keyed
+            return keyed.get((anchor.definition, anchor.definition_line))
         if anchor.declared_name:
             candidates = [d for d in self.definitions_by_name.get(anchor.declared_name, [])]
             return candidates[0] if candidates else None

@@ -113,6 +113,33 @@ def test_a_revision_is_resolved_once_however_often_the_classifier_asks(sample, m
         assert sum("merge-base" in command for command in calls) == 2
 
 
+def test_ancestry_of_a_range_s_entries_is_answered_as_merge_base_does_from_one_rev_list_per_pin(
+        sample, monkeypatch):
+    import subprocess
+
+    path, shas = sample
+    expected = {}
+    for ancestor in shas.values():
+        for descendant in shas.values():
+            code = subprocess.run(["git", "merge-base", "--is-ancestor", ancestor, descendant], cwd=path).returncode
+            expected[ancestor, descendant] = {0: True, 1: False}[code]
+    with Upstream(path, "up") as upstream:
+        revisions = upstream.resolve_range("base..tip")
+        calls = []
+        run = subprocess.run
+        monkeypatch.setattr(subprocess, "run", lambda command, **kw: (calls.append(command), run(command, **kw))[1])
+        pins = sorted(set(shas.values()))
+        for entry in revisions.shas:  # the classifier's questions: does the pin contain the entry?
+            for pin in pins:
+                assert upstream.is_ancestor(entry, pin) is expected[entry, pin], (entry, pin)
+            assert upstream.is_ancestor(entry, "c0ffee" * 6 + "beef") is None
+        assert not any("merge-base" in command for command in calls)
+        assert sum("rev-list" in command for command in calls) == len(pins)  # one per pin, whatever the entries
+        for ancestor in pins:  # and outside the range, one answer per question, as before
+            for descendant in pins:
+                assert upstream.is_ancestor(ancestor, descendant) is expected[ancestor, descendant]
+
+
 def test_bare_clone_is_read_like_a_work_tree(sample, tmp_path):
     path, shas = sample
     bare = clone(path, tmp_path / "bare.git", bare=True)

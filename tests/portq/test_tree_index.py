@@ -141,62 +141,101 @@ def _records(index):
     return [record.to_json() for record in index.files.values()]
 
 
-def test_a_background_index_is_of_the_tree_as_read_when_it_was_started(tmp_path):
+def test_an_on_demand_index_is_of_the_tree_as_read_when_it_was_made(tmp_path):
     root, cache = tmp_path / "tree", tmp_path / "cache"
     _write(root, {"kernels/g.py": PORT, "tests/use.py": "from kernels.g import _gather_kernel\n_gather_kernel(1)\n"})
     expected = TreeIndex.build(root, port_roots=["kernels/"])
-    pending = TreeIndex.build_in_background(root, cache, ["kernels/"])  # tests/use.py: the forked indexer's
+    index = TreeIndex.on_demand(root, cache, ["kernels/"])  # the bytes are read here, parsed later
     (root / "kernels/g.py").write_text(PORT.replace("gather_helper", "gather_other"))
     (root / "tests/use.py").write_text("")
-    index = pending.result()
     assert index.key == expected.key
-    assert _records(index) == _records(expected)
     assert index.upstream_symbols_ported_by("_gather_kernel") == {"gather_kernel", "gather_helper"}
-    pending.close()  # the indexer caches the index after sending it; closing waits for that
-    assert pending._process is None
+    assert [s.file for s in index.reachability.callers("_gather_kernel", "kernels/g.py", "_gather_kernel").test] \
+        == ["tests/use.py"]
+    assert _records(index) == _records(expected)
+    index.save()
     assert [p.name for p in cache.glob("tree-index-*.json")] == [f"tree-index-{expected.key}.json"]
-    assert index.reachability is not None and "tests/use.py" in index.files
-    assert [site.file for site in expected.files["tests/use.py"].calls] == ["tests/use.py"]
-    assert _records(TreeIndex.build_in_background(root, cache, ["kernels/"]).result()) != _records(expected)  # the edits, now
+    assert _records(TreeIndex.on_demand(root, cache, ["kernels/"])) != _records(expected)  # the edits, now
 
 
-def test_a_background_index_answers_mapping_from_the_port_files_as_read_at_its_start(tmp_path):
+def test_an_on_demand_index_answers_mapping_from_the_port_files_as_read_at_its_start(tmp_path):
     root, cache = tmp_path / "tree", tmp_path / "cache"
     _write(root, {"kernels/g.py": PORT, "tests/use.py": "# portq: ports vllm:csrc/b.cu::other\ndef f():\n    pass\n"})
     expected = TreeIndex.build(root, port_roots=["kernels/"])
-    pending = TreeIndex.build_in_background(root, cache, ["kernels/"])
+    index = TreeIndex.on_demand(root, cache, ["kernels/"])
     (root / "kernels/g.py").write_text(PORT.replace("csrc/a.cu", "csrc/z.cu"))
     for kind in ("ports", "not-carried"):
-        answered = pending.anchors_for_path("vllm", {"csrc/a.cu", "csrc/b.cu"}, kind)
+        answered = index.anchors_for_path("vllm", {"csrc/a.cu", "csrc/b.cu"}, kind)
         assert answered == expected.anchors_for_path("vllm", {"csrc/a.cu", "csrc/b.cu"}, kind)
         assert answered and {a.file for a in answered} == {"kernels/g.py"}  # anchors outside the port roots: none
-    assert pending.anchors_for_path("vllm", {"csrc/z.cu"}) == []
-    assert pending.anchors_for_path("sglang", {"csrc/a.cu"}) == []
-    assert _records(pending.result()) == _records(expected)
+    assert index.anchors_for_path("vllm", {"csrc/z.cu"}) == []
+    assert index.anchors_for_path("sglang", {"csrc/a.cu"}) == []
+    assert _records(index) == _records(expected)
 
 
-def test_an_indexer_that_sent_its_index_is_waited_for_never_terminated(tmp_path):
-    root = tmp_path / "tree"
-    _write(root, {"kernels/g.py": PORT, **{f"tests/t{n}.py": "import os\nos.getcwd()\n" * 50 for n in range(20)}})
-    pending = TreeIndex.build_in_background(root, tmp_path / "cache", ["kernels/"])
-    process = pending._process
-    pending.result()
-    pending.close()  # straight after the records arrive, while the indexer still writes the cache
-    assert process.exitcode == 0  # it finished: not stopped by a signal (which printed a traceback)
-    assert len(list((tmp_path / "cache").glob("tree-index-*.json"))) == 1
-
-
-def test_a_background_indexer_that_dies_is_replaced_by_indexing_here(tmp_path, monkeypatch):
-    import os
-
+def _counting_index_file(monkeypatch) -> list[str]:
     import portq.tree_index as tree_index
 
-    root = tmp_path / "tree"
-    _write(root, {"kernels/g.py": PORT, "tests/use.py": "from kernels.g import _gather_kernel\n_gather_kernel(1)\n"})
-    monkeypatch.setattr(tree_index, "_index_in_child", lambda *args: os._exit(3))
-    pending = TreeIndex.build_in_background(root, tmp_path / "cache", ["kernels/"])
-    assert _records(pending.result()) == _records(TreeIndex.build(root, port_roots=["kernels/"]))
-    assert pending._process is None  # the dead indexer was reaped
+    indexed: list[str] = []
+    real = tree_index.index_file
+
+    def counting(source, path, anchors=True, **options):
+        indexed.append(path)
+        return real(source, path, anchors, **options)
+
+    monkeypatch.setattr(tree_index, "index_file", counting)
+    return indexed
+
+
+CALLER = "from kernels.g import _gather_kernel\n\n\ndef launch(x):\n    _gather_kernel[(1,)](x)\n"
+
+
+def test_a_caller_query_parses_only_the_files_that_hold_the_name(tmp_path, monkeypatch):
+    root, cache = tmp_path / "tree", tmp_path / "cache"
+    _write(root, {"kernels/g.py": PORT, "ops/launch.py": CALLER,
+                  **{f"other/m{n}.py": f"def f{n}():\n    return g{n}()\n" for n in range(10)}})
+    expected = TreeIndex.build(root, port_roots=["kernels/"])
+    indexed = _counting_index_file(monkeypatch)
+    index = TreeIndex.on_demand(root, cache, ["kernels/"])
+    assert index.anchors and indexed == []  # anchors are read from the port files' parses alone
+    callers = index.reachability.callers("_gather_kernel", "kernels/g.py", "_gather_kernel")
+    assert [site.cite for site in callers.non_test] == ["ops/launch.py:5"]
+    assert sorted(indexed) == ["kernels/g.py", "ops/launch.py"]
+    assert index.definitions_by_name["f3"] == expected.definitions_by_name["f3"]
+    assert sorted(indexed) == ["kernels/g.py", "ops/launch.py", "other/m3.py"]
+    index.save()
+    indexed.clear()
+    again = TreeIndex.on_demand(root, cache, ["kernels/"])  # what was computed is cached, the rest is not
+    assert again.reachability.callers("_gather_kernel", "kernels/g.py", "_gather_kernel").non_test == callers.non_test
+    assert again.definitions_by_name["f3"] == expected.definitions_by_name["f3"] and indexed == []
+    assert again.definitions_by_name.get("f4") == expected.definitions_by_name["f4"] and indexed == ["other/m4.py"]
+
+
+def test_a_damaged_cache_of_an_on_demand_index_is_read_again_from_the_tree(tmp_path, monkeypatch):
+    root, cache = tmp_path / "tree", tmp_path / "cache"
+    _write(root, {"kernels/g.py": PORT, "ops/launch.py": CALLER})
+    expected = TreeIndex.build(root, cache, port_roots=["kernels/"])
+    (cached,) = cache.glob("tree-index-*.json")
+    for damage in ('{"format": 11, "rules": "other", "files": []}', "{not json", '{"format": 11}'):
+        cached.write_text(damage)
+        index = TreeIndex.on_demand(root, cache, ["kernels/"])
+        assert _records(index) == _records(expected)
+
+
+def test_questions_by_name_answer_as_the_whole_index_on_this_repository():
+    """The byte prefilter loses nothing: every name of the complete index of this repository's
+    own tree (kernels, tests, portq itself) gets the same definitions and call sites on demand."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    whole = TreeIndex.build(root, None, ["kernels/"])
+    sites = dict(whole.reachability.sites_by_callee.items())
+    definitions = dict(whole.definitions_by_name.items())
+    assert len(sites) > 1000 and len(definitions) > 500
+    on_demand = TreeIndex.on_demand(root, None, ["kernels/"])
+    assert all(on_demand.reachability.sites_by_callee[name] == found for name, found in sites.items())
+    assert all(on_demand.definitions_by_name[name] == found for name, found in definitions.items())
+    assert on_demand.definitions_by_name.get("no_such_name_anywhere", []) == []
 
 
 def test_anchors_naming_paths_come_in_the_tree_s_order_of_kind_and_upstream():
