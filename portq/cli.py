@@ -10,7 +10,7 @@ start fast and never import a stage they do not use. The shared option groups
 command.
 
 Exit codes: 0 ok, 2 usage, input or environment error (one line on stderr,
-no traceback: ``portq.errors``), 3 a ``--fail-on`` verdict stands in the wave,
+no traceback: ``portq.errors``), 3 a ``--fail-on`` verdict stands in the upstream's ledger,
 1 internal error (a bug), 130 interrupted. Set ``PORTQ_DEBUG=1`` to see the traceback
 of an internal error.
 """

@@ -76,7 +76,8 @@ def verdict_set(text: str) -> frozenset[str]:
 
 
 def continuation_range(workspace, to: str | None) -> tuple[str, str] | tuple[str, None]:
-    """``(upstream, A..B)`` from the newest complete wave's tip to ``to`` (HEAD); B is None when nothing is new."""
+    """``(upstream, A..B)`` from the newest complete wave's tip to ``to`` (HEAD); B is None when nothing is new.
+    With no complete wave, an unfinished first wave's own range (rerunning the command finishes it)."""
     from portq.history import Upstream
 
     if not workspace.config.ledger_path.exists():
@@ -90,6 +91,11 @@ def continuation_range(workspace, to: str | None) -> tuple[str, str] | tuple[str
         unfinished = [wave for wave in ledger.waves() if wave.upstream in names and wave.status != "complete"]
         if unfinished:  # a first wave that never finished: completing it is the way on, not a new range
             wave = unfinished[-1]
+            if to is None:  # the same command again (a CI job rerun) finishes it
+                recorded = len(ledger.recorded_positions(wave))
+                print(output.one_line(f"Resuming {wave.name} ({wave.base_sha[:12]}..{wave.tip_sha[:12]}), {wave.status} "
+                                      f"with {recorded} of {wave.entry_count} entries recorded."), file=sys.stderr)
+                return wave.upstream, f"{wave.base_sha[:12]}..{wave.tip_sha[:12]}"
             raise LedgerError(f"no complete wave{which} in {ledger.path} to continue from; {wave.name} of upstream "
                               f"{wave.upstream} is {wave.status}: resume it with {resume_command(wave.upstream, wave)}")
         raise LedgerError(f"no complete wave{which} in {ledger.path} to continue from: start with portq scan A..B")

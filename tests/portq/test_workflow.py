@@ -334,9 +334,22 @@ def test_status_of_a_running_wave_says_the_same_command_resumes_it_if_killed(tea
         f"that was killed: then portq scan {team.aiter[0][:12]}..{team.aiter[1][:12]} --upstream aiter resumes it)"]
 
 
-def test_scan_without_a_range_after_an_interrupted_first_wave_names_the_resume(team, monkeypatch):
+def test_scan_without_a_range_after_an_interrupted_first_wave_resumes_it(team, monkeypatch):
+    """A CI job cancelled during its first scan reruns the same ``portq scan``: that finishes the wave."""
     interrupt_a_scan(team, monkeypatch, short_range(team.vllm))
     code, _, err = team.portq("scan", "--upstream", "vllm")
+    assert code == 0, err
+    assert err.splitlines()[0] == (f"Resuming PORTQ-1 ({team.vllm[0][:12]}..{team.vllm[1][:12]}), interrupted "
+                                   "with 0 of 1 entries recorded.")
+    assert "PORTQ-1 was unfinished and is now complete." in err
+    assert team.json("status")["upstreams"][0]["wave"] == "PORTQ-1"
+    assert team.json("status")["upstreams"][0]["resume"] is None
+
+
+def test_scan_to_a_revision_after_an_interrupted_first_wave_names_the_resume(team, monkeypatch):
+    """``--to`` asks for a tip of its own: the unfinished wave is named, not silently resumed to another tip."""
+    interrupt_a_scan(team, monkeypatch, short_range(team.vllm))
+    code, _, err = team.portq("scan", "--upstream", "vllm", "--to", team.vllm[1])
     resume = f"portq scan {team.vllm[0][:12]}..{team.vllm[1][:12]} --upstream vllm"
     assert code == 2 and err.count("\n") == 1 and f"PORTQ-1 of upstream vllm is interrupted: resume it with {resume}" in err
     assert team.portq(*resume.split()[1:])[0] == 0
