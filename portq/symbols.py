@@ -561,6 +561,11 @@ def _python_function(node, outer, scope: tuple[str, ...], decorators: list[str])
         kind = KIND_METHOD
     else:
         kind = KIND_FUNCTION
+    return _python_definition(name, kind, outer, scope)
+
+
+def _python_definition(name: str, kind: str, outer, scope: tuple[str, ...]) -> Definition:
+    """``outer`` (the decorated definition where there is one) spans the lines; ``scope`` qualifies the name."""
     qualified = ".".join([s.split(":", 1)[-1] for s in scope] + [name])
     return Definition(
         name=name,
@@ -597,16 +602,7 @@ def _python_child(child, scope: tuple[str, ...]) -> Iterable[Definition]:
             yield from _python_definitions(body, scope + ("def:" + definition.name,))
     elif target.type == "class_definition":
         name = _text(target.child_by_field_name("name"))
-        qualified = ".".join([s.split(":", 1)[-1] for s in scope] + [name])
-        yield Definition(
-            name=name,
-            qualified_name=qualified,
-            kind=KIND_CLASS,
-            language="python",
-            start_line=outer.start_point[0] + 1,
-            end_line=outer.end_point[0] + 1,
-            node=outer,
-        )
+        yield _python_definition(name, KIND_CLASS, outer, scope)
         body = target.child_by_field_name("body")
         if body is not None:
             yield from _python_definitions(body, scope + ("class:" + name,))
