@@ -47,7 +47,7 @@ from portq.ledger import EntryRecord, Ledger, Wave, open_ledger
 from portq.mapping import ChangeMapper
 from portq.matrix import Matrix
 from portq.model import EntryChanges, TouchedSymbol
-from portq.symbol_cache import DefinitionCache, cache_path as definition_cache_path
+from portq.symbol_cache import DefinitionCache, SignatureStore, cache_path as definition_cache_path
 from portq.symbols import SymbolTableCache
 from portq.tree_index import TreeIndex, port_roots_of
 
@@ -125,10 +125,12 @@ def run_scan(config: Config, range_spec: str, *, progress=None, options: dict[st
                 tree=tree_key(config), entry_count=len(revisions), matrix_fingerprint=matrix.fingerprint(),
                 tree_fingerprint=(index.key or "")[:16],
             )
+            signatures = SignatureStore(definition_cache_path(cache_dir), _signature_rules)
+            cleanup.callback(signatures.close)  # the signatures computed, for the next scan that decides again
             context = ClassifierContext(
                 upstream=name, matrix=matrix, tree_root=tree, read_blob=upstream.read_blob,
                 is_ancestor=upstream.is_ancestor, symbol_tables=SymbolTableCache(), cache_dir=cache_dir,
-                options=options, index=index,
+                options=options, index=index, signatures=signatures,
             )
             plan = None if previous is None else plan_rescan(ledger, keys, revisions, previous)
             if plan is not None:
@@ -178,6 +180,13 @@ def run_scan(config: Config, range_spec: str, *, progress=None, options: dict[st
                     f"{wave.entry_count} entries; run the same scan again to mark it complete"
                 ) from None
             return ScanResult(wave, resumed, ledger.wave_entries(wave), name)
+
+
+def _signature_rules() -> str:
+    """The classifier's signature rules, imported only when a scan classifies something."""
+    from portq.verdicts import signature_rules
+
+    return signature_rules()
 
 
 def _read_entries(upstream, matrix, name, cache_dir, revisions, shas, progress,

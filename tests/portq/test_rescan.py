@@ -7,6 +7,7 @@ import pytest
 
 import portq.decision_keys
 import portq.history
+import portq.verdicts
 import portq.scan
 from portq.cli import main
 from portq.ledger import open_ledger
@@ -297,3 +298,15 @@ def test_a_decision_of_other_classifying_code_is_decided_again(workspace, capsys
     scan(capsys)
     wave, _ = latest(workspace)
     assert wave.reuses_wave is None
+
+
+def test_a_rescan_after_an_edit_reads_the_upstream_signatures_the_cold_scan_stored(workspace, capsys, monkeypatch):
+    cold = scan(capsys)
+    port = workspace / "port" / "sparse" / "convert.py"
+    port.write_text(SPARSE_PORT + "# edited\n")
+    with monkeypatch.context() as patch:
+        patch.setattr(portq.verdicts, "signature_of", lambda *a, **k: pytest.fail("an upstream signature computed again"))
+        rescan = scan(capsys)
+    wave, _ = latest(workspace)
+    assert json.loads(wave.redecided)  # entries were decided again, from the stored signatures
+    assert verdicts(rescan) == verdicts(scan(capsys, "--fresh")) == verdicts(cold)
