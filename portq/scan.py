@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import contextlib
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Iterator
 
 from portq.classify import ClassifierContext, build_classifier
 from portq.config import Config, require_tree
@@ -116,10 +116,11 @@ def run_scan(config: Config, range_spec: str, *, progress=None, options: dict[st
             # (mapping: the port files' anchors; a caller query: the files whose bytes hold the name).
             index = TreeIndex.on_demand(tree, cache_dir, port_roots_of(matrix))
             cleanup.callback(index.save)  # what was parsed, cached for the next scan of this tree
+            made: list[DecisionKeys] = []  # the keys, when they are made while git writes the log
             if previous is None:
                 entries = _read_entries(upstream, matrix, name, cache_dir, revisions, revisions.shas, progress,
-                                        index=index)
-            keys = DecisionKeys(matrix, name, index, options)
+                                        index=index, while_waiting=_keys_warmed_up(made, matrix, name, index, options))
+            keys = made[0] if made else DecisionKeys(matrix, name, index, options)
             wave_fields = dict(
                 range_spec=range_spec, upstream=name, base_sha=revisions.base, tip_sha=revisions.tip,
                 tree=tree_key(config), entry_count=len(revisions), matrix_fingerprint=matrix.fingerprint(),
@@ -189,16 +190,27 @@ def _signature_rules() -> str:
     return signature_rules()
 
 
+def _keys_warmed_up(made: list, matrix, name, index, options) -> Iterator[None]:
+    """Steps to take while a cold scan waits for git's log: make the decision keys (into
+    ``made``), then find ahead what each anchor's key and verdicts will ask of the tree."""
+    made.append(DecisionKeys(matrix, name, index, options))
+    yield
+    yield from made[0].warm_up()
+
+
 def _read_entries(upstream, matrix, name, cache_dir, revisions, shas, progress,
-                  positions: list[int] | None = None, index=None) -> list[EntryChanges]:
+                  positions: list[int] | None = None, index=None,
+                  while_waiting: Iterator[None] | None = None) -> list[EntryChanges]:
     """Map the commits ``shas`` of ``revisions`` (all of them in one stream, or a rescan's few at
     ``positions``). With the in-tree ``index`` (its port files' anchors at least), mapping also owns the
-    files no row owns but a port names."""
+    files no row owns but a port names. ``while_waiting``: steps taken while the whole range's log is
+    slower to arrive than it is mapped."""
     entries: list[EntryChanges] = []
     anchored = (lambda paths: bool(index.anchors_for_path(name, paths))) if index is not None else None
     with DefinitionCache(definition_cache_path(cache_dir)) as definitions:
         mapper = ChangeMapper(matrix, name, upstream.read_blob, definitions, upstream.read_blobs, anchored=anchored)
-        commits = upstream.commits(revisions) if positions is None else upstream.commits_of(shas, revisions.spec)
+        commits = upstream.commits(revisions, while_waiting) if positions is None \
+            else upstream.commits_of(shas, revisions.spec)
         try:
             progress.phase(f"reading {revisions.spec}", len(shas))
             for entry in mapper.map_commits(commits):
