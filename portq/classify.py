@@ -53,6 +53,7 @@ class ClassifierContext:
     cache_dir: Path | None = None  # where the in-tree index may cache by content hash
     options: dict[str, Any] = field(default_factory=dict)
     index: Any = None  # portq.tree_index.TreeIndex taken at the start of the scan; built here when None
+    signatures: Any = None  # portq.symbol_cache.SignatureStore of earlier scans' upstream signatures, or None
 
 
 class ProvisionalClassifier:

@@ -35,7 +35,7 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Iterator, Sequence
 
 from portq import __version__
 from portq.anchors import NOT_CARRIED, PORTS
@@ -154,6 +154,15 @@ class DecisionKeys:
                     files.add(launched.file)
         known = self._anchor_files[id(anchor)] = frozenset(files)
         return known
+
+    def warm_up(self) -> Iterator[None]:
+        """Find each anchor's files ahead, one anchor a step (the in-tree records, callers and
+        signatures the keys and the classifier ask for): a cold scan takes these steps while
+        it waits for git's log, time it would otherwise spend idle."""
+        for anchors in self._by_path.values():
+            for anchor in anchors:
+                self._files_of_anchor(anchor)
+                yield
 
     def _tree_part(self, paths: frozenset[str], owned: bool) -> str:
         key = paths | {"\0owned"} if owned else paths

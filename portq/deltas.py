@@ -21,7 +21,6 @@ and decides no verdict.
 from __future__ import annotations
 
 import ast
-import difflib
 import re
 from dataclasses import dataclass, field, replace
 from enum import Enum
@@ -1255,6 +1254,8 @@ def _binding_change(was, now, old_path: str, new_path: str):
     first = names[0]
     (old_line, old_quotes, _), (new_line, new_quotes, _) = before.get(first, (0, (), None)), after.get(first, (0, (), None))
     # The first line that differs, on each side, of a value that may span several.
+    import difflib  # here: only a changed binding needs it, and most scans reach none
+
     i = j = 0
     opcode = next((o for o in difflib.SequenceMatcher(None, [q.replace(" ", "") for q in old_quotes],
                                                       [q.replace(" ", "") for q in new_quotes],

@@ -264,10 +264,15 @@ class Upstream:
 
     # --- commits and blobs ---------------------------------------------------
 
-    def commits(self, revisions: Range) -> Iterator[Commit]:
-        """The commits of ``revisions`` in entry order, from one git process."""
+    def commits(self, revisions: Range, while_waiting: Iterator[object] | None = None) -> Iterator[Commit]:
+        """The commits of ``revisions`` in entry order, from one git process.
+
+        ``while_waiting``: work done a step at a time whenever the next patch
+        has not arrived yet (``ReadAhead``), left off when the log ends.
+        """
         yield from self._log_stream(
-            ["--reverse", "--end-of-options", f"{revisions.base}..{revisions.tip}"], revisions.shas, revisions.spec)
+            ["--reverse", "--end-of-options", f"{revisions.base}..{revisions.tip}"], revisions.shas, revisions.spec,
+            while_waiting=while_waiting)
 
     def commits_of(self, shas: list[str] | tuple[str, ...], spec: str) -> Iterator[Commit]:
         """The commits ``shas`` (entries of ``spec``), in that order, from one git process.
@@ -281,7 +286,7 @@ class Upstream:
                                     stdin="\n".join(shas) + "\n")
 
     def _log_stream(self, selection: list[str], expected_shas: tuple[str, ...], spec: str,
-                    stdin: str | None = None) -> Iterator[Commit]:
+                    stdin: str | None = None, while_waiting: Iterator[object] | None = None) -> Iterator[Commit]:
         log_format, record_mark, message_end = log_marks(secrets.token_hex(8))
         arguments = [
             "git", *_CONFIG_OVERRIDES, "log", "--first-parent", "-m", *_DIFF_OPTIONS, f"--format={log_format}",
@@ -297,7 +302,7 @@ class Upstream:
             )
             expected = iter(expected_shas)
             widen_pipe(process.stdout)
-            output = ReadAhead(process.stdout)
+            output = ReadAhead(process.stdout, while_waiting=while_waiting)
             try:
                 for record in split_records(output, mark=record_mark):
                     commit = parse_record(record, mark=record_mark, message_end=message_end)
@@ -421,7 +426,10 @@ class ReadAhead:
 
     _CHUNK = 1 << 20
 
-    def __init__(self, stream: IO[bytes], limit: int = READ_AHEAD_BYTES) -> None:
+    def __init__(self, stream: IO[bytes], limit: int = READ_AHEAD_BYTES,
+                 while_waiting: Iterator[object] | None = None) -> None:
+        # steps of other work taken instead of blocking while git has not written the next chunk
+        self._while_waiting = while_waiting
         self._chunks: queue.Queue[bytes] = queue.Queue(maxsize=max(1, limit // self._CHUNK))
         self._stop = threading.Event()
         self._ended = False
@@ -452,8 +460,18 @@ class ReadAhead:
         """The next chunk git wrote (any size), b"" at the end."""
         if self._ended:
             return b""
-        data = self._chunks.get()
+        while self._while_waiting is not None:
+            try:
+                data = self._chunks.get_nowait()
+                break
+            except queue.Empty:
+                if next(self._while_waiting, StopIteration) is StopIteration:
+                    self._while_waiting = None
+        else:
+            data = self._chunks.get()
         self._ended = not data
+        if self._ended:
+            self._while_waiting = None
         return data
 
     read = read1

@@ -90,9 +90,11 @@ def sources_for(tree: Path, reading: UpstreamReading) -> Sources:
 
 
 def tree_index(config, matrix):
+    """The tree's index on demand: a report asks about its flagged ports' callers by name, so only
+    the files holding those names are parsed (``reachability_of`` caches what it computed)."""
     from portq.tree_index import TreeIndex, port_roots_of
 
-    return TreeIndex.build(config.tree, config.ledger_path.parent / "cache", port_roots_of(matrix))
+    return TreeIndex.on_demand(config.tree, config.ledger_path.parent / "cache", port_roots_of(matrix))
 
 
 def flagged_ports(verdict) -> list[tuple[str, int, str]]:
@@ -123,6 +125,7 @@ def reachability_of(index, verdict, sources: Sources) -> dict[str, Any] | None:
         chains += found.chains
         tests += [s for s in found.test if (s.file, s.line) not in {(t.file, t.line) for t in tests}]
         truncated |= found.truncated
+    index.save()  # what these questions parsed, for the next report of this tree
     return reports.reachability_context(chains, tests, sources, truncated)
 
 

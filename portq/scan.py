@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import contextlib
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Iterator
 
 from portq.classify import ClassifierContext, build_classifier
 from portq.config import Config, require_tree
@@ -47,7 +47,7 @@ from portq.ledger import EntryRecord, Ledger, Wave, open_ledger
 from portq.mapping import ChangeMapper
 from portq.matrix import Matrix
 from portq.model import EntryChanges, TouchedSymbol
-from portq.symbol_cache import DefinitionCache, cache_path as definition_cache_path
+from portq.symbol_cache import DefinitionCache, SignatureStore, cache_path as definition_cache_path
 from portq.symbols import SymbolTableCache
 from portq.tree_index import TreeIndex, port_roots_of
 
@@ -116,19 +116,22 @@ def run_scan(config: Config, range_spec: str, *, progress=None, options: dict[st
             # (mapping: the port files' anchors; a caller query: the files whose bytes hold the name).
             index = TreeIndex.on_demand(tree, cache_dir, port_roots_of(matrix))
             cleanup.callback(index.save)  # what was parsed, cached for the next scan of this tree
+            made: list[DecisionKeys] = []  # the keys, when they are made while git writes the log
             if previous is None:
                 entries = _read_entries(upstream, matrix, name, cache_dir, revisions, revisions.shas, progress,
-                                        index=index)
-            keys = DecisionKeys(matrix, name, index, options)
+                                        index=index, while_waiting=_keys_warmed_up(made, matrix, name, index, options))
+            keys = made[0] if made else DecisionKeys(matrix, name, index, options)
             wave_fields = dict(
                 range_spec=range_spec, upstream=name, base_sha=revisions.base, tip_sha=revisions.tip,
                 tree=tree_key(config), entry_count=len(revisions), matrix_fingerprint=matrix.fingerprint(),
                 tree_fingerprint=(index.key or "")[:16],
             )
+            signatures = SignatureStore(definition_cache_path(cache_dir), _signature_rules)
+            cleanup.callback(signatures.close)  # the signatures computed, for the next scan that decides again
             context = ClassifierContext(
                 upstream=name, matrix=matrix, tree_root=tree, read_blob=upstream.read_blob,
                 is_ancestor=upstream.is_ancestor, symbol_tables=SymbolTableCache(), cache_dir=cache_dir,
-                options=options, index=index,
+                options=options, index=index, signatures=signatures,
             )
             plan = None if previous is None else plan_rescan(ledger, keys, revisions, previous)
             if plan is not None:
@@ -180,16 +183,34 @@ def run_scan(config: Config, range_spec: str, *, progress=None, options: dict[st
             return ScanResult(wave, resumed, ledger.wave_entries(wave), name)
 
 
+def _signature_rules() -> str:
+    """The classifier's signature rules, imported only when a scan classifies something."""
+    from portq.verdicts import signature_rules
+
+    return signature_rules()
+
+
+def _keys_warmed_up(made: list, matrix, name, index, options) -> Iterator[None]:
+    """Steps to take while a cold scan waits for git's log: make the decision keys (into
+    ``made``), then find ahead what each anchor's key and verdicts will ask of the tree."""
+    made.append(DecisionKeys(matrix, name, index, options))
+    yield
+    yield from made[0].warm_up()
+
+
 def _read_entries(upstream, matrix, name, cache_dir, revisions, shas, progress,
-                  positions: list[int] | None = None, index=None) -> list[EntryChanges]:
+                  positions: list[int] | None = None, index=None,
+                  while_waiting: Iterator[None] | None = None) -> list[EntryChanges]:
     """Map the commits ``shas`` of ``revisions`` (all of them in one stream, or a rescan's few at
     ``positions``). With the in-tree ``index`` (its port files' anchors at least), mapping also owns the
-    files no row owns but a port names."""
+    files no row owns but a port names. ``while_waiting``: steps taken while the whole range's log is
+    slower to arrive than it is mapped."""
     entries: list[EntryChanges] = []
     anchored = (lambda paths: bool(index.anchors_for_path(name, paths))) if index is not None else None
     with DefinitionCache(definition_cache_path(cache_dir)) as definitions:
         mapper = ChangeMapper(matrix, name, upstream.read_blob, definitions, upstream.read_blobs, anchored=anchored)
-        commits = upstream.commits(revisions) if positions is None else upstream.commits_of(shas, revisions.spec)
+        commits = upstream.commits(revisions, while_waiting) if positions is None \
+            else upstream.commits_of(shas, revisions.spec)
         try:
             progress.phase(f"reading {revisions.spec}", len(shas))
             for entry in mapper.map_commits(commits):

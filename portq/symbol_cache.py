@@ -22,6 +22,10 @@ change, so ``DefinitionCache`` keeps them:
   portq version plus a digest of ``portq/symbols.py``, so a newer portq or a
   changed extraction rule never reads lists written by another.
 
+The same file holds ``SignatureStore``'s table: the classifier's upstream
+signatures as text, by blob, path, definition and the signature code's rules,
+so a rescan that decides entries again after an edit computes none of them.
+
 Concurrent scans share the file safely: WAL journal, a busy timeout (and
 ``shared_sqlite.retry_while_busy`` for the first-open steps SQLite answers
 BUSY at once, so two scans creating the file together both keep it), reads
@@ -426,3 +430,148 @@ def _light(d: Definition) -> Definition:
 def cache_path(cache_dir: Path | str) -> Path:
     """Where the definition store of a cache folder lives."""
     return Path(cache_dir) / CACHE_FILE_NAME
+
+
+# --- upstream signatures ------------------------------------------------------------
+
+_SIGNATURE_SCHEMA = """
+CREATE TABLE IF NOT EXISTS signatures (
+    blob      TEXT NOT NULL,
+    path      TEXT NOT NULL,
+    name      TEXT NOT NULL,
+    line      INTEGER NOT NULL,
+    rules     TEXT NOT NULL,
+    signature TEXT NOT NULL,
+    PRIMARY KEY (blob, path, name, line, rules)
+) WITHOUT ROWID
+"""
+_SIGNATURE_COLUMNS = ["blob", "path", "name", "line", "rules", "signature"]
+
+
+class SignatureStore:
+    """The classifier's upstream signatures as text, by content, in the definition store's file.
+
+    A signature of one upstream definition depends only on its blob, path,
+    qualified name and first line, and on the code that extracts it, which the
+    caller names in ``rules`` (``portq.verdicts`` owns what a signature is and
+    how it is written as text; this store keeps the text). So a rescan that
+    decides an entry again after an edit to the tree finds the upstream side
+    of every comparison here instead of parsing and walking it again.
+
+    Opened on first use; rows of other rules are never read and are dropped
+    at the first write; a file that is not a usable store is deleted and
+    rebuilt, any other problem sets the store aside for the scan (the
+    classifier then computes every signature), as ``DefinitionCache`` does.
+    New rows are written in one transaction at ``close``.
+    """
+
+    def __init__(self, path: Path | str | None, rules: "str | Callable[[], str]") -> None:
+        self.path = Path(path) if path is not None else None
+        self._rules = rules  # or what computes them, asked when the store is first used
+        self._db: sqlite3.Connection | None = None
+        self._opened = False
+        self._empty = True  # whether the store held no row of these rules when opened
+        self._pending: list[tuple[str, str, str, int, str, str]] = []
+        self.problem: str | None = None
+        self.replaced: str | None = None
+        self.recalled = 0
+
+    @property
+    def rules(self) -> str:
+        if callable(self._rules):
+            self._rules = self._rules()
+        return self._rules
+
+    def _connection(self) -> sqlite3.Connection | None:
+        if not self._opened:
+            self._opened = True
+            if self.path is not None:
+                self._open()
+        return self._db
+
+    def _open(self, replacing: bool = False) -> None:
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            db = sqlite3.connect(str(self.path), timeout=BUSY_TIMEOUT_S, isolation_level=None)
+        except (OSError, sqlite3.Error) as error:
+            self.problem = f"cannot open {self.path}: {error}"
+            return
+        try:
+            use_wal(db, BUSY_TIMEOUT_S)
+            retry_while_busy(lambda: db.execute(_SIGNATURE_SCHEMA), BUSY_TIMEOUT_S)
+            columns = [row[1] for row in db.execute("PRAGMA table_info(signatures)")]
+            if columns != _SIGNATURE_COLUMNS:
+                raise sqlite3.DatabaseError(f"a signatures table with columns {', '.join(columns)}")
+            self._empty = db.execute("SELECT 1 FROM signatures WHERE rules = ? LIMIT 1",
+                                     (self.rules,)).fetchone() is None
+        except sqlite3.Error as error:
+            db.close()
+            if type(error) is sqlite3.DatabaseError and not replacing and _remove_store(self.path):
+                self._open(replacing=True)
+                self.replaced = f"{self.path} was not a usable signature cache ({error}); it was rebuilt"
+            else:
+                self.problem = f"cannot use {self.path}: {error}"
+            return
+        self._db = db
+
+    def get(self, blob: str, path: str, name: str, line: int) -> str | None:
+        """The stored text of this signature, or None."""
+        db = self._connection()
+        if db is None or self._empty:
+            return None
+        try:
+            row = db.execute("SELECT signature FROM signatures WHERE blob = ? AND path = ? AND name = ? "
+                             "AND line = ? AND rules = ?", (blob, path, name, line, self.rules)).fetchone()
+        except sqlite3.Error as error:
+            self._set_aside(f"cannot read {self.path}: {error}")
+            return None
+        if row is not None:
+            self.recalled += 1
+        return row[0] if row is not None else None
+
+    def put(self, blob: str, path: str, name: str, line: int, text: str) -> None:
+        """Keep this signature's text, written at ``close``."""
+        if self._connection() is not None:
+            self._pending.append((blob, path, name, line, self.rules, text))
+
+    def close(self) -> None:
+        """Write what was put, in one transaction, and close."""
+        db, pending, self._pending = self._db, self._pending, []
+        if db is None:
+            return
+        try:
+            if pending:
+                db.execute("BEGIN IMMEDIATE")
+                try:
+                    db.execute("DELETE FROM signatures WHERE rules != ?", (self.rules,))
+                    db.executemany("INSERT OR IGNORE INTO signatures (blob, path, name, line, rules, signature) "
+                                   "VALUES (?, ?, ?, ?, ?, ?)", pending)
+                except BaseException:
+                    db.execute("ROLLBACK")
+                    raise
+                db.execute("COMMIT")
+        except sqlite3.Error as error:
+            self.problem = f"cannot write {self.path}: {error}"
+        finally:
+            db.close()
+            self._db = None
+
+    def _set_aside(self, problem: str) -> None:
+        if self._db is not None:
+            try:
+                self._db.close()
+            except sqlite3.Error:
+                pass
+        self._db = None
+        self._pending = []
+        self.problem = problem
+
+
+def _remove_store(path: Path) -> bool:
+    """Delete a store and its journal files; whether that worked."""
+    try:
+        for suffix in ("", "-wal", "-shm", "-journal"):
+            Path(f"{path}{suffix}").unlink(missing_ok=True)
+    except OSError:
+        return False
+    return True

@@ -39,8 +39,11 @@ anything and never reads the commit message to decide.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 
 from portq import __version__
 from portq.anchors import Anchor
@@ -99,6 +102,28 @@ CLASSIFIER_VERSION = 8
 """Bumped whenever a change to the verdict logic may change a verdict, so a
 ledger that reuses earlier decisions knows which ones are stale."""
 
+_SIGNATURE_CODE = ("signatures.py", "signatures_cpp.py", "signatures_python.py", "expressions.py", "symbols.py")
+
+
+def signature_rules() -> str:
+    """What a stored upstream signature depends on besides its blob: the portq
+    version and the code that extracts signatures (``SignatureStore``'s rules)."""
+    global _SIGNATURE_RULES
+    if _SIGNATURE_RULES is None:
+        digest = hashlib.sha256()
+        folder = Path(__file__).parent
+        for name in _SIGNATURE_CODE:
+            try:
+                digest.update(name.encode() + b"\0" + (folder / name).read_bytes())
+            except OSError:
+                digest.update(name.encode() + b"\0unreadable")
+        _SIGNATURE_RULES = f"{__version__}+{digest.hexdigest()[:16]}"
+    return _SIGNATURE_RULES
+
+
+_SIGNATURE_RULES: str | None = None
+
+
 def _kind_class(kind: str) -> str:
     return "kernel" if kind in (KIND_CUDA_KERNEL, KIND_TRITON_KERNEL, KIND_DEVICE_FUNCTION) else "host"
 
@@ -149,16 +174,35 @@ class SymbolClassifier:
         key = (blob, path, qualified_name, lines)
         if key in self._signature_cache:
             return self._signature_cache[key]
-        signature = None
-        table = self._table(blob, path)
-        if table is not None and not table.fallback:
-            candidates = [d for d in table.definitions if d.qualified_name == qualified_name]
-            if lines is not None and len(candidates) > 1:
-                candidates = [d for d in candidates if d.start_line == lines[0]] or candidates
-            if candidates:
-                signature = signature_of(candidates[0], table.source, path)
+        store = getattr(self.context, "signatures", None)
+        line = lines[0] if lines is not None else -1
+        signature = self._stored_signature(store, blob, path, qualified_name, line)
+        if signature is None:
+            table = self._table(blob, path)
+            if table is not None and not table.fallback:
+                candidates = [d for d in table.definitions if d.qualified_name == qualified_name]
+                if lines is not None and len(candidates) > 1:
+                    candidates = [d for d in candidates if d.start_line == lines[0]] or candidates
+                if candidates:
+                    signature = signature_of(candidates[0], table.source, path)
+                    if store is not None and blob:
+                        store.put(blob, path, qualified_name, line,
+                                  json.dumps(signature.to_json(), separators=(",", ":")))
         self._signature_cache[key] = signature
         return signature
+
+    @staticmethod
+    def _stored_signature(store, blob, path, qualified_name, line) -> Signature | None:
+        """A signature an earlier scan computed of the same blob and definition, if it is stored and reads back."""
+        if store is None or not blob:
+            return None
+        text = store.get(blob, path, qualified_name, line)
+        if text is None:
+            return None
+        try:
+            return Signature.from_json(json.loads(text))
+        except (ValueError, TypeError, KeyError, AttributeError):
+            return None  # a damaged row is never trusted: computed again
 
     def _definition(self, blob, path, qualified_name, lines):
         """The upstream definition (with its syntax node) of a touched symbol, on one side."""

@@ -42,6 +42,9 @@ class Workspace:
         self.close()
 
     def close(self) -> None:
+        index = self.__dict__.get("tree_index")
+        if index is not None:
+            index.save()  # the records the command's questions computed, cached for the next
         if self._ledger is not None:
             self._ledger.close()
             self._ledger = None
@@ -62,7 +65,8 @@ class Workspace:
     def tree_index(self):
         from portq.tree_index import TreeIndex, port_roots_of
 
-        return TreeIndex.build(self.tree, self.cache_dir, port_roots_of(self.matrix))
+        # on demand: a file is parsed when a question first reaches it (saved at ``close``)
+        return TreeIndex.on_demand(self.tree, self.cache_dir, port_roots_of(self.matrix))
 
     @property
     def cache_dir(self) -> Path:

@@ -76,3 +76,49 @@ def test_the_log_pipe_is_widened_where_the_platform_allows_it(tmp_path):
         os.close(writer)
     with open(tmp_path / "file", "wb+") as not_a_pipe:
         widen_pipe(not_a_pipe)  # refused by the kernel: nothing to do, nothing raised
+
+
+def test_steps_are_taken_while_the_next_chunk_has_not_arrived_and_left_off_at_the_end():
+    import os
+    import time
+
+    read_end, write_end = os.pipe()
+    chunks = [b"a" * 1000, b"b" * 10, b"c" * 7]
+
+    def write_slowly():
+        with os.fdopen(write_end, "wb", buffering=0) as out:
+            for chunk in chunks:
+                time.sleep(0.05)
+                out.write(chunk)
+
+    taken = []
+
+    def steps():
+        for step in range(10_000_000):
+            taken.append(step)
+            time.sleep(0.001)
+            yield
+
+    writer = threading.Thread(target=write_slowly)
+    writer.start()
+    with os.fdopen(read_end, "rb") as stream:
+        reader = ReadAhead(stream, while_waiting=steps())
+        data = b""
+        while chunk := reader.read1():
+            data += chunk
+        at_end = len(taken)
+        assert reader.read1() == b"" and len(taken) == at_end  # no step after the log ended
+        reader.close()
+    writer.join()
+    assert data == b"".join(chunks)
+    assert 0 < at_end < 10_000_000  # steps were taken while waiting, and the rest was left off
+
+
+def test_steps_that_run_out_leave_the_reader_waiting_as_before():
+    data = b"x" * (3 << 20)
+    reader = ReadAhead(io.BufferedReader(io.BytesIO(data)), limit=2 << 20, while_waiting=iter([None, None]))
+    read = b""
+    while chunk := reader.read1():
+        read += chunk
+    reader.close()
+    assert read == data

@@ -252,8 +252,8 @@ def after(owner, name, when):
 
 if phase == "reading":
     original_commits = portq.history.Upstream.commits
-    def commits(self, revisions):
-        for index, commit in enumerate(original_commits(self, revisions)):
+    def commits(self, revisions, *more):
+        for index, commit in enumerate(original_commits(self, revisions, *more)):
             if index == 1:
                 stop_here()
             yield commit

@@ -7,6 +7,7 @@ import pytest
 
 import portq.decision_keys
 import portq.history
+import portq.verdicts
 import portq.scan
 from portq.cli import main
 from portq.ledger import open_ledger
@@ -88,7 +89,7 @@ def no_patches(patch):
     """Make reading any patch fail: what a rescan reads is then visible."""
     read: list[list[str]] = []
 
-    def refuse(self, revisions):
+    def refuse(self, revisions, *more):
         raise AssertionError("the whole range was read again")
 
     def record(self, shas, spec):
@@ -297,3 +298,37 @@ def test_a_decision_of_other_classifying_code_is_decided_again(workspace, capsys
     scan(capsys)
     wave, _ = latest(workspace)
     assert wave.reuses_wave is None
+
+
+def test_a_rescan_after_an_edit_reads_the_upstream_signatures_the_cold_scan_stored(workspace, capsys, monkeypatch):
+    cold = scan(capsys)
+    port = workspace / "port" / "sparse" / "convert.py"
+    port.write_text(SPARSE_PORT + "# edited\n")
+    with monkeypatch.context() as patch:
+        patch.setattr(portq.verdicts, "signature_of", lambda *a, **k: pytest.fail("an upstream signature computed again"))
+        rescan = scan(capsys)
+    wave, _ = latest(workspace)
+    assert json.loads(wave.redecided)  # entries were decided again, from the stored signatures
+    assert verdicts(rescan) == verdicts(scan(capsys, "--fresh")) == verdicts(cold)
+
+
+@pytest.mark.parametrize("warm_up", ["none", "all of it"])
+def test_what_a_cold_scan_finds_ahead_while_waiting_for_git_changes_no_verdict_and_no_key(
+        workspace, capsys, monkeypatch, warm_up):
+    def keys_of_latest():
+        with open_ledger(workspace / ".portq" / "ledger.sqlite", create=False) as ledger:
+            decisions = ledger.decisions(ledger.waves()[-1])
+            return {position: decision.key for position, decision in decisions.items()}
+
+    usual = scan(capsys)
+    usual_keys = keys_of_latest()
+    real = portq.scan._keys_warmed_up
+
+    def taken_first(made, *arguments):
+        steps = list(real(made, *arguments)) if warm_up == "all of it" else []
+        assert len(steps) == (1 + sum(len(a) for a in made[0]._by_path.values()) if made else 0)
+        return iter(())
+
+    monkeypatch.setattr(portq.scan, "_keys_warmed_up", taken_first)
+    other = scan(capsys, "--fresh")
+    assert verdicts(other) == verdicts(usual) and keys_of_latest() == usual_keys
