@@ -39,9 +39,11 @@ anything and never reads the commit message to decide.
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import json
 import re
+import textwrap
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -98,7 +100,7 @@ from portq.symbols import (
 )
 from portq.tree_index import Port, TreeIndex
 
-CLASSIFIER_VERSION = 8
+CLASSIFIER_VERSION = 9
 """Bumped whenever a change to the verdict logic may change a verdict, so a
 ledger that reuses earlier decisions knows which ones are stale."""
 
@@ -224,6 +226,19 @@ class SymbolClassifier:
         if old.node.has_error or new.node.has_error:
             return None
         return renamed_locals(old.node, new.node, language)
+
+    def _same_python_ast(self, symbol: TouchedSymbol) -> bool:
+        """True when a Python definition parses to the same ``ast`` on both
+        sides: a formatter's redundant parentheses or ``X = 0,`` → ``X = (0,)``
+        change tokens, never the program."""
+        if language_for_path(symbol.path) != "python":
+            return False
+        old = self._definition(symbol.old_blob, symbol.old_path or symbol.path, symbol.qualified_name, symbol.old_lines)
+        new = self._definition(symbol.new_blob, symbol.path, symbol.qualified_name, symbol.new_lines)
+        if old is None or new is None or old.node is None or new.node is None:
+            return False
+        before, after = _python_ast_dump(old.node), _python_ast_dump(new.node)
+        return before is not None and before == after
 
     def _derivation(self, entry: EntryChanges, symbol: TouchedSymbol, new: Signature, name: str) -> Derivation | None:
         """How upstream's new launches of this kernel compute the argument
@@ -481,6 +496,13 @@ class SymbolClassifier:
                 "the changed lines outside definitions are comments or blank, so cosmetic rather than a "
                 "change to anything ported",
             )
+        if symbol.kind == KIND_CLASS and symbol.change == "modified" and self._same_python_ast(symbol):
+            return self._base(
+                symbol, NOT_APPLICABLE, "cosmetic", "body",
+                f"{symbol.name} has the same Python AST before and after (formatting only), so cosmetic "
+                "rather than a change to anything ported",
+                [_same_ast_evidence(symbol)],
+            )
         if symbol.name == "<toplevel>" and language_for_path(symbol.path) == "python":
             imports = self._import_change(entry, symbol, paths, anchors, code)
             if imports is not None:
@@ -723,6 +745,13 @@ class SymbolClassifier:
                                      after=Location(Side.NEW, symbol.path,
                                                     symbol.new_lines[0] if symbol.new_lines else None,
                                                     symbol.new_lines[1] if symbol.new_lines else None))],
+            )
+        if self._same_python_ast(symbol):
+            return self._base(
+                symbol, NOT_APPLICABLE, "cosmetic", "body",
+                f"{symbol.name} has the same Python AST before and after (formatting only), so cosmetic "
+                "rather than a change the port must follow",
+                evidence + [_same_ast_evidence(symbol)],
             )
         confined = self._confined_to_scope(symbol, old, new, param_scope)
         if confined is not None:
@@ -1140,6 +1169,38 @@ def _is_code_line(text: str, path: str) -> bool:
     if not stripped:
         return False
     return not stripped.startswith(("/*", "*", "*/"))
+
+
+def _python_ast_dump(node) -> str | None:
+    """The ``ast.dump`` of a Python definition's source with docstrings
+    removed (as the token comparison ignores them), or None when the text
+    does not parse."""
+    column = node.start_point[1]
+    text = " " * column + node.text.decode("utf-8", errors="replace")
+    try:
+        tree = ast.parse(textwrap.dedent(text))
+    except (SyntaxError, ValueError):
+        return None
+    for scope in ast.walk(tree):
+        body = getattr(scope, "body", None)
+        if isinstance(scope, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and body \
+                and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+                and isinstance(body[0].value.value, str):
+            scope.body = body[1:]
+    return ast.dump(tree, include_attributes=False)
+
+
+def _same_ast_evidence(symbol: TouchedSymbol) -> Evidence:
+    return Evidence(kind=Kind.COSMETIC, message="the same Python AST before and after (formatting only)",
+                    side="upstream-new", path=symbol.path,
+                    line=symbol.new_lines[0] if symbol.new_lines else None,
+                    end_line=symbol.new_lines[1] if symbol.new_lines else None, symbol=symbol.name,
+                    before=Location(Side.OLD, symbol.old_path or symbol.path,
+                                    symbol.old_lines[0] if symbol.old_lines else None,
+                                    symbol.old_lines[1] if symbol.old_lines else None),
+                    after=Location(Side.NEW, symbol.path,
+                                   symbol.new_lines[0] if symbol.new_lines else None,
+                                   symbol.new_lines[1] if symbol.new_lines else None))
 
 
 def _anchor_evidence(anchor: Anchor, message: str, kind: Kind = Kind.ANCHOR) -> Evidence:
