@@ -1,7 +1,7 @@
 """A formatter's edits that change Python tokens but not the program (aiter
 ``f9ee4168be``: redundant parentheses removed, ``NEOX = 0,`` → ``NEOX = (0,)``)
 are proven cosmetic on the ``ast``; parentheses that regroup an expression
-are not (docs/tricky-cases.md, case 48). Each runs the real ``portq scan``."""
+are not (docs/tricky-cases.md, case 17c). Each runs the real ``portq scan``."""
 from __future__ import annotations
 
 from portq.model import NEEDS_REVIEW, NOT_APPLICABLE
