@@ -100,7 +100,7 @@ from portq.symbols import (
 )
 from portq.tree_index import Port, TreeIndex
 
-CLASSIFIER_VERSION = 9
+CLASSIFIER_VERSION = 10
 """Bumped whenever a change to the verdict logic may change a verdict, so a
 ledger that reuses earlier decisions knows which ones are stale."""
 
@@ -227,17 +227,27 @@ class SymbolClassifier:
             return None
         return renamed_locals(old.node, new.node, language)
 
+    def _python_asts(self, symbol: TouchedSymbol) -> tuple[str | None, str | None]:
+        """Both sides' ``ast`` dumps of a Python definition; None for a side that is not Python or does not parse."""
+        if language_for_path(symbol.path) != "python":
+            return None, None
+        old = self._definition(symbol.old_blob, symbol.old_path or symbol.path, symbol.qualified_name, symbol.old_lines)
+        new = self._definition(symbol.new_blob, symbol.path, symbol.qualified_name, symbol.new_lines)
+        if old is None or new is None or old.node is None or new.node is None:
+            return None, None
+        return _python_ast_dump(old.node), _python_ast_dump(new.node)
+
+    def _python_ast_differs(self, symbol: TouchedSymbol) -> bool:
+        """True when equal tokens hide a different program: the token comparison drops a comma before a
+        closing bracket, so ``(x,)`` (a tuple) and ``(x)`` read alike there."""
+        before, after = self._python_asts(symbol)
+        return before is not None and after is not None and before != after
+
     def _same_python_ast(self, symbol: TouchedSymbol) -> bool:
         """True when a Python definition parses to the same ``ast`` on both
         sides: a formatter's redundant parentheses or ``X = 0,`` → ``X = (0,)``
         change tokens, never the program."""
-        if language_for_path(symbol.path) != "python":
-            return False
-        old = self._definition(symbol.old_blob, symbol.old_path or symbol.path, symbol.qualified_name, symbol.old_lines)
-        new = self._definition(symbol.new_blob, symbol.path, symbol.qualified_name, symbol.new_lines)
-        if old is None or new is None or old.node is None or new.node is None:
-            return False
-        before, after = _python_ast_dump(old.node), _python_ast_dump(new.node)
+        before, after = self._python_asts(symbol)
         return before is not None and before == after
 
     def _derivation(self, entry: EntryChanges, symbol: TouchedSymbol, new: Signature, name: str) -> Derivation | None:
@@ -720,7 +730,7 @@ class SymbolClassifier:
             return self._base(symbol, NEEDS_REVIEW, None, "fallback",
                               f"the new side of {symbol.name} could not be parsed, so it needs review",
                               evidence)
-        if old.body_tokens_hash == new.body_tokens_hash:
+        if old.body_tokens_hash == new.body_tokens_hash and not self._python_ast_differs(symbol):
             return self._base(
                 symbol, NOT_APPLICABLE, "cosmetic", "body",
                 f"{symbol.name}'s tokens without comments are identical before and after, so cosmetic "
@@ -728,7 +738,7 @@ class SymbolClassifier:
                 evidence,
             )
         renamed = self._renamed_locals(symbol)
-        if renamed is not None:
+        if renamed:  # an empty renaming is equal tokens, which the ``ast`` has just told apart
             pairs = ", ".join(f"{a} → {b}" for a, b in renamed[:4])
             return self._base(
                 symbol, NOT_APPLICABLE, "cosmetic", "body",

@@ -1,7 +1,7 @@
 """A formatter's edits that change Python tokens but not the program (aiter
 ``f9ee4168be``: redundant parentheses removed, ``NEOX = 0,`` → ``NEOX = (0,)``)
 are proven cosmetic on the ``ast``; parentheses that regroup an expression
-are not (docs/tricky-cases.md, case 17c). Each runs the real ``portq scan``."""
+are not (docs/tricky-cases.md, case 17d). Each runs the real ``portq scan``."""
 from __future__ import annotations
 
 from portq.model import NEEDS_REVIEW, NOT_APPLICABLE
@@ -97,3 +97,15 @@ def test_parentheses_that_regroup_an_expression_still_need_review(tmp_path):
     assert kernel.verdict == NEEDS_REVIEW, kernel.reason
     assert "same Python AST" not in kernel.reason
     assert verdict.verdict == NEEDS_REVIEW
+
+
+def test_a_one_element_tuple_losing_its_comma_is_not_cosmetic(tmp_path):
+    """The token comparison drops a trailing comma before a closing bracket (formatters add those), so
+    ``(BLOCK_T,)`` and ``(BLOCK_T)`` read alike there; the ``ast`` tells a tuple from an integer."""
+    before = BEFORE.replace("    x = tl.load(x_ptr + cos_offs)\n", "    shape = (BLOCK_T,)\n    x = tl.load(x_ptr + cos_offs)\n")
+    after = before.replace("    shape = (BLOCK_T,)\n", "    shape = (BLOCK_T)\n")
+    verdicts, _ = classify_history(tmp_path, [CommitSpec("base", files={ROPE: before}),
+                                              CommitSpec("untuple", files={ROPE: after})], TREE)
+    kernel = next(s for s in verdicts[1].symbols if s.symbol == "_rope_kernel")
+    assert kernel.verdict == NEEDS_REVIEW, kernel.reason
+    assert "cosmetic" != kernel.justification
