@@ -31,6 +31,7 @@ from portq.signatures import (
     Signature,
     Use,
     bare_name,
+    UNRESOLVED,
     bind_arguments,
     comment_free_tokens,
     is_docstring,
@@ -1335,9 +1336,17 @@ def _bound_items(before, after, mine, port, cross: bool, upstream, have: tuple[s
                  scope=frozenset()) -> list[Delta]:
     """Argument delta by the kernel parameters the arguments bind to."""
     items: list[Delta] = []
-    removed = [p for p in before.bound if p not in after.bound and p not in scope]
-    added = [p for p in after.bound if p not in before.bound and p not in scope]
+    removed = [p for p in before.bound if p not in after.bound and p not in scope and p != UNRESOLVED]
+    added = [p for p in after.bound if p not in before.bound and p not in scope and p != UNRESOLVED]
     kernel = after.kernel_normalised
+    renamed = _renamed_arguments(before, after, removed, added)
+    if renamed:
+        removed = [p for p in removed if p not in renamed]
+        added = [p for p in added if p not in renamed.values()]
+        pairs = ", ".join(f"{old} to {new}" for old, new in renamed.items())
+        items.append(Delta("sync", "launch",
+                                f"upstream renamed the parameter {pairs} of {kernel} and passes the same value; "
+                                "a name alone asks nothing of the port's launch", upstream))
     still = [p for p in removed if p in have]
     if still:
         items.append(Delta("behind", "launch",
@@ -1350,14 +1359,37 @@ def _bound_items(before, after, mine, port, cross: bool, upstream, have: tuple[s
     if present:
         items.append(Delta("sync", "launch", f"the port's launch already passes {', '.join(present)}",
                                 upstream + [_tree_launch_evidence(port, mine, f"the port passes {present[0]}")]))
-    if missing:
-        # Across languages, or past a ``**options`` splat, the port may pass it
-        # under another name: not evidence of the old shape.
-        status = "undecided" if cross or "*" in mine.slots else "behind"
+    if missing and UNRESOLVED in have:
+        # A splat of unknown length: which parameter each later argument
+        # fills is unknown, so the port may well pass it.
+        splats = ", ".join(t for slot, t in zip(mine.slots, mine.texts) if slot in ("*", "**"))
+        items.append(Delta("undecided", "launch",
+                                f"upstream's launch now passes {', '.join(missing)} to {kernel}; the port's launch "
+                                f"binds through {splats}, whose length could not be determined, so whether it "
+                                "passes them is unresolved",
+                                upstream + [_tree_launch_evidence(port, mine, f"the port's launch binds through {splats}")]))
+    elif missing:
+        # Across languages the port may pass it under another name: not
+        # evidence of the old shape.
+        status = "undecided" if cross else "behind"
         items.append(Delta(status, "launch",
                                 f"upstream's launch now passes {', '.join(missing)} to {kernel}, the port's does not",
                                 upstream + [_tree_launch_evidence(port, mine, f"the port's launch lacks {missing[0]}")]))
     return items
+
+
+def _renamed_arguments(before, after, removed, added) -> dict[str, str]:
+    """Kernel parameters upstream renamed at the launch: a keyword that went
+    away and one that came, passed the same argument text (``SEQ_LEN=t`` →
+    ``T=t``); only pairs the text makes unique."""
+    was = {slot: text for slot, text in zip(before.slots, before.texts) if slot in removed}
+    now = {slot: text for slot, text in zip(after.slots, after.texts) if slot in added}
+    renamed = {}
+    for old, text in was.items():
+        same = [new for new, other in now.items() if other == text]
+        if len(same) == 1 and list(was.values()).count(text) == 1:
+            renamed[old] = same[0]
+    return renamed
 
 
 def _port_binding(launch, index) -> tuple[str, ...] | None:

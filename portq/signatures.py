@@ -130,7 +130,10 @@ class Launch:
     quote: str = ""
     via_macro: str | None = None  # the macro whose body holds the launch
     # Each argument in order: its slot ("#0", "#1", ... for positional ones,
-    # the normalised keyword for keyword ones, "*" for a splat) and its
+    # "-1", "-2", ... counted from the end for positional ones after the last
+    # splat, "?" for one between two splats,
+    # the normalised keyword for keyword ones, "*" for a splat, "**" for a
+    # keyword splat) and its
     # normalised text; and the kernel parameters the arguments bind to when
     # the launched kernel is defined in the same file (None otherwise).
     slots: tuple[str, ...] = ()
@@ -376,19 +379,50 @@ def normalised_text(node) -> str:
     return text
 
 
+UNRESOLVED = "*"  # in a binding: what a splat of unknown length reaches
+
+
 def bind_arguments(slots: Iterable[str], params: list[str]) -> tuple[str, ...]:
     """The parameters (normalised, in order) that arguments in ``slots`` bind
-    to: positional by index, keywords by name; keywords that are no
-    parameter (launch options such as ``num_warps``) bind to nothing."""
+    to, the way Python binds them: positional by index, keywords by name;
+    keywords that are no parameter (launch options such as ``num_warps``)
+    bind to nothing.
+
+    A ``*expr`` splat (slot ``*``) fills as many positions as there are
+    between the arguments before it and the first parameter a keyword names,
+    so the positional arguments after the last splat (slots ``-k``, the k-th
+    from the end) bind just before that parameter: ``k(x, *x.stride(), n,
+    BLOCK=64)`` binds ``n`` to the parameter before ``BLOCK`` whatever the
+    rank of ``x``. When no keyword fixes that end, or a ``**kwargs`` splat
+    (slot ``**``) may hide the keyword that does, or a positional argument
+    sits between two splats (slot ``?``), the binding is unresolved and
+    :data:`UNRESOLVED` stands in the result for what the splats reach."""
+    slots = list(slots)
     known = set(params)
     bound: list[str] = []
+    # A normalised name two parameters share (``tokens``/``TOKENS``) is the
+    # later one as a keyword: the earlier is the one positions can reach.
+    keyword_at = [max(i for i, p in enumerate(params) if p == slot) for slot in slots if slot in known]
+    leading = sum(1 for slot in slots if slot.startswith("#"))
+    trailing = sum(1 for slot in slots if slot.startswith("-"))
+    end = None
+    if "*" in slots and "**" not in slots and keyword_at and leading + trailing <= min(keyword_at):
+        end = min(keyword_at)
     for slot in slots:
         if slot.startswith("#"):
             index = int(slot[1:])
             if index < len(params):
                 bound.append(params[index])
+        elif slot.startswith("-"):
+            if end is not None:
+                bound.append(params[end - int(slot[1:])])
+        elif slot == "*":
+            if end is not None:
+                bound.extend(params[leading:end - trailing])
         elif slot in known:
             bound.append(slot)
+    if "?" in slots or (end is None and ("*" in slots or "**" in slots)):
+        bound.append(UNRESOLVED)
     return tuple(dict.fromkeys(bound))
 
 

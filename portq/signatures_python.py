@@ -288,13 +288,20 @@ class _PythonExtractor:
                         texts.append(normalised_text(element))
                     continue
                 after_splat = after_splat or argument.type == "list_splat"
-                slots.append("*")
+                slots.append("*" if argument.type == "list_splat" else "**")
                 texts.append(normalised_text(argument))
             else:
                 ids = _python_identifiers(argument)
                 positional.append(normalise_name(ids[0]) if ids else _text(argument))
-                slots.append("*" if after_splat else f"#{sum(1 for slot in slots if slot.startswith('#'))}")
+                slots.append("-" if after_splat else f"#{sum(1 for slot in slots if slot.startswith('#'))}")
                 texts.append(normalised_text(argument))
+        # Positions after the last splat are known only from the end
+        # (bind_arguments); those between two splats not at all ("?").
+        last = max((i for i, slot in enumerate(slots) if slot == "*"), default=-1)
+        slots = ["?" if slot == "-" and i < last else slot for i, slot in enumerate(slots)]
+        behind = sum(1 for slot in slots if slot == "-")
+        slots = [f"-{behind - i}" if slot == "-" else slot
+                 for i, slot in zip(_running_count(slots, "-"), slots)]
         params = _kernel_params_in_file(_root(self.outer), kernel, "python")
         renamed = _substituted_names(substitution)
         line = _line_of(node)
@@ -599,6 +606,15 @@ class PythonLocals(ReachingLocals):
 
 def _python_assignments(body) -> PythonLocals:
     return PythonLocals(body)
+
+
+def _running_count(items, wanted) -> list[int]:
+    """For each item, how many ``wanted`` items come before it."""
+    counts, seen = [], 0
+    for item in items:
+        counts.append(seen)
+        seen += item == wanted
+    return counts
 
 
 def _literal_sequence(splat, assignments, substitution) -> list | None:

@@ -324,3 +324,15 @@ def test_cpp_block_index_decomposition_is_of_the_work_index_only():
     kernel = _signatures(CUDA_BLOCKS, "csrc/k.cu")["k"]
     assert {(d.axis, d.operator, d.operand) for d in kernel.decomposition} == {(0, "//", "h"), (0, "%", "h")}
     assert [d.line for d in kernel.decomposition] == [4, 5]
+
+
+def test_arguments_after_a_splat_bind_from_the_first_keyword_parameter():
+    from portq.signatures import UNRESOLVED, bind_arguments
+
+    params = ["x", "out", "stride_t", "stride_d", "rows", "width"]
+    assert bind_arguments(["#0", "#1", "*", "-1", "width"], params) == tuple(params)
+    # No keyword fixes where the positions end, or one may hide in **options.
+    assert bind_arguments(["#0", "#1", "*", "-1"], params) == ("x", "out", UNRESOLVED)
+    assert UNRESOLVED in bind_arguments(["#0", "#1", "*", "-1", "width", "**"], params)
+    # A positional argument between two splats has no known position.
+    assert UNRESOLVED in bind_arguments(["#0", "*", "?", "*", "-1", "width"], params)

@@ -281,3 +281,38 @@ def test_out_parameter_declared_not_carried_is_not_missing(tmp_path):
     verdict = _one_commit(tmp_path, UPSTREAM_CU, cases.PAGE_TASK_BEFORE, cases.PAGE_TASK_AFTER, tree)
     assert verdict.verdict == IN_SYNC
     assert "declares out not carried" in _symbol(verdict, "vllm::map_page_task").reason
+
+
+# --- a renamed kernel parameter the port passes positionally after a splat -----------
+
+
+def test_renamed_parameter_the_port_passes_after_a_stride_splat_is_no_gap(tmp_path):
+    verdict = _one_commit(tmp_path, cases.SPLAT_HOST, cases.SPLAT_BEFORE, cases.SPLAT_RENAMED, cases.splat_tree(),
+                          message="rename SEQ_LEN to T")
+    assert verdict.verdict != REAL_GAP
+    host = _symbol(verdict, "scale_rows")
+    messages = [e.message for e in host.evidence]
+    assert not any("lacks t" in m or "does not" in m and " t " in m for m in messages), messages
+    assert "renamed the parameter seq_len to t" in host.reason, host.reason
+
+
+def test_new_caller_input_the_port_launch_lacks_after_a_splat_is_real_gap(tmp_path):
+    verdict = _one_commit(tmp_path, cases.SPLAT_HOST, cases.SPLAT_BEFORE, cases.SPLAT_NEW_INPUT, cases.splat_tree(),
+                          message="scale the rows by a tensor")
+    assert verdict.verdict == REAL_GAP
+    host = _symbol(verdict, "scale_rows")
+    assert any("the port's launch lacks scale" in e.message for e in host.evidence), [e.message for e in host.evidence]
+
+
+def test_port_launch_past_a_keyword_splat_is_unresolved_not_lacking(tmp_path):
+    tree = cases.splat_tree()
+    port = tree["kernels/mla_prefix/rows.py"]
+    tree["kernels/mla_prefix/rows.py"] = port.replace(
+        "def double_rows(x, out):", "def double_rows(x, out, **options):").replace(
+        "rows, WIDTH=x.shape[1])", "rows, **options)")
+    verdict = _one_commit(tmp_path, cases.SPLAT_HOST, cases.SPLAT_BEFORE, cases.SPLAT_NEW_INPUT, tree,
+                          message="scale the rows by a tensor")
+    host = _symbol(verdict, "scale_rows")
+    messages = [e.message for e in host.evidence]
+    assert not any("launch lacks scale" in m for m in messages), messages
+    assert any("the port's launch binds through *x.stride(), **options" in m for m in messages), messages

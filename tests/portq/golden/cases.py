@@ -342,3 +342,54 @@ def map_page_task(task, num_reqs):
 def page_task_tree(returns_page_begin: bool) -> dict[str, str]:
     returned = "page_begin" if returns_page_begin else "0"
     return {"kernels/kv_cache/page_task.py": PAGE_TASK_PORT.format(returned=returned)}
+
+
+# --- a kernel parameter renamed at the launch; the port passes it positionally -------
+
+SPLAT_HOST = "aiter/ops/triton/gather_kv_b_proj.py"
+SPLAT_BEFORE = '''\
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _scale_rows_kernel(x_ptr, out_ptr, stride_x_t, stride_x_d, SEQ_LEN, BLOCK_D: tl.constexpr):
+    row = tl.program_id(0)
+    offs = tl.arange(0, BLOCK_D)
+    if row < SEQ_LEN:
+        v = tl.load(x_ptr + row * stride_x_t + offs * stride_x_d)
+        tl.store(out_ptr + row * stride_x_t + offs * stride_x_d, v * 2)
+
+
+def scale_rows(x, out):
+    t = x.shape[0]
+    _scale_rows_kernel[(t,)](x, out, *x.stride(), SEQ_LEN=t, BLOCK_D=x.shape[1])
+'''
+SPLAT_RENAMED = SPLAT_BEFORE.replace("SEQ_LEN", "T")
+SPLAT_NEW_INPUT = SPLAT_BEFORE.replace(
+    "x_ptr, out_ptr, stride_x_t", "x_ptr, out_ptr, scale_ptr, stride_x_t").replace(
+    "v * 2)", "v * tl.load(scale_ptr))").replace(
+    "def scale_rows(x, out):", "def scale_rows(x, out, scale):").replace(
+    "](x, out, *x.stride(), SEQ_LEN=t,", "](x, out, scale, *x.stride(), SEQ_LEN=t,")
+
+
+def splat_tree(pass_: str = "") -> dict[str, str]:
+    """A re-implemented port: own names, the length passed positionally after
+    the ``*x.stride()`` splat, the constexpr by keyword."""
+    port = (
+        "import triton\nimport triton.language as tl\n\n\n"
+        "@triton.jit\n"
+        "def _double_kernel(src, dst, row_stride, col_stride, rows, WIDTH: tl.constexpr):\n"
+        "    r = tl.program_id(0)\n"
+        "    cols = tl.arange(0, WIDTH)\n"
+        "    if r < rows:\n"
+        "        tl.store(dst + r * row_stride + cols * col_stride,\n"
+        "                 tl.load(src + r * row_stride + cols * col_stride) * 2)\n\n\n"
+        f"# portq: ports vllm:{SPLAT_HOST}::scale_rows\n"
+        "def double_rows(x, out):\n"
+        "    rows = x.shape[0]\n"
+        f"    _double_kernel[(rows,)](x, out, *x.stride(), rows{pass_}, WIDTH=x.shape[1])\n"
+    )
+    caller = ("from portq_kernels.mla_prefix.rows import double_rows\n\n\n"
+              "def prepare(x, out):\n    double_rows(x, out)\n")
+    return {"kernels/mla_prefix/rows.py": port, "kernels/mla_prefill/prepare.py": caller}
