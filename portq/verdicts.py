@@ -100,7 +100,7 @@ from portq.symbols import (
 )
 from portq.tree_index import Port, TreeIndex
 
-CLASSIFIER_VERSION = 10
+CLASSIFIER_VERSION = 11
 """Bumped whenever a change to the verdict logic may change a verdict, so a
 ledger that reuses earlier decisions knows which ones are stale."""
 
