@@ -130,7 +130,27 @@ def _decode(language: str, fallback: str | None, text: str) -> SymbolTable:
     return SymbolTable(language or None, [Definition(*item) for item in json.loads(text)], fallback=fallback)
 
 
-class DefinitionCache:
+class _Store:
+    """What the definition cache and the signature store share: a store that
+    cannot be used is set aside (closed, its pending rows dropped, the
+    problem kept), and the scan goes on without it."""
+
+    _db: sqlite3.Connection | None
+    _pending: list
+    problem: str | None
+
+    def _set_aside(self, problem: str) -> None:
+        if self._db is not None:
+            try:
+                self._db.close()
+            except sqlite3.Error:
+                pass
+        self._db = None
+        self._pending = []
+        self.problem = problem
+
+
+class DefinitionCache(_Store):
     """Symbol tables without trees, by (blob SHA, language), optionally persisted.
 
     ``path`` None keeps them in memory only. Use as a context manager, or
@@ -174,7 +194,7 @@ class DefinitionCache:
             db.close()
             if is_busy(error):
                 self._set_aside(f"{self.path} stayed locked by another process for over {BUSY_TIMEOUT_S:.0f} s")
-            elif type(error) is sqlite3.DatabaseError and not replacing and self._remove():
+            elif type(error) is sqlite3.DatabaseError and not replacing and _remove_store(self.path):
                 # not a database, a damaged one or another program's table (an OperationalError,
                 # such as a read-only file, is no reason to delete anything)
                 self._open(replacing=True)  # corrupt or foreign: never trusted, rebuilt from scratch
@@ -190,25 +210,6 @@ class DefinitionCache:
                 is not None
         except sqlite3.Error:
             self._holds_lists = True
-
-    def _remove(self) -> bool:
-        """Delete the store and its journal files; whether that worked."""
-        try:
-            for suffix in ("", "-wal", "-shm", "-journal"):
-                Path(f"{self.path}{suffix}").unlink(missing_ok=True)
-        except OSError:
-            return False
-        return True
-
-    def _set_aside(self, problem: str) -> None:
-        if self._db is not None:
-            try:
-                self._db.close()
-            except sqlite3.Error:
-                pass
-        self._db = None
-        self._pending = []
-        self.problem = problem
 
     @property
     def persistent(self) -> bool:
@@ -448,7 +449,7 @@ CREATE TABLE IF NOT EXISTS signatures (
 _SIGNATURE_COLUMNS = ["blob", "path", "name", "line", "rules", "signature"]
 
 
-class SignatureStore:
+class SignatureStore(_Store):
     """The classifier's upstream signatures as text, by content, in the definition store's file.
 
     A signature of one upstream definition depends only on its blob, path,
@@ -555,16 +556,6 @@ class SignatureStore:
         finally:
             db.close()
             self._db = None
-
-    def _set_aside(self, problem: str) -> None:
-        if self._db is not None:
-            try:
-                self._db.close()
-            except sqlite3.Error:
-                pass
-        self._db = None
-        self._pending = []
-        self.problem = problem
 
 
 def _remove_store(path: Path) -> bool:
