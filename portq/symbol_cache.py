@@ -149,6 +149,40 @@ class _Store:
         self._pending = []
         self.problem = problem
 
+    def _connect(self, schema: str, table: str, columns: list[str], what: str,
+                 probe: "Callable[[sqlite3.Connection], None] | None" = None,
+                 replacing: bool = False) -> sqlite3.Connection | None:
+        """The store's connection with ``table`` as ``schema`` makes it (``probe`` reads it once more),
+        or None with the store set aside. A file that is not such a store (not a database, a damaged
+        one, another program's table) is never trusted: it is deleted and rebuilt, with ``replaced``
+        saying so; an OperationalError, such as a read-only file, is no reason to delete anything."""
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            db = sqlite3.connect(str(self.path), timeout=BUSY_TIMEOUT_S, isolation_level=None)
+        except (OSError, sqlite3.Error) as error:
+            self._set_aside(f"cannot open {self.path}: {error}")
+            return None
+        try:
+            use_wal(db, BUSY_TIMEOUT_S)
+            retry_while_busy(lambda: db.execute(schema), BUSY_TIMEOUT_S)
+            found = [row[1] for row in db.execute(f"PRAGMA table_info({table})")]
+            if found != columns:
+                raise sqlite3.DatabaseError(f"a {table} table with columns {', '.join(found)}")
+            if probe is not None:
+                probe(db)
+        except sqlite3.Error as error:
+            db.close()
+            if is_busy(error):
+                self._set_aside(f"{self.path} stayed locked by another process for over {BUSY_TIMEOUT_S:.0f} s")
+            elif type(error) is sqlite3.DatabaseError and not replacing and _remove_store(self.path):
+                rebuilt = self._connect(schema, table, columns, what, probe, replacing=True)
+                self.replaced = f"{self.path} was not a usable {what} ({error}); it was rebuilt"
+                return rebuilt
+            else:
+                self._set_aside(f"cannot use {self.path}: {error}")
+            return None
+        return db
+
 
 class DefinitionCache(_Store):
     """Symbol tables without trees, by (blob SHA, language), optionally persisted.
@@ -177,30 +211,9 @@ class DefinitionCache(_Store):
 
     # --- the store ------------------------------------------------------------
 
-    def _open(self, replacing: bool = False) -> None:
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            db = sqlite3.connect(str(self.path), timeout=BUSY_TIMEOUT_S, isolation_level=None)
-        except (OSError, sqlite3.Error) as error:
-            self._set_aside(f"cannot open {self.path}: {error}")
-            return
-        try:
-            use_wal(db, BUSY_TIMEOUT_S)
-            retry_while_busy(lambda: db.execute(_SCHEMA), BUSY_TIMEOUT_S)
-            columns = [row[1] for row in db.execute("PRAGMA table_info(definitions)")]
-            if columns != _COLUMNS:
-                raise sqlite3.DatabaseError(f"a definitions table with columns {', '.join(columns)}")
-        except sqlite3.Error as error:
-            db.close()
-            if is_busy(error):
-                self._set_aside(f"{self.path} stayed locked by another process for over {BUSY_TIMEOUT_S:.0f} s")
-            elif type(error) is sqlite3.DatabaseError and not replacing and _remove_store(self.path):
-                # not a database, a damaged one or another program's table (an OperationalError,
-                # such as a read-only file, is no reason to delete anything)
-                self._open(replacing=True)  # corrupt or foreign: never trusted, rebuilt from scratch
-                self.replaced = f"{self.path} was not a usable definition cache ({error}); it was rebuilt"
-            else:
-                self._set_aside(f"cannot use {self.path}: {error}")
+    def _open(self) -> None:
+        db = self._connect(_SCHEMA, "definitions", _COLUMNS, "definition cache")
+        if db is None:
             return
         self._db = db
         # A new store (a cold scan's) holds nothing to recall: it is not asked chunk after chunk. Lists
@@ -490,30 +503,12 @@ class SignatureStore(_Store):
                 self._open()
         return self._db
 
-    def _open(self, replacing: bool = False) -> None:
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            db = sqlite3.connect(str(self.path), timeout=BUSY_TIMEOUT_S, isolation_level=None)
-        except (OSError, sqlite3.Error) as error:
-            self.problem = f"cannot open {self.path}: {error}"
-            return
-        try:
-            use_wal(db, BUSY_TIMEOUT_S)
-            retry_while_busy(lambda: db.execute(_SIGNATURE_SCHEMA), BUSY_TIMEOUT_S)
-            columns = [row[1] for row in db.execute("PRAGMA table_info(signatures)")]
-            if columns != _SIGNATURE_COLUMNS:
-                raise sqlite3.DatabaseError(f"a signatures table with columns {', '.join(columns)}")
+    def _open(self) -> None:
+        def probe(db: sqlite3.Connection) -> None:
             self._empty = db.execute("SELECT 1 FROM signatures WHERE rules = ? LIMIT 1",
                                      (self.rules,)).fetchone() is None
-        except sqlite3.Error as error:
-            db.close()
-            if type(error) is sqlite3.DatabaseError and not replacing and _remove_store(self.path):
-                self._open(replacing=True)
-                self.replaced = f"{self.path} was not a usable signature cache ({error}); it was rebuilt"
-            else:
-                self.problem = f"cannot use {self.path}: {error}"
-            return
-        self._db = db
+
+        self._db = self._connect(_SIGNATURE_SCHEMA, "signatures", _SIGNATURE_COLUMNS, "signature cache", probe)
 
     def get(self, blob: str, path: str, name: str, line: int) -> str | None:
         """The stored text of this signature, or None."""
