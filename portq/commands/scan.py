@@ -39,7 +39,7 @@ import sys
 from collections import Counter
 
 from portq import output
-from portq.commands.selection import range_text, resume_command, revision_text
+from portq.commands.selection import range_text, resume_command, revision_text, wave_range
 from portq.errors import ConfigError, HistoryError, LedgerError, PortqError
 from portq.model import FLAGGED, NOT_APPLICABLE, VERDICTS
 
@@ -93,9 +93,9 @@ def continuation_range(workspace, to: str | None) -> tuple[str, str] | tuple[str
             wave = unfinished[-1]
             if to is None:  # the same command again (a CI job rerun) finishes it
                 recorded = len(ledger.recorded_positions(wave))
-                print(output.one_line(f"Resuming {wave.name} ({wave.base_sha[:12]}..{wave.tip_sha[:12]}), {wave.status} "
+                print(output.one_line(f"Resuming {wave.name} ({wave_range(wave)}), {wave.status} "
                                       f"with {recorded} of {wave.entry_count} entries recorded."), file=sys.stderr)
-                return wave.upstream, f"{wave.base_sha[:12]}..{wave.tip_sha[:12]}"
+                return wave.upstream, wave_range(wave)
             raise LedgerError(f"no complete wave{which} in {ledger.path} to continue from; {wave.name} of upstream "
                               f"{wave.upstream} is {wave.status}: resume it with {resume_command(wave.upstream, wave)}")
         raise LedgerError(f"no complete wave{which} in {ledger.path} to continue from: start with portq scan A..B")

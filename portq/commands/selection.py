@@ -23,7 +23,12 @@ _WAVE_NAME = re.compile(r"^(?:PORTQ-)?\d{1,18}$", re.I)
 def resume_command(upstream: str, wave) -> str:
     """The scan that completes an unfinished ``wave``: its range by SHAs, which a moved branch or tag cannot change
     (the ledger resumes a wave of the same range, tree and matrix)."""
-    return f"portq scan {wave.base_sha[:12]}..{wave.tip_sha[:12]} --upstream {upstream}"
+    return f"portq scan {wave_range(wave)} --upstream {upstream}"
+
+
+def wave_range(wave) -> str:
+    """``BASE12..TIP12``: the wave's range by its SHAs, the form a resume names."""
+    return f"{wave.base_sha[:12]}..{wave.tip_sha[:12]}"
 
 
 def entry_number(text: str) -> int:
