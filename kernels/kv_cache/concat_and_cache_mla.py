@@ -47,9 +47,9 @@ def _token_entries(slot_mapping, tokens, num_tokens, num_slots, block_stride, en
                    BLOCK_SIZE: tl.constexpr, NARROW: tl.constexpr):
     """For each entry of ``tokens``: whether it is written, whether its slot lies
     past the cache (a violation: upstream would write out of bounds; here it is
-    never written), and the offset of its cache entry. Computed once per token,
-    then broadcast to the token's tile rows: the division by the block size was
-    most of the writers' slot cost. ``BLOCK_SIZE`` is a compile-time constant, so
+    never written), and the offset of its cache entry. Computed once per token
+    and broadcast to the token's tile rows (the ds_mla writers used to divide the
+    slot again for every tile row). ``BLOCK_SIZE`` is a compile-time constant, so
     a power of two is a shift; ``NARROW`` (the host knows every slot of the cache
     fits in 32 bits) divides in unsigned 32-bit arithmetic. The bound is checked on
     the 64-bit slot, so no wrapped value can alias a slot inside the cache."""
@@ -142,7 +142,8 @@ def concat_and_cache_mla_kernel(
             codes = fp32_to_fp8_code(_divide_by_scale(x, scale_value, reciprocal, in_range, NATIVE),
                                      CONVERSION == 2, NATIVE)
             tl.store(dst, codes.to(tl.uint8), mask=mask)
-    # Last, so the trap waits on nothing the stores need (bad slots are masked above).
+    # Last: in the default mode the trap then orders no load or store behind the
+    # slot reduction (bad slots are masked above, so nothing was written for them).
     record_violation(index_flag, past, TRAP)
 
 
