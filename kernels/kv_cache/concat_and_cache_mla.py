@@ -43,16 +43,27 @@ WRITER_TILING = {"element": (8, 4), "fp8_ds_mla": (4, 4), "nvfp4_ds_mla": (8, 4)
 
 
 @triton.jit
-def _token_slots(slot_mapping, tokens, num_tokens, block_size, num_blocks, index_flag, TRAP: tl.constexpr):
-    """For each entry of ``tokens``: whether it is written, and its cache block and
-    offset. Slots past the cache are never written (upstream would write out of
-    bounds): they clear ``index_flag``."""
+def _token_entries(slot_mapping, tokens, num_tokens, num_slots, block_stride, entry_stride,
+                   BLOCK_SIZE: tl.constexpr, NARROW: tl.constexpr):
+    """For each entry of ``tokens``: whether it is written, whether its slot lies
+    past the cache (a violation: upstream would write out of bounds; here it is
+    never written), and the offset of its cache entry. Computed once per token
+    and broadcast to the token's tile rows (the ds_mla writers used to divide the
+    slot again for every tile row). ``BLOCK_SIZE`` is a compile-time constant, so
+    a power of two is a shift; ``NARROW`` (the host knows every slot of the cache
+    fits in 32 bits) divides in unsigned 32-bit arithmetic. The bound is checked on
+    the 64-bit slot, so no wrapped value can alias a slot inside the cache."""
     in_batch = tokens < num_tokens
     slot = tl.load(slot_mapping + tokens, mask=in_batch, other=-1)
-    block = slot // block_size
-    write = in_batch & (slot >= 0) & (block < num_blocks)
-    record_violation(index_flag, in_batch & (slot >= 0) & (block >= num_blocks), TRAP)
-    return tokens.to(tl.int64), write, block, slot % block_size
+    write = in_batch & (slot >= 0) & (slot < num_slots)
+    past = in_batch & (slot >= num_slots)
+    if NARROW:
+        kept = tl.where(write, slot, 0).to(tl.uint32)
+    else:
+        kept = tl.where(write, slot, 0).to(tl.uint64)
+    block = (kept // BLOCK_SIZE).to(tl.int64)
+    offset = (kept % BLOCK_SIZE).to(tl.int64)
+    return tokens.to(tl.int64), write, past, block * block_stride + offset * entry_stride
 
 
 @triton.jit
@@ -78,12 +89,13 @@ def concat_and_cache_mla_kernel(
     k_pe_stride,
     kv_lora_rank,
     pe_dim,
-    block_size,
     scale,
     num_tokens,
-    num_blocks,
+    num_slots,
     index_flag,
     TRAP: tl.constexpr,
+    BLOCK_SIZE: tl.constexpr,
+    NARROW: tl.constexpr,
     CONVERSION: tl.constexpr,
     SOURCE_IS_BF16: tl.constexpr,
     RANK_BLOCK: tl.constexpr,
@@ -96,10 +108,11 @@ def concat_and_cache_mla_kernel(
     copy); fp8 divides by ``scale[0]`` (IEEE, :func:`divide_rn` through the
     reciprocal for a scale in [2^-100, 2^100], ``div_rn`` outside it) and
     rounds to the fp8 code."""
-    tokens, write, block, offset = _token_slots(
-        slot_mapping, tl.program_id(0) * TOKENS + tl.arange(0, TOKENS), num_tokens, block_size, num_blocks, index_flag, TRAP
+    tokens, write, past, entry_offset = _token_entries(
+        slot_mapping, tl.program_id(0) * TOKENS + tl.arange(0, TOKENS), num_tokens, num_slots,
+        block_stride, entry_stride, BLOCK_SIZE, NARROW,
     )
-    entry = kv_cache + block * block_stride + offset * entry_stride
+    entry = kv_cache + entry_offset
     scale_value = 1.0
     reciprocal = 1.0
     in_range = False
@@ -129,6 +142,9 @@ def concat_and_cache_mla_kernel(
             codes = fp32_to_fp8_code(_divide_by_scale(x, scale_value, reciprocal, in_range, NATIVE),
                                      CONVERSION == 2, NATIVE)
             tl.store(dst, codes.to(tl.uint8), mask=mask)
+    # Last: in the default mode the trap then orders no load or store behind the
+    # slot reduction (bad slots are masked above, so nothing was written for them).
+    record_violation(index_flag, past, TRAP)
 
 
 # portq: ports vllm:csrc/libtorch_stable/cache_kernels.cu::concat_and_cache_ds_mla_kernel @00eb0c874e
@@ -145,36 +161,30 @@ def concat_and_cache_ds_mla_kernel(
     entry_stride,
     kv_c_stride,
     k_pe_stride,
-    block_size,
     num_tokens,
-    num_blocks,
+    num_slots,
     index_flag,
     TRAP: tl.constexpr,
+    BLOCK_SIZE: tl.constexpr,
+    NARROW: tl.constexpr,
     SOURCE_IS_BF16: tl.constexpr,
     TOKENS: tl.constexpr,
     NATIVE: tl.constexpr,
 ):
-    """fp8_ds_mla. Rows of the NoPE tile are (token, 128-wide tile) pairs, so the
-    tile amax is one row reduction. Strides are in bytes; the fp32 scales and the
+    """fp8_ds_mla. The NoPE tile is [token, 128-wide tile, column], so each tile
+    amax is one reduction over the last axis and each token's entry offset is
+    broadcast to its four tiles. Strides are in bytes; the fp32 scales and the
     16-bit RoPE go through 4- and 2-byte views of the same cache."""
-    first_token = tl.program_id(0) * TOKENS
-    tokens, write, block, offset = _token_slots(
-        slot_mapping, first_token + tl.arange(0, TOKENS), num_tokens, block_size, num_blocks, index_flag, TRAP
+    tokens, write, past, entry = _token_entries(
+        slot_mapping, tl.program_id(0) * TOKENS + tl.arange(0, TOKENS), num_tokens, num_slots,
+        block_stride, entry_stride, BLOCK_SIZE, NARROW,
     )
-    entry_bytes = block * block_stride + offset * entry_stride
-
-    rows = tl.arange(0, TOKENS * 4)
-    row_tile = rows % 4
-    row_src, row_write, row_block, row_offset = _token_slots(
-        slot_mapping, first_token + rows // 4, num_tokens, block_size, num_blocks, index_flag, TRAP
-    )
-    row_entry = row_block * block_stride + row_offset * entry_stride
+    tiles = tl.arange(0, 4)
     cols = tl.arange(0, 128)
-    mask = row_write[:, None]
-    x = load_as_fp32(
-        kv_c + row_src[:, None] * kv_c_stride + row_tile[:, None] * 128 + cols[None, :], mask, SOURCE_IS_BF16
-    )
-    amax = tl.max(tl.abs(x), axis=1)
+    tile_cols = tiles[None, :, None] * 128 + cols[None, None, :]
+    mask = write[:, None, None]
+    x = load_as_fp32(kv_c + tokens[:, None, None] * kv_c_stride + tile_cols, mask, SOURCE_IS_BF16)
+    amax = tl.max(tl.abs(x), axis=2)
     tile_scale = tl.maximum(tl.math.div_rn(amax, 448.0), 1.1754943508222875e-38)
     # x / tile_scale through the reciprocal (divide_rn). A tile whose amax is
     # under 2^-100 may hold subnormals with quotients in fp8 range: both sides are
@@ -184,18 +194,19 @@ def concat_and_cache_ds_mla_kernel(
     finite = tile_scale < float("inf")
     boost = tl.where(amax < 7.888609052210118e-31, 1.8446744073709552e19, 1.0)
     divisor = tl.where(finite, tile_scale * boost, 1.0)
-    reciprocal = tl.where(finite, tl.math.div_rn(tl.full([TOKENS * 4], 1.0, tl.float32), divisor), 0.0)
+    reciprocal = tl.where(finite, tl.math.div_rn(tl.full([TOKENS, 4], 1.0, tl.float32), divisor), 0.0)
     if NATIVE:
-        quotient = divide_rn(x * boost[:, None], divisor[:, None], reciprocal[:, None], NATIVE, True)
+        quotient = divide_rn(x * boost[:, :, None], divisor[:, :, None], reciprocal[:, :, None], NATIVE, True)
     else:
-        quotient = tl.math.div_rn(x, tile_scale[:, None])
+        quotient = tl.math.div_rn(x, tile_scale[:, :, None])
     codes = fp32_to_fp8_code(quotient, False, NATIVE)
-    tl.store(kv_cache + row_entry[:, None] + row_tile[:, None] * 128 + cols[None, :], codes.to(tl.uint8), mask=mask)
-    tl.store(kv_cache_as_fp32 + (row_entry >> 2) + 128 + row_tile, tile_scale, mask=row_write)
+    tl.store(kv_cache + entry[:, None, None] + tile_cols, codes.to(tl.uint8), mask=mask)
+    tl.store(kv_cache_as_fp32 + (entry >> 2)[:, None] + 128 + tiles[None, :], tile_scale, mask=write[:, None])
 
     rope_cols = tl.arange(0, 64)
     rope = tl.load(k_pe + tokens[:, None] * k_pe_stride + rope_cols[None, :], mask=write[:, None])
-    tl.store(kv_cache_as_16bit + (entry_bytes >> 1)[:, None] + 264 + rope_cols[None, :], rope, mask=write[:, None])
+    tl.store(kv_cache_as_16bit + (entry >> 1)[:, None] + 264 + rope_cols[None, :], rope, mask=write[:, None])
+    record_violation(index_flag, past, TRAP)
 
 
 # portq: ports vllm:csrc/libtorch_stable/nvfp4_ds_mla_cache_kernels.cu::concat_and_cache_nvfp4_ds_mla_kernel @03b6016490
@@ -211,11 +222,12 @@ def concat_and_cache_nvfp4_ds_mla_kernel(
     entry_stride,
     kv_c_stride,
     k_pe_stride,
-    block_size,
     num_tokens,
-    num_blocks,
+    num_slots,
     index_flag,
     TRAP: tl.constexpr,
+    BLOCK_SIZE: tl.constexpr,
+    NARROW: tl.constexpr,
     TOKENS: tl.constexpr,
     PAIRS: tl.constexpr,
     FMA: tl.constexpr,
@@ -230,30 +242,23 @@ def concat_and_cache_nvfp4_ds_mla_kernel(
     conversions this kernel wrote wrong scale bytes on the H200 (Triton 3.6;
     not root-caused), the integer path is bit-exact there."""
     NATIVE: tl.constexpr = False
-    first_token = tl.program_id(0) * TOKENS
-    tokens, write, block, offset = _token_slots(
-        slot_mapping, first_token + tl.arange(0, TOKENS), num_tokens, block_size, num_blocks, index_flag, TRAP
+    tokens, write, past, entry = _token_entries(
+        slot_mapping, tl.program_id(0) * TOKENS + tl.arange(0, TOKENS), num_tokens, num_slots,
+        block_stride, entry_stride, BLOCK_SIZE, NARROW,
     )
-    entry = kv_cache + block * block_stride + offset * entry_stride
-
-    rows = tl.arange(0, TOKENS * 32)
-    row_tile = rows % 32
-    row_src, row_write, row_block, row_offset = _token_slots(
-        slot_mapping, first_token + rows // 32, num_tokens, block_size, num_blocks, index_flag, TRAP
-    )
-    row_entry = row_block * block_stride + row_offset * entry_stride
+    tiles = tl.arange(0, 32)
     pairs = tl.arange(0, 8)
-    mask = row_write[:, None]
+    mask = write[:, None, None]
     if PAIRS:
-        words = tl.load(kv_c + row_src[:, None] * kv_c_stride + row_tile[:, None] * 8 + pairs[None, :],
+        words = tl.load(kv_c + tokens[:, None, None] * kv_c_stride + tiles[None, :, None] * 8 + pairs[None, None, :],
                         mask=mask, other=0)
         even = (words << 16).to(tl.float32, bitcast=True)
         odd = (words & -65536).to(tl.float32, bitcast=True)
     else:
-        src = kv_c + row_src[:, None] * kv_c_stride + row_tile[:, None] * 16 + 2 * pairs[None, :]
+        src = kv_c + tokens[:, None, None] * kv_c_stride + tiles[None, :, None] * 16 + 2 * pairs[None, None, :]
         even = load_as_fp32(src, mask, True)
         odd = load_as_fp32(src + 1, mask, True)
-    amax = tl.max(tl.maximum(tl.abs(even), tl.abs(odd)), axis=1)
+    amax = tl.max(tl.maximum(tl.abs(even), tl.abs(odd)), axis=2)
     if FMA:
         wanted = tl.maximum(divide_rn(amax, 6.0, 0.1666666716337204, FMA), 0.001953125)
     else:
@@ -261,15 +266,18 @@ def concat_and_cache_nvfp4_ds_mla_kernel(
     scale_code = fp32_to_fp8_code(wanted, False, NATIVE)
     bump = (fp8_code_to_fp32(scale_code, False, NATIVE) < wanted) & (scale_code < 0x7E)
     scale_code = scale_code + bump.to(tl.int32)
-    inverse = tl.math.div_rn(tl.full([TOKENS * 32], 1.0, tl.float32), fp8_code_to_fp32(scale_code, False, NATIVE))
-    packed = fp32_to_e2m1_code(even * inverse[:, None]) | (fp32_to_e2m1_code(odd * inverse[:, None]) << 4)
-    tl.store(kv_cache + row_entry[:, None] + row_tile[:, None] * 8 + pairs[None, :], packed.to(tl.uint8), mask=mask)
-    scale_byte = 320 + 8 * (row_tile & 3) + (row_tile >> 2)
-    tl.store(kv_cache + row_entry + scale_byte, scale_code.to(tl.uint8), mask=row_write)
+    inverse = tl.math.div_rn(tl.full([TOKENS, 32], 1.0, tl.float32), fp8_code_to_fp32(scale_code, False, NATIVE))
+    packed = fp32_to_e2m1_code(even * inverse[:, :, None]) | (fp32_to_e2m1_code(odd * inverse[:, :, None]) << 4)
+    tl.store(kv_cache + entry[:, None, None] + tiles[None, :, None] * 8 + pairs[None, None, :], packed.to(tl.uint8),
+             mask=mask)
+    scale_byte = 320 + 8 * (tiles & 3) + (tiles >> 2)
+    tl.store(kv_cache + entry[:, None] + scale_byte[None, :], scale_code.to(tl.uint8), mask=write[:, None])
 
     rope_cols = tl.arange(0, 64)
     rope = load_as_fp32(k_pe + tokens[:, None] * k_pe_stride + rope_cols[None, :], write[:, None], True)
-    tl.store(entry[:, None] + 256 + rope_cols[None, :], fp32_to_fp8_code(rope, False, NATIVE).to(tl.uint8), mask=write[:, None])
+    tl.store(kv_cache + entry[:, None] + 256 + rope_cols[None, :], fp32_to_fp8_code(rope, False, NATIVE).to(tl.uint8),
+             mask=write[:, None])
+    record_violation(index_flag, past, TRAP)
 
 
 def _writer_grid(num_tokens: int, tokens_per_program: int) -> tuple[int]:
@@ -360,11 +368,13 @@ def concat_and_cache_mla(
     grid = _writer_grid(num_tokens, tokens)
     native = native_casts(kv_cache)
     common = (slot_mapping, kv_cache.stride(0), kv_cache.stride(1), kv_c.stride(0), k_pe.stride(0))
+    num_slots = num_blocks * block_size
+    slots = dict(BLOCK_SIZE=block_size, NARROW=num_slots <= 2**32)
     if kv_cache_dtype == fmt.FP8_DS_MLA:
         raw = kv_cache.view(torch.uint8)
         concat_and_cache_ds_mla_kernel[grid](
             _as_bits(kv_c), k_pe.view(torch.int16), raw, raw.view(torch.float32), raw.view(torch.int16),
-            *common, block_size, num_tokens, num_blocks, flag, check.trap_in_kernel(device),
+            *common, num_tokens, num_slots, flag, check.trap_in_kernel(device), **slots,
             SOURCE_IS_BF16=kv_c.dtype == torch.bfloat16, TOKENS=tokens, NATIVE=native, num_warps=warps,
         )
     elif kv_cache_dtype == fmt.NVFP4_DS_MLA:
@@ -374,7 +384,7 @@ def concat_and_cache_mla(
         concat_and_cache_nvfp4_ds_mla_kernel[grid](
             words, _as_bits(k_pe), kv_cache.view(torch.uint8),
             slot_mapping, kv_cache.stride(0), kv_cache.stride(1), words.stride(0), k_pe.stride(0),
-            block_size, num_tokens, num_blocks, flag, check.trap_in_kernel(device),
+            num_tokens, num_slots, flag, check.trap_in_kernel(device), **slots,
             TOKENS=tokens, PAIRS=pairs, FMA=native, num_warps=warps,
         )
     else:
@@ -386,7 +396,7 @@ def concat_and_cache_mla(
             kv_c_arg, k_pe_arg, cache_arg = _as_bits(kv_c), _as_bits(k_pe), kv_cache.view(torch.uint8)
         concat_and_cache_mla_kernel[grid](
             kv_c_arg, k_pe_arg, cache_arg,
-            *common, kv_lora_rank, pe_dim, block_size, scale, num_tokens, num_blocks, flag, check.trap_in_kernel(device),
+            *common, kv_lora_rank, pe_dim, scale, num_tokens, num_slots, flag, check.trap_in_kernel(device), **slots,
             CONVERSION=int(conversion),
             SOURCE_IS_BF16=kv_c.dtype == torch.bfloat16,
             RANK_BLOCK=triton.next_power_of_2(kv_lora_rank),

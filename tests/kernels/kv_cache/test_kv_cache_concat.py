@@ -137,6 +137,28 @@ def test_nvfp4_ds_mla_rows_off_4_byte_boundaries():
     _run_both(kv_c, k_pe, cache, _slots(13, 48, gen), "nvfp4_ds_mla", torch.tensor([1.0]))
 
 
+@pytest.mark.parametrize("block_size", [3, 48])
+@pytest.mark.parametrize("kv_cache_dtype", ["auto", "fp8", "fp8_ds_mla", "nvfp4_ds_mla"])
+def test_odd_block_sizes_and_the_last_slots(block_size, kv_cache_dtype):
+    """Block sizes that are not powers of two (the slot division is no shift),
+    and slots at both ends of the cache, the very last one included."""
+    gen = generator(block_size + 7)
+    num_blocks, num_tokens = 3, 13
+    num_slots = num_blocks * block_size
+    ds = kv_cache_dtype in ("fp8_ds_mla", "nvfp4_ds_mla")
+    rank = 512 if ds else 256
+    dtype = torch.bfloat16
+    kv_c = random_values((num_tokens, rank), dtype, gen=gen)
+    k_pe = random_values((num_tokens, 64), dtype, gen=gen)
+    entry = {"fp8_ds_mla": 656, "nvfp4_ds_mla": 352}.get(kv_cache_dtype, rank + 64)
+    cache_dtype = dtype if kv_cache_dtype == "auto" else torch.uint8
+    cache = poisoned((num_blocks, block_size, entry), cache_dtype)
+    slots = torch.randperm(num_slots - 2, generator=gen)[1 : num_tokens - 1].to(torch.int64) + 1
+    slots = torch.cat([torch.tensor([num_slots - 1]), slots, torch.tensor([0])])
+    slots[3] = -1
+    _run_both(kv_c, k_pe, cache, slots, kv_cache_dtype, torch.tensor([0.1]))
+
+
 @pytest.mark.parametrize("kv_cache_dtype", ["fp8", "fp8_ds_mla"])
 def test_fp8_writers_keep_signed_zeros_and_infinities(kv_cache_dtype):
     """The reciprocal division's special cases: -0 keeps its sign, an infinite

@@ -169,6 +169,39 @@ def test_concat_slots_past_the_cache_are_masked_flagged_and_named():
             ops.concat_and_cache_mla(kv_c, k_pe, cache.view, slot_mapping, "auto", scale)
 
 
+_WRITER_ENTRY = {"auto": (576, torch.bfloat16), "fp8": (576, torch.uint8),
+                 "fp8_ds_mla": (656, torch.uint8), "nvfp4_ds_mla": (352, torch.uint8)}
+
+
+@pytest.mark.parametrize("kv_cache_dtype", list(_WRITER_ENTRY))
+def test_every_writer_masks_and_flags_slots_past_the_cache(kv_cache_dtype):
+    """Slots just past the cache, past 2^31, and 2^32 + 3 (which a 32-bit slot
+    would wrap to the valid slot 3): none is written anywhere, each clears the
+    flag, and the valid tokens around them are written as the reference writes them."""
+    num_slots = NUM_BLOCKS * BLOCK
+    slots = [num_slots - 1, num_slots, 2, -1, 2**31 + 1, 7, 2**32 + 3, num_slots + BLOCK, 0]
+    good = [0, 2, 5, 8]
+    entry, cache_dtype = _WRITER_ENTRY[kv_cache_dtype]
+    kv_c, k_pe, _, slot_mapping = _concat_case(slots)
+    sentinel = -99.0 if cache_dtype == torch.bfloat16 else GUARD_BYTE
+    cache = Guarded(torch.zeros(NUM_BLOCKS, BLOCK, entry, dtype=cache_dtype), BLOCK * entry, sentinel)
+    scale = torch.full((1,), 0.5, device=DEVICE)
+    validation.reset_index_flag(DEVICE)
+    with validation.index_checks("record"):
+        ops.concat_and_cache_mla(kv_c, k_pe, cache.view, slot_mapping, kv_cache_dtype, scale)
+    assert int(validation.index_flag(DEVICE)[0]) == 0
+    validation.reset_index_flag(DEVICE)
+    assert cache.margins_intact()
+    expected = torch.zeros(NUM_BLOCKS, BLOCK, entry, dtype=cache_dtype)
+    ref.concat_and_cache_mla(kv_c.cpu()[good], k_pe.cpu()[good], expected,
+                             torch.tensor([slots[t] for t in good]), kv_cache_dtype, scale.cpu())
+    assert torch.equal(cache.view.cpu().view(torch.uint8), expected.view(torch.uint8))
+    if DEVICE.type == "cpu":
+        with pytest.raises(ValueError, match="slot_mapping entries must index inside"):
+            ops.concat_and_cache_mla(kv_c, k_pe, cache.view, slot_mapping, kv_cache_dtype, scale)
+        assert int(validation.index_flag(DEVICE)[0]) == 1
+
+
 def test_padding_slots_are_not_violations():
     kv_c, k_pe, cache, slot_mapping = _concat_case([-1, 3, -1])
     ops.concat_and_cache_mla(kv_c, k_pe, cache.view, slot_mapping, "auto", torch.ones(1, device=DEVICE))
