@@ -150,16 +150,22 @@ prologue and lower occupancy. Other tilings (4-16 warps, 8-64 tokens per step) m
 upconvert's unchecked kernel to 28.5 us, but its default (trapping) kernel to 33.8 us, 1.19x, so \
 the tiling is unchanged.
 - **Writers (300K tokens).** Instruction-bound, not memory-bound: SM throughput 68% (bf16->fp8), 71% \
-(fp8_ds_mla), 85% (nvfp4_ds_mla) against DRAM throughput 63%, 46%, 32%. The IEEE division of \
-every element (`div_rn`) was the largest part: through the reciprocal with a fused \
-remainder correction (`_numerics.divide_rn`, bit-identical) bf16->fp8 went from 171 to 154-162 us \
-and fp8_ds_mla from 241 to 216-231 us; nvfp4_ds_mla from 339 to 294 us with a comparison-based e2m1 \
-encoder. The fp8_ds_mla table above splits the rest: the tile amax reduction costs 11 us of 174 in \
-the benchmark copy at 300K, and the op's own slot path (64-bit division of each slot by the runtime \
-block size, for the token and again for each of its four tile rows, and the index checks) costs the \
-difference between the op and its copy, 216 against 174 us unchecked. nvfp4_ds_mla stays \
+(fp8_ds_mla), 85% (nvfp4_ds_mla) against DRAM throughput 63%, 46%, 32% (profiled before the slot \
+fix below). The IEEE division of every element (`div_rn`) was the largest part: through the \
+reciprocal with a fused remainder correction (`_numerics.divide_rn`, bit-identical) bf16->fp8 went \
+from 171 to 154-162 us and fp8_ds_mla from 241 to 216-231 us; nvfp4_ds_mla from 339 to 294 us with a \
+comparison-based e2m1 encoder. The next part was the slot path: each slot was divided by the runtime \
+block size in 64-bit arithmetic, for the token and again for each of its tile rows, and the trap \
+made the default 5-7% slower than the unchecked kernel. Each token's destination is now computed \
+once, with the block size a compile-time constant (a shift for a power of two) and 32-bit division \
+where every slot fits (`_token_entries`; sm_90 code checked for no 64-bit division in \
+`test_kv_cache_writer_codegen.py`): bf16->fp8 149 us (was 154-162), fp8_ds_mla 185 us (was \
+216-231), nvfp4_ds_mla 258 us (was 294) at 300K, and every writer's default within 1% of its \
+unchecked kernel. What remains in fp8_ds_mla is the table above: the tile amax reduction (10 us of \
+173 in the benchmark copy at 300K) and the per-tile scale division and fp8 rounding of every element \
+(the copy with a constant scale still runs at 79% of copy bandwidth). nvfp4_ds_mla stays \
 instruction-bound on its integer fp8 conversions of the tile scales (the hardware conversion wrote \
-wrong scale bytes on Triton 3.6) and the per-tile division.
+wrong scale bytes on Triton 3.6), the per-tile division and the e2m1 encoding of every element.
 """
 
 
