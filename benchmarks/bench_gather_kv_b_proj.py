@@ -67,6 +67,9 @@ def sweep_configs():
     if os.environ.get("GATHER_KV_B_PROJ_EXPLORE"):
         configs += [
             TileConfig(chunk_k=128, block_n=256, block_k=64, group_rows=32, num_warps=8, num_stages=4),
+            TileConfig(chunk_k=64, block_n=256, block_k=32, group_rows=32, num_warps=4, num_stages=4),
+            TileConfig(chunk_k=128, block_n=256, block_k=64, group_rows=32, num_warps=8, num_stages=3,
+                       store_tma=True),
             TileConfig(chunk_k=128, block_n=256, block_k=64, group_rows=8, num_warps=8, num_stages=3),
             TileConfig(chunk_k=128, block_n=256, block_k=64, group_rows=32, grid_stride=True,
                        num_warps=8, num_stages=3),
@@ -384,7 +387,8 @@ def run(args):
 def limiters(args):
     """The op's configuration at 1x32000 h12 against itself with one stage left
     out or changed: no stores (the epilogue's memory traffic), warp
-    specialization of the K loop, four pipeline stages, a persistent grid.
+    specialization of the K loop, four pipeline stages, a persistent grid,
+    pointer loads and stores instead of TMA boxes.
     Printed as a markdown table (and saved in the JSON)."""
     from dataclasses import replace
 
@@ -406,7 +410,9 @@ def limiters(args):
                               ("no stores (epilogue traffic left out)", replace(base, write_outputs=False)),
                               ("K loop warp-specialized", replace(base, warp_specialize=True)),
                               ("4 pipeline stages", replace(base, num_stages=4)),
-                              ("persistent grid", replace(base, grid_stride=True))):
+                              ("persistent grid", replace(base, grid_stride=True)),
+                              ("pointer loads and stores (no TMA)", replace(base, weight_tma=False, store_tma=False)),
+                              ("TMA weight loads only", replace(base, store_tma=False))):
             def call(config=config):
                 with validation.index_checks("record"):
                     gather_kv_b_proj_with_config(*op_args, config=config)
@@ -493,39 +499,39 @@ def render(results) -> str:
 
 
 NOTES = (
-    "Notes: the op is ahead of the PyTorch path and of the serial-loop geometry on every shape, and its "
-    "default wrapper (no host read; a bad page index traps in the kernel) is within noise of the same "
-    "kernel without the trap (0.97-1.07x, two separately compiled variants; the rows past 1.03x are "
-    "the 1-11 ms shapes whose own trials spread by 4-7%). It is not at the roofline: "
-    "with a bf16 weight and a bf16 cache it runs 387-445 TFLOP/s, 51-59% of the 8192^3 bf16 matmul "
-    "measured in the same run, with an fp8 cache 330-360 TFLOP/s (44-47%): the fp8 latent tile is "
-    "upcast to bf16 in registers on its way to the tensor cores. fp8 x fp8 runs fp8 tensor-core "
-    "operands, 64x128 tiles, one promotion into fp32 per 128-wide K step (`promote128`), 1.8-2.0x "
-    "faster than bf16 operands but 30-31% of the fp8 roofline; its outputs differ from exact-operand "
-    "ones in 4.7% of the elements (2.0% with per-instruction promotion), by at most 0.25 in absolute "
-    "value either way, within the tested bound `2^-7 * sum|x*w*s|`. Block-scaled weights keep bf16 "
-    "operands in 128x128 tiles, not measured here.\n\n"
-    "What limits it, measured at 1x32000 h12. Nsight Compute (one launch, `ncu --clock-control none "
-    "--section SpeedOfLight --section Occupancy --section ComputeWorkloadAnalysis ... python "
-    "benchmarks/bench_gather_kv_b_proj.py --profile --only 1x32000`): one program per SM (237-255 "
-    "registers per thread, 115-147 KB of shared memory: 8 warps, 12.5% occupancy), the tensor pipe busy "
-    "45% of the time with bf16 operands, 36-37% for an fp8 cache with a bf16 weight and 23% for fp8 x "
-    "fp8, DRAM at 18-24% of its peak and 220 MB of K/V written per launch. Leave-one-stage-out, the "
-    "same configuration timed side by side in one run (by a script timing the variants `--limiters` now "
-    "times; `--limiters` itself has not yet run on the H200): with every store masked off "
-    "(the tiles computed, nothing written) the bf16 rows take 0.2005 ms instead of 0.2349 (502 "
-    "TFLOP/s, two thirds of the matmul rate), fp8 x bf16 0.2502 instead of 0.2819, fp8 x fp8 0.2063 instead "
-    "of 0.2323 (488 TFLOP/s, 35% of the fp8 rate): the epilogue's stores cost 11-15%, and the main "
-    "loop alone is short too. Each tile runs K = 512 in 8 steps of 64 (4 of 128 for fp8), so the "
-    "pipeline fill and drain and the epilogue of every tile are not hidden behind another tile's "
-    "MMAs: one resident program per SM leaves nothing to overlap them with. What was tried against "
-    "that: `tl.range(..., warp_specialize=True)` on the K loop compiles for bf16 operands and runs "
-    "the same time (0.2366 ms; Triton 3.6 on Hopper), and fails in Triton's NVGPUWarpSpecialization "
-    "pass for fp8 x fp8; a persistent grid is 3% slower for bf16 operands (0.2429 ms) and 4% faster "
-    "for fp8 x fp8 (0.2234 ms); four pipeline stages are level (0.2356), two are 18% slower. Page "
-    "sizes 1 and 64 run the same time, so the row gather through the page table is not it; TMA "
-    "tensor-descriptor loads of the weight and TMA stores of the outputs were not tried (the "
-    "gathered latent rows are not one box a descriptor can load)."
+    "Notes: the op is ahead of the PyTorch path (1.7-3.6x) and of the serial-loop geometry (1.9-65x) on "
+    "every shape, and its default wrapper (no host read; a bad page index traps in the kernel) is within "
+    "1.003-1.027x of the same kernel without the trap. Weight tiles load and full K/V tiles store as TMA "
+    "boxes (tensor descriptors; `tmaW tmaKV`): against the same tiles with pointer loads and stores, "
+    "side by side in the sweep below, 1.2-6.1% faster with a bf16 weight and 9-11% with fp8 x fp8, on "
+    "every shape. With an fp8 cache and a bf16 weight only the stores use TMA: Triton 3.6 computed wrong "
+    "K columns on the H200 (different elements each run) when a TMA-loaded weight met a latent tile "
+    "upcast from fp8 in registers in a 64x256, 4-warp tile, so weight boxes are used only where both "
+    "operands reach the dot as loaded (tested). It is not at the roofline: with a bf16 weight and a bf16 "
+    "cache it runs 401-442 TFLOP/s, 50-55% of the 8192^3 bf16 matmul measured in the same run, with an "
+    "fp8 cache 345-374 TFLOP/s (43-47%): the fp8 latent tile is upcast to bf16 in registers on its way "
+    "to the tensor cores. fp8 x fp8 runs fp8 tensor-core operands, 64x128 tiles, one promotion into "
+    "fp32 per 128-wide K step (`promote128`), 454-473 TFLOP/s, 31-32% of the fp8 roofline; its outputs "
+    "differ from exact-operand ones in 4.7% of the elements (2.0% with per-instruction promotion), by "
+    "at most 0.25 in absolute value either way, within the tested bound `2^-7 * sum|x*w*s|`. "
+    "Block-scaled weights keep bf16 operands in 128x128 tiles, not measured here.\n\n"
+    "What limits it, measured at 1x32000 h12. `python benchmarks/bench_gather_kv_b_proj.py --limiters` "
+    "(the op's configuration against itself with one stage left out or changed, side by side in one "
+    "run, median of 5 trials): with every store masked off (the tiles computed, nothing written) "
+    "bf16 x bf16 takes 0.1965 ms instead of 0.2290 (512 TFLOP/s, 64% of the matmul rate), fp8 x bf16 "
+    "0.2494 instead of 0.2724, fp8 x fp8 0.1955 instead of 0.2099 (515 TFLOP/s, 35% of the fp8 rate): "
+    "the epilogue costs 7-14%, and the main loop alone is short of the matmul rate too. Each tile runs "
+    "K = 512 in 8 steps of 64 (4 of 128 for fp8), so the pipeline fill and drain and the epilogue of "
+    "every tile are not hidden behind another tile's MMAs: one resident program per SM (237-255 "
+    "registers per thread, 12.5% occupancy; Nsight Compute: tensor pipe busy 45% with bf16 operands, "
+    "23% for fp8 x fp8, DRAM at 18-24% of its peak) leaves nothing to overlap them with. Tried against "
+    "that, in the same run: `tl.range(..., warp_specialize=True)` on the K loop is level (0.2298, "
+    "0.2725, 0.2106 ms; Triton 3.6 on Hopper); four pipeline stages are level or slower (0.2317, 0.2730, "
+    "0.2139); a persistent grid over the TMA tiles is 3-6% faster (0.2217, 0.2633, 0.1965 ms), measured "
+    "at this shape only and not yet swept, so not the default; TMA weight loads without TMA stores "
+    "gain nothing (0.2350, 0.2810, 0.2193). Page sizes 1 and 64 run the same time, so the row gather "
+    "through the page table is not it; the gathered latent rows are not one box, so they stay pointer "
+    "loads (Hopper's TMA has no row gather)."
 )
 
 

@@ -6,6 +6,7 @@ realistic ones are marked ``gpu``."""
 from __future__ import annotations
 
 import dataclasses
+import os
 import zlib
 
 import pytest
@@ -273,3 +274,28 @@ def test_gpu_candidate_variants(config, case_index):
     if not fp8_operands:
         assert_bit_identical(k_out, case.k_prefix, f"k_prefix with {config.name}")
         assert_bit_identical(v_out, case.v_prefix, f"v_prefix with {config.name}")
+
+
+@pytest.mark.parametrize("cache_dtype,weight_dtype,config,weight_box", [
+    (BF16, BF16, GPU_CONFIG, True),
+    (FP8, FP8, GPU_FP8_CONFIG, True),
+    # An fp8 latent tile is upcast in registers: the weight stays a pointer load.
+    (FP8, BF16, GPU_CONFIG, False),
+    (FP8, FP8, GPU_CONFIG, False),
+])
+def test_tma_weight_boxes_only_where_operands_arrive_as_loaded(cache_dtype, weight_dtype, config, weight_box):
+    from triton.tools.tensor_descriptor import TensorDescriptor
+
+    from portq_kernels.mla_prefix.gather_kv_b_proj import _tma_operands, _validate
+
+    case = make_case([300, 5], page_size=16, heads=2, cache_dtype=cache_dtype, weight_dtype=weight_dtype,
+                     scale_mode="none", seed=7)
+    problem = _validate(*case.args(), False, False)
+    weight, store_mode, k_desc, v_desc = _tma_operands(case.k_buffer, case.weight, case.k_prefix, case.v_prefix,
+                                                       problem, config)
+    if not case.k_buffer.is_cuda and os.environ.get("TRITON_INTERPRET", "0") in ("", "0"):
+        pytest.skip("neither a GPU nor Triton's interpreter: no descriptors are made")
+    assert isinstance(weight, TensorDescriptor) is weight_box
+    # Dn = Dv = 128 and 256-wide tiles: each tile is one K box and one V box.
+    assert store_mode == (1 if config.block_n == 256 else 2)
+    assert isinstance(k_desc, TensorDescriptor) and isinstance(v_desc, TensorDescriptor)
