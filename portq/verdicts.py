@@ -68,6 +68,7 @@ from portq.deltas import (
     import_lines,
     inlined_locals,
     launch_argument,
+    launch_argument_texts,
     rebound_names,
     renamed_locals,
     scoped_tokens,
@@ -250,13 +251,18 @@ class SymbolClassifier:
         before, after = self._python_asts(symbol)
         return before is not None and before == after
 
-    def _derivation(self, entry: EntryChanges, symbol: TouchedSymbol, new: Signature, name: str) -> Derivation | None:
-        """How upstream's new launches of this kernel compute the argument
-        for parameter ``name``: the first launch found in a Python file the
-        commit changed, or None when no launch passes it."""
-        param = new.param(name)
-        if param is None or not new.is_kernel:
-            return None
+    def _derivation(self, entry: EntryChanges, symbol: TouchedSymbol, new: Signature, name: str,
+                    kernel: str | None = None) -> Derivation | None:
+        """How upstream's new launches of this kernel (or of ``kernel``, launched from this symbol) compute
+        the argument for parameter ``name``: the first launch found in a Python file the commit changed,
+        or None when no launch passes it."""
+        if kernel is not None:
+            launched, position, written = kernel.split(".")[-1], None, name
+        else:
+            param = new.param(name)
+            if param is None or not new.is_kernel:
+                return None
+            launched, position, written = symbol.name, param.position, param.name
         files = {(c.new_blob, c.path) for c in entry.owned_changes if c.new_blob}
         files.add((symbol.new_blob, symbol.path))
         for blob, path in sorted(files, key=lambda f: (f[1] != symbol.path, f[1])):
@@ -268,10 +274,20 @@ class SymbolClassifier:
             for definition in table.definitions:
                 if definition.node is None or definition.kind in (KIND_TRITON_KERNEL, KIND_CLASS):
                     continue
-                expression, received = launch_argument(definition.node, symbol.name, name, param.position)
+                expression, received = launch_argument(definition.node, launched, name, position)
                 if expression is not None:
-                    return replace(derive(definition.node, expression, received), argument=f"{param.name}=" +
-                                   expression.text.decode("utf-8", errors="replace"))
+                    keyword = expression.parent.child_by_field_name("name") \
+                        if expression.parent is not None and expression.parent.type == "keyword_argument" else None
+                    if kernel is not None and keyword is not None:
+                        written = keyword.text.decode("utf-8", errors="replace")
+                    argument = f"{written}=" + expression.text.decode("utf-8", errors="replace")
+                    passed = set(launch_argument_texts(definition.node, launched, name))
+                    if len(passed) > 1:
+                        # A value that differs between launch sites (IS_FP4=True in a new
+                        # branch, False at the old launch) is a mode the branch selects, not a tile.
+                        return Derivation(argument, False, (), (), f"{written} is passed {' and '.join(sorted(passed))} "
+                                          "at different launches: a mode the launch site selects")
+                    return replace(derive(definition.node, expression, received), argument=argument)
         return None
 
     def _paths(self, symbol: TouchedSymbol, facts: RangeFacts) -> set[str]:
@@ -775,7 +791,8 @@ class SymbolClassifier:
                               "not carried (parameters, the arguments passing them and the branches they select)"
                               f"{moved}, so not-carried rather than NEEDS_REVIEW", evidence + confined[1])
         items = compare(old, new, tree_signature, self.index, param_scope,
-                        derivation=lambda name: self._derivation(entry, symbol, new, name), upstream=self.upstream)
+                        derivation=lambda name, kernel=None: self._derivation(entry, symbol, new, name, kernel),
+                        upstream=self.upstream)
         return self._from_items(entry, symbol, old, new, port, items, evidence)
 
     def _from_items(self, entry, symbol, old, new, port, items: list[Delta], evidence) -> SymbolVerdict:
