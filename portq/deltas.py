@@ -562,6 +562,7 @@ class Derivation:
     steps: tuple[Step, ...]
     terminals: tuple[str, ...]
     reason: str = ""
+    path: str = ""  # the file of the launching function, where the steps are
 
 
 def _launch_calls(function, kernel: str):
@@ -714,7 +715,7 @@ def _derivation_words(derived: Derivation) -> str:
 def _derivation_evidence(derived: Derivation, new: Signature, name: str) -> Evidence:
     """The record of a derived argument: the assignments it goes through on upstream's new side."""
     return Evidence(kind=Kind.DERIVATION, message=f"upstream computes {derived.argument} from "
-                    + ", ".join(derived.terminals[:4]), side="upstream-new", path=new.path,
+                    + ", ".join(derived.terminals[:4]), side="upstream-new", path=derived.path or new.path,
                     line=derived.steps[0].line if derived.steps else None,
                     end_line=derived.steps[-1].line if derived.steps else None,
                     quote="; ".join(s.quote for s in derived.steps[:4]) or derived.argument,
@@ -1431,7 +1432,8 @@ def _derived_arguments_item(derived: dict, kernel: str, mine, port, upstream) ->
     """Added launch arguments that are implementation detail: for a reader, with each derivation quoted."""
     how = "; ".join(f"{name} {_derivation_words(d)}" for name, d in derived.items())
     records = [Evidence(kind=Kind.DERIVATION, message=f"upstream's launch computes {d.argument} from "
-                        + ", ".join(d.terminals[:4]), side="upstream-new", path=upstream[0].path if upstream else None,
+                        + ", ".join(d.terminals[:4]), side="upstream-new",
+                        path=d.path or (upstream[0].path if upstream else None),
                         line=d.steps[0].line if d.steps else (upstream[0].line if upstream else None),
                         end_line=d.steps[-1].line if d.steps else None,
                         quote="; ".join(s.quote for s in d.steps[:4]) or d.argument,
