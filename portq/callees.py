@@ -89,6 +89,7 @@ class Module:
         self.constants: dict[str, object] = {}
         self.imports: dict[str, tuple[str, str]] = {}  # local name -> (module as written, name there)
         self._resolve_import = resolve_import
+        self._called: dict[str, list[str]] | None = None
         root = table.tree.root_node if getattr(table, "tree", None) is not None else None
         for definition in table.definitions:
             if definition.node is not None and definition.qualified_name == definition.name:
@@ -142,6 +143,23 @@ class Module:
             if other is not None and original in other.functions:
                 return other, other.functions[original]
         return None
+
+    def callers(self, name: str) -> list[str]:
+        """The module's functions that call ``name(...)`` directly (found in one walk of the module)."""
+        if self._called is None:
+            self._called = {}
+            for caller, function in self.functions.items():
+                stack = [_function(function).child_by_field_name("body")]
+                while stack:
+                    node = stack.pop()
+                    if node is None:
+                        continue
+                    if node.type == "call":
+                        callee = node.child_by_field_name("function")
+                        if callee is not None and callee.type == "identifier":
+                            self._called.setdefault(_text(callee), []).append(caller)
+                    stack.extend(node.children)
+        return list(dict.fromkeys(self._called.get(name, [])))
 
     def quote(self, line: int) -> str:
         return self.lines[line - 1].strip() if 0 < line <= len(self.lines) else ""

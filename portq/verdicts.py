@@ -49,7 +49,7 @@ from pathlib import Path
 
 from portq import __version__
 from portq.anchors import Anchor
-from portq.callees import Module, callee_deltas, calls_of
+from portq.callees import Module, callee_deltas
 from portq.deltas import (
     Delta,
     Derivation,
@@ -518,10 +518,10 @@ class SymbolClassifier:
             caller_paths = paths if path == symbol.path else {path}
             if not self.index.anchors_for_path(self.upstream, caller_paths):
                 continue
-            for name, function in module.functions.items():
-                reached = module.function(symbol.name)
-                if reached is None or reached[0].path != symbol.path or next(calls_of(function, symbol.name), None) is None:
-                    continue
+            reached = module.function(symbol.name)
+            if reached is None or reached[0].path != symbol.path:
+                continue
+            for name in module.callers(symbol.name):
                 for port in self.index.ports_for(self.upstream, caller_paths, name, name):
                     verdict = self._through_call(entry, symbol, port, name, modules["old"].get(path), module)
                     if verdict is not None:
@@ -538,8 +538,20 @@ class SymbolClassifier:
         items = callee_deltas(symbol.name, caller, old, new, tree, function, scope)
         if not items:
             return None
-        evidence = [_anchor_evidence(port.anchor, f"{port.definition.qualified_name} ports {caller}, "
+        anchor = port.anchor
+        evidence = [_anchor_evidence(anchor, f"{port.definition.qualified_name} ports {caller}, "
                                      f"which calls {symbol.name}")]
+        if anchor.pin:
+            contains = self.context.is_ancestor(entry.commit.sha, anchor.pin)
+            if contains:
+                return self._base(
+                    symbol, IN_SYNC, None, "provenance",
+                    f"{symbol.name} changes what the ported {caller} does, and the port's anchor pins "
+                    f"{anchor.pin}, which already contains this commit, so IN_SYNC by provenance rather than by "
+                    "comparison", evidence + [_anchor_evidence(anchor, f"pin {anchor.pin} contains "
+                                                               f"{entry.commit.sha[:10]}", Kind.PIN)])
+            note = "does not contain this commit" if contains is False else "is not known to the upstream clone"
+            evidence.append(_anchor_evidence(anchor, f"pin {anchor.pin} {note}; compared structurally", Kind.PIN))
         verdict = self._from_items(entry, symbol, None, None, port, items, evidence)
         verdict.ports = [f"{port.definition.cite} {port.definition.qualified_name}"]
         return verdict

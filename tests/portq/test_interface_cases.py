@@ -136,3 +136,23 @@ def test_a_port_launching_its_one_kernel_for_every_value_is_for_a_reader(tmp_pat
     helper = _symbol(verdict, "_launch")
     assert helper.verdict == NEEDS_REVIEW, helper.reason
     assert "launches _double for style = 0 as for its other values" in helper.reason, helper.reason
+
+
+def test_a_new_path_one_call_down_respects_a_pin_that_contains_the_commit(tmp_path):
+    from tests.portq.fixtures import build_repository
+
+    commits = [CommitSpec("base", files={cases.CALLEE_HOST: cases.CALLEE_BEFORE}),
+               CommitSpec("NEOX", files={cases.CALLEE_HOST: cases.CALLEE_AFTER})]
+    shas = build_repository(tmp_path / "probe", commits)
+    tree = cases.callee_tree()
+    port = tree["kernels/mla_prefix/rotate.py"]
+    tree["kernels/mla_prefix/rotate.py"] = port.replace("::rotate\n", f"::rotate @{shas[1][:12]}\n")
+    verdicts, _ = classify_history(tmp_path, commits, tree)
+    helper = _symbol(verdicts[1], "_launch")
+    assert (helper.verdict, helper.decided_by) == (IN_SYNC, "provenance"), helper.reason
+    assert verdicts[1].verdict != REAL_GAP
+    tree["kernels/mla_prefix/rotate.py"] = port.replace("::rotate\n", f"::rotate @{shas[0][:12]}\n")
+    verdicts, _ = classify_history(tmp_path / "older", commits, tree)
+    helper = _symbol(verdicts[1], "_launch")
+    assert helper.verdict == REAL_GAP, helper.reason
+    assert any(e.kind == "pin" and "does not contain" in e.message for e in helper.evidence)
