@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import ast
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable
 
 from portq.deltas import Delta
@@ -532,6 +532,15 @@ def callee_deltas(helper: str, caller: str, old: Module | None, new: Module, por
         others = [o.value for o in found if o.caller_param == selector.caller_param and o.value is not UNKNOWN
                   and o.value != selector.value]
         items.append(_placed(selector, helper, caller, before, added, new, port, port_function, others))
+    old_target = old.function(helper) if old is not None else None
+    broken = [name for name, node in ((caller, new_caller), (caller, old_caller), (helper, target[1]),
+                                      (helper, old_target[1] if old_target else None),
+                                      (_function_name(port_function), port_function))
+              if node is not None and node.has_error]
+    if broken:
+        # Structure read from a broken tree decides nothing: the reader gets the walk's finding.
+        items = [replace(item, status="undecided", message=f"{item.message}; but {', '.join(dict.fromkeys(broken))} "
+                         "did not parse cleanly, so the walk decides nothing") for item in items]
     return items
 
 

@@ -156,3 +156,13 @@ def test_a_new_path_one_call_down_respects_a_pin_that_contains_the_commit(tmp_pa
     helper = _symbol(verdicts[1], "_launch")
     assert helper.verdict == REAL_GAP, helper.reason
     assert any(e.kind == "pin" and "does not contain" in e.message for e in helper.evidence)
+
+
+def test_a_helper_that_does_not_parse_never_decides_a_gap(tmp_path):
+    broken = cases.CALLEE_AFTER.replace("            _neox_kernel[grid](x, n, BLOCK=64)",
+                                        "            _neox_kernel[grid](x, n, BLOCK=64)\n            ))) = ;;")
+    verdict = _one_commit(tmp_path, cases.CALLEE_HOST, cases.CALLEE_BEFORE, broken, cases.callee_tree(),
+                          message="NEOX, half typed")
+    assert verdict.verdict == NEEDS_REVIEW, verdict.reason
+    helper = _symbol(verdict, "_launch")
+    assert helper.verdict == NEEDS_REVIEW and ("parse" in helper.reason), helper.reason
