@@ -15,9 +15,11 @@ sibling module, and records where each path can end: a kernel launch
 ``callee_deltas`` turns that into typed deltas for the verdict table: a
 value of a caller-visible argument that used to reach no launch through the
 helper and now reaches one is a new path; the port walked the same way with
-its counterpart argument fixed to that value either launches something
-(``sync``), certainly raises (``behind``), or cannot be placed (``undecided``,
-saying why).
+its counterpart argument fixed to that value either launches a kernel of its
+own there, one it does not launch for the helper's other values (``sync``),
+certainly raises (``behind``), or cannot be placed (``undecided``, saying
+why: no counterpart argument, only the kernel it launches for every value,
+only conditional ends, a tree that did not parse).
 
 This module reads tree-sitter nodes of the symbol tables handed to it; it
 reads no blobs and decides no verdict.
@@ -35,8 +37,9 @@ from portq.evidence import Evidence, Kind, Location, Side
 from portq.signatures import normalise_name
 
 UNKNOWN = object()
-_MAYBE = object()  # a statement that ends some of the paths through it
 """A value the walk cannot know (a caller's argument, a shape, a local computed at run time)."""
+
+_MAYBE = object()  # a statement that ends some of the paths through it, not all
 
 _MAX_DEPTH = 3  # calls followed below the function walked
 
@@ -242,7 +245,8 @@ def selectors(caller_module: Module, caller, helper_module: Module, helper, help
                                   caller_module.quote(call.start_point[0] + 1)))
     unique: dict[tuple, Selector] = {}
     for selector in found:
-        unique.setdefault((selector.caller_param, selector.value_text), selector)
+        value = selector.value_text if selector.value is UNKNOWN else repr(selector.value)
+        unique.setdefault((selector.caller_param, value), selector)  # ``== 0`` and ``== Style.NEOX`` are one
     return list(unique.values())
 
 
