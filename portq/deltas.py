@@ -562,6 +562,7 @@ class Derivation:
     steps: tuple[Step, ...]
     terminals: tuple[str, ...]
     reason: str = ""
+    path: str = ""  # the file of the launching function, where the steps are
 
 
 def _launch_calls(function, kernel: str):
@@ -603,6 +604,18 @@ def launch_argument(function, kernel: str, slot: str, position: int | None):
         if chosen is not None:
             return chosen, set(others)
     return None, set()
+
+
+def launch_argument_texts(function, kernel: str, slot: str) -> list[str]:
+    """The text each Python launch of ``kernel`` in ``function`` passes by keyword for ``slot``."""
+    texts = []
+    for call in _launch_calls(function, kernel):
+        arguments = call.child_by_field_name("arguments")
+        for argument in arguments.named_children if arguments is not None else ():
+            name = argument.child_by_field_name("name") if argument.type == "keyword_argument" else None
+            if name is not None and normalise_name(node_text(name)) == slot:
+                texts.append(node_text(argument.child_by_field_name("value")))
+    return texts
 
 
 def derive(function, expression, received: set[str], depth: int = 8) -> Derivation:
@@ -692,6 +705,23 @@ def derive(function, expression, received: set[str], depth: int = 8) -> Derivati
                       "; ".join(problems[:2]))
 
 
+def _derivation_words(derived: Derivation) -> str:
+    """``(ARG) via `step`; `step` (from terminals)``: the derivation quoted."""
+    return (f"({derived.argument})"
+            + (f" via {'; '.join(f'`{s.quote}`' for s in derived.steps[:3])}" if derived.steps else "")
+            + f" (from {', '.join(derived.terminals[:3])})")
+
+
+def _derivation_evidence(derived: Derivation, new: Signature, name: str) -> Evidence:
+    """The record of a derived argument: the assignments it goes through on upstream's new side."""
+    return Evidence(kind=Kind.DERIVATION, message=f"upstream computes {derived.argument} from "
+                    + ", ".join(derived.terminals[:4]), side="upstream-new", path=derived.path or new.path,
+                    line=derived.steps[0].line if derived.steps else None,
+                    end_line=derived.steps[-1].line if derived.steps else None,
+                    quote="; ".join(s.quote for s in derived.steps[:4]) or derived.argument,
+                    symbol=new.name, subject=name, derived_from=derived.terminals)
+
+
 # --- structural comparison against a port ------------------------------------------
 
 
@@ -704,7 +734,7 @@ def compare(old: Signature, new: Signature, port: Signature, index: TreeIndex | 
                  and (upstream is None or a.upstream == upstream)} if index is not None else set()
     items: list[Delta] = []
     items += [_both_sides(item, old, new) for item in _parameter_items(old, new, port, scope, derivation)]
-    items += _launch_items(old, new, port, index, scope)
+    items += _launch_items(old, new, port, index, scope, derivation)
     items += _program_id_items(old, new, port, set_aside)
     return items
 
@@ -827,7 +857,18 @@ def _parameter_items(old: Signature, new: Signature, port: Signature, scope: set
             lacks = Evidence(kind=Kind.TREE_SIGNATURE, message=f"the port's parameters lack {name}", side="tree",
                              path=port.path, line=port.start_line, quote=_signature_line(port), symbol=port.name)
             shared = len(set(old_names) & set(port.param_names))
-            if old_names and shared * 2 < len(old_names):
+            derived = derivation(name) if derivation and not (param is not None and param.heuristic) else None
+            if derived is not None and derived.derived:
+                # An argument computed only from shapes, constants and values
+                # the kernel already receives is how upstream implements the
+                # kernel, not an input the port's callers must now supply:
+                # typed as derived, never as something the port lacks.
+                mine = Evidence(kind=Kind.TREE_SIGNATURE, message=f"the port's own parameters, compared: {name} is "
+                                "derived upstream, not an input its callers supply", side="tree", path=port.path,
+                                line=port.start_line, quote=_signature_line(port), symbol=port.name)
+                derived_params.append((f"{_param_kind(param)} {label}", derived,
+                                       [upstream, mine, _derivation_evidence(derived, new, name)]))
+            elif old_names and shared * 2 < len(old_names):
                 # A port that shares under half of upstream's parameters is a
                 # redesign (a different tiling, a fused kernel): that it lacks
                 # a new upstream parameter says nothing about its shape.
@@ -842,26 +883,13 @@ def _parameter_items(old: Signature, new: Signature, port: Signature, scope: set
                                    f"upstream added {_param_kind(param)} {label}, which a @triton.heuristics decorator "
                                    "computes from the kernel's own arguments; no caller passes it, so it is an "
                                    "implementation detail for a reader to judge", [upstream, lacks]))
-            elif (derived := derivation(name) if derivation else None) is not None and derived.derived:
-                # An argument computed only from shapes, constants and values
-                # the kernel already receives is how upstream implements the
-                # kernel, not an input the port's callers must now supply.
-                record = Evidence(kind=Kind.DERIVATION, message=f"upstream computes {derived.argument} from "
-                                  + ", ".join(derived.terminals[:4]), side="upstream-new", path=new.path,
-                                  line=derived.steps[0].line if derived.steps else None,
-                                  end_line=derived.steps[-1].line if derived.steps else None,
-                                  quote="; ".join(s.quote for s in derived.steps[:4]) or derived.argument,
-                                  symbol=new.name, subject=name, derived_from=derived.terminals)
-                derived_params.append((f"{_param_kind(param)} {label}", derived, [upstream, lacks, record]))
             else:
                 items.append(Delta("behind", "signature",
                                         f"upstream added {_param_kind(param)} {label}, the port lacks it", [upstream, lacks]))
     if derived_params:
         # One record for them all, quoting each derivation: that the values
         # are computed from what the kernel receives is the whole argument.
-        how = "; ".join(f"{label} ({derived.argument})"
-                        + (f" via {'; '.join(f'`{s.quote}`' for s in derived.steps[:3])}" if derived.steps else "")
-                        + f" (from {', '.join(derived.terminals[:3])})" for label, derived, _ in derived_params)
+        how = "; ".join(f"{label} {_derivation_words(derived)}" for label, derived, _ in derived_params)
         items.append(Delta("undecided", "signature",
                            f"upstream added {len(derived_params)} parameter{'s' if len(derived_params) > 1 else ''} "
                            f"computed only from what the kernel already receives, {how}; an implementation detail "
@@ -970,7 +998,7 @@ def _launched_names(port: Signature, index: TreeIndex | None) -> dict[str, set[s
 
 
 def _launch_items(old: Signature, new: Signature, port: Signature, index: TreeIndex | None,
-                  scope: set[str] = frozenset()) -> list[Delta]:
+                  scope: set[str] = frozenset(), derivation=None) -> list[Delta]:
     if not old.launches and not new.launches:
         return []
     items: list[Delta] = []
@@ -1015,7 +1043,8 @@ def _launch_items(old: Signature, new: Signature, port: Signature, index: TreeIn
     # Launch geometry of a paired launch.
     for before, after in pairs:
         mine = _port_launch(port, launched, before, after)
-        found = _geometry_items(old, new, port, before, after, mine, cross, len(port.launches), index, scope)
+        found = _geometry_items(old, new, port, before, after, mine, cross, len(port.launches), index, scope,
+                                derivation)
         if (before.kernel_normalised, after.kernel_normalised) in replaced:
             # The replacement kernel's own parameter order is not the port's interface.
             found = [Delta("undecided", i.layer, f"{i.message}; {before.kernel_normalised} was replaced in place, "
@@ -1141,7 +1170,7 @@ def _tree_launch_evidence(port: Signature, launch, message: str) -> Evidence:
 
 
 def _geometry_items(old, new, port, before, after, mine, cross: bool, port_launch_count: int,
-                    index: TreeIndex | None = None, scope=frozenset()) -> list[Delta]:
+                    index: TreeIndex | None = None, scope=frozenset(), derivation=None) -> list[Delta]:
     items: list[Delta] = []
     if before.grid_form and after.grid_form:
         # Compared modulo naming: a commit that only renames the locals a grid
@@ -1227,8 +1256,9 @@ def _geometry_items(old, new, port, before, after, mine, cross: bool, port_launc
                            side="upstream-new", path=new.path, line=after.line, quote=after.quote, symbol=new.name,
                            before=Location(Side.OLD, old.path, before.line, quote=before.quote),
                            after=Location(Side.NEW, new.path, after.line, quote=after.quote))]
+        derived = (lambda name: derivation(name, after.kernel)) if derivation else None
         items += _argument_items(before, after, mine, port, cross, launch, index,
-                                 scope | _kernel_scope(index, after.kernel_normalised))
+                                 scope | _kernel_scope(index, after.kernel_normalised), derived)
     return items
 
 
@@ -1278,7 +1308,8 @@ def _kernel_scope(index: TreeIndex | None, kernel: str) -> set[str]:
             if a.kind == "not-carried" and a.param and normalise_name(a.bare_symbol) == kernel}
 
 
-def _argument_items(before, after, mine, port, cross: bool, upstream, index, scope=frozenset()) -> list[Delta]:
+def _argument_items(before, after, mine, port, cross: bool, upstream, index, scope=frozenset(),
+                    derivation=None) -> list[Delta]:
     """A launch gaining or losing an argument, placed against the port's launch.
 
     When both upstream launches' kernels are known, an argument is the kernel
@@ -1293,10 +1324,14 @@ def _argument_items(before, after, mine, port, cross: bool, upstream, index, sco
     if before.bound is not None and after.bound is not None:
         have = _port_binding(mine, index)
         if have is not None:
-            return _bound_items(before, after, mine, port, cross, upstream, have, scope)
+            return _bound_items(before, after, mine, port, cross, upstream, have, scope, derivation)
     items: list[Delta] = []
     if not cross:
         added_keywords = set(_normalised_keywords(after)) - set(_normalised_keywords(before)) - scope
+        derived = _derived_arguments(sorted(added_keywords - set(_normalised_keywords(mine))), derivation)
+        if derived:
+            added_keywords -= set(derived)
+            items.append(_derived_arguments_item(derived, after.kernel_normalised, mine, port, upstream))
         if added_keywords:
             present = added_keywords & set(_normalised_keywords(mine))
             status = "sync" if present == added_keywords else "behind" if not present else "undecided"
@@ -1333,7 +1368,7 @@ def _argument_items(before, after, mine, port, cross: bool, upstream, index, sco
 
 
 def _bound_items(before, after, mine, port, cross: bool, upstream, have: tuple[str, ...],
-                 scope=frozenset()) -> list[Delta]:
+                 scope=frozenset(), derivation=None) -> list[Delta]:
     """Argument delta by the kernel parameters the arguments bind to."""
     items: list[Delta] = []
     removed = [p for p in before.bound if p not in after.bound and p not in scope and p != UNRESOLVED]
@@ -1356,6 +1391,10 @@ def _bound_items(before, after, mine, port, cross: bool, upstream, have: tuple[s
         items.append(Delta("sync", "launch", f"the port does not pass {', '.join(removed)} either", upstream))
     present = [p for p in added if p in have]
     missing = [p for p in added if p not in have]
+    derived = _derived_arguments(missing, derivation)
+    if derived:
+        missing = [p for p in missing if p not in derived]
+        items.append(_derived_arguments_item(derived, kernel, mine, port, upstream))
     if present:
         items.append(Delta("sync", "launch", f"the port's launch already passes {', '.join(present)}",
                                 upstream + [_tree_launch_evidence(port, mine, f"the port passes {present[0]}")]))
@@ -1376,6 +1415,37 @@ def _bound_items(before, after, mine, port, cross: bool, upstream, have: tuple[s
                                 f"upstream's launch now passes {', '.join(missing)} to {kernel}, the port's does not",
                                 upstream + [_tree_launch_evidence(port, mine, f"the port's launch lacks {missing[0]}")]))
     return items
+
+
+def _derived_arguments(names, derivation) -> dict:
+    """The added launch arguments upstream computes only from shapes, constants and values the kernel
+    already receives (normalised parameter -> Derivation)."""
+    found = {}
+    for name in names if derivation else ():
+        derived = derivation(name)
+        if derived is not None and derived.derived:
+            found[name] = derived
+    return found
+
+
+def _derived_arguments_item(derived: dict, kernel: str, mine, port, upstream) -> Delta:
+    """Added launch arguments that are implementation detail: for a reader, with each derivation quoted."""
+    how = "; ".join(f"{name} {_derivation_words(d)}" for name, d in derived.items())
+    records = [Evidence(kind=Kind.DERIVATION, message=f"upstream's launch computes {d.argument} from "
+                        + ", ".join(d.terminals[:4]), side="upstream-new",
+                        path=d.path or (upstream[0].path if upstream else None),
+                        line=d.steps[0].line if d.steps else (upstream[0].line if upstream else None),
+                        end_line=d.steps[-1].line if d.steps else None,
+                        quote="; ".join(s.quote for s in d.steps[:4]) or d.argument,
+                        symbol=upstream[0].symbol if upstream else None, subject=name, derived_from=d.terminals)
+               for name, d in derived.items()]
+    tree = _tree_launch_evidence(port, mine, "the port's launch, compared: "
+                                 f"{', '.join(derived)} {'is' if len(derived) == 1 else 'are'} derived upstream, "
+                                 "not an input its callers supply")
+    return Delta("undecided", "launch",
+                 f"upstream's launch now passes {', '.join(derived)} to {kernel}, computed only from shapes, "
+                 f"constants and values the kernel already receives, {how}; an implementation detail for a "
+                 "reader to judge (at most NEEDS_REVIEW)", upstream + records + [tree])
 
 
 def _renamed_arguments(before, after, removed, added) -> dict[str, str]:

@@ -50,6 +50,7 @@ class Kind(str, Enum):
     PROGRAM_ID = "program-id"
     EARLY_EXIT = "early-exit"
     UNRESOLVED = "unresolved"  # an expression whose names could not be resolved (subject: what)
+    CALLEE_PATH = "callee-path"  # a path through a helper a ported symbol calls, selected by its argument (subject)
     # the tree
     ANCHOR = "anchor"
     PIN = "pin"
@@ -60,6 +61,7 @@ class Kind(str, Enum):
     TREE_PARAM = "tree-param"
     TREE_USE = "tree-use"
     TREE_LAUNCH = "tree-launch"
+    TREE_PATH = "tree-path"  # what the port does for the argument value a callee path is selected by
     CALLER = "caller"
 
 

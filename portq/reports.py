@@ -499,7 +499,7 @@ def _grid_change(records: Sequence[Evidence]) -> GridChange | None:
     return None
 
 
-_FEAT_KINDS = frozenset({Kind.PARAM_ADDED, Kind.DEFAULT_CHANGED})
+_FEAT_KINDS = frozenset({Kind.PARAM_ADDED, Kind.DEFAULT_CHANGED, Kind.CALLEE_PATH})
 _PERF_KINDS = frozenset({Kind.LAUNCH_BLOCK, Kind.PROGRAM_ID})
 _FIX_KINDS = frozenset({Kind.BODY, Kind.EARLY_EXIT})
 
@@ -568,6 +568,9 @@ def _behind_phrases(verdict: Verdict, full: bool = False) -> list[str]:
             phrases.append(words.format(", ".join(names[:3])))
         elif kind in kinds:
             phrases.append(words.format("a parameter"))
+    if Kind.CALLEE_PATH in kinds:
+        names = list(dict.fromkeys(e.subject for e in records if e.kind == Kind.CALLEE_PATH and e.subject))
+        phrases.append(f"raises where upstream now launches for a value of {', '.join(names[:2]) or 'an argument'}")
     if Kind.LAUNCH_BLOCK in kinds:
         phrases.append("keeps the old " + "/".join(dict.fromkeys(e.subject or "block" for e in records if e.kind == Kind.LAUNCH_BLOCK)))
     if Kind.PROGRAM_ID in kinds:

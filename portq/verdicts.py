@@ -49,6 +49,7 @@ from pathlib import Path
 
 from portq import __version__
 from portq.anchors import Anchor
+from portq.callees import Module, callee_deltas
 from portq.deltas import (
     Delta,
     Derivation,
@@ -68,6 +69,7 @@ from portq.deltas import (
     import_lines,
     inlined_locals,
     launch_argument,
+    launch_argument_texts,
     rebound_names,
     renamed_locals,
     scoped_tokens,
@@ -94,13 +96,15 @@ from portq.symbols import (
     KIND_CLASS,
     KIND_CUDA_KERNEL,
     KIND_DEVICE_FUNCTION,
+    KIND_FUNCTION,
     KIND_TRITON_KERNEL,
     language_for_path,
     macro_extents,
+    symbol_table,
 )
 from portq.tree_index import Port, TreeIndex
 
-CLASSIFIER_VERSION = 11
+CLASSIFIER_VERSION = 12
 """Bumped whenever a change to the verdict logic may change a verdict, so a
 ledger that reuses earlier decisions knows which ones are stale."""
 
@@ -161,6 +165,7 @@ class SymbolClassifier:
         self.index = index
         self.upstream = context.upstream
         self._signature_cache: dict[tuple, Signature | None] = {}
+        self._modules: dict[tuple[str, str], dict] = {}  # (commit, side) -> its changed Python modules
 
     # -- upstream side
 
@@ -250,13 +255,18 @@ class SymbolClassifier:
         before, after = self._python_asts(symbol)
         return before is not None and before == after
 
-    def _derivation(self, entry: EntryChanges, symbol: TouchedSymbol, new: Signature, name: str) -> Derivation | None:
-        """How upstream's new launches of this kernel compute the argument
-        for parameter ``name``: the first launch found in a Python file the
-        commit changed, or None when no launch passes it."""
-        param = new.param(name)
-        if param is None or not new.is_kernel:
-            return None
+    def _derivation(self, entry: EntryChanges, symbol: TouchedSymbol, new: Signature, name: str,
+                    kernel: str | None = None) -> Derivation | None:
+        """How upstream's new launches of this kernel (or of ``kernel``, launched from this symbol) compute
+        the argument for parameter ``name``: the first launch found in a Python file the commit changed,
+        or None when no launch passes it."""
+        if kernel is not None:
+            launched, position, written = kernel.split(".")[-1], None, name
+        else:
+            param = new.param(name)
+            if param is None or not new.is_kernel:
+                return None
+            launched, position, written = symbol.name, param.position, param.name
         files = {(c.new_blob, c.path) for c in entry.owned_changes if c.new_blob}
         files.add((symbol.new_blob, symbol.path))
         for blob, path in sorted(files, key=lambda f: (f[1] != symbol.path, f[1])):
@@ -268,10 +278,20 @@ class SymbolClassifier:
             for definition in table.definitions:
                 if definition.node is None or definition.kind in (KIND_TRITON_KERNEL, KIND_CLASS):
                     continue
-                expression, received = launch_argument(definition.node, symbol.name, name, param.position)
+                expression, received = launch_argument(definition.node, launched, name, position)
                 if expression is not None:
-                    return replace(derive(definition.node, expression, received), argument=f"{param.name}=" +
-                                   expression.text.decode("utf-8", errors="replace"))
+                    keyword = expression.parent.child_by_field_name("name") \
+                        if expression.parent is not None and expression.parent.type == "keyword_argument" else None
+                    if kernel is not None and keyword is not None:
+                        written = keyword.text.decode("utf-8", errors="replace")
+                    argument = f"{written}=" + expression.text.decode("utf-8", errors="replace")
+                    passed = set(launch_argument_texts(definition.node, launched, name))
+                    if len(passed) > 1:
+                        # A value that differs between launch sites (IS_FP4=True in a new
+                        # branch, False at the old launch) is a mode the branch selects, not a tile.
+                        return Derivation(argument, False, (), (), f"{written} is passed {' and '.join(sorted(passed))} "
+                                          "at different launches: a mode the launch site selects", path)
+                    return replace(derive(definition.node, expression, received), argument=argument, path=path)
         return None
 
     def _paths(self, symbol: TouchedSymbol, facts: RangeFacts) -> set[str]:
@@ -470,6 +490,9 @@ class SymbolClassifier:
                 symbol, NOT_APPLICABLE, "non-code", "path",
                 f"{symbol.path} is {kind}, not code any port mirrors, so non-code rather than not-ported",
             )
+        reached = self._through_ported_callers(entry, symbol, paths)
+        if reached is not None:
+            return reached
         if symbol.rows:
             return self._base(
                 symbol, NOT_APPLICABLE, "not-ported", "path",
@@ -480,6 +503,107 @@ class SymbolClassifier:
             )
         return self._base(symbol, NOT_APPLICABLE, "no-row", "path",
                           f"no matrix row owns {symbol.path} and no anchor names it, so no-row")
+
+    def _through_ported_callers(self, entry: EntryChanges, symbol: TouchedSymbol,
+                                paths: set[str]) -> SymbolVerdict | None:
+        """An unported Python helper whose body changed, called by a ported definition of its module or of
+        a module importing it from the same package: the change is the ported caller's, through the call,
+        when a value of an argument the caller passes on now reaches a new launch (``portq.callees``)."""
+        if symbol.change != "modified" or symbol.kind != KIND_FUNCTION or language_for_path(symbol.path) != "python":
+            return None
+        modules = {side: self._upstream_modules(entry, side) for side in ("old", "new")}
+        if symbol.path not in modules["new"]:
+            return None
+        for path, module in modules["new"].items():
+            caller_paths = paths if path == symbol.path else {path}
+            if not self.index.anchors_for_path(self.upstream, caller_paths):
+                continue
+            reached = module.function(symbol.name)
+            if reached is None or reached[0].path != symbol.path:
+                continue
+            for name in module.callers(symbol.name):
+                for port in self.index.ports_for(self.upstream, caller_paths, name, name):
+                    verdict = self._through_call(entry, symbol, port, name, modules["old"].get(path), module)
+                    if verdict is not None:
+                        return verdict
+        return None
+
+    def _through_call(self, entry, symbol, port: Port, caller: str, old, new) -> SymbolVerdict | None:
+        tree = self._tree_module(port.definition.file)
+        function = tree.functions.get(port.definition.name) if tree is not None else None
+        if function is None:
+            return None
+        scope = _scope_names(a.param for a in self.index.not_carried_for(self.upstream, {new.path}, caller, caller)
+                             if a.param)
+        items = callee_deltas(symbol.name, caller, old, new, tree, function, scope)
+        if not items:
+            return None
+        anchor = port.anchor
+        evidence = [_anchor_evidence(anchor, f"{port.definition.qualified_name} ports {caller}, "
+                                     f"which calls {symbol.name}")]
+        if anchor.pin:
+            contains = self.context.is_ancestor(entry.commit.sha, anchor.pin)
+            if contains:
+                return self._base(
+                    symbol, IN_SYNC, None, "provenance",
+                    f"{symbol.name} changes what the ported {caller} does, and the port's anchor pins "
+                    f"{anchor.pin}, which already contains this commit, so IN_SYNC by provenance rather than by "
+                    "comparison", evidence + [_anchor_evidence(anchor, f"pin {anchor.pin} contains "
+                                                               f"{entry.commit.sha[:10]}", Kind.PIN)])
+            note = "does not contain this commit" if contains is False else "is not known to the upstream clone"
+            evidence.append(_anchor_evidence(anchor, f"pin {anchor.pin} {note}; compared structurally", Kind.PIN))
+        verdict = self._from_items(entry, symbol, None, None, port, items, evidence)
+        verdict.ports = [f"{port.definition.cite} {port.definition.qualified_name}"]
+        return verdict
+
+    def _upstream_modules(self, entry: EntryChanges, side: str) -> dict:
+        """The entry's changed Python files on one side, as ``callees.Module`` (imports resolved among them);
+        kept for the entry being classified, whose unported helpers all ask."""
+        key = (entry.commit.sha, side)
+        if key in self._modules:
+            return self._modules[key]
+        if any(sha != entry.commit.sha for sha, _ in self._modules):
+            self._modules.clear()  # only the entry being classified asks
+        cached = self._modules
+        modules: dict = {}
+        blobs = {}
+        for change in entry.owned_changes:
+            path, blob = (change.old_path, change.old_blob) if side == "old" else (change.new_path, change.new_blob)
+            if path and blob and language_for_path(path) == "python":
+                blobs[path] = blob
+
+        def resolve(importer: str, module: str):
+            found = _module_path(importer, module)
+            if found not in blobs:
+                return None
+            if found not in modules:
+                table = self._table(blobs[found], found)
+                modules[found] = None if table is None or table.tree is None else Module(found, table, resolve)
+            return modules[found]
+
+        for path in blobs:
+            resolve(path, "." + Path(path).stem)
+        cached[key] = {path: module for path, module in modules.items() if module is not None}
+        return cached[key]
+
+    def _tree_module(self, file: str):
+        """An in-tree Python file as a ``callees.Module``, as the index read it (imports among its package)."""
+        found: dict = {}
+
+        def resolve(importer: str, module: str):
+            path = _module_path(importer, module)
+            if path not in found:
+                source = getattr(self.index, "_sources", {}).get(path)  # the tree as indexed
+                if source is None and self.index.root is not None:
+                    try:
+                        source = (self.index.root / path).read_bytes()
+                    except OSError:
+                        source = None
+                table = symbol_table(source, path) if source is not None else None
+                found[path] = Module(path, table, resolve) if table is not None and table.tree is not None else None
+            return found[path]
+
+        return resolve(file, "." + Path(file).stem) if file.endswith(".py") else None
 
     def _container(self, entry: EntryChanges, symbol: TouchedSymbol, paths: set[str]) -> SymbolVerdict | None:
         """Top-level lines, parse fallbacks and class bodies of a file whose
@@ -775,7 +899,8 @@ class SymbolClassifier:
                               "not carried (parameters, the arguments passing them and the branches they select)"
                               f"{moved}, so not-carried rather than NEEDS_REVIEW", evidence + confined[1])
         items = compare(old, new, tree_signature, self.index, param_scope,
-                        derivation=lambda name: self._derivation(entry, symbol, new, name), upstream=self.upstream)
+                        derivation=lambda name, kernel=None: self._derivation(entry, symbol, new, name, kernel),
+                        upstream=self.upstream)
         return self._from_items(entry, symbol, old, new, port, items, evidence)
 
     def _from_items(self, entry, symbol, old, new, port, items: list[Delta], evidence) -> SymbolVerdict:
@@ -1211,6 +1336,21 @@ def _same_ast_evidence(symbol: TouchedSymbol) -> Evidence:
                     after=Location(Side.NEW, symbol.path,
                                    symbol.new_lines[0] if symbol.new_lines else None,
                                    symbol.new_lines[1] if symbol.new_lines else None))
+
+
+def _module_path(importer: str, module: str) -> str:
+    """The file ``from MODULE import ...`` names, seen from ``importer``: relative to its folder, or the
+    dotted path from the root of its package (the same top-level folder)."""
+    folder = Path(importer).parent
+    if module.startswith("."):
+        dots = len(module) - len(module.lstrip("."))
+        for _ in range(dots - 1):
+            folder = folder.parent
+        rest = module[dots:]
+        return (folder / (rest.replace(".", "/") + ".py")).as_posix() if rest else (folder / "__init__.py").as_posix()
+    top = Path(importer).parts[0] if Path(importer).parts else ""
+    path = module.replace(".", "/") + ".py"
+    return path if path.split("/")[0] == top else ""
 
 
 def _anchor_evidence(anchor: Anchor, message: str, kind: Kind = Kind.ANCHOR) -> Evidence:
