@@ -332,3 +332,23 @@ def test_what_a_cold_scan_finds_ahead_while_waiting_for_git_changes_no_verdict_a
     monkeypatch.setattr(portq.scan, "_keys_warmed_up", taken_first)
     other = scan(capsys, "--fresh")
     assert verdicts(other) == verdicts(usual) and keys_of_latest() == usual_keys
+
+
+def test_a_cold_scan_classifies_from_the_trees_mapping_parsed_reading_and_parsing_no_anchored_blob_again(
+        workspace, capsys, monkeypatch):
+    import portq.symbols
+
+    anchored = {"csrc/cache_kernels.cu", "vllm/sparse_utils.py"}
+    parsed_by_classifier, read = [], []
+    real_table, real_commits = portq.symbols.symbol_table, portq.history.Upstream.read_blob
+    monkeypatch.setattr(portq.symbols, "symbol_table", lambda source, path, previous=None: (
+        parsed_by_classifier.append(path), real_table(source, path, previous))[1])
+    monkeypatch.setattr(portq.history.Upstream, "read_blob", lambda self, sha: (read.append(sha),
+                                                                                real_commits(self, sha))[1])
+    handed = scan(capsys)
+    assert handed["entries"] and not anchored & set(parsed_by_classifier) and not read
+    monkeypatch.setattr(portq.symbols.SymbolTableCache, "adopts", lambda self, path: False)
+    parsed_by_classifier.clear()
+    parsed_itself = scan(capsys, "--fresh")
+    assert anchored & set(parsed_by_classifier)  # without the hand-over the classifier parses them itself
+    assert verdicts(parsed_itself) == verdicts(handed)
