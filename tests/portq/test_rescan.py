@@ -217,6 +217,20 @@ def test_a_partial_rescan_of_a_partial_rescan_reads_through_both(workspace, caps
     assert verdicts(third) == verdicts(scan(capsys, "--fresh"))
 
 
+
+def test_a_wave_s_recorded_positions_are_those_its_entries_read_through_every_reused_wave(workspace, capsys):
+    scan(capsys)
+    (workspace / "port" / "sparse" / "convert.py").write_text(SPARSE_PORT + "\n# one more line\n")
+    scan(capsys)  # decides the sparse row's entries, reuses the rest
+    scan(capsys)  # decides nothing, reuses wave 2 (which reuses wave 1)
+    with open_ledger(workspace / ".portq" / "ledger.sqlite", create=False) as ledger:
+        waves = ledger.waves()
+        assert [(w.reuses_wave, bool(json.loads(w.redecided or "[]"))) for w in waves] == \
+               [(None, False), (1, True), (2, False)]
+        for wave in waves:
+            positions = [record.position for record in ledger.wave_entries(wave)]
+            assert ledger.recorded_positions(wave) == set(positions) and len(positions) == wave.entry_count
+
 def test_a_foreign_in_tree_index_cache_is_rebuilt_not_trusted(workspace):
     cache = workspace / "cache"
     built = TreeIndex.build(workspace, cache)
