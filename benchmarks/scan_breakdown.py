@@ -1,6 +1,6 @@
 """Where one cold ``portq scan`` spends its time, phase by phase, adding up to the total.
 
-``python benchmarks/scan_breakdown.py [--commits 2000] [--keep DIR] [--repeat 5] [-- SCAN ARGUMENTS]``
+``python benchmarks/scan_breakdown.py [--commits 2000] [--keep DIR] [--repeat 5] [--compare CHECKOUT] [-- SCAN ARGUMENTS]``
 
 Without scan arguments it scans the dense synthetic history (``synthetic_history.py``,
 generated into ``--keep DIR`` or a temporary folder), and times ``git log -p base..tip``
@@ -17,7 +17,8 @@ start and exit. So the rows add up to the wall time; the wrappers' own cost (an
 empty wrapped call timed, times the calls made) is printed below the table.
 git runs in its own processes meanwhile; what the scan's thread waits for it is
 charged to the rows naming git. The first run of each checkout writes bytecode
-and is not counted. It measures; it asserts nothing.
+and is not counted. ``--compare`` runs another checkout's scans alternately with this one's
+and prints its breakdown beside this one's. It measures; it asserts nothing.
 """
 
 from __future__ import annotations
@@ -230,7 +231,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--commits", type=int, default=2000)
     parser.add_argument("--keep", type=Path, help="generate the dense history into (and keep) this directory")
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--compare", type=Path, help="another portq checkout, its scans run alternately with this "
+                        "one's, its breakdown printed beside this one's")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
@@ -244,56 +247,67 @@ def main() -> None:
         from synthetic_history import generate
 
         generate(work, args.commits)
-    env = compiled_environment(work)
-    runs, git_log = [], []
+    checkouts = [REPO_ROOT] + ([args.compare.resolve()] if args.compare else [])
+    envs = {checkout: compiled_environment(work, checkout) for checkout in checkouts}
+    runs: dict[Path, list[dict]] = {checkout: [] for checkout in checkouts}
+    git_log: list[float] = []
     load = os.getloadavg()[0]
     for attempt in range(args.repeat + 1):  # the first run writes the bytecode of what it imports; not counted
-        ledger = Path(tempfile.mkdtemp(prefix="portq-breakdown-ledger-")) / "ledger.sqlite"
-        arguments = scan_arguments + ["--ledger", str(ledger)] if scan_arguments is not None \
-            else dense_arguments(work, ledger)
         if scan_arguments is None and attempt:
             began = time.perf_counter()  # read through a pipe to the end, as bench_scan.py times it
             subprocess.run(["git", "log", "-p", "base..tip"], cwd=work / "upstream", capture_output=True, check=True)
             git_log.append(time.perf_counter() - began)
-        began = time.perf_counter()
-        done = subprocess.run([sys.executable, __file__, "--child", "--", *arguments], cwd=REPO_ROOT, env=env,
-                              capture_output=True, text=True)
-        wall = time.perf_counter() - began
-        shutil.rmtree(ledger.parent, ignore_errors=True)
-        result = json.loads(done.stdout.strip().splitlines()[-1]) if done.returncode == 0 else {}
-        if result.get("exit") != 0:
-            raise SystemExit(f"the scan failed: {done.stderr.strip()}")
-        if attempt:
-            runs.append({**result, "total": wall})
-    rows: dict[str, list[float]] = {}
-    for run in runs:
-        measured = run["imports"] + sum(run["phases"].values())
-        rows.setdefault("interpreter start and exit (the rest of the wall time)", []).append(run["total"] - measured)
-        rows.setdefault("imports of the scan pipeline", []).append(run["imports"])
-        for phase in phase_order(runs):
-            rows.setdefault(phase, []).append(run["phases"].get(phase, 0.0))
-    totals = [run["total"] for run in runs]
-    order = sorted(range(len(runs)), key=lambda i: totals[i])
-    middle = order[len(order) // 2]
-    run = runs[middle]
+        for checkout in checkouts:
+            ledger = Path(tempfile.mkdtemp(prefix="portq-breakdown-ledger-")) / "ledger.sqlite"
+            arguments = scan_arguments + ["--ledger", str(ledger)] if scan_arguments is not None \
+                else dense_arguments(work, ledger)
+            began = time.perf_counter()
+            done = subprocess.run([sys.executable, __file__, "--child", "--", *arguments], cwd=checkout,
+                                  env=envs[checkout], capture_output=True, text=True)
+            wall = time.perf_counter() - began
+            shutil.rmtree(ledger.parent, ignore_errors=True)
+            result = json.loads(done.stdout.strip().splitlines()[-1]) if done.returncode == 0 else {}
+            if result.get("exit") != 0:
+                raise SystemExit(f"the scan of {checkout} failed: {done.stderr.strip()}")
+            if attempt:
+                runs[checkout].append({**result, "total": wall})
     base = statistics.median(git_log) if git_log else None
-    print(f"{REPO_ROOT} ({git_head(REPO_ROOT)}): {len(runs)} runs, each a fresh process; the median run shown "
-          f"(totals {min(totals):.2f}–{max(totals):.2f} s); load average {load:.1f} before, "
-          f"{os.getloadavg()[0]:.1f} after"
-          + (f"; git log -p base..tip {base:.3f} s (median, {min(git_log):.3f}–{max(git_log):.3f})" if base else ""))
+    print(f"{args.repeat} runs of each checkout, each a fresh process, alternating; load average {load:.1f} before, "
+          f"{os.getloadavg()[0]:.1f} after" + (f"; git log -p base..tip {base:.3f} s (median, {min(git_log):.3f}–"
+                                               f"{max(git_log):.3f}), timed between them" if base else ""))
     print()
-    ratio = " | × git log -p" if base else ""
-    print(f"| phase | s | share{ratio} | median over runs s |")
-    print("|---|---:|---:|" + ("---:|" if base else "") + "---:|")
-    for phase, values in [*rows.items(), ("**total** (wall time of the process)", totals)]:
-        cells = [f"{values[middle]:.3f}", f"{values[middle] / totals[middle]:.0%}"]
-        if base:
-            cells.append(f"{values[middle] / base:.2f}")
-        print(f"| {phase} | {' | '.join(cells)} | {statistics.median(values):.3f} |")
+    tables = {checkout: breakdown(runs[checkout]) for checkout in checkouts}
+    names = [f"{checkout} ({git_head(checkout)})" for checkout in checkouts]
+    print("Seconds of each checkout's median run (by total)" + (", and × git log -p" if base else "") + ": "
+          + "; ".join(f"{name}: totals {min(r['total'] for r in runs[c]):.2f}–{max(r['total'] for r in runs[c]):.2f} s"
+                      for name, c in zip(names, checkouts)))
     print()
-    print(f"Of that, the wrappers' own cost: {run['wrapper calls']} wrapped calls × "
-          f"{run['wrapper cost per call'] * 1e6:.1f} µs = {run['wrapper calls'] * run['wrapper cost per call']:.3f} s, "
-          "spread over the phases.")
+    per = " | ×" if base else ""
+    print("| phase | " + " | ".join(f"{name} s{per}" for name in names) + " |")
+    print("|---|" + "---:|" * (len(checkouts) * (2 if base else 1)))
+    for phase in [key for key in tables[REPO_ROOT] if key != "run"]:
+        cells = []
+        for checkout in checkouts:
+            seconds = tables[checkout].get(phase, 0.0)
+            cells.append(f"{seconds:.3f}" + (f" | {seconds / base:.2f}" if base else ""))
+        print(f"| {phase} | {' | '.join(cells)} |")
+    for checkout, name in zip(checkouts, names):
+        run = tables[checkout]["run"]
+        print(f"\n{name}: the wrappers' own cost, {run['wrapper calls']} wrapped calls × "
+              f"{run['wrapper cost per call'] * 1e6:.1f} µs = {run['wrapper calls'] * run['wrapper cost per call']:.3f} s, "
+              "spread over the phases.")
+
+
+def breakdown(runs: list[dict]) -> dict:
+    """phase -> seconds in the median run (by total), the rows adding up to its wall time; "run": that run."""
+    run = sorted(runs, key=lambda r: r["total"])[len(runs) // 2]
+    table = {"interpreter start and exit (the rest of the wall time)":
+             run["total"] - run["imports"] - sum(run["phases"].values()),
+             "imports of the scan pipeline": run["imports"]}
+    for phase in phase_order(runs):
+        table[phase] = run["phases"].get(phase, 0.0)
+    table["**total** (wall time of the process)"] = run["total"]
+    return {**table, "run": run}
 
 
 def phase_order(runs) -> list[str]:
