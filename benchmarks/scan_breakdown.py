@@ -239,10 +239,17 @@ def main() -> None:
     if args.child:
         child(scan_arguments or [])
         return
+    work = args.keep or Path(tempfile.mkdtemp(prefix="portq-breakdown-"))
+    try:
+        measure(args, scan_arguments, work)
+    finally:
+        if args.keep is None:
+            shutil.rmtree(work, ignore_errors=True)
 
+
+def measure(args, scan_arguments: list[str] | None, work: Path) -> None:
     from bench_rescan import compiled_environment, git_head
 
-    work = args.keep or Path(tempfile.mkdtemp(prefix="portq-breakdown-"))
     if scan_arguments is None and not (work / "upstream").exists():
         from synthetic_history import generate
 
