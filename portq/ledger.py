@@ -207,28 +207,36 @@ _EVENT_SELECT = (
 since schema 2 references its full verdict by content hash and keeps its evidence only there
 (``evidence`` is empty); reviews, and scans recorded before, keep both inline."""
 
-_VIEW_ROWS = """
+_VIEW_CHAIN = """
 WITH RECURSIVE chain(wave_id, depth) AS (
     SELECT :wave, 0
     UNION ALL
     SELECT w.reuses_wave, chain.depth + 1 FROM waves w JOIN chain ON w.id = chain.wave_id
     WHERE w.reuses_wave IS NOT NULL
 )
+"""
+_VIEW_WHERE = """
+WHERE (chain.depth = 0 OR we.position NOT IN
+       (SELECT value FROM json_each(COALESCE((SELECT redecided FROM waves WHERE id = :wave), '[]'))))
+  AND (:position IS NULL OR we.position = :position)
+GROUP BY we.position
+"""
+_VIEW_ROWS = _VIEW_CHAIN + """
 SELECT we.position, we.wave_id AS source_wave, we.entry_id, we.rows,
        COALESCE(symbols_text.text, we.symbols) AS symbols, changes_text.text AS changes, we.decision_key,
        MIN(chain.depth) AS depth
 FROM wave_entries we JOIN chain ON we.wave_id = chain.wave_id
 LEFT JOIN texts symbols_text ON symbols_text.hash = we.symbols_ref
 LEFT JOIN texts changes_text ON changes_text.hash = we.changes_ref
-WHERE (chain.depth = 0 OR we.position NOT IN
-       (SELECT value FROM json_each(COALESCE((SELECT redecided FROM waves WHERE id = :wave), '[]'))))
-  AND (:position IS NULL OR we.position = :position)
-GROUP BY we.position
-"""
+""" + _VIEW_WHERE
 """The entries a wave has: its own rows, then (for positions it does not decide itself) those of
 the wave it reuses, and so on down the chain (SQLite takes the other columns from the row of the
 smallest depth). Only complete waves are reused, so only the top wave's ``redecided`` positions
 need excluding: an unfinished rescan never shows a stale decision for an entry it re-decides."""
+
+_VIEW_POSITIONS = _VIEW_CHAIN + "SELECT we.position FROM wave_entries we JOIN chain ON we.wave_id = chain.wave_id" \
+    + _VIEW_WHERE
+"""The positions of ``_VIEW_ROWS``, without reading the texts its rows reference (what counting needs)."""
 
 
 def _now() -> str:
@@ -693,12 +701,9 @@ class Ledger:
                 (wave.id, *chunk)))
         return found_positions, found_ids
 
-    def _view(self, wave: Wave, position: int | None = None) -> list[sqlite3.Row]:
-        return self.db.execute(_VIEW_ROWS, {"wave": wave.id, "position": position}).fetchall()
-
     def recorded_positions(self, wave: Wave) -> set[int]:
         """The positions the wave has: those it recorded, and those it reuses."""
-        return {row["position"] for row in self._view(wave)}
+        return {row[0] for row in self.db.execute(_VIEW_POSITIONS, {"wave": wave.id, "position": None})}
 
     def finish_wave(self, wave: Wave, status: str = "complete") -> Wave:
         """Mark a wave complete (all entries recorded or reused) or interrupted."""
@@ -706,7 +711,7 @@ class Ledger:
             raise ValueError(f"status must be complete or interrupted, not {status!r}")
         with self._transaction() as db:
             if status == "complete":
-                recorded = len(self._view(wave))
+                recorded = len(self.recorded_positions(wave))
                 if recorded != wave.entry_count:
                     raise LedgerError(
                         f"{wave.name} has {recorded} of {wave.entry_count} entries; it cannot be complete", 1

@@ -52,7 +52,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, replace
-from typing import Callable
+from typing import Callable, Sequence
 
 from portq.hunks import ensure_hunks
 from portq.matrix import Matrix
@@ -340,7 +340,9 @@ class ChangeMapper:
         """Settle every change's claim, then read the blobs whose definitions are still needed.
 
         At most two ``cat-file`` round trips per chunk: one for the name
-        search, one for the blobs to parse.
+        search together with the blobs to parse of every change already
+        known to be looked at, one for those of the changes the search finds
+        a name in (none when no chain of edits is searched for the first time).
         """
         recall = getattr(self.symbol_tables, "recall", None)
         if recall is not None:
@@ -351,24 +353,34 @@ class ChangeMapper:
                 plan.claim = self._claim_from_tables(plan)
                 if plan.claim is None:
                     unsettled.append(plan)
-        fetched = self._search_names(unsettled)
+        unknown = self._known_mentions(unsettled)
         for plan in unsettled:
-            plan.claim = any(self._mentions[blob] for blob, _ in plan.sides())
-        wanted = [blob for plan in plans if plan.looked_at for blob, path in plan.sides()
-                  if not self.symbol_tables.has(blob, path) and blob not in fetched]
+            if all(blob in self._mentions for blob, _ in plan.sides()):
+                plan.claim = any(self._mentions[blob] for blob, _ in plan.sides())
+        fetched = self._search_names(unknown, self._to_parse(plans))
+        for plan in unsettled:
+            if plan.claim is None:
+                plan.claim = any(self._mentions[blob] for blob, _ in plan.sides())
+        wanted = [blob for blob in self._to_parse(plans) if blob not in fetched]
         if wanted:
-            fetched.update(self.read_blobs(list(dict.fromkeys(wanted))))
+            fetched.update(self.read_blobs(wanted))
         self._prefetched = fetched
 
-    def _search_names(self, plans: list[_Plan]) -> dict[str, bytes]:
-        """Whether each blob of these changes holds a claimed name, into ``_mentions``.
+    def _to_parse(self, plans: list[_Plan]) -> list[str]:
+        """The blobs of the changes looked at whose definitions are not known yet."""
+        return list(dict.fromkeys(blob for plan in plans if plan.looked_at for blob, path in plan.sides()
+                                  if not self.symbol_tables.has(blob, path)))
+
+    def _known_mentions(self, plans: list[_Plan]) -> dict[str, list[str]]:
+        """Which blobs of these changes hold a claimed name, into ``_mentions`` as far as earlier
+        answers tell; returns the chains still unknown (a blob to read: the blobs it answers for).
 
         A change reaches here only when no line of its diff holds a claimed
         name. A name lies within one line, so the old and the new blob then
         hold one alike: their answers are one answer, found by reading one
         blob of each chain of such changes (or none, when an earlier chunk
         already answered for one of its blobs). An added or a deleted file's
-        diff holds all its lines, so its blob holds none. Returns the blobs read.
+        diff holds all its lines, so its blob holds none.
         """
         parent: dict[str, str] = {}
 
@@ -395,7 +407,13 @@ class ChangeMapper:
                 unknown[key] = blobs
             else:
                 self._mentions.update(dict.fromkeys(blobs, known))
-        fetched = self.read_blobs(list(unknown)) if unknown else {}
+        return unknown
+
+    def _search_names(self, unknown: dict[str, list[str]], also: Sequence[str] = ()) -> dict[str, bytes]:
+        """Read one blob of each chain still ``unknown`` (``_known_mentions``) and the blobs ``also``,
+        in one round trip; note which chains hold a claimed name. Returns the blobs read."""
+        wanted = list(dict.fromkeys([*unknown, *also]))
+        fetched = self.read_blobs(wanted) if wanted else {}
         for key, blobs in unknown.items():
             found = any(lit in fetched[key] for lit in self._literal_bytes)
             self._mentions.update(dict.fromkeys(blobs, found))

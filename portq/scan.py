@@ -116,10 +116,13 @@ def run_scan(config: Config, range_spec: str, *, progress=None, options: dict[st
             # (mapping: the port files' anchors; a caller query: the files whose bytes hold the name).
             index = TreeIndex.on_demand(tree, cache_dir, port_roots_of(matrix))
             cleanup.callback(index.save)  # what was parsed, cached for the next scan of this tree
+            # The classifier's tables, with full trees: of the files an anchor names, mapping hands over its parses.
+            tables = SymbolTableCache(adopts=lambda path: bool(index.anchors_for_path(name, (path,))))
             made: list[DecisionKeys] = []  # the keys, when they are made while git writes the log
             if previous is None:
                 entries = _read_entries(upstream, matrix, name, cache_dir, revisions, revisions.shas, progress,
-                                        index=index, while_waiting=_keys_warmed_up(made, matrix, name, index, options))
+                                        index=index, while_waiting=_keys_warmed_up(made, matrix, name, index, options),
+                                        tables=tables)
             keys = made[0] if made else DecisionKeys(matrix, name, index, options)
             wave_fields = dict(
                 range_spec=range_spec, upstream=name, base_sha=revisions.base, tip_sha=revisions.tip,
@@ -130,7 +133,7 @@ def run_scan(config: Config, range_spec: str, *, progress=None, options: dict[st
             cleanup.callback(signatures.close)  # the signatures computed, for the next scan that decides again
             context = ClassifierContext(
                 upstream=name, matrix=matrix, tree_root=tree, read_blob=upstream.read_blob,
-                is_ancestor=upstream.is_ancestor, symbol_tables=SymbolTableCache(), cache_dir=cache_dir,
+                is_ancestor=upstream.is_ancestor, symbol_tables=tables, cache_dir=cache_dir,
                 options=options, index=index, signatures=signatures,
             )
             plan = None if previous is None else plan_rescan(ledger, keys, revisions, previous)
@@ -152,7 +155,7 @@ def run_scan(config: Config, range_spec: str, *, progress=None, options: dict[st
                     return ScanResult(wave, resumed, ledger.wave_entries(wave), name, len(plan.redecide))
             if previous is not None:  # a reusable wave that could not be reused: read the range now
                 entries = _read_entries(upstream, matrix, name, cache_dir, revisions, revisions.shas, progress,
-                                        index=index)
+                                        index=index, tables=tables)
             wave, resumed = ledger.begin_wave(**wave_fields)
             try:
                 _classify_and_record(ledger, wave, entries, progress, context, keys)
@@ -200,14 +203,15 @@ def _keys_warmed_up(made: list, matrix, name, index, options) -> Iterator[None]:
 
 def _read_entries(upstream, matrix, name, cache_dir, revisions, shas, progress,
                   positions: list[int] | None = None, index=None,
-                  while_waiting: Iterator[None] | None = None) -> list[EntryChanges]:
+                  while_waiting: Iterator[None] | None = None, tables: SymbolTableCache | None = None,
+                  ) -> list[EntryChanges]:
     """Map the commits ``shas`` of ``revisions`` (all of them in one stream, or a rescan's few at
     ``positions``). With the in-tree ``index`` (its port files' anchors at least), mapping also owns the
     files no row owns but a port names. ``while_waiting``: steps taken while the whole range's log is
-    slower to arrive than it is mapped."""
+    slower to arrive than it is mapped. ``tables``: the classifier's, handed the trees it will ask for."""
     entries: list[EntryChanges] = []
     anchored = (lambda paths: bool(index.anchors_for_path(name, paths))) if index is not None else None
-    with DefinitionCache(definition_cache_path(cache_dir)) as definitions:
+    with DefinitionCache(definition_cache_path(cache_dir), trees_to=tables) as definitions:
         mapper = ChangeMapper(matrix, name, upstream.read_blob, definitions, upstream.read_blobs, anchored=anchored)
         commits = upstream.commits(revisions, while_waiting) if positions is None \
             else upstream.commits_of(shas, revisions.spec)
@@ -280,7 +284,7 @@ def _decide_again(upstream, matrix, name, cache_dir, revisions, plan: RescanPlan
         return []
     entries = _read_entries(upstream, matrix, name, cache_dir, revisions,
                             [revisions.shas[p - 1] for p in plan.read], progress, positions=plan.read,
-                            index=context.index)
+                            index=context.index, tables=context.symbol_tables)
     wanted = set(plan.redecide)
     decided = []
     progress.phase("classifying", len(entries))

@@ -188,11 +188,15 @@ class DefinitionCache(_Store):
     """Symbol tables without trees, by (blob SHA, language), optionally persisted.
 
     ``path`` None keeps them in memory only. Use as a context manager, or
-    call ``close`` (which writes what is pending).
+    call ``close`` (which writes what is pending). ``trees_to``, a
+    ``symbols.SymbolTableCache``, is handed the tree of each blob parsed here
+    at a path it ``adopts`` (the classifier's, which would otherwise read and
+    parse those blobs again).
     """
 
-    def __init__(self, path: Path | str | None = None) -> None:
+    def __init__(self, path: Path | str | None = None, trees_to=None) -> None:
         self.path = Path(path) if path is not None else None
+        self._trees_to = trees_to
         self._tables: dict[tuple[str, str], SymbolTable] = {}
         self._pending: list[tuple[str, str, str, str | None, str]] = []
         self._absent: set[tuple[str, str]] = set()  # asked the store; it has no row
@@ -322,6 +326,9 @@ class DefinitionCache(_Store):
             table, live = _parsed(load(), path, key[1], previous)
             if live is not None:
                 self._keep_live(path, live)
+                if self._trees_to is not None and (self._trees_to.adopts(path)
+                                                   or (previous_path and self._trees_to.adopts(previous_path))):
+                    self._trees_to.adopt(blob_sha, path, live.tree, live.source)
             self._tables[key] = table
             self.parsed += 1
             if key[1] and self._db is not None:

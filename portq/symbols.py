@@ -226,6 +226,11 @@ class SymbolTable:
         return [d for d in self.definitions if d.name == name or d.qualified_name == name]
 
 
+ADOPT_SOURCE_BYTES = 8_000_000
+"""Sources whose handed-over trees a ``SymbolTableCache`` holds before it is
+asked for their tables (a tree and its source take about 16 bytes of memory
+per source byte: ~130 MB at most)."""
+
 SCANS_BEFORE_LINE_MAP = 32
 """``SymbolTable.enclosing`` questions answered by a scan before a line map is built."""
 
@@ -266,8 +271,12 @@ def symbol_table(source: bytes, path: str, previous: SymbolTable | None = None) 
         tree = parse(source, language, previous)
     except Exception as error:  # tree-sitter raises plain exceptions on bad input
         return SymbolTable(language, [], source=source, fallback=f"parse failed: {error}")
-    collect = _cpp_definitions if language == "cpp" else _python_definitions
-    definitions = list(collect(tree.root_node, ()))
+    return table_of_tree(tree, source, language)
+
+
+def table_of_tree(tree, source: bytes, language: str) -> SymbolTable:
+    """The full table of ``source`` from its tree (``parse``'s, of at most ``MAX_PARSE_BYTES``)."""
+    definitions = definitions_in(tree.root_node, language)
     table = SymbolTable(language, definitions, tree=tree, source=source)
     if tree.root_node.has_error and not definitions:
         table.fallback = "tree-sitter reported syntax errors and found no definitions"
@@ -329,11 +338,35 @@ class SymbolTableCache:
     A blob is parsed from the tree of the latest table parsed at its path
     (or at the path it was renamed from): callers that walk a range in order
     get incremental parses, with the same definitions as fresh ones.
+
+    A blob someone else already parsed can be handed over as its tree
+    (``adopt``): the scan's mapping parses every version of an owned file
+    before the classifier asks for the tables of the anchored ones, so those
+    are built from the mapping's trees (``table_of_tree``, what a parse here
+    gives) instead of reading and parsing the blob again. ``adopts(path)``
+    says which paths are worth handing over; at most ``adopt_bytes`` (``ADOPT_SOURCE_BYTES``) of
+    sources are held that way (the rest is parsed when asked, as before).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, adopts=None, adopt_bytes: int | None = None) -> None:
         self._tables: dict[tuple[str, str], SymbolTable] = {}
         self._latest: dict[tuple[str, str], SymbolTable] = {}  # (path, language) -> last table parsed there
+        self._adopted: dict[tuple[str, str], tuple[Any, bytes]] = {}  # (blob, language) -> (tree, source)
+        self._adopts = adopts
+        self._adopt_room = 0 if adopts is None else ADOPT_SOURCE_BYTES if adopt_bytes is None else adopt_bytes
+        self.adopted = 0  # tables built from a handed-over tree rather than parsed
+
+    def adopts(self, path: str) -> bool:
+        """Whether a tree of a blob at ``path`` is worth handing over (``adopt``)."""
+        return self._adopt_room > 0 and bool(self._adopts(path))
+
+    def adopt(self, blob_sha: str, path: str, tree, source: bytes) -> None:
+        """Keep ``tree`` (``parse``'s of ``source``, the blob at ``path``; never edited
+        afterwards) to build the blob's table from when it is asked for."""
+        key = (blob_sha, language_for_path(path) or "")
+        if key[1] and key not in self._tables and key not in self._adopted and len(source) <= self._adopt_room:
+            self._adopted[key] = (tree, source)
+            self._adopt_room -= len(source)
 
     def has(self, blob_sha: str, path: str) -> bool:
         """Whether the table of ``blob_sha`` is already parsed."""
@@ -348,14 +381,21 @@ class SymbolTableCache:
         language = language_for_path(path) or ""
         key = (blob_sha, language)
         table = self._tables.get(key)
-        if table is None:
+        if table is None and key in self._adopted:
+            tree, source = self._adopted.pop(key)
+            table = table_of_tree(tree, source, language)
+            self._tables[key] = table
+            self.adopted += 1
+        elif table is None:
             previous = self._latest.get((path, language))
             if previous is None and previous_path:
                 previous = self._latest.get((previous_path, language))
             table = symbol_table(load(), path, previous)
             self._tables[key] = table
-            if table.tree is not None:
-                self._latest[(path, language)] = table
+        else:
+            return table
+        if table.tree is not None:
+            self._latest[(path, language)] = table
         return table
 
 

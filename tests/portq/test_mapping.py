@@ -261,6 +261,28 @@ def test_a_chain_of_edits_whose_diffs_name_no_claimed_symbol_is_searched_through
     assert len(searched) == (2 if mentioned else 1)  # a hit: the blobs are then read to be parsed
 
 
+
+def test_the_blobs_of_changes_a_path_claims_come_in_the_name_search_s_round_trip():
+    matrix = SYMBOL_ONLY_MATRIX + 'paths = ["pkg/owned.py"]\n'
+    other = b"def other(x):\n    return x + 1\n"
+    owned = b"def kernel(x):\n    return x\n"
+    blobs = {"o1": other, "o2": other.replace(b"+ 1", b"+ 2"), "k1": owned, "k2": owned.replace(b"x\n", b"x * 2\n")}
+    commit = Commit("c", (), "t", "t", "a", "d", changes=[
+        FileChange("modified", "pkg/mod.py", "pkg/mod.py", old_blob="o1", new_blob="o2",
+                   patch=unified_patch("pkg/mod.py", blobs["o1"], blobs["o2"])),
+        FileChange("modified", "pkg/owned.py", "pkg/owned.py", old_blob="k1", new_blob="k2",
+                   patch=unified_patch("pkg/owned.py", blobs["k1"], blobs["k2"]))])
+    reads = []
+
+    def read_blobs(shas):
+        reads.append(sorted(shas))
+        return {sha: blobs[sha] for sha in shas}
+
+    mapper = ChangeMapper(Matrix.parse(matrix), "up", lambda sha: pytest.fail(f"{sha} read alone"), None, read_blobs)
+    [entry] = mapper.map_commits([commit])
+    assert reads == [["k1", "k2", "o2"]]  # one round trip: mod.py's name search, owned.py's two versions
+    assert entry.rows == ("ONLY",) and [s.name for s in entry.symbols] == ["kernel"] and entry.unowned_paths == ("pkg/mod.py",)
+
 def test_a_second_mapping_parses_nothing_and_maps_alike(tmp_path):
     from portq.symbol_cache import DefinitionCache
 

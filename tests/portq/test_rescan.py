@@ -217,6 +217,20 @@ def test_a_partial_rescan_of_a_partial_rescan_reads_through_both(workspace, caps
     assert verdicts(third) == verdicts(scan(capsys, "--fresh"))
 
 
+
+def test_a_wave_s_recorded_positions_are_those_its_entries_read_through_every_reused_wave(workspace, capsys):
+    scan(capsys)
+    (workspace / "port" / "sparse" / "convert.py").write_text(SPARSE_PORT + "\n# one more line\n")
+    scan(capsys)  # decides the sparse row's entries, reuses the rest
+    scan(capsys)  # decides nothing, reuses wave 2 (which reuses wave 1)
+    with open_ledger(workspace / ".portq" / "ledger.sqlite", create=False) as ledger:
+        waves = ledger.waves()
+        assert [(w.reuses_wave, bool(json.loads(w.redecided or "[]"))) for w in waves] == \
+               [(None, False), (1, True), (2, False)]
+        for wave in waves:
+            positions = [record.position for record in ledger.wave_entries(wave)]
+            assert ledger.recorded_positions(wave) == set(positions) and len(positions) == wave.entry_count
+
 def test_a_foreign_in_tree_index_cache_is_rebuilt_not_trusted(workspace):
     cache = workspace / "cache"
     built = TreeIndex.build(workspace, cache)
@@ -332,3 +346,23 @@ def test_what_a_cold_scan_finds_ahead_while_waiting_for_git_changes_no_verdict_a
     monkeypatch.setattr(portq.scan, "_keys_warmed_up", taken_first)
     other = scan(capsys, "--fresh")
     assert verdicts(other) == verdicts(usual) and keys_of_latest() == usual_keys
+
+
+def test_a_cold_scan_classifies_from_the_trees_mapping_parsed_reading_and_parsing_no_anchored_blob_again(
+        workspace, capsys, monkeypatch):
+    import portq.symbols
+
+    anchored = {"csrc/cache_kernels.cu", "vllm/sparse_utils.py"}
+    parsed_by_classifier, read = [], []
+    real_table, real_commits = portq.symbols.symbol_table, portq.history.Upstream.read_blob
+    monkeypatch.setattr(portq.symbols, "symbol_table", lambda source, path, previous=None: (
+        parsed_by_classifier.append(path), real_table(source, path, previous))[1])
+    monkeypatch.setattr(portq.history.Upstream, "read_blob", lambda self, sha: (read.append(sha),
+                                                                                real_commits(self, sha))[1])
+    handed = scan(capsys)
+    assert handed["entries"] and not anchored & set(parsed_by_classifier) and not read
+    monkeypatch.setattr(portq.symbols.SymbolTableCache, "adopts", lambda self, path: False)
+    parsed_by_classifier.clear()
+    parsed_itself = scan(capsys, "--fresh")
+    assert anchored & set(parsed_by_classifier)  # without the hand-over the classifier parses them itself
+    assert verdicts(parsed_itself) == verdicts(handed)

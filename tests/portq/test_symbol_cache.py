@@ -309,3 +309,39 @@ def test_versions_walked_in_order_get_the_definitions_of_fresh_parses(path, lang
         assert _definitions(table) == _definitions(symbol_table(source, path)), f"version {version}"
         children += len(cache._live[(path, language)].children)
     assert 0 < len(walked) < children / 2  # most children took the previous version's definitions
+
+
+def test_the_trees_parsed_here_of_the_paths_a_table_cache_adopts_are_handed_to_it_and_give_a_parse_s_tables():
+    from portq.symbols import SymbolTableCache
+
+    tables = SymbolTableCache(adopts=lambda path: path.startswith("ported/"))
+    cache = DefinitionCache(trees_to=tables)
+    versions = {"v1": SOURCE, "v2": NEXT, "v3": NEXT + b"\n\ndef added(y):\n    return y\n"}
+    for blob, source in versions.items():
+        cache.get(blob, "ported/box.py", lambda source=source: source)
+    cache.get("moved", "other/box.py", lambda: SOURCE + b"# moved\n", "ported/box.py")  # renamed from an adopted path
+    cache.get("elsewhere", "other/helper.py", lambda: SOURCE)
+    for blob, source in [*versions.items(), ("moved", SOURCE + b"# moved\n")]:
+        table = tables.get(blob, "ported/box.py", lambda: never(blob))
+        fresh = symbol_table(source, "ported/box.py")
+        assert summary(table) == summary(fresh) and table.source == source
+        assert str(table.tree.root_node) == str(fresh.tree.root_node)
+        assert [d.node.type for d in table.definitions] == [d.node.type for d in fresh.definitions]
+    assert tables.adopted == 4
+    assert not tables.has("elsewhere", "other/helper.py")  # not adopted: parsed when asked, as before
+    assert summary(tables.get("elsewhere", "other/helper.py", lambda: SOURCE)) == summary(symbol_table(SOURCE, "x.py"))
+    assert tables.adopted == 4
+
+
+def test_a_table_cache_holds_handed_over_sources_up_to_its_bound_and_parses_the_rest_when_asked():
+    from portq.symbols import SymbolTableCache
+
+    tables = SymbolTableCache(adopts=lambda path: True, adopt_bytes=len(SOURCE) + len(NEXT))
+    cache = DefinitionCache(trees_to=tables)
+    for number, source in enumerate([SOURCE, NEXT, SOURCE + b"# third\n"]):
+        cache.get(f"b{number}", f"pkg/m{number}.py", lambda source=source: source)
+    assert tables.adopts("pkg/m3.py") is False  # the bound is spent
+    loaded = []
+    third = tables.get("b2", "pkg/m2.py", lambda: loaded.append("b2") or SOURCE + b"# third\n")
+    assert loaded == ["b2"] and summary(third) == summary(symbol_table(SOURCE + b"# third\n", "pkg/m2.py"))
+    assert tables.get("b1", "pkg/m1.py", lambda: never("b1")).tree is not None and tables.adopted == 1
