@@ -40,6 +40,7 @@ anything and never reads the commit message to decide.
 from __future__ import annotations
 
 import ast
+import functools
 import hashlib
 import json
 import re
@@ -813,13 +814,16 @@ class SymbolClassifier:
     # -- something in-tree ports it
 
     def _ported(self, entry: EntryChanges, symbol: TouchedSymbol, paths: set[str], ports: list[Port]) -> SymbolVerdict:
-        old = self._upstream_signature(symbol.old_blob, symbol.old_path or symbol.path, symbol.qualified_name,
-                                       symbol.old_lines) if symbol.change != "added" else None
-        new = self._upstream_signature(symbol.new_blob, symbol.path, symbol.qualified_name,
-                                       symbol.new_lines) if symbol.change != "removed" else None
+        # Both sides' signatures, computed when a comparison first needs them: a port whose pin
+        # already contains the commit is IN_SYNC by provenance and reads neither.
+        sides = functools.cache(lambda: (
+            self._upstream_signature(symbol.old_blob, symbol.old_path or symbol.path, symbol.qualified_name,
+                                     symbol.old_lines) if symbol.change != "added" else None,
+            self._upstream_signature(symbol.new_blob, symbol.path, symbol.qualified_name,
+                                     symbol.new_lines) if symbol.change != "removed" else None))
         param_scope = {a.param for a in self.index.not_carried_for(self.upstream, paths, symbol.name,
                                                                     symbol.qualified_name) if a.param}
-        results = [self._against_port(entry, symbol, old, new, port, param_scope) for port in ports]
+        results = [self._against_port(entry, symbol, sides, port, param_scope) for port in ports]
         worst = max(results, key=lambda r: SEVERITY[r.verdict])
         worst.ports = [f"{p.definition.cite} {p.definition.qualified_name}" for p in ports]
         for other in results:
@@ -827,7 +831,7 @@ class SymbolClassifier:
                 worst.evidence.extend(e for e in other.evidence if e.kind != "hunk")
         return worst
 
-    def _against_port(self, entry, symbol, old, new, port: Port, param_scope: set[str]) -> SymbolVerdict:
+    def _against_port(self, entry, symbol, sides, port: Port, param_scope: set[str]) -> SymbolVerdict:
         anchor, definition = port.anchor, port.definition
         tree_signature = definition.signature
         evidence = [_anchor_evidence(anchor, f"{definition.qualified_name} ports {anchor.reference}")]
@@ -842,6 +846,7 @@ class SymbolClassifier:
                 )
             note = "does not contain this commit" if contains is False else "is not known to the upstream clone"
             evidence.append(_anchor_evidence(anchor, f"pin {anchor.pin} {note}; compared structurally", Kind.PIN))
+        old, new = sides()
         if tree_signature is None:
             return self._base(symbol, NEEDS_REVIEW, None, "fallback",
                               f"the port at {definition.cite} could not be read, so it needs review",

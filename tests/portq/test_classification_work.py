@@ -1,0 +1,31 @@
+"""Work the classifier leaves undone because no decision reads it: the
+verdicts and evidence are those of the full computation, only cheaper
+(the cost itself is measured by ``benchmarks/bench_classify.py``)."""
+from __future__ import annotations
+
+import pytest
+
+import portq.verdicts
+from portq.model import IN_SYNC, NEEDS_REVIEW
+from tests.portq.fixtures import CommitSpec, build_repository
+from tests.portq.golden.pipeline import classify_history
+from tests.portq.test_dispatch_branches import BASE, FP4_BRANCH, WRAPPER, _tree
+
+COMMITS = [CommitSpec("base", files={WRAPPER: BASE}), CommitSpec("FP4 path", files={WRAPPER: FP4_BRANCH}),
+           CommitSpec("later", files={"README.md": "x\n"})]
+
+
+def test_a_port_pinned_past_the_commit_computes_no_upstream_signature(tmp_path, monkeypatch):
+    shas = build_repository(tmp_path / "probe", COMMITS)
+    monkeypatch.setattr(portq.verdicts, "signature_of", lambda *a, **k: pytest.fail("an upstream signature computed"))
+    verdicts, _ = classify_history(tmp_path / "pinned", COMMITS, _tree(pin=f" @{shas[2][:10]}"))
+    assert (verdicts[1].verdict, verdicts[1].decided_by) == (IN_SYNC, "provenance")
+
+
+def test_the_same_port_unpinned_still_computes_and_compares_them(tmp_path, monkeypatch):
+    computed = []
+    real = portq.verdicts.signature_of
+    monkeypatch.setattr(portq.verdicts, "signature_of", lambda *a, **k: computed.append(a[0].name) or real(*a, **k))
+    verdicts, _ = classify_history(tmp_path, COMMITS, _tree())
+    assert verdicts[1].verdict == NEEDS_REVIEW
+    assert computed.count("gather_kv_b_proj") == 2  # the old side and the new
