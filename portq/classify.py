@@ -137,6 +137,40 @@ def _blob_key(entry: EntryChanges, inverse: bool = False) -> frozenset | None:
     return frozenset(parts) if parts else None
 
 
+class _Keys:
+    """What pairing compares of one entry, each read from it at most once: the
+    key a commit undoing it would show is its own key with the sides swapped,
+    not a second read of its diff."""
+
+    __slots__ = ("entry", "position", "paths", "blobs", "_fingerprint")
+
+    def __init__(self, entry: EntryChanges) -> None:
+        self.entry = entry
+        self.position = entry.position
+        self.paths = _path_key(entry)
+        self.blobs = _blob_key(entry)
+        self._fingerprint: frozenset | None | bool = False  # False: not read yet
+
+    def undo_paths(self) -> frozenset | None:
+        if self.paths is None or all(old == new for old, new in self.paths):
+            return self.paths  # no renames: a revert changes the same pairs
+        return frozenset((new, old) for old, new in self.paths)
+
+    def undo_blobs(self) -> frozenset | None:
+        return None if self.blobs is None else frozenset((path, blobs[::-1]) for path, blobs in self.blobs)
+
+    def fingerprint(self) -> frozenset | None:
+        if self._fingerprint is False:
+            self._fingerprint = _patch_fingerprint(self.entry)
+        return self._fingerprint
+
+    def undo_fingerprint(self) -> frozenset | None:
+        fingerprint = self.fingerprint()
+        if fingerprint is None:
+            return None
+        return frozenset((paths[::-1], added, removed, blobs[::-1]) for paths, removed, added, blobs in fingerprint)
+
+
 class _OpenChanges:
     """The not-yet-undone commits that change one set of paths, in range
     order, indexed by what a commit undoing them would show: their blob
@@ -144,54 +178,54 @@ class _OpenChanges:
     only when a later commit changes the same paths."""
 
     def __init__(self) -> None:
-        self.members: list[EntryChanges] = []  # open, in range order
-        self.by_blobs: dict[frozenset, list[EntryChanges]] = {}
-        self.by_fingerprint: dict[frozenset, list[EntryChanges]] = {}
-        self.fingerprints: dict[int, frozenset] = {}  # id(member) -> its by_fingerprint key
-        self.unfingerprinted: list[EntryChanges] = []  # open members not in by_fingerprint, in range order
+        self.members: list[_Keys] = []  # open, in range order
+        self.by_blobs: dict[frozenset, list[_Keys]] = {}
+        self.by_fingerprint: dict[frozenset, list[_Keys]] = {}
+        self.fingerprinted: set[int] = set()  # id() of the open members in by_fingerprint
+        self.unfingerprinted: list[_Keys] = []  # open members not in by_fingerprint, in range order
 
-    def add(self, entry: EntryChanges) -> None:
-        self.members.append(entry)
-        blobs = _blob_key(entry)
-        if blobs is not None:
-            self.by_blobs.setdefault(blobs, []).append(entry)
-        self.unfingerprinted.append(entry)
+    def add(self, keys: _Keys) -> None:
+        self.members.append(keys)
+        if keys.blobs is not None:
+            self.by_blobs.setdefault(keys.blobs, []).append(keys)
+        self.unfingerprinted.append(keys)
 
-    def take_undone_by(self, entry: EntryChanges) -> EntryChanges | None:
-        """The latest open member that ``entry`` exactly undoes (its blobs
+    def take_undone_by(self, keys: _Keys) -> EntryChanges | None:
+        """The latest open member that ``keys``' entry exactly undoes (its blobs
         swap, or else its '-'/'+' lines swap), removed from the open set."""
         if not self.members:
             return None
         partner = None
-        undo_blobs = _blob_key(entry, inverse=True)
+        undo_blobs = keys.undo_blobs()
         if undo_blobs is not None and self.by_blobs.get(undo_blobs):
             partner = self.by_blobs[undo_blobs][-1]
         after = partner.position if partner is not None else -1
         if self.members[-1].position > after:  # a later member may undo by lines: compare fingerprints
             self._fingerprint_members_after(after)
-            matches = self.by_fingerprint.get(_patch_fingerprint(entry, inverse=True))
+            matches = self.by_fingerprint.get(keys.undo_fingerprint())
             if matches and matches[-1].position > after:
                 partner = matches[-1]
         if partner is not None:
             self._remove(partner)
-        return partner
+        return partner.entry if partner is not None else None
 
     def _fingerprint_members_after(self, position: int) -> None:
         while self.unfingerprinted and self.unfingerprinted[-1].position > position:
             member = self.unfingerprinted.pop()
-            key = self.fingerprints[id(member)] = _patch_fingerprint(member)
-            same = self.by_fingerprint.setdefault(key, [])
+            self.fingerprinted.add(id(member))
+            same = self.by_fingerprint.setdefault(member.fingerprint(), [])
             index = len(same)
             while index and same[index - 1].position > member.position:
                 index -= 1
             same.insert(index, member)
 
-    def _remove(self, entry: EntryChanges) -> None:
-        lists = [self.members, self.unfingerprinted, self.by_blobs.get(_blob_key(entry)) or []]
-        if id(entry) in self.fingerprints:
-            lists.append(self.by_fingerprint[self.fingerprints.pop(id(entry))])
+    def _remove(self, keys: _Keys) -> None:
+        lists = [self.members, self.unfingerprinted, self.by_blobs.get(keys.blobs) or []]
+        if id(keys) in self.fingerprinted:
+            self.fingerprinted.discard(id(keys))
+            lists.append(self.by_fingerprint[keys.fingerprint()])
         for members in lists:
-            index = next((i for i in range(len(members) - 1, -1, -1) if members[i] is entry), None)
+            index = next((i for i in range(len(members) - 1, -1, -1) if members[i] is keys), None)
             if index is not None:
                 del members[index]
 
@@ -204,23 +238,23 @@ def net_zero_pairs(entries: list[EntryChanges]) -> dict[int, tuple[int, str]]:
     each such group the open commits are indexed by blob triples and, lazily,
     by patch fingerprint, so pairing costs a few dictionary look-ups per
     commit however many commits touch the same files; diff text is read only
-    for groups that a later commit could undo, and hunks are not built for it.
-    Pairing is greedy in range order, and a commit pairs with the latest open
-    commit it undoes.
+    for groups that a later commit could undo, once per commit, and hunks are
+    not built for it. Pairing is greedy in range order, and a commit pairs
+    with the latest open commit it undoes.
     """
     pairs: dict[int, tuple[int, str]] = {}
     open_changes: dict[frozenset, _OpenChanges] = {}
     for entry in entries:
-        undo_paths = _path_key(entry, inverse=True)
-        if undo_paths is None:
+        keys = _Keys(entry)
+        if keys.paths is None:
             continue
-        group = open_changes.get(undo_paths)
-        partner = group.take_undone_by(entry) if group is not None else None
+        group = open_changes.get(keys.undo_paths())
+        partner = group.take_undone_by(keys) if group is not None else None
         if partner is not None:
             pairs[partner.position] = (entry.position, entry.commit.sha)
             pairs[entry.position] = (partner.position, partner.commit.sha)
             continue
-        open_changes.setdefault(_path_key(entry), _OpenChanges()).add(entry)
+        open_changes.setdefault(keys.paths, _OpenChanges()).add(keys)
     return pairs
 
 

@@ -203,3 +203,19 @@ def test_fingerprint_read_from_diff_text_equals_the_one_from_parsed_hunks():
         for inverse in (False, True):
             assert _patch_fingerprint(text_entry, inverse) == _oracle_fingerprint(parsed_entry, inverse), path
         assert not text_entry.commit.changes[0].hunks  # read from text, no hunks built
+
+
+def test_pairing_reads_each_commits_diff_text_at_most_once(monkeypatch):
+    """A commit is compared as a possible revert (its lines swapped) and, left
+    open, as a possible reverted commit: one read of its diff serves both."""
+    import collections
+
+    import portq.classify
+
+    history, _, _ = _long_history(commits=120)
+    entries = history.entries()
+    reads = collections.Counter()
+    real = portq.classify.change_lines
+    monkeypatch.setattr(portq.classify, "change_lines", lambda change: reads.update([id(change)]) or real(change))
+    assert net_zero_pairs(entries) == oracle_net_zero_pairs(history.entries())
+    assert reads and max(reads.values()) == 1
