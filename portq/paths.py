@@ -9,6 +9,7 @@ a caller in it is a test caller and an upstream change to it is ``tests``.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from pathlib import PurePosixPath
 
 _TEST_DIRECTORIES = frozenset({"tests", "test"})
@@ -23,6 +24,9 @@ _NON_CODE_SUFFIXES = frozenset(
 )
 
 
+# A scan asks about the same paths once per touched symbol or caller, thousands
+# of times; each answer depends on the path alone.
+@lru_cache(maxsize=8192)
 def is_test_file(path: str) -> bool:
     """Tests proper (what pytest runs, ``conftest.py`` included), not benchmarks."""
     pure = PurePosixPath(path)
@@ -41,6 +45,7 @@ def is_test_path(path: str) -> bool:
     return is_benchmark_path(path) or is_test_file(path)
 
 
+@lru_cache(maxsize=8192)
 def non_code_kind(path: str) -> str | None:
     """Why a path is tests/docs/CI/build/benchmarks, or None for code."""
     pure = PurePosixPath(path)
