@@ -54,6 +54,7 @@ class ClassifierContext:
     options: dict[str, Any] = field(default_factory=dict)
     index: Any = None  # portq.tree_index.TreeIndex taken at the start of the scan; built here when None
     signatures: Any = None  # portq.symbol_cache.SignatureStore of earlier scans' upstream signatures, or None
+    read_blobs: Callable[[list[str]], dict[str, bytes]] | None = None  # several blobs in one round trip to git
 
 
 class ProvisionalClassifier:
@@ -274,6 +275,11 @@ def rename_aliases(entries: list[EntryChanges]) -> dict[str, set[str]]:
 # --- the structural classifier ---------------------------------------------------------
 
 
+PREFETCH_ENTRIES = 256
+"""Entries whose upstream blobs are read from git in one round trip, ahead of
+classifying them (one round trip per blob costs more than its parse)."""
+
+
 class StructuralClassifier:
     """DESIGN §5: a verdict per touched symbol, then per entry over all symbols."""
 
@@ -291,8 +297,11 @@ class StructuralClassifier:
         entries = list(entries)
         pairs = net_zero_pairs(entries)
         aliases = rename_aliases(entries)
-        for entry in entries:
-            yield entry, self.classify(entry, pairs.get(entry.position), aliases)
+        for start in range(0, len(entries), PREFETCH_ENTRIES):
+            window = entries[start:start + PREFETCH_ENTRIES]
+            self.symbols.prefetch([e for e in window if e.position not in pairs], aliases)
+            for entry in window:
+                yield entry, self.classify(entry, pairs.get(entry.position), aliases)
 
     def classify(self, entry: EntryChanges, net_zero_partner=None, aliases=None) -> Verdict:
         from portq.verdicts import RangeFacts, entry_verdict

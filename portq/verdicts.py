@@ -167,14 +167,46 @@ class SymbolClassifier:
         self.upstream = context.upstream
         self._signature_cache: dict[tuple, Signature | None] = {}
         self._modules: dict[tuple[str, str], dict] = {}  # (commit, side) -> its changed Python modules
+        self._fetched: dict[str, bytes] = {}  # blobs read ahead (``prefetch``), each handed out once
 
     # -- upstream side
+
+    def prefetch(self, entries: list[EntryChanges], aliases: dict[str, set[str]]) -> None:
+        """Read in one round trip the upstream blobs that classifying ``entries``
+        parses: both sides of every touched symbol in a file an anchor names
+        (their parse is checked for errors, and a ported one compared), unless
+        already parsed. A blob left out is read when it is asked for."""
+        read_blobs = getattr(self.context, "read_blobs", None)
+        self._fetched.clear()  # what the last window read but did not parse is not kept
+        if read_blobs is None:
+            return
+        facts = RangeFacts(None, aliases)
+        wanted = []
+        for entry in entries:
+            for symbol in entry.symbols:
+                if language_for_path(symbol.path) is None or not self.index.anchors_for_path(
+                        self.upstream, self._paths(symbol, facts)):
+                    continue
+                for blob, path, side in ((symbol.old_blob, symbol.old_path or symbol.path, "removed"),
+                                         (symbol.new_blob, symbol.path, "added")):
+                    if blob and symbol.change != side and not self.context.symbol_tables.has(blob, path):
+                        wanted.append(blob)
+        if not wanted:
+            return
+        try:
+            self._fetched.update(read_blobs(list(dict.fromkeys(wanted))))
+        except Exception:  # a blob missing from the clone: each is read (and fails) on its own, as before
+            pass
+
+    def _read_blob(self, blob: str) -> bytes:
+        fetched = self._fetched.pop(blob, None)
+        return fetched if fetched is not None else self.context.read_blob(blob)
 
     def _table(self, blob: str | None, path: str | None):
         if not blob or not path or language_for_path(path) is None:
             return None
         try:
-            return self.context.symbol_tables.get(blob, path, lambda: self.context.read_blob(blob))
+            return self.context.symbol_tables.get(blob, path, lambda: self._read_blob(blob))
         except Exception:  # an unreadable blob is a fallback, reported by the caller
             return None
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+import portq.classify
 import portq.verdicts
 from portq.model import IN_SYNC, NEEDS_REVIEW
 from tests.portq.fixtures import CommitSpec, build_repository
@@ -29,3 +30,20 @@ def test_the_same_port_unpinned_still_computes_and_compares_them(tmp_path, monke
     verdicts, _ = classify_history(tmp_path, COMMITS, _tree())
     assert verdicts[1].verdict == NEEDS_REVIEW
     assert computed.count("gather_kv_b_proj") == 2  # the old side and the new
+
+
+def test_the_blobs_a_scan_classifies_are_read_ahead_in_one_round_trip(tmp_path, monkeypatch):
+    usual, _ = classify_history(tmp_path / "usual", COMMITS, _tree())
+    batches = []
+    real_init = portq.classify.StructuralClassifier.__init__
+
+    def one_by_one_fails(classifier, context, *args, **kwargs):
+        real_init(classifier, context, *args, **kwargs)
+        read_blobs = context.read_blobs
+        context.read_blob = lambda sha: pytest.fail(f"blob {sha[:10]} read on its own")
+        context.read_blobs = lambda shas: batches.append(list(shas)) or read_blobs(shas)
+
+    monkeypatch.setattr(portq.classify.StructuralClassifier, "__init__", one_by_one_fails)
+    ahead, _ = classify_history(tmp_path / "ahead", COMMITS, _tree())
+    assert {k: v.to_json() for k, v in ahead.items()} == {k: v.to_json() for k, v in usual.items()}
+    assert len(batches) == 1 and len(batches[0]) >= 2  # both sides of the wrapper, in one request
