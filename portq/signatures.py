@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Iterable
 
 from portq.expressions import Form
@@ -432,14 +433,23 @@ def _root(node):
     return node
 
 
-def _kernel_params_in_file(root, kernel: str, language: str) -> list[str] | None:
+@lru_cache(maxsize=16)
+def file_definitions(root, language: str) -> tuple[Definition, ...]:
+    """The definitions of a parsed file, from its root node: walked once per
+    file (the tree is never edited in place), however many launches and
+    helpers of however many of its signatures ask."""
+    from portq.symbols import definitions_in
+
+    return tuple(definitions_in(root, language))
+
+
+@lru_cache(maxsize=256)
+def _kernel_params_in_file(root, kernel: str, language: str) -> tuple[str, ...] | None:
     """Normalised parameters of the kernel ``kernel`` (as written at the
     launch) when the file defines it, else None. C++ template parameters go
     between ``<>``, not in the argument list, so only function parameters count."""
-    from portq.symbols import definitions_in
-
     bare = bare_name(kernel)
-    candidates = [d for d in definitions_in(root, language) if d.name == bare]
+    candidates = [d for d in file_definitions(root, language) if d.name == bare]
     kernels = [d for d in candidates if d.kind in (KIND_CUDA_KERNEL, KIND_TRITON_KERNEL)] or candidates
     if not kernels:
         return None
@@ -453,7 +463,7 @@ def _kernel_params_in_file(root, kernel: str, language: str) -> list[str] | None
         from portq.signatures_python import _PythonExtractor
 
         _PythonExtractor(kernels[0].node, signature, lines)._params()
-    return [p.normalised for p in signature.params if not p.name.startswith("*")]
+    return tuple(p.normalised for p in signature.params if not p.name.startswith("*"))
 
 
 # --- entry point --------------------------------------------------------------

@@ -7,6 +7,7 @@ and block as canonical expressions, and ``blockIdx``/``gridDim`` use."""
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import lru_cache
 from typing import Any
 
 from portq.expressions import Form, canonical_form
@@ -29,12 +30,39 @@ from portq.signatures import (
     _walk,
     bind_arguments,
     bindings_quoted,
+    file_definitions,
     normalise_kernel_name,
     normalise_name,
     normalised_text,
     single_return,
 )
 from portq.symbols import KIND_DEVICE_FUNCTION, KIND_FUNCTION, parse
+
+
+@lru_cache(maxsize=16)
+def _file_launch_macros(root) -> tuple[tuple[str, str], ...]:
+    """(name, body text) of each function-like macro of a file (its root node)
+    whose body holds a ``<<<`` launch, in source order: the whole file is
+    walked once, not once per signature of it, and not at all when its text
+    holds no ``define`` or no ``<<<``."""
+    text = root.text or b""
+    if b"<<<" not in text or b"define" not in text:
+        return ()
+    found = []
+    for node in _walk(root):
+        if node.type != "preproc_function_def":
+            continue
+        value = node.child_by_field_name("value")
+        if value is not None and "<<<" in _text(value):
+            found.append((_text(node.child_by_field_name("name")), _text(value)))
+    return tuple(found)
+
+
+@lru_cache(maxsize=64)
+def _parsed_macro(value: str):
+    """A launch macro's body parsed as the body of a function (continuation lines joined)."""
+    body_text = value.replace("\\\n", "\n")
+    return parse(("void __portq_macro() {\n" + body_text + "\n;}\n").encode(), "cpp").root_node
 
 
 class _CppExtractor:
@@ -178,9 +206,7 @@ class _CppExtractor:
     def _helper(self, name: str):
         """A single-return function of this file, else of an included header, for grids computed there."""
         if not hasattr(self, "_functions"):
-            from portq.symbols import definitions_in
-
-            self._functions = {d.name: d for d in definitions_in(_root(self.outer), "cpp")
+            self._functions = {d.name: d for d in file_definitions(_root(self.outer), "cpp")
                                if d.kind in (KIND_FUNCTION, KIND_DEVICE_FUNCTION)}
         found = self._functions.get(name)
         if found is not None and found.node is not None:
@@ -208,15 +234,9 @@ class _CppExtractor:
             if node.type == "identifier":
                 mentions.setdefault(_text(node), node)
         roots = [root] + list(getattr(self.imported, "roots", ()))  # macros of included headers too
-        for node in (n for r in roots for n in _walk(r)):
-            if node.type != "preproc_function_def":
-                continue
-            name = _text(node.child_by_field_name("name"))
-            value = node.child_by_field_name("value")
-            if name in mentions and value is not None and "<<<" in _text(value):
-                body_text = _text(value).replace("\\\n", "\n")
-                wrapped = ("void __portq_macro() {\n" + body_text + "\n;}\n").encode()
-                self._macros.append((name, parse(wrapped, "cpp").root_node, mentions[name]))
+        for name, value in (m for r in roots for m in _file_launch_macros(r)):
+            if name in mentions:
+                self._macros.append((name, _parsed_macro(value), mentions[name]))
         return self._macros
 
     def _launches(self) -> None:

@@ -32,6 +32,7 @@ from portq.signatures import (
     ancestors,
     bind_arguments,
     bindings_quoted,
+    file_definitions,
     normalise_kernel_name,
     normalise_name,
     normalised_text,
@@ -157,10 +158,8 @@ class _PythonExtractor:
         """The file's top-level functions (name -> Definition) and simple
         module-level assignments (name -> value node), computed once."""
         if not hasattr(self, "_module_cache"):
-            from portq.symbols import definitions_in
-
             root = _root(self.outer)
-            functions = {d.name: d for d in definitions_in(root, "python")
+            functions = {d.name: d for d in file_definitions(root, "python")
                          if d.qualified_name == d.name and d.kind in (KIND_FUNCTION, KIND_TRITON_KERNEL)}
             assignments: dict[str, Any] = {}
             for statement in root.named_children:

@@ -47,3 +47,33 @@ def test_the_blobs_a_scan_classifies_are_read_ahead_in_one_round_trip(tmp_path, 
     ahead, _ = classify_history(tmp_path / "ahead", COMMITS, _tree())
     assert {k: v.to_json() for k, v in ahead.items()} == {k: v.to_json() for k, v in usual.items()}
     assert len(batches) == 1 and len(batches[0]) >= 2  # both sides of the wrapper, in one request
+
+
+LAUNCHES = b'''import triton
+
+
+@triton.jit
+def kernel(x, y, n, BLOCK: tl.constexpr):
+    pass
+
+
+def wrapper(x, y, n):
+    kernel[(n,)](x, y, n, BLOCK=64)
+    kernel[(n, 2)](x, y, n, BLOCK=128)
+    kernel[(1,)](y, x, n, BLOCK=32)
+'''
+
+
+def test_a_signature_walks_its_files_definitions_once_however_many_launches_ask(monkeypatch):
+    import portq.symbols
+    from portq.signatures import signature_of
+    from portq.symbols import symbol_table
+
+    table = symbol_table(LAUNCHES, "ops.py")
+    wrapper = next(d for d in table.definitions if d.name == "wrapper")
+    walks = []
+    real = portq.symbols.definitions_in
+    monkeypatch.setattr(portq.symbols, "definitions_in", lambda *a: walks.append(a) or real(*a))
+    signature = signature_of(wrapper, table.source, "ops.py")
+    assert [launch.bound for launch in signature.launches] == [("x", "y", "n", "block")] * 3
+    assert len(walks) == 1
