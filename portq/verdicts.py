@@ -99,8 +99,11 @@ from portq.symbols import (
     KIND_DEVICE_FUNCTION,
     KIND_FUNCTION,
     KIND_TRITON_KERNEL,
+    MAX_PARSE_BYTES,
+    SymbolTable,
     language_for_path,
     macro_extents,
+    parse,
     symbol_table,
 )
 from portq.tree_index import Port, TreeIndex
@@ -168,6 +171,8 @@ class SymbolClassifier:
         self._signature_cache: dict[tuple, Signature | None] = {}
         self._modules: dict[tuple[str, str], dict] = {}  # (commit, side) -> its changed Python modules
         self._fetched: dict[str, bytes] = {}  # blobs read ahead (``prefetch``), each handed out once
+        self._parse_errors: dict[tuple[str, str], bool] = {}  # (blob, language) -> its parse has errors
+        self._last_parse: dict[tuple[str, str], SymbolTable] = {}  # (path, language) -> the last tree parsed there
 
     # -- upstream side
 
@@ -201,6 +206,33 @@ class SymbolClassifier:
     def _read_blob(self, blob: str) -> bytes:
         fetched = self._fetched.pop(blob, None)
         return fetched if fetched is not None else self.context.read_blob(blob)
+
+    def _has_parse_errors(self, blob: str | None, path: str | None) -> bool:
+        """Whether the blob parses with errors, as its table's tree would say,
+        without building the table when none is built yet: for a symbol
+        nothing ports, its file's definitions are read only when it does. A
+        blob with no tree (unreadable, too big, another language) has none."""
+        language = language_for_path(path) if blob and path else None
+        if language is None:
+            return False
+        if self.context.symbol_tables.has(blob, path):
+            table = self._table(blob, path)
+            return table is not None and table.tree is not None and table.tree.root_node.has_error
+        key = (blob, language)
+        if key not in self._parse_errors:
+            try:
+                source = self._read_blob(blob)
+                errors = False
+                if len(source) <= MAX_PARSE_BYTES:  # parsed from the last tree at this path, as tables are
+                    tree = parse(source, language, self._last_parse.get((path, language)))
+                    self._last_parse[(path, language)] = SymbolTable(language, [], tree=tree, source=source)
+                    errors = tree.root_node.has_error
+            except Exception:  # as _table: an unreadable or unparsable blob has no tree
+                source, errors = None, False
+            if errors:
+                self._fetched[blob] = source  # its table is built next, from these bytes
+            self._parse_errors[key] = errors
+        return self._parse_errors[key]
 
     def _table(self, blob: str | None, path: str | None):
         if not blob or not path or language_for_path(path) is None:
@@ -420,6 +452,9 @@ class SymbolClassifier:
                                          ("old", symbol.old_blob, symbol.old_path or symbol.path, symbol.old_lines)):
             if symbol.change == ("added" if side == "old" else "removed"):
                 continue  # the symbol has no lines on this side
+            if not ported and symbol.name not in ("<toplevel>", "<lines>") and symbol.kind != KIND_CLASS \
+                    and not self._has_parse_errors(blob, path):
+                continue  # nothing else reads this side's table
             table = self._table(blob, path)
             if table is None or table.tree is None or not table.tree.root_node.has_error:
                 continue

@@ -77,3 +77,28 @@ def test_a_signature_walks_its_files_definitions_once_however_many_launches_ask(
     signature = signature_of(wrapper, table.source, "ops.py")
     assert [launch.bound for launch in signature.launches] == [("x", "y", "n", "block")] * 3
     assert len(walks) == 1
+
+
+def test_an_unported_definition_beside_a_port_builds_no_symbol_table_when_both_sides_parse(tmp_path, monkeypatch):
+    import portq.symbols
+
+    helper = "\n\ndef unrelated(a):\n    return a + {}\n"
+    commits = [CommitSpec("base", files={WRAPPER: BASE + helper.format(1)}),
+               CommitSpec("helper", files={WRAPPER: BASE + helper.format(2)})]
+    tables = []
+    real = portq.symbols.SymbolTableCache.get
+    monkeypatch.setattr(portq.symbols.SymbolTableCache, "get", lambda *a, **k: tables.append(a[1]) or real(*a, **k))
+    verdicts, _ = classify_history(tmp_path, commits, _tree())
+    (symbol,) = verdicts[1].symbols
+    assert (symbol.symbol, symbol.verdict, symbol.justification) == ("unrelated", "NOT_APPLICABLE", "not-ported")
+    assert tables == []  # its parse was checked for errors, and no definition list was built for it
+
+
+def test_a_helper_the_port_uses_that_stops_parsing_is_still_read_as_broken(tmp_path):
+    uses = BASE.replace("heads = k_prefix.shape[1]", "heads = helper(k_prefix.shape[1])")
+    before, after = "def helper(a):\n    return a + 1\n\n\n", "def helper(a):\n    return a + * 1\n\n\n"
+    commits = [CommitSpec("base", files={WRAPPER: before + uses}), CommitSpec("helper", files={WRAPPER: after + uses})]
+    verdicts, _ = classify_history(tmp_path, commits, _tree())
+    assert [s.symbol for s in verdicts[1].symbols] == ["helper"]
+    assert verdicts[1].verdict == NEEDS_REVIEW, verdicts[1].reason
+    assert f"parse failed at {WRAPPER}:2 (upstream-new)" in verdicts[1].reason
