@@ -302,6 +302,9 @@ _CPP_NON_VARIABLES = frozenset(
 )
 
 
+_STRINGS = ("string", "string_literal", "raw_string_literal")
+
+
 def comment_free_tokens(node, spell=None, expand=None) -> list[str]:
     """The leaf tokens of ``node`` with comments and docstrings removed, and a
     trailing comma before a closing bracket dropped (formatters add those).
@@ -311,9 +314,12 @@ def comment_free_tokens(node, spell=None, expand=None) -> list[str]:
     strings) standing for it, ``[]`` dropping it (``portq.deltas`` prunes
     branches a declaration sets aside)."""
     tokens: list[str] = []
-    stack = [node]
+    # Each node with whether it lies inside a string (None: not known yet). The walk never enters a
+    # string, so the children of a node it enters lie inside one exactly when that node does: one
+    # look up the parents per start node (or node ``expand`` gives), not one per leaf.
+    stack: list = [(node, None)]
     while stack:
-        current = stack.pop()
+        current, inside = stack.pop()
         if isinstance(current, str):
             tokens.append(current)
             continue
@@ -321,14 +327,15 @@ def comment_free_tokens(node, spell=None, expand=None) -> list[str]:
             continue
         replacement = expand(current) if expand is not None and current is not node else None
         if replacement is not None:
-            stack.extend(reversed(replacement))
+            stack.extend((r, None) for r in reversed(replacement))
             continue
-        if current.child_count == 0 or current.type in ("string", "string_literal", "raw_string_literal"):
-            if is_docstring(current) or _inside_string(current):
+        if current.child_count == 0 or current.type in _STRINGS:
+            if is_docstring(current) or (_inside_string(current) if inside is None else inside):
                 continue
             tokens.append(spell(current) if spell is not None else _text(current))
             continue
-        stack.extend(reversed(current.children))
+        below = _inside_string(current) if inside is None else inside
+        stack.extend((child, below) for child in reversed(current.children))
     cleaned: list[str] = []
     for index, token in enumerate(tokens):
         if token == "," and index + 1 < len(tokens) and tokens[index + 1] in (")", "]", "}", ","):
@@ -342,7 +349,7 @@ def comment_free_tokens(node, spell=None, expand=None) -> list[str]:
 def _inside_string(node) -> bool:
     parent = node.parent
     while parent is not None:
-        if parent.type in ("string", "string_literal", "raw_string_literal"):
+        if parent.type in _STRINGS:
             return True
         parent = parent.parent
     return False
