@@ -131,12 +131,25 @@ class Evidence:
     records: tuple["Evidence", ...] = ()
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "kind", Kind(self.kind))
-        if self.side is not None:
+        # Fields given as the types they are stored as (most records: the classifier builds them so)
+        # are kept as they are; anything else is converted, and checked by the conversion.
+        if type(self.kind) is not Kind:
+            object.__setattr__(self, "kind", Kind(self.kind))
+        if self.side is not None and type(self.side) is not Side:
             object.__setattr__(self, "side", Side(self.side))
-        object.__setattr__(self, "derived_from", tuple(self.derived_from))
-        object.__setattr__(self, "through", tuple(self.through or ()))
-        object.__setattr__(self, "records", tuple(evidence_list(self.records)))
+        if type(self.derived_from) is not tuple:
+            object.__setattr__(self, "derived_from", tuple(self.derived_from))
+        if type(self.through) is not tuple:
+            object.__setattr__(self, "through", tuple(self.through or ()))
+        if type(self.records) is not tuple or not all(type(r) is Evidence for r in self.records):
+            object.__setattr__(self, "records", tuple(evidence_list(self.records)))
+
+    def with_row(self, row: str | None) -> "Evidence":
+        """This record attributed to ``row``: a copy (records are frozen) that
+        keeps every other field as it is, already converted and checked."""
+        copy = object.__new__(Evidence)
+        copy.__dict__.update(self.__dict__, row=row)
+        return copy
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {}

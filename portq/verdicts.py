@@ -373,7 +373,7 @@ class SymbolClassifier:
         row = symbol.rows[0] if symbol.rows else (entry.rows[0] if entry.rows else None)
         verdict = self._decide(entry, symbol, facts)
         verdict.row = row
-        verdict.evidence = [e if e.row is not None else replace(e, row=row) for e in verdict.evidence]
+        verdict.evidence = [e if e.row is not None else e.with_row(row) for e in verdict.evidence]
         return verdict
 
     def _base(self, symbol: TouchedSymbol, verdict: str, justification: str | None, decided_by: str,

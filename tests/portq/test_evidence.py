@@ -76,3 +76,14 @@ def test_scan_stores_typed_records_in_the_ledger(tmp_path):
     grids = [e for e in records if e.kind is Kind.LAUNCH_GRID and e.after is not None]
     assert grids and grids[0].before.side is Side.OLD and grids[0].after.side is Side.NEW
     assert grids[0].before.line and grids[0].after.line
+
+
+def test_a_record_attributed_to_a_row_equals_the_one_dataclasses_replace_builds():
+    from dataclasses import replace
+
+    inner = Evidence(Kind.HUNK, "hunk", side="upstream-new", path="a.py", hunk_header="@@ -1 +1 @@")
+    record = Evidence("param-added", "x", side="upstream-new", path="a.py", line=3, derived_from=["n"],
+                      records=[inner.to_dict()])
+    attributed = record.with_row("ROW-1")
+    assert attributed == replace(record, row="ROW-1") and attributed.to_dict() == replace(record, row="ROW-1").to_dict()
+    assert record.row is None and attributed.kind is Kind.PARAM_ADDED and attributed.records == (inner,)
