@@ -1,6 +1,7 @@
 """Cost of structural classification on the synthetic 2,000-commit history.
 
 ``python benchmarks/bench_classify.py [--commits 2000] [--seed 0] [--repeat 3]``
+``python benchmarks/bench_classify.py --range A..B [--upstream NAME=PATH] [--repeat 3]``
 
 Generates the history with ``synthetic_history.py`` into a temporary
 directory and measures the classifier's share two ways:
@@ -28,8 +29,10 @@ directory and measures the classifier's share two ways:
    definition store, no ledger, no decision keys).
 
 Prints the times, the ratio of a read + map with structural classification to
-one with the provisional rule, and the verdict counts. It measures; it
-asserts nothing.
+one with the provisional rule, and the verdict counts. With ``--range``, only
+the first figure, of cold scans of that range of a real upstream against this
+repository's own tree and matrix (``portq.toml``; ``--upstream`` names the
+clone as ``portq scan`` takes it). It measures; it asserts nothing.
 """
 
 from __future__ import annotations
@@ -49,6 +52,7 @@ from benchmarks.synthetic_history import generate  # noqa: E402
 from portq import classify  # noqa: E402
 from portq.classify import ClassifierContext, ProvisionalClassifier, StructuralClassifier  # noqa: E402
 from portq.config import load_config  # noqa: E402
+from portq.errors import PortqError  # noqa: E402
 from portq.history import Upstream  # noqa: E402
 from portq.mapping import ChangeMapper  # noqa: E402
 from portq.matrix import Matrix  # noqa: E402
@@ -107,14 +111,20 @@ class ClassifierClock:
 
 def whole_scans(paths: dict, scratch: Path, repeat: int) -> list[tuple[float, float, int]]:
     """(scan seconds, classifier seconds, entries) of ``repeat`` cold scans, after one untimed."""
+    return timed_scans(lambda ledger: load_config(cwd=scratch, upstream=[paths["upstream"]], tree=paths["tree"],
+                                                  matrix=paths["matrix"], ledger=str(ledger)),
+                       "base..tip", scratch, repeat)
+
+
+def timed_scans(config_for, range_spec: str, scratch: Path, repeat: int) -> list[tuple[float, float, int]]:
+    """(scan seconds, classifier seconds, entries) of ``repeat`` cold scans of ``range_spec``, each into a
+    fresh ledger folder under ``scratch`` (``config_for(ledger path)``), after one untimed."""
     results = []
     for trial in range(repeat + 1):
-        ledger = scratch / f"scan-{trial}" / "ledger.sqlite"
-        config = load_config(cwd=scratch, upstream=[paths["upstream"]], tree=paths["tree"],
-                             matrix=paths["matrix"], ledger=str(ledger))
+        config = config_for(scratch / f"scan-{trial}" / "ledger.sqlite")
         with ClassifierClock() as clock:
             start = time.perf_counter()
-            result = run_scan(config, "base..tip")
+            result = run_scan(config, range_spec)
             elapsed = time.perf_counter() - start
         if trial:  # the first scan pays the imports a scan makes, once per process
             results.append((elapsed, clock.seconds, len(result.entries)))
@@ -126,7 +136,16 @@ def main() -> None:
     parser.add_argument("--commits", type=int, default=2000)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--range", metavar="A..B", help="scan this range of a real upstream instead")
+    parser.add_argument("--upstream", metavar="NAME=PATH", action="append", help="with --range: the clone")
     args = parser.parse_args()
+    if args.repeat < 1:
+        parser.error(f"--repeat must be at least 1, not {args.repeat}")
+    if args.range is not None:
+        real_history(args)
+        return
+    if args.upstream:
+        parser.error("--upstream needs --range")
     with tempfile.TemporaryDirectory() as scratch:
         paths = generate(Path(scratch), args.commits, args.seed)
         scans = whole_scans(paths, Path(scratch), args.repeat)
@@ -164,12 +183,7 @@ def main() -> None:
         v.verdict + (f"/{v.justification}" if v.justification else "") for _, v in verdicts)
     with_provisional = mapping_time + provisional_time
     with_structural = mapping_time + structural_time
-    shares = sorted(classified / elapsed for elapsed, classified, _ in scans)
-    print(f"cold scans in process                 {len(scans)} of {scans[0][2]} entries each")
-    print(f"whole scan (median)                   {statistics.median(e for e, _, _ in scans):8.3f} s")
-    print(f"  of which in the classifier (median) {statistics.median(c for _, c, _ in scans):8.3f} s")
-    print(f"classification share of a whole scan     {statistics.median(shares):6.1%}"
-          f"  (lowest {shares[0]:.1%}, highest {shares[-1]:.1%})")
+    print_shares(scans)
     print("as first measured: read + map, then classify the same entries")
     print(f"entries                               {len(entries)}")
     print(f"read + map (scan without classifying) {mapping_time:8.3f} s")
@@ -180,6 +194,29 @@ def main() -> None:
     print(f"classification share of read + map + it  {structural_time / with_structural:6.1%}")
     for label, count in counts.most_common():
         print(f"  {label:32s} {count}")
+
+
+def print_shares(scans: list[tuple[float, float, int]]) -> None:
+    shares = sorted(classified / elapsed for elapsed, classified, _ in scans)
+    print(f"cold scans in process                 {len(scans)} of {scans[0][2]} entries each")
+    print(f"whole scan (median)                   {statistics.median(e for e, _, _ in scans):8.3f} s")
+    print(f"  of which in the classifier (median) {statistics.median(c for _, c, _ in scans):8.3f} s")
+    print(f"classification share of a whole scan     {statistics.median(shares):6.1%}"
+          f"  (lowest {shares[0]:.1%}, highest {shares[-1]:.1%})")
+
+
+def real_history(args) -> None:
+    """The share of cold scans of ``args.range`` against this repository's tree; bad input exits 2."""
+    root = Path(__file__).resolve().parent.parent
+    with tempfile.TemporaryDirectory() as scratch:
+        try:
+            scans = timed_scans(lambda ledger: load_config(cwd=root, upstream=args.upstream, ledger=str(ledger)),
+                                args.range, Path(scratch), args.repeat)
+        except PortqError as error:
+            print(f"bench_classify: {error}" if str(error) else "bench_classify: the scan failed", file=sys.stderr)
+            sys.exit(2)
+    print(f"range {args.range} against {root / 'kernels'}")
+    print_shares(scans)
 
 
 if __name__ == "__main__":
