@@ -40,6 +40,7 @@ from __future__ import annotations
 import argparse
 import collections
 import copy
+import gc
 import statistics
 import sys
 import tempfile
@@ -74,50 +75,61 @@ def best(repeat: int, run, prepare=lambda: None):
 class ClassifierClock:
     """Seconds spent inside ``StructuralClassifier`` (its constructor and each
     step of ``classify_range``) while installed; the scan's own code between
-    the steps (decision keys, ledger writes) is not counted."""
+    the steps (decision keys, ledger writes) is not counted. ``collecting``:
+    the part of them Python's garbage collector ran, whoever's objects made
+    the collection due (a full one scans the whole heap the scan has built)."""
 
     def __init__(self) -> None:
         self.seconds = 0.0
+        self.collecting = 0.0
+        self._inside = False
+        self._collection_began = 0.0
+
+    def _collector(self, phase: str, info: dict) -> None:
+        if phase == "start":
+            self._collection_began = time.perf_counter()
+        elif self._inside:
+            self.collecting += time.perf_counter() - self._collection_began
+
+    def _step(self, call, *args):
+        self._inside, start = True, time.perf_counter()
+        try:
+            return call(*args)
+        finally:
+            self.seconds += time.perf_counter() - start
+            self._inside = False
 
     def __enter__(self) -> "ClassifierClock":
         self._init, self._classify_range = StructuralClassifier.__init__, StructuralClassifier.classify_range
         clock, init, classify_range = self, self._init, self._classify_range
 
         def timed_init(classifier, *args, **kwargs):
-            start = time.perf_counter()
-            try:
-                init(classifier, *args, **kwargs)
-            finally:
-                clock.seconds += time.perf_counter() - start
+            clock._step(lambda: init(classifier, *args, **kwargs))
 
         def timed_classify_range(classifier, entries):
             steps = classify_range(classifier, entries)
-            while True:
-                start = time.perf_counter()
-                try:
-                    item = next(steps)
-                except StopIteration:
-                    return
-                finally:
-                    clock.seconds += time.perf_counter() - start
+            done = object()
+            while (item := clock._step(next, steps, done)) is not done:
                 yield item
 
         StructuralClassifier.__init__, StructuralClassifier.classify_range = timed_init, timed_classify_range
+        gc.callbacks.append(self._collector)
         return self
 
     def __exit__(self, *exc) -> None:
         StructuralClassifier.__init__, StructuralClassifier.classify_range = self._init, self._classify_range
+        gc.callbacks.remove(self._collector)
 
 
-def whole_scans(paths: dict, scratch: Path, repeat: int) -> list[tuple[float, float, int]]:
-    """(scan seconds, classifier seconds, entries) of ``repeat`` cold scans, after one untimed."""
+def whole_scans(paths: dict, scratch: Path, repeat: int) -> list[tuple[float, float, float, int]]:
+    """(scan seconds, classifier seconds, of them collecting, entries) of ``repeat`` cold scans, after one untimed."""
     return timed_scans(lambda ledger: load_config(cwd=scratch, upstream=[paths["upstream"]], tree=paths["tree"],
                                                   matrix=paths["matrix"], ledger=str(ledger)),
                        "base..tip", scratch, repeat)
 
 
-def timed_scans(config_for, range_spec: str, scratch: Path, repeat: int) -> list[tuple[float, float, int]]:
-    """(scan seconds, classifier seconds, entries) of ``repeat`` cold scans of ``range_spec``, each into a
+def timed_scans(config_for, range_spec: str, scratch: Path, repeat: int) -> list[tuple[float, float, float, int]]:
+    """(scan seconds, classifier seconds, of them collecting, entries) of ``repeat`` cold scans of ``range_spec``, each into a
     fresh ledger folder under ``scratch`` (``config_for(ledger path)``), after one untimed."""
     results = []
     for trial in range(repeat + 1):
@@ -127,7 +139,7 @@ def timed_scans(config_for, range_spec: str, scratch: Path, repeat: int) -> list
             result = run_scan(config, range_spec)
             elapsed = time.perf_counter() - start
         if trial:  # the first scan pays the imports a scan makes, once per process
-            results.append((elapsed, clock.seconds, len(result.entries)))
+            results.append((elapsed, clock.seconds, clock.collecting, len(result.entries)))
     return results
 
 
@@ -196,13 +208,17 @@ def main() -> None:
         print(f"  {label:32s} {count}")
 
 
-def print_shares(scans: list[tuple[float, float, int]]) -> None:
-    shares = sorted(classified / elapsed for elapsed, classified, _ in scans)
-    print(f"cold scans in process                 {len(scans)} of {scans[0][2]} entries each")
-    print(f"whole scan (median)                   {statistics.median(e for e, _, _ in scans):8.3f} s")
-    print(f"  of which in the classifier (median) {statistics.median(c for _, c, _ in scans):8.3f} s")
+def print_shares(scans: list[tuple[float, float, float, int]]) -> None:
+    shares = sorted(classified / elapsed for elapsed, classified, _, _ in scans)
+    others = sorted((classified - collecting) / elapsed for elapsed, classified, collecting, _ in scans)
+    print(f"cold scans in process                 {len(scans)} of {scans[0][3]} entries each")
+    print(f"whole scan (median)                   {statistics.median(s[0] for s in scans):8.3f} s")
+    print(f"  of which in the classifier (median) {statistics.median(s[1] for s in scans):8.3f} s")
+    print(f"    of which collecting garbage       {statistics.median(s[2] for s in scans):8.3f} s")
     print(f"classification share of a whole scan     {statistics.median(shares):6.1%}"
           f"  (lowest {shares[0]:.1%}, highest {shares[-1]:.1%})")
+    print(f"  the same without garbage collection    {statistics.median(others):6.1%}"
+          f"  (lowest {others[0]:.1%}, highest {others[-1]:.1%})")
 
 
 def real_history(args) -> None:
