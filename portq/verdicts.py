@@ -179,8 +179,10 @@ class SymbolClassifier:
     def prefetch(self, entries: list[EntryChanges], aliases: dict[str, set[str]]) -> None:
         """Read in one round trip the upstream blobs that classifying ``entries``
         parses: both sides of every touched symbol in a file an anchor names
-        (their parse is checked for errors, and a ported one compared), unless
-        already parsed. A blob left out is read when it is asked for."""
+        (their parse is checked for errors, and a ported one compared), and of
+        every owned Python change of an entry that modifies a Python function
+        (callee following reads those modules), unless already parsed. A blob
+        left out is read when it is asked for."""
         read_blobs = getattr(self.context, "read_blobs", None)
         self._fetched.clear()  # what the last window read but did not parse is not kept
         if read_blobs is None:
@@ -196,6 +198,13 @@ class SymbolClassifier:
                                          (symbol.new_blob, symbol.path, "added")):
                     if blob and symbol.change != side and not self.context.symbol_tables.has(blob, path):
                         wanted.append(blob)
+            if any(s.change == "modified" and s.kind == KIND_FUNCTION and language_for_path(s.path) == "python"
+                   for s in entry.symbols):
+                for change in entry.owned_changes:
+                    for blob, path in ((change.old_blob, change.old_path), (change.new_blob, change.new_path)):
+                        if blob and path and language_for_path(path) == "python" \
+                                and not self.context.symbol_tables.has(blob, path):
+                            wanted.append(blob)
         if not wanted:
             return
         try:
@@ -453,8 +462,8 @@ class SymbolClassifier:
             if symbol.change == ("added" if side == "old" else "removed"):
                 continue  # the symbol has no lines on this side
             if not ported and symbol.name not in ("<toplevel>", "<lines>") and symbol.kind != KIND_CLASS \
-                    and not self._has_parse_errors(blob, path):
-                continue  # nothing else reads this side's table
+                    and language_for_path(path) != "python" and not self._has_parse_errors(blob, path):
+                continue  # nothing else reads this side's table (a Python one, callee following may)
             table = self._table(blob, path)
             if table is None or table.tree is None or not table.tree.root_node.has_error:
                 continue
@@ -579,6 +588,11 @@ class SymbolClassifier:
         when a value of an argument the caller passes on now reaches a new launch (``portq.callees``)."""
         if symbol.change != "modified" or symbol.kind != KIND_FUNCTION or language_for_path(symbol.path) != "python":
             return None
+        callers = [change.new_path for change in entry.owned_changes
+                   if change.new_path and language_for_path(change.new_path) == "python"]
+        if not any(self.index.anchors_for_path(self.upstream, paths if path == symbol.path else {path})
+                   for path in callers):
+            return None  # no changed module holds a port that could call it: its modules are not built
         modules = {side: self._upstream_modules(entry, side) for side in ("old", "new")}
         if symbol.path not in modules["new"]:
             return None

@@ -9,7 +9,7 @@ import portq.classify
 import portq.verdicts
 from portq.model import IN_SYNC, NEEDS_REVIEW
 from tests.portq.fixtures import CommitSpec, build_repository
-from tests.portq.golden.pipeline import classify_history
+from tests.portq.golden.pipeline import MATRIX, classify_history
 from tests.portq.test_dispatch_branches import BASE, FP4_BRANCH, WRAPPER, _tree
 
 COMMITS = [CommitSpec("base", files={WRAPPER: BASE}), CommitSpec("FP4 path", files={WRAPPER: FP4_BRANCH}),
@@ -79,18 +79,19 @@ def test_a_signature_walks_its_files_definitions_once_however_many_launches_ask(
     assert len(walks) == 1
 
 
-def test_an_unported_definition_beside_a_port_builds_no_symbol_table_when_both_sides_parse(tmp_path, monkeypatch):
+def test_an_unported_cpp_definition_beside_a_port_builds_no_symbol_table_when_both_sides_parse(tmp_path, monkeypatch):
     import portq.symbols
+    from tests.portq.golden import reimplemented as r
 
-    helper = "\n\ndef unrelated(a):\n    return a + {}\n"
-    commits = [CommitSpec("base", files={WRAPPER: BASE + helper.format(1)}),
-               CommitSpec("helper", files={WRAPPER: BASE + helper.format(2)})]
+    helper = "\n\nint unrelated(int a) {{ return a + {}; }}\n"
+    commits = [CommitSpec("base", files={r.CU: r.GRID_BEFORE + helper.format(1)}),
+               CommitSpec("helper", files={r.CU: r.GRID_BEFORE + helper.format(2)})]
     tables = []
     real = portq.symbols.SymbolTableCache.get
     monkeypatch.setattr(portq.symbols.SymbolTableCache, "get", lambda *a, **k: tables.append(a[1]) or real(*a, **k))
-    verdicts, _ = classify_history(tmp_path, commits, _tree())
+    verdicts, _ = classify_history(tmp_path, commits, r.grid_tree(r.GRID_PORT_OLD))
     (symbol,) = verdicts[1].symbols
-    assert (symbol.symbol, symbol.verdict, symbol.justification) == ("unrelated", "NOT_APPLICABLE", "not-ported")
+    assert (symbol.symbol, symbol.verdict) == ("unrelated", "NOT_APPLICABLE")
     assert tables == []  # its parse was checked for errors, and no definition list was built for it
 
 
@@ -102,3 +103,16 @@ def test_a_helper_the_port_uses_that_stops_parsing_is_still_read_as_broken(tmp_p
     assert [s.symbol for s in verdicts[1].symbols] == ["helper"]
     assert verdicts[1].verdict == NEEDS_REVIEW, verdicts[1].reason
     assert f"parse failed at {WRAPPER}:2 (upstream-new)" in verdicts[1].reason
+
+
+def test_a_changed_python_helper_in_a_file_no_anchor_names_builds_no_modules_to_follow(tmp_path, monkeypatch):
+    other = "aiter/ops/triton/other.py"
+    commits = [CommitSpec("base", files={WRAPPER: BASE, other: "def helper(a):\n    return a + 1\n"}),
+               CommitSpec("helper", files={other: "def helper(a):\n    return a + 2\n"})]
+    matrix = MATRIX.replace('"aiter/ops/triton/gather_kv_b_proj.py",',
+                            '"aiter/ops/triton/gather_kv_b_proj.py", "aiter/ops/triton/other.py",')
+    monkeypatch.setattr(portq.verdicts.SymbolClassifier, "_upstream_modules",
+                        lambda *a: pytest.fail("modules built for a file no anchor names"))
+    verdicts, _ = classify_history(tmp_path, commits, _tree(), matrix)
+    (symbol,) = verdicts[1].symbols
+    assert (symbol.symbol, symbol.verdict, symbol.justification) == ("helper", "NOT_APPLICABLE", "not-ported")
