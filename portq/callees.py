@@ -92,7 +92,7 @@ class Module:
         self.constants: dict[str, object] = {}
         self.imports: dict[str, tuple[str, str]] = {}  # local name -> (module as written, name there)
         self._resolve_import = resolve_import
-        self._called: dict[str, list[str]] | None = None
+        self._called: dict[str, set[str]] = {}
         root = table.tree.root_node if getattr(table, "tree", None) is not None else None
         for definition in table.definitions:
             if definition.node is not None and definition.qualified_name == definition.name:
@@ -147,22 +147,23 @@ class Module:
                 return other, other.functions[original]
         return None
 
-    def callers(self, name: str) -> list[str]:
-        """The module's functions that call ``name(...)`` directly (found in one walk of the module)."""
-        if self._called is None:
-            self._called = {}
-            for caller, function in self.functions.items():
-                stack = [_function(function).child_by_field_name("body")]
-                while stack:
-                    node = stack.pop()
-                    if node is None:
-                        continue
-                    if node.type == "call":
-                        callee = node.child_by_field_name("function")
-                        if callee is not None and callee.type == "identifier":
-                            self._called.setdefault(_text(callee), []).append(caller)
-                    stack.extend(node.children)
-        return list(dict.fromkeys(self._called.get(name, [])))
+    def calls(self, caller: str, name: str) -> bool:
+        """Whether the module's function ``caller`` calls ``name(...)`` directly (its body walked once, on
+        the first question about it: only the functions a port could be asked about are walked)."""
+        called = self._called.get(caller)
+        if called is None:
+            called = self._called[caller] = set()
+            stack = [_function(self.functions[caller]).child_by_field_name("body")]
+            while stack:
+                node = stack.pop()
+                if node is None:
+                    continue
+                if node.type == "call":
+                    callee = node.child_by_field_name("function")
+                    if callee is not None and callee.type == "identifier":
+                        called.add(_text(callee))
+                stack.extend(node.children)
+        return name in called
 
     def quote(self, line: int) -> str:
         return self.lines[line - 1].strip() if 0 < line <= len(self.lines) else ""

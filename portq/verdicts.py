@@ -593,19 +593,21 @@ class SymbolClassifier:
         if not any(self.index.anchors_for_path(self.upstream, paths if path == symbol.path else {path})
                    for path in callers):
             return None  # no changed module holds a port that could call it: its modules are not built
-        modules = {side: self._upstream_modules(entry, side) for side in ("old", "new")}
-        if symbol.path not in modules["new"]:
+        new_modules = self._upstream_modules(entry, "new")
+        if symbol.path not in new_modules:
             return None
-        for path, module in modules["new"].items():
+        for path, module in new_modules.items():
             caller_paths = paths if path == symbol.path else {path}
             if not self.index.anchors_for_path(self.upstream, caller_paths):
                 continue
             reached = module.function(symbol.name)
             if reached is None or reached[0].path != symbol.path:
                 continue
-            for name in module.callers(symbol.name):
+            anchored = {anchor.bare_symbol for anchor in self.index.anchors_for_path(self.upstream, caller_paths)}
+            for name in (n for n in module.functions if n in anchored and module.calls(n, symbol.name)):
                 for port in self.index.ports_for(self.upstream, caller_paths, name, name):
-                    verdict = self._through_call(entry, symbol, port, name, modules["old"].get(path), module)
+                    verdict = self._through_call(entry, symbol, port, name,
+                                                 self._upstream_modules(entry, "old").get(path), module)
                     if verdict is not None:
                         return verdict
         return None
