@@ -28,6 +28,15 @@ directory and measures the classifier's share two ways:
    come from separate runs, and that mapping is not the scan's (no
    definition store, no ledger, no decision keys).
 
+3. **Of a ``portq scan`` process**, as a user runs one: ``--repeat`` fresh
+   processes (after one that writes bytecode), each running ``portq.cli.main``
+   with ``scan base..tip`` into a fresh ledger folder, stdout to
+   ``/dev/null``, with the same classifier clock installed; the share is the
+   classifier's seconds over the wall time of that process, start-up and
+   imports included (the child also imports this script, a few stdlib modules
+   a plain ``portq scan`` does not, which makes the share a little smaller
+   than it is, by well under a percent of the process).
+
 Prints the times, the ratio of a read + map with structural classification to
 one with the provisional rule, and the verdict counts. With ``--range``, only
 the first figure, of cold scans of that range of a real upstream against this
@@ -39,9 +48,13 @@ from __future__ import annotations
 
 import argparse
 import collections
+import contextlib
 import copy
 import gc
+import json
+import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -150,6 +163,11 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--range", metavar="A..B", help="scan this range of a real upstream instead")
     parser.add_argument("--upstream", metavar="NAME=PATH", action="append", help="with --range: the clone")
+    parser.add_argument("--child", type=Path, help=argparse.SUPPRESS)
+    if "--child" in sys.argv[1:2]:
+        split = sys.argv.index("--")
+        child_scan(Path(sys.argv[2]), sys.argv[split + 1:])
+        return
     args = parser.parse_args()
     if args.repeat < 1:
         parser.error(f"--repeat must be at least 1, not {args.repeat}")
@@ -161,6 +179,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as scratch:
         paths = generate(Path(scratch), args.commits, args.seed)
         scans = whole_scans(paths, Path(scratch), args.repeat)
+        processes = process_scans(["scan", "base..tip", "--upstream", str(paths["upstream"]), "--tree",
+                                   str(paths["tree"]), "--matrix", str(paths["matrix"])],
+                                  Path(scratch), Path(scratch), args.repeat)
         matrix = Matrix.load(paths["matrix"])
         upstream_name = matrix.upstreams()[0]
         with Upstream(paths["upstream"], upstream_name) as upstream:
@@ -196,6 +217,7 @@ def main() -> None:
     with_provisional = mapping_time + provisional_time
     with_structural = mapping_time + structural_time
     print_shares(scans)
+    print_shares(processes, "portq scan processes")
     print("as first measured: read + map, then classify the same entries")
     print(f"entries                               {len(entries)}")
     print(f"read + map (scan without classifying) {mapping_time:8.3f} s")
@@ -208,10 +230,47 @@ def main() -> None:
         print(f"  {label:32s} {count}")
 
 
-def print_shares(scans: list[tuple[float, float, float, int]]) -> None:
+def process_scans(scan_args: list[str], cwd: Path, scratch: Path, repeat: int) -> list[tuple[float, float, float, int]]:
+    """(process seconds, classifier seconds, of them collecting, entries) of ``repeat`` fresh ``portq scan``
+    processes (``portq.cli.main(scan_args + ['--ledger', ...])`` in ``cwd``), after one that writes bytecode."""
+    results = []
+    for trial in range(repeat + 1):
+        out = scratch / f"process-{trial}.json"
+        ledger = scratch / f"process-{trial}" / "ledger.sqlite"
+        command = [sys.executable, __file__, "--child", str(out), "--", *scan_args, "--ledger", str(ledger)]
+        start = time.perf_counter()
+        subprocess.run(command, cwd=cwd, check=True, stdout=subprocess.DEVNULL)
+        elapsed = time.perf_counter() - start
+        if trial:
+            child = json.loads(out.read_text())
+            results.append((elapsed, child["classifier_s"], child["collecting_s"], child["entries"]))
+    return results
+
+
+def child_scan(out: Path, scan_args: list[str]) -> None:
+    """One ``portq scan`` with the classifier clock installed; its seconds go to ``out``."""
+    from portq import cli
+
+    counted = {"entries": 0}
+    original = StructuralClassifier.classify_range
+
+    def counting(classifier, entries):
+        counted["entries"] += len(entries)
+        return original(classifier, entries)
+
+    StructuralClassifier.classify_range = counting
+    with ClassifierClock() as clock:
+        with open(os.devnull, "w") as quiet, contextlib.redirect_stdout(quiet):
+            status = cli.main(scan_args)
+    out.write_text(json.dumps({"classifier_s": clock.seconds, "collecting_s": clock.collecting,
+                               "entries": counted["entries"], "status": status}))
+    sys.exit(status)
+
+
+def print_shares(scans: list[tuple[float, float, float, int]], what: str = "cold scans in process") -> None:
     shares = sorted(classified / elapsed for elapsed, classified, _, _ in scans)
     others = sorted((classified - collecting) / elapsed for elapsed, classified, collecting, _ in scans)
-    print(f"cold scans in process                 {len(scans)} of {scans[0][3]} entries each")
+    print(f"{what:37s} {len(scans)} of {scans[0][3]} entries each")
     print(f"whole scan (median)                   {statistics.median(s[0] for s in scans):8.3f} s")
     print(f"  of which in the classifier (median) {statistics.median(s[1] for s in scans):8.3f} s")
     print(f"    of which collecting garbage       {statistics.median(s[2] for s in scans):8.3f} s")
