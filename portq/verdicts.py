@@ -625,17 +625,10 @@ class SymbolClassifier:
         anchor = port.anchor
         evidence = [_anchor_evidence(anchor, f"{port.definition.qualified_name} ports {caller}, "
                                      f"which calls {symbol.name}")]
-        if anchor.pin:
-            contains = self.context.is_ancestor(entry.commit.sha, anchor.pin)
-            if contains:
-                return self._base(
-                    symbol, IN_SYNC, None, "provenance",
-                    f"{symbol.name} changes what the ported {caller} does, and the port's anchor pins "
-                    f"{anchor.pin}, which already contains this commit, so IN_SYNC by provenance rather than by "
-                    "comparison", evidence + [_anchor_evidence(anchor, f"pin {anchor.pin} contains "
-                                                               f"{entry.commit.sha[:10]}", Kind.PIN)])
-            note = "does not contain this commit" if contains is False else "is not known to the upstream clone"
-            evidence.append(_anchor_evidence(anchor, f"pin {anchor.pin} {note}; compared structurally", Kind.PIN))
+        pinned = self._pinned_in_sync(entry, symbol, anchor, evidence,
+                                      f"{symbol.name} changes what the ported {caller} does, and the")
+        if pinned is not None:
+            return pinned
         verdict = self._from_items(entry, symbol, None, None, port, items, evidence)
         verdict.ports = [f"{port.definition.cite} {port.definition.qualified_name}"]
         return verdict
@@ -914,21 +907,30 @@ class SymbolClassifier:
                 worst.evidence.extend(e for e in other.evidence if e.kind != "hunk")
         return worst
 
+    def _pinned_in_sync(self, entry, symbol, anchor, evidence: list, opening: str) -> SymbolVerdict | None:
+        """IN_SYNC by provenance when the anchor's pin already contains the commit; otherwise None, with
+        ``evidence`` told why the pin does not decide (it is then compared structurally)."""
+        if not anchor.pin:
+            return None
+        contains = self.context.is_ancestor(entry.commit.sha, anchor.pin)
+        if contains:
+            return self._base(
+                symbol, IN_SYNC, None, "provenance",
+                f"{opening} port's anchor pins {anchor.pin}, which already contains this commit, so IN_SYNC "
+                "by provenance rather than by comparison",
+                evidence + [_anchor_evidence(anchor, f"pin {anchor.pin} contains {entry.commit.sha[:10]}", Kind.PIN)],
+            )
+        note = "does not contain this commit" if contains is False else "is not known to the upstream clone"
+        evidence.append(_anchor_evidence(anchor, f"pin {anchor.pin} {note}; compared structurally", Kind.PIN))
+        return None
+
     def _against_port(self, entry, symbol, sides, port: Port, param_scope: set[str]) -> SymbolVerdict:
         anchor, definition = port.anchor, port.definition
         tree_signature = definition.signature
         evidence = [_anchor_evidence(anchor, f"{definition.qualified_name} ports {anchor.reference}")]
-        if anchor.pin:
-            contains = self.context.is_ancestor(entry.commit.sha, anchor.pin)
-            if contains:
-                return self._base(
-                    symbol, IN_SYNC, None, "provenance",
-                    f"the port's anchor pins {anchor.pin}, which already contains this commit, so IN_SYNC "
-                    "by provenance rather than by comparison",
-                    evidence + [_anchor_evidence(anchor, f"pin {anchor.pin} contains {entry.commit.sha[:10]}", Kind.PIN)],
-                )
-            note = "does not contain this commit" if contains is False else "is not known to the upstream clone"
-            evidence.append(_anchor_evidence(anchor, f"pin {anchor.pin} {note}; compared structurally", Kind.PIN))
+        pinned = self._pinned_in_sync(entry, symbol, anchor, evidence, "the")
+        if pinned is not None:
+            return pinned
         old, new = sides()
         if tree_signature is None:
             return self._base(symbol, NEEDS_REVIEW, None, "fallback",
