@@ -23,7 +23,11 @@ and tiles are visited in groups of ``GROUP_ROWS`` row tiles so that the
 latent tiles and the head's weight tiles being used are L2-resident.
 ``GRID_STRIDE`` selects a persistent grid (programs stride over the tiles)
 instead of one program per tile; the per-tile arithmetic is identical, so
-both give bit-identical outputs.
+both give bit-identical outputs. On Hopper the weight tiles are loaded and
+whole K/V tiles stored as TMA boxes through tensor descriptors
+(``TileConfig.weight_tma``/``store_tma``): the same arithmetic, 1-11% faster
+on the H200; the gathered latent rows are pointer loads (TMA has no row
+gather there), and so is any tile with rows outside ``cu``.
 
 Numerics. Operands are bf16 on the tensor cores (fp8 cache values and fp8
 weights upcast exactly), accumulation is fp32, in 128-wide K segments for the
