@@ -34,6 +34,7 @@ from typing import Callable
 
 from portq.deltas import Delta
 from portq.evidence import Evidence, Kind, Location, Side
+from portq.signatures import node_text as _text
 from portq.signatures import normalise_name
 
 UNKNOWN = object()
@@ -44,14 +45,21 @@ _MAYBE = object()  # a statement that ends some of the paths through it, not all
 _MAX_DEPTH = 3  # calls followed below the function walked
 
 
-def _text(node) -> str:
-    return node.text.decode("utf-8", errors="replace") if node is not None else ""
-
-
 def _function(node):
     if node is not None and node.type == "decorated_definition":
         return node.child_by_field_name("definition")
     return node
+
+
+def _body_nodes(function):
+    """Every node of a function's body, depth first (the order the searches below report in)."""
+    stack = [_function(function).child_by_field_name("body")]
+    while stack:
+        node = stack.pop()
+        if node is None:
+            continue
+        yield node
+        stack.extend(node.children)
 
 
 @dataclass(frozen=True)
@@ -153,16 +161,11 @@ class Module:
         called = self._called.get(caller)
         if called is None:
             called = self._called[caller] = set()
-            stack = [_function(self.functions[caller]).child_by_field_name("body")]
-            while stack:
-                node = stack.pop()
-                if node is None:
-                    continue
+            for node in _body_nodes(self.functions[caller]):
                 if node.type == "call":
                     callee = node.child_by_field_name("function")
                     if callee is not None and callee.type == "identifier":
                         called.add(_text(callee))
-                stack.extend(node.children)
         return name in called
 
     def quote(self, line: int) -> str:
@@ -189,14 +192,9 @@ def parameters(function) -> list[tuple[str, object]]:
 
 def calls_of(function, name: str):
     """Direct calls ``name(...)`` in a function's body."""
-    stack = [_function(function).child_by_field_name("body")]
-    while stack:
-        node = stack.pop()
-        if node is None:
-            continue
+    for node in _body_nodes(function):
         if node.type == "call" and _text(node.child_by_field_name("function")) == name:
             yield node
-        stack.extend(node.children)
 
 
 def bind(function, call, evaluate) -> dict[str, object] | None:
@@ -241,7 +239,7 @@ def selectors(caller_module: Module, caller, helper_module: Module, helper, help
         fed = {param: _text(node) for param, node in passed.items()
                if node is not None and node.type == "identifier" and _text(node) in caller_params}
         for param, value_node in _compared_values(helper, set(fed)):
-            value = _Walk(helper_module, {}, 0).evaluate(value_node, {})
+            value = _Walk(helper_module, 0).evaluate(value_node, {})
             found.append(Selector(fed[param], param, value, _text(value_node), call.start_point[0] + 1,
                                   caller_module.quote(call.start_point[0] + 1)))
     unique: dict[tuple, Selector] = {}
@@ -252,11 +250,7 @@ def selectors(caller_module: Module, caller, helper_module: Module, helper, help
 
 
 def _compared_values(function, params: set[str]):
-    stack = [_function(function).child_by_field_name("body")]
-    while stack:
-        node = stack.pop()
-        if node is None:
-            continue
+    for node in _body_nodes(function):
         if node.type == "comparison_operator":
             operands = [c for c in node.named_children]
             operators = [_text(c) for c in node.children if not c.is_named]
@@ -266,12 +260,11 @@ def _compared_values(function, params: set[str]):
                     yield _text(left), right
                 elif right.type == "identifier" and _text(right) in params and left.type != "identifier":
                     yield _text(right), left
-        stack.extend(node.children)
 
 
 def outcomes(module: Module, function, bound: dict[str, object]) -> list[Outcome]:
     """Where the function's paths can end with ``bound`` parameters fixed (the others unknown)."""
-    walk = _Walk(module, bound, 0)
+    walk = _Walk(module, 0)
     env = {name: UNKNOWN for name, _ in parameters(function)}
     env.update(bound)
     walk.block(_function(function).child_by_field_name("body"), env, True, _function_name(function))
@@ -283,7 +276,7 @@ def _function_name(function) -> str:
 
 
 class _Walk:
-    def __init__(self, module: Module, bound: dict[str, object], depth: int) -> None:
+    def __init__(self, module: Module, depth: int) -> None:
         self.module = module
         self.depth = depth
         self.found: list[Outcome] = []
@@ -369,7 +362,7 @@ class _Walk:
         if kind == "return_statement":
             self._calls(node, env, certain, where)
             return True
-        if kind in ("expression_statement",):
+        if kind == "expression_statement":
             ended = self._calls(node, env, certain, where)
             for child in node.named_children:
                 if child.type == "assignment":
@@ -468,7 +461,7 @@ class _Walk:
             if found is None:
                 continue
             module, function = found
-            walk = _Walk(module, {}, self.depth + 1)
+            walk = _Walk(module, self.depth + 1)
             walk.decided = list(self.decided)
             bound = bind(function, call, lambda n: self.evaluate(n, env))
             inner = {name: UNKNOWN for name, _ in parameters(function)}
