@@ -752,16 +752,24 @@ class TreeIndex:
             return candidates[0] if candidates else None
         return None
 
+    def source(self, path: str) -> bytes | None:
+        """An in-tree file's bytes as indexed (even if edited since), else as on disk now; None when
+        neither has it."""
+        source = self._sources.get(path)
+        if source is None and self.root is not None:
+            try:
+                source = (self.root / path).read_bytes()
+            except OSError:
+                return None
+        return source
+
     def signature_of(self, definition: DefinitionRecord) -> Signature | None:
         """The signature of any in-tree definition (computed on demand for
         unanchored ones, e.g. a prototype's definition)."""
         if definition.signature is None and self.root is not None:
-            source = self._sources.get(definition.file)  # the tree as indexed, even if edited since
+            source = self.source(definition.file)
             if source is None:
-                try:
-                    source = (self.root / definition.file).read_bytes()
-                except OSError:
-                    return None
+                return None
             table = symbol_table(source, definition.file)
             match = next((d for d in table.definitions if d.qualified_name == definition.qualified_name
                           and d.start_line == definition.start_line), None)

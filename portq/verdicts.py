@@ -598,12 +598,12 @@ class SymbolClassifier:
             return None
         for path, module in new_modules.items():
             caller_paths = paths if path == symbol.path else {path}
-            if not self.index.anchors_for_path(self.upstream, caller_paths):
+            anchored = {anchor.bare_symbol for anchor in self.index.anchors_for_path(self.upstream, caller_paths)}
+            if not anchored:
                 continue
             reached = module.function(symbol.name)
             if reached is None or reached[0].path != symbol.path:
                 continue
-            anchored = {anchor.bare_symbol for anchor in self.index.anchors_for_path(self.upstream, caller_paths)}
             for name in (n for n in module.functions if n in anchored and module.calls(n, symbol.name)):
                 for port in self.index.ports_for(self.upstream, caller_paths, name, name):
                     verdict = self._through_call(entry, symbol, port, name,
@@ -641,46 +641,28 @@ class SymbolClassifier:
             return self._modules[key]
         if any(sha != entry.commit.sha for sha, _ in self._modules):
             self._modules.clear()  # only the entry being classified asks
-        cached = self._modules
-        modules: dict = {}
         blobs = {}
         for change in entry.owned_changes:
             path, blob = (change.old_path, change.old_blob) if side == "old" else (change.new_path, change.new_blob)
             if path and blob and language_for_path(path) == "python":
                 blobs[path] = blob
-
-        def resolve(importer: str, module: str):
-            found = _module_path(importer, module)
-            if found not in blobs:
-                return None
-            if found not in modules:
-                table = self._table(blobs[found], found)
-                modules[found] = None if table is None or table.tree is None else Module(found, table, resolve)
-            return modules[found]
-
+        resolve, modules = _module_resolver(lambda path: self._table(blobs[path], path) if path in blobs else None)
         for path in blobs:
             resolve(path, "." + Path(path).stem)
-        cached[key] = {path: module for path, module in modules.items() if module is not None}
-        return cached[key]
+        self._modules[key] = {path: module for path, module in modules.items() if module is not None}
+        return self._modules[key]
 
     def _tree_module(self, file: str):
         """An in-tree Python file as a ``callees.Module``, as the index read it (imports among its package)."""
-        found: dict = {}
+        if not file.endswith(".py"):
+            return None
 
-        def resolve(importer: str, module: str):
-            path = _module_path(importer, module)
-            if path not in found:
-                source = getattr(self.index, "_sources", {}).get(path)  # the tree as indexed
-                if source is None and self.index.root is not None:
-                    try:
-                        source = (self.index.root / path).read_bytes()
-                    except OSError:
-                        source = None
-                table = symbol_table(source, path) if source is not None else None
-                found[path] = Module(path, table, resolve) if table is not None and table.tree is not None else None
-            return found[path]
+        def table(path: str):
+            source = self.index.source(path)
+            return symbol_table(source, path) if source is not None else None
 
-        return resolve(file, "." + Path(file).stem) if file.endswith(".py") else None
+        resolve, _ = _module_resolver(table)
+        return resolve(file, "." + Path(file).stem)
 
     def _container(self, entry: EntryChanges, symbol: TouchedSymbol, paths: set[str]) -> SymbolVerdict | None:
         """Top-level lines, parse fallbacks and class bodies of a file whose
@@ -1426,6 +1408,22 @@ def _same_ast_evidence(symbol: TouchedSymbol) -> Evidence:
                     after=Location(Side.NEW, symbol.path,
                                    symbol.new_lines[0] if symbol.new_lines else None,
                                    symbol.new_lines[1] if symbol.new_lines else None))
+
+
+def _module_resolver(table_of):
+    """``(resolve, modules)``: ``resolve(importer, module)`` is the ``callees.Module`` of the file ``from
+    MODULE import`` names, built once from ``table_of(path)`` (None when it gives no parsed table);
+    ``modules`` holds every path asked, built or None."""
+    modules: dict = {}
+
+    def resolve(importer: str, module: str):
+        path = _module_path(importer, module)
+        if path not in modules:
+            table = table_of(path)
+            modules[path] = Module(path, table, resolve) if table is not None and table.tree is not None else None
+        return modules[path]
+
+    return resolve, modules
 
 
 def _module_path(importer: str, module: str) -> str:
