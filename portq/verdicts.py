@@ -173,6 +173,7 @@ class SymbolClassifier:
         self._fetched: dict[str, bytes] = {}  # blobs read ahead (``prefetch``), each handed out once
         self._parse_errors: dict[tuple[str, str], bool] = {}  # (blob, language) -> its parse has errors
         self._last_parse: dict[tuple[str, str], SymbolTable] = {}  # (path, language) -> the last tree parsed there
+        self._ast_dumps: tuple = (None, (None, None))  # (symbol key, both sides' ast dumps) of the last asked
 
     # -- upstream side
 
@@ -307,14 +308,19 @@ class SymbolClassifier:
         return renamed_locals(old.node, new.node, language)
 
     def _python_asts(self, symbol: TouchedSymbol) -> tuple[str | None, str | None]:
-        """Both sides' ``ast`` dumps of a Python definition; None for a side that is not Python or does not parse."""
+        """Both sides' ``ast`` dumps of a Python definition; None for a side that is not Python or does not
+        parse. Kept for the symbol being decided, which may ask twice (tokens equal, then a renaming)."""
         if language_for_path(symbol.path) != "python":
             return None, None
-        old = self._definition(symbol.old_blob, symbol.old_path or symbol.path, symbol.qualified_name, symbol.old_lines)
-        new = self._definition(symbol.new_blob, symbol.path, symbol.qualified_name, symbol.new_lines)
-        if old is None or new is None or old.node is None or new.node is None:
-            return None, None
-        return _python_ast_dump(old.node), _python_ast_dump(new.node)
+        key = (symbol.old_blob, symbol.new_blob, symbol.path, symbol.qualified_name, symbol.old_lines, symbol.new_lines)
+        if self._ast_dumps[0] != key:
+            old = self._definition(symbol.old_blob, symbol.old_path or symbol.path, symbol.qualified_name,
+                                   symbol.old_lines)
+            new = self._definition(symbol.new_blob, symbol.path, symbol.qualified_name, symbol.new_lines)
+            dumps = (None, None) if old is None or new is None or old.node is None or new.node is None \
+                else (_python_ast_dump(old.node), _python_ast_dump(new.node))
+            self._ast_dumps = (key, dumps)
+        return self._ast_dumps[1]
 
     def _python_ast_differs(self, symbol: TouchedSymbol) -> bool:
         """True when equal tokens hide a different program: the token comparison drops a comma before a
