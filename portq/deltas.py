@@ -712,14 +712,16 @@ def _derivation_words(derived: Derivation) -> str:
             + f" (from {', '.join(derived.terminals[:3])})")
 
 
-def _derivation_evidence(derived: Derivation, new: Signature, name: str) -> Evidence:
-    """The record of a derived argument: the assignments it goes through on upstream's new side."""
-    return Evidence(kind=Kind.DERIVATION, message=f"upstream computes {derived.argument} from "
-                    + ", ".join(derived.terminals[:4]), side="upstream-new", path=derived.path or new.path,
-                    line=derived.steps[0].line if derived.steps else None,
+def _derivation_evidence(derived: Derivation, name: str, what: str, path: str | None, symbol: str | None,
+                         line: int | None = None) -> Evidence:
+    """The record of a derived argument: the assignments it goes through on upstream's new side
+    (``path``/``line`` where the derivation has no file or steps of its own)."""
+    return Evidence(kind=Kind.DERIVATION, message=f"{what} computes {derived.argument} from "
+                    + ", ".join(derived.terminals[:4]), side="upstream-new", path=derived.path or path,
+                    line=derived.steps[0].line if derived.steps else line,
                     end_line=derived.steps[-1].line if derived.steps else None,
                     quote="; ".join(s.quote for s in derived.steps[:4]) or derived.argument,
-                    symbol=new.name, subject=name, derived_from=derived.terminals)
+                    symbol=symbol, subject=name, derived_from=derived.terminals)
 
 
 # --- structural comparison against a port ------------------------------------------
@@ -867,7 +869,7 @@ def _parameter_items(old: Signature, new: Signature, port: Signature, scope: set
                                 "derived upstream, not an input its callers supply", side="tree", path=port.path,
                                 line=port.start_line, quote=_signature_line(port), symbol=port.name)
                 derived_params.append((f"{_param_kind(param)} {label}", derived,
-                                       [upstream, mine, _derivation_evidence(derived, new, name)]))
+                                       [upstream, mine, _derivation_evidence(derived, name, "upstream", new.path, new.name)]))
             elif old_names and shared * 2 < len(old_names):
                 # A port that shares under half of upstream's parameters is a
                 # redesign (a different tiling, a fused kernel): that it lacks
@@ -1431,14 +1433,9 @@ def _derived_arguments(names, derivation) -> dict:
 def _derived_arguments_item(derived: dict, kernel: str, mine, port, upstream) -> Delta:
     """Added launch arguments that are implementation detail: for a reader, with each derivation quoted."""
     how = "; ".join(f"{name} {_derivation_words(d)}" for name, d in derived.items())
-    records = [Evidence(kind=Kind.DERIVATION, message=f"upstream's launch computes {d.argument} from "
-                        + ", ".join(d.terminals[:4]), side="upstream-new",
-                        path=d.path or (upstream[0].path if upstream else None),
-                        line=d.steps[0].line if d.steps else (upstream[0].line if upstream else None),
-                        end_line=d.steps[-1].line if d.steps else None,
-                        quote="; ".join(s.quote for s in d.steps[:4]) or d.argument,
-                        symbol=upstream[0].symbol if upstream else None, subject=name, derived_from=d.terminals)
-               for name, d in derived.items()]
+    launch = upstream[0] if upstream else None
+    records = [_derivation_evidence(d, name, "upstream's launch", launch and launch.path, launch and launch.symbol,
+                                    launch and launch.line) for name, d in derived.items()]
     tree = _tree_launch_evidence(port, mine, "the port's launch, compared: "
                                  f"{', '.join(derived)} {'is' if len(derived) == 1 else 'are'} derived upstream, "
                                  "not an input its callers supply")
