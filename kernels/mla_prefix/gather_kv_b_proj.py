@@ -77,6 +77,7 @@ from dataclasses import dataclass
 import torch
 import triton
 import triton.language as tl
+from triton.tools.tensor_descriptor import TensorDescriptor
 
 from .. import validation as check
 from ..validation import record_violation
@@ -671,8 +672,6 @@ def _tma_operands(k_buffer, kv_proj_weight, k_prefix, v_prefix, problem: _Proble
     """(weight operand, STORE_TMA mode, K descriptor, V descriptor) for ``config``:
     descriptors where the config asks for them and the tensors allow them, the
     plain tensors otherwise (the kernel then takes the pointer path)."""
-    from triton.tools.tensor_descriptor import TensorDescriptor
-
     weight = kv_proj_weight
     # Triton 3.6 on the H200 computed wrong K columns (different ones each run)
     # when a TMA-loaded weight met a latent tile upcast from fp8 in registers
