@@ -74,8 +74,6 @@ def sweep_configs():
             TileConfig(chunk_k=128, block_n=256, block_k=64, group_rows=32, grid_stride=True,
                        num_warps=8, num_stages=3),
             TileConfig(chunk_k=128, block_n=256, block_k=32, group_rows=32, num_warps=8, num_stages=5),
-            TileConfig(chunk_k=64, block_n=128, block_k=128, group_rows=32, fp8_dot=True,
-                       fp8_promote_k=128, num_warps=4, num_stages=3),
             TileConfig(chunk_k=128, block_n=128, block_k=128, group_rows=32, fp8_dot=True,
                        fp8_promote_k=128, num_warps=8, num_stages=3),
             TileConfig(chunk_k=128, block_n=256, block_k=128, group_rows=32, fp8_dot=True,
