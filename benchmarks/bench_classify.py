@@ -163,8 +163,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--range", metavar="A..B", help="scan this range of a real upstream instead")
     parser.add_argument("--upstream", metavar="NAME=PATH", action="append", help="with --range: the clone")
-    parser.add_argument("--child", type=Path, help=argparse.SUPPRESS)
-    if "--child" in sys.argv[1:2]:
+    if sys.argv[1:2] == ["--child"]:  # one scan process of ``process_scans``: not a user's option
         split = sys.argv.index("--")
         child_scan(Path(sys.argv[2]), sys.argv[split + 1:])
         return
