@@ -35,7 +35,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from portq.config import tomllib  # tomli on Python 3.10
+from portq.core.config import tomllib  # tomli on Python 3.10
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 CORPUS = REPO_ROOT / "examples" / "accuracy"

@@ -8,7 +8,7 @@ directory and measures the classifier's share two ways:
 
 1. **Of a whole scan, in the same run** (the figure issue 16's "classification
    cost ≤ 15% of a scan" is about): ``--repeat`` cold in-process scans
-   (``portq.scan.run_scan`` of ``base..tip`` into a fresh ledger folder: no
+   (``portq.pipeline.scan.run_scan`` of ``base..tip`` into a fresh ledger folder: no
    ledger, no definition or signature store, no in-tree index cache), after
    one untimed scan that imports what a scan imports. In each, the time spent
    inside the classifier (building it, and every step of its
@@ -63,15 +63,15 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.synthetic_history import generate  # noqa: E402
-from portq import classify  # noqa: E402
-from portq.classify import ClassifierContext, ProvisionalClassifier, StructuralClassifier  # noqa: E402
-from portq.config import load_config  # noqa: E402
-from portq.errors import PortqError  # noqa: E402
-from portq.history import Upstream  # noqa: E402
-from portq.mapping import ChangeMapper  # noqa: E402
-from portq.matrix import Matrix  # noqa: E402
-from portq.scan import run_scan  # noqa: E402
-from portq.symbols import SymbolTableCache  # noqa: E402
+from portq.classifier import classify  # noqa: E402
+from portq.classifier.classify import ClassifierContext, ProvisionalClassifier, StructuralClassifier  # noqa: E402
+from portq.classifier.mapping import ChangeMapper  # noqa: E402
+from portq.core.config import load_config  # noqa: E402
+from portq.core.errors import PortqError  # noqa: E402
+from portq.language.symbols import SymbolTableCache  # noqa: E402
+from portq.pipeline.scan import run_scan  # noqa: E402
+from portq.tree.matrix import Matrix  # noqa: E402
+from portq.upstream.history import Upstream  # noqa: E402
 
 
 def best(repeat: int, run, prepare=lambda: None):

@@ -23,8 +23,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from portq.ledger import open_ledger  # noqa: E402
-from portq.model import Evidence, Verdict  # noqa: E402
+from portq.core.model import Evidence, Verdict  # noqa: E402
+from portq.ledger.store import open_ledger  # noqa: E402
 
 
 def build(path: Path, entries: int) -> None:

@@ -67,7 +67,7 @@ def run_timed(command: list[str], cwd: Path, env: dict[str, str] | None = None,
     return seconds, error
 
 
-START_UP = [sys.executable, "-c", "import portq.cli, portq.commands.scan, portq.scan, portq.classify, portq.verdicts"]
+START_UP = [sys.executable, "-c", "import portq.cli, portq.commands.scan, portq.pipeline.scan, portq.classifier.classify, portq.classifier.verdicts"]
 """A process that starts and imports what a scan runs, and does nothing else:
 the floor under any scan, timed alongside the scans."""
 

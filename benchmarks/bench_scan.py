@@ -11,7 +11,7 @@ entries by default, a generated matrix and a small tree), then, in one run,
 - a cold ``portq scan base..tip --json`` in a fresh process with a fresh
   ledger folder (no ledger, no definition cache, no in-tree index cache);
 - a second scan of the same range into the same ledger folder, unchanged:
-  it reuses every decision of the first (``portq.decision_keys``) and
+  it reuses every decision of the first (``portq.classifier.decision_keys``) and
   reads no patch;
 - the floor: a process that starts Python, imports the scan pipeline and
   stops (``bench_rescan.START_UP``);
@@ -96,9 +96,9 @@ class PhaseClock:
 
 def phases(work: Path, ledger: Path) -> dict[str, float]:
     """One in-process scan into ``ledger``, timed by phase."""
-    from portq import symbols
-    from portq.config import load_config
-    from portq.scan import run_scan
+    from portq.core.config import load_config
+    from portq.language import symbols
+    from portq.pipeline.scan import run_scan
 
     config = load_config(
         cwd=work, upstream=[str(work / "upstream")], tree=str(work / "tree"),

@@ -21,11 +21,11 @@ import time
 from pathlib import Path
 from types import SimpleNamespace
 
-from portq import output
 from portq.commands.scan import scan_json, write_scan
-from portq.config import load_config
-from portq.terminal import console
-from portq.workspace import Workspace
+from portq.core.config import load_config
+from portq.core.terminal import console
+from portq.pipeline.workspace import Workspace
+from portq.reporting import output
 
 
 class _Terminal(io.StringIO):

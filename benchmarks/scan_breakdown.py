@@ -42,16 +42,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 PHASES = {
     # module: {function, Class.method, or Class (every method not named on its own): phase}
-    "portq.history": {
+    "portq.upstream.history": {
         "ReadAhead.read1": "waiting for git log",
         "BlobReader.read_many": "waiting for git cat-file (blobs)",
         "Upstream.git": "other git commands (rev-parse, rev-list)",
         "split_records": "patch records (split, parse)",
         "parse_record": "patch records (split, parse)",
     },
-    "portq.hunks": {"parse_hunks": "hunks (unidiff)"},
-    "portq.symbols": {"parse_from": "tree-sitter: incremental edits (Python)"},
-    "portq.symbol_cache": {
+    "portq.upstream.hunks": {"parse_hunks": "hunks (unidiff)"},
+    "portq.language.symbols": {"parse_from": "tree-sitter: incremental edits (Python)"},
+    "portq.tree.symbol_cache": {
         "_parsed": "definitions from parse trees",
         "DefinitionCache.recall": "definition store (sqlite)",
         "DefinitionCache.flush": "definition store (sqlite)",
@@ -59,17 +59,17 @@ PHASES = {
         "DefinitionCache._open": "definition store (sqlite)",
         "SignatureStore": "signature store (sqlite)",
     },
-    "portq.mapping": {"ChangeMapper": "mapping: ownership, enclosing symbols"},
-    "portq.tree_index": {"TreeIndex": "in-tree index and anchors"},
-    "portq.decision_keys": {"DecisionKeys": "decision keys"},
-    "portq.signatures": {"signature_of": "signatures (upstream and in-tree)"},
-    "portq.classify": {"StructuralClassifier": "classification (verdicts, evidence)"},
-    "portq.ledger": {"Ledger.wave_entries": "ledger: read the wave back", "Ledger._entry_record": "ledger: read the wave back",
+    "portq.classifier.mapping": {"ChangeMapper": "mapping: ownership, enclosing symbols"},
+    "portq.tree.tree_index": {"TreeIndex": "in-tree index and anchors"},
+    "portq.classifier.decision_keys": {"DecisionKeys": "decision keys"},
+    "portq.language.extraction": {"signature_of": "signatures (upstream and in-tree)"},
+    "portq.classifier.classify": {"StructuralClassifier": "classification (verdicts, evidence)"},
+    "portq.ledger.store": {"Ledger.wave_entries": "ledger: read the wave back", "Ledger._entry_record": "ledger: read the wave back",
                      "Ledger": "ledger: open, record entries, finish", "open_ledger": "ledger: open, record entries, finish",
                      "to_json_text": "ledger: open, record entries, finish"},
-    "portq.scan": {"_entry_to_record": "ledger: open, record entries, finish"},
+    "portq.pipeline.scan": {"_entry_to_record": "ledger: open, record entries, finish"},
     "portq.commands.scan": {"scan_json": "printing (JSON)"},
-    "portq.output": {"emit": "printing (JSON)"},
+    "portq.reporting.output": {"emit": "printing (JSON)"},
 }
 PARSE = "tree-sitter: Parser.parse (C)"
 ROOT = "orchestration (the rest)"
@@ -145,7 +145,7 @@ class _TimedParser:
 def install(charges: Charges) -> None:
     import importlib
 
-    import portq.symbols
+    import portq.language.symbols
 
     # Methods named on their own first: a class-wide wrap leaves them alone.
     ordered = sorted(((module_name, name, phase) for module_name, names in PHASES.items()
@@ -174,14 +174,14 @@ def install(charges: Charges) -> None:
                         and getattr(getattr(other, name, None), "__module__", None) == module_name:
                     setattr(other, name, getattr(module, name))
     parsers: dict[str, _TimedParser] = {}
-    real_parser = portq.symbols._parser
+    real_parser = portq.language.symbols._parser
 
     def timed_parser(language: str) -> _TimedParser:
         if language not in parsers:
             parsers[language] = _TimedParser(real_parser(language), charges)
         return parsers[language]
 
-    portq.symbols._parser = timed_parser
+    portq.language.symbols._parser = timed_parser
     for other in list(sys.modules.values()):  # modules that imported it by name (the in-tree call sites)
         if getattr(other, "__name__", "").startswith("portq") and getattr(other, "_parser", None) is real_parser:
             other._parser = timed_parser
@@ -191,7 +191,7 @@ def child(scan_arguments: list[str]) -> None:
     """One measured scan (run in a fresh process); prints its breakdown as JSON."""
     began = time.perf_counter()
     import portq.cli
-    import portq.classify, portq.commands.scan, portq.scan, portq.verdicts  # noqa: E401,F401 (what a scan imports)
+    import portq.classifier.classify, portq.commands.scan, portq.pipeline.scan, portq.classifier.verdicts  # noqa: E401,F401 (what a scan imports)
 
     imported = time.perf_counter()
     charges = Charges()
@@ -323,7 +323,7 @@ def phase_order(runs) -> list[str]:
     for names in PHASES.values():
         for phase in names.values():
             seen[phase] = None
-            if phase == PHASES["portq.symbols"]["parse_from"]:
+            if phase == PHASES["portq.language.symbols"]["parse_from"]:
                 seen[PARSE] = None
     seen[ROOT] = None
     for run in runs:

@@ -2,7 +2,7 @@
 
 Each subcommand lives in ``portq/commands/<name>.py`` and exposes
 ``add_arguments(parser)`` and ``run(args, workspace) -> int`` (a
-``portq.workspace.Workspace``: the configuration, and the matrix, tree and
+``portq.pipeline.workspace.Workspace``: the configuration, and the matrix, tree and
 ledger loaded when first asked for); only the module of
 the command being run is imported, so ``portq --help`` and small commands
 start fast and never import a stage they do not use. The shared option groups
@@ -10,7 +10,7 @@ start fast and never import a stage they do not use. The shared option groups
 command.
 
 Exit codes: 0 ok, 2 usage, input or environment error (one line on stderr,
-no traceback: ``portq.errors``), 3 a ``--fail-on`` verdict stands in the upstream's ledger,
+no traceback: ``portq.core.errors``), 3 a ``--fail-on`` verdict stands in the upstream's ledger,
 1 internal error (a bug), 130 interrupted. Set ``PORTQ_DEBUG=1`` to see the traceback
 of an internal error.
 """
@@ -27,7 +27,7 @@ import traceback
 from typing import Sequence
 
 from portq import __version__
-from portq.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_USAGE, PortqError, environment_error
+from portq.core.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_USAGE, PortqError, environment_error
 
 COMMANDS: dict[str, str] = {
     "scan": "audit an upstream range A..B (default: what is new since the last scan); record a wave",
@@ -107,7 +107,7 @@ def _command_of(argv: Sequence[str]) -> str | None:
 
 def _one_line(error: BaseException) -> str:
     """An error message as one visible line (it may quote a commit title or a range)."""
-    from portq.terminal import one_line
+    from portq.core.terminal import one_line
 
     return one_line(error)
 
@@ -138,8 +138,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 parser.error(f"{args.command} takes no arguments after '--'")
             args.pytest_args = list(args.pytest_args or []) + passthrough
         module = _load(args.command)
-        from portq.config import load_config
-        from portq.workspace import Workspace
+        from portq.core.config import load_config
+        from portq.pipeline.workspace import Workspace
 
         config = load_config(upstream=args.upstream, tree=args.tree, matrix=args.matrix, ledger=args.ledger)
         with Workspace(config) as workspace:

@@ -1,6 +1,6 @@
 """The seam between the scan pipeline and the classifier.
 
-``portq.scan`` builds a ``ClassifierContext`` once per scan and calls
+``portq.pipeline.scan`` builds a ``ClassifierContext`` once per scan and calls
 ``build_classifier(context)``; the classifier it returns turns the entries of a
 range into verdicts. Range-level facts need every entry, so ``classify_range``
 sees the whole list before it decides any one:
@@ -19,7 +19,7 @@ sees the whole list before it decides any one:
   symbol at its new path (the ported symbol keeps its name).
 
 Then each entry is classified symbol by symbol over **all** its touched
-symbols (``portq.verdicts``), including files no matrix row owns when an
+symbols (``portq.classifier.verdicts``), including files no matrix row owns when an
 in-tree anchor names them (the matrix missed a ported file; never silently
 NOT_APPLICABLE), and owned changes that touched no symbol (pure renames,
 binary files).
@@ -35,9 +35,9 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from portq import __version__
-from portq.evidence import Kind
-from portq.hunks import change_lines
-from portq.model import NEEDS_REVIEW, NOT_APPLICABLE, EntryChanges, Evidence, FileChange, Verdict
+from portq.core.evidence import Kind
+from portq.core.model import NEEDS_REVIEW, NOT_APPLICABLE, EntryChanges, Evidence, FileChange, Verdict
+from portq.upstream.hunks import change_lines
 
 
 @dataclass
@@ -45,15 +45,15 @@ class ClassifierContext:
     """What a classifier may consult, built once per scan."""
 
     upstream: str  # the upstream's name in the matrix, e.g. "vllm"
-    matrix: Any  # portq.matrix.Matrix
+    matrix: Any  # portq.tree.matrix.Matrix
     tree_root: Path
     read_blob: Callable[[str], bytes]  # blob SHA -> bytes (git cat-file --batch)
     is_ancestor: Callable[[str, str], bool | None]  # (a, b): a is an ancestor of b; None if unknown
-    symbol_tables: Any  # portq.symbols.SymbolTableCache
+    symbol_tables: Any  # portq.language.symbols.SymbolTableCache
     cache_dir: Path | None = None  # where the in-tree index may cache by content hash
     options: dict[str, Any] = field(default_factory=dict)
-    index: Any = None  # portq.tree_index.TreeIndex taken at the start of the scan; built here when None
-    signatures: Any = None  # portq.symbol_cache.SignatureStore of earlier scans' upstream signatures, or None
+    index: Any = None  # portq.tree.tree_index.TreeIndex taken at the start of the scan; built here when None
+    signatures: Any = None  # portq.tree.symbol_cache.SignatureStore of earlier scans' upstream signatures, or None
     read_blobs: Callable[[list[str]], dict[str, bytes]] | None = None  # several blobs in one round trip to git
 
 
@@ -267,7 +267,7 @@ def _changes_without_symbols(entry: EntryChanges) -> list[FileChange]:
 
 def rename_aliases(entries: list[EntryChanges]) -> dict[str, set[str]]:
     """upstream path -> every other name it had through renames in the range."""
-    from portq.mapping import rename_aliases as of_commits
+    from portq.classifier.mapping import rename_aliases as of_commits
 
     return of_commits(entry.commit for entry in entries)
 
@@ -284,8 +284,8 @@ class StructuralClassifier:
     """DESIGN §5: a verdict per touched symbol, then per entry over all symbols."""
 
     def __init__(self, context: ClassifierContext, index=None) -> None:
-        from portq.tree_index import TreeIndex, port_roots_of
-        from portq.verdicts import SymbolClassifier
+        from portq.classifier.verdicts import SymbolClassifier
+        from portq.tree.tree_index import TreeIndex, port_roots_of
 
         self.context = context
         index = index if index is not None else context.index
@@ -304,7 +304,7 @@ class StructuralClassifier:
                 yield entry, self.classify(entry, pairs.get(entry.position), aliases)
 
     def classify(self, entry: EntryChanges, net_zero_partner=None, aliases=None) -> Verdict:
-        from portq.verdicts import RangeFacts, entry_verdict
+        from portq.classifier.verdicts import RangeFacts, entry_verdict
 
         facts = RangeFacts(net_zero_partner, aliases or {})
         if net_zero_partner is not None:

@@ -12,7 +12,7 @@ A scan's verdict for one entry is a function of
 * the in-tree files its decision can read: the files under each owning row's
   ``tree`` paths; the files of every anchor naming one of the entry's
   upstream paths (or one of their names through renames), the callers of
-  those ports (through wrapper ports, as ``portq.reachability`` follows
+  those ports (through wrapper ports, as ``portq.tree.reachability`` follows
   them) and the definitions of the kernels those ports launch; and the files
   holding ``not-carried ...[PARAM]`` declarations, which narrow any launch
   comparison. Each file counts by content (its SHA-1 as indexed).
@@ -38,10 +38,10 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
 
 from portq import __version__
-from portq.anchors import NOT_CARRIED, PORTS
-from portq.signatures import bare_name
-from portq.tree_index import INDEX_RULES, PortRoots, TreeIndex, port_roots_of
-from portq.verdicts import CLASSIFIER_VERSION
+from portq.classifier.verdicts import CLASSIFIER_VERSION
+from portq.language.signatures import bare_name
+from portq.tree.anchors import NOT_CARRIED, PORTS
+from portq.tree.tree_index import INDEX_RULES, PortRoots, TreeIndex, port_roots_of
 
 NET_ZERO = "net-zero"
 
@@ -54,8 +54,8 @@ def _decision_rules() -> str:
     import importlib
 
     digest = hashlib.sha256(INDEX_RULES.encode())
-    for name in ("classify", "deltas", "evidence", "history", "hunks", "mapping", "matrix", "model", "paths",
-                 "verdicts"):
+    for name in ("classifier.classify", "classifier.deltas", "core.evidence", "upstream.history", "upstream.hunks",
+                 "classifier.mapping", "tree.matrix", "core.model", "core.paths", "classifier.verdicts"):
         module = importlib.import_module(f"portq.{name}")
         try:
             digest.update(Path(module.__file__).read_bytes())

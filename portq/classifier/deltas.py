@@ -26,8 +26,8 @@ from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import TYPE_CHECKING, Iterable
 
-from portq.evidence import Evidence, Kind, Location, Side
-from portq.signatures import (
+from portq.core.evidence import Evidence, Kind, Location, Side
+from portq.language.signatures import (
     Signature,
     Use,
     bare_name,
@@ -39,11 +39,11 @@ from portq.signatures import (
     normalise_kernel_name,
     normalise_name,
 )
-from portq.signatures_python import PythonLocals
-from portq.symbols import KIND_CUDA_KERNEL, KIND_TRITON_KERNEL
+from portq.language.signatures_python import PythonLocals
+from portq.language.symbols import KIND_CUDA_KERNEL, KIND_TRITON_KERNEL
 
 if TYPE_CHECKING:
-    from portq.tree_index import TreeIndex
+    from portq.tree.tree_index import TreeIndex
 
 
 class Status(str, Enum):
@@ -58,12 +58,12 @@ class Status(str, Enum):
 @dataclass
 class Delta:
     """One structural change upstream made, placed against one port: the
-    verdict table (``portq.verdicts``) decides from these, never from prose."""
+    verdict table (``portq.classifier.verdicts``) decides from these, never from prose."""
 
     status: Status
     layer: str  # signature | launch: the decided_by of a verdict this delta decides
     message: str
-    evidence: list = field(default_factory=list)  # portq.evidence.Evidence records, both sides' locations
+    evidence: list = field(default_factory=list)  # portq.core.evidence.Evidence records, both sides' locations
     geometry: bool = False  # a grid or block delta: what a launch rewrite turns on, so named first
 
     def __post_init__(self) -> None:
@@ -1539,7 +1539,7 @@ def _renamed_form(form: str, binding: dict[str, str]) -> str:
 
 
 def _grid_form_item(before, after, mine, port, new, evidence) -> Delta | None:
-    """The grid compared as canonical expressions (``portq.expressions``):
+    """The grid compared as canonical expressions (``portq.language.expressions``):
     equal to upstream's new form is IN_SYNC, equal to its old form is behind,
     whatever the locals are called; a form the port computes through
     something unresolved cannot be placed. None: let the terms decide."""

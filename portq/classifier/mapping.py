@@ -11,7 +11,7 @@ For each file change of a commit:
       one ``::``/``.`` segment, so a qualified claim such as ``vllm::f``
       still finds ``namespace vllm { void f() }``) occurs in the diff text
       (changed or context lines, or a hunk header's section): looked at;
-   b. both blobs' definitions are known (``portq.symbol_cache``, from this
+   b. both blobs' definitions are known (``portq.tree.symbol_cache``, from this
       scan or an earlier one): looked at only when a hunk's old or new line
       range overlaps a definition a row claims by name;
    c. otherwise the blobs are searched for a claimed name: a definition's
@@ -22,7 +22,7 @@ For each file change of a commit:
       lines) answers for its blob without a read.
 
    Everything else is listed in ``unowned_paths``.
-2. **Hunks** are parsed (``portq.hunks``) only for changes looked at.
+2. **Hunks** are parsed (``portq.upstream.hunks``) only for changes looked at.
 3. **Symbols.** The old and new blobs' definitions come from a table cache
    keyed by blob SHA (``DefinitionCache``: definitions without trees,
    persisted next to the ledger; or the classifier's ``SymbolTableCache``);
@@ -54,11 +54,11 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Callable, Sequence
 
-from portq.hunks import ensure_hunks
-from portq.matrix import Matrix
-from portq.model import Commit, EntryChanges, FileChange, TouchedSymbol
-from portq.symbol_cache import DefinitionCache, language_of
-from portq.symbols import Definition, SymbolTable
+from portq.core.model import Commit, EntryChanges, FileChange, TouchedSymbol
+from portq.language.symbols import Definition, SymbolTable
+from portq.tree.matrix import Matrix
+from portq.tree.symbol_cache import DefinitionCache, language_of
+from portq.upstream.hunks import ensure_hunks
 
 TOPLEVEL = "<toplevel>"
 LINES = "<lines>"

@@ -30,8 +30,8 @@ For each touched symbol, in order:
 5. **body** — no structural delta but the tokens differ (masks, int64
    offsets): NEEDS_REVIEW, never NOT_APPLICABLE.
 
-Range facts (``net-zero`` pairs, renames) come from ``portq.classify``; the
-structural comparison item by item is ``portq.deltas.compare``, whose typed
+Range facts (``net-zero`` pairs, renames) come from ``portq.classifier.classify``; the
+structural comparison item by item is ``portq.classifier.deltas.compare``, whose typed
 ``Delta`` records this decision table turns into a verdict. This module reads
 upstream blobs through the context and the in-tree index; it never writes
 anything and never reads the commit message to decide.
@@ -49,9 +49,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from portq import __version__
-from portq.anchors import Anchor
-from portq.callees import Module, callee_deltas
-from portq.deltas import (
+from portq.classifier.callees import Module, callee_deltas
+from portq.tree.anchors import Anchor
+from portq.classifier.deltas import (
     Delta,
     Derivation,
     Status,
@@ -75,8 +75,8 @@ from portq.deltas import (
     renamed_locals,
     scoped_tokens,
 )
-from portq.evidence import Kind, Location, Side, located
-from portq.model import (
+from portq.core.evidence import Kind, Location, Side, located
+from portq.core.model import (
     IN_SYNC,
     INERT,
     NEEDS_REVIEW,
@@ -90,10 +90,11 @@ from portq.model import (
     TouchedSymbol,
     Verdict,
 )
-from portq.paths import non_code_kind
-from portq.reachability import Callers
-from portq.signatures import Signature, node_text, normalise_name, signature_of
-from portq.symbols import (
+from portq.core.paths import non_code_kind
+from portq.language.extraction import signature_of
+from portq.language.signatures import Signature, node_text, normalise_name
+from portq.tree.reachability import Callers
+from portq.language.symbols import (
     KIND_CLASS,
     KIND_CUDA_KERNEL,
     KIND_DEVICE_FUNCTION,
@@ -106,13 +107,15 @@ from portq.symbols import (
     parse,
     symbol_table,
 )
-from portq.tree_index import Port, TreeIndex
+from portq.tree.tree_index import Port, TreeIndex
 
 CLASSIFIER_VERSION = 12
 """Bumped whenever a change to the verdict logic may change a verdict, so a
 ledger that reuses earlier decisions knows which ones are stale."""
 
-_SIGNATURE_CODE = ("signatures.py", "signatures_cpp.py", "signatures_python.py", "expressions.py", "symbols.py")
+_SIGNATURE_CODE = ("signatures.py", "signatures_cpp.py", "signatures_python.py", "extraction.py", "expressions.py",
+                   "symbols.py")
+"""The modules of ``portq.language`` that extract a signature."""
 
 
 def signature_rules() -> str:
@@ -121,7 +124,7 @@ def signature_rules() -> str:
     global _SIGNATURE_RULES
     if _SIGNATURE_RULES is None:
         digest = hashlib.sha256()
-        folder = Path(__file__).parent
+        folder = Path(__file__).resolve().parents[1] / "language"
         for name in _SIGNATURE_CODE:
             try:
                 digest.update(name.encode() + b"\0" + (folder / name).read_bytes())
@@ -155,7 +158,7 @@ _IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
 
 @dataclass
 class RangeFacts:
-    """What the whole range says about one entry (from ``portq.classify``)."""
+    """What the whole range says about one entry (from ``portq.classifier.classify``)."""
 
     net_zero_partner: tuple[int, str] | None = None  # (entry position, sha) of the paired commit
     aliases: dict[str, set[str]] = field(default_factory=dict)  # upstream path -> every name it had in the range
@@ -591,7 +594,7 @@ class SymbolClassifier:
                                 paths: set[str]) -> SymbolVerdict | None:
         """An unported Python helper whose body changed, called by a ported definition of its module or of
         a module importing it from the same package: the change is the ported caller's, through the call,
-        when a value of an argument the caller passes on now reaches a new launch (``portq.callees``)."""
+        when a value of an argument the caller passes on now reaches a new launch (``portq.classifier.callees``)."""
         if symbol.change != "modified" or symbol.kind != KIND_FUNCTION or language_for_path(symbol.path) != "python":
             return None
         callers = [change.new_path for change in entry.owned_changes

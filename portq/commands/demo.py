@@ -11,7 +11,7 @@ Without ``--keep`` everything is built in a temporary directory and removed
 afterwards, except the report and the two wave summaries, which are copied to
 ``reports/demo/``.
 ``--check`` exits 1 when any verdict differs from the series' expectation.
-The pipeline is ``portq.demo``; this module parses and prints.
+The pipeline is ``portq.pipeline.demo``; this module parses and prints.
 """
 
 from __future__ import annotations
@@ -23,10 +23,10 @@ import tempfile
 from collections import Counter
 from pathlib import Path
 
-from portq import output
-from portq.demo import TARGETS, DemoResult, run_demo
-from portq.model import VERDICTS
-from portq.terminal import cell
+from portq.core.model import VERDICTS
+from portq.core.terminal import cell
+from portq.pipeline.demo import TARGETS, DemoResult, run_demo
+from portq.reporting import output
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

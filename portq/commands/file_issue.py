@@ -11,9 +11,9 @@ and body as arguments, never through a shell: a fingerprint once (the
 ledger's reports table remembers it, with the URL ``gh`` printed), the
 tracking issue created once and edited in place afterwards.
 
-This module wires arguments to ``portq.filing`` and prints; the context is
-``portq.issue_context``, wording lives in the templates and shaping in
-``portq.reports``.
+This module wires arguments to ``portq.reporting.filing`` and prints; the context is
+``portq.reporting.issue_context``, wording lives in the templates and shaping in
+``portq.reporting.reports``.
 """
 
 from __future__ import annotations
@@ -22,10 +22,12 @@ import argparse
 import sys
 from pathlib import Path
 
-from portq import output, reports
+from portq.reporting import output
+
 from portq.commands.selection import add_selector, entry_number, selected_entry, selected_wave
-from portq.errors import PortqError
-from portq.terminal import one_line
+from portq.core.errors import PortqError
+from portq.core.terminal import one_line
+from portq.reporting import reports
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -55,14 +57,14 @@ def _validate(args: argparse.Namespace) -> None:
 
 
 def run(args: argparse.Namespace, workspace) -> int:
-    from portq import filing
+    from portq.reporting import filing
 
     _validate(args)
     config = workspace.config
     ledger = workspace.ledger()
     out_dir = Path(args.out) if args.out else config.root / "reports"
     if args.dashboard:
-        from portq import dashboard
+        from portq.reporting import dashboard
 
         _dashboard_waves_exist(workspace, args)
         text = dashboard.render_dashboard(ledger, out_dir, web=config.upstream_web)
@@ -87,7 +89,7 @@ def run(args: argparse.Namespace, workspace) -> int:
 
 def _dashboard_waves_exist(workspace, args: argparse.Namespace) -> None:
     """The dashboard covers every upstream's complete waves; what the flags name must be one of them."""
-    from portq import filing
+    from portq.reporting import filing
 
     if not (workspace.upstream_named or args.range or args.wave):
         filing.complete_wave(workspace.ledger(), None)

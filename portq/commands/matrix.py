@@ -1,7 +1,7 @@
 """``portq matrix [--json]``: every row, what it ports, and what is wrong with it.
 
 The rows, their ports, ``not-carried`` declarations and tests, and the
-problems ``portq.matrix_problems`` finds (an upstream with no clone
+problems ``portq.tree.matrix_problems`` finds (an upstream with no clone
 configured, anchors pointing at nothing or owned by no row, ports without a
 test, missing or unclaimed test paths), as markdown or ``--json``.
 
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import argparse
 
-from portq import output
+from portq.reporting import output
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -21,9 +21,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, workspace) -> int:
-    from portq.config import relative_label
-    from portq.matrix_problems import build_matrix_context
-    from portq.reports import render
+    from portq.core.config import relative_label
+    from portq.reporting.reports import render
+    from portq.tree.matrix_problems import build_matrix_context
 
     config = workspace.config
     context = build_matrix_context(workspace.matrix, workspace.tree_index, workspace.tree,

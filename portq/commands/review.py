@@ -20,8 +20,8 @@ import getpass
 import os
 
 from portq.commands.selection import add_selector, selected_entry
-from portq.errors import PortqError
-from portq.model import JUSTIFICATIONS, NOT_APPLICABLE, VERDICTS
+from portq.core.errors import PortqError
+from portq.core.model import JUSTIFICATIONS, NOT_APPLICABLE, VERDICTS
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -73,7 +73,7 @@ def _validate(args: argparse.Namespace, scan_event) -> tuple[str, str | None]:
 
 
 def run(args: argparse.Namespace, workspace) -> int:
-    from portq import output
+    from portq.reporting import output
 
     wave, record = selected_entry(workspace, args)
     ledger = workspace.ledger()

@@ -27,8 +27,8 @@ keeps failing it until a review settles it, even on a day with nothing new.
 It exits 3 and names each entry that trips it on stderr.
 
 A rescan of a range reuses the decisions whose inputs are unchanged
-(``portq.decision_keys``) and says on stderr how many it decided again;
-``--fresh`` decides every entry. The pipeline itself is ``portq.scan``;
+(``portq.classifier.decision_keys``) and says on stderr how many it decided again;
+``--fresh`` decides every entry. The pipeline itself is ``portq.pipeline.scan``;
 this module picks the range, and prints.
 """
 
@@ -38,10 +38,10 @@ import argparse
 import sys
 from collections import Counter
 
-from portq import output
 from portq.commands.selection import range_text, resume_command, revision_text, wave_range
-from portq.errors import ConfigError, HistoryError, LedgerError, PortqError
-from portq.model import FLAGGED, NOT_APPLICABLE, VERDICTS
+from portq.core.errors import ConfigError, HistoryError, LedgerError, PortqError
+from portq.core.model import FLAGGED, NOT_APPLICABLE, VERDICTS
+from portq.reporting import output
 
 EXIT_FAIL_ON = 3
 """A ``--fail-on`` verdict stands on an entry of the upstream's ledger."""
@@ -78,7 +78,7 @@ def verdict_set(text: str) -> frozenset[str]:
 def continuation_range(workspace, to: str | None) -> tuple[str, str] | tuple[str, None]:
     """``(upstream, A..B)`` from the newest complete wave's tip to ``to`` (HEAD); B is None when nothing is new.
     With no complete wave, an unfinished first wave's own range (rerunning the command finishes it)."""
-    from portq.history import Upstream
+    from portq.upstream.history import Upstream
 
     if not workspace.config.ledger_path.exists():
         raise LedgerError(f"no earlier wave in {workspace.config.ledger_path} to continue from: "
@@ -162,7 +162,7 @@ def write_scan(out, result, show_all: bool) -> None:
 
 def coverage_holes(wave, records) -> list[tuple[str, str, list[int]]]:
     """``(row, path::symbol, entries)`` for every upstream symbol a row owns and nothing here ports."""
-    from portq import reports
+    from portq.reporting import reports
 
     # Only entries whose recorded verdict names a not-ported symbol can hold a hole:
     # decoding every entry's full verdict would cost more than the rest of the output.
@@ -174,7 +174,7 @@ def coverage_holes(wave, records) -> list[tuple[str, str, list[int]]]:
 
 
 def run(args: argparse.Namespace, workspace) -> int:
-    from portq.scan import run_scan
+    from portq.pipeline.scan import run_scan
 
     if args.range is not None and args.to is not None:
         raise PortqError(f"--to {args.to}: goes with a scan without a range (the range {args.range} names its own end)")

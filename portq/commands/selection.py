@@ -62,7 +62,7 @@ def wave_name(text: str) -> str:
 
 
 def _quoted(text: str) -> str:
-    from portq.terminal import one_line
+    from portq.core.terminal import one_line
 
     return repr(one_line(text[:80]) + ("…" if len(text) > 80 else ""))
 
@@ -79,8 +79,8 @@ def add_selector(parser: argparse.ArgumentParser, *, entry: bool = True) -> None
 
 def selected_wave(workspace, args: argparse.Namespace):
     """The wave ``args`` select, announced on stderr when it is not complete."""
-    from portq.output import wave_label
-    from portq.terminal import one_line
+    from portq.core.terminal import one_line
+    from portq.reporting.output import wave_label
 
     wave = workspace.select_wave(args.range, args.wave)
     if wave.status != "complete":

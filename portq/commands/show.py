@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import argparse
 
-from portq import output
 from portq.commands.selection import add_selector, selected_entry
+from portq.reporting import output
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

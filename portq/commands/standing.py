@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from portq import output
+from portq.reporting import output
 
 
 class Standing(NamedTuple):
     wave: object  # the ledger's Wave: the newest complete wave that lists the entry
-    record: object  # the entry as that wave saw it (``portq.ledger.EntryRecord``)
+    record: object  # the entry as that wave saw it (``portq.ledger.store.EntryRecord``)
     event: object  # the verdict that stands (``output.standing``)
 
 

@@ -7,7 +7,7 @@ the entries still flagged (standing verdicts, a human review winning) per
 row, across every complete wave of that upstream (``portq.commands.standing``,
 the same entries ``scan --fail-on`` judges). A running or interrupted wave is
 named, never counted, with the scan that resumes it: the same range by its
-SHAs (``portq.ledger`` resumes a wave of the same range, tree and matrix).
+SHAs (``portq.ledger.store`` resumes a wave of the same range, tree and matrix).
 
 It reads the ledger and asks each clone one question; it writes nothing.
 """
@@ -17,11 +17,11 @@ from __future__ import annotations
 import argparse
 from collections import defaultdict
 
-from portq import output
 from portq.commands.selection import resume_command
 from portq.commands.standing import entry_label, standing_entries
-from portq.errors import HistoryError, LedgerError
-from portq.model import FLAGGED, VERDICTS
+from portq.core.errors import HistoryError, LedgerError
+from portq.core.model import FLAGGED, VERDICTS
+from portq.reporting import output
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -30,7 +30,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def commits_beyond(workspace, upstream: str, tip: str) -> tuple[int | None, str | None, str | None]:
     """``(count, HEAD sha, why not)``: first-parent commits of the clone's HEAD that ``tip`` lacks."""
-    from portq.history import Upstream
+    from portq.upstream.history import Upstream
 
     path = workspace.config.upstreams.get(upstream)
     if upstream == workspace.named_upstream():

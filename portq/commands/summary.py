@@ -7,7 +7,7 @@ The markdown (``templates/summary.md.j2``) is meant to be pasted into a
 tracking issue; ``--json`` prints the same context.
 
 ``--html FILE`` writes the whole ledger instead as one self-contained page
-(``portq.html_page``) and prints its path.
+(``portq.reporting.html_page``) and prints its path.
 
 It reads the ledger only.
 """
@@ -16,9 +16,11 @@ from __future__ import annotations
 
 import argparse
 
-from portq import output, reports
-from portq.errors import PortqError
+from portq.reporting import output
+
 from portq.commands.selection import add_selector, selected_wave
+from portq.core.errors import PortqError
+from portq.reporting import reports
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -39,7 +41,7 @@ def run(args: argparse.Namespace, workspace) -> int:
     if args.html is not None:
         from pathlib import Path
 
-        from portq import html_page
+        from portq.reporting import html_page
 
         config = workspace.config
         html_page.write_page(workspace.ledger(), Path(args.html), config.root / "reports", config.upstream_web)

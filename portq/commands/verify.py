@@ -32,9 +32,9 @@ import xml.etree.ElementTree as ElementTree
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from portq.errors import PortqError
-from portq import output
-from portq.terminal import one_line
+from portq.core.errors import PortqError
+from portq.core.terminal import one_line
+from portq.reporting import output
 
 CUDA_PROBE = """
 import sys
@@ -47,7 +47,7 @@ if not torch.cuda.is_available():
     print(f"torch {torch.__version__} sees no CUDA device")
     sys.exit(3)
 """
-MARKS_PLUGIN = "portq.verify_marks"
+MARKS_PLUGIN = "portq.commands.verify_marks"
 """Loaded into the child pytest: records which tests carry the ``gpu`` mark."""
 PROBE_TIMEOUT_S = 120
 

@@ -1,4 +1,4 @@
-"""A pytest plugin ``portq verify`` loads into the pytest it runs (``-p portq.verify_marks``).
+"""A pytest plugin ``portq verify`` loads into the pytest it runs (``-p portq.commands.verify_marks``).
 
 It records on every test carrying the ``gpu`` mark a ``portq_gpu``
 property, which the junit report keeps, so verify can say per file how many

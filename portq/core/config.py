@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from portq.errors import ConfigError
+from portq.core.errors import ConfigError
 
 try:
     import tomllib

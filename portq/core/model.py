@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from portq.evidence import Evidence, evidence_list
+from portq.core.evidence import Evidence, evidence_list
 
 # --- the closed vocabularies (DESIGN §5) ----------------------------------
 
@@ -129,7 +129,7 @@ class TouchedSymbol:
     path: str
     name: str
     qualified_name: str
-    kind: str  # see portq.symbols KIND_* plus "toplevel" and "lines"
+    kind: str  # see portq.language.symbols KIND_* plus "toplevel" and "lines"
     language: str | None
     change: str  # added | removed | modified
     rows: tuple[str, ...] = ()  # claiming rows, primary first

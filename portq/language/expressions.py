@@ -81,7 +81,7 @@ class _State:
 def canonical_form(node, resolve: Resolver, normalise: Callable[[str], str], helper: HelperLookup | None = None,
                    grid: bool = False) -> Form:
     """The canonical form of ``node`` (a grid when ``grid``: a tuple of axes);
-    ``normalise`` is how parameter names compare (``portq.signatures``)."""
+    ``normalise`` is how parameter names compare (``portq.language.signatures``)."""
     state = _State(resolve, helper, normalise)
     term = _term(node, state, frozenset(), 0)
     if grid:

@@ -31,10 +31,11 @@ Triton port). So a signature keeps only what both sides can express
 
 Every fact keeps its line and the quoted source line, so a verdict can cite
 it. This module holds the records, the name rules and what both languages
-share; ``portq.signatures_cpp`` and ``portq.signatures_python`` extract them
-from C/C++/CUDA and Python/Triton definitions. These modules only read
-tree-sitter nodes; they decide nothing and do no I/O, and they never compare
-signatures (that is ``portq.verdicts``).
+share, and must never import its extractors: ``signatures_cpp`` and
+``signatures_python`` fill the records from C/C++/CUDA and Python/Triton
+definitions, and ``extraction.signature_of`` picks one by language. These
+modules only read tree-sitter nodes; they decide nothing and do no I/O, and
+they never compare signatures (that is ``portq.classifier``).
 """
 
 from __future__ import annotations
@@ -44,9 +45,9 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Iterable
 
-from portq.expressions import Form
-from portq.expressions import int_literal as _int_literal
-from portq.symbols import KIND_CUDA_KERNEL, KIND_DEVICE_FUNCTION, KIND_OP_SCHEMA, KIND_TRITON_KERNEL, Definition
+from portq.language.expressions import Form
+from portq.language.expressions import int_literal as _int_literal
+from portq.language.symbols import KIND_CUDA_KERNEL, KIND_DEVICE_FUNCTION, KIND_TRITON_KERNEL, Definition
 
 # --- names ------------------------------------------------------------------
 
@@ -141,7 +142,7 @@ class Launch:
     texts: tuple[str, ...] = ()
     bound: tuple[str, ...] | None = None
     via_helper: str | None = None  # the same-module function(s) the definition calls to launch ("a > b")
-    # The grid and block as canonical expressions (``portq.expressions``):
+    # The grid and block as canonical expressions (``portq.language.expressions``):
     # resolved through bindings and known equivalents, so they compare
     # across naming and across languages; ``grid_opaque`` lists what could
     # not be resolved; ``grid_line`` is where the grid value is written.
@@ -309,9 +310,9 @@ def comment_free_tokens(node, spell=None, expand=None) -> list[str]:
     """The leaf tokens of ``node`` with comments and docstrings removed, and a
     trailing comma before a closing bracket dropped (formatters add those).
 
-    ``spell(leaf)`` may respell a leaf (``portq.deltas`` renames locals);
+    ``spell(leaf)`` may respell a leaf (``portq.classifier.deltas`` renames locals);
     ``expand(node)`` may replace a node by the nodes (or literal token
-    strings) standing for it, ``[]`` dropping it (``portq.deltas`` prunes
+    strings) standing for it, ``[]`` dropping it (``portq.classifier.deltas`` prunes
     branches a declaration sets aside)."""
     tokens: list[str] = []
     # Each node with whether it lies inside a string (None: not known yet). The walk never enters a
@@ -445,110 +446,16 @@ def file_definitions(root, language: str) -> tuple[Definition, ...]:
     """The definitions of a parsed file, from its root node: walked once per
     file (the tree is never edited in place), however many launches and
     helpers of however many of its signatures ask."""
-    from portq.symbols import definitions_in
+    from portq.language.symbols import definitions_in
 
     return tuple(definitions_in(root, language))
 
 
-@lru_cache(maxsize=256)
-def _kernel_params_in_file(root, kernel: str, language: str) -> tuple[str, ...] | None:
-    """Normalised parameters of the kernel ``kernel`` (as written at the
-    launch) when the file defines it, else None. C++ template parameters go
-    between ``<>``, not in the argument list, so only function parameters count."""
-    bare = bare_name(kernel)
-    candidates = [d for d in file_definitions(root, language) if d.name == bare]
-    kernels = [d for d in candidates if d.kind in (KIND_CUDA_KERNEL, KIND_TRITON_KERNEL)] or candidates
-    if not kernels:
-        return None
-    signature = Signature(kernels[0].name, kernels[0].qualified_name, kernels[0].kind, language)
-    lines = _Lines(b"")
-    if language == "cpp":
-        from portq.signatures_cpp import _CppExtractor
-
-        _CppExtractor(kernels[0].node, signature, lines)._params()
-    else:
-        from portq.signatures_python import _PythonExtractor
-
-        _PythonExtractor(kernels[0].node, signature, lines)._params()
-    return tuple(p.normalised for p in signature.params if not p.name.startswith("*"))
-
-
-# --- entry point --------------------------------------------------------------
-
-
-def signature_of(definition: Definition, source: bytes, path: str = "", imported=None) -> Signature:
-    """The signature of ``definition`` (its ``node`` must come from ``source``).
-    ``imported(name)`` finds a helper imported from another module of the
-    same package (``single_return`` of it), for grids computed there."""
-    lines = _Lines(source)
-    signature = Signature(
-        name=definition.name,
-        qualified_name=definition.qualified_name,
-        kind=definition.kind,
-        language=definition.language,
-        path=path,
-        start_line=definition.start_line,
-        end_line=definition.end_line,
-    )
-    node = definition.node
-    if node is None:
-        return signature
-    signature.body_tokens_hash = body_tokens_hash(node)
-    if definition.kind == KIND_OP_SCHEMA:
-        _schema_signature(node, signature, lines)
-    elif definition.language == "cpp":
-        from portq.signatures_cpp import _CppExtractor
-
-        _CppExtractor(node, signature, lines, imported).run()
-    elif definition.language == "python":
-        from portq.signatures_python import _PythonExtractor
-
-        _PythonExtractor(node, signature, lines, imported).run()
-    return signature
-
-
-# --- op schemas ----------------------------------------------------------------
-
-_SCHEMA_PARAMS = re.compile(r"\((.*)\)\s*->", re.S)
-
-
-def _schema_signature(node, signature: Signature, lines: _Lines) -> None:
-    """``ops.def("name(Tensor a, int b, Tensor? c=None) -> ()")``: params only."""
-    content = "".join(_text(c) for c in _walk(node) if c.type in ("string_content", "raw_string_content"))
-    match = _SCHEMA_PARAMS.search(content)
-    if not match:
-        return
-    line = _line_of(node)
-    for position, part in enumerate(p for p in _split_top_level(match.group(1)) if p.strip()):
-        declaration, _, default = part.partition("=")
-        name = declaration.strip().split()[-1] if declaration.strip() else ""
-        signature.params.append(
-            Param(name, normalise_name(name), position, False, bool(default.strip()), line, lines.quote(line))
-        )
-
-
-def _split_top_level(text: str) -> list[str]:
-    parts, depth, current = [], 0, []
-    for char in text:
-        if char in "([{<":
-            depth += 1
-        elif char in ")]}>":
-            depth -= 1
-        if char == "," and depth == 0:
-            parts.append("".join(current))
-            current = []
-        else:
-            current.append(char)
-    parts.append("".join(current))
-    return parts
-
-
-def single_return(node):
-    """``(parameter names, returned expression, local assignments)`` of the
-    function ``node`` (Python, or a C++ ``function_definition``) for a grid
-    computed there. With several ``return``s, the second and third items are
-    lists, one entry per return (a helper that picks its grid by a config
-    flag still has a structure to compare); None when nothing is returned."""
+def returns_of(node):
+    """``(function, body, return statements)`` of the function ``node``
+    (Python, possibly decorated, or C++), or None when it has no ``return``
+    of a value (or one bare ``return``): what a helper that computes a grid
+    offers to compare. Each language's ``single_return`` reads the rest."""
     if node is None:
         return None
     function = node.child_by_field_name("definition") if node.type == "decorated_definition" else node
@@ -556,23 +463,7 @@ def single_return(node):
     returns = [n for n in _walk(body) if n.type == "return_statement"] if body is not None else []
     if not returns or any(not r.named_children for r in returns):
         return None
-    if function.type == "function_definition" and function.child_by_field_name("declarator") is not None:  # C++
-        from portq.signatures_cpp import _CppExtractor
-
-        if len(returns) != 1:
-            return None
-        declarator = function.child_by_field_name("declarator")
-        parameters = declarator.child_by_field_name("parameters") if declarator.type == "function_declarator" else None
-        names = [_CppExtractor._declarator_name(p.child_by_field_name("declarator")) or ""
-                 for p in (parameters.named_children if parameters else []) if p.type.endswith("parameter_declaration")]
-        return names, returns[0].named_children[0], _CppExtractor._assignments_in(body).at(returns[0])
-    from portq.signatures_python import _python_assignments, _python_parameter_names
-
-    names = _python_parameter_names(function)
-    locals_ = _python_assignments(body)
-    if len(returns) == 1:
-        return names, returns[0].named_children[0], locals_.at(returns[0])
-    return names, [r.named_children[0] for r in returns], [locals_.at(r) for r in returns]
+    return function, body, returns
 
 
 def ancestors(node):

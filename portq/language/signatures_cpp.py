@@ -1,4 +1,4 @@
-"""Signatures of C/C++/CUDA definitions (``portq.signatures`` holds the
+"""Signatures of C/C++/CUDA definitions (``portq.language.signatures`` holds the
 records): parameters with template parameters as constexpr, dead and
 out-parameters, ``<<<grid, block, smem, stream>>>`` launches (also inside
 function-like macros of the file or of a header it includes) with their grid
@@ -10,8 +10,8 @@ from dataclasses import replace
 from functools import lru_cache
 from typing import Any
 
-from portq.expressions import Form, canonical_form
-from portq.signatures import (
+from portq.language.expressions import Form, canonical_form
+from portq.language.signatures import (
     _CPP_NON_VARIABLES,
     Decomposition,
     Launch,
@@ -19,9 +19,9 @@ from portq.signatures import (
     ReachingLocals,
     Signature,
     Use,
+    bare_name,
     _closure_identifiers,
     _form_fields,
-    _kernel_params_in_file,
     _line_of,
     _Lines,
     _resolve_literal,
@@ -34,9 +34,9 @@ from portq.signatures import (
     normalise_kernel_name,
     normalise_name,
     normalised_text,
-    single_return,
+    returns_of,
 )
-from portq.symbols import KIND_DEVICE_FUNCTION, KIND_FUNCTION, parse
+from portq.language.symbols import KIND_CUDA_KERNEL, KIND_DEVICE_FUNCTION, KIND_FUNCTION, KIND_TRITON_KERNEL, parse
 
 
 @lru_cache(maxsize=16)
@@ -67,7 +67,7 @@ def _parsed_macro(value: str):
 
 class _CppExtractor:
     def __init__(self, node, signature: Signature, lines: _Lines, imported=None) -> None:
-        self.imported = imported  # helpers and macro roots of the headers the file includes (portq.tree_index)
+        self.imported = imported  # helpers and macro roots of the headers the file includes (portq.tree.tree_index)
         self.outer = node
         self.signature = signature
         self.lines = lines
@@ -213,7 +213,7 @@ class _CppExtractor:
             node = found.node
             if node.type == "template_declaration":
                 node = next((c for c in node.named_children if c.type == "function_definition"), None)
-            return single_return(node)
+            return cpp_single_return(node)
         return self.imported(name) if self.imported is not None else None
 
     def _launch_macros(self) -> list:
@@ -275,7 +275,7 @@ class _CppExtractor:
         line = _line_of(cite)
         kernel = _text(function)
         slots = tuple(f"#{index}" for index in range(len(argument_nodes)))
-        params = _kernel_params_in_file(_root(self.outer), kernel, "cpp")
+        params = _kernel_params_in_file(_root(self.outer), kernel)
         self.signature.launches.append(
             Launch(
                 kernel=kernel,
@@ -471,3 +471,35 @@ def _statement_of(node):
                                                          "condition_clause"):
         node = node.parent
     return node
+
+
+@lru_cache(maxsize=256)
+def _kernel_params_in_file(root, kernel: str) -> tuple[str, ...] | None:
+    """Normalised parameters of the kernel ``kernel`` (as written at the
+    launch) when the C++ file defines it, else None. Template parameters go
+    between ``<>``, not in the argument list, so only function parameters count."""
+    bare = bare_name(kernel)
+    candidates = [d for d in file_definitions(root, "cpp") if d.name == bare]
+    kernels = [d for d in candidates if d.kind in (KIND_CUDA_KERNEL, KIND_TRITON_KERNEL)] or candidates
+    if not kernels:
+        return None
+    signature = Signature(kernels[0].name, kernels[0].qualified_name, kernels[0].kind, "cpp")
+    _CppExtractor(kernels[0].node, signature, _Lines(b""))._params()
+    return tuple(p.normalised for p in signature.params if not p.name.startswith("*"))
+
+
+def cpp_single_return(node):
+    """``(parameter names, returned expression, local assignments)`` of the
+    C++ function ``node`` for a grid computed there; None unless it has
+    exactly one ``return`` of a value."""
+    found = returns_of(node)
+    if found is None:
+        return None
+    function, body, returns = found
+    if len(returns) != 1:
+        return None
+    declarator = function.child_by_field_name("declarator")
+    parameters = declarator.child_by_field_name("parameters") if declarator.type == "function_declarator" else None
+    names = [_CppExtractor._declarator_name(p.child_by_field_name("declarator")) or ""
+             for p in (parameters.named_children if parameters else []) if p.type.endswith("parameter_declaration")]
+    return names, returns[0].named_children[0], _CppExtractor._assignments_in(body).at(returns[0])

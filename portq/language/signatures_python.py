@@ -1,4 +1,4 @@
-"""Signatures of Python/Triton definitions (``portq.signatures`` holds the
+"""Signatures of Python/Triton definitions (``portq.language.signatures`` holds the
 records): parameters with ``tl.constexpr``, dead parameters and returned
 names, ``kernel[grid](...)`` launches (pre-bound, aliased, or inside
 same-module helpers) with their grid as a canonical expression, and how a
@@ -7,10 +7,11 @@ same-module helpers) with their grid as a canonical expression, and how a
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import lru_cache
 from typing import Any
 
-from portq.expressions import Form, canonical_form
-from portq.signatures import (
+from portq.language.expressions import Form, canonical_form
+from portq.language.signatures import (
     _CPP_NON_VARIABLES,
     _DROPPED_PARAMS,
     Decomposition,
@@ -19,10 +20,10 @@ from portq.signatures import (
     ReachingLocals,
     Signature,
     Use,
+    bare_name,
     _closure_identifiers,
     _form_fields,
     _int_literal,
-    _kernel_params_in_file,
     _line_of,
     _Lines,
     _resolve_literal,
@@ -36,9 +37,9 @@ from portq.signatures import (
     normalise_kernel_name,
     normalise_name,
     normalised_text,
-    single_return,
+    returns_of,
 )
-from portq.symbols import KIND_FUNCTION, KIND_TRITON_KERNEL
+from portq.language.symbols import KIND_CUDA_KERNEL, KIND_FUNCTION, KIND_TRITON_KERNEL
 
 
 class _PythonExtractor:
@@ -301,7 +302,7 @@ class _PythonExtractor:
         behind = sum(1 for slot in slots if slot == "-")
         slots = [f"-{behind - i}" if slot == "-" else slot
                  for i, slot in zip(_running_count(slots, "-"), slots)]
-        params = _kernel_params_in_file(_root(self.outer), kernel, "python")
+        params = _kernel_params_in_file(_root(self.outer), kernel)
         renamed = _substituted_names(substitution)
         line = _line_of(node)
         self.signature.launches.append(
@@ -339,7 +340,7 @@ class _PythonExtractor:
         functions, _ = self._module()
         helper = functions.get(name)
         if helper is not None and helper.kind == KIND_FUNCTION:
-            return single_return(helper.node)
+            return python_single_return(helper.node)
         return self.imported(name) if self.imported is not None else None
 
     @staticmethod
@@ -741,3 +742,33 @@ def _python_identifiers(node) -> list[str]:
             continue
         found.append(text)
     return found
+
+
+@lru_cache(maxsize=256)
+def _kernel_params_in_file(root, kernel: str) -> tuple[str, ...] | None:
+    """Normalised parameters of the kernel ``kernel`` (as written at the
+    launch) when the Python file defines it, else None."""
+    bare = bare_name(kernel)
+    candidates = [d for d in file_definitions(root, "python") if d.name == bare]
+    kernels = [d for d in candidates if d.kind in (KIND_CUDA_KERNEL, KIND_TRITON_KERNEL)] or candidates
+    if not kernels:
+        return None
+    signature = Signature(kernels[0].name, kernels[0].qualified_name, kernels[0].kind, "python")
+    _PythonExtractor(kernels[0].node, signature, _Lines(b""))._params()
+    return tuple(p.normalised for p in signature.params if not p.name.startswith("*"))
+
+
+def python_single_return(node):
+    """``(parameter names, returned expression, local assignments)`` of the
+    Python function ``node`` (possibly decorated) for a grid computed there.
+    With several ``return``s, the second and third items are lists, one entry
+    per return; None when nothing is returned."""
+    found = returns_of(node)
+    if found is None:
+        return None
+    function, body, returns = found
+    names = _python_parameter_names(function)
+    locals_ = _python_assignments(body)
+    if len(returns) == 1:
+        return names, returns[0].named_children[0], locals_.at(returns[0])
+    return names, [r.named_children[0] for r in returns], [locals_.at(r) for r in returns]

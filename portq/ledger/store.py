@@ -18,7 +18,7 @@ event is presented as the new wave's, ``Event.reused_from`` naming where it
 was recorded). Texts that repeat across waves (a scan event's full verdict,
 with its evidence inside, a symbol list, a commit's file changes) are stored
 once in ``texts`` by content hash and referenced. Each entry row keeps the
-``decision_key`` it was decided under (``portq.decision_keys``), which is how
+``decision_key`` it was decided under (``portq.classifier.decision_keys``), which is how
 a later scan knows what it may reuse (``decisions(wave)``).
 
 The current verdict of an entry is its latest standing human review, else its
@@ -76,9 +76,9 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
 from portq import __version__
-from portq.errors import LedgerError, sqlite_message, sqlite_problem
-from portq.model import JUSTIFICATIONS, NOT_APPLICABLE, VERDICTS, Evidence, Verdict
-from portq.shared_sqlite import retry_while_busy, use_wal
+from portq.core.errors import LedgerError, sqlite_message, sqlite_problem
+from portq.core.model import JUSTIFICATIONS, NOT_APPLICABLE, VERDICTS, Evidence, Verdict
+from portq.core.shared_sqlite import retry_while_busy, use_wal
 
 APPLICATION_ID = 0x706F7274  # "port": marks the SQLite file as a portq ledger
 BUSY_TIMEOUT_S = 60.0
@@ -630,7 +630,7 @@ class Ledger:
         Each entry is a dict with ``position, sha, title, pr, rows, symbols,
         verdict`` (a ``model.Verdict``), and optionally ``changes`` (the
         commit's ``[old path, new path]`` pairs) and ``decision_key`` (what
-        the decision rests on, ``portq.decision_keys``), without which a
+        the decision rests on, ``portq.classifier.decision_keys``), without which a
         later scan never reuses it. Evidence, the full verdict and the symbol
         list are stored once by content hash and referenced. A position the
         wave already has is skipped (a resumed scan may classify it again).

@@ -27,11 +27,11 @@ from pathlib import Path
 
 import git
 
-from portq.config import tomllib  # tomli on Python 3.10
-from portq.errors import PortqError
-from portq.model import JUSTIFICATIONS, NOT_APPLICABLE, VERDICTS
+from portq.core.config import tomllib  # tomli on Python 3.10
+from portq.core.errors import PortqError
+from portq.core.model import JUSTIFICATIONS, NOT_APPLICABLE, VERDICTS
 
-EXAMPLES_DIR = Path(__file__).resolve().parent.parent / "examples"
+EXAMPLES_DIR = Path(__file__).resolve().parents[2] / "examples"
 """Where the series and the stale tree live in a checkout of this repository."""
 
 TARGETS = ("stale-tree", "kernels")
@@ -329,7 +329,7 @@ class DemoResult:
 
 
 def _config_for(target: Target, upstream: BuiltUpstream, ledger: Path, root: Path):
-    from portq.config import Config
+    from portq.core.config import Config
 
     return Config(
         root=root,
@@ -345,7 +345,7 @@ def run_demo(workdir: Path, *, repository: Path = EXAMPLES_DIR.parent, progress=
     """Build every series into ``workdir``, scan each whole range against
     every target, write the wave summaries and file the report the series
     asks for. ``progress(line)`` is told what happens, step by step."""
-    from portq.scan import run_scan
+    from portq.pipeline.scan import run_scan
 
     say = progress or (lambda line: None)
     workdir = Path(workdir)
@@ -387,7 +387,7 @@ def run_demo(workdir: Path, *, repository: Path = EXAMPLES_DIR.parent, progress=
 
 def _write_summaries(directory: Path, scans: dict, target: str) -> Path:
     """The wave summaries of one target, one markdown file (portq summary's text)."""
-    from portq import reports
+    from portq.reporting import reports
 
     path = directory / "summary.md"
     parts = [reports.wave_summary(scan.wave, scan.entries)
@@ -407,10 +407,10 @@ def _file_requested_report(result: DemoResult, scans: dict, out_dir: Path) -> No
     config, scan = scans[commit.report, name]
     record = next(r for r in scan.entries if r.position == commit.number)
     try:
-        from portq import reports
-        from portq.issue_context import build_issue_context
-        from portq.ledger import open_ledger
-        from portq.matrix import Matrix
+        from portq.ledger.store import open_ledger
+        from portq.reporting import reports
+        from portq.reporting.issue_context import build_issue_context
+        from portq.tree.matrix import Matrix
     except ImportError as error:
         result.report_note = f"issue reports are not available in this installation ({error})"
         return

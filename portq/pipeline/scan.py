@@ -7,7 +7,7 @@ patch → ownership and enclosing symbols → the classifier (over the whole
 range) → ledger transactions of ``RECORD_BATCH`` entries.
 
 A rescan reuses. Each recorded entry carries its decision key
-(``portq.decision_keys``: the commit, the classifier version, the matrix rows
+(``portq.classifier.decision_keys``: the commit, the classifier version, the matrix rows
 and the in-tree files its verdict rests on). When the range already has a
 complete wave for this tree, the scan recomputes every key from the ledger
 alone (no patch is read) and records a wave that reuses that wave's
@@ -38,18 +38,18 @@ import contextlib
 from dataclasses import dataclass
 from typing import Any, Iterator
 
-from portq.classify import ClassifierContext, build_classifier
-from portq.config import Config, require_tree
-from portq.decision_keys import NET_ZERO, DecisionKeys, change_pairs, rename_groups
-from portq.errors import MatrixError, ScanInterrupted
-from portq.history import Upstream
-from portq.ledger import EntryRecord, Ledger, Wave, open_ledger
-from portq.mapping import ChangeMapper
-from portq.matrix import Matrix
-from portq.model import EntryChanges, TouchedSymbol
-from portq.symbol_cache import DefinitionCache, SignatureStore, cache_path as definition_cache_path
-from portq.symbols import SymbolTableCache
-from portq.tree_index import TreeIndex, port_roots_of
+from portq.classifier.classify import ClassifierContext, build_classifier
+from portq.classifier.decision_keys import NET_ZERO, DecisionKeys, change_pairs, rename_groups
+from portq.classifier.mapping import ChangeMapper
+from portq.core.config import Config, require_tree
+from portq.core.errors import MatrixError, ScanInterrupted
+from portq.core.model import EntryChanges, TouchedSymbol
+from portq.language.symbols import SymbolTableCache
+from portq.ledger.store import EntryRecord, Ledger, Wave, open_ledger
+from portq.tree.matrix import Matrix
+from portq.tree.symbol_cache import DefinitionCache, SignatureStore, cache_path as definition_cache_path
+from portq.tree.tree_index import TreeIndex, port_roots_of
+from portq.upstream.history import Upstream
 
 
 @dataclass
@@ -96,10 +96,10 @@ def run_scan(config: Config, range_spec: str, *, progress=None, options: dict[st
     """Scan ``range_spec`` of the configured upstream into a new (or resumed) wave.
 
     A rescan of a range whose last complete wave was decided against the same
-    inputs reuses its decisions (``portq.decision_keys``) and decides again only
+    inputs reuses its decisions (``portq.classifier.decision_keys``) and decides again only
     the entries whose inputs changed; ``fresh`` decides every entry.
     """
-    from portq.output import NullProgress
+    from portq.reporting.output import NullProgress
 
     progress = progress or NullProgress()
     options = dict(options or {})
@@ -188,7 +188,7 @@ def run_scan(config: Config, range_spec: str, *, progress=None, options: dict[st
 
 def _signature_rules() -> str:
     """The classifier's signature rules, imported only when a scan classifies something."""
-    from portq.verdicts import signature_rules
+    from portq.classifier.verdicts import signature_rules
 
     return signature_rules()
 

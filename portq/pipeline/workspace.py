@@ -22,8 +22,8 @@ import dataclasses
 from functools import cached_property
 from pathlib import Path
 
-from portq.config import Config, require_tree
-from portq.errors import ConfigError, HistoryError, LedgerError
+from portq.core.config import Config, require_tree
+from portq.core.errors import ConfigError, HistoryError, LedgerError
 
 COMPLETE = "complete"
 
@@ -53,7 +53,7 @@ class Workspace:
 
     @cached_property
     def matrix(self):
-        from portq.matrix import Matrix
+        from portq.tree.matrix import Matrix
 
         return Matrix.load(self.config.matrix_path)
 
@@ -63,7 +63,7 @@ class Workspace:
 
     @cached_property
     def tree_index(self):
-        from portq.tree_index import TreeIndex, port_roots_of
+        from portq.tree.tree_index import TreeIndex, port_roots_of
 
         # on demand: a file is parsed when a question first reaches it (saved at ``close``)
         return TreeIndex.on_demand(self.tree, self.cache_dir, port_roots_of(self.matrix))
@@ -75,7 +75,7 @@ class Workspace:
     def ledger(self, *, create: bool = False):
         """The ledger, opened once (``create`` for commands that write a wave)."""
         if self._ledger is None:
-            from portq.ledger import open_ledger
+            from portq.ledger.store import open_ledger
 
             self._ledger = open_ledger(self.config.ledger_path, create=create)
         return self._ledger
@@ -127,7 +127,7 @@ class Workspace:
         )
 
     def config_for(self, upstream: str) -> Config:
-        """The configuration with ``upstream`` chosen (what ``portq.scan`` reads)."""
+        """The configuration with ``upstream`` chosen (what ``portq.pipeline.scan`` reads)."""
         return dataclasses.replace(self.config, selected_upstream=upstream, bare_upstream_path=None,
                                    upstreams={**self.config.upstreams, upstream: self.upstream_path(upstream)})
 
@@ -212,7 +212,7 @@ def _of(range_spec: str | None) -> str:
 
 def _resolves(name: str, path: Path, range_spec: str) -> str:
     """What the clone of ``name`` makes of the two ends of ``range_spec``, in a few words."""
-    from portq.history import Upstream
+    from portq.upstream.history import Upstream
 
     left, sep, right = range_spec.partition("..")
     if not sep or "..." in range_spec:

@@ -6,7 +6,7 @@ wave that first flagged it and how many of that upstream's waves have passed
 since (its age), the report or issue it was filed as, and the human decisions
 on it; the coverage holes come from each upstream's newest wave. The tracking
 issue (``templates/dashboard.md.j2``, ``portq file-issue --dashboard``) and
-the HTML page (``portq.html_page``) render this one record, modelled on
+the HTML page (``portq.reporting.html_page``) render this one record, modelled on
 Renovate's dependency dashboard: one issue a team keeps open and portq edits
 in place.
 
@@ -18,8 +18,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Mapping
 
-from portq import reports
-from portq.model import FLAGGED, VERDICTS
+from portq.core.model import FLAGGED, VERDICTS
+from portq.reporting import reports
 
 
 def ledger_overview(ledger, out_dir: Path, web: Mapping[str, str] | None = None) -> dict[str, Any]:

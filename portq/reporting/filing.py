@@ -2,7 +2,7 @@
 
 What ``portq file-issue`` does, as library calls the command only wires to
 its arguments: refuse entries that need nothing unless forced; write one
-entry's report from its context (``portq.issue_context``), every flagged
+entry's report from its context (``portq.reporting.issue_context``), every flagged
 entry of a wave (``file_all``), or the ledger's tracking issue
 (``file_dashboard``); file them with the ``gh`` CLI, once per fingerprint,
 editing the tracking issue in place afterwards.
@@ -21,10 +21,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from portq import reports
-from portq.errors import PortqError
-from portq.issue_context import build_issue_context, tree_index
-from portq.model import FLAGGED
+from portq.core.errors import PortqError
+from portq.core.model import FLAGGED
+from portq.reporting import reports
+from portq.reporting.issue_context import build_issue_context, tree_index
 
 DASHBOARD_FINGERPRINT = "dashboard"
 """The ledger's reports row that remembers the tracking issue (one per ledger)."""

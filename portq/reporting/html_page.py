@@ -9,7 +9,7 @@ inline and the chart is drawn here as SVG rectangles.
 Commit titles and paths are untrusted: the template environment autoescapes
 every value as HTML, links are only relative report paths or URLs from the
 checked ``web`` template, and nothing from a commit is ever compiled as
-template source. It reads the overview ``portq.dashboard`` builds and writes
+template source. It reads the overview ``portq.reporting.dashboard`` builds and writes
 one file; it decides nothing.
 """
 
@@ -22,9 +22,9 @@ from typing import Any, Mapping
 import jinja2
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
-from portq import reports
-from portq.dashboard import ledger_overview
-from portq.model import FLAGGED, VERDICTS
+from portq.core.model import FLAGGED, VERDICTS
+from portq.reporting import reports
+from portq.reporting.dashboard import ledger_overview
 
 CHART_WIDTH = 640
 CHART_HEIGHT = 220

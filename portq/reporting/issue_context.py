@@ -3,13 +3,13 @@
 ``portq file-issue`` and the demo both render an entry's issue report from
 this context. The upstream commit is read again (hunks, sizes, the paths no
 row owns, both sides of every changed file) and the tree is indexed (cached)
-so that every citation is checked against the files (``portq.citations``)
+so that every citation is checked against the files (``portq.reporting.citations``)
 and reachability is told as whole caller chains; the wave's other flagged
 entries of the row are listed as siblings. Without the clone the context
 says what it could not include.
 
 This module gathers; wording lives in the template and shaping in
-``portq.reports``. It prints nothing.
+``portq.reporting.reports``. It prints nothing.
 """
 
 from __future__ import annotations
@@ -19,11 +19,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from portq import reports
-from portq.citations import NEW, OLD, TREE, Sources
-from portq.config import Config, relative_label
-from portq.errors import ConfigError, HistoryError
-from portq.model import FLAGGED, Commit
+from portq.core.config import Config, relative_label
+from portq.core.errors import ConfigError, HistoryError
+from portq.core.model import FLAGGED, Commit
+from portq.reporting import reports
+from portq.reporting.citations import NEW, OLD, TREE, Sources
 
 
 @dataclass
@@ -38,9 +38,9 @@ class UpstreamReading:
 
 def read_commit(config: Config, matrix, wave, record) -> UpstreamReading:
     """The entry's commit, changes and both sides of every changed text file."""
-    from portq.history import Range, Upstream
-    from portq.hunks import ensure_hunks
-    from portq.mapping import ChangeMapper
+    from portq.classifier.mapping import ChangeMapper
+    from portq.upstream.history import Range, Upstream
+    from portq.upstream.hunks import ensure_hunks
 
     bare = Commit(sha=record.sha, parents=(), title=record.title, message="", author="", authored_at="", pr=record.pr)
     try:
@@ -92,7 +92,7 @@ def sources_for(tree: Path, reading: UpstreamReading) -> Sources:
 def tree_index(config, matrix):
     """The tree's index on demand: a report asks about its flagged ports' callers by name, so only
     the files holding those names are parsed (``reachability_of`` caches what it computed)."""
-    from portq.tree_index import TreeIndex, port_roots_of
+    from portq.tree.tree_index import TreeIndex, port_roots_of
 
     return TreeIndex.on_demand(config.tree, config.ledger_path.parent / "cache", port_roots_of(matrix))
 

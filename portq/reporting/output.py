@@ -7,7 +7,7 @@ global ``--json``), ``table`` or ``markdown``. Progress goes to stderr, and
 only when stderr is a terminal, so pipes and CI logs get clean output.
 
 Every string from commits, paths or the tree passes through
-``portq.terminal`` on its way out (markup is never interpreted, control and
+``portq.core.terminal`` on its way out (markup is never interpreted, control and
 bidi characters are shown as escapes). Shapes that scripts depend on (the
 scan's JSON entry) are built here once: ``entry_json``.
 
@@ -23,9 +23,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
-from portq.evidence import Evidence, split_at_places
-from portq.ledger import EntryRecord, Event, Wave
-from portq.terminal import cell, console, one_line, visible
+from portq.core.evidence import Evidence, split_at_places
+from portq.core.terminal import cell, console, one_line, visible
+from portq.ledger.store import EntryRecord, Event, Wave
 
 SYMBOL_KEYS = ("path", "name", "change")
 """The keys of a symbol in the scan's JSON (the ledger keeps more)."""
@@ -37,7 +37,7 @@ FORMATS = ("table", "markdown", "json")
 class Document:
     """What a command prints: its JSON ``data`` and the human forms it has.
 
-    ``table`` writes the human form to a data console (``portq.terminal.console``);
+    ``table`` writes the human form to a data console (``portq.core.terminal.console``);
     ``markdown`` is a page already escaped for markdown.
     """
 
@@ -78,7 +78,7 @@ def print_json(document: Any, stream=None) -> None:
 
 def print_line(out, text: str = "", style: str | None = None) -> None:
     """One record on the data console ``out``: ``text`` sanitised to one line
-    (``portq.terminal.cell``), never cropped or folded at the console's width."""
+    (``portq.core.terminal.cell``), never cropped or folded at the console's width."""
     out.print(cell(text, style), crop=False, overflow="ignore")
 
 

@@ -45,14 +45,14 @@ from typing import Any, Callable, Iterable, Mapping, NamedTuple, Sequence
 import jinja2
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
-from portq.citations import TREE as TREE_SIDE
-from portq.citations import Sources
-from portq.errors import EXIT_INTERNAL, PortqError
-from portq.evidence import Kind, Location, Side, located, split_at_places
-from portq.terminal import visible as terminal_visible
-from portq.hunks import ensure_hunks
-from portq.reachability import is_test_path as reachability_is_test_path
-from portq.model import (
+from portq.core.errors import EXIT_INTERNAL, PortqError
+from portq.core.evidence import Kind, Location, Side, located, split_at_places
+from portq.core.terminal import visible as terminal_visible
+from portq.reporting.citations import Sources
+from portq.reporting.citations import TREE as TREE_SIDE
+from portq.tree.reachability import is_test_path as reachability_is_test_path
+from portq.upstream.hunks import ensure_hunks
+from portq.core.model import (
     DECIDED_BY,
     FLAGGED,
     JUSTIFICATIONS,
@@ -71,7 +71,7 @@ from portq.model import (
 )
 
 def _templates_dir() -> Path:
-    checkout = Path(__file__).resolve().parent.parent / "templates"
+    checkout = Path(__file__).resolve().parents[2] / "templates"
     if checkout.is_dir():
         return checkout
     return Path(sys.prefix) / "share" / "portq" / "templates"
@@ -118,7 +118,7 @@ class SafeMarkdown(str):
 
 def visible(value: Any) -> str:
     """``value`` as text with control and bidi characters shown as escapes
-    (``portq.terminal.visible``); carriage returns are dropped, so CRLF
+    (``portq.core.terminal.visible``); carriage returns are dropped, so CRLF
     commit messages read as LF."""
     return terminal_visible("" if value is None else str(value).replace("\r", ""))
 

@@ -18,7 +18,7 @@ definition with that name in that file) or qualified (``vllm::gather...``,
 
 This module only reads comment text from a parsed file and says which
 definition each anchor belongs to. It does not walk the tree on disk (that is
-``portq.tree_index``) and does not decide verdicts.
+``portq.tree.tree_index``) and does not decide verdicts.
 """
 
 from __future__ import annotations
@@ -27,8 +27,8 @@ import re
 from dataclasses import asdict, dataclass
 from typing import Any, Iterable
 
-from portq.signatures import is_docstring
-from portq.symbols import SymbolTable
+from portq.language.signatures import is_docstring
+from portq.language.symbols import SymbolTable
 
 PORTS = "ports"
 NOT_CARRIED = "not-carried"

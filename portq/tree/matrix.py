@@ -37,8 +37,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from portq.config import tomllib  # tomli on Python 3.10
-from portq.errors import MatrixError
+from portq.core.config import tomllib  # tomli on Python 3.10
+from portq.core.errors import MatrixError
 
 ROW_KEYS = ("id", "title", "upstream", "paths", "exclude", "symbols", "tree", "tests")
 """The keys of a row, in the order they are written."""

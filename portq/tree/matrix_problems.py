@@ -37,7 +37,7 @@ def _row_owns(row, anchor) -> bool:
 
 
 def _covered_by(patterns, path: str) -> bool:
-    from portq.matrix import path_matches
+    from portq.tree.matrix import path_matches
 
     return any(path_matches(p, path) or path_matches(p.rstrip("/") + "/", path) or path == p for p in patterns)
 
@@ -58,8 +58,8 @@ def build_matrix_context(
     ``configured_upstreams``: the upstream names with a clone configured;
     None skips that check.
     """
-    from portq.anchors import NOT_CARRIED, PORTS
-    from portq.reachability import is_test_file
+    from portq.tree.anchors import NOT_CARRIED, PORTS
+    from portq.tree.reachability import is_test_file
 
     problems: list[dict[str, Any]] = []
     rows: list[dict[str, Any]] = []

@@ -41,10 +41,10 @@ from dataclasses import asdict, dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from portq.paths import is_benchmark_path, is_test_file, is_test_path  # noqa: F401  (re-exported)
-from portq.signatures import bare_name
-from portq.signatures import node_text as _text
-from portq.symbols import SymbolTable, _parser
+from portq.core.paths import is_benchmark_path, is_test_file, is_test_path  # noqa: F401  (re-exported)
+from portq.language.signatures import bare_name
+from portq.language.signatures import node_text as _text
+from portq.language.symbols import SymbolTable, _parser
 
 
 @dataclass(frozen=True)

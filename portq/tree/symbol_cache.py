@@ -9,7 +9,7 @@ change, so ``DefinitionCache`` keeps them:
 
 - in memory for the scan, as ``symbols.SymbolTable`` objects without trees,
   nodes or source bytes (the same ``has``/``get`` as ``SymbolTableCache``, so
-  ``portq.mapping`` takes either);
+  ``portq.classifier.mapping`` takes either);
 - the latest full tree of each file it parsed (by path and language, at most
   ``LIVE_SOURCE_BYTES`` of sources, least recently parsed dropped first): a
   scan walks a range in order, so the old blob of a change is usually the
@@ -19,7 +19,7 @@ change, so ``DefinitionCache`` keeps them:
   drops a deleted or renamed-away path's tree;
 - on disk in ``<ledger folder>/cache/definitions.sqlite`` (the folder the
   in-tree index caches in), keyed by blob SHA, language and ``RULES``: the
-  portq version plus a digest of ``portq/symbols.py``, so a newer portq or a
+  portq version plus a digest of ``portq/language/symbols.py``, so a newer portq or a
   changed extraction rule never reads lists written by another.
 
 The same file holds ``SignatureStore``'s table: the classifier's upstream
@@ -60,9 +60,9 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from portq import __version__
-from portq import symbols
-from portq.shared_sqlite import is_busy, retry_while_busy, use_wal
-from portq.symbols import Definition, SymbolTable, language_for_path
+from portq.core.shared_sqlite import is_busy, retry_while_busy, use_wal
+from portq.language import symbols
+from portq.language.symbols import Definition, SymbolTable, language_for_path
 
 CACHE_FILE_NAME = "definitions.sqlite"
 """The store's file name inside a cache folder (``ledger folder/cache``)."""
@@ -474,7 +474,7 @@ class SignatureStore(_Store):
 
     A signature of one upstream definition depends only on its blob, path,
     qualified name and first line, and on the code that extracts it, which the
-    caller names in ``rules`` (``portq.verdicts`` owns what a signature is and
+    caller names in ``rules`` (``portq.classifier.verdicts`` owns what a signature is and
     how it is written as text; this store keeps the text). So a rescan that
     decides an entry again after an edit to the tree finds the upstream side
     of every comparison here instead of parsing and walking it again.

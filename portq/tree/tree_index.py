@@ -35,7 +35,7 @@ whole tree is a port root. Queries:
 * ``not_carried_for(...)`` — out-of-scope declarations, module-level ones
   included;
 * ``ported_paths`` / ``anchored_paths`` — which upstream files any anchor names;
-* ``reachability`` — callers of a port (``portq.reachability``).
+* ``reachability`` — callers of a port (``portq.tree.reachability``).
 
 Anchors match an upstream symbol by upstream name, path and symbol name. When
 the upstream file was renamed, the classifier passes the rename chain it saw
@@ -60,11 +60,12 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Iterable
 
-from portq.anchors import NOT_CARRIED, PORTS, Anchor, find_anchors
-from portq.errors import EnvironmentProblem
-from portq.reachability import CallSite, Reachability, call_sites
-from portq.signatures import Signature, signature_of, single_return
-from portq.symbols import MAX_PARSE_BYTES, language_for_path, symbol_table
+from portq.core.errors import EnvironmentProblem
+from portq.language.extraction import signature_of, single_return
+from portq.language.signatures import Signature
+from portq.language.symbols import MAX_PARSE_BYTES, language_for_path, symbol_table
+from portq.tree.anchors import NOT_CARRIED, PORTS, Anchor, find_anchors
+from portq.tree.reachability import CallSite, Reachability, call_sites
 
 INDEX_FORMAT = 11
 """Bump when the cached JSON layout or what goes into it changes."""
@@ -73,11 +74,13 @@ INDEX_FORMAT = 11
 def _index_rules() -> str:
     """What a cached index depends on besides the tree: the portq version and
     the code that extracts anchors, definitions, signatures and call sites."""
-    from portq import (__version__, anchors, expressions, reachability, signatures, signatures_cpp,
-                       signatures_python, symbols)
+    from portq import __version__
+    from portq.language import expressions, extraction, signatures, signatures_cpp, signatures_python, symbols
+    from portq.tree import anchors, reachability
 
     digest = hashlib.sha1(__version__.encode())
-    for module in (anchors, expressions, reachability, signatures, signatures_cpp, signatures_python, symbols):
+    for module in (anchors, expressions, reachability, signatures, signatures_cpp, signatures_python, symbols,
+                   extraction):
         try:
             digest.update(Path(module.__file__).read_bytes())
         except OSError:

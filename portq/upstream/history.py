@@ -16,8 +16,8 @@ part of the range) is a
 ``HistoryError`` with one line saying what and where, raised before anything
 is written anywhere.
 
-This module reads git only: it does not parse hunks (``portq.hunks``), decide
-ownership (``portq.mapping``) or write the ledger.
+This module reads git only: it does not parse hunks (``portq.upstream.hunks``), decide
+ownership (``portq.classifier.mapping``) or write the ledger.
 """
 
 from __future__ import annotations
@@ -38,8 +38,8 @@ try:
 except ImportError:  # not on Windows
     fcntl = None
 
-from portq.errors import EXIT_INTERNAL, HistoryError
-from portq.model import Commit, FileChange
+from portq.core.errors import EXIT_INTERNAL, HistoryError
+from portq.core.model import Commit, FileChange
 
 RECORD_MARK = b"\x1eportq "
 """Starts each commit record of the log stream. No patch line can start with

@@ -14,7 +14,7 @@ import re
 from unidiff import PatchSet
 from unidiff.errors import UnidiffParseError
 
-from portq.model import FileChange, Hunk
+from portq.core.model import FileChange, Hunk
 
 
 _HUNK_HEADER = re.compile(r"^@@ -\d.*$", re.MULTILINE)

@@ -17,7 +17,7 @@ import re
 import subprocess
 from pathlib import Path
 
-from portq import reports
+from portq.reporting import reports
 
 PRINTED = re.compile(r"`(?P<path>[^`\s:]+):(?P<line>\d+)(?:-(?P<end>\d+))?`")
 
@@ -84,7 +84,7 @@ def reader(tree: Path, upstream: Path, sha: str):
 
 def enclosing_definition(tree: Path, path: str, line: int) -> str | None:
     """The innermost definition of the in-tree file ``path`` that contains ``line`` (None: module scope)."""
-    from portq.symbols import symbol_table
+    from portq.language.symbols import symbol_table
 
     file = tree / path
     table = symbol_table(file.read_bytes(), path)
@@ -118,9 +118,9 @@ def main(argv=None) -> int:
     from contextlib import redirect_stderr, redirect_stdout
 
     from portq.cli import main as portq
-    from portq.ledger import open_ledger
-    from portq.model import FLAGGED
-    from portq.reports import current_verdict
+    from portq.core.model import FLAGGED
+    from portq.ledger.store import open_ledger
+    from portq.reporting.reports import current_verdict
 
     parser = argparse.ArgumentParser()
     for flag in ("--upstream", "--tree", "--matrix", "--ledger"):

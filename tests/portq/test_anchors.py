@@ -1,8 +1,8 @@
 """Anchors: the three forms, and which definition each belongs to."""
 from __future__ import annotations
 
-from portq.anchors import find_anchors
-from portq.symbols import symbol_table
+from portq.language.symbols import symbol_table
+from portq.tree.anchors import find_anchors
 
 PYTHON = '''\
 """Gathers.

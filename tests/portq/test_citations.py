@@ -5,9 +5,9 @@ from pathlib import Path
 
 import pytest
 
-from portq.citations import Sources
-from portq.demo import EXAMPLES_DIR, run_demo
-from portq.model import FLAGGED
+from portq.core.model import FLAGGED
+from portq.pipeline.demo import EXAMPLES_DIR, run_demo
+from portq.reporting.citations import Sources
 from tests.portq.citation_check import reader, verify_callers, verify_report
 from tests.portq.golden.reports.scenario import Scenario, scanned
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-import portq.classify
-import portq.verdicts
-from portq.model import IN_SYNC, NEEDS_REVIEW
+from portq.core.model import IN_SYNC, NEEDS_REVIEW
+import portq.classifier.classify
+import portq.classifier.verdicts
 from tests.portq.fixtures import CommitSpec, build_repository
 from tests.portq.golden.pipeline import MATRIX, classify_history
 from tests.portq.test_dispatch_branches import BASE, FP4_BRANCH, WRAPPER, _tree
@@ -18,15 +18,15 @@ COMMITS = [CommitSpec("base", files={WRAPPER: BASE}), CommitSpec("FP4 path", fil
 
 def test_a_port_pinned_past_the_commit_computes_no_upstream_signature(tmp_path, monkeypatch):
     shas = build_repository(tmp_path / "probe", COMMITS)
-    monkeypatch.setattr(portq.verdicts, "signature_of", lambda *a, **k: pytest.fail("an upstream signature computed"))
+    monkeypatch.setattr(portq.classifier.verdicts, "signature_of", lambda *a, **k: pytest.fail("an upstream signature computed"))
     verdicts, _ = classify_history(tmp_path / "pinned", COMMITS, _tree(pin=f" @{shas[2][:10]}"))
     assert (verdicts[1].verdict, verdicts[1].decided_by) == (IN_SYNC, "provenance")
 
 
 def test_the_same_port_unpinned_still_computes_and_compares_them(tmp_path, monkeypatch):
     computed = []
-    real = portq.verdicts.signature_of
-    monkeypatch.setattr(portq.verdicts, "signature_of", lambda *a, **k: computed.append(a[0].name) or real(*a, **k))
+    real = portq.classifier.verdicts.signature_of
+    monkeypatch.setattr(portq.classifier.verdicts, "signature_of", lambda *a, **k: computed.append(a[0].name) or real(*a, **k))
     verdicts, _ = classify_history(tmp_path, COMMITS, _tree())
     assert verdicts[1].verdict == NEEDS_REVIEW
     assert computed.count("gather_kv_b_proj") == 2  # the old side and the new
@@ -35,7 +35,7 @@ def test_the_same_port_unpinned_still_computes_and_compares_them(tmp_path, monke
 def test_the_blobs_a_scan_classifies_are_read_ahead_in_one_round_trip(tmp_path, monkeypatch):
     usual, _ = classify_history(tmp_path / "usual", COMMITS, _tree())
     batches = []
-    real_init = portq.classify.StructuralClassifier.__init__
+    real_init = portq.classifier.classify.StructuralClassifier.__init__
 
     def one_by_one_fails(classifier, context, *args, **kwargs):
         real_init(classifier, context, *args, **kwargs)
@@ -43,7 +43,7 @@ def test_the_blobs_a_scan_classifies_are_read_ahead_in_one_round_trip(tmp_path, 
         context.read_blob = lambda sha: pytest.fail(f"blob {sha[:10]} read on its own")
         context.read_blobs = lambda shas: batches.append(list(shas)) or read_blobs(shas)
 
-    monkeypatch.setattr(portq.classify.StructuralClassifier, "__init__", one_by_one_fails)
+    monkeypatch.setattr(portq.classifier.classify.StructuralClassifier, "__init__", one_by_one_fails)
     ahead, _ = classify_history(tmp_path / "ahead", COMMITS, _tree())
     assert {k: v.to_json() for k, v in ahead.items()} == {k: v.to_json() for k, v in usual.items()}
     assert len(batches) == 1 and len(batches[0]) >= 2  # both sides of the wrapper, in one request
@@ -65,30 +65,30 @@ def wrapper(x, y, n):
 
 
 def test_a_signature_walks_its_files_definitions_once_however_many_launches_ask(monkeypatch):
-    import portq.symbols
-    from portq.signatures import signature_of
-    from portq.symbols import symbol_table
+    from portq.language.extraction import signature_of
+    from portq.language.symbols import symbol_table
+    import portq.language.symbols
 
     table = symbol_table(LAUNCHES, "ops.py")
     wrapper = next(d for d in table.definitions if d.name == "wrapper")
     walks = []
-    real = portq.symbols.definitions_in
-    monkeypatch.setattr(portq.symbols, "definitions_in", lambda *a: walks.append(a) or real(*a))
+    real = portq.language.symbols.definitions_in
+    monkeypatch.setattr(portq.language.symbols, "definitions_in", lambda *a: walks.append(a) or real(*a))
     signature = signature_of(wrapper, table.source, "ops.py")
     assert [launch.bound for launch in signature.launches] == [("x", "y", "n", "block")] * 3
     assert len(walks) == 1
 
 
 def test_an_unported_cpp_definition_beside_a_port_builds_no_symbol_table_when_both_sides_parse(tmp_path, monkeypatch):
-    import portq.symbols
+    import portq.language.symbols
     from tests.portq.golden import reimplemented as r
 
     helper = "\n\nint unrelated(int a) {{ return a + {}; }}\n"
     commits = [CommitSpec("base", files={r.CU: r.GRID_BEFORE + helper.format(1)}),
                CommitSpec("helper", files={r.CU: r.GRID_BEFORE + helper.format(2)})]
     tables = []
-    real = portq.symbols.SymbolTableCache.get
-    monkeypatch.setattr(portq.symbols.SymbolTableCache, "get", lambda *a, **k: tables.append(a[1]) or real(*a, **k))
+    real = portq.language.symbols.SymbolTableCache.get
+    monkeypatch.setattr(portq.language.symbols.SymbolTableCache, "get", lambda *a, **k: tables.append(a[1]) or real(*a, **k))
     verdicts, _ = classify_history(tmp_path, commits, r.grid_tree(r.GRID_PORT_OLD))
     (symbol,) = verdicts[1].symbols
     assert (symbol.symbol, symbol.verdict) == ("unrelated", "NOT_APPLICABLE")
@@ -111,7 +111,7 @@ def test_a_changed_python_helper_in_a_file_no_anchor_names_builds_no_modules_to_
                CommitSpec("helper", files={other: "def helper(a):\n    return a + 2\n"})]
     matrix = MATRIX.replace('"aiter/ops/triton/gather_kv_b_proj.py",',
                             '"aiter/ops/triton/gather_kv_b_proj.py", "aiter/ops/triton/other.py",')
-    monkeypatch.setattr(portq.verdicts.SymbolClassifier, "_upstream_modules",
+    monkeypatch.setattr(portq.classifier.verdicts.SymbolClassifier, "_upstream_modules",
                         lambda *a: pytest.fail("modules built for a file no anchor names"))
     verdicts, _ = classify_history(tmp_path, commits, _tree(), matrix)
     (symbol,) = verdicts[1].symbols

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from portq.ledger import open_ledger
-from portq.model import Verdict
+from portq.core.model import Verdict
+from portq.ledger.store import open_ledger
 from tests.portq.golden.reports.scenario import scanned
 
 PORTQ = Path(__file__).resolve().parents[2] / "portq"

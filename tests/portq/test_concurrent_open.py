@@ -13,11 +13,11 @@ import sqlite3
 
 import pytest
 
-from portq import ledger as ledger_module
-from portq import symbol_cache
-from portq.errors import LedgerError
-from portq.ledger import open_ledger
-from portq.symbol_cache import DefinitionCache
+from portq.core.errors import LedgerError
+from portq.ledger import store as ledger_module
+from portq.ledger.store import open_ledger
+from portq.tree import symbol_cache
+from portq.tree.symbol_cache import DefinitionCache
 
 OPENERS = 6
 ROUNDS = 10

@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from portq.config import load_config, require_tree
-from portq.errors import ConfigError
+from portq.core.config import load_config, require_tree
+from portq.core.errors import ConfigError
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 

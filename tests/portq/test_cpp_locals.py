@@ -1,11 +1,11 @@
 """C++ locals resolve to the assignment that reaches a read
-(portq.signatures_cpp.CppLocals), as Python's do: the last one every path
+(portq.language.signatures_cpp.CppLocals), as Python's do: the last one every path
 runs; one that only some paths run, or an update such as ``+=``, leaves the
 name unresolved there."""
 from __future__ import annotations
 
-from portq.signatures_cpp import CppLocals
-from portq.symbols import parse
+from portq.language.signatures_cpp import CppLocals
+from portq.language.symbols import parse
 
 
 def _locals_at(source: str, marker: str = "use("):

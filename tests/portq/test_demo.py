@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from portq.cli import main
-from portq.demo import EXAMPLES_DIR, TARGETS, DemoError, build_all, load_series, run_demo, series_names
+from portq.pipeline.demo import EXAMPLES_DIR, TARGETS, DemoError, build_all, load_series, run_demo, series_names
 
 KNOWN_CLASSIFIER_MISTAKES: dict[tuple[str, str, int], str] = {}
 

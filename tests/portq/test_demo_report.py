@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from portq.demo import run_demo
+from portq.pipeline.demo import run_demo
 from tests.portq.golden.reports.scenario import check_golden
 
 SEED_000_SECTIONS = ("**What is wrong:**", "**Row:**", "**Found by:**", "**Upstream commit:**", "## Correction history",

@@ -4,7 +4,7 @@ port declares not-carried, and a top-level import change in a file whose
 ported definitions are all pinned past the commit."""
 from __future__ import annotations
 
-from portq.model import IN_SYNC, NEEDS_REVIEW, NOT_APPLICABLE, REAL_GAP
+from portq.core.model import IN_SYNC, NEEDS_REVIEW, NOT_APPLICABLE, REAL_GAP
 from tests.portq.fixtures import CommitSpec
 from tests.portq.golden.pipeline import classify_history
 

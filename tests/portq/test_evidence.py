@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from portq.evidence import Evidence, Kind, Location, Side, evidence_list, split_at_places
+from portq.core.evidence import Evidence, Kind, Location, Side, evidence_list, split_at_places
 from tests.portq.fixtures import CommitSpec
 from tests.portq.golden import seed000
 from tests.portq.golden.pipeline import classify_history

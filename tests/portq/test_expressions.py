@@ -1,13 +1,13 @@
-"""Canonical launch expressions (portq.expressions): equal for spellings that
+"""Canonical launch expressions (portq.language.expressions): equal for spellings that
 mean the same grid in either language, different otherwise, never a crash."""
 from __future__ import annotations
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from portq.expressions import canonical_form
-from portq.signatures import normalise_name
-from portq.symbols import parse
+from portq.language.expressions import canonical_form
+from portq.language.signatures import normalise_name
+from portq.language.symbols import parse
 
 
 def _python(expression: str, bindings: str = ""):

@@ -184,7 +184,7 @@ def test_a_review_changes_the_fingerprint_so_the_correction_can_be_filed(scenari
 
 
 def test_report_cites_the_matrix_relative_to_the_root_or_else_the_tree(tmp_path):
-    from portq.config import relative_label as _relative
+    from portq.core.config import relative_label as _relative
 
     tree = tmp_path / "tree"
     (tree / "matrix").mkdir(parents=True)

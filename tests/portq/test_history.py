@@ -4,8 +4,8 @@ from __future__ import annotations
 import git
 import pytest
 
-from portq.errors import HistoryError
-from portq.history import Upstream, pr_number, split_records, unquote_path
+from portq.core.errors import HistoryError
+from portq.upstream.history import Upstream, pr_number, split_records, unquote_path
 from tests.portq.fixtures import SAMPLE_ENTRY_ORDER, CommitSpec, build_repository, build_sample_upstream, clone
 
 
@@ -240,7 +240,7 @@ def test_records_split_across_read_boundaries():
 
 
 def test_a_binary_note_is_found_before_the_hunks_and_only_there():
-    from portq.history import _is_binary
+    from portq.upstream.history import _is_binary
 
     header = "diff --git a/x b/x\nindex 1111111..2222222 100644\n"
     assert _is_binary(header + "Binary files a/x and b/x differ\n")

@@ -1,8 +1,8 @@
 """Unified diff text → Hunk records."""
 from __future__ import annotations
 
-from portq.hunks import ensure_hunks, parse_hunks
-from portq.model import FileChange
+from portq.core.model import FileChange
+from portq.upstream.hunks import ensure_hunks, parse_hunks
 
 PATCH = """\
 diff --git a/k.cu b/k.cu
@@ -42,7 +42,7 @@ def test_ensure_hunks_parses_once_into_the_change():
 
 
 def test_changed_lines_read_from_diff_text_are_the_hunks_values():
-    from portq.hunks import change_lines
+    from portq.upstream.hunks import change_lines
 
     from_text = change_lines(FileChange("modified", "k.cu", "k.cu", patch=PATCH))
     hunks = parse_hunks(PATCH)
@@ -50,7 +50,7 @@ def test_changed_lines_read_from_diff_text_are_the_hunks_values():
 
 
 def test_changed_lines_of_a_miscounted_hunk_fall_back_to_unidiff():
-    from portq.hunks import _diff_lines, change_lines
+    from portq.upstream.hunks import _diff_lines, change_lines
 
     odd = PATCH.replace("@@ -20 +21 @@", "@@ -20,2 +21 @@")  # the header says two old lines, the body has one
     assert _diff_lines(odd) is None  # not git's plain form: the fast reader declines

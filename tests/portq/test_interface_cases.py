@@ -3,7 +3,7 @@ launch arguments are implementation detail, and a change one call down from a
 ported wrapper is compared with what the port does there."""
 from __future__ import annotations
 
-from portq.model import IN_SYNC, NEEDS_REVIEW, NOT_APPLICABLE, REAL_GAP
+from portq.core.model import IN_SYNC, NEEDS_REVIEW, NOT_APPLICABLE, REAL_GAP
 from tests.portq.fixtures import CommitSpec
 from tests.portq.golden import interface_cases as cases
 from tests.portq.golden.pipeline import classify_history

@@ -8,9 +8,9 @@ from dataclasses import asdict
 
 import pytest
 
-from portq.errors import LedgerError
-from portq.ledger import SCHEMA_VERSION, open_ledger
-from portq.model import Evidence, SymbolVerdict, Verdict
+from portq.core.errors import LedgerError
+from portq.core.model import Evidence, SymbolVerdict, Verdict
+from portq.ledger.store import SCHEMA_VERSION, open_ledger
 
 
 def scan_verdict(verdict="NEEDS_REVIEW", justification=None):
@@ -319,7 +319,7 @@ def test_a_review_stands_over_a_wave_that_reuses_the_scan_it_overrode(ledger, re
 
 
 def test_a_schema_1_ledger_is_migrated_and_its_waves_read_as_before(tmp_path):
-    from portq.ledger import APPLICATION_ID, MIGRATIONS
+    from portq.ledger.store import APPLICATION_ID, MIGRATIONS
 
     path = tmp_path / "ledger.sqlite"
     db = sqlite3.connect(path)

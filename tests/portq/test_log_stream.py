@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from portq.history import ReadAhead, Upstream
+from portq.upstream.history import ReadAhead, Upstream
 from tests.portq.fixtures import build_sample_upstream
 
 
@@ -60,7 +60,7 @@ def test_the_log_pipe_is_widened_where_the_platform_allows_it(tmp_path):
 
     import pytest
 
-    from portq.history import PIPE_BYTES, widen_pipe
+    from portq.upstream.history import PIPE_BYTES, widen_pipe
 
     if not hasattr(fcntl, "F_GETPIPE_SZ"):
         pytest.skip("no pipe sizes on this platform")

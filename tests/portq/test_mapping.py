@@ -3,11 +3,11 @@ from __future__ import annotations
 
 import pytest
 
-from portq.history import Upstream
-from portq.mapping import ChangeMapper
-from portq.matrix import Matrix
-from portq.model import Commit, FileChange
-from portq.symbols import MAX_PARSE_BYTES
+from portq.classifier.mapping import ChangeMapper
+from portq.core.model import Commit, FileChange
+from portq.language.symbols import MAX_PARSE_BYTES
+from portq.tree.matrix import Matrix
+from portq.upstream.history import Upstream
 from tests.portq.fixtures import SAMPLE_ENTRY_ORDER, SAMPLE_MATRIX, build_sample_upstream
 
 
@@ -203,7 +203,7 @@ def edits_of_every_line():
 
 
 def test_a_symbol_claim_is_decided_alike_from_blobs_and_from_stored_definitions(tmp_path):
-    from portq.symbol_cache import DefinitionCache
+    from portq.tree.symbol_cache import DefinitionCache
 
     matrix = '[[row]]\nid = "ONLY"\nupstream = "up"\nsymbols = ["wanted"]\n'
     wanted_lines = range(CLAIMED_FILE.split(b"\n").index(b"@triton.jit") + 1,
@@ -284,7 +284,7 @@ def test_the_blobs_of_changes_a_path_claims_come_in_the_name_search_s_round_trip
     assert entry.rows == ("ONLY",) and [s.name for s in entry.symbols] == ["kernel"] and entry.unowned_paths == ("pkg/mod.py",)
 
 def test_a_second_mapping_parses_nothing_and_maps_alike(tmp_path):
-    from portq.symbol_cache import DefinitionCache
+    from portq.tree.symbol_cache import DefinitionCache
 
     path = tmp_path / "up"
     build_sample_upstream(path)
@@ -310,8 +310,8 @@ def test_a_second_mapping_parses_nothing_and_maps_alike(tmp_path):
 
 
 def test_a_scan_keeps_trees_only_for_live_paths_and_parses_a_renamed_file_from_its_old_tree(monkeypatch):
-    import portq.symbol_cache as symbol_cache
-    from portq.symbol_cache import DefinitionCache
+    from portq.tree.symbol_cache import DefinitionCache
+    import portq.tree.symbol_cache as symbol_cache
 
     parse, seeded = symbol_cache._parsed, []
 

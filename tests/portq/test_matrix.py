@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from portq.errors import MatrixError
-from portq.matrix import Matrix, path_matches
+from portq.core.errors import MatrixError
+from portq.tree.matrix import Matrix, path_matches
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 

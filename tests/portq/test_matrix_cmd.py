@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from portq.matrix_problems import build_matrix_context
-from portq.matrix import Matrix
-from portq.reports import render
-from portq.tree_index import TreeIndex
+from portq.reporting.reports import render
+from portq.tree.matrix import Matrix
+from portq.tree.matrix_problems import build_matrix_context
+from portq.tree.tree_index import TreeIndex
 
 MATRIX = """
 [[row]]

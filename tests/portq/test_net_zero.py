@@ -7,9 +7,9 @@ import difflib
 import hashlib
 import random
 
-from portq.classify import _patch_fingerprint, net_zero_pairs
-from portq.hunks import ensure_hunks
-from portq.model import Commit, EntryChanges, FileChange
+from portq.classifier.classify import _patch_fingerprint, net_zero_pairs
+from portq.core.model import Commit, EntryChanges, FileChange
+from portq.upstream.hunks import ensure_hunks
 
 
 # --- the original pairing, kept as the oracle -------------------------------------
@@ -210,12 +210,12 @@ def test_pairing_reads_each_commits_diff_text_at_most_once(monkeypatch):
     open, as a possible reverted commit: one read of its diff serves both."""
     import collections
 
-    import portq.classify
+    import portq.classifier.classify
 
     history, _, _ = _long_history(commits=120)
     entries = history.entries()
     reads = collections.Counter()
-    real = portq.classify.change_lines
-    monkeypatch.setattr(portq.classify, "change_lines", lambda change: reads.update([id(change)]) or real(change))
+    real = portq.classifier.classify.change_lines
+    monkeypatch.setattr(portq.classifier.classify, "change_lines", lambda change: reads.update([id(change)]) or real(change))
     assert net_zero_pairs(entries) == oracle_net_zero_pairs(history.entries())
     assert reads and max(reads.values()) == 1

@@ -163,7 +163,7 @@ def test_unparsed_content_is_recorded_as_lines_with_the_reason(scanned):
 
 
 def test_the_history_reader_classifies_each_odd_change(corpus):
-    from portq.history import Upstream
+    from portq.upstream.history import Upstream
 
     root, expected = corpus
     with Upstream(root / "up", "up") as upstream:

@@ -1,10 +1,10 @@
-"""Path rules give one answer to every caller (portq.paths)."""
+"""Path rules give one answer to every caller (portq.core.paths)."""
 from __future__ import annotations
 
 import pytest
 
-from portq.paths import is_test_file, is_test_path, non_code_kind
-from portq.reachability import is_test_path as reachability_is_test_path
+from portq.core.paths import is_test_file, is_test_path, non_code_kind
+from portq.tree.reachability import is_test_path as reachability_is_test_path
 
 
 @pytest.mark.parametrize("path", ["conftest.py", "kernels/conftest.py", "tests/kernels/conftest.py"])

@@ -13,7 +13,7 @@ from __future__ import annotations
 import pytest
 
 from portq.cli import main
-from portq.ledger import open_ledger
+from portq.ledger.store import open_ledger
 from tests.portq.fixtures import CommitSpec, build_repository
 from tests.portq.test_reliability import one_line_error
 

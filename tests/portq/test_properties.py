@@ -23,13 +23,13 @@ import pytest
 from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
-from portq.errors import HistoryError, MatrixError
-from portq.history import Upstream, pr_number
-from portq.hunks import parse_hunks
-from portq.mapping import ChangeMapper
-from portq.matrix import Matrix, glob_problem, glob_regex, path_matches
-from portq.model import Commit, FileChange
-from portq.symbols import symbol_table
+from portq.classifier.mapping import ChangeMapper
+from portq.core.errors import HistoryError, MatrixError
+from portq.core.model import Commit, FileChange
+from portq.language.symbols import symbol_table
+from portq.tree.matrix import Matrix, glob_problem, glob_regex, path_matches
+from portq.upstream.history import Upstream, pr_number
+from portq.upstream.hunks import parse_hunks
 from tests.portq.fixtures import CommitSpec, build_repository
 
 _EXPLORE = int(os.environ.get("PORTQ_PROPERTY_EXAMPLES", "0"))

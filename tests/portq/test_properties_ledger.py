@@ -27,9 +27,9 @@ from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
-from portq.errors import LedgerError
-from portq.ledger import open_ledger
-from portq.model import NOT_APPLICABLE, VERDICTS, Verdict
+from portq.core.errors import LedgerError
+from portq.core.model import NOT_APPLICABLE, VERDICTS, Verdict
+from portq.ledger.store import open_ledger
 from tests.portq.test_properties import PROPERTIES, _EXPLORE
 
 RANGES = {

@@ -4,7 +4,7 @@ are proven cosmetic on the ``ast``; parentheses that regroup an expression
 are not (docs/tricky-cases.md, case 17d). Each runs the real ``portq scan``."""
 from __future__ import annotations
 
-from portq.model import NEEDS_REVIEW, NOT_APPLICABLE
+from portq.core.model import NEEDS_REVIEW, NOT_APPLICABLE
 from tests.portq.fixtures import CommitSpec
 from tests.portq.golden.pipeline import classify_history
 

@@ -1,10 +1,10 @@
 """Python locals resolve to the assignment that reaches a read
-(portq.signatures_python.PythonLocals): the last one every path runs, with
+(portq.language.signatures_python.PythonLocals): the last one every path runs, with
 the conditional and loop-carried ones that may stand in for it."""
 from __future__ import annotations
 
-from portq.signatures_python import PythonLocals
-from portq.symbols import parse
+from portq.language.signatures_python import PythonLocals
+from portq.language.symbols import parse
 
 
 def _locals_at(source: str, marker: str = "use("):

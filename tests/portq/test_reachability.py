@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from portq.reachability import is_test_path
-from portq.tree_index import TreeIndex
+from portq.tree.reachability import is_test_path
+from portq.tree.tree_index import TreeIndex
 
 TREE = {
     "kernels/kv/gather.py": '''\

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from portq.cli import main
-from portq.model import FLAGGED, IN_SYNC, NEEDS_REVIEW, NOT_APPLICABLE, REAL_GAP
+from portq.core.model import FLAGGED, IN_SYNC, NEEDS_REVIEW, NOT_APPLICABLE, REAL_GAP
 from tests.portq.fixtures import CommitSpec
 from tests.portq.golden import reimplemented as r
 from tests.portq.citation_check import reader, verify_report
@@ -232,7 +232,7 @@ def test_a_program_id_decomposition_compares_through_the_ports_bindings(tmp_path
 
 
 def test_a_port_is_indexed_again_when_a_helper_it_imports_changes(tmp_path):
-    from portq.tree_index import TreeIndex
+    from portq.tree.tree_index import TreeIndex
     from tests.portq.golden.pipeline import write_tree
 
     tree = write_tree(tmp_path / "tree", r.imported_grid_tree())

@@ -13,10 +13,10 @@ import git
 import pytest
 
 from portq.cli import main
-from portq.errors import MatrixError
-from portq.history import Upstream, pr_number
-from portq.ledger import open_ledger
-from portq.matrix import Matrix, glob_regex, path_matches
+from portq.core.errors import MatrixError
+from portq.ledger.store import open_ledger
+from portq.tree.matrix import Matrix, glob_regex, path_matches
+from portq.upstream.history import Upstream, pr_number
 from tests.portq.fixtures import SAMPLE_MATRIX, CommitSpec, build_repository
 
 HUGE_PR_TITLE = "[Kernel] huge pr (#99999999999999999999999999)"
@@ -73,10 +73,10 @@ def test_a_range_with_an_overflowing_pr_number_scans_completely(workspace, capsy
 
 
 def test_a_batch_that_fails_to_record_leaves_an_interrupted_wave_a_rerun_completes(workspace, capsys, monkeypatch):
-    import portq.ledger
+    import portq.ledger.store
 
     root, _ = workspace
-    original = portq.ledger.Ledger.record_scan_entries
+    original = portq.ledger.store.Ledger.record_scan_entries
     calls = []
 
     def fail_once(self, wave, entries):
@@ -85,7 +85,7 @@ def test_a_batch_that_fails_to_record_leaves_an_interrupted_wave_a_rerun_complet
             raise OverflowError("simulated failure while recording a batch")
         return original(self, wave, entries)
 
-    monkeypatch.setattr(portq.ledger.Ledger, "record_scan_entries", fail_once)
+    monkeypatch.setattr(portq.ledger.store.Ledger, "record_scan_entries", fail_once)
     assert main(["scan", "base..tip"]) == 1
     capsys.readouterr()
     assert waves_in(root / "ledger.sqlite") == [("PORTQ-1", "interrupted", 0)]
@@ -118,7 +118,7 @@ def test_a_range_across_unrelated_histories_is_rejected(workspace, capsys):
 
 
 def test_unrelated_histories_are_a_history_error_before_anything_is_written(workspace):
-    from portq.errors import HistoryError
+    from portq.core.errors import HistoryError
 
     root, _ = workspace
     other = build_repository(root / "other", [CommitSpec("elsewhere")])
@@ -133,7 +133,7 @@ def test_unrelated_histories_are_a_history_error_before_anything_is_written(work
 
 
 def summary_of_first_wave(root) -> str:
-    from portq.reports import wave_summary
+    from portq.reporting.reports import wave_summary
 
     with open_ledger(root / "ledger.sqlite", create=False) as ledger:
         wave = ledger.waves()[0]
@@ -231,11 +231,11 @@ def test_a_bad_glob_in_the_matrix_is_exit_2_on_scan(workspace, capsys):
 
 SCAN_KILLED_AT = """
 import sys
-import portq.ledger, portq.scan, portq.history
 from portq.cli import main
+import portq.ledger.store, portq.pipeline.scan, portq.upstream.history
 
 phase = sys.argv[1]
-portq.scan.RECORD_BATCH = 1
+portq.pipeline.scan.RECORD_BATCH = 1
 
 def stop_here():
     print("stopped", flush=True)
@@ -251,26 +251,26 @@ def after(owner, name, when):
     setattr(owner, name, wrapper)
 
 if phase == "reading":
-    original_commits = portq.history.Upstream.commits
+    original_commits = portq.upstream.history.Upstream.commits
     def commits(self, revisions, *more):
         for index, commit in enumerate(original_commits(self, revisions, *more)):
             if index == 1:
                 stop_here()
             yield commit
-    portq.history.Upstream.commits = commits
+    portq.upstream.history.Upstream.commits = commits
 elif phase == "begun":
-    after(portq.scan, "_classify_and_record", lambda a, k: True)
+    after(portq.pipeline.scan, "_classify_and_record", lambda a, k: True)
 elif phase == "inside-a-batch":
     calls = []
-    after(portq.ledger, "to_json_text", lambda a, k: calls.append(1) or len(calls) == 2)
+    after(portq.ledger.store, "to_json_text", lambda a, k: calls.append(1) or len(calls) == 2)
 elif phase == "finishing":
     finishing = []
-    original_finish = portq.ledger.Ledger.finish_wave
+    original_finish = portq.ledger.store.Ledger.finish_wave
     def finish_wave(self, wave, status="complete"):
         finishing.append(status)
         return original_finish(self, wave, status)
-    portq.ledger.Ledger.finish_wave = finish_wave
-    after(portq.ledger, "_now", lambda a, k: bool(finishing))
+    portq.ledger.store.Ledger.finish_wave = finish_wave
+    after(portq.ledger.store, "_now", lambda a, k: bool(finishing))
 main(["scan", "base..tip"])
 """
 

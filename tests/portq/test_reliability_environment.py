@@ -18,7 +18,7 @@ import sys
 import pytest
 
 from portq.cli import main
-from portq.ledger import open_ledger
+from portq.ledger.store import open_ledger
 from tests.portq.test_reliability import one_line_error, waves_in, workspace  # noqa: F401 (fixture)
 
 _UNPRIVILEGED = (
@@ -243,19 +243,19 @@ def test_demo_keep_on_a_file_is_exit_2_naming_it(tmp_path, capsys, monkeypatch):
 
 
 def test_disk_full_while_recording_is_exit_2_and_the_wave_can_be_completed(workspace, capsys, monkeypatch):  # noqa: F811
-    import portq.ledger
+    import portq.ledger.store
 
     root, _ = workspace
-    original = portq.ledger.Ledger.record_scan_entries
+    original = portq.ledger.store.Ledger.record_scan_entries
 
     def full(self, wave, entries):
         raise sqlite3.OperationalError("database or disk is full")
 
-    monkeypatch.setattr(portq.ledger.Ledger, "record_scan_entries", full)
+    monkeypatch.setattr(portq.ledger.store.Ledger, "record_scan_entries", full)
     assert main(["scan", "base..tip"]) == 2
     err = one_line_error(capsys)
     assert f"no space left on the device for {root / 'ledger.sqlite'}" in err, err
-    monkeypatch.setattr(portq.ledger.Ledger, "record_scan_entries", original)
+    monkeypatch.setattr(portq.ledger.store.Ledger, "record_scan_entries", original)
     assert main(["scan", "base..tip", "--json"]) == 0
     assert waves_in(root / "ledger.sqlite") == [("PORTQ-1", "complete", 3)]
 
@@ -302,9 +302,9 @@ def test_disk_full_while_writing_a_report_is_exit_2_naming_the_file(scanned, cap
 
 @pytest.mark.parametrize("command", [["review", "1", "--verdict", "REAL_GAP", "--because", "x"], ["scan", "base..tip"]])
 def test_a_ledger_locked_past_the_busy_timeout_is_exit_2(scanned, capsys, monkeypatch, command):
-    import portq.ledger
+    import portq.ledger.store
 
-    monkeypatch.setattr(portq.ledger, "BUSY_TIMEOUT_S", 0.2)
+    monkeypatch.setattr(portq.ledger.store, "BUSY_TIMEOUT_S", 0.2)
     holder = sqlite3.connect(scanned / "ledger.sqlite", isolation_level=None)
     holder.execute("BEGIN EXCLUSIVE")
     try:
@@ -322,7 +322,7 @@ def test_a_ledger_locked_past_the_busy_timeout_is_exit_2(scanned, capsys, monkey
 TREE_INDEX_ON_A_FULL_DISK = """
 import resource, signal, sys
 from pathlib import Path
-from portq.tree_index import TreeIndex
+from portq.tree.tree_index import TreeIndex
 
 signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails with EFBIG instead
 resource.setrlimit(resource.RLIMIT_FSIZE, (64, 64))  # the index JSON is far larger: its write fails
@@ -355,10 +355,10 @@ def test_matrix_without_a_config_writes_no_cache_into_the_working_directory(tmp_
 
 
 def test_ctrl_c_while_finishing_the_wave_leaves_it_interrupted_with_a_clear_message(workspace, capsys, monkeypatch):  # noqa: F811
-    import portq.ledger
+    import portq.ledger.store
 
     root, _ = workspace
-    original = portq.ledger.Ledger.finish_wave
+    original = portq.ledger.store.Ledger.finish_wave
     interrupted = []
 
     def interrupt_the_first_completion(self, wave, status="complete"):
@@ -367,7 +367,7 @@ def test_ctrl_c_while_finishing_the_wave_leaves_it_interrupted_with_a_clear_mess
             raise KeyboardInterrupt
         return original(self, wave, status)
 
-    monkeypatch.setattr(portq.ledger.Ledger, "finish_wave", interrupt_the_first_completion)
+    monkeypatch.setattr(portq.ledger.store.Ledger, "finish_wave", interrupt_the_first_completion)
     assert main(["scan", "base..tip"]) == 130
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "PORTQ-1" in err and "3 of 3 entries" in err and "run the same scan again" in err, err

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from portq import reports
-from portq.model import (
+from portq.reporting import reports
+from portq.core.model import (
     INERT,
     NEEDS_REVIEW,
     NOT_APPLICABLE,

@@ -5,13 +5,13 @@ import json
 
 import pytest
 
-import portq.decision_keys
-import portq.history
-import portq.verdicts
-import portq.scan
 from portq.cli import main
-from portq.ledger import open_ledger
-from portq.tree_index import TreeIndex
+from portq.ledger.store import open_ledger
+from portq.tree.tree_index import TreeIndex
+import portq.classifier.decision_keys
+import portq.classifier.verdicts
+import portq.pipeline.scan
+import portq.upstream.history
 from tests.portq.fixtures import SAMPLE_ENTRY_ORDER, SAMPLE_MATRIX, build_sample_upstream
 
 CACHE_PORT = """\
@@ -96,9 +96,9 @@ def no_patches(patch):
         read.append(list(shas))
         return original(self, shas, spec)
 
-    original = portq.history.Upstream.commits_of
-    patch.setattr(portq.history.Upstream, "commits", refuse)
-    patch.setattr(portq.history.Upstream, "commits_of", record)
+    original = portq.upstream.history.Upstream.commits_of
+    patch.setattr(portq.upstream.history.Upstream, "commits", refuse)
+    patch.setattr(portq.upstream.history.Upstream, "commits_of", record)
     return read
 
 
@@ -154,7 +154,7 @@ def test_editing_a_caller_outside_the_rows_redecides_the_entries_of_the_port_it_
 
 def test_a_decision_of_another_classifier_version_is_decided_again(workspace, capsys, monkeypatch):
     first = scan(capsys)
-    monkeypatch.setattr(portq.decision_keys, "CLASSIFIER_VERSION", portq.decision_keys.CLASSIFIER_VERSION + 1)
+    monkeypatch.setattr(portq.classifier.decision_keys, "CLASSIFIER_VERSION", portq.classifier.decision_keys.CLASSIFIER_VERSION + 1)
     again = scan(capsys)
     wave, counts = latest(workspace)
     assert wave.reuses_wave is None and counts["verdict_events"] == 2 * len(SAMPLE_ENTRY_ORDER)
@@ -172,14 +172,14 @@ def test_a_matrix_edit_decides_the_range_again(workspace, capsys):
 def test_a_tree_edited_during_a_scan_is_decided_and_recorded_as_it_was_at_the_start(workspace, capsys, monkeypatch):
     port = workspace / "port" / "sparse" / "convert.py"
     at_start = TreeIndex.build(workspace, None, ["port/cache/", "port/sparse/"]).key
-    real_build = portq.scan.build_classifier
+    real_build = portq.pipeline.scan.build_classifier
 
     def edit_then_build(context):
         port.write_text("def convert_index(req, out):\n    return None\n")  # the anchor is gone
         return real_build(context)
 
     with monkeypatch.context() as patch:
-        patch.setattr(portq.scan, "build_classifier", edit_then_build)
+        patch.setattr(portq.pipeline.scan, "build_classifier", edit_then_build)
         during = scan(capsys)
     wave, _ = latest(workspace)
     assert wave.tree_fingerprint == at_start[:16]
@@ -241,16 +241,16 @@ def test_a_foreign_in_tree_index_cache_is_rebuilt_not_trusted(workspace):
 
 
 def count_indexed(patch) -> list[str]:
-    import portq.tree_index
+    import portq.tree.tree_index
 
     indexed: list[str] = []
-    real = portq.tree_index.index_file
+    real = portq.tree.tree_index.index_file
 
     def counting(source, path, anchors=True, **options):
         indexed.append(path)
         return real(source, path, anchors, **options)
 
-    patch.setattr(portq.tree_index, "index_file", counting)
+    patch.setattr(portq.tree.tree_index, "index_file", counting)
     return indexed
 
 
@@ -269,12 +269,12 @@ def test_after_an_edit_only_the_edited_file_is_indexed_again(workspace, monkeypa
 
 
 def test_an_index_cached_by_other_extraction_code_is_not_read(workspace, monkeypatch):
-    import portq.tree_index
+    import portq.tree.tree_index
 
     cache = workspace / "cache"
     TreeIndex.build(workspace, cache)
     with monkeypatch.context() as patch:
-        patch.setattr(portq.tree_index, "INDEX_RULES", "other")
+        patch.setattr(portq.tree.tree_index, "INDEX_RULES", "other")
         indexed = count_indexed(patch)
         TreeIndex.build(workspace, cache)
     assert sorted(indexed) == sorted(TreeIndex.build(workspace, None).file_digests)
@@ -308,7 +308,7 @@ def test_editing_what_one_row_tests_redecides_only_that_rows_entries(workspace, 
 
 def test_a_decision_of_other_classifying_code_is_decided_again(workspace, capsys, monkeypatch):
     scan(capsys)
-    monkeypatch.setattr(portq.decision_keys, "DECISION_RULES", "edited without a version bump")
+    monkeypatch.setattr(portq.classifier.decision_keys, "DECISION_RULES", "edited without a version bump")
     scan(capsys)
     wave, _ = latest(workspace)
     assert wave.reuses_wave is None
@@ -319,7 +319,7 @@ def test_a_rescan_after_an_edit_reads_the_upstream_signatures_the_cold_scan_stor
     port = workspace / "port" / "sparse" / "convert.py"
     port.write_text(SPARSE_PORT + "# edited\n")
     with monkeypatch.context() as patch:
-        patch.setattr(portq.verdicts, "signature_of", lambda *a, **k: pytest.fail("an upstream signature computed again"))
+        patch.setattr(portq.classifier.verdicts, "signature_of", lambda *a, **k: pytest.fail("an upstream signature computed again"))
         rescan = scan(capsys)
     wave, _ = latest(workspace)
     assert json.loads(wave.redecided)  # entries were decided again, from the stored signatures
@@ -336,32 +336,32 @@ def test_what_a_cold_scan_finds_ahead_while_waiting_for_git_changes_no_verdict_a
 
     usual = scan(capsys)
     usual_keys = keys_of_latest()
-    real = portq.scan._keys_warmed_up
+    real = portq.pipeline.scan._keys_warmed_up
 
     def taken_first(made, *arguments):
         steps = list(real(made, *arguments)) if warm_up == "all of it" else []
         assert len(steps) == (1 + sum(len(a) for a in made[0]._by_path.values()) if made else 0)
         return iter(())
 
-    monkeypatch.setattr(portq.scan, "_keys_warmed_up", taken_first)
+    monkeypatch.setattr(portq.pipeline.scan, "_keys_warmed_up", taken_first)
     other = scan(capsys, "--fresh")
     assert verdicts(other) == verdicts(usual) and keys_of_latest() == usual_keys
 
 
 def test_a_cold_scan_classifies_from_the_trees_mapping_parsed_reading_and_parsing_no_anchored_blob_again(
         workspace, capsys, monkeypatch):
-    import portq.symbols
+    import portq.language.symbols
 
     anchored = {"csrc/cache_kernels.cu", "vllm/sparse_utils.py"}
     parsed_by_classifier, read = [], []
-    real_table, real_commits = portq.symbols.symbol_table, portq.history.Upstream.read_blob
-    monkeypatch.setattr(portq.symbols, "symbol_table", lambda source, path, previous=None: (
+    real_table, real_commits = portq.language.symbols.symbol_table, portq.upstream.history.Upstream.read_blob
+    monkeypatch.setattr(portq.language.symbols, "symbol_table", lambda source, path, previous=None: (
         parsed_by_classifier.append(path), real_table(source, path, previous))[1])
-    monkeypatch.setattr(portq.history.Upstream, "read_blob", lambda self, sha: (read.append(sha),
+    monkeypatch.setattr(portq.upstream.history.Upstream, "read_blob", lambda self, sha: (read.append(sha),
                                                                                 real_commits(self, sha))[1])
     handed = scan(capsys)
     assert handed["entries"] and not anchored & set(parsed_by_classifier) and not read
-    monkeypatch.setattr(portq.symbols.SymbolTableCache, "adopts", lambda self, path: False)
+    monkeypatch.setattr(portq.language.symbols.SymbolTableCache, "adopts", lambda self, path: False)
     parsed_by_classifier.clear()
     parsed_itself = scan(capsys, "--fresh")
     assert anchored & set(parsed_by_classifier)  # without the hand-over the classifier parses them itself

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from portq.cli import main
-from portq.ledger import open_ledger
+from portq.ledger.store import open_ledger
 from tests.portq.fixtures import SAMPLE_ENTRY_ORDER, SAMPLE_MATRIX, build_sample_upstream
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -164,7 +164,7 @@ def test_ledger_that_is_not_a_portq_ledger_is_exit_2_and_untouched(workspace, ca
 def test_ledger_from_a_newer_schema_is_exit_2(workspace, capsys):
     import sqlite3
 
-    from portq.ledger import SCHEMA_VERSION
+    from portq.ledger.store import SCHEMA_VERSION
 
     open_ledger(workspace / "ledger.sqlite").close()
     db = sqlite3.connect(workspace / "ledger.sqlite")
@@ -180,9 +180,9 @@ def test_ledger_from_a_newer_schema_is_exit_2(workspace, capsys):
 
 def interrupt_after(patch, count, action):
     """Make the classifier call ``action()`` when it is about to yield entry count + 1."""
-    import portq.scan
+    import portq.pipeline.scan
 
-    original = portq.scan.build_classifier
+    original = portq.pipeline.scan.build_classifier
 
     class Interrupting:
         def __init__(self, context):
@@ -194,7 +194,7 @@ def interrupt_after(patch, count, action):
                     action()
                 yield item
 
-    patch.setattr(portq.scan, "build_classifier", Interrupting)
+    patch.setattr(portq.pipeline.scan, "build_classifier", Interrupting)
 
 
 def raise_keyboard_interrupt():
@@ -229,8 +229,8 @@ def next_line(process: subprocess.Popen, timeout: float) -> str:
 SCAN_THAT_STOPS_AFTER_FIVE_ENTRIES = """
     import sys
     import pytest
-    import portq.scan
     from portq.cli import main
+    import portq.pipeline.scan
     from tests.portq.test_scan import interrupt_after
 
     def wait_for_the_kill():
@@ -239,7 +239,7 @@ SCAN_THAT_STOPS_AFTER_FIVE_ENTRIES = """
         raise SystemExit("stdin closed: the test did not kill the scan")
 
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(portq.scan, "RECORD_BATCH", 1)
+        patch.setattr(portq.pipeline.scan, "RECORD_BATCH", 1)
         interrupt_after(patch, 5, wait_for_the_kill)
         main(["scan", "base..tip"])
 """

@@ -7,10 +7,10 @@ from types import SimpleNamespace
 
 import pytest
 
-from portq.signatures import Signature
-from portq.symbol_cache import SignatureStore
-from portq.symbols import SymbolTableCache
-from portq.verdicts import SymbolClassifier, signature_rules
+from portq.classifier.verdicts import SymbolClassifier, signature_rules
+from portq.language.signatures import Signature
+from portq.language.symbols import SymbolTableCache
+from portq.tree.symbol_cache import SignatureStore
 
 PATH = "aiter/ops/triton/gather.py"
 SOURCE = b'''import triton

@@ -1,8 +1,9 @@
 """Signatures of C++/CUDA and Python/Triton definitions (DESIGN §6)."""
 from __future__ import annotations
 
-from portq.signatures import normalise_name, signature_of
-from portq.symbols import symbol_table
+from portq.language.extraction import signature_of
+from portq.language.signatures import normalise_name
+from portq.language.symbols import symbol_table
 
 CUDA = b"""
 namespace vllm {
@@ -144,7 +145,7 @@ def test_comments_do_not_change_the_body_hash():
 
 
 def test_signature_round_trips_through_json():
-    from portq.signatures import Signature
+    from portq.language.signatures import Signature
 
     kernel = _signatures(TRITON, "k.py")["_kernel"]
     assert Signature.from_json(kernel.to_json()) == kernel
@@ -327,7 +328,7 @@ def test_cpp_block_index_decomposition_is_of_the_work_index_only():
 
 
 def test_arguments_after_a_splat_bind_from_the_first_keyword_parameter():
-    from portq.signatures import UNRESOLVED, bind_arguments
+    from portq.language.signatures import UNRESOLVED, bind_arguments
 
     params = ["x", "out", "stride_t", "stride_d", "rows", "width"]
     assert bind_arguments(["#0", "#1", "*", "-1", "width"], params) == tuple(params)

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from portq import reports
-from portq.model import INERT, NEEDS_REVIEW, NOT_APPLICABLE, REAL_GAP, Evidence, SymbolVerdict, Verdict
+from portq.core.model import INERT, NEEDS_REVIEW, NOT_APPLICABLE, REAL_GAP, Evidence, SymbolVerdict, Verdict
+from portq.reporting import reports
 
 
 def gap(row: str) -> Verdict:

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-import portq.symbol_cache as symbol_cache
-from portq.symbol_cache import DefinitionCache
-from portq.symbols import symbol_table
+from portq.language.symbols import symbol_table
+from portq.tree.symbol_cache import DefinitionCache
+import portq.tree.symbol_cache as symbol_cache
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SOURCE = b"class Box:\n    def open(self):\n        return 1\n\n\ndef helper(x):\n    return x\n"
@@ -93,9 +93,9 @@ def test_rules_name_the_portq_version_and_the_extraction_code():
 
 
 def test_a_fallback_is_stored_with_its_reason(tmp_path, monkeypatch):
-    import portq.symbols
+    import portq.language.symbols
 
-    monkeypatch.setattr(portq.symbols, "MAX_PARSE_BYTES", 10)
+    monkeypatch.setattr(portq.language.symbols, "MAX_PARSE_BYTES", 10)
     with DefinitionCache(tmp_path / "d.sqlite") as cache:
         cache.get("big", "pkg/big.py", lambda: SOURCE)
     with DefinitionCache(tmp_path / "d.sqlite") as cache:
@@ -210,9 +210,9 @@ def test_kept_trees_stay_within_the_source_byte_bound_least_recent_dropped_first
 
 
 def test_a_file_without_a_tree_keeps_none(monkeypatch):
-    import portq.symbols
+    import portq.language.symbols
 
-    monkeypatch.setattr(portq.symbols, "MAX_PARSE_BYTES", 10)
+    monkeypatch.setattr(portq.language.symbols, "MAX_PARSE_BYTES", 10)
     cache = DefinitionCache()
     cache.get("big", "pkg/big.py", lambda: SOURCE)
     assert cache.live_paths == []
@@ -220,9 +220,9 @@ def test_a_file_without_a_tree_keeps_none(monkeypatch):
 
 WRITER = """
 import sys
-import portq.symbol_cache
-from portq.symbol_cache import DefinitionCache
-portq.symbol_cache.WRITE_BATCH = 7  # many small transactions, so the two writers interleave
+from portq.tree.symbol_cache import DefinitionCache
+import portq.tree.symbol_cache
+portq.tree.symbol_cache.WRITE_BATCH = 7  # many small transactions, so the two writers interleave
 with DefinitionCache(sys.argv[1]) as cache:
     for n in range(200):
         # half the blobs are shared with the other writer, half are its own
@@ -312,7 +312,7 @@ def test_versions_walked_in_order_get_the_definitions_of_fresh_parses(path, lang
 
 
 def test_the_trees_parsed_here_of_the_paths_a_table_cache_adopts_are_handed_to_it_and_give_a_parse_s_tables():
-    from portq.symbols import SymbolTableCache
+    from portq.language.symbols import SymbolTableCache
 
     tables = SymbolTableCache(adopts=lambda path: path.startswith("ported/"))
     cache = DefinitionCache(trees_to=tables)
@@ -334,7 +334,7 @@ def test_the_trees_parsed_here_of_the_paths_a_table_cache_adopts_are_handed_to_i
 
 
 def test_a_table_cache_holds_handed_over_sources_up_to_its_bound_and_parses_the_rest_when_asked():
-    from portq.symbols import SymbolTableCache
+    from portq.language.symbols import SymbolTableCache
 
     tables = SymbolTableCache(adopts=lambda path: True, adopt_bytes=len(SOURCE) + len(NEXT))
     cache = DefinitionCache(trees_to=tables)

@@ -4,7 +4,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from portq.symbols import KIND_CLASS, KIND_DEVICE_FUNCTION, KIND_METHOD, symbol_table
+from portq.language.symbols import KIND_CLASS, KIND_DEVICE_FUNCTION, KIND_METHOD, symbol_table
 
 CUDA = b"""\
 namespace vllm {
@@ -75,7 +75,7 @@ from pathlib import Path  # noqa: E402
 
 import pytest  # noqa: E402
 
-from portq.symbols import source_edit  # noqa: E402
+from portq.language.symbols import source_edit  # noqa: E402
 
 PYTHON = b'''\
 import triton
@@ -174,7 +174,7 @@ def test_every_version_of_the_synthetic_history_files_parses_alike_from_its_pred
         from synthetic_history import generate
     finally:
         sys.path.pop(0)
-    from portq.history import Upstream
+    from portq.upstream.history import Upstream
 
     generate(tmp_path, 400)
     with Upstream(tmp_path / "upstream", "upstream") as upstream:
@@ -207,7 +207,7 @@ def _scan_enclosing(definitions, line):
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.tuples(st.integers(1, 40), st.integers(-2, 15)), max_size=12))
 def test_a_table_asked_often_answers_as_the_scan_of_its_definitions(spans):
-    from portq.symbols import SCANS_BEFORE_LINE_MAP, Definition, SymbolTable
+    from portq.language.symbols import SCANS_BEFORE_LINE_MAP, Definition, SymbolTable
 
     definitions = [Definition(f"f{i}", f"f{i}", "function", "python", start, start + length)
                    for i, (start, length) in enumerate(spans)]
@@ -220,7 +220,7 @@ def test_a_table_asked_often_answers_as_the_scan_of_its_definitions(spans):
 
 
 def test_a_cache_walking_versions_in_order_parses_each_from_the_last_and_finds_what_a_fresh_parse_finds(monkeypatch):
-    import portq.symbols as symbols
+    import portq.language.symbols as symbols
 
     versions = [b"def f(a):\n    return a\n"]
     for n in range(1, 6):
@@ -246,6 +246,6 @@ def test_a_cache_walking_versions_in_order_parses_each_from_the_last_and_finds_w
 def test_a_path_s_suffix_is_the_one_pure_posix_path_gives(path):
     from pathlib import PurePosixPath
 
-    from portq.symbols import _suffix
+    from portq.language.symbols import _suffix
 
     assert _suffix(path) == PurePosixPath(path).suffix

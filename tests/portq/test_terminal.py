@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from portq.terminal import one_line, visible
+from portq.core.terminal import one_line, visible
 from tests.portq.test_workflow import team  # noqa: F401  (the fixture)
 
 HOSTILE_TITLE = ("[/red] closing [link=https://evil.invalid]click[/link] \x1b[2J\x1b]8;;https://evil.invalid\x1b\\"
@@ -77,7 +77,7 @@ class _Clock:
 
 @pytest.mark.parametrize("elapsed, shown", [(0.1, False), (2.0, True)])
 def test_the_progress_bar_appears_only_once_a_scan_takes_more_than_a_moment(monkeypatch, elapsed, shown):
-    from portq import output
+    from portq.reporting import output
 
     clock = _Clock()
     monkeypatch.setattr(output.time, "monotonic", clock)

@@ -1,7 +1,7 @@
 """The in-tree index: ports by upstream symbol, not-carried declarations, the cache."""
 from __future__ import annotations
 
-from portq.tree_index import TreeIndex
+from portq.tree.tree_index import TreeIndex
 
 PORT = '''\
 # portq: not-carried vllm:csrc/a.cu::cp_gather_cache -- sibling
@@ -127,14 +127,14 @@ def test_portq_matrix_lists_no_problem_from_anchor_examples_in_the_tools_own_sou
     from portq.cli import main
 
     root = tmp_path / "tree"
-    _write(root, {"kernels/g.py": PORT, "portq/anchors.py": TOOL_DOC})
+    _write(root, {"kernels/g.py": PORT, "portq/tree/anchors.py": TOOL_DOC})
     (tmp_path / "matrix.toml").write_text(
         '[[row]]\nid = "K"\ntitle = "k"\nupstream = "vllm"\npaths = ["csrc/a.cu"]\ntree = ["kernels/"]\n')
     monkeypatch.chdir(tmp_path)
     assert main(["matrix", "--json", "--tree", str(root), "--matrix", str(tmp_path / "matrix.toml"),
                  "--ledger", str(tmp_path / "ledger.sqlite")]) == 0
     problems = json.loads(capsys.readouterr().out)["problems"]
-    assert problems and not any(p["file"] == "portq/anchors.py" for p in problems)
+    assert problems and not any(p["file"] == "portq/tree/anchors.py" for p in problems)
 
 
 def _records(index):
@@ -174,7 +174,7 @@ def test_an_on_demand_index_answers_mapping_from_the_port_files_as_read_at_its_s
 
 
 def _counting_index_file(monkeypatch) -> list[str]:
-    import portq.tree_index as tree_index
+    import portq.tree.tree_index as tree_index
 
     indexed: list[str] = []
     real = tree_index.index_file

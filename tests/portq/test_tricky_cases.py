@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from portq.model import FLAGGED, IN_SYNC, INERT, NEEDS_REVIEW, NOT_APPLICABLE, REAL_GAP
+from portq.core.model import FLAGGED, IN_SYNC, INERT, NEEDS_REVIEW, NOT_APPLICABLE, REAL_GAP
 from tests.portq.fixtures import CommitSpec
 from tests.portq.golden import seed000
 from tests.portq.golden.pipeline import classify_history

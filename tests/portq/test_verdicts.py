@@ -3,14 +3,14 @@ from __future__ import annotations
 
 import pytest
 
-from portq.classify import net_zero_pairs, rename_aliases
-from portq.model import (
+from portq.classifier.classify import net_zero_pairs, rename_aliases
+from portq.core.model import (
     IN_SYNC, INERT, NEEDS_REVIEW, NOT_APPLICABLE, REAL_GAP, Commit, EntryChanges, FileChange, Hunk, SymbolVerdict,
 )
-from portq.signatures import signature_of
-from portq.symbols import symbol_table
-from portq.paths import non_code_kind
-from portq.verdicts import compare, entry_verdict
+from portq.classifier.verdicts import compare, entry_verdict
+from portq.core.paths import non_code_kind
+from portq.language.extraction import signature_of
+from portq.language.symbols import symbol_table
 
 
 def _sig(source: str, path: str, name: str):
@@ -220,7 +220,7 @@ def test_launch_gaining_a_keyword_is_compared_by_the_parameter_it_binds_to():
 
 
 def test_port_launching_a_kernel_of_another_file_binds_through_the_index():
-    from portq.tree_index import TreeIndex
+    from portq.tree.tree_index import TreeIndex
 
     index = TreeIndex.from_sources({"t/kernel.py": SAFE_KERNEL.format(extra="counts_stride, ")})
     port = _sig("from t.kernel import _k\n\n\n" + SAFE_WRAPPER.format(extra="counts.stride(0), "), "t/wrap.py", "w")
@@ -255,8 +255,8 @@ def test_port_launching_through_a_same_module_helper_is_compared_at_the_helpers_
 
 
 def test_a_syntax_error_is_located_by_every_line_it_spans():
-    from portq.symbols import parse
-    from portq.verdicts import _error_spans
+    from portq.classifier.verdicts import _error_spans
+    from portq.language.symbols import parse
 
     source = b"void f() {\n  launch(<<<a,\n    b,\n    c>>>);\n  int ok = 1;\n}\n"
     spans = _error_spans(parse(source, "cpp").root_node)

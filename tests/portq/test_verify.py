@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from portq.commands import verify
-from portq.config import load_config
-from portq.workspace import Workspace
-from portq.errors import PortqError
+from portq.core.config import load_config
+from portq.core.errors import PortqError
+from portq.pipeline.workspace import Workspace
 
 MATRIX = """
 [[row]]

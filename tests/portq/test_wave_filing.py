@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from portq.demo import EXAMPLES_DIR, run_demo
-from portq.model import FLAGGED
+from portq.core.model import FLAGGED
+from portq.pipeline.demo import EXAMPLES_DIR, run_demo
 from tests.portq.golden.reports.scenario import Scenario
 from tests.portq.test_reports import HOSTILE, outside_code
 
@@ -111,7 +111,7 @@ def test_dashboard_is_created_once_with_gh_then_edited_in_place(stale):
 
 
 def _vllm_range(scenario) -> str:
-    from portq.ledger import open_ledger
+    from portq.ledger.store import open_ledger
 
     with open_ledger(scenario.root / "ledger.sqlite", create=False) as ledger:
         return next(w.range_spec for w in ledger.waves() if w.upstream == "vllm")
@@ -130,7 +130,7 @@ def test_dashboard_lists_open_entries_per_row_with_first_seen_age_and_holes(stal
 
 
 def test_dashboard_and_all_need_a_complete_wave(tmp_path):
-    from portq.ledger import open_ledger
+    from portq.ledger.store import open_ledger
 
     with open_ledger(tmp_path / "ledger.sqlite"):
         pass
@@ -146,7 +146,7 @@ def test_dashboard_and_all_need_a_complete_wave(tmp_path):
 
 
 def test_hostile_titles_stay_inert_in_the_dashboard():
-    from portq import reports
+    from portq.reporting import reports
 
     hostile = HOSTILE + " </details> ```` <script>x</script>"
     item = {"upstream": "up", "sha": "a" * 40, "short": "a" * 10, "first_seen": "PORTQ-1", "age": 0, "wave": "PORTQ-1",

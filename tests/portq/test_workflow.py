@@ -286,13 +286,13 @@ def test_fail_on_is_described_in_help(team, capsys):
 
 def interrupt_a_scan(team, monkeypatch, *argv: str) -> None:
     """``portq scan ARGV`` stopped by Ctrl-C while it records its first batch: an interrupted wave."""
-    import portq.ledger
+    import portq.ledger.store
 
     def interrupted(self, wave, entries):
         raise KeyboardInterrupt
 
     with monkeypatch.context() as patch:
-        patch.setattr(portq.ledger.Ledger, "record_scan_entries", interrupted)
+        patch.setattr(portq.ledger.store.Ledger, "record_scan_entries", interrupted)
         assert team.portq("scan", *argv)[0] == 130
 
 
@@ -323,7 +323,7 @@ def test_status_names_the_resume_beside_a_complete_wave(team, monkeypatch):
 
 
 def test_status_of_a_running_wave_says_the_same_command_resumes_it_if_killed(team):
-    from portq.ledger import open_ledger
+    from portq.ledger.store import open_ledger
 
     with open_ledger(team.root / "ledger.sqlite") as ledger:
         ledger.begin_wave(range_spec="main~1..main", upstream="aiter", base_sha=team.aiter[0], tip_sha=team.aiter[1],

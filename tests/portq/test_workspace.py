@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import sys
 
-from portq.config import load_config
-from portq.workspace import Workspace
+from portq.core.config import load_config
+from portq.pipeline.workspace import Workspace
 
 MATRIX = '[[row]]\nid = "ROW-A"\nupstream = "vllm"\npaths = ["a/**"]\n'
 
@@ -24,4 +24,4 @@ def test_nothing_is_loaded_before_it_is_asked_for(tmp_path):
     before = set(sys.modules)
     with Workspace(config) as workspace:
         assert workspace.config is config  # no matrix, tree or ledger was opened (they do not exist)
-    assert not {name for name in set(sys.modules) - before if name.startswith("portq.")} - {"portq.workspace"}
+    assert not {name for name in set(sys.modules) - before if name.startswith("portq.")} - {"portq.pipeline.workspace"}

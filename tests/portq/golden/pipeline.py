@@ -13,13 +13,13 @@ import io
 import json
 from pathlib import Path
 
-from portq.classify import ClassifierContext, build_classifier
+from portq.classifier.classify import ClassifierContext, build_classifier
+from portq.classifier.mapping import ChangeMapper
 from portq.cli import main
-from portq.history import Upstream
-from portq.ledger import open_ledger
-from portq.mapping import ChangeMapper
-from portq.matrix import Matrix
-from portq.symbols import SymbolTableCache
+from portq.language.symbols import SymbolTableCache
+from portq.ledger.store import open_ledger
+from portq.tree.matrix import Matrix
+from portq.upstream.history import Upstream
 from tests.portq.fixtures import CommitSpec, build_repository
 
 MATRIX = """\

@@ -1,0 +1,37 @@
+"""Classifier: from one upstream commit's changes to a verdict with its evidence.
+
+In data-flow order: ``mapping`` decides which matrix rows and upstream
+symbols a change touches; ``deltas`` and ``callees`` compare an upstream
+definition's structure old and new with its port's; ``verdicts`` decides per
+symbol and combines an entry's; ``decision_keys`` says when an earlier
+decision can be reused; ``classify`` is the entry point a scan calls.
+
+Must not write the ledger, print, render a report or import the reporting,
+pipeline or command layers. A rule is stated in DESIGN terms and never names
+a corpus symbol, path or commit.
+"""
+
+from importlib import import_module
+
+_FACE = {
+    "ClassifierContext": "classify",
+    "StructuralClassifier": "classify",
+    "ProvisionalClassifier": "classify",
+    "build_classifier": "classify",
+    "ChangeMapper": "mapping",
+    "SymbolClassifier": "verdicts",
+    "entry_verdict": "verdicts",
+    "CLASSIFIER_VERSION": "verdicts",
+    "DecisionKeys": "decision_keys",
+}
+"""The package's public names and the module that defines each."""
+
+__all__ = sorted(_FACE)
+
+
+def __getattr__(name: str):
+    """A name of the face, imported from its module when first asked for (so
+    importing one module of the package never imports the others)."""
+    if name in _FACE:
+        return getattr(import_module(f"{__name__}.{_FACE[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

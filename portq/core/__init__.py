@@ -1,0 +1,43 @@
+"""Core: the records and rules every stage shares.
+
+Owns the exit codes and one-line errors (``errors``), ``portq.toml``
+(``config``), the verdict vocabulary and entry records (``model``), typed
+evidence (``evidence``), path rules such as which files are tests
+(``paths``), terminal-safe text (``terminal``) and opening an SQLite file
+several processes share (``shared_sqlite``).
+
+Must not import any other portq package, read a clone or a tree, or decide
+a verdict: everything after it in the data flow builds on it.
+"""
+
+from importlib import import_module
+
+_FACE = {
+    "PortqError": "errors",
+    "ConfigError": "errors",
+    "environment_error": "errors",
+    "Config": "config",
+    "load_config": "config",
+    "Verdict": "model",
+    "SymbolVerdict": "model",
+    "VERDICTS": "model",
+    "FLAGGED": "model",
+    "most_severe": "model",
+    "Evidence": "evidence",
+    "Kind": "evidence",
+    "Side": "evidence",
+    "Location": "evidence",
+    "visible": "terminal",
+    "one_line": "terminal",
+}
+"""The package's public names and the module that defines each."""
+
+__all__ = sorted(_FACE)
+
+
+def __getattr__(name: str):
+    """A name of the face, imported from its module when first asked for (so
+    importing one module of the package never imports the others)."""
+    if name in _FACE:
+        return getattr(import_module(f"{__name__}.{_FACE[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

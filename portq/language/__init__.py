@@ -1,0 +1,38 @@
+"""Language: reading source code, whichever side it comes from.
+
+Owns the definitions of a file per language (``symbols``, tree-sitter),
+canonical expressions for grids and sizes (``expressions``), the
+language-neutral signature record (``signatures``), the extractors that fill
+it from C/C++/CUDA (``signatures_cpp``) and Python/Triton
+(``signatures_python``), and ``extraction``, which picks the extractor by
+language.
+
+Must not do I/O beyond parsing the bytes it is given, compare two
+signatures or decide anything, or import a later stage. Inside it the record
+module never imports its extractors (the import-linter contract in
+``pyproject.toml`` keeps it so).
+"""
+
+from importlib import import_module
+
+_FACE = {
+    "Definition": "symbols",
+    "SymbolTable": "symbols",
+    "symbol_table": "symbols",
+    "language_for_path": "symbols",
+    "Signature": "signatures",
+    "normalise_name": "signatures",
+    "signature_of": "extraction",
+    "canonical_form": "expressions",
+}
+"""The package's public names and the module that defines each."""
+
+__all__ = sorted(_FACE)
+
+
+def __getattr__(name: str):
+    """A name of the face, imported from its module when first asked for (so
+    importing one module of the package never imports the others)."""
+    if name in _FACE:
+        return getattr(import_module(f"{__name__}.{_FACE[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,34 @@
+"""Tree: what the downstream tree holds and how it hangs together.
+
+Owns the ``portq: ports`` / ``not-carried`` anchors (``anchors``), the
+in-tree index of definitions, signatures and call sites with its cache
+(``tree_index``), which ports the tree's callers reach (``reachability``),
+the definition and signature cache shared by scans (``symbol_cache``), the
+kernel matrix (``matrix``) and what is wrong with it (``matrix_problems``).
+
+Must not read upstream history, decide a verdict or write the ledger.
+"""
+
+from importlib import import_module
+
+_FACE = {
+    "Anchor": "anchors",
+    "find_anchors": "anchors",
+    "TreeIndex": "tree_index",
+    "port_roots_of": "tree_index",
+    "Matrix": "matrix",
+    "DefinitionCache": "symbol_cache",
+    "SignatureStore": "symbol_cache",
+    "build_matrix_context": "matrix_problems",
+}
+"""The package's public names and the module that defines each."""
+
+__all__ = sorted(_FACE)
+
+
+def __getattr__(name: str):
+    """A name of the face, imported from its module when first asked for (so
+    importing one module of the package never imports the others)."""
+    if name in _FACE:
+        return getattr(import_module(f"{__name__}.{_FACE[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
