@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import ast
-from pathlib import Path
-
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -12,8 +9,6 @@ from hypothesis import strategies as st
 from portq.core.model import Verdict
 from portq.ledger.store import open_ledger
 from tests.portq.golden.reports.scenario import scanned
-
-PORTQ = Path(__file__).resolve().parents[2] / "portq"
 
 
 @pytest.fixture
@@ -131,16 +126,6 @@ def run_without_upstream_flag(scenario, *argv):
         return scenario.portq(*argv)
     finally:
         scenario.flags = scenario_flags
-
-
-def test_library_modules_never_import_the_commands():
-    offenders = []
-    for path in sorted(PORTQ.glob("*.py")):
-        for node in ast.walk(ast.parse(path.read_text())):
-            names = [alias.name for alias in node.names] if isinstance(node, ast.Import) else \
-                [node.module or ""] if isinstance(node, ast.ImportFrom) else []
-            offenders += [f"{path.name}: {name}" for name in names if name.startswith("portq.commands")]
-    assert offenders == []
 
 
 @settings(max_examples=300, deadline=None)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import importlib
+import subprocess
+import sys
 from pathlib import Path
 
 from portq.core.config import tomllib
@@ -22,3 +24,14 @@ def test_every_stage_package_has_a_docstring_and_a_face_that_resolves():
         assert package.__doc__ and "must not" in package.__doc__.lower(), init
         for name in getattr(package, "__all__", ()):
             assert getattr(package, name) is not None, f"{package.__name__}.{name}"
+
+
+def test_the_import_contracts_hold():
+    """``lint-imports`` (CI runs it too) with pyproject's contracts: the
+    stages of the data flow, the signature record below its extractors, and
+    no GPU stack in the auditor."""
+    result = subprocess.run([sys.executable, "-c", "import sys; from importlinter.cli import lint_imports_command; "
+                             "sys.exit(lint_imports_command())", "--no-cache"], cwd=REPO, capture_output=True,
+                            text=True)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
+    assert "Contracts: 3 kept, 0 broken." in result.stdout
