@@ -14,6 +14,9 @@ compares each entry's verdict with its label. Prints, per port and overall:
 - the confusion table, labels down, portq's verdicts across;
 - every disagreement (verdict, or NOT_APPLICABLE justification) with the
   label's reason and portq's justification.
+- per classifier rule (``portq/classifier/rules/``): the entries it decided,
+  its precision (how many of them agree with their label) and recall (how
+  many of the entries labelled with a verdict it gives it decided rightly).
 
 The clone is ``--aiter PATH``, else ``portq.toml``'s ``[upstream.aiter]``
 path (``../aiter``). Without a clone there is nothing to score: the script
@@ -35,6 +38,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from portq.classifier.rules import RULES
 from portq.core.config import tomllib  # tomli on Python 3.10
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -193,6 +197,7 @@ class Outcome:
     verdict: str
     justification: str | None
     position: int
+    rules: tuple[str, ...] = ()  # the ids of the rules that decided portq's verdict
 
     @property
     def agrees(self) -> bool:
@@ -214,7 +219,8 @@ def join(port: Port, entries: list[dict]) -> list[Outcome]:
                 f"{port.name}: entry {entry['entry']} {entry['sha'][:10]} has {len(matches)} labels: expected one"
             )
         used.add(matches[0])
-        outcomes.append(Outcome(port.name, by_sha[matches[0]], entry["verdict"], entry["justification"], entry["entry"]))
+        outcomes.append(Outcome(port.name, by_sha[matches[0]], entry["verdict"], entry["justification"], entry["entry"],
+                                tuple(entry.get("rules", ()))))
     unused = sorted(set(by_sha) - used)
     if unused:
         raise CorpusError(f"{port.name}: labels for {', '.join(unused)} match no entry of {port.range}")
@@ -266,6 +272,36 @@ def score_table(scores: dict[str, dict]) -> str:
     return "\n".join(lines)
 
 
+def rule_scores(outcomes: list[Outcome]) -> dict[str, dict]:
+    """Per classifier rule: the entries whose verdict it decided (``decided``),
+    those agreeing with their label, verdict and NOT_APPLICABLE justification
+    (``agree``), and the entries labelled with a verdict the rule can give
+    (``labelled``). Precision is agree / decided: how often the rule's
+    verdicts are right. Recall is agree / labelled: how much of what is
+    labelled with its verdicts the rule decides rightly (several rules share
+    a verdict, so recalls of one verdict add up to at most 1)."""
+    scores = {}
+    for rule in RULES.values():
+        decided = [o for o in outcomes if rule.id in o.rules]
+        agree = sum(o.agrees and o.justification_agrees for o in decided)
+        labelled = sum(o.label.verdict in rule.gives for o in outcomes)
+        scores[rule.id] = {"decided": len(decided), "agree": agree, "labelled": labelled,
+                           "precision": ratio(agree, len(decided)), "recall": ratio(agree, labelled)}
+    return scores
+
+
+def rule_table(scores: dict[str, dict]) -> str:
+    lines = ["| rule | decided | agree | precision | recall |", "|---|---:|---:|---:|---:|"]
+    for name, s in scores.items():
+        if s["decided"]:
+            lines.append(f"| `{name}` | {s['decided']} | {s['agree']} | {shown(s['precision'], s['agree'], s['decided'])} "
+                         f"| {shown(s['recall'], s['agree'], s['labelled'])} |")
+    unused = [f"`{name}`" for name, s in scores.items() if not s["decided"]]
+    if unused:
+        lines += ["", "Deciding no entry of these ranges: " + ", ".join(unused) + "."]
+    return "\n".join(lines)
+
+
 def confusion_table(confusion: Counter) -> str:
     lines = ["| label \\ portq | " + " | ".join(VERDICTS) + " |", "|---|" + "---:|" * len(VERDICTS)]
     for label in VERDICTS:
@@ -292,6 +328,7 @@ def report(ports: list[Port], outcomes: list[Outcome]) -> str:
     parts = ["## Scores", "", score_table(scores), ""]
     parts += ["## Confusion (all ports)", "", confusion_table(scores["all"]["confusion"]), ""]
     parts += ["## Disagreements (verdict or NOT_APPLICABLE justification)", "", disagreement_table(outcomes), ""]
+    parts += ["## Per rule (all ports)", "", rule_table(rule_scores(outcomes)), ""]
     return "\n".join(parts)
 
 
@@ -302,10 +339,11 @@ def as_json(ports: list[Port], outcomes: list[Outcome]) -> dict:
     return {
         "ports": {p.name: {"range": p.range, "kind": p.kind, **plain(score([o for o in outcomes if o.port == p.name]))} for p in ports},
         "all": plain(score(outcomes)),
+        "rules": rule_scores(outcomes),
         "entries": [
             {"port": o.port, "entry": o.position, "sha": o.label.sha, "label": o.label.verdict,
              "label_justification": o.label.justification, "portq": o.verdict, "portq_justification": o.justification,
-             "reason": o.label.reason}
+             "reason": o.label.reason, "rules": list(o.rules)}
             for o in outcomes
         ],
     }

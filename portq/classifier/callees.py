@@ -539,6 +539,8 @@ def callee_deltas(helper: str, caller: str, old: Module | None, new: Module, por
         # Structure read from a broken tree decides nothing: the reader gets the walk's finding.
         items = [replace(item, status="undecided", message=f"{item.message}; but {', '.join(dict.fromkeys(broken))} "
                          "did not parse cleanly, so the walk decides nothing") for item in items]
+    for item in items:
+        item.rule = "callee-path"
     return items
 
 

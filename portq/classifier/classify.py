@@ -79,6 +79,7 @@ class ProvisionalClassifier:
                 "path",
                 reason="no matrix row owns any path or symbol this commit touches",
                 version=__version__,
+                rules=["provisional-rows"],
             )
         return Verdict(
             NEEDS_REVIEW,
@@ -90,6 +91,7 @@ class ProvisionalClassifier:
                 for s in entry.symbols
             ],
             version=__version__,
+            rules=["provisional-rows"],
         )
 
 
@@ -316,7 +318,7 @@ class StructuralClassifier:
                            reason="no matrix row owns any path or symbol this commit touches, and no in-tree "
                                   "anchor names any of its files",
                            evidence=[Evidence(kind=Kind.PATH, message="unowned", path=p) for p in entry.unowned_paths[:10]],
-                           version=__version__)
+                           version=__version__, rules=["path-ownership"])
         return entry_verdict(verdicts, "the commit changes no file")
 
     def _net_zero(self, entry: EntryChanges, partner: tuple[int, str]) -> Verdict:
@@ -328,6 +330,7 @@ class StructuralClassifier:
                    "leaves the files as they were: net-zero rather than a change to port",
             evidence=[Evidence(kind=Kind.NET_ZERO, message=f"{relation} entry {position} {sha}", side="upstream-new")],
             version=__version__,
+            rules=["net-zero"],
         )
 
 

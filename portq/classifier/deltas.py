@@ -65,9 +65,17 @@ class Delta:
     message: str
     evidence: list = field(default_factory=list)  # portq.core.evidence.Evidence records, both sides' locations
     geometry: bool = False  # a grid or block delta: what a launch rewrite turns on, so named first
+    rule: str = ""  # the id of the rule (``portq.classifier.rules``) that placed it
 
     def __post_init__(self) -> None:
         self.status = Status(self.status)
+
+
+def _ruled(items: list[Delta], rule: str) -> list[Delta]:
+    """``items``, each without a rule id of its own placed by ``rule``."""
+    for item in items:
+        item.rule = item.rule or rule
+    return items
 
 
 # --- semantic no-ops -----------------------------------------------------------
@@ -737,7 +745,7 @@ def compare(old: Signature, new: Signature, port: Signature, index: TreeIndex | 
     items: list[Delta] = []
     items += [_both_sides(item, old, new) for item in _parameter_items(old, new, port, scope, derivation)]
     items += _launch_items(old, new, port, index, scope, derivation)
-    items += _program_id_items(old, new, port, set_aside)
+    items += _ruled(_program_id_items(old, new, port, set_aside), "program-decomposition")
     return items
 
 
@@ -834,7 +842,8 @@ def _parameter_items(old: Signature, new: Signature, port: Signature, scope: set
             items.append(Delta("undecided", "signature", f"upstream removed {kind} {name}, which its @triton.heuristics "
                                "decorator computed from the kernel's own arguments; no caller passed it, so the "
                                "port still taking it is an implementation detail for a reader",
-                               [upstream] + _tree_param_evidence(port, name, f"the port still takes {name}")))
+                               [upstream] + _tree_param_evidence(port, name, f"the port still takes {name}"),
+                               rule="heuristic-parameter"))
         elif port.param(name) is not None:
             items.append(Delta("behind", "signature", f"{kind} {name} was removed upstream, the port still takes it",
                                     [upstream] + _tree_param_evidence(port, name, f"the port still takes {name}")))
@@ -877,14 +886,15 @@ def _parameter_items(old: Signature, new: Signature, port: Signature, scope: set
                 items.append(Delta("undecided", "signature",
                                         f"upstream added {_param_kind(param)} {label}; the port shares only {shared} of "
                                         f"upstream's {len(old_names)} parameters (a redesign), so whether it needs "
-                                        f"{name} is for a reader", [upstream, lacks]))
+                                        f"{name} is for a reader", [upstream, lacks], rule="redesigned-port"))
             elif param is not None and param.heuristic:
                 # No launch passes it: the decorator derives it from
                 # arguments the kernel already receives.
                 items.append(Delta("undecided", "signature",
                                    f"upstream added {_param_kind(param)} {label}, which a @triton.heuristics decorator "
                                    "computes from the kernel's own arguments; no caller passes it, so it is an "
-                                   "implementation detail for a reader to judge", [upstream, lacks]))
+                                   "implementation detail for a reader to judge", [upstream, lacks],
+                                   rule="heuristic-parameter"))
             else:
                 items.append(Delta("behind", "signature",
                                         f"upstream added {_param_kind(param)} {label}, the port lacks it", [upstream, lacks]))
@@ -895,7 +905,9 @@ def _parameter_items(old: Signature, new: Signature, port: Signature, scope: set
         items.append(Delta("undecided", "signature",
                            f"upstream added {len(derived_params)} parameter{'s' if len(derived_params) > 1 else ''} "
                            f"computed only from what the kernel already receives, {how}; an implementation detail "
-                           "for a reader to judge (at most NEEDS_REVIEW)", [e for *_, evidence in derived_params for e in evidence]))
+                           "for a reader to judge (at most NEEDS_REVIEW)",
+                           [e for *_, evidence in derived_params for e in evidence], rule="derived-parameter"))
+    defaults = len(items)
     for name in new_names:
         if name not in old_names:
             continue
@@ -911,8 +923,10 @@ def _parameter_items(old: Signature, new: Signature, port: Signature, scope: set
             else:
                 items.append(Delta("behind", "signature", f"{message}, the port's has not",
                                         [upstream] + _tree_param_evidence(port, name, f"the port's {name}")[:1]))
+    _ruled(items[defaults:], "parameter-default")
     if not same_language:
-        items += _cross_language_constexpr_items(old, new, port, scope)
+        items += _ruled(_cross_language_constexpr_items(old, new, port, scope), "compile-time-parameter")
+    dead = len(items)
     newly_dead = [n for n in new.dead_params if n not in old.dead_params and n in old_names]
     for name in newly_dead:
         use = old.first_use.get(name)
@@ -934,7 +948,8 @@ def _parameter_items(old: Signature, new: Signature, port: Signature, scope: set
         else:
             items.append(Delta("behind", "signature", f"{name} is dead upstream, the port still takes and uses it",
                                     upstream + _tree_param_evidence(port, name, f"the port still takes {name}")))
-    return items
+    _ruled(items[dead:], "dead-input")
+    return _ruled(items, "parameter-change")
 
 
 def _cross_language_constexpr_items(old: Signature, new: Signature, port: Signature, scope: set[str]) -> list[Delta]:
@@ -1042,22 +1057,25 @@ def _launch_items(old: Signature, new: Signature, port: Signature, index: TreeIn
                                     [upstream] + [_tree_launch_evidence(port, l, f"the port still launches {kernel}") for l in still[:1]]))
         elif port.launches or new_kernels:
             items.append(Delta("sync", "launch", f"the port does not launch {kernel}", [upstream]))
+    _ruled(items, "launch-kernel")
     # Launch geometry of a paired launch.
     for before, after in pairs:
         mine = _port_launch(port, launched, before, after)
-        found = _geometry_items(old, new, port, before, after, mine, cross, len(port.launches), index, scope,
-                                derivation)
+        found = _ruled(_geometry_items(old, new, port, before, after, mine, cross, len(port.launches), index, scope,
+                                       derivation), "launch-geometry")
         if (before.kernel_normalised, after.kernel_normalised) in replaced:
             # The replacement kernel's own parameter order is not the port's interface.
             found = [Delta("undecided", i.layer, f"{i.message}; {before.kernel_normalised} was replaced in place, "
-                           "so this is for a reader", i.evidence) if i.status is Status.BEHIND else i for i in found]
+                           "so this is for a reader", i.evidence, rule=i.rule) if i.status is Status.BEHIND else i
+                     for i in found]
         items += found
     if not port.launches:
         # Same-module helpers are followed by the signature; a port that still
         # shows no launch launches through another module's helper: absence of
         # a launch here is not evidence of the old shape.
         items = [Delta("undecided", i.layer, f"{i.message.split(',')[0]}; the port launches no kernel itself "
-                            "(a helper in another module may), so its launch cannot be compared", i.evidence)
+                            "(a helper in another module may), so its launch cannot be compared", i.evidence,
+                       rule=i.rule)
                  if i.status is Status.BEHIND else i for i in items]
     return items
 
@@ -1259,8 +1277,9 @@ def _geometry_items(old, new, port, before, after, mine, cross: bool, port_launc
                            before=Location(Side.OLD, old.path, before.line, quote=before.quote),
                            after=Location(Side.NEW, new.path, after.line, quote=after.quote))]
         derived = (lambda name: derivation(name, after.kernel)) if derivation else None
-        items += _argument_items(before, after, mine, port, cross, launch, index,
-                                 scope | _kernel_scope(index, after.kernel_normalised), derived)
+        items += _ruled(_argument_items(before, after, mine, port, cross, launch, index,
+                                        scope | _kernel_scope(index, after.kernel_normalised), derived),
+                        "launch-arguments")
     return items
 
 
@@ -1442,7 +1461,7 @@ def _derived_arguments_item(derived: dict, kernel: str, mine, port, upstream) ->
     return Delta("undecided", "launch",
                  f"upstream's launch now passes {', '.join(derived)} to {kernel}, computed only from shapes, "
                  f"constants and values the kernel already receives, {how}; an implementation detail for a "
-                 "reader to judge (at most NEEDS_REVIEW)", upstream + records + [tree])
+                 "reader to judge (at most NEEDS_REVIEW)", upstream + records + [tree], rule="derived-parameter")
 
 
 def _renamed_arguments(before, after, removed, added) -> dict[str, str]:

@@ -75,6 +75,7 @@ from portq.classifier.deltas import (
     renamed_locals,
     scoped_tokens,
 )
+from portq.classifier.rules import checked
 from portq.core.evidence import Kind, Location, Side, located
 from portq.core.model import (
     IN_SYNC,
@@ -394,8 +395,10 @@ class SymbolClassifier:
         verdict.evidence = [e if e.row is not None else e.with_row(row) for e in verdict.evidence]
         return verdict
 
-    def _base(self, symbol: TouchedSymbol, verdict: str, justification: str | None, decided_by: str,
-              reason: str, evidence: list[Evidence] | None = None, ports: list[str] | None = None) -> SymbolVerdict:
+    def _base(self, rules: str | tuple[str, ...], symbol: TouchedSymbol, verdict: str, justification: str | None,
+              decided_by: str, reason: str, evidence: list[Evidence] | None = None,
+              ports: list[str] | None = None) -> SymbolVerdict:
+        """The symbol's verdict, decided by ``rules`` (ids of ``portq.classifier.rules``), with its hunks first."""
         hunks = [
             Evidence(kind=Kind.HUNK, message=f"upstream hunk in {symbol.path}", side="upstream-new",
                      path=symbol.path, hunk_header=header, symbol=symbol.name)
@@ -405,6 +408,7 @@ class SymbolClassifier:
             path=symbol.path, symbol=symbol.qualified_name or symbol.name, change=symbol.change,
             verdict=verdict, justification=justification, decided_by=decided_by,
             ports=ports or [], evidence=hunks + (evidence or []), reason=reason,
+            rules=list(checked(*((rules,) if isinstance(rules, str) else rules))),
         )
 
     def classify_change(self, entry: EntryChanges, change: FileChange, facts: RangeFacts) -> SymbolVerdict:
@@ -440,7 +444,7 @@ class SymbolClassifier:
             renamed = symbol.old_path is not None and symbol.old_path != symbol.path
             what = f"renamed {symbol.old_path} → {symbol.path}" if renamed else "changed no definition"
             stale = [a for a in anchors if a.path != symbol.path]
-            return self._base(
+            return self._base("file-level-change", 
                 symbol, IN_SYNC, None, "path",
                 f"the ported file was {what} without changing any definition, so the ports keep their shape: "
                 "IN_SYNC rather than a gap" + ("; update the anchors to the new path" if stale and renamed else ""),
@@ -448,7 +452,7 @@ class SymbolClassifier:
             )
         kind = non_code_kind(symbol.path)
         justification = "non-code" if kind else "not-ported"
-        return self._base(
+        return self._base("non-code-path" if kind else "unported-symbol", 
             symbol, NOT_APPLICABLE, justification, "path",
             (f"{symbol.path} is {kind}" if kind else f"no in-tree anchor names {symbol.path}") + f", so {justification}",
         )
@@ -530,7 +534,7 @@ class SymbolClassifier:
         where = f"{path}:{line}"
         quote = table.source.decode("utf-8", errors="replace").splitlines()[line - 1].strip() \
             if 0 < line <= table.source.count(b"\n") + 1 else None
-        return self._base(
+        return self._base("parse-failure", 
             symbol, NEEDS_REVIEW, None, "fallback",
             f"parse failed at {where} (upstream-{side}), {what}, so "
             "structure read from that tree decides nothing and a reviewer must read the hunks",
@@ -564,7 +568,7 @@ class SymbolClassifier:
                         if not a.param]
         if declarations:
             anchor = declarations[0]
-            return self._base(
+            return self._base("declared-not-carried", 
                 symbol, NOT_APPLICABLE, "not-carried", "provenance",
                 f"{symbol.name} is declared out of scope at {anchor.cite} and nothing in-tree ports it, "
                 "so not-carried rather than a coverage hole",
@@ -572,7 +576,7 @@ class SymbolClassifier:
             )
         kind = non_code_kind(symbol.path)
         if kind is not None:
-            return self._base(
+            return self._base("non-code-path", 
                 symbol, NOT_APPLICABLE, "non-code", "path",
                 f"{symbol.path} is {kind}, not code any port mirrors, so non-code rather than not-ported",
             )
@@ -580,14 +584,14 @@ class SymbolClassifier:
         if reached is not None:
             return reached
         if symbol.rows:
-            return self._base(
+            return self._base("unported-symbol", 
                 symbol, NOT_APPLICABLE, "not-ported", "path",
                 f"row {symbol.rows[0]} owns {symbol.name} but no in-tree anchor ports or declares it "
                 "(a coverage hole), so not-ported rather than IN_SYNC",
                 [Evidence(kind=Kind.COVERAGE_HOLE, message=f"no in-tree port of {symbol.path}::{symbol.name}",
                           side="tree", symbol=symbol.name)],
             )
-        return self._base(symbol, NOT_APPLICABLE, "no-row", "path",
+        return self._base("path-ownership", symbol, NOT_APPLICABLE, "no-row", "path",
                           f"no matrix row owns {symbol.path} and no anchor names it, so no-row")
 
     def _through_ported_callers(self, entry: EntryChanges, symbol: TouchedSymbol,
@@ -683,7 +687,7 @@ class SymbolClassifier:
             return None
         change = _file_change(entry, symbol)
         if symbol.name == "<lines>" or symbol.fallback:
-            return self._base(
+            return self._base("parse-failure", 
                 symbol, NEEDS_REVIEW, None, "fallback",
                 f"{symbol.path} could not be parsed ({symbol.fallback or 'no symbols'}) and holds ported "
                 "definitions, so a reviewer must read the hunks rather than trust NOT_APPLICABLE",
@@ -693,13 +697,13 @@ class SymbolClassifier:
                                  self._table(symbol.new_blob, symbol.path), outside_definitions=symbol.name == "<toplevel>")
         code = [(side, line, text) for side, line, text in changed if _is_code_line(text, symbol.path)]
         if not code:
-            return self._base(
+            return self._base("cosmetic-comments", 
                 symbol, NOT_APPLICABLE, "cosmetic", "body",
                 "the changed lines outside definitions are comments or blank, so cosmetic rather than a "
                 "change to anything ported",
             )
         if symbol.kind == KIND_CLASS and symbol.change == "modified" and self._same_python_ast(symbol):
-            return self._base(
+            return self._base("cosmetic-ast", 
                 symbol, NOT_APPLICABLE, "cosmetic", "body",
                 f"{symbol.name} has the same Python AST before and after (formatting only), so cosmetic "
                 "rather than a change to anything ported",
@@ -726,14 +730,14 @@ class SymbolClassifier:
             user = referenced[word][0]
             pinned = self._pins_containing(entry, paths, {u for w in shared for u in referenced[w]})
             if pinned:
-                return self._base(
+                return self._base("provenance-pin", 
                     symbol, IN_SYNC, None, "provenance",
                     f"the change outside definitions touches {', '.join(shared[:4])}, used only by ported "
                     f"definitions whose anchors pin a commit that contains this one, so IN_SYNC by provenance "
                     "rather than NEEDS_REVIEW",
                     [_anchor_evidence(a, f"pin {a.pin} contains {entry.commit.sha[:10]}", Kind.PIN) for a in pinned[:3]],
                 )
-            return self._base(
+            return self._base("toplevel-use", 
                 symbol, NEEDS_REVIEW, None, "body",
                 f"the change outside definitions touches {', '.join(shared[:4])}, which the ported "
                 f"{user} uses, so a reviewer must judge it rather than NOT_APPLICABLE",
@@ -742,7 +746,7 @@ class SymbolClassifier:
                           symbol=symbol.name)],
             )
         standing = ", ".join(sorted(named)[:4]) + (" …" if len(named) > 4 else "")
-        return self._base(
+        return self._base("toplevel-use", 
             symbol, NOT_APPLICABLE, "not-ported", "body",
             "the changed lines outside definitions name nothing the ported definitions of this file use"
             + (f" (they stand for {standing})" if standing else "") + ", so not-ported rather than NEEDS_REVIEW",
@@ -769,7 +773,7 @@ class SymbolClassifier:
         side, line, text = code[0]
         where = dict(side=f"upstream-{side}", path=symbol.path, line=line, quote=text.strip(), symbol=symbol.name)
         if not rebound:
-            return self._base(
+            return self._base("cosmetic-imports", 
                 symbol, NOT_APPLICABLE, "cosmetic", "body",
                 "the changed import statements bind the same names to the same modules before and after, so "
                 "cosmetic rather than a change to anything ported",
@@ -778,7 +782,7 @@ class SymbolClassifier:
         referenced = self._ported_identifiers(symbol, paths, anchors)
         used = [name for name in rebound if name.split(".")[0] in referenced]
         if not used:
-            return self._base(
+            return self._base("import-rebinding", 
                 symbol, NOT_APPLICABLE, "not-ported", "body",
                 f"the changed imports rebind {', '.join(rebound[:4])}, which no ported definition of this file uses, "
                 "so not-ported rather than NEEDS_REVIEW",
@@ -812,7 +816,7 @@ class SymbolClassifier:
         touched = {s.qualified_name for s in entry.symbols} | {s.name for s in entry.symbols}
         untouched = [user for user in users if user not in touched]
         if untouched:
-            return self._base(
+            return self._base("new-type-use", 
                 symbol, NEEDS_REVIEW, None, "body",
                 f"the new type {symbol.name} is used by the ported {untouched[0]}, which this commit does not "
                 "change, so a reviewer must judge it rather than NOT_APPLICABLE",
@@ -822,7 +826,7 @@ class SymbolClassifier:
             )
         carried = f"the ported definitions that use it ({', '.join(users[:3])}) are changed by this commit and " \
                   "compared in their own right" if users else "no ported definition uses it"
-        return self._base(
+        return self._base("new-type-use", 
             symbol, NOT_APPLICABLE, "not-ported", "body",
             f"{symbol.name} is a new type nothing in-tree ports and {carried}, so not-ported rather than NEEDS_REVIEW",
             [Evidence(kind=Kind.TOPLEVEL, message=f"new type {symbol.name}; users: {', '.join(users[:3]) or 'none ported'}",
@@ -905,7 +909,7 @@ class SymbolClassifier:
             return None
         contains = self.context.is_ancestor(entry.commit.sha, anchor.pin)
         if contains:
-            return self._base(
+            return self._base("provenance-pin", 
                 symbol, IN_SYNC, None, "provenance",
                 f"{opening} port's anchor pins {anchor.pin}, which already contains this commit, so IN_SYNC "
                 "by provenance rather than by comparison",
@@ -924,7 +928,7 @@ class SymbolClassifier:
             return pinned
         old, new = sides()
         if tree_signature is None:
-            return self._base(symbol, NEEDS_REVIEW, None, "fallback",
+            return self._base("parse-failure", symbol, NEEDS_REVIEW, None, "fallback",
                               f"the port at {definition.cite} could not be read, so it needs review",
                               evidence)
         if symbol.change == "removed":
@@ -932,11 +936,11 @@ class SymbolClassifier:
         if symbol.change == "added" or old is None:
             return self._added(entry, symbol, new, port, evidence, param_scope)
         if new is None:
-            return self._base(symbol, NEEDS_REVIEW, None, "fallback",
+            return self._base("parse-failure", symbol, NEEDS_REVIEW, None, "fallback",
                               f"the new side of {symbol.name} could not be parsed, so it needs review",
                               evidence)
         if old.body_tokens_hash == new.body_tokens_hash and not self._python_ast_differs(symbol):
-            return self._base(
+            return self._base("cosmetic-tokens", 
                 symbol, NOT_APPLICABLE, "cosmetic", "body",
                 f"{symbol.name}'s tokens without comments are identical before and after, so cosmetic "
                 "rather than a change the port must follow",
@@ -945,7 +949,7 @@ class SymbolClassifier:
         renamed = self._renamed_locals(symbol)
         if renamed:  # an empty renaming is equal tokens, which the ``ast`` has just told apart
             pairs = ", ".join(f"{a} → {b}" for a, b in renamed[:4])
-            return self._base(
+            return self._base("cosmetic-renaming", 
                 symbol, NOT_APPLICABLE, "cosmetic", "body",
                 f"{symbol.name} differs before and after only by a consistent renaming of its locals ({pairs}), "
                 "so cosmetic rather than a change the port must follow",
@@ -962,7 +966,7 @@ class SymbolClassifier:
                                                     symbol.new_lines[1] if symbol.new_lines else None))],
             )
         if self._same_python_ast(symbol):
-            return self._base(
+            return self._base("cosmetic-ast", 
                 symbol, NOT_APPLICABLE, "cosmetic", "body",
                 f"{symbol.name} has the same Python AST before and after (formatting only), so cosmetic "
                 "rather than a change the port must follow",
@@ -975,7 +979,7 @@ class SymbolClassifier:
             if selectors:
                 moved += (f"; {', '.join(selectors)} only select{'s' if len(selectors) == 1 else ''} the branch that "
                           "launches the declared path and returns")
-            return self._base(symbol, NOT_APPLICABLE, "not-carried", "signature",
+            return self._base("declared-scope", symbol, NOT_APPLICABLE, "not-carried", "signature",
                               f"every change to {symbol.name} lies in {', '.join(confined[0])}, which the tree declares "
                               "not carried (parameters, the arguments passing them and the branches they select)"
                               f"{moved}, so not-carried rather than NEEDS_REVIEW", evidence + confined[1])
@@ -995,7 +999,7 @@ class SymbolClassifier:
         if behind:
             return self._gap(symbol, port, behind, evidence)
         if undecided:
-            return self._base(
+            return self._base(_item_rules(undecided), 
                 symbol, NEEDS_REVIEW, None, undecided[0].layer,
                 f"{undecided[0].message}; the structural comparison cannot place the port, so it needs "
                 "review rather than IN_SYNC",
@@ -1003,14 +1007,14 @@ class SymbolClassifier:
             )
         if synced:
             layer = "launch" if any(i.layer == "launch" for i in synced) else "signature"
-            return self._base(
+            return self._base(_item_rules(synced), 
                 symbol, IN_SYNC, None, layer,
                 f"the port at {definition.cite} already has the new shape ({synced[0].message}), so IN_SYNC "
                 "rather than a gap",
                 evidence,
             )
         if scoped and self._changes_only_mention(entry, symbol, {s.message for s in scoped}):
-            return self._base(
+            return self._base("declared-scope", 
                 symbol, NOT_APPLICABLE, "not-carried", "signature",
                 f"every change to {symbol.name} concerns {', '.join(sorted({s.message for s in scoped}))}, "
                 "which the tree declares not carried, so not-carried rather than NEEDS_REVIEW",
@@ -1019,7 +1023,7 @@ class SymbolClassifier:
         language_note = "" if old.language == definition.language else " (cross-language port)"
         besides = f" besides {', '.join(sorted({s.message for s in scoped}))}, which the tree declares not carried" \
             if scoped else ""
-        return self._base(
+        return self._base("body-change", 
             symbol, NEEDS_REVIEW, None, "body",
             f"{symbol.name} changed in its body, with no parameter or launch delta{besides}{language_note}, so "
             "a reviewer must compare the bodies; a body change on a ported symbol is never NOT_APPLICABLE",
@@ -1140,14 +1144,14 @@ class SymbolClassifier:
         if callers.non_test:
             caller = callers.non_test[0]
             through = f" (through {callers.through[0]})" if callers.through else ""
-            return self._base(
+            return self._base((*_item_rules(behind), "caller-reachability"), 
                 symbol, REAL_GAP, None, layer,
                 f"the port at {definition.cite} still has the old shape ({what}) and non-test code calls it at "
                 f"{caller.cite}{through}, so REAL_GAP rather than INERT",
                 evidence + [_caller_evidence(caller, "non-test caller", test=False)],
             )
         found = callers.test[:3]
-        return self._base(
+        return self._base((*_item_rules(behind), "caller-reachability"), 
             symbol, INERT, None, layer,
             f"the port at {definition.cite} still has the old shape ({what}) but "
             + (f"only tests call it ({', '.join(c.cite for c in found)})" if found else "nothing in-tree calls it")
@@ -1170,7 +1174,7 @@ class SymbolClassifier:
                                  side="tree", path=definition.file, line=definition.start_line,
                                  quote=_first_line_quote(definition, definition.signature), symbol=definition.name)
         if replacement is None:
-            return self._base(
+            return self._base("removed-definition", 
                 symbol, NEEDS_REVIEW, None, "signature",
                 f"upstream deleted {symbol.name} without a same-named replacement while {definition.cite} still "
                 "ports it, so a reviewer must decide whether the port goes too",
@@ -1179,15 +1183,15 @@ class SymbolClassifier:
         successors = self.index.ports_for(self.upstream, {replacement.path}, replacement.name, replacement.qualified_name)
         if successors:
             successor = successors[0]
-            return self._base(
+            return self._base("renamed-definition", 
                 symbol, IN_SYNC, None, "signature",
                 f"upstream renamed {symbol.name} to {replacement.name} and {successor.definition.cite} already "
                 "ports the new name, so IN_SYNC rather than a gap",
                 evidence + [_anchor_evidence(successor.anchor, f"ports {replacement.name}")],
             )
         item = Delta("behind", "signature",
-                          f"upstream renamed {symbol.name} to {replacement.name}; the port still carries {symbol.name}",
-                          [tree_evidence])
+                     f"upstream renamed {symbol.name} to {replacement.name}; the port still carries {symbol.name}",
+                     [tree_evidence], rule="renamed-definition")
         return self._gap(symbol, port, [item], evidence + [tree_evidence])
 
     def _added(self, entry, symbol, new, port: Port, evidence, param_scope: set[str]) -> SymbolVerdict:
@@ -1196,7 +1200,7 @@ class SymbolClassifier:
         field the port returns, are not missing."""
         definition = port.definition
         if new is None:
-            return self._base(symbol, NEEDS_REVIEW, None, "fallback",
+            return self._base("parse-failure", symbol, NEEDS_REVIEW, None, "fallback",
                               f"{symbol.name} could not be parsed upstream, so it needs review", evidence)
         scope = _scope_names(param_scope)
         absent = [p for p in new.runtime_param_names if definition.signature.param(p) is None]
@@ -1207,7 +1211,7 @@ class SymbolClassifier:
             _upstream_param_evidence(new, p, "upstream-new", Kind.PARAM_NOT_CARRIED, f"{p} is declared not carried")
             for p in scoped]
         if missing:
-            return self._base(
+            return self._base("added-definition", 
                 symbol, NEEDS_REVIEW, None, "signature",
                 f"{symbol.name} is new upstream and {definition.cite} ports it but lacks {', '.join(missing[:4])}, "
                 "so it needs review rather than IN_SYNC",
@@ -1231,7 +1235,7 @@ class SymbolClassifier:
         if unmatched:
             claim += f", though not its constexpr {', '.join(unmatched[:4])}{' …' if len(unmatched) > 4 else ''}" \
                      " (how upstream specialises it)"
-        return self._base(
+        return self._base("added-definition", 
             symbol, IN_SYNC, None, "signature",
             f"{symbol.name} is new upstream and {definition.cite} already ports it with {claim}"
             + (f" (it {'; '.join(notes)})" if notes else "") + ", so IN_SYNC",
@@ -1472,7 +1476,7 @@ def entry_verdict(symbol_verdicts: list[SymbolVerdict], fallback_reason: str = "
     symbol named in the evidence so no half of a commit goes unread."""
     if not symbol_verdicts:
         return Verdict(NOT_APPLICABLE, "no-row", "path", reason=fallback_reason or "the commit touches no file",
-                       version=__version__)
+                       version=__version__, rules=["path-ownership"])
 
     def rank(verdict: SymbolVerdict):
         order = _NOT_APPLICABLE_ORDER.index(verdict.justification) if verdict.justification in _NOT_APPLICABLE_ORDER else 0
@@ -1480,11 +1484,13 @@ def entry_verdict(symbol_verdicts: list[SymbolVerdict], fallback_reason: str = "
 
     deciding = max(symbol_verdicts, key=rank)
     evidence = list(deciding.evidence)
+    rules = list(deciding.rules)
     for other in symbol_verdicts:
         if other is deciding:
             continue
         if other.verdict == deciding.verdict and other.verdict != NOT_APPLICABLE:
             evidence.extend(e for e in other.evidence if e not in evidence)
+            rules.extend(r for r in other.rules if r not in rules)
         label = other.verdict + (f"/{other.justification}" if other.justification else "")
         # The other symbol's reason names places; its records that cite them
         # travel with it, so a report prints each as a checked citation.
@@ -1497,4 +1503,9 @@ def entry_verdict(symbol_verdicts: list[SymbolVerdict], fallback_reason: str = "
     if others:
         reason += f" ({others} other touched symbol{'s' if others > 1 else ''} listed in the evidence)"
     return Verdict(deciding.verdict, deciding.justification, deciding.decided_by, reason=reason, evidence=evidence,
-                   symbols=symbol_verdicts, version=__version__)
+                   symbols=symbol_verdicts, version=__version__, rules=rules)
+
+
+def _item_rules(items: list[Delta]) -> tuple[str, ...]:
+    """The ids of the rules that placed ``items``, in order, without repeats."""
+    return tuple(dict.fromkeys(item.rule for item in items))

@@ -17,7 +17,8 @@ one line per entry instead. In a pipe nothing is wrapped, cut or coloured.
                   "rows": [PRIMARY, CO_OWNERS...],
                   "symbols": [{"path": ..., "name": ..., "change": ...}],
                   "verdict": ..., "justification": ... | null,
-                  "decided_by": ..., "evidence": [...], "source": "scan" | "review",
+                  "decided_by": ..., "rules": [RULE_ID...], "evidence": [...],
+                  "source": "scan" | "review",
                   "scan_verdict": {"verdict": ..., "justification": ...} | null}]}
 
 ``--fail-on REAL_GAP[,NEEDS_REVIEW...]`` is a CI gate: it judges the standing

@@ -171,6 +171,7 @@ class SymbolVerdict:
     ports: list[str] = field(default_factory=list)  # in-tree "file:line name"
     evidence: list[Evidence] = field(default_factory=list)
     reason: str = ""  # one sentence: why this verdict and not the next one down
+    rules: list[str] = field(default_factory=list)  # ids of the classifier rules that decided it
 
 
 @dataclass
@@ -184,6 +185,7 @@ class Verdict:
     evidence: list[Evidence] = field(default_factory=list)
     symbols: list[SymbolVerdict] = field(default_factory=list)
     version: str = ""  # portq version that decided
+    rules: list[str] = field(default_factory=list)  # ids of the classifier rules that decided it (a review: none)
 
     def __post_init__(self) -> None:
         if self.verdict not in VERDICTS:

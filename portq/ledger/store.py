@@ -186,11 +186,17 @@ def _schema_v2(db: sqlite3.Connection) -> None:
         db.execute(statement)
 
 
+def _schema_v3(db: sqlite3.Connection) -> None:
+    db.execute("ALTER TABLE verdict_events ADD COLUMN rules TEXT")
+
+
 MIGRATIONS: list[tuple[int, str, Callable[[sqlite3.Connection], None]]] = [
     (1, "initial schema: waves, entries, append-only verdict events, filed reports", _schema_v1),
     (2, "evidence, verdicts and symbol lists stored once by content hash, and waves that reuse an earlier "
         "wave's decisions by reference, so rescans cost references rather than copies; earlier rows keep "
         "their inline text and are never reused (they have no decision key)", _schema_v2),
+    (3, "the ids of the classifier rules that decided a scan event, as a JSON list beside its verdict, so a "
+        "ledger says which rule decided without decoding the verdict; reviews and earlier events have none", _schema_v3),
 ]
 """Ordered (version, reason, apply). Append; never edit a released step."""
 
@@ -200,7 +206,7 @@ SCHEMA_VERSION = MIGRATIONS[-1][0]
 _EVENT_SELECT = (
     "SELECT ve.id, ve.entry_id, ve.wave_id, ve.source, ve.verdict, ve.justification, ve.decided_by, ve.reason, "
     "ve.who, ve.why, ve.evidence, COALESCE(detail_text.text, ve.detail), ve.undoes, "
-    "ve.version, ve.created_at FROM verdict_events ve "
+    "ve.version, ve.created_at, ve.rules FROM verdict_events ve "
     "LEFT JOIN texts detail_text ON detail_text.hash = ve.detail_ref"
 )
 """verdict_events in ``Event`` field order, ``evidence``/``detail`` as their JSON text. A scan event
@@ -313,6 +319,7 @@ class Event:
     undoes: int | None
     version: str
     created_at: str
+    rules_json: str | None = field(default=None, repr=False)
     undone: bool = False
     reused_from: int | None = None  # set when a reusing wave presents an earlier wave's scan event as its own
 
@@ -323,6 +330,12 @@ class Event:
         if not self.evidence_json:
             return list((self.detail or {}).get("evidence", []))
         return json.loads(self.evidence_json)
+
+    @property
+    def rules(self) -> list[str]:
+        """The ids of the classifier rules that decided a scan event (none for a review, or one recorded before
+        rules were stored)."""
+        return json.loads(self.rules_json) if self.rules_json else []
 
     @cached_property
     def detail(self) -> dict[str, Any] | None:
@@ -663,14 +676,14 @@ class Ledger:
                 verdict: Verdict = entry["verdict"]
                 events.append((entry_id, wave.id, verdict.verdict, verdict.justification, verdict.decided_by,
                                verdict.reason, _hashed(texts, to_json_text(verdict)), verdict.version or __version__,
-                               created_at))
+                               created_at, json.dumps(verdict.rules) if verdict.rules else None))
             db.executemany("INSERT OR IGNORE INTO texts (hash, text) VALUES (?, ?)", list(texts.items()))
             db.executemany(
                 "INSERT INTO wave_entries (wave_id, position, entry_id, rows, symbols, symbols_ref, changes_ref, "
                 "decision_key) VALUES (?, ?, ?, ?, '', ?, ?, ?)", placed)
             db.executemany(  # the evidence is read from the verdict's own (``Event.evidence``)
                 "INSERT INTO verdict_events (entry_id, wave_id, source, verdict, justification, decided_by, "
-                "reason, evidence, detail_ref, version, created_at) VALUES (?, ?, 'scan', ?, ?, ?, ?, '', ?, ?, ?)",
+                "reason, evidence, detail_ref, version, created_at, rules) VALUES (?, ?, 'scan', ?, ?, ?, ?, '', ?, ?, ?, ?)",
                 events)
         return len(placed)
 

@@ -1,0 +1,52 @@
+"""Rules: every decision the classifier makes, as a named unit with a stable id.
+
+A verdict records the ids of the rules that decided it (``rules`` on a
+symbol's and an entry's verdict; the ledger stores them, ``--json`` shows
+them, ``benchmarks/accuracy.py`` scores each). An id never changes meaning:
+a rule that decides differently gets a new id. Each module here states a
+cohesive group of rules in DESIGN terms, with a small example diff; the
+code that applies them is named in each rule's ``where``.
+
+This package holds the statements and the registry; it must not import
+the verdict table or anything after the classifier, and a rule never names
+a corpus symbol, path or commit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One decision rule: its id, the verdicts it can give, what it says, and where it is applied."""
+
+    id: str
+    gives: tuple[str, ...]
+    statement: str
+    example: str
+    where: str
+
+
+def _registry() -> dict[str, Rule]:
+    from portq.classifier.rules import attribution, cosmetic, definitions, launch, ownership, parameters, provenance
+
+    found: dict[str, Rule] = {}
+    for module in (ownership, provenance, cosmetic, attribution, parameters, launch, definitions):
+        for rule in module.RULES:
+            if rule.id in found:
+                raise ValueError(f"rule id {rule.id} is stated twice")
+            found[rule.id] = rule
+    return found
+
+
+RULES: dict[str, Rule] = _registry()
+"""id -> rule, in the order the groups are listed above."""
+
+
+def checked(*ids: str) -> tuple[str, ...]:
+    """``ids`` without repeats, in order; an id no rule states is a programming error."""
+    unknown = [i for i in ids if i not in RULES]
+    if unknown:
+        raise ValueError(f"no classifier rule has the id {', '.join(unknown)}")
+    return tuple(dict.fromkeys(ids))

@@ -1,0 +1,63 @@
+"""Classifier rules as named units: every verdict names the rules that decided it, and the ledger and JSON keep them."""
+
+from __future__ import annotations
+
+import importlib
+import re
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from portq.classifier.rules import RULES, checked
+from portq.core.model import VERDICTS
+from portq.ledger.store import MIGRATIONS, SCHEMA_VERSION
+from tests.portq.golden.reports.scenario import scanned
+
+CLASSIFIER = Path(__file__).resolve().parents[2] / "portq" / "classifier"
+
+
+def test_every_rule_is_stated_with_an_id_its_verdicts_and_an_example():
+    for rule in RULES.values():
+        assert re.fullmatch(r"[a-z]+(-[a-z]+)*", rule.id), rule.id
+        assert rule.gives and set(rule.gives) <= set(VERDICTS), rule.id
+        assert rule.statement.endswith(".") and rule.example and rule.where, rule.id
+    for module in sorted((CLASSIFIER / "rules").glob("*.py")):
+        assert importlib.import_module(f"portq.classifier.rules.{module.stem}" if module.stem != "__init__"
+                                       else "portq.classifier.rules").__doc__, module
+
+
+def test_every_stated_rule_is_applied_somewhere_in_the_classifier():
+    code = "\n".join(p.read_text() for p in CLASSIFIER.glob("*.py"))
+    assert [rule for rule in RULES if f'"{rule}"' not in code] == []
+
+
+def test_an_unknown_rule_id_is_refused_and_repeats_are_dropped():
+    assert checked("cosmetic-ast", "cosmetic-ast", "body-change") == ("cosmetic-ast", "body-change")
+    with pytest.raises(ValueError, match="no classifier rule has the id made-up"):
+        checked("made-up")
+
+
+def test_every_scanned_verdict_names_its_rules_in_the_json_and_the_ledger(tmp_path):
+    scenario = scanned(tmp_path)
+    result = scenario.portq("scan", scenario.range, "--json")
+    assert result.code == 0, result.err
+    entries = result.json()["entries"]
+    assert entries and all(entry["rules"] and set(entry["rules"]) <= set(RULES) for entry in entries)
+    db = sqlite3.connect(scenario.root / "ledger.sqlite")
+    stored = db.execute("SELECT rules FROM verdict_events WHERE source = 'scan'").fetchall()
+    assert stored and all(row[0] and row[0].startswith("[") for row in stored)
+    shown = scenario.portq("show", "1", "--json").json()
+    assert shown["rules"] == entries[0]["rules"] or shown["source"] == "review"
+
+
+def test_a_review_names_no_rule(tmp_path):
+    scenario = scanned(tmp_path)
+    reviewed = scenario.portq("review", "1", "--verdict", "INERT", "--because", "tests only", "--json")
+    assert reviewed.code == 0, reviewed.err
+    assert scenario.portq("show", "1", "--json").json()["rules"] == []
+
+
+def test_the_rules_column_is_a_migration_with_its_reason():
+    version, reason, _ = MIGRATIONS[-1]
+    assert version == SCHEMA_VERSION == 3 and "rules" in reason
