@@ -1,7 +1,9 @@
 """Ledger: the record of every wave, entry, verdict and review, in SQLite.
 
-Owns the schema and its migrations, waves and their entries, reviews and
-events, and filed reports' fingerprints (``store``).
+Owns the schema and its migrations (``schema``), the records it gives back
+(``records``: waves, verdict events, an entry's current verdict), and the
+store itself (``store``: waves and their entries, reviews, filed reports'
+fingerprints).
 
 Must not classify, render or read an upstream clone or the tree: it stores
 what the scan and the commands hand it and gives it back.

@@ -54,7 +54,8 @@ when asked for. A wave left ``running`` by a dead process
 tree, matrix and portq version; a wave whose writer is alive is never
 touched by another process, so two scans at once record two waves.
 
-Schema changes go into ``MIGRATIONS`` (ordered, each with its reason). A
+Schema changes go into ``MIGRATIONS`` (``portq.ledger.schema``: ordered, each
+with its reason). A
 file that is not a portq ledger, or one written by a newer portq, is refused
 with a ``LedgerError`` and left untouched.
 
@@ -69,11 +70,10 @@ import json
 import os
 import socket
 import sqlite3
-from dataclasses import asdict, dataclass, field, is_dataclass, replace
-from functools import cached_property
+from dataclasses import dataclass, field, is_dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
 from portq import __version__
 from portq.core.errors import LedgerError, sqlite_message, sqlite_problem
@@ -84,123 +84,11 @@ APPLICATION_ID = 0x706F7274  # "port": marks the SQLite file as a portq ledger
 BUSY_TIMEOUT_S = 60.0
 """A generous busy timeout keeps concurrent writers waiting rather than failing."""
 
-REVIEW_DECIDED_BY = "review"
-"""``decided_by`` of human events (the classifier layers are in model.DECIDED_BY)."""
 
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 
 
-_SCHEMA_V1 = (
-    """
-    CREATE TABLE waves (
-        id                 INTEGER PRIMARY KEY AUTOINCREMENT,
-        range_spec         TEXT NOT NULL,
-        upstream           TEXT NOT NULL,
-        base_sha           TEXT NOT NULL,
-        tip_sha            TEXT NOT NULL,
-        tree               TEXT NOT NULL,
-        entry_count        INTEGER NOT NULL,
-        portq_version      TEXT NOT NULL,
-        matrix_fingerprint TEXT NOT NULL,
-        tree_fingerprint   TEXT NOT NULL,
-        status             TEXT NOT NULL CHECK (status IN ('running', 'complete', 'interrupted')),
-        owner              TEXT NOT NULL,
-        started_at         TEXT NOT NULL,
-        finished_at        TEXT
-    )""",
-    """
-    CREATE TABLE entries (
-        id       INTEGER PRIMARY KEY,
-        upstream TEXT NOT NULL,
-        tree     TEXT NOT NULL,
-        sha      TEXT NOT NULL,
-        title    TEXT NOT NULL,
-        pr       INTEGER,
-        UNIQUE (upstream, tree, sha)
-    )""",
-    """
-    CREATE TABLE wave_entries (
-        wave_id  INTEGER NOT NULL REFERENCES waves(id),
-        position INTEGER NOT NULL,
-        entry_id INTEGER NOT NULL REFERENCES entries(id),
-        rows     TEXT NOT NULL,
-        symbols  TEXT NOT NULL,
-        PRIMARY KEY (wave_id, position),
-        UNIQUE (wave_id, entry_id)
-    )""",
-    """
-    CREATE TABLE verdict_events (
-        id            INTEGER PRIMARY KEY AUTOINCREMENT,
-        entry_id      INTEGER NOT NULL REFERENCES entries(id),
-        wave_id       INTEGER REFERENCES waves(id),
-        source        TEXT NOT NULL CHECK (source IN ('scan', 'review')),
-        verdict       TEXT NOT NULL,
-        justification TEXT,
-        decided_by    TEXT NOT NULL,
-        reason        TEXT NOT NULL DEFAULT '',
-        who           TEXT,
-        why           TEXT,
-        evidence      TEXT NOT NULL DEFAULT '[]',
-        detail        TEXT,
-        undoes        INTEGER REFERENCES verdict_events(id),
-        version       TEXT NOT NULL,
-        created_at    TEXT NOT NULL
-    )""",
-    """CREATE UNIQUE INDEX one_scan_event_per_wave_entry ON verdict_events (wave_id, entry_id) WHERE source = 'scan'""",
-    """CREATE INDEX verdict_events_by_entry ON verdict_events (entry_id, id)""",
-    """CREATE TRIGGER verdict_events_no_update BEFORE UPDATE ON verdict_events BEGIN SELECT RAISE(ABORT, 'verdict events are append-only'); END""",
-    """CREATE TRIGGER verdict_events_no_delete BEFORE DELETE ON verdict_events BEGIN SELECT RAISE(ABORT, 'verdict events are append-only'); END""",
-    """
-    CREATE TABLE reports (
-        fingerprint TEXT PRIMARY KEY,
-        path        TEXT NOT NULL,
-        entry_id    INTEGER REFERENCES entries(id),
-        wave_id     INTEGER REFERENCES waves(id),
-        data        TEXT,
-        created_at  TEXT NOT NULL
-    )""",
-)
-
-
-def _schema_v1(db: sqlite3.Connection) -> None:
-    # Statement by statement: executescript() would commit the migration's
-    # transaction half-way.
-    for statement in _SCHEMA_V1:
-        db.execute(statement)
-
-
-_SCHEMA_V2 = (
-    # A rowid table: its texts run to kilobytes, which WITHOUT ROWID stores at twice their size.
-    """CREATE TABLE texts (id INTEGER PRIMARY KEY, hash TEXT NOT NULL UNIQUE, text TEXT NOT NULL)""",
-    "ALTER TABLE verdict_events ADD COLUMN detail_ref TEXT REFERENCES texts(hash)",
-    "ALTER TABLE wave_entries ADD COLUMN symbols_ref TEXT REFERENCES texts(hash)",
-    "ALTER TABLE wave_entries ADD COLUMN changes_ref TEXT REFERENCES texts(hash)",
-    "ALTER TABLE wave_entries ADD COLUMN decision_key TEXT",
-    "ALTER TABLE waves ADD COLUMN reuses_wave INTEGER REFERENCES waves(id)",
-    "ALTER TABLE waves ADD COLUMN redecided TEXT",
-)
-
-
-def _schema_v2(db: sqlite3.Connection) -> None:
-    for statement in _SCHEMA_V2:
-        db.execute(statement)
-
-
-def _schema_v3(db: sqlite3.Connection) -> None:
-    db.execute("ALTER TABLE verdict_events ADD COLUMN rules TEXT")
-
-
-MIGRATIONS: list[tuple[int, str, Callable[[sqlite3.Connection], None]]] = [
-    (1, "initial schema: waves, entries, append-only verdict events, filed reports", _schema_v1),
-    (2, "evidence, verdicts and symbol lists stored once by content hash, and waves that reuse an earlier "
-        "wave's decisions by reference, so rescans cost references rather than copies; earlier rows keep "
-        "their inline text and are never reused (they have no decision key)", _schema_v2),
-    (3, "the ids of the classifier rules that decided a scan event, as a JSON list beside its verdict, so a "
-        "ledger says which rule decided without decoding the verdict; reviews and earlier events have none", _schema_v3),
-]
-"""Ordered (version, reason, apply). Append; never edit a released step."""
-
-SCHEMA_VERSION = MIGRATIONS[-1][0]
+from portq.ledger.schema import MIGRATIONS, SCHEMA_VERSION  # noqa: E402,F401 (part of the store's API)
 
 
 _EVENT_SELECT = (
@@ -270,156 +158,8 @@ def _owner_alive(owner: str) -> bool:
     return True
 
 
-# --- records ----------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Wave:
-    id: int
-    range_spec: str
-    upstream: str
-    base_sha: str
-    tip_sha: str
-    tree: str
-    entry_count: int
-    portq_version: str
-    matrix_fingerprint: str
-    tree_fingerprint: str
-    status: str
-    started_at: str
-    finished_at: str | None
-    reuses_wave: int | None = None  # the complete wave whose other decisions this one reuses
-    redecided: str | None = None  # JSON list of the positions a reusing wave decides itself
-
-    @property
-    def name(self) -> str:
-        return f"PORTQ-{self.id}"
-
-    @property
-    def range(self) -> str:
-        return self.range_spec
-
-
-@dataclass(frozen=True)
-class Event:
-    """One verdict event. ``undone`` is filled in by ``history``."""
-
-    id: int
-    entry_id: int
-    wave_id: int | None
-    source: str
-    verdict: str
-    justification: str | None
-    decided_by: str
-    reason: str
-    who: str | None
-    why: str | None
-    evidence_json: str = field(repr=False)
-    detail_json: str | None = field(repr=False)
-    undoes: int | None
-    version: str
-    created_at: str
-    rules_json: str | None = field(default=None, repr=False)
-    undone: bool = False
-    reused_from: int | None = None  # set when a reusing wave presents an earlier wave's scan event as its own
-
-    @cached_property
-    def evidence(self) -> list[dict[str, Any]]:
-        """The event's evidence items (decoded when first asked for); a scan
-        event keeps them once, inside its full verdict."""
-        if not self.evidence_json:
-            return list((self.detail or {}).get("evidence", []))
-        return json.loads(self.evidence_json)
-
-    @property
-    def rules(self) -> list[str]:
-        """The ids of the classifier rules that decided a scan event (none for a review, or one recorded before
-        rules were stored)."""
-        return json.loads(self.rules_json) if self.rules_json else []
-
-    @cached_property
-    def detail(self) -> dict[str, Any] | None:
-        """The full ``model.Verdict`` of a scan event, as JSON data (decoded when first asked for)."""
-        return json.loads(self.detail_json) if self.detail_json else None
-
-    @property
-    def wave(self) -> str | None:
-        return f"PORTQ-{self.wave_id}" if self.wave_id else None
-
-    @property
-    def is_undo(self) -> bool:
-        return self.undoes is not None
-
-    def to_verdict(self) -> Verdict:
-        """The event as a ``model.Verdict`` (full detail for scan events)."""
-        if self.detail:
-            return Verdict.from_json(self.detail)
-        decided_by = self.decided_by if self.decided_by != REVIEW_DECIDED_BY else "provenance"
-        return Verdict(
-            self.verdict,
-            self.justification,
-            decided_by,
-            reason=self.why or self.reason,
-            evidence=[Evidence.from_dict(e) for e in self.evidence],
-            version=self.version,
-        )
-
-
-@dataclass(frozen=True)
-class Current:
-    """What stands for an entry now, and a disagreeing later scan if any."""
-
-    event: Event | None
-    proposal: Event | None = None
-
-    @property
-    def source(self) -> str | None:
-        return self.event.source if self.event else None
-
-
-@dataclass(frozen=True)
-class EntryRecord:
-    """An entry as one wave saw it, with its standing verdict."""
-
-    entry_id: int
-    wave_id: int
-    position: int
-    upstream: str
-    tree: str
-    sha: str
-    title: str
-    pr: int | None
-    rows: list[str]
-    symbols: list[dict[str, Any]]
-    scan: Event | None  # the scan event that decided this entry in this wave (an earlier wave's when reused)
-    current: Current = field(default_factory=lambda: Current(None))
-    source_wave: int | None = None  # the wave whose decision this is (``wave_id`` unless reused)
-
-
-@dataclass(frozen=True)
-class Decision:
-    """What a rescan compares of an earlier decision: the commit, its rows and
-    file changes, the key it was decided under, and its justification."""
-
-    sha: str
-    rows: tuple[str, ...]
-    changes: tuple[tuple[str, str], ...] | None  # None: recorded before schema 2, never reused
-    key: str | None
-    justification: str | None
-    wave_id: int
-
-
-@dataclass(frozen=True)
-class Report:
-    fingerprint: str
-    path: str
-    entry_id: int | None
-    wave_id: int | None
-    data: dict[str, Any] | None
-    created_at: str
-
-
-# --- the ledger ---------------------------------------------------------------
+from portq.ledger.records import (  # noqa: E402,F401 (part of the store's API)
+    REVIEW_DECIDED_BY, Current, Decision, EntryRecord, Event, Report, Wave)
 
 
 def _read_only_reason(path: Path) -> str | None:
