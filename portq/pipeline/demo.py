@@ -27,12 +27,13 @@ from pathlib import Path
 
 import git
 
+from portq.core import bundled
 from portq.core.config import tomllib  # tomli on Python 3.10
 from portq.core.errors import PortqError
 from portq.core.model import JUSTIFICATIONS, NOT_APPLICABLE, VERDICTS
 
-EXAMPLES_DIR = Path(__file__).resolve().parents[2] / "examples"
-"""Where the series and the stale tree live in a checkout of this repository."""
+EXAMPLES_DIR = bundled.demo_root() / "examples"
+"""Where the series and the stale tree live: a checkout's ``examples/``, or the installed copy."""
 
 TARGETS = ("stale-tree", "kernels")
 """The downstream trees every commit has an expected verdict against."""
