@@ -44,7 +44,7 @@ from typing import Any, Callable, Iterable, Mapping, NamedTuple, Sequence
 import jinja2
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
-from portq.core import bundled
+from portq.core import bundled, safe_output
 from portq.core.errors import EXIT_INTERNAL, PortqError
 from portq.core.evidence import Kind, Location, Side, located, split_at_places
 from portq.core.terminal import visible as terminal_visible
@@ -1130,15 +1130,9 @@ def write_report(path: Path, text: str) -> bool:
     """Write ``text`` to ``path`` (creating folders); ``False`` when it was already identical."""
     path = Path(path)
     try:
-        if path.is_file() and path.read_text(encoding="utf-8") == text:
-            return False
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.tmp")
-        tmp.write_text(text, encoding="utf-8")
-        tmp.replace(path)
+        return safe_output.write_text(path, text, what="report")
     except OSError as exc:
         raise ReportError(f"cannot write report {path}: {exc.strerror or exc}") from None
-    return True
 
 
 def split_title(rendered: str) -> tuple[str, str]:
