@@ -126,6 +126,12 @@ def scan_json(result) -> dict:
     }
 
 
+def nothing_new_json(upstream: str, wave) -> dict:
+    """``scan --json``'s document when the upstream has nothing beyond ``wave``: no wave, no entries."""
+    return {"wave": None, "status": "nothing-new", "range": None, "upstream": upstream,
+            "since": {"wave": wave.name, "tip": wave.tip_sha}, "entries": []}
+
+
 def write_scan(out, result, show_all: bool) -> None:
     """Attention first: the flagged entries, the counts per verdict, the coverage holes."""
     records = result.entries
@@ -187,6 +193,8 @@ def run(args: argparse.Namespace, workspace) -> int:
             wave = workspace.newest_complete_wave(upstream)
             print(output.one_line(f"Nothing new in {upstream} since {wave.name} ({wave.range_spec}) ended at "
                                   f"{wave.tip_sha[:12]}."), file=sys.stderr)
+            if output.output_format(args) == "json":  # a script reads a document every time
+                output.emit(output.Document(nothing_new_json(upstream, wave)), "json")
             return gate(workspace, upstream, args.fail_on)
     workspace.close()  # the scan opens the ledger to write
     with output.progress() as reporter:
