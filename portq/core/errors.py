@@ -90,6 +90,9 @@ _SQLITE_MESSAGES = (
     ("unable to open", "cannot-open"),
     ("disk i/o error", "io"),
     ("file is not a database", "not-sqlite"),
+    ("no such table", "damaged"),  # a ledger of the current schema lost a table
+    ("no such column", "damaged"),
+    ("could not decode to utf-8", "damaged"),  # a text column overwritten with other bytes
 )
 
 
@@ -98,8 +101,8 @@ def sqlite_problem(error: BaseException) -> str | None:
     if type(error).__module__ != "sqlite3":
         return None
     code = getattr(error, "sqlite_errorcode", None)
-    if code is not None:
-        return SQLITE_PROBLEMS.get(code & 0xFF)
+    if code is not None and (code & 0xFF) in SQLITE_PROBLEMS:
+        return SQLITE_PROBLEMS[code & 0xFF]
     message = str(error).lower()
     return next((kind for text, kind in _SQLITE_MESSAGES if text in message), None)
 

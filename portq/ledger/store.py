@@ -316,18 +316,23 @@ class Event:
     undone: bool = False
     reused_from: int | None = None  # set when a reusing wave presents an earlier wave's scan event as its own
 
+    def __post_init__(self) -> None:
+        if self.verdict not in VERDICTS:
+            raise LedgerError(f"the ledger is damaged: event {self.id} records the verdict {self.verdict!r}, not one "
+                              f"of {', '.join(VERDICTS)}; restore the ledger from a backup (or move it aside and scan again)")
+
     @cached_property
     def evidence(self) -> list[dict[str, Any]]:
         """The event's evidence items (decoded when first asked for); a scan
         event keeps them once, inside its full verdict."""
         if not self.evidence_json:
             return list((self.detail or {}).get("evidence", []))
-        return json.loads(self.evidence_json)
+        return stored_json(self.evidence_json, "an event's evidence")
 
     @cached_property
     def detail(self) -> dict[str, Any] | None:
         """The full ``model.Verdict`` of a scan event, as JSON data (decoded when first asked for)."""
-        return json.loads(self.detail_json) if self.detail_json else None
+        return stored_json(self.detail_json, "an event's verdict") if self.detail_json else None
 
     @property
     def wave(self) -> str | None:
@@ -417,6 +422,19 @@ def _read_only_reason(path: Path) -> str | None:
     if folder.exists() and not os.access(folder, os.W_OK | os.X_OK):
         return f"its folder {folder} is not writable"
     return None
+
+
+def stored_json(text: str, what: str) -> Any:
+    """JSON the ledger stored; damage (a text that no longer parses) is a ``LedgerError``, not a crash."""
+    try:
+        return json.loads(text)
+    except (ValueError, TypeError) as error:
+        raise LedgerError(f"the ledger is damaged: {what} is not readable JSON ({error}); restore it from a backup "
+                          "(or move it aside and scan again)") from None
+
+
+EXPECTED_TABLES = ("waves", "entries", "wave_entries", "verdict_events", "reports", "texts")
+"""The tables of the current schema: a ledger at SCHEMA_VERSION that lacks one is damaged."""
 
 
 def open_ledger(path: Path | str, *, create: bool = True) -> "Ledger":
@@ -529,6 +547,9 @@ class Ledger:
                 f"{self.path} has ledger schema {version}, newer than this portq ({__version__}) "
                 f"understands ({SCHEMA_VERSION}): upgrade portq"
             )
+        missing = [name for name in EXPECTED_TABLES if name not in tables]
+        if version == SCHEMA_VERSION and missing:
+            raise LedgerError(sqlite_message("damaged", self.path, f"table {missing[0]} is missing"))
 
     def _migrate(self) -> None:
         if self._version() == SCHEMA_VERSION:
@@ -740,8 +761,9 @@ class Ledger:
         return {
             row["position"]: Decision(
                 sha=row["sha"],
-                rows=tuple(json.loads(row["rows"])),
-                changes=tuple(tuple(pair) for pair in json.loads(row["changes"])) if row["changes"] else None,
+                rows=tuple(stored_json(row["rows"], "an entry's rows")),
+                changes=(tuple(tuple(pair) for pair in stored_json(row["changes"], "an entry's changes"))
+                         if row["changes"] else None),
                 key=row["decision_key"],
                 justification=row["justification"],
                 wave_id=row["source_wave"],
@@ -841,8 +863,8 @@ class Ledger:
             sha=row["sha"],
             title=row["title"],
             pr=row["pr"],
-            rows=json.loads(row["rows"]),
-            symbols=json.loads(row["symbols"]),
+            rows=stored_json(row["rows"], "an entry's rows"),
+            symbols=stored_json(row["symbols"], "an entry's symbols"),
             scan=scan,
             current=_current(events, scan if scan is not None and scan.reused_from else None),
             source_wave=source_wave,
@@ -970,7 +992,7 @@ def to_json_text(value: Any) -> str:
 
 
 def _report(row: sqlite3.Row) -> Report:
-    return Report(**{**dict(row), "data": json.loads(row["data"]) if row["data"] else None})
+    return Report(**{**dict(row), "data": stored_json(row["data"], "a report's data") if row["data"] else None})
 
 
 def _is_hex(text: str) -> bool:
