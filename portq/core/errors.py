@@ -149,6 +149,10 @@ def environment_error(error: BaseException, *, ledger: Path | str | None = None)
     if isinstance(error, OSError):
         advice = _OS_ADVICE.get(error.errno) or (error.strerror or str(error))
         return EnvironmentProblem(f"{error.filename}: {advice}" if error.filename is not None else advice)
+    if isinstance(error, RuntimeError) and str(error).startswith("Symlink loop from "):  # pathlib's resolve()
+        looped = str(error)[len("Symlink loop from "):]
+        return EnvironmentProblem(f"{looped}: a symbolic link loop (it never reaches a file or directory): "
+                                  "point it at a real path")
     kind = sqlite_problem(error)
     if kind is None:
         return None
