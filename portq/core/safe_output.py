@@ -98,8 +98,7 @@ def write_text(path: str | os.PathLike, text: str, *, what: str = "--output", st
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
-        with os.fdopen(handle, "wb") as out:
-            out.write(data)
+        _write_file(handle, data)
         mode = stat.S_IMODE(status.st_mode) if status is not None else 0o666 & ~_umask()
         os.chmod(temporary, mode)
         os.replace(temporary, path)
@@ -110,6 +109,12 @@ def write_text(path: str | os.PathLike, text: str, *, what: str = "--output", st
             pass
         raise
     return True
+
+
+def _write_file(descriptor: int, data: bytes) -> None:
+    """Write ``data`` to the open temporary file and close it (where a full disk shows)."""
+    with os.fdopen(descriptor, "wb") as out:
+        out.write(data)
 
 
 def _umask() -> int:
