@@ -221,7 +221,10 @@ def build_upstream(series: Series, destination: Path) -> BuiltUpstream:
         config.set_value("core", "hooksPath", str(destination / ".git" / "no-hooks"))
         config.set_value("core", "autocrlf", "false")
     base = series.commits[0]
-    shutil.copytree(base.directory / "tree", destination, dirs_exist_ok=True)
+    # An installed copy of the series has byte-code beside its .py files (pip compiles them):
+    # never part of the history, or the SHAs would differ from a checkout's.
+    shutil.copytree(base.directory / "tree", destination, dirs_exist_ok=True,
+                    ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     repo.git.add("--all")
     shas = [_commit(repo, base, [])]
     for commit in series.entries:

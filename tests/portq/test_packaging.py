@@ -67,3 +67,19 @@ def test_demo_summary_html_and_dashboard_run_from_an_install(installed, tmp_path
     assert (tmp_path / "reports" / "dashboard.md").read_text(encoding="utf-8").strip()
     helped = _portq(installed, tmp_path, "--help")
     assert helped.returncode == 0 and "scan" in helped.stdout + helped.stderr
+
+
+def test_an_installed_series_builds_the_same_shas_as_the_checkout(installed, tmp_path):
+    """pip byte-compiles the .py files of the bundled series; the built histories must not see it."""
+    import compileall
+
+    compileall.compile_dir(str(installed / "portq" / "_data"), quiet=1)
+    assert list((installed / "portq" / "_data").rglob("__pycache__"))
+    script = ("import sys; from pathlib import Path; from portq.pipeline.demo import build_all, EXAMPLES_DIR; "
+              "built = build_all(Path(sys.argv[1]), EXAMPLES_DIR); "
+              "print(' '.join(f'{name}={b.shas[-1]}' for name, b in sorted(built.items())))")
+    def shas(site, destination):
+        environment = dict(os.environ, PYTHONPATH=str(site))
+        return subprocess.run([sys.executable, "-c", script, str(destination)], cwd=tmp_path, env=environment,
+                              capture_output=True, text=True, check=True).stdout
+    assert shas(installed, tmp_path / "installed") == shas(REPOSITORY, tmp_path / "checkout")
