@@ -27,6 +27,7 @@ import traceback
 from typing import Sequence
 
 from portq import __version__
+from portq.core import standard_streams
 from portq.core.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_USAGE, PortqError, environment_error
 
 COMMANDS: dict[str, str] = {
@@ -121,6 +122,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     previous = signal.signal(signal.SIGTERM, _terminate)
     config = None
     try:
+        standard_streams.prepare()
         command = _command_of(argv)
         parser = build_parser(command)
         # Everything after a bare "--" belongs to the tool a command runs
@@ -150,7 +152,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("portq: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
-    except BrokenPipeError:
+    except BrokenPipeError:  # the reader went away (| head): stop quietly, as git does
+        standard_streams.quiet_after_broken_pipe()
         return 0
     except Exception as error:  # an internal error unless the environment failed: say so plainly
         problem = environment_error(error, ledger=config.ledger_path if config is not None else None)

@@ -1,4 +1,4 @@
-"""``portq scan [A..B | --to REV] [--all] [--fail-on V,...] [--fresh] [--json]``: audit upstream commits into a wave.
+"""``portq scan [A..B | --to REV] [--all] [--fail-on V,...] [--fresh] [--json | --format F] [--output FILE]``: audit upstream commits into a wave.
 
 With a range, the upstream is the one ``--upstream`` names, the only one
 configured, or the one whose clone resolves both ends. Without a range, the
@@ -20,6 +20,10 @@ one line per entry instead. In a pipe nothing is wrapped, cut or coloured.
                   "decided_by": ..., "rules": [RULE_ID...], "evidence": [...],
                   "source": "scan" | "review",
                   "scan_verdict": {"verdict": ..., "justification": ...} | null}]}
+
+``--format sarif`` prints SARIF 2.1.0 instead (``portq.reporting.sarif``: one
+result per flagged entry, at the port's cited lines); ``--output FILE`` writes
+any format to FILE (``portq.core.safe_output``) instead of standard output.
 
 ``--fail-on REAL_GAP[,NEEDS_REVIEW...]`` is a CI gate: it judges the standing
 verdict of every entry of the upstream's ledger (``portq.commands.standing``:
@@ -64,6 +68,37 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "these, naming each such entry on stderr; also when nothing is new")
     parser.add_argument("--fresh", action="store_true",
                         help="decide every entry again instead of reusing the decisions of an earlier scan of the range")
+    parser.add_argument("--format", choices=FORMATS, default=None,
+                        help="table (default), json (as --json) or sarif (SARIF 2.1.0: one result per flagged entry, "
+                        "at the port's cited lines, for code-scanning views)")
+    parser.add_argument("--output", metavar="FILE",
+                        help="write what would be printed to FILE instead (any format; - is standard output); "
+                        "only a regular file is ever replaced")
+
+
+FORMATS = ("table", "json", "sarif")
+"""What ``--format`` takes; ``--json`` is ``--format json``."""
+
+
+def scan_format(args) -> str:
+    if args.json and args.format not in (None, "json"):
+        raise PortqError(f"--json and --format {args.format}: expected one of them")
+    return args.format or ("json" if args.json else "table")
+
+
+def emit_to(document: output.Document, fmt: str, destination: str | None) -> None:
+    """Print ``document`` as ``fmt`` (sarif is JSON), or write it to ``destination`` (``--output``)."""
+    from portq.core import safe_output
+
+    fmt = "json" if fmt == "sarif" else fmt
+    if destination is None or safe_output.is_stdout(destination):
+        output.emit(document, fmt)
+        return
+    import io
+
+    buffer = io.StringIO()
+    output.emit(document, fmt, buffer)
+    safe_output.write_text(destination, buffer.getvalue(), what="--output")
 
 
 def verdict_set(text: str) -> frozenset[str]:
@@ -127,6 +162,12 @@ def scan_json(result) -> dict:
     }
 
 
+def nothing_new_json(upstream: str, wave) -> dict:
+    """``scan --json``'s document when the upstream has nothing beyond ``wave``: no wave, no entries."""
+    return {"wave": None, "status": "nothing-new", "range": None, "upstream": upstream,
+            "since": {"wave": wave.name, "tip": wave.tip_sha}, "entries": []}
+
+
 def write_scan(out, result, show_all: bool) -> None:
     """Attention first: the flagged entries, the counts per verdict, the coverage holes."""
     records = result.entries
@@ -188,12 +229,35 @@ def run(args: argparse.Namespace, workspace) -> int:
             wave = workspace.newest_complete_wave(upstream)
             print(output.one_line(f"Nothing new in {upstream} since {wave.name} ({wave.range_spec}) ended at "
                                   f"{wave.tip_sha[:12]}."), file=sys.stderr)
+            fmt = scan_format(args)
+            if fmt == "sarif":
+                from portq.reporting.sarif import sarif_document
+
+                emit_to(output.Document(sarif_document([], wave_name=None, upstream=upstream)), fmt, args.output)
+            elif fmt == "json":  # a script reads a document every time
+                emit_to(output.Document(nothing_new_json(upstream, wave)), fmt, args.output)
             return gate(workspace, upstream, args.fail_on)
+    fmt = scan_format(args)
+    if args.output is not None and not args.output.strip():
+        raise PortqError("--output: expected a file to write to (or - for standard output), got an empty value")
+    if args.output is not None:
+        from pathlib import Path
+
+        from portq.core import safe_output
+
+        if not safe_output.is_stdout(args.output):
+            safe_output.check_target(Path(args.output), "--output")  # refuse before a long scan, not after
     workspace.close()  # the scan opens the ledger to write
     with output.progress() as reporter:
         result = run_scan(workspace.config_for(upstream), range_spec, progress=reporter, fresh=args.fresh)
-    document = output.Document(scan_json(result), table=lambda out: write_scan(out, result, args.all))
-    output.emit(document, output.output_format(args))
+    if fmt == "sarif":
+        from portq.reporting.sarif import sarif_document
+
+        web = workspace.config.upstream_web.get(upstream)
+        document = output.Document(sarif_document(result.entries, wave_name=result.wave.name, upstream=upstream, web=web))
+    else:
+        document = output.Document(scan_json(result), table=lambda out: write_scan(out, result, args.all))
+    emit_to(document, fmt, args.output)
     if result.resumed:
         print(f"{result.wave.name} was unfinished and is now complete.", file=sys.stderr)
     if result.redecided is not None:

@@ -25,7 +25,7 @@ from portq.reporting import reports
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_selector(parser, entry=False)
-    parser.add_argument("--html", metavar="FILE", help="write the ledger as one self-contained HTML page to FILE")
+    parser.add_argument("--html", metavar="FILE", help="write the whole ledger as one self-contained HTML page to FILE (- for standard output)")
 
 
 def summary_document(wave, records) -> output.Document:
@@ -37,17 +37,20 @@ def summary_document(wave, records) -> output.Document:
 def run(args: argparse.Namespace, workspace) -> int:
     if args.html is not None and not args.html.strip():
         raise PortqError("--html: expected a file to write the page to, got an empty value")
-    wave = selected_wave(workspace, args)
-    if args.html is not None:
+    if args.html is not None:  # the whole ledger: no wave to select
         from pathlib import Path
 
+        from portq.core import safe_output
         from portq.reporting import html_page
 
         config = workspace.config
         html_page.write_page(workspace.ledger(), Path(args.html), config.root / "reports", config.upstream_web)
+        if safe_output.is_stdout(args.html):
+            return 0
         document = output.Document({"html": args.html}, table=lambda out: output.print_line(out, args.html))
         output.emit(document, output.output_format(args))
         return 0
+    wave = selected_wave(workspace, args)
     records = workspace.ledger().wave_entries(wave)
     output.emit(summary_document(wave, records), output.output_format(args, "markdown"))
     return 0

@@ -3,8 +3,11 @@
 Owns the exit codes and one-line errors (``errors``), ``portq.toml``
 (``config``), the verdict vocabulary and entry records (``model``), typed
 evidence (``evidence``), path rules such as which files are tests
-(``paths``), terminal-safe text (``terminal``) and opening an SQLite file
-several processes share (``shared_sqlite``).
+(``paths``), terminal-safe text (``terminal``), opening an SQLite file
+several processes share (``shared_sqlite``), where shipped templates and demo
+data live (``bundled``), writing a file a user named without harming what is
+there (``safe_output``), standard streams that behave as git's
+(``standard_streams``) and the one TOML reader (``toml_input``).
 
 Must not import any other portq package, read a clone or a tree, or decide
 a verdict: everything after it in the data flow builds on it.

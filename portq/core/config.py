@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Sequence
 
+from portq.core import toml_input
 from portq.core.errors import ConfigError
 
 try:
@@ -152,7 +153,7 @@ def _read_config_file(path: Path) -> dict:
     except OSError as error:
         raise ConfigError(f"{path}: cannot read: {error.strerror or error}") from None
     try:
-        return tomllib.loads(text)
+        return toml_input.loads(text)
     except tomllib.TOMLDecodeError as error:
         message = re.sub(r"\s*\(at line \d+, column \d+\)", "", str(error))
         raise ConfigError(f"{path}:{_toml_error_line(error)}: invalid TOML: {message}") from None

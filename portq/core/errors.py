@@ -90,6 +90,9 @@ _SQLITE_MESSAGES = (
     ("unable to open", "cannot-open"),
     ("disk i/o error", "io"),
     ("file is not a database", "not-sqlite"),
+    ("no such table", "damaged"),  # a ledger of the current schema lost a table
+    ("no such column", "damaged"),
+    ("could not decode to utf-8", "damaged"),  # a text column overwritten with other bytes
 )
 
 
@@ -98,8 +101,8 @@ def sqlite_problem(error: BaseException) -> str | None:
     if type(error).__module__ != "sqlite3":
         return None
     code = getattr(error, "sqlite_errorcode", None)
-    if code is not None:
-        return SQLITE_PROBLEMS.get(code & 0xFF)
+    if code is not None and (code & 0xFF) in SQLITE_PROBLEMS:
+        return SQLITE_PROBLEMS[code & 0xFF]
     message = str(error).lower()
     return next((kind for text, kind in _SQLITE_MESSAGES if text in message), None)
 
@@ -146,6 +149,10 @@ def environment_error(error: BaseException, *, ledger: Path | str | None = None)
     if isinstance(error, OSError):
         advice = _OS_ADVICE.get(error.errno) or (error.strerror or str(error))
         return EnvironmentProblem(f"{error.filename}: {advice}" if error.filename is not None else advice)
+    if isinstance(error, RuntimeError) and str(error).startswith("Symlink loop from "):  # pathlib's resolve()
+        looped = str(error)[len("Symlink loop from "):]
+        return EnvironmentProblem(f"{looped}: a symbolic link loop (it never reaches a file or directory): "
+                                  "point it at a real path")
     kind = sqlite_problem(error)
     if kind is None:
         return None

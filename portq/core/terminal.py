@@ -73,8 +73,12 @@ def console(stream, *, color: bool | None = None):
     """
     from rich.console import Console
 
+    class DataConsole(Console):
+        def on_broken_pipe(self) -> None:  # rich exits 1 here; the caller stops quietly instead
+            raise BrokenPipeError
+
     terminal = stream.isatty()
-    return Console(
+    return DataConsole(
         file=stream,
         markup=False,
         emoji=False,

@@ -12,7 +12,18 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from portq.core.model import Evidence, Verdict
+from portq.core.errors import LedgerError
+from portq.core.model import VERDICTS, Evidence, Verdict
+
+
+def stored_json(text: str, what: str) -> Any:
+    """JSON the ledger stored; damage (a text that no longer parses) is a ``LedgerError``, not a crash."""
+    try:
+        return json.loads(text)
+    except (ValueError, TypeError) as error:
+        raise LedgerError(f"the ledger is damaged: {what} is not readable JSON ({error}); restore it from a backup "
+                          "(or move it aside and scan again)") from None
+
 
 REVIEW_DECIDED_BY = "review"
 """``decided_by`` of human events (the classifier layers are in model.DECIDED_BY)."""
@@ -68,24 +79,29 @@ class Event:
     undone: bool = False
     reused_from: int | None = None  # set when a reusing wave presents an earlier wave's scan event as its own
 
+    def __post_init__(self) -> None:
+        if self.verdict not in VERDICTS:
+            raise LedgerError(f"the ledger is damaged: event {self.id} records the verdict {self.verdict!r}, not one "
+                              f"of {', '.join(VERDICTS)}; restore the ledger from a backup (or move it aside and scan again)")
+
     @cached_property
     def evidence(self) -> list[dict[str, Any]]:
         """The event's evidence items (decoded when first asked for); a scan
         event keeps them once, inside its full verdict."""
         if not self.evidence_json:
             return list((self.detail or {}).get("evidence", []))
-        return json.loads(self.evidence_json)
+        return stored_json(self.evidence_json, "an event's evidence")
 
     @property
     def rules(self) -> list[str]:
         """The ids of the classifier rules that decided a scan event (none for a review, or one recorded before
         rules were stored)."""
-        return json.loads(self.rules_json) if self.rules_json else []
+        return stored_json(self.rules_json, "an event's rule ids") if self.rules_json else []
 
     @cached_property
     def detail(self) -> dict[str, Any] | None:
         """The full ``model.Verdict`` of a scan event, as JSON data (decoded when first asked for)."""
-        return json.loads(self.detail_json) if self.detail_json else None
+        return stored_json(self.detail_json, "an event's verdict") if self.detail_json else None
 
     @property
     def wave(self) -> str | None:

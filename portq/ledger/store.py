@@ -159,7 +159,7 @@ def _owner_alive(owner: str) -> bool:
 
 
 from portq.ledger.records import (  # noqa: E402,F401 (part of the store's API)
-    REVIEW_DECIDED_BY, Current, Decision, EntryRecord, Event, Report, Wave)
+    REVIEW_DECIDED_BY, Current, Decision, EntryRecord, Event, Report, Wave, stored_json)
 
 
 def _read_only_reason(path: Path) -> str | None:
@@ -170,6 +170,10 @@ def _read_only_reason(path: Path) -> str | None:
     if folder.exists() and not os.access(folder, os.W_OK | os.X_OK):
         return f"its folder {folder} is not writable"
     return None
+
+
+EXPECTED_TABLES = ("waves", "entries", "wave_entries", "verdict_events", "reports", "texts")
+"""The tables of the current schema: a ledger at SCHEMA_VERSION that lacks one is damaged."""
 
 
 def open_ledger(path: Path | str, *, create: bool = True) -> "Ledger":
@@ -282,6 +286,9 @@ class Ledger:
                 f"{self.path} has ledger schema {version}, newer than this portq ({__version__}) "
                 f"understands ({SCHEMA_VERSION}): upgrade portq"
             )
+        missing = [name for name in EXPECTED_TABLES if name not in tables]
+        if version == SCHEMA_VERSION and missing:
+            raise LedgerError(sqlite_message("damaged", self.path, f"table {missing[0]} is missing"))
 
     def _migrate(self) -> None:
         if self._version() == SCHEMA_VERSION:
@@ -493,8 +500,9 @@ class Ledger:
         return {
             row["position"]: Decision(
                 sha=row["sha"],
-                rows=tuple(json.loads(row["rows"])),
-                changes=tuple(tuple(pair) for pair in json.loads(row["changes"])) if row["changes"] else None,
+                rows=tuple(stored_json(row["rows"], "an entry's rows")),
+                changes=(tuple(tuple(pair) for pair in stored_json(row["changes"], "an entry's changes"))
+                         if row["changes"] else None),
                 key=row["decision_key"],
                 justification=row["justification"],
                 wave_id=row["source_wave"],
@@ -594,8 +602,8 @@ class Ledger:
             sha=row["sha"],
             title=row["title"],
             pr=row["pr"],
-            rows=json.loads(row["rows"]),
-            symbols=json.loads(row["symbols"]),
+            rows=stored_json(row["rows"], "an entry's rows"),
+            symbols=stored_json(row["symbols"], "an entry's symbols"),
             scan=scan,
             current=_current(events, scan if scan is not None and scan.reused_from else None),
             source_wave=source_wave,
@@ -723,7 +731,7 @@ def to_json_text(value: Any) -> str:
 
 
 def _report(row: sqlite3.Row) -> Report:
-    return Report(**{**dict(row), "data": json.loads(row["data"]) if row["data"] else None})
+    return Report(**{**dict(row), "data": stored_json(row["data"], "a report's data") if row["data"] else None})
 
 
 def _is_hex(text: str) -> bool:

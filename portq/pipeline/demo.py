@@ -27,12 +27,13 @@ from pathlib import Path
 
 import git
 
+from portq.core import bundled
 from portq.core.config import tomllib  # tomli on Python 3.10
 from portq.core.errors import PortqError
 from portq.core.model import JUSTIFICATIONS, NOT_APPLICABLE, VERDICTS
 
-EXAMPLES_DIR = Path(__file__).resolve().parents[2] / "examples"
-"""Where the series and the stale tree live in a checkout of this repository."""
+EXAMPLES_DIR = bundled.demo_root() / "examples"
+"""Where the series and the stale tree live: a checkout's ``examples/``, or the installed copy."""
 
 TARGETS = ("stale-tree", "kernels")
 """The downstream trees every commit has an expected verdict against."""
@@ -220,7 +221,10 @@ def build_upstream(series: Series, destination: Path) -> BuiltUpstream:
         config.set_value("core", "hooksPath", str(destination / ".git" / "no-hooks"))
         config.set_value("core", "autocrlf", "false")
     base = series.commits[0]
-    shutil.copytree(base.directory / "tree", destination, dirs_exist_ok=True)
+    # An installed copy of the series has byte-code beside its .py files (pip compiles them):
+    # never part of the history, or the SHAs would differ from a checkout's.
+    shutil.copytree(base.directory / "tree", destination, dirs_exist_ok=True,
+                    ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     repo.git.add("--all")
     shas = [_commit(repo, base, [])]
     for commit in series.entries:

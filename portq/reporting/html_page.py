@@ -77,6 +77,9 @@ def environment() -> jinja2.Environment:
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
+        # Every value the page shows gets the terminal's policy: controls, bidi
+        # overrides and line separators as visible escapes, whichever field it is.
+        finalize=lambda value: reports.visible(value) if isinstance(value, str) else value,
     )
     env.filters["visible"] = reports.visible
     return env

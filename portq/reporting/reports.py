@@ -35,7 +35,6 @@ import json
 import re
 import shutil
 import subprocess
-import sys
 import traceback
 import unicodedata
 from dataclasses import asdict, is_dataclass
@@ -45,6 +44,7 @@ from typing import Any, Callable, Iterable, Mapping, NamedTuple, Sequence
 import jinja2
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
+from portq.core import bundled, safe_output
 from portq.core.errors import EXIT_INTERNAL, PortqError
 from portq.core.evidence import Kind, Location, Side, located, split_at_places
 from portq.core.terminal import visible as terminal_visible
@@ -70,17 +70,9 @@ from portq.core.model import (
     most_severe,
 )
 
-def _templates_dir() -> Path:
-    checkout = Path(__file__).resolve().parents[2] / "templates"
-    if checkout.is_dir():
-        return checkout
-    return Path(sys.prefix) / "share" / "portq" / "templates"
-
-
-TEMPLATES_DIR = _templates_dir()
+TEMPLATES_DIR = bundled.templates_dir()
 """The templates shipped with portq: ``templates/`` of a checkout or an
-editable install, else the copy a regular install puts under
-``<prefix>/share/portq/templates``."""
+editable install, else the copy a regular install carries in the package."""
 
 MAX_INLINE_CHARS = 200
 """Untrusted inline text (a title, a quoted line) is cut to this many characters."""
@@ -1138,15 +1130,9 @@ def write_report(path: Path, text: str) -> bool:
     """Write ``text`` to ``path`` (creating folders); ``False`` when it was already identical."""
     path = Path(path)
     try:
-        if path.is_file() and path.read_text(encoding="utf-8") == text:
-            return False
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.tmp")
-        tmp.write_text(text, encoding="utf-8")
-        tmp.replace(path)
+        return safe_output.write_text(path, text, what="report")
     except OSError as exc:
         raise ReportError(f"cannot write report {path}: {exc.strerror or exc}") from None
-    return True
 
 
 def split_title(rendered: str) -> tuple[str, str]:

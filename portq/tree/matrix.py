@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Iterable, Sequence
 
 from portq.core.config import tomllib  # tomli on Python 3.10
+from portq.core import toml_input
 from portq.core.errors import MatrixError
 
 ROW_KEYS = ("id", "title", "upstream", "paths", "exclude", "symbols", "tree", "tests")
@@ -237,7 +238,7 @@ class Matrix:
     def parse(cls, text: str, path: Path | str = "<matrix>") -> "Matrix":
         path = Path(path)
         try:
-            data = tomllib.loads(text)
+            data = toml_input.loads(text)
         except tomllib.TOMLDecodeError as error:
             match = re.search(r"\(at line (\d+)", str(error))
             message = re.sub(r"\s*\(at line \d+, column \d+\)", "", str(error))
@@ -357,6 +358,12 @@ def _key_line(lines: Sequence[str], start: int, end: int, key: str) -> int | Non
     return None
 
 
+def outside_the_tree(place: str) -> bool:
+    """Whether a ``tree``/``tests`` entry names something outside the tree's root (absolute, ``~`` or ``..``)."""
+    posix = place.replace("\\", "/")
+    return posix.startswith(("/", "~")) or (len(posix) > 1 and posix[1] == ":") or ".." in posix.split("/")
+
+
 def _parse_row(raw: dict, path: Path, lines, start: int, end: int, seen: dict[str, int]) -> Row:
     row_line = start + 1
 
@@ -392,6 +399,11 @@ def _parse_row(raw: dict, path: Path, lines, start: int, end: int, seen: dict[st
                 problem = glob_problem(pattern)
                 if problem:
                     raise fail(key, f"glob {pattern!r}: {problem}")
+        if key in ("tree", "tests"):
+            for place in value:
+                if outside_the_tree(place):
+                    raise fail(key, f"{key} {place!r} is outside the repository: expected a path relative to the "
+                                    "tree's root, without '..'")
         values[key] = tuple(value)
     if not values["paths"] and not values["symbols"]:
         raise fail(None, "claims nothing: expected 'paths' or 'symbols'")

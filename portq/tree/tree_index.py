@@ -54,6 +54,7 @@ import hashlib
 import json
 import os
 import re
+import stat
 import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -323,8 +324,16 @@ def tree_files(root: Path) -> Iterable[Path]:
             and not (Path(directory) / d / ".git").exists()
         )
         for name in sorted(files):
-            if language_for_path(name) is not None:
+            if language_for_path(name) is not None and _regular_file(Path(directory) / name):
                 yield Path(directory) / name
+
+
+def _regular_file(path: Path) -> bool:
+    """A FIFO, a device or a socket named like a source file is not read (a FIFO would block the scan)."""
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        return False  # a dangling link or a file removed meanwhile: nothing to read
 
 
 KEPT_INDEXES = 4

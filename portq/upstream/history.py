@@ -159,7 +159,12 @@ class Upstream:
             raise HistoryError(f"{self._where()} is not readable: give portq read access to the clone")
         result = self.git("rev-parse", "--is-bare-repository", "--is-inside-git-dir", "--absolute-git-dir", check=False)
         if result.returncode != 0:
-            raise HistoryError(f"{self._where()} is not a git repository")
+            said = " ".join(result.stderr.split())
+            if "dubious ownership" in said:  # git's safe.directory check (a CI container's checkout)
+                raise HistoryError(f"{self._where()}: git refuses to read it: detected dubious ownership (the clone "
+                                   "belongs to another user); allow it with: git config --global --add "
+                                   f"safe.directory {self.path.resolve()}")
+            raise HistoryError(f"{self._where()} is not a git repository" + (f" (git: {said})" if said else ""))
         bare, inside_git_dir, git_dir = result.stdout.split("\n")[:3]
         here = self.path.resolve()
         if bare == "true" or inside_git_dir == "true":  # a bare clone, or a clone's .git directory

@@ -285,16 +285,13 @@ def test_a_scan_that_runs_out_of_space_is_exit_2_and_a_rerun_with_space_complete
 
 
 def test_disk_full_while_writing_a_report_is_exit_2_naming_the_file(scanned, capsys, monkeypatch):
-    from pathlib import Path
+    from portq.core import safe_output
 
-    original = Path.write_text
+    def full(descriptor, data):  # reports are written through a temporary file beside the target
+        os.close(descriptor)
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
-    def full(self, *args, **kwargs):
-        if "reports" in self.parts:
-            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(self))
-        return original(self, *args, **kwargs)
-
-    monkeypatch.setattr(Path, "write_text", full)
+    monkeypatch.setattr(safe_output, "_write_file", full)
     assert main(["file-issue", "1", "--force", "--out", str(scanned / "reports")]) == 2
     err = one_line_error(capsys)
     assert "cannot write report" in err and str(scanned / "reports") in err and "No space left" in err, err

@@ -99,3 +99,28 @@ def test_web_template_that_is_not_an_http_url_is_refused(tmp_path):
     (tmp_path / "portq.toml").write_text('[upstream.vllm]\npath = "upstream"\nweb = "javascript:alert(\'{sha}\')"\n')
     result = scenario.portq("file-issue", "1")
     assert result.code == 2 and "expected an http(s) URL" in result.err and len(result.err.strip().splitlines()) == 1
+
+
+SPOOFING = "\u202e" + "txt.exe" + "\u2028" + "\x85" + "\x1b[2J"
+"""A right-to-left override, a line separator, a C1 control and an escape sequence."""
+
+
+def test_every_text_on_the_page_shows_hostile_characters_as_escapes(tmp_path):
+    scenario = scanned(tmp_path, title="Fix " + SPOOFING)
+    review = scenario.portq("review", "1", "--verdict", "NEEDS_REVIEW", "--because", "read " + SPOOFING,
+                            "--who", "mallory" + SPOOFING)
+    assert review.code == 0, review.err
+    result = scenario.portq("summary", "--html", str(tmp_path / "page.html"))
+    assert result.code == 0, result.err
+    raw = (tmp_path / "page.html").read_text(encoding="utf-8")
+    for character in SPOOFING[0], "\u2028", "\x85", "\x1b":
+        assert character not in raw
+    assert raw.count("\\u202e") >= 3 and "\\u2028" in raw and "\\x85" in raw and "\\x1b" in raw
+
+
+def test_a_100k_character_title_may_wrap_inside_its_cell(tmp_path):
+    scenario = scanned(tmp_path, title="x" * 100_000)
+    result = scenario.portq("summary", "--html", str(tmp_path / "page.html"))
+    assert result.code == 0, result.err
+    raw = (tmp_path / "page.html").read_text(encoding="utf-8")
+    assert "overflow-wrap: anywhere" in raw  # the browser may break the unbroken title inside its cell
