@@ -190,6 +190,20 @@ def cp_gather_and_upconvert_fp8_kv_cache(
         batch_size: number of requests.
         seq_starts: optional int32 ``[batch_size]``: row ``workspace_starts[r] + j``
             holds logical position ``seq_starts[r] + j``.
+
+    Offsets past ``T`` are clamped to it, as upstream clamps.
+
+    Deviation: a logical block past the table width, a block id outside the
+    cache, a negative ``seq_starts`` entry, or a negative or decreasing
+    ``workspace_starts`` entry is an index error (upstream has no #49427
+    guard here and reads or writes out of bounds, or overlaps the ranges).
+    Deviation: the HiSparse host-cache arguments of upstream's newest
+    signature are not carried (refused as unexpected keywords).
+
+    On an index error found inside the kernel (see ``portq_kernels.validation``):
+    rows written before the error was seen may differ from their old contents,
+    the rows of the offending request are not written, and nothing outside
+    ``dst`` is touched; the inputs are never modified.
     """
     batch_size = upconvert_gather_checks(
         "fp8_ds_mla", src_cache, dst, block_table, workspace_starts, batch_size, seq_starts,

@@ -133,7 +133,19 @@ def cp_gather_and_upconvert_nvfp4_kv_cache(
             holds logical position ``seq_starts[r] + j`` (seed 002's fix; upstream
             @03b6016490 has no ``seq_starts`` yet).
 
+    Offsets past ``T`` are clamped to it, as upstream clamps.
+
+    Deviation: a logical block past the table width, a block id outside the
+    cache, a negative ``seq_starts`` entry, or a negative or decreasing
+    ``workspace_starts`` entry is an index error (upstream has no #49427
+    guard here and reads or writes out of bounds, or overlaps the ranges).
     Deviation: no SM100 requirement (the decoding does not need e2m1 instructions).
+    Deviation: ``seq_starts`` (the upstream fix not yet in the version read).
+
+    On an index error found inside the kernel (see ``portq_kernels.validation``):
+    rows written before the error was seen may differ from their old contents,
+    the rows of the offending request are not written, and nothing outside
+    ``dst`` is touched; the inputs are never modified.
     """
     batch_size = upconvert_gather_checks(
         "nvfp4_ds_mla", src_cache, dst, block_table, workspace_starts, batch_size, seq_starts,

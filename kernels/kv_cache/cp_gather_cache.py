@@ -109,10 +109,20 @@ def cp_gather_cache(
         batch_size: number of requests (``len(cu_seq_lens) - 1``).
         seq_starts: optional int32 ``[batch_size]``, any non-negative offsets.
 
+    Offsets past ``dst.shape[0]`` are clamped to it, as upstream clamps.
+
     Deviation: a logical block past the table width, a block id outside the
     cache or a negative ``seq_starts`` entry is never read (the rows stay
-    untouched) and is reported by the index policy of ``portq_kernels.validation``
-    (upstream reads out of bounds, #45462, open).
+    untouched) and is an index error of ``portq_kernels.validation``
+    (upstream reads out of bounds, #45462, open; it has no #49427 guard).
+    Deviation: a negative or decreasing ``cu_seq_lens`` entry is an index
+    error (upstream writes before ``dst``, or overlaps the ranges so that its
+    grid can run out of programs).
+
+    On an index error found inside the kernel (see ``portq_kernels.validation``):
+    rows written before the error was seen may differ from their old contents,
+    the rows of the offending request are not written, and nothing outside
+    ``dst`` is touched; the inputs are never modified.
     """
     check.paged_cache("src_cache", src_cache, ndim=None)
     device = src_cache.device

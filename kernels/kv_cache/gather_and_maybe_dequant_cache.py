@@ -69,6 +69,7 @@ def gather_and_maybe_dequant_cache_page(
         True,
         HAS_SEQ_STARTS,
         REQS_PER_SCAN,
+        True,
     )
     scale_value = 1.0
     if CONVERSION != 0:
@@ -118,8 +119,9 @@ def gather_and_maybe_dequant_cache(
             1-byte storage (uint8 / float8) for the fp8 formats.
         dst: ``[>= num_tokens, E]`` fp32, fp16 or bf16; rows may be strided.
         block_table: int32 ``[>= num_reqs, max_blocks]``.
-        cu_seq_lens: int32 ``[num_reqs + 1]``; request ``r`` fills rows
-            ``[cu[r], cu[r+1])`` clamped to ``num_tokens``.
+        cu_seq_lens: int32 ``[num_reqs + 1]``, non-negative and non-decreasing;
+            request ``r`` fills rows ``[cu[r], cu[r+1])`` clamped to
+            ``num_tokens`` (as upstream clamps).
         num_tokens: rows ``>= num_tokens`` are never written (an upper bound is
             fine: it only sizes the grid); ``0`` is a no-op.
         kv_cache_dtype: ``auto``/``float16``/``bfloat16`` (bit copy),
@@ -128,9 +130,25 @@ def gather_and_maybe_dequant_cache(
         seq_starts: optional int32 ``[num_reqs]``: request ``r`` starts reading at
             logical position ``seq_starts[r]`` (any non-negative value).
 
+    Positions whose logical block is at or past the table's width are skipped:
+    their rows stay untouched, with no error (upstream #49427), and the
+    in-range part of the request is still gathered.
+
     Deviation: ``fp8_ds_mla``/``nvfp4_ds_mla`` are refused with a pointer to
     the upconvert gathers (upstream would treat ``fp8_ds_mla`` as per-element
     e4m3, which is never what a 656-byte entry means).
+    Deviation: the width skipped at is ``block_table.shape[1]``, not upstream's
+    ``block_table.stride(0)`` (the same for a row-contiguous table; a column
+    slice of a wider table is not read past its columns).
+    Deviation: a block id outside the cache, a negative ``seq_starts`` entry, a
+    negative ``cu_seq_lens`` entry or a decreasing ``cu_seq_lens`` is an index
+    error (upstream reads or writes out of bounds, or, for a decreasing one,
+    overlaps the ranges so that its grid can run out of programs).
+
+    On an index error found inside the kernel (see ``portq_kernels.validation``):
+    rows written before the error was seen may differ from their old contents,
+    the rows of the offending request are not written, and nothing outside
+    ``dst`` is touched; the inputs are never modified.
     """
     conversion = element_conversion(kv_cache_dtype)
     check.paged_cache("src_cache", src_cache)
@@ -172,7 +190,8 @@ def gather_and_maybe_dequant_cache(
     block_size = src_cache.shape[1]
     dense = src_cache.stride(1) == entry and dst.stride(0) == entry
     flag = page_index_flag("gather_and_maybe_dequant_cache", device, cu_seq_lens, True, seq_starts,
-                           block_table, num_reqs, num_tokens, block_size, src_cache.shape[0])
+                           block_table, num_reqs, num_tokens, block_size, src_cache.shape[0],
+                           skip_past_table=True)
     gather_and_maybe_dequant_cache_page[page_task_grid(num_tokens, block_size, num_reqs)](
         src_view,
         dst_view,
