@@ -79,6 +79,7 @@ import triton
 import triton.language as tl
 from triton.tools.tensor_descriptor import TensorDescriptor
 
+from .. import custom_ops
 from .. import validation as check
 from ..validation import record_violation
 
@@ -596,12 +597,22 @@ def _check_index_values(kv_indptr, kv_indices, cu, num_pages, page_size, total_k
 
 def _validate(k_buffer, k_scale, kv_indptr, kv_indices, cu, kv_proj_weight, kv_proj_scale,
               k_prefix, v_prefix, weight_preshuffle, shuffled_kv_cache) -> _Problem:
+    _refuse_amd_layouts(weight_preshuffle, shuffled_kv_cache)
+    return _validate_tensors(k_buffer, k_scale, kv_indptr, kv_indices, cu, kv_proj_weight, kv_proj_scale,
+                             k_prefix, v_prefix)
+
+
+def _refuse_amd_layouts(weight_preshuffle, shuffled_kv_cache) -> None:
     if weight_preshuffle:
         check.fail("weight_preshuffle", "False (the preshuffled weight is an AMD MFMA layout this "
                    "port does not carry; pass the row-major [H*(Dn+Dv), R] weight)", True)
     if shuffled_kv_cache:
         check.fail("shuffled_kv_cache", "False (the shuffled cache is an AMD MFMA layout this port "
                    "does not carry; pass the plain paged cache)", True)
+
+
+def _validate_tensors(k_buffer, k_scale, kv_indptr, kv_indices, cu, kv_proj_weight, kv_proj_scale,
+                      k_prefix, v_prefix) -> _Problem:
     fp4 = getattr(torch, "float4_e2m1fn_x2", None)
     if isinstance(kv_proj_weight, torch.Tensor) and fp4 is not None and kv_proj_weight.dtype == fp4:
         # ValueError as before: a dtype this port refuses, not a wrong type.
@@ -763,6 +774,24 @@ def gather_kv_b_proj_with_config(k_buffer, k_scale, kv_indptr, kv_indices, kv_pr
             kv_proj_scale, k_prefix, v_prefix, problem, config)
 
 
+def _gather_kv_b_proj(k_buffer: torch.Tensor, k_scale: torch.Tensor | None, kv_indptr: torch.Tensor,
+                      kv_indices: torch.Tensor, kv_prefix_sum_context_lens: torch.Tensor,
+                      kv_proj_weight: torch.Tensor, kv_proj_scale: torch.Tensor | None,
+                      k_prefix: torch.Tensor, v_prefix: torch.Tensor,
+                      weight_preshuffle: bool = False, shuffled_kv_cache: bool = False) -> None:
+    """The body of ``torch.ops.portq.gather_kv_b_proj``: host checks, then the launch."""
+    problem = _validate(k_buffer, k_scale, kv_indptr, kv_indices, kv_prefix_sum_context_lens,
+                        kv_proj_weight, kv_proj_scale, k_prefix, v_prefix,
+                        weight_preshuffle, shuffled_kv_cache)
+    _launch(k_buffer, k_scale, kv_indptr, kv_indices, kv_prefix_sum_context_lens, kv_proj_weight,
+            kv_proj_scale, k_prefix, v_prefix, problem,
+            default_config(k_buffer.device, problem.scale_mode, k_buffer.dtype, kv_proj_weight.dtype))
+
+
+_GATHER_KV_B_PROJ_OP = custom_ops.register("gather_kv_b_proj", _gather_kv_b_proj,
+                                           mutates_args=("k_prefix", "v_prefix"), fake=custom_ops.no_output)
+
+
 # portq: ports aiter:aiter/ops/triton/gather_kv_b_proj.py::gather_kv_b_proj @e50c39f1be
 # portq: not-carried aiter:aiter/ops/triton/gather_kv_b_proj.py::gather_kv_b_proj[weight_preshuffle] -- AMD MFMA (16,16) weight layout, AMD-only
 # portq: not-carried aiter:aiter/ops/triton/gather_kv_b_proj.py::gather_kv_b_proj[shuffled_kv_cache] -- AMD MFMA KV-cache layout, AMD-only
@@ -796,9 +825,7 @@ def gather_kv_b_proj(k_buffer, k_scale, kv_indptr, kv_indices, kv_prefix_sum_con
     was seen may differ from their old contents; nothing outside ``k_prefix``
     and ``v_prefix`` is written and the inputs are never modified.
     """
-    problem = _validate(k_buffer, k_scale, kv_indptr, kv_indices, kv_prefix_sum_context_lens,
-                        kv_proj_weight, kv_proj_scale, k_prefix, v_prefix,
-                        weight_preshuffle, shuffled_kv_cache)
-    _launch(k_buffer, k_scale, kv_indptr, kv_indices, kv_prefix_sum_context_lens, kv_proj_weight,
-            kv_proj_scale, k_prefix, v_prefix, problem,
-            default_config(k_buffer.device, problem.scale_mode, k_buffer.dtype, kv_proj_weight.dtype))
+    _refuse_amd_layouts(weight_preshuffle, shuffled_kv_cache)
+    custom_ops.call("gather_kv_b_proj", k_buffer, k_scale, kv_indptr, kv_indices,
+                    kv_prefix_sum_context_lens, kv_proj_weight, kv_proj_scale, k_prefix, v_prefix,
+                    weight_preshuffle, shuffled_kv_cache)
