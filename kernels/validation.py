@@ -36,6 +36,16 @@ index mode (:func:`index_checks`):
   caller reads :func:`index_flag` when it chooses (once per engine step, say)
   and resets it with :func:`reset_index_flag`. The benchmarks time this mode
   as "the unchecked kernel".
+
+What the output holds after an index error found inside a kernel, in every
+mode: the programs that saw no bad index have written their rows, so rows
+written before the error was seen may differ from their old contents; the
+rows that the bad index would have produced are not written (a gather leaves
+them untouched; ``gather_kv_b_proj`` computes them from zero rows); nothing
+outside the op's output tensors is written, and no input is modified. On CUDA
+in the default mode the trap ends the CUDA context (as PyTorch's own device
+asserts do), so an engine that wants a Python exception it can catch runs
+the debug mode, whose host check raises before anything is launched.
 """
 from __future__ import annotations
 

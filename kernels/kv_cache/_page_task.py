@@ -65,9 +65,11 @@ def map_gather_page_task(
     Tasks are numbered request by request, page by page. The scan is vectorised:
     for a slice of requests it counts each one's pages, takes the inclusive
     prefix sum, and picks the request whose page interval holds ``task``.
-    A request with rows to copy and a negative ``seq_starts`` entry gets no
-    pages (it would address blocks before its table row) and program 0 clears
-    ``index_flag``.
+    A request with rows to copy and a negative ``seq_starts`` entry, a negative
+    output start, or an output end before its start gets no pages and program 0
+    clears ``index_flag`` (upstream would read blocks before the table row or
+    write rows before ``dst``; a decreasing offset overlaps the ranges, so the
+    grid of :func:`page_task_grid` could run out of programs).
     """
     found = task < 0
     req_id = task * 0
@@ -85,18 +87,26 @@ def map_gather_page_task(
         else:
             has_next = reqs + 1 < num_reqs
             end = tl.load(output_starts + reqs + 1, mask=has_next, other=0)
-            end = tl.where(has_next, end, num_tokens)
+            # The last request runs to num_tokens (a start past it is clamped).
+            end = tl.where(has_next, end, tl.maximum(begin, num_tokens))
+        # Offsets that would address rows before ``dst`` (upstream writes there)
+        # or that decrease (overlapping ranges: the grid's bound no longer holds,
+        # rows would be left silently unwritten) are violations; the rows of such
+        # a request are never written. Offsets past ``num_tokens`` are clamped to
+        # it, as upstream does.
+        bad_offsets = valid & ((begin < 0) | (end < begin))
         begin = tl.minimum(tl.maximum(begin, 0), num_tokens)
         end = tl.minimum(tl.maximum(end, 0), num_tokens)
-        length = tl.maximum(end - begin, 0)
+        length = tl.where(bad_offsets, 0, tl.maximum(end - begin, 0))
         if HAS_SEQ_STARTS:
             source_begin = tl.load(seq_starts + reqs, mask=valid, other=0)
             negative = valid & (source_begin < 0) & (length > 0)
-            record_violation(index_flag, negative & (task == 0), TRAP)
             length = tl.where(negative, 0, length)
             source_begin = tl.maximum(source_begin, 0)
+            bad_offsets = bad_offsets | negative
         else:
             source_begin = reqs * 0
+        record_violation(index_flag, bad_offsets & (task == 0), TRAP)
         first_block = source_begin // block_size
         num_pages = (source_begin + length + block_size - 1) // block_size - first_block
         num_pages = tl.where(valid, num_pages, 0)
@@ -142,13 +152,16 @@ def resolve_page(
     HAS_TERMINAL_START: tl.constexpr,
     HAS_SEQ_STARTS: tl.constexpr,
     REQS_PER_SCAN: tl.constexpr,
+    SKIP_PAST_TABLE: tl.constexpr = False,
 ):
     """This program's page: (num_page_tokens, physical_block, page_token_begin,
     output_token_begin). ``num_page_tokens`` is 0 when there is nothing to copy:
-    no task, a logical block past the table width (upstream #49427's guard, here
-    on every gather and against the real width), or a physical block id outside
-    the cache (never read: the rows stay untouched). The last two are index
-    violations and clear ``index_flag``."""
+    no task, a logical block past the table width, or a physical block id outside
+    the cache (never read: the rows stay untouched). A block id outside the cache
+    is an index violation and clears ``index_flag``; so is a logical block past
+    the table width, except with ``SKIP_PAST_TABLE``: upstream #49427's guard in
+    ``gather_and_maybe_dequant_cache``, which skips such pages silently (the
+    gathers without that guard upstream read past the table row instead)."""
     found, req_id, logical_block, page_token_begin, page_token_end, output_token_begin = (
         map_gather_page_task(
             tl.program_id(0),
@@ -171,7 +184,10 @@ def resolve_page(
         other=-1,
     )
     copy = in_table & (physical_block >= 0) & (physical_block < num_blocks)
-    record_scalar_violation(index_flag, found & ~copy, TRAP)
+    if SKIP_PAST_TABLE:
+        record_scalar_violation(index_flag, in_table & ~copy, TRAP)
+    else:
+        record_scalar_violation(index_flag, found & ~copy, TRAP)
     num_page_tokens = tl.where(copy, page_token_end - page_token_begin, 0)
     return num_page_tokens, physical_block, page_token_begin, output_token_begin
 
@@ -181,26 +197,36 @@ PAGE_INDICES = "block_table entries and seq_starts"
 
 
 def page_index_flag(op, device, output_starts, has_terminal_start, seq_starts, block_table, num_reqs,
-                    num_tokens, block_size, num_blocks):
+                    num_tokens, block_size, num_blocks, skip_past_table=False):
     """The flag a gather's kernel clears on a bad index; in debug mode, first
     the host check naming the bad entry (:func:`check_pages_on_host`)."""
     if check.debug_reads(op, device):
         check_pages_on_host(output_starts, has_terminal_start, seq_starts, block_table, num_reqs,
-                            num_tokens, block_size, num_blocks)
+                            num_tokens, block_size, num_blocks, skip_past_table)
     return check.index_flag(device)
 
 
 def check_pages_on_host(output_starts, has_terminal_start, seq_starts, block_table, num_reqs,
-                        num_tokens, block_size, num_blocks) -> None:
+                        num_tokens, block_size, num_blocks, skip_past_table=False) -> None:
     """Debug mode: the index checks of :func:`resolve_page`, on the host, raising
-    for the first request whose ``seq_starts`` entry or block-table entries
-    would be out of range (the same rows the kernel would copy)."""
+    for the first bad offset (negative or decreasing ``cu_seq_lens`` /
+    ``workspace_starts``), then for the first request whose ``seq_starts`` entry
+    or block-table entries would be out of range (the same rows the kernel
+    would copy; with ``skip_past_table`` the columns past the table's width are
+    skipped, not checked)."""
     starts = output_starts.detach().cpu().to(torch.int64)
-    begin = starts[:num_reqs].clamp(0, num_tokens)
+    name = "cu_seq_lens" if has_terminal_start else "workspace_starts"
+    check.first_outside(name, starts[: num_reqs + has_terminal_start], 0, None)
     if has_terminal_start:
         end = starts[1 : num_reqs + 1]
     else:
-        end = torch.cat([starts[1:num_reqs], torch.tensor([num_tokens])])
+        end = torch.cat([starts[1:num_reqs], starts[num_reqs - 1 :].clamp(min=num_tokens)])
+    decreasing = (end < starts[:num_reqs]).nonzero().flatten().tolist()
+    if decreasing:
+        req = decreasing[0]
+        check.fail(f"{name}[{req + 1}]", f"non-decreasing (>= {name}[{req}] = {int(starts[req])})",
+                   int(end[req]))
+    begin = starts[:num_reqs].clamp(0, num_tokens)
     length = (end.clamp(0, num_tokens) - begin).clamp(min=0)
     source = (seq_starts.detach().cpu().to(torch.int64) if seq_starts is not None
               else torch.zeros(num_reqs, dtype=torch.int64))
@@ -210,7 +236,9 @@ def check_pages_on_host(output_starts, has_terminal_start, seq_starts, block_tab
             check.fail(f"seq_starts[{req}]", ">= 0", int(source[req]))
         first = int(source[req]) // block_size
         last = (int(source[req]) + int(length[req]) - 1) // block_size
-        if last >= table.shape[1]:
+        if skip_past_table:
+            last = min(last, table.shape[1] - 1)
+        elif last >= table.shape[1]:
             check.fail(f"block_table[{req}]", f"{last + 1} columns wide for the rows request {req} "
                        "copies", f"{table.shape[1]} columns")
         check.first_outside(f"block_table[{req}, {first}:]", table[req, first : last + 1], 0, num_blocks,

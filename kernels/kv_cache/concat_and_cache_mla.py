@@ -22,6 +22,7 @@ import torch
 import triton
 import triton.language as tl
 
+from .. import custom_ops
 from .. import validation as check
 from ..validation import record_violation
 from . import _formats as fmt
@@ -291,13 +292,7 @@ def _as_bits(value: torch.Tensor) -> torch.Tensor:
     return value.view(torch.int16) if value.dtype == torch.bfloat16 else value
 
 
-# portq: ports vllm:csrc/libtorch_stable/cache_kernels.cu::concat_and_cache_mla @00eb0c874e
-# portq: ports vllm:csrc/libtorch_stable/nvfp4_ds_mla_cache_kernels.cu::launch_concat_and_cache_nvfp4_ds_mla @03b6016490
-# portq: not-carried vllm:csrc/libtorch_stable/cache_kernels.cu::concat_and_cache_mla_grouped -- multi-layer MTP-draft writer (spec §2.5); no caller in this tree, one launch per layer of concat_and_cache_mla covers it
-# portq: not-carried vllm:csrc/libtorch_stable/cache_kernels.cu::concat_and_cache_mla_grouped_kernel -- see concat_and_cache_mla_grouped
-# portq: not-carried vllm:csrc/libtorch_stable/cache_kernels.cu::reshape_and_cache_kernel -- non-MLA (separate K/V) paged cache; this tree carries MLA caches only
-# portq: not-carried vllm:csrc/libtorch_stable/cache_kernels.cu::indexer_k_quant_and_cache_kernel -- DeepSeek V3.2 indexer-key cache, not part of the MLA KV cache this row ports
-def concat_and_cache_mla(
+def _concat_and_cache_mla(
     kv_c: torch.Tensor,
     k_pe: torch.Tensor,
     kv_cache: torch.Tensor,
@@ -305,12 +300,7 @@ def concat_and_cache_mla(
     kv_cache_dtype: str,
     scale: torch.Tensor,
 ) -> None:
-    """Write ``kv_c [T, kv_lora_rank]`` and ``k_pe [T, pe_dim]`` (or ``[T, 1, pe_dim]``)
-    into ``kv_cache [num_blocks, block_size, entry]`` at ``slot_mapping`` (int64).
-
-    ``scale`` (float32, element 0) is used by the fp8 formats only; the ds_mla
-    formats carry their own scales. See the module docstring for the formats.
-    """
+    """The body of ``torch.ops.portq.concat_and_cache_mla``: host checks, then the launch."""
     check.instance("kv_cache_dtype", kv_cache_dtype, str)
     if kv_cache_dtype not in fmt.WRITE_FORMATS:
         check.fail("kv_cache_dtype", f"one of {fmt.supported(fmt.WRITE_FORMATS)}", repr(kv_cache_dtype))
@@ -407,3 +397,30 @@ def concat_and_cache_mla(
             num_warps=warps,
         )
     check.after_launch("concat_and_cache_mla", flag, "slot_mapping entries")
+
+
+_CONCAT_AND_CACHE_MLA_OP = custom_ops.register("concat_and_cache_mla", _concat_and_cache_mla, mutates_args=("kv_cache",),
+    fake=custom_ops.no_output)
+
+
+# portq: ports vllm:csrc/libtorch_stable/cache_kernels.cu::concat_and_cache_mla @00eb0c874e
+# portq: ports vllm:csrc/libtorch_stable/nvfp4_ds_mla_cache_kernels.cu::launch_concat_and_cache_nvfp4_ds_mla @03b6016490
+# portq: not-carried vllm:csrc/libtorch_stable/cache_kernels.cu::concat_and_cache_mla_grouped -- multi-layer MTP-draft writer (spec §2.5); no caller in this tree, one launch per layer of concat_and_cache_mla covers it
+# portq: not-carried vllm:csrc/libtorch_stable/cache_kernels.cu::concat_and_cache_mla_grouped_kernel -- see concat_and_cache_mla_grouped
+# portq: not-carried vllm:csrc/libtorch_stable/cache_kernels.cu::reshape_and_cache_kernel -- non-MLA (separate K/V) paged cache; this tree carries MLA caches only
+# portq: not-carried vllm:csrc/libtorch_stable/cache_kernels.cu::indexer_k_quant_and_cache_kernel -- DeepSeek V3.2 indexer-key cache, not part of the MLA KV cache this row ports
+def concat_and_cache_mla(
+    kv_c: torch.Tensor,
+    k_pe: torch.Tensor,
+    kv_cache: torch.Tensor,
+    slot_mapping: torch.Tensor,
+    kv_cache_dtype: str,
+    scale: torch.Tensor,
+) -> None:
+    """Write ``kv_c [T, kv_lora_rank]`` and ``k_pe [T, pe_dim]`` (or ``[T, 1, pe_dim]``)
+    into ``kv_cache [num_blocks, block_size, entry]`` at ``slot_mapping`` (int64).
+
+    ``scale`` (float32, element 0) is used by the fp8 formats only; the ds_mla
+    formats carry their own scales. See the module docstring for the formats.
+    """
+    custom_ops.call("concat_and_cache_mla", kv_c, k_pe, kv_cache, slot_mapping, kv_cache_dtype, scale)

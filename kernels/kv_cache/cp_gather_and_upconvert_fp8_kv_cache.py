@@ -13,6 +13,7 @@ import torch
 import triton
 import triton.language as tl
 
+from .. import custom_ops
 from .. import validation as check
 from . import _formats as fmt
 from ._numerics import fp32_to_bf16_bits, fp8_code_to_fp32, native_casts
@@ -165,6 +166,36 @@ def launch_upconvert(op, kernel, cache_views, src_cache, dst, block_table, works
     check.after_launch(op, flag, PAGE_INDICES)
 
 
+def _cp_gather_and_upconvert_fp8_kv_cache(
+    src_cache: torch.Tensor,
+    dst: torch.Tensor,
+    block_table: torch.Tensor,
+    workspace_starts: torch.Tensor,
+    batch_size: int,
+    seq_starts: torch.Tensor | None = None,
+) -> None:
+    """The body of ``torch.ops.portq.cp_gather_and_upconvert_fp8_kv_cache``: host checks, then the launch."""
+    batch_size = upconvert_gather_checks(
+        "fp8_ds_mla", src_cache, dst, block_table, workspace_starts, batch_size, seq_starts,
+        fmt.DS_MLA_ENTRY_BYTES,
+    )
+    if src_cache.stride(0) % 4 or src_cache.stride(1) % 4 or src_cache.storage_offset() % 4:
+        check.fail("src_cache", "blocks and entries starting at 4-byte boundaries (fp32 tile scales)",
+                   f"strides {src_cache.stride()} and storage offset {src_cache.storage_offset()}")
+    raw = src_cache.view(torch.uint8)
+    launch_upconvert(
+        "cp_gather_and_upconvert_fp8_kv_cache",
+        cp_gather_and_upconvert_fp8_kv_cache_page,
+        (raw, raw.view(torch.float32), raw.view(torch.int16)),
+        src_cache, dst, block_table, workspace_starts, batch_size, seq_starts,
+        max_token_block=32,
+    )
+
+
+_CP_GATHER_AND_UPCONVERT_FP8_KV_CACHE_OP = custom_ops.register("cp_gather_and_upconvert_fp8_kv_cache", _cp_gather_and_upconvert_fp8_kv_cache, mutates_args=("dst",),
+    fake=custom_ops.no_output)
+
+
 # portq: ports vllm:csrc/libtorch_stable/cache_kernels.cu::cp_gather_and_upconvert_fp8_kv_cache @c76a425278
 # portq: not-carried vllm:csrc/libtorch_stable/cache_kernels.cu::cp_gather_and_upconvert_fp8_kv_cache[host_cache] -- HiSparse host-backed rows (v3 signature); no host-resident cache in this tree
 # portq: not-carried vllm:csrc/libtorch_stable/cache_kernels.cu::cp_gather_and_upconvert_fp8_kv_cache[host_row_ids] -- HiSparse host-backed rows (v3 signature)
@@ -190,19 +221,19 @@ def cp_gather_and_upconvert_fp8_kv_cache(
         batch_size: number of requests.
         seq_starts: optional int32 ``[batch_size]``: row ``workspace_starts[r] + j``
             holds logical position ``seq_starts[r] + j``.
+
+    Offsets past ``T`` are clamped to it, as upstream clamps.
+
+    Deviation: a logical block past the table width, a block id outside the
+    cache, a negative ``seq_starts`` entry, or a negative or decreasing
+    ``workspace_starts`` entry is an index error (upstream has no #49427
+    guard here and reads or writes out of bounds, or overlaps the ranges).
+    Deviation: the HiSparse host-cache arguments of upstream's newest
+    signature are not carried (refused as unexpected keywords).
+
+    On an index error found inside the kernel (see ``portq_kernels.validation``):
+    rows written before the error was seen may differ from their old contents,
+    the rows of the offending request are not written, and nothing outside
+    ``dst`` is touched; the inputs are never modified.
     """
-    batch_size = upconvert_gather_checks(
-        "fp8_ds_mla", src_cache, dst, block_table, workspace_starts, batch_size, seq_starts,
-        fmt.DS_MLA_ENTRY_BYTES,
-    )
-    if src_cache.stride(0) % 4 or src_cache.stride(1) % 4 or src_cache.storage_offset() % 4:
-        check.fail("src_cache", "blocks and entries starting at 4-byte boundaries (fp32 tile scales)",
-                   f"strides {src_cache.stride()} and storage offset {src_cache.storage_offset()}")
-    raw = src_cache.view(torch.uint8)
-    launch_upconvert(
-        "cp_gather_and_upconvert_fp8_kv_cache",
-        cp_gather_and_upconvert_fp8_kv_cache_page,
-        (raw, raw.view(torch.float32), raw.view(torch.int16)),
-        src_cache, dst, block_table, workspace_starts, batch_size, seq_starts,
-        max_token_block=32,
-    )
+    custom_ops.call("cp_gather_and_upconvert_fp8_kv_cache", src_cache, dst, block_table, workspace_starts, batch_size, seq_starts)

@@ -17,6 +17,7 @@ import torch
 import triton
 import triton.language as tl
 
+from .. import custom_ops
 from . import _formats as fmt
 from ._numerics import e2m1_code_to_fp32, fp32_to_bf16_bits, fp8_code_to_fp32
 from ._page_task import resolve_page
@@ -109,6 +110,32 @@ def cp_gather_and_upconvert_nvfp4_kv_cache_kernel(
         tl.store(dst_row + 512 + rope_cols[None, :], rope, mask=token_mask[:, None])
 
 
+def _cp_gather_and_upconvert_nvfp4_kv_cache(
+    src_cache: torch.Tensor,
+    dst: torch.Tensor,
+    block_table: torch.Tensor,
+    workspace_starts: torch.Tensor,
+    batch_size: int,
+    seq_starts: torch.Tensor | None = None,
+) -> None:
+    """The body of ``torch.ops.portq.cp_gather_and_upconvert_nvfp4_kv_cache``: host checks, then the launch."""
+    batch_size = upconvert_gather_checks(
+        "nvfp4_ds_mla", src_cache, dst, block_table, workspace_starts, batch_size, seq_starts,
+        fmt.NVFP4_ENTRY_BYTES,
+    )
+    launch_upconvert(
+        "cp_gather_and_upconvert_nvfp4_kv_cache",
+        cp_gather_and_upconvert_nvfp4_kv_cache_kernel,
+        (src_cache.view(torch.uint8),),
+        src_cache, dst, block_table, workspace_starts, batch_size, seq_starts,
+        max_token_block=NVFP4_TILING[0], num_warps=NVFP4_TILING[1],
+    )
+
+
+_CP_GATHER_AND_UPCONVERT_NVFP4_KV_CACHE_OP = custom_ops.register("cp_gather_and_upconvert_nvfp4_kv_cache", _cp_gather_and_upconvert_nvfp4_kv_cache, mutates_args=("dst",),
+    fake=custom_ops.no_output)
+
+
 # portq: ports vllm:csrc/libtorch_stable/cache_kernels.cu::cp_gather_and_upconvert_nvfp4_kv_cache @00eb0c874e
 # portq: ports vllm:csrc/libtorch_stable/nvfp4_ds_mla_cache_kernels.cu::launch_cp_gather_and_upconvert_nvfp4_kv_cache @03b6016490
 def cp_gather_and_upconvert_nvfp4_kv_cache(
@@ -133,16 +160,18 @@ def cp_gather_and_upconvert_nvfp4_kv_cache(
             holds logical position ``seq_starts[r] + j`` (seed 002's fix; upstream
             @03b6016490 has no ``seq_starts`` yet).
 
+    Offsets past ``T`` are clamped to it, as upstream clamps.
+
+    Deviation: a logical block past the table width, a block id outside the
+    cache, a negative ``seq_starts`` entry, or a negative or decreasing
+    ``workspace_starts`` entry is an index error (upstream has no #49427
+    guard here and reads or writes out of bounds, or overlaps the ranges).
     Deviation: no SM100 requirement (the decoding does not need e2m1 instructions).
+    Deviation: ``seq_starts`` (the upstream fix not yet in the version read).
+
+    On an index error found inside the kernel (see ``portq_kernels.validation``):
+    rows written before the error was seen may differ from their old contents,
+    the rows of the offending request are not written, and nothing outside
+    ``dst`` is touched; the inputs are never modified.
     """
-    batch_size = upconvert_gather_checks(
-        "nvfp4_ds_mla", src_cache, dst, block_table, workspace_starts, batch_size, seq_starts,
-        fmt.NVFP4_ENTRY_BYTES,
-    )
-    launch_upconvert(
-        "cp_gather_and_upconvert_nvfp4_kv_cache",
-        cp_gather_and_upconvert_nvfp4_kv_cache_kernel,
-        (src_cache.view(torch.uint8),),
-        src_cache, dst, block_table, workspace_starts, batch_size, seq_starts,
-        max_token_block=NVFP4_TILING[0], num_warps=NVFP4_TILING[1],
-    )
+    custom_ops.call("cp_gather_and_upconvert_nvfp4_kv_cache", src_cache, dst, block_table, workspace_starts, batch_size, seq_starts)

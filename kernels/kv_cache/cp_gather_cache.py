@@ -12,6 +12,7 @@ import torch
 import triton
 import triton.language as tl
 
+from .. import custom_ops
 from .. import validation as check
 from ._page_task import PAGE_INDICES, copy_page, page_index_flag, page_task_grid, reqs_per_scan, resolve_page, row_tiling
 
@@ -87,9 +88,7 @@ def cp_gather_cache_page(
     )
 
 
-# portq: ports vllm:csrc/libtorch_stable/cache_kernels.cu::cp_gather_cache @c76a425278
-# portq: not-carried vllm:csrc/libtorch_stable/cache_kernels.cu::cp_gather_indexer_k_quant_cache_kernel -- gathers the indexer-key cache, whose writer is not carried either
-def cp_gather_cache(
+def _cp_gather_cache(
     src_cache: torch.Tensor,
     dst: torch.Tensor,
     block_table: torch.Tensor,
@@ -97,23 +96,7 @@ def cp_gather_cache(
     batch_size: int,
     seq_starts: torch.Tensor | None = None,
 ) -> None:
-    """Copy each request's rows ``[cu[r], cu[r+1])`` (clamped to ``dst.shape[0]``)
-    from logical positions ``seq_starts[r] + j`` of the paged ``src_cache``.
-
-    Args:
-        src_cache: ``[num_blocks, block_size, *entry]``, element size 1, 2 or 4,
-            each entry contiguous (blocks and tokens may be strided/padded).
-        dst: ``[T, *entry]``, same dtype, each row contiguous.
-        block_table: int32 ``[>= batch_size, max_blocks]``.
-        cu_seq_lens: int32 ``[batch_size + 1]``.
-        batch_size: number of requests (``len(cu_seq_lens) - 1``).
-        seq_starts: optional int32 ``[batch_size]``, any non-negative offsets.
-
-    Deviation: a logical block past the table width, a block id outside the
-    cache or a negative ``seq_starts`` entry is never read (the rows stay
-    untouched) and is reported by the index policy of ``portq_kernels.validation``
-    (upstream reads out of bounds, #45462, open).
-    """
+    """The body of ``torch.ops.portq.cp_gather_cache``: host checks, then the launch."""
     check.paged_cache("src_cache", src_cache, ndim=None)
     device = src_cache.device
     check.tensor("dst", dst, device=device)
@@ -168,3 +151,47 @@ def cp_gather_cache(
         **row_tiling(entry, block_size),
     )
     check.after_launch("cp_gather_cache", flag, PAGE_INDICES)
+
+
+_CP_GATHER_CACHE_OP = custom_ops.register("cp_gather_cache", _cp_gather_cache, mutates_args=("dst",),
+    fake=custom_ops.no_output)
+
+
+# portq: ports vllm:csrc/libtorch_stable/cache_kernels.cu::cp_gather_cache @c76a425278
+# portq: not-carried vllm:csrc/libtorch_stable/cache_kernels.cu::cp_gather_indexer_k_quant_cache_kernel -- gathers the indexer-key cache, whose writer is not carried either
+def cp_gather_cache(
+    src_cache: torch.Tensor,
+    dst: torch.Tensor,
+    block_table: torch.Tensor,
+    cu_seq_lens: torch.Tensor,
+    batch_size: int,
+    seq_starts: torch.Tensor | None = None,
+) -> None:
+    """Copy each request's rows ``[cu[r], cu[r+1])`` (clamped to ``dst.shape[0]``)
+    from logical positions ``seq_starts[r] + j`` of the paged ``src_cache``.
+
+    Args:
+        src_cache: ``[num_blocks, block_size, *entry]``, element size 1, 2 or 4,
+            each entry contiguous (blocks and tokens may be strided/padded).
+        dst: ``[T, *entry]``, same dtype, each row contiguous.
+        block_table: int32 ``[>= batch_size, max_blocks]``.
+        cu_seq_lens: int32 ``[batch_size + 1]``.
+        batch_size: number of requests (``len(cu_seq_lens) - 1``).
+        seq_starts: optional int32 ``[batch_size]``, any non-negative offsets.
+
+    Offsets past ``dst.shape[0]`` are clamped to it, as upstream clamps.
+
+    Deviation: a logical block past the table width, a block id outside the
+    cache or a negative ``seq_starts`` entry is never read (the rows stay
+    untouched) and is an index error of ``portq_kernels.validation``
+    (upstream reads out of bounds, #45462, open; it has no #49427 guard).
+    Deviation: a negative or decreasing ``cu_seq_lens`` entry is an index
+    error (upstream writes before ``dst``, or overlaps the ranges so that its
+    grid can run out of programs).
+
+    On an index error found inside the kernel (see ``portq_kernels.validation``):
+    rows written before the error was seen may differ from their old contents,
+    the rows of the offending request are not written, and nothing outside
+    ``dst`` is touched; the inputs are never modified.
+    """
+    custom_ops.call("cp_gather_cache", src_cache, dst, block_table, cu_seq_lens, batch_size, seq_starts)

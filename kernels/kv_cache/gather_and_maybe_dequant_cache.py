@@ -17,6 +17,7 @@ import torch
 import triton
 import triton.language as tl
 
+from .. import custom_ops
 from .. import validation as check
 from ._formats import Conversion, element_conversion
 from ._numerics import native_casts
@@ -69,6 +70,7 @@ def gather_and_maybe_dequant_cache_page(
         True,
         HAS_SEQ_STARTS,
         REQS_PER_SCAN,
+        True,
     )
     scale_value = 1.0
     if CONVERSION != 0:
@@ -100,8 +102,7 @@ def gather_and_maybe_dequant_cache_page(
 _BIT_VIEW = {4: torch.int32, 2: torch.int16}
 
 
-# portq: ports vllm:csrc/libtorch_stable/cache_kernels.cu::gather_and_maybe_dequant_cache @c76a425278
-def gather_and_maybe_dequant_cache(
+def _gather_and_maybe_dequant_cache(
     src_cache: torch.Tensor,
     dst: torch.Tensor,
     block_table: torch.Tensor,
@@ -111,27 +112,7 @@ def gather_and_maybe_dequant_cache(
     scale: torch.Tensor,
     seq_starts: torch.Tensor | None = None,
 ) -> None:
-    """Gather ``cu_seq_lens``-delimited rows of each request out of the paged cache.
-
-    Args:
-        src_cache: ``[num_blocks, block_size, E]``; ``dst.dtype`` for ``auto``,
-            1-byte storage (uint8 / float8) for the fp8 formats.
-        dst: ``[>= num_tokens, E]`` fp32, fp16 or bf16; rows may be strided.
-        block_table: int32 ``[>= num_reqs, max_blocks]``.
-        cu_seq_lens: int32 ``[num_reqs + 1]``; request ``r`` fills rows
-            ``[cu[r], cu[r+1])`` clamped to ``num_tokens``.
-        num_tokens: rows ``>= num_tokens`` are never written (an upper bound is
-            fine: it only sizes the grid); ``0`` is a no-op.
-        kv_cache_dtype: ``auto``/``float16``/``bfloat16`` (bit copy),
-            ``fp8``/``fp8_e4m3``/``fp8_e5m2`` (dequantize with ``scale[0]``).
-        scale: float32, element 0 is the per-tensor scale.
-        seq_starts: optional int32 ``[num_reqs]``: request ``r`` starts reading at
-            logical position ``seq_starts[r]`` (any non-negative value).
-
-    Deviation: ``fp8_ds_mla``/``nvfp4_ds_mla`` are refused with a pointer to
-    the upconvert gathers (upstream would treat ``fp8_ds_mla`` as per-element
-    e4m3, which is never what a 656-byte entry means).
-    """
+    """The body of ``torch.ops.portq.gather_and_maybe_dequant_cache``: host checks, then the launch."""
     conversion = element_conversion(kv_cache_dtype)
     check.paged_cache("src_cache", src_cache)
     device = src_cache.device
@@ -172,7 +153,8 @@ def gather_and_maybe_dequant_cache(
     block_size = src_cache.shape[1]
     dense = src_cache.stride(1) == entry and dst.stride(0) == entry
     flag = page_index_flag("gather_and_maybe_dequant_cache", device, cu_seq_lens, True, seq_starts,
-                           block_table, num_reqs, num_tokens, block_size, src_cache.shape[0])
+                           block_table, num_reqs, num_tokens, block_size, src_cache.shape[0],
+                           skip_past_table=True)
     gather_and_maybe_dequant_cache_page[page_task_grid(num_tokens, block_size, num_reqs)](
         src_view,
         dst_view,
@@ -201,3 +183,59 @@ def gather_and_maybe_dequant_cache(
         **row_tiling(entry, block_size),
     )
     check.after_launch("gather_and_maybe_dequant_cache", flag, PAGE_INDICES)
+
+
+_GATHER_AND_MAYBE_DEQUANT_CACHE_OP = custom_ops.register("gather_and_maybe_dequant_cache", _gather_and_maybe_dequant_cache, mutates_args=("dst",),
+    fake=custom_ops.no_output)
+
+
+# portq: ports vllm:csrc/libtorch_stable/cache_kernels.cu::gather_and_maybe_dequant_cache @c76a425278
+def gather_and_maybe_dequant_cache(
+    src_cache: torch.Tensor,
+    dst: torch.Tensor,
+    block_table: torch.Tensor,
+    cu_seq_lens: torch.Tensor,
+    num_tokens: int,
+    kv_cache_dtype: str,
+    scale: torch.Tensor,
+    seq_starts: torch.Tensor | None = None,
+) -> None:
+    """Gather ``cu_seq_lens``-delimited rows of each request out of the paged cache.
+
+    Args:
+        src_cache: ``[num_blocks, block_size, E]``; ``dst.dtype`` for ``auto``,
+            1-byte storage (uint8 / float8) for the fp8 formats.
+        dst: ``[>= num_tokens, E]`` fp32, fp16 or bf16; rows may be strided.
+        block_table: int32 ``[>= num_reqs, max_blocks]``.
+        cu_seq_lens: int32 ``[num_reqs + 1]``, non-negative and non-decreasing;
+            request ``r`` fills rows ``[cu[r], cu[r+1])`` clamped to
+            ``num_tokens`` (as upstream clamps).
+        num_tokens: rows ``>= num_tokens`` are never written (an upper bound is
+            fine: it only sizes the grid); ``0`` is a no-op.
+        kv_cache_dtype: ``auto``/``float16``/``bfloat16`` (bit copy),
+            ``fp8``/``fp8_e4m3``/``fp8_e5m2`` (dequantize with ``scale[0]``).
+        scale: float32, element 0 is the per-tensor scale.
+        seq_starts: optional int32 ``[num_reqs]``: request ``r`` starts reading at
+            logical position ``seq_starts[r]`` (any non-negative value).
+
+    Positions whose logical block is at or past the table's width are skipped:
+    their rows stay untouched, with no error (upstream #49427), and the
+    in-range part of the request is still gathered.
+
+    Deviation: ``fp8_ds_mla``/``nvfp4_ds_mla`` are refused with a pointer to
+    the upconvert gathers (upstream would treat ``fp8_ds_mla`` as per-element
+    e4m3, which is never what a 656-byte entry means).
+    Deviation: the width skipped at is ``block_table.shape[1]``, not upstream's
+    ``block_table.stride(0)`` (the same for a row-contiguous table; a column
+    slice of a wider table is not read past its columns).
+    Deviation: a block id outside the cache, a negative ``seq_starts`` entry, a
+    negative ``cu_seq_lens`` entry or a decreasing ``cu_seq_lens`` is an index
+    error (upstream reads or writes out of bounds, or, for a decreasing one,
+    overlaps the ranges so that its grid can run out of programs).
+
+    On an index error found inside the kernel (see ``portq_kernels.validation``):
+    rows written before the error was seen may differ from their old contents,
+    the rows of the offending request are not written, and nothing outside
+    ``dst`` is touched; the inputs are never modified.
+    """
+    custom_ops.call("gather_and_maybe_dequant_cache", src_cache, dst, block_table, cu_seq_lens, num_tokens, kv_cache_dtype, scale, seq_starts)

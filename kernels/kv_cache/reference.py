@@ -144,10 +144,14 @@ def paged_rows(block_table, output_starts, num_rows, seq_starts, block_size, ter
     """Yield ``(request, dst_rows, physical_blocks, offsets)`` per request (spec §12
     ``ref_paged_gather``). Positions whose logical block is past the table width,
     or whose table entry is not a block of the cache, are left out: the rows they
-    would fill stay untouched (the kernels' guards; upstream reads out of bounds)."""
+    would fill stay untouched (the kernels' guards; upstream reads out of bounds).
+    So do the rows of a request whose output start is negative or whose output
+    range ends before it starts (inconsistent offsets, an index violation)."""
     starts = [int(v) for v in output_starts]
     num_reqs = len(starts) - 1 if terminal else len(starts)
     for req in range(num_reqs):
+        if starts[req] < 0:
+            continue
         first = min(max(starts[req], 0), num_rows)
         if terminal or req + 1 < num_reqs:
             last = min(max(starts[req + 1], 0), num_rows)

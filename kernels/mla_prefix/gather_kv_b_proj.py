@@ -79,6 +79,7 @@ import triton
 import triton.language as tl
 from triton.tools.tensor_descriptor import TensorDescriptor
 
+from .. import custom_ops
 from .. import validation as check
 from ..validation import record_violation
 
@@ -172,6 +173,25 @@ def _tile_of_item(item, num_row_tiles, num_col_tiles, GROUP_ROWS: tl.constexpr):
     rows_in_group = tl.minimum(num_row_tiles - first_row_tile, GROUP_ROWS)
     local = item % items_per_group
     return first_row_tile + local % rows_in_group, local // rows_in_group
+
+
+@triton.jit
+def _check_offsets(kv_prefix_sum_context_lens, batch_size, total_kv, index_flag, TRAP: tl.constexpr,
+                   SCAN: tl.constexpr):
+    """Program 0's check of ``cu``: non-negative, non-decreasing, and
+    ``cu[-1] <= total_kv`` (upstream writes rows ``cu[b] .. cu[b+1]`` with no
+    bound, so anything else reads or writes outside its tensors there). A bad
+    ``cu`` clears the index flag (and traps); every program's rows stay masked
+    to ``[0, total_kv)`` either way."""
+    bad = tl.load(kv_prefix_sum_context_lens) < 0
+    bad = bad | (tl.load(kv_prefix_sum_context_lens + batch_size) > total_kv)
+    for first in range(0, batch_size, SCAN):
+        b = first + tl.arange(0, SCAN)
+        valid = b < batch_size
+        begin = tl.load(kv_prefix_sum_context_lens + b, mask=valid, other=0)
+        end = tl.load(kv_prefix_sum_context_lens + b + 1, mask=valid, other=0)
+        bad = bad | (tl.max((valid & (end < begin)).to(tl.int32), 0) > 0)
+    record_violation(index_flag, bad[None], TRAP)
 
 
 @triton.jit
@@ -350,6 +370,8 @@ def _gather_kv_b_proj_kernel(
         ks = 1.0
     else:
         ks = tl.load(k_scale).to(tl.float32)
+    if tl.program_id(0) == 0:
+        _check_offsets(kv_prefix_sum_context_lens, batch_size, total_kv, index_flag, TRAP, 128)
     first_valid_row = tl.load(kv_prefix_sum_context_lens)
     end_valid_row = tl.minimum(tl.load(kv_prefix_sum_context_lens + batch_size), total_kv)
     TILES_PER_HEAD: tl.constexpr = (QkNopeHeadDim + VHeadDim + BLOCK_N - 1) // BLOCK_N
@@ -575,12 +597,22 @@ def _check_index_values(kv_indptr, kv_indices, cu, num_pages, page_size, total_k
 
 def _validate(k_buffer, k_scale, kv_indptr, kv_indices, cu, kv_proj_weight, kv_proj_scale,
               k_prefix, v_prefix, weight_preshuffle, shuffled_kv_cache) -> _Problem:
+    _refuse_amd_layouts(weight_preshuffle, shuffled_kv_cache)
+    return _validate_tensors(k_buffer, k_scale, kv_indptr, kv_indices, cu, kv_proj_weight, kv_proj_scale,
+                             k_prefix, v_prefix)
+
+
+def _refuse_amd_layouts(weight_preshuffle, shuffled_kv_cache) -> None:
     if weight_preshuffle:
         check.fail("weight_preshuffle", "False (the preshuffled weight is an AMD MFMA layout this "
                    "port does not carry; pass the row-major [H*(Dn+Dv), R] weight)", True)
     if shuffled_kv_cache:
         check.fail("shuffled_kv_cache", "False (the shuffled cache is an AMD MFMA layout this port "
                    "does not carry; pass the plain paged cache)", True)
+
+
+def _validate_tensors(k_buffer, k_scale, kv_indptr, kv_indices, cu, kv_proj_weight, kv_proj_scale,
+                      k_prefix, v_prefix) -> _Problem:
     fp4 = getattr(torch, "float4_e2m1fn_x2", None)
     if isinstance(kv_proj_weight, torch.Tensor) and fp4 is not None and kv_proj_weight.dtype == fp4:
         # ValueError as before: a dtype this port refuses, not a wrong type.
@@ -726,7 +758,7 @@ def _launch(k_buffer, k_scale, kv_indptr, kv_indices, cu, kv_proj_weight, kv_pro
         WEIGHT_TMA=weight is not kv_proj_weight, STORE_TMA=store_tma,
         num_warps=config.num_warps, num_stages=config.num_stages,
     )
-    check.after_launch("gather_kv_b_proj", flag, "kv_indptr and kv_indices entries")
+    check.after_launch("gather_kv_b_proj", flag, "kv_prefix_sum_context_lens, kv_indptr and kv_indices entries")
     return handle
 
 
@@ -740,6 +772,24 @@ def gather_kv_b_proj_with_config(k_buffer, k_scale, kv_indptr, kv_indices, kv_pr
                         kv_proj_weight, kv_proj_scale, k_prefix, v_prefix, False, False)
     return _launch(k_buffer, k_scale, kv_indptr, kv_indices, kv_prefix_sum_context_lens, kv_proj_weight,
             kv_proj_scale, k_prefix, v_prefix, problem, config)
+
+
+def _gather_kv_b_proj(k_buffer: torch.Tensor, k_scale: torch.Tensor | None, kv_indptr: torch.Tensor,
+                      kv_indices: torch.Tensor, kv_prefix_sum_context_lens: torch.Tensor,
+                      kv_proj_weight: torch.Tensor, kv_proj_scale: torch.Tensor | None,
+                      k_prefix: torch.Tensor, v_prefix: torch.Tensor,
+                      weight_preshuffle: bool = False, shuffled_kv_cache: bool = False) -> None:
+    """The body of ``torch.ops.portq.gather_kv_b_proj``: host checks, then the launch."""
+    problem = _validate(k_buffer, k_scale, kv_indptr, kv_indices, kv_prefix_sum_context_lens,
+                        kv_proj_weight, kv_proj_scale, k_prefix, v_prefix,
+                        weight_preshuffle, shuffled_kv_cache)
+    _launch(k_buffer, k_scale, kv_indptr, kv_indices, kv_prefix_sum_context_lens, kv_proj_weight,
+            kv_proj_scale, k_prefix, v_prefix, problem,
+            default_config(k_buffer.device, problem.scale_mode, k_buffer.dtype, kv_proj_weight.dtype))
+
+
+_GATHER_KV_B_PROJ_OP = custom_ops.register("gather_kv_b_proj", _gather_kv_b_proj,
+                                           mutates_args=("k_prefix", "v_prefix"), fake=custom_ops.no_output)
 
 
 # portq: ports aiter:aiter/ops/triton/gather_kv_b_proj.py::gather_kv_b_proj @e50c39f1be
@@ -760,10 +810,22 @@ def gather_kv_b_proj(k_buffer, k_scale, kv_indptr, kv_indices, kv_prefix_sum_con
     ``[ceil(N/128), R/128]`` (fp32 or bf16). Writes ``k_prefix``
     ``[T, H, Dn+E]`` and ``v_prefix`` ``[T, H, Dv]`` (bf16) for rows
     ``cu[0] <= t < cu[-1]``; other rows are left untouched.
+
+    Deviation: an fp8 cache with a bf16 weight keeps the bf16 weight (upstream
+    truncates it to fp8): more accurate, differs from upstream by the weight's
+    fp8 rounding.
+    Deviation: a negative or decreasing ``kv_prefix_sum_context_lens``, a last
+    entry past ``k_prefix.shape[0]``, a page position outside ``kv_indices`` or
+    a page id outside ``k_buffer`` is an index error (upstream reads or writes
+    out of bounds); the offending rows read zeros.
+    Deviation: ``weight_preshuffle``, ``shuffled_kv_cache`` and MXFP4 weights
+    (AMD layouts) are refused with a ``ValueError``.
+
+    On an index error found inside the kernel: rows written before the error
+    was seen may differ from their old contents; nothing outside ``k_prefix``
+    and ``v_prefix`` is written and the inputs are never modified.
     """
-    problem = _validate(k_buffer, k_scale, kv_indptr, kv_indices, kv_prefix_sum_context_lens,
-                        kv_proj_weight, kv_proj_scale, k_prefix, v_prefix,
-                        weight_preshuffle, shuffled_kv_cache)
-    _launch(k_buffer, k_scale, kv_indptr, kv_indices, kv_prefix_sum_context_lens, kv_proj_weight,
-            kv_proj_scale, k_prefix, v_prefix, problem,
-            default_config(k_buffer.device, problem.scale_mode, k_buffer.dtype, kv_proj_weight.dtype))
+    _refuse_amd_layouts(weight_preshuffle, shuffled_kv_cache)
+    custom_ops.call("gather_kv_b_proj", k_buffer, k_scale, kv_indptr, kv_indices,
+                    kv_prefix_sum_context_lens, kv_proj_weight, kv_proj_scale, k_prefix, v_prefix,
+                    weight_preshuffle, shuffled_kv_cache)

@@ -36,6 +36,7 @@ import torch
 import triton
 import triton.language as tl
 
+from .. import custom_ops
 from .. import validation as check
 
 INT32_MAX = 2**31 - 1
@@ -309,8 +310,7 @@ def _launch_remap(
     )
 
 
-# portq: ports vllm:vllm/v1/attention/backends/mla/sparse_utils.py::triton_convert_req_index_to_global_index
-def triton_convert_req_index_to_global_index(
+def _convert_index(
     req_id: torch.Tensor,
     block_table: torch.Tensor,
     token_indices: torch.Tensor,
@@ -424,8 +424,7 @@ def _overlaps(a: torch.Tensor, b: torch.Tensor) -> bool:
     return a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr()
 
 
-# portq: ports vllm:vllm/v1/attention/backends/mla/sparse_utils.py::triton_filter_and_convert_dcp_index
-def triton_filter_and_convert_dcp_index(
+def _filter_and_convert_dcp_index(
     req_id: torch.Tensor,
     block_table: torch.Tensor,
     token_indices: torch.Tensor,
@@ -454,7 +453,7 @@ def triton_filter_and_convert_dcp_index(
     dcp_size, dcp_rank, cp_kv_cache_interleave_size = _check_dcp(
         dcp_size, dcp_rank, cp_kv_cache_interleave_size, BLOCK_SIZE)
     if dcp_size == 1:
-        return triton_convert_req_index_to_global_index(
+        return _convert_index(
             req_id, block_table, token_indices,
             BLOCK_SIZE=BLOCK_SIZE, BLOCK_STRIDE_ROWS=BLOCK_STRIDE_ROWS,
             NUM_TOPK_TOKENS=NUM_TOPK_TOKENS, BLOCK_N=BLOCK_N,
@@ -487,3 +486,168 @@ def triton_filter_and_convert_dcp_index(
     if return_valid_counts:
         return out, valid_counts
     return out
+
+
+def _no_counts(out: torch.Tensor) -> torch.Tensor:
+    """The second output of the functional ops when no counts were asked for."""
+    return out.new_empty((0,))
+
+
+def _convert_index_op(
+    req_id: torch.Tensor,
+    block_table: torch.Tensor,
+    token_indices: torch.Tensor,
+    BLOCK_SIZE: int,
+    BLOCK_STRIDE_ROWS: int | None,
+    NUM_TOPK_TOKENS: int,
+    BLOCK_N: int,
+    HAS_PREFILL_WORKSPACE: bool,
+    prefill_workspace_request_ids: torch.Tensor | None,
+    prefill_workspace_starts: torch.Tensor | None,
+    prefill_workspace_rank_stride: int | None,
+    dcp_size: int,
+    dcp_rank: int,
+    cp_kv_cache_interleave_size: int,
+    return_valid_counts: bool,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """The body of ``torch.ops.portq.triton_convert_req_index_to_global_index``:
+    ``(out, valid_counts)``, the counts empty unless ``return_valid_counts``."""
+    result = _convert_index(req_id, block_table, token_indices, BLOCK_SIZE, BLOCK_STRIDE_ROWS, NUM_TOPK_TOKENS, BLOCK_N, HAS_PREFILL_WORKSPACE, prefill_workspace_request_ids, prefill_workspace_starts, prefill_workspace_rank_stride, dcp_size, dcp_rank, cp_kv_cache_interleave_size, return_valid_counts)
+    return result if return_valid_counts else (result, _no_counts(result))
+
+
+def _convert_index_fake(req_id, block_table, token_indices, BLOCK_SIZE, BLOCK_STRIDE_ROWS, NUM_TOPK_TOKENS,
+                        BLOCK_N, HAS_PREFILL_WORKSPACE, prefill_workspace_request_ids,
+                        prefill_workspace_starts, prefill_workspace_rank_stride, dcp_size, dcp_rank,
+                        cp_kv_cache_interleave_size, return_valid_counts):
+    rows = token_indices.shape[0]
+    out = token_indices.new_empty((rows, NUM_TOPK_TOKENS), dtype=torch.int32)
+    return out, token_indices.new_empty((rows if return_valid_counts else 0,), dtype=torch.int32)
+
+
+def _convert_index_out_op(
+    req_id: torch.Tensor,
+    block_table: torch.Tensor,
+    token_indices: torch.Tensor,
+    BLOCK_SIZE: int,
+    BLOCK_STRIDE_ROWS: int | None,
+    NUM_TOPK_TOKENS: int,
+    BLOCK_N: int,
+    HAS_PREFILL_WORKSPACE: bool,
+    prefill_workspace_request_ids: torch.Tensor | None,
+    prefill_workspace_starts: torch.Tensor | None,
+    prefill_workspace_rank_stride: int | None,
+    dcp_size: int,
+    dcp_rank: int,
+    cp_kv_cache_interleave_size: int,
+    return_valid_counts: bool,
+    out: torch.Tensor,
+    valid_counts_out: torch.Tensor | None,
+) -> None:
+    """The body of ``torch.ops.portq.triton_convert_req_index_to_global_index_out``:
+    the same map written into ``out`` (and ``valid_counts_out``)."""
+    _convert_index(req_id, block_table, token_indices, BLOCK_SIZE, BLOCK_STRIDE_ROWS, NUM_TOPK_TOKENS, BLOCK_N, HAS_PREFILL_WORKSPACE, prefill_workspace_request_ids, prefill_workspace_starts, prefill_workspace_rank_stride, dcp_size, dcp_rank, cp_kv_cache_interleave_size, return_valid_counts, out=out, valid_counts_out=valid_counts_out)
+
+
+def _filter_and_convert_dcp_index_op(
+    req_id: torch.Tensor,
+    block_table: torch.Tensor,
+    token_indices: torch.Tensor,
+    dcp_size: int,
+    dcp_rank: int,
+    cp_kv_cache_interleave_size: int,
+    BLOCK_SIZE: int,
+    BLOCK_STRIDE_ROWS: int | None,
+    NUM_TOPK_TOKENS: int,
+    BLOCK_N: int,
+    return_valid_counts: bool,
+    compact_valid_to_front: bool,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """The body of ``torch.ops.portq.triton_filter_and_convert_dcp_index``:
+    ``(out, valid_counts)``, the counts empty unless ``return_valid_counts``."""
+    result = _filter_and_convert_dcp_index(req_id, block_table, token_indices, dcp_size, dcp_rank,
+                                           cp_kv_cache_interleave_size, BLOCK_SIZE, BLOCK_STRIDE_ROWS,
+                                           NUM_TOPK_TOKENS, BLOCK_N, return_valid_counts,
+                                           compact_valid_to_front)
+    return result if return_valid_counts else (result, _no_counts(result))
+
+
+def _filter_fake(req_id, block_table, token_indices, dcp_size, dcp_rank, cp_kv_cache_interleave_size,
+                 BLOCK_SIZE, BLOCK_STRIDE_ROWS, NUM_TOPK_TOKENS, BLOCK_N, return_valid_counts,
+                 compact_valid_to_front):
+    rows = token_indices.shape[0]
+    out = token_indices.new_empty((rows, NUM_TOPK_TOKENS), dtype=torch.int32)
+    return out, token_indices.new_empty((rows if return_valid_counts else 0,), dtype=torch.int32)
+
+
+custom_ops.register("triton_convert_req_index_to_global_index", _convert_index_op, mutates_args=(),
+                    fake=_convert_index_fake)
+custom_ops.register("triton_convert_req_index_to_global_index_out", _convert_index_out_op,
+                    mutates_args=("out", "valid_counts_out"), fake=custom_ops.no_output)
+custom_ops.register("triton_filter_and_convert_dcp_index", _filter_and_convert_dcp_index_op, mutates_args=(),
+                    fake=_filter_fake)
+
+
+# portq: ports vllm:vllm/v1/attention/backends/mla/sparse_utils.py::triton_convert_req_index_to_global_index
+def triton_convert_req_index_to_global_index(
+    req_id: torch.Tensor,
+    block_table: torch.Tensor,
+    token_indices: torch.Tensor,
+    BLOCK_SIZE: int = 64,
+    BLOCK_STRIDE_ROWS: int | None = None,
+    NUM_TOPK_TOKENS: int = 2048,
+    BLOCK_N: int = 128,
+    HAS_PREFILL_WORKSPACE: bool = False,
+    prefill_workspace_request_ids: torch.Tensor | None = None,
+    prefill_workspace_starts: torch.Tensor | None = None,
+    prefill_workspace_rank_stride: int | None = None,
+    dcp_size: int = 1,
+    dcp_rank: int = 0,
+    cp_kv_cache_interleave_size: int = 1,
+    return_valid_counts: bool = False,
+    out: torch.Tensor | None = None,
+    valid_counts_out: torch.Tensor | None = None,
+) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
+    if out is None:
+        if valid_counts_out is not None and not return_valid_counts:
+            check.fail("valid_counts_out", "None when return_valid_counts=False", "a tensor")
+        if valid_counts_out is None:
+            result, counts = custom_ops.call("triton_convert_req_index_to_global_index", req_id, block_table, token_indices, BLOCK_SIZE, BLOCK_STRIDE_ROWS, NUM_TOPK_TOKENS, BLOCK_N, HAS_PREFILL_WORKSPACE, prefill_workspace_request_ids, prefill_workspace_starts, prefill_workspace_rank_stride, dcp_size, dcp_rank, cp_kv_cache_interleave_size, return_valid_counts)
+            return (result, counts) if return_valid_counts else result
+        out = _new_out(token_indices, NUM_TOPK_TOKENS)
+    if return_valid_counts and valid_counts_out is None and isinstance(token_indices, torch.Tensor):
+        valid_counts_out = torch.empty(token_indices.shape[:1], dtype=torch.int32, device=token_indices.device)
+    custom_ops.call("triton_convert_req_index_to_global_index_out", req_id, block_table, token_indices, BLOCK_SIZE, BLOCK_STRIDE_ROWS, NUM_TOPK_TOKENS, BLOCK_N, HAS_PREFILL_WORKSPACE, prefill_workspace_request_ids, prefill_workspace_starts, prefill_workspace_rank_stride, dcp_size, dcp_rank, cp_kv_cache_interleave_size, return_valid_counts, out, valid_counts_out)
+    return (out, valid_counts_out) if return_valid_counts else out
+
+
+def _new_out(token_indices, num_topk_tokens):
+    check.tensor("token_indices", token_indices, ndim=2)
+    return torch.empty((token_indices.shape[0], check.integer("NUM_TOPK_TOKENS", num_topk_tokens)),
+                       dtype=torch.int32, device=token_indices.device)
+
+
+# portq: ports vllm:vllm/v1/attention/backends/mla/sparse_utils.py::triton_filter_and_convert_dcp_index
+def triton_filter_and_convert_dcp_index(
+    req_id: torch.Tensor,
+    block_table: torch.Tensor,
+    token_indices: torch.Tensor,
+    dcp_size: int,
+    dcp_rank: int,
+    cp_kv_cache_interleave_size: int = 1,
+    BLOCK_SIZE: int = 64,
+    BLOCK_STRIDE_ROWS: int | None = None,
+    NUM_TOPK_TOKENS: int = 2048,
+    BLOCK_N: int = 128,
+    return_valid_counts: bool = False,
+    compact_valid_to_front: bool = True,
+) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
+    result, counts = custom_ops.call(
+        "triton_filter_and_convert_dcp_index", req_id, block_table, token_indices, dcp_size, dcp_rank,
+        cp_kv_cache_interleave_size, BLOCK_SIZE, BLOCK_STRIDE_ROWS, NUM_TOPK_TOKENS, BLOCK_N,
+        return_valid_counts, compact_valid_to_front)
+    return (result, counts) if return_valid_counts else result
+
+
+triton_convert_req_index_to_global_index.__doc__ = _convert_index.__doc__
+triton_filter_and_convert_dcp_index.__doc__ = _filter_and_convert_dcp_index.__doc__

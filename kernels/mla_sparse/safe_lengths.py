@@ -14,6 +14,7 @@ import torch
 import triton
 import triton.language as tl
 
+from .. import custom_ops
 from .. import validation as check
 
 # Rows per program: a tile of counts is one coalesced load; rows past the end
@@ -52,8 +53,7 @@ def _safe_lengths_grid(num_tokens: int) -> tuple[int]:
     return (triton.cdiv(num_tokens, SAFE_LENGTHS_ROWS_PER_PROGRAM),)
 
 
-# portq: ports vllm:vllm/v1/attention/backends/mla/sparse_utils.py::prepare_sparse_mla_safe_lengths
-def prepare_sparse_mla_safe_lengths(
+def _prepare_sparse_mla_safe_lengths(
     physical_indices: torch.Tensor, valid_counts: torch.Tensor
 ) -> torch.Tensor:
     """Install slot 0 in column 0 of every row whose count is 0; return
@@ -83,3 +83,21 @@ def prepare_sparse_mla_safe_lengths(
             BLOCK=SAFE_LENGTHS_ROWS_PER_PROGRAM,
         )
     return safe_lengths
+
+
+def _safe_lengths_fake(physical_indices, valid_counts):
+    return valid_counts.new_empty(valid_counts.shape[:1], dtype=torch.int32)
+
+
+custom_ops.register("prepare_sparse_mla_safe_lengths", _prepare_sparse_mla_safe_lengths,
+                    mutates_args=("physical_indices",), fake=_safe_lengths_fake)
+
+
+# portq: ports vllm:vllm/v1/attention/backends/mla/sparse_utils.py::prepare_sparse_mla_safe_lengths
+def prepare_sparse_mla_safe_lengths(
+    physical_indices: torch.Tensor, valid_counts: torch.Tensor
+) -> torch.Tensor:
+    return custom_ops.call("prepare_sparse_mla_safe_lengths", physical_indices, valid_counts)
+
+
+prepare_sparse_mla_safe_lengths.__doc__ = _prepare_sparse_mla_safe_lengths.__doc__

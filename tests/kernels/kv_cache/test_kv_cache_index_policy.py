@@ -56,9 +56,11 @@ def _source(op_name, gen):
     return random_fp8_bytes((NUM_BLOCKS, BLOCK, 576), gen=gen) & 0x7F
 
 
-def _call(op_name, src, dst, table, seq_starts, batch, module=ops):
-    """Run ``op_name`` (the port, or ``module=ref``) with request r writing rows [10 r, 10 r + 10)."""
-    starts = torch.tensor([0, ROWS, 2 * ROWS][: batch + 1], dtype=torch.int32, device=src.device)
+def _call(op_name, src, dst, table, seq_starts, batch, module=ops, offsets=(0, ROWS, 2 * ROWS)):
+    """Run ``op_name`` (the port, or ``module=ref``) with request r writing rows
+    ``[offsets[r], offsets[r + 1])`` (by default [10 r, 10 r + 10)); the upconvert
+    gathers take the first ``batch`` offsets as ``workspace_starts``."""
+    starts = torch.tensor(list(offsets)[: batch + 1], dtype=torch.int32, device=src.device)
     if op_name == "cp_gather_cache":
         module.cp_gather_cache(src, dst, table, starts, batch, seq_starts)
     elif op_name == "gather_and_maybe_dequant_cache":
@@ -104,14 +106,27 @@ def _good_rows(op_name, src, table, seq_starts, dst_dtype):
     return expected
 
 
-@pytest.mark.parametrize("case", sorted(CASES))
-@pytest.mark.parametrize("op_name", OPS)
+#: The gathers whose upstream skips a logical block past the table's width
+#: (#49427's guard); the others read past the table row upstream, so here it is
+#: an index violation.
+SKIPS_PAST_TABLE = {"gather_and_maybe_dequant_cache"}
+
+
+def _violations(op_name):
+    return [(op_name, case) for case in sorted(CASES)
+            if not (case == "past-table-width" and op_name in SKIPS_PAST_TABLE)]
+
+
+@pytest.mark.parametrize(("op_name", "case"), [pair for op in OPS for pair in _violations(op)])
 def test_record_mode_masks_and_flags(op_name, case):
     src, table, dst, seq_starts, dst_dtype = _run_case(op_name, case)
+    inputs_before = [t.clone() for t in (src.buffer, table.buffer, seq_starts)]
     validation.reset_index_flag(DEVICE)
     with validation.index_checks("record"):
         _call(op_name, src.view, dst.view.view(dst_dtype), table.view, seq_starts, 2)
     assert int(validation.index_flag(DEVICE)[0]) == 0, "the violation was not recorded"
+    for before, after in zip(inputs_before, (src.buffer, table.buffer, seq_starts)):
+        assert torch.equal(before, after), "an input was modified"
     validation.reset_index_flag(DEVICE)
     assert src.margins_intact() and table.margins_intact() and dst.margins_intact()
     written = dst.view.cpu()
@@ -119,8 +134,7 @@ def test_record_mode_masks_and_flags(op_name, case):
     assert torch.equal(written[:ROWS].view(dst_dtype), _good_rows(op_name, src, table, seq_starts, dst_dtype))
 
 
-@pytest.mark.parametrize("case", sorted(CASES))
-@pytest.mark.parametrize("op_name", OPS)
+@pytest.mark.parametrize(("op_name", "case"), [pair for op in OPS for pair in _violations(op)])
 def test_debug_mode_names_the_first_bad_entry_before_launching(op_name, case):
     src, table, dst, seq_starts, dst_dtype = _run_case(op_name, case)
     with validation.index_checks("debug"), pytest.raises(ValueError, match=CASES[case][2]):
@@ -137,6 +151,82 @@ def test_default_mode_raises_after_the_launch_on_the_cpu(op_name):
         _call(op_name, src.view, dst.view.view(dst_dtype), table.view, seq_starts, 2)
     assert int(validation.index_flag(DEVICE)[0]) == 1, "the flag was not reset after raising"
     assert dst.margins_intact() and (dst.view.cpu()[ROWS:] == POISON_BYTE).all()
+
+
+@pytest.mark.parametrize("mode", ["assert", "debug", "record"])
+@pytest.mark.parametrize("op_name", sorted(SKIPS_PAST_TABLE))
+def test_blocks_past_the_table_width_are_skipped_like_upstream(op_name, mode):
+    """Upstream #49427: positions whose logical block is at or past the table's
+    width are skipped, their rows untouched, with no error in any mode; the
+    in-range part of the same request is still gathered."""
+    src, table, dst, _, dst_dtype = _run_case(op_name, "past-table-width")
+    seq_starts = torch.tensor([0, BLOCK - 3], dtype=torch.int32, device=DEVICE)  # rows 3..9 of request 1 skip
+    validation.reset_index_flag(DEVICE)
+    with validation.index_checks(mode):
+        _call(op_name, src.view, dst.view.view(dst_dtype), table.view, seq_starts, 2)
+    assert int(validation.index_flag(DEVICE)[0]) == 1, "a skipped block was reported as a violation"
+    assert src.margins_intact() and table.margins_intact() and dst.margins_intact()
+    written = dst.view.cpu().view(dst_dtype)
+    expected = torch.zeros(2 * ROWS, 576, dtype=dst_dtype)
+    _call(op_name, src.view.cpu(), expected, table.view.cpu(), seq_starts.cpu(), 2, module=ref)
+    assert torch.equal(written[: ROWS + 3], expected[: ROWS + 3])
+    assert (dst.view.cpu()[ROWS + 3 :] == POISON_BYTE).all(), "rows past the table's width were written"
+
+
+# (offsets, debug-mode message): request 0's offsets are inconsistent, request 1 is good.
+OFFSET_CASES = {
+    "negative-start": ((-3, ROWS, 2 * ROWS), r"(cu_seq_lens|workspace_starts)\[0\] must be >= 0, got -3"),
+    "decreasing": ((ROWS + 2, ROWS, 2 * ROWS),
+                   r"(cu_seq_lens|workspace_starts)\[1\] must be non-decreasing \(>= \w+\[0\] = 12\), got 10"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(OFFSET_CASES))
+@pytest.mark.parametrize("op_name", OPS)
+def test_inconsistent_offsets_are_violations(op_name, case):
+    """A negative output start (upstream writes before ``dst``) or a decreasing
+    offset (overlapping ranges, more pages than the grid has programs) is an
+    index violation in every mode: record clears the flag and leaves that
+    request's rows untouched, debug names the entry before launching, and the
+    default raises on the CPU; the good request is gathered as the reference does."""
+    offsets, message = OFFSET_CASES[case]
+    src, table, dst, _, dst_dtype = _run_case(op_name, "negative-seq-start")
+    seq_starts = torch.tensor([0, 2], dtype=torch.int32, device=DEVICE)
+    validation.reset_index_flag(DEVICE)
+    with validation.index_checks("record"):
+        _call(op_name, src.view, dst.view.view(dst_dtype), table.view, seq_starts, 2, offsets=offsets)
+    assert int(validation.index_flag(DEVICE)[0]) == 0, "the inconsistent offsets were not recorded"
+    validation.reset_index_flag(DEVICE)
+    assert src.margins_intact() and table.margins_intact() and dst.margins_intact()
+    expected = torch.full((2 * ROWS, 576), 0, dtype=dst_dtype)
+    _call(op_name, src.view.cpu(), expected, table.view.cpu()[1:], seq_starts.cpu()[1:], 1, module=ref,
+          offsets=(ROWS, 2 * ROWS))
+    written = dst.view.cpu()
+    assert torch.equal(written[ROWS:].view(dst_dtype), expected[ROWS:])
+    assert (written[:ROWS] == POISON_BYTE).all(), "the inconsistent request's rows were written"
+    with validation.index_checks("debug"), pytest.raises(ValueError, match=message):
+        _call(op_name, src.view, dst.view.view(dst_dtype), table.view, seq_starts, 2, offsets=offsets)
+    if DEVICE.type == "cpu":
+        with pytest.raises(ValueError, match="must index inside their tensors"):
+            _call(op_name, src.view, dst.view.view(dst_dtype), table.view, seq_starts, 2, offsets=offsets)
+        assert int(validation.index_flag(DEVICE)[0]) == 1
+
+
+@pytest.mark.parametrize("op_name", OPS)
+def test_offsets_past_the_destination_are_clamped_like_upstream(op_name):
+    """Upstream clamps every output offset to the destination's rows
+    (``num_tokens`` / ``dst.shape[0]``): a range running past them is cut,
+    with no error, and the rows before the end are written."""
+    src, table, dst, seq_starts, dst_dtype = _run_case(op_name, "negative-seq-start")
+    seq_starts = torch.tensor([0, 2], dtype=torch.int32, device=DEVICE)
+    offsets = (0, ROWS, 3 * ROWS) if op_name in ("cp_gather_cache", "gather_and_maybe_dequant_cache") else (0, 3 * ROWS)
+    validation.reset_index_flag(DEVICE)
+    _call(op_name, src.view, dst.view.view(dst_dtype), table.view, seq_starts, 2, offsets=offsets)
+    assert int(validation.index_flag(DEVICE)[0]) == 1
+    assert dst.margins_intact()
+    expected = torch.full((2 * ROWS, 576), 0, dtype=dst_dtype)
+    _call(op_name, src.view.cpu(), expected, table.view.cpu(), seq_starts.cpu(), 2, module=ref, offsets=offsets)
+    assert torch.equal(dst.view.cpu().view(dst_dtype), expected)
 
 
 def _concat_case(slots):
@@ -238,3 +328,12 @@ def test_default_mode_stops_the_kernel_on_cuda():
 
 def env_path(root: Path) -> str:
     return os.pathsep.join(p for p in [str(root), os.environ.get("PYTHONPATH", "")] if p)
+
+
+def test_hisparse_host_cache_arguments_are_not_carried():
+    """Deviation of cp_gather_and_upconvert_fp8_kv_cache: upstream's newest
+    signature adds host-cache arguments; they are refused, not ignored."""
+    src, table, dst, seq_starts, _ = _run_case("fp8_ds_mla", "negative-seq-start")
+    with pytest.raises(TypeError, match="host_cache"):
+        ops.cp_gather_and_upconvert_fp8_kv_cache(src.view, dst.view.view(torch.bfloat16), table.view,
+                                                 seq_starts, 2, None, host_cache=None)

@@ -86,6 +86,46 @@ def test_out_of_range_pages_are_masked_and_flagged(name):
             gather_kv_b_proj(*case.args())
 
 
+@pytest.mark.parametrize("name", ["cu_decreasing", "cu_past_outputs", "cu_negative"])
+def test_inconsistent_offsets_are_caught_in_the_default_mode(name):
+    """A decreasing ``kv_prefix_sum_context_lens``, a negative first entry or a
+    last entry past the outputs' rows (where upstream would write outside
+    ``k_prefix``/``v_prefix``) clears the index flag without debug mode: the
+    default raises on the CPU (traps on CUDA); record mode writes nothing
+    outside the outputs (guards after them stay intact)."""
+    changes = dict(BAD["cu_decreasing"][0]) if name == "cu_decreasing" else {}
+    if name == "cu_past_outputs":
+        changes = dict(BAD["cu_past_outputs"][0])
+    case = _with(**changes)
+    if name == "cu_negative":
+        case.cu = case.cu - 2
+    outputs = []
+    for attr in ("k_prefix", "v_prefix"):
+        value = getattr(case, attr)
+        guarded = torch.full((value.numel() + 4096,), 7.0, dtype=value.dtype, device=value.device)
+        guarded[: value.numel()] = value.reshape(-1)
+        setattr(case, attr, guarded[: value.numel()].view(value.shape))
+        outputs.append((guarded, value.numel()))
+    validation.reset_index_flag(case.k_buffer.device)
+    with validation.index_checks("record"):
+        gather_kv_b_proj(*case.args())
+    assert int(validation.index_flag(case.k_buffer.device)[0]) == 0, "the bad offsets were not recorded"
+    validation.reset_index_flag(case.k_buffer.device)
+    for guarded, numel in outputs:
+        assert (guarded[numel:].float() == 7.0).all(), "a row past the outputs was written"
+    if not case.k_buffer.is_cuda:
+        with pytest.raises(ValueError, match="kv_prefix_sum_context_lens, kv_indptr and kv_indices"):
+            gather_kv_b_proj(*case.args())
+        assert int(validation.index_flag(case.k_buffer.device)[0]) == 1
+
+
+def test_consistent_offsets_raise_no_flag():
+    case = _with()
+    validation.reset_index_flag(case.k_buffer.device)
+    gather_kv_b_proj(*case.args())
+    assert int(validation.index_flag(case.k_buffer.device)[0]) == 1
+
+
 def test_tensor_on_another_device_is_rejected():
     case = _with()
     if not case.k_buffer.is_cuda:
