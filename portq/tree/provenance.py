@@ -48,6 +48,9 @@ from portq.upstream.history import BlobReader, Upstream
 CONFIDENCE_THRESHOLD = 0.6
 """A proposal at or above it is written; below it the definition is reported unmatched."""
 
+NAMED_FILE_SCORE = 0.5
+"""The candidate score of an upstream file found because it names the port's definitions."""
+
 CANDIDATE_FILES_PER_PORT_FILE = 8
 """Upstream files compared definition by definition with each port file."""
 
@@ -265,7 +268,7 @@ class UpstreamSnapshot:
             ranked = sorted(naming, key=lambda path: (-naming[path], -by_score.get(path, 0.0), path))
             for path in ranked[:limit]:
                 if path not in dict(chosen):
-                    chosen.append((path, by_score.get(path, 0.0)))
+                    chosen.append((path, max(by_score.get(path, 0.0), NAMED_FILE_SCORE)))
         text = port_source.decode("utf-8", errors="replace")
         for path in self.sources:
             if path not in dict(chosen) and len(path) > 8 and path in text:
