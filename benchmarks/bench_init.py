@@ -206,10 +206,12 @@ def main(argv: list[str] | None = None) -> int:
             row["seconds"] = seconds
             if args.scan:
                 hand_made = accuracy.join(port, accuracy.scan(port, clone, work))
-                write_config(tree, clone)
-                generated = accuracy.join(port, scan_generated(port, clone, tree, work))
-                row["scan_hand"], row["scan_generated"] = flagged(hand_made), flagged(generated)
-                row["outcomes"] = (hand_made, generated)
+                row["scan_hand"], row["outcomes"] = flagged(hand_made), (hand_made, [])
+                row["scan_generated"] = "no configuration: init proposed nothing"
+                if found["proposals"]:
+                    write_config(tree, clone)
+                    generated = accuracy.join(port, scan_generated(port, clone, tree, work))
+                    row["scan_generated"], row["outcomes"] = flagged(generated), (hand_made, generated)
             rows.append(row)
     if args.json:
         for row in rows:
@@ -239,9 +241,10 @@ def main(argv: list[str] | None = None) -> int:
         every_hand, every_generated = [], []
         for r in rows:
             print(f"| {r['port']} | {r['scan_hand']} | {r['scan_generated']} |")
-            every_hand += r["outcomes"][0]
-            every_generated += r["outcomes"][1]
-        print(f"| all | {flagged(every_hand)} | {flagged(every_generated)} |")
+            if r["outcomes"][1]:
+                every_hand += r["outcomes"][0]
+                every_generated += r["outcomes"][1]
+        print(f"| ports init configured | {flagged(every_hand)} | {flagged(every_generated)} |")
     return 0
 
 
