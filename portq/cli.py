@@ -31,6 +31,7 @@ from portq.core import standard_streams
 from portq.core.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_USAGE, PortqError, environment_error
 
 COMMANDS: dict[str, str] = {
+    "init": "set portq up on a port that records no provenance: propose anchors, bases and matrix rows",
     "scan": "audit an upstream range A..B (default: what is new since the last scan); record a wave",
     "status": "per upstream: the last scanned commit, how far the clone is beyond it, open flagged entries",
     "show": "show entry N of the newest complete wave, with its verdict history",

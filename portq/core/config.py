@@ -6,6 +6,7 @@ that has one; paths in it are relative to the directory that holds it::
     tree   = "."                          # the in-tree port (default: that directory)
     matrix = "matrix/kernel-matrix.toml"  # default
     ledger = ".portq/ledger.sqlite"       # default
+    anchors = "portq-anchors.toml"        # optional: sidecar anchors, for a tree not to be edited
 
     [upstream.vllm]
     path = "../vllm"                      # a work tree or a bare clone
@@ -49,7 +50,7 @@ CONFIG_FILE = "portq.toml"
 DEFAULT_MATRIX = "matrix/kernel-matrix.toml"
 DEFAULT_LEDGER = ".portq/ledger.sqlite"
 
-_TOP_LEVEL_KEYS = ("tree", "matrix", "ledger", "upstream")
+_TOP_LEVEL_KEYS = ("tree", "matrix", "ledger", "anchors", "upstream")
 _UPSTREAM_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
 
@@ -80,6 +81,7 @@ class Config:
     bare_upstream_path: Path | None = None  # from --upstream PATH
     declared_upstreams: frozenset[str] = frozenset()  # names portq.toml defines
     upstream_web: dict[str, str] = field(default_factory=dict)  # name -> commit URL template with {sha}
+    anchors_path: Path | None = None  # the sidecar anchors file portq.toml names, if any
 
     def resolve_upstream(self, matrix_upstreams: Sequence[str]) -> tuple[str, Path]:
         """The upstream a scan reads: ``(name, path)``.
@@ -259,6 +261,8 @@ def load_config(
     tree_path = configured("tree", tree, ".")
     matrix_path = configured("matrix", matrix, DEFAULT_MATRIX)
     ledger_path = configured("ledger", ledger, DEFAULT_LEDGER)
+    anchors_value = _expect_string(data, "anchors", where)
+    anchors_path = (root / anchors_value).resolve() if anchors_value else None
 
     assigned, selected, bare = _parse_upstream_flags(upstream or (), set(upstreams), cwd)
     upstreams.update(assigned)
@@ -273,6 +277,7 @@ def load_config(
         bare_upstream_path=bare,
         declared_upstreams=declared,
         upstream_web=web_templates,
+        anchors_path=anchors_path,
     )
 
 

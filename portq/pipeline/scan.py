@@ -114,7 +114,7 @@ def run_scan(config: Config, range_spec: str, *, progress=None, options: dict[st
             # The tree as it is now decides the whole scan, however it is edited meanwhile: its bytes
             # are read here, and a file is parsed when mapping or the classifier first asks about it
             # (mapping: the port files' anchors; a caller query: the files whose bytes hold the name).
-            index = TreeIndex.on_demand(tree, cache_dir, port_roots_of(matrix))
+            index = TreeIndex.on_demand(tree, cache_dir, port_roots_of(matrix), config.anchors_path)
             cleanup.callback(index.save)  # what was parsed, cached for the next scan of this tree
             # The classifier's tables, with full trees: of the files an anchor names, mapping hands over its parses.
             tables = SymbolTableCache(adopts=lambda path: bool(index.anchors_for_path(name, (path,))))

@@ -66,7 +66,7 @@ class Workspace:
         from portq.tree.tree_index import TreeIndex, port_roots_of
 
         # on demand: a file is parsed when a question first reaches it (saved at ``close``)
-        return TreeIndex.on_demand(self.tree, self.cache_dir, port_roots_of(self.matrix))
+        return TreeIndex.on_demand(self.tree, self.cache_dir, port_roots_of(self.matrix), self.config.anchors_path)
 
     @property
     def cache_dir(self) -> Path:

@@ -94,7 +94,8 @@ def tree_index(config, matrix):
     the files holding those names are parsed (``reachability_of`` caches what it computed)."""
     from portq.tree.tree_index import TreeIndex, port_roots_of
 
-    return TreeIndex.on_demand(config.tree, config.ledger_path.parent / "cache", port_roots_of(matrix))
+    return TreeIndex.on_demand(config.tree, config.ledger_path.parent / "cache", port_roots_of(matrix),
+                               config.anchors_path)
 
 
 def flagged_ports(verdict) -> list[tuple[str, int, str]]:

@@ -46,6 +46,16 @@ _FREE_FORM = re.compile(
     re.S,
 )
 _DECLARED_NAME = re.compile(r"([A-Za-z_]\w*)\s*\(")
+_WHOLE_REFERENCE = re.compile(_REFERENCE + r"(?:\[(?P<param>[^\]]+)\])?")
+
+
+def parse_reference(text: str) -> tuple[str, str, str, str | None] | None:
+    """``UPSTREAM:PATH::SYMBOL[PARAM]`` as a comment anchor writes it → ``(upstream, path,
+    symbol, param)``; None when ``text`` is not one whole reference."""
+    match = _WHOLE_REFERENCE.fullmatch(text.strip())
+    if match is None:
+        return None
+    return match.group("upstream"), match.group("path"), match.group("symbol"), match.group("param")
 
 
 @dataclass(frozen=True)

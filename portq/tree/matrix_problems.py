@@ -9,6 +9,9 @@ fix:
   ``portq.toml`` or the flags (a scan refuses such a matrix);
 - ``anchor-without-definition``: a ``ports`` anchor that sits on no in-tree
   definition (it points at nothing here);
+- ``sidecar-unresolved``: an entry of the sidecar anchors file whose ``tree``
+  names a file or definition the tree does not have (cited at its line in the
+  sidecar file; the entry would otherwise port nothing);
 - ``anchor-unowned``: an anchor naming an upstream path or symbol that no row
   owns (a scan would never look at that upstream code);
 - ``port-without-test``: a ported definition that no test reaches, directly or
@@ -42,7 +45,8 @@ def _covered_by(patterns, path: str) -> bool:
     return any(path_matches(p, path) or path_matches(p.rstrip("/") + "/", path) or path == p for p in patterns)
 
 
-PROBLEM_KINDS = ("upstream-not-configured", "anchor-without-definition", "anchor-unowned", "port-without-test", "tests-missing", "unclaimed-test")
+PROBLEM_KINDS = ("upstream-not-configured", "anchor-without-definition", "sidecar-unresolved", "anchor-unowned",
+                 "port-without-test", "tests-missing", "unclaimed-test")
 
 
 def _problem(kind: str, row: str | None, file: str | None, line: int | None, subject: str, detail: str | None = None) -> dict[str, Any]:
@@ -60,6 +64,7 @@ def build_matrix_context(
     """
     from portq.tree.anchors import NOT_CARRIED, PORTS
     from portq.tree.reachability import is_test_file
+    from portq.tree.sidecar import SIDECAR_STYLE, unresolved_entries
 
     problems: list[dict[str, Any]] = []
     rows: list[dict[str, Any]] = []
@@ -125,8 +130,13 @@ def build_matrix_context(
             }
         )
 
+    sidecar = getattr(index, "sidecar", None)
+    if sidecar is not None:
+        for entry, missing in unresolved_entries(sidecar, index.definitions_in_file):
+            problems.append(_problem("sidecar-unresolved", None, sidecar.label, entry.line, entry.reference,
+                                     f"tree = {entry.tree}: {missing}"))
     for anchor in index.anchors:
-        if anchor.kind == PORTS and index.definition_of(anchor) is None:
+        if anchor.kind == PORTS and index.definition_of(anchor) is None and anchor.style != SIDECAR_STYLE:
             problems.append(_problem("anchor-without-definition", None, anchor.file, anchor.line, anchor.reference))
         if not any(_row_owns(row, anchor) for row in matrix.rows):
             problems.append(_problem("anchor-unowned", None, anchor.file, anchor.line, anchor.reference))

@@ -37,6 +37,11 @@ whole tree is a port root. Queries:
 * ``ported_paths`` / ``anchored_paths`` — which upstream files any anchor names;
 * ``reachability`` — callers of a port (``portq.tree.reachability``).
 
+Anchors come in two forms that every query treats alike: comments in the port
+files, and the entries of a sidecar file (``portq.tree.sidecar``, named in
+``portq.toml``) for trees whose sources are not edited. The sidecar's bytes
+are read with the tree's and count in its content hash.
+
 Anchors match an upstream symbol by upstream name, path and symbol name. When
 the upstream file was renamed, the classifier passes the rename chain it saw
 in the range (``aliases``): an anchor naming the old path still matches the
@@ -49,6 +54,7 @@ upstream repository and decides nothing.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import fnmatch
 import hashlib
 import json
@@ -67,6 +73,7 @@ from portq.language.signatures import Signature
 from portq.language.symbols import MAX_PARSE_BYTES, language_for_path, symbol_table
 from portq.tree.anchors import NOT_CARRIED, PORTS, Anchor, find_anchors
 from portq.tree.reachability import CallSite, Reachability, call_sites
+from portq.tree.sidecar import SIDECAR_STYLE, Sidecar, parse_sidecar, read_sidecar, resolve_sidecar
 
 INDEX_FORMAT = 11
 """Bump when the cached JSON layout or what goes into it changes."""
@@ -432,6 +439,7 @@ class TreeSnapshot:
     roots: PortRoots
     held: dict[str, tuple[bytes, str]]  # path -> (bytes, SHA-1), in the tree's order
     key: str
+    sidecar: Sidecar | None = None
 
     @property
     def sources(self) -> list[tuple[str, bytes]]:
@@ -439,12 +447,16 @@ class TreeSnapshot:
         return [(relative, data) for relative, (data, _) in self.held.items()]
 
     @classmethod
-    def take(cls, root: Path, port_roots: Iterable[str] | None) -> "TreeSnapshot":
+    def take(cls, root: Path, port_roots: Iterable[str] | None, sidecar_path: Path | None = None) -> "TreeSnapshot":
         root = Path(root)
         roots = PortRoots(root, port_roots)
         held: dict[str, tuple[bytes, str]] = {}
         digest = hashlib.sha1(f"portq-tree-index-{INDEX_FORMAT}-{INDEX_RULES}".encode())
         digest.update(repr(roots.paths).encode())
+        sidecar = None
+        if sidecar_path is not None:
+            sidecar, sidecar_bytes = read_sidecar(Path(sidecar_path), root)
+            digest.update(b"sidecar\0" + hashlib.sha1(sidecar_bytes).digest())
         for file in tree_files(root):
             try:
                 data = file.read_bytes()
@@ -458,7 +470,7 @@ class TreeSnapshot:
             file_digest = hashlib.sha1(data)
             digest.update(relative.encode() + b"\0" + file_digest.digest())
             held[relative] = (data, file_digest.hexdigest())
-        return cls(root, roots, held, digest.hexdigest())
+        return cls(root, roots, held, digest.hexdigest(), sidecar)
 
     def cache_file(self, cache_dir: Path | None) -> Path | None:
         return Path(cache_dir) / f"tree-index-{self.key}.json" if cache_dir else None
@@ -593,7 +605,7 @@ class TreeIndex:
     def __init__(self, files: list[FileRecord], root: Path | None = None,
                  sources: dict[str, tuple[bytes, str]] | None = None, key: str | None = None,
                  roots: PortRoots | None = None, cache_dir: Path | None = None,
-                 snapshot: TreeSnapshot | None = None) -> None:
+                 snapshot: TreeSnapshot | None = None, sidecar: Sidecar | None = None) -> None:
         self.root = root
         self.key = key  # the content hash of the indexed tree (None for in-memory sources)
         # the files as read when the index was built, and their SHA-1s
@@ -602,6 +614,8 @@ class TreeIndex:
         self._records_by_path = {record.path: record for record in files}
         self._order = dict.fromkeys(list(self._sources) or list(self._records_by_path))
         self._roots, self._cache_dir, self._snapshot = roots, cache_dir, snapshot
+        self.sidecar = sidecar if sidecar is not None else (snapshot.sidecar if snapshot is not None else None)
+        self._sidecar_definitions: dict[tuple[str, str, int], DefinitionRecord] = {}
         self._tables: dict[str, object] = {}  # parses read for anchors, until the file's record is made
         self._earlier: tuple[dict, dict] | None = None
         self._computed = False  # records made here that the cache does not hold yet
@@ -674,6 +688,8 @@ class TreeIndex:
                 found = find_anchors(table, path) if table.tree is not None else []
                 self._tables[path] = (table, found)
                 anchors.extend(found)
+            if self.sidecar is not None:
+                anchors.extend(resolve_sidecar(self.sidecar, self.definitions_in_file, self._source_line))
             self._anchors = anchors
         return self._anchors
 
@@ -682,6 +698,17 @@ class TreeIndex:
         if self._port_key_set is None:
             self._port_key_set = {(a.file, a.definition) for a in self.anchors if a.kind == PORTS and a.definition}
         return self._port_key_set
+
+    def definitions_in_file(self, path: str) -> list[DefinitionRecord] | None:
+        """The definitions of one indexed tree file, or None when the index has no such file."""
+        if path not in self._order:
+            return None
+        return self._record(path).definitions
+
+    def _source_line(self, path: str, line: int) -> str:
+        source = self.source(path) or b""
+        lines = source.decode("utf-8", errors="replace").splitlines()
+        return lines[line - 1].strip() if 1 <= line <= len(lines) else ""
 
     def complete(self) -> "TreeIndex":
         """Every file's record computed (commands that walk the whole index)."""
@@ -699,24 +726,26 @@ class TreeIndex:
     # -- building
 
     @classmethod
-    def build(cls, root: Path, cache_dir: Path | None = None, port_roots: Iterable[str] | None = None) -> "TreeIndex":
+    def build(cls, root: Path, cache_dir: Path | None = None, port_roots: Iterable[str] | None = None,
+              sidecar: Path | None = None) -> "TreeIndex":
         """Index the tree at ``root``, every file, reusing ``cache_dir`` when its content
         hash matches. Anchors are read only under ``port_roots`` (the matrix
-        rows' ``tree`` paths, ``port_roots_of(matrix)``); None reads them everywhere."""
-        index = cls.on_demand(root, cache_dir, port_roots).complete()
+        rows' ``tree`` paths, ``port_roots_of(matrix)``); None reads them everywhere.
+        ``sidecar``: the sidecar anchors file, when the configuration names one."""
+        index = cls.on_demand(root, cache_dir, port_roots, sidecar).complete()
         index.save()
         return index
 
     @classmethod
     def on_demand(cls, root: Path, cache_dir: Path | None = None,
-                  port_roots: Iterable[str] | None = None) -> "TreeIndex":
+                  port_roots: Iterable[str] | None = None, sidecar: Path | None = None) -> "TreeIndex":
         """``build``, with each file's record computed when a query first needs it.
 
         The tree is read and hashed here, before this returns: the index is
         of the tree as it is now, however it is edited later. What the cache
         holds for this snapshot is taken; ``save`` stores what was added.
         """
-        snapshot = TreeSnapshot.take(root, port_roots)
+        snapshot = TreeSnapshot.take(root, port_roots, sidecar)
         return cls._of(snapshot, cls._cached(snapshot, cache_dir) or [], cache_dir)
 
     @classmethod
@@ -741,10 +770,12 @@ class TreeIndex:
         return cls(records, snapshot.root, snapshot.held, snapshot.key, snapshot.roots, cache_dir, snapshot)
 
     @classmethod
-    def from_sources(cls, sources: dict[str, str | bytes]) -> "TreeIndex":
-        """An index of in-memory files (tests and tools)."""
+    def from_sources(cls, sources: dict[str, str | bytes], sidecar: str | None = None) -> "TreeIndex":
+        """An index of in-memory files (tests and tools); ``sidecar``: a sidecar file's text."""
         encoded = {path: data.encode() if isinstance(data, str) else data for path, data in sources.items()}
-        return cls([index_file(data, path, sources=encoded) for path, data in encoded.items()])
+        parsed = parse_sidecar(sidecar, "portq-anchors.toml") if sidecar is not None else None
+        return cls([index_file(data, path, sources=encoded) for path, data in encoded.items()],
+                   sources={path: (data, "") for path, data in encoded.items()}, sidecar=parsed)
 
 
     # -- queries
@@ -758,11 +789,33 @@ class TreeIndex:
                 record = self.files.get(anchor.file)
                 keyed = {} if record is None else {(d.qualified_name, d.start_line): d for d in record.definitions}
                 self._keyed_definitions[anchor.file] = keyed
-            return keyed.get((anchor.definition, anchor.definition_line))
+            found = keyed.get((anchor.definition, anchor.definition_line))
+            if found is not None and anchor.style == SIDECAR_STYLE and found.signature is None:
+                return self._sidecar_port(found)
+            return found
         if anchor.declared_name:
             candidates = [d for d in self.definitions_by_name.get(anchor.declared_name, [])]
             return candidates[0] if candidates else None
         return None
+
+    def _sidecar_port(self, definition: DefinitionRecord) -> DefinitionRecord:
+        """A sidecar-anchored definition with the signature a comment anchor would have given it
+        (following helpers its file imports), kept apart from the cached records, which hold
+        only what the file itself says."""
+        key = (definition.file, definition.qualified_name, definition.start_line)
+        known = self._sidecar_definitions.get(key)
+        if known is None:
+            signature = None
+            source = self.source(definition.file)
+            if source is not None:
+                table = symbol_table(source, definition.file)
+                match = next((d for d in table.definitions if d.qualified_name == definition.qualified_name
+                              and d.start_line == definition.start_line), None)
+                if match is not None:
+                    imported = _imported_helpers(table, definition.file, self._sources)
+                    signature = signature_of(match, source, definition.file, imported)
+            known = self._sidecar_definitions[key] = dataclasses.replace(definition, signature=signature)
+        return known
 
     def source(self, path: str) -> bytes | None:
         """An in-tree file's bytes as indexed (even if edited since), else as on disk now; None when

@@ -1,0 +1,171 @@
+"""portq init: anchors, base and rows proposed for a port that records no provenance."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from portq.tree.provenance import name_similarity, normalised_name
+from portq.tree.sidecar import read_sidecar
+
+KERNEL_V1 = '''\
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _scale_rows_kernel(x_ptr, out_ptr, n_cols, scale, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < n_cols
+    values = tl.load(x_ptr + row * n_cols + cols, mask=mask)
+    tl.store(out_ptr + row * n_cols + cols, values * scale, mask=mask)
+
+
+def scale_rows(x, scale):
+    out = torch.empty_like(x)
+    _scale_rows_kernel[(x.shape[0],)](x, out, x.shape[1], scale, BLOCK=triton.next_power_of_2(x.shape[1]))
+    return out
+'''
+
+KERNEL_V2 = KERNEL_V1.replace("values * scale", "(values * scale).to(out_ptr.dtype.element_ty)")
+KERNEL_V3 = KERNEL_V2.replace("row = tl.program_id(0)", "row = tl.program_id(0).to(tl.int64)")
+
+UNRELATED = "def parse_config(path):\n    with open(path) as handle:\n        return handle.read().split()\n"
+
+
+def _git(cwd: Path, *arguments: str) -> str:
+    return subprocess.run(["git", *arguments], cwd=cwd, check=True, capture_output=True, text=True,
+                          env={"GIT_AUTHOR_NAME": "a", "GIT_AUTHOR_EMAIL": "a@b", "GIT_COMMITTER_NAME": "a",
+                               "GIT_COMMITTER_EMAIL": "a@b", "GIT_AUTHOR_DATE": "2025-01-01T00:00:00",
+                               "GIT_COMMITTER_DATE": "2025-01-01T00:00:00", "PATH": "/usr/bin:/bin"}).stdout.strip()
+
+
+@pytest.fixture
+def upstream(tmp_path: Path) -> tuple[Path, list[str]]:
+    """kernlib: the kernel file at three versions, renamed between the second and the third."""
+    clone = tmp_path / "kernlib"
+    (clone / "kernlib" / "ops").mkdir(parents=True)
+    _git(clone, "init", "-q", "-b", "main")
+    shas = []
+    (clone / "kernlib" / "config.py").write_text(UNRELATED)
+    for text, path in ((KERNEL_V1, "kernlib/scale.py"), (KERNEL_V2, "kernlib/scale.py"),
+                       (KERNEL_V3, "kernlib/ops/scale_rows.py")):
+        if path == "kernlib/ops/scale_rows.py":
+            _git(clone, "mv", "kernlib/scale.py", path)
+        (clone / path).write_text(text)
+        _git(clone, "add", "-A")
+        _git(clone, "commit", "-q", "-m", f"version {len(shas) + 1}")
+        shas.append(_git(clone, "rev-parse", "HEAD"))
+    return clone, shas
+
+
+def _tree(tmp_path: Path, text: str) -> Path:
+    """An engine that vendors the kernel under its own file name, with one function of its own."""
+    tree = tmp_path / "engine"
+    (tree / "third_party").mkdir(parents=True)
+    (tree / "third_party" / "row_scale.py").write_text("# Adapted from kernlib\n" + text)
+    (tree / "serve.py").write_text("def handle_request(x):\n    return x\n")
+    return tree
+
+
+def _init(cwd: Path, *arguments: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "portq.cli", "init", *arguments], cwd=cwd,
+                          capture_output=True, text=True)
+
+
+def test_names_match_after_normalisation():
+    assert normalised_name("token_to_seq_p") == normalised_name("token_to_seq")
+    assert normalised_name("_rms_norm_kernel") == normalised_name("RmsNorm") == "rmsnorm"
+    assert name_similarity("scale_rows", "scale_rows") == 1.0
+    assert name_similarity("__init__", "__init__") == 0.0  # a special method's name says nothing
+
+
+def test_init_proposes_anchors_at_the_base_and_writes_a_configuration(tmp_path, upstream):
+    clone, shas = upstream
+    tree = _tree(tmp_path, KERNEL_V2)
+    result = _init(tmp_path, "--upstream", f"kernlib={clone}", "--tree", "engine", "--json")
+    assert result.returncode == 0, result.stderr
+    found = json.loads(result.stdout)
+    proposed = {(p["definition"], p["upstream_path"], p["upstream_symbol"]) for p in found["proposals"]}
+    # the base is the second version, where the file still had its old name
+    assert proposed == {("_scale_rows_kernel", "kernlib/scale.py", "_scale_rows_kernel"),
+                        ("scale_rows", "kernlib/scale.py", "scale_rows")}
+    assert found["base"]["commit"] == shas[1]
+    assert [u["definition"] for u in found["unmatched"]] == ["handle_request"]
+    sidecar, _ = read_sidecar(tmp_path / "portq-anchors.toml")
+    assert {(e.tree, e.reference, e.pin) for e in sidecar.entries} == {
+        ("third_party/row_scale.py::_scale_rows_kernel", "kernlib:kernlib/scale.py::_scale_rows_kernel", shas[1][:10]),
+        ("third_party/row_scale.py::scale_rows", "kernlib:kernlib/scale.py::scale_rows", shas[1][:10]),
+    }
+    matrix = (tmp_path / "matrix" / "kernel-matrix.toml").read_text()
+    assert '"kernlib/scale.py"' in matrix and '"third_party/row_scale.py"' in matrix
+    assert 'anchors = "portq-anchors.toml"' in (tmp_path / "portq.toml").read_text()
+    # the generated configuration is one portq matrix reads without problems about anchors
+    listed = subprocess.run([sys.executable, "-m", "portq.cli", "matrix", "--json"], cwd=tmp_path,
+                            capture_output=True, text=True)
+    assert listed.returncode == 0, listed.stderr
+    kinds = {p["kind"] for p in json.loads(listed.stdout)["problems"]}
+    assert not kinds & {"sidecar-unresolved", "anchor-without-definition", "anchor-unowned"}
+    # nothing is written over without --force
+    again = _init(tmp_path, "--upstream", f"kernlib={clone}", "--tree", "engine")
+    assert again.returncode == 0 and "nothing missing" in again.stdout
+
+
+def test_a_configured_tree_gets_only_what_is_missing_as_a_diff(tmp_path, upstream):
+    clone, _ = upstream
+    tree = _tree(tmp_path, KERNEL_V2)
+    assert _init(tmp_path, "--upstream", f"kernlib={clone}", "--tree", "engine").returncode == 0
+    (tree / "third_party" / "more.py").write_text(KERNEL_V3.replace("scale_rows", "scale_rows_again"))
+    before = (tmp_path / "portq-anchors.toml").read_text()
+    result = _init(tmp_path, "--upstream", f"kernlib={clone}", "--tree", "engine")
+    assert result.returncode == 0, result.stderr
+    assert "+tree  = \"third_party/more.py::scale_rows_again\"" in result.stdout
+    assert "third_party/row_scale.py" not in "".join(l for l in result.stdout.splitlines() if l.startswith("+"))
+    assert (tmp_path / "portq-anchors.toml").read_text() == before  # a diff only, until --force
+    assert _init(tmp_path, "--upstream", f"kernlib={clone}", "--tree", "engine", "--force").returncode == 0
+    assert "more.py::scale_rows_again" in (tmp_path / "portq-anchors.toml").read_text()
+
+
+def test_dry_run_writes_nothing_and_existing_files_need_force(tmp_path, upstream):
+    clone, _ = upstream
+    _tree(tmp_path, KERNEL_V1)
+    result = _init(tmp_path, "--upstream", f"kernlib={clone}", "--tree", "engine", "--dry-run")
+    assert result.returncode == 0 and "not written: --dry-run" in result.stdout
+    assert not (tmp_path / "portq.toml").exists() and not (tmp_path / "portq-anchors.toml").exists()
+    (tmp_path / "portq-anchors.toml").write_text("# mine\n")
+    blocked = _init(tmp_path, "--upstream", f"kernlib={clone}", "--tree", "engine")
+    assert blocked.returncode == 2 and "pass --force" in blocked.stderr
+    assert (tmp_path / "portq-anchors.toml").read_text() == "# mine\n"
+
+
+def test_write_comments_puts_the_anchors_in_the_sources(tmp_path, upstream):
+    clone, shas = upstream
+    tree = _tree(tmp_path, KERNEL_V1)
+    assert _init(tmp_path, "--upstream", f"kernlib={clone}", "--tree", "engine", "--write-comments").returncode == 0
+    text = (tree / "third_party" / "row_scale.py").read_text()
+    assert f"# portq: ports kernlib:kernlib/scale.py::_scale_rows_kernel @{shas[0][:10]}\n@triton.jit" in text
+    assert "anchors =" not in (tmp_path / "portq.toml").read_text()
+
+
+@pytest.mark.parametrize("make, expected", [
+    (lambda tmp, clone: ["--tree", "engine"], "--upstream NAME=PATH: expected the upstream clone"),
+    (lambda tmp, clone: ["--upstream", f"kernlib={tmp / 'engine'}", "--tree", "engine"], "is not a git repository"),
+    (lambda tmp, clone: ["--upstream", f"kernlib={clone}", "--tree", "engine", str(tmp.parent)], "is outside the tree"),
+    (lambda tmp, clone: ["--upstream", f"kernlib={clone}", "--tree", "engine", "nowhere"], "does not exist in the tree"),
+    (lambda tmp, clone: ["--upstream", f"kernlib={clone}", "--tree", "engine", "empty.py"],
+     "no function, method or kernel definitions"),
+    (lambda tmp, clone: ["--upstream", f"kernlib={clone}", "--tree", "engine", "serve.py"], "resembles"),
+])
+def test_bad_input_is_one_line_and_exit_2(tmp_path, upstream, make, expected):
+    clone, _ = upstream
+    tree = _tree(tmp_path, KERNEL_V1)
+    (tree / "empty.py").write_text("VALUE = 1\n")
+    result = subprocess.run([sys.executable, "-m", "portq.cli", "init", *make(tmp_path, clone)], cwd=tree.parent,
+                            capture_output=True, text=True)
+    assert result.returncode == 2, result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1 and expected in result.stderr
+    assert not (tmp_path / "portq.toml").exists()
