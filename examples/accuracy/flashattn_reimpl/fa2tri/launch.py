@@ -151,7 +151,7 @@ def fwd_hdim128(q, k, v, out, softmax_scale, causal):
     return launch_fwd(q, k, v, out, softmax_scale, causal, 128, 64)
 
 
-_BY_HEAD_DIM = {32: fwd_hdim32, 64: fwd_hdim64, 128: fwd_hdim128}
+SERVED_HEAD_DIMS = (32, 64, 128)
 
 
 def attention_forward(q, k, v, causal=False, softmax_scale=None):
@@ -160,10 +160,13 @@ def attention_forward(q, k, v, causal=False, softmax_scale=None):
     if q.dim() != 4 or k.shape != v.shape or q.shape[0] != k.shape[0] or q.shape[2:] != k.shape[2:]:
         raise ValueError(f"q {tuple(q.shape)}, k {tuple(k.shape)}, v {tuple(v.shape)}: expected (b, s, h, d) with k and v alike")
     head_dim = q.shape[-1]
-    served = next((d for d in sorted(_BY_HEAD_DIM) if head_dim <= d), None)
-    if served is None:
-        raise ValueError(f"head_dim {head_dim}: expected at most {max(_BY_HEAD_DIM)}")
+    if head_dim > SERVED_HEAD_DIMS[-1]:
+        raise ValueError(f"head_dim {head_dim}: expected at most {SERVED_HEAD_DIMS[-1]}")
     if softmax_scale is None:
         softmax_scale = 1.0 / math.sqrt(head_dim)
     out = torch.empty_like(q)
-    return _BY_HEAD_DIM[served](q, k, v, out, softmax_scale, causal)
+    if head_dim <= 32:
+        return fwd_hdim32(q, k, v, out, softmax_scale, causal)
+    if head_dim <= 64:
+        return fwd_hdim64(q, k, v, out, softmax_scale, causal)
+    return fwd_hdim128(q, k, v, out, softmax_scale, causal)

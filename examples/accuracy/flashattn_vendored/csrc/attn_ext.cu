@@ -40,7 +40,7 @@ static void fill_forward_params(Flash_fwd_params &params, const at::Tensor &q, c
     params.h_k = k.size(2);
     params.h_h_k_ratio = params.h / params.h_k;
     params.d = q.size(3);
-    params.d_rounded = params.d <= 64 ? 64 : 128;
+    params.d_rounded = params.d;
     params.seqlen_q_rounded = (params.seqlen_q + 127) / 128 * 128;
     params.seqlen_k_rounded = (params.seqlen_k + 127) / 128 * 128;
     params.scale_softmax = softmax_scale;
@@ -53,16 +53,21 @@ void attention_forward(const at::Tensor &q, const at::Tensor &k, const at::Tenso
                        at::Tensor &softmax_lse, double softmax_scale, bool causal)
 {
     TORCH_CHECK(q.dtype() == torch::kFloat16, "attention_forward: fp16 only");
-    TORCH_CHECK(q.size(3) == 64 || q.size(3) == 128, "attention_forward: head_dim 64 or 128");
+    TORCH_CHECK(q.size(3) % 32 == 0 && q.size(3) <= 256, "attention_forward: head_dim a multiple of 32 up to 256");
     at::cuda::CUDAGuard guard{q.device()};
     Flash_fwd_params params;
     fill_forward_params(params, q, k, v, out, float(softmax_scale), causal);
     params.softmax_lse_ptr = softmax_lse.data_ptr();
     auto stream = at::cuda::getCurrentCUDAStream().stream();
-    if (params.d == 64) {
-        run_mha_fwd_hdim64<cutlass::half_t>(params, stream);
-    } else {
-        run_mha_fwd_hdim128<cutlass::half_t>(params, stream);
+    switch (params.d) {
+    case 32: run_mha_fwd_hdim32<cutlass::half_t>(params, stream); break;
+    case 64: run_mha_fwd_hdim64<cutlass::half_t>(params, stream); break;
+    case 96: run_mha_fwd_hdim96<cutlass::half_t>(params, stream); break;
+    case 128: run_mha_fwd_hdim128<cutlass::half_t>(params, stream); break;
+    case 160: run_mha_fwd_hdim160<cutlass::half_t>(params, stream); break;
+    case 192: run_mha_fwd_hdim192<cutlass::half_t>(params, stream); break;
+    case 224: run_mha_fwd_hdim224<cutlass::half_t>(params, stream); break;
+    default: run_mha_fwd_hdim256<cutlass::half_t>(params, stream); break;
     }
 }
 

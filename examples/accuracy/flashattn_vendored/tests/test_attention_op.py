@@ -6,7 +6,7 @@ import torch
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="CUDA kernels")
 
 
-@pytest.mark.parametrize("head_dim", [64, 128])
+@pytest.mark.parametrize("head_dim", [32, 64, 96, 128, 256])
 @pytest.mark.parametrize("causal", [False, True])
 def test_attention_op_matches_torch(head_dim, causal):
     torch.manual_seed(0)
