@@ -292,6 +292,8 @@ def _as_bits(value: torch.Tensor) -> torch.Tensor:
     return value.view(torch.int16) if value.dtype == torch.bfloat16 else value
 
 
+# portq: ports vllm:csrc/libtorch_stable/cache_kernels.cu::concat_and_cache_mla @00eb0c874e
+# portq: ports vllm:csrc/libtorch_stable/nvfp4_ds_mla_cache_kernels.cu::launch_concat_and_cache_nvfp4_ds_mla @03b6016490
 def _concat_and_cache_mla(
     kv_c: torch.Tensor,
     k_pe: torch.Tensor,
@@ -403,8 +405,6 @@ _CONCAT_AND_CACHE_MLA_OP = custom_ops.register("concat_and_cache_mla", _concat_a
     fake=custom_ops.no_output)
 
 
-# portq: ports vllm:csrc/libtorch_stable/cache_kernels.cu::concat_and_cache_mla @00eb0c874e
-# portq: ports vllm:csrc/libtorch_stable/nvfp4_ds_mla_cache_kernels.cu::launch_concat_and_cache_nvfp4_ds_mla @03b6016490
 # portq: not-carried vllm:csrc/libtorch_stable/cache_kernels.cu::concat_and_cache_mla_grouped -- multi-layer MTP-draft writer (spec §2.5); no caller in this tree, one launch per layer of concat_and_cache_mla covers it
 # portq: not-carried vllm:csrc/libtorch_stable/cache_kernels.cu::concat_and_cache_mla_grouped_kernel -- see concat_and_cache_mla_grouped
 # portq: not-carried vllm:csrc/libtorch_stable/cache_kernels.cu::reshape_and_cache_kernel -- non-MLA (separate K/V) paged cache; this tree carries MLA caches only

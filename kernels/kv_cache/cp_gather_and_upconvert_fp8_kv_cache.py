@@ -166,6 +166,7 @@ def launch_upconvert(op, kernel, cache_views, src_cache, dst, block_table, works
     check.after_launch(op, flag, PAGE_INDICES)
 
 
+# portq: ports vllm:csrc/libtorch_stable/cache_kernels.cu::cp_gather_and_upconvert_fp8_kv_cache @c76a425278
 def _cp_gather_and_upconvert_fp8_kv_cache(
     src_cache: torch.Tensor,
     dst: torch.Tensor,
@@ -196,7 +197,6 @@ _CP_GATHER_AND_UPCONVERT_FP8_KV_CACHE_OP = custom_ops.register("cp_gather_and_up
     fake=custom_ops.no_output)
 
 
-# portq: ports vllm:csrc/libtorch_stable/cache_kernels.cu::cp_gather_and_upconvert_fp8_kv_cache @c76a425278
 # portq: not-carried vllm:csrc/libtorch_stable/cache_kernels.cu::cp_gather_and_upconvert_fp8_kv_cache[host_cache] -- HiSparse host-backed rows (v3 signature); no host-resident cache in this tree
 # portq: not-carried vllm:csrc/libtorch_stable/cache_kernels.cu::cp_gather_and_upconvert_fp8_kv_cache[host_row_ids] -- HiSparse host-backed rows (v3 signature)
 # portq: not-carried vllm:csrc/libtorch_stable/cache_kernels.cu::cp_gather_and_upconvert_fp8_kv_cache[device_row_ids] -- HiSparse host-backed rows (v3 signature)

@@ -110,6 +110,8 @@ def cp_gather_and_upconvert_nvfp4_kv_cache_kernel(
         tl.store(dst_row + 512 + rope_cols[None, :], rope, mask=token_mask[:, None])
 
 
+# portq: ports vllm:csrc/libtorch_stable/cache_kernels.cu::cp_gather_and_upconvert_nvfp4_kv_cache @00eb0c874e
+# portq: ports vllm:csrc/libtorch_stable/nvfp4_ds_mla_cache_kernels.cu::launch_cp_gather_and_upconvert_nvfp4_kv_cache @03b6016490
 def _cp_gather_and_upconvert_nvfp4_kv_cache(
     src_cache: torch.Tensor,
     dst: torch.Tensor,
@@ -136,8 +138,6 @@ _CP_GATHER_AND_UPCONVERT_NVFP4_KV_CACHE_OP = custom_ops.register("cp_gather_and_
     fake=custom_ops.no_output)
 
 
-# portq: ports vllm:csrc/libtorch_stable/cache_kernels.cu::cp_gather_and_upconvert_nvfp4_kv_cache @00eb0c874e
-# portq: ports vllm:csrc/libtorch_stable/nvfp4_ds_mla_cache_kernels.cu::launch_cp_gather_and_upconvert_nvfp4_kv_cache @03b6016490
 def cp_gather_and_upconvert_nvfp4_kv_cache(
     src_cache: torch.Tensor,
     dst: torch.Tensor,

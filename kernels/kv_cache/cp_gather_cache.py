@@ -88,6 +88,7 @@ def cp_gather_cache_page(
     )
 
 
+# portq: ports vllm:csrc/libtorch_stable/cache_kernels.cu::cp_gather_cache @c76a425278
 def _cp_gather_cache(
     src_cache: torch.Tensor,
     dst: torch.Tensor,
@@ -157,7 +158,6 @@ _CP_GATHER_CACHE_OP = custom_ops.register("cp_gather_cache", _cp_gather_cache, m
     fake=custom_ops.no_output)
 
 
-# portq: ports vllm:csrc/libtorch_stable/cache_kernels.cu::cp_gather_cache @c76a425278
 # portq: not-carried vllm:csrc/libtorch_stable/cache_kernels.cu::cp_gather_indexer_k_quant_cache_kernel -- gathers the indexer-key cache, whose writer is not carried either
 def cp_gather_cache(
     src_cache: torch.Tensor,

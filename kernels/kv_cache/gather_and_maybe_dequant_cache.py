@@ -102,6 +102,7 @@ def gather_and_maybe_dequant_cache_page(
 _BIT_VIEW = {4: torch.int32, 2: torch.int16}
 
 
+# portq: ports vllm:csrc/libtorch_stable/cache_kernels.cu::gather_and_maybe_dequant_cache @c76a425278
 def _gather_and_maybe_dequant_cache(
     src_cache: torch.Tensor,
     dst: torch.Tensor,
@@ -189,7 +190,6 @@ _GATHER_AND_MAYBE_DEQUANT_CACHE_OP = custom_ops.register("gather_and_maybe_dequa
     fake=custom_ops.no_output)
 
 
-# portq: ports vllm:csrc/libtorch_stable/cache_kernels.cu::gather_and_maybe_dequant_cache @c76a425278
 def gather_and_maybe_dequant_cache(
     src_cache: torch.Tensor,
     dst: torch.Tensor,

@@ -310,6 +310,7 @@ def _launch_remap(
     )
 
 
+# portq: ports vllm:vllm/v1/attention/backends/mla/sparse_utils.py::triton_convert_req_index_to_global_index
 def _convert_index(
     req_id: torch.Tensor,
     block_table: torch.Tensor,
@@ -424,6 +425,7 @@ def _overlaps(a: torch.Tensor, b: torch.Tensor) -> bool:
     return a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr()
 
 
+# portq: ports vllm:vllm/v1/attention/backends/mla/sparse_utils.py::triton_filter_and_convert_dcp_index
 def _filter_and_convert_dcp_index(
     req_id: torch.Tensor,
     block_table: torch.Tensor,
@@ -588,7 +590,6 @@ custom_ops.register("triton_filter_and_convert_dcp_index", _filter_and_convert_d
                     fake=_filter_fake)
 
 
-# portq: ports vllm:vllm/v1/attention/backends/mla/sparse_utils.py::triton_convert_req_index_to_global_index
 def triton_convert_req_index_to_global_index(
     req_id: torch.Tensor,
     block_table: torch.Tensor,
@@ -627,7 +628,6 @@ def _new_out(token_indices, num_topk_tokens):
                        dtype=torch.int32, device=token_indices.device)
 
 
-# portq: ports vllm:vllm/v1/attention/backends/mla/sparse_utils.py::triton_filter_and_convert_dcp_index
 def triton_filter_and_convert_dcp_index(
     req_id: torch.Tensor,
     block_table: torch.Tensor,

@@ -53,6 +53,7 @@ def _safe_lengths_grid(num_tokens: int) -> tuple[int]:
     return (triton.cdiv(num_tokens, SAFE_LENGTHS_ROWS_PER_PROGRAM),)
 
 
+# portq: ports vllm:vllm/v1/attention/backends/mla/sparse_utils.py::prepare_sparse_mla_safe_lengths
 def _prepare_sparse_mla_safe_lengths(
     physical_indices: torch.Tensor, valid_counts: torch.Tensor
 ) -> torch.Tensor:
@@ -93,7 +94,6 @@ custom_ops.register("prepare_sparse_mla_safe_lengths", _prepare_sparse_mla_safe_
                     mutates_args=("physical_indices",), fake=_safe_lengths_fake)
 
 
-# portq: ports vllm:vllm/v1/attention/backends/mla/sparse_utils.py::prepare_sparse_mla_safe_lengths
 def prepare_sparse_mla_safe_lengths(
     physical_indices: torch.Tensor, valid_counts: torch.Tensor
 ) -> torch.Tensor:
