@@ -687,6 +687,12 @@ class SymbolClassifier:
         if not anchors:
             return None
         change = _file_change(entry, symbol)
+        if symbol.name == "<lines>" and form.mode_only(change):
+            return self._base("file-mode-only", symbol, NOT_APPLICABLE, "cosmetic", "path",
+                              f"only the file mode of {symbol.path} changed (the same content before and after), "
+                              "so cosmetic rather than a change to anything ported",
+                              [Evidence(kind=Kind.COSMETIC, message="file mode change only; the blob is unchanged",
+                                        side="upstream-new", path=symbol.path, symbol=symbol.name)])
         if symbol.name == "<lines>" or symbol.fallback:
             return self._base("parse-failure", 
                 symbol, NEEDS_REVIEW, None, "fallback",

@@ -200,3 +200,19 @@ def test_a_qualifier_beside_a_changed_condition_still_needs_review(tmp_path):
     verdict = _softmax(tmp_path, after)
     assert verdict.verdict == NEEDS_REVIEW, verdict.reason
     assert "cosmetic-qualifiers" not in verdict.rules
+
+
+def test_a_file_mode_change_alone_is_cosmetic_not_a_parse_failure(tmp_path):
+    verdicts, _ = classify_history(tmp_path, [CommitSpec("base", files={NORM: NORM_BEFORE}),
+                                              CommitSpec("chmod +x", modes={NORM: 0o755})], NORM_TREE)
+    verdict = verdicts[1]
+    _cosmetic(verdict, "file-mode-only")
+    assert "parse-failure" not in verdict.rules and "could not be parsed" not in verdict.reason
+
+
+def test_a_mode_change_with_an_edit_is_still_compared(tmp_path):
+    after = NORM_BEFORE.replace("x = x * SCALE", "x = x * SCALE + 1")
+    verdicts, _ = classify_history(tmp_path, [CommitSpec("base", files={NORM: NORM_BEFORE}),
+                                              CommitSpec("edit", files={NORM: after}, modes={NORM: 0o755})], NORM_TREE)
+    assert verdicts[1].verdict == NEEDS_REVIEW, verdicts[1].reason
+    assert "file-mode-only" not in verdicts[1].rules

@@ -9,6 +9,8 @@ Like the cosmetic rules, each is a proof on both sides of one definition
   ``constexpr`` annotation on a parameter (Triton specialises on it), one
   on a module-level name whose value is not already a constexpr, and every
   annotation in a class body (a dataclass field is its annotation).
+* ``file-mode-only``: a file whose mode alone changed (``chmod +x``: the
+  same blob on both sides) has the same definitions, line for line.
 * ``cosmetic-qualifiers`` (C/C++/CUDA): the two sides have the same tokens
   once qualifiers that change how code is compiled or linked but not what
   it computes are erased: ``inline``/``__forceinline__``/``__inline__``,
@@ -54,6 +56,11 @@ RULES = (
          "erased changed only how it is compiled, not what it computes.",
          "-inline __device__ T f(T x)\n+__forceinline__ __device__ T f(T x)",
          "classifier.rules.form.same_without_qualifiers, classifier.verdicts.SymbolClassifier._against_port"),
+    Rule("file-mode-only", ("NOT_APPLICABLE",),
+         "A change to a file's mode alone (the same blob before and after, `chmod +x`) changes no line of any "
+         "definition: NOT_APPLICABLE/cosmetic, never a parse failure.",
+         "old mode 100644\nnew mode 100755  (no content change)",
+         "classifier.rules.form.mode_only, classifier.verdicts.SymbolClassifier._container"),
 )
 
 # --- Python: annotations ------------------------------------------------------------
@@ -147,6 +154,14 @@ def same_without_annotations(before: str, after: str, outside_definitions: bool 
 def definition_text(node) -> str:
     """A definition node's source, indented as in its file (so it dedents and parses alone)."""
     return " " * node.start_point[1] + node.text.decode("utf-8", errors="replace")
+
+
+def mode_only(change) -> bool:
+    """True for a file change that is a mode change alone: the same blob before and after."""
+    if change is None:
+        return False
+    return change.content == "mode-only" or (change.old_blob is not None and change.old_blob == change.new_blob
+                                             and change.old_path == change.new_path and not change.hunks)
 
 
 # --- C/C++: qualifiers -----------------------------------------------------------------
