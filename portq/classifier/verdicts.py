@@ -76,7 +76,7 @@ from portq.classifier.deltas import (
     scoped_tokens,
 )
 from portq.classifier.rules import checked
-from portq.classifier.rules import form
+from portq.classifier.rules import form, interface
 from portq.core.evidence import Kind, Location, Side, located
 from portq.core.model import (
     IN_SYNC,
@@ -996,6 +996,16 @@ class SymbolClassifier:
                               evidence + [Evidence(kind=Kind.COSMETIC, message=formal[1], side="upstream-new",
                                                    path=symbol.path, symbol=symbol.name,
                                                    line=symbol.new_lines[0] if symbol.new_lines else None)])
+        unused = self._unused_interface(entry, symbol, old, new, tree_signature)
+        if unused:
+            return self._base("unused-constexpr", symbol, IN_SYNC, None, "signature",
+                              f"upstream added {', '.join(unused)} to {symbol.name} with a default, and neither its body "
+                              f"reads nor any launch passes {'it' if len(unused) == 1 else 'them'}; left out, the "
+                              f"definition is what it was, so the port at {definition.cite} computes the same: IN_SYNC "
+                              "rather than a gap",
+                              evidence + [_upstream_param_evidence(new, name, "upstream-new", Kind.PARAM_ADDED,
+                                                                   f"{name}: defaulted, never read, never passed")
+                                          for name in unused])
         confined = self._confined_to_scope(symbol, old, new, param_scope)
         if confined is not None:
             moved = next((f"; {e.message}" for e in confined[1] if e.kind == Kind.COSMETIC), "")
@@ -1056,6 +1066,24 @@ class SymbolClassifier:
                                  quote=_first_line_quote(definition, definition.signature),
                                  symbol=definition.qualified_name)],
         )
+
+    def _unused_interface(self, entry, symbol: TouchedSymbol, old: Signature, new: Signature,
+                          port: Signature) -> list[str]:
+        """The constexpr parameters ``unused-constexpr`` sets aside, when the new
+        definition without them has the old one's tokens; else empty."""
+        unused = interface.unused_new_constexprs(
+            old, new, port, lambda name: self._derivation(entry, symbol, new, name) is not None)
+        if not unused:
+            return []
+        before = self._definition(symbol.old_blob, symbol.old_path or symbol.path, symbol.qualified_name,
+                                  symbol.old_lines)
+        after = self._definition(symbol.new_blob, symbol.path, symbol.qualified_name, symbol.new_lines)
+        if before is None or after is None or before.node is None or after.node is None \
+                or before.node.has_error or after.node.has_error:
+            return []
+        if scoped_tokens(before.node, set()) != scoped_tokens(after.node, set(unused)):
+            return []
+        return [new.param(name).name if new.param(name) else name for name in unused]
 
     def _form_only(self, symbol: TouchedSymbol) -> tuple[str, str] | None:
         """``(rule id, what changed)`` when a modified definition changed only
