@@ -76,6 +76,7 @@ from portq.classifier.deltas import (
     scoped_tokens,
 )
 from portq.classifier.rules import checked
+from portq.classifier.rules import form, interface
 from portq.core.evidence import Kind, Location, Side, located
 from portq.core.model import (
     IN_SYNC,
@@ -110,7 +111,7 @@ from portq.language.symbols import (
 )
 from portq.tree.tree_index import Port, TreeIndex
 
-CLASSIFIER_VERSION = 12
+CLASSIFIER_VERSION = 13
 """Bumped whenever a change to the verdict logic may change a verdict, so a
 ledger that reuses earlier decisions knows which ones are stale."""
 
@@ -686,6 +687,12 @@ class SymbolClassifier:
         if not anchors:
             return None
         change = _file_change(entry, symbol)
+        if symbol.name == "<lines>" and form.mode_only(change):
+            return self._base("file-mode-only", symbol, NOT_APPLICABLE, "cosmetic", "path",
+                              f"only the file mode of {symbol.path} changed (the same content before and after), "
+                              "so cosmetic rather than a change to anything ported",
+                              [Evidence(kind=Kind.COSMETIC, message="file mode change only; the blob is unchanged",
+                                        side="upstream-new", path=symbol.path, symbol=symbol.name)])
         if symbol.name == "<lines>" or symbol.fallback:
             return self._base("parse-failure", 
                 symbol, NEEDS_REVIEW, None, "fallback",
@@ -710,6 +717,16 @@ class SymbolClassifier:
                 [_same_ast_evidence(symbol)],
             )
         if symbol.name == "<toplevel>" and language_for_path(symbol.path) == "python":
+            tables = (self._table(symbol.old_blob, symbol.old_path or symbol.path), self._table(symbol.new_blob, symbol.path))
+            if all(t is not None and t.source is not None for t in tables) and form.same_without_annotations(
+                    *(t.source.decode("utf-8", errors="replace") for t in tables), outside_definitions=True):
+                return self._base("cosmetic-annotations", symbol, NOT_APPLICABLE, "cosmetic", "body",
+                                  "the lines outside definitions changed only type annotations or the module "
+                                  "docstring (the same module once they are erased), so cosmetic rather than a "
+                                  "change to anything ported",
+                                  [Evidence(kind=Kind.COSMETIC, side="upstream-new", path=symbol.path,
+                                            symbol=symbol.name, message="the same module-level program once "
+                                            "annotations and docstrings are erased")])
             imports = self._import_change(entry, symbol, paths, anchors, code)
             if imports is not None:
                 return imports
@@ -972,6 +989,23 @@ class SymbolClassifier:
                 "rather than a change the port must follow",
                 evidence + [_same_ast_evidence(symbol)],
             )
+        formal = self._form_only(symbol)
+        if formal is not None:
+            return self._base(formal[0], symbol, NOT_APPLICABLE, "cosmetic", "body",
+                              f"{symbol.name} {formal[1]}, so cosmetic rather than a change the port must follow",
+                              evidence + [Evidence(kind=Kind.COSMETIC, message=formal[1], side="upstream-new",
+                                                   path=symbol.path, symbol=symbol.name,
+                                                   line=symbol.new_lines[0] if symbol.new_lines else None)])
+        unused = self._unused_interface(entry, symbol, old, new, tree_signature)
+        if unused:
+            return self._base("unused-constexpr", symbol, IN_SYNC, None, "signature",
+                              f"upstream added {', '.join(unused)} to {symbol.name} with a default, and neither its body "
+                              f"reads nor any launch passes {'it' if len(unused) == 1 else 'them'}; left out, the "
+                              f"definition is what it was, so the port at {definition.cite} computes the same: IN_SYNC "
+                              "rather than a gap",
+                              evidence + [_upstream_param_evidence(new, name, "upstream-new", Kind.PARAM_ADDED,
+                                                                   f"{name}: defaulted, never read, never passed")
+                                          for name in unused])
         confined = self._confined_to_scope(symbol, old, new, param_scope)
         if confined is not None:
             moved = next((f"; {e.message}" for e in confined[1] if e.kind == Kind.COSMETIC), "")
@@ -1032,6 +1066,46 @@ class SymbolClassifier:
                                  quote=_first_line_quote(definition, definition.signature),
                                  symbol=definition.qualified_name)],
         )
+
+    def _unused_interface(self, entry, symbol: TouchedSymbol, old: Signature, new: Signature,
+                          port: Signature) -> list[str]:
+        """The constexpr parameters ``unused-constexpr`` sets aside, when the new
+        definition without them has the old one's tokens; else empty."""
+        unused = interface.unused_new_constexprs(
+            old, new, port, lambda name: self._derivation(entry, symbol, new, name) is not None)
+        if not unused:
+            return []
+        before = self._definition(symbol.old_blob, symbol.old_path or symbol.path, symbol.qualified_name,
+                                  symbol.old_lines)
+        after = self._definition(symbol.new_blob, symbol.path, symbol.qualified_name, symbol.new_lines)
+        if before is None or after is None or before.node is None or after.node is None \
+                or before.node.has_error or after.node.has_error:
+            return []
+        if scoped_tokens(before.node, set()) != scoped_tokens(after.node, set(unused)):
+            return []
+        return [new.param(name).name if new.param(name) else name for name in unused]
+
+    def _form_only(self, symbol: TouchedSymbol) -> tuple[str, str] | None:
+        """``(rule id, what changed)`` when a modified definition changed only
+        its form (``portq.classifier.rules.form``): annotations in Python,
+        qualifiers in C/C++; None otherwise."""
+        language = language_for_path(symbol.path)
+        if symbol.change != "modified" or language not in ("python", "cpp"):
+            return None
+        before = self._definition(symbol.old_blob, symbol.old_path or symbol.path, symbol.qualified_name,
+                                  symbol.old_lines)
+        after = self._definition(symbol.new_blob, symbol.path, symbol.qualified_name, symbol.new_lines)
+        if before is None or after is None or before.node is None or after.node is None:
+            return None
+        if language == "python":
+            if form.same_without_annotations(form.definition_text(before.node), form.definition_text(after.node)):
+                return "cosmetic-annotations", "changed only its type annotations or docstring (the same program " \
+                                               "once they are erased)"
+            return None
+        if form.same_without_qualifiers(before.node, after.node):
+            return "cosmetic-qualifiers", "changed only qualifiers that do not change what it computes (inline, " \
+                                          "static constexpr, const, __grid_constant__, if constexpr)"
+        return None
 
     def _confined_to_scope(self, symbol: TouchedSymbol, old: Signature, new: Signature, param_scope: set[str]):
         """``(declared names, declaration records)`` when the old and new

@@ -128,10 +128,21 @@ def entry_json(record: EntryRecord) -> dict[str, Any]:
         "justification": event.justification if event else None,
         "decided_by": event.decided_by if event else None,
         "rules": event.rules if event else [],
+        "reason": entry_reason(event),
         "evidence": list(event.evidence) if event else [],
         "source": event.source if event else None,
         "scan_verdict": {"verdict": scan.verdict, "justification": scan.justification} if scan else None,
     }
+
+
+def entry_reason(event: Event | None) -> str | None:
+    """Why an entry is or is not flagged, on one line: a reviewer's stated
+    reason when a review stands, else the classifier's (which names the rule
+    that decided it and the verdict it ruled out)."""
+    if event is None:
+        return None
+    text = " ".join(str(event.why or event.reason or "").split())
+    return one_line(text) if text else verdict_label(event)
 
 
 def event_json(event: Event | None) -> dict[str, Any] | None:

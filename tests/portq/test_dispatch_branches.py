@@ -115,7 +115,10 @@ def _triton_gather_kv_b_proj(batch_size, k_buffer, kv_indptr, kv_indices, kv_pro
                              PaddedV: tl.constexpr):
     pid = tl.program_id(0)
 '''
-KERNEL_NEW = KERNEL_BASE.replace("PaddedV: tl.constexpr):", "PaddedV: tl.constexpr, ScaleCols: tl.constexpr = 1):")
+# The new constexpr is read by the body (as upstream's is): a defaulted one nothing reads and no
+# launch passes changes nothing computed (unused-constexpr, test_interface_not_implementation.py).
+KERNEL_NEW = KERNEL_BASE.replace("PaddedV: tl.constexpr):", "PaddedV: tl.constexpr, ScaleCols: tl.constexpr = 1):") \
+    .replace("    pid = tl.program_id(0)\n", "    pid = tl.program_id(0) * ScaleCols\n")
 
 
 def _kernel_tree(params: str) -> dict[str, str]:

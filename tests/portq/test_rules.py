@@ -51,6 +51,22 @@ def test_every_scanned_verdict_names_its_rules_in_the_json_and_the_ledger(tmp_pa
     assert shown["rules"] == entries[0]["rules"] or shown["source"] == "review"
 
 
+def test_every_json_entry_says_in_one_line_why_it_is_or_is_not_flagged(tmp_path):
+    scenario = scanned(tmp_path)
+    entries = scenario.portq("scan", scenario.range, "--json").json()["entries"]
+    flagged = [e for e in entries if e["verdict"] in ("REAL_GAP", "NEEDS_REVIEW", "INERT")]
+    assert flagged
+    for entry in entries:
+        assert isinstance(entry["reason"], str) and "\n" not in entry["reason"], entry
+    # a flagged entry has no justification; its reason says which verdict it ruled out
+    assert all(e["justification"] is None and " rather than " in e["reason"] for e in flagged)
+    assert all(" rather than " in e["reason"] or e["verdict"] == "NOT_APPLICABLE" for e in entries)
+    reviewed = scenario.portq("review", "1", "--verdict", "INERT", "--because", "only tests\nreach it", "--json")
+    assert reviewed.code == 0, reviewed.err
+    first = scenario.portq("scan", scenario.range, "--json").json()["entries"][0]
+    assert first["reason"] == "only tests\\x0areach it" or first["reason"] == "only tests reach it"
+
+
 def test_a_review_names_no_rule(tmp_path):
     scenario = scanned(tmp_path)
     reviewed = scenario.portq("review", "1", "--verdict", "INERT", "--because", "tests only", "--json")

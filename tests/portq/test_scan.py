@@ -56,7 +56,7 @@ def test_scan_json_has_the_documented_shape(workspace, capsys, upstream):
     assert (document["wave"], document["range"], document["upstream"]) == ("PORTQ-1", "base..tip", "up")
     first = document["entries"][0]
     assert list(first) == ["entry", "sha", "title", "pr", "rows", "symbols", "verdict", "justification",
-                           "decided_by", "rules", "evidence", "source", "scan_verdict"]
+                           "decided_by", "rules", "reason", "evidence", "source", "scan_verdict"]
     assert (first["entry"], first["sha"], first["pr"]) == (1, shas["two-rows"], 101)
     assert first["symbols"][0] == {"path": "csrc/cache_kernels.cu", "name": "gather_cache_kernel", "change": "modified"}
 

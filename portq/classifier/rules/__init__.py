@@ -7,7 +7,9 @@ a rule that decides differently gets a new id. Each module here states a
 cohesive group of rules in DESIGN terms, with a small example diff; the
 code that applies them is named in each rule's ``where``.
 
-This package holds the statements and the registry; it must not import
+This package holds the statements and the registry, and, for a rule whose
+module says so, the comparison the rule makes on syntax trees (the verdict
+table calls it through a small hook); it must not import
 the verdict table or anything after the classifier, and a rule never names
 a corpus symbol, path or commit.
 """
@@ -29,10 +31,11 @@ class Rule:
 
 
 def _registry() -> dict[str, Rule]:
-    from portq.classifier.rules import attribution, cosmetic, definitions, launch, ownership, parameters, provenance
+    from portq.classifier.rules import (attribution, cosmetic, definitions, form, interface, launch, ownership,
+                                        parameters, provenance)
 
     found: dict[str, Rule] = {}
-    for module in (ownership, provenance, cosmetic, attribution, parameters, launch, definitions):
+    for module in (ownership, provenance, cosmetic, form, attribution, parameters, interface, launch, definitions):
         for rule in module.RULES:
             if rule.id in found:
                 raise ValueError(f"rule id {rule.id} is stated twice")

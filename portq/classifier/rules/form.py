@@ -1,0 +1,192 @@
+"""Form rules: a change of form that provably leaves what the code computes alone (DESIGN §6, "no-op proofs").
+
+Like the cosmetic rules, each is a proof on both sides of one definition
+(or of a module's lines outside its definitions), never a guess:
+
+* ``cosmetic-annotations`` (Python): the two sides parse to the same
+  ``ast`` once type annotations, return annotations and docstrings are
+  erased. An annotation that decides how a value binds is kept: a
+  ``constexpr`` annotation on a parameter (Triton specialises on it), one
+  on a module-level name whose value is not already a constexpr, and every
+  annotation in a class body (a dataclass field is its annotation).
+* ``file-mode-only``: a file whose mode alone changed (``chmod +x``: the
+  same blob on both sides) has the same definitions, line for line.
+* ``cosmetic-qualifiers`` (C/C++/CUDA): the two sides have the same tokens
+  once qualifiers that change how code is compiled or linked but not what
+  it computes are erased: ``inline``/``__forceinline__``/``__inline__``,
+  ``__grid_constant__``, ``const``, ``static`` beside ``constexpr`` (a
+  compile-time constant has one value however it is stored) and the
+  ``constexpr`` of ``if constexpr`` (a constant condition selects the same
+  branch either way). ``static`` on a variable that is not a compile-time
+  constant keeps its state between calls and is not erased.
+
+Example diffs (each NOT_APPLICABLE/cosmetic)::
+
+    -_ONE = tl.constexpr(1)
+    +_ONE: tl.constexpr = tl.constexpr(1)
+
+    -inline __device__ float f(float x) { constexpr int k = 4; ... }
+    +__forceinline__ __device__ float f(float x) { static constexpr int k = 4; ... }
+
+This module states the rules and holds the comparisons they make on syntax
+trees and source text; it reads no git, no tree index and no verdict table,
+and it never names a corpus symbol, path or commit.
+"""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+
+from portq.classifier.rules import Rule
+from portq.language.signatures import comment_free_tokens
+
+RULES = (
+    Rule("cosmetic-annotations", ("NOT_APPLICABLE",),
+         "A Python definition, or the module-level lines of a file with ported definitions, whose `ast` is the same "
+         "before and after once type annotations and docstrings are erased changed only its annotations: a "
+         "`constexpr` annotation on a parameter, on a module name whose value is not already a constexpr, or in a "
+         "class body decides how a value binds and is kept.",
+         "-_ONE = tl.constexpr(1)\n+_ONE: tl.constexpr = tl.constexpr(1)",
+         "classifier.rules.form.same_without_annotations, classifier.verdicts.SymbolClassifier._against_port, "
+         "._container"),
+    Rule("cosmetic-qualifiers", ("NOT_APPLICABLE",),
+         "A C/C++ definition whose tokens are the same before and after once `inline`, `__forceinline__`, "
+         "`__grid_constant__`, `const`, `static` beside `constexpr` and the `constexpr` of `if constexpr` are "
+         "erased changed only how it is compiled, not what it computes.",
+         "-inline __device__ T f(T x)\n+__forceinline__ __device__ T f(T x)",
+         "classifier.rules.form.same_without_qualifiers, classifier.verdicts.SymbolClassifier._against_port"),
+    Rule("file-mode-only", ("NOT_APPLICABLE",),
+         "A change to a file's mode alone (the same blob before and after, `chmod +x`) changes no line of any "
+         "definition: NOT_APPLICABLE/cosmetic, never a parse failure.",
+         "old mode 100644\nnew mode 100755  (no content change)",
+         "classifier.rules.form.mode_only, classifier.verdicts.SymbolClassifier._container"),
+)
+
+# --- Python: annotations ------------------------------------------------------------
+
+
+def _is_constexpr(annotation: ast.expr | None) -> bool:
+    return annotation is not None and ast.unparse(annotation).split(".")[-1] == "constexpr"
+
+
+def _makes_constexpr(value: ast.expr | None) -> bool:
+    """``tl.constexpr(...)``: a value that is a constexpr whatever its annotation says."""
+    return isinstance(value, ast.Call) and ast.unparse(value.func).split(".")[-1] == "constexpr"
+
+
+class _Eraser(ast.NodeTransformer):
+    """Erases annotations that bind nothing, and docstrings."""
+
+    def __init__(self) -> None:
+        self.in_class = 0
+
+    def _drop_docstring(self, node):
+        body = getattr(node, "body", None)
+        if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+                and isinstance(body[0].value.value, str):
+            node.body = body[1:] or [ast.Pass()]
+        return node
+
+    def visit_Module(self, node):
+        self._drop_docstring(node)
+        self.generic_visit(node)
+        return node
+
+    def visit_ClassDef(self, node):
+        self._drop_docstring(node)
+        self.in_class += 1
+        self.generic_visit(node)
+        self.in_class -= 1
+        return node
+
+    def _function(self, node):
+        self._drop_docstring(node)
+        node.returns = None
+        outer, self.in_class = self.in_class, 0
+        self.generic_visit(node)
+        self.in_class = outer
+        return node
+
+    visit_FunctionDef = _function
+    visit_AsyncFunctionDef = _function
+
+    def visit_arg(self, node):
+        if not _is_constexpr(node.annotation):
+            node.annotation = None
+        return node
+
+    def visit_AnnAssign(self, node):
+        if self.in_class or (_is_constexpr(node.annotation) and not _makes_constexpr(node.value)):
+            return node
+        if node.value is None:
+            return None  # `x: int` binds nothing
+        return ast.Assign(targets=[node.target], value=node.value, lineno=0)
+
+
+def _parse(text: str) -> ast.Module | None:
+    try:
+        return ast.parse(textwrap.dedent(text))
+    except (SyntaxError, ValueError):
+        return None
+
+
+def _erased_dump(tree: ast.Module, outside_definitions: bool) -> str:
+    if outside_definitions:
+        tree.body = [s for s in tree.body if not isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
+    tree = _Eraser().visit(tree)
+    return ast.dump(tree, include_attributes=False)
+
+
+def same_without_annotations(before: str, after: str, outside_definitions: bool = False) -> bool:
+    """True when two Python sources (a definition's text, or a whole module's
+    when ``outside_definitions``, whose definitions are then left out: each is
+    compared in its own right) are the same program once annotations that
+    bind nothing and docstrings are erased, and their text differs."""
+    if before == after:
+        return False
+    old, new = _parse(before), _parse(after)
+    if old is None or new is None:
+        return False
+    return _erased_dump(old, outside_definitions) == _erased_dump(new, outside_definitions)
+
+
+def definition_text(node) -> str:
+    """A definition node's source, indented as in its file (so it dedents and parses alone)."""
+    return " " * node.start_point[1] + node.text.decode("utf-8", errors="replace")
+
+
+def mode_only(change) -> bool:
+    """True for a file change that is a mode change alone: the same blob before and after."""
+    if change is None:
+        return False
+    return change.content == "mode-only" or (change.old_blob is not None and change.old_blob == change.new_blob
+                                             and change.old_path == change.new_path and not change.hunks)
+
+
+# --- C/C++: qualifiers -----------------------------------------------------------------
+
+_QUALIFIERS = frozenset({"inline", "__inline__", "__forceinline__", "__grid_constant__", "const"})
+
+
+def qualifier_free_tokens(node) -> list[str]:
+    """A C/C++ definition's tokens without comments and without the
+    qualifiers that do not change what it computes (see the module)."""
+    tokens = comment_free_tokens(node)
+    kept: list[str] = []
+    for index, token in enumerate(tokens):
+        if token in _QUALIFIERS:
+            continue
+        if token == "static" and "constexpr" in tokens[max(0, index - 1):index + 2]:
+            continue
+        if token == "constexpr" and kept and kept[-1] == "if":
+            continue
+        kept.append(token)
+    return kept
+
+
+def same_without_qualifiers(before, after) -> bool:
+    """True when two C/C++ definition nodes differ only by such qualifiers."""
+    if before is None or after is None or before.has_error or after.has_error:
+        return False
+    return qualifier_free_tokens(before) == qualifier_free_tokens(after)

@@ -1,0 +1,218 @@
+"""Form without meaning (docs/tricky-cases.md, "form without meaning"): edits
+that change tokens but not what the port runs are NOT_APPLICABLE/cosmetic,
+each proven, and near misses that do change it are still flagged.
+
+* ``cosmetic-annotations``: type annotations and a module docstring, on a
+  ported definition or on the module-level lines its ported definitions use;
+  a ``constexpr`` annotation that changes how a value binds is kept.
+* ``cosmetic-qualifiers``: C++ qualifiers that do not change what compiled
+  code computes (``inline``/``__forceinline__``, ``static`` on a local
+  constant, ``__grid_constant__``/``const`` on a parameter, ``if`` ↔ ``if
+  constexpr``).
+
+Each runs the real ``portq scan`` over a small synthetic history."""
+from __future__ import annotations
+
+from portq.core.model import NEEDS_REVIEW, NOT_APPLICABLE
+from tests.portq.fixtures import CommitSpec
+from tests.portq.golden.pipeline import classify_history
+
+NORM = "pkg/ops/norm.py"
+
+NORM_BEFORE = '''import torch
+import triton
+import triton.language as tl
+
+_ZERO = tl.constexpr(0)
+_ONE = tl.constexpr(1)
+SCALE = 2
+
+
+@triton.jit
+def _norm_kernel(x_ptr, out_ptr, n, MODE: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n)
+    if MODE == _ONE:
+        x = x * SCALE
+    tl.store(out_ptr + offs, x + _ZERO, mask=offs < n)
+
+
+def norm_forward(x, out, mode=1):
+    n = x.numel()
+    _norm_kernel[(triton.cdiv(n, 128),)](x, out, n, MODE=mode, BLOCK=128)
+    return out
+'''
+
+NORM_TREE = {"kernels/norm/norm.py": '''import triton
+import triton.language as tl
+
+
+# portq: ports vllm:pkg/ops/norm.py::_norm_kernel
+@triton.jit
+def _scale_rows(x_ptr, out_ptr, n, MODE: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n)
+    if MODE == 1:
+        x = x * 2
+    tl.store(out_ptr + offs, x, mask=offs < n)
+
+
+# portq: ports vllm:pkg/ops/norm.py::norm_forward
+def scale_rows(x, out, mode=1):
+    _scale_rows[(triton.cdiv(x.numel(), 128),)](x, out, x.numel(), MODE=mode, BLOCK=128)
+    return out
+''', "kernels/norm/engine.py": "from portq_kernels.norm.norm import scale_rows\n\n\n"
+     "def run(x, out):\n    return scale_rows(x, out)\n"}
+
+
+def _norm(tmp_path, after):
+    verdicts, _ = classify_history(tmp_path, [CommitSpec("base", files={NORM: NORM_BEFORE}),
+                                              CommitSpec("edit", files={NORM: after})], NORM_TREE)
+    return verdicts[1]
+
+
+def _cosmetic(verdict, rule):
+    assert (verdict.verdict, verdict.justification) == (NOT_APPLICABLE, "cosmetic"), \
+        [(s.symbol, s.verdict, s.reason) for s in verdict.symbols]
+    assert rule in verdict.rules, verdict.rules
+
+
+def test_module_level_constexprs_gaining_an_annotation_are_cosmetic(tmp_path):
+    after = NORM_BEFORE.replace("_ZERO = tl.constexpr(0)\n_ONE = tl.constexpr(1)\n",
+                                "_ZERO: tl.constexpr = tl.constexpr(0)\n_ONE: tl.constexpr = tl.constexpr(1)\n")
+    _cosmetic(_norm(tmp_path, after), "cosmetic-annotations")
+
+
+def test_a_module_docstring_is_cosmetic(tmp_path):
+    after = '"""Row scaling, credited to its first authors."""\n' + NORM_BEFORE
+    _cosmetic(_norm(tmp_path, after), "cosmetic-annotations")
+
+
+def test_type_hints_on_a_ported_host_function_are_cosmetic(tmp_path):
+    after = NORM_BEFORE.replace("def norm_forward(x, out, mode=1):\n    n = x.numel()\n",
+                                "def norm_forward(x: torch.Tensor, out: torch.Tensor, mode: int = 1) -> torch.Tensor:\n"
+                                "    n: int = x.numel()\n")
+    _cosmetic(_norm(tmp_path, after), "cosmetic-annotations")
+
+
+def test_a_constant_that_becomes_a_constexpr_by_its_annotation_still_needs_review(tmp_path):
+    after = NORM_BEFORE.replace("SCALE = 2\n", "SCALE: tl.constexpr = 2\n")
+    verdict = _norm(tmp_path, after)
+    assert verdict.verdict == NEEDS_REVIEW, verdict.reason
+    assert "cosmetic-annotations" not in verdict.rules
+
+
+def test_a_kernel_parameter_that_becomes_constexpr_still_needs_review(tmp_path):
+    after = NORM_BEFORE.replace("def _norm_kernel(x_ptr, out_ptr, n,", "def _norm_kernel(x_ptr, out_ptr, n: tl.constexpr,")
+    verdict = _norm(tmp_path, after)
+    assert verdict.verdict != NOT_APPLICABLE, verdict.reason
+    assert "cosmetic-annotations" not in verdict.rules
+
+
+def test_an_annotation_beside_a_changed_value_still_needs_review(tmp_path):
+    after = NORM_BEFORE.replace("_ONE = tl.constexpr(1)\n", "_ONE: tl.constexpr = tl.constexpr(2)\n")
+    verdict = _norm(tmp_path, after)
+    assert verdict.verdict == NEEDS_REVIEW, verdict.reason
+
+
+SOFTMAX = "csrc/attn/softmax.cu"
+
+SOFTMAX_BEFORE = '''#include <cuda_runtime.h>
+
+template <typename T>
+inline __device__ T scale_max(T x, T m) {
+    constexpr int kShift = 4;
+    return (x - m) * kShift;
+}
+
+template <int kBlock>
+__global__ void softmax_kernel(const float* x, float* out, const int n) {
+    int i = blockIdx.x * kBlock + threadIdx.x;
+    if (i < n) {
+        out[i] = scale_max(x[i], 1.0f);
+    }
+}
+
+void run_softmax(const float* x, float* out, int n, cudaStream_t stream) {
+    constexpr int kBlock = 128;
+    constexpr size_t smem = 0;
+    if (smem >= 48 * 1024) {
+        cudaFuncSetAttribute(softmax_kernel<kBlock>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
+    }
+    softmax_kernel<kBlock><<<(n + kBlock - 1) / kBlock, kBlock, smem, stream>>>(x, out, n);
+}
+'''
+
+SOFTMAX_TREE = {"kernels/attn/softmax.cu": '''#include <cuda_runtime.h>
+
+// portq: ports vllm:csrc/attn/softmax.cu::scale_max
+template <typename T>
+inline __device__ T scale_max(T x, T m) {
+    constexpr int kShift = 4;
+    return (x - m) * kShift;
+}
+
+// portq: ports vllm:csrc/attn/softmax.cu::softmax_kernel
+template <int kBlock>
+__global__ void softmax_kernel(const float* x, float* out, const int n) {
+    int i = blockIdx.x * kBlock + threadIdx.x;
+    if (i < n) {
+        out[i] = scale_max(x[i], 1.0f);
+    }
+}
+
+// portq: ports vllm:csrc/attn/softmax.cu::run_softmax
+void run_softmax(const float* x, float* out, int n, cudaStream_t stream) {
+    constexpr int kBlock = 128;
+    constexpr size_t smem = 0;
+    if (smem >= 48 * 1024) {
+        cudaFuncSetAttribute(softmax_kernel<kBlock>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
+    }
+    softmax_kernel<kBlock><<<(n + kBlock - 1) / kBlock, kBlock, smem, stream>>>(x, out, n);
+}
+''', "kernels/attn/ops.cu": '''#include "softmax.cu"
+
+void engine_softmax(const float* x, float* out, int n, cudaStream_t s) { run_softmax(x, out, n, s); }
+'''}
+
+
+def _softmax(tmp_path, after):
+    verdicts, _ = classify_history(tmp_path, [CommitSpec("base", files={SOFTMAX: SOFTMAX_BEFORE}),
+                                              CommitSpec("edit", files={SOFTMAX: after})], SOFTMAX_TREE)
+    return verdicts[1]
+
+
+def test_inlining_and_storage_qualifiers_are_cosmetic(tmp_path):
+    after = SOFTMAX_BEFORE.replace("inline __device__ T scale_max", "__forceinline__ __device__ T scale_max") \
+        .replace("    constexpr int kShift = 4;", "    constexpr static int kShift = 4;") \
+        .replace("    constexpr int kBlock = 128;", "    static constexpr int kBlock = 128;")
+    _cosmetic(_softmax(tmp_path, after), "cosmetic-qualifiers")
+
+
+def test_a_grid_constant_parameter_and_if_constexpr_are_cosmetic(tmp_path):
+    after = SOFTMAX_BEFORE.replace("const int n) {", "__grid_constant__ const int n) {") \
+        .replace("    if (smem >= 48 * 1024) {", "    if constexpr (smem >= 48 * 1024) {")
+    _cosmetic(_softmax(tmp_path, after), "cosmetic-qualifiers")
+
+
+def test_a_qualifier_beside_a_changed_condition_still_needs_review(tmp_path):
+    after = SOFTMAX_BEFORE.replace("    if (smem >= 48 * 1024) {", "    if constexpr (smem >= 64 * 1024) {")
+    verdict = _softmax(tmp_path, after)
+    assert verdict.verdict == NEEDS_REVIEW, verdict.reason
+    assert "cosmetic-qualifiers" not in verdict.rules
+
+
+def test_a_file_mode_change_alone_is_cosmetic_not_a_parse_failure(tmp_path):
+    verdicts, _ = classify_history(tmp_path, [CommitSpec("base", files={NORM: NORM_BEFORE}),
+                                              CommitSpec("chmod +x", modes={NORM: 0o755})], NORM_TREE)
+    verdict = verdicts[1]
+    _cosmetic(verdict, "file-mode-only")
+    assert "parse-failure" not in verdict.rules and "could not be parsed" not in verdict.reason
+
+
+def test_a_mode_change_with_an_edit_is_still_compared(tmp_path):
+    after = NORM_BEFORE.replace("x = x * SCALE", "x = x * SCALE + 1")
+    verdicts, _ = classify_history(tmp_path, [CommitSpec("base", files={NORM: NORM_BEFORE}),
+                                              CommitSpec("edit", files={NORM: after}, modes={NORM: 0o755})], NORM_TREE)
+    assert verdicts[1].verdict == NEEDS_REVIEW, verdicts[1].reason
+    assert "file-mode-only" not in verdicts[1].rules
