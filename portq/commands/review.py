@@ -89,7 +89,7 @@ def run(args: argparse.Namespace, workspace) -> int:
     data = {
         "wave": wave.name,
         "wave_status": wave.status,
-        "range": wave.range_spec,
+        "range": wave.range,
         "entry": record.position,
         "sha": record.sha,
         "event": output.event_json(event),

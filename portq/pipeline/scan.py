@@ -124,8 +124,8 @@ def run_scan(config: Config, range_spec: str, *, progress=None, options: dict[st
                                         index=index, while_waiting=_keys_warmed_up(made, matrix, name, index, options),
                                         tables=tables)
             keys = made[0] if made else DecisionKeys(matrix, name, index, options)
-            wave_fields = dict(
-                range_spec=range_spec, upstream=name, base_sha=revisions.base, tip_sha=revisions.tip,
+            wave_fields = dict(  # the range as the commits it names now: a moved HEAD~5 or tag cannot change it
+                range_spec=f"{revisions.base}..{revisions.tip}", upstream=name, base_sha=revisions.base, tip_sha=revisions.tip,
                 tree=tree_key(config), entry_count=len(revisions), matrix_fingerprint=matrix.fingerprint(),
                 tree_fingerprint=(index.key or "")[:16],
             )

@@ -47,7 +47,7 @@ def ledger_overview(ledger, out_dir: Path, web: Mapping[str, str] | None = None)
                 item["first_seen"], item["first_index"] = wave.name, index
             item.update(_standing(wave, record, verdict, out_dir, ledger, web))
             item["age"] = None if item["first_index"] is None else len(order[wave.upstream]) - 1 - item["first_index"]
-        per_wave.append({"wave": wave.name, "upstream": wave.upstream, "range": wave.range_spec,
+        per_wave.append({"wave": wave.name, "upstream": wave.upstream, "range": wave.range,
                          "finished_at": wave.finished_at, "flagged": sum(counts[v] for v in FLAGGED),
                          "counts": counts})
     open_items = [i for i in items.values() if i["verdict"] in FLAGGED]
@@ -66,7 +66,7 @@ def ledger_overview(ledger, out_dir: Path, web: Mapping[str, str] | None = None)
         row[item["verdict"]] += 1
     return {
         "waves": per_wave,
-        "latest": [{"upstream": u, "wave": w.name, "range": w.range_spec} for u, (w, _) in sorted(newest.items())],
+        "latest": [{"upstream": u, "wave": w.name, "range": w.range} for u, (w, _) in sorted(newest.items())],
         "open_by_row": [{"row": row, "entries": entries} for row, entries in sorted(by_row.items())],
         "open": len(open_items),
         "decisions": sorted((i for i in items.values() if i["source"] == "review"),
@@ -79,10 +79,10 @@ def ledger_overview(ledger, out_dir: Path, web: Mapping[str, str] | None = None)
 def _standing(wave, record, verdict, out_dir: Path, ledger, web: Mapping[str, str]) -> dict[str, Any]:
     """One entry as the newest wave that saw it stands: verdict, row, report, issue, decision."""
     event = record.current.event
-    path = reports.report_path(out_dir, wave.upstream, wave.range_spec, record.position, reports.slugify(record.title))
+    path = reports.report_path(out_dir, wave.upstream, wave.short_range, record.position, reports.slugify(record.title))
     return {
         "wave": wave.name,
-        "range": wave.range_spec,
+        "range": wave.range,
         "entry": record.position,
         "title": record.title,
         "row": record.rows[0] if record.rows else None,

@@ -408,7 +408,7 @@ def wave_dict(wave: Any) -> dict[str, Any]:
     """A ledger wave as the keys reports and ``--json`` use."""
     return {
         "id": wave.name,
-        "range": wave.range_spec,
+        "range": wave.range,
         "upstream": wave.upstream,
         "tree": wave.tree,
         "base": wave.base_sha,

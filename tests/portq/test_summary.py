@@ -86,7 +86,7 @@ def test_scan_prints_flagged_entries_counts_and_coverage_holes(tmp_path):
     result = scenario.portq("scan", scenario.range)
     assert result.code == 0
     lines = result.out.splitlines()
-    assert lines[0].startswith(f"PORTQ-2 {scenario.range} (vllm): 1 entries, complete")
+    assert lines[0].startswith(f"PORTQ-2 {scenario.shas[0]}..{scenario.shas[1]} (vllm): 1 entry, complete")
     assert lines[1] == "Flagged entries: 1 (standing verdicts)"
     assert lines[2].startswith(f"1  {scenario.shas[1][:10]}  REAL_GAP  KERNEL-KV-CACHE  ")
     assert "Verdicts: REAL_GAP 1, NEEDS_REVIEW 0, INERT 0, IN_SYNC 0, NOT_APPLICABLE 0" in lines
