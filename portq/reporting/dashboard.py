@@ -4,7 +4,8 @@
 upstream commit, its standing verdict in the newest wave that saw it, the
 wave that first flagged it and how many of that upstream's waves have passed
 since (its age), the report or issue it was filed as, and the human decisions
-on it; the coverage holes come from each upstream's newest wave. The tracking
+on it; the coverage holes are those that stand for each upstream, whichever
+wave found them (each listed as ``WAVE#N``). The tracking
 issue (``templates/dashboard.md.j2``, ``portq file-issue --dashboard``) and
 the HTML page (``portq.reporting.html_page``) render this one record, modelled on
 Renovate's dependency dashboard: one issue a team keeps open and portq edits
@@ -32,6 +33,7 @@ def ledger_overview(ledger, out_dir: Path, web: Mapping[str, str] | None = None)
     items: dict[tuple[str, str], dict[str, Any]] = {}
     per_wave: list[dict[str, Any]] = []
     newest: dict[str, tuple[Any, list]] = {}
+    latest: dict[tuple[str, str], tuple[Any, Any]] = {}  # per upstream commit: the newest wave that lists it
     for wave in waves:
         records = [r for r in ledger.wave_entries(wave) if reports.has_verdict(r)]
         newest[wave.upstream] = (wave, records)
@@ -46,6 +48,7 @@ def ledger_overview(ledger, out_dir: Path, web: Mapping[str, str] | None = None)
             if verdict.verdict in FLAGGED and item["first_seen"] is None:
                 item["first_seen"], item["first_index"] = wave.name, index
             item.update(_standing(wave, record, verdict, out_dir, ledger, web))
+            latest[key] = (wave, record)
             item["age"] = None if item["first_index"] is None else len(order[wave.upstream]) - 1 - item["first_index"]
         per_wave.append({"wave": wave.name, "upstream": wave.upstream, "range": wave.range,
                          "finished_at": wave.finished_at, "flagged": sum(counts[v] for v in FLAGGED),
@@ -57,9 +60,13 @@ def ledger_overview(ledger, out_dir: Path, web: Mapping[str, str] | None = None)
     for entries in by_row.values():
         entries.sort(key=lambda i: (-reports.SEVERITY[i["verdict"]], i["upstream"], i["entry"]))
     holes = []
-    for upstream, (wave, records) in sorted(newest.items()):
-        summary = reports.build_summary_context(wave=reports.wave_dict(wave), entries=reports.summary_entries(records))
-        holes += [{**hole, "upstream": upstream, "wave": wave.name} for hole in summary["coverage_holes"]]
+    for upstream, (wave, _records) in sorted(newest.items()):
+        # what stands for the upstream, whichever wave found it: a later scan of new commits hides no hole
+        standing = [{**entry, "label": f"{seen.name}#{record.position}"}
+                    for (name, _sha), (seen, record) in latest.items() if name == upstream
+                    for entry in reports.summary_entries([record])]
+        summary = reports.build_summary_context(wave=reports.wave_dict(wave), entries=[], earlier=standing)
+        holes += [{**hole, "upstream": upstream, "wave": wave.name} for hole in summary["standing_holes"]]
     counts_by_row: dict[str, dict[str, int]] = {}
     for item in items.values():
         row = counts_by_row.setdefault(item["row"] or "no-row", {name: 0 for name in VERDICTS})

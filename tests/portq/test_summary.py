@@ -111,3 +111,15 @@ def test_summary_format_flag_is_gone_beside_json(tmp_path):
     scenario = scanned(tmp_path)
     result = scenario.portq("summary", "--json", "--format", "md")
     assert result.code == 2 and "unrecognized arguments: --format md" in result.err
+
+
+def test_each_proposal_is_its_own_line_with_or_without_a_justification():
+    entries = [
+        entry(1, gap("ROW-A"), source="review", proposal={"verdict": NEEDS_REVIEW, "justification": None, "wave": "PORTQ-3"}),
+        entry(2, gap("ROW-A"), source="review", proposal={"verdict": NOT_APPLICABLE, "justification": "no-row", "wave": "PORTQ-3"}),
+        entry(3, gap("ROW-A"), source="review", proposal={"verdict": INERT, "justification": None, "wave": "PORTQ-3"}),
+    ]
+    markdown = reports.render("summary.md.j2", summary(entries))
+    lines = [line for line in markdown.splitlines() if line.startswith("- entry ")]
+    assert [line.split()[2] for line in lines] == ["1", "2", "3"]
+    assert all(line.count("proposes") == 1 for line in lines)
