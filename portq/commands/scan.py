@@ -226,6 +226,9 @@ def run(args: argparse.Namespace, workspace) -> int:
     else:
         upstream, range_spec = continuation_range(workspace, args.to)
         if range_spec is None:
+            from portq.pipeline.reviews import apply_reviews
+
+            apply_reviews(workspace.ledger(), workspace.config.reviews_path, upstream)  # an edited file stands now
             wave = workspace.newest_complete_wave(upstream)
             print(output.one_line(f"Nothing new in {upstream} since {wave.name} ({wave.range}) ended at "
                                   f"{wave.tip_sha[:12]}."), file=sys.stderr)
@@ -258,6 +261,7 @@ def run(args: argparse.Namespace, workspace) -> int:
     else:
         document = output.Document(scan_json(result), table=lambda out: write_scan(out, result, args.all))
     emit_to(document, fmt, args.output)
+    _warn_about_reviews(workspace, upstream)
     if result.resumed:
         print(f"{result.wave.name} was unfinished and is now complete.", file=sys.stderr)
     if result.redecided is not None:
@@ -284,3 +288,14 @@ def gate(workspace, upstream: str, verdicts: frozenset[str] | None) -> int:
         print(output.one_line(f"  {entry_label(item)}  {item.record.sha[:12]}  {','.join(item.record.rows) or '-'}  "
                               f"{output.verdict_label(item.event)}"), file=sys.stderr)
     return EXIT_FAIL_ON
+
+
+def _warn_about_reviews(workspace, upstream: str) -> None:
+    """The reviews file's problems for this upstream, one warning line each (``portq matrix`` lists them too)."""
+    from portq.pipeline.reviews import problems
+
+    for problem in problems(workspace.config, workspace.matrix, [upstream]):
+        what = ("names a row the matrix no longer defines" if problem["kind"] == "review-row-missing"
+                else "names a commit the clone does not have")
+        print(output.one_line(f"portq: warning: {problem['file']}: the review of {problem['subject']} "
+                              f"({problem['row'] or 'no row'}) {what}: run portq matrix"), file=sys.stderr)

@@ -6,6 +6,7 @@ that has one; paths in it are relative to the directory that holds it::
     tree   = "."                          # the in-tree port (default: that directory)
     matrix = "matrix/kernel-matrix.toml"  # default
     ledger = ".portq/ledger.sqlite"       # default
+    reviews = "portq-reviews.toml"        # optional: human verdicts kept in the tree
 
     [upstream.vllm]
     path = "../vllm"                      # a work tree or a bare clone
@@ -49,7 +50,7 @@ CONFIG_FILE = "portq.toml"
 DEFAULT_MATRIX = "matrix/kernel-matrix.toml"
 DEFAULT_LEDGER = ".portq/ledger.sqlite"
 
-_TOP_LEVEL_KEYS = ("tree", "matrix", "ledger", "upstream")
+_TOP_LEVEL_KEYS = ("tree", "matrix", "ledger", "reviews", "upstream")
 _UPSTREAM_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
 
@@ -80,6 +81,7 @@ class Config:
     bare_upstream_path: Path | None = None  # from --upstream PATH
     declared_upstreams: frozenset[str] = frozenset()  # names portq.toml defines
     upstream_web: dict[str, str] = field(default_factory=dict)  # name -> commit URL template with {sha}
+    reviews_path: Path | None = None  # the reviews file portq.toml names (``portq.tree.reviews_file``), if any
 
     def resolve_upstream(self, matrix_upstreams: Sequence[str]) -> tuple[str, Path]:
         """The upstream a scan reads: ``(name, path)``.
@@ -259,6 +261,10 @@ def load_config(
     tree_path = configured("tree", tree, ".")
     matrix_path = configured("matrix", matrix, DEFAULT_MATRIX)
     ledger_path = configured("ledger", ledger, DEFAULT_LEDGER)
+    reviews_value = _expect_string(data, "reviews", where)
+    if reviews_value is not None and not reviews_value.strip():
+        raise ConfigError(f"{where}: reviews: expected a file path, got an empty value")
+    reviews_path = (root / reviews_value).resolve() if reviews_value else None
 
     assigned, selected, bare = _parse_upstream_flags(upstream or (), set(upstreams), cwd)
     upstreams.update(assigned)
@@ -273,6 +279,7 @@ def load_config(
         bare_upstream_path=bare,
         declared_upstreams=declared,
         upstream_web=web_templates,
+        reviews_path=reviews_path,
     )
 
 
