@@ -159,10 +159,16 @@ class Workspace:
                 if not (resolved and range_matches(wave, resolved)):
                     raise LedgerError(f"--wave {wave_name}: {wave.name} scanned {wave.range}, not {range_spec}")
             return wave
-        resolved = self.resolved_range(range_spec, upstream) if range_spec else None
-        waves = [w for w in ledger.waves()
-                 if (range_spec is None or range_matches(w, range_spec) or (resolved and range_matches(w, resolved)))
-                 and (upstream is None or w.upstream == upstream)]
+        resolved: dict[str, str | None] = {}  # a range with names, as each wave's own upstream clone names it now
+
+        def of_range(wave) -> bool:
+            if range_spec is None or range_matches(wave, range_spec):
+                return True
+            if wave.upstream not in resolved:
+                resolved[wave.upstream] = self.resolved_range(range_spec, wave.upstream)
+            return bool(resolved[wave.upstream]) and range_matches(wave, resolved[wave.upstream])
+
+        waves = [w for w in ledger.waves() if (upstream is None or w.upstream == upstream) and of_range(w)]
         complete = [w for w in waves if w.status == COMPLETE]
         if upstream is None:
             # A range names its upstream only if one upstream scanned it, finished or not.
