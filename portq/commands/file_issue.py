@@ -31,7 +31,8 @@ from portq.reporting import reports
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("entry", metavar="N", type=entry_number, nargs="?", help="entry number in the range (from 1)")
+    parser.add_argument("entry", metavar="N", type=entry_number, nargs="?",
+                        help="entry number in the range (from 1), or WAVE#N as status prints it (PORTQ-3#12)")
     add_selector(parser, entry=False)
     parser.add_argument("--all", action="store_true", help="every flagged entry of the wave")
     parser.add_argument("--dashboard", action="store_true",

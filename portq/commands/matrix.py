@@ -3,10 +3,13 @@
 The rows, their ports, ``not-carried`` declarations and tests, and the
 problems ``portq.tree.matrix_problems`` finds (an upstream with no clone
 configured, anchors pointing at nothing or owned by no row, ports without a
-test, missing or unclaimed test paths), as markdown or ``--json``.
+test, missing or unclaimed test paths), and the reviews file's (a review
+whose row the matrix no longer defines, or whose commit the upstream clone no
+longer has), as markdown or ``--json``.
 
-It reads the matrix and the in-tree index; it does not read upstream history
-or the ledger.
+It reads the matrix, the in-tree index and the reviews file, and asks the
+upstream clones only whether a reviewed commit exists; it does not read the
+ledger.
 """
 
 from __future__ import annotations
@@ -25,9 +28,12 @@ def run(args: argparse.Namespace, workspace) -> int:
     from portq.reporting.reports import render
     from portq.tree.matrix_problems import build_matrix_context
 
+    from portq.pipeline.reviews import problems as review_problems
+
     config = workspace.config
     context = build_matrix_context(workspace.matrix, workspace.tree_index, workspace.tree,
                                    relative_label(config.matrix_path, config.root), config.known_upstream_names())
+    context["problems"] += review_problems(config, workspace.matrix)
     output.emit(output.Document(context, markdown=render("matrix.md.j2", context)),
                 output.output_format(args, "markdown"))
     return 0

@@ -10,6 +10,12 @@ it is left out and the scan also said NOT_APPLICABLE, the scan's
 justification is kept. ``--undo`` cancels the standing review and restores
 what stood before it (an earlier review, else the scan's verdict).
 
+When ``portq.toml`` names a reviews file (``reviews = "portq-reviews.toml"``),
+the decision is also written there, one entry per upstream commit and row
+(``portq.tree.reviews_file``), so that it lives in the tree and every scan,
+on any clone, applies it; an undo takes it out (or puts back the earlier
+review that stands again).
+
 This module validates and records; the ledger keeps the rules of what stands.
 """
 
@@ -79,6 +85,12 @@ def run(args: argparse.Namespace, workspace) -> int:
     ledger = workspace.ledger()
     before = record.current.event
     verdict, justification = _validate(args, record.scan)
+    if workspace.config.reviews_path is not None:  # a reviews file that cannot be read or written fails before the ledger changes
+        from portq.core import safe_output
+        from portq.tree import reviews_file
+
+        reviews_file.load(workspace.config.reviews_path)
+        safe_output.check_target(workspace.config.reviews_path, "the reviews file")
     if args.undo:
         event = ledger.undo_review(record.entry_id, who=_who(args), why=args.because or "undo", wave_id=wave.id)
     else:
@@ -86,10 +98,14 @@ def run(args: argparse.Namespace, workspace) -> int:
             record.entry_id, verdict=verdict, justification=justification, why=args.because, who=_who(args), wave_id=wave.id
         )
     after = ledger.current(record.entry_id)
+    from portq.pipeline.reviews import file_review
+
+    reviews = [e for e in ledger.history(record.entry_id) if e.source == "review" and not e.undone and not e.undoes]
+    file_review(workspace.config.reviews_path, wave.upstream, record, reviews[-1] if reviews else None)
     data = {
         "wave": wave.name,
         "wave_status": wave.status,
-        "range": wave.range_spec,
+        "range": wave.range,
         "entry": record.position,
         "sha": record.sha,
         "event": output.event_json(event),

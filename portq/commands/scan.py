@@ -146,7 +146,7 @@ def continuation_range(workspace, to: str | None) -> tuple[str, str] | tuple[str
             raise HistoryError(f"--to {target}: unknown revision in upstream {name} ({upstream.path})")
         if upstream.is_ancestor(wave.tip_sha, tip) is not True:
             raise HistoryError(f"--to {target}: {tip[:12]} does not descend from {wave.tip_sha[:12]}, where {wave.name} "
-                               f"({wave.range_spec}) ended; scan a range A..B instead")
+                               f"({wave.range}) ended; scan a range A..B instead")
     if tip == wave.tip_sha:
         return name, None
     return name, f"{wave.tip_sha[:12]}..{tip[:12]}"
@@ -156,7 +156,7 @@ def scan_json(result) -> dict:
     return {
         "wave": result.wave.name,
         "status": result.wave.status,
-        "range": result.wave.range_spec,
+        "range": result.wave.range,
         "upstream": result.upstream,
         "entries": [output.entry_json(record) for record in result.entries],
     }
@@ -175,7 +175,7 @@ def write_scan(out, result, show_all: bool) -> None:
         output.write_entries(out, records)
         return
 
-    output.print_line(out, f"{output.wave_label(result.wave)}: {len(records)} entries, {result.wave.status}")
+    output.print_line(out, f"{output.wave_label(result.wave)}: {output.entries_count(len(records))}, {result.wave.status}")
     flagged = [r for r in records if (output.standing(r) is not None and output.standing(r).verdict in FLAGGED)]
     if flagged:
         output.write_entries(out, flagged, title=f"Flagged entries: {len(flagged)} (standing verdicts)")
@@ -199,7 +199,7 @@ def write_scan(out, result, show_all: bool) -> None:
     if len(holes) > MAX_HOLES_SHOWN:
         output.print_line(out, f"  … {len(holes) - MAX_HOLES_SHOWN} more: portq summary --wave {result.wave.name}")
     output.print_line(out, "Next: portq show N, portq file-issue N, portq summary; "
-                           f"every entry: portq scan {result.wave.range_spec} --all")
+                           f"every entry: portq scan {result.wave.range} --all")
 
 
 def coverage_holes(wave, records) -> list[tuple[str, str, list[int]]]:
@@ -226,8 +226,11 @@ def run(args: argparse.Namespace, workspace) -> int:
     else:
         upstream, range_spec = continuation_range(workspace, args.to)
         if range_spec is None:
+            from portq.pipeline.reviews import apply_reviews
+
+            apply_reviews(workspace.ledger(), workspace.config.reviews_path, upstream)  # an edited file stands now
             wave = workspace.newest_complete_wave(upstream)
-            print(output.one_line(f"Nothing new in {upstream} since {wave.name} ({wave.range_spec}) ended at "
+            print(output.one_line(f"Nothing new in {upstream} since {wave.name} ({wave.range}) ended at "
                                   f"{wave.tip_sha[:12]}."), file=sys.stderr)
             fmt = scan_format(args)
             if fmt == "sarif":
@@ -258,6 +261,7 @@ def run(args: argparse.Namespace, workspace) -> int:
     else:
         document = output.Document(scan_json(result), table=lambda out: write_scan(out, result, args.all))
     emit_to(document, fmt, args.output)
+    _warn_about_reviews(workspace, upstream)
     if result.resumed:
         print(f"{result.wave.name} was unfinished and is now complete.", file=sys.stderr)
     if result.redecided is not None:
@@ -278,9 +282,20 @@ def gate(workspace, upstream: str, verdicts: frozenset[str] | None) -> int:
     if not failing:
         return 0
     failing.sort(key=lambda item: (item.wave.id, item.record.position))
-    print(f"portq: --fail-on {','.join(sorted(verdicts))}: {len(failing)} entries of upstream "
-          f"{output.one_line(upstream)} stand at those verdicts:", file=sys.stderr)
+    print(f"portq: --fail-on {','.join(sorted(verdicts))}: {output.entries_count(len(failing))} of upstream "
+          f"{output.one_line(upstream)} {'stands' if len(failing) == 1 else 'stand'} at those verdicts:", file=sys.stderr)
     for item in failing:
         print(output.one_line(f"  {entry_label(item)}  {item.record.sha[:12]}  {','.join(item.record.rows) or '-'}  "
                               f"{output.verdict_label(item.event)}"), file=sys.stderr)
     return EXIT_FAIL_ON
+
+
+def _warn_about_reviews(workspace, upstream: str) -> None:
+    """The reviews file's problems for this upstream, one warning line each (``portq matrix`` lists them too)."""
+    from portq.pipeline.reviews import problems
+
+    for problem in problems(workspace.config, workspace.matrix, [upstream]):
+        what = ("names a row the matrix no longer defines" if problem["kind"] == "review-row-missing"
+                else "names a commit the clone does not have")
+        print(output.one_line(f"portq: warning: {problem['file']}: the review of {problem['subject']} "
+                              f"({problem['row'] or 'no row'}) {what}: run portq matrix"), file=sys.stderr)

@@ -27,7 +27,7 @@ def run(args: argparse.Namespace, workspace) -> int:
     data = {
         "wave": wave.name,
         "wave_status": wave.status,
-        "range": wave.range_spec,
+        "range": wave.range,
         "upstream": wave.upstream,
         **output.entry_json(record),
         "reason": (current.why or current.reason) if current else None,

@@ -37,3 +37,10 @@ def standing_entries(ledger, waves) -> list[Standing]:
 def entry_label(item: Standing) -> str:
     """``PORTQ-3#12``: an entry by the wave that lists it last and its position there."""
     return f"{item.wave.name}#{item.record.position}"
+
+
+def earlier_standing(ledger, wave) -> list[Standing]:
+    """What the upstream's complete waves before ``wave`` list and ``wave`` does not, as it stands."""
+    earlier = [w for w in complete_waves(ledger, wave.upstream) if w.id < wave.id]
+    listed = {record.entry_id for record in ledger.wave_entries(wave)}
+    return [item for item in standing_entries(ledger, earlier) if item.record.entry_id not in listed]

@@ -82,7 +82,7 @@ def upstream_status(workspace, upstream: str, waves) -> dict:
                 "open_flagged": {}}
     last = complete[-1]
     beyond, head, note = commits_beyond(workspace, upstream, last.tip_sha)
-    return {"upstream": upstream, "wave": last.name, "range": last.range_spec, "last_commit": last.tip_sha,
+    return {"upstream": upstream, "wave": last.name, "range": last.range, "last_commit": last.tip_sha,
             "head": head, "beyond": beyond, "note": note, "unfinished": unfinished_names, "resume": resume,
             "open_flagged": open_flagged(ledger, complete)}
 

@@ -2,7 +2,10 @@
 
 Counts per verdict, REAL_GAP entries grouped by row (a checklist with the
 ``file-issue`` command beside each), NEEDS_REVIEW and INERT entries,
-``not-ported`` coverage holes, and scans that disagree with a human review.
+``not-ported`` coverage holes, and scans that disagree with a human review;
+then what the upstream's earlier waves left open (flagged entries and
+coverage holes this wave does not list), by ``WAVE#N`` label: an incremental
+scan of three new commits does not hide the gap found last month.
 The markdown (``templates/summary.md.j2``) is meant to be pasted into a
 tracking issue; ``--json`` prints the same context.
 
@@ -19,6 +22,7 @@ import argparse
 from portq.reporting import output
 
 from portq.commands.selection import add_selector, selected_wave
+from portq.commands.standing import earlier_standing, entry_label
 from portq.core.errors import PortqError
 from portq.reporting import reports
 
@@ -28,9 +32,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--html", metavar="FILE", help="write the whole ledger as one self-contained HTML page to FILE (- for standard output)")
 
 
-def summary_document(wave, records) -> output.Document:
-    """The wave's dashboard: its JSON context and its markdown page."""
-    context = reports.build_summary_context(wave=reports.wave_dict(wave), entries=reports.summary_entries(records))
+def summary_document(wave, records, earlier=()) -> output.Document:
+    """The wave's dashboard: its JSON context and its markdown page (``earlier``: ``standing.Standing`` items of
+    the upstream's earlier waves that are still open there, shown with their ``WAVE#N`` labels)."""
+    earlier_entries = [{**entry, "label": entry_label(item)}
+                       for item in earlier for entry in reports.summary_entries([item.record])]
+    context = reports.build_summary_context(wave=reports.wave_dict(wave), entries=reports.summary_entries(records),
+                                            earlier=earlier_entries)
     return output.Document(reports.to_plain(context), markdown=reports.render("summary.md.j2", context))
 
 
@@ -51,6 +59,7 @@ def run(args: argparse.Namespace, workspace) -> int:
         output.emit(document, output.output_format(args))
         return 0
     wave = selected_wave(workspace, args)
-    records = workspace.ledger().wave_entries(wave)
-    output.emit(summary_document(wave, records), output.output_format(args, "markdown"))
+    ledger = workspace.ledger()
+    records = ledger.wave_entries(wave)
+    output.emit(summary_document(wave, records, earlier_standing(ledger, wave)), output.output_format(args, "markdown"))
     return 0

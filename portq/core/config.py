@@ -7,6 +7,7 @@ that has one; paths in it are relative to the directory that holds it::
     matrix = "matrix/kernel-matrix.toml"  # default
     ledger = ".portq/ledger.sqlite"       # default
     anchors = "portq-anchors.toml"        # optional: sidecar anchors, for a tree not to be edited
+    reviews = "portq-reviews.toml"        # optional: human verdicts kept in the tree
 
     [upstream.vllm]
     path = "../vllm"                      # a work tree or a bare clone
@@ -50,7 +51,7 @@ CONFIG_FILE = "portq.toml"
 DEFAULT_MATRIX = "matrix/kernel-matrix.toml"
 DEFAULT_LEDGER = ".portq/ledger.sqlite"
 
-_TOP_LEVEL_KEYS = ("tree", "matrix", "ledger", "anchors", "upstream")
+_TOP_LEVEL_KEYS = ("tree", "matrix", "ledger", "anchors", "reviews", "upstream")
 _UPSTREAM_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
 
@@ -82,6 +83,7 @@ class Config:
     declared_upstreams: frozenset[str] = frozenset()  # names portq.toml defines
     upstream_web: dict[str, str] = field(default_factory=dict)  # name -> commit URL template with {sha}
     anchors_path: Path | None = None  # the sidecar anchors file portq.toml names, if any
+    reviews_path: Path | None = None  # the reviews file portq.toml names (``portq.tree.reviews_file``), if any
 
     def resolve_upstream(self, matrix_upstreams: Sequence[str]) -> tuple[str, Path]:
         """The upstream a scan reads: ``(name, path)``.
@@ -263,6 +265,10 @@ def load_config(
     ledger_path = configured("ledger", ledger, DEFAULT_LEDGER)
     anchors_value = _expect_string(data, "anchors", where)
     anchors_path = (root / anchors_value).resolve() if anchors_value else None
+    reviews_value = _expect_string(data, "reviews", where)
+    if reviews_value is not None and not reviews_value.strip():
+        raise ConfigError(f"{where}: reviews: expected a file path, got an empty value")
+    reviews_path = (root / reviews_value).resolve() if reviews_value else None
 
     assigned, selected, bare = _parse_upstream_flags(upstream or (), set(upstreams), cwd)
     upstreams.update(assigned)
@@ -278,6 +284,7 @@ def load_config(
         declared_upstreams=declared,
         upstream_web=web_templates,
         anchors_path=anchors_path,
+        reviews_path=reviews_path,
     )
 
 

@@ -53,7 +53,14 @@ class Wave:
 
     @property
     def range(self) -> str:
-        return self.range_spec
+        """``BASE..TIP`` by full SHAs: what every output shows and suggests (a ledger written before
+        ranges were recorded by SHAs may hold the text as typed in ``range_spec``)."""
+        return f"{self.base_sha}..{self.tip_sha}"
+
+    @property
+    def short_range(self) -> str:
+        """``BASE12..TIP12``: the range by abbreviated SHAs, as report folders are named."""
+        return f"{self.base_sha[:12]}..{self.tip_sha[:12]}"
 
 
 @dataclass(frozen=True)

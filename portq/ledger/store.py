@@ -632,8 +632,10 @@ class Ledger:
         who: str,
         evidence: Iterable[Evidence | dict[str, Any]] = (),
         wave_id: int | None = None,
+        when: str | None = None,
     ) -> Event:
-        """Append a human decision; it stands until a later review or an undo."""
+        """Append a human decision; it stands until a later review or an undo. ``when``: the time it was
+        decided, when that was before now (a review the reviews file carries)."""
         if verdict not in VERDICTS:
             raise LedgerError(f"--verdict {verdict}: expected one of {', '.join(VERDICTS)}")
         if verdict == NOT_APPLICABLE and justification not in JUSTIFICATIONS:
@@ -643,7 +645,7 @@ class Ledger:
         if not why or not why.strip():
             raise LedgerError("a review needs a reason: --because \"...\"")
         items = [e.to_dict() if isinstance(e, Evidence) else dict(e) for e in evidence]
-        return self._append_review(entry_id, verdict, justification, why, who, items, wave_id, undoes=None)
+        return self._append_review(entry_id, verdict, justification, why, who, items, wave_id, undoes=None, when=when)
 
     def undo_review(self, entry_id: int, *, who: str, why: str = "undo", wave_id: int | None = None) -> Event:
         """Cancel the standing review; the entry falls back to what stood before it."""
@@ -659,11 +661,11 @@ class Ledger:
                 entry_id, restored.verdict, restored.justification, why, who, [], wave_id, undoes=cancelled.id
             )
 
-    def _append_review(self, entry_id, verdict, justification, why, who, evidence, wave_id, undoes) -> Event:
+    def _append_review(self, entry_id, verdict, justification, why, who, evidence, wave_id, undoes, when=None) -> Event:
         with self._transaction():
-            return self._insert_review(entry_id, verdict, justification, why, who, evidence, wave_id, undoes)
+            return self._insert_review(entry_id, verdict, justification, why, who, evidence, wave_id, undoes, when)
 
-    def _insert_review(self, entry_id, verdict, justification, why, who, evidence, wave_id, undoes) -> Event:
+    def _insert_review(self, entry_id, verdict, justification, why, who, evidence, wave_id, undoes, when=None) -> Event:
         self.require_intact()  # a human decision is never written into a damaged file
         if self.db.execute("SELECT 1 FROM entries WHERE id = ?", (entry_id,)).fetchone() is None:
             raise LedgerError(f"no entry with id {entry_id} in {self.path}")
@@ -671,7 +673,7 @@ class Ledger:
             "INSERT INTO verdict_events (entry_id, wave_id, source, verdict, justification, decided_by, reason, who, "
             "why, evidence, undoes, version, created_at) VALUES (?, ?, 'review', ?, ?, ?, '', ?, ?, ?, ?, ?, ?)",
             (entry_id, wave_id, verdict, justification, REVIEW_DECIDED_BY, who, why, json.dumps(evidence),
-             undoes, __version__, _now()),
+             undoes, __version__, when or _now()),
         )
         return next(e for e in self._events(entry_id) if e.id == cursor.lastrowid)
 

@@ -421,6 +421,6 @@ def _file_requested_report(result: DemoResult, scans: dict, out_dir: Path) -> No
     with open_ledger(config.ledger_path, create=False) as ledger:
         context, _ = build_issue_context(config, Matrix.load(config.matrix_path), ledger, scan.wave, record)
         text = reports.render("issue.md.j2", context)
-        path = reports.report_path(out_dir, scan.wave.upstream, scan.wave.range_spec, record.position, context["slug"])
+        path = reports.report_path(out_dir, scan.wave.upstream, scan.wave.short_range, record.position, context["slug"])
         reports.write_report(path, text)
     result.report = path

@@ -22,6 +22,10 @@ Mapping takes its definitions from the persistent ``DefinitionCache`` in
 parsed before); the classifier gets its own in-memory ``SymbolTableCache``
 with full trees for the few blobs whose signatures it compares.
 
+A complete wave ends with the reviews file applied (``portq.pipeline.reviews``):
+the human verdicts kept in the tree stand in the ledger the scan wrote, however
+new that ledger is.
+
 Everything a user can get wrong (config, matrix, tree, range, ledger file) is
 checked before a wave is begun, so bad input never leaves a wave behind. A
 scan interrupted later keeps the entries it recorded, its wave is marked
@@ -46,6 +50,8 @@ from portq.core.errors import MatrixError, ScanInterrupted
 from portq.core.model import EntryChanges, TouchedSymbol
 from portq.language.symbols import SymbolTableCache
 from portq.ledger.store import EntryRecord, Ledger, Wave, open_ledger
+from portq.pipeline.reviews import apply_reviews
+from portq.tree import reviews_file
 from portq.tree.matrix import Matrix
 from portq.tree.symbol_cache import DefinitionCache, SignatureStore, cache_path as definition_cache_path
 from portq.tree.tree_index import TreeIndex, port_roots_of
@@ -105,6 +111,8 @@ def run_scan(config: Config, range_spec: str, *, progress=None, options: dict[st
     options = dict(options or {})
     matrix, name, path = load_matrix_for(config)
     tree = require_tree(config)
+    if config.reviews_path is not None:
+        reviews_file.load(config.reviews_path)  # a malformed reviews file is refused before the scan, not after
     with Upstream(path, name) as upstream:
         revisions = upstream.resolve_range(range_spec)
         with open_ledger(config.ledger_path) as ledger, contextlib.ExitStack() as cleanup:
@@ -124,8 +132,8 @@ def run_scan(config: Config, range_spec: str, *, progress=None, options: dict[st
                                         index=index, while_waiting=_keys_warmed_up(made, matrix, name, index, options),
                                         tables=tables)
             keys = made[0] if made else DecisionKeys(matrix, name, index, options)
-            wave_fields = dict(
-                range_spec=range_spec, upstream=name, base_sha=revisions.base, tip_sha=revisions.tip,
+            wave_fields = dict(  # the range as the commits it names now: a moved HEAD~5 or tag cannot change it
+                range_spec=f"{revisions.base}..{revisions.tip}", upstream=name, base_sha=revisions.base, tip_sha=revisions.tip,
                 tree=tree_key(config), entry_count=len(revisions), matrix_fingerprint=matrix.fingerprint(),
                 tree_fingerprint=(index.key or "")[:16],
             )
@@ -152,6 +160,7 @@ def run_scan(config: Config, range_spec: str, *, progress=None, options: dict[st
                             ledger.finish_wave(wave, "interrupted")
                         raise
                     wave = ledger.finish_wave(wave, "complete")
+                    apply_reviews(ledger, config.reviews_path, name)
                     return ScanResult(wave, resumed, ledger.wave_entries(wave), name, len(plan.redecide))
             if previous is not None:  # a reusable wave that could not be reused: read the range now
                 entries = _read_entries(upstream, matrix, name, cache_dir, revisions, revisions.shas, progress,
@@ -183,6 +192,7 @@ def run_scan(config: Config, range_spec: str, *, progress=None, options: dict[st
                     f"scan interrupted while marking {wave.name} complete: it has {wave.entry_count} of "
                     f"{wave.entry_count} entries; run the same scan again to mark it complete"
                 ) from None
+            apply_reviews(ledger, config.reviews_path, name)  # the team's decisions in the tree stand
             return ScanResult(wave, resumed, ledger.wave_entries(wave), name)
 
 

@@ -155,10 +155,20 @@ class Workspace:
             if upstream is not None and wave.upstream != upstream:
                 raise LedgerError(f"--wave {wave_name}: {wave.name} is a wave of upstream {wave.upstream}, not {upstream}")
             if range_spec is not None and not range_matches(wave, range_spec):
-                raise LedgerError(f"--wave {wave_name}: {wave.name} scanned {wave.range_spec}, not {range_spec}")
+                resolved = self.resolved_range(range_spec, wave.upstream)
+                if not (resolved and range_matches(wave, resolved)):
+                    raise LedgerError(f"--wave {wave_name}: {wave.name} scanned {wave.range}, not {range_spec}")
             return wave
-        waves = [w for w in ledger.waves() if (range_spec is None or range_matches(w, range_spec))
-                 and (upstream is None or w.upstream == upstream)]
+        resolved: dict[str, str | None] = {}  # a range with names, as each wave's own upstream clone names it now
+
+        def of_range(wave) -> bool:
+            if range_spec is None or range_matches(wave, range_spec):
+                return True
+            if wave.upstream not in resolved:
+                resolved[wave.upstream] = self.resolved_range(range_spec, wave.upstream)
+            return bool(resolved[wave.upstream]) and range_matches(wave, resolved[wave.upstream])
+
+        waves = [w for w in ledger.waves() if (upstream is None or w.upstream == upstream) and of_range(w)]
         complete = [w for w in waves if w.status == COMPLETE]
         if upstream is None:
             # A range names its upstream only if one upstream scanned it, finished or not.
@@ -178,14 +188,41 @@ class Workspace:
             unfinished = waves[-1]
             done = len(ledger.recorded_positions(unfinished))
             raise LedgerError(
-                f"{unfinished.name} ({unfinished.range_spec}, {unfinished.upstream}) is {unfinished.status} with "
+                f"{unfinished.name} ({unfinished.range}, {unfinished.upstream}) is {unfinished.status} with "
                 f"{done} of {unfinished.entry_count} entries and no complete wave{_of(range_spec)} precedes it: "
-                f"run portq scan {unfinished.range_spec} to complete it, or pass --wave {unfinished.name} to read it as it is"
+                f"run portq scan {unfinished.range} to complete it, or pass --wave {unfinished.name} to read it as it is"
             )
         where = f" of upstream {upstream}" if upstream else ""
         if range_spec:
             raise LedgerError(f"no scanned wave of {range_spec}{where} in {ledger.path}: run portq scan {range_spec}")
         raise LedgerError(f"no scanned wave{where} in {ledger.path}: run portq scan A..B first")
+
+    def resolved_range(self, range_spec: str, upstream: str | None = None) -> str | None:
+        """``BASE..TIP`` by full SHAs for a range typed with names (``HEAD~5..HEAD``, tags), as the clone of
+        ``upstream`` (else the only configured clone that resolves both ends) names them now; None when no
+        clone can say. A range of abbreviated SHAs is matched by prefix and needs no clone."""
+        from portq.upstream.history import Upstream
+
+        left, sep, right = range_spec.partition("..")
+        if not sep or "..." in range_spec or (_is_hex(left) and _is_hex(right)):
+            return None
+        names = [upstream] if upstream else self.configured_upstreams()
+        found: set[str] = set()
+        for name in names:
+            try:
+                path = self.upstream_path(name)
+            except ConfigError:
+                continue
+            if not Path(path).exists():
+                continue
+            try:
+                with Upstream(path, name) as clone:
+                    base, tip = clone.resolve(left), clone.resolve(right)
+            except HistoryError:
+                continue
+            if base and tip:
+                found.add(f"{base}..{tip}")
+        return found.pop() if len(found) == 1 else None
 
     def newest_complete_wave(self, upstream: str):
         """The newest complete wave of ``upstream``, or None."""

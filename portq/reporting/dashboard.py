@@ -4,7 +4,8 @@
 upstream commit, its standing verdict in the newest wave that saw it, the
 wave that first flagged it and how many of that upstream's waves have passed
 since (its age), the report or issue it was filed as, and the human decisions
-on it; the coverage holes come from each upstream's newest wave. The tracking
+on it; the coverage holes are those that stand for each upstream, whichever
+wave found them (each listed as ``WAVE#N``). The tracking
 issue (``templates/dashboard.md.j2``, ``portq file-issue --dashboard``) and
 the HTML page (``portq.reporting.html_page``) render this one record, modelled on
 Renovate's dependency dashboard: one issue a team keeps open and portq edits
@@ -32,6 +33,7 @@ def ledger_overview(ledger, out_dir: Path, web: Mapping[str, str] | None = None)
     items: dict[tuple[str, str], dict[str, Any]] = {}
     per_wave: list[dict[str, Any]] = []
     newest: dict[str, tuple[Any, list]] = {}
+    latest: dict[tuple[str, str], tuple[Any, Any]] = {}  # per upstream commit: the newest wave that lists it
     for wave in waves:
         records = [r for r in ledger.wave_entries(wave) if reports.has_verdict(r)]
         newest[wave.upstream] = (wave, records)
@@ -46,8 +48,9 @@ def ledger_overview(ledger, out_dir: Path, web: Mapping[str, str] | None = None)
             if verdict.verdict in FLAGGED and item["first_seen"] is None:
                 item["first_seen"], item["first_index"] = wave.name, index
             item.update(_standing(wave, record, verdict, out_dir, ledger, web))
+            latest[key] = (wave, record)
             item["age"] = None if item["first_index"] is None else len(order[wave.upstream]) - 1 - item["first_index"]
-        per_wave.append({"wave": wave.name, "upstream": wave.upstream, "range": wave.range_spec,
+        per_wave.append({"wave": wave.name, "upstream": wave.upstream, "range": wave.range,
                          "finished_at": wave.finished_at, "flagged": sum(counts[v] for v in FLAGGED),
                          "counts": counts})
     open_items = [i for i in items.values() if i["verdict"] in FLAGGED]
@@ -57,16 +60,20 @@ def ledger_overview(ledger, out_dir: Path, web: Mapping[str, str] | None = None)
     for entries in by_row.values():
         entries.sort(key=lambda i: (-reports.SEVERITY[i["verdict"]], i["upstream"], i["entry"]))
     holes = []
-    for upstream, (wave, records) in sorted(newest.items()):
-        summary = reports.build_summary_context(wave=reports.wave_dict(wave), entries=reports.summary_entries(records))
-        holes += [{**hole, "upstream": upstream, "wave": wave.name} for hole in summary["coverage_holes"]]
+    for upstream, (wave, _records) in sorted(newest.items()):
+        # what stands for the upstream, whichever wave found it: a later scan of new commits hides no hole
+        standing = [{**entry, "label": f"{seen.name}#{record.position}"}
+                    for (name, _sha), (seen, record) in latest.items() if name == upstream
+                    for entry in reports.summary_entries([record])]
+        summary = reports.build_summary_context(wave=reports.wave_dict(wave), entries=[], earlier=standing)
+        holes += [{**hole, "upstream": upstream, "wave": wave.name} for hole in summary["standing_holes"]]
     counts_by_row: dict[str, dict[str, int]] = {}
     for item in items.values():
         row = counts_by_row.setdefault(item["row"] or "no-row", {name: 0 for name in VERDICTS})
         row[item["verdict"]] += 1
     return {
         "waves": per_wave,
-        "latest": [{"upstream": u, "wave": w.name, "range": w.range_spec} for u, (w, _) in sorted(newest.items())],
+        "latest": [{"upstream": u, "wave": w.name, "range": w.range} for u, (w, _) in sorted(newest.items())],
         "open_by_row": [{"row": row, "entries": entries} for row, entries in sorted(by_row.items())],
         "open": len(open_items),
         "decisions": sorted((i for i in items.values() if i["source"] == "review"),
@@ -79,10 +86,10 @@ def ledger_overview(ledger, out_dir: Path, web: Mapping[str, str] | None = None)
 def _standing(wave, record, verdict, out_dir: Path, ledger, web: Mapping[str, str]) -> dict[str, Any]:
     """One entry as the newest wave that saw it stands: verdict, row, report, issue, decision."""
     event = record.current.event
-    path = reports.report_path(out_dir, wave.upstream, wave.range_spec, record.position, reports.slugify(record.title))
+    path = reports.report_path(out_dir, wave.upstream, wave.short_range, record.position, reports.slugify(record.title))
     return {
         "wave": wave.name,
-        "range": wave.range_spec,
+        "range": wave.range,
         "entry": record.position,
         "title": record.title,
         "row": record.rows[0] if record.rows else None,

@@ -61,7 +61,7 @@ def write_entry(config, matrix, ledger, wave, record, out_dir: Path, *, index=No
         print(f"portq: warning: upstream commit not read ({reports.one_line(missing)}); the report has no hunks or sizes",
               file=sys.stderr)
     text = reports.render("issue.md.j2", context)
-    path = reports.report_path(out_dir, wave.upstream, wave.range_spec, record.position, context["slug"])
+    path = reports.report_path(out_dir, wave.upstream, wave.short_range, record.position, context["slug"])
     written = reports.write_report(path, text)
     return Filed(record.position, path, written, {**context, "_text": text})
 
@@ -98,7 +98,7 @@ def complete_wave(ledger, range_spec: str | None):
     candidates = [w for w in ledger.waves() if w.status == "complete"]
     if range_spec:
         wanted = ledger.latest_wave(range_spec)
-        candidates = [w for w in candidates if wanted is not None and w.range_spec == wanted.range_spec]
+        candidates = [w for w in candidates if wanted is not None and w.range == wanted.range]
     if not candidates:
         where = f" of {range_spec}" if range_spec else ""
         raise PortqError(f"no complete wave{where} in {ledger.path}: run portq scan A..B to the end first")

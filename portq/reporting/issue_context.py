@@ -146,7 +146,7 @@ def siblings_of(ledger, wave, record, out_dir: Path) -> list[dict[str, Any]]:
         if verdict.verdict not in FLAGGED:
             continue
         slug = reports.slugify(other.title)
-        path = reports.report_path(out_dir, wave.upstream, wave.range_spec, other.position, slug)
+        path = reports.report_path(out_dir, wave.upstream, wave.short_range, other.position, slug)
         found.append({"entry": other.position, "title": other.title, "verdict": verdict.verdict,
                       "path": path.name, "issue": reports.filed_url(ledger, other.entry_id)})
     return found
@@ -170,7 +170,7 @@ def build_issue_context(config: Config, matrix, ledger, wave, record, *, index=N
         reach = reachability_of(index, verdict, sources)
     context = reports.build_issue_context(
         upstream=wave.upstream,
-        range_text=wave.range_spec,
+        range_text=wave.range,
         wave=wave.name,
         position=record.position,
         commit=reading.commit,

@@ -104,9 +104,14 @@ def disagreeing_scan(record: EntryRecord) -> Event | None:
     return scan
 
 
+def entries_count(count: int) -> str:
+    """``1 entry``, ``3 entries``."""
+    return f"{count} entr{'y' if count == 1 else 'ies'}"
+
+
 def wave_label(wave: Wave, recorded: int | None = None) -> str:
     """``PORTQ-3 A..B (vllm)``, with the status when the wave is not complete."""
-    label = f"{wave.name} {wave.range_spec} ({wave.upstream})"
+    label = f"{wave.name} {wave.range} ({wave.upstream})"
     if wave.status != "complete":
         done = f": {recorded} of {wave.entry_count} entries recorded" if recorded is not None else ""
         label += f" [{wave.status}{done}]"

@@ -408,7 +408,7 @@ def wave_dict(wave: Any) -> dict[str, Any]:
     """A ledger wave as the keys reports and ``--json`` use."""
     return {
         "id": wave.name,
-        "range": wave.range_spec,
+        "range": wave.range,
         "upstream": wave.upstream,
         "tree": wave.tree,
         "base": wave.base_sha,
@@ -1195,15 +1195,32 @@ def _entry_brief(entry: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def build_summary_context(*, wave: Mapping[str, Any], entries: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+def build_summary_context(*, wave: Mapping[str, Any], entries: Sequence[Mapping[str, Any]],
+                          earlier: Sequence[Mapping[str, Any]] = ()) -> dict[str, Any]:
     """Everything ``summary.md.j2`` (and ``portq summary --json``) shows for one wave.
 
     ``wave``: ``id``, ``range``, ``upstream`` and whatever else the ledger
     keeps (times, status, version). ``entries``: per entry ``position``,
     ``sha``, ``title``, ``pr``, ``rows``, ``verdict`` (the current
     ``model.Verdict``), ``source`` (``scan``/``review``) and ``proposal``
-    (a disagreeing scan's verdict event, or ``None``).
+    (a disagreeing scan's verdict event, or ``None``). ``earlier``: entries
+    of the upstream's earlier waves that this wave does not list, each also
+    with its ``label`` (``PORTQ-1#222``): what they leave open stands here too
+    (``standing_open``, ``standing_holes``).
     """
+    context = _wave_summary_context(wave, entries)
+    # numbered in order here: two earlier waves may each have an entry 1
+    before = _wave_summary_context(wave, [{**e, "position": n} for n, e in enumerate(earlier, 1)])
+    labels = {n: e["label"] for n, e in enumerate(earlier, 1)}
+    for brief, entry in zip(before["entries"], earlier):
+        brief["entry"], brief["label"], brief["wave"] = entry["position"], entry["label"], entry["label"].split("#")[0]
+    context["standing_open"] = [b for b in before["entries"] if b["verdict"] in FLAGGED]
+    context["standing_holes"] = [{**hole, "entries": [labels[n] for n in hole["entries"]]}
+                                 for hole in before["coverage_holes"]]
+    return context
+
+
+def _wave_summary_context(wave: Mapping[str, Any], entries: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     briefs = [_entry_brief(e) for e in entries]
     counts = {name: 0 for name in VERDICTS}
     for brief in briefs:

@@ -100,6 +100,21 @@ def _foreign_owner(root: Path) -> None:
             os.lchown(os.path.join(directory, name), 65534, 65534)
 
 
+def _reviews(content: str | bytes | None) -> Callable[[Path], None]:
+    """A portq.toml naming a reviews file with ``content`` (None: a directory in its place)."""
+    def prepare(root: Path) -> None:
+        (root / "portq.toml").write_text('reviews = "reviews.toml"\n')
+        if content is None:
+            (root / "reviews.toml").mkdir()
+        else:
+            getattr(root / "reviews.toml", "write_bytes" if isinstance(content, bytes) else "write_text")(content)
+    return prepare
+
+
+_REVIEW = ('[[review]]\nupstream = "vllm"\ncommit = "{commit}"\nverdict = "{verdict}"\nbecause = "x"\nwho = "a"\n'
+           'when = "2025-01-01T00:00:00+00:00"\n')
+
+
 READERS = (("status",), ("show", "1"), ("summary",), ("file-issue", "1"))
 
 CASES: list[Case] = [
@@ -144,12 +159,33 @@ CASES: list[Case] = [
     Case("scan --fail-on a verdict that does not exist", ("scan", "{range}", "--fail-on", "MAYBE")),
     Case("show an entry that does not exist", ("show", "222")),
     Case("show a word", ("show", "twelve")),
+    Case("show WAVE#N of the wave scanned", ("show", "PORTQ-1#1"), exits=(0,)),
+    Case("show WAVE#N of a wave that does not exist", ("show", "PORTQ-9#1")),
+    Case("show WAVE#N past the wave's end", ("show", "PORTQ-1#222")),
+    Case("show WAVE# without a number", ("show", "PORTQ-1#")),
+    Case("show WAVE#N and a different --wave", ("show", "PORTQ-1#1", "--wave", "PORTQ-2")),
+    Case("review WAVE#0", ("review", "PORTQ-1#0", "--verdict", "IN_SYNC", "--because", "x")),
     Case("review with a verdict outside the vocabulary", ("review", "1", "--verdict", "FINE", "--because", "x")),
     Case("review without a reason", ("review", "1", "--verdict", "IN_SYNC")),
     Case("the upstream path does not exist", ("scan", "{range}", "--upstream", "{root}/missing")),
     Case("the matrix does not exist", ("status", "--matrix", "{root}/missing.toml")),
     Case("a matrix that is not UTF-8", ("status",), prepare=lambda root: (root / "matrix.toml").write_bytes(b"\xff\xfe")),
     Case("an unknown command", ("frobnicate",)),
+    Case("reviews file: not TOML", ("scan", "{range}"), prepare=_reviews("[[review]\n")),
+    Case("reviews file: not UTF-8", ("scan", "{range}"), prepare=_reviews(b"\xff\xfe")),
+    Case("reviews file: an abbreviated commit", ("scan", "{range}"),
+         prepare=_reviews(_REVIEW.format(commit="abc123", verdict="IN_SYNC"))),
+    Case("reviews file: a verdict outside the vocabulary", ("scan", "{range}"),
+         prepare=_reviews(_REVIEW.format(commit="0" * 40, verdict="FINE"))),
+    Case("reviews file: the same commit twice", ("scan", "{range}"),
+         prepare=_reviews(_REVIEW.format(commit="0" * 40, verdict="IN_SYNC") * 2)),
+    Case("reviews file: an unknown key", ("scan", "{range}"), prepare=_reviews("[[review]]\nwhy = 1\n")),
+    Case("reviews file: a 5,000-deep nesting", ("scan", "{range}"),
+         prepare=_reviews("x = " + "[" * 5000 + "]" * 5000 + "\n")),
+    Case("reviews file: a directory", ("review", "1", "--verdict", "IN_SYNC", "--because", "x"), prepare=_reviews(None)),
+    Case("reviews file: a commit the clone lacks (a warning)", ("scan", "{range}"), exits=(0,),
+         prepare=_reviews(_REVIEW.format(commit="0" * 40, verdict="IN_SYNC"))),
+    Case("portq.toml: reviews = ''", ("status",), prepare=lambda root: (root / "portq.toml").write_text('reviews = ""\n')),
 ]
 
 

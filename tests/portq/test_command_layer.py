@@ -95,14 +95,15 @@ def test_an_unfinished_wave_is_read_only_when_asked_and_labelled(scenario):
     wave = _start_other_upstream_wave(scenario, status="interrupted")
     aiter = ["--upstream", "aiter=" + str(scenario.root / "upstream")]
     refused = scenario.portq("show", "1", *aiter)
-    one_line_error(refused, f"{wave.name} (x..y, aiter) is interrupted with 1 of 3 entries", f"--wave {wave.name}")
+    shas = f"{'a' * 40}..{'b' * 40}"  # shown and suggested by its SHAs, whatever the scan was typed as
+    one_line_error(refused, f"{wave.name} ({shas}, aiter) is interrupted with 1 of 3 entries", f"--wave {wave.name}")
     one_line_error(scenario.portq("show", "1", "--wave", wave.name), f"{wave.name} is a wave of upstream aiter, not vllm")
     asked = scenario.portq("show", "1", "--wave", wave.name, *aiter)
     assert asked.code == 0 and "[interrupted: 1 of 3 entries recorded]" in asked.err
-    assert f"{wave.name} x..y (aiter) [interrupted]" in asked.out.splitlines()[0]
+    assert f"{wave.name} {shas} (aiter) [interrupted]" in asked.out.splitlines()[0]
     assert scenario.portq("show", "1", "--wave", wave.name, "--json", *aiter).json()["wave_status"] == "interrupted"
     page = scenario.portq("summary", "--wave", wave.name, *aiter)
-    assert page.code == 0 and "**This wave is interrupted: 1 of 3 entries recorded.** Run `portq scan x..y`" in page.out
+    assert page.code == 0 and f"**This wave is interrupted: 1 of 3 entries recorded.** Run `portq scan {shas}`" in page.out
     assert "This wave is" not in scenario.portq("summary").out
 
 

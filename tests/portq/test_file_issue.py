@@ -26,7 +26,7 @@ def report_path(result) -> Path:
 
 def test_seed000_report_matches_the_golden_file(scenario):
     path = report_path(scenario.portq("file-issue", "1"))
-    assert path.parent == scenario.root / "reports" / "vllm" / scenario.range
+    assert path.parent == scenario.root / "reports" / "vllm" / f"{scenario.shas[0][:12]}..{scenario.shas[1][:12]}"  # named by SHAs
     check_golden("seed000_issue.md", path.read_text())
 
 

@@ -86,7 +86,7 @@ def test_scan_prints_flagged_entries_counts_and_coverage_holes(tmp_path):
     result = scenario.portq("scan", scenario.range)
     assert result.code == 0
     lines = result.out.splitlines()
-    assert lines[0].startswith(f"PORTQ-2 {scenario.range} (vllm): 1 entries, complete")
+    assert lines[0].startswith(f"PORTQ-2 {scenario.shas[0]}..{scenario.shas[1]} (vllm): 1 entry, complete")
     assert lines[1] == "Flagged entries: 1 (standing verdicts)"
     assert lines[2].startswith(f"1  {scenario.shas[1][:10]}  REAL_GAP  KERNEL-KV-CACHE  ")
     assert "Verdicts: REAL_GAP 1, NEEDS_REVIEW 0, INERT 0, IN_SYNC 0, NOT_APPLICABLE 0" in lines
@@ -111,3 +111,15 @@ def test_summary_format_flag_is_gone_beside_json(tmp_path):
     scenario = scanned(tmp_path)
     result = scenario.portq("summary", "--json", "--format", "md")
     assert result.code == 2 and "unrecognized arguments: --format md" in result.err
+
+
+def test_each_proposal_is_its_own_line_with_or_without_a_justification():
+    entries = [
+        entry(1, gap("ROW-A"), source="review", proposal={"verdict": NEEDS_REVIEW, "justification": None, "wave": "PORTQ-3"}),
+        entry(2, gap("ROW-A"), source="review", proposal={"verdict": NOT_APPLICABLE, "justification": "no-row", "wave": "PORTQ-3"}),
+        entry(3, gap("ROW-A"), source="review", proposal={"verdict": INERT, "justification": None, "wave": "PORTQ-3"}),
+    ]
+    markdown = reports.render("summary.md.j2", summary(entries))
+    lines = [line for line in markdown.splitlines() if line.startswith("- entry ")]
+    assert [line.split()[2] for line in lines] == ["1", "2", "3"]
+    assert all(line.count("proposes") == 1 for line in lines)

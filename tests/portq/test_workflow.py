@@ -134,7 +134,7 @@ def test_scan_without_a_range_scans_exactly_the_new_commits(team):
     new = [team.commit_upstream("vllm", "docs (#7)", {"docs/x.md": "x\n"}), team.commit_upstream("vllm", "more (#8)")]
     assert team.json("status")["upstreams"][0]["beyond"] == 2
     scanned = team.json("scan")
-    assert scanned["range"] == f"{team.vllm[1][:12]}..{new[1][:12]}" and scanned["upstream"] == "vllm"
+    assert scanned["range"] == f"{team.vllm[1]}..{new[1]}" and scanned["upstream"] == "vllm"  # recorded by full SHAs
     assert [e["sha"] for e in scanned["entries"]] == new and [e["entry"] for e in scanned["entries"]] == [1, 2]
     after = team.json("status")["upstreams"][0]
     assert (after["wave"], after["last_commit"], after["beyond"]) == ("PORTQ-2", new[1], 0)
@@ -178,7 +178,7 @@ def test_continuing_with_waves_of_two_upstreams_needs_a_choice(team):
 
 def test_fail_on_exits_3_with_a_standing_gap_and_0_once_it_is_reviewed(team):
     code, out, err = team.portq("scan", short_range(team.vllm), "--fail-on", "REAL_GAP")
-    assert code == 3 and "--fail-on REAL_GAP: 1 entries of upstream vllm stand at those verdicts:" in err
+    assert code == 3 and "--fail-on REAL_GAP: 1 entry of upstream vllm stands at those verdicts:" in err
     assert gate_lines(err) == [f"  PORTQ-1#1  {team.vllm[1][:12]}  KERNEL-KV-CACHE  REAL_GAP"]
     assert team.portq("scan", short_range(team.vllm), "--fail-on", "inert,needs-review")[0] == 0
     assert team.portq("review", "1", "--verdict", "IN_SYNC", "--because", "ported in the tree already")[0] == 0
@@ -227,7 +227,7 @@ def test_nothing_new_with_a_standing_gap_fails_the_gate(team):
     assert team.portq("scan", short_range(team.vllm))[0] == 0  # no gate: the gap is recorded, exit 0
     code, out, err = team.portq("scan", "--fail-on", "REAL_GAP")
     assert code == 3 and out == "" and "Nothing new in vllm since PORTQ-1" in err
-    assert "--fail-on REAL_GAP: 1 entries of upstream vllm stand at those verdicts" in err
+    assert "--fail-on REAL_GAP: 1 entry of upstream vllm stands at those verdicts" in err
     assert gate_lines(err) == [f"  PORTQ-1#1  {team.vllm[1][:12]}  KERNEL-KV-CACHE  REAL_GAP"]
 
 
@@ -262,8 +262,8 @@ def test_a_new_wave_with_a_gap_fails_the_gate(tmp_path):
     code, _, err = team.portq("scan", f"{vllm[0][:10]}..{vllm[1][:10]}", "--fail-on", "REAL_GAP")
     assert code == 0 and gate_lines(err) == []
     code, out, err = team.portq("scan", "--fail-on", "REAL_GAP,NEEDS_REVIEW")
-    assert code == 3 and out.startswith(f"PORTQ-2 {vllm[1][:12]}..") and "Flagged entries: 1" in out
-    assert "--fail-on NEEDS_REVIEW,REAL_GAP: 1 entries of upstream vllm stand at those verdicts" in err
+    assert code == 3 and out.startswith(f"PORTQ-2 {vllm[1]}..") and "Flagged entries: 1" in out
+    assert "--fail-on NEEDS_REVIEW,REAL_GAP: 1 entry of upstream vllm stands at those verdicts" in err
     assert gate_lines(err) == [f"  PORTQ-2#1  {vllm[2][:12]}  KERNEL-KV-CACHE  REAL_GAP"]
 
 
