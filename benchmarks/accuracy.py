@@ -1,10 +1,13 @@
-"""How often portq's verdicts on real aiter history agree with a person's.
+"""How often portq's verdicts on real upstream history agree with a person's.
 
-``python benchmarks/accuracy.py [--aiter PATH] [--port NAME] [--json]``
+``python benchmarks/accuracy.py [--upstream NAME=PATH]... [--aiter PATH]
+[--port NAME] [--held-out] [--json]``
 
 Scans every range of the labelled corpus in ``examples/accuracy/`` (one port
 per directory: ``kernel-matrix.toml``, ``labels.toml``, the port, its caller
-and its tests; a ``tree_from`` port lays its files over another port's tree)
+and its tests; a ``tree_from`` port lays its files over another port's tree;
+a ``[vendor]`` port is a verbatim copy of upstream files, written from the
+clone at scoring time and pinned, see ``vendored_tree``)
 with the real ``portq scan``, in a fresh ledger, and
 compares each entry's verdict with its label. Prints, per port and overall:
 
@@ -18,12 +21,20 @@ compares each entry's verdict with its label. Prints, per port and overall:
   its precision (how many of them agree with their label) and recall (how
   many of the entries labelled with a verdict it gives it decided rightly).
 
-The clone is ``--aiter PATH``, else ``portq.toml``'s ``[upstream.aiter]``
-path (``../aiter``). Without a clone there is nothing to score: the script
-says so and exits 0 (CI has no clone). A ``--aiter`` that is not a git
-clone, a range the clone lacks, or an entry without a label (or a label
-without an entry) exits 2 with one line: the corpus or the clone is wrong,
-and no score is printed from a partial join.
+Each port names its upstream (``upstream = "NAME"``); that upstream's clone
+is ``--upstream NAME=PATH`` (``--aiter PATH`` is ``--upstream aiter=PATH``),
+else ``portq.toml``'s ``[upstream.NAME].path``. The ports of an upstream
+without a clone are skipped with one line saying so; with nothing left to
+score the script exits 0 (CI has no clones). Ports whose directory ends in
+``_heldout`` are a held-out split, scored once after the rules they test are
+written: they are skipped unless ``--held-out`` is given, which scores them
+alone. A ``--upstream`` that is not a git clone, a range the clone lacks, or
+an entry without a label (or a label without an entry) exits 2 with one
+line: the corpus or the clone is wrong, and no score is printed from a
+partial join.
+
+This script only materialises trees, runs ``portq scan`` and counts; it
+never decides a verdict and never edits a label.
 """
 
 from __future__ import annotations
@@ -40,12 +51,14 @@ from pathlib import Path
 
 from portq.classifier.rules import RULES
 from portq.core.config import tomllib  # tomli on Python 3.10
+from portq.language.symbols import KIND_CLASS, language_for_path, symbol_table
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 CORPUS = REPO_ROOT / "examples" / "accuracy"
 VERDICTS = ("REAL_GAP", "INERT", "NEEDS_REVIEW", "IN_SYNC", "NOT_APPLICABLE")
 FLAGGED = frozenset({"REAL_GAP", "INERT", "NEEDS_REVIEW"})
 JUSTIFICATIONS = ("no-row", "not-carried", "not-ported", "non-code", "cosmetic", "net-zero")
+HELD_OUT_SUFFIX = "_heldout"
 
 
 class CorpusError(Exception):
@@ -61,6 +74,14 @@ class Label:
     reason: str
 
 
+@dataclass(frozen=True)
+class Vendor:
+    """A vendored tree's ``[vendor]`` table: upstream files copied verbatim at ``base``."""
+
+    base: str
+    files: tuple[tuple[str, str], ...]  # (upstream path, tree path)
+
+
 @dataclass
 class Port:
     name: str
@@ -70,11 +91,56 @@ class Port:
     range: str
     tree_from: str | None = None  # another port whose tree this one's files overlay
     tree_without: tuple[str, ...] = ()  # paths of that tree this port leaves out
+    vendor: Vendor | None = None  # upstream files the tree holds verbatim, written at scoring time
     labels: list[Label] = field(default_factory=list)
 
     @property
     def matrix(self) -> Path:
         return self.directory / "kernel-matrix.toml"
+
+    @property
+    def held_out(self) -> bool:
+        return self.name.endswith(HELD_OUT_SUFFIX)
+
+
+def _hex(value: object, shortest: int = 7) -> bool:
+    return isinstance(value, str) and shortest <= len(value) <= 40 and all(c in "0123456789abcdef" for c in value)
+
+
+def _relative(path: str) -> bool:
+    parts = Path(path).parts
+    return bool(parts) and not Path(path).is_absolute() and ".." not in parts and "\\" not in path
+
+
+def load_vendor(directory: Path, path: Path, data: dict, range_base: str) -> Vendor | None:
+    """The ``[vendor]`` table, checked: a base that starts the range, and
+    upstream paths mapped to distinct relative tree paths that the committed
+    directory does not hold (upstream code is written at scoring time only)."""
+    raw = data.get("vendor")
+    if raw is None:
+        return None
+    if not isinstance(raw, dict):
+        raise CorpusError(f"{path}: vendor = {raw!r}: expected a [vendor] table")
+    base = raw.get("base")
+    if not _hex(base):
+        raise CorpusError(f"{path}: [vendor] base = {base!r}: expected 7 to 40 lowercase hex digits")
+    if not (base.startswith(range_base) or range_base.startswith(base)):
+        raise CorpusError(f"{path}: [vendor] base {base}: expected the range's first commit {range_base}")
+    files = raw.get("files")
+    if not isinstance(files, dict) or not files:
+        raise CorpusError(f"{path}: [vendor] files = {files!r}: expected {{ \"upstream/path\" = \"tree/path\", ... }}")
+    targets: set[str] = set()
+    for source, target in files.items():
+        if not (isinstance(target, str) and _relative(source) and _relative(target)):
+            raise CorpusError(f"{path}: [vendor] files {source!r} = {target!r}: expected two relative paths")
+        if language_for_path(target) is None:
+            raise CorpusError(f"{path}: [vendor] files {source!r} = {target!r}: expected a Python or C/C++/CUDA file")
+        if target in targets:
+            raise CorpusError(f"{path}: [vendor] files: {target!r} is the copy of two upstream files")
+        targets.add(target)
+        if (directory / target).exists():
+            raise CorpusError(f"{path}: [vendor] files: {target!r} is committed: expected it written from the clone only")
+    return Vendor(base, tuple(files.items()))
 
 
 def load_port(directory: Path) -> Port:
@@ -100,12 +166,16 @@ def load_port(directory: Path) -> Port:
         raise CorpusError(f"{path}: tree_without = {tree_without!r}: expected a list of paths")
     if tree_without and tree_from is None:
         raise CorpusError(f"{path}: tree_without without tree_from: expected tree_from = \"PORT\" as well")
-    port = Port(data["port"], directory, data["kind"], data["upstream"], data["range"], tree_from, tuple(tree_without))
+    vendor = load_vendor(directory, path, data, data["range"].split("..")[0])
+    if vendor is not None and tree_from is not None:
+        raise CorpusError(f"{path}: [vendor] with tree_from: expected one way of building the tree")
+    port = Port(data["port"], directory, data["kind"], data["upstream"], data["range"], tree_from,
+                tuple(tree_without), vendor)
     seen: set[str] = set()
     for number, raw in enumerate(data.get("entry", []), start=1):
         where = f"{path}: entry {number}"
         sha = raw.get("sha", "")
-        if not (isinstance(sha, str) and 7 <= len(sha) <= 40 and all(c in "0123456789abcdef" for c in sha)):
+        if not _hex(sha):
             raise CorpusError(f"{where}: sha = {sha!r}: expected 7 to 40 lowercase hex digits")
         if sha in seen:
             raise CorpusError(f"{where}: sha {sha} is labelled twice")
@@ -139,11 +209,14 @@ def load_corpus(root: Path = CORPUS) -> list[Port]:
 _NOT_TREE = shutil.ignore_patterns("labels.toml", "kernel-matrix.toml", "README.md", "__pycache__")
 
 
-def port_tree(port: Port, work: Path) -> Path:
-    """The port's tree: its directory, or (``tree_from``) a copy of another
+def port_tree(port: Port, work: Path, clone: Path | None = None) -> Path:
+    """The port's tree: its directory; or (``tree_from``) a copy of another
     port's tree under ``work``, less its ``tree_without`` paths, with this
     port's files laid over it, so that two variants of one port share what
-    does not differ between them."""
+    does not differ between them; or (``[vendor]``) a copy of its directory
+    with the vendored files written from ``clone`` (see ``vendored_tree``)."""
+    if port.vendor is not None:
+        return vendored_tree(port, work, clone)
     if port.tree_from is None:
         return port.directory
     tree = work / f"{port.name}-tree"
@@ -157,13 +230,72 @@ def port_tree(port: Port, work: Path) -> Path:
     return tree
 
 
-def default_clone(config: Path) -> Path | None:
-    """``[upstream.aiter].path`` of ``config`` (relative to it), or None."""
+def vendored_tree(port: Port, work: Path, clone: Path | None) -> Path:
+    """A copy of the port's directory under ``work`` with every ``[vendor]``
+    file written verbatim from ``git show BASE:PATH`` of ``clone`` and pinned
+    (``pinned_copy``): what a project that vendors upstream files holds."""
+    assert port.vendor is not None
+    if clone is None:
+        raise CorpusError(f"{port.name}: a vendored tree needs a clone of {port.upstream}")
+    tree = work / f"{port.name}-tree"
+    shutil.copytree(port.directory, tree, ignore=_NOT_TREE)
+    for source, target in port.vendor.files:
+        shown = subprocess.run(["git", "-C", str(clone), "show", f"{port.vendor.base}:{source}"],
+                               capture_output=True)
+        if shown.returncode != 0:
+            last = (shown.stderr.decode(errors="replace").strip().splitlines() or ["(no message)"])[-1]
+            raise CorpusError(f"{port.name}: [vendor] {source} at {port.vendor.base}: {last}")
+        written = tree / target
+        written.parent.mkdir(parents=True, exist_ok=True)
+        written.write_bytes(pinned_copy(shown.stdout, source, port.upstream, port.vendor.base))
+    return tree
+
+
+def pinned_copy(source: bytes, path: str, upstream: str, base: str) -> bytes:
+    """``source`` (upstream's ``path``) with ``portq: ports UPSTREAM:PATH::SYMBOL @BASE``
+    on the line directly above each definition a vendoring project would pin:
+    every top-level function or kernel (above its decorators or template
+    line) and every method of a top-level class or struct (as ``Class.method``),
+    in the file's comment syntax and at the definition's indentation. Nested
+    functions and the classes themselves get none: their lines belong to a
+    pinned definition already, or to no callable one."""
+    language = language_for_path(path)
+    table = symbol_table(source, path)
+    if table.fallback:
+        raise CorpusError(f"[vendor] {path}: cannot be parsed to pin its definitions: {table.fallback}")
+    marker = "#" if language == "python" else "//"
+    callables = [d for d in table.definitions if d.kind != KIND_CLASS]
+    classes = [d for d in table.definitions if d.kind == KIND_CLASS]
+
+    def inside(d, others) -> bool:
+        return any(o is not d and o.start_line <= d.start_line and d.end_line <= o.end_line
+                   and o.span > d.span for o in others)
+
+    chosen = [d for d in callables if not inside(d, callables)
+              and not any(inside(d, [c]) and inside(c, classes) for c in classes)]
+    lines = source.decode("utf-8").splitlines(keepends=True)
+    above: dict[int, list[str]] = {}
+    for d in sorted(chosen, key=lambda d: (d.start_line, d.qualified_name)):
+        if d.start_line in above:
+            continue  # one anchor a line: two definitions on one line are pinned by the first
+        text = lines[d.start_line - 1]
+        indent = text[: len(text) - len(text.lstrip())]
+        above[d.start_line] = [f"{indent}{marker} portq: ports {upstream}:{path}::{d.qualified_name} @{base}\n"]
+    out: list[str] = []
+    for number, text in enumerate(lines, start=1):
+        out += above.get(number, [])
+        out.append(text)
+    return "".join(out).encode("utf-8")
+
+
+def default_clone(config: Path, upstream: str = "aiter") -> Path | None:
+    """``[upstream.NAME].path`` of ``config`` (relative to it), or None."""
     try:
         data = tomllib.loads(config.read_text())
     except (OSError, tomllib.TOMLDecodeError):
         return None
-    path = data.get("upstream", {}).get("aiter", {}).get("path")
+    entry = data.get("upstream", {}).get(upstream, {})
+    path = entry.get("path") if isinstance(entry, dict) else None
     return (config.parent / path).resolve() if isinstance(path, str) else None
 
 
@@ -173,8 +305,9 @@ def is_git_clone(path: Path) -> bool:
 
 
 def scan(port: Port, clone: Path, work: Path) -> list[dict]:
-    """The real ``portq scan --json`` of the port's range, in a child process."""
-    tree = port_tree(port, work)
+    """The real ``portq scan --json`` of the port's range against its
+    upstream's clone (``--upstream NAME=PATH``), in a child process."""
+    tree = port_tree(port, work, clone)
     command = [
         sys.executable, "-c", "import sys; from portq.cli import main; sys.exit(main())",
         "scan", port.range, "--json",
@@ -351,45 +484,89 @@ def as_json(ports: list[Port], outcomes: list[Outcome]) -> dict:
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--aiter", type=Path, help="a clone of github.com/ROCm/aiter (default: portq.toml's)")
+    parser.add_argument("--upstream", action="append", default=[], metavar="NAME=PATH",
+                        help="the clone of the upstream NAME (repeatable; default: portq.toml's [upstream.NAME].path)")
+    parser.add_argument("--aiter", type=Path, help="a clone of github.com/ROCm/aiter: --upstream aiter=PATH")
     parser.add_argument("--config", type=Path, default=REPO_ROOT / "portq.toml",
-                        help="the portq.toml that names the default clone (default: this repository's)")
+                        help="the portq.toml that names the default clones (default: this repository's)")
     parser.add_argument("--port", action="append", help="score only this corpus port (repeatable)")
+    parser.add_argument("--held-out", action="store_true",
+                        help=f"score the held-out ports (directories ending in {HELD_OUT_SUFFIX}) and only them")
     parser.add_argument("--json", action="store_true", help="print one JSON document instead of tables")
     return parser.parse_args(argv)
 
 
+def given_clones(args: argparse.Namespace, upstreams: set[str]) -> dict[str, Path]:
+    """The clones named on the command line, each checked to be a git clone."""
+    given: dict[str, tuple[str, Path]] = {}
+    for value in args.upstream:
+        name, equals, path = value.partition("=")
+        if not equals or not name or not path:
+            raise CorpusError(f"--upstream {value}: expected NAME=PATH")
+        given[name] = (f"--upstream {value}", Path(path))
+    if args.aiter is not None:
+        given["aiter"] = (f"--aiter {args.aiter}", args.aiter)
+    clones: dict[str, Path] = {}
+    for name, (flag, path) in sorted(given.items()):
+        if name not in upstreams:
+            raise CorpusError(f"{flag}: expected an upstream of the corpus ({', '.join(sorted(upstreams))})")
+        if not is_git_clone(path):
+            what = "github.com/ROCm/aiter" if flag.startswith("--aiter") else f"the {name} upstream"
+            raise CorpusError(f"{flag}: expected a git clone of {what}")
+        clones[name] = path.resolve()
+    return clones
+
+
+def chosen_ports(args: argparse.Namespace, corpus: list[Port]) -> list[Port]:
+    """The ports to score: ``--port``'s, else all; held-out ones only with ``--held-out``."""
+    if args.port:
+        unknown = sorted(set(args.port) - {p.name for p in corpus})
+        if unknown:
+            raise CorpusError(f"--port {unknown[0]}: expected one of {', '.join(p.name for p in corpus)}")
+        wrong_split = [p.name for p in corpus if p.name in args.port and p.held_out != args.held_out]
+        if wrong_split:
+            need = "is held out: add --held-out" if not args.held_out else "is not held out: drop --held-out"
+            raise CorpusError(f"--port {wrong_split[0]}: {need}")
+        return [p for p in corpus if p.name in args.port]
+    return [p for p in corpus if p.held_out == args.held_out]
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    skipped: list[str] = []
     try:
-        ports = load_corpus()
-        if args.port:
-            unknown = sorted(set(args.port) - {p.name for p in ports})
-            if unknown:
-                raise CorpusError(f"--port {unknown[0]}: expected one of {', '.join(p.name for p in ports)}")
-            ports = [p for p in ports if p.name in args.port]
-        if args.aiter is not None:
-            if not is_git_clone(args.aiter):
-                raise CorpusError(f"--aiter {args.aiter}: expected a git clone of github.com/ROCm/aiter")
-            clone = args.aiter.resolve()
-        else:
-            clone = default_clone(args.config)
-            if clone is None or not is_git_clone(clone):
-                print(f"skipped: no aiter clone at {clone or '(none named)'} (from {args.config}); "
-                      "clone github.com/ROCm/aiter there or pass --aiter PATH")
-                return 0
+        corpus = load_corpus()
+        ports = chosen_ports(args, corpus)
+        clones = given_clones(args, {p.upstream for p in corpus})
+        for upstream in sorted({p.upstream for p in ports} - set(clones)):
+            clone = default_clone(args.config, upstream)
+            if clone is not None and is_git_clone(clone):
+                clones[upstream] = clone
+                continue
+            names = [p.name for p in ports if p.upstream == upstream]
+            skipped.append(f"skipped: no {upstream} clone at {clone or '(none named)'} (from {args.config}); "
+                           f"clone it there or pass --upstream {upstream}=PATH ({len(names)} port(s): {', '.join(names)})")
+        ports = [p for p in ports if p.upstream in clones]
+        for line in skipped:
+            print(line, file=sys.stderr if args.json and ports else sys.stdout)
+        if not ports:
+            return 0
         outcomes: list[Outcome] = []
         with tempfile.TemporaryDirectory(prefix="portq-accuracy-") as work:
             for port in ports:
-                outcomes += join(port, scan(port, clone, Path(work)))
+                outcomes += join(port, scan(port, clones[port.upstream], Path(work)))
     except CorpusError as error:
         print(f"accuracy: {error}", file=sys.stderr)
         return 2
     if args.json:
-        print(json.dumps(as_json(ports, outcomes), indent=2))
+        print(json.dumps({"held_out": args.held_out, **as_json(ports, outcomes)}, indent=2))
     else:
+        used = sorted({p.upstream for p in ports})
+        split = " (held-out split)" if args.held_out else ""
+        print(f"# portq accuracy on {', '.join(used)} history{split}\n")
+        print("Clones: " + ", ".join(f"{name} ({clones[name]})" for name in used) + "\n")
         head = ", ".join(f"{p.name} {p.range}" for p in ports)
-        print(f"# portq accuracy on aiter history ({clone})\n\nRanges: {head}\n")
+        print(f"Ranges: {head}\n")
         print(report(ports, outcomes))
     return 0
 

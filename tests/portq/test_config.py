@@ -17,10 +17,15 @@ def write_config(directory: Path, text: str) -> Path:
     return path
 
 
-def test_repository_config_names_both_upstreams():
+def test_repository_config_names_its_upstreams_and_the_corpus_ones():
     config = load_config(cwd=REPO_ROOT)
     assert config.config_path == REPO_ROOT / "portq.toml"
-    assert config.upstreams == {"vllm": (REPO_ROOT / "../vllm").resolve(), "aiter": (REPO_ROOT / "../aiter").resolve()}
+    assert config.upstreams == {
+        "vllm": (REPO_ROOT / "../vllm").resolve(),
+        "aiter": (REPO_ROOT / "../aiter").resolve(),
+        # Only the accuracy corpus (benchmarks/accuracy.py) scans this one.
+        "liger": (REPO_ROOT / "../Liger-Kernel").resolve(),
+    }
     assert config.matrix_path == REPO_ROOT / "matrix" / "kernel-matrix.toml"
 
 

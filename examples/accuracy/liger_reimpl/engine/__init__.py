@@ -1,0 +1,1 @@
+"""The language-model head of the training and serving engine."""

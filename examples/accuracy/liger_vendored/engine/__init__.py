@@ -1,0 +1,1 @@
+"""The language-model head of the training engine, on vendored Liger-Kernel ops."""
