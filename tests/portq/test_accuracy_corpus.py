@@ -110,9 +110,12 @@ def test_a_vendored_port_commits_its_caller_but_no_upstream_code(port):
     for target in targets:
         assert not (port.directory / target).exists()
         assert any(target.startswith(prefix) for prefix in row["tree"]), (target, row["tree"])
-    # The engine imports some vendored module, so the copy is reachable once written.
+    # The tree's own code imports (Python) or includes (C/C++/CUDA) some
+    # vendored file, so the copy is reachable once written.
     modules = {Path(t).with_suffix("").as_posix().replace("/", ".") for t in targets}
-    engine = "\n".join(p.read_text() for p in (port.directory / "engine").rglob("*.py"))
+    own_code = [p for p in port.directory.rglob("*") if p.suffix in (".py", ".c", ".cc", ".cpp", ".cu", ".cuh", ".h", ".hpp")
+                and "tests" not in p.relative_to(port.directory).parts]
+    engine = "\n".join(p.read_text() for p in own_code)
     assert any(m.rpartition(".")[2] in engine for m in modules), modules
     # Nothing committed carries an anchor of its own: the pins are all written at scoring time.
     for path in port.directory.rglob("*.py"):

@@ -23,8 +23,9 @@ def test_repository_config_names_its_upstreams_and_the_corpus_ones():
     assert config.upstreams == {
         "vllm": (REPO_ROOT / "../vllm").resolve(),
         "aiter": (REPO_ROOT / "../aiter").resolve(),
-        # Only the accuracy corpus (benchmarks/accuracy.py) scans this one.
+        # Only the accuracy corpus (benchmarks/accuracy.py) scans these.
         "liger": (REPO_ROOT / "../Liger-Kernel").resolve(),
+        "flashattn": (REPO_ROOT / "../flash-attention").resolve(),
     }
     assert config.matrix_path == REPO_ROOT / "matrix" / "kernel-matrix.toml"
 

@@ -1,0 +1,1 @@
+"""The model-side callers of the attention port."""

@@ -1,0 +1,1 @@
+"""The model-side callers of the vendored FlashAttention-2 forward."""
