@@ -31,6 +31,23 @@ non-test in-tree code calls, or module scope), each hop a call site named by
 the definition that encloses it; test call sites along the way are counted,
 not listed.
 
+How a caller names a port never decides REAL_GAP against INERT (rule
+``REACH-NAMES``). A definition is also reached under every name bound to it:
+an import alias (``from .chunk_o import kernel as _k``, relative or absolute,
+in a package ``__init__.py`` re-export or anywhere else) and a module-level
+binding (``op = Function.apply``, ``exp = helpers.exp``), followed through
+chains of such names. The methods Python and torch call for a class —
+``__init__``, ``__call__``, and ``forward``/``backward``, which
+``torch.autograd.Function.apply`` and ``nn.Module.__call__`` run — are reached
+wherever the class is: built (``Norm(...)``), applied (``Op.apply(...)``) or
+handed on. Port hops are followed up to ``MAX_DEPTH`` levels, enough for a
+kernel behind a launcher, an autograd function and a module. Example::
+
+    # kernels/__init__.py      from .xent import XentFunction as xent
+    # engine/loss.py           from kernels import xent as _x
+    #                          loss = _x.apply(logits, labels)
+    # XentFunction.forward, and the kernel it launches, are reached from engine/loss.py
+
 This module extracts call sites from parsed files and answers caller queries
 over an index; it does not decide verdicts and does not read the disk itself.
 """
@@ -55,7 +72,7 @@ class CallSite:
     file: str
     line: int
     quote: str
-    form: str  # call | attribute | launch
+    form: str  # call | attribute | launch | reference | apply
     caller: str | None = None  # qualified name of the enclosing definition
     caller_line: int | None = None  # its start line
 
@@ -98,7 +115,8 @@ def call_sites(table: SymbolTable, file: str) -> list[CallSite]:
         if found is None:
             continue
         references = _python_references(node) if table.language == "python" else []
-        for callee, form in [found, *references]:
+        applied = _python_applied(node) if table.language == "python" else None
+        for callee, form in [found, *references, *([applied] if applied else [])]:
             line = node.start_point[0] + 1
             enclosing = table.enclosing(line)
             sites.append(
@@ -126,6 +144,62 @@ def _python_references(call) -> list[tuple[str, str]]:
         if argument is not None and argument.type == "identifier":
             found.append((_text(argument), "reference"))
     return found
+
+
+def _python_applied(call) -> tuple[str, str] | None:
+    """The class of ``Cls.apply(...)`` (``pkg.Cls.apply(...)``): applying a
+    ``torch.autograd.Function`` runs its ``forward`` (and ``backward``)."""
+    function = call.child_by_field_name("function")
+    if function is None or function.type != "attribute" or _text(function.child_by_field_name("attribute")) != "apply":
+        return None
+    owner = function.child_by_field_name("object")
+    if owner is None or owner.type not in ("identifier", "attribute"):
+        return None
+    return bare_name(_text(owner)), "apply"
+
+
+IMPLICIT_METHODS = frozenset({"__init__", "__call__", "forward", "backward"})
+"""Methods run for a class without being named at the call: construction and
+instance calls, and torch's ``Function.apply`` / ``Module.__call__``."""
+
+
+def name_bindings(table: SymbolTable) -> list[tuple[str, str]]:
+    """``(alias, original)`` for every name a Python file binds to another
+    definition's name: ``from M import A as B`` (anywhere in the file) and
+    module-level ``B = A``, ``B = mod.A`` or ``B = A.apply`` (the class)."""
+    if table.tree is None or table.language != "python":
+        return []
+    found: list[tuple[str, str]] = []
+    stack = [table.tree.root_node]
+    while stack:
+        node = stack.pop()
+        if node.type == "import_from_statement":
+            for name_node in node.children_by_field_name("name"):
+                if name_node.type == "aliased_import":
+                    original = bare_name(_text(name_node.child_by_field_name("name")))
+                    found.append((_text(name_node.child_by_field_name("alias")), original))
+            continue
+        if node.type in ("expression_statement",) and node.parent is not None and node.parent.type == "module":
+            assignment = node.named_children[0] if node.named_children else None
+            if assignment is not None and assignment.type == "assignment":
+                left, right = assignment.child_by_field_name("left"), assignment.child_by_field_name("right")
+                if left is not None and left.type == "identifier" and right is not None:
+                    if right.type == "attribute" and _text(right.child_by_field_name("attribute")) == "apply":
+                        right = right.child_by_field_name("object")
+                    if right is not None and right.type in ("identifier", "attribute"):
+                        original = bare_name(_text(right))
+                        if original != _text(left):
+                            found.append((_text(left), original))
+            continue
+        if node.type in _STATEMENT_CONTAINERS:
+            stack.extend(reversed(node.named_children))
+    return found
+
+
+_STATEMENT_CONTAINERS = frozenset({
+    "module", "block", "function_definition", "class_definition", "decorated_definition", "if_statement",
+    "elif_clause", "else_clause", "try_statement", "except_clause", "finally_clause", "with_statement",
+})
 
 
 def _python_callee(node) -> tuple[str, str] | None:
@@ -181,14 +255,53 @@ class Reachability:
     """Caller queries over the call sites of an in-tree index.
 
     ``sites_by_callee`` maps a bare name to its call sites; ``is_port(file,
-    qualified_name)`` says whether a definition is anchored as a port.
+    qualified_name)`` says whether a definition is anchored as a port;
+    ``bindings_of`` maps a bare name to the names bound to it
+    (``name_bindings``), read the same way.
     """
 
-    MAX_DEPTH = 4
+    MAX_DEPTH = 8
+    MAX_NAMES = 32
 
-    def __init__(self, sites_by_callee: dict[str, list[CallSite]], is_port) -> None:
+    def __init__(self, sites_by_callee: dict[str, list[CallSite]], is_port, bindings_of=None) -> None:
         self.sites_by_callee = sites_by_callee
         self.is_port = is_port
+        self.bindings_of = bindings_of if bindings_of is not None else {}
+
+    def names_reaching(self, name: str, qualified_name: str | None = None) -> list[tuple[str, str | None]]:
+        """``(callee, owner)`` for every name whose call reaches the definition
+        (rule REACH-NAMES): its own name, the class that runs it implicitly
+        (``owner``: the class's qualified name, else None), and every name bound
+        to either, transitively."""
+        parts = (qualified_name or name).split(".")
+        start: list[tuple[str, str | None]] = [(name, None)]
+        if len(parts) >= 2 and parts[-1] in IMPLICIT_METHODS:
+            start.append((parts[-2], ".".join(parts[:-1])))
+        found: dict[str, str | None] = {}
+        frontier = start
+        while frontier and len(found) < self.MAX_NAMES:
+            following = []
+            for callee, owner in frontier:
+                if callee in found:
+                    continue
+                found[callee] = owner
+                following.extend((alias, owner) for alias in self.bindings_of.get(callee, ()))
+            frontier = following
+        return list(found.items())
+
+    def _sites(self, name: str, file: str | None, qualified_name: str | None):
+        """Call sites of the definition under every name that reaches it, without
+        its own recursion and the class's calls of itself."""
+        seen: set[tuple[str, int, str]] = set()
+        for callee, owner in self.names_reaching(name, qualified_name):
+            for site in self.sites_by_callee.get(callee, ()):
+                if site.file == file and (site.caller == qualified_name or (
+                        owner is not None and site.caller is not None and site.caller.startswith(owner + "."))):
+                    continue  # recursion inside the definition (or its class) itself
+                key = (site.file, site.line, site.callee)
+                if key not in seen:
+                    seen.add(key)
+                    yield site
 
     def callers(self, name: str, file: str | None = None, qualified_name: str | None = None) -> Callers:
         """Callers of the definition ``name`` (defined in ``file``), following
@@ -200,9 +313,7 @@ class Reachability:
         for _ in range(self.MAX_DEPTH):
             following = []
             for callee, callee_file, callee_qualified in frontier:
-                for site in self.sites_by_callee.get(callee, ()):
-                    if site.file == callee_file and site.caller == callee_qualified:
-                        continue  # recursion inside the definition itself
+                for site in self._sites(callee, callee_file, callee_qualified):
                     if (site.file, site.line) in seen_sites:
                         continue
                     seen_sites.add((site.file, site.line))
@@ -241,9 +352,7 @@ class Reachability:
 
         def sites_of(callee: str, callee_file: str | None, callee_qualified: str | None) -> list[CallSite]:
             found = []
-            for site in self.sites_by_callee.get(callee, ()):
-                if site.file == callee_file and site.caller == callee_qualified:
-                    continue  # recursion inside the definition itself
+            for site in self._sites(callee, callee_file, callee_qualified):
                 if is_test_path(site.file):
                     if (site.file, site.line) not in seen_tests:
                         seen_tests.add((site.file, site.line))
@@ -288,9 +397,7 @@ class Reachability:
         for _ in range(self.MAX_DEPTH):
             following = []
             for callee, callee_file, callee_qualified in frontier:
-                for site in self.sites_by_callee.get(callee, ()):
-                    if site.file == callee_file and site.caller == callee_qualified:
-                        continue
+                for site in self._sites(callee, callee_file, callee_qualified):
                     if is_test_file(site.file):
                         found.append(site)
                     elif site.caller is not None and (site.file, site.caller) not in seen:
