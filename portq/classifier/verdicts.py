@@ -94,6 +94,7 @@ from portq.core.model import (
 from portq.core.paths import non_code_kind
 from portq.language.extraction import signature_of
 from portq.language.signatures import Signature, node_text, normalise_name
+from portq.classifier.moves import Moves
 from portq.tree.reachability import Callers
 from portq.language.symbols import (
     KIND_CLASS,
@@ -163,6 +164,7 @@ class RangeFacts:
 
     net_zero_partner: tuple[int, str] | None = None  # (entry position, sha) of the paired commit
     aliases: dict[str, set[str]] = field(default_factory=dict)  # upstream path -> every name it had in the range
+    moves: Moves = field(default_factory=Moves)  # ported definitions carried elsewhere in the range
 
 
 class SymbolClassifier:
@@ -422,9 +424,18 @@ class SymbolClassifier:
         verdict.row = entry.rows[0] if entry.rows else None
         return verdict
 
+    def anchored(self, symbol: TouchedSymbol, aliases: dict[str, set[str]]) -> bool:
+        """Whether the tree ports or declares the touched definition where it was (``classifier.moves``)."""
+        paths = self._paths(symbol, RangeFacts(None, aliases))
+        return bool(self._ports(symbol, paths)
+                    or self.index.not_carried_for(self.upstream, paths, symbol.name, symbol.qualified_name))
+
     def _decide(self, entry: EntryChanges, symbol: TouchedSymbol, facts: RangeFacts) -> SymbolVerdict:
         paths = self._paths(symbol, facts)
         ports = self._ports(symbol, paths)
+        moved = self._moved(entry, symbol, paths, ports, facts)
+        if moved is not None:
+            return moved
         if ports or self.index.anchors_for_path(self.upstream, paths):
             broken = self._parse_failure(entry, symbol, paths, bool(ports))
             if broken is not None:
@@ -436,6 +447,49 @@ class SymbolClassifier:
         if not ports:
             return self._unported(entry, symbol, paths)
         return self._ported(entry, symbol, paths, ports)
+
+    def _moved(self, entry: EntryChanges, symbol: TouchedSymbol, paths: set[str], ports: list[Port],
+               facts: RangeFacts) -> SymbolVerdict | None:
+        """Rule ``moved-definition`` (``classifier.moves``): the move of an anchored body is shown and,
+        when the body is carried unchanged, is no change to the port; a later change to the carrier is
+        decided against the ports of what the anchor names."""
+        key = (symbol.old_path or symbol.path, symbol.qualified_name)
+        made = facts.moves.made_by(entry.position, key) if symbol.change == "removed" else None
+        if made is not None:
+            lost = Evidence(kind=Kind.ANCHOR_LOST, message=made.lost, side="upstream-new", path=made.new[0],
+                            symbol=symbol.name, subject=made.new[1])
+            if made.exact:
+                return self._base("moved-definition", symbol, NOT_APPLICABLE, "cosmetic", "body",
+                                  f"upstream {made.how} {symbol.qualified_name} to {made.new[0]}::{made.new[1]} with the "
+                                  "same body, so the port follows it there: cosmetic rather than a gap (update the "
+                                  "anchor)", [lost])
+            return self._base("moved-definition", symbol, NEEDS_REVIEW, None, "body",
+                              f"upstream {made.how} {symbol.qualified_name} to {made.new[0]}::{made.new[1]} and changed "
+                              "its body on the way, so a reviewer compares the new body with the port", [lost])
+        if ports or symbol.change == "removed":
+            return None
+        move = facts.moves.carrying((symbol.path, symbol.qualified_name), entry.position)
+        if move is None:
+            return None
+        origin_path, origin = move.origin
+        origin_paths = self._paths(TouchedSymbol(path=origin_path, name=origin, qualified_name=origin, kind="",
+                                                 language=None, change="modified"), facts)
+        bare = re.split(r"::|\.", origin)[-1]
+        since = f"since entry {move.position} ({move.sha[:10]}, {move.how} from {move.old[0]}::{move.old[1]})"
+        carried = self._ports(replace(symbol, path=origin_path, old_path=None, name=bare, qualified_name=origin),
+                              origin_paths)
+        if not carried:
+            declared = [a for a in self.index.not_carried_for(self.upstream, origin_paths, bare, origin) if not a.param]
+            if not declared:
+                return None
+            return self._base(("moved-definition", "declared-not-carried"), symbol, NOT_APPLICABLE, "not-carried",
+                              "provenance", f"{symbol.name} carries the body of {origin} {since}, which the tree "
+                              f"declares out of scope at {declared[0].cite}, so not-carried rather than not-ported",
+                              [_anchor_evidence(declared[0], "not-carried declaration")])
+        verdict = self._ported(entry, symbol, paths | origin_paths, carried)
+        verdict.rules = list(checked("moved-definition", *verdict.rules))
+        verdict.reason = f"{symbol.name} carries the body of the ported {origin} {since}; " + verdict.reason
+        return verdict
 
     def _file_level(self, symbol: TouchedSymbol, paths: set[str]) -> SymbolVerdict:
         """An owned change that touched no definition: a pure rename or blank lines."""
@@ -1144,7 +1198,8 @@ class SymbolClassifier:
         if callers.non_test:
             caller = callers.non_test[0]
             through = f" (through {callers.through[0]})" if callers.through else ""
-            return self._base((*_item_rules(behind), "caller-reachability"), 
+            bound = ("reach-bound-names",) if callers.bound else ()
+            return self._base((*_item_rules(behind), "caller-reachability", *bound), 
                 symbol, REAL_GAP, None, layer,
                 f"the port at {definition.cite} still has the old shape ({what}) and non-test code calls it at "
                 f"{caller.cite}{through}, so REAL_GAP rather than INERT",

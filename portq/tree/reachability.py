@@ -240,6 +240,7 @@ class Callers:
     non_test: list[CallSite] = field(default_factory=list)
     test: list[CallSite] = field(default_factory=list)
     through: list[str] = field(default_factory=list)  # ports followed on the way ("file:line name")
+    bound: list[str] = field(default_factory=list)  # other names it was reached under (aliases, its class)
 
 
 @dataclass
@@ -320,6 +321,8 @@ class Reachability:
                     if is_test_path(site.file):
                         result.test.append(site)
                         continue
+                    if site.callee != callee and site.callee not in result.bound:
+                        result.bound.append(site.callee)
                     if site.caller is not None and self.is_port(site.file, site.caller):
                         key = (site.file, site.caller)
                         if key not in seen_defs:

@@ -29,10 +29,11 @@ class Rule:
 
 
 def _registry() -> dict[str, Rule]:
-    from portq.classifier.rules import attribution, cosmetic, definitions, launch, ownership, parameters, provenance
+    from portq.classifier.rules import (attribution, cosmetic, definitions, identity, launch, ownership, parameters,
+                                        provenance)
 
     found: dict[str, Rule] = {}
-    for module in (ownership, provenance, cosmetic, attribution, parameters, launch, definitions):
+    for module in (ownership, provenance, cosmetic, attribution, parameters, launch, definitions, identity):
         for rule in module.RULES:
             if rule.id in found:
                 raise ValueError(f"rule id {rule.id} is stated twice")

@@ -1,0 +1,217 @@
+"""Moved definitions: an upstream definition the tree ports, followed by identity across a range.
+
+Upstream moves code without changing it: a kernel is renamed, a module is
+split (git pairs one new file as the rename and the others look new), a
+method's body is extracted into a module-level helper the method now calls.
+An anchor names the definition where it was; after the move, every change to
+the moved body would look like a change to an unported definition
+(``not-ported``), silently. ``follow_moves`` walks the range in order and,
+for each commit, pairs every definition the tree anchors (or one already
+followed) that lost its body with the definition added in the same commit
+that carries it:
+
+* *renamed* / *moved*: the anchored definition is removed and an added one
+  (same file or another) has its body, modulo the names of definitions the
+  commit adds or removes (a kernel renamed together with its launcher);
+* *extracted*: the anchored definition stays, its body shrinks, and an added
+  definition it now calls holds the lines that left it.
+
+"Carries" means at least ``CARRIED_SHARE`` of the added body's code lines
+(comments and blank lines aside) are lines of the old body, at least two of
+them; a removed definition's body must be carried as much the other way, and
+an extraction must take at least half as many lines out of the old definition
+as the helper holds. Bodies equal line for line are ``exact``. The result
+maps each carrier (path, qualified name) to the ``Move`` that made it, so the
+verdict table treats a later change to the carrier as a change to what the
+anchor names (rule ``moved-definition``), and reports the move itself
+("anchor lost at SHA: SYMBOL moved to PATH::NAME?").
+
+This module reads symbol tables handed to it through ``table_of``; it decides
+no verdict and reads no tree file.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Callable, Iterable
+
+from portq.core.model import EntryChanges, TouchedSymbol
+from portq.language.symbols import KIND_CLASS
+
+CARRIED_SHARE = 0.7
+"""Share of an added body's code lines that must be lines of the old body for it to carry that body."""
+
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+Key = tuple[str, str]  # (upstream path, qualified name)
+
+
+@dataclass(frozen=True)
+class Move:
+    """One definition's body carried to another place by one commit."""
+
+    position: int  # the entry that moved it
+    sha: str
+    origin: Key  # what the tree's anchor names (the first place in the range)
+    old: Key  # where the body was just before this commit
+    new: Key  # where it is after
+    how: str  # renamed | moved | extracted
+    exact: bool  # the carried body is the old one, line for line (modulo moved names)
+
+    @property
+    def lost(self) -> str:
+        """The line a scan shows for an anchor whose symbol no longer exists where it names."""
+        return f"anchor lost at {self.sha[:10]}: {self.old[1]} moved to {self.new[0]}::{self.new[1]}?"
+
+
+@dataclass
+class Moves:
+    """Every move of the range: by carrier (the latest move into it) and by the entry that made it."""
+
+    carriers: dict[Key, Move] = field(default_factory=dict)
+    by_entry: dict[int, list[Move]] = field(default_factory=dict)
+
+    def carrying(self, key: Key, position: int) -> Move | None:
+        """The move that made ``key`` carry an anchored body before entry ``position``, if any."""
+        move = self.carriers.get(key)
+        return move if move is not None and move.position < position else None
+
+    def made_by(self, position: int, old: Key) -> Move | None:
+        """The move entry ``position`` made of the body at ``old``."""
+        return next((m for m in self.by_entry.get(position, ()) if m.old == old), None)
+
+
+def _body_node(node):
+    if node is None:
+        return None
+    if node.type in ("decorated_definition", "template_declaration"):
+        inner = node.child_by_field_name("definition") or next(
+            (c for c in node.named_children if c.type == "function_definition"), None)
+        node = inner if inner is not None else node
+    return node.child_by_field_name("body")
+
+
+def _comment(line: str) -> bool:
+    return line.startswith(("#", "//", "/*", "*"))
+
+
+def body_lines(table, qualified_name: str, names: set[str]) -> list[str] | None:
+    """The code lines of a definition's body, stripped, without comments, a leading
+    docstring and blank lines, with every name in ``names`` written as ``<moved>``."""
+    if table is None or table.tree is None:
+        return None
+    definition = next((d for d in table.definitions if d.qualified_name == qualified_name), None)
+    body = _body_node(definition.node) if definition is not None else None
+    if body is None:
+        return None
+    statements = body.named_children
+    start = body.start_byte
+    if statements and statements[0].type == "expression_statement" and statements[0].named_children \
+            and statements[0].named_children[0].type == "string":
+        start = statements[0].end_byte
+    text = table.source[start:body.end_byte].decode("utf-8", errors="replace")
+    lines = []
+    for raw in text.splitlines():
+        line = raw.strip().strip("{}").strip()
+        if not line or _comment(line):
+            continue
+        lines.append(_IDENTIFIER.sub(lambda m: "<moved>" if m.group(0) in names else m.group(0), line))
+    return lines
+
+
+def _shared(carried: list[str], left: Counter) -> int:
+    return sum((Counter(carried) & left).values())
+
+
+def follow_moves(entries: Iterable[EntryChanges], table_of: Callable, anchored: Callable[[TouchedSymbol], bool]) -> Moves:
+    """The moves of anchored definitions in ``entries`` (in range order).
+
+    ``table_of(blob, path)`` gives a symbol table; ``anchored(symbol)`` says
+    whether the tree ports or declares the touched symbol where it was.
+    """
+    moves = Moves()
+    for entry in entries:
+        added = [s for s in entry.symbols if s.change == "added" and s.kind != KIND_CLASS and s.language
+                 and not s.name.startswith("<")]
+        if not added:
+            continue
+        losing = []
+        for symbol in entry.symbols:
+            if symbol.change not in ("removed", "modified") or symbol.kind == KIND_CLASS or symbol.name.startswith("<"):
+                continue
+            old_key = (symbol.old_path or symbol.path, symbol.qualified_name)
+            followed = moves.carrying(old_key, entry.position)
+            if followed is not None or anchored(symbol):
+                losing.append((symbol, followed.origin if followed is not None else old_key))
+        if not losing:
+            continue
+        names = {s.name for s in entry.symbols if s.change in ("added", "removed")}
+        new_bodies = {}
+        for symbol in added:
+            lines = body_lines(table_of(symbol.new_blob, symbol.path), symbol.qualified_name, names)
+            if lines:
+                new_bodies[(symbol.path, symbol.qualified_name)] = (symbol, lines)
+        taken: set[Key] = set()
+        made: list[Move] = []
+        for symbol, origin in sorted(losing, key=lambda pair: pair[0].qualified_name.count(".")):
+            old_path = symbol.old_path or symbol.path
+            outer = next((m for m in made if m.old[0] == old_path and symbol.qualified_name.startswith(m.old[1] + ".")),
+                         None)
+            if outer is not None:  # a definition nested in a moved one moves with it
+                inner = (outer.new[0], outer.new[1] + symbol.qualified_name[len(outer.old[1]):])
+                if inner in new_bodies and inner not in taken:
+                    taken.add(inner)
+                    move = Move(entry.position, entry.commit.sha, origin, (old_path, symbol.qualified_name), inner,
+                                outer.how, outer.exact)
+                    moves.carriers[inner] = move
+                    moves.by_entry.setdefault(entry.position, []).append(move)
+                continue
+            before = body_lines(table_of(symbol.old_blob, old_path), symbol.qualified_name, names)
+            if not before:
+                continue
+            still = None
+            if symbol.change == "modified":
+                still = body_lines(table_of(symbol.new_blob, symbol.path), symbol.qualified_name, names)
+                if still is None:
+                    continue
+            best = None
+            for key, (candidate, lines) in new_bodies.items():
+                if key in taken:
+                    continue
+                if still is not None and not any(re.search(rf"\b{re.escape(candidate.name)}\s*[\(\[]", s)
+                                                 for s in _raw_calls(table_of(symbol.new_blob, symbol.path),
+                                                                     symbol.qualified_name)):
+                    continue  # an extraction: the old definition calls what carries its body
+                shared = _shared(lines, Counter(before))
+                if shared < 2 or shared < CARRIED_SHARE * len(lines):
+                    continue
+                if still is None and shared < CARRIED_SHARE * len(before):
+                    continue  # a removed definition's body must be carried, not only quoted
+                if still is not None and len(before) - len(still) < len(lines) / 2:
+                    continue  # an extraction takes the lines out of the old definition
+                if best is None or shared > best[0]:
+                    best = (shared, key, candidate, lines)
+            if best is None:
+                continue
+            _, key, candidate, lines = best
+            taken.add(key)
+            how = "extracted" if still is not None else ("renamed" if candidate.path == old_path else "moved")
+            move = Move(entry.position, entry.commit.sha, origin, (old_path, symbol.qualified_name), key, how,
+                        exact=still is None and lines == before)
+            moves.carriers[key] = move
+            moves.by_entry.setdefault(entry.position, []).append(move)
+            made.append(move)
+    return moves
+
+
+def _raw_calls(table, qualified_name: str) -> list[str]:
+    """The source lines of a definition as they are (no names rewritten)."""
+    if table is None or table.tree is None:
+        return []
+    definition = next((d for d in table.definitions if d.qualified_name == qualified_name), None)
+    if definition is None:
+        return []
+    lines = table.source.decode("utf-8", errors="replace").splitlines()
+    return lines[definition.start_line - 1:definition.end_line]
