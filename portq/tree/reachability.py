@@ -5,7 +5,8 @@ callers it found (tests only). Callers are found by name across the whole
 in-tree source with tree-sitter (DESIGN §6): direct calls ``f(...)``, attribute
 calls ``module.f(...)``/``self.f(...)``, Triton launches ``kernel[grid](...)``,
 a Python name passed as a call argument (``launch(kernel, ...)``), C++ calls
-``ns::f(...)`` and CUDA launches ``k<<<...>>>(...)``.
+``ns::f(...)``, CUDA launches ``k<<<...>>>(...)`` and a function's address
+taken for a launch (``auto kernel = &k<T>;``).
 
 A caller is a *test caller* when its file is a test by location: under a
 ``tests/``/``test/`` directory, named ``test_*.py``/``conftest.py``, or
@@ -32,7 +33,7 @@ the definition that encloses it; test call sites along the way are counted,
 not listed.
 
 How a caller names a port never decides REAL_GAP against INERT (rule
-``REACH-NAMES``). A definition is also reached under every name bound to it:
+``reach-bound-names``). A definition is also reached under every name bound to it:
 an import alias (``from .chunk_o import kernel as _k``, relative or absolute,
 in a package ``__init__.py`` re-export or anywhere else) and a module-level
 binding (``op = Function.apply``, ``exp = helpers.exp``), followed through
@@ -104,14 +105,42 @@ def call_nodes(table: SymbolTable) -> list:
     return sorted(found, key=lambda node: (node.start_byte, -node.end_byte))
 
 
+@lru_cache(maxsize=None)
+def _address_query():
+    import tree_sitter
+
+    return tree_sitter.Query(_parser("cpp").language, "(pointer_expression) @address")
+
+
+def _cpp_addresses(table: SymbolTable) -> list:
+    """``&f`` / ``&ns::f<T>`` stored in a local of a C/C++ file: a kernel whose address a
+    launcher keeps (``auto kernel = &fwd<T>; kernel<<<...>>>(...)``) is launched there. An
+    address handed to a registration (``m.impl("op", &f)``) is not a call: the op's own
+    callers are."""
+    import tree_sitter
+
+    found = tree_sitter.QueryCursor(_address_query()).captures(table.tree.root_node).get("address", [])
+    return [node for node in found if node.parent is not None
+            and node.parent.type in ("init_declarator", "assignment_expression")
+            and node.child_by_field_name("operator") is not None
+            and _text(node.child_by_field_name("operator")) == "&"
+            and node.child_by_field_name("argument") is not None
+            and node.child_by_field_name("argument").type in ("identifier", "qualified_identifier", "template_function")]
+
+
 def call_sites(table: SymbolTable, file: str) -> list[CallSite]:
     """Every call site of a parsed file, with its enclosing definition."""
     if table.tree is None:
         return []
     source_lines = table.source.decode("utf-8", errors="replace").splitlines()
     sites: list[CallSite] = []
-    for node in call_nodes(table):
-        found = _python_callee(node) if table.language == "python" else _cpp_callee(node)
+    addresses = _cpp_addresses(table) if table.language == "cpp" else []
+    nodes = sorted([*call_nodes(table), *addresses], key=lambda node: (node.start_byte, -node.end_byte))
+    for node in nodes:
+        if node.type == "pointer_expression":
+            found = bare_name(_text(node.child_by_field_name("argument"))), "reference"
+        else:
+            found = _python_callee(node) if table.language == "python" else _cpp_callee(node)
         if found is None:
             continue
         references = _python_references(node) if table.language == "python" else []
@@ -271,7 +300,7 @@ class Reachability:
 
     def names_reaching(self, name: str, qualified_name: str | None = None) -> list[tuple[str, str | None]]:
         """``(callee, owner)`` for every name whose call reaches the definition
-        (rule REACH-NAMES): its own name, the class that runs it implicitly
+        (rule reach-bound-names): its own name, the class that runs it implicitly
         (``owner``: the class's qualified name, else None), and every name bound
         to either, transitively."""
         parts = (qualified_name or name).split(".")

@@ -124,7 +124,7 @@ def test_a_call_cycle_ends_the_chain_instead_of_looping():
 
 
 # How a caller imports or invokes a port must not decide REAL_GAP against INERT
-# (rule REACH-NAMES): every form below reaches the kernel from engine code.
+# (rule reach-bound-names): every form below reaches the kernel from engine code.
 
 KERNEL_PACKAGE = {
     "kernels/chunked/__init__.py": "from .chunk import chunk_fwd as chunk\n",
@@ -258,3 +258,26 @@ def test_chains_and_tested_reach_follow_the_same_forms():
     assert sorted([(s.cite, s.caller) for s in chain] for chain in chains.chains) == [
         [("engine/run.py:7", "go")], [("kernels/norm.py:27", "Norm.forward")]]
     assert {s.cite for s in reach.reached_by_tests("forward", "kernels/norm.py", "Norm.forward")} == {"tests/test_norm.py:5"}
+
+
+def test_a_cuda_kernel_launched_through_its_address_is_reached_from_its_launcher():
+    tree = {
+        "csrc/attn/launch.cuh": '''\
+// portq: ports up:src/fwd.h::fwd_kernel
+template <typename T, bool Causal>
+__global__ void fwd_kernel(Params params) {
+    compute<T, Causal>(params);
+}
+
+// portq: ports up:src/fwd.h::run_fwd
+template <typename T>
+void run_fwd(Params &params, cudaStream_t stream) {
+    auto kernel = &fwd_kernel<T, true>;
+    kernel<<<grid, 128, 0, stream>>>(params);
+}
+''',
+        "csrc/engine.cu": "#include \"attn/launch.cuh\"\n\nvoid attend(Params &p, cudaStream_t s) {\n    run_fwd<half>(p, s);\n}\n",
+    }
+    callers = TreeIndex.from_sources(tree).reachability.callers("fwd_kernel", "csrc/attn/launch.cuh", "fwd_kernel")
+    assert callers.through == ["csrc/attn/launch.cuh:8 run_fwd"]
+    assert {c.cite for c in callers.non_test} == {"csrc/engine.cu:4"}
