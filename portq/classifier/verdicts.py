@@ -50,7 +50,7 @@ from pathlib import Path
 
 from portq import __version__
 from portq.classifier.callees import Module, callee_deltas
-from portq.tree.anchors import Anchor
+from portq.tree.anchors import PORTS, Anchor
 from portq.classifier.deltas import (
     Delta,
     Derivation,
@@ -94,6 +94,7 @@ from portq.core.model import (
 from portq.core.paths import non_code_kind
 from portq.language.extraction import signature_of
 from portq.language.signatures import Signature, node_text, normalise_name
+from portq.classifier.module_surface import Imported, changed_bindings, import_time_statements, imported_from
 from portq.classifier.moves import Moves
 from portq.tree.reachability import Callers
 from portq.language.symbols import (
@@ -442,6 +443,8 @@ class SymbolClassifier:
                 return broken
         if symbol.name in ("<toplevel>", "<lines>") or symbol.kind == KIND_CLASS:
             container = self._container(entry, symbol, paths)
+            if symbol.name == "<toplevel>" and (container is None or container.verdict == NOT_APPLICABLE):
+                container = self._module_level_use(entry, symbol) or container
             if container is not None:
                 return container
         if not ports:
@@ -490,6 +493,80 @@ class SymbolClassifier:
         verdict.rules = list(checked("moved-definition", *verdict.rules))
         verdict.reason = f"{symbol.name} carries the body of the ported {origin} {since}; " + verdict.reason
         return verdict
+
+    def _module_level_use(self, entry: EntryChanges, symbol: TouchedSymbol) -> SymbolVerdict | None:
+        """Rule ``module-level-use`` (``classifier.module_surface``): a module-level alias, flag or constant
+        rebound here is part of the surface of every ported definition that reads it — in this file or
+        through an import from it; import-time code changed in a file of copied (pinned) ports runs with
+        the copies. None when neither holds."""
+        if language_for_path(symbol.path) != "python":
+            return None
+        old_table = self._table(symbol.old_blob, symbol.old_path or symbol.path)
+        new_table = self._table(symbol.new_blob, symbol.path)
+        changed = changed_bindings(old_table, new_table, _unchanged_moves(entry))
+        ported = [a for a in self.index.anchors if a.kind == PORTS and a.upstream == self.upstream]
+        for path in sorted({a.path for a in ported}):
+            if path == symbol.path:
+                table, imported = new_table, Imported(names={n: n for n in changed})
+            else:
+                table = self._table(f"{entry.commit.sha}:{path}", path)
+                imported = imported_from(table, path, symbol.path)
+            if table is None or table.tree is None or not (imported.names or imported.modules):
+                continue
+            reads = {local: original for local, original in imported.names.items() if original in changed}
+            anchors = [a for a in ported if a.path == path]
+            for definition in table.definitions:
+                if not definition.node or not any(a.matches_name(definition.name, definition.qualified_name)
+                                                  for a in anchors):
+                    continue
+                text = definition.node.text.decode("utf-8", errors="replace")
+                words = set(_IDENTIFIER.findall(text))
+                used = next((original for local, original in sorted(reads.items()) if local in words
+                             and not self._metadata_only(definition, local, path)), None)
+                used = used or next((name for module in sorted(imported.modules) for name in sorted(changed)
+                                     if f"{module}.{name}" in text), None)
+                if used is None:
+                    continue
+                how = "in the same file" if path == symbol.path else f"in {path}, through its import of it"
+                return self._base("module-level-use", symbol, NEEDS_REVIEW, None, "body",
+                                  f"the change rebinds {symbol.path}'s module-level {used}, which the ported "
+                                  f"{definition.qualified_name} reads ({how}), so a reviewer must judge it rather "
+                                  "than NOT_APPLICABLE",
+                                  [Evidence(kind=Kind.TOPLEVEL, message=f"module-level {used} rebound, read by "
+                                            f"ported {definition.qualified_name}", side="upstream-new",
+                                            path=path, line=definition.start_line, symbol=definition.name,
+                                            subject=used)])
+        pinned = [a for a in ported if a.path == symbol.path and a.pin]
+        change = _file_change(entry, symbol)
+        if pinned and change is not None:
+            changed_lines = {line for side, line, _ in _changed_lines(change, symbol, old_table, new_table,
+                                                                      outside_definitions=True) if side == "new"}
+            statements = import_time_statements(new_table, changed_lines)
+            if statements:
+                line, quote = statements[0]
+                return self._base("module-level-use", symbol, NEEDS_REVIEW, None, "body",
+                                  f"the change adds import-time code to {symbol.path} ({quote}), which runs whenever "
+                                  f"the copied module is imported (its ports pin {pinned[0].pin[:10]}), so a reviewer "
+                                  "must judge it rather than NOT_APPLICABLE",
+                                  [Evidence(kind=Kind.TOPLEVEL, message="import-time code changed", side="upstream-new",
+                                            path=symbol.path, line=line, quote=quote, symbol=symbol.name)])
+        return None
+
+    def _metadata_only(self, definition, word: str, path: str) -> bool:
+        """True when an upstream definition names ``word`` only in its decorators and no tree file
+        porting it names it (``@triton.jit(repr=word)``: metadata the port does not carry)."""
+        node = definition.node
+        inner = node.child_by_field_name("definition") if node.type == "decorated_definition" else node
+        decorated = node.type == "decorated_definition" or (node.parent is not None
+                                                            and node.parent.type == "decorated_definition")
+        if not decorated or inner is None or word in _IDENTIFIER.findall(inner.text.decode("utf-8", errors="replace")):
+            return False
+        ports = self.index.ports_for(self.upstream, {path}, definition.name, definition.qualified_name)
+        for file in {p.definition.file for p in ports}:
+            source = self.index.source(file)
+            if source is None or word in _IDENTIFIER.findall(source.decode("utf-8", errors="replace")):
+                return False
+        return bool(ports)
 
     def _file_level(self, symbol: TouchedSymbol, paths: set[str]) -> SymbolVerdict:
         """An owned change that touched no definition: a pure rename or blank lines."""
