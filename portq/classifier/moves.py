@@ -206,6 +206,22 @@ def follow_moves(entries: Iterable[EntryChanges], table_of: Callable, anchored: 
     return moves
 
 
+def follows_moves(old_table, new_table, qualified_name: str, moves: list[Move]) -> bool:
+    """True when a definition differs before and after only in the names of definitions
+    ``moves`` carried (a launcher that now launches the renamed kernel)."""
+    names = {re.split(r"::|\.", key[1])[-1] for move in moves for key in (move.old, move.new)}
+
+    def lines(table):
+        if table is None or table.tree is None:
+            return None
+        raw = _raw_calls(table, qualified_name)
+        return [_IDENTIFIER.sub(lambda m: "<moved>" if m.group(0) in names else m.group(0), line.strip())
+                for line in raw if line.strip() and not _comment(line.strip())] or None
+
+    before, after = lines(old_table), lines(new_table)
+    return before is not None and before == after
+
+
 def _raw_calls(table, qualified_name: str) -> list[str]:
     """The source lines of a definition as they are (no names rewritten)."""
     if table is None or table.tree is None:

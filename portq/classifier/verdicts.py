@@ -95,7 +95,7 @@ from portq.core.paths import non_code_kind
 from portq.language.extraction import signature_of
 from portq.language.signatures import Signature, node_text, normalise_name
 from portq.classifier.module_surface import Imported, changed_bindings, import_time_statements, imported_from
-from portq.classifier.moves import Moves
+from portq.classifier.moves import Moves, follows_moves
 from portq.tree.reachability import Callers
 from portq.language.symbols import (
     KIND_CLASS,
@@ -459,16 +459,28 @@ class SymbolClassifier:
         key = (symbol.old_path or symbol.path, symbol.qualified_name)
         made = facts.moves.made_by(entry.position, key) if symbol.change == "removed" else None
         if made is not None:
-            lost = Evidence(kind=Kind.ANCHOR_LOST, message=made.lost, side="upstream-new", path=made.new[0],
-                            symbol=symbol.name, subject=made.new[1])
+            lost = [Evidence(kind=Kind.ANCHOR_LOST, message=made.lost, side="upstream-new", path=made.new[0],
+                             symbol=symbol.name, subject=made.new[1])]
+            lost += [replace(_anchor_evidence(p.anchor, f"{p.definition.qualified_name} ports {p.anchor.reference}"),
+                             subject=p.anchor.reference) for p in ports]
             if made.exact:
                 return self._base("moved-definition", symbol, NOT_APPLICABLE, "cosmetic", "body",
                                   f"upstream {made.how} {symbol.qualified_name} to {made.new[0]}::{made.new[1]} with the "
                                   "same body, so the port follows it there: cosmetic rather than a gap (update the "
-                                  "anchor)", [lost])
+                                  "anchor)", lost)
             return self._base("moved-definition", symbol, NEEDS_REVIEW, None, "body",
                               f"upstream {made.how} {symbol.qualified_name} to {made.new[0]}::{made.new[1]} and changed "
-                              "its body on the way, so a reviewer compares the new body with the port", [lost])
+                              "its body on the way, so a reviewer compares the new body with the port", lost)
+        here = facts.moves.by_entry.get(entry.position, [])
+        if here and ports and symbol.change == "modified" and follows_moves(
+                self._table(symbol.old_blob, symbol.old_path or symbol.path), self._table(symbol.new_blob, symbol.path),
+                symbol.qualified_name, here):
+            pairs = ", ".join(f"{m.old[1]} → {m.new[1]}" for m in here[:3])
+            return self._base("moved-definition", symbol, NOT_APPLICABLE, "cosmetic", "body",
+                              f"{symbol.name} changes only the names of definitions this commit moves ({pairs}), so "
+                              "cosmetic rather than a change the port must follow",
+                              [Evidence(kind=Kind.COSMETIC, message=f"follows moved definitions: {pairs}",
+                                        side="upstream-new", path=symbol.path, symbol=symbol.name)])
         if ports or symbol.change == "removed":
             return None
         move = facts.moves.carrying((symbol.path, symbol.qualified_name), entry.position)

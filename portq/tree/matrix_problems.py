@@ -42,7 +42,8 @@ def _covered_by(patterns, path: str) -> bool:
     return any(path_matches(p, path) or path_matches(p.rstrip("/") + "/", path) or path == p for p in patterns)
 
 
-PROBLEM_KINDS = ("upstream-not-configured", "anchor-without-definition", "anchor-unowned", "port-without-test", "tests-missing", "unclaimed-test")
+PROBLEM_KINDS = ("upstream-not-configured", "anchor-without-definition", "anchor-unowned", "port-without-test", "tests-missing", "unclaimed-test",
+                 "anchor-lost")  # anchor-lost: added by ``portq matrix`` from the ledger (commands.matrix)
 
 
 def _problem(kind: str, row: str | None, file: str | None, line: int | None, subject: str, detail: str | None = None) -> dict[str, Any]:

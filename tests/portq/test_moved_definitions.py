@@ -220,3 +220,36 @@ def test_an_unrelated_new_function_is_not_taken_for_a_moved_port(tmp_path):
         CommitSpec("change it", files={"ops/norm.py": norm_module() + other.replace("dx * w", "dx * w * 2")}),
     ], TREE, matrix=MATRIX)
     assert verdicts[2].verdict == NOT_APPLICABLE and verdicts[2].justification == "not-ported"
+
+
+def _portq(tmp_path, *args) -> str:
+    import contextlib
+    import io
+
+    from portq.cli import main
+
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        code = main([*args, "--upstream", f"vllm={tmp_path / 'upstream'}", "--tree", str(tmp_path / "tree"),
+                     "--matrix", str(tmp_path / "matrix.toml"), "--ledger", str(tmp_path / "ledger" / "ledger.sqlite")])
+    assert code == 0
+    return printed.getvalue()
+
+
+def test_a_lost_anchor_is_named_by_the_scan_and_by_portq_matrix_until_the_anchor_follows(tmp_path):
+    import json
+
+    verdicts, shas = classify_history(tmp_path, [
+        CommitSpec("base", files={"ops/norm.py": norm_module()}),
+        CommitSpec("rename the kernel", files={"ops/norm.py": norm_module("_norm_fwd_kernel")}),
+    ], TREE, matrix=MATRIX)
+    line = f"anchor lost at {shas[1][:10]}: _norm_fwd moved to ops/norm.py::_norm_fwd_kernel?"
+    assert line in _portq(tmp_path, "scan", f"{shas[0][:12]}..{shas[1][:12]}")
+    problems = json.loads(_portq(tmp_path, "matrix", "--json"))["problems"]
+    lost = [p for p in problems if p["kind"] == "anchor-lost"]
+    assert [(p["file"], p["line"], p["detail"]) for p in lost] == [("kernels/rownorm.py", 6, line)]
+    shown = _portq(tmp_path, "matrix")
+    assert line in shown, shown
+    anchored = (tmp_path / "tree" / "kernels" / "rownorm.py")
+    anchored.write_text(anchored.read_text().replace("ops/norm.py::_norm_fwd\n", "ops/norm.py::_norm_fwd_kernel\n"))
+    assert not [p for p in json.loads(_portq(tmp_path, "matrix", "--json"))["problems"] if p["kind"] == "anchor-lost"]
