@@ -78,6 +78,10 @@ class Moves:
         move = self.carriers.get(key)
         return move if move is not None and move.position < position else None
 
+    def made_into(self, position: int, new: Key) -> Move | None:
+        """The move entry ``position`` made into ``new``."""
+        return next((m for m in self.by_entry.get(position, ()) if m.new == new), None)
+
     def made_by(self, position: int, old: Key) -> Move | None:
         """The move entry ``position`` made of the body at ``old``."""
         return next((m for m in self.by_entry.get(position, ()) if m.old == old), None)
@@ -220,6 +224,120 @@ def follows_moves(old_table, new_table, qualified_name: str, moves: list[Move]) 
 
     before, after = lines(old_table), lines(new_table)
     return before is not None and before == after
+
+
+_COMPOUND_HEADERS = {"if_statement": "condition", "elif_clause": "condition", "while_statement": "condition",
+                     "for_statement": "right", "with_statement": None, "try_statement": None}
+
+
+_TOKEN = re.compile(r"[A-Za-z_]\w*|\d+\.?\d*|==|!=|<=|>=|\*\*|//|->|\S")
+
+
+def _tokens(text: str, names: set[str]) -> list[str]:
+    return ["<moved>" if t in names else t for t in _TOKEN.findall(text)]
+
+
+def _statements(table, qualified_name: str, names: set[str]) -> list[list[str]] | None:
+    """The statements of a Python definition's body as token lists (a compound statement as
+    its header), comments aside, with the names in ``names`` written ``<moved>``."""
+    if table is None or table.tree is None:
+        return None
+    definition = next((d for d in table.definitions if d.qualified_name == qualified_name), None)
+    body = _body_node(definition.node) if definition is not None else None
+    if body is None:
+        return None
+    found = []
+    stack = list(reversed(body.named_children))
+    while stack:
+        node = stack.pop()
+        if node.type == "comment":
+            continue
+        if node.type in _COMPOUND_HEADERS or node.type in ("else_clause", "except_clause", "finally_clause", "block"):
+            field_name = _COMPOUND_HEADERS.get(node.type)
+            header = node.child_by_field_name(field_name) if field_name else None
+            found.append([node.type, *(_tokens(header.text.decode("utf-8", errors="replace"), names)
+                                       if header is not None else [])])
+            stack.extend(reversed([c for c in node.named_children if c is not header]))
+            continue
+        found.append(_tokens(node.text.decode("utf-8", errors="replace"), names))
+    return found
+
+
+def _substituted(tokens: list[str], bound: dict[str, list[str]]) -> list[str]:
+    """``tokens`` with each parameter read (not an attribute, not a keyword's name) written as its argument."""
+    out: list[str] = []
+    for i, token in enumerate(tokens):
+        keyword = i + 1 < len(tokens) and tokens[i + 1] == "="
+        if token in bound and (i == 0 or tokens[i - 1] != ".") and not keyword:
+            out.extend(bound[token])
+        else:
+            out.append(token)
+    return out
+
+
+def extraction_only(old_table, new_table, helper_table, move: Move, moves: list[Move]) -> bool:
+    """True when a Python definition's old body is, statement for statement, its new body and
+    the body of the helper ``move`` extracted it into — the helper's parameters standing for
+    the arguments the call passes (``ctx.eps`` for ``eps``) — but for the glue: the statements
+    that call the helper and the ``return`` statements (what the helper hands back, what the
+    definition returns). Names of definitions the same commit moves count as equal."""
+    names = {re.split(r"::|\.", key[1])[-1] for m in moves for key in (m.old, m.new)}
+    qualified = move.old[1]
+    old = _statements(old_table, qualified, names)
+    new = _statements(new_table, qualified, names)
+    helper = _statements(helper_table, move.new[1], names)
+    if not old or new is None or not helper:
+        return False
+    bound = {name: _TOKEN.findall(text)
+             for name, text in _bound_arguments(new_table, qualified, helper_table, move.new[1]).items()}
+    helper = [_substituted(statement, bound) for statement in helper]
+    old_set, new_set = Counter(map(" ".join, old)), Counter(map(" ".join, new)) + Counter(map(" ".join, helper))
+    glue = {" ".join(statement) for statement in new if "<moved>" in statement
+            and statement[statement.index("<moved>") + 1:statement.index("<moved>") + 2] == ["("]}
+    return all(s.startswith("return") for s in old_set - new_set) \
+        and all(s.startswith("return") or s in glue for s in new_set - old_set)
+
+
+def _definition_node(table, qualified_name: str):
+    definition = next((d for d in table.definitions if d.qualified_name == qualified_name), None) \
+        if table is not None and table.tree is not None else None
+    node = definition.node if definition is not None else None
+    return node.child_by_field_name("definition") if node is not None and node.type == "decorated_definition" else node
+
+
+def _bound_arguments(caller_table, caller: str, helper_table, helper: str) -> dict[str, str]:
+    """helper parameter -> the argument text (without whitespace) the caller's one call of the
+    helper passes it, for the parameters bound to something else than their own name."""
+    caller_node, helper_node = _definition_node(caller_table, caller), _definition_node(helper_table, helper)
+    if caller_node is None or helper_node is None or helper_node.child_by_field_name("parameters") is None:
+        return {}
+    bare = re.split(r"::|\.", helper)[-1]
+    calls, stack = [], [caller_node]
+    while stack:
+        node = stack.pop()
+        if node.type == "call" and node.child_by_field_name("function") is not None \
+                and node.child_by_field_name("function").text.decode(errors="replace") == bare:
+            calls.append(node)
+        stack.extend(node.named_children)
+    if len(calls) != 1 or calls[0].child_by_field_name("arguments") is None:
+        return {}
+    parameters = []
+    for parameter in helper_node.child_by_field_name("parameters").named_children:
+        name = parameter if parameter.type == "identifier" else parameter.child_by_field_name("name") \
+            or next((c for c in parameter.named_children if c.type == "identifier"), None)
+        if name is not None:
+            parameters.append(name.text.decode(errors="replace"))
+    bound: dict[str, str] = {}
+    position = 0
+    for argument in calls[0].child_by_field_name("arguments").named_children:
+        if argument.type == "keyword_argument":
+            key, value = argument.child_by_field_name("name"), argument.child_by_field_name("value")
+            if key is not None and value is not None:
+                bound[key.text.decode(errors="replace")] = "".join(value.text.decode(errors="replace").split())
+        elif argument.type not in ("list_splat", "dictionary_splat", "comment") and position < len(parameters):
+            bound[parameters[position]] = "".join(argument.text.decode(errors="replace").split())
+            position += 1
+    return {name: text for name, text in bound.items() if name != text}
 
 
 def _raw_calls(table, qualified_name: str) -> list[str]:

@@ -95,7 +95,7 @@ from portq.core.paths import non_code_kind
 from portq.language.extraction import signature_of
 from portq.language.signatures import Signature, node_text, normalise_name
 from portq.classifier.module_surface import Imported, changed_bindings, import_time_statements, imported_from
-from portq.classifier.moves import Moves, follows_moves
+from portq.classifier.moves import Moves, extraction_only, follows_moves
 from portq.tree.reachability import Callers
 from portq.language.symbols import (
     KIND_CLASS,
@@ -471,7 +471,35 @@ class SymbolClassifier:
             return self._base("moved-definition", symbol, NEEDS_REVIEW, None, "body",
                               f"upstream {made.how} {symbol.qualified_name} to {made.new[0]}::{made.new[1]} and changed "
                               "its body on the way, so a reviewer compares the new body with the port", lost)
+        into = facts.moves.made_into(entry.position, (symbol.path, symbol.qualified_name)) \
+            if symbol.change == "added" else None
+        if into is not None:
+            return self._base("moved-definition", symbol, NOT_APPLICABLE, "cosmetic", "body",
+                              f"{symbol.name} is where this commit {into.how} the ported {into.old[1]} "
+                              f"({into.old[0]}), so it is the port's code, not a coverage hole; the move itself is "
+                              "decided on the definition it left", [Evidence(
+                                  kind=Kind.COSMETIC, message=f"carries the body of {into.old[1]}", side="upstream-new",
+                                  path=symbol.path, symbol=symbol.name, subject=into.old[1])])
         here = facts.moves.by_entry.get(entry.position, [])
+        extracted = next((m for m in here if m.old == key and m.how == "extracted"), None)
+        if extracted is not None and ports and extraction_only(
+                self._table(symbol.old_blob, symbol.old_path or symbol.path), self._table(symbol.new_blob, symbol.path),
+                self._table(next((s.new_blob for s in entry.symbols if (s.path, s.qualified_name) == extracted.new),
+                                 None), extracted.new[0]), extracted, here):
+            return self._base("moved-definition", symbol, NOT_APPLICABLE, "cosmetic", "body",
+                              f"{symbol.name}'s body moved unchanged into {extracted.new[0]}::{extracted.new[1]}, which it "
+                              "now calls (only the call and what is returned differ), so cosmetic rather than a change "
+                              "the port must follow; later changes to the helper are the port's",
+                              [Evidence(kind=Kind.COSMETIC, message=f"body extracted into {extracted.new[1]}",
+                                        side="upstream-new", path=extracted.new[0], symbol=symbol.name,
+                                        subject=extracted.new[1])])
+        if here and symbol.name == "<toplevel>" and self._imports_follow(entry, symbol, here):
+            return self._base("moved-definition", symbol, NOT_APPLICABLE, "cosmetic", "body",
+                              "the changed imports only follow definitions this commit moves ("
+                              + ", ".join(f"{m.old[1]} → {m.new[1]}" for m in here[:3]) + "), so cosmetic rather than "
+                              "a change to anything ported",
+                              [Evidence(kind=Kind.COSMETIC, message="imports follow moved definitions",
+                                        side="upstream-new", path=symbol.path, symbol=symbol.name)])
         if here and ports and symbol.change == "modified" and follows_moves(
                 self._table(symbol.old_blob, symbol.old_path or symbol.path), self._table(symbol.new_blob, symbol.path),
                 symbol.qualified_name, here):
@@ -563,6 +591,26 @@ class SymbolClassifier:
                                   [Evidence(kind=Kind.TOPLEVEL, message="import-time code changed", side="upstream-new",
                                             path=symbol.path, line=line, quote=quote, symbol=symbol.name)])
         return None
+
+    def _imports_follow(self, entry: EntryChanges, symbol: TouchedSymbol, moves) -> bool:
+        """True when a Python file's changed lines outside definitions are all imports, and every
+        name they bind differently is the old or new name of a definition ``moves`` carried."""
+        if language_for_path(symbol.path) != "python":
+            return False
+        old_table = self._table(symbol.old_blob, symbol.old_path or symbol.path)
+        new_table = self._table(symbol.new_blob, symbol.path)
+        if old_table is None or new_table is None or old_table.tree is None or new_table.tree is None:
+            return False
+        change = _file_change(entry, symbol)
+        code = [(side, line) for side, line, text in _changed_lines(change, symbol, old_table, new_table,
+                                                                    outside_definitions=True)
+                if _is_code_line(text, symbol.path)]
+        lines = {"old": import_lines(old_table.tree.root_node), "new": import_lines(new_table.tree.root_node)}
+        if not code or not all(line in lines[side] for side, line in code):
+            return False
+        names = {re.split(r"::|\.", key[1])[-1] for m in moves for key in (m.old, m.new)}
+        rebound = rebound_names(old_table.tree.root_node, new_table.tree.root_node, _unchanged_moves(entry))
+        return bool(rebound) and all(name in names for name in rebound)
 
     def _metadata_only(self, definition, word: str, path: str) -> bool:
         """True when an upstream definition names ``word`` only in its decorators and no tree file

@@ -207,6 +207,9 @@ class RowNorm(torch.autograd.Function):
         CommitSpec("extract the forward", files={"ops/norm.py": after}),
         CommitSpec("more warps", files={"ops/norm.py": after.replace("4 if block < 2048 else 8", "8 if block < 2048 else 16")}),
     ], tree, matrix=MATRIX)
+    assert verdicts[1].verdict == NOT_APPLICABLE, verdicts[1].reason  # the extraction itself changes nothing
+    method = _symbol(verdicts[1], "NormFunction.forward")
+    assert method.justification == "cosmetic" and "moved-definition" in method.rules, method.reason
     helper = _symbol(verdicts[2], "norm_forward")
     assert helper.verdict in FLAGGED and "moved-definition" in helper.rules, helper.reason
     assert "NormFunction.forward" in helper.reason
@@ -253,3 +256,50 @@ def test_a_lost_anchor_is_named_by_the_scan_and_by_portq_matrix_until_the_anchor
     anchored = (tmp_path / "tree" / "kernels" / "rownorm.py")
     anchored.write_text(anchored.read_text().replace("ops/norm.py::_norm_fwd\n", "ops/norm.py::_norm_fwd_kernel\n"))
     assert not [p for p in json.loads(_portq(tmp_path, "matrix", "--json"))["problems"] if p["kind"] == "anchor-lost"]
+
+
+def test_imports_that_follow_a_renamed_kernel_change_nothing(tmp_path):
+    launcher = "from .norm import _norm_fwd\n\n\ndef launch(x, y, w):\n    _norm_fwd[(1,)](x, w, y, 8, BLOCK=8)\n"
+    tree = {**TREE, "kernels/launch.py": "from kernels.rownorm import row_norm_kernel\n\n\n"
+                                         "# portq: ports vllm:ops/launch.py::launch\n"
+                                         "def launch(x, y, w):\n    row_norm_kernel[(1,)](x, w, y, 8, BLOCK=8)\n"}
+    verdicts, _ = classify_history(tmp_path, [
+        CommitSpec("base", files={"ops/norm.py": norm_module(), "ops/launch.py": launcher}),
+        CommitSpec("rename the kernel", files={"ops/norm.py": norm_module("_norm_fwd_kernel"),
+                                               "ops/launch.py": launcher.replace("_norm_fwd", "_norm_fwd_kernel")}),
+    ], tree, matrix=MATRIX)
+    assert verdicts[1].verdict == NOT_APPLICABLE, verdicts[1].reason
+    imports = next(s for s in verdicts[1].symbols if s.path == "ops/launch.py" and s.symbol == "<toplevel>")
+    assert imports.justification == "cosmetic" and "moved-definition" in imports.rules, imports.reason
+
+
+def test_an_extraction_whose_helper_takes_what_the_method_read_from_its_context_changes_nothing():
+    from portq.classifier.moves import Move, extraction_only
+    from portq.language.symbols import symbol_table
+
+    before = symbol_table(b'''\
+class Op:
+    def backward(ctx, dy):
+        x, w = ctx.saved_tensors
+        dx = torch.empty_like(dy)
+        _bwd[(ctx.rows,)](dy, x, w, dx, BLOCK=ctx.block, num_warps=ctx.warps)
+        return dx, None
+''', "ops/op.py")
+    after = symbol_table(b'''\
+def op_backward(dy, x, w, rows, block, warps):
+    dx = torch.empty_like(dy)
+    _bwd[(rows,)](dy, x, w, dx, BLOCK=block, num_warps=warps)
+    return dx
+
+
+class Op:
+    def backward(ctx, dy):
+        x, w = ctx.saved_tensors
+        dx = op_backward(dy, x, w, ctx.rows, ctx.block, ctx.warps)
+        return dx, None
+''', "ops/op.py")
+    move = Move(2, "0" * 40, ("ops/op.py", "Op.backward"), ("ops/op.py", "Op.backward"), ("ops/op.py", "op_backward"),
+                "extracted", False)
+    assert extraction_only(before, after, after, move, [move])
+    changed = symbol_table(after.source.replace(b"num_warps=warps", b"num_warps=2 * warps"), "ops/op.py")
+    assert not extraction_only(before, changed, changed, move, [move])
