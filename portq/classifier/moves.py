@@ -18,7 +18,7 @@ that carries it:
 
 "Carries" means at least ``CARRIED_SHARE`` of the added body's code lines
 (comments and blank lines aside) are lines of the old body, at least two of
-them; a removed definition's body must be carried as much the other way, and
+them (one, when a same-named definition keeps its body line for line); a removed definition's body must be carried as much the other way, and
 an extraction must take at least half as many lines out of the old definition
 as the helper holds. Bodies equal line for line are ``exact``. The result
 maps each carrier (path, qualified name) to the ``Move`` that made it, so the
@@ -189,7 +189,8 @@ def follow_moves(entries: Iterable[EntryChanges], table_of: Callable, anchored: 
                                                                      symbol.qualified_name)):
                     continue  # an extraction: the old definition calls what carries its body
                 shared = _shared(lines, Counter(before))
-                if shared < 2 or shared < CARRIED_SHARE * len(lines):
+                same = still is None and lines == before and candidate.qualified_name == symbol.qualified_name
+                if (shared < 2 and not same) or shared < CARRIED_SHARE * len(lines):
                     continue
                 if still is None and shared < CARRIED_SHARE * len(before):
                     continue  # a removed definition's body must be carried, not only quoted

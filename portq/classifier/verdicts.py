@@ -46,7 +46,7 @@ import json
 import re
 import textwrap
 from dataclasses import dataclass, field, replace
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from portq import __version__
 from portq.classifier.callees import Module, callee_deltas
@@ -438,7 +438,8 @@ class SymbolClassifier:
         if moved is not None:
             return moved
         if ports or self.index.anchors_for_path(self.upstream, paths):
-            broken = self._parse_failure(entry, symbol, paths, bool(ports))
+            moved_away = {m.old[1] for m in facts.moves.by_entry.get(entry.position, ()) if m.old[0] in paths}
+            broken = self._parse_failure(entry, symbol, paths, bool(ports), moved_away)
             if broken is not None:
                 return broken
         if symbol.name in ("<toplevel>", "<lines>") or symbol.kind == KIND_CLASS:
@@ -593,8 +594,16 @@ class SymbolClassifier:
         return None
 
     def _imports_follow(self, entry: EntryChanges, symbol: TouchedSymbol, moves) -> bool:
-        """True when a Python file's changed lines outside definitions are all imports, and every
-        name they bind differently is the old or new name of a definition ``moves`` carried."""
+        """True when a file's changed lines outside definitions are all imports, and every name
+        they bind differently is the old or new name of a definition ``moves`` carried; for C/C++,
+        every changed line is an ``#include`` of a file the moves carried definitions from or to."""
+        if language_for_path(symbol.path) == "cpp":
+            change = _file_change(entry, symbol)
+            code = [text for _, _, text in _changed_lines(change, symbol, None, None, outside_definitions=True)
+                    if _is_code_line(text, symbol.path)]
+            files = {PurePosixPath(key[0]).name for m in moves for key in (m.old, m.new)}
+            included = [re.match(r'\s*#\s*include\s*[<"]([^>"]+)[>"]', text) for text in code]
+            return bool(code) and all(m is not None and PurePosixPath(m.group(1)).name in files for m in included)
         if language_for_path(symbol.path) != "python":
             return False
         old_table = self._table(symbol.old_blob, symbol.old_path or symbol.path)
@@ -649,7 +658,7 @@ class SymbolClassifier:
         )
 
     def _parse_failure(self, entry: EntryChanges, symbol: TouchedSymbol, paths: set[str],
-                       ported: bool) -> SymbolVerdict | None:
+                       ported: bool, moved: set[str] = frozenset()) -> SymbolVerdict | None:
         """NEEDS_REVIEW when the parse of a side the symbol exists on has an
         error that structure would be read from: in or around the symbol's
         changed lines or its own extent, or (for a ported symbol) in a macro
@@ -657,7 +666,7 @@ class SymbolClassifier:
         stand for a name a ported definition uses, or a parse that lost a
         ported definition, counts: a new sibling's broken macros change no
         port. Structure read from a broken tree never decides REAL_GAP or
-        IN_SYNC for a port."""
+        IN_SYNC for a port. A ported definition this commit moved elsewhere (``moved``) is not lost."""
         change = _file_change(entry, symbol)
         anchors = self.index.anchors_for_path(self.upstream, paths)
         referenced: dict[str, list[str]] | None = None
@@ -686,7 +695,7 @@ class SymbolClassifier:
             if not ported:
                 if referenced is None:
                     referenced = self._ported_identifiers(symbol, paths, anchors)
-                lost = self._lost_ports(table, anchors, symbol, side)
+                lost = self._lost_ports(table, anchors, symbol, side, moved)
                 if lost is not None:
                     return self._broken(symbol, side, path, table, lost,
                                         f"a parse that lost the ported definition {lost[1]}")
@@ -703,7 +712,8 @@ class SymbolClassifier:
                                     f"in the macro {macro} that {symbol.name} expands")
         return None
 
-    def _lost_ports(self, table, anchors: list[Anchor], symbol: TouchedSymbol, side: str) -> tuple[int, str] | None:
+    def _lost_ports(self, table, anchors: list[Anchor], symbol: TouchedSymbol, side: str,
+                    moved: set[str] = frozenset()) -> tuple[int, str] | None:
         """(first error line, name) of a ported definition the other side of
         the file defines but this broken side's parse does not: recovery
         folded it into an error, so no line of the file can be placed."""
@@ -714,7 +724,8 @@ class SymbolClassifier:
         present = {(d.name, d.qualified_name) for d in table.definitions}
         for definition in other.definitions:
             if any(a.matches_name(definition.name, definition.qualified_name) for a in anchors) \
-                    and (definition.name, definition.qualified_name) not in present:
+                    and (definition.name, definition.qualified_name) not in present \
+                    and definition.qualified_name not in moved:
                 errors = _error_spans(table.tree.root_node)
                 return (errors[0][0] if errors else 1), definition.qualified_name
         return None

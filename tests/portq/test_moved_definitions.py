@@ -303,3 +303,22 @@ class Op:
     assert extraction_only(before, after, after, move, [move])
     changed = symbol_table(after.source.replace(b"num_warps=warps", b"num_warps=2 * warps"), "ops/op.py")
     assert not extraction_only(before, changed, changed, move, [move])
+
+
+def test_a_cpp_helper_moved_to_a_new_header_with_the_include_that_follows_it_changes_nothing(tmp_path):
+    helper = "template <typename T>\n__device__ void apply_mask(T &t, int n) {\n    for (int i = n; i < 8; ++i) { t[i] = -1; }\n}\n"
+    kernel = "#pragma once\n#include \"softmax.h\"\n\ntemplate <typename T>\n__global__ void fwd(T *x, int n) {\n" \
+             "    apply_mask(x, n);\n}\n"
+    tree = {"kernels/fwd.cuh": "// portq: ports vllm:ops/softmax.h::apply_mask\ntemplate <typename T>\n"
+                               "__device__ void mask_tail(T &t, int n) {\n    for (int i = n; i < 8; ++i) { t[i] = -1; }\n}\n\n"
+                               "// portq: ports vllm:ops/fwd.h::fwd\ntemplate <typename T>\n__global__ void fwd(T *x, int n) {\n"
+                               "    mask_tail(x, n);\n}\n",
+            "engine/run.cu": "#include \"kernels/fwd.cuh\"\nvoid run(float *x, int n) {\n    fwd<<<1, 32>>>(x, n);\n}\n"}
+    matrix = MATRIX.replace('"ops/*.py", "ops/utils/*.py"', '"ops/*.h"')
+    verdicts, _ = classify_history(tmp_path, [
+        CommitSpec("base", files={"ops/softmax.h": "#pragma once\n" + helper, "ops/fwd.h": kernel}),
+        CommitSpec("masks get their own header", files={"ops/softmax.h": "#pragma once\n", "ops/mask.h": "#pragma once\n" + helper,
+                                                       "ops/fwd.h": kernel.replace('#include "softmax.h"',
+                                                                                   '#include "softmax.h"\n#include "mask.h"')}),
+    ], tree, matrix=matrix)
+    assert verdicts[1].verdict == NOT_APPLICABLE, verdicts[1].reason
