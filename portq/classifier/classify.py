@@ -267,6 +267,13 @@ def _changes_without_symbols(entry: EntryChanges) -> list[FileChange]:
     return [c for c in entry.owned_changes if c.path not in covered and c.old_path not in covered]
 
 
+def follow_moves(entries: list[EntryChanges], table_of, anchored):
+    """Anchored definitions carried elsewhere in the range (``portq.classifier.moves``)."""
+    from portq.classifier.moves import follow_moves as of_entries
+
+    return of_entries(entries, table_of, anchored)
+
+
 def rename_aliases(entries: list[EntryChanges]) -> dict[str, set[str]]:
     """upstream path -> every other name it had through renames in the range."""
     from portq.classifier.mapping import rename_aliases as of_commits
@@ -299,16 +306,20 @@ class StructuralClassifier:
         entries = list(entries)
         pairs = net_zero_pairs(entries)
         aliases = rename_aliases(entries)
+        moves = follow_moves([e for e in entries if e.position not in pairs], self.symbols._table,
+                             lambda symbol: self.symbols.anchored(symbol, aliases))
         for start in range(0, len(entries), PREFETCH_ENTRIES):
             window = entries[start:start + PREFETCH_ENTRIES]
             self.symbols.prefetch([e for e in window if e.position not in pairs], aliases)
             for entry in window:
-                yield entry, self.classify(entry, pairs.get(entry.position), aliases)
+                yield entry, self.classify(entry, pairs.get(entry.position), aliases, moves)
 
-    def classify(self, entry: EntryChanges, net_zero_partner=None, aliases=None) -> Verdict:
+    def classify(self, entry: EntryChanges, net_zero_partner=None, aliases=None, moves=None) -> Verdict:
         from portq.classifier.verdicts import RangeFacts, entry_verdict
 
-        facts = RangeFacts(net_zero_partner, aliases or {})
+        from portq.classifier.moves import Moves
+
+        facts = RangeFacts(net_zero_partner, aliases or {}, moves if moves is not None else Moves())
         if net_zero_partner is not None:
             return self._net_zero(entry, net_zero_partner)
         verdicts = [self.symbols.classify(entry, symbol, facts) for symbol in entry.symbols]

@@ -46,11 +46,11 @@ import json
 import re
 import textwrap
 from dataclasses import dataclass, field, replace
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from portq import __version__
 from portq.classifier.callees import Module, callee_deltas
-from portq.tree.anchors import Anchor
+from portq.tree.anchors import PORTS, Anchor
 from portq.classifier.deltas import (
     Delta,
     Derivation,
@@ -95,6 +95,8 @@ from portq.core.model import (
 from portq.core.paths import non_code_kind
 from portq.language.extraction import signature_of
 from portq.language.signatures import Signature, node_text, normalise_name
+from portq.classifier.module_surface import Imported, changed_bindings, import_time_statements, imported_from
+from portq.classifier.moves import Moves, extraction_only, follows_moves
 from portq.tree.reachability import Callers
 from portq.language.symbols import (
     KIND_CLASS,
@@ -111,7 +113,7 @@ from portq.language.symbols import (
 )
 from portq.tree.tree_index import Port, TreeIndex
 
-CLASSIFIER_VERSION = 13
+CLASSIFIER_VERSION = 14
 """Bumped whenever a change to the verdict logic may change a verdict, so a
 ledger that reuses earlier decisions knows which ones are stale."""
 
@@ -164,6 +166,7 @@ class RangeFacts:
 
     net_zero_partner: tuple[int, str] | None = None  # (entry position, sha) of the paired commit
     aliases: dict[str, set[str]] = field(default_factory=dict)  # upstream path -> every name it had in the range
+    moves: Moves = field(default_factory=Moves)  # ported definitions carried elsewhere in the range
 
 
 class SymbolClassifier:
@@ -423,20 +426,219 @@ class SymbolClassifier:
         verdict.row = entry.rows[0] if entry.rows else None
         return verdict
 
+    def anchored(self, symbol: TouchedSymbol, aliases: dict[str, set[str]]) -> bool:
+        """Whether the tree ports or declares the touched definition where it was (``classifier.moves``)."""
+        paths = self._paths(symbol, RangeFacts(None, aliases))
+        return bool(self._ports(symbol, paths)
+                    or self.index.not_carried_for(self.upstream, paths, symbol.name, symbol.qualified_name))
+
     def _decide(self, entry: EntryChanges, symbol: TouchedSymbol, facts: RangeFacts) -> SymbolVerdict:
         paths = self._paths(symbol, facts)
         ports = self._ports(symbol, paths)
+        moved = self._moved(entry, symbol, paths, ports, facts)
+        if moved is not None:
+            return moved
         if ports or self.index.anchors_for_path(self.upstream, paths):
-            broken = self._parse_failure(entry, symbol, paths, bool(ports))
+            moved_away = {m.old[1] for m in facts.moves.by_entry.get(entry.position, ()) if m.old[0] in paths}
+            broken = self._parse_failure(entry, symbol, paths, bool(ports), moved_away)
             if broken is not None:
                 return broken
         if symbol.name in ("<toplevel>", "<lines>") or symbol.kind == KIND_CLASS:
             container = self._container(entry, symbol, paths)
+            # A cosmetic proof says the module-level program is the same, so no binding changed meaning.
+            if symbol.name == "<toplevel>" and (container is None or (container.verdict == NOT_APPLICABLE
+                                                                      and container.justification != "cosmetic")):
+                container = self._module_level_use(entry, symbol) or container
             if container is not None:
                 return container
         if not ports:
             return self._unported(entry, symbol, paths)
         return self._ported(entry, symbol, paths, ports)
+
+    def _moved(self, entry: EntryChanges, symbol: TouchedSymbol, paths: set[str], ports: list[Port],
+               facts: RangeFacts) -> SymbolVerdict | None:
+        """Rule ``moved-definition`` (``classifier.moves``): the move of an anchored body is shown and,
+        when the body is carried unchanged, is no change to the port; a later change to the carrier is
+        decided against the ports of what the anchor names."""
+        key = (symbol.old_path or symbol.path, symbol.qualified_name)
+        made = facts.moves.made_by(entry.position, key) if symbol.change == "removed" else None
+        if made is not None:
+            lost = [Evidence(kind=Kind.ANCHOR_LOST, message=made.lost, side="upstream-new", path=made.new[0],
+                             symbol=symbol.name, subject=made.new[1])]
+            lost += [replace(_anchor_evidence(p.anchor, f"{p.definition.qualified_name} ports {p.anchor.reference}"),
+                             subject=p.anchor.reference) for p in ports]
+            if made.exact:
+                return self._base("moved-definition", symbol, NOT_APPLICABLE, "cosmetic", "body",
+                                  f"upstream {made.how} {symbol.qualified_name} to {made.new[0]}::{made.new[1]} with the "
+                                  "same body, so the port follows it there: cosmetic rather than a gap (update the "
+                                  "anchor)", lost)
+            return self._base("moved-definition", symbol, NEEDS_REVIEW, None, "body",
+                              f"upstream {made.how} {symbol.qualified_name} to {made.new[0]}::{made.new[1]} and changed "
+                              "its body on the way, so a reviewer compares the new body with the port", lost)
+        into = facts.moves.made_into(entry.position, (symbol.path, symbol.qualified_name)) \
+            if symbol.change == "added" else None
+        if into is not None:
+            return self._base("moved-definition", symbol, NOT_APPLICABLE, "cosmetic", "body",
+                              f"{symbol.name} is where this commit {into.how} the ported {into.old[1]} "
+                              f"({into.old[0]}), so it is the port's code, not a coverage hole; the move itself is "
+                              "decided on the definition it left", [Evidence(
+                                  kind=Kind.COSMETIC, message=f"carries the body of {into.old[1]}", side="upstream-new",
+                                  path=symbol.path, symbol=symbol.name, subject=into.old[1])])
+        here = facts.moves.by_entry.get(entry.position, [])
+        extracted = next((m for m in here if m.old == key and m.how == "extracted"), None)
+        if extracted is not None and ports and extraction_only(
+                self._table(symbol.old_blob, symbol.old_path or symbol.path), self._table(symbol.new_blob, symbol.path),
+                self._table(next((s.new_blob for s in entry.symbols if (s.path, s.qualified_name) == extracted.new),
+                                 None), extracted.new[0]), extracted, here):
+            return self._base("moved-definition", symbol, NOT_APPLICABLE, "cosmetic", "body",
+                              f"{symbol.name}'s body moved unchanged into {extracted.new[0]}::{extracted.new[1]}, which it "
+                              "now calls (only the call and what is returned differ), so cosmetic rather than a change "
+                              "the port must follow; later changes to the helper are the port's",
+                              [Evidence(kind=Kind.COSMETIC, message=f"body extracted into {extracted.new[1]}",
+                                        side="upstream-new", path=extracted.new[0], symbol=symbol.name,
+                                        subject=extracted.new[1])])
+        if here and symbol.name == "<toplevel>" and self._imports_follow(entry, symbol, here):
+            return self._base("moved-definition", symbol, NOT_APPLICABLE, "cosmetic", "body",
+                              "the changed imports only follow definitions this commit moves ("
+                              + ", ".join(f"{m.old[1]} → {m.new[1]}" for m in here[:3]) + "), so cosmetic rather than "
+                              "a change to anything ported",
+                              [Evidence(kind=Kind.COSMETIC, message="imports follow moved definitions",
+                                        side="upstream-new", path=symbol.path, symbol=symbol.name)])
+        if here and ports and symbol.change == "modified" and follows_moves(
+                self._table(symbol.old_blob, symbol.old_path or symbol.path), self._table(symbol.new_blob, symbol.path),
+                symbol.qualified_name, here):
+            pairs = ", ".join(f"{m.old[1]} → {m.new[1]}" for m in here[:3])
+            return self._base("moved-definition", symbol, NOT_APPLICABLE, "cosmetic", "body",
+                              f"{symbol.name} changes only the names of definitions this commit moves ({pairs}), so "
+                              "cosmetic rather than a change the port must follow",
+                              [Evidence(kind=Kind.COSMETIC, message=f"follows moved definitions: {pairs}",
+                                        side="upstream-new", path=symbol.path, symbol=symbol.name)])
+        if ports or symbol.change == "removed":
+            return None
+        move = facts.moves.carrying((symbol.path, symbol.qualified_name), entry.position)
+        if move is None:
+            return None
+        origin_path, origin = move.origin
+        origin_paths = self._paths(TouchedSymbol(path=origin_path, name=origin, qualified_name=origin, kind="",
+                                                 language=None, change="modified"), facts)
+        bare = re.split(r"::|\.", origin)[-1]
+        since = f"since entry {move.position} ({move.sha[:10]}, {move.how} from {move.old[0]}::{move.old[1]})"
+        carried = self._ports(replace(symbol, path=origin_path, old_path=None, name=bare, qualified_name=origin),
+                              origin_paths)
+        if not carried:
+            declared = [a for a in self.index.not_carried_for(self.upstream, origin_paths, bare, origin) if not a.param]
+            if not declared:
+                return None
+            return self._base(("moved-definition", "declared-not-carried"), symbol, NOT_APPLICABLE, "not-carried",
+                              "provenance", f"{symbol.name} carries the body of {origin} {since}, which the tree "
+                              f"declares out of scope at {declared[0].cite}, so not-carried rather than not-ported",
+                              [_anchor_evidence(declared[0], "not-carried declaration")])
+        verdict = self._ported(entry, symbol, paths | origin_paths, carried)
+        verdict.rules = list(checked("moved-definition", *verdict.rules))
+        verdict.reason = f"{symbol.name} carries the body of the ported {origin} {since}; " + verdict.reason
+        return verdict
+
+    def _module_level_use(self, entry: EntryChanges, symbol: TouchedSymbol) -> SymbolVerdict | None:
+        """Rule ``module-level-use`` (``classifier.module_surface``): a module-level alias, flag or constant
+        rebound here is part of the surface of every ported definition that reads it — in this file or
+        through an import from it; import-time code changed in a file of copied (pinned) ports runs with
+        the copies. None when neither holds."""
+        if language_for_path(symbol.path) != "python":
+            return None
+        old_table = self._table(symbol.old_blob, symbol.old_path or symbol.path)
+        new_table = self._table(symbol.new_blob, symbol.path)
+        changed = changed_bindings(old_table, new_table, _unchanged_moves(entry))
+        ported = [a for a in self.index.anchors if a.kind == PORTS and a.upstream == self.upstream]
+        for path in sorted({a.path for a in ported}):
+            if path == symbol.path:
+                table, imported = new_table, Imported(names={n: n for n in changed})
+            else:
+                table = self._table(f"{entry.commit.sha}:{path}", path)
+                imported = imported_from(table, path, symbol.path)
+            if table is None or table.tree is None or not (imported.names or imported.modules):
+                continue
+            reads = {local: original for local, original in imported.names.items() if original in changed}
+            anchors = [a for a in ported if a.path == path]
+            for definition in table.definitions:
+                if not definition.node or not any(a.matches_name(definition.name, definition.qualified_name)
+                                                  for a in anchors):
+                    continue
+                text = definition.node.text.decode("utf-8", errors="replace")
+                words = set(_IDENTIFIER.findall(text))
+                used = next((original for local, original in sorted(reads.items()) if local in words
+                             and not self._metadata_only(definition, local, path)), None)
+                used = used or next((name for module in sorted(imported.modules) for name in sorted(changed)
+                                     if f"{module}.{name}" in text), None)
+                if used is None:
+                    continue
+                how = "in the same file" if path == symbol.path else f"in {path}, through its import of it"
+                return self._base("module-level-use", symbol, NEEDS_REVIEW, None, "body",
+                                  f"the change rebinds {symbol.path}'s module-level {used}, which the ported "
+                                  f"{definition.qualified_name} reads ({how}), so a reviewer must judge it rather "
+                                  "than NOT_APPLICABLE",
+                                  [Evidence(kind=Kind.TOPLEVEL, message=f"module-level {used} rebound, read by "
+                                            f"ported {definition.qualified_name}", side="upstream-new",
+                                            path=path, line=definition.start_line, symbol=definition.name,
+                                            subject=used)])
+        pinned = [a for a in ported if a.path == symbol.path and a.pin]
+        change = _file_change(entry, symbol)
+        if pinned and change is not None:
+            changed_lines = {line for side, line, _ in _changed_lines(change, symbol, old_table, new_table,
+                                                                      outside_definitions=True) if side == "new"}
+            statements = import_time_statements(new_table, changed_lines)
+            if statements:
+                line, quote = statements[0]
+                return self._base("module-level-use", symbol, NEEDS_REVIEW, None, "body",
+                                  f"the change adds import-time code to {symbol.path} ({quote}), which runs whenever "
+                                  f"the copied module is imported (its ports pin {pinned[0].pin[:10]}), so a reviewer "
+                                  "must judge it rather than NOT_APPLICABLE",
+                                  [Evidence(kind=Kind.TOPLEVEL, message="import-time code changed", side="upstream-new",
+                                            path=symbol.path, line=line, quote=quote, symbol=symbol.name)])
+        return None
+
+    def _imports_follow(self, entry: EntryChanges, symbol: TouchedSymbol, moves) -> bool:
+        """True when a file's changed lines outside definitions are all imports, and every name
+        they bind differently is the old or new name of a definition ``moves`` carried; for C/C++,
+        every changed line is an ``#include`` of a file the moves carried definitions from or to."""
+        if language_for_path(symbol.path) == "cpp":
+            change = _file_change(entry, symbol)
+            code = [text for _, _, text in _changed_lines(change, symbol, None, None, outside_definitions=True)
+                    if _is_code_line(text, symbol.path)]
+            files = {PurePosixPath(key[0]).name for m in moves for key in (m.old, m.new)}
+            included = [re.match(r'\s*#\s*include\s*[<"]([^>"]+)[>"]', text) for text in code]
+            return bool(code) and all(m is not None and PurePosixPath(m.group(1)).name in files for m in included)
+        if language_for_path(symbol.path) != "python":
+            return False
+        old_table = self._table(symbol.old_blob, symbol.old_path or symbol.path)
+        new_table = self._table(symbol.new_blob, symbol.path)
+        if old_table is None or new_table is None or old_table.tree is None or new_table.tree is None:
+            return False
+        change = _file_change(entry, symbol)
+        code = [(side, line) for side, line, text in _changed_lines(change, symbol, old_table, new_table,
+                                                                    outside_definitions=True)
+                if _is_code_line(text, symbol.path)]
+        lines = {"old": import_lines(old_table.tree.root_node), "new": import_lines(new_table.tree.root_node)}
+        if not code or not all(line in lines[side] for side, line in code):
+            return False
+        names = {re.split(r"::|\.", key[1])[-1] for m in moves for key in (m.old, m.new)}
+        rebound = rebound_names(old_table.tree.root_node, new_table.tree.root_node, _unchanged_moves(entry))
+        return bool(rebound) and all(name in names for name in rebound)
+
+    def _metadata_only(self, definition, word: str, path: str) -> bool:
+        """True when an upstream definition names ``word`` only in its decorators and no tree file
+        porting it names it (``@triton.jit(repr=word)``: metadata the port does not carry)."""
+        node = definition.node
+        inner = node.child_by_field_name("definition") if node.type == "decorated_definition" else node
+        decorated = node.type == "decorated_definition" or (node.parent is not None
+                                                            and node.parent.type == "decorated_definition")
+        if not decorated or inner is None or word in _IDENTIFIER.findall(inner.text.decode("utf-8", errors="replace")):
+            return False
+        ports = self.index.ports_for(self.upstream, {path}, definition.name, definition.qualified_name)
+        for file in {p.definition.file for p in ports}:
+            source = self.index.source(file)
+            if source is None or word in _IDENTIFIER.findall(source.decode("utf-8", errors="replace")):
+                return False
+        return bool(ports)
 
     def _file_level(self, symbol: TouchedSymbol, paths: set[str]) -> SymbolVerdict:
         """An owned change that touched no definition: a pure rename or blank lines."""
@@ -459,7 +661,7 @@ class SymbolClassifier:
         )
 
     def _parse_failure(self, entry: EntryChanges, symbol: TouchedSymbol, paths: set[str],
-                       ported: bool) -> SymbolVerdict | None:
+                       ported: bool, moved: set[str] = frozenset()) -> SymbolVerdict | None:
         """NEEDS_REVIEW when the parse of a side the symbol exists on has an
         error that structure would be read from: in or around the symbol's
         changed lines or its own extent, or (for a ported symbol) in a macro
@@ -467,7 +669,7 @@ class SymbolClassifier:
         stand for a name a ported definition uses, or a parse that lost a
         ported definition, counts: a new sibling's broken macros change no
         port. Structure read from a broken tree never decides REAL_GAP or
-        IN_SYNC for a port."""
+        IN_SYNC for a port. A ported definition this commit moved elsewhere (``moved``) is not lost."""
         change = _file_change(entry, symbol)
         anchors = self.index.anchors_for_path(self.upstream, paths)
         referenced: dict[str, list[str]] | None = None
@@ -496,7 +698,7 @@ class SymbolClassifier:
             if not ported:
                 if referenced is None:
                     referenced = self._ported_identifiers(symbol, paths, anchors)
-                lost = self._lost_ports(table, anchors, symbol, side)
+                lost = self._lost_ports(table, anchors, symbol, side, moved)
                 if lost is not None:
                     return self._broken(symbol, side, path, table, lost,
                                         f"a parse that lost the ported definition {lost[1]}")
@@ -513,7 +715,8 @@ class SymbolClassifier:
                                     f"in the macro {macro} that {symbol.name} expands")
         return None
 
-    def _lost_ports(self, table, anchors: list[Anchor], symbol: TouchedSymbol, side: str) -> tuple[int, str] | None:
+    def _lost_ports(self, table, anchors: list[Anchor], symbol: TouchedSymbol, side: str,
+                    moved: set[str] = frozenset()) -> tuple[int, str] | None:
         """(first error line, name) of a ported definition the other side of
         the file defines but this broken side's parse does not: recovery
         folded it into an error, so no line of the file can be placed."""
@@ -524,7 +727,8 @@ class SymbolClassifier:
         present = {(d.name, d.qualified_name) for d in table.definitions}
         for definition in other.definitions:
             if any(a.matches_name(definition.name, definition.qualified_name) for a in anchors) \
-                    and (definition.name, definition.qualified_name) not in present:
+                    and (definition.name, definition.qualified_name) not in present \
+                    and definition.qualified_name not in moved:
                 errors = _error_spans(table.tree.root_node)
                 return (errors[0][0] if errors else 1), definition.qualified_name
         return None
@@ -1218,7 +1422,8 @@ class SymbolClassifier:
         if callers.non_test:
             caller = callers.non_test[0]
             through = f" (through {callers.through[0]})" if callers.through else ""
-            return self._base((*_item_rules(behind), "caller-reachability"), 
+            bound = ("reach-bound-names",) if callers.bound else ()
+            return self._base((*_item_rules(behind), "caller-reachability", *bound), 
                 symbol, REAL_GAP, None, layer,
                 f"the port at {definition.cite} still has the old shape ({what}) and non-test code calls it at "
                 f"{caller.cite}{through}, so REAL_GAP rather than INERT",

@@ -198,8 +198,30 @@ def write_scan(out, result, show_all: bool) -> None:
         output.print_line(out, f"  {row}  {symbol}  entries {', '.join(map(str, entries))}")
     if len(holes) > MAX_HOLES_SHOWN:
         output.print_line(out, f"  … {len(holes) - MAX_HOLES_SHOWN} more: portq summary --wave {result.wave.name}")
+    lost = lost_anchors(records)
+    if lost:
+        output.print_line(out, f"Anchors lost: {len(lost)} (upstream moved what they name; update them)")
+        for item in lost[:MAX_HOLES_SHOWN]:
+            output.print_line(out, f"  entry {item['entry']}  {item['message']}")
     output.print_line(out, "Next: portq show N, portq file-issue N, portq summary; "
                            f"every entry: portq scan {result.wave.range} --all")
+
+
+def lost_anchors(records) -> list[dict]:
+    """Every move of an anchored upstream definition a scan saw (rule ``moved-definition``):
+    ``entry``, ``message`` ("anchor lost at SHA: SYMBOL moved to PATH::NAME?") and the in-tree
+    ``anchors`` (file, line, reference) that still name the old place."""
+    found = []
+    for record in records:
+        event = record.scan
+        if event is None or "anchor-lost" not in (event.detail_json or ""):
+            continue
+        verdict = event.to_verdict()
+        for symbol in verdict.symbols or [verdict]:
+            anchors = [(e.path, e.line, e.subject) for e in symbol.evidence if e.kind == "anchor"]
+            found += [{"entry": record.position, "message": e.message, "anchors": anchors}
+                      for e in symbol.evidence if e.kind == "anchor-lost"]
+    return found
 
 
 def coverage_holes(wave, records) -> list[tuple[str, str, list[int]]]:

@@ -53,6 +53,7 @@ class Kind(str, Enum):
     CALLEE_PATH = "callee-path"  # a path through a helper a ported symbol calls, selected by its argument (subject)
     # the tree
     ANCHOR = "anchor"
+    ANCHOR_LOST = "anchor-lost"  # the anchored upstream definition moved away (subject: where to)
     PIN = "pin"
     NOT_CARRIED = "not-carried"  # a declaration that puts a surface out of scope
     COVERAGE_HOLE = "coverage-hole"

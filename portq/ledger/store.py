@@ -286,6 +286,9 @@ class Ledger:
                 f"{self.path} has ledger schema {version}, newer than this portq ({__version__}) "
                 f"understands ({SCHEMA_VERSION}): upgrade portq"
             )
+        # Read the tables again after the version: another process may have
+        # created the whole schema (one transaction) since ``tables`` was read.
+        tables = {r[0] for r in self.db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
         missing = [name for name in EXPECTED_TABLES if name not in tables]
         if version == SCHEMA_VERSION and missing:
             raise LedgerError(sqlite_message("damaged", self.path, f"table {missing[0]} is missing"))

@@ -46,7 +46,8 @@ def _covered_by(patterns, path: str) -> bool:
 
 
 PROBLEM_KINDS = ("upstream-not-configured", "anchor-without-definition", "sidecar-unresolved", "anchor-unowned",
-                 "port-without-test", "tests-missing", "unclaimed-test")
+                 "port-without-test", "tests-missing", "unclaimed-test",
+                 "anchor-lost")  # anchor-lost: added by ``portq matrix`` from the ledger (commands.matrix)
 
 
 def _problem(kind: str, row: str | None, file: str | None, line: int | None, subject: str, detail: str | None = None) -> dict[str, Any]:

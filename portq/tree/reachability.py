@@ -5,7 +5,8 @@ callers it found (tests only). Callers are found by name across the whole
 in-tree source with tree-sitter (DESIGN §6): direct calls ``f(...)``, attribute
 calls ``module.f(...)``/``self.f(...)``, Triton launches ``kernel[grid](...)``,
 a Python name passed as a call argument (``launch(kernel, ...)``), C++ calls
-``ns::f(...)`` and CUDA launches ``k<<<...>>>(...)``.
+``ns::f(...)``, CUDA launches ``k<<<...>>>(...)`` and a function's address
+taken for a launch (``auto kernel = &k<T>;``).
 
 A caller is a *test caller* when its file is a test by location: under a
 ``tests/``/``test/`` directory, named ``test_*.py``/``conftest.py``, or
@@ -31,6 +32,23 @@ non-test in-tree code calls, or module scope), each hop a call site named by
 the definition that encloses it; test call sites along the way are counted,
 not listed.
 
+How a caller names a port never decides REAL_GAP against INERT (rule
+``reach-bound-names``). A definition is also reached under every name bound to it:
+an import alias (``from .chunk_o import kernel as _k``, relative or absolute,
+in a package ``__init__.py`` re-export or anywhere else) and a module-level
+binding (``op = Function.apply``, ``exp = helpers.exp``), followed through
+chains of such names. The methods Python and torch call for a class —
+``__init__``, ``__call__``, and ``forward``/``backward``, which
+``torch.autograd.Function.apply`` and ``nn.Module.__call__`` run — are reached
+wherever the class is: built (``Norm(...)``), applied (``Op.apply(...)``) or
+handed on. Port hops are followed up to ``MAX_DEPTH`` levels, enough for a
+kernel behind a launcher, an autograd function and a module. Example::
+
+    # kernels/__init__.py      from .xent import XentFunction as xent
+    # engine/loss.py           from kernels import xent as _x
+    #                          loss = _x.apply(logits, labels)
+    # XentFunction.forward, and the kernel it launches, are reached from engine/loss.py
+
 This module extracts call sites from parsed files and answers caller queries
 over an index; it does not decide verdicts and does not read the disk itself.
 """
@@ -55,7 +73,7 @@ class CallSite:
     file: str
     line: int
     quote: str
-    form: str  # call | attribute | launch
+    form: str  # call | attribute | launch | reference | apply
     caller: str | None = None  # qualified name of the enclosing definition
     caller_line: int | None = None  # its start line
 
@@ -87,18 +105,47 @@ def call_nodes(table: SymbolTable) -> list:
     return sorted(found, key=lambda node: (node.start_byte, -node.end_byte))
 
 
+@lru_cache(maxsize=None)
+def _address_query():
+    import tree_sitter
+
+    return tree_sitter.Query(_parser("cpp").language, "(pointer_expression) @address")
+
+
+def _cpp_addresses(table: SymbolTable) -> list:
+    """``&f`` / ``&ns::f<T>`` stored in a local of a C/C++ file: a kernel whose address a
+    launcher keeps (``auto kernel = &fwd<T>; kernel<<<...>>>(...)``) is launched there. An
+    address handed to a registration (``m.impl("op", &f)``) is not a call: the op's own
+    callers are."""
+    import tree_sitter
+
+    found = tree_sitter.QueryCursor(_address_query()).captures(table.tree.root_node).get("address", [])
+    return [node for node in found if node.parent is not None
+            and node.parent.type in ("init_declarator", "assignment_expression")
+            and node.child_by_field_name("operator") is not None
+            and _text(node.child_by_field_name("operator")) == "&"
+            and node.child_by_field_name("argument") is not None
+            and node.child_by_field_name("argument").type in ("identifier", "qualified_identifier", "template_function")]
+
+
 def call_sites(table: SymbolTable, file: str) -> list[CallSite]:
     """Every call site of a parsed file, with its enclosing definition."""
     if table.tree is None:
         return []
     source_lines = table.source.decode("utf-8", errors="replace").splitlines()
     sites: list[CallSite] = []
-    for node in call_nodes(table):
-        found = _python_callee(node) if table.language == "python" else _cpp_callee(node)
+    addresses = _cpp_addresses(table) if table.language == "cpp" else []
+    nodes = sorted([*call_nodes(table), *addresses], key=lambda node: (node.start_byte, -node.end_byte))
+    for node in nodes:
+        if node.type == "pointer_expression":
+            found = bare_name(_text(node.child_by_field_name("argument"))), "reference"
+        else:
+            found = _python_callee(node) if table.language == "python" else _cpp_callee(node)
         if found is None:
             continue
         references = _python_references(node) if table.language == "python" else []
-        for callee, form in [found, *references]:
+        applied = _python_applied(node) if table.language == "python" else None
+        for callee, form in [found, *references, *([applied] if applied else [])]:
             line = node.start_point[0] + 1
             enclosing = table.enclosing(line)
             sites.append(
@@ -126,6 +173,62 @@ def _python_references(call) -> list[tuple[str, str]]:
         if argument is not None and argument.type == "identifier":
             found.append((_text(argument), "reference"))
     return found
+
+
+def _python_applied(call) -> tuple[str, str] | None:
+    """The class of ``Cls.apply(...)`` (``pkg.Cls.apply(...)``): applying a
+    ``torch.autograd.Function`` runs its ``forward`` (and ``backward``)."""
+    function = call.child_by_field_name("function")
+    if function is None or function.type != "attribute" or _text(function.child_by_field_name("attribute")) != "apply":
+        return None
+    owner = function.child_by_field_name("object")
+    if owner is None or owner.type not in ("identifier", "attribute"):
+        return None
+    return bare_name(_text(owner)), "apply"
+
+
+IMPLICIT_METHODS = frozenset({"__init__", "__call__", "forward", "backward"})
+"""Methods run for a class without being named at the call: construction and
+instance calls, and torch's ``Function.apply`` / ``Module.__call__``."""
+
+
+def name_bindings(table: SymbolTable) -> list[tuple[str, str]]:
+    """``(alias, original)`` for every name a Python file binds to another
+    definition's name: ``from M import A as B`` (anywhere in the file) and
+    module-level ``B = A``, ``B = mod.A`` or ``B = A.apply`` (the class)."""
+    if table.tree is None or table.language != "python":
+        return []
+    found: list[tuple[str, str]] = []
+    stack = [table.tree.root_node]
+    while stack:
+        node = stack.pop()
+        if node.type == "import_from_statement":
+            for name_node in node.children_by_field_name("name"):
+                if name_node.type == "aliased_import":
+                    original = bare_name(_text(name_node.child_by_field_name("name")))
+                    found.append((_text(name_node.child_by_field_name("alias")), original))
+            continue
+        if node.type in ("expression_statement",) and node.parent is not None and node.parent.type == "module":
+            assignment = node.named_children[0] if node.named_children else None
+            if assignment is not None and assignment.type == "assignment":
+                left, right = assignment.child_by_field_name("left"), assignment.child_by_field_name("right")
+                if left is not None and left.type == "identifier" and right is not None:
+                    if right.type == "attribute" and _text(right.child_by_field_name("attribute")) == "apply":
+                        right = right.child_by_field_name("object")
+                    if right is not None and right.type in ("identifier", "attribute"):
+                        original = bare_name(_text(right))
+                        if original != _text(left):
+                            found.append((_text(left), original))
+            continue
+        if node.type in _STATEMENT_CONTAINERS:
+            stack.extend(reversed(node.named_children))
+    return found
+
+
+_STATEMENT_CONTAINERS = frozenset({
+    "module", "block", "function_definition", "class_definition", "decorated_definition", "if_statement",
+    "elif_clause", "else_clause", "try_statement", "except_clause", "finally_clause", "with_statement",
+})
 
 
 def _python_callee(node) -> tuple[str, str] | None:
@@ -166,6 +269,7 @@ class Callers:
     non_test: list[CallSite] = field(default_factory=list)
     test: list[CallSite] = field(default_factory=list)
     through: list[str] = field(default_factory=list)  # ports followed on the way ("file:line name")
+    bound: list[str] = field(default_factory=list)  # other names it was reached under (aliases, its class)
 
 
 @dataclass
@@ -181,14 +285,53 @@ class Reachability:
     """Caller queries over the call sites of an in-tree index.
 
     ``sites_by_callee`` maps a bare name to its call sites; ``is_port(file,
-    qualified_name)`` says whether a definition is anchored as a port.
+    qualified_name)`` says whether a definition is anchored as a port;
+    ``bindings_of`` maps a bare name to the names bound to it
+    (``name_bindings``), read the same way.
     """
 
-    MAX_DEPTH = 4
+    MAX_DEPTH = 8
+    MAX_NAMES = 32
 
-    def __init__(self, sites_by_callee: dict[str, list[CallSite]], is_port) -> None:
+    def __init__(self, sites_by_callee: dict[str, list[CallSite]], is_port, bindings_of=None) -> None:
         self.sites_by_callee = sites_by_callee
         self.is_port = is_port
+        self.bindings_of = bindings_of if bindings_of is not None else {}
+
+    def names_reaching(self, name: str, qualified_name: str | None = None) -> list[tuple[str, str | None]]:
+        """``(callee, owner)`` for every name whose call reaches the definition
+        (rule reach-bound-names): its own name, the class that runs it implicitly
+        (``owner``: the class's qualified name, else None), and every name bound
+        to either, transitively."""
+        parts = (qualified_name or name).split(".")
+        start: list[tuple[str, str | None]] = [(name, None)]
+        if len(parts) >= 2 and parts[-1] in IMPLICIT_METHODS:
+            start.append((parts[-2], ".".join(parts[:-1])))
+        found: dict[str, str | None] = {}
+        frontier = start
+        while frontier and len(found) < self.MAX_NAMES:
+            following = []
+            for callee, owner in frontier:
+                if callee in found:
+                    continue
+                found[callee] = owner
+                following.extend((alias, owner) for alias in self.bindings_of.get(callee, ()))
+            frontier = following
+        return list(found.items())
+
+    def _sites(self, name: str, file: str | None, qualified_name: str | None):
+        """Call sites of the definition under every name that reaches it, without
+        its own recursion and the class's calls of itself."""
+        seen: set[tuple[str, int, str]] = set()
+        for callee, owner in self.names_reaching(name, qualified_name):
+            for site in self.sites_by_callee.get(callee, ()):
+                if site.file == file and (site.caller == qualified_name or (
+                        owner is not None and site.caller is not None and site.caller.startswith(owner + "."))):
+                    continue  # recursion inside the definition (or its class) itself
+                key = (site.file, site.line, site.callee)
+                if key not in seen:
+                    seen.add(key)
+                    yield site
 
     def callers(self, name: str, file: str | None = None, qualified_name: str | None = None) -> Callers:
         """Callers of the definition ``name`` (defined in ``file``), following
@@ -200,15 +343,15 @@ class Reachability:
         for _ in range(self.MAX_DEPTH):
             following = []
             for callee, callee_file, callee_qualified in frontier:
-                for site in self.sites_by_callee.get(callee, ()):
-                    if site.file == callee_file and site.caller == callee_qualified:
-                        continue  # recursion inside the definition itself
+                for site in self._sites(callee, callee_file, callee_qualified):
                     if (site.file, site.line) in seen_sites:
                         continue
                     seen_sites.add((site.file, site.line))
                     if is_test_path(site.file):
                         result.test.append(site)
                         continue
+                    if site.callee != callee and site.callee not in result.bound:
+                        result.bound.append(site.callee)
                     if site.caller is not None and self.is_port(site.file, site.caller):
                         key = (site.file, site.caller)
                         if key not in seen_defs:
@@ -241,9 +384,7 @@ class Reachability:
 
         def sites_of(callee: str, callee_file: str | None, callee_qualified: str | None) -> list[CallSite]:
             found = []
-            for site in self.sites_by_callee.get(callee, ()):
-                if site.file == callee_file and site.caller == callee_qualified:
-                    continue  # recursion inside the definition itself
+            for site in self._sites(callee, callee_file, callee_qualified):
                 if is_test_path(site.file):
                     if (site.file, site.line) not in seen_tests:
                         seen_tests.add((site.file, site.line))
@@ -288,9 +429,7 @@ class Reachability:
         for _ in range(self.MAX_DEPTH):
             following = []
             for callee, callee_file, callee_qualified in frontier:
-                for site in self.sites_by_callee.get(callee, ()):
-                    if site.file == callee_file and site.caller == callee_qualified:
-                        continue
+                for site in self._sites(callee, callee_file, callee_qualified):
                     if is_test_file(site.file):
                         found.append(site)
                     elif site.caller is not None and (site.file, site.caller) not in seen:

@@ -72,10 +72,10 @@ from portq.language.extraction import signature_of, single_return
 from portq.language.signatures import Signature
 from portq.language.symbols import MAX_PARSE_BYTES, language_for_path, symbol_table
 from portq.tree.anchors import NOT_CARRIED, PORTS, Anchor, find_anchors
-from portq.tree.reachability import CallSite, Reachability, call_sites
+from portq.tree.reachability import CallSite, Reachability, call_sites, name_bindings
 from portq.tree.sidecar import SIDECAR_STYLE, Sidecar, parse_sidecar, read_sidecar, resolve_sidecar
 
-INDEX_FORMAT = 11
+INDEX_FORMAT = 12
 """Bump when the cached JSON layout or what goes into it changes."""
 
 
@@ -158,6 +158,7 @@ class FileRecord:
     calls: list[CallSite] = field(default_factory=list)
     fallback: str | None = None
     depends: list[str] = field(default_factory=list)  # files whose helpers its signatures may follow
+    bindings: list[tuple[str, str]] = field(default_factory=list)  # (alias, original) names the file binds
 
     def to_json(self) -> dict:
         return {
@@ -167,6 +168,7 @@ class FileRecord:
             "calls": [dict(vars(c)) for c in self.calls],  # flat fields: what asdict gives, many times faster
             "fallback": self.fallback,
             "depends": self.depends,
+            "bindings": [list(pair) for pair in self.bindings],
         }
 
     @classmethod
@@ -178,6 +180,7 @@ class FileRecord:
             calls=[CallSite(**c) for c in data["calls"]],
             fallback=data.get("fallback"),
             depends=list(data.get("depends", ())),
+            bindings=[(alias, original) for alias, original in data.get("bindings", ())],
         )
 
 
@@ -294,6 +297,7 @@ def index_file(source: bytes, path: str, anchors: bool = True, sources: dict[str
                              definition.language, definition.start_line, definition.end_line, signature)
         )
     record.calls = call_sites(table, path)
+    record.bindings = name_bindings(table)
     return record
 
 
@@ -584,6 +588,17 @@ def _definitions_named(record: FileRecord, name: str | None):
     return by_name
 
 
+def _bindings_of(record: FileRecord, name: str | None):
+    """The names a record binds to ``name`` (``from m import name as alias``, ``alias = name``),
+    or all of them by original name when ``name`` is None."""
+    if name is not None:
+        return [alias for alias, original in record.bindings if original == name]
+    by_name: dict[str, list[str]] = {}
+    for alias, original in record.bindings:
+        by_name.setdefault(original, []).append(alias)
+    return by_name
+
+
 def _calls_named(record: FileRecord, name: str | None):
     """A record's call sites of ``name``, or all of them by callee when ``name`` is None."""
     if name is not None:
@@ -626,7 +641,8 @@ class TreeIndex:
         self._keyed_definitions: dict[str, dict] = {}
         self.definitions_by_name = _ByName(self, _definitions_named)
         self.reachability = Reachability(_ByName(self, _calls_named),
-                                         lambda file, qualified: (file, qualified) in self._port_keys)
+                                         lambda file, qualified: (file, qualified) in self._port_keys,
+                                         _ByName(self, _bindings_of))
 
     # -- records, on demand
 

@@ -121,3 +121,163 @@ def test_a_call_cycle_ends_the_chain_instead_of_looping():
     reach = TreeIndex.from_sources(tree).reachability
     found = reach.caller_chains("ping", "kernels/loop.py", "ping")
     assert sorted([s.caller for s in chain] for chain in found.chains) == [["gather"], ["pong"]]
+
+
+# How a caller imports or invokes a port must not decide REAL_GAP against INERT
+# (rule reach-bound-names): every form below reaches the kernel from engine code.
+
+KERNEL_PACKAGE = {
+    "kernels/chunked/__init__.py": "from .chunk import chunk_fwd as chunk\n",
+    "kernels/chunked/chunk_o.py": '''\
+import triton
+
+
+# portq: ports up:ops/chunk_o.py::chunk_o_kernel
+@triton.jit
+def chunk_o_kernel(x_ptr):
+    pass
+''',
+    "kernels/chunked/chunk.py": '''\
+from .chunk_o import chunk_o_kernel as _o
+from ..shared.util import pick
+
+
+# portq: ports up:ops/chunk.py::chunk_fwd
+def chunk_fwd(x):
+    _o[(pick(x),)](x)
+''',
+    "kernels/shared/util.py": '''\
+# portq: ports up:ops/util.py::pick
+def pick(x):
+    return 1
+''',
+    "tests/test_chunk.py": "from kernels.chunked.chunk import chunk_fwd\n\n\ndef test_it():\n    chunk_fwd(1)\n",
+}
+
+
+def _non_test(tree, name, file, qualified=None):
+    callers = TreeIndex.from_sources(tree).reachability.callers(name, file, qualified or name)
+    return {c.cite for c in callers.non_test}
+
+
+@pytest.mark.parametrize("engine, where", [
+    ("import kernels.chunked as ops\n\n\ndef run(x):\n    return ops.chunk(x)\n", "engine/run.py:5"),
+    ("from kernels.chunked import chunk as go\n\n\ndef run(x):\n    return go(x)\n", "engine/run.py:5"),
+    ("from kernels.chunked import chunk\n\n\ndef run(x):\n    return chunk(x)\n", "engine/run.py:5"),
+    ("from kernels import chunked\n\n\ndef run(x):\n    return chunked.chunk(x)\n", "engine/run.py:5"),
+], ids=["module-attribute-of-reexport", "aliased-reexport", "reexport", "package-attribute"])
+def test_a_package_reexport_under_another_name_reaches_the_kernel(engine, where):
+    tree = {**KERNEL_PACKAGE, "engine/run.py": engine}
+    assert where in _non_test(tree, "chunk_o_kernel", "kernels/chunked/chunk_o.py")
+
+
+def test_a_launch_through_a_relative_import_alias_reaches_the_kernel():
+    tree = {**KERNEL_PACKAGE, "engine/run.py": "from kernels.chunked.chunk import chunk_fwd\n\n\ndef run(x):\n    chunk_fwd(x)\n"}
+    callers = TreeIndex.from_sources(tree).reachability.callers(
+        "chunk_o_kernel", "kernels/chunked/chunk_o.py", "chunk_o_kernel")
+    assert callers.through == ["kernels/chunked/chunk.py:6 chunk_fwd"]
+    assert {c.cite for c in callers.non_test} == {"engine/run.py:5"}
+
+
+def test_a_helper_imported_from_a_parent_package_is_reached_through_the_port_that_calls_it():
+    tree = {**KERNEL_PACKAGE, "engine/run.py": "from kernels.chunked import chunk\n\n\ndef run(x):\n    chunk(x)\n"}
+    assert _non_test(tree, "pick", "kernels/shared/util.py") == {"engine/run.py:5"}
+
+
+def test_an_aliased_import_of_a_kernel_launched_under_its_alias_is_a_caller():
+    tree = {**KERNEL_PACKAGE,
+            "engine/run.py": "from kernels.chunked.chunk_o import chunk_o_kernel as _k\n\n\ndef run(x):\n    _k[(1,)](x)\n"}
+    assert _non_test(tree, "chunk_o_kernel", "kernels/chunked/chunk_o.py") == {"engine/run.py:5"}
+
+
+AUTOGRAD_TREE = {
+    "kernels/norm.py": '''\
+import torch
+import triton
+
+
+# portq: ports up:ops/norm.py::_norm_kernel
+@triton.jit
+def _norm_kernel(x_ptr):
+    pass
+
+
+class NormFunction(torch.autograd.Function):
+    # portq: ports up:ops/norm.py::NormFunction.forward
+    @staticmethod
+    def forward(ctx, x):
+        _norm_kernel[(1,)](x)
+        return x
+
+    # portq: ports up:ops/norm.py::NormFunction.backward
+    @staticmethod
+    def backward(ctx, dy):
+        return dy
+
+
+class Norm(torch.nn.Module):
+    # portq: ports up:ops/norm.py::Norm.forward
+    def forward(self, x):
+        return NormFunction.apply(x)
+''',
+    "tests/test_norm.py": "from kernels.norm import Norm\n\n\ndef test_it():\n    Norm()(1)\n",
+}
+
+
+@pytest.mark.parametrize("engine", [
+    "from kernels import norm\n\n\ndef run(x):\n    return norm.NormFunction.apply(x)\n",
+    "from kernels.norm import NormFunction\n\nnorm = NormFunction.apply\n\n\ndef run(x):\n    return norm(x)\n",
+    "from kernels.norm import Norm as FinalNorm\n\n\nclass Head:\n    def __init__(self):\n        self.norm = FinalNorm()\n\n"
+    "    def __call__(self, x):\n        return self.norm(x)\n",
+], ids=["function-apply", "apply-alias", "module-instance"])
+def test_forward_and_backward_are_reached_through_apply_and_module_calls(engine):
+    tree = {**AUTOGRAD_TREE, "engine/run.py": engine}
+    for name, qualified in [("_norm_kernel", "_norm_kernel"), ("forward", "NormFunction.forward"),
+                            ("backward", "NormFunction.backward")]:
+        found = _non_test(tree, name, "kernels/norm.py", qualified)
+        assert found and all(cite.startswith("engine/run.py:") for cite in found), (name, found)
+
+
+def test_a_class_only_tests_build_leaves_its_forward_test_reached():
+    callers = TreeIndex.from_sources(AUTOGRAD_TREE).reachability.callers("forward", "kernels/norm.py", "Norm.forward")
+    assert callers.non_test == [] and {c.cite for c in callers.test} == {"tests/test_norm.py:5"}
+
+
+def test_a_chain_of_more_ported_hops_than_four_still_reaches_the_engine():
+    layers = ["".join(f"# portq: ports up:ops/deep.py::f{i}\ndef f{i}(x):\n    return f{i + 1}(x)\n\n\n" for i in range(7))]
+    tree = {"kernels/deep.py": layers[0] + "# portq: ports up:ops/deep.py::f7\ndef f7(x):\n    return x\n",
+            "engine/run.py": "from kernels.deep import f0\n\n\ndef run(x):\n    return f0(x)\n"}
+    assert _non_test(tree, "f7", "kernels/deep.py") == {"engine/run.py:5"}
+
+
+def test_chains_and_tested_reach_follow_the_same_forms():
+    tree = {**AUTOGRAD_TREE,
+            "engine/run.py": "from kernels.norm import NormFunction as NF\n\nnorm = NF.apply\n\n\ndef go(x):\n    return norm(x)\n"}
+    reach = TreeIndex.from_sources(tree).reachability
+    chains = reach.caller_chains("forward", "kernels/norm.py", "NormFunction.forward")
+    assert sorted([(s.cite, s.caller) for s in chain] for chain in chains.chains) == [
+        [("engine/run.py:7", "go")], [("kernels/norm.py:27", "Norm.forward")]]
+    assert {s.cite for s in reach.reached_by_tests("forward", "kernels/norm.py", "Norm.forward")} == {"tests/test_norm.py:5"}
+
+
+def test_a_cuda_kernel_launched_through_its_address_is_reached_from_its_launcher():
+    tree = {
+        "csrc/attn/launch.cuh": '''\
+// portq: ports up:src/fwd.h::fwd_kernel
+template <typename T, bool Causal>
+__global__ void fwd_kernel(Params params) {
+    compute<T, Causal>(params);
+}
+
+// portq: ports up:src/fwd.h::run_fwd
+template <typename T>
+void run_fwd(Params &params, cudaStream_t stream) {
+    auto kernel = &fwd_kernel<T, true>;
+    kernel<<<grid, 128, 0, stream>>>(params);
+}
+''',
+        "csrc/engine.cu": "#include \"attn/launch.cuh\"\n\nvoid attend(Params &p, cudaStream_t s) {\n    run_fwd<half>(p, s);\n}\n",
+    }
+    callers = TreeIndex.from_sources(tree).reachability.callers("fwd_kernel", "csrc/attn/launch.cuh", "fwd_kernel")
+    assert callers.through == ["csrc/attn/launch.cuh:8 run_fwd"]
+    assert {c.cite for c in callers.non_test} == {"csrc/engine.cu:4"}

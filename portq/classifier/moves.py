@@ -1,0 +1,352 @@
+"""Moved definitions: an upstream definition the tree ports, followed by identity across a range.
+
+Upstream moves code without changing it: a kernel is renamed, a module is
+split (git pairs one new file as the rename and the others look new), a
+method's body is extracted into a module-level helper the method now calls.
+An anchor names the definition where it was; after the move, every change to
+the moved body would look like a change to an unported definition
+(``not-ported``), silently. ``follow_moves`` walks the range in order and,
+for each commit, pairs every definition the tree anchors (or one already
+followed) that lost its body with the definition added in the same commit
+that carries it:
+
+* *renamed* / *moved*: the anchored definition is removed and an added one
+  (same file or another) has its body, modulo the names of definitions the
+  commit adds or removes (a kernel renamed together with its launcher);
+* *extracted*: the anchored definition stays, its body shrinks, and an added
+  definition it now calls holds the lines that left it.
+
+"Carries" means at least ``CARRIED_SHARE`` of the added body's code lines
+(comments and blank lines aside) are lines of the old body, at least two of
+them (one, when a same-named definition keeps its body line for line); a removed definition's body must be carried as much the other way, and
+an extraction must take at least half as many lines out of the old definition
+as the helper holds. Bodies equal line for line are ``exact``. The result
+maps each carrier (path, qualified name) to the ``Move`` that made it, so the
+verdict table treats a later change to the carrier as a change to what the
+anchor names (rule ``moved-definition``), and reports the move itself
+("anchor lost at SHA: SYMBOL moved to PATH::NAME?").
+
+This module reads symbol tables handed to it through ``table_of``; it decides
+no verdict and reads no tree file.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Callable, Iterable
+
+from portq.core.model import EntryChanges, TouchedSymbol
+from portq.language.symbols import KIND_CLASS
+
+CARRIED_SHARE = 0.7
+"""Share of an added body's code lines that must be lines of the old body for it to carry that body."""
+
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+Key = tuple[str, str]  # (upstream path, qualified name)
+
+
+@dataclass(frozen=True)
+class Move:
+    """One definition's body carried to another place by one commit."""
+
+    position: int  # the entry that moved it
+    sha: str
+    origin: Key  # what the tree's anchor names (the first place in the range)
+    old: Key  # where the body was just before this commit
+    new: Key  # where it is after
+    how: str  # renamed | moved | extracted
+    exact: bool  # the carried body is the old one, line for line (modulo moved names)
+
+    @property
+    def lost(self) -> str:
+        """The line a scan shows for an anchor whose symbol no longer exists where it names."""
+        return f"anchor lost at {self.sha[:10]}: {self.old[1]} moved to {self.new[0]}::{self.new[1]}?"
+
+
+@dataclass
+class Moves:
+    """Every move of the range: by carrier (the latest move into it) and by the entry that made it."""
+
+    carriers: dict[Key, Move] = field(default_factory=dict)
+    by_entry: dict[int, list[Move]] = field(default_factory=dict)
+
+    def carrying(self, key: Key, position: int) -> Move | None:
+        """The move that made ``key`` carry an anchored body before entry ``position``, if any."""
+        move = self.carriers.get(key)
+        return move if move is not None and move.position < position else None
+
+    def made_into(self, position: int, new: Key) -> Move | None:
+        """The move entry ``position`` made into ``new``."""
+        return next((m for m in self.by_entry.get(position, ()) if m.new == new), None)
+
+    def made_by(self, position: int, old: Key) -> Move | None:
+        """The move entry ``position`` made of the body at ``old``."""
+        return next((m for m in self.by_entry.get(position, ()) if m.old == old), None)
+
+
+def _body_node(node):
+    if node is None:
+        return None
+    if node.type in ("decorated_definition", "template_declaration"):
+        inner = node.child_by_field_name("definition") or next(
+            (c for c in node.named_children if c.type == "function_definition"), None)
+        node = inner if inner is not None else node
+    return node.child_by_field_name("body")
+
+
+def _comment(line: str) -> bool:
+    return line.startswith(("#", "//", "/*", "*"))
+
+
+def body_lines(table, qualified_name: str, names: set[str]) -> list[str] | None:
+    """The code lines of a definition's body, stripped, without comments, a leading
+    docstring and blank lines, with every name in ``names`` written as ``<moved>``."""
+    if table is None or table.tree is None:
+        return None
+    definition = next((d for d in table.definitions if d.qualified_name == qualified_name), None)
+    body = _body_node(definition.node) if definition is not None else None
+    if body is None:
+        return None
+    statements = body.named_children
+    start = body.start_byte
+    if statements and statements[0].type == "expression_statement" and statements[0].named_children \
+            and statements[0].named_children[0].type == "string":
+        start = statements[0].end_byte
+    text = table.source[start:body.end_byte].decode("utf-8", errors="replace")
+    lines = []
+    for raw in text.splitlines():
+        line = raw.strip().strip("{}").strip()
+        if not line or _comment(line):
+            continue
+        lines.append(_IDENTIFIER.sub(lambda m: "<moved>" if m.group(0) in names else m.group(0), line))
+    return lines
+
+
+def _shared(carried: list[str], left: Counter) -> int:
+    return sum((Counter(carried) & left).values())
+
+
+def follow_moves(entries: Iterable[EntryChanges], table_of: Callable, anchored: Callable[[TouchedSymbol], bool]) -> Moves:
+    """The moves of anchored definitions in ``entries`` (in range order).
+
+    ``table_of(blob, path)`` gives a symbol table; ``anchored(symbol)`` says
+    whether the tree ports or declares the touched symbol where it was.
+    """
+    moves = Moves()
+    for entry in entries:
+        added = [s for s in entry.symbols if s.change == "added" and s.kind != KIND_CLASS and s.language
+                 and not s.name.startswith("<")]
+        if not added:
+            continue
+        losing = []
+        for symbol in entry.symbols:
+            if symbol.change not in ("removed", "modified") or symbol.kind == KIND_CLASS or symbol.name.startswith("<"):
+                continue
+            old_key = (symbol.old_path or symbol.path, symbol.qualified_name)
+            followed = moves.carrying(old_key, entry.position)
+            if followed is not None or anchored(symbol):
+                losing.append((symbol, followed.origin if followed is not None else old_key))
+        if not losing:
+            continue
+        names = {s.name for s in entry.symbols if s.change in ("added", "removed")}
+        new_bodies = {}
+        for symbol in added:
+            lines = body_lines(table_of(symbol.new_blob, symbol.path), symbol.qualified_name, names)
+            if lines:
+                new_bodies[(symbol.path, symbol.qualified_name)] = (symbol, lines)
+        taken: set[Key] = set()
+        made: list[Move] = []
+        for symbol, origin in sorted(losing, key=lambda pair: pair[0].qualified_name.count(".")):
+            old_path = symbol.old_path or symbol.path
+            outer = next((m for m in made if m.old[0] == old_path and symbol.qualified_name.startswith(m.old[1] + ".")),
+                         None)
+            if outer is not None:  # a definition nested in a moved one moves with it
+                inner = (outer.new[0], outer.new[1] + symbol.qualified_name[len(outer.old[1]):])
+                if inner in new_bodies and inner not in taken:
+                    taken.add(inner)
+                    move = Move(entry.position, entry.commit.sha, origin, (old_path, symbol.qualified_name), inner,
+                                outer.how, outer.exact)
+                    moves.carriers[inner] = move
+                    moves.by_entry.setdefault(entry.position, []).append(move)
+                continue
+            before = body_lines(table_of(symbol.old_blob, old_path), symbol.qualified_name, names)
+            if not before:
+                continue
+            still = None
+            if symbol.change == "modified":
+                still = body_lines(table_of(symbol.new_blob, symbol.path), symbol.qualified_name, names)
+                if still is None:
+                    continue
+            best = None
+            for key, (candidate, lines) in new_bodies.items():
+                if key in taken:
+                    continue
+                if still is not None and not any(re.search(rf"\b{re.escape(candidate.name)}\s*[\(\[]", s)
+                                                 for s in _raw_calls(table_of(symbol.new_blob, symbol.path),
+                                                                     symbol.qualified_name)):
+                    continue  # an extraction: the old definition calls what carries its body
+                shared = _shared(lines, Counter(before))
+                same = still is None and lines == before and candidate.qualified_name == symbol.qualified_name
+                if (shared < 2 and not same) or shared < CARRIED_SHARE * len(lines):
+                    continue
+                if still is None and shared < CARRIED_SHARE * len(before):
+                    continue  # a removed definition's body must be carried, not only quoted
+                if still is not None and len(before) - len(still) < len(lines) / 2:
+                    continue  # an extraction takes the lines out of the old definition
+                if best is None or shared > best[0]:
+                    best = (shared, key, candidate, lines)
+            if best is None:
+                continue
+            _, key, candidate, lines = best
+            taken.add(key)
+            how = "extracted" if still is not None else ("renamed" if candidate.path == old_path else "moved")
+            move = Move(entry.position, entry.commit.sha, origin, (old_path, symbol.qualified_name), key, how,
+                        exact=still is None and lines == before)
+            moves.carriers[key] = move
+            moves.by_entry.setdefault(entry.position, []).append(move)
+            made.append(move)
+    return moves
+
+
+def follows_moves(old_table, new_table, qualified_name: str, moves: list[Move]) -> bool:
+    """True when a definition differs before and after only in the names of definitions
+    ``moves`` carried (a launcher that now launches the renamed kernel)."""
+    names = {re.split(r"::|\.", key[1])[-1] for move in moves for key in (move.old, move.new)}
+
+    def lines(table):
+        if table is None or table.tree is None:
+            return None
+        raw = _raw_calls(table, qualified_name)
+        return [_IDENTIFIER.sub(lambda m: "<moved>" if m.group(0) in names else m.group(0), line.strip())
+                for line in raw if line.strip() and not _comment(line.strip())] or None
+
+    before, after = lines(old_table), lines(new_table)
+    return before is not None and before == after
+
+
+_COMPOUND_HEADERS = {"if_statement": "condition", "elif_clause": "condition", "while_statement": "condition",
+                     "for_statement": "right", "with_statement": None, "try_statement": None}
+
+
+_TOKEN = re.compile(r"[A-Za-z_]\w*|\d+\.?\d*|==|!=|<=|>=|\*\*|//|->|\S")
+
+
+def _tokens(text: str, names: set[str]) -> list[str]:
+    return ["<moved>" if t in names else t for t in _TOKEN.findall(text)]
+
+
+def _statements(table, qualified_name: str, names: set[str]) -> list[list[str]] | None:
+    """The statements of a Python definition's body as token lists (a compound statement as
+    its header), comments aside, with the names in ``names`` written ``<moved>``."""
+    if table is None or table.tree is None:
+        return None
+    definition = next((d for d in table.definitions if d.qualified_name == qualified_name), None)
+    body = _body_node(definition.node) if definition is not None else None
+    if body is None:
+        return None
+    found = []
+    stack = list(reversed(body.named_children))
+    while stack:
+        node = stack.pop()
+        if node.type == "comment":
+            continue
+        if node.type in _COMPOUND_HEADERS or node.type in ("else_clause", "except_clause", "finally_clause", "block"):
+            field_name = _COMPOUND_HEADERS.get(node.type)
+            header = node.child_by_field_name(field_name) if field_name else None
+            found.append([node.type, *(_tokens(header.text.decode("utf-8", errors="replace"), names)
+                                       if header is not None else [])])
+            stack.extend(reversed([c for c in node.named_children if c is not header]))
+            continue
+        found.append(_tokens(node.text.decode("utf-8", errors="replace"), names))
+    return found
+
+
+def _substituted(tokens: list[str], bound: dict[str, list[str]]) -> list[str]:
+    """``tokens`` with each parameter read (not an attribute, not a keyword's name) written as its argument."""
+    out: list[str] = []
+    for i, token in enumerate(tokens):
+        keyword = i + 1 < len(tokens) and tokens[i + 1] == "="
+        if token in bound and (i == 0 or tokens[i - 1] != ".") and not keyword:
+            out.extend(bound[token])
+        else:
+            out.append(token)
+    return out
+
+
+def extraction_only(old_table, new_table, helper_table, move: Move, moves: list[Move]) -> bool:
+    """True when a Python definition's old body is, statement for statement, its new body and
+    the body of the helper ``move`` extracted it into — the helper's parameters standing for
+    the arguments the call passes (``ctx.eps`` for ``eps``) — but for the glue: the statements
+    that call the helper and the ``return`` statements (what the helper hands back, what the
+    definition returns). Names of definitions the same commit moves count as equal."""
+    names = {re.split(r"::|\.", key[1])[-1] for m in moves for key in (m.old, m.new)}
+    qualified = move.old[1]
+    old = _statements(old_table, qualified, names)
+    new = _statements(new_table, qualified, names)
+    helper = _statements(helper_table, move.new[1], names)
+    if not old or new is None or not helper:
+        return False
+    bound = {name: _TOKEN.findall(text)
+             for name, text in _bound_arguments(new_table, qualified, helper_table, move.new[1]).items()}
+    helper = [_substituted(statement, bound) for statement in helper]
+    old_set, new_set = Counter(map(" ".join, old)), Counter(map(" ".join, new)) + Counter(map(" ".join, helper))
+    glue = {" ".join(statement) for statement in new if "<moved>" in statement
+            and statement[statement.index("<moved>") + 1:statement.index("<moved>") + 2] == ["("]}
+    return all(s.startswith("return") for s in old_set - new_set) \
+        and all(s.startswith("return") or s in glue for s in new_set - old_set)
+
+
+def _definition_node(table, qualified_name: str):
+    definition = next((d for d in table.definitions if d.qualified_name == qualified_name), None) \
+        if table is not None and table.tree is not None else None
+    node = definition.node if definition is not None else None
+    return node.child_by_field_name("definition") if node is not None and node.type == "decorated_definition" else node
+
+
+def _bound_arguments(caller_table, caller: str, helper_table, helper: str) -> dict[str, str]:
+    """helper parameter -> the argument text (without whitespace) the caller's one call of the
+    helper passes it, for the parameters bound to something else than their own name."""
+    caller_node, helper_node = _definition_node(caller_table, caller), _definition_node(helper_table, helper)
+    if caller_node is None or helper_node is None or helper_node.child_by_field_name("parameters") is None:
+        return {}
+    bare = re.split(r"::|\.", helper)[-1]
+    calls, stack = [], [caller_node]
+    while stack:
+        node = stack.pop()
+        if node.type == "call" and node.child_by_field_name("function") is not None \
+                and node.child_by_field_name("function").text.decode(errors="replace") == bare:
+            calls.append(node)
+        stack.extend(node.named_children)
+    if len(calls) != 1 or calls[0].child_by_field_name("arguments") is None:
+        return {}
+    parameters = []
+    for parameter in helper_node.child_by_field_name("parameters").named_children:
+        name = parameter if parameter.type == "identifier" else parameter.child_by_field_name("name") \
+            or next((c for c in parameter.named_children if c.type == "identifier"), None)
+        if name is not None:
+            parameters.append(name.text.decode(errors="replace"))
+    bound: dict[str, str] = {}
+    position = 0
+    for argument in calls[0].child_by_field_name("arguments").named_children:
+        if argument.type == "keyword_argument":
+            key, value = argument.child_by_field_name("name"), argument.child_by_field_name("value")
+            if key is not None and value is not None:
+                bound[key.text.decode(errors="replace")] = "".join(value.text.decode(errors="replace").split())
+        elif argument.type not in ("list_splat", "dictionary_splat", "comment") and position < len(parameters):
+            bound[parameters[position]] = "".join(argument.text.decode(errors="replace").split())
+            position += 1
+    return {name: text for name, text in bound.items() if name != text}
+
+
+def _raw_calls(table, qualified_name: str) -> list[str]:
+    """The source lines of a definition as they are (no names rewritten)."""
+    if table is None or table.tree is None:
+        return []
+    definition = next((d for d in table.definitions if d.qualified_name == qualified_name), None)
+    if definition is None:
+        return []
+    lines = table.source.decode("utf-8", errors="replace").splitlines()
+    return lines[definition.start_line - 1:definition.end_line]

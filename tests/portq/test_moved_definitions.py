@@ -1,0 +1,324 @@
+"""A ported definition that upstream moves — renamed in place, carried into
+another file when a module is split, or extracted into a helper its old owner
+now calls — keeps its identity (rule ``moved-definition``): later changes to
+the moved body are the port's, never a silent not-ported, and the move itself
+is visible ("anchor lost at SHA: SYMBOL moved to PATH::NAME?")."""
+from __future__ import annotations
+
+from portq.core.model import FLAGGED, NOT_APPLICABLE, REAL_GAP
+from tests.portq.fixtures import CommitSpec
+from tests.portq.golden.pipeline import classify_history
+
+MATRIX = """\
+[[row]]
+id       = "NORM"
+title    = "Row normalisation"
+upstream = "vllm"
+paths    = ["ops/*.py", "ops/utils/*.py"]
+tree     = ["kernels/"]
+tests    = ["tests/"]
+"""
+
+KERNEL = '''\
+@triton.jit
+def {name}(x_ptr, w_ptr, y_ptr, n_cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < n_cols
+    x = tl.load(x_ptr + row * n_cols + cols, mask=mask, other=0.0)
+    w = tl.load(w_ptr + cols, mask=mask, other=0.0)
+    rms = tl.sqrt(tl.sum(x * x, axis=0) / n_cols)
+    tl.store(y_ptr + row * n_cols + cols, {value}, mask=mask)
+'''
+
+WRAPPER = '''\
+def norm(x, w):
+    y = torch.empty_like(x)
+    n_rows, n_cols = x.shape
+    {name}[(n_rows,)](x, w, y, n_cols, BLOCK=triton.next_power_of_2(n_cols))
+    return y
+'''
+
+HEADER = "import torch\nimport triton\nimport triton.language as tl\n\n\n"
+
+
+def norm_module(name="_norm_fwd", value="x / rms * w"):
+    return HEADER + KERNEL.format(name=name, value=value) + "\n\n" + WRAPPER.format(name=name)
+
+
+TREE = {
+    "kernels/rownorm.py": '''\
+import torch
+import triton
+import triton.language as tl
+
+
+# portq: ports vllm:ops/norm.py::_norm_fwd
+@triton.jit
+def row_norm_kernel(x_ptr, w_ptr, y_ptr, n_cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < n_cols
+    x = tl.load(x_ptr + row * n_cols + cols, mask=mask, other=0.0)
+    w = tl.load(w_ptr + cols, mask=mask, other=0.0)
+    rms = tl.sqrt(tl.sum(x * x, axis=0) / n_cols)
+    tl.store(y_ptr + row * n_cols + cols, x / rms * w, mask=mask)
+
+
+# portq: ports vllm:ops/norm.py::norm
+def row_norm(x, w):
+    y = torch.empty_like(x)
+    n_rows, n_cols = x.shape
+    row_norm_kernel[(n_rows,)](x, w, y, n_cols, BLOCK=triton.next_power_of_2(n_cols))
+    return y
+''',
+    "engine/model.py": "from kernels.rownorm import row_norm\n\n\ndef run(x, w):\n    return row_norm(x, w)\n",
+}
+
+
+def _symbol(verdict, name):
+    return next(s for s in verdict.symbols if s.symbol == name)
+
+
+def test_a_renamed_kernel_with_the_same_body_is_followed_and_the_lost_anchor_is_shown(tmp_path):
+    renamed = norm_module("_norm_fwd_kernel")
+    verdicts, shas = classify_history(tmp_path, [
+        CommitSpec("base", files={"ops/norm.py": norm_module()}),
+        CommitSpec("rename the kernel", files={"ops/norm.py": renamed}),
+        CommitSpec("fix the mask", files={"ops/norm.py": renamed.replace("mask=mask)\n", "mask=mask & (row >= 0))\n")}),
+    ], TREE, matrix=MATRIX)
+    move = verdicts[1]
+    old = _symbol(move, "_norm_fwd")
+    assert old.verdict == NOT_APPLICABLE and old.justification == "cosmetic", old.reason
+    assert "moved-definition" in old.rules
+    lost = [e for e in old.evidence if e.kind == "anchor-lost"]
+    assert lost and lost[0].message == f"anchor lost at {shas[1][:10]}: _norm_fwd moved to ops/norm.py::_norm_fwd_kernel?"
+    assert move.verdict != REAL_GAP
+    later = _symbol(verdicts[2], "_norm_fwd_kernel")
+    assert later.verdict in FLAGGED and "moved-definition" in later.rules, later.reason
+    assert "_norm_fwd" in later.reason and later.ports
+
+
+def test_definitions_carried_into_new_files_when_a_module_is_split_stay_ported(tmp_path):
+    helpers = '''\
+import torch
+
+
+def device_count():
+    props = torch.cuda.get_device_properties(0)
+    return props.multi_processor_count
+
+
+def cast_inputs(fn):
+    def wrapped(*args):
+        return fn(*[a.float() for a in args])
+    return wrapped
+'''
+    device = "import torch\n\n\ndef device_count():\n    props = torch.cuda.get_device_properties(0)\n" \
+             "    return props.multi_processor_count\n"
+    decorators = "def cast_inputs(fn):\n    def wrapped(*args):\n        return fn(*[a.float() for a in args])\n" \
+                 "    return wrapped\n"
+    tree = {**TREE, "kernels/settings.py": '''\
+import torch
+
+
+# portq: ports vllm:ops/utils.py::device_count
+def sm_count():
+    props = torch.cuda.get_device_properties(0)
+    return props.multi_processor_count
+
+
+# portq: ports vllm:ops/utils.py::cast_inputs
+def upcast(fn):
+    def wrapped(*args):
+        return fn(*[a.float() for a in args])
+    return wrapped
+''', "engine/setup.py": "from kernels.settings import sm_count, upcast\n\n\ndef plan():\n    return upcast(sm_count)()\n"}
+    verdicts, shas = classify_history(tmp_path, [
+        CommitSpec("base", files={"ops/norm.py": norm_module(), "ops/utils.py": helpers}),
+        CommitSpec("split utils", files={"ops/utils.py": None, "ops/utils/_device.py": device,
+                                         "ops/utils/_decorators.py": decorators}),
+        CommitSpec("xpu", files={"ops/utils/_decorators.py": decorators.replace("a.float()", "a.to(torch.float32)")}),
+        CommitSpec("fewer SMs", files={"ops/utils/_device.py": device.replace("multi_processor_count",
+                                                                              "multi_processor_count // 2")}),
+    ], tree, matrix=MATRIX)
+    assert verdicts[1].verdict == NOT_APPLICABLE, verdicts[1].reason
+    moved = next(s for s in verdicts[1].symbols if s.symbol == "cast_inputs" and s.change == "removed")
+    assert any(e.message.endswith("cast_inputs moved to ops/utils/_decorators.py::cast_inputs?") for e in moved.evidence)
+    nested = _symbol(verdicts[2], "cast_inputs.wrapped")  # what moved with its definition moved too
+    assert nested.verdict in FLAGGED and "moved-definition" in nested.rules, nested.reason
+    assert _symbol(verdicts[3], "device_count").verdict in FLAGGED  # the file git paired as the rename
+
+
+def test_a_body_extracted_into_a_helper_the_ported_method_calls_carries_the_port(tmp_path):
+    method = '''\
+
+
+class NormFunction(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, w):
+        y = torch.empty_like(x)
+        n_rows, n_cols = x.shape
+        block = triton.next_power_of_2(n_cols)
+        num_warps = 4 if block < 2048 else 8
+        _norm_fwd[(n_rows,)](x, w, y, n_cols, BLOCK=block, num_warps=num_warps)
+        ctx.save_for_backward(x, w)
+        return y
+'''
+    extracted = '''\
+
+
+def norm_forward(x, w):
+    y = torch.empty_like(x)
+    n_rows, n_cols = x.shape
+    block = triton.next_power_of_2(n_cols)
+    num_warps = 4 if block < 2048 else 8
+    _norm_fwd[(n_rows,)](x, w, y, n_cols, BLOCK=block, num_warps=num_warps)
+    return y
+
+
+class NormFunction(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, w):
+        y = norm_forward(x, w)
+        ctx.save_for_backward(x, w)
+        return y
+'''
+    base = norm_module() + method
+    after = norm_module() + extracted
+    tree = {**TREE, "kernels/fn.py": '''\
+import torch
+
+from kernels.rownorm import row_norm_kernel
+
+
+class RowNorm(torch.autograd.Function):
+    # portq: ports vllm:ops/norm.py::NormFunction.forward
+    @staticmethod
+    def forward(ctx, x, w):
+        y = torch.empty_like(x)
+        n_rows, n_cols = x.shape
+        row_norm_kernel[(n_rows,)](x, w, y, n_cols, BLOCK=1024, num_warps=4)
+        ctx.save_for_backward(x, w)
+        return y
+''', "engine/train.py": "from kernels.fn import RowNorm\n\n\ndef step(x, w):\n    return RowNorm.apply(x, w)\n"}
+    verdicts, _ = classify_history(tmp_path, [
+        CommitSpec("base", files={"ops/norm.py": base}),
+        CommitSpec("extract the forward", files={"ops/norm.py": after}),
+        CommitSpec("more warps", files={"ops/norm.py": after.replace("4 if block < 2048 else 8", "8 if block < 2048 else 16")}),
+    ], tree, matrix=MATRIX)
+    assert verdicts[1].verdict == NOT_APPLICABLE, verdicts[1].reason  # the extraction itself changes nothing
+    method = _symbol(verdicts[1], "NormFunction.forward")
+    assert method.justification == "cosmetic" and "moved-definition" in method.rules, method.reason
+    helper = _symbol(verdicts[2], "norm_forward")
+    assert helper.verdict in FLAGGED and "moved-definition" in helper.rules, helper.reason
+    assert "NormFunction.forward" in helper.reason
+
+
+def test_an_unrelated_new_function_is_not_taken_for_a_moved_port(tmp_path):
+    other = "\n\ndef norm_backward(dy, x, w):\n    dx = torch.empty_like(dy)\n    return dx * w\n"
+    verdicts, _ = classify_history(tmp_path, [
+        CommitSpec("base", files={"ops/norm.py": norm_module()}),
+        CommitSpec("add a backward", files={"ops/norm.py": norm_module() + other}),
+        CommitSpec("change it", files={"ops/norm.py": norm_module() + other.replace("dx * w", "dx * w * 2")}),
+    ], TREE, matrix=MATRIX)
+    assert verdicts[2].verdict == NOT_APPLICABLE and verdicts[2].justification == "not-ported"
+
+
+def _portq(tmp_path, *args) -> str:
+    import contextlib
+    import io
+
+    from portq.cli import main
+
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        code = main([*args, "--upstream", f"vllm={tmp_path / 'upstream'}", "--tree", str(tmp_path / "tree"),
+                     "--matrix", str(tmp_path / "matrix.toml"), "--ledger", str(tmp_path / "ledger" / "ledger.sqlite")])
+    assert code == 0
+    return printed.getvalue()
+
+
+def test_a_lost_anchor_is_named_by_the_scan_and_by_portq_matrix_until_the_anchor_follows(tmp_path):
+    import json
+
+    verdicts, shas = classify_history(tmp_path, [
+        CommitSpec("base", files={"ops/norm.py": norm_module()}),
+        CommitSpec("rename the kernel", files={"ops/norm.py": norm_module("_norm_fwd_kernel")}),
+    ], TREE, matrix=MATRIX)
+    line = f"anchor lost at {shas[1][:10]}: _norm_fwd moved to ops/norm.py::_norm_fwd_kernel?"
+    assert line in _portq(tmp_path, "scan", f"{shas[0][:12]}..{shas[1][:12]}")
+    problems = json.loads(_portq(tmp_path, "matrix", "--json"))["problems"]
+    lost = [p for p in problems if p["kind"] == "anchor-lost"]
+    assert [(p["file"], p["line"], p["detail"]) for p in lost] == [("kernels/rownorm.py", 6, line)]
+    shown = _portq(tmp_path, "matrix")
+    assert line in shown, shown
+    anchored = (tmp_path / "tree" / "kernels" / "rownorm.py")
+    anchored.write_text(anchored.read_text().replace("ops/norm.py::_norm_fwd\n", "ops/norm.py::_norm_fwd_kernel\n"))
+    assert not [p for p in json.loads(_portq(tmp_path, "matrix", "--json"))["problems"] if p["kind"] == "anchor-lost"]
+
+
+def test_imports_that_follow_a_renamed_kernel_change_nothing(tmp_path):
+    launcher = "from .norm import _norm_fwd\n\n\ndef launch(x, y, w):\n    _norm_fwd[(1,)](x, w, y, 8, BLOCK=8)\n"
+    tree = {**TREE, "kernels/launch.py": "from kernels.rownorm import row_norm_kernel\n\n\n"
+                                         "# portq: ports vllm:ops/launch.py::launch\n"
+                                         "def launch(x, y, w):\n    row_norm_kernel[(1,)](x, w, y, 8, BLOCK=8)\n"}
+    verdicts, _ = classify_history(tmp_path, [
+        CommitSpec("base", files={"ops/norm.py": norm_module(), "ops/launch.py": launcher}),
+        CommitSpec("rename the kernel", files={"ops/norm.py": norm_module("_norm_fwd_kernel"),
+                                               "ops/launch.py": launcher.replace("_norm_fwd", "_norm_fwd_kernel")}),
+    ], tree, matrix=MATRIX)
+    assert verdicts[1].verdict == NOT_APPLICABLE, verdicts[1].reason
+    imports = next(s for s in verdicts[1].symbols if s.path == "ops/launch.py" and s.symbol == "<toplevel>")
+    assert imports.justification == "cosmetic" and "moved-definition" in imports.rules, imports.reason
+
+
+def test_an_extraction_whose_helper_takes_what_the_method_read_from_its_context_changes_nothing():
+    from portq.classifier.moves import Move, extraction_only
+    from portq.language.symbols import symbol_table
+
+    before = symbol_table(b'''\
+class Op:
+    def backward(ctx, dy):
+        x, w = ctx.saved_tensors
+        dx = torch.empty_like(dy)
+        _bwd[(ctx.rows,)](dy, x, w, dx, BLOCK=ctx.block, num_warps=ctx.warps)
+        return dx, None
+''', "ops/op.py")
+    after = symbol_table(b'''\
+def op_backward(dy, x, w, rows, block, warps):
+    dx = torch.empty_like(dy)
+    _bwd[(rows,)](dy, x, w, dx, BLOCK=block, num_warps=warps)
+    return dx
+
+
+class Op:
+    def backward(ctx, dy):
+        x, w = ctx.saved_tensors
+        dx = op_backward(dy, x, w, ctx.rows, ctx.block, ctx.warps)
+        return dx, None
+''', "ops/op.py")
+    move = Move(2, "0" * 40, ("ops/op.py", "Op.backward"), ("ops/op.py", "Op.backward"), ("ops/op.py", "op_backward"),
+                "extracted", False)
+    assert extraction_only(before, after, after, move, [move])
+    changed = symbol_table(after.source.replace(b"num_warps=warps", b"num_warps=2 * warps"), "ops/op.py")
+    assert not extraction_only(before, changed, changed, move, [move])
+
+
+def test_a_cpp_helper_moved_to_a_new_header_with_the_include_that_follows_it_changes_nothing(tmp_path):
+    helper = "template <typename T>\n__device__ void apply_mask(T &t, int n) {\n    for (int i = n; i < 8; ++i) { t[i] = -1; }\n}\n"
+    kernel = "#pragma once\n#include \"softmax.h\"\n\ntemplate <typename T>\n__global__ void fwd(T *x, int n) {\n" \
+             "    apply_mask(x, n);\n}\n"
+    tree = {"kernels/fwd.cuh": "// portq: ports vllm:ops/softmax.h::apply_mask\ntemplate <typename T>\n"
+                               "__device__ void mask_tail(T &t, int n) {\n    for (int i = n; i < 8; ++i) { t[i] = -1; }\n}\n\n"
+                               "// portq: ports vllm:ops/fwd.h::fwd\ntemplate <typename T>\n__global__ void fwd(T *x, int n) {\n"
+                               "    mask_tail(x, n);\n}\n",
+            "engine/run.cu": "#include \"kernels/fwd.cuh\"\nvoid run(float *x, int n) {\n    fwd<<<1, 32>>>(x, n);\n}\n"}
+    matrix = MATRIX.replace('"ops/*.py", "ops/utils/*.py"', '"ops/*.h"')
+    verdicts, _ = classify_history(tmp_path, [
+        CommitSpec("base", files={"ops/softmax.h": "#pragma once\n" + helper, "ops/fwd.h": kernel}),
+        CommitSpec("masks get their own header", files={"ops/softmax.h": "#pragma once\n", "ops/mask.h": "#pragma once\n" + helper,
+                                                       "ops/fwd.h": kernel.replace('#include "softmax.h"',
+                                                                                   '#include "softmax.h"\n#include "mask.h"')}),
+    ], tree, matrix=matrix)
+    assert verdicts[1].verdict == NOT_APPLICABLE, verdicts[1].reason
