@@ -1,0 +1,1 @@
+"""The decoder's feed-forward layers of the training and serving engine."""
