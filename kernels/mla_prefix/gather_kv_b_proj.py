@@ -213,7 +213,7 @@ def _expand_tile(
     ChunkK: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_ROWS: tl.constexpr,
     PER_ROW_SCALE: tl.constexpr, NO_SCALE: tl.constexpr, FP8_DOT: tl.constexpr,
     INTERPRETER: tl.constexpr, WARP_SPECIALIZE: tl.constexpr, WRITE_OUTPUTS: tl.constexpr,
-    WEIGHT_TMA: tl.constexpr, STORE_TMA: tl.constexpr,
+    WEIGHT_TMA: tl.constexpr, STORE_TMA: tl.constexpr, FLATTEN: tl.constexpr,
 ):
     """One tile: ChunkK output rows x BLOCK_N weight rows of one head."""
     HEAD_ROWS: tl.constexpr = QkNopeHeadDim + VHeadDim
@@ -223,7 +223,17 @@ def _expand_tile(
     row_start = row_tile * ChunkK
     head = col_tile // TILES_PER_HEAD
     col_start = (col_tile % TILES_PER_HEAD) * BLOCK_N
-    if row_start < end_valid_row:
+    if FLATTEN:
+        # No branch around the tile (rows past the offsets are masked): the
+        # flattened loop nest then keeps the K loop one level under the tile loop.
+        _expand_rows(row_start, head, col_start, batch_size, first_valid_row, end_valid_row, ks,
+                     k_buffer, kv_indptr, kv_indices, kv_prefix_sum_context_lens,
+                     kv_proj_weight, kv_proj_scale, k_prefix, v_prefix, k_desc, v_desc,
+                     num_pages, kv_indices_len, batch_search_steps, TpNumHeads, index_flag, TRAP,
+                     KBlockSize, QkNopeHeadDim, VHeadDim, KV_CDim, KV_PeDim,
+                     ChunkK, BLOCK_N, BLOCK_K, PER_ROW_SCALE, NO_SCALE, FP8_DOT, INTERPRETER,
+                     WARP_SPECIALIZE, WRITE_OUTPUTS, WEIGHT_TMA, STORE_TMA)
+    elif row_start < end_valid_row:
         _expand_rows(row_start, head, col_start, batch_size, first_valid_row, end_valid_row, ks,
                      k_buffer, kv_indptr, kv_indices, kv_prefix_sum_context_lens,
                      kv_proj_weight, kv_proj_scale, k_prefix, v_prefix, k_desc, v_desc,
@@ -363,9 +373,12 @@ def _gather_kv_b_proj_kernel(
     PER_ROW_SCALE: tl.constexpr, NO_SCALE: tl.constexpr, GRID_STRIDE: tl.constexpr,
     FP8_DOT: tl.constexpr, INTERPRETER: tl.constexpr, WARP_SPECIALIZE: tl.constexpr,
     WRITE_OUTPUTS: tl.constexpr, WEIGHT_TMA: tl.constexpr, STORE_TMA: tl.constexpr,
+    FLATTEN: tl.constexpr,
 ):
     """Expand (ChunkK rows x BLOCK_N weight rows) tiles: one per program, or
-    a grid-stride walk over all of them when ``GRID_STRIDE``."""
+    a grid-stride walk over all of them when ``GRID_STRIDE`` (``FLATTEN``: the
+    tile loop and the K loop flattened into one software-pipelined loop, so the
+    next tile's first loads are issued under this tile's last MMAs and epilogue)."""
     if k_buffer.dtype.element_ty == tl.bfloat16:
         ks = 1.0
     else:
@@ -377,7 +390,7 @@ def _gather_kv_b_proj_kernel(
     TILES_PER_HEAD: tl.constexpr = (QkNopeHeadDim + VHeadDim + BLOCK_N - 1) // BLOCK_N
     num_items = tl.cdiv(total_kv, ChunkK) * (TpNumHeads * TILES_PER_HEAD)
     if GRID_STRIDE:
-        for item in range(tl.program_id(0), num_items, tl.num_programs(0)):
+        for item in tl.range(tl.program_id(0), num_items, tl.num_programs(0), flatten=FLATTEN):
             _expand_tile(item, batch_size, total_kv, first_valid_row, end_valid_row, ks,
                          k_buffer, kv_indptr, kv_indices, kv_prefix_sum_context_lens,
                          kv_proj_weight, kv_proj_scale, k_prefix, v_prefix, k_desc, v_desc,
@@ -385,7 +398,7 @@ def _gather_kv_b_proj_kernel(
                          KBlockSize, QkNopeHeadDim, VHeadDim, KV_CDim, KV_PeDim,
                          ChunkK, BLOCK_N, BLOCK_K, GROUP_ROWS,
                          PER_ROW_SCALE, NO_SCALE, FP8_DOT, INTERPRETER, WARP_SPECIALIZE, WRITE_OUTPUTS,
-                         WEIGHT_TMA, STORE_TMA)
+                         WEIGHT_TMA, STORE_TMA, FLATTEN)
     else:
         _expand_tile(tl.program_id(0), batch_size, total_kv, first_valid_row, end_valid_row, ks,
                      k_buffer, kv_indptr, kv_indices, kv_prefix_sum_context_lens,
@@ -394,7 +407,7 @@ def _gather_kv_b_proj_kernel(
                      KBlockSize, QkNopeHeadDim, VHeadDim, KV_CDim, KV_PeDim,
                      ChunkK, BLOCK_N, BLOCK_K, GROUP_ROWS,
                      PER_ROW_SCALE, NO_SCALE, FP8_DOT, INTERPRETER, WARP_SPECIALIZE, WRITE_OUTPUTS,
-                         WEIGHT_TMA, STORE_TMA)
+                     WEIGHT_TMA, STORE_TMA, False)
 
 
 @dataclass(frozen=True)
@@ -411,6 +424,13 @@ class TileConfig:
     """Row tiles visited together (rows fastest) for L2 reuse."""
     grid_stride: bool = False
     """Persistent grid striding over tiles instead of one program per tile."""
+    programs_per_sm: int = 2
+    """With ``grid_stride``: programs launched per SM (1 where only one is
+    resident, so that no program waits for another to finish)."""
+    flatten: bool = False
+    """With ``grid_stride``: the tile loop and the K loop flattened into one
+    software-pipelined loop (``tl.range(..., flatten=True)``), so a tile's
+    first loads overlap the previous tile's last MMAs and its epilogue."""
     fp8_dot: bool = False
     """fp8 x fp8 tensor-core operands when both the cache and the weight are
     fp8 (twice the bf16 rate; see the module docstring for its accumulation);
@@ -440,7 +460,8 @@ class TileConfig:
         """Short label for tables and test ids."""
         return (f"T{self.chunk_k}xN{self.block_n}xK{self.block_k} g{self.group_rows} "
                 f"w{self.num_warps}s{self.num_stages}"
-                + (" persistent" if self.grid_stride else "") + (" fp8dot" if self.fp8_dot else "")
+                + (f" persistent{self.programs_per_sm}" if self.grid_stride else "")
+                + (" flat" if self.grid_stride and self.flatten else "") + (" fp8dot" if self.fp8_dot else "")
                 + (" ws" if self.warp_specialize else "") + ("" if self.write_outputs else " no-stores")
                 + (f" promote{self.fp8_promote_k}" if self.fp8_dot and self.fp8_promote_k != 32 else "")
                 + (" tmaW" if self.weight_tma else "") + (" tmaKV" if self.store_tma else ""))
@@ -451,6 +472,7 @@ class TileConfig:
         if SCALE_BLOCK % self.block_k:
             check.fail("TileConfig.block_k", f"a divisor of {SCALE_BLOCK}", self.block_k)
         check.integer("TileConfig.group_rows", self.group_rows, minimum=1)
+        check.integer("TileConfig.programs_per_sm", self.programs_per_sm, minimum=1)
 
 
 INTERPRETER_CONFIG = TileConfig(chunk_k=32, block_n=128, block_k=128, group_rows=4,
@@ -518,6 +540,17 @@ GPU_CANDIDATE_CONFIGS = (
     GPU_FP8_PER_INSTRUCTION_CONFIG,
     GPU_FP8_CONFIG,
     GPU_FP8_POINTER_CONFIG,
+    # The persistent grid over the TMA tiles: one program per SM for the
+    # 128x256 tile (one is resident), two for the 64x256 and 64x128 tiles, and
+    # the same with the tile loop and the K loop flattened into one pipeline.
+    dataclasses.replace(GPU_CONFIG, grid_stride=True, programs_per_sm=1),
+    dataclasses.replace(GPU_CONFIG, grid_stride=True, programs_per_sm=2),
+    dataclasses.replace(GPU_CONFIG, grid_stride=True, programs_per_sm=1, flatten=True),
+    TileConfig(chunk_k=64, block_n=256, block_k=64, group_rows=32, num_warps=4, num_stages=3,
+               store_tma=True, grid_stride=True, programs_per_sm=2),
+    dataclasses.replace(GPU_FP8_CONFIG, grid_stride=True, programs_per_sm=2),
+    dataclasses.replace(GPU_FP8_CONFIG, grid_stride=True, programs_per_sm=3),
+    dataclasses.replace(GPU_FP8_CONFIG, grid_stride=True, programs_per_sm=2, flatten=True),
 )
 """The unscaled/per-row-scale variants the benchmark sweeps and the GPU tests
 check (the defaults are among them)."""
@@ -542,8 +575,8 @@ def default_config(device: torch.device, scale_mode: str = "none",
 
 
 def launch_grid(num_tiles: int, config: TileConfig, device: torch.device) -> tuple[int]:
-    """One program per tile, or, for ``grid_stride``, two resident programs
-    per SM striding over the tiles (the tile list is sized from the token
+    """One program per tile, or, for ``grid_stride``, ``programs_per_sm``
+    programs per SM striding over the tiles (the tile list is sized from the token
     count, so either way the grid fills the device whether the tokens come
     from one long sequence or from hundreds of short ones)."""
     if not config.grid_stride:
@@ -552,7 +585,7 @@ def launch_grid(num_tiles: int, config: TileConfig, device: torch.device) -> tup
         sms = torch.cuda.get_device_properties(device).multi_processor_count
     else:
         sms = 4
-    return (max(1, min(num_tiles, 2 * sms)),)
+    return (max(1, min(num_tiles, config.programs_per_sm * sms)),)
 
 
 @dataclass(frozen=True)
@@ -756,6 +789,7 @@ def _launch(k_buffer, k_scale, kv_indptr, kv_indices, cu, kv_proj_weight, kv_pro
         FP8_DOT=config.fp8_promote_k if config.fp8_dot and fp8_operands else 0, INTERPRETER=_interpreting(),
         WARP_SPECIALIZE=config.warp_specialize, WRITE_OUTPUTS=config.write_outputs,
         WEIGHT_TMA=weight is not kv_proj_weight, STORE_TMA=store_tma,
+        FLATTEN=config.grid_stride and config.flatten,
         num_warps=config.num_warps, num_stages=config.num_stages,
     )
     check.after_launch("gather_kv_b_proj", flag, "kv_prefix_sum_context_lens, kv_indptr and kv_indices entries")
