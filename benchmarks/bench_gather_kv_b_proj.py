@@ -240,6 +240,35 @@ def measure_ceilings(time_ms):
     return dict(copy_tbs=copy_tbs, bf16_tflops=bf16_tflops, fp8_tflops=fp8_tflops)
 
 
+def op_shape_gemm(tokens, heads, time_ms):
+    """The matmul ceiling of one shape: a bare GEMM ``[T, R] x [R, H*(Dn+Dv)]``
+    into bf16, timed like the op. bf16 operands through ``torch.matmul``, and
+    fp8 operands through ``torch._scaled_mm`` (None where it does not run)."""
+    x = torch.randn(tokens, RANK, device="cuda", dtype=torch.bfloat16)
+    w = torch.randn(heads * (NOPE + VDIM), RANK, device="cuda", dtype=torch.bfloat16) * 0.05
+    bf16_ms = time_ms(lambda: x @ w.t())
+    fp8_ms = None
+    try:
+        x8, w8 = x.to(torch.float8_e4m3fn), w.to(torch.float8_e4m3fn)
+        one = torch.tensor(1.0, device="cuda")
+        fp8_ms = time_ms(lambda: torch._scaled_mm(x8, w8.t(), scale_a=one, scale_b=one,
+                                                  out_dtype=torch.bfloat16))
+    except Exception as exc:  # report, do not fail the run
+        print(f"fp8 GEMM of {tokens}x{heads} not measured: {exc}", file=sys.stderr)
+    return dict(bf16_ms=bf16_ms, fp8_ms=fp8_ms)
+
+
+def relevant(config, cache, weight):
+    """Whether the sweep times ``config`` on a row: fp8-operand tiles only
+    where cache and weight are both fp8 (elsewhere they run bf16 operands in
+    a tile made for fp8, measured 1.4-2x slower), and bf16-operand tiles there
+    only as the op's bf16 default (2x slower than fp8 operands)."""
+    from portq_kernels.mla_prefix.gather_kv_b_proj import GPU_CONFIG
+
+    fp8_pair = cache == weight == "fp8"
+    return config.fp8_dot == fp8_pair or config == GPU_CONFIG
+
+
 # ------------------------------------------------------------------ run
 
 def _warm_one(job):
@@ -271,7 +300,8 @@ def warm_compile(workers=12):
     import multiprocessing
 
     kinds = sorted({k for label, *_ in SHAPES for k in row_kinds(label)})
-    jobs = [(cache, w, s, i, 0) for cache, w, s in kinds for i in range(len(sweep_configs()))]
+    jobs = [(cache, w, s, i, 0) for cache, w, s in kinds for i, c in enumerate(sweep_configs())
+            if relevant(c, cache, w)]
     jobs += [(cache, w, s, 0, h) for cache, w, s in kinds for h in (12, 16)]
     ctx = multiprocessing.get_context("spawn")
     with concurrent.futures.ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
@@ -290,7 +320,7 @@ def _timed(fn, bench):
 
 def run(args):
     import triton
-    from _timing import time_gpu
+    from _timing import time_gpu, time_ratio
 
     from portq_kernels import validation
     from portq_kernels.mla_prefix.gather_kv_b_proj import gather_kv_b_proj, gather_kv_b_proj_with_config
@@ -323,6 +353,7 @@ def run(args):
           flush=True)
     results = dict(device=torch.cuda.get_device_name(), torch=torch.__version__, triton=triton.__version__,
                    ceilings=ceilings, configs=[config_name(c) for c in configs], rows=[], kernels={})
+    gemms = {}
     shapes = [s for s in SHAPES if not args.only or args.only in s[0]]
     bench = lambda fn: time_gpu(in_mode("record", fn), trials=args.trials).ms  # noqa: E731
     for label, batch, ctx, heads in shapes:
@@ -336,6 +367,8 @@ def run(args):
             sweep, errors, agreement, first = {}, {}, {}, None
             for c in configs:
                 name = config_name(c)
+                if not relevant(c, cache, weight):
+                    continue
                 k_out.fill_(7.0)
                 try:
                     handle = gather_kv_b_proj_with_config(*op_args, config=c)
@@ -359,7 +392,10 @@ def run(args):
                 if err:
                     errors[name] = err
             default = time_gpu(in_mode("assert", lambda: gather_kv_b_proj(*op_args)), trials=args.trials)
-            unchecked = time_gpu(in_mode("record", lambda: gather_kv_b_proj(*op_args)), trials=args.trials)
+            ratio = time_ratio(in_mode("assert", lambda: gather_kv_b_proj(*op_args)),
+                               in_mode("record", lambda: gather_kv_b_proj(*op_args)), trials=15)
+            if (t, heads) not in gemms:
+                gemms[(t, heads)] = op_shape_gemm(t, heads, lambda fn: time_gpu(fn, trials=args.trials).ms)
             torch_ms, _ = _timed(lambda: torch_path(p, k_out, v_out), bench)
             serial_ms = None
             if not args.skip_serial:
@@ -368,7 +404,8 @@ def run(args):
             row = dict(shape=label, batch=batch, ctx=ctx, heads=heads, cache=cache, weight=weight,
                        page_size=page_size, tokens=t, flops=flops, bytes=nbytes, torch_ms=torch_ms,
                        serial_ms=serial_ms, default_ms=default.ms, default_spread=default.spread(),
-                       unchecked_ms=unchecked.ms, sweep=sweep, errors=errors, agreement_with_first=agreement)
+                       unchecked_ms=ratio.b.ms, checked_ratio=ratio.median, checked_ratio_spread=ratio.spread(),
+                       gemm=gemms[(t, heads)], sweep=sweep, errors=errors, agreement_with_first=agreement)
             results["rows"].append(row)
             Path(args.json).write_text(json.dumps(results, indent=1))  # partial results survive a timeout
             timed = {k: v for k, v in sweep.items() if v}
@@ -408,7 +445,15 @@ def limiters(args):
                               ("no stores (epilogue traffic left out)", replace(base, write_outputs=False)),
                               ("K loop warp-specialized", replace(base, warp_specialize=True)),
                               ("4 pipeline stages", replace(base, num_stages=4)),
-                              ("persistent grid", replace(base, grid_stride=True)),
+                              ("persistent grid, 1 program per SM", replace(base, grid_stride=True, programs_per_sm=1)),
+                              ("persistent grid, 2 programs per SM", replace(base, grid_stride=True, programs_per_sm=2)),
+                              ("persistent grid, 1 per SM, tile and K loops flattened",
+                               replace(base, grid_stride=True, programs_per_sm=1, flatten=True)),
+                              ("persistent grid, 2 per SM, tile and K loops flattened",
+                               replace(base, grid_stride=True, programs_per_sm=2, flatten=True)),
+                              ("persistent grid, flattened, no stores",
+                               replace(base, grid_stride=True, programs_per_sm=1, flatten=True,
+                                       write_outputs=False)),
                               ("pointer loads and stores (no TMA)", replace(base, weight_tma=False, store_tma=False)),
                               ("TMA weight loads only", replace(base, store_tma=False))):
             def call(config=config):
@@ -426,21 +471,51 @@ def limiters(args):
             print(lines[-1], flush=True)
         del p, k_out, v_out
         torch.cuda.empty_cache()
+    gemm = op_shape_gemm(32000, 12, lambda fn: time_gpu(fn, trials=args.trials).ms)
+    flops, _ = traffic(32000, 12, "bf16")
+    for kind in ("bf16", "fp8"):
+        ms = gemm[f"{kind}_ms"]
+        if ms:
+            lines.append(f"| bare GEMM 32000 x 512 x 3072, {kind} operands | | `torch."
+                         + ("matmul" if kind == "bf16" else "_scaled_mm") + f"` | {ms:.4f} | | {flops / ms / 1e9:.0f} |")
+            print(lines[-1], flush=True)
     return lines
 
 
 # ------------------------------------------------------------------ report
 
+def gemm_ms(r):
+    """The bare GEMM of the row's own shape measured in the same run: bf16
+    operands, or the faster of fp8 and bf16 where cache and weight are both
+    fp8 (fp8 x fp8 operands are possible there)."""
+    gemm = r.get("gemm")
+    if not gemm:
+        return None
+    if r["cache"] == "fp8" and r.get("weight", "bf16") == "fp8" and gemm.get("fp8_ms"):
+        return min(gemm["fp8_ms"], gemm["bf16_ms"])
+    return gemm["bf16_ms"]
+
+
 def roofline_ms(r, ceil):
-    """max(FLOPs / matmul rate, bytes / copy bandwidth); the fp8 rate for rows
-    whose cache and weight are both fp8 (an fp8 x fp8 product is possible)."""
-    fp8 = r["cache"] == "fp8" and r.get("weight", "bf16") == "fp8" and ceil.get("fp8_tflops")
-    rate = ceil["fp8_tflops"] if fp8 else ceil["bf16_tflops"]
-    return max(r["flops"] / (rate * 1e9), r["bytes"] / (ceil["copy_tbs"] * 1e9))
+    """max(the same-shape GEMM, bytes / copy bandwidth); runs saved before the
+    same-shape GEMM was measured fall back to the 8192^3 matmul rate."""
+    gemm = gemm_ms(r)
+    if gemm is None:
+        fp8 = r["cache"] == "fp8" and r.get("weight", "bf16") == "fp8" and ceil.get("fp8_tflops")
+        gemm = r["flops"] / ((ceil["fp8_tflops"] if fp8 else ceil["bf16_tflops"]) * 1e9)
+    return max(gemm, r["bytes"] / (ceil["copy_tbs"] * 1e9))
 
 
 def _fmt(ms):
     return "fail" if ms is None else f"{ms:.4f}"
+
+
+def _best(r):
+    timed = {k: v for k, v in r["sweep"].items() if v}
+    if not timed:
+        return "n/a"
+    name = min(timed, key=timed.get)
+    return f"{timed[name]:.4f} (`{name}`)"
 
 
 def render(results) -> str:
@@ -450,49 +525,69 @@ def render(results) -> str:
         "",
         f"Reproduce: `{COMMAND}` (torch {results['torch']}, Triton {results['triton']}).",
         "",
-        f"Measured ceilings in the same run: device copy {ceil['copy_tbs']:.2f} TB/s (read+write, eager `copy_` loop), "
-        f"bf16 matmul {ceil['bf16_tflops']:.0f} TFLOP/s, fp8 matmul "
-        + (f"{ceil['fp8_tflops']:.0f}" if ceil.get("fp8_tflops") else "n/a") + " TFLOP/s (8192^3).",
+        f"Measured in the same run: device copy {ceil['copy_tbs']:.2f} TB/s (read+write, eager `copy_` loop); "
+        f"for reference, square 8192^3 matmuls at {ceil['bf16_tflops']:.0f} TFLOP/s (bf16) and "
+        + (f"{ceil['fp8_tflops']:.0f}" if ceil.get("fp8_tflops") else "n/a") + " TFLOP/s (fp8 `_scaled_mm`). "
+        "The ceiling each row is held to is not that square GEMM but a bare GEMM of the op's own shape, "
+        "`[tokens, 512] x [512, heads*(Dn+Dv)]` into bf16, timed the same way as the op (`GEMM ms`): "
+        "`torch.matmul` with bf16 operands, or the faster of that and `torch._scaled_mm` with fp8 operands "
+        "where cache and weight are both fp8.",
         "",
-        "`ours` is the op with the launch configuration it picks for the row's dtypes (`config`). "
-        "R=512, E=64, Dn=Dv=128, weight without scale. Roofline = max(FLOPs / matmul rate, bytes / copy "
-        "bandwidth) with the bf16 rate, or the fp8 rate where cache and weight are both fp8; `%roof` = "
-        "roofline time / our time. `torch` = gather + `torch.matmul` + copies (slot index and bf16 weight "
-        "precomputed); `serial` = upstream's pre-#4776 (sequence, head) serial chunk-loop geometry. "
-        "`ours` is the default wrapper (a bad index traps in the kernel, no host read); `default ÷ unchecked` divides it "
-        "by the same op in index mode `record`. Times are per launch: CUDA-graph replay of back-to-back "
-        "launches (about 3 ms, at least 5) after an L2 flush, median of 7 trials, fastest–slowest beside "
-        "it (`benchmarks/_timing.py`; the PyTorch path is an eager loop where it cannot be captured).",
+        "`ours` is the op's default wrapper with the launch configuration it picks for the row's dtypes "
+        "(`config`; a bad index traps in the kernel, no host read). R=512, E=64, Dn=Dv=128, weight without "
+        "scale. `ours ÷ GEMM` = our time over the same-shape GEMM's (1.00 would be a GEMM that also gathers "
+        "its rows and splits its output for free); `%roof` = max(GEMM, bytes / copy bandwidth) / our time. "
+        "`torch` = gather + `torch.matmul` + copies (slot index and bf16 weight precomputed), timed with the "
+        "same method as ours; `serial` = upstream's pre-#4776 (sequence, head) serial chunk-loop geometry. "
+        "`default ÷ unchecked` is the default wrapper over the same op in index mode `record`, timed "
+        "interleaved in one loop (15 trials, each replaying one graph of each, the order alternating; median "
+        "of the per-trial ratios, slowest–fastest beside it). Times are per launch: CUDA-graph replay of "
+        "back-to-back launches (about 3 ms, at least 5) after an L2 flush, median of 7 trials, "
+        "fastest–slowest beside it (`benchmarks/_timing.py`).",
         "",
         "| shape (BxL heads) | cache x weight | S | tokens | config | ours ms | min–max µs | TB/s | TFLOP/s "
-        "| roofline ms | %roof | torch ms | x torch | serial ms | x serial | best swept ms | default ÷ unchecked |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| GEMM ms | ours ÷ GEMM | %roof | torch ms | x torch | serial ms | x serial | best swept ms | "
+        "default ÷ unchecked (spread) |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in results["rows"]:
         weight = r.get("weight", "bf16")
         chosen = op_config_name(r["cache"], weight)
         ours = r.get("default_ms", r["sweep"].get(chosen))
         roof = roofline_ms(r, ceil)
-        timed = [v for v in r["sweep"].values() if v]
+        gemm = gemm_ms(r)
         serial = r["serial_ms"]
         if ours is None:
-            perf = "fail | n/a | n/a"
+            perf = "fail | n/a | n/a | n/a"
         else:
             perf = (f"{ours:.4f} | {r.get('default_spread', 'n/a')} | {r['bytes'] / ours / 1e9:.2f} | "
                     f"{r['flops'] / ours / 1e9:.0f}")
+        if r.get("checked_ratio"):
+            checked = f"{r['checked_ratio']:.3f}× ({r['checked_ratio_spread']})"
+        elif ours and r.get("unchecked_ms"):
+            checked = f"{ours / r['unchecked_ms']:.3f}×"
+        else:
+            checked = "n/a"
         lines.append(
             f"| {r['shape']} | {r['cache']} x {weight} | {r['page_size']} | {r['tokens']} | `{chosen}` | {perf} | "
-            f"{roof:.4f} | " + (f"{100 * roof / ours:.0f}%" if ours else "n/a") + " | "
+            + (f"{gemm:.4f} | {ours / gemm:.2f}" if gemm and ours else "n/a | n/a") + " | "
+            + (f"{100 * roof / ours:.0f}%" if ours else "n/a") + " | "
             f"{_fmt(r['torch_ms'])} | " + (f"{r['torch_ms'] / ours:.2f}" if ours and r["torch_ms"] else "n/a")
             + " | " + (f"{serial:.4f} | {serial / ours:.2f}" if serial and ours else "n/a | n/a")
-            + " | " + (f"{min(timed):.4f}" if timed else "n/a")
-            + " | " + (f"{ours / r['unchecked_ms']:.3f}×" if ours and r.get("unchecked_ms") else "n/a") + " |")
-    lines += ["", NOTES, "", "Tile configurations swept (median ms per shape; `fail` = did not compile or run):", "",
+            + " | " + _best(r) + " | " + checked + " |")
+    lines += ["", NOTES, "", "Tile configurations swept (median ms per shape; `fail` = did not compile or run; "
+              "`—` = not timed for these dtypes, see `relevant()`):", "",
               "| shape | cache x weight | S | " + " | ".join(results["configs"]) + " |",
               "|---|---|---|" + "---|" * len(results["configs"])]
     for r in results["rows"]:
+        cells = []
+        for c in results["configs"]:
+            if c not in r["sweep"]:
+                cells.append("—")
+            else:
+                cells.append(_fmt(r["sweep"][c]))
         lines.append(f"| {r['shape']} | {r['cache']} x {r.get('weight', 'bf16')} | {r['page_size']} | "
-                     + " | ".join(_fmt(r["sweep"].get(c)) for c in results["configs"]) + " |")
+                     + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
 
