@@ -430,7 +430,8 @@ def limiters(args):
     from _timing import time_gpu
 
     from portq_kernels import validation
-    from portq_kernels.mla_prefix.gather_kv_b_proj import default_config, gather_kv_b_proj_with_config
+    from portq_kernels.mla_prefix.gather_kv_b_proj import (GPU_FP8_TMA_CONFIG, GPU_TMA_CONFIG,
+                                                           gather_kv_b_proj_with_config)
 
     lines = ["| cache x weight | S | variant | ms | min–max µs | TFLOP/s |", "|---|---|---|---:|---:|---:|"]
     for cache, weight, page_size in (("bf16", "bf16", 64), ("fp8", "bf16", 64), ("fp8", "fp8", 1)):
@@ -439,9 +440,11 @@ def limiters(args):
         v_out = torch.empty(32000, 12, VDIM, device="cuda", dtype=torch.bfloat16)
         op_args = (p["k_buffer"], p["k_scale"], p["kv_indptr"], p["kv_indices"], p["cu"], p["weight"], None,
                    k_out, v_out)
-        base = default_config(torch.device("cuda"), "none", p["k_buffer"].dtype, p["weight"].dtype)
+        # The base is one program per tile with TMA boxes (the default before the
+        # persistent grid), so that each persistent variant is a row of its own.
+        base = GPU_FP8_TMA_CONFIG if cache == weight == "fp8" else GPU_TMA_CONFIG
         flops, _ = traffic(32000, 12, cache, weight)
-        for label, config in (("the op's configuration", base),
+        for label, config in (("one program per tile, TMA boxes (`" + base.name + "`)", base),
                               ("no stores (epilogue traffic left out)", replace(base, write_outputs=False)),
                               ("K loop warp-specialized", replace(base, warp_specialize=True)),
                               ("4 pipeline stages", replace(base, num_stages=4)),
