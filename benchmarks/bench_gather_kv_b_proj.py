@@ -548,6 +548,7 @@ def render(results) -> str:
         "back-to-back launches (about 3 ms, at least 5) after an L2 flush, median of 7 trials, "
         "fastest–slowest beside it (`benchmarks/_timing.py`).",
         "",
+        *([results["ours_note"], ""] if results.get("ours_note") else []),
         "| shape (BxL heads) | cache x weight | S | tokens | config | ours ms | min–max µs | TB/s | TFLOP/s "
         "| GEMM ms | ours ÷ GEMM | %roof | torch ms | x torch | serial ms | x serial | best swept ms | "
         "default ÷ unchecked (spread) |",
