@@ -11,6 +11,8 @@ is thus timed over about 120 back-to-back launches per trial; a kernel of
 milliseconds over ``min_launches``. Callables that
 cannot be captured (a PyTorch path that synchronises) are timed the same way
 as an eager loop of the same length, and say so (``Timing.method``).
+``time_ratio`` times two callables interleaved in one loop (checked ÷
+unchecked) and reports the median per-trial ratio with its spread.
 """
 from __future__ import annotations
 
@@ -105,3 +107,74 @@ def time_gpu(fn, *, trials: int = 7, trial_ms: float = 3.0, min_launches: int = 
                 fn()
     times = _trials(run, trials, launches)
     return Timing(statistics.median(times), min(times), max(times), launches, method)
+
+
+@dataclass(frozen=True)
+class Ratio:
+    """``a ÷ b`` per-launch time, from trials that time both back to back."""
+
+    median: float
+    lo: float
+    hi: float
+    a: Timing
+    b: Timing
+
+    def spread(self) -> str:
+        """``lo–hi`` of the per-trial ratios, for tables."""
+        return f"{self.lo:.3f}–{self.hi:.3f}"
+
+
+def _capture(fn, launches: int):
+    """A replay callable for ``launches`` calls of ``fn`` (a CUDA graph, or an
+    eager loop where capture fails) and its method label."""
+    try:
+        captured = torch.cuda.CUDAGraph()
+        stream = torch.cuda.Stream()
+        stream.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(stream):
+            fn()
+        torch.cuda.current_stream().wait_stream(stream)
+        with torch.cuda.graph(captured):
+            for _ in range(launches):
+                fn()
+        captured.replay()
+        torch.cuda.synchronize()
+        return captured.replay, f"graph of {launches}"
+    except RuntimeError:
+        torch.cuda.synchronize()
+
+        def run():
+            for _ in range(launches):
+                fn()
+        return run, f"eager loop of {launches}"
+
+
+def time_ratio(fn_a, fn_b, *, trials: int = 15, trial_ms: float = 3.0, min_launches: int = 5,
+               max_launches: int = 1000) -> Ratio:
+    """``fn_a`` ÷ ``fn_b`` timed interleaved: each trial flushes the L2 and
+    replays A's graph, then flushes and replays B's (the order alternating
+    between trials), so that clock and thermal drift fall on both alike. The
+    result is the median of the per-trial ratios with their fastest and
+    slowest beside it, and each side's own median timing."""
+    fn_a(), fn_b()
+    torch.cuda.synchronize()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    for _ in range(3):
+        fn_b()
+    end.record()
+    end.synchronize()
+    estimate = max(start.elapsed_time(end) / 3, 1e-3)
+    launches = int(min(max(trial_ms / estimate, min_launches), max_launches))
+    run_a, method = _capture(fn_a, launches)
+    run_b, _ = _capture(fn_b, launches)
+    times_a, times_b = [], []
+    for trial in range(trials):
+        pair = ((run_a, times_a), (run_b, times_b))
+        for run, times in (pair if trial % 2 == 0 else pair[::-1]):
+            times.extend(_trials(run, 1, launches))
+    ratios = [a / b for a, b in zip(times_a, times_b)]
+
+    def timing(times):
+        return Timing(statistics.median(times), min(times), max(times), launches, method)
+    return Ratio(statistics.median(ratios), min(ratios), max(ratios), timing(times_a), timing(times_b))

@@ -240,6 +240,35 @@ def measure_ceilings(time_ms):
     return dict(copy_tbs=copy_tbs, bf16_tflops=bf16_tflops, fp8_tflops=fp8_tflops)
 
 
+def op_shape_gemm(tokens, heads, time_ms):
+    """The matmul ceiling of one shape: a bare GEMM ``[T, R] x [R, H*(Dn+Dv)]``
+    into bf16, timed like the op. bf16 operands through ``torch.matmul``, and
+    fp8 operands through ``torch._scaled_mm`` (None where it does not run)."""
+    x = torch.randn(tokens, RANK, device="cuda", dtype=torch.bfloat16)
+    w = torch.randn(heads * (NOPE + VDIM), RANK, device="cuda", dtype=torch.bfloat16) * 0.05
+    bf16_ms = time_ms(lambda: x @ w.t())
+    fp8_ms = None
+    try:
+        x8, w8 = x.to(torch.float8_e4m3fn), w.to(torch.float8_e4m3fn)
+        one = torch.tensor(1.0, device="cuda")
+        fp8_ms = time_ms(lambda: torch._scaled_mm(x8, w8.t(), scale_a=one, scale_b=one,
+                                                  out_dtype=torch.bfloat16))
+    except Exception as exc:  # report, do not fail the run
+        print(f"fp8 GEMM of {tokens}x{heads} not measured: {exc}", file=sys.stderr)
+    return dict(bf16_ms=bf16_ms, fp8_ms=fp8_ms)
+
+
+def relevant(config, cache, weight):
+    """Whether the sweep times ``config`` on a row: fp8-operand tiles only
+    where cache and weight are both fp8 (elsewhere they run bf16 operands in
+    a tile made for fp8, measured 1.4-2x slower), and bf16-operand tiles there
+    only as the op's bf16 default (2x slower than fp8 operands)."""
+    from portq_kernels.mla_prefix.gather_kv_b_proj import GPU_CONFIG
+
+    fp8_pair = cache == weight == "fp8"
+    return config.fp8_dot == fp8_pair or config == GPU_CONFIG
+
+
 # ------------------------------------------------------------------ run
 
 def _warm_one(job):
@@ -271,7 +300,8 @@ def warm_compile(workers=12):
     import multiprocessing
 
     kinds = sorted({k for label, *_ in SHAPES for k in row_kinds(label)})
-    jobs = [(cache, w, s, i, 0) for cache, w, s in kinds for i in range(len(sweep_configs()))]
+    jobs = [(cache, w, s, i, 0) for cache, w, s in kinds for i, c in enumerate(sweep_configs())
+            if relevant(c, cache, w)]
     jobs += [(cache, w, s, 0, h) for cache, w, s in kinds for h in (12, 16)]
     ctx = multiprocessing.get_context("spawn")
     with concurrent.futures.ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
@@ -290,7 +320,7 @@ def _timed(fn, bench):
 
 def run(args):
     import triton
-    from _timing import time_gpu
+    from _timing import time_gpu, time_ratio
 
     from portq_kernels import validation
     from portq_kernels.mla_prefix.gather_kv_b_proj import gather_kv_b_proj, gather_kv_b_proj_with_config
@@ -323,6 +353,7 @@ def run(args):
           flush=True)
     results = dict(device=torch.cuda.get_device_name(), torch=torch.__version__, triton=triton.__version__,
                    ceilings=ceilings, configs=[config_name(c) for c in configs], rows=[], kernels={})
+    gemms = {}
     shapes = [s for s in SHAPES if not args.only or args.only in s[0]]
     bench = lambda fn: time_gpu(in_mode("record", fn), trials=args.trials).ms  # noqa: E731
     for label, batch, ctx, heads in shapes:
@@ -336,6 +367,8 @@ def run(args):
             sweep, errors, agreement, first = {}, {}, {}, None
             for c in configs:
                 name = config_name(c)
+                if not relevant(c, cache, weight):
+                    continue
                 k_out.fill_(7.0)
                 try:
                     handle = gather_kv_b_proj_with_config(*op_args, config=c)
@@ -359,7 +392,10 @@ def run(args):
                 if err:
                     errors[name] = err
             default = time_gpu(in_mode("assert", lambda: gather_kv_b_proj(*op_args)), trials=args.trials)
-            unchecked = time_gpu(in_mode("record", lambda: gather_kv_b_proj(*op_args)), trials=args.trials)
+            ratio = time_ratio(in_mode("assert", lambda: gather_kv_b_proj(*op_args)),
+                               in_mode("record", lambda: gather_kv_b_proj(*op_args)), trials=15)
+            if (t, heads) not in gemms:
+                gemms[(t, heads)] = op_shape_gemm(t, heads, lambda fn: time_gpu(fn, trials=args.trials).ms)
             torch_ms, _ = _timed(lambda: torch_path(p, k_out, v_out), bench)
             serial_ms = None
             if not args.skip_serial:
@@ -368,7 +404,8 @@ def run(args):
             row = dict(shape=label, batch=batch, ctx=ctx, heads=heads, cache=cache, weight=weight,
                        page_size=page_size, tokens=t, flops=flops, bytes=nbytes, torch_ms=torch_ms,
                        serial_ms=serial_ms, default_ms=default.ms, default_spread=default.spread(),
-                       unchecked_ms=unchecked.ms, sweep=sweep, errors=errors, agreement_with_first=agreement)
+                       unchecked_ms=ratio.b.ms, checked_ratio=ratio.median, checked_ratio_spread=ratio.spread(),
+                       gemm=gemms[(t, heads)], sweep=sweep, errors=errors, agreement_with_first=agreement)
             results["rows"].append(row)
             Path(args.json).write_text(json.dumps(results, indent=1))  # partial results survive a timeout
             timed = {k: v for k, v in sweep.items() if v}
@@ -393,7 +430,8 @@ def limiters(args):
     from _timing import time_gpu
 
     from portq_kernels import validation
-    from portq_kernels.mla_prefix.gather_kv_b_proj import default_config, gather_kv_b_proj_with_config
+    from portq_kernels.mla_prefix.gather_kv_b_proj import (GPU_FP8_TMA_CONFIG, GPU_TMA_CONFIG,
+                                                           gather_kv_b_proj_with_config)
 
     lines = ["| cache x weight | S | variant | ms | min–max µs | TFLOP/s |", "|---|---|---|---:|---:|---:|"]
     for cache, weight, page_size in (("bf16", "bf16", 64), ("fp8", "bf16", 64), ("fp8", "fp8", 1)):
@@ -402,13 +440,23 @@ def limiters(args):
         v_out = torch.empty(32000, 12, VDIM, device="cuda", dtype=torch.bfloat16)
         op_args = (p["k_buffer"], p["k_scale"], p["kv_indptr"], p["kv_indices"], p["cu"], p["weight"], None,
                    k_out, v_out)
-        base = default_config(torch.device("cuda"), "none", p["k_buffer"].dtype, p["weight"].dtype)
+        # The base is one program per tile with TMA boxes (the default before the
+        # persistent grid), so that each persistent variant is a row of its own.
+        base = GPU_FP8_TMA_CONFIG if cache == weight == "fp8" else GPU_TMA_CONFIG
         flops, _ = traffic(32000, 12, cache, weight)
-        for label, config in (("the op's configuration", base),
+        for label, config in (("one program per tile, TMA boxes (`" + base.name + "`)", base),
                               ("no stores (epilogue traffic left out)", replace(base, write_outputs=False)),
                               ("K loop warp-specialized", replace(base, warp_specialize=True)),
                               ("4 pipeline stages", replace(base, num_stages=4)),
-                              ("persistent grid", replace(base, grid_stride=True)),
+                              ("persistent grid, 1 program per SM", replace(base, grid_stride=True, programs_per_sm=1)),
+                              ("persistent grid, 2 programs per SM", replace(base, grid_stride=True, programs_per_sm=2)),
+                              ("persistent grid, 1 per SM, tile and K loops flattened",
+                               replace(base, grid_stride=True, programs_per_sm=1, flatten=True)),
+                              ("persistent grid, 2 per SM, tile and K loops flattened",
+                               replace(base, grid_stride=True, programs_per_sm=2, flatten=True)),
+                              ("persistent grid, flattened, no stores",
+                               replace(base, grid_stride=True, programs_per_sm=1, flatten=True,
+                                       write_outputs=False)),
                               ("pointer loads and stores (no TMA)", replace(base, weight_tma=False, store_tma=False)),
                               ("TMA weight loads only", replace(base, store_tma=False))):
             def call(config=config):
@@ -426,21 +474,51 @@ def limiters(args):
             print(lines[-1], flush=True)
         del p, k_out, v_out
         torch.cuda.empty_cache()
+    gemm = op_shape_gemm(32000, 12, lambda fn: time_gpu(fn, trials=args.trials).ms)
+    flops, _ = traffic(32000, 12, "bf16")
+    for kind in ("bf16", "fp8"):
+        ms = gemm[f"{kind}_ms"]
+        if ms:
+            lines.append(f"| bare GEMM 32000 x 512 x 3072, {kind} operands | | `torch."
+                         + ("matmul" if kind == "bf16" else "_scaled_mm") + f"` | {ms:.4f} | | {flops / ms / 1e9:.0f} |")
+            print(lines[-1], flush=True)
     return lines
 
 
 # ------------------------------------------------------------------ report
 
+def gemm_ms(r):
+    """The bare GEMM of the row's own shape measured in the same run: bf16
+    operands, or the faster of fp8 and bf16 where cache and weight are both
+    fp8 (fp8 x fp8 operands are possible there)."""
+    gemm = r.get("gemm")
+    if not gemm:
+        return None
+    if r["cache"] == "fp8" and r.get("weight", "bf16") == "fp8" and gemm.get("fp8_ms"):
+        return min(gemm["fp8_ms"], gemm["bf16_ms"])
+    return gemm["bf16_ms"]
+
+
 def roofline_ms(r, ceil):
-    """max(FLOPs / matmul rate, bytes / copy bandwidth); the fp8 rate for rows
-    whose cache and weight are both fp8 (an fp8 x fp8 product is possible)."""
-    fp8 = r["cache"] == "fp8" and r.get("weight", "bf16") == "fp8" and ceil.get("fp8_tflops")
-    rate = ceil["fp8_tflops"] if fp8 else ceil["bf16_tflops"]
-    return max(r["flops"] / (rate * 1e9), r["bytes"] / (ceil["copy_tbs"] * 1e9))
+    """max(the same-shape GEMM, bytes / copy bandwidth); runs saved before the
+    same-shape GEMM was measured fall back to the 8192^3 matmul rate."""
+    gemm = gemm_ms(r)
+    if gemm is None:
+        fp8 = r["cache"] == "fp8" and r.get("weight", "bf16") == "fp8" and ceil.get("fp8_tflops")
+        gemm = r["flops"] / ((ceil["fp8_tflops"] if fp8 else ceil["bf16_tflops"]) * 1e9)
+    return max(gemm, r["bytes"] / (ceil["copy_tbs"] * 1e9))
 
 
 def _fmt(ms):
     return "fail" if ms is None else f"{ms:.4f}"
+
+
+def _best(r):
+    timed = {k: v for k, v in r["sweep"].items() if v}
+    if not timed:
+        return "n/a"
+    name = min(timed, key=timed.get)
+    return f"{timed[name]:.4f} (`{name}`)"
 
 
 def render(results) -> str:
@@ -450,88 +528,99 @@ def render(results) -> str:
         "",
         f"Reproduce: `{COMMAND}` (torch {results['torch']}, Triton {results['triton']}).",
         "",
-        f"Measured ceilings in the same run: device copy {ceil['copy_tbs']:.2f} TB/s (read+write, eager `copy_` loop), "
-        f"bf16 matmul {ceil['bf16_tflops']:.0f} TFLOP/s, fp8 matmul "
-        + (f"{ceil['fp8_tflops']:.0f}" if ceil.get("fp8_tflops") else "n/a") + " TFLOP/s (8192^3).",
+        f"Measured in the same run: device copy {ceil['copy_tbs']:.2f} TB/s (read+write, eager `copy_` loop); "
+        f"for reference, square 8192^3 matmuls at {ceil['bf16_tflops']:.0f} TFLOP/s (bf16) and "
+        + (f"{ceil['fp8_tflops']:.0f}" if ceil.get("fp8_tflops") else "n/a") + " TFLOP/s (fp8 `_scaled_mm`). "
+        "The ceiling each row is held to is not that square GEMM but a bare GEMM of the op's own shape, "
+        "`[tokens, 512] x [512, heads*(Dn+Dv)]` into bf16, timed the same way as the op (`GEMM ms`): "
+        "`torch.matmul` with bf16 operands, or the faster of that and `torch._scaled_mm` with fp8 operands "
+        "where cache and weight are both fp8.",
         "",
-        "`ours` is the op with the launch configuration it picks for the row's dtypes (`config`). "
-        "R=512, E=64, Dn=Dv=128, weight without scale. Roofline = max(FLOPs / matmul rate, bytes / copy "
-        "bandwidth) with the bf16 rate, or the fp8 rate where cache and weight are both fp8; `%roof` = "
-        "roofline time / our time. `torch` = gather + `torch.matmul` + copies (slot index and bf16 weight "
-        "precomputed); `serial` = upstream's pre-#4776 (sequence, head) serial chunk-loop geometry. "
-        "`ours` is the default wrapper (a bad index traps in the kernel, no host read); `default ÷ unchecked` divides it "
-        "by the same op in index mode `record`. Times are per launch: CUDA-graph replay of back-to-back "
-        "launches (about 3 ms, at least 5) after an L2 flush, median of 7 trials, fastest–slowest beside "
-        "it (`benchmarks/_timing.py`; the PyTorch path is an eager loop where it cannot be captured).",
+        "`ours` is the op's default wrapper with the launch configuration it picks for the row's dtypes "
+        "(`config`; a bad index traps in the kernel, no host read). R=512, E=64, Dn=Dv=128, weight without "
+        "scale. `ours ÷ GEMM` = our time over the same-shape GEMM's (1.00 would be a GEMM that also gathers "
+        "its rows and splits its output for free); `%roof` = max(GEMM, bytes / copy bandwidth) / our time. "
+        "`torch` = gather + `torch.matmul` + copies (slot index and bf16 weight precomputed), timed with the "
+        "same method as ours; `serial` = upstream's pre-#4776 (sequence, head) serial chunk-loop geometry. "
+        "`default ÷ unchecked` is the default wrapper over the same op in index mode `record`, timed "
+        "interleaved in one loop (15 trials, each replaying one graph of each, the order alternating; median "
+        "of the per-trial ratios, slowest–fastest beside it). Times are per launch: CUDA-graph replay of "
+        "back-to-back launches (about 3 ms, at least 5) after an L2 flush, median of 7 trials, "
+        "fastest–slowest beside it (`benchmarks/_timing.py`).",
         "",
+        *([results["ours_note"], ""] if results.get("ours_note") else []),
         "| shape (BxL heads) | cache x weight | S | tokens | config | ours ms | min–max µs | TB/s | TFLOP/s "
-        "| roofline ms | %roof | torch ms | x torch | serial ms | x serial | best swept ms | default ÷ unchecked |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| GEMM ms | ours ÷ GEMM | %roof | torch ms | x torch | serial ms | x serial | best swept ms | "
+        "default ÷ unchecked (spread) |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in results["rows"]:
         weight = r.get("weight", "bf16")
         chosen = op_config_name(r["cache"], weight)
         ours = r.get("default_ms", r["sweep"].get(chosen))
         roof = roofline_ms(r, ceil)
-        timed = [v for v in r["sweep"].values() if v]
+        gemm = gemm_ms(r)
         serial = r["serial_ms"]
         if ours is None:
-            perf = "fail | n/a | n/a"
+            perf = "fail | n/a | n/a | n/a"
         else:
             perf = (f"{ours:.4f} | {r.get('default_spread', 'n/a')} | {r['bytes'] / ours / 1e9:.2f} | "
                     f"{r['flops'] / ours / 1e9:.0f}")
+        if r.get("checked_ratio"):
+            checked = f"{r['checked_ratio']:.3f}× ({r['checked_ratio_spread']})"
+        elif ours and r.get("unchecked_ms"):
+            checked = f"{ours / r['unchecked_ms']:.3f}×"
+        else:
+            checked = "n/a"
         lines.append(
             f"| {r['shape']} | {r['cache']} x {weight} | {r['page_size']} | {r['tokens']} | `{chosen}` | {perf} | "
-            f"{roof:.4f} | " + (f"{100 * roof / ours:.0f}%" if ours else "n/a") + " | "
+            + (f"{gemm:.4f} | {ours / gemm:.2f}" if gemm and ours else "n/a | n/a") + " | "
+            + (f"{100 * roof / ours:.0f}%" if ours else "n/a") + " | "
             f"{_fmt(r['torch_ms'])} | " + (f"{r['torch_ms'] / ours:.2f}" if ours and r["torch_ms"] else "n/a")
             + " | " + (f"{serial:.4f} | {serial / ours:.2f}" if serial and ours else "n/a | n/a")
-            + " | " + (f"{min(timed):.4f}" if timed else "n/a")
-            + " | " + (f"{ours / r['unchecked_ms']:.3f}×" if ours and r.get("unchecked_ms") else "n/a") + " |")
-    lines += ["", NOTES, "", "Tile configurations swept (median ms per shape; `fail` = did not compile or run):", "",
+            + " | " + _best(r) + " | " + checked + " |")
+    lines += ["", NOTES, "", "Tile configurations swept (median ms per shape; `fail` = did not compile or run; "
+              "`—` = not timed for these dtypes, see `relevant()`):", "",
               "| shape | cache x weight | S | " + " | ".join(results["configs"]) + " |",
               "|---|---|---|" + "---|" * len(results["configs"])]
     for r in results["rows"]:
+        cells = []
+        for c in results["configs"]:
+            if c not in r["sweep"]:
+                cells.append("—")
+            else:
+                cells.append(_fmt(r["sweep"][c]))
         lines.append(f"| {r['shape']} | {r['cache']} x {r.get('weight', 'bf16')} | {r['page_size']} | "
-                     + " | ".join(_fmt(r["sweep"].get(c)) for c in results["configs"]) + " |")
+                     + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
 
 NOTES = (
-    "Notes: the op is ahead of the PyTorch path (1.7-3.6x) and of the serial-loop geometry (1.9-65x) on "
-    "every shape, and its default wrapper (no host read; a bad page index traps in the kernel) is within "
-    "1.003-1.027x of the same kernel without the trap. Weight tiles load and full K/V tiles store as TMA "
-    "boxes (tensor descriptors; `tmaW tmaKV`): against the same tiles with pointer loads and stores, "
-    "side by side in the sweep below, 1.2-6.1% faster with a bf16 weight and 9-11% with fp8 x fp8, on "
-    "every shape. With an fp8 cache and a bf16 weight only the stores use TMA: Triton 3.6 computed wrong "
-    "K columns on the H200 (different elements each run) when a TMA-loaded weight met a latent tile "
-    "upcast from fp8 in registers in a 64x256, 4-warp tile, so weight boxes are used only where both "
-    "operands reach the dot as loaded (tested). It is not at the roofline: with a bf16 weight and a bf16 "
-    "cache it runs 401-442 TFLOP/s, 50-55% of the 8192^3 bf16 matmul measured in the same run, with an "
-    "fp8 cache 345-374 TFLOP/s (43-47%): the fp8 latent tile is upcast to bf16 in registers on its way "
-    "to the tensor cores. fp8 x fp8 runs fp8 tensor-core operands, 64x128 tiles, one promotion into "
-    "fp32 per 128-wide K step (`promote128`), 454-473 TFLOP/s, 31-32% of the fp8 roofline; its outputs "
-    "differ from exact-operand ones in 4.7% of the elements (2.0% with per-instruction promotion), by "
-    "at most 0.25 in absolute value either way, within the tested bound `2^-7 * sum|x*w*s|`. "
-    "Block-scaled weights keep bf16 operands in 128x128 tiles, not measured here.\n\n"
-    "What limits it, measured at 1x32000 h12. `python benchmarks/bench_gather_kv_b_proj.py --limiters` "
-    "(the op's configuration against itself with one stage left out or changed, side by side in one "
-    "run, median of 5 trials): with every store masked off (the tiles computed, nothing written) "
-    "bf16 x bf16 takes 0.1965 ms instead of 0.2290 (512 TFLOP/s, 64% of the matmul rate), fp8 x bf16 "
-    "0.2494 instead of 0.2724, fp8 x fp8 0.1955 instead of 0.2099 (515 TFLOP/s, 35% of the fp8 rate): "
-    "the epilogue costs 7-14%, and the main loop alone is short of the matmul rate too. Each tile runs "
-    "K = 512 in 8 steps of 64 (4 of 128 for fp8), so the pipeline fill and drain and the epilogue of "
-    "every tile are not hidden behind another tile's MMAs: one resident program per SM (237-255 "
-    "registers per thread, 12.5% occupancy; Nsight Compute: tensor pipe busy 45% with bf16 operands, "
-    "23% for fp8 x fp8, DRAM at 18-24% of its peak) leaves nothing to overlap them with. Tried against "
-    "that, in the same run: `tl.range(..., warp_specialize=True)` on the K loop is level (0.2298, "
-    "0.2725, 0.2106 ms; Triton 3.6 on Hopper); four pipeline stages are level or slower (0.2317, 0.2730, "
-    "0.2139); a persistent grid over the TMA tiles is 3-6% faster (0.2217, 0.2633, 0.1965 ms), measured "
-    "at this shape only and not yet swept, so not the default; TMA weight loads without TMA stores "
-    "gain nothing (0.2350, 0.2810, 0.2193). Page sizes 1 and 64 run the same time, so the row gather "
-    "through the page table is not it; the gathered latent rows are not one box, so they stay pointer "
-    "loads (Hopper's TMA has no row gather)."
+    "Notes. The default launch is a persistent grid over the TMA tiles with the tile loop and the K "
+    "loop flattened into one software-pipelined loop (`persistent1 flat`: one program per SM for the "
+    "128x256 bf16-operand tile; `persistent2 flat` for the 64x128 fp8 x fp8 tile), bit-identical to one "
+    "program per tile (the GPU tests compare every candidate bit for bit). It was chosen from the sweep "
+    "below on an NVIDIA H200 (torch 2.11.0+cu130, Triton 3.6.0, same command): against one program per "
+    "tile with TMA boxes (`T128xN256xK64 g32 w8s3 tmaW tmaKV`) it was 1.2-5.5% faster on 23 of the 24 "
+    "bf16-operand rows and level (+0.3%) on the last; one program per SM without the flattening lost 3% "
+    "on one row; for fp8 x fp8 two programs per SM were 9-11% faster (three: 18-33% slower; one: 50% "
+    "slower).\n\n"
+    "What limits it. `python benchmarks/bench_gather_kv_b_proj.py --limiters` at 1x32000 h12, on the "
+    "NVIDIA H200 of that sweep, each variant against one program per tile, side by side in one run "
+    "(median of 5 trials, index mode `record`), with a bare GEMM of the same shape timed the same way:\n\n"
+    "| cache x weight | S | variant | ms | min–max µs | TFLOP/s |\n|---|---|---|---:|---:|---:|\n| bf16 x bf16 | 64 | one program per tile, TMA boxes (the previous default) | 0.2304 | 230.1–231.0 | 437 |\n| bf16 x bf16 | 64 | no stores (epilogue traffic left out) | 0.1978 | 197.5–197.8 | 509 |\n| bf16 x bf16 | 64 | K loop warp-specialized | 0.2307 | 230.0–230.8 | 436 |\n| bf16 x bf16 | 64 | 4 pipeline stages | 0.2328 | 232.3–233.3 | 432 |\n| bf16 x bf16 | 64 | persistent grid, 1 program per SM | 0.2193 | 218.5–220.2 | 459 |\n| bf16 x bf16 | 64 | persistent grid, 2 programs per SM | 0.2229 | 222.0–223.1 | 452 |\n| bf16 x bf16 | 64 | persistent grid, 1 per SM, tile and K loops flattened | 0.2196 | 218.6–220.7 | 458 |\n| bf16 x bf16 | 64 | persistent grid, 2 per SM, tile and K loops flattened | 0.2233 | 222.7–224.1 | 451 |\n| bf16 x bf16 | 64 | persistent grid, flattened, no stores | 0.1955 | 194.7–196.1 | 515 |\n| bf16 x bf16 | 64 | pointer loads and stores (no TMA) | 0.2280 | 227.7–228.6 | 441 |\n| bf16 x bf16 | 64 | TMA weight loads only | 0.2357 | 235.6–236.4 | 427 |\n| fp8 x bf16 | 64 | one program per tile, TMA boxes (the previous default) | 0.2735 | 273.4–273.9 | 368 |\n| fp8 x bf16 | 64 | no stores (epilogue traffic left out) | 0.2482 | 248.2–248.3 | 406 |\n| fp8 x bf16 | 64 | K loop warp-specialized | 0.2738 | 273.4–275.6 | 368 |\n| fp8 x bf16 | 64 | 4 pipeline stages | 0.2736 | 273.5–273.7 | 368 |\n| fp8 x bf16 | 64 | persistent grid, 1 program per SM | 0.2586 | 257.8–259.6 | 389 |\n| fp8 x bf16 | 64 | persistent grid, 2 programs per SM | 0.2629 | 262.2–263.2 | 383 |\n| fp8 x bf16 | 64 | persistent grid, 1 per SM, tile and K loops flattened | 0.2606 | 259.9–262.0 | 386 |\n| fp8 x bf16 | 64 | persistent grid, 2 per SM, tile and K loops flattened | 0.2650 | 264.9–265.7 | 380 |\n| fp8 x bf16 | 64 | persistent grid, flattened, no stores | 0.2520 | 251.0–254.2 | 400 |\n| fp8 x bf16 | 64 | pointer loads and stores (no TMA) | 0.2814 | 281.3–282.2 | 358 |\n| fp8 x bf16 | 64 | TMA weight loads only | 0.2813 | 281.1–281.9 | 358 |\n| fp8 x fp8 | 1 | one program per tile, TMA boxes (the previous default) | 0.2150 | 214.6–215.5 | 468 |\n| fp8 x fp8 | 1 | no stores (epilogue traffic left out) | 0.1962 | 196.1–196.3 | 513 |\n| fp8 x fp8 | 1 | K loop warp-specialized | 0.2146 | 214.2–214.7 | 469 |\n| fp8 x fp8 | 1 | 4 pipeline stages | 0.2191 | 218.9–219.4 | 459 |\n| fp8 x fp8 | 1 | persistent grid, 1 program per SM | 0.3214 | 312.2–328.0 | 313 |\n| fp8 x fp8 | 1 | persistent grid, 2 programs per SM | 0.1952 | 193.1–196.2 | 516 |\n| fp8 x fp8 | 1 | persistent grid, 1 per SM, tile and K loops flattened | 0.3227 | 309.7–327.0 | 312 |\n| fp8 x fp8 | 1 | persistent grid, 2 per SM, tile and K loops flattened | 0.1974 | 195.1–197.9 | 510 |\n| fp8 x fp8 | 1 | persistent grid, flattened, no stores | 0.2949 | 294.3–296.0 | 341 |\n| fp8 x fp8 | 1 | pointer loads and stores (no TMA) | 0.2331 | 232.9–233.5 | 432 |\n| fp8 x fp8 | 1 | TMA weight loads only | 0.2209 | 220.7–221.0 | 456 |\n| bare GEMM 32000 x 512 x 3072, bf16 operands | | `torch.matmul` | 0.1519 | | 663 |\n| bare GEMM 32000 x 512 x 3072, fp8 operands | | `torch._scaled_mm` | 0.1035 | | 973 |\n\n"
+    "Read against the same-shape GEMM (0.1519 ms bf16, 0.1035 ms fp8 on that H200): with bf16 operands "
+    "the flattened persistent loop with every store masked off takes 0.1955 ms, 1.29x the GEMM: the "
+    "gathered, pointer-loaded latent rows (Hopper's TMA has no row gather, and page sizes 1 and 64 run "
+    "the same time) and one 8-step K loop per 128x256 tile with one resident program per SM (237-255 "
+    "registers) keep the main loop short of the GEMM's; the stores add 0.024 ms more (12%). An fp8 cache "
+    "with a bf16 weight adds the register upcast of every latent tile and keeps pointer weight loads "
+    "(Triton 3.6 computed wrong K columns with a TMA weight there): 0.252 ms without stores. For fp8 x "
+    "fp8 the persistent grid of two programs per SM already hides the epilogue (0.195 ms with stores, "
+    "0.196 ms without them one program per tile): what is left is the 64x128 main loop at 516 TFLOP/s "
+    "against the fp8 GEMM's 973, the tile size bounded by the second accumulator the fp32 promotion keeps "
+    "(128x256 spills). Warp specialization of the K loop and four stages are level."
 )
-
 
 def plot(results, path):
     import matplotlib

@@ -33,7 +33,7 @@ import _bootstrap  # noqa: F401
 import torch
 import triton
 import triton.language as tl
-from _timing import Timing, time_gpu
+from _timing import Ratio, Timing, time_gpu, time_ratio
 
 from portq_kernels import kv_cache as ops
 from portq_kernels import validation
@@ -293,6 +293,20 @@ def bench(fn, args, mode="record", graph=True) -> Timing:
     return time_gpu(call, trials=args.trials, graph=graph)
 
 
+def checked_ratio(fn, args) -> Ratio:
+    """Default wrapper (``assert``) ÷ unchecked kernel (``record``), timed
+    interleaved in one loop (``_timing.time_ratio``), with its spread."""
+    def in_mode(mode):
+        def call():
+            with validation.index_checks(mode):
+                fn()
+        return call
+    if DEVICE == "cpu":  # --smoke
+        one = Timing(1.0, 1.0, 1.0, 1, "smoke")
+        return Ratio(1.0, 1.0, 1.0, one, one)
+    return time_ratio(in_mode("assert"), in_mode("record"), trials=15)
+
+
 def copy_bandwidth(args):
     """Device-to-device copy of 2 GiB; bytes counted read + write. An eager loop:
     captured in a CUDA graph the same copy is a memcpy node, which measured
@@ -333,8 +347,9 @@ def run_scenario(name, lens, args, copy_tbs):
                 torch.cuda.synchronize()
             print(f"  {op}: one launch", flush=True)
             return
-        unchecked = bench(ours, args, "record")
         default = bench(ours, args, "assert")
+        ratio = checked_ratio(ours, args)
+        unchecked = ratio.b
         # The previous default wrapper: one host read of an index tensor per call, then the launch.
         host_read = bench(lambda: (int(read_back.min()), ours()), args, "record")
         torch_ms = bench(torch_fn, args).ms if torch_fn else float("nan")
@@ -342,7 +357,7 @@ def run_scenario(name, lens, args, copy_tbs):
         tbs = nbytes / default.ms / 1e9
         row = dict(scenario=name, op=op, tokens=total, mbytes=nbytes / 1e6, ours_us=default.us,
                    spread=default.spread(), unchecked_us=unchecked.us, unchecked_spread=unchecked.spread(),
-                   ratio=default.ms / unchecked.ms, method=default.method, tbs=tbs, host_read_us=host_read.us,
+                   ratio=ratio.median, ratio_spread=ratio.spread(), method=default.method, tbs=tbs, host_read_us=host_read.us,
                    pct_copy=100 * tbs / copy_tbs, copy_us=copy_us, pct_same_bytes=100 * copy_us / default.us,
                    torch_us=torch_ms * 1e3, speedup=torch_ms / default.ms)
         row.update(extra or {})
@@ -484,10 +499,12 @@ def markdown(rows, copy_tbs, device_name, elapsed, limiter_lines=()):
         "request starting at `13 + (17 r) % 64` (non-aligned), block tables a random permutation. "
         "Times are per launch: a CUDA graph of back-to-back launches (about 3 ms of work, at least 5) replayed "
         "after an L2 flush, median of 7 trials, fastest–slowest trial beside it (`benchmarks/_timing.py`; "
-        "the PyTorch path cannot be captured and is an eager loop). TB/s = bytes the op must read + "
+        "the PyTorch path, timed with the same method, cannot be captured and is an eager loop of the same length). TB/s = bytes the op must read + "
         "write / time. \"ours\" is the default wrapper (index values checked in the kernel: a bad one "
         "clears the index flag and stops the kernel with a `trap`; no host read); \"unchecked\" is the "
-        "same kernel in index mode `record` (compiled without the trap). \"host read\" is the previous default wrapper's cost model: one "
+        "same kernel in index mode `record` (compiled without the trap); \"default ÷ unchecked\" times "
+        "the two interleaved in one loop (15 trials, each replaying one graph of each, the order "
+        "alternating; median of the per-trial ratios, slowest–fastest ratio beside it). \"host read\" is the previous default wrapper's cost model: one "
         "device-to-host read of `seq_starts`/`slot_mapping` per call before the launch (not capturable, "
         "an eager loop). \"torch\" is the PyTorch path a user would write "
         "(repeat_interleave + advanced indexing + `.to()`).",
@@ -506,7 +523,7 @@ def markdown(rows, copy_tbs, device_name, elapsed, limiter_lines=()):
             f"| {r['scenario']} | {r['op']} | {r['tokens']} | {r['mbytes']:.0f} | {r['ours_us']:.1f} | "
             f"{r['spread']} | {r['tbs']:.2f} | {r['pct_copy']:.0f}% | {r['copy_us']:.1f} | {r['pct_same_bytes']:.0f}% | "
             f"{r['unchecked_us']:.1f} | "
-            f"{r['ratio']:.3f}× | {r['host_read_us']:.1f} | {torch_us} | {speed} |"
+            f"{r['ratio']:.3f}× ({r.get('ratio_spread', 'n/a')}) | {r['host_read_us']:.1f} | {torch_us} | {speed} |"
         )
     lines += [
         "",

@@ -92,6 +92,20 @@ def test_rows_before_first_offset_untouched():
     assert_matches_reference(case, *run(case))
 
 
+def test_flattened_persistent_loop_leaves_rows_outside_the_offsets_untouched():
+    """The flattened tile loop computes tiles past ``cu[-1]`` under masks
+    instead of skipping them: rows below ``cu[0]`` and at or past ``cu[-1]``
+    keep their contents."""
+    config = dataclasses.replace(default_config(device()), grid_stride=True, programs_per_sm=1,
+                                 flatten=True)
+    case = make_case([2 * config.chunk_k + 1, 4], page_size=16, extra_rows=3 * config.chunk_k, seed=6)
+    case.cu += 3
+    case.k_prefix, case.v_prefix = (torch.cat([torch.full_like(t[:3], 3.25), t])
+                                    for t in (case.k_prefix, case.v_prefix))
+    gather_kv_b_proj_with_config(*case.args(), config=config)
+    assert_matches_reference(case, case.k_prefix, case.v_prefix)
+
+
 def test_extra_pages_and_duplicate_page_ids():
     """Sequences may own more pages than they use and may share pages."""
     case = make_case([20, 9], page_size=16, seed=9, spare_pages=1)
@@ -109,7 +123,8 @@ def test_geometries_are_bit_identical():
     base = default_config(device(), "block")
     variants = [dataclasses.replace(base, grid_stride=True),
                 dataclasses.replace(base, group_rows=1),
-                dataclasses.replace(base, group_rows=3, grid_stride=True)]
+                dataclasses.replace(base, group_rows=3, grid_stride=True),
+                dataclasses.replace(base, grid_stride=True, programs_per_sm=1, flatten=True)]
     case = make_case([3 * CHUNK + 5, 0, CHUNK - 1, 2], page_size=16, heads=2, cache_dtype=FP8,
                      scale_mode="block", seed=21)
     gather_kv_b_proj_with_config(*case.args(), config=base)
