@@ -889,6 +889,26 @@ class NothingToMatch(ValueError):
     """The tree or the upstream gives nothing to compare (the message says which)."""
 
 
+def _match_with(snapshot: UpstreamSnapshot, definitions: list[Definition], sources: dict[str, bytes],
+                files: list[str]) -> tuple[list[Match], list[Definition]]:
+    """``match_definitions`` of the port against the candidate files of one upstream snapshot."""
+    files_of_port: dict[str, list[str]] = {}
+    candidates: dict[str, list[Definition]] = {}
+    for file in files:
+        names = [d.name for d in definitions if d.file == file]
+        if not names:
+            continue
+        chosen = snapshot.candidate_files(sources[file], names, port_path=file)
+        quoted = sources[file].decode(errors="replace")
+        files_of_port[file] = [path for path, score in chosen if score > 0.05 or path in quoted]
+        for path in files_of_port[file]:
+            if path not in candidates:
+                candidates[path] = definitions_of(snapshot.sources[path], path)
+    if not any(candidates.values()):
+        raise NothingToMatch(f"no upstream file at {snapshot.revision} resembles the port files")
+    return match_definitions(definitions, candidates, files_of_port)
+
+
 def survey(upstream: Upstream, revision: str, tree_root: Path, files: list[str]) -> Survey:
     """Match the port ``files`` (relative to ``tree_root``) with the upstream at ``revision``
     and find each file's base."""
@@ -904,22 +924,17 @@ def survey(upstream: Upstream, revision: str, tree_root: Path, files: list[str])
         raise NothingToMatch("no function, method or kernel definitions in the port files")
     snapshot = UpstreamSnapshot.read(upstream, revision)
     clock["read"] = time.perf_counter()
-    files_of_port: dict[str, list[str]] = {}
-    candidates: dict[str, list[Definition]] = {}
-    for file in files:
-        names = [d.name for d in definitions if d.file == file]
-        if not names:
-            continue
-        chosen = snapshot.candidate_files(sources[file], names, port_path=file)
-        files_of_port[file] = [path for path, score in chosen if score > 0.05 or path in sources[file].decode(errors="replace")]
-        for path in files_of_port[file]:
-            if path not in candidates:
-                candidates[path] = definitions_of(snapshot.sources[path], path)
-    if not any(candidates.values()):
-        raise NothingToMatch(f"no upstream file at {revision} resembles the port files")
-    matches, unmatched = match_definitions(definitions, candidates, files_of_port)
+    matches, unmatched = _match_with(snapshot, definitions, sources, files)
     clock["match"] = time.perf_counter()
     file_bases, base, compared = find_bases(upstream, revision, matches)
+    if base is not None and base.commit != revision:
+        # the port was taken from the base: what upstream held then may have been renamed,
+        # split or rewritten since, so match again against the files as they were there
+        earlier = UpstreamSnapshot.read(upstream, base.commit)
+        again, left = _match_with(earlier, definitions, sources, files)
+        if again and sum(m.confidence for m in again) > sum(m.confidence for m in matches):
+            matches, unmatched = again, left
+            file_bases, base, compared = find_bases(upstream, revision, matches)
     clock["bases"] = time.perf_counter()
     notes: list[str] = []
     chosen_bases: dict[str, FileBase] = {}
