@@ -11,18 +11,21 @@ definition ports, and which upstream commit each port file was taken from.
 2. **Which definition ports which** (``match_definitions``). Each port definition
    is compared with every definition of its candidate files: its name (equal,
    equal once normalised: case, underscores, ``_kernel``/``_fwd``/``_p`` suffixes,
-   so ``token_to_seq_p`` matches ``token_to_seq`` across languages), the token
-   similarity of the bodies, the parameter names, whether both are kernels or both
-   host code, and the launches (a definition the matched wrapper launches, on both
-   sides). A match below ``CONFIDENCE_THRESHOLD`` is reported as unmatched, never
-   proposed.
+   so ``token_to_seq_p`` matches ``token_to_seq`` across languages; a method with
+   its class), the token similarity of the bodies, their structure once the
+   author's names are abstracted (``structure_similarity``), the parameter names,
+   whether both are kernels or both host code, and the call graph (a wrapper that
+   launches a matched kernel pairs with the upstream wrapper launching its
+   counterpart). Pairs are taken best first, one to one per port file. A match
+   below ``CONFIDENCE_THRESHOLD`` is reported as unmatched, never proposed.
 3. **The base** (``find_bases``). The first-parent commits that touch the matched
    upstream files (following their renames back) come from one streaming ``git log``;
    their blobs from one ``git cat-file --batch``. Each port file's base is the
    commit whose versions of its matched upstream definitions resemble the port
    most (the oldest of equal ones: the start of the run where that code is
    unchanged), with the score; the path an anchor names is the one the upstream
-   definition had at that commit.
+   definition had at that commit. Once a base is found the port is matched again
+   against the upstream as it was there (``survey``).
 
 It reads the tree's files and the upstream clone; it writes nothing and decides no
 verdict (the command ``portq.commands.init`` writes what it proposes).
