@@ -1,10 +1,11 @@
 """How well ``portq init`` recovers the hand-written anchors and bases of the labelled corpus.
 
-``python benchmarks/bench_init.py [--aiter PATH] [--port NAME] [--scan] [--json]``
+``python benchmarks/bench_init.py [--upstream NAME=PATH]... [--aiter PATH] [--port NAME] [--scan] [--json]``
 
-For every port of ``examples/accuracy/`` (with a clone of its upstream): copy the port's
-tree to a temporary directory, delete every ``portq:`` anchor line from the copy, run
-``portq init --upstream aiter=CLONE --tree TREE --json`` there (timed, wall clock, in a
+For every port of ``examples/accuracy/`` (with a clone of its upstream; held-out ports are
+never read): copy the port's tree to a temporary directory (a vendored port's files written
+from the clone, pinned), delete every ``portq:`` anchor line from the copy, run
+``portq init --upstream NAME=CLONE --tree TREE --json`` there (timed, wall clock, in a
 child process), and compare what it proposes with the anchors the port was written with:
 
 - **proposed**: hand-written ``ports`` anchors that init proposes exactly (the same in-tree
@@ -14,7 +15,9 @@ child process), and compare what it proposes with the anchors the port was writt
 - **extra**: proposals for definitions the port's author did not anchor (helpers copied
   from upstream are often right to propose; they are listed, not judged);
 - **base**: whether init's base lies in the run of first-parent commits where the
-  hand-anchored upstream definitions are exactly as at the port's hand-written pin.
+  hand-anchored upstream definitions are exactly as at the port's hand-written pin (a port
+  whose anchors carry no pin: as at the first commit of its labelled range, the commit it
+  was taken from).
 
 With ``--scan`` it also scans the port's labelled range twice, with the hand-made matrix
 and anchors and with the generated configuration (its ``not-carried`` decisions cannot be
@@ -48,10 +51,10 @@ from portq.upstream.history import BlobReader  # noqa: E402
 ANCHOR_LINE = re.compile(r"portq:\s*(ports|not-carried)\s")
 
 
-def strip_tree(port: accuracy.Port, work: Path) -> tuple[Path, list[tuple[str, str, str, str]]]:
+def strip_tree(port: accuracy.Port, work: Path, clone: Path) -> tuple[Path, list[tuple[str, str, str, str, str]]]:
     """A copy of the port's tree without anchor lines, and its hand-written ``ports`` anchors
-    as (file, definition, upstream path, bare symbol)."""
-    source = accuracy.port_tree(port, work)
+    as (file, definition, upstream path, bare symbol, pin)."""
+    source = accuracy.port_tree(port, work, clone)
     tree = work / port.name / "tree"
     shutil.copytree(source, tree, ignore=shutil.ignore_patterns("labels.toml", "kernel-matrix.toml", "README.md",
                                                                  "__pycache__"))
@@ -68,9 +71,9 @@ def strip_tree(port: accuracy.Port, work: Path) -> tuple[Path, list[tuple[str, s
     return tree, hand
 
 
-def run_init(tree: Path, clone: Path) -> tuple[dict, float]:
+def run_init(tree: Path, upstream: str, clone: Path) -> tuple[dict, float]:
     command = [sys.executable, "-c", "import sys; from portq.cli import main; sys.exit(main())",
-               "init", "--upstream", f"aiter={clone}", "--tree", str(tree), "--json"]
+               "init", "--upstream", f"{upstream}={clone}", "--tree", str(tree), "--json"]
     start = time.perf_counter()
     result = subprocess.run(command, capture_output=True, text=True, cwd=tree.parent)
     elapsed = time.perf_counter() - start
@@ -140,7 +143,7 @@ def compare(port: accuracy.Port, hand: list[tuple], found: dict, clone: Path) ->
             missed.append((file, definition, f"{path}::{symbol}"))
     anchored = {(file, definition) for file, definition, *_ in hand}
     extra = [p for p in found["proposals"] if (p["file"], p["definition"]) not in anchored]
-    pins = sorted({pin for *_, pin in hand if pin})
+    pins = sorted({pin for *_, pin in hand if pin}) or [port.range.split("..")[0]]
     base = (found.get("base") or {}).get("commit")
     in_run = None
     run = ""
@@ -159,7 +162,7 @@ def compare(port: accuracy.Port, hand: list[tuple], found: dict, clone: Path) ->
 def scan_generated(port: accuracy.Port, clone: Path, tree: Path, work: Path) -> list[dict]:
     """``portq scan`` of the port's labelled range with the configuration init wrote beside the tree."""
     command = [sys.executable, "-c", "import sys; from portq.cli import main; sys.exit(main())",
-               "scan", port.range, "--json", "--upstream", f"aiter={clone}",
+               "scan", port.range, "--json", "--upstream", f"{port.upstream}={clone}",
                "--ledger", str(work / f"{port.name}-generated.sqlite")]
     result = subprocess.run(command, capture_output=True, text=True, cwd=tree.parent)
     if result.returncode != 0:
@@ -168,9 +171,9 @@ def scan_generated(port: accuracy.Port, clone: Path, tree: Path, work: Path) -> 
     return json.loads(result.stdout)["entries"]
 
 
-def write_config(tree: Path, clone: Path) -> None:
+def write_config(tree: Path, upstream: str, clone: Path) -> None:
     command = [sys.executable, "-c", "import sys; from portq.cli import main; sys.exit(main())",
-               "init", "--upstream", f"aiter={clone}", "--tree", str(tree)]
+               "init", "--upstream", f"{upstream}={clone}", "--tree", str(tree)]
     result = subprocess.run(command, capture_output=True, text=True, cwd=tree.parent)
     if result.returncode != 0:
         raise accuracy.CorpusError(f"portq init (writing) failed in {tree}: {result.stderr.strip()}")
@@ -185,31 +188,42 @@ def flagged(outcomes) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--aiter", type=Path, help="aiter clone (default: portq.toml's [upstream.aiter])")
+    parser.add_argument("--upstream", action="append", default=[], metavar="NAME=PATH",
+                        help="the clone of the upstream NAME (repeatable; default: portq.toml's [upstream.NAME].path)")
+    parser.add_argument("--aiter", type=Path, help="a clone of github.com/ROCm/aiter: --upstream aiter=PATH")
     parser.add_argument("--port", action="append", help="only this corpus port (repeatable)")
     parser.add_argument("--scan", action="store_true", help="also scan each range with both configurations")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
-    clone = args.aiter or accuracy.default_clone(accuracy.REPO_ROOT / "portq.toml")
-    if clone is None or not accuracy.is_git_clone(clone):
-        print(f"skipped: no aiter clone at {clone or '../aiter'} (pass --aiter PATH)")
+    args.held_out = False
+    corpus = accuracy.load_corpus()
+    ports = [p for p in accuracy.chosen_ports(args, corpus) if p.tree_from is None]  # test-only variants share a tree
+    clones = accuracy.given_clones(args, {p.upstream for p in corpus})
+    for upstream in sorted({p.upstream for p in ports} - set(clones)):
+        clone = accuracy.default_clone(accuracy.REPO_ROOT / "portq.toml", upstream)
+        if clone is not None and accuracy.is_git_clone(clone):
+            clones[upstream] = clone
+        else:
+            print(f"skipped: no {upstream} clone (pass --upstream {upstream}=PATH)")
+    ports = [p for p in ports if p.upstream in clones]
+    if not ports:
         return 0
-    ports = [p for p in accuracy.load_corpus() if not args.port or p.name in args.port]
-    ports = [p for p in ports if p.tree_from is None]  # the test-only variants share their port's tree
     rows = []
     with tempfile.TemporaryDirectory(prefix="bench-init-") as scratch:
         work = Path(scratch)
         for port in ports:
-            tree, hand = strip_tree(port, work)
-            found, seconds = run_init(tree, clone)
+            clone = clones[port.upstream]
+            tree, hand = strip_tree(port, work, clone)
+            found, seconds = run_init(tree, port.upstream, clone)
             row = compare(port, hand, found, clone)
             row["seconds"] = seconds
             if args.scan:
-                hand_made = accuracy.join(port, accuracy.scan(port, clone, work))
+                (work / "hand").mkdir(exist_ok=True)
+                hand_made = accuracy.join(port, accuracy.scan(port, clone, work / "hand"))
                 row["scan_hand"], row["outcomes"] = flagged(hand_made), (hand_made, [])
                 row["scan_generated"] = "no configuration: init proposed nothing"
                 if found["proposals"]:
-                    write_config(tree, clone)
+                    write_config(tree, port.upstream, clone)
                     generated = accuracy.join(port, scan_generated(port, clone, tree, work))
                     row["scan_generated"], row["outcomes"] = flagged(generated), (hand_made, generated)
             rows.append(row)

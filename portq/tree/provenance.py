@@ -11,18 +11,21 @@ definition ports, and which upstream commit each port file was taken from.
 2. **Which definition ports which** (``match_definitions``). Each port definition
    is compared with every definition of its candidate files: its name (equal,
    equal once normalised: case, underscores, ``_kernel``/``_fwd``/``_p`` suffixes,
-   so ``token_to_seq_p`` matches ``token_to_seq`` across languages), the token
-   similarity of the bodies, the parameter names, whether both are kernels or both
-   host code, and the launches (a definition the matched wrapper launches, on both
-   sides). A match below ``CONFIDENCE_THRESHOLD`` is reported as unmatched, never
-   proposed.
+   so ``token_to_seq_p`` matches ``token_to_seq`` across languages; a method with
+   its class), the token similarity of the bodies, their structure once the
+   author's names are abstracted (``structure_similarity``), the parameter names,
+   whether both are kernels or both host code, and the call graph (a wrapper that
+   launches a matched kernel pairs with the upstream wrapper launching its
+   counterpart). Pairs are taken best first, one to one per port file. A match
+   below ``CONFIDENCE_THRESHOLD`` is reported as unmatched, never proposed.
 3. **The base** (``find_bases``). The first-parent commits that touch the matched
    upstream files (following their renames back) come from one streaming ``git log``;
    their blobs from one ``git cat-file --batch``. Each port file's base is the
    commit whose versions of its matched upstream definitions resemble the port
    most (the oldest of equal ones: the start of the run where that code is
    unchanged), with the score; the path an anchor names is the one the upstream
-   definition had at that commit.
+   definition had at that commit. Once a base is found the port is matched again
+   against the upstream as it was there (``survey``).
 
 It reads the tree's files and the upstream clone; it writes nothing and decides no
 verdict (the command ``portq.commands.init`` writes what it proposes).
@@ -41,8 +44,8 @@ from typing import Iterable
 
 from portq.core.errors import HistoryError
 from portq.core.paths import is_test_file
-from portq.language.symbols import (KIND_CLASS, KIND_CUDA_KERNEL, KIND_DEVICE_FUNCTION, KIND_OP_SCHEMA,
-                                    KIND_TRITON_KERNEL, MAX_PARSE_BYTES, language_for_path, symbol_table)
+from portq.language.symbols import (KIND_CLASS, KIND_CUDA_KERNEL, KIND_DEVICE_FUNCTION, KIND_METHOD,
+                                    KIND_OP_SCHEMA, KIND_TRITON_KERNEL, MAX_PARSE_BYTES, language_for_path, symbol_table)
 from portq.upstream.history import BlobReader, Upstream
 
 CONFIDENCE_THRESHOLD = 0.6
@@ -52,6 +55,9 @@ NAMED_FILE_SCORE = 0.5
 """The candidate score of an upstream file found because it names the port's definitions."""
 
 CANDIDATE_FILES_PER_PORT_FILE = 8
+
+SAME_NAME_FILES = 4
+"""Upstream files of the port file's own name are candidates when there are at most this many."""
 """Upstream files compared definition by definition with each port file."""
 
 _DEVICE_KINDS = frozenset({KIND_TRITON_KERNEL, KIND_CUDA_KERNEL, KIND_DEVICE_FUNCTION})
@@ -66,6 +72,18 @@ _COMMON_WORDS = frozenset(
     "torch triton tl constexpr tensor Tensor dtype device shape stride size program_id arange load store "
     "mask other where zeros empty cdiv jit assert raise ValueError print float32 bfloat16 float16 int32 int64 "
     "__global__ __device__ __forceinline__ threadIdx blockIdx blockDim".split())
+_KEPT_WORDS = frozenset(
+    "def return import from None True False and or not in is for range while if elif else with as pass break "
+    "continue lambda yield raise assert try except finally class global self ctx cls len min max abs sum int "
+    "float bool str tuple list dict isinstance getattr print super "
+    "const void auto static inline template typename struct namespace using unsigned signed char short long "
+    "double size_t int8_t int16_t int32_t int64_t uint8_t uint16_t uint32_t uint64_t half bfloat16 sizeof "
+    "return switch case default do nullptr this true false "
+    "__global__ __device__ __host__ __forceinline__ __restrict__ __syncthreads __shfl_xor_sync threadIdx blockIdx "
+    "blockDim gridDim warpSize x y z "
+    "tl triton torch math np libdevice std at c10 cute".split())
+"""Identifiers a definition's shape keeps: keywords, builtins and the modules whose members it calls;
+every other identifier (the author's own names) is abstracted away."""
 
 
 # --- the port's side ------------------------------------------------------------------
@@ -86,10 +104,22 @@ class Definition:
     tokens: tuple[str, ...] = ()
     params: frozenset[str] = frozenset()
     called: frozenset[str] = frozenset()  # identifiers its body uses (callees, launched kernels)
+    shape: tuple[str, ...] = ()  # the tokens with the author's own names abstracted (see ``shape_of``)
+    api: Counter = field(default_factory=Counter)  # the library members and attributes it uses, counted
+    parameter_count: int = 0
+    constexpr_count: int = 0
 
     @property
     def device(self) -> bool:
         return self.kind in _DEVICE_KINDS
+
+    @property
+    def owner(self) -> str:
+        """The class a method belongs to ('' for a function)."""
+        if self.kind != KIND_METHOD:
+            return ""
+        parts = re.split(r"::|\.", self.qualified_name)
+        return parts[-2] if len(parts) > 1 else ""
 
 
 def definitions_of(source: bytes, path: str) -> list[Definition]:
@@ -106,12 +136,46 @@ def definitions_of(source: bytes, path: str) -> list[Definition]:
         code = _COMMENT.sub(" ", _strip_docstrings(text))
         tokens = tuple(_TOKEN.findall(code))
         header, _, body = code.partition("(")
-        params = frozenset(_parameter_names(body))
+        parameters = _parameter_names(body)
         called = frozenset(t for t in tokens if t[0].isalpha() or t[0] == "_") - {definition.name}
+        shape, api = shape_of(tokens)
+        constexprs = _signature(body).count("constexpr")
         found.append(Definition(path, definition.name, definition.qualified_name, definition.kind,
                                 definition.language or "", definition.start_line, definition.end_line, text,
-                                tokens, params, called))
+                                tokens, frozenset(parameters), called, shape, api, len(parameters), constexprs))
     return found
+
+
+def shape_of(tokens: tuple[str, ...]) -> tuple[tuple[str, ...], Counter]:
+    """A definition's tokens with every identifier of its author's choosing replaced by ``$``
+    (keywords, builtins, library modules and the members reached through them stay), and the
+    multiset of those members: what a re-implementation that renames everything keeps."""
+    shape: list[str] = []
+    api: Counter = Counter()
+    for position, token in enumerate(tokens):
+        if not (token[0].isalpha() or token[0] == "_"):
+            shape.append(token)
+            continue
+        before = tokens[position - 1] if position else ""
+        member = before == "." or (before in (":", ">") and position > 1 and tokens[position - 2] in (":", "-"))
+        if token in _KEPT_WORDS or member:
+            shape.append(token)
+            if member or token not in _COMMON_WORDS:
+                api[token] += 1
+        else:
+            shape.append("$")
+    return tuple(shape), api
+
+
+def _signature(after_paren: str) -> str:
+    """The parameter list of a definition, from the text after its opening parenthesis."""
+    depth = 1
+    for end, char in enumerate(after_paren):
+        depth += char in "([{"
+        depth -= char in ")]}"
+        if depth == 0:
+            return after_paren[:end]
+    return after_paren
 
 
 def _strip_docstrings(text: str) -> str:
@@ -126,7 +190,7 @@ def _parameter_names(after_paren: str) -> list[str]:
         depth -= char in ")]}>"
         if depth == 0:
             break
-    names = []
+    names: list[str] = []
     for part in after_paren[:end].split(","):
         part = part.split("=")[0].split(":")[0].strip()
         words = re.findall(r"[A-Za-z_]\w*", part)
@@ -222,7 +286,7 @@ class UpstreamSnapshot:
                 continue
             meta, _, path = entry.partition("\t")
             mode, kind, sha = meta.split()
-            if kind == "blob" and language_for_path(path) is not None and not is_test_file(path):
+            if kind == "blob" and language_for_path(path) is not None and not _test_or_benchmark(path):
                 blobs[path] = sha
         reader = BlobReader(upstream.path)
         try:
@@ -240,10 +304,11 @@ class UpstreamSnapshot:
         return math.log((1 + len(self.identifiers)) / (1 + self.document_frequency.get(identifier, 0)))
 
     def candidate_files(self, port_source: bytes, names: Iterable[str] = (),
-                        limit: int = CANDIDATE_FILES_PER_PORT_FILE) -> list[tuple[str, float]]:
+                        limit: int = CANDIDATE_FILES_PER_PORT_FILE, port_path: str = "") -> list[tuple[str, float]]:
         """The upstream files that hold most of the port file's rarer identifiers, best first,
         then the files that name the most of ``names`` (the port file's definitions) once
-        normalised, and any upstream path the port file quotes."""
+        normalised, the few files of the port file's own name (``rms_norm.py`` for
+        ``rmsnorm.py``: a port often keeps it), and any upstream path the port file quotes."""
         mine = {i for i in _IDENTIFIER.findall(port_source) if i.decode() not in _COMMON_WORDS}
         weights = {i: self.idf(i) for i in mine if i in self.document_frequency}
         total = sum(weights.values()) or 1.0
@@ -269,11 +334,26 @@ class UpstreamSnapshot:
             for path in ranked[:limit]:
                 if path not in dict(chosen):
                     chosen.append((path, max(by_score.get(path, 0.0), NAMED_FILE_SCORE)))
+        if port_path:
+            stem = normalised_name(PurePosixPath(port_path).stem)
+            same = [path for path in self.sources if len(stem) >= 3
+                    and normalised_name(PurePosixPath(path).stem) == stem
+                    and PurePosixPath(path).suffix == PurePosixPath(port_path).suffix]
+            if 0 < len(same) <= SAME_NAME_FILES:
+                for path in same:
+                    if path not in dict(chosen):
+                        chosen.append((path, max(by_score.get(path, 0.0), NAMED_FILE_SCORE)))
         text = port_source.decode("utf-8", errors="replace")
         for path in self.sources:
             if path not in dict(chosen) and len(path) > 8 and path in text:
                 chosen.append((path, 1.0))
         return chosen
+
+
+def _test_or_benchmark(path: str) -> bool:
+    """Upstream tests and benchmarks (``op_tests/``, ``benchmark/``, ``test_*.py``): never what a port ports."""
+    directories = PurePosixPath(path).parts[:-1]
+    return is_test_file(path) or any(re.search(r"(^|_)(tests?|bench\w*)$", part) for part in directories)
 
 
 def _name_pattern(name: str) -> re.Pattern:
@@ -294,8 +374,9 @@ class Match:
     port: Definition
     upstream: Definition
     confidence: float
-    how: str  # name | normalised name | structure | launch
+    how: str  # name | normalised name | structure | call graph
     body: float = 0.0
+    structure: float = 0.0
 
     @property
     def upstream_path(self) -> str:
@@ -326,9 +407,54 @@ def _parameter_similarity(a: Definition, b: Definition) -> float:
     return len(a.params & b.params) / len(a.params | b.params)
 
 
-def _score(port: Definition, candidate: Definition, body: float) -> tuple[float, str]:
+def definition_name_similarity(port: Definition, candidate: Definition) -> float:
+    """``name_similarity`` of two definitions, reading a method's class too: ``forward`` of
+    one class says little about ``forward`` of another, and a special method is matched
+    only within a class of the same name."""
+    if not port.owner and not candidate.owner:
+        return name_similarity(port.name, candidate.name)
+    if port.owner == candidate.owner and port.name == candidate.name:
+        return 1.0
+    method = 1.0 if port.name == candidate.name else name_similarity(port.name, candidate.name)
+    owners = name_similarity(port.owner, candidate.owner) if port.owner and candidate.owner else 0.0
+    if owners >= 0.9 and method >= 0.9:
+        return min(owners, method)
+    return 0.5 * method * owners
+
+
+def _dice(a: Counter, b: Counter) -> float:
+    if not a or not b:
+        return 0.0
+    return 2.0 * sum((a & b).values()) / (sum(a.values()) + sum(b.values()))
+
+
+def structure_similarity(a: Definition, b: Definition) -> float:
+    """How alike two definitions are once their own names are abstracted away: the token
+    similarity of their shapes, the library members both use, their parameter and
+    compile-time-constant counts."""
+    if not a.shape or not b.shape:
+        return 0.0
+    shape = difflib.SequenceMatcher(None, a.shape[:3000], b.shape[:3000], autojunk=False).ratio()
+    api = _dice(a.api, b.api)
+    wider = max(a.parameter_count, b.parameter_count, 1)
+    count = 1.0 - abs(a.parameter_count - b.parameter_count) / wider
+    constant = 1.0
+    if a.constexpr_count or b.constexpr_count:
+        constant = 1.0 - abs(a.constexpr_count - b.constexpr_count) / max(a.constexpr_count, b.constexpr_count)
+    return 0.45 * shape + 0.35 * api + 0.1 * count + 0.1 * constant
+
+
+def _quick_shape(a: Definition, b: Definition) -> float:
+    """Multiset overlap of the shapes: an upper bound of their sequence similarity."""
+    if not a.shape or not b.shape:
+        return 0.0
+    common = sum((Counter(a.shape) & Counter(b.shape)).values())
+    return 2.0 * common / (len(a.shape) + len(b.shape))
+
+
+def _score(port: Definition, candidate: Definition, body: float, structure: float) -> tuple[float, str]:
     """The confidence that ``port`` ports ``candidate`` and what it rests on."""
-    name = name_similarity(port.name, candidate.name)
+    name = definition_name_similarity(port, candidate)
     params = _parameter_similarity(port, candidate)
     same_side = port.device == candidate.device
     evidence = max(body, params)
@@ -336,101 +462,193 @@ def _score(port: Definition, candidate: Definition, body: float) -> tuple[float,
         confidence = 0.55 + 0.45 * evidence + (0.1 if name == 1.0 else 0.05 if name >= 0.95 else 0.0)
         how = "name" if name == 1.0 else "normalised name"
     else:
-        confidence = 0.75 * body + 0.15 * params + 0.25 * name
+        by_tokens = 0.75 * body + 0.15 * params + 0.25 * name
+        by_shape = STRUCTURE_WEIGHT * structure + 0.25 * name + 0.1 * params
+        confidence = max(by_tokens, by_shape)
         how = "structure"
     if not same_side:
         confidence *= 0.75
     return min(confidence, 1.0), how
 
 
+STRUCTURE_WEIGHT = 0.75
+"""How far a renamed definition's structure alone (``structure_similarity``) carries its confidence."""
+
+LAUNCH_BASE = 0.45
+"""The confidence a call-graph pairing starts from, before the two definitions' own likeness."""
+
+MARGIN = 0.05
+"""A structural match this close to the runner-up loses ``MARGIN_PENALTY``: two look alike."""
+MARGIN_PENALTY = 0.1
+
+CANDIDATES_PER_DEFINITION = 16
+"""Upstream definitions compared in full with each port definition (the rest fail a cheap bound)."""
+
+
+def _key(definition: Definition) -> tuple[str, str, int]:
+    return (definition.file, definition.qualified_name, definition.start_line)
+
+
+def _pair_key(match: Match) -> tuple[str, tuple[str, str, int]]:
+    """One upstream definition is ported once per port file (two files may each copy it)."""
+    return (match.port.file, _key(match.upstream))
+
+
 def match_definitions(ports: list[Definition], candidates: dict[str, list[Definition]],
                       files_of_port: dict[str, list[str]]) -> tuple[list[Match], list[Definition]]:
-    """Each port definition's upstream counterparts (``candidates``: upstream file -> its
+    """Each port definition's upstream counterpart (``candidates``: upstream file -> its
     definitions; ``files_of_port``: port file -> its candidate upstream files, best first).
 
-    Returns the proposals at or above ``CONFIDENCE_THRESHOLD`` (a definition may port
-    several upstream definitions of one name: a kernel and its binding) and the port
-    definitions left unmatched.
+    Every pair is scored by name, body tokens and structure; the call graph then pairs
+    definitions the matched ones call or are called by (a wrapper that launches a matched
+    kernel with the upstream wrapper that launches its counterpart); finally pairs are
+    taken best first, one port definition to one upstream definition (a name match may also
+    take the same name in another language: a kernel and its binding). A structural match
+    with a close runner-up loses confidence. Returns the proposals at or above
+    ``CONFIDENCE_THRESHOLD`` and the port definitions left unmatched.
     """
-    best: dict[int, list[Match]] = {}
+    scored: dict[int, list[Match]] = {}
+    pools: dict[int, list[Definition]] = {}
     strong: Counter = Counter()  # upstream files where some port definition has its name and its body
     for index, port in enumerate(ports):
         pool = [d for path in files_of_port.get(port.file, []) for d in candidates.get(path, [])]
-        scored: list[tuple[float, float, Definition]] = []
+        pools[index] = pool
+        bounds = []
         for candidate in pool:
             quick = _quick_similarity(port, candidate)
-            named = name_similarity(port.name, candidate.name)
-            scored.append((max(quick, named), quick, candidate))
-        scored.sort(key=lambda item: -item[0])
-        matches = []
-        for _, quick, candidate in scored[:12]:
-            body = body_similarity(port, candidate) if quick > 0.1 else 0.0
-            confidence, how = _score(port, candidate, body)
-            matches.append(Match(port, candidate, confidence, how, body))
+            shape = _quick_shape(port, candidate)
+            named = definition_name_similarity(port, candidate)
+            bounds.append((max(quick, named, shape * 0.9), quick, shape, candidate))
+        bounds.sort(key=lambda item: -item[0])
+        matches = [_compared(port, candidate, quick, shape) for _, quick, shape, candidate
+                   in bounds[:CANDIDATES_PER_DEFINITION]]
         matches.sort(key=lambda m: -m.confidence)
-        best[index] = matches
+        scored[index] = matches
         for match in matches:
             if match.how == "name" and match.body >= 0.5:
                 strong[match.upstream.file] += 1
-    for index in best:
+    if strong:
         # among look-alikes, the files the port demonstrably draws from come first
-        best[index] = sorted(best[index], key=lambda m: (-round(m.confidence, 6), -strong[m.upstream.file],
-                                                         -m.body))
-        if best[index] and strong:
-            best[index] = [m if strong[m.upstream.file] else
-                           Match(m.port, m.upstream, m.confidence * 0.9, m.how, m.body) for m in best[index]]
-            best[index].sort(key=lambda m: (-round(m.confidence, 6), -strong[m.upstream.file], -m.body))
-    _launch_evidence(ports, best)
-    proposals: list[Match] = []
-    unmatched: list[Definition] = []
-    taken: dict[tuple[str, str], float] = {}
-    for index, port in enumerate(ports):
-        ranked = best[index]
-        if not ranked or ranked[0].confidence < CONFIDENCE_THRESHOLD:
-            unmatched.append(port)
+        for index, matches in scored.items():
+            scored[index] = [m if strong[m.upstream.file] else
+                             Match(m.port, m.upstream, m.confidence * 0.9, m.how, m.body) for m in matches]
+    for _ in range(3):
+        if not _call_graph_evidence(ports, pools, scored):
+            break
+    return _assign(ports, scored)
+
+
+def _compared(port: Definition, candidate: Definition, quick: float, shape: float) -> Match:
+    body = body_similarity(port, candidate) if quick > 0.1 else 0.0
+    structure = structure_similarity(port, candidate) if shape > 0.3 else 0.0
+    confidence, how = _score(port, candidate, body, structure)
+    return Match(port, candidate, confidence, how, body, structure)
+
+
+def _settled(scored: dict[int, list[Match]]) -> dict[int, Match]:
+    """The port definitions whose best match is at or above the threshold, one-to-one."""
+    settled: dict[int, Match] = {}
+    for match in _assign_order(scored):
+        index = match[0]
+        if index in settled:
             continue
-        top = ranked[0]
-        if top.how == "structure" and len(ranked) > 1 and ranked[1].upstream.name != top.upstream.name \
-                and ranked[1].confidence > top.confidence - 0.05:
-            top = Match(top.port, top.upstream, top.confidence - 0.1, top.how, top.body)  # two look alike: say so
-            if top.confidence < CONFIDENCE_THRESHOLD:
-                unmatched.append(port)
-                continue
-        chosen = [top]
-        # the same name in another of the port file's upstream files (a kernel and its Python binding)
-        for other in ranked[1:]:
-            if other.upstream.file != top.upstream.file and other.how != "structure" \
-                    and (strong[other.upstream.file] or other.upstream.language != top.upstream.language) \
-                    and normalised_name(other.upstream.name) == normalised_name(top.upstream.name) \
-                    and other.confidence >= CONFIDENCE_THRESHOLD \
-                    and all(o.upstream.file != other.upstream.file for o in chosen):
-                chosen.append(other)
-        proposals.extend(chosen)
+        if match[1].confidence >= CONFIDENCE_THRESHOLD and all(
+                _pair_key(m) != _pair_key(match[1]) for m in settled.values()):
+            settled[index] = match[1]
+    return settled
+
+
+def _assign_order(scored: dict[int, list[Match]]) -> list[tuple[int, Match]]:
+    pairs = [(index, match) for index, matches in scored.items() for match in matches]
+    pairs.sort(key=lambda pair: (-round(pair[1].confidence, 6), pair[1].how == "structure", -pair[1].body))
+    return pairs
+
+
+def _call_graph_evidence(ports: list[Definition], pools: dict[int, list[Definition]],
+                         scored: dict[int, list[Match]]) -> bool:
+    """Pair the port definitions that call, or are called by, a settled one with the
+    upstream definitions that call, or are called by, its counterpart. Returns whether
+    anything new was settled."""
+    settled = _settled(scored)
+    by_name: dict[str, list[int]] = {}
+    for index, port in enumerate(ports):
+        by_name.setdefault(port.name, []).append(index)
+    used = {_pair_key(m) for m in settled.values()}
+    changed = False
+    for index, port in enumerate(ports):
+        if index in settled:
+            continue
+        evidence: Counter = Counter()
+        for other_index, match in settled.items():
+            other = ports[other_index]
+            counterpart = match.upstream
+            calls = other.name in port.called and other.file == port.file or \
+                (other.name in port.called and len(by_name.get(other.name, [])) == 1)
+            called_by = port.name in other.called
+            for candidate in pools[index]:
+                if (port.file, _key(candidate)) in used or candidate is counterpart:
+                    continue
+                if calls and counterpart.name in candidate.called:
+                    evidence[id(candidate)] += 1
+                if called_by and candidate.name in counterpart.called:
+                    evidence[id(candidate)] += 1
+        if not evidence:
+            continue
+        found = [c for c in pools[index] if id(c) in evidence]
+        launched = []
+        for candidate in found:
+            structure = structure_similarity(port, candidate)
+            name = definition_name_similarity(port, candidate)
+            confidence = LAUNCH_BASE + 0.4 * structure + 0.2 * name + 0.05 * (evidence[id(candidate)] - 1)
+            if port.device != candidate.device:
+                confidence *= 0.75
+            launched.append(Match(port, candidate, min(confidence, 0.99), "call graph",
+                                  body_similarity(port, candidate), structure))
+        merged = {id(m.upstream): m for m in scored[index]}
+        for match in launched:
+            if id(match.upstream) not in merged or merged[id(match.upstream)].confidence < match.confidence:
+                merged[id(match.upstream)] = match
+        scored[index] = sorted(merged.values(), key=lambda m: -m.confidence)
+        changed = changed or scored[index][0].confidence >= CONFIDENCE_THRESHOLD
+    return changed
+
+
+def _assign(ports: list[Definition], scored: dict[int, list[Match]]) -> tuple[list[Match], list[Definition]]:
+    """Pairs best first, one to one; a match that depends on structure with a close
+    runner-up (for its port definition, or for its upstream definition) is discounted."""
+    chosen: dict[int, list[Match]] = {}
+    taken: set[tuple[str, tuple[str, str, int]]] = set()
+    for index, match in _assign_order(scored):
+        if match.confidence < CONFIDENCE_THRESHOLD - MARGIN_PENALTY - 1e-9:
+            break
+        if _pair_key(match) in taken:
+            continue
+        if index in chosen:
+            top = chosen[index][0]
+            if top.how in ("name", "normalised name") and match.how in ("name", "normalised name") \
+                    and match.upstream.file != top.upstream.file \
+                    and normalised_name(match.upstream.name) == normalised_name(top.upstream.name) \
+                    and match.confidence >= CONFIDENCE_THRESHOLD \
+                    and all(o.upstream.file != match.upstream.file for o in chosen[index]):
+                chosen[index].append(match)
+                taken.add(_pair_key(match))
+            continue
+        if match.how in ("structure", "call graph"):
+            runner = max([m.confidence for m in scored[index] if m.upstream.name != match.upstream.name
+                          and _pair_key(m) not in taken] +
+                         [m.confidence for other, ms in scored.items() if other != index and other not in chosen
+                          and ports[other].file == match.port.file for m in ms if m.upstream is match.upstream],
+                         default=0.0)
+            if runner > match.confidence - MARGIN:
+                match = Match(match.port, match.upstream, match.confidence - MARGIN_PENALTY, match.how,
+                              match.body, match.structure)
+        if match.confidence < CONFIDENCE_THRESHOLD:
+            continue
+        chosen[index] = [match]
+        taken.add(_pair_key(match))
+    proposals = [m for index in sorted(chosen) for m in chosen[index]]
+    unmatched = [port for index, port in enumerate(ports) if index not in chosen]
     return proposals, unmatched
-
-
-def _launch_evidence(ports: list[Definition], best: dict[int, list[Match]]) -> None:
-    """A port definition that a matched port definition calls, and a definition its upstream
-    counterpart calls, port each other more likely than their bodies alone say."""
-    by_name = {(p.file, p.name): i for i, p in enumerate(ports)}
-    for index, port in enumerate(ports):
-        ranked = best[index]
-        if not ranked or ranked[0].confidence < CONFIDENCE_THRESHOLD or ranked[0].how == "structure":
-            continue
-        upstream = ranked[0].upstream
-        for callee in port.called:
-            other = by_name.get((port.file, callee))
-            if other is None or other == index:
-                continue
-            boosted = []
-            for match in best[other]:
-                if match.upstream.name in upstream.called and match.port.device == match.upstream.device:
-                    confidence = max(match.confidence, 0.5 + 0.5 * max(match.body, 0.4))
-                    boosted.append(Match(match.port, match.upstream, confidence, "launch", match.body))
-                else:
-                    boosted.append(match)
-            boosted.sort(key=lambda m: -m.confidence)
-            best[other] = boosted
 
 
 # --- history and bases ----------------------------------------------------------------
@@ -457,20 +675,26 @@ class _Lineage:
     names: list[str]
 
 
-def _log_states(upstream: Upstream, revision: str, paths: list[str]) -> tuple[list[str], list[dict[str, str]], dict[str, str]]:
-    """The first-parent commits touching ``paths`` (following renames back), oldest first,
-    and for each the blob of every tracked path after it, and path -> the path it was renamed to."""
+def _log_states(upstream: Upstream, revision: str, paths: list[str],
+                names: dict[str, set[str]] | None = None) -> tuple[list[str], list[dict[str, str]], dict[str, str]]:
+    """The first-parent commits touching ``paths`` (following renames back, and moves git
+    does not see as renames: a file the commit that added a tracked path deleted, which
+    defined one of the ``names`` that path defines), oldest first, and for each the blob of
+    every tracked path after it, and path -> the path it was renamed to."""
+    names = names or {}
     tracked = set(paths)
     renamed_to: dict[str, str] = {}
     for _ in range(4):  # rename chains longer than this are not followed
         commits, changes = _log(upstream, revision, sorted(tracked))
         added = [(sha, path) for sha, lines in zip(commits, changes) for status, old, path, _ in lines
                  if status == "A" and path in tracked and path not in renamed_to.values()]
-        found = _rename_sources(upstream, added)
+        found = _rename_sources(upstream, added, names)
         new = {old: new for old, new in found.items() if old not in tracked}
         if not new:
             break
         renamed_to.update(new)
+        for old, later in new.items():
+            names.setdefault(old, set()).update(names.get(later, ()))
         tracked |= set(new)
     commits, changes = _log(upstream, revision, sorted(tracked))
     states: list[dict[str, str]] = []
@@ -515,18 +739,37 @@ def _log(upstream: Upstream, revision: str, paths: list[str]) -> tuple[list[str]
     return commits, changes
 
 
-def _rename_sources(upstream: Upstream, added: list[tuple[str, str]]) -> dict[str, str]:
-    """For files a commit added: the path each was renamed from, where it was a rename."""
+def _rename_sources(upstream: Upstream, added: list[tuple[str, str]],
+                    names: dict[str, set[str]]) -> dict[str, str]:
+    """For files a commit added: the path each was renamed from, where it was a rename, or
+    moved from (a source file the same commit deleted that defined one of its ``names``: a
+    module split in two, or moved with too many edits for git to call it a rename)."""
     sources: dict[str, str] = {}
     for sha, path in added:
-        result = subprocess.run(["git", "diff-tree", "-M", "-r", "--raw", "--no-commit-id", f"{sha}^", sha], cwd=upstream.path, capture_output=True, text=True)
+        result = subprocess.run(["git", "diff-tree", "-M", "-r", "--raw", "--no-abbrev", "--no-commit-id", f"{sha}^", sha],
+                                cwd=upstream.path, capture_output=True, text=True)
         if result.returncode != 0:
             continue
+        deleted: list[tuple[str, str]] = []
         for line in result.stdout.splitlines():
-            meta, _, names = line.partition("\t")
-            parts = names.split("\t")
-            if meta.split()[-1].startswith("R") and len(parts) == 2 and parts[1] == path:
+            meta, _, listed = line.partition("\t")
+            parts = listed.split("\t")
+            fields = meta.split()
+            if fields[-1].startswith("R") and len(parts) == 2 and parts[1] == path:
                 sources[parts[0]] = path
+            elif fields[-1] == "D" and len(parts) == 1 and language_for_path(parts[0]) is not None:
+                deleted.append((parts[0], fields[2]))
+        if path in sources.values() or not deleted or not names.get(path):
+            continue
+        wanted = [re.compile(rb"(?<![A-Za-z0-9_])" + re.escape(name.encode()) + rb"\s*[(<\[]") for name in names[path]]
+        reader = BlobReader(upstream.path)
+        try:
+            contents = reader.read_many([blob for _, blob in deleted])
+        finally:
+            reader.close()
+        for old, blob in deleted:
+            if any(pattern.search(contents.get(blob, b"")) for pattern in wanted):
+                sources[old] = path
     return sources
 
 
@@ -545,7 +788,10 @@ def find_bases(upstream: Upstream, revision: str, proposals: list[Match]) -> tup
     paths = sorted({m.upstream.file for m in proposals})
     if not paths:
         return {}, None, 0
-    commits, states, renamed_to = _log_states(upstream, revision, paths)
+    defined: dict[str, set[str]] = {}
+    for match in proposals:
+        defined.setdefault(match.upstream.file, set()).add(match.upstream.name)
+    commits, states, renamed_to = _log_states(upstream, revision, paths, defined)
     reader = BlobReader(upstream.path)
     try:
         blobs = reader.read_many(sorted({blob for state in states for blob in state.values()}))
@@ -646,6 +892,26 @@ class NothingToMatch(ValueError):
     """The tree or the upstream gives nothing to compare (the message says which)."""
 
 
+def _match_with(snapshot: UpstreamSnapshot, definitions: list[Definition], sources: dict[str, bytes],
+                files: list[str]) -> tuple[list[Match], list[Definition]]:
+    """``match_definitions`` of the port against the candidate files of one upstream snapshot."""
+    files_of_port: dict[str, list[str]] = {}
+    candidates: dict[str, list[Definition]] = {}
+    for file in files:
+        names = [d.name for d in definitions if d.file == file]
+        if not names:
+            continue
+        chosen = snapshot.candidate_files(sources[file], names, port_path=file)
+        quoted = sources[file].decode(errors="replace")
+        files_of_port[file] = [path for path, score in chosen if score > 0.05 or path in quoted]
+        for path in files_of_port[file]:
+            if path not in candidates:
+                candidates[path] = definitions_of(snapshot.sources[path], path)
+    if not any(candidates.values()):
+        raise NothingToMatch(f"no upstream file at {snapshot.revision} resembles the port files")
+    return match_definitions(definitions, candidates, files_of_port)
+
+
 def survey(upstream: Upstream, revision: str, tree_root: Path, files: list[str]) -> Survey:
     """Match the port ``files`` (relative to ``tree_root``) with the upstream at ``revision``
     and find each file's base."""
@@ -661,22 +927,17 @@ def survey(upstream: Upstream, revision: str, tree_root: Path, files: list[str])
         raise NothingToMatch("no function, method or kernel definitions in the port files")
     snapshot = UpstreamSnapshot.read(upstream, revision)
     clock["read"] = time.perf_counter()
-    files_of_port: dict[str, list[str]] = {}
-    candidates: dict[str, list[Definition]] = {}
-    for file in files:
-        names = [d.name for d in definitions if d.file == file]
-        if not names:
-            continue
-        chosen = snapshot.candidate_files(sources[file], names)
-        files_of_port[file] = [path for path, score in chosen if score > 0.05 or path in sources[file].decode(errors="replace")]
-        for path in files_of_port[file]:
-            if path not in candidates:
-                candidates[path] = definitions_of(snapshot.sources[path], path)
-    if not any(candidates.values()):
-        raise NothingToMatch(f"no upstream file at {revision} resembles the port files")
-    matches, unmatched = match_definitions(definitions, candidates, files_of_port)
+    matches, unmatched = _match_with(snapshot, definitions, sources, files)
     clock["match"] = time.perf_counter()
     file_bases, base, compared = find_bases(upstream, revision, matches)
+    if base is not None and base.commit != revision:
+        # the port was taken from the base: what upstream held then may have been renamed,
+        # split or rewritten since, so match again against the files as they were there
+        earlier = UpstreamSnapshot.read(upstream, base.commit)
+        again, left = _match_with(earlier, definitions, sources, files)
+        if again and sum(m.confidence for m in again) > sum(m.confidence for m in matches):
+            matches, unmatched = again, left
+            file_bases, base, compared = find_bases(upstream, revision, matches)
     clock["bases"] = time.perf_counter()
     notes: list[str] = []
     chosen_bases: dict[str, FileBase] = {}

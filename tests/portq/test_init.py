@@ -169,3 +169,19 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, upstream, make, expected):
     assert result.returncode == 2, result.stderr
     assert len(result.stderr.strip().splitlines()) == 1 and expected in result.stderr
     assert not (tmp_path / "portq.toml").exists()
+
+
+def test_a_renamed_kernel_and_its_wrapper_are_matched_by_structure(tmp_path, upstream):
+    clone, shas = upstream
+    renamed = (KERNEL_V2.replace("_scale_rows_kernel", "_rows_times_kernel").replace("scale_rows", "rows_times")
+               .replace("x_ptr", "src").replace("out_ptr", "dst").replace("values", "v").replace("BLOCK", "TILE"))
+    tree = tmp_path / "engine"
+    tree.mkdir()
+    (tree / "ops.py").write_text(renamed + "\n\ndef handle_request(x):\n    return x\n")
+    result = _init(tmp_path, "--upstream", f"kernlib={clone}", "--tree", "engine", "--json")
+    assert result.returncode == 0, result.stderr
+    found = json.loads(result.stdout)
+    proposed = {p["definition"]: (p["upstream_symbol"], p["by"]) for p in found["proposals"]}
+    assert proposed["_rows_times_kernel"][0] == "_scale_rows_kernel"
+    assert proposed["rows_times"][0] == "scale_rows"
+    assert "handle_request" not in proposed  # the engine's own function is not forced onto a guess
