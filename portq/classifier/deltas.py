@@ -34,11 +34,13 @@ from portq.language.signatures import (
     UNRESOLVED,
     bind_arguments,
     comment_free_tokens,
+    definition_tokens,
     is_docstring,
     node_text,
     normalise_kernel_name,
     normalise_name,
 )
+from portq.language.memo import STRINGS, per_definition
 from portq.language.signatures_python import PythonLocals
 from portq.language.symbols import KIND_CUDA_KERNEL, KIND_TRITON_KERNEL
 
@@ -188,6 +190,7 @@ def _is_name_use(node, language: str) -> bool:
     return True
 
 
+@per_definition("alpha-tokens", STRINGS)
 def alpha_tokens(node, language: str) -> list[str]:
     """The definition's tokens without comments, with each local renamed to
     its order of first appearance: two definitions that differ only by a
@@ -454,7 +457,7 @@ def renamed_locals(old_node, new_node, language: str) -> list[tuple[str, str]] |
     None when they differ by more than a consistent renaming of locals."""
     if alpha_tokens(old_node, language) != alpha_tokens(new_node, language):
         return None
-    old_tokens, new_tokens = comment_free_tokens(old_node), comment_free_tokens(new_node)
+    old_tokens, new_tokens = definition_tokens(old_node), definition_tokens(new_node)
     pairs = sorted({(a, b) for a, b in zip(old_tokens, new_tokens) if a != b})
     return pairs
 

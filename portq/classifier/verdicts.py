@@ -94,6 +94,7 @@ from portq.core.model import (
 )
 from portq.core.paths import non_code_kind
 from portq.language.extraction import signature_of
+from portq.language.memo import TEXT_OR_NONE, per_definition
 from portq.language.signatures import Signature, node_text, normalise_name
 from portq.classifier.module_surface import Imported, changed_bindings, import_time_statements, imported_from
 from portq.classifier.moves import Moves, extraction_only, follows_moves
@@ -1670,6 +1671,7 @@ def _is_code_line(text: str, path: str) -> bool:
     return not stripped.startswith(("/*", "*", "*/"))
 
 
+@per_definition("python-ast-dump", TEXT_OR_NONE)
 def _python_ast_dump(node) -> str | None:
     """The ``ast.dump`` of a Python definition's source with docstrings
     removed (as the token comparison ignores them), or None when the text

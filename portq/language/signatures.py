@@ -47,6 +47,7 @@ from typing import Any, Iterable
 
 from portq.language.expressions import Form
 from portq.language.expressions import int_literal as _int_literal
+from portq.language.memo import STRINGS, TEXT_OR_NONE, per_definition
 from portq.language.symbols import KIND_CUDA_KERNEL, KIND_DEVICE_FUNCTION, KIND_TRITON_KERNEL, Definition
 
 # --- names ------------------------------------------------------------------
@@ -370,10 +371,19 @@ def is_docstring(node) -> bool:
     return first is not None and first.id == statement.id
 
 
+@per_definition("definition-tokens", STRINGS)
+def definition_tokens(node) -> list[str]:
+    """``comment_free_tokens`` of a whole definition (which lies in no string),
+    computed once per content (``portq.language.memo``). Callers never mutate it."""
+    return comment_free_tokens(node)
+
+
+@per_definition("body-tokens-hash", TEXT_OR_NONE)
 def body_tokens_hash(node) -> str:
+    """The digest of a definition's comment-free tokens."""
     import hashlib
 
-    return hashlib.sha1("\x1f".join(comment_free_tokens(node)).encode()).hexdigest()
+    return hashlib.sha1("\x1f".join(definition_tokens(node)).encode()).hexdigest()
 
 
 def normalised_text(node) -> str:
