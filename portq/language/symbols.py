@@ -75,6 +75,11 @@ def _parser(language: str):
     return tree_sitter.Parser(tree_sitter.Language(grammar.language()))
 
 
+def grammar(language: str):
+    """The tree-sitter ``Language`` of ``language`` (for compiled queries)."""
+    return _parser(language).language
+
+
 def parse(source: bytes, language: str, previous=None):
     """Parse ``source`` and return the tree-sitter tree (no size bound here).
 

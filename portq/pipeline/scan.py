@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import contextlib
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Iterator
 
 from portq.classifier.classify import ClassifierContext, build_classifier
@@ -48,11 +49,13 @@ from portq.classifier.mapping import ChangeMapper
 from portq.core.config import Config, require_tree
 from portq.core.errors import MatrixError, ScanInterrupted
 from portq.core.model import EntryChanges, TouchedSymbol
+from portq.language.memo import MEMO
 from portq.language.symbols import SymbolTableCache
 from portq.ledger.store import EntryRecord, Ledger, Wave, open_ledger
 from portq.pipeline.reviews import apply_reviews
 from portq.tree import reviews_file
 from portq.tree.matrix import Matrix
+from portq.tree.product_store import ProductStore
 from portq.tree.symbol_cache import DefinitionCache, SignatureStore, cache_path as definition_cache_path
 from portq.tree.tree_index import TreeIndex, port_roots_of
 from portq.upstream.history import Upstream
@@ -139,6 +142,7 @@ def run_scan(config: Config, range_spec: str, *, progress=None, options: dict[st
             )
             signatures = SignatureStore(definition_cache_path(cache_dir), _signature_rules)
             cleanup.callback(signatures.close)  # the signatures computed, for the next scan that decides again
+            cleanup.enter_context(_products_kept(cache_dir))  # tokens and ast dumps, likewise
             context = ClassifierContext(
                 upstream=name, matrix=matrix, tree_root=tree, read_blob=upstream.read_blob,
                 is_ancestor=upstream.is_ancestor, symbol_tables=tables, cache_dir=cache_dir,
@@ -194,6 +198,19 @@ def run_scan(config: Config, range_spec: str, *, progress=None, options: dict[st
                 ) from None
             apply_reviews(ledger, config.reviews_path, name)  # the team's decisions in the tree stand
             return ScanResult(wave, resumed, ledger.wave_entries(wave), name)
+
+
+@contextlib.contextmanager
+def _products_kept(cache_dir: Path) -> Iterator[ProductStore]:
+    """The per-definition products the classifier computes (``portq.language.memo``), read from and
+    written to the definition store's file while the scan classifies."""
+    products = ProductStore(definition_cache_path(cache_dir))
+    MEMO.backing = products
+    try:
+        yield products
+    finally:
+        MEMO.backing = None
+        products.close()
 
 
 def _signature_rules() -> str:
