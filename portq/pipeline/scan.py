@@ -120,6 +120,7 @@ def run_scan(config: Config, range_spec: str, *, progress=None, options: dict[st
         revisions = upstream.resolve_range(range_spec)
         with open_ledger(config.ledger_path) as ledger, contextlib.ExitStack() as cleanup:
             cache_dir = config.ledger_path.parent / "cache"
+            cleanup.enter_context(_products_kept(cache_dir))  # tokens and ast dumps, for the next scan too
             previous = None if fresh else ledger.reusable_wave(
                 upstream=name, base_sha=revisions.base, tip_sha=revisions.tip, tree=tree_key(config))
             # The tree as it is now decides the whole scan, however it is edited meanwhile: its bytes
@@ -142,7 +143,6 @@ def run_scan(config: Config, range_spec: str, *, progress=None, options: dict[st
             )
             signatures = SignatureStore(definition_cache_path(cache_dir), _signature_rules)
             cleanup.callback(signatures.close)  # the signatures computed, for the next scan that decides again
-            cleanup.enter_context(_products_kept(cache_dir))  # tokens and ast dumps, likewise
             context = ClassifierContext(
                 upstream=name, matrix=matrix, tree_root=tree, read_blob=upstream.read_blob,
                 is_ancestor=upstream.is_ancestor, symbol_tables=tables, cache_dir=cache_dir,
