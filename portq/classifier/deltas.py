@@ -35,6 +35,7 @@ from portq.language.signatures import (
     bind_arguments,
     comment_free_tokens,
     definition_tokens,
+    nodes_of,
     is_docstring,
     node_text,
     normalise_kernel_name,
@@ -141,13 +142,17 @@ def _function_node(node):
     return node
 
 
+_PY_LOCAL_BINDERS = ("global_statement", "nonlocal_statement", *_PY_TARGET_PARENTS)
+_CPP_LOCAL_BINDERS = ("init_declarator", "declaration", "for_range_loop")
+
+
 def local_names(node, language: str) -> set[str]:
     """Names a definition binds as its own locals (not parameters, globals or fields)."""
     function = _function_node(node)
     names: set[str] = set()
     if language == "python":
         declared_outer: set[str] = set()
-        for current in _walk(function):
+        for current in nodes_of(function, _PY_LOCAL_BINDERS, "python"):
             if current.type in ("global_statement", "nonlocal_statement"):
                 declared_outer |= {node_text(c) for c in current.named_children if c.type == "identifier"}
             field = _PY_TARGET_PARENTS.get(current.type, "")
@@ -162,8 +167,8 @@ def local_names(node, language: str) -> set[str]:
     body = function.child_by_field_name("body")
     if body is None:
         return names
-    for current in _walk(body):
-        if current.type in ("init_declarator", "declaration", "for_range_loop"):
+    for current in nodes_of(body, _CPP_LOCAL_BINDERS, "cpp"):
+        if current.type in _CPP_LOCAL_BINDERS:
             declarator = current.child_by_field_name("declarator")
             while declarator is not None and declarator.type != "identifier":
                 inner = declarator.child_by_field_name("declarator")
@@ -578,9 +583,7 @@ class Derivation:
 
 def _launch_calls(function, kernel: str):
     """``kernel[grid](...)`` calls in a Python function."""
-    for current in _walk(function):
-        if current.type != "call":
-            continue
+    for current in nodes_of(function, ("call",), "python"):
         callee = current.child_by_field_name("function")
         if callee is None or callee.type != "subscript":
             continue

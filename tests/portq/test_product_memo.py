@@ -62,6 +62,15 @@ def test_nodes_of_finds_what_a_filtered_walk_finds_in_the_same_order(relative):
             assert [n.id for n in nodes_of(node, types, "python")] == walked, (relative, node.type, types)
 
 
+def test_nodes_of_finds_what_a_filtered_walk_finds_in_cuda_sources():
+    paths = sorted((REPO / "examples" / "upstream").rglob("*.cu"))[:12]
+    assert paths
+    for path in paths:
+        root = parse(path.read_bytes(), "cpp").root_node
+        for types in [("init_declarator", "declaration", "for_range_loop"), ("identifier",), ("call_expression",)]:
+            assert [n.id for n in nodes_of(root, types, "cpp")] == [n.id for n in walk(root) if n.type in types]
+
+
 def test_nodes_of_a_subtree_with_a_syntax_error_is_the_walk():
     tree = parse(b"def f(x):\n    y = (x +\n    return y\n\ndef g(a):\n    b = a\n", "python")
     assert tree.root_node.has_error
