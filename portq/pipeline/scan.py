@@ -188,6 +188,7 @@ def run_scan(config: Config, range_spec: str, *, progress=None, options: dict[st
                 except Exception:
                     pass
                 raise
+            del entries, context, tables  # the mapped history and its trees, freed before the wave is read back
             try:
                 wave = ledger.finish_wave(wave, "complete")
             except KeyboardInterrupt:

@@ -315,3 +315,69 @@ def test_the_demo_histories_are_decided_alike_with_the_memo_off_and_on(tmp_path,
     off = outcomes(tmp_path / "off", True)
     on = outcomes(tmp_path / "on", False)
     assert off == on and len(off[0]) >= 25
+
+
+# --- a long scan's JSON is written entry by entry -----------------------------------
+
+
+class Pipe:
+    """A stream that is not a terminal, as stdout in a pipe."""
+
+    def __init__(self):
+        self.parts = []
+
+    def write(self, text):
+        self.parts.append(text)
+
+    def isatty(self):
+        return False
+
+    def text(self):
+        return "".join(self.parts)
+
+
+def test_a_streamed_list_prints_the_bytes_json_dumps_gives_for_the_whole_document():
+    from portq.reporting.output import Streamed, print_json
+
+    items = [{"n": n, "text": "caf\u00e9 \u202e", "nested": [n, None, True]} for n in range(5)]
+    made = []
+    for entries in (items, [], items[:1]):
+        document = {"wave": "PORTQ-1", "entries": Streamed(entries, dict, made.append), "tail": [1, 2]}
+        pipe = Pipe()
+        print_json(document, pipe)
+        plain = {"wave": "PORTQ-1", "entries": [dict(e) for e in entries], "tail": [1, 2]}
+        assert pipe.text() == json.dumps(plain, ensure_ascii=True) + "\n"
+    assert made == items + items[:1]  # each told once it was written
+
+    class Terminal(Pipe):
+        def isatty(self):
+            return True
+
+    terminal = Terminal()
+    print_json({"entries": Streamed(items, dict)}, terminal)
+    assert terminal.text() == json.dumps({"entries": items}, indent=2, ensure_ascii=True) + "\n"
+
+
+def test_a_printed_record_forgets_what_its_events_decoded_and_decodes_it_again_when_asked(tmp_path, capsys):
+    from portq.reporting.output import entry_json, forget_decoded
+
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    try:
+        from synthetic_history import generate
+    finally:
+        sys.path.remove(str(REPO / "benchmarks"))
+    generate(tmp_path, 60)
+    from portq.ledger.store import open_ledger
+
+    ledger_path = tmp_path / "ledger" / "ledger.sqlite"
+    assert main(["scan", "base..tip", "--json", "--upstream", str(tmp_path / "upstream"), "--matrix",
+                 str(tmp_path / "matrix.toml"), "--tree", str(tmp_path / "tree"), "--ledger", str(ledger_path)]) == 0
+    printed = json.loads(capsys.readouterr().out)["entries"]
+    with open_ledger(ledger_path, create=False) as ledger:
+        records = ledger.wave_entries(ledger.latest_wave())
+    record = next(r for r in records if r.current.event is not None)
+    before = entry_json(record)
+    assert "evidence" in record.current.event.__dict__
+    forget_decoded(record)
+    assert "evidence" not in record.current.event.__dict__
+    assert entry_json(record) == before == next(e for e in printed if e["entry"] == record.position)
