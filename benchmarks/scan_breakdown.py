@@ -60,6 +60,7 @@ PHASES = {
         "DefinitionCache._open": "definition store (sqlite)",
         "SignatureStore": "signature store (sqlite)",
     },
+    "portq.tree.product_store": {"ProductStore": "product store (sqlite)"},  # absent before it existed
     "portq.classifier.mapping": {"ChangeMapper": "mapping: ownership, enclosing symbols"},
     "portq.tree.tree_index": {"TreeIndex": "in-tree index and anchors"},
     "portq.classifier.decision_keys": {"DecisionKeys": "decision keys"},
@@ -152,7 +153,10 @@ def install(charges: Charges) -> None:
     ordered = sorted(((module_name, name, phase) for module_name, names in PHASES.items()
                       for name, phase in names.items()), key=lambda item: "." not in item[1])
     for module_name, name, phase in ordered:
-        module = importlib.import_module(module_name)
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError:  # a checkout compared with, from before the module existed
+            continue
         owner_name, _, attribute = name.rpartition(".")
         if not owner_name and isinstance(getattr(module, name), type):
             cls = getattr(module, name)
@@ -166,7 +170,9 @@ def install(charges: Charges) -> None:
         setattr(owner, attribute, charges.wrap(getattr(owner, attribute), phase))
     # Modules that imported a wrapped function by name get the wrapped one too.
     for module_name, names in PHASES.items():
-        module = sys.modules[module_name]
+        module = sys.modules.get(module_name)
+        if module is None:
+            continue
         for name in names:
             if "." in name or isinstance(getattr(module, name), type):
                 continue
