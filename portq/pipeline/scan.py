@@ -50,7 +50,7 @@ from portq.core.config import Config, require_tree
 from portq.core.errors import MatrixError, ScanInterrupted
 from portq.core.model import EntryChanges, TouchedSymbol
 from portq.language.memo import MEMO
-from portq.language.symbols import SymbolTableCache
+from portq.language.symbols import SymbolTableCache, language_for_path
 from portq.ledger.store import EntryRecord, Ledger, Wave, open_ledger
 from portq.pipeline.reviews import apply_reviews
 from portq.tree import reviews_file
@@ -129,7 +129,10 @@ def run_scan(config: Config, range_spec: str, *, progress=None, options: dict[st
             index = TreeIndex.on_demand(tree, cache_dir, port_roots_of(matrix), config.anchors_path)
             cleanup.callback(index.save)  # what was parsed, cached for the next scan of this tree
             # The classifier's tables, with full trees: of the files an anchor names, mapping hands over its parses.
-            tables = SymbolTableCache(adopts=lambda path: bool(index.anchors_for_path(name, (path,))))
+            # Of the other owned Python files (the classifier reads them for launches, imports and
+            # module-level names), the latest trees mapping parsed are handed over too, in a room of their own.
+            tables = SymbolTableCache(adopts=lambda path: bool(index.anchors_for_path(name, (path,))),
+                                      also_adopts=lambda path: language_for_path(path) == "python")
             made: list[DecisionKeys] = []  # the keys, when they are made while git writes the log
             if previous is None:
                 entries = _read_entries(upstream, matrix, name, cache_dir, revisions, revisions.shas, progress,

@@ -329,7 +329,7 @@ class DefinitionCache(_Store):
                 self._keep_live(path, live)
                 if self._trees_to is not None and (self._trees_to.adopts(path)
                                                    or (previous_path and self._trees_to.adopts(previous_path))):
-                    self._trees_to.adopt(blob_sha, path, live.tree, live.source)
+                    self._trees_to.adopt(blob_sha, path, live.tree, live.source, previous_path)
             self._tables[key] = table
             self.parsed += 1
             if key[1] and self._db is not None:

@@ -381,3 +381,32 @@ def test_a_printed_record_forgets_what_its_events_decoded_and_decodes_it_again_w
     forget_decoded(record)
     assert "evidence" not in record.current.event.__dict__
     assert entry_json(record) == before == next(e for e in printed if e["entry"] == record.position)
+
+
+# --- trees mapping parsed, handed to the classifier ----------------------------------
+
+
+def test_trees_of_other_files_are_handed_over_in_a_room_of_their_own_oldest_dropped_first():
+    from portq.language.symbols import SymbolTableCache
+
+    versions = [SOURCE + f"\n\nVERSION = {n}\n".encode() for n in range(3)]
+    size = len(versions[0])
+    tables = SymbolTableCache(adopts=lambda path: path == "anchored.py", also_adopts=lambda path: True,
+                              spare_bytes=2 * size + 1)
+    for n, source in enumerate(versions):
+        assert tables.adopts("other.py")
+        tables.adopt(f"b{n}", "other.py", parse(source, "python"), source)
+    tables.adopt("a0", "anchored.py", parse(versions[0], "python"), versions[0])
+    loads = []
+
+    def load(source):
+        return lambda: loads.append(source) or source
+
+    kept = tables.get("b2", "other.py", load(versions[2]))
+    assert loads == [] and tables.adopted == 1  # built from the handed-over tree
+    assert [(d.qualified_name, d.start_line, d.end_line) for d in kept.definitions] == \
+        [(d.qualified_name, d.start_line, d.end_line) for d in symbol_table(versions[2], "other.py").definitions]
+    tables.get("a0", "anchored.py", load(versions[0]))
+    assert loads == [] and tables.adopted == 2  # the anchored tree was not crowded out
+    tables.get("b0", "other.py", load(versions[0]))  # the oldest spare tree made room for the third
+    assert loads == [versions[0]] and tables.adopted == 2
