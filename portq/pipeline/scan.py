@@ -110,6 +110,35 @@ def run_scan(config: Config, range_spec: str, *, progress=None, options: dict[st
     """
     from portq.reporting.output import NullProgress
 
+    with _fewer_collections():
+        return _run_scan(config, range_spec, progress=progress, options=options, fresh=fresh)
+
+
+@contextlib.contextmanager
+def _fewer_collections() -> Iterator[None]:
+    """Python's cyclic garbage collector, told to run less often while a scan allocates: what was
+    imported and set up before is frozen out of its passes, and a pass starts after ``GC_THRESHOLD``
+    allocations instead of 700. A 30,000-entry scan spent a tenth of its time in full passes over
+    a heap that is mostly records it keeps."""
+    import gc
+
+    before = gc.get_threshold()
+    gc.freeze()
+    gc.set_threshold(GC_THRESHOLD, before[1], before[2])
+    try:
+        yield
+    finally:
+        gc.set_threshold(*before)
+        gc.unfreeze()
+
+
+GC_THRESHOLD = 10_000
+
+
+def _run_scan(config: Config, range_spec: str, *, progress=None, options: dict[str, Any] | None = None,
+              fresh: bool = False) -> ScanResult:
+    from portq.reporting.output import NullProgress
+
     progress = progress or NullProgress()
     options = dict(options or {})
     matrix, name, path = load_matrix_for(config)
