@@ -108,8 +108,6 @@ def run_scan(config: Config, range_spec: str, *, progress=None, options: dict[st
     inputs reuses its decisions (``portq.classifier.decision_keys``) and decides again only
     the entries whose inputs changed; ``fresh`` decides every entry.
     """
-    from portq.reporting.output import NullProgress
-
     with _fewer_collections():
         return _run_scan(config, range_spec, progress=progress, options=options, fresh=fresh)
 
