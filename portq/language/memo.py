@@ -11,7 +11,8 @@ such product is kept here by a digest of exactly those and of the
 product's name, and computed only the first time that content is seen.
 
 ``per_definition(product)`` marks a function ``f(node, *args)`` of hashable
-``args`` as such a product. Only functions that read nothing outside the
+``args`` as such a product (``per_text`` one of a source text, for rules
+that compare texts). Only functions that read nothing outside the
 node's subtree may be marked: a signature, which follows calls into other
 definitions of its file, is not one (its cache is keyed by blob, in
 ``portq.tree.symbol_cache``).
@@ -143,6 +144,29 @@ def per_definition(product: str, codec: Codec = JSON):
             if not MEMO.enabled or node is None:
                 return function(node, *args)
             return MEMO.lookup(product, content_key(node, args), lambda: function(node, *args), codec)
+
+        memoised.uncached = function
+        return memoised
+
+    return mark
+
+
+def per_text(product: str, codec: Codec = JSON):
+    """Mark ``f(text, *args)`` (``text`` a str) as a product of that text and the arguments alone."""
+
+    def mark(function):
+        try:
+            _PRODUCT_MODULES[product] = inspect.getsourcefile(function) or ""
+        except TypeError:
+            _PRODUCT_MODULES[product] = ""
+
+        @functools.wraps(function)
+        def memoised(text: str, *args):
+            if not MEMO.enabled:
+                return function(text, *args)
+            digest = hashlib.blake2b(f"{args!r}\x1f".encode(), digest_size=20)
+            digest.update(text.encode("utf-8", errors="surrogatepass"))
+            return MEMO.lookup(product, digest.hexdigest(), lambda: function(text, *args), codec)
 
         memoised.uncached = function
         return memoised
