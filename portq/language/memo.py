@@ -130,6 +130,12 @@ def content_key(node, args: tuple = ()) -> str:
     return digest.hexdigest()
 
 
+def content_digest(text: str) -> str:
+    """A digest of ``text``, for a product that is only ever compared (an ``ast`` dump): equal
+    texts give equal digests, and a memo or store keeps 40 characters instead of the text."""
+    return hashlib.blake2b(text.encode("utf-8", errors="surrogatepass"), digest_size=20).hexdigest()
+
+
 def per_definition(product: str, codec: Codec = JSON):
     """Mark ``f(node, *args)`` as a product of the node's content alone (see the module's docstring)."""
 

@@ -39,7 +39,7 @@ import ast
 import textwrap
 
 from portq.classifier.rules import Rule
-from portq.language.memo import TEXT_OR_NONE, per_text
+from portq.language.memo import TEXT_OR_NONE, content_digest, per_text
 from portq.language.signatures import comment_free_tokens
 
 RULES = (
@@ -150,11 +150,12 @@ def same_without_annotations(before: str, after: str, outside_definitions: bool 
     return old is not None and new is not None and old == new
 
 
-@per_text("annotation-free-dump", TEXT_OR_NONE)
+@per_text("annotation-free-digest", TEXT_OR_NONE)
 def _annotation_free_dump(text: str, outside_definitions: bool) -> str | None:
-    """``_erased_dump`` of the source ``text``, or None when it does not parse; once per text."""
+    """A digest of ``_erased_dump`` of the source ``text`` (dumps are only compared), or None when it
+    does not parse; once per text."""
     tree = _parse(text)
-    return None if tree is None else _erased_dump(tree, outside_definitions)
+    return None if tree is None else content_digest(_erased_dump(tree, outside_definitions))
 
 
 def definition_text(node) -> str:
