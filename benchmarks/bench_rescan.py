@@ -1,7 +1,8 @@
 """Cold scans, unchanged rescans and rescans after editing one ported file, against ``git log -p``.
 
 ``python benchmarks/bench_rescan.py --upstream aiter=../aiter --range ROOT..HEAD --range HEAD~300..HEAD
-[--edit kernels/mla_prefix/gather_kv_b_proj.py] [--repeat 3] [--report FILE] [--compare CHECKOUT]``
+[--tree DIR --matrix FILE] [--edit kernels/mla_prefix/gather_kv_b_proj.py] [--repeat 3] [--report FILE]
+[--compare CHECKOUT] [--check-uncached]``
 
 For each range, ``--repeat`` times, interleaved so that machine load hits
 all alike, each scan a fresh ``portq`` process run from bytecode compiled
@@ -20,8 +21,12 @@ once (as an installed portq runs):
   done (the floor under every scan, against ``git log -p``'s whole time).
 
 ``ROOT`` in a range stands for the upstream's first-parent root commit. The
-tree scanned is a copy of this checkout's tracked files, so the edit never
-touches the checkout. Prints medians with min–max and ratios to the median of
+tree scanned is a copy of this checkout's tracked files, or of ``--tree DIR``
+(a corpus port, e.g. ``examples/accuracy/liger_reimpl`` with ``--matrix
+kernel-matrix.toml``, relative to it), so the edit never touches the
+checkout. ``--check-uncached`` also runs one cold scan of each range with
+the per-definition memo off (``PORTQ_PRODUCT_MEMO=off``, untimed) and says
+whether it printed the same JSON as the memoised cold scans. Prints medians with min–max and ratios to the median of
 ``git log -p`` of the same range in the same run; ``--report FILE`` also
 writes them as markdown with the command at the top. ``--compare CHECKOUT``
 also times the cold scans of another checkout's code (a worktree of an
@@ -50,20 +55,25 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 
 
 def run_timed(command: list[str], cwd: Path, env: dict[str, str] | None = None,
-              output: list[str] | None = None) -> tuple[float, str]:
+              output: list[str] | None = None, cpu: list[float] | None = None) -> tuple[float, str]:
     """Seconds to run ``command`` reading all its output, and its stderr;
-    ``output`` gets the SHA-256 of its stdout appended."""
+    ``output`` gets the SHA-256 of its stdout appended, ``cpu`` the CPU
+    seconds (user + system) of the process and the children it waited for."""
     digest = hashlib.sha256()
     start = time.perf_counter()
     process = subprocess.Popen(command, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
     while chunk := process.stdout.read(1 << 16):
         digest.update(chunk)
     error = process.stderr.read().decode(errors="replace")
-    if process.wait() != 0:
+    _, status, usage = os.wait4(process.pid, 0)
+    process.returncode = os.waitstatus_to_exitcode(status)
+    if process.returncode != 0:
         raise SystemExit(f"{' '.join(command)} failed: {error}")
     seconds = time.perf_counter() - start
     if output is not None:
         output.append(digest.hexdigest())
+    if cpu is not None:
+        cpu.append(usage.ru_utime + usage.ru_stime)
     return seconds, error
 
 
@@ -141,6 +151,10 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--report", type=Path)
     parser.add_argument("--compare", type=Path, help=COMPARE_HELP)
+    parser.add_argument("--tree", type=Path, help="scan a copy of this tree instead of this checkout's")
+    parser.add_argument("--matrix", default="matrix/kernel-matrix.toml", help="the matrix, relative to the tree")
+    parser.add_argument("--check-uncached", action="store_true",
+                        help="also scan each range once with the per-definition memo off and compare the JSON")
     args = parser.parse_args()
     name, _, upstream_text = args.upstream.partition("=")
     upstream = Path(upstream_text).resolve()
@@ -155,41 +169,51 @@ def main() -> None:
         env = compiled_environment(work)
         other = args.compare.resolve() if args.compare else None
         other_env = compiled_environment(work, other) if other else None
-        tree = copy_tree(work / "tree")
+        tree = copy_tree(work / "tree") if args.tree is None else Path(shutil.copytree(
+            args.tree, work / "tree", ignore=shutil.ignore_patterns("labels.toml", "README.md", "__pycache__")))
         edited = tree / args.edit
         original = edited.read_bytes()
         load_before = os.getloadavg()[0]
         root = root_of(upstream)
         results = []
+        unchecked: dict[str, list[str]] = {}
+        cpu_results: list[tuple[str, dict[str, list[float]]]] = []  # range -> the digest of its cold scan with the memo off
         for spec in args.ranges:
             spec = spec.replace("ROOT", root)
             count = int(subprocess.run(["git", "rev-list", "--count", "--first-parent", spec], cwd=upstream,
                                        capture_output=True, text=True, check=True).stdout)
             samples: dict[str, list[float]] = {"git": [], "cold": [], "warm": [], "edit": [], "other": [],
                                                "start-up": []}
-            growth, redecided, outputs, other_outputs = [], [], [], []
+            cpu: dict[str, list[float]] = {key: [] for key in samples}
+            growth, redecided, outputs, other_outputs, uncached = [], [], [], [], []
             for attempt in range(args.repeat):
                 ledger = work / f"ledger-{len(results)}-{attempt}" / "ledger.sqlite"
                 scan = [sys.executable, "-m", "portq.cli", "scan", spec, "--json", "--upstream",
-                        f"{name}={upstream}", "--tree", str(tree), "--matrix", str(tree / "matrix/kernel-matrix.toml"),
+                        f"{name}={upstream}", "--tree", str(tree), "--matrix", str(tree / args.matrix),
                         "--ledger", str(ledger)]
                 edited.write_bytes(original)
-                samples["git"].append(run_timed(["git", "log", "-p", "--first-parent", spec], upstream)[0])
+                samples["git"].append(run_timed(["git", "log", "-p", "--first-parent", spec], upstream,
+                                                cpu=cpu["git"])[0])
                 if other:
                     other_scan = scan[:-1] + [str(ledger.parent.with_name(ledger.parent.name + "-other") / ledger.name)]
-                    samples["other"].append(run_timed(other_scan, other, other_env, other_outputs)[0])
-                samples["start-up"].append(run_timed(START_UP, REPO_ROOT, env)[0])
-                samples["cold"].append(run_timed(scan, REPO_ROOT, env, outputs)[0])
+                    samples["other"].append(run_timed(other_scan, other, other_env, other_outputs, cpu["other"])[0])
+                samples["start-up"].append(run_timed(START_UP, REPO_ROOT, env, cpu=cpu["start-up"])[0])
+                samples["cold"].append(run_timed(scan, REPO_ROOT, env, outputs, cpu["cold"])[0])
                 before = ledger_bytes(ledger)
-                samples["warm"].append(run_timed(scan, REPO_ROOT, env)[0])
+                samples["warm"].append(run_timed(scan, REPO_ROOT, env, cpu=cpu["warm"])[0])
                 growth.append(ledger_bytes(ledger) - before)
                 edited.write_bytes(original + f"\n# edited for a benchmark ({attempt})\n".encode())
-                seconds, report = run_timed(scan, REPO_ROOT, env)
+                seconds, report = run_timed(scan, REPO_ROOT, env, cpu=cpu["edit"])
                 samples["edit"].append(seconds)
                 found = re.search(r": (\d+) of (\d+) entries decided again", report)
                 redecided.append(found.group(1) if found else "all")
             edited.write_bytes(original)
+            if args.check_uncached:
+                ledger = work / f"ledger-{len(results)}-uncached" / "ledger.sqlite"
+                run_timed(scan[:-1] + [str(ledger)], REPO_ROOT, {**env, "PORTQ_PRODUCT_MEMO": "off"}, uncached)
+            unchecked[spec] = uncached
             results.append((spec, count, samples, growth, redecided, outputs, other_outputs))
+            cpu_results.append((spec, cpu))
         say(f"{args.repeat} runs each, interleaved; {os.cpu_count()} CPUs, Python {platform.python_version()}, "
             f"{subprocess.run(['git', '--version'], capture_output=True, text=True).stdout.strip()}; "
             f"load average {load_before:.1f} before, {os.getloadavg()[0]:.1f} after (the machine is shared: "
@@ -205,6 +229,18 @@ def main() -> None:
             say(f"| {short} | {count} | {summary(samples['git'])} | {summary(samples['cold'])} | {ratio['cold']:.2f} "
                 f"| {summary(samples['warm'])} | {ratio['warm']:.2f} | {summary(samples['edit'])} "
                 f"| {ratio['edit']:.2f} | {'/'.join(sorted(set(redecided)))} | {max(growth)} B |")
+        say()
+        say("CPU seconds (user + system, the process and the git processes it waited for; the machine's other "
+            "work slows wall time more than this), medians, and × git log -p's CPU:")
+        say()
+        say("| range | git log -p | cold | × | unchanged rescan | × | after one edit | × | start-up + imports | × |")
+        say("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+        for spec, cpu in cpu_results:
+            base = statistics.median(cpu["git"])
+            short = "..".join(part[:10] for part in spec.split(".."))
+            cells = " | ".join(f"{statistics.median(cpu[key]):.2f} | {statistics.median(cpu[key]) / base:.2f}"
+                               for key in ("cold", "warm", "edit", "start-up"))
+            say(f"| {short} | {base:.2f} | {cells} |")
         say()
         say("The floor under every scan, timed in the same run: a process that starts Python and imports "
             "the scan pipeline, and stops:")
@@ -231,6 +267,13 @@ def main() -> None:
                 say(f"| {short} | {summary(samples['git'])} | {summary(samples['other'])} "
                     f"| {statistics.median(samples['other']) / base:.2f} | {summary(samples['cold'])} "
                     f"| {statistics.median(samples['cold']) / base:.2f} | {same} |")
+        if args.check_uncached:
+            say()
+            for spec, count, samples, growth, redecided, outputs, _ in results:
+                short = "..".join(part[:10] for part in spec.split(".."))
+                same = "yes" if len(set(outputs) | set(unchecked[spec])) == 1 else "NO"
+                say(f"{short}: the cold scan with the per-definition memo off printed the same JSON as "
+                    f"every memoised cold scan: {same}")
         if args.report:
             write_report(args.report, "bench_rescan.py", lines)
     finally:

@@ -1,7 +1,7 @@
 """How ``portq scan`` grows with history: time and peak memory of cold and warm scans at vLLM's density.
 
 ``python benchmarks/bench_scale.py [--sizes 2000 10000 30000] [--repeat 3] [--work DIR]
-[--report FILE] [--plot FILE] [--compare CHECKOUT]``
+[--report FILE] [--plot FILE] [--compare CHECKOUT] [--real NAME=CLONE RANGE TREE MATRIX [--real-steps 3]]``
 
 For each size, a synthetic upstream of that many first-parent entries with
 the density of real vLLM history (``synthetic_history.py --density vllm``:
@@ -19,7 +19,14 @@ resident memory is the child's ``ru_maxrss`` (``os.wait4``). Prints medians
 with min–max, ratios to ``git log -p`` and seconds per thousand entries (flat
 when the cost is linear); ``--report`` writes the table as markdown, ``--plot``
 draws time and peak memory against entries (matplotlib); ``--compare``
-also times another checkout's cold scans, interleaved, side by side. It
+also times another checkout's cold scans, interleaved, side by side.
+
+``--real`` adds a real history: cold scans of ``--real-steps`` growing
+prefixes of ``RANGE`` (its first ``k/steps`` first-parent commits) of the
+clone, against a copy of ``TREE`` with the matrix ``MATRIX`` (relative to
+the tree), e.g. a corpus port: ``--real liger=../Liger-Kernel 27d2d519cd..74f4ad89f7
+examples/accuracy/liger_reimpl kernel-matrix.toml``; its table and a third
+panel of the plot show time, ratio and peak memory against entries. It
 measures; it asserts nothing.
 """
 
@@ -65,6 +72,9 @@ def main() -> None:
     parser.add_argument("--report", type=Path)
     parser.add_argument("--plot", type=Path)
     parser.add_argument("--compare", type=Path, help=COMPARE_HELP)
+    parser.add_argument("--real", nargs=4, metavar=("NAME=CLONE", "RANGE", "TREE", "MATRIX"),
+                        help="also scan growing prefixes of a range of a real clone against a tree")
+    parser.add_argument("--real-steps", type=int, default=3)
     args = parser.parse_args()
     lines: list[str] = []
 
@@ -82,6 +92,8 @@ def main() -> None:
                 start = time.perf_counter()
                 generate_vllm_density(args.work / str(size), size)
                 print(f"generated {size} entries in {time.perf_counter() - start:.1f} s", flush=True)
+        real = real_prefixes(args.real, args.real_steps, scratch) if args.real else []
+        real_results = {count: {"git": [], "cold": [], "cold_rss": []} for count, *_ in real}
         load_before = os.getloadavg()[0]
         results = {size: {"git": [], "cold": [], "warm": [], "cold_rss": [], "warm_rss": [], "other": [],
                           "other_rss": []} for size in args.sizes}
@@ -104,6 +116,15 @@ def main() -> None:
                     seconds, rss = measured(scan, REPO_ROOT, env)
                     result[label].append(seconds)
                     result[f"{label}_rss"].append(rss)
+            for count, spec, upstream, clone, tree, matrix in real:
+                result = real_results[count]
+                result["git"].append(measured(["git", "log", "-p", "--first-parent", spec], clone)[0])
+                ledger = scratch / f"real-{count}-{attempt}" / "ledger.sqlite"
+                seconds, rss = measured([sys.executable, "-m", "portq.cli", "scan", spec, "--json", "--upstream",
+                                         upstream, "--tree", str(tree), "--matrix", str(matrix),
+                                         "--ledger", str(ledger)], REPO_ROOT, env)
+                result["cold"].append(seconds)
+                result["cold_rss"].append(rss)
         say(f"vLLM-density synthetic histories; {args.repeat} runs each, interleaved; {os.cpu_count()} CPUs, "
             f"Python {platform.python_version()}; load average {load_before:.1f} before, {os.getloadavg()[0]:.1f} "
             "after (the machine is shared with other work: compare ratios within one run)")
@@ -130,32 +151,78 @@ def main() -> None:
                     f"| {statistics.median(result['other']) / base:.2f} | {summary(result['other_rss'], 0)} "
                     f"| {summary(result['cold'])} | {statistics.median(result['cold']) / base:.2f} "
                     f"| {summary(result['cold_rss'], 0)} |")
+        if real:
+            say()
+            say(f"The real history: cold scans of growing prefixes of {args.real[1]} of {args.real[0]} against "
+                f"{args.real[2]} (the same runs, interleaved):")
+            say()
+            say("| range | entries | git log -p s | cold s | × | cold s / 1k entries | cold peak MiB |")
+            say("|---|---:|---:|---:|---:|---:|---:|")
+            for count, spec, *_ in real:
+                result = real_results[count]
+                base, cold = statistics.median(result["git"]), statistics.median(result["cold"])
+                short = "..".join(part[:10] for part in spec.split(".."))
+                say(f"| {short} | {count} | {summary(result['git'])} | {summary(result['cold'])} | {cold / base:.2f} "
+                    f"| {cold / count * 1000:.3f} | {summary(result['cold_rss'], 0)} |")
         if args.report:
             write_report(args.report, "bench_scale.py", lines)
         if args.plot:
-            plot(results, args.plot)
+            plot(results, args.plot, real_results, args.real[0].split("=")[0] if args.real else None)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-def plot(results: dict[int, dict[str, list[float]]], path: Path) -> None:
+def real_prefixes(real: list[str], steps: int, scratch: Path) -> list[tuple[int, str, str, Path, Path, Path]]:
+    """(entries, range, --upstream, clone, tree copy, matrix) of ``steps`` growing prefixes of the real range."""
+    upstream, spec, tree_text, matrix_text = real
+    clone = Path(upstream.split("=", 1)[-1]).resolve()
+    base = spec.split("..")[0]
+    shas = subprocess.run(["git", "rev-list", "--first-parent", "--reverse", spec], cwd=clone, capture_output=True,
+                          text=True, check=True).stdout.split()
+    tree = Path(shutil.copytree(Path(tree_text), scratch / "real-tree",
+                                ignore=shutil.ignore_patterns("labels.toml", "README.md", "__pycache__")))
+    prefixes = []
+    for step in range(1, steps + 1):
+        count = len(shas) * step // steps
+        prefixes.append((count, f"{base}..{shas[count - 1]}", f"{upstream.split('=')[0]}={clone}", clone, tree,
+                         tree / matrix_text))
+    return prefixes
+
+
+def plot(results: dict[int, dict[str, list[float]]], path: Path, real: dict | None = None,
+         real_name: str | None = None) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     sizes = sorted(results)
-    figure, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2))
+    figure, axes = plt.subplots(1, 3 if real else 2, figsize=(16 if real else 11, 4.2))
+    left, right = axes[0], axes[1]
     for key, label in (("git", "git log -p"), ("cold", "portq scan, cold"), ("warm", "portq scan, unchanged rescan")):
         left.plot(sizes, [statistics.median(results[s][key]) for s in sizes], marker="o", label=label)
     left.set(xlabel="first-parent entries", ylabel="seconds (median)", title="time")
     left.legend()
     for key, label in (("cold_rss", "cold"), ("warm_rss", "unchanged rescan")):
         right.plot(sizes, [statistics.median(results[s][key]) for s in sizes], marker="o", label=label)
-    right.axhline(500e6 / 2**20, color="grey", linestyle="--", linewidth=1, label="500 MB bound")
+    right.axhline(300, color="grey", linestyle="--", linewidth=1, label="300 MiB bound")
     right.set(xlabel="first-parent entries", ylabel="peak resident MiB", title="memory")
     right.legend()
-    figure.suptitle("portq scan at vLLM's density (synthetic histories; shared 2-core machine)")
+    if real:
+        counts = sorted(real)
+        third = axes[2]
+        for key, label in (("git", "git log -p"), ("cold", "portq scan, cold")):
+            third.plot(counts, [statistics.median(real[c][key]) for c in counts], marker="o", label=label)
+        third.set(xlabel="first-parent entries", ylabel="seconds (median)",
+                  title=f"dense real history ({real_name}), cold")
+        ratio = third.twinx()
+        ratio.plot(counts, [statistics.median(real[c]["cold_rss"]) for c in counts], color="grey", linestyle=":",
+                   marker="s", label="cold peak MiB")
+        ratio.set(ylabel="peak resident MiB")
+        third.legend(loc="upper left")
+        ratio.legend(loc="lower right")
+    figure.suptitle("portq scan against history length (synthetic histories at vLLM's density"
+                    + (", and a dense real one" if real else "") + "; shared 2-core machine)")
     figure.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     figure.savefig(path, dpi=110)

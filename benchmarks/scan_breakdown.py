@@ -5,7 +5,8 @@
 Without scan arguments it scans the dense synthetic history (``synthetic_history.py``,
 generated into ``--keep DIR`` or a temporary folder), and times ``git log -p base..tip``
 in the same run, interleaved, for a column of ratios; with scan arguments (after ``--``)
-it runs ``portq scan`` with those (each run adds its own new ``--ledger``).
+it runs ``portq scan`` with those (each run adds its own new ``--ledger``), and times
+``git log -p --first-parent RANGE`` in the clone their ``--upstream [NAME=]PATH`` names.
 
 Each run is one fresh process, from bytecode compiled once (as ``bench_scan.py``
 runs scans): it imports the scan pipeline, then runs ``portq.cli.main`` with
@@ -59,6 +60,7 @@ PHASES = {
         "DefinitionCache._open": "definition store (sqlite)",
         "SignatureStore": "signature store (sqlite)",
     },
+    "portq.tree.product_store": {"ProductStore": "product store (sqlite)"},  # absent before it existed
     "portq.classifier.mapping": {"ChangeMapper": "mapping: ownership, enclosing symbols"},
     "portq.tree.tree_index": {"TreeIndex": "in-tree index and anchors"},
     "portq.classifier.decision_keys": {"DecisionKeys": "decision keys"},
@@ -151,7 +153,10 @@ def install(charges: Charges) -> None:
     ordered = sorted(((module_name, name, phase) for module_name, names in PHASES.items()
                       for name, phase in names.items()), key=lambda item: "." not in item[1])
     for module_name, name, phase in ordered:
-        module = importlib.import_module(module_name)
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError:  # a checkout compared with, from before the module existed
+            continue
         owner_name, _, attribute = name.rpartition(".")
         if not owner_name and isinstance(getattr(module, name), type):
             cls = getattr(module, name)
@@ -165,7 +170,9 @@ def install(charges: Charges) -> None:
         setattr(owner, attribute, charges.wrap(getattr(owner, attribute), phase))
     # Modules that imported a wrapped function by name get the wrapped one too.
     for module_name, names in PHASES.items():
-        module = sys.modules[module_name]
+        module = sys.modules.get(module_name)
+        if module is None:
+            continue
         for name in names:
             if "." in name or isinstance(getattr(module, name), type):
                 continue
@@ -217,6 +224,19 @@ def child(scan_arguments: list[str]) -> None:
                       "wrapper calls": charges.calls, "wrapper cost per call": per_call}))
 
 
+def real_history_log(scan_arguments: list[str]) -> tuple[list[str] | None, Path | None]:
+    """``git log -p --first-parent RANGE`` and the clone to run it in, from scan arguments
+    (the first, the range, as ``portq scan`` takes it; ``--upstream [NAME=]PATH`` the clone); None without both."""
+    spec = scan_arguments[0] if scan_arguments and not scan_arguments[0].startswith("-") else None
+    clone = None
+    for flag, value in zip(scan_arguments, scan_arguments[1:]):
+        if flag == "--upstream":
+            clone = Path(value.split("=", 1)[-1])
+    if spec is None or clone is None:
+        return None, None
+    return ["git", "log", "-p", "--first-parent", spec], clone
+
+
 def dense_arguments(work: Path, ledger: Path) -> list[str]:
     return ["base..tip", "--json", "--upstream", str(work / "upstream"), "--matrix", str(work / "matrix.toml"),
             "--tree", str(work / "tree"), "--ledger", str(ledger)]
@@ -258,11 +278,13 @@ def measure(args, scan_arguments: list[str] | None, work: Path) -> None:
     envs = {checkout: compiled_environment(work, checkout) for checkout in checkouts}
     runs: dict[Path, list[dict]] = {checkout: [] for checkout in checkouts}
     git_log: list[float] = []
+    log_command, log_folder = (["git", "log", "-p", "base..tip"], work / "upstream") if scan_arguments is None \
+        else real_history_log(scan_arguments)
     load = os.getloadavg()[0]
     for attempt in range(args.repeat + 1):  # the first run writes the bytecode of what it imports; not counted
-        if scan_arguments is None and attempt:
+        if log_command is not None and attempt:
             began = time.perf_counter()  # read through a pipe to the end, as bench_scan.py times it
-            subprocess.run(["git", "log", "-p", "base..tip"], cwd=work / "upstream", capture_output=True, check=True)
+            subprocess.run(log_command, cwd=log_folder, capture_output=True, check=True)
             git_log.append(time.perf_counter() - began)
         for checkout in checkouts:
             ledger = Path(tempfile.mkdtemp(prefix="portq-breakdown-ledger-")) / "ledger.sqlite"
@@ -282,6 +304,8 @@ def measure(args, scan_arguments: list[str] | None, work: Path) -> None:
     print(f"{args.repeat} runs of each checkout, each a fresh process, alternating; load average {load:.1f} before, "
           f"{os.getloadavg()[0]:.1f} after" + (f"; git log -p base..tip {base:.3f} s (median, {min(git_log):.3f}–"
                                                f"{max(git_log):.3f}), timed between them" if base else ""))
+    if base:
+        print(f"git log: `{' '.join(log_command)}` in {log_folder}")
     print()
     tables = {checkout: breakdown(runs[checkout]) for checkout in checkouts}
     names = [f"{checkout} ({git_head(checkout)})" for checkout in checkouts]

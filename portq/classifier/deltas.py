@@ -34,11 +34,14 @@ from portq.language.signatures import (
     UNRESOLVED,
     bind_arguments,
     comment_free_tokens,
+    definition_tokens,
+    nodes_of,
     is_docstring,
     node_text,
     normalise_kernel_name,
     normalise_name,
 )
+from portq.language.memo import STRINGS, per_definition
 from portq.language.signatures_python import PythonLocals
 from portq.language.symbols import KIND_CUDA_KERNEL, KIND_TRITON_KERNEL
 
@@ -139,13 +142,17 @@ def _function_node(node):
     return node
 
 
+_PY_LOCAL_BINDERS = ("global_statement", "nonlocal_statement", *_PY_TARGET_PARENTS)
+_CPP_LOCAL_BINDERS = ("init_declarator", "declaration", "for_range_loop")
+
+
 def local_names(node, language: str) -> set[str]:
     """Names a definition binds as its own locals (not parameters, globals or fields)."""
     function = _function_node(node)
     names: set[str] = set()
     if language == "python":
         declared_outer: set[str] = set()
-        for current in _walk(function):
+        for current in nodes_of(function, _PY_LOCAL_BINDERS, "python"):
             if current.type in ("global_statement", "nonlocal_statement"):
                 declared_outer |= {node_text(c) for c in current.named_children if c.type == "identifier"}
             field = _PY_TARGET_PARENTS.get(current.type, "")
@@ -160,8 +167,8 @@ def local_names(node, language: str) -> set[str]:
     body = function.child_by_field_name("body")
     if body is None:
         return names
-    for current in _walk(body):
-        if current.type in ("init_declarator", "declaration", "for_range_loop"):
+    for current in nodes_of(body, _CPP_LOCAL_BINDERS, "cpp"):
+        if current.type in _CPP_LOCAL_BINDERS:
             declarator = current.child_by_field_name("declarator")
             while declarator is not None and declarator.type != "identifier":
                 inner = declarator.child_by_field_name("declarator")
@@ -188,6 +195,7 @@ def _is_name_use(node, language: str) -> bool:
     return True
 
 
+@per_definition("alpha-tokens", STRINGS)
 def alpha_tokens(node, language: str) -> list[str]:
     """The definition's tokens without comments, with each local renamed to
     its order of first appearance: two definitions that differ only by a
@@ -454,7 +462,7 @@ def renamed_locals(old_node, new_node, language: str) -> list[tuple[str, str]] |
     None when they differ by more than a consistent renaming of locals."""
     if alpha_tokens(old_node, language) != alpha_tokens(new_node, language):
         return None
-    old_tokens, new_tokens = comment_free_tokens(old_node), comment_free_tokens(new_node)
+    old_tokens, new_tokens = definition_tokens(old_node), definition_tokens(new_node)
     pairs = sorted({(a, b) for a, b in zip(old_tokens, new_tokens) if a != b})
     return pairs
 
@@ -575,9 +583,7 @@ class Derivation:
 
 def _launch_calls(function, kernel: str):
     """``kernel[grid](...)`` calls in a Python function."""
-    for current in _walk(function):
-        if current.type != "call":
-            continue
+    for current in nodes_of(function, ("call",), "python"):
         callee = current.child_by_field_name("function")
         if callee is None or callee.type != "subscript":
             continue

@@ -94,6 +94,7 @@ from portq.core.model import (
 )
 from portq.core.paths import non_code_kind
 from portq.language.extraction import signature_of
+from portq.language.memo import TEXT_OR_NONE, content_digest, per_definition
 from portq.language.signatures import Signature, node_text, normalise_name
 from portq.classifier.module_surface import Imported, changed_bindings, import_time_statements, imported_from
 from portq.classifier.moves import Moves, extraction_only, follows_moves
@@ -1670,10 +1671,12 @@ def _is_code_line(text: str, path: str) -> bool:
     return not stripped.startswith(("/*", "*", "*/"))
 
 
+@per_definition("python-ast-digest", TEXT_OR_NONE)
 def _python_ast_dump(node) -> str | None:
-    """The ``ast.dump`` of a Python definition's source with docstrings
-    removed (as the token comparison ignores them), or None when the text
-    does not parse."""
+    """A digest of the ``ast.dump`` of a Python definition's source with
+    docstrings removed (as the token comparison ignores them), or None when
+    the text does not parse. Dumps are only compared, so their digests are
+    what is kept (``portq.language.memo``), not the dumps."""
     column = node.start_point[1]
     text = " " * column + node.text.decode("utf-8", errors="replace")
     try:
@@ -1686,7 +1689,7 @@ def _python_ast_dump(node) -> str | None:
                 and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
                 and isinstance(body[0].value.value, str):
             scope.body = body[1:]
-    return ast.dump(tree, include_attributes=False)
+    return content_digest(ast.dump(tree, include_attributes=False))
 
 
 def _same_ast_evidence(symbol: TouchedSymbol) -> Evidence:

@@ -158,7 +158,7 @@ def scan_json(result) -> dict:
         "status": result.wave.status,
         "range": result.wave.range,
         "upstream": result.upstream,
-        "entries": [output.entry_json(record) for record in result.entries],
+        "entries": output.Streamed(result.entries, output.entry_json, output.forget_decoded),  # made as printed
     }
 
 

@@ -5,7 +5,8 @@ canonical expressions for grids and sizes (``expressions``), the
 language-neutral signature record (``signatures``), the extractors that fill
 it from C/C++/CUDA (``signatures_cpp``) and Python/Triton
 (``signatures_python``), and ``extraction``, which picks the extractor by
-language.
+language; ``memo`` keeps the products of a definition's text (tokens, ``ast``
+dumps) once per content.
 
 Must not do I/O beyond parsing the bytes it is given, compare two
 signatures or decide anything, or import a later stage. Inside it the record

@@ -47,7 +47,8 @@ from typing import Any, Iterable
 
 from portq.language.expressions import Form
 from portq.language.expressions import int_literal as _int_literal
-from portq.language.symbols import KIND_CUDA_KERNEL, KIND_DEVICE_FUNCTION, KIND_TRITON_KERNEL, Definition
+from portq.language.memo import STRINGS, TEXT_OR_NONE, per_definition
+from portq.language.symbols import KIND_CUDA_KERNEL, KIND_DEVICE_FUNCTION, KIND_TRITON_KERNEL, Definition, grammar
 
 # --- names ------------------------------------------------------------------
 
@@ -278,6 +279,37 @@ _text = node_text
 _walk = walk
 
 
+@lru_cache(maxsize=None)
+def _types_query(language: str, types: tuple[str, ...]):
+    from tree_sitter import Query
+
+    return Query(grammar(language), "[" + " ".join(f"({t})" for t in types) + "] @node")
+
+
+def nodes_of(node, types: tuple[str, ...], language: str) -> list:
+    """The nodes of ``types`` below ``node`` (itself included), in the order
+    ``walk`` visits them: found by a compiled tree-sitter query, in C, instead
+    of a Python walk of every node. A subtree with a syntax error, or two
+    wanted nodes with one span (whose order a sort by position cannot tell),
+    is walked instead, so the answer is always the walk's."""
+    if node.has_error:
+        return [n for n in walk(node) if n.type in types]
+    from tree_sitter import QueryCursor
+
+    found = QueryCursor(_types_query(language, types)).captures(node).get("node", [])
+    if len(found) < 2:
+        return list(found)
+    found = sorted(found, key=_preorder)
+    for before, after in zip(found, found[1:]):
+        if before.start_byte == after.start_byte and before.end_byte == after.end_byte:
+            return [n for n in walk(node) if n.type in types]
+    return found
+
+
+def _preorder(node) -> tuple[int, int]:
+    return node.start_byte, -node.end_byte
+
+
 def _line_of(node) -> int:
     return node.start_point[0] + 1
 
@@ -370,10 +402,19 @@ def is_docstring(node) -> bool:
     return first is not None and first.id == statement.id
 
 
+@per_definition("definition-tokens", STRINGS)
+def definition_tokens(node) -> list[str]:
+    """``comment_free_tokens`` of a whole definition (which lies in no string),
+    computed once per content (``portq.language.memo``). Callers never mutate it."""
+    return comment_free_tokens(node)
+
+
+@per_definition("body-tokens-hash", TEXT_OR_NONE)
 def body_tokens_hash(node) -> str:
+    """The digest of a definition's comment-free tokens."""
     import hashlib
 
-    return hashlib.sha1("\x1f".join(comment_free_tokens(node)).encode()).hexdigest()
+    return hashlib.sha1("\x1f".join(definition_tokens(node)).encode()).hexdigest()
 
 
 def normalised_text(node) -> str:
@@ -496,13 +537,16 @@ class ReachingLocals(dict):
     def holder(statement):
         return statement.parent
 
-    def reaching(self, name: str, use) -> tuple[list[tuple[Any, Any]], bool]:
+    def reaching(self, name: str, use, around=None) -> tuple[list[tuple[Any, Any]], bool]:
         """The assignments of ``name`` that can reach ``use``: the last one
         before it that every path runs, the conditional ones after that, and
         those later in a loop around ``use``; and whether one of them runs on
-        every path."""
+        every path. ``around`` is ``_around(use)``, when the caller asks of
+        many names at one use."""
         found = self.definitions.get(name, [])
-        use_ancestors = {a.id for a in ancestors(use)}
+        if not found:
+            return [], False
+        use_ancestors, loops = around if around is not None else self._around(use)
         before = [d for d in found if d[0].end_byte <= use.start_byte]
         reaching: list[tuple[Any, Any]] = []
         always = False
@@ -512,19 +556,24 @@ class ReachingLocals(dict):
             if holder is not None and holder.id in use_ancestors:  # the block holding it holds the use
                 always = True
                 break
-        loops = [a for a in ancestors(use) if a.type in self.loops]
         for definition in found:
             if definition[0].end_byte > use.start_byte and \
                     any(loop.start_byte <= definition[0].start_byte < loop.end_byte for loop in loops):
                 reaching.append(definition)
         return reaching, always
 
+    def _around(self, use) -> tuple[set[int], list]:
+        """The ids of ``use`` and the nodes holding it, and the loops among them (innermost first)."""
+        held_by = list(ancestors(use))
+        return {a.id for a in held_by}, [a for a in held_by if a.type in self.loops]
+
     def at(self, use) -> "ResolvedLocals":
         """name -> the one value that reaches ``use``; names that several
         assignments (or none, on some path) reach are in ``ambiguous``."""
         resolved = ResolvedLocals()
+        around = self._around(use)
         for name in self.definitions:
-            reaching, always = self.reaching(name, use)
+            reaching, always = self.reaching(name, use, around)
             if not reaching:
                 continue
             if len(reaching) == 1 and reaching[0][1] is not None and always:

@@ -37,6 +37,7 @@ from portq.language.signatures import (
     normalise_kernel_name,
     normalise_name,
     normalised_text,
+    nodes_of,
     returns_of,
 )
 from portq.language.symbols import KIND_CUDA_KERNEL, KIND_FUNCTION, KIND_TRITON_KERNEL
@@ -135,8 +136,8 @@ class _PythonExtractor:
     def _dead_params(self) -> None:
         wanted = {p.name.lstrip("*"): p for p in self.signature.params}
         uses: dict[str, list[int]] = {}
-        for node in _walk(self.body):
-            if node.type != "identifier" or _text(node) not in wanted:
+        for node in nodes_of(self.body, ("identifier",), "python"):
+            if _text(node) not in wanted:
                 continue
             if not _is_python_read(node) or _is_discard(node):
                 continue
@@ -186,9 +187,7 @@ class _PythonExtractor:
         called later (local or module-level), and those inside same-module
         helper functions it calls, ``MAX_HELPER_DEPTH`` levels deep, with the
         helper's parameters replaced by the caller's arguments."""
-        for node in _walk(body):
-            if node.type != "call":
-                continue
+        for node in nodes_of(body, ("call",), "python"):
             function = node.child_by_field_name("function")
             if function is None:
                 continue
@@ -379,7 +378,8 @@ class _PythonExtractor:
         (``// H``, ``% H``); then the same inside the ``@triton.jit`` helpers
         of this file that ``body`` calls, ``MAX_HELPER_DEPTH`` levels deep."""
         local_values = _python_assignments(body)
-        for node in _walk(body):
+        calls = nodes_of(body, ("call",), "python")
+        for node in calls:
             if node.type == "call":
                 found = _program_id_call(node)
                 if found:
@@ -388,7 +388,7 @@ class _PythonExtractor:
                     if axis not in target:
                         target.append(axis)
         # Variables derived from a program id, in source order.
-        for node in _walk(body):
+        for node in nodes_of(body, ("assignment", "for_statement", "binary_operator"), "python"):
             if node.type in ("assignment", "for_statement"):
                 left = node.child_by_field_name("left")
                 right = node.child_by_field_name("right")
@@ -419,7 +419,7 @@ class _PythonExtractor:
                     self.signature.decomposition.append(found)
         if depth >= self.MAX_HELPER_DEPTH:
             return
-        for node in _walk(body):
+        for node in calls:
             function = node.child_by_field_name("function") if node.type == "call" else None
             helper = self._called_helper(function, KIND_TRITON_KERNEL, seen) if function is not None else None
             if helper is None:
@@ -566,7 +566,7 @@ class PythonLocals(ReachingLocals):
 
     def __init__(self, body):
         super().__init__()
-        for node in _walk(body):
+        for node in nodes_of(body, ("assignment", "augmented_assignment"), "python"):
             if node.type == "augmented_assignment":
                 left = node.child_by_field_name("left")
                 if left is not None and left.type == "identifier" and self._in_body(node, body):

@@ -75,6 +75,11 @@ def _parser(language: str):
     return tree_sitter.Parser(tree_sitter.Language(grammar.language()))
 
 
+def grammar(language: str):
+    """The tree-sitter ``Language`` of ``language`` (for compiled queries)."""
+    return _parser(language).language
+
+
 def parse(source: bytes, language: str, previous=None):
     """Parse ``source`` and return the tree-sitter tree (no size bound here).
 
@@ -227,6 +232,8 @@ class SymbolTable:
 
 
 ADOPT_SOURCE_BYTES = 8_000_000
+SPARE_SOURCE_BYTES = 2_000_000
+"""Sources of trees handed over at paths ``also_adopts`` names (``SymbolTableCache``), the oldest dropped first."""
 """Sources whose handed-over trees a ``SymbolTableCache`` holds before it is
 asked for their tables (a tree and its source take about 16 bytes of memory
 per source byte: ~130 MB at most)."""
@@ -346,27 +353,49 @@ class SymbolTableCache:
     gives) instead of reading and parsing the blob again. ``adopts(path)``
     says which paths are worth handing over; at most ``adopt_bytes`` (``ADOPT_SOURCE_BYTES``) of
     sources are held that way (the rest is parsed when asked, as before).
+    ``also_adopts(path)`` names paths the classifier may ask about too (the
+    other files a commit changes): their trees are held in a room of their own,
+    ``spare_bytes`` (``SPARE_SOURCE_BYTES``), the oldest dropped first when it
+    is full, so they never crowd out the trees of anchored paths.
     """
 
-    def __init__(self, adopts=None, adopt_bytes: int | None = None) -> None:
+    def __init__(self, adopts=None, adopt_bytes: int | None = None, also_adopts=None,
+                 spare_bytes: int | None = None) -> None:
         self._tables: dict[tuple[str, str], SymbolTable] = {}
         self._latest: dict[tuple[str, str], SymbolTable] = {}  # (path, language) -> last table parsed there
         self._adopted: dict[tuple[str, str], tuple[Any, bytes]] = {}  # (blob, language) -> (tree, source)
         self._adopts = adopts
         self._adopt_room = 0 if adopts is None else ADOPT_SOURCE_BYTES if adopt_bytes is None else adopt_bytes
+        self._also_adopts = also_adopts
+        self._spare: dict[tuple[str, str], tuple[Any, bytes]] = {}  # the same, of ``also_adopts`` paths, oldest first
+        self._spare_room = 0 if also_adopts is None else SPARE_SOURCE_BYTES if spare_bytes is None else spare_bytes
+        self._spare_bytes = self._spare_room
         self.adopted = 0  # tables built from a handed-over tree rather than parsed
 
     def adopts(self, path: str) -> bool:
         """Whether a tree of a blob at ``path`` is worth handing over (``adopt``)."""
-        return self._adopt_room > 0 and bool(self._adopts(path))
+        return (self._adopt_room > 0 and bool(self._adopts(path))) or \
+            (self._spare_bytes > 0 and bool(self._also_adopts(path)))
 
-    def adopt(self, blob_sha: str, path: str, tree, source: bytes) -> None:
-        """Keep ``tree`` (``parse``'s of ``source``, the blob at ``path``; never edited
-        afterwards) to build the blob's table from when it is asked for."""
+    def adopt(self, blob_sha: str, path: str, tree, source: bytes, previous_path: str | None = None) -> None:
+        """Keep ``tree`` (``parse``'s of ``source``, the blob at ``path``, renamed from
+        ``previous_path`` if it was; never edited afterwards) to build the blob's table
+        from when it is asked for."""
         key = (blob_sha, language_for_path(path) or "")
-        if key[1] and key not in self._tables and key not in self._adopted and len(source) <= self._adopt_room:
-            self._adopted[key] = (tree, source)
-            self._adopt_room -= len(source)
+        if not key[1] or key in self._tables or key in self._adopted or key in self._spare:
+            return
+        if self._adopts is not None and (self._adopts(path) or (previous_path and self._adopts(previous_path))):
+            if len(source) <= self._adopt_room:
+                self._adopted[key] = (tree, source)
+                self._adopt_room -= len(source)
+            return
+        if self._also_adopts is None or len(source) > self._spare_bytes or not self._also_adopts(path):
+            return
+        while len(source) > self._spare_room:  # the oldest spare trees make room
+            oldest = next(iter(self._spare))
+            self._spare_room += len(self._spare.pop(oldest)[1])
+        self._spare[key] = (tree, source)
+        self._spare_room -= len(source)
 
     def has(self, blob_sha: str, path: str) -> bool:
         """Whether the table of ``blob_sha`` is already parsed."""
@@ -381,8 +410,12 @@ class SymbolTableCache:
         language = language_for_path(path) or ""
         key = (blob_sha, language)
         table = self._tables.get(key)
-        if table is None and key in self._adopted:
-            tree, source = self._adopted.pop(key)
+        if table is None and (key in self._adopted or key in self._spare):
+            if key in self._adopted:
+                tree, source = self._adopted.pop(key)
+            else:
+                tree, source = self._spare.pop(key)
+                self._spare_room += len(source)
             table = table_of_tree(tree, source, language)
             self._tables[key] = table
             self.adopted += 1

@@ -20,7 +20,9 @@ import json
 import sys
 import time
 from contextlib import contextmanager
+from functools import cached_property
 from dataclasses import dataclass
+from collections.abc import Sequence
 from typing import Any, Callable, Iterator
 
 from portq.core.evidence import Evidence, split_at_places
@@ -64,15 +66,71 @@ def emit(document: Document, fmt: str, stream=None) -> None:
         raise ValueError(f"this document has no {fmt} form")  # a command asked for a form it never built
 
 
+class Streamed(Sequence):
+    """A list of JSON records made from ``items`` by ``make`` when they are read:
+    ``print_json`` writes them one at a time, so a scan's thousands of entries
+    are never all held as records and as one string at once."""
+
+    def __init__(self, items: Sequence, make: Callable[[Any], Any], after: Callable[[Any], None] | None = None) -> None:
+        self._items = items
+        self._make = make
+        self._after = after  # told of each item once its record is made (``forget_decoded``)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        item = self._items[index]
+        made = self._make(item)
+        if self._after is not None:
+            self._after(item)
+        return made
+
+
+def forget_decoded(record: EntryRecord) -> None:
+    """Drop what the record's events decoded and cached (their evidence and
+    detail, read again from their text if asked): once an entry is printed,
+    30,000 entries' evidence need not stay in memory as objects."""
+    for event in (record.scan, record.current.event, getattr(record.current, "proposal", None)):
+        if event is None:
+            continue
+        for name, attribute in vars(type(event)).items():
+            if isinstance(attribute, cached_property):
+                event.__dict__.pop(name, None)
+
+
+def _listed(value: Any) -> Any:
+    if isinstance(value, Streamed):
+        return list(value)
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
 def print_json(document: Any, stream=None) -> None:
     """One JSON document: indented on a terminal, compact (and fast) in a pipe.
 
     Non-ASCII is escaped, so no control or bidi character from a commit
-    reaches a terminal even through ``--json``.
+    reaches a terminal even through ``--json``. In a pipe, a ``Streamed``
+    value of a top-level object is written record by record: the same bytes
+    ``json.dumps`` gives for the whole document.
     """
     stream = stream or sys.stdout
     indent = 2 if stream.isatty() else None
-    stream.write(json.dumps(document, indent=indent, ensure_ascii=True))
+    if indent is None and isinstance(document, dict) and any(isinstance(v, Streamed) for v in document.values()):
+        stream.write("{")
+        for number, (key, value) in enumerate(document.items()):
+            stream.write((", " if number else "") + json.dumps(key, ensure_ascii=True) + ": ")
+            if isinstance(value, Streamed):
+                stream.write("[")
+                for index, item in enumerate(value):
+                    stream.write((", " if index else "") + json.dumps(item, ensure_ascii=True))
+                stream.write("]")
+            else:
+                stream.write(json.dumps(value, ensure_ascii=True, default=_listed))
+        stream.write("}")
+    else:
+        stream.write(json.dumps(document, indent=indent, ensure_ascii=True, default=_listed))
     stream.write("\n")
 
 

@@ -4,6 +4,7 @@ Owns the ``portq: ports`` / ``not-carried`` anchors (``anchors``), the
 in-tree index of definitions, signatures and call sites with its cache
 (``tree_index``), which ports the tree's callers reach (``reachability``),
 the definition and signature cache shared by scans (``symbol_cache``), the
+store of per-definition products kept across scans (``product_store``), the
 kernel matrix (``matrix``) and what is wrong with it (``matrix_problems``).
 
 Must not read upstream history, decide a verdict or write the ledger.
@@ -19,6 +20,7 @@ _FACE = {
     "Matrix": "matrix",
     "DefinitionCache": "symbol_cache",
     "SignatureStore": "symbol_cache",
+    "ProductStore": "product_store",
     "build_matrix_context": "matrix_problems",
 }
 """The package's public names and the module that defines each."""

@@ -138,6 +138,7 @@ class _Store:
     _db: sqlite3.Connection | None
     _pending: list
     problem: str | None
+    busy_timeout_s: float = BUSY_TIMEOUT_S  # how long a lock another process holds is waited for
 
     def _set_aside(self, problem: str) -> None:
         if self._db is not None:
@@ -158,13 +159,13 @@ class _Store:
         saying so; an OperationalError, such as a read-only file, is no reason to delete anything."""
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            db = sqlite3.connect(str(self.path), timeout=BUSY_TIMEOUT_S, isolation_level=None)
+            db = sqlite3.connect(str(self.path), timeout=self.busy_timeout_s, isolation_level=None)
         except (OSError, sqlite3.Error) as error:
             self._set_aside(f"cannot open {self.path}: {error}")
             return None
         try:
-            use_wal(db, BUSY_TIMEOUT_S)
-            retry_while_busy(lambda: db.execute(schema), BUSY_TIMEOUT_S)
+            use_wal(db, self.busy_timeout_s)
+            retry_while_busy(lambda: db.execute(schema), self.busy_timeout_s)
             found = [row[1] for row in db.execute(f"PRAGMA table_info({table})")]
             if found != columns:
                 raise sqlite3.DatabaseError(f"a {table} table with columns {', '.join(found)}")
@@ -173,7 +174,7 @@ class _Store:
         except sqlite3.Error as error:
             db.close()
             if is_busy(error):
-                self._set_aside(f"{self.path} stayed locked by another process for over {BUSY_TIMEOUT_S:.0f} s")
+                self._set_aside(f"{self.path} stayed locked by another process for over {self.busy_timeout_s:.0f} s")
             elif type(error) is sqlite3.DatabaseError and not replacing and _remove_store(self.path):
                 rebuilt = self._connect(schema, table, columns, what, probe, replacing=True)
                 self.replaced = f"{self.path} was not a usable {what} ({error}); it was rebuilt"
@@ -328,7 +329,7 @@ class DefinitionCache(_Store):
                 self._keep_live(path, live)
                 if self._trees_to is not None and (self._trees_to.adopts(path)
                                                    or (previous_path and self._trees_to.adopts(previous_path))):
-                    self._trees_to.adopt(blob_sha, path, live.tree, live.source)
+                    self._trees_to.adopt(blob_sha, path, live.tree, live.source, previous_path)
             self._tables[key] = table
             self.parsed += 1
             if key[1] and self._db is not None:

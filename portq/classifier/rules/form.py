@@ -39,6 +39,7 @@ import ast
 import textwrap
 
 from portq.classifier.rules import Rule
+from portq.language.memo import TEXT_OR_NONE, content_digest, per_text
 from portq.language.signatures import comment_free_tokens
 
 RULES = (
@@ -145,10 +146,16 @@ def same_without_annotations(before: str, after: str, outside_definitions: bool 
     bind nothing and docstrings are erased, and their text differs."""
     if before == after:
         return False
-    old, new = _parse(before), _parse(after)
-    if old is None or new is None:
-        return False
-    return _erased_dump(old, outside_definitions) == _erased_dump(new, outside_definitions)
+    old, new = _annotation_free_dump(before, outside_definitions), _annotation_free_dump(after, outside_definitions)
+    return old is not None and new is not None and old == new
+
+
+@per_text("annotation-free-digest", TEXT_OR_NONE)
+def _annotation_free_dump(text: str, outside_definitions: bool) -> str | None:
+    """A digest of ``_erased_dump`` of the source ``text`` (dumps are only compared), or None when it
+    does not parse; once per text."""
+    tree = _parse(text)
+    return None if tree is None else content_digest(_erased_dump(tree, outside_definitions))
 
 
 def definition_text(node) -> str:
