@@ -76,7 +76,7 @@ from portq.classifier.deltas import (
     scoped_tokens,
 )
 from portq.classifier.rules import checked
-from portq.classifier.rules import form, interface
+from portq.classifier.rules import branches, form, interface
 from portq.core.evidence import Kind, Location, Side, located
 from portq.core.model import (
     IN_SYNC,
@@ -991,8 +991,9 @@ class SymbolClassifier:
             )
         formal = self._form_only(symbol)
         if formal is not None:
-            return self._base(formal[0], symbol, NOT_APPLICABLE, "cosmetic", "body",
-                              f"{symbol.name} {formal[1]}, so cosmetic rather than a change the port must follow",
+            kept = "not-carried" if formal[0] == "default-build" else "cosmetic"
+            return self._base(formal[0], symbol, NOT_APPLICABLE, kept, "body",
+                              f"{symbol.name} {formal[1]}, so {kept} rather than a change the port must follow",
                               evidence + [Evidence(kind=Kind.COSMETIC, message=formal[1], side="upstream-new",
                                                    path=symbol.path, symbol=symbol.name,
                                                    line=symbol.new_lines[0] if symbol.new_lines else None)])
@@ -1105,6 +1106,11 @@ class SymbolClassifier:
         if form.same_without_qualifiers(before.node, after.node):
             return "cosmetic-qualifiers", "changed only qualifiers that do not change what it computes (inline, " \
                                           "static constexpr, const, __grid_constant__, if constexpr)"
+        tables = (self._table(symbol.old_blob, symbol.old_path or symbol.path), self._table(symbol.new_blob, symbol.path))
+        defined = branches.defined_macros(*(t.source for t in tables if t is not None))
+        if branches.same_in_default_build(before.node, after.node, defined):
+            return "default-build", "changed only code under a preprocessor flag no source of the file defines " \
+                                    "(the default build compiles the other branch)"
         return None
 
     def _confined_to_scope(self, symbol: TouchedSymbol, old: Signature, new: Signature, param_scope: set[str]):
