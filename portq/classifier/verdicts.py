@@ -1018,10 +1018,42 @@ class SymbolClassifier:
                               f"every change to {symbol.name} lies in {', '.join(confined[0])}, which the tree declares "
                               "not carried (parameters, the arguments passing them and the branches they select)"
                               f"{moved}, so not-carried rather than NEEDS_REVIEW", evidence + confined[1])
+        lacked = self._lacked_branches(symbol, definition, param_scope)
+        if lacked:
+            return self._base("lacked-branch", symbol, NOT_APPLICABLE, "not-carried", "body",
+                              f"with the parameters the port at {definition.cite} lacks ({', '.join(lacked[:4])}) at "
+                              f"upstream's default, or off where there is none, {symbol.name} is the same before and "
+                              "after: the change lies in paths the port does not have, so not-carried rather than "
+                              "NEEDS_REVIEW",
+                              evidence + [Evidence(kind=Kind.NOT_CARRIED, side="upstream-new", path=symbol.path,
+                                                   line=symbol.new_lines[0] if symbol.new_lines else None,
+                                                   symbol=symbol.name, subject=lacked[0],
+                                                   message=f"the port lacks {', '.join(lacked[:4])}; the change "
+                                                   "lies only in the paths they select or the values they receive")])
         items = compare(old, new, tree_signature, self.index, param_scope,
                         derivation=lambda name, kernel=None: self._derivation(entry, symbol, new, name, kernel),
                         upstream=self.upstream)
         return self._from_items(entry, symbol, old, new, port, items, evidence)
+
+    def _lacked_branches(self, symbol: TouchedSymbol, definition, param_scope: set[str]) -> list[str]:
+        """The parameters (as upstream writes them) that ``lacked-branch`` sets aside, when the definition
+        is the same before and after for a port lacking them (``portq.classifier.rules.branches``); else empty."""
+        if symbol.change != "modified" or language_for_path(symbol.path) != "python" \
+                or definition.signature is None or definition.signature.language != "python":
+            return []
+        tables = (self._table(symbol.old_blob, symbol.old_path or symbol.path), self._table(symbol.new_blob, symbol.path))
+        before = self._definition(symbol.old_blob, symbol.old_path or symbol.path, symbol.qualified_name,
+                                  symbol.old_lines)
+        after = self._definition(symbol.new_blob, symbol.path, symbol.qualified_name, symbol.new_lines)
+        if before is None or after is None or before.node is None or after.node is None \
+                or any(t is None or t.tree is None for t in tables):
+            return []
+        port_names = {p.normalised for p in definition.signature.params if p.normalised not in ("self", "ctx")}
+        lacked = branches.lacked_parameters(before.node, after.node, port_names, _scope_names(param_scope))
+        if not lacked or not branches.same_for_port_parameters(
+                before.node, after.node, lacked, tuple(branches.module_constants(t.tree.root_node) for t in tables)):
+            return []
+        return sorted(lacked)
 
     def _from_items(self, entry, symbol, old, new, port, items: list[Delta], evidence) -> SymbolVerdict:
         definition = port.definition

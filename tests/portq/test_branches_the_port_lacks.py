@@ -56,3 +56,110 @@ def test_a_flag_the_file_defines_is_not_assumed_off(tmp_path):
     verdict = _softmax(tmp_path, after)
     assert verdict.verdict == NEEDS_REVIEW, verdict.reason
     assert "default-build" not in verdict.rules
+
+
+# --- Python: parameters the port lacks -------------------------------------------------
+
+from tests.portq.fixtures import CommitSpec  # noqa: E402
+from tests.portq.golden.pipeline import classify_history  # noqa: E402
+
+LOSS = "pkg/ops/norm.py"
+
+LOSS_BEFORE = '''import triton
+import triton.language as tl
+
+_TRUE: tl.constexpr = tl.constexpr(1)
+_FALSE: tl.constexpr = tl.constexpr(0)
+
+
+@triton.jit
+def _loss_kernel(x_ptr, loss_ptr, aux_ptr, n, RETURN_AUX: tl.constexpr, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    x_ptr += row * n
+    loss_ptr += row
+    aux_ptr += row
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n, other=0.0)
+    loss = tl.sum(x * x)
+    tl.store(loss_ptr, loss)
+    if RETURN_AUX == _TRUE:
+        tl.store(aux_ptr, tl.max(x))
+
+
+def loss_forward(x, loss, aux, return_aux):
+    n = x.shape[1]
+    _loss_kernel[(x.shape[0],)](x, loss, aux, n, RETURN_AUX=return_aux, BLOCK=128)
+    return loss
+'''
+
+# A port that mirrors upstream's names but carries no auxiliary output: it
+# lacks aux_ptr and RETURN_AUX.
+LOSS_TREE = {"kernels/loss/loss.py": '''import triton
+import triton.language as tl
+
+
+# portq: ports vllm:pkg/ops/norm.py::_loss_kernel
+@triton.jit
+def _loss_kernel(x_ptr, loss_ptr, n, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    x_ptr += row * n
+    loss_ptr += row
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n, other=0.0)
+    loss = tl.sum(x * x)
+    tl.store(loss_ptr, loss)
+
+
+def loss_forward(x, loss):
+    _loss_kernel[(x.shape[0],)](x, loss, x.shape[1], BLOCK=128)
+    return loss
+''', "kernels/loss/engine.py": "from portq_kernels.loss.loss import loss_forward\n\n\n"
+     "def run(x, out):\n    return loss_forward(x, out)\n"}
+
+
+def _loss(tmp_path, after, tree=LOSS_TREE):
+    verdicts, _ = classify_history(tmp_path, [CommitSpec("base", files={LOSS: LOSS_BEFORE}),
+                                              CommitSpec("edit", files={LOSS: after})], tree)
+    return verdicts[1]
+
+
+def test_a_pointer_the_port_lacks_advanced_only_under_a_flag_it_lacks_is_not_the_ports(tmp_path):
+    after = LOSS_BEFORE.replace("    aux_ptr += row\n", "    if RETURN_AUX == _TRUE:\n        aux_ptr += row\n")
+    _not_carried(_loss(tmp_path, after), "lacked-branch")
+
+
+def test_a_flag_the_port_lacks_read_plainly_instead_of_through_a_constant_is_not_the_ports(tmp_path):
+    after = LOSS_BEFORE.replace("    if RETURN_AUX == _TRUE:\n", "    if RETURN_AUX:\n")
+    _not_carried(_loss(tmp_path, after), "lacked-branch")
+
+
+def test_a_new_defaulted_flag_whose_default_keeps_the_old_path_is_not_the_ports(tmp_path):
+    after = LOSS_BEFORE.replace("BLOCK: tl.constexpr):", "BLOCK: tl.constexpr, SQUARE: tl.constexpr = True):") \
+        .replace("    loss = tl.sum(x * x)\n", "    if SQUARE:\n        loss = tl.sum(x * x)\n"
+                 "    else:\n        loss = tl.sum(tl.abs(x))\n")
+    _not_carried(_loss(tmp_path, after), "lacked-branch")
+
+
+def test_a_new_defaulted_flag_whose_default_takes_the_new_path_is_still_flagged(tmp_path):
+    after = LOSS_BEFORE.replace("BLOCK: tl.constexpr):", "BLOCK: tl.constexpr, SQUARE: tl.constexpr = False):") \
+        .replace("    loss = tl.sum(x * x)\n", "    if SQUARE:\n        loss = tl.sum(x * x)\n"
+                 "    else:\n        loss = tl.sum(tl.abs(x))\n")
+    verdict = _loss(tmp_path, after)
+    assert verdict.verdict in (NEEDS_REVIEW, "REAL_GAP"), verdict.reason
+    assert "lacked-branch" not in verdict.rules
+
+
+def test_a_change_on_the_path_the_port_runs_is_still_flagged(tmp_path):
+    after = LOSS_BEFORE.replace("    if RETURN_AUX == _TRUE:\n", "    loss_ptr += 1\n    if RETURN_AUX == _TRUE:\n")
+    verdict = _loss(tmp_path, after)
+    assert verdict.verdict == NEEDS_REVIEW, verdict.reason
+    assert "lacked-branch" not in verdict.rules
+
+
+def test_a_port_whose_names_cannot_be_bound_to_upstreams_is_compared_as_before(tmp_path):
+    renamed = {**LOSS_TREE, "kernels/loss/loss.py": LOSS_TREE["kernels/loss/loss.py"]
+               .replace("x_ptr", "rows_ptr").replace("loss_ptr", "out_ptr")}
+    after = LOSS_BEFORE.replace("    aux_ptr += row\n", "    if RETURN_AUX == _TRUE:\n        aux_ptr += row\n")
+    verdict = _loss(tmp_path, after, renamed)
+    assert verdict.verdict == NEEDS_REVIEW, verdict.reason
+    assert "lacked-branch" not in verdict.rules

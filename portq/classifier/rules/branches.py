@@ -15,7 +15,26 @@ configuration, so an edit confined to it changes nothing the port runs:
   evaluate, keep the conditional whole, so a change under it is compared as
   before.
 
-Example diff (NOT_APPLICABLE/not-carried)::
+* ``lacked-branch`` (Python): a port runs its definition with the
+  parameters it has; one it lacks takes upstream's default, or, with no
+  default, is off (the port has no such input: the path it selects is not
+  carried, as a declared ``not-carried`` parameter's is). Two sides are
+  compared with every branch those values decide replaced by the branch
+  taken (``if FLAG:``, ``if FLAG == ON:`` read through the module's
+  constants, ``a if FLAG else b``), and with the parameters the port lacks,
+  the arguments naming them and the statements that only write them left
+  out. Equal, the change lies in paths the port does not have. Which
+  parameters the port lacks is read by name, so the rule applies only when
+  every parameter of the port is one of upstream's on both sides (a
+  re-implementation with its own names is compared as before), and a
+  parameter the port lacks with no default must be on the old side too (a
+  new required input is the parameter rules' to judge).
+
+Example diffs (NOT_APPLICABLE/not-carried)::
+
+    -    aux_ptr += row             # the port has neither aux_ptr nor RETURN_AUX
+    +    if RETURN_AUX == _TRUE:
+    +        aux_ptr += row
 
     -    x = exp2f(x * scale - max_scaled);
     +#ifdef EXACT_MUL
@@ -24,7 +43,7 @@ Example diff (NOT_APPLICABLE/not-carried)::
     +    x = exp2f(x * scale - max_scaled);
     +#endif
 
-This module states the rule and holds the comparison it makes on syntax
+This module states the rules and holds the comparisons they make on syntax
 trees; it reads no git, no tree index and no verdict table, and it never
 names a corpus symbol, path or commit.
 """
@@ -34,7 +53,7 @@ from __future__ import annotations
 import re
 
 from portq.classifier.rules import Rule
-from portq.language.signatures import comment_free_tokens
+from portq.language.signatures import comment_free_tokens, normalise_name
 
 RULES = (
     Rule("default-build", ("NOT_APPLICABLE",),
@@ -43,6 +62,14 @@ RULES = (
          "off, `#ifndef FLAG` on) changed only code that build drops: not-carried.",
          "-    x = f(x);\n+#ifdef EXACT_MUL\n+    x = g(x);\n+#else\n+    x = f(x);\n+#endif",
          "classifier.rules.branches.same_in_default_build, classifier.verdicts.SymbolClassifier._form_only"),
+    Rule("lacked-branch", ("NOT_APPLICABLE",),
+         "A Python definition whose tokens are the same before and after once each parameter the port lacks takes "
+         "upstream's default (off when it has none), the branches those values decide are replaced by the branch "
+         "taken, and those parameters, the arguments naming them and the statements that only write them are left "
+         "out, changed only paths the port does not have: not-carried. Applies when the port's parameters are all "
+         "upstream's by name.",
+         "-    aux_ptr += row\n+    if RETURN_AUX == _TRUE:\n+        aux_ptr += row",
+         "classifier.rules.branches.same_for_port_parameters, classifier.verdicts.SymbolClassifier._lacked_branches"),
 )
 
 _DEFINE = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)", re.MULTILINE)
@@ -136,3 +163,176 @@ def same_in_default_build(before, after, defined: set[str]) -> bool:
     if comment_free_tokens(before) == comment_free_tokens(after):
         return False
     return default_build_tokens(before, defined) == default_build_tokens(after, defined)
+
+
+# --- Python: parameters the port lacks ----------------------------------------------
+
+_OFF = object()
+"""The value of a parameter the port lacks that has no default: its path is not carried."""
+
+
+def _literal(node):
+    """The value of a literal Python expression node (``True``, ``0``, ``None``, ``tl.constexpr(1)``), else
+    ``...`` (not known)."""
+    if node is None:
+        return ...
+    kind = node.type
+    if kind == "true":
+        return True
+    if kind in ("false", "none"):
+        return False if kind == "false" else None
+    if kind == "integer":
+        try:
+            return int(_text(node), 0)
+        except ValueError:
+            return ...
+    if kind == "call" and _text(node.child_by_field_name("function")).split(".")[-1] == "constexpr":
+        arguments = [a for a in node.child_by_field_name("arguments").named_children if a.type != "comment"]
+        return _literal(arguments[0]) if len(arguments) == 1 else ...
+    if kind == "parenthesized_expression" and node.named_child_count == 1:
+        return _literal(node.named_children[0])
+    return ...
+
+
+def module_constants(root) -> dict[str, object]:
+    """Module-level names bound once to a literal (``_ON: tl.constexpr = tl.constexpr(1)``, ``FLAG = True``)."""
+    found: dict[str, list] = {}
+    for statement in root.named_children if root is not None else ():
+        if statement.type != "expression_statement" or statement.named_child_count != 1:
+            continue
+        assignment = statement.named_children[0]
+        left = assignment.child_by_field_name("left") if assignment.type == "assignment" else None
+        if left is not None and left.type == "identifier":
+            found.setdefault(_text(left), []).append(_literal(assignment.child_by_field_name("right")))
+    return {name: values[0] for name, values in found.items() if len(values) == 1 and values[0] is not ...}
+
+
+def _function(node):
+    return node.child_by_field_name("definition") if node.type == "decorated_definition" else node
+
+
+def parameter_defaults(node) -> dict[str, object]:
+    """A Python definition's parameters, normalised name -> literal default (``...`` when unknown, ``_OFF``
+    when there is none)."""
+    function = _function(node)
+    parameters = function.child_by_field_name("parameters") if function is not None else None
+    found: dict[str, object] = {}
+    for parameter in parameters.named_children if parameters is not None else ():
+        if parameter.type == "identifier":
+            found[normalise_name(_text(parameter))] = _OFF
+        elif parameter.type == "typed_parameter":
+            names = [c for c in parameter.named_children if c.type == "identifier"]
+            if names:
+                found[normalise_name(_text(names[0]))] = _OFF
+        elif parameter.type in ("default_parameter", "typed_default_parameter"):
+            name = parameter.child_by_field_name("name")
+            if name is not None:
+                found[normalise_name(_text(name))] = _literal(parameter.child_by_field_name("value"))
+    return found
+
+
+def _truth(value) -> bool | None:
+    if value is ... :
+        return None
+    if value is _OFF:
+        return False
+    return bool(value)
+
+
+def port_tokens(node, lacked: dict[str, object], constants: dict[str, object]) -> list[str]:
+    """A Python definition's tokens as a port with ``lacked`` (normalised name -> the value it takes) runs it:
+    see the module."""
+
+    def value(expression):
+        """The value an expression takes for the port, or ``...`` when it is not decided by the lacked ones."""
+        if expression is None:
+            return ...
+        kind = expression.type
+        if kind == "identifier":
+            name = normalise_name(_text(expression))
+            return lacked[name] if name in lacked else ...
+        if kind == "parenthesized_expression" and expression.named_child_count == 1:
+            return value(expression.named_children[0])
+        if kind == "not_operator":
+            inner = _truth(value(expression.child_by_field_name("argument")))
+            return ... if inner is None else not inner
+        if kind == "comparison_operator" and expression.named_child_count == 2:
+            operators = [c.type for c in expression.children if not c.is_named]
+            left, right = expression.named_children
+            if operators not in (["=="], ["!="]) or value(left) is ...:
+                return ...
+            known = constants.get(_text(right), ...) if right.type == "identifier" else _literal(right)
+            if known is ...:
+                return ...
+            mine = value(left)
+            equal = (0 if mine is _OFF else mine) == known
+            return equal if operators == ["=="] else not equal
+        return ...
+
+    def writes_lacked(statement) -> bool:
+        if statement.type != "expression_statement" or statement.named_child_count != 1:
+            return False
+        inner = statement.named_children[0]
+        left = inner.child_by_field_name("left") if inner.type in ("assignment", "augmented_assignment") else None
+        return left is not None and left.type == "identifier" and normalise_name(_text(left)) in lacked
+
+    def expand(current):
+        kind, parent = current.type, current.parent
+        if parent is not None and parent.type == "parameters":
+            name = current if kind == "identifier" else (current.child_by_field_name("name") or next(
+                (c for c in current.named_children if c.type == "identifier"), None))
+            return [] if name is not None and normalise_name(_text(name)) in lacked else None
+        if kind == "keyword_argument":
+            return [] if normalise_name(_text(current.child_by_field_name("name"))) in lacked else None
+        if kind == "identifier" and parent is not None and parent.type == "argument_list" \
+                and normalise_name(_text(current)) in lacked:
+            return []
+        if writes_lacked(current):
+            return []
+        if kind == "if_statement":
+            taken = _truth(value(current.child_by_field_name("condition")))
+            if taken is None:
+                return None
+            if taken:
+                return [current.child_by_field_name("consequence")]
+            clauses = [c for c in current.children if c.type in ("elif_clause", "else_clause")]
+            if not clauses:
+                return []
+            if clauses[0].type == "else_clause":
+                return [clauses[0].child_by_field_name("body")]
+            return ["if"] + [c for c in clauses[0].children if c.type != "elif"] + clauses[1:]
+        if kind == "conditional_expression" and len(current.named_children) == 3:
+            taken = _truth(value(current.named_children[1]))
+            if taken is not None:
+                return [current.named_children[0] if taken else current.named_children[2]]
+        return None
+
+    return comment_free_tokens(node, expand=expand)
+
+
+def lacked_parameters(old, new, port_names: set[str], declared: set[str]) -> dict[str, tuple[object, object]] | None:
+    """Normalised name -> (its value on the old side, on the new side) of each upstream parameter the port
+    lacks (or declares not carried); None when the port's parameters cannot all be bound to upstream's by
+    name on both sides, or a parameter the port lacks with no default is new (see the module)."""
+    before, after = parameter_defaults(old), parameter_defaults(new)
+    if not port_names or not port_names <= set(before) or not port_names <= set(after):
+        return None
+    lacked: dict[str, tuple[object, object]] = {}
+    for name in (set(before) | set(after)) - (port_names - declared):
+        was, now = before.get(name, _OFF), after.get(name, _OFF)
+        if name not in before and now is _OFF and name not in declared:
+            return None  # a new required input: the parameter rules judge it
+        lacked[name] = (_OFF, _OFF) if name in declared else (was, now)
+    return lacked
+
+
+def same_for_port_parameters(old, new, lacked: dict[str, tuple[object, object]],
+                             constants: tuple[dict[str, object], dict[str, object]]) -> bool:
+    """True when two Python definition nodes differ, and are the same for a port lacking ``lacked``
+    (``lacked_parameters``), with each side's module ``constants``."""
+    if old is None or new is None or old.has_error or new.has_error or not lacked:
+        return False
+    if comment_free_tokens(old) == comment_free_tokens(new):
+        return False
+    return port_tokens(old, {n: v[0] for n, v in lacked.items()}, constants[0]) \
+        == port_tokens(new, {n: v[1] for n, v in lacked.items()}, constants[1])
