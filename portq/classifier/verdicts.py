@@ -94,7 +94,7 @@ from portq.core.model import (
 )
 from portq.core.paths import non_code_kind
 from portq.language.extraction import signature_of
-from portq.language.signatures import Signature, node_text, normalise_name
+from portq.language.signatures import Signature, comment_free_tokens, node_text, normalise_name
 from portq.tree.reachability import Callers
 from portq.language.symbols import (
     KIND_CLASS,
@@ -703,6 +703,19 @@ class SymbolClassifier:
         changed = _changed_lines(change, symbol, self._table(symbol.old_blob, symbol.old_path or symbol.path),
                                  self._table(symbol.new_blob, symbol.path), outside_definitions=symbol.name == "<toplevel>")
         code = [(side, line, text) for side, line, text in changed if _is_code_line(text, symbol.path)]
+        if symbol.kind == KIND_CLASS:
+            own = form.outside_members(code, symbol.qualified_name, {
+                "old": self._table(symbol.old_blob, symbol.old_path or symbol.path),
+                "new": self._table(symbol.new_blob, symbol.path)})
+            if code and not own:
+                members = sorted({s.name for s in entry.symbols if s.qualified_name.startswith(symbol.qualified_name + ".")})
+                return self._base("member-lines", symbol, NOT_APPLICABLE, "cosmetic", "body",
+                                  f"every changed line of {symbol.name}'s body lies in one of its methods "
+                                  f"({', '.join(members[:4]) or 'a nested definition'}), each decided in its own right, "
+                                  "so the class body itself changed nothing: cosmetic rather than NEEDS_REVIEW",
+                                  [Evidence(kind=Kind.COSMETIC, side="upstream-new", path=symbol.path,
+                                            symbol=symbol.name, message="changed lines lie only in the class's methods")])
+            code = own
         if not code:
             return self._base("cosmetic-comments", 
                 symbol, NOT_APPLICABLE, "cosmetic", "body",
@@ -1053,7 +1066,8 @@ class SymbolClassifier:
         if not lacked or not branches.same_for_port_parameters(
                 before.node, after.node, lacked, tuple(branches.module_constants(t.tree.root_node) for t in tables)):
             return []
-        return sorted(lacked)
+        changed = {normalise_name(t) for t in set(comment_free_tokens(before.node)) ^ set(comment_free_tokens(after.node))}
+        return sorted(lacked, key=lambda name: (name not in changed, name))
 
     def _from_items(self, entry, symbol, old, new, port, items: list[Delta], evidence) -> SymbolVerdict:
         definition = port.definition

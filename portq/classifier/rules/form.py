@@ -9,6 +9,9 @@ Like the cosmetic rules, each is a proof on both sides of one definition
   ``constexpr`` annotation on a parameter (Triton specialises on it), one
   on a module-level name whose value is not already a constexpr, and every
   annotation in a class body (a dataclass field is its annotation).
+* ``member-lines``: a class body's changed lines inside one of its methods
+  are that method's (a touched symbol of its own, decided on its own): a
+  new method nothing ports is not blamed on the class body around it.
 * ``file-mode-only``: a file whose mode alone changed (``chmod +x``: the
   same blob on both sides) has the same definitions, line for line.
 * ``cosmetic-qualifiers`` (C/C++/CUDA): the two sides have the same tokens
@@ -61,6 +64,12 @@ RULES = (
          "definition: NOT_APPLICABLE/cosmetic, never a parse failure.",
          "old mode 100644\nnew mode 100755  (no content change)",
          "classifier.rules.form.mode_only, classifier.verdicts.SymbolClassifier._container"),
+    Rule("member-lines", ("NOT_APPLICABLE",),
+         "A class body's changed lines that lie inside one of its methods (or another nested definition) are that "
+         "definition's change, decided in its own right; when every changed code line of a class body is such a "
+         "line, the class body itself changed nothing: NOT_APPLICABLE/cosmetic.",
+         "+    def extra_repr(self):\n+        return f\"eps={self.eps}\"   (a new method nothing ports)",
+         "classifier.rules.form.outside_members, classifier.verdicts.SymbolClassifier._container"),
 )
 
 # --- Python: annotations ------------------------------------------------------------
@@ -154,6 +163,19 @@ def same_without_annotations(before: str, after: str, outside_definitions: bool 
 def definition_text(node) -> str:
     """A definition node's source, indented as in its file (so it dedents and parses alone)."""
     return " " * node.start_point[1] + node.text.decode("utf-8", errors="replace")
+
+
+def outside_members(lines, class_name: str, tables: dict) -> list:
+    """The ``(side, line, text)`` of ``lines`` whose innermost definition on
+    their side is the class ``class_name`` itself, not a method or other
+    definition nested in it (those are decided as their own symbols)."""
+    kept = []
+    for side, line, text in lines:
+        table = tables.get(side)
+        inner = table.enclosing(line) if table is not None and not table.fallback else None
+        if inner is None or inner.qualified_name == class_name:
+            kept.append((side, line, text))
+    return kept
 
 
 def mode_only(change) -> bool:
