@@ -111,7 +111,7 @@ from portq.language.symbols import (
 )
 from portq.tree.tree_index import Port, TreeIndex
 
-CLASSIFIER_VERSION = 13
+CLASSIFIER_VERSION = 14
 """Bumped whenever a change to the verdict logic may change a verdict, so a
 ledger that reuses earlier decisions knows which ones are stale."""
 
