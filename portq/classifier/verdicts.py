@@ -1031,6 +1031,21 @@ class SymbolClassifier:
                               f"every change to {symbol.name} lies in {', '.join(confined[0])}, which the tree declares "
                               "not carried (parameters, the arguments passing them and the branches they select)"
                               f"{moved}, so not-carried rather than NEEDS_REVIEW", evidence + confined[1])
+        if language_for_path(symbol.path) == "cpp" and param_scope:
+            before = self._definition(symbol.old_blob, symbol.old_path or symbol.path, symbol.qualified_name,
+                                      symbol.old_lines)
+            after = self._definition(symbol.new_blob, symbol.path, symbol.qualified_name, symbol.new_lines)
+            if before is not None and after is not None and branches.same_with_flags_off(
+                    before.node, after.node, _scope_names(param_scope)):
+                names = ", ".join(sorted(param_scope))
+                return self._base("declared-flag-off", symbol, NOT_APPLICABLE, "not-carried", "signature",
+                                  f"with {names}, which the tree declares not carried, read as off, {symbol.name} "
+                                  "is the same before and after, so not-carried rather than NEEDS_REVIEW",
+                                  evidence + [Evidence(kind=Kind.NOT_CARRIED, side="upstream-new", path=symbol.path,
+                                                       line=symbol.new_lines[0] if symbol.new_lines else None,
+                                                       symbol=symbol.name, subject=sorted(param_scope)[0],
+                                                       message=f"the change only concerns {names}, declared not "
+                                                       "carried (off)")])
         lacked = self._lacked_branches(symbol, definition, param_scope)
         if lacked:
             return self._base("lacked-branch", symbol, NOT_APPLICABLE, "not-carried", "body",

@@ -163,3 +163,69 @@ def test_a_port_whose_names_cannot_be_bound_to_upstreams_is_compared_as_before(t
     verdict = _loss(tmp_path, after, renamed)
     assert verdict.verdict == NEEDS_REVIEW, verdict.reason
     assert "lacked-branch" not in verdict.rules
+
+
+# --- C/C++: a declared not-carried template flag is off --------------------------------
+
+LAUNCH = "csrc/attn/softmax.cu"
+
+LAUNCH_BEFORE = '''#include <cuda_runtime.h>
+
+template <int kBlock, bool Is_dropout, bool Return_probs>
+__global__ void softmax_kernel(const float* x, float* out, const int n) {
+    int i = blockIdx.x * kBlock + threadIdx.x;
+    if (i < n) {
+        out[i] = Is_dropout ? 0.f : x[i];
+    }
+}
+
+template <bool Is_dropout, bool Is_wide>
+void run_softmax(const float* x, float* out, int n, cudaStream_t stream) {
+    constexpr int kBlock = Is_wide ? 256 : 128;
+    auto kernel = &softmax_kernel<kBlock, Is_dropout, Is_dropout && Is_wide>;
+    kernel<<<(n + kBlock - 1) / kBlock, kBlock, 0, stream>>>(x, out, n);
+}
+'''
+
+LAUNCH_TREE = {"kernels/attn/softmax.cu": '''#include <cuda_runtime.h>
+
+// portq: ports vllm:csrc/attn/softmax.cu::softmax_kernel
+template <int kBlock>
+__global__ void softmax_kernel(const float* x, float* out, const int n) {
+    int i = blockIdx.x * kBlock + threadIdx.x;
+    if (i < n) {
+        out[i] = x[i];
+    }
+}
+
+// portq: ports vllm:csrc/attn/softmax.cu::run_softmax
+// portq: not-carried vllm:csrc/attn/softmax.cu::run_softmax[Is_dropout] -- no dropout here
+template <bool Is_wide>
+void run_softmax(const float* x, float* out, int n, cudaStream_t stream) {
+    constexpr int kBlock = Is_wide ? 256 : 128;
+    softmax_kernel<kBlock><<<(n + kBlock - 1) / kBlock, kBlock, 0, stream>>>(x, out, n);
+}
+''', "kernels/attn/ops.cu": '''#include "softmax.cu"
+
+void engine_softmax(const float* x, float* out, int n, cudaStream_t s) { run_softmax<false>(x, out, n, s); }
+'''}
+
+
+def _launch(tmp_path, after):
+    verdicts, _ = classify_history(tmp_path, [CommitSpec("base", files={LAUNCH: LAUNCH_BEFORE}),
+                                              CommitSpec("edit", files={LAUNCH: after})], LAUNCH_TREE)
+    return verdicts[1]
+
+
+def test_a_template_flag_the_port_declares_not_carried_folds_to_off(tmp_path):
+    after = LAUNCH_BEFORE.replace("<kBlock, Is_dropout, Is_dropout && Is_wide>",
+                                  "<kBlock, Is_dropout && !Is_wide, Is_dropout && Is_wide && (kBlock > 64)>")
+    _not_carried(_launch(tmp_path, after), "declared-flag-off")
+
+
+def test_a_declared_flag_that_no_longer_decides_an_argument_is_still_flagged(tmp_path):
+    after = LAUNCH_BEFORE.replace("<kBlock, Is_dropout, Is_dropout && Is_wide>",
+                                  "<kBlock, Is_dropout || Is_wide, Is_dropout && Is_wide>")
+    verdict = _launch(tmp_path, after)
+    assert verdict.verdict == NEEDS_REVIEW, verdict.reason
+    assert "declared-flag-off" not in verdict.rules

@@ -30,6 +30,12 @@ configuration, so an edit confined to it changes nothing the port runs:
   parameter the port lacks with no default must be on the old side too (a
   new required input is the parameter rules' to judge).
 
+* ``declared-flag-off`` (C/C++): a parameter or template parameter the tree
+  declares not carried (``[PARAM]``) is off, so each boolean expression it
+  decides is read as its value (``OFF && x`` is ``false``, ``OFF || x`` is
+  ``x``, ``!OFF`` is ``true``). Two sides equal once folded so differ only
+  in what the port does not carry.
+
 Example diffs (NOT_APPLICABLE/not-carried)::
 
     -    aux_ptr += row             # the port has neither aux_ptr nor RETURN_AUX
@@ -70,6 +76,13 @@ RULES = (
          "upstream's by name.",
          "-    aux_ptr += row\n+    if RETURN_AUX == _TRUE:\n+        aux_ptr += row",
          "classifier.rules.branches.same_for_port_parameters, classifier.verdicts.SymbolClassifier._lacked_branches"),
+    Rule("declared-flag-off", ("NOT_APPLICABLE",),
+         "A C/C++ definition whose tokens are the same before and after once each parameter or template parameter "
+         "the tree declares not carried is read as false and the boolean expressions it decides are folded "
+         "(`OFF && x` → false, `OFF || x` → x, `!OFF` → true) changed only what the port does not carry: "
+         "not-carried.",
+         "-    auto k = &kernel<Is_dropout>;\n+    auto k = &kernel<Is_dropout && !Is_softcap>;   (Is_dropout declared)",
+         "classifier.rules.branches.same_with_flags_off, classifier.verdicts.SymbolClassifier._against_port"),
 )
 
 _DEFINE = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)", re.MULTILINE)
@@ -336,3 +349,64 @@ def same_for_port_parameters(old, new, lacked: dict[str, tuple[object, object]],
         return False
     return port_tokens(old, {n: v[0] for n, v in lacked.items()}, constants[0]) \
         == port_tokens(new, {n: v[1] for n, v in lacked.items()}, constants[1])
+
+
+# --- C/C++: declared not-carried flags are off --------------------------------------
+
+
+def _flag_value(node, off: set[str]) -> bool | None:
+    """The value of a C/C++ boolean expression with every name in ``off`` (normalised) false, or None."""
+    if node is None:
+        return None
+    kind = node.type
+    if kind in ("identifier", "type_identifier"):
+        return False if normalise_name(_text(node)) in off else None
+    if kind == "type_descriptor" and node.named_child_count == 1:
+        return _flag_value(node.named_children[0], off)
+    if kind in ("true", "false"):
+        return kind == "true"
+    if kind == "parenthesized_expression" and node.named_child_count == 1:
+        return _flag_value(node.named_children[0], off)
+    if kind == "unary_expression" and _text(node.children[0]) == "!":
+        inner = _flag_value(node.child_by_field_name("argument"), off)
+        return None if inner is None else not inner
+    if kind == "binary_expression":
+        operator = _text(node.child_by_field_name("operator"))
+        left = _flag_value(node.child_by_field_name("left"), off)
+        right = _flag_value(node.child_by_field_name("right"), off)
+        if operator == "&&":
+            return False if left is False or right is False else (True if left and right else None)
+        if operator == "||":
+            return True if left is True or right is True else (False if left is False and right is False else None)
+    return None
+
+
+def flags_off_tokens(node, off: set[str]) -> list[str]:
+    """A C/C++ definition's tokens with each boolean expression the names in ``off`` decide folded (see the
+    module); a declaration of such a name reads as ``false`` on both sides alike."""
+    def expand(current):
+        if current.type not in ("identifier", "type_identifier", "type_descriptor", "parenthesized_expression",
+                                "unary_expression", "binary_expression"):
+            return None
+        decided = _flag_value(current, off)
+        if decided is not None:
+            return ["true" if decided else "false"]
+        if current.type == "binary_expression":
+            operator = _text(current.child_by_field_name("operator"))
+            left, right = current.child_by_field_name("left"), current.child_by_field_name("right")
+            neutral = True if operator == "&&" else (False if operator == "||" else None)
+            if neutral is not None and _flag_value(left, off) is neutral:
+                return [right]
+            if neutral is not None and _flag_value(right, off) is neutral:
+                return [left]
+        return None
+    return comment_free_tokens(node, expand=expand)
+
+
+def same_with_flags_off(before, after, off: set[str]) -> bool:
+    """True when two C/C++ definition nodes differ, and differ only in what the declared-off flags decide."""
+    if before is None or after is None or before.has_error or after.has_error or not off:
+        return False
+    if comment_free_tokens(before) == comment_free_tokens(after):
+        return False
+    return flags_off_tokens(before, off) == flags_off_tokens(after, off)
