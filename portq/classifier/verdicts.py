@@ -1046,6 +1046,17 @@ class SymbolClassifier:
                                                        symbol=symbol.name, subject=sorted(param_scope)[0],
                                                        message=f"the change only concerns {names}, declared not "
                                                        "carried (off)")])
+        stored = self._stores_for_not_carried(symbol)
+        if stored:
+            return self._base("not-carried-reader", symbol, NOT_APPLICABLE, "not-carried", "body",
+                              f"{symbol.name}'s change only stores {', '.join(stored[0][:3])}, which only "
+                              f"{', '.join(stored[1][:3]) or 'no definition'} read"
+                              f"{'s' if len(stored[1]) == 1 else ''}, declared not carried, so not-carried rather "
+                              "than NEEDS_REVIEW",
+                              evidence + [Evidence(kind=Kind.NOT_CARRIED, side="upstream-new", path=symbol.path,
+                                                   line=symbol.new_lines[0] if symbol.new_lines else None,
+                                                   symbol=symbol.name, subject=stored[0][0],
+                                                   message=f"stored only for {', '.join(stored[1][:3]) or 'nothing'}")])
         lacked = self._lacked_branches(symbol, definition, param_scope)
         if lacked:
             return self._base("lacked-branch", symbol, NOT_APPLICABLE, "not-carried", "body",
@@ -1062,6 +1073,39 @@ class SymbolClassifier:
                         derivation=lambda name, kernel=None: self._derivation(entry, symbol, new, name, kernel),
                         upstream=self.upstream)
         return self._from_items(entry, symbol, old, new, port, items, evidence)
+
+    def _stores_for_not_carried(self, symbol: TouchedSymbol) -> tuple[list[str], list[str]] | None:
+        """``(attributes, their readers)`` when the definition changed only statements storing attributes on its
+        first parameter that only definitions declared not carried read (``not-carried-reader``); else None."""
+        if symbol.change != "modified" or language_for_path(symbol.path) != "python":
+            return None
+        before = self._definition(symbol.old_blob, symbol.old_path or symbol.path, symbol.qualified_name,
+                                  symbol.old_lines)
+        after = self._definition(symbol.new_blob, symbol.path, symbol.qualified_name, symbol.new_lines)
+        if before is None or after is None or before.node is None or after.node is None:
+            return None
+        names = branches.stored_attributes(before.node) | branches.stored_attributes(after.node)
+        if not names:
+            return None
+        readers: dict[str, set[str]] = {name: set() for name in names}
+        for blob, path in ((symbol.old_blob, symbol.old_path or symbol.path), (symbol.new_blob, symbol.path)):
+            table = self._table(blob, path)
+            if table is None or table.fallback:
+                return None
+            for other in table.definitions:
+                if other.qualified_name == symbol.qualified_name or other.node is None \
+                        or symbol.qualified_name.startswith(other.qualified_name + "."):
+                    continue  # itself, or a class around it (its methods are read one by one)
+                words = set(re.findall(r"\.\s*([A-Za-z_]\w*)", other.node.text.decode("utf-8", errors="replace")))
+                for name in names & words:
+                    readers[name].add(other.qualified_name)
+        paths = {symbol.path, symbol.old_path or symbol.path}
+        kept = {name for name, found in readers.items() if all(
+            any(not a.param for a in self.index.not_carried_for(self.upstream, paths, q.split(".")[-1], q))
+            for q in found)}
+        if not kept or not branches.same_without_stores(before.node, after.node, kept):
+            return None
+        return sorted(kept), sorted(set().union(*(readers[n] for n in kept)))
 
     def _lacked_branches(self, symbol: TouchedSymbol, definition, param_scope: set[str]) -> list[str]:
         """The parameters (as upstream writes them) that ``lacked-branch`` sets aside, when the definition

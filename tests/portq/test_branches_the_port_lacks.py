@@ -229,3 +229,63 @@ def test_a_declared_flag_that_no_longer_decides_an_argument_is_still_flagged(tmp
     verdict = _launch(tmp_path, after)
     assert verdict.verdict == NEEDS_REVIEW, verdict.reason
     assert "declared-flag-off" not in verdict.rules
+
+
+# --- Python: values stored only for what the port does not carry -----------------------
+
+FUNCTION = "pkg/ops/norm.py"
+
+FUNCTION_BEFORE = '''import torch
+
+
+class NormFunction(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, w, eps):
+        y = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) * w
+        ctx.eps = eps
+        ctx.save_for_backward(x, w)
+        return y
+
+    @staticmethod
+    def backward(ctx, dy):
+        x, w = ctx.saved_tensors
+        return dy * w / (x.abs() + ctx.eps), None, None
+'''
+
+FUNCTION_TREE = {"kernels/norm/function.py": '''import torch
+
+
+class NormFunction(torch.autograd.Function):
+    # portq: ports vllm:pkg/ops/norm.py::NormFunction.forward
+    # portq: not-carried vllm:pkg/ops/norm.py::NormFunction.backward -- inference only
+    @staticmethod
+    def forward(ctx, x, w, eps):
+        y = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) * w
+        ctx.eps = eps
+        ctx.save_for_backward(x, w)
+        return y
+''', "kernels/norm/engine.py": "from portq_kernels.norm.function import NormFunction\n\n\n"
+     "def run(x, w):\n    return NormFunction.apply(x, w, 1e-6)\n"}
+
+
+def _function(tmp_path, after):
+    verdicts, _ = classify_history(tmp_path, [CommitSpec("base", files={FUNCTION: FUNCTION_BEFORE}),
+                                              CommitSpec("edit", files={FUNCTION: after})], FUNCTION_TREE)
+    return verdicts[1]
+
+
+def test_a_value_stored_only_for_a_not_carried_backward_is_not_the_ports(tmp_path):
+    after = FUNCTION_BEFORE.replace("        ctx.eps = eps\n", "").replace(" + ctx.eps)", " + 1e-6)")
+    verdict = _function(tmp_path, after)
+    assert (verdict.verdict, verdict.justification) == (NOT_APPLICABLE, "not-carried"), \
+        [(s.symbol, s.verdict, s.reason) for s in verdict.symbols]
+    assert "not-carried-reader" in verdict.rules, verdict.rules
+
+
+def test_a_stored_value_a_ported_definition_reads_is_still_flagged(tmp_path):
+    before = FUNCTION_BEFORE.replace("        return y\n", "        return y * ctx.eps\n", 1)
+    after = before.replace("        ctx.eps = eps\n", "        ctx.eps = 2 * eps\n")
+    verdicts, _ = classify_history(tmp_path, [CommitSpec("base", files={FUNCTION: before}),
+                                              CommitSpec("edit", files={FUNCTION: after})], FUNCTION_TREE)
+    assert verdicts[1].verdict == NEEDS_REVIEW, verdicts[1].reason
+    assert "not-carried-reader" not in verdicts[1].rules

@@ -36,6 +36,13 @@ configuration, so an edit confined to it changes nothing the port runs:
   ``x``, ``!OFF`` is ``true``). Two sides equal once folded so differ only
   in what the port does not carry.
 
+* ``not-carried-reader`` (Python): a statement that only stores a value on
+  the definition's first parameter (``ctx.eps = eps`` in an autograd
+  ``forward``) feeds only the definitions that read that attribute; when
+  every one of them is declared not carried (the ``backward`` of an
+  inference-only port), or none reads it, the store is part of what the port
+  does not carry, and adding or removing it changes nothing the port runs.
+
 Example diffs (NOT_APPLICABLE/not-carried)::
 
     -    aux_ptr += row             # the port has neither aux_ptr nor RETURN_AUX
@@ -83,6 +90,13 @@ RULES = (
          "not-carried.",
          "-    auto k = &kernel<Is_dropout>;\n+    auto k = &kernel<Is_dropout && !Is_softcap>;   (Is_dropout declared)",
          "classifier.rules.branches.same_with_flags_off, classifier.verdicts.SymbolClassifier._against_port"),
+    Rule("not-carried-reader", ("NOT_APPLICABLE",),
+         "A Python definition whose tokens are the same before and after once the statements that only store a "
+         "value on its first parameter (`ctx.NAME = value`) are left out, where every other definition of the file "
+         "that reads `NAME` is declared not carried (or none reads it) and the definition itself never reads it, "
+         "changed only what feeds code the port does not carry: not-carried.",
+         "-        ctx.eps = eps   (only the not-carried backward reads ctx.eps)",
+         "classifier.rules.branches.stored_attributes, classifier.verdicts.SymbolClassifier._stores_for_not_carried"),
 )
 
 _DEFINE = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)", re.MULTILINE)
@@ -410,3 +424,69 @@ def same_with_flags_off(before, after, off: set[str]) -> bool:
     if comment_free_tokens(before) == comment_free_tokens(after):
         return False
     return flags_off_tokens(before, off) == flags_off_tokens(after, off)
+
+
+# --- Python: values stored only for what the port does not carry --------------------
+
+
+def _first_parameter(function) -> str | None:
+    parameters = function.child_by_field_name("parameters") if function is not None else None
+    for parameter in parameters.named_children if parameters is not None else ():
+        if parameter.type == "identifier":
+            return _text(parameter)
+        return None
+    return None
+
+
+def _stores(node) -> dict[str, list]:
+    """``NAME`` -> the statements of ``node`` that are only ``FIRST.NAME = value`` (FIRST its first parameter)."""
+    function = _function(node)
+    owner = _first_parameter(function)
+    found: dict[str, list] = {}
+    if owner is None:
+        return found
+    stack = [function.child_by_field_name("body")] if function.child_by_field_name("body") is not None else []
+    while stack:
+        current = stack.pop()
+        if current.type == "expression_statement" and current.named_child_count == 1 \
+                and current.named_children[0].type == "assignment":
+            left = current.named_children[0].child_by_field_name("left")
+            if left is not None and left.type == "attribute" and _text(left.child_by_field_name("object")) == owner:
+                found.setdefault(_text(left.child_by_field_name("attribute")), []).append(current)
+                continue
+        if current.type in ("function_definition", "class_definition", "lambda"):
+            continue
+        stack.extend(current.named_children)
+    return found
+
+
+def stored_attributes(node) -> set[str]:
+    """The attribute names ``node`` stores on its first parameter and never reads itself."""
+    stores = _stores(node)
+    statements = {s.id for found in stores.values() for s in found}
+    read: set[str] = set()
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if current.id in statements:
+            value = current.named_children[0].child_by_field_name("right")
+            stack.extend([value] if value is not None else [])
+            continue
+        if current.type == "attribute":
+            read.add(_text(current.child_by_field_name("attribute")))
+        stack.extend(current.named_children)
+    return set(stores) - read
+
+
+def same_without_stores(before, after, names: set[str]) -> bool:
+    """True when two Python definition nodes differ, and are the same once their stores of ``names`` on the
+    first parameter are left out."""
+    if before is None or after is None or before.has_error or after.has_error or not names:
+        return False
+    if comment_free_tokens(before) == comment_free_tokens(after):
+        return False
+
+    def tokens(node):
+        dropped = {s.id for name, found in _stores(node).items() if name in names for s in found}
+        return comment_free_tokens(node, expand=lambda current: [] if current.id in dropped else None)
+    return tokens(before) == tokens(after)
