@@ -1103,7 +1103,8 @@ class SymbolClassifier:
         kept = {name for name, found in readers.items() if all(
             any(not a.param for a in self.index.not_carried_for(self.upstream, paths, q.split(".")[-1], q))
             for q in found)}
-        if not kept or not branches.same_without_stores(before.node, after.node, kept):
+        carried = branches.stored_only_parameters(before.node, after.node, kept) if kept else set()
+        if not kept or not branches.same_without_stores(before.node, after.node, kept, carried):
             return None
         return sorted(kept), sorted(set().union(*(readers[n] for n in kept)))
 

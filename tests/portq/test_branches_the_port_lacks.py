@@ -289,3 +289,23 @@ def test_a_stored_value_a_ported_definition_reads_is_still_flagged(tmp_path):
                                               CommitSpec("edit", files={FUNCTION: after})], FUNCTION_TREE)
     assert verdicts[1].verdict == NEEDS_REVIEW, verdicts[1].reason
     assert "not-carried-reader" not in verdicts[1].rules
+
+
+def test_a_new_defaulted_parameter_only_stored_for_a_not_carried_backward_is_not_the_ports(tmp_path):
+    after = FUNCTION_BEFORE.replace("def forward(ctx, x, w, eps):", "def forward(ctx, x, w, eps, in_place=True):") \
+        .replace("        ctx.eps = eps\n", "        ctx.eps = eps\n        ctx.in_place = in_place\n") \
+        .replace("        x, w = ctx.saved_tensors\n", "        x, w = ctx.saved_tensors\n"
+                 "        dy = dy if ctx.in_place else dy.clone()\n")
+    verdict = _function(tmp_path, after)
+    assert (verdict.verdict, verdict.justification) == (NOT_APPLICABLE, "not-carried"), \
+        [(s.symbol, s.verdict, s.reason) for s in verdict.symbols]
+    assert "not-carried-reader" in verdict.rules, verdict.rules
+
+
+def test_a_new_parameter_the_ported_definition_also_reads_is_still_a_parameter_change(tmp_path):
+    after = FUNCTION_BEFORE.replace("def forward(ctx, x, w, eps):", "def forward(ctx, x, w, eps, in_place=True):") \
+        .replace("        ctx.eps = eps\n", "        ctx.eps = eps\n        ctx.in_place = in_place\n") \
+        .replace("        return y\n", "        return y if in_place else y.clone()\n", 1)
+    verdict = _function(tmp_path, after)
+    assert verdict.verdict != NOT_APPLICABLE, verdict.reason
+    assert "not-carried-reader" not in verdict.rules

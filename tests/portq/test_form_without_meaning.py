@@ -272,3 +272,18 @@ def test_a_class_attribute_a_ported_method_reads_is_still_the_class_bodys_change
     verdicts, _ = classify_history(tmp_path, [CommitSpec("base", files={MODULE: before}),
                                               CommitSpec("edit", files={MODULE: after})], MODULE_TREE)
     assert verdicts[1].verdict == NEEDS_REVIEW, verdicts[1].reason
+
+
+def test_a_class_docstring_that_documents_a_new_method_is_not_the_class_bodys_change(tmp_path):
+    before = MODULE_BEFORE.replace("class ScaledNorm(torch.nn.Module):\n",
+                                   'class ScaledNorm(torch.nn.Module):\n    """Scaled RMS norm."""\n\n')
+    after = before.replace('    """Scaled RMS norm."""\n', '    """Scaled RMS norm.\n\n    `extra_repr` prints eps and weight.\n    """\n') \
+        + '''
+    def extra_repr(self):
+        return f"{tuple(self.weight.shape)}, eps={self.eps}"
+'''
+    verdicts, _ = classify_history(tmp_path, [CommitSpec("base", files={MODULE: before}),
+                                              CommitSpec("edit", files={MODULE: after})], MODULE_TREE)
+    verdict = verdicts[1]
+    assert verdict.verdict == NOT_APPLICABLE, [(s.symbol, s.verdict, s.reason) for s in verdict.symbols]
+    assert "member-lines" in verdict.rules, verdict.rules

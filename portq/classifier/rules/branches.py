@@ -41,7 +41,8 @@ configuration, so an edit confined to it changes nothing the port runs:
   ``forward``) feeds only the definitions that read that attribute; when
   every one of them is declared not carried (the ``backward`` of an
   inference-only port), or none reads it, the store is part of what the port
-  does not carry, and adding or removing it changes nothing the port runs.
+  does not carry, and adding or removing it changes nothing the port runs;
+  so does a defaulted parameter upstream adds only to be stored there.
 
 Example diffs (NOT_APPLICABLE/not-carried)::
 
@@ -478,9 +479,30 @@ def stored_attributes(node) -> set[str]:
     return set(stores) - read
 
 
-def same_without_stores(before, after, names: set[str]) -> bool:
+def stored_only_parameters(before, after, names: set[str]) -> set[str]:
+    """The defaulted parameters ``after`` adds to ``before`` whose every use in its body is a value stored by
+    one of its stores of ``names`` (such a parameter only carries a value to the stores' readers)."""
+    added = {n for n, default in parameter_defaults(after).items() if default is not _OFF} \
+        - set(parameter_defaults(before))
+    if not added:
+        return set()
+    function = _function(after)
+    dropped = {s.id for name, found in _stores(after).items() if name in names for s in found}
+    used: set[str] = set()
+    stack = [function.child_by_field_name("body")] if function.child_by_field_name("body") is not None else []
+    while stack:
+        current = stack.pop()
+        if current.id in dropped:
+            continue
+        if current.type == "identifier":
+            used.add(normalise_name(_text(current)))
+        stack.extend(current.named_children)
+    return added - used
+
+
+def same_without_stores(before, after, names: set[str], parameters: set[str] = frozenset()) -> bool:
     """True when two Python definition nodes differ, and are the same once their stores of ``names`` on the
-    first parameter are left out."""
+    first parameter, and the ``parameters`` (normalised) that only feed them, are left out."""
     if before is None or after is None or before.has_error or after.has_error or not names:
         return False
     if comment_free_tokens(before) == comment_free_tokens(after):
@@ -488,5 +510,14 @@ def same_without_stores(before, after, names: set[str]) -> bool:
 
     def tokens(node):
         dropped = {s.id for name, found in _stores(node).items() if name in names for s in found}
-        return comment_free_tokens(node, expand=lambda current: [] if current.id in dropped else None)
+
+        def expand(current):
+            if current.id in dropped:
+                return []
+            if current.parent is not None and current.parent.type == "parameters" and parameters:
+                name = current if current.type == "identifier" else current.child_by_field_name("name")
+                if name is not None and normalise_name(_text(name)) in parameters:
+                    return []
+            return None
+        return comment_free_tokens(node, expand=expand)
     return tokens(before) == tokens(after)

@@ -10,8 +10,9 @@ Like the cosmetic rules, each is a proof on both sides of one definition
   on a module-level name whose value is not already a constexpr, and every
   annotation in a class body (a dataclass field is its annotation).
 * ``member-lines``: a class body's changed lines inside one of its methods
-  are that method's (a touched symbol of its own, decided on its own): a
-  new method nothing ports is not blamed on the class body around it.
+  are that method's (a touched symbol of its own, decided on its own), and
+  lines of the class's docstring compute nothing: a new method nothing
+  ports, or a docstring that documents it, is not blamed on the class body.
 * ``file-mode-only``: a file whose mode alone changed (``chmod +x``: the
   same blob on both sides) has the same definitions, line for line.
 * ``cosmetic-qualifiers`` (C/C++/CUDA): the two sides have the same tokens
@@ -66,8 +67,9 @@ RULES = (
          "classifier.rules.form.mode_only, classifier.verdicts.SymbolClassifier._container"),
     Rule("member-lines", ("NOT_APPLICABLE",),
          "A class body's changed lines that lie inside one of its methods (or another nested definition) are that "
-         "definition's change, decided in its own right; when every changed code line of a class body is such a "
-         "line, the class body itself changed nothing: NOT_APPLICABLE/cosmetic.",
+         "definition's change, decided in its own right, and its docstring's lines compute nothing; when every "
+         "changed code line of a class body is such a line, the class body itself changed nothing: "
+         "NOT_APPLICABLE/cosmetic.",
          "+    def extra_repr(self):\n+        return f\"eps={self.eps}\"   (a new method nothing ports)",
          "classifier.rules.form.outside_members, classifier.verdicts.SymbolClassifier._container"),
 )
@@ -173,9 +175,23 @@ def outside_members(lines, class_name: str, tables: dict) -> list:
     for side, line, text in lines:
         table = tables.get(side)
         inner = table.enclosing(line) if table is not None and not table.fallback else None
+        if inner is not None and inner.qualified_name == class_name and _in_docstring(inner.node, line):
+            continue  # the class's docstring documents; it computes nothing
         if inner is None or inner.qualified_name == class_name:
             kept.append((side, line, text))
     return kept
+
+
+def _in_docstring(node, line: int) -> bool:
+    """True when 1-based ``line`` lies in the docstring of the class or function ``node``."""
+    definition = node.child_by_field_name("definition") if node is not None and node.type == "decorated_definition" \
+        else node
+    body = definition.child_by_field_name("body") if definition is not None else None
+    first = body.named_children[0] if body is not None and body.named_children else None
+    if first is None or first.type != "expression_statement" or first.named_child_count != 1 \
+            or first.named_children[0].type != "string":
+        return False
+    return first.start_point[0] + 1 <= line <= first.end_point[0] + 1
 
 
 def mode_only(change) -> bool:
