@@ -31,12 +31,12 @@ class Rule:
 
 
 def _registry() -> dict[str, Rule]:
-    from portq.classifier.rules import (attribution, branches, cosmetic, definitions, form, interface, launch,
-                                        ownership, parameters, provenance)
+    from portq.classifier.rules import (attribution, branches, cosmetic, definitions, equivalence, form, interface,
+                                        launch, ownership, parameters, provenance)
 
     found: dict[str, Rule] = {}
-    for module in (ownership, provenance, cosmetic, form, branches, attribution, parameters, interface, launch,
-                   definitions):
+    for module in (ownership, provenance, cosmetic, form, branches, attribution, parameters, equivalence, interface,
+                   launch, definitions):
         for rule in module.RULES:
             if rule.id in found:
                 raise ValueError(f"rule id {rule.id} is stated twice")
