@@ -1208,6 +1208,9 @@ class SymbolClassifier:
             if form.same_without_annotations(form.definition_text(before.node), form.definition_text(after.node)):
                 return "cosmetic-annotations", "changed only its type annotations or docstring (the same program " \
                                                "once they are erased)"
+            if form.same_with_guards_unwrapped(before.node, after.node):
+                return "guarded-store", "only moved stores under (or out of) the guard of their every reader " \
+                                        "(when the guard is false nothing reads them)"
             return None
         if form.same_without_qualifiers(before.node, after.node):
             return "cosmetic-qualifiers", "changed only qualifiers that do not change what it computes (inline, " \

@@ -123,8 +123,8 @@ def _loss(tmp_path, after, tree=LOSS_TREE):
     return verdicts[1]
 
 
-def test_a_pointer_the_port_lacks_advanced_only_under_a_flag_it_lacks_is_not_the_ports(tmp_path):
-    after = LOSS_BEFORE.replace("    aux_ptr += row\n", "    if RETURN_AUX == _TRUE:\n        aux_ptr += row\n")
+def test_a_pointer_the_port_lacks_advanced_differently_is_not_the_ports(tmp_path):
+    after = LOSS_BEFORE.replace("    aux_ptr += row\n", "    aux_ptr += row * 2\n")
     _not_carried(_loss(tmp_path, after), "lacked-branch")
 
 
@@ -156,13 +156,36 @@ def test_a_change_on_the_path_the_port_runs_is_still_flagged(tmp_path):
     assert "lacked-branch" not in verdict.rules
 
 
+_RENAMED = {**LOSS_TREE, "kernels/loss/loss.py": LOSS_TREE["kernels/loss/loss.py"]
+            .replace("x_ptr", "rows_ptr").replace("loss_ptr", "out_ptr")}
+_AUX_EDIT = LOSS_BEFORE.replace("tl.store(aux_ptr, tl.max(x))", "tl.store(aux_ptr, tl.max(tl.abs(x)))")
+
+
+def test_an_edit_inside_a_branch_only_a_flag_the_port_lacks_selects_is_not_the_ports(tmp_path):
+    _not_carried(_loss(tmp_path, _AUX_EDIT), "lacked-branch")
+
+
 def test_a_port_whose_names_cannot_be_bound_to_upstreams_is_compared_as_before(tmp_path):
-    renamed = {**LOSS_TREE, "kernels/loss/loss.py": LOSS_TREE["kernels/loss/loss.py"]
-               .replace("x_ptr", "rows_ptr").replace("loss_ptr", "out_ptr")}
-    after = LOSS_BEFORE.replace("    aux_ptr += row\n", "    if RETURN_AUX == _TRUE:\n        aux_ptr += row\n")
-    verdict = _loss(tmp_path, after, renamed)
+    verdict = _loss(tmp_path, _AUX_EDIT, _RENAMED)
     assert verdict.verdict == NEEDS_REVIEW, verdict.reason
     assert "lacked-branch" not in verdict.rules
+
+
+def test_a_store_moved_under_the_guard_of_its_every_reader_changes_nothing(tmp_path):
+    after = LOSS_BEFORE.replace("    aux_ptr += row\n", "    if RETURN_AUX == _TRUE:\n        aux_ptr += row\n")
+    verdict = _loss(tmp_path, after, _RENAMED)
+    assert (verdict.verdict, verdict.justification) == (NOT_APPLICABLE, "cosmetic"), \
+        [(s.symbol, s.verdict, s.reason) for s in verdict.symbols]
+    assert "guarded-store" in verdict.rules, verdict.rules
+
+
+def test_a_store_moved_under_a_guard_its_reader_lacks_is_still_flagged(tmp_path):
+    before = LOSS_BEFORE.replace("    tl.store(loss_ptr, loss)\n", "    tl.store(loss_ptr, loss)\n    tl.store(aux_ptr + 1, loss)\n")
+    after = before.replace("    aux_ptr += row\n", "    if RETURN_AUX == _TRUE:\n        aux_ptr += row\n")
+    verdicts, _ = classify_history(tmp_path, [CommitSpec("base", files={LOSS: before}),
+                                              CommitSpec("edit", files={LOSS: after})], _RENAMED)
+    assert verdicts[1].verdict == NEEDS_REVIEW, verdicts[1].reason
+    assert "guarded-store" not in verdicts[1].rules
 
 
 # --- C/C++: a declared not-carried template flag is off --------------------------------
