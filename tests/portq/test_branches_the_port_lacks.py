@@ -332,3 +332,11 @@ def test_a_new_parameter_the_ported_definition_also_reads_is_still_a_parameter_c
     verdict = _function(tmp_path, after)
     assert verdict.verdict != NOT_APPLICABLE, verdict.reason
     assert "not-carried-reader" not in verdict.rules
+
+
+def test_a_branch_on_a_macro_the_compiler_sets_is_not_assumed_off(tmp_path):
+    after = SOFTMAX_BEFORE.replace(_LINE, "#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800\n    return x - m;\n"
+                                   "#else\n" + _LINE + "#endif\n")
+    verdict = _softmax(tmp_path, after)
+    assert verdict.verdict == NEEDS_REVIEW, verdict.reason
+    assert "default-build" not in verdict.rules

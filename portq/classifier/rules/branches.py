@@ -11,9 +11,10 @@ configuration, so an edit confined to it changes nothing the port runs:
   equal once every such conditional is replaced by the branch the default
   build compiles differ only in code that build drops (a flag a downstream
   build sets on purpose is opt-in: the port, built by default, lacks it).
-  A macro the file ``#define``\\ s anywhere, and a condition the rule cannot
-  evaluate, keep the conditional whole, so a change under it is compared as
-  before.
+  A macro the file ``#define``\\ s anywhere, one the compiler, platform or
+  build system sets (``__CUDA_ARCH__``, ``_WIN32``, ``NDEBUG``: reserved
+  names), and a condition the rule cannot evaluate keep the conditional
+  whole, so a change under it is compared as before.
 
 * ``lacked-branch`` (Python): a port runs its definition with the
   parameters it has; one it lacks takes upstream's default, or, with no
@@ -103,9 +104,19 @@ RULES = (
 _DEFINE = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)", re.MULTILINE)
 
 
+_PREDEFINED = re.compile(r"^(?:__|_[A-Z])|^NDEBUG$")
+"""Names a compiler, platform or build system sets without any source defining them (``__CUDA_ARCH__``,
+``_WIN32``, ``NDEBUG``): never assumed off."""
+
+
 def defined_macros(*sources: bytes | None) -> set[str]:
     """Every macro name a ``#define`` of ``sources`` names (on or off, in any branch)."""
     return {m.group(1).decode() for source in sources if source for m in _DEFINE.finditer(source)}
+
+
+def _unknown(name: str, defined: set[str]) -> bool:
+    """True for a macro whose value the default build does not settle: defined by a source, or predefined."""
+    return name in defined or bool(_PREDEFINED.search(name))
 
 
 def _text(node) -> str:
@@ -120,9 +131,9 @@ def _condition(node, defined: set[str]) -> bool | None:
     kind = node.type
     if kind == "preproc_defined":
         names = [c for c in node.named_children if c.type == "identifier"]
-        return None if len(names) != 1 or _text(names[0]) in defined else False
+        return None if len(names) != 1 or _unknown(_text(names[0]), defined) else False
     if kind == "identifier":
-        return None if _text(node) in defined else False
+        return None if _unknown(_text(node), defined) else False
     if kind == "number_literal" and _text(node) in ("0", "1"):
         return _text(node) == "1"
     if kind == "parenthesized_expression" and node.named_child_count == 1:
@@ -153,7 +164,7 @@ def _default_branch(node, defined: set[str]) -> list | None:
     alternative = node.child_by_field_name("alternative")
     if kind in ("preproc_ifdef", "preproc_elifdef"):
         name = node.child_by_field_name("name")
-        if name is None or _text(name) in defined:
+        if name is None or _unknown(_text(name), defined):
             return None
         negated = node.children[0].type in ("#ifndef", "#elifndef")
         taken = negated
