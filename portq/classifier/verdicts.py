@@ -1057,7 +1057,7 @@ class SymbolClassifier:
                                                    line=symbol.new_lines[0] if symbol.new_lines else None,
                                                    symbol=symbol.name, subject=stored[0][0],
                                                    message=f"stored only for {', '.join(stored[1][:3]) or 'nothing'}")])
-        lacked = self._lacked_branches(symbol, definition, param_scope)
+        lacked = self._lacked_branches(entry, symbol, new, definition, param_scope)
         if lacked:
             return self._base("lacked-branch", symbol, NOT_APPLICABLE, "not-carried", "body",
                               f"with the parameters the port at {definition.cite} lacks ({', '.join(lacked[:4])}) at "
@@ -1108,9 +1108,12 @@ class SymbolClassifier:
             return None
         return sorted(kept), sorted(set().union(*(readers[n] for n in kept)))
 
-    def _lacked_branches(self, symbol: TouchedSymbol, definition, param_scope: set[str]) -> list[str]:
+    def _lacked_branches(self, entry, symbol: TouchedSymbol, new: Signature, definition,
+                         param_scope: set[str]) -> list[str]:
         """The parameters (as upstream writes them) that ``lacked-branch`` sets aside, when the definition
-        is the same before and after for a port lacking them (``portq.classifier.rules.branches``); else empty."""
+        is the same before and after for a port lacking them (``portq.classifier.rules.branches``); else
+        empty. A parameter new in this commit that one of its launches passes is an input upstream now
+        uses, not a default: the parameter rules judge it."""
         if symbol.change != "modified" or language_for_path(symbol.path) != "python" \
                 or definition.signature is None or definition.signature.language != "python":
             return []
@@ -1123,6 +1126,9 @@ class SymbolClassifier:
             return []
         port_names = {p.normalised for p in definition.signature.params if p.normalised not in ("self", "ctx")}
         lacked = branches.lacked_parameters(before.node, after.node, port_names, _scope_names(param_scope))
+        added = set(branches.parameter_defaults(after.node)) - set(branches.parameter_defaults(before.node))
+        if lacked and any(self._derivation(entry, symbol, new, name) is not None for name in added & set(lacked)):
+            return []
         if not lacked or not branches.same_for_port_parameters(
                 before.node, after.node, lacked, tuple(branches.module_constants(t.tree.root_node) for t in tables)):
             return []

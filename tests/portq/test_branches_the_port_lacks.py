@@ -340,3 +340,13 @@ def test_a_branch_on_a_macro_the_compiler_sets_is_not_assumed_off(tmp_path):
     verdict = _softmax(tmp_path, after)
     assert verdict.verdict == NEEDS_REVIEW, verdict.reason
     assert "default-build" not in verdict.rules
+
+
+def test_a_new_defaulted_flag_a_launch_of_the_commit_passes_is_left_to_the_parameter_rules(tmp_path):
+    after = LOSS_BEFORE.replace("BLOCK: tl.constexpr):", "BLOCK: tl.constexpr, SQUARE: tl.constexpr = True):") \
+        .replace("    loss = tl.sum(x * x)\n", "    if SQUARE:\n        loss = tl.sum(x * x)\n"
+                 "    else:\n        loss = tl.sum(tl.abs(x))\n") \
+        .replace("RETURN_AUX=return_aux, BLOCK=128)", "RETURN_AUX=return_aux, BLOCK=128, SQUARE=False)")
+    verdict = _loss(tmp_path, after)
+    assert verdict.verdict != NOT_APPLICABLE, verdict.reason
+    assert "lacked-branch" not in verdict.rules
