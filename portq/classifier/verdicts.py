@@ -1061,7 +1061,7 @@ class SymbolClassifier:
         if lacked:
             return self._base("lacked-branch", symbol, NOT_APPLICABLE, "not-carried", "body",
                               f"with the parameters the port at {definition.cite} lacks ({', '.join(lacked[:4])}) at "
-                              f"upstream's default, or off where there is none, {symbol.name} is the same before and "
+                              f"upstream's default (off where the tree declares them not carried), {symbol.name} is the same before and "
                               "after: the change lies in paths the port does not have, so not-carried rather than "
                               "NEEDS_REVIEW",
                               evidence + [Evidence(kind=Kind.NOT_CARRIED, side="upstream-new", path=symbol.path,

@@ -73,7 +73,7 @@ _FALSE: tl.constexpr = tl.constexpr(0)
 
 
 @triton.jit
-def _loss_kernel(x_ptr, loss_ptr, aux_ptr, n, RETURN_AUX: tl.constexpr, BLOCK: tl.constexpr):
+def _loss_kernel(x_ptr, loss_ptr, aux_ptr, n, BLOCK: tl.constexpr, RETURN_AUX: tl.constexpr = False):
     row = tl.program_id(0)
     x_ptr += row * n
     loss_ptr += row
@@ -134,14 +134,16 @@ def test_a_flag_the_port_lacks_read_plainly_instead_of_through_a_constant_is_not
 
 
 def test_a_new_defaulted_flag_whose_default_keeps_the_old_path_is_not_the_ports(tmp_path):
-    after = LOSS_BEFORE.replace("BLOCK: tl.constexpr):", "BLOCK: tl.constexpr, SQUARE: tl.constexpr = True):") \
+    after = LOSS_BEFORE.replace("RETURN_AUX: tl.constexpr = False):",
+                                "RETURN_AUX: tl.constexpr = False, SQUARE: tl.constexpr = True):") \
         .replace("    loss = tl.sum(x * x)\n", "    if SQUARE:\n        loss = tl.sum(x * x)\n"
                  "    else:\n        loss = tl.sum(tl.abs(x))\n")
     _not_carried(_loss(tmp_path, after), "lacked-branch")
 
 
 def test_a_new_defaulted_flag_whose_default_takes_the_new_path_is_still_flagged(tmp_path):
-    after = LOSS_BEFORE.replace("BLOCK: tl.constexpr):", "BLOCK: tl.constexpr, SQUARE: tl.constexpr = False):") \
+    after = LOSS_BEFORE.replace("RETURN_AUX: tl.constexpr = False):",
+                                "RETURN_AUX: tl.constexpr = False, SQUARE: tl.constexpr = False):") \
         .replace("    loss = tl.sum(x * x)\n", "    if SQUARE:\n        loss = tl.sum(x * x)\n"
                  "    else:\n        loss = tl.sum(tl.abs(x))\n")
     verdict = _loss(tmp_path, after)
@@ -343,10 +345,20 @@ def test_a_branch_on_a_macro_the_compiler_sets_is_not_assumed_off(tmp_path):
 
 
 def test_a_new_defaulted_flag_a_launch_of_the_commit_passes_is_left_to_the_parameter_rules(tmp_path):
-    after = LOSS_BEFORE.replace("BLOCK: tl.constexpr):", "BLOCK: tl.constexpr, SQUARE: tl.constexpr = True):") \
+    after = LOSS_BEFORE.replace("RETURN_AUX: tl.constexpr = False):",
+                                "RETURN_AUX: tl.constexpr = False, SQUARE: tl.constexpr = True):") \
         .replace("    loss = tl.sum(x * x)\n", "    if SQUARE:\n        loss = tl.sum(x * x)\n"
                  "    else:\n        loss = tl.sum(tl.abs(x))\n") \
         .replace("RETURN_AUX=return_aux, BLOCK=128)", "RETURN_AUX=return_aux, BLOCK=128, SQUARE=False)")
     verdict = _loss(tmp_path, after)
     assert verdict.verdict != NOT_APPLICABLE, verdict.reason
     assert "lacked-branch" not in verdict.rules
+
+
+def test_a_flag_the_port_lacks_with_no_default_decides_nothing(tmp_path):
+    before = LOSS_BEFORE.replace("RETURN_AUX: tl.constexpr = False):", "RETURN_AUX: tl.constexpr):")
+    after = before.replace("tl.store(aux_ptr, tl.max(x))", "tl.store(aux_ptr, tl.max(tl.abs(x)))")
+    verdicts, _ = classify_history(tmp_path, [CommitSpec("base", files={LOSS: before}),
+                                              CommitSpec("edit", files={LOSS: after})], LOSS_TREE)
+    assert verdicts[1].verdict == NEEDS_REVIEW, verdicts[1].reason
+    assert "lacked-branch" not in verdicts[1].rules

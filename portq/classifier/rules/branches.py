@@ -17,14 +17,15 @@ configuration, so an edit confined to it changes nothing the port runs:
   whole, so a change under it is compared as before.
 
 * ``lacked-branch`` (Python): a port runs its definition with the
-  parameters it has; one it lacks takes upstream's default, or, with no
-  default, is off (the port has no such input: the path it selects is not
-  carried, as a declared ``not-carried`` parameter's is). Two sides are
-  compared with every branch those values decide replaced by the branch
-  taken (``if FLAG:``, ``if FLAG == ON:`` read through the module's
-  constants, ``a if FLAG else b``), and with the parameters the port lacks,
-  the arguments naming them and the statements that only write them left
-  out. Equal, the change lies in paths the port does not have. Which
+  parameters it has; one it lacks takes upstream's default (with no
+  default its value is not known), and one the tree declares not carried is
+  off. Two sides are compared with every branch those values decide
+  replaced by the branch taken (``if FLAG:``, ``if FLAG == ON:`` read
+  through the module's constants, ``a if FLAG else b``), with the
+  parameters the port lacks, the statements that only write them, and an
+  ``if`` (its condition calling nothing) whose every branch only writes
+  them left out, and with the arguments passing a declared one left out.
+  Equal, the change lies in paths the port does not have. Which
   parameters the port lacks is read by name, so the rule applies only when
   every parameter of the port is one of upstream's on both sides (a
   re-implementation with its own names is compared as before), and a
@@ -79,10 +80,10 @@ RULES = (
          "classifier.rules.branches.same_in_default_build, classifier.verdicts.SymbolClassifier._form_only"),
     Rule("lacked-branch", ("NOT_APPLICABLE",),
          "A Python definition whose tokens are the same before and after once each parameter the port lacks takes "
-         "upstream's default (off when it has none), the branches those values decide are replaced by the branch "
-         "taken, and those parameters, the arguments naming them and the statements that only write them are left "
-         "out, changed only paths the port does not have: not-carried. Applies when the port's parameters are all "
-         "upstream's by name.",
+         "upstream's default (a declared not-carried one is off), the branches those values decide are replaced by "
+         "the branch taken, and those parameters, the statements (and call-free `if`s) that only write them, and "
+         "arguments passing a declared one are left out, changed only paths the port does not have: not-carried. "
+         "Applies when the port's parameters are all upstream's by name.",
          "-    aux_ptr += row\n+    if RETURN_AUX == _TRUE:\n+        aux_ptr += row",
          "classifier.rules.branches.same_for_port_parameters, classifier.verdicts.SymbolClassifier._lacked_branches"),
     Rule("declared-flag-off", ("NOT_APPLICABLE",),
@@ -246,6 +247,14 @@ def module_constants(root) -> dict[str, object]:
     return {name: values[0] for name, values in found.items() if len(values) == 1 and values[0] is not ...}
 
 
+def _walk(node):
+    stack = [node] if node is not None else []
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(current.children)
+
+
 def _function(node):
     return node.child_by_field_name("definition") if node.type == "decorated_definition" else node
 
@@ -278,9 +287,11 @@ def _truth(value) -> bool | None:
     return bool(value)
 
 
-def port_tokens(node, lacked: dict[str, object], constants: dict[str, object]) -> list[str]:
+def port_tokens(node, lacked: dict[str, object], constants: dict[str, object],
+                declared: frozenset[str] | set[str] = frozenset()) -> list[str]:
     """A Python definition's tokens as a port with ``lacked`` (normalised name -> the value it takes) runs it:
-    see the module."""
+    see the module. Arguments passing a ``declared`` (not-carried) name are left out too; one passing a
+    parameter the port merely lacks is kept (what it passes on is an input the port may owe)."""
 
     def value(expression):
         """The value an expression takes for the port, or ``...`` when it is not decided by the lacked ones."""
@@ -315,6 +326,22 @@ def port_tokens(node, lacked: dict[str, object], constants: dict[str, object]) -
         left = inner.child_by_field_name("left") if inner.type in ("assignment", "augmented_assignment") else None
         return left is not None and left.type == "identifier" and normalise_name(_text(left)) in lacked
 
+    def idle(branch) -> bool:
+        """An ``if`` whose condition calls nothing and whose every body only writes lacked names (or is
+        such an ``if``): whichever way it goes, the port's names are untouched."""
+        condition = branch.child_by_field_name("condition")
+        if condition is None or any(n.type == "call" for n in _walk(condition)):
+            return False
+        bodies = [branch.child_by_field_name("consequence")] + [
+            c.child_by_field_name("body") if c.type == "else_clause" else c.child_by_field_name("consequence")
+            for c in branch.children if c.type in ("elif_clause", "else_clause")]
+        if any(c.type == "elif_clause" and any(n.type == "call" for n in _walk(c.child_by_field_name("condition")))
+               for c in branch.children):
+            return False
+        return all(body is not None and all(
+            s.type == "pass_statement" or writes_lacked(s) or (s.type == "if_statement" and idle(s))
+            for s in body.named_children if s.type != "comment") for body in bodies)
+
     def expand(current):
         kind, parent = current.type, current.parent
         if parent is not None and parent.type == "parameters":
@@ -322,16 +349,16 @@ def port_tokens(node, lacked: dict[str, object], constants: dict[str, object]) -
                 (c for c in current.named_children if c.type == "identifier"), None))
             return [] if name is not None and normalise_name(_text(name)) in lacked else None
         if kind == "keyword_argument":
-            return [] if normalise_name(_text(current.child_by_field_name("name"))) in lacked else None
+            return [] if normalise_name(_text(current.child_by_field_name("name"))) in declared else None
         if kind == "identifier" and parent is not None and parent.type == "argument_list" \
-                and normalise_name(_text(current)) in lacked:
+                and normalise_name(_text(current)) in declared:
             return []
         if writes_lacked(current):
             return []
         if kind == "if_statement":
             taken = _truth(value(current.child_by_field_name("condition")))
             if taken is None:
-                return None
+                return [] if idle(current) else None
             if taken:
                 return [current.child_by_field_name("consequence")]
             clauses = [c for c in current.children if c.type in ("elif_clause", "else_clause")]
@@ -361,7 +388,8 @@ def lacked_parameters(old, new, port_names: set[str], declared: set[str]) -> dic
         was, now = before.get(name, _OFF), after.get(name, _OFF)
         if name not in before and now is _OFF and name not in declared:
             return None  # a new required input: the parameter rules judge it
-        lacked[name] = (_OFF, _OFF) if name in declared else (was, now)
+        # Declared not carried: off. Lacked: upstream's default, not known without one.
+        lacked[name] = (_OFF, _OFF) if name in declared else (... if was is _OFF else was, ... if now is _OFF else now)
     return lacked
 
 
@@ -373,8 +401,9 @@ def same_for_port_parameters(old, new, lacked: dict[str, tuple[object, object]],
         return False
     if comment_free_tokens(old) == comment_free_tokens(new):
         return False
-    return port_tokens(old, {n: v[0] for n, v in lacked.items()}, constants[0]) \
-        == port_tokens(new, {n: v[1] for n, v in lacked.items()}, constants[1])
+    declared = {n for n, v in lacked.items() if v == (_OFF, _OFF)}
+    return port_tokens(old, {n: v[0] for n, v in lacked.items()}, constants[0], declared) \
+        == port_tokens(new, {n: v[1] for n, v in lacked.items()}, constants[1], declared)
 
 
 # --- C/C++: declared not-carried flags are off --------------------------------------
