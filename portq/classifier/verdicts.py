@@ -1002,7 +1002,7 @@ class SymbolClassifier:
                 "rather than a change the port must follow",
                 evidence + [_same_ast_evidence(symbol)],
             )
-        formal = self._form_only(symbol)
+        formal = self._form_only(symbol, definition)
         if formal is not None:
             kept = "not-carried" if formal[0] == "default-build" else "cosmetic"
             return self._base(formal[0], symbol, NOT_APPLICABLE, kept, "body",
@@ -1198,7 +1198,7 @@ class SymbolClassifier:
             return []
         return [new.param(name).name if new.param(name) else name for name in unused]
 
-    def _form_only(self, symbol: TouchedSymbol) -> tuple[str, str] | None:
+    def _form_only(self, symbol: TouchedSymbol, port=None) -> tuple[str, str] | None:
         """``(rule id, what changed)`` when a modified definition changed only
         its form (``portq.classifier.rules.form``): annotations in Python,
         qualifiers in C/C++; None otherwise."""
@@ -1223,7 +1223,11 @@ class SymbolClassifier:
                                           "static constexpr, const, __grid_constant__, if constexpr)"
         tables = (self._table(symbol.old_blob, symbol.old_path or symbol.path), self._table(symbol.new_blob, symbol.path))
         defined = branches.defined_macros(*(t.source for t in tables if t is not None))
-        if branches.same_in_default_build(before.node, after.node, defined):
+        own = self.index.source(port.file) if port is not None else None
+        if branches.same_in_default_build(before.node, after.node, defined) and not (own and any(
+                re.search(rb"\b" + re.escape(name.encode()) + rb"\b", own)
+                for name in branches.decided_macros(before.node, defined)
+                | branches.decided_macros(after.node, defined))):
             return "default-build", "changed only code under a preprocessor flag no source of the file defines " \
                                     "(the default build compiles the other branch)"
         return None

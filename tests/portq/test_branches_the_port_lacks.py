@@ -12,6 +12,8 @@ Each runs the real ``portq scan`` over a small synthetic history."""
 from __future__ import annotations
 
 from portq.core.model import NEEDS_REVIEW, NOT_APPLICABLE
+from tests.portq.fixtures import CommitSpec
+from tests.portq.golden.pipeline import classify_history
 from tests.portq.test_form_without_meaning import SOFTMAX_BEFORE, _softmax
 
 _LINE = "    return (x - m) * kShift;\n"
@@ -49,6 +51,19 @@ def test_a_change_to_the_default_branch_is_still_flagged(tmp_path):
     assert "default-build" not in verdict.rules
 
 
+def test_a_flag_the_ports_own_file_names_is_not_assumed_off(tmp_path):
+    from tests.portq.test_form_without_meaning import SOFTMAX, SOFTMAX_TREE
+    tree = {**SOFTMAX_TREE, "kernels/attn/softmax.cu": SOFTMAX_TREE["kernels/attn/softmax.cu"].replace(
+        "    return (x - m) * kShift;\n", "#ifdef SLOW_EXACT_MATH\n    return x - m;\n#else\n"
+        "    return (x - m) * kShift;\n#endif\n", 1)}
+    after = SOFTMAX_BEFORE.replace(_LINE, "#ifdef SLOW_EXACT_MATH\n    return __fmul_rn(x - m, kShift);\n#else\n"
+                                   + _LINE + "#endif\n")
+    verdicts, _ = classify_history(tmp_path, [CommitSpec("base", files={SOFTMAX: SOFTMAX_BEFORE}),
+                                              CommitSpec("edit", files={SOFTMAX: after})], tree)
+    assert verdicts[1].verdict == NEEDS_REVIEW, verdicts[1].reason
+    assert "default-build" not in verdicts[1].rules
+
+
 def test_a_flag_the_file_defines_is_not_assumed_off(tmp_path):
     after = SOFTMAX_BEFORE.replace("#include <cuda_runtime.h>\n", "#include <cuda_runtime.h>\n#define FAST_SHIFT\n", 1) \
         .replace(_LINE, "#ifdef FAST_SHIFT\n    return x - m;\n#else\n" + _LINE + "#endif\n")
@@ -60,8 +75,6 @@ def test_a_flag_the_file_defines_is_not_assumed_off(tmp_path):
 
 # --- Python: parameters the port lacks -------------------------------------------------
 
-from tests.portq.fixtures import CommitSpec  # noqa: E402
-from tests.portq.golden.pipeline import classify_history  # noqa: E402
 
 LOSS = "pkg/ops/norm.py"
 

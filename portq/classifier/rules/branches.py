@@ -14,7 +14,9 @@ configuration, so an edit confined to it changes nothing the port runs:
   A macro the file ``#define``\\ s anywhere, one the compiler, platform or
   build system sets (``__CUDA_ARCH__``, ``_WIN32``, ``NDEBUG``: reserved
   names), and a condition the rule cannot evaluate keep the conditional
-  whole, so a change under it is compared as before.
+  whole, so a change under it is compared as before; and a flag the port's
+  own file names is one the port may be built with, so the rule does not
+  decide for it.
 
 * ``lacked-branch`` (Python): a port runs its definition with the
   parameters it has; one it lacks takes upstream's default (with no
@@ -183,6 +185,17 @@ def _default_branch(node, defined: set[str]) -> list | None:
     if alternative.type == "preproc_else":
         return _branch(alternative, set())
     return _default_branch(alternative, defined)
+
+
+def decided_macros(node, defined: set[str]) -> set[str]:
+    """The macro names of the conditionals in ``node`` the default build decides."""
+    names: set[str] = set()
+    for current in _walk(node):
+        if current.type in ("preproc_ifdef", "preproc_if", "preproc_elif", "preproc_elifdef") \
+                and _default_branch(current, defined) is not None:
+            head = current.child_by_field_name("name") or current.child_by_field_name("condition")
+            names |= {_text(n) for n in _walk(head) if n.type == "identifier"}
+    return names
 
 
 def default_build_tokens(node, defined: set[str]) -> list[str]:
