@@ -76,7 +76,7 @@ from portq.classifier.deltas import (
     scoped_tokens,
 )
 from portq.classifier.rules import checked
-from portq.classifier.rules import branches, form, interface
+from portq.classifier.rules import branches, form, interface, wrappers
 from portq.core.evidence import Kind, Location, Side, located
 from portq.core.model import (
     IN_SYNC,
@@ -1010,6 +1010,16 @@ class SymbolClassifier:
                               evidence + [Evidence(kind=Kind.COSMETIC, message=formal[1], side="upstream-new",
                                                    path=symbol.path, symbol=symbol.name,
                                                    line=symbol.new_lines[0] if symbol.new_lines else None)])
+        registered = self._registered_only(entry, symbol)
+        if registered:
+            return self._base("registry-decorator", symbol, NOT_APPLICABLE, "cosmetic", "body",
+                              f"{symbol.name} only gained {', '.join('@' + n for n in registered)}, which hand"
+                              f"{'s' if len(registered) == 1 else ''} the same function back (its body is unchanged), "
+                              "so cosmetic rather than a change the port must follow",
+                              evidence + [Evidence(kind=Kind.COSMETIC, side="upstream-new", path=symbol.path,
+                                                   line=symbol.new_lines[0] if symbol.new_lines else None,
+                                                   symbol=symbol.name, subject=registered[0],
+                                                   message="a registration decorator around an unchanged body")])
         unused = self._unused_interface(entry, symbol, old, new, tree_signature)
         if unused:
             return self._base("unused-constexpr", symbol, IN_SYNC, None, "signature",
@@ -1073,6 +1083,26 @@ class SymbolClassifier:
                         derivation=lambda name, kernel=None: self._derivation(entry, symbol, new, name, kernel),
                         upstream=self.upstream)
         return self._from_items(entry, symbol, old, new, port, items, evidence)
+
+    def _registered_only(self, entry, symbol: TouchedSymbol) -> list[str] | None:
+        """The decorators ``registry-decorator`` proves hand the function back, when they are the definition's
+        whole change (``portq.classifier.rules.wrappers``); else None."""
+        if symbol.change != "modified" or language_for_path(symbol.path) != "python":
+            return None
+        before = self._definition(symbol.old_blob, symbol.old_path or symbol.path, symbol.qualified_name,
+                                  symbol.old_lines)
+        after = self._definition(symbol.new_blob, symbol.path, symbol.qualified_name, symbol.new_lines)
+        if before is None or after is None or before.node is None or after.node is None \
+                or after.node.type != "decorated_definition" or before.node.has_error or after.node.has_error:
+            return None
+        definitions = {}
+        for blob, path in [(c.new_blob, c.new_path) for c in entry.owned_changes if c.new_blob and c.new_path] \
+                + [(symbol.new_blob, symbol.path)]:
+            table = self._table(blob, path) if language_for_path(path) == "python" else None
+            for d in table.definitions if table is not None and not table.fallback else ():
+                if d.node is not None and d.qualified_name == d.name:
+                    definitions.setdefault(d.name, d.node)
+        return wrappers.added_registrations(before.node, after.node, definitions)
 
     def _stores_for_not_carried(self, symbol: TouchedSymbol) -> tuple[list[str], list[str]] | None:
         """``(attributes, their readers)`` when the definition changed only statements storing attributes on its
