@@ -26,6 +26,7 @@ from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import TYPE_CHECKING, Iterable
 
+from portq.classifier.rules import equivalence
 from portq.core.evidence import Evidence, Kind, Location, Side
 from portq.language.signatures import (
     Signature,
@@ -974,6 +975,11 @@ def _cross_language_constexpr_items(old: Signature, new: Signature, port: Signat
         if port.param(name) is not None:
             items.append(Delta("sync", "signature", f"the port already takes constexpr {name}",
                                     [upstream] + _tree_param_evidence(port, name, f"the port takes {name}")[:1]))
+        elif (own := equivalence.port_input_for_flag(name, old, port)) is not None:
+            items.append(Delta("sync", "signature", f"upstream added the flag {name}, which the port already takes as "
+                               f"its input {own} (the flag's name without its prefix, an input upstream did not have)",
+                               [upstream] + _tree_param_evidence(port, own, f"the port takes {own}")[:1],
+                               rule="port-has-flag"))
         else:
             items.append(Delta("undecided", "signature",
                                     f"upstream added {'template' if new.language == 'cpp' else 'constexpr'} parameter "

@@ -76,7 +76,7 @@ from portq.classifier.deltas import (
     scoped_tokens,
 )
 from portq.classifier.rules import checked
-from portq.classifier.rules import form, interface
+from portq.classifier.rules import branches, form, interface, wrappers
 from portq.core.evidence import Kind, Location, Side, located
 from portq.core.model import (
     IN_SYNC,
@@ -95,7 +95,7 @@ from portq.core.model import (
 from portq.core.paths import non_code_kind
 from portq.language.extraction import signature_of
 from portq.language.memo import TEXT_OR_NONE, content_digest, per_definition
-from portq.language.signatures import Signature, node_text, normalise_name
+from portq.language.signatures import Signature, comment_free_tokens, node_text, normalise_name
 from portq.classifier.module_surface import Imported, changed_bindings, import_time_statements, imported_from
 from portq.classifier.moves import Moves, extraction_only, follows_moves
 from portq.tree.reachability import Callers
@@ -114,7 +114,7 @@ from portq.language.symbols import (
 )
 from portq.tree.tree_index import Port, TreeIndex
 
-CLASSIFIER_VERSION = 14
+CLASSIFIER_VERSION = 15
 """Bumped whenever a change to the verdict logic may change a verdict, so a
 ledger that reuses earlier decisions knows which ones are stale."""
 
@@ -908,6 +908,19 @@ class SymbolClassifier:
         changed = _changed_lines(change, symbol, self._table(symbol.old_blob, symbol.old_path or symbol.path),
                                  self._table(symbol.new_blob, symbol.path), outside_definitions=symbol.name == "<toplevel>")
         code = [(side, line, text) for side, line, text in changed if _is_code_line(text, symbol.path)]
+        if symbol.kind == KIND_CLASS:
+            own = form.outside_members(code, symbol.qualified_name, {
+                "old": self._table(symbol.old_blob, symbol.old_path or symbol.path),
+                "new": self._table(symbol.new_blob, symbol.path)})
+            if code and not own:
+                members = sorted({s.name for s in entry.symbols if s.qualified_name.startswith(symbol.qualified_name + ".")})
+                return self._base("member-lines", symbol, NOT_APPLICABLE, "cosmetic", "body",
+                                  f"every changed line of {symbol.name}'s body lies in one of its methods "
+                                  f"({', '.join(members[:4]) or 'a nested definition'}), each decided in its own right, "
+                                  "so the class body itself changed nothing: cosmetic rather than NEEDS_REVIEW",
+                                  [Evidence(kind=Kind.COSMETIC, side="upstream-new", path=symbol.path,
+                                            symbol=symbol.name, message="changed lines lie only in the class's methods")])
+            code = own
         if not code:
             return self._base("cosmetic-comments", 
                 symbol, NOT_APPLICABLE, "cosmetic", "body",
@@ -1194,13 +1207,24 @@ class SymbolClassifier:
                 "rather than a change the port must follow",
                 evidence + [_same_ast_evidence(symbol)],
             )
-        formal = self._form_only(symbol)
+        formal = self._form_only(symbol, definition)
         if formal is not None:
-            return self._base(formal[0], symbol, NOT_APPLICABLE, "cosmetic", "body",
-                              f"{symbol.name} {formal[1]}, so cosmetic rather than a change the port must follow",
+            kept = "not-carried" if formal[0] == "default-build" else "cosmetic"
+            return self._base(formal[0], symbol, NOT_APPLICABLE, kept, "body",
+                              f"{symbol.name} {formal[1]}, so {kept} rather than a change the port must follow",
                               evidence + [Evidence(kind=Kind.COSMETIC, message=formal[1], side="upstream-new",
                                                    path=symbol.path, symbol=symbol.name,
                                                    line=symbol.new_lines[0] if symbol.new_lines else None)])
+        registered = self._registered_only(entry, symbol)
+        if registered:
+            return self._base("registry-decorator", symbol, NOT_APPLICABLE, "cosmetic", "body",
+                              f"{symbol.name} only gained {', '.join('@' + n for n in registered)}, which hand"
+                              f"{'s' if len(registered) == 1 else ''} the same function back (its body is unchanged), "
+                              "so cosmetic rather than a change the port must follow",
+                              evidence + [Evidence(kind=Kind.COSMETIC, side="upstream-new", path=symbol.path,
+                                                   line=symbol.new_lines[0] if symbol.new_lines else None,
+                                                   symbol=symbol.name, subject=registered[0],
+                                                   message="a registration decorator around an unchanged body")])
         unused = self._unused_interface(entry, symbol, old, new, tree_signature)
         if unused:
             return self._base("unused-constexpr", symbol, IN_SYNC, None, "signature",
@@ -1222,10 +1246,129 @@ class SymbolClassifier:
                               f"every change to {symbol.name} lies in {', '.join(confined[0])}, which the tree declares "
                               "not carried (parameters, the arguments passing them and the branches they select)"
                               f"{moved}, so not-carried rather than NEEDS_REVIEW", evidence + confined[1])
+        if language_for_path(symbol.path) == "cpp" and param_scope:
+            before = self._definition(symbol.old_blob, symbol.old_path or symbol.path, symbol.qualified_name,
+                                      symbol.old_lines)
+            after = self._definition(symbol.new_blob, symbol.path, symbol.qualified_name, symbol.new_lines)
+            if before is not None and after is not None and branches.same_with_flags_off(
+                    before.node, after.node, _scope_names(param_scope)):
+                names = ", ".join(sorted(param_scope))
+                return self._base("declared-flag-off", symbol, NOT_APPLICABLE, "not-carried", "signature",
+                                  f"with {names}, which the tree declares not carried, read as off, {symbol.name} "
+                                  "is the same before and after, so not-carried rather than NEEDS_REVIEW",
+                                  evidence + [Evidence(kind=Kind.NOT_CARRIED, side="upstream-new", path=symbol.path,
+                                                       line=symbol.new_lines[0] if symbol.new_lines else None,
+                                                       symbol=symbol.name, subject=sorted(param_scope)[0],
+                                                       message=f"the change only concerns {names}, declared not "
+                                                       "carried (off)")])
+        stored = self._stores_for_not_carried(symbol)
+        if stored:
+            return self._base("not-carried-reader", symbol, NOT_APPLICABLE, "not-carried", "body",
+                              f"{symbol.name}'s change only stores {', '.join(stored[0][:3])}, which only "
+                              f"{', '.join(stored[1][:3]) or 'no definition'} read"
+                              f"{'s' if len(stored[1]) == 1 else ''}, declared not carried, so not-carried rather "
+                              "than NEEDS_REVIEW",
+                              evidence + [Evidence(kind=Kind.NOT_CARRIED, side="upstream-new", path=symbol.path,
+                                                   line=symbol.new_lines[0] if symbol.new_lines else None,
+                                                   symbol=symbol.name, subject=stored[0][0],
+                                                   message=f"stored only for {', '.join(stored[1][:3]) or 'nothing'}")])
+        lacked = self._lacked_branches(entry, symbol, new, definition, param_scope)
+        if lacked:
+            return self._base("lacked-branch", symbol, NOT_APPLICABLE, "not-carried", "body",
+                              f"with the parameters the port at {definition.cite} lacks ({', '.join(lacked[:4])}) at "
+                              f"upstream's default (off where the tree declares them not carried), {symbol.name} is the same before and "
+                              "after: the change lies in paths the port does not have, so not-carried rather than "
+                              "NEEDS_REVIEW",
+                              evidence + [Evidence(kind=Kind.NOT_CARRIED, side="upstream-new", path=symbol.path,
+                                                   line=symbol.new_lines[0] if symbol.new_lines else None,
+                                                   symbol=symbol.name, subject=lacked[0],
+                                                   message=f"the port lacks {', '.join(lacked[:4])}; the change "
+                                                   "lies only in the paths they select or the values they receive")])
         items = compare(old, new, tree_signature, self.index, param_scope,
                         derivation=lambda name, kernel=None: self._derivation(entry, symbol, new, name, kernel),
                         upstream=self.upstream)
         return self._from_items(entry, symbol, old, new, port, items, evidence)
+
+    def _registered_only(self, entry, symbol: TouchedSymbol) -> list[str] | None:
+        """The decorators ``registry-decorator`` proves hand the function back, when they are the definition's
+        whole change (``portq.classifier.rules.wrappers``); else None."""
+        if symbol.change != "modified" or language_for_path(symbol.path) != "python":
+            return None
+        before = self._definition(symbol.old_blob, symbol.old_path or symbol.path, symbol.qualified_name,
+                                  symbol.old_lines)
+        after = self._definition(symbol.new_blob, symbol.path, symbol.qualified_name, symbol.new_lines)
+        if before is None or after is None or before.node is None or after.node is None \
+                or after.node.type != "decorated_definition" or before.node.has_error or after.node.has_error:
+            return None
+        definitions = {}
+        for blob, path in [(c.new_blob, c.new_path) for c in entry.owned_changes if c.new_blob and c.new_path] \
+                + [(symbol.new_blob, symbol.path)]:
+            table = self._table(blob, path) if language_for_path(path) == "python" else None
+            for d in table.definitions if table is not None and not table.fallback else ():
+                if d.node is not None and d.qualified_name == d.name:
+                    definitions.setdefault(d.name, d.node)
+        return wrappers.added_registrations(before.node, after.node, definitions)
+
+    def _stores_for_not_carried(self, symbol: TouchedSymbol) -> tuple[list[str], list[str]] | None:
+        """``(attributes, their readers)`` when the definition changed only statements storing attributes on its
+        first parameter that only definitions declared not carried read (``not-carried-reader``); else None."""
+        if symbol.change != "modified" or language_for_path(symbol.path) != "python":
+            return None
+        before = self._definition(symbol.old_blob, symbol.old_path or symbol.path, symbol.qualified_name,
+                                  symbol.old_lines)
+        after = self._definition(symbol.new_blob, symbol.path, symbol.qualified_name, symbol.new_lines)
+        if before is None or after is None or before.node is None or after.node is None:
+            return None
+        names = branches.stored_attributes(before.node) | branches.stored_attributes(after.node)
+        if not names:
+            return None
+        readers: dict[str, set[str]] = {name: set() for name in names}
+        for blob, path in ((symbol.old_blob, symbol.old_path or symbol.path), (symbol.new_blob, symbol.path)):
+            table = self._table(blob, path)
+            if table is None or table.fallback:
+                return None
+            for other in table.definitions:
+                if other.qualified_name == symbol.qualified_name or other.node is None \
+                        or symbol.qualified_name.startswith(other.qualified_name + "."):
+                    continue  # itself, or a class around it (its methods are read one by one)
+                words = set(re.findall(r"\.\s*([A-Za-z_]\w*)", other.node.text.decode("utf-8", errors="replace")))
+                for name in names & words:
+                    readers[name].add(other.qualified_name)
+        paths = {symbol.path, symbol.old_path or symbol.path}
+        kept = {name for name, found in readers.items() if all(
+            any(not a.param for a in self.index.not_carried_for(self.upstream, paths, q.split(".")[-1], q))
+            for q in found)}
+        carried = branches.stored_only_parameters(before.node, after.node, kept) if kept else set()
+        if not kept or not branches.same_without_stores(before.node, after.node, kept, carried):
+            return None
+        return sorted(kept), sorted(set().union(*(readers[n] for n in kept)))
+
+    def _lacked_branches(self, entry, symbol: TouchedSymbol, new: Signature, definition,
+                         param_scope: set[str]) -> list[str]:
+        """The parameters (as upstream writes them) that ``lacked-branch`` sets aside, when the definition
+        is the same before and after for a port lacking them (``portq.classifier.rules.branches``); else
+        empty. A parameter new in this commit that one of its launches passes is an input upstream now
+        uses, not a default: the parameter rules judge it."""
+        if symbol.change != "modified" or language_for_path(symbol.path) != "python" \
+                or definition.signature is None or definition.signature.language != "python":
+            return []
+        tables = (self._table(symbol.old_blob, symbol.old_path or symbol.path), self._table(symbol.new_blob, symbol.path))
+        before = self._definition(symbol.old_blob, symbol.old_path or symbol.path, symbol.qualified_name,
+                                  symbol.old_lines)
+        after = self._definition(symbol.new_blob, symbol.path, symbol.qualified_name, symbol.new_lines)
+        if before is None or after is None or before.node is None or after.node is None \
+                or any(t is None or t.tree is None for t in tables):
+            return []
+        port_names = {p.normalised for p in definition.signature.params if p.normalised not in ("self", "ctx")}
+        lacked = branches.lacked_parameters(before.node, after.node, port_names, _scope_names(param_scope))
+        added = set(branches.parameter_defaults(after.node)) - set(branches.parameter_defaults(before.node))
+        if lacked and any(self._derivation(entry, symbol, new, name) is not None for name in added & set(lacked)):
+            return []
+        if not lacked or not branches.same_for_port_parameters(
+                before.node, after.node, lacked, tuple(branches.module_constants(t.tree.root_node) for t in tables)):
+            return []
+        changed = {normalise_name(t) for t in set(comment_free_tokens(before.node)) ^ set(comment_free_tokens(after.node))}
+        return sorted(lacked, key=lambda name: (name not in changed, name))
 
     def _from_items(self, entry, symbol, old, new, port, items: list[Delta], evidence) -> SymbolVerdict:
         definition = port.definition
@@ -1290,7 +1433,7 @@ class SymbolClassifier:
             return []
         return [new.param(name).name if new.param(name) else name for name in unused]
 
-    def _form_only(self, symbol: TouchedSymbol) -> tuple[str, str] | None:
+    def _form_only(self, symbol: TouchedSymbol, port=None) -> tuple[str, str] | None:
         """``(rule id, what changed)`` when a modified definition changed only
         its form (``portq.classifier.rules.form``): annotations in Python,
         qualifiers in C/C++; None otherwise."""
@@ -1306,10 +1449,22 @@ class SymbolClassifier:
             if form.same_without_annotations(form.definition_text(before.node), form.definition_text(after.node)):
                 return "cosmetic-annotations", "changed only its type annotations or docstring (the same program " \
                                                "once they are erased)"
+            if form.same_with_guards_unwrapped(before.node, after.node):
+                return "guarded-store", "only moved stores under (or out of) the guard of their every reader " \
+                                        "(when the guard is false nothing reads them)"
             return None
         if form.same_without_qualifiers(before.node, after.node):
             return "cosmetic-qualifiers", "changed only qualifiers that do not change what it computes (inline, " \
                                           "static constexpr, const, __grid_constant__, if constexpr)"
+        tables = (self._table(symbol.old_blob, symbol.old_path or symbol.path), self._table(symbol.new_blob, symbol.path))
+        defined = branches.defined_macros(*(t.source for t in tables if t is not None))
+        own = self.index.source(port.file) if port is not None else None
+        if branches.same_in_default_build(before.node, after.node, defined) and not (own and any(
+                re.search(rb"\b" + re.escape(name.encode()) + rb"\b", own)
+                for name in branches.decided_macros(before.node, defined)
+                | branches.decided_macros(after.node, defined))):
+            return "default-build", "changed only code under a preprocessor flag no source of the file defines " \
+                                    "(the default build compiles the other branch)"
         return None
 
     def _confined_to_scope(self, symbol: TouchedSymbol, old: Signature, new: Signature, param_scope: set[str]):

@@ -216,3 +216,74 @@ def test_a_mode_change_with_an_edit_is_still_compared(tmp_path):
                                               CommitSpec("edit", files={NORM: after}, modes={NORM: 0o755})], NORM_TREE)
     assert verdicts[1].verdict == NEEDS_REVIEW, verdicts[1].reason
     assert "file-mode-only" not in verdicts[1].rules
+
+
+MODULE = "pkg/ops/norm.py"
+
+MODULE_BEFORE = '''import torch
+
+
+class ScaledNorm(torch.nn.Module):
+    def __init__(self, hidden, eps=1e-6):
+        super().__init__()
+        self.weight = torch.nn.Parameter(torch.ones(hidden))
+        self.eps = eps
+
+    def forward(self, x):
+        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps) * self.weight
+'''
+
+MODULE_TREE = {"kernels/norm/module.py": '''import torch
+
+
+class ScaledNorm(torch.nn.Module):
+    # portq: ports vllm:pkg/ops/norm.py::ScaledNorm.__init__
+    def __init__(self, hidden, eps=1e-6):
+        super().__init__()
+        self.weight = torch.nn.Parameter(torch.ones(hidden))
+        self.eps = eps
+
+    # portq: ports vllm:pkg/ops/norm.py::ScaledNorm.forward
+    def forward(self, x):
+        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps) * self.weight
+''', "kernels/norm/engine.py": "from portq_kernels.norm.module import ScaledNorm\n\n\n"
+     "def build(hidden):\n    return ScaledNorm(hidden)\n"}
+
+
+def _module(tmp_path, after):
+    verdicts, _ = classify_history(tmp_path, [CommitSpec("base", files={MODULE: MODULE_BEFORE}),
+                                              CommitSpec("edit", files={MODULE: after})], MODULE_TREE)
+    return verdicts[1]
+
+
+def test_a_new_method_nobody_ports_is_not_blamed_on_its_class_body(tmp_path):
+    after = MODULE_BEFORE + '''
+    def extra_repr(self):
+        return f"{tuple(self.weight.shape)}, eps={self.eps}"
+'''
+    verdict = _module(tmp_path, after)
+    assert verdict.verdict == NOT_APPLICABLE, [(s.symbol, s.verdict, s.reason) for s in verdict.symbols]
+    assert "member-lines" in verdict.rules, verdict.rules
+
+
+def test_a_class_attribute_a_ported_method_reads_is_still_the_class_bodys_change(tmp_path):
+    before = MODULE_BEFORE.replace("    def __init__", "    scale = 1.0\n\n    def __init__")
+    after = before.replace("    scale = 1.0\n", "    scale = 2.0\n").replace("+ self.eps)", "+ self.eps) * self.scale")
+    verdicts, _ = classify_history(tmp_path, [CommitSpec("base", files={MODULE: before}),
+                                              CommitSpec("edit", files={MODULE: after})], MODULE_TREE)
+    assert verdicts[1].verdict == NEEDS_REVIEW, verdicts[1].reason
+
+
+def test_a_class_docstring_that_documents_a_new_method_is_not_the_class_bodys_change(tmp_path):
+    before = MODULE_BEFORE.replace("class ScaledNorm(torch.nn.Module):\n",
+                                   'class ScaledNorm(torch.nn.Module):\n    """Scaled RMS norm."""\n\n')
+    after = before.replace('    """Scaled RMS norm."""\n', '    """Scaled RMS norm.\n\n    `extra_repr` prints eps and weight.\n    """\n') \
+        + '''
+    def extra_repr(self):
+        return f"{tuple(self.weight.shape)}, eps={self.eps}"
+'''
+    verdicts, _ = classify_history(tmp_path, [CommitSpec("base", files={MODULE: before}),
+                                              CommitSpec("edit", files={MODULE: after})], MODULE_TREE)
+    verdict = verdicts[1]
+    assert verdict.verdict == NOT_APPLICABLE, [(s.symbol, s.verdict, s.reason) for s in verdict.symbols]
+    assert "member-lines" in verdict.rules, verdict.rules

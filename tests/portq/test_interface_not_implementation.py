@@ -26,9 +26,12 @@ def test_an_unused_defaulted_constexpr_no_launch_passes_is_no_gap(tmp_path):
     assert "unused-constexpr" in verdict.rules and "USE_BIAS" in verdict.reason
 
 
-def test_a_new_constexpr_the_body_reads_is_still_a_gap(tmp_path):
+def test_a_new_constexpr_the_body_reads_on_its_default_path_is_still_a_gap(tmp_path):
+    # Read on the path its default selects: a port lacking it computes what upstream computed before.
+    # (Read only on the path its default leaves off, it is a branch the port does not have:
+    # tests/portq/test_branches_the_port_lacks.py.)
     after = UNUSED.replace("    tl.store(out_ptr + offs, x + _ZERO, mask=offs < n)",
-                           "    if USE_BIAS:\n        x = x + 1\n    tl.store(out_ptr + offs, x + _ZERO, mask=offs < n)")
+                           "    if not USE_BIAS:\n        x = x + 1\n    tl.store(out_ptr + offs, x + _ZERO, mask=offs < n)")
     verdict = _scan(tmp_path, after)
     assert verdict.verdict == REAL_GAP, verdict.reason
     assert "unused-constexpr" not in verdict.rules

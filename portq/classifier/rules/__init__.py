@@ -31,12 +31,12 @@ class Rule:
 
 
 def _registry() -> dict[str, Rule]:
-    from portq.classifier.rules import (attribution, cosmetic, definitions, form, identity, interface, launch,
-                                        ownership, parameters, provenance)
+    from portq.classifier.rules import (attribution, branches, cosmetic, definitions, equivalence, form, identity,
+                                        interface, launch, ownership, parameters, provenance, wrappers)
 
     found: dict[str, Rule] = {}
-    for module in (ownership, provenance, cosmetic, form, attribution, parameters, interface, launch, definitions,
-                   identity):
+    for module in (ownership, provenance, cosmetic, form, branches, wrappers, attribution, parameters, equivalence,
+                   interface, launch, definitions, identity):
         for rule in module.RULES:
             if rule.id in found:
                 raise ValueError(f"rule id {rule.id} is stated twice")

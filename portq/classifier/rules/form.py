@@ -9,6 +9,15 @@ Like the cosmetic rules, each is a proof on both sides of one definition
   ``constexpr`` annotation on a parameter (Triton specialises on it), one
   on a module-level name whose value is not already a constexpr, and every
   annotation in a class body (a dataclass field is its annotation).
+* ``member-lines``: a class body's changed lines inside one of its methods
+  are that method's (a touched symbol of its own, decided on its own), and
+  lines of the class's docstring compute nothing: a new method nothing
+  ports, or a docstring that documents it, is not blamed on the class body.
+* ``guarded-store`` (Python): ``if C: X = e`` is ``X = e`` when ``e`` calls
+  nothing, no statement of the definition assigns a name ``C`` reads, and
+  every other use of ``X`` lies under an ``if`` with the same condition: when
+  ``C`` is false nothing reads ``X``, when true the store happens either way.
+  A store moved under (or out of) the guard of its every reader is form.
 * ``file-mode-only``: a file whose mode alone changed (``chmod +x``: the
   same blob on both sides) has the same definitions, line for line.
 * ``cosmetic-qualifiers`` (C/C++/CUDA): the two sides have the same tokens
@@ -62,6 +71,19 @@ RULES = (
          "definition: NOT_APPLICABLE/cosmetic, never a parse failure.",
          "old mode 100644\nnew mode 100755  (no content change)",
          "classifier.rules.form.mode_only, classifier.verdicts.SymbolClassifier._container"),
+    Rule("guarded-store", ("NOT_APPLICABLE",),
+         "A Python definition whose tokens are the same before and after once each `if C:` holding only stores "
+         "`X = e` (e calling nothing, C's names never assigned, every other use of X under an `if` with the same "
+         "condition) is replaced by its stores changed only where a store nobody else reads happens: cosmetic.",
+         "-    aux_ptr += row\n+    if RETURN_AUX:\n+        aux_ptr += row   (aux_ptr is used only under `if RETURN_AUX:`)",
+         "classifier.rules.form.same_with_guards_unwrapped, classifier.verdicts.SymbolClassifier._form_only"),
+    Rule("member-lines", ("NOT_APPLICABLE",),
+         "A class body's changed lines that lie inside one of its methods (or another nested definition) are that "
+         "definition's change, decided in its own right, and its docstring's lines compute nothing; when every "
+         "changed code line of a class body is such a line, the class body itself changed nothing: "
+         "NOT_APPLICABLE/cosmetic.",
+         "+    def extra_repr(self):\n+        return f\"eps={self.eps}\"   (a new method nothing ports)",
+         "classifier.rules.form.outside_members, classifier.verdicts.SymbolClassifier._container"),
 )
 
 # --- Python: annotations ------------------------------------------------------------
@@ -161,6 +183,113 @@ def _annotation_free_dump(text: str, outside_definitions: bool) -> str | None:
 def definition_text(node) -> str:
     """A definition node's source, indented as in its file (so it dedents and parses alone)."""
     return " " * node.start_point[1] + node.text.decode("utf-8", errors="replace")
+
+
+def outside_members(lines, class_name: str, tables: dict) -> list:
+    """The ``(side, line, text)`` of ``lines`` whose innermost definition on
+    their side is the class ``class_name`` itself, not a method or other
+    definition nested in it (those are decided as their own symbols)."""
+    kept = []
+    for side, line, text in lines:
+        table = tables.get(side)
+        inner = table.enclosing(line) if table is not None and not table.fallback else None
+        if inner is not None and inner.qualified_name == class_name and _in_docstring(inner.node, line):
+            continue  # the class's docstring documents; it computes nothing
+        if inner is None or inner.qualified_name == class_name:
+            kept.append((side, line, text))
+    return kept
+
+
+def _in_docstring(node, line: int) -> bool:
+    """True when 1-based ``line`` lies in the docstring of the class or function ``node``."""
+    definition = node.child_by_field_name("definition") if node is not None and node.type == "decorated_definition" \
+        else node
+    body = definition.child_by_field_name("body") if definition is not None else None
+    first = body.named_children[0] if body is not None and body.named_children else None
+    if first is None or first.type != "expression_statement" or first.named_child_count != 1 \
+            or first.named_children[0].type != "string":
+        return False
+    return first.start_point[0] + 1 <= line <= first.end_point[0] + 1
+
+
+_PURE = frozenset({"identifier", "integer", "float", "true", "false", "none", "binary_operator", "unary_operator",
+                   "parenthesized_expression", "attribute", "comparison_operator", "boolean_operator", "not_operator"})
+
+
+def _descendants(node):
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(current.children)
+
+
+def _store_target(statement) -> str | None:
+    """``X`` of a statement that is only ``X = e``/``X op= e`` with ``e`` calling nothing, else None."""
+    if statement.type != "expression_statement" or statement.named_child_count != 1:
+        return None
+    inner = statement.named_children[0]
+    if inner.type not in ("assignment", "augmented_assignment"):
+        return None
+    left, right = inner.child_by_field_name("left"), inner.child_by_field_name("right")
+    if left is None or left.type != "identifier" or right is None:
+        return None
+    if any(n.is_named and n.type not in _PURE for n in _descendants(right)):
+        return None
+    return left.text.decode("utf-8", errors="replace")
+
+
+def _guards(function) -> dict[int, list]:
+    """node id of each ``if`` the ``guarded-store`` rule may unwrap -> the stores it holds."""
+    body = function.child_by_field_name("body") if function is not None else None
+    if body is None:
+        return {}
+    nodes = list(_descendants(body))
+    assigned = {n.child_by_field_name("left").text for n in nodes
+                if n.type in ("assignment", "augmented_assignment") and n.child_by_field_name("left") is not None}
+    found: dict[int, list] = {}
+    for branch in (n for n in nodes if n.type == "if_statement"):
+        if any(c.type in ("elif_clause", "else_clause") for c in branch.children):
+            continue
+        condition = branch.child_by_field_name("condition")
+        statements = [c for c in branch.child_by_field_name("consequence").named_children if c.type != "comment"]
+        targets = {_store_target(c) for c in statements}
+        if not statements or None in targets or condition is None \
+                or any(n.type == "identifier" and n.text in assigned for n in _descendants(condition)):
+            continue
+        inside = {n.id for n in _descendants(branch)}
+
+        def guarded(node) -> bool:
+            parent = node.parent
+            while parent is not None:
+                if parent.type == "if_statement" and parent.id != branch.id and not any(
+                        c.type in ("elif_clause", "else_clause") for c in parent.children) \
+                        and parent.child_by_field_name("condition").text == condition.text \
+                        and node.start_byte >= parent.child_by_field_name("consequence").start_byte:
+                    return True
+                parent = parent.parent
+            return False
+        uses = [n for n in nodes if n.type == "identifier" and n.id not in inside
+                and n.text.decode("utf-8", errors="replace") in targets
+                and not (n.parent is not None and n.parent.type == "keyword_argument"
+                         and n.parent.child_by_field_name("name") == n)]
+        if all(guarded(n) for n in uses):
+            found[branch.id] = statements
+    return found
+
+
+def same_with_guards_unwrapped(before, after) -> bool:
+    """True when two Python definition nodes differ, and are the same once
+    each guard ``guarded-store`` may unwrap is replaced by its stores."""
+    def tokens(node):
+        function = node.child_by_field_name("definition") if node.type == "decorated_definition" else node
+        guards = _guards(function)
+        return comment_free_tokens(node, expand=lambda current: guards.get(current.id))
+    if before is None or after is None or before.has_error or after.has_error:
+        return False
+    if comment_free_tokens(before) == comment_free_tokens(after):
+        return False
+    return tokens(before) == tokens(after)
 
 
 def mode_only(change) -> bool:

@@ -1,0 +1,576 @@
+"""Branch rules: a change confined to a branch the port never runs is not the port's change (DESIGN §6).
+
+A port runs one configuration of an upstream definition. Code upstream
+compiles only under a build flag nobody sets, is not part of that
+configuration, so an edit confined to it changes nothing the port runs:
+
+* ``default-build`` (C/C++/CUDA): a preprocessor conditional on a macro that
+  no source of the file defines is decided as the default build decides it:
+  ``#ifdef FLAG``/``#if defined(FLAG)`` is off, ``#ifndef FLAG`` on, and a
+  bare ``FLAG`` in ``#if`` is 0. Two sides of a definition whose tokens are
+  equal once every such conditional is replaced by the branch the default
+  build compiles differ only in code that build drops (a flag a downstream
+  build sets on purpose is opt-in: the port, built by default, lacks it).
+  A macro the file ``#define``\\ s anywhere, one the compiler, platform or
+  build system sets (``__CUDA_ARCH__``, ``_WIN32``, ``NDEBUG``: reserved
+  names), and a condition the rule cannot evaluate keep the conditional
+  whole, so a change under it is compared as before; and a flag the port's
+  own file names is one the port may be built with, so the rule does not
+  decide for it.
+
+* ``lacked-branch`` (Python): a port runs its definition with the
+  parameters it has; one it lacks takes upstream's default (with no
+  default its value is not known), and one the tree declares not carried is
+  off. Two sides are compared with every branch those values decide
+  replaced by the branch taken (``if FLAG:``, ``if FLAG == ON:`` read
+  through the module's constants, ``a if FLAG else b``), with the
+  parameters the port lacks, the statements that only write them, and an
+  ``if`` (its condition calling nothing) whose every branch only writes
+  them left out, and with the arguments passing a declared one left out.
+  Equal, the change lies in paths the port does not have. Which
+  parameters the port lacks is read by name, so the rule applies only when
+  every parameter of the port is one of upstream's on both sides (a
+  re-implementation with its own names is compared as before), and a
+  parameter the port lacks with no default must be on the old side too (a
+  new required input is the parameter rules' to judge).
+
+* ``declared-flag-off`` (C/C++): a parameter or template parameter the tree
+  declares not carried (``[PARAM]``) is off, so each boolean expression it
+  decides is read as its value (``OFF && x`` is ``false``, ``OFF || x`` is
+  ``x``, ``!OFF`` is ``true``). Two sides equal once folded so differ only
+  in what the port does not carry.
+
+* ``not-carried-reader`` (Python): a statement that only stores a value on
+  the definition's first parameter (``ctx.eps = eps`` in an autograd
+  ``forward``) feeds only the definitions that read that attribute; when
+  every one of them is declared not carried (the ``backward`` of an
+  inference-only port), or none reads it, the store is part of what the port
+  does not carry, and adding or removing it changes nothing the port runs;
+  so does a defaulted parameter upstream adds only to be stored there.
+
+Example diffs (NOT_APPLICABLE/not-carried)::
+
+    -    aux_ptr += row             # the port has neither aux_ptr nor RETURN_AUX
+    +    if RETURN_AUX == _TRUE:
+    +        aux_ptr += row
+
+    -    x = exp2f(x * scale - max_scaled);
+    +#ifdef EXACT_MUL
+    +    x = exp2f(__fmul_rn(x, scale) - max_scaled);
+    +#else
+    +    x = exp2f(x * scale - max_scaled);
+    +#endif
+
+This module states the rules and holds the comparisons they make on syntax
+trees; it reads no git, no tree index and no verdict table, and it never
+names a corpus symbol, path or commit.
+"""
+
+from __future__ import annotations
+
+import re
+
+from portq.classifier.rules import Rule
+from portq.language.signatures import comment_free_tokens, normalise_name
+
+RULES = (
+    Rule("default-build", ("NOT_APPLICABLE",),
+         "A C/C++ definition whose tokens are the same before and after once every preprocessor conditional on a "
+         "macro no source of the file defines is replaced by the branch the default build compiles (`#ifdef FLAG` "
+         "off, `#ifndef FLAG` on) changed only code that build drops: not-carried.",
+         "-    x = f(x);\n+#ifdef EXACT_MUL\n+    x = g(x);\n+#else\n+    x = f(x);\n+#endif",
+         "classifier.rules.branches.same_in_default_build, classifier.verdicts.SymbolClassifier._form_only"),
+    Rule("lacked-branch", ("NOT_APPLICABLE",),
+         "A Python definition whose tokens are the same before and after once each parameter the port lacks takes "
+         "upstream's default (a declared not-carried one is off), the branches those values decide are replaced by "
+         "the branch taken, and those parameters, the statements (and call-free `if`s) that only write them, and "
+         "arguments passing a declared one are left out, changed only paths the port does not have: not-carried. "
+         "Applies when the port's parameters are all upstream's by name.",
+         "-    aux_ptr += row\n+    if RETURN_AUX == _TRUE:\n+        aux_ptr += row",
+         "classifier.rules.branches.same_for_port_parameters, classifier.verdicts.SymbolClassifier._lacked_branches"),
+    Rule("declared-flag-off", ("NOT_APPLICABLE",),
+         "A C/C++ definition whose tokens are the same before and after once each parameter or template parameter "
+         "the tree declares not carried is read as false and the boolean expressions it decides are folded "
+         "(`OFF && x` → false, `OFF || x` → x, `!OFF` → true) changed only what the port does not carry: "
+         "not-carried.",
+         "-    auto k = &kernel<Is_dropout>;\n+    auto k = &kernel<Is_dropout && !Is_softcap>;   (Is_dropout declared)",
+         "classifier.rules.branches.same_with_flags_off, classifier.verdicts.SymbolClassifier._against_port"),
+    Rule("not-carried-reader", ("NOT_APPLICABLE",),
+         "A Python definition whose tokens are the same before and after once the statements that only store a "
+         "value on its first parameter (`ctx.NAME = value`) are left out, where every other definition of the file "
+         "that reads `NAME` is declared not carried (or none reads it) and the definition itself never reads it, "
+         "changed only what feeds code the port does not carry: not-carried.",
+         "-        ctx.eps = eps   (only the not-carried backward reads ctx.eps)",
+         "classifier.rules.branches.stored_attributes, classifier.verdicts.SymbolClassifier._stores_for_not_carried"),
+)
+
+_DEFINE = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)", re.MULTILINE)
+
+
+_PREDEFINED = re.compile(r"^(?:__|_[A-Z])|^NDEBUG$")
+"""Names a compiler, platform or build system sets without any source defining them (``__CUDA_ARCH__``,
+``_WIN32``, ``NDEBUG``): never assumed off."""
+
+
+def defined_macros(*sources: bytes | None) -> set[str]:
+    """Every macro name a ``#define`` of ``sources`` names (on or off, in any branch)."""
+    return {m.group(1).decode() for source in sources if source for m in _DEFINE.finditer(source)}
+
+
+def _unknown(name: str, defined: set[str]) -> bool:
+    """True for a macro whose value the default build does not settle: defined by a source, or predefined."""
+    return name in defined or bool(_PREDEFINED.search(name))
+
+
+def _text(node) -> str:
+    return node.text.decode("utf-8", errors="replace")
+
+
+def _condition(node, defined: set[str]) -> bool | None:
+    """The value of an ``#if`` condition in the default build, or None when
+    it reads a macro the file defines or anything the rule cannot evaluate."""
+    if node is None:
+        return None
+    kind = node.type
+    if kind == "preproc_defined":
+        names = [c for c in node.named_children if c.type == "identifier"]
+        return None if len(names) != 1 or _unknown(_text(names[0]), defined) else False
+    if kind == "identifier":
+        return None if _unknown(_text(node), defined) else False
+    if kind == "number_literal" and _text(node) in ("0", "1"):
+        return _text(node) == "1"
+    if kind == "parenthesized_expression" and node.named_child_count == 1:
+        return _condition(node.named_children[0], defined)
+    if kind == "unary_expression" and _text(node.child_by_field_name("operator") or node.children[0]) == "!":
+        inner = _condition(node.child_by_field_name("argument"), defined)
+        return None if inner is None else not inner
+    if kind == "binary_expression":
+        operator = _text(node.child_by_field_name("operator"))
+        left = _condition(node.child_by_field_name("left"), defined)
+        right = _condition(node.child_by_field_name("right"), defined)
+        if operator == "&&":
+            return False if left is False or right is False else (True if left and right else None)
+        if operator == "||":
+            return True if left is True or right is True else (False if left is False and right is False else None)
+    return None
+
+
+def _branch(node, skip) -> list:
+    """The children of a conditional or ``#else``/``#elif`` node that form its body."""
+    return [c for c in node.children if c not in skip and c.type not in ("#endif", "#else", "\n")
+            and not c.type.startswith("#")]
+
+
+def _default_branch(node, defined: set[str]) -> list | None:
+    """What the default build compiles of a conditional node, or None when it cannot be decided."""
+    kind = node.type
+    alternative = node.child_by_field_name("alternative")
+    if kind in ("preproc_ifdef", "preproc_elifdef"):
+        name = node.child_by_field_name("name")
+        if name is None or _unknown(_text(name), defined):
+            return None
+        negated = node.children[0].type in ("#ifndef", "#elifndef")
+        taken = negated
+    elif kind in ("preproc_if", "preproc_elif"):
+        name = node.child_by_field_name("condition")
+        taken = _condition(name, defined)
+        if taken is None:
+            return None
+    else:
+        return None
+    if taken:
+        return _branch(node, {name, alternative})
+    if alternative is None:
+        return []
+    if alternative.type == "preproc_else":
+        return _branch(alternative, set())
+    return _default_branch(alternative, defined)
+
+
+def decided_macros(node, defined: set[str]) -> set[str]:
+    """The macro names of the conditionals in ``node`` the default build decides."""
+    names: set[str] = set()
+    for current in _walk(node):
+        if current.type in ("preproc_ifdef", "preproc_if", "preproc_elif", "preproc_elifdef") \
+                and _default_branch(current, defined) is not None:
+            head = current.child_by_field_name("name") or current.child_by_field_name("condition")
+            names |= {_text(n) for n in _walk(head) if n.type == "identifier"}
+    return names
+
+
+def default_build_tokens(node, defined: set[str]) -> list[str]:
+    """A C/C++ definition's tokens with each conditional the rule can decide
+    replaced by the branch the default build compiles (see the module)."""
+    def expand(current):
+        if current.type in ("preproc_ifdef", "preproc_if"):
+            return _default_branch(current, defined)
+        return None
+    return comment_free_tokens(node, expand=expand)
+
+
+def same_in_default_build(before, after, defined: set[str]) -> bool:
+    """True when two C/C++ definition nodes differ, and differ only in code
+    the default build does not compile (see the module)."""
+    if before is None or after is None or before.has_error or after.has_error:
+        return False
+    if comment_free_tokens(before) == comment_free_tokens(after):
+        return False
+    return default_build_tokens(before, defined) == default_build_tokens(after, defined)
+
+
+# --- Python: parameters the port lacks ----------------------------------------------
+
+_OFF = object()
+"""The value of a parameter the port lacks that has no default: its path is not carried."""
+
+
+def _literal(node):
+    """The value of a literal Python expression node (``True``, ``0``, ``None``, ``tl.constexpr(1)``), else
+    ``...`` (not known)."""
+    if node is None:
+        return ...
+    kind = node.type
+    if kind == "true":
+        return True
+    if kind in ("false", "none"):
+        return False if kind == "false" else None
+    if kind == "integer":
+        try:
+            return int(_text(node), 0)
+        except ValueError:
+            return ...
+    if kind == "call" and _text(node.child_by_field_name("function")).split(".")[-1] == "constexpr":
+        arguments = [a for a in node.child_by_field_name("arguments").named_children if a.type != "comment"]
+        return _literal(arguments[0]) if len(arguments) == 1 else ...
+    if kind == "parenthesized_expression" and node.named_child_count == 1:
+        return _literal(node.named_children[0])
+    return ...
+
+
+def module_constants(root) -> dict[str, object]:
+    """Module-level names bound once to a literal (``_ON: tl.constexpr = tl.constexpr(1)``, ``FLAG = True``)."""
+    found: dict[str, list] = {}
+    for statement in root.named_children if root is not None else ():
+        if statement.type != "expression_statement" or statement.named_child_count != 1:
+            continue
+        assignment = statement.named_children[0]
+        left = assignment.child_by_field_name("left") if assignment.type == "assignment" else None
+        if left is not None and left.type == "identifier":
+            found.setdefault(_text(left), []).append(_literal(assignment.child_by_field_name("right")))
+    return {name: values[0] for name, values in found.items() if len(values) == 1 and values[0] is not ...}
+
+
+def _walk(node):
+    stack = [node] if node is not None else []
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(current.children)
+
+
+def _function(node):
+    return node.child_by_field_name("definition") if node.type == "decorated_definition" else node
+
+
+def parameter_defaults(node) -> dict[str, object]:
+    """A Python definition's parameters, normalised name -> literal default (``...`` when unknown, ``_OFF``
+    when there is none)."""
+    function = _function(node)
+    parameters = function.child_by_field_name("parameters") if function is not None else None
+    found: dict[str, object] = {}
+    for parameter in parameters.named_children if parameters is not None else ():
+        if parameter.type == "identifier":
+            found[normalise_name(_text(parameter))] = _OFF
+        elif parameter.type == "typed_parameter":
+            names = [c for c in parameter.named_children if c.type == "identifier"]
+            if names:
+                found[normalise_name(_text(names[0]))] = _OFF
+        elif parameter.type in ("default_parameter", "typed_default_parameter"):
+            name = parameter.child_by_field_name("name")
+            if name is not None:
+                found[normalise_name(_text(name))] = _literal(parameter.child_by_field_name("value"))
+    return found
+
+
+def _truth(value) -> bool | None:
+    if value is ... :
+        return None
+    if value is _OFF:
+        return False
+    return bool(value)
+
+
+def port_tokens(node, lacked: dict[str, object], constants: dict[str, object],
+                declared: frozenset[str] | set[str] = frozenset()) -> list[str]:
+    """A Python definition's tokens as a port with ``lacked`` (normalised name -> the value it takes) runs it:
+    see the module. Arguments passing a ``declared`` (not-carried) name are left out too; one passing a
+    parameter the port merely lacks is kept (what it passes on is an input the port may owe)."""
+
+    def value(expression):
+        """The value an expression takes for the port, or ``...`` when it is not decided by the lacked ones."""
+        if expression is None:
+            return ...
+        kind = expression.type
+        if kind == "identifier":
+            name = normalise_name(_text(expression))
+            return lacked[name] if name in lacked else ...
+        if kind == "parenthesized_expression" and expression.named_child_count == 1:
+            return value(expression.named_children[0])
+        if kind == "not_operator":
+            inner = _truth(value(expression.child_by_field_name("argument")))
+            return ... if inner is None else not inner
+        if kind == "comparison_operator" and expression.named_child_count == 2:
+            operators = [c.type for c in expression.children if not c.is_named]
+            left, right = expression.named_children
+            if operators not in (["=="], ["!="]) or value(left) is ...:
+                return ...
+            known = constants.get(_text(right), ...) if right.type == "identifier" else _literal(right)
+            if known is ...:
+                return ...
+            mine = value(left)
+            equal = (0 if mine is _OFF else mine) == known
+            return equal if operators == ["=="] else not equal
+        return ...
+
+    def writes_lacked(statement) -> bool:
+        if statement.type != "expression_statement" or statement.named_child_count != 1:
+            return False
+        inner = statement.named_children[0]
+        left = inner.child_by_field_name("left") if inner.type in ("assignment", "augmented_assignment") else None
+        return left is not None and left.type == "identifier" and normalise_name(_text(left)) in lacked
+
+    def idle(branch) -> bool:
+        """An ``if`` whose condition calls nothing and whose every body only writes lacked names (or is
+        such an ``if``): whichever way it goes, the port's names are untouched."""
+        condition = branch.child_by_field_name("condition")
+        if condition is None or any(n.type == "call" for n in _walk(condition)):
+            return False
+        bodies = [branch.child_by_field_name("consequence")] + [
+            c.child_by_field_name("body") if c.type == "else_clause" else c.child_by_field_name("consequence")
+            for c in branch.children if c.type in ("elif_clause", "else_clause")]
+        if any(c.type == "elif_clause" and any(n.type == "call" for n in _walk(c.child_by_field_name("condition")))
+               for c in branch.children):
+            return False
+        return all(body is not None and all(
+            s.type == "pass_statement" or writes_lacked(s) or (s.type == "if_statement" and idle(s))
+            for s in body.named_children if s.type != "comment") for body in bodies)
+
+    def expand(current):
+        kind, parent = current.type, current.parent
+        if parent is not None and parent.type == "parameters":
+            name = current if kind == "identifier" else (current.child_by_field_name("name") or next(
+                (c for c in current.named_children if c.type == "identifier"), None))
+            return [] if name is not None and normalise_name(_text(name)) in lacked else None
+        if kind == "keyword_argument":
+            return [] if normalise_name(_text(current.child_by_field_name("name"))) in declared else None
+        if kind == "identifier" and parent is not None and parent.type == "argument_list" \
+                and normalise_name(_text(current)) in declared:
+            return []
+        if writes_lacked(current):
+            return []
+        if kind == "if_statement":
+            taken = _truth(value(current.child_by_field_name("condition")))
+            if taken is None:
+                return [] if idle(current) else None
+            if taken:
+                return [current.child_by_field_name("consequence")]
+            clauses = [c for c in current.children if c.type in ("elif_clause", "else_clause")]
+            if not clauses:
+                return []
+            if clauses[0].type == "else_clause":
+                return [clauses[0].child_by_field_name("body")]
+            return ["if"] + [c for c in clauses[0].children if c.type != "elif"] + clauses[1:]
+        if kind == "conditional_expression" and len(current.named_children) == 3:
+            taken = _truth(value(current.named_children[1]))
+            if taken is not None:
+                return [current.named_children[0] if taken else current.named_children[2]]
+        return None
+
+    return comment_free_tokens(node, expand=expand)
+
+
+def lacked_parameters(old, new, port_names: set[str], declared: set[str]) -> dict[str, tuple[object, object]] | None:
+    """Normalised name -> (its value on the old side, on the new side) of each upstream parameter the port
+    lacks (or declares not carried); None when the port's parameters cannot all be bound to upstream's by
+    name on both sides, or a parameter the port lacks with no default is new (see the module)."""
+    before, after = parameter_defaults(old), parameter_defaults(new)
+    if not port_names or not port_names <= set(before) or not port_names <= set(after):
+        return None
+    lacked: dict[str, tuple[object, object]] = {}
+    for name in (set(before) | set(after)) - (port_names - declared):
+        was, now = before.get(name, _OFF), after.get(name, _OFF)
+        if name not in before and now is _OFF and name not in declared:
+            return None  # a new required input: the parameter rules judge it
+        # Declared not carried: off. Lacked: upstream's default, not known without one.
+        lacked[name] = (_OFF, _OFF) if name in declared else (... if was is _OFF else was, ... if now is _OFF else now)
+    return lacked
+
+
+def same_for_port_parameters(old, new, lacked: dict[str, tuple[object, object]],
+                             constants: tuple[dict[str, object], dict[str, object]]) -> bool:
+    """True when two Python definition nodes differ, and are the same for a port lacking ``lacked``
+    (``lacked_parameters``), with each side's module ``constants``."""
+    if old is None or new is None or old.has_error or new.has_error or not lacked:
+        return False
+    if comment_free_tokens(old) == comment_free_tokens(new):
+        return False
+    declared = {n for n, v in lacked.items() if v == (_OFF, _OFF)}
+    return port_tokens(old, {n: v[0] for n, v in lacked.items()}, constants[0], declared) \
+        == port_tokens(new, {n: v[1] for n, v in lacked.items()}, constants[1], declared)
+
+
+# --- C/C++: declared not-carried flags are off --------------------------------------
+
+
+def _flag_value(node, off: set[str]) -> bool | None:
+    """The value of a C/C++ boolean expression with every name in ``off`` (normalised) false, or None."""
+    if node is None:
+        return None
+    kind = node.type
+    if kind in ("identifier", "type_identifier"):
+        return False if normalise_name(_text(node)) in off else None
+    if kind == "type_descriptor" and node.named_child_count == 1:
+        return _flag_value(node.named_children[0], off)
+    if kind in ("true", "false"):
+        return kind == "true"
+    if kind == "parenthesized_expression" and node.named_child_count == 1:
+        return _flag_value(node.named_children[0], off)
+    if kind == "unary_expression" and _text(node.children[0]) == "!":
+        inner = _flag_value(node.child_by_field_name("argument"), off)
+        return None if inner is None else not inner
+    if kind == "binary_expression":
+        operator = _text(node.child_by_field_name("operator"))
+        left = _flag_value(node.child_by_field_name("left"), off)
+        right = _flag_value(node.child_by_field_name("right"), off)
+        if operator == "&&":
+            return False if left is False or right is False else (True if left and right else None)
+        if operator == "||":
+            return True if left is True or right is True else (False if left is False and right is False else None)
+    return None
+
+
+def flags_off_tokens(node, off: set[str]) -> list[str]:
+    """A C/C++ definition's tokens with each boolean expression the names in ``off`` decide folded (see the
+    module); a declaration of such a name reads as ``false`` on both sides alike."""
+    def expand(current):
+        if current.type not in ("identifier", "type_identifier", "type_descriptor", "parenthesized_expression",
+                                "unary_expression", "binary_expression"):
+            return None
+        decided = _flag_value(current, off)
+        if decided is not None:
+            return ["true" if decided else "false"]
+        if current.type == "binary_expression":
+            operator = _text(current.child_by_field_name("operator"))
+            left, right = current.child_by_field_name("left"), current.child_by_field_name("right")
+            neutral = True if operator == "&&" else (False if operator == "||" else None)
+            if neutral is not None and _flag_value(left, off) is neutral:
+                return [right]
+            if neutral is not None and _flag_value(right, off) is neutral:
+                return [left]
+        return None
+    return comment_free_tokens(node, expand=expand)
+
+
+def same_with_flags_off(before, after, off: set[str]) -> bool:
+    """True when two C/C++ definition nodes differ, and differ only in what the declared-off flags decide."""
+    if before is None or after is None or before.has_error or after.has_error or not off:
+        return False
+    if comment_free_tokens(before) == comment_free_tokens(after):
+        return False
+    return flags_off_tokens(before, off) == flags_off_tokens(after, off)
+
+
+# --- Python: values stored only for what the port does not carry --------------------
+
+
+def _first_parameter(function) -> str | None:
+    parameters = function.child_by_field_name("parameters") if function is not None else None
+    for parameter in parameters.named_children if parameters is not None else ():
+        if parameter.type == "identifier":
+            return _text(parameter)
+        return None
+    return None
+
+
+def _stores(node) -> dict[str, list]:
+    """``NAME`` -> the statements of ``node`` that are only ``FIRST.NAME = value`` (FIRST its first parameter)."""
+    function = _function(node)
+    owner = _first_parameter(function)
+    found: dict[str, list] = {}
+    if owner is None:
+        return found
+    stack = [function.child_by_field_name("body")] if function.child_by_field_name("body") is not None else []
+    while stack:
+        current = stack.pop()
+        if current.type == "expression_statement" and current.named_child_count == 1 \
+                and current.named_children[0].type == "assignment":
+            left = current.named_children[0].child_by_field_name("left")
+            if left is not None and left.type == "attribute" and _text(left.child_by_field_name("object")) == owner:
+                found.setdefault(_text(left.child_by_field_name("attribute")), []).append(current)
+                continue
+        if current.type in ("function_definition", "class_definition", "lambda"):
+            continue
+        stack.extend(current.named_children)
+    return found
+
+
+def stored_attributes(node) -> set[str]:
+    """The attribute names ``node`` stores on its first parameter and never reads itself."""
+    stores = _stores(node)
+    statements = {s.id for found in stores.values() for s in found}
+    read: set[str] = set()
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if current.id in statements:
+            value = current.named_children[0].child_by_field_name("right")
+            stack.extend([value] if value is not None else [])
+            continue
+        if current.type == "attribute":
+            read.add(_text(current.child_by_field_name("attribute")))
+        stack.extend(current.named_children)
+    return set(stores) - read
+
+
+def stored_only_parameters(before, after, names: set[str]) -> set[str]:
+    """The defaulted parameters ``after`` adds to ``before`` whose every use in its body is a value stored by
+    one of its stores of ``names`` (such a parameter only carries a value to the stores' readers)."""
+    added = {n for n, default in parameter_defaults(after).items() if default is not _OFF} \
+        - set(parameter_defaults(before))
+    if not added:
+        return set()
+    function = _function(after)
+    dropped = {s.id for name, found in _stores(after).items() if name in names for s in found}
+    used: set[str] = set()
+    stack = [function.child_by_field_name("body")] if function.child_by_field_name("body") is not None else []
+    while stack:
+        current = stack.pop()
+        if current.id in dropped:
+            continue
+        if current.type == "identifier":
+            used.add(normalise_name(_text(current)))
+        stack.extend(current.named_children)
+    return added - used
+
+
+def same_without_stores(before, after, names: set[str], parameters: set[str] = frozenset()) -> bool:
+    """True when two Python definition nodes differ, and are the same once their stores of ``names`` on the
+    first parameter, and the ``parameters`` (normalised) that only feed them, are left out."""
+    if before is None or after is None or before.has_error or after.has_error or not names:
+        return False
+    if comment_free_tokens(before) == comment_free_tokens(after):
+        return False
+
+    def tokens(node):
+        dropped = {s.id for name, found in _stores(node).items() if name in names for s in found}
+
+        def expand(current):
+            if current.id in dropped:
+                return []
+            if current.parent is not None and current.parent.type == "parameters" and parameters:
+                name = current if current.type == "identifier" else current.child_by_field_name("name")
+                if name is not None and normalise_name(_text(name)) in parameters:
+                    return []
+            return None
+        return comment_free_tokens(node, expand=expand)
+    return tokens(before) == tokens(after)

@@ -1,0 +1,124 @@
+"""Wrapper rules: a wrapper added around a ported definition that leaves its default path alone (DESIGN §6).
+
+Upstreams that grow several backends register or dispatch their functions:
+a decorator appears above a definition whose body does not change. What the
+port runs changes only if the decorator changes what the name is bound to:
+
+* ``registry-decorator`` (Python): decorators added to a definition whose
+  own text (without its decorators) is unchanged, each of which provably
+  hands the function back (``@register``: a function whose every ``return``
+  returns its first parameter, never rebound; ``@register(...)``: a factory
+  whose every ``return`` returns such a function defined in it), defined in a
+  Python file of the same commit. The name is still bound to the same body:
+  NOT_APPLICABLE/cosmetic. A decorator that returns a wrapper of its own, or
+  one whose definition the commit does not show, is compared as before.
+
+Example diff (NOT_APPLICABLE/cosmetic, with ``register_backend`` returning
+``fn`` from its inner ``register(fn)``)::
+
+    +@register_backend("cuda")
+     def norm_forward(x, out, mode=1):
+
+This module states the rule and holds the proof on syntax trees; it reads
+no git, no tree index and no verdict table, and it never names a corpus
+symbol, path or commit.
+"""
+
+from __future__ import annotations
+
+from portq.classifier.rules import Rule
+from portq.language.signatures import comment_free_tokens
+
+RULES = (
+    Rule("registry-decorator", ("NOT_APPLICABLE",),
+         "Decorators added to a Python definition whose own text is unchanged, each defined in the commit as a "
+         "function that returns its argument (or a factory returning such a function), leave the name bound to "
+         "the same body: cosmetic.",
+         "+@register_backend(\"cuda\")\n def norm_forward(x, out, mode=1):",
+         "classifier.rules.wrappers.added_registrations, classifier.verdicts.SymbolClassifier._registered_only"),
+)
+
+
+def _text(node) -> str:
+    return node.text.decode("utf-8", errors="replace")
+
+
+def _split(node):
+    """(decorator nodes, the function node) of a definition node."""
+    if node.type == "decorated_definition":
+        return [c for c in node.named_children if c.type == "decorator"], node.child_by_field_name("definition")
+    return [], node
+
+
+def _decorator_name(decorator) -> tuple[str, bool] | None:
+    """(the name a decorator calls, whether it is called with arguments: a factory)."""
+    expression = decorator.named_children[0] if decorator.named_children else None
+    factory = expression is not None and expression.type == "call"
+    if factory:
+        expression = expression.child_by_field_name("function")
+    if expression is None or expression.type not in ("identifier", "attribute"):
+        return None
+    return _text(expression).split(".")[-1], factory
+
+
+def _own_nodes(function):
+    """The nodes of ``function``'s body, not entering nested definitions."""
+    body = function.child_by_field_name("body")
+    stack = list(body.named_children) if body is not None else []
+    while stack:
+        current = stack.pop()
+        yield current
+        if current.type not in ("function_definition", "decorated_definition", "class_definition", "lambda"):
+            stack.extend(current.named_children)
+
+
+def _returns_argument(function) -> bool:
+    parameters = function.child_by_field_name("parameters")
+    first = next((p for p in parameters.named_children if p.type == "identifier"), None) \
+        if parameters is not None else None
+    if first is None:
+        return False
+    name = _text(first)
+    returns = [n for n in _own_nodes(function) if n.type == "return_statement"]
+    rebound = any(n.type in ("assignment", "augmented_assignment") and n.child_by_field_name("left") is not None
+                  and _text(n.child_by_field_name("left")) == name for n in _own_nodes(function))
+    return bool(returns) and not rebound and all(
+        r.named_child_count == 1 and r.named_children[0].type == "identifier" and _text(r.named_children[0]) == name
+        for r in returns)
+
+
+def _factory_returns_registration(function) -> bool:
+    inner = {_text(n.child_by_field_name("name")): n for n in _own_nodes(function)
+             if n.type == "function_definition"}
+    returns = [n for n in _own_nodes(function) if n.type == "return_statement"]
+    return bool(returns) and all(
+        r.named_child_count == 1 and r.named_children[0].type == "identifier"
+        and _text(r.named_children[0]) in inner and _returns_argument(inner[_text(r.named_children[0])])
+        for r in returns)
+
+
+def added_registrations(before, after, definitions) -> list[str] | None:
+    """The names of the decorators ``after`` adds to ``before``, when its own text is ``before``'s and each
+    added decorator is proven to hand the function back by its definition among ``definitions`` (name ->
+    function node); else None."""
+    old_decorators, old_function = _split(before)
+    new_decorators, new_function = _split(after)
+    if old_function is None or new_function is None \
+            or comment_free_tokens(old_function) != comment_free_tokens(new_function):
+        return None
+    kept = [_text(d) for d in old_decorators]
+    added = [d for d in new_decorators if _text(d) not in kept]
+    if not added or [_text(d) for d in new_decorators if _text(d) in kept] != kept:
+        return None
+    names = []
+    for decorator in added:
+        found = _decorator_name(decorator)
+        definition = definitions.get(found[0]) if found is not None else None
+        if definition is None:
+            return None
+        _, function = _split(definition)
+        proven = _factory_returns_registration(function) if found[1] else _returns_argument(function)
+        if not proven:
+            return None
+        names.append(found[0])
+    return names
