@@ -492,6 +492,20 @@ def file_definitions(root, language: str) -> tuple[Definition, ...]:
     return tuple(definitions_in(root, language))
 
 
+def kernel_params_in_file(root, kernel: str, language: str, extractor) -> tuple[str, ...] | None:
+    """Normalised parameters of the kernel ``kernel`` (as written at the
+    launch) when the file under ``root`` defines it, else None; ``extractor``
+    is the language's extractor class (this module never imports one)."""
+    bare = bare_name(kernel)
+    candidates = [d for d in file_definitions(root, language) if d.name == bare]
+    kernels = [d for d in candidates if d.kind in (KIND_CUDA_KERNEL, KIND_TRITON_KERNEL)] or candidates
+    if not kernels:
+        return None
+    signature = Signature(kernels[0].name, kernels[0].qualified_name, kernels[0].kind, language)
+    extractor(kernels[0].node, signature, _Lines(b""))._params()
+    return tuple(p.normalised for p in signature.params if not p.name.startswith("*"))
+
+
 def returns_of(node):
     """``(function, body, return statements)`` of the function ``node``
     (Python, possibly decorated, or C++), or None when it has no ``return``

@@ -19,7 +19,6 @@ from portq.language.signatures import (
     ReachingLocals,
     Signature,
     Use,
-    bare_name,
     _closure_identifiers,
     _form_fields,
     _line_of,
@@ -31,12 +30,13 @@ from portq.language.signatures import (
     bind_arguments,
     bindings_quoted,
     file_definitions,
+    kernel_params_in_file,
     normalise_kernel_name,
     normalise_name,
     normalised_text,
     returns_of,
 )
-from portq.language.symbols import KIND_CUDA_KERNEL, KIND_DEVICE_FUNCTION, KIND_FUNCTION, KIND_TRITON_KERNEL, parse
+from portq.language.symbols import KIND_DEVICE_FUNCTION, KIND_FUNCTION, parse
 
 
 @lru_cache(maxsize=16)
@@ -275,7 +275,7 @@ class _CppExtractor:
         line = _line_of(cite)
         kernel = _text(function)
         slots = tuple(f"#{index}" for index in range(len(argument_nodes)))
-        params = _kernel_params_in_file(_root(self.outer), kernel)
+        params = kernel_params_in_file(_root(self.outer), kernel, "cpp", _CppExtractor)
         self.signature.launches.append(
             Launch(
                 kernel=kernel,
@@ -474,20 +474,6 @@ def _statement_of(node):
 
 
 @lru_cache(maxsize=256)
-def _kernel_params_in_file(root, kernel: str) -> tuple[str, ...] | None:
-    """Normalised parameters of the kernel ``kernel`` (as written at the
-    launch) when the C++ file defines it, else None. Template parameters go
-    between ``<>``, not in the argument list, so only function parameters count."""
-    bare = bare_name(kernel)
-    candidates = [d for d in file_definitions(root, "cpp") if d.name == bare]
-    kernels = [d for d in candidates if d.kind in (KIND_CUDA_KERNEL, KIND_TRITON_KERNEL)] or candidates
-    if not kernels:
-        return None
-    signature = Signature(kernels[0].name, kernels[0].qualified_name, kernels[0].kind, "cpp")
-    _CppExtractor(kernels[0].node, signature, _Lines(b""))._params()
-    return tuple(p.normalised for p in signature.params if not p.name.startswith("*"))
-
-
 def cpp_single_return(node):
     """``(parameter names, returned expression, local assignments)`` of the
     C++ function ``node`` for a grid computed there; None unless it has

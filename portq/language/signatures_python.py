@@ -20,7 +20,6 @@ from portq.language.signatures import (
     ReachingLocals,
     Signature,
     Use,
-    bare_name,
     _closure_identifiers,
     _form_fields,
     _int_literal,
@@ -34,13 +33,14 @@ from portq.language.signatures import (
     bind_arguments,
     bindings_quoted,
     file_definitions,
+    kernel_params_in_file,
     normalise_kernel_name,
     normalise_name,
     normalised_text,
     nodes_of,
     returns_of,
 )
-from portq.language.symbols import KIND_CUDA_KERNEL, KIND_FUNCTION, KIND_TRITON_KERNEL
+from portq.language.symbols import KIND_FUNCTION, KIND_TRITON_KERNEL
 
 
 class _PythonExtractor:
@@ -301,7 +301,7 @@ class _PythonExtractor:
         behind = sum(1 for slot in slots if slot == "-")
         slots = [f"-{behind - i}" if slot == "-" else slot
                  for i, slot in zip(_running_count(slots, "-"), slots)]
-        params = _kernel_params_in_file(_root(self.outer), kernel)
+        params = kernel_params_in_file(_root(self.outer), kernel, "python", _PythonExtractor)
         renamed = _substituted_names(substitution)
         line = _line_of(node)
         self.signature.launches.append(
@@ -745,19 +745,6 @@ def _python_identifiers(node) -> list[str]:
 
 
 @lru_cache(maxsize=256)
-def _kernel_params_in_file(root, kernel: str) -> tuple[str, ...] | None:
-    """Normalised parameters of the kernel ``kernel`` (as written at the
-    launch) when the Python file defines it, else None."""
-    bare = bare_name(kernel)
-    candidates = [d for d in file_definitions(root, "python") if d.name == bare]
-    kernels = [d for d in candidates if d.kind in (KIND_CUDA_KERNEL, KIND_TRITON_KERNEL)] or candidates
-    if not kernels:
-        return None
-    signature = Signature(kernels[0].name, kernels[0].qualified_name, kernels[0].kind, "python")
-    _PythonExtractor(kernels[0].node, signature, _Lines(b""))._params()
-    return tuple(p.normalised for p in signature.params if not p.name.startswith("*"))
-
-
 def python_single_return(node):
     """``(parameter names, returned expression, local assignments)`` of the
     Python function ``node`` (possibly decorated) for a grid computed there.
