@@ -78,13 +78,6 @@ class ProductStore(_Store):
             self._version = self._version()
         return self._version
 
-    def _connection(self) -> sqlite3.Connection | None:
-        if not self._opened:
-            self._opened = True
-            if self.path is not None:
-                self._open()
-        return self._db
-
     def _open(self) -> None:
         def probe(db: sqlite3.Connection) -> None:
             self._empty = db.execute("SELECT 1 FROM products WHERE version = ? LIMIT 1",

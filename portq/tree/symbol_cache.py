@@ -136,9 +136,18 @@ class _Store:
     problem kept), and the scan goes on without it."""
 
     _db: sqlite3.Connection | None
+    _opened: bool
     _pending: list
     problem: str | None
     busy_timeout_s: float = BUSY_TIMEOUT_S  # how long a lock another process holds is waited for
+
+    def _connection(self) -> sqlite3.Connection | None:
+        """The store's connection, opened (by the subclass's ``_open``) on first use; None when set aside."""
+        if not self._opened:
+            self._opened = True
+            if self.path is not None:
+                self._open()
+        return self._db
 
     def _set_aside(self, problem: str) -> None:
         if self._db is not None:
@@ -503,13 +512,6 @@ class SignatureStore(_Store):
         if callable(self._rules):
             self._rules = self._rules()
         return self._rules
-
-    def _connection(self) -> sqlite3.Connection | None:
-        if not self._opened:
-            self._opened = True
-            if self.path is not None:
-                self._open()
-        return self._db
 
     def _open(self) -> None:
         def probe(db: sqlite3.Connection) -> None:
