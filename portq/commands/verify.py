@@ -12,8 +12,9 @@ a subprocess, from the tree root:
 - ``auto``: ``gpu`` where torch sees a CUDA device, else ``cpu``.
 
 The command says which it chose, prints pass/fail counts per test file (and
-how many of them were ``gpu``-marked, that is ran on the GPU) and exits with
-pytest's status. Anything after ``--`` goes to pytest last, so a ``-m``
+how many ``gpu``-marked tests ran, were deselected or were skipped: the
+junit report leaves deselected tests out, so verify's pytest plugin counts
+them) and exits with pytest's status. Anything after ``--`` goes to pytest last, so a ``-m``
 there narrows the choice. Without pytest: exit 2, install ``portq[test]``.
 
 portq itself must not import torch or triton: CUDA is probed in a child
@@ -23,6 +24,7 @@ process.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import subprocess
@@ -48,7 +50,8 @@ if not torch.cuda.is_available():
     sys.exit(3)
 """
 MARKS_PLUGIN = "portq.commands.verify_marks"
-"""Loaded into the child pytest: records which tests carry the ``gpu`` mark."""
+"""Loaded into the child pytest: records which tests carry the ``gpu`` mark, and which of them did not run."""
+MARKS_OPTION = "--portq-gpu-marks"  # the plugin's option: where it writes its per-file counts
 PROBE_TIMEOUT_S = 120
 
 DEVICE_MODES = {
@@ -70,6 +73,11 @@ class FileCounts:
     errors: int = 0
     skipped: int = 0
     gpu: int = 0  # gpu-marked tests among those that ran (not skipped)
+    gpu_deselected: int = 0  # gpu-marked tests deselected (-m "not gpu", -k): absent from the junit report
+    gpu_skipped: int = 0  # gpu-marked tests that skipped
+
+
+COUNTED = ("passed", "failed", "errors", "skipped", "gpu", "gpu_deselected", "gpu_skipped")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -110,8 +118,9 @@ def pytest_available() -> bool:
         return False
 
 
-def pytest_command(paths: list[str], device: str, junit_path: Path, extra: list[str]) -> list[str]:
-    """The pytest argv: the row's paths, the device marker, a junit report, then the user's args."""
+def pytest_command(paths: list[str], device: str, junit_path: Path, extra: list[str],
+                   marks_path: Path | None = None) -> list[str]:
+    """The pytest argv: the row's paths, the device marker, the marks plugin, a junit report, then the user's args."""
     marker = DEVICE_MODES[device]["marker"]
     return [
         sys.executable,
@@ -121,6 +130,7 @@ def pytest_command(paths: list[str], device: str, junit_path: Path, extra: list[
         *(["-m", marker] if marker else []),
         "-p",
         MARKS_PLUGIN,
+        *([f"{MARKS_OPTION}={marks_path}"] if marks_path else []),
         "-o",
         "junit_family=xunit1",  # xunit1 records the file of every test case
         f"--junitxml={junit_path}",
@@ -170,6 +180,24 @@ def counts_per_file(junit_path: Path) -> list[FileCounts]:
     return sorted(files.values(), key=lambda c: c.file)
 
 
+def add_gpu_not_run(files: list[FileCounts], marks_path: Path) -> list[FileCounts]:
+    """Add the plugin's per-file counts of gpu-marked tests deselected or skipped.
+
+    A file whose tests were all deselected is missing from the junit report;
+    it is listed here with its deselected count.
+    """
+    try:
+        not_run = json.loads(marks_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return files  # pytest stopped before its run ended (a usage error): nothing to add
+    by_file = {c.file: c for c in files}
+    for name, counts in not_run.items() if isinstance(not_run, dict) else ():
+        entry = by_file.setdefault(name, FileCounts(name))
+        entry.gpu_deselected += int(counts.get("gpu_deselected", 0))
+        entry.gpu_skipped += int(counts.get("gpu_skipped", 0))
+    return sorted(by_file.values(), key=lambda c: c.file)
+
+
 def _file_from_classname(classname: str) -> str:
     """``tests.kernels.test_x.TestY`` → ``tests/kernels/test_x.py`` (collection errors carry no file)."""
     parts = classname.split(".")
@@ -210,7 +238,8 @@ def run(args: argparse.Namespace, workspace) -> int:
 
     with tempfile.TemporaryDirectory(prefix="portq-verify-") as scratch:
         junit = Path(scratch) / "junit.xml"
-        argv = pytest_command(present, device, junit, list(args.pytest_args or []))
+        marks = Path(scratch) / "gpu-marks.json"
+        argv = pytest_command(present, device, junit, list(args.pytest_args or []), marks)
         try:
             done = subprocess.run(
                 argv,
@@ -220,11 +249,11 @@ def run(args: argparse.Namespace, workspace) -> int:
             )
         except OSError as error:
             raise PortqError(f"verify: cannot run pytest with {sys.executable}: {error.strerror or error}", 1) from None
-        files = counts_per_file(junit)
+        files = add_gpu_not_run(counts_per_file(junit), marks)
 
     totals = FileCounts("total")
     for counts in files:
-        for key in ("passed", "failed", "errors", "skipped", "gpu"):
+        for key in COUNTED:
             setattr(totals, key, getattr(totals, key) + getattr(counts, key))
     data = {
         "row": row.id,
@@ -249,9 +278,11 @@ def print_counts(out, row_id: str, device: str, files: list[FileCounts], totals:
         output.print_line(out, f"  no test results (pytest exit status {status})")
         return
     width = max(len(one_line(c.file)) for c in [*files, totals])
-    output.print_line(out, f"  {'file'.ljust(width)}  passed  failed  errors  skipped  gpu-marked")
+    output.print_line(out, f"  {'file'.ljust(width)}  passed  failed  errors  skipped  "
+                           "gpu ran  gpu deselected  gpu skipped")
     for counts in [*files, totals]:
         output.print_line(out, f"  {one_line(counts.file).ljust(width)}  {counts.passed:>6}  {counts.failed:>6}  "
-                               f"{counts.errors:>6}  {counts.skipped:>7}  {counts.gpu:>10}")
+                               f"{counts.errors:>6}  {counts.skipped:>7}  {counts.gpu:>7}  "
+                               f"{counts.gpu_deselected:>14}  {counts.gpu_skipped:>11}")
     verdict = "passed" if status == 0 else f"did not pass (pytest exit status {status})"
     output.print_line(out, f"  {row_id} {verdict}")

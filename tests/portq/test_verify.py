@@ -27,6 +27,12 @@ paths    = ["b/**"]
 tests    = ["tests/bad/", "tests/gone/"]
 
 [[row]]
+id       = "ROW-GPU"
+upstream = "up"
+paths    = ["g/**"]
+tests    = ["tests/gpu/"]
+
+[[row]]
 id       = "ROW-NONE"
 upstream = "up"
 paths    = ["c/**"]
@@ -55,13 +61,25 @@ def test_fails():
     assert 1 == 2
 """
 
+GPU_ONLY = """
+import pytest
+
+@pytest.mark.gpu
+def test_on_the_device():
+    assert True
+
+@pytest.mark.gpu
+def test_needs_two_devices():
+    pytest.skip("one device")
+"""
+
 
 @pytest.fixture
 def tree(tmp_path: Path, monkeypatch) -> Path:
     monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")  # the child pytest starts in 0.5 s, not 2 s
     (tmp_path / "matrix.toml").write_text(MATRIX)
     (tmp_path / "pytest.ini").write_text("[pytest]\nmarkers =\n    gpu: needs a GPU\n")
-    for name, body in (("good", GOOD), ("bad", BAD)):
+    for name, body in (("good", GOOD), ("bad", BAD), ("gpu", GPU_ONLY)):
         folder = tmp_path / "tests" / name
         folder.mkdir(parents=True)
         (folder / f"test_{name}.py").write_text(body)
@@ -91,7 +109,7 @@ def test_json_reports_counts_per_file(tree, capsys):
     assert verify_in(tree, "ROW-BAD", as_json=True) == 1
     report = json.loads(capsys.readouterr().out)
     assert report["files"] == [{"file": "tests/bad/test_bad.py", "passed": 1, "failed": 1, "errors": 0, "skipped": 0,
-                                "gpu": 0}]
+                                "gpu": 0, "gpu_deselected": 0, "gpu_skipped": 0}]
     assert report["device"] == "cpu" and report["missing_paths"] == ["tests/gone/"]
     assert report["exit_status"] == 1
 
@@ -102,8 +120,41 @@ def test_gpu_mode_runs_the_whole_suite_compiled_and_counts_the_gpu_marked(tree, 
     assert verify_in(tree, "ROW-GOOD", device="gpu", as_json=True) == 1
     report = json.loads(capsys.readouterr().out)
     # all three ran: the gpu-marked one, and the interpreter-only one failing because the interpreter is off
-    assert report["totals"] == {"passed": 2, "failed": 1, "errors": 0, "skipped": 0, "gpu": 1}
+    assert report["totals"] == {"passed": 2, "failed": 1, "errors": 0, "skipped": 0, "gpu": 1,
+                                "gpu_deselected": 0, "gpu_skipped": 0}
     assert "-m" not in report["command"][3:]  # no marker filter after "python -m pytest"
+
+
+def test_cpu_mode_counts_the_gpu_marked_tests_it_deselected(tree, capsys):
+    assert verify_in(tree, "ROW-GOOD", as_json=True) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["totals"]["passed"] == 2
+    assert report["totals"]["gpu"] == 0 and report["totals"]["gpu_deselected"] == 1
+    assert [f["file"] for f in report["files"]] == ["tests/good/test_good.py"]  # one row per file, merged
+
+
+def test_a_file_whose_tests_were_all_deselected_is_still_listed(tree, capsys):
+    assert verify_in(tree, "ROW-GPU", as_json=True) == 5  # pytest: no tests ran
+    report = json.loads(capsys.readouterr().out)
+    assert report["files"] == [{"file": "tests/gpu/test_gpu.py", "passed": 0, "failed": 0, "errors": 0, "skipped": 0,
+                                "gpu": 0, "gpu_deselected": 2, "gpu_skipped": 0}]
+
+
+def test_gpu_mode_counts_the_gpu_marked_tests_that_skipped(tree, capsys, monkeypatch):
+    monkeypatch.setattr(verify, "cuda_unavailable", lambda: None)
+    assert verify_in(tree, "ROW-GPU", device="gpu", as_json=True) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["totals"] == {"passed": 1, "failed": 0, "errors": 0, "skipped": 1, "gpu": 1,
+                                "gpu_deselected": 0, "gpu_skipped": 1}
+
+
+def test_the_table_says_how_many_gpu_marked_tests_did_not_run(tree, capsys):
+    assert verify_in(tree, "ROW-GOOD") == 0
+    lines = capsys.readouterr().out.splitlines()
+    header = next(line for line in lines if line.strip().startswith("file"))
+    total = next(line for line in lines if line.strip().startswith("total"))
+    assert header.split()[-6:] == ["gpu", "ran", "gpu", "deselected", "gpu", "skipped"], header
+    assert total.split()[-3:] == ["0", "1", "0"], total  # the gpu-marked test was deselected, not run
 
 
 def test_gpu_mode_without_a_usable_cuda_device_is_an_error_not_a_pass(tree, monkeypatch):
