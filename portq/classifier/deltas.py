@@ -22,8 +22,7 @@ from __future__ import annotations
 
 import ast
 import re
-from dataclasses import dataclass, field, replace
-from enum import Enum
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Iterable
 
 from portq.classifier.rules import equivalence
@@ -45,41 +44,10 @@ from portq.language.signatures import (
 from portq.language.memo import STRINGS, per_definition
 from portq.language.signatures_python import PythonLocals
 from portq.language.symbols import KIND_CUDA_KERNEL, KIND_TRITON_KERNEL
+from portq.classifier.delta import Delta, Status, _ruled
 
 if TYPE_CHECKING:
     from portq.tree.tree_index import TreeIndex
-
-
-class Status(str, Enum):
-    """Where one delta leaves the port."""
-
-    BEHIND = "behind"  # the port still has the old shape
-    SYNC = "sync"  # the port already has the new shape
-    UNDECIDED = "undecided"  # the comparison cannot place the port
-    NOT_CARRIED = "not-carried"  # the delta lies in a surface the tree declares out of scope
-
-
-@dataclass
-class Delta:
-    """One structural change upstream made, placed against one port: the
-    verdict table (``portq.classifier.verdicts``) decides from these, never from prose."""
-
-    status: Status
-    layer: str  # signature | launch: the decided_by of a verdict this delta decides
-    message: str
-    evidence: list = field(default_factory=list)  # portq.core.evidence.Evidence records, both sides' locations
-    geometry: bool = False  # a grid or block delta: what a launch rewrite turns on, so named first
-    rule: str = ""  # the id of the rule (``portq.classifier.rules``) that placed it
-
-    def __post_init__(self) -> None:
-        self.status = Status(self.status)
-
-
-def _ruled(items: list[Delta], rule: str) -> list[Delta]:
-    """``items``, each without a rule id of its own placed by ``rule``."""
-    for item in items:
-        item.rule = item.rule or rule
-    return items
 
 
 # --- semantic no-ops -----------------------------------------------------------

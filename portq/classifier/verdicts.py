@@ -51,30 +51,11 @@ from pathlib import Path, PurePosixPath
 from portq import __version__
 from portq.classifier.callees import Module, callee_deltas
 from portq.tree.anchors import PORTS, Anchor
-from portq.classifier.deltas import (
-    Delta,
-    Derivation,
-    Status,
-    _first_line_quote,
-    _out_param_evidence,
-    _parameter_name,
-    _returned_instead,
-    _scope_changes,
-    _scope_names,
-    _upstream_param_evidence,
-    compare,
-    carried_path_rewrites,
-    derive,
-    dispatch_locals,
-    forwarding_call,
-    import_lines,
-    inlined_locals,
-    launch_argument,
-    launch_argument_texts,
-    rebound_names,
-    renamed_locals,
-    scoped_tokens,
-)
+from portq.classifier.deltas import (Derivation, _first_line_quote, _out_param_evidence, _parameter_name,
+                                     _returned_instead, _scope_changes, _scope_names, _upstream_param_evidence,
+                                     carried_path_rewrites, compare, derive, dispatch_locals, forwarding_call,
+                                     import_lines, inlined_locals, launch_argument, launch_argument_texts,
+                                     rebound_names, renamed_locals, scoped_tokens)
 from portq.classifier.rules import checked
 from portq.classifier.rules import branches, form, interface, wrappers
 from portq.core.evidence import Kind, Location, Side, located
@@ -113,6 +94,7 @@ from portq.language.symbols import (
     symbol_table,
 )
 from portq.tree.tree_index import Port, TreeIndex
+from portq.classifier.delta import Delta, Status
 
 CLASSIFIER_VERSION = 15
 """Bumped whenever a change to the verdict logic may change a verdict, so a
