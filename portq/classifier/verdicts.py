@@ -51,28 +51,12 @@ from pathlib import Path, PurePosixPath
 from portq import __version__
 from portq.classifier.callees import Module, callee_deltas
 from portq.tree.anchors import PORTS, Anchor
-from portq.classifier.deltas import (Derivation, _first_line_quote, _out_param_evidence, _parameter_name,
-                                     _returned_instead, _scope_changes, _scope_names, _upstream_param_evidence,
-                                     carried_path_rewrites, compare, derive, dispatch_locals, forwarding_call,
-                                     import_lines, inlined_locals, launch_argument, launch_argument_texts,
-                                     rebound_names, renamed_locals, scoped_tokens)
+from portq.classifier.deltas import compare
 from portq.classifier.rules import checked
 from portq.classifier.rules import branches, form, interface, wrappers
-from portq.core.evidence import Kind, Location, Side, located
-from portq.core.model import (
-    IN_SYNC,
-    INERT,
-    NEEDS_REVIEW,
-    NOT_APPLICABLE,
-    REAL_GAP,
-    SEVERITY,
-    EntryChanges,
-    Evidence,
-    FileChange,
-    SymbolVerdict,
-    TouchedSymbol,
-    Verdict,
-)
+from portq.core.evidence import Evidence, Kind, Location, Side, located
+from portq.core.model import (EntryChanges, FileChange, INERT, IN_SYNC, NEEDS_REVIEW, NOT_APPLICABLE, REAL_GAP,
+                              SEVERITY, SymbolVerdict, TouchedSymbol, Verdict)
 from portq.core.paths import non_code_kind
 from portq.language.extraction import signature_of
 from portq.language.memo import TEXT_OR_NONE, content_digest, per_definition
@@ -95,6 +79,11 @@ from portq.language.symbols import (
 )
 from portq.tree.tree_index import Port, TreeIndex
 from portq.classifier.delta import Delta, Status
+from portq.classifier.rules.scope import (_scope_changes, _scope_names, carried_path_rewrites, dispatch_locals,
+                                          forwarding_call, inlined_locals, scoped_tokens)
+from portq.classifier.rules.cosmetic import _parameter_name, import_lines, rebound_names, renamed_locals
+from portq.classifier.rules.parameters import (Derivation, _first_line_quote, _out_param_evidence, _returned_instead,
+                                               _upstream_param_evidence, derive, launch_argument, launch_argument_texts)
 
 CLASSIFIER_VERSION = 15
 """Bumped whenever a change to the verdict logic may change a verdict, so a

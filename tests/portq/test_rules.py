@@ -28,7 +28,9 @@ def test_every_rule_is_stated_with_an_id_its_verdicts_and_an_example():
 
 
 def test_every_stated_rule_is_applied_somewhere_in_the_classifier():
-    code = "\n".join(p.read_text() for p in CLASSIFIER.glob("*.py"))
+    # a rule's code may live beside its statement in rules/: its id must appear outside the statement
+    code = "\n".join(re.sub(r'Rule\("[a-z-]+"', "Rule(", p.read_text())
+                     for p in [*CLASSIFIER.glob("*.py"), *(CLASSIFIER / "rules").glob("*.py")])
     assert [rule for rule in RULES if f'"{rule}"' not in code] == []
 
 

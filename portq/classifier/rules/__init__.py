@@ -32,11 +32,11 @@ class Rule:
 
 def _registry() -> dict[str, Rule]:
     from portq.classifier.rules import (attribution, branches, cosmetic, definitions, equivalence, form, identity,
-                                        interface, launch, ownership, parameters, provenance, wrappers)
+                                        interface, launch, ownership, parameters, provenance, scope, wrappers)
 
     found: dict[str, Rule] = {}
-    for module in (ownership, provenance, cosmetic, form, branches, wrappers, attribution, parameters, equivalence,
-                   interface, launch, definitions, identity):
+    for module in (ownership, provenance, cosmetic, form, branches, wrappers, attribution, parameters, scope,
+                   equivalence, interface, launch, definitions, identity):
         for rule in module.RULES:
             if rule.id in found:
                 raise ValueError(f"rule id {rule.id} is stated twice")
