@@ -23,12 +23,12 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING, Iterable
 
-from portq.core.evidence import Evidence, Kind, Location, Side
-from portq.language.signatures import Signature, normalise_name
 from portq.classifier.delta import Delta, _ruled
 from portq.classifier.rules.launch import _launch_items, _program_id_items
 from portq.classifier.rules.parameters import _parameter_items
 from portq.classifier.rules.scope import _scope_names
+from portq.core.evidence import Evidence, Kind, Location, Side
+from portq.language.signatures import Signature, normalise_name
 
 if TYPE_CHECKING:
     from portq.tree.tree_index import TreeIndex

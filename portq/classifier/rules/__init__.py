@@ -31,21 +31,17 @@ class Rule:
 
 
 def _registry() -> dict[str, Rule]:
-    from portq.classifier.rules import (attribution, branches, cosmetic, definitions, equivalence, form, identity,
-                                        interface, launch, ownership, parameters, provenance, scope, wrappers)
+    from portq.classifier.rules import (attribution, branches, callee_path, cosmetic, definitions, equivalence, form,
+                                        identity, interface, launch, ownership, parameters, provenance, scope, wrappers)
 
     found: dict[str, Rule] = {}
     for module in (ownership, provenance, cosmetic, form, branches, wrappers, attribution, parameters, scope,
-                   equivalence, interface, launch, definitions, identity):
+                   equivalence, interface, launch, callee_path, definitions, identity):
         for rule in module.RULES:
             if rule.id in found:
                 raise ValueError(f"rule id {rule.id} is stated twice")
             found[rule.id] = rule
     return found
-
-
-RULES: dict[str, Rule] = _registry()
-"""id -> rule, in the order the groups are listed above."""
 
 
 def checked(*ids: str) -> tuple[str, ...]:
@@ -54,3 +50,7 @@ def checked(*ids: str) -> tuple[str, ...]:
     if unknown:
         raise ValueError(f"no classifier rule has the id {', '.join(unknown)}")
     return tuple(dict.fromkeys(ids))
+
+
+RULES: dict[str, Rule] = _registry()
+"""id -> rule, in the order the groups are listed above."""

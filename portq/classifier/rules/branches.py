@@ -71,7 +71,10 @@ from __future__ import annotations
 import re
 
 from portq.classifier.rules import Rule
-from portq.language.signatures import comment_free_tokens, normalise_name
+from portq.classifier.rules.scope import _scope_names
+from portq.core.model import TouchedSymbol
+from portq.language.signatures import Signature, comment_free_tokens, normalise_name
+from portq.language.symbols import language_for_path
 
 RULES = (
     Rule("default-build", ("NOT_APPLICABLE",),
@@ -574,3 +577,68 @@ def same_without_stores(before, after, names: set[str], parameters: set[str] = f
             return None
         return comment_free_tokens(node, expand=expand)
     return tokens(before) == tokens(after)
+
+
+class BranchRules:
+    """The branch rules, as methods of the verdict table (``verdicts.SymbolClassifier``)."""
+
+    def _stores_for_not_carried(self, symbol: TouchedSymbol) -> tuple[list[str], list[str]] | None:
+        """``(attributes, their readers)`` when the definition changed only statements storing attributes on its
+        first parameter that only definitions declared not carried read (``not-carried-reader``); else None."""
+        if symbol.change != "modified" or language_for_path(symbol.path) != "python":
+            return None
+        before = self._definition(symbol.old_blob, symbol.old_path or symbol.path, symbol.qualified_name,
+                                  symbol.old_lines)
+        after = self._definition(symbol.new_blob, symbol.path, symbol.qualified_name, symbol.new_lines)
+        if before is None or after is None or before.node is None or after.node is None:
+            return None
+        names = stored_attributes(before.node) | stored_attributes(after.node)
+        if not names:
+            return None
+        readers: dict[str, set[str]] = {name: set() for name in names}
+        for blob, path in ((symbol.old_blob, symbol.old_path or symbol.path), (symbol.new_blob, symbol.path)):
+            table = self._table(blob, path)
+            if table is None or table.fallback:
+                return None
+            for other in table.definitions:
+                if other.qualified_name == symbol.qualified_name or other.node is None \
+                        or symbol.qualified_name.startswith(other.qualified_name + "."):
+                    continue  # itself, or a class around it (its methods are read one by one)
+                words = set(re.findall(r"\.\s*([A-Za-z_]\w*)", other.node.text.decode("utf-8", errors="replace")))
+                for name in names & words:
+                    readers[name].add(other.qualified_name)
+        paths = {symbol.path, symbol.old_path or symbol.path}
+        kept = {name for name, found in readers.items() if all(
+            any(not a.param for a in self.index.not_carried_for(self.upstream, paths, q.split(".")[-1], q))
+            for q in found)}
+        carried = stored_only_parameters(before.node, after.node, kept) if kept else set()
+        if not kept or not same_without_stores(before.node, after.node, kept, carried):
+            return None
+        return sorted(kept), sorted(set().union(*(readers[n] for n in kept)))
+
+    def _lacked_branches(self, entry, symbol: TouchedSymbol, new: Signature, definition,
+                         param_scope: set[str]) -> list[str]:
+        """The parameters (as upstream writes them) that ``lacked-branch`` sets aside, when the definition
+        is the same before and after for a port lacking them (``portq.classifier.rules.branches``); else
+        empty. A parameter new in this commit that one of its launches passes is an input upstream now
+        uses, not a default: the parameter rules judge it."""
+        if symbol.change != "modified" or language_for_path(symbol.path) != "python" \
+                or definition.signature is None or definition.signature.language != "python":
+            return []
+        tables = (self._table(symbol.old_blob, symbol.old_path or symbol.path), self._table(symbol.new_blob, symbol.path))
+        before = self._definition(symbol.old_blob, symbol.old_path or symbol.path, symbol.qualified_name,
+                                  symbol.old_lines)
+        after = self._definition(symbol.new_blob, symbol.path, symbol.qualified_name, symbol.new_lines)
+        if before is None or after is None or before.node is None or after.node is None \
+                or any(t is None or t.tree is None for t in tables):
+            return []
+        port_names = {p.normalised for p in definition.signature.params if p.normalised not in ("self", "ctx")}
+        lacked = lacked_parameters(before.node, after.node, port_names, _scope_names(param_scope))
+        added = set(parameter_defaults(after.node)) - set(parameter_defaults(before.node))
+        if lacked and any(self._derivation(entry, symbol, new, name) is not None for name in added & set(lacked)):
+            return []
+        if not lacked or not same_for_port_parameters(
+                before.node, after.node, lacked, tuple(module_constants(t.tree.root_node) for t in tables)):
+            return []
+        changed = {normalise_name(t) for t in set(comment_free_tokens(before.node)) ^ set(comment_free_tokens(after.node))}
+        return sorted(lacked, key=lambda name: (name not in changed, name))

@@ -45,11 +45,14 @@ and it never names a corpus symbol, path or commit.
 from __future__ import annotations
 
 import ast
+import re
 import textwrap
 
-from portq.classifier.rules import Rule
+from portq.classifier.rules import Rule, branches
+from portq.core.model import TouchedSymbol
 from portq.language.memo import TEXT_OR_NONE, content_digest, per_text
 from portq.language.signatures import comment_free_tokens
+from portq.language.symbols import language_for_path
 
 RULES = (
     Rule("cosmetic-annotations", ("NOT_APPLICABLE",),
@@ -326,3 +329,41 @@ def same_without_qualifiers(before, after) -> bool:
     if before is None or after is None or before.has_error or after.has_error:
         return False
     return qualifier_free_tokens(before) == qualifier_free_tokens(after)
+
+
+class FormRules:
+    """The form rules, as a method of the verdict table (``verdicts.SymbolClassifier``)."""
+
+    def _form_only(self, symbol: TouchedSymbol, port=None) -> tuple[str, str] | None:
+        """``(rule id, what changed)`` when a modified definition changed only
+        its form (``portq.classifier.rules.form``): annotations in Python,
+        qualifiers in C/C++; None otherwise."""
+        language = language_for_path(symbol.path)
+        if symbol.change != "modified" or language not in ("python", "cpp"):
+            return None
+        before = self._definition(symbol.old_blob, symbol.old_path or symbol.path, symbol.qualified_name,
+                                  symbol.old_lines)
+        after = self._definition(symbol.new_blob, symbol.path, symbol.qualified_name, symbol.new_lines)
+        if before is None or after is None or before.node is None or after.node is None:
+            return None
+        if language == "python":
+            if same_without_annotations(definition_text(before.node), definition_text(after.node)):
+                return "cosmetic-annotations", "changed only its type annotations or docstring (the same program " \
+                                               "once they are erased)"
+            if same_with_guards_unwrapped(before.node, after.node):
+                return "guarded-store", "only moved stores under (or out of) the guard of their every reader " \
+                                        "(when the guard is false nothing reads them)"
+            return None
+        if same_without_qualifiers(before.node, after.node):
+            return "cosmetic-qualifiers", "changed only qualifiers that do not change what it computes (inline, " \
+                                          "static constexpr, const, __grid_constant__, if constexpr)"
+        tables = (self._table(symbol.old_blob, symbol.old_path or symbol.path), self._table(symbol.new_blob, symbol.path))
+        defined = branches.defined_macros(*(t.source for t in tables if t is not None))
+        own = self.index.source(port.file) if port is not None else None
+        if branches.same_in_default_build(before.node, after.node, defined) and not (own and any(
+                re.search(rb"\b" + re.escape(name.encode()) + rb"\b", own)
+                for name in branches.decided_macros(before.node, defined)
+                | branches.decided_macros(after.node, defined))):
+            return "default-build", "changed only code under a preprocessor flag no source of the file defines " \
+                                    "(the default build compiles the other branch)"
+        return None

@@ -44,13 +44,6 @@ RULES = (
          "How a kernel's program id is read and decomposed (axes, `pid // H`, `num_programs`) against the port's.",
          "-    pid = tl.program_id(0)\n+    pid_m = tl.program_id(0); pid_n = tl.program_id(1)",
          "classifier.deltas._program_id_items"),
-    Rule("callee-path", ("REAL_GAP", "IN_SYNC", "NEEDS_REVIEW"),
-         "An unported helper whose body changed, called by a ported definition that passes on its own parameter, "
-         "is the caller's change through the call: for each value the helper compares that parameter with, a new "
-         "launch reached where none was is a new path the port must launch too (IN_SYNC if it does, REAL_GAP if "
-         "it certainly raises, NEEDS_REVIEW if it cannot be placed).",
-         "     elif style == NEOX:\n-        raise NotImplementedError\n+        _neox[grid](x)",
-         "classifier.callees, classifier.verdicts.SymbolClassifier._through_ported_callers"),
 )
 
 

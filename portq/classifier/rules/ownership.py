@@ -6,7 +6,13 @@ maintainer reads (``no-row``, ``non-code``, ``not-ported``, ``not-carried``,
 ``net-zero``), or IN_SYNC for a ported file that only moved.
 """
 
+from __future__ import annotations
+
+from portq.classifier.reading import _anchor_evidence
 from portq.classifier.rules import Rule
+from portq.core.evidence import Evidence, Kind
+from portq.core.model import IN_SYNC, NOT_APPLICABLE, EntryChanges, SymbolVerdict, TouchedSymbol
+from portq.core.paths import non_code_kind
 
 RULES = (
     Rule("path-ownership", ("NOT_APPLICABLE",),
@@ -44,3 +50,58 @@ RULES = (
          "any commit touching an owned path",
          "classifier.classify.ProvisionalClassifier"),
 )
+
+
+class OwnershipRules:
+    """The ownership rules, as methods of the verdict table (``verdicts.SymbolClassifier``)."""
+
+    def _file_level(self, symbol: TouchedSymbol, paths: set[str]) -> SymbolVerdict:
+        """An owned change that touched no definition: a pure rename or blank lines."""
+        anchors = self.index.anchors_for_path(self.upstream, paths)
+        if anchors:
+            renamed = symbol.old_path is not None and symbol.old_path != symbol.path
+            what = f"renamed {symbol.old_path} → {symbol.path}" if renamed else "changed no definition"
+            stale = [a for a in anchors if a.path != symbol.path]
+            return self._base("file-level-change", 
+                symbol, IN_SYNC, None, "path",
+                f"the ported file was {what} without changing any definition, so the ports keep their shape: "
+                "IN_SYNC rather than a gap" + ("; update the anchors to the new path" if stale and renamed else ""),
+                [_anchor_evidence(a, f"anchor names {a.path}") for a in anchors[:3]],
+            )
+        kind = non_code_kind(symbol.path)
+        justification = "non-code" if kind else "not-ported"
+        return self._base("non-code-path" if kind else "unported-symbol", 
+            symbol, NOT_APPLICABLE, justification, "path",
+            (f"{symbol.path} is {kind}" if kind else f"no in-tree anchor names {symbol.path}") + f", so {justification}",
+        )
+
+    def _unported(self, entry: EntryChanges, symbol: TouchedSymbol, paths: set[str]) -> SymbolVerdict:
+        declarations = [a for a in self.index.not_carried_for(self.upstream, paths, symbol.name, symbol.qualified_name)
+                        if not a.param]
+        if declarations:
+            anchor = declarations[0]
+            return self._base("declared-not-carried", 
+                symbol, NOT_APPLICABLE, "not-carried", "provenance",
+                f"{symbol.name} is declared out of scope at {anchor.cite} and nothing in-tree ports it, "
+                "so not-carried rather than a coverage hole",
+                [_anchor_evidence(anchor, "not-carried declaration")],
+            )
+        kind = non_code_kind(symbol.path)
+        if kind is not None:
+            return self._base("non-code-path", 
+                symbol, NOT_APPLICABLE, "non-code", "path",
+                f"{symbol.path} is {kind}, not code any port mirrors, so non-code rather than not-ported",
+            )
+        reached = self._through_ported_callers(entry, symbol, paths)
+        if reached is not None:
+            return reached
+        if symbol.rows:
+            return self._base("unported-symbol", 
+                symbol, NOT_APPLICABLE, "not-ported", "path",
+                f"row {symbol.rows[0]} owns {symbol.name} but no in-tree anchor ports or declares it "
+                "(a coverage hole), so not-ported rather than IN_SYNC",
+                [Evidence(kind=Kind.COVERAGE_HOLE, message=f"no in-tree port of {symbol.path}::{symbol.name}",
+                          side="tree", symbol=symbol.name)],
+            )
+        return self._base("path-ownership", symbol, NOT_APPLICABLE, "no-row", "path",
+                          f"no matrix row owns {symbol.path} and no anchor names it, so no-row")

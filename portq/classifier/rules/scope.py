@@ -23,9 +23,13 @@ from __future__ import annotations
 import re
 from typing import Iterable
 
+from portq.classifier.reading import _anchor_evidence, _changed_lines, _file_change, _is_code_line, _walk_nodes
 from portq.classifier.rules import Rule
 from portq.classifier.rules.cosmetic import _parameter_name, _target_identifiers, _walk
-from portq.language.signatures import comment_free_tokens, is_docstring, node_text, normalise_name
+from portq.core.evidence import Evidence, Kind
+from portq.core.model import TouchedSymbol
+from portq.language.signatures import Signature, comment_free_tokens, is_docstring, node_text, normalise_name
+from portq.language.symbols import language_for_path
 
 RULES = (
     Rule("declared-scope", ("NOT_APPLICABLE",),
@@ -285,3 +289,109 @@ def _scope_changes(old_node, new_node) -> set[str]:
 def _scope_names(param_scope: Iterable[str]) -> set[str]:
     """The normalised parameter names ``[PARAM]`` declarations set aside."""
     return {normalise_name(p) for p in param_scope} | {normalise_name(re.split(r"[=\s]", p)[0]) for p in param_scope}
+
+
+class ScopeRules:
+    """The declared-scope rule, as methods of the verdict table (``verdicts.SymbolClassifier``)."""
+
+    def _confined_to_scope(self, symbol: TouchedSymbol, old: Signature, new: Signature, param_scope: set[str]):
+        """``(declared names, declaration records)`` when the old and new
+        definitions are equal once what the tree declares not carried is set
+        aside: this symbol's ``[PARAM]`` declarations and those of the kernels
+        it launches. None when something else changed too."""
+        declarations = [a for a in self.index.anchors if a.kind == "not-carried" and a.param
+                        and a.upstream == self.upstream and (
+            a.matches_name(symbol.name, symbol.qualified_name)
+            or normalise_name(a.bare_symbol) in {l.kernel_normalised for l in old.launches + new.launches})]
+        if not declarations or language_for_path(symbol.path) != "python":
+            return None
+        excluded = _scope_names({a.param for a in declarations} | set(param_scope))
+        before = self._definition(symbol.old_blob, symbol.old_path or symbol.path, symbol.qualified_name, symbol.old_lines)
+        after = self._definition(symbol.new_blob, symbol.path, symbol.qualified_name, symbol.new_lines)
+        if before is None or after is None or before.node is None or after.node is None \
+                or before.node.has_error or after.node.has_error:
+            return None
+        moved, selected = None, {}
+        if scoped_tokens(before.node, excluded) != scoped_tokens(after.node, excluded):
+            selected = self._selected_by_locals(before.node, after.node, excluded)
+            if selected:
+                excluded = excluded | {normalise_name(n) for n in selected}
+            else:
+                moved = self._moved_into_helper(symbol, before.node, after.node, excluded)
+                if moved is None:
+                    return None
+        changes = _scope_changes(before.node, after.node) | ({normalise_name(moved[1])} if moved and moved[1] else set())
+        touched = sorted({a.param for a in declarations if normalise_name(a.param) in excluded
+                          and normalise_name(a.param) in changes})
+        if not touched:
+            return None
+        used = [a for a in declarations if a.param in touched]
+        records = [_anchor_evidence(a, f"not-carried declaration of {a.param}", Kind.NOT_CARRIED) for a in used[:4]]
+        for name, line in sorted(selected.items()):
+            records.append(Evidence(kind=Kind.NOT_CARRIED, side="upstream-new", path=symbol.path, line=line,
+                                    symbol=symbol.name, subject=name,
+                                    message=f"{name} selects only the branch at line {line}, which launches with "
+                                    "a declared not-carried parameter set and returns: its other uses are that path"))
+        if moved is not None:
+            helper, _, inlined, line = moved
+            note = f"the carried body moved into {helper} unchanged" + (
+                f" but for the local {', '.join(inlined)} written in place" if inlined else "")
+            records.append(Evidence(kind=Kind.COSMETIC, message=note, side="upstream-new", path=symbol.path, line=line,
+                                    symbol=helper, subject=helper))
+        return touched, records
+
+    @staticmethod
+    def _selected_by_locals(before, after, excluded: set[str]) -> dict[str, int]:
+        """The new locals (``dispatch_locals``) that, set aside with what they
+        select, leave ``after`` equal to ``before``; empty when there are none
+        or something else changed too."""
+        before = before.child_by_field_name("definition") if before.type == "decorated_definition" else before
+        after = after.child_by_field_name("definition") if after.type == "decorated_definition" else after
+        old_names = {node_text(c) for c in _walk_nodes(before) if c.type == "identifier"}
+        selectors = {n: line for n, line in dispatch_locals(after, excluded).items() if n not in old_names}
+        if not selectors:
+            return {}
+        wider = excluded | {normalise_name(n) for n in selectors}
+        replaced = carried_path_rewrites(after, set(selectors))
+        if scoped_tokens(before, wider) != scoped_tokens(after, wider, replaced):
+            return {}
+        return selectors
+
+    def _moved_into_helper(self, symbol: TouchedSymbol, before, after, excluded: set[str]):
+        """``(helper, dispatch condition or None, inlined locals, helper line)``
+        when ``after`` only forwards its parameters to a function of the same
+        file (behind a not-carried ``if NAME:``) whose body is ``before``'s,
+        modulo what the declarations set aside and single-use locals written
+        in place; None otherwise."""
+        before = before.child_by_field_name("definition") if before.type == "decorated_definition" else before
+        after = after.child_by_field_name("definition") if after.type == "decorated_definition" else after
+        found = forwarding_call(after, excluded)
+        if found is None or scoped_tokens(before.child_by_field_name("parameters"), excluded) \
+                != scoped_tokens(after.child_by_field_name("parameters"), excluded):
+            return None
+        callee, forwarded = found
+        helper = self._definition(symbol.new_blob, symbol.path, callee, None)
+        node = helper.node if helper is not None else None
+        node = node.child_by_field_name("definition") if node is not None and node.type == "decorated_definition" else node
+        if node is None or node.has_error or node.child_by_field_name("body") is None:
+            return None
+        parameters = [_parameter_name(p) for p in node.child_by_field_name("parameters").named_children
+                      if p.type != "comment"]
+        own = {_parameter_name(p) for p in after.child_by_field_name("parameters").named_children if p.type != "comment"}
+        if parameters != [normalise_name(n) for n in forwarded] or not set(parameters) <= own:
+            return None  # the helper's parameters are the kernel's, bound to themselves
+        old_body, new_body = before.child_by_field_name("body"), node.child_by_field_name("body")
+        replaced = inlined_locals(old_body, new_body)
+        if scoped_tokens(old_body, excluded, replaced) != scoped_tokens(new_body, excluded):
+            return None
+        inlined = sorted(node_text(c.child_by_field_name("left")) for c in _walk_nodes(old_body)
+                         if c.type == "assignment" and c.parent is not None and c.parent.id in replaced)
+        branch = after.child_by_field_name("body").named_children[0]
+        condition = node_text(branch.child_by_field_name("condition")) if branch.type == "if_statement" else None
+        return callee, condition, inlined, helper.start_line
+
+    def _changes_only_mention(self, entry, symbol, names: set[str]) -> bool:
+        change = _file_change(entry, symbol)
+        changed = _changed_lines(change, symbol, None, None, outside_definitions=False)
+        code = [text for _, _, text in changed if _is_code_line(text, symbol.path)]
+        return bool(code) and all(any(name in text for name in names) for text in code)
