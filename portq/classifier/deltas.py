@@ -1,21 +1,15 @@
-"""Deltas: what an upstream change did to a definition, proven on its syntax
-tree, before any verdict is taken.
+"""Deltas: the structural comparison of a definition, old against new, placed against a port.
 
-Questions the verdict table needs answered from the tree rather than from
-a guess: is the change a semantic no-op (locals renamed consistently, unused
-locals renamed, import statements that bind the same names); is it confined
-to what a not-carried declaration sets aside; which module-level names does
-a change of imports make resolve differently; is a value upstream now passes
-to a kernel derived only from what the launching function already has
-(shapes, strides, constants, values the kernel already receives), or is it a
-new input a caller supplies; and, item by item (``compare``), where each
-structural delta of a signature (parameters, launches, grid and block as
-canonical expressions, program-id use) leaves a port: a typed ``Delta``
-whose ``Status`` the verdict table decides from.
+``compare`` asks the comparison rules in order, item by item: the parameter
+rules (``portq.classifier.rules.parameters``), the launch rules and the
+program-id decomposition (``portq.classifier.rules.launch``). Each gives
+typed ``Delta`` records (``portq.classifier.delta``) whose ``Status`` the
+verdict table decides from; parameter records get both sides' locations
+here.
 
-This module reads tree-sitter nodes and signatures handed to it, and the
-in-tree index only to name what a port's launch binds to; it reads no blobs
-and decides no verdict.
+This module reads the signatures handed to it, and the in-tree index only
+to name what a port's launch binds to; it reads no blobs and decides no
+verdict.
 """
 
 from __future__ import annotations

@@ -32,9 +32,17 @@ For each touched symbol, in order:
 
 Range facts (``net-zero`` pairs, renames) come from ``portq.classifier.classify``; the
 structural comparison item by item is ``portq.classifier.deltas.compare``, whose typed
-``Delta`` records this decision table turns into a verdict. This module reads
-upstream blobs through the context and the in-tree index; it never writes
-anything and never reads the commit message to decide.
+``Delta`` records the definition rules turn into a verdict.
+
+This module is the assembly: ``SymbolClassifier`` is built from the rule
+classes of ``portq.classifier.rules`` (each rule's code lives beside its
+statement there) and asks them in the order above (``_decide``, and
+``_against_port`` for a ported definition); it keeps what they share:
+reading upstream blobs and signatures (cached), the ports of a symbol, the
+``SymbolVerdict`` a rule gives (``_base``, with the rule ids), and the
+entry's verdict over its symbols (``entry_verdict``). It reads upstream
+blobs through the context and the in-tree index; it never writes anything
+and never reads the commit message to decide.
 """
 
 from __future__ import annotations

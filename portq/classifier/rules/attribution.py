@@ -2,6 +2,14 @@
 
 Module-level lines, class bodies and new types are attributed by use:
 what the changed lines name, and whether a ported definition names it too.
+
+The code: ``AttributionRules`` holds the methods of the verdict table
+(``portq.classifier.verdicts.SymbolClassifier``, which is built from it) that
+apply these rules to module-level lines, class bodies, imports and new types
+(with the cosmetic and form proofs for such lines). It reads the in-tree index
+and the upstream side through the table it is part of; it must not import the
+verdict table or anything after it, and a rule never names a corpus symbol,
+path or commit.
 """
 
 from __future__ import annotations
@@ -22,18 +30,18 @@ RULES = (
          "(NEEDS_REVIEW); lines that name nothing a ported definition uses are NOT_APPLICABLE/not-ported. A name "
          "the ported definitions use only in decorators the port does not carry is not attributed to it.",
          "-BLOCK = 128\n+BLOCK = 256  (the ported kernel reads BLOCK)",
-         "classifier.verdicts.SymbolClassifier._container"),
+         "classifier.rules.attribution.AttributionRules._container"),
     Rule("import-rebinding", ("NOT_APPLICABLE",),
          "Changed imports that rebind only names no ported definition of the file uses are "
          "NOT_APPLICABLE/not-ported.",
          "+from typing import Tuple  (no ported definition names Tuple)",
-         "classifier.verdicts.SymbolClassifier._import_change"),
+         "classifier.rules.attribution.AttributionRules._import_change"),
     Rule("new-type-use", ("NEEDS_REVIEW", "NOT_APPLICABLE"),
          "A new type nothing ports matters through its ported users: one the commit leaves unchanged needs a "
          "reader (NEEDS_REVIEW); when the commit changes every user (compared in their own right) or none "
          "exists, NOT_APPLICABLE/not-ported.",
          "+struct Params { int n; };  (used by a ported kernel this commit does not touch)",
-         "classifier.verdicts.SymbolClassifier._added_type"),
+         "classifier.rules.attribution.AttributionRules._added_type"),
 )
 
 

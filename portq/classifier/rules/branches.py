@@ -64,6 +64,12 @@ Example diffs (NOT_APPLICABLE/not-carried)::
 This module states the rules and holds the comparisons they make on syntax
 trees; it reads no git, no tree index and no verdict table, and it never
 names a corpus symbol, path or commit.
+
+The code: ``BranchRules`` holds the methods of the verdict table
+(``portq.classifier.verdicts.SymbolClassifier``, which is built from it) that
+apply these rules. It reads the in-tree index and the upstream side through the
+table it is part of; it must not import the verdict table or anything after it,
+and a rule never names a corpus symbol, path or commit.
 """
 
 from __future__ import annotations
@@ -82,7 +88,7 @@ RULES = (
          "macro no source of the file defines is replaced by the branch the default build compiles (`#ifdef FLAG` "
          "off, `#ifndef FLAG` on) changed only code that build drops: not-carried.",
          "-    x = f(x);\n+#ifdef EXACT_MUL\n+    x = g(x);\n+#else\n+    x = f(x);\n+#endif",
-         "classifier.rules.branches.same_in_default_build, classifier.verdicts.SymbolClassifier._form_only"),
+         "classifier.rules.branches.same_in_default_build, classifier.rules.form.FormRules._form_only"),
     Rule("lacked-branch", ("NOT_APPLICABLE",),
          "A Python definition whose tokens are the same before and after once each parameter the port lacks takes "
          "upstream's default (a declared not-carried one is off), the branches those values decide are replaced by "
@@ -90,7 +96,7 @@ RULES = (
          "arguments passing a declared one are left out, changed only paths the port does not have: not-carried. "
          "Applies when the port's parameters are all upstream's by name.",
          "-    aux_ptr += row\n+    if RETURN_AUX == _TRUE:\n+        aux_ptr += row",
-         "classifier.rules.branches.same_for_port_parameters, classifier.verdicts.SymbolClassifier._lacked_branches"),
+         "classifier.rules.branches.same_for_port_parameters, classifier.rules.branches.BranchRules._lacked_branches"),
     Rule("declared-flag-off", ("NOT_APPLICABLE",),
          "A C/C++ definition whose tokens are the same before and after once each parameter or template parameter "
          "the tree declares not carried is read as false and the boolean expressions it decides are folded "
@@ -104,7 +110,7 @@ RULES = (
          "that reads `NAME` is declared not carried (or none reads it) and the definition itself never reads it, "
          "changed only what feeds code the port does not carry: not-carried.",
          "-        ctx.eps = eps   (only the not-carried backward reads ctx.eps)",
-         "classifier.rules.branches.stored_attributes, classifier.verdicts.SymbolClassifier._stores_for_not_carried"),
+         "classifier.rules.branches.stored_attributes, classifier.rules.branches.BranchRules._stores_for_not_carried"),
 )
 
 _DEFINE = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)", re.MULTILINE)

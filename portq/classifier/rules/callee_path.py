@@ -13,9 +13,10 @@ Example diff (the helper ``apply`` is not ported; its ported caller passes ``sty
     -        raise NotImplementedError
     +        _neox[grid](x)
 
-This module states the rule and finds the ported callers and the modules
-the walk reads; it reads no git and no verdict table, and never names a
-corpus symbol, path or commit.
+This module states the rule and (``CalleePathRules``, a part of the verdict
+table ``portq.classifier.verdicts.SymbolClassifier``) finds the ported
+callers and the modules the walk reads; it imports no verdict table and
+never names a corpus symbol, path or commit.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ RULES = (
          "launch reached where none was is a new path the port must launch too (IN_SYNC if it does, REAL_GAP if "
          "it certainly raises, NEEDS_REVIEW if it cannot be placed).",
          "     elif style == NEOX:\n-        raise NotImplementedError\n+        _neox[grid](x)",
-         "classifier.callees, classifier.verdicts.SymbolClassifier._through_ported_callers"),
+         "classifier.callees, classifier.rules.callee_path.CalleePathRules._through_ported_callers"),
 )
 
 

@@ -3,6 +3,12 @@
 Each is a proof, not a guess: equal tokens, an equal Python AST, a
 consistent renaming, or imports that bind the same names. Any of them
 gives NOT_APPLICABLE/cosmetic; failing every proof, the change is compared.
+
+The code: the proofs on syntax trees that locals were renamed consistently
+(``renamed_locals``, ``alpha_tokens``) and which names a change of module-level
+imports makes resolve differently (``rebound_names``). It reads the syntax
+trees handed to it; it reads no git, imports no verdict table and never names a
+corpus symbol, path or commit.
 """
 
 from __future__ import annotations
@@ -17,7 +23,7 @@ RULES = (
     Rule("cosmetic-comments", ("NOT_APPLICABLE",),
          "Changed lines outside definitions that are only comments or blank change nothing ported.",
          "-# TODO: tune\n+# Tuned on MI300",
-         "classifier.verdicts.SymbolClassifier._container"),
+         "classifier.rules.attribution.AttributionRules._container"),
     Rule("cosmetic-tokens", ("NOT_APPLICABLE",),
          "A ported definition whose tokens, comments dropped, are identical before and after is unchanged.",
          "-    x = a+b  # sum\n+    x = a+b",
@@ -25,15 +31,16 @@ RULES = (
     Rule("cosmetic-renaming", ("NOT_APPLICABLE",),
          "A definition that differs only by a consistent renaming of its locals is unchanged.",
          "-    acc = tl.zeros(...)\n+    accumulator = tl.zeros(...)  (every use renamed alike)",
-         "classifier.verdicts.SymbolClassifier._against_port, classifier.deltas.renamed_locals"),
+         "classifier.verdicts.SymbolClassifier._against_port, classifier.rules.cosmetic.renamed_locals"),
     Rule("cosmetic-ast", ("NOT_APPLICABLE",),
          "A Python definition (or class body) with the same AST before and after changed only its formatting.",
          "-    return f(a,\n-             b)\n+    return f(a, b)",
-         "classifier.verdicts.SymbolClassifier._against_port, ._container"),
+         "classifier.verdicts.SymbolClassifier._against_port, "
+         "classifier.rules.attribution.AttributionRules._container"),
     Rule("cosmetic-imports", ("NOT_APPLICABLE",),
          "Changed import statements that bind the same names to the same modules change nothing.",
          "-from .a import x, y\n+from .a import y, x",
-         "classifier.verdicts.SymbolClassifier._import_change"),
+         "classifier.rules.attribution.AttributionRules._import_change"),
 )
 
 

@@ -38,7 +38,9 @@ Example diffs (each NOT_APPLICABLE/cosmetic)::
     +__forceinline__ __device__ float f(float x) { static constexpr int k = 4; ... }
 
 This module states the rules and holds the comparisons they make on syntax
-trees and source text; it reads no git, no tree index and no verdict table,
+trees and source text (``FormRules``, a part of the verdict table
+``portq.classifier.verdicts.SymbolClassifier``, asks them of a modified
+definition); it reads no git and no tree index, imports no verdict table,
 and it never names a corpus symbol, path or commit.
 """
 
@@ -62,7 +64,7 @@ RULES = (
          "class body decides how a value binds and is kept.",
          "-_ONE = tl.constexpr(1)\n+_ONE: tl.constexpr = tl.constexpr(1)",
          "classifier.rules.form.same_without_annotations, classifier.verdicts.SymbolClassifier._against_port, "
-         "._container"),
+         "classifier.rules.attribution.AttributionRules._container"),
     Rule("cosmetic-qualifiers", ("NOT_APPLICABLE",),
          "A C/C++ definition whose tokens are the same before and after once `inline`, `__forceinline__`, "
          "`__grid_constant__`, `const`, `static` beside `constexpr` and the `constexpr` of `if constexpr` are "
@@ -73,20 +75,20 @@ RULES = (
          "A change to a file's mode alone (the same blob before and after, `chmod +x`) changes no line of any "
          "definition: NOT_APPLICABLE/cosmetic, never a parse failure.",
          "old mode 100644\nnew mode 100755  (no content change)",
-         "classifier.rules.form.mode_only, classifier.verdicts.SymbolClassifier._container"),
+         "classifier.rules.form.mode_only, classifier.rules.attribution.AttributionRules._container"),
     Rule("guarded-store", ("NOT_APPLICABLE",),
          "A Python definition whose tokens are the same before and after once each `if C:` holding only stores "
          "`X = e` (e calling nothing, C's names never assigned, every other use of X under an `if` with the same "
          "condition) is replaced by its stores changed only where a store nobody else reads happens: cosmetic.",
          "-    aux_ptr += row\n+    if RETURN_AUX:\n+        aux_ptr += row   (aux_ptr is used only under `if RETURN_AUX:`)",
-         "classifier.rules.form.same_with_guards_unwrapped, classifier.verdicts.SymbolClassifier._form_only"),
+         "classifier.rules.form.same_with_guards_unwrapped, classifier.rules.form.FormRules._form_only"),
     Rule("member-lines", ("NOT_APPLICABLE",),
          "A class body's changed lines that lie inside one of its methods (or another nested definition) are that "
          "definition's change, decided in its own right, and its docstring's lines compute nothing; when every "
          "changed code line of a class body is such a line, the class body itself changed nothing: "
          "NOT_APPLICABLE/cosmetic.",
          "+    def extra_repr(self):\n+        return f\"eps={self.eps}\"   (a new method nothing ports)",
-         "classifier.rules.form.outside_members, classifier.verdicts.SymbolClassifier._container"),
+         "classifier.rules.form.outside_members, classifier.rules.attribution.AttributionRules._container"),
 )
 
 # --- Python: annotations ------------------------------------------------------------

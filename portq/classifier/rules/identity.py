@@ -9,6 +9,14 @@ package or run by torch through its class is still called
 (``reach-bound-names``); and what a ported definition reads at module level
 — aliases, flags, constants, import-time code, here or in a module it
 imports — is part of it (``module-level-use``).
+
+The code: ``IdentityRules`` holds the methods of the verdict table
+(``portq.classifier.verdicts.SymbolClassifier``, which is built from it) that
+apply these rules (the moves follow ``portq.classifier.moves``, the module
+surface ``portq.classifier.module_surface``). It reads the in-tree index and
+the upstream side through the table it is part of; it must not import the
+verdict table or anything after it, and a rule never names a corpus symbol,
+path or commit.
 """
 
 from __future__ import annotations
@@ -37,7 +45,7 @@ RULES = (
          "later change to the carrier is decided against the anchor's port, never not-ported.",
          "-def _fwd(x_ptr, ...):\n+def _fwd_kernel(x_ptr, ...):   (same body; a later body change to _fwd_kernel is "
          "the port of _fwd's)",
-         "classifier.moves.follow_moves, classifier.verdicts.SymbolClassifier._moved"),
+         "classifier.moves.follow_moves, classifier.rules.identity.IdentityRules._moved"),
     Rule("module-level-use", ("NEEDS_REVIEW",),
          "A module-level alias, flag or constant is part of the surface of every ported definition that reads it, "
          "in its own file or through an import (absolute, relative, aliased, or the module itself): rebinding it "
@@ -45,14 +53,14 @@ RULES = (
          "needs review too.",
          "-exp = tl.exp\n+@triton.jit\n+def exp(x): return tl.exp(x.to(tl.float32))   (a ported kernel in "
          "another file does `from .utils import exp`)",
-         "classifier.module_surface, classifier.verdicts.SymbolClassifier._module_level_use"),
+         "classifier.module_surface, classifier.rules.identity.IdentityRules._module_level_use"),
     Rule("reach-bound-names", ("REAL_GAP",),
          "A port is reached under every name bound to it (import aliases, package re-exports, module-level "
          "bindings such as op = Function.apply) and through its class for the methods Python and torch run "
          "implicitly (forward/backward via Function.apply and Module.__call__, __init__, __call__): how a caller "
          "imports never turns REAL_GAP into INERT.",
          "# engine/loss.py: from kernels import xent as _x; _x.apply(logits)  → XentFunction.forward is reached",
-         "tree.reachability.Reachability.names_reaching, classifier.verdicts.SymbolClassifier._gap"),
+         "tree.reachability.Reachability.names_reaching, classifier.rules.definitions.DefinitionRules._gap"),
 )
 
 

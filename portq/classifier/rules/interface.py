@@ -14,8 +14,10 @@ Example diff (IN_SYNC when the port lacks ``USE_BIAS``)::
     +def k(x_ptr, n, BLOCK: tl.constexpr, USE_BIAS: tl.constexpr = False):
 
 A constexpr the body reads, one without a default, or one a launch passes
-is an input: the parameter rules decide it. This module states the rule and
-picks the parameters from two signatures; it reads no git and no tree index,
+is an input: the parameter rules decide it. This module states the rule,
+picks the parameters from two signatures and (``InterfaceRules``, a part of
+the verdict table ``portq.classifier.verdicts.SymbolClassifier``) proves the
+rest unchanged; it reads no git and no tree index, imports no verdict table,
 and never names a corpus symbol, path or commit.
 """
 

@@ -3,6 +3,13 @@
 Launches pair old with new by the arguments they share; grids compare as
 canonical expressions (locals resolved through their bindings, ``cdiv``
 forms one operator, the SM count one leaf), never as text.
+
+The code: the comparisons of launches and program ids against a port, each
+giving ``Delta`` items (``portq.classifier.delta``) that
+``portq.classifier.deltas.compare`` gathers. It reads the signatures handed to
+it and the in-tree index only to name what a port's launch binds to; it reads
+no git, imports no verdict table and never names a corpus symbol, path or
+commit.
 """
 
 from __future__ import annotations
@@ -28,22 +35,22 @@ RULES = (
          "A kernel upstream now launches (or stopped launching) that the port does not (or still does) leaves it "
          "behind; a kernel replaced in place with the same grid and only derived arguments added is for a reader.",
          "-    old_k[grid](x, n)\n+    new_k[grid](x, n, BLOCK=64)",
-         "classifier.deltas._launch_items, ._new_kernel_grid_item"),
+         "classifier.rules.launch._launch_items, ._new_kernel_grid_item"),
     Rule("launch-geometry", ("REAL_GAP", "INERT", "IN_SYNC", "NEEDS_REVIEW"),
          "A paired launch whose grid, block, `num_warps` or `num_stages` changed, compared as canonical "
          "expressions against the port's launch: behind when the port keeps the old form, in sync when it has "
          "the new one, for a reader when neither.",
          "-dim3 grid((n + 255) / 256)\n+dim3 grid(std::min((n + 255) / 256, 4 * num_sms))",
-         "classifier.deltas._geometry_items, ._grid_item, ._grid_form_item"),
+         "classifier.rules.launch._geometry_items, ._grid_item, ._grid_form_item"),
     Rule("launch-arguments", ("REAL_GAP", "INERT", "IN_SYNC", "NEEDS_REVIEW"),
          "The arguments a paired launch passes, bound to the kernel's parameters: an argument upstream added or "
          "stopped passing that the port's launch does not follow leaves it behind.",
          "-    k[grid](x, out, n)\n+    k[grid](x, out, n, stride)",
-         "classifier.deltas._argument_items, ._bound_items"),
+         "classifier.rules.launch._argument_items, ._bound_items"),
     Rule("program-decomposition", ("REAL_GAP", "INERT", "IN_SYNC", "NEEDS_REVIEW"),
          "How a kernel's program id is read and decomposed (axes, `pid // H`, `num_programs`) against the port's.",
          "-    pid = tl.program_id(0)\n+    pid_m = tl.program_id(0); pid_n = tl.program_id(1)",
-         "classifier.deltas._program_id_items"),
+         "classifier.rules.launch._program_id_items"),
 )
 
 

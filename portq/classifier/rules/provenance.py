@@ -3,6 +3,13 @@
 A port's pin (``# portq: ports PATH::NAME @SHA``) that already contains
 the commit settles it without reading either side. Structure read from a
 tree that did not parse decides nothing: such a change needs a reader.
+
+The code: ``ProvenanceRules`` holds the methods of the verdict table
+(``portq.classifier.verdicts.SymbolClassifier``, which is built from it) that
+apply these rules (where a parse failed, which ports it cost, which pins
+contain the commit). It reads the in-tree index and the upstream side through
+the table it is part of; it must not import the verdict table or anything after
+it, and a rule never names a corpus symbol, path or commit.
 """
 
 from __future__ import annotations
@@ -22,13 +29,16 @@ RULES = (
          "A port whose anchor pins a commit that contains this one already carries it: IN_SYNC by provenance, "
          "whatever the comparison would say; a pin that does not contain it is noted and the port compared.",
          "`# portq: ports ops/k.py::k @abc123` where abc123 descends from the entry",
-         "classifier.verdicts.SymbolClassifier._pinned_in_sync, ._container"),
+         "classifier.rules.provenance.ProvenanceRules._pinned_in_sync, "
+         "classifier.rules.attribution.AttributionRules._container"),
     Rule("parse-failure", ("NEEDS_REVIEW",),
          "A parse error in or around the changed lines (or in a macro a ported definition expands, or one that "
          "lost a ported definition), an unreadable port or an unparsable side never decides REAL_GAP, IN_SYNC or "
          "NOT_APPLICABLE for a port: NEEDS_REVIEW, citing where the parse failed.",
          "+#define LAUNCH(k) k<<<grid,  (unbalanced macro in a file with ported definitions)",
-         "classifier.verdicts.SymbolClassifier._parse_failure, ._broken, ._container, ._against_port, ._added"),
+         "classifier.rules.provenance.ProvenanceRules._parse_failure, ._broken, "
+         "classifier.rules.attribution.AttributionRules._container, "
+         "classifier.verdicts.SymbolClassifier._against_port, classifier.rules.definitions.DefinitionRules._added"),
 )
 
 

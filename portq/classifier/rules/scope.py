@@ -14,8 +14,10 @@ Example diff (NOT_APPLICABLE/not-carried with ``not-carried ...::k[use_fp4]``)::
 
 This module states the rule and holds the proofs on syntax trees that a
 change is so confined (tokens with the declared surface left out, locals
-that select a branch, calls that only forward); it reads no git, no tree
-index and no verdict table, and never names a corpus symbol, path or commit.
+that select a branch, calls that only forward); ``ScopeRules`` is the part
+of the verdict table (``portq.classifier.verdicts.SymbolClassifier``) that
+asks them. It reads no git, imports no verdict table, and never names a
+corpus symbol, path or commit.
 """
 
 from __future__ import annotations
@@ -36,7 +38,8 @@ RULES = (
          "Every change confined to parameters the tree declares not carried (`not-carried K[PARAM]`), the "
          "arguments passing them and the branches they select is NOT_APPLICABLE/not-carried.",
          "+    if use_fp4: k_fp4[grid](...); return  (`not-carried ...::k[use_fp4]`)",
-         "classifier.verdicts.SymbolClassifier._confined_to_scope, ._from_items"),
+         "classifier.rules.scope.ScopeRules._confined_to_scope, "
+         "classifier.rules.definitions.DefinitionRules._from_items"),
 )
 
 

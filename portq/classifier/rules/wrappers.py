@@ -22,6 +22,12 @@ Example diff (NOT_APPLICABLE/cosmetic, with ``register_backend`` returning
 This module states the rule and holds the proof on syntax trees; it reads
 no git, no tree index and no verdict table, and it never names a corpus
 symbol, path or commit.
+
+The code: ``WrapperRules`` holds the methods of the verdict table
+(``portq.classifier.verdicts.SymbolClassifier``, which is built from it) that
+apply these rules. It reads the in-tree index and the upstream side through the
+table it is part of; it must not import the verdict table or anything after it,
+and a rule never names a corpus symbol, path or commit.
 """
 
 from __future__ import annotations
@@ -37,7 +43,7 @@ RULES = (
          "function that returns its argument (or a factory returning such a function), leave the name bound to "
          "the same body: cosmetic.",
          "+@register_backend(\"cuda\")\n def norm_forward(x, out, mode=1):",
-         "classifier.rules.wrappers.added_registrations, classifier.verdicts.SymbolClassifier._registered_only"),
+         "classifier.rules.wrappers.added_registrations, classifier.rules.wrappers.WrapperRules._registered_only"),
 )
 
 
