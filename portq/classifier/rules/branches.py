@@ -62,8 +62,8 @@ Example diffs (NOT_APPLICABLE/not-carried)::
     +#endif
 
 This module states the rules and holds the comparisons they make on syntax
-trees; it reads no git, no tree index and no verdict table, and it never
-names a corpus symbol, path or commit.
+trees; the comparisons read no git, no tree index and no verdict table, and
+no rule names a corpus symbol, path or commit.
 
 The code: ``BranchRules`` holds the methods of the verdict table
 (``portq.classifier.verdicts.SymbolClassifier``, which is built from it) that

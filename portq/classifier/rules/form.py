@@ -40,8 +40,10 @@ Example diffs (each NOT_APPLICABLE/cosmetic)::
 This module states the rules and holds the comparisons they make on syntax
 trees and source text (``FormRules``, a part of the verdict table
 ``portq.classifier.verdicts.SymbolClassifier``, asks them of a modified
-definition); it reads no git and no tree index, imports no verdict table,
-and it never names a corpus symbol, path or commit.
+definition, reading the port's own file through the table for
+``default-build``); the comparisons read no git and no tree index, the
+module imports no verdict table, and no rule names a corpus symbol, path or
+commit.
 """
 
 from __future__ import annotations

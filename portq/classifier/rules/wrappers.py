@@ -19,9 +19,9 @@ Example diff (NOT_APPLICABLE/cosmetic, with ``register_backend`` returning
     +@register_backend("cuda")
      def norm_forward(x, out, mode=1):
 
-This module states the rule and holds the proof on syntax trees; it reads
-no git, no tree index and no verdict table, and it never names a corpus
-symbol, path or commit.
+This module states the rule and holds the proof on syntax trees; the proof
+reads no git, no tree index and no verdict table, and the rule never names
+a corpus symbol, path or commit.
 
 The code: ``WrapperRules`` holds the methods of the verdict table
 (``portq.classifier.verdicts.SymbolClassifier``, which is built from it) that
