@@ -44,7 +44,7 @@ import accuracy  # noqa: E402  (the corpus loader and scorer beside this script)
 
 from portq.language.symbols import symbol_table  # noqa: E402
 from portq.tree.anchors import PORTS, find_anchors  # noqa: E402
-from portq.tree.provenance import definitions_of  # noqa: E402
+from portq.tree.definition_match import definitions_of  # noqa: E402
 from portq.tree.tree_index import tree_files  # noqa: E402
 from portq.upstream.history import BlobReader  # noqa: E402
 

@@ -32,10 +32,10 @@ import re
 from dataclasses import dataclass, replace
 from typing import Callable
 
-from portq.classifier.deltas import Delta
 from portq.core.evidence import Evidence, Kind, Location, Side
 from portq.language.signatures import node_text as _text
 from portq.language.signatures import normalise_name
+from portq.classifier.delta import Delta
 
 UNKNOWN = object()
 """A value the walk cannot know (a caller's argument, a shape, a local computed at run time)."""

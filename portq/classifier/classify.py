@@ -315,7 +315,8 @@ class StructuralClassifier:
                 yield entry, self.classify(entry, pairs.get(entry.position), aliases, moves)
 
     def classify(self, entry: EntryChanges, net_zero_partner=None, aliases=None, moves=None) -> Verdict:
-        from portq.classifier.verdicts import RangeFacts, entry_verdict
+        from portq.classifier.reading import RangeFacts
+        from portq.classifier.verdicts import entry_verdict
 
         from portq.classifier.moves import Moves
 

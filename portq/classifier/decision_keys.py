@@ -54,8 +54,11 @@ def _decision_rules() -> str:
     import importlib
 
     digest = hashlib.sha256(INDEX_RULES.encode())
+    rules = sorted(f"classifier.rules.{p.stem}" for p in (Path(__file__).parent / "rules").glob("*.py"))
     for name in ("classifier.classify", "classifier.deltas", "core.evidence", "upstream.history", "upstream.hunks",
-                 "classifier.mapping", "tree.matrix", "core.model", "core.paths", "classifier.verdicts"):
+                 "classifier.mapping", "tree.matrix", "core.model", "core.paths", "classifier.verdicts",
+                 "classifier.delta", "classifier.reading", "classifier.callees", "classifier.moves",
+                 "classifier.module_surface", *rules):
         module = importlib.import_module(f"portq.{name}")
         try:
             digest.update(Path(module.__file__).read_bytes())

@@ -21,7 +21,7 @@ import ast
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
-from portq.classifier.deltas import rebound_names
+from portq.classifier.rules.cosmetic import rebound_names
 
 _DEFINITIONS = ("function_definition", "class_definition", "decorated_definition")
 

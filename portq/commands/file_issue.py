@@ -13,7 +13,7 @@ tracking issue created once and edited in place afterwards.
 
 This module wires arguments to ``portq.reporting.filing`` and prints; the context is
 ``portq.reporting.issue_context``, wording lives in the templates and shaping in
-``portq.reporting.reports``.
+``portq.reporting.issue_report``.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ writes ``portq.toml``, the matrix and the anchors, as a sidecar file
 (``portq-anchors.toml``) or, with ``--write-comments``, as comment anchors in the
 sources. It prints a review table: each definition, its proposed upstream symbol,
 the confidence and what the proposal rests on, and the definitions left unmatched
-(below ``portq.tree.provenance.CONFIDENCE_THRESHOLD``: never forced onto a guess).
+(below ``portq.tree.definition_match.CONFIDENCE_THRESHOLD``: never forced onto a guess).
 
 Nothing is written over an existing file without ``--force``; ``--dry-run`` prints
 what would be written. On a tree that already has a ``portq.toml``, only what is
@@ -236,7 +236,7 @@ class _Plan:
         }
 
     def review(self) -> list[str]:
-        from portq.tree.provenance import CONFIDENCE_THRESHOLD
+        from portq.tree.definition_match import CONFIDENCE_THRESHOLD
 
         found = self.found
         lines = [f"portq init: {len(found.port_definitions)} definitions in the port, upstream {self.name} "

@@ -227,12 +227,13 @@ def lost_anchors(records) -> list[dict]:
 def coverage_holes(wave, records) -> list[tuple[str, str, list[int]]]:
     """``(row, path::symbol, entries)`` for every upstream symbol a row owns and nothing here ports."""
     from portq.reporting import reports
+    from portq.reporting.summary import build_summary_context, summary_entries
 
     # Only entries whose recorded verdict names a not-ported symbol can hold a hole:
     # decoding every entry's full verdict would cost more than the rest of the output.
     candidates = [r for r in records if any(event.justification == "not-ported" or "not-ported" in (event.detail_json or "")
                                             for event in (r.scan, r.current.event) if event is not None)]
-    context = reports.build_summary_context(wave=reports.wave_dict(wave), entries=reports.summary_entries(candidates))
+    context = build_summary_context(wave=reports.wave_dict(wave), entries=summary_entries(candidates))
     return [(hole["row"] or "?", f"{hole['path']}::{hole['symbol']}" if hole["path"] else "(whole entry)",
              hole["entries"]) for hole in context["coverage_holes"]]
 

@@ -25,6 +25,7 @@ from portq.commands.selection import add_selector, selected_wave
 from portq.commands.standing import earlier_standing, entry_label
 from portq.core.errors import PortqError
 from portq.reporting import reports
+from portq.reporting.summary import build_summary_context, summary_entries
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -36,8 +37,8 @@ def summary_document(wave, records, earlier=()) -> output.Document:
     """The wave's dashboard: its JSON context and its markdown page (``earlier``: ``standing.Standing`` items of
     the upstream's earlier waves that are still open there, shown with their ``WAVE#N`` labels)."""
     earlier_entries = [{**entry, "label": entry_label(item)}
-                       for item in earlier for entry in reports.summary_entries([item.record])]
-    context = reports.build_summary_context(wave=reports.wave_dict(wave), entries=reports.summary_entries(records),
+                       for item in earlier for entry in summary_entries([item.record])]
+    context = build_summary_context(wave=reports.wave_dict(wave), entries=summary_entries(records),
                                             earlier=earlier_entries)
     return output.Document(reports.to_plain(context), markdown=reports.render("summary.md.j2", context))
 

@@ -391,10 +391,10 @@ def run_demo(workdir: Path, *, repository: Path = EXAMPLES_DIR.parent, progress=
 
 def _write_summaries(directory: Path, scans: dict, target: str) -> Path:
     """The wave summaries of one target, one markdown file (portq summary's text)."""
-    from portq.reporting import reports
+    from portq.reporting.summary import wave_summary
 
     path = directory / "summary.md"
-    parts = [reports.wave_summary(scan.wave, scan.entries)
+    parts = [wave_summary(scan.wave, scan.entries)
              for (scan_target, _name), (_config, scan) in scans.items() if scan_target == target]
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("\n".join(parts), encoding="utf-8")

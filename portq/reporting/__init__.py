@@ -1,8 +1,10 @@
 """Reporting: what people and scripts read.
 
 Owns the one output path of every command (``output``: JSON, tables,
-markdown), issue reports and wave summaries (``reports``), an entry's issue
-context re-read from the clone and the tree (``issue_context``), citations
+markdown); untrusted text made inert in markdown (``markdown``); naming,
+rendering and writing reports (``reports``); an entry's issue report
+(``issue_report``) and its context re-read from the clone and the tree
+(``issue_context``); the wave summary (``summary``); citations
 checked against the files (``citations``), filing reports and GitHub issues
 (``filing``), the tracking issue (``dashboard``) and the HTML page
 (``html_page``).
@@ -18,7 +20,7 @@ _FACE = {
     "Document": "output",
     "NullProgress": "output",
     "render": "reports",
-    "wave_summary": "reports",
+    "wave_summary": "summary",
     "build_issue_context": "issue_context",
 }
 """The package's public names and the module that defines each."""

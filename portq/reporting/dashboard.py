@@ -19,8 +19,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Mapping
 
-from portq.core.model import FLAGGED, VERDICTS
+from portq.core.model import FLAGGED, SEVERITY, VERDICTS
 from portq.reporting import reports
+from portq.reporting.issue_report import infer_kind
+from portq.reporting.summary import build_summary_context, summary_entries
 
 
 def ledger_overview(ledger, out_dir: Path, web: Mapping[str, str] | None = None) -> dict[str, Any]:
@@ -58,14 +60,14 @@ def ledger_overview(ledger, out_dir: Path, web: Mapping[str, str] | None = None)
     for item in open_items:
         by_row.setdefault(item["row"] or "no-row", []).append(item)
     for entries in by_row.values():
-        entries.sort(key=lambda i: (-reports.SEVERITY[i["verdict"]], i["upstream"], i["entry"]))
+        entries.sort(key=lambda i: (-SEVERITY[i["verdict"]], i["upstream"], i["entry"]))
     holes = []
     for upstream, (wave, _records) in sorted(newest.items()):
         # what stands for the upstream, whichever wave found it: a later scan of new commits hides no hole
         standing = [{**entry, "label": f"{seen.name}#{record.position}"}
                     for (name, _sha), (seen, record) in latest.items() if name == upstream
-                    for entry in reports.summary_entries([record])]
-        summary = reports.build_summary_context(wave=reports.wave_dict(wave), entries=[], earlier=standing)
+                    for entry in summary_entries([record])]
+        summary = build_summary_context(wave=reports.wave_dict(wave), entries=[], earlier=standing)
         holes += [{**hole, "upstream": upstream, "wave": wave.name} for hole in summary["standing_holes"]]
     counts_by_row: dict[str, dict[str, int]] = {}
     for item in items.values():
@@ -95,7 +97,7 @@ def _standing(wave, record, verdict, out_dir: Path, ledger, web: Mapping[str, st
         "row": record.rows[0] if record.rows else None,
         "verdict": verdict.verdict,
         "justification": verdict.justification,
-        "kind": reports.infer_kind(verdict) if verdict.verdict in FLAGGED else None,
+        "kind": infer_kind(verdict) if verdict.verdict in FLAGGED else None,
         "report": path.relative_to(out_dir).as_posix() if path.is_file() else None,
         "report_path": str(path) if path.is_file() else None,
         "issue": reports.filed_url(ledger, record.entry_id),

@@ -25,6 +25,7 @@ from portq.core.errors import PortqError
 from portq.core.model import FLAGGED
 from portq.reporting import reports
 from portq.reporting.issue_context import build_issue_context, tree_index
+from portq.reporting.markdown import one_line
 
 DASHBOARD_FINGERPRINT = "dashboard"
 """The ledger's reports row that remembers the tracking issue (one per ledger)."""
@@ -58,7 +59,7 @@ def write_entry(config, matrix, ledger, wave, record, out_dir: Path, *, index=No
     """Render and write one entry's report (a warning on stderr when the upstream commit was not read)."""
     context, missing = build_issue_context(config, matrix, ledger, wave, record, index=index, out_dir=out_dir)
     if missing:
-        print(f"portq: warning: upstream commit not read ({reports.one_line(missing)}); the report has no hunks or sizes",
+        print(f"portq: warning: upstream commit not read ({one_line(missing)}); the report has no hunks or sizes",
               file=sys.stderr)
     text = reports.render("issue.md.j2", context)
     path = reports.report_path(out_dir, wave.upstream, wave.short_range, record.position, context["slug"])
@@ -154,7 +155,7 @@ def gh_edit(url: str, body: str, repo: str | None, run: Callable = subprocess.ru
     except OSError as exc:
         raise reports.ReportError(f"cannot run gh: {exc.strerror or exc}") from None
     if done.returncode != 0:
-        raise reports.ReportError(f"gh issue edit failed (exit {done.returncode}): {reports.one_line(done.stderr or done.stdout or '', 300)}")
+        raise reports.ReportError(f"gh issue edit failed (exit {done.returncode}): {one_line(done.stderr or done.stdout or '', 300)}")
 
 
 def file_dashboard(ledger, text: str, path: Path, *, repo: str | None = None, run: Callable = subprocess.run) -> dict:

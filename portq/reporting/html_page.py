@@ -25,6 +25,7 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment
 from portq.core.model import FLAGGED, VERDICTS
 from portq.reporting import reports
 from portq.reporting.dashboard import ledger_overview
+from portq.reporting.markdown import visible
 
 CHART_WIDTH = 640
 CHART_HEIGHT = 220
@@ -79,9 +80,9 @@ def environment() -> jinja2.Environment:
         lstrip_blocks=True,
         # Every value the page shows gets the terminal's policy: controls, bidi
         # overrides and line separators as visible escapes, whichever field it is.
-        finalize=lambda value: reports.visible(value) if isinstance(value, str) else value,
+        finalize=lambda value: visible(value) if isinstance(value, str) else value,
     )
-    env.filters["visible"] = reports.visible
+    env.filters["visible"] = visible
     return env
 
 

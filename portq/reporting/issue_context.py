@@ -9,7 +9,7 @@ entries of the row are listed as siblings. Without the clone the context
 says what it could not include.
 
 This module gathers; wording lives in the template and shaping in
-``portq.reporting.reports``. It prints nothing.
+``portq.reporting.issue_report``. It prints nothing.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from typing import Any
 from portq.core.config import Config, relative_label
 from portq.core.errors import ConfigError, HistoryError
 from portq.core.model import FLAGGED, Commit
-from portq.reporting import reports
+from portq.reporting import issue_report, reports
 from portq.reporting.citations import NEW, OLD, TREE, Sources
 
 
@@ -122,12 +122,12 @@ def reachability_of(index, verdict, sources: Sources) -> dict[str, Any] | None:
         record = index.files.get(file)
         definition = next((d for d in (record.definitions if record else ()) if d.start_line == line), None)
         qualified = definition.qualified_name if definition else name
-        found = index.reachability.caller_chains(reports.bare_symbol(name), file, qualified)
+        found = index.reachability.caller_chains(issue_report.bare_symbol(name), file, qualified)
         chains += found.chains
         tests += [s for s in found.test if (s.file, s.line) not in {(t.file, t.line) for t in tests}]
         truncated |= found.truncated
     index.save()  # what these questions parsed, for the next report of this tree
-    return reports.reachability_context(chains, tests, sources, truncated)
+    return issue_report.reachability_context(chains, tests, sources, truncated)
 
 
 def siblings_of(ledger, wave, record, out_dir: Path) -> list[dict[str, Any]]:
@@ -168,7 +168,7 @@ def build_issue_context(config: Config, matrix, ledger, wave, record, *, index=N
     if verdict.verdict in FLAGGED and config.tree.is_dir():
         index = index or tree_index(config, matrix)
         reach = reachability_of(index, verdict, sources)
-    context = reports.build_issue_context(
+    context = issue_report.build_issue_context(
         upstream=wave.upstream,
         range_text=wave.range,
         wave=wave.name,

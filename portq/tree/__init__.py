@@ -2,7 +2,7 @@
 
 Owns the ``portq: ports`` / ``not-carried`` anchors (``anchors``), the
 in-tree index of definitions, signatures and call sites with its cache
-(``tree_index``), which ports the tree's callers reach (``reachability``),
+(``tree_index``; one file's record: ``file_records``), which ports the tree's callers reach (``reachability``),
 the definition and signature cache shared by scans (``symbol_cache``), the
 store of per-definition products kept across scans (``product_store``), the
 kernel matrix (``matrix``) and what is wrong with it (``matrix_problems``).

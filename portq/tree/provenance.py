@@ -8,7 +8,7 @@ definition ports, and which upstream commit each port file was taken from.
    identifiers (weighted by how rare they are upstream) cover a port file's best,
    plus any upstream path the port file quotes ("Adapted from ...PATH"), are its
    candidate files.
-2. **Which definition ports which** (``match_definitions``). Each port definition
+2. **Which definition ports which** (``portq.tree.definition_match``). Each port definition
    is compared with every definition of its candidate files: its name (equal,
    equal once normalised: case, underscores, ``_kernel``/``_fwd``/``_p`` suffixes,
    so ``token_to_seq_p`` matches ``token_to_seq`` across languages; a method with
@@ -33,7 +33,6 @@ verdict (the command ``portq.commands.init`` writes what it proposes).
 
 from __future__ import annotations
 
-import difflib
 import math
 import re
 import subprocess
@@ -44,12 +43,10 @@ from typing import Iterable
 
 from portq.core.errors import HistoryError
 from portq.core.paths import is_test_file
-from portq.language.symbols import (KIND_CLASS, KIND_CUDA_KERNEL, KIND_DEVICE_FUNCTION, KIND_METHOD,
-                                    KIND_OP_SCHEMA, KIND_TRITON_KERNEL, MAX_PARSE_BYTES, language_for_path, symbol_table)
+from portq.language.symbols import MAX_PARSE_BYTES, language_for_path
+from portq.tree.definition_match import (_COMMON_WORDS, _NAME_NOISE, Definition, Match, body_similarity, definitions_of,
+                                         match_definitions, normalised_name)
 from portq.upstream.history import BlobReader, Upstream
-
-CONFIDENCE_THRESHOLD = 0.6
-"""A proposal at or above it is written; below it the definition is reported unmatched."""
 
 NAMED_FILE_SCORE = 0.5
 """The candidate score of an upstream file found because it names the port's definitions."""
@@ -60,151 +57,7 @@ SAME_NAME_FILES = 4
 """Upstream files of the port file's own name are candidates when there are at most this many."""
 """Upstream files compared definition by definition with each port file."""
 
-_DEVICE_KINDS = frozenset({KIND_TRITON_KERNEL, KIND_CUDA_KERNEL, KIND_DEVICE_FUNCTION})
-_SKIPPED_KINDS = frozenset({KIND_CLASS, KIND_OP_SCHEMA})
-_TOKEN = re.compile(r"[A-Za-z_]\w*|\d+(?:\.\d+)?|==|!=|<=|>=|\*\*|//|<<|>>|&&|\|\||[^\s\w]")
 _IDENTIFIER = re.compile(rb"[A-Za-z_][A-Za-z0-9_]{2,}")
-_COMMENT = re.compile(r"#[^\n]*|//[^\n]*|/\*.*?\*/", re.S)
-_NAME_NOISE = ("kernel", "kernels", "fwd", "forward", "impl", "p", "triton", "launch", "cuda", "hip", "op", "func")
-_COMMON_WORDS = frozenset(
-    "def return import from self None True False and not for range with else elif while pass int float "
-    "const void auto static inline template typename struct class namespace include define if endif "
-    "torch triton tl constexpr tensor Tensor dtype device shape stride size program_id arange load store "
-    "mask other where zeros empty cdiv jit assert raise ValueError print float32 bfloat16 float16 int32 int64 "
-    "__global__ __device__ __forceinline__ threadIdx blockIdx blockDim".split())
-_KEPT_WORDS = frozenset(
-    "def return import from None True False and or not in is for range while if elif else with as pass break "
-    "continue lambda yield raise assert try except finally class global self ctx cls len min max abs sum int "
-    "float bool str tuple list dict isinstance getattr print super "
-    "const void auto static inline template typename struct namespace using unsigned signed char short long "
-    "double size_t int8_t int16_t int32_t int64_t uint8_t uint16_t uint32_t uint64_t half bfloat16 sizeof "
-    "return switch case default do nullptr this true false "
-    "__global__ __device__ __host__ __forceinline__ __restrict__ __syncthreads __shfl_xor_sync threadIdx blockIdx "
-    "blockDim gridDim warpSize x y z "
-    "tl triton torch math np libdevice std at c10 cute".split())
-"""Identifiers a definition's shape keeps: keywords, builtins and the modules whose members it calls;
-every other identifier (the author's own names) is abstracted away."""
-
-
-# --- the port's side ------------------------------------------------------------------
-
-
-@dataclass
-class Definition:
-    """One definition of either side, with what the comparison reads of it."""
-
-    file: str
-    name: str
-    qualified_name: str
-    kind: str
-    language: str
-    start_line: int
-    end_line: int
-    text: str
-    tokens: tuple[str, ...] = ()
-    params: frozenset[str] = frozenset()
-    called: frozenset[str] = frozenset()  # identifiers its body uses (callees, launched kernels)
-    shape: tuple[str, ...] = ()  # the tokens with the author's own names abstracted (see ``shape_of``)
-    api: Counter = field(default_factory=Counter)  # the library members and attributes it uses, counted
-    parameter_count: int = 0
-    constexpr_count: int = 0
-
-    @property
-    def device(self) -> bool:
-        return self.kind in _DEVICE_KINDS
-
-    @property
-    def owner(self) -> str:
-        """The class a method belongs to ('' for a function)."""
-        if self.kind != KIND_METHOD:
-            return ""
-        parts = re.split(r"::|\.", self.qualified_name)
-        return parts[-2] if len(parts) > 1 else ""
-
-
-def definitions_of(source: bytes, path: str) -> list[Definition]:
-    """The functions, methods and kernels of one file (not classes or op schemas)."""
-    table = symbol_table(source, path)
-    if table.tree is None:
-        return []
-    lines = source.decode("utf-8", errors="replace").splitlines()
-    found: list[Definition] = []
-    for definition in table.definitions:
-        if definition.kind in _SKIPPED_KINDS:
-            continue
-        text = "\n".join(lines[definition.start_line - 1:definition.end_line])
-        code = _COMMENT.sub(" ", _strip_docstrings(text))
-        tokens = tuple(_TOKEN.findall(code))
-        header, _, body = code.partition("(")
-        parameters = _parameter_names(body)
-        called = frozenset(t for t in tokens if t[0].isalpha() or t[0] == "_") - {definition.name}
-        shape, api = shape_of(tokens)
-        constexprs = _signature(body).count("constexpr")
-        found.append(Definition(path, definition.name, definition.qualified_name, definition.kind,
-                                definition.language or "", definition.start_line, definition.end_line, text,
-                                tokens, frozenset(parameters), called, shape, api, len(parameters), constexprs))
-    return found
-
-
-def shape_of(tokens: tuple[str, ...]) -> tuple[tuple[str, ...], Counter]:
-    """A definition's tokens with every identifier of its author's choosing replaced by ``$``
-    (keywords, builtins, library modules and the members reached through them stay), and the
-    multiset of those members: what a re-implementation that renames everything keeps."""
-    shape: list[str] = []
-    api: Counter = Counter()
-    for position, token in enumerate(tokens):
-        if not (token[0].isalpha() or token[0] == "_"):
-            shape.append(token)
-            continue
-        before = tokens[position - 1] if position else ""
-        member = before == "." or (before in (":", ">") and position > 1 and tokens[position - 2] in (":", "-"))
-        if token in _KEPT_WORDS or member:
-            shape.append(token)
-            if member or token not in _COMMON_WORDS:
-                api[token] += 1
-        else:
-            shape.append("$")
-    return tuple(shape), api
-
-
-def _signature(after_paren: str) -> str:
-    """The parameter list of a definition, from the text after its opening parenthesis."""
-    depth = 1
-    for end, char in enumerate(after_paren):
-        depth += char in "([{"
-        depth -= char in ")]}"
-        if depth == 0:
-            return after_paren[:end]
-    return after_paren
-
-
-def _strip_docstrings(text: str) -> str:
-    return re.sub(r'"""(?:.|\n)*?"""|\'\'\'(?:.|\n)*?\'\'\'', " ", text)
-
-
-def _parameter_names(after_paren: str) -> list[str]:
-    """Parameter names from the text after a definition's opening parenthesis."""
-    depth, end = 1, 0
-    for end, char in enumerate(after_paren):
-        depth += char in "([{<"
-        depth -= char in ")]}>"
-        if depth == 0:
-            break
-    names: list[str] = []
-    for part in after_paren[:end].split(","):
-        part = part.split("=")[0].split(":")[0].strip()
-        words = re.findall(r"[A-Za-z_]\w*", part)
-        if words:
-            names.append(_normalised_parameter(words[-1]))
-    return names
-
-
-def _normalised_parameter(name: str) -> str:
-    name = name.lower().strip("_")
-    for suffix in ("_ptr", "_ptrs", "_tensor"):
-        if name.endswith(suffix):
-            name = name[: -len(suffix)]
-    return name
 
 
 def port_files(tree_root: Path, port_paths: Iterable[str]) -> list[str]:
@@ -221,47 +74,6 @@ def port_files(tree_root: Path, port_paths: Iterable[str]) -> list[str]:
             continue
         files.append(relative)
     return files
-
-
-# --- names ----------------------------------------------------------------------------
-
-
-def name_words(name: str) -> tuple[str, ...]:
-    """A name's words, lower case, without the words that say only what kind of thing it is."""
-    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name.split("::")[-1].split(".")[-1])
-    words = [w for w in spaced.lower().split("_") if w]
-    while len(words) > 1 and words[-1] in _NAME_NOISE:
-        words.pop()
-    return tuple(words)
-
-
-def normalised_name(name: str) -> str:
-    """``_rms_norm_kernel``, ``rms_norm``, ``RmsNorm`` and ``rmsnorm`` all give ``rmsnorm``."""
-    return "".join(name_words(name))
-
-
-def name_similarity(port: str, upstream: str) -> float:
-    """1 for the same name, 0.95 the same but for case and underscores, 0.9 the same once
-    normalised, less for shared words; 0 for special methods (``__init__`` says nothing)."""
-    if _is_dunder(port) or _is_dunder(upstream):
-        return 0.0
-    if port == upstream:
-        return 1.0
-    if port.replace("_", "").lower() == upstream.replace("_", "").lower():
-        return 0.95
-    if normalised_name(port) == normalised_name(upstream):
-        return 0.9
-    a, b = set(name_words(port)), set(name_words(upstream))
-    if not a or not b:
-        return 0.0
-    joined_a, joined_b = normalised_name(port), normalised_name(upstream)
-    if len(joined_a) >= 4 and len(joined_b) >= 4 and (joined_a in joined_b or joined_b in joined_a):
-        return 0.6
-    return 0.6 * len(a & b) / len(a | b)
-
-
-def _is_dunder(name: str) -> bool:
-    return name.startswith("__") and name.endswith("__")
 
 
 # --- upstream files -------------------------------------------------------------------
@@ -362,293 +174,6 @@ def _name_pattern(name: str) -> re.Pattern:
     core = "_*".join(re.escape(char) for char in letters)
     suffix = "|".join(_NAME_NOISE)
     return re.compile((r"(?<![A-Za-z0-9_])_*" + core + r"(?:_*(?:" + suffix + r"))*(?![A-Za-z0-9_])").encode(), re.I)
-
-
-# --- matching -------------------------------------------------------------------------
-
-
-@dataclass
-class Match:
-    """A proposed anchor: ``port`` ports ``upstream`` with ``confidence`` (0..1)."""
-
-    port: Definition
-    upstream: Definition
-    confidence: float
-    how: str  # name | normalised name | structure | call graph
-    body: float = 0.0
-    structure: float = 0.0
-
-    @property
-    def upstream_path(self) -> str:
-        return self.upstream.file
-
-
-def body_similarity(a: Definition, b: Definition) -> float:
-    """Token similarity of two definitions (difflib's ratio over their token sequences)."""
-    if not a.tokens or not b.tokens:
-        return 0.0
-    matcher = difflib.SequenceMatcher(None, a.tokens[:3000], b.tokens[:3000], autojunk=False)
-    if matcher.real_quick_ratio() < 0.05:
-        return 0.0
-    return matcher.ratio()
-
-
-def _quick_similarity(a: Definition, b: Definition) -> float:
-    """Multiset overlap of the tokens: an upper bound of ``body_similarity``, cheap to compute."""
-    if not a.tokens or not b.tokens:
-        return 0.0
-    common = sum((Counter(a.tokens) & Counter(b.tokens)).values())
-    return 2.0 * common / (len(a.tokens) + len(b.tokens))
-
-
-def _parameter_similarity(a: Definition, b: Definition) -> float:
-    if not a.params or not b.params:
-        return 0.0
-    return len(a.params & b.params) / len(a.params | b.params)
-
-
-def definition_name_similarity(port: Definition, candidate: Definition) -> float:
-    """``name_similarity`` of two definitions, reading a method's class too: ``forward`` of
-    one class says little about ``forward`` of another, and a special method is matched
-    only within a class of the same name."""
-    if not port.owner and not candidate.owner:
-        return name_similarity(port.name, candidate.name)
-    if port.owner == candidate.owner and port.name == candidate.name:
-        return 1.0
-    method = 1.0 if port.name == candidate.name else name_similarity(port.name, candidate.name)
-    owners = name_similarity(port.owner, candidate.owner) if port.owner and candidate.owner else 0.0
-    if owners >= 0.9 and method >= 0.9:
-        return min(owners, method)
-    return 0.5 * method * owners
-
-
-def _dice(a: Counter, b: Counter) -> float:
-    if not a or not b:
-        return 0.0
-    return 2.0 * sum((a & b).values()) / (sum(a.values()) + sum(b.values()))
-
-
-def structure_similarity(a: Definition, b: Definition) -> float:
-    """How alike two definitions are once their own names are abstracted away: the token
-    similarity of their shapes, the library members both use, their parameter and
-    compile-time-constant counts."""
-    if not a.shape or not b.shape:
-        return 0.0
-    shape = difflib.SequenceMatcher(None, a.shape[:3000], b.shape[:3000], autojunk=False).ratio()
-    api = _dice(a.api, b.api)
-    wider = max(a.parameter_count, b.parameter_count, 1)
-    count = 1.0 - abs(a.parameter_count - b.parameter_count) / wider
-    constant = 1.0
-    if a.constexpr_count or b.constexpr_count:
-        constant = 1.0 - abs(a.constexpr_count - b.constexpr_count) / max(a.constexpr_count, b.constexpr_count)
-    return 0.45 * shape + 0.35 * api + 0.1 * count + 0.1 * constant
-
-
-def _quick_shape(a: Definition, b: Definition) -> float:
-    """Multiset overlap of the shapes: an upper bound of their sequence similarity."""
-    if not a.shape or not b.shape:
-        return 0.0
-    common = sum((Counter(a.shape) & Counter(b.shape)).values())
-    return 2.0 * common / (len(a.shape) + len(b.shape))
-
-
-def _score(port: Definition, candidate: Definition, body: float, structure: float) -> tuple[float, str]:
-    """The confidence that ``port`` ports ``candidate`` and what it rests on."""
-    name = definition_name_similarity(port, candidate)
-    params = _parameter_similarity(port, candidate)
-    same_side = port.device == candidate.device
-    evidence = max(body, params)
-    if name >= 0.9:
-        confidence = 0.55 + 0.45 * evidence + (0.1 if name == 1.0 else 0.05 if name >= 0.95 else 0.0)
-        how = "name" if name == 1.0 else "normalised name"
-    else:
-        by_tokens = 0.75 * body + 0.15 * params + 0.25 * name
-        by_shape = STRUCTURE_WEIGHT * structure + 0.25 * name + 0.1 * params
-        confidence = max(by_tokens, by_shape)
-        how = "structure"
-    if not same_side:
-        confidence *= 0.75
-    return min(confidence, 1.0), how
-
-
-STRUCTURE_WEIGHT = 0.75
-"""How far a renamed definition's structure alone (``structure_similarity``) carries its confidence."""
-
-LAUNCH_BASE = 0.45
-"""The confidence a call-graph pairing starts from, before the two definitions' own likeness."""
-
-MARGIN = 0.05
-"""A structural match this close to the runner-up loses ``MARGIN_PENALTY``: two look alike."""
-MARGIN_PENALTY = 0.1
-
-CANDIDATES_PER_DEFINITION = 16
-"""Upstream definitions compared in full with each port definition (the rest fail a cheap bound)."""
-
-
-def _key(definition: Definition) -> tuple[str, str, int]:
-    return (definition.file, definition.qualified_name, definition.start_line)
-
-
-def _pair_key(match: Match) -> tuple[str, tuple[str, str, int]]:
-    """One upstream definition is ported once per port file (two files may each copy it)."""
-    return (match.port.file, _key(match.upstream))
-
-
-def match_definitions(ports: list[Definition], candidates: dict[str, list[Definition]],
-                      files_of_port: dict[str, list[str]]) -> tuple[list[Match], list[Definition]]:
-    """Each port definition's upstream counterpart (``candidates``: upstream file -> its
-    definitions; ``files_of_port``: port file -> its candidate upstream files, best first).
-
-    Every pair is scored by name, body tokens and structure; the call graph then pairs
-    definitions the matched ones call or are called by (a wrapper that launches a matched
-    kernel with the upstream wrapper that launches its counterpart); finally pairs are
-    taken best first, one port definition to one upstream definition (a name match may also
-    take the same name in another language: a kernel and its binding). A structural match
-    with a close runner-up loses confidence. Returns the proposals at or above
-    ``CONFIDENCE_THRESHOLD`` and the port definitions left unmatched.
-    """
-    scored: dict[int, list[Match]] = {}
-    pools: dict[int, list[Definition]] = {}
-    strong: Counter = Counter()  # upstream files where some port definition has its name and its body
-    for index, port in enumerate(ports):
-        pool = [d for path in files_of_port.get(port.file, []) for d in candidates.get(path, [])]
-        pools[index] = pool
-        bounds = []
-        for candidate in pool:
-            quick = _quick_similarity(port, candidate)
-            shape = _quick_shape(port, candidate)
-            named = definition_name_similarity(port, candidate)
-            bounds.append((max(quick, named, shape * 0.9), quick, shape, candidate))
-        bounds.sort(key=lambda item: -item[0])
-        matches = [_compared(port, candidate, quick, shape) for _, quick, shape, candidate
-                   in bounds[:CANDIDATES_PER_DEFINITION]]
-        matches.sort(key=lambda m: -m.confidence)
-        scored[index] = matches
-        for match in matches:
-            if match.how == "name" and match.body >= 0.5:
-                strong[match.upstream.file] += 1
-    if strong:
-        # among look-alikes, the files the port demonstrably draws from come first
-        for index, matches in scored.items():
-            scored[index] = [m if strong[m.upstream.file] else
-                             Match(m.port, m.upstream, m.confidence * 0.9, m.how, m.body) for m in matches]
-    for _ in range(3):
-        if not _call_graph_evidence(ports, pools, scored):
-            break
-    return _assign(ports, scored)
-
-
-def _compared(port: Definition, candidate: Definition, quick: float, shape: float) -> Match:
-    body = body_similarity(port, candidate) if quick > 0.1 else 0.0
-    structure = structure_similarity(port, candidate) if shape > 0.3 else 0.0
-    confidence, how = _score(port, candidate, body, structure)
-    return Match(port, candidate, confidence, how, body, structure)
-
-
-def _settled(scored: dict[int, list[Match]]) -> dict[int, Match]:
-    """The port definitions whose best match is at or above the threshold, one-to-one."""
-    settled: dict[int, Match] = {}
-    for match in _assign_order(scored):
-        index = match[0]
-        if index in settled:
-            continue
-        if match[1].confidence >= CONFIDENCE_THRESHOLD and all(
-                _pair_key(m) != _pair_key(match[1]) for m in settled.values()):
-            settled[index] = match[1]
-    return settled
-
-
-def _assign_order(scored: dict[int, list[Match]]) -> list[tuple[int, Match]]:
-    pairs = [(index, match) for index, matches in scored.items() for match in matches]
-    pairs.sort(key=lambda pair: (-round(pair[1].confidence, 6), pair[1].how == "structure", -pair[1].body))
-    return pairs
-
-
-def _call_graph_evidence(ports: list[Definition], pools: dict[int, list[Definition]],
-                         scored: dict[int, list[Match]]) -> bool:
-    """Pair the port definitions that call, or are called by, a settled one with the
-    upstream definitions that call, or are called by, its counterpart. Returns whether
-    anything new was settled."""
-    settled = _settled(scored)
-    by_name: dict[str, list[int]] = {}
-    for index, port in enumerate(ports):
-        by_name.setdefault(port.name, []).append(index)
-    used = {_pair_key(m) for m in settled.values()}
-    changed = False
-    for index, port in enumerate(ports):
-        if index in settled:
-            continue
-        evidence: Counter = Counter()
-        for other_index, match in settled.items():
-            other = ports[other_index]
-            counterpart = match.upstream
-            calls = other.name in port.called and other.file == port.file or \
-                (other.name in port.called and len(by_name.get(other.name, [])) == 1)
-            called_by = port.name in other.called
-            for candidate in pools[index]:
-                if (port.file, _key(candidate)) in used or candidate is counterpart:
-                    continue
-                if calls and counterpart.name in candidate.called:
-                    evidence[id(candidate)] += 1
-                if called_by and candidate.name in counterpart.called:
-                    evidence[id(candidate)] += 1
-        if not evidence:
-            continue
-        found = [c for c in pools[index] if id(c) in evidence]
-        launched = []
-        for candidate in found:
-            structure = structure_similarity(port, candidate)
-            name = definition_name_similarity(port, candidate)
-            confidence = LAUNCH_BASE + 0.4 * structure + 0.2 * name + 0.05 * (evidence[id(candidate)] - 1)
-            if port.device != candidate.device:
-                confidence *= 0.75
-            launched.append(Match(port, candidate, min(confidence, 0.99), "call graph",
-                                  body_similarity(port, candidate), structure))
-        merged = {id(m.upstream): m for m in scored[index]}
-        for match in launched:
-            if id(match.upstream) not in merged or merged[id(match.upstream)].confidence < match.confidence:
-                merged[id(match.upstream)] = match
-        scored[index] = sorted(merged.values(), key=lambda m: -m.confidence)
-        changed = changed or scored[index][0].confidence >= CONFIDENCE_THRESHOLD
-    return changed
-
-
-def _assign(ports: list[Definition], scored: dict[int, list[Match]]) -> tuple[list[Match], list[Definition]]:
-    """Pairs best first, one to one; a match that depends on structure with a close
-    runner-up (for its port definition, or for its upstream definition) is discounted."""
-    chosen: dict[int, list[Match]] = {}
-    taken: set[tuple[str, tuple[str, str, int]]] = set()
-    for index, match in _assign_order(scored):
-        if match.confidence < CONFIDENCE_THRESHOLD - MARGIN_PENALTY - 1e-9:
-            break
-        if _pair_key(match) in taken:
-            continue
-        if index in chosen:
-            top = chosen[index][0]
-            if top.how in ("name", "normalised name") and match.how in ("name", "normalised name") \
-                    and match.upstream.file != top.upstream.file \
-                    and normalised_name(match.upstream.name) == normalised_name(top.upstream.name) \
-                    and match.confidence >= CONFIDENCE_THRESHOLD \
-                    and all(o.upstream.file != match.upstream.file for o in chosen[index]):
-                chosen[index].append(match)
-                taken.add(_pair_key(match))
-            continue
-        if match.how in ("structure", "call graph"):
-            runner = max([m.confidence for m in scored[index] if m.upstream.name != match.upstream.name
-                          and _pair_key(m) not in taken] +
-                         [m.confidence for other, ms in scored.items() if other != index and other not in chosen
-                          and ports[other].file == match.port.file for m in ms if m.upstream is match.upstream],
-                         default=0.0)
-            if runner > match.confidence - MARGIN:
-                match = Match(match.port, match.upstream, match.confidence - MARGIN_PENALTY, match.how,
-                              match.body, match.structure)
-        if match.confidence < CONFIDENCE_THRESHOLD:
-            continue
-        chosen[index] = [match]
-        taken.add(_pair_key(match))
-    proposals = [m for index in sorted(chosen) for m in chosen[index]]
-    unmatched = [port for index, port in enumerate(ports) if index not in chosen]
-    return proposals, unmatched
 
 
 # --- history and bases ----------------------------------------------------------------
@@ -852,7 +377,6 @@ def _best(port_file: str, scores: list[float], commits: list[str], where: list[d
         run_end += 1
     return FileBase(port_file, commits[oldest], top, commits[oldest], commits[run_end], where[oldest],
                     dict(zip(commits, scores)))
-
 
 
 # --- the whole survey -------------------------------------------------------------------

@@ -17,7 +17,7 @@ import re
 import subprocess
 from pathlib import Path
 
-from portq.reporting import reports
+from portq.reporting.markdown import md_cite
 
 PRINTED = re.compile(r"`(?P<path>[^`\s:]+):(?P<line>\d+)(?:-(?P<end>\d+))?`")
 
@@ -63,7 +63,7 @@ def verify_report(markdown: str, context: dict, read, matrix_text: str | None = 
             assert any(f'"{r["id"]}"' in matrix_lines[line] for r in context["rows"] if r["line"] == line)
             continue
         assert place in by_place, f"{place} is printed in the report but is not a checked citation"
-        assert any(reports.md_cite(c) in markdown for c in by_place[place]), f"{place} is printed without its quote"
+        assert any(md_cite(c) in markdown for c in by_place[place]), f"{place} is printed without its quote"
         printed += 1
     return printed
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from portq.tree.provenance import name_similarity, normalised_name
+from portq.tree.definition_match import name_similarity, normalised_name
 from portq.tree.sidecar import read_sidecar
 
 KERNEL_V1 = '''\

@@ -133,7 +133,7 @@ def test_unrelated_histories_are_a_history_error_before_anything_is_written(work
 
 
 def summary_of_first_wave(root) -> str:
-    from portq.reporting.reports import wave_summary
+    from portq.reporting.summary import wave_summary
 
     with open_ledger(root / "ledger.sqlite", create=False) as ledger:
         wave = ledger.waves()[0]

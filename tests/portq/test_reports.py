@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from portq.reporting import reports
+from portq.reporting import issue_report, markdown, reports
 from portq.core.model import (
     INERT,
     NEEDS_REVIEW,
@@ -79,7 +79,7 @@ def make_verdict(kind: str = "launch-grid", verdict: str = REAL_GAP, change: str
 
 
 def context_for(commit: Commit, verdict: Verdict, **kwargs) -> dict:
-    return reports.build_issue_context(
+    return issue_report.build_issue_context(
         upstream="up",
         range_text="a..b",
         wave="PORTQ-1",
@@ -121,7 +121,7 @@ def test_report_path_shape(tmp_path):
      ("body", "added", "feat"), ("param-dead", "modified", "refactor"), ("program-id", "modified", "perf")],
 )
 def test_kind_is_inferred_from_evidence(evidence_kind, change, expected):
-    assert reports.infer_kind(make_verdict(evidence_kind, change=change)) == expected
+    assert issue_report.infer_kind(make_verdict(evidence_kind, change=change)) == expected
 
 
 def test_an_unchanged_grid_cited_as_context_does_not_make_an_added_parameter_perf():
@@ -130,7 +130,7 @@ def test_an_unchanged_grid_cited_as_context_does_not_make_an_added_parameter_per
         Evidence("launch-grid", "upstream grid was (n, h)", side="upstream-old", subject="(n, h)"),
         Evidence("launch-grid", "upstream grid is now (n, h)", side="upstream-new", subject="(n,h)"),
     ]
-    assert reports.infer_kind(verdict) == "feat"
+    assert issue_report.infer_kind(verdict) == "feat"
     context = context_for(make_commit(), verdict)
     assert context["title"].startswith("feat(ROW-A): gather still lacks upstream's new parameter (m)")
 
@@ -185,28 +185,28 @@ def test_hostile_commit_text_renders_inert():
 
 
 def test_code_span_fence_is_longer_than_any_backtick_run_inside():
-    assert reports.md_code("a ``b`` c") == "``` a ``b`` c ```"
+    assert markdown.md_code("a ``b`` c") == "``` a ``b`` c ```"
 
 
 def test_text_escapes_markdown_and_html():
-    assert reports.md_text("**x** <b> &amp;") == "\\*\\*x\\*\\* \\<b\\> \\&amp;"
+    assert markdown.md_text("**x** <b> &amp;") == "\\*\\*x\\*\\* \\<b\\> \\&amp;"
 
 
 def test_text_escapes_a_leading_heading_or_list_marker():
-    assert reports.md_text("# not a heading").startswith("\\#")
-    assert reports.md_text("1. not a list").startswith("1\\.")
+    assert markdown.md_text("# not a heading").startswith("\\#")
+    assert markdown.md_text("1. not a list").startswith("1\\.")
 
 
 def test_cell_escapes_pipes_inside_code():
-    assert reports.md_cell(reports.md_code("a|b")) == "`a\\|b`"
+    assert markdown.md_cell(markdown.md_code("a|b")) == "`a\\|b`"
 
 
 def test_long_line_is_cut_and_says_how_much():
-    assert reports.one_line("y" * 300, 10).endswith("[290 more characters]")
+    assert markdown.one_line("y" * 300, 10).endswith("[290 more characters]")
 
 
 def test_block_keeps_a_bounded_number_of_lines():
-    block = reports.md_block("\n".join(f"line {i}" for i in range(100)), max_lines=5)
+    block = markdown.md_block("\n".join(f"line {i}" for i in range(100)), max_lines=5)
     assert "line 4" in block and "line 5" not in block and "95 more lines" in block
 
 
@@ -248,7 +248,7 @@ def test_write_report_reports_unchanged_rewrites(tmp_path):
 
 def test_not_applicable_entry_renders_a_short_record():
     verdict = Verdict(NOT_APPLICABLE, "no-row", "path", reason="no row owns these paths", version="0.1.0")
-    context = reports.build_issue_context(
+    context = issue_report.build_issue_context(
         upstream="up", range_text="a..b", wave="PORTQ-1", position=3, commit=make_commit(), verdict=verdict
     )
     text = reports.render("issue.md.j2", context)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from portq.core.model import INERT, NEEDS_REVIEW, NOT_APPLICABLE, REAL_GAP, Evidence, SymbolVerdict, Verdict
 from portq.reporting import reports
+from portq.reporting.summary import build_summary_context
 
 
 def gap(row: str) -> Verdict:
@@ -30,7 +31,7 @@ def entry(position: int, verdict: Verdict, rows=("ROW-A",), **extra) -> dict:
 
 
 def summary(entries) -> dict:
-    return reports.build_summary_context(wave={"id": "PORTQ-3", "range": "a..b", "upstream": "up"}, entries=entries)
+    return build_summary_context(wave={"id": "PORTQ-3", "range": "a..b", "upstream": "up"}, entries=entries)
 
 
 ENTRIES = [

@@ -255,7 +255,7 @@ def test_port_launching_through_a_same_module_helper_is_compared_at_the_helpers_
 
 
 def test_a_syntax_error_is_located_by_every_line_it_spans():
-    from portq.classifier.verdicts import _error_spans
+    from portq.classifier.reading import _error_spans
     from portq.language.symbols import parse
 
     source = b"void f() {\n  launch(<<<a,\n    b,\n    c>>>);\n  int ok = 1;\n}\n"

@@ -4,14 +4,18 @@ A verdict records the ids of the rules that decided it (``rules`` on a
 symbol's and an entry's verdict; the ledger stores them, ``--json`` shows
 them, ``benchmarks/accuracy.py`` scores each). An id never changes meaning:
 a rule that decides differently gets a new id. Each module here states a
-cohesive group of rules in DESIGN terms, with a small example diff; the
-code that applies them is named in each rule's ``where``.
+cohesive group of rules in DESIGN terms, with a small example diff; each
+rule's ``where`` names the code that applies it.
 
-This package holds the statements and the registry, and, for a rule whose
-module says so, the comparison the rule makes on syntax trees (the verdict
-table calls it through a small hook); it must not import
-the verdict table or anything after the classifier, and a rule never names
-a corpus symbol, path or commit.
+Each module also holds the code that applies its rules: the comparisons
+on signatures and syntax trees (parameters, launches, scope, cosmetic and
+form proofs), and, as a class of methods (``OwnershipRules``,
+``AttributionRules``, ...), the decisions of the verdict table
+``portq.classifier.verdicts.SymbolClassifier``, which is built from those
+classes and asks them in order. A rule module must not import the verdict
+table, ``portq.classifier.deltas`` or anything after the classifier
+(``lint-imports`` checks it), and a rule never names a corpus symbol, path
+or commit.
 """
 
 from __future__ import annotations
@@ -31,21 +35,17 @@ class Rule:
 
 
 def _registry() -> dict[str, Rule]:
-    from portq.classifier.rules import (attribution, branches, cosmetic, definitions, equivalence, form, identity,
-                                        interface, launch, ownership, parameters, provenance, wrappers)
+    from portq.classifier.rules import (attribution, branches, callee_path, cosmetic, definitions, equivalence, form,
+                                        identity, interface, launch, ownership, parameters, provenance, scope, wrappers)
 
     found: dict[str, Rule] = {}
-    for module in (ownership, provenance, cosmetic, form, branches, wrappers, attribution, parameters, equivalence,
-                   interface, launch, definitions, identity):
+    for module in (ownership, provenance, cosmetic, form, branches, wrappers, attribution, parameters, scope,
+                   equivalence, interface, launch, callee_path, definitions, identity):
         for rule in module.RULES:
             if rule.id in found:
                 raise ValueError(f"rule id {rule.id} is stated twice")
             found[rule.id] = rule
     return found
-
-
-RULES: dict[str, Rule] = _registry()
-"""id -> rule, in the order the groups are listed above."""
 
 
 def checked(*ids: str) -> tuple[str, ...]:
@@ -54,3 +54,7 @@ def checked(*ids: str) -> tuple[str, ...]:
     if unknown:
         raise ValueError(f"no classifier rule has the id {', '.join(unknown)}")
     return tuple(dict.fromkeys(ids))
+
+
+RULES: dict[str, Rule] = _registry()
+"""id -> rule, in the order the groups are listed above."""

@@ -2,9 +2,27 @@
 
 Module-level lines, class bodies and new types are attributed by use:
 what the changed lines name, and whether a ported definition names it too.
+
+The code: ``AttributionRules`` holds the methods of the verdict table
+(``portq.classifier.verdicts.SymbolClassifier``, which is built from it) that
+apply these rules to module-level lines, class bodies, imports and new types
+(with the cosmetic and form proofs for such lines). It reads the in-tree index
+and the upstream side through the table it is part of; it must not import the
+verdict table or anything after it, and a rule never names a corpus symbol,
+path or commit.
 """
 
-from portq.classifier.rules import Rule
+from __future__ import annotations
+
+from portq.classifier.reading import (_COMMON_IDENTIFIERS, _IDENTIFIER, _anchor_evidence, _changed_lines, _file_change,
+                                      _is_code_line, _names_used_by_others, _same_ast_evidence, _strip_comment,
+                                      _unchanged_moves)
+from portq.classifier.rules import Rule, form
+from portq.classifier.rules.cosmetic import import_lines, rebound_names
+from portq.core.evidence import Evidence, Kind
+from portq.core.model import IN_SYNC, NEEDS_REVIEW, NOT_APPLICABLE, EntryChanges, SymbolVerdict, TouchedSymbol
+from portq.language.symbols import KIND_CLASS, language_for_path
+from portq.tree.anchors import Anchor
 
 RULES = (
     Rule("toplevel-use", ("NEEDS_REVIEW", "NOT_APPLICABLE"),
@@ -12,16 +30,237 @@ RULES = (
          "(NEEDS_REVIEW); lines that name nothing a ported definition uses are NOT_APPLICABLE/not-ported. A name "
          "the ported definitions use only in decorators the port does not carry is not attributed to it.",
          "-BLOCK = 128\n+BLOCK = 256  (the ported kernel reads BLOCK)",
-         "classifier.verdicts.SymbolClassifier._container"),
+         "classifier.rules.attribution.AttributionRules._container"),
     Rule("import-rebinding", ("NOT_APPLICABLE",),
          "Changed imports that rebind only names no ported definition of the file uses are "
          "NOT_APPLICABLE/not-ported.",
          "+from typing import Tuple  (no ported definition names Tuple)",
-         "classifier.verdicts.SymbolClassifier._import_change"),
+         "classifier.rules.attribution.AttributionRules._import_change"),
     Rule("new-type-use", ("NEEDS_REVIEW", "NOT_APPLICABLE"),
          "A new type nothing ports matters through its ported users: one the commit leaves unchanged needs a "
          "reader (NEEDS_REVIEW); when the commit changes every user (compared in their own right) or none "
          "exists, NOT_APPLICABLE/not-ported.",
          "+struct Params { int n; };  (used by a ported kernel this commit does not touch)",
-         "classifier.verdicts.SymbolClassifier._added_type"),
+         "classifier.rules.attribution.AttributionRules._added_type"),
 )
+
+
+class AttributionRules:
+    """The attribution rules, as methods of the verdict table (``verdicts.SymbolClassifier``)."""
+
+    def _container(self, entry: EntryChanges, symbol: TouchedSymbol, paths: set[str]) -> SymbolVerdict | None:
+        """Top-level lines, parse fallbacks and class bodies of a file whose
+        definitions are ported: decided by what the changed lines name."""
+        anchors = self.index.anchors_for_path(self.upstream, paths)
+        if symbol.kind == KIND_CLASS and self._ports(symbol, paths):
+            return None  # the class itself is ported: compared like any definition
+        if not anchors:
+            return None
+        change = _file_change(entry, symbol)
+        if symbol.name == "<lines>" and form.mode_only(change):
+            return self._base("file-mode-only", symbol, NOT_APPLICABLE, "cosmetic", "path",
+                              f"only the file mode of {symbol.path} changed (the same content before and after), "
+                              "so cosmetic rather than a change to anything ported",
+                              [Evidence(kind=Kind.COSMETIC, message="file mode change only; the blob is unchanged",
+                                        side="upstream-new", path=symbol.path, symbol=symbol.name)])
+        if symbol.name == "<lines>" or symbol.fallback:
+            return self._base("parse-failure", 
+                symbol, NEEDS_REVIEW, None, "fallback",
+                f"{symbol.path} could not be parsed ({symbol.fallback or 'no symbols'}) and holds ported "
+                "definitions, so a reviewer must read the hunks rather than trust NOT_APPLICABLE",
+                [_anchor_evidence(a, "ported from this file") for a in anchors[:3]],
+            )
+        changed = _changed_lines(change, symbol, self._table(symbol.old_blob, symbol.old_path or symbol.path),
+                                 self._table(symbol.new_blob, symbol.path), outside_definitions=symbol.name == "<toplevel>")
+        code = [(side, line, text) for side, line, text in changed if _is_code_line(text, symbol.path)]
+        if symbol.kind == KIND_CLASS:
+            own = form.outside_members(code, symbol.qualified_name, {
+                "old": self._table(symbol.old_blob, symbol.old_path or symbol.path),
+                "new": self._table(symbol.new_blob, symbol.path)})
+            if code and not own:
+                members = sorted({s.name for s in entry.symbols if s.qualified_name.startswith(symbol.qualified_name + ".")})
+                return self._base("member-lines", symbol, NOT_APPLICABLE, "cosmetic", "body",
+                                  f"every changed line of {symbol.name}'s body lies in one of its methods "
+                                  f"({', '.join(members[:4]) or 'a nested definition'}), each decided in its own right, "
+                                  "so the class body itself changed nothing: cosmetic rather than NEEDS_REVIEW",
+                                  [Evidence(kind=Kind.COSMETIC, side="upstream-new", path=symbol.path,
+                                            symbol=symbol.name, message="changed lines lie only in the class's methods")])
+            code = own
+        if not code:
+            return self._base("cosmetic-comments", 
+                symbol, NOT_APPLICABLE, "cosmetic", "body",
+                "the changed lines outside definitions are comments or blank, so cosmetic rather than a "
+                "change to anything ported",
+            )
+        if symbol.kind == KIND_CLASS and symbol.change == "modified" and self._same_python_ast(symbol):
+            return self._base("cosmetic-ast", 
+                symbol, NOT_APPLICABLE, "cosmetic", "body",
+                f"{symbol.name} has the same Python AST before and after (formatting only), so cosmetic "
+                "rather than a change to anything ported",
+                [_same_ast_evidence(symbol)],
+            )
+        if symbol.name == "<toplevel>" and language_for_path(symbol.path) == "python":
+            tables = (self._table(symbol.old_blob, symbol.old_path or symbol.path), self._table(symbol.new_blob, symbol.path))
+            if all(t is not None and t.source is not None for t in tables) and form.same_without_annotations(
+                    *(t.source.decode("utf-8", errors="replace") for t in tables), outside_definitions=True):
+                return self._base("cosmetic-annotations", symbol, NOT_APPLICABLE, "cosmetic", "body",
+                                  "the lines outside definitions changed only type annotations or the module "
+                                  "docstring (the same module once they are erased), so cosmetic rather than a "
+                                  "change to anything ported",
+                                  [Evidence(kind=Kind.COSMETIC, side="upstream-new", path=symbol.path,
+                                            symbol=symbol.name, message="the same module-level program once "
+                                            "annotations and docstrings are erased")])
+            imports = self._import_change(entry, symbol, paths, anchors, code)
+            if imports is not None:
+                return imports
+        referenced = self._ported_identifiers(symbol, paths, anchors)
+        if symbol.kind == KIND_CLASS and symbol.change == "added":
+            return self._added_type(entry, symbol, referenced.get(symbol.name, []))
+        tables = {"old": self._table(symbol.old_blob, symbol.old_path or symbol.path),
+                  "new": self._table(symbol.new_blob, symbol.path)}
+        names_by_line = {(side, line): _names_used_by_others(tables[side], line, text, symbol)
+                         for side, line, text in code} if symbol.name == "<toplevel>" else \
+            {(side, line): set(_IDENTIFIER.findall(_strip_comment(text, symbol.path))) for side, line, text in code}
+        named = set().union(*names_by_line.values()) if names_by_line else set()
+        shared = sorted(w for w in named & set(referenced) if w not in _COMMON_IDENTIFIERS and len(w) > 2)
+        shared = [w for w in shared if not self._decorator_only_unported(w, symbol, paths, anchors)]
+        if shared:
+            word = shared[0]
+            side, line, text = next(c for c in code if word in names_by_line[(c[0], c[1])])
+            user = referenced[word][0]
+            pinned = self._pins_containing(entry, paths, {u for w in shared for u in referenced[w]})
+            if pinned:
+                return self._base("provenance-pin", 
+                    symbol, IN_SYNC, None, "provenance",
+                    f"the change outside definitions touches {', '.join(shared[:4])}, used only by ported "
+                    f"definitions whose anchors pin a commit that contains this one, so IN_SYNC by provenance "
+                    "rather than NEEDS_REVIEW",
+                    [_anchor_evidence(a, f"pin {a.pin} contains {entry.commit.sha[:10]}", Kind.PIN) for a in pinned[:3]],
+                )
+            return self._base("toplevel-use", 
+                symbol, NEEDS_REVIEW, None, "body",
+                f"the change outside definitions touches {', '.join(shared[:4])}, which the ported "
+                f"{user} uses, so a reviewer must judge it rather than NOT_APPLICABLE",
+                [Evidence(kind=Kind.TOPLEVEL, message=f"changed line names {word}, used by ported {user}",
+                          side=f"upstream-{side}", path=symbol.path, line=line, quote=text.strip(),
+                          symbol=symbol.name)],
+            )
+        standing = ", ".join(sorted(named)[:4]) + (" …" if len(named) > 4 else "")
+        return self._base("toplevel-use", 
+            symbol, NOT_APPLICABLE, "not-ported", "body",
+            "the changed lines outside definitions name nothing the ported definitions of this file use"
+            + (f" (they stand for {standing})" if standing else "") + ", so not-ported rather than NEEDS_REVIEW",
+            [Evidence(kind=Kind.TOPLEVEL, message="changed lines name nothing a ported definition uses",
+                      side="upstream-new", path=symbol.path, symbol=symbol.name)],
+        )
+
+    def _import_change(self, entry: EntryChanges, symbol: TouchedSymbol, paths: set[str], anchors: list[Anchor],
+                       code) -> SymbolVerdict | None:
+        """A change made only of module-level import statements matters to a
+        ported definition only through the names whose binding it changes and
+        that definition uses. None when other lines changed too."""
+        old_table = self._table(symbol.old_blob, symbol.old_path or symbol.path)
+        new_table = self._table(symbol.new_blob, symbol.path)
+        if old_table is None or new_table is None or old_table.tree is None or new_table.tree is None:
+            return None
+        old_root, new_root = old_table.tree.root_node, new_table.tree.root_node
+        if old_root.has_error or new_root.has_error:
+            return None
+        lines = {"old": import_lines(old_root), "new": import_lines(new_root)}
+        if not all(line in lines[side] for side, line, _ in code):
+            return None
+        rebound = rebound_names(old_root, new_root, _unchanged_moves(entry))
+        side, line, text = code[0]
+        where = dict(side=f"upstream-{side}", path=symbol.path, line=line, quote=text.strip(), symbol=symbol.name)
+        if not rebound:
+            return self._base("cosmetic-imports", 
+                symbol, NOT_APPLICABLE, "cosmetic", "body",
+                "the changed import statements bind the same names to the same modules before and after, so "
+                "cosmetic rather than a change to anything ported",
+                [Evidence(kind=Kind.COSMETIC, message="imports bind the same names before and after", **where)],
+            )
+        referenced = self._ported_identifiers(symbol, paths, anchors)
+        used = [name for name in rebound if name.split(".")[0] in referenced]
+        if not used:
+            return self._base("import-rebinding", 
+                symbol, NOT_APPLICABLE, "not-ported", "body",
+                f"the changed imports rebind {', '.join(rebound[:4])}, which no ported definition of this file uses, "
+                "so not-ported rather than NEEDS_REVIEW",
+                [Evidence(kind=Kind.TOPLEVEL, message=f"imports rebind {', '.join(rebound[:4])}", subject=rebound[0],
+                          **where)],
+            )
+        return None  # a rebinding a ported definition uses: decided like any shared name below
+
+    def _added_type(self, entry: EntryChanges, symbol: TouchedSymbol, users: list[str]) -> SymbolVerdict:
+        """A struct/class new upstream that nothing in-tree ports: it matters
+        through the ported definitions that use it. When this commit touches
+        every one of them, each is compared in its own right and carries the
+        type's change; a ported user the commit leaves alone needs a reader."""
+        touched = {s.qualified_name for s in entry.symbols} | {s.name for s in entry.symbols}
+        untouched = [user for user in users if user not in touched]
+        if untouched:
+            return self._base("new-type-use", 
+                symbol, NEEDS_REVIEW, None, "body",
+                f"the new type {symbol.name} is used by the ported {untouched[0]}, which this commit does not "
+                "change, so a reviewer must judge it rather than NOT_APPLICABLE",
+                [Evidence(kind=Kind.TOPLEVEL, message=f"ported {untouched[0]} uses {symbol.name}", side="upstream-new",
+                          path=symbol.path, line=symbol.new_lines[0] if symbol.new_lines else None,
+                          symbol=symbol.name)],
+            )
+        carried = f"the ported definitions that use it ({', '.join(users[:3])}) are changed by this commit and " \
+                  "compared in their own right" if users else "no ported definition uses it"
+        return self._base("new-type-use", 
+            symbol, NOT_APPLICABLE, "not-ported", "body",
+            f"{symbol.name} is a new type nothing in-tree ports and {carried}, so not-ported rather than NEEDS_REVIEW",
+            [Evidence(kind=Kind.TOPLEVEL, message=f"new type {symbol.name}; users: {', '.join(users[:3]) or 'none ported'}",
+                      side="upstream-new", path=symbol.path, line=symbol.new_lines[0] if symbol.new_lines else None,
+                      symbol=symbol.name)],
+        )
+
+    def _decorator_only_unported(self, word: str, symbol: TouchedSymbol, paths: set[str],
+                                 anchors: list[Anchor]) -> bool:
+        """True when every ported upstream definition names ``word`` only in
+        its decorators (``@triton.jit(repr=word)``) and no file of the tree
+        that ports them names it: metadata the port does not carry, so a
+        change to it is not attributed to the port (attribution by use)."""
+        users = []
+        for blob, path in ((symbol.old_blob, symbol.old_path or symbol.path), (symbol.new_blob, symbol.path)):
+            table = self._table(blob, path)
+            for definition in table.definitions if table is not None and not table.fallback else ():
+                if any(a.matches_name(definition.name, definition.qualified_name) for a in anchors) \
+                        and definition.node is not None and word in _IDENTIFIER.findall(definition.node.text.decode(
+                            "utf-8", errors="replace")):
+                    users.append(definition)
+        for definition in users:
+            node = definition.node
+            inner = node.child_by_field_name("definition") if node.type == "decorated_definition" else node
+            decorated = node.type == "decorated_definition" or (node.parent is not None
+                                                                and node.parent.type == "decorated_definition")
+            if not decorated or word in _IDENTIFIER.findall(inner.text.decode("utf-8", errors="replace")):
+                return False
+        ports = [p for d in users for p in self.index.ports_for(self.upstream, paths, d.name, d.qualified_name)]
+        for file in {p.definition.file for p in ports}:
+            try:
+                text = (self.context.tree_root / file).read_text(errors="replace")
+            except OSError:
+                return False
+            if word in _IDENTIFIER.findall(text):
+                return False
+        return bool(users) and bool(ports)
+
+    def _ported_identifiers(self, symbol: TouchedSymbol, paths: set[str], anchors: list[Anchor]) -> dict[str, list[str]]:
+        """identifier -> the ported upstream definitions (old or new side) that reference it."""
+        referenced: dict[str, list[str]] = {}
+        for blob, path in ((symbol.old_blob, symbol.old_path or symbol.path), (symbol.new_blob, symbol.path)):
+            table = self._table(blob, path)
+            if table is None or table.fallback:
+                continue
+            for definition in table.definitions:
+                if not any(a.matches_name(definition.name, definition.qualified_name) for a in anchors):
+                    continue
+                text = definition.node.text.decode("utf-8", errors="replace") if definition.node else ""
+                for word in set(_IDENTIFIER.findall(text)):
+                    users = referenced.setdefault(word, [])
+                    if definition.qualified_name not in users:
+                        users.append(definition.qualified_name)
+        return referenced

@@ -62,8 +62,14 @@ Example diffs (NOT_APPLICABLE/not-carried)::
     +#endif
 
 This module states the rules and holds the comparisons they make on syntax
-trees; it reads no git, no tree index and no verdict table, and it never
-names a corpus symbol, path or commit.
+trees; the comparisons read no git, no tree index and no verdict table, and
+no rule names a corpus symbol, path or commit.
+
+The code: ``BranchRules`` holds the methods of the verdict table
+(``portq.classifier.verdicts.SymbolClassifier``, which is built from it) that
+apply these rules. It reads the in-tree index and the upstream side through the
+table it is part of; it must not import the verdict table or anything after it,
+and a rule never names a corpus symbol, path or commit.
 """
 
 from __future__ import annotations
@@ -71,7 +77,10 @@ from __future__ import annotations
 import re
 
 from portq.classifier.rules import Rule
-from portq.language.signatures import comment_free_tokens, normalise_name
+from portq.classifier.rules.scope import _scope_names
+from portq.core.model import TouchedSymbol
+from portq.language.signatures import Signature, comment_free_tokens, normalise_name
+from portq.language.symbols import language_for_path
 
 RULES = (
     Rule("default-build", ("NOT_APPLICABLE",),
@@ -79,7 +88,7 @@ RULES = (
          "macro no source of the file defines is replaced by the branch the default build compiles (`#ifdef FLAG` "
          "off, `#ifndef FLAG` on) changed only code that build drops: not-carried.",
          "-    x = f(x);\n+#ifdef EXACT_MUL\n+    x = g(x);\n+#else\n+    x = f(x);\n+#endif",
-         "classifier.rules.branches.same_in_default_build, classifier.verdicts.SymbolClassifier._form_only"),
+         "classifier.rules.branches.same_in_default_build, classifier.rules.form.FormRules._form_only"),
     Rule("lacked-branch", ("NOT_APPLICABLE",),
          "A Python definition whose tokens are the same before and after once each parameter the port lacks takes "
          "upstream's default (a declared not-carried one is off), the branches those values decide are replaced by "
@@ -87,7 +96,7 @@ RULES = (
          "arguments passing a declared one are left out, changed only paths the port does not have: not-carried. "
          "Applies when the port's parameters are all upstream's by name.",
          "-    aux_ptr += row\n+    if RETURN_AUX == _TRUE:\n+        aux_ptr += row",
-         "classifier.rules.branches.same_for_port_parameters, classifier.verdicts.SymbolClassifier._lacked_branches"),
+         "classifier.rules.branches.same_for_port_parameters, classifier.rules.branches.BranchRules._lacked_branches"),
     Rule("declared-flag-off", ("NOT_APPLICABLE",),
          "A C/C++ definition whose tokens are the same before and after once each parameter or template parameter "
          "the tree declares not carried is read as false and the boolean expressions it decides are folded "
@@ -101,7 +110,7 @@ RULES = (
          "that reads `NAME` is declared not carried (or none reads it) and the definition itself never reads it, "
          "changed only what feeds code the port does not carry: not-carried.",
          "-        ctx.eps = eps   (only the not-carried backward reads ctx.eps)",
-         "classifier.rules.branches.stored_attributes, classifier.verdicts.SymbolClassifier._stores_for_not_carried"),
+         "classifier.rules.branches.stored_attributes, classifier.rules.branches.BranchRules._stores_for_not_carried"),
 )
 
 _DEFINE = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)", re.MULTILINE)
@@ -574,3 +583,68 @@ def same_without_stores(before, after, names: set[str], parameters: set[str] = f
             return None
         return comment_free_tokens(node, expand=expand)
     return tokens(before) == tokens(after)
+
+
+class BranchRules:
+    """The branch rules, as methods of the verdict table (``verdicts.SymbolClassifier``)."""
+
+    def _stores_for_not_carried(self, symbol: TouchedSymbol) -> tuple[list[str], list[str]] | None:
+        """``(attributes, their readers)`` when the definition changed only statements storing attributes on its
+        first parameter that only definitions declared not carried read (``not-carried-reader``); else None."""
+        if symbol.change != "modified" or language_for_path(symbol.path) != "python":
+            return None
+        before = self._definition(symbol.old_blob, symbol.old_path or symbol.path, symbol.qualified_name,
+                                  symbol.old_lines)
+        after = self._definition(symbol.new_blob, symbol.path, symbol.qualified_name, symbol.new_lines)
+        if before is None or after is None or before.node is None or after.node is None:
+            return None
+        names = stored_attributes(before.node) | stored_attributes(after.node)
+        if not names:
+            return None
+        readers: dict[str, set[str]] = {name: set() for name in names}
+        for blob, path in ((symbol.old_blob, symbol.old_path or symbol.path), (symbol.new_blob, symbol.path)):
+            table = self._table(blob, path)
+            if table is None or table.fallback:
+                return None
+            for other in table.definitions:
+                if other.qualified_name == symbol.qualified_name or other.node is None \
+                        or symbol.qualified_name.startswith(other.qualified_name + "."):
+                    continue  # itself, or a class around it (its methods are read one by one)
+                words = set(re.findall(r"\.\s*([A-Za-z_]\w*)", other.node.text.decode("utf-8", errors="replace")))
+                for name in names & words:
+                    readers[name].add(other.qualified_name)
+        paths = {symbol.path, symbol.old_path or symbol.path}
+        kept = {name for name, found in readers.items() if all(
+            any(not a.param for a in self.index.not_carried_for(self.upstream, paths, q.split(".")[-1], q))
+            for q in found)}
+        carried = stored_only_parameters(before.node, after.node, kept) if kept else set()
+        if not kept or not same_without_stores(before.node, after.node, kept, carried):
+            return None
+        return sorted(kept), sorted(set().union(*(readers[n] for n in kept)))
+
+    def _lacked_branches(self, entry, symbol: TouchedSymbol, new: Signature, definition,
+                         param_scope: set[str]) -> list[str]:
+        """The parameters (as upstream writes them) that ``lacked-branch`` sets aside, when the definition
+        is the same before and after for a port lacking them (``portq.classifier.rules.branches``); else
+        empty. A parameter new in this commit that one of its launches passes is an input upstream now
+        uses, not a default: the parameter rules judge it."""
+        if symbol.change != "modified" or language_for_path(symbol.path) != "python" \
+                or definition.signature is None or definition.signature.language != "python":
+            return []
+        tables = (self._table(symbol.old_blob, symbol.old_path or symbol.path), self._table(symbol.new_blob, symbol.path))
+        before = self._definition(symbol.old_blob, symbol.old_path or symbol.path, symbol.qualified_name,
+                                  symbol.old_lines)
+        after = self._definition(symbol.new_blob, symbol.path, symbol.qualified_name, symbol.new_lines)
+        if before is None or after is None or before.node is None or after.node is None \
+                or any(t is None or t.tree is None for t in tables):
+            return []
+        port_names = {p.normalised for p in definition.signature.params if p.normalised not in ("self", "ctx")}
+        lacked = lacked_parameters(before.node, after.node, port_names, _scope_names(param_scope))
+        added = set(parameter_defaults(after.node)) - set(parameter_defaults(before.node))
+        if lacked and any(self._derivation(entry, symbol, new, name) is not None for name in added & set(lacked)):
+            return []
+        if not lacked or not same_for_port_parameters(
+                before.node, after.node, lacked, tuple(module_constants(t.tree.root_node) for t in tables)):
+            return []
+        changed = {normalise_name(t) for t in set(comment_free_tokens(before.node)) ^ set(comment_free_tokens(after.node))}
+        return sorted(lacked, key=lambda name: (name not in changed, name))

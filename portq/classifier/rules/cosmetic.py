@@ -3,15 +3,27 @@
 Each is a proof, not a guess: equal tokens, an equal Python AST, a
 consistent renaming, or imports that bind the same names. Any of them
 gives NOT_APPLICABLE/cosmetic; failing every proof, the change is compared.
+
+The code: the proofs on syntax trees that locals were renamed consistently
+(``renamed_locals``, ``alpha_tokens``) and which names a change of module-level
+imports makes resolve differently (``rebound_names``). It reads the syntax
+trees handed to it; it reads no git, imports no verdict table and never names a
+corpus symbol, path or commit.
 """
 
+from __future__ import annotations
+
+from dataclasses import dataclass
+
 from portq.classifier.rules import Rule
+from portq.language.memo import STRINGS, per_definition
+from portq.language.signatures import comment_free_tokens, definition_tokens, node_text, nodes_of, normalise_name
 
 RULES = (
     Rule("cosmetic-comments", ("NOT_APPLICABLE",),
          "Changed lines outside definitions that are only comments or blank change nothing ported.",
          "-# TODO: tune\n+# Tuned on MI300",
-         "classifier.verdicts.SymbolClassifier._container"),
+         "classifier.rules.attribution.AttributionRules._container"),
     Rule("cosmetic-tokens", ("NOT_APPLICABLE",),
          "A ported definition whose tokens, comments dropped, are identical before and after is unchanged.",
          "-    x = a+b  # sum\n+    x = a+b",
@@ -19,13 +31,253 @@ RULES = (
     Rule("cosmetic-renaming", ("NOT_APPLICABLE",),
          "A definition that differs only by a consistent renaming of its locals is unchanged.",
          "-    acc = tl.zeros(...)\n+    accumulator = tl.zeros(...)  (every use renamed alike)",
-         "classifier.verdicts.SymbolClassifier._against_port, classifier.deltas.renamed_locals"),
+         "classifier.verdicts.SymbolClassifier._against_port, classifier.rules.cosmetic.renamed_locals"),
     Rule("cosmetic-ast", ("NOT_APPLICABLE",),
          "A Python definition (or class body) with the same AST before and after changed only its formatting.",
          "-    return f(a,\n-             b)\n+    return f(a, b)",
-         "classifier.verdicts.SymbolClassifier._against_port, ._container"),
+         "classifier.verdicts.SymbolClassifier._against_port, "
+         "classifier.rules.attribution.AttributionRules._container"),
     Rule("cosmetic-imports", ("NOT_APPLICABLE",),
          "Changed import statements that bind the same names to the same modules change nothing.",
          "-from .a import x, y\n+from .a import y, x",
-         "classifier.verdicts.SymbolClassifier._import_change"),
+         "classifier.rules.attribution.AttributionRules._import_change"),
 )
+
+
+# --- semantic no-ops: renamed locals ---------------------------------------------
+
+
+_PY_TARGET_PARENTS = {
+    "assignment": "left", "augmented_assignment": "left", "for_statement": "left",
+    "for_in_clause": "left", "named_expression": "name", "as_pattern_target": None,
+}
+
+
+def _walk(node):
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(reversed(current.children))
+
+
+def _python_parameters(function) -> set[str]:
+    names: set[str] = set()
+    params = function.child_by_field_name("parameters") if function is not None else None
+    if params is None:
+        return names
+    for child in params.named_children:
+        if child.type == "identifier":
+            names.add(node_text(child))
+            continue
+        name = child.child_by_field_name("name")
+        if name is None:
+            name = next((c for c in child.named_children if c.type == "identifier"), None)
+        if name is not None:
+            names.add(node_text(name))
+    return names
+
+
+def _target_identifiers(target) -> list:
+    """Identifiers a Python assignment target binds (not attributes or subscripts)."""
+    found = []
+    for node in _walk(target):
+        if node.type != "identifier":
+            continue
+        parent = node.parent
+        inside = False
+        while parent is not None and parent.id != target.id:
+            if parent.type in ("attribute", "subscript", "call"):
+                inside = True
+                break
+            parent = parent.parent
+        if not inside:
+            found.append(node)
+    if target.type == "identifier":
+        found = [target]
+    return found
+
+
+def _function_node(node):
+    if node.type == "decorated_definition":
+        return node.child_by_field_name("definition")
+    if node.type == "template_declaration":
+        return next((c for c in node.named_children if c.type == "function_definition"), node)
+    return node
+
+
+_PY_LOCAL_BINDERS = ("global_statement", "nonlocal_statement", *_PY_TARGET_PARENTS)
+
+
+_CPP_LOCAL_BINDERS = ("init_declarator", "declaration", "for_range_loop")
+
+
+def local_names(node, language: str) -> set[str]:
+    """Names a definition binds as its own locals (not parameters, globals or fields)."""
+    function = _function_node(node)
+    names: set[str] = set()
+    if language == "python":
+        declared_outer: set[str] = set()
+        for current in nodes_of(function, _PY_LOCAL_BINDERS, "python"):
+            if current.type in ("global_statement", "nonlocal_statement"):
+                declared_outer |= {node_text(c) for c in current.named_children if c.type == "identifier"}
+            field = _PY_TARGET_PARENTS.get(current.type, "")
+            if field == "" or current.type == "as_pattern_target":
+                if current.type == "as_pattern_target":
+                    names |= {node_text(i) for i in _target_identifiers(current)}
+                continue
+            target = current.child_by_field_name(field) if field else None
+            if target is not None:
+                names |= {node_text(i) for i in _target_identifiers(target)}
+        return names - _python_parameters(function) - declared_outer
+    body = function.child_by_field_name("body")
+    if body is None:
+        return names
+    for current in nodes_of(body, _CPP_LOCAL_BINDERS, "cpp"):
+        if current.type in _CPP_LOCAL_BINDERS:
+            declarator = current.child_by_field_name("declarator")
+            while declarator is not None and declarator.type != "identifier":
+                inner = declarator.child_by_field_name("declarator")
+                if inner is None:
+                    inner = next((c for c in declarator.named_children if c.type == "identifier"), None)
+                declarator = inner
+            if declarator is not None:
+                names.add(node_text(declarator))
+    return names
+
+
+def _is_name_use(node, language: str) -> bool:
+    """An identifier leaf that names a variable (not an attribute or a keyword argument's name)."""
+    if node.type != "identifier":
+        return False
+    parent = node.parent
+    if parent is None:
+        return True
+    if language == "python":
+        if parent.type == "attribute" and parent.child_by_field_name("attribute") == node:
+            return False
+        if parent.type == "keyword_argument" and parent.child_by_field_name("name") == node:
+            return False
+    return True
+
+
+@per_definition("alpha-tokens", STRINGS)
+def alpha_tokens(node, language: str) -> list[str]:
+    """The definition's tokens without comments, with each local renamed to
+    its order of first appearance: two definitions that differ only by a
+    consistent renaming of locals (unused ones included) give equal lists."""
+    locals_ = local_names(node, language)
+    placeholders: dict[str, str] = {}
+
+    def spell(leaf) -> str:
+        text = node_text(leaf)
+        if text in locals_ and _is_name_use(leaf, language):
+            return placeholders.setdefault(text, f"\x00{len(placeholders)}")
+        return text
+
+    return comment_free_tokens(node, spell=spell)
+
+
+def _parameter_name(parameter) -> str | None:
+    if parameter.type == "identifier":
+        return normalise_name(node_text(parameter))
+    name = parameter.child_by_field_name("name") or next(
+        (c for c in parameter.named_children if c.type == "identifier"), None)
+    return normalise_name(node_text(name)) if name is not None else None
+
+
+def renamed_locals(old_node, new_node, language: str) -> list[tuple[str, str]] | None:
+    """The (old, new) local renamings that make the two definitions equal, or
+    None when they differ by more than a consistent renaming of locals."""
+    if alpha_tokens(old_node, language) != alpha_tokens(new_node, language):
+        return None
+    old_tokens, new_tokens = definition_tokens(old_node), definition_tokens(new_node)
+    pairs = sorted({(a, b) for a, b in zip(old_tokens, new_tokens) if a != b})
+    return pairs
+
+
+# --- what module-level imports bind ---------------------------------------------
+
+
+@dataclass(frozen=True)
+class Binding:
+    name: str  # the name the module binds
+    target: str  # the dotted thing it resolves to
+    line: int
+
+
+def import_bindings(root) -> dict[str, Binding]:
+    """Module-level names bound by Python import statements, with what they
+    resolve to: ``import a.b.c as c`` and ``from a.b import c`` both bind
+    ``c`` to ``a.b.c``. Imports inside functions and classes are not module bindings."""
+    bindings: dict[str, Binding] = {}
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.type in ("function_definition", "class_definition", "decorated_definition"):
+            continue
+        if node.type == "import_statement":
+            for child in node.named_children:
+                if child.type == "aliased_import":
+                    target = node_text(child.child_by_field_name("name"))
+                    alias = node_text(child.child_by_field_name("alias"))
+                    bindings[alias] = Binding(alias, target, node.start_point[0] + 1)
+                elif child.type == "dotted_name":
+                    target = node_text(child)
+                    head = target.split(".")[0]
+                    bindings[head] = Binding(head, head, node.start_point[0] + 1)
+                    if "." in target:  # importing a submodule also loads it as an attribute
+                        bindings[target] = Binding(target, target, node.start_point[0] + 1)
+            continue
+        if node.type == "import_from_statement":
+            module = node.child_by_field_name("module_name")
+            base = node_text(module) if module is not None else ""
+            for child in node.named_children:
+                if module is not None and child.id == module.id:
+                    continue
+                if child.type == "aliased_import":
+                    target = node_text(child.child_by_field_name("name"))
+                    alias = node_text(child.child_by_field_name("alias"))
+                elif child.type == "dotted_name":
+                    target = alias = node_text(child)
+                elif child.type == "wildcard_import":
+                    target = alias = "*"
+                else:
+                    continue
+                full = f"{base}.{target}" if not base.endswith(".") else f"{base}{target}"
+                bindings[alias] = Binding(alias, full, node.start_point[0] + 1)
+            continue
+        stack.extend(node.children)
+    return bindings
+
+
+def import_lines(root) -> set[int]:
+    """1-based lines covered by module-level import statements."""
+    lines: set[int] = set()
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.type in ("function_definition", "class_definition", "decorated_definition"):
+            continue
+        if node.type in ("import_statement", "import_from_statement", "future_import_statement"):
+            lines |= set(range(node.start_point[0] + 1, node.end_point[0] + 2))
+            continue
+        stack.extend(node.children)
+    return lines
+
+
+def rebound_names(old_root, new_root, moved: dict[str, str] | None = None) -> list[str]:
+    """Module-level names whose import binding differs between the two trees.
+
+    ``moved`` maps a dotted module to the one it was renamed to, unchanged
+    (a file move): an import that follows the move still binds the same code."""
+    old, new = import_bindings(old_root), import_bindings(new_root)
+
+    def target(bindings, name):
+        found = bindings[name].target if name in bindings else None
+        for before, after in (moved or {}).items():
+            if found is not None and (found == before or found.startswith(before + ".")):
+                return after + found[len(before):]
+        return found
+
+    return sorted(n for n in set(old) | set(new) if target(old, n) != target(new, n))

@@ -3,34 +3,214 @@
 A gap is REAL_GAP only when non-test code in the tree calls the port
 (``caller-reachability``); otherwise INERT. A body change no structural
 rule explains needs a reader, never NOT_APPLICABLE.
+
+The code: ``DefinitionRules`` holds the methods of the verdict table
+(``portq.classifier.verdicts.SymbolClassifier``, which is built from it) that
+apply these rules and turns the comparison's ``Delta`` items into a verdict. It
+reads the in-tree index and the upstream side through the table it is part of;
+it must not import the verdict table or anything after it, and a rule never
+names a corpus symbol, path or commit.
 """
 
+from __future__ import annotations
+
+from portq.classifier.delta import Delta, Status
+from portq.classifier.reading import _anchor_evidence, _caller_evidence, _kind_class
 from portq.classifier.rules import Rule
+from portq.classifier.rules.parameters import (_first_line_quote, _out_param_evidence, _returned_instead,
+                                               _upstream_param_evidence)
+from portq.classifier.rules.scope import _scope_names
+from portq.core.evidence import Evidence, Kind
+from portq.core.model import IN_SYNC, INERT, NEEDS_REVIEW, NOT_APPLICABLE, REAL_GAP, SymbolVerdict
+from portq.tree.file_records import Port
+from portq.tree.reachability import Callers
 
 RULES = (
     Rule("added-definition", ("IN_SYNC", "NEEDS_REVIEW"),
          "A definition new upstream that the tree already ports is in sync when the port takes every runtime "
          "parameter (out-parameters returned and declared-out-of-scope ones aside); one lacking any needs review.",
          "+def k(x, n, stride):  (the tree's port k(x, n) is anchored to it)",
-         "classifier.verdicts.SymbolClassifier._added"),
+         "classifier.rules.definitions.DefinitionRules._added"),
     Rule("removed-definition", ("NEEDS_REVIEW",),
          "A ported definition upstream deleted without a same-kind replacement of a related name needs a reader "
          "to decide whether the port goes too.",
          "-def k(x): ...  (the port still defines it)",
-         "classifier.verdicts.SymbolClassifier._removed"),
+         "classifier.rules.definitions.DefinitionRules._removed"),
     Rule("renamed-definition", ("IN_SYNC", "REAL_GAP", "INERT"),
          "A ported definition renamed upstream is in sync when the new name is ported already, else the port is "
          "behind (it still carries the old name).",
          "-def k_v1(x): ...\n+def k_v2(x): ...",
-         "classifier.verdicts.SymbolClassifier._removed"),
+         "classifier.rules.definitions.DefinitionRules._removed"),
     Rule("body-change", ("NEEDS_REVIEW",),
          "A ported definition that changed with no parameter or launch delta (besides declared scope) changed in "
          "its body: a reviewer compares the bodies; never NOT_APPLICABLE.",
          "-    y = x * s\n+    y = x * s + bias",
-         "classifier.verdicts.SymbolClassifier._from_items"),
+         "classifier.rules.definitions.DefinitionRules._from_items"),
     Rule("caller-reachability", ("REAL_GAP", "INERT"),
          "A port behind upstream is REAL_GAP when non-test code in the tree calls it (directly or through ported "
          "wrappers), INERT when only tests call it or nothing does.",
          "the port of k behind upstream; engine/run.py calls k  → REAL_GAP",
-         "classifier.verdicts.SymbolClassifier._gap, tree.reachability"),
+         "classifier.rules.definitions.DefinitionRules._gap, tree.reachability"),
 )
+
+
+class DefinitionRules:
+    """The definition rules, as methods of the verdict table (``verdicts.SymbolClassifier``)."""
+
+    def _from_items(self, entry, symbol, old, new, port, items: list[Delta], evidence) -> SymbolVerdict:
+        definition = port.definition
+        behind = [i for i in items if i.status is Status.BEHIND]
+        undecided = [i for i in items if i.status is Status.UNDECIDED]
+        synced = [i for i in items if i.status is Status.SYNC]
+        scoped = [i for i in items if i.status is Status.NOT_CARRIED]
+        for item in items:
+            evidence.extend(item.evidence)
+        if behind:
+            return self._gap(symbol, port, behind, evidence)
+        if undecided:
+            return self._base(_item_rules(undecided), 
+                symbol, NEEDS_REVIEW, None, undecided[0].layer,
+                f"{undecided[0].message}; the structural comparison cannot place the port, so it needs "
+                "review rather than IN_SYNC",
+                evidence,
+            )
+        if synced:
+            layer = "launch" if any(i.layer == "launch" for i in synced) else "signature"
+            return self._base(_item_rules(synced), 
+                symbol, IN_SYNC, None, layer,
+                f"the port at {definition.cite} already has the new shape ({synced[0].message}), so IN_SYNC "
+                "rather than a gap",
+                evidence,
+            )
+        if scoped and self._changes_only_mention(entry, symbol, {s.message for s in scoped}):
+            return self._base("declared-scope", 
+                symbol, NOT_APPLICABLE, "not-carried", "signature",
+                f"every change to {symbol.name} concerns {', '.join(sorted({s.message for s in scoped}))}, "
+                "which the tree declares not carried, so not-carried rather than NEEDS_REVIEW",
+                evidence,
+            )
+        language_note = "" if old.language == definition.language else " (cross-language port)"
+        besides = f" besides {', '.join(sorted({s.message for s in scoped}))}, which the tree declares not carried" \
+            if scoped else ""
+        return self._base("body-change", 
+            symbol, NEEDS_REVIEW, None, "body",
+            f"{symbol.name} changed in its body, with no parameter or launch delta{besides}{language_note}, so "
+            "a reviewer must compare the bodies; a body change on a ported symbol is never NOT_APPLICABLE",
+            evidence + [Evidence(kind=Kind.BODY, message="body-only change on a ported symbol", side="tree",
+                                 path=definition.file, line=definition.start_line,
+                                 quote=_first_line_quote(definition, definition.signature),
+                                 symbol=definition.qualified_name)],
+        )
+
+    def _gap(self, symbol, port: Port, behind: list[Delta], evidence) -> SymbolVerdict:
+        definition = port.definition
+        callers: Callers = self.index.reachability.callers(definition.name, definition.file, definition.qualified_name)
+        behind = sorted(behind, key=lambda i: not i.geometry)
+        what = "; ".join(i.message for i in behind[:3])
+        layer = behind[0].layer
+        if callers.non_test:
+            caller = callers.non_test[0]
+            through = f" (through {callers.through[0]})" if callers.through else ""
+            bound = ("reach-bound-names",) if callers.bound else ()
+            return self._base((*_item_rules(behind), "caller-reachability", *bound), 
+                symbol, REAL_GAP, None, layer,
+                f"the port at {definition.cite} still has the old shape ({what}) and non-test code calls it at "
+                f"{caller.cite}{through}, so REAL_GAP rather than INERT",
+                evidence + [_caller_evidence(caller, "non-test caller", test=False)],
+            )
+        found = callers.test[:3]
+        return self._base((*_item_rules(behind), "caller-reachability"), 
+            symbol, INERT, None, layer,
+            f"the port at {definition.cite} still has the old shape ({what}) but "
+            + (f"only tests call it ({', '.join(c.cite for c in found)})" if found else "nothing in-tree calls it")
+            + ", so INERT rather than REAL_GAP",
+            evidence + [_caller_evidence(c, "test caller", test=True) for c in found]
+            + ([] if found else [Evidence(kind=Kind.CALLER, message="no caller found in the tree", side="tree",
+                                          path=definition.file, line=definition.start_line)]),
+        )
+
+    def _removed(self, entry, symbol, old, port: Port, evidence) -> SymbolVerdict:
+        """Upstream deleted or renamed a ported definition."""
+        replacement = next(
+            (s for s in entry.symbols if s.change == "added" and s.path == symbol.path
+             and _kind_class(s.kind) == _kind_class(symbol.kind)
+             and (s.name.startswith(symbol.name) or symbol.name.startswith(s.name))),
+            None,
+        )
+        definition = port.definition
+        tree_evidence = Evidence(kind=Kind.TREE_DEFINITION, message=f"the port still defines {definition.qualified_name}",
+                                 side="tree", path=definition.file, line=definition.start_line,
+                                 quote=_first_line_quote(definition, definition.signature), symbol=definition.name)
+        if replacement is None:
+            return self._base("removed-definition", 
+                symbol, NEEDS_REVIEW, None, "signature",
+                f"upstream deleted {symbol.name} without a same-named replacement while {definition.cite} still "
+                "ports it, so a reviewer must decide whether the port goes too",
+                evidence + [tree_evidence],
+            )
+        successors = self.index.ports_for(self.upstream, {replacement.path}, replacement.name, replacement.qualified_name)
+        if successors:
+            successor = successors[0]
+            return self._base("renamed-definition", 
+                symbol, IN_SYNC, None, "signature",
+                f"upstream renamed {symbol.name} to {replacement.name} and {successor.definition.cite} already "
+                "ports the new name, so IN_SYNC rather than a gap",
+                evidence + [_anchor_evidence(successor.anchor, f"ports {replacement.name}")],
+            )
+        item = Delta("behind", "signature",
+                     f"upstream renamed {symbol.name} to {replacement.name}; the port still carries {symbol.name}",
+                     [tree_evidence], rule="renamed-definition")
+        return self._gap(symbol, port, [item], evidence + [tree_evidence])
+
+    def _added(self, entry, symbol, new, port: Port, evidence, param_scope: set[str]) -> SymbolVerdict:
+        """A new upstream definition the tree already anchors (the tree is ahead).
+        Parameters declared not carried, and C++ out-parameters whose every
+        field the port returns, are not missing."""
+        definition = port.definition
+        if new is None:
+            return self._base("parse-failure", symbol, NEEDS_REVIEW, None, "fallback",
+                              f"{symbol.name} could not be parsed upstream, so it needs review", evidence)
+        scope = _scope_names(param_scope)
+        absent = [p for p in new.runtime_param_names if definition.signature.param(p) is None]
+        returned = [p for p in absent if _returned_instead(new, definition.signature, p)]
+        scoped = [p for p in absent if p in scope]
+        missing = [p for p in absent if p not in returned and p not in scoped]
+        evidence = evidence + [_out_param_evidence(new, definition.signature, p) for p in returned] + [
+            _upstream_param_evidence(new, p, "upstream-new", Kind.PARAM_NOT_CARRIED, f"{p} is declared not carried")
+            for p in scoped]
+        if missing:
+            return self._base("added-definition", 
+                symbol, NEEDS_REVIEW, None, "signature",
+                f"{symbol.name} is new upstream and {definition.cite} ports it but lacks {', '.join(missing[:4])}, "
+                "so it needs review rather than IN_SYNC",
+                evidence,
+            )
+        notes = [f"returns {', '.join(new.out_params[p])} instead of out-parameter {p}" for p in returned]
+        notes += [f"declares {p} not carried" for p in scoped]
+        # What the claim rests on is computed: the runtime parameters are all
+        # there; constexpr ones the port does not take are listed, never
+        # glossed over as "every parameter".
+        unmatched = [p.normalised for p in new.params if p.constexpr and definition.signature.param(p.normalised) is None
+                     and p.normalised not in scope]
+        runtime = len(new.runtime_param_names)
+        if unmatched:
+            evidence = evidence + [Evidence(
+                kind=Kind.TREE_SIGNATURE, side="tree", path=definition.file, line=definition.start_line,
+                quote=_first_line_quote(definition, definition.signature), symbol=definition.qualified_name,
+                message=f"the port takes no constexpr {', '.join(unmatched[:6])} of upstream's {symbol.name}",
+                subject=", ".join(unmatched))]
+        claim = f"every one of its {runtime} runtime parameters" if runtime else "its interface (no runtime parameters)"
+        if unmatched:
+            claim += f", though not its constexpr {', '.join(unmatched[:4])}{' …' if len(unmatched) > 4 else ''}" \
+                     " (how upstream specialises it)"
+        return self._base("added-definition", 
+            symbol, IN_SYNC, None, "signature",
+            f"{symbol.name} is new upstream and {definition.cite} already ports it with {claim}"
+            + (f" (it {'; '.join(notes)})" if notes else "") + ", so IN_SYNC",
+            evidence,
+        )
+
+
+def _item_rules(items: list[Delta]) -> tuple[str, ...]:
+    """The ids of the rules that placed ``items``, in order, without repeats."""
+    return tuple(dict.fromkeys(item.rule for item in items))

@@ -34,7 +34,8 @@ RULES = (
          "named as the flag without its boolean prefix (`Is_causal` → `causal`), one upstream's old definition did "
          "not have: IN_SYNC.",
          "-template<typename T>\n+template<typename T, bool Is_causal>   (the port takes causal)",
-         "classifier.rules.equivalence.port_input_for_flag, classifier.deltas._cross_language_constexpr_items"),
+         "classifier.rules.equivalence.port_input_for_flag, "
+         "classifier.rules.parameters._cross_language_constexpr_items"),
 )
 
 _FLAG_PREFIXES = ("is_", "has_", "use_", "enable_", "with_")

@@ -38,18 +38,25 @@ Example diffs (each NOT_APPLICABLE/cosmetic)::
     +__forceinline__ __device__ float f(float x) { static constexpr int k = 4; ... }
 
 This module states the rules and holds the comparisons they make on syntax
-trees and source text; it reads no git, no tree index and no verdict table,
-and it never names a corpus symbol, path or commit.
+trees and source text (``FormRules``, a part of the verdict table
+``portq.classifier.verdicts.SymbolClassifier``, asks them of a modified
+definition, reading the port's own file through the table for
+``default-build``); the comparisons read no git and no tree index, the
+module imports no verdict table, and no rule names a corpus symbol, path or
+commit.
 """
 
 from __future__ import annotations
 
 import ast
+import re
 import textwrap
 
-from portq.classifier.rules import Rule
+from portq.classifier.rules import Rule, branches
+from portq.core.model import TouchedSymbol
 from portq.language.memo import TEXT_OR_NONE, content_digest, per_text
 from portq.language.signatures import comment_free_tokens
+from portq.language.symbols import language_for_path
 
 RULES = (
     Rule("cosmetic-annotations", ("NOT_APPLICABLE",),
@@ -59,7 +66,7 @@ RULES = (
          "class body decides how a value binds and is kept.",
          "-_ONE = tl.constexpr(1)\n+_ONE: tl.constexpr = tl.constexpr(1)",
          "classifier.rules.form.same_without_annotations, classifier.verdicts.SymbolClassifier._against_port, "
-         "._container"),
+         "classifier.rules.attribution.AttributionRules._container"),
     Rule("cosmetic-qualifiers", ("NOT_APPLICABLE",),
          "A C/C++ definition whose tokens are the same before and after once `inline`, `__forceinline__`, "
          "`__grid_constant__`, `const`, `static` beside `constexpr` and the `constexpr` of `if constexpr` are "
@@ -70,20 +77,20 @@ RULES = (
          "A change to a file's mode alone (the same blob before and after, `chmod +x`) changes no line of any "
          "definition: NOT_APPLICABLE/cosmetic, never a parse failure.",
          "old mode 100644\nnew mode 100755  (no content change)",
-         "classifier.rules.form.mode_only, classifier.verdicts.SymbolClassifier._container"),
+         "classifier.rules.form.mode_only, classifier.rules.attribution.AttributionRules._container"),
     Rule("guarded-store", ("NOT_APPLICABLE",),
          "A Python definition whose tokens are the same before and after once each `if C:` holding only stores "
          "`X = e` (e calling nothing, C's names never assigned, every other use of X under an `if` with the same "
          "condition) is replaced by its stores changed only where a store nobody else reads happens: cosmetic.",
          "-    aux_ptr += row\n+    if RETURN_AUX:\n+        aux_ptr += row   (aux_ptr is used only under `if RETURN_AUX:`)",
-         "classifier.rules.form.same_with_guards_unwrapped, classifier.verdicts.SymbolClassifier._form_only"),
+         "classifier.rules.form.same_with_guards_unwrapped, classifier.rules.form.FormRules._form_only"),
     Rule("member-lines", ("NOT_APPLICABLE",),
          "A class body's changed lines that lie inside one of its methods (or another nested definition) are that "
          "definition's change, decided in its own right, and its docstring's lines compute nothing; when every "
          "changed code line of a class body is such a line, the class body itself changed nothing: "
          "NOT_APPLICABLE/cosmetic.",
          "+    def extra_repr(self):\n+        return f\"eps={self.eps}\"   (a new method nothing ports)",
-         "classifier.rules.form.outside_members, classifier.verdicts.SymbolClassifier._container"),
+         "classifier.rules.form.outside_members, classifier.rules.attribution.AttributionRules._container"),
 )
 
 # --- Python: annotations ------------------------------------------------------------
@@ -326,3 +333,41 @@ def same_without_qualifiers(before, after) -> bool:
     if before is None or after is None or before.has_error or after.has_error:
         return False
     return qualifier_free_tokens(before) == qualifier_free_tokens(after)
+
+
+class FormRules:
+    """The form rules, as a method of the verdict table (``verdicts.SymbolClassifier``)."""
+
+    def _form_only(self, symbol: TouchedSymbol, port=None) -> tuple[str, str] | None:
+        """``(rule id, what changed)`` when a modified definition changed only
+        its form (``portq.classifier.rules.form``): annotations in Python,
+        qualifiers in C/C++; None otherwise."""
+        language = language_for_path(symbol.path)
+        if symbol.change != "modified" or language not in ("python", "cpp"):
+            return None
+        before = self._definition(symbol.old_blob, symbol.old_path or symbol.path, symbol.qualified_name,
+                                  symbol.old_lines)
+        after = self._definition(symbol.new_blob, symbol.path, symbol.qualified_name, symbol.new_lines)
+        if before is None or after is None or before.node is None or after.node is None:
+            return None
+        if language == "python":
+            if same_without_annotations(definition_text(before.node), definition_text(after.node)):
+                return "cosmetic-annotations", "changed only its type annotations or docstring (the same program " \
+                                               "once they are erased)"
+            if same_with_guards_unwrapped(before.node, after.node):
+                return "guarded-store", "only moved stores under (or out of) the guard of their every reader " \
+                                        "(when the guard is false nothing reads them)"
+            return None
+        if same_without_qualifiers(before.node, after.node):
+            return "cosmetic-qualifiers", "changed only qualifiers that do not change what it computes (inline, " \
+                                          "static constexpr, const, __grid_constant__, if constexpr)"
+        tables = (self._table(symbol.old_blob, symbol.old_path or symbol.path), self._table(symbol.new_blob, symbol.path))
+        defined = branches.defined_macros(*(t.source for t in tables if t is not None))
+        own = self.index.source(port.file) if port is not None else None
+        if branches.same_in_default_build(before.node, after.node, defined) and not (own and any(
+                re.search(rb"\b" + re.escape(name.encode()) + rb"\b", own)
+                for name in branches.decided_macros(before.node, defined)
+                | branches.decided_macros(after.node, defined))):
+            return "default-build", "changed only code under a preprocessor flag no source of the file defines " \
+                                    "(the default build compiles the other branch)"
+        return None

@@ -9,9 +9,33 @@ package or run by torch through its class is still called
 (``reach-bound-names``); and what a ported definition reads at module level
 — aliases, flags, constants, import-time code, here or in a module it
 imports — is part of it (``module-level-use``).
+
+The code: ``IdentityRules`` holds the methods of the verdict table
+(``portq.classifier.verdicts.SymbolClassifier``, which is built from it) that
+apply these rules (the moves follow ``portq.classifier.moves``, the module
+surface ``portq.classifier.module_surface``). It reads the in-tree index and
+the upstream side through the table it is part of; it must not import the
+verdict table or anything after it, and a rule never names a corpus symbol,
+path or commit.
 """
 
-from portq.classifier.rules import Rule
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from pathlib import PurePosixPath
+
+from portq.classifier.module_surface import Imported, changed_bindings, import_time_statements, imported_from
+from portq.classifier.moves import extraction_only, follows_moves
+from portq.classifier.reading import (_IDENTIFIER, RangeFacts, _anchor_evidence, _changed_lines, _file_change,
+                                      _is_code_line, _unchanged_moves)
+from portq.classifier.rules import Rule, checked
+from portq.classifier.rules.cosmetic import import_lines, rebound_names
+from portq.core.evidence import Evidence, Kind
+from portq.core.model import NEEDS_REVIEW, NOT_APPLICABLE, EntryChanges, SymbolVerdict, TouchedSymbol
+from portq.language.symbols import language_for_path
+from portq.tree.anchors import PORTS
+from portq.tree.file_records import Port
 
 RULES = (
     Rule("moved-definition", ("NOT_APPLICABLE", "NEEDS_REVIEW", "REAL_GAP", "INERT", "IN_SYNC"),
@@ -21,7 +45,7 @@ RULES = (
          "later change to the carrier is decided against the anchor's port, never not-ported.",
          "-def _fwd(x_ptr, ...):\n+def _fwd_kernel(x_ptr, ...):   (same body; a later body change to _fwd_kernel is "
          "the port of _fwd's)",
-         "classifier.moves.follow_moves, classifier.verdicts.SymbolClassifier._moved"),
+         "classifier.moves.follow_moves, classifier.rules.identity.IdentityRules._moved"),
     Rule("module-level-use", ("NEEDS_REVIEW",),
          "A module-level alias, flag or constant is part of the surface of every ported definition that reads it, "
          "in its own file or through an import (absolute, relative, aliased, or the module itself): rebinding it "
@@ -29,12 +53,201 @@ RULES = (
          "needs review too.",
          "-exp = tl.exp\n+@triton.jit\n+def exp(x): return tl.exp(x.to(tl.float32))   (a ported kernel in "
          "another file does `from .utils import exp`)",
-         "classifier.module_surface, classifier.verdicts.SymbolClassifier._module_level_use"),
+         "classifier.module_surface, classifier.rules.identity.IdentityRules._module_level_use"),
     Rule("reach-bound-names", ("REAL_GAP",),
          "A port is reached under every name bound to it (import aliases, package re-exports, module-level "
          "bindings such as op = Function.apply) and through its class for the methods Python and torch run "
          "implicitly (forward/backward via Function.apply and Module.__call__, __init__, __call__): how a caller "
          "imports never turns REAL_GAP into INERT.",
          "# engine/loss.py: from kernels import xent as _x; _x.apply(logits)  → XentFunction.forward is reached",
-         "tree.reachability.Reachability.names_reaching, classifier.verdicts.SymbolClassifier._gap"),
+         "tree.reachability.Reachability.names_reaching, classifier.rules.definitions.DefinitionRules._gap"),
 )
+
+
+class IdentityRules:
+    """The identity rules, as methods of the verdict table (``verdicts.SymbolClassifier``)."""
+
+    def _moved(self, entry: EntryChanges, symbol: TouchedSymbol, paths: set[str], ports: list[Port],
+               facts: RangeFacts) -> SymbolVerdict | None:
+        """Rule ``moved-definition`` (``classifier.moves``): the move of an anchored body is shown and,
+        when the body is carried unchanged, is no change to the port; a later change to the carrier is
+        decided against the ports of what the anchor names."""
+        key = (symbol.old_path or symbol.path, symbol.qualified_name)
+        made = facts.moves.made_by(entry.position, key) if symbol.change == "removed" else None
+        if made is not None:
+            lost = [Evidence(kind=Kind.ANCHOR_LOST, message=made.lost, side="upstream-new", path=made.new[0],
+                             symbol=symbol.name, subject=made.new[1])]
+            lost += [replace(_anchor_evidence(p.anchor, f"{p.definition.qualified_name} ports {p.anchor.reference}"),
+                             subject=p.anchor.reference) for p in ports]
+            if made.exact:
+                return self._base("moved-definition", symbol, NOT_APPLICABLE, "cosmetic", "body",
+                                  f"upstream {made.how} {symbol.qualified_name} to {made.new[0]}::{made.new[1]} with the "
+                                  "same body, so the port follows it there: cosmetic rather than a gap (update the "
+                                  "anchor)", lost)
+            return self._base("moved-definition", symbol, NEEDS_REVIEW, None, "body",
+                              f"upstream {made.how} {symbol.qualified_name} to {made.new[0]}::{made.new[1]} and changed "
+                              "its body on the way, so a reviewer compares the new body with the port", lost)
+        into = facts.moves.made_into(entry.position, (symbol.path, symbol.qualified_name)) \
+            if symbol.change == "added" else None
+        if into is not None:
+            return self._base("moved-definition", symbol, NOT_APPLICABLE, "cosmetic", "body",
+                              f"{symbol.name} is where this commit {into.how} the ported {into.old[1]} "
+                              f"({into.old[0]}), so it is the port's code, not a coverage hole; the move itself is "
+                              "decided on the definition it left", [Evidence(
+                                  kind=Kind.COSMETIC, message=f"carries the body of {into.old[1]}", side="upstream-new",
+                                  path=symbol.path, symbol=symbol.name, subject=into.old[1])])
+        here = facts.moves.by_entry.get(entry.position, [])
+        extracted = next((m for m in here if m.old == key and m.how == "extracted"), None)
+        if extracted is not None and ports and extraction_only(
+                self._table(symbol.old_blob, symbol.old_path or symbol.path), self._table(symbol.new_blob, symbol.path),
+                self._table(next((s.new_blob for s in entry.symbols if (s.path, s.qualified_name) == extracted.new),
+                                 None), extracted.new[0]), extracted, here):
+            return self._base("moved-definition", symbol, NOT_APPLICABLE, "cosmetic", "body",
+                              f"{symbol.name}'s body moved unchanged into {extracted.new[0]}::{extracted.new[1]}, which it "
+                              "now calls (only the call and what is returned differ), so cosmetic rather than a change "
+                              "the port must follow; later changes to the helper are the port's",
+                              [Evidence(kind=Kind.COSMETIC, message=f"body extracted into {extracted.new[1]}",
+                                        side="upstream-new", path=extracted.new[0], symbol=symbol.name,
+                                        subject=extracted.new[1])])
+        if here and symbol.name == "<toplevel>" and self._imports_follow(entry, symbol, here):
+            return self._base("moved-definition", symbol, NOT_APPLICABLE, "cosmetic", "body",
+                              "the changed imports only follow definitions this commit moves ("
+                              + ", ".join(f"{m.old[1]} → {m.new[1]}" for m in here[:3]) + "), so cosmetic rather than "
+                              "a change to anything ported",
+                              [Evidence(kind=Kind.COSMETIC, message="imports follow moved definitions",
+                                        side="upstream-new", path=symbol.path, symbol=symbol.name)])
+        if here and ports and symbol.change == "modified" and follows_moves(
+                self._table(symbol.old_blob, symbol.old_path or symbol.path), self._table(symbol.new_blob, symbol.path),
+                symbol.qualified_name, here):
+            pairs = ", ".join(f"{m.old[1]} → {m.new[1]}" for m in here[:3])
+            return self._base("moved-definition", symbol, NOT_APPLICABLE, "cosmetic", "body",
+                              f"{symbol.name} changes only the names of definitions this commit moves ({pairs}), so "
+                              "cosmetic rather than a change the port must follow",
+                              [Evidence(kind=Kind.COSMETIC, message=f"follows moved definitions: {pairs}",
+                                        side="upstream-new", path=symbol.path, symbol=symbol.name)])
+        if ports or symbol.change == "removed":
+            return None
+        move = facts.moves.carrying((symbol.path, symbol.qualified_name), entry.position)
+        if move is None:
+            return None
+        origin_path, origin = move.origin
+        origin_paths = self._paths(TouchedSymbol(path=origin_path, name=origin, qualified_name=origin, kind="",
+                                                 language=None, change="modified"), facts)
+        bare = re.split(r"::|\.", origin)[-1]
+        since = f"since entry {move.position} ({move.sha[:10]}, {move.how} from {move.old[0]}::{move.old[1]})"
+        carried = self._ports(replace(symbol, path=origin_path, old_path=None, name=bare, qualified_name=origin),
+                              origin_paths)
+        if not carried:
+            declared = [a for a in self.index.not_carried_for(self.upstream, origin_paths, bare, origin) if not a.param]
+            if not declared:
+                return None
+            return self._base(("moved-definition", "declared-not-carried"), symbol, NOT_APPLICABLE, "not-carried",
+                              "provenance", f"{symbol.name} carries the body of {origin} {since}, which the tree "
+                              f"declares out of scope at {declared[0].cite}, so not-carried rather than not-ported",
+                              [_anchor_evidence(declared[0], "not-carried declaration")])
+        verdict = self._ported(entry, symbol, paths | origin_paths, carried)
+        verdict.rules = list(checked("moved-definition", *verdict.rules))
+        verdict.reason = f"{symbol.name} carries the body of the ported {origin} {since}; " + verdict.reason
+        return verdict
+
+    def _module_level_use(self, entry: EntryChanges, symbol: TouchedSymbol) -> SymbolVerdict | None:
+        """Rule ``module-level-use`` (``classifier.module_surface``): a module-level alias, flag or constant
+        rebound here is part of the surface of every ported definition that reads it — in this file or
+        through an import from it; import-time code changed in a file of copied (pinned) ports runs with
+        the copies. None when neither holds."""
+        if language_for_path(symbol.path) != "python":
+            return None
+        old_table = self._table(symbol.old_blob, symbol.old_path or symbol.path)
+        new_table = self._table(symbol.new_blob, symbol.path)
+        changed = changed_bindings(old_table, new_table, _unchanged_moves(entry))
+        ported = [a for a in self.index.anchors if a.kind == PORTS and a.upstream == self.upstream]
+        for path in sorted({a.path for a in ported}):
+            if path == symbol.path:
+                table, imported = new_table, Imported(names={n: n for n in changed})
+            else:
+                table = self._table(f"{entry.commit.sha}:{path}", path)
+                imported = imported_from(table, path, symbol.path)
+            if table is None or table.tree is None or not (imported.names or imported.modules):
+                continue
+            reads = {local: original for local, original in imported.names.items() if original in changed}
+            anchors = [a for a in ported if a.path == path]
+            for definition in table.definitions:
+                if not definition.node or not any(a.matches_name(definition.name, definition.qualified_name)
+                                                  for a in anchors):
+                    continue
+                text = definition.node.text.decode("utf-8", errors="replace")
+                words = set(_IDENTIFIER.findall(text))
+                used = next((original for local, original in sorted(reads.items()) if local in words
+                             and not self._metadata_only(definition, local, path)), None)
+                used = used or next((name for module in sorted(imported.modules) for name in sorted(changed)
+                                     if f"{module}.{name}" in text), None)
+                if used is None:
+                    continue
+                how = "in the same file" if path == symbol.path else f"in {path}, through its import of it"
+                return self._base("module-level-use", symbol, NEEDS_REVIEW, None, "body",
+                                  f"the change rebinds {symbol.path}'s module-level {used}, which the ported "
+                                  f"{definition.qualified_name} reads ({how}), so a reviewer must judge it rather "
+                                  "than NOT_APPLICABLE",
+                                  [Evidence(kind=Kind.TOPLEVEL, message=f"module-level {used} rebound, read by "
+                                            f"ported {definition.qualified_name}", side="upstream-new",
+                                            path=path, line=definition.start_line, symbol=definition.name,
+                                            subject=used)])
+        pinned = [a for a in ported if a.path == symbol.path and a.pin]
+        change = _file_change(entry, symbol)
+        if pinned and change is not None:
+            changed_lines = {line for side, line, _ in _changed_lines(change, symbol, old_table, new_table,
+                                                                      outside_definitions=True) if side == "new"}
+            statements = import_time_statements(new_table, changed_lines)
+            if statements:
+                line, quote = statements[0]
+                return self._base("module-level-use", symbol, NEEDS_REVIEW, None, "body",
+                                  f"the change adds import-time code to {symbol.path} ({quote}), which runs whenever "
+                                  f"the copied module is imported (its ports pin {pinned[0].pin[:10]}), so a reviewer "
+                                  "must judge it rather than NOT_APPLICABLE",
+                                  [Evidence(kind=Kind.TOPLEVEL, message="import-time code changed", side="upstream-new",
+                                            path=symbol.path, line=line, quote=quote, symbol=symbol.name)])
+        return None
+
+    def _imports_follow(self, entry: EntryChanges, symbol: TouchedSymbol, moves) -> bool:
+        """True when a file's changed lines outside definitions are all imports, and every name
+        they bind differently is the old or new name of a definition ``moves`` carried; for C/C++,
+        every changed line is an ``#include`` of a file the moves carried definitions from or to."""
+        if language_for_path(symbol.path) == "cpp":
+            change = _file_change(entry, symbol)
+            code = [text for _, _, text in _changed_lines(change, symbol, None, None, outside_definitions=True)
+                    if _is_code_line(text, symbol.path)]
+            files = {PurePosixPath(key[0]).name for m in moves for key in (m.old, m.new)}
+            included = [re.match(r'\s*#\s*include\s*[<"]([^>"]+)[>"]', text) for text in code]
+            return bool(code) and all(m is not None and PurePosixPath(m.group(1)).name in files for m in included)
+        if language_for_path(symbol.path) != "python":
+            return False
+        old_table = self._table(symbol.old_blob, symbol.old_path or symbol.path)
+        new_table = self._table(symbol.new_blob, symbol.path)
+        if old_table is None or new_table is None or old_table.tree is None or new_table.tree is None:
+            return False
+        change = _file_change(entry, symbol)
+        code = [(side, line) for side, line, text in _changed_lines(change, symbol, old_table, new_table,
+                                                                    outside_definitions=True)
+                if _is_code_line(text, symbol.path)]
+        lines = {"old": import_lines(old_table.tree.root_node), "new": import_lines(new_table.tree.root_node)}
+        if not code or not all(line in lines[side] for side, line in code):
+            return False
+        names = {re.split(r"::|\.", key[1])[-1] for m in moves for key in (m.old, m.new)}
+        rebound = rebound_names(old_table.tree.root_node, new_table.tree.root_node, _unchanged_moves(entry))
+        return bool(rebound) and all(name in names for name in rebound)
+
+    def _metadata_only(self, definition, word: str, path: str) -> bool:
+        """True when an upstream definition names ``word`` only in its decorators and no tree file
+        porting it names it (``@triton.jit(repr=word)``: metadata the port does not carry)."""
+        node = definition.node
+        inner = node.child_by_field_name("definition") if node.type == "decorated_definition" else node
+        decorated = node.type == "decorated_definition" or (node.parent is not None
+                                                            and node.parent.type == "decorated_definition")
+        if not decorated or inner is None or word in _IDENTIFIER.findall(inner.text.decode("utf-8", errors="replace")):
+            return False
+        ports = self.index.ports_for(self.upstream, {path}, definition.name, definition.qualified_name)
+        for file in {p.definition.file for p in ports}:
+            source = self.index.source(file)
+            if source is None or word in _IDENTIFIER.findall(source.decode("utf-8", errors="replace")):
+                return False
+        return bool(ports)

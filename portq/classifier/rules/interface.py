@@ -14,8 +14,10 @@ Example diff (IN_SYNC when the port lacks ``USE_BIAS``)::
     +def k(x_ptr, n, BLOCK: tl.constexpr, USE_BIAS: tl.constexpr = False):
 
 A constexpr the body reads, one without a default, or one a launch passes
-is an input: the parameter rules decide it. This module states the rule and
-picks the parameters from two signatures; it reads no git and no tree index,
+is an input: the parameter rules decide it. This module states the rule,
+picks the parameters from two signatures and (``InterfaceRules``, a part of
+the verdict table ``portq.classifier.verdicts.SymbolClassifier``) proves the
+rest unchanged; it reads no git and no tree index, imports no verdict table,
 and never names a corpus symbol, path or commit.
 """
 
@@ -24,6 +26,9 @@ from __future__ import annotations
 from typing import Callable
 
 from portq.classifier.rules import Rule
+from portq.classifier.rules.scope import scoped_tokens
+from portq.core.model import TouchedSymbol
+from portq.language.signatures import Signature
 
 RULES = (
     Rule("unused-constexpr", ("IN_SYNC",),
@@ -50,3 +55,25 @@ def unused_new_constexprs(old, new, port, passed: Callable[[str], bool]) -> list
     if len(unused) != len(added) or any(passed(name) for name in unused):
         return []
     return unused
+
+
+class InterfaceRules:
+    """The interface rule, as a method of the verdict table (``verdicts.SymbolClassifier``)."""
+
+    def _unused_interface(self, entry, symbol: TouchedSymbol, old: Signature, new: Signature,
+                          port: Signature) -> list[str]:
+        """The constexpr parameters ``unused-constexpr`` sets aside, when the new
+        definition without them has the old one's tokens; else empty."""
+        unused = unused_new_constexprs(
+            old, new, port, lambda name: self._derivation(entry, symbol, new, name) is not None)
+        if not unused:
+            return []
+        before = self._definition(symbol.old_blob, symbol.old_path or symbol.path, symbol.qualified_name,
+                                  symbol.old_lines)
+        after = self._definition(symbol.new_blob, symbol.path, symbol.qualified_name, symbol.new_lines)
+        if before is None or after is None or before.node is None or after.node is None \
+                or before.node.has_error or after.node.has_error:
+            return []
+        if scoped_tokens(before.node, set()) != scoped_tokens(after.node, set(unused)):
+            return []
+        return [new.param(name).name if new.param(name) else name for name in unused]

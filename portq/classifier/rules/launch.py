@@ -3,36 +3,779 @@
 Launches pair old with new by the arguments they share; grids compare as
 canonical expressions (locals resolved through their bindings, ``cdiv``
 forms one operator, the SM count one leaf), never as text.
+
+The code: the comparisons of launches and program ids against a port, each
+giving ``Delta`` items (``portq.classifier.delta``) that
+``portq.classifier.deltas.compare`` gathers. It reads the signatures handed to
+it and the in-tree index only to name what a port's launch binds to; it reads
+no git, imports no verdict table and never names a corpus symbol, path or
+commit.
 """
 
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from portq.classifier.delta import Delta, Status, _ruled
 from portq.classifier.rules import Rule
+from portq.classifier.rules.parameters import _derivation_evidence, _derivation_words
+from portq.core.evidence import Evidence, Kind, Location, Side
+from portq.language.signatures import (UNRESOLVED, Signature, bare_name, bind_arguments, normalise_kernel_name,
+                                       normalise_name)
+from portq.language.symbols import KIND_CUDA_KERNEL, KIND_TRITON_KERNEL
+
+if TYPE_CHECKING:
+    from portq.tree.tree_index import TreeIndex
 
 RULES = (
     Rule("launch-kernel", ("REAL_GAP", "INERT", "IN_SYNC", "NEEDS_REVIEW"),
          "A kernel upstream now launches (or stopped launching) that the port does not (or still does) leaves it "
          "behind; a kernel replaced in place with the same grid and only derived arguments added is for a reader.",
          "-    old_k[grid](x, n)\n+    new_k[grid](x, n, BLOCK=64)",
-         "classifier.deltas._launch_items, ._new_kernel_grid_item"),
+         "classifier.rules.launch._launch_items, ._new_kernel_grid_item"),
     Rule("launch-geometry", ("REAL_GAP", "INERT", "IN_SYNC", "NEEDS_REVIEW"),
          "A paired launch whose grid, block, `num_warps` or `num_stages` changed, compared as canonical "
          "expressions against the port's launch: behind when the port keeps the old form, in sync when it has "
          "the new one, for a reader when neither.",
          "-dim3 grid((n + 255) / 256)\n+dim3 grid(std::min((n + 255) / 256, 4 * num_sms))",
-         "classifier.deltas._geometry_items, ._grid_item, ._grid_form_item"),
+         "classifier.rules.launch._geometry_items, ._grid_item, ._grid_form_item"),
     Rule("launch-arguments", ("REAL_GAP", "INERT", "IN_SYNC", "NEEDS_REVIEW"),
          "The arguments a paired launch passes, bound to the kernel's parameters: an argument upstream added or "
          "stopped passing that the port's launch does not follow leaves it behind.",
          "-    k[grid](x, out, n)\n+    k[grid](x, out, n, stride)",
-         "classifier.deltas._argument_items, ._bound_items"),
+         "classifier.rules.launch._argument_items, ._bound_items"),
     Rule("program-decomposition", ("REAL_GAP", "INERT", "IN_SYNC", "NEEDS_REVIEW"),
          "How a kernel's program id is read and decomposed (axes, `pid // H`, `num_programs`) against the port's.",
          "-    pid = tl.program_id(0)\n+    pid_m = tl.program_id(0); pid_n = tl.program_id(1)",
-         "classifier.deltas._program_id_items"),
-    Rule("callee-path", ("REAL_GAP", "IN_SYNC", "NEEDS_REVIEW"),
-         "An unported helper whose body changed, called by a ported definition that passes on its own parameter, "
-         "is the caller's change through the call: for each value the helper compares that parameter with, a new "
-         "launch reached where none was is a new path the port must launch too (IN_SYNC if it does, REAL_GAP if "
-         "it certainly raises, NEEDS_REVIEW if it cannot be placed).",
-         "     elif style == NEOX:\n-        raise NotImplementedError\n+        _neox[grid](x)",
-         "classifier.callees, classifier.verdicts.SymbolClassifier._through_ported_callers"),
+         "classifier.rules.launch._program_id_items"),
 )
+
+
+# --- launches against a port -----------------------------------------------------
+
+
+def _launched_names(port: Signature, index: TreeIndex | None) -> dict[str, set[str]]:
+    """kernel as written -> the names it stands for: its normalised name and
+    the upstream symbols its in-tree definition ports."""
+    names: dict[str, set[str]] = {}
+    for launch in port.launches:
+        bare = bare_name(launch.kernel)
+        stands_for = {launch.kernel_normalised}
+        if index is not None:
+            stands_for |= {normalise_kernel_name(n) for n in index.upstream_symbols_ported_by(bare)}
+        names[launch.kernel] = stands_for
+    return names
+
+
+def _launch_items(old: Signature, new: Signature, port: Signature, index: TreeIndex | None,
+                  scope: set[str] = frozenset(), derivation=None) -> list[Delta]:
+    if not old.launches and not new.launches:
+        return []
+    items: list[Delta] = []
+    old_kernels = {l.kernel_normalised for l in old.launches}
+    new_kernels = {l.kernel_normalised for l in new.launches}
+    launched = _launched_names(port, index)
+    port_stands_for = set().union(*launched.values()) if launched else set()
+    cross = old.language != port.language
+    pairs = _pair_launches(old.launches, new.launches)
+    replaced = {(before.kernel_normalised, after.kernel_normalised): added for before, after in pairs
+                if (added := _replaced_in_place(before, after)) is not None}
+    # Kernels launched: added (a new sibling dispatched from the wrapper) and removed (a renamed kernel).
+    for kernel in sorted(new_kernels - old_kernels):
+        launch = next(l for l in new.launches if l.kernel_normalised == kernel)
+        upstream = Evidence(kind=Kind.LAUNCH_KERNEL, message=f"upstream now launches {kernel}", side="upstream-new",
+                            path=new.path, line=launch.line, quote=launch.quote, symbol=new.name)
+        if kernel in port_stands_for:
+            mine = next((l for l in port.launches if kernel in launched.get(l.kernel, set())), None)
+            items.append(_new_kernel_grid_item(kernel, launch, mine, port, new, upstream))
+        elif (swap := next(((was, added) for (was, now), added in replaced.items() if now == kernel), None)):
+            items.append(Delta("undecided", "launch", _replacement_message(swap[0], kernel, swap[1]), [upstream]))
+        else:
+            tree = [_tree_launch_evidence(port, l, "the port launches this instead") for l in port.launches[:2]]
+            if not tree:
+                tree = [Evidence(kind=Kind.TREE_LAUNCH, message="the port launches no kernel", side="tree",
+                                 path=port.path, line=port.start_line, symbol=port.name)]
+            items.append(Delta("behind", "launch", f"upstream now launches {kernel}, the port does not", [upstream] + tree))
+    for kernel in sorted(old_kernels - new_kernels):
+        launch = next(l for l in old.launches if l.kernel_normalised == kernel)
+        upstream = Evidence(kind=Kind.LAUNCH_KERNEL, message=f"upstream no longer launches {kernel}", side="upstream-old",
+                            path=old.path, line=launch.line, quote=launch.quote, symbol=old.name)
+        still = [l for l in port.launches if kernel in launched.get(l.kernel, set())]
+        swap = next(((now, added) for (was, now), added in replaced.items() if was == kernel), None)
+        if still and swap:
+            items.append(Delta("undecided", "launch", _replacement_message(kernel, swap[0], swap[1]),
+                               [upstream, _tree_launch_evidence(port, still[0], f"the port still launches {kernel}")]))
+        elif still:
+            items.append(Delta("behind", "launch", f"upstream stopped launching {kernel}, the port still launches it",
+                                    [upstream] + [_tree_launch_evidence(port, l, f"the port still launches {kernel}") for l in still[:1]]))
+        elif port.launches or new_kernels:
+            items.append(Delta("sync", "launch", f"the port does not launch {kernel}", [upstream]))
+    _ruled(items, "launch-kernel")
+    # Launch geometry of a paired launch.
+    for before, after in pairs:
+        mine = _port_launch(port, launched, before, after)
+        found = _ruled(_geometry_items(old, new, port, before, after, mine, cross, len(port.launches), index, scope,
+                                       derivation), "launch-geometry")
+        if (before.kernel_normalised, after.kernel_normalised) in replaced:
+            # The replacement kernel's own parameter order is not the port's interface.
+            found = [Delta("undecided", i.layer, f"{i.message}; {before.kernel_normalised} was replaced in place, "
+                           "so this is for a reader", i.evidence, rule=i.rule) if i.status is Status.BEHIND else i
+                     for i in found]
+        items += found
+    if not port.launches:
+        # Same-module helpers are followed by the signature; a port that still
+        # shows no launch launches through another module's helper: absence of
+        # a launch here is not evidence of the old shape.
+        items = [Delta("undecided", i.layer, f"{i.message.split(',')[0]}; the port launches no kernel itself "
+                            "(a helper in another module may), so its launch cannot be compared", i.evidence,
+                       rule=i.rule)
+                 if i.status is Status.BEHIND else i for i in items]
+    return items
+
+
+def _new_kernel_grid_item(kernel: str, launch, mine, port: Signature, new: Signature, upstream: Evidence) -> Delta:
+    """A kernel upstream now launches that the port already launches: the
+    same only when the grids agree as canonical forms; otherwise the record
+    says how they differ, with both sides' lines."""
+    if mine is None or not launch.grid_form or not mine.grid_form:
+        return Delta("sync", "launch", f"the port already launches {kernel}", [upstream])
+    have = _renamed_form(mine.grid_form, _parameter_binding(port, new))
+    if have == launch.grid_form:
+        return Delta("sync", "launch", f"the port already launches {kernel}, with upstream's grid "
+                     f"{launch.grid_text} modulo naming", [upstream])
+    theirs = Evidence(kind=Kind.LAUNCH_GRID, message=f"upstream launches {kernel} with grid {launch.grid_text} "
+                      f"(≡ {launch.grid_form})", side="upstream-new", path=new.path, line=launch.grid_line,
+                      quote=launch.grid_quote, symbol=new.name, subject=launch.grid_text)
+    ours = _tree_launch_evidence(port, mine, f"the port launches it with grid {mine.grid_text} (≡ {mine.grid_form})")
+    ours = replace(ours, line=mine.grid_line, quote=mine.grid_quote)
+    opaque = [o for o in mine.grid_opaque + launch.grid_opaque if o]
+    how = f"goes through {', '.join(opaque[:2])}, which could not be resolved" if opaque else "differs"
+    def shown(launched) -> str:  # the canonical form where it is short enough to read, else the source
+        return launched.grid_form if len(launched.grid_form) <= 80 else launched.grid_text
+
+    return Delta("undecided", "launch",
+                 f"upstream now launches {kernel} with grid {shown(launch)} ({new.path}:{launch.grid_line}); the port "
+                 f"launches it with grid {shown(mine)} ({port.path}:{mine.grid_line}), which {how}",
+                 [upstream, theirs, ours])
+
+
+def _replaced_in_place(before, after) -> tuple[str, ...] | None:
+    """The arguments ``after`` adds when it launches another kernel from the
+    same site as ``before`` with the same grid and every input ``before``
+    passed; None when it is not such a replacement. Added arguments must be
+    constants or computed from what ``before`` already passed: they carry
+    nothing new from a caller, so such a swap changes no interface."""
+    if before.kernel_normalised == after.kernel_normalised or not before.grid_form \
+            or before.grid_form != after.grid_form or not set(before.texts) <= set(after.texts):
+        return None
+    added = tuple(t for t in after.texts if t not in before.texts)
+    received = set().union(*(_names_read(t) or set() for t in before.texts))
+    return added if all((names := _names_read(t)) is not None and names <= received for t in added) else None
+
+
+# Callees an argument may use and still be computed from received values alone.
+_PURE_ARGUMENT_CALLS = frozenset({"min", "max", "int", "bool", "abs", "len", "triton.cdiv", "triton.next_power_of_2"})
+
+
+def _names_read(text: str) -> set[str] | None:
+    """The names a Python argument expression reads (attribute reads by their
+    object, known pure calls left out); None when it calls anything else or
+    does not parse as a Python expression."""
+    try:
+        tree = ast.parse(text, mode="eval")
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return None
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            if ast.unparse(node.func) not in _PURE_ARGUMENT_CALLS:
+                return None
+        elif isinstance(node, ast.Name):
+            names.add(node.id)
+    return names - {"triton"} - _PURE_ARGUMENT_CALLS
+
+
+def _replacement_message(was: str, now: str, added: tuple[str, ...]) -> str:
+    extra = f"; what it adds ({', '.join(added[:3])}) is constant or computed from those" if added else ""
+    return (f"upstream replaced {was} with {now} at the same launch site, with the same grid and every input "
+            f"{was} received{extra}: no caller-visible change, a reader must judge the refactor")
+
+
+def _pair_launches(old_launches, new_launches):
+    """Old and new launch sites of the same kernel, most alike first.
+
+    A commit that adds a second launch of a kernel (a new dispatch branch,
+    such as an FP4 path) keeps the old launch paired with the new site whose
+    arguments it shares most, not with whichever comes first in the file.
+    """
+    pairs = []
+    unmatched_old = list(old_launches)
+    unmatched_new = list(new_launches)
+    candidates = sorted(
+        ((len(set(o.texts) & set(n.texts)), i, j) for i, o in enumerate(old_launches)
+         for j, n in enumerate(new_launches) if o.kernel_normalised == n.kernel_normalised),
+        key=lambda c: (-c[0], c[1], c[2]),
+    )
+    for _, i, j in candidates:
+        partner, launch = old_launches[i], new_launches[j]
+        if partner in unmatched_old and launch in unmatched_new:
+            pairs.append((partner, launch))
+            unmatched_old.remove(partner)
+            unmatched_new.remove(launch)
+    if len(unmatched_old) == 1 and len(unmatched_new) == 1:
+        pairs.append((unmatched_old[0], unmatched_new[0]))  # a renamed kernel, same launch site
+    return pairs
+
+
+def _port_launch(port: Signature, launched, before, after):
+    if len(port.launches) == 1:
+        return port.launches[0]
+    for launch in port.launches:
+        stands_for = launched.get(launch.kernel, set())
+        if before.kernel_normalised in stands_for or after.kernel_normalised in stands_for:
+            return launch
+    return None
+
+
+def _tree_launch_evidence(port: Signature, launch, message: str) -> Evidence:
+    return Evidence(kind=Kind.TREE_LAUNCH, message=message, side="tree", path=port.path, line=launch.line,
+                    quote=launch.quote, symbol=port.name)
+
+
+def _geometry_items(old, new, port, before, after, mine, cross: bool, port_launch_count: int,
+                    index: TreeIndex | None = None, scope=frozenset(), derivation=None) -> list[Delta]:
+    items: list[Delta] = []
+    if before.grid_form and after.grid_form:
+        # Compared modulo naming: a commit that only renames the locals a grid
+        # is computed from (or respells cdiv) leaves the launch as it was.
+        grid_changed = before.grid_form != after.grid_form
+    else:
+        grid_changed = before.grid_text.replace(" ", "") != after.grid_text.replace(" ", "") \
+            or before.grid_identifiers != after.grid_identifiers
+    was_at = Location(Side.OLD, old.path, before.grid_line or before.line, quote=before.grid_quote or before.quote)
+    now_at = Location(Side.NEW, new.path, after.grid_line or after.line, quote=after.grid_quote or after.quote)
+    was_message, now_message = f"upstream grid was {before.grid_text}", f"upstream grid is now {after.grid_text}"
+    through: tuple[str, ...] = ()
+    changed = _binding_change(before.grid_bindings, after.grid_bindings, old.path, new.path) \
+        if grid_changed and _same_text(was_at.quote, now_at.quote) else None
+    if changed is not None:
+        # The line that writes the grid reads the same on both sides: the
+        # change is the binding it resolves through, and the launch is context.
+        through, was_at, now_at = changed
+        names = ", ".join(through)
+        was_message += f", through {names} ({_quoted(was_at)}); launch at {old.path}:{before.line}"
+        now_message += f", through {names} ({_quoted(now_at)}); launch at {new.path}:{after.line}"
+    upstream = [
+        # The record cites the launch (reports quote its geometry lines from
+        # there); the delta's two locations are the lines that changed: the
+        # ones that write the grid, or the binding it changed through.
+        Evidence(kind=Kind.LAUNCH_GRID, message=was_message, side="upstream-old",
+                 path=old.path, line=before.line, quote=before.quote, symbol=old.name, subject=before.grid_text,
+                 before=was_at, through=through),
+        Evidence(kind=Kind.LAUNCH_GRID, message=now_message, side="upstream-new",
+                 path=new.path, line=after.line, quote=after.quote, symbol=new.name, subject=after.grid_text,
+                 before=was_at, after=now_at, through=through),
+    ]
+    if grid_changed:
+        if mine is None:
+            items.append(Delta("undecided", "launch",
+                                    f"upstream changed the grid of {after.kernel_normalised} and the port has "
+                                    f"{port_launch_count} launches none of which maps to it", upstream))
+        else:
+            items.append(replace(_grid_item(before, after, mine, port, cross, upstream, new), geometry=True))
+    if before.grid_shape != after.grid_shape and before.grid_shape and after.grid_shape and mine is not None:
+        tree = [_tree_launch_evidence(port, mine, f"the port's grid has {mine.grid_shape} axes")]
+        if mine.grid_shape == after.grid_shape:
+            items.append(Delta("sync", "launch", f"the port's grid already has {after.grid_shape} axes", upstream + tree))
+        elif mine.grid_shape == before.grid_shape:
+            items.append(Delta("behind", "launch",
+                                    f"upstream grid went from {before.grid_shape} to {after.grid_shape} axes, the port's has "
+                                    f"{before.grid_shape}", upstream + tree))
+    for attribute in ("block", "num_warps", "num_stages"):
+        was, now = getattr(before, attribute), getattr(after, attribute)
+        have = getattr(mine, attribute) if mine is not None else None
+        if attribute == "block" and (was is None or now is None) and before.block_form and after.block_form:
+            # Threads per block through locals (``const int threads = 64``):
+            # the canonical forms compare where a literal cannot be read.
+            was, now = before.block_form, after.block_form
+            have = (mine.block_form or None) if mine is not None else None
+        if was == now or was is None or now is None or mine is None:
+            continue
+        if cross or have is None:
+            continue  # CUDA threads and Triton warps do not compare
+        was_at = Location(Side.OLD, old.path, before.line, quote=before.quote)
+        now_at = Location(Side.NEW, new.path, after.line, quote=after.quote)
+        through = ()
+        changed = _binding_change(getattr(before, f"{attribute}_bindings"), getattr(after, f"{attribute}_bindings"),
+                                  old.path, new.path) if _same_text(before.quote, after.quote) else None
+        if changed is not None:  # threads per block (or warps, stages) changed in a local the launch line names
+            through, was_at, now_at = changed
+        tree = [Evidence(kind=Kind.LAUNCH_BLOCK, message=f"upstream {attribute} was {was}", side="upstream-old",
+                         path=old.path, line=before.line, quote=before.quote, symbol=old.name, subject=attribute,
+                         before=was_at if through else None, through=through),
+                Evidence(kind=Kind.LAUNCH_BLOCK, message=f"upstream {attribute} is now {now}"
+                         + (f", through {', '.join(through)}; launch at {new.path}:{after.line}" if through else ""),
+                         side="upstream-new", path=new.path, line=after.line, quote=after.quote, symbol=new.name,
+                         subject=attribute, before=was_at, after=now_at, through=through),
+                _tree_launch_evidence(port, mine, f"the port's {attribute} is {have}")]
+        if have == now:
+            items.append(Delta("sync", "launch", f"the port's {attribute} is already {now}", tree))
+        elif have == was:
+            items.append(Delta("behind", "launch", f"upstream {attribute} went {was} → {now}, the port's is still {was}",
+                                    tree, geometry=True))
+    if mine is not None:
+        launch = [Evidence(kind=Kind.LAUNCH_ARGUMENT, message=f"upstream's launch of {after.kernel_normalised}, whose "
+                           "arguments changed",
+                           side="upstream-new", path=new.path, line=after.line, quote=after.quote, symbol=new.name,
+                           before=Location(Side.OLD, old.path, before.line, quote=before.quote),
+                           after=Location(Side.NEW, new.path, after.line, quote=after.quote))]
+        derived = (lambda name: derivation(name, after.kernel)) if derivation else None
+        items += _ruled(_argument_items(before, after, mine, port, cross, launch, index,
+                                        scope | _kernel_scope(index, after.kernel_normalised), derived),
+                        "launch-arguments")
+    return items
+
+
+def _same_text(a: str | None, b: str | None) -> bool:
+    return (a or "").replace(" ", "") == (b or "").replace(" ", "")
+
+
+def _quoted(at: Location | None) -> str:
+    return f"{at.path}:{at.line}: {at.quote}" if at is not None else "(no such binding on this side)"
+
+
+def _binding_change(was, now, old_path: str, new_path: str):
+    """The bindings (``Launch.grid_bindings``) whose value text differs
+    between upstream's sides, and the old and new lines of the first of them
+    that differ (None for a side the binding is absent from); None when no
+    binding changed. Values compare as text without whitespace, so neither
+    layout nor a comment on the line is a change."""
+    before = {name: (line, quotes, text) for name, line, quotes, text in was}
+    after = {name: (line, quotes, text) for name, line, quotes, text in now}
+    names = [name for name in dict.fromkeys([*before, *after])
+             if before.get(name, (0, (), None))[2] != after.get(name, (0, (), None))[2]]
+    if not names:
+        return None
+    first = names[0]
+    (old_line, old_quotes, _), (new_line, new_quotes, _) = before.get(first, (0, (), None)), after.get(first, (0, (), None))
+    # The first line that differs, on each side, of a value that may span several.
+    import difflib  # here: only a changed binding needs it, and most scans reach none
+
+    i = j = 0
+    opcode = next((o for o in difflib.SequenceMatcher(None, [q.replace(" ", "") for q in old_quotes],
+                                                      [q.replace(" ", "") for q in new_quotes],
+                                                      autojunk=False).get_opcodes() if o[0] != "equal"), None)
+    if opcode is not None:
+        i, j = min(opcode[1], len(old_quotes) - 1), min(opcode[3], len(new_quotes) - 1)
+    was_at = Location(Side.OLD, old_path, old_line + i, quote=old_quotes[i]) if old_quotes else None
+    now_at = Location(Side.NEW, new_path, new_line + j, quote=new_quotes[j]) if new_quotes else None
+    return tuple(names), was_at, now_at
+
+
+def _kernel_scope(index: TreeIndex | None, kernel: str) -> set[str]:
+    """Parameters of the launched upstream kernel that in-tree ``not-carried
+    ...::KERNEL[PARAM]`` declarations set aside: a launch passing them is
+    passing a feature the port does not carry."""
+    if index is None:
+        return set()
+    return {normalise_name(a.param) for a in index.anchors
+            if a.kind == "not-carried" and a.param and normalise_name(a.bare_symbol) == kernel}
+
+
+def _argument_items(before, after, mine, port, cross: bool, upstream, index, scope=frozenset(),
+                    derivation=None) -> list[Delta]:
+    """A launch gaining or losing an argument, placed against the port's launch.
+
+    When both upstream launches' kernels are known, an argument is the kernel
+    parameter it binds to (positional by index, keyword by name), so
+    ``valid_counts.stride(0)`` appended to a launch is ``valid_counts_stride``
+    even though ``valid_counts`` was already passed. Otherwise arguments
+    compare by their first identifier, keyword names and normalised text.
+    Arguments a ``[PARAM]`` not-carried declaration sets aside (``scope``) are
+    not compared: the port does not carry that feature on purpose.
+    """
+    tree = _tree_launch_evidence(port, mine, "the port's launch")
+    if before.bound is not None and after.bound is not None:
+        have = _port_binding(mine, index)
+        if have is not None:
+            return _bound_items(before, after, mine, port, cross, upstream, have, scope, derivation)
+    items: list[Delta] = []
+    if not cross:
+        added_keywords = set(_normalised_keywords(after)) - set(_normalised_keywords(before)) - scope
+        derived = _derived_arguments(sorted(added_keywords - set(_normalised_keywords(mine))), derivation)
+        if derived:
+            added_keywords -= set(derived)
+            items.append(_derived_arguments_item(derived, after.kernel_normalised, mine, port, upstream))
+        if added_keywords:
+            present = added_keywords & set(_normalised_keywords(mine))
+            status = "sync" if present == added_keywords else "behind" if not present else "undecided"
+            items.append(Delta(status, "launch",
+                                    f"upstream's launch now passes {', '.join(sorted(added_keywords))}"
+                                    + ("" if status == "behind" else "; the port passes it"), upstream + [tree]))
+    removed_arguments = set(before.arguments) - set(after.arguments) - scope
+    added_arguments = set(after.arguments) - set(before.arguments) - scope
+    have = set(mine.arguments) | set(_normalised_keywords(mine))
+    if removed_arguments or added_arguments:
+        still = sorted(removed_arguments & have)
+        if still and not (added_arguments & have):
+            items.append(Delta("behind", "launch",
+                                    f"upstream stopped passing {', '.join(still)} to the kernel, the port still passes it",
+                                    upstream + [_tree_launch_evidence(port, mine, f"the port still passes {still[0]}")]))
+        elif added_arguments and added_arguments <= have and not still:
+            items.append(Delta("sync", "launch", f"the port already passes {', '.join(sorted(added_arguments))}",
+                                    upstream))
+    elif not cross and not items:
+        # Same identifiers, different arguments (``x.stride(0)`` added next to
+        # ``x``): the port passing the same expression is in sync; not passing
+        # it is undecided, since the port may spell it differently.
+        def texts(launch):  # a keyword a [PARAM] declaration sets aside passes nothing the port carries
+            return [text for slot, text in zip(launch.slots, launch.texts) if slot not in scope]
+
+        added_texts = sorted(set(texts(after)) - set(texts(before)))
+        if added_texts and len(texts(after)) != len(texts(before)):
+            present = [t for t in added_texts if t in mine.texts]
+            status = "sync" if len(present) == len(added_texts) else "undecided"
+            items.append(Delta(status, "launch", f"upstream's launch now passes {', '.join(added_texts)}"
+                                    + ("; the port passes it too" if status == "sync" else
+                                       "; the port's launch does not pass the same expression"), upstream + [tree]))
+    return items
+
+
+def _bound_items(before, after, mine, port, cross: bool, upstream, have: tuple[str, ...],
+                 scope=frozenset(), derivation=None) -> list[Delta]:
+    """Argument delta by the kernel parameters the arguments bind to."""
+    items: list[Delta] = []
+    removed = [p for p in before.bound if p not in after.bound and p not in scope and p != UNRESOLVED]
+    added = [p for p in after.bound if p not in before.bound and p not in scope and p != UNRESOLVED]
+    kernel = after.kernel_normalised
+    renamed = _renamed_arguments(before, after, removed, added)
+    if renamed:
+        removed = [p for p in removed if p not in renamed]
+        added = [p for p in added if p not in renamed.values()]
+        pairs = ", ".join(f"{old} to {new}" for old, new in renamed.items())
+        items.append(Delta("sync", "launch",
+                                f"upstream renamed the parameter {pairs} of {kernel} and passes the same value; "
+                                "a name alone asks nothing of the port's launch", upstream))
+    still = [p for p in removed if p in have]
+    if still:
+        items.append(Delta("behind", "launch",
+                                f"upstream stopped passing {', '.join(still)} to {kernel}, the port still passes it",
+                                upstream + [_tree_launch_evidence(port, mine, f"the port still passes {still[0]}")]))
+    elif removed:
+        items.append(Delta("sync", "launch", f"the port does not pass {', '.join(removed)} either", upstream))
+    present = [p for p in added if p in have]
+    missing = [p for p in added if p not in have]
+    derived = _derived_arguments(missing, derivation)
+    if derived:
+        missing = [p for p in missing if p not in derived]
+        items.append(_derived_arguments_item(derived, kernel, mine, port, upstream))
+    if present:
+        items.append(Delta("sync", "launch", f"the port's launch already passes {', '.join(present)}",
+                                upstream + [_tree_launch_evidence(port, mine, f"the port passes {present[0]}")]))
+    if missing and UNRESOLVED in have:
+        # A splat of unknown length: which parameter each later argument
+        # fills is unknown, so the port may well pass it.
+        splats = ", ".join(t for slot, t in zip(mine.slots, mine.texts) if slot in ("*", "**"))
+        items.append(Delta("undecided", "launch",
+                                f"upstream's launch now passes {', '.join(missing)} to {kernel}; the port's launch "
+                                f"binds through {splats}, whose length could not be determined, so whether it "
+                                "passes them is unresolved",
+                                upstream + [_tree_launch_evidence(port, mine, f"the port's launch binds through {splats}")]))
+    elif missing:
+        # Across languages the port may pass it under another name: not
+        # evidence of the old shape.
+        status = "undecided" if cross else "behind"
+        items.append(Delta(status, "launch",
+                                f"upstream's launch now passes {', '.join(missing)} to {kernel}, the port's does not",
+                                upstream + [_tree_launch_evidence(port, mine, f"the port's launch lacks {missing[0]}")]))
+    return items
+
+
+def _derived_arguments(names, derivation) -> dict:
+    """The added launch arguments upstream computes only from shapes, constants and values the kernel
+    already receives (normalised parameter -> Derivation)."""
+    found = {}
+    for name in names if derivation else ():
+        derived = derivation(name)
+        if derived is not None and derived.derived:
+            found[name] = derived
+    return found
+
+
+def _derived_arguments_item(derived: dict, kernel: str, mine, port, upstream) -> Delta:
+    """Added launch arguments that are implementation detail: for a reader, with each derivation quoted."""
+    how = "; ".join(f"{name} {_derivation_words(d)}" for name, d in derived.items())
+    launch = upstream[0] if upstream else None
+    records = [_derivation_evidence(d, name, "upstream's launch", launch and launch.path, launch and launch.symbol,
+                                    launch and launch.line) for name, d in derived.items()]
+    tree = _tree_launch_evidence(port, mine, "the port's launch, compared: "
+                                 f"{', '.join(derived)} {'is' if len(derived) == 1 else 'are'} derived upstream, "
+                                 "not an input its callers supply")
+    return Delta("undecided", "launch",
+                 f"upstream's launch now passes {', '.join(derived)} to {kernel}, computed only from shapes, "
+                 f"constants and values the kernel already receives, {how}; an implementation detail for a "
+                 "reader to judge (at most NEEDS_REVIEW)", upstream + records + [tree], rule="derived-parameter")
+
+
+def _renamed_arguments(before, after, removed, added) -> dict[str, str]:
+    """Kernel parameters upstream renamed at the launch: a keyword that went
+    away and one that came, passed the same argument text (``SEQ_LEN=t`` →
+    ``T=t``); only pairs the text makes unique."""
+    was = {slot: text for slot, text in zip(before.slots, before.texts) if slot in removed}
+    now = {slot: text for slot, text in zip(after.slots, after.texts) if slot in added}
+    renamed = {}
+    for old, text in was.items():
+        same = [new for new, other in now.items() if other == text]
+        if len(same) == 1 and list(was.values()).count(text) == 1:
+            renamed[old] = same[0]
+    return renamed
+
+
+def _port_binding(launch, index) -> tuple[str, ...] | None:
+    """The parameters the port's launch binds to: from its own file, else
+    from the in-tree definition of the launched kernel."""
+    if launch.bound is not None:
+        return launch.bound
+    if index is None:
+        return None
+    bare = bare_name(launch.kernel)
+    for definition in index.definitions_by_name.get(bare, []):
+        if definition.kind not in (KIND_CUDA_KERNEL, KIND_TRITON_KERNEL):
+            continue
+        signature = index.signature_of(definition)
+        if signature is not None:
+            params = [p.normalised for p in signature.params
+                      if not p.name.startswith("*") and (signature.language == "python" or not p.constexpr)]
+            return bind_arguments(launch.slots, params)
+    return None
+
+
+def _normalised_keywords(launch):
+    return [normalise_name(k) for k in launch.keywords]
+
+
+def _grid_item(before, after, mine, port, cross: bool, upstream, new=None) -> Delta:
+    tree = [_tree_launch_evidence(port, mine, f"the port's grid is {mine.grid_text}")]
+    if before.grid_form and after.grid_form and mine.grid_form:
+        decided = _grid_form_item(before, after, mine, port, new, upstream + tree)
+        if decided is not None:
+            return decided
+    if not cross and mine.grid_text.replace(" ", "") == after.grid_text.replace(" ", ""):
+        return Delta("sync", "launch", f"the port's grid is already {after.grid_text}", upstream + tree)
+    if not cross and mine.grid_text.replace(" ", "") == before.grid_text.replace(" ", ""):
+        return Delta("behind", "launch", f"upstream grid went {before.grid_text} → {after.grid_text}, the port's is "
+                          f"still {mine.grid_text}", upstream + tree)
+    if before.grid_form and after.grid_form and mine.grid_form:
+        binding = _parameter_binding(port, new)
+        added = set(after.grid_leaves) - set(before.grid_leaves)
+        removed = set(before.grid_leaves) - set(after.grid_leaves)
+        have = {binding.get(leaf, leaf) for leaf in mine.grid_leaves}
+        before_terms = set(before.grid_leaves)
+    else:
+        added = set(after.grid_identifiers) - set(before.grid_identifiers)
+        removed = set(before.grid_identifiers) - set(after.grid_identifiers)
+        have = set(mine.grid_identifiers)
+        before_terms = set(before.grid_identifiers)
+    if not added and not removed:
+        return Delta("undecided", "launch",
+                          f"upstream grid went {before.grid_text} → {after.grid_text} with the same identifiers, and the "
+                          f"port's grid {mine.grid_text} cannot be matched to either", upstream + tree)
+    if added <= have and not (removed & have):
+        return Delta("sync", "launch", f"the port's grid already uses {', '.join(sorted(added)) or 'the new terms'}",
+                          upstream + tree)
+    if not (added & have) and removed <= have and have & before_terms:
+        what = ", ".join(sorted(added)) if added else "the new terms"
+        return Delta("behind", "launch", f"upstream grid went {before.grid_text} → {after.grid_text}; the port's grid "
+                          f"{mine.grid_text} lacks {what}", upstream + tree)
+    return Delta("undecided", "launch",
+                      f"upstream grid went {before.grid_text} → {after.grid_text} and the port's grid {mine.grid_text} "
+                      "shares terms with both", upstream + tree)
+
+
+def _parameter_binding(port: Signature, upstream: Signature | None) -> dict[str, str]:
+    """The port's parameter names mapped to upstream's at the same position,
+    where the names differ: the port mirrors upstream's interface, so a
+    parameter it calls ``cu`` where upstream says ``cu_seq_lens`` is the
+    same input, not a different grid term."""
+    if upstream is None or len(port.params) != len(upstream.params):
+        return {}
+    theirs = set(upstream.param_names)
+    return {mine.normalised: other.normalised for mine, other in zip(port.params, upstream.params)
+            if mine.normalised != other.normalised and mine.normalised not in theirs}
+
+
+def _renamed_form(form: str, binding: dict[str, str]) -> str:
+    if not binding:
+        return form
+    return re.sub(r"[A-Za-z_]\w*", lambda m: binding.get(m.group(0), m.group(0)), form)
+
+
+def _grid_form_item(before, after, mine, port, new, evidence) -> Delta | None:
+    """The grid compared as canonical expressions (``portq.language.expressions``):
+    equal to upstream's new form is IN_SYNC, equal to its old form is behind,
+    whatever the locals are called; a form the port computes through
+    something unresolved cannot be placed. None: let the terms decide."""
+    binding = _parameter_binding(port, new)
+    have = _renamed_form(mine.grid_form, binding)
+    shown = f"{mine.grid_text} (≡ {mine.grid_form})" if mine.grid_form != mine.grid_text and not mine.grid_opaque \
+        and len(mine.grid_form) <= 80 else mine.grid_text
+    unknown = before.grid_form.startswith("?") or after.grid_form.startswith("?")  # which value reaches depends on the path
+    if have == after.grid_form and not unknown:
+        return Delta("sync", "launch", f"the port's grid {shown} is upstream's new grid {after.grid_text} modulo "
+                          "naming", evidence)
+    if have == before.grid_form and not unknown:
+        return Delta("behind", "launch", f"upstream grid went {before.grid_text} → {after.grid_text}, the port's "
+                          f"grid {shown} is still the old one", evidence)
+    if "oneof(" in have:  # a helper that returns different grids: the set, never one member's identifiers
+        return Delta("undecided", "launch",
+                     f"upstream grid went {before.grid_text} → {after.grid_text} (≡ {after.grid_form}); the port's grid "
+                     f"{mine.grid_text} ({port.path}:{mine.grid_line}) is one of several forms, {have}, by path",
+                     evidence)
+    shared = _shared_unresolved(before, after) if not unknown else []
+    if shared:
+        old_form, new_form = _set_aside(before.grid_form, shared), _set_aside(after.grid_form, shared)
+        aside = f"leaving aside {', '.join(shared[:2])}, unresolved but the same on both upstream sides"
+        if old_form != new_form and _fits(new_form, have, mine.grid_opaque):
+            return Delta("sync", "launch", f"upstream grid went {before.grid_text} → {after.grid_text}; {aside}, the "
+                         f"port's grid {shown} is upstream's new grid modulo naming", evidence)
+        if old_form != new_form and _fits(old_form, have, mine.grid_opaque):
+            return Delta("behind", "launch", f"upstream grid went {before.grid_text} → {after.grid_text} (≡ "
+                         f"{before.grid_form} → {after.grid_form}); {aside}, the port's grid {shown} is still the old one",
+                         evidence)
+    opaque = [o for o in mine.grid_opaque + after.grid_opaque + (before.grid_opaque if unknown else ()) if o]
+    if opaque:
+        unresolved = Evidence(kind=Kind.UNRESOLVED, side="tree" if mine.grid_opaque else "upstream-new",
+                              path=port.path if mine.grid_opaque else new.path if new else None,
+                              line=mine.grid_line if mine.grid_opaque else after.grid_line,
+                              quote=mine.grid_quote if mine.grid_opaque else after.grid_quote,
+                              message=f"the grid goes through {', '.join(opaque[:3])}, which could not be resolved",
+                              subject=", ".join(opaque[:3]))
+        return Delta("undecided", "launch",
+                          f"upstream grid went {before.grid_text} → {after.grid_text}; the port's grid {shown} goes through "
+                          f"{', '.join(opaque[:2])}, which could not be resolved, so it cannot be compared",
+                          evidence + [unresolved])
+    return None
+
+
+_HOLE = "\x00"
+
+
+def _shared_unresolved(before, after) -> list[str]:
+    """The unresolved sub-expressions of upstream's grid (as its canonical
+    form spells them) that are the same on both sides: what changed lies
+    elsewhere, in the resolved part, where it can be compared. Empty when
+    either side has none, or when what could not be resolved changed too."""
+    if not before.grid_opaque or set(before.grid_opaque) != set(after.grid_opaque):
+        return []
+    units: list[str] = []
+    for opaque in dict.fromkeys(before.grid_opaque):
+        unit_before, unit_after = _unit_in(before.grid_form, opaque), _unit_in(after.grid_form, opaque)
+        if unit_before is None or unit_before != unit_after \
+                or before.grid_form.count(unit_before) != after.grid_form.count(unit_after):
+            return []
+        units.append(unit_before)
+    return units
+
+
+def _unit_in(form: str, opaque: str) -> str | None:
+    """The text of an unresolved call or leaf inside a canonical form: its
+    name with the argument list that follows it."""
+    name = opaque[:-len("(...)")] if opaque.endswith("(...)") else opaque
+    start = form.find(name)
+    if not name or start < 0:
+        return None
+    end = start + len(name)
+    if end < len(form) and form[end] == "(":
+        depth = 0
+        for position in range(end, len(form)):
+            depth += {"(": 1, ")": -1}.get(form[position], 0)
+            if depth == 0:
+                return form[start:position + 1]
+        return None
+    return form[start:end]
+
+
+def _set_aside(form: str, units: list[str]) -> str:
+    for unit in sorted(units, key=len, reverse=True):
+        form = form.replace(unit, _HOLE)
+    return form
+
+
+def _fits(template: str, form: str, port_opaque) -> bool:
+    """``form`` is ``template`` with every hole filled by one and the same
+    operand (balanced, one argument): the port's own value where upstream's
+    could not be resolved. What the port could not resolve must sit in it."""
+    pieces = template.split(_HOLE)
+    pattern = re.escape(pieces[0]) + "".join(("(.+?)" if i == 0 else r"\1") + re.escape(piece)
+                                             for i, piece in enumerate(pieces[1:]))
+    match = re.fullmatch(pattern, form, flags=re.DOTALL)
+    if match is None or len(pieces) < 2:
+        return False
+    filling = match.group(1)
+    depth = 0
+    for character in filling:
+        depth += {"(": 1, "[": 1, ")": -1, "]": -1}.get(character, 0)
+        if depth < 0 or (depth == 0 and character == ","):
+            return False
+    names = [o[:-len("(...)")] if o.endswith("(...)") else o for o in port_opaque if o]
+    return depth == 0 and all(name in filling for name in names)
+
+
+# --- program ids against a port --------------------------------------------------
+
+
+def _program_id_items(old: Signature, new: Signature, port: Signature, set_aside=frozenset()) -> list[Delta]:
+    """Program-id decomposition, num_programs and early exits. What upstream
+    does inside a helper the tree declares not carried (``set_aside``: an
+    MXFP4 implementation the kernel dispatches to) is not the port's concern."""
+    items: list[Delta] = []
+
+    def carried(decomposition) -> bool:
+        return not (set(decomposition.via.split(" > ")) & set_aside) if decomposition.via else True
+
+    before = {(d.axis, d.operator, d.operand) for d in old.decomposition if carried(d)}
+    after = {(d.axis, d.operator, d.operand) for d in new.decomposition if carried(d)}
+    have = {(d.axis, d.operator, d.operand) for d in port.decomposition}
+    if before != after:
+        evidence = [Evidence(kind=Kind.PROGRAM_ID, message=f"upstream decomposes program_id({d.axis}) {d.operator} {d.operand}",
+                             side="upstream-new", path=new.path, line=d.line, quote=d.quote, symbol=new.name)
+                    for d in new.decomposition if carried(d) and (d.axis, d.operator, d.operand) not in before][:2]
+        evidence += [Evidence(kind=Kind.PROGRAM_ID, message=f"the port decomposes program_id({d.axis}) {d.operator} {d.operand}",
+                              side="tree", path=port.path, line=d.line, quote=d.quote, symbol=port.name)
+                     for d in port.decomposition][:2]
+        added, removed = after - before, before - after
+        if have == after or (added and added <= have and not (removed & have)):
+            items.append(Delta("sync", "launch", "the port already decomposes the program id the new way", evidence))
+        elif have == before or (not (added & have) and removed <= have and have & before):
+            items.append(Delta("behind", "launch",
+                                    "upstream changed how the work is packed into program_id (" +
+                                    ", ".join(f"{o} {x}" for _, o, x in sorted(added)) + "), the port still decomposes it the old way",
+                                    evidence))
+        else:
+            items.append(Delta("undecided", "launch",
+                                    "upstream changed the program-id decomposition and the port's matches neither side",
+                                    evidence))
+    for attribute, label in (("num_programs_axes", "num_programs"), ("program_id_axes", "program_id axes")):
+        was, now, mine = set(getattr(old, attribute)), set(getattr(new, attribute)), set(getattr(port, attribute))
+        if was == now or old.language != new.language:
+            continue
+        if mine == now:
+            items.append(Delta("sync", "launch", f"the port's {label} already match", []))
+        elif mine == was:
+            items.append(Delta("behind", "launch", f"upstream {label} went {sorted(was)} → {sorted(now)}, the port's are "
+                                    f"{sorted(mine)}", []))
+    guards_added = set(new.early_exit_guards) - set(old.early_exit_guards)
+    if guards_added and new.is_kernel:
+        exit_line = new.early_exits[-1] if new.early_exits else None
+        line_evidence = [Evidence(kind=Kind.EARLY_EXIT, message=f"upstream kernel now returns early on {', '.join(sorted(guards_added))}",
+                                  side="upstream-new", path=new.path, line=exit_line.line if exit_line else new.start_line,
+                                  quote=exit_line.quote if exit_line else None, symbol=new.name)]
+        if guards_added & set(port.early_exit_guards):
+            items.append(Delta("sync", "launch", "the port has the same early-exit guard", line_evidence))
+        elif not before ^ after:
+            items.append(Delta("undecided", "launch", f"upstream added an early exit on {', '.join(sorted(guards_added))}",
+                                    line_evidence))
+    return items

@@ -4,35 +4,47 @@ Decided from paths, the kernel matrix and the tree's anchors, before any
 structure is read. They give NOT_APPLICABLE with the justification a
 maintainer reads (``no-row``, ``non-code``, ``not-ported``, ``not-carried``,
 ``net-zero``), or IN_SYNC for a ported file that only moved.
+
+The code: ``OwnershipRules`` holds the methods of the verdict table
+(``portq.classifier.verdicts.SymbolClassifier``, which is built from it) that
+apply these rules. It reads the in-tree index and the upstream side through the
+table it is part of; it must not import the verdict table or anything after it,
+and a rule never names a corpus symbol, path or commit.
 """
 
+from __future__ import annotations
+
+from portq.classifier.reading import _anchor_evidence
 from portq.classifier.rules import Rule
+from portq.core.evidence import Evidence, Kind
+from portq.core.model import IN_SYNC, NOT_APPLICABLE, EntryChanges, SymbolVerdict, TouchedSymbol
+from portq.core.paths import non_code_kind
 
 RULES = (
     Rule("path-ownership", ("NOT_APPLICABLE",),
          "A change to a file no matrix row owns and no anchor names is not the port's: NOT_APPLICABLE/no-row.",
          "+++ b/docs/unrelated.md  (no row's paths match, no anchor names the file)",
-         "classifier.verdicts.SymbolClassifier._unported, classifier.verdicts.entry_verdict, classifier.classify"),
+         "classifier.rules.ownership.OwnershipRules._unported, classifier.verdicts.entry_verdict, classifier.classify"),
     Rule("non-code-path", ("NOT_APPLICABLE",),
          "A change to tests, benchmarks, docs, CI or build files is not code any port mirrors: "
          "NOT_APPLICABLE/non-code (the path rules of core.paths).",
          "+++ b/op_tests/test_kernel.py  (a row owns it, nothing ports it)",
-         "classifier.verdicts.SymbolClassifier._unported, ._file_level"),
+         "classifier.rules.ownership.OwnershipRules._unported, ._file_level"),
     Rule("unported-symbol", ("NOT_APPLICABLE",),
          "A definition a row owns but no anchor ports or declares is a coverage hole, not a gap: "
          "NOT_APPLICABLE/not-ported, with the hole as evidence.",
          "+def new_sibling(x): ...  (in an owned file; no `portq: ports` anchor names it)",
-         "classifier.verdicts.SymbolClassifier._unported, ._file_level"),
+         "classifier.rules.ownership.OwnershipRules._unported, ._file_level"),
     Rule("declared-not-carried", ("NOT_APPLICABLE",),
          "A definition the tree declares `not-carried` and nothing ports is out of scope: "
          "NOT_APPLICABLE/not-carried, citing the declaration.",
          "-def fused_variant(...)  (`# portq: not-carried upstream::path::fused_variant` in the tree)",
-         "classifier.verdicts.SymbolClassifier._unported"),
+         "classifier.rules.ownership.OwnershipRules._unported"),
     Rule("file-level-change", ("IN_SYNC",),
          "A ported file renamed, or changed without touching any definition, leaves every port's shape as it "
          "was: IN_SYNC (with a note to update anchors that name the old path).",
          "rename from ops/a.py to ops/b.py, 100% similar",
-         "classifier.verdicts.SymbolClassifier._file_level"),
+         "classifier.rules.ownership.OwnershipRules._file_level"),
     Rule("net-zero", ("NOT_APPLICABLE",),
          "A commit undone (or undoing another) inside the same range leaves the files as they were: "
          "NOT_APPLICABLE/net-zero for both.",
@@ -44,3 +56,58 @@ RULES = (
          "any commit touching an owned path",
          "classifier.classify.ProvisionalClassifier"),
 )
+
+
+class OwnershipRules:
+    """The ownership rules, as methods of the verdict table (``verdicts.SymbolClassifier``)."""
+
+    def _file_level(self, symbol: TouchedSymbol, paths: set[str]) -> SymbolVerdict:
+        """An owned change that touched no definition: a pure rename or blank lines."""
+        anchors = self.index.anchors_for_path(self.upstream, paths)
+        if anchors:
+            renamed = symbol.old_path is not None and symbol.old_path != symbol.path
+            what = f"renamed {symbol.old_path} → {symbol.path}" if renamed else "changed no definition"
+            stale = [a for a in anchors if a.path != symbol.path]
+            return self._base("file-level-change", 
+                symbol, IN_SYNC, None, "path",
+                f"the ported file was {what} without changing any definition, so the ports keep their shape: "
+                "IN_SYNC rather than a gap" + ("; update the anchors to the new path" if stale and renamed else ""),
+                [_anchor_evidence(a, f"anchor names {a.path}") for a in anchors[:3]],
+            )
+        kind = non_code_kind(symbol.path)
+        justification = "non-code" if kind else "not-ported"
+        return self._base("non-code-path" if kind else "unported-symbol", 
+            symbol, NOT_APPLICABLE, justification, "path",
+            (f"{symbol.path} is {kind}" if kind else f"no in-tree anchor names {symbol.path}") + f", so {justification}",
+        )
+
+    def _unported(self, entry: EntryChanges, symbol: TouchedSymbol, paths: set[str]) -> SymbolVerdict:
+        declarations = [a for a in self.index.not_carried_for(self.upstream, paths, symbol.name, symbol.qualified_name)
+                        if not a.param]
+        if declarations:
+            anchor = declarations[0]
+            return self._base("declared-not-carried", 
+                symbol, NOT_APPLICABLE, "not-carried", "provenance",
+                f"{symbol.name} is declared out of scope at {anchor.cite} and nothing in-tree ports it, "
+                "so not-carried rather than a coverage hole",
+                [_anchor_evidence(anchor, "not-carried declaration")],
+            )
+        kind = non_code_kind(symbol.path)
+        if kind is not None:
+            return self._base("non-code-path", 
+                symbol, NOT_APPLICABLE, "non-code", "path",
+                f"{symbol.path} is {kind}, not code any port mirrors, so non-code rather than not-ported",
+            )
+        reached = self._through_ported_callers(entry, symbol, paths)
+        if reached is not None:
+            return reached
+        if symbol.rows:
+            return self._base("unported-symbol", 
+                symbol, NOT_APPLICABLE, "not-ported", "path",
+                f"row {symbol.rows[0]} owns {symbol.name} but no in-tree anchor ports or declares it "
+                "(a coverage hole), so not-ported rather than IN_SYNC",
+                [Evidence(kind=Kind.COVERAGE_HOLE, message=f"no in-tree port of {symbol.path}::{symbol.name}",
+                          side="tree", symbol=symbol.name)],
+            )
+        return self._base("path-ownership", symbol, NOT_APPLICABLE, "no-row", "path",
+                          f"no matrix row owns {symbol.path} and no anchor names it, so no-row")

@@ -3,49 +3,472 @@
 Parameters compare by normalised name (``src_cache_ptr`` is ``src_cache``).
 Each delta places the port behind (a gap, REAL_GAP or INERT by its
 callers), in sync, undecided (NEEDS_REVIEW) or in a declared scope.
+
+The code: the comparison of parameters against a port (``Delta`` items that
+``portq.classifier.deltas.compare`` gathers), and the derivation of a value
+upstream now passes to a kernel from what the launching function already has
+(shapes, strides, constants, values the kernel already receives). It reads the
+signatures and syntax trees handed to it; it reads no git, imports no verdict
+table and never names a corpus symbol, path or commit.
 """
 
-from portq.classifier.rules import Rule
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from portq.classifier.delta import Delta, _ruled
+from portq.classifier.rules import Rule, equivalence
+from portq.classifier.rules.cosmetic import _function_node, _python_parameters
+from portq.core.evidence import Evidence, Kind
+from portq.language.signatures import Signature, Use, node_text, nodes_of, normalise_name
+from portq.language.signatures_python import PythonLocals
 
 RULES = (
     Rule("parameter-change", ("REAL_GAP", "INERT", "IN_SYNC"),
          "A parameter upstream added or removed that the port still lacks or still takes leaves the port behind; "
          "a port that already matches, or returns what a new out-parameter carries, is in sync.",
          "-def k(x, n):\n+def k(x, n, stride):  (the port's k(x, n) lacks stride)",
-         "classifier.deltas._parameter_items"),
+         "classifier.rules.parameters._parameter_items"),
     Rule("heuristic-parameter", ("NEEDS_REVIEW",),
          "A constexpr a `@triton.heuristics` lambda computes from the kernel's own arguments, added or removed, "
          "is an implementation detail no caller passes: for a reader, never a gap.",
          "+@triton.heuristics({'EVEN_K': lambda a: a['K'] % a['BLOCK_K'] == 0})",
-         "classifier.deltas._parameter_items"),
+         "classifier.rules.parameters._parameter_items"),
     Rule("derived-parameter", ("NEEDS_REVIEW",),
          "A new parameter (or launch argument) upstream computes only from shapes, constants and values the "
          "kernel already receives is how upstream implements the kernel, not an input the port's callers must "
          "supply: for a reader (at most NEEDS_REVIEW), quoting the derivation.",
          "+    padded = triton.next_power_of_2(d)\n+    k[grid](x, d, PADDED=padded)",
-         "classifier.deltas._parameter_items, ._derived_arguments_item"),
+         "classifier.rules.parameters._parameter_items, classifier.rules.launch._derived_arguments_item"),
     Rule("redesigned-port", ("NEEDS_REVIEW",),
          "A port sharing under half of upstream's parameters is a redesign: that it lacks a new upstream "
          "parameter says nothing about its shape.",
          "+def k(a, b, c, d):  (the port k(x, y, c) shares one of three)",
-         "classifier.deltas._parameter_items"),
+         "classifier.rules.parameters._parameter_items"),
     Rule("parameter-default", ("REAL_GAP", "INERT", "IN_SYNC", "NEEDS_REVIEW"),
          "A parameter that gained or lost its default upstream leaves a port that did not follow behind.",
          "-def f(x, scale):\n+def f(x, scale=None):",
-         "classifier.deltas._parameter_items"),
+         "classifier.rules.parameters._parameter_items"),
     Rule("compile-time-parameter", ("IN_SYNC", "NEEDS_REVIEW"),
          "Across languages a C++ template parameter and a `tl.constexpr` need not correspond: only a match by "
          "name decides (IN_SYNC); otherwise for a reader.",
          "-template <int BLOCK>\n+template <int BLOCK, bool PAGED>",
-         "classifier.deltas._cross_language_constexpr_items"),
+         "classifier.rules.parameters._cross_language_constexpr_items"),
     Rule("dead-input", ("REAL_GAP", "INERT", "IN_SYNC"),
          "A parameter upstream now leaves unused (dead) that the port still takes and uses leaves it behind; a "
          "port that dropped it or leaves it unused too is in sync.",
          "-    y = x * scale\n+    y = x  (scale still in the signature)",
-         "classifier.deltas._parameter_items"),
-    Rule("declared-scope", ("NOT_APPLICABLE",),
-         "Every change confined to parameters the tree declares not carried (`not-carried K[PARAM]`), the "
-         "arguments passing them and the branches they select is NOT_APPLICABLE/not-carried.",
-         "+    if use_fp4: k_fp4[grid](...); return  (`not-carried ...::k[use_fp4]`)",
-         "classifier.verdicts.SymbolClassifier._confined_to_scope, ._from_items"),
+         "classifier.rules.parameters._parameter_items"),
 )
+
+
+# --- derivations of launch arguments --------------------------------------------
+
+
+_SHAPE_READS = frozenset({"shape", "stride", "size", "dim", "ndim", "numel", "dtype", "device",
+                          "element_size", "itemsize", "is_contiguous"})
+
+
+_PURE_CALLS = frozenset({"next_power_of_2", "next_pow2", "_next_pow2", "cdiv", "ceil_div", "div_ceil", "min",
+                         "max", "int", "abs", "len", "round", "math.ceil", "math.floor", "math.log2"})
+
+
+Step = Use
+"""One assignment a derivation goes through: its line and the quoted source line."""
+
+
+@dataclass(frozen=True)
+class Derivation:
+    """How a launch argument is computed: the assignments followed, and the
+    terminals reached (shapes of parameters, constants, arguments the kernel
+    already receives). ``derived`` is False when a terminal is a value a
+    caller supplies (a parameter read as itself) or a name that cannot be resolved."""
+
+    argument: str
+    derived: bool
+    steps: tuple[Step, ...]
+    terminals: tuple[str, ...]
+    reason: str = ""
+    path: str = ""  # the file of the launching function, where the steps are
+
+
+def _launch_calls(function, kernel: str):
+    """``kernel[grid](...)`` calls in a Python function."""
+    for current in nodes_of(function, ("call",), "python"):
+        callee = current.child_by_field_name("function")
+        if callee is None or callee.type != "subscript":
+            continue
+        value = callee.child_by_field_name("value")
+        if value is not None and node_text(value).split(".")[-1] == kernel:
+            yield current
+
+
+def launch_argument(function, kernel: str, slot: str, position: int | None):
+    """The expression a Python launch of ``kernel`` passes for parameter
+    ``slot`` (normalised keyword) or at ``position``; and the launch's other
+    argument texts (what the kernel already receives)."""
+    for call in _launch_calls(function, kernel):
+        arguments = call.child_by_field_name("arguments")
+        if arguments is None:
+            continue
+        positional = [a for a in arguments.named_children if a.type not in ("keyword_argument", "comment")]
+        chosen, others = None, []
+        for argument in arguments.named_children:
+            if argument.type == "keyword_argument":
+                name = argument.child_by_field_name("name")
+                value = argument.child_by_field_name("value")
+                if name is not None and normalise_name(node_text(name)) == slot:
+                    chosen = value
+                elif value is not None:
+                    others.append(node_text(value))
+            elif argument.type != "comment":
+                others.append(node_text(argument))
+        if chosen is None and position is not None and position < len(positional):
+            chosen = positional[position]
+            others = [t for t in others if t != node_text(chosen)]
+        if chosen is not None:
+            return chosen, set(others)
+    return None, set()
+
+
+def launch_argument_texts(function, kernel: str, slot: str) -> list[str]:
+    """The text each Python launch of ``kernel`` in ``function`` passes by keyword for ``slot``."""
+    texts = []
+    for call in _launch_calls(function, kernel):
+        arguments = call.child_by_field_name("arguments")
+        for argument in arguments.named_children if arguments is not None else ():
+            name = argument.child_by_field_name("name") if argument.type == "keyword_argument" else None
+            if name is not None and normalise_name(node_text(name)) == slot:
+                texts.append(node_text(argument.child_by_field_name("value")))
+    return texts
+
+
+def derive(function, expression, received: set[str], depth: int = 8) -> Derivation:
+    """Follow ``expression`` (a node inside ``function``) through local
+    assignments to its terminals."""
+    parameters = _python_parameters(_function_node(function))
+    assignments = PythonLocals(_function_node(function))
+    steps: list[Step] = []
+    terminals: list[str] = []
+    problems: list[str] = []
+    seen: set[str] = set()
+
+    def visit(node, level: int) -> None:
+        if level > depth:
+            problems.append(f"{node_text(node)} is derived too deeply to follow")
+            return
+        kind = node.type
+        if kind in ("integer", "float", "true", "false", "none", "string"):
+            terminals.append(node_text(node))
+            return
+        if kind == "attribute":
+            attribute = node.child_by_field_name("attribute")
+            obj = node.child_by_field_name("object")
+            if attribute is not None and node_text(attribute) in _SHAPE_READS and obj is not None \
+                    and obj.type == "identifier" and node_text(obj) in parameters:
+                terminals.append(node_text(node))
+                return
+            problems.append(f"{node_text(node)} is read from outside the function")
+            return
+        if kind == "call":
+            callee = node.child_by_field_name("function")
+            name = node_text(callee) if callee is not None else ""
+            if callee is not None and callee.type == "attribute":
+                attribute = node_text(callee.child_by_field_name("attribute"))
+                obj = callee.child_by_field_name("object")
+                if attribute in _SHAPE_READS and obj is not None and obj.type == "identifier" \
+                        and node_text(obj) in parameters:
+                    terminals.append(node_text(node))
+                    return
+                name = f"{node_text(obj)}.{attribute}" if obj is not None else attribute
+            if name.split(".")[-1] not in _PURE_CALLS and name not in _PURE_CALLS:
+                problems.append(f"{name}(...) is not a known pure helper")
+                return
+            arguments = node.child_by_field_name("arguments")
+            for argument in arguments.named_children if arguments is not None else ():
+                visit(argument, level + 1)
+            return
+        if kind == "subscript":
+            value = node.child_by_field_name("value")
+            if value is not None:
+                visit(value, level + 1)
+            for index in node.children_by_field_name("subscript"):
+                visit(index, level + 1)
+            return
+        if kind == "identifier":
+            name = node_text(node)
+            if name in received and level > 0:
+                terminals.append(f"{name} (already passed to the kernel)")
+                return
+            reaching, _ = assignments.reaching(name, node)
+            if reaching:
+                if name in seen:
+                    return
+                seen.add(name)
+                for statement, right in reaching:  # every assignment that can reach this read
+                    steps.append(Step(statement.start_point[0] + 1, node_text(statement).strip()))
+                    if right is None:
+                        problems.append(f"{name} is updated in place ({node_text(statement).strip()})")
+                    else:
+                        visit(right, level + 1)
+                return
+            if name in parameters:
+                problems.append(f"{name} is a parameter a caller supplies")
+                return
+            problems.append(f"{name} cannot be resolved in the launching function")
+            return
+        named = [c for c in node.named_children if c.type != "comment"]
+        if not named:
+            problems.append(f"{node_text(node)} cannot be followed")
+            return
+        for child in named:
+            visit(child, level + 1)
+
+    visit(expression, 0)
+    steps.sort(key=lambda s: s.line)
+    return Derivation(node_text(expression), not problems, tuple(steps), tuple(dict.fromkeys(terminals)),
+                      "; ".join(problems[:2]))
+
+
+def _derivation_words(derived: Derivation) -> str:
+    """``(ARG) via `step`; `step` (from terminals)``: the derivation quoted."""
+    return (f"({derived.argument})"
+            + (f" via {'; '.join(f'`{s.quote}`' for s in derived.steps[:3])}" if derived.steps else "")
+            + f" (from {', '.join(derived.terminals[:3])})")
+
+
+def _derivation_evidence(derived: Derivation, name: str, what: str, path: str | None, symbol: str | None,
+                         line: int | None = None) -> Evidence:
+    """The record of a derived argument: the assignments it goes through on upstream's new side
+    (``path``/``line`` where the derivation has no file or steps of its own)."""
+    return Evidence(kind=Kind.DERIVATION, message=f"{what} computes {derived.argument} from "
+                    + ", ".join(derived.terminals[:4]), side="upstream-new", path=derived.path or path,
+                    line=derived.steps[0].line if derived.steps else line,
+                    end_line=derived.steps[-1].line if derived.steps else None,
+                    quote="; ".join(s.quote for s in derived.steps[:4]) or derived.argument,
+                    symbol=symbol, subject=name, derived_from=derived.terminals)
+
+
+# --- parameters against a port ---------------------------------------------------
+
+
+def _returned_instead(new: Signature, port: Signature, name: str) -> tuple[str, ...] | None:
+    """The fields upstream writes through out-parameter ``name`` when a
+    Python port returns every one of them (``return found, req_id, ...``):
+    Triton has no out-pointers to structs, so returning them is the port's
+    form of the same parameter, not a missing one."""
+    fields = new.out_params.get(name)
+    if fields and port.language == "python" and set(fields) <= set(port.returned):
+        return fields
+    return None
+
+
+def _out_param_evidence(new: Signature, port: Signature, name: str) -> Evidence:
+    return _upstream_param_evidence(
+        new, name, "upstream-new", Kind.OUT_PARAM,
+        f"upstream writes {', '.join(new.out_params[name])} through out-parameter {name}; "
+        f"the port {port.name} returns {', '.join(port.returned)}")
+
+
+def _upstream_param_evidence(signature: Signature, name: str, side: str, kind: str, message: str) -> Evidence:
+    param = signature.param(name)
+    return Evidence(kind=kind, message=message, side=side, path=signature.path,
+                    line=param.line if param else signature.start_line, quote=param.quote if param else None,
+                    symbol=signature.name, subject=param.name if param else name)
+
+
+def _tree_param_evidence(port: Signature, name: str, message: str) -> list[Evidence]:
+    param = port.param(name)
+    found = [Evidence(kind=Kind.TREE_PARAM, message=message, side="tree", path=port.path,
+                      line=param.line if param else port.start_line, quote=param.quote if param else None,
+                      symbol=port.name, subject=param.name if param else name)]
+    use = port.first_use.get(name)
+    if use is not None:
+        found.append(Evidence(kind=Kind.TREE_USE, message=f"the port still reads {name}", side="tree",
+                              path=port.path, line=use.line, quote=use.quote, symbol=port.name,
+                              subject=param.name if param else name))
+    return found
+
+
+def _parameter_items(old: Signature, new: Signature, port: Signature, scope: set[str],
+                     derivation=None) -> list[Delta]:
+    items: list[Delta] = []
+    derived_params: list = []  # (label, derivation, evidence) of added parameters upstream computes itself
+    # Triton to Triton, constexpr parameters compare too; across languages a
+    # C++ template parameter and a tl.constexpr need not correspond.
+    same_language = old.language == new.language == port.language
+    old_names = old.param_names if same_language else old.runtime_param_names
+    new_names = new.param_names if same_language else new.runtime_param_names
+    for name in old_names:
+        if name in new_names:
+            continue
+        kind = _param_kind(old.param(name))
+        upstream = _upstream_param_evidence(old, name, "upstream-old", Kind.PARAM_REMOVED, f"upstream removed {kind} {name}")
+        if name in scope:
+            items.append(Delta("not-carried", "signature", name, [upstream]))
+        elif port.param(name) is not None and old.param(name).heuristic:
+            items.append(Delta("undecided", "signature", f"upstream removed {kind} {name}, which its @triton.heuristics "
+                               "decorator computed from the kernel's own arguments; no caller passed it, so the "
+                               "port still taking it is an implementation detail for a reader",
+                               [upstream] + _tree_param_evidence(port, name, f"the port still takes {name}"),
+                               rule="heuristic-parameter"))
+        elif port.param(name) is not None:
+            items.append(Delta("behind", "signature", f"{kind} {name} was removed upstream, the port still takes it",
+                                    [upstream] + _tree_param_evidence(port, name, f"the port still takes {name}")))
+        else:
+            items.append(Delta("sync", "signature", f"the port does not take removed {kind} {name}", [upstream]))
+    for name in new_names:
+        if name in old_names:
+            continue
+        param = new.param(name)
+        label = f"{name}{'=default' if param and param.has_default else ''}"
+        upstream = _upstream_param_evidence(new, name, "upstream-new", Kind.PARAM_ADDED,
+                                            f"upstream added {_param_kind(param)} {label}")
+        if name in scope:
+            items.append(Delta("not-carried", "signature", name, [upstream]))
+        elif port.param(name) is not None:
+            items.append(Delta("sync", "signature", f"the port already takes {label}",
+                                    [upstream] + _tree_param_evidence(port, name, f"the port takes {name}")[:1]))
+        elif _returned_instead(new, port, name):
+            items.append(Delta("sync", "signature", f"the port returns what out-parameter {name} carries",
+                                    [upstream, _out_param_evidence(new, port, name)]))
+        else:
+            lacks = Evidence(kind=Kind.TREE_SIGNATURE, message=f"the port's parameters lack {name}", side="tree",
+                             path=port.path, line=port.start_line, quote=_signature_line(port), symbol=port.name)
+            shared = len(set(old_names) & set(port.param_names))
+            derived = derivation(name) if derivation and not (param is not None and param.heuristic) else None
+            if derived is not None and derived.derived:
+                # An argument computed only from shapes, constants and values
+                # the kernel already receives is how upstream implements the
+                # kernel, not an input the port's callers must now supply:
+                # typed as derived, never as something the port lacks.
+                mine = Evidence(kind=Kind.TREE_SIGNATURE, message=f"the port's own parameters, compared: {name} is "
+                                "derived upstream, not an input its callers supply", side="tree", path=port.path,
+                                line=port.start_line, quote=_signature_line(port), symbol=port.name)
+                derived_params.append((f"{_param_kind(param)} {label}", derived,
+                                       [upstream, mine, _derivation_evidence(derived, name, "upstream", new.path, new.name)]))
+            elif old_names and shared * 2 < len(old_names):
+                # A port that shares under half of upstream's parameters is a
+                # redesign (a different tiling, a fused kernel): that it lacks
+                # a new upstream parameter says nothing about its shape.
+                items.append(Delta("undecided", "signature",
+                                        f"upstream added {_param_kind(param)} {label}; the port shares only {shared} of "
+                                        f"upstream's {len(old_names)} parameters (a redesign), so whether it needs "
+                                        f"{name} is for a reader", [upstream, lacks], rule="redesigned-port"))
+            elif param is not None and param.heuristic:
+                # No launch passes it: the decorator derives it from
+                # arguments the kernel already receives.
+                items.append(Delta("undecided", "signature",
+                                   f"upstream added {_param_kind(param)} {label}, which a @triton.heuristics decorator "
+                                   "computes from the kernel's own arguments; no caller passes it, so it is an "
+                                   "implementation detail for a reader to judge", [upstream, lacks],
+                                   rule="heuristic-parameter"))
+            else:
+                items.append(Delta("behind", "signature",
+                                        f"upstream added {_param_kind(param)} {label}, the port lacks it", [upstream, lacks]))
+    if derived_params:
+        # One record for them all, quoting each derivation: that the values
+        # are computed from what the kernel receives is the whole argument.
+        how = "; ".join(f"{label} {_derivation_words(derived)}" for label, derived, _ in derived_params)
+        items.append(Delta("undecided", "signature",
+                           f"upstream added {len(derived_params)} parameter{'s' if len(derived_params) > 1 else ''} "
+                           f"computed only from what the kernel already receives, {how}; an implementation detail "
+                           "for a reader to judge (at most NEEDS_REVIEW)",
+                           [e for *_, evidence in derived_params for e in evidence], rule="derived-parameter"))
+    defaults = len(items)
+    for name in new_names:
+        if name not in old_names:
+            continue
+        before, after = old.param(name), new.param(name)
+        if before and after and before.has_default != after.has_default and name not in scope:
+            mine = port.param(name)
+            message = f"{name} {'gained' if after.has_default else 'lost'} its default upstream"
+            upstream = _upstream_param_evidence(new, name, "upstream-new", Kind.DEFAULT_CHANGED, message)
+            if mine is None:
+                items.append(Delta("undecided", "signature", f"{message} and the port has no {name}", [upstream]))
+            elif mine.has_default == after.has_default:
+                items.append(Delta("sync", "signature", f"the port's {name} already matches", [upstream]))
+            else:
+                items.append(Delta("behind", "signature", f"{message}, the port's has not",
+                                        [upstream] + _tree_param_evidence(port, name, f"the port's {name}")[:1]))
+    _ruled(items[defaults:], "parameter-default")
+    if not same_language:
+        items += _ruled(_cross_language_constexpr_items(old, new, port, scope), "compile-time-parameter")
+    dead = len(items)
+    newly_dead = [n for n in new.dead_params if n not in old.dead_params and n in old_names]
+    for name in newly_dead:
+        use = old.first_use.get(name)
+        written = new.param(name).name if new.param(name) else name
+        upstream = [Evidence(kind=Kind.PARAM_DEAD, message=f"upstream now leaves {name} unused", side="upstream-new",
+                             path=new.path, line=new.param(name).line if new.param(name) else new.start_line,
+                             quote=new.param(name).quote if new.param(name) else None, symbol=new.name,
+                             subject=written)]
+        if use is not None:
+            upstream.append(Evidence(kind=Kind.PARAM_USE_REMOVED, message=f"upstream used {name} here before",
+                                     side="upstream-old", path=old.path, line=use.line, quote=use.quote,
+                                     symbol=old.name, subject=written))
+        if name in scope:
+            items.append(Delta("not-carried", "signature", name, upstream))
+        elif port.param(name) is None:
+            items.append(Delta("sync", "signature", f"the port already dropped dead parameter {name}", upstream))
+        elif name in port.dead_params:
+            items.append(Delta("sync", "signature", f"the port also leaves {name} unused", upstream))
+        else:
+            items.append(Delta("behind", "signature", f"{name} is dead upstream, the port still takes and uses it",
+                                    upstream + _tree_param_evidence(port, name, f"the port still takes {name}")))
+    _ruled(items[dead:], "dead-input")
+    return _ruled(items, "parameter-change")
+
+
+def _cross_language_constexpr_items(old: Signature, new: Signature, port: Signature, scope: set[str]) -> list[Delta]:
+    """C++ non-type template parameters against ``tl.constexpr`` (or the
+    other way round). Both specialise a kernel at compile time, but a port
+    in another language tiles its own way, so only a match by name decides
+    (IN_SYNC); a template parameter the port lacks, or one upstream dropped
+    that the port still takes, is for a reader, never a gap by itself."""
+    items: list[Delta] = []
+    was = {p.normalised for p in old.params if p.constexpr}
+    now = {p.normalised for p in new.params if p.constexpr}
+    for name in sorted(now - was - scope):
+        param = new.param(name)
+        upstream = _upstream_param_evidence(new, name, "upstream-new", Kind.PARAM_ADDED,
+                                            f"upstream added constexpr parameter {name}")
+        if port.param(name) is not None:
+            items.append(Delta("sync", "signature", f"the port already takes constexpr {name}",
+                                    [upstream] + _tree_param_evidence(port, name, f"the port takes {name}")[:1]))
+        elif (own := equivalence.port_input_for_flag(name, old, port)) is not None:
+            items.append(Delta("sync", "signature", f"upstream added the flag {name}, which the port already takes as "
+                               f"its input {own} (the flag's name without its prefix, an input upstream did not have)",
+                               [upstream] + _tree_param_evidence(port, own, f"the port takes {own}")[:1],
+                               rule="port-has-flag"))
+        else:
+            items.append(Delta("undecided", "signature",
+                                    f"upstream added {'template' if new.language == 'cpp' else 'constexpr'} parameter "
+                                    f"{name}{'=default' if param and param.has_default else ''}; the "
+                                    f"{port.language} port has no parameter of that name, and across languages a "
+                                    "compile-time specialisation need not correspond, so it is for a reader",
+                                    [upstream]))
+    for name in sorted(was - now - scope):
+        if port.param(name) is not None:
+            items.append(Delta("undecided", "signature",
+                                    f"upstream dropped constexpr parameter {name}; the port still takes {name}",
+                                    [_upstream_param_evidence(old, name, "upstream-old", Kind.PARAM_REMOVED,
+                                                              f"upstream removed constexpr parameter {name}")]
+                                    + _tree_param_evidence(port, name, f"the port still takes {name}")[:1]))
+    return items
+
+
+def _param_kind(param) -> str:
+    """How a message names a parameter: constexpr ones (``tl.constexpr``, C++
+    non-type template parameters) are flagged, they specialise the kernel."""
+    return "constexpr parameter" if param is not None and param.constexpr else "parameter"
+
+
+def _signature_line(signature: Signature) -> str | None:
+    return signature.params[0].quote if signature.params else None
+
+
+def _first_line_quote(definition, signature) -> str | None:
+    if signature is not None and signature.params:
+        return signature.params[0].quote
+    return None

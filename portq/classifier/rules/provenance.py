@@ -3,20 +3,165 @@
 A port's pin (``# portq: ports PATH::NAME @SHA``) that already contains
 the commit settles it without reading either side. Structure read from a
 tree that did not parse decides nothing: such a change needs a reader.
+
+The code: ``ProvenanceRules`` holds the methods of the verdict table
+(``portq.classifier.verdicts.SymbolClassifier``, which is built from it) that
+apply these rules (where a parse failed, which ports it cost, which pins
+contain the commit). It reads the in-tree index and the upstream side through
+the table it is part of; it must not import the verdict table or anything after
+it, and a rule never names a corpus symbol, path or commit.
 """
 
+from __future__ import annotations
+
+import re
+
+from portq.classifier.reading import (_IDENTIFIER, _anchor_evidence, _changed_lines, _error_spans, _file_change,
+                                      _source_lines, _stands_for)
 from portq.classifier.rules import Rule
+from portq.core.evidence import Evidence, Kind
+from portq.core.model import IN_SYNC, NEEDS_REVIEW, EntryChanges, SymbolVerdict, TouchedSymbol
+from portq.language.symbols import KIND_CLASS, language_for_path, macro_extents
+from portq.tree.anchors import Anchor
 
 RULES = (
     Rule("provenance-pin", ("IN_SYNC",),
          "A port whose anchor pins a commit that contains this one already carries it: IN_SYNC by provenance, "
          "whatever the comparison would say; a pin that does not contain it is noted and the port compared.",
          "`# portq: ports ops/k.py::k @abc123` where abc123 descends from the entry",
-         "classifier.verdicts.SymbolClassifier._pinned_in_sync, ._container"),
+         "classifier.rules.provenance.ProvenanceRules._pinned_in_sync, "
+         "classifier.rules.attribution.AttributionRules._container"),
     Rule("parse-failure", ("NEEDS_REVIEW",),
          "A parse error in or around the changed lines (or in a macro a ported definition expands, or one that "
          "lost a ported definition), an unreadable port or an unparsable side never decides REAL_GAP, IN_SYNC or "
          "NOT_APPLICABLE for a port: NEEDS_REVIEW, citing where the parse failed.",
          "+#define LAUNCH(k) k<<<grid,  (unbalanced macro in a file with ported definitions)",
-         "classifier.verdicts.SymbolClassifier._parse_failure, ._broken, ._container, ._against_port, ._added"),
+         "classifier.rules.provenance.ProvenanceRules._parse_failure, ._broken, "
+         "classifier.rules.attribution.AttributionRules._container, "
+         "classifier.verdicts.SymbolClassifier._against_port, classifier.rules.definitions.DefinitionRules._added"),
 )
+
+
+class ProvenanceRules:
+    """The provenance and parse rules, as methods of the verdict table (``verdicts.SymbolClassifier``)."""
+
+    def _parse_failure(self, entry: EntryChanges, symbol: TouchedSymbol, paths: set[str],
+                       ported: bool, moved: set[str] = frozenset()) -> SymbolVerdict | None:
+        """NEEDS_REVIEW when the parse of a side the symbol exists on has an
+        error that structure would be read from: in or around the symbol's
+        changed lines or its own extent, or (for a ported symbol) in a macro
+        it expands. For a symbol nothing ports, only an error in lines that
+        stand for a name a ported definition uses, or a parse that lost a
+        ported definition, counts: a new sibling's broken macros change no
+        port. Structure read from a broken tree never decides REAL_GAP or
+        IN_SYNC for a port. A ported definition this commit moved elsewhere (``moved``) is not lost."""
+        change = _file_change(entry, symbol)
+        anchors = self.index.anchors_for_path(self.upstream, paths)
+        referenced: dict[str, list[str]] | None = None
+        for side, blob, path, extent in (("new", symbol.new_blob, symbol.path, symbol.new_lines),
+                                         ("old", symbol.old_blob, symbol.old_path or symbol.path, symbol.old_lines)):
+            if symbol.change == ("added" if side == "old" else "removed"):
+                continue  # the symbol has no lines on this side
+            if not ported and symbol.name not in ("<toplevel>", "<lines>") and symbol.kind != KIND_CLASS \
+                    and language_for_path(path) != "python" and not self._has_parse_errors(blob, path):
+                continue  # nothing else reads this side's table (a Python one, callee following may)
+            table = self._table(blob, path)
+            if table is None or table.tree is None or not table.tree.root_node.has_error:
+                continue
+            errors = _error_spans(table.tree.root_node)
+            changed = [line for _, line, _ in _changed_lines(change, symbol, None, None, outside_definitions=False)
+                       if _ == side] if change is not None else []
+            own = sorted({max(first, c - 3) for first, last in errors for c in changed if first - 3 <= c <= last + 3}
+                         | ({max(first, extent[0]) for first, last in errors if first <= extent[1] and last >= extent[0]}
+                            if extent is not None and symbol.name not in ("<toplevel>", "<lines>") else set()))
+            macros = macro_extents(table.source) if table.language == "cpp" else {}
+            expanded: list[tuple[int, str]] = []
+            if ported and extent is not None:
+                used = set(_IDENTIFIER.findall(_source_lines(table.source, extent)))
+                expanded = sorted((max(first, start), name) for name, (start, end) in macros.items() if name in used
+                                  for first, last in errors if first <= end and last >= start)
+            if not ported:
+                if referenced is None:
+                    referenced = self._ported_identifiers(symbol, paths, anchors)
+                lost = self._lost_ports(table, anchors, symbol, side, moved)
+                if lost is not None:
+                    return self._broken(symbol, side, path, table, lost,
+                                        f"a parse that lost the ported definition {lost[1]}")
+                if symbol.name in ("<toplevel>", "<lines>"):
+                    own = [e for e in own if _stands_for(table, e, symbol) & set(referenced)]
+                elif symbol.name not in referenced:
+                    own = []  # a definition nothing ported uses: its own broken lines change no port
+            if own:
+                return self._broken(symbol, side, path, table, (own[0], None),
+                                    f"in or around the changed lines of {symbol.name}")
+            if expanded:
+                line, macro = expanded[0]
+                return self._broken(symbol, side, path, table, (line, macro),
+                                    f"in the macro {macro} that {symbol.name} expands")
+        return None
+
+    def _lost_ports(self, table, anchors: list[Anchor], symbol: TouchedSymbol, side: str,
+                    moved: set[str] = frozenset()) -> tuple[int, str] | None:
+        """(first error line, name) of a ported definition the other side of
+        the file defines but this broken side's parse does not: recovery
+        folded it into an error, so no line of the file can be placed."""
+        other = self._table(symbol.old_blob, symbol.old_path or symbol.path) if side == "new" \
+            else self._table(symbol.new_blob, symbol.path)
+        if other is None or other.fallback:
+            return None
+        present = {(d.name, d.qualified_name) for d in table.definitions}
+        for definition in other.definitions:
+            if any(a.matches_name(definition.name, definition.qualified_name) for a in anchors) \
+                    and (definition.name, definition.qualified_name) not in present \
+                    and definition.qualified_name not in moved:
+                errors = _error_spans(table.tree.root_node)
+                return (errors[0][0] if errors else 1), definition.qualified_name
+        return None
+
+    def _broken(self, symbol: TouchedSymbol, side: str, path: str, table, where_line: tuple[int, str | None],
+                what: str) -> SymbolVerdict:
+        line = where_line[0]
+        where = f"{path}:{line}"
+        quote = table.source.decode("utf-8", errors="replace").splitlines()[line - 1].strip() \
+            if 0 < line <= table.source.count(b"\n") + 1 else None
+        return self._base("parse-failure", 
+            symbol, NEEDS_REVIEW, None, "fallback",
+            f"parse failed at {where} (upstream-{side}), {what}, so "
+            "structure read from that tree decides nothing and a reviewer must read the hunks",
+            [Evidence(kind=Kind.PARSE_FAILURE, message=f"parse failed at {where}", side=f"upstream-{side}",
+                      path=path, line=line, quote=quote, symbol=symbol.name, subject=where_line[1])],
+        )
+
+    def _pins_containing(self, entry: EntryChanges, paths: set[str], users: set[str]) -> list[Anchor]:
+        """The pinning anchors of every port of ``users`` (upstream qualified
+        names), when each such port pins a commit containing this entry; an
+        empty list when any user is unported, unpinned or pinned earlier."""
+        anchors: list[Anchor] = []
+        for user in sorted(users):
+            name = re.split(r"::|\.", user)[-1]
+            ports = self.index.ports_for(self.upstream, paths, name, user)
+            if not ports:
+                return []
+            for port in ports:
+                pin = port.anchor.pin
+                if not pin or not self.context.is_ancestor(entry.commit.sha, pin):
+                    return []
+                anchors.append(port.anchor)
+        return anchors
+
+    def _pinned_in_sync(self, entry, symbol, anchor, evidence: list, opening: str) -> SymbolVerdict | None:
+        """IN_SYNC by provenance when the anchor's pin already contains the commit; otherwise None, with
+        ``evidence`` told why the pin does not decide (it is then compared structurally)."""
+        if not anchor.pin:
+            return None
+        contains = self.context.is_ancestor(entry.commit.sha, anchor.pin)
+        if contains:
+            return self._base("provenance-pin", 
+                symbol, IN_SYNC, None, "provenance",
+                f"{opening} port's anchor pins {anchor.pin}, which already contains this commit, so IN_SYNC "
+                "by provenance rather than by comparison",
+                evidence + [_anchor_evidence(anchor, f"pin {anchor.pin} contains {entry.commit.sha[:10]}", Kind.PIN)],
+            )
+        note = "does not contain this commit" if contains is False else "is not known to the upstream clone"
+        evidence.append(_anchor_evidence(anchor, f"pin {anchor.pin} {note}; compared structurally", Kind.PIN))
+        return None

@@ -19,15 +19,23 @@ Example diff (NOT_APPLICABLE/cosmetic, with ``register_backend`` returning
     +@register_backend("cuda")
      def norm_forward(x, out, mode=1):
 
-This module states the rule and holds the proof on syntax trees; it reads
-no git, no tree index and no verdict table, and it never names a corpus
-symbol, path or commit.
+This module states the rule and holds the proof on syntax trees; the proof
+reads no git, no tree index and no verdict table, and the rule never names
+a corpus symbol, path or commit.
+
+The code: ``WrapperRules`` holds the methods of the verdict table
+(``portq.classifier.verdicts.SymbolClassifier``, which is built from it) that
+apply these rules. It reads the in-tree index and the upstream side through the
+table it is part of; it must not import the verdict table or anything after it,
+and a rule never names a corpus symbol, path or commit.
 """
 
 from __future__ import annotations
 
 from portq.classifier.rules import Rule
+from portq.core.model import TouchedSymbol
 from portq.language.signatures import comment_free_tokens
+from portq.language.symbols import language_for_path
 
 RULES = (
     Rule("registry-decorator", ("NOT_APPLICABLE",),
@@ -35,7 +43,7 @@ RULES = (
          "function that returns its argument (or a factory returning such a function), leave the name bound to "
          "the same body: cosmetic.",
          "+@register_backend(\"cuda\")\n def norm_forward(x, out, mode=1):",
-         "classifier.rules.wrappers.added_registrations, classifier.verdicts.SymbolClassifier._registered_only"),
+         "classifier.rules.wrappers.added_registrations, classifier.rules.wrappers.WrapperRules._registered_only"),
 )
 
 
@@ -122,3 +130,27 @@ def added_registrations(before, after, definitions) -> list[str] | None:
             return None
         names.append(found[0])
     return names
+
+
+class WrapperRules:
+    """The registry-decorator rule, as a method of the verdict table (``verdicts.SymbolClassifier``)."""
+
+    def _registered_only(self, entry, symbol: TouchedSymbol) -> list[str] | None:
+        """The decorators ``registry-decorator`` proves hand the function back, when they are the definition's
+        whole change (``portq.classifier.rules.wrappers``); else None."""
+        if symbol.change != "modified" or language_for_path(symbol.path) != "python":
+            return None
+        before = self._definition(symbol.old_blob, symbol.old_path or symbol.path, symbol.qualified_name,
+                                  symbol.old_lines)
+        after = self._definition(symbol.new_blob, symbol.path, symbol.qualified_name, symbol.new_lines)
+        if before is None or after is None or before.node is None or after.node is None \
+                or after.node.type != "decorated_definition" or before.node.has_error or after.node.has_error:
+            return None
+        definitions = {}
+        for blob, path in [(c.new_blob, c.new_path) for c in entry.owned_changes if c.new_blob and c.new_path] \
+                + [(symbol.new_blob, symbol.path)]:
+            table = self._table(blob, path) if language_for_path(path) == "python" else None
+            for d in table.definitions if table is not None and not table.fallback else ():
+                if d.node is not None and d.qualified_name == d.name:
+                    definitions.setdefault(d.name, d.node)
+        return added_registrations(before.node, after.node, definitions)

@@ -1,0 +1,280 @@
+"""Reading a touched symbol: what the verdict rules look at besides signatures.
+
+The range's facts about an entry (``RangeFacts``: its net-zero partner, the
+renames of its paths, the definitions it moves), the lines a change touched
+in or around a symbol, where a parse failed, which names a line defines or
+uses, the module an import names, an equal Python ``ast``, and the evidence
+records that cite anchors and callers. The rules (``portq.classifier.rules``)
+and the verdict table (``portq.classifier.verdicts``) share them.
+
+This module reads the syntax trees and changes handed to it; it reads no
+git, no tree index, decides no verdict and imports no rule.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import textwrap
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from portq.classifier.callees import Module
+from portq.classifier.moves import Moves
+from portq.core.evidence import Evidence, Kind, Location, Side
+from portq.core.model import EntryChanges, FileChange, TouchedSymbol
+from portq.language.memo import TEXT_OR_NONE, content_digest, per_definition
+from portq.language.symbols import (KIND_CUDA_KERNEL, KIND_DEVICE_FUNCTION, KIND_TRITON_KERNEL, language_for_path,
+                                    macro_extents)
+from portq.tree.anchors import Anchor
+
+
+def _kind_class(kind: str) -> str:
+    return "kernel" if kind in (KIND_CUDA_KERNEL, KIND_TRITON_KERNEL, KIND_DEVICE_FUNCTION) else "host"
+
+
+# Identifiers too common to tie a top-level change to a ported definition.
+_COMMON_IDENTIFIERS = frozenset(
+    """self cls const int void auto return if else for while true false nullptr None True False
+    def class import from as torch tl triton std namespace template typename static inline
+    unsigned float double bool char size_t int32_t int64_t uint32_t uint64_t and or not in is
+    pass with try except finally raise assert lambda yield global struct public private case
+    break continue switch default sizeof define include ifdef ifndef endif pragma once typing
+    Optional Tensor tensor dtype device shape data_ptr numel size stride the a an of to""".split()
+)
+
+
+_IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
+
+
+@dataclass
+class RangeFacts:
+    """What the whole range says about one entry (from ``portq.classifier.classify``)."""
+
+    net_zero_partner: tuple[int, str] | None = None  # (entry position, sha) of the paired commit
+    aliases: dict[str, set[str]] = field(default_factory=dict)  # upstream path -> every name it had in the range
+    moves: Moves = field(default_factory=Moves)  # ported definitions carried elsewhere in the range
+
+
+# --- changed lines ----------------------------------------------------------------
+
+
+def _unchanged_moves(entry: EntryChanges) -> dict[str, str]:
+    """Dotted Python modules the commit renamed without changing them
+    (``aiter/utils/arch.py`` → ``aiter/utils/arch_info.py``, same blob)."""
+    def dotted(path: str) -> str:
+        return path[:-3].replace("/", ".") if path.endswith(".py") else path.replace("/", ".")
+
+    moves = {}
+    for change in entry.commit.changes:
+        if change.status == "renamed" and change.old_path and change.new_path and change.old_blob == change.new_blob \
+                and change.old_path.endswith(".py"):
+            moves[dotted(change.old_path)] = dotted(change.new_path)
+    return moves
+
+
+def _file_change(entry: EntryChanges, symbol: TouchedSymbol) -> FileChange | None:
+    for change in list(entry.owned_changes) + list(entry.commit.changes):
+        if change.path == symbol.path or (symbol.old_path and change.old_path == symbol.old_path):
+            return change
+    return None
+
+
+def _changed_lines(change: FileChange | None, symbol: TouchedSymbol, old_table, new_table,
+                   outside_definitions: bool) -> list[tuple[str, int, str]]:
+    """``(side, line, text)`` of the '-'/'+' lines of ``symbol``: inside its
+    extent, or outside every definition for top-level symbols."""
+    if change is None:
+        return []
+    found: list[tuple[str, int, str]] = []
+
+    def wanted(line: int, extent, table) -> bool:
+        if outside_definitions:
+            return table is None or table.enclosing(line) is None
+        return extent is None or extent[0] <= line <= extent[1]
+
+    for hunk in change.hunks:
+        for line, text in zip(hunk.removed_lines, hunk.removed_text):
+            if wanted(line, symbol.old_lines, old_table):
+                found.append(("old", line, text))
+        for line, text in zip(hunk.added_lines, hunk.added_text):
+            if wanted(line, symbol.new_lines, new_table):
+                found.append(("new", line, text))
+    return found
+
+
+_DEFINING = {
+    "preproc_def": "name", "preproc_function_def": "name",  # a macro belongs to what expands it
+    "type_definition": "declarator", "alias_declaration": "name",
+}
+
+
+def _names_used_by_others(table, line: int, text: str, symbol: TouchedSymbol) -> set[str]:
+    """The names a changed top-level line stands for, attributed by use: a
+    macro, ``typedef``, ``using``, a declaration or a Python assignment
+    defines names, and only they can tie the change to a ported definition
+    (not every identifier its body shares with one); any other line
+    (a dispatch table entry, a bare call) offers its identifiers."""
+    words = set(_IDENTIFIER.findall(_strip_comment(text, symbol.path)))
+    if table is None or table.tree is None:
+        return words
+    if table.language == "cpp":  # a macro's continuation lines, however tree-sitter recovered from them
+        macro = next((name for name, (first, last) in macro_extents(table.source).items() if first <= line <= last),
+                     None)
+        if macro is not None:
+            return {macro}
+    def spans(node) -> bool:  # a preprocessor line's node ends at column 0 of the next line
+        last = node.end_point[0] + (1 if node.end_point[1] > 0 else 0)
+        return node.start_point[0] + 1 <= line <= last
+
+    statement = next((n for n in table.tree.root_node.named_children if spans(n)), None)
+    while statement is not None and statement.type in ("namespace_definition", "declaration_list", "linkage_specification"):
+        body = statement.child_by_field_name("body") or statement
+        inner = next((n for n in body.named_children if spans(n)), None)
+        if inner is None or inner == statement:
+            break
+        statement = inner
+    if statement is None:
+        return words
+    if statement.type in ("namespace_definition", "declaration_list", "linkage_specification"):
+        # a namespace's own head or brace stands for the definitions it holds (a port among
+        # them names itself), not for the namespace name every definition in the file shares
+        first, last = statement.start_point[0] + 1, statement.end_point[0] + 1
+        return {d.name for d in table.definitions if first <= d.start_line <= last}
+    field_name = _DEFINING.get(statement.type)
+    if field_name is not None:
+        name = statement.child_by_field_name(field_name)
+        return set(_IDENTIFIER.findall(name.text.decode("utf-8", errors="replace"))) if name is not None else words
+    if statement.type == "declaration":  # `static constexpr int kTile = 64;` defines kTile
+        declarators = [statement.child_by_field_name("declarator")]
+        names = {node.text.decode() for d in declarators if d is not None for node in _walk_nodes(d)
+                 if node.type == "identifier" and (node.parent is None or node.parent.type != "init_declarator"
+                                                   or node.parent.child_by_field_name("declarator") == node)}
+        return names or words
+    if statement.type == "expression_statement" and statement.named_children \
+            and statement.named_children[0].type == "assignment":  # Python `TILE = 64`
+        left = statement.named_children[0].child_by_field_name("left")
+        return set(_IDENTIFIER.findall(left.text.decode())) if left is not None else words
+    return words
+
+
+def _walk_nodes(node):
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(current.children)
+
+
+def _error_spans(root) -> list[tuple[int, int]]:
+    """(first, last line, 1-based) of every syntax error or missing token, in order."""
+    spans: set[tuple[int, int]] = set()
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.type == "ERROR" or node.is_missing:
+            spans.add((node.start_point[0] + 1, node.end_point[0] + 1))
+        elif node.has_error:
+            stack.extend(reversed(node.children))
+    return sorted(spans)
+
+
+def _source_lines(source: bytes, extent: tuple[int, int]) -> str:
+    return "\n".join(source.decode("utf-8", errors="replace").splitlines()[extent[0] - 1:extent[1]])
+
+
+def _stands_for(table, line: int, symbol: TouchedSymbol) -> set[str]:
+    """The names a (possibly unparsable) line stands for: the macro whose
+    continuation lines hold it, else what its top-level statement defines."""
+    text = table.source.decode("utf-8", errors="replace").splitlines()[line - 1] \
+        if 0 < line <= table.source.count(b"\n") + 1 else ""
+    return _names_used_by_others(table, line, text, symbol)
+
+
+def _strip_comment(text: str, path: str) -> str:
+    if language_for_path(path) == "python":
+        return text.split("#", 1)[0]
+    return text.split("//", 1)[0]
+
+
+def _is_code_line(text: str, path: str) -> bool:
+    stripped = _strip_comment(text, path).strip()
+    if not stripped:
+        return False
+    return not stripped.startswith(("/*", "*", "*/"))
+
+
+@per_definition("python-ast-digest", TEXT_OR_NONE)
+def _python_ast_dump(node) -> str | None:
+    """A digest of the ``ast.dump`` of a Python definition's source with
+    docstrings removed (as the token comparison ignores them), or None when
+    the text does not parse. Dumps are only compared, so their digests are
+    what is kept (``portq.language.memo``), not the dumps."""
+    column = node.start_point[1]
+    text = " " * column + node.text.decode("utf-8", errors="replace")
+    try:
+        tree = ast.parse(textwrap.dedent(text))
+    except (SyntaxError, ValueError):
+        return None
+    for scope in ast.walk(tree):
+        body = getattr(scope, "body", None)
+        if isinstance(scope, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and body \
+                and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+                and isinstance(body[0].value.value, str):
+            scope.body = body[1:]
+    return content_digest(ast.dump(tree, include_attributes=False))
+
+
+def _same_ast_evidence(symbol: TouchedSymbol) -> Evidence:
+    return Evidence(kind=Kind.COSMETIC, message="the same Python AST before and after (formatting only)",
+                    side="upstream-new", path=symbol.path,
+                    line=symbol.new_lines[0] if symbol.new_lines else None,
+                    end_line=symbol.new_lines[1] if symbol.new_lines else None, symbol=symbol.name,
+                    before=Location(Side.OLD, symbol.old_path or symbol.path,
+                                    symbol.old_lines[0] if symbol.old_lines else None,
+                                    symbol.old_lines[1] if symbol.old_lines else None),
+                    after=Location(Side.NEW, symbol.path,
+                                   symbol.new_lines[0] if symbol.new_lines else None,
+                                   symbol.new_lines[1] if symbol.new_lines else None))
+
+
+def _module_resolver(table_of):
+    """``(resolve, modules)``: ``resolve(importer, module)`` is the ``callees.Module`` of the file ``from
+    MODULE import`` names, built once from ``table_of(path)`` (None when it gives no parsed table);
+    ``modules`` holds every path asked, built or None."""
+    modules: dict = {}
+
+    def resolve(importer: str, module: str):
+        path = _module_path(importer, module)
+        if path not in modules:
+            table = table_of(path)
+            modules[path] = Module(path, table, resolve) if table is not None and table.tree is not None else None
+        return modules[path]
+
+    return resolve, modules
+
+
+def _module_path(importer: str, module: str) -> str:
+    """The file ``from MODULE import ...`` names, seen from ``importer``: relative to its folder, or the
+    dotted path from the root of its package (the same top-level folder)."""
+    folder = Path(importer).parent
+    if module.startswith("."):
+        dots = len(module) - len(module.lstrip("."))
+        for _ in range(dots - 1):
+            folder = folder.parent
+        rest = module[dots:]
+        return (folder / (rest.replace(".", "/") + ".py")).as_posix() if rest else (folder / "__init__.py").as_posix()
+    top = Path(importer).parts[0] if Path(importer).parts else ""
+    path = module.replace(".", "/") + ".py"
+    return path if path.split("/")[0] == top else ""
+
+
+def _anchor_evidence(anchor: Anchor, message: str, kind: Kind = Kind.ANCHOR) -> Evidence:
+    return Evidence(kind=kind, message=message, side="tree", path=anchor.file, line=anchor.line,
+                    quote=anchor.quote, symbol=anchor.definition or anchor.declared_name)
+
+
+def _caller_evidence(site, message: str, test: bool) -> Evidence:
+    return Evidence(kind=Kind.CALLER, message=f"{message}: {site.caller or '<module>'} calls {site.callee}",
+                    side="tree", path=site.file, line=site.line, quote=site.quote, symbol=site.callee, test=test,
+                    subject=site.caller)
