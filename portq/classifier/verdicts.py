@@ -61,7 +61,7 @@ from portq.classifier.rules import branches, checked
 from portq.classifier.rules.attribution import AttributionRules
 from portq.classifier.rules.branches import BranchRules
 from portq.classifier.rules.callee_path import CalleePathRules
-from portq.classifier.rules.cosmetic import renamed_locals
+from portq.classifier.rules.cosmetic import keyword_names, renamed_locals, renamed_names
 from portq.classifier.rules.definitions import DefinitionRules
 from portq.classifier.rules.form import FormRules
 from portq.classifier.rules.identity import IdentityRules
@@ -82,7 +82,7 @@ from portq.language.symbols import (KIND_CLASS, KIND_FUNCTION, KIND_TRITON_KERNE
 from portq.tree.file_records import Port
 from portq.tree.tree_index import TreeIndex
 
-CLASSIFIER_VERSION = 15
+CLASSIFIER_VERSION = 16
 """Bumped whenever a change to the verdict logic may change a verdict, so a
 ledger that reuses earlier decisions knows which ones are stale."""
 
@@ -259,6 +259,33 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
         if old.node.has_error or new.node.has_error:
             return None
         return renamed_locals(old.node, new.node, language)
+
+    def _renamed_names(self, entry: EntryChanges, symbol: TouchedSymbol, old: Signature,
+                       new: Signature) -> list[tuple[str, str]] | None:
+        """The local and parameter renamings that are the symbol's whole change
+        (``renamed_names``), with no call in the symbol's file or the entry's
+        other owned files passing a renamed parameter by keyword; or None."""
+        language = language_for_path(symbol.path)
+        before = self._definition(symbol.old_blob, symbol.old_path or symbol.path, symbol.qualified_name,
+                                  symbol.old_lines)
+        after = self._definition(symbol.new_blob, symbol.path, symbol.qualified_name, symbol.new_lines)
+        if before is None or after is None or before.node is None or after.node is None or language is None:
+            return None
+        if before.node.has_error or after.node.has_error:
+            return None
+        keywords: set[str] = set()
+        if language == "python":
+            files = {(symbol.old_blob, symbol.old_path or symbol.path), (symbol.new_blob, symbol.path)}
+            files |= {(blob, path) for change in entry.owned_changes
+                      for blob, path in ((change.old_blob, change.old_path), (change.new_blob, change.new_path))
+                      if path and language_for_path(path) == "python"}
+            for blob, path in files:
+                table = self._table(blob, path)
+                if table is None or table.tree is None:
+                    return None  # a file that cannot be read could bind by keyword
+                keywords |= keyword_names(table.tree.root_node)
+        return renamed_names(before.node, after.node, language, [p.name.lstrip("*") for p in old.params],
+                             [p.name.lstrip("*") for p in new.params], keywords)
 
     def _python_asts(self, symbol: TouchedSymbol) -> tuple[str | None, str | None]:
         """Both sides' ``ast`` dumps of a Python definition; None for a side that is not Python or does not
@@ -490,6 +517,18 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
                                                     symbol.new_lines[0] if symbol.new_lines else None,
                                                     symbol.new_lines[1] if symbol.new_lines else None))],
             )
+        renamed = self._renamed_names(entry, symbol, old, new)
+        if renamed:
+            pairs = ", ".join(f"{a} → {b}" for a, b in renamed[:4])
+            return self._base("cosmetic-parameter-renaming", symbol, NOT_APPLICABLE, "cosmetic", "body",
+                              f"{symbol.name} differs before and after only by a consistent renaming of its locals "
+                              f"and parameters ({pairs}), each parameter in its place and none passed by keyword, "
+                              "so every call binds the same values: cosmetic rather than a change the port must "
+                              "follow",
+                              evidence + [Evidence(kind=Kind.COSMETIC, side="upstream-new", path=symbol.path,
+                                                   line=symbol.new_lines[0] if symbol.new_lines else None,
+                                                   symbol=symbol.name, subject=pairs,
+                                                   message=f"locals and parameters renamed consistently: {pairs}")])
         if self._same_python_ast(symbol):
             return self._base("cosmetic-ast", 
                 symbol, NOT_APPLICABLE, "cosmetic", "body",

@@ -32,6 +32,13 @@ RULES = (
          "A definition that differs only by a consistent renaming of its locals is unchanged.",
          "-    acc = tl.zeros(...)\n+    accumulator = tl.zeros(...)  (every use renamed alike)",
          "classifier.verdicts.SymbolClassifier._against_port, classifier.rules.cosmetic.renamed_locals"),
+    Rule("cosmetic-parameter-renaming", ("NOT_APPLICABLE",),
+         "A definition that differs only by a consistent renaming of its locals and parameters, each parameter in "
+         "its place, and that no call in its file or the commit's other owned files (before or after) binds by a "
+         "renamed name, computes the same from the same arguments: every call binds the same values, so the renaming is form without meaning.",
+         "-def k(x_ptr, r_ptr):\n-    tl.store(r_ptr, x)\n+def k(x_ptr, rstd_ptr):\n+    tl.store(rstd_ptr, x)  "
+         "(k[grid](x, r) passes both by position)",
+         "classifier.verdicts.SymbolClassifier._against_port, classifier.rules.cosmetic.renamed_names"),
     Rule("cosmetic-ast", ("NOT_APPLICABLE",),
          "A Python definition (or class body) with the same AST before and after changed only its formatting.",
          "-    return f(a,\n-             b)\n+    return f(a, b)",
@@ -193,6 +200,53 @@ def renamed_locals(old_node, new_node, language: str) -> list[tuple[str, str]] |
         return None
     old_tokens, new_tokens = definition_tokens(old_node), definition_tokens(new_node)
     pairs = sorted({(a, b) for a, b in zip(old_tokens, new_tokens) if a != b})
+    return pairs
+
+
+def _alpha_with(node, language: str, names: set[str]) -> list[str]:
+    """``alpha_tokens`` with ``names`` (parameters) renamed to placeholders too."""
+    bound = local_names(node, language) | names
+    placeholders: dict[str, str] = {}
+
+    def spell(leaf) -> str:
+        text = node_text(leaf)
+        if text in bound and _is_name_use(leaf, language):
+            return placeholders.setdefault(text, f"\x00{len(placeholders)}")
+        return text
+
+    return comment_free_tokens(node, spell=spell)
+
+
+def keyword_names(root) -> set[str]:
+    """The names Python calls under ``root`` pass keyword arguments by."""
+    found: set[str] = set()
+    for current in nodes_of(root, ("keyword_argument",), "python"):
+        name = current.child_by_field_name("name")
+        if name is not None:
+            found.add(node_text(name))
+    return found
+
+
+def renamed_names(old_node, new_node, language: str, old_params: list[str], new_params: list[str],
+                  keywords: set[str]) -> list[tuple[str, str]] | None:
+    """The (old, new) renamings of locals and parameters that make the two
+    definitions equal, with at least one parameter among them, or None. The
+    parameters (as written, in order) must keep their places: equal counts,
+    a renamed one renamed at its own position; and ``keywords`` (the names
+    calls in the definition's file pass keyword arguments by, both sides)
+    must hold no renamed parameter's old or new name, so that every call
+    binds the same values after as before."""
+    if len(old_params) != len(new_params):
+        return None
+    moved = [(a, b) for a, b in zip(old_params, new_params) if a != b]
+    if not moved or any(a in keywords or b in keywords for a, b in moved):
+        return None
+    if _alpha_with(old_node, language, set(old_params)) != _alpha_with(new_node, language, set(new_params)):
+        return None
+    old_tokens, new_tokens = definition_tokens(old_node), definition_tokens(new_node)
+    pairs = sorted({(a, b) for a, b in zip(old_tokens, new_tokens) if a != b})
+    if not set(moved) <= set(pairs):
+        return None  # a parameter swapped places with another rather than being renamed in its own
     return pairs
 
 

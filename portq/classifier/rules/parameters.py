@@ -54,6 +54,13 @@ RULES = (
          "name decides (IN_SYNC); otherwise for a reader.",
          "-template <int BLOCK>\n+template <int BLOCK, bool PAGED>",
          "classifier.rules.parameters._cross_language_constexpr_items"),
+    Rule("renamed-parameter", ("IN_SYNC",),
+         "A C++ parameter upstream renamed in place (same position, same kind, default kept, a respelling of one name: "
+         "the same words, or one of several words changed) is the same input: "
+         "C++ binds arguments by position, so every call binds the same value to it and the port's old name is "
+         "no gap; what the body does with it is compared as the body.",
+         "-template <bool Is_even_N> void f(T tensor, int n)\n+template <bool Is_even_MN> void f(T tensor_, int n)",
+         "classifier.rules.parameters.renamed_in_place, classifier.rules.parameters._parameter_items"),
     Rule("dead-input", ("REAL_GAP", "INERT", "IN_SYNC"),
          "A parameter upstream now leaves unused (dead) that the port still takes and uses leaves it behind; a "
          "port that dropped it or leaves it unused too is in sync.",
@@ -290,6 +297,43 @@ def _tree_param_evidence(port: Signature, name: str, message: str) -> list[Evide
     return found
 
 
+def _words(name: str) -> list[str]:
+    return [w for w in name.lower().split("_") if w]
+
+
+def _one_name(before: str, after: str) -> bool:
+    """Two spellings of one parameter: the same words (``row_offset_`` is
+    ``row_offset``), or several words of which exactly one changed
+    (``is_even_n`` → ``is_even_mn``); ``scale`` → ``softcap`` is not."""
+    a, b = _words(before), _words(after)
+    if a == b:
+        return True
+    return len(a) == len(b) >= 2 and sum(x != y for x, y in zip(a, b)) == 1
+
+
+def renamed_in_place(old: Signature, new: Signature, old_names, new_names) -> dict[str, str]:
+    """Old -> new normalised names of the C++ parameters upstream renamed in
+    place: one removed and one added at the same position, both compile-time
+    or both not, the default kept or still absent, the two names spellings of
+    one (``_one_name``) and neither a spelling of a parameter the other side
+    still has. C++ has no keyword arguments, so a call binds such a parameter
+    by its position alone; Python (keyword binding) is never paired here."""
+    if not (old.language == new.language == "cpp"):
+        return {}
+    kept = {"_".join(_words(n)) for n in old_names if n in new_names}
+    removed = {old.param(n).position: old.param(n) for n in old_names if n not in new_names and old.param(n)}
+    added = {new.param(n).position: new.param(n) for n in new_names if n not in old_names and new.param(n)}
+    pairs = {}
+    for position, before in removed.items():
+        after = added.get(position)
+        if (after is None or before.constexpr != after.constexpr or before.has_default != after.has_default
+                or not _one_name(before.normalised, after.normalised)
+                or {"_".join(_words(before.normalised)), "_".join(_words(after.normalised))} & kept):
+            continue
+        pairs[before.normalised] = after.normalised
+    return pairs
+
+
 def _parameter_items(old: Signature, new: Signature, port: Signature, scope: set[str],
                      derivation=None) -> list[Delta]:
     items: list[Delta] = []
@@ -299,8 +343,17 @@ def _parameter_items(old: Signature, new: Signature, port: Signature, scope: set
     same_language = old.language == new.language == port.language
     old_names = old.param_names if same_language else old.runtime_param_names
     new_names = new.param_names if same_language else new.runtime_param_names
+    renamed = {b: a for b, a in renamed_in_place(old, new, old_names, new_names).items()
+               if b not in scope and a not in scope}
+    for before, after in renamed.items():
+        kind = _param_kind(old.param(before))
+        items.append(Delta("sync", "signature", f"upstream renamed {kind} {before} to {after} in place; C++ binds it "
+                           "by position, so every call binds the same value and the port's name is no gap",
+                           [_upstream_param_evidence(new, after, "upstream-new", Kind.COSMETIC,
+                                                     f"{kind} {before} renamed {after} at the same position")],
+                           rule="renamed-parameter"))
     for name in old_names:
-        if name in new_names:
+        if name in new_names or name in renamed:
             continue
         kind = _param_kind(old.param(name))
         upstream = _upstream_param_evidence(old, name, "upstream-old", Kind.PARAM_REMOVED, f"upstream removed {kind} {name}")
@@ -318,7 +371,7 @@ def _parameter_items(old: Signature, new: Signature, port: Signature, scope: set
         else:
             items.append(Delta("sync", "signature", f"the port does not take removed {kind} {name}", [upstream]))
     for name in new_names:
-        if name in old_names:
+        if name in old_names or name in renamed.values():
             continue
         param = new.param(name)
         label = f"{name}{'=default' if param and param.has_default else ''}"

@@ -1,0 +1,144 @@
+"""Parameters renamed without changing what any call binds (issue 24, class 5: form without meaning).
+
+* ``renamed-parameter``: a C++ parameter upstream renamed in place (same
+  position, same kind) is the same input, since C++ binds by position: the
+  port still taking the old name is in sync, not behind; a parameter
+  removed while another is added elsewhere is still a change of shape.
+* ``cosmetic-parameter-renaming``: a Python definition whose whole change
+  is a consistent renaming of its locals and parameters, each parameter in
+  its place and none passed by keyword in the files the commit touches, is
+  cosmetic; a call that binds a renamed parameter by keyword is not."""
+from __future__ import annotations
+
+from portq.classifier.verdicts import compare
+from portq.core.model import NOT_APPLICABLE, REAL_GAP
+from portq.language.extraction import signature_of
+from portq.language.symbols import symbol_table
+from tests.portq.fixtures import CommitSpec
+from tests.portq.golden.pipeline import classify_history
+
+
+def _sig(source: str, path: str, name: str):
+    table = symbol_table(source.encode(), path)
+    definition = next(d for d in table.definitions if d.name == name)
+    return signature_of(definition, table.source, path)
+
+
+CPP_OLD = ("template <bool Is_even_N, typename Tensor>\n"
+           "__device__ void apply_mask(Tensor &tensor, const int max_seqlen_k, const int col_idx_offset_) {\n"
+           "    for (int i = 0; i < size(tensor); ++i) { if (col_idx_offset_ + i >= max_seqlen_k) tensor(i) = 0; }\n"
+           "}\n")
+CPP_NEW = ("template <bool Is_even_MN, typename Tensor>\n"
+           "__device__ void apply_mask(Tensor &tensor_, const int max_seqlen_k, const int col_idx_offset) {\n"
+           "    for (int i = 0; i < size(tensor_); ++i) {\n"
+           "        if (!Is_even_MN && col_idx_offset + i >= max_seqlen_k) tensor_(i) = -1; }\n"
+           "}\n")
+
+
+def test_a_cpp_parameter_renamed_in_place_leaves_the_port_in_sync():
+    port = _sig(CPP_OLD, "k.h", "apply_mask")
+    items = compare(_sig(CPP_OLD, "a.h", "apply_mask"), _sig(CPP_NEW, "a.h", "apply_mask"), port)
+    assert items and {i.status for i in items} == {"sync"}, [(i.status, i.message) for i in items]
+    assert {i.rule for i in items} == {"renamed-parameter"}
+    assert any("is_even_n to is_even_mn" in i.message for i in items), [i.message for i in items]
+
+
+def test_a_cpp_parameter_removed_with_another_added_elsewhere_is_still_behind():
+    new = CPP_NEW.replace("const int max_seqlen_k, const int col_idx_offset)",
+                          "const int col_idx_offset, const int max_seqlen_q)")
+    port = _sig(CPP_OLD, "k.h", "apply_mask")
+    items = compare(_sig(CPP_OLD, "a.h", "apply_mask"), _sig(new, "a.h", "apply_mask"), port)
+    behind = {i.message for i in items if i.status == "behind"}
+    assert any("max_seqlen_k" in m for m in behind) and any("max_seqlen_q" in m for m in behind), behind
+
+
+def test_a_python_parameter_renamed_in_place_is_not_paired_by_the_signature():
+    old = "def f(x, r):\n    return x * r\n"
+    new = "def f(x, rstd):\n    return x * rstd\n"
+    port = _sig(old, "k.py", "f")
+    items = compare(_sig(old, "a.py", "f"), _sig(new, "a.py", "f"), port)
+    assert "behind" in {i.status for i in items}, [(i.status, i.message) for i in items]
+    assert "renamed-parameter" not in {i.rule for i in items}
+
+
+NORM = "ops/norm.py"
+
+BEFORE = '''import triton
+import triton.language as tl
+
+
+@triton.jit
+def _norm_kernel(X_ptr, r_ptr, r_row_stride, n_cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    r_ptr += row * r_row_stride
+    x = tl.load(X_ptr + row * n_cols + tl.arange(0, BLOCK))
+    inv_rms = tl.rsqrt(tl.sum(x * x, axis=0) / n_cols)
+    tl.store(r_ptr, inv_rms)
+
+
+def norm_forward(X, n_cols):
+    r = torch.empty(X.shape[0], device=X.device)
+    _norm_kernel[(X.shape[0],)](X, r, r.stride(0), n_cols, BLOCK=128)
+    return r
+'''
+
+RENAMED = (BEFORE.replace("r_row_stride", "rstd_row_stride").replace("r_ptr", "rstd_ptr")
+           .replace("inv_rms", "rstd").replace("    r = torch", "    rstd_out = torch")
+           .replace("(X, r, r.stride(0)", "(X, rstd_out, rstd_out.stride(0)").replace("return r\n", "return rstd_out\n"))
+
+TREE = {"kernels/norm/norm.py": '''import triton
+import triton.language as tl
+
+
+# portq: ports vllm:ops/norm.py::_norm_kernel
+@triton.jit
+def _norm_rows(X_ptr, r_ptr, r_row_stride, n_cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    x = tl.load(X_ptr + row * n_cols + tl.arange(0, BLOCK))
+    tl.store(r_ptr + row * r_row_stride, tl.rsqrt(tl.sum(x * x, axis=0) / n_cols))
+
+
+def norm(X, n_cols):
+    r = torch.empty(X.shape[0], device=X.device)
+    _norm_rows[(X.shape[0],)](X, r, r.stride(0), n_cols, BLOCK=128)
+    return r
+''', "kernels/norm/caller.py": "from portq_kernels.norm.norm import norm\n\n\n"
+     "def apply(x):\n    return norm(x, 128)\n"}
+
+
+def _kernel(tmp_path, before, after):
+    verdicts, _ = classify_history(tmp_path, [CommitSpec("base", files={NORM: before}),
+                                              CommitSpec("rename", files={NORM: after})], TREE)
+    return next(s for s in verdicts[1].symbols if s.symbol == "_norm_kernel")
+
+
+def test_python_parameters_renamed_in_place_and_passed_by_position_are_cosmetic(tmp_path):
+    kernel = _kernel(tmp_path, BEFORE, RENAMED)
+    assert (kernel.verdict, kernel.justification) == (NOT_APPLICABLE, "cosmetic"), kernel.reason
+    assert "cosmetic-parameter-renaming" in kernel.rules
+    assert "r_ptr → rstd_ptr" in kernel.reason
+
+
+def test_a_renamed_parameter_a_call_binds_by_keyword_is_not_cosmetic(tmp_path):
+    before = BEFORE.replace("r.stride(0), n_cols, BLOCK=128", "r_row_stride=r.stride(0), n_cols=n_cols, BLOCK=128")
+    after = RENAMED.replace("rstd_out.stride(0), n_cols, BLOCK=128",
+                            "rstd_row_stride=rstd_out.stride(0), n_cols=n_cols, BLOCK=128")
+    kernel = _kernel(tmp_path, before, after)
+    assert "cosmetic-parameter-renaming" not in kernel.rules, kernel.reason
+    assert kernel.justification != "cosmetic"
+
+
+def test_parameters_that_trade_places_are_not_a_renaming(tmp_path):
+    swapped = BEFORE.replace("def _norm_kernel(X_ptr, r_ptr, r_row_stride,", "def _norm_kernel(r_ptr, X_ptr, r_row_stride,")
+    kernel = _kernel(tmp_path, BEFORE, swapped)
+    assert "cosmetic-parameter-renaming" not in kernel.rules, kernel.reason
+    assert kernel.verdict in (REAL_GAP, "INERT", "NEEDS_REVIEW", "IN_SYNC") and kernel.justification != "cosmetic"
+
+
+def test_a_cpp_parameter_replaced_by_an_unrelated_one_in_its_place_is_still_behind():
+    old = CPP_OLD.replace("const int max_seqlen_k,", "const float scale, const int max_seqlen_k,")
+    new = CPP_NEW.replace("const int max_seqlen_k,", "const float softcap, const int max_seqlen_k,")
+    port = _sig(old, "k.h", "apply_mask")
+    items = compare(_sig(old, "a.h", "apply_mask"), _sig(new, "a.h", "apply_mask"), port)
+    behind = {i.message for i in items if i.status == "behind"}
+    assert any("scale" in m for m in behind) and any("softcap" in m for m in behind), behind
