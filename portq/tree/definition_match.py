@@ -21,6 +21,7 @@ import difflib
 import re
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import cached_property, lru_cache
 
 from portq.language.symbols import (KIND_CLASS, KIND_CUDA_KERNEL, KIND_DEVICE_FUNCTION, KIND_METHOD, KIND_OP_SCHEMA,
                                     KIND_TRITON_KERNEL, symbol_table)
@@ -93,7 +94,17 @@ class Definition:
     def device(self) -> bool:
         return self.kind in _DEVICE_KINDS
 
-    @property
+    @cached_property
+    def token_counts(self) -> Counter:
+        """The multiset of ``tokens`` (counted once per definition, read by every cheap bound)."""
+        return Counter(self.tokens)
+
+    @cached_property
+    def shape_counts(self) -> Counter:
+        """The multiset of ``shape``."""
+        return Counter(self.shape)
+
+    @cached_property
     def owner(self) -> str:
         """The class a method belongs to ('' for a function)."""
         if self.kind != KIND_METHOD:
@@ -190,6 +201,7 @@ def _normalised_parameter(name: str) -> str:
 # --- names ----------------------------------------------------------------------------
 
 
+@lru_cache(maxsize=1 << 16)
 def name_words(name: str) -> tuple[str, ...]:
     """A name's words, lower case, without the words that say only what kind of thing it is."""
     spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name.split("::")[-1].split(".")[-1])
@@ -204,6 +216,7 @@ def normalised_name(name: str) -> str:
     return "".join(name_words(name))
 
 
+@lru_cache(maxsize=1 << 16)
 def name_similarity(port: str, upstream: str) -> float:
     """1 for the same name, 0.95 the same but for case and underscores, 0.9 the same once
     normalised, less for shared words; 0 for special methods (``__init__`` says nothing)."""
@@ -261,7 +274,7 @@ def _quick_similarity(a: Definition, b: Definition) -> float:
     """Multiset overlap of the tokens: an upper bound of ``body_similarity``, cheap to compute."""
     if not a.tokens or not b.tokens:
         return 0.0
-    common = sum((Counter(a.tokens) & Counter(b.tokens)).values())
+    common = sum((a.token_counts & b.token_counts).values())
     return 2.0 * common / (len(a.tokens) + len(b.tokens))
 
 
@@ -312,7 +325,7 @@ def _quick_shape(a: Definition, b: Definition) -> float:
     """Multiset overlap of the shapes: an upper bound of their sequence similarity."""
     if not a.shape or not b.shape:
         return 0.0
-    common = sum((Counter(a.shape) & Counter(b.shape)).values())
+    common = sum((a.shape_counts & b.shape_counts).values())
     return 2.0 * common / (len(a.shape) + len(b.shape))
 
 
