@@ -23,6 +23,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 
+from portq.language.symbols import Definition as SymbolDefinition
 from portq.language.symbols import (KIND_CLASS, KIND_CUDA_KERNEL, KIND_DEVICE_FUNCTION, KIND_METHOD, KIND_OP_SCHEMA,
                                     KIND_TRITON_KERNEL, symbol_table)
 
@@ -115,26 +116,32 @@ class Definition:
 
 def definitions_of(source: bytes, path: str) -> list[Definition]:
     """The functions, methods and kernels of one file (not classes or op schemas)."""
+    return [definition_from(path, symbol, text) for symbol, text in definition_texts(source, path)]
+
+
+def definition_texts(source: bytes, path: str) -> list[tuple[SymbolDefinition, str]]:
+    """Each function, method and kernel of one file (not classes or op schemas) with its
+    source lines: what ``definitions_of`` reads, before anything is computed from them."""
     table = symbol_table(source, path)
     if table.tree is None:
         return []
     lines = source.decode("utf-8", errors="replace").splitlines()
-    found: list[Definition] = []
-    for definition in table.definitions:
-        if definition.kind in _SKIPPED_KINDS:
-            continue
-        text = "\n".join(lines[definition.start_line - 1:definition.end_line])
-        code = _COMMENT.sub(" ", _strip_docstrings(text))
-        tokens = tuple(_TOKEN.findall(code))
-        header, _, body = code.partition("(")
-        parameters = _parameter_names(body)
-        called = frozenset(t for t in tokens if t[0].isalpha() or t[0] == "_") - {definition.name}
-        shape, api = shape_of(tokens)
-        constexprs = _signature(body).count("constexpr")
-        found.append(Definition(path, definition.name, definition.qualified_name, definition.kind,
-                                definition.language or "", definition.start_line, definition.end_line, text,
-                                tokens, frozenset(parameters), called, shape, api, len(parameters), constexprs))
-    return found
+    return [(definition, "\n".join(lines[definition.start_line - 1:definition.end_line]))
+            for definition in table.definitions if definition.kind not in _SKIPPED_KINDS]
+
+
+def definition_from(path: str, definition: SymbolDefinition, text: str) -> Definition:
+    """The ``Definition`` the comparison reads, of a symbol-table definition and its source lines."""
+    code = _COMMENT.sub(" ", _strip_docstrings(text))
+    tokens = tuple(_TOKEN.findall(code))
+    header, _, body = code.partition("(")
+    parameters = _parameter_names(body)
+    called = frozenset(t for t in tokens if t[0].isalpha() or t[0] == "_") - {definition.name}
+    shape, api = shape_of(tokens)
+    constexprs = _signature(body).count("constexpr")
+    return Definition(path, definition.name, definition.qualified_name, definition.kind,
+                      definition.language or "", definition.start_line, definition.end_line, text,
+                      tokens, frozenset(parameters), called, shape, api, len(parameters), constexprs)
 
 
 def shape_of(tokens: tuple[str, ...]) -> tuple[tuple[str, ...], Counter]:

@@ -40,15 +40,16 @@ import math
 import re
 import subprocess
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 from typing import Iterable
 
 from portq.core.errors import HistoryError
 from portq.core.paths import is_test_file
 from portq.language.symbols import MAX_PARSE_BYTES, language_for_path
-from portq.tree.definition_match import (_COMMON_WORDS, _NAME_NOISE, Definition, Match, body_similarity, definitions_of,
-                                         match_definitions, normalised_name)
+from portq.language.symbols import Definition as SymbolDefinition
+from portq.tree.definition_match import (_COMMON_WORDS, _NAME_NOISE, Definition, Match, body_similarity, definition_from,
+                                         definition_texts, definitions_of, match_definitions, normalised_name)
 from portq.upstream.history import BlobReader, Upstream
 
 NAMED_FILE_SCORE = 0.5
@@ -315,7 +316,7 @@ class BlobDefinitions:
         self.contents: dict[str, bytes] = {}
         self._identifiers: dict[str, frozenset[bytes]] = {}
         self._parsed: dict[tuple[str, str], list[Definition]] = {}
-        self._named: dict[tuple[str, str], dict[str, list[Definition]]] = {}
+        self._texts: dict[tuple[str, str], dict[str, list[tuple[SymbolDefinition, str]]]] = {}
         self._similarity: dict[tuple[int, str], float] = {}
         self._best: dict[tuple[int, str, str, str], float | None] = {}
         self._ports: dict[int, Definition] = {}  # the port definitions the caches key by id, kept alive
@@ -343,27 +344,31 @@ class BlobDefinitions:
             self._parsed[key] = definitions_of(self.contents.get(blob, b"") if data is None else data, path)
         return self._parsed[key]
 
-    def _by_name(self, path: str, blob: str) -> dict[str, list[Definition]]:
+    def _texts_by_name(self, path: str, blob: str) -> dict[str, list[tuple[SymbolDefinition, str]]]:
+        """``path``'s definitions as ``blob`` holds them, by name, as symbols and source lines
+        (parsed once; nothing is computed from a text until it is compared)."""
         key = (path, blob)
-        if key not in self._named:
-            table: dict[str, list[Definition]] = {}
-            for definition in self.definitions(path, blob):
-                table.setdefault(definition.name, []).append(definition)
-            self._named[key] = table
-        return self._named[key]
+        if key not in self._texts:
+            table: dict[str, list[tuple[SymbolDefinition, str]]] = {}
+            for symbol, text in definition_texts(self.contents.get(blob, b""), path):
+                table.setdefault(symbol.name, []).append((replace(symbol, node=None), text))
+            self._texts[key] = table
+        return self._texts[key]
 
     def best_in(self, port: Definition, path: str, blob: str, name: str) -> float | None:
         """The highest body similarity of ``port`` to a definition called ``name`` in ``path``
-        as ``blob`` holds it (None where it defines none)."""
+        as ``blob`` holds it (None where it defines none). A definition whose text was compared
+        at another commit is not compared again."""
         key = (id(port), path, blob, name)
         if key in self._best:
             return self._best[key]
         self._ports[id(port)] = port
         best = None
         if name.encode() in self.contents.get(blob, b""):
-            for candidate in self._by_name(path, blob).get(name, []):
-                pair = (id(port), candidate.text)
+            for symbol, text in self._texts_by_name(path, blob).get(name, []):
+                pair = (id(port), text)
                 if pair not in self._similarity:
+                    candidate = definition_from(path, symbol, text)
                     self._similarity[pair] = 1.0 if candidate.tokens == port.tokens \
                         else body_similarity(port, candidate)
                 if best is None or self._similarity[pair] > best:

@@ -194,17 +194,21 @@ def test_the_base_search_parses_each_upstream_blob_once_across_commits_and_passe
 
     clone, shas = upstream
     tree = _tree(tmp_path, KERNEL_V2)
-    parsed: list[tuple[str, bytes]] = []
-    real = provenance.definitions_of
+    parsed: list[tuple[str, str, bytes]] = []
 
-    def counted(source: bytes, path: str):
-        parsed.append((path, source))
-        return real(source, path)
+    def counting(name: str):
+        real = getattr(provenance, name)
 
-    monkeypatch.setattr(provenance, "definitions_of", counted)
+        def counted(source: bytes, path: str):
+            parsed.append((name, path, source))
+            return real(source, path)
+        return counted
+
+    for name in ("definitions_of", "definition_texts"):  # matching's parse, the base search's
+        monkeypatch.setattr(provenance, name, counting(name))
     with Upstream(clone, "kernlib") as opened:
         found = provenance.survey(opened, opened.resolve("HEAD"), tree,
                                   ["third_party/row_scale.py", "serve.py"])
     assert found.base.commit == shas[1]
-    upstream_parses = [item for item in parsed if item[0].startswith("kernlib/")]
+    upstream_parses = [item for item in parsed if item[1].startswith("kernlib/")]
     assert upstream_parses and len(upstream_parses) == len(set(upstream_parses))
