@@ -384,7 +384,8 @@ def _pair_key(match: Match) -> tuple[str, tuple[str, str, int]]:
 
 
 def match_definitions(ports: list[Definition], candidates: dict[str, list[Definition]],
-                      files_of_port: dict[str, list[str]]) -> tuple[list[Match], list[Definition]]:
+                      files_of_port: dict[str, list[str]],
+                      compared: dict[tuple[int, int], tuple] | None = None) -> tuple[list[Match], list[Definition]]:
     """Each port definition's upstream counterpart (``candidates``: upstream file -> its
     definitions; ``files_of_port``: port file -> its candidate upstream files, best first).
 
@@ -394,8 +395,11 @@ def match_definitions(ports: list[Definition], candidates: dict[str, list[Defini
     taken best first, one port definition to one upstream definition (a name match may also
     take the same name in another language: a kernel and its binding). A structural match
     with a close runner-up loses confidence. Returns the proposals at or above
-    ``CONFIDENCE_THRESHOLD`` and the port definitions left unmatched.
+    ``CONFIDENCE_THRESHOLD`` and the port definitions left unmatched. ``compared`` keeps each
+    pair's bounds and scores for a later call with the same definition objects (a second
+    pass over files that did not change), which then computes them once.
     """
+    compared = {} if compared is None else compared
     scored: dict[int, list[Match]] = {}
     pools: dict[int, list[Definition]] = {}
     strong: Counter = Counter()  # upstream files where some port definition has its name and its body
@@ -404,13 +408,21 @@ def match_definitions(ports: list[Definition], candidates: dict[str, list[Defini
         pools[index] = pool
         bounds = []
         for candidate in pool:
-            quick = _quick_similarity(port, candidate)
-            shape = _quick_shape(port, candidate)
-            named = definition_name_similarity(port, candidate)
-            bounds.append((max(quick, named, shape * 0.9), quick, shape, candidate))
+            pair = (id(port), id(candidate))
+            if pair not in compared:  # the pair's bounds, its match once scored, and both definitions kept alive
+                quick = _quick_similarity(port, candidate)
+                shape = _quick_shape(port, candidate)
+                named = definition_name_similarity(port, candidate)
+                compared[pair] = (max(quick, named, shape * 0.9), quick, shape, port, candidate, [])
+            bound, quick, shape, _, _, _ = compared[pair]
+            bounds.append((bound, quick, shape, candidate))
         bounds.sort(key=lambda item: -item[0])
-        matches = [_compared(port, candidate, quick, shape) for _, quick, shape, candidate
-                   in bounds[:CANDIDATES_PER_DEFINITION]]
+        matches = []
+        for _, quick, shape, candidate in bounds[:CANDIDATES_PER_DEFINITION]:
+            scored_pair = compared[(id(port), id(candidate))][5]
+            if not scored_pair:
+                scored_pair.append(_compared(port, candidate, quick, shape))
+            matches.append(scored_pair[0])
         matches.sort(key=lambda m: -m.confidence)
         scored[index] = matches
         for match in matches:

@@ -319,6 +319,7 @@ class BlobDefinitions:
         self._texts: dict[tuple[str, str], dict[str, list[tuple[SymbolDefinition, str]]]] = {}
         self._similarity: dict[tuple[int, str], float] = {}
         self._best: dict[tuple[int, str, str, str], float | None] = {}
+        self.compared: dict[tuple[int, int], tuple] = {}  # match_definitions' pairs, for the second pass
         self._ports: dict[int, Definition] = {}  # the port definitions the caches key by id, kept alive
 
     def read(self, blobs: Iterable[str]) -> None:
@@ -493,7 +494,7 @@ def _match_with(snapshot: UpstreamSnapshot, definitions: list[Definition], sourc
                 candidates[path] = cache.definitions(path, snapshot.blobs[path], snapshot.sources[path])
     if not any(candidates.values()):
         raise NothingToMatch(f"no upstream file at {snapshot.revision} resembles the port files")
-    return match_definitions(definitions, candidates, files_of_port)
+    return match_definitions(definitions, candidates, files_of_port, cache.compared)
 
 
 def survey(upstream: Upstream, revision: str, tree_root: Path, files: list[str]) -> Survey:
