@@ -36,6 +36,7 @@ verdict (the command ``portq.commands.init`` writes what it proposes).
 
 from __future__ import annotations
 
+import bisect
 import math
 import re
 import subprocess
@@ -92,6 +93,8 @@ class UpstreamSnapshot:
     sources: dict[str, bytes]
     identifiers: dict[str, frozenset[bytes]]
     document_frequency: Counter
+    _by_key: dict[bytes, set[str]] | None = field(default=None, repr=False)  # see ``_files_maybe_naming``
+    _keys: list[bytes] = field(default_factory=list, repr=False)
 
     @classmethod
     def read(cls, upstream: Upstream, revision: str, cache: "BlobDefinitions | None" = None) -> "UpstreamSnapshot":
@@ -114,6 +117,29 @@ class UpstreamSnapshot:
         for found in identifiers.values():
             frequency.update(found)
         return cls(revision, blobs, sources, identifiers, frequency)
+
+    def _files_maybe_naming(self, core: str) -> Iterable[str]:
+        """The files that may hold a name ``_name_pattern`` gives for ``core`` (a normalised
+        name): every match is a whole identifier whose letters, lower case and without
+        underscores, are ``core`` then kind suffixes, so the other files need no search."""
+        if not core[:1].isalpha():
+            return self.sources  # an identifier starting with a digit is not in the index
+        if self._by_key is None:
+            by_key: dict[bytes, set[str]] = {}
+            for path, found in self.identifiers.items():
+                for identifier in found:
+                    by_key.setdefault(identifier.lower().replace(b"_", b""), set()).add(path)
+            self._by_key = by_key
+            self._keys = sorted(by_key)
+        prefix = core.encode()
+        files: set[str] = set()
+        position = bisect.bisect_left(self._keys, prefix)
+        while position < len(self._keys) and self._keys[position].startswith(prefix):
+            key = self._keys[position]
+            if _SUFFIXES.fullmatch(key[len(prefix):]):
+                files |= self._by_key[key]
+            position += 1
+        return files
 
     def idf(self, identifier: bytes) -> float:
         return math.log((1 + len(self.identifiers)) / (1 + self.document_frequency.get(identifier, 0)))
@@ -141,10 +167,14 @@ class UpstreamSnapshot:
         patterns = [_name_pattern(name) for name in names if len(normalised_name(name)) >= 4]
         if patterns:
             naming = Counter()
-            for path, data in self.sources.items():
-                hits = sum(1 for pattern in patterns if pattern.search(data))
-                if hits:
-                    naming[path] = hits
+            for name in names:
+                if len(normalised_name(name)) < 4:
+                    continue
+                pattern = _name_pattern(name)
+                for path in self._files_maybe_naming(normalised_name(name)):
+                    if pattern.search(self.sources[path]):
+                        naming[path] += 1
+            naming = Counter({path: naming[path] for path in self.sources if naming[path]})  # the files' order
             ranked = sorted(naming, key=lambda path: (-naming[path], -by_score.get(path, 0.0), path))
             for path in ranked[:limit]:
                 if path not in dict(chosen):
@@ -169,6 +199,10 @@ def _test_or_benchmark(path: str) -> bool:
     """Upstream tests and benchmarks (``op_tests/``, ``benchmark/``, ``test_*.py``): never what a port ports."""
     directories = PurePosixPath(path).parts[:-1]
     return is_test_file(path) or any(re.search(r"(^|_)(tests?|bench\w*)$", part) for part in directories)
+
+
+_SUFFIXES = re.compile(("(?:" + "|".join(_NAME_NOISE) + ")*").encode())
+"""What may follow a normalised name in an identifier ``_name_pattern`` matches (lower case, no underscores)."""
 
 
 def _name_pattern(name: str) -> re.Pattern:
