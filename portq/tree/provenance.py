@@ -352,6 +352,7 @@ class BlobDefinitions:
         self._parsed: dict[tuple[str, str], list[Definition]] = {}
         self._texts: dict[tuple[str, str], dict[str, list[tuple[SymbolDefinition, str]]]] = {}
         self._similarity: dict[tuple[int, str], float] = {}
+        self._by_tokens: dict[tuple[int, tuple[str, ...]], float] = {}
         self._best: dict[tuple[int, str, str, str], float | None] = {}
         self.compared: dict[tuple[int, int], tuple] = {}  # match_definitions' pairs, for the second pass
         self._ports: dict[int, Definition] = {}  # the port definitions the caches key by id, kept alive
@@ -404,8 +405,11 @@ class BlobDefinitions:
                 pair = (id(port), text)
                 if pair not in self._similarity:
                     candidate = definition_from(path, symbol, text)
-                    self._similarity[pair] = 1.0 if candidate.tokens == port.tokens \
-                        else body_similarity(port, candidate)
+                    same_tokens = (id(port), candidate.tokens)  # a text changed in comments or layout only
+                    if same_tokens not in self._by_tokens:
+                        self._by_tokens[same_tokens] = 1.0 if candidate.tokens == port.tokens \
+                            else body_similarity(port, candidate)
+                    self._similarity[pair] = self._by_tokens[same_tokens]
                 if best is None or self._similarity[pair] > best:
                     best = self._similarity[pair]
         self._best[key] = best
