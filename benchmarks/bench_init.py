@@ -1,6 +1,7 @@
 """How well ``portq init`` recovers the hand-written anchors and bases of the labelled corpus.
 
 ``python benchmarks/bench_init.py [--upstream NAME=PATH]... [--aiter PATH] [--port NAME] [--scan] [--json]``
+``python benchmarks/bench_init.py --aiter PATH --long-history N``
 
 For every port of ``examples/accuracy/`` (with a clone of its upstream; held-out ports are
 never read): copy the port's tree to a temporary directory (a vendored port's files written
@@ -18,6 +19,12 @@ child process), and compare what it proposes with the anchors the port was writt
   hand-anchored upstream definitions are exactly as at the port's hand-written pin (a port
   whose anchors carry no pin: as at the first commit of its labelled range, the commit it
   was taken from).
+
+With ``--long-history N`` (and ``--aiter``) it times instead the case of a long history:
+the files of ``LONG_HISTORY_FILES`` copied verbatim from aiter's Nth first-parent commit
+before HEAD into a fresh tree, ``portq init`` run there, and prints its stages (reading
+the upstream, matching, the base search with both passes), the commits compared, and the
+base found with its score and distance from the copied commit.
 
 With ``--scan`` it also scans the port's labelled range twice, with the hand-made matrix
 and anchors and with the generated configuration (its ``not-carried`` decisions cannot be
@@ -186,6 +193,42 @@ def flagged(outcomes) -> str:
     return f"P {precision} ({counts['both']}/{counts['tool']}) R {recall} ({counts['both']}/{counts['labelled']})"
 
 
+LONG_HISTORY_FILES = ("aiter/jit/core.py", "aiter/fused_moe.py", "csrc/include/rocm_ops.hpp", "aiter/ops/mha.py")
+"""Large aiter files with many definitions and a long history each: the slow case of the base search."""
+
+
+def long_history(clone: Path, back: int) -> int:
+    """Time ``portq init`` on ``LONG_HISTORY_FILES`` copied from the commit ``back`` first-parent
+    commits before HEAD, and print what it found."""
+    order = subprocess.run(["git", "rev-list", "--first-parent", "HEAD"], cwd=clone, capture_output=True,
+                           text=True, check=True).stdout.split()
+    if not 0 < back < len(order):
+        print(f"bench_init: --long-history: expected a number of commits between 1 and {len(order) - 1}, got {back}",
+              file=sys.stderr)
+        return 2
+    copied = order[back]
+    with tempfile.TemporaryDirectory(prefix="bench-init-long-") as scratch:
+        tree = Path(scratch) / "tree"
+        for path in LONG_HISTORY_FILES:
+            data = subprocess.run(["git", "show", f"{copied}:{path}"], cwd=clone, capture_output=True,
+                                  check=True).stdout
+            (tree / path).parent.mkdir(parents=True, exist_ok=True)
+            (tree / path).write_bytes(data)
+        definitions = sum(len(definitions_of((tree / path).read_bytes(), path)) for path in LONG_HISTORY_FILES)
+        found, seconds = run_init(tree, "aiter", clone)
+    base = found["base"] or {}
+    position = {sha: i for i, sha in enumerate(order)}
+    stages = found.get("seconds", {})
+    print("| copied from | definitions | proposals | base | score | base commits before HEAD | commits compared "
+          "| read s | match s | bases s | init s |")
+    print("|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|")
+    print(f"| HEAD~{back} {copied[:10]} | {definitions} | {len(found['proposals'])} | {base.get('commit', 'none')[:10]} "
+          f"| {base.get('score', 0.0):.2f} | {position.get(base.get('commit'), '-')} | {found['commits_compared']} "
+          f"| {stages.get('read upstream', 0.0):.1f} | {stages.get('match', 0.0):.1f} | {stages.get('bases', 0.0):.1f} "
+          f"| {seconds:.1f} |")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--upstream", action="append", default=[], metavar="NAME=PATH",
@@ -194,7 +237,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--port", action="append", help="only this corpus port (repeatable)")
     parser.add_argument("--scan", action="store_true", help="also scan each range with both configurations")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--long-history", type=int, metavar="N",
+                        help="time init on large aiter files copied N first-parent commits before HEAD (needs --aiter)")
     args = parser.parse_args(argv)
+    if args.long_history is not None:
+        if args.aiter is None or not accuracy.is_git_clone(args.aiter):
+            print("bench_init: --long-history: expected --aiter PATH, a clone of github.com/ROCm/aiter", file=sys.stderr)
+            return 2
+        return long_history(args.aiter, args.long_history)
     args.held_out = False
     corpus = accuracy.load_corpus()
     ports = [p for p in accuracy.chosen_ports(args, corpus) if p.tree_from is None]  # test-only variants share a tree

@@ -21,7 +21,9 @@ import difflib
 import re
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import cached_property, lru_cache
 
+from portq.language.symbols import Definition as SymbolDefinition
 from portq.language.symbols import (KIND_CLASS, KIND_CUDA_KERNEL, KIND_DEVICE_FUNCTION, KIND_METHOD, KIND_OP_SCHEMA,
                                     KIND_TRITON_KERNEL, symbol_table)
 
@@ -93,7 +95,17 @@ class Definition:
     def device(self) -> bool:
         return self.kind in _DEVICE_KINDS
 
-    @property
+    @cached_property
+    def token_counts(self) -> Counter:
+        """The multiset of ``tokens`` (counted once per definition, read by every cheap bound)."""
+        return Counter(self.tokens)
+
+    @cached_property
+    def shape_counts(self) -> Counter:
+        """The multiset of ``shape``."""
+        return Counter(self.shape)
+
+    @cached_property
     def owner(self) -> str:
         """The class a method belongs to ('' for a function)."""
         if self.kind != KIND_METHOD:
@@ -104,26 +116,32 @@ class Definition:
 
 def definitions_of(source: bytes, path: str) -> list[Definition]:
     """The functions, methods and kernels of one file (not classes or op schemas)."""
+    return [definition_from(path, symbol, text) for symbol, text in definition_texts(source, path)]
+
+
+def definition_texts(source: bytes, path: str) -> list[tuple[SymbolDefinition, str]]:
+    """Each function, method and kernel of one file (not classes or op schemas) with its
+    source lines: what ``definitions_of`` reads, before anything is computed from them."""
     table = symbol_table(source, path)
     if table.tree is None:
         return []
     lines = source.decode("utf-8", errors="replace").splitlines()
-    found: list[Definition] = []
-    for definition in table.definitions:
-        if definition.kind in _SKIPPED_KINDS:
-            continue
-        text = "\n".join(lines[definition.start_line - 1:definition.end_line])
-        code = _COMMENT.sub(" ", _strip_docstrings(text))
-        tokens = tuple(_TOKEN.findall(code))
-        header, _, body = code.partition("(")
-        parameters = _parameter_names(body)
-        called = frozenset(t for t in tokens if t[0].isalpha() or t[0] == "_") - {definition.name}
-        shape, api = shape_of(tokens)
-        constexprs = _signature(body).count("constexpr")
-        found.append(Definition(path, definition.name, definition.qualified_name, definition.kind,
-                                definition.language or "", definition.start_line, definition.end_line, text,
-                                tokens, frozenset(parameters), called, shape, api, len(parameters), constexprs))
-    return found
+    return [(definition, "\n".join(lines[definition.start_line - 1:definition.end_line]))
+            for definition in table.definitions if definition.kind not in _SKIPPED_KINDS]
+
+
+def definition_from(path: str, definition: SymbolDefinition, text: str) -> Definition:
+    """The ``Definition`` the comparison reads, of a symbol-table definition and its source lines."""
+    code = _COMMENT.sub(" ", _strip_docstrings(text))
+    tokens = tuple(_TOKEN.findall(code))
+    header, _, body = code.partition("(")
+    parameters = _parameter_names(body)
+    called = frozenset(t for t in tokens if t[0].isalpha() or t[0] == "_") - {definition.name}
+    shape, api = shape_of(tokens)
+    constexprs = _signature(body).count("constexpr")
+    return Definition(path, definition.name, definition.qualified_name, definition.kind,
+                      definition.language or "", definition.start_line, definition.end_line, text,
+                      tokens, frozenset(parameters), called, shape, api, len(parameters), constexprs)
 
 
 def shape_of(tokens: tuple[str, ...]) -> tuple[tuple[str, ...], Counter]:
@@ -190,6 +208,7 @@ def _normalised_parameter(name: str) -> str:
 # --- names ----------------------------------------------------------------------------
 
 
+@lru_cache(maxsize=1 << 16)
 def name_words(name: str) -> tuple[str, ...]:
     """A name's words, lower case, without the words that say only what kind of thing it is."""
     spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name.split("::")[-1].split(".")[-1])
@@ -204,6 +223,7 @@ def normalised_name(name: str) -> str:
     return "".join(name_words(name))
 
 
+@lru_cache(maxsize=1 << 16)
 def name_similarity(port: str, upstream: str) -> float:
     """1 for the same name, 0.95 the same but for case and underscores, 0.9 the same once
     normalised, less for shared words; 0 for special methods (``__init__`` says nothing)."""
@@ -261,7 +281,7 @@ def _quick_similarity(a: Definition, b: Definition) -> float:
     """Multiset overlap of the tokens: an upper bound of ``body_similarity``, cheap to compute."""
     if not a.tokens or not b.tokens:
         return 0.0
-    common = sum((Counter(a.tokens) & Counter(b.tokens)).values())
+    common = sum((a.token_counts & b.token_counts).values())
     return 2.0 * common / (len(a.tokens) + len(b.tokens))
 
 
@@ -312,7 +332,7 @@ def _quick_shape(a: Definition, b: Definition) -> float:
     """Multiset overlap of the shapes: an upper bound of their sequence similarity."""
     if not a.shape or not b.shape:
         return 0.0
-    common = sum((Counter(a.shape) & Counter(b.shape)).values())
+    common = sum((a.shape_counts & b.shape_counts).values())
     return 2.0 * common / (len(a.shape) + len(b.shape))
 
 
@@ -364,7 +384,8 @@ def _pair_key(match: Match) -> tuple[str, tuple[str, str, int]]:
 
 
 def match_definitions(ports: list[Definition], candidates: dict[str, list[Definition]],
-                      files_of_port: dict[str, list[str]]) -> tuple[list[Match], list[Definition]]:
+                      files_of_port: dict[str, list[str]],
+                      compared: dict[tuple[int, int], tuple] | None = None) -> tuple[list[Match], list[Definition]]:
     """Each port definition's upstream counterpart (``candidates``: upstream file -> its
     definitions; ``files_of_port``: port file -> its candidate upstream files, best first).
 
@@ -374,8 +395,11 @@ def match_definitions(ports: list[Definition], candidates: dict[str, list[Defini
     taken best first, one port definition to one upstream definition (a name match may also
     take the same name in another language: a kernel and its binding). A structural match
     with a close runner-up loses confidence. Returns the proposals at or above
-    ``CONFIDENCE_THRESHOLD`` and the port definitions left unmatched.
+    ``CONFIDENCE_THRESHOLD`` and the port definitions left unmatched. ``compared`` keeps each
+    pair's bounds and scores for a later call with the same definition objects (a second
+    pass over files that did not change), which then computes them once.
     """
+    compared = {} if compared is None else compared
     scored: dict[int, list[Match]] = {}
     pools: dict[int, list[Definition]] = {}
     strong: Counter = Counter()  # upstream files where some port definition has its name and its body
@@ -384,13 +408,21 @@ def match_definitions(ports: list[Definition], candidates: dict[str, list[Defini
         pools[index] = pool
         bounds = []
         for candidate in pool:
-            quick = _quick_similarity(port, candidate)
-            shape = _quick_shape(port, candidate)
-            named = definition_name_similarity(port, candidate)
-            bounds.append((max(quick, named, shape * 0.9), quick, shape, candidate))
+            pair = (id(port), id(candidate))
+            if pair not in compared:  # the pair's bounds, its match once scored, and both definitions kept alive
+                quick = _quick_similarity(port, candidate)
+                shape = _quick_shape(port, candidate)
+                named = definition_name_similarity(port, candidate)
+                compared[pair] = (max(quick, named, shape * 0.9), quick, shape, port, candidate, [])
+            bound, quick, shape, _, _, _ = compared[pair]
+            bounds.append((bound, quick, shape, candidate))
         bounds.sort(key=lambda item: -item[0])
-        matches = [_compared(port, candidate, quick, shape) for _, quick, shape, candidate
-                   in bounds[:CANDIDATES_PER_DEFINITION]]
+        matches = []
+        for _, quick, shape, candidate in bounds[:CANDIDATES_PER_DEFINITION]:
+            scored_pair = compared[(id(port), id(candidate))][5]
+            if not scored_pair:
+                scored_pair.append(_compared(port, candidate, quick, shape))
+            matches.append(scored_pair[0])
         matches.sort(key=lambda m: -m.confidence)
         scored[index] = matches
         for match in matches:

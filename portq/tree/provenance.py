@@ -20,12 +20,15 @@ definition ports, and which upstream commit each port file was taken from.
    below ``CONFIDENCE_THRESHOLD`` is reported as unmatched, never proposed.
 3. **The base** (``find_bases``). The first-parent commits that touch the matched
    upstream files (following their renames back) come from one streaming ``git log``;
-   their blobs from one ``git cat-file --batch``. Each port file's base is the
+   their blobs from one ``git cat-file --batch``. Each blob is read and parsed once
+   (``BlobDefinitions``, keyed by content hash), however many commits hold it and in
+   both passes, and commits that hold the same blobs as another are scored once. Each port file's base is the
    commit whose versions of its matched upstream definitions resemble the port
    most (the oldest of equal ones: the start of the run where that code is
    unchanged), with the score; the path an anchor names is the one the upstream
    definition had at that commit. Once a base is found the port is matched again
-   against the upstream as it was there (``survey``).
+   against the upstream as it was there (``survey``), unless its files are the
+   same blobs as at the revision already matched.
 
 It reads the tree's files and the upstream clone; it writes nothing and decides no
 verdict (the command ``portq.commands.init`` writes what it proposes).
@@ -33,19 +36,21 @@ verdict (the command ``portq.commands.init`` writes what it proposes).
 
 from __future__ import annotations
 
+import bisect
 import math
 import re
 import subprocess
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 from typing import Iterable
 
 from portq.core.errors import HistoryError
 from portq.core.paths import is_test_file
 from portq.language.symbols import MAX_PARSE_BYTES, language_for_path
-from portq.tree.definition_match import (_COMMON_WORDS, _NAME_NOISE, Definition, Match, body_similarity, definitions_of,
-                                         match_definitions, normalised_name)
+from portq.language.symbols import Definition as SymbolDefinition
+from portq.tree.definition_match import (_COMMON_WORDS, _NAME_NOISE, Definition, Match, body_similarity, definition_from,
+                                         definition_texts, definitions_of, match_definitions, normalised_name)
 from portq.upstream.history import BlobReader, Upstream
 
 NAMED_FILE_SCORE = 0.5
@@ -88,9 +93,12 @@ class UpstreamSnapshot:
     sources: dict[str, bytes]
     identifiers: dict[str, frozenset[bytes]]
     document_frequency: Counter
+    _by_key: dict[bytes, set[str]] | None = field(default=None, repr=False)  # see ``_files_maybe_naming``
+    _keys: list[bytes] = field(default_factory=list, repr=False)
 
     @classmethod
-    def read(cls, upstream: Upstream, revision: str) -> "UpstreamSnapshot":
+    def read(cls, upstream: Upstream, revision: str, cache: "BlobDefinitions | None" = None) -> "UpstreamSnapshot":
+        """The snapshot at ``revision``; the blobs ``cache`` holds already are not read again."""
         listing = upstream.git("ls-tree", "-r", "-z", "--full-tree", revision).stdout
         blobs: dict[str, str] = {}
         for entry in listing.split("\0"):
@@ -100,17 +108,38 @@ class UpstreamSnapshot:
             mode, kind, sha = meta.split()
             if kind == "blob" and language_for_path(path) is not None and not _test_or_benchmark(path):
                 blobs[path] = sha
-        reader = BlobReader(upstream.path)
-        try:
-            contents = reader.read_many(list(blobs.values()))
-        finally:
-            reader.close()
+        cache = cache if cache is not None else BlobDefinitions(upstream)
+        cache.read(blobs.values())
+        contents = cache.contents
         sources = {path: contents[sha] for path, sha in blobs.items() if len(contents[sha]) <= MAX_PARSE_BYTES}
-        identifiers = {path: frozenset(_IDENTIFIER.findall(data)) for path, data in sources.items()}
+        identifiers = {path: cache.identifiers(blobs[path]) for path in sources}
         frequency: Counter = Counter()
         for found in identifiers.values():
             frequency.update(found)
         return cls(revision, blobs, sources, identifiers, frequency)
+
+    def _files_maybe_naming(self, core: str) -> Iterable[str]:
+        """The files that may hold a name ``_name_pattern`` gives for ``core`` (a normalised
+        name): every match is a whole identifier whose letters, lower case and without
+        underscores, are ``core`` then kind suffixes, so the other files need no search."""
+        if not core[:1].isalpha():
+            return self.sources  # an identifier starting with a digit is not in the index
+        if self._by_key is None:
+            by_key: dict[bytes, set[str]] = {}
+            for path, found in self.identifiers.items():
+                for identifier in found:
+                    by_key.setdefault(identifier.lower().replace(b"_", b""), set()).add(path)
+            self._by_key = by_key
+            self._keys = sorted(by_key)
+        prefix = core.encode()
+        files: set[str] = set()
+        position = bisect.bisect_left(self._keys, prefix)
+        while position < len(self._keys) and self._keys[position].startswith(prefix):
+            key = self._keys[position]
+            if _SUFFIXES.fullmatch(key[len(prefix):]):
+                files |= self._by_key[key]
+            position += 1
+        return files
 
     def idf(self, identifier: bytes) -> float:
         return math.log((1 + len(self.identifiers)) / (1 + self.document_frequency.get(identifier, 0)))
@@ -138,10 +167,14 @@ class UpstreamSnapshot:
         patterns = [_name_pattern(name) for name in names if len(normalised_name(name)) >= 4]
         if patterns:
             naming = Counter()
-            for path, data in self.sources.items():
-                hits = sum(1 for pattern in patterns if pattern.search(data))
-                if hits:
-                    naming[path] = hits
+            for name in names:
+                if len(normalised_name(name)) < 4:
+                    continue
+                pattern = _name_pattern(name)
+                for path in self._files_maybe_naming(normalised_name(name)):
+                    if pattern.search(self.sources[path]):
+                        naming[path] += 1
+            naming = Counter({path: naming[path] for path in self.sources if naming[path]})  # the files' order
             ranked = sorted(naming, key=lambda path: (-naming[path], -by_score.get(path, 0.0), path))
             for path in ranked[:limit]:
                 if path not in dict(chosen):
@@ -166,6 +199,10 @@ def _test_or_benchmark(path: str) -> bool:
     """Upstream tests and benchmarks (``op_tests/``, ``benchmark/``, ``test_*.py``): never what a port ports."""
     directories = PurePosixPath(path).parts[:-1]
     return is_test_file(path) or any(re.search(r"(^|_)(tests?|bench\w*)$", part) for part in directories)
+
+
+_SUFFIXES = re.compile(("(?:" + "|".join(_NAME_NOISE) + ")*").encode())
+"""What may follow a normalised name in an identifier ``_name_pattern`` matches (lower case, no underscores)."""
 
 
 def _name_pattern(name: str) -> re.Pattern:
@@ -303,10 +340,87 @@ def match_key(match: Match) -> str:
     return f"{match.port.file}::{match.port.qualified_name}@{match.port.start_line}->{match.upstream.file}::{match.upstream.qualified_name}"
 
 
-def find_bases(upstream: Upstream, revision: str, proposals: list[Match]) -> tuple[dict[str, FileBase], FileBase | None, int]:
+class BlobDefinitions:
+    """Each upstream blob's bytes and definitions, read and parsed once (keyed by path and
+    content hash) however many commits hold it, and each port definition's likeness to
+    them, computed once for both passes of the base search."""
+
+    def __init__(self, upstream: Upstream) -> None:
+        self.upstream = upstream
+        self.contents: dict[str, bytes] = {}
+        self._identifiers: dict[str, frozenset[bytes]] = {}
+        self._parsed: dict[tuple[str, str], list[Definition]] = {}
+        self._texts: dict[tuple[str, str], dict[str, list[tuple[SymbolDefinition, str]]]] = {}
+        self._similarity: dict[tuple[int, str], float] = {}
+        self._by_tokens: dict[tuple[int, tuple[str, ...]], float] = {}
+        self._best: dict[tuple[int, str, str, str], float | None] = {}
+        self.compared: dict[tuple[int, int], tuple] = {}  # match_definitions' pairs, for the second pass
+        self._ports: dict[int, Definition] = {}  # the port definitions the caches key by id, kept alive
+
+    def read(self, blobs: Iterable[str]) -> None:
+        missing = sorted(set(blobs) - self.contents.keys())
+        if not missing:
+            return
+        reader = BlobReader(self.upstream.path)
+        try:
+            self.contents.update(reader.read_many(missing))
+        finally:
+            reader.close()
+
+    def identifiers(self, blob: str) -> frozenset[bytes]:
+        """The identifiers of three characters or more that ``blob`` holds."""
+        if blob not in self._identifiers:
+            self._identifiers[blob] = frozenset(_IDENTIFIER.findall(self.contents.get(blob, b"")))
+        return self._identifiers[blob]
+
+    def definitions(self, path: str, blob: str, data: bytes | None = None) -> list[Definition]:
+        """The definitions of ``path`` as ``blob`` holds it (``data``: its bytes, if not read here)."""
+        key = (path, blob)
+        if key not in self._parsed:
+            self._parsed[key] = definitions_of(self.contents.get(blob, b"") if data is None else data, path)
+        return self._parsed[key]
+
+    def _texts_by_name(self, path: str, blob: str) -> dict[str, list[tuple[SymbolDefinition, str]]]:
+        """``path``'s definitions as ``blob`` holds them, by name, as symbols and source lines
+        (parsed once; nothing is computed from a text until it is compared)."""
+        key = (path, blob)
+        if key not in self._texts:
+            table: dict[str, list[tuple[SymbolDefinition, str]]] = {}
+            for symbol, text in definition_texts(self.contents.get(blob, b""), path):
+                table.setdefault(symbol.name, []).append((replace(symbol, node=None), text))
+            self._texts[key] = table
+        return self._texts[key]
+
+    def best_in(self, port: Definition, path: str, blob: str, name: str) -> float | None:
+        """The highest body similarity of ``port`` to a definition called ``name`` in ``path``
+        as ``blob`` holds it (None where it defines none). A definition whose text was compared
+        at another commit is not compared again."""
+        key = (id(port), path, blob, name)
+        if key in self._best:
+            return self._best[key]
+        self._ports[id(port)] = port
+        best = None
+        if name.encode() in self.contents.get(blob, b""):
+            for symbol, text in self._texts_by_name(path, blob).get(name, []):
+                pair = (id(port), text)
+                if pair not in self._similarity:
+                    candidate = definition_from(path, symbol, text)
+                    same_tokens = (id(port), candidate.tokens)  # a text changed in comments or layout only
+                    if same_tokens not in self._by_tokens:
+                        self._by_tokens[same_tokens] = 1.0 if candidate.tokens == port.tokens \
+                            else body_similarity(port, candidate)
+                    self._similarity[pair] = self._by_tokens[same_tokens]
+                if best is None or self._similarity[pair] > best:
+                    best = self._similarity[pair]
+        self._best[key] = best
+        return best
+
+
+def find_bases(upstream: Upstream, revision: str, proposals: list[Match],
+               cache: BlobDefinitions | None = None) -> tuple[dict[str, FileBase], FileBase | None, int]:
     """Each port file's base (see the module docstring), the whole port's (the commit its
     matched definitions resemble most together: ``port_file`` is ``*``), and how many
-    commits were compared."""
+    commits were compared. ``cache`` keeps the blobs read and parsed for a later call."""
     by_file: dict[str, list[Match]] = {}
     for match in proposals:
         by_file.setdefault(match.port.file, []).append(match)
@@ -317,50 +431,35 @@ def find_bases(upstream: Upstream, revision: str, proposals: list[Match]) -> tup
     for match in proposals:
         defined.setdefault(match.upstream.file, set()).add(match.upstream.name)
     commits, states, renamed_to = _log_states(upstream, revision, paths, defined)
-    reader = BlobReader(upstream.path)
-    try:
-        blobs = reader.read_many(sorted({blob for state in states for blob in state.values()}))
-    finally:
-        reader.close()
-    parsed: dict[tuple[str, str], dict[str, list[Definition]]] = {}
-
-    def named(path: str, blob: str, name: str) -> list[Definition]:
-        key = (path, blob)
-        if key not in parsed:
-            data = blobs.get(blob, b"")
-            table: dict[str, list[Definition]] = {}
-            for definition in definitions_of(data, path):
-                table.setdefault(definition.name, []).append(definition)
-            parsed[key] = table
-        return parsed[key].get(name, [])
-
-    similarity: dict[tuple[int, str], float] = {}
+    cache = cache if cache is not None else BlobDefinitions(upstream)
+    cache.read(blob for state in states for blob in state.values())
+    # consecutive commits mostly hold the same blobs: each distinct state is scored once
+    distinct: dict[tuple, int] = {}
+    state_ids = [distinct.setdefault(tuple(state.items()), len(distinct)) for state in states]
     bases: dict[str, FileBase] = {}
     overall = [0.0] * len(states)
     overall_where: list[dict[str, tuple[str, str]]] = [{} for _ in states]
     for port_file, matches in by_file.items():
+        per_state: dict[int, tuple[float, dict[str, tuple[str, str]]]] = {}
         scores: list[float] = []
-        where: list[dict[str, str]] = []
-        for state in states:
-            total, found_at = 0.0, {}
-            for match in matches:
-                best, best_at = 0.0, None
-                for name in dict.fromkeys((match.upstream.name, match.port.name)):
-                    for path, blob in state.items():
-                        if name.encode() not in blobs.get(blob, b""):
-                            continue
-                        for candidate in named(path, blob, name):
-                            key = (id(match.port), candidate.text)
-                            if key not in similarity:
-                                similarity[key] = 1.0 if candidate.tokens == match.port.tokens \
-                                    else body_similarity(match.port, candidate)
-                            if similarity[key] > best:
-                                best, best_at = similarity[key], (path, name)
-                total += best
-                if best_at is not None:
-                    found_at[match_key(match)] = best_at
-            scores.append(total / len(matches))
-            where.append(found_at)
+        where: list[dict[str, tuple[str, str]]] = []
+        for state, state_id in zip(states, state_ids):
+            if state_id not in per_state:
+                total, found_at = 0.0, {}
+                for match in matches:
+                    best, best_at = 0.0, None
+                    for name in dict.fromkeys((match.upstream.name, match.port.name)):
+                        for path, blob in state.items():
+                            value = cache.best_in(match.port, path, blob, name)
+                            if value is not None and value > best:
+                                best, best_at = value, (path, name)
+                    total += best
+                    if best_at is not None:
+                        found_at[match_key(match)] = best_at
+                per_state[state_id] = (total / len(matches), found_at)
+            score, found_at = per_state[state_id]
+            scores.append(score)
+            where.append(dict(found_at))
         bases[port_file] = _best(port_file, scores, commits, where)
         for position, score in enumerate(scores):
             overall[position] += score * len(matches) / len(proposals)
@@ -417,7 +516,7 @@ class NothingToMatch(ValueError):
 
 
 def _match_with(snapshot: UpstreamSnapshot, definitions: list[Definition], sources: dict[str, bytes],
-                files: list[str]) -> tuple[list[Match], list[Definition]]:
+                files: list[str], cache: BlobDefinitions) -> tuple[list[Match], list[Definition]]:
     """``match_definitions`` of the port against the candidate files of one upstream snapshot."""
     files_of_port: dict[str, list[str]] = {}
     candidates: dict[str, list[Definition]] = {}
@@ -430,10 +529,10 @@ def _match_with(snapshot: UpstreamSnapshot, definitions: list[Definition], sourc
         files_of_port[file] = [path for path, score in chosen if score > 0.05 or path in quoted]
         for path in files_of_port[file]:
             if path not in candidates:
-                candidates[path] = definitions_of(snapshot.sources[path], path)
+                candidates[path] = cache.definitions(path, snapshot.blobs[path], snapshot.sources[path])
     if not any(candidates.values()):
         raise NothingToMatch(f"no upstream file at {snapshot.revision} resembles the port files")
-    return match_definitions(definitions, candidates, files_of_port)
+    return match_definitions(definitions, candidates, files_of_port, cache.compared)
 
 
 def survey(upstream: Upstream, revision: str, tree_root: Path, files: list[str]) -> Survey:
@@ -449,19 +548,21 @@ def survey(upstream: Upstream, revision: str, tree_root: Path, files: list[str])
         definitions.extend(definitions_of(sources[file], file))
     if not definitions:
         raise NothingToMatch("no function, method or kernel definitions in the port files")
-    snapshot = UpstreamSnapshot.read(upstream, revision)
+    cache = BlobDefinitions(upstream)
+    snapshot = UpstreamSnapshot.read(upstream, revision, cache)
     clock["read"] = time.perf_counter()
-    matches, unmatched = _match_with(snapshot, definitions, sources, files)
+    matches, unmatched = _match_with(snapshot, definitions, sources, files, cache)
     clock["match"] = time.perf_counter()
-    file_bases, base, compared = find_bases(upstream, revision, matches)
+    file_bases, base, compared = find_bases(upstream, revision, matches, cache)
     if base is not None and base.commit != revision:
         # the port was taken from the base: what upstream held then may have been renamed,
         # split or rewritten since, so match again against the files as they were there
-        earlier = UpstreamSnapshot.read(upstream, base.commit)
-        again, left = _match_with(earlier, definitions, sources, files)
-        if again and sum(m.confidence for m in again) > sum(m.confidence for m in matches):
-            matches, unmatched = again, left
-            file_bases, base, compared = find_bases(upstream, revision, matches)
+        earlier = UpstreamSnapshot.read(upstream, base.commit, cache)
+        if earlier.blobs != snapshot.blobs:  # the same files match the same way
+            again, left = _match_with(earlier, definitions, sources, files, cache)
+            if again and sum(m.confidence for m in again) > sum(m.confidence for m in matches):
+                matches, unmatched = again, left
+                file_bases, base, compared = find_bases(upstream, revision, matches, cache)
     clock["bases"] = time.perf_counter()
     notes: list[str] = []
     chosen_bases: dict[str, FileBase] = {}

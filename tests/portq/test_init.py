@@ -185,3 +185,30 @@ def test_a_renamed_kernel_and_its_wrapper_are_matched_by_structure(tmp_path, ups
     assert proposed["_rows_times_kernel"][0] == "_scale_rows_kernel"
     assert proposed["rows_times"][0] == "scale_rows"
     assert "handle_request" not in proposed  # the engine's own function is not forced onto a guess
+
+
+def test_the_base_search_parses_each_upstream_blob_once_across_commits_and_passes(tmp_path, upstream, monkeypatch):
+    """A blob several commits hold (or both passes read) is parsed once; the base is unchanged."""
+    from portq.tree import provenance
+    from portq.upstream.history import Upstream
+
+    clone, shas = upstream
+    tree = _tree(tmp_path, KERNEL_V2)
+    parsed: list[tuple[str, str, bytes]] = []
+
+    def counting(name: str):
+        real = getattr(provenance, name)
+
+        def counted(source: bytes, path: str):
+            parsed.append((name, path, source))
+            return real(source, path)
+        return counted
+
+    for name in ("definitions_of", "definition_texts"):  # matching's parse, the base search's
+        monkeypatch.setattr(provenance, name, counting(name))
+    with Upstream(clone, "kernlib") as opened:
+        found = provenance.survey(opened, opened.resolve("HEAD"), tree,
+                                  ["third_party/row_scale.py", "serve.py"])
+    assert found.base.commit == shas[1]
+    upstream_parses = [item for item in parsed if item[1].startswith("kernlib/")]
+    assert upstream_parses and len(upstream_parses) == len(set(upstream_parses))
