@@ -7,13 +7,14 @@ evidence (``evidence``), path rules such as which files are tests
 several processes share (``shared_sqlite``), where shipped templates and demo
 data live (``bundled``), writing a file a user named without harming what is
 there (``safe_output``), standard streams that behave as git's
-(``standard_streams``) and the one TOML reader (``toml_input``).
+(``standard_streams``), the one TOML reader (``toml_input``) and the lazily
+imported public face every stage package declares (``face``).
 
 Must not import any other portq package, read a clone or a tree, or decide
 a verdict: everything after it in the data flow builds on it.
 """
 
-from importlib import import_module
+from portq.core.face import lazy_face
 
 _FACE = {
     "PortqError": "errors",
@@ -35,12 +36,4 @@ _FACE = {
 }
 """The package's public names and the module that defines each."""
 
-__all__ = sorted(_FACE)
-
-
-def __getattr__(name: str):
-    """A name of the face, imported from its module when first asked for (so
-    importing one module of the package never imports the others)."""
-    if name in _FACE:
-        return getattr(import_module(f"{__name__}.{_FACE[name]}"), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__, __all__ = lazy_face(__name__, _FACE)

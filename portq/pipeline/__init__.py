@@ -9,7 +9,7 @@ Must not parse command-line arguments or choose an output format: the
 commands do that and call in here.
 """
 
-from importlib import import_module
+from portq.core.face import lazy_face
 
 _FACE = {
     "run_scan": "scan",
@@ -18,12 +18,4 @@ _FACE = {
 }
 """The package's public names and the module that defines each."""
 
-__all__ = sorted(_FACE)
-
-
-def __getattr__(name: str):
-    """A name of the face, imported from its module when first asked for (so
-    importing one module of the package never imports the others)."""
-    if name in _FACE:
-        return getattr(import_module(f"{__name__}.{_FACE[name]}"), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__, __all__ = lazy_face(__name__, _FACE)

@@ -13,7 +13,7 @@ Must not decide or change a verdict; it reads the ledger (and, for an
 issue's context, the clone and the tree) and writes reports.
 """
 
-from importlib import import_module
+from portq.core.face import lazy_face
 
 _FACE = {
     "emit": "output",
@@ -25,12 +25,4 @@ _FACE = {
 }
 """The package's public names and the module that defines each."""
 
-__all__ = sorted(_FACE)
-
-
-def __getattr__(name: str):
-    """A name of the face, imported from its module when first asked for (so
-    importing one module of the package never imports the others)."""
-    if name in _FACE:
-        return getattr(import_module(f"{__name__}.{_FACE[name]}"), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__, __all__ = lazy_face(__name__, _FACE)

@@ -10,7 +10,7 @@ kernel matrix (``matrix``) and what is wrong with it (``matrix_problems``).
 Must not read upstream history, decide a verdict or write the ledger.
 """
 
-from importlib import import_module
+from portq.core.face import lazy_face
 
 _FACE = {
     "Anchor": "anchors",
@@ -25,12 +25,4 @@ _FACE = {
 }
 """The package's public names and the module that defines each."""
 
-__all__ = sorted(_FACE)
-
-
-def __getattr__(name: str):
-    """A name of the face, imported from its module when first asked for (so
-    importing one module of the package never imports the others)."""
-    if name in _FACE:
-        return getattr(import_module(f"{__name__}.{_FACE[name]}"), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__, __all__ = lazy_face(__name__, _FACE)
