@@ -135,33 +135,47 @@ def _text(node) -> str:
     return node.text.decode("utf-8", errors="replace")
 
 
-def _condition(node, defined: set[str]) -> bool | None:
-    """The value of an ``#if`` condition in the default build, or None when
-    it reads a macro the file defines or anything the rule cannot evaluate."""
+def _three_valued(node, leaf) -> bool | None:
+    """The value of a C/C++ condition built from ``!``, ``&&``, ``||`` and
+    parentheses over leaves ``leaf`` evaluates (True, False, or None when
+    unknown); None for anything else. An unknown operand decides nothing
+    unless the other operand settles the operator on its own."""
     if node is None:
         return None
     kind = node.type
-    if kind == "preproc_defined":
-        names = [c for c in node.named_children if c.type == "identifier"]
-        return None if len(names) != 1 or _unknown(_text(names[0]), defined) else False
-    if kind == "identifier":
-        return None if _unknown(_text(node), defined) else False
-    if kind == "number_literal" and _text(node) in ("0", "1"):
-        return _text(node) == "1"
     if kind == "parenthesized_expression" and node.named_child_count == 1:
-        return _condition(node.named_children[0], defined)
+        return _three_valued(node.named_children[0], leaf)
     if kind == "unary_expression" and _text(node.child_by_field_name("operator") or node.children[0]) == "!":
-        inner = _condition(node.child_by_field_name("argument"), defined)
+        inner = _three_valued(node.child_by_field_name("argument"), leaf)
         return None if inner is None else not inner
     if kind == "binary_expression":
         operator = _text(node.child_by_field_name("operator"))
-        left = _condition(node.child_by_field_name("left"), defined)
-        right = _condition(node.child_by_field_name("right"), defined)
+        left = _three_valued(node.child_by_field_name("left"), leaf)
+        right = _three_valued(node.child_by_field_name("right"), leaf)
         if operator == "&&":
             return False if left is False or right is False else (True if left and right else None)
         if operator == "||":
             return True if left is True or right is True else (False if left is False and right is False else None)
-    return None
+        return None
+    return leaf(node)
+
+
+def _condition(node, defined: set[str]) -> bool | None:
+    """The value of an ``#if`` condition in the default build, or None when
+    it reads a macro the file defines or anything the rule cannot evaluate."""
+
+    def leaf(node) -> bool | None:
+        kind = node.type
+        if kind == "preproc_defined":
+            names = [c for c in node.named_children if c.type == "identifier"]
+            return None if len(names) != 1 or _unknown(_text(names[0]), defined) else False
+        if kind == "identifier":
+            return None if _unknown(_text(node), defined) else False
+        if kind == "number_literal" and _text(node) in ("0", "1"):
+            return _text(node) == "1"
+        return None
+
+    return _three_valued(node, leaf)
 
 
 def _branch(node, skip) -> list:
@@ -433,29 +447,18 @@ def same_for_port_parameters(old, new, lacked: dict[str, tuple[object, object]],
 
 def _flag_value(node, off: set[str]) -> bool | None:
     """The value of a C/C++ boolean expression with every name in ``off`` (normalised) false, or None."""
-    if node is None:
+
+    def leaf(node) -> bool | None:
+        kind = node.type
+        if kind in ("identifier", "type_identifier"):
+            return False if normalise_name(_text(node)) in off else None
+        if kind == "type_descriptor" and node.named_child_count == 1:
+            return _three_valued(node.named_children[0], leaf)
+        if kind in ("true", "false"):
+            return kind == "true"
         return None
-    kind = node.type
-    if kind in ("identifier", "type_identifier"):
-        return False if normalise_name(_text(node)) in off else None
-    if kind == "type_descriptor" and node.named_child_count == 1:
-        return _flag_value(node.named_children[0], off)
-    if kind in ("true", "false"):
-        return kind == "true"
-    if kind == "parenthesized_expression" and node.named_child_count == 1:
-        return _flag_value(node.named_children[0], off)
-    if kind == "unary_expression" and _text(node.children[0]) == "!":
-        inner = _flag_value(node.child_by_field_name("argument"), off)
-        return None if inner is None else not inner
-    if kind == "binary_expression":
-        operator = _text(node.child_by_field_name("operator"))
-        left = _flag_value(node.child_by_field_name("left"), off)
-        right = _flag_value(node.child_by_field_name("right"), off)
-        if operator == "&&":
-            return False if left is False or right is False else (True if left and right else None)
-        if operator == "||":
-            return True if left is True or right is True else (False if left is False and right is False else None)
-    return None
+
+    return _three_valued(node, leaf)
 
 
 def flags_off_tokens(node, off: set[str]) -> list[str]:
