@@ -414,7 +414,7 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
             moved_away = {m.old[1] for m in facts.moves.by_entry.get(entry.position, ()) if m.old[0] in paths}
             broken = self._parse_failure(entry, symbol, paths, bool(ports), moved_away)
             if broken is not None:
-                return broken
+                return self._unread_despite_parse(symbol, ports, broken) or broken
         if symbol.name in ("<toplevel>", "<lines>") or symbol.kind == KIND_CLASS:
             container = self._container(entry, symbol, paths)
             # A cosmetic proof says the module-level program is the same, so no binding changed meaning.
@@ -425,7 +425,12 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
                 return container
         if not ports:
             return self._unported(entry, symbol, paths)
-        return self._ported(entry, symbol, paths, ports)
+        verdict = self._ported(entry, symbol, paths, ports)
+        if verdict.verdict != NEEDS_REVIEW and (verdict.verdict, verdict.justification) != (NOT_APPLICABLE, "cosmetic"):
+            # past errors tree-sitter makes of unchanged lines, structure decides no more than NEEDS_REVIEW,
+            # unless tokens prove the change cosmetic
+            return self._parse_failure(entry, symbol, paths, True, moved_away, misread=True) or verdict
+        return verdict
 
 
     def _ports(self, symbol: TouchedSymbol, paths: set[str]) -> list[Port]:
@@ -544,6 +549,15 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
                               evidence + [Evidence(kind=Kind.COSMETIC, message=formal[1], side="upstream-new",
                                                    path=symbol.path, symbol=symbol.name,
                                                    line=symbol.new_lines[0] if symbol.new_lines else None)])
+        aliased = self._aliased_only(entry, symbol)
+        if aliased:
+            return self._base("macro-alias", symbol, NOT_APPLICABLE, "cosmetic", "body",
+                              f"{symbol.name} only uses {', '.join(aliased[:4])}, aliases the default build defines, "
+                              "so it expands to the same code: cosmetic rather than a change the port must follow",
+                              evidence + [Evidence(kind=Kind.COSMETIC, side="upstream-new", path=symbol.path,
+                                                   line=symbol.new_lines[0] if symbol.new_lines else None,
+                                                   symbol=symbol.name, subject=aliased[0].split(" = ")[0],
+                                                   message=f"default-build macro aliases: {', '.join(aliased[:4])}")])
         registered = self._registered_only(entry, symbol)
         if registered:
             return self._base("registry-decorator", symbol, NOT_APPLICABLE, "cosmetic", "body",
