@@ -71,6 +71,7 @@ from portq.classifier.rules.parameters import (Derivation, _upstream_param_evide
                                                launch_argument_texts)
 from portq.classifier.rules.provenance import ProvenanceRules
 from portq.classifier.rules.scope import ScopeRules, _scope_names
+from portq.classifier.rules.switches import SwitchRules
 from portq.classifier.rules.wrappers import WrapperRules
 from portq.core.evidence import Evidence, Kind, Location, Side, located
 from portq.core.model import (IN_SYNC, NEEDS_REVIEW, NOT_APPLICABLE, SEVERITY, EntryChanges, FileChange, SymbolVerdict,
@@ -113,8 +114,8 @@ _SIGNATURE_RULES: str | None = None
 # --- results -------------------------------------------------------------------
 
 
-class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRules, BranchRules, AttributionRules,
-                       FormRules, ScopeRules, InterfaceRules, CalleePathRules, DefinitionRules):
+class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRules, BranchRules, SwitchRules,
+                       AttributionRules, FormRules, ScopeRules, InterfaceRules, CalleePathRules, DefinitionRules):
     """Decides the verdict of each touched symbol of an entry."""
 
     def __init__(self, context, index: TreeIndex) -> None:
@@ -604,6 +605,18 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
                                                        symbol=symbol.name, subject=sorted(param_scope)[0],
                                                        message=f"the change only concerns {names}, declared not "
                                                        "carried (off)")])
+        switched = self._lacked_switch_flags(symbol, definition)
+        if switched:
+            names = ", ".join(switched[:4])
+            return self._base("lacked-switch-flag", symbol, NOT_APPLICABLE, "not-carried", "signature",
+                              f"with {names}, compile-time flags a switch macro binds and the port at {definition.cite} "
+                              f"does not have, read as off, {symbol.name} is the same before and after: the change "
+                              "lies in the path the port lacks, so not-carried rather than NEEDS_REVIEW",
+                              evidence + [Evidence(kind=Kind.NOT_CARRIED, side="upstream-new", path=symbol.path,
+                                                   line=symbol.new_lines[0] if symbol.new_lines else None,
+                                                   symbol=symbol.name, subject=switched[0],
+                                                   message=f"the port has no {names}; the change only concerns "
+                                                   "what they decide")])
         stored = self._stores_for_not_carried(symbol)
         if stored:
             return self._base("not-carried-reader", symbol, NOT_APPLICABLE, "not-carried", "body",
