@@ -6,7 +6,9 @@ For each touched symbol, in order:
 0. **parse failures** — an error in or around the symbol's changed lines or
    its extent, or in a macro a ported symbol expands, in a file with ports:
    NEEDS_REVIEW (``parse failed at path:line``), nothing else read. Broken
-   lines of something no ported definition uses lower nothing.
+   lines of something no ported definition uses lower nothing, nor do errors
+   tree-sitter makes of unchanged lines the same way on both sides; past
+   those, only a token proof of a cosmetic change or NEEDS_REVIEW decides.
 1. **ports** — the in-tree definitions anchored to it (or to a definition
    containing it). None: ``not-carried`` if an in-tree declaration covers it,
    ``non-code`` for tests/docs/CI/build/benchmark paths, ``not-ported`` when a

@@ -34,7 +34,9 @@ RULES = (
     Rule("parse-failure", ("NEEDS_REVIEW",),
          "A parse error in or around the changed lines (or in a macro a ported definition expands, or one that "
          "lost a ported definition), an unreadable port or an unparsable side never decides REAL_GAP, IN_SYNC or "
-         "NOT_APPLICABLE for a port: NEEDS_REVIEW, citing where the parse failed.",
+         "NOT_APPLICABLE for a port: NEEDS_REVIEW, citing where the parse failed. An error span holding no changed "
+         "line that fails the same way on the other side is tree-sitter's reading of unchanged text: past it a "
+         "token proof of a cosmetic change still decides, and structure decides at most NEEDS_REVIEW.",
          "+#define LAUNCH(k) k<<<grid,  (unbalanced macro in a file with ported definitions)",
          "classifier.rules.provenance.ProvenanceRules._parse_failure, ._broken, "
          "classifier.rules.attribution.AttributionRules._container, "
