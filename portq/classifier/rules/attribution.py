@@ -92,6 +92,14 @@ class AttributionRules:
                 "the changed lines outside definitions are comments or blank, so cosmetic rather than a "
                 "change to anything ported",
             )
+        if symbol.name == "<toplevel>" and language_for_path(symbol.path) == "cpp" \
+                and all(form.is_include(text) for _, _, text in code):
+            return self._base("cosmetic-includes", symbol, NOT_APPLICABLE, "cosmetic", "body",
+                              "the changed lines outside definitions are #include lines, which name files rather "
+                              "than anything a ported definition uses, so cosmetic rather than NEEDS_REVIEW",
+                              [Evidence(kind=Kind.COSMETIC, side=f"upstream-{code[0][0]}", path=symbol.path,
+                                        line=code[0][1], quote=code[0][2].strip(), symbol=symbol.name,
+                                        message="only #include lines changed")])
         if symbol.kind == KIND_CLASS and symbol.change == "modified" and self._same_python_ast(symbol):
             return self._base("cosmetic-ast", 
                 symbol, NOT_APPLICABLE, "cosmetic", "body",
