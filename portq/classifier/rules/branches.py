@@ -32,7 +32,18 @@ configuration, so an edit confined to it changes nothing the port runs:
   every parameter of the port is one of upstream's on both sides (a
   re-implementation with its own names is compared as before), and a
   parameter the port lacks with no default must be on the old side too (a
-  new required input is the parameter rules' to judge).
+  new required input is the parameter rules' to judge). A body upstream
+  moved out of the definition the port anchors (a helper that definition
+  now calls, ``moved-definition``) has no defaults of its own for what it
+  is passed: a helper parameter the anchored definition passes straight
+  from one of its own parameters that the port lacks takes that one's
+  default, one the call leaves out takes the helper's own, and one passed
+  a computed value, or a parameter the caller rebinds, is the port's input
+  (not decided). There a re-implementation with its own names binds the
+  anchored definition's leading parameters by position when every later
+  one has a default: it is upstream called with fewer arguments. Literals
+  read are booleans, numbers, strings and ``None`` (``if x is not None:``),
+  constants the module binds once, and their ``.value``.
 
 * ``declared-flag-off`` (C/C++): a parameter or template parameter the tree
   declares not carried (``[PARAM]``) is off, so each boolean expression it
@@ -74,6 +85,7 @@ and a rule never names a corpus symbol, path or commit.
 
 from __future__ import annotations
 
+import ast
 import re
 
 from portq.classifier.rules import Rule
@@ -94,7 +106,10 @@ RULES = (
          "upstream's default (a declared not-carried one is off), the branches those values decide are replaced by "
          "the branch taken, and those parameters, the statements (and call-free `if`s) that only write them, and "
          "arguments passing a declared one are left out, changed only paths the port does not have: not-carried. "
-         "Applies when the port's parameters are all upstream's by name.",
+         "Applies when the port's parameters are all upstream's by name; in a helper the anchored definition calls "
+         "(an extracted body), a parameter it passes straight from one the port lacks takes that one's default, "
+         "and a port with its own names binds the anchored definition's leading parameters by position when "
+         "every later one has a default.",
          "-    aux_ptr += row\n+    if RETURN_AUX == _TRUE:\n+        aux_ptr += row",
          "classifier.rules.branches.same_for_port_parameters, classifier.rules.branches.BranchRules._lacked_branches"),
     Rule("declared-flag-off", ("NOT_APPLICABLE",),
@@ -262,12 +277,33 @@ def _literal(node):
             return int(_text(node), 0)
         except ValueError:
             return ...
+    if kind == "float":
+        try:
+            return float(_text(node))
+        except ValueError:
+            return ...
+    if kind == "string" and not any(c.type == "interpolation" for c in node.named_children):
+        try:
+            value = ast.literal_eval(_text(node))
+        except (ValueError, SyntaxError):
+            return ...
+        return value if isinstance(value, str) else ...
     if kind == "call" and _text(node.child_by_field_name("function")).split(".")[-1] == "constexpr":
         arguments = [a for a in node.child_by_field_name("arguments").named_children if a.type != "comment"]
         return _literal(arguments[0]) if len(arguments) == 1 else ...
     if kind == "parenthesized_expression" and node.named_child_count == 1:
         return _literal(node.named_children[0])
     return ...
+
+
+def _constant(node, constants: dict[str, object]):
+    """The value of a literal, a module constant (``_ON``) or a constexpr constant's ``.value``, else ``...``."""
+    if node.type == "identifier":
+        return constants.get(_text(node), ...)
+    if node.type == "attribute" and _text(node.child_by_field_name("attribute")) == "value" \
+            and node.child_by_field_name("object").type == "identifier":
+        return constants.get(_text(node.child_by_field_name("object")), ...)
+    return _literal(node)
 
 
 def module_constants(root) -> dict[str, object]:
@@ -345,9 +381,12 @@ def port_tokens(node, lacked: dict[str, object], constants: dict[str, object],
         if kind == "comparison_operator" and expression.named_child_count == 2:
             operators = [c.type for c in expression.children if not c.is_named]
             left, right = expression.named_children
+            if operators in (["is"], ["is not"]) and right.type == "none" and value(left) is not ...:
+                absent = value(left) in (None, _OFF)  # a parameter declared not carried is not passed
+                return absent if operators == ["is"] else not absent
             if operators not in (["=="], ["!="]) or value(left) is ...:
                 return ...
-            known = constants.get(_text(right), ...) if right.type == "identifier" else _literal(right)
+            known = _constant(right, constants)
             if known is ...:
                 return ...
             mine = value(left)
@@ -426,6 +465,77 @@ def lacked_parameters(old, new, port_names: set[str], declared: set[str]) -> dic
             return None  # a new required input: the parameter rules judge it
         # Declared not carried: off. Lacked: upstream's default, not known without one.
         lacked[name] = (_OFF, _OFF) if name in declared else (... if was is _OFF else was, ... if now is _OFF else now)
+    return lacked
+
+
+def bound_by_port(caller, port_names: list[str], declared: set[str]) -> set[str] | None:
+    """The parameters (normalised) of ``caller``, the upstream definition a port anchors, that the port's
+    ``port_names`` (in order, ``self``/``ctx`` left out) bind: by name when every one of them is upstream's;
+    else, for a re-implementation with its own names, upstream's leading parameters by position, when every
+    later one has a default (or is declared not carried): the port is upstream called with fewer arguments.
+    None when neither binds."""
+    parameters = [n for n in parameter_defaults(caller) if n not in ("self", "ctx", "cls")]
+    defaults = parameter_defaults(caller)
+    if not port_names:
+        return None
+    if set(port_names) <= set(parameters):
+        return set(port_names)
+    if len(port_names) > len(parameters) or set(port_names) & set(parameters[len(port_names):]):
+        return None
+    if any(defaults[n] is _OFF and n not in declared for n in parameters[len(port_names):]):
+        return None
+    return set(parameters[:len(port_names)])
+
+
+def _calls_of(node, name: str) -> list:
+    return [n for n in _walk(node) if n.type == "call" and n.child_by_field_name("function") is not None
+            and _text(n.child_by_field_name("function")).split(".")[-1] == name]
+
+
+def lacked_through_caller(caller, callee, callee_name: str, bound: set[str],
+                          declared: set[str]) -> dict[str, object] | None:
+    """Normalised name -> the value it takes, of each parameter of ``callee`` (a definition ``caller``, the one a
+    port anchors, calls once as ``callee_name``) that the port lacks: one ``caller`` passes straight from its own
+    parameter the port lacks takes that parameter's default (off when declared not carried), and one the call
+    leaves out takes ``callee``'s own default. None when the call is not there once, or a parameter the port
+    lacks has no value (see the module)."""
+    calls = _calls_of(caller, callee_name)
+    if len(calls) != 1:
+        return None
+    defaults = parameter_defaults(caller)
+    rebound = {normalise_name(_text(n.child_by_field_name("left"))) for n in _walk(caller)
+               if n.type in ("assignment", "augmented_assignment")
+               and n.child_by_field_name("left") is not None and n.child_by_field_name("left").type == "identifier"}
+    parameters = [n for n in parameter_defaults(callee)]
+    own = parameter_defaults(callee)
+    passed: dict[str, object] = {}
+    arguments = [a for a in calls[0].child_by_field_name("arguments").named_children if a.type != "comment"]
+    for position, argument in enumerate(arguments):
+        if argument.type == "keyword_argument":
+            key, expression = normalise_name(_text(argument.child_by_field_name("name"))), \
+                argument.child_by_field_name("value")
+        elif argument.type in ("list_splat", "dictionary_splat") or position >= len(parameters):
+            return None
+        else:
+            key, expression = parameters[position], argument
+        passed[key] = expression
+    lacked: dict[str, object] = {}
+    for name in parameters:
+        expression = passed.get(name)
+        if expression is None:
+            if own[name] is _OFF or own[name] is ...:
+                return None  # a required parameter left out, or a default not known
+            lacked[name] = own[name]
+            continue
+        source = normalise_name(_text(expression)) if expression.type == "identifier" else None
+        if source is None or source not in defaults or source in bound or source in rebound:
+            continue  # computed, or one the port has: the port's own input
+        if source in declared:
+            lacked[name] = _OFF
+        elif defaults[source] is _OFF or defaults[source] is ...:
+            return None
+        else:
+            lacked[name] = defaults[source]
     return lacked
 
 
@@ -626,11 +736,12 @@ class BranchRules:
         return sorted(kept), sorted(set().union(*(readers[n] for n in kept)))
 
     def _lacked_branches(self, entry, symbol: TouchedSymbol, new: Signature, definition,
-                         param_scope: set[str]) -> list[str]:
+                         param_scope: set[str], anchor=None) -> list[str]:
         """The parameters (as upstream writes them) that ``lacked-branch`` sets aside, when the definition
         is the same before and after for a port lacking them (``portq.classifier.rules.branches``); else
         empty. A parameter new in this commit that one of its launches passes is an input upstream now
-        uses, not a default: the parameter rules judge it."""
+        uses, not a default: the parameter rules judge it. A definition the port carries because the one
+        its ``anchor`` names calls it (a body upstream extracted) takes its values from that call."""
         if symbol.change != "modified" or language_for_path(symbol.path) != "python" \
                 or definition.signature is None or definition.signature.language != "python":
             return []
@@ -646,8 +757,33 @@ class BranchRules:
         added = set(parameter_defaults(after.node)) - set(parameter_defaults(before.node))
         if lacked and any(self._derivation(entry, symbol, new, name) is not None for name in added & set(lacked)):
             return []
+        if anchor is not None and (lacked is None or any(... in v for v in lacked.values())):
+            lacked = self._lacked_through_anchor(symbol, tables, before.node, after.node, anchor,
+                                                 [p.normalised for p in definition.signature.params
+                                                  if p.normalised not in ("self", "ctx")],
+                                                 _scope_names(param_scope)) or lacked
         if not lacked or not same_for_port_parameters(
                 before.node, after.node, lacked, tuple(module_constants(t.tree.root_node) for t in tables)):
             return []
         changed = {normalise_name(t) for t in set(comment_free_tokens(before.node)) ^ set(comment_free_tokens(after.node))}
         return sorted(lacked, key=lambda name: (name not in changed, name))
+
+    def _lacked_through_anchor(self, symbol: TouchedSymbol, tables, before, after, anchor, port_names: list[str],
+                               declared: set[str]) -> dict[str, tuple[object, object]] | None:
+        """``lacked_parameters``'s answer for a definition that the upstream definition ``anchor`` names (another
+        one, in the same file, with the same parameters on both sides) calls: see ``lacked_through_caller``."""
+        if anchor.matches_name(symbol.name, symbol.qualified_name) or parameter_defaults(before).keys() \
+                != parameter_defaults(after).keys():
+            return None
+        sides = []
+        for table, callee in zip(tables, (before, after)):
+            callers = [d for d in table.definitions if d.node is not None and anchor.matches_name(d.name, d.qualified_name)]
+            if len(callers) != 1:
+                return None
+            bound = bound_by_port(callers[0].node, port_names, declared)
+            sides.append((parameter_defaults(callers[0].node), None if bound is None else lacked_through_caller(
+                callers[0].node, callee, symbol.name, bound, declared)))
+        (old_caller, was), (new_caller, now) = sides
+        if was is None or now is None or old_caller != new_caller or set(was) != set(now):
+            return None  # the anchored definition's own parameters changed: the parameter rules judge it
+        return {name: (was[name], now[name]) for name in was}
