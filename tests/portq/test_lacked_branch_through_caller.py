@@ -104,7 +104,8 @@ OWN_NAMES = "logits, labels, skip_label"
 
 def _tree(names=OWN_NAMES):
     return {"kernels/rows.py": ROWS, "kernels/loss.py": PORT.format(names=names),
-            "engine/train.py": "from kernels.loss import RowLoss\n\n\ndef step(x, y):\n    return RowLoss.apply(x, y, -1)\n"}
+            "engine/train.py": "from kernels.loss import RowLoss\n\n\n"
+                               "def step(x, y):\n    return RowLoss.apply(x, y, -1)\n"}
 
 
 def _edit(tmp_path, after, tree=None, extracted=EXTRACTED):

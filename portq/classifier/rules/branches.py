@@ -777,7 +777,8 @@ class BranchRules:
             return None
         sides = []
         for table, callee in zip(tables, (before, after)):
-            callers = [d for d in table.definitions if d.node is not None and anchor.matches_name(d.name, d.qualified_name)]
+            callers = [d for d in table.definitions
+                       if d.node is not None and anchor.matches_name(d.name, d.qualified_name)]
             if len(callers) != 1:
                 return None
             bound = bound_by_port(callers[0].node, port_names, declared)
