@@ -166,3 +166,71 @@ def test_positions_bind_only_when_every_later_upstream_parameter_has_a_default(t
     verdict = _edit(tmp_path, after, extracted=extracted)
     assert verdict.verdict in FLAGGED, verdict.reason
     assert "lacked-branch" not in verdict.rules
+
+
+# --- an argument the callee never reads for the port's values ---------------------------
+
+AUX_KERNEL = KERNEL.replace("def _loss_kernel(x_ptr, loss_ptr, n, BLOCK: tl.constexpr):",
+                            "def _loss_kernel(x_ptr, loss_ptr, aux_ptr, n, BLOCK: tl.constexpr, "
+                            "RETURN_AUX: tl.constexpr):") + '''\
+    if RETURN_AUX:
+        tl.store(aux_ptr + row, tl.max(x))
+'''
+
+AUX_BODY = '''\
+    loss_1d = torch.zeros(x.shape[0], device=x.device)
+    if return_aux:
+        aux_1d = torch.zeros(x.shape[0], device=x.device)
+    else:
+        aux_1d = loss_1d  # a dummy pointer
+    _loss_kernel[(x.shape[0],)](x_ptr=x, loss_ptr=loss_1d, aux_ptr=aux_1d, n=x.shape[1], BLOCK=128,
+                                RETURN_AUX=return_aux)
+    loss = torch.sum(loss_1d)
+    return loss
+'''
+
+AUX_SIGNATURE = SIGNATURE + ", return_aux=False"
+
+AUX_BASE = AUX_KERNEL + f'''
+
+class LossFunction(torch.autograd.Function):
+    @staticmethod
+    def forward({AUX_SIGNATURE}):
+''' + "".join("    " + line + "\n" for line in AUX_BODY.splitlines())
+
+AUX_EXTRACTED = AUX_KERNEL + f'''
+
+def loss_forward(x, target, ignore_index, reduction, scale, return_aux):
+{AUX_BODY}
+
+class LossFunction(torch.autograd.Function):
+    @staticmethod
+    def forward({AUX_SIGNATURE}):
+        loss = loss_forward(x, target, ignore_index, reduction, scale, return_aux)
+        return loss
+'''
+
+
+def test_a_dummy_argument_the_kernel_never_reads_for_the_ports_flags_is_not_the_ports(tmp_path):
+    after = AUX_EXTRACTED.replace("        aux_1d = loss_1d  # a dummy pointer\n", "        aux_1d = None\n")
+    verdicts, _ = classify_history(tmp_path, [
+        CommitSpec("base", files={"ops/loss.py": AUX_BASE}),
+        CommitSpec("extract the forward", files={"ops/loss.py": AUX_EXTRACTED}),
+        CommitSpec("edit", files={"ops/loss.py": after}),
+    ], _tree(), matrix=MATRIX)
+    _not_carried(verdicts[2])
+
+
+def test_an_argument_the_kernel_reads_on_the_ports_path_is_still_flagged(tmp_path):
+    read = AUX_EXTRACTED.replace("    if RETURN_AUX:\n        tl.store(aux_ptr + row, tl.max(x))\n",
+                                 "    tl.store(aux_ptr + row, tl.max(x))\n")
+    after = read.replace("        aux_1d = loss_1d  # a dummy pointer\n", "        aux_1d = None\n")
+    base = AUX_BASE.replace("    if RETURN_AUX:\n        tl.store(aux_ptr + row, tl.max(x))\n",
+                            "    tl.store(aux_ptr + row, tl.max(x))\n")
+    verdicts, _ = classify_history(tmp_path, [
+        CommitSpec("base", files={"ops/loss.py": base}),
+        CommitSpec("extract the forward", files={"ops/loss.py": read}),
+        CommitSpec("edit", files={"ops/loss.py": after}),
+    ], _tree(), matrix=MATRIX)
+    assert verdicts[2].verdict in FLAGGED, verdicts[2].reason
+    assert "lacked-branch" not in verdicts[2].rules

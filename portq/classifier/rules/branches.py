@@ -42,8 +42,14 @@ configuration, so an edit confined to it changes nothing the port runs:
   (not decided). There a re-implementation with its own names binds the
   anchored definition's leading parameters by position when every later
   one has a default: it is upstream called with fewer arguments. Literals
-  read are booleans, numbers, strings and ``None`` (``if x is not None:``),
-  constants the module binds once, and their ``.value``.
+  read are booleans, numbers (``-100``), strings and ``None`` (``if x is
+  not None:``), constants the module binds once, and their ``.value``. A
+  keyword argument of a call or launch of a function of the same file is
+  left out when, with the values that call passes (those literals and the
+  lacked values) and the callee's defaults, the callee never reads that
+  parameter (a dummy pointer passed for an output only a lacked flag
+  writes); a store to a local whose value calls nothing and that nothing
+  left reads is then left out too.
 
 * ``declared-flag-off`` (C/C++): a parameter or template parameter the tree
   declares not carried (``[PARAM]``) is off, so each boolean expression it
@@ -109,7 +115,8 @@ RULES = (
          "Applies when the port's parameters are all upstream's by name; in a helper the anchored definition calls "
          "(an extracted body), a parameter it passes straight from one the port lacks takes that one's default, "
          "and a port with its own names binds the anchored definition's leading parameters by position when "
-         "every later one has a default.",
+         "every later one has a default; an argument the called kernel never reads for those values, and a "
+         "call-free store to a local nothing then reads, are left out.",
          "-    aux_ptr += row\n+    if RETURN_AUX == _TRUE:\n+        aux_ptr += row",
          "classifier.rules.branches.same_for_port_parameters, classifier.rules.branches.BranchRules._lacked_branches"),
     Rule("declared-flag-off", ("NOT_APPLICABLE",),
@@ -277,6 +284,11 @@ def _literal(node):
             return int(_text(node), 0)
         except ValueError:
             return ...
+    if kind == "unary_operator" and _text(node.child_by_field_name("operator")) in ("-", "+"):
+        operand = _literal(node.child_by_field_name("argument"))
+        if isinstance(operand, (int, float)) and not isinstance(operand, bool):
+            return -operand if _text(node.child_by_field_name("operator")) == "-" else operand
+        return ...
     if kind == "float":
         try:
             return float(_text(node))
@@ -360,10 +372,73 @@ def _truth(value) -> bool | None:
 
 
 def port_tokens(node, lacked: dict[str, object], constants: dict[str, object],
-                declared: frozenset[str] | set[str] = frozenset()) -> list[str]:
+                declared: frozenset[str] | set[str] = frozenset(), callees: dict | None = None) -> list[str]:
     """A Python definition's tokens as a port with ``lacked`` (normalised name -> the value it takes) runs it:
     see the module. Arguments passing a ``declared`` (not-carried) name are left out too; one passing a
-    parameter the port merely lacks is kept (what it passes on is an input the port may owe)."""
+    parameter the port merely lacks is kept (what it passes on is an input the port may owe).
+
+    With ``callees`` (bare name -> definition node of the same file and side), a keyword argument of a call or
+    launch of one of them is left out when, with the values the call passes (literals, module constants, the
+    lacked values) and the callee's defaults, the callee never reads that parameter (``dead_parameters``); a
+    store to a local (its value calling nothing) that nothing left reads is then left out too."""
+    tokens = _port_tokens(node, lacked, constants, declared, callees, frozenset())
+    if not callees:
+        return tokens
+    stores = _plain_stores(node, lacked)
+    dead = {name for name, count in stores.items() if tokens.count(name) == count}
+    return _port_tokens(node, lacked, constants, declared, callees, dead) if dead else tokens
+
+
+def _plain_stores(node, lacked) -> dict[str, int]:
+    """Local name -> how many statements of ``node`` are only ``NAME = value`` with ``value`` calling nothing
+    (neither a parameter nor a lacked name)."""
+    parameters = set(parameter_defaults(node))
+    found: dict[str, int] = {}
+    for current in _walk(node):
+        name = _plain_store(current)
+        if name is not None and normalise_name(name) not in parameters and normalise_name(name) not in lacked:
+            found[name] = found.get(name, 0) + 1
+    return found
+
+
+def _plain_store(statement) -> str | None:
+    if statement.type != "expression_statement" or statement.named_child_count != 1 \
+            or statement.named_children[0].type != "assignment":
+        return None
+    left = statement.named_children[0].child_by_field_name("left")
+    right = statement.named_children[0].child_by_field_name("right")
+    if left is None or left.type != "identifier" or right is None or any(n.type == "call" for n in _walk(right)):
+        return None
+    return _text(left)
+
+
+def dead_parameters(callee, passed: dict[str, object], constants: dict[str, object]) -> set[str]:
+    """The parameters (normalised) of ``callee`` its body never reads once each parameter in ``passed``
+    (normalised name -> value) and each defaulted one not passed takes its value and the branches those values
+    decide are replaced by the branch taken; a statement only writing a parameter is not a read."""
+    defaults = parameter_defaults(callee)
+    values = {n: v for n, v in defaults.items() if v is not _OFF and v is not ... and n not in passed}
+    values.update(passed)
+    function = _function(callee)
+    parameters = function.child_by_field_name("parameters") if function is not None else None
+    spelled = {normalise_name(_text(n)): _text(n) for n in (parameters.named_children if parameters else ())
+               if n.type == "identifier"}
+    spelled.update({normalise_name(_text(n.child_by_field_name("name") or n.named_children[0])):
+                    _text(n.child_by_field_name("name") or n.named_children[0])
+                    for n in (parameters.named_children if parameters else ()) if n.type != "identifier"
+                    and n.named_child_count and (n.child_by_field_name("name") or n.named_children[0]).type
+                    == "identifier"})
+    dead = set()
+    for name in (n for n in defaults if n not in values and n in spelled):
+        tokens = _port_tokens(callee, values, constants, frozenset(), None, frozenset(), spelled[name])
+        if spelled[name] not in tokens:
+            dead.add(name)
+    return dead
+
+
+def _port_tokens(node, lacked, constants, declared, callees, dead_locals, unread: str | None = None) -> list[str]:
+    """``port_tokens``; ``unread``, a parameter as written, is left out of the parameters with the statements
+    that only write it."""
 
     def value(expression):
         """The value an expression takes for the port, or ``...`` when it is not decided by the lacked ones."""
@@ -375,6 +450,8 @@ def port_tokens(node, lacked: dict[str, object], constants: dict[str, object],
             return lacked[name] if name in lacked else ...
         if kind == "parenthesized_expression" and expression.named_child_count == 1:
             return value(expression.named_children[0])
+        if kind in ("true", "false", "none", "integer", "float", "string"):
+            return _literal(expression)
         if kind == "not_operator":
             inner = _truth(value(expression.child_by_field_name("argument")))
             return ... if inner is None else not inner
@@ -394,12 +471,44 @@ def port_tokens(node, lacked: dict[str, object], constants: dict[str, object],
             return equal if operators == ["=="] else not equal
         return ...
 
+    dead_calls: dict[int, set[str]] = {}
+
+    def dead_in(arguments) -> set[str]:
+        """The parameters a call (or launch) of one of ``callees`` passes by keyword that the callee never reads."""
+        if not callees or arguments is None or arguments.type != "argument_list" or arguments.parent is None:
+            return set()
+        if arguments.id not in dead_calls:
+            function = arguments.parent.child_by_field_name("function")
+            if function is not None and function.type == "subscript":  # kernel[grid](...)
+                function = function.child_by_field_name("value")
+            callee = callees.get(_text(function).split(".")[-1]) if function is not None else None
+            passed: dict[str, object] = {}
+            order = list(parameter_defaults(callee)) if callee is not None else []
+            positional = [a for a in arguments.named_children if a.type not in ("comment", "keyword_argument")]
+            if len(positional) > len(order) or any(a.type in ("list_splat", "dictionary_splat") for a in positional):
+                callee = None
+            for argument in arguments.named_children if callee is not None else ():
+                if argument.type == "comment":
+                    continue
+                keyword = argument.type == "keyword_argument"
+                expression = argument.child_by_field_name("value") if keyword else argument
+                name = normalise_name(_text(argument.child_by_field_name("name"))) if keyword \
+                    else order[positional.index(argument)]
+                known = value(expression)
+                if known is ... and expression.type in ("identifier", "attribute"):
+                    known = _constant(expression, constants)
+                if known is not ...:
+                    passed[name] = known
+            dead_calls[arguments.id] = dead_parameters(callee, passed, constants) if callee is not None else set()
+        return dead_calls[arguments.id]
+
     def writes_lacked(statement) -> bool:
         if statement.type != "expression_statement" or statement.named_child_count != 1:
             return False
         inner = statement.named_children[0]
         left = inner.child_by_field_name("left") if inner.type in ("assignment", "augmented_assignment") else None
-        return left is not None and left.type == "identifier" and normalise_name(_text(left)) in lacked
+        return left is not None and left.type == "identifier" and (normalise_name(_text(left)) in lacked
+                                                                     or _text(left) == unread)
 
     def idle(branch) -> bool:
         """An ``if`` whose condition calls nothing and whose every body only writes lacked names (or is
@@ -422,9 +531,15 @@ def port_tokens(node, lacked: dict[str, object], constants: dict[str, object],
         if parent is not None and parent.type == "parameters":
             name = current if kind == "identifier" else (current.child_by_field_name("name") or next(
                 (c for c in current.named_children if c.type == "identifier"), None))
-            return [] if name is not None and normalise_name(_text(name)) in lacked else None
+            return [] if name is not None and (normalise_name(_text(name)) in lacked or _text(name) == unread) \
+                else None
         if kind == "keyword_argument":
-            return [] if normalise_name(_text(current.child_by_field_name("name"))) in declared else None
+            name = normalise_name(_text(current.child_by_field_name("name")))
+            if name in declared or name in dead_in(current.parent):
+                return []
+            return None
+        if dead_locals and _plain_store(current) in dead_locals:
+            return []
         if kind == "identifier" and parent is not None and parent.type == "argument_list" \
                 and normalise_name(_text(current)) in declared:
             return []
@@ -497,8 +612,8 @@ def lacked_through_caller(caller, callee, callee_name: str, bound: set[str],
     """Normalised name -> the value it takes, of each parameter of ``callee`` (a definition ``caller``, the one a
     port anchors, calls once as ``callee_name``) that the port lacks: one ``caller`` passes straight from its own
     parameter the port lacks takes that parameter's default (off when declared not carried), and one the call
-    leaves out takes ``callee``'s own default. None when the call is not there once, or a parameter the port
-    lacks has no value (see the module)."""
+    leaves out takes ``callee``'s own default (one with no default is not known: ``...``). None when the call is
+    not there once (see the module)."""
     calls = _calls_of(caller, callee_name)
     if len(calls) != 1:
         return None
@@ -523,8 +638,8 @@ def lacked_through_caller(caller, callee, callee_name: str, bound: set[str],
     for name in parameters:
         expression = passed.get(name)
         if expression is None:
-            if own[name] is _OFF or own[name] is ...:
-                return None  # a required parameter left out, or a default not known
+            if own[name] is _OFF:
+                return None  # a required parameter left out
             lacked[name] = own[name]
             continue
         source = normalise_name(_text(expression)) if expression.type == "identifier" else None
@@ -532,15 +647,14 @@ def lacked_through_caller(caller, callee, callee_name: str, bound: set[str],
             continue  # computed, or one the port has: the port's own input
         if source in declared:
             lacked[name] = _OFF
-        elif defaults[source] is _OFF or defaults[source] is ...:
-            return None
-        else:
-            lacked[name] = defaults[source]
+        else:  # with no default its value is not known: the branches it decides are kept
+            lacked[name] = ... if defaults[source] is _OFF else defaults[source]
     return lacked
 
 
 def same_for_port_parameters(old, new, lacked: dict[str, tuple[object, object]],
-                             constants: tuple[dict[str, object], dict[str, object]]) -> bool:
+                             constants: tuple[dict[str, object], dict[str, object]],
+                             callees: tuple[dict | None, dict | None] = (None, None)) -> bool:
     """True when two Python definition nodes differ, and are the same for a port lacking ``lacked``
     (``lacked_parameters``), with each side's module ``constants``."""
     if old is None or new is None or old.has_error or new.has_error or not lacked:
@@ -548,8 +662,8 @@ def same_for_port_parameters(old, new, lacked: dict[str, tuple[object, object]],
     if comment_free_tokens(old) == comment_free_tokens(new):
         return False
     declared = {n for n, v in lacked.items() if v == (_OFF, _OFF)}
-    return port_tokens(old, {n: v[0] for n, v in lacked.items()}, constants[0], declared) \
-        == port_tokens(new, {n: v[1] for n, v in lacked.items()}, constants[1], declared)
+    return port_tokens(old, {n: v[0] for n, v in lacked.items()}, constants[0], declared, callees[0]) \
+        == port_tokens(new, {n: v[1] for n, v in lacked.items()}, constants[1], declared, callees[1])
 
 
 # --- C/C++: declared not-carried flags are off --------------------------------------
@@ -762,8 +876,10 @@ class BranchRules:
                                                  [p.normalised for p in definition.signature.params
                                                   if p.normalised not in ("self", "ctx")],
                                                  _scope_names(param_scope)) or lacked
+        callees = tuple({d.name: d.node for d in t.definitions if d.node is not None and d.qualified_name == d.name}
+                        for t in tables)
         if not lacked or not same_for_port_parameters(
-                before.node, after.node, lacked, tuple(module_constants(t.tree.root_node) for t in tables)):
+                before.node, after.node, lacked, tuple(module_constants(t.tree.root_node) for t in tables), callees):
             return []
         changed = {normalise_name(t) for t in set(comment_free_tokens(before.node)) ^ set(comment_free_tokens(after.node))}
         return sorted(lacked, key=lambda name: (name not in changed, name))
