@@ -377,10 +377,11 @@ def port_tokens(node, lacked: dict[str, object], constants: dict[str, object],
     see the module. Arguments passing a ``declared`` (not-carried) name are left out too; one passing a
     parameter the port merely lacks is kept (what it passes on is an input the port may owe).
 
-    With ``callees`` (bare name -> definition node of the same file and side), a keyword argument of a call or
-    launch of one of them is left out when, with the values the call passes (literals, module constants, the
-    lacked values) and the callee's defaults, the callee never reads that parameter (``dead_parameters``); a
-    store to a local (its value calling nothing) that nothing left reads is then left out too."""
+    With ``callees`` (bare name -> definition node of the same file and side), a keyword argument (calling
+    nothing) of a call or launch of one of them is left out when, with the values the call passes (literals,
+    module constants, the lacked values) and the callee's defaults, the callee never reads that parameter
+    (``dead_parameters``); a store to a local (its value calling nothing) that nothing left reads is then left
+    out too."""
     tokens = _port_tokens(node, lacked, constants, declared, callees, frozenset())
     if not callees:
         return tokens
@@ -507,8 +508,14 @@ def _port_tokens(node, lacked, constants, declared, callees, dead_locals, unread
             return False
         inner = statement.named_children[0]
         left = inner.child_by_field_name("left") if inner.type in ("assignment", "augmented_assignment") else None
-        return left is not None and left.type == "identifier" and (normalise_name(_text(left)) in lacked
-                                                                     or _text(left) == unread)
+        if left is None or left.type != "identifier":
+            return False
+        if _text(left) == unread:
+            return True
+        if unread is not None and any(n.type == "identifier" and _text(n) == unread
+                                      for n in _walk(inner.child_by_field_name("right"))):
+            return False  # it reads the parameter asked about
+        return normalise_name(_text(left)) in lacked
 
     def idle(branch) -> bool:
         """An ``if`` whose condition calls nothing and whose every body only writes lacked names (or is
@@ -535,8 +542,12 @@ def _port_tokens(node, lacked, constants, declared, callees, dead_locals, unread
                 else None
         if kind == "keyword_argument":
             name = normalise_name(_text(current.child_by_field_name("name")))
-            if name in declared or name in dead_in(current.parent):
+            if name in declared:
                 return []
+            passed = current.child_by_field_name("value")
+            if passed is not None and not any(n.type == "call" for n in _walk(passed)) \
+                    and name in dead_in(current.parent):
+                return []  # never read, and evaluating it does nothing
             return None
         if dead_locals and _plain_store(current) in dead_locals:
             return []
