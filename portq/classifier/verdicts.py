@@ -630,7 +630,7 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
                                                    line=symbol.new_lines[0] if symbol.new_lines else None,
                                                    symbol=symbol.name, subject=stored[0][0],
                                                    message=f"stored only for {', '.join(stored[1][:3]) or 'nothing'}")])
-        lacked = self._lacked_branches(entry, symbol, new, definition, param_scope)
+        lacked = self._lacked_branches(entry, symbol, new, definition, param_scope, anchor)
         if lacked:
             return self._base("lacked-branch", symbol, NOT_APPLICABLE, "not-carried", "body",
                               f"with the parameters the port at {definition.cite} lacks ({', '.join(lacked[:4])}) at "

@@ -32,7 +32,24 @@ configuration, so an edit confined to it changes nothing the port runs:
   every parameter of the port is one of upstream's on both sides (a
   re-implementation with its own names is compared as before), and a
   parameter the port lacks with no default must be on the old side too (a
-  new required input is the parameter rules' to judge).
+  new required input is the parameter rules' to judge). A body upstream
+  moved out of the definition the port anchors (a helper that definition
+  now calls, ``moved-definition``) has no defaults of its own for what it
+  is passed: a helper parameter the anchored definition passes straight
+  from one of its own parameters that the port lacks takes that one's
+  default, one the call leaves out takes the helper's own, and one passed
+  a computed value, or a parameter the caller rebinds, is the port's input
+  (not decided). There a re-implementation with its own names binds the
+  anchored definition's leading parameters by position when every later
+  one has a default: it is upstream called with fewer arguments. Literals
+  read are booleans, numbers (``-100``), strings and ``None`` (``if x is
+  not None:``), constants the module binds once, and their ``.value``. A
+  keyword argument of a call or launch of a function of the same file is
+  left out when, with the values that call passes (those literals and the
+  lacked values) and the callee's defaults, the callee never reads that
+  parameter (a dummy pointer passed for an output only a lacked flag
+  writes); a store to a local whose value calls nothing and that nothing
+  left reads is then left out too.
 
 * ``declared-flag-off`` (C/C++): a parameter or template parameter the tree
   declares not carried (``[PARAM]``) is off, so each boolean expression it
@@ -74,6 +91,7 @@ and a rule never names a corpus symbol, path or commit.
 
 from __future__ import annotations
 
+import ast
 import re
 
 from portq.classifier.rules import Rule
@@ -94,7 +112,11 @@ RULES = (
          "upstream's default (a declared not-carried one is off), the branches those values decide are replaced by "
          "the branch taken, and those parameters, the statements (and call-free `if`s) that only write them, and "
          "arguments passing a declared one are left out, changed only paths the port does not have: not-carried. "
-         "Applies when the port's parameters are all upstream's by name.",
+         "Applies when the port's parameters are all upstream's by name; in a helper the anchored definition calls "
+         "(an extracted body), a parameter it passes straight from one the port lacks takes that one's default, "
+         "and a port with its own names binds the anchored definition's leading parameters by position when "
+         "every later one has a default; an argument the called kernel never reads for those values, and a "
+         "call-free store to a local nothing then reads, are left out.",
          "-    aux_ptr += row\n+    if RETURN_AUX == _TRUE:\n+        aux_ptr += row",
          "classifier.rules.branches.same_for_port_parameters, classifier.rules.branches.BranchRules._lacked_branches"),
     Rule("declared-flag-off", ("NOT_APPLICABLE",),
@@ -262,12 +284,38 @@ def _literal(node):
             return int(_text(node), 0)
         except ValueError:
             return ...
+    if kind == "unary_operator" and _text(node.child_by_field_name("operator")) in ("-", "+"):
+        operand = _literal(node.child_by_field_name("argument"))
+        if isinstance(operand, (int, float)) and not isinstance(operand, bool):
+            return -operand if _text(node.child_by_field_name("operator")) == "-" else operand
+        return ...
+    if kind == "float":
+        try:
+            return float(_text(node))
+        except ValueError:
+            return ...
+    if kind == "string" and not any(c.type == "interpolation" for c in node.named_children):
+        try:
+            value = ast.literal_eval(_text(node))
+        except (ValueError, SyntaxError):
+            return ...
+        return value if isinstance(value, str) else ...
     if kind == "call" and _text(node.child_by_field_name("function")).split(".")[-1] == "constexpr":
         arguments = [a for a in node.child_by_field_name("arguments").named_children if a.type != "comment"]
         return _literal(arguments[0]) if len(arguments) == 1 else ...
     if kind == "parenthesized_expression" and node.named_child_count == 1:
         return _literal(node.named_children[0])
     return ...
+
+
+def _constant(node, constants: dict[str, object]):
+    """The value of a literal, a module constant (``_ON``) or a constexpr constant's ``.value``, else ``...``."""
+    if node.type == "identifier":
+        return constants.get(_text(node), ...)
+    if node.type == "attribute" and _text(node.child_by_field_name("attribute")) == "value" \
+            and node.child_by_field_name("object").type == "identifier":
+        return constants.get(_text(node.child_by_field_name("object")), ...)
+    return _literal(node)
 
 
 def module_constants(root) -> dict[str, object]:
@@ -324,10 +372,74 @@ def _truth(value) -> bool | None:
 
 
 def port_tokens(node, lacked: dict[str, object], constants: dict[str, object],
-                declared: frozenset[str] | set[str] = frozenset()) -> list[str]:
+                declared: frozenset[str] | set[str] = frozenset(), callees: dict | None = None) -> list[str]:
     """A Python definition's tokens as a port with ``lacked`` (normalised name -> the value it takes) runs it:
     see the module. Arguments passing a ``declared`` (not-carried) name are left out too; one passing a
-    parameter the port merely lacks is kept (what it passes on is an input the port may owe)."""
+    parameter the port merely lacks is kept (what it passes on is an input the port may owe).
+
+    With ``callees`` (bare name -> definition node of the same file and side), a keyword argument (calling
+    nothing) of a call or launch of one of them is left out when, with the values the call passes (literals,
+    module constants, the lacked values) and the callee's defaults, the callee never reads that parameter
+    (``dead_parameters``); a store to a local (its value calling nothing) that nothing left reads is then left
+    out too."""
+    tokens = _port_tokens(node, lacked, constants, declared, callees, frozenset())
+    if not callees:
+        return tokens
+    stores = _plain_stores(node, lacked)
+    dead = {name for name, count in stores.items() if tokens.count(name) == count}
+    return _port_tokens(node, lacked, constants, declared, callees, dead) if dead else tokens
+
+
+def _plain_stores(node, lacked) -> dict[str, int]:
+    """Local name -> how many statements of ``node`` are only ``NAME = value`` with ``value`` calling nothing
+    (neither a parameter nor a lacked name)."""
+    parameters = set(parameter_defaults(node))
+    found: dict[str, int] = {}
+    for current in _walk(node):
+        name = _plain_store(current)
+        if name is not None and normalise_name(name) not in parameters and normalise_name(name) not in lacked:
+            found[name] = found.get(name, 0) + 1
+    return found
+
+
+def _plain_store(statement) -> str | None:
+    if statement.type != "expression_statement" or statement.named_child_count != 1 \
+            or statement.named_children[0].type != "assignment":
+        return None
+    left = statement.named_children[0].child_by_field_name("left")
+    right = statement.named_children[0].child_by_field_name("right")
+    if left is None or left.type != "identifier" or right is None or any(n.type == "call" for n in _walk(right)):
+        return None
+    return _text(left)
+
+
+def dead_parameters(callee, passed: dict[str, object], constants: dict[str, object]) -> set[str]:
+    """The parameters (normalised) of ``callee`` its body never reads once each parameter in ``passed``
+    (normalised name -> value) and each defaulted one not passed takes its value and the branches those values
+    decide are replaced by the branch taken; a statement only writing a parameter is not a read."""
+    defaults = parameter_defaults(callee)
+    values = {n: v for n, v in defaults.items() if v is not _OFF and v is not ... and n not in passed}
+    values.update(passed)
+    function = _function(callee)
+    parameters = function.child_by_field_name("parameters") if function is not None else None
+    spelled = {normalise_name(_text(n)): _text(n) for n in (parameters.named_children if parameters else ())
+               if n.type == "identifier"}
+    spelled.update({normalise_name(_text(n.child_by_field_name("name") or n.named_children[0])):
+                    _text(n.child_by_field_name("name") or n.named_children[0])
+                    for n in (parameters.named_children if parameters else ()) if n.type != "identifier"
+                    and n.named_child_count and (n.child_by_field_name("name") or n.named_children[0]).type
+                    == "identifier"})
+    dead = set()
+    for name in (n for n in defaults if n not in values and n in spelled):
+        tokens = _port_tokens(callee, values, constants, frozenset(), None, frozenset(), spelled[name])
+        if spelled[name] not in tokens:
+            dead.add(name)
+    return dead
+
+
+def _port_tokens(node, lacked, constants, declared, callees, dead_locals, unread: str | None = None) -> list[str]:
+    """``port_tokens``; ``unread``, a parameter as written, is left out of the parameters with the statements
+    that only write it."""
 
     def value(expression):
         """The value an expression takes for the port, or ``...`` when it is not decided by the lacked ones."""
@@ -339,15 +451,20 @@ def port_tokens(node, lacked: dict[str, object], constants: dict[str, object],
             return lacked[name] if name in lacked else ...
         if kind == "parenthesized_expression" and expression.named_child_count == 1:
             return value(expression.named_children[0])
+        if kind in ("true", "false", "none", "integer", "float", "string"):
+            return _literal(expression)
         if kind == "not_operator":
             inner = _truth(value(expression.child_by_field_name("argument")))
             return ... if inner is None else not inner
         if kind == "comparison_operator" and expression.named_child_count == 2:
             operators = [c.type for c in expression.children if not c.is_named]
             left, right = expression.named_children
+            if operators in (["is"], ["is not"]) and right.type == "none" and value(left) is not ...:
+                absent = value(left) in (None, _OFF)  # a parameter declared not carried is not passed
+                return absent if operators == ["is"] else not absent
             if operators not in (["=="], ["!="]) or value(left) is ...:
                 return ...
-            known = constants.get(_text(right), ...) if right.type == "identifier" else _literal(right)
+            known = _constant(right, constants)
             if known is ...:
                 return ...
             mine = value(left)
@@ -355,12 +472,50 @@ def port_tokens(node, lacked: dict[str, object], constants: dict[str, object],
             return equal if operators == ["=="] else not equal
         return ...
 
+    dead_calls: dict[int, set[str]] = {}
+
+    def dead_in(arguments) -> set[str]:
+        """The parameters a call (or launch) of one of ``callees`` passes by keyword that the callee never reads."""
+        if not callees or arguments is None or arguments.type != "argument_list" or arguments.parent is None:
+            return set()
+        if arguments.id not in dead_calls:
+            function = arguments.parent.child_by_field_name("function")
+            if function is not None and function.type == "subscript":  # kernel[grid](...)
+                function = function.child_by_field_name("value")
+            callee = callees.get(_text(function).split(".")[-1]) if function is not None else None
+            passed: dict[str, object] = {}
+            order = list(parameter_defaults(callee)) if callee is not None else []
+            positional = [a for a in arguments.named_children if a.type not in ("comment", "keyword_argument")]
+            if len(positional) > len(order) or any(a.type in ("list_splat", "dictionary_splat") for a in positional):
+                callee = None
+            for argument in arguments.named_children if callee is not None else ():
+                if argument.type == "comment":
+                    continue
+                keyword = argument.type == "keyword_argument"
+                expression = argument.child_by_field_name("value") if keyword else argument
+                name = normalise_name(_text(argument.child_by_field_name("name"))) if keyword \
+                    else order[positional.index(argument)]
+                known = value(expression)
+                if known is ... and expression.type in ("identifier", "attribute"):
+                    known = _constant(expression, constants)
+                if known is not ...:
+                    passed[name] = known
+            dead_calls[arguments.id] = dead_parameters(callee, passed, constants) if callee is not None else set()
+        return dead_calls[arguments.id]
+
     def writes_lacked(statement) -> bool:
         if statement.type != "expression_statement" or statement.named_child_count != 1:
             return False
         inner = statement.named_children[0]
         left = inner.child_by_field_name("left") if inner.type in ("assignment", "augmented_assignment") else None
-        return left is not None and left.type == "identifier" and normalise_name(_text(left)) in lacked
+        if left is None or left.type != "identifier":
+            return False
+        if _text(left) == unread:
+            return True
+        if unread is not None and any(n.type == "identifier" and _text(n) == unread
+                                      for n in _walk(inner.child_by_field_name("right"))):
+            return False  # it reads the parameter asked about
+        return normalise_name(_text(left)) in lacked
 
     def idle(branch) -> bool:
         """An ``if`` whose condition calls nothing and whose every body only writes lacked names (or is
@@ -383,9 +538,19 @@ def port_tokens(node, lacked: dict[str, object], constants: dict[str, object],
         if parent is not None and parent.type == "parameters":
             name = current if kind == "identifier" else (current.child_by_field_name("name") or next(
                 (c for c in current.named_children if c.type == "identifier"), None))
-            return [] if name is not None and normalise_name(_text(name)) in lacked else None
+            return [] if name is not None and (normalise_name(_text(name)) in lacked or _text(name) == unread) \
+                else None
         if kind == "keyword_argument":
-            return [] if normalise_name(_text(current.child_by_field_name("name"))) in declared else None
+            name = normalise_name(_text(current.child_by_field_name("name")))
+            if name in declared:
+                return []
+            passed = current.child_by_field_name("value")
+            if passed is not None and not any(n.type == "call" for n in _walk(passed)) \
+                    and name in dead_in(current.parent):
+                return []  # never read, and evaluating it does nothing
+            return None
+        if dead_locals and _plain_store(current) in dead_locals:
+            return []
         if kind == "identifier" and parent is not None and parent.type == "argument_list" \
                 and normalise_name(_text(current)) in declared:
             return []
@@ -429,8 +594,78 @@ def lacked_parameters(old, new, port_names: set[str], declared: set[str]) -> dic
     return lacked
 
 
+def bound_by_port(caller, port_names: list[str], declared: set[str]) -> set[str] | None:
+    """The parameters (normalised) of ``caller``, the upstream definition a port anchors, that the port's
+    ``port_names`` (in order, ``self``/``ctx`` left out) bind: by name when every one of them is upstream's;
+    else, for a re-implementation with its own names, upstream's leading parameters by position, when every
+    later one has a default (or is declared not carried): the port is upstream called with fewer arguments.
+    None when neither binds."""
+    parameters = [n for n in parameter_defaults(caller) if n not in ("self", "ctx", "cls")]
+    defaults = parameter_defaults(caller)
+    if not port_names:
+        return None
+    if set(port_names) <= set(parameters):
+        return set(port_names)
+    if len(port_names) > len(parameters) or set(port_names) & set(parameters[len(port_names):]):
+        return None
+    if any(defaults[n] is _OFF and n not in declared for n in parameters[len(port_names):]):
+        return None
+    return set(parameters[:len(port_names)])
+
+
+def _calls_of(node, name: str) -> list:
+    return [n for n in _walk(node) if n.type == "call" and n.child_by_field_name("function") is not None
+            and _text(n.child_by_field_name("function")).split(".")[-1] == name]
+
+
+def lacked_through_caller(caller, callee, callee_name: str, bound: set[str],
+                          declared: set[str]) -> dict[str, object] | None:
+    """Normalised name -> the value it takes, of each parameter of ``callee`` (a definition ``caller``, the one a
+    port anchors, calls once as ``callee_name``) that the port lacks: one ``caller`` passes straight from its own
+    parameter the port lacks takes that parameter's default (off when declared not carried), and one the call
+    leaves out takes ``callee``'s own default (one with no default is not known: ``...``). None when the call is
+    not there once (see the module)."""
+    calls = _calls_of(caller, callee_name)
+    if len(calls) != 1:
+        return None
+    defaults = parameter_defaults(caller)
+    rebound = {normalise_name(_text(n.child_by_field_name("left"))) for n in _walk(caller)
+               if n.type in ("assignment", "augmented_assignment")
+               and n.child_by_field_name("left") is not None and n.child_by_field_name("left").type == "identifier"}
+    parameters = [n for n in parameter_defaults(callee)]
+    own = parameter_defaults(callee)
+    passed: dict[str, object] = {}
+    arguments = [a for a in calls[0].child_by_field_name("arguments").named_children if a.type != "comment"]
+    for position, argument in enumerate(arguments):
+        if argument.type == "keyword_argument":
+            key, expression = normalise_name(_text(argument.child_by_field_name("name"))), \
+                argument.child_by_field_name("value")
+        elif argument.type in ("list_splat", "dictionary_splat") or position >= len(parameters):
+            return None
+        else:
+            key, expression = parameters[position], argument
+        passed[key] = expression
+    lacked: dict[str, object] = {}
+    for name in parameters:
+        expression = passed.get(name)
+        if expression is None:
+            if own[name] is _OFF:
+                return None  # a required parameter left out
+            lacked[name] = own[name]
+            continue
+        source = normalise_name(_text(expression)) if expression.type == "identifier" else None
+        if source is None or source not in defaults or source in bound or source in rebound:
+            continue  # computed, or one the port has: the port's own input
+        if source in declared:
+            lacked[name] = _OFF
+        else:  # with no default its value is not known: the branches it decides are kept
+            lacked[name] = ... if defaults[source] is _OFF else defaults[source]
+    return lacked
+
+
 def same_for_port_parameters(old, new, lacked: dict[str, tuple[object, object]],
-                             constants: tuple[dict[str, object], dict[str, object]]) -> bool:
+                             constants: tuple[dict[str, object], dict[str, object]],
+                             callees: tuple[dict | None, dict | None] = (None, None)) -> bool:
     """True when two Python definition nodes differ, and are the same for a port lacking ``lacked``
     (``lacked_parameters``), with each side's module ``constants``."""
     if old is None or new is None or old.has_error or new.has_error or not lacked:
@@ -438,8 +673,8 @@ def same_for_port_parameters(old, new, lacked: dict[str, tuple[object, object]],
     if comment_free_tokens(old) == comment_free_tokens(new):
         return False
     declared = {n for n, v in lacked.items() if v == (_OFF, _OFF)}
-    return port_tokens(old, {n: v[0] for n, v in lacked.items()}, constants[0], declared) \
-        == port_tokens(new, {n: v[1] for n, v in lacked.items()}, constants[1], declared)
+    return port_tokens(old, {n: v[0] for n, v in lacked.items()}, constants[0], declared, callees[0]) \
+        == port_tokens(new, {n: v[1] for n, v in lacked.items()}, constants[1], declared, callees[1])
 
 
 # --- C/C++: declared not-carried flags are off --------------------------------------
@@ -626,11 +861,12 @@ class BranchRules:
         return sorted(kept), sorted(set().union(*(readers[n] for n in kept)))
 
     def _lacked_branches(self, entry, symbol: TouchedSymbol, new: Signature, definition,
-                         param_scope: set[str]) -> list[str]:
+                         param_scope: set[str], anchor=None) -> list[str]:
         """The parameters (as upstream writes them) that ``lacked-branch`` sets aside, when the definition
         is the same before and after for a port lacking them (``portq.classifier.rules.branches``); else
         empty. A parameter new in this commit that one of its launches passes is an input upstream now
-        uses, not a default: the parameter rules judge it."""
+        uses, not a default: the parameter rules judge it. A definition the port carries because the one
+        its ``anchor`` names calls it (a body upstream extracted) takes its values from that call."""
         if symbol.change != "modified" or language_for_path(symbol.path) != "python" \
                 or definition.signature is None or definition.signature.language != "python":
             return []
@@ -646,8 +882,36 @@ class BranchRules:
         added = set(parameter_defaults(after.node)) - set(parameter_defaults(before.node))
         if lacked and any(self._derivation(entry, symbol, new, name) is not None for name in added & set(lacked)):
             return []
+        if anchor is not None and (lacked is None or any(... in v for v in lacked.values())):
+            lacked = self._lacked_through_anchor(symbol, tables, before.node, after.node, anchor,
+                                                 [p.normalised for p in definition.signature.params
+                                                  if p.normalised not in ("self", "ctx")],
+                                                 _scope_names(param_scope)) or lacked
+        callees = tuple({d.name: d.node for d in t.definitions if d.node is not None and d.qualified_name == d.name}
+                        for t in tables)
         if not lacked or not same_for_port_parameters(
-                before.node, after.node, lacked, tuple(module_constants(t.tree.root_node) for t in tables)):
+                before.node, after.node, lacked, tuple(module_constants(t.tree.root_node) for t in tables), callees):
             return []
         changed = {normalise_name(t) for t in set(comment_free_tokens(before.node)) ^ set(comment_free_tokens(after.node))}
         return sorted(lacked, key=lambda name: (name not in changed, name))
+
+    def _lacked_through_anchor(self, symbol: TouchedSymbol, tables, before, after, anchor, port_names: list[str],
+                               declared: set[str]) -> dict[str, tuple[object, object]] | None:
+        """``lacked_parameters``'s answer for a definition that the upstream definition ``anchor`` names (another
+        one, in the same file, with the same parameters on both sides) calls: see ``lacked_through_caller``."""
+        if anchor.matches_name(symbol.name, symbol.qualified_name) or parameter_defaults(before).keys() \
+                != parameter_defaults(after).keys():
+            return None
+        sides = []
+        for table, callee in zip(tables, (before, after)):
+            callers = [d for d in table.definitions
+                       if d.node is not None and anchor.matches_name(d.name, d.qualified_name)]
+            if len(callers) != 1:
+                return None
+            bound = bound_by_port(callers[0].node, port_names, declared)
+            sides.append((parameter_defaults(callers[0].node), None if bound is None else lacked_through_caller(
+                callers[0].node, callee, symbol.name, bound, declared)))
+        (old_caller, was), (new_caller, now) = sides
+        if was is None or now is None or old_caller != new_caller or set(was) != set(now):
+            return None  # the anchored definition's own parameters changed: the parameter rules judge it
+        return {name: (was[name], now[name]) for name in was}
