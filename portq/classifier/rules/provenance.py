@@ -85,14 +85,12 @@ class ProvenanceRules:
             table = self._table(blob, path)
             if table is None or table.tree is None or not table.tree.root_node.has_error:
                 continue
-            changed = [line for _, line, _ in _changed_lines(change, symbol, None, None, outside_definitions=False)
-                       if _ == side] if change is not None else []
-            touched = [line for at, line, _text in _changed_lines(change, symbol, None, None, outside_definitions=False)
+            changed = [line for at, line, _text in _changed_lines(change, symbol, None, None, outside_definitions=False)
                        if at == side] if change is not None else []
             if symbol.change in ("added", "removed") and extent is not None \
-                    and set(range(extent[0], extent[1] + 1)) <= set(touched):
+                    and set(range(extent[0], extent[1] + 1)) <= set(changed):
                 continue  # a definition wholly added or deleted is read from the diff, not from its tree
-            errors = self._errors_of_the_change(table, symbol, side, touched)
+            errors = self._errors_of_the_change(table, symbol, side, changed)
             if misread:
                 errors = sorted(set(_error_spans(table.tree.root_node)) - set(errors))
             if extent is not None and cross_language(symbol.path, ports):
