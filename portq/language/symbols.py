@@ -691,6 +691,7 @@ def _python_child(child, scope: tuple[str, ...]) -> Iterable[Definition]:
 # --- definitions a function-like macro declares ------------------------------------
 
 _FUNCTION_DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)\(([^)]*)\)(.*)$", re.DOTALL)
+_FUNCTION_DEFINE_BYTES = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+[A-Za-z_]\w*\(", re.MULTILINE)
 _OBJECT_DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)(?:[ \t]+(.*))?$", re.DOTALL)
 _DECLARED_NAME = re.compile(r"\b([A-Za-z_]\w*)\s*\([^()]*\)\s*$")
 _WORD = re.compile(r"[A-Za-z_]\w*")
@@ -785,9 +786,10 @@ def _expansion(parameters: tuple[str, ...], replacement: str, arguments: list[st
     return _WORD.sub(lambda m: bound.get(m.group(0), qualifiers.get(m.group(0), m.group(0))), replacement)
 
 
-def _invocations(node, declaring) -> Iterable:
-    """Function definitions below ``node`` (outside function bodies) whose
-    declarator is an invocation of a declaring macro."""
+def _invocations(node, declaring, outer=None) -> Iterable:
+    """``(definition, its first line)`` of each function definition below
+    ``node`` (outside function bodies) whose declarator is an invocation of a
+    declaring macro; the first line is its template's when one wraps it."""
     for child in node.children:
         if child.type == "function_definition":
             declarator = child.child_by_field_name("declarator")
@@ -795,9 +797,11 @@ def _invocations(node, declaring) -> Iterable:
                 and declarator.type == "function_declarator" else None
             if inner is not None and inner.type == "identifier" and _text(inner) in declaring \
                     and child.child_by_field_name("body") is not None and not child.child_by_field_name("type"):
-                yield child
+                yield child, (outer or child).start_point[0] + 1
+        elif child.type == "template_declaration" and outer is None:
+            yield from _invocations(child, declaring, child)
         elif child.type in ("namespace_definition", "declaration_list", "linkage_specification", "preproc_if",
-                            "preproc_ifdef", "preproc_else", "preproc_elif"):
+                            "preproc_ifdef", "preproc_else", "preproc_elif") and outer is None:
             yield from _invocations(child, declaring)
 
 
@@ -812,13 +816,13 @@ def macro_declared(definitions: list[Definition], root, source: bytes, language:
     replaced by the expansion (lines kept), so signatures and tokens read the
     expanded declaration. An invocation whose expansion does not parse as a
     definition of that name stays what tree-sitter read."""
-    if language != "cpp" or root is None or b"#" not in source:
+    if language != "cpp" or root is None or not _FUNCTION_DEFINE_BYTES.search(source):
         return definitions
     declaring, qualifiers = declaring_macros(source)
     if not declaring or not any(d.name in declaring for d in definitions):
         return definitions
     pieces, cursor, expanded = [], 0, {}
-    for invocation in _invocations(root, declaring):
+    for invocation, first in _invocations(root, declaring):
         declarator = invocation.child_by_field_name("declarator")
         name = _text(declarator.child_by_field_name("declarator"))
         arguments = _arguments(_text(declarator.child_by_field_name("parameters")).strip())
@@ -830,7 +834,7 @@ def macro_declared(definitions: list[Definition], root, source: bytes, language:
         head = source[invocation.start_byte:body.start_byte]
         pieces += [source[cursor:invocation.start_byte], text.encode("utf-8") + b"\n" * head.count(b"\n") + b" "]
         cursor = body.start_byte
-        expanded[invocation.start_point[0] + 1] = (name, declared.group(1))
+        expanded[first] = (name, declared.group(1))
     if not expanded:
         return definitions
     synthetic = b"".join(pieces) + source[cursor:]

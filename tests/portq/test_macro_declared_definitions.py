@@ -128,6 +128,14 @@ def test_the_light_table_of_a_scan_names_it_the_same_way():
     assert [d.name for d in light.definitions][:2] == ["attn_fwd_kernel", "run_attn_fwd"]
 
 
+def test_an_invocation_under_a_template_or_in_a_namespace_is_read_the_same_way():
+    source = (b"#define DECLARE_OP(name) void name(const Params& p)\n"
+              b"template <typename T>\nDECLARE_OP(scale_rows) {\n    run<T>(p);\n}\n"
+              b"namespace ops {\nDECLARE_OP(clear_rows) { clear(p); }\n}\n")
+    found = [(d.name, d.qualified_name, d.start_line, d.end_line, d.macro) for d in symbol_table(source, "a.cu").definitions]
+    assert found == [("scale_rows", "scale_rows", 2, 5, "DECLARE_OP"), ("clear_rows", "ops::clear_rows", 7, 7, "DECLARE_OP")]
+
+
 def test_a_macro_whose_expansion_declares_nothing_leaves_the_definition_as_parsed():
     source = b"#define WRAP(x) x + 1\nWRAP(f) {\n    return;\n}\n"
     assert [d.name for d in symbol_table(source, "a.cu").definitions] == ["WRAP"]

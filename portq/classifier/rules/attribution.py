@@ -274,7 +274,9 @@ class AttributionRules:
                     # a port in another language runs the live branch only (``live-branch``): the condition
                     # and the branch that only reports are not what it uses
                     reporting = branches.reporting_macros(table.source) if reporting is None else reporting
-                    text = " ".join(branches.live_branch_tokens(definition.node, reporting))
+                    live = branches.live_branches(definition.node, reporting) if reporting else {}
+                    if live:
+                        text = " ".join(branches.live_branch_tokens(definition.node, reporting, live))
                 for word in set(_IDENTIFIER.findall(text)):
                     users = referenced.setdefault(word, [])
                     if definition.qualified_name not in users:
