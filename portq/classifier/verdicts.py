@@ -408,6 +408,22 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
                     or self.index.not_carried_for(self.upstream, paths, symbol.name, symbol.qualified_name))
 
     def _decide(self, entry: EntryChanges, symbol: TouchedSymbol, facts: RangeFacts) -> SymbolVerdict:
+        verdict = self._decided(entry, symbol, facts)
+        if language_for_path(symbol.path) != "cpp":
+            return verdict
+        # only tables the decision built are asked: a symbol decided without its definition was not read through it
+        tables = self.context.symbol_tables
+        macros = {d.macro for d in (
+            self._definition(symbol.old_blob, symbol.old_path or symbol.path, symbol.qualified_name, symbol.old_lines)
+            if symbol.change != "added" and symbol.old_blob and tables.has(symbol.old_blob, symbol.path) else None,
+            self._definition(symbol.new_blob, symbol.path, symbol.qualified_name, symbol.new_lines)
+            if symbol.change != "removed" and symbol.new_blob and tables.has(symbol.new_blob, symbol.path) else None)
+            if d is not None and d.macro}
+        if macros:
+            verdict.rules = list(checked(*verdict.rules, "macro-declared-definition"))
+        return verdict
+
+    def _decided(self, entry: EntryChanges, symbol: TouchedSymbol, facts: RangeFacts) -> SymbolVerdict:
         paths = self._paths(symbol, facts)
         ports = self._ports(symbol, paths)
         moved = self._moved(entry, symbol, paths, ports, facts)
@@ -415,7 +431,7 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
             return moved
         if ports or self.index.anchors_for_path(self.upstream, paths):
             moved_away = {m.old[1] for m in facts.moves.by_entry.get(entry.position, ()) if m.old[0] in paths}
-            broken = self._parse_failure(entry, symbol, paths, bool(ports), moved_away)
+            broken = self._parse_failure(entry, symbol, paths, bool(ports), moved_away, ports=ports)
             if broken is not None:
                 return self._unread_despite_parse(symbol, ports, broken) or broken
         if symbol.name in ("<toplevel>", "<lines>") or symbol.kind == KIND_CLASS:
@@ -432,7 +448,7 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
         if verdict.verdict != NEEDS_REVIEW and (verdict.verdict, verdict.justification) != (NOT_APPLICABLE, "cosmetic"):
             # past errors tree-sitter makes of unchanged lines, structure decides no more than NEEDS_REVIEW,
             # unless tokens prove the change cosmetic
-            return self._parse_failure(entry, symbol, paths, True, moved_away, misread=True) or verdict
+            return self._parse_failure(entry, symbol, paths, True, moved_away, misread=True, ports=ports) or verdict
         return verdict
 
 
@@ -546,7 +562,7 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
             )
         formal = self._form_only(symbol, definition)
         if formal is not None:
-            kept = "not-carried" if formal[0] == "default-build" else "cosmetic"
+            kept = "not-carried" if formal[0] in ("default-build", "live-branch") else "cosmetic"
             return self._base(formal[0], symbol, NOT_APPLICABLE, kept, "body",
                               f"{symbol.name} {formal[1]}, so {kept} rather than a change the port must follow",
                               evidence + [Evidence(kind=Kind.COSMETIC, message=formal[1], side="upstream-new",

@@ -370,3 +370,67 @@ def test_a_switch_macro_that_the_default_build_fixes_to_a_constant_needs_review(
                                                                      "#ifndef ATTN_ENABLE_DROPOUT"))
     assert verdict.verdict == NEEDS_REVIEW, verdict.reason
     assert "macro-alias" not in verdict.rules
+
+
+# --- an error the change made just outside a ported definition's changed lines -------------------------
+
+SCALE = "csrc/scale.cu"
+
+SCALE_BEFORE = '''#include <cuda_runtime.h>
+
+#define SCALE 2
+
+__global__ void scale_kernel(float* x, int n) {  // scales
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) x[i] *= SCALE;
+}
+'''
+
+SCALE_PORT = {"ops/scale.py": '''import triton
+import triton.language as tl
+
+
+# portq: ports vllm:csrc/scale.cu::scale_kernel
+@triton.jit
+def _scale(X, n, BLOCK: tl.constexpr):
+    i = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(X + i, tl.load(X + i, mask=i < n) * 2, mask=i < n)
+
+
+def scale(x):
+    _scale[(triton.cdiv(x.numel(), 128),)](x, x.numel(), BLOCK=128)
+''', "engine/run.py": "from ops.scale import scale\n\n\ndef run(x):\n    return scale(x)\n"}
+
+SCALE_MATRIX = '''[[row]]
+id       = "SCALE"
+title    = "scale kernel"
+upstream = "vllm"
+paths    = ["csrc/scale.cu"]
+tree     = ["ops/", "engine/"]
+tests    = ["tests/"]
+'''
+
+
+def _scale_scan(tmp_path, after):
+    verdicts, _ = classify_history(tmp_path, [CommitSpec("base", files={SCALE: SCALE_BEFORE}),
+                                              CommitSpec("edit", files={SCALE: after})], SCALE_PORT,
+                                   matrix=SCALE_MATRIX)
+    return verdicts[1]
+
+
+def test_an_error_the_change_made_a_line_above_a_changed_line_needs_a_reader(tmp_path):
+    # the error lies outside the kernel's extent, one line from its changed line: "around" the change
+    after = SCALE_BEFORE.replace("#define SCALE 2\n", "#define SCALE 2\nstatic const int kUnused = ;\n") \
+        .replace("// scales\n", "// scales x\n")
+    verdict = _scale_scan(tmp_path, after)
+    kernel = next(s for s in verdict.symbols if s.symbol == "scale_kernel")
+    assert kernel.verdict == NEEDS_REVIEW and "parse-failure" in kernel.rules, kernel.reason
+    assert "around the changed lines of scale_kernel" in kernel.reason
+
+
+def test_an_error_the_change_made_far_from_a_changed_line_leaves_a_comment_change_cosmetic(tmp_path):
+    after = SCALE_BEFORE.replace("#include <cuda_runtime.h>\n", "#include <cuda_runtime.h>\nstatic const int kUnused = ;\n"
+                                 "\n\n\n\n").replace("// scales\n", "// scales x\n")
+    verdict = _scale_scan(tmp_path, after)
+    kernel = next(s for s in verdict.symbols if s.symbol == "scale_kernel")
+    assert (kernel.verdict, kernel.justification) == (NOT_APPLICABLE, "cosmetic"), kernel.reason

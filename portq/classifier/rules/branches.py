@@ -65,6 +65,20 @@ configuration, so an edit confined to it changes nothing the port runs:
   does not carry, and adding or removing it changes nothing the port runs;
   so does a defaulted parameter upstream adds only to be stored there.
 
+* ``live-branch`` (C/C++, a port in another language): a preprocessor
+  conditional with one ``#else`` where exactly one branch only reports or
+  traps (calls of ``printf``, ``assert``, ``abort``, ``__trap``, ``#error``,
+  or a macro of the file whose every definition is such a call) is what a
+  build with nothing to run compiles, an unsupported architecture or
+  configuration; the other branch is live. A port in another language never
+  makes that build, whatever the condition says, so two sides equal once each
+  such conditional is replaced by its live branch differ only in what that
+  build compiles, and the reason names the branch taken and why. A branch
+  that also does work is never set aside; a copy in upstream's language is
+  built for that configuration too, and compared whole; a parse error inside
+  the set-aside branch (a reporting macro used without its ``;``) is not
+  read for such a port.
+
 Example diffs (NOT_APPLICABLE/not-carried)::
 
     -    aux_ptr += row             # the port has neither aux_ptr nor RETURN_AUX
@@ -76,6 +90,13 @@ Example diffs (NOT_APPLICABLE/not-carried)::
     +    x = exp2f(__fmul_rn(x, scale) - max_scaled);
     +#else
     +    x = exp2f(x * scale - max_scaled);
+    +#endif
+
+    -    run(params);                         (a Triton port of the kernel)
+    +#if defined(ARCH_SUPPORTS_FAST_PATH)
+    +    run(params);
+    +#else
+    +    UNSUPPORTED_ARCH                    (#define UNSUPPORTED_ARCH printf("needs sm80"))
     +#endif
 
 This module states the rules and holds the comparisons they make on syntax
@@ -98,7 +119,7 @@ from portq.classifier.rules import Rule
 from portq.classifier.rules.scope import _scope_names
 from portq.core.model import TouchedSymbol
 from portq.language.signatures import Signature, comment_free_tokens, normalise_name
-from portq.language.symbols import language_for_path
+from portq.language.symbols import language_for_path, macro_definitions
 
 RULES = (
     Rule("default-build", ("NOT_APPLICABLE",),
@@ -126,6 +147,16 @@ RULES = (
          "not-carried.",
          "-    auto k = &kernel<Is_dropout>;\n+    auto k = &kernel<Is_dropout && !Is_softcap>;   (Is_dropout declared)",
          "classifier.rules.branches.same_with_flags_off, classifier.verdicts.SymbolClassifier._against_port"),
+    Rule("live-branch", ("NOT_APPLICABLE",),
+         "A C/C++ definition whose tokens are the same before and after once each preprocessor conditional with "
+         "one `#else`, where exactly one branch only reports or traps (`printf`, `assert`, `__trap`, `#error`, a "
+         "macro of the file defined as such), is replaced by its other, live, branch changed only what a build "
+         "with nothing to run compiles; a port in another language never makes that build: not-carried, saying "
+         "which branch was taken. A parse error inside the set-aside branch is not read for such a port.",
+         "-    run(p);\n+#if defined(ARCH_OK)\n+    run(p);\n+#else\n+    UNSUPPORTED_ARCH\n+#endif   "
+         "(`#define UNSUPPORTED_ARCH printf(\"needs sm80\")`)",
+         "classifier.rules.branches.same_on_live_branch, classifier.rules.form.FormRules._form_only, "
+         "classifier.rules.provenance.ProvenanceRules._outside_reporting_branches"),
     Rule("not-carried-reader", ("NOT_APPLICABLE",),
          "A Python definition whose tokens are the same before and after once the statements that only store a "
          "value on its first parameter (`ctx.NAME = value`) are left out, where every other definition of the file "
@@ -915,3 +946,142 @@ class BranchRules:
         if was is None or now is None or old_caller != new_caller or set(was) != set(now):
             return None  # the anchored definition's own parameters changed: the parameter rules judge it
         return {name: (was[name], now[name]) for name in was}
+
+
+# --- C/C++: a build the port's target never makes ---------------------------------------
+
+REPORTING_CALLS = frozenset({"printf", "fprintf", "puts", "assert", "abort", "exit", "__trap", "__brkpt", "trap",
+                             "std::abort", "std::exit", "std::printf", "__assert_fail", "__assertfail"})
+"""Calls that only report, or stop a program that cannot go on: what a build with nothing to run compiles."""
+
+_STATEMENT = re.compile(r"^([A-Za-z_][\w:]*)\s*(\(.*\))?$", re.DOTALL)
+
+
+def reporting_macros(source: bytes | None) -> set[str]:
+    """The object-like macros of ``source`` whose every definition only
+    reports or traps (``#define UNSUPPORTED printf("needs sm80")``)."""
+    found: dict[str, bool] = {}
+    for text, _ in macro_definitions(source or b""):
+        match = re.match(r"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)(?![\w(])[ \t]*(.*)$", text, re.DOTALL)
+        if match is None:
+            continue
+        body = match.group(2).strip()
+        found[match.group(1)] = found.get(match.group(1), True) and bool(body) and only_reports(body, set())
+    return {name for name, reports in found.items() if reports}
+
+
+def only_reports(text: str, macros: set[str]) -> bool:
+    """True when C/C++ statement text only reports or traps: each statement
+    a call of ``REPORTING_CALLS``, a use of one of ``macros`` (reporting
+    macros), ``#error``, or a bare ``return;`` after one of those."""
+    statements = [s.strip() for s in re.split(r";|\n", text) if s.strip()]
+    reported = False
+    for statement in statements:
+        if statement.startswith("#error") or statement.startswith("//"):
+            reported = True
+            continue
+        if statement == "return" and reported:
+            continue
+        match = _STATEMENT.match(statement)
+        if match is None:
+            return False
+        name, call = match.group(1), match.group(2)
+        if name in macros or (call is not None and name in REPORTING_CALLS):
+            reported = True
+            continue
+        return False
+    return reported
+
+
+def _branches_of(conditional) -> list[list]:
+    """The two branches (``#if`` part, ``#else`` part) of a conditional with
+    one ``#else`` and no ``#elif``, each as its child nodes; [] otherwise."""
+    alternative = conditional.child_by_field_name("alternative")
+    if alternative is None or alternative.type != "preproc_else":
+        return []
+    head = conditional.child_by_field_name("name") or conditional.child_by_field_name("condition")
+    return [_branch(conditional, {head, alternative}), _branch(alternative, set())]
+
+
+def live_branches(node, macros: set[str]) -> dict:
+    """Conditional id -> (the branch kept, ``"#if"`` or ``"#else"``, the
+    condition's text, the branch set aside) for each ``#if``/``#ifdef`` in ``node`` with one
+    ``#else`` where exactly one branch only reports or traps
+    (``only_reports``; ``macros`` are the reporting macros): that branch is
+    what a build with nothing to run compiles, the other is the live one."""
+    found = {}
+    for current in _walk(node):
+        if current.type not in ("preproc_if", "preproc_ifdef"):
+            continue
+        parts = _branches_of(current)
+        if len(parts) != 2:
+            continue
+        reports = [bool(part) and only_reports("\n".join(_text(c) for c in part if c.type != "comment"), macros)
+                   for part in parts]
+        if reports.count(True) != 1 or not any(c.type != "comment" for c in parts[reports.index(False)]):
+            continue
+        kept = reports.index(False)
+        head = current.child_by_field_name("name") or current.child_by_field_name("condition")
+        found[current.id] = (parts[kept], "#if" if kept == 0 else "#else",
+                             " ".join(_text(c) for c in current.children[:1] + ([head] if head is not None else [])),
+                             parts[1 - kept])
+    return found
+
+
+def cross_language(path: str, ports) -> bool:
+    """True when every one of ``ports`` (at least one; ports or in-tree
+    definitions) is written in another language than upstream's ``path``: a
+    re-implementation, whose target is not a build of upstream's language."""
+    files = [p.anchor.file if hasattr(p, "anchor") else p.file for p in ports]
+    return bool(files) and all(language_for_path(f) != language_for_path(path) for f in files)
+
+
+def _errors_outside(node, skipped: set) -> bool:
+    """Whether ``node`` has a parse error outside the subtrees whose ids are ``skipped``."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if current.id in skipped or not current.has_error:
+            continue
+        if current.type == "ERROR" or current.is_missing:
+            return True
+        stack.extend(current.children)
+    return False
+
+
+def reporting_spans(node, macros: set[str]) -> list[tuple[int, int]]:
+    """(first, last line) of each branch of ``node`` that ``live_branches`` sets aside."""
+    return [(dropped[0].start_point[0] + 1, dropped[-1].end_point[0] + 1)
+            for _, _, _, dropped in live_branches(node, macros).values() if dropped]
+
+
+def live_branch_tokens(node, macros: set[str], live: dict | None = None) -> list[str]:
+    """A C/C++ definition's tokens with each conditional ``live_branches``
+    decides replaced by its live branch."""
+    live = live_branches(node, macros) if live is None else live
+
+    def expand(current):
+        return live[current.id][0] if current.id in live else None
+    return comment_free_tokens(node, expand=expand)
+
+
+def same_on_live_branch(before, after, macros: set[str], tokens=None) -> list[tuple[str, str]] | None:
+    """``[(kept branch, condition)]`` when two C/C++ definition nodes differ,
+    and are the same once each conditional with a reporting branch is
+    replaced by its live branch (on both sides; errors inside a set-aside
+    branch are not read); None otherwise. ``tokens`` post-processes each
+    token list (qualifiers left out)."""
+    if before is None or after is None:
+        return None
+    live_before, live_after = live_branches(before, macros), live_branches(after, macros)
+    if not live_before and not live_after:
+        return None
+    skipped = {c.id for live in (live_before, live_after) for *_, dropped in live.values() for c in dropped}
+    if _errors_outside(before, skipped) or _errors_outside(after, skipped):
+        return None
+    shape = tokens or (lambda found: found)
+    if shape(comment_free_tokens(before)) == shape(comment_free_tokens(after)):
+        return None
+    if shape(live_branch_tokens(before, macros, live_before)) != shape(live_branch_tokens(after, macros, live_after)):
+        return None
+    return sorted({(kept, condition) for _, kept, condition, _ in (*live_before.values(), *live_after.values())})

@@ -51,6 +51,16 @@ RULES = (
          "behind (it still carries the old name).",
          "-def k_v1(x): ...\n+def k_v2(x): ...",
          "classifier.rules.definitions.DefinitionRules._removed"),
+    Rule("macro-declared-definition", ("REAL_GAP", "INERT", "NEEDS_REVIEW", "IN_SYNC", "NOT_APPLICABLE"),
+         "A C/C++ definition introduced by a function-like macro of its file whose expansion is a function "
+         "declaration named by one of its arguments (`DEFINE_K(fwd, bool F) { body }`) is that definition: its "
+         "name the argument, its template, parameters and kind the expansion's, its body the braces after the "
+         "invocation, its lines the invocation's; anchors, comparisons and callers read it as declared, and a "
+         "verdict on it names this rule beside the rule that decided.",
+         "+#define DEFINE_K(name, ...) template<typename T, __VA_ARGS__> __global__ void name(const P p)\n"
+         "-template<typename T, bool F> __global__ void fwd(const P p) { run<T, F>(p); }\n"
+         "+DEFINE_K(fwd, bool F) { run<T, F>(p); }",
+         "language.symbols.macro_declared, classifier.verdicts.SymbolClassifier._decide"),
     Rule("body-change", ("NEEDS_REVIEW",),
          "A ported definition that changed with no parameter or launch delta (besides declared scope) changed in "
          "its body: a reviewer compares the bodies; never NOT_APPLICABLE.",

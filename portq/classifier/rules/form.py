@@ -367,14 +367,15 @@ _QUALIFIERS = frozenset({"inline", "__inline__", "__forceinline__", "__grid_cons
 def qualifier_free_tokens(node) -> list[str]:
     """A C/C++ definition's tokens without comments and without the
     qualifiers that do not change what it computes (see the module)."""
-    tokens = comment_free_tokens(node)
+    return _without_qualifiers(comment_free_tokens(node))
+
+
+def _without_qualifiers(tokens: list[str]) -> list[str]:
+    """``qualifier_free_tokens``' filter, on a token list already read."""
     kept: list[str] = []
     for index, token in enumerate(tokens):
-        if token in _QUALIFIERS:
-            continue
-        if token == "static" and "constexpr" in tokens[max(0, index - 1):index + 2]:
-            continue
-        if token == "constexpr" and kept and kept[-1] == "if":
+        if token in _QUALIFIERS or (token == "static" and "constexpr" in tokens[max(0, index - 1):index + 2]) \
+                or (token == "constexpr" and kept and kept[-1] == "if"):
             continue
         kept.append(token)
     return kept
@@ -560,6 +561,16 @@ class FormRules:
                 | branches.decided_macros(after.node, defined))):
             return "default-build", "changed only code under a preprocessor flag no source of the file defines " \
                                     "(the default build compiles the other branch)"
+        if port is not None and branches.cross_language(symbol.path, [port]):
+            live = branches.same_on_live_branch(before.node, after.node,
+                                                branches.reporting_macros(tables[1].source if tables[1] else None)
+                                                | branches.reporting_macros(tables[0].source if tables[0] else None),
+                                                tokens=_without_qualifiers)
+            if live:
+                taken = "; ".join(f"the {kept} branch of `{condition}`" for kept, condition in live[:2])
+                return "live-branch", f"is the same on its live branch ({taken}, taken because the other branch " \
+                                      "only reports or traps in a build with nothing to run, a build the port's " \
+                                      "target, in another language, never makes)"
         return None
 
     def _unread_locals(self, symbol: TouchedSymbol) -> list[str] | None:

@@ -18,7 +18,8 @@ import re
 
 from portq.classifier.reading import (_IDENTIFIER, _anchor_evidence, _changed_lines, _error_spans, _file_change,
                                       _source_lines, _stands_for)
-from portq.classifier.rules import Rule
+from portq.classifier.rules import Rule, branches
+from portq.classifier.rules.branches import cross_language
 from portq.core.evidence import Evidence, Kind
 from portq.core.model import IN_SYNC, NEEDS_REVIEW, EntryChanges, SymbolVerdict, TouchedSymbol
 from portq.language.symbols import KIND_CLASS, language_for_path, macro_extents
@@ -53,7 +54,8 @@ class ProvenanceRules:
     """The provenance and parse rules, as methods of the verdict table (``verdicts.SymbolClassifier``)."""
 
     def _parse_failure(self, entry: EntryChanges, symbol: TouchedSymbol, paths: set[str],
-                       ported: bool, moved: set[str] = frozenset(), misread: bool = False) -> SymbolVerdict | None:
+                       ported: bool, moved: set[str] = frozenset(), misread: bool = False,
+                       ports=()) -> SymbolVerdict | None:
         """NEEDS_REVIEW when the parse of a side the symbol exists on has an
         error that structure would be read from: in or around the symbol's
         changed lines or its own extent, or (for a ported symbol) in a macro
@@ -66,7 +68,10 @@ class ProvenanceRules:
         An error the change did not make (``_errors_of_the_change``) is left
         out, unless ``misread``: then such errors alone are asked for, to keep
         what structure read from that tree says from deciding anything but a
-        token-level proof that the change is cosmetic."""
+        token-level proof that the change is cosmetic. So is an error inside a
+        branch that only reports an unsupported build (``live-branch``) of a
+        definition whose every port (``ports``) is in another language: the
+        port's target never builds that branch, and structure is read past it."""
         change = _file_change(entry, symbol)
         anchors = self.index.anchors_for_path(self.upstream, paths)
         referenced: dict[str, list[str]] | None = None
@@ -80,16 +85,16 @@ class ProvenanceRules:
             table = self._table(blob, path)
             if table is None or table.tree is None or not table.tree.root_node.has_error:
                 continue
-            changed = [line for _, line, _ in _changed_lines(change, symbol, None, None, outside_definitions=False)
-                       if _ == side] if change is not None else []
-            touched = [line for at, line, _text in _changed_lines(change, symbol, None, None, outside_definitions=False)
+            changed = [line for at, line, _text in _changed_lines(change, symbol, None, None, outside_definitions=False)
                        if at == side] if change is not None else []
             if symbol.change in ("added", "removed") and extent is not None \
-                    and set(range(extent[0], extent[1] + 1)) <= set(touched):
+                    and set(range(extent[0], extent[1] + 1)) <= set(changed):
                 continue  # a definition wholly added or deleted is read from the diff, not from its tree
-            errors = self._errors_of_the_change(table, symbol, side, touched)
+            errors = self._errors_of_the_change(table, symbol, side, changed)
             if misread:
                 errors = sorted(set(_error_spans(table.tree.root_node)) - set(errors))
+            if extent is not None and cross_language(symbol.path, ports):
+                errors = self._outside_reporting_branches(table, symbol, extent, errors)
             own = sorted({max(first, c - 3) for first, last in errors for c in changed if first - 3 <= c <= last + 3}
                          | ({max(first, extent[0]) for first, last in errors if first <= extent[1] and last >= extent[0]}
                             if extent is not None and symbol.name not in ("<toplevel>", "<lines>") else set()))
@@ -120,6 +125,19 @@ class ProvenanceRules:
                 return self._broken(symbol, side, path, table, (line, macro),
                                     f"in the macro {macro} that {symbol.name} expands")
         return None
+
+    @staticmethod
+    def _outside_reporting_branches(table, symbol: TouchedSymbol, extent: tuple[int, int],
+                                    errors: list[tuple[int, int]]) -> list[tuple[int, int]]:
+        """``errors`` less those lying wholly inside a branch of the
+        symbol's definition that only reports an unsupported build."""
+        definition = next((d for d in table.definitions if d.qualified_name == symbol.qualified_name
+                           and d.start_line <= extent[1] and d.end_line >= extent[0]), None)
+        if definition is None or definition.node is None:
+            return errors
+        spans = branches.reporting_spans(definition.node, branches.reporting_macros(table.source))
+        return [(first, last) for first, last in errors
+                if not any(low <= first and last <= high for low, high in spans)]
 
     def _errors_of_the_change(self, table, symbol: TouchedSymbol, side: str, changed: list[int]) -> list[tuple[int, int]]:
         """The error spans of ``table`` (``side`` of the symbol's file) less
