@@ -148,6 +148,14 @@ def compare(port: accuracy.Port, hand: list[tuple], found: dict, clone: Path) ->
                           ", ".join(f"{p['upstream_path']}::{p['upstream_symbol']} ({p['confidence']})" for p in mine)))
         else:
             missed.append((file, definition, f"{path}::{symbol}"))
+    nearest = {(u["file"], u["definition"]): u["nearest"] for u in found.get("unmatched", []) if u.get("nearest")}
+    candidates = []  # per hand anchor: (confidence, right?) of each proposal, or of the best guess below the threshold
+    for file, definition, path, symbol, _ in hand:
+        offered = [(p["confidence"], p["upstream_path"], p["upstream_symbol"]) for p in proposals.get((file, definition), [])]
+        if not offered and (file, definition) in nearest:
+            guess = nearest[(file, definition)]
+            offered = [(guess["confidence"], guess["upstream_path"], guess["upstream_symbol"])]
+        candidates.append([(confidence, p == path and s == symbol) for confidence, p, s in offered])
     anchored = {(file, definition) for file, definition, *_ in hand}
     extra = [p for p in found["proposals"] if (p["file"], p["definition"]) not in anchored]
     pins = sorted({pin for *_, pin in hand if pin}) or [port.range.split("..")[0]]
@@ -163,7 +171,24 @@ def compare(port: accuracy.Port, hand: list[tuple], found: dict, clone: Path) ->
             "extra": [f"{p['file']}::{p['definition']} -> {p['upstream_path']}::{p['upstream_symbol']} "
                       f"({p['confidence']})" for p in extra],
             "pin": pins[0][:10] if pins else "", "base": (base or "")[:10], "base_in_run": in_run, "run": run,
-            "commits_compared": found["commits_compared"]}
+            "commits_compared": found["commits_compared"], "candidates": candidates}
+
+
+CURVE_THRESHOLDS = (0.3, 0.4, 0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.9)
+
+
+def curve(rows: list[dict]) -> list[tuple[float, int, int, int]]:
+    """(threshold, hand anchors proposed right, proposed wrong, hand anchors) had the confidence
+    threshold been each of ``CURVE_THRESHOLDS``: a definition init left unmatched counts with its
+    best candidate below the threshold, so lower thresholds show what they would let through."""
+    every = [offered for row in rows for offered in row["candidates"]]
+    points = []
+    for threshold in CURVE_THRESHOLDS:
+        right = sum(any(ok and c >= threshold - 1e-9 for c, ok in offered) for offered in every)
+        wrong = sum(not any(ok and c >= threshold - 1e-9 for c, ok in offered)
+                    and any(c >= threshold - 1e-9 for c, _ in offered) for offered in every)
+        points.append((threshold, right, wrong, len(every)))
+    return points
 
 
 def scan_generated(port: accuracy.Port, clone: Path, tree: Path, work: Path) -> list[dict]:
@@ -292,6 +317,11 @@ def main(argv: list[str] | None = None) -> int:
     print(f"| all | {total_hand} | {total_hits} ({total_hits / max(total_hand, 1):.0%}) | "
           f"{sum(len(r['wrong']) for r in rows)} | {sum(len(r['extra']) for r in rows)} | | | "
           f"{sum(bool(r['base_in_run']) for r in rows)}/{len(rows)} | {sum(r['seconds'] for r in rows):.1f} | |")
+    print("\n| threshold | hand anchors proposed | wrong above it | precision | recall |")
+    print("|---:|---:|---:|---:|---:|")
+    for threshold, right, wrong, total in curve(rows):
+        precision = f"{right / (right + wrong):.2f}" if right + wrong else "n/a"
+        print(f"| {threshold:.2f} | {right} | {wrong} | {precision} | {right / max(total, 1):.2f} |")
     for r in rows:
         for file, definition, expected, got in r["wrong"]:
             print(f"wrong  {r['port']}: {file}::{definition}: hand {expected}, init {got}")

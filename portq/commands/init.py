@@ -219,6 +219,7 @@ class _Plan:
 
     def data(self) -> dict:
         found = self.found
+        guesses = {id(m.port): m for m in found.guesses}
         return {
             "upstream": self.name,
             "revision": found.revision,
@@ -227,8 +228,8 @@ class _Plan:
             "proposals": [{"file": p.port.file, "line": p.port.start_line, "definition": p.port.qualified_name,
                            "upstream_path": p.path, "upstream_symbol": p.symbol, "at": p.pin,
                            "confidence": round(p.confidence, 3), "by": p.how} for p in self.proposals],
-            "unmatched": [{"file": d.file, "line": d.start_line, "definition": d.qualified_name}
-                          for d in found.unmatched if (d.file, d.qualified_name) not in self.already],
+            "unmatched": [_unmatched_json(d, guesses.get(id(d))) for d in found.unmatched
+                          if (d.file, d.qualified_name) not in self.already],
             "rows": [vars(row) for row in self.rows],
             "notes": found.notes,
             "commits_compared": found.commits_compared,
@@ -320,6 +321,15 @@ class _Plan:
             say("wrote: " + ", ".join(_relative(path, Path.cwd()) for path in changes))
         else:
             say("(not written: pass --force to apply this diff)")
+
+
+def _unmatched_json(definition, guess) -> dict:
+    """An unmatched definition, with its best candidate below the threshold (``nearest``) if any."""
+    entry = {"file": definition.file, "line": definition.start_line, "definition": definition.qualified_name}
+    if guess is not None:
+        entry["nearest"] = {"upstream_path": guess.upstream.file, "upstream_symbol": guess.upstream.name,
+                            "confidence": round(guess.confidence, 3), "by": guess.how}
+    return entry
 
 
 def _base_json(base) -> dict | None:

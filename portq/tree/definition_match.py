@@ -385,7 +385,8 @@ def _pair_key(match: Match) -> tuple[str, tuple[str, str, int]]:
 
 def match_definitions(ports: list[Definition], candidates: dict[str, list[Definition]],
                       files_of_port: dict[str, list[str]],
-                      compared: dict[tuple[int, int], tuple] | None = None) -> tuple[list[Match], list[Definition]]:
+                      compared: dict[tuple[int, int], tuple] | None = None
+                      ) -> tuple[list[Match], list[Definition], list[Match]]:
     """Each port definition's upstream counterpart (``candidates``: upstream file -> its
     definitions; ``files_of_port``: port file -> its candidate upstream files, best first).
 
@@ -395,7 +396,9 @@ def match_definitions(ports: list[Definition], candidates: dict[str, list[Defini
     taken best first, one port definition to one upstream definition (a name match may also
     take the same name in another language: a kernel and its binding). A structural match
     with a close runner-up loses confidence. Returns the proposals at or above
-    ``CONFIDENCE_THRESHOLD`` and the port definitions left unmatched. ``compared`` keeps each
+    ``CONFIDENCE_THRESHOLD``, the port definitions left unmatched, and the best candidate
+    below the threshold of each unmatched one that has any (reported, never proposed: it
+    shows how near a guess came). ``compared`` keeps each
     pair's bounds and scores for a later call with the same definition objects (a second
     pass over files that did not change), which then computes them once.
     """
@@ -514,7 +517,8 @@ def _call_graph_evidence(ports: list[Definition], pools: dict[int, list[Definiti
     return changed
 
 
-def _assign(ports: list[Definition], scored: dict[int, list[Match]]) -> tuple[list[Match], list[Definition]]:
+def _assign(ports: list[Definition], scored: dict[int, list[Match]]
+            ) -> tuple[list[Match], list[Definition], list[Match]]:
     """Pairs best first, one to one; a match that depends on structure with a close
     runner-up (for its port definition, or for its upstream definition) is discounted."""
     chosen: dict[int, list[Match]] = {}
@@ -549,4 +553,5 @@ def _assign(ports: list[Definition], scored: dict[int, list[Match]]) -> tuple[li
         taken.add(_pair_key(match))
     proposals = [m for index in sorted(chosen) for m in chosen[index]]
     unmatched = [port for index, port in enumerate(ports) if index not in chosen]
-    return proposals, unmatched
+    guesses = [scored[index][0] for index in range(len(ports)) if index not in chosen and scored.get(index)]
+    return proposals, unmatched, guesses

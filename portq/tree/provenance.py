@@ -509,6 +509,7 @@ class Survey:
     notes: list[str]
     commits_compared: int
     seconds: dict[str, float]
+    guesses: list[Match] = field(default_factory=list)  # each unmatched definition's best candidate below the threshold
 
 
 class NothingToMatch(ValueError):
@@ -516,7 +517,7 @@ class NothingToMatch(ValueError):
 
 
 def _match_with(snapshot: UpstreamSnapshot, definitions: list[Definition], sources: dict[str, bytes],
-                files: list[str], cache: BlobDefinitions) -> tuple[list[Match], list[Definition]]:
+                files: list[str], cache: BlobDefinitions) -> tuple[list[Match], list[Definition], list[Match]]:
     """``match_definitions`` of the port against the candidate files of one upstream snapshot."""
     files_of_port: dict[str, list[str]] = {}
     candidates: dict[str, list[Definition]] = {}
@@ -551,7 +552,7 @@ def survey(upstream: Upstream, revision: str, tree_root: Path, files: list[str])
     cache = BlobDefinitions(upstream)
     snapshot = UpstreamSnapshot.read(upstream, revision, cache)
     clock["read"] = time.perf_counter()
-    matches, unmatched = _match_with(snapshot, definitions, sources, files, cache)
+    matches, unmatched, guesses = _match_with(snapshot, definitions, sources, files, cache)
     clock["match"] = time.perf_counter()
     file_bases, base, compared = find_bases(upstream, revision, matches, cache)
     if base is not None and base.commit != revision:
@@ -559,9 +560,9 @@ def survey(upstream: Upstream, revision: str, tree_root: Path, files: list[str])
         # split or rewritten since, so match again against the files as they were there
         earlier = UpstreamSnapshot.read(upstream, base.commit, cache)
         if earlier.blobs != snapshot.blobs:  # the same files match the same way
-            again, left = _match_with(earlier, definitions, sources, files, cache)
+            again, left, near = _match_with(earlier, definitions, sources, files, cache)
             if again and sum(m.confidence for m in again) > sum(m.confidence for m in matches):
-                matches, unmatched = again, left
+                matches, unmatched, guesses = again, left, near
                 file_bases, base, compared = find_bases(upstream, revision, matches, cache)
     clock["bases"] = time.perf_counter()
     notes: list[str] = []
@@ -589,4 +590,4 @@ def survey(upstream: Upstream, revision: str, tree_root: Path, files: list[str])
     clock["end"] = time.perf_counter()
     seconds = {"read upstream": clock["read"] - clock["start"], "match": clock["match"] - clock["read"],
                "bases": clock["bases"] - clock["match"], "total": clock["end"] - clock["start"]}
-    return Survey(revision, definitions, proposals, unmatched, chosen_bases, base, notes, compared, seconds)
+    return Survey(revision, definitions, proposals, unmatched, chosen_bases, base, notes, compared, seconds, guesses)

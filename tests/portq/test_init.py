@@ -212,3 +212,22 @@ def test_the_base_search_parses_each_upstream_blob_once_across_commits_and_passe
     assert found.base.commit == shas[1]
     upstream_parses = [item for item in parsed if item[1].startswith("kernlib/")]
     assert upstream_parses and len(upstream_parses) == len(set(upstream_parses))
+
+
+def test_an_unmatched_definition_reports_its_nearest_candidate_below_the_threshold(tmp_path, upstream):
+    """A definition left unmatched is never proposed, but --json says how near its best candidate came."""
+    from portq.tree.definition_match import CONFIDENCE_THRESHOLD
+
+    clone, _ = upstream
+    tree = tmp_path / "engine"
+    tree.mkdir()
+    # an engine function that reads a file like upstream's config reader does, but is not a port of it
+    (tree / "ops.py").write_text(KERNEL_V2 + "\n\ndef load_settings(name):\n    with open(name) as f:\n"
+                                 "        return f.read().splitlines()\n")
+    result = _init(tmp_path, "--upstream", f"kernlib={clone}", "--tree", "engine", "--json", "--dry-run")
+    assert result.returncode == 0, result.stderr
+    found = json.loads(result.stdout)
+    assert "load_settings" not in {p["definition"] for p in found["proposals"]}
+    [entry] = [u for u in found["unmatched"] if u["definition"] == "load_settings"]
+    assert entry["nearest"]["upstream_symbol"] == "parse_config"
+    assert 0 < entry["nearest"]["confidence"] < CONFIDENCE_THRESHOLD
