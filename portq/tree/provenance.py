@@ -49,8 +49,8 @@ from portq.core.errors import HistoryError
 from portq.core.paths import is_test_file
 from portq.language.symbols import MAX_PARSE_BYTES, language_for_path
 from portq.language.symbols import Definition as SymbolDefinition
-from portq.tree.definition_match import (_COMMON_WORDS, _NAME_NOISE, Definition, Match, body_similarity, definition_from,
-                                         definition_texts, definitions_of, match_definitions, normalised_name)
+from portq.tree.definition_match import (_COMMON_WORDS, _NAME_NOISE, Definition, Match, definition_from, definition_texts,
+                                         definitions_of, match_definitions, normalised_name, version_similarity)
 from portq.upstream.history import BlobReader, Upstream
 
 NAMED_FILE_SCORE = 0.5
@@ -356,6 +356,17 @@ class BlobDefinitions:
         self._best: dict[tuple[int, str, str, str], float | None] = {}
         self.compared: dict[tuple[int, int], tuple] = {}  # match_definitions' pairs, for the second pass
         self._ports: dict[int, Definition] = {}  # the port definitions the caches key by id, kept alive
+        self.renamed_to: dict[str, str] = {}  # an older upstream path -> the path it was renamed or moved to
+
+    def path_at_revision(self, path: str) -> str:
+        """``path`` as the searched revision names it: a file matched at an older commit (the
+        second pass) is followed through the renames and moves the base search saw, so its whole
+        history is searched, not only the commits before it was renamed."""
+        seen = {path}
+        while path in self.renamed_to and self.renamed_to[path] not in seen:
+            path = self.renamed_to[path]
+            seen.add(path)
+        return path
 
     def read(self, blobs: Iterable[str]) -> None:
         missing = sorted(set(blobs) - self.contents.keys())
@@ -407,8 +418,7 @@ class BlobDefinitions:
                     candidate = definition_from(path, symbol, text)
                     same_tokens = (id(port), candidate.tokens)  # a text changed in comments or layout only
                     if same_tokens not in self._by_tokens:
-                        self._by_tokens[same_tokens] = 1.0 if candidate.tokens == port.tokens \
-                            else body_similarity(port, candidate)
+                        self._by_tokens[same_tokens] = version_similarity(port, candidate)
                     self._similarity[pair] = self._by_tokens[same_tokens]
                 if best is None or self._similarity[pair] > best:
                     best = self._similarity[pair]
@@ -424,14 +434,15 @@ def find_bases(upstream: Upstream, revision: str, proposals: list[Match],
     by_file: dict[str, list[Match]] = {}
     for match in proposals:
         by_file.setdefault(match.port.file, []).append(match)
-    paths = sorted({m.upstream.file for m in proposals})
+    cache = cache if cache is not None else BlobDefinitions(upstream)
+    paths = sorted({cache.path_at_revision(m.upstream.file) for m in proposals})
     if not paths:
         return {}, None, 0
     defined: dict[str, set[str]] = {}
     for match in proposals:
-        defined.setdefault(match.upstream.file, set()).add(match.upstream.name)
+        defined.setdefault(cache.path_at_revision(match.upstream.file), set()).add(match.upstream.name)
     commits, states, renamed_to = _log_states(upstream, revision, paths, defined)
-    cache = cache if cache is not None else BlobDefinitions(upstream)
+    cache.renamed_to.update(renamed_to)
     cache.read(blob for state in states for blob in state.values())
     # consecutive commits mostly hold the same blobs: each distinct state is scored once
     distinct: dict[tuple, int] = {}
@@ -536,6 +547,16 @@ def _match_with(snapshot: UpstreamSnapshot, definitions: list[Definition], sourc
     return match_definitions(definitions, candidates, files_of_port, cache.compared)
 
 
+def matched_weight(matches: list[Match]) -> float:
+    """How much of the port a pass matched: each port definition's best confidence, counted
+    once (a definition matched in two upstream files, a copy upstream keeps elsewhere, is
+    still one definition matched)."""
+    best: dict[int, float] = {}
+    for match in matches:
+        best[id(match.port)] = max(best.get(id(match.port), 0.0), match.confidence)
+    return sum(best.values())
+
+
 def survey(upstream: Upstream, revision: str, tree_root: Path, files: list[str]) -> Survey:
     """Match the port ``files`` (relative to ``tree_root``) with the upstream at ``revision``
     and find each file's base."""
@@ -561,7 +582,7 @@ def survey(upstream: Upstream, revision: str, tree_root: Path, files: list[str])
         earlier = UpstreamSnapshot.read(upstream, base.commit, cache)
         if earlier.blobs != snapshot.blobs:  # the same files match the same way
             again, left, near = _match_with(earlier, definitions, sources, files, cache)
-            if again and sum(m.confidence for m in again) > sum(m.confidence for m in matches):
+            if again and matched_weight(again) > matched_weight(matches):
                 matches, unmatched, guesses = again, left, near
                 file_bases, base, compared = find_bases(upstream, revision, matches, cache)
     clock["bases"] = time.perf_counter()

@@ -231,3 +231,53 @@ def test_an_unmatched_definition_reports_its_nearest_candidate_below_the_thresho
     [entry] = [u for u in found["unmatched"] if u["definition"] == "load_settings"]
     assert entry["nearest"]["upstream_symbol"] == "parse_config"
     assert 0 < entry["nearest"]["confidence"] < CONFIDENCE_THRESHOLD
+
+
+def test_a_pass_is_weighed_by_the_port_definitions_it_matches_each_once():
+    """A definition matched in two upstream files (a copy upstream keeps elsewhere) counts once:
+    the pass that matches more of the port wins over one that matches fewer twice."""
+    from portq.tree.definition_match import Definition, Match
+    from portq.tree.provenance import matched_weight
+
+    def definition(file: str, name: str) -> Definition:
+        return Definition(file, name, name, "function", "python", 1, 2, f"def {name}(): pass")
+
+    ports = [definition("port.py", name) for name in ("a", "b", "c")]
+    here, copy = "lib/ops.py", "lib/legacy/ops.py"
+    doubled = [Match(ports[0], definition(here, "a"), 1.0, "name"), Match(ports[0], definition(copy, "a"), 1.0, "name"),
+               Match(ports[1], definition(here, "b"), 1.0, "name"), Match(ports[1], definition(copy, "b"), 1.0, "name")]
+    wider = [Match(port, definition(here, port.name), 0.9, "name") for port in ports]
+    assert matched_weight(doubled) == 2.0
+    assert matched_weight(wider) > matched_weight(doubled)
+
+
+def test_the_base_of_a_port_that_dropped_a_feature_is_the_version_it_was_taken_from(tmp_path):
+    """Upstream adds a cast (v2) together with a large optional feature, then more (v3); the port
+    keeps the cast and drops the feature. The base is v2: the first version that holds all the
+    port keeps, although v1, without the feature, is closer in size."""
+    from portq.tree import provenance
+    from portq.upstream.history import Upstream
+
+    feature = ("    if residual is not None:\n"
+               + "".join(f"        r{i} = tl.load(residual + row * n_cols + cols + {i}, mask=mask)\n"
+                         f"        values = values + r{i} * {i + 1}.0\n" for i in range(6)))
+    v1 = KERNEL_V1.replace("n_cols, scale, BLOCK", "n_cols, scale, residual, BLOCK")
+    v2 = v1.replace("row = tl.program_id(0)", "row = tl.program_id(0).to(tl.int64)").replace(
+        "    tl.store(", feature + "    tl.store(")
+    v3 = v2.replace("values * scale", "(values * scale).to(out_ptr.dtype.element_ty)")
+    clone = tmp_path / "kernlib"
+    clone.mkdir()
+    _git(clone, "init", "-q", "-b", "main")
+    (clone / "config.py").write_text(UNRELATED)
+    shas = []
+    for text in (v1, v2, v3):
+        (clone / "scale.py").write_text(text)
+        _git(clone, "add", "-A")
+        _git(clone, "commit", "-q", "-m", f"version {len(shas) + 1}")
+        shas.append(_git(clone, "rev-parse", "HEAD"))
+    tree = tmp_path / "engine"
+    tree.mkdir()
+    (tree / "scale.py").write_text(v2.replace(feature, ""))
+    with Upstream(clone, "kernlib") as opened:
+        found = provenance.survey(opened, opened.resolve("HEAD"), tree, ["scale.py"])
+    assert found.base.commit == shas[1]
