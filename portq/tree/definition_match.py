@@ -445,11 +445,16 @@ def match_definitions(ports: list[Definition], candidates: dict[str, list[Defini
             bounds.append((bound, quick, shape, candidate))
         bounds.sort(key=lambda item: -item[0])
         matches = []
+        best = 0.0
         for _, quick, shape, candidate in bounds[:CANDIDATES_PER_DEFINITION]:
+            if definition_name_similarity(port, candidate) < 0.9 and _confidence_bound(port, candidate, quick, shape) < best:
+                # it cannot win: only another file's definition of the same name may still be proposed beside the best
+                continue
             scored_pair = compared[(id(port), id(candidate))][5]
             if not scored_pair:
                 scored_pair.append(_compared(port, candidate, quick, shape))
             matches.append(scored_pair[0])
+            best = max(best, scored_pair[0].confidence)
         matches.sort(key=lambda m: -m.confidence)
         scored[index] = matches
         for match in matches:
@@ -466,9 +471,22 @@ def match_definitions(ports: list[Definition], candidates: dict[str, list[Defini
     return _assign(ports, scored)
 
 
+def _confidence_bound(port: Definition, candidate: Definition, quick: float, shape: float) -> float:
+    """An upper bound of the confidence ``_score`` gives a pair whose names differ, from the
+    cheap bounds of its body (``quick``) and shape (``shape``) similarity."""
+    name = definition_name_similarity(port, candidate)
+    params = _parameter_similarity(port, candidate)
+    by_tokens = 0.75 * quick + 0.15 * params + 0.25 * name
+    by_shape = STRUCTURE_WEIGHT * (0.45 * shape + 0.55) + 0.25 * name + 0.1 * params
+    bound = max(by_tokens, by_shape)
+    return bound * (0.75 if port.device != candidate.device else 1.0)
+
+
 def _compared(port: Definition, candidate: Definition, quick: float, shape: float) -> Match:
     body = body_similarity(port, candidate) if quick > 0.1 else 0.0
-    structure = structure_similarity(port, candidate) if shape > 0.3 else 0.0
+    # a name match's confidence rests on its name and body (``_score``): its structure is not read
+    named = definition_name_similarity(port, candidate) >= 0.9
+    structure = structure_similarity(port, candidate) if shape > 0.3 and not named else 0.0
     confidence, how = _score(port, candidate, body, structure)
     return Match(port, candidate, confidence, how, body, structure)
 
