@@ -354,9 +354,11 @@ class BlobDefinitions:
         self._similarity: dict[tuple[int, str], float] = {}
         self._by_tokens: dict[tuple[int, tuple[str, ...]], float] = {}
         self._best: dict[tuple[int, str, str, str], float | None] = {}
+        self._names_like: dict[tuple, list[str]] = {}
         self.compared: dict[tuple[int, int], tuple] = {}  # match_definitions' pairs, for the second pass
         self._ports: dict[int, Definition] = {}  # the port definitions the caches key by id, kept alive
         self.renamed_to: dict[str, str] = {}  # an older upstream path -> the path it was renamed or moved to
+        self.before_splits: list[str] = []  # see ``find_bases``
 
     def path_at_revision(self, path: str) -> str:
         """``path`` as the searched revision names it: a file matched at an older commit (the
@@ -402,6 +404,21 @@ class BlobDefinitions:
             self._texts[key] = table
         return self._texts[key]
 
+    def names_like(self, path: str, blob: str, *names: str) -> list[str]:
+        """``names`` and the names ``path`` defines, as ``blob`` holds it, that are the same once
+        normalised (``rms_norm`` for ``rmsnorm``): a definition may have had another spelling of
+        its name when the port was taken."""
+        key = (path, blob, names)
+        if key not in self._names_like:
+            wanted = {normalised_name(name) for name in names}
+            wanted = {core for core in wanted if len(core) >= 4}
+            if not wanted:
+                like = [n for n in names if n.encode() in self.contents.get(blob, b"")]
+            else:
+                like = [n for n in self._texts_by_name(path, blob) if normalised_name(n) in wanted]
+            self._names_like[key] = list(dict.fromkeys([*(n for n in names if n in like or not wanted), *like]))
+        return self._names_like[key]
+
     def best_in(self, port: Definition, path: str, blob: str, name: str) -> float | None:
         """The highest body similarity of ``port`` to a definition called ``name`` in ``path``
         as ``blob`` holds it (None where it defines none). A definition whose text was compared
@@ -443,6 +460,12 @@ def find_bases(upstream: Upstream, revision: str, proposals: list[Match],
         defined.setdefault(cache.path_at_revision(match.upstream.file), set()).add(match.upstream.name)
     commits, states, renamed_to = _log_states(upstream, revision, paths, defined)
     cache.renamed_to.update(renamed_to)
+    # the commits (newest first) just before one that added a tracked file while the files it
+    # came from stayed (code split out of a module): where the port's whole may still be one file
+    cache.before_splits = [upstream.resolve(f"{commits[i]}^") or "" for i in range(len(states) - 1, 0, -1)
+                           if states[i].keys() - states[i - 1].keys() and states[i - 1]
+                           and states[i].keys() >= states[i - 1].keys()]
+    cache.before_splits = [sha for sha in cache.before_splits if sha]
     cache.read(blob for state in states for blob in state.values())
     # consecutive commits mostly hold the same blobs: each distinct state is scored once
     distinct: dict[tuple, int] = {}
@@ -459,8 +482,8 @@ def find_bases(upstream: Upstream, revision: str, proposals: list[Match],
                 total, found_at = 0.0, {}
                 for match in matches:
                     best, best_at = 0.0, None
-                    for name in dict.fromkeys((match.upstream.name, match.port.name)):
-                        for path, blob in state.items():
+                    for path, blob in state.items():
+                        for name in cache.names_like(path, blob, match.upstream.name, match.port.name):
                             value = cache.best_in(match.port, path, blob, name)
                             if value is not None and value > best:
                                 best, best_at = value, (path, name)
@@ -490,6 +513,9 @@ def _best(port_file: str, scores: list[float], commits: list[str], where: list[d
 
 
 # --- the whole survey -------------------------------------------------------------------
+
+EARLIER_SNAPSHOTS = 3
+"""Commits before a split of a matched file that the port is matched against again (the newest ones)."""
 
 BASE_TOLERANCE = 0.02
 """A port file whose score at the port's base is within this of its own best takes the port's base."""
@@ -576,15 +602,30 @@ def survey(upstream: Upstream, revision: str, tree_root: Path, files: list[str])
     matches, unmatched, guesses = _match_with(snapshot, definitions, sources, files, cache)
     clock["match"] = time.perf_counter()
     file_bases, base, compared = find_bases(upstream, revision, matches, cache)
-    if base is not None and base.commit != revision:
+    if base is not None:
         # the port was taken from the base: what upstream held then may have been renamed,
-        # split or rewritten since, so match again against the files as they were there
-        earlier = UpstreamSnapshot.read(upstream, base.commit, cache)
-        if earlier.blobs != snapshot.blobs:  # the same files match the same way
+        # split or rewritten since, so match again against the files as they were there; and
+        # just before each commit that split a matched file's code out into a new file (the
+        # first pass may have matched the pieces, the port the whole)
+        tried = {snapshot.revision}
+        best_weight = matched_weight(matches)
+        chosen: tuple | None = None
+        best_count = len({id(m.port) for m in matches})
+        for earlier_revision in [base.commit, *cache.before_splits[:EARLIER_SNAPSHOTS]]:
+            if earlier_revision in tried or (earlier_revision != base.commit and best_count == len(definitions)):
+                continue  # a snapshot before a split wins only by matching more, and nothing is left
+            tried.add(earlier_revision)
+            earlier = UpstreamSnapshot.read(upstream, earlier_revision, cache)
+            if earlier.blobs == snapshot.blobs:  # the same files match the same way
+                continue
             again, left, near = _match_with(earlier, definitions, sources, files, cache)
-            if again and matched_weight(again) > matched_weight(matches):
-                matches, unmatched, guesses = again, left, near
-                file_bases, base, compared = find_bases(upstream, revision, matches, cache)
+            count = len({id(m.port) for m in again})
+            # the base's snapshot wins on weight; one before a split only by matching more definitions
+            if again and matched_weight(again) > best_weight and (earlier_revision == base.commit or count > best_count):
+                best_weight, best_count, chosen = matched_weight(again), count, (again, left, near)
+        if chosen is not None:
+            matches, unmatched, guesses = chosen
+            file_bases, base, compared = find_bases(upstream, revision, matches, cache)
     clock["bases"] = time.perf_counter()
     notes: list[str] = []
     chosen_bases: dict[str, FileBase] = {}

@@ -281,3 +281,39 @@ def test_the_base_of_a_port_that_dropped_a_feature_is_the_version_it_was_taken_f
     with Upstream(clone, "kernlib") as opened:
         found = provenance.survey(opened, opened.resolve("HEAD"), tree, ["scale.py"])
     assert found.base.commit == shas[1]
+
+
+NORM_BODY = '''(x, weight, eps=1e-6):
+    rows, cols = x.shape
+    out = torch.empty_like(x)
+    block = triton.next_power_of_2(cols)
+    units = min(rows, torch.cuda.get_device_properties(x.device).multi_processor_count)
+    _norm_rows_kernel[(units,)](x, out, weight, x.stride(0), rows, cols, eps, BLOCK=block)
+    return out
+'''
+
+
+def test_the_base_search_finds_a_definition_under_its_older_spelling(tmp_path):
+    """Upstream renamed ``rms_norm`` to ``rmsnorm_fwd`` after the port (``rmsnorm``) was taken:
+    the base is the version before the rename, and the anchor names the definition as it was there."""
+    from portq.tree import provenance
+    from portq.upstream.history import Upstream
+
+    clone = tmp_path / "kernlib"
+    clone.mkdir()
+    _git(clone, "init", "-q", "-b", "main")
+    (clone / "config.py").write_text(UNRELATED)
+    shas = []
+    for text in ("def rms_norm" + NORM_BODY,
+                 "def rmsnorm_fwd" + NORM_BODY.replace("return out", "return out.contiguous()")):
+        (clone / "norm.py").write_text(text)
+        _git(clone, "add", "-A")
+        _git(clone, "commit", "-q", "-m", f"version {len(shas) + 1}")
+        shas.append(_git(clone, "rev-parse", "HEAD"))
+    tree = tmp_path / "engine"
+    tree.mkdir()
+    (tree / "norm.py").write_text("def rmsnorm" + NORM_BODY)
+    with Upstream(clone, "kernlib") as opened:
+        found = provenance.survey(opened, opened.resolve("HEAD"), tree, ["norm.py"])
+    assert found.base.commit == shas[0]
+    assert [(p.port.name, p.symbol, p.pin) for p in found.proposals] == [("rmsnorm", "rms_norm", shas[0])]
