@@ -394,6 +394,11 @@ MARGIN = 0.05
 MARGIN_PENALTY = 0.1
 
 
+STRAY_PENALTY = 0.1
+"""What a structural or call-graph match loses when every other matched definition of its port
+file is matched in other upstream files."""
+
+
 CANDIDATES_PER_DEFINITION = 16
 """Upstream definitions compared in full with each port definition (the rest fail a cheap bound)."""
 
@@ -593,6 +598,19 @@ def _assign(ports: list[Definition], scored: dict[int, list[Match]]
             continue
         chosen[index] = [match]
         taken.add(_pair_key(match))
+    for index, (match, *_) in list(chosen.items()):
+        if match.how not in ("structure", "call graph"):
+            continue
+        neighbours = [m for other, ms in chosen.items() if other != index for m in ms if m.port.file == match.port.file]
+        if neighbours and all(m.upstream.file != match.upstream.file for m in neighbours):
+            # the rest of its file is matched elsewhere: a look-alike in a file the port does not draw from
+            demoted = Match(match.port, match.upstream, match.confidence - STRAY_PENALTY, match.how, match.body,
+                            match.structure)
+            if demoted.confidence < CONFIDENCE_THRESHOLD:
+                del chosen[index]
+                scored[index] = [demoted] + [m for m in scored[index] if m is not match]
+            else:
+                chosen[index] = [demoted]
     proposals = [m for index in sorted(chosen) for m in chosen[index]]
     unmatched = [port for index, port in enumerate(ports) if index not in chosen]
     guesses = [scored[index][0] for index in range(len(ports)) if index not in chosen and scored.get(index)]

@@ -317,3 +317,21 @@ def test_the_base_search_finds_a_definition_under_its_older_spelling(tmp_path):
         found = provenance.survey(opened, opened.resolve("HEAD"), tree, ["norm.py"])
     assert found.base.commit == shas[0]
     assert [(p.port.name, p.symbol, p.pin) for p in found.proposals] == [("rmsnorm", "rms_norm", shas[0])]
+
+
+@pytest.mark.parametrize("helper_file, kept", [("lib/quant.py", False), ("lib/norm.py", True)])
+def test_a_look_alike_in_a_file_the_rest_of_the_port_file_does_not_draw_from_is_not_proposed(helper_file, kept):
+    """A helper matched by structure alone, in an upstream file where none of its port file's other
+    matched definitions are, loses confidence (here below the threshold); in the same file it stays."""
+    from portq.tree.definition_match import CONFIDENCE_THRESHOLD, Definition, Match, _assign
+
+    def definition(file: str, name: str) -> Definition:
+        return Definition(file, name, name, "function", "python", 1, 2, f"def {name}(): pass")
+
+    wrapper, helper = definition("ops/norm.py", "rmsnorm"), definition("ops/norm.py", "_units")
+    scored = {0: [Match(wrapper, definition("lib/norm.py", "rms_norm"), 0.95, "normalised name", 0.8)],
+              1: [Match(helper, definition(helper_file, "get_units"), CONFIDENCE_THRESHOLD + 0.05, "structure", 0.5)]}
+    proposals, unmatched, guesses = _assign([wrapper, helper], scored)
+    assert [m.port.name for m in proposals] == (["rmsnorm", "_units"] if kept else ["rmsnorm"])
+    if not kept:
+        assert unmatched == [helper] and guesses[0].confidence < CONFIDENCE_THRESHOLD
