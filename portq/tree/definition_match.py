@@ -394,6 +394,11 @@ MARGIN = 0.05
 MARGIN_PENALTY = 0.1
 
 
+LOOK_ALIKE_NEIGHBOUR_PENALTY = 0.1
+"""What a call-graph pairing loses when every neighbour it rests on was itself matched by
+structure or the call graph, not by name."""
+
+
 STRAY_PENALTY = 0.1
 """What a structural or call-graph match loses when every other matched definition of its port
 file is matched in other upstream files."""
@@ -530,6 +535,7 @@ def _call_graph_evidence(ports: list[Definition], pools: dict[int, list[Definiti
         if index in settled:
             continue
         evidence: Counter = Counter()
+        named: set[int] = set()  # candidates some name-matched neighbour points at
         for other_index, match in settled.items():
             other = ports[other_index]
             counterpart = match.upstream
@@ -539,10 +545,11 @@ def _call_graph_evidence(ports: list[Definition], pools: dict[int, list[Definiti
             for candidate in pools[index]:
                 if (port.file, _key(candidate)) in used or candidate is counterpart:
                     continue
-                if calls and counterpart.name in candidate.called:
-                    evidence[id(candidate)] += 1
-                if called_by and candidate.name in counterpart.called:
-                    evidence[id(candidate)] += 1
+                if calls and counterpart.name in candidate.called or called_by and candidate.name in counterpart.called:
+                    evidence[id(candidate)] += (calls and counterpart.name in candidate.called) + \
+                        (called_by and candidate.name in counterpart.called)
+                    if match.how in ("name", "normalised name"):
+                        named.add(id(candidate))
         if not evidence:
             continue
         found = [c for c in pools[index] if id(c) in evidence]
@@ -551,6 +558,8 @@ def _call_graph_evidence(ports: list[Definition], pools: dict[int, list[Definiti
             structure = structure_similarity(port, candidate)
             name = definition_name_similarity(port, candidate)
             confidence = LAUNCH_BASE + 0.4 * structure + 0.2 * name + 0.05 * (evidence[id(candidate)] - 1)
+            if id(candidate) not in named:  # a neighbour matched by look only: weaker ground to stand on
+                confidence -= LOOK_ALIKE_NEIGHBOUR_PENALTY
             if port.device != candidate.device:
                 confidence *= 0.75
             launched.append(Match(port, candidate, min(confidence, 0.99), "call graph",
@@ -564,11 +573,19 @@ def _call_graph_evidence(ports: list[Definition], pools: dict[int, list[Definiti
     return changed
 
 
+def _nearest(matches: list[Match], held: Match | None) -> Match | None:
+    """An unmatched definition's best candidate below the threshold, as its confidence stands
+    after the margins (None when every candidate went to another definition)."""
+    below = [m for m in matches if m.confidence < CONFIDENCE_THRESHOLD]
+    return max([m for m in (held, *below[:1]) if m is not None], key=lambda m: m.confidence, default=None)
+
+
 def _assign(ports: list[Definition], scored: dict[int, list[Match]]
             ) -> tuple[list[Match], list[Definition], list[Match]]:
     """Pairs best first, one to one; a match that depends on structure with a close
     runner-up (for its port definition, or for its upstream definition) is discounted."""
     chosen: dict[int, list[Match]] = {}
+    held: dict[int, Match] = {}  # the best match a margin took below the threshold, as reported
     taken: set[tuple[str, tuple[str, str, int]]] = set()
     for index, match in _assign_order(scored):
         if match.confidence < CONFIDENCE_THRESHOLD - MARGIN_PENALTY - 1e-9:
@@ -586,7 +603,9 @@ def _assign(ports: list[Definition], scored: dict[int, list[Match]]
                 taken.add(_pair_key(match))
             continue
         if match.how in ("structure", "call graph"):
-            runner = max([m.confidence for m in scored[index] if m.upstream.name != match.upstream.name
+            # a look-alike of the same name in another upstream file is a runner-up too (not an overload)
+            runner = max([m.confidence for m in scored[index] if m.upstream is not match.upstream
+                          and (m.upstream.name != match.upstream.name or m.upstream.file != match.upstream.file)
                           and _pair_key(m) not in taken] +
                          [m.confidence for other, ms in scored.items() if other != index and other not in chosen
                           and ports[other].file == match.port.file for m in ms if m.upstream is match.upstream],
@@ -595,6 +614,7 @@ def _assign(ports: list[Definition], scored: dict[int, list[Match]]
                 match = Match(match.port, match.upstream, match.confidence - MARGIN_PENALTY, match.how,
                               match.body, match.structure)
         if match.confidence < CONFIDENCE_THRESHOLD:
+            held.setdefault(index, match)
             continue
         chosen[index] = [match]
         taken.add(_pair_key(match))
@@ -613,5 +633,6 @@ def _assign(ports: list[Definition], scored: dict[int, list[Match]]
                 chosen[index] = [demoted]
     proposals = [m for index in sorted(chosen) for m in chosen[index]]
     unmatched = [port for index, port in enumerate(ports) if index not in chosen]
-    guesses = [scored[index][0] for index in range(len(ports)) if index not in chosen and scored.get(index)]
+    guesses = [guess for index in range(len(ports)) if index not in chosen
+               for guess in [_nearest(scored.get(index, []), held.get(index))] if guess is not None]
     return proposals, unmatched, guesses

@@ -335,3 +335,25 @@ def test_a_look_alike_in_a_file_the_rest_of_the_port_file_does_not_draw_from_is_
     assert [m.port.name for m in proposals] == (["rmsnorm", "_units"] if kept else ["rmsnorm"])
     if not kept:
         assert unmatched == [helper] and guesses[0].confidence < CONFIDENCE_THRESHOLD
+
+
+def test_a_call_graph_pairing_resting_only_on_a_look_alike_is_weaker():
+    """A kernel launched by a wrapper matched by name pairs with the counterpart's kernel more
+    confidently than one launched by a wrapper matched only by structure."""
+    from portq.tree.definition_match import LOOK_ALIKE_NEIGHBOUR_PENALTY, Definition, Match, _call_graph_evidence
+
+    def definition(file: str, name: str, called: frozenset = frozenset(), kind: str = "function") -> Definition:
+        return Definition(file, name, name, kind, "python", 1, 2, f"def {name}(): pass", called=called)
+
+    wrapper = definition("ops.py", "scale", frozenset({"_rows_kernel"}))
+    kernel = definition("ops.py", "_rows_kernel", kind="triton_kernel")
+    theirs = definition("lib/scale.py", "scale_rows", frozenset({"_scale_rows_kernel"}))
+    their_kernel = definition("lib/scale.py", "_scale_rows_kernel", kind="triton_kernel")
+    pools = {0: [theirs, their_kernel], 1: [theirs, their_kernel]}
+    found = {}
+    for how in ("normalised name", "structure"):
+        scored = {0: [Match(wrapper, theirs, 0.9, how)], 1: []}
+        _call_graph_evidence([wrapper, kernel], pools, scored)
+        [paired] = [m for m in scored[1] if m.upstream is their_kernel]
+        found[how] = paired.confidence
+    assert found["structure"] == pytest.approx(found["normalised name"] - LOOK_ALIKE_NEIGHBOUR_PENALTY)
