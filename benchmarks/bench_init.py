@@ -153,8 +153,8 @@ def compare(port: accuracy.Port, hand: list[tuple], found: dict, clone: Path) ->
     for file, definition, path, symbol, _ in hand:
         offered = [(p["confidence"], p["upstream_path"], p["upstream_symbol"]) for p in proposals.get((file, definition), [])]
         if not offered and (file, definition) in nearest:
-            guess = nearest[(file, definition)]
-            offered = [(guess["confidence"], guess["upstream_path"], guess["upstream_symbol"])]
+            guess = nearest[(file, definition)]  # below the threshold, whatever its rounding says
+            offered = [(min(guess["confidence"], 0.5999), guess["upstream_path"], guess["upstream_symbol"])]
         candidates.append([(confidence, p == path and s == symbol) for confidence, p, s in offered])
     anchored = {(file, definition) for file, definition, *_ in hand}
     extra = [p for p in found["proposals"] if (p["file"], p["definition"]) not in anchored]

@@ -227,6 +227,7 @@ class FileBase:
     run_end: str  # the newest
     paths: dict[str, tuple[str, str]] = field(default_factory=dict)  # match_key -> (path, name) at the base
     scores: dict[str, float] = field(default_factory=dict, repr=False)  # commit -> score, every commit compared
+    undetermined: bool = False  # no version stands out: the newest near the best was taken (see ``_best``)
 
 
 @dataclass
@@ -502,14 +503,36 @@ def find_bases(upstream: Upstream, revision: str, proposals: list[Match],
 
 
 def _best(port_file: str, scores: list[float], commits: list[str], where: list[dict]) -> FileBase:
-    """The oldest commit of the best score (states are oldest first), and its run of equal scores."""
+    """The oldest commit of the best score (states are oldest first), and its run of equal scores.
+
+    Where no version stands out (the best score is low and within ``FLAT_SCORES`` of the median:
+    a port in another language, or a rewrite, resembles every version about as little), the
+    history says nothing about the base: the newest commit scoring near the best is taken, so
+    the anchors name the upstream files as they are now rather than as an arbitrary old
+    version had them, and the base is marked ``undetermined``."""
     top = max(scores)
+    present = sorted(s for s in scores if s > 0)
+    median = present[len(present) // 2] if present else 0.0
+    if top < WEAK_BASE_SCORE and top - median < FLAT_SCORES:
+        newest = max(i for i, s in enumerate(scores) if s >= top - FLAT_SCORES)
+        start = newest
+        while start > 0 and scores[start - 1] >= top - FLAT_SCORES:
+            start -= 1
+        return FileBase(port_file, commits[newest], scores[newest], commits[start], commits[newest], where[newest],
+                        dict(zip(commits, scores)), undetermined=True)
     oldest = min(i for i, s in enumerate(scores) if abs(s - top) < 1e-9)
     run_end = oldest
     while run_end + 1 < len(scores) and abs(scores[run_end + 1] - top) < 1e-9:
         run_end += 1
     return FileBase(port_file, commits[oldest], top, commits[oldest], commits[run_end], where[oldest],
                     dict(zip(commits, scores)))
+
+
+WEAK_BASE_SCORE = 0.5
+"""A best base score below it is weak evidence: see ``_best``."""
+
+FLAT_SCORES = 0.05
+"""Scores this close to the best are as good as it where the evidence is weak."""
 
 
 # --- the whole survey -------------------------------------------------------------------
@@ -628,6 +651,10 @@ def survey(upstream: Upstream, revision: str, tree_root: Path, files: list[str])
             file_bases, base, compared = find_bases(upstream, revision, matches, cache)
     clock["bases"] = time.perf_counter()
     notes: list[str] = []
+    if base is not None and base.undetermined:
+        notes.append(f"no version of the matched upstream definitions resembles the port more than the others "
+                     f"(best {base.score:.2f}): the base {base.commit[:10]} is the newest commit near the best; "
+                     "check it by hand")
     chosen_bases: dict[str, FileBase] = {}
     for file, own in sorted(file_bases.items()):
         at_port_base = own.scores.get(base.commit, 0.0) if base else 0.0

@@ -357,3 +357,19 @@ def test_a_call_graph_pairing_resting_only_on_a_look_alike_is_weaker():
         [paired] = [m for m in scored[1] if m.upstream is their_kernel]
         found[how] = paired.confidence
     assert found["structure"] == pytest.approx(found["normalised name"] - LOOK_ALIKE_NEIGHBOUR_PENALTY)
+
+
+def test_where_no_version_stands_out_the_base_is_the_newest_near_the_best():
+    """Scores that barely move over the history (a port in another language) say nothing about
+    the base: the newest commit near the best is taken and marked undetermined; a clear peak is
+    still the oldest commit of the best score."""
+    from portq.tree.provenance import _best
+
+    commits = [f"c{i}" for i in range(6)]  # oldest first
+    where = [{} for _ in commits]
+    flat = _best("port.py", [0.23, 0.23, 0.22, 0.20, 0.22, 0.22], commits, where)
+    assert (flat.commit, flat.undetermined) == ("c5", True)
+    peak = _best("port.py", [0.10, 0.40, 0.40, 0.25, 0.20, 0.20], commits, where)
+    assert (peak.commit, peak.run_end, peak.undetermined) == ("c1", "c2", False)
+    copy = _best("port.py", [0.90, 0.97, 0.97, 0.95, 0.95, 0.95], commits, where)
+    assert (copy.commit, copy.undetermined) == ("c1", False)
