@@ -327,7 +327,24 @@ def definition_name_similarity(port: Definition, candidate: Definition) -> float
     owners = name_similarity(port.owner, candidate.owner) if port.owner and candidate.owner else 0.0
     if owners >= 0.9 and method >= 0.9:
         return min(owners, method)
+    if port.name == candidate.name and _nested_owner(port.owner, candidate.owner):
+        return 0.9
     return 0.5 * method * owners
+
+
+_OWNER_NOISE = frozenset({"function", "functions", "op", "ops", "module", "autograd", "impl"})
+
+
+def _nested_owner(port: str, upstream: str) -> bool:
+    """Whether one class name's words hold the other's (the kind words ``Function``, ``Op``,
+    ``Module`` aside), at least one word of four letters or more: ``RMSNormOp`` and
+    ``LigerRMSNormFunction`` (an upstream prefixes its own name to its classes)."""
+    if not port or not upstream:
+        return False
+    a = set(name_words(port)) - _OWNER_NOISE
+    b = set(name_words(upstream)) - _OWNER_NOISE
+    shorter = min(a, b, key=len)
+    return bool(shorter) and (a <= b or b <= a) and any(len(word) >= 4 for word in shorter)
 
 
 def _dice(a: Counter, b: Counter) -> float:

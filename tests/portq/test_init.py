@@ -373,3 +373,19 @@ def test_where_no_version_stands_out_the_base_is_the_newest_near_the_best():
     assert (peak.commit, peak.run_end, peak.undetermined) == ("c1", "c2", False)
     copy = _best("port.py", [0.90, 0.97, 0.97, 0.95, 0.95, 0.95], commits, where)
     assert (copy.commit, copy.undetermined) == ("c1", False)
+
+
+def test_a_method_matches_the_same_method_of_a_class_whose_name_holds_its_class_name():
+    """``RMSNormOp.forward`` and ``LigerRMSNormFunction.forward``: the upstream prefixes its own
+    name and says Function where the port says Op; ``forward`` of an unrelated class stays weak."""
+    from portq.tree.definition_match import Definition, definition_name_similarity
+
+    def method(owner: str, name: str) -> Definition:
+        return Definition("x.py", name, f"{owner}.{name}", "method", "python", 1, 2, f"def {name}(): pass")
+
+    port = method("RMSNormOp", "forward")
+    assert definition_name_similarity(port, method("LigerRMSNormFunction", "forward")) >= 0.9
+    assert definition_name_similarity(method("CrossEntropyOp", "backward"),
+                                      method("LigerCrossEntropyFunction", "backward")) >= 0.9
+    assert definition_name_similarity(port, method("LigerLayerNormFunction", "forward")) < 0.6
+    assert definition_name_similarity(port, method("LigerRMSNormFunction", "backward")) < 0.6
