@@ -43,13 +43,14 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import accuracy  # noqa: E402  (the corpus loader and scorer beside this script)
 
-from portq.language.symbols import symbol_table  # noqa: E402
+from portq.language.symbols import language_for_path, symbol_table  # noqa: E402
 from portq.tree.anchors import PORTS, find_anchors  # noqa: E402
 from portq.tree.definition_match import definitions_of  # noqa: E402
 from portq.tree.tree_index import tree_files  # noqa: E402
@@ -222,9 +223,21 @@ LONG_HISTORY_FILES = ("aiter/jit/core.py", "aiter/fused_moe.py", "csrc/include/r
 """Large aiter files with many definitions and a long history each: the slow case of the base search."""
 
 
-def long_history(clone: Path, back: int) -> int:
-    """Time ``portq init`` on ``LONG_HISTORY_FILES`` copied from the commit ``back`` first-parent
-    commits before HEAD, and print what it found."""
+def most_touched(clone: Path, copied: str, count: int) -> tuple[str, ...]:
+    """The ``count`` source files (tests and benchmarks left out) that the most first-parent
+    commits touch and that exist at ``copied``."""
+    listing = subprocess.run(["git", "log", "--first-parent", "--format=", "--name-only", "HEAD"], cwd=clone,
+                             capture_output=True, text=True, check=True).stdout.split()
+    present = set(subprocess.run(["git", "ls-tree", "-r", "--name-only", copied], cwd=clone, capture_output=True,
+                                 text=True, check=True).stdout.split())
+    touched = Counter(path for path in listing if path in present and language_for_path(path) is not None
+                      and not re.search(r"(^|/)(tests?|op_tests|bench\w*)/|test_", path) and path != "setup.py")
+    return tuple(path for path, _ in touched.most_common(count))
+
+
+def long_history(clone: Path, back: int, files: int = 0) -> int:
+    """Time ``portq init`` on ``LONG_HISTORY_FILES`` (or the ``files`` most touched source files)
+    copied from the commit ``back`` first-parent commits before HEAD, and print what it found."""
     order = subprocess.run(["git", "rev-list", "--first-parent", "HEAD"], cwd=clone, capture_output=True,
                            text=True, check=True).stdout.split()
     if not 0 < back < len(order):
@@ -232,22 +245,23 @@ def long_history(clone: Path, back: int) -> int:
               file=sys.stderr)
         return 2
     copied = order[back]
+    paths = most_touched(clone, copied, files) if files else LONG_HISTORY_FILES
     with tempfile.TemporaryDirectory(prefix="bench-init-long-") as scratch:
         tree = Path(scratch) / "tree"
-        for path in LONG_HISTORY_FILES:
+        for path in paths:
             data = subprocess.run(["git", "show", f"{copied}:{path}"], cwd=clone, capture_output=True,
                                   check=True).stdout
             (tree / path).parent.mkdir(parents=True, exist_ok=True)
             (tree / path).write_bytes(data)
-        definitions = sum(len(definitions_of((tree / path).read_bytes(), path)) for path in LONG_HISTORY_FILES)
+        definitions = sum(len(definitions_of((tree / path).read_bytes(), path)) for path in paths)
         found, seconds = run_init(tree, "aiter", clone)
     base = found["base"] or {}
     position = {sha: i for i, sha in enumerate(order)}
     stages = found.get("seconds", {})
-    print("| copied from | definitions | proposals | base | score | base commits before HEAD | commits compared "
+    print("| copied from | files | definitions | proposals | base | score | base commits before HEAD | commits compared "
           "| read s | match s | bases s | init s |")
-    print("|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|")
-    print(f"| HEAD~{back} {copied[:10]} | {definitions} | {len(found['proposals'])} | {base.get('commit', 'none')[:10]} "
+    print("|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|")
+    print(f"| HEAD~{back} {copied[:10]} | {len(paths)} | {definitions} | {len(found['proposals'])} | {base.get('commit', 'none')[:10]} "
           f"| {base.get('score', 0.0):.2f} | {position.get(base.get('commit'), '-')} | {found['commits_compared']} "
           f"| {stages.get('read upstream', 0.0):.1f} | {stages.get('match', 0.0):.1f} | {stages.get('bases', 0.0):.1f} "
           f"| {seconds:.1f} |")
@@ -264,12 +278,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--long-history", type=int, metavar="N",
                         help="time init on large aiter files copied N first-parent commits before HEAD (needs --aiter)")
+    parser.add_argument("--most-touched", type=int, default=0, metavar="K",
+                        help="with --long-history: copy the K source files most commits touch instead of the four "
+                        "large ones")
     args = parser.parse_args(argv)
     if args.long_history is not None:
         if args.aiter is None or not accuracy.is_git_clone(args.aiter):
             print("bench_init: --long-history: expected --aiter PATH, a clone of github.com/ROCm/aiter", file=sys.stderr)
             return 2
-        return long_history(args.aiter, args.long_history)
+        return long_history(args.aiter, args.long_history, args.most_touched)
     args.held_out = False
     corpus = accuracy.load_corpus()
     ports = [p for p in accuracy.chosen_ports(args, corpus) if p.tree_from is None]  # test-only variants share a tree
