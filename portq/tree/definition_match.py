@@ -336,15 +336,17 @@ _OWNER_NOISE = frozenset({"function", "functions", "op", "ops", "module", "autog
 
 
 def _nested_owner(port: str, upstream: str) -> bool:
-    """Whether one class name's words hold the other's (the kind words ``Function``, ``Op``,
-    ``Module`` aside), at least one word of four letters or more: ``RMSNormOp`` and
-    ``LigerRMSNormFunction`` (an upstream prefixes its own name to its classes)."""
+    """Whether one class name's words hold the other's and one word more at most (the kind
+    words ``Function``, ``Op``, ``Module`` aside), at least one word of four letters or more:
+    ``RMSNormOp`` and ``LigerRMSNormFunction`` (an upstream prefixes its own name to its
+    classes), not ``LigerFusedAddRMSNormFunction``."""
     if not port or not upstream:
         return False
     a = set(name_words(port)) - _OWNER_NOISE
     b = set(name_words(upstream)) - _OWNER_NOISE
     shorter = min(a, b, key=len)
-    return bool(shorter) and (a <= b or b <= a) and any(len(word) >= 4 for word in shorter)
+    # one word more at most (the upstream's own name): a class that adds more is another operation
+    return bool(shorter) and (a <= b or b <= a) and len(a ^ b) <= 1 and any(len(word) >= 4 for word in shorter)
 
 
 def _dice(a: Counter, b: Counter) -> float:
@@ -614,6 +616,7 @@ def _assign(ports: list[Definition], scored: dict[int, list[Match]]
             if top.how in ("name", "normalised name") and match.how in ("name", "normalised name") \
                     and match.upstream.file != top.upstream.file \
                     and normalised_name(match.upstream.name) == normalised_name(top.upstream.name) \
+                    and definition_name_similarity(match.port, match.upstream) >= 0.95 \
                     and match.confidence >= CONFIDENCE_THRESHOLD \
                     and all(o.upstream.file != match.upstream.file for o in chosen[index]):
                 chosen[index].append(match)

@@ -354,7 +354,7 @@ class BlobDefinitions:
         self._texts: dict[tuple[str, str], dict[str, list[tuple[SymbolDefinition, str]]]] = {}
         self._similarity: dict[tuple[int, str], float] = {}
         self._by_tokens: dict[tuple[int, tuple[str, ...]], float] = {}
-        self._best: dict[tuple[int, str, str, str], float | None] = {}
+        self._best: dict[tuple, float | None] = {}
         self._names_like: dict[tuple, list[str]] = {}
         self.compared: dict[tuple[int, int], tuple] = {}  # match_definitions' pairs, for the second pass
         self._ports: dict[int, Definition] = {}  # the port definitions the caches key by id, kept alive
@@ -420,17 +420,20 @@ class BlobDefinitions:
             self._names_like[key] = list(dict.fromkeys([*(n for n in names if n in like or not wanted), *like]))
         return self._names_like[key]
 
-    def best_in(self, port: Definition, path: str, blob: str, name: str) -> float | None:
+    def best_in(self, port: Definition, path: str, blob: str, name: str, owner: str = "") -> float | None:
         """The highest body similarity of ``port`` to a definition called ``name`` in ``path``
-        as ``blob`` holds it (None where it defines none). A definition whose text was compared
-        at another commit is not compared again."""
-        key = (id(port), path, blob, name)
+        as ``blob`` holds it (None where it defines none); ``owner``: only a method of that class
+        (``forward`` of one class is no version of ``forward`` of another). A definition whose
+        text was compared at another commit is not compared again."""
+        key = (id(port), path, blob, name, owner)
         if key in self._best:
             return self._best[key]
         self._ports[id(port)] = port
         best = None
         if name.encode() in self.contents.get(blob, b""):
             for symbol, text in self._texts_by_name(path, blob).get(name, []):
+                if owner and _owner_of(symbol.qualified_name) != owner:
+                    continue
                 pair = (id(port), text)
                 if pair not in self._similarity:
                     candidate = definition_from(path, symbol, text)
@@ -442,6 +445,12 @@ class BlobDefinitions:
                     best = self._similarity[pair]
         self._best[key] = best
         return best
+
+
+def _owner_of(qualified_name: str) -> str:
+    """The class part of a method's qualified name ('' for a function), as ``Definition.owner`` reads it."""
+    parts = re.split(r"::|\.", qualified_name)
+    return parts[-2] if len(parts) > 1 else ""
 
 
 def find_bases(upstream: Upstream, revision: str, proposals: list[Match],
@@ -485,7 +494,7 @@ def find_bases(upstream: Upstream, revision: str, proposals: list[Match],
                     best, best_at = 0.0, None
                     for path, blob in state.items():
                         for name in cache.names_like(path, blob, match.upstream.name, match.port.name):
-                            value = cache.best_in(match.port, path, blob, name)
+                            value = cache.best_in(match.port, path, blob, name, match.upstream.owner)
                             if value is not None and value > best:
                                 best, best_at = value, (path, name)
                     total += best

@@ -388,4 +388,5 @@ def test_a_method_matches_the_same_method_of_a_class_whose_name_holds_its_class_
     assert definition_name_similarity(method("CrossEntropyOp", "backward"),
                                       method("LigerCrossEntropyFunction", "backward")) >= 0.9
     assert definition_name_similarity(port, method("LigerLayerNormFunction", "forward")) < 0.6
+    assert definition_name_similarity(port, method("LigerFusedAddRMSNormFunction", "forward")) < 0.6
     assert definition_name_similarity(port, method("LigerRMSNormFunction", "backward")) < 0.6
