@@ -9,7 +9,9 @@ name (equal, or equal once normalised: case, underscores, ``_kernel`` /
 structure, parameter names, kind, and the call graph (a wrapper that
 launches a matched kernel pairs with the upstream wrapper launching its
 counterpart); ``match_definitions`` takes pairs best first, one to one per
-port file.
+port file, discounting look-alikes (a close runner-up, a structural match in
+an upstream file the rest of its port file does not draw from, a call-graph
+pairing that rests only on other look-alikes).
 
 It reads only the sources handed to it: it must not read git, the upstream
 clone or the ledger, and it decides no verdict.

@@ -23,12 +23,16 @@ definition ports, and which upstream commit each port file was taken from.
    their blobs from one ``git cat-file --batch``. Each blob is read and parsed once
    (``BlobDefinitions``, keyed by content hash), however many commits hold it and in
    both passes, and commits that hold the same blobs as another are scored once. Each port file's base is the
-   commit whose versions of its matched upstream definitions resemble the port
-   most (the oldest of equal ones: the start of the run where that code is
-   unchanged), with the score; the path an anchor names is the one the upstream
+   commit whose versions of its matched upstream definitions (looked for under every
+   spelling of their names, a method in its own class) hold most of the port
+   (``version_similarity``: the share of the port's tokens and token pairs a version
+   holds; the oldest of equal ones: the start of the run where that code is
+   unchanged), with the score; where no version stands out, the newest commit near
+   the best, marked undetermined. The path an anchor names is the one the upstream
    definition had at that commit. Once a base is found the port is matched again
-   against the upstream as it was there (``survey``), unless its files are the
-   same blobs as at the revision already matched.
+   against the upstream as it was there, and just before the newest commits that
+   split a matched file (``survey``), unless the files are the same blobs as at the
+   revision already matched; a pass is kept when it matches more of the port.
 
 It reads the tree's files and the upstream clone; it writes nothing and decides no
 verdict (the command ``portq.commands.init`` writes what it proposes).
