@@ -243,8 +243,10 @@ class _Plan:
         lines = [f"portq init: {len(found.port_definitions)} definitions in the port, upstream {self.name} "
                  f"at {found.revision[:10]}"]
         if found.base is not None:
-            lines.append(f"base: {found.base.commit[:10]} (score {found.base.score:.2f}; the same score from "
-                         f"{found.base.run_start[:10]} to {found.base.run_end[:10]}), "
+            same = "scores near the best" if found.base.undetermined else "the same score"
+            lines.append(f"base: {found.base.commit[:10]} (score {found.base.score:.2f}; {same} from "
+                         f"{found.base.run_start[:10]} to {found.base.run_end[:10]}"
+                         f"{'; undetermined, see the notes' if found.base.undetermined else ''}), "
                          f"{found.commits_compared} commits compared in {found.seconds['bases']:.1f} s")
         lines.append("")
         width = max([len(f"{p.port.file}:{p.port.start_line} {p.port.qualified_name}") for p in self.proposals] + [10])
@@ -336,7 +338,7 @@ def _base_json(base) -> dict | None:
     if base is None:
         return None
     return {"file": base.port_file, "commit": base.commit, "score": round(base.score, 4),
-            "run_start": base.run_start, "run_end": base.run_end}
+            "run_start": base.run_start, "run_end": base.run_end, "undetermined": base.undetermined}
 
 
 def write_comment_anchors(tree: Path, upstream: str, proposals) -> list[str]:

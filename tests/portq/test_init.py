@@ -94,7 +94,7 @@ def test_init_proposes_anchors_at_the_base_and_writes_a_configuration(tmp_path, 
     # the base is the second version, where the file still had its old name
     assert proposed == {("_scale_rows_kernel", "kernlib/scale.py", "_scale_rows_kernel"),
                         ("scale_rows", "kernlib/scale.py", "scale_rows")}
-    assert found["base"]["commit"] == shas[1]
+    assert found["base"]["commit"] == shas[1] and found["base"]["undetermined"] is False
     assert [u["definition"] for u in found["unmatched"]] == ["handle_request"]
     sidecar, _ = read_sidecar(tmp_path / "portq-anchors.toml")
     assert {(e.tree, e.reference, e.pin) for e in sidecar.entries} == {
