@@ -43,13 +43,14 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import accuracy  # noqa: E402  (the corpus loader and scorer beside this script)
 
-from portq.language.symbols import symbol_table  # noqa: E402
+from portq.language.symbols import language_for_path, symbol_table  # noqa: E402
 from portq.tree.anchors import PORTS, find_anchors  # noqa: E402
 from portq.tree.definition_match import definitions_of  # noqa: E402
 from portq.tree.tree_index import tree_files  # noqa: E402
@@ -148,6 +149,14 @@ def compare(port: accuracy.Port, hand: list[tuple], found: dict, clone: Path) ->
                           ", ".join(f"{p['upstream_path']}::{p['upstream_symbol']} ({p['confidence']})" for p in mine)))
         else:
             missed.append((file, definition, f"{path}::{symbol}"))
+    nearest = {(u["file"], u["definition"]): u["nearest"] for u in found.get("unmatched", []) if u.get("nearest")}
+    candidates = []  # per hand anchor: (confidence, right?) of each proposal, or of the best guess below the threshold
+    for file, definition, path, symbol, _ in hand:
+        offered = [(p["confidence"], p["upstream_path"], p["upstream_symbol"]) for p in proposals.get((file, definition), [])]
+        if not offered and (file, definition) in nearest:
+            guess = nearest[(file, definition)]  # below the threshold, whatever its rounding says
+            offered = [(min(guess["confidence"], 0.5999), guess["upstream_path"], guess["upstream_symbol"])]
+        candidates.append([(confidence, p == path and s == symbol) for confidence, p, s in offered])
     anchored = {(file, definition) for file, definition, *_ in hand}
     extra = [p for p in found["proposals"] if (p["file"], p["definition"]) not in anchored]
     pins = sorted({pin for *_, pin in hand if pin}) or [port.range.split("..")[0]]
@@ -163,7 +172,24 @@ def compare(port: accuracy.Port, hand: list[tuple], found: dict, clone: Path) ->
             "extra": [f"{p['file']}::{p['definition']} -> {p['upstream_path']}::{p['upstream_symbol']} "
                       f"({p['confidence']})" for p in extra],
             "pin": pins[0][:10] if pins else "", "base": (base or "")[:10], "base_in_run": in_run, "run": run,
-            "commits_compared": found["commits_compared"]}
+            "commits_compared": found["commits_compared"], "candidates": candidates}
+
+
+CURVE_THRESHOLDS = (0.3, 0.4, 0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.9)
+
+
+def curve(rows: list[dict]) -> list[tuple[float, int, int, int]]:
+    """(threshold, hand anchors proposed right, proposed wrong, hand anchors) had the confidence
+    threshold been each of ``CURVE_THRESHOLDS``: a definition init left unmatched counts with its
+    best candidate below the threshold, so lower thresholds show what they would let through."""
+    every = [offered for row in rows for offered in row["candidates"]]
+    points = []
+    for threshold in CURVE_THRESHOLDS:
+        right = sum(any(ok and c >= threshold - 1e-9 for c, ok in offered) for offered in every)
+        wrong = sum(not any(ok and c >= threshold - 1e-9 for c, ok in offered)
+                    and any(c >= threshold - 1e-9 for c, _ in offered) for offered in every)
+        points.append((threshold, right, wrong, len(every)))
+    return points
 
 
 def scan_generated(port: accuracy.Port, clone: Path, tree: Path, work: Path) -> list[dict]:
@@ -197,9 +223,21 @@ LONG_HISTORY_FILES = ("aiter/jit/core.py", "aiter/fused_moe.py", "csrc/include/r
 """Large aiter files with many definitions and a long history each: the slow case of the base search."""
 
 
-def long_history(clone: Path, back: int) -> int:
-    """Time ``portq init`` on ``LONG_HISTORY_FILES`` copied from the commit ``back`` first-parent
-    commits before HEAD, and print what it found."""
+def most_touched(clone: Path, copied: str, count: int) -> tuple[str, ...]:
+    """The ``count`` source files (tests and benchmarks left out) that the most first-parent
+    commits touch and that exist at ``copied``."""
+    listing = subprocess.run(["git", "log", "--first-parent", "--format=", "--name-only", "HEAD"], cwd=clone,
+                             capture_output=True, text=True, check=True).stdout.split()
+    present = set(subprocess.run(["git", "ls-tree", "-r", "--name-only", copied], cwd=clone, capture_output=True,
+                                 text=True, check=True).stdout.split())
+    touched = Counter(path for path in listing if path in present and language_for_path(path) is not None
+                      and not re.search(r"(^|/)(tests?|op_tests|bench\w*)/|test_", path) and path != "setup.py")
+    return tuple(path for path, _ in touched.most_common(count))
+
+
+def long_history(clone: Path, back: int, files: int = 0) -> int:
+    """Time ``portq init`` on ``LONG_HISTORY_FILES`` (or the ``files`` most touched source files)
+    copied from the commit ``back`` first-parent commits before HEAD, and print what it found."""
     order = subprocess.run(["git", "rev-list", "--first-parent", "HEAD"], cwd=clone, capture_output=True,
                            text=True, check=True).stdout.split()
     if not 0 < back < len(order):
@@ -207,22 +245,23 @@ def long_history(clone: Path, back: int) -> int:
               file=sys.stderr)
         return 2
     copied = order[back]
+    paths = most_touched(clone, copied, files) if files else LONG_HISTORY_FILES
     with tempfile.TemporaryDirectory(prefix="bench-init-long-") as scratch:
         tree = Path(scratch) / "tree"
-        for path in LONG_HISTORY_FILES:
+        for path in paths:
             data = subprocess.run(["git", "show", f"{copied}:{path}"], cwd=clone, capture_output=True,
                                   check=True).stdout
             (tree / path).parent.mkdir(parents=True, exist_ok=True)
             (tree / path).write_bytes(data)
-        definitions = sum(len(definitions_of((tree / path).read_bytes(), path)) for path in LONG_HISTORY_FILES)
+        definitions = sum(len(definitions_of((tree / path).read_bytes(), path)) for path in paths)
         found, seconds = run_init(tree, "aiter", clone)
     base = found["base"] or {}
     position = {sha: i for i, sha in enumerate(order)}
     stages = found.get("seconds", {})
-    print("| copied from | definitions | proposals | base | score | base commits before HEAD | commits compared "
+    print("| copied from | files | definitions | proposals | base | score | base commits before HEAD | commits compared "
           "| read s | match s | bases s | init s |")
-    print("|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|")
-    print(f"| HEAD~{back} {copied[:10]} | {definitions} | {len(found['proposals'])} | {base.get('commit', 'none')[:10]} "
+    print("|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|")
+    print(f"| HEAD~{back} {copied[:10]} | {len(paths)} | {definitions} | {len(found['proposals'])} | {base.get('commit', 'none')[:10]} "
           f"| {base.get('score', 0.0):.2f} | {position.get(base.get('commit'), '-')} | {found['commits_compared']} "
           f"| {stages.get('read upstream', 0.0):.1f} | {stages.get('match', 0.0):.1f} | {stages.get('bases', 0.0):.1f} "
           f"| {seconds:.1f} |")
@@ -239,12 +278,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--long-history", type=int, metavar="N",
                         help="time init on large aiter files copied N first-parent commits before HEAD (needs --aiter)")
+    parser.add_argument("--most-touched", type=int, default=0, metavar="K",
+                        help="with --long-history: copy the K source files most commits touch instead of the four "
+                        "large ones")
     args = parser.parse_args(argv)
     if args.long_history is not None:
         if args.aiter is None or not accuracy.is_git_clone(args.aiter):
             print("bench_init: --long-history: expected --aiter PATH, a clone of github.com/ROCm/aiter", file=sys.stderr)
             return 2
-        return long_history(args.aiter, args.long_history)
+        return long_history(args.aiter, args.long_history, args.most_touched)
     args.held_out = False
     corpus = accuracy.load_corpus()
     ports = [p for p in accuracy.chosen_ports(args, corpus) if p.tree_from is None]  # test-only variants share a tree
@@ -292,6 +334,11 @@ def main(argv: list[str] | None = None) -> int:
     print(f"| all | {total_hand} | {total_hits} ({total_hits / max(total_hand, 1):.0%}) | "
           f"{sum(len(r['wrong']) for r in rows)} | {sum(len(r['extra']) for r in rows)} | | | "
           f"{sum(bool(r['base_in_run']) for r in rows)}/{len(rows)} | {sum(r['seconds'] for r in rows):.1f} | |")
+    print("\n| threshold | hand anchors proposed | wrong above it | precision | recall |")
+    print("|---:|---:|---:|---:|---:|")
+    for threshold, right, wrong, total in curve(rows):
+        precision = f"{right / (right + wrong):.2f}" if right + wrong else "n/a"
+        print(f"| {threshold:.2f} | {right} | {wrong} | {precision} | {right / max(total, 1):.2f} |")
     for r in rows:
         for file, definition, expected, got in r["wrong"]:
             print(f"wrong  {r['port']}: {file}::{definition}: hand {expected}, init {got}")

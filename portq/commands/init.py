@@ -219,6 +219,7 @@ class _Plan:
 
     def data(self) -> dict:
         found = self.found
+        guesses = {id(m.port): m for m in found.guesses}
         return {
             "upstream": self.name,
             "revision": found.revision,
@@ -227,8 +228,8 @@ class _Plan:
             "proposals": [{"file": p.port.file, "line": p.port.start_line, "definition": p.port.qualified_name,
                            "upstream_path": p.path, "upstream_symbol": p.symbol, "at": p.pin,
                            "confidence": round(p.confidence, 3), "by": p.how} for p in self.proposals],
-            "unmatched": [{"file": d.file, "line": d.start_line, "definition": d.qualified_name}
-                          for d in found.unmatched if (d.file, d.qualified_name) not in self.already],
+            "unmatched": [_unmatched_json(d, guesses.get(id(d))) for d in found.unmatched
+                          if (d.file, d.qualified_name) not in self.already],
             "rows": [vars(row) for row in self.rows],
             "notes": found.notes,
             "commits_compared": found.commits_compared,
@@ -242,8 +243,10 @@ class _Plan:
         lines = [f"portq init: {len(found.port_definitions)} definitions in the port, upstream {self.name} "
                  f"at {found.revision[:10]}"]
         if found.base is not None:
-            lines.append(f"base: {found.base.commit[:10]} (score {found.base.score:.2f}; the same score from "
-                         f"{found.base.run_start[:10]} to {found.base.run_end[:10]}), "
+            same = "scores near the best" if found.base.undetermined else "the same score"
+            lines.append(f"base: {found.base.commit[:10]} (score {found.base.score:.2f}; {same} from "
+                         f"{found.base.run_start[:10]} to {found.base.run_end[:10]}"
+                         f"{'; undetermined, see the notes' if found.base.undetermined else ''}), "
                          f"{found.commits_compared} commits compared in {found.seconds['bases']:.1f} s")
         lines.append("")
         width = max([len(f"{p.port.file}:{p.port.start_line} {p.port.qualified_name}") for p in self.proposals] + [10])
@@ -322,11 +325,20 @@ class _Plan:
             say("(not written: pass --force to apply this diff)")
 
 
+def _unmatched_json(definition, guess) -> dict:
+    """An unmatched definition, with its best candidate below the threshold (``nearest``) if any."""
+    entry = {"file": definition.file, "line": definition.start_line, "definition": definition.qualified_name}
+    if guess is not None:
+        entry["nearest"] = {"upstream_path": guess.upstream.file, "upstream_symbol": guess.upstream.name,
+                            "confidence": round(guess.confidence, 3), "by": guess.how}
+    return entry
+
+
 def _base_json(base) -> dict | None:
     if base is None:
         return None
     return {"file": base.port_file, "commit": base.commit, "score": round(base.score, 4),
-            "run_start": base.run_start, "run_end": base.run_end}
+            "run_start": base.run_start, "run_end": base.run_end, "undetermined": base.undetermined}
 
 
 def write_comment_anchors(tree: Path, upstream: str, proposals) -> list[str]:

@@ -9,7 +9,9 @@ name (equal, or equal once normalised: case, underscores, ``_kernel`` /
 structure, parameter names, kind, and the call graph (a wrapper that
 launches a matched kernel pairs with the upstream wrapper launching its
 counterpart); ``match_definitions`` takes pairs best first, one to one per
-port file.
+port file, discounting look-alikes (a close runner-up, a structural match in
+an upstream file the rest of its port file does not draw from, a call-graph
+pairing that rests only on other look-alikes).
 
 It reads only the sources handed to it: it must not read git, the upstream
 clone or the ledger, and it decides no verdict.
@@ -99,6 +101,11 @@ class Definition:
     def token_counts(self) -> Counter:
         """The multiset of ``tokens`` (counted once per definition, read by every cheap bound)."""
         return Counter(self.tokens)
+
+    @cached_property
+    def bigram_counts(self) -> Counter:
+        """The multiset of consecutive token pairs (what ``version_similarity`` reads of the order)."""
+        return Counter(zip(self.tokens, self.tokens[1:]))
 
     @cached_property
     def shape_counts(self) -> Counter:
@@ -277,6 +284,25 @@ def body_similarity(a: Definition, b: Definition) -> float:
     return matcher.ratio()
 
 
+def version_similarity(a: Definition, b: Definition) -> float:
+    """How alike two definitions' token streams are, as the multiset overlap of their tokens and
+    of their consecutive token pairs: near ``body_similarity`` on versions of one definition (an
+    edit adds and removes tokens and the pairs around them), linear in their length rather than
+    quadratic, and read from counts each text computes once (the base search compares one port
+    definition with every version of its counterpart)."""
+    if not a.tokens or not b.tokens:
+        return 0.0
+    if a.tokens == b.tokens:
+        return 1.0
+    tokens = _covered(a.token_counts, b.token_counts)
+    pairs = _covered(a.bigram_counts, b.bigram_counts) if len(a.tokens) > 1 and len(b.tokens) > 1 else tokens
+    return 0.5 * tokens + 0.5 * pairs
+
+
+def _covered(port: Counter, version: Counter) -> float:
+    return sum((port & version).values()) / max(sum(port.values()), 1)
+
+
 def _quick_similarity(a: Definition, b: Definition) -> float:
     """Multiset overlap of the tokens: an upper bound of ``body_similarity``, cheap to compute."""
     if not a.tokens or not b.tokens:
@@ -303,7 +329,26 @@ def definition_name_similarity(port: Definition, candidate: Definition) -> float
     owners = name_similarity(port.owner, candidate.owner) if port.owner and candidate.owner else 0.0
     if owners >= 0.9 and method >= 0.9:
         return min(owners, method)
+    if port.name == candidate.name and _nested_owner(port.owner, candidate.owner):
+        return 0.9
     return 0.5 * method * owners
+
+
+_OWNER_NOISE = frozenset({"function", "functions", "op", "ops", "module", "autograd", "impl"})
+
+
+def _nested_owner(port: str, upstream: str) -> bool:
+    """Whether one class name's words hold the other's and one word more at most (the kind
+    words ``Function``, ``Op``, ``Module`` aside), at least one word of four letters or more:
+    ``RMSNormOp`` and ``LigerRMSNormFunction`` (an upstream prefixes its own name to its
+    classes), not ``LigerFusedAddRMSNormFunction``."""
+    if not port or not upstream:
+        return False
+    a = set(name_words(port)) - _OWNER_NOISE
+    b = set(name_words(upstream)) - _OWNER_NOISE
+    shorter = min(a, b, key=len)
+    # one word more at most (the upstream's own name): a class that adds more is another operation
+    return bool(shorter) and (a <= b or b <= a) and len(a ^ b) <= 1 and any(len(word) >= 4 for word in shorter)
 
 
 def _dice(a: Counter, b: Counter) -> float:
@@ -370,6 +415,16 @@ MARGIN = 0.05
 MARGIN_PENALTY = 0.1
 
 
+LOOK_ALIKE_NEIGHBOUR_PENALTY = 0.1
+"""What a call-graph pairing loses when every neighbour it rests on was itself matched by
+structure or the call graph, not by name."""
+
+
+STRAY_PENALTY = 0.1
+"""What a structural or call-graph match loses when every other matched definition of its port
+file is matched in other upstream files."""
+
+
 CANDIDATES_PER_DEFINITION = 16
 """Upstream definitions compared in full with each port definition (the rest fail a cheap bound)."""
 
@@ -385,7 +440,8 @@ def _pair_key(match: Match) -> tuple[str, tuple[str, str, int]]:
 
 def match_definitions(ports: list[Definition], candidates: dict[str, list[Definition]],
                       files_of_port: dict[str, list[str]],
-                      compared: dict[tuple[int, int], tuple] | None = None) -> tuple[list[Match], list[Definition]]:
+                      compared: dict[tuple[int, int], tuple] | None = None
+                      ) -> tuple[list[Match], list[Definition], list[Match]]:
     """Each port definition's upstream counterpart (``candidates``: upstream file -> its
     definitions; ``files_of_port``: port file -> its candidate upstream files, best first).
 
@@ -395,7 +451,9 @@ def match_definitions(ports: list[Definition], candidates: dict[str, list[Defini
     taken best first, one port definition to one upstream definition (a name match may also
     take the same name in another language: a kernel and its binding). A structural match
     with a close runner-up loses confidence. Returns the proposals at or above
-    ``CONFIDENCE_THRESHOLD`` and the port definitions left unmatched. ``compared`` keeps each
+    ``CONFIDENCE_THRESHOLD``, the port definitions left unmatched, and the best candidate
+    below the threshold of each unmatched one that has any (reported, never proposed: it
+    shows how near a guess came). ``compared`` keeps each
     pair's bounds and scores for a later call with the same definition objects (a second
     pass over files that did not change), which then computes them once.
     """
@@ -418,11 +476,16 @@ def match_definitions(ports: list[Definition], candidates: dict[str, list[Defini
             bounds.append((bound, quick, shape, candidate))
         bounds.sort(key=lambda item: -item[0])
         matches = []
+        best = 0.0
         for _, quick, shape, candidate in bounds[:CANDIDATES_PER_DEFINITION]:
+            if definition_name_similarity(port, candidate) < 0.9 and _confidence_bound(port, candidate, quick, shape) < best:
+                # it cannot win: only another file's definition of the same name may still be proposed beside the best
+                continue
             scored_pair = compared[(id(port), id(candidate))][5]
             if not scored_pair:
                 scored_pair.append(_compared(port, candidate, quick, shape))
             matches.append(scored_pair[0])
+            best = max(best, scored_pair[0].confidence)
         matches.sort(key=lambda m: -m.confidence)
         scored[index] = matches
         for match in matches:
@@ -439,9 +502,22 @@ def match_definitions(ports: list[Definition], candidates: dict[str, list[Defini
     return _assign(ports, scored)
 
 
+def _confidence_bound(port: Definition, candidate: Definition, quick: float, shape: float) -> float:
+    """An upper bound of the confidence ``_score`` gives a pair whose names differ, from the
+    cheap bounds of its body (``quick``) and shape (``shape``) similarity."""
+    name = definition_name_similarity(port, candidate)
+    params = _parameter_similarity(port, candidate)
+    by_tokens = 0.75 * quick + 0.15 * params + 0.25 * name
+    by_shape = STRUCTURE_WEIGHT * (0.45 * shape + 0.55) + 0.25 * name + 0.1 * params
+    bound = max(by_tokens, by_shape)
+    return bound * (0.75 if port.device != candidate.device else 1.0)
+
+
 def _compared(port: Definition, candidate: Definition, quick: float, shape: float) -> Match:
     body = body_similarity(port, candidate) if quick > 0.1 else 0.0
-    structure = structure_similarity(port, candidate) if shape > 0.3 else 0.0
+    # a name match's confidence rests on its name and body (``_score``): its structure is not read
+    named = definition_name_similarity(port, candidate) >= 0.9
+    structure = structure_similarity(port, candidate) if shape > 0.3 and not named else 0.0
     confidence, how = _score(port, candidate, body, structure)
     return Match(port, candidate, confidence, how, body, structure)
 
@@ -480,6 +556,7 @@ def _call_graph_evidence(ports: list[Definition], pools: dict[int, list[Definiti
         if index in settled:
             continue
         evidence: Counter = Counter()
+        named: set[int] = set()  # candidates some name-matched neighbour points at
         for other_index, match in settled.items():
             other = ports[other_index]
             counterpart = match.upstream
@@ -489,10 +566,11 @@ def _call_graph_evidence(ports: list[Definition], pools: dict[int, list[Definiti
             for candidate in pools[index]:
                 if (port.file, _key(candidate)) in used or candidate is counterpart:
                     continue
-                if calls and counterpart.name in candidate.called:
-                    evidence[id(candidate)] += 1
-                if called_by and candidate.name in counterpart.called:
-                    evidence[id(candidate)] += 1
+                if calls and counterpart.name in candidate.called or called_by and candidate.name in counterpart.called:
+                    evidence[id(candidate)] += (calls and counterpart.name in candidate.called) + \
+                        (called_by and candidate.name in counterpart.called)
+                    if match.how in ("name", "normalised name"):
+                        named.add(id(candidate))
         if not evidence:
             continue
         found = [c for c in pools[index] if id(c) in evidence]
@@ -501,6 +579,8 @@ def _call_graph_evidence(ports: list[Definition], pools: dict[int, list[Definiti
             structure = structure_similarity(port, candidate)
             name = definition_name_similarity(port, candidate)
             confidence = LAUNCH_BASE + 0.4 * structure + 0.2 * name + 0.05 * (evidence[id(candidate)] - 1)
+            if id(candidate) not in named:  # a neighbour matched by look only: weaker ground to stand on
+                confidence -= LOOK_ALIKE_NEIGHBOUR_PENALTY
             if port.device != candidate.device:
                 confidence *= 0.75
             launched.append(Match(port, candidate, min(confidence, 0.99), "call graph",
@@ -514,10 +594,19 @@ def _call_graph_evidence(ports: list[Definition], pools: dict[int, list[Definiti
     return changed
 
 
-def _assign(ports: list[Definition], scored: dict[int, list[Match]]) -> tuple[list[Match], list[Definition]]:
+def _nearest(matches: list[Match], held: Match | None) -> Match | None:
+    """An unmatched definition's best candidate below the threshold, as its confidence stands
+    after the margins (None when every candidate went to another definition)."""
+    below = [m for m in matches if m.confidence < CONFIDENCE_THRESHOLD]
+    return max([m for m in (held, *below[:1]) if m is not None], key=lambda m: m.confidence, default=None)
+
+
+def _assign(ports: list[Definition], scored: dict[int, list[Match]]
+            ) -> tuple[list[Match], list[Definition], list[Match]]:
     """Pairs best first, one to one; a match that depends on structure with a close
     runner-up (for its port definition, or for its upstream definition) is discounted."""
     chosen: dict[int, list[Match]] = {}
+    held: dict[int, Match] = {}  # the best match a margin took below the threshold, as reported
     taken: set[tuple[str, tuple[str, str, int]]] = set()
     for index, match in _assign_order(scored):
         if match.confidence < CONFIDENCE_THRESHOLD - MARGIN_PENALTY - 1e-9:
@@ -529,13 +618,16 @@ def _assign(ports: list[Definition], scored: dict[int, list[Match]]) -> tuple[li
             if top.how in ("name", "normalised name") and match.how in ("name", "normalised name") \
                     and match.upstream.file != top.upstream.file \
                     and normalised_name(match.upstream.name) == normalised_name(top.upstream.name) \
+                    and definition_name_similarity(match.port, match.upstream) >= 0.95 \
                     and match.confidence >= CONFIDENCE_THRESHOLD \
                     and all(o.upstream.file != match.upstream.file for o in chosen[index]):
                 chosen[index].append(match)
                 taken.add(_pair_key(match))
             continue
         if match.how in ("structure", "call graph"):
-            runner = max([m.confidence for m in scored[index] if m.upstream.name != match.upstream.name
+            # a look-alike of the same name in another upstream file is a runner-up too (not an overload)
+            runner = max([m.confidence for m in scored[index] if m.upstream is not match.upstream
+                          and (m.upstream.name != match.upstream.name or m.upstream.file != match.upstream.file)
                           and _pair_key(m) not in taken] +
                          [m.confidence for other, ms in scored.items() if other != index and other not in chosen
                           and ports[other].file == match.port.file for m in ms if m.upstream is match.upstream],
@@ -544,9 +636,25 @@ def _assign(ports: list[Definition], scored: dict[int, list[Match]]) -> tuple[li
                 match = Match(match.port, match.upstream, match.confidence - MARGIN_PENALTY, match.how,
                               match.body, match.structure)
         if match.confidence < CONFIDENCE_THRESHOLD:
+            held.setdefault(index, match)
             continue
         chosen[index] = [match]
         taken.add(_pair_key(match))
+    for index, (match, *_) in list(chosen.items()):
+        if match.how not in ("structure", "call graph"):
+            continue
+        neighbours = [m for other, ms in chosen.items() if other != index for m in ms if m.port.file == match.port.file]
+        if neighbours and all(m.upstream.file != match.upstream.file for m in neighbours):
+            # the rest of its file is matched elsewhere: a look-alike in a file the port does not draw from
+            demoted = Match(match.port, match.upstream, match.confidence - STRAY_PENALTY, match.how, match.body,
+                            match.structure)
+            if demoted.confidence < CONFIDENCE_THRESHOLD:
+                del chosen[index]
+                scored[index] = [demoted] + [m for m in scored[index] if m is not match]
+            else:
+                chosen[index] = [demoted]
     proposals = [m for index in sorted(chosen) for m in chosen[index]]
     unmatched = [port for index, port in enumerate(ports) if index not in chosen]
-    return proposals, unmatched
+    guesses = [guess for index in range(len(ports)) if index not in chosen
+               for guess in [_nearest(scored.get(index, []), held.get(index))] if guess is not None]
+    return proposals, unmatched, guesses

@@ -23,12 +23,16 @@ definition ports, and which upstream commit each port file was taken from.
    their blobs from one ``git cat-file --batch``. Each blob is read and parsed once
    (``BlobDefinitions``, keyed by content hash), however many commits hold it and in
    both passes, and commits that hold the same blobs as another are scored once. Each port file's base is the
-   commit whose versions of its matched upstream definitions resemble the port
-   most (the oldest of equal ones: the start of the run where that code is
-   unchanged), with the score; the path an anchor names is the one the upstream
+   commit whose versions of its matched upstream definitions (looked for under every
+   spelling of their names, a method in its own class) hold most of the port
+   (``version_similarity``: the share of the port's tokens and token pairs a version
+   holds; the oldest of equal ones: the start of the run where that code is
+   unchanged), with the score; where no version stands out, the newest commit near
+   the best, marked undetermined. The path an anchor names is the one the upstream
    definition had at that commit. Once a base is found the port is matched again
-   against the upstream as it was there (``survey``), unless its files are the
-   same blobs as at the revision already matched.
+   against the upstream as it was there, and just before the newest commits that
+   split a matched file (``survey``), unless the files are the same blobs as at the
+   revision already matched; a pass is kept when it matches more of the port.
 
 It reads the tree's files and the upstream clone; it writes nothing and decides no
 verdict (the command ``portq.commands.init`` writes what it proposes).
@@ -49,8 +53,8 @@ from portq.core.errors import HistoryError
 from portq.core.paths import is_test_file
 from portq.language.symbols import MAX_PARSE_BYTES, language_for_path
 from portq.language.symbols import Definition as SymbolDefinition
-from portq.tree.definition_match import (_COMMON_WORDS, _NAME_NOISE, Definition, Match, body_similarity, definition_from,
-                                         definition_texts, definitions_of, match_definitions, normalised_name)
+from portq.tree.definition_match import (_COMMON_WORDS, _NAME_NOISE, Definition, Match, definition_from, definition_texts,
+                                         definitions_of, match_definitions, normalised_name, version_similarity)
 from portq.upstream.history import BlobReader, Upstream
 
 NAMED_FILE_SCORE = 0.5
@@ -227,6 +231,7 @@ class FileBase:
     run_end: str  # the newest
     paths: dict[str, tuple[str, str]] = field(default_factory=dict)  # match_key -> (path, name) at the base
     scores: dict[str, float] = field(default_factory=dict, repr=False)  # commit -> score, every commit compared
+    undetermined: bool = False  # no version stands out: the newest near the best was taken (see ``_best``)
 
 
 @dataclass
@@ -353,9 +358,22 @@ class BlobDefinitions:
         self._texts: dict[tuple[str, str], dict[str, list[tuple[SymbolDefinition, str]]]] = {}
         self._similarity: dict[tuple[int, str], float] = {}
         self._by_tokens: dict[tuple[int, tuple[str, ...]], float] = {}
-        self._best: dict[tuple[int, str, str, str], float | None] = {}
+        self._best: dict[tuple, float | None] = {}
+        self._names_like: dict[tuple, list[str]] = {}
         self.compared: dict[tuple[int, int], tuple] = {}  # match_definitions' pairs, for the second pass
         self._ports: dict[int, Definition] = {}  # the port definitions the caches key by id, kept alive
+        self.renamed_to: dict[str, str] = {}  # an older upstream path -> the path it was renamed or moved to
+        self.before_splits: list[str] = []  # see ``find_bases``
+
+    def path_at_revision(self, path: str) -> str:
+        """``path`` as the searched revision names it: a file matched at an older commit (the
+        second pass) is followed through the renames and moves the base search saw, so its whole
+        history is searched, not only the commits before it was renamed."""
+        seen = {path}
+        while path in self.renamed_to and self.renamed_to[path] not in seen:
+            path = self.renamed_to[path]
+            seen.add(path)
+        return path
 
     def read(self, blobs: Iterable[str]) -> None:
         missing = sorted(set(blobs) - self.contents.keys())
@@ -391,29 +409,52 @@ class BlobDefinitions:
             self._texts[key] = table
         return self._texts[key]
 
-    def best_in(self, port: Definition, path: str, blob: str, name: str) -> float | None:
+    def names_like(self, path: str, blob: str, *names: str) -> list[str]:
+        """``names`` and the names ``path`` defines, as ``blob`` holds it, that are the same once
+        normalised (``rms_norm`` for ``rmsnorm``): a definition may have had another spelling of
+        its name when the port was taken."""
+        key = (path, blob, names)
+        if key not in self._names_like:
+            wanted = {normalised_name(name) for name in names}
+            wanted = {core for core in wanted if len(core) >= 4}
+            if not wanted:
+                like = [n for n in names if n.encode() in self.contents.get(blob, b"")]
+            else:
+                like = [n for n in self._texts_by_name(path, blob) if normalised_name(n) in wanted]
+            self._names_like[key] = list(dict.fromkeys([*(n for n in names if n in like or not wanted), *like]))
+        return self._names_like[key]
+
+    def best_in(self, port: Definition, path: str, blob: str, name: str, owner: str = "") -> float | None:
         """The highest body similarity of ``port`` to a definition called ``name`` in ``path``
-        as ``blob`` holds it (None where it defines none). A definition whose text was compared
-        at another commit is not compared again."""
-        key = (id(port), path, blob, name)
+        as ``blob`` holds it (None where it defines none); ``owner``: only a method of that class
+        (``forward`` of one class is no version of ``forward`` of another). A definition whose
+        text was compared at another commit is not compared again."""
+        key = (id(port), path, blob, name, owner)
         if key in self._best:
             return self._best[key]
         self._ports[id(port)] = port
         best = None
         if name.encode() in self.contents.get(blob, b""):
             for symbol, text in self._texts_by_name(path, blob).get(name, []):
+                if owner and _owner_of(symbol.qualified_name) != owner:
+                    continue
                 pair = (id(port), text)
                 if pair not in self._similarity:
                     candidate = definition_from(path, symbol, text)
                     same_tokens = (id(port), candidate.tokens)  # a text changed in comments or layout only
                     if same_tokens not in self._by_tokens:
-                        self._by_tokens[same_tokens] = 1.0 if candidate.tokens == port.tokens \
-                            else body_similarity(port, candidate)
+                        self._by_tokens[same_tokens] = version_similarity(port, candidate)
                     self._similarity[pair] = self._by_tokens[same_tokens]
                 if best is None or self._similarity[pair] > best:
                     best = self._similarity[pair]
         self._best[key] = best
         return best
+
+
+def _owner_of(qualified_name: str) -> str:
+    """The class part of a method's qualified name ('' for a function), as ``Definition.owner`` reads it."""
+    parts = re.split(r"::|\.", qualified_name)
+    return parts[-2] if len(parts) > 1 else ""
 
 
 def find_bases(upstream: Upstream, revision: str, proposals: list[Match],
@@ -424,14 +465,21 @@ def find_bases(upstream: Upstream, revision: str, proposals: list[Match],
     by_file: dict[str, list[Match]] = {}
     for match in proposals:
         by_file.setdefault(match.port.file, []).append(match)
-    paths = sorted({m.upstream.file for m in proposals})
+    cache = cache if cache is not None else BlobDefinitions(upstream)
+    paths = sorted({cache.path_at_revision(m.upstream.file) for m in proposals})
     if not paths:
         return {}, None, 0
     defined: dict[str, set[str]] = {}
     for match in proposals:
-        defined.setdefault(match.upstream.file, set()).add(match.upstream.name)
+        defined.setdefault(cache.path_at_revision(match.upstream.file), set()).add(match.upstream.name)
     commits, states, renamed_to = _log_states(upstream, revision, paths, defined)
-    cache = cache if cache is not None else BlobDefinitions(upstream)
+    cache.renamed_to.update(renamed_to)
+    # the commits (newest first) just before one that added a tracked file while the files it
+    # came from stayed (code split out of a module): where the port's whole may still be one file
+    cache.before_splits = [upstream.resolve(f"{commits[i]}^") or "" for i in range(len(states) - 1, 0, -1)
+                           if states[i].keys() - states[i - 1].keys() and states[i - 1]
+                           and states[i].keys() >= states[i - 1].keys()]
+    cache.before_splits = [sha for sha in cache.before_splits if sha]
     cache.read(blob for state in states for blob in state.values())
     # consecutive commits mostly hold the same blobs: each distinct state is scored once
     distinct: dict[tuple, int] = {}
@@ -448,9 +496,9 @@ def find_bases(upstream: Upstream, revision: str, proposals: list[Match],
                 total, found_at = 0.0, {}
                 for match in matches:
                     best, best_at = 0.0, None
-                    for name in dict.fromkeys((match.upstream.name, match.port.name)):
-                        for path, blob in state.items():
-                            value = cache.best_in(match.port, path, blob, name)
+                    for path, blob in state.items():
+                        for name in cache.names_like(path, blob, match.upstream.name, match.port.name):
+                            value = cache.best_in(match.port, path, blob, name, match.upstream.owner)
                             if value is not None and value > best:
                                 best, best_at = value, (path, name)
                     total += best
@@ -468,8 +516,23 @@ def find_bases(upstream: Upstream, revision: str, proposals: list[Match],
 
 
 def _best(port_file: str, scores: list[float], commits: list[str], where: list[dict]) -> FileBase:
-    """The oldest commit of the best score (states are oldest first), and its run of equal scores."""
+    """The oldest commit of the best score (states are oldest first), and its run of equal scores.
+
+    Where no version stands out (the best score is low and within ``FLAT_SCORES`` of the median:
+    a port in another language, or a rewrite, resembles every version about as little), the
+    history says nothing about the base: the newest commit scoring near the best is taken, so
+    the anchors name the upstream files as they are now rather than as an arbitrary old
+    version had them, and the base is marked ``undetermined``."""
     top = max(scores)
+    present = sorted(s for s in scores if s > 0)
+    median = present[len(present) // 2] if present else 0.0
+    if top < WEAK_BASE_SCORE and top - median < FLAT_SCORES:
+        newest = max(i for i, s in enumerate(scores) if s >= top - FLAT_SCORES)
+        start = newest
+        while start > 0 and scores[start - 1] >= top - FLAT_SCORES:
+            start -= 1
+        return FileBase(port_file, commits[newest], scores[newest], commits[start], commits[newest], where[newest],
+                        dict(zip(commits, scores)), undetermined=True)
     oldest = min(i for i, s in enumerate(scores) if abs(s - top) < 1e-9)
     run_end = oldest
     while run_end + 1 < len(scores) and abs(scores[run_end + 1] - top) < 1e-9:
@@ -478,7 +541,17 @@ def _best(port_file: str, scores: list[float], commits: list[str], where: list[d
                     dict(zip(commits, scores)))
 
 
+WEAK_BASE_SCORE = 0.5
+"""A best base score below it is weak evidence: see ``_best``."""
+
+FLAT_SCORES = 0.05
+"""Scores this close to the best are as good as it where the evidence is weak."""
+
+
 # --- the whole survey -------------------------------------------------------------------
+
+EARLIER_SNAPSHOTS = 3
+"""Commits before a split of a matched file that the port is matched against again (the newest ones)."""
 
 BASE_TOLERANCE = 0.02
 """A port file whose score at the port's base is within this of its own best takes the port's base."""
@@ -509,6 +582,7 @@ class Survey:
     notes: list[str]
     commits_compared: int
     seconds: dict[str, float]
+    guesses: list[Match] = field(default_factory=list)  # each unmatched definition's best candidate below the threshold
 
 
 class NothingToMatch(ValueError):
@@ -516,7 +590,7 @@ class NothingToMatch(ValueError):
 
 
 def _match_with(snapshot: UpstreamSnapshot, definitions: list[Definition], sources: dict[str, bytes],
-                files: list[str], cache: BlobDefinitions) -> tuple[list[Match], list[Definition]]:
+                files: list[str], cache: BlobDefinitions) -> tuple[list[Match], list[Definition], list[Match]]:
     """``match_definitions`` of the port against the candidate files of one upstream snapshot."""
     files_of_port: dict[str, list[str]] = {}
     candidates: dict[str, list[Definition]] = {}
@@ -535,6 +609,16 @@ def _match_with(snapshot: UpstreamSnapshot, definitions: list[Definition], sourc
     return match_definitions(definitions, candidates, files_of_port, cache.compared)
 
 
+def matched_weight(matches: list[Match]) -> float:
+    """How much of the port a pass matched: each port definition's best confidence, counted
+    once (a definition matched in two upstream files, a copy upstream keeps elsewhere, is
+    still one definition matched)."""
+    best: dict[int, float] = {}
+    for match in matches:
+        best[id(match.port)] = max(best.get(id(match.port), 0.0), match.confidence)
+    return sum(best.values())
+
+
 def survey(upstream: Upstream, revision: str, tree_root: Path, files: list[str]) -> Survey:
     """Match the port ``files`` (relative to ``tree_root``) with the upstream at ``revision``
     and find each file's base."""
@@ -551,20 +635,39 @@ def survey(upstream: Upstream, revision: str, tree_root: Path, files: list[str])
     cache = BlobDefinitions(upstream)
     snapshot = UpstreamSnapshot.read(upstream, revision, cache)
     clock["read"] = time.perf_counter()
-    matches, unmatched = _match_with(snapshot, definitions, sources, files, cache)
+    matches, unmatched, guesses = _match_with(snapshot, definitions, sources, files, cache)
     clock["match"] = time.perf_counter()
     file_bases, base, compared = find_bases(upstream, revision, matches, cache)
-    if base is not None and base.commit != revision:
+    if base is not None:
         # the port was taken from the base: what upstream held then may have been renamed,
-        # split or rewritten since, so match again against the files as they were there
-        earlier = UpstreamSnapshot.read(upstream, base.commit, cache)
-        if earlier.blobs != snapshot.blobs:  # the same files match the same way
-            again, left = _match_with(earlier, definitions, sources, files, cache)
-            if again and sum(m.confidence for m in again) > sum(m.confidence for m in matches):
-                matches, unmatched = again, left
-                file_bases, base, compared = find_bases(upstream, revision, matches, cache)
+        # split or rewritten since, so match again against the files as they were there; and
+        # just before each commit that split a matched file's code out into a new file (the
+        # first pass may have matched the pieces, the port the whole)
+        tried = {snapshot.revision}
+        best_weight = matched_weight(matches)
+        chosen: tuple | None = None
+        best_count = len({id(m.port) for m in matches})
+        for earlier_revision in [base.commit, *cache.before_splits[:EARLIER_SNAPSHOTS]]:
+            if earlier_revision in tried or (earlier_revision != base.commit and best_count == len(definitions)):
+                continue  # a snapshot before a split wins only by matching more, and nothing is left
+            tried.add(earlier_revision)
+            earlier = UpstreamSnapshot.read(upstream, earlier_revision, cache)
+            if earlier.blobs == snapshot.blobs:  # the same files match the same way
+                continue
+            again, left, near = _match_with(earlier, definitions, sources, files, cache)
+            count = len({id(m.port) for m in again})
+            # the base's snapshot wins on weight; one before a split only by matching more definitions
+            if again and matched_weight(again) > best_weight and (earlier_revision == base.commit or count > best_count):
+                best_weight, best_count, chosen = matched_weight(again), count, (again, left, near)
+        if chosen is not None:
+            matches, unmatched, guesses = chosen
+            file_bases, base, compared = find_bases(upstream, revision, matches, cache)
     clock["bases"] = time.perf_counter()
     notes: list[str] = []
+    if base is not None and base.undetermined:
+        notes.append(f"no version of the matched upstream definitions resembles the port more than the others "
+                     f"(best {base.score:.2f}): the base {base.commit[:10]} is the newest commit near the best; "
+                     "check it by hand")
     chosen_bases: dict[str, FileBase] = {}
     for file, own in sorted(file_bases.items()):
         at_port_base = own.scores.get(base.commit, 0.0) if base else 0.0
@@ -589,4 +692,4 @@ def survey(upstream: Upstream, revision: str, tree_root: Path, files: list[str])
     clock["end"] = time.perf_counter()
     seconds = {"read upstream": clock["read"] - clock["start"], "match": clock["match"] - clock["read"],
                "bases": clock["bases"] - clock["match"], "total": clock["end"] - clock["start"]}
-    return Survey(revision, definitions, proposals, unmatched, chosen_bases, base, notes, compared, seconds)
+    return Survey(revision, definitions, proposals, unmatched, chosen_bases, base, notes, compared, seconds, guesses)

@@ -94,7 +94,7 @@ def test_init_proposes_anchors_at_the_base_and_writes_a_configuration(tmp_path, 
     # the base is the second version, where the file still had its old name
     assert proposed == {("_scale_rows_kernel", "kernlib/scale.py", "_scale_rows_kernel"),
                         ("scale_rows", "kernlib/scale.py", "scale_rows")}
-    assert found["base"]["commit"] == shas[1]
+    assert found["base"]["commit"] == shas[1] and found["base"]["undetermined"] is False
     assert [u["definition"] for u in found["unmatched"]] == ["handle_request"]
     sidecar, _ = read_sidecar(tmp_path / "portq-anchors.toml")
     assert {(e.tree, e.reference, e.pin) for e in sidecar.entries} == {
@@ -212,3 +212,181 @@ def test_the_base_search_parses_each_upstream_blob_once_across_commits_and_passe
     assert found.base.commit == shas[1]
     upstream_parses = [item for item in parsed if item[1].startswith("kernlib/")]
     assert upstream_parses and len(upstream_parses) == len(set(upstream_parses))
+
+
+def test_an_unmatched_definition_reports_its_nearest_candidate_below_the_threshold(tmp_path, upstream):
+    """A definition left unmatched is never proposed, but --json says how near its best candidate came."""
+    from portq.tree.definition_match import CONFIDENCE_THRESHOLD
+
+    clone, _ = upstream
+    tree = tmp_path / "engine"
+    tree.mkdir()
+    # an engine function that reads a file like upstream's config reader does, but is not a port of it
+    (tree / "ops.py").write_text(KERNEL_V2 + "\n\ndef load_settings(name):\n    with open(name) as f:\n"
+                                 "        return f.read().splitlines()\n")
+    result = _init(tmp_path, "--upstream", f"kernlib={clone}", "--tree", "engine", "--json", "--dry-run")
+    assert result.returncode == 0, result.stderr
+    found = json.loads(result.stdout)
+    assert "load_settings" not in {p["definition"] for p in found["proposals"]}
+    [entry] = [u for u in found["unmatched"] if u["definition"] == "load_settings"]
+    assert entry["nearest"]["upstream_symbol"] == "parse_config"
+    assert 0 < entry["nearest"]["confidence"] < CONFIDENCE_THRESHOLD
+
+
+def test_a_pass_is_weighed_by_the_port_definitions_it_matches_each_once():
+    """A definition matched in two upstream files (a copy upstream keeps elsewhere) counts once:
+    the pass that matches more of the port wins over one that matches fewer twice."""
+    from portq.tree.definition_match import Definition, Match
+    from portq.tree.provenance import matched_weight
+
+    def definition(file: str, name: str) -> Definition:
+        return Definition(file, name, name, "function", "python", 1, 2, f"def {name}(): pass")
+
+    ports = [definition("port.py", name) for name in ("a", "b", "c")]
+    here, copy = "lib/ops.py", "lib/legacy/ops.py"
+    doubled = [Match(ports[0], definition(here, "a"), 1.0, "name"), Match(ports[0], definition(copy, "a"), 1.0, "name"),
+               Match(ports[1], definition(here, "b"), 1.0, "name"), Match(ports[1], definition(copy, "b"), 1.0, "name")]
+    wider = [Match(port, definition(here, port.name), 0.9, "name") for port in ports]
+    assert matched_weight(doubled) == 2.0
+    assert matched_weight(wider) > matched_weight(doubled)
+
+
+def test_the_base_of_a_port_that_dropped_a_feature_is_the_version_it_was_taken_from(tmp_path):
+    """Upstream adds a cast (v2) together with a large optional feature, then more (v3); the port
+    keeps the cast and drops the feature. The base is v2: the first version that holds all the
+    port keeps, although v1, without the feature, is closer in size."""
+    from portq.tree import provenance
+    from portq.upstream.history import Upstream
+
+    feature = ("    if residual is not None:\n"
+               + "".join(f"        r{i} = tl.load(residual + row * n_cols + cols + {i}, mask=mask)\n"
+                         f"        values = values + r{i} * {i + 1}.0\n" for i in range(6)))
+    v1 = KERNEL_V1.replace("n_cols, scale, BLOCK", "n_cols, scale, residual, BLOCK")
+    v2 = v1.replace("row = tl.program_id(0)", "row = tl.program_id(0).to(tl.int64)").replace(
+        "    tl.store(", feature + "    tl.store(")
+    v3 = v2.replace("values * scale", "(values * scale).to(out_ptr.dtype.element_ty)")
+    clone = tmp_path / "kernlib"
+    clone.mkdir()
+    _git(clone, "init", "-q", "-b", "main")
+    (clone / "config.py").write_text(UNRELATED)
+    shas = []
+    for text in (v1, v2, v3):
+        (clone / "scale.py").write_text(text)
+        _git(clone, "add", "-A")
+        _git(clone, "commit", "-q", "-m", f"version {len(shas) + 1}")
+        shas.append(_git(clone, "rev-parse", "HEAD"))
+    tree = tmp_path / "engine"
+    tree.mkdir()
+    (tree / "scale.py").write_text(v2.replace(feature, ""))
+    with Upstream(clone, "kernlib") as opened:
+        found = provenance.survey(opened, opened.resolve("HEAD"), tree, ["scale.py"])
+    assert found.base.commit == shas[1]
+
+
+NORM_BODY = '''(x, weight, eps=1e-6):
+    rows, cols = x.shape
+    out = torch.empty_like(x)
+    block = triton.next_power_of_2(cols)
+    units = min(rows, torch.cuda.get_device_properties(x.device).multi_processor_count)
+    _norm_rows_kernel[(units,)](x, out, weight, x.stride(0), rows, cols, eps, BLOCK=block)
+    return out
+'''
+
+
+def test_the_base_search_finds_a_definition_under_its_older_spelling(tmp_path):
+    """Upstream renamed ``rms_norm`` to ``rmsnorm_fwd`` after the port (``rmsnorm``) was taken:
+    the base is the version before the rename, and the anchor names the definition as it was there."""
+    from portq.tree import provenance
+    from portq.upstream.history import Upstream
+
+    clone = tmp_path / "kernlib"
+    clone.mkdir()
+    _git(clone, "init", "-q", "-b", "main")
+    (clone / "config.py").write_text(UNRELATED)
+    shas = []
+    for text in ("def rms_norm" + NORM_BODY,
+                 "def rmsnorm_fwd" + NORM_BODY.replace("return out", "return out.contiguous()")):
+        (clone / "norm.py").write_text(text)
+        _git(clone, "add", "-A")
+        _git(clone, "commit", "-q", "-m", f"version {len(shas) + 1}")
+        shas.append(_git(clone, "rev-parse", "HEAD"))
+    tree = tmp_path / "engine"
+    tree.mkdir()
+    (tree / "norm.py").write_text("def rmsnorm" + NORM_BODY)
+    with Upstream(clone, "kernlib") as opened:
+        found = provenance.survey(opened, opened.resolve("HEAD"), tree, ["norm.py"])
+    assert found.base.commit == shas[0]
+    assert [(p.port.name, p.symbol, p.pin) for p in found.proposals] == [("rmsnorm", "rms_norm", shas[0])]
+
+
+@pytest.mark.parametrize("helper_file, kept", [("lib/quant.py", False), ("lib/norm.py", True)])
+def test_a_look_alike_in_a_file_the_rest_of_the_port_file_does_not_draw_from_is_not_proposed(helper_file, kept):
+    """A helper matched by structure alone, in an upstream file where none of its port file's other
+    matched definitions are, loses confidence (here below the threshold); in the same file it stays."""
+    from portq.tree.definition_match import CONFIDENCE_THRESHOLD, Definition, Match, _assign
+
+    def definition(file: str, name: str) -> Definition:
+        return Definition(file, name, name, "function", "python", 1, 2, f"def {name}(): pass")
+
+    wrapper, helper = definition("ops/norm.py", "rmsnorm"), definition("ops/norm.py", "_units")
+    scored = {0: [Match(wrapper, definition("lib/norm.py", "rms_norm"), 0.95, "normalised name", 0.8)],
+              1: [Match(helper, definition(helper_file, "get_units"), CONFIDENCE_THRESHOLD + 0.05, "structure", 0.5)]}
+    proposals, unmatched, guesses = _assign([wrapper, helper], scored)
+    assert [m.port.name for m in proposals] == (["rmsnorm", "_units"] if kept else ["rmsnorm"])
+    if not kept:
+        assert unmatched == [helper] and guesses[0].confidence < CONFIDENCE_THRESHOLD
+
+
+def test_a_call_graph_pairing_resting_only_on_a_look_alike_is_weaker():
+    """A kernel launched by a wrapper matched by name pairs with the counterpart's kernel more
+    confidently than one launched by a wrapper matched only by structure."""
+    from portq.tree.definition_match import LOOK_ALIKE_NEIGHBOUR_PENALTY, Definition, Match, _call_graph_evidence
+
+    def definition(file: str, name: str, called: frozenset = frozenset(), kind: str = "function") -> Definition:
+        return Definition(file, name, name, kind, "python", 1, 2, f"def {name}(): pass", called=called)
+
+    wrapper = definition("ops.py", "scale", frozenset({"_rows_kernel"}))
+    kernel = definition("ops.py", "_rows_kernel", kind="triton_kernel")
+    theirs = definition("lib/scale.py", "scale_rows", frozenset({"_scale_rows_kernel"}))
+    their_kernel = definition("lib/scale.py", "_scale_rows_kernel", kind="triton_kernel")
+    pools = {0: [theirs, their_kernel], 1: [theirs, their_kernel]}
+    found = {}
+    for how in ("normalised name", "structure"):
+        scored = {0: [Match(wrapper, theirs, 0.9, how)], 1: []}
+        _call_graph_evidence([wrapper, kernel], pools, scored)
+        [paired] = [m for m in scored[1] if m.upstream is their_kernel]
+        found[how] = paired.confidence
+    assert found["structure"] == pytest.approx(found["normalised name"] - LOOK_ALIKE_NEIGHBOUR_PENALTY)
+
+
+def test_where_no_version_stands_out_the_base_is_the_newest_near_the_best():
+    """Scores that barely move over the history (a port in another language) say nothing about
+    the base: the newest commit near the best is taken and marked undetermined; a clear peak is
+    still the oldest commit of the best score."""
+    from portq.tree.provenance import _best
+
+    commits = [f"c{i}" for i in range(6)]  # oldest first
+    where = [{} for _ in commits]
+    flat = _best("port.py", [0.23, 0.23, 0.22, 0.20, 0.22, 0.22], commits, where)
+    assert (flat.commit, flat.undetermined) == ("c5", True)
+    peak = _best("port.py", [0.10, 0.40, 0.40, 0.25, 0.20, 0.20], commits, where)
+    assert (peak.commit, peak.run_end, peak.undetermined) == ("c1", "c2", False)
+    copy = _best("port.py", [0.90, 0.97, 0.97, 0.95, 0.95, 0.95], commits, where)
+    assert (copy.commit, copy.undetermined) == ("c1", False)
+
+
+def test_a_method_matches_the_same_method_of_a_class_whose_name_holds_its_class_name():
+    """``RMSNormOp.forward`` and ``LigerRMSNormFunction.forward``: the upstream prefixes its own
+    name and says Function where the port says Op; ``forward`` of an unrelated class stays weak."""
+    from portq.tree.definition_match import Definition, definition_name_similarity
+
+    def method(owner: str, name: str) -> Definition:
+        return Definition("x.py", name, f"{owner}.{name}", "method", "python", 1, 2, f"def {name}(): pass")
+
+    port = method("RMSNormOp", "forward")
+    assert definition_name_similarity(port, method("LigerRMSNormFunction", "forward")) >= 0.9
+    assert definition_name_similarity(method("CrossEntropyOp", "backward"),
+                                      method("LigerCrossEntropyFunction", "backward")) >= 0.9
+    assert definition_name_similarity(port, method("LigerLayerNormFunction", "forward")) < 0.6
+    assert definition_name_similarity(port, method("LigerFusedAddRMSNormFunction", "forward")) < 0.6
+    assert definition_name_similarity(port, method("LigerRMSNormFunction", "backward")) < 0.6
