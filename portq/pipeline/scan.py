@@ -43,7 +43,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
-from portq.classifier.classify import ClassifierContext, build_classifier
+from portq.classifier.classify import ClassifierContext, NetZeroPairing, build_classifier
 from portq.classifier.decision_keys import NET_ZERO, DecisionKeys, change_pairs, rename_groups
 from portq.classifier.mapping import ChangeMapper
 from portq.core.config import Config, require_tree
@@ -161,10 +161,11 @@ def _run_scan(config: Config, range_spec: str, *, progress=None, options: dict[s
             tables = SymbolTableCache(adopts=lambda path: bool(index.anchors_for_path(name, (path,))),
                                       also_adopts=lambda path: language_for_path(path) == "python")
             made: list[DecisionKeys] = []  # the keys, when they are made while git writes the log
+            pairing = NetZeroPairing()  # the range's net-zero pairs, found as the log arrives
             if previous is None:
                 entries = _read_entries(upstream, matrix, name, cache_dir, revisions, revisions.shas, progress,
                                         index=index, while_waiting=_keys_warmed_up(made, matrix, name, index, options),
-                                        tables=tables)
+                                        tables=tables, pairing=pairing)
             keys = made[0] if made else DecisionKeys(matrix, name, index, options)
             wave_fields = dict(  # the range as the commits it names now: a moved HEAD~5 or tag cannot change it
                 range_spec=f"{revisions.base}..{revisions.tip}", upstream=name, base_sha=revisions.base, tip_sha=revisions.tip,
@@ -198,10 +199,10 @@ def _run_scan(config: Config, range_spec: str, *, progress=None, options: dict[s
                     return ScanResult(wave, resumed, ledger.wave_entries(wave), name, len(plan.redecide))
             if previous is not None:  # a reusable wave that could not be reused: read the range now
                 entries = _read_entries(upstream, matrix, name, cache_dir, revisions, revisions.shas, progress,
-                                        index=index, tables=tables)
+                                        index=index, tables=tables, pairing=pairing)
             wave, resumed = ledger.begin_wave(**wave_fields)
             try:
-                _classify_and_record(ledger, wave, entries, progress, context, keys)
+                _classify_and_record(ledger, wave, entries, progress, context, keys, pairing.pairs)
             except KeyboardInterrupt:
                 wave = ledger.finish_wave(wave, "interrupted")
                 done = len(ledger.recorded_positions(wave))
@@ -262,11 +263,12 @@ def _keys_warmed_up(made: list, matrix, name, index, options) -> Iterator[None]:
 def _read_entries(upstream, matrix, name, cache_dir, revisions, shas, progress,
                   positions: list[int] | None = None, index=None,
                   while_waiting: Iterator[None] | None = None, tables: SymbolTableCache | None = None,
-                  ) -> list[EntryChanges]:
+                  pairing: NetZeroPairing | None = None) -> list[EntryChanges]:
     """Map the commits ``shas`` of ``revisions`` (all of them in one stream, or a rescan's few at
     ``positions``). With the in-tree ``index`` (its port files' anchors at least), mapping also owns the
     files no row owns but a port names. ``while_waiting``: steps taken while the whole range's log is
-    slower to arrive than it is mapped. ``tables``: the classifier's, handed the trees it will ask for."""
+    slower to arrive than it is mapped. ``tables``: the classifier's, handed the trees it will ask for.
+    ``pairing``: given each entry as it is mapped (the whole range's, in order)."""
     entries: list[EntryChanges] = []
     anchored = (lambda paths: bool(index.anchors_for_path(name, paths))) if index is not None else None
     with DefinitionCache(definition_cache_path(cache_dir), trees_to=tables) as definitions:
@@ -279,6 +281,8 @@ def _read_entries(upstream, matrix, name, cache_dir, revisions, shas, progress,
                 if positions is not None:
                     entry.position = positions[len(entries)]
                 entries.append(entry)
+                if pairing is not None:
+                    pairing.add(entry)
                 progress.advance()
             entries = mapper.settle_renames(entries)
         except KeyboardInterrupt:
@@ -377,14 +381,14 @@ of thousands of entries does not pay a commit per entry."""
 
 
 def _classify_and_record(ledger: Ledger, wave: Wave, entries: list[EntryChanges], progress, context,
-                         keys: DecisionKeys) -> None:
+                         keys: DecisionKeys, pairs: dict[int, tuple[int, str]] | None = None) -> None:
     done = ledger.recorded_positions(wave)
     progress.phase("classifying", len(entries))
     groups = rename_groups(change_pairs(e.commit.changes or e.owned_changes) for e in entries)
     classifier = build_classifier(context)
     batch: list[dict[str, Any]] = []
     try:
-        for entry, verdict in classifier.classify_range(entries):
+        for entry, verdict in classifier.classify_range(entries, pairs):
             if entry.position not in done:
                 batch.append(_entry_to_record(entry, verdict, keys, groups))
             if len(batch) >= RECORD_BATCH:
