@@ -67,7 +67,7 @@ import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, Iterator
 
 from portq.core.errors import EnvironmentProblem
 from portq.language.extraction import signature_of
@@ -537,6 +537,15 @@ class TreeIndex:
         source = self.source(path) or b""
         lines = source.decode("utf-8", errors="replace").splitlines()
         return lines[line - 1].strip() if 1 <= line <= len(lines) else ""
+
+    def record_parsed(self) -> Iterator[None]:
+        """Make the records of the files parsed only for their anchors, one file a step, so that ``save``
+        keeps them and the next scan of this tree reads its anchors without parsing (a scan takes these
+        steps while it waits for git)."""
+        for path in list(self._tables):
+            if path in self._tables:
+                self._record(path)
+                yield
 
     def complete(self) -> "TreeIndex":
         """Every file's record computed (commands that walk the whole index)."""

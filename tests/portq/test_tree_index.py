@@ -1,6 +1,7 @@
 """The in-tree index: ports by upstream symbol, not-carried declarations, the cache."""
 from __future__ import annotations
 
+import portq.tree.tree_index
 from portq.tree.tree_index import TreeIndex
 
 PORT = '''\
@@ -252,3 +253,21 @@ def test_anchors_naming_paths_come_in_the_tree_s_order_of_kind_and_upstream():
     assert len(expected) == 3
     assert [a.symbol for a in index.anchors_for_path("vllm", {"csrc/a.cu"}, "not-carried")] == ["k"]
     assert index.anchors_for_path("aiter", ["csrc/b.cu"]) == []
+
+
+def test_port_files_read_only_for_their_anchors_are_recorded_for_the_next_index(tmp_path, monkeypatch):
+    root, cache = tmp_path / "tree", tmp_path / "cache"
+    _write(root, {"kernels/g.py": PORT, "kernels/h.py": PORT.replace("gather", "scatter"), "ops/launch.py": CALLER})
+    expected = TreeIndex.build(root, port_roots=["kernels/"])
+    index = TreeIndex.on_demand(root, cache, ["kernels/"])
+    anchors = index.anchors
+    indexed = _counting_index_file(monkeypatch)
+    steps = list(index.record_parsed())  # a scan takes these steps while it waits for git
+    assert len(steps) == 2 and sorted(indexed) == ["kernels/g.py", "kernels/h.py"]
+    index.save()
+    indexed.clear()
+    parsed = []
+    real_table = portq.tree.tree_index.symbol_table
+    monkeypatch.setattr(portq.tree.tree_index, "symbol_table", lambda *a, **k: parsed.append(a[1]) or real_table(*a, **k))
+    again = TreeIndex.on_demand(root, cache, ["kernels/"])
+    assert again.anchors == anchors == expected.anchors and parsed == [] and indexed == []
