@@ -595,7 +595,7 @@ class Ledger:
         source_wave = row["source_wave"]
         scan = next((e for e in events if e.source == "scan" and e.wave_id == source_wave), None)
         if scan is not None and source_wave != wave.id:
-            scan = replace(scan, wave_id=wave.id, reused_from=source_wave)  # this wave's decision, by reference
+            scan = scan.reused_by(wave.id)  # this wave's decision, by reference (recorded in ``source_wave``)
         return EntryRecord(
             entry_id=row["id"],
             wave_id=wave.id,
