@@ -202,7 +202,8 @@ def _run_scan(config: Config, range_spec: str, *, progress=None, options: dict[s
                                         index=index, tables=tables, pairing=pairing)
             wave, resumed = ledger.begin_wave(**wave_fields)
             try:
-                _classify_and_record(ledger, wave, entries, progress, context, keys, pairing.pairs)
+                kept: list[EntryRecord] = []  # what is recorded, as reading it back would give it
+                _classify_and_record(ledger, wave, entries, progress, context, keys, pairing.pairs, kept)
             except KeyboardInterrupt:
                 wave = ledger.finish_wave(wave, "interrupted")
                 done = len(ledger.recorded_positions(wave))
@@ -229,7 +230,7 @@ def _run_scan(config: Config, range_spec: str, *, progress=None, options: dict[s
                     f"{wave.entry_count} entries; run the same scan again to mark it complete"
                 ) from None
             apply_reviews(ledger, config.reviews_path, name)  # the team's decisions in the tree stand
-            return ScanResult(wave, resumed, ledger.wave_entries(wave), name)
+            return ScanResult(wave, resumed, ledger.wave_entries(wave, kept), name)
 
 
 @contextlib.contextmanager
@@ -383,7 +384,8 @@ of thousands of entries does not pay a commit per entry."""
 
 
 def _classify_and_record(ledger: Ledger, wave: Wave, entries: list[EntryChanges], progress, context,
-                         keys: DecisionKeys, pairs: dict[int, tuple[int, str]] | None = None) -> None:
+                         keys: DecisionKeys, pairs: dict[int, tuple[int, str]] | None = None,
+                         kept: list[EntryRecord] | None = None) -> None:
     done = ledger.recorded_positions(wave)
     progress.phase("classifying", len(entries))
     groups = rename_groups(change_pairs(e.commit.changes or e.owned_changes) for e in entries)
@@ -394,9 +396,9 @@ def _classify_and_record(ledger: Ledger, wave: Wave, entries: list[EntryChanges]
             if entry.position not in done:
                 batch.append(_entry_to_record(entry, verdict, keys, groups))
             if len(batch) >= RECORD_BATCH:
-                ledger.record_scan_entries(wave, batch)
+                ledger.record_scan_entries(wave, batch, kept)
                 batch = []
             progress.advance()
     finally:
         if batch:  # what was classified before an interruption is kept too
-            ledger.record_scan_entries(wave, batch)
+            ledger.record_scan_entries(wave, batch, kept)
