@@ -255,12 +255,10 @@ def _signature_rules() -> str:
 
 def _keys_warmed_up(made: list, matrix, name, index, options) -> Iterator[None]:
     """Steps to take while a cold scan waits for git's log: make the decision keys (into
-    ``made``), then find ahead what each anchor's key and verdicts will ask of the tree, then make the
-    in-tree records of the port files read only for their anchors (kept for the next scan)."""
+    ``made``), then find ahead what each anchor's key and verdicts will ask of the tree."""
     made.append(DecisionKeys(matrix, name, index, options))
     yield
     yield from made[0].warm_up()
-    yield from index.record_parsed()
 
 
 def _read_entries(upstream, matrix, name, cache_dir, revisions, shas, progress,

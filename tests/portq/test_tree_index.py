@@ -255,19 +255,21 @@ def test_anchors_naming_paths_come_in_the_tree_s_order_of_kind_and_upstream():
     assert index.anchors_for_path("aiter", ["csrc/b.cu"]) == []
 
 
-def test_port_files_read_only_for_their_anchors_are_recorded_for_the_next_index(tmp_path, monkeypatch):
+def test_the_anchors_of_port_files_read_for_their_anchors_alone_are_cached_for_the_same_tree(tmp_path, monkeypatch):
     root, cache = tmp_path / "tree", tmp_path / "cache"
     _write(root, {"kernels/g.py": PORT, "kernels/h.py": PORT.replace("gather", "scatter"), "ops/launch.py": CALLER})
     expected = TreeIndex.build(root, port_roots=["kernels/"])
-    index = TreeIndex.on_demand(root, cache, ["kernels/"])
-    anchors = index.anchors
-    indexed = _counting_index_file(monkeypatch)
-    steps = list(index.record_parsed())  # a scan takes these steps while it waits for git
-    assert len(steps) == 2 and sorted(indexed) == ["kernels/g.py", "kernels/h.py"]
-    index.save()
-    indexed.clear()
     parsed = []
     real_table = portq.tree.tree_index.symbol_table
     monkeypatch.setattr(portq.tree.tree_index, "symbol_table", lambda *a, **k: parsed.append(a[1]) or real_table(*a, **k))
+    indexed = _counting_index_file(monkeypatch)
+    index = TreeIndex.on_demand(root, cache, ["kernels/"])
+    assert index.anchors == expected.anchors and sorted(parsed) == ["kernels/g.py", "kernels/h.py"] and indexed == []
+    index.save()
+    parsed.clear()
     again = TreeIndex.on_demand(root, cache, ["kernels/"])
-    assert again.anchors == anchors == expected.anchors and parsed == [] and indexed == []
+    assert again.anchors == expected.anchors and parsed == [] and indexed == []  # read from the cache, not parsed
+    assert _records(again.complete()) == _records(expected)  # a record is still made from the file when asked for
+    (root / "kernels" / "h.py").write_text(PORT.replace("gather", "spread"))
+    edited = TreeIndex.on_demand(root, cache, ["kernels/"])  # another tree: its port files are read again
+    assert {a.symbol for a in edited.anchors} >= {"spread_kernel"} and "kernels/h.py" in parsed
