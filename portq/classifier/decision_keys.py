@@ -131,7 +131,8 @@ class DecisionKeys:
         self.anchored_paths = frozenset(self._by_path)  # upstream paths some anchor names
         self._param_files = sorted({a.file for a in index.anchors if a.kind == NOT_CARRIED and a.param})
         self._anchor_files: dict[int, frozenset[str]] = {}
-        self._tree_parts: dict[frozenset[str], str] = {}
+        self._tree_parts: dict[frozenset[str], str] = {}  # by the entry's upstream paths
+        self._files_parts: dict[frozenset[str], str] = {}  # by the in-tree files they come to
 
     # --- parts -------------------------------------------------------------------
 
@@ -193,7 +194,11 @@ class DecisionKeys:
                 files |= self._files_of_anchor(anchor)
             if anchors or owned:
                 files.update(self._param_files)
-            part = self._tree_parts[key] = _digest(self._files_digest(files))
+            by_files = frozenset(files)  # most entries' paths differ, but few sets of files do (none: the most)
+            part = self._files_parts.get(by_files)
+            if part is None:
+                part = self._files_parts[by_files] = _digest(self._files_digest(files))
+            self._tree_parts[key] = part
         return part
 
     # --- keys --------------------------------------------------------------------
