@@ -150,6 +150,11 @@ def _run_scan(config: Config, range_spec: str, *, progress=None, options: dict[s
             cleanup.enter_context(_products_kept(cache_dir))  # tokens and ast dumps, for the next scan too
             previous = None if fresh else ledger.reusable_wave(
                 upstream=name, base_sha=revisions.base, tip_sha=revisions.tip, tree=tree_key(config))
+            waiting = _StepsGivenLater()  # what to do while git is slower than mapping, given once it can be made
+            log = None
+            if previous is None:  # a cold scan reads the whole range: git starts writing it while the rest is set up
+                log = upstream.started_commits(revisions, waiting)
+                cleanup.callback(log.close)
             # The tree as it is now decides the whole scan, however it is edited meanwhile: its bytes
             # are read here, and a file is parsed when mapping or the classifier first asks about it
             # (mapping: the port files' anchors; a caller query: the files whose bytes hold the name).
@@ -163,9 +168,9 @@ def _run_scan(config: Config, range_spec: str, *, progress=None, options: dict[s
             made: list[DecisionKeys] = []  # the keys, when they are made while git writes the log
             pairing = NetZeroPairing()  # the range's net-zero pairs, found as the log arrives
             if previous is None:
+                waiting.steps = _keys_warmed_up(made, matrix, name, index, options)
                 entries = _read_entries(upstream, matrix, name, cache_dir, revisions, revisions.shas, progress,
-                                        index=index, while_waiting=_keys_warmed_up(made, matrix, name, index, options),
-                                        tables=tables, pairing=pairing)
+                                        index=index, commits=log, tables=tables, pairing=pairing)
             keys = made[0] if made else DecisionKeys(matrix, name, index, options)
             wave_fields = dict(  # the range as the commits it names now: a moved HEAD~5 or tag cannot change it
                 range_spec=f"{revisions.base}..{revisions.tip}", upstream=name, base_sha=revisions.base, tip_sha=revisions.tip,
@@ -253,6 +258,20 @@ def _signature_rules() -> str:
     return signature_rules()
 
 
+class _StepsGivenLater:
+    """An iterator of steps that are given (``steps``) after it is handed to the log's reader, which asks
+    for a step only once the scan reads the log."""
+
+    def __init__(self) -> None:
+        self.steps: Iterator[None] = iter(())
+
+    def __iter__(self) -> "_StepsGivenLater":
+        return self
+
+    def __next__(self) -> None:
+        return next(self.steps)
+
+
 def _keys_warmed_up(made: list, matrix, name, index, options) -> Iterator[None]:
     """Steps to take while a cold scan waits for git's log: make the decision keys (into
     ``made``), then find ahead what each anchor's key and verdicts will ask of the tree."""
@@ -264,18 +283,20 @@ def _keys_warmed_up(made: list, matrix, name, index, options) -> Iterator[None]:
 def _read_entries(upstream, matrix, name, cache_dir, revisions, shas, progress,
                   positions: list[int] | None = None, index=None,
                   while_waiting: Iterator[None] | None = None, tables: SymbolTableCache | None = None,
-                  pairing: NetZeroPairing | None = None) -> list[EntryChanges]:
+                  pairing: NetZeroPairing | None = None, commits: Iterator | None = None) -> list[EntryChanges]:
     """Map the commits ``shas`` of ``revisions`` (all of them in one stream, or a rescan's few at
     ``positions``). With the in-tree ``index`` (its port files' anchors at least), mapping also owns the
     files no row owns but a port names. ``while_waiting``: steps taken while the whole range's log is
     slower to arrive than it is mapped. ``tables``: the classifier's, handed the trees it will ask for.
-    ``pairing``: given each entry as it is mapped (the whole range's, in order)."""
+    ``pairing``: given each entry as it is mapped (the whole range's, in order). ``commits``: the whole
+    range's log, already started (``Upstream.started_commits``)."""
     entries: list[EntryChanges] = []
     anchored = (lambda paths: bool(index.anchors_for_path(name, paths))) if index is not None else None
     with DefinitionCache(definition_cache_path(cache_dir), trees_to=tables) as definitions:
         mapper = ChangeMapper(matrix, name, upstream.read_blob, definitions, upstream.read_blobs, anchored=anchored)
-        commits = upstream.commits(revisions, while_waiting) if positions is None \
-            else upstream.commits_of(shas, revisions.spec)
+        if commits is None:
+            commits = upstream.commits(revisions, while_waiting) if positions is None \
+                else upstream.commits_of(shas, revisions.spec)
         try:
             progress.phase(f"reading {revisions.spec}", len(shas))
             for entry in mapper.map_commits(commits):
