@@ -50,7 +50,7 @@ a lock, never as a foreign file), and one
 entries only. Reading a wave back costs two queries however many entries it
 has, and an event's evidence and full verdict are decoded from JSON only
 when asked for; a scan that recorded every entry of its wave itself is given
-back the records it wrote (``record_scan_entries(kept=...)``), unless a review
+back the records it wrote (``keep_recorded``), unless a review
 names one of them. A wave left ``running`` by a dead process
 (or ``interrupted`` by Ctrl-C) is resumed by the next scan of the same range,
 tree, matrix and portq version; a wave whose writer is alive is never
@@ -186,6 +186,7 @@ def open_ledger(path: Path | str, *, create: bool = True) -> "Ledger":
 class Ledger:
     def __init__(self, path: Path, *, create: bool = True) -> None:
         self.path = path
+        self._keeping: dict[int, list[EntryRecord]] = {}  # wave id -> its records as recorded (keep_recorded)
         if not path.exists():
             if not create:
                 raise LedgerError(f"no ledger at {path}: run portq scan first (or pass --ledger PATH)")
@@ -389,8 +390,15 @@ class Ledger:
         """Record one entry of a wave and its scan verdict atomically (see ``record_scan_entries``)."""
         return self.record_scan_entries(wave, [entry]) == 1
 
-    def record_scan_entries(self, wave: Wave, entries: Sequence[dict[str, Any]],
-                            kept: list[EntryRecord] | None = None) -> int:
+    def keep_recorded(self, wave: Wave) -> list[EntryRecord]:
+        """A list that every later ``record_scan_entries`` of ``wave`` (in this process) appends the
+        ``EntryRecord`` of each entry it records to, as ``wave_entries`` would read it back while no
+        review names the entry: pass it to ``wave_entries`` as ``recorded``."""
+        kept: list[EntryRecord] = []
+        self._keeping[wave.id] = kept
+        return kept
+
+    def record_scan_entries(self, wave: Wave, entries: Sequence[dict[str, Any]]) -> int:
         """Record entries of a wave with their scan verdicts in ONE transaction.
 
         Each entry is a dict with ``position, sha, title, pr, rows, symbols,
@@ -402,9 +410,9 @@ class Ledger:
         wave already has is skipped (a resumed scan may classify it again).
         Returns how many were recorded. A batch is all or nothing, so a
         killed scan loses at most the batch in flight, never half an entry.
-        ``kept``: gets the ``EntryRecord`` of each entry recorded, as ``wave_entries``
-        would read it back while no review names the entry (see ``wave_entries``' ``recorded``).
+        Each recorded entry's record is kept where ``keep_recorded`` asked for it.
         """
+        kept = self._keeping.get(wave.id)
         created_at = _now()
         with self._transaction() as db:
             db.executemany(

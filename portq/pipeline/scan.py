@@ -4,7 +4,10 @@ config → matrix → upstream range (validated) → the in-tree index (the
 tree read once, at the start: it decides the whole scan; a file is parsed
 only when a question needs it) → one streaming read of every
 patch → ownership and enclosing symbols → the classifier (over the whole
-range) → ledger transactions of ``RECORD_BATCH`` entries.
+range) → ledger transactions of ``RECORD_BATCH`` entries. A cold scan starts
+git's log as soon as it knows it reads the whole range (before the in-tree
+index and the stores are set up), pairs net-zero commits as the log arrives,
+and is handed back the records it wrote rather than reading its wave back.
 
 A rescan reuses. Each recorded entry carries its decision key
 (``portq.classifier.decision_keys``: the commit, the classifier version, the matrix rows
@@ -207,8 +210,8 @@ def _run_scan(config: Config, range_spec: str, *, progress=None, options: dict[s
                                         index=index, tables=tables, pairing=pairing)
             wave, resumed = ledger.begin_wave(**wave_fields)
             try:
-                kept: list[EntryRecord] = []  # what is recorded, as reading it back would give it
-                _classify_and_record(ledger, wave, entries, progress, context, keys, pairing.pairs, kept)
+                kept = ledger.keep_recorded(wave)  # what is recorded, as reading it back would give it
+                _classify_and_record(ledger, wave, entries, progress, context, keys, pairing.pairs)
             except KeyboardInterrupt:
                 wave = ledger.finish_wave(wave, "interrupted")
                 done = len(ledger.recorded_positions(wave))
@@ -403,8 +406,7 @@ of thousands of entries does not pay a commit per entry."""
 
 
 def _classify_and_record(ledger: Ledger, wave: Wave, entries: list[EntryChanges], progress, context,
-                         keys: DecisionKeys, pairs: dict[int, tuple[int, str]] | None = None,
-                         kept: list[EntryRecord] | None = None) -> None:
+                         keys: DecisionKeys, pairs: dict[int, tuple[int, str]] | None = None) -> None:
     done = ledger.recorded_positions(wave)
     progress.phase("classifying", len(entries))
     groups = rename_groups(change_pairs(e.commit.changes or e.owned_changes) for e in entries)
@@ -415,9 +417,9 @@ def _classify_and_record(ledger: Ledger, wave: Wave, entries: list[EntryChanges]
             if entry.position not in done:
                 batch.append(_entry_to_record(entry, verdict, keys, groups))
             if len(batch) >= RECORD_BATCH:
-                ledger.record_scan_entries(wave, batch, kept)
+                ledger.record_scan_entries(wave, batch)
                 batch = []
             progress.advance()
     finally:
         if batch:  # what was classified before an interruption is kept too
-            ledger.record_scan_entries(wave, batch, kept)
+            ledger.record_scan_entries(wave, batch)

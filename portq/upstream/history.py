@@ -269,22 +269,22 @@ class Upstream:
 
     # --- commits and blobs ---------------------------------------------------
 
-    def commits(self, revisions: Range, while_waiting: Iterator[object] | None = None) -> Iterator[Commit]:
+    def commits(self, revisions: Range, while_waiting: Iterator[object] | None = None,
+                started: bool = False) -> Iterator[Commit]:
         """The commits of ``revisions`` in entry order, from one git process.
 
         ``while_waiting``: work done a step at a time whenever the next patch
         has not arrived yet (``ReadAhead``), left off when the log ends.
+        ``started``: first yields None once git runs (``started_commits``).
         """
         yield from self._log_stream(
             ["--reverse", "--end-of-options", f"{revisions.base}..{revisions.tip}"], revisions.shas, revisions.spec,
-            while_waiting=while_waiting)
+            while_waiting=while_waiting, started=started)
 
     def started_commits(self, revisions: Range, while_waiting: Iterator[object] | None = None) -> Iterator[Commit]:
         """``commits``, with git started now rather than when the first commit is asked for: a scan
         starts the log, then does its other setup while git writes. Close it if it is never read."""
-        stream = self._log_stream(
-            ["--reverse", "--end-of-options", f"{revisions.base}..{revisions.tip}"], revisions.shas, revisions.spec,
-            while_waiting=while_waiting, started=True)
+        stream = self.commits(revisions, while_waiting, True)
         next(stream)  # git runs from here
         return stream
 

@@ -418,10 +418,9 @@ def test_the_records_kept_while_recording_are_what_reading_the_wave_back_gives(l
     earlier, _ = begin(ledger, tip="c" * 40, count=1)  # another wave's scan of one of the commits, before
     ledger.record_scan_entries(earlier, [_entry(1, "2" * 40, scan_verdict("IN_SYNC"))])
     wave, _ = begin(ledger, count=3)
-    kept = []
-    ledger.record_scan_entries(wave, [_entry(1, "1" * 40), _entry(2, "2" * 40, scan_verdict("NOT_APPLICABLE", "no-row"), ())],
-                               kept)
-    ledger.record_scan_entries(wave, [_entry(3, "3" * 40)], kept)
+    kept = ledger.keep_recorded(wave)
+    ledger.record_scan_entries(wave, [_entry(1, "1" * 40), _entry(2, "2" * 40, scan_verdict("NOT_APPLICABLE", "no-row"), ())])
+    ledger.record_scan_entries(wave, [_entry(3, "3" * 40)])
     wave = ledger.finish_wave(wave)
     read_back = ledger.wave_entries(wave)
     assert kept == read_back and [r.scan.id for r in kept] == [2, 3, 4]
@@ -433,8 +432,8 @@ def test_the_records_kept_while_recording_are_what_reading_the_wave_back_gives(l
 
 def test_kept_records_give_way_to_the_ledger_when_a_review_names_an_entry(ledger):
     wave, _ = begin(ledger, count=2)
-    kept = []
-    ledger.record_scan_entries(wave, [_entry(1, "1" * 40), _entry(2, "2" * 40)], kept)
+    kept = ledger.keep_recorded(wave)
+    ledger.record_scan_entries(wave, [_entry(1, "1" * 40), _entry(2, "2" * 40)])
     wave = ledger.finish_wave(wave)
     ledger.record_review(kept[1].entry_id, verdict="IN_SYNC", justification=None, why="ported by hand", who="me")
     assert ledger.wave_entries(wave, kept) == ledger.wave_entries(wave) != kept
