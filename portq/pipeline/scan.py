@@ -210,7 +210,9 @@ def _run_scan(config: Config, range_spec: str, *, progress=None, options: dict[s
                                         index=index, tables=tables, pairing=pairing)
             wave, resumed = ledger.begin_wave(**wave_fields)
             try:
-                kept = ledger.keep_recorded(wave)  # what is recorded, as reading it back would give it
+                # what is recorded, as reading it back would give it (a long wave's records are read back
+                # once its mapped history is freed, rather than held beside it)
+                kept = ledger.keep_recorded(wave) if wave.entry_count <= KEEP_RECORDED_AT_MOST else None
                 _classify_and_record(ledger, wave, entries, progress, context, keys, pairing.pairs)
             except KeyboardInterrupt:
                 wave = ledger.finish_wave(wave, "interrupted")
@@ -228,7 +230,9 @@ def _run_scan(config: Config, range_spec: str, *, progress=None, options: dict[s
                 except Exception:
                     pass
                 raise
-            del entries, context, tables  # the mapped history and its trees, freed before the wave is read back
+            # the mapped history (the net-zero pairing holds its entries too) and its trees, freed before
+            # the wave is read back
+            del entries, context, tables, pairing, log
             try:
                 wave = ledger.finish_wave(wave, "complete")
             except KeyboardInterrupt:
@@ -399,6 +403,10 @@ def _entry_to_record(entry: EntryChanges, verdict, keys: DecisionKeys, groups) -
         decision_key=keys.entry_key(commit.sha, entry.rows, changes, verdict.justification, groups),
     )
 
+
+KEEP_RECORDED_AT_MOST = 10_000
+"""The longest wave whose records a cold scan keeps as it writes them instead of reading them back: a
+longer one would hold its records and its mapped history at once (30,000 entries: 341 MiB instead of 274)."""
 
 RECORD_BATCH = 64
 """Entries per ledger transaction: whole batches survive a kill, and a scan
