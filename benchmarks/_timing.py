@@ -67,10 +67,9 @@ def _trials(run, trials: int, launches: int) -> list[float]:
     return times
 
 
-def time_gpu(fn, *, trials: int = 7, trial_ms: float = 3.0, min_launches: int = 5,
-             max_launches: int = 1000, graph: bool = True) -> Timing:
-    """Time ``fn`` (no arguments, launches GPU work) as the module docstring says."""
-    fn()  # compile, allocate, warm the clocks
+def _launches_per_trial(fn, trial_ms: float, min_launches: int, max_launches: int) -> int:
+    """How many back-to-back launches of ``fn`` fill about ``trial_ms``, from
+    three timed eager calls (``fn`` has run once already)."""
     torch.cuda.synchronize()
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     start.record()
@@ -79,32 +78,15 @@ def time_gpu(fn, *, trials: int = 7, trial_ms: float = 3.0, min_launches: int = 
     end.record()
     end.synchronize()
     estimate = max(start.elapsed_time(end) / 3, 1e-3)
-    launches = int(min(max(trial_ms / estimate, min_launches), max_launches))
-    method = f"graph of {launches}"
-    run = None
-    if graph:
-        try:
-            captured = torch.cuda.CUDAGraph()
-            stream = torch.cuda.Stream()
-            stream.wait_stream(torch.cuda.current_stream())
-            with torch.cuda.stream(stream):
-                fn()
-            torch.cuda.current_stream().wait_stream(stream)
-            with torch.cuda.graph(captured):
-                for _ in range(launches):
-                    fn()
-            captured.replay()
-            torch.cuda.synchronize()
-            run = captured.replay
-        except RuntimeError:
-            torch.cuda.synchronize()
-            run = None
-    if run is None:
-        method = f"eager loop of {launches}"
+    return int(min(max(trial_ms / estimate, min_launches), max_launches))
 
-        def run():
-            for _ in range(launches):
-                fn()
+
+def time_gpu(fn, *, trials: int = 7, trial_ms: float = 3.0, min_launches: int = 5,
+             max_launches: int = 1000, graph: bool = True) -> Timing:
+    """Time ``fn`` (no arguments, launches GPU work) as the module docstring says."""
+    fn()  # compile, allocate, warm the clocks
+    launches = _launches_per_trial(fn, trial_ms, min_launches, max_launches)
+    run, method = _capture(fn, launches) if graph else _eager(fn, launches)
     times = _trials(run, trials, launches)
     return Timing(statistics.median(times), min(times), max(times), launches, method)
 
@@ -142,11 +124,15 @@ def _capture(fn, launches: int):
         return captured.replay, f"graph of {launches}"
     except RuntimeError:
         torch.cuda.synchronize()
+        return _eager(fn, launches)
 
-        def run():
-            for _ in range(launches):
-                fn()
-        return run, f"eager loop of {launches}"
+
+def _eager(fn, launches: int):
+    """An eager loop of ``launches`` calls, for what a graph cannot capture."""
+    def run():
+        for _ in range(launches):
+            fn()
+    return run, f"eager loop of {launches}"
 
 
 def time_ratio(fn_a, fn_b, *, trials: int = 15, trial_ms: float = 3.0, min_launches: int = 5,
@@ -157,15 +143,7 @@ def time_ratio(fn_a, fn_b, *, trials: int = 15, trial_ms: float = 3.0, min_launc
     result is the median of the per-trial ratios with their fastest and
     slowest beside it, and each side's own median timing."""
     fn_a(), fn_b()
-    torch.cuda.synchronize()
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    start.record()
-    for _ in range(3):
-        fn_b()
-    end.record()
-    end.synchronize()
-    estimate = max(start.elapsed_time(end) / 3, 1e-3)
-    launches = int(min(max(trial_ms / estimate, min_launches), max_launches))
+    launches = _launches_per_trial(fn_b, trial_ms, min_launches, max_launches)
     run_a, method = _capture(fn_a, launches)
     run_b, _ = _capture(fn_b, launches)
     times_a, times_b = [], []

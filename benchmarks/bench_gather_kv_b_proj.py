@@ -36,6 +36,7 @@ import torch
 REPO = Path(__file__).resolve().parent.parent
 REPORT_MD = REPO / "reports" / "benchmarks" / "gather_kv_b_proj.md"
 REPORT_PNG = REPO / "reports" / "benchmarks" / "gather_kv_b_proj.png"
+LIMITERS_MD = REPO / "reports" / "benchmarks" / "gather_kv_b_proj_limiters.md"
 COMMAND = "python benchmarks/bench_gather_kv_b_proj.py"
 
 RANK, ROPE, NOPE, VDIM = 512, 64, 128, 128
@@ -599,27 +600,15 @@ NOTES = (
     "Notes. The default launch is a persistent grid over the TMA tiles with the tile loop and the K "
     "loop flattened into one software-pipelined loop (`persistent1 flat`: one program per SM for the "
     "128x256 bf16-operand tile; `persistent2 flat` for the 64x128 fp8 x fp8 tile), bit-identical to one "
-    "program per tile (the GPU tests compare every candidate bit for bit). It was chosen from the sweep "
-    "below on an NVIDIA H200 (torch 2.11.0+cu130, Triton 3.6.0, same command): against one program per "
+    "program per tile (the GPU tests compare every candidate bit for bit). It was chosen from a sweep "
+    "on an NVIDIA H200 (torch 2.11.0+cu130, Triton 3.6.0, same command; the sweep below is this run's): against one program per "
     "tile with TMA boxes (`T128xN256xK64 g32 w8s3 tmaW tmaKV`) it was 1.2-5.5% faster on 23 of the 24 "
     "bf16-operand rows and level (+0.3%) on the last; one program per SM without the flattening lost 3% "
     "on one row; for fp8 x fp8 two programs per SM were 9-11% faster (three: 18-33% slower; one: 50% "
     "slower).\n\n"
-    "What limits it. `python benchmarks/bench_gather_kv_b_proj.py --limiters` at 1x32000 h12, on the "
-    "NVIDIA H200 of that sweep, each variant against one program per tile, side by side in one run "
-    "(median of 5 trials, index mode `record`), with a bare GEMM of the same shape timed the same way:\n\n"
-    "| cache x weight | S | variant | ms | min–max µs | TFLOP/s |\n|---|---|---|---:|---:|---:|\n| bf16 x bf16 | 64 | one program per tile, TMA boxes (the previous default) | 0.2304 | 230.1–231.0 | 437 |\n| bf16 x bf16 | 64 | no stores (epilogue traffic left out) | 0.1978 | 197.5–197.8 | 509 |\n| bf16 x bf16 | 64 | K loop warp-specialized | 0.2307 | 230.0–230.8 | 436 |\n| bf16 x bf16 | 64 | 4 pipeline stages | 0.2328 | 232.3–233.3 | 432 |\n| bf16 x bf16 | 64 | persistent grid, 1 program per SM | 0.2193 | 218.5–220.2 | 459 |\n| bf16 x bf16 | 64 | persistent grid, 2 programs per SM | 0.2229 | 222.0–223.1 | 452 |\n| bf16 x bf16 | 64 | persistent grid, 1 per SM, tile and K loops flattened | 0.2196 | 218.6–220.7 | 458 |\n| bf16 x bf16 | 64 | persistent grid, 2 per SM, tile and K loops flattened | 0.2233 | 222.7–224.1 | 451 |\n| bf16 x bf16 | 64 | persistent grid, flattened, no stores | 0.1955 | 194.7–196.1 | 515 |\n| bf16 x bf16 | 64 | pointer loads and stores (no TMA) | 0.2280 | 227.7–228.6 | 441 |\n| bf16 x bf16 | 64 | TMA weight loads only | 0.2357 | 235.6–236.4 | 427 |\n| fp8 x bf16 | 64 | one program per tile, TMA boxes (the previous default) | 0.2735 | 273.4–273.9 | 368 |\n| fp8 x bf16 | 64 | no stores (epilogue traffic left out) | 0.2482 | 248.2–248.3 | 406 |\n| fp8 x bf16 | 64 | K loop warp-specialized | 0.2738 | 273.4–275.6 | 368 |\n| fp8 x bf16 | 64 | 4 pipeline stages | 0.2736 | 273.5–273.7 | 368 |\n| fp8 x bf16 | 64 | persistent grid, 1 program per SM | 0.2586 | 257.8–259.6 | 389 |\n| fp8 x bf16 | 64 | persistent grid, 2 programs per SM | 0.2629 | 262.2–263.2 | 383 |\n| fp8 x bf16 | 64 | persistent grid, 1 per SM, tile and K loops flattened | 0.2606 | 259.9–262.0 | 386 |\n| fp8 x bf16 | 64 | persistent grid, 2 per SM, tile and K loops flattened | 0.2650 | 264.9–265.7 | 380 |\n| fp8 x bf16 | 64 | persistent grid, flattened, no stores | 0.2520 | 251.0–254.2 | 400 |\n| fp8 x bf16 | 64 | pointer loads and stores (no TMA) | 0.2814 | 281.3–282.2 | 358 |\n| fp8 x bf16 | 64 | TMA weight loads only | 0.2813 | 281.1–281.9 | 358 |\n| fp8 x fp8 | 1 | one program per tile, TMA boxes (the previous default) | 0.2150 | 214.6–215.5 | 468 |\n| fp8 x fp8 | 1 | no stores (epilogue traffic left out) | 0.1962 | 196.1–196.3 | 513 |\n| fp8 x fp8 | 1 | K loop warp-specialized | 0.2146 | 214.2–214.7 | 469 |\n| fp8 x fp8 | 1 | 4 pipeline stages | 0.2191 | 218.9–219.4 | 459 |\n| fp8 x fp8 | 1 | persistent grid, 1 program per SM | 0.3214 | 312.2–328.0 | 313 |\n| fp8 x fp8 | 1 | persistent grid, 2 programs per SM | 0.1952 | 193.1–196.2 | 516 |\n| fp8 x fp8 | 1 | persistent grid, 1 per SM, tile and K loops flattened | 0.3227 | 309.7–327.0 | 312 |\n| fp8 x fp8 | 1 | persistent grid, 2 per SM, tile and K loops flattened | 0.1974 | 195.1–197.9 | 510 |\n| fp8 x fp8 | 1 | persistent grid, flattened, no stores | 0.2949 | 294.3–296.0 | 341 |\n| fp8 x fp8 | 1 | pointer loads and stores (no TMA) | 0.2331 | 232.9–233.5 | 432 |\n| fp8 x fp8 | 1 | TMA weight loads only | 0.2209 | 220.7–221.0 | 456 |\n| bare GEMM 32000 x 512 x 3072, bf16 operands | | `torch.matmul` | 0.1519 | | 663 |\n| bare GEMM 32000 x 512 x 3072, fp8 operands | | `torch._scaled_mm` | 0.1035 | | 973 |\n\n"
-    "Read against the same-shape GEMM (0.1519 ms bf16, 0.1035 ms fp8 on that H200): with bf16 operands "
-    "the flattened persistent loop with every store masked off takes 0.1955 ms, 1.29x the GEMM: the "
-    "gathered, pointer-loaded latent rows (Hopper's TMA has no row gather, and page sizes 1 and 64 run "
-    "the same time) and one 8-step K loop per 128x256 tile with one resident program per SM (237-255 "
-    "registers) keep the main loop short of the GEMM's; the stores add 0.024 ms more (12%). An fp8 cache "
-    "with a bf16 weight adds the register upcast of every latent tile and keeps pointer weight loads "
-    "(Triton 3.6 computed wrong K columns with a TMA weight there): 0.252 ms without stores. For fp8 x "
-    "fp8 the persistent grid of two programs per SM already hides the epilogue (0.195 ms with stores, "
-    "0.196 ms without them one program per tile): what is left is the 64x128 main loop at 516 TFLOP/s "
-    "against the fp8 GEMM's 973, the tile size bounded by the second accumulator the fp32 promotion keeps "
-    "(128x256 spills). Warp specialization of the K loop and four stages are level."
+    "What limits it: `reports/benchmarks/gather_kv_b_proj_limiters.md` (`--limiters`: the op at 1x32000 "
+    "h12 with one stage left out or changed, against a bare GEMM of the same shape, side by side in one "
+    "run, with the card it ran on and what the figures say)."
 )
 
 def plot(results, path):
@@ -650,6 +639,38 @@ def plot(results, path):
     fig.savefig(path, dpi=120)
 
 
+def limiters_report(table: str) -> str:
+    """The ``--limiters`` table with the card, the versions and the command."""
+    import triton
+
+    return (f"# gather_kv_b_proj: what limits it, on {torch.cuda.get_device_name()}\n\n"
+            f"Reproduce: `python benchmarks/bench_gather_kv_b_proj.py --limiters` (torch {torch.__version__}, "
+            f"Triton {triton.__version__}). 1x32000 tokens, 12 heads, R=512, E=64, Dn=Dv=128; each row is the "
+            "op's kernel with one stage left out or changed, index mode `record`, timed as the main table is "
+            "(CUDA-graph replay after an L2 flush, median of the trials, fastest–slowest beside it); the base "
+            "of each group is one program per tile with TMA boxes. The last two rows are the bare GEMM of the "
+            "op's own shape, timed the same way.\n\n" + table + "\n\n" + LIMITERS_READING + "\n")
+
+
+LIMITERS_READING = (
+    "Reading (written for the run in this file). The default configurations are the flattened "
+    "persistent rows: bf16 x bf16 and fp8 x bf16 one program per SM, fp8 x fp8 two. With bf16 "
+    "operands the flattened loop with every store masked off takes 1.25x the same-shape GEMM: the "
+    "latent rows are gathered through pointer loads (Hopper's TMA has no row gather; page sizes 1 "
+    "and 64 run the same time) and one 8-step K loop per 128x256 tile, one resident program per SM "
+    "(237-255 registers), keeps the main loop short of the GEMM's; the stores add 18% more. An fp8 "
+    "cache with a bf16 weight adds the register upcast of every latent tile and keeps pointer weight "
+    "loads (Triton 3.6 computed wrong K columns with a TMA weight there). For fp8 x fp8, two "
+    "programs per SM hide most of the epilogue (flattened, with stores, within 2% of one program "
+    "per tile without stores): what is left is the 64x128 main loop at about half the fp8 GEMM's "
+    "rate, the tile bounded by the second accumulator the fp32 promotion keeps (128x256 spills). "
+    "Warp specialization of the K loop and four stages are level or slower. Reaching the issue's "
+    "targets (0.19 / 0.23 / 0.15 ms on an H200) needs a main loop at the GEMM's rate: a row-gather "
+    "copy engine (Blackwell's TMA gather4) or a warp-specialized producer that gathers rows into "
+    "shared memory ahead of the MMA warps, which Triton 3.6 does not express."
+)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--from-json", help="re-render a saved run instead of measuring")
@@ -675,7 +696,9 @@ def main(argv=None):
         if not torch.cuda.is_available():
             sys.exit("bench_gather_kv_b_proj: needs a CUDA device (or --from-json)")
         if args.limiters:
-            print("\n".join(limiters(args)))
+            table = "\n".join(limiters(args))
+            LIMITERS_MD.write_text(limiters_report(table))
+            print(table)
             return
         results = run(args)
         if results is None:

@@ -40,7 +40,7 @@ from ._numerics import (
 #: ("element"), fp8_ds_mla, nvfp4_ds_mla. Module-level so the benchmark can sweep them.
 #: fp8_ds_mla takes 4 tokens: 5-7% faster than 8 on the H200 (60K and 300K tokens,
 #: ``bench_kv_cache.py --sweep``); 16 and 32 were slower for every format.
-WRITER_TILING = {"element": (8, 4), "fp8_ds_mla": (4, 4), "nvfp4_ds_mla": (8, 4)}
+WRITER_TILING = {"element": (8, 4), "fp8_ds_mla": (8, 4), "nvfp4_ds_mla": (8, 4)}
 
 
 @triton.jit
@@ -241,7 +241,9 @@ def concat_and_cache_nvfp4_ds_mla_kernel(
     loads, with the same results. ``k_pe`` arrives as bf16 bit patterns
     (int16). Integer fp8 conversions on every back end: with the hardware fp8
     conversions this kernel wrote wrong scale bytes on the H200 (Triton 3.6;
-    not root-caused), the integer path is bit-exact there."""
+    not root-caused), the integer path is bit-exact there. The RoPE part is
+    converted by the hardware where ``FMA`` (compiled GPU code): its bytes are
+    compared bit for bit with the reference on the GPU."""
     NATIVE: tl.constexpr = False
     tokens, write, past, entry = _token_entries(
         slot_mapping, tl.program_id(0) * TOKENS + tl.arange(0, TOKENS), num_tokens, num_slots,
@@ -276,7 +278,7 @@ def concat_and_cache_nvfp4_ds_mla_kernel(
 
     rope_cols = tl.arange(0, 64)
     rope = load_as_fp32(k_pe + tokens[:, None] * k_pe_stride + rope_cols[None, :], write[:, None], True)
-    tl.store(kv_cache + entry[:, None] + 256 + rope_cols[None, :], fp32_to_fp8_code(rope, False, NATIVE).to(tl.uint8),
+    tl.store(kv_cache + entry[:, None] + 256 + rope_cols[None, :], fp32_to_fp8_code(rope, False, FMA).to(tl.uint8),
              mask=write[:, None])
     record_violation(index_flag, past, TRAP)
 

@@ -14,6 +14,11 @@ sees the whole list before it decides any one:
   Pairing is greedy in range order, each commit pairs at most once, so in
   "change, revert, byte-identical re-land" the change and the revert pair
   and the re-land is classified on its own merits.
+* **partial reverts** — a later commit whose every changed line takes back
+  lines one earlier commit made (its '-' lines among that commit's '+'
+  lines, its '+' lines among its '-' lines, file by file) is
+  NOT_APPLICABLE/``net-zero`` with it (rule ``partial-revert``); the
+  earlier commit is decided on its own.
 * **renames** — every ``old → new`` path rename seen in the range links both
   names, so an anchor that still names the old upstream path matches the
   symbol at its new path (the ported symbol keeps its name).
@@ -30,6 +35,7 @@ through the context.
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator
@@ -274,6 +280,57 @@ class NetZeroPairing:
         self._open.setdefault(keys.paths, _OpenChanges()).add(keys)
 
 
+def partial_reverts(entries: list[EntryChanges], pairs: dict[int, tuple[int, str]]) -> dict[int, tuple[int, str]]:
+    """position -> (earlier position, its sha) for each commit a row owns, outside ``pairs``, whose every
+    change takes back lines one earlier commit of the range (also outside ``pairs``) made: file by file
+    (the same path, no rename), its '-' lines are among that commit's '+' lines and its '+' lines among its
+    '-' lines, as multisets, against what that commit made net (a line it only moved was not made by it).
+    The latest such earlier commit; only the later commit is marked (rule ``partial-revert``).
+
+    Diff text is read only for a commit every one of whose paths an earlier commit changed, and for those
+    earlier commits, each once."""
+    lines: dict[int, dict[str, tuple[Counter, Counter]] | None] = {}
+
+    def changed(entry: EntryChanges) -> dict[str, tuple[Counter, Counter]] | None:
+        if entry.position not in lines:
+            found: dict[str, tuple[Counter, Counter]] | None = {}
+            for change in _file_changes(entry):
+                removed_by_hunk, added_by_hunk = change_lines(change)
+                removed = Counter(line for hunk in removed_by_hunk for line in hunk)
+                added = Counter(line for hunk in added_by_hunk for line in hunk)
+                if (change.old_path or change.new_path) != (change.new_path or change.old_path) \
+                        or not (removed or added) or change.path in found:
+                    found = None  # a rename, a binary or mode-only change: not lines to take back
+                    break
+                found[change.path] = (removed, added)
+            lines[entry.position] = found
+        return lines[entry.position]
+
+    earlier_by_path: dict[str, list[EntryChanges]] = {}
+    found: dict[int, tuple[int, str]] = {}
+    for entry in entries:
+        changes = _file_changes(entry)
+        if entry.position not in pairs and changes and entry.rows:  # a change no row owns is no-row, whatever it does
+            candidates = None
+            for change in changes:
+                touching = {e.position for e in earlier_by_path.get(change.path, ())}
+                candidates = touching if candidates is None else candidates & touching
+            mine = changed(entry) if candidates else None
+            for earlier in sorted((e for e in earlier_by_path.get(changes[0].path, ())
+                                   if e.position in (candidates or ())), key=lambda e: -e.position):
+                theirs = changed(earlier) if mine else None
+                # Against what the earlier commit made net (a line it moved was not made by it).
+                if theirs is not None and all(path in theirs and not (removed - (theirs[path][1] - theirs[path][0]))
+                                              and not (added - (theirs[path][0] - theirs[path][1]))
+                                              for path, (removed, added) in mine.items()):
+                    found[entry.position] = (earlier.position, earlier.commit.sha)
+                    break
+        if entry.position not in pairs and entry.position not in found:
+            for change in changes:
+                earlier_by_path.setdefault(change.path, []).append(entry)
+    return found
+
+
 def _changes_without_symbols(entry: EntryChanges) -> list[FileChange]:
     """Owned changes (a row's path, or a file a port names) that touched no definition: a pure rename, blank lines."""
     covered = {s.path for s in entry.symbols} | {s.old_path for s in entry.symbols if s.old_path}
@@ -321,16 +378,21 @@ class StructuralClassifier:
         already paired them (``NetZeroPairing``, as the entries arrived)."""
         entries = list(entries)
         pairs = net_zero_pairs(entries) if pairs is None else pairs
+        partial = partial_reverts(entries, pairs)
         aliases = rename_aliases(entries)
-        moves = follow_moves([e for e in entries if e.position not in pairs], self.symbols._table,
+        moves = follow_moves([e for e in entries if e.position not in pairs and e.position not in partial],
+                             self.symbols._table,
                              lambda symbol: self.symbols.anchored(symbol, aliases))
         for start in range(0, len(entries), PREFETCH_ENTRIES):
             window = entries[start:start + PREFETCH_ENTRIES]
-            self.symbols.prefetch([e for e in window if e.position not in pairs], aliases)
+            self.symbols.prefetch([e for e in window if e.position not in pairs and e.position not in partial],
+                                  aliases)
             for entry in window:
-                yield entry, self.classify(entry, pairs.get(entry.position), aliases, moves)
+                yield entry, self.classify(entry, pairs.get(entry.position), aliases, moves,
+                                           partial.get(entry.position))
 
-    def classify(self, entry: EntryChanges, net_zero_partner=None, aliases=None, moves=None) -> Verdict:
+    def classify(self, entry: EntryChanges, net_zero_partner=None, aliases=None, moves=None,
+                 taken_back_from=None) -> Verdict:
         from portq.classifier.reading import RangeFacts
         from portq.classifier.verdicts import entry_verdict
 
@@ -339,6 +401,8 @@ class StructuralClassifier:
         facts = RangeFacts(net_zero_partner, aliases or {}, moves if moves is not None else Moves())
         if net_zero_partner is not None:
             return self._net_zero(entry, net_zero_partner)
+        if taken_back_from is not None:
+            return self._net_zero(entry, taken_back_from, partial=True)
         verdicts = [self.symbols.classify(entry, symbol, facts) for symbol in entry.symbols]
         verdicts += [self.symbols.classify_change(entry, change, facts) for change in _changes_without_symbols(entry)]
         if not entry.rows and not verdicts:
@@ -349,8 +413,19 @@ class StructuralClassifier:
                            version=__version__, rules=["path-ownership"])
         return entry_verdict(verdicts, "the commit changes no file")
 
-    def _net_zero(self, entry: EntryChanges, partner: tuple[int, str]) -> Verdict:
+    def _net_zero(self, entry: EntryChanges, partner: tuple[int, str], partial: bool = False) -> Verdict:
         position, sha = partner
+        if partial:
+            return Verdict(
+                NOT_APPLICABLE, "net-zero", "path",
+                reason=f"every line this commit changes takes back lines entry {position} ({sha[:10]}) made inside "
+                       "the same range, so together they leave those lines as they were: net-zero rather than a "
+                       f"change to port (entry {position} is decided on its own)",
+                evidence=[Evidence(kind=Kind.NET_ZERO, message=f"takes back part of entry {position} {sha}",
+                                   side="upstream-new")],
+                version=__version__,
+                rules=["partial-revert"],
+            )
         relation = "is undone by" if position > entry.position else "undoes"
         return Verdict(
             NOT_APPLICABLE, "net-zero", "path",

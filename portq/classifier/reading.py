@@ -115,6 +115,8 @@ def _names_used_by_others(table, line: int, text: str, symbol: TouchedSymbol) ->
     defines names, and only they can tie the change to a ported definition
     (not every identifier its body shares with one); any other line
     (a dispatch table entry, a bare call) offers its identifiers."""
+    if table is not None and table.language == "cpp" and re.match(r"\s*#\s*include\b", text):
+        return set()  # a header's path names a file, not anything a definition uses
     words = set(_IDENTIFIER.findall(_strip_comment(text, symbol.path)))
     if table is None or table.tree is None:
         return words

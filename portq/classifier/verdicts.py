@@ -6,7 +6,9 @@ For each touched symbol, in order:
 0. **parse failures** — an error in or around the symbol's changed lines or
    its extent, or in a macro a ported symbol expands, in a file with ports:
    NEEDS_REVIEW (``parse failed at path:line``), nothing else read. Broken
-   lines of something no ported definition uses lower nothing.
+   lines of something no ported definition uses lower nothing, nor do errors
+   tree-sitter makes of unchanged lines the same way on both sides; past
+   those, only a token proof of a cosmetic change or NEEDS_REVIEW decides.
 1. **ports** — the in-tree definitions anchored to it (or to a definition
    containing it). None: ``not-carried`` if an in-tree declaration covers it,
    ``non-code`` for tests/docs/CI/build/benchmark paths, ``not-ported`` when a
@@ -71,6 +73,7 @@ from portq.classifier.rules.parameters import (Derivation, _upstream_param_evide
                                                launch_argument_texts)
 from portq.classifier.rules.provenance import ProvenanceRules
 from portq.classifier.rules.scope import ScopeRules, _scope_names
+from portq.classifier.rules.switches import SwitchRules
 from portq.classifier.rules.wrappers import WrapperRules
 from portq.core.evidence import Evidence, Kind, Location, Side, located
 from portq.core.model import (IN_SYNC, NEEDS_REVIEW, NOT_APPLICABLE, SEVERITY, EntryChanges, FileChange, SymbolVerdict,
@@ -82,7 +85,7 @@ from portq.language.symbols import (KIND_CLASS, KIND_FUNCTION, KIND_TRITON_KERNE
 from portq.tree.file_records import Port
 from portq.tree.tree_index import TreeIndex
 
-CLASSIFIER_VERSION = 16
+CLASSIFIER_VERSION = 17
 """Bumped whenever a change to the verdict logic may change a verdict, so a
 ledger that reuses earlier decisions knows which ones are stale."""
 
@@ -113,8 +116,8 @@ _SIGNATURE_RULES: str | None = None
 # --- results -------------------------------------------------------------------
 
 
-class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRules, BranchRules, AttributionRules,
-                       FormRules, ScopeRules, InterfaceRules, CalleePathRules, DefinitionRules):
+class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRules, BranchRules, SwitchRules,
+                       AttributionRules, FormRules, ScopeRules, InterfaceRules, CalleePathRules, DefinitionRules):
     """Decides the verdict of each touched symbol of an entry."""
 
     def __init__(self, context, index: TreeIndex) -> None:
@@ -405,6 +408,22 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
                     or self.index.not_carried_for(self.upstream, paths, symbol.name, symbol.qualified_name))
 
     def _decide(self, entry: EntryChanges, symbol: TouchedSymbol, facts: RangeFacts) -> SymbolVerdict:
+        verdict = self._decided(entry, symbol, facts)
+        if language_for_path(symbol.path) != "cpp":
+            return verdict
+        # only tables the decision built are asked: a symbol decided without its definition was not read through it
+        tables = self.context.symbol_tables
+        macros = {d.macro for d in (
+            self._definition(symbol.old_blob, symbol.old_path or symbol.path, symbol.qualified_name, symbol.old_lines)
+            if symbol.change != "added" and symbol.old_blob and tables.has(symbol.old_blob, symbol.path) else None,
+            self._definition(symbol.new_blob, symbol.path, symbol.qualified_name, symbol.new_lines)
+            if symbol.change != "removed" and symbol.new_blob and tables.has(symbol.new_blob, symbol.path) else None)
+            if d is not None and d.macro}
+        if macros:
+            verdict.rules = list(checked(*verdict.rules, "macro-declared-definition"))
+        return verdict
+
+    def _decided(self, entry: EntryChanges, symbol: TouchedSymbol, facts: RangeFacts) -> SymbolVerdict:
         paths = self._paths(symbol, facts)
         ports = self._ports(symbol, paths)
         moved = self._moved(entry, symbol, paths, ports, facts)
@@ -412,9 +431,9 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
             return moved
         if ports or self.index.anchors_for_path(self.upstream, paths):
             moved_away = {m.old[1] for m in facts.moves.by_entry.get(entry.position, ()) if m.old[0] in paths}
-            broken = self._parse_failure(entry, symbol, paths, bool(ports), moved_away)
+            broken = self._parse_failure(entry, symbol, paths, bool(ports), moved_away, ports=ports)
             if broken is not None:
-                return broken
+                return self._unread_despite_parse(symbol, ports, broken) or broken
         if symbol.name in ("<toplevel>", "<lines>") or symbol.kind == KIND_CLASS:
             container = self._container(entry, symbol, paths)
             # A cosmetic proof says the module-level program is the same, so no binding changed meaning.
@@ -425,7 +444,12 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
                 return container
         if not ports:
             return self._unported(entry, symbol, paths)
-        return self._ported(entry, symbol, paths, ports)
+        verdict = self._ported(entry, symbol, paths, ports)
+        if verdict.verdict != NEEDS_REVIEW and (verdict.verdict, verdict.justification) != (NOT_APPLICABLE, "cosmetic"):
+            # past errors tree-sitter makes of unchanged lines, structure decides no more than NEEDS_REVIEW,
+            # unless tokens prove the change cosmetic
+            return self._parse_failure(entry, symbol, paths, True, moved_away, misread=True, ports=ports) or verdict
+        return verdict
 
 
     def _ports(self, symbol: TouchedSymbol, paths: set[str]) -> list[Port]:
@@ -538,12 +562,21 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
             )
         formal = self._form_only(symbol, definition)
         if formal is not None:
-            kept = "not-carried" if formal[0] == "default-build" else "cosmetic"
+            kept = "not-carried" if formal[0] in ("default-build", "live-branch") else "cosmetic"
             return self._base(formal[0], symbol, NOT_APPLICABLE, kept, "body",
                               f"{symbol.name} {formal[1]}, so {kept} rather than a change the port must follow",
                               evidence + [Evidence(kind=Kind.COSMETIC, message=formal[1], side="upstream-new",
                                                    path=symbol.path, symbol=symbol.name,
                                                    line=symbol.new_lines[0] if symbol.new_lines else None)])
+        aliased = self._aliased_only(entry, symbol)
+        if aliased:
+            return self._base("macro-alias", symbol, NOT_APPLICABLE, "cosmetic", "body",
+                              f"{symbol.name} only uses {', '.join(aliased[:4])}, aliases the default build defines, "
+                              "so it expands to the same code: cosmetic rather than a change the port must follow",
+                              evidence + [Evidence(kind=Kind.COSMETIC, side="upstream-new", path=symbol.path,
+                                                   line=symbol.new_lines[0] if symbol.new_lines else None,
+                                                   symbol=symbol.name, subject=aliased[0].split(" = ")[0],
+                                                   message=f"default-build macro aliases: {', '.join(aliased[:4])}")])
         registered = self._registered_only(entry, symbol)
         if registered:
             return self._base("registry-decorator", symbol, NOT_APPLICABLE, "cosmetic", "body",
@@ -590,6 +623,18 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
                                                        symbol=symbol.name, subject=sorted(param_scope)[0],
                                                        message=f"the change only concerns {names}, declared not "
                                                        "carried (off)")])
+        switched = self._lacked_switch_flags(symbol, definition)
+        if switched:
+            names = ", ".join(switched[:4])
+            return self._base("lacked-switch-flag", symbol, NOT_APPLICABLE, "not-carried", "signature",
+                              f"with {names}, compile-time flags a switch macro binds and the port at {definition.cite} "
+                              f"does not have, read as off, {symbol.name} is the same before and after: the change "
+                              "lies in the path the port lacks, so not-carried rather than NEEDS_REVIEW",
+                              evidence + [Evidence(kind=Kind.NOT_CARRIED, side="upstream-new", path=symbol.path,
+                                                   line=symbol.new_lines[0] if symbol.new_lines else None,
+                                                   symbol=symbol.name, subject=switched[0],
+                                                   message=f"the port has no {names}; the change only concerns "
+                                                   "what they decide")])
         stored = self._stores_for_not_carried(symbol)
         if stored:
             return self._base("not-carried-reader", symbol, NOT_APPLICABLE, "not-carried", "body",
@@ -601,7 +646,7 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
                                                    line=symbol.new_lines[0] if symbol.new_lines else None,
                                                    symbol=symbol.name, subject=stored[0][0],
                                                    message=f"stored only for {', '.join(stored[1][:3]) or 'nothing'}")])
-        lacked = self._lacked_branches(entry, symbol, new, definition, param_scope)
+        lacked = self._lacked_branches(entry, symbol, new, definition, param_scope, anchor)
         if lacked:
             return self._base("lacked-branch", symbol, NOT_APPLICABLE, "not-carried", "body",
                               f"with the parameters the port at {definition.cite} lacks ({', '.join(lacked[:4])}) at "

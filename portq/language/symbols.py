@@ -6,7 +6,10 @@ tree-sitter-cuda, Python through tree-sitter-python) and lists its definitions:
 C++ functions and methods, ``__global__``/``__device__`` kernels, templates,
 ``struct``/``class``/``union`` definitions (kind ``class``) and their members,
 op schemas registered in torch binding files (``ops.def("name(...) -> ()")``),
-Python functions, methods and ``@triton.jit`` kernels.
+Python functions, methods and ``@triton.jit`` kernels. A definition a
+function-like macro of the same file declares (``DEFINE_K(fwd, bool F) {
+... }``, the macro expanding to a function declaration named by one of its
+arguments) is listed as the definition it expands to (``macro_declared``).
 
 It does not decide anything about a change and does no I/O: callers hand it
 bytes and cache the result by blob SHA (``SymbolTableCache``); a caller that
@@ -178,6 +181,7 @@ class Definition:
     start_line: int
     end_line: int
     node: Any = field(default=None, compare=False, repr=False, hash=False)
+    macro: str | None = field(default=None, compare=False, hash=False)  # the macro that declares it, if one does
 
     def contains(self, line: int) -> bool:
         return self.start_line <= line <= self.end_line
@@ -283,7 +287,7 @@ def symbol_table(source: bytes, path: str, previous: SymbolTable | None = None) 
 
 def table_of_tree(tree, source: bytes, language: str) -> SymbolTable:
     """The full table of ``source`` from its tree (``parse``'s, of at most ``MAX_PARSE_BYTES``)."""
-    definitions = definitions_in(tree.root_node, language)
+    definitions = macro_declared(definitions_in(tree.root_node, language), tree.root_node, source, language)
     table = SymbolTable(language, definitions, tree=tree, source=source)
     if tree.root_node.has_error and not definitions:
         table.fallback = "tree-sitter reported syntax errors and found no definitions"
@@ -682,3 +686,169 @@ def _python_child(child, scope: tuple[str, ...]) -> Iterable[Definition]:
     elif target.type in ("if_statement", "try_statement", "with_statement", "block",
                          "else_clause", "elif_clause", "except_clause", "finally_clause"):
         yield from _python_definitions(target, scope)
+
+
+# --- definitions a function-like macro declares ------------------------------------
+
+_FUNCTION_DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)\(([^)]*)\)(.*)$", re.DOTALL)
+_FUNCTION_DEFINE_BYTES = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+[A-Za-z_]\w*\(", re.MULTILINE)
+_OBJECT_DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)(?:[ \t]+(.*))?$", re.DOTALL)
+_DECLARED_NAME = re.compile(r"\b([A-Za-z_]\w*)\s*\([^()]*\)\s*$")
+_WORD = re.compile(r"[A-Za-z_]\w*")
+PARAMETER_QUALIFIERS = frozenset({"__grid_constant__", "const", "volatile", "__restrict__", "__restrict"})
+"""Words a macro may stand for in a declaration without changing what the declared definition computes."""
+
+
+def macro_definitions(source: bytes) -> list[tuple[str, int]]:
+    """Every ``#define`` of ``source`` as one line of text (continuations joined), with its first line."""
+    found = []
+    text = source.decode("utf-8", errors="replace")
+    lines = text.split("\n")
+    number = 0
+    while number < len(lines):
+        first = number
+        while lines[number].rstrip().endswith("\\") and number + 1 < len(lines):
+            number += 1
+        joined = " ".join(line.rstrip().rstrip("\\") for line in lines[first:number + 1])
+        if _DEFINE.match(joined.encode("utf-8", errors="replace")):
+            found.append((joined, first + 1))
+        number += 1
+    return found
+
+
+@lru_cache(maxsize=64)
+def declaring_macros(source: bytes) -> tuple[dict[str, tuple[tuple[str, ...], str]], dict[str, str]]:
+    """The function-like macros of ``source`` whose expansion is the head of a
+    function declaration named by one of their parameters (``#define
+    DEFINE_K(name, ...) template<...> __global__ void name(P p)``): name ->
+    (parameters, replacement); and the object-like macros whose every
+    definition stands only for parameter qualifiers (or nothing): name -> the
+    first non-empty one. A replacement that pastes or stringises tokens, or
+    holds a body or a statement, declares nothing this reading can place."""
+    declaring: dict[str, tuple[tuple[str, ...], str]] = {}
+    qualifiers: dict[str, str] = {}
+    others: set[str] = set()
+    for text, _ in macro_definitions(source):
+        match = _FUNCTION_DEFINE.match(text)
+        if match is not None:
+            parameters = tuple(p.strip() for p in match.group(2).split(","))
+            replacement = match.group(3).strip()
+            named = _DECLARED_NAME.search(replacement)
+            if named and named.group(1) in parameters and not any(c in replacement for c in "#;{}"):
+                declaring.setdefault(match.group(1), (parameters, replacement))
+            continue
+        match = _OBJECT_DEFINE.match(text)
+        if match is None:
+            continue
+        words = (match.group(2) or "").split()
+        if all(w in PARAMETER_QUALIFIERS for w in words) and match.group(1) not in others:
+            if words and not qualifiers.get(match.group(1)):
+                qualifiers[match.group(1)] = " ".join(words)
+            else:
+                qualifiers.setdefault(match.group(1), "")
+        else:
+            others.add(match.group(1))
+            qualifiers.pop(match.group(1), None)
+    return declaring, qualifiers
+
+
+def _arguments(text: str) -> list[str] | None:
+    """The arguments of a macro invocation's ``( ... )`` text, split as the
+    preprocessor splits them (at commas outside nested parentheses)."""
+    if not text.startswith("(") or not text.endswith(")"):
+        return None
+    parts, depth, current = [], 0, []
+    for character in text[1:-1]:
+        if character == "(":
+            depth += 1
+        elif character == ")":
+            depth -= 1
+        if character == "," and depth == 0:
+            parts.append("".join(current).strip())
+            current = []
+        else:
+            current.append(character)
+    parts.append("".join(current).strip())
+    return parts
+
+
+def _expansion(parameters: tuple[str, ...], replacement: str, arguments: list[str],
+               qualifiers: dict[str, str]) -> str | None:
+    """``replacement`` with each parameter replaced by its argument (``...``
+    by the rest, as ``__VA_ARGS__``) and each qualifier macro by its words."""
+    variadic = parameters and parameters[-1] == "..."
+    named = parameters[:-1] if variadic else parameters
+    if len(arguments) < len(named) or (not variadic and len(arguments) != len(named)):
+        return None
+    bound = dict(zip(named, arguments))
+    if variadic:
+        bound["__VA_ARGS__"] = ", ".join(arguments[len(named):])
+    return _WORD.sub(lambda m: bound.get(m.group(0), qualifiers.get(m.group(0), m.group(0))), replacement)
+
+
+def _invocations(node, declaring, outer=None) -> Iterable:
+    """``(definition, its first line)`` of each function definition below
+    ``node`` (outside function bodies) whose declarator is an invocation of a
+    declaring macro; the first line is its template's when one wraps it."""
+    for child in node.children:
+        if child.type == "function_definition":
+            declarator = child.child_by_field_name("declarator")
+            inner = declarator.child_by_field_name("declarator") if declarator is not None \
+                and declarator.type == "function_declarator" else None
+            if inner is not None and inner.type == "identifier" and _text(inner) in declaring \
+                    and child.child_by_field_name("body") is not None and not child.child_by_field_name("type"):
+                yield child, (outer or child).start_point[0] + 1
+        elif child.type == "template_declaration" and outer is None:
+            yield from _invocations(child, declaring, child)
+        elif child.type in ("namespace_definition", "declaration_list", "linkage_specification", "preproc_if",
+                            "preproc_ifdef", "preproc_else", "preproc_elif") and outer is None:
+            yield from _invocations(child, declaring)
+
+
+def macro_declared(definitions: list[Definition], root, source: bytes, language: str | None) -> list[Definition]:
+    """``definitions`` with each one a function-like macro declares read as
+    the definition it expands to: ``DEFINE_K(fwd, bool Flag) { body }``,
+    where ``#define DEFINE_K(name, ...) template<typename T, __VA_ARGS__>
+    __global__ void name(const P p)`` is a macro of the same source, is the
+    kernel ``fwd`` (its template, parameters and kind from the expansion, its
+    body from the braces after the invocation, its lines the invocation's).
+    Its ``node`` comes from a parse of the source with the invocation's head
+    replaced by the expansion (lines kept), so signatures and tokens read the
+    expanded declaration. An invocation whose expansion does not parse as a
+    definition of that name stays what tree-sitter read."""
+    if language != "cpp" or root is None or not _FUNCTION_DEFINE_BYTES.search(source):
+        return definitions
+    declaring, qualifiers = declaring_macros(source)
+    if not declaring or not any(d.name in declaring for d in definitions):
+        return definitions
+    pieces, cursor, expanded = [], 0, {}
+    for invocation, first in _invocations(root, declaring):
+        declarator = invocation.child_by_field_name("declarator")
+        name = _text(declarator.child_by_field_name("declarator"))
+        arguments = _arguments(_text(declarator.child_by_field_name("parameters")).strip())
+        body = invocation.child_by_field_name("body")
+        text = _expansion(*declaring[name], arguments, qualifiers) if arguments is not None else None
+        declared = _DECLARED_NAME.search(text) if text is not None else None
+        if declared is None:
+            continue
+        head = source[invocation.start_byte:body.start_byte]
+        pieces += [source[cursor:invocation.start_byte], text.encode("utf-8") + b"\n" * head.count(b"\n") + b" "]
+        cursor = body.start_byte
+        expanded[first] = (name, declared.group(1))
+    if not expanded:
+        return definitions
+    synthetic = b"".join(pieces) + source[cursor:]
+    tree = _parser("cpp").parse(synthetic)
+    found = {(d.start_line, d.name): d for d in definitions_in(tree.root_node, "cpp")}
+    light = all(d.node is None for d in definitions)
+    kept: list[Definition] = []
+    for definition in definitions:
+        macro, declared_name = expanded.get(definition.start_line, (None, None))
+        replacement = found.get((definition.start_line, declared_name)) if definition.name == macro else None
+        if replacement is None:
+            kept.append(definition)
+        else:
+            kept.append(Definition(replacement.name, replacement.qualified_name, replacement.kind, "cpp",
+                                   replacement.start_line, replacement.end_line,
+                                   None if light else replacement.node, macro=macro))
+    return kept

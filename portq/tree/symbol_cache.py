@@ -423,7 +423,7 @@ def _parsed(source: bytes, path: str, language: str, previous: _Live | None) -> 
             found_here.extend(found)
         return found_here
 
-    definitions = walk(tree.root_node.children, ())
+    definitions = symbols.macro_declared(walk(tree.root_node.children, ()), tree.root_node, source, language)
     table = SymbolTable(language, definitions)
     if tree.root_node.has_error and not definitions:
         table.fallback = "tree-sitter reported syntax errors and found no definitions"
@@ -448,14 +448,14 @@ def _unmoved_children(previous: _Live, base, tree, edit):
             if found is None or not line_shift:
                 return found
             return [Definition(d.name, d.qualified_name, d.kind, d.language, d.start_line + line_shift,
-                               d.end_line + line_shift) for d in found]
+                               d.end_line + line_shift, macro=d.macro) for d in found]
         return None
 
     return moved
 
 
 def _light(d: Definition) -> Definition:
-    return Definition(d.name, d.qualified_name, d.kind, d.language, d.start_line, d.end_line)
+    return Definition(d.name, d.qualified_name, d.kind, d.language, d.start_line, d.end_line, macro=d.macro)
 
 
 def cache_path(cache_dir: Path | str) -> Path:

@@ -36,10 +36,11 @@ class Rule:
 
 def _registry() -> dict[str, Rule]:
     from portq.classifier.rules import (attribution, branches, callee_path, cosmetic, definitions, equivalence, form,
-                                        identity, interface, launch, ownership, parameters, provenance, scope, wrappers)
+                                        identity, interface, launch, ownership, parameters, provenance, scope, switches,
+                                        wrappers)
 
     found: dict[str, Rule] = {}
-    for module in (ownership, provenance, cosmetic, form, branches, wrappers, attribution, parameters, scope,
+    for module in (ownership, provenance, cosmetic, form, branches, switches, wrappers, attribution, parameters, scope,
                    equivalence, interface, launch, callee_path, definitions, identity):
         for rule in module.RULES:
             if rule.id in found:

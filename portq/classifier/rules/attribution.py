@@ -17,7 +17,7 @@ from __future__ import annotations
 from portq.classifier.reading import (_COMMON_IDENTIFIERS, _IDENTIFIER, _anchor_evidence, _changed_lines, _file_change,
                                       _is_code_line, _names_used_by_others, _same_ast_evidence, _strip_comment,
                                       _unchanged_moves)
-from portq.classifier.rules import Rule, form
+from portq.classifier.rules import Rule, branches, form
 from portq.classifier.rules.cosmetic import import_lines, rebound_names
 from portq.core.evidence import Evidence, Kind
 from portq.core.model import IN_SYNC, NEEDS_REVIEW, NOT_APPLICABLE, EntryChanges, SymbolVerdict, TouchedSymbol
@@ -92,6 +92,14 @@ class AttributionRules:
                 "the changed lines outside definitions are comments or blank, so cosmetic rather than a "
                 "change to anything ported",
             )
+        if symbol.name == "<toplevel>" and language_for_path(symbol.path) == "cpp" \
+                and all(form.is_include(text) for _, _, text in code):
+            return self._base("cosmetic-includes", symbol, NOT_APPLICABLE, "cosmetic", "body",
+                              "the changed lines outside definitions are #include lines, which name files rather "
+                              "than anything a ported definition uses, so cosmetic rather than NEEDS_REVIEW",
+                              [Evidence(kind=Kind.COSMETIC, side=f"upstream-{code[0][0]}", path=symbol.path,
+                                        line=code[0][1], quote=code[0][2].strip(), symbol=symbol.name,
+                                        message="only #include lines changed")])
         if symbol.kind == KIND_CLASS and symbol.change == "modified" and self._same_python_ast(symbol):
             return self._base("cosmetic-ast", 
                 symbol, NOT_APPLICABLE, "cosmetic", "body",
@@ -255,10 +263,20 @@ class AttributionRules:
             table = self._table(blob, path)
             if table is None or table.fallback:
                 continue
+            reporting = None
             for definition in table.definitions:
-                if not any(a.matches_name(definition.name, definition.qualified_name) for a in anchors):
+                matching = [a for a in anchors if a.matches_name(definition.name, definition.qualified_name)]
+                if not matching:
                     continue
                 text = definition.node.text.decode("utf-8", errors="replace") if definition.node else ""
+                if definition.node is not None and table.language == "cpp" \
+                        and branches.cross_language(path, [a for a in matching if a.kind == "ports"]):
+                    # a port in another language runs the live branch only (``live-branch``): the condition
+                    # and the branch that only reports are not what it uses
+                    reporting = branches.reporting_macros(table.source) if reporting is None else reporting
+                    live = branches.live_branches(definition.node, reporting) if reporting else {}
+                    if live:
+                        text = " ".join(branches.live_branch_tokens(definition.node, reporting, live))
                 for word in set(_IDENTIFIER.findall(text)):
                     users = referenced.setdefault(word, [])
                     if definition.qualified_name not in users:

@@ -32,7 +32,24 @@ configuration, so an edit confined to it changes nothing the port runs:
   every parameter of the port is one of upstream's on both sides (a
   re-implementation with its own names is compared as before), and a
   parameter the port lacks with no default must be on the old side too (a
-  new required input is the parameter rules' to judge).
+  new required input is the parameter rules' to judge). A body upstream
+  moved out of the definition the port anchors (a helper that definition
+  now calls, ``moved-definition``) has no defaults of its own for what it
+  is passed: a helper parameter the anchored definition passes straight
+  from one of its own parameters that the port lacks takes that one's
+  default, one the call leaves out takes the helper's own, and one passed
+  a computed value, or a parameter the caller rebinds, is the port's input
+  (not decided). There a re-implementation with its own names binds the
+  anchored definition's leading parameters by position when every later
+  one has a default: it is upstream called with fewer arguments. Literals
+  read are booleans, numbers (``-100``), strings and ``None`` (``if x is
+  not None:``), constants the module binds once, and their ``.value``. A
+  keyword argument of a call or launch of a function of the same file is
+  left out when, with the values that call passes (those literals and the
+  lacked values) and the callee's defaults, the callee never reads that
+  parameter (a dummy pointer passed for an output only a lacked flag
+  writes); a store to a local whose value calls nothing and that nothing
+  left reads is then left out too.
 
 * ``declared-flag-off`` (C/C++): a parameter or template parameter the tree
   declares not carried (``[PARAM]``) is off, so each boolean expression it
@@ -48,6 +65,20 @@ configuration, so an edit confined to it changes nothing the port runs:
   does not carry, and adding or removing it changes nothing the port runs;
   so does a defaulted parameter upstream adds only to be stored there.
 
+* ``live-branch`` (C/C++, a port in another language): a preprocessor
+  conditional with one ``#else`` where exactly one branch only reports or
+  traps (calls of ``printf``, ``assert``, ``abort``, ``__trap``, ``#error``,
+  or a macro of the file whose every definition is such a call) is what a
+  build with nothing to run compiles, an unsupported architecture or
+  configuration; the other branch is live. A port in another language never
+  makes that build, whatever the condition says, so two sides equal once each
+  such conditional is replaced by its live branch differ only in what that
+  build compiles, and the reason names the branch taken and why. A branch
+  that also does work is never set aside; a copy in upstream's language is
+  built for that configuration too, and compared whole; a parse error inside
+  the set-aside branch (a reporting macro used without its ``;``) is not
+  read for such a port.
+
 Example diffs (NOT_APPLICABLE/not-carried)::
 
     -    aux_ptr += row             # the port has neither aux_ptr nor RETURN_AUX
@@ -59,6 +90,13 @@ Example diffs (NOT_APPLICABLE/not-carried)::
     +    x = exp2f(__fmul_rn(x, scale) - max_scaled);
     +#else
     +    x = exp2f(x * scale - max_scaled);
+    +#endif
+
+    -    run(params);                         (a Triton port of the kernel)
+    +#if defined(ARCH_SUPPORTS_FAST_PATH)
+    +    run(params);
+    +#else
+    +    UNSUPPORTED_ARCH                    (#define UNSUPPORTED_ARCH printf("needs sm80"))
     +#endif
 
 This module states the rules and holds the comparisons they make on syntax
@@ -74,13 +112,14 @@ and a rule never names a corpus symbol, path or commit.
 
 from __future__ import annotations
 
+import ast
 import re
 
 from portq.classifier.rules import Rule
 from portq.classifier.rules.scope import _scope_names
 from portq.core.model import TouchedSymbol
 from portq.language.signatures import Signature, comment_free_tokens, normalise_name
-from portq.language.symbols import language_for_path
+from portq.language.symbols import language_for_path, macro_definitions
 
 RULES = (
     Rule("default-build", ("NOT_APPLICABLE",),
@@ -94,7 +133,11 @@ RULES = (
          "upstream's default (a declared not-carried one is off), the branches those values decide are replaced by "
          "the branch taken, and those parameters, the statements (and call-free `if`s) that only write them, and "
          "arguments passing a declared one are left out, changed only paths the port does not have: not-carried. "
-         "Applies when the port's parameters are all upstream's by name.",
+         "Applies when the port's parameters are all upstream's by name; in a helper the anchored definition calls "
+         "(an extracted body), a parameter it passes straight from one the port lacks takes that one's default, "
+         "and a port with its own names binds the anchored definition's leading parameters by position when "
+         "every later one has a default; an argument the called kernel never reads for those values, and a "
+         "call-free store to a local nothing then reads, are left out.",
          "-    aux_ptr += row\n+    if RETURN_AUX == _TRUE:\n+        aux_ptr += row",
          "classifier.rules.branches.same_for_port_parameters, classifier.rules.branches.BranchRules._lacked_branches"),
     Rule("declared-flag-off", ("NOT_APPLICABLE",),
@@ -104,6 +147,16 @@ RULES = (
          "not-carried.",
          "-    auto k = &kernel<Is_dropout>;\n+    auto k = &kernel<Is_dropout && !Is_softcap>;   (Is_dropout declared)",
          "classifier.rules.branches.same_with_flags_off, classifier.verdicts.SymbolClassifier._against_port"),
+    Rule("live-branch", ("NOT_APPLICABLE",),
+         "A C/C++ definition whose tokens are the same before and after once each preprocessor conditional with "
+         "one `#else`, where exactly one branch only reports or traps (`printf`, `assert`, `__trap`, `#error`, a "
+         "macro of the file defined as such), is replaced by its other, live, branch changed only what a build "
+         "with nothing to run compiles; a port in another language never makes that build: not-carried, saying "
+         "which branch was taken. A parse error inside the set-aside branch is not read for such a port.",
+         "-    run(p);\n+#if defined(ARCH_OK)\n+    run(p);\n+#else\n+    UNSUPPORTED_ARCH\n+#endif   "
+         "(`#define UNSUPPORTED_ARCH printf(\"needs sm80\")`)",
+         "classifier.rules.branches.same_on_live_branch, classifier.rules.form.FormRules._form_only, "
+         "classifier.rules.provenance.ProvenanceRules._outside_reporting_branches"),
     Rule("not-carried-reader", ("NOT_APPLICABLE",),
          "A Python definition whose tokens are the same before and after once the statements that only store a "
          "value on its first parameter (`ctx.NAME = value`) are left out, where every other definition of the file "
@@ -262,12 +315,38 @@ def _literal(node):
             return int(_text(node), 0)
         except ValueError:
             return ...
+    if kind == "unary_operator" and _text(node.child_by_field_name("operator")) in ("-", "+"):
+        operand = _literal(node.child_by_field_name("argument"))
+        if isinstance(operand, (int, float)) and not isinstance(operand, bool):
+            return -operand if _text(node.child_by_field_name("operator")) == "-" else operand
+        return ...
+    if kind == "float":
+        try:
+            return float(_text(node))
+        except ValueError:
+            return ...
+    if kind == "string" and not any(c.type == "interpolation" for c in node.named_children):
+        try:
+            value = ast.literal_eval(_text(node))
+        except (ValueError, SyntaxError):
+            return ...
+        return value if isinstance(value, str) else ...
     if kind == "call" and _text(node.child_by_field_name("function")).split(".")[-1] == "constexpr":
         arguments = [a for a in node.child_by_field_name("arguments").named_children if a.type != "comment"]
         return _literal(arguments[0]) if len(arguments) == 1 else ...
     if kind == "parenthesized_expression" and node.named_child_count == 1:
         return _literal(node.named_children[0])
     return ...
+
+
+def _constant(node, constants: dict[str, object]):
+    """The value of a literal, a module constant (``_ON``) or a constexpr constant's ``.value``, else ``...``."""
+    if node.type == "identifier":
+        return constants.get(_text(node), ...)
+    if node.type == "attribute" and _text(node.child_by_field_name("attribute")) == "value" \
+            and node.child_by_field_name("object").type == "identifier":
+        return constants.get(_text(node.child_by_field_name("object")), ...)
+    return _literal(node)
 
 
 def module_constants(root) -> dict[str, object]:
@@ -324,10 +403,74 @@ def _truth(value) -> bool | None:
 
 
 def port_tokens(node, lacked: dict[str, object], constants: dict[str, object],
-                declared: frozenset[str] | set[str] = frozenset()) -> list[str]:
+                declared: frozenset[str] | set[str] = frozenset(), callees: dict | None = None) -> list[str]:
     """A Python definition's tokens as a port with ``lacked`` (normalised name -> the value it takes) runs it:
     see the module. Arguments passing a ``declared`` (not-carried) name are left out too; one passing a
-    parameter the port merely lacks is kept (what it passes on is an input the port may owe)."""
+    parameter the port merely lacks is kept (what it passes on is an input the port may owe).
+
+    With ``callees`` (bare name -> definition node of the same file and side), a keyword argument (calling
+    nothing) of a call or launch of one of them is left out when, with the values the call passes (literals,
+    module constants, the lacked values) and the callee's defaults, the callee never reads that parameter
+    (``dead_parameters``); a store to a local (its value calling nothing) that nothing left reads is then left
+    out too."""
+    tokens = _port_tokens(node, lacked, constants, declared, callees, frozenset())
+    if not callees:
+        return tokens
+    stores = _plain_stores(node, lacked)
+    dead = {name for name, count in stores.items() if tokens.count(name) == count}
+    return _port_tokens(node, lacked, constants, declared, callees, dead) if dead else tokens
+
+
+def _plain_stores(node, lacked) -> dict[str, int]:
+    """Local name -> how many statements of ``node`` are only ``NAME = value`` with ``value`` calling nothing
+    (neither a parameter nor a lacked name)."""
+    parameters = set(parameter_defaults(node))
+    found: dict[str, int] = {}
+    for current in _walk(node):
+        name = _plain_store(current)
+        if name is not None and normalise_name(name) not in parameters and normalise_name(name) not in lacked:
+            found[name] = found.get(name, 0) + 1
+    return found
+
+
+def _plain_store(statement) -> str | None:
+    if statement.type != "expression_statement" or statement.named_child_count != 1 \
+            or statement.named_children[0].type != "assignment":
+        return None
+    left = statement.named_children[0].child_by_field_name("left")
+    right = statement.named_children[0].child_by_field_name("right")
+    if left is None or left.type != "identifier" or right is None or any(n.type == "call" for n in _walk(right)):
+        return None
+    return _text(left)
+
+
+def dead_parameters(callee, passed: dict[str, object], constants: dict[str, object]) -> set[str]:
+    """The parameters (normalised) of ``callee`` its body never reads once each parameter in ``passed``
+    (normalised name -> value) and each defaulted one not passed takes its value and the branches those values
+    decide are replaced by the branch taken; a statement only writing a parameter is not a read."""
+    defaults = parameter_defaults(callee)
+    values = {n: v for n, v in defaults.items() if v is not _OFF and v is not ... and n not in passed}
+    values.update(passed)
+    function = _function(callee)
+    parameters = function.child_by_field_name("parameters") if function is not None else None
+    spelled = {normalise_name(_text(n)): _text(n) for n in (parameters.named_children if parameters else ())
+               if n.type == "identifier"}
+    spelled.update({normalise_name(_text(n.child_by_field_name("name") or n.named_children[0])):
+                    _text(n.child_by_field_name("name") or n.named_children[0])
+                    for n in (parameters.named_children if parameters else ()) if n.type != "identifier"
+                    and n.named_child_count and (n.child_by_field_name("name") or n.named_children[0]).type
+                    == "identifier"})
+    dead = set()
+    for name in (n for n in defaults if n not in values and n in spelled):
+        tokens = _port_tokens(callee, values, constants, frozenset(), None, frozenset(), spelled[name])
+        if spelled[name] not in tokens:
+            dead.add(name)
+    return dead
+
+
+def _port_tokens(node, lacked, constants, declared, callees, dead_locals, unread: str | None = None) -> list[str]:
+    """``port_tokens``; ``unread``, a parameter as written, is left out of the parameters with the statements
+    that only write it."""
 
     def value(expression):
         """The value an expression takes for the port, or ``...`` when it is not decided by the lacked ones."""
@@ -339,15 +482,20 @@ def port_tokens(node, lacked: dict[str, object], constants: dict[str, object],
             return lacked[name] if name in lacked else ...
         if kind == "parenthesized_expression" and expression.named_child_count == 1:
             return value(expression.named_children[0])
+        if kind in ("true", "false", "none", "integer", "float", "string"):
+            return _literal(expression)
         if kind == "not_operator":
             inner = _truth(value(expression.child_by_field_name("argument")))
             return ... if inner is None else not inner
         if kind == "comparison_operator" and expression.named_child_count == 2:
             operators = [c.type for c in expression.children if not c.is_named]
             left, right = expression.named_children
+            if operators in (["is"], ["is not"]) and right.type == "none" and value(left) is not ...:
+                absent = value(left) in (None, _OFF)  # a parameter declared not carried is not passed
+                return absent if operators == ["is"] else not absent
             if operators not in (["=="], ["!="]) or value(left) is ...:
                 return ...
-            known = constants.get(_text(right), ...) if right.type == "identifier" else _literal(right)
+            known = _constant(right, constants)
             if known is ...:
                 return ...
             mine = value(left)
@@ -355,12 +503,50 @@ def port_tokens(node, lacked: dict[str, object], constants: dict[str, object],
             return equal if operators == ["=="] else not equal
         return ...
 
+    dead_calls: dict[int, set[str]] = {}
+
+    def dead_in(arguments) -> set[str]:
+        """The parameters a call (or launch) of one of ``callees`` passes by keyword that the callee never reads."""
+        if not callees or arguments is None or arguments.type != "argument_list" or arguments.parent is None:
+            return set()
+        if arguments.id not in dead_calls:
+            function = arguments.parent.child_by_field_name("function")
+            if function is not None and function.type == "subscript":  # kernel[grid](...)
+                function = function.child_by_field_name("value")
+            callee = callees.get(_text(function).split(".")[-1]) if function is not None else None
+            passed: dict[str, object] = {}
+            order = list(parameter_defaults(callee)) if callee is not None else []
+            positional = [a for a in arguments.named_children if a.type not in ("comment", "keyword_argument")]
+            if len(positional) > len(order) or any(a.type in ("list_splat", "dictionary_splat") for a in positional):
+                callee = None
+            for argument in arguments.named_children if callee is not None else ():
+                if argument.type == "comment":
+                    continue
+                keyword = argument.type == "keyword_argument"
+                expression = argument.child_by_field_name("value") if keyword else argument
+                name = normalise_name(_text(argument.child_by_field_name("name"))) if keyword \
+                    else order[positional.index(argument)]
+                known = value(expression)
+                if known is ... and expression.type in ("identifier", "attribute"):
+                    known = _constant(expression, constants)
+                if known is not ...:
+                    passed[name] = known
+            dead_calls[arguments.id] = dead_parameters(callee, passed, constants) if callee is not None else set()
+        return dead_calls[arguments.id]
+
     def writes_lacked(statement) -> bool:
         if statement.type != "expression_statement" or statement.named_child_count != 1:
             return False
         inner = statement.named_children[0]
         left = inner.child_by_field_name("left") if inner.type in ("assignment", "augmented_assignment") else None
-        return left is not None and left.type == "identifier" and normalise_name(_text(left)) in lacked
+        if left is None or left.type != "identifier":
+            return False
+        if _text(left) == unread:
+            return True
+        if unread is not None and any(n.type == "identifier" and _text(n) == unread
+                                      for n in _walk(inner.child_by_field_name("right"))):
+            return False  # it reads the parameter asked about
+        return normalise_name(_text(left)) in lacked
 
     def idle(branch) -> bool:
         """An ``if`` whose condition calls nothing and whose every body only writes lacked names (or is
@@ -383,9 +569,19 @@ def port_tokens(node, lacked: dict[str, object], constants: dict[str, object],
         if parent is not None and parent.type == "parameters":
             name = current if kind == "identifier" else (current.child_by_field_name("name") or next(
                 (c for c in current.named_children if c.type == "identifier"), None))
-            return [] if name is not None and normalise_name(_text(name)) in lacked else None
+            return [] if name is not None and (normalise_name(_text(name)) in lacked or _text(name) == unread) \
+                else None
         if kind == "keyword_argument":
-            return [] if normalise_name(_text(current.child_by_field_name("name"))) in declared else None
+            name = normalise_name(_text(current.child_by_field_name("name")))
+            if name in declared:
+                return []
+            passed = current.child_by_field_name("value")
+            if passed is not None and not any(n.type == "call" for n in _walk(passed)) \
+                    and name in dead_in(current.parent):
+                return []  # never read, and evaluating it does nothing
+            return None
+        if dead_locals and _plain_store(current) in dead_locals:
+            return []
         if kind == "identifier" and parent is not None and parent.type == "argument_list" \
                 and normalise_name(_text(current)) in declared:
             return []
@@ -429,8 +625,78 @@ def lacked_parameters(old, new, port_names: set[str], declared: set[str]) -> dic
     return lacked
 
 
+def bound_by_port(caller, port_names: list[str], declared: set[str]) -> set[str] | None:
+    """The parameters (normalised) of ``caller``, the upstream definition a port anchors, that the port's
+    ``port_names`` (in order, ``self``/``ctx`` left out) bind: by name when every one of them is upstream's;
+    else, for a re-implementation with its own names, upstream's leading parameters by position, when every
+    later one has a default (or is declared not carried): the port is upstream called with fewer arguments.
+    None when neither binds."""
+    parameters = [n for n in parameter_defaults(caller) if n not in ("self", "ctx", "cls")]
+    defaults = parameter_defaults(caller)
+    if not port_names:
+        return None
+    if set(port_names) <= set(parameters):
+        return set(port_names)
+    if len(port_names) > len(parameters) or set(port_names) & set(parameters[len(port_names):]):
+        return None
+    if any(defaults[n] is _OFF and n not in declared for n in parameters[len(port_names):]):
+        return None
+    return set(parameters[:len(port_names)])
+
+
+def _calls_of(node, name: str) -> list:
+    return [n for n in _walk(node) if n.type == "call" and n.child_by_field_name("function") is not None
+            and _text(n.child_by_field_name("function")).split(".")[-1] == name]
+
+
+def lacked_through_caller(caller, callee, callee_name: str, bound: set[str],
+                          declared: set[str]) -> dict[str, object] | None:
+    """Normalised name -> the value it takes, of each parameter of ``callee`` (a definition ``caller``, the one a
+    port anchors, calls once as ``callee_name``) that the port lacks: one ``caller`` passes straight from its own
+    parameter the port lacks takes that parameter's default (off when declared not carried), and one the call
+    leaves out takes ``callee``'s own default (one with no default is not known: ``...``). None when the call is
+    not there once (see the module)."""
+    calls = _calls_of(caller, callee_name)
+    if len(calls) != 1:
+        return None
+    defaults = parameter_defaults(caller)
+    rebound = {normalise_name(_text(n.child_by_field_name("left"))) for n in _walk(caller)
+               if n.type in ("assignment", "augmented_assignment")
+               and n.child_by_field_name("left") is not None and n.child_by_field_name("left").type == "identifier"}
+    parameters = [n for n in parameter_defaults(callee)]
+    own = parameter_defaults(callee)
+    passed: dict[str, object] = {}
+    arguments = [a for a in calls[0].child_by_field_name("arguments").named_children if a.type != "comment"]
+    for position, argument in enumerate(arguments):
+        if argument.type == "keyword_argument":
+            key, expression = normalise_name(_text(argument.child_by_field_name("name"))), \
+                argument.child_by_field_name("value")
+        elif argument.type in ("list_splat", "dictionary_splat") or position >= len(parameters):
+            return None
+        else:
+            key, expression = parameters[position], argument
+        passed[key] = expression
+    lacked: dict[str, object] = {}
+    for name in parameters:
+        expression = passed.get(name)
+        if expression is None:
+            if own[name] is _OFF:
+                return None  # a required parameter left out
+            lacked[name] = own[name]
+            continue
+        source = normalise_name(_text(expression)) if expression.type == "identifier" else None
+        if source is None or source not in defaults or source in bound or source in rebound:
+            continue  # computed, or one the port has: the port's own input
+        if source in declared:
+            lacked[name] = _OFF
+        else:  # with no default its value is not known: the branches it decides are kept
+            lacked[name] = ... if defaults[source] is _OFF else defaults[source]
+    return lacked
+
+
 def same_for_port_parameters(old, new, lacked: dict[str, tuple[object, object]],
-                             constants: tuple[dict[str, object], dict[str, object]]) -> bool:
+                             constants: tuple[dict[str, object], dict[str, object]],
+                             callees: tuple[dict | None, dict | None] = (None, None)) -> bool:
     """True when two Python definition nodes differ, and are the same for a port lacking ``lacked``
     (``lacked_parameters``), with each side's module ``constants``."""
     if old is None or new is None or old.has_error or new.has_error or not lacked:
@@ -438,8 +704,8 @@ def same_for_port_parameters(old, new, lacked: dict[str, tuple[object, object]],
     if comment_free_tokens(old) == comment_free_tokens(new):
         return False
     declared = {n for n, v in lacked.items() if v == (_OFF, _OFF)}
-    return port_tokens(old, {n: v[0] for n, v in lacked.items()}, constants[0], declared) \
-        == port_tokens(new, {n: v[1] for n, v in lacked.items()}, constants[1], declared)
+    return port_tokens(old, {n: v[0] for n, v in lacked.items()}, constants[0], declared, callees[0]) \
+        == port_tokens(new, {n: v[1] for n, v in lacked.items()}, constants[1], declared, callees[1])
 
 
 # --- C/C++: declared not-carried flags are off --------------------------------------
@@ -626,11 +892,12 @@ class BranchRules:
         return sorted(kept), sorted(set().union(*(readers[n] for n in kept)))
 
     def _lacked_branches(self, entry, symbol: TouchedSymbol, new: Signature, definition,
-                         param_scope: set[str]) -> list[str]:
+                         param_scope: set[str], anchor=None) -> list[str]:
         """The parameters (as upstream writes them) that ``lacked-branch`` sets aside, when the definition
         is the same before and after for a port lacking them (``portq.classifier.rules.branches``); else
         empty. A parameter new in this commit that one of its launches passes is an input upstream now
-        uses, not a default: the parameter rules judge it."""
+        uses, not a default: the parameter rules judge it. A definition the port carries because the one
+        its ``anchor`` names calls it (a body upstream extracted) takes its values from that call."""
         if symbol.change != "modified" or language_for_path(symbol.path) != "python" \
                 or definition.signature is None or definition.signature.language != "python":
             return []
@@ -646,8 +913,175 @@ class BranchRules:
         added = set(parameter_defaults(after.node)) - set(parameter_defaults(before.node))
         if lacked and any(self._derivation(entry, symbol, new, name) is not None for name in added & set(lacked)):
             return []
+        if anchor is not None and (lacked is None or any(... in v for v in lacked.values())):
+            lacked = self._lacked_through_anchor(symbol, tables, before.node, after.node, anchor,
+                                                 [p.normalised for p in definition.signature.params
+                                                  if p.normalised not in ("self", "ctx")],
+                                                 _scope_names(param_scope)) or lacked
+        callees = tuple({d.name: d.node for d in t.definitions if d.node is not None and d.qualified_name == d.name}
+                        for t in tables)
         if not lacked or not same_for_port_parameters(
-                before.node, after.node, lacked, tuple(module_constants(t.tree.root_node) for t in tables)):
+                before.node, after.node, lacked, tuple(module_constants(t.tree.root_node) for t in tables), callees):
             return []
         changed = {normalise_name(t) for t in set(comment_free_tokens(before.node)) ^ set(comment_free_tokens(after.node))}
         return sorted(lacked, key=lambda name: (name not in changed, name))
+
+    def _lacked_through_anchor(self, symbol: TouchedSymbol, tables, before, after, anchor, port_names: list[str],
+                               declared: set[str]) -> dict[str, tuple[object, object]] | None:
+        """``lacked_parameters``'s answer for a definition that the upstream definition ``anchor`` names (another
+        one, in the same file, with the same parameters on both sides) calls: see ``lacked_through_caller``."""
+        if anchor.matches_name(symbol.name, symbol.qualified_name) or parameter_defaults(before).keys() \
+                != parameter_defaults(after).keys():
+            return None
+        sides = []
+        for table, callee in zip(tables, (before, after)):
+            callers = [d for d in table.definitions
+                       if d.node is not None and anchor.matches_name(d.name, d.qualified_name)]
+            if len(callers) != 1:
+                return None
+            bound = bound_by_port(callers[0].node, port_names, declared)
+            sides.append((parameter_defaults(callers[0].node), None if bound is None else lacked_through_caller(
+                callers[0].node, callee, symbol.name, bound, declared)))
+        (old_caller, was), (new_caller, now) = sides
+        if was is None or now is None or old_caller != new_caller or set(was) != set(now):
+            return None  # the anchored definition's own parameters changed: the parameter rules judge it
+        return {name: (was[name], now[name]) for name in was}
+
+
+# --- C/C++: a build the port's target never makes ---------------------------------------
+
+REPORTING_CALLS = frozenset({"printf", "fprintf", "puts", "assert", "abort", "exit", "__trap", "__brkpt", "trap",
+                             "std::abort", "std::exit", "std::printf", "__assert_fail", "__assertfail"})
+"""Calls that only report, or stop a program that cannot go on: what a build with nothing to run compiles."""
+
+_STATEMENT = re.compile(r"^([A-Za-z_][\w:]*)\s*(\(.*\))?$", re.DOTALL)
+
+
+def reporting_macros(source: bytes | None) -> set[str]:
+    """The object-like macros of ``source`` whose every definition only
+    reports or traps (``#define UNSUPPORTED printf("needs sm80")``)."""
+    found: dict[str, bool] = {}
+    for text, _ in macro_definitions(source or b""):
+        match = re.match(r"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)(?![\w(])[ \t]*(.*)$", text, re.DOTALL)
+        if match is None:
+            continue
+        body = match.group(2).strip()
+        found[match.group(1)] = found.get(match.group(1), True) and bool(body) and only_reports(body, set())
+    return {name for name, reports in found.items() if reports}
+
+
+def only_reports(text: str, macros: set[str]) -> bool:
+    """True when C/C++ statement text only reports or traps: each statement
+    a call of ``REPORTING_CALLS``, a use of one of ``macros`` (reporting
+    macros), ``#error``, or a bare ``return;`` after one of those."""
+    statements = [s.strip() for s in re.split(r";|\n", text) if s.strip()]
+    reported = False
+    for statement in statements:
+        if statement.startswith("#error") or statement.startswith("//"):
+            reported = True
+            continue
+        if statement == "return" and reported:
+            continue
+        match = _STATEMENT.match(statement)
+        if match is None:
+            return False
+        name, call = match.group(1), match.group(2)
+        if name in macros or (call is not None and name in REPORTING_CALLS):
+            reported = True
+            continue
+        return False
+    return reported
+
+
+def _branches_of(conditional) -> list[list]:
+    """The two branches (``#if`` part, ``#else`` part) of a conditional with
+    one ``#else`` and no ``#elif``, each as its child nodes; [] otherwise."""
+    alternative = conditional.child_by_field_name("alternative")
+    if alternative is None or alternative.type != "preproc_else":
+        return []
+    head = conditional.child_by_field_name("name") or conditional.child_by_field_name("condition")
+    return [_branch(conditional, {head, alternative}), _branch(alternative, set())]
+
+
+def live_branches(node, macros: set[str]) -> dict:
+    """Conditional id -> (the branch kept, ``"#if"`` or ``"#else"``, the
+    condition's text, the branch set aside) for each ``#if``/``#ifdef`` in ``node`` with one
+    ``#else`` where exactly one branch only reports or traps
+    (``only_reports``; ``macros`` are the reporting macros): that branch is
+    what a build with nothing to run compiles, the other is the live one."""
+    found = {}
+    for current in _walk(node):
+        if current.type not in ("preproc_if", "preproc_ifdef"):
+            continue
+        parts = _branches_of(current)
+        if len(parts) != 2:
+            continue
+        reports = [bool(part) and only_reports("\n".join(_text(c) for c in part if c.type != "comment"), macros)
+                   for part in parts]
+        if reports.count(True) != 1 or not any(c.type != "comment" for c in parts[reports.index(False)]):
+            continue
+        kept = reports.index(False)
+        head = current.child_by_field_name("name") or current.child_by_field_name("condition")
+        found[current.id] = (parts[kept], "#if" if kept == 0 else "#else",
+                             " ".join(_text(c) for c in current.children[:1] + ([head] if head is not None else [])),
+                             parts[1 - kept])
+    return found
+
+
+def cross_language(path: str, ports) -> bool:
+    """True when every one of ``ports`` (at least one; ports or in-tree
+    definitions) is written in another language than upstream's ``path``: a
+    re-implementation, whose target is not a build of upstream's language."""
+    files = [p.anchor.file if hasattr(p, "anchor") else p.file for p in ports]
+    return bool(files) and all(language_for_path(f) != language_for_path(path) for f in files)
+
+
+def _errors_outside(node, skipped: set) -> bool:
+    """Whether ``node`` has a parse error outside the subtrees whose ids are ``skipped``."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if current.id in skipped or not current.has_error:
+            continue
+        if current.type == "ERROR" or current.is_missing:
+            return True
+        stack.extend(current.children)
+    return False
+
+
+def reporting_spans(node, macros: set[str]) -> list[tuple[int, int]]:
+    """(first, last line) of each branch of ``node`` that ``live_branches`` sets aside."""
+    return [(dropped[0].start_point[0] + 1, dropped[-1].end_point[0] + 1)
+            for _, _, _, dropped in live_branches(node, macros).values() if dropped]
+
+
+def live_branch_tokens(node, macros: set[str], live: dict | None = None) -> list[str]:
+    """A C/C++ definition's tokens with each conditional ``live_branches``
+    decides replaced by its live branch."""
+    live = live_branches(node, macros) if live is None else live
+
+    def expand(current):
+        return live[current.id][0] if current.id in live else None
+    return comment_free_tokens(node, expand=expand)
+
+
+def same_on_live_branch(before, after, macros: set[str], tokens=None) -> list[tuple[str, str]] | None:
+    """``[(kept branch, condition)]`` when two C/C++ definition nodes differ,
+    and are the same once each conditional with a reporting branch is
+    replaced by its live branch (on both sides; errors inside a set-aside
+    branch are not read); None otherwise. ``tokens`` post-processes each
+    token list (qualifiers left out)."""
+    if before is None or after is None:
+        return None
+    live_before, live_after = live_branches(before, macros), live_branches(after, macros)
+    if not live_before and not live_after:
+        return None
+    skipped = {c.id for live in (live_before, live_after) for *_, dropped in live.values() for c in dropped}
+    if _errors_outside(before, skipped) or _errors_outside(after, skipped):
+        return None
+    shape = tokens or (lambda found: found)
+    if shape(comment_free_tokens(before)) == shape(comment_free_tokens(after)):
+        return None
+    if shape(live_branch_tokens(before, macros, live_before)) != shape(live_branch_tokens(after, macros, live_after)):
+        return None
+    return sorted({(kept, condition) for _, kept, condition, _ in (*live_before.values(), *live_after.values())})

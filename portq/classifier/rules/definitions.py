@@ -22,6 +22,8 @@ from portq.classifier.rules.parameters import (_first_line_quote, _out_param_evi
 from portq.classifier.rules.scope import _scope_names
 from portq.core.evidence import Evidence, Kind
 from portq.core.model import IN_SYNC, INERT, NEEDS_REVIEW, NOT_APPLICABLE, REAL_GAP, SymbolVerdict
+from portq.language.signatures import comment_free_tokens
+from portq.language.symbols import language_for_path
 from portq.tree.file_records import Port
 from portq.tree.reachability import Callers
 
@@ -36,11 +38,29 @@ RULES = (
          "to decide whether the port goes too.",
          "-def k(x): ...  (the port still defines it)",
          "classifier.rules.definitions.DefinitionRules._removed"),
+    Rule("uncalled-definition", ("NOT_APPLICABLE",),
+         "A ported definition upstream deletes that no code named before or after the commit (comments aside, in "
+         "every file the commit changes) and that nothing in the tree calls was dead on both sides: deleting it "
+         "changes nothing that runs, NOT_APPLICABLE/cosmetic. One that upstream code or the tree still names needs "
+         "a reader (`removed-definition`).",
+         "-template <int M, class Atom> auto make_copy_warpcontiguous(Atom a) { ... }\n"
+         "     // auto c = make_copy_warpcontiguous<M>(atom);   (its only use, commented out)",
+         "classifier.rules.definitions.DefinitionRules._removed, ._named_upstream"),
     Rule("renamed-definition", ("IN_SYNC", "REAL_GAP", "INERT"),
          "A ported definition renamed upstream is in sync when the new name is ported already, else the port is "
          "behind (it still carries the old name).",
          "-def k_v1(x): ...\n+def k_v2(x): ...",
          "classifier.rules.definitions.DefinitionRules._removed"),
+    Rule("macro-declared-definition", ("REAL_GAP", "INERT", "NEEDS_REVIEW", "IN_SYNC", "NOT_APPLICABLE"),
+         "A C/C++ definition introduced by a function-like macro of its file whose expansion is a function "
+         "declaration named by one of its arguments (`DEFINE_K(fwd, bool F) { body }`) is that definition: its "
+         "name the argument, its template, parameters and kind the expansion's, its body the braces after the "
+         "invocation, its lines the invocation's; anchors, comparisons and callers read it as declared, and a "
+         "verdict on it names this rule beside the rule that decided.",
+         "+#define DEFINE_K(name, ...) template<typename T, __VA_ARGS__> __global__ void name(const P p)\n"
+         "-template<typename T, bool F> __global__ void fwd(const P p) { run<T, F>(p); }\n"
+         "+DEFINE_K(fwd, bool F) { run<T, F>(p); }",
+         "language.symbols.macro_declared, classifier.verdicts.SymbolClassifier._decide"),
     Rule("body-change", ("NEEDS_REVIEW",),
          "A ported definition that changed with no parameter or launch delta (besides declared scope) changed in "
          "its body: a reviewer compares the bodies; never NOT_APPLICABLE.",
@@ -142,6 +162,17 @@ class DefinitionRules:
                                  side="tree", path=definition.file, line=definition.start_line,
                                  quote=_first_line_quote(definition, definition.signature), symbol=definition.name)
         if replacement is None:
+            callers = self.index.reachability.callers(definition.name, definition.file, definition.qualified_name)
+            if not callers.non_test and not callers.test and not self._named_upstream(entry, symbol):
+                return self._base("uncalled-definition", symbol, NOT_APPLICABLE, "cosmetic", "signature",
+                                  f"upstream deleted {symbol.name}, which no upstream code named (comments aside) and "
+                                  f"nothing in the tree calls: dead on both sides, so deleting it changes nothing "
+                                  f"that runs, and the port at {definition.cite} is dead too: cosmetic rather than "
+                                  "NEEDS_REVIEW",
+                                  evidence + [tree_evidence, Evidence(kind=Kind.CALLER, side="tree",
+                                                                      path=definition.file,
+                                                                      line=definition.start_line,
+                                                                      message="no caller found in the tree")])
             return self._base("removed-definition", 
                 symbol, NEEDS_REVIEW, None, "signature",
                 f"upstream deleted {symbol.name} without a same-named replacement while {definition.cite} still "
@@ -161,6 +192,30 @@ class DefinitionRules:
                      f"upstream renamed {symbol.name} to {replacement.name}; the port still carries {symbol.name}",
                      [tree_evidence], rule="renamed-definition")
         return self._gap(symbol, port, [item], evidence + [tree_evidence])
+
+    def _named_upstream(self, entry, symbol) -> bool:
+        """Whether code (not comments) of any file the commit changes names
+        ``symbol`` outside its own deleted definition, before or after: a
+        caller the deletion broke or rebound, or another definition of the
+        name. An unreadable side counts as naming it."""
+        own = self._definition(symbol.old_blob, symbol.old_path or symbol.path, symbol.qualified_name,
+                               symbol.old_lines)
+        if own is None or own.node is None:
+            return True
+        inside = comment_free_tokens(own.node).count(symbol.name)
+        for change in entry.commit.changes:
+            for blob, path in ((change.old_blob, change.old_path or change.path), (change.new_blob, change.path)):
+                if not blob or not path or language_for_path(path) is None:
+                    continue
+                table = self._table(blob, path)
+                if table is None or table.tree is None:
+                    return True
+                named = comment_free_tokens(table.tree.root_node).count(symbol.name)
+                if blob == symbol.old_blob and path == (symbol.old_path or symbol.path):
+                    named -= inside
+                if named > 0:
+                    return True
+        return False
 
     def _added(self, entry, symbol, new, port: Port, evidence, param_scope: set[str]) -> SymbolVerdict:
         """A new upstream definition the tree already anchors (the tree is ahead).

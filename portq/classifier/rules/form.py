@@ -18,6 +18,22 @@ Like the cosmetic rules, each is a proof on both sides of one definition
   every other use of ``X`` lies under an ``if`` with the same condition: when
   ``C`` is false nothing reads ``X``, when true the store happens either way.
   A store moved under (or out of) the guard of its every reader is form.
+* ``cosmetic-namespace`` (C/C++): the same tokens once ``NS::`` is erased
+  where ``NS`` is a namespace enclosing the definition: inside ``namespace
+  flash``, ``flash::f`` and ``f`` look ``f`` up in the same namespace.
+* ``unread-local`` (C/C++): the new definition's tokens are the old one's
+  less whole declarations ``T x = e;`` (or ``T x;``) of locals no other token
+  of the definition names, where no ``e`` assigns (``=``, ``+=``, ``++``),
+  allocates (``new``, ``delete``), launches (``<<<``), calls a member
+  (``a.f(...)``, ``a->f(...)``) or takes an address (``&y``) other than of
+  another removed local: a value computed and never read, which every
+  compiler drops. Qualifiers are erased as for ``cosmetic-qualifiers``. It
+  compares tokens, not trees, so it holds where tree-sitter cannot parse the
+  removed line (a ``decltype(...)::value`` initialiser); a free function call
+  in ``e`` is taken to compute a value, as the name ``e`` is bound to.
+* ``cosmetic-includes`` (C/C++): changed lines outside definitions that are
+  all ``#include`` lines name files, not a name a ported definition uses;
+  a header's own definitions are decided where they change.
 * ``file-mode-only``: a file whose mode alone changed (``chmod +x``: the
   same blob on both sides) has the same definitions, line for line.
 * ``cosmetic-qualifiers`` (C/C++/CUDA): the two sides have the same tokens
@@ -34,6 +50,8 @@ Example diffs (each NOT_APPLICABLE/cosmetic)::
     -_ONE = tl.constexpr(1)
     +_ONE: tl.constexpr = tl.constexpr(1)
 
+    -    Tensor tQrQ = make_fragment_like(tQgQ);   (tQrQ named nowhere else)
+
     -inline __device__ float f(float x) { constexpr int k = 4; ... }
     +__forceinline__ __device__ float f(float x) { static constexpr int k = 4; ... }
 
@@ -49,11 +67,13 @@ commit.
 from __future__ import annotations
 
 import ast
+import difflib
 import re
 import textwrap
 
 from portq.classifier.rules import Rule, branches
-from portq.core.model import TouchedSymbol
+from portq.core.evidence import Evidence, Kind
+from portq.core.model import NOT_APPLICABLE, TouchedSymbol
 from portq.language.memo import TEXT_OR_NONE, content_digest, per_text
 from portq.language.signatures import comment_free_tokens
 from portq.language.symbols import language_for_path
@@ -73,6 +93,30 @@ RULES = (
          "erased changed only how it is compiled, not what it computes.",
          "-inline __device__ T f(T x)\n+__forceinline__ __device__ T f(T x)",
          "classifier.rules.form.same_without_qualifiers, classifier.verdicts.SymbolClassifier._against_port"),
+    Rule("cosmetic-namespace", ("NOT_APPLICABLE",),
+         "A C/C++ definition whose tokens are the same before and after once qualifications by the namespaces that "
+         "enclose it (`flash::f` written inside `namespace flash`) are erased names the same entities: the "
+         "qualified and the unqualified name are looked up in the same namespace.",
+         "-    rescale<true>(x, m);\n+    attn::rescale<true>(x, m);   (inside namespace attn)",
+         "classifier.rules.form.without_own_namespace, classifier.rules.form.FormRules._form_only"),
+    Rule("unread-local", ("NOT_APPLICABLE",),
+         "A C/C++ definition whose new tokens (qualifiers erased as for `cosmetic-qualifiers`) are its old ones less "
+         "whole declarations of locals that no other token of the definition names, each initialised without "
+         "assigning, incrementing, allocating, calling a member or taking the address of anything but another of "
+         "those locals, lost only values nothing reads. A token comparison: it holds where tree-sitter cannot "
+         "parse the removed line, and the reason says so.",
+         "-    constexpr int kRows = kBlock / decltype(size<0>(Shape{}))::value;\n"
+         "-    Tensor frag = make_fragment_like(layout);   (neither name used elsewhere)",
+         "classifier.rules.form.unread_locals_removed, classifier.rules.form.FormRules._unread_locals, "
+         "classifier.verdicts.SymbolClassifier._decide"),
+    Rule("cosmetic-includes", ("NOT_APPLICABLE",),
+         "A C/C++ change outside definitions made only of `#include` lines names files, not anything a ported "
+         "definition uses: which declarations are visible is the build's to check, and what a header defines is "
+         "decided where it changes. NOT_APPLICABLE/cosmetic; beside other changed lines an include stands for no "
+         "name.",
+         "-#include <cute/algorithm/copy.hpp>\n+#include <cute/tensor.hpp>",
+         "classifier.rules.form.is_include, classifier.rules.attribution.AttributionRules._container, "
+         "classifier.reading._names_used_by_others"),
     Rule("file-mode-only", ("NOT_APPLICABLE",),
          "A change to a file's mode alone (the same blob before and after, `chmod +x`) changes no line of any "
          "definition: NOT_APPLICABLE/cosmetic, never a parse failure.",
@@ -299,6 +343,14 @@ def same_with_guards_unwrapped(before, after) -> bool:
     return tokens(before) == tokens(after)
 
 
+_INCLUDE = re.compile(r"\s*#\s*include\b")
+
+
+def is_include(text: str) -> bool:
+    """True for a C/C++ ``#include`` line."""
+    return _INCLUDE.match(text) is not None
+
+
 def mode_only(change) -> bool:
     """True for a file change that is a mode change alone: the same blob before and after."""
     if change is None:
@@ -315,14 +367,15 @@ _QUALIFIERS = frozenset({"inline", "__inline__", "__forceinline__", "__grid_cons
 def qualifier_free_tokens(node) -> list[str]:
     """A C/C++ definition's tokens without comments and without the
     qualifiers that do not change what it computes (see the module)."""
-    tokens = comment_free_tokens(node)
+    return _without_qualifiers(comment_free_tokens(node))
+
+
+def _without_qualifiers(tokens: list[str]) -> list[str]:
+    """``qualifier_free_tokens``' filter, on a token list already read."""
     kept: list[str] = []
     for index, token in enumerate(tokens):
-        if token in _QUALIFIERS:
-            continue
-        if token == "static" and "constexpr" in tokens[max(0, index - 1):index + 2]:
-            continue
-        if token == "constexpr" and kept and kept[-1] == "if":
+        if token in _QUALIFIERS or (token == "static" and "constexpr" in tokens[max(0, index - 1):index + 2]) \
+                or (token == "constexpr" and kept and kept[-1] == "if"):
             continue
         kept.append(token)
     return kept
@@ -333,6 +386,135 @@ def same_without_qualifiers(before, after) -> bool:
     if before is None or after is None or before.has_error or after.has_error:
         return False
     return qualifier_free_tokens(before) == qualifier_free_tokens(after)
+
+
+def without_own_namespace(tokens: list[str], namespaces: set[str]) -> list[str]:
+    """``tokens`` with each qualification ``NS ::`` by an enclosing namespace
+    erased (``flash :: f`` -> ``f``), unless it follows another ``::``."""
+    kept: list[str] = []
+    skip = False
+    for index, token in enumerate(tokens):
+        if skip:
+            skip = False
+            continue
+        if token in namespaces and index + 1 < len(tokens) and tokens[index + 1] == "::" \
+                and (not kept or kept[-1] != "::"):
+            skip = True
+            continue
+        kept.append(token)
+    return kept
+
+
+def _namespaces(qualified_name: str) -> set[str]:
+    """The namespaces that enclose a C++ definition, from its qualified name."""
+    return set(qualified_name.split("::")[:-1])
+
+
+_WRITES = frozenset({"=", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>=", "++", "--", "new", "delete",
+                     "throw", "asm", "__asm__", "<<<", "return", "goto", "co_await", "co_yield"})
+_OPENING, _CLOSING = {"(": ")", "[": "]", "{": "}"}, {")", "]", "}"}
+_BOUNDARY = frozenset({";", "{", "}"})
+_NOT_A_TYPE = frozenset({".", "->", "[", "]", "(", ")", "return", "if", "else", "for", "while", "do", "switch", "case",
+                         "goto", "break", "continue", "typedef", "using", "namespace", "template", "static_assert",
+                         "__syncthreads"})
+
+
+def _declared_local(statement: list[str]) -> tuple[str, list[str]] | None:
+    """``(x, e)`` of a removed statement ``T x = e ;`` (``e`` empty for
+    ``T x ;``), or None when it is anything else: a store, a call, a return."""
+    if len(statement) < 3 or statement[-1] != ";":
+        return None
+    depth, equals = 0, len(statement) - 1
+    for index, token in enumerate(statement[:-1]):
+        if token in _OPENING:
+            depth += 1
+        elif token in _CLOSING:
+            depth -= 1
+        elif token == "=" and depth == 0:
+            equals = index
+            break
+    head = statement[:equals]
+    if len(head) < 2 or not all(re.fullmatch(r"[A-Za-z_]\w*", t) for t in (head[0], head[-1])) \
+            or any(t in _NOT_A_TYPE or t in _WRITES for t in head):
+        return None
+    return head[-1], statement[equals + 1:-1]
+
+
+def _writes(initialiser: list[str], removed: set[str]) -> bool:
+    for index, token in enumerate(initialiser):
+        following = initialiser[index + 1] if index + 1 < len(initialiser) else ""
+        if token in _WRITES:
+            return True
+        if token in (".", "->") and index + 2 < len(initialiser) and initialiser[index + 2] == "(":
+            return True  # a member call may change its object
+        if token == "&" and following not in removed:
+            return True  # an address handed on (or a bitwise and, not told apart)
+    return False
+
+
+def _statements(tokens: list[str]) -> list[list[str]] | None:
+    """``tokens`` cut into whole statements ending in ``;`` at bracket depth 0, or None."""
+    found, current, depth = [], [], 0
+    for token in tokens:
+        current.append(token)
+        if token in _OPENING:
+            depth += 1
+        elif token in _CLOSING:
+            depth -= 1
+            if depth < 0:
+                return None
+        elif token == ";" and depth == 0:
+            found.append(current)
+            current = []
+    return found if not current and depth == 0 else None
+
+
+def unread_locals_removed(before: list[str], after: list[str]) -> list[str] | None:
+    """The locals ``unread-local`` proves removed without effect, when
+    ``after`` is ``before`` less whole declarations of them (see the module),
+    else None. Each deleted run is placed at a statement boundary (a run the
+    alignment could shift by a repeated token is tried at each place)."""
+    before, after = [t for t in before if t], [t for t in after if t]
+    if before == after or len(before) <= len(after):
+        return None
+    matcher = difflib.SequenceMatcher(None, before, after, autojunk=False)
+    runs = []
+    for op, i1, i2, j1, j2 in matcher.get_opcodes():
+        if op == "equal":
+            continue
+        if op != "delete":
+            return None
+        runs.append((i1, i2))
+    kept = [True] * len(before)
+    declared: list[tuple[str, list[str]]] = []
+    for first, last in runs:
+        placed = None
+        start, end = first, last
+        while start > 0 and before[start - 1] == before[end - 1]:
+            start, end = start - 1, end - 1  # the same deletion, one token earlier
+        while placed is None and end <= len(before):
+            if (start == 0 or before[start - 1] in _BOUNDARY) and before[end - 1] == ";":
+                placed = _statements(before[start:end])
+            if placed is None:
+                if end < len(before) and before[start] == before[end]:
+                    start, end = start + 1, end + 1
+                else:
+                    break
+        if not placed:
+            return None
+        for index in range(start, end):
+            kept[index] = False
+        for statement in placed:
+            local = _declared_local(statement)
+            if local is None:
+                return None
+            declared.append(local)
+    names = {name for name, _ in declared}
+    if any(kept[i] and before[i] in names for i in range(len(before))):
+        return None  # something else still names a removed local
+    if any(_writes(initialiser, names) for _, initialiser in declared):
+        return None
+    return list(dict.fromkeys(name for name, _ in declared))
 
 
 class FormRules:
@@ -361,6 +543,15 @@ class FormRules:
         if same_without_qualifiers(before.node, after.node):
             return "cosmetic-qualifiers", "changed only qualifiers that do not change what it computes (inline, " \
                                           "static constexpr, const, __grid_constant__, if constexpr)"
+        namespaces = _namespaces(symbol.qualified_name)
+        if namespaces and without_own_namespace(qualifier_free_tokens(before.node), namespaces) == \
+                without_own_namespace(qualifier_free_tokens(after.node), namespaces):
+            return "cosmetic-namespace", "changed only how it qualifies names (by the namespace that encloses it, " \
+                                         "which unqualified lookup searches too)"
+        removed = self._unread_locals(symbol)
+        if removed:
+            return "unread-local", f"only lost locals nothing else names ({', '.join(removed[:4])}), whose " \
+                                   "initialisers write nothing: values never read"
         tables = (self._table(symbol.old_blob, symbol.old_path or symbol.path), self._table(symbol.new_blob, symbol.path))
         defined = branches.defined_macros(*(t.source for t in tables if t is not None))
         own = self.index.source(port.file) if port is not None else None
@@ -370,4 +561,45 @@ class FormRules:
                 | branches.decided_macros(after.node, defined))):
             return "default-build", "changed only code under a preprocessor flag no source of the file defines " \
                                     "(the default build compiles the other branch)"
+        if port is not None and branches.cross_language(symbol.path, [port]):
+            live = branches.same_on_live_branch(before.node, after.node,
+                                                branches.reporting_macros(tables[1].source if tables[1] else None)
+                                                | branches.reporting_macros(tables[0].source if tables[0] else None),
+                                                tokens=_without_qualifiers)
+            if live:
+                taken = "; ".join(f"the {kept} branch of `{condition}`" for kept, condition in live[:2])
+                return "live-branch", f"is the same on its live branch ({taken}, taken because the other branch " \
+                                      "only reports or traps in a build with nothing to run, a build the port's " \
+                                      "target, in another language, never makes)"
         return None
+
+    def _unread_locals(self, symbol: TouchedSymbol) -> list[str] | None:
+        """The locals a modified C/C++ definition lost without effect
+        (``unread-local``), read from tokens, so also where a side does not
+        parse; None when the change is anything more."""
+        if symbol.change != "modified" or language_for_path(symbol.path) != "cpp":
+            return None
+        before = self._definition(symbol.old_blob, symbol.old_path or symbol.path, symbol.qualified_name,
+                                  symbol.old_lines)
+        after = self._definition(symbol.new_blob, symbol.path, symbol.qualified_name, symbol.new_lines)
+        if before is None or after is None or before.node is None or after.node is None:
+            return None
+        return unread_locals_removed(qualifier_free_tokens(before.node), qualifier_free_tokens(after.node))
+
+    def _unread_despite_parse(self, symbol: TouchedSymbol, ports, broken):
+        """``unread-local`` for a ported definition whose changed lines
+        tree-sitter cannot parse (``broken``, the parse-failure verdict): the
+        token comparison needs no tree, so it still proves the change has no
+        effect, and the verdict says where the parse failed; None otherwise."""
+        removed = self._unread_locals(symbol) if ports else None
+        if not removed:
+            return None
+        where = next((e.message for e in broken.evidence if e.kind == Kind.PARSE_FAILURE), "parse failed")
+        return self._base("unread-local", symbol, NOT_APPLICABLE, "cosmetic", "body",
+                          f"{where}, but {symbol.name}'s tokens show it only lost locals nothing else names "
+                          f"({', '.join(removed[:4])}), whose initialisers write nothing: values never read, so "
+                          "cosmetic rather than a change the port must follow",
+                          [e for e in broken.evidence if e.kind != Kind.HUNK]
+                          + [Evidence(kind=Kind.COSMETIC, side="upstream-new", path=symbol.path, symbol=symbol.name,
+                                      line=symbol.new_lines[0] if symbol.new_lines else None, subject=removed[0],
+                                      message=f"unread locals removed: {', '.join(removed[:4])}")])

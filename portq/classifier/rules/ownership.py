@@ -50,6 +50,13 @@ RULES = (
          "NOT_APPLICABLE/net-zero for both.",
          "entry 7 reverts entry 4, byte for byte",
          "classifier.decision_keys.change_pairs, classifier.classify.StructuralClassifier._net_zero"),
+    Rule("partial-revert", ("NOT_APPLICABLE",),
+         "A commit whose every changed line undoes lines one earlier commit of the same range made (file by file, "
+         "its removed lines among that commit's added lines and its added lines among that commit's removed "
+         "lines) takes back part of that commit before any port could follow it: NOT_APPLICABLE/net-zero with "
+         "it; the earlier commit is still decided on its own.",
+         "entry 9 adds `print(z)` among other changes; entry 12 removes only that `print(z)`",
+         "classifier.classify.partial_reverts, classifier.classify.StructuralClassifier._net_zero"),
     Rule("provisional-rows", ("NOT_APPLICABLE", "NEEDS_REVIEW"),
          "The scan foundation's rule, kept for comparison: no row touched is NOT_APPLICABLE/no-row, "
          "anything else NEEDS_REVIEW.",

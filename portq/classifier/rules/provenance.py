@@ -18,7 +18,8 @@ import re
 
 from portq.classifier.reading import (_IDENTIFIER, _anchor_evidence, _changed_lines, _error_spans, _file_change,
                                       _source_lines, _stands_for)
-from portq.classifier.rules import Rule
+from portq.classifier.rules import Rule, branches
+from portq.classifier.rules.branches import cross_language
 from portq.core.evidence import Evidence, Kind
 from portq.core.model import IN_SYNC, NEEDS_REVIEW, EntryChanges, SymbolVerdict, TouchedSymbol
 from portq.language.symbols import KIND_CLASS, language_for_path, macro_extents
@@ -34,7 +35,9 @@ RULES = (
     Rule("parse-failure", ("NEEDS_REVIEW",),
          "A parse error in or around the changed lines (or in a macro a ported definition expands, or one that "
          "lost a ported definition), an unreadable port or an unparsable side never decides REAL_GAP, IN_SYNC or "
-         "NOT_APPLICABLE for a port: NEEDS_REVIEW, citing where the parse failed.",
+         "NOT_APPLICABLE for a port: NEEDS_REVIEW, citing where the parse failed. An error span holding no changed "
+         "line that fails the same way on the other side is tree-sitter's reading of unchanged text: past it a "
+         "token proof of a cosmetic change still decides, and structure decides at most NEEDS_REVIEW.",
          "+#define LAUNCH(k) k<<<grid,  (unbalanced macro in a file with ported definitions)",
          "classifier.rules.provenance.ProvenanceRules._parse_failure, ._broken, "
          "classifier.rules.attribution.AttributionRules._container, "
@@ -42,11 +45,17 @@ RULES = (
 )
 
 
+def _span_text(source: bytes, span: tuple[int, int]) -> str:
+    """The lines of ``span`` (1-based, inclusive), each stripped of its indentation."""
+    return "\n".join(line.strip() for line in _source_lines(source, span).splitlines())
+
+
 class ProvenanceRules:
     """The provenance and parse rules, as methods of the verdict table (``verdicts.SymbolClassifier``)."""
 
     def _parse_failure(self, entry: EntryChanges, symbol: TouchedSymbol, paths: set[str],
-                       ported: bool, moved: set[str] = frozenset()) -> SymbolVerdict | None:
+                       ported: bool, moved: set[str] = frozenset(), misread: bool = False,
+                       ports=()) -> SymbolVerdict | None:
         """NEEDS_REVIEW when the parse of a side the symbol exists on has an
         error that structure would be read from: in or around the symbol's
         changed lines or its own extent, or (for a ported symbol) in a macro
@@ -54,7 +63,15 @@ class ProvenanceRules:
         stand for a name a ported definition uses, or a parse that lost a
         ported definition, counts: a new sibling's broken macros change no
         port. Structure read from a broken tree never decides REAL_GAP or
-        IN_SYNC for a port. A ported definition this commit moved elsewhere (``moved``) is not lost."""
+        IN_SYNC for a port. A ported definition this commit moved elsewhere (``moved``) is not lost.
+
+        An error the change did not make (``_errors_of_the_change``) is left
+        out, unless ``misread``: then such errors alone are asked for, to keep
+        what structure read from that tree says from deciding anything but a
+        token-level proof that the change is cosmetic. So is an error inside a
+        branch that only reports an unsupported build (``live-branch``) of a
+        definition whose every port (``ports``) is in another language: the
+        port's target never builds that branch, and structure is read past it."""
         change = _file_change(entry, symbol)
         anchors = self.index.anchors_for_path(self.upstream, paths)
         referenced: dict[str, list[str]] | None = None
@@ -68,9 +85,16 @@ class ProvenanceRules:
             table = self._table(blob, path)
             if table is None or table.tree is None or not table.tree.root_node.has_error:
                 continue
-            errors = _error_spans(table.tree.root_node)
-            changed = [line for _, line, _ in _changed_lines(change, symbol, None, None, outside_definitions=False)
-                       if _ == side] if change is not None else []
+            changed = [line for at, line, _text in _changed_lines(change, symbol, None, None, outside_definitions=False)
+                       if at == side] if change is not None else []
+            if symbol.change in ("added", "removed") and extent is not None \
+                    and set(range(extent[0], extent[1] + 1)) <= set(changed):
+                continue  # a definition wholly added or deleted is read from the diff, not from its tree
+            errors = self._errors_of_the_change(table, symbol, side, changed)
+            if misread:
+                errors = sorted(set(_error_spans(table.tree.root_node)) - set(errors))
+            if extent is not None and cross_language(symbol.path, ports):
+                errors = self._outside_reporting_branches(table, symbol, extent, errors)
             own = sorted({max(first, c - 3) for first, last in errors for c in changed if first - 3 <= c <= last + 3}
                          | ({max(first, extent[0]) for first, last in errors if first <= extent[1] and last >= extent[0]}
                             if extent is not None and symbol.name not in ("<toplevel>", "<lines>") else set()))
@@ -83,7 +107,7 @@ class ProvenanceRules:
             if not ported:
                 if referenced is None:
                     referenced = self._ported_identifiers(symbol, paths, anchors)
-                lost = self._lost_ports(table, anchors, symbol, side, moved)
+                lost = self._lost_ports(table, anchors, symbol, side, moved, change)
                 if lost is not None:
                     return self._broken(symbol, side, path, table, lost,
                                         f"a parse that lost the ported definition {lost[1]}")
@@ -93,6 +117,8 @@ class ProvenanceRules:
                     own = []  # a definition nothing ported uses: its own broken lines change no port
             if own:
                 return self._broken(symbol, side, path, table, (own[0], None),
+                                    f"in lines of {symbol.name} the change did not touch, which tree-sitter "
+                                    "misreads the same way before and after" if misread else
                                     f"in or around the changed lines of {symbol.name}")
             if expanded:
                 line, macro = expanded[0]
@@ -100,20 +126,54 @@ class ProvenanceRules:
                                     f"in the macro {macro} that {symbol.name} expands")
         return None
 
+    @staticmethod
+    def _outside_reporting_branches(table, symbol: TouchedSymbol, extent: tuple[int, int],
+                                    errors: list[tuple[int, int]]) -> list[tuple[int, int]]:
+        """``errors`` less those lying wholly inside a branch of the
+        symbol's definition that only reports an unsupported build."""
+        definition = next((d for d in table.definitions if d.qualified_name == symbol.qualified_name
+                           and d.start_line <= extent[1] and d.end_line >= extent[0]), None)
+        if definition is None or definition.node is None:
+            return errors
+        spans = branches.reporting_spans(definition.node, branches.reporting_macros(table.source))
+        return [(first, last) for first, last in errors
+                if not any(low <= first and last <= high for low, high in spans)]
+
+    def _errors_of_the_change(self, table, symbol: TouchedSymbol, side: str, changed: list[int]) -> list[tuple[int, int]]:
+        """The error spans of ``table`` (``side`` of the symbol's file) less
+        those tree-sitter makes of unchanged text on both sides: a span that
+        holds no changed line of this side and whose text fails to parse, as
+        an error of its own, on the other side too is how the parser reads
+        that text, not what the commit did (the same misreading before and
+        after), so it lowers nothing."""
+        errors = _error_spans(table.tree.root_node)
+        other = self._table(symbol.old_blob, symbol.old_path or symbol.path) if side == "new" \
+            else self._table(symbol.new_blob, symbol.path)
+        if other is None or other.tree is None or not other.tree.root_node.has_error:
+            return errors
+        theirs = {_span_text(other.source, span) for span in _error_spans(other.tree.root_node)}
+        return [(first, last) for first, last in errors
+                if any(first <= c <= last for c in changed) or _span_text(table.source, (first, last)) not in theirs]
+
     def _lost_ports(self, table, anchors: list[Anchor], symbol: TouchedSymbol, side: str,
-                    moved: set[str] = frozenset()) -> tuple[int, str] | None:
+                    moved: set[str] = frozenset(), change=None) -> tuple[int, str] | None:
         """(first error line, name) of a ported definition the other side of
         the file defines but this broken side's parse does not: recovery
-        folded it into an error, so no line of the file can be placed."""
+        folded it into an error, so no line of the file can be placed. A
+        definition whose every line the commit deletes (or adds) is gone (or
+        new) by the diff, not lost by the parse."""
         other = self._table(symbol.old_blob, symbol.old_path or symbol.path) if side == "new" \
             else self._table(symbol.new_blob, symbol.path)
         if other is None or other.fallback:
             return None
         present = {(d.name, d.qualified_name) for d in table.definitions}
+        diffed = {line for hunk in (change.hunks if change is not None else ())
+                  for line in (hunk.removed_lines if side == "new" else hunk.added_lines)}
         for definition in other.definitions:
             if any(a.matches_name(definition.name, definition.qualified_name) for a in anchors) \
                     and (definition.name, definition.qualified_name) not in present \
-                    and definition.qualified_name not in moved:
+                    and definition.qualified_name not in moved \
+                    and not all(line in diffed for line in range(definition.start_line, definition.end_line + 1)):
                 errors = _error_spans(table.tree.root_node)
                 return (errors[0][0] if errors else 1), definition.qualified_name
         return None

@@ -13,6 +13,14 @@ port runs changes only if the decorator changes what the name is bound to:
   NOT_APPLICABLE/cosmetic. A decorator that returns a wrapper of its own, or
   one whose definition the commit does not show, is compared as before.
 
+* ``macro-alias`` (C/C++): a macro use renamed to a macro that the commit's
+  files define, in the branch the default build compiles, as the old name
+  (``#ifdef DISABLE_X`` … ``#else`` ``#define X_SWITCH BOOL_SWITCH``, where
+  no source defines ``DISABLE_X``): the same expansion, so the same code.
+  Conditionals are read as ``default-build`` reads them (a macro no source
+  defines is off, ``#if`` expressions are not known and keep their
+  ``#define``s out); a name defined twice in the default build is no alias.
+
 Example diff (NOT_APPLICABLE/cosmetic, with ``register_backend`` returning
 ``fn`` from its inner ``register(fn)``)::
 
@@ -32,7 +40,10 @@ and a rule never names a corpus symbol, path or commit.
 
 from __future__ import annotations
 
-from portq.classifier.rules import Rule
+import re
+
+from portq.classifier.rules import Rule, branches
+from portq.classifier.rules.form import qualifier_free_tokens
 from portq.core.model import TouchedSymbol
 from portq.language.signatures import comment_free_tokens
 from portq.language.symbols import language_for_path
@@ -44,7 +55,65 @@ RULES = (
          "the same body: cosmetic.",
          "+@register_backend(\"cuda\")\n def norm_forward(x, out, mode=1):",
          "classifier.rules.wrappers.added_registrations, classifier.rules.wrappers.WrapperRules._registered_only"),
+    Rule("macro-alias", ("NOT_APPLICABLE",),
+         "A C/C++ definition whose tokens are the same before and after once each macro the commit's files define, "
+         "in the branch the default build compiles, as another macro's bare name (`#define NEW_SWITCH "
+         "BOOL_SWITCH` under `#else` of `#ifdef DISABLE_X`, the flag defined by no source) is replaced by that "
+         "name expands to the same code: cosmetic. A macro whose default-build branch is a body of its own is "
+         "compared as before.",
+         "-    BOOL_SWITCH(p_dropout < 1.f, Is_dropout, [&] {\n+    DROPOUT_SWITCH(p_dropout < 1.f, Is_dropout, [&] {",
+         "classifier.rules.wrappers.default_build_aliases, classifier.rules.wrappers.WrapperRules._aliased_only"),
 )
+
+
+_DIRECTIVE = re.compile(r"\s*#\s*(ifdef|ifndef|if|elif|else|endif|define)\b\s*(.*)")
+_ALIAS = re.compile(r"([A-Za-z_]\w*)\s+([A-Za-z_]\w*)\s*(?://.*|/\*.*)?$")
+
+
+def default_build_aliases(sources: list[bytes]) -> dict[str, str]:
+    """``NEW -> OLD`` for each object-like ``#define NEW OLD`` (OLD a bare
+    name) of ``sources`` that the default build compiles: every enclosing
+    conditional known and on, a macro no source defines being off. A name
+    with another definition in the default build, or one under a
+    conditional that is not known, is left out."""
+    defined = branches.defined_macros(*sources)
+    found: dict[str, set[str]] = {}
+    for source in sources:
+        stack: list[bool | None] = []
+        text = source.decode("utf-8", errors="replace").replace("\\\n", " ")
+        for line in text.splitlines():
+            match = _DIRECTIVE.match(line)
+            if match is None:
+                continue
+            word, rest = match.groups()
+            name = rest.split()[0] if rest.split() else ""
+            if word in ("ifdef", "ifndef"):
+                known = not branches._unknown(name, defined)
+                stack.append(None if not known else word == "ifndef")
+            elif word == "if":
+                stack.append(None)
+            elif word == "elif" and stack:
+                stack[-1] = None
+            elif word == "else" and stack:
+                stack[-1] = None if stack[-1] is None else not stack[-1]
+            elif word == "endif" and stack:
+                stack.pop()
+            elif word == "define" and name:
+                alias = _ALIAS.match(rest)
+                if any(value is not True for value in stack):
+                    if any(value is None for value in stack):
+                        found.setdefault(name, set()).add("")  # not known: no alias
+                    continue
+                found.setdefault(name, set()).add(alias.group(2) if alias else "")
+    aliases = {new: next(iter(olds)) for new, olds in found.items() if len(olds) == 1 and "" not in olds}
+    resolved = {}
+    for new in aliases:
+        target, seen = aliases[new], {new}
+        while target in aliases and target not in seen:
+            seen.add(target)
+            target = aliases[target]
+        resolved[new] = target
+    return resolved
 
 
 def _text(node) -> str:
@@ -154,3 +223,28 @@ class WrapperRules:
                 if d.node is not None and d.qualified_name == d.name:
                     definitions.setdefault(d.name, d.node)
         return added_registrations(before.node, after.node, definitions)
+
+    def _aliased_only(self, entry, symbol: TouchedSymbol) -> list[str] | None:
+        """The macros ``macro-alias`` proves the definition's whole change
+        renames to aliases of what it used (``(new, old)`` spelled
+        ``NEW = OLD``), or None."""
+        if symbol.change != "modified" or language_for_path(symbol.path) != "cpp":
+            return None
+        before = self._definition(symbol.old_blob, symbol.old_path or symbol.path, symbol.qualified_name,
+                                  symbol.old_lines)
+        after = self._definition(symbol.new_blob, symbol.path, symbol.qualified_name, symbol.new_lines)
+        if before is None or after is None or before.node is None or after.node is None:
+            return None
+        tables = [self._table(c.new_blob, c.path) for c in entry.commit.changes
+                  if c.new_blob and c.path and language_for_path(c.path) == "cpp"]
+        aliases = default_build_aliases([t.source for t in tables if t is not None and t.source])
+        if not aliases:
+            return None
+        old_tokens, new_tokens = qualifier_free_tokens(before.node), qualifier_free_tokens(after.node)
+        if old_tokens == new_tokens:
+            return None
+        spell = lambda tokens: [aliases.get(t, t) for t in tokens]  # noqa: E731
+        if spell(old_tokens) != spell(new_tokens):
+            return None
+        used = sorted({t for t in new_tokens if t in aliases} - set(old_tokens))
+        return [f"{name} = {aliases[name]}" for name in used] or None

@@ -1,0 +1,1 @@
+"""The vision tower of the serving and training engine."""

@@ -1,0 +1,15 @@
+"""The engine's tower calls the ops end to end."""
+
+import torch
+
+from engine import stem, tower
+
+
+def test_encode_with_layer_norm_and_with_dyt():
+    images = torch.randn(2, 8, 3, 3)
+    image_stem = stem.Stem(8, 4)
+    tokens = tower.encode(images, image_stem, tower.make_pre_norm(8, False))
+    assert tokens.shape == (2, 9, 8)
+    torch.testing.assert_close(tokens.mean(-1), torch.zeros(2, 9), atol=1e-4, rtol=0)
+    dyt_tokens = tower.encode(images, image_stem, tower.make_pre_norm(8, True))
+    assert dyt_tokens.shape == (2, 9, 8) and dyt_tokens.abs().max() <= 1.0
