@@ -119,8 +119,8 @@ class ClassifierClock:
         def timed_init(classifier, *args, **kwargs):
             clock._step(lambda: init(classifier, *args, **kwargs))
 
-        def timed_classify_range(classifier, entries):
-            steps = classify_range(classifier, entries)
+        def timed_classify_range(classifier, entries, *facts):
+            steps = classify_range(classifier, entries, *facts)
             done = object()
             while (item := clock._step(next, steps, done)) is not done:
                 yield item

@@ -241,6 +241,19 @@ def main() -> None:
             cells = " | ".join(f"{statistics.median(cpu[key]):.2f} | {statistics.median(cpu[key]) / base:.2f}"
                                for key in ("cold", "warm", "edit", "start-up"))
             say(f"| {short} | {base:.2f} | {cells} |")
+        if other:
+            say()
+            say(f"CPU seconds of the cold scans of `{other}` ({git_head(other)}), timed in the same run: what the "
+                "machine's other work does not move as it moves wall time:")
+            say()
+            say("| range | git log -p | cold, this code | × | cold, that code | × |")
+            say("|---|---:|---:|---:|---:|---:|")
+            for spec, cpu in cpu_results:
+                base = statistics.median(cpu["git"])
+                short = "..".join(part[:10] for part in spec.split(".."))
+                say(f"| {short} | {base:.2f} | {statistics.median(cpu['cold']):.2f} | "
+                    f"{statistics.median(cpu['cold']) / base:.2f} | {statistics.median(cpu['other']):.2f} | "
+                    f"{statistics.median(cpu['other']) / base:.2f} |")
         say()
         say("The floor under every scan, timed in the same run: a process that starts Python and imports "
             "the scan pipeline, and stops:")

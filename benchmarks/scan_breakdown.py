@@ -65,7 +65,8 @@ PHASES = {
     "portq.tree.tree_index": {"TreeIndex": "in-tree index and anchors"},
     "portq.classifier.decision_keys": {"DecisionKeys": "decision keys"},
     "portq.language.extraction": {"signature_of": "signatures (upstream and in-tree)"},
-    "portq.classifier.classify": {"StructuralClassifier": "classification (verdicts, evidence)"},
+    "portq.classifier.classify": {"StructuralClassifier": "classification (verdicts, evidence)",
+                                  "NetZeroPairing": "classification (verdicts, evidence)"},  # absent before it existed
     "portq.ledger.store": {"Ledger.wave_entries": "ledger: read the wave back", "Ledger._entry_record": "ledger: read the wave back",
                      "Ledger": "ledger: open, record entries, finish", "open_ledger": "ledger: open, record entries, finish",
                      "to_json_text": "ledger: open, record entries, finish"},
@@ -158,6 +159,8 @@ def install(charges: Charges) -> None:
         except ModuleNotFoundError:  # a checkout compared with, from before the module existed
             continue
         owner_name, _, attribute = name.rpartition(".")
+        if not hasattr(module, name.split(".")[0]):  # a checkout compared with, from before it existed
+            continue
         if not owner_name and isinstance(getattr(module, name), type):
             cls = getattr(module, name)
             for key, value in list(vars(cls).items()):
@@ -174,7 +177,7 @@ def install(charges: Charges) -> None:
         if module is None:
             continue
         for name in names:
-            if "." in name or isinstance(getattr(module, name), type):
+            if "." in name or not hasattr(module, name) or isinstance(getattr(module, name), type):
                 continue
             for other in list(sys.modules.values()):
                 if getattr(other, "__name__", "").startswith("portq") and other is not module \

@@ -73,7 +73,7 @@ class ProvisionalClassifier:
     def __init__(self, context: ClassifierContext) -> None:
         self.context = context
 
-    def classify_range(self, entries: list[EntryChanges]) -> Iterator[tuple[EntryChanges, Verdict]]:
+    def classify_range(self, entries: list[EntryChanges], pairs=None) -> Iterator[tuple[EntryChanges, Verdict]]:
         for entry in entries:
             yield entry, self.classify(entry)
 
@@ -251,20 +251,33 @@ def net_zero_pairs(entries: list[EntryChanges]) -> dict[int, tuple[int, str]]:
     not built for it. Pairing is greedy in range order, and a commit pairs
     with the latest open commit it undoes.
     """
-    pairs: dict[int, tuple[int, str]] = {}
-    open_changes: dict[frozenset, _OpenChanges] = {}
+    pairing = NetZeroPairing()
     for entry in entries:
+        pairing.add(entry)
+    return pairing.pairs
+
+
+class NetZeroPairing:
+    """``net_zero_pairs``, one entry at a time in range order: a scan pairs each
+    commit as git's log delivers it, so when the log ends the pairs are known.
+    An entry is paired by its commit's changes alone (not by what mapping made of
+    them), so mapping the same commit again later does not change its pair."""
+
+    def __init__(self) -> None:
+        self.pairs: dict[int, tuple[int, str]] = {}
+        self._open: dict[frozenset, _OpenChanges] = {}
+
+    def add(self, entry: EntryChanges) -> None:
         keys = _Keys(entry)
         if keys.paths is None:
-            continue
-        group = open_changes.get(keys.undo_paths())
+            return
+        group = self._open.get(keys.undo_paths())
         partner = group.take_undone_by(keys) if group is not None else None
         if partner is not None:
-            pairs[partner.position] = (entry.position, entry.commit.sha)
-            pairs[entry.position] = (partner.position, partner.commit.sha)
-            continue
-        open_changes.setdefault(keys.paths, _OpenChanges()).add(keys)
-    return pairs
+            self.pairs[partner.position] = (entry.position, entry.commit.sha)
+            self.pairs[entry.position] = (partner.position, partner.commit.sha)
+            return
+        self._open.setdefault(keys.paths, _OpenChanges()).add(keys)
 
 
 def partial_reverts(entries: list[EntryChanges], pairs: dict[int, tuple[int, str]]) -> dict[int, tuple[int, str]]:
@@ -359,9 +372,12 @@ class StructuralClassifier:
             context.tree_root, context.cache_dir, port_roots_of(context.matrix))
         self.symbols = SymbolClassifier(context, self.index)
 
-    def classify_range(self, entries: list[EntryChanges]) -> Iterator[tuple[EntryChanges, Verdict]]:
+    def classify_range(self, entries: list[EntryChanges], pairs: dict[int, tuple[int, str]] | None = None,
+                       ) -> Iterator[tuple[EntryChanges, Verdict]]:
+        """Each entry with its verdict, in order. ``pairs``: ``net_zero_pairs(entries)`` when the caller
+        already paired them (``NetZeroPairing``, as the entries arrived)."""
         entries = list(entries)
-        pairs = net_zero_pairs(entries)
+        pairs = net_zero_pairs(entries) if pairs is None else pairs
         partial = partial_reverts(entries, pairs)
         aliases = rename_aliases(entries)
         moves = follow_moves([e for e in entries if e.position not in pairs and e.position not in partial],

@@ -38,7 +38,6 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
 
 from portq import __version__
-from portq.classifier.verdicts import CLASSIFIER_VERSION
 from portq.language.signatures import bare_name
 from portq.tree.anchors import NOT_CARRIED, PORTS
 from portq.tree.tree_index import INDEX_RULES, PortRoots, TreeIndex, port_roots_of
@@ -67,7 +66,24 @@ def _decision_rules() -> str:
     return digest.hexdigest()[:16]
 
 
-DECISION_RULES = _decision_rules()
+def __getattr__(name: str) -> Any:
+    """``CLASSIFIER_VERSION`` and ``DECISION_RULES`` (the digest of ``_decision_rules``), when first asked
+    for: both import every rule, which a cold scan does while git writes the log, not before it starts git."""
+    if name == "CLASSIFIER_VERSION":
+        from portq.classifier.verdicts import CLASSIFIER_VERSION as value
+    elif name == "DECISION_RULES":
+        value = _decision_rules()
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def _classifier_part() -> tuple[int, str]:
+    """The classifier's version and the digest of its code."""
+    return tuple(globals()[name] if name in globals() else __getattr__(name)
+                 for name in ("CLASSIFIER_VERSION", "DECISION_RULES"))
+
 
 Changes = Sequence[tuple[str, str]]
 """A commit's file changes as ``(old path, new path)`` pairs ("" for none)."""
@@ -103,7 +119,7 @@ class DecisionKeys:
         rows = matrix.rows_for(upstream)
         self._rows = {row.id: row for row in rows}
         self.scan_part = _digest(
-            "portq-decision", __version__, CLASSIFIER_VERSION, DECISION_RULES, sorted((options or {}).items()),
+            "portq-decision", __version__, *_classifier_part(), sorted((options or {}).items()),
             upstream,
             [[row.id, row.paths, row.exclude, row.symbols] for row in rows], port_roots_of(matrix),
         )
@@ -115,7 +131,8 @@ class DecisionKeys:
         self.anchored_paths = frozenset(self._by_path)  # upstream paths some anchor names
         self._param_files = sorted({a.file for a in index.anchors if a.kind == NOT_CARRIED and a.param})
         self._anchor_files: dict[int, frozenset[str]] = {}
-        self._tree_parts: dict[frozenset[str], str] = {}
+        self._tree_parts: dict[frozenset[str], str] = {}  # by the entry's upstream paths
+        self._files_parts: dict[frozenset[str], str] = {}  # by the in-tree files they come to
 
     # --- parts -------------------------------------------------------------------
 
@@ -177,7 +194,11 @@ class DecisionKeys:
                 files |= self._files_of_anchor(anchor)
             if anchors or owned:
                 files.update(self._param_files)
-            part = self._tree_parts[key] = _digest(self._files_digest(files))
+            by_files = frozenset(files)  # most entries' paths differ, but few sets of files do (none: the most)
+            part = self._files_parts.get(by_files)
+            if part is None:
+                part = self._files_parts[by_files] = _digest(self._files_digest(files))
+            self._tree_parts[key] = part
         return part
 
     # --- keys --------------------------------------------------------------------

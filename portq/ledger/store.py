@@ -49,7 +49,9 @@ a lock, never as a foreign file), and one
 (``record_scan_entries``), so a scan killed at any point leaves whole
 entries only. Reading a wave back costs two queries however many entries it
 has, and an event's evidence and full verdict are decoded from JSON only
-when asked for. A wave left ``running`` by a dead process
+when asked for; a scan that recorded every entry of its wave itself is given
+back the records it wrote (``keep_recorded``), unless a review
+names one of them. A wave left ``running`` by a dead process
 (or ``interrupted`` by Ctrl-C) is resumed by the next scan of the same range,
 tree, matrix and portq version; a wave whose writer is alive is never
 touched by another process, so two scans at once record two waves.
@@ -184,6 +186,7 @@ def open_ledger(path: Path | str, *, create: bool = True) -> "Ledger":
 class Ledger:
     def __init__(self, path: Path, *, create: bool = True) -> None:
         self.path = path
+        self._keeping: dict[int, list[EntryRecord]] = {}  # wave id -> its records as recorded (keep_recorded)
         if not path.exists():
             if not create:
                 raise LedgerError(f"no ledger at {path}: run portq scan first (or pass --ledger PATH)")
@@ -387,6 +390,14 @@ class Ledger:
         """Record one entry of a wave and its scan verdict atomically (see ``record_scan_entries``)."""
         return self.record_scan_entries(wave, [entry]) == 1
 
+    def keep_recorded(self, wave: Wave) -> list[EntryRecord]:
+        """A list that every later ``record_scan_entries`` of ``wave`` (in this process) appends the
+        ``EntryRecord`` of each entry it records to, as ``wave_entries`` would read it back while no
+        review names the entry: pass it to ``wave_entries`` as ``recorded``."""
+        kept: list[EntryRecord] = []
+        self._keeping[wave.id] = kept
+        return kept
+
     def record_scan_entries(self, wave: Wave, entries: Sequence[dict[str, Any]]) -> int:
         """Record entries of a wave with their scan verdicts in ONE transaction.
 
@@ -399,7 +410,9 @@ class Ledger:
         wave already has is skipped (a resumed scan may classify it again).
         Returns how many were recorded. A batch is all or nothing, so a
         killed scan loses at most the batch in flight, never half an entry.
+        Each recorded entry's record is kept where ``keep_recorded`` asked for it.
         """
+        kept = self._keeping.get(wave.id)
         created_at = _now()
         with self._transaction() as db:
             db.executemany(
@@ -435,7 +448,33 @@ class Ledger:
                 "INSERT INTO verdict_events (entry_id, wave_id, source, verdict, justification, decided_by, "
                 "reason, evidence, detail_ref, version, created_at, rules) VALUES (?, ?, 'scan', ?, ?, ?, ?, '', ?, ?, ?, ?)",
                 events)
+            if kept is not None and events:
+                last_id = db.execute("SELECT last_insert_rowid()").fetchone()[0]
+                kept.extend(self._as_recorded(wave, entries, placed, events, texts, last_id))
         return len(placed)
+
+    def _as_recorded(self, wave: Wave, entries, placed, events, texts: dict[str, str], last_id: int) -> list[EntryRecord]:
+        """The records of the entries one ``record_scan_entries`` transaction just wrote, made from what it
+        wrote. The transaction holds the write lock and nothing else inserts events, so its events have
+        the consecutive ids that end at ``last_id``; that is checked, and where it does not hold nothing is
+        kept (the wave is then read back)."""
+        first_id = last_id - len(events) + 1
+        count = self.db.execute("SELECT COUNT(*) FROM verdict_events WHERE id BETWEEN ? AND ? AND wave_id = ? "
+                                "AND source = 'scan'", (first_id, last_id, wave.id)).fetchone()[0]
+        if count != len(events):
+            return []
+        about = {entry["position"]: entry for entry in entries}
+        records = []
+        for number, ((_, position, entry_id, rows, symbols_ref, _, _), event) in enumerate(zip(placed, events)):
+            entry = about[position]
+            scan = Event(first_id + number, entry_id, wave.id, "scan", *event[2:6], None, None, "", texts[event[6]],
+                         None, *event[7:10])
+            records.append(EntryRecord(
+                entry_id=entry_id, wave_id=wave.id, position=position, upstream=wave.upstream, tree=wave.tree,
+                sha=entry["sha"], title=entry["title"], pr=entry["pr"], rows=stored_json(rows, "an entry's rows"),
+                symbols=stored_json(texts[symbols_ref], "an entry's symbols"), scan=scan, current=Current(scan),
+                source_wave=wave.id))
+        return records
 
     def _entry_ids(self, wave: Wave, shas: list[str]) -> dict[str, int]:
         """sha -> entry id of the wave's upstream and tree, for ``shas``."""
@@ -555,8 +594,21 @@ class Ledger:
 
     # --- entries and events ----------------------------------------------------
 
-    def wave_entries(self, wave: Wave) -> list[EntryRecord]:
-        """Every entry of a wave (recorded or reused), in position order (two queries, however many entries)."""
+    def wave_entries(self, wave: Wave, recorded: Sequence[EntryRecord] | None = None) -> list[EntryRecord]:
+        """Every entry of a wave (recorded or reused), in position order (two queries, however many entries).
+
+        ``recorded``: the records ``record_scan_entries`` kept of this wave's entries (in this process):
+        when they are every entry of a wave that reuses none, and no review names any of them, they are
+        what a read-back would give (each entry's latest scan event is this wave's), and they are
+        returned instead of reading back what was just written."""
+        if recorded is not None and wave.reuses_wave is None and len(recorded) == wave.entry_count:
+            ordered = sorted(recorded, key=lambda record: record.position)
+            # a review, or another wave's scan event recorded since (a concurrent scan), changes what stands
+            if [r.position for r in ordered] == list(range(1, wave.entry_count + 1)) and not self.db.execute(
+                    "SELECT 1 FROM wave_entries we JOIN verdict_events ve ON ve.entry_id = we.entry_id "
+                    "WHERE we.wave_id = :wave AND (ve.source = 'review' OR (ve.wave_id IS NOT :wave AND ve.id > :first)) "
+                    "LIMIT 1", {"wave": wave.id, "first": min(r.scan.id for r in ordered)}).fetchone():
+                return ordered
         rows = self.db.execute(
             f"SELECT view.*, e.* FROM ({_VIEW_ROWS}) view JOIN entries e ON e.id = view.entry_id "
             "ORDER BY view.position",
@@ -595,7 +647,7 @@ class Ledger:
         source_wave = row["source_wave"]
         scan = next((e for e in events if e.source == "scan" and e.wave_id == source_wave), None)
         if scan is not None and source_wave != wave.id:
-            scan = replace(scan, wave_id=wave.id, reused_from=source_wave)  # this wave's decision, by reference
+            scan = scan.reused_by(wave.id)  # this wave's decision, by reference (recorded in ``source_wave``)
         return EntryRecord(
             entry_id=row["id"],
             wave_id=wave.id,

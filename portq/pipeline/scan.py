@@ -4,7 +4,10 @@ config → matrix → upstream range (validated) → the in-tree index (the
 tree read once, at the start: it decides the whole scan; a file is parsed
 only when a question needs it) → one streaming read of every
 patch → ownership and enclosing symbols → the classifier (over the whole
-range) → ledger transactions of ``RECORD_BATCH`` entries.
+range) → ledger transactions of ``RECORD_BATCH`` entries. A cold scan starts
+git's log as soon as it knows it reads the whole range (before the in-tree
+index and the stores are set up), pairs net-zero commits as the log arrives,
+and is handed back the records it wrote rather than reading its wave back.
 
 A rescan reuses. Each recorded entry carries its decision key
 (``portq.classifier.decision_keys``: the commit, the classifier version, the matrix rows
@@ -43,7 +46,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
-from portq.classifier.classify import ClassifierContext, build_classifier
+from portq.classifier.classify import ClassifierContext, NetZeroPairing, build_classifier
 from portq.classifier.decision_keys import NET_ZERO, DecisionKeys, change_pairs, rename_groups
 from portq.classifier.mapping import ChangeMapper
 from portq.core.config import Config, require_tree
@@ -150,6 +153,11 @@ def _run_scan(config: Config, range_spec: str, *, progress=None, options: dict[s
             cleanup.enter_context(_products_kept(cache_dir))  # tokens and ast dumps, for the next scan too
             previous = None if fresh else ledger.reusable_wave(
                 upstream=name, base_sha=revisions.base, tip_sha=revisions.tip, tree=tree_key(config))
+            waiting = _StepsGivenLater()  # what to do while git is slower than mapping, given once it can be made
+            log = None
+            if previous is None:  # a cold scan reads the whole range: git starts writing it while the rest is set up
+                log = upstream.started_commits(revisions, waiting)
+                cleanup.callback(log.close)
             # The tree as it is now decides the whole scan, however it is edited meanwhile: its bytes
             # are read here, and a file is parsed when mapping or the classifier first asks about it
             # (mapping: the port files' anchors; a caller query: the files whose bytes hold the name).
@@ -161,10 +169,11 @@ def _run_scan(config: Config, range_spec: str, *, progress=None, options: dict[s
             tables = SymbolTableCache(adopts=lambda path: bool(index.anchors_for_path(name, (path,))),
                                       also_adopts=lambda path: language_for_path(path) == "python")
             made: list[DecisionKeys] = []  # the keys, when they are made while git writes the log
+            pairing = NetZeroPairing()  # the range's net-zero pairs, found as the log arrives
             if previous is None:
+                waiting.steps = _keys_warmed_up(made, matrix, name, index, options)
                 entries = _read_entries(upstream, matrix, name, cache_dir, revisions, revisions.shas, progress,
-                                        index=index, while_waiting=_keys_warmed_up(made, matrix, name, index, options),
-                                        tables=tables)
+                                        index=index, commits=log, tables=tables, pairing=pairing)
             keys = made[0] if made else DecisionKeys(matrix, name, index, options)
             wave_fields = dict(  # the range as the commits it names now: a moved HEAD~5 or tag cannot change it
                 range_spec=f"{revisions.base}..{revisions.tip}", upstream=name, base_sha=revisions.base, tip_sha=revisions.tip,
@@ -198,10 +207,13 @@ def _run_scan(config: Config, range_spec: str, *, progress=None, options: dict[s
                     return ScanResult(wave, resumed, ledger.wave_entries(wave), name, len(plan.redecide))
             if previous is not None:  # a reusable wave that could not be reused: read the range now
                 entries = _read_entries(upstream, matrix, name, cache_dir, revisions, revisions.shas, progress,
-                                        index=index, tables=tables)
+                                        index=index, tables=tables, pairing=pairing)
             wave, resumed = ledger.begin_wave(**wave_fields)
             try:
-                _classify_and_record(ledger, wave, entries, progress, context, keys)
+                # what is recorded, as reading it back would give it (a long wave's records are read back
+                # once its mapped history is freed, rather than held beside it)
+                kept = ledger.keep_recorded(wave) if wave.entry_count <= KEEP_RECORDED_AT_MOST else None
+                _classify_and_record(ledger, wave, entries, progress, context, keys, pairing.pairs)
             except KeyboardInterrupt:
                 wave = ledger.finish_wave(wave, "interrupted")
                 done = len(ledger.recorded_positions(wave))
@@ -218,7 +230,9 @@ def _run_scan(config: Config, range_spec: str, *, progress=None, options: dict[s
                 except Exception:
                     pass
                 raise
-            del entries, context, tables  # the mapped history and its trees, freed before the wave is read back
+            # the mapped history (the net-zero pairing holds its entries too) and its trees, freed before
+            # the wave is read back
+            del entries, context, tables, pairing, log
             try:
                 wave = ledger.finish_wave(wave, "complete")
             except KeyboardInterrupt:
@@ -228,7 +242,7 @@ def _run_scan(config: Config, range_spec: str, *, progress=None, options: dict[s
                     f"{wave.entry_count} entries; run the same scan again to mark it complete"
                 ) from None
             apply_reviews(ledger, config.reviews_path, name)  # the team's decisions in the tree stand
-            return ScanResult(wave, resumed, ledger.wave_entries(wave), name)
+            return ScanResult(wave, resumed, ledger.wave_entries(wave, kept), name)
 
 
 @contextlib.contextmanager
@@ -251,6 +265,20 @@ def _signature_rules() -> str:
     return signature_rules()
 
 
+class _StepsGivenLater:
+    """An iterator of steps that are given (``steps``) after it is handed to the log's reader, which asks
+    for a step only once the scan reads the log."""
+
+    def __init__(self) -> None:
+        self.steps: Iterator[None] = iter(())
+
+    def __iter__(self) -> "_StepsGivenLater":
+        return self
+
+    def __next__(self) -> None:
+        return next(self.steps)
+
+
 def _keys_warmed_up(made: list, matrix, name, index, options) -> Iterator[None]:
     """Steps to take while a cold scan waits for git's log: make the decision keys (into
     ``made``), then find ahead what each anchor's key and verdicts will ask of the tree."""
@@ -262,23 +290,28 @@ def _keys_warmed_up(made: list, matrix, name, index, options) -> Iterator[None]:
 def _read_entries(upstream, matrix, name, cache_dir, revisions, shas, progress,
                   positions: list[int] | None = None, index=None,
                   while_waiting: Iterator[None] | None = None, tables: SymbolTableCache | None = None,
-                  ) -> list[EntryChanges]:
+                  pairing: NetZeroPairing | None = None, commits: Iterator | None = None) -> list[EntryChanges]:
     """Map the commits ``shas`` of ``revisions`` (all of them in one stream, or a rescan's few at
     ``positions``). With the in-tree ``index`` (its port files' anchors at least), mapping also owns the
     files no row owns but a port names. ``while_waiting``: steps taken while the whole range's log is
-    slower to arrive than it is mapped. ``tables``: the classifier's, handed the trees it will ask for."""
+    slower to arrive than it is mapped. ``tables``: the classifier's, handed the trees it will ask for.
+    ``pairing``: given each entry as it is mapped (the whole range's, in order). ``commits``: the whole
+    range's log, already started (``Upstream.started_commits``)."""
     entries: list[EntryChanges] = []
     anchored = (lambda paths: bool(index.anchors_for_path(name, paths))) if index is not None else None
     with DefinitionCache(definition_cache_path(cache_dir), trees_to=tables) as definitions:
         mapper = ChangeMapper(matrix, name, upstream.read_blob, definitions, upstream.read_blobs, anchored=anchored)
-        commits = upstream.commits(revisions, while_waiting) if positions is None \
-            else upstream.commits_of(shas, revisions.spec)
+        if commits is None:
+            commits = upstream.commits(revisions, while_waiting) if positions is None \
+                else upstream.commits_of(shas, revisions.spec)
         try:
             progress.phase(f"reading {revisions.spec}", len(shas))
             for entry in mapper.map_commits(commits):
                 if positions is not None:
                     entry.position = positions[len(entries)]
                 entries.append(entry)
+                if pairing is not None:
+                    pairing.add(entry)
                 progress.advance()
             entries = mapper.settle_renames(entries)
         except KeyboardInterrupt:
@@ -371,20 +404,24 @@ def _entry_to_record(entry: EntryChanges, verdict, keys: DecisionKeys, groups) -
     )
 
 
+KEEP_RECORDED_AT_MOST = 10_000
+"""The longest wave whose records a cold scan keeps as it writes them instead of reading them back: a
+longer one would hold its records and its mapped history at once (30,000 entries: 341 MiB instead of 274)."""
+
 RECORD_BATCH = 64
 """Entries per ledger transaction: whole batches survive a kill, and a scan
 of thousands of entries does not pay a commit per entry."""
 
 
 def _classify_and_record(ledger: Ledger, wave: Wave, entries: list[EntryChanges], progress, context,
-                         keys: DecisionKeys) -> None:
+                         keys: DecisionKeys, pairs: dict[int, tuple[int, str]] | None = None) -> None:
     done = ledger.recorded_positions(wave)
     progress.phase("classifying", len(entries))
     groups = rename_groups(change_pairs(e.commit.changes or e.owned_changes) for e in entries)
     classifier = build_classifier(context)
     batch: list[dict[str, Any]] = []
     try:
-        for entry, verdict in classifier.classify_range(entries):
+        for entry, verdict in classifier.classify_range(entries, pairs):
             if entry.position not in done:
                 batch.append(_entry_to_record(entry, verdict, keys, groups))
             if len(batch) >= RECORD_BATCH:

@@ -96,9 +96,17 @@ def forget_decoded(record: EntryRecord) -> None:
     for event in (record.scan, record.current.event, getattr(record.current, "proposal", None)):
         if event is None:
             continue
-        for name, attribute in vars(type(event)).items():
-            if isinstance(attribute, cached_property):
-                event.__dict__.pop(name, None)
+        for name in _cached_names(type(event)):
+            event.__dict__.pop(name, None)
+
+
+def _cached_names(kind: type, known: dict[type, tuple[str, ...]] = {}) -> tuple[str, ...]:
+    """The names of ``kind``'s cached properties (looked up once per type, not once per printed entry)."""
+    names = known.get(kind)
+    if names is None:
+        names = known[kind] = tuple(name for name, attribute in vars(kind).items()
+                                    if isinstance(attribute, cached_property))
+    return names
 
 
 def _listed(value: Any) -> Any:

@@ -67,7 +67,7 @@ import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, Iterator
 
 from portq.core.errors import EnvironmentProblem
 from portq.language.extraction import signature_of
@@ -292,14 +292,18 @@ class TreeSnapshot:
         return Path(cache_dir) / f"tree-index-{self.key}.json" if cache_dir else None
 
 
-def _store(snapshot: TreeSnapshot, cache_dir: Path | None, records: list[FileRecord]) -> None:
-    """Cache ``records`` (those computed so far, in the tree's order) in ``cache_dir`` under the snapshot's key."""
+def _store(snapshot: TreeSnapshot, cache_dir: Path | None, records: list[FileRecord],
+           anchors_read: dict[str, list[Anchor]] | None = None) -> None:
+    """Cache ``records`` (those computed so far, in the tree's order) in ``cache_dir`` under the snapshot's key,
+    with ``anchors_read``: the anchors of the port files that have no record yet (read for their anchors alone),
+    which an index of exactly this snapshot takes instead of parsing those files again."""
     cache_file = snapshot.cache_file(cache_dir)
     if cache_file is not None:
         _write_cache(cache_file, json.dumps({
             "format": INDEX_FORMAT,
             "rules": INDEX_RULES,
             "files": [r.to_json() for r in records],
+            "anchors_read": {path: [a.to_json() for a in found] for path, found in (anchors_read or {}).items()},
             "digests": {relative: [snapshot.held[relative][1], relative in snapshot.roots]
                         for relative, _ in snapshot.sources},
         }))
@@ -432,7 +436,8 @@ class TreeIndex:
     def __init__(self, files: list[FileRecord], root: Path | None = None,
                  sources: dict[str, tuple[bytes, str]] | None = None, key: str | None = None,
                  roots: PortRoots | None = None, cache_dir: Path | None = None,
-                 snapshot: TreeSnapshot | None = None, sidecar: Sidecar | None = None) -> None:
+                 snapshot: TreeSnapshot | None = None, sidecar: Sidecar | None = None,
+                 anchors_read: dict[str, list[Anchor]] | None = None) -> None:
         self.root = root
         self.key = key  # the content hash of the indexed tree (None for in-memory sources)
         # the files as read when the index was built, and their SHA-1s
@@ -444,6 +449,9 @@ class TreeIndex:
         self.sidecar = sidecar if sidecar is not None else (snapshot.sidecar if snapshot is not None else None)
         self._sidecar_definitions: dict[tuple[str, str, int], DefinitionRecord] = {}
         self._tables: dict[str, object] = {}  # parses read for anchors, until the file's record is made
+        # the anchors of port files that have no record, read from their parses (or, for this snapshot, cached)
+        self._anchors_read: dict[str, list[Anchor]] = dict(anchors_read or {})
+        self._anchors_computed = False  # anchors read here that the cache does not hold yet
         self._earlier: tuple[dict, dict] | None = None
         self._computed = False  # records made here that the cache does not hold yet
         self.files = _Records(self)
@@ -508,13 +516,15 @@ class TreeIndex:
             for path in self._order:
                 if not self._anchored(path):
                     continue
-                if path in self._records_by_path or self._reusable(path) is not None \
-                        or len(self._sources[path]) > MAX_PARSE_BYTES:
-                    anchors.extend(self._record(path).anchors)
-                    continue
-                table = symbol_table(self._sources[path], path)
-                found = find_anchors(table, path) if table.tree is not None else []
-                self._tables[path] = (table, found)
+                found = self._anchors_read.get(path) if path not in self._records_by_path else None
+                if found is None and (path in self._records_by_path or self._reusable(path) is not None
+                                      or len(self._sources[path]) > MAX_PARSE_BYTES):
+                    found = self._record(path).anchors
+                elif found is None:
+                    table = symbol_table(self._sources[path], path)
+                    found = self._anchors_read[path] = find_anchors(table, path) if table.tree is not None else []
+                    self._tables[path] = (table, found)
+                    self._anchors_computed = True
                 anchors.extend(found)
             if self.sidecar is not None:
                 anchors.extend(resolve_sidecar(self.sidecar, self.definitions_in_file, self._source_line))
@@ -546,10 +556,11 @@ class TreeIndex:
 
     def save(self) -> None:
         """Cache the records computed so far, when some were made since the cache was read."""
-        if self._computed and self._snapshot is not None:
+        if (self._computed or self._anchors_computed) and self._snapshot is not None:
             _store(self._snapshot, self._cache_dir,
-                   [self._records_by_path[p] for p in self._order if p in self._records_by_path])
-            self._computed = False
+                   [self._records_by_path[p] for p in self._order if p in self._records_by_path],
+                   {p: found for p, found in self._anchors_read.items() if p not in self._records_by_path})
+            self._computed = self._anchors_computed = False
 
     # -- building
 
@@ -574,11 +585,14 @@ class TreeIndex:
         holds for this snapshot is taken; ``save`` stores what was added.
         """
         snapshot = TreeSnapshot.take(root, port_roots, sidecar)
-        return cls._of(snapshot, cls._cached(snapshot, cache_dir) or [], cache_dir)
+        records, anchors_read = cls._cached(snapshot, cache_dir) or ([], {})
+        return cls._of(snapshot, records, cache_dir, anchors_read)
 
     @classmethod
-    def _cached(cls, snapshot: "TreeSnapshot", cache_dir: Path | None) -> list[FileRecord] | None:
-        """The records stored for exactly this snapshot, or None."""
+    def _cached(cls, snapshot: "TreeSnapshot", cache_dir: Path | None,
+                ) -> tuple[list[FileRecord], dict[str, list[Anchor]]] | None:
+        """The records stored for exactly this snapshot, and the anchors of its files read for anchors alone;
+        or None."""
         cache_file = snapshot.cache_file(cache_dir)
         if cache_file is None or not cache_file.is_file():
             return None
@@ -587,15 +601,19 @@ class TreeIndex:
             return None
         try:
             records = [FileRecord.from_json(f) for f in payload["files"]]
+            anchors_read = {path: [Anchor.from_json(a) for a in found]
+                            for path, found in payload.get("anchors_read", {}).items()}
         except (KeyError, TypeError, ValueError, AttributeError):
             return None  # a damaged or foreign cache is rebuilt, never trusted
-        if any(r.path not in snapshot.held for r in records):
+        if any(r.path not in snapshot.held for r in records) or any(p not in snapshot.held for p in anchors_read):
             return None
-        return records
+        return records, anchors_read
 
     @classmethod
-    def _of(cls, snapshot: "TreeSnapshot", records: list[FileRecord], cache_dir: Path | None = None) -> "TreeIndex":
-        return cls(records, snapshot.root, snapshot.held, snapshot.key, snapshot.roots, cache_dir, snapshot)
+    def _of(cls, snapshot: "TreeSnapshot", records: list[FileRecord], cache_dir: Path | None = None,
+            anchors_read: dict[str, list[Anchor]] | None = None) -> "TreeIndex":
+        return cls(records, snapshot.root, snapshot.held, snapshot.key, snapshot.roots, cache_dir, snapshot,
+                   anchors_read=anchors_read)
 
     @classmethod
     def from_sources(cls, sources: dict[str, str | bytes], sidecar: str | None = None) -> "TreeIndex":

@@ -269,15 +269,24 @@ class Upstream:
 
     # --- commits and blobs ---------------------------------------------------
 
-    def commits(self, revisions: Range, while_waiting: Iterator[object] | None = None) -> Iterator[Commit]:
+    def commits(self, revisions: Range, while_waiting: Iterator[object] | None = None,
+                started: bool = False) -> Iterator[Commit]:
         """The commits of ``revisions`` in entry order, from one git process.
 
         ``while_waiting``: work done a step at a time whenever the next patch
         has not arrived yet (``ReadAhead``), left off when the log ends.
+        ``started``: first yields None once git runs (``started_commits``).
         """
         yield from self._log_stream(
             ["--reverse", "--end-of-options", f"{revisions.base}..{revisions.tip}"], revisions.shas, revisions.spec,
-            while_waiting=while_waiting)
+            while_waiting=while_waiting, started=started)
+
+    def started_commits(self, revisions: Range, while_waiting: Iterator[object] | None = None) -> Iterator[Commit]:
+        """``commits``, with git started now rather than when the first commit is asked for: a scan
+        starts the log, then does its other setup while git writes. Close it if it is never read."""
+        stream = self.commits(revisions, while_waiting, True)
+        next(stream)  # git runs from here
+        return stream
 
     def commits_of(self, shas: list[str] | tuple[str, ...], spec: str) -> Iterator[Commit]:
         """The commits ``shas`` (entries of ``spec``), in that order, from one git process.
@@ -291,7 +300,9 @@ class Upstream:
                                     stdin="\n".join(shas) + "\n")
 
     def _log_stream(self, selection: list[str], expected_shas: tuple[str, ...], spec: str,
-                    stdin: str | None = None, while_waiting: Iterator[object] | None = None) -> Iterator[Commit]:
+                    stdin: str | None = None, while_waiting: Iterator[object] | None = None,
+                    started: bool = False) -> Iterator[Commit]:
+        """The commits of one ``git log``; ``started``: first yields None once git runs."""
         log_format, record_mark, message_end = log_marks(secrets.token_hex(8))
         arguments = [
             "git", *_CONFIG_OVERRIDES, "log", "--first-parent", "-m", *_DIFF_OPTIONS, f"--format={log_format}",
@@ -309,6 +320,8 @@ class Upstream:
             widen_pipe(process.stdout)
             output = ReadAhead(process.stdout, while_waiting=while_waiting)
             try:
+                if started:
+                    yield None
                 for record in split_records(output, mark=record_mark):
                     commit = parse_record(record, mark=record_mark, message_end=message_end)
                     want = next(expected, None)

@@ -406,3 +406,35 @@ def test_a_batch_that_fails_records_nothing_of_it(ledger):
         ledger.record_scan_entries(wave, broken)
     assert ledger.wave_entries(wave) == []
     assert ledger.db.execute("SELECT COUNT(*) FROM texts").fetchone()[0] == 0
+
+
+def _entry(position, sha, verdict=None, rows=("ROW",)):
+    return dict(position=position, sha=sha, title=f"commit {position} (#{position})", pr=position, rows=list(rows),
+                symbols=[{"path": "a.cu", "name": "f", "change": "modified", "lines": (1, 2)}],
+                verdict=verdict or scan_verdict(), changes=[["a.cu", "a.cu"]], decision_key=f"k{position}")
+
+
+def test_the_records_kept_while_recording_are_what_reading_the_wave_back_gives(ledger):
+    earlier, _ = begin(ledger, tip="c" * 40, count=1)  # another wave's scan of one of the commits, before
+    ledger.record_scan_entries(earlier, [_entry(1, "2" * 40, scan_verdict("IN_SYNC"))])
+    wave, _ = begin(ledger, count=3)
+    kept = ledger.keep_recorded(wave)
+    ledger.record_scan_entries(wave, [_entry(1, "1" * 40), _entry(2, "2" * 40, scan_verdict("NOT_APPLICABLE", "no-row"), ())])
+    ledger.record_scan_entries(wave, [_entry(3, "3" * 40)])
+    wave = ledger.finish_wave(wave)
+    read_back = ledger.wave_entries(wave)
+    assert kept == read_back and [r.scan.id for r in kept] == [2, 3, 4]
+    statements = []
+    ledger.db.set_trace_callback(statements.append)
+    assert ledger.wave_entries(wave, kept) == read_back
+    assert len(statements) == 1  # whether a review names one of them: nothing is read back
+
+
+def test_kept_records_give_way_to_the_ledger_when_a_review_names_an_entry(ledger):
+    wave, _ = begin(ledger, count=2)
+    kept = ledger.keep_recorded(wave)
+    ledger.record_scan_entries(wave, [_entry(1, "1" * 40), _entry(2, "2" * 40)])
+    wave = ledger.finish_wave(wave)
+    ledger.record_review(kept[1].entry_id, verdict="IN_SYNC", justification=None, why="ported by hand", who="me")
+    assert ledger.wave_entries(wave, kept) == ledger.wave_entries(wave) != kept
+    assert ledger.wave_entries(wave, kept)[1].current.event.source == "review"

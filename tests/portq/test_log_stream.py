@@ -122,3 +122,27 @@ def test_steps_that_run_out_leave_the_reader_waiting_as_before():
         read += chunk
     reader.close()
     assert read == data
+
+
+def test_a_started_log_runs_git_before_it_is_read_and_ends_it_when_closed_unread(upstream):
+    import subprocess as sp
+
+    with Upstream(upstream) as repository:
+        revisions = repository.resolve_range("base..tip")
+        before = {t for t in threading.enumerate()}
+        spawned = []
+        real_popen = sp.Popen
+
+        def recording(*args, **kwargs):
+            spawned.append(args[0])
+            return real_popen(*args, **kwargs)
+
+        sp.Popen = recording
+        try:
+            stream = repository.started_commits(revisions)
+        finally:
+            sp.Popen = real_popen
+        assert any("log" in command for command in spawned)  # git was started, nothing read yet
+        stream.close()
+        assert {t for t in threading.enumerate()} - before == set()
+        assert [c.sha for c in repository.started_commits(revisions)] == list(revisions.shas)

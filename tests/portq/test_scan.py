@@ -190,8 +190,8 @@ def interrupt_after(patch, count, action):
         def __init__(self, context):
             self.inner = original(context)
 
-        def classify_range(self, entries):
-            for yielded, item in enumerate(self.inner.classify_range(entries)):
+        def classify_range(self, entries, *facts):
+            for yielded, item in enumerate(self.inner.classify_range(entries, *facts)):
                 if yielded == count:
                     action()
                 yield item

@@ -1,6 +1,7 @@
 """The in-tree index: ports by upstream symbol, not-carried declarations, the cache."""
 from __future__ import annotations
 
+import portq.tree.tree_index
 from portq.tree.tree_index import TreeIndex
 
 PORT = '''\
@@ -252,3 +253,23 @@ def test_anchors_naming_paths_come_in_the_tree_s_order_of_kind_and_upstream():
     assert len(expected) == 3
     assert [a.symbol for a in index.anchors_for_path("vllm", {"csrc/a.cu"}, "not-carried")] == ["k"]
     assert index.anchors_for_path("aiter", ["csrc/b.cu"]) == []
+
+
+def test_the_anchors_of_port_files_read_for_their_anchors_alone_are_cached_for_the_same_tree(tmp_path, monkeypatch):
+    root, cache = tmp_path / "tree", tmp_path / "cache"
+    _write(root, {"kernels/g.py": PORT, "kernels/h.py": PORT.replace("gather", "scatter"), "ops/launch.py": CALLER})
+    expected = TreeIndex.build(root, port_roots=["kernels/"])
+    parsed = []
+    real_table = portq.tree.tree_index.symbol_table
+    monkeypatch.setattr(portq.tree.tree_index, "symbol_table", lambda *a, **k: parsed.append(a[1]) or real_table(*a, **k))
+    indexed = _counting_index_file(monkeypatch)
+    index = TreeIndex.on_demand(root, cache, ["kernels/"])
+    assert index.anchors == expected.anchors and sorted(parsed) == ["kernels/g.py", "kernels/h.py"] and indexed == []
+    index.save()
+    parsed.clear()
+    again = TreeIndex.on_demand(root, cache, ["kernels/"])
+    assert again.anchors == expected.anchors and parsed == [] and indexed == []  # read from the cache, not parsed
+    assert _records(again.complete()) == _records(expected)  # a record is still made from the file when asked for
+    (root / "kernels" / "h.py").write_text(PORT.replace("gather", "spread"))
+    edited = TreeIndex.on_demand(root, cache, ["kernels/"])  # another tree: its port files are read again
+    assert {a.symbol for a in edited.anchors} >= {"spread_kernel"} and "kernels/h.py" in parsed
