@@ -41,7 +41,12 @@ configuration, so an edit confined to it changes nothing the port runs:
   a computed value, or a parameter the caller rebinds, is the port's input
   (not decided). There a re-implementation with its own names binds the
   anchored definition's leading parameters by position when every later
-  one has a default: it is upstream called with fewer arguments. Literals
+  one has a default: it is upstream called with fewer arguments. Positions
+  are read where the port is taken as in sync, the scanned range's base,
+  and bound by the names they had there, so a parameter upstream inserted
+  in the middle since does not shift the port's inputs onto the wrong ones;
+  with no base to read, or a leading name upstream no longer has, every
+  upstream parameter counts as the port's input (its branches are kept). Literals
   read are booleans, numbers (``-100``), strings and ``None`` (``if x is
   not None:``), constants the module binds once, and their ``.value``. A
   keyword argument of a call or launch of a function of the same file is
@@ -114,8 +119,8 @@ RULES = (
          "arguments passing a declared one are left out, changed only paths the port does not have: not-carried. "
          "Applies when the port's parameters are all upstream's by name; in a helper the anchored definition calls "
          "(an extracted body), a parameter it passes straight from one the port lacks takes that one's default, "
-         "and a port with its own names binds the anchored definition's leading parameters by position when "
-         "every later one has a default; an argument the called kernel never reads for those values, and a "
+         "and a port with its own names binds the anchored definition's leading parameters by position, as they "
+         "were at the scanned range's base, when every later one has a default there; an argument the called kernel never reads for those values, and a "
          "call-free store to a local nothing then reads, are left out.",
          "-    aux_ptr += row\n+    if RETURN_AUX == _TRUE:\n+        aux_ptr += row",
          "classifier.rules.branches.same_for_port_parameters, classifier.rules.branches.BranchRules._lacked_branches"),
@@ -594,23 +599,36 @@ def lacked_parameters(old, new, port_names: set[str], declared: set[str]) -> dic
     return lacked
 
 
-def bound_by_port(caller, port_names: list[str], declared: set[str]) -> set[str] | None:
+def bound_by_port(caller, port_names: list[str], declared: set[str], base=None) -> set[str] | None:
     """The parameters (normalised) of ``caller``, the upstream definition a port anchors, that the port's
-    ``port_names`` (in order, ``self``/``ctx`` left out) bind: by name when every one of them is upstream's;
-    else, for a re-implementation with its own names, upstream's leading parameters by position, when every
-    later one has a default (or is declared not carried): the port is upstream called with fewer arguments.
-    None when neither binds."""
+    ``port_names`` (in order, ``self``/``ctx`` left out) bind: by name when every one of them is upstream's (a
+    respelling ``normalise_name`` folds is the same name).
+
+    A re-implementation with names of its own binds by position, but positions are read where the port is
+    taken as in sync: on ``base``, the anchored definition at the scanned range's base, when every later
+    parameter there has a default (or is declared not carried; the port is upstream called with fewer
+    arguments). Those leading names are then looked up in ``caller`` by name, so a parameter upstream inserted
+    in the middle since does not shift the port's inputs. Without ``base``, when a name the port shares with
+    upstream sits at another position there, or when a leading name is no longer upstream's, which parameters
+    the port takes is not known: every one not declared not carried counts as the port's input (none is folded
+    at its default; only what a call leaves out is). None when the port has no parameters."""
     parameters = [n for n in parameter_defaults(caller) if n not in ("self", "ctx", "cls")]
-    defaults = parameter_defaults(caller)
     if not port_names:
         return None
     if set(port_names) <= set(parameters):
         return set(port_names)
-    if len(port_names) > len(parameters) or set(port_names) & set(parameters[len(port_names):]):
-        return None
-    if any(defaults[n] is _OFF and n not in declared for n in parameters[len(port_names):]):
-        return None
-    return set(parameters[:len(port_names)])
+    unknown = set(parameters) - set(declared)
+    if base is None:
+        return unknown
+    defaults = parameter_defaults(base)
+    leading = [n for n in defaults if n not in ("self", "ctx", "cls")]
+    if len(port_names) > len(leading) \
+            or any(defaults[n] is _OFF and n not in declared for n in leading[len(port_names):]):
+        return unknown
+    if any(mine != theirs and mine in set(leading) | set(parameters) for mine, theirs in zip(port_names, leading)):
+        return unknown  # a name the port shares with upstream sits elsewhere: positions are not the port's
+    bound = set(leading[:len(port_names)])
+    return bound if bound <= set(parameters) else unknown
 
 
 def _calls_of(node, name: str) -> list:
@@ -902,13 +920,19 @@ class BranchRules:
         if anchor.matches_name(symbol.name, symbol.qualified_name) or parameter_defaults(before).keys() \
                 != parameter_defaults(after).keys():
             return None
+        base_sha = getattr(self.context, "range_base", None)
+        path = symbol.old_path or symbol.path
+        base_table = self._table(f"{base_sha}:{path}", path) if base_sha else None
+        at_base = [d for d in (base_table.definitions if base_table is not None and not base_table.fallback else ())
+                   if d.node is not None and anchor.matches_name(d.name, d.qualified_name)]
         sides = []
         for table, callee in zip(tables, (before, after)):
             callers = [d for d in table.definitions
                        if d.node is not None and anchor.matches_name(d.name, d.qualified_name)]
             if len(callers) != 1:
                 return None
-            bound = bound_by_port(callers[0].node, port_names, declared)
+            bound = bound_by_port(callers[0].node, port_names, declared,
+                                  at_base[0].node if len(at_base) == 1 else None)
             sides.append((parameter_defaults(callers[0].node), None if bound is None else lacked_through_caller(
                 callers[0].node, callee, symbol.name, bound, declared)))
         (old_caller, was), (new_caller, now) = sides
