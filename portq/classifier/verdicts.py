@@ -630,6 +630,16 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
                                                    line=symbol.new_lines[0] if symbol.new_lines else None,
                                                    symbol=symbol.name, subject=stored[0][0],
                                                    message=f"stored only for {', '.join(stored[1][:3]) or 'nothing'}")])
+        platforms = self._absent_platforms(symbol, anchor)
+        if platforms:
+            return self._base("absent-platform", symbol, NOT_APPLICABLE, "not-carried", "body",
+                              f"with every test for {', '.join(platforms)}, a platform no file of the tree names, read "
+                              f"as false, {symbol.name} is the same before and after: the change lies in code for a "
+                              "backend the port does not run, so not-carried rather than NEEDS_REVIEW",
+                              evidence + [Evidence(kind=Kind.NOT_CARRIED, side="upstream-new", path=symbol.path,
+                                                   line=symbol.new_lines[0] if symbol.new_lines else None,
+                                                   symbol=symbol.name, subject=platforms[0],
+                                                   message=f"only {', '.join(platforms)} code changes")])
         lacked = self._lacked_branches(entry, symbol, new, definition, param_scope, anchor)
         if lacked:
             return self._base("lacked-branch", symbol, NOT_APPLICABLE, "not-carried", "body",

@@ -56,6 +56,21 @@ configuration, so an edit confined to it changes nothing the port runs:
   writes); a store to a local whose value calls nothing and that nothing
   left reads is then left out too.
 
+* ``absent-platform`` (Python): a GPU platform the code of the port's tree
+  never names (``hip``/``rocm``, ``xpu``, ``npu``, ``mps``, ``musa``: no
+  identifier or string of any indexed tree file holds the word; comments and
+  docstrings are prose and decide nothing) is one a re-implementation does
+  not run on, so a test for it is false there: ``torch.version.hip``
+  (``None``; ``... is not None`` is false, ``... is None`` true), an
+  attribute chain through the platform's module (``torch.xpu.is_available()``),
+  and a call without arguments of a helper named for it (``is_hip()``,
+  ``is_npu_available()``). Two sides equal once each ``if`` and conditional
+  expression such tests decide (through ``not``, ``and``, ``or``) is replaced
+  by the branch taken differ only in code for a backend the port does not
+  run. A tree whose code names the platform anywhere may run on it, and a
+  port pinned to an upstream commit is a copy of upstream's code, which runs
+  where upstream runs: the rule decides for neither.
+
 * ``declared-flag-off`` (C/C++): a parameter or template parameter the tree
   declares not carried (``[PARAM]``) is off, so each boolean expression it
   decides is read as its value (``OFF && x`` is ``false``, ``OFF || x`` is
@@ -97,7 +112,9 @@ and a rule never names a corpus symbol, path or commit.
 from __future__ import annotations
 
 import ast
+import io
 import re
+import tokenize
 
 from portq.classifier.rules import Rule
 from portq.classifier.rules.scope import _scope_names
@@ -124,6 +141,13 @@ RULES = (
          "call-free store to a local nothing then reads, are left out.",
          "-    aux_ptr += row\n+    if RETURN_AUX == _TRUE:\n+        aux_ptr += row",
          "classifier.rules.branches.same_for_port_parameters, classifier.rules.branches.BranchRules._lacked_branches"),
+    Rule("absent-platform", ("NOT_APPLICABLE",),
+         "A Python definition whose tokens are the same before and after once each test for a GPU platform the "
+         "port's tree never names (`torch.version.hip`, `torch.xpu.is_available()`, a helper `is_hip()`) is read "
+         "as false and the `if`s and conditional expressions it decides are replaced by the branch taken changed "
+         "only code for a backend the port does not run: not-carried.",
+         "-    num_warps = 32\n+    num_warps = 32 if not is_hip() else 16   (no tree file names hip or rocm)",
+         "classifier.rules.branches.same_off_platforms, classifier.rules.branches.BranchRules._absent_platforms"),
     Rule("declared-flag-off", ("NOT_APPLICABLE",),
          "A C/C++ definition whose tokens are the same before and after once each parameter or template parameter "
          "the tree declares not carried is read as false and the boolean expressions it decides are folded "
@@ -695,6 +719,164 @@ def same_for_port_parameters(old, new, lacked: dict[str, tuple[object, object]],
         == port_tokens(new, {n: v[1] for n, v in lacked.items()}, constants[1], declared, callees[1])
 
 
+# --- Python: platforms the port never names ----------------------------------------
+
+PLATFORMS: dict[str, tuple[str, ...]] = {
+    "hip": ("hip", "rocm"),
+    "xpu": ("xpu",),
+    "npu": ("npu",),
+    "mps": ("mps",),
+    "musa": ("musa",),
+}
+"""GPU platforms besides the default one, by the word upstream tests them with, and the words that name them."""
+
+_HELPER_NAME = re.compile(r"^_*(?:is|on|use|using|has|running_on)_(?:torch_)?([a-z]+)(?:_available)?$")
+
+
+def _code_text(source: bytes, path: str) -> bytes:
+    """What of a source file is code: its identifiers and string literals, without comments and without
+    strings standing alone as statements (docstrings), which say things but decide nothing."""
+    language = language_for_path(path)
+    if language == "python":
+        kept: list[bytes] = []
+        try:
+            tokens = list(tokenize.tokenize(io.BytesIO(source).readline))
+        except (tokenize.TokenError, SyntaxError, UnicodeDecodeError):
+            return re.sub(rb"#[^\n]*", b"", source)
+        layout = (tokenize.NEWLINE, tokenize.NL, tokenize.INDENT, tokenize.DEDENT, tokenize.ENCODING,
+                  tokenize.COMMENT)
+        significant = [t for t in tokens if t.type not in (tokenize.NL, tokenize.COMMENT)]
+        for position, token in enumerate(significant):
+            if token.type == tokenize.STRING:
+                before = significant[position - 1].type if position else tokenize.NEWLINE
+                after = significant[position + 1].type if position + 1 < len(significant) else tokenize.NEWLINE
+                if before in layout and after in (tokenize.NEWLINE, tokenize.ENDMARKER):
+                    continue  # a docstring, or a string standing alone
+                kept.append(token.string.encode("utf-8", errors="replace"))
+            elif token.type == tokenize.NAME:
+                kept.append(token.string.encode("utf-8", errors="replace"))
+        return b"\n".join(kept)
+    return re.sub(rb"/\*.*?\*/|//[^\n]*", b"", source, flags=re.DOTALL)
+
+
+def named_platforms(sources: dict[str, bytes]) -> set[str]:
+    """The platforms of ``PLATFORMS`` that the code of one of ``sources`` (path -> bytes) names: a word of
+    it, in any case, as an identifier part (``is_hip``, ``HIP_VERSION``, ``hipLaunch``) or in a string;
+    comments and docstrings are prose and decide nothing."""
+    patterns = {platform: re.compile(rb"(?i)(?<![a-z])(?:" + b"|".join(w.encode() for w in words) + rb")"
+                                     + (rb"" if platform == "hip" else rb"(?![a-z])"))
+                for platform, words in PLATFORMS.items()}
+    found: set[str] = set()
+    for path, source in sources.items():
+        if not source or language_for_path(path) is None:
+            continue
+        code = _code_text(source, path)
+        found |= {platform for platform, pattern in patterns.items() if platform not in found and pattern.search(code)}
+    return found
+
+
+def _platform_test(node, absent: set[str]) -> bool | None:
+    """False for a test of a platform in ``absent`` (the port never runs there), True for its negation, None
+    for anything else (see the module)."""
+    kind = node.type
+    if kind == "parenthesized_expression" and node.named_child_count == 1:
+        return _platform_test(node.named_children[0], absent)
+    if kind == "not_operator":
+        inner = _platform_test(node.child_by_field_name("argument"), absent)
+        return None if inner is None else not inner
+    if kind == "boolean_operator":
+        operator = next((c.type for c in node.children if not c.is_named), "")
+        left = _platform_test(node.child_by_field_name("left"), absent)
+        right = _platform_test(node.child_by_field_name("right"), absent)
+        if operator == "and":
+            return False if left is False or right is False else (True if left and right else None)
+        if operator == "or":
+            return True if left is True or right is True else (False if left is False and right is False else None)
+        return None
+    if kind == "comparison_operator" and node.named_child_count == 2:
+        operators = [c.type for c in node.children if not c.is_named]
+        left, right = node.named_children
+        if operators in (["is"], ["is not"]) and right.type == "none" and _version_attribute(left, absent):
+            return operators == ["is"]
+        return None
+    if kind == "attribute":
+        return False if _version_attribute(node, absent) else None
+    if kind == "call":
+        function = node.child_by_field_name("function")
+        arguments = [a for a in node.child_by_field_name("arguments").named_children if a.type != "comment"] \
+            if node.child_by_field_name("arguments") is not None else [None]
+        if function is None or arguments:
+            return None
+        parts = _text(function).split(".")
+        if function.type == "identifier":
+            match = _HELPER_NAME.match(parts[-1].lower())
+            return False if match is not None and _platform_of(match.group(1)) in absent else None
+        if function.type == "attribute" and parts[0] == "torch" and len(parts) >= 3 \
+                and parts[-1] == "is_available" and _platform_of(parts[-2]) in absent:
+            return False  # torch.xpu.is_available(), torch.backends.mps.is_available()
+    return None
+
+
+def _platform_of(word: str) -> str | None:
+    return next((platform for platform, words in PLATFORMS.items() if word in words), None)
+
+
+def _version_attribute(node, absent: set[str]) -> bool:
+    """``torch.version.hip`` (or another absent platform's version attribute)."""
+    if node is None or node.type != "attribute":
+        return False
+    parts = _text(node).split(".")
+    return len(parts) == 3 and parts[:2] == ["torch", "version"] and parts[2] in absent
+
+
+def platform_tokens(node, absent: set[str]) -> list[str]:
+    """A Python definition's tokens with each ``if`` and conditional expression a test of a platform in
+    ``absent`` decides replaced by the branch taken."""
+    def expand(current):
+        kind = current.type
+        if kind == "if_statement":
+            taken = _platform_test(current.child_by_field_name("condition"), absent)
+            if taken is None:
+                return None
+            if taken:
+                return [current.child_by_field_name("consequence")]
+            clauses = [c for c in current.children if c.type in ("elif_clause", "else_clause")]
+            if not clauses:
+                return []
+            if clauses[0].type == "else_clause":
+                return [clauses[0].child_by_field_name("body")]
+            return ["if"] + [c for c in clauses[0].children if c.type != "elif"] + clauses[1:]
+        if kind == "conditional_expression" and len(current.named_children) == 3:
+            taken = _platform_test(current.named_children[1], absent)
+            if taken is not None:
+                return [current.named_children[0] if taken else current.named_children[2]]
+        return None
+    return comment_free_tokens(node, expand=expand)
+
+
+def same_off_platforms(before, after, absent: set[str]) -> bool:
+    """True when two Python definition nodes differ, and differ only in what tests of platforms in ``absent``
+    select (see the module)."""
+    if before is None or after is None or before.has_error or after.has_error or not absent:
+        return False
+    if comment_free_tokens(before) == comment_free_tokens(after):
+        return False
+    return platform_tokens(before, absent) == platform_tokens(after, absent)
+
+
+def decided_platforms(node, absent: set[str]) -> set[str]:
+    """The platforms of ``absent`` whose tests decide a branch of ``node``."""
+    found = set()
+    for current in _walk(node):
+        condition = current.child_by_field_name("condition") if current.type == "if_statement" else (
+            current.named_children[1] if current.type == "conditional_expression"
+            and len(current.named_children) == 3 else None)
+        if condition is not None and _platform_test(condition, absent) is not None:
+            text = _text(condition).lower()
+            found |= {p for p in absent if p in text}
+    return found
+
+
 # --- C/C++: declared not-carried flags are off --------------------------------------
 
 
@@ -843,6 +1025,25 @@ def same_without_stores(before, after, names: set[str], parameters: set[str] = f
 
 class BranchRules:
     """The branch rules, as methods of the verdict table (``verdicts.SymbolClassifier``)."""
+
+    def _absent_platforms(self, symbol: TouchedSymbol, anchor) -> list[str]:
+        """The platforms (``PLATFORMS``) the port's tree never names whose tests decide every difference of the
+        definition (``absent-platform``); else empty. A port whose anchor pins an upstream commit is a copy
+        of upstream's code, which runs where upstream runs: its tree's silence says nothing."""
+        if symbol.change != "modified" or language_for_path(symbol.path) != "python" or anchor.pin:
+            return []
+        before = self._definition(symbol.old_blob, symbol.old_path or symbol.path, symbol.qualified_name,
+                                  symbol.old_lines)
+        after = self._definition(symbol.new_blob, symbol.path, symbol.qualified_name, symbol.new_lines)
+        if before is None or after is None or before.node is None or after.node is None:
+            return []
+        if getattr(self, "_tree_platforms", None) is None:
+            sources = self.index.tree_sources()
+            self._tree_platforms = set(PLATFORMS) if sources is None else named_platforms(sources)
+        absent = set(PLATFORMS) - self._tree_platforms
+        if not same_off_platforms(before.node, after.node, absent):
+            return []
+        return sorted(decided_platforms(before.node, absent) | decided_platforms(after.node, absent))
 
     def _stores_for_not_carried(self, symbol: TouchedSymbol) -> tuple[list[str], list[str]] | None:
         """``(attributes, their readers)`` when the definition changed only statements storing attributes on its
