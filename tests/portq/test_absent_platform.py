@@ -2,7 +2,10 @@
 the port does not have"): a platform predicate (``torch.version.hip``, a helper
 named for the platform such as ``is_hip()``, ``torch.xpu.is_available()``) is
 false for a port whose tree never names that platform, so an edit confined to
-the branch it selects changes nothing the port runs (``absent-platform``).
+the branch it selects changes nothing the port runs (``absent-platform``). The
+import that brings such a helper into the file binds a name the old module never
+named, so it reaches only the definitions that now call it, each decided on its
+own (``new-import-use``).
 
 Each runs the real ``portq scan`` over a small synthetic history: base, then
 the edit (entry 1)."""
@@ -153,3 +156,29 @@ def test_a_pinned_copy_runs_where_upstream_runs(tmp_path):
     verdicts, _ = classify_history(tmp_path / "pinned", commits, tree, matrix=MATRIX)
     assert verdicts[1].verdict in FLAGGED, verdicts[1].reason
     assert "absent-platform" not in verdicts[1].rules
+
+
+# --- a name a new import binds is the change of the ported definitions that use it --------------------
+
+_IMPORTED = BASE.replace("from ops.utils import cdiv", "from ops.utils import cdiv, is_hip") \
+    .replace("    warps = 32\n", "    warps = 32 if not is_hip() else 16\n")
+_HIP_UTILS = UTILS + "\n\ndef is_hip() -> bool:\n    return torch.version.hip is not None\n"
+
+
+def test_a_new_import_of_the_platform_helper_is_decided_with_its_users(tmp_path):
+    verdict = _edit(tmp_path, _IMPORTED, utils=_HIP_UTILS)
+    assert verdict.verdict == NOT_APPLICABLE, [(s.symbol, s.verdict, s.reason) for s in verdict.symbols]
+    imports = next(s for s in verdict.symbols if s.symbol == "<toplevel>")
+    assert imports.rules == ["new-import-use"], imports.reason
+
+
+def test_a_new_import_that_shadows_a_builtin_still_needs_a_reader(tmp_path):
+    before = BASE.replace("    warps = 32\n", "    warps = max(32, 16)\n")
+    after = before.replace("from ops.utils import cdiv", "from ops.utils import cdiv, max")
+    verdicts, _ = classify_history(tmp_path, [
+        CommitSpec("base", files={"ops/rows.py": before, "ops/utils.py": UTILS}),
+        CommitSpec("edit", files={"ops/rows.py": after, "ops/utils.py": UTILS + "\n\ndef max(a, b):\n    return a\n"}),
+    ], _tree(), matrix=MATRIX)
+    assert verdicts[1].verdict in FLAGGED, verdicts[1].reason
+    imports = next(s for s in verdicts[1].symbols if s.symbol == "<toplevel>")
+    assert imports.verdict in FLAGGED and "new-import-use" not in imports.rules, imports.reason
