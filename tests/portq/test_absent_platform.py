@@ -158,6 +158,21 @@ def test_a_pinned_copy_runs_where_upstream_runs(tmp_path):
     assert "absent-platform" not in verdicts[1].rules
 
 
+def test_a_helper_of_the_file_that_only_returns_the_platform_test_is_that_test(tmp_path):
+    after = _HELPER.replace("def is_hip() -> bool:", "def _amd_gpu() -> bool:").replace("is_hip()", "_amd_gpu()")
+    assert "_amd_gpu()" in after
+    _not_carried(_edit(tmp_path, after))
+
+
+def test_a_helper_of_the_file_that_computes_something_else_decides_nothing(tmp_path):
+    after = _HELPER.replace("def is_hip() -> bool:\n    return torch.version.hip is not None",
+                            "def _amd_gpu() -> bool:\n    return torch.cuda.device_count() > 4") \
+        .replace("is_hip()", "_amd_gpu()")
+    verdict = _edit(tmp_path, after)
+    assert verdict.verdict in FLAGGED, verdict.reason
+    assert "absent-platform" not in verdict.rules
+
+
 # --- a name a new import binds is the change of the ported definitions that use it --------------------
 
 _IMPORTED = BASE.replace("from ops.utils import cdiv", "from ops.utils import cdiv, is_hip") \

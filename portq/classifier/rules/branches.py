@@ -64,7 +64,8 @@ configuration, so an edit confined to it changes nothing the port runs:
   (``None``; ``... is not None`` is false, ``... is None`` true), an
   attribute chain through the platform's module (``torch.xpu.is_available()``),
   and a call without arguments of a helper named for it (``is_hip()``,
-  ``is_npu_available()``). Two sides equal once each ``if`` and conditional
+  ``is_npu_available()``) or of a function of the same file that only
+  returns such a test (``def _amd(): return torch.version.hip is not None``). Two sides equal once each ``if`` and conditional
   expression such tests decide (through ``not``, ``and``, ``or``) is replaced
   by the branch taken differ only in code for a backend the port does not
   run. A tree whose code names the platform anywhere may run on it, and a
@@ -143,7 +144,8 @@ RULES = (
          "classifier.rules.branches.same_for_port_parameters, classifier.rules.branches.BranchRules._lacked_branches"),
     Rule("absent-platform", ("NOT_APPLICABLE",),
          "A Python definition whose tokens are the same before and after once each test for a GPU platform the "
-         "port's tree never names (`torch.version.hip`, `torch.xpu.is_available()`, a helper `is_hip()`) is read "
+         "port's tree never names (`torch.version.hip`, `torch.xpu.is_available()`, a helper `is_hip()` or one of "
+         "the file that only returns such a test) is read "
          "as false and the `if`s and conditional expressions it decides are replaced by the branch taken changed "
          "only code for a backend the port does not run: not-carried.",
          "-    num_warps = 32\n+    num_warps = 32 if not is_hip() else 16   (no tree file names hip or rocm)",
@@ -775,19 +777,26 @@ def named_platforms(sources: dict[str, bytes]) -> set[str]:
     return found
 
 
-def _platform_test(node, absent: set[str]) -> bool | None:
+def _platform_test(node, absent: set[str], helpers: dict[str, str] | None = None,
+                   seen: set[str] | None = None) -> bool | None:
     """False for a test of a platform in ``absent`` (the port never runs there), True for its negation, None
-    for anything else (see the module)."""
+    for anything else (see the module). ``helpers``: bare name -> the platform a function of the same file
+    tests (its body only returns such a test); ``seen`` collects the platforms that decided."""
+    seen = set() if seen is None else seen
+
+    def test(current):
+        return _platform_test(current, absent, helpers, seen)
+
     kind = node.type
     if kind == "parenthesized_expression" and node.named_child_count == 1:
-        return _platform_test(node.named_children[0], absent)
+        return test(node.named_children[0])
     if kind == "not_operator":
-        inner = _platform_test(node.child_by_field_name("argument"), absent)
+        inner = test(node.child_by_field_name("argument"))
         return None if inner is None else not inner
     if kind == "boolean_operator":
         operator = next((c.type for c in node.children if not c.is_named), "")
-        left = _platform_test(node.child_by_field_name("left"), absent)
-        right = _platform_test(node.child_by_field_name("right"), absent)
+        left = test(node.child_by_field_name("left"))
+        right = test(node.child_by_field_name("right"))
         if operator == "and":
             return False if left is False or right is False else (True if left and right else None)
         if operator == "or":
@@ -796,11 +805,17 @@ def _platform_test(node, absent: set[str]) -> bool | None:
     if kind == "comparison_operator" and node.named_child_count == 2:
         operators = [c.type for c in node.children if not c.is_named]
         left, right = node.named_children
-        if operators in (["is"], ["is not"]) and right.type == "none" and _version_attribute(left, absent):
+        platform = _version_attribute(left, absent)
+        if operators in (["is"], ["is not"]) and right.type == "none" and platform:
+            seen.add(platform)
             return operators == ["is"]
         return None
     if kind == "attribute":
-        return False if _version_attribute(node, absent) else None
+        platform = _version_attribute(node, absent)
+        if platform:
+            seen.add(platform)
+            return False
+        return None
     if kind == "call":
         function = node.child_by_field_name("function")
         arguments = [a for a in node.child_by_field_name("arguments").named_children if a.type != "comment"] \
@@ -808,12 +823,15 @@ def _platform_test(node, absent: set[str]) -> bool | None:
         if function is None or arguments:
             return None
         parts = _text(function).split(".")
+        platform = None
         if function.type == "identifier":
             match = _HELPER_NAME.match(parts[-1].lower())
-            return False if match is not None and _platform_of(match.group(1)) in absent else None
-        if function.type == "attribute" and parts[0] == "torch" and len(parts) >= 3 \
-                and parts[-1] == "is_available" and _platform_of(parts[-2]) in absent:
-            return False  # torch.xpu.is_available(), torch.backends.mps.is_available()
+            platform = _platform_of(match.group(1)) if match is not None else (helpers or {}).get(parts[-1])
+        elif function.type == "attribute" and parts[0] == "torch" and len(parts) >= 3 and parts[-1] == "is_available":
+            platform = _platform_of(parts[-2])  # torch.xpu.is_available(), torch.backends.mps.is_available()
+        if platform in absent:
+            seen.add(platform)
+            return False
     return None
 
 
@@ -821,21 +839,45 @@ def _platform_of(word: str) -> str | None:
     return next((platform for platform, words in PLATFORMS.items() if word in words), None)
 
 
-def _version_attribute(node, absent: set[str]) -> bool:
-    """``torch.version.hip`` (or another absent platform's version attribute)."""
+def _version_attribute(node, absent: set[str]) -> str | None:
+    """The platform of ``absent`` whose version attribute ``node`` is (``torch.version.hip``), else None."""
     if node is None or node.type != "attribute":
-        return False
+        return None
     parts = _text(node).split(".")
-    return len(parts) == 3 and parts[:2] == ["torch", "version"] and parts[2] in absent
+    found = len(parts) == 3 and parts[:2] == ["torch", "version"] and parts[2] in absent
+    return parts[2] if found else None
 
 
-def platform_tokens(node, absent: set[str]) -> list[str]:
+def platform_helpers(root, absent: set[str]) -> dict[str, str]:
+    """Bare name -> platform, of each module-level function of ``root`` taking no required argument whose
+    body (its docstring aside) is only ``return`` of a test of a platform in ``absent`` (``def _amd(): return
+    torch.version.hip is not None``)."""
+    found: dict[str, str] = {}
+    for statement in root.named_children if root is not None else ():
+        function = _function(statement)
+        if function is None or function.type != "function_definition":
+            continue
+        if any(default is _OFF for default in parameter_defaults(function).values()):
+            continue
+        body = [s for s in function.child_by_field_name("body").named_children if s.type != "comment"]
+        if body and body[0].type == "expression_statement" and body[0].named_child_count == 1 \
+                and body[0].named_children[0].type == "string":
+            body = body[1:]
+        if len(body) != 1 or body[0].type != "return_statement" or not body[0].named_children:
+            continue
+        seen: set[str] = set()
+        if _platform_test(body[0].named_children[0], absent, None, seen) is not None and len(seen) == 1:
+            found[_text(function.child_by_field_name("name"))] = seen.pop()
+    return found
+
+
+def platform_tokens(node, absent: set[str], helpers: dict[str, str] | None = None) -> list[str]:
     """A Python definition's tokens with each ``if`` and conditional expression a test of a platform in
     ``absent`` decides replaced by the branch taken."""
     def expand(current):
         kind = current.type
         if kind == "if_statement":
-            taken = _platform_test(current.child_by_field_name("condition"), absent)
+            taken = _platform_test(current.child_by_field_name("condition"), absent, helpers)
             if taken is None:
                 return None
             if taken:
@@ -847,33 +889,33 @@ def platform_tokens(node, absent: set[str]) -> list[str]:
                 return [clauses[0].child_by_field_name("body")]
             return ["if"] + [c for c in clauses[0].children if c.type != "elif"] + clauses[1:]
         if kind == "conditional_expression" and len(current.named_children) == 3:
-            taken = _platform_test(current.named_children[1], absent)
+            taken = _platform_test(current.named_children[1], absent, helpers)
             if taken is not None:
                 return [current.named_children[0] if taken else current.named_children[2]]
         return None
     return comment_free_tokens(node, expand=expand)
 
 
-def same_off_platforms(before, after, absent: set[str]) -> bool:
+def same_off_platforms(before, after, absent: set[str],
+                       helpers: tuple[dict[str, str] | None, dict[str, str] | None] = (None, None)) -> bool:
     """True when two Python definition nodes differ, and differ only in what tests of platforms in ``absent``
-    select (see the module)."""
+    select (see the module); ``helpers``: each side's ``platform_helpers``."""
     if before is None or after is None or before.has_error or after.has_error or not absent:
         return False
     if comment_free_tokens(before) == comment_free_tokens(after):
         return False
-    return platform_tokens(before, absent) == platform_tokens(after, absent)
+    return platform_tokens(before, absent, helpers[0]) == platform_tokens(after, absent, helpers[1])
 
 
-def decided_platforms(node, absent: set[str]) -> set[str]:
+def decided_platforms(node, absent: set[str], helpers: dict[str, str] | None = None) -> set[str]:
     """The platforms of ``absent`` whose tests decide a branch of ``node``."""
-    found = set()
+    found: set[str] = set()
     for current in _walk(node):
         condition = current.child_by_field_name("condition") if current.type == "if_statement" else (
             current.named_children[1] if current.type == "conditional_expression"
             and len(current.named_children) == 3 else None)
-        if condition is not None and _platform_test(condition, absent) is not None:
-            text = _text(condition).lower()
-            found |= {p for p in absent if p in text}
+        if condition is not None:
+            _platform_test(condition, absent, helpers, found)
     return found
 
 
@@ -1041,9 +1083,13 @@ class BranchRules:
             sources = self.index.tree_sources()
             self._tree_platforms = set(PLATFORMS) if sources is None else named_platforms(sources)
         absent = set(PLATFORMS) - self._tree_platforms
-        if not same_off_platforms(before.node, after.node, absent):
+        tables = (self._table(symbol.old_blob, symbol.old_path or symbol.path), self._table(symbol.new_blob, symbol.path))
+        helpers = tuple(platform_helpers(t.tree.root_node, absent) if t is not None and t.tree is not None else {}
+                        for t in tables)
+        if not same_off_platforms(before.node, after.node, absent, helpers):
             return []
-        return sorted(decided_platforms(before.node, absent) | decided_platforms(after.node, absent))
+        return sorted(decided_platforms(before.node, absent, helpers[0])
+                      | decided_platforms(after.node, absent, helpers[1]))
 
     def _stores_for_not_carried(self, symbol: TouchedSymbol) -> tuple[list[str], list[str]] | None:
         """``(attributes, their readers)`` when the definition changed only statements storing attributes on its
