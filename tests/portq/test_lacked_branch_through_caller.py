@@ -267,3 +267,42 @@ def test_a_required_parameter_upstream_inserted_in_the_middle_does_not_shift_the
     ], _tree(), matrix=MATRIX)
     assert verdicts[3].verdict in FLAGGED, verdicts[3].reason
     assert "lacked-branch" not in verdicts[3].rules
+
+
+def _target_renamed(text, new):
+    """The anchored method with its ``target`` parameter renamed ``new`` (the helper keeps its own names)."""
+    return text.replace(f"def forward({SIGNATURE}):", f"def forward({SIGNATURE.replace('target', new)}):") \
+        .replace("loss_forward(x, target, ", f"loss_forward(x, {new}, ")
+
+
+def test_a_leading_parameter_upstream_renamed_in_place_since_the_base_still_binds(tmp_path):
+    # `target` becomes `labels_in` in the anchored method (same slot, same neighbours) before the edit: the port's
+    # second input is still that parameter, and `reduction` is still one it lacks.
+    renamed_extracted = _target_renamed(EXTRACTED, "labels_in")
+    after = _target_renamed(_NONE_REDUCTION, "labels_in")
+    assert "forward(ctx, x, labels_in, ignore_index" in renamed_extracted
+    verdicts, _ = classify_history(tmp_path, [
+        CommitSpec("base", files={"ops/loss.py": BASE}),
+        CommitSpec("extract the forward", files={"ops/loss.py": EXTRACTED}),
+        CommitSpec("rename target", files={"ops/loss.py": renamed_extracted}),
+        CommitSpec("edit", files={"ops/loss.py": after}),
+    ], _tree(), matrix=MATRIX)
+    _not_carried(verdicts[3])
+
+
+def test_a_leading_parameter_removed_since_the_base_binds_nothing_by_position(tmp_path):
+    # `target` is gone and two parameters stand where it stood: which one the port's second input became is
+    # not known, so no branch is folded.
+    signature = SIGNATURE.replace("x, target, ", "x, mask, weights, ")
+    extracted = EXTRACTED.replace(f"def forward({SIGNATURE}):", f"def forward({signature}):") \
+        .replace("loss_forward(x, target, ", "loss_forward(x, mask, ")
+    after = _NONE_REDUCTION.replace(f"def forward({SIGNATURE}):", f"def forward({signature}):") \
+        .replace("loss_forward(x, target, ", "loss_forward(x, mask, ")
+    verdicts, _ = classify_history(tmp_path, [
+        CommitSpec("base", files={"ops/loss.py": BASE}),
+        CommitSpec("extract the forward", files={"ops/loss.py": EXTRACTED}),
+        CommitSpec("replace target", files={"ops/loss.py": extracted}),
+        CommitSpec("edit", files={"ops/loss.py": after}),
+    ], _tree(), matrix=MATRIX)
+    assert verdicts[3].verdict in FLAGGED, verdicts[3].reason
+    assert "lacked-branch" not in verdicts[3].rules

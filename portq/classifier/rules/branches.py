@@ -634,8 +634,10 @@ def bound_by_port(caller, port_names: list[str], declared: set[str], base=None) 
     taken as in sync: on ``base``, the anchored definition at the scanned range's base, when every later
     parameter there has a default (or is declared not carried; the port is upstream called with fewer
     arguments). Those leading names are then looked up in ``caller`` by name, so a parameter upstream inserted
-    in the middle since does not shift the port's inputs. Without ``base``, when a name the port shares with
-    upstream sits at another position there, or when a leading name is no longer upstream's, which parameters
+    in the middle since does not shift the port's inputs; a leading name upstream renamed in place since (a
+    new name in its slot, between the same neighbours) is looked up as its new name. Without ``base``, when a
+    name the port shares with upstream sits at another position there, or when a leading name is no longer
+    upstream's and no slot says what it became, which parameters
     the port takes is not known: every one not declared not carried counts as the port's input (none is folded
     at its default; only what a call leaves out is). None when the port has no parameters."""
     parameters = [n for n in parameter_defaults(caller) if n not in ("self", "ctx", "cls")]
@@ -653,8 +655,26 @@ def bound_by_port(caller, port_names: list[str], declared: set[str], base=None) 
         return unknown
     if any(mine != theirs and mine in set(leading) | set(parameters) for mine, theirs in zip(port_names, leading)):
         return unknown  # a name the port shares with upstream sits elsewhere: positions are not the port's
-    bound = set(leading[:len(port_names)])
+    bound = {n if n in parameters else _renamed_in_slot(n, leading, parameters) for n in leading[:len(port_names)]}
     return bound if bound <= set(parameters) else unknown
+
+
+def _renamed_in_slot(name: str, before: list[str], after: list[str]) -> str | None:
+    """The parameter of ``after`` that is ``before``'s ``name`` renamed in place: a name new since ``before``
+    standing between the same neighbours (the same first or last place) that ``name`` stood between; None when
+    no single slot says so (a parameter removed, or several inserted around it)."""
+    at = before.index(name)
+    previous = before[at - 1] if at > 0 else None
+    following = before[at + 1] if at + 1 < len(before) else None
+    if (previous is not None and previous not in after) or (following is not None and following not in after):
+        return None
+    slot = after.index(previous) + 1 if previous is not None else 0
+    if following is not None and after.index(following) != slot + 1:
+        return None
+    if following is None and slot != len(after) - 1:
+        return None
+    candidate = after[slot] if slot < len(after) else None
+    return candidate if candidate is not None and candidate not in before else None
 
 
 def _calls_of(node, name: str) -> list:
