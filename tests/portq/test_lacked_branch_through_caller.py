@@ -290,6 +290,21 @@ def test_a_leading_parameter_upstream_renamed_in_place_since_the_base_still_bind
     _not_carried(verdicts[3])
 
 
+
+def test_a_port_name_that_is_upstreams_new_name_for_the_same_slot_binds_there(tmp_path):
+    # The port called its second input `labels_in` all along; upstream renames `target` to that name since the
+    # base: the same slot, so the port's names agree with upstream's positions.
+    renamed_extracted = _target_renamed(EXTRACTED, "labels_in")
+    after = _target_renamed(_NONE_REDUCTION, "labels_in")
+    verdicts, _ = classify_history(tmp_path, [
+        CommitSpec("base", files={"ops/loss.py": BASE}),
+        CommitSpec("extract the forward", files={"ops/loss.py": EXTRACTED}),
+        CommitSpec("rename target", files={"ops/loss.py": renamed_extracted}),
+        CommitSpec("edit", files={"ops/loss.py": after}),
+    ], _tree("logits, labels_in, skip_label"), matrix=MATRIX)
+    _not_carried(verdicts[3])
+
+
 def test_a_leading_parameter_removed_since_the_base_binds_nothing_by_position(tmp_path):
     # `target` is gone and two parameters stand where it stood: which one the port's second input became is
     # not known, so no branch is folded.

@@ -653,10 +653,11 @@ def bound_by_port(caller, port_names: list[str], declared: set[str], base=None) 
     if len(port_names) > len(leading) \
             or any(defaults[n] is _OFF and n not in declared for n in leading[len(port_names):]):
         return unknown
-    if any(mine != theirs and mine in set(leading) | set(parameters) for mine, theirs in zip(port_names, leading)):
+    now = [n if n in parameters else _renamed_in_slot(n, leading, parameters) for n in leading[:len(port_names)]]
+    if any(mine not in (then, since) and mine in set(leading) | set(parameters)
+           for mine, then, since in zip(port_names, leading, now)):
         return unknown  # a name the port shares with upstream sits elsewhere: positions are not the port's
-    bound = {n if n in parameters else _renamed_in_slot(n, leading, parameters) for n in leading[:len(port_names)]}
-    return bound if bound <= set(parameters) else unknown
+    return set(now) if set(now) <= set(parameters) else unknown
 
 
 def _renamed_in_slot(name: str, before: list[str], after: list[str]) -> str | None:
