@@ -61,6 +61,7 @@ class ClassifierContext:
     index: Any = None  # portq.tree.tree_index.TreeIndex taken at the start of the scan; built here when None
     signatures: Any = None  # portq.tree.symbol_cache.SignatureStore of earlier scans' upstream signatures, or None
     read_blobs: Callable[[list[str]], dict[str, bytes]] | None = None  # several blobs in one round trip to git
+    range_base: str | None = None  # the commit the scanned range starts from: where the tree is taken as in sync
 
 
 class ProvisionalClassifier:

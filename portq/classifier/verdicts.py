@@ -85,7 +85,7 @@ from portq.language.symbols import (KIND_CLASS, KIND_FUNCTION, KIND_TRITON_KERNE
 from portq.tree.file_records import Port
 from portq.tree.tree_index import TreeIndex
 
-CLASSIFIER_VERSION = 17
+CLASSIFIER_VERSION = 18
 """Bumped whenever a change to the verdict logic may change a verdict, so a
 ledger that reuses earlier decisions knows which ones are stale."""
 
@@ -646,6 +646,16 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
                                                    line=symbol.new_lines[0] if symbol.new_lines else None,
                                                    symbol=symbol.name, subject=stored[0][0],
                                                    message=f"stored only for {', '.join(stored[1][:3]) or 'nothing'}")])
+        platforms = self._absent_platforms(symbol, anchor)
+        if platforms:
+            return self._base("absent-platform", symbol, NOT_APPLICABLE, "not-carried", "body",
+                              f"with every test for {', '.join(platforms)}, a platform no file of the tree names, read "
+                              f"as false, {symbol.name} is the same before and after: the change lies in code for a "
+                              "backend the port does not run, so not-carried rather than NEEDS_REVIEW",
+                              evidence + [Evidence(kind=Kind.NOT_CARRIED, side="upstream-new", path=symbol.path,
+                                                   line=symbol.new_lines[0] if symbol.new_lines else None,
+                                                   symbol=symbol.name, subject=platforms[0],
+                                                   message=f"only {', '.join(platforms)} code changes")])
         lacked = self._lacked_branches(entry, symbol, new, definition, param_scope, anchor)
         if lacked:
             return self._base("lacked-branch", symbol, NOT_APPLICABLE, "not-carried", "body",

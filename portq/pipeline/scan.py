@@ -186,6 +186,7 @@ def _run_scan(config: Config, range_spec: str, *, progress=None, options: dict[s
                 upstream=name, matrix=matrix, tree_root=tree, read_blob=upstream.read_blob,
                 is_ancestor=upstream.is_ancestor, symbol_tables=tables, cache_dir=cache_dir,
                 options=options, index=index, signatures=signatures, read_blobs=upstream.read_blobs,
+                range_base=revisions.base,
             )
             plan = None if previous is None else plan_rescan(ledger, keys, revisions, previous)
             if plan is not None:

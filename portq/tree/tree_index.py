@@ -663,6 +663,11 @@ class TreeIndex:
             known = self._sidecar_definitions[key] = dataclasses.replace(definition, signature=signature)
         return known
 
+    def tree_sources(self) -> dict[str, bytes] | None:
+        """Path -> bytes of every indexed file, as read when the index was made; None when the index holds
+        none (built from records alone), so a question about the whole tree cannot be answered from it."""
+        return dict(self._sources) if self._sources else None
+
     def source(self, path: str) -> bytes | None:
         """An in-tree file's bytes as indexed (even if edited since), else as on disk now; None when
         neither has it."""

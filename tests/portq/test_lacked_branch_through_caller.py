@@ -5,7 +5,9 @@ but the anchored definition passes its own defaulted parameters straight to
 it, so a parameter the port lacks still takes upstream's default there
 (``lacked-branch``). A re-implementation with its own names binds upstream's
 leading parameters by position when every later one has a default: it is
-upstream called with fewer arguments.
+upstream called with fewer arguments. Positions are read at the scanned
+range's base, where the port is taken as in sync, so a parameter upstream
+inserts in the middle later does not shift the port's inputs.
 
 Each runs the real ``portq scan`` over a small synthetic history: base, the
 extraction, then the edit (entry 2)."""
@@ -234,3 +236,88 @@ def test_an_argument_the_kernel_reads_on_the_ports_path_is_still_flagged(tmp_pat
     ], _tree(), matrix=MATRIX)
     assert verdicts[2].verdict in FLAGGED, verdicts[2].reason
     assert "lacked-branch" not in verdicts[2].rules
+
+
+# --- positions bind only where nothing can have shifted them ------------------------------
+
+_SKIP = EXTRACTED.replace("    loss = torch.sum(loss_1d)\n",
+                          "    if ignore_index != -100:\n        loss_1d = loss_1d * (target != ignore_index)\n"
+                          "    loss = torch.sum(loss_1d)\n")
+_SKIP_BASE = BASE.replace("        loss = torch.sum(loss_1d)\n",
+                          "        if ignore_index != -100:\n            loss_1d = loss_1d * (target != ignore_index)\n"
+                          "        loss = torch.sum(loss_1d)\n")
+_INSERTED = _SKIP.replace("def loss_forward(x, target, ", "def loss_forward(x, weight, target, ") \
+    .replace(f"def forward({SIGNATURE}):", f"def forward({SIGNATURE.replace('x, target', 'x, weight, target')}):") \
+    .replace("loss_forward(x, target, ", "loss_forward(x, weight, target, ") \
+    .replace("loss_1d = torch.zeros(x.shape[0], device=x.device)",
+             "loss_1d = torch.zeros(x.shape[0], device=x.device) + weight.sum()")
+
+
+def test_a_required_parameter_upstream_inserted_in_the_middle_does_not_shift_the_ports_inputs(tmp_path):
+    # The port (logits, labels, skip_label) mirrors upstream before `weight` was inserted: its third input is
+    # upstream's ignore_index, not its new third parameter `target`; an edit under `ignore_index != -100`
+    # is on a path the port runs (its callers pass -1), so it must stay flagged.
+    after = _INSERTED.replace("loss_1d * (target != ignore_index)", "loss_1d * (target != ignore_index).float()")
+    assert after != _INSERTED and _INSERTED != _SKIP
+    verdicts, _ = classify_history(tmp_path, [
+        CommitSpec("base", files={"ops/loss.py": _SKIP_BASE}),
+        CommitSpec("extract the forward", files={"ops/loss.py": _SKIP}),
+        CommitSpec("insert a required weight", files={"ops/loss.py": _INSERTED}),
+        CommitSpec("edit the skip branch", files={"ops/loss.py": after}),
+    ], _tree(), matrix=MATRIX)
+    assert verdicts[3].verdict in FLAGGED, verdicts[3].reason
+    assert "lacked-branch" not in verdicts[3].rules
+
+
+def _target_renamed(text, new):
+    """The anchored method with its ``target`` parameter renamed ``new`` (the helper keeps its own names)."""
+    return text.replace(f"def forward({SIGNATURE}):", f"def forward({SIGNATURE.replace('target', new)}):") \
+        .replace("loss_forward(x, target, ", f"loss_forward(x, {new}, ")
+
+
+def test_a_leading_parameter_upstream_renamed_in_place_since_the_base_still_binds(tmp_path):
+    # `target` becomes `labels_in` in the anchored method (same slot, same neighbours) before the edit: the port's
+    # second input is still that parameter, and `reduction` is still one it lacks.
+    renamed_extracted = _target_renamed(EXTRACTED, "labels_in")
+    after = _target_renamed(_NONE_REDUCTION, "labels_in")
+    assert "forward(ctx, x, labels_in, ignore_index" in renamed_extracted
+    verdicts, _ = classify_history(tmp_path, [
+        CommitSpec("base", files={"ops/loss.py": BASE}),
+        CommitSpec("extract the forward", files={"ops/loss.py": EXTRACTED}),
+        CommitSpec("rename target", files={"ops/loss.py": renamed_extracted}),
+        CommitSpec("edit", files={"ops/loss.py": after}),
+    ], _tree(), matrix=MATRIX)
+    _not_carried(verdicts[3])
+
+
+
+def test_a_port_name_that_is_upstreams_new_name_for_the_same_slot_binds_there(tmp_path):
+    # The port called its second input `labels_in` all along; upstream renames `target` to that name since the
+    # base: the same slot, so the port's names agree with upstream's positions.
+    renamed_extracted = _target_renamed(EXTRACTED, "labels_in")
+    after = _target_renamed(_NONE_REDUCTION, "labels_in")
+    verdicts, _ = classify_history(tmp_path, [
+        CommitSpec("base", files={"ops/loss.py": BASE}),
+        CommitSpec("extract the forward", files={"ops/loss.py": EXTRACTED}),
+        CommitSpec("rename target", files={"ops/loss.py": renamed_extracted}),
+        CommitSpec("edit", files={"ops/loss.py": after}),
+    ], _tree("logits, labels_in, skip_label"), matrix=MATRIX)
+    _not_carried(verdicts[3])
+
+
+def test_a_leading_parameter_removed_since_the_base_binds_nothing_by_position(tmp_path):
+    # `target` is gone and two parameters stand where it stood: which one the port's second input became is
+    # not known, so no branch is folded.
+    signature = SIGNATURE.replace("x, target, ", "x, mask, weights, ")
+    extracted = EXTRACTED.replace(f"def forward({SIGNATURE}):", f"def forward({signature}):") \
+        .replace("loss_forward(x, target, ", "loss_forward(x, mask, ")
+    after = _NONE_REDUCTION.replace(f"def forward({SIGNATURE}):", f"def forward({signature}):") \
+        .replace("loss_forward(x, target, ", "loss_forward(x, mask, ")
+    verdicts, _ = classify_history(tmp_path, [
+        CommitSpec("base", files={"ops/loss.py": BASE}),
+        CommitSpec("extract the forward", files={"ops/loss.py": EXTRACTED}),
+        CommitSpec("replace target", files={"ops/loss.py": extracted}),
+        CommitSpec("edit", files={"ops/loss.py": after}),
+    ], _tree(), matrix=MATRIX)
+    assert verdicts[3].verdict in FLAGGED, verdicts[3].reason
+    assert "lacked-branch" not in verdicts[3].rules

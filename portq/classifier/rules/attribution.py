@@ -14,6 +14,9 @@ path or commit.
 
 from __future__ import annotations
 
+import builtins
+import re
+
 from portq.classifier.reading import (_COMMON_IDENTIFIERS, _IDENTIFIER, _anchor_evidence, _changed_lines, _file_change,
                                       _is_code_line, _names_used_by_others, _same_ast_evidence, _strip_comment,
                                       _unchanged_moves)
@@ -23,6 +26,9 @@ from portq.core.evidence import Evidence, Kind
 from portq.core.model import IN_SYNC, NEEDS_REVIEW, NOT_APPLICABLE, EntryChanges, SymbolVerdict, TouchedSymbol
 from portq.language.symbols import KIND_CLASS, language_for_path
 from portq.tree.anchors import Anchor
+
+_BUILTINS = frozenset(dir(builtins))
+"""Names Python binds without an import: a new import of one shadows it, so its users change unchanged."""
 
 RULES = (
     Rule("toplevel-use", ("NEEDS_REVIEW", "NOT_APPLICABLE"),
@@ -36,6 +42,14 @@ RULES = (
          "NOT_APPLICABLE/not-ported.",
          "+from typing import Tuple  (no ported definition names Tuple)",
          "classifier.rules.attribution.AttributionRules._import_change"),
+    Rule("new-import-use", ("NOT_APPLICABLE",),
+         "Changed imports whose only rebindings a ported definition of the file uses are names the old module "
+         "never mentions (and no builtin) matter only through those definitions: they could not use the name "
+         "before, so this commit changes each of them, and each is compared in its own right: "
+         "NOT_APPLICABLE/not-ported.",
+         "-from .utils import cdiv\n+from .utils import cdiv, is_hip  (the ported wrapper now calls is_hip())",
+         "classifier.rules.attribution.AttributionRules._import_change, "
+         "classifier.rules.identity.IdentityRules._module_level_use"),
     Rule("new-type-use", ("NEEDS_REVIEW", "NOT_APPLICABLE"),
          "A new type nothing ports matters through its ported users: one the commit leaves unchanged needs a "
          "reader (NEEDS_REVIEW); when the commit changes every user (compared in their own right) or none "
@@ -197,6 +211,20 @@ class AttributionRules:
                 [Evidence(kind=Kind.TOPLEVEL, message=f"imports rebind {', '.join(rebound[:4])}", subject=rebound[0],
                           **where)],
             )
+        old_source = old_table.source.decode("utf-8", errors="replace") if old_table.source is not None else None
+        touched = {s.qualified_name for s in entry.symbols} | {s.name for s in entry.symbols}
+        fresh = old_source is not None and all(
+            name.split(".")[0] not in _BUILTINS
+            and not re.search(r"(?<![\w.])" + re.escape(name.split(".")[0]) + r"(?!\w)", old_source)
+            and all(user in touched for user in referenced[name.split(".")[0]]) for name in used)
+        if fresh:
+            users = sorted({u for name in used for u in referenced[name.split(".")[0]]})
+            return self._base("new-import-use", symbol, NOT_APPLICABLE, "not-ported", "body",
+                              f"the changed imports bind {', '.join(used[:4])}, which the old module never names, "
+                              f"so the ported definitions that use it ({', '.join(users[:3])}) are changed by this "
+                              "commit and compared in their own right: not-ported rather than NEEDS_REVIEW",
+                              [Evidence(kind=Kind.TOPLEVEL, message=f"new name {used[0]}, used by {users[0]}",
+                                        subject=used[0], **where)])
         return None  # a rebinding a ported definition uses: decided like any shared name below
 
     def _added_type(self, entry: EntryChanges, symbol: TouchedSymbol, users: list[str]) -> SymbolVerdict:

@@ -41,7 +41,12 @@ configuration, so an edit confined to it changes nothing the port runs:
   a computed value, or a parameter the caller rebinds, is the port's input
   (not decided). There a re-implementation with its own names binds the
   anchored definition's leading parameters by position when every later
-  one has a default: it is upstream called with fewer arguments. Literals
+  one has a default: it is upstream called with fewer arguments. Positions
+  are read where the port is taken as in sync, the scanned range's base,
+  and bound by the names they had there, so a parameter upstream inserted
+  in the middle since does not shift the port's inputs onto the wrong ones;
+  with no base to read, or a leading name upstream no longer has, every
+  upstream parameter counts as the port's input (its branches are kept). Literals
   read are booleans, numbers (``-100``), strings and ``None`` (``if x is
   not None:``), constants the module binds once, and their ``.value``. A
   keyword argument of a call or launch of a function of the same file is
@@ -50,6 +55,22 @@ configuration, so an edit confined to it changes nothing the port runs:
   parameter (a dummy pointer passed for an output only a lacked flag
   writes); a store to a local whose value calls nothing and that nothing
   left reads is then left out too.
+
+* ``absent-platform`` (Python): a GPU platform the code of the port's tree
+  never names (``hip``/``rocm``, ``xpu``, ``npu``, ``mps``, ``musa``: no
+  identifier or string of any indexed tree file holds the word; comments and
+  docstrings are prose and decide nothing) is one a re-implementation does
+  not run on, so a test for it is false there: ``torch.version.hip``
+  (``None``; ``... is not None`` is false, ``... is None`` true), an
+  attribute chain through the platform's module (``torch.xpu.is_available()``),
+  and a call without arguments of a helper named for it (``is_hip()``,
+  ``is_npu_available()``) or of a function of the same file that only
+  returns such a test (``def _amd(): return torch.version.hip is not None``). Two sides equal once each ``if`` and conditional
+  expression such tests decide (through ``not``, ``and``, ``or``) is replaced
+  by the branch taken differ only in code for a backend the port does not
+  run. A tree whose code names the platform anywhere may run on it, and a
+  port pinned to an upstream commit is a copy of upstream's code, which runs
+  where upstream runs: the rule decides for neither.
 
 * ``declared-flag-off`` (C/C++): a parameter or template parameter the tree
   declares not carried (``[PARAM]``) is off, so each boolean expression it
@@ -113,7 +134,9 @@ and a rule never names a corpus symbol, path or commit.
 from __future__ import annotations
 
 import ast
+import io
 import re
+import tokenize
 
 from portq.classifier.rules import Rule
 from portq.classifier.rules.scope import _scope_names
@@ -135,11 +158,19 @@ RULES = (
          "arguments passing a declared one are left out, changed only paths the port does not have: not-carried. "
          "Applies when the port's parameters are all upstream's by name; in a helper the anchored definition calls "
          "(an extracted body), a parameter it passes straight from one the port lacks takes that one's default, "
-         "and a port with its own names binds the anchored definition's leading parameters by position when "
-         "every later one has a default; an argument the called kernel never reads for those values, and a "
+         "and a port with its own names binds the anchored definition's leading parameters by position, as they "
+         "were at the scanned range's base, when every later one has a default there; an argument the called kernel never reads for those values, and a "
          "call-free store to a local nothing then reads, are left out.",
          "-    aux_ptr += row\n+    if RETURN_AUX == _TRUE:\n+        aux_ptr += row",
          "classifier.rules.branches.same_for_port_parameters, classifier.rules.branches.BranchRules._lacked_branches"),
+    Rule("absent-platform", ("NOT_APPLICABLE",),
+         "A Python definition whose tokens are the same before and after once each test for a GPU platform the "
+         "port's tree never names (`torch.version.hip`, `torch.xpu.is_available()`, a helper `is_hip()` or one of "
+         "the file that only returns such a test) is read "
+         "as false and the `if`s and conditional expressions it decides are replaced by the branch taken changed "
+         "only code for a backend the port does not run: not-carried.",
+         "-    num_warps = 32\n+    num_warps = 32 if not is_hip() else 16   (no tree file names hip or rocm)",
+         "classifier.rules.branches.same_off_platforms, classifier.rules.branches.BranchRules._absent_platforms"),
     Rule("declared-flag-off", ("NOT_APPLICABLE",),
          "A C/C++ definition whose tokens are the same before and after once each parameter or template parameter "
          "the tree declares not carried is read as false and the boolean expressions it decides are folded "
@@ -625,23 +656,57 @@ def lacked_parameters(old, new, port_names: set[str], declared: set[str]) -> dic
     return lacked
 
 
-def bound_by_port(caller, port_names: list[str], declared: set[str]) -> set[str] | None:
+def bound_by_port(caller, port_names: list[str], declared: set[str], base=None) -> set[str] | None:
     """The parameters (normalised) of ``caller``, the upstream definition a port anchors, that the port's
-    ``port_names`` (in order, ``self``/``ctx`` left out) bind: by name when every one of them is upstream's;
-    else, for a re-implementation with its own names, upstream's leading parameters by position, when every
-    later one has a default (or is declared not carried): the port is upstream called with fewer arguments.
-    None when neither binds."""
+    ``port_names`` (in order, ``self``/``ctx`` left out) bind: by name when every one of them is upstream's (a
+    respelling ``normalise_name`` folds is the same name).
+
+    A re-implementation with names of its own binds by position, but positions are read where the port is
+    taken as in sync: on ``base``, the anchored definition at the scanned range's base, when every later
+    parameter there has a default (or is declared not carried; the port is upstream called with fewer
+    arguments). Those leading names are then looked up in ``caller`` by name, so a parameter upstream inserted
+    in the middle since does not shift the port's inputs; a leading name upstream renamed in place since (a
+    new name in its slot, between the same neighbours) is looked up as its new name. Without ``base``, when a
+    name the port shares with upstream sits at another position there, or when a leading name is no longer
+    upstream's and no slot says what it became, which parameters
+    the port takes is not known: every one not declared not carried counts as the port's input (none is folded
+    at its default; only what a call leaves out is). None when the port has no parameters."""
     parameters = [n for n in parameter_defaults(caller) if n not in ("self", "ctx", "cls")]
-    defaults = parameter_defaults(caller)
     if not port_names:
         return None
     if set(port_names) <= set(parameters):
         return set(port_names)
-    if len(port_names) > len(parameters) or set(port_names) & set(parameters[len(port_names):]):
+    unknown = set(parameters) - set(declared)
+    if base is None:
+        return unknown
+    defaults = parameter_defaults(base)
+    leading = [n for n in defaults if n not in ("self", "ctx", "cls")]
+    if len(port_names) > len(leading) \
+            or any(defaults[n] is _OFF and n not in declared for n in leading[len(port_names):]):
+        return unknown
+    now = [n if n in parameters else _renamed_in_slot(n, leading, parameters) for n in leading[:len(port_names)]]
+    if any(mine not in (then, since) and mine in set(leading) | set(parameters)
+           for mine, then, since in zip(port_names, leading, now)):
+        return unknown  # a name the port shares with upstream sits elsewhere: positions are not the port's
+    return set(now) if set(now) <= set(parameters) else unknown
+
+
+def _renamed_in_slot(name: str, before: list[str], after: list[str]) -> str | None:
+    """The parameter of ``after`` that is ``before``'s ``name`` renamed in place: a name new since ``before``
+    standing between the same neighbours (the same first or last place) that ``name`` stood between; None when
+    no single slot says so (a parameter removed, or several inserted around it)."""
+    at = before.index(name)
+    previous = before[at - 1] if at > 0 else None
+    following = before[at + 1] if at + 1 < len(before) else None
+    if (previous is not None and previous not in after) or (following is not None and following not in after):
         return None
-    if any(defaults[n] is _OFF and n not in declared for n in parameters[len(port_names):]):
+    slot = after.index(previous) + 1 if previous is not None else 0
+    if following is not None and after.index(following) != slot + 1:
         return None
-    return set(parameters[:len(port_names)])
+    if following is None and slot != len(after) - 1:
+        return None
+    candidate = after[slot] if slot < len(after) else None
+    return candidate if candidate is not None and candidate not in before else None
 
 
 def _calls_of(node, name: str) -> list:
@@ -706,6 +771,204 @@ def same_for_port_parameters(old, new, lacked: dict[str, tuple[object, object]],
     declared = {n for n, v in lacked.items() if v == (_OFF, _OFF)}
     return port_tokens(old, {n: v[0] for n, v in lacked.items()}, constants[0], declared, callees[0]) \
         == port_tokens(new, {n: v[1] for n, v in lacked.items()}, constants[1], declared, callees[1])
+
+
+# --- Python: platforms the port never names ----------------------------------------
+
+PLATFORMS: dict[str, tuple[str, ...]] = {
+    "hip": ("hip", "rocm"),
+    "xpu": ("xpu",),
+    "npu": ("npu",),
+    "mps": ("mps",),
+    "musa": ("musa",),
+}
+"""GPU platforms besides the default one, by the word upstream tests them with, and the words that name them."""
+
+_HELPER_NAME = re.compile(r"^_*(?:is|on|use|using|has|running_on)_(?:torch_)?([a-z]+)(?:_available)?$")
+
+
+def _code_text(source: bytes, path: str) -> bytes:
+    """What of a source file is code: its identifiers and string literals, without comments and without
+    strings standing alone as statements (docstrings), which say things but decide nothing."""
+    language = language_for_path(path)
+    if language == "python":
+        kept: list[bytes] = []
+        try:
+            tokens = list(tokenize.tokenize(io.BytesIO(source).readline))
+        except (tokenize.TokenError, SyntaxError, UnicodeDecodeError):
+            return re.sub(rb"#[^\n]*", b"", source)
+        layout = (tokenize.NEWLINE, tokenize.NL, tokenize.INDENT, tokenize.DEDENT, tokenize.ENCODING,
+                  tokenize.COMMENT)
+        significant = [t for t in tokens if t.type not in (tokenize.NL, tokenize.COMMENT)]
+        for position, token in enumerate(significant):
+            if token.type == tokenize.STRING:
+                before = significant[position - 1].type if position else tokenize.NEWLINE
+                after = significant[position + 1].type if position + 1 < len(significant) else tokenize.NEWLINE
+                if before in layout and after in (tokenize.NEWLINE, tokenize.ENDMARKER):
+                    continue  # a docstring, or a string standing alone
+                kept.append(token.string.encode("utf-8", errors="replace"))
+            elif token.type == tokenize.NAME:
+                kept.append(token.string.encode("utf-8", errors="replace"))
+        return b"\n".join(kept)
+    return re.sub(rb"/\*.*?\*/|//[^\n]*", b"", source, flags=re.DOTALL)
+
+
+def named_platforms(sources: dict[str, bytes]) -> set[str]:
+    """The platforms of ``PLATFORMS`` that the code of one of ``sources`` (path -> bytes) names: a word of
+    it, in any case, as an identifier part (``is_hip``, ``HIP_VERSION``, ``hipLaunch``) or in a string;
+    comments and docstrings are prose and decide nothing."""
+    patterns = {platform: re.compile(rb"(?i)(?<![a-z])(?:" + b"|".join(w.encode() for w in words) + rb")"
+                                     + (rb"" if platform == "hip" else rb"(?![a-z])"))
+                for platform, words in PLATFORMS.items()}
+    found: set[str] = set()
+    for path, source in sources.items():
+        if not source or language_for_path(path) is None:
+            continue
+        code = _code_text(source, path)
+        found |= {platform for platform, pattern in patterns.items() if platform not in found and pattern.search(code)}
+    return found
+
+
+def _platform_test(node, absent: set[str], helpers: dict[str, str] | None = None,
+                   seen: set[str] | None = None) -> bool | None:
+    """False for a test of a platform in ``absent`` (the port never runs there), True for its negation, None
+    for anything else (see the module). ``helpers``: bare name -> the platform a function of the same file
+    tests (its body only returns such a test); ``seen`` collects the platforms that decided."""
+    seen = set() if seen is None else seen
+
+    def test(current):
+        return _platform_test(current, absent, helpers, seen)
+
+    kind = node.type
+    if kind == "parenthesized_expression" and node.named_child_count == 1:
+        return test(node.named_children[0])
+    if kind == "not_operator":
+        inner = test(node.child_by_field_name("argument"))
+        return None if inner is None else not inner
+    if kind == "boolean_operator":
+        operator = next((c.type for c in node.children if not c.is_named), "")
+        left = test(node.child_by_field_name("left"))
+        right = test(node.child_by_field_name("right"))
+        if operator == "and":
+            return False if left is False or right is False else (True if left and right else None)
+        if operator == "or":
+            return True if left is True or right is True else (False if left is False and right is False else None)
+        return None
+    if kind == "comparison_operator" and node.named_child_count == 2:
+        operators = [c.type for c in node.children if not c.is_named]
+        left, right = node.named_children
+        platform = _version_attribute(left, absent)
+        if operators in (["is"], ["is not"]) and right.type == "none" and platform:
+            seen.add(platform)
+            return operators == ["is"]
+        return None
+    if kind == "attribute":
+        platform = _version_attribute(node, absent)
+        if platform:
+            seen.add(platform)
+            return False
+        return None
+    if kind == "call":
+        function = node.child_by_field_name("function")
+        arguments = [a for a in node.child_by_field_name("arguments").named_children if a.type != "comment"] \
+            if node.child_by_field_name("arguments") is not None else [None]
+        if function is None or arguments:
+            return None
+        parts = _text(function).split(".")
+        platform = None
+        if function.type == "identifier":
+            match = _HELPER_NAME.match(parts[-1].lower())
+            platform = _platform_of(match.group(1)) if match is not None else (helpers or {}).get(parts[-1])
+        elif function.type == "attribute" and parts[0] == "torch" and len(parts) >= 3 and parts[-1] == "is_available":
+            platform = _platform_of(parts[-2])  # torch.xpu.is_available(), torch.backends.mps.is_available()
+        if platform in absent:
+            seen.add(platform)
+            return False
+    return None
+
+
+def _platform_of(word: str) -> str | None:
+    return next((platform for platform, words in PLATFORMS.items() if word in words), None)
+
+
+def _version_attribute(node, absent: set[str]) -> str | None:
+    """The platform of ``absent`` whose version attribute ``node`` is (``torch.version.hip``), else None."""
+    if node is None or node.type != "attribute":
+        return None
+    parts = _text(node).split(".")
+    found = len(parts) == 3 and parts[:2] == ["torch", "version"] and parts[2] in absent
+    return parts[2] if found else None
+
+
+def platform_helpers(root, absent: set[str]) -> dict[str, str]:
+    """Bare name -> platform, of each module-level function of ``root`` taking no required argument whose
+    body (its docstring aside) is only ``return`` of a test of a platform in ``absent`` (``def _amd(): return
+    torch.version.hip is not None``)."""
+    found: dict[str, str] = {}
+    for statement in root.named_children if root is not None else ():
+        function = _function(statement)
+        if function is None or function.type != "function_definition":
+            continue
+        if any(default is _OFF for default in parameter_defaults(function).values()):
+            continue
+        body = [s for s in function.child_by_field_name("body").named_children if s.type != "comment"]
+        if body and body[0].type == "expression_statement" and body[0].named_child_count == 1 \
+                and body[0].named_children[0].type == "string":
+            body = body[1:]
+        if len(body) != 1 or body[0].type != "return_statement" or not body[0].named_children:
+            continue
+        seen: set[str] = set()
+        if _platform_test(body[0].named_children[0], absent, None, seen) is not None and len(seen) == 1:
+            found[_text(function.child_by_field_name("name"))] = seen.pop()
+    return found
+
+
+def platform_tokens(node, absent: set[str], helpers: dict[str, str] | None = None) -> list[str]:
+    """A Python definition's tokens with each ``if`` and conditional expression a test of a platform in
+    ``absent`` decides replaced by the branch taken."""
+    def expand(current):
+        kind = current.type
+        if kind == "if_statement":
+            taken = _platform_test(current.child_by_field_name("condition"), absent, helpers)
+            if taken is None:
+                return None
+            if taken:
+                return [current.child_by_field_name("consequence")]
+            clauses = [c for c in current.children if c.type in ("elif_clause", "else_clause")]
+            if not clauses:
+                return []
+            if clauses[0].type == "else_clause":
+                return [clauses[0].child_by_field_name("body")]
+            return ["if"] + [c for c in clauses[0].children if c.type != "elif"] + clauses[1:]
+        if kind == "conditional_expression" and len(current.named_children) == 3:
+            taken = _platform_test(current.named_children[1], absent, helpers)
+            if taken is not None:
+                return [current.named_children[0] if taken else current.named_children[2]]
+        return None
+    return comment_free_tokens(node, expand=expand)
+
+
+def same_off_platforms(before, after, absent: set[str],
+                       helpers: tuple[dict[str, str] | None, dict[str, str] | None] = (None, None)) -> bool:
+    """True when two Python definition nodes differ, and differ only in what tests of platforms in ``absent``
+    select (see the module); ``helpers``: each side's ``platform_helpers``."""
+    if before is None or after is None or before.has_error or after.has_error or not absent:
+        return False
+    if comment_free_tokens(before) == comment_free_tokens(after):
+        return False
+    return platform_tokens(before, absent, helpers[0]) == platform_tokens(after, absent, helpers[1])
+
+
+def decided_platforms(node, absent: set[str], helpers: dict[str, str] | None = None) -> set[str]:
+    """The platforms of ``absent`` whose tests decide a branch of ``node``."""
+    found: set[str] = set()
+    for current in _walk(node):
+        condition = current.child_by_field_name("condition") if current.type == "if_statement" else (
+            current.named_children[1] if current.type == "conditional_expression"
+            and len(current.named_children) == 3 else None)
+        if condition is not None:
+            _platform_test(condition, absent, helpers, found)
+    return found
 
 
 # --- C/C++: declared not-carried flags are off --------------------------------------
@@ -857,6 +1120,29 @@ def same_without_stores(before, after, names: set[str], parameters: set[str] = f
 class BranchRules:
     """The branch rules, as methods of the verdict table (``verdicts.SymbolClassifier``)."""
 
+    def _absent_platforms(self, symbol: TouchedSymbol, anchor) -> list[str]:
+        """The platforms (``PLATFORMS``) the port's tree never names whose tests decide every difference of the
+        definition (``absent-platform``); else empty. A port whose anchor pins an upstream commit is a copy
+        of upstream's code, which runs where upstream runs: its tree's silence says nothing."""
+        if symbol.change != "modified" or language_for_path(symbol.path) != "python" or anchor.pin:
+            return []
+        before = self._definition(symbol.old_blob, symbol.old_path or symbol.path, symbol.qualified_name,
+                                  symbol.old_lines)
+        after = self._definition(symbol.new_blob, symbol.path, symbol.qualified_name, symbol.new_lines)
+        if before is None or after is None or before.node is None or after.node is None:
+            return []
+        if getattr(self, "_tree_platforms", None) is None:
+            sources = self.index.tree_sources()
+            self._tree_platforms = set(PLATFORMS) if sources is None else named_platforms(sources)
+        absent = set(PLATFORMS) - self._tree_platforms
+        tables = (self._table(symbol.old_blob, symbol.old_path or symbol.path), self._table(symbol.new_blob, symbol.path))
+        helpers = tuple(platform_helpers(t.tree.root_node, absent) if t is not None and t.tree is not None else {}
+                        for t in tables)
+        if not same_off_platforms(before.node, after.node, absent, helpers):
+            return []
+        return sorted(decided_platforms(before.node, absent, helpers[0])
+                      | decided_platforms(after.node, absent, helpers[1]))
+
     def _stores_for_not_carried(self, symbol: TouchedSymbol) -> tuple[list[str], list[str]] | None:
         """``(attributes, their readers)`` when the definition changed only statements storing attributes on its
         first parameter that only definitions declared not carried read (``not-carried-reader``); else None."""
@@ -933,13 +1219,19 @@ class BranchRules:
         if anchor.matches_name(symbol.name, symbol.qualified_name) or parameter_defaults(before).keys() \
                 != parameter_defaults(after).keys():
             return None
+        base_sha = getattr(self.context, "range_base", None)
+        path = symbol.old_path or symbol.path
+        base_table = self._table(f"{base_sha}:{path}", path) if base_sha else None
+        at_base = [d for d in (base_table.definitions if base_table is not None and not base_table.fallback else ())
+                   if d.node is not None and anchor.matches_name(d.name, d.qualified_name)]
         sides = []
         for table, callee in zip(tables, (before, after)):
             callers = [d for d in table.definitions
                        if d.node is not None and anchor.matches_name(d.name, d.qualified_name)]
             if len(callers) != 1:
                 return None
-            bound = bound_by_port(callers[0].node, port_names, declared)
+            bound = bound_by_port(callers[0].node, port_names, declared,
+                                  at_base[0].node if len(at_base) == 1 else None)
             sides.append((parameter_defaults(callers[0].node), None if bound is None else lacked_through_caller(
                 callers[0].node, callee, symbol.name, bound, declared)))
         (old_caller, was), (new_caller, now) = sides

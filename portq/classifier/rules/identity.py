@@ -21,6 +21,7 @@ path or commit.
 
 from __future__ import annotations
 
+import builtins
 import re
 from dataclasses import replace
 from pathlib import PurePosixPath
@@ -183,6 +184,9 @@ class IdentityRules:
                                      if f"{module}.{name}" in text), None)
                 if used is None:
                     continue
+                if path == symbol.path and self._fresh_in_old_module(used, old_table) \
+                        and definition.qualified_name in {s.qualified_name for s in entry.symbols if s.path == path}:
+                    continue  # a name the old module never named: this commit changes its reader, judged on its own
                 how = "in the same file" if path == symbol.path else f"in {path}, through its import of it"
                 return self._base("module-level-use", symbol, NEEDS_REVIEW, None, "body",
                                   f"the change rebinds {symbol.path}'s module-level {used}, which the ported "
@@ -207,6 +211,14 @@ class IdentityRules:
                                   [Evidence(kind=Kind.TOPLEVEL, message="import-time code changed", side="upstream-new",
                                             path=symbol.path, line=line, quote=quote, symbol=symbol.name)])
         return None
+
+    @staticmethod
+    def _fresh_in_old_module(name: str, old_table) -> bool:
+        """True when ``name`` is no builtin and the old side of the module never names it (``new-import-use``)."""
+        if old_table is None or old_table.source is None or name in dir(builtins):
+            return False
+        source = old_table.source.decode("utf-8", errors="replace")
+        return not re.search(r"(?<![\w.])" + re.escape(name) + r"(?!\w)", source)
 
     def _imports_follow(self, entry: EntryChanges, symbol: TouchedSymbol, moves) -> bool:
         """True when a file's changed lines outside definitions are all imports, and every name
