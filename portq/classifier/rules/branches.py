@@ -475,10 +475,27 @@ def _plain_store(statement) -> str | None:
     return _text(left)
 
 
+_DEAD_PARAMETERS: dict[tuple, frozenset[str]] = {}
+"""``dead_parameters`` by (callee text, passed values, constants): the old and new sides of a commit, and
+every symbol of it, ask about the same callee with the same values; one answer costs a token walk per
+parameter. Bounded: cleared when it reaches ``_DEAD_PARAMETERS_BOUND`` answers."""
+_DEAD_PARAMETERS_BOUND = 4096
+
+
 def dead_parameters(callee, passed: dict[str, object], constants: dict[str, object]) -> set[str]:
     """The parameters (normalised) of ``callee`` its body never reads once each parameter in ``passed``
     (normalised name -> value) and each defaulted one not passed takes its value and the branches those values
     decide are replaced by the branch taken; a statement only writing a parameter is not a read."""
+    key = (callee.text, repr(sorted(passed.items(), key=repr)), repr(sorted(constants.items(), key=repr)))
+    if key not in _DEAD_PARAMETERS:
+        if len(_DEAD_PARAMETERS) >= _DEAD_PARAMETERS_BOUND:
+            _DEAD_PARAMETERS.clear()
+        _DEAD_PARAMETERS[key] = frozenset(_dead_parameters(callee, passed, constants))
+    return set(_DEAD_PARAMETERS[key])
+
+
+def _dead_parameters(callee, passed: dict[str, object], constants: dict[str, object]) -> set[str]:
+    """``dead_parameters``, computed."""
     defaults = parameter_defaults(callee)
     values = {n: v for n, v in defaults.items() if v is not _OFF and v is not ... and n not in passed}
     values.update(passed)
