@@ -252,6 +252,18 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
             candidates = [d for d in candidates if d.start_line == lines[0]] or candidates
         return candidates[0] if candidates else None
 
+    def _both_sides(self, symbol: TouchedSymbol, parsed: bool = False):
+        """``(before, after)``: a modified symbol's upstream definitions, both with their syntax nodes (and,
+        with ``parsed``, both parsed without error); None where either side has none."""
+        before = self._definition(symbol.old_blob, symbol.old_path or symbol.path, symbol.qualified_name,
+                                  symbol.old_lines)
+        after = self._definition(symbol.new_blob, symbol.path, symbol.qualified_name, symbol.new_lines)
+        if before is None or after is None or before.node is None or after.node is None:
+            return None
+        if parsed and (before.node.has_error or after.node.has_error):
+            return None
+        return before, after
+
     def _renamed_locals(self, symbol: TouchedSymbol) -> list[tuple[str, str]] | None:
         """The local renamings that are the symbol's whole change, or None."""
         language = language_for_path(symbol.path)
@@ -269,11 +281,10 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
         (``renamed_names``), with no call in the symbol's file or the entry's
         other owned files passing a renamed parameter by keyword; or None."""
         language = language_for_path(symbol.path)
-        before = self._definition(symbol.old_blob, symbol.old_path or symbol.path, symbol.qualified_name,
-                                  symbol.old_lines)
-        after = self._definition(symbol.new_blob, symbol.path, symbol.qualified_name, symbol.new_lines)
-        if before is None or after is None or before.node is None or after.node is None or language is None:
+        sides = self._both_sides(symbol)
+        if sides is None or language is None:
             return None
+        before, after = sides
         if before.node.has_error or after.node.has_error:
             return None
         keywords: set[str] = set()

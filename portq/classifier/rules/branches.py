@@ -1143,11 +1143,10 @@ class BranchRules:
         of upstream's code, which runs where upstream runs: its tree's silence says nothing."""
         if symbol.change != "modified" or language_for_path(symbol.path) != "python" or anchor.pin:
             return []
-        before = self._definition(symbol.old_blob, symbol.old_path or symbol.path, symbol.qualified_name,
-                                  symbol.old_lines)
-        after = self._definition(symbol.new_blob, symbol.path, symbol.qualified_name, symbol.new_lines)
-        if before is None or after is None or before.node is None or after.node is None:
+        sides = self._both_sides(symbol)
+        if sides is None:
             return []
+        before, after = sides
         if getattr(self, "_tree_platforms", None) is None:
             sources = self.index.tree_sources()
             self._tree_platforms = set(PLATFORMS) if sources is None else named_platforms(sources)
@@ -1165,11 +1164,10 @@ class BranchRules:
         first parameter that only definitions declared not carried read (``not-carried-reader``); else None."""
         if symbol.change != "modified" or language_for_path(symbol.path) != "python":
             return None
-        before = self._definition(symbol.old_blob, symbol.old_path or symbol.path, symbol.qualified_name,
-                                  symbol.old_lines)
-        after = self._definition(symbol.new_blob, symbol.path, symbol.qualified_name, symbol.new_lines)
-        if before is None or after is None or before.node is None or after.node is None:
+        sides = self._both_sides(symbol)
+        if sides is None:
             return None
+        before, after = sides
         names = stored_attributes(before.node) | stored_attributes(after.node)
         if not names:
             return None
@@ -1205,11 +1203,11 @@ class BranchRules:
                 or definition.signature is None or definition.signature.language != "python":
             return []
         tables = (self._table(symbol.old_blob, symbol.old_path or symbol.path), self._table(symbol.new_blob, symbol.path))
-        before = self._definition(symbol.old_blob, symbol.old_path or symbol.path, symbol.qualified_name,
-                                  symbol.old_lines)
-        after = self._definition(symbol.new_blob, symbol.path, symbol.qualified_name, symbol.new_lines)
-        if before is None or after is None or before.node is None or after.node is None \
-                or any(t is None or t.tree is None for t in tables):
+        sides = self._both_sides(symbol)
+        if sides is None:
+            return []
+        before, after = sides
+        if any(t is None or t.tree is None for t in tables):
             return []
         port_names = {p.normalised for p in definition.signature.params if p.normalised not in ("self", "ctx")}
         lacked = lacked_parameters(before.node, after.node, port_names, _scope_names(param_scope))

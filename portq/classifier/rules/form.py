@@ -527,11 +527,10 @@ class FormRules:
         language = language_for_path(symbol.path)
         if symbol.change != "modified" or language not in ("python", "cpp"):
             return None
-        before = self._definition(symbol.old_blob, symbol.old_path or symbol.path, symbol.qualified_name,
-                                  symbol.old_lines)
-        after = self._definition(symbol.new_blob, symbol.path, symbol.qualified_name, symbol.new_lines)
-        if before is None or after is None or before.node is None or after.node is None:
+        sides = self._both_sides(symbol)
+        if sides is None:
             return None
+        before, after = sides
         if language == "python":
             if same_without_annotations(definition_text(before.node), definition_text(after.node)):
                 return "cosmetic-annotations", "changed only its type annotations or docstring (the same program " \
@@ -579,11 +578,10 @@ class FormRules:
         parse; None when the change is anything more."""
         if symbol.change != "modified" or language_for_path(symbol.path) != "cpp":
             return None
-        before = self._definition(symbol.old_blob, symbol.old_path or symbol.path, symbol.qualified_name,
-                                  symbol.old_lines)
-        after = self._definition(symbol.new_blob, symbol.path, symbol.qualified_name, symbol.new_lines)
-        if before is None or after is None or before.node is None or after.node is None:
+        sides = self._both_sides(symbol)
+        if sides is None:
             return None
+        before, after = sides
         return unread_locals_removed(qualifier_free_tokens(before.node), qualifier_free_tokens(after.node))
 
     def _unread_despite_parse(self, symbol: TouchedSymbol, ports, broken):

@@ -68,12 +68,10 @@ class InterfaceRules:
             old, new, port, lambda name: self._derivation(entry, symbol, new, name) is not None)
         if not unused:
             return []
-        before = self._definition(symbol.old_blob, symbol.old_path or symbol.path, symbol.qualified_name,
-                                  symbol.old_lines)
-        after = self._definition(symbol.new_blob, symbol.path, symbol.qualified_name, symbol.new_lines)
-        if before is None or after is None or before.node is None or after.node is None \
-                or before.node.has_error or after.node.has_error:
+        sides = self._both_sides(symbol, parsed=True)
+        if sides is None:
             return []
+        before, after = sides
         if scoped_tokens(before.node, set()) != scoped_tokens(after.node, set(unused)):
             return []
         return [new.param(name).name if new.param(name) else name for name in unused]

@@ -309,11 +309,10 @@ class ScopeRules:
         if not declarations or language_for_path(symbol.path) != "python":
             return None
         excluded = _scope_names({a.param for a in declarations} | set(param_scope))
-        before = self._definition(symbol.old_blob, symbol.old_path or symbol.path, symbol.qualified_name, symbol.old_lines)
-        after = self._definition(symbol.new_blob, symbol.path, symbol.qualified_name, symbol.new_lines)
-        if before is None or after is None or before.node is None or after.node is None \
-                or before.node.has_error or after.node.has_error:
+        sides = self._both_sides(symbol, parsed=True)
+        if sides is None:
             return None
+        before, after = sides
         moved, selected = None, {}
         if scoped_tokens(before.node, excluded) != scoped_tokens(after.node, excluded):
             selected = self._selected_by_locals(before.node, after.node, excluded)

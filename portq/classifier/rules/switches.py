@@ -146,12 +146,10 @@ class SwitchRules:
         if symbol.change != "modified" or language_for_path(symbol.path) != "cpp" \
                 or language_for_path(port.file) == "cpp":
             return None  # a copy in upstream's language that lacks a flag is behind, not without the path
-        before = self._definition(symbol.old_blob, symbol.old_path or symbol.path, symbol.qualified_name,
-                                  symbol.old_lines)
-        after = self._definition(symbol.new_blob, symbol.path, symbol.qualified_name, symbol.new_lines)
-        if before is None or after is None or before.node is None or after.node is None \
-                or before.node.has_error or after.node.has_error:
+        sides = self._both_sides(symbol, parsed=True)
+        if sides is None:
             return None
+        before, after = sides
         own = self.index.source(port.file)
         if not own:
             return None

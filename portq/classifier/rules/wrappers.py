@@ -209,11 +209,11 @@ class WrapperRules:
         whole change (``portq.classifier.rules.wrappers``); else None."""
         if symbol.change != "modified" or language_for_path(symbol.path) != "python":
             return None
-        before = self._definition(symbol.old_blob, symbol.old_path or symbol.path, symbol.qualified_name,
-                                  symbol.old_lines)
-        after = self._definition(symbol.new_blob, symbol.path, symbol.qualified_name, symbol.new_lines)
-        if before is None or after is None or before.node is None or after.node is None \
-                or after.node.type != "decorated_definition" or before.node.has_error or after.node.has_error:
+        sides = self._both_sides(symbol, parsed=True)
+        if sides is None:
+            return None
+        before, after = sides
+        if after.node.type != "decorated_definition":
             return None
         definitions = {}
         for blob, path in [(c.new_blob, c.new_path) for c in entry.owned_changes if c.new_blob and c.new_path] \
@@ -230,11 +230,10 @@ class WrapperRules:
         ``NEW = OLD``), or None."""
         if symbol.change != "modified" or language_for_path(symbol.path) != "cpp":
             return None
-        before = self._definition(symbol.old_blob, symbol.old_path or symbol.path, symbol.qualified_name,
-                                  symbol.old_lines)
-        after = self._definition(symbol.new_blob, symbol.path, symbol.qualified_name, symbol.new_lines)
-        if before is None or after is None or before.node is None or after.node is None:
+        sides = self._both_sides(symbol)
+        if sides is None:
             return None
+        before, after = sides
         tables = [self._table(c.new_blob, c.path) for c in entry.commit.changes
                   if c.new_blob and c.path and language_for_path(c.path) == "cpp"]
         aliases = default_build_aliases([t.source for t in tables if t is not None and t.source])
