@@ -437,8 +437,10 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
         if symbol.name in ("<toplevel>", "<lines>") or symbol.kind == KIND_CLASS:
             container = self._container(entry, symbol, paths)
             # A cosmetic proof says the module-level program is the same, so no binding changed meaning.
+            # So does ``absent-platform``: every binding keeps the value it had on the port's platforms.
             if symbol.name == "<toplevel>" and (container is None or (container.verdict == NOT_APPLICABLE
-                                                                      and container.justification != "cosmetic")):
+                                                                      and container.justification != "cosmetic"
+                                                                      and "absent-platform" not in container.rules)):
                 container = self._module_level_use(entry, symbol) or container
             if container is not None:
                 return container

@@ -132,6 +132,16 @@ class AttributionRules:
                                   [Evidence(kind=Kind.COSMETIC, side="upstream-new", path=symbol.path,
                                             symbol=symbol.name, message="the same module-level program once "
                                             "annotations and docstrings are erased")])
+            platforms = self._module_absent_platforms(symbol)
+            if platforms:
+                return self._base("absent-platform", symbol, NOT_APPLICABLE, "not-carried", "body",
+                                  f"with every test for {', '.join(platforms)}, a platform no file of the tree "
+                                  "names, read as false, the lines outside definitions bind the same values and "
+                                  "imports as before, so only code for a backend the port does not run changes",
+                                  [Evidence(kind=Kind.TOPLEVEL, side="upstream-new", path=symbol.path,
+                                            symbol=symbol.name, subject=platforms[0],
+                                            message=f"only {', '.join(platforms)} choices outside definitions "
+                                            "change")])
             imports = self._import_change(entry, symbol, paths, anchors, code)
             if imports is not None:
                 return imports
