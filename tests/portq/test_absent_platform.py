@@ -311,3 +311,31 @@ def test_a_pinned_copy_of_a_module_level_platform_choice_is_still_flagged(tmp_pa
     verdicts, _ = classify_history(tmp_path / "pinned", commits, tree, matrix=MATRIX)
     assert verdicts[1].verdict in FLAGGED, verdicts[1].reason
     assert "absent-platform" not in verdicts[1].rules
+
+
+def test_a_platform_only_helper_imported_for_the_absent_branch_is_not_the_ports(tmp_path):
+    after = _DEVICE_BASE.replace("from ops.utils import cdiv, infer_device",
+                                 "from ops.utils import cdiv, get_npu_core_count, infer_device") \
+        .replace("    warps = 32\n", '    warps = 32\n    if infer_device() == "npu":\n'
+                                     '        warps = get_npu_core_count() // 2\n')
+    verdicts, _ = classify_history(tmp_path, [
+        CommitSpec("base", files={"ops/rows.py": _DEVICE_BASE, "ops/utils.py": _DEVICE_UTILS}),
+        CommitSpec("edit", files={"ops/rows.py": after, "ops/utils.py": _DEVICE_UTILS
+                                  + "\n\ndef get_npu_core_count():\n    return 20\n"}),
+    ], _tree(), matrix=MATRIX)
+    _not_carried(verdicts[1])
+
+
+def test_a_constant_another_module_chooses_by_an_absent_platform_keeps_the_ports_value(tmp_path):
+    utils = _DEVICE_UTILS + "\n\nMAX_BLOCK = 65536\n"
+    rows = _DEVICE_BASE.replace("from ops.utils import cdiv, infer_device",
+                                "from ops.utils import MAX_BLOCK, cdiv, infer_device") \
+        .replace("BLOCK=cdiv(x.shape[1], 1)", "BLOCK=min(MAX_BLOCK, x.shape[1])")
+    verdicts, _ = classify_history(tmp_path, [
+        CommitSpec("base", files={"ops/rows.py": rows, "ops/utils.py": utils}),
+        CommitSpec("edit", files={"ops/rows.py": rows, "ops/utils.py": utils.replace(
+            "MAX_BLOCK = 65536", 'MAX_BLOCK = 16384 if infer_device() == "npu" else 65536')}),
+    ], _tree(), matrix=MATRIX)
+    assert verdicts[1].verdict == NOT_APPLICABLE, [(s.symbol, s.verdict, s.reason) for s in verdicts[1].symbols]
+    module = next(s for s in verdicts[1].symbols if s.symbol == "<toplevel>")
+    assert module.rules == ["absent-platform"], module.reason

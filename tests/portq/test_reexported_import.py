@@ -84,3 +84,21 @@ def test_a_package_that_defines_its_own_function_of_that_name_stays_flagged(tmp_
     verdict = _edit(tmp_path, _DEEP, _SHALLOW, package)
     assert verdict.verdict in FLAGGED, verdict.reason
     assert "reexported-import" not in _imports(verdict).rules
+
+
+def test_a_star_import_of_a_module_listing_the_name_in_all_is_followed(tmp_path):
+    files = {"ops/helpers/math.py": MATH + '\n__all__ = ["cdiv"]\n'}
+    _cosmetic(_edit(tmp_path, _DEEP, _SHALLOW, "from .math import *\n", files=files))
+
+
+def test_a_star_import_of_a_module_that_does_not_export_the_name_stays_flagged(tmp_path):
+    files = {"ops/helpers/math.py": MATH + '\n__all__ = ["other"]\n'}
+    verdict = _edit(tmp_path, _DEEP, _SHALLOW, "from .math import *\n", files=files)
+    assert verdict.verdict in FLAGGED, verdict.reason
+    assert "reexported-import" not in _imports(verdict).rules
+
+
+def test_two_star_imports_that_could_each_bind_the_name_stay_flagged(tmp_path):
+    verdict = _edit(tmp_path, _DEEP, _SHALLOW, "from .math import *\nfrom .other import *\n")
+    assert verdict.verdict in FLAGGED, verdict.reason
+    assert "reexported-import" not in _imports(verdict).rules

@@ -132,16 +132,9 @@ class AttributionRules:
                                   [Evidence(kind=Kind.COSMETIC, side="upstream-new", path=symbol.path,
                                             symbol=symbol.name, message="the same module-level program once "
                                             "annotations and docstrings are erased")])
-            platforms = self._module_absent_platforms(symbol)
-            if platforms:
-                return self._base("absent-platform", symbol, NOT_APPLICABLE, "not-carried", "body",
-                                  f"with every test for {', '.join(platforms)}, a platform no file of the tree "
-                                  "names, read as false, the lines outside definitions bind the same values and "
-                                  "imports as before, so only code for a backend the port does not run changes",
-                                  [Evidence(kind=Kind.TOPLEVEL, side="upstream-new", path=symbol.path,
-                                            symbol=symbol.name, subject=platforms[0],
-                                            message=f"only {', '.join(platforms)} choices outside definitions "
-                                            "change")])
+            platforms = self._module_platform_choice(symbol)
+            if platforms is not None:
+                return platforms
             imports = self._import_change(entry, symbol, paths, anchors, code)
             if imports is not None:
                 return imports
@@ -245,6 +238,20 @@ class AttributionRules:
                               [Evidence(kind=Kind.TOPLEVEL, message=f"new name {used[0]}, used by {users[0]}",
                                         subject=used[0], **where)])
         return None  # a rebinding a ported definition uses: decided like any shared name below
+
+    def _module_platform_choice(self, symbol: TouchedSymbol) -> SymbolVerdict | None:
+        """``absent-platform`` for a module's lines outside definitions (``BranchRules._module_absent_platforms``):
+        every binding and import keeps the value it had on the port's platforms. None otherwise."""
+        platforms = self._module_absent_platforms(symbol)
+        if not platforms:
+            return None
+        return self._base("absent-platform", symbol, NOT_APPLICABLE, "not-carried", "body",
+                          f"with every test for {', '.join(platforms)}, a platform no file of the tree names, read "
+                          "as false, the lines outside definitions bind the same values and imports as before, so "
+                          "no ported definition reading them changes: only code for a backend the port does not run",
+                          [Evidence(kind=Kind.TOPLEVEL, side="upstream-new", path=symbol.path, symbol=symbol.name,
+                                    subject=platforms[0],
+                                    message=f"only {', '.join(platforms)} choices outside definitions change")])
 
     def _reexports_followed(self, entry: EntryChanges, symbol: TouchedSymbol):
         """``follow(side, target)`` for ``rebound_names``: where an import target of the symbol's file resolves

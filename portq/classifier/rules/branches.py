@@ -191,7 +191,8 @@ RULES = (
          "-    num_warps = 32\n+    num_warps = 32 if not is_hip() else 16   (no tree file names hip or rocm)",
          "classifier.rules.branches.same_off_platforms, classifier.rules.branches.BranchRules._absent_platforms, "
          "classifier.rules.branches.same_module_off_platforms, "
-         "classifier.rules.branches.BranchRules._module_absent_platforms"),
+         "classifier.rules.branches.BranchRules._module_absent_platforms, "
+         "classifier.rules.attribution.AttributionRules._module_platform_choice"),
     Rule("declared-flag-off", ("NOT_APPLICABLE",),
          "A C/C++ definition whose tokens are the same before and after once each parameter or template parameter "
          "the tree declares not carried is read as false and the boolean expressions it decides are folded "

@@ -6,9 +6,10 @@ gives NOT_APPLICABLE/cosmetic; failing every proof, the change is compared.
 
 The code: the proofs on syntax trees that locals were renamed consistently
 (``renamed_locals``, ``alpha_tokens``) and which names a change of module-level
-imports makes resolve differently (``rebound_names``). It reads the syntax
-trees handed to it; it reads no git, imports no verdict table and never names a
-corpus symbol, path or commit.
+imports makes resolve differently (``rebound_names``), through modules that only
+re-export a name (``reexport_target``, which reads other files only through the
+reader handed to it). It reads the syntax trees handed to it; it reads no git,
+imports no verdict table and never names a corpus symbol, path or commit.
 """
 
 from __future__ import annotations
@@ -53,7 +54,8 @@ RULES = (
     Rule("reexported-import", ("NOT_APPLICABLE",),
          "Changed import statements whose names resolve to the same objects once each import from a module that "
          "only re-exports the name (binds it by exactly one import and names it nowhere else in its code, "
-         "`__all__` aside) is followed to where it comes from, each side read at its own commit, change nothing: "
+         "`__all__` aside; or names it nowhere and has one `from m import *` of a module `m` exporting it) is "
+         "followed to where it comes from, each side read at its own commit, change nothing: "
          "every ported definition using the name gets the same object.",
          "-from pkg.sub.mod import f\n+from pkg.sub import f   (pkg/sub/__init__.py: from .mod import f)",
          "classifier.rules.cosmetic.reexport_target, classifier.rules.attribution.AttributionRules._import_change"),
@@ -408,6 +410,63 @@ class _Wrapper:
         return [self.node]
 
 
+def _star_source(root, name: str, path: str, read_root: Callable[[str], object | None]) -> str | None:
+    """The module path (no suffix) that hands ``name`` to the module at ``path`` through its one module-level
+    ``from X import *``, when the module names ``name`` nowhere in its code and no other import binds it, and
+    X exports it: listed in X's ``__all__``, or, without one, a public name X binds at module level."""
+    if any(node_text(n) == name for n in nodes_of(root, ("identifier",), "python")):
+        return None
+    stars = [s for s in root.named_children if s.type == "import_from_statement"
+             and any(c.type == "wildcard_import" for c in s.named_children)]
+    if len(stars) != 1:
+        return None
+    module = stars[0].child_by_field_name("module_name")
+    stem = _module_stem(node_text(module), path) if module is not None else None
+    source = next((r for p in (stem + ".py", stem + "/__init__.py") for r in (read_root(p),) if r is not None),
+                  None) if stem is not None else None
+    if source is None:
+        return None
+    listed = _all_names(source)
+    if listed is not None:
+        return stem if name in listed else None
+    bound = {node_text(n) for statement in source.named_children for n in _bound_identifiers(statement)}
+    return stem if not name.startswith("_") and (name in bound or name in import_bindings(source)) else None
+
+
+def _all_names(root) -> set[str] | None:
+    """The strings a module-level ``__all__ = [...]`` (or tuple) lists; None without one, or one built
+    any other way (an empty set: nothing can be said to be exported)."""
+    for statement in root.named_children:
+        inner = statement.named_children[0] if statement.type == "expression_statement" \
+            and statement.named_children else None
+        if inner is None or inner.type not in ("assignment", "augmented_assignment"):
+            continue
+        left, right = inner.child_by_field_name("left"), inner.child_by_field_name("right")
+        if left is None or node_text(left) != "__all__":
+            continue
+        if inner.type != "assignment" or right is None or right.type not in ("list", "tuple"):
+            return set()
+        items = [c for c in right.named_children if c.type != "comment"]
+        if any(c.type != "string" for c in items):
+            return set()
+        return {node_text(c).strip("\"'") for c in items}
+    return None
+
+
+def _bound_identifiers(statement) -> list:
+    """The name nodes a module-level ``def``, ``class`` or plain assignment binds."""
+    if statement.type == "decorated_definition":
+        statement = statement.child_by_field_name("definition")
+    if statement is not None and statement.type in ("function_definition", "class_definition"):
+        return [statement.child_by_field_name("name")]
+    inner = statement.named_children[0] if statement is not None and statement.type == "expression_statement" \
+        and statement.named_children else None
+    if inner is not None and inner.type == "assignment" and inner.child_by_field_name("left") is not None \
+            and inner.child_by_field_name("left").type == "identifier":
+        return [inner.child_by_field_name("left")]
+    return []
+
+
 def reexport_target(target: str, importer: str, read_root: Callable[[str], object | None], depth: int = 8) -> str:
     """Where a dotted import target of ``importer`` (``pkg.sub.f``, ``.sub.f``) resolves, as
     ``path/of/module:name``: followed through each module that only re-exports the name (``_sole_import``)
@@ -426,7 +485,13 @@ def reexport_target(target: str, importer: str, read_root: Callable[[str], objec
             return f"{stem}:{name}"
         statement = _sole_import(root, name)
         binding = import_bindings(_Wrapper(statement)).get(name) if statement is not None else None
-        if binding is None or binding.target.endswith(".*"):
+        if binding is None:
+            star = _star_source(root, name, path, read_root)
+            if star is None:
+                return f"{stem}:{name}"
+            stem = star
+            continue
+        if binding.target.endswith(".*"):
             return f"{stem}:{name}"
         module, _, name = binding.target.rpartition(".")
         if not module.strip("."):
