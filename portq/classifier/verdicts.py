@@ -85,7 +85,7 @@ from portq.language.symbols import (KIND_CLASS, KIND_FUNCTION, KIND_TRITON_KERNE
 from portq.tree.file_records import Port
 from portq.tree.tree_index import TreeIndex
 
-CLASSIFIER_VERSION = 18
+CLASSIFIER_VERSION = 19
 """Bumped whenever a change to the verdict logic may change a verdict, so a
 ledger that reuses earlier decisions knows which ones are stale."""
 
@@ -448,8 +448,10 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
         if symbol.name in ("<toplevel>", "<lines>") or symbol.kind == KIND_CLASS:
             container = self._container(entry, symbol, paths)
             # A cosmetic proof says the module-level program is the same, so no binding changed meaning.
+            # So does ``absent-platform``: every binding keeps the value it had on the port's platforms.
             if symbol.name == "<toplevel>" and (container is None or (container.verdict == NOT_APPLICABLE
-                                                                      and container.justification != "cosmetic")):
+                                                                      and container.justification != "cosmetic"
+                                                                      and "absent-platform" not in container.rules)):
                 container = self._module_level_use(entry, symbol) or container
             if container is not None:
                 return container

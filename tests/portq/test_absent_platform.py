@@ -197,3 +197,145 @@ def test_a_new_import_that_shadows_a_builtin_still_needs_a_reader(tmp_path):
     assert verdicts[1].verdict in FLAGGED, verdicts[1].reason
     imports = next(s for s in verdicts[1].symbols if s.symbol == "<toplevel>")
     assert imports.verdict in FLAGGED and "new-import-use" not in imports.rules, imports.reason
+
+
+# --- device names compared with a platform's name, helpers reached through a module ------------------
+
+_DEVICE_UTILS = UTILS + '''
+
+def infer_device():
+    return "cuda" if torch.cuda.is_available() else "cpu"
+'''
+_DEVICE_BASE = BASE.replace("from ops.utils import cdiv", "import ops.utils\nfrom ops.utils import cdiv, infer_device")
+
+
+def _device_edit(tmp_path, after, before=_DEVICE_BASE):
+    verdicts, _ = classify_history(tmp_path, [
+        CommitSpec("base", files={"ops/rows.py": before, "ops/utils.py": _DEVICE_UTILS}),
+        CommitSpec("edit", files={"ops/rows.py": after, "ops/utils.py": _DEVICE_UTILS}),
+    ], _tree(), matrix=MATRIX)
+    return verdicts[1]
+
+
+def _warps(expression):
+    return _DEVICE_BASE.replace("    warps = 32\n", f"    warps = {expression}\n")
+
+
+def test_a_device_name_compared_with_an_absent_platform_is_not_the_ports(tmp_path):
+    _not_carried(_device_edit(tmp_path, _warps('32 if infer_device() != "npu" else 16')))
+
+
+def test_a_device_name_tested_against_a_tuple_of_absent_platforms_is_not_the_ports(tmp_path):
+    after = _DEVICE_BASE.replace("    warps = 32\n", '    warps = 32\n    if infer_device() in ("xpu", "npu"):\n'
+                                                   '        warps = 16\n')
+    _not_carried(_device_edit(tmp_path, after))
+
+
+def test_a_device_other_than_cuda_is_one_the_port_does_not_run_on(tmp_path):
+    _not_carried(_device_edit(tmp_path, _warps('32 if x.device.type == "cuda" else 16')))
+
+
+def test_a_change_to_what_cuda_takes_through_a_device_name_is_still_flagged(tmp_path):
+    verdict = _device_edit(tmp_path, _warps('16 if x.device.type == "cuda" else 32'))
+    assert verdict.verdict in FLAGGED, verdict.reason
+    assert "absent-platform" not in verdict.rules
+
+
+def test_a_device_name_compared_with_something_that_is_no_platform_decides_nothing(tmp_path):
+    verdict = _device_edit(tmp_path, _warps('32 if infer_device() != "cpu" else 16'))
+    assert verdict.verdict in FLAGGED, verdict.reason
+    assert "absent-platform" not in verdict.rules
+
+
+def test_an_availability_helper_reached_through_its_module_is_a_platform_test(tmp_path):
+    _not_carried(_device_edit(tmp_path, _warps("16 if ops.utils.is_torch_npu_available() else 32")))
+
+
+# --- module-level bindings and imports chosen by a platform test ---------------------------------------
+
+_LIMITED = _DEVICE_BASE.replace("\n\n@triton.jit", "\nMAX_BLOCK = 65536\n\n\n@triton.jit") \
+    .replace("BLOCK=cdiv(x.shape[1], 1)", "BLOCK=min(MAX_BLOCK, x.shape[1])")
+
+
+def _module_level(verdict):
+    assert verdict.verdict == NOT_APPLICABLE, [(s.symbol, s.verdict, s.reason) for s in verdict.symbols]
+    module = next(s for s in verdict.symbols if s.symbol == "<toplevel>")
+    assert (module.justification, module.rules) == ("not-carried", ["absent-platform"]), module.reason
+
+
+def test_a_module_level_constant_chosen_by_an_absent_platform_keeps_the_ports_value(tmp_path):
+    after = _LIMITED.replace("MAX_BLOCK = 65536", 'MAX_BLOCK = 16384 if infer_device() == "npu" else 65536')
+    _module_level(_device_edit(tmp_path, after, before=_LIMITED))
+
+
+def test_a_module_level_constant_changed_for_the_ports_platform_is_still_flagged(tmp_path):
+    after = _LIMITED.replace("MAX_BLOCK = 65536", 'MAX_BLOCK = 65536 if infer_device() == "npu" else 16384')
+    verdict = _device_edit(tmp_path, after, before=_LIMITED)
+    assert verdict.verdict in FLAGGED, verdict.reason
+    assert "absent-platform" not in verdict.rules
+
+
+def test_an_import_chosen_by_an_absent_platform_helper_binds_what_the_port_had(tmp_path):
+    after = _DEVICE_BASE.replace("from ops.utils import cdiv, infer_device",
+                                 "from ops.utils import infer_device, is_npu_available\n\n"
+                                 "if not is_npu_available():\n    from ops.utils import cdiv\n"
+                                 "else:\n    from ops.npu_utils import cdiv")
+    _module_level(_device_edit(tmp_path, after))
+
+
+def test_an_absent_platform_added_to_an_import_condition_leaves_the_rest_of_it(tmp_path):
+    before = _DEVICE_BASE.replace("from ops.utils import cdiv, infer_device",
+                                  "from ops.utils import infer_device\n\nHAS_FAST = True\n\nif HAS_FAST:\n"
+                                  "    from ops.fast import cdiv\nelse:\n    from ops.utils import cdiv")
+    after = before.replace("if HAS_FAST:", "if HAS_FAST and not is_npu_available():") \
+        .replace("from ops.utils import infer_device", "from ops.utils import infer_device, is_npu_available")
+    _module_level(_device_edit(tmp_path, after, before=before))
+
+
+def test_an_import_chosen_for_the_ports_platform_is_still_flagged(tmp_path):
+    after = _DEVICE_BASE.replace("from ops.utils import cdiv, infer_device",
+                                 "from ops.utils import infer_device, is_npu_available\n\n"
+                                 "if not is_npu_available():\n    from ops.fast import cdiv\n"
+                                 "else:\n    from ops.utils import cdiv")
+    verdict = _device_edit(tmp_path, after)
+    assert verdict.verdict in FLAGGED, verdict.reason
+    assert "absent-platform" not in verdict.rules
+
+
+def test_a_pinned_copy_of_a_module_level_platform_choice_is_still_flagged(tmp_path):
+    after = _LIMITED.replace("MAX_BLOCK = 65536", 'MAX_BLOCK = 16384 if infer_device() == "npu" else 65536')
+    commits = [CommitSpec("base", files={"ops/rows.py": _LIMITED, "ops/utils.py": _DEVICE_UTILS}),
+               CommitSpec("edit", files={"ops/rows.py": after, "ops/utils.py": _DEVICE_UTILS})]
+    _, shas = classify_history(tmp_path / "first", commits, _tree(), matrix=MATRIX)
+    tree = {**_tree(), "kernels/sums.py": PORT.replace("::row_sum\n", f"::row_sum @{shas[0][:10]}\n")}
+    verdicts, _ = classify_history(tmp_path / "pinned", commits, tree, matrix=MATRIX)
+    assert verdicts[1].verdict in FLAGGED, verdicts[1].reason
+    assert "absent-platform" not in verdicts[1].rules
+
+
+def test_a_platform_only_helper_imported_for_the_absent_branch_is_not_the_ports(tmp_path):
+    after = _DEVICE_BASE.replace("from ops.utils import cdiv, infer_device",
+                                 "from ops.utils import cdiv, get_npu_core_count, infer_device") \
+        .replace("    warps = 32\n", '    warps = 32\n    if infer_device() == "npu":\n'
+                                     '        warps = get_npu_core_count() // 2\n')
+    verdicts, _ = classify_history(tmp_path, [
+        CommitSpec("base", files={"ops/rows.py": _DEVICE_BASE, "ops/utils.py": _DEVICE_UTILS}),
+        CommitSpec("edit", files={"ops/rows.py": after, "ops/utils.py": _DEVICE_UTILS
+                                  + "\n\ndef get_npu_core_count():\n    return 20\n"}),
+    ], _tree(), matrix=MATRIX)
+    _not_carried(verdicts[1])
+
+
+def test_a_constant_another_module_chooses_by_an_absent_platform_keeps_the_ports_value(tmp_path):
+    utils = _DEVICE_UTILS + "\n\nMAX_BLOCK = 65536\n"
+    rows = _DEVICE_BASE.replace("from ops.utils import cdiv, infer_device",
+                                "from ops.utils import MAX_BLOCK, cdiv, infer_device") \
+        .replace("BLOCK=cdiv(x.shape[1], 1)", "BLOCK=min(MAX_BLOCK, x.shape[1])")
+    verdicts, _ = classify_history(tmp_path, [
+        CommitSpec("base", files={"ops/rows.py": rows, "ops/utils.py": utils}),
+        CommitSpec("edit", files={"ops/rows.py": rows, "ops/utils.py": utils.replace(
+            "MAX_BLOCK = 65536", 'MAX_BLOCK = 16384 if infer_device() == "npu" else 65536')}),
+    ], _tree(), matrix=MATRIX)
+    assert verdicts[1].verdict == NOT_APPLICABLE, [(s.symbol, s.verdict, s.reason) for s in verdicts[1].symbols]
+    module = next(s for s in verdicts[1].symbols if s.symbol == "<toplevel>")
+    assert module.rules == ["absent-platform"], module.reason

@@ -21,7 +21,7 @@ from portq.classifier.reading import (_COMMON_IDENTIFIERS, _IDENTIFIER, _anchor_
                                       _is_code_line, _names_used_by_others, _same_ast_evidence, _strip_comment,
                                       _unchanged_moves)
 from portq.classifier.rules import Rule, branches, form
-from portq.classifier.rules.cosmetic import import_lines, rebound_names
+from portq.classifier.rules.cosmetic import import_lines, rebound_names, reexport_target
 from portq.core.evidence import Evidence, Kind
 from portq.core.model import IN_SYNC, NEEDS_REVIEW, NOT_APPLICABLE, EntryChanges, SymbolVerdict, TouchedSymbol
 from portq.language.symbols import KIND_CLASS, language_for_path
@@ -132,6 +132,9 @@ class AttributionRules:
                                   [Evidence(kind=Kind.COSMETIC, side="upstream-new", path=symbol.path,
                                             symbol=symbol.name, message="the same module-level program once "
                                             "annotations and docstrings are erased")])
+            platforms = self._module_platform_choice(symbol)
+            if platforms is not None:
+                return platforms
             imports = self._import_change(entry, symbol, paths, anchors, code)
             if imports is not None:
                 return imports
@@ -201,6 +204,15 @@ class AttributionRules:
                 "cosmetic rather than a change to anything ported",
                 [Evidence(kind=Kind.COSMETIC, message="imports bind the same names before and after", **where)],
             )
+        followed = rebound_names(old_root, new_root, _unchanged_moves(entry), self._reexports_followed(entry, symbol))
+        if not followed:
+            return self._base("reexported-import", symbol, NOT_APPLICABLE, "cosmetic", "body",
+                              f"the changed imports of {', '.join(rebound[:4])} name a module that only re-exports "
+                              "the same object (followed at each side's commit), so every ported definition using "
+                              "it gets the same object: cosmetic rather than a change to anything ported",
+                              [Evidence(kind=Kind.COSMETIC, message=f"{rebound[0]} resolves to the same object through "
+                                        "the re-export", subject=rebound[0], **where)])
+        rebound = [name for name in rebound if name in followed]
         referenced = self._ported_identifiers(symbol, paths, anchors)
         used = [name for name in rebound if name.split(".")[0] in referenced]
         if not used:
@@ -226,6 +238,36 @@ class AttributionRules:
                               [Evidence(kind=Kind.TOPLEVEL, message=f"new name {used[0]}, used by {users[0]}",
                                         subject=used[0], **where)])
         return None  # a rebinding a ported definition uses: decided like any shared name below
+
+    def _module_platform_choice(self, symbol: TouchedSymbol) -> SymbolVerdict | None:
+        """``absent-platform`` for a module's lines outside definitions (``BranchRules._module_absent_platforms``):
+        every binding and import keeps the value it had on the port's platforms. None otherwise."""
+        platforms = self._module_absent_platforms(symbol)
+        if not platforms:
+            return None
+        return self._base("absent-platform", symbol, NOT_APPLICABLE, "not-carried", "body",
+                          f"with every test for {', '.join(platforms)}, a platform no file of the tree names, read "
+                          "as false, the lines outside definitions bind the same values and imports as before, so "
+                          "no ported definition reading them changes: only code for a backend the port does not run",
+                          [Evidence(kind=Kind.TOPLEVEL, side="upstream-new", path=symbol.path, symbol=symbol.name,
+                                    subject=platforms[0],
+                                    message=f"only {', '.join(platforms)} choices outside definitions change")])
+
+    def _reexports_followed(self, entry: EntryChanges, symbol: TouchedSymbol):
+        """``follow(side, target)`` for ``rebound_names``: where an import target of the symbol's file resolves
+        once modules that only re-export a name are followed (``reexport_target``), each side's files read at
+        its own commit (the old side at the commit's first parent)."""
+        commits = {"old": entry.commit.parents[0] if entry.commit.parents else None, "new": entry.commit.sha}
+        importers = {"old": symbol.old_path or symbol.path, "new": symbol.path}
+
+        def root_at(side: str, path: str):
+            if commits[side] is None:
+                return None
+            table = self._table(f"{commits[side]}:{path}", path)
+            return table.tree.root_node if table is not None and table.tree is not None \
+                and not table.tree.root_node.has_error else None
+
+        return lambda side, target: reexport_target(target, importers[side], lambda path: root_at(side, path))
 
     def _added_type(self, entry: EntryChanges, symbol: TouchedSymbol, users: list[str]) -> SymbolVerdict:
         """A struct/class new upstream that nothing in-tree ports: it matters

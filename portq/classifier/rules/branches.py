@@ -65,10 +65,22 @@ configuration, so an edit confined to it changes nothing the port runs:
   attribute chain through the platform's module (``torch.xpu.is_available()``),
   and a call without arguments of a helper named for it (``is_hip()``,
   ``is_npu_available()``) or of a function of the same file that only
-  returns such a test (``def _amd(): return torch.version.hip is not None``). Two sides equal once each ``if`` and conditional
+  returns such a test (``def _amd(): return torch.version.hip is not None``),
+  a helper reached through a module by its availability name
+  (``utils.is_npu_available()``), and a device or backend name compared with
+  a platform's (``infer_device() == "npu"``, ``device in ("xpu", "npu")``; a
+  name compared with ``"cuda"`` is true when the tree names no platform whose
+  tensors carry a device name of their own: ``hip`` builds call theirs
+  ``cuda`` too, and ``"cpu"`` decides nothing). Two sides equal once each ``if`` and conditional
   expression such tests decide (through ``not``, ``and``, ``or``) is replaced
-  by the branch taken differ only in code for a backend the port does not
-  run. A tree whose code names the platform anywhere may run on it, and a
+  by the branch taken, and an operand they decide that leaves an ``and``/``or``
+  to the other (``cond and not is_npu()`` is ``cond``) is dropped, differ only
+  in code for a backend the port does not run. The same holds for a module's
+  program outside its definitions: a binding or import chosen by such a test
+  (``MAX = 16384 if infer_device() == "npu" else 65536``) keeps the value it
+  had on the port's platforms, so no ported definition reading it changed;
+  there each import is compared as the names it binds (neighbouring imports
+  in any order), and one that only such tests read is left out. A tree whose code names the platform anywhere may run on it, and a
   port pinned to an upstream commit is a copy of upstream's code, which runs
   where upstream runs: the rule decides for neither.
 
@@ -137,6 +149,7 @@ import ast
 import io
 import re
 import tokenize
+from collections import Counter
 
 from portq.classifier.rules import Rule
 from portq.classifier.rules.scope import _scope_names
@@ -164,13 +177,22 @@ RULES = (
          "-    aux_ptr += row\n+    if RETURN_AUX == _TRUE:\n+        aux_ptr += row",
          "classifier.rules.branches.same_for_port_parameters, classifier.rules.branches.BranchRules._lacked_branches"),
     Rule("absent-platform", ("NOT_APPLICABLE",),
-         "A Python definition whose tokens are the same before and after once each test for a GPU platform the "
-         "port's tree never names (`torch.version.hip`, `torch.xpu.is_available()`, a helper `is_hip()` or one of "
-         "the file that only returns such a test) is read "
-         "as false and the `if`s and conditional expressions it decides are replaced by the branch taken changed "
-         "only code for a backend the port does not run: not-carried.",
+         "A Python definition, or a module's program outside its definitions, whose tokens are the same before "
+         "and after once each test for a GPU platform the "
+         "port's tree never names (`torch.version.hip`, `torch.xpu.is_available()`, a helper `is_hip()` or "
+         "`m.is_npu_available()`, one of "
+         "the file that only returns such a test, a device name compared with the platform's, "
+         "`infer_device() == \"npu\"`, or with `\"cuda\"` where no platform with a device name of its own is "
+         "named) is read "
+         "as false and the `if`s, conditional expressions and `and`/`or` operands it decides are replaced by the "
+         "branch taken (and imports only such tests read dropped) changed "
+         "only code for a backend the port does not run: not-carried. A module-level binding or import so "
+         "chosen keeps the port's value, so the ported definitions reading it are unchanged.",
          "-    num_warps = 32\n+    num_warps = 32 if not is_hip() else 16   (no tree file names hip or rocm)",
-         "classifier.rules.branches.same_off_platforms, classifier.rules.branches.BranchRules._absent_platforms"),
+         "classifier.rules.branches.same_off_platforms, classifier.rules.branches.BranchRules._absent_platforms, "
+         "classifier.rules.branches.same_module_off_platforms, "
+         "classifier.rules.branches.BranchRules._module_absent_platforms, "
+         "classifier.rules.attribution.AttributionRules._module_platform_choice"),
     Rule("declared-flag-off", ("NOT_APPLICABLE",),
          "A C/C++ definition whose tokens are the same before and after once each parameter or template parameter "
          "the tree declares not carried is read as false and the boolean expressions it decides are folded "
@@ -878,7 +900,7 @@ def _platform_test(node, absent: set[str], helpers: dict[str, str] | None = None
         if operators in (["is"], ["is not"]) and right.type == "none" and platform:
             seen.add(platform)
             return operators == ["is"]
-        return None
+        return _device_comparison(operators, left, right, absent, seen)
     if kind == "attribute":
         platform = _version_attribute(node, absent)
         if platform:
@@ -898,9 +920,73 @@ def _platform_test(node, absent: set[str], helpers: dict[str, str] | None = None
             platform = _platform_of(match.group(1)) if match is not None else (helpers or {}).get(parts[-1])
         elif function.type == "attribute" and parts[0] == "torch" and len(parts) >= 3 and parts[-1] == "is_available":
             platform = _platform_of(parts[-2])  # torch.xpu.is_available(), torch.backends.mps.is_available()
+        elif function.type == "attribute" and _AVAILABILITY_NAME.match(parts[-1].lower()):
+            platform = _platform_of(_AVAILABILITY_NAME.match(parts[-1].lower()).group(1))  # utils.is_npu_available()
         if platform in absent:
             seen.add(platform)
             return False
+    return None
+
+
+_AVAILABILITY_NAME = re.compile(r"^_*is_(?:torch_)?([a-z]+)_available$")
+"""A helper reached through a module (``utils.is_npu_available()``) is a platform test only by this name."""
+
+_OWN_DEVICE_PLATFORMS = ("xpu", "npu", "mps", "musa")
+"""Platforms whose tensors carry a device name of their own; on the others (the default one, and ``hip``,
+whose builds of torch call their devices ``cuda``) a tensor's device is named ``cuda``."""
+
+_DEFAULT_DEVICE = "cuda"
+
+
+def _literal_string(node) -> str | None:
+    """The text of a plain string literal (no interpolation), else None."""
+    if node is None or node.type != "string" or any(c.type == "interpolation" for c in node.named_children):
+        return None
+    match = re.fullmatch(r"[rRuU]?(['\"])(.*)\1", _text(node), flags=re.DOTALL)
+    return match.group(2) if match is not None else None
+
+
+def _device_name_value(literal: str, absent: set[str], seen: set[str]) -> bool | None:
+    """Whether the port's device is named ``literal``: False for a word of a platform in ``absent``, True
+    for ``cuda`` when every platform with a device name of its own is absent; else None (``cpu``, a word
+    of a platform the tree names, anything else)."""
+    word = literal.strip().lower()
+    platform = _platform_of(word)
+    if platform is not None and platform in absent:
+        seen.add(platform)
+        return False
+    if word == _DEFAULT_DEVICE and all(p in absent for p in _OWN_DEVICE_PLATFORMS):
+        seen.update(_OWN_DEVICE_PLATFORMS)
+        return True
+    return None
+
+
+def _device_comparison(operators: list[str], left, right, absent: set[str], seen: set[str]) -> bool | None:
+    """A device or backend name (a name, attribute or call) compared with platform names:
+    ``infer_device() == "npu"`` (False for an absent platform), ``x.device.type != "cuda"`` (False when
+    the tree names no platform with a device name of its own), ``device in ("xpu", "npu")``."""
+    if left.type not in ("identifier", "attribute", "call"):
+        left, right = right, left
+        if operators in (["in"], ["not in"]) or left.type not in ("identifier", "attribute", "call"):
+            return None
+    found: set[str] = set()
+    if operators in (["=="], ["!="]):
+        literal = _literal_string(right)
+        value = _device_name_value(literal, absent, found) if literal is not None else None
+        if value is None:
+            return None
+        seen |= found
+        return value if operators == ["=="] else not value
+    if operators in (["in"], ["not in"]) and right.type in ("tuple", "list", "set"):
+        literals = [_literal_string(item) for item in right.named_children if item.type != "comment"]
+        if not literals or any(literal is None for literal in literals):
+            return None
+        values = [_device_name_value(literal, absent, found) for literal in literals]
+        value = True if True in values else (False if all(v is False for v in values) else None)
+        if value is None:
+            return None
+        seen |= found
+        return value if operators == ["in"] else not value
     return None
 
 
@@ -940,9 +1026,10 @@ def platform_helpers(root, absent: set[str]) -> dict[str, str]:
     return found
 
 
-def platform_tokens(node, absent: set[str], helpers: dict[str, str] | None = None) -> list[str]:
-    """A Python definition's tokens with each ``if`` and conditional expression a test of a platform in
-    ``absent`` decides replaced by the branch taken."""
+def _platform_expand(absent: set[str], helpers: dict[str, str] | None):
+    """The ``expand`` of ``comment_free_tokens`` that replaces each ``if`` and conditional expression a test
+    of a platform in ``absent`` decides by the branch taken, and a decided operand of ``and``/``or`` that
+    leaves the result to the other (``cond and not is_npu()``) by nothing."""
     def expand(current):
         kind = current.type
         if kind == "if_statement":
@@ -961,8 +1048,119 @@ def platform_tokens(node, absent: set[str], helpers: dict[str, str] | None = Non
             taken = _platform_test(current.named_children[1], absent, helpers)
             if taken is not None:
                 return [current.named_children[0] if taken else current.named_children[2]]
+        if kind == "boolean_operator":
+            operator = next((c.type for c in current.children if not c.is_named), "")
+            left, right = current.child_by_field_name("left"), current.child_by_field_name("right")
+            neutral = operator == "and"  # ``x and True`` is ``x``; ``x or False`` is ``x``
+            if left is not None and right is not None and operator in ("and", "or") \
+                    and _platform_test(current, absent, helpers) is None:
+                if _platform_test(right, absent, helpers) is neutral:
+                    return [left]
+                if _platform_test(left, absent, helpers) is neutral:
+                    return [right]
         return None
-    return comment_free_tokens(node, expand=expand)
+    return expand
+
+
+def platform_tokens(node, absent: set[str], helpers: dict[str, str] | None = None) -> list[str]:
+    """A Python definition's tokens with each ``if`` and conditional expression a test of a platform in
+    ``absent`` decides replaced by the branch taken."""
+    return comment_free_tokens(node, expand=_platform_expand(absent, helpers))
+
+
+_DEFINITION_TYPES = ("function_definition", "class_definition", "decorated_definition")
+_IMPORT_TYPES = ("import_statement", "import_from_statement")
+
+
+def module_platform_tokens(root, absent: set[str], helpers: dict[str, str] | None = None,
+                           test_only: set[str] | frozenset[str] = frozenset()) -> list[str]:
+    """The tokens of a Python module's program outside its definitions (each definition stands as its
+    name: it is a symbol of its own), with the branches tests of platforms in ``absent`` decide replaced
+    by the branch taken. Each import stands as one ``import NAME=TARGET`` token per name it binds, a run
+    of them in a canonical order (imports next to each other bind the same whatever their order); a name
+    of ``test_only`` (``test_only_names`` of either side) that nothing reads once the tests are folded is
+    left out."""
+    fold = _platform_expand(absent, helpers)
+    read = Counter(comment_free_tokens(root, expand=fold))
+
+    def expand(current):
+        if current.type in _DEFINITION_TYPES:
+            inner = current.child_by_field_name("definition") if current.type == "decorated_definition" else current
+            name = inner.child_by_field_name("name") if inner is not None else None
+            return ["def", _text(name) if name is not None else "?"]
+        if current.type in _IMPORT_TYPES:
+            own = Counter(comment_free_tokens(current))
+            return [f"{_IMPORT_MARK}{name}={target}" for name, target in _import_bindings(current)
+                    if name.split(".")[0] not in test_only or read[name.split(".")[0]] > own[name.split(".")[0]]]
+        return fold(current)
+    tokens = comment_free_tokens(root, expand=expand)
+    ordered: list[str] = []
+    run: list[str] = []
+    for token in tokens + [""]:
+        if token.startswith(_IMPORT_MARK):
+            run.append(token)
+            continue
+        ordered += sorted(set(run)) + ([token] if token else [])
+        run = []
+    return ordered
+
+
+def test_only_names(root, absent: set[str], helpers: dict[str, str] | None = None) -> set[str]:
+    """Names a module-level import binds that the module reads only in tests of platforms in ``absent``:
+    read before the tests are folded (``_platform_expand``), by nothing after."""
+    read = Counter(comment_free_tokens(root, expand=_platform_expand(absent, helpers)))
+    written = Counter(comment_free_tokens(root))
+    found = set()
+    for statement in (n for n in _walk(root) if n.type in _IMPORT_TYPES):
+        own = Counter(comment_free_tokens(statement))
+        found |= {name.split(".")[0] for name, _ in _import_bindings(statement)
+                  if read[name.split(".")[0]] <= own[name.split(".")[0]] < written[name.split(".")[0]]}
+    return found
+
+
+_IMPORT_MARK = "\x00import "
+
+
+def _import_bindings(statement) -> list[tuple[str, str]]:
+    """``(name, target)`` for each name an import statement binds (``import a.b`` binds ``a`` to ``a.b``;
+    ``from m import x as y``, ``y`` to ``m.x``)."""
+    found = []
+    module = statement.child_by_field_name("module_name") if statement.type == "import_from_statement" else None
+    prefix = _text(module) + "." if module is not None else ""
+    for child in statement.named_children:
+        if module is not None and child.id == module.id:
+            continue
+        if child.type == "aliased_import":
+            found.append((_text(child.child_by_field_name("alias")), prefix + _text(child.child_by_field_name("name"))))
+        elif child.type == "dotted_name":
+            name = _text(child)
+            found.append((name if module is not None else name.split(".")[0], prefix + name))
+        elif child.type == "wildcard_import":
+            found.append(("*", prefix + "*"))
+    return found
+
+
+def same_module_off_platforms(before, after, absent: set[str],
+                              helpers: tuple[dict[str, str] | None, dict[str, str] | None] = (None, None)) -> bool:
+    """True when two Python modules' programs outside definitions differ, and differ only in what tests of
+    platforms in ``absent`` select (``module_platform_tokens``): every module-level binding and import
+    has the value it had on the port's platforms."""
+    if before is None or after is None or before.has_error or after.has_error or not absent:
+        return False
+    if module_platform_tokens(before, set()) == module_platform_tokens(after, set()):
+        return False  # the same program without reading any platform test: not this rule's to say
+    test_only = test_only_names(before, absent, helpers[0]) | test_only_names(after, absent, helpers[1])
+    return module_platform_tokens(before, absent, helpers[0], test_only) \
+        == module_platform_tokens(after, absent, helpers[1], test_only)
+
+
+def decided_module_platforms(root, absent: set[str], helpers: dict[str, str] | None = None) -> set[str]:
+    """The platforms of ``absent`` whose tests decide a branch of the module outside its definitions."""
+    found: set[str] = set()
+    for statement in root.named_children:
+        if statement.type not in _DEFINITION_TYPES:
+            found |= decided_platforms(statement, absent, helpers)
+    return found
 
 
 def same_off_platforms(before, after, absent: set[str],
@@ -1147,10 +1345,7 @@ class BranchRules:
         if sides is None:
             return []
         before, after = sides
-        if getattr(self, "_tree_platforms", None) is None:
-            sources = self.index.tree_sources()
-            self._tree_platforms = set(PLATFORMS) if sources is None else named_platforms(sources)
-        absent = set(PLATFORMS) - self._tree_platforms
+        absent = self._platforms_absent()
         tables = (self._table(symbol.old_blob, symbol.old_path or symbol.path), self._table(symbol.new_blob, symbol.path))
         helpers = tuple(platform_helpers(t.tree.root_node, absent) if t is not None and t.tree is not None else {}
                         for t in tables)
@@ -1158,6 +1353,38 @@ class BranchRules:
             return []
         return sorted(decided_platforms(before.node, absent, helpers[0])
                       | decided_platforms(after.node, absent, helpers[1]))
+
+    def _platforms_absent(self) -> set[str]:
+        """The platforms of ``PLATFORMS`` no code of the port's tree names (``named_platforms``)."""
+        if getattr(self, "_tree_platforms", None) is None:
+            sources = self.index.tree_sources()
+            self._tree_platforms = set(PLATFORMS) if sources is None else named_platforms(sources)
+        return set(PLATFORMS) - self._tree_platforms
+
+    def _module_absent_platforms(self, symbol: TouchedSymbol) -> list[str]:
+        """For the lines of a Python module outside its definitions: the platforms the port's tree never names
+        whose tests decide every difference of that module-level program (``absent-platform``: each binding
+        and import keeps the value it had on the port's platforms, so nothing a ported definition reads from
+        it changed); else empty. A tree with a port pinned to an upstream commit holds copies of upstream's
+        code, which run where upstream runs: the rule decides nothing for it."""
+        if language_for_path(symbol.path) != "python" or symbol.change != "modified" \
+                or any(a.pin for a in self.index.anchors if a.upstream == self.upstream):
+            return []
+        tables = (self._table(symbol.old_blob, symbol.old_path or symbol.path), self._table(symbol.new_blob, symbol.path))
+        if any(t is None or t.tree is None for t in tables):
+            return []
+        absent = self._platforms_absent()
+        words = [w for p in sorted(absent) for w in PLATFORMS[p]] + [_DEFAULT_DEVICE]
+        mentions = re.compile(r"(?i)" + "|".join(re.escape(w) for w in words))
+        if not absent or not any(t.source is not None and mentions.search(t.source.decode("utf-8", errors="replace"))
+                                 for t in tables):
+            return []  # no test of such a platform can decide anything here
+        roots = tuple(t.tree.root_node for t in tables)
+        helpers = tuple(platform_helpers(root, absent) for root in roots)
+        if not same_module_off_platforms(*roots, absent, helpers):
+            return []
+        return sorted(decided_module_platforms(roots[0], absent, helpers[0])
+                      | decided_module_platforms(roots[1], absent, helpers[1]))
 
     def _stores_for_not_carried(self, symbol: TouchedSymbol) -> tuple[list[str], list[str]] | None:
         """``(attributes, their readers)`` when the definition changed only statements storing attributes on its

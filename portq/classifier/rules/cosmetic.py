@@ -6,14 +6,17 @@ gives NOT_APPLICABLE/cosmetic; failing every proof, the change is compared.
 
 The code: the proofs on syntax trees that locals were renamed consistently
 (``renamed_locals``, ``alpha_tokens``) and which names a change of module-level
-imports makes resolve differently (``rebound_names``). It reads the syntax
-trees handed to it; it reads no git, imports no verdict table and never names a
-corpus symbol, path or commit.
+imports makes resolve differently (``rebound_names``), through modules that only
+re-export a name (``reexport_target``, which reads other files only through the
+reader handed to it). It reads the syntax trees handed to it; it reads no git,
+imports no verdict table and never names a corpus symbol, path or commit.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import PurePosixPath
 
 from portq.classifier.rules import Rule
 from portq.language.memo import STRINGS, per_definition
@@ -48,6 +51,14 @@ RULES = (
          "Changed import statements that bind the same names to the same modules change nothing.",
          "-from .a import x, y\n+from .a import y, x",
          "classifier.rules.attribution.AttributionRules._import_change"),
+    Rule("reexported-import", ("NOT_APPLICABLE",),
+         "Changed import statements whose names resolve to the same objects once each import from a module that "
+         "only re-exports the name (binds it by exactly one import and names it nowhere else in its code, "
+         "`__all__` aside; or names it nowhere and has one `from m import *` of a module `m` exporting it) is "
+         "followed to where it comes from, each side read at its own commit, change nothing: "
+         "every ported definition using the name gets the same object.",
+         "-from pkg.sub.mod import f\n+from pkg.sub import f   (pkg/sub/__init__.py: from .mod import f)",
+         "classifier.rules.cosmetic.reexport_target, classifier.rules.attribution.AttributionRules._import_change"),
 )
 
 
@@ -320,18 +331,173 @@ def import_lines(root) -> set[int]:
     return lines
 
 
-def rebound_names(old_root, new_root, moved: dict[str, str] | None = None) -> list[str]:
+def rebound_names(old_root, new_root, moved: dict[str, str] | None = None,
+                  follow: Callable[[str, str], str] | None = None) -> list[str]:
     """Module-level names whose import binding differs between the two trees.
 
     ``moved`` maps a dotted module to the one it was renamed to, unchanged
-    (a file move): an import that follows the move still binds the same code."""
+    (a file move): an import that follows the move still binds the same code.
+    ``follow(side, target)`` (``"old"``/``"new"``), when given, names where a target
+    resolves once re-exports are followed (``reexport_target``)."""
     old, new = import_bindings(old_root), import_bindings(new_root)
 
-    def target(bindings, name):
+    def target(bindings, name, side):
         found = bindings[name].target if name in bindings else None
         for before, after in (moved or {}).items():
             if found is not None and (found == before or found.startswith(before + ".")):
-                return after + found[len(before):]
-        return found
+                found = after + found[len(before):]
+                break
+        return follow(side, found) if found is not None and follow is not None else found
 
-    return sorted(n for n in set(old) | set(new) if target(old, n) != target(new, n))
+    return sorted(n for n in set(old) | set(new) if target(old, n, "old") != target(new, n, "new"))
+
+
+# --- imports through a module that re-exports the name ------------------------------
+
+
+def _module_stem(module: str, importer: str) -> str | None:
+    """The repository path, without ``.py``/``/__init__.py``, of the module a dotted spec of ``importer``
+    names (``.helpers.math`` or ``pkg.helpers.math``); an absolute spec is placed under the directory of
+    ``importer`` that holds its first part (a ``src/`` layout), else at the repository root."""
+    dots = len(module) - len(module.lstrip("."))
+    parts = [p for p in module.lstrip(".").split(".") if p]
+    if dots:
+        base = PurePosixPath(importer).parent
+        for _ in range(dots - 1):
+            base = base.parent
+        stem = str(base.joinpath(*parts)) if parts else str(base)
+        return None if stem in (".", "") else stem
+    if not parts:
+        return None
+    folders = PurePosixPath(importer).parent.parts
+    prefix = folders[:folders.index(parts[0])] if parts[0] in folders else ()
+    return "/".join((*prefix, *parts))
+
+
+def _sole_import(root, name: str):
+    """The one module-level import statement binding ``name`` in ``root``, when the module binds it by
+    that import alone and its code names it nowhere else (``__all__``'s strings are not code); else None."""
+    found = []
+    for node in nodes_of(root, ("identifier", "import_statement", "import_from_statement"), "python"):
+        binds = node.type != "identifier" and name in import_bindings(_Wrapper(node))
+        if node.type == "identifier" and node_text(node) != name or node.type != "identifier" and not binds:
+            continue
+        inside, nested = node.parent, False
+        while inside is not None:
+            nested = nested or inside.type in ("function_definition", "class_definition", "lambda")
+            if inside.type in ("import_statement", "import_from_statement"):
+                break
+            inside = inside.parent
+        if nested or (node.type == "identifier" and inside is None):
+            return None  # bound, rebound or read outside a module-level import: not only a re-export
+        if binds:
+            found.append(node)
+    return found[0] if len(found) == 1 else None
+
+
+@dataclass
+class _Wrapper:
+    """One statement seen as a module root by ``import_bindings``."""
+
+    node: object
+
+    @property
+    def type(self) -> str:
+        return "module"
+
+    @property
+    def children(self) -> list:
+        return [self.node]
+
+
+def _star_source(root, name: str, path: str, read_root: Callable[[str], object | None]) -> str | None:
+    """The module path (no suffix) that hands ``name`` to the module at ``path`` through its one module-level
+    ``from X import *``, when the module names ``name`` nowhere in its code and no other import binds it, and
+    X exports it: listed in X's ``__all__``, or, without one, a public name X binds at module level."""
+    if any(node_text(n) == name for n in nodes_of(root, ("identifier",), "python")):
+        return None
+    stars = [s for s in root.named_children if s.type == "import_from_statement"
+             and any(c.type == "wildcard_import" for c in s.named_children)]
+    if len(stars) != 1:
+        return None
+    module = stars[0].child_by_field_name("module_name")
+    stem = _module_stem(node_text(module), path) if module is not None else None
+    source = next((r for p in (stem + ".py", stem + "/__init__.py") for r in (read_root(p),) if r is not None),
+                  None) if stem is not None else None
+    if source is None:
+        return None
+    listed = _all_names(source)
+    if listed is not None:
+        return stem if name in listed else None
+    bound = {node_text(n) for statement in source.named_children for n in _bound_identifiers(statement)}
+    return stem if not name.startswith("_") and (name in bound or name in import_bindings(source)) else None
+
+
+def _all_names(root) -> set[str] | None:
+    """The strings a module-level ``__all__ = [...]`` (or tuple) lists; None without one, or one built
+    any other way (an empty set: nothing can be said to be exported)."""
+    for statement in root.named_children:
+        inner = statement.named_children[0] if statement.type == "expression_statement" \
+            and statement.named_children else None
+        if inner is None or inner.type not in ("assignment", "augmented_assignment"):
+            continue
+        left, right = inner.child_by_field_name("left"), inner.child_by_field_name("right")
+        if left is None or node_text(left) != "__all__":
+            continue
+        if inner.type != "assignment" or right is None or right.type not in ("list", "tuple"):
+            return set()
+        items = [c for c in right.named_children if c.type != "comment"]
+        if any(c.type != "string" for c in items):
+            return set()
+        return {node_text(c).strip("\"'") for c in items}
+    return None
+
+
+def _bound_identifiers(statement) -> list:
+    """The name nodes a module-level ``def``, ``class`` or plain assignment binds."""
+    if statement.type == "decorated_definition":
+        statement = statement.child_by_field_name("definition")
+    if statement is not None and statement.type in ("function_definition", "class_definition"):
+        return [statement.child_by_field_name("name")]
+    inner = statement.named_children[0] if statement is not None and statement.type == "expression_statement" \
+        and statement.named_children else None
+    if inner is not None and inner.type == "assignment" and inner.child_by_field_name("left") is not None \
+            and inner.child_by_field_name("left").type == "identifier":
+        return [inner.child_by_field_name("left")]
+    return []
+
+
+def reexport_target(target: str, importer: str, read_root: Callable[[str], object | None], depth: int = 8) -> str:
+    """Where a dotted import target of ``importer`` (``pkg.sub.f``, ``.sub.f``) resolves, as
+    ``path/of/module:name``: followed through each module that only re-exports the name (``_sole_import``)
+    to the module that binds it otherwise. ``read_root(path)`` is the syntax tree of a file at the side's
+    commit, or None where it does not exist. A target it cannot place is returned unchanged."""
+    module, _, name = target.rpartition(".")
+    if not name or name == "*" or not module.strip("."):
+        return target
+    stem = _module_stem(module, importer)
+    if stem is None:
+        return target
+    for _ in range(depth):
+        path, root = next(((p, r) for p in (stem + ".py", stem + "/__init__.py") for r in (read_root(p),)
+                           if r is not None), (None, None))
+        if root is None:
+            return f"{stem}:{name}"
+        statement = _sole_import(root, name)
+        binding = import_bindings(_Wrapper(statement)).get(name) if statement is not None else None
+        if binding is None:
+            star = _star_source(root, name, path, read_root)
+            if star is None:
+                return f"{stem}:{name}"
+            stem = star
+            continue
+        if binding.target.endswith(".*"):
+            return f"{stem}:{name}"
+        module, _, name = binding.target.rpartition(".")
+        if not module.strip("."):
+            return f"{stem}:{name}"  # ``from . import name``: a submodule, not a re-exported object
+        following = _module_stem(module, path)
+        if following is None:
+            return f"{stem}:{name}"
+        stem = following
+    return f"{stem}:{name}"

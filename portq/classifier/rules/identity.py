@@ -158,6 +158,9 @@ class IdentityRules:
         the copies. None when neither holds."""
         if language_for_path(symbol.path) != "python":
             return None
+        platform_choice = self._module_platform_choice(symbol)  # bindings keep the port's values
+        if platform_choice is not None:
+            return platform_choice
         old_table = self._table(symbol.old_blob, symbol.old_path or symbol.path)
         new_table = self._table(symbol.new_blob, symbol.path)
         changed = changed_bindings(old_table, new_table, _unchanged_moves(entry))
