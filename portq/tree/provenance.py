@@ -54,7 +54,8 @@ from portq.core.paths import is_test_file
 from portq.language.symbols import MAX_PARSE_BYTES, language_for_path
 from portq.language.symbols import Definition as SymbolDefinition
 from portq.tree.definition_match import (_COMMON_WORDS, _NAME_NOISE, Definition, Match, definition_from, definition_texts,
-                                         definitions_of, match_definitions, normalised_name, version_similarity)
+                                         definitions_of, match_definitions, name_words, normalised_name, specific_words,
+                                         version_similarity, word_run)
 from portq.upstream.history import BlobReader, Upstream
 
 NAMED_FILE_SCORE = 0.5
@@ -99,6 +100,9 @@ class UpstreamSnapshot:
     document_frequency: Counter
     _by_key: dict[bytes, set[str]] | None = field(default=None, repr=False)  # see ``_files_maybe_naming``
     _keys: list[bytes] = field(default_factory=list, repr=False)
+    _by_identifier: dict[bytes, set[str]] | None = field(default=None, repr=False)  # see ``_files_naming_words``
+    _identifiers_by_key: dict[bytes, set[bytes]] = field(default_factory=dict, repr=False)
+    _reversed_keys: list[bytes] = field(default_factory=list, repr=False)
 
     @classmethod
     def read(cls, upstream: Upstream, revision: str, cache: "BlobDefinitions | None" = None) -> "UpstreamSnapshot":
@@ -145,6 +149,37 @@ class UpstreamSnapshot:
             position += 1
         return files
 
+    def _files_naming_words(self, name: str) -> set[str]:
+        """The files holding an identifier whose name words are ``name``'s in order with a word
+        or two more before or after (``run_mha_fwd_hdim32`` for ``fwd_hdim32``: ``word_run``),
+        found through the identifiers that start or end with ``name``'s letters."""
+        words = name_words(name)
+        if not specific_words(words):
+            return set()
+        if self._by_identifier is None:
+            by_identifier: dict[bytes, set[str]] = {}
+            for path, found in self.identifiers.items():
+                for identifier in found:
+                    by_identifier.setdefault(identifier, set()).add(path)
+            for identifier in by_identifier:
+                self._identifiers_by_key.setdefault(identifier.lower().replace(b"_", b""), set()).add(identifier)
+            self._reversed_keys = sorted(key[::-1] for key in self._identifiers_by_key)
+            self._by_identifier = by_identifier
+        core = "".join(words).encode()
+        keys: list[bytes] = []
+        for ordered, wanted, turn in ((sorted(self._identifiers_by_key), core, False),
+                                      (self._reversed_keys, core[::-1], True)):
+            position = bisect.bisect_left(ordered, wanted)
+            while position < len(ordered) and ordered[position].startswith(wanted):
+                keys.append(ordered[position][::-1] if turn else ordered[position])
+                position += 1
+        files: set[str] = set()
+        for key in keys:
+            for identifier in self._identifiers_by_key[key]:
+                if word_run(words, name_words(identifier.decode())):
+                    files |= self._by_identifier[identifier]
+        return files
+
     def idf(self, identifier: bytes) -> float:
         return math.log((1 + len(self.identifiers)) / (1 + self.document_frequency.get(identifier, 0)))
 
@@ -175,9 +210,10 @@ class UpstreamSnapshot:
                 if len(normalised_name(name)) < 4:
                     continue
                 pattern = _name_pattern(name)
-                for path in self._files_maybe_naming(normalised_name(name)):
-                    if pattern.search(self.sources[path]):
-                        naming[path] += 1
+                named = {path for path in self._files_maybe_naming(normalised_name(name))
+                         if pattern.search(self.sources[path])}
+                for path in named | self._files_naming_words(name):
+                    naming[path] += 1
             naming = Counter({path: naming[path] for path in self.sources if naming[path]})  # the files' order
             ranked = sorted(naming, key=lambda path: (-naming[path], -by_score.get(path, 0.0), path))
             for path in ranked[:limit]:
@@ -185,9 +221,9 @@ class UpstreamSnapshot:
                     chosen.append((path, max(by_score.get(path, 0.0), NAMED_FILE_SCORE)))
         if port_path:
             stem = normalised_name(PurePosixPath(port_path).stem)
+            # any language: a Triton re-implementation of ``softmax.h`` is often ``softmax.py``
             same = [path for path in self.sources if len(stem) >= 3
-                    and normalised_name(PurePosixPath(path).stem) == stem
-                    and PurePosixPath(path).suffix == PurePosixPath(port_path).suffix]
+                    and normalised_name(PurePosixPath(path).stem) == stem]
             if 0 < len(same) <= SAME_NAME_FILES:
                 for path in same:
                     if path not in dict(chosen):

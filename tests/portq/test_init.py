@@ -390,3 +390,94 @@ def test_a_method_matches_the_same_method_of_a_class_whose_name_holds_its_class_
     assert definition_name_similarity(port, method("LigerLayerNormFunction", "forward")) < 0.6
     assert definition_name_similarity(port, method("LigerFusedAddRMSNormFunction", "forward")) < 0.6
     assert definition_name_similarity(port, method("LigerRMSNormFunction", "backward")) < 0.6
+
+
+def test_a_name_matches_the_same_words_in_order_with_a_word_or_two_more():
+    """``fwd_hdim32`` is upstream's ``run_mha_fwd_hdim32`` and ``max_exp2_sum`` its
+    ``max_scale_exp2_sum``; two plain words inside a longer name (``rms_norm`` in
+    ``fused_add_rms_norm``) name a family, and words out of order or three more are another name."""
+    from portq.tree.definition_match import WORD_RUN_SIMILARITY
+
+    assert name_similarity("fwd_hdim32", "run_mha_fwd_hdim32") == WORD_RUN_SIMILARITY
+    assert name_similarity("max_exp2_sum", "max_scale_exp2_sum") == WORD_RUN_SIMILARITY
+    assert name_similarity("rope_cached_fwd_2c", "rope_cached_fwd") < WORD_RUN_SIMILARITY  # one word, not two
+    assert name_similarity("rms_norm_fwd", "fused_add_rms_norm") < WORD_RUN_SIMILARITY
+    assert name_similarity("mask_causal", "apply_mask_causal_w_idx") < WORD_RUN_SIMILARITY
+    assert name_similarity("sum_exp2_max", "max_scale_exp2_sum") < WORD_RUN_SIMILARITY
+
+
+LAUNCH_TEMPLATE = '''\
+#pragma once
+#include "attn_kernel.h"
+
+template<typename T>
+__global__ void attn_fwd_kernel(AttnParams params) {
+    compute_attn<T>(params);
+}
+
+template<typename T>
+void run_attn_fwd(AttnParams &params, cudaStream_t stream) {
+    dim3 grid(params.num_blocks, params.batch, params.heads);
+    auto kernel = &attn_fwd_kernel<T>;
+    kernel<<<grid, 128, 0, stream>>>(params);
+}
+
+template<typename T>
+void run_attn_hdim32(AttnParams &params, cudaStream_t stream) {
+    run_attn_fwd<T>(params, stream);
+}
+
+template<typename T>
+void run_attn_hdim64(AttnParams &params, cudaStream_t stream) {
+    run_attn_fwd<T>(params, stream);
+}
+'''
+
+TRITON_ATTENTION = '''\
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _tile_kernel(q, out, n, BLOCK: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out + offsets, tl.load(q + offsets, mask=offsets < n), mask=offsets < n)
+
+
+def launch(q, out, block):
+    _tile_kernel[(triton.cdiv(q.numel(), block),)](q, out, q.numel(), BLOCK=block)
+    return out
+
+
+def attn_hdim32(q, out):
+    return launch(q, out, 128)
+
+
+def attn_hdim64(q, out):
+    return launch(q, out, 64)
+'''
+
+
+def test_a_triton_port_of_cuda_launch_code_is_matched_by_name_words_and_launches(tmp_path):
+    """A Triton re-implementation shares almost no identifier with the CUDA header it ports:
+    the header is found because it names the port's ``attn_hdim32`` with a word more
+    (``run_attn_hdim32``), those match by their name words, the launcher by the call graph and
+    the kernel as the one kernel its launcher launches on both sides."""
+    clone = tmp_path / "attnlib"
+    (clone / "csrc").mkdir(parents=True)
+    _git(clone, "init", "-q", "-b", "main")
+    (clone / "csrc" / "attn_launch_template.h").write_text(LAUNCH_TEMPLATE)
+    (clone / "csrc" / "config.py").write_text(UNRELATED)
+    _git(clone, "add", "-A")
+    _git(clone, "commit", "-q", "-m", "launch template")
+    tree = tmp_path / "engine"
+    tree.mkdir()
+    (tree / "attention.py").write_text(TRITON_ATTENTION)
+    result = _init(tmp_path, "--upstream", f"attnlib={clone}", "--tree", "engine", "--json", "--dry-run")
+    assert result.returncode == 0, result.stderr
+    found = json.loads(result.stdout.splitlines()[0])
+    proposed = {p["definition"]: (p["upstream_path"], p["upstream_symbol"], p["by"]) for p in found["proposals"]}
+    assert proposed["attn_hdim32"] == ("csrc/attn_launch_template.h", "run_attn_hdim32", "name words")
+    assert proposed["attn_hdim64"][1] == "run_attn_hdim64"
+    assert proposed["launch"][1:] == ("run_attn_fwd", "call graph")
+    assert proposed["_tile_kernel"][1:] == ("attn_fwd_kernel", "call graph")
