@@ -206,19 +206,26 @@ class UpstreamSnapshot:
         patterns = [_name_pattern(name) for name in names if len(normalised_name(name)) >= 4]
         if patterns:
             naming = Counter()
+            declared: list[str] = []
             for name in names:
                 if len(normalised_name(name)) < 4:
                     continue
-                pattern = _name_pattern(name)
+                pattern, definition = _name_pattern(name), _definition_pattern(name)
                 named = {path for path in self._files_maybe_naming(normalised_name(name))
                          if pattern.search(self.sources[path])}
                 for path in named | self._files_naming_words(name):
                     naming[path] += 1
+                defined = {path for path in named if definition.search(self.sources[path])}
+                in_python = sorted(path for path in defined if language_for_path(path) == "python")
+                if specific_words(name_words(name)) and len(in_python) < len(defined) and len(in_python) <= 2:
+                    declared.extend(in_python)  # a compiled function and the Python declaration binding it
             naming = Counter({path: naming[path] for path in self.sources if naming[path]})  # the files' order
             ranked = sorted(naming, key=lambda path: (-naming[path], -by_score.get(path, 0.0), path))
             for path in ranked[:limit]:
                 if path not in dict(chosen):
                     chosen.append((path, max(by_score.get(path, 0.0), NAMED_FILE_SCORE)))
+            for path in declared:  # however little else it shares with the port
+                chosen = [item for item in chosen if item[0] != path] + [(path, NAMED_FILE_SCORE)]
         if port_path:
             stem = normalised_name(PurePosixPath(port_path).stem)
             # any language: a Triton re-implementation of ``softmax.h`` is often ``softmax.py``
@@ -251,6 +258,19 @@ def _name_pattern(name: str) -> re.Pattern:
     core = "_*".join(re.escape(char) for char in letters)
     suffix = "|".join(_NAME_NOISE)
     return re.compile((r"(?<![A-Za-z0-9_])_*" + core + r"(?:_*(?:" + suffix + r"))*(?![A-Za-z0-9_])").encode(), re.I)
+
+
+def _definition_pattern(name: str) -> re.Pattern:
+    """``_name_pattern`` where a line defines or declares it: after ``def``, or after a return
+    type and qualifiers (``void``, ``__global__ void``, ``torch::Tensor&``), before its parameters."""
+    letters = normalised_name(name)
+    core = "_*".join(re.escape(char) for char in letters)
+    suffix = "|".join(_NAME_NOISE)
+    # the line's start before the name: ``def``, or words without an assignment, a call or a keyword
+    # that starts a statement (no nested repetition: a long line must not backtrack exponentially)
+    return re.compile((r"(?m)^[ \t]*+(?:(?:async[ \t]+)?def[ \t]+|(?!(?:return|if|elif|while|and|or|not|await|yield|"
+                       r"else|case)\b)[^\n(=;{}\"'#/]*?[\w>*&][ \t*&]+)_*" + core +
+                       r"(?:_*(?:" + suffix + r"))*[ \t]*(?:<[^>\n]*>)?[ \t]*\(").encode(), re.I)
 
 
 # --- history and bases ----------------------------------------------------------------
@@ -538,6 +558,12 @@ def find_bases(upstream: Upstream, revision: str, proposals: list[Match],
                             if value is not None and value > best:
                                 best, best_at = value, (path, name)
                     total += best
+                    own = match.upstream.file
+                    if best_at is not None and own in state and \
+                            cache.best_in(match.port, own, state[own], match.upstream.name, match.upstream.owner) is not None:
+                        # the matched definition is still there: its anchor names it, not a look-alike
+                        # that resembles the port more (a binding's Python declaration, a kernel's wrapper)
+                        best_at = (own, match.upstream.name)
                     if best_at is not None:
                         found_at[match_key(match)] = best_at
                 per_state[state_id] = (total / len(matches), found_at)

@@ -481,3 +481,43 @@ def test_a_triton_port_of_cuda_launch_code_is_matched_by_name_words_and_launches
     assert proposed["attn_hdim64"][1] == "run_attn_hdim64"
     assert proposed["launch"][1:] == ("run_attn_fwd", "call graph")
     assert proposed["_tile_kernel"][1:] == ("attn_fwd_kernel", "call graph")
+
+
+def test_a_port_of_a_compiled_function_is_anchored_to_its_python_declaration_too(tmp_path):
+    """Upstream defines ``scale_and_add`` in C++ and declares it in Python for its binding; the
+    declaration names nothing else the port uses, yet a Triton port of the op is anchored to both."""
+    clone = tmp_path / "oplib"
+    (clone / "csrc").mkdir(parents=True)
+    (clone / "oplib").mkdir()
+    _git(clone, "init", "-q", "-b", "main")
+    (clone / "csrc" / "scale_kernels.cu").write_text(
+        "__global__ void scale_and_add_kernel(float* out, const float* input, float scale, int n) {\n"
+        "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+        "    if (i < n) out[i] += input[i] * scale;\n}\n\n"
+        "void scale_and_add(torch::Tensor& out, torch::Tensor& input, double scale) {\n"
+        "    int n = input.numel();\n"
+        "    scale_and_add_kernel<<<(n + 255) / 256, 256>>>(out.data_ptr<float>(), input.data_ptr<float>(), scale, n);\n"
+        "}\n")
+    (clone / "oplib" / "scaling.py").write_text(
+        "from .jit import compile_ops\n\n\n@compile_ops(\"module_scale\")\n"
+        "def scale_and_add(out, input, scale): ...\n")
+    for index in range(3):  # files that call it, ranked above the declaration by what they share with the port
+        (clone / "oplib" / f"user{index}.py").write_text(
+            "def apply(out, input, scale, n, BLOCK, mask, offsets):\n    return scale_and_add(out, input, scale)\n")
+    _git(clone, "add", "-A")
+    _git(clone, "commit", "-q", "-m", "scale op")
+    tree = tmp_path / "engine"
+    tree.mkdir()
+    (tree / "scaling.py").write_text(
+        "import triton\nimport triton.language as tl\n\n\n@triton.jit\n"
+        "def _scale_and_add_kernel(out, input, scale, n, BLOCK: tl.constexpr):\n"
+        "    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n    mask = offsets < n\n"
+        "    x = tl.load(out + offsets, mask=mask) + tl.load(input + offsets, mask=mask) * scale\n"
+        "    tl.store(out + offsets, x, mask=mask)\n\n\n"
+        "def scale_and_add(out, input, scale):\n    n = input.numel()\n"
+        "    _scale_and_add_kernel[(triton.cdiv(n, 256),)](out, input, scale, n, BLOCK=256)\n")
+    result = _init(tmp_path, "--upstream", f"oplib={clone}", "--tree", "engine", "--json", "--dry-run")
+    assert result.returncode == 0, result.stderr
+    found = json.loads(result.stdout.splitlines()[0])
+    anchored = {(p["upstream_path"], p["upstream_symbol"]) for p in found["proposals"] if p["definition"] == "scale_and_add"}
+    assert anchored == {("csrc/scale_kernels.cu", "scale_and_add"), ("oplib/scaling.py", "scale_and_add")}
