@@ -5,10 +5,12 @@ three). A port file's definitions (``Definition``: name, kind, parameters,
 comment-free tokens and their shape once the author's names are abstracted)
 are compared with every definition of their candidate upstream files by
 name (equal, or equal once normalised: case, underscores, ``_kernel`` /
-``_fwd`` / ``_p`` suffixes, a method with its class), body tokens,
+``_fwd`` / ``_p`` suffixes, a method with its class; or the same specific
+words in order with a word or two more, across languages), body tokens,
 structure, parameter names, kind, and the call graph (a wrapper that
 launches a matched kernel pairs with the upstream wrapper launching its
-counterpart); ``match_definitions`` takes pairs best first, one to one per
+counterpart; a wrapper's one launched kernel with its counterpart's);
+``match_definitions`` takes pairs best first, one to one per
 port file, discounting look-alikes (a close runner-up, a structural match in
 an upstream file the rest of its port file does not draw from, a call-graph
 pairing that rests only on other look-alikes).

@@ -6,6 +6,9 @@ definition ports, and which upstream commit each port file was taken from.
 1. **Where to look.** Every C/C++/CUDA and Python file of the upstream at one
    revision is read through one ``git cat-file --batch``; the files whose
    identifiers (weighted by how rare they are upstream) cover a port file's best,
+   the files naming its definitions (normalised, or with a word or two more:
+   ``run_mha_fwd_hdim32`` for ``fwd_hdim32``), those of its file name in any
+   language, the Python file declaring a compiled function a port name matches,
    plus any upstream path the port file quotes ("Adapted from ...PATH"), are its
    candidate files.
 2. **Which definition ports which** (``portq.tree.definition_match``). Each port definition
@@ -29,7 +32,7 @@ definition ports, and which upstream commit each port file was taken from.
    holds; the oldest of equal ones: the start of the run where that code is
    unchanged), with the score; where no version stands out, the newest commit near
    the best, marked undetermined. The path an anchor names is the one the upstream
-   definition had at that commit. Once a base is found the port is matched again
+   definition had at that commit (its own file's, while that file still defines it). Once a base is found the port is matched again
    against the upstream as it was there, and just before the newest commits that
    split a matched file (``survey``), unless the files are the same blobs as at the
    revision already matched; a pass is kept when it matches more of the port.
