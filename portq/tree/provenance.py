@@ -30,8 +30,8 @@ definition ports, and which upstream commit each port file was taken from.
    spelling of their names, a method in its own class) hold most of the port
    (``version_similarity``: the share of the port's tokens and token pairs a version
    holds; the oldest of equal ones: the start of the run where that code is
-   unchanged), with the score; where no version stands out, the newest commit near
-   the best, marked undetermined. The path an anchor names is the one the upstream
+   unchanged), with the score; where no version stands out, the oldest commit near
+   the best whose files are where upstream has them now, marked undetermined. The path an anchor names is the one the upstream
    definition had at that commit (its own file's, while that file still defines it). Once a base is found the port is matched again
    against the upstream as it was there, and just before the newest commits that
    split a matched file (``survey``), unless the files are the same blobs as at the
@@ -290,7 +290,7 @@ class FileBase:
     run_end: str  # the newest
     paths: dict[str, tuple[str, str]] = field(default_factory=dict)  # match_key -> (path, name) at the base
     scores: dict[str, float] = field(default_factory=dict, repr=False)  # commit -> score, every commit compared
-    undetermined: bool = False  # no version stands out: the newest near the best was taken (see ``_best``)
+    undetermined: bool = False  # no version stands out: the oldest near the best with today's files was taken (see ``_best``)
 
 
 @dataclass
@@ -585,9 +585,10 @@ def _best(port_file: str, scores: list[float], commits: list[str], where: list[d
 
     Where no version stands out (the best score is low and within ``FLAT_SCORES`` of the median:
     a port in another language, or a rewrite, resembles every version about as little), the
-    history says nothing about the base: the newest commit scoring near the best is taken, so
-    the anchors name the upstream files as they are now rather than as an arbitrary old
-    version had them, and the base is marked ``undetermined``."""
+    history says nothing about the base: the oldest commit of the run scoring near the best
+    whose matched files are where upstream has them at its newest is taken (a scan from there
+    misses no upstream change, and the anchors name the upstream files as they are now rather
+    than as an arbitrary old version had them), and the base is marked ``undetermined``."""
     top = max(scores)
     present = sorted(s for s in scores if s > 0)
     median = present[len(present) // 2] if present else 0.0
@@ -596,7 +597,11 @@ def _best(port_file: str, scores: list[float], commits: list[str], where: list[d
         start = newest
         while start > 0 and scores[start - 1] >= top - FLAT_SCORES:
             start -= 1
-        return FileBase(port_file, commits[newest], scores[newest], commits[start], commits[newest], where[newest],
+        # the oldest commit near the best whose files are where upstream has them at the newest:
+        # a scan from there misses no change, and the anchors name the files as they are now
+        taken = min(i for i in range(start, newest + 1) if scores[i] >= top - FLAT_SCORES
+                    and {path for path, _ in where[i].values()} == {path for path, _ in where[newest].values()})
+        return FileBase(port_file, commits[taken], scores[taken], commits[start], commits[newest], where[taken],
                         dict(zip(commits, scores)), undetermined=True)
     oldest = min(i for i, s in enumerate(scores) if abs(s - top) < 1e-9)
     run_end = oldest
@@ -731,8 +736,8 @@ def survey(upstream: Upstream, revision: str, tree_root: Path, files: list[str])
     notes: list[str] = []
     if base is not None and base.undetermined:
         notes.append(f"no version of the matched upstream definitions resembles the port more than the others "
-                     f"(best {base.score:.2f}): the base {base.commit[:10]} is the newest commit near the best; "
-                     "check it by hand")
+                     f"(best {base.score:.2f}): the base {base.commit[:10]} is the oldest commit near the best "
+                     "with the files where they are now; check it by hand")
     chosen_bases: dict[str, FileBase] = {}
     for file, own in sorted(file_bases.items()):
         at_port_base = own.scores.get(base.commit, 0.0) if base else 0.0

@@ -359,16 +359,20 @@ def test_a_call_graph_pairing_resting_only_on_a_look_alike_is_weaker():
     assert found["structure"] == pytest.approx(found["normalised name"] - LOOK_ALIKE_NEIGHBOUR_PENALTY)
 
 
-def test_where_no_version_stands_out_the_base_is_the_newest_near_the_best():
+def test_where_no_version_stands_out_the_base_is_the_oldest_near_the_best_with_todays_files():
     """Scores that barely move over the history (a port in another language) say nothing about
-    the base: the newest commit near the best is taken and marked undetermined; a clear peak is
-    still the oldest commit of the best score."""
+    the base: the oldest commit near the best whose files are where upstream has them at the
+    newest is taken (a scan from there misses no change; the anchors name today's files) and
+    marked undetermined; a clear peak is still the oldest commit of the best score."""
     from portq.tree.provenance import _best
 
     commits = [f"c{i}" for i in range(6)]  # oldest first
-    where = [{} for _ in commits]
-    flat = _best("port.py", [0.23, 0.23, 0.22, 0.20, 0.22, 0.22], commits, where)
-    assert (flat.commit, flat.undetermined) == ("c5", True)
+    where = [{"port.py::f": ("lib/ops.py", "f")} for _ in commits]
+    scores = [0.23, 0.23, 0.22, 0.20, 0.22, 0.22]
+    flat = _best("port.py", scores, commits, where)
+    assert (flat.commit, flat.run_end, flat.undetermined) == ("c0", "c5", True)
+    moved = [{"port.py::f": ("ops.py" if i < 3 else "lib/ops.py", "f")} for i in range(6)]
+    assert _best("port.py", scores, commits, moved).commit == "c3"
     peak = _best("port.py", [0.10, 0.40, 0.40, 0.25, 0.20, 0.20], commits, where)
     assert (peak.commit, peak.run_end, peak.undetermined) == ("c1", "c2", False)
     copy = _best("port.py", [0.90, 0.97, 0.97, 0.95, 0.95, 0.95], commits, where)
