@@ -31,9 +31,11 @@ definition ports, and which upstream commit each port file was taken from.
    (``version_similarity``: the share of the port's tokens and token pairs a version
    holds; the oldest of equal ones: the start of the run where that code is
    unchanged), with the score; where no version stands out, the oldest commit near
-   the best whose files are where upstream has them now, marked undetermined. The path an anchor names is the one the upstream
-   definition had at that commit (its own file's, while that file still defines it). Once a base is found the port is matched again
-   against the upstream as it was there, and just before the newest commits that
+   the best whose files are where upstream has them now, marked undetermined. The
+   path an anchor names is the one the upstream definition had at that commit (its
+   own file's, while that file still defines it and the closer version is in another
+   language: a binding is no version of its declaration). Once a base is found the
+   port is matched again against the upstream as it was there, and just before the newest commits that
    split a matched file (``survey``), unless the files are the same blobs as at the
    revision already matched; a pass is kept when it matches more of the port.
 
@@ -562,10 +564,10 @@ def find_bases(upstream: Upstream, revision: str, proposals: list[Match],
                                 best, best_at = value, (path, name)
                     total += best
                     own = match.upstream.file
-                    if best_at is not None and own in state and \
-                            cache.best_in(match.port, own, state[own], match.upstream.name, match.upstream.owner) is not None:
-                        # the matched definition is still there: its anchor names it, not a look-alike
-                        # that resembles the port more (a binding's Python declaration, a kernel's wrapper)
+                    if best_at is not None and own in state and language_for_path(best_at[0]) != language_for_path(own) \
+                            and cache.best_in(match.port, own, state[own], match.upstream.name, match.upstream.owner) is not None:
+                        # the matched definition is still there and what resembles the port more is in another
+                        # language: a binding is no version of its Python declaration, so the anchor names the latter
                         best_at = (own, match.upstream.name)
                     if best_at is not None:
                         found_at[match_key(match)] = best_at
