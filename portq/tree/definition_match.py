@@ -5,10 +5,12 @@ three). A port file's definitions (``Definition``: name, kind, parameters,
 comment-free tokens and their shape once the author's names are abstracted)
 are compared with every definition of their candidate upstream files by
 name (equal, or equal once normalised: case, underscores, ``_kernel`` /
-``_fwd`` / ``_p`` suffixes, a method with its class), body tokens,
+``_fwd`` / ``_p`` suffixes, a method with its class; or the same specific
+words in order with a word or two more, across languages), body tokens,
 structure, parameter names, kind, and the call graph (a wrapper that
 launches a matched kernel pairs with the upstream wrapper launching its
-counterpart); ``match_definitions`` takes pairs best first, one to one per
+counterpart; a wrapper's one launched kernel with its counterpart's);
+``match_definitions`` takes pairs best first, one to one per
 port file, discounting look-alikes (a close runner-up, a structural match in
 an upstream file the rest of its port file does not draw from, a call-graph
 pairing that rests only on other look-alikes).
@@ -242,6 +244,8 @@ def name_similarity(port: str, upstream: str) -> float:
         return 0.95
     if normalised_name(port) == normalised_name(upstream):
         return 0.9
+    if word_run(name_words(port), name_words(upstream)) or word_run(name_words(upstream), name_words(port)):
+        return WORD_RUN_SIMILARITY
     a, b = set(name_words(port)), set(name_words(upstream))
     if not a or not b:
         return 0.0
@@ -249,6 +253,33 @@ def name_similarity(port: str, upstream: str) -> float:
     if len(joined_a) >= 4 and len(joined_b) >= 4 and (joined_a in joined_b or joined_b in joined_a):
         return 0.6
     return 0.6 * len(a & b) / len(a | b)
+
+
+WORD_RUN_SIMILARITY = 0.85
+"""The name similarity of a name whose words are another's in order with a word or two more
+(``fwd_hdim32`` and ``run_mha_fwd_hdim32``, ``max_exp2_sum`` and ``max_scale_exp2_sum``)."""
+
+
+def word_run(shorter: tuple[str, ...], longer: tuple[str, ...]) -> bool:
+    """Whether ``longer`` holds ``shorter``'s words in order with one or two words more, and
+    the words shared say something specific: three of them, or one holding a number (``hdim32``,
+    ``exp2``); two plain words (``rms_norm`` in ``fused_add_rms_norm``) name a family, not one
+    of its members."""
+    if not specific_words(shorter) or not 1 <= len(longer) - len(shorter) <= 2:
+        return False
+    position = 0
+    for word in longer:
+        if position < len(shorter) and word == shorter[position]:
+            position += 1
+    return position == len(shorter)
+
+
+def specific_words(words: tuple[str, ...]) -> bool:
+    """Whether a name's words say which member of a family it is: three words or more, or
+    two with one of them holding a number beside its letters."""
+    if len(words) < 2:
+        return False
+    return len(words) >= 3 or any(any(c.isdigit() for c in w) and any(c.isalpha() for c in w) for w in words)
 
 
 def _is_dunder(name: str) -> bool:
@@ -265,9 +296,15 @@ class Match:
     port: Definition
     upstream: Definition
     confidence: float
-    how: str  # name | normalised name | structure | call graph
+    how: str  # name | normalised name | name words | structure | call graph
     body: float = 0.0
     structure: float = 0.0
+    grounded: bool = False  # a call-graph pairing resting on a neighbour matched by name (or so grounded itself)
+
+    @property
+    def by_name(self) -> bool:
+        """Whether it rests on names: its own, or (through the call graph) a neighbour's."""
+        return self.how in ("name", "normalised name", "name words") or self.grounded
 
     @property
     def upstream_path(self) -> str:
@@ -390,6 +427,10 @@ def _score(port: Definition, candidate: Definition, body: float, structure: floa
     if name >= 0.9:
         confidence = 0.55 + 0.45 * evidence + (0.1 if name == 1.0 else 0.05 if name >= 0.95 else 0.0)
         how = "name" if name == 1.0 else "normalised name"
+    elif name >= WORD_RUN_SIMILARITY:
+        # the name's words in order, a prefix or a qualifier more: the name carries it, less surely
+        confidence = WORD_RUN_BASE + 0.4 * evidence
+        how = "name words"
     else:
         by_tokens = 0.75 * body + 0.15 * params + 0.25 * name
         by_shape = STRUCTURE_WEIGHT * structure + 0.25 * name + 0.1 * params
@@ -398,6 +439,10 @@ def _score(port: Definition, candidate: Definition, body: float, structure: floa
     if not same_side:
         confidence *= 0.75
     return min(confidence, 1.0), how
+
+
+WORD_RUN_BASE = 0.6
+"""The confidence a ``name words`` match starts from, before the two definitions' own likeness."""
 
 
 STRUCTURE_WEIGHT = 0.75
@@ -418,6 +463,12 @@ MARGIN_PENALTY = 0.1
 LOOK_ALIKE_NEIGHBOUR_PENALTY = 0.1
 """What a call-graph pairing loses when every neighbour it rests on was itself matched by
 structure or the call graph, not by name."""
+
+
+SOLE_LAUNCH_BONUS = 0.2
+"""What a call-graph pairing gains when the neighbour's one device callee is the port definition
+and its counterpart's one device callee the candidate: a wrapper launching one kernel, on both
+sides (the kernel's body, in another language, may share nothing else with its counterpart)."""
 
 
 STRAY_PENALTY = 0.1
@@ -478,7 +529,7 @@ def match_definitions(ports: list[Definition], candidates: dict[str, list[Defini
         matches = []
         best = 0.0
         for _, quick, shape, candidate in bounds[:CANDIDATES_PER_DEFINITION]:
-            if definition_name_similarity(port, candidate) < 0.9 and _confidence_bound(port, candidate, quick, shape) < best:
+            if definition_name_similarity(port, candidate) < WORD_RUN_SIMILARITY and _confidence_bound(port, candidate, quick, shape) < best:
                 # it cannot win: only another file's definition of the same name may still be proposed beside the best
                 continue
             scored_pair = compared[(id(port), id(candidate))][5]
@@ -557,6 +608,7 @@ def _call_graph_evidence(ports: list[Definition], pools: dict[int, list[Definiti
             continue
         evidence: Counter = Counter()
         named: set[int] = set()  # candidates some name-matched neighbour points at
+        sole: set[int] = set()  # candidates a neighbour's counterpart launches as its one device callee
         for other_index, match in settled.items():
             other = ports[other_index]
             counterpart = match.upstream
@@ -569,8 +621,11 @@ def _call_graph_evidence(ports: list[Definition], pools: dict[int, list[Definiti
                 if calls and counterpart.name in candidate.called or called_by and candidate.name in counterpart.called:
                     evidence[id(candidate)] += (calls and counterpart.name in candidate.called) + \
                         (called_by and candidate.name in counterpart.called)
-                    if match.how in ("name", "normalised name"):
+                    if match.by_name:
                         named.add(id(candidate))
+                    if called_by and port.device and candidate.device and \
+                            _device_callees(other, ports) == [port] and _device_callees(counterpart, pools[index]) == [candidate]:
+                        sole.add(id(candidate))
         if not evidence:
             continue
         found = [c for c in pools[index] if id(c) in evidence]
@@ -581,10 +636,12 @@ def _call_graph_evidence(ports: list[Definition], pools: dict[int, list[Definiti
             confidence = LAUNCH_BASE + 0.4 * structure + 0.2 * name + 0.05 * (evidence[id(candidate)] - 1)
             if id(candidate) not in named:  # a neighbour matched by look only: weaker ground to stand on
                 confidence -= LOOK_ALIKE_NEIGHBOUR_PENALTY
+            if id(candidate) in sole:  # the one kernel a wrapper launches, on both sides
+                confidence += SOLE_LAUNCH_BONUS
             if port.device != candidate.device:
                 confidence *= 0.75
             launched.append(Match(port, candidate, min(confidence, 0.99), "call graph",
-                                  body_similarity(port, candidate), structure))
+                                  body_similarity(port, candidate), structure, grounded=id(candidate) in named))
         merged = {id(m.upstream): m for m in scored[index]}
         for match in launched:
             if id(match.upstream) not in merged or merged[id(match.upstream)].confidence < match.confidence:
@@ -592,6 +649,11 @@ def _call_graph_evidence(ports: list[Definition], pools: dict[int, list[Definiti
         scored[index] = sorted(merged.values(), key=lambda m: -m.confidence)
         changed = changed or scored[index][0].confidence >= CONFIDENCE_THRESHOLD
     return changed
+
+
+def _device_callees(caller: Definition, definitions: list[Definition]) -> list[Definition]:
+    """The kernels and device functions among ``definitions`` that ``caller`` calls or launches."""
+    return [d for d in definitions if d.device and d.name in caller.called and d is not caller]
 
 
 def _nearest(matches: list[Match], held: Match | None) -> Match | None:

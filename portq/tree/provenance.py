@@ -6,6 +6,9 @@ definition ports, and which upstream commit each port file was taken from.
 1. **Where to look.** Every C/C++/CUDA and Python file of the upstream at one
    revision is read through one ``git cat-file --batch``; the files whose
    identifiers (weighted by how rare they are upstream) cover a port file's best,
+   the files naming its definitions (normalised, or with a word or two more:
+   ``run_mha_fwd_hdim32`` for ``fwd_hdim32``), those of its file name in any
+   language, the Python file declaring a compiled function a port name matches,
    plus any upstream path the port file quotes ("Adapted from ...PATH"), are its
    candidate files.
 2. **Which definition ports which** (``portq.tree.definition_match``). Each port definition
@@ -27,10 +30,12 @@ definition ports, and which upstream commit each port file was taken from.
    spelling of their names, a method in its own class) hold most of the port
    (``version_similarity``: the share of the port's tokens and token pairs a version
    holds; the oldest of equal ones: the start of the run where that code is
-   unchanged), with the score; where no version stands out, the newest commit near
-   the best, marked undetermined. The path an anchor names is the one the upstream
-   definition had at that commit. Once a base is found the port is matched again
-   against the upstream as it was there, and just before the newest commits that
+   unchanged), with the score; where no version stands out, the oldest commit near
+   the best whose files are where upstream has them now, marked undetermined. The
+   path an anchor names is the one the upstream definition had at that commit (its
+   own file's, while that file still defines it and the closer version is in another
+   language: a binding is no version of its declaration). Once a base is found the
+   port is matched again against the upstream as it was there, and just before the newest commits that
    split a matched file (``survey``), unless the files are the same blobs as at the
    revision already matched; a pass is kept when it matches more of the port.
 
@@ -54,7 +59,8 @@ from portq.core.paths import is_test_file
 from portq.language.symbols import MAX_PARSE_BYTES, language_for_path
 from portq.language.symbols import Definition as SymbolDefinition
 from portq.tree.definition_match import (_COMMON_WORDS, _NAME_NOISE, Definition, Match, definition_from, definition_texts,
-                                         definitions_of, match_definitions, normalised_name, version_similarity)
+                                         definitions_of, match_definitions, name_words, normalised_name, specific_words,
+                                         version_similarity, word_run)
 from portq.upstream.history import BlobReader, Upstream
 
 NAMED_FILE_SCORE = 0.5
@@ -99,6 +105,9 @@ class UpstreamSnapshot:
     document_frequency: Counter
     _by_key: dict[bytes, set[str]] | None = field(default=None, repr=False)  # see ``_files_maybe_naming``
     _keys: list[bytes] = field(default_factory=list, repr=False)
+    _by_identifier: dict[bytes, set[str]] | None = field(default=None, repr=False)  # see ``_files_naming_words``
+    _identifiers_by_key: dict[bytes, set[bytes]] = field(default_factory=dict, repr=False)
+    _reversed_keys: list[bytes] = field(default_factory=list, repr=False)
 
     @classmethod
     def read(cls, upstream: Upstream, revision: str, cache: "BlobDefinitions | None" = None) -> "UpstreamSnapshot":
@@ -145,6 +154,37 @@ class UpstreamSnapshot:
             position += 1
         return files
 
+    def _files_naming_words(self, name: str) -> set[str]:
+        """The files holding an identifier whose name words are ``name``'s in order with a word
+        or two more before or after (``run_mha_fwd_hdim32`` for ``fwd_hdim32``: ``word_run``),
+        found through the identifiers that start or end with ``name``'s letters."""
+        words = name_words(name)
+        if not specific_words(words):
+            return set()
+        if self._by_identifier is None:
+            by_identifier: dict[bytes, set[str]] = {}
+            for path, found in self.identifiers.items():
+                for identifier in found:
+                    by_identifier.setdefault(identifier, set()).add(path)
+            for identifier in by_identifier:
+                self._identifiers_by_key.setdefault(identifier.lower().replace(b"_", b""), set()).add(identifier)
+            self._reversed_keys = sorted(key[::-1] for key in self._identifiers_by_key)
+            self._by_identifier = by_identifier
+        core = "".join(words).encode()
+        keys: list[bytes] = []
+        for ordered, wanted, turn in ((sorted(self._identifiers_by_key), core, False),
+                                      (self._reversed_keys, core[::-1], True)):
+            position = bisect.bisect_left(ordered, wanted)
+            while position < len(ordered) and ordered[position].startswith(wanted):
+                keys.append(ordered[position][::-1] if turn else ordered[position])
+                position += 1
+        files: set[str] = set()
+        for key in keys:
+            for identifier in self._identifiers_by_key[key]:
+                if word_run(words, name_words(identifier.decode())):
+                    files |= self._by_identifier[identifier]
+        return files
+
     def idf(self, identifier: bytes) -> float:
         return math.log((1 + len(self.identifiers)) / (1 + self.document_frequency.get(identifier, 0)))
 
@@ -171,23 +211,31 @@ class UpstreamSnapshot:
         patterns = [_name_pattern(name) for name in names if len(normalised_name(name)) >= 4]
         if patterns:
             naming = Counter()
+            declared: list[str] = []
             for name in names:
                 if len(normalised_name(name)) < 4:
                     continue
-                pattern = _name_pattern(name)
-                for path in self._files_maybe_naming(normalised_name(name)):
-                    if pattern.search(self.sources[path]):
-                        naming[path] += 1
+                pattern, definition = _name_pattern(name), _definition_pattern(name)
+                named = {path for path in self._files_maybe_naming(normalised_name(name))
+                         if pattern.search(self.sources[path])}
+                for path in named | self._files_naming_words(name):
+                    naming[path] += 1
+                defined = {path for path in named if definition.search(self.sources[path])}
+                in_python = sorted(path for path in defined if language_for_path(path) == "python")
+                if specific_words(name_words(name)) and len(in_python) < len(defined) and len(in_python) <= 2:
+                    declared.extend(in_python)  # a compiled function and the Python declaration binding it
             naming = Counter({path: naming[path] for path in self.sources if naming[path]})  # the files' order
             ranked = sorted(naming, key=lambda path: (-naming[path], -by_score.get(path, 0.0), path))
             for path in ranked[:limit]:
                 if path not in dict(chosen):
                     chosen.append((path, max(by_score.get(path, 0.0), NAMED_FILE_SCORE)))
+            for path in declared:  # however little else it shares with the port
+                chosen = [item for item in chosen if item[0] != path] + [(path, NAMED_FILE_SCORE)]
         if port_path:
             stem = normalised_name(PurePosixPath(port_path).stem)
+            # any language: a Triton re-implementation of ``softmax.h`` is often ``softmax.py``
             same = [path for path in self.sources if len(stem) >= 3
-                    and normalised_name(PurePosixPath(path).stem) == stem
-                    and PurePosixPath(path).suffix == PurePosixPath(port_path).suffix]
+                    and normalised_name(PurePosixPath(path).stem) == stem]
             if 0 < len(same) <= SAME_NAME_FILES:
                 for path in same:
                     if path not in dict(chosen):
@@ -217,6 +265,19 @@ def _name_pattern(name: str) -> re.Pattern:
     return re.compile((r"(?<![A-Za-z0-9_])_*" + core + r"(?:_*(?:" + suffix + r"))*(?![A-Za-z0-9_])").encode(), re.I)
 
 
+def _definition_pattern(name: str) -> re.Pattern:
+    """``_name_pattern`` where a line defines or declares it: after ``def``, or after a return
+    type and qualifiers (``void``, ``__global__ void``, ``torch::Tensor&``), before its parameters."""
+    letters = normalised_name(name)
+    core = "_*".join(re.escape(char) for char in letters)
+    suffix = "|".join(_NAME_NOISE)
+    # the line's start before the name: ``def``, or words without an assignment, a call or a keyword
+    # that starts a statement (no nested repetition: a long line must not backtrack exponentially)
+    return re.compile((r"(?m)^[ \t]*+(?:(?:async[ \t]+)?def[ \t]+|(?!(?:return|if|elif|while|and|or|not|await|yield|"
+                       r"else|case)\b)[^\n(=;{}\"'#/]*?[\w>*&][ \t*&]+)_*" + core +
+                       r"(?:_*(?:" + suffix + r"))*[ \t]*(?:<[^>\n]*>)?[ \t]*\(").encode(), re.I)
+
+
 # --- history and bases ----------------------------------------------------------------
 
 
@@ -231,7 +292,7 @@ class FileBase:
     run_end: str  # the newest
     paths: dict[str, tuple[str, str]] = field(default_factory=dict)  # match_key -> (path, name) at the base
     scores: dict[str, float] = field(default_factory=dict, repr=False)  # commit -> score, every commit compared
-    undetermined: bool = False  # no version stands out: the newest near the best was taken (see ``_best``)
+    undetermined: bool = False  # no version stands out: the oldest near the best with today's files was taken (see ``_best``)
 
 
 @dataclass
@@ -502,6 +563,12 @@ def find_bases(upstream: Upstream, revision: str, proposals: list[Match],
                             if value is not None and value > best:
                                 best, best_at = value, (path, name)
                     total += best
+                    own = match.upstream.file
+                    if best_at is not None and own in state and language_for_path(best_at[0]) != language_for_path(own) \
+                            and cache.best_in(match.port, own, state[own], match.upstream.name, match.upstream.owner) is not None:
+                        # the matched definition is still there and what resembles the port more is in another
+                        # language: a binding is no version of its Python declaration, so the anchor names the latter
+                        best_at = (own, match.upstream.name)
                     if best_at is not None:
                         found_at[match_key(match)] = best_at
                 per_state[state_id] = (total / len(matches), found_at)
@@ -520,9 +587,10 @@ def _best(port_file: str, scores: list[float], commits: list[str], where: list[d
 
     Where no version stands out (the best score is low and within ``FLAT_SCORES`` of the median:
     a port in another language, or a rewrite, resembles every version about as little), the
-    history says nothing about the base: the newest commit scoring near the best is taken, so
-    the anchors name the upstream files as they are now rather than as an arbitrary old
-    version had them, and the base is marked ``undetermined``."""
+    history says nothing about the base: the oldest commit of the run scoring near the best
+    whose matched files are where upstream has them at its newest is taken (a scan from there
+    misses no upstream change, and the anchors name the upstream files as they are now rather
+    than as an arbitrary old version had them), and the base is marked ``undetermined``."""
     top = max(scores)
     present = sorted(s for s in scores if s > 0)
     median = present[len(present) // 2] if present else 0.0
@@ -531,7 +599,11 @@ def _best(port_file: str, scores: list[float], commits: list[str], where: list[d
         start = newest
         while start > 0 and scores[start - 1] >= top - FLAT_SCORES:
             start -= 1
-        return FileBase(port_file, commits[newest], scores[newest], commits[start], commits[newest], where[newest],
+        # the oldest commit near the best whose files are where upstream has them at the newest:
+        # a scan from there misses no change, and the anchors name the files as they are now
+        taken = min(i for i in range(start, newest + 1) if scores[i] >= top - FLAT_SCORES
+                    and {path for path, _ in where[i].values()} == {path for path, _ in where[newest].values()})
+        return FileBase(port_file, commits[taken], scores[taken], commits[start], commits[newest], where[taken],
                         dict(zip(commits, scores)), undetermined=True)
     oldest = min(i for i, s in enumerate(scores) if abs(s - top) < 1e-9)
     run_end = oldest
@@ -666,8 +738,8 @@ def survey(upstream: Upstream, revision: str, tree_root: Path, files: list[str])
     notes: list[str] = []
     if base is not None and base.undetermined:
         notes.append(f"no version of the matched upstream definitions resembles the port more than the others "
-                     f"(best {base.score:.2f}): the base {base.commit[:10]} is the newest commit near the best; "
-                     "check it by hand")
+                     f"(best {base.score:.2f}): the base {base.commit[:10]} is the oldest commit near the best "
+                     "with the files where they are now; check it by hand")
     chosen_bases: dict[str, FileBase] = {}
     for file, own in sorted(file_bases.items()):
         at_port_base = own.scores.get(base.commit, 0.0) if base else 0.0

@@ -359,16 +359,20 @@ def test_a_call_graph_pairing_resting_only_on_a_look_alike_is_weaker():
     assert found["structure"] == pytest.approx(found["normalised name"] - LOOK_ALIKE_NEIGHBOUR_PENALTY)
 
 
-def test_where_no_version_stands_out_the_base_is_the_newest_near_the_best():
+def test_where_no_version_stands_out_the_base_is_the_oldest_near_the_best_with_todays_files():
     """Scores that barely move over the history (a port in another language) say nothing about
-    the base: the newest commit near the best is taken and marked undetermined; a clear peak is
-    still the oldest commit of the best score."""
+    the base: the oldest commit near the best whose files are where upstream has them at the
+    newest is taken (a scan from there misses no change; the anchors name today's files) and
+    marked undetermined; a clear peak is still the oldest commit of the best score."""
     from portq.tree.provenance import _best
 
     commits = [f"c{i}" for i in range(6)]  # oldest first
-    where = [{} for _ in commits]
-    flat = _best("port.py", [0.23, 0.23, 0.22, 0.20, 0.22, 0.22], commits, where)
-    assert (flat.commit, flat.undetermined) == ("c5", True)
+    where = [{"port.py::f": ("lib/ops.py", "f")} for _ in commits]
+    scores = [0.23, 0.23, 0.22, 0.20, 0.22, 0.22]
+    flat = _best("port.py", scores, commits, where)
+    assert (flat.commit, flat.run_end, flat.undetermined) == ("c0", "c5", True)
+    moved = [{"port.py::f": ("ops.py" if i < 3 else "lib/ops.py", "f")} for i in range(6)]
+    assert _best("port.py", scores, commits, moved).commit == "c3"
     peak = _best("port.py", [0.10, 0.40, 0.40, 0.25, 0.20, 0.20], commits, where)
     assert (peak.commit, peak.run_end, peak.undetermined) == ("c1", "c2", False)
     copy = _best("port.py", [0.90, 0.97, 0.97, 0.95, 0.95, 0.95], commits, where)
@@ -390,3 +394,134 @@ def test_a_method_matches_the_same_method_of_a_class_whose_name_holds_its_class_
     assert definition_name_similarity(port, method("LigerLayerNormFunction", "forward")) < 0.6
     assert definition_name_similarity(port, method("LigerFusedAddRMSNormFunction", "forward")) < 0.6
     assert definition_name_similarity(port, method("LigerRMSNormFunction", "backward")) < 0.6
+
+
+def test_a_name_matches_the_same_words_in_order_with_a_word_or_two_more():
+    """``fwd_hdim32`` is upstream's ``run_mha_fwd_hdim32`` and ``max_exp2_sum`` its
+    ``max_scale_exp2_sum``; two plain words inside a longer name (``rms_norm`` in
+    ``fused_add_rms_norm``) name a family, and words out of order or three more are another name."""
+    from portq.tree.definition_match import WORD_RUN_SIMILARITY
+
+    assert name_similarity("fwd_hdim32", "run_mha_fwd_hdim32") == WORD_RUN_SIMILARITY
+    assert name_similarity("max_exp2_sum", "max_scale_exp2_sum") == WORD_RUN_SIMILARITY
+    assert name_similarity("rope_cached_fwd_2c", "rope_cached_fwd") < WORD_RUN_SIMILARITY  # one word, not two
+    assert name_similarity("rms_norm_fwd", "fused_add_rms_norm") < WORD_RUN_SIMILARITY
+    assert name_similarity("mask_causal", "apply_mask_causal_w_idx") < WORD_RUN_SIMILARITY
+    assert name_similarity("sum_exp2_max", "max_scale_exp2_sum") < WORD_RUN_SIMILARITY
+
+
+LAUNCH_TEMPLATE = '''\
+#pragma once
+#include "attn_kernel.h"
+
+template<typename T>
+__global__ void attn_fwd_kernel(AttnParams params) {
+    compute_attn<T>(params);
+}
+
+template<typename T>
+void run_attn_fwd(AttnParams &params, cudaStream_t stream) {
+    dim3 grid(params.num_blocks, params.batch, params.heads);
+    auto kernel = &attn_fwd_kernel<T>;
+    kernel<<<grid, 128, 0, stream>>>(params);
+}
+
+template<typename T>
+void run_attn_hdim32(AttnParams &params, cudaStream_t stream) {
+    run_attn_fwd<T>(params, stream);
+}
+
+template<typename T>
+void run_attn_hdim64(AttnParams &params, cudaStream_t stream) {
+    run_attn_fwd<T>(params, stream);
+}
+'''
+
+TRITON_ATTENTION = '''\
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _tile_kernel(q, out, n, BLOCK: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out + offsets, tl.load(q + offsets, mask=offsets < n), mask=offsets < n)
+
+
+def launch(q, out, block):
+    _tile_kernel[(triton.cdiv(q.numel(), block),)](q, out, q.numel(), BLOCK=block)
+    return out
+
+
+def attn_hdim32(q, out):
+    return launch(q, out, 128)
+
+
+def attn_hdim64(q, out):
+    return launch(q, out, 64)
+'''
+
+
+def test_a_triton_port_of_cuda_launch_code_is_matched_by_name_words_and_launches(tmp_path):
+    """A Triton re-implementation shares almost no identifier with the CUDA header it ports:
+    the header is found because it names the port's ``attn_hdim32`` with a word more
+    (``run_attn_hdim32``), those match by their name words, the launcher by the call graph and
+    the kernel as the one kernel its launcher launches on both sides."""
+    clone = tmp_path / "attnlib"
+    (clone / "csrc").mkdir(parents=True)
+    _git(clone, "init", "-q", "-b", "main")
+    (clone / "csrc" / "attn_launch_template.h").write_text(LAUNCH_TEMPLATE)
+    (clone / "csrc" / "config.py").write_text(UNRELATED)
+    _git(clone, "add", "-A")
+    _git(clone, "commit", "-q", "-m", "launch template")
+    tree = tmp_path / "engine"
+    tree.mkdir()
+    (tree / "attention.py").write_text(TRITON_ATTENTION)
+    result = _init(tmp_path, "--upstream", f"attnlib={clone}", "--tree", "engine", "--json", "--dry-run")
+    assert result.returncode == 0, result.stderr
+    found = json.loads(result.stdout.splitlines()[0])
+    proposed = {p["definition"]: (p["upstream_path"], p["upstream_symbol"], p["by"]) for p in found["proposals"]}
+    assert proposed["attn_hdim32"] == ("csrc/attn_launch_template.h", "run_attn_hdim32", "name words")
+    assert proposed["attn_hdim64"][1] == "run_attn_hdim64"
+    assert proposed["launch"][1:] == ("run_attn_fwd", "call graph")
+    assert proposed["_tile_kernel"][1:] == ("attn_fwd_kernel", "call graph")
+
+
+def test_a_port_of_a_compiled_function_is_anchored_to_its_python_declaration_too(tmp_path):
+    """Upstream defines ``scale_and_add`` in C++ and declares it in Python for its binding; the
+    declaration names nothing else the port uses, yet a Triton port of the op is anchored to both."""
+    clone = tmp_path / "oplib"
+    (clone / "csrc").mkdir(parents=True)
+    (clone / "oplib").mkdir()
+    _git(clone, "init", "-q", "-b", "main")
+    (clone / "csrc" / "scale_kernels.cu").write_text(
+        "__global__ void scale_and_add_kernel(float* out, const float* input, float scale, int n) {\n"
+        "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+        "    if (i < n) out[i] += input[i] * scale;\n}\n\n"
+        "void scale_and_add(torch::Tensor& out, torch::Tensor& input, double scale) {\n"
+        "    int n = input.numel();\n"
+        "    scale_and_add_kernel<<<(n + 255) / 256, 256>>>(out.data_ptr<float>(), input.data_ptr<float>(), scale, n);\n"
+        "}\n")
+    (clone / "oplib" / "scaling.py").write_text(
+        "from .jit import compile_ops\n\n\n@compile_ops(\"module_scale\")\n"
+        "def scale_and_add(out, input, scale): ...\n")
+    for index in range(3):  # files that call it, ranked above the declaration by what they share with the port
+        (clone / "oplib" / f"user{index}.py").write_text(
+            "def apply(out, input, scale, n, BLOCK, mask, offsets):\n    return scale_and_add(out, input, scale)\n")
+    _git(clone, "add", "-A")
+    _git(clone, "commit", "-q", "-m", "scale op")
+    tree = tmp_path / "engine"
+    tree.mkdir()
+    (tree / "scaling.py").write_text(
+        "import triton\nimport triton.language as tl\n\n\n@triton.jit\n"
+        "def _scale_and_add_kernel(out, input, scale, n, BLOCK: tl.constexpr):\n"
+        "    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n    mask = offsets < n\n"
+        "    x = tl.load(out + offsets, mask=mask) + tl.load(input + offsets, mask=mask) * scale\n"
+        "    tl.store(out + offsets, x, mask=mask)\n\n\n"
+        "def scale_and_add(out, input, scale):\n    n = input.numel()\n"
+        "    _scale_and_add_kernel[(triton.cdiv(n, 256),)](out, input, scale, n, BLOCK=256)\n")
+    result = _init(tmp_path, "--upstream", f"oplib={clone}", "--tree", "engine", "--json", "--dry-run")
+    assert result.returncode == 0, result.stderr
+    found = json.loads(result.stdout.splitlines()[0])
+    anchored = {(p["upstream_path"], p["upstream_symbol"]) for p in found["proposals"] if p["definition"] == "scale_and_add"}
+    assert anchored == {("csrc/scale_kernels.cu", "scale_and_add"), ("oplib/scaling.py", "scale_and_add")}
