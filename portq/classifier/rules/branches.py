@@ -1072,8 +1072,31 @@ _DEFINITION_TYPES = ("function_definition", "class_definition", "decorated_defin
 _IMPORT_TYPES = ("import_statement", "import_from_statement")
 
 
+_MODULE_TOKENS: dict[tuple, object] = {}
+"""``module_platform_tokens`` and ``test_only_names`` by (module text, arguments): in a dense history the
+new side of one commit's module is the old side of the next, and each answer tokenizes the whole module.
+Bounded: cleared when it reaches ``_MODULE_TOKENS_BOUND`` answers."""
+_MODULE_TOKENS_BOUND = 512
+
+
+def _module_answer(kind: str, compute, root, absent, helpers, *rest):
+    key = (kind, root.text, frozenset(absent), tuple(sorted((helpers or {}).items())), *rest)
+    if key not in _MODULE_TOKENS:
+        if len(_MODULE_TOKENS) >= _MODULE_TOKENS_BOUND:
+            _MODULE_TOKENS.clear()
+        _MODULE_TOKENS[key] = compute()
+    return _MODULE_TOKENS[key]
+
+
 def module_platform_tokens(root, absent: set[str], helpers: dict[str, str] | None = None,
                            test_only: set[str] | frozenset[str] = frozenset()) -> list[str]:
+    """See ``_module_platform_tokens`` (answered once per module text and arguments)."""
+    return list(_module_answer("tokens", lambda: _module_platform_tokens(root, absent, helpers, test_only),
+                               root, absent, helpers, frozenset(test_only)))
+
+
+def _module_platform_tokens(root, absent: set[str], helpers: dict[str, str] | None = None,
+                            test_only: set[str] | frozenset[str] = frozenset()) -> list[str]:
     """The tokens of a Python module's program outside its definitions (each definition stands as its
     name: it is a symbol of its own), with the branches tests of platforms in ``absent`` decide replaced
     by the branch taken. Each import stands as one ``import NAME=TARGET`` token per name it binds, a run
@@ -1106,6 +1129,12 @@ def module_platform_tokens(root, absent: set[str], helpers: dict[str, str] | Non
 
 
 def test_only_names(root, absent: set[str], helpers: dict[str, str] | None = None) -> set[str]:
+    """See ``_test_only_names`` (answered once per module text and arguments)."""
+    return set(_module_answer("test-only", lambda: frozenset(_test_only_names(root, absent, helpers)),
+                              root, absent, helpers))
+
+
+def _test_only_names(root, absent: set[str], helpers: dict[str, str] | None = None) -> set[str]:
     """Names a module-level import binds that the module reads only in tests of platforms in ``absent``:
     read before the tests are folded (``_platform_expand``), by nothing after."""
     read = Counter(comment_free_tokens(root, expand=_platform_expand(absent, helpers)))
@@ -1147,11 +1176,38 @@ def same_module_off_platforms(before, after, absent: set[str],
     has the value it had on the port's platforms."""
     if before is None or after is None or before.has_error or after.has_error or not absent:
         return False
+    old_program, new_program = _outside_definitions(before), _outside_definitions(after)
+    if old_program == new_program:
+        return False  # the same statements outside definitions, to the byte: nothing of the module's own changed
+    changed = (Counter(old_program) - Counter(new_program)) + (Counter(new_program) - Counter(old_program))
+    if not any(text.startswith((b"import ", b"from ")) for text in changed):
+        words = [w for names in PLATFORMS.values() for w in names] + [_DEFAULT_DEVICE] \
+            + [name for side in helpers for name in (side or {})]
+        mentions = re.compile(rb"(?i)" + b"|".join(re.escape(w.encode()) for w in words))
+        if not any(mentions.search(text) for text in changed):
+            return False  # no changed statement tests a platform: no fold can make the two programs equal
     if module_platform_tokens(before, set()) == module_platform_tokens(after, set()):
         return False  # the same program without reading any platform test: not this rule's to say
     test_only = test_only_names(before, absent, helpers[0]) | test_only_names(after, absent, helpers[1])
     return module_platform_tokens(before, absent, helpers[0], test_only) \
         == module_platform_tokens(after, absent, helpers[1], test_only)
+
+
+def _outside_definitions(root) -> list[bytes]:
+    """A module's statements outside its definitions as written (each definition as its name), comments left
+    out: equal lists are the same module-level program."""
+    found = []
+    for statement in root.named_children:
+        if statement.type == "comment":
+            continue
+        if statement.type in _DEFINITION_TYPES:
+            inner = statement.child_by_field_name("definition") if statement.type == "decorated_definition" \
+                else statement
+            name = inner.child_by_field_name("name") if inner is not None else None
+            found.append(b"def " + (name.text if name is not None else b"?"))
+        else:
+            found.append(statement.text)
+    return found
 
 
 def decided_module_platforms(root, absent: set[str], helpers: dict[str, str] | None = None) -> set[str]:
@@ -1370,6 +1426,15 @@ class BranchRules:
         if language_for_path(symbol.path) != "python" or symbol.change != "modified" \
                 or any(a.pin for a in self.index.anchors if a.upstream == self.upstream):
             return []
+        # A property of the file's two versions, asked once per touched symbol of it: answered once.
+        key = (symbol.old_blob, symbol.new_blob, symbol.old_path or symbol.path, symbol.path)
+        answers = self.__dict__.setdefault("_module_platform_answers", {})
+        if key not in answers:
+            answers[key] = self._module_absent_platforms_of(symbol)
+        return list(answers[key])
+
+    def _module_absent_platforms_of(self, symbol: TouchedSymbol) -> list[str]:
+        """``_module_absent_platforms``, computed for the file of ``symbol``."""
         tables = (self._table(symbol.old_blob, symbol.old_path or symbol.path), self._table(symbol.new_blob, symbol.path))
         if any(t is None or t.tree is None for t in tables):
             return []
