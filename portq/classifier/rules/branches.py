@@ -1076,7 +1076,7 @@ _MODULE_TOKENS: dict[tuple, object] = {}
 """``module_platform_tokens`` and ``test_only_names`` by (module text, arguments): in a dense history the
 new side of one commit's module is the old side of the next, and each answer tokenizes the whole module.
 Bounded: cleared when it reaches ``_MODULE_TOKENS_BOUND`` answers."""
-_MODULE_TOKENS_BOUND = 512
+_MODULE_TOKENS_BOUND = 64
 
 
 def _module_answer(kind: str, compute, root, absent, helpers, *rest):
