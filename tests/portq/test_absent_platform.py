@@ -339,3 +339,42 @@ def test_a_constant_another_module_chooses_by_an_absent_platform_keeps_the_ports
     assert verdicts[1].verdict == NOT_APPLICABLE, [(s.symbol, s.verdict, s.reason) for s in verdicts[1].symbols]
     module = next(s for s in verdicts[1].symbols if s.symbol == "<toplevel>")
     assert module.rules == ["absent-platform"], module.reason
+
+
+# --- platforms named by their vendor: AMD (HIP/ROCm), Intel (XPU), NVIDIA (the default device) ----------
+
+def test_a_platform_named_by_its_vendor_is_that_platform(tmp_path):
+    _not_carried(_device_edit(tmp_path, _warps('16 if device_platform() == "amd" else 32')))
+    _not_carried(_device_edit(tmp_path / "intel", _warps('16 if device_platform() == "intel" else 32')))
+
+
+def test_a_vendor_helper_is_a_platform_helper(tmp_path):
+    _not_carried(_device_edit(tmp_path, _warps("16 if ops.utils.is_amd() else 32")))
+
+
+def test_nvidia_is_the_ports_own_device_when_the_tree_names_no_other(tmp_path):
+    _not_carried(_device_edit(tmp_path, _warps('32 if device_platform() == "nvidia" else 16')))
+
+
+def test_a_change_to_what_nvidia_takes_is_still_flagged(tmp_path):
+    verdict = _device_edit(tmp_path, _warps('16 if device_platform() == "nvidia" else 32'))
+    assert verdict.verdict in FLAGGED, verdict.reason
+    assert "absent-platform" not in verdict.rules
+
+
+def test_a_tree_that_names_the_vendor_may_run_on_its_platform(tmp_path):
+    tree = _tree(ENGINE + '\nBACKENDS = ("amd", "cuda")\n')
+    verdicts, _ = classify_history(tmp_path, [
+        CommitSpec("base", files={"ops/rows.py": _DEVICE_BASE, "ops/utils.py": _DEVICE_UTILS}),
+        CommitSpec("edit", files={"ops/rows.py": _warps('16 if device_platform() == "amd" else 32'),
+                                  "ops/utils.py": _DEVICE_UTILS}),
+    ], tree, matrix=MATRIX)
+    assert verdicts[1].verdict in FLAGGED, verdicts[1].reason
+
+
+def test_a_module_level_setting_for_the_default_vendor_keeps_the_ports_value(tmp_path):
+    before = _DEVICE_BASE.replace("\n\n@triton.jit", "\nWARPS = 32\n\n\n@triton.jit", 1) \
+        .replace("    warps = 32\n", "    warps = WARPS\n")
+    after = before.replace("WARPS = 32\n", 'WARPS = 32 if device_platform() == "nvidia" else 16\n')
+    verdict = _device_edit(tmp_path, after, before)
+    assert verdict.verdict == NOT_APPLICABLE, [(s.symbol, s.verdict, s.reason) for s in verdict.symbols]

@@ -815,13 +815,18 @@ def same_for_port_parameters(old, new, lacked: dict[str, tuple[object, object]],
 # --- Python: platforms the port never names ----------------------------------------
 
 PLATFORMS: dict[str, tuple[str, ...]] = {
-    "hip": ("hip", "rocm"),
-    "xpu": ("xpu",),
+    "hip": ("hip", "rocm", "amd"),
+    "xpu": ("xpu", "intel"),
     "npu": ("npu",),
     "mps": ("mps",),
     "musa": ("musa",),
 }
-"""GPU platforms besides the default one, by the word upstream tests them with, and the words that name them."""
+"""GPU platforms besides the default one, by the word upstream tests them with, and the words that name them
+(the vendor's name among them: a library may say ``device_platform == "amd"`` or ``is_intel``)."""
+
+_DEFAULT_VENDOR = "nvidia"
+"""The default device's vendor: a platform name equal to it is the port's platform when the tree names no
+other platform (AMD's included, whose devices PyTorch also calls ``cuda``)."""
 
 _HELPER_NAME = re.compile(r"^_*(?:is|on|use|using|has|running_on)_(?:torch_)?([a-z]+)(?:_available)?$")
 
@@ -922,6 +927,8 @@ def _platform_test(node, absent: set[str], helpers: dict[str, str] | None = None
             platform = _platform_of(parts[-2])  # torch.xpu.is_available(), torch.backends.mps.is_available()
         elif function.type == "attribute" and _AVAILABILITY_NAME.match(parts[-1].lower()):
             platform = _platform_of(_AVAILABILITY_NAME.match(parts[-1].lower()).group(1))  # utils.is_npu_available()
+        elif function.type == "attribute" and _HELPER_NAME.match(parts[-1].lower()):
+            platform = _platform_of(_HELPER_NAME.match(parts[-1].lower()).group(1))  # utils.is_amd()
         if platform in absent:
             seen.add(platform)
             return False
@@ -957,6 +964,9 @@ def _device_name_value(literal: str, absent: set[str], seen: set[str]) -> bool |
         return False
     if word == _DEFAULT_DEVICE and all(p in absent for p in _OWN_DEVICE_PLATFORMS):
         seen.update(_OWN_DEVICE_PLATFORMS)
+        return True
+    if word == _DEFAULT_VENDOR and all(p in absent for p in PLATFORMS):
+        seen.update(PLATFORMS)
         return True
     return None
 
@@ -1181,7 +1191,7 @@ def same_module_off_platforms(before, after, absent: set[str],
         return False  # the same statements outside definitions, to the byte: nothing of the module's own changed
     changed = (Counter(old_program) - Counter(new_program)) + (Counter(new_program) - Counter(old_program))
     if not any(text.startswith((b"import ", b"from ")) for text in changed):
-        words = [w for names in PLATFORMS.values() for w in names] + [_DEFAULT_DEVICE] \
+        words = [w for names in PLATFORMS.values() for w in names] + [_DEFAULT_DEVICE, _DEFAULT_VENDOR] \
             + [name for side in helpers for name in (side or {})]
         mentions = re.compile(rb"(?i)" + b"|".join(re.escape(w.encode()) for w in words))
         if not any(mentions.search(text) for text in changed):
@@ -1439,7 +1449,7 @@ class BranchRules:
         if any(t is None or t.tree is None for t in tables):
             return []
         absent = self._platforms_absent()
-        words = [w for p in sorted(absent) for w in PLATFORMS[p]] + [_DEFAULT_DEVICE]
+        words = [w for p in sorted(absent) for w in PLATFORMS[p]] + [_DEFAULT_DEVICE, _DEFAULT_VENDOR]
         mentions = re.compile(r"(?i)" + "|".join(re.escape(w) for w in words))
         if not absent or not any(t.source is not None and mentions.search(t.source.decode("utf-8", errors="replace"))
                                  for t in tables):
