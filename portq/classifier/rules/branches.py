@@ -455,6 +455,19 @@ def _truth(value) -> bool | None:
     return bool(value)
 
 
+def branch_taken(statement, taken: bool) -> list:
+    """What a Python ``if`` statement whose condition is decided runs, as an expansion: its consequence,
+    or the first ``else`` / ``elif`` after it (an ``elif`` as an ``if`` of its own), or nothing."""
+    if taken:
+        return [statement.child_by_field_name("consequence")]
+    clauses = [c for c in statement.children if c.type in ("elif_clause", "else_clause")]
+    if not clauses:
+        return []
+    if clauses[0].type == "else_clause":
+        return [clauses[0].child_by_field_name("body")]
+    return ["if"] + [c for c in clauses[0].children if c.type != "elif"] + clauses[1:]
+
+
 def port_tokens(node, lacked: dict[str, object], constants: dict[str, object],
                 declared: frozenset[str] | set[str] = frozenset(), callees: dict | None = None) -> list[str]:
     """A Python definition's tokens as a port with ``lacked`` (normalised name -> the value it takes) runs it:
@@ -661,14 +674,7 @@ def _port_tokens(node, lacked, constants, declared, callees, dead_locals, unread
             taken = _truth(value(current.child_by_field_name("condition")))
             if taken is None:
                 return [] if idle(current) else None
-            if taken:
-                return [current.child_by_field_name("consequence")]
-            clauses = [c for c in current.children if c.type in ("elif_clause", "else_clause")]
-            if not clauses:
-                return []
-            if clauses[0].type == "else_clause":
-                return [clauses[0].child_by_field_name("body")]
-            return ["if"] + [c for c in clauses[0].children if c.type != "elif"] + clauses[1:]
+            return branch_taken(current, taken)
         if kind == "conditional_expression" and len(current.named_children) == 3:
             taken = _truth(value(current.named_children[1]))
             if taken is not None:
@@ -1046,14 +1052,7 @@ def _platform_expand(absent: set[str], helpers: dict[str, str] | None):
             taken = _platform_test(current.child_by_field_name("condition"), absent, helpers)
             if taken is None:
                 return None
-            if taken:
-                return [current.child_by_field_name("consequence")]
-            clauses = [c for c in current.children if c.type in ("elif_clause", "else_clause")]
-            if not clauses:
-                return []
-            if clauses[0].type == "else_clause":
-                return [clauses[0].child_by_field_name("body")]
-            return ["if"] + [c for c in clauses[0].children if c.type != "elif"] + clauses[1:]
+            return branch_taken(current, taken)
         if kind == "conditional_expression" and len(current.named_children) == 3:
             taken = _platform_test(current.named_children[1], absent, helpers)
             if taken is not None:
