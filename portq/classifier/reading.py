@@ -227,6 +227,12 @@ def _python_ast_dump(node) -> str | None:
     return content_digest(ast.dump(tree, include_attributes=False))
 
 
+def new_side_evidence(symbol: TouchedSymbol, kind: Kind, message: str, subject: str | None = None) -> Evidence:
+    """A fact about a touched symbol's upstream-new definition, cited at its first line."""
+    return Evidence(kind=kind, message=message, side="upstream-new", path=symbol.path,
+                    line=symbol.new_lines[0] if symbol.new_lines else None, symbol=symbol.name, subject=subject)
+
+
 def _same_ast_evidence(symbol: TouchedSymbol) -> Evidence:
     return Evidence(kind=Kind.COSMETIC, message="the same Python AST before and after (formatting only)",
                     side="upstream-new", path=symbol.path,

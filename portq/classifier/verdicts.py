@@ -58,7 +58,8 @@ from pathlib import Path
 
 from portq import __version__
 from portq.classifier.deltas import compare
-from portq.classifier.reading import RangeFacts, _anchor_evidence, _kind_class, _python_ast_dump, _same_ast_evidence
+from portq.classifier.reading import (RangeFacts, _anchor_evidence, _kind_class, _python_ast_dump, _same_ast_evidence,
+                                      new_side_evidence)
 from portq.classifier.rules import branches, checked
 from portq.classifier.rules.attribution import AttributionRules
 from portq.classifier.rules.branches import BranchRules
@@ -562,10 +563,9 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
                               f"and parameters ({pairs}), each parameter in its place and none passed by keyword, "
                               "so every call binds the same values: cosmetic rather than a change the port must "
                               "follow",
-                              evidence + [Evidence(kind=Kind.COSMETIC, side="upstream-new", path=symbol.path,
-                                                   line=symbol.new_lines[0] if symbol.new_lines else None,
-                                                   symbol=symbol.name, subject=pairs,
-                                                   message=f"locals and parameters renamed consistently: {pairs}")])
+                              evidence + [new_side_evidence(symbol, Kind.COSMETIC,
+                                                            f"locals and parameters renamed consistently: {pairs}",
+                                                            pairs)])
         if self._same_python_ast(symbol):
             return self._base("cosmetic-ast", 
                 symbol, NOT_APPLICABLE, "cosmetic", "body",
@@ -578,28 +578,24 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
             kept = "not-carried" if formal[0] in ("default-build", "live-branch") else "cosmetic"
             return self._base(formal[0], symbol, NOT_APPLICABLE, kept, "body",
                               f"{symbol.name} {formal[1]}, so {kept} rather than a change the port must follow",
-                              evidence + [Evidence(kind=Kind.COSMETIC, message=formal[1], side="upstream-new",
-                                                   path=symbol.path, symbol=symbol.name,
-                                                   line=symbol.new_lines[0] if symbol.new_lines else None)])
+                              evidence + [new_side_evidence(symbol, Kind.COSMETIC, formal[1])])
         aliased = self._aliased_only(entry, symbol)
         if aliased:
             return self._base("macro-alias", symbol, NOT_APPLICABLE, "cosmetic", "body",
                               f"{symbol.name} only uses {', '.join(aliased[:4])}, aliases the default build defines, "
                               "so it expands to the same code: cosmetic rather than a change the port must follow",
-                              evidence + [Evidence(kind=Kind.COSMETIC, side="upstream-new", path=symbol.path,
-                                                   line=symbol.new_lines[0] if symbol.new_lines else None,
-                                                   symbol=symbol.name, subject=aliased[0].split(" = ")[0],
-                                                   message=f"default-build macro aliases: {', '.join(aliased[:4])}")])
+                              evidence + [new_side_evidence(symbol, Kind.COSMETIC,
+                                                            f"default-build macro aliases: {', '.join(aliased[:4])}",
+                                                            aliased[0].split(" = ")[0])])
         registered = self._registered_only(entry, symbol)
         if registered:
             return self._base("registry-decorator", symbol, NOT_APPLICABLE, "cosmetic", "body",
                               f"{symbol.name} only gained {', '.join('@' + n for n in registered)}, which hand"
                               f"{'s' if len(registered) == 1 else ''} the same function back (its body is unchanged), "
                               "so cosmetic rather than a change the port must follow",
-                              evidence + [Evidence(kind=Kind.COSMETIC, side="upstream-new", path=symbol.path,
-                                                   line=symbol.new_lines[0] if symbol.new_lines else None,
-                                                   symbol=symbol.name, subject=registered[0],
-                                                   message="a registration decorator around an unchanged body")])
+                              evidence + [new_side_evidence(symbol, Kind.COSMETIC,
+                                                            "a registration decorator around an unchanged body",
+                                                            registered[0])])
         unused = self._unused_interface(entry, symbol, old, new, tree_signature)
         if unused:
             return self._base("unused-constexpr", symbol, IN_SYNC, None, "signature",
@@ -631,11 +627,10 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
                 return self._base("declared-flag-off", symbol, NOT_APPLICABLE, "not-carried", "signature",
                                   f"with {names}, which the tree declares not carried, read as off, {symbol.name} "
                                   "is the same before and after, so not-carried rather than NEEDS_REVIEW",
-                                  evidence + [Evidence(kind=Kind.NOT_CARRIED, side="upstream-new", path=symbol.path,
-                                                       line=symbol.new_lines[0] if symbol.new_lines else None,
-                                                       symbol=symbol.name, subject=sorted(param_scope)[0],
-                                                       message=f"the change only concerns {names}, declared not "
-                                                       "carried (off)")])
+                                  evidence + [new_side_evidence(symbol, Kind.NOT_CARRIED,
+                                                                f"the change only concerns {names}, declared not "
+                                                                "carried (off)",
+                                                                sorted(param_scope)[0])])
         switched = self._lacked_switch_flags(symbol, definition)
         if switched:
             names = ", ".join(switched[:4])
@@ -643,11 +638,10 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
                               f"with {names}, compile-time flags a switch macro binds and the port at {definition.cite} "
                               f"does not have, read as off, {symbol.name} is the same before and after: the change "
                               "lies in the path the port lacks, so not-carried rather than NEEDS_REVIEW",
-                              evidence + [Evidence(kind=Kind.NOT_CARRIED, side="upstream-new", path=symbol.path,
-                                                   line=symbol.new_lines[0] if symbol.new_lines else None,
-                                                   symbol=symbol.name, subject=switched[0],
-                                                   message=f"the port has no {names}; the change only concerns "
-                                                   "what they decide")])
+                              evidence + [new_side_evidence(symbol, Kind.NOT_CARRIED,
+                                                            f"the port has no {names}; the change only concerns "
+                                                            "what they decide",
+                                                            switched[0])])
         stored = self._stores_for_not_carried(symbol)
         if stored:
             return self._base("not-carried-reader", symbol, NOT_APPLICABLE, "not-carried", "body",
@@ -655,20 +649,18 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
                               f"{', '.join(stored[1][:3]) or 'no definition'} read"
                               f"{'s' if len(stored[1]) == 1 else ''}, declared not carried, so not-carried rather "
                               "than NEEDS_REVIEW",
-                              evidence + [Evidence(kind=Kind.NOT_CARRIED, side="upstream-new", path=symbol.path,
-                                                   line=symbol.new_lines[0] if symbol.new_lines else None,
-                                                   symbol=symbol.name, subject=stored[0][0],
-                                                   message=f"stored only for {', '.join(stored[1][:3]) or 'nothing'}")])
+                              evidence + [new_side_evidence(symbol, Kind.NOT_CARRIED,
+                                                            f"stored only for {', '.join(stored[1][:3]) or 'nothing'}",
+                                                            stored[0][0])])
         platforms = self._absent_platforms(symbol, anchor)
         if platforms:
             return self._base("absent-platform", symbol, NOT_APPLICABLE, "not-carried", "body",
                               f"with every test for {', '.join(platforms)}, a platform no file of the tree names, read "
                               f"as false, {symbol.name} is the same before and after: the change lies in code for a "
                               "backend the port does not run, so not-carried rather than NEEDS_REVIEW",
-                              evidence + [Evidence(kind=Kind.NOT_CARRIED, side="upstream-new", path=symbol.path,
-                                                   line=symbol.new_lines[0] if symbol.new_lines else None,
-                                                   symbol=symbol.name, subject=platforms[0],
-                                                   message=f"only {', '.join(platforms)} code changes")])
+                              evidence + [new_side_evidence(symbol, Kind.NOT_CARRIED,
+                                                            f"only {', '.join(platforms)} code changes",
+                                                            platforms[0])])
         lacked = self._lacked_branches(entry, symbol, new, definition, param_scope, anchor)
         if lacked:
             return self._base("lacked-branch", symbol, NOT_APPLICABLE, "not-carried", "body",
@@ -676,11 +668,10 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
                               f"upstream's default (off where the tree declares them not carried), {symbol.name} is the same before and "
                               "after: the change lies in paths the port does not have, so not-carried rather than "
                               "NEEDS_REVIEW",
-                              evidence + [Evidence(kind=Kind.NOT_CARRIED, side="upstream-new", path=symbol.path,
-                                                   line=symbol.new_lines[0] if symbol.new_lines else None,
-                                                   symbol=symbol.name, subject=lacked[0],
-                                                   message=f"the port lacks {', '.join(lacked[:4])}; the change "
-                                                   "lies only in the paths they select or the values they receive")])
+                              evidence + [new_side_evidence(symbol, Kind.NOT_CARRIED,
+                                                            f"the port lacks {', '.join(lacked[:4])}; the change lies only "
+                                                            "in the paths they select or the values they receive",
+                                                            lacked[0])])
         items = compare(old, new, tree_signature, self.index, param_scope,
                         derivation=lambda name, kernel=None: self._derivation(entry, symbol, new, name, kernel),
                         upstream=self.upstream)

@@ -19,7 +19,7 @@ import re
 
 from portq.classifier.reading import (_COMMON_IDENTIFIERS, _IDENTIFIER, _anchor_evidence, _changed_lines, _file_change,
                                       _is_code_line, _names_used_by_others, _same_ast_evidence, _strip_comment,
-                                      _unchanged_moves)
+                                      _unchanged_moves, new_side_evidence)
 from portq.classifier.rules import Rule, branches, form
 from portq.classifier.rules.cosmetic import import_lines, rebound_names, reexport_target
 from portq.core.evidence import Evidence, Kind
@@ -281,18 +281,15 @@ class AttributionRules:
                 symbol, NEEDS_REVIEW, None, "body",
                 f"the new type {symbol.name} is used by the ported {untouched[0]}, which this commit does not "
                 "change, so a reviewer must judge it rather than NOT_APPLICABLE",
-                [Evidence(kind=Kind.TOPLEVEL, message=f"ported {untouched[0]} uses {symbol.name}", side="upstream-new",
-                          path=symbol.path, line=symbol.new_lines[0] if symbol.new_lines else None,
-                          symbol=symbol.name)],
+                [new_side_evidence(symbol, Kind.TOPLEVEL, f"ported {untouched[0]} uses {symbol.name}")],
             )
         carried = f"the ported definitions that use it ({', '.join(users[:3])}) are changed by this commit and " \
                   "compared in their own right" if users else "no ported definition uses it"
         return self._base("new-type-use", 
             symbol, NOT_APPLICABLE, "not-ported", "body",
             f"{symbol.name} is a new type nothing in-tree ports and {carried}, so not-ported rather than NEEDS_REVIEW",
-            [Evidence(kind=Kind.TOPLEVEL, message=f"new type {symbol.name}; users: {', '.join(users[:3]) or 'none ported'}",
-                      side="upstream-new", path=symbol.path, line=symbol.new_lines[0] if symbol.new_lines else None,
-                      symbol=symbol.name)],
+            [new_side_evidence(symbol, Kind.TOPLEVEL,
+                               f"new type {symbol.name}; users: {', '.join(users[:3]) or 'none ported'}")],
         )
 
     def _decorator_only_unported(self, word: str, symbol: TouchedSymbol, paths: set[str],

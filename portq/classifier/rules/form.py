@@ -71,8 +71,9 @@ import difflib
 import re
 import textwrap
 
+from portq.classifier.reading import new_side_evidence
 from portq.classifier.rules import Rule, branches
-from portq.core.evidence import Evidence, Kind
+from portq.core.evidence import Kind
 from portq.core.model import NOT_APPLICABLE, TouchedSymbol
 from portq.language.memo import TEXT_OR_NONE, content_digest, per_text
 from portq.language.signatures import comment_free_tokens
@@ -598,6 +599,5 @@ class FormRules:
                           f"({', '.join(removed[:4])}), whose initialisers write nothing: values never read, so "
                           "cosmetic rather than a change the port must follow",
                           [e for e in broken.evidence if e.kind != Kind.HUNK]
-                          + [Evidence(kind=Kind.COSMETIC, side="upstream-new", path=symbol.path, symbol=symbol.name,
-                                      line=symbol.new_lines[0] if symbol.new_lines else None, subject=removed[0],
-                                      message=f"unread locals removed: {', '.join(removed[:4])}")])
+                          + [new_side_evidence(symbol, Kind.COSMETIC,
+                                               f"unread locals removed: {', '.join(removed[:4])}", removed[0])])
