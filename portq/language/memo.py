@@ -136,14 +136,19 @@ def content_digest(text: str) -> str:
     return hashlib.blake2b(text.encode("utf-8", errors="surrogatepass"), digest_size=20).hexdigest()
 
 
+def _register(product: str, function) -> None:
+    """Record the source file of ``product``'s function: the memo's version digests those files."""
+    try:
+        _PRODUCT_MODULES[product] = inspect.getsourcefile(function) or ""
+    except TypeError:
+        _PRODUCT_MODULES[product] = ""
+
+
 def per_definition(product: str, codec: Codec = JSON):
     """Mark ``f(node, *args)`` as a product of the node's content alone (see the module's docstring)."""
 
     def mark(function):
-        try:
-            _PRODUCT_MODULES[product] = inspect.getsourcefile(function) or ""
-        except TypeError:
-            _PRODUCT_MODULES[product] = ""
+        _register(product, function)
 
         @functools.wraps(function)
         def memoised(node, *args):
@@ -161,10 +166,7 @@ def per_text(product: str, codec: Codec = JSON):
     """Mark ``f(text, *args)`` (``text`` a str) as a product of that text and the arguments alone."""
 
     def mark(function):
-        try:
-            _PRODUCT_MODULES[product] = inspect.getsourcefile(function) or ""
-        except TypeError:
-            _PRODUCT_MODULES[product] = ""
+        _register(product, function)
 
         @functools.wraps(function)
         def memoised(text: str, *args):
