@@ -19,9 +19,8 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
-from pathlib import PurePosixPath
 
-from portq.classifier.rules.cosmetic import rebound_names
+from portq.classifier.imports import rebound_names, relative_module_path
 
 _DEFINITIONS = ("function_definition", "class_definition", "decorated_definition")
 
@@ -115,15 +114,10 @@ class Imported:
 
 def _module_files(importer: str, module: str) -> list[str]:
     """Path suffixes a module spec of ``importer`` may name (``.utils``, ``pkg.ops.utils``)."""
-    dots = len(module) - len(module.lstrip("."))
-    parts = [p for p in module.lstrip(".").split(".") if p]
-    if dots:
-        base = PurePosixPath(importer).parent
-        for _ in range(dots - 1):
-            base = base.parent
-        stem = str(base.joinpath(*parts)) if parts else str(base)
+    stem = relative_module_path(importer, module)
+    if stem is not None:
         return [stem + ".py", stem + "/__init__.py"]
-    stem = "/".join(parts)
+    stem = "/".join(p for p in module.split(".") if p)
     return [stem + ".py", stem + "/__init__.py"] if stem else []
 
 

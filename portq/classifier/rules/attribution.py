@@ -21,7 +21,7 @@ from portq.classifier.reading import (_COMMON_IDENTIFIERS, _IDENTIFIER, _anchor_
                                       _is_code_line, _names_used_by_others, _same_ast_evidence, _strip_comment,
                                       _unchanged_moves, new_side_evidence)
 from portq.classifier.rules import Rule, branches, form
-from portq.classifier.rules.cosmetic import import_lines, rebound_names, reexport_target
+from portq.classifier.imports import import_lines, rebound_names, reexport_target
 from portq.core.evidence import Evidence, Kind
 from portq.core.model import IN_SYNC, NEEDS_REVIEW, NOT_APPLICABLE, EntryChanges, SymbolVerdict, TouchedSymbol
 from portq.language.symbols import KIND_CLASS, language_for_path

@@ -31,7 +31,7 @@ from portq.classifier.moves import extraction_only, follows_moves
 from portq.classifier.reading import (_IDENTIFIER, RangeFacts, _anchor_evidence, _changed_lines, _file_change,
                                       _is_code_line, _unchanged_moves)
 from portq.classifier.rules import Rule, checked
-from portq.classifier.rules.cosmetic import import_lines, rebound_names
+from portq.classifier.imports import import_lines, rebound_names
 from portq.core.evidence import Evidence, Kind
 from portq.core.model import NEEDS_REVIEW, NOT_APPLICABLE, EntryChanges, SymbolVerdict, TouchedSymbol
 from portq.language.symbols import language_for_path
