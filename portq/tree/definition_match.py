@@ -29,7 +29,7 @@ from functools import cached_property, lru_cache
 
 from portq.language.symbols import Definition as SymbolDefinition
 from portq.language.symbols import (KIND_CLASS, KIND_CUDA_KERNEL, KIND_DEVICE_FUNCTION, KIND_METHOD, KIND_OP_SCHEMA,
-                                    KIND_TRITON_KERNEL, symbol_table)
+                                    KIND_TRITON_KERNEL, language_for_path, symbol_table)
 
 CONFIDENCE_THRESHOLD = 0.6
 """A proposal at or above it is written; below it the definition is reported unmatched."""
@@ -124,8 +124,58 @@ class Definition:
 
 
 def definitions_of(source: bytes, path: str) -> list[Definition]:
-    """The functions, methods and kernels of one file (not classes or op schemas)."""
-    return [definition_from(path, symbol, text) for symbol, text in definition_texts(source, path)]
+    """The functions, methods and kernels of one file (not classes or op schemas); in C-family
+    files, what a definition calls includes what the macros it expands call (see ``macro_callees``)."""
+    definitions = [definition_from(path, symbol, text) for symbol, text in definition_texts(source, path)]
+    macros = macro_callees(source, path)
+    if macros:
+        for definition in definitions:
+            expanded = _expanded(definition.called, macros)
+            if expanded:
+                definition.called = definition.called | expanded
+    return definitions
+
+
+_MACRO = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)(\([^)\n]*\))?((?:[^\n]*\\\r?\n)*[^\n]*)", re.M)
+
+
+MACRO_DEPTH = 4
+"""How deep macros that expand macros are followed."""
+
+
+def macro_callees(source: bytes, path: str) -> dict[str, frozenset[str]]:
+    """Each function-like or object-like macro a C-family file defines, with the identifiers its
+    body names (its own parameters aside): upstream code often launches a kernel inside a macro
+    (``LAUNCH_KERNEL(silu)`` expanding to ``act_kernel<...><<<grid, block>>>(...)``), which the
+    definition using it names only through the macro."""
+    if b"#" not in source or language_for_path(path) != "cpp":
+        return {}
+    macros: dict[str, frozenset[str]] = {}
+    for found in _MACRO.finditer(source):
+        name = found.group(1).decode()
+        parameters = set(re.findall(r"[A-Za-z_]\w*", (found.group(2) or b"").decode(errors="replace")))
+        body = _COMMENT.sub(" ", found.group(3).decode(errors="replace").replace("\\\n", "\n"))
+        named = frozenset(re.findall(r"[A-Za-z_]\w*", body)) - parameters - {name}
+        if named:
+            macros[name] = macros.get(name, frozenset()) | named
+    return macros
+
+
+def _expanded(called: frozenset[str], macros: dict[str, frozenset[str]]) -> frozenset[str]:
+    """The identifiers the macros among ``called`` name, followed ``MACRO_DEPTH`` macros deep."""
+    found: set[str] = set()
+    frontier = [name for name in called if name in macros]
+    seen = set(frontier)
+    for _ in range(MACRO_DEPTH):
+        following: list[str] = []
+        for macro in frontier:
+            for name in macros[macro]:
+                found.add(name)
+                if name in macros and name not in seen:
+                    seen.add(name)
+                    following.append(name)
+        frontier = following
+    return frozenset(found - called)
 
 
 def definition_texts(source: bytes, path: str) -> list[tuple[SymbolDefinition, str]]:
@@ -652,8 +702,12 @@ def _call_graph_evidence(ports: list[Definition], pools: dict[int, list[Definiti
 
 
 def _device_callees(caller: Definition, definitions: list[Definition]) -> list[Definition]:
-    """The kernels and device functions among ``definitions`` that ``caller`` calls or launches."""
-    return [d for d in definitions if d.device and d.name in caller.called and d is not caller]
+    """The kernels among ``definitions`` that ``caller`` launches, or where it launches none, the
+    device functions it calls: a binding that launches a kernel templated on a device function
+    (``act_kernel<silu>``) names both, and launches only the kernel."""
+    called = [d for d in definitions if d.device and d.name in caller.called and d is not caller]
+    kernels = [d for d in called if d.kind in (KIND_CUDA_KERNEL, KIND_TRITON_KERNEL)]
+    return kernels or called
 
 
 def _nearest(matches: list[Match], held: Match | None) -> Match | None:

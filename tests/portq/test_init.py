@@ -525,3 +525,77 @@ def test_a_port_of_a_compiled_function_is_anchored_to_its_python_declaration_too
     found = json.loads(result.stdout.splitlines()[0])
     anchored = {(p["upstream_path"], p["upstream_symbol"]) for p in found["proposals"] if p["definition"] == "scale_and_add"}
     assert anchored == {("csrc/scale_kernels.cu", "scale_and_add"), ("oplib/scaling.py", "scale_and_add")}
+
+
+GATED_KERNELS_CU = '''\
+template <typename T, T (*ACT_FN)(const T&)>
+__global__ void act_and_mul_kernel(T* __restrict__ out, const T* __restrict__ input, const int d) {
+    const int64_t token = blockIdx.x;
+    for (int64_t i = threadIdx.x; i < d; i += blockDim.x) {
+        out[token * d + i] = ACT_FN(input[token * 2 * d + i]) * input[token * 2 * d + d + i];
+    }
+}
+
+template <typename T>
+__device__ __forceinline__ T silu_kernel(const T& x) {
+    return x / (1.0f + expf(-x));
+}
+
+#define GATE_GRID                                      \\
+    int d = input.size(-1) / 2;                        \\
+    dim3 grid(input.numel() / input.size(-1));         \\
+    dim3 block(std::min(d, 1024));
+
+#define LAUNCH_GATE_KERNEL(KERNEL)                                     \\
+    GATE_GRID                                                          \\
+    act_and_mul_kernel<float, KERNEL<float>><<<grid, block>>>(         \\
+        out.data_ptr<float>(), input.data_ptr<float>(), d);
+
+void silu_and_mul(torch::Tensor& out, torch::Tensor& input) {
+    LAUNCH_GATE_KERNEL(silu_kernel);
+}
+'''
+
+GATED_TRITON = '''\
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _silu(x):
+    return x / (1.0 + tl.exp(-x))
+
+
+@triton.jit
+def _gated_rows(out, inp, d, CHUNK: tl.constexpr):
+    token = tl.program_id(0)
+    for start in range(0, d, CHUNK):
+        cols = start + tl.arange(0, CHUNK)
+        keep = cols < d
+        gate = tl.load(inp + token * 2 * d + cols, mask=keep).to(tl.float32)
+        up = tl.load(inp + token * 2 * d + d + cols, mask=keep)
+        tl.store(out + token * d + cols, _silu(gate) * up, mask=keep)
+
+
+def silu_and_mul(out, input):
+    d = input.shape[-1] // 2
+    _gated_rows[(input.numel() // input.shape[-1],)](out, input, d, CHUNK=1024)
+'''
+
+
+def test_a_launch_through_a_macro_is_read_from_the_macro_body():
+    """Upstream launches its gated kernel inside a macro that the binding expands: the kernel the
+    macro's body launches (through a second macro) is a callee of the binding, so the Triton kernel
+    the port's binding launches pairs with it through the call graph."""
+    from portq.tree.definition_match import definitions_of, match_definitions
+
+    upstream = definitions_of(GATED_KERNELS_CU.encode(), "csrc/activation_kernels.cu")
+    binding = next(d for d in upstream if d.name == "silu_and_mul")
+    assert {"act_and_mul_kernel", "GATE_GRID", "grid"} <= binding.called
+    assert "LAUNCH_GATE_KERNEL" not in next(d for d in upstream if d.name == "act_and_mul_kernel").called
+    port = definitions_of(GATED_TRITON.encode(), "gated.py")
+    proposals, _, _ = match_definitions(port, {"csrc/activation_kernels.cu": upstream},
+                                        {"gated.py": ["csrc/activation_kernels.cu"]})
+    found = {m.port.name: (m.upstream.name, m.how) for m in proposals}
+    assert found["silu_and_mul"] == ("silu_and_mul", "name")
+    assert found["_gated_rows"] == ("act_and_mul_kernel", "call graph")
