@@ -521,9 +521,22 @@ and its counterpart's one device callee the candidate: a wrapper launching one k
 sides (the kernel's body, in another language, may share nothing else with its counterpart)."""
 
 
+CALLEE_WORDS_BONUS = 0.15
+"""What a call-graph pairing gains when the candidate is the one callee (direct, or through
+functions the port folded in) of the neighbour's counterpart that shares the most of the port
+definition's name words: ``row_max`` called by the port kernel, ``reduce_max`` reached from its
+counterpart."""
+
+
 STRAY_PENALTY = 0.1
 """What a structural or call-graph match loses when every other matched definition of its port
 file is matched in other upstream files."""
+
+
+CALL_GRAPH_ROUNDS = 6
+"""Rounds of call-graph pairing at most: each pairs the neighbours of what the round before settled
+(a name-matched launcher, then the kernel it launches, then that kernel's helpers, then a helper
+whose callee was shared with one settled the round before)."""
 
 
 CANDIDATES_PER_DEFINITION = 16
@@ -597,7 +610,7 @@ def match_definitions(ports: list[Definition], candidates: dict[str, list[Defini
         for index, matches in scored.items():
             scored[index] = [m if strong[m.upstream.file] else
                              Match(m.port, m.upstream, m.confidence * 0.9, m.how, m.body) for m in matches]
-    for _ in range(3):
+    for _ in range(CALL_GRAPH_ROUNDS):
         if not _call_graph_evidence(ports, pools, scored):
             break
     return _assign(ports, scored)
@@ -652,6 +665,8 @@ def _call_graph_evidence(ports: list[Definition], pools: dict[int, list[Definiti
     for index, port in enumerate(ports):
         by_name.setdefault(port.name, []).append(index)
     used = {_pair_key(m) for m in settled.values()}
+    matched_upstream = {id(m.upstream) for m in settled.values()}
+    reached_cache: dict[tuple[int, str], list[Definition]] = {}
     changed = False
     for index, port in enumerate(ports):
         if index in settled:
@@ -659,12 +674,23 @@ def _call_graph_evidence(ports: list[Definition], pools: dict[int, list[Definiti
         evidence: Counter = Counter()
         named: set[int] = set()  # candidates some name-matched neighbour points at
         sole: set[int] = set()  # candidates a neighbour's counterpart launches as its one device callee
+        worded: set[int] = set()  # the callee of a neighbour's counterpart that shares the most of the port's name
         for other_index, match in settled.items():
             other = ports[other_index]
             counterpart = match.upstream
             calls = other.name in port.called and other.file == port.file or \
                 (other.name in port.called and len(by_name.get(other.name, [])) == 1)
             called_by = port.name in other.called
+            if called_by and match.by_name:  # a shared word counts only on a path that rests on names
+                key = (id(counterpart), port.file)
+                if key not in reached_cache:
+                    reached_cache[key] = _reached(counterpart, pools[index], matched_upstream)
+                reached = [c for c in reached_cache[key] if (port.file, _key(c)) not in used]
+                chosen = _sharing_most_words(port, reached)
+                if chosen is not None:
+                    evidence[id(chosen)] += 0 if chosen.name in counterpart.called else 1
+                    worded.add(id(chosen))
+                    named.add(id(chosen))
             for candidate in pools[index]:
                 if (port.file, _key(candidate)) in used or candidate is counterpart:
                     continue
@@ -688,6 +714,8 @@ def _call_graph_evidence(ports: list[Definition], pools: dict[int, list[Definiti
                 confidence -= LOOK_ALIKE_NEIGHBOUR_PENALTY
             if id(candidate) in sole:  # the one kernel a wrapper launches, on both sides
                 confidence += SOLE_LAUNCH_BONUS
+            if id(candidate) in worded:  # the one callee named like it, however deep the port folded the calls
+                confidence += CALLEE_WORDS_BONUS
             if port.device != candidate.device:
                 confidence *= 0.75
             launched.append(Match(port, candidate, min(confidence, 0.99), "call graph",
@@ -699,6 +727,57 @@ def _call_graph_evidence(ports: list[Definition], pools: dict[int, list[Definiti
         scored[index] = sorted(merged.values(), key=lambda m: -m.confidence)
         changed = changed or scored[index][0].confidence >= CONFIDENCE_THRESHOLD
     return changed
+
+
+INLINED_DEPTH = 4
+"""How many calls deep a counterpart's callees are followed through functions no port definition matches."""
+
+
+GENERIC_NAME_WORDS = frozenset(
+    "apply compute run do get set make init update check load store to from with of is has by for in on "
+    "the a an all".split())
+"""Name words that say what a function does to anything (``apply_mask``, ``apply_bias``): sharing one
+says nothing about which function it is."""
+
+
+def _reached(counterpart: Definition, pool: list[Definition], matched: set[int]) -> list[Definition]:
+    """The definitions of ``pool`` that ``counterpart`` calls, and that those call in turn where no
+    port definition is matched to them, ``INLINED_DEPTH`` calls deep: a port kernel often calls its
+    helpers itself where upstream's kernel reaches them through a body function or two the port
+    folded into the kernel."""
+    by_name: dict[str, list[Definition]] = {}
+    for definition in pool:
+        by_name.setdefault(definition.name, []).append(definition)
+    found: list[Definition] = []
+    seen = {id(counterpart)}
+    frontier = [counterpart]
+    for _ in range(INLINED_DEPTH):
+        following: list[Definition] = []
+        for caller in frontier:
+            for name in sorted(caller.called & by_name.keys()):
+                for definition in by_name[name]:
+                    if id(definition) in seen:
+                        continue
+                    seen.add(id(definition))
+                    found.append(definition)
+                    if id(definition) not in matched:
+                        following.append(definition)
+        frontier = following
+    return found
+
+
+def _sharing_most_words(port: Definition, reached: list[Definition]) -> Definition | None:
+    """The one definition of ``reached`` sharing the most of ``port``'s name words (generic verbs
+    aside), one at least; None where two share as many (``mask_kv_tail``: ``apply_mask`` and
+    ``apply_mask_causal`` alike, until the second is taken)."""
+    words = set(name_words(port.name)) - GENERIC_NAME_WORDS
+    if not words:
+        return None
+    shared = Counter({id(d): len(words & set(name_words(d.name))) for d in reached})
+    ranked = shared.most_common(2)
+    if not ranked or ranked[0][1] == 0 or (len(ranked) > 1 and ranked[1][1] == ranked[0][1]):
+        return None
+    return next(d for d in reached if id(d) == ranked[0][0])
 
 
 def _device_callees(caller: Definition, definitions: list[Definition]) -> list[Definition]:

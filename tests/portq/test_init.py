@@ -345,8 +345,9 @@ def test_a_call_graph_pairing_resting_only_on_a_look_alike_is_weaker():
     def definition(file: str, name: str, called: frozenset = frozenset(), kind: str = "function") -> Definition:
         return Definition(file, name, name, kind, "python", 1, 2, f"def {name}(): pass", called=called)
 
-    wrapper = definition("ops.py", "scale", frozenset({"_rows_kernel"}))
-    kernel = definition("ops.py", "_rows_kernel", kind="triton_kernel")
+    # the kernel's name shares no word with upstream's (a shared word adds ``CALLEE_WORDS_BONUS`` on a named path)
+    wrapper = definition("ops.py", "scale", frozenset({"_tile_kernel"}))
+    kernel = definition("ops.py", "_tile_kernel", kind="triton_kernel")
     theirs = definition("lib/scale.py", "scale_rows", frozenset({"_scale_rows_kernel"}))
     their_kernel = definition("lib/scale.py", "_scale_rows_kernel", kind="triton_kernel")
     pools = {0: [theirs, their_kernel], 1: [theirs, their_kernel]}
@@ -599,3 +600,145 @@ def test_a_launch_through_a_macro_is_read_from_the_macro_body():
     found = {m.port.name: (m.upstream.name, m.how) for m in proposals}
     assert found["silu_and_mul"] == ("silu_and_mul", "name")
     assert found["_gated_rows"] == ("act_and_mul_kernel", "call graph")
+
+
+INLINED_CU = '''\
+template <typename T>
+__device__ inline void reduce_max(const T* tile, T* out, int n) {
+    for (int i = 0; i < n; ++i) { out[0] = max(out[0], tile[i]); }
+}
+
+template <typename T>
+__device__ inline void reduce_sum(const T* tile, T* out, int n) {
+    for (int i = 0; i < n; ++i) { out[0] += tile[i]; }
+}
+
+template <typename T>
+__device__ inline void apply_mask(T* tile, int cols, int limit) {
+    for (int j = 0; j < cols; ++j) { if (j >= limit) tile[j] = -INFINITY; }
+}
+
+template <typename T>
+__device__ inline void apply_mask_causal(T* tile, int row, int cols, int limit) {
+    for (int j = 0; j < cols; ++j) { if (j >= min(limit, row + 1)) tile[j] = -INFINITY; }
+}
+
+template <typename T>
+__device__ inline void apply_bias(T* tile, const T* bias, int cols) {
+    for (int j = 0; j < cols; ++j) { tile[j] += bias[j]; }
+}
+
+template <typename T>
+__device__ inline void apply_scale(T* tile, float scale, int cols) {
+    for (int j = 0; j < cols; ++j) { tile[j] *= scale; }
+}
+
+template <typename T>
+__device__ inline void rescale_rows(T* tile, T* row_max, T* row_sum, int cols) {
+    reduce_max(tile, row_max, cols);
+    reduce_sum(tile, row_sum, cols);
+}
+
+template <typename T>
+__device__ inline void compute_block(const Params& params, int block) {
+    T tile[128];
+    T row_max[1], row_sum[1];
+    apply_bias(tile, params.bias, params.cols);
+    apply_scale(tile, params.scale, params.cols);
+    if (params.causal) { apply_mask_causal(tile, block, params.cols, params.seqlen_k); }
+    else { apply_mask(tile, params.cols, params.seqlen_k); }
+    rescale_rows(tile, row_max, row_sum, params.cols);
+}
+
+template <typename T>
+__global__ void attn_kernel(Params params) {
+    compute_block<T>(params, blockIdx.x);
+}
+'''
+
+INLINED_TRITON = '''\
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def row_max(scores):
+    return tl.max(scores, 1)
+
+
+@triton.jit
+def row_sum(probs):
+    return tl.sum(probs, 1)
+
+
+@triton.jit
+def mask_kv_tail(scores, cols, seqlen_k):
+    return tl.where(cols[None, :] < seqlen_k, scores, float("-inf"))
+
+
+@triton.jit
+def mask_causal(scores, rows, cols, seqlen_k):
+    limit = tl.minimum(rows + 1, seqlen_k)
+    return tl.where(cols[None, :] < limit[:, None], scores, float("-inf"))
+
+
+@triton.jit
+def apply_offsets(scores, offsets):
+    return scores + offsets[None, :]
+
+
+@triton.jit
+def attn_kernel(q, out, seqlen_k, CAUSAL: tl.constexpr, BLOCK: tl.constexpr):
+    rows = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    cols = tl.arange(0, BLOCK)
+    scores = tl.load(q + rows[:, None] * BLOCK + cols[None, :])
+    scores = apply_offsets(scores, cols)
+    if CAUSAL:
+        scores = mask_causal(scores, rows, cols, seqlen_k)
+    else:
+        scores = mask_kv_tail(scores, cols, seqlen_k)
+    maxima = row_max(scores)
+    probs = tl.exp(scores - maxima[:, None])
+    tl.store(out + rows, row_sum(probs))
+'''
+
+
+def test_helpers_of_a_kernel_that_inlines_upstream_functions_pair_with_those_functions_callees():
+    """The port's kernel calls its helpers itself where upstream's kernel reaches them through
+    functions the port folded into the kernel (``compute_block``, ``rescale_rows``): a helper
+    pairs with such a callee when it is the one among them that shares the most of the helper's
+    name words; a helper whose shared word names two callees alike (``apply_offsets``:
+    ``apply_bias``, ``apply_scale``) stays unmatched, and so does a helper no callee shares a word with."""
+    from portq.tree.definition_match import definitions_of, match_definitions
+
+    upstream = definitions_of(INLINED_CU.encode(), "csrc/attn_kernel.h")
+    port = definitions_of(INLINED_TRITON.encode(), "attn.py")
+    proposals, unmatched, _ = match_definitions(port, {"csrc/attn_kernel.h": upstream},
+                                                {"attn.py": ["csrc/attn_kernel.h"]})
+    found = {m.port.name: (m.upstream.name, m.how) for m in proposals}
+    assert found["attn_kernel"] == ("attn_kernel", "name")
+    assert found["row_max"] == ("reduce_max", "call graph")
+    assert found["row_sum"] == ("reduce_sum", "call graph")
+    assert found["mask_causal"] == ("apply_mask_causal", "call graph")
+    assert found["mask_kv_tail"] == ("apply_mask", "call graph")
+    assert "apply_offsets" in {d.name for d in unmatched}
+
+
+def test_a_shared_name_word_pairs_a_helper_only_below_a_neighbour_matched_by_name():
+    """The same kernel and helpers, the port's kernel paired with upstream's by look instead of
+    by name: a helper sharing a word with one of its counterpart's callees is then not paired
+    (a word shared at the end of a path of look-alikes is how a family's members get confused)."""
+    from portq.tree.definition_match import CONFIDENCE_THRESHOLD, Match, _call_graph_evidence, definitions_of
+
+    upstream = definitions_of(INLINED_CU.encode(), "csrc/attn_kernel.h")
+    port = definitions_of(INLINED_TRITON.encode(), "attn.py")
+    kernel = next(i for i, d in enumerate(port) if d.name == "attn_kernel")
+    helper = next(i for i, d in enumerate(port) if d.name == "row_max")
+    theirs = next(d for d in upstream if d.name == "attn_kernel")
+    found = {}
+    for how in ("name", "structure"):
+        scored = {i: [] for i in range(len(port))}
+        scored[kernel] = [Match(port[kernel], theirs, 0.9, how)]
+        _call_graph_evidence(port, {i: upstream for i in range(len(port))}, scored)
+        found[how] = max((m.confidence for m in scored[helper] if m.upstream.name == "reduce_max"), default=0.0)
+    assert found["name"] >= CONFIDENCE_THRESHOLD > found["structure"]
