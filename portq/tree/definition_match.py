@@ -637,7 +637,9 @@ def _compared(port: Definition, candidate: Definition, quick: float, shape: floa
 
 
 def _settled(scored: dict[int, list[Match]]) -> dict[int, Match]:
-    """The port definitions whose best match is at or above the threshold, one-to-one."""
+    """The port definitions whose best match is at or above the threshold, one-to-one; a match by
+    look (structure, the call graph) only where no other candidate comes within ``MARGIN`` of it:
+    a tie between two look-alikes is no ground for pairing their neighbours."""
     settled: dict[int, Match] = {}
     for match in _assign_order(scored):
         index = match[0]
@@ -645,8 +647,16 @@ def _settled(scored: dict[int, list[Match]]) -> dict[int, Match]:
             continue
         if match[1].confidence >= CONFIDENCE_THRESHOLD and all(
                 _pair_key(m) != _pair_key(match[1]) for m in settled.values()):
+            if match[1].how in _BY_LOOK and any(
+                    m.upstream is not match[1].upstream and m.confidence > match[1].confidence - MARGIN
+                    for m in scored[index]):
+                continue
             settled[index] = match[1]
     return settled
+
+
+_BY_LOOK = ("structure", "call graph")
+"""What a match by look rests on: how alike two definitions are, not a name."""
 
 
 def _assign_order(scored: dict[int, list[Match]]) -> list[tuple[int, Match]]:

@@ -742,3 +742,117 @@ def test_a_shared_name_word_pairs_a_helper_only_below_a_neighbour_matched_by_nam
         _call_graph_evidence(port, {i: upstream for i in range(len(port))}, scored)
         found[how] = max((m.confidence for m in scored[helper] if m.upstream.name == "reduce_max"), default=0.0)
     assert found["name"] >= CONFIDENCE_THRESHOLD > found["structure"]
+
+
+FAMILY_OPS = '''\
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _scale_fwd_kernel_pair(x_ptr, y_ptr, out_x_ptr, out_y_ptr, stride_x_t, stride_x_d, stride_o_t, stride_o_d,
+                           n_rows, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + row * stride_x_t + cols * stride_x_d)
+    y = tl.load(y_ptr + row * stride_x_t + cols * stride_x_d)
+    tl.store(out_x_ptr + row * stride_o_t + cols * stride_o_d, x * 2.0)
+    tl.store(out_y_ptr + row * stride_o_t + cols * stride_o_d, y * 2.0)
+
+
+@triton.jit
+def _scale_bwd_kernel_pair(x_ptr, y_ptr, out_x_ptr, out_y_ptr, stride_x_t, stride_x_d, stride_o_t, stride_o_d,
+                           n_rows, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + row * stride_x_t + cols * stride_x_d)
+    y = tl.load(y_ptr + row * stride_x_t + cols * stride_x_d)
+    tl.store(out_x_ptr + row * stride_o_t + cols * stride_o_d, x * 0.5)
+    tl.store(out_y_ptr + row * stride_o_t + cols * stride_o_d, y * 0.5)
+
+
+@triton.jit
+def _scale_bwd_kernel_one(x_ptr, out_ptr, stride_x_t, stride_o_t, n_rows, n_cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < n_cols
+    x = tl.load(x_ptr + row * stride_x_t + cols, mask=mask)
+    tl.store(out_ptr + row * stride_o_t + cols, x * 0.5, mask=mask)
+
+
+def _scale_fwd_pair(x, y, out_x, out_y):
+    t, d = x.shape
+    grid = (t, 1, 1)
+    _scale_fwd_kernel_pair[grid](x, y, out_x, out_y, *x.stride(), *out_x.stride(), t, BLOCK=d)
+    return out_x, out_y
+
+
+def _scale_bwd(x, y, out_x, out_y, pair):
+    t, d = x.shape
+    if pair:
+        _scale_bwd_kernel_pair[(t,)](x, y, out_x, out_y, x.stride(0), x.stride(1), out_x.stride(0),
+                                     out_x.stride(1), t, BLOCK=d)
+    else:
+        _scale_bwd_kernel_one[(t,)](x, out_x, x.stride(0), out_x.stride(0), t, d, BLOCK=d)
+    return out_x, out_y
+
+
+def scale_fwd_pair(x, y):
+    out_x = torch.empty_like(x)
+    out_y = torch.empty_like(y)
+    return _scale_fwd_pair(x, y, out_x, out_y)
+
+
+def scale_bwd(x, y, pair=True):
+    return _scale_bwd(x, y, torch.empty_like(x), torch.empty_like(y), pair)
+'''
+
+FAMILY_PORT = '''\
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _twin_rows(q, k, q_out, k_out, q_tok, q_dim, o_tok, o_dim, rows, WIDTH: tl.constexpr):
+    tok = tl.program_id(0)
+    dim = tl.arange(0, WIDTH)
+    a = tl.load(q + tok * q_tok + dim * q_dim)
+    b = tl.load(k + tok * q_tok + dim * q_dim)
+    tl.store(q_out + tok * o_tok + dim * o_dim, a * 2.0)
+    tl.store(k_out + tok * o_tok + dim * o_dim, b * 2.0)
+
+
+def _run_twin(q, k, q_out, k_out):
+    tokens, width = q.shape
+    _twin_rows[(tokens, 1, 1)](q, k, q_out, k_out, *q.stride(), *q_out.stride(), tokens, WIDTH=width)
+    return q_out, k_out
+
+
+def twin_double(q, k):
+    return _run_twin(q, k, torch.empty_like(q), torch.empty_like(k))
+'''
+
+
+def _family_proposals(upstream_text: str) -> dict[str, tuple[str, str]]:
+    from portq.tree.definition_match import definitions_of, match_definitions
+
+    upstream = definitions_of(upstream_text.encode(), "lib/scale_ops.py")
+    port = definitions_of(FAMILY_PORT.encode(), "twin.py")
+    proposals, _, _ = match_definitions(port, {"lib/scale_ops.py": upstream}, {"twin.py": ["lib/scale_ops.py"]})
+    return {m.port.name: (m.upstream.name, m.how) for m in proposals}
+
+
+def test_a_tie_between_look_alikes_is_no_ground_for_pairing_their_neighbours():
+    """Upstream holds a kernel, its wrapper and its caller twice under two names (a copy kept for
+    another caller). The renamed port's kernel resembles both copies alike: it is not settled on
+    one of them for the call graph to pair its wrapper with that copy's wrapper, and the port is
+    left unmatched rather than given one of the two."""
+    chain = FAMILY_OPS[FAMILY_OPS.index("def _scale_fwd_pair"):FAMILY_OPS.index("def _scale_bwd(")]
+    chain += FAMILY_OPS[FAMILY_OPS.index("def scale_fwd_pair"):FAMILY_OPS.index("def scale_bwd")]
+    kernel = FAMILY_OPS[FAMILY_OPS.index("@triton.jit\ndef _scale_fwd_kernel_pair"):FAMILY_OPS.index("@triton.jit\ndef _scale_bwd_kernel_pair")]
+    copy = (kernel + chain).replace("scale_fwd", "scale_copy")
+    found = _family_proposals(FAMILY_OPS + "\n\n" + copy)
+    assert not {"_run_twin", "_twin_rows", "twin_double"} & found.keys()
+
