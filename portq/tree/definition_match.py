@@ -528,6 +528,13 @@ definition's name words: ``row_max`` called by the port kernel, ``reduce_max`` r
 counterpart."""
 
 
+SIBLING_METHOD_BONUS = 0.2
+"""What a pairing gains when the candidate is the method of the same name of the upstream class
+that another method of the port definition's class was matched to (``XentOp.backward`` once
+``XentOp.forward`` is ``LigerFusedLinearCrossEntropyFunction.forward``): the classes are paired,
+and within a class a method's name says which it is."""
+
+
 STRAY_PENALTY = 0.1
 """What a structural or call-graph match loses when every other matched definition of its port
 file is matched in other upstream files."""
@@ -668,8 +675,10 @@ def _assign_order(scored: dict[int, list[Match]]) -> list[tuple[int, Match]]:
 def _call_graph_evidence(ports: list[Definition], pools: dict[int, list[Definition]],
                          scored: dict[int, list[Match]]) -> bool:
     """Pair the port definitions that call, or are called by, a settled one with the
-    upstream definitions that call, or are called by, its counterpart. Returns whether
-    anything new was settled."""
+    upstream definitions that call, or are called by, its counterpart (or that it reaches
+    through functions the port folded in, see ``_reached``), and a method with the method of
+    the same name of the class a sibling method was matched to. Returns whether anything new
+    was settled."""
     settled = _settled(scored)
     by_name: dict[str, list[int]] = {}
     for index, port in enumerate(ports):
@@ -685,6 +694,7 @@ def _call_graph_evidence(ports: list[Definition], pools: dict[int, list[Definiti
         named: set[int] = set()  # candidates some name-matched neighbour points at
         sole: set[int] = set()  # candidates a neighbour's counterpart launches as its one device callee
         worded: set[int] = set()  # the callee of a neighbour's counterpart that shares the most of the port's name
+        siblings: set[int] = set()  # the same method of the class a method of the port's class matched
         for other_index, match in settled.items():
             other = ports[other_index]
             counterpart = match.upstream
@@ -701,9 +711,17 @@ def _call_graph_evidence(ports: list[Definition], pools: dict[int, list[Definiti
                     evidence[id(chosen)] += 0 if chosen.name in counterpart.called else 1
                     worded.add(id(chosen))
                     named.add(id(chosen))
+            sibling = bool(port.owner) and other.owner == port.owner and other.file == port.file \
+                and bool(counterpart.owner)
             for candidate in pools[index]:
                 if (port.file, _key(candidate)) in used or candidate is counterpart:
                     continue
+                if sibling and candidate.name == port.name and candidate.owner == counterpart.owner \
+                        and candidate.file == counterpart.file:
+                    evidence[id(candidate)] += 1
+                    siblings.add(id(candidate))
+                    if match.by_name:
+                        named.add(id(candidate))
                 if calls and counterpart.name in candidate.called or called_by and candidate.name in counterpart.called:
                     evidence[id(candidate)] += (calls and counterpart.name in candidate.called) + \
                         (called_by and candidate.name in counterpart.called)
@@ -726,6 +744,8 @@ def _call_graph_evidence(ports: list[Definition], pools: dict[int, list[Definiti
                 confidence += SOLE_LAUNCH_BONUS
             if id(candidate) in worded:  # the one callee named like it, however deep the port folded the calls
                 confidence += CALLEE_WORDS_BONUS
+            if id(candidate) in siblings:  # the same method of the class its class was matched to
+                confidence += SIBLING_METHOD_BONUS
             if port.device != candidate.device:
                 confidence *= 0.75
             launched.append(Match(port, candidate, min(confidence, 0.99), "call graph",

@@ -856,3 +856,34 @@ def test_a_tie_between_look_alikes_is_no_ground_for_pairing_their_neighbours():
     found = _family_proposals(FAMILY_OPS + "\n\n" + copy)
     assert not {"_run_twin", "_twin_rows", "twin_double"} & found.keys()
 
+
+
+def test_a_method_pairs_with_the_same_method_of_the_class_its_sibling_matched():
+    """``XentOp.forward`` is matched to ``LigerCrossEntropyFunction.forward``; its ``backward``, which
+    resembles two upstream ``backward`` methods alike, pairs with the one of that same class."""
+    from portq.tree.definition_match import CONFIDENCE_THRESHOLD, Match, _call_graph_evidence, definitions_of
+
+    def autograd(owner: str, scale: str) -> str:
+        return (f"class {owner}(torch.autograd.Function):\n"
+                "    @staticmethod\n"
+                "    def forward(ctx, x, target):\n"
+                f"        loss, grad = _loss_rows(x, target, {scale})\n"
+                "        ctx.save_for_backward(grad)\n"
+                "        return loss\n\n"
+                "    @staticmethod\n"
+                "    def backward(ctx, grad_output):\n"
+                "        (grad,) = ctx.saved_tensors\n"
+                "        if not torch.equal(grad_output, torch.tensor(1.0, device=grad_output.device)):\n"
+                "            grad = grad * grad_output\n"
+                "        return grad, None\n")
+
+    upstream = definitions_of((autograd("LigerFusedLinearXEntropyFunction", "1.0") + "\n\n" +
+                               autograd("LigerMarginLossFunction", "2.0")).encode(), "lib/losses.py")
+    port = definitions_of(autograd("XentOp", "1.0").encode(), "xent.py")
+    forward, backward = (next(i for i, d in enumerate(port) if d.name == name) for name in ("forward", "backward"))
+    theirs = next(d for d in upstream if d.qualified_name == "LigerFusedLinearXEntropyFunction.forward")
+    scored = {forward: [Match(port[forward], theirs, 0.8, "structure", 0.9)], backward: []}
+    _call_graph_evidence(port, {forward: upstream, backward: upstream}, scored)
+    by_owner = {m.upstream.owner: m.confidence for m in scored[backward]}
+    assert by_owner["LigerFusedLinearXEntropyFunction"] >= CONFIDENCE_THRESHOLD
+    assert by_owner.get("LigerMarginLossFunction", 0.0) < by_owner["LigerFusedLinearXEntropyFunction"] - 0.05
