@@ -296,6 +296,8 @@ def name_similarity(port: str, upstream: str) -> float:
         return 0.9
     if word_run(name_words(port), name_words(upstream)) or word_run(name_words(upstream), name_words(port)):
         return WORD_RUN_SIMILARITY
+    if _abbreviated(name_words(port), name_words(upstream)) or _abbreviated(name_words(upstream), name_words(port)):
+        return ABBREVIATION_SIMILARITY
     a, b = set(name_words(port)), set(name_words(upstream))
     if not a or not b:
         return 0.0
@@ -308,6 +310,49 @@ def name_similarity(port: str, upstream: str) -> float:
 WORD_RUN_SIMILARITY = 0.85
 """The name similarity of a name whose words are another's in order with a word or two more
 (``fwd_hdim32`` and ``run_mha_fwd_hdim32``, ``max_exp2_sum`` and ``max_scale_exp2_sum``)."""
+
+
+ABBREVIATION_SIMILARITY = 0.8
+"""The name similarity of a name one of whose words abbreviates two or three consecutive words of
+the other, every other word the same (``bmm_bf16`` and ``batched_gemm_bf16``): below
+``WORD_RUN_SIMILARITY``, so that it is scored like a renamed definition, its body or structure
+carrying part of the confidence (letters in order match more words than the author meant)."""
+
+
+def abbreviates(short: str, words: tuple[str, ...]) -> bool:
+    """Whether ``short`` (three letters or more) abbreviates ``words`` (two or more) in order: it
+    starts with the first word's first letter, and its letters follow through the words in order,
+    each word giving one letter at least (``bmm``: b of ``batched``, mm of ``gemm``; ``rms``: root
+    mean square)."""
+    if len(short) < 3 or not short.isalpha() or len(words) < 2 or not words[0] or short[0] != words[0][0] \
+            or len(short) >= sum(len(word) for word in words):
+        return False
+
+    @lru_cache(maxsize=None)
+    def follows(letter: int, word: int, position: int, given: bool) -> bool:
+        if letter == len(short):
+            return word == len(words) - 1 and given
+        text = words[word]
+        found = text.find(short[letter], position)
+        while found >= 0:
+            if follows(letter + 1, word, found + 1, True):
+                return True
+            found = text.find(short[letter], found + 1)
+        return given and word + 1 < len(words) and follows(letter, word + 1, 0, False)
+
+    return follows(1, 0, 1, True)
+
+
+def _abbreviated(shorter: tuple[str, ...], longer: tuple[str, ...]) -> bool:
+    """Whether one word of ``shorter`` abbreviates two or three consecutive words of ``longer``
+    (``abbreviates``) and every other word is the same, in order."""
+    for index, word in enumerate(shorter):
+        for count in (2, 3):
+            start = index
+            if longer[:start] == shorter[:index] and longer[start + count:] == shorter[index + 1:] \
+                    and len(longer) == len(shorter) - 1 + count and abbreviates(word, longer[start:start + count]):
+                return True
+    return False
 
 
 def word_run(shorter: tuple[str, ...], longer: tuple[str, ...]) -> bool:

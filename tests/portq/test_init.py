@@ -887,3 +887,21 @@ def test_a_method_pairs_with_the_same_method_of_the_class_its_sibling_matched():
     by_owner = {m.upstream.owner: m.confidence for m in scored[backward]}
     assert by_owner["LigerFusedLinearXEntropyFunction"] >= CONFIDENCE_THRESHOLD
     assert by_owner.get("LigerMarginLossFunction", 0.0) < by_owner["LigerFusedLinearXEntropyFunction"] - 0.05
+
+
+def test_a_name_word_that_abbreviates_upstream_words_matches_conservatively():
+    """``bmm_bf16`` is upstream's ``batched_gemm_bf16``: ``bmm`` starts as ``batched`` does and its
+    other letters follow in ``gemm``; every other word is the same. Such a name is scored below
+    a word run, so that the definitions' likeness must carry part of the confidence; a word of two
+    letters, one that skips a word, one out of order or beside another differing word is no abbreviation."""
+    from portq.tree.definition_match import ABBREVIATION_SIMILARITY, WORD_RUN_SIMILARITY, abbreviates
+
+    assert abbreviates("bmm", ("batched", "gemm"))
+    assert abbreviates("rms", ("root", "mean", "square"))
+    assert not abbreviates("bmm", ("gemm", "batched"))
+    assert not abbreviates("bm", ("batched", "matmul"))
+    assert not abbreviates("bgm", ("batched", "fp8", "gemm"))  # every word gives a letter
+    assert name_similarity("bmm_bf16", "batched_gemm_bf16") == ABBREVIATION_SIMILARITY < WORD_RUN_SIMILARITY
+    assert name_similarity("batched_gemm_bf16", "bmm_bf16") == ABBREVIATION_SIMILARITY
+    assert name_similarity("bmm_fp8", "batched_gemm_bf16") < ABBREVIATION_SIMILARITY
+    assert name_similarity("bmm_bf16", "batched_gemm_a8w8") < ABBREVIATION_SIMILARITY
