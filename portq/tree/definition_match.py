@@ -6,10 +6,15 @@ comment-free tokens and their shape once the author's names are abstracted)
 are compared with every definition of their candidate upstream files by
 name (equal, or equal once normalised: case, underscores, ``_kernel`` /
 ``_fwd`` / ``_p`` suffixes, a method with its class; or the same specific
-words in order with a word or two more, across languages), body tokens,
+words in order with a word or two more, across languages; less, a word that
+abbreviates two or three of the other's), body tokens,
 structure, parameter names, kind, and the call graph (a wrapper that
 launches a matched kernel pairs with the upstream wrapper launching its
-counterpart; a wrapper's one launched kernel with its counterpart's);
+counterpart; a wrapper's one launched kernel with its counterpart's; a C-family
+definition calls what the macros it expands call; a helper its matched caller
+calls with the callee of the caller's counterpart, up to four calls deep through
+functions the port folded in, that shares the most of its name words; a
+method with the same method of the class a sibling method matched);
 ``match_definitions`` takes pairs best first, one to one per
 port file, discounting look-alikes (a close runner-up, a structural match in
 an upstream file the rest of its port file does not draw from, a call-graph
@@ -348,9 +353,8 @@ def _abbreviated(shorter: tuple[str, ...], longer: tuple[str, ...]) -> bool:
     (``abbreviates``) and every other word is the same, in order."""
     for index, word in enumerate(shorter):
         for count in (2, 3):
-            start = index
-            if longer[:start] == shorter[:index] and longer[start + count:] == shorter[index + 1:] \
-                    and len(longer) == len(shorter) - 1 + count and abbreviates(word, longer[start:start + count]):
+            if len(longer) == len(shorter) - 1 + count and longer[:index] == shorter[:index] \
+                    and longer[index + count:] == shorter[index + 1:] and abbreviates(word, longer[index:index + count]):
                 return True
     return False
 
@@ -787,7 +791,7 @@ def _call_graph_evidence(ports: list[Definition], pools: dict[int, list[Definiti
                 confidence -= LOOK_ALIKE_NEIGHBOUR_PENALTY
             if id(candidate) in sole:  # the one kernel a wrapper launches, on both sides
                 confidence += SOLE_LAUNCH_BONUS
-            if id(candidate) in worded:  # the one callee named like it, however deep the port folded the calls
+            if id(candidate) in worded:  # the one callee named like it, through the calls the port folded in
                 confidence += CALLEE_WORDS_BONUS
             if id(candidate) in siblings:  # the same method of the class its class was matched to
                 confidence += SIBLING_METHOD_BONUS
