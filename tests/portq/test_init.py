@@ -707,8 +707,9 @@ def test_helpers_of_a_kernel_that_inlines_upstream_functions_pair_with_those_fun
     """The port's kernel calls its helpers itself where upstream's kernel reaches them through
     functions the port folded into the kernel (``compute_block``, ``rescale_rows``): a helper
     pairs with such a callee when it is the one among them that shares the most of the helper's
-    name words; a helper whose shared word names two callees alike (``apply_offsets``:
-    ``apply_bias``, ``apply_scale``) stays unmatched, and so does a helper no callee shares a word with."""
+    name words (``mask_kv_tail`` shares ``mask`` with two alike, and gets ``apply_mask`` once
+    ``mask_causal`` has taken ``apply_mask_causal``); a helper whose only shared word is a generic
+    verb (``apply_offsets``: ``apply_bias``, ``apply_scale``) stays unmatched."""
     from portq.tree.definition_match import definitions_of, match_definitions
 
     upstream = definitions_of(INLINED_CU.encode(), "csrc/attn_kernel.h")
