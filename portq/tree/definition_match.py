@@ -6,10 +6,15 @@ comment-free tokens and their shape once the author's names are abstracted)
 are compared with every definition of their candidate upstream files by
 name (equal, or equal once normalised: case, underscores, ``_kernel`` /
 ``_fwd`` / ``_p`` suffixes, a method with its class; or the same specific
-words in order with a word or two more, across languages), body tokens,
+words in order with a word or two more, across languages; less, a word that
+abbreviates two or three of the other's), body tokens,
 structure, parameter names, kind, and the call graph (a wrapper that
 launches a matched kernel pairs with the upstream wrapper launching its
-counterpart; a wrapper's one launched kernel with its counterpart's);
+counterpart; a wrapper's one launched kernel with its counterpart's; a C-family
+definition calls what the macros it expands call; a helper its matched caller
+calls with the callee of the caller's counterpart, up to four calls deep through
+functions the port folded in, that shares the most of its name words; a
+method with the same method of the class a sibling method matched);
 ``match_definitions`` takes pairs best first, one to one per
 port file, discounting look-alikes (a close runner-up, a structural match in
 an upstream file the rest of its port file does not draw from, a call-graph
@@ -29,7 +34,7 @@ from functools import cached_property, lru_cache
 
 from portq.language.symbols import Definition as SymbolDefinition
 from portq.language.symbols import (KIND_CLASS, KIND_CUDA_KERNEL, KIND_DEVICE_FUNCTION, KIND_METHOD, KIND_OP_SCHEMA,
-                                    KIND_TRITON_KERNEL, symbol_table)
+                                    KIND_TRITON_KERNEL, language_for_path, symbol_table)
 
 CONFIDENCE_THRESHOLD = 0.6
 """A proposal at or above it is written; below it the definition is reported unmatched."""
@@ -124,8 +129,58 @@ class Definition:
 
 
 def definitions_of(source: bytes, path: str) -> list[Definition]:
-    """The functions, methods and kernels of one file (not classes or op schemas)."""
-    return [definition_from(path, symbol, text) for symbol, text in definition_texts(source, path)]
+    """The functions, methods and kernels of one file (not classes or op schemas); in C-family
+    files, what a definition calls includes what the macros it expands call (see ``macro_callees``)."""
+    definitions = [definition_from(path, symbol, text) for symbol, text in definition_texts(source, path)]
+    macros = macro_callees(source, path)
+    if macros:
+        for definition in definitions:
+            expanded = _expanded(definition.called, macros)
+            if expanded:
+                definition.called = definition.called | expanded
+    return definitions
+
+
+_MACRO = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)(\([^)\n]*\))?((?:[^\n]*\\\r?\n)*[^\n]*)", re.M)
+
+
+MACRO_DEPTH = 4
+"""How deep macros that expand macros are followed."""
+
+
+def macro_callees(source: bytes, path: str) -> dict[str, frozenset[str]]:
+    """Each function-like or object-like macro a C-family file defines, with the identifiers its
+    body names (its own parameters aside): upstream code often launches a kernel inside a macro
+    (``LAUNCH_KERNEL(silu)`` expanding to ``act_kernel<...><<<grid, block>>>(...)``), which the
+    definition using it names only through the macro."""
+    if b"#" not in source or language_for_path(path) != "cpp":
+        return {}
+    macros: dict[str, frozenset[str]] = {}
+    for found in _MACRO.finditer(source):
+        name = found.group(1).decode()
+        parameters = set(re.findall(r"[A-Za-z_]\w*", (found.group(2) or b"").decode(errors="replace")))
+        body = _COMMENT.sub(" ", found.group(3).decode(errors="replace").replace("\\\n", "\n"))
+        named = frozenset(re.findall(r"[A-Za-z_]\w*", body)) - parameters - {name}
+        if named:
+            macros[name] = macros.get(name, frozenset()) | named
+    return macros
+
+
+def _expanded(called: frozenset[str], macros: dict[str, frozenset[str]]) -> frozenset[str]:
+    """The identifiers the macros among ``called`` name, followed ``MACRO_DEPTH`` macros deep."""
+    found: set[str] = set()
+    frontier = [name for name in called if name in macros]
+    seen = set(frontier)
+    for _ in range(MACRO_DEPTH):
+        following: list[str] = []
+        for macro in frontier:
+            for name in macros[macro]:
+                found.add(name)
+                if name in macros and name not in seen:
+                    seen.add(name)
+                    following.append(name)
+        frontier = following
+    return frozenset(found - called)
 
 
 def definition_texts(source: bytes, path: str) -> list[tuple[SymbolDefinition, str]]:
@@ -246,6 +301,8 @@ def name_similarity(port: str, upstream: str) -> float:
         return 0.9
     if word_run(name_words(port), name_words(upstream)) or word_run(name_words(upstream), name_words(port)):
         return WORD_RUN_SIMILARITY
+    if _abbreviated(name_words(port), name_words(upstream)) or _abbreviated(name_words(upstream), name_words(port)):
+        return ABBREVIATION_SIMILARITY
     a, b = set(name_words(port)), set(name_words(upstream))
     if not a or not b:
         return 0.0
@@ -258,6 +315,48 @@ def name_similarity(port: str, upstream: str) -> float:
 WORD_RUN_SIMILARITY = 0.85
 """The name similarity of a name whose words are another's in order with a word or two more
 (``fwd_hdim32`` and ``run_mha_fwd_hdim32``, ``max_exp2_sum`` and ``max_scale_exp2_sum``)."""
+
+
+ABBREVIATION_SIMILARITY = 0.8
+"""The name similarity of a name one of whose words abbreviates two or three consecutive words of
+the other, every other word the same (``bmm_bf16`` and ``batched_gemm_bf16``): below
+``WORD_RUN_SIMILARITY``, so that it is scored like a renamed definition, its body or structure
+carrying part of the confidence (letters in order match more words than the author meant)."""
+
+
+def abbreviates(short: str, words: tuple[str, ...]) -> bool:
+    """Whether ``short`` (three letters or more) abbreviates ``words`` (two or more) in order: it
+    starts with the first word's first letter, and its letters follow through the words in order,
+    each word giving one letter at least (``bmm``: b of ``batched``, mm of ``gemm``; ``rms``: root
+    mean square)."""
+    if len(short) < 3 or not short.isalpha() or len(words) < 2 or not words[0] or short[0] != words[0][0] \
+            or len(short) >= sum(len(word) for word in words):
+        return False
+
+    @lru_cache(maxsize=None)
+    def follows(letter: int, word: int, position: int, given: bool) -> bool:
+        if letter == len(short):
+            return word == len(words) - 1 and given
+        text = words[word]
+        found = text.find(short[letter], position)
+        while found >= 0:
+            if follows(letter + 1, word, found + 1, True):
+                return True
+            found = text.find(short[letter], found + 1)
+        return given and word + 1 < len(words) and follows(letter, word + 1, 0, False)
+
+    return follows(1, 0, 1, True)
+
+
+def _abbreviated(shorter: tuple[str, ...], longer: tuple[str, ...]) -> bool:
+    """Whether one word of ``shorter`` abbreviates two or three consecutive words of ``longer``
+    (``abbreviates``) and every other word is the same, in order."""
+    for index, word in enumerate(shorter):
+        for count in (2, 3):
+            if len(longer) == len(shorter) - 1 + count and longer[:index] == shorter[:index] \
+                    and longer[index + count:] == shorter[index + 1:] and abbreviates(word, longer[index:index + count]):
+                return True
+    return False
 
 
 def word_run(shorter: tuple[str, ...], longer: tuple[str, ...]) -> bool:
@@ -471,9 +570,29 @@ and its counterpart's one device callee the candidate: a wrapper launching one k
 sides (the kernel's body, in another language, may share nothing else with its counterpart)."""
 
 
+CALLEE_WORDS_BONUS = 0.15
+"""What a call-graph pairing gains when the candidate is the one callee (direct, or through
+functions the port folded in) of the neighbour's counterpart that shares the most of the port
+definition's name words: ``row_max`` called by the port kernel, ``reduce_max`` reached from its
+counterpart."""
+
+
+SIBLING_METHOD_BONUS = 0.2
+"""What a pairing gains when the candidate is the method of the same name of the upstream class
+that another method of the port definition's class was matched to (``XentOp.backward`` once
+``XentOp.forward`` is ``LigerFusedLinearCrossEntropyFunction.forward``): the classes are paired,
+and within a class a method's name says which it is."""
+
+
 STRAY_PENALTY = 0.1
 """What a structural or call-graph match loses when every other matched definition of its port
 file is matched in other upstream files."""
+
+
+CALL_GRAPH_ROUNDS = 6
+"""Rounds of call-graph pairing at most: each pairs the neighbours of what the round before settled
+(a name-matched launcher, then the kernel it launches, then that kernel's helpers, then a helper
+whose callee was shared with one settled the round before)."""
 
 
 CANDIDATES_PER_DEFINITION = 16
@@ -547,7 +666,7 @@ def match_definitions(ports: list[Definition], candidates: dict[str, list[Defini
         for index, matches in scored.items():
             scored[index] = [m if strong[m.upstream.file] else
                              Match(m.port, m.upstream, m.confidence * 0.9, m.how, m.body) for m in matches]
-    for _ in range(3):
+    for _ in range(CALL_GRAPH_ROUNDS):
         if not _call_graph_evidence(ports, pools, scored):
             break
     return _assign(ports, scored)
@@ -574,7 +693,9 @@ def _compared(port: Definition, candidate: Definition, quick: float, shape: floa
 
 
 def _settled(scored: dict[int, list[Match]]) -> dict[int, Match]:
-    """The port definitions whose best match is at or above the threshold, one-to-one."""
+    """The port definitions whose best match is at or above the threshold, one-to-one; a match by
+    look (structure, the call graph) only where no other candidate comes within ``MARGIN`` of it:
+    a tie between two look-alikes is no ground for pairing their neighbours."""
     settled: dict[int, Match] = {}
     for match in _assign_order(scored):
         index = match[0]
@@ -582,8 +703,16 @@ def _settled(scored: dict[int, list[Match]]) -> dict[int, Match]:
             continue
         if match[1].confidence >= CONFIDENCE_THRESHOLD and all(
                 _pair_key(m) != _pair_key(match[1]) for m in settled.values()):
+            if match[1].how in _BY_LOOK and any(
+                    m.upstream is not match[1].upstream and m.confidence > match[1].confidence - MARGIN
+                    for m in scored[index]):
+                continue
             settled[index] = match[1]
     return settled
+
+
+_BY_LOOK = ("structure", "call graph")
+"""What a match by look rests on: how alike two definitions are, not a name."""
 
 
 def _assign_order(scored: dict[int, list[Match]]) -> list[tuple[int, Match]]:
@@ -595,13 +724,17 @@ def _assign_order(scored: dict[int, list[Match]]) -> list[tuple[int, Match]]:
 def _call_graph_evidence(ports: list[Definition], pools: dict[int, list[Definition]],
                          scored: dict[int, list[Match]]) -> bool:
     """Pair the port definitions that call, or are called by, a settled one with the
-    upstream definitions that call, or are called by, its counterpart. Returns whether
-    anything new was settled."""
+    upstream definitions that call, or are called by, its counterpart (or that it reaches
+    through functions the port folded in, see ``_reached``), and a method with the method of
+    the same name of the class a sibling method was matched to. Returns whether anything new
+    was settled."""
     settled = _settled(scored)
     by_name: dict[str, list[int]] = {}
     for index, port in enumerate(ports):
         by_name.setdefault(port.name, []).append(index)
     used = {_pair_key(m) for m in settled.values()}
+    matched_upstream = {id(m.upstream) for m in settled.values()}
+    reached_cache: dict[tuple[int, str], list[Definition]] = {}
     changed = False
     for index, port in enumerate(ports):
         if index in settled:
@@ -609,15 +742,35 @@ def _call_graph_evidence(ports: list[Definition], pools: dict[int, list[Definiti
         evidence: Counter = Counter()
         named: set[int] = set()  # candidates some name-matched neighbour points at
         sole: set[int] = set()  # candidates a neighbour's counterpart launches as its one device callee
+        worded: set[int] = set()  # the callee of a neighbour's counterpart that shares the most of the port's name
+        siblings: set[int] = set()  # the same method of the class a method of the port's class matched
         for other_index, match in settled.items():
             other = ports[other_index]
             counterpart = match.upstream
             calls = other.name in port.called and other.file == port.file or \
                 (other.name in port.called and len(by_name.get(other.name, [])) == 1)
             called_by = port.name in other.called
+            if called_by and match.by_name:  # a shared word counts only on a path that rests on names
+                key = (id(counterpart), port.file)
+                if key not in reached_cache:
+                    reached_cache[key] = _reached(counterpart, pools[index], matched_upstream)
+                reached = [c for c in reached_cache[key] if (port.file, _key(c)) not in used]
+                chosen = _sharing_most_words(port, reached)
+                if chosen is not None:
+                    evidence[id(chosen)] += 0 if chosen.name in counterpart.called else 1
+                    worded.add(id(chosen))
+                    named.add(id(chosen))
+            sibling = bool(port.owner) and other.owner == port.owner and other.file == port.file \
+                and bool(counterpart.owner)
             for candidate in pools[index]:
                 if (port.file, _key(candidate)) in used or candidate is counterpart:
                     continue
+                if sibling and candidate.name == port.name and candidate.owner == counterpart.owner \
+                        and candidate.file == counterpart.file:
+                    evidence[id(candidate)] += 1
+                    siblings.add(id(candidate))
+                    if match.by_name:
+                        named.add(id(candidate))
                 if calls and counterpart.name in candidate.called or called_by and candidate.name in counterpart.called:
                     evidence[id(candidate)] += (calls and counterpart.name in candidate.called) + \
                         (called_by and candidate.name in counterpart.called)
@@ -638,6 +791,10 @@ def _call_graph_evidence(ports: list[Definition], pools: dict[int, list[Definiti
                 confidence -= LOOK_ALIKE_NEIGHBOUR_PENALTY
             if id(candidate) in sole:  # the one kernel a wrapper launches, on both sides
                 confidence += SOLE_LAUNCH_BONUS
+            if id(candidate) in worded:  # the one callee named like it, through the calls the port folded in
+                confidence += CALLEE_WORDS_BONUS
+            if id(candidate) in siblings:  # the same method of the class its class was matched to
+                confidence += SIBLING_METHOD_BONUS
             if port.device != candidate.device:
                 confidence *= 0.75
             launched.append(Match(port, candidate, min(confidence, 0.99), "call graph",
@@ -651,9 +808,64 @@ def _call_graph_evidence(ports: list[Definition], pools: dict[int, list[Definiti
     return changed
 
 
+INLINED_DEPTH = 4
+"""How many calls deep a counterpart's callees are followed through functions no port definition matches."""
+
+
+GENERIC_NAME_WORDS = frozenset(
+    "apply compute run do get set make init update check load store to from with of is has by for in on "
+    "the a an all".split())
+"""Name words that say what a function does to anything (``apply_mask``, ``apply_bias``): sharing one
+says nothing about which function it is."""
+
+
+def _reached(counterpart: Definition, pool: list[Definition], matched: set[int]) -> list[Definition]:
+    """The definitions of ``pool`` that ``counterpart`` calls, and that those call in turn where no
+    port definition is matched to them, ``INLINED_DEPTH`` calls deep: a port kernel often calls its
+    helpers itself where upstream's kernel reaches them through a body function or two the port
+    folded into the kernel."""
+    by_name: dict[str, list[Definition]] = {}
+    for definition in pool:
+        by_name.setdefault(definition.name, []).append(definition)
+    found: list[Definition] = []
+    seen = {id(counterpart)}
+    frontier = [counterpart]
+    for _ in range(INLINED_DEPTH):
+        following: list[Definition] = []
+        for caller in frontier:
+            for name in sorted(caller.called & by_name.keys()):
+                for definition in by_name[name]:
+                    if id(definition) in seen:
+                        continue
+                    seen.add(id(definition))
+                    found.append(definition)
+                    if id(definition) not in matched:
+                        following.append(definition)
+        frontier = following
+    return found
+
+
+def _sharing_most_words(port: Definition, reached: list[Definition]) -> Definition | None:
+    """The one definition of ``reached`` sharing the most of ``port``'s name words (generic verbs
+    aside), one at least; None where two share as many (``mask_kv_tail``: ``apply_mask`` and
+    ``apply_mask_causal`` alike, until the second is taken)."""
+    words = set(name_words(port.name)) - GENERIC_NAME_WORDS
+    if not words:
+        return None
+    shared = Counter({id(d): len(words & set(name_words(d.name))) for d in reached})
+    ranked = shared.most_common(2)
+    if not ranked or ranked[0][1] == 0 or (len(ranked) > 1 and ranked[1][1] == ranked[0][1]):
+        return None
+    return next(d for d in reached if id(d) == ranked[0][0])
+
+
 def _device_callees(caller: Definition, definitions: list[Definition]) -> list[Definition]:
-    """The kernels and device functions among ``definitions`` that ``caller`` calls or launches."""
-    return [d for d in definitions if d.device and d.name in caller.called and d is not caller]
+    """The kernels among ``definitions`` that ``caller`` launches, or where it launches none, the
+    device functions it calls: a binding that launches a kernel templated on a device function
+    (``act_kernel<silu>``) names both, and launches only the kernel."""
+    called = [d for d in definitions if d.device and d.name in caller.called and d is not caller]
+    kernels = [d for d in called if d.kind in (KIND_CUDA_KERNEL, KIND_TRITON_KERNEL)]
+    return kernels or called
 
 
 def _nearest(matches: list[Match], held: Match | None) -> Match | None:

@@ -345,8 +345,9 @@ def test_a_call_graph_pairing_resting_only_on_a_look_alike_is_weaker():
     def definition(file: str, name: str, called: frozenset = frozenset(), kind: str = "function") -> Definition:
         return Definition(file, name, name, kind, "python", 1, 2, f"def {name}(): pass", called=called)
 
-    wrapper = definition("ops.py", "scale", frozenset({"_rows_kernel"}))
-    kernel = definition("ops.py", "_rows_kernel", kind="triton_kernel")
+    # the kernel's name shares no word with upstream's (a shared word adds ``CALLEE_WORDS_BONUS`` on a named path)
+    wrapper = definition("ops.py", "scale", frozenset({"_tile_kernel"}))
+    kernel = definition("ops.py", "_tile_kernel", kind="triton_kernel")
     theirs = definition("lib/scale.py", "scale_rows", frozenset({"_scale_rows_kernel"}))
     their_kernel = definition("lib/scale.py", "_scale_rows_kernel", kind="triton_kernel")
     pools = {0: [theirs, their_kernel], 1: [theirs, their_kernel]}
@@ -525,3 +526,383 @@ def test_a_port_of_a_compiled_function_is_anchored_to_its_python_declaration_too
     found = json.loads(result.stdout.splitlines()[0])
     anchored = {(p["upstream_path"], p["upstream_symbol"]) for p in found["proposals"] if p["definition"] == "scale_and_add"}
     assert anchored == {("csrc/scale_kernels.cu", "scale_and_add"), ("oplib/scaling.py", "scale_and_add")}
+
+
+GATED_KERNELS_CU = '''\
+template <typename T, T (*ACT_FN)(const T&)>
+__global__ void act_and_mul_kernel(T* __restrict__ out, const T* __restrict__ input, const int d) {
+    const int64_t token = blockIdx.x;
+    for (int64_t i = threadIdx.x; i < d; i += blockDim.x) {
+        out[token * d + i] = ACT_FN(input[token * 2 * d + i]) * input[token * 2 * d + d + i];
+    }
+}
+
+template <typename T>
+__device__ __forceinline__ T silu_kernel(const T& x) {
+    return x / (1.0f + expf(-x));
+}
+
+#define GATE_GRID                                      \\
+    int d = input.size(-1) / 2;                        \\
+    dim3 grid(input.numel() / input.size(-1));         \\
+    dim3 block(std::min(d, 1024));
+
+#define LAUNCH_GATE_KERNEL(KERNEL)                                     \\
+    GATE_GRID                                                          \\
+    act_and_mul_kernel<float, KERNEL<float>><<<grid, block>>>(         \\
+        out.data_ptr<float>(), input.data_ptr<float>(), d);
+
+void silu_and_mul(torch::Tensor& out, torch::Tensor& input) {
+    LAUNCH_GATE_KERNEL(silu_kernel);
+}
+'''
+
+GATED_TRITON = '''\
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _silu(x):
+    return x / (1.0 + tl.exp(-x))
+
+
+@triton.jit
+def _gated_rows(out, inp, d, CHUNK: tl.constexpr):
+    token = tl.program_id(0)
+    for start in range(0, d, CHUNK):
+        cols = start + tl.arange(0, CHUNK)
+        keep = cols < d
+        gate = tl.load(inp + token * 2 * d + cols, mask=keep).to(tl.float32)
+        up = tl.load(inp + token * 2 * d + d + cols, mask=keep)
+        tl.store(out + token * d + cols, _silu(gate) * up, mask=keep)
+
+
+def silu_and_mul(out, input):
+    d = input.shape[-1] // 2
+    _gated_rows[(input.numel() // input.shape[-1],)](out, input, d, CHUNK=1024)
+'''
+
+
+def test_a_launch_through_a_macro_is_read_from_the_macro_body():
+    """Upstream launches its gated kernel inside a macro that the binding expands: the kernel the
+    macro's body launches (through a second macro) is a callee of the binding, so the Triton kernel
+    the port's binding launches pairs with it through the call graph."""
+    from portq.tree.definition_match import definitions_of, match_definitions
+
+    upstream = definitions_of(GATED_KERNELS_CU.encode(), "csrc/activation_kernels.cu")
+    binding = next(d for d in upstream if d.name == "silu_and_mul")
+    assert {"act_and_mul_kernel", "GATE_GRID", "grid"} <= binding.called
+    assert "LAUNCH_GATE_KERNEL" not in next(d for d in upstream if d.name == "act_and_mul_kernel").called
+    port = definitions_of(GATED_TRITON.encode(), "gated.py")
+    proposals, _, _ = match_definitions(port, {"csrc/activation_kernels.cu": upstream},
+                                        {"gated.py": ["csrc/activation_kernels.cu"]})
+    found = {m.port.name: (m.upstream.name, m.how) for m in proposals}
+    assert found["silu_and_mul"] == ("silu_and_mul", "name")
+    assert found["_gated_rows"] == ("act_and_mul_kernel", "call graph")
+
+
+INLINED_CU = '''\
+template <typename T>
+__device__ inline void reduce_max(const T* tile, T* out, int n) {
+    for (int i = 0; i < n; ++i) { out[0] = max(out[0], tile[i]); }
+}
+
+template <typename T>
+__device__ inline void reduce_sum(const T* tile, T* out, int n) {
+    for (int i = 0; i < n; ++i) { out[0] += tile[i]; }
+}
+
+template <typename T>
+__device__ inline void apply_mask(T* tile, int cols, int limit) {
+    for (int j = 0; j < cols; ++j) { if (j >= limit) tile[j] = -INFINITY; }
+}
+
+template <typename T>
+__device__ inline void apply_mask_causal(T* tile, int row, int cols, int limit) {
+    for (int j = 0; j < cols; ++j) { if (j >= min(limit, row + 1)) tile[j] = -INFINITY; }
+}
+
+template <typename T>
+__device__ inline void apply_bias(T* tile, const T* bias, int cols) {
+    for (int j = 0; j < cols; ++j) { tile[j] += bias[j]; }
+}
+
+template <typename T>
+__device__ inline void apply_scale(T* tile, float scale, int cols) {
+    for (int j = 0; j < cols; ++j) { tile[j] *= scale; }
+}
+
+template <typename T>
+__device__ inline void rescale_rows(T* tile, T* row_max, T* row_sum, int cols) {
+    reduce_max(tile, row_max, cols);
+    reduce_sum(tile, row_sum, cols);
+}
+
+template <typename T>
+__device__ inline void compute_block(const Params& params, int block) {
+    T tile[128];
+    T row_max[1], row_sum[1];
+    apply_bias(tile, params.bias, params.cols);
+    apply_scale(tile, params.scale, params.cols);
+    if (params.causal) { apply_mask_causal(tile, block, params.cols, params.seqlen_k); }
+    else { apply_mask(tile, params.cols, params.seqlen_k); }
+    rescale_rows(tile, row_max, row_sum, params.cols);
+}
+
+template <typename T>
+__global__ void attn_kernel(Params params) {
+    compute_block<T>(params, blockIdx.x);
+}
+'''
+
+INLINED_TRITON = '''\
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def row_max(scores):
+    return tl.max(scores, 1)
+
+
+@triton.jit
+def row_sum(probs):
+    return tl.sum(probs, 1)
+
+
+@triton.jit
+def mask_kv_tail(scores, cols, seqlen_k):
+    return tl.where(cols[None, :] < seqlen_k, scores, float("-inf"))
+
+
+@triton.jit
+def mask_causal(scores, rows, cols, seqlen_k):
+    limit = tl.minimum(rows + 1, seqlen_k)
+    return tl.where(cols[None, :] < limit[:, None], scores, float("-inf"))
+
+
+@triton.jit
+def apply_offsets(scores, offsets):
+    return scores + offsets[None, :]
+
+
+@triton.jit
+def attn_kernel(q, out, seqlen_k, CAUSAL: tl.constexpr, BLOCK: tl.constexpr):
+    rows = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    cols = tl.arange(0, BLOCK)
+    scores = tl.load(q + rows[:, None] * BLOCK + cols[None, :])
+    scores = apply_offsets(scores, cols)
+    if CAUSAL:
+        scores = mask_causal(scores, rows, cols, seqlen_k)
+    else:
+        scores = mask_kv_tail(scores, cols, seqlen_k)
+    maxima = row_max(scores)
+    probs = tl.exp(scores - maxima[:, None])
+    tl.store(out + rows, row_sum(probs))
+'''
+
+
+def test_helpers_of_a_kernel_that_inlines_upstream_functions_pair_with_those_functions_callees():
+    """The port's kernel calls its helpers itself where upstream's kernel reaches them through
+    functions the port folded into the kernel (``compute_block``, ``rescale_rows``): a helper
+    pairs with such a callee when it is the one among them that shares the most of the helper's
+    name words (``mask_kv_tail`` shares ``mask`` with two alike, and gets ``apply_mask`` once
+    ``mask_causal`` has taken ``apply_mask_causal``); a helper whose only shared word is a generic
+    verb (``apply_offsets``: ``apply_bias``, ``apply_scale``) stays unmatched."""
+    from portq.tree.definition_match import definitions_of, match_definitions
+
+    upstream = definitions_of(INLINED_CU.encode(), "csrc/attn_kernel.h")
+    port = definitions_of(INLINED_TRITON.encode(), "attn.py")
+    proposals, unmatched, _ = match_definitions(port, {"csrc/attn_kernel.h": upstream},
+                                                {"attn.py": ["csrc/attn_kernel.h"]})
+    found = {m.port.name: (m.upstream.name, m.how) for m in proposals}
+    assert found["attn_kernel"] == ("attn_kernel", "name")
+    assert found["row_max"] == ("reduce_max", "call graph")
+    assert found["row_sum"] == ("reduce_sum", "call graph")
+    assert found["mask_causal"] == ("apply_mask_causal", "call graph")
+    assert found["mask_kv_tail"] == ("apply_mask", "call graph")
+    assert "apply_offsets" in {d.name for d in unmatched}
+
+
+def test_a_shared_name_word_pairs_a_helper_only_below_a_neighbour_matched_by_name():
+    """The same kernel and helpers, the port's kernel paired with upstream's by look instead of
+    by name: a helper sharing a word with one of its counterpart's callees is then not paired
+    (a word shared at the end of a path of look-alikes is how a family's members get confused)."""
+    from portq.tree.definition_match import CONFIDENCE_THRESHOLD, Match, _call_graph_evidence, definitions_of
+
+    upstream = definitions_of(INLINED_CU.encode(), "csrc/attn_kernel.h")
+    port = definitions_of(INLINED_TRITON.encode(), "attn.py")
+    kernel = next(i for i, d in enumerate(port) if d.name == "attn_kernel")
+    helper = next(i for i, d in enumerate(port) if d.name == "row_max")
+    theirs = next(d for d in upstream if d.name == "attn_kernel")
+    found = {}
+    for how in ("name", "structure"):
+        scored = {i: [] for i in range(len(port))}
+        scored[kernel] = [Match(port[kernel], theirs, 0.9, how)]
+        _call_graph_evidence(port, {i: upstream for i in range(len(port))}, scored)
+        found[how] = max((m.confidence for m in scored[helper] if m.upstream.name == "reduce_max"), default=0.0)
+    assert found["name"] >= CONFIDENCE_THRESHOLD > found["structure"]
+
+
+FAMILY_OPS = '''\
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _scale_fwd_kernel_pair(x_ptr, y_ptr, out_x_ptr, out_y_ptr, stride_x_t, stride_x_d, stride_o_t, stride_o_d,
+                           n_rows, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + row * stride_x_t + cols * stride_x_d)
+    y = tl.load(y_ptr + row * stride_x_t + cols * stride_x_d)
+    tl.store(out_x_ptr + row * stride_o_t + cols * stride_o_d, x * 2.0)
+    tl.store(out_y_ptr + row * stride_o_t + cols * stride_o_d, y * 2.0)
+
+
+@triton.jit
+def _scale_bwd_kernel_pair(x_ptr, y_ptr, out_x_ptr, out_y_ptr, stride_x_t, stride_x_d, stride_o_t, stride_o_d,
+                           n_rows, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + row * stride_x_t + cols * stride_x_d)
+    y = tl.load(y_ptr + row * stride_x_t + cols * stride_x_d)
+    tl.store(out_x_ptr + row * stride_o_t + cols * stride_o_d, x * 0.5)
+    tl.store(out_y_ptr + row * stride_o_t + cols * stride_o_d, y * 0.5)
+
+
+@triton.jit
+def _scale_bwd_kernel_one(x_ptr, out_ptr, stride_x_t, stride_o_t, n_rows, n_cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < n_cols
+    x = tl.load(x_ptr + row * stride_x_t + cols, mask=mask)
+    tl.store(out_ptr + row * stride_o_t + cols, x * 0.5, mask=mask)
+
+
+def _scale_fwd_pair(x, y, out_x, out_y):
+    t, d = x.shape
+    grid = (t, 1, 1)
+    _scale_fwd_kernel_pair[grid](x, y, out_x, out_y, *x.stride(), *out_x.stride(), t, BLOCK=d)
+    return out_x, out_y
+
+
+def _scale_bwd(x, y, out_x, out_y, pair):
+    t, d = x.shape
+    if pair:
+        _scale_bwd_kernel_pair[(t,)](x, y, out_x, out_y, x.stride(0), x.stride(1), out_x.stride(0),
+                                     out_x.stride(1), t, BLOCK=d)
+    else:
+        _scale_bwd_kernel_one[(t,)](x, out_x, x.stride(0), out_x.stride(0), t, d, BLOCK=d)
+    return out_x, out_y
+
+
+def scale_fwd_pair(x, y):
+    out_x = torch.empty_like(x)
+    out_y = torch.empty_like(y)
+    return _scale_fwd_pair(x, y, out_x, out_y)
+
+
+def scale_bwd(x, y, pair=True):
+    return _scale_bwd(x, y, torch.empty_like(x), torch.empty_like(y), pair)
+'''
+
+FAMILY_PORT = '''\
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _twin_rows(q, k, q_out, k_out, q_tok, q_dim, o_tok, o_dim, rows, WIDTH: tl.constexpr):
+    tok = tl.program_id(0)
+    dim = tl.arange(0, WIDTH)
+    a = tl.load(q + tok * q_tok + dim * q_dim)
+    b = tl.load(k + tok * q_tok + dim * q_dim)
+    tl.store(q_out + tok * o_tok + dim * o_dim, a * 2.0)
+    tl.store(k_out + tok * o_tok + dim * o_dim, b * 2.0)
+
+
+def _run_twin(q, k, q_out, k_out):
+    tokens, width = q.shape
+    _twin_rows[(tokens, 1, 1)](q, k, q_out, k_out, *q.stride(), *q_out.stride(), tokens, WIDTH=width)
+    return q_out, k_out
+
+
+def twin_double(q, k):
+    return _run_twin(q, k, torch.empty_like(q), torch.empty_like(k))
+'''
+
+
+def _family_proposals(upstream_text: str) -> dict[str, tuple[str, str]]:
+    from portq.tree.definition_match import definitions_of, match_definitions
+
+    upstream = definitions_of(upstream_text.encode(), "lib/scale_ops.py")
+    port = definitions_of(FAMILY_PORT.encode(), "twin.py")
+    proposals, _, _ = match_definitions(port, {"lib/scale_ops.py": upstream}, {"twin.py": ["lib/scale_ops.py"]})
+    return {m.port.name: (m.upstream.name, m.how) for m in proposals}
+
+
+def test_a_tie_between_look_alikes_is_no_ground_for_pairing_their_neighbours():
+    """Upstream holds a kernel, its wrapper and its caller twice under two names (a copy kept for
+    another caller). The renamed port's kernel resembles both copies alike: it is not settled on
+    one of them for the call graph to pair its wrapper with that copy's wrapper, and the port is
+    left unmatched rather than given one of the two."""
+    chain = FAMILY_OPS[FAMILY_OPS.index("def _scale_fwd_pair"):FAMILY_OPS.index("def _scale_bwd(")]
+    chain += FAMILY_OPS[FAMILY_OPS.index("def scale_fwd_pair"):FAMILY_OPS.index("def scale_bwd")]
+    kernel = FAMILY_OPS[FAMILY_OPS.index("@triton.jit\ndef _scale_fwd_kernel_pair"):FAMILY_OPS.index("@triton.jit\ndef _scale_bwd_kernel_pair")]
+    copy = (kernel + chain).replace("scale_fwd", "scale_copy")
+    found = _family_proposals(FAMILY_OPS + "\n\n" + copy)
+    assert not {"_run_twin", "_twin_rows", "twin_double"} & found.keys()
+
+
+
+def test_a_method_pairs_with_the_same_method_of_the_class_its_sibling_matched():
+    """``XentOp.forward`` is matched to ``LigerCrossEntropyFunction.forward``; its ``backward``, which
+    resembles two upstream ``backward`` methods alike, pairs with the one of that same class."""
+    from portq.tree.definition_match import CONFIDENCE_THRESHOLD, Match, _call_graph_evidence, definitions_of
+
+    def autograd(owner: str, scale: str) -> str:
+        return (f"class {owner}(torch.autograd.Function):\n"
+                "    @staticmethod\n"
+                "    def forward(ctx, x, target):\n"
+                f"        loss, grad = _loss_rows(x, target, {scale})\n"
+                "        ctx.save_for_backward(grad)\n"
+                "        return loss\n\n"
+                "    @staticmethod\n"
+                "    def backward(ctx, grad_output):\n"
+                "        (grad,) = ctx.saved_tensors\n"
+                "        if not torch.equal(grad_output, torch.tensor(1.0, device=grad_output.device)):\n"
+                "            grad = grad * grad_output\n"
+                "        return grad, None\n")
+
+    upstream = definitions_of((autograd("LigerFusedLinearXEntropyFunction", "1.0") + "\n\n" +
+                               autograd("LigerMarginLossFunction", "2.0")).encode(), "lib/losses.py")
+    port = definitions_of(autograd("XentOp", "1.0").encode(), "xent.py")
+    forward, backward = (next(i for i, d in enumerate(port) if d.name == name) for name in ("forward", "backward"))
+    theirs = next(d for d in upstream if d.qualified_name == "LigerFusedLinearXEntropyFunction.forward")
+    scored = {forward: [Match(port[forward], theirs, 0.8, "structure", 0.9)], backward: []}
+    _call_graph_evidence(port, {forward: upstream, backward: upstream}, scored)
+    by_owner = {m.upstream.owner: m.confidence for m in scored[backward]}
+    assert by_owner["LigerFusedLinearXEntropyFunction"] >= CONFIDENCE_THRESHOLD
+    assert by_owner.get("LigerMarginLossFunction", 0.0) < by_owner["LigerFusedLinearXEntropyFunction"] - 0.05
+
+
+def test_a_name_word_that_abbreviates_upstream_words_matches_conservatively():
+    """``bmm_bf16`` is upstream's ``batched_gemm_bf16``: ``bmm`` starts as ``batched`` does and its
+    other letters follow in ``gemm``; every other word is the same. Such a name is scored below
+    a word run, so that the definitions' likeness must carry part of the confidence; a word of two
+    letters, one that skips a word, one out of order or beside another differing word is no abbreviation."""
+    from portq.tree.definition_match import ABBREVIATION_SIMILARITY, WORD_RUN_SIMILARITY, abbreviates
+
+    assert abbreviates("bmm", ("batched", "gemm"))
+    assert abbreviates("rms", ("root", "mean", "square"))
+    assert not abbreviates("bmm", ("gemm", "batched"))
+    assert not abbreviates("bm", ("batched", "matmul"))
+    assert not abbreviates("bgm", ("batched", "fp8", "gemm"))  # every word gives a letter
+    assert name_similarity("bmm_bf16", "batched_gemm_bf16") == ABBREVIATION_SIMILARITY < WORD_RUN_SIMILARITY
+    assert name_similarity("batched_gemm_bf16", "bmm_bf16") == ABBREVIATION_SIMILARITY
+    assert name_similarity("bmm_fp8", "batched_gemm_bf16") < ABBREVIATION_SIMILARITY
+    assert name_similarity("bmm_bf16", "batched_gemm_a8w8") < ABBREVIATION_SIMILARITY
