@@ -674,6 +674,18 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
                                                             f"the port lacks {', '.join(lacked[:4])}; the change lies only "
                                                             "in the paths they select or the values they receive",
                                                             lacked[0])])
+        launched = self._launched_values(symbol, definition, param_scope, anchor)
+        if launched:
+            return self._base("launched-value", symbol, NOT_APPLICABLE, "not-carried", "body",
+                              f"with the parameters the port at {definition.cite} lacks ({', '.join(launched[:4])}) at "
+                              f"the value{'s' if len(launched) > 1 else ''} {symbol.name}'s one launch passes, followed "
+                              "to the default of the ported definition it comes from, the definition is the same "
+                              "before and after: the change lies in paths the port does not have, so not-carried "
+                              "rather than NEEDS_REVIEW",
+                              evidence + [new_side_evidence(symbol, Kind.NOT_CARRIED,
+                                                            f"the port lacks {', '.join(launched[:4])}; its launch "
+                                                            "passes a value that leaves the changed branches out",
+                                                            launched[0])])
         shortcut = self._identity_shortcut(entry, symbol)
         if shortcut is not None:
             was, now, operand, kernels = shortcut

@@ -56,6 +56,25 @@ configuration, so an edit confined to it changes nothing the port runs:
   writes); a store to a local whose value calls nothing and that nothing
   left reads is then left out too.
 
+* ``launched-value`` (Python): a kernel the port anchors with names of its
+  own often takes, besides the inputs the port binds by position (as at the
+  range's base; a run of neighbouring parameters renamed in place together
+  is followed to the new names), a mode with no default of its own: its value
+  comes from the kernel's launch. When the file launches the kernel once, the
+  argument there is a constant, or a parameter of the launching definition
+  followed to where it enters: the default of the ported definition that
+  calls it once and lacks it (``lacked_through_caller``), or the launching
+  definition's own default where the port anchors it; a rebinding on the way
+  is followed when it is the only one and reads a module-level table literal
+  by that key (``mode = _str_to_mode[mode]``, the table bound once and never
+  written through) or binds a constant, in straight-line code or in ``if``
+  statements that tests of that value alone decide (``if not isinstance(mode,
+  int):``). Two sides equal once the branches those values decide are
+  replaced by the branch taken changed only paths the port does not have.
+  A second launch, a key computed at run time, any other rebinding, a port
+  whose entry point takes the mode, or a feature of the file the tree
+  declares not carried leaves the value unknown (the branches are kept).
+
 * ``absent-platform`` (Python): a GPU platform the code of the port's tree
   never names (``hip``/``rocm``, ``xpu``, ``npu``, ``mps``, ``musa``: no
   identifier or string of any indexed tree file holds the word; comments and
@@ -176,6 +195,17 @@ RULES = (
          "call-free store to a local nothing then reads, are left out.",
          "-    aux_ptr += row\n+    if RETURN_AUX == _TRUE:\n+        aux_ptr += row",
          "classifier.rules.branches.same_for_port_parameters, classifier.rules.branches.BranchRules._lacked_branches"),
+    Rule("launched-value", ("NOT_APPLICABLE",),
+         "A Python definition the port anchors with names of its own (bound by position as at the range's base) "
+         "whose parameters the port lacks have no default takes, for each, the value its one launch in the file "
+         "passes: a constant, or the launching definition's parameter followed to where it enters (the default "
+         "of a ported definition that calls it once and lacks it, then a module-level table literal read by that "
+         "key, `mode = _str_to_mode[mode]`, in an `if` decided by that value); the same tokens before and after "
+         "once the branches those values decide are replaced by the branch taken: not-carried.",
+         "+    if mode == _MODE_NONE:      (the ported entry point's mode=\"fp32\" reaches the one launch as\n"
+         "+        eps = eps.to(x.dtype)    _str_to_mode[\"fp32\"], _MODE_FP32.value)",
+         "classifier.rules.branches.value_at_launch, classifier.rules.branches.module_tables, "
+         "classifier.rules.branches.BranchRules._launched_values"),
     Rule("absent-platform", ("NOT_APPLICABLE",),
          "A Python definition, or a module's program outside its definitions, whose tokens are the same before "
          "and after once each test for a GPU platform the "
@@ -737,21 +767,23 @@ def bound_by_port(caller, port_names: list[str], declared: set[str], base=None) 
 
 
 def _renamed_in_slot(name: str, before: list[str], after: list[str]) -> str | None:
-    """The parameter of ``after`` that is ``before``'s ``name`` renamed in place: a name new since ``before``
-    standing between the same neighbours (the same first or last place) that ``name`` stood between; None when
-    no single slot says so (a parameter removed, or several inserted around it)."""
+    """The parameter of ``after`` that is ``before``'s ``name`` renamed in place: ``name`` lies in a run of
+    consecutive parameters ``after`` no longer has, and as many names new since ``before`` stand in its place
+    between the same neighbours (the same first or last place); the one at ``name``'s position in the run is its
+    new name. None when no slot says so (a parameter removed, or one inserted beside the run)."""
     at = before.index(name)
-    previous = before[at - 1] if at > 0 else None
-    following = before[at + 1] if at + 1 < len(before) else None
-    if (previous is not None and previous not in after) or (following is not None and following not in after):
-        return None
+    start, end = at, at + 1
+    while start > 0 and before[start - 1] not in after:
+        start -= 1
+    while end < len(before) and before[end] not in after:
+        end += 1
+    previous = before[start - 1] if start > 0 else None
+    following = before[end] if end < len(before) else None
     slot = after.index(previous) + 1 if previous is not None else 0
-    if following is not None and after.index(following) != slot + 1:
+    stop = after.index(following) if following is not None else len(after)
+    if stop - slot != end - start or any(n in before for n in after[slot:stop]):
         return None
-    if following is None and slot != len(after) - 1:
-        return None
-    candidate = after[slot] if slot < len(after) else None
-    return candidate if candidate is not None and candidate not in before else None
+    return after[slot + at - start]
 
 
 def _calls_of(node, name: str) -> list:
@@ -816,6 +848,174 @@ def same_for_port_parameters(old, new, lacked: dict[str, tuple[object, object]],
     declared = {n for n, v in lacked.items() if v == (_OFF, _OFF)}
     return port_tokens(old, {n: v[0] for n, v in lacked.items()}, constants[0], declared, callees[0]) \
         == port_tokens(new, {n: v[1] for n, v in lacked.items()}, constants[1], declared, callees[1])
+
+
+def module_tables(root) -> dict[str, dict]:
+    """Module-level names bound once to a dict literal whose keys are literals and whose values are literals
+    or constants of the module (``_str_to_mode = {"fp32": _MODE_FP32.value}``), and never written through
+    afterwards (no ``T[k] = v``, ``del T[k]``, ``T.update(...)``, ``T.pop(...)``, ...)."""
+    constants = module_constants(root)
+    found: dict[str, list] = {}
+    for statement in root.named_children if root is not None else ():
+        if statement.type != "expression_statement" or statement.named_child_count != 1:
+            continue
+        assignment = statement.named_children[0]
+        left = assignment.child_by_field_name("left") if assignment.type == "assignment" else None
+        if left is None or left.type != "identifier":
+            continue
+        right = assignment.child_by_field_name("right")
+        table: dict | None = {} if right is not None and right.type == "dictionary" else None
+        for pair in right.named_children if table is not None else ():
+            if pair.type == "comment":
+                continue
+            key = _literal(pair.child_by_field_name("key")) if pair.type == "pair" else ...
+            value = _constant(pair.child_by_field_name("value"), constants) if pair.type == "pair" else ...
+            if key is ... or value is ... or key in table:
+                table = None
+                break
+            table[key] = value
+        found.setdefault(_text(left), []).append(table)
+    tables = {name: values[0] for name, values in found.items() if len(values) == 1 and values[0] is not None}
+    for node in _walk(root):
+        if node.type == "subscript" and node.parent is not None and _text(node.child_by_field_name("value")) in tables \
+                and (node.parent.type in ("delete_statement", "augmented_assignment", "pattern_list", "expression_list")
+                     or (node.parent.type == "assignment" and node.parent.child_by_field_name("left") == node)):
+            tables.pop(_text(node.child_by_field_name("value")), None)
+        elif node.type == "attribute" and _text(node.child_by_field_name("object")) in tables \
+                and _text(node.child_by_field_name("attribute")) in ("update", "pop", "popitem", "setdefault",
+                                                                     "clear", "__setitem__", "__delitem__"):
+            tables.pop(_text(node.child_by_field_name("object")), None)
+    return tables
+
+
+def _launches_of(root, name: str) -> list:
+    """The calls ``name(...)`` and launches ``name[grid](...)`` anywhere in a module."""
+    found = []
+    for node in _walk(root):
+        function = node.child_by_field_name("function") if node.type == "call" else None
+        if function is not None and function.type == "subscript":
+            function = function.child_by_field_name("value")
+        if function is not None and function.type == "identifier" and _text(function) == name:
+            found.append(node)
+    return found
+
+
+def _enclosing_function(node):
+    current = node.parent
+    while current is not None and current.type not in ("function_definition", "lambda"):
+        current = current.parent
+    return current if current is not None and current.type == "function_definition" else None
+
+
+def _passed(call, parameters: list[str]) -> dict[str, object] | None:
+    """Normalised parameter -> the argument node a call passes it (by position, then by keyword); None when
+    the call unpacks arguments or passes more than there are parameters."""
+    arguments = [a for a in call.child_by_field_name("arguments").named_children if a.type != "comment"]
+    passed: dict[str, object] = {}
+    for position, argument in enumerate(arguments):
+        if argument.type == "keyword_argument":
+            passed[normalise_name(_text(argument.child_by_field_name("name")))] = argument.child_by_field_name("value")
+        elif argument.type in ("list_splat", "dictionary_splat") or position >= len(parameters):
+            return None
+        else:
+            passed[parameters[position]] = argument
+    return passed
+
+
+_TYPES = {"int": int, "str": str, "float": float, "bool": bool}
+
+
+def _decided(condition, name: str, value, constants: dict[str, object]) -> bool | None:
+    """The value of an ``if`` test that reads only ``name`` (whose value is ``value``): ``isinstance(name,
+    int)``, ``name == CONST``, ``name != CONST``, ``not ...``; None for anything else."""
+    condition = condition.named_children[0] if condition.type == "parenthesized_expression" \
+        and condition.named_child_count == 1 else condition
+    if condition.type == "not_operator":
+        inner = _decided(condition.child_by_field_name("argument"), name, value, constants)
+        return None if inner is None else not inner
+    if condition.type == "call" and _text(condition.child_by_field_name("function")) == "isinstance":
+        arguments = [a for a in condition.child_by_field_name("arguments").named_children if a.type != "comment"]
+        if len(arguments) == 2 and _text(arguments[0]) == name and _text(arguments[1]) in _TYPES:
+            wanted = _TYPES[_text(arguments[1])]
+            return isinstance(value, wanted) and (wanted is bool or not isinstance(value, bool))
+        return None
+    if condition.type == "comparison_operator" and condition.named_child_count == 2:
+        operators = [_text(c) for c in condition.children if not c.is_named]
+        left, right = condition.named_children
+        if operators in (["=="], ["!="]) and _text(left) == name:
+            other = _constant(right, constants)
+            if other is ... or other is _OFF:
+                return None
+            return (value == other) == (operators == ["=="])
+    return None
+
+
+def value_at_launch(function, name: str, entry, launch, tables: dict[str, dict],
+                    constants: dict[str, object]):
+    """The value a parameter ``name`` of ``function`` has at ``launch`` (a call inside it, in no loop), when it
+    enters as ``entry``: unchanged when nothing in ``function`` binds it; else its one binding, ``name =
+    TABLE[name]`` (a ``module_tables`` table read by the entry value) or a constant, placed in straight-line
+    code before the launch or in ``if`` statements that tests of ``name`` alone decide (``if not isinstance(name,
+    int):``). ``...`` when not known."""
+    if entry is ... or entry is _OFF:
+        return ...
+    binders = [n for n in _walk(function)
+               if (n.type in ("assignment", "augmented_assignment", "for_statement", "for_in_clause",
+                              "named_expression", "with_item", "as_pattern")
+                   and any(_text(i) == name for i in _walk(n.child_by_field_name("left") or n.child_by_field_name(
+                       "name") or n.child_by_field_name("alias") or n) if i.type == "identifier"))
+               or (n.type in ("global_statement", "nonlocal_statement") and name in _text(n))]
+    binders = [n for n in binders if n.type != "with_item" or " as " in _text(n)]
+    for ancestor in _ancestors(launch, function):
+        if ancestor.type in ("for_statement", "while_statement", "try_statement", "with_statement"):
+            return ...
+    if not binders:
+        return entry
+    if len(binders) != 1 or binders[0].type != "assignment" \
+            or _text(binders[0].child_by_field_name("left")) != name or binders[0].end_byte > launch.start_byte:
+        return ...
+    binder = binders[0]
+    right = binder.child_by_field_name("right")
+    if right is not None and right.type == "subscript" and _text(right.child_by_field_name("subscript")) == name \
+            and _text(right.child_by_field_name("value")) in tables:
+        table = tables[_text(right.child_by_field_name("value"))]
+        try:
+            bound = table.get(entry, ...)
+        except TypeError:  # an unhashable entry value
+            return ...
+    else:
+        bound = _constant(right, constants) if right is not None else ...
+    if bound is ...:
+        return ...
+    runs = True
+    child = binder
+    for ancestor in _ancestors(binder, function):
+        if ancestor.type in ("block", "expression_statement", "module"):
+            child = ancestor
+            continue
+        if ancestor.type == "if_statement":
+            if any(c.type == "elif_clause" for c in ancestor.children):
+                return ...
+            taken = _decided(ancestor.child_by_field_name("condition"), name, entry, constants)
+            if taken is None:
+                return ...
+            in_consequence = child == ancestor.child_by_field_name("consequence")
+            runs = runs and (taken if in_consequence else not taken)
+            child = ancestor
+            continue
+        if ancestor.type == "else_clause":
+            child = ancestor
+            continue
+        return ...
+    return bound if runs else entry
+
+
+def _ancestors(node, stop):
+    """The nodes above ``node`` up to (not including) ``stop``."""
+    current = node.parent
+    while current is not None and current != stop:
+        yield current
+        current = current.parent
 
 
 # --- Python: platforms the port never names ----------------------------------------
@@ -1554,6 +1754,127 @@ class BranchRules:
         if was is None or now is None or old_caller != new_caller or set(was) != set(now):
             return None  # the anchored definition's own parameters changed: the parameter rules judge it
         return {name: (was[name], now[name]) for name in was}
+
+
+    def _launched_values(self, symbol: TouchedSymbol, definition, param_scope: set[str], anchor) -> list[str]:
+        """The parameters (as upstream writes them) that ``launched-value`` sets aside: those of a definition the
+        port anchors with names of its own (bound by position as at the range's base, ``bound_by_port``) that
+        the port lacks, with no default, each taking the value of the definition's one launch in its file
+        (``_launch_value``); the definition the same before and after for those values
+        (``same_for_port_parameters``). Else empty."""
+        if anchor is None or symbol.change != "modified" or language_for_path(symbol.path) != "python" \
+                or definition.signature is None or definition.signature.language != "python":
+            return []
+        sides = self._both_sides(symbol, parsed=True)
+        tables = (self._table(symbol.old_blob, symbol.old_path or symbol.path), self._table(symbol.new_blob, symbol.path))
+        if sides is None or any(t is None or t.tree is None or t.fallback for t in tables):
+            return []
+        before, after = sides
+        if list(parameter_defaults(before.node)) != list(parameter_defaults(after.node)):
+            return []  # the signature changed: the parameter rules judge it
+        declared = _scope_names(param_scope)
+        port_names = [p.normalised for p in definition.signature.params if p.normalised not in ("self", "ctx")]
+        base = self._at_base(anchor)
+        values = []
+        for table, side, path in zip(tables, (before, after), (symbol.old_path or symbol.path, symbol.path)):
+            bound = bound_by_port(side.node, port_names, declared, base)
+            defaults = parameter_defaults(side.node)
+            if bound is None or set(bound) >= set(defaults) - declared - {"self", "ctx", "cls"}:
+                return []
+            chosen: dict[str, object] = {}
+            for name, default in defaults.items():
+                if name in bound or name in ("self", "ctx", "cls"):
+                    continue
+                if name in declared:
+                    chosen[name] = _OFF
+                elif default is not _OFF:
+                    chosen[name] = default
+                else:
+                    chosen[name] = self._launch_value(table, path, symbol.name, name, declared)
+            values.append(chosen)
+        was, now = values
+        if not any(was[n] is not ... and parameter_defaults(before.node)[n] is _OFF and n not in declared
+                   for n in was):
+            return []  # no value a launch gives: the other branch rules decide
+        lacked = {name: (was[name], now[name]) for name in was}
+        callees = tuple({d.name: d.node for d in t.definitions if d.node is not None and d.qualified_name == d.name}
+                        for t in tables)
+        if not same_for_port_parameters(before.node, after.node, lacked,
+                                        tuple(module_constants(t.tree.root_node) for t in tables), callees):
+            return []
+        changed = {normalise_name(t) for t in set(comment_free_tokens(before.node)) ^ set(comment_free_tokens(after.node))}
+        decided = [n for n in was if was[n] is not ... and parameter_defaults(before.node)[n] is _OFF]
+        return sorted(decided, key=lambda name: (name not in changed, name))
+
+    def _at_base(self, anchor):
+        """The syntax node of the definition ``anchor`` names at the scanned range's base, or None."""
+        base_sha = getattr(self.context, "range_base", None)
+        table = self._table(f"{base_sha}:{anchor.path}", anchor.path) if base_sha else None
+        found = [d for d in (table.definitions if table is not None and not table.fallback else ())
+                 if d.node is not None and anchor.matches_name(d.name, d.qualified_name)]
+        return found[0].node if len(found) == 1 else None
+
+    def _launch_value(self, table, path: str, kernel: str, name: str, declared: set[str]):
+        """The value the one launch (or call) of ``kernel`` in its file (``table``, at ``path``) passes its
+        parameter ``name``: a constant, or a parameter of the launching definition followed to where it enters
+        (``value_at_launch``, ``_entry_value``). ``...`` when not known."""
+        root = table.tree.root_node
+        launches = _launches_of(root, kernel)
+        kernel_node = next((d.node for d in table.definitions if d.node is not None and d.name == kernel
+                            and d.qualified_name == kernel), None)
+        if len(launches) != 1 or kernel_node is None:
+            return ...
+        launch = launches[0]
+        passed = _passed(launch, list(parameter_defaults(kernel_node)))
+        argument = passed.get(name) if passed is not None else None
+        wrapper = self._definition_around(table, launch)
+        if argument is None or wrapper is None:
+            return ...
+        constants = module_constants(root)
+        source = normalise_name(_text(argument)) if argument.type == "identifier" else None
+        if source is None or source not in parameter_defaults(wrapper.node):
+            return _constant(argument, constants)
+        entry = self._entry_value(table, path, wrapper, source, declared)
+        return value_at_launch(_function(wrapper.node), _text(argument), entry, launch, module_tables(root),
+                               constants)
+
+    @staticmethod
+    def _definition_around(table, node):
+        """The definition of ``table`` whose function encloses ``node`` most closely, or None."""
+        function = _enclosing_function(node)
+        return next((d for d in table.definitions if d.node is not None and function is not None
+                     and _function(d.node) == function), None)
+
+    def _entry_value(self, table, path: str, wrapper, name: str, declared: set[str]):
+        """The value a parameter ``name`` of ``wrapper`` (a definition of ``table``'s file) enters with on the
+        port's path: where the port anchors ``wrapper``, its default when the port lacks it; else, where
+        ``wrapper`` is called once in its file, from a definition the port anchors, what that call passes for
+        it from a parameter the port lacks (``lacked_through_caller``: its default). ``...`` when not known, or
+        when the tree declares a feature of the file not carried (the value is then the port's choice)."""
+        if any(a.param for a in self.index.anchors_for_path(self.upstream, {path}, "not-carried")):
+            return ...
+        anchors = self.index.anchors_for_path(self.upstream, {path})
+        own = [a for a in anchors if a.matches_name(wrapper.name, wrapper.qualified_name)]
+        caller = wrapper
+        if not own:
+            calls = _launches_of(table.tree.root_node, wrapper.name)
+            caller = self._definition_around(table, calls[0]) if len(calls) == 1 else None
+            own = [a for a in anchors if caller is not None and a.matches_name(caller.name, caller.qualified_name)]
+        if len(own) != 1:
+            return ...
+        port = self.index.definition_of(own[0])
+        signature = self.index.signature_of(port) if port is not None else None
+        if signature is None:
+            return ...
+        port_names = [p.normalised for p in signature.params if p.normalised not in ("self", "ctx")]
+        bound = bound_by_port(caller.node, port_names, declared, self._at_base(own[0]))
+        if bound is None:
+            return ...
+        if caller is wrapper:
+            default = parameter_defaults(wrapper.node).get(name, ...)
+            return ... if name in bound or default is _OFF else default
+        given = lacked_through_caller(caller.node, wrapper.node, wrapper.name, bound, declared)
+        return given.get(name, ...) if given is not None else ...
 
 
 # --- C/C++: a build the port's target never makes ---------------------------------------
