@@ -186,3 +186,11 @@ def test_a_run_renamed_beside_an_inserted_parameter_binds_nothing(tmp_path):
             .replace("tl.load(x_ptr +", "tl.load(in_ptr +").replace("tl.store(y_ptr +", "tl.store(out_ptr +") \
             .replace("](y, x, w,", "](y, 0, x, w,")
     _flagged(_edit(tmp_path, renamed(WITH_MODE), renamed(EDIT)))
+
+
+def test_a_bool_default_is_an_int_as_python_tests_it(tmp_path):
+    # isinstance(False, int) is true: the table lookup does not run, and the flag stays False, which == 0
+    with_flag = WITH_MODE.replace('mode="fp32"', "mode=False").replace('"fp32": _MODE_FP32.value',
+                                                                       "False: _MODE_LOW.value")
+    edit = with_flag.replace("    rstd = tl.rsqrt", "    if mode == 0:\n        eps = eps.to(x.dtype)\n    rstd = tl.rsqrt")
+    _flagged(_edit(tmp_path, with_flag, edit))

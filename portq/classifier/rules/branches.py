@@ -936,8 +936,7 @@ def _decided(condition, name: str, value, constants: dict[str, object]) -> bool 
     if condition.type == "call" and _text(condition.child_by_field_name("function")) == "isinstance":
         arguments = [a for a in condition.child_by_field_name("arguments").named_children if a.type != "comment"]
         if len(arguments) == 2 and _text(arguments[0]) == name and _text(arguments[1]) in _TYPES:
-            wanted = _TYPES[_text(arguments[1])]
-            return isinstance(value, wanted) and (wanted is bool or not isinstance(value, bool))
+            return isinstance(value, _TYPES[_text(arguments[1])])  # as Python answers: a bool is an int
         return None
     if condition.type == "comparison_operator" and condition.named_child_count == 2:
         operators = [_text(c) for c in condition.children if not c.is_named]
