@@ -48,13 +48,22 @@ configuration, so an edit confined to it changes nothing the port runs:
   with no base to read, or a leading name upstream no longer has, every
   upstream parameter counts as the port's input (its branches are kept). Literals
   read are booleans, numbers (``-100``), strings and ``None`` (``if x is
-  not None:``), constants the module binds once, and their ``.value``. A
+  not None:``), constants the module binds once, and their ``.value``; a
+  conditional expression takes its branch wherever it stands,
+  ``isinstance(x, int)`` is answered as Python answers it, ``x in _TABLE``
+  reads a module-level table literal's keys, and an ``assert`` those values
+  make true does nothing and is left out. An input the port lacks that
+  upstream requires (no default, so no value) and that the code only asks
+  whether it is ``None`` is decided case by case: the two sides must agree
+  both when it is ``None`` and when it is not (at most three such inputs). A
   keyword argument of a call or launch of a function of the same file is
   left out when, with the values that call passes (those literals and the
   lacked values) and the callee's defaults, the callee never reads that
   parameter (a dummy pointer passed for an output only a lacked flag
-  writes); a store to a local whose value calls nothing and that nothing
-  left reads is then left out too.
+  writes), whatever that argument is; a store to a local whose value calls
+  nothing (once its conditional expression takes its branch) and that
+  nothing left reads is then left out too, counting only the stores in
+  branches the values keep.
 
 * ``launched-value`` (Python): a kernel the port anchors with names of its
   own often takes, besides the inputs the port binds by position (as at the
@@ -166,6 +175,7 @@ from __future__ import annotations
 
 import ast
 import io
+import itertools
 import re
 import tokenize
 from collections import Counter
@@ -478,7 +488,7 @@ def parameter_defaults(node) -> dict[str, object]:
 
 
 def _truth(value) -> bool | None:
-    if value is ... :
+    if value is ... or value is _NOT_NONE:
         return None
     if value is _OFF:
         return False
@@ -509,32 +519,33 @@ def port_tokens(node, lacked: dict[str, object], constants: dict[str, object],
     module constants, the lacked values) and the callee's defaults, the callee never reads that parameter
     (``dead_parameters``); a store to a local (its value calling nothing) that nothing left reads is then left
     out too."""
-    tokens = _port_tokens(node, lacked, constants, declared, callees, frozenset())
+    stores: dict[str, int] = {}
+    tokens = _port_tokens(node, lacked, constants, declared, callees, frozenset(), stores=stores)
     if not callees:
         return tokens
-    stores = _plain_stores(node, lacked)
-    dead = {name for name, count in stores.items() if tokens.count(name) == count}
+    parameters = set(parameter_defaults(node))
+    dead = {name for name, count in stores.items() if tokens.count(name) == count
+            and normalise_name(name) not in parameters and normalise_name(name) not in lacked}
     return _port_tokens(node, lacked, constants, declared, callees, dead) if dead else tokens
 
 
-def _plain_stores(node, lacked) -> dict[str, int]:
-    """Local name -> how many statements of ``node`` are only ``NAME = value`` with ``value`` calling nothing
-    (neither a parameter nor a lacked name)."""
-    parameters = set(parameter_defaults(node))
-    found: dict[str, int] = {}
-    for current in _walk(node):
-        name = _plain_store(current)
-        if name is not None and normalise_name(name) not in parameters and normalise_name(name) not in lacked:
-            found[name] = found.get(name, 0) + 1
-    return found
+def _folded(expression, lacked, constants):
+    """``expression``, or the branch a conditional expression takes for the lacked values (repeatedly)."""
+    while expression is not None and expression.type == "conditional_expression" \
+            and expression.named_child_count == 3 and lacked is not None:
+        taken = _truth(_port_value(expression.named_children[1], lacked, constants or {}))
+        if taken is None:
+            break
+        expression = expression.named_children[0 if taken else 2]
+    return expression
 
 
-def _plain_store(statement) -> str | None:
+def _plain_store(statement, lacked=None, constants=None) -> str | None:
     if statement.type != "expression_statement" or statement.named_child_count != 1 \
             or statement.named_children[0].type != "assignment":
         return None
     left = statement.named_children[0].child_by_field_name("left")
-    right = statement.named_children[0].child_by_field_name("right")
+    right = _folded(statement.named_children[0].child_by_field_name("right"), lacked, constants)
     if left is None or left.type != "identifier" or right is None or any(n.type == "call" for n in _walk(right)):
         return None
     return _text(left)
@@ -574,47 +585,97 @@ def _dead_parameters(callee, passed: dict[str, object], constants: dict[str, obj
                     and n.named_child_count and (n.child_by_field_name("name") or n.named_children[0]).type
                     == "identifier"})
     dead = set()
-    for name in (n for n in defaults if n not in values and n in spelled):
-        tokens = _port_tokens(callee, values, constants, frozenset(), None, frozenset(), spelled[name])
+    for name in (n for n in defaults if n in spelled and (n not in values or n in passed)):
+        # a passed value too: what the others decide may leave the parameter unread whatever it is
+        others = {n: v for n, v in values.items() if n != name}
+        tokens = _port_tokens(callee, others, constants, frozenset(), None, frozenset(), spelled[name])
         if spelled[name] not in tokens:
             dead.add(name)
     return dead
 
 
-def _port_tokens(node, lacked, constants, declared, callees, dead_locals, unread: str | None = None) -> list[str]:
+class _Given:
+    """The value of an input the port lacks and upstream requires, in the case where it is not ``None``: only
+    ``x is None`` / ``x is not None`` are decided by it (``same_for_port_parameters`` tries both cases)."""
+
+    def __repr__(self) -> str:
+        return "<not None>"
+
+
+_NOT_NONE = _Given()
+
+_TYPE_NAMES = {"int": int, "str": str, "float": float, "bool": bool, "dict": dict, "tuple": tuple, "list": list}
+
+
+def _port_value(expression, lacked: dict[str, object], constants: dict[str, object]):
+    """The value an expression takes for a port with ``lacked`` (normalised name -> value) and the module's
+    ``constants`` (literals and table literals, ``module_values``), or ``...`` when they do not decide it:
+    literals, lacked names, ``not``, comparisons with a constant (``==``, ``!=``, ``is None``, ``in``),
+    ``isinstance(x, int)`` as Python answers it, and a conditional expression's taken branch."""
+    if expression is None:
+        return ...
+    kind = expression.type
+    if kind == "identifier":
+        name = normalise_name(_text(expression))
+        return lacked[name] if name in lacked else ...
+    if kind == "parenthesized_expression" and expression.named_child_count == 1:
+        return _port_value(expression.named_children[0], lacked, constants)
+    if kind in ("true", "false", "none", "integer", "float", "string"):
+        return _literal(expression)
+    if kind == "not_operator":
+        inner = _truth(_port_value(expression.child_by_field_name("argument"), lacked, constants))
+        return ... if inner is None else not inner
+    if kind == "conditional_expression" and expression.named_child_count == 3:
+        taken = _truth(_port_value(expression.named_children[1], lacked, constants))
+        return ... if taken is None else _port_value(expression.named_children[0 if taken else 2], lacked, constants)
+    if kind == "call" and _text(expression.child_by_field_name("function")) == "isinstance":
+        arguments = [a for a in expression.child_by_field_name("arguments").named_children if a.type != "comment"]
+        if len(arguments) != 2 or _text(arguments[1]) not in _TYPE_NAMES:
+            return ...
+        mine = _port_value(arguments[0], lacked, constants)
+        return ... if mine is ... or mine is _OFF or mine is _NOT_NONE \
+            else isinstance(mine, _TYPE_NAMES[_text(arguments[1])])
+    if kind == "comparison_operator" and expression.named_child_count == 2:
+        operators = [c.type for c in expression.children if not c.is_named]
+        left, right = expression.named_children
+        mine = _port_value(left, lacked, constants)
+        if operators in (["is"], ["is not"]) and right.type == "none" and mine is not ...:
+            absent = mine in (None, _OFF)  # a parameter declared not carried is not passed
+            return absent if operators == ["is"] else not absent
+        if mine is ... or mine is _NOT_NONE or operators not in (["=="], ["!="], ["in"], ["not in"]):
+            return ...
+        known = _constant(right, constants) if right.type != "tuple" else tuple(
+            _constant(c, constants) for c in right.named_children if c.type != "comment")
+        if known is ... or (isinstance(known, tuple) and ... in known):
+            return ...
+        mine = 0 if mine is _OFF else mine
+        if operators in (["in"], ["not in"]):
+            if not isinstance(known, (dict, tuple)):
+                return ...
+            try:
+                inside = mine in known
+            except TypeError:  # an unhashable value asked of a table
+                return ...
+            return inside if operators == ["in"] else not inside
+        equal = mine == known
+        return equal if operators == ["=="] else not equal
+    return ...
+
+
+def module_values(root) -> dict[str, object]:
+    """``module_constants`` and ``module_tables`` of one module: what ``_port_value`` reads by name."""
+    return {**module_tables(root), **module_constants(root)}
+
+
+def _port_tokens(node, lacked, constants, declared, callees, dead_locals, unread: str | None = None,
+                 stores: dict[str, int] | None = None) -> list[str]:
     """``port_tokens``; ``unread``, a parameter as written, is left out of the parameters with the statements
-    that only write it."""
+    that only write it. ``stores`` counts, by name, the plain stores (``_plain_store``) among the statements
+    kept: a store in a branch the values leave out is no store the tokens hold."""
 
     def value(expression):
         """The value an expression takes for the port, or ``...`` when it is not decided by the lacked ones."""
-        if expression is None:
-            return ...
-        kind = expression.type
-        if kind == "identifier":
-            name = normalise_name(_text(expression))
-            return lacked[name] if name in lacked else ...
-        if kind == "parenthesized_expression" and expression.named_child_count == 1:
-            return value(expression.named_children[0])
-        if kind in ("true", "false", "none", "integer", "float", "string"):
-            return _literal(expression)
-        if kind == "not_operator":
-            inner = _truth(value(expression.child_by_field_name("argument")))
-            return ... if inner is None else not inner
-        if kind == "comparison_operator" and expression.named_child_count == 2:
-            operators = [c.type for c in expression.children if not c.is_named]
-            left, right = expression.named_children
-            if operators in (["is"], ["is not"]) and right.type == "none" and value(left) is not ...:
-                absent = value(left) in (None, _OFF)  # a parameter declared not carried is not passed
-                return absent if operators == ["is"] else not absent
-            if operators not in (["=="], ["!="]) or value(left) is ...:
-                return ...
-            known = _constant(right, constants)
-            if known is ...:
-                return ...
-            mine = value(left)
-            equal = (0 if mine is _OFF else mine) == known
-            return equal if operators == ["=="] else not equal
-        return ...
+        return _port_value(expression, lacked, constants)
 
     dead_calls: dict[int, set[str]] = {}
 
@@ -693,13 +754,16 @@ def _port_tokens(node, lacked, constants, declared, callees, dead_locals, unread
                     and name in dead_in(current.parent):
                 return []  # never read, and evaluating it does nothing
             return None
-        if dead_locals and _plain_store(current) in dead_locals:
+        if dead_locals and _plain_store(current, lacked, constants) in dead_locals:
             return []
         if kind == "identifier" and parent is not None and parent.type == "argument_list" \
                 and normalise_name(_text(current)) in declared:
             return []
         if writes_lacked(current):
             return []
+        if kind == "assert_statement" and _truth(value(next((c for c in current.named_children
+                                                             if c.type != "comment"), None))) is True:
+            return []  # it holds for the port's values: it does nothing
         if kind == "if_statement":
             taken = _truth(value(current.child_by_field_name("condition")))
             if taken is None:
@@ -709,6 +773,10 @@ def _port_tokens(node, lacked, constants, declared, callees, dead_locals, unread
             taken = _truth(value(current.named_children[1]))
             if taken is not None:
                 return [current.named_children[0] if taken else current.named_children[2]]
+        if stores is not None and kind == "expression_statement":
+            stored = _plain_store(current, lacked, constants)
+            if stored is not None:
+                stores[stored] = stores.get(stored, 0) + 1
         return None
 
     return comment_free_tokens(node, expand=expand)
@@ -846,8 +914,31 @@ def same_for_port_parameters(old, new, lacked: dict[str, tuple[object, object]],
     if comment_free_tokens(old) == comment_free_tokens(new):
         return False
     declared = {n for n, v in lacked.items() if v == (_OFF, _OFF)}
-    return port_tokens(old, {n: v[0] for n, v in lacked.items()}, constants[0], declared, callees[0]) \
-        == port_tokens(new, {n: v[1] for n, v in lacked.items()}, constants[1], declared, callees[1])
+    unknown = sorted(n for n, v in lacked.items() if v == (..., ...) and (n in _none_tested(old)
+                                                                          or n in _none_tested(new)))
+    if port_tokens(old, {n: v[0] for n, v in lacked.items()}, constants[0], declared, callees[0]) \
+            == port_tokens(new, {n: v[1] for n, v in lacked.items()}, constants[1], declared, callees[1]):
+        return True  # the same with their branches kept
+    if not unknown or len(unknown) > _CASE_SPLIT_LIMIT:
+        return False
+    for case in itertools.product((None, _NOT_NONE), repeat=len(unknown)):
+        chosen = {**lacked, **{n: (value, value) for n, value in zip(unknown, case)}}
+        if port_tokens(old, {n: v[0] for n, v in chosen.items()}, constants[0], declared, callees[0]) \
+                != port_tokens(new, {n: v[1] for n, v in chosen.items()}, constants[1], declared, callees[1]):
+            return False
+    return True
+
+
+_CASE_SPLIT_LIMIT = 3
+"""At most this many required inputs the port lacks are decided case by case (2**n comparisons)."""
+
+
+def _none_tested(node) -> set[str]:
+    """The names (normalised) ``node`` compares with ``None`` (``x is None``, ``x is not None``)."""
+    return {normalise_name(_text(n.named_children[0])) for n in _walk(node)
+            if n.type == "comparison_operator" and n.named_child_count == 2 and n.named_children[1].type == "none"
+            and n.named_children[0].type == "identifier"
+            and [c.type for c in n.children if not c.is_named] in (["is"], ["is not"])}
 
 
 def module_tables(root) -> dict[str, dict]:
@@ -1722,7 +1813,7 @@ class BranchRules:
         callees = tuple({d.name: d.node for d in t.definitions if d.node is not None and d.qualified_name == d.name}
                         for t in tables)
         if not lacked or not same_for_port_parameters(
-                before.node, after.node, lacked, tuple(module_constants(t.tree.root_node) for t in tables), callees):
+                before.node, after.node, lacked, tuple(module_values(t.tree.root_node) for t in tables), callees):
             return []
         changed = {normalise_name(t) for t in set(comment_free_tokens(before.node)) ^ set(comment_free_tokens(after.node))}
         return sorted(lacked, key=lambda name: (name not in changed, name))
@@ -1799,7 +1890,7 @@ class BranchRules:
         callees = tuple({d.name: d.node for d in t.definitions if d.node is not None and d.qualified_name == d.name}
                         for t in tables)
         if not same_for_port_parameters(before.node, after.node, lacked,
-                                        tuple(module_constants(t.tree.root_node) for t in tables), callees):
+                                        tuple(module_values(t.tree.root_node) for t in tables), callees):
             return []
         changed = {normalise_name(t) for t in set(comment_free_tokens(before.node)) ^ set(comment_free_tokens(after.node))}
         decided = [n for n in was if was[n] is not ... and parameter_defaults(before.node)[n] is _OFF]
