@@ -674,7 +674,7 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
                                                             f"the port lacks {', '.join(lacked[:4])}; the change lies only "
                                                             "in the paths they select or the values they receive",
                                                             lacked[0])])
-        launched = self._launched_values(symbol, definition, param_scope, anchor)
+        launched = self._launched_values(entry, symbol, definition, param_scope, anchor)
         if launched:
             return self._base("launched-value", symbol, NOT_APPLICABLE, "not-carried", "body",
                               f"with the parameters the port at {definition.cite} lacks ({', '.join(launched[:4])}) at "

@@ -210,3 +210,53 @@ def test_an_assert_that_can_fail_for_the_lacked_values_is_flagged(tmp_path):
 def test_a_changed_value_for_the_lacked_defaults_is_flagged(tmp_path):
     _flagged(_edit(tmp_path, ("cap=cap if cap is not None else 0.0,", "cap=cap if cap is not None else 1.0,"),
                    ("HAS_CAP=True if cap is not None else False,", "HAS_CAP=True,")))
+
+
+# The kernel in a module of its own, imported by the file whose helper launches it.
+KERNEL_MODULE = KERNEL.replace("_bool_to_int = {True: 1, False: 0}\n", "")
+IMPORTING = KERNEL.replace(KERNEL[KERNEL.index("\n\n@triton.jit"):], "\n") \
+    .replace("import triton.language as tl\n", "import triton.language as tl\n\nfrom ops.kern import _loss_kernel\n")
+
+
+def _edit_imported(tmp_path, *changes, kernel=KERNEL_MODULE):
+    extracted = IMPORTING + HELPER
+    base = IMPORTING + BASE[len(KERNEL):]
+    after = extracted
+    for old, new in changes:
+        assert old in after, old
+        after = after.replace(old, new)
+    verdicts, _ = classify_history(tmp_path, [
+        CommitSpec("base", files={"ops/loss.py": base, "ops/kern.py": kernel}),
+        CommitSpec("extract the forward", files={"ops/loss.py": extracted}),
+        CommitSpec("edit", files={"ops/loss.py": after}),
+    ], TREE, matrix=MATRIX)
+    return verdicts[2]
+
+
+def test_the_kernel_may_come_from_another_module(tmp_path):
+    _not_carried(_edit_imported(tmp_path, _CAP, _WEIGHT))
+
+
+def test_an_argument_the_kernel_reads_is_still_compared_in_another_module(tmp_path):
+    _flagged(_edit_imported(tmp_path, ("n=x.shape[1],", "n=x.shape[1] - 1,")))
+
+
+_FLAG = ("RETURN_Z=return_z,", "RETURN_Z=0,")
+
+
+def test_a_flag_passed_as_a_value_the_kernel_cannot_tell_apart_is_the_same_argument(tmp_path):
+    # RETURN_Z=0 -> RETURN_Z=False: the kernel only asks `if RETURN_Z:`, which both answer alike
+    extracted = EXTRACTED.replace(*_FLAG)
+    verdict = _edit(tmp_path, ("RETURN_Z=0,", "RETURN_Z=False,"), extracted=extracted)
+    _not_carried(verdict)
+
+
+def test_a_flag_value_the_kernel_tells_apart_is_flagged(tmp_path):
+    extracted = EXTRACTED.replace(*_FLAG)
+    _flagged(_edit(tmp_path, ("RETURN_Z=0,", "RETURN_Z=2,"), extracted=extracted))
+
+
+def test_a_flag_the_kernel_uses_as_a_number_is_flagged(tmp_path):
+    extracted = EXTRACTED.replace(*_FLAG).replace("    tl.store(loss_ptr + row, tl.sum(x * x))\n",
+                                                  "    tl.store(loss_ptr + row, tl.sum(x * x) + RETURN_Z)\n")
+    _flagged(_edit(tmp_path, ("RETURN_Z=0,", "RETURN_Z=False,"), extracted=extracted))

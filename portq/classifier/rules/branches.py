@@ -60,7 +60,12 @@ configuration, so an edit confined to it changes nothing the port runs:
   left out when, with the values that call passes (those literals and the
   lacked values) and the callee's defaults, the callee never reads that
   parameter (a dummy pointer passed for an output only a lacked flag
-  writes), whatever that argument is; a store to a local whose value calls
+  writes), whatever that argument is; the callee may be one the file imports
+  from another module of the upstream (read at the same commit); a flag
+  passed as ``0`` or ``False`` (``1`` or ``True``) that the callee reads
+  only where that value decides a branch, deciding each as the truth value
+  would, is that truth value (``RETURN_Z=0`` → ``RETURN_Z=False`` above ``if
+  RETURN_Z:``); a store to a local whose value calls
   nothing (once its conditional expression takes its branch) and that
   nothing left reads is then left out too, counting only the stores in
   branches the values keep.
@@ -180,6 +185,7 @@ import re
 import tokenize
 from collections import Counter
 
+from portq.classifier.imports import import_bindings, reexport_target
 from portq.classifier.rules import Rule
 from portq.classifier.rules.scope import _scope_names
 from portq.core.model import TouchedSymbol
@@ -514,7 +520,8 @@ def port_tokens(node, lacked: dict[str, object], constants: dict[str, object],
     see the module. Arguments passing a ``declared`` (not-carried) name are left out too; one passing a
     parameter the port merely lacks is kept (what it passes on is an input the port may owe).
 
-    With ``callees`` (bare name -> definition node of the same file and side), a keyword argument (calling
+    With ``callees`` (bare name -> definition node of the same file and side, or ``(node, its module's values)``
+    for one imported from another file, ``BranchRules._callees``), a keyword argument (calling
     nothing) of a call or launch of one of them is left out when, with the values the call passes (literals,
     module constants, the lacked values) and the callee's defaults, the callee never reads that parameter
     (``dead_parameters``); a store to a local (its value calling nothing) that nothing left reads is then left
@@ -570,11 +577,8 @@ def dead_parameters(callee, passed: dict[str, object], constants: dict[str, obje
     return set(_DEAD_PARAMETERS[key])
 
 
-def _dead_parameters(callee, passed: dict[str, object], constants: dict[str, object]) -> set[str]:
-    """``dead_parameters``, computed."""
-    defaults = parameter_defaults(callee)
-    values = {n: v for n, v in defaults.items() if v is not _OFF and v is not ... and n not in passed}
-    values.update(passed)
+def _spellings(callee) -> dict[str, str]:
+    """A definition's parameters: normalised name -> as written."""
     function = _function(callee)
     parameters = function.child_by_field_name("parameters") if function is not None else None
     spelled = {normalise_name(_text(n)): _text(n) for n in (parameters.named_children if parameters else ())
@@ -584,6 +588,15 @@ def _dead_parameters(callee, passed: dict[str, object], constants: dict[str, obj
                     for n in (parameters.named_children if parameters else ()) if n.type != "identifier"
                     and n.named_child_count and (n.child_by_field_name("name") or n.named_children[0]).type
                     == "identifier"})
+    return spelled
+
+
+def _dead_parameters(callee, passed: dict[str, object], constants: dict[str, object]) -> set[str]:
+    """``dead_parameters``, computed."""
+    defaults = parameter_defaults(callee)
+    values = {n: v for n, v in defaults.items() if v is not _OFF and v is not ... and n not in passed}
+    values.update(passed)
+    spelled = _spellings(callee)
     dead = set()
     for name in (n for n in defaults if n in spelled and (n not in values or n in passed)):
         # a passed value too: what the others decide may leave the parameter unread whatever it is
@@ -667,6 +680,30 @@ def module_values(root) -> dict[str, object]:
     return {**module_tables(root), **module_constants(root)}
 
 
+def indistinct_flag(callee, passed: dict[str, object], name: str, constants: dict[str, object]) -> bool | None:
+    """``bool(v)`` when ``callee``, passed ``v`` (an int or bool) as ``name`` with the other ``passed`` values,
+    reads ``name`` only where that value decides a branch, and decides every one as ``bool(v)`` would (``if
+    FLAG:``, ``FLAG == 1``): the callee cannot tell ``v`` from ``bool(v)``; else None."""
+    given = passed.get(name, ...)
+    return _indistinct(callee, passed, name, constants, given) if isinstance(given, int) else None  # bools too
+
+
+def _indistinct(callee, passed, name, constants, given) -> bool | None:
+    spelled = _spellings(callee).get(name)
+    if spelled is None:
+        return None
+    truth = bool(given)
+    key = ("indistinct", callee.text, repr(sorted(passed.items(), key=repr)), name,
+           repr(sorted(constants.items(), key=repr)))
+    if key not in _DEAD_PARAMETERS:
+        if len(_DEAD_PARAMETERS) >= _DEAD_PARAMETERS_BOUND:
+            _DEAD_PARAMETERS.clear()
+        mine = _port_tokens(callee, {**passed, name: given}, constants, frozenset(), None, frozenset(), spelled)
+        as_truth = _port_tokens(callee, {**passed, name: truth}, constants, frozenset(), None, frozenset(), spelled)
+        _DEAD_PARAMETERS[key] = frozenset({truth}) if mine == as_truth and spelled not in mine else frozenset()
+    return truth if _DEAD_PARAMETERS[key] else None
+
+
 def _port_tokens(node, lacked, constants, declared, callees, dead_locals, unread: str | None = None,
                  stores: dict[str, int] | None = None) -> list[str]:
     """``port_tokens``; ``unread``, a parameter as written, is left out of the parameters with the statements
@@ -677,17 +714,19 @@ def _port_tokens(node, lacked, constants, declared, callees, dead_locals, unread
         """The value an expression takes for the port, or ``...`` when it is not decided by the lacked ones."""
         return _port_value(expression, lacked, constants)
 
-    dead_calls: dict[int, set[str]] = {}
+    dead_calls: dict[int, tuple] = {}
 
-    def dead_in(arguments) -> set[str]:
-        """The parameters a call (or launch) of one of ``callees`` passes by keyword that the callee never reads."""
+    def call_facts(arguments) -> tuple:
+        """``(dead, passed, callee, its constants)`` of a call (or launch) of one of ``callees``: the parameters
+        it passes that the callee never reads, and the values it passes."""
         if not callees or arguments is None or arguments.type != "argument_list" or arguments.parent is None:
-            return set()
+            return set(), {}, None, constants
         if arguments.id not in dead_calls:
             function = arguments.parent.child_by_field_name("function")
             if function is not None and function.type == "subscript":  # kernel[grid](...)
                 function = function.child_by_field_name("value")
             callee = callees.get(_text(function).split(".")[-1]) if function is not None else None
+            callee, callee_constants = callee if isinstance(callee, tuple) else (callee, constants)
             passed: dict[str, object] = {}
             order = list(parameter_defaults(callee)) if callee is not None else []
             positional = [a for a in arguments.named_children if a.type not in ("comment", "keyword_argument")]
@@ -705,8 +744,13 @@ def _port_tokens(node, lacked, constants, declared, callees, dead_locals, unread
                     known = _constant(expression, constants)
                 if known is not ...:
                     passed[name] = known
-            dead_calls[arguments.id] = dead_parameters(callee, passed, constants) if callee is not None else set()
+            dead = dead_parameters(callee, passed, callee_constants) if callee is not None else set()
+            dead_calls[arguments.id] = (dead, passed, callee, callee_constants)
         return dead_calls[arguments.id]
+
+    def dead_in(arguments) -> set[str]:
+        """The parameters a call (or launch) of one of ``callees`` passes by keyword that the callee never reads."""
+        return call_facts(arguments)[0]
 
     def writes_lacked(statement) -> bool:
         if statement.type != "expression_statement" or statement.named_child_count != 1:
@@ -753,6 +797,11 @@ def _port_tokens(node, lacked, constants, declared, callees, dead_locals, unread
             if passed is not None and not any(n.type == "call" for n in _walk(passed)) \
                     and name in dead_in(current.parent):
                 return []  # never read, and evaluating it does nothing
+            if passed is not None and passed.type in ("true", "false", "integer"):
+                _, values, callee, callee_constants = call_facts(current.parent)
+                same = indistinct_flag(callee, values, name, callee_constants) if callee is not None else None
+                if same is not None:
+                    return [current.child_by_field_name("name"), "=", repr(same)]
             return None
         if dead_locals and _plain_store(current, lacked, constants) in dead_locals:
             return []
@@ -989,6 +1038,18 @@ def _launches_of(root, name: str) -> list:
         if function is not None and function.type == "identifier" and _text(function) == name:
             found.append(node)
     return found
+
+
+def _called_names(node) -> set[str]:
+    """The bare names ``node`` calls or launches (``f(...)``, ``k[grid](...)``)."""
+    names = set()
+    for current in _walk(node):
+        function = current.child_by_field_name("function") if current.type == "call" else None
+        if function is not None and function.type == "subscript":
+            function = function.child_by_field_name("value")
+        if function is not None and function.type == "identifier":
+            names.add(_text(function))
+    return names
 
 
 def _enclosing_function(node):
@@ -1810,8 +1871,7 @@ class BranchRules:
                                                  [p.normalised for p in definition.signature.params
                                                   if p.normalised not in ("self", "ctx")],
                                                  _scope_names(param_scope)) or lacked
-        callees = tuple({d.name: d.node for d in t.definitions if d.node is not None and d.qualified_name == d.name}
-                        for t in tables)
+        callees = self._callees(entry, symbol, tables, (before.node, after.node))
         if not lacked or not same_for_port_parameters(
                 before.node, after.node, lacked, tuple(module_values(t.tree.root_node) for t in tables), callees):
             return []
@@ -1846,7 +1906,7 @@ class BranchRules:
         return {name: (was[name], now[name]) for name in was}
 
 
-    def _launched_values(self, symbol: TouchedSymbol, definition, param_scope: set[str], anchor) -> list[str]:
+    def _launched_values(self, entry, symbol: TouchedSymbol, definition, param_scope: set[str], anchor) -> list[str]:
         """The parameters (as upstream writes them) that ``launched-value`` sets aside: those of a definition the
         port anchors with names of its own (bound by position as at the range's base, ``bound_by_port``) that
         the port lacks, with no default, each taking the value of the definition's one launch in its file
@@ -1887,14 +1947,54 @@ class BranchRules:
                    for n in was):
             return []  # no value a launch gives: the other branch rules decide
         lacked = {name: (was[name], now[name]) for name in was}
-        callees = tuple({d.name: d.node for d in t.definitions if d.node is not None and d.qualified_name == d.name}
-                        for t in tables)
+        callees = self._callees(entry, symbol, tables, (before.node, after.node))
         if not same_for_port_parameters(before.node, after.node, lacked,
                                         tuple(module_values(t.tree.root_node) for t in tables), callees):
             return []
         changed = {normalise_name(t) for t in set(comment_free_tokens(before.node)) ^ set(comment_free_tokens(after.node))}
         decided = [n for n in was if was[n] is not ... and parameter_defaults(before.node)[n] is _OFF]
         return sorted(decided, key=lambda name: (name not in changed, name))
+
+    def _callees(self, entry, symbol: TouchedSymbol, tables, nodes) -> tuple[dict, dict]:
+        """For each side, bare name -> what a call of it in ``nodes`` (the symbol's two definitions) runs: a
+        module-level definition of the same file (its node), or one a module-level import brings in from another
+        file of the upstream, read at that side's commit through modules that only re-export it (``(node, that
+        module's values)``)."""
+        commits = (entry.commit.parents[0] if entry.commit.parents else None, entry.commit.sha)
+        paths = (symbol.old_path or symbol.path, symbol.path)
+        found = []
+        for table, node, commit, path in zip(tables, nodes, commits, paths):
+            own: dict = {d.name: d.node for d in table.definitions if d.node is not None and d.qualified_name == d.name}
+            bindings = import_bindings(table.tree.root_node) if commit is not None else {}
+            for name in sorted(_called_names(node) - set(own)):
+                if name not in bindings:
+                    continue
+                imported = self._imported_definition(bindings[name].target, path, commit)
+                if imported is not None:
+                    own[name] = imported
+            found.append(own)
+        return found[0], found[1]
+
+    def _imported_definition(self, target: str, importer: str, commit: str):
+        """``(node, module values)`` of the module-level definition an import target of ``importer`` names, at
+        ``commit``, followed through modules that only re-export it; None where it cannot be read."""
+
+        def read_root(other: str):
+            table = self._table(f"{commit}:{other}", other)
+            return table.tree.root_node if table is not None and table.tree is not None \
+                and not table.tree.root_node.has_error else None
+
+        stem, _, name = reexport_target(target, importer, read_root).rpartition(":")
+        if not stem:
+            return None
+        for candidate in (stem + ".py", stem + "/__init__.py"):
+            root = read_root(candidate)
+            if root is not None:
+                definition = next((c for c in root.named_children if _function(c) is not None
+                                   and _function(c).type == "function_definition"
+                                   and _text(_function(c).child_by_field_name("name")) == name), None)
+                return (definition, module_values(root)) if definition is not None else None
+        return None
 
     def _at_base(self, anchor):
         """The syntax node of the definition ``anchor`` names at the scanned range's base, or None."""
