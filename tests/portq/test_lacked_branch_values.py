@@ -218,23 +218,32 @@ IMPORTING = KERNEL.replace(KERNEL[KERNEL.index("\n\n@triton.jit"):], "\n") \
     .replace("import triton.language as tl\n", "import triton.language as tl\n\nfrom ops.kern import _loss_kernel\n")
 
 
-def _edit_imported(tmp_path, *changes, kernel=KERNEL_MODULE):
+def _edit_imported(tmp_path, *changes, kernel=KERNEL_MODULE, kernel_after=None):
     extracted = IMPORTING + HELPER
     base = IMPORTING + BASE[len(KERNEL):]
     after = extracted
     for old, new in changes:
         assert old in after, old
         after = after.replace(old, new)
+    edited = {"ops/loss.py": after}
+    if kernel_after is not None:
+        edited["ops/kern.py"] = kernel_after
     verdicts, _ = classify_history(tmp_path, [
         CommitSpec("base", files={"ops/loss.py": base, "ops/kern.py": kernel}),
         CommitSpec("extract the forward", files={"ops/loss.py": extracted}),
-        CommitSpec("edit", files={"ops/loss.py": after}),
+        CommitSpec("edit", files=edited),
     ], TREE, matrix=MATRIX)
     return verdicts[2]
 
 
-def test_the_kernel_may_come_from_another_module(tmp_path):
-    _not_carried(_edit_imported(tmp_path, _CAP, _WEIGHT))
+def test_the_kernel_may_come_from_another_module_the_commit_changes(tmp_path):
+    # the kernel's module is read where the commit changes it (its blobs are read with the commit's)
+    kernel_after = KERNEL_MODULE.replace("    row = tl.program_id(0)\n", "    row = tl.program_id(0)  # one row\n")
+    _not_carried(_edit_imported(tmp_path, _CAP, _WEIGHT, kernel_after=kernel_after))
+
+
+def test_a_kernel_module_the_commit_leaves_alone_is_not_read(tmp_path):
+    _flagged(_edit_imported(tmp_path, _CAP, _WEIGHT))
 
 
 def test_an_argument_the_kernel_reads_is_still_compared_in_another_module(tmp_path):

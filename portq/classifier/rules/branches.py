@@ -61,7 +61,9 @@ configuration, so an edit confined to it changes nothing the port runs:
   lacked values) and the callee's defaults, the callee never reads that
   parameter (a dummy pointer passed for an output only a lacked flag
   writes), whatever that argument is; the callee may be one the file imports
-  from another module of the upstream (read at the same commit); a flag
+  from another module of the upstream that the commit also changes (read on
+  the same side; a module the commit leaves alone is not read, and the
+  argument stays); a flag
   passed as ``0`` or ``False`` (``1`` or ``True``) that the callee reads
   only where that value decides a branch, deciding each as the truth value
   would, is that truth value (``RETURN_Z=0`` → ``RETURN_Z=False`` above ``if
@@ -676,8 +678,18 @@ def _port_value(expression, lacked: dict[str, object], constants: dict[str, obje
 
 
 def module_values(root) -> dict[str, object]:
-    """``module_constants`` and ``module_tables`` of one module: what ``_port_value`` reads by name."""
-    return {**module_tables(root), **module_constants(root)}
+    """``module_constants`` and ``module_tables`` of one module: what ``_port_value`` reads by name. Both
+    sides of every symbol of a commit ask about the same modules: answered once per module text."""
+    key = root.text if root is not None else b""
+    if key not in _MODULE_VALUES:
+        if len(_MODULE_VALUES) >= _MODULE_VALUES_BOUND:
+            _MODULE_VALUES.clear()
+        _MODULE_VALUES[key] = {**module_tables(root), **module_constants(root)}
+    return dict(_MODULE_VALUES[key])
+
+
+_MODULE_VALUES: dict[bytes, dict[str, object]] = {}
+_MODULE_VALUES_BOUND = 256
 
 
 def indistinct_flag(callee, passed: dict[str, object], name: str, constants: dict[str, object]) -> bool | None:
@@ -1037,6 +1049,18 @@ def _launches_of(root, name: str) -> list:
             function = function.child_by_field_name("value")
         if function is not None and function.type == "identifier" and _text(function) == name:
             found.append(node)
+    return found
+
+
+def _calls_by_name(node) -> dict[str, list[str]]:
+    """Bare called name -> the texts of its calls' argument lists in ``node``, in order."""
+    found: dict[str, list[str]] = {}
+    for current in _walk(node):
+        function = current.child_by_field_name("function") if current.type == "call" else None
+        if function is not None and function.type == "subscript":
+            function = function.child_by_field_name("value")
+        if function is not None and function.type == "identifier":
+            found.setdefault(_text(function), []).append(_text(current.child_by_field_name("arguments")))
     return found
 
 
@@ -1922,6 +1946,9 @@ class BranchRules:
         before, after = sides
         if list(parameter_defaults(before.node)) != list(parameter_defaults(after.node)):
             return []  # the signature changed: the parameter rules judge it
+        if any(len(_launches_of(t.tree.root_node, symbol.name)) != 1 for t in tables) \
+                or all(d is not _OFF for d in parameter_defaults(before.node).values()):
+            return []  # no one launch to read, or nothing without a default: nothing read at the base
         declared = _scope_names(param_scope)
         port_names = [p.normalised for p in definition.signature.params if p.normalised not in ("self", "ctx")]
         base = self._at_base(anchor)
@@ -1962,25 +1989,30 @@ class BranchRules:
         module's values)``)."""
         commits = (entry.commit.parents[0] if entry.commit.parents else None, entry.commit.sha)
         paths = (symbol.old_path or symbol.path, symbol.path)
+        calls = [_calls_by_name(node) for node in nodes]
         found = []
         for table, node, commit, path in zip(tables, nodes, commits, paths):
             own: dict = {d.name: d.node for d in table.definitions if d.node is not None and d.qualified_name == d.name}
             bindings = import_bindings(table.tree.root_node) if commit is not None else {}
             for name in sorted(_called_names(node) - set(own)):
-                if name not in bindings:
-                    continue
-                imported = self._imported_definition(bindings[name].target, path, commit)
+                if name not in bindings or calls[0].get(name) == calls[1].get(name):
+                    continue  # another file is read only for a call this commit changes
+                imported = self._imported_definition(entry, bindings[name].target, path, commit == commits[1])
                 if imported is not None:
                     own[name] = imported
             found.append(own)
         return found[0], found[1]
 
-    def _imported_definition(self, target: str, importer: str, commit: str):
-        """``(node, module values)`` of the module-level definition an import target of ``importer`` names, at
-        ``commit``, followed through modules that only re-export it; None where it cannot be read."""
+    def _imported_definition(self, entry, target: str, importer: str, new_side: bool):
+        """``(node, module values)`` of the module-level definition an import target of ``importer`` names, on
+        one side of the commit, followed through modules that only re-export it; None where it cannot be read.
+        Only files the commit changes are read (their blobs are read ahead with the commit's): another file
+        leaves the call's arguments as they are."""
+        blobs = {(c.new_path if new_side else c.old_path): (c.new_blob if new_side else c.old_blob)
+                 for c in entry.owned_changes}
 
         def read_root(other: str):
-            table = self._table(f"{commit}:{other}", other)
+            table = self._table(blobs.get(other), other) if blobs.get(other) else None
             return table.tree.root_node if table is not None and table.tree is not None \
                 and not table.tree.root_node.has_error else None
 
