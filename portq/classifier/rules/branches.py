@@ -210,7 +210,10 @@ RULES = (
          "(an extracted body), a parameter it passes straight from one the port lacks takes that one's default, "
          "and a port with its own names binds the anchored definition's leading parameters by position, as they "
          "were at the scanned range's base, when every later one has a default there; an argument the called kernel never reads for those values, and a "
-         "call-free store to a local nothing then reads, are left out.",
+         "call-free store to a local nothing then reads, are left out. Conditional expressions take their "
+         "branch, `isinstance` and `x in TABLE` are decided, asserts that hold are left out, a required input the "
+         "port lacks that is only tested against None must give equal sides both ways, the called kernel may be "
+         "imported from a module the commit changes, and a flag the kernel only tests is its truth value.",
          "-    aux_ptr += row\n+    if RETURN_AUX == _TRUE:\n+        aux_ptr += row",
          "classifier.rules.branches.same_for_port_parameters, classifier.rules.branches.BranchRules._lacked_branches"),
     Rule("launched-value", ("NOT_APPLICABLE",),
@@ -1098,9 +1101,6 @@ def _passed(call, parameters: list[str]) -> dict[str, object] | None:
     return passed
 
 
-_TYPES = {"int": int, "str": str, "float": float, "bool": bool}
-
-
 def _decided(condition, name: str, value, constants: dict[str, object]) -> bool | None:
     """The value of an ``if`` test that reads only ``name`` (whose value is ``value``): ``isinstance(name,
     int)``, ``name == CONST``, ``name != CONST``, ``not ...``; None for anything else."""
@@ -1111,8 +1111,8 @@ def _decided(condition, name: str, value, constants: dict[str, object]) -> bool 
         return None if inner is None else not inner
     if condition.type == "call" and _text(condition.child_by_field_name("function")) == "isinstance":
         arguments = [a for a in condition.child_by_field_name("arguments").named_children if a.type != "comment"]
-        if len(arguments) == 2 and _text(arguments[0]) == name and _text(arguments[1]) in _TYPES:
-            return isinstance(value, _TYPES[_text(arguments[1])])  # as Python answers: a bool is an int
+        if len(arguments) == 2 and _text(arguments[0]) == name and _text(arguments[1]) in _TYPE_NAMES:
+            return isinstance(value, _TYPE_NAMES[_text(arguments[1])])  # as Python answers: a bool is an int
         return None
     if condition.type == "comparison_operator" and condition.named_child_count == 2:
         operators = [_text(c) for c in condition.children if not c.is_named]
