@@ -194,3 +194,34 @@ def test_a_bool_default_is_an_int_as_python_tests_it(tmp_path):
                                                                        "False: _MODE_LOW.value")
     edit = with_flag.replace("    rstd = tl.rsqrt", "    if mode == 0:\n        eps = eps.to(x.dtype)\n    rstd = tl.rsqrt")
     _flagged(_edit(tmp_path, with_flag, edit))
+
+
+_OTHER = '''\
+import torch
+
+from ops.norm import _norm_kernel
+
+
+def norm_low(x, w, eps):
+    y = torch.empty_like(x)
+    _norm_kernel[(x.shape[0],)](y, x, w, x.shape[1], eps, {mode}, BLOCK=64)
+    return y
+'''
+
+
+def _with_other_launch(tmp_path, mode_before, mode_after):
+    verdicts, _ = classify_history(tmp_path, [
+        CommitSpec("base", files={"ops/norm.py": BASE}),
+        CommitSpec("mode", files={"ops/norm.py": WITH_MODE, "ops/low.py": _OTHER.format(mode=mode_before)}),
+        CommitSpec("edit", files={"ops/norm.py": EDIT, "ops/low.py": _OTHER.format(mode=mode_after)}),
+    ], {"kernels/norm.py": PORT, "engine/step.py": ENGINE}, matrix=MATRIX)
+    return verdicts[2]
+
+
+def test_a_launch_in_another_file_the_commit_changes_with_another_mode_is_flagged(tmp_path):
+    _flagged(_with_other_launch(tmp_path, "1", "1 "))
+
+
+def test_a_launch_in_another_file_with_the_same_mode_agrees(tmp_path):
+    verdict = _with_other_launch(tmp_path, "0", "False")
+    assert _kernel(verdict).rules == ["launched-value"], _kernel(verdict).reason

@@ -88,8 +88,10 @@ configuration, so an edit confined to it changes nothing the port runs:
   int):``). Two sides equal once the branches those values decide are
   replaced by the branch taken changed only paths the port does not have.
   A second launch, a key computed at run time, any other rebinding, a port
-  whose entry point takes the mode, or a feature of the file the tree
-  declares not carried leaves the value unknown (the branches are kept).
+  whose entry point takes the mode, a feature of the file the tree declares
+  not carried, or a launch in another file the commit changes that passes
+  anything but an equal constant leaves the value unknown (the branches are
+  kept); files the commit leaves alone are not read.
 
 * ``absent-platform`` (Python): a GPU platform the code of the port's tree
   never names (``hip``/``rocm``, ``xpu``, ``npu``, ``mps``, ``musa``: no
@@ -1968,6 +1970,9 @@ class BranchRules:
                     chosen[name] = default
                 else:
                     chosen[name] = self._launch_value(table, path, symbol.name, name, declared)
+                    if chosen[name] is not ... and not self._launched_alike(entry, path, side is after,
+                                                                            symbol.name, name, chosen[name]):
+                        chosen[name] = ...  # another file launches it with another value
             values.append(chosen)
         was, now = values
         if not any(was[n] is not ... and parameter_defaults(before.node)[n] is _OFF and n not in declared
@@ -2035,6 +2040,40 @@ class BranchRules:
         found = [d for d in (table.definitions if table is not None and not table.fallback else ())
                  if d.node is not None and anchor.matches_name(d.name, d.qualified_name)]
         return found[0].node if len(found) == 1 else None
+
+    def _launched_alike(self, entry, path: str, new_side: bool, kernel: str, name: str, value) -> bool:
+        """True when no other Python file the commit changes launches (or calls) ``kernel`` of ``path``,
+        imported by name, passing ``name`` anything but a constant equal to ``value``, on that side. Files the
+        commit leaves alone are not read (their blobs are not the commit's)."""
+        module = path[:-3].replace("/", ".") if path.endswith(".py") else None
+        for change in entry.owned_changes:
+            other, blob = (change.new_path, change.new_blob) if new_side else (change.old_path, change.old_blob)
+            if not other or not blob or other == path or language_for_path(other) != "python":
+                continue
+            table = self._table(blob, other)
+            if table is None or table.tree is None:
+                return False
+            root = table.tree.root_node
+            bound = [n for n, b in import_bindings(root).items() if b.target.rpartition(".")[2] == kernel
+                     and (module is None or module.endswith(b.target.rpartition(".")[0].lstrip("."))
+                          or b.target.startswith("."))]
+            for alias in bound:
+                for launch in _launches_of(root, alias):
+                    kernel_node = self._kernel_node(kernel, path, new_side, entry)
+                    passed = _passed(launch, list(parameter_defaults(kernel_node))) if kernel_node is not None \
+                        else None
+                    given = _constant(passed[name], module_values(root)) if passed and name in passed else ...
+                    if given is ... or given != value:
+                        return False
+        return True
+
+    def _kernel_node(self, kernel: str, path: str, new_side: bool, entry):
+        """The module-level definition ``kernel`` of ``path`` on one side of the commit, or None."""
+        change = next((c for c in entry.owned_changes if (c.new_path if new_side else c.old_path) == path), None)
+        blob = (change.new_blob if new_side else change.old_blob) if change is not None else None
+        table = self._table(blob, path) if blob else None
+        return next((d.node for d in (table.definitions if table is not None else ()) if d.node is not None
+                     and d.name == kernel and d.qualified_name == kernel), None)
 
     def _launch_value(self, table, path: str, kernel: str, name: str, declared: set[str]):
         """The value the one launch (or call) of ``kernel`` in its file (``table``, at ``path``) passes its
