@@ -207,6 +207,8 @@ def _pure(expression) -> bool:
 def _stored_names(target) -> list[str] | None:
     """The identifiers an assignment target binds (``a``, ``a, b``, ``(a, b)``); None for anything else."""
     target = _unwrapped(target)
+    if target is None:
+        return None
     if target.type == "identifier":
         return [node_text(target)]
     if target.type in ("pattern_list", "tuple_pattern"):
@@ -216,7 +218,7 @@ def _stored_names(target) -> list[str] | None:
 
 
 def _identifiers(node) -> set[str]:
-    return {node_text(n) for n in walk(node) if n.type == "identifier"}
+    return {node_text(n) for n in walk(node) if n.type == "identifier"} if node is not None else set()
 
 
 def _launched(statement):
