@@ -67,6 +67,7 @@ from portq.classifier.rules.callee_path import CalleePathRules
 from portq.classifier.rules.cosmetic import keyword_names, renamed_locals, renamed_names
 from portq.classifier.rules.definitions import DefinitionRules
 from portq.classifier.rules.form import FormRules
+from portq.classifier.rules.guards import GuardRules
 from portq.classifier.rules.identity import IdentityRules
 from portq.classifier.rules.interface import InterfaceRules
 from portq.classifier.rules.ownership import OwnershipRules
@@ -118,7 +119,8 @@ _SIGNATURE_RULES: str | None = None
 
 
 class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRules, BranchRules, SwitchRules,
-                       AttributionRules, FormRules, ScopeRules, InterfaceRules, CalleePathRules, DefinitionRules):
+                       AttributionRules, FormRules, ScopeRules, InterfaceRules, CalleePathRules, DefinitionRules,
+                       GuardRules):
     """Decides the verdict of each touched symbol of an entry."""
 
     def __init__(self, context, index: TreeIndex) -> None:
@@ -672,6 +674,30 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
                                                             f"the port lacks {', '.join(lacked[:4])}; the change lies only "
                                                             "in the paths they select or the values they receive",
                                                             lacked[0])])
+        launched = self._launched_values(entry, symbol, definition, param_scope, anchor)
+        if launched:
+            return self._base("launched-value", symbol, NOT_APPLICABLE, "not-carried", "body",
+                              f"with the parameters the port at {definition.cite} lacks ({', '.join(launched[:4])}) at "
+                              f"the value{'s' if len(launched) > 1 else ''} {symbol.name}'s one launch passes, followed "
+                              "to the default of the ported definition it comes from, the definition is the same "
+                              "before and after: the change lies in paths the port does not have, so not-carried "
+                              "rather than NEEDS_REVIEW",
+                              evidence + [new_side_evidence(symbol, Kind.NOT_CARRIED,
+                                                            f"the port lacks {', '.join(launched[:4])}; its launch "
+                                                            "passes a value that leaves the changed branches out",
+                                                            launched[0])])
+        shortcut = self._identity_shortcut(entry, symbol)
+        if shortcut is not None:
+            was, now, operand, kernels = shortcut
+            return self._base("identity-shortcut", symbol, NOT_APPLICABLE, "cosmetic", "body",
+                              f"{symbol.name}'s guard went from `{was}` to `{now}`: each is false only where "
+                              f"{operand} is one, and the block it guards only scales memory in place by {operand} "
+                              f"({', '.join(kernels) or 'no launch'}), which multiplying by one leaves as it was; "
+                              "the change moves when a no-op is skipped, not what the definition computes, so "
+                              "cosmetic rather than NEEDS_REVIEW",
+                              evidence + [new_side_evidence(symbol, Kind.COSMETIC,
+                                                            f"the guard skips only a scaling by {operand} where "
+                                                            f"{operand} is one", operand)])
         items = compare(old, new, tree_signature, self.index, param_scope,
                         derivation=lambda name, kernel=None: self._derivation(entry, symbol, new, name, kernel),
                         upstream=self.upstream)

@@ -287,3 +287,41 @@ def test_a_class_docstring_that_documents_a_new_method_is_not_the_class_bodys_ch
     verdict = verdicts[1]
     assert verdict.verdict == NOT_APPLICABLE, [(s.symbol, s.verdict, s.reason) for s in verdict.symbols]
     assert "member-lines" in verdict.rules, verdict.rules
+
+
+# ``repeated-assert``: an assert that repeats, word for word, the one just before it checks nothing new.
+_CHECKED = NORM_BEFORE.replace("    n = x.numel()\n", "    assert (mode >= 0) and (mode <= 1), f\"bad mode {mode}\"\n"
+                                                       "    n = x.numel()\n")
+_TWICE = _CHECKED.replace("    assert (mode >= 0)", "    assert (mode >= 0) and (mode <= 1), f\"bad mode {mode}\"\n"
+                                                     "    assert (mode >= 0)")
+
+
+def _wrapper(tmp_path, before, after):
+    verdicts, _ = classify_history(tmp_path, [CommitSpec("base", files={NORM: before}),
+                                              CommitSpec("edit", files={NORM: after})], NORM_TREE)
+    return next(s for s in verdicts[1].symbols if s.symbol == "norm_forward")
+
+
+def test_an_assert_repeating_the_one_before_it_removed_is_cosmetic(tmp_path):
+    wrapper = _wrapper(tmp_path, _TWICE, _CHECKED)
+    assert (wrapper.verdict, wrapper.justification, wrapper.rules) == \
+        (NOT_APPLICABLE, "cosmetic", ["repeated-assert"]), wrapper.reason
+
+
+def test_a_different_second_assert_is_still_compared(tmp_path):
+    wrapper = _wrapper(tmp_path, _TWICE.replace("(mode <= 1), f", "(mode <= 2), f", 1), _CHECKED)
+    assert wrapper.verdict == NEEDS_REVIEW and "repeated-assert" not in wrapper.rules, wrapper.reason
+
+
+def test_a_repeated_assert_that_calls_something_is_still_compared(tmp_path):
+    before = _TWICE.replace("assert (mode >= 0) and (mode <= 1),", "assert check(mode),")
+    after = _CHECKED.replace("assert (mode >= 0) and (mode <= 1),", "assert check(mode),")
+    wrapper = _wrapper(tmp_path, before, after)
+    assert wrapper.verdict == NEEDS_REVIEW and "repeated-assert" not in wrapper.rules, wrapper.reason
+
+
+def test_an_assert_with_a_statement_between_is_still_compared(tmp_path):
+    before = _TWICE.replace("f\"bad mode {mode}\"\n    assert", "f\"bad mode {mode}\"\n    mode = mode - 1\n    assert", 1)
+    after = before.replace("    assert (mode >= 0) and (mode <= 1), f\"bad mode {mode}\"\n    n =", "    n =")
+    wrapper = _wrapper(tmp_path, before, after)
+    assert wrapper.verdict == NEEDS_REVIEW and "repeated-assert" not in wrapper.rules, wrapper.reason

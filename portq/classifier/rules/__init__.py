@@ -36,12 +36,12 @@ class Rule:
 
 def _registry() -> dict[str, Rule]:
     from portq.classifier.rules import (attribution, branches, callee_path, cosmetic, definitions, equivalence, form,
-                                        identity, interface, launch, ownership, parameters, provenance, scope, switches,
-                                        wrappers)
+                                        guards, identity, interface, launch, ownership, parameters, provenance, scope,
+                                        switches, wrappers)
 
     found: dict[str, Rule] = {}
-    for module in (ownership, provenance, cosmetic, form, branches, switches, wrappers, attribution, parameters, scope,
-                   equivalence, interface, launch, callee_path, definitions, identity):
+    for module in (ownership, provenance, cosmetic, form, branches, guards, switches, wrappers, attribution, parameters,
+                   scope, equivalence, interface, launch, callee_path, definitions, identity):
         for rule in module.RULES:
             if rule.id in found:
                 raise ValueError(f"rule id {rule.id} is stated twice")

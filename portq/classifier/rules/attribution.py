@@ -50,6 +50,14 @@ RULES = (
          "-from .utils import cdiv\n+from .utils import cdiv, is_hip  (the ported wrapper now calls is_hip())",
          "classifier.rules.attribution.AttributionRules._import_change, "
          "classifier.rules.identity.IdentityRules._module_level_use"),
+    Rule("removed-binding-use", ("NOT_APPLICABLE",),
+         "Changed module-level lines that only remove bindings of module-private names (a leading underscore: "
+         "no other module imports them) that the new module never names matter only through the definitions "
+         "that read them: each of those no longer reads the name, so this commit changes it, and it is compared "
+         "in its own right with the old side's value: NOT_APPLICABLE/not-ported.",
+         "-_ON: tl.constexpr = tl.constexpr(1)\n     ...\n-    if FLAG == _ON:\n+    if FLAG:",
+         "classifier.rules.attribution.removed_private_bindings, "
+         "classifier.rules.attribution.AttributionRules._removed_bindings"),
     Rule("new-type-use", ("NEEDS_REVIEW", "NOT_APPLICABLE"),
          "A new type nothing ports matters through its ported users: one the commit leaves unchanged needs a "
          "reader (NEEDS_REVIEW); when the commit changes every user (compared in their own right) or none "
@@ -57,6 +65,35 @@ RULES = (
          "+struct Params { int n; };  (used by a ported kernel this commit does not touch)",
          "classifier.rules.attribution.AttributionRules._added_type"),
 )
+
+
+def removed_private_bindings(old_root, new_root, lines: list[int]) -> list[str]:
+    """The names bound by the module-level statements of ``old_root`` that hold every one of ``lines`` (1-based,
+    old side), when each such statement is an assignment to one module-private name (``_ON = ...``, ``_T: X =
+    ...``) that ``new_root`` never names at all; empty when any line lies elsewhere or any name is still named."""
+    statements = []
+    for line in lines:
+        holding = next((n for n in old_root.named_children if n.start_point[0] + 1 <= line <= n.end_point[0] + 1), None)
+        if holding is None:
+            return []
+        if holding not in statements:
+            statements.append(holding)
+    names: list[str] = []
+    for statement in statements:
+        inner = statement.named_children[0] if statement.type == "expression_statement" \
+            and statement.named_child_count == 1 else None
+        left = inner.child_by_field_name("left") if inner is not None and inner.type == "assignment" else None
+        if left is None or left.type != "identifier" or not left.text.decode().startswith("_") \
+                or left.text.decode().startswith("__"):
+            return []
+        names.append(left.text.decode())
+    stack, named = [new_root], set()
+    while stack:
+        node = stack.pop()
+        if node.type == "identifier":
+            named.add(node.text.decode())
+        stack.extend(node.children)
+    return [] if set(names) & named else list(dict.fromkeys(names))
 
 
 class AttributionRules:
@@ -138,6 +175,9 @@ class AttributionRules:
             imports = self._import_change(entry, symbol, paths, anchors, code)
             if imports is not None:
                 return imports
+            removed = self._removed_bindings(symbol, paths, anchors, code)
+            if removed is not None:
+                return removed
         referenced = self._ported_identifiers(symbol, paths, anchors)
         if symbol.kind == KIND_CLASS and symbol.change == "added":
             return self._added_type(entry, symbol, referenced.get(symbol.name, []))
@@ -178,6 +218,30 @@ class AttributionRules:
             [Evidence(kind=Kind.TOPLEVEL, message="changed lines name nothing a ported definition uses",
                       side="upstream-new", path=symbol.path, symbol=symbol.name)],
         )
+
+    def _removed_bindings(self, symbol: TouchedSymbol, paths: set[str], anchors: list[Anchor],
+                          code) -> SymbolVerdict | None:
+        """``removed-binding-use``: module-level lines that only remove bindings of private names the new module
+        never names (``removed_private_bindings``). None otherwise."""
+        tables = (self._table(symbol.old_blob, symbol.old_path or symbol.path), self._table(symbol.new_blob, symbol.path))
+        if symbol.change != "modified" or any(t is None or t.tree is None or t.tree.root_node.has_error for t in tables):
+            return None
+        if any(side != "old" for side, _, _ in code):
+            return None
+        names = removed_private_bindings(tables[0].tree.root_node, tables[1].tree.root_node, [line for _, line, _ in code])
+        if not names:
+            return None
+        referenced = self._ported_identifiers(symbol, paths, anchors)
+        readers = sorted({user for name in names for user in referenced.get(name, [])})
+        side, line, text = code[0]
+        return self._base("removed-binding-use", symbol, NOT_APPLICABLE, "not-ported", "body",
+                          f"the changed lines outside definitions only remove {', '.join(names[:4])}, module-private "
+                          "names the new module never names, so every definition that read them "
+                          f"({', '.join(readers[:3]) or 'none ported'}) is changed by this commit and compared in its "
+                          "own right: not-ported rather than NEEDS_REVIEW",
+                          [Evidence(kind=Kind.TOPLEVEL, side="upstream-old", path=symbol.path, line=line,
+                                    quote=text.strip(), symbol=symbol.name, subject=names[0],
+                                    message=f"{names[0]} removed with its every use")])
 
     def _import_change(self, entry: EntryChanges, symbol: TouchedSymbol, paths: set[str], anchors: list[Anchor],
                        code) -> SymbolVerdict | None:

@@ -48,13 +48,50 @@ configuration, so an edit confined to it changes nothing the port runs:
   with no base to read, or a leading name upstream no longer has, every
   upstream parameter counts as the port's input (its branches are kept). Literals
   read are booleans, numbers (``-100``), strings and ``None`` (``if x is
-  not None:``), constants the module binds once, and their ``.value``. A
+  not None:``), constants the module binds once, and their ``.value``; a
+  conditional expression takes its branch wherever it stands,
+  ``isinstance(x, int)`` is answered as Python answers it, ``x in _TABLE``
+  reads a module-level table literal's keys, and an ``assert`` those values
+  make true does nothing and is left out. An input the port lacks that
+  upstream requires (no default, so no value) and that the code only asks
+  whether it is ``None`` is decided case by case: the two sides must agree
+  both when it is ``None`` and when it is not (at most three such inputs). A
   keyword argument of a call or launch of a function of the same file is
   left out when, with the values that call passes (those literals and the
   lacked values) and the callee's defaults, the callee never reads that
   parameter (a dummy pointer passed for an output only a lacked flag
-  writes); a store to a local whose value calls nothing and that nothing
-  left reads is then left out too.
+  writes), whatever that argument is; the callee may be one the file imports
+  from another module of the upstream that the commit also changes (read on
+  the same side; a module the commit leaves alone is not read, and the
+  argument stays); a flag
+  passed as ``0`` or ``False`` (``1`` or ``True``) that the callee reads
+  only where that value decides a branch, deciding each as the truth value
+  would, is that truth value (``RETURN_Z=0`` → ``RETURN_Z=False`` above ``if
+  RETURN_Z:``); a store to a local whose value calls
+  nothing (once its conditional expression takes its branch) and that
+  nothing left reads is then left out too, counting only the stores in
+  branches the values keep.
+
+* ``launched-value`` (Python): a kernel the port anchors with names of its
+  own often takes, besides the inputs the port binds by position (as at the
+  range's base; a run of neighbouring parameters renamed in place together
+  is followed to the new names), a mode with no default of its own: its value
+  comes from the kernel's launch. When the file launches the kernel once, the
+  argument there is a constant, or a parameter of the launching definition
+  followed to where it enters: the default of the ported definition that
+  calls it once and lacks it (``lacked_through_caller``), or the launching
+  definition's own default where the port anchors it; a rebinding on the way
+  is followed when it is the only one and reads a module-level table literal
+  by that key (``mode = _str_to_mode[mode]``, the table bound once and never
+  written through) or binds a constant, in straight-line code or in ``if``
+  statements that tests of that value alone decide (``if not isinstance(mode,
+  int):``). Two sides equal once the branches those values decide are
+  replaced by the branch taken changed only paths the port does not have.
+  A second launch, a key computed at run time, any other rebinding, a port
+  whose entry point takes the mode, a feature of the file the tree declares
+  not carried, or a launch in another file the commit changes that passes
+  anything but an equal constant leaves the value unknown (the branches are
+  kept); files the commit leaves alone are not read.
 
 * ``absent-platform`` (Python): a GPU platform the code of the port's tree
   never names (``hip``/``rocm``, ``xpu``, ``npu``, ``mps``, ``musa``: no
@@ -147,10 +184,12 @@ from __future__ import annotations
 
 import ast
 import io
+import itertools
 import re
 import tokenize
 from collections import Counter
 
+from portq.classifier.imports import import_bindings, reexport_target
 from portq.classifier.rules import Rule
 from portq.classifier.rules.scope import _scope_names
 from portq.core.model import TouchedSymbol
@@ -173,9 +212,23 @@ RULES = (
          "(an extracted body), a parameter it passes straight from one the port lacks takes that one's default, "
          "and a port with its own names binds the anchored definition's leading parameters by position, as they "
          "were at the scanned range's base, when every later one has a default there; an argument the called kernel never reads for those values, and a "
-         "call-free store to a local nothing then reads, are left out.",
+         "call-free store to a local nothing then reads, are left out. Conditional expressions take their "
+         "branch, `isinstance` and `x in TABLE` are decided, asserts that hold are left out, a required input the "
+         "port lacks that is only tested against None must give equal sides both ways, the called kernel may be "
+         "imported from a module the commit changes, and a flag the kernel only tests is its truth value.",
          "-    aux_ptr += row\n+    if RETURN_AUX == _TRUE:\n+        aux_ptr += row",
          "classifier.rules.branches.same_for_port_parameters, classifier.rules.branches.BranchRules._lacked_branches"),
+    Rule("launched-value", ("NOT_APPLICABLE",),
+         "A Python definition the port anchors with names of its own (bound by position as at the range's base) "
+         "whose parameters the port lacks have no default takes, for each, the value its one launch in the file "
+         "passes: a constant, or the launching definition's parameter followed to where it enters (the default "
+         "of a ported definition that calls it once and lacks it, then a module-level table literal read by that "
+         "key, `mode = _str_to_mode[mode]`, in an `if` decided by that value); the same tokens before and after "
+         "once the branches those values decide are replaced by the branch taken: not-carried.",
+         "+    if mode == _MODE_NONE:      (the ported entry point's mode=\"fp32\" reaches the one launch as\n"
+         "+        eps = eps.to(x.dtype)    _str_to_mode[\"fp32\"], _MODE_FP32.value)",
+         "classifier.rules.branches.value_at_launch, classifier.rules.branches.module_tables, "
+         "classifier.rules.branches.BranchRules._launched_values"),
     Rule("absent-platform", ("NOT_APPLICABLE",),
          "A Python definition, or a module's program outside its definitions, whose tokens are the same before "
          "and after once each test for a GPU platform the "
@@ -448,7 +501,7 @@ def parameter_defaults(node) -> dict[str, object]:
 
 
 def _truth(value) -> bool | None:
-    if value is ... :
+    if value is ... or value is _NOT_NONE:
         return None
     if value is _OFF:
         return False
@@ -474,37 +527,39 @@ def port_tokens(node, lacked: dict[str, object], constants: dict[str, object],
     see the module. Arguments passing a ``declared`` (not-carried) name are left out too; one passing a
     parameter the port merely lacks is kept (what it passes on is an input the port may owe).
 
-    With ``callees`` (bare name -> definition node of the same file and side), a keyword argument (calling
+    With ``callees`` (bare name -> definition node of the same file and side, or ``(node, its module's values)``
+    for one imported from another file, ``BranchRules._callees``), a keyword argument (calling
     nothing) of a call or launch of one of them is left out when, with the values the call passes (literals,
     module constants, the lacked values) and the callee's defaults, the callee never reads that parameter
     (``dead_parameters``); a store to a local (its value calling nothing) that nothing left reads is then left
     out too."""
-    tokens = _port_tokens(node, lacked, constants, declared, callees, frozenset())
+    stores: dict[str, int] = {}
+    tokens = _port_tokens(node, lacked, constants, declared, callees, frozenset(), stores=stores)
     if not callees:
         return tokens
-    stores = _plain_stores(node, lacked)
-    dead = {name for name, count in stores.items() if tokens.count(name) == count}
+    parameters = set(parameter_defaults(node))
+    dead = {name for name, count in stores.items() if tokens.count(name) == count
+            and normalise_name(name) not in parameters and normalise_name(name) not in lacked}
     return _port_tokens(node, lacked, constants, declared, callees, dead) if dead else tokens
 
 
-def _plain_stores(node, lacked) -> dict[str, int]:
-    """Local name -> how many statements of ``node`` are only ``NAME = value`` with ``value`` calling nothing
-    (neither a parameter nor a lacked name)."""
-    parameters = set(parameter_defaults(node))
-    found: dict[str, int] = {}
-    for current in _walk(node):
-        name = _plain_store(current)
-        if name is not None and normalise_name(name) not in parameters and normalise_name(name) not in lacked:
-            found[name] = found.get(name, 0) + 1
-    return found
+def _folded(expression, lacked, constants):
+    """``expression``, or the branch a conditional expression takes for the lacked values (repeatedly)."""
+    while expression is not None and expression.type == "conditional_expression" \
+            and expression.named_child_count == 3 and lacked is not None:
+        taken = _truth(_port_value(expression.named_children[1], lacked, constants or {}))
+        if taken is None:
+            break
+        expression = expression.named_children[0 if taken else 2]
+    return expression
 
 
-def _plain_store(statement) -> str | None:
+def _plain_store(statement, lacked=None, constants=None) -> str | None:
     if statement.type != "expression_statement" or statement.named_child_count != 1 \
             or statement.named_children[0].type != "assignment":
         return None
     left = statement.named_children[0].child_by_field_name("left")
-    right = statement.named_children[0].child_by_field_name("right")
+    right = _folded(statement.named_children[0].child_by_field_name("right"), lacked, constants)
     if left is None or left.type != "identifier" or right is None or any(n.type == "call" for n in _walk(right)):
         return None
     return _text(left)
@@ -529,11 +584,8 @@ def dead_parameters(callee, passed: dict[str, object], constants: dict[str, obje
     return set(_DEAD_PARAMETERS[key])
 
 
-def _dead_parameters(callee, passed: dict[str, object], constants: dict[str, object]) -> set[str]:
-    """``dead_parameters``, computed."""
-    defaults = parameter_defaults(callee)
-    values = {n: v for n, v in defaults.items() if v is not _OFF and v is not ... and n not in passed}
-    values.update(passed)
+def _spellings(callee) -> dict[str, str]:
+    """A definition's parameters: normalised name -> as written."""
     function = _function(callee)
     parameters = function.child_by_field_name("parameters") if function is not None else None
     spelled = {normalise_name(_text(n)): _text(n) for n in (parameters.named_children if parameters else ())
@@ -543,60 +595,155 @@ def _dead_parameters(callee, passed: dict[str, object], constants: dict[str, obj
                     for n in (parameters.named_children if parameters else ()) if n.type != "identifier"
                     and n.named_child_count and (n.child_by_field_name("name") or n.named_children[0]).type
                     == "identifier"})
+    return spelled
+
+
+def _dead_parameters(callee, passed: dict[str, object], constants: dict[str, object]) -> set[str]:
+    """``dead_parameters``, computed."""
+    defaults = parameter_defaults(callee)
+    values = {n: v for n, v in defaults.items() if v is not _OFF and v is not ... and n not in passed}
+    values.update(passed)
+    spelled = _spellings(callee)
     dead = set()
-    for name in (n for n in defaults if n not in values and n in spelled):
-        tokens = _port_tokens(callee, values, constants, frozenset(), None, frozenset(), spelled[name])
+    for name in (n for n in defaults if n in spelled and (n not in values or n in passed)):
+        # a passed value too: what the others decide may leave the parameter unread whatever it is
+        others = {n: v for n, v in values.items() if n != name}
+        tokens = _port_tokens(callee, others, constants, frozenset(), None, frozenset(), spelled[name])
         if spelled[name] not in tokens:
             dead.add(name)
     return dead
 
 
-def _port_tokens(node, lacked, constants, declared, callees, dead_locals, unread: str | None = None) -> list[str]:
+class _Given:
+    """The value of an input the port lacks and upstream requires, in the case where it is not ``None``: only
+    ``x is None`` / ``x is not None`` are decided by it (``same_for_port_parameters`` tries both cases)."""
+
+    def __repr__(self) -> str:
+        return "<not None>"
+
+
+_NOT_NONE = _Given()
+
+_TYPE_NAMES = {"int": int, "str": str, "float": float, "bool": bool, "dict": dict, "tuple": tuple, "list": list}
+
+
+def _port_value(expression, lacked: dict[str, object], constants: dict[str, object]):
+    """The value an expression takes for a port with ``lacked`` (normalised name -> value) and the module's
+    ``constants`` (literals and table literals, ``module_values``), or ``...`` when they do not decide it:
+    literals, lacked names, ``not``, comparisons with a constant (``==``, ``!=``, ``is None``, ``in``),
+    ``isinstance(x, int)`` as Python answers it, and a conditional expression's taken branch."""
+    if expression is None:
+        return ...
+    kind = expression.type
+    if kind == "identifier":
+        name = normalise_name(_text(expression))
+        return lacked[name] if name in lacked else ...
+    if kind == "parenthesized_expression" and expression.named_child_count == 1:
+        return _port_value(expression.named_children[0], lacked, constants)
+    if kind in ("true", "false", "none", "integer", "float", "string"):
+        return _literal(expression)
+    if kind == "not_operator":
+        inner = _truth(_port_value(expression.child_by_field_name("argument"), lacked, constants))
+        return ... if inner is None else not inner
+    if kind == "conditional_expression" and expression.named_child_count == 3:
+        taken = _truth(_port_value(expression.named_children[1], lacked, constants))
+        return ... if taken is None else _port_value(expression.named_children[0 if taken else 2], lacked, constants)
+    if kind == "call" and _text(expression.child_by_field_name("function")) == "isinstance":
+        arguments = [a for a in expression.child_by_field_name("arguments").named_children if a.type != "comment"]
+        if len(arguments) != 2 or _text(arguments[1]) not in _TYPE_NAMES:
+            return ...
+        mine = _port_value(arguments[0], lacked, constants)
+        return ... if mine is ... or mine is _OFF or mine is _NOT_NONE \
+            else isinstance(mine, _TYPE_NAMES[_text(arguments[1])])
+    if kind == "comparison_operator" and expression.named_child_count == 2:
+        operators = [c.type for c in expression.children if not c.is_named]
+        left, right = expression.named_children
+        mine = _port_value(left, lacked, constants)
+        if operators in (["is"], ["is not"]) and right.type == "none" and mine is not ...:
+            absent = mine in (None, _OFF)  # a parameter declared not carried is not passed
+            return absent if operators == ["is"] else not absent
+        if mine is ... or mine is _NOT_NONE or operators not in (["=="], ["!="], ["in"], ["not in"]):
+            return ...
+        known = _constant(right, constants) if right.type != "tuple" else tuple(
+            _constant(c, constants) for c in right.named_children if c.type != "comment")
+        if known is ... or (isinstance(known, tuple) and ... in known):
+            return ...
+        mine = 0 if mine is _OFF else mine
+        if operators in (["in"], ["not in"]):
+            if not isinstance(known, (dict, tuple)):
+                return ...
+            try:
+                inside = mine in known
+            except TypeError:  # an unhashable value asked of a table
+                return ...
+            return inside if operators == ["in"] else not inside
+        equal = mine == known
+        return equal if operators == ["=="] else not equal
+    return ...
+
+
+def module_values(root) -> dict[str, object]:
+    """``module_constants`` and ``module_tables`` of one module: what ``_port_value`` reads by name. Both
+    sides of every symbol of a commit ask about the same modules: answered once per module text."""
+    key = root.text if root is not None else b""
+    if key not in _MODULE_VALUES:
+        if len(_MODULE_VALUES) >= _MODULE_VALUES_BOUND:
+            _MODULE_VALUES.clear()
+        _MODULE_VALUES[key] = {**module_tables(root), **module_constants(root)}
+    return dict(_MODULE_VALUES[key])
+
+
+_MODULE_VALUES: dict[bytes, dict[str, object]] = {}
+_MODULE_VALUES_BOUND = 256
+
+
+def indistinct_flag(callee, passed: dict[str, object], name: str, constants: dict[str, object]) -> bool | None:
+    """``bool(v)`` when ``callee``, passed ``v`` (an int or bool) as ``name`` with the other ``passed`` values,
+    reads ``name`` only where that value decides a branch, and decides every one as ``bool(v)`` would (``if
+    FLAG:``, ``FLAG == 1``): the callee cannot tell ``v`` from ``bool(v)``; else None."""
+    given = passed.get(name, ...)
+    return _indistinct(callee, passed, name, constants, given) if isinstance(given, int) else None  # bools too
+
+
+def _indistinct(callee, passed, name, constants, given) -> bool | None:
+    spelled = _spellings(callee).get(name)
+    if spelled is None:
+        return None
+    truth = bool(given)
+    key = ("indistinct", callee.text, repr(sorted(passed.items(), key=repr)), name,
+           repr(sorted(constants.items(), key=repr)))
+    if key not in _DEAD_PARAMETERS:
+        if len(_DEAD_PARAMETERS) >= _DEAD_PARAMETERS_BOUND:
+            _DEAD_PARAMETERS.clear()
+        mine = _port_tokens(callee, {**passed, name: given}, constants, frozenset(), None, frozenset(), spelled)
+        as_truth = _port_tokens(callee, {**passed, name: truth}, constants, frozenset(), None, frozenset(), spelled)
+        _DEAD_PARAMETERS[key] = frozenset({truth}) if mine == as_truth and spelled not in mine else frozenset()
+    return truth if _DEAD_PARAMETERS[key] else None
+
+
+def _port_tokens(node, lacked, constants, declared, callees, dead_locals, unread: str | None = None,
+                 stores: dict[str, int] | None = None) -> list[str]:
     """``port_tokens``; ``unread``, a parameter as written, is left out of the parameters with the statements
-    that only write it."""
+    that only write it. ``stores`` counts, by name, the plain stores (``_plain_store``) among the statements
+    kept: a store in a branch the values leave out is no store the tokens hold."""
 
     def value(expression):
         """The value an expression takes for the port, or ``...`` when it is not decided by the lacked ones."""
-        if expression is None:
-            return ...
-        kind = expression.type
-        if kind == "identifier":
-            name = normalise_name(_text(expression))
-            return lacked[name] if name in lacked else ...
-        if kind == "parenthesized_expression" and expression.named_child_count == 1:
-            return value(expression.named_children[0])
-        if kind in ("true", "false", "none", "integer", "float", "string"):
-            return _literal(expression)
-        if kind == "not_operator":
-            inner = _truth(value(expression.child_by_field_name("argument")))
-            return ... if inner is None else not inner
-        if kind == "comparison_operator" and expression.named_child_count == 2:
-            operators = [c.type for c in expression.children if not c.is_named]
-            left, right = expression.named_children
-            if operators in (["is"], ["is not"]) and right.type == "none" and value(left) is not ...:
-                absent = value(left) in (None, _OFF)  # a parameter declared not carried is not passed
-                return absent if operators == ["is"] else not absent
-            if operators not in (["=="], ["!="]) or value(left) is ...:
-                return ...
-            known = _constant(right, constants)
-            if known is ...:
-                return ...
-            mine = value(left)
-            equal = (0 if mine is _OFF else mine) == known
-            return equal if operators == ["=="] else not equal
-        return ...
+        return _port_value(expression, lacked, constants)
 
-    dead_calls: dict[int, set[str]] = {}
+    dead_calls: dict[int, tuple] = {}
 
-    def dead_in(arguments) -> set[str]:
-        """The parameters a call (or launch) of one of ``callees`` passes by keyword that the callee never reads."""
+    def call_facts(arguments) -> tuple:
+        """``(dead, passed, callee, its constants)`` of a call (or launch) of one of ``callees``: the parameters
+        it passes that the callee never reads, and the values it passes."""
         if not callees or arguments is None or arguments.type != "argument_list" or arguments.parent is None:
-            return set()
+            return set(), {}, None, constants
         if arguments.id not in dead_calls:
             function = arguments.parent.child_by_field_name("function")
             if function is not None and function.type == "subscript":  # kernel[grid](...)
                 function = function.child_by_field_name("value")
             callee = callees.get(_text(function).split(".")[-1]) if function is not None else None
+            callee, callee_constants = callee if isinstance(callee, tuple) else (callee, constants)
             passed: dict[str, object] = {}
             order = list(parameter_defaults(callee)) if callee is not None else []
             positional = [a for a in arguments.named_children if a.type not in ("comment", "keyword_argument")]
@@ -614,8 +761,13 @@ def _port_tokens(node, lacked, constants, declared, callees, dead_locals, unread
                     known = _constant(expression, constants)
                 if known is not ...:
                     passed[name] = known
-            dead_calls[arguments.id] = dead_parameters(callee, passed, constants) if callee is not None else set()
+            dead = dead_parameters(callee, passed, callee_constants) if callee is not None else set()
+            dead_calls[arguments.id] = (dead, passed, callee, callee_constants)
         return dead_calls[arguments.id]
+
+    def dead_in(arguments) -> set[str]:
+        """The parameters a call (or launch) of one of ``callees`` passes by keyword that the callee never reads."""
+        return call_facts(arguments)[0]
 
     def writes_lacked(statement) -> bool:
         if statement.type != "expression_statement" or statement.named_child_count != 1:
@@ -662,14 +814,22 @@ def _port_tokens(node, lacked, constants, declared, callees, dead_locals, unread
             if passed is not None and not any(n.type == "call" for n in _walk(passed)) \
                     and name in dead_in(current.parent):
                 return []  # never read, and evaluating it does nothing
+            if passed is not None and passed.type in ("true", "false", "integer"):
+                _, values, callee, callee_constants = call_facts(current.parent)
+                same = indistinct_flag(callee, values, name, callee_constants) if callee is not None else None
+                if same is not None:
+                    return [current.child_by_field_name("name"), "=", repr(same)]
             return None
-        if dead_locals and _plain_store(current) in dead_locals:
+        if dead_locals and _plain_store(current, lacked, constants) in dead_locals:
             return []
         if kind == "identifier" and parent is not None and parent.type == "argument_list" \
                 and normalise_name(_text(current)) in declared:
             return []
         if writes_lacked(current):
             return []
+        if kind == "assert_statement" and _truth(value(next((c for c in current.named_children
+                                                             if c.type != "comment"), None))) is True:
+            return []  # it holds for the port's values: it does nothing
         if kind == "if_statement":
             taken = _truth(value(current.child_by_field_name("condition")))
             if taken is None:
@@ -679,6 +839,10 @@ def _port_tokens(node, lacked, constants, declared, callees, dead_locals, unread
             taken = _truth(value(current.named_children[1]))
             if taken is not None:
                 return [current.named_children[0] if taken else current.named_children[2]]
+        if stores is not None and kind == "expression_statement":
+            stored = _plain_store(current, lacked, constants)
+            if stored is not None:
+                stores[stored] = stores.get(stored, 0) + 1
         return None
 
     return comment_free_tokens(node, expand=expand)
@@ -737,21 +901,23 @@ def bound_by_port(caller, port_names: list[str], declared: set[str], base=None) 
 
 
 def _renamed_in_slot(name: str, before: list[str], after: list[str]) -> str | None:
-    """The parameter of ``after`` that is ``before``'s ``name`` renamed in place: a name new since ``before``
-    standing between the same neighbours (the same first or last place) that ``name`` stood between; None when
-    no single slot says so (a parameter removed, or several inserted around it)."""
+    """The parameter of ``after`` that is ``before``'s ``name`` renamed in place: ``name`` lies in a run of
+    consecutive parameters ``after`` no longer has, and as many names new since ``before`` stand in its place
+    between the same neighbours (the same first or last place); the one at ``name``'s position in the run is its
+    new name. None when no slot says so (a parameter removed, or one inserted beside the run)."""
     at = before.index(name)
-    previous = before[at - 1] if at > 0 else None
-    following = before[at + 1] if at + 1 < len(before) else None
-    if (previous is not None and previous not in after) or (following is not None and following not in after):
-        return None
+    start, end = at, at + 1
+    while start > 0 and before[start - 1] not in after:
+        start -= 1
+    while end < len(before) and before[end] not in after:
+        end += 1
+    previous = before[start - 1] if start > 0 else None
+    following = before[end] if end < len(before) else None
     slot = after.index(previous) + 1 if previous is not None else 0
-    if following is not None and after.index(following) != slot + 1:
+    stop = after.index(following) if following is not None else len(after)
+    if stop - slot != end - start or any(n in before for n in after[slot:stop]):
         return None
-    if following is None and slot != len(after) - 1:
-        return None
-    candidate = after[slot] if slot < len(after) else None
-    return candidate if candidate is not None and candidate not in before else None
+    return after[slot + at - start]
 
 
 def _calls_of(node, name: str) -> list:
@@ -814,8 +980,219 @@ def same_for_port_parameters(old, new, lacked: dict[str, tuple[object, object]],
     if comment_free_tokens(old) == comment_free_tokens(new):
         return False
     declared = {n for n, v in lacked.items() if v == (_OFF, _OFF)}
-    return port_tokens(old, {n: v[0] for n, v in lacked.items()}, constants[0], declared, callees[0]) \
-        == port_tokens(new, {n: v[1] for n, v in lacked.items()}, constants[1], declared, callees[1])
+    unknown = sorted(n for n, v in lacked.items() if v == (..., ...) and (n in _none_tested(old)
+                                                                          or n in _none_tested(new)))
+    if port_tokens(old, {n: v[0] for n, v in lacked.items()}, constants[0], declared, callees[0]) \
+            == port_tokens(new, {n: v[1] for n, v in lacked.items()}, constants[1], declared, callees[1]):
+        return True  # the same with their branches kept
+    if not unknown or len(unknown) > _CASE_SPLIT_LIMIT:
+        return False
+    for case in itertools.product((None, _NOT_NONE), repeat=len(unknown)):
+        chosen = {**lacked, **{n: (value, value) for n, value in zip(unknown, case)}}
+        if port_tokens(old, {n: v[0] for n, v in chosen.items()}, constants[0], declared, callees[0]) \
+                != port_tokens(new, {n: v[1] for n, v in chosen.items()}, constants[1], declared, callees[1]):
+            return False
+    return True
+
+
+_CASE_SPLIT_LIMIT = 3
+"""At most this many required inputs the port lacks are decided case by case (2**n comparisons)."""
+
+
+def _none_tested(node) -> set[str]:
+    """The names (normalised) ``node`` compares with ``None`` (``x is None``, ``x is not None``)."""
+    return {normalise_name(_text(n.named_children[0])) for n in _walk(node)
+            if n.type == "comparison_operator" and n.named_child_count == 2 and n.named_children[1].type == "none"
+            and n.named_children[0].type == "identifier"
+            and [c.type for c in n.children if not c.is_named] in (["is"], ["is not"])}
+
+
+def module_tables(root) -> dict[str, dict]:
+    """Module-level names bound once to a dict literal whose keys are literals and whose values are literals
+    or constants of the module (``_str_to_mode = {"fp32": _MODE_FP32.value}``), and never written through
+    afterwards (no ``T[k] = v``, ``del T[k]``, ``T.update(...)``, ``T.pop(...)``, ...)."""
+    constants = module_constants(root)
+    found: dict[str, list] = {}
+    for statement in root.named_children if root is not None else ():
+        if statement.type != "expression_statement" or statement.named_child_count != 1:
+            continue
+        assignment = statement.named_children[0]
+        left = assignment.child_by_field_name("left") if assignment.type == "assignment" else None
+        if left is None or left.type != "identifier":
+            continue
+        right = assignment.child_by_field_name("right")
+        table: dict | None = {} if right is not None and right.type == "dictionary" else None
+        for pair in right.named_children if table is not None else ():
+            if pair.type == "comment":
+                continue
+            key = _literal(pair.child_by_field_name("key")) if pair.type == "pair" else ...
+            value = _constant(pair.child_by_field_name("value"), constants) if pair.type == "pair" else ...
+            if key is ... or value is ... or key in table:
+                table = None
+                break
+            table[key] = value
+        found.setdefault(_text(left), []).append(table)
+    tables = {name: values[0] for name, values in found.items() if len(values) == 1 and values[0] is not None}
+    for node in _walk(root):
+        if node.type == "subscript" and node.parent is not None and _text(node.child_by_field_name("value")) in tables \
+                and (node.parent.type in ("delete_statement", "augmented_assignment", "pattern_list", "expression_list")
+                     or (node.parent.type == "assignment" and node.parent.child_by_field_name("left") == node)):
+            tables.pop(_text(node.child_by_field_name("value")), None)
+        elif node.type == "attribute" and _text(node.child_by_field_name("object")) in tables \
+                and _text(node.child_by_field_name("attribute")) in ("update", "pop", "popitem", "setdefault",
+                                                                     "clear", "__setitem__", "__delitem__"):
+            tables.pop(_text(node.child_by_field_name("object")), None)
+    return tables
+
+
+def _launches_of(root, name: str) -> list:
+    """The calls ``name(...)`` and launches ``name[grid](...)`` anywhere in a module."""
+    found = []
+    for node in _walk(root):
+        function = node.child_by_field_name("function") if node.type == "call" else None
+        if function is not None and function.type == "subscript":
+            function = function.child_by_field_name("value")
+        if function is not None and function.type == "identifier" and _text(function) == name:
+            found.append(node)
+    return found
+
+
+def _calls_by_name(node) -> dict[str, list[str]]:
+    """Bare called name -> the texts of its calls' argument lists in ``node``, in order."""
+    found: dict[str, list[str]] = {}
+    for current in _walk(node):
+        function = current.child_by_field_name("function") if current.type == "call" else None
+        if function is not None and function.type == "subscript":
+            function = function.child_by_field_name("value")
+        if function is not None and function.type == "identifier":
+            found.setdefault(_text(function), []).append(_text(current.child_by_field_name("arguments")))
+    return found
+
+
+def _called_names(node) -> set[str]:
+    """The bare names ``node`` calls or launches (``f(...)``, ``k[grid](...)``)."""
+    names = set()
+    for current in _walk(node):
+        function = current.child_by_field_name("function") if current.type == "call" else None
+        if function is not None and function.type == "subscript":
+            function = function.child_by_field_name("value")
+        if function is not None and function.type == "identifier":
+            names.add(_text(function))
+    return names
+
+
+def _enclosing_function(node):
+    current = node.parent
+    while current is not None and current.type not in ("function_definition", "lambda"):
+        current = current.parent
+    return current if current is not None and current.type == "function_definition" else None
+
+
+def _passed(call, parameters: list[str]) -> dict[str, object] | None:
+    """Normalised parameter -> the argument node a call passes it (by position, then by keyword); None when
+    the call unpacks arguments or passes more than there are parameters."""
+    arguments = [a for a in call.child_by_field_name("arguments").named_children if a.type != "comment"]
+    passed: dict[str, object] = {}
+    for position, argument in enumerate(arguments):
+        if argument.type == "keyword_argument":
+            passed[normalise_name(_text(argument.child_by_field_name("name")))] = argument.child_by_field_name("value")
+        elif argument.type in ("list_splat", "dictionary_splat") or position >= len(parameters):
+            return None
+        else:
+            passed[parameters[position]] = argument
+    return passed
+
+
+def _decided(condition, name: str, value, constants: dict[str, object]) -> bool | None:
+    """The value of an ``if`` test that reads only ``name`` (whose value is ``value``): ``isinstance(name,
+    int)``, ``name == CONST``, ``name != CONST``, ``not ...``; None for anything else."""
+    condition = condition.named_children[0] if condition.type == "parenthesized_expression" \
+        and condition.named_child_count == 1 else condition
+    if condition.type == "not_operator":
+        inner = _decided(condition.child_by_field_name("argument"), name, value, constants)
+        return None if inner is None else not inner
+    if condition.type == "call" and _text(condition.child_by_field_name("function")) == "isinstance":
+        arguments = [a for a in condition.child_by_field_name("arguments").named_children if a.type != "comment"]
+        if len(arguments) == 2 and _text(arguments[0]) == name and _text(arguments[1]) in _TYPE_NAMES:
+            return isinstance(value, _TYPE_NAMES[_text(arguments[1])])  # as Python answers: a bool is an int
+        return None
+    if condition.type == "comparison_operator" and condition.named_child_count == 2:
+        operators = [_text(c) for c in condition.children if not c.is_named]
+        left, right = condition.named_children
+        if operators in (["=="], ["!="]) and _text(left) == name:
+            other = _constant(right, constants)
+            if other is ... or other is _OFF:
+                return None
+            return (value == other) == (operators == ["=="])
+    return None
+
+
+def value_at_launch(function, name: str, entry, launch, tables: dict[str, dict],
+                    constants: dict[str, object]):
+    """The value a parameter ``name`` of ``function`` has at ``launch`` (a call inside it, in no loop), when it
+    enters as ``entry``: unchanged when nothing in ``function`` binds it; else its one binding, ``name =
+    TABLE[name]`` (a ``module_tables`` table read by the entry value) or a constant, placed in straight-line
+    code before the launch or in ``if`` statements that tests of ``name`` alone decide (``if not isinstance(name,
+    int):``). ``...`` when not known."""
+    if entry is ... or entry is _OFF:
+        return ...
+    binders = [n for n in _walk(function)
+               if (n.type in ("assignment", "augmented_assignment", "for_statement", "for_in_clause",
+                              "named_expression", "with_item", "as_pattern")
+                   and any(_text(i) == name for i in _walk(n.child_by_field_name("left") or n.child_by_field_name(
+                       "name") or n.child_by_field_name("alias") or n) if i.type == "identifier"))
+               or (n.type in ("global_statement", "nonlocal_statement") and name in _text(n))]
+    binders = [n for n in binders if n.type != "with_item" or " as " in _text(n)]
+    for ancestor in _ancestors(launch, function):
+        if ancestor.type in ("for_statement", "while_statement", "try_statement", "with_statement"):
+            return ...
+    if not binders:
+        return entry
+    if len(binders) != 1 or binders[0].type != "assignment" \
+            or _text(binders[0].child_by_field_name("left")) != name or binders[0].end_byte > launch.start_byte:
+        return ...
+    binder = binders[0]
+    right = binder.child_by_field_name("right")
+    if right is not None and right.type == "subscript" and _text(right.child_by_field_name("subscript")) == name \
+            and _text(right.child_by_field_name("value")) in tables:
+        table = tables[_text(right.child_by_field_name("value"))]
+        try:
+            bound = table.get(entry, ...)
+        except TypeError:  # an unhashable entry value
+            return ...
+    else:
+        bound = _constant(right, constants) if right is not None else ...
+    if bound is ...:
+        return ...
+    runs = True
+    child = binder
+    for ancestor in _ancestors(binder, function):
+        if ancestor.type in ("block", "expression_statement", "module"):
+            child = ancestor
+            continue
+        if ancestor.type == "if_statement":
+            if any(c.type == "elif_clause" for c in ancestor.children):
+                return ...
+            taken = _decided(ancestor.child_by_field_name("condition"), name, entry, constants)
+            if taken is None:
+                return ...
+            in_consequence = child == ancestor.child_by_field_name("consequence")
+            runs = runs and (taken if in_consequence else not taken)
+            child = ancestor
+            continue
+        if ancestor.type == "else_clause":
+            child = ancestor
+            continue
+        return ...
+    return bound if runs else entry
+
+
+def _ancestors(node, stop):
+    """The nodes above ``node`` up to (not including) ``stop``."""
+    current = node.parent
+    while current is not None and current != stop:
+        yield current
+        current = current.parent
 
 
 # --- Python: platforms the port never names ----------------------------------------
@@ -1520,10 +1897,9 @@ class BranchRules:
                                                  [p.normalised for p in definition.signature.params
                                                   if p.normalised not in ("self", "ctx")],
                                                  _scope_names(param_scope)) or lacked
-        callees = tuple({d.name: d.node for d in t.definitions if d.node is not None and d.qualified_name == d.name}
-                        for t in tables)
+        callees = self._callees(entry, symbol, tables, (before.node, after.node))
         if not lacked or not same_for_port_parameters(
-                before.node, after.node, lacked, tuple(module_constants(t.tree.root_node) for t in tables), callees):
+                before.node, after.node, lacked, tuple(module_values(t.tree.root_node) for t in tables), callees):
             return []
         changed = {normalise_name(t) for t in set(comment_free_tokens(before.node)) ^ set(comment_free_tokens(after.node))}
         return sorted(lacked, key=lambda name: (name not in changed, name))
@@ -1554,6 +1930,212 @@ class BranchRules:
         if was is None or now is None or old_caller != new_caller or set(was) != set(now):
             return None  # the anchored definition's own parameters changed: the parameter rules judge it
         return {name: (was[name], now[name]) for name in was}
+
+
+    def _launched_values(self, entry, symbol: TouchedSymbol, definition, param_scope: set[str], anchor) -> list[str]:
+        """The parameters (as upstream writes them) that ``launched-value`` sets aside: those of a definition the
+        port anchors with names of its own (bound by position as at the range's base, ``bound_by_port``) that
+        the port lacks, with no default, each taking the value of the definition's one launch in its file
+        (``_launch_value``); the definition the same before and after for those values
+        (``same_for_port_parameters``). Else empty."""
+        if anchor is None or symbol.change != "modified" or language_for_path(symbol.path) != "python" \
+                or definition.signature is None or definition.signature.language != "python":
+            return []
+        sides = self._both_sides(symbol, parsed=True)
+        tables = (self._table(symbol.old_blob, symbol.old_path or symbol.path), self._table(symbol.new_blob, symbol.path))
+        if sides is None or any(t is None or t.tree is None or t.fallback for t in tables):
+            return []
+        before, after = sides
+        if list(parameter_defaults(before.node)) != list(parameter_defaults(after.node)):
+            return []  # the signature changed: the parameter rules judge it
+        if any(len(_launches_of(t.tree.root_node, symbol.name)) != 1 for t in tables) \
+                or all(d is not _OFF for d in parameter_defaults(before.node).values()):
+            return []  # no one launch to read, or nothing without a default: nothing read at the base
+        declared = _scope_names(param_scope)
+        port_names = [p.normalised for p in definition.signature.params if p.normalised not in ("self", "ctx")]
+        base = self._at_base(anchor)
+        values = []
+        for table, side, path in zip(tables, (before, after), (symbol.old_path or symbol.path, symbol.path)):
+            bound = bound_by_port(side.node, port_names, declared, base)
+            defaults = parameter_defaults(side.node)
+            if bound is None or set(bound) >= set(defaults) - declared - {"self", "ctx", "cls"}:
+                return []
+            chosen: dict[str, object] = {}
+            for name, default in defaults.items():
+                if name in bound or name in ("self", "ctx", "cls"):
+                    continue
+                if name in declared:
+                    chosen[name] = _OFF
+                elif default is not _OFF:
+                    chosen[name] = default
+                else:
+                    chosen[name] = self._launch_value(table, path, symbol.name, name, declared)
+                    if chosen[name] is not ... and not self._launched_alike(entry, path, side is after,
+                                                                            symbol.name, name, chosen[name]):
+                        chosen[name] = ...  # another file launches it with another value
+            values.append(chosen)
+        was, now = values
+        if not any(was[n] is not ... and parameter_defaults(before.node)[n] is _OFF and n not in declared
+                   for n in was):
+            return []  # no value a launch gives: the other branch rules decide
+        lacked = {name: (was[name], now[name]) for name in was}
+        callees = self._callees(entry, symbol, tables, (before.node, after.node))
+        if not same_for_port_parameters(before.node, after.node, lacked,
+                                        tuple(module_values(t.tree.root_node) for t in tables), callees):
+            return []
+        changed = {normalise_name(t) for t in set(comment_free_tokens(before.node)) ^ set(comment_free_tokens(after.node))}
+        decided = [n for n in was if was[n] is not ... and parameter_defaults(before.node)[n] is _OFF]
+        return sorted(decided, key=lambda name: (name not in changed, name))
+
+    def _callees(self, entry, symbol: TouchedSymbol, tables, nodes) -> tuple[dict, dict]:
+        """For each side, bare name -> what a call of it in ``nodes`` (the symbol's two definitions) runs: a
+        module-level definition of the same file (its node), or one a module-level import brings in from another
+        file of the upstream, read at that side's commit through modules that only re-export it (``(node, that
+        module's values)``)."""
+        commits = (entry.commit.parents[0] if entry.commit.parents else None, entry.commit.sha)
+        paths = (symbol.old_path or symbol.path, symbol.path)
+        calls = [_calls_by_name(node) for node in nodes]
+        found = []
+        for table, node, commit, path in zip(tables, nodes, commits, paths):
+            own: dict = {d.name: d.node for d in table.definitions if d.node is not None and d.qualified_name == d.name}
+            bindings = import_bindings(table.tree.root_node) if commit is not None else {}
+            for name in sorted(_called_names(node) - set(own)):
+                if name not in bindings or calls[0].get(name) == calls[1].get(name):
+                    continue  # another file is read only for a call this commit changes
+                imported = self._imported_definition(entry, bindings[name].target, path, commit == commits[1])
+                if imported is not None:
+                    own[name] = imported
+            found.append(own)
+        return found[0], found[1]
+
+    def _imported_definition(self, entry, target: str, importer: str, new_side: bool):
+        """``(node, module values)`` of the module-level definition an import target of ``importer`` names, on
+        one side of the commit, followed through modules that only re-export it; None where it cannot be read.
+        Only files the commit changes are read (their blobs are read ahead with the commit's): another file
+        leaves the call's arguments as they are."""
+        blobs = {(c.new_path if new_side else c.old_path): (c.new_blob if new_side else c.old_blob)
+                 for c in entry.owned_changes}
+
+        def read_root(other: str):
+            table = self._table(blobs.get(other), other) if blobs.get(other) else None
+            return table.tree.root_node if table is not None and table.tree is not None \
+                and not table.tree.root_node.has_error else None
+
+        stem, _, name = reexport_target(target, importer, read_root).rpartition(":")
+        if not stem:
+            return None
+        for candidate in (stem + ".py", stem + "/__init__.py"):
+            root = read_root(candidate)
+            if root is not None:
+                definition = next((c for c in root.named_children if _function(c) is not None
+                                   and _function(c).type == "function_definition"
+                                   and _text(_function(c).child_by_field_name("name")) == name), None)
+                return (definition, module_values(root)) if definition is not None else None
+        return None
+
+    def _at_base(self, anchor):
+        """The syntax node of the definition ``anchor`` names at the scanned range's base, or None."""
+        base_sha = getattr(self.context, "range_base", None)
+        table = self._table(f"{base_sha}:{anchor.path}", anchor.path) if base_sha else None
+        found = [d for d in (table.definitions if table is not None and not table.fallback else ())
+                 if d.node is not None and anchor.matches_name(d.name, d.qualified_name)]
+        return found[0].node if len(found) == 1 else None
+
+    def _launched_alike(self, entry, path: str, new_side: bool, kernel: str, name: str, value) -> bool:
+        """True when no other Python file the commit changes launches (or calls) ``kernel`` of ``path``,
+        imported by name, passing ``name`` anything but a constant equal to ``value``, on that side. Files the
+        commit leaves alone are not read (their blobs are not the commit's)."""
+        module = path[:-3].replace("/", ".") if path.endswith(".py") else None
+        for change in entry.owned_changes:
+            other, blob = (change.new_path, change.new_blob) if new_side else (change.old_path, change.old_blob)
+            if not other or not blob or other == path or language_for_path(other) != "python":
+                continue
+            table = self._table(blob, other)
+            if table is None or table.tree is None:
+                return False
+            root = table.tree.root_node
+            bound = [n for n, b in import_bindings(root).items() if b.target.rpartition(".")[2] == kernel
+                     and (module is None or module.endswith(b.target.rpartition(".")[0].lstrip("."))
+                          or b.target.startswith("."))]
+            for alias in bound:
+                for launch in _launches_of(root, alias):
+                    kernel_node = self._kernel_node(kernel, path, new_side, entry)
+                    passed = _passed(launch, list(parameter_defaults(kernel_node))) if kernel_node is not None \
+                        else None
+                    given = _constant(passed[name], module_values(root)) if passed and name in passed else ...
+                    if given is ... or given != value:
+                        return False
+        return True
+
+    def _kernel_node(self, kernel: str, path: str, new_side: bool, entry):
+        """The module-level definition ``kernel`` of ``path`` on one side of the commit, or None."""
+        change = next((c for c in entry.owned_changes if (c.new_path if new_side else c.old_path) == path), None)
+        blob = (change.new_blob if new_side else change.old_blob) if change is not None else None
+        table = self._table(blob, path) if blob else None
+        return next((d.node for d in (table.definitions if table is not None else ()) if d.node is not None
+                     and d.name == kernel and d.qualified_name == kernel), None)
+
+    def _launch_value(self, table, path: str, kernel: str, name: str, declared: set[str]):
+        """The value the one launch (or call) of ``kernel`` in its file (``table``, at ``path``) passes its
+        parameter ``name``: a constant, or a parameter of the launching definition followed to where it enters
+        (``value_at_launch``, ``_entry_value``). ``...`` when not known."""
+        root = table.tree.root_node
+        launches = _launches_of(root, kernel)
+        kernel_node = next((d.node for d in table.definitions if d.node is not None and d.name == kernel
+                            and d.qualified_name == kernel), None)
+        if len(launches) != 1 or kernel_node is None:
+            return ...
+        launch = launches[0]
+        passed = _passed(launch, list(parameter_defaults(kernel_node)))
+        argument = passed.get(name) if passed is not None else None
+        wrapper = self._definition_around(table, launch)
+        if argument is None or wrapper is None:
+            return ...
+        constants = module_constants(root)
+        source = normalise_name(_text(argument)) if argument.type == "identifier" else None
+        if source is None or source not in parameter_defaults(wrapper.node):
+            return _constant(argument, constants)
+        entry = self._entry_value(table, path, wrapper, source, declared)
+        return value_at_launch(_function(wrapper.node), _text(argument), entry, launch, module_tables(root),
+                               constants)
+
+    @staticmethod
+    def _definition_around(table, node):
+        """The definition of ``table`` whose function encloses ``node`` most closely, or None."""
+        function = _enclosing_function(node)
+        return next((d for d in table.definitions if d.node is not None and function is not None
+                     and _function(d.node) == function), None)
+
+    def _entry_value(self, table, path: str, wrapper, name: str, declared: set[str]):
+        """The value a parameter ``name`` of ``wrapper`` (a definition of ``table``'s file) enters with on the
+        port's path: where the port anchors ``wrapper``, its default when the port lacks it; else, where
+        ``wrapper`` is called once in its file, from a definition the port anchors, what that call passes for
+        it from a parameter the port lacks (``lacked_through_caller``: its default). ``...`` when not known, or
+        when the tree declares a feature of the file not carried (the value is then the port's choice)."""
+        if any(a.param for a in self.index.anchors_for_path(self.upstream, {path}, "not-carried")):
+            return ...
+        anchors = self.index.anchors_for_path(self.upstream, {path})
+        own = [a for a in anchors if a.matches_name(wrapper.name, wrapper.qualified_name)]
+        caller = wrapper
+        if not own:
+            calls = _launches_of(table.tree.root_node, wrapper.name)
+            caller = self._definition_around(table, calls[0]) if len(calls) == 1 else None
+            own = [a for a in anchors if caller is not None and a.matches_name(caller.name, caller.qualified_name)]
+        if len(own) != 1:
+            return ...
+        port = self.index.definition_of(own[0])
+        signature = self.index.signature_of(port) if port is not None else None
+        if signature is None:
+            return ...
+        port_names = [p.normalised for p in signature.params if p.normalised not in ("self", "ctx")]
+        bound = bound_by_port(caller.node, port_names, declared, self._at_base(own[0]))
+        if bound is None:
+            return ...
+        if caller is wrapper:
+            default = parameter_defaults(wrapper.node).get(name, ...)
+            return ... if name in bound or default is _OFF else default
+        given = lacked_through_caller(caller.node, wrapper.node, wrapper.name, bound, declared)
+        return given.get(name, ...) if given is not None else ...
 
 
 # --- C/C++: a build the port's target never makes ---------------------------------------

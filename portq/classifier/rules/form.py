@@ -18,6 +18,13 @@ Like the cosmetic rules, each is a proof on both sides of one definition
   every other use of ``X`` lies under an ``if`` with the same condition: when
   ``C`` is false nothing reads ``X``, when true the store happens either way.
   A store moved under (or out of) the guard of its every reader is form.
+* ``repeated-assert`` (Python): an ``assert`` that repeats, token for token,
+  the statement just before it, with a test that reads only names and
+  literals (no call, attribute, subscript or ``:=``), checks what the first
+  has just checked with the same values: it passes whenever the first did.
+  Adding or removing such a repeat is form. A repeat with a statement
+  between, a test that calls something, or a different test is compared
+  as before.
 * ``cosmetic-namespace`` (C/C++): the same tokens once ``NS::`` is erased
   where ``NS`` is a namespace enclosing the definition: inside ``namespace
   flash``, ``flash::f`` and ``f`` look ``f`` up in the same namespace.
@@ -129,6 +136,13 @@ RULES = (
          "condition) is replaced by its stores changed only where a store nobody else reads happens: cosmetic.",
          "-    aux_ptr += row\n+    if RETURN_AUX:\n+        aux_ptr += row   (aux_ptr is used only under `if RETURN_AUX:`)",
          "classifier.rules.form.same_with_guards_unwrapped, classifier.rules.form.FormRules._form_only"),
+    Rule("repeated-assert", ("NOT_APPLICABLE",),
+         "A Python definition whose tokens are the same before and after once each `assert` that repeats, token "
+         "for token, the statement just before it is left out, where its test reads only names and literals "
+         "(no call, attribute, subscript or assignment expression), changed only a check already made: the "
+         "first assert has passed with the same values, so the second passes too: cosmetic.",
+         "     assert 0 <= eps <= 1, \"eps out of range\"\n-    assert 0 <= eps <= 1, \"eps out of range\"",
+         "classifier.rules.form.same_without_repeated_asserts, classifier.rules.form.FormRules._form_only"),
     Rule("member-lines", ("NOT_APPLICABLE",),
          "A class body's changed lines that lie inside one of its methods (or another nested definition) are that "
          "definition's change, decided in its own right, and its docstring's lines compute nothing; when every "
@@ -328,6 +342,50 @@ def _guards(function) -> dict[int, list]:
         if all(guarded(n) for n in uses):
             found[branch.id] = statements
     return found
+
+
+_PLAIN_TEST = frozenset({"identifier", "integer", "float", "string", "string_start", "string_content", "string_end",
+                         "true", "false", "none", "comparison_operator", "boolean_operator", "not_operator",
+                         "binary_operator", "unary_operator", "parenthesized_expression", "<", "<=", ">", ">=",
+                         "==", "!=", "and", "or", "not", "(", ")", "+", "-", "*", "/", "//", "%", "is", "in"})
+"""What the test of an ``assert`` may be made of for ``repeated-assert``: names, literals and operators."""
+
+
+def _repeats_previous(statement) -> bool:
+    """True for an ``assert`` whose test reads only names and literals and that repeats, token for token, the
+    statement just before it in its block (comments between are no statements)."""
+    if statement.type != "assert_statement":
+        return False
+    test = next((c for c in statement.named_children if c.type != "comment"), None)
+    if test is None or any(n.type not in _PLAIN_TEST for n in _nodes(test)):
+        return False
+    previous = statement.prev_named_sibling
+    while previous is not None and previous.type == "comment":
+        previous = previous.prev_named_sibling
+    return previous is not None and previous.type == "assert_statement" \
+        and comment_free_tokens(previous) == comment_free_tokens(statement)
+
+
+def _nodes(node):
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(current.children)
+
+
+def same_without_repeated_asserts(before, after) -> bool:
+    """True when two Python definition nodes differ, and are the same once each ``assert`` repeating the
+    statement just before it (``_repeats_previous``) is left out."""
+    if before is None or after is None or before.has_error or after.has_error:
+        return False
+    if comment_free_tokens(before) == comment_free_tokens(after):
+        return False
+
+    def expand(current):
+        return [] if _repeats_previous(current) else None
+
+    return comment_free_tokens(before, expand=expand) == comment_free_tokens(after, expand=expand)
 
 
 def same_with_guards_unwrapped(before, after) -> bool:
@@ -539,6 +597,9 @@ class FormRules:
             if same_with_guards_unwrapped(before.node, after.node):
                 return "guarded-store", "only moved stores under (or out of) the guard of their every reader " \
                                         "(when the guard is false nothing reads them)"
+            if same_without_repeated_asserts(before.node, after.node):
+                return "repeated-assert", "only added or removed an assert repeating the one just before it " \
+                                          "(a test of names and literals already checked with the same values)"
             return None
         if same_without_qualifiers(before.node, after.node):
             return "cosmetic-qualifiers", "changed only qualifiers that do not change what it computes (inline, " \
