@@ -1,0 +1,1 @@
+"""The decoder engine: the norm, rotary and MLP steps of a block, and the head's loss."""
