@@ -83,3 +83,63 @@ def test_a_class_declaration_covers_members_but_not_a_same_named_prefix():
     assert anchor.encloses("NormFn::backward")
     assert not anchor.encloses("NormFnV2.backward")
     assert not anchor.encloses("NormFn")
+
+
+# --- imports whose every reader is out of scope, or that nothing reads -------------
+
+DECORATED = BEFORE.replace("import torch\n", "import torch\nfrom torch.cuda.amp import custom_fwd\n", 1).replace(
+    "    @staticmethod\n    def forward", "    @staticmethod\n    @custom_fwd\n    def forward")
+REBOUND = DECORATED.replace("from torch.cuda.amp import custom_fwd", "from mypkg.amp import custom_fwd")
+
+
+def _entry(tmp_path, before, after, tree):
+    verdicts, _ = classify_history(tmp_path, [CommitSpec("base", files={OPS: before}),
+                                              CommitSpec("change", files={OPS: after})], tree)
+    return verdicts[1]
+
+
+def test_an_import_only_definitions_declared_not_carried_use_is_not_carried(tmp_path):
+    entry = _entry(tmp_path, DECORATED, REBOUND, _tree("NormFn"))
+    assert (entry.verdict, entry.justification) == (NOT_APPLICABLE, "not-carried"), entry.reason
+    assert "not-carried-import" in entry.rules
+    assert "NormFn" in entry.reason
+
+
+def test_an_import_an_undeclared_definition_also_uses_is_not_not_carried(tmp_path):
+    before = DECORATED + "\n\ndef helper(x):\n    return custom_fwd(x)\n"
+    after = REBOUND + "\n\ndef helper(x):\n    return custom_fwd(x)\n"
+    entry = _entry(tmp_path, before, after, _tree("NormFn"))
+    assert "not-carried-import" not in entry.rules, entry.reason
+    assert entry.justification != "not-carried"
+
+
+def test_an_import_a_ported_definition_uses_is_not_out_of_scope(tmp_path):
+    before = DECORATED.replace("def norm_fwd(x):\n    return x / x.norm()",
+                               "def norm_fwd(x):\n    return custom_fwd(x) / x.norm()")
+    after = REBOUND.replace("def norm_fwd(x):\n    return x / x.norm()",
+                            "def norm_fwd(x):\n    return custom_fwd(x) / x.norm()")
+    entry = _entry(tmp_path, before, after, _tree("NormFn"))
+    assert "not-carried-import" not in entry.rules, entry.reason
+    assert entry.verdict != NOT_APPLICABLE, entry.reason
+
+
+UNUSED = BEFORE.replace("import torch\n", "import torch\nfrom einops import rearrange\n", 1)
+
+
+def test_an_import_removed_that_nothing_in_the_module_reads_is_cosmetic(tmp_path):
+    entry = _entry(tmp_path, UNUSED, BEFORE, _tree("NormFn"))
+    assert (entry.verdict, entry.justification) == (NOT_APPLICABLE, "cosmetic"), entry.reason
+    assert "unused-import" in entry.rules
+
+
+def test_an_import_removed_that_a_definition_still_reads_is_not_cosmetic(tmp_path):
+    helper = "\n\ndef helper(x):\n    return rearrange(x, 'a b -> b a')\n"
+    entry = _entry(tmp_path, UNUSED + helper, BEFORE + helper, _tree("NormFn"))
+    assert "unused-import" not in entry.rules, entry.reason
+    assert entry.justification != "cosmetic"
+
+
+def test_an_import_removed_that_the_module_lists_in_all_is_not_cosmetic(tmp_path):
+    listed = '\n__all__ = ["rearrange", "NormFn"]\n'
+    entry = _entry(tmp_path, UNUSED + listed, BEFORE + listed, _tree("NormFn"))
+    assert "unused-import" not in entry.rules, entry.reason
