@@ -622,6 +622,15 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
             return self._base(formal[0], symbol, NOT_APPLICABLE, kept, "body",
                               f"{symbol.name} {formal[1]}, so {kept} rather than a change the port must follow",
                               evidence + [new_side_evidence(symbol, Kind.COSMETIC, formal[1])])
+        if self._untuned_only(symbol, definition):
+            return self._base("untuned-port", symbol, NOT_APPLICABLE, "not-carried", "body",
+                              f"{symbol.name} changed only the configs its @triton.autotune decorator times, and the "
+                              f"port at {definition.cite} is not autotuned (it picks its own launch parameters), so "
+                              "the tuner's search space is an interface it lacks: not-carried rather than a change "
+                              "the port must follow",
+                              evidence + [new_side_evidence(symbol, Kind.COSMETIC,
+                                                            "only the autotune configs change; the port is not "
+                                                            "autotuned", "configs")])
         aliased = self._aliased_only(entry, symbol)
         if aliased:
             return self._base("macro-alias", symbol, NOT_APPLICABLE, "cosmetic", "body",

@@ -142,15 +142,22 @@ class DefinitionRules:
         if language_for_path(symbol.path) != "python" or language_for_path(definition.file) != "python":
             return None
         sides = self._both_sides(symbol, parsed=True)
+        mine = self._port_node(definition)
+        if sides is None or mine is None:
+            return None
+        return equivalence.port_has_change(sides[0].node, sides[1].node, mine)
+
+    def _port_node(self, definition):
+        """The syntax node of an in-tree definition, read from the tree; None where it cannot be read cleanly."""
         source = self.index.source(definition.file)
-        if sides is None or source is None:
+        if source is None:
             return None
         table = symbol_table(source, definition.file)
         mine = next((d for d in table.definitions if d.qualified_name == definition.qualified_name
                      and d.start_line == definition.start_line), None) if table.tree is not None else None
         if mine is None or mine.node is None or mine.node.has_error:
             return None
-        return equivalence.port_has_change(sides[0].node, sides[1].node, mine.node)
+        return mine.node
 
     def _gap(self, symbol, port: Port, behind: list[Delta], evidence) -> SymbolVerdict:
         definition = port.definition
