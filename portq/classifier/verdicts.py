@@ -757,7 +757,8 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
 # --- the entry ----------------------------------------------------------------------
 
 _NOT_APPLICABLE_ORDER = ("net-zero", "not-ported", "not-carried", "cosmetic", "non-code", "no-row")
-"""Which justification an all-NOT_APPLICABLE entry shows: the most informative first."""
+"""Which justification an all-NOT_APPLICABLE entry shows: a ported definition's own first (what the
+commit means to the port: its change is `cosmetic` or `not-carried`), then the most informative."""
 
 
 def entry_verdict(symbol_verdicts: list[SymbolVerdict], fallback_reason: str = "") -> Verdict:
@@ -769,7 +770,8 @@ def entry_verdict(symbol_verdicts: list[SymbolVerdict], fallback_reason: str = "
 
     def rank(verdict: SymbolVerdict):
         order = _NOT_APPLICABLE_ORDER.index(verdict.justification) if verdict.justification in _NOT_APPLICABLE_ORDER else 0
-        return (SEVERITY[verdict.verdict], -order, verdict.change == "modified", len(verdict.evidence))
+        ported = verdict.verdict == NOT_APPLICABLE and bool(verdict.ports)
+        return (SEVERITY[verdict.verdict], ported, -order, verdict.change == "modified", len(verdict.evidence))
 
     deciding = max(symbol_verdicts, key=rank)
     evidence = list(deciding.evidence)

@@ -143,3 +143,23 @@ def test_an_import_removed_that_the_module_lists_in_all_is_not_cosmetic(tmp_path
     listed = '\n__all__ = ["rearrange", "NormFn"]\n'
     entry = _entry(tmp_path, UNUSED + listed, BEFORE + listed, _tree("NormFn"))
     assert "unused-import" not in entry.rules, entry.reason
+
+
+# --- which justification an all-NOT_APPLICABLE entry shows ---------------------------
+
+SIBLING = "\n\ndef norm_fwd_fp8(x, scale):\n    return x * scale / x.norm()\n"
+
+
+def test_a_ported_definitions_own_justification_is_the_entrys(tmp_path):
+    after = BEFORE.replace("    return x / x.norm()\n", "    return x/x.norm()\n", 1) + SIBLING
+    entry = _entry(tmp_path, BEFORE, after, _tree("NormFn"))
+    symbols = {s.symbol: s for s in entry.symbols}
+    assert symbols["norm_fwd_fp8"].justification == "not-ported"
+    assert symbols["norm_fwd"].justification == "cosmetic", symbols["norm_fwd"].reason
+    assert (entry.verdict, entry.justification) == (NOT_APPLICABLE, "cosmetic"), entry.reason
+
+
+def test_without_a_ported_definition_a_coverage_hole_still_shows_first(tmp_path):
+    entry = _entry(tmp_path, BEFORE, AFTER + SIBLING, _tree("NormFn"))
+    assert {s.justification for s in entry.symbols} == {"not-carried", "not-ported"}
+    assert (entry.verdict, entry.justification) == (NOT_APPLICABLE, "not-ported"), entry.reason
