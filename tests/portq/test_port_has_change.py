@@ -84,3 +84,28 @@ def test_a_renaming_must_be_consistent_across_the_touched_statements(tmp_path):
     port = PORT.replace("rstd = torch.empty((rows,)", "rstd = torch.empty((n,)")
     symbol = _symbol(tmp_path, BEFORE, AFTER, port)
     assert symbol.verdict == NEEDS_REVIEW, symbol.reason
+
+
+RSTD_ONLY = BEFORE.replace('rstd = torch.empty((M,), dtype=torch.float32, device="cuda")',
+                           "rstd = torch.empty((M,), dtype=torch.float32, device=x.device)")
+
+
+def test_one_touched_statement_the_port_has_is_in_sync(tmp_path):
+    symbol = _symbol(tmp_path, BEFORE, RSTD_ONLY, PORT)
+    assert symbol.verdict == IN_SYNC, symbol.reason
+
+
+def test_a_keyword_the_port_names_otherwise_is_not_a_renaming(tmp_path):
+    port = PORT.replace("rstd = torch.empty((rows,), dtype=torch.float32, device=x.device)",
+                        "rstd = torch.empty((rows,), layout=torch.float32, device=x.device)")
+    symbol = _symbol(tmp_path, BEFORE, RSTD_ONLY, port)
+    assert symbol.verdict == NEEDS_REVIEW, symbol.reason
+
+
+def test_a_called_function_the_port_names_otherwise_is_not_a_renaming(tmp_path):
+    port = PORT.replace("rstd = torch.empty((rows,), dtype=torch.float32, device=x.device)",
+                        "rstd = zeros((rows,), dtype=torch.float32, device=x.device)")
+    before = BEFORE.replace('rstd = torch.empty((M,)', 'rstd = empty((M,)')
+    after = RSTD_ONLY.replace('rstd = torch.empty((M,)', 'rstd = empty((M,)')
+    symbol = _symbol(tmp_path, before, after, port)
+    assert symbol.verdict == NEEDS_REVIEW, symbol.reason

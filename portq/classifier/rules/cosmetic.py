@@ -258,16 +258,6 @@ def _alpha_with(node, language: str, names: set[str], attributes: bool = False) 
     return comment_free_tokens(node, spell=spell)
 
 
-def keyword_names(root) -> set[str]:
-    """The names Python calls under ``root`` pass keyword arguments by."""
-    found: set[str] = set()
-    for current in nodes_of(root, ("keyword_argument",), "python"):
-        name = current.child_by_field_name("name")
-        if name is not None:
-            found.add(node_text(name))
-    return found
-
-
 def keyword_bindings(root, names: set[str], renaming: dict[str, str] | None = None) -> list[tuple[str, str, str]]:
     """Each keyword argument under ``root`` passed by one of ``names``, as
     (the callee as written, the keyword after ``renaming``, the value as

@@ -22,8 +22,9 @@ Example diff (IN_SYNC for a port ``def fwd_hdim64(q, k, v, out, causal)``)::
 * ``port-has-change``: a Python body change whose every touched statement
   (an assignment or call statement holding a changed token), in its new
   form, is the statement of the port that assigns the same target, token for
-  token modulo one consistent renaming of names the commit did not touch
-  (``M`` ↔ ``rows``; ``A if not C else B`` read as ``B if C else A``), with
+  token modulo one consistent renaming of locals and parameters the commit
+  did not touch (``M`` ↔ ``rows``; never an attribute, keyword or callee;
+  ``A if not C else B`` read as ``B if C else A``), with
   the touched tokens verbatim, while its old form is not: the port already
   has the change. IN_SYNC, citing the port's statements. Only when every
   change of the definition is such a statement.
@@ -41,7 +42,10 @@ tree index, and never names a corpus symbol, path or commit.
 
 from __future__ import annotations
 
+import difflib
+
 from portq.classifier.rules import Rule
+from portq.classifier.rules.cosmetic import _function_node, _python_parameters, local_names
 
 RULES = (
     Rule("port-has-flag", ("IN_SYNC",),
@@ -53,7 +57,8 @@ RULES = (
          "classifier.rules.parameters._cross_language_constexpr_items"),
     Rule("port-has-change", ("IN_SYNC",),
          "A Python body change whose every touched statement, in its new form, is the port's statement assigning "
-         "the same target (modulo one consistent renaming of untouched names, the touched tokens verbatim) while "
+         "the same target (modulo one consistent renaming of untouched locals and parameters, the touched tokens "
+         "verbatim) while "
          "its old form is not, is a change the port already has: IN_SYNC, citing the port's statements.",
          "-    rstd = torch.empty((M,), device=\"cuda\")\n+    rstd = torch.empty((M,), device=x.device)  "
          "(the port: rstd = torch.empty((rows,), device=x.device))",
@@ -131,9 +136,11 @@ def _target(statement) -> str | None:
     return left.text.decode("utf-8", errors="replace") if left is not None else None
 
 
-def _aligned(upstream, port, touched: set, renaming: dict[str, str]) -> bool:
+def _aligned(upstream, port, touched: set, renaming: dict[str, str], names: tuple[set, set]) -> bool:
     """Whether ``upstream`` reads as ``port`` token for token, identifiers not
-    in ``touched`` renamed by (and extending) ``renaming``, one to one."""
+    in ``touched`` renamed by (and extending) ``renaming``, one to one; only a
+    local or parameter of each definition (``names``: upstream's, the port's)
+    may be renamed, never an attribute, a keyword or a function the code calls."""
     mine, theirs = _normal_tokens(upstream), _normal_tokens(port)
     if len(mine) != len(theirs):
         return False
@@ -144,7 +151,8 @@ def _aligned(upstream, port, touched: set, renaming: dict[str, str]) -> bool:
                 trial[text] = text
             continue
         if leaf is None or port_leaf is None or leaf.type != "identifier" or port_leaf.type != "identifier" \
-                or _key(leaf) in touched or trial.get(text, other) != other:
+                or _key(leaf) in touched or trial.get(text, other) != other \
+                or text not in names[0] or other not in names[1]:
             return False
         if leaf.parent is not None and leaf.parent.type == "attribute" \
                 and leaf.parent.child_by_field_name("attribute") == leaf:
@@ -154,6 +162,12 @@ def _aligned(upstream, port, touched: set, renaming: dict[str, str]) -> bool:
         return False
     renaming.update(trial)
     return True
+
+
+def _own_names(node) -> set[str]:
+    """The locals and parameters a Python definition binds."""
+    function = _function_node(node)
+    return local_names(node, "python") | _python_parameters(function)
 
 
 def port_has_change(old_node, new_node, port_node) -> list[tuple[object, object]] | None:
@@ -193,17 +207,18 @@ def port_has_change(old_node, new_node, port_node) -> list[tuple[object, object]
         if target is not None and all(_key(s) != _key(statement) for s in port_statements.get(target, [])):
             port_statements.setdefault(target, []).append(statement)
     renaming: dict[str, str] = {}
+    names = (_own_names(new_node), _own_names(port_node))
     found = []
     for old_statement, new_statement in pairs.values():
         target = _target(new_statement)
         candidates = port_statements.get(target or "", [])
         if target is None or target != _target(old_statement) or len(candidates) != 1:
             return None
-        if not _aligned(new_statement, candidates[0], touched_new, renaming):
+        if not _aligned(new_statement, candidates[0], touched_new, renaming, names):
             return None
         found.append((new_statement, candidates[0]))
     for old_statement, _ in pairs.values():
         port_statement = port_statements[_target(old_statement)][0]
-        if _aligned(old_statement, port_statement, touched_old, dict(renaming)):
+        if _aligned(old_statement, port_statement, touched_old, dict(renaming), (_own_names(old_node), names[1])):
             return None  # the port has the old form too: nothing tells which it follows
     return found
