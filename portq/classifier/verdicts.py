@@ -53,6 +53,7 @@ import functools
 import hashlib
 import json
 import re
+from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 
@@ -64,7 +65,7 @@ from portq.classifier.rules import branches, checked
 from portq.classifier.rules.attribution import AttributionRules
 from portq.classifier.rules.branches import BranchRules
 from portq.classifier.rules.callee_path import CalleePathRules
-from portq.classifier.rules.cosmetic import keyword_names, renamed_locals, renamed_names
+from portq.classifier.rules.cosmetic import attribute_names, keyword_bindings, renamed_locals, renamed_names
 from portq.classifier.rules.definitions import DefinitionRules
 from portq.classifier.rules.form import FormRules
 from portq.classifier.rules.guards import GuardRules
@@ -279,10 +280,14 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
         return renamed_locals(old.node, new.node, language)
 
     def _renamed_names(self, entry: EntryChanges, symbol: TouchedSymbol, old: Signature,
-                       new: Signature) -> list[tuple[str, str]] | None:
+                       new: Signature) -> tuple[list[tuple[str, str]], bool] | None:
         """The local and parameter renamings that are the symbol's whole change
-        (``renamed_names``), with no call in the symbol's file or the entry's
-        other owned files passing a renamed parameter by keyword; or None."""
+        (``renamed_names``), with every call in the symbol's file or the
+        entry's other owned files that passed a renamed parameter by keyword
+        passing the new name the same value, and no use of a renamed attribute's
+        old name left there; or None. With it, whether a keyword call or an
+        attribute had to follow (``renamed-binding`` rather than
+        ``cosmetic-parameter-renaming``)."""
         language = language_for_path(symbol.path)
         sides = self._both_sides(symbol)
         if sides is None or language is None:
@@ -290,19 +295,44 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
         before, after = sides
         if before.node.has_error or after.node.has_error:
             return None
-        keywords: set[str] = set()
+        trees = []  # (side, root) of every file the commit owns that calls could bind from
         if language == "python":
-            files = {(symbol.old_blob, symbol.old_path or symbol.path), (symbol.new_blob, symbol.path)}
-            files |= {(blob, path) for change in entry.owned_changes
-                      for blob, path in ((change.old_blob, change.old_path), (change.new_blob, change.new_path))
+            files = {("old", symbol.old_blob, symbol.old_path or symbol.path), ("new", symbol.new_blob, symbol.path)}
+            files |= {(side, blob, path) for change in entry.owned_changes
+                      for side, blob, path in (("old", change.old_blob, change.old_path),
+                                               ("new", change.new_blob, change.new_path))
                       if path and language_for_path(path) == "python"}
-            for blob, path in files:
+            for side, blob, path in sorted(files, key=lambda f: (f[0], f[2] or "", f[1] or "")):
                 table = self._table(blob, path)
                 if table is None or table.tree is None:
                     return None  # a file that cannot be read could bind by keyword
-                keywords |= keyword_names(table.tree.root_node)
-        return renamed_names(before.node, after.node, language, [p.name.lstrip("*") for p in old.params],
-                             [p.name.lstrip("*") for p in new.params], keywords)
+                trees.append((side, table.tree.root_node))
+
+        keyword_calls: list = []
+
+        def same_bindings(moved: list[tuple[str, str]]) -> bool:
+            names = {n for pair in moved for n in pair}
+            renaming = dict(moved)
+            was = sorted(b for side, root in trees if side == "old" for b in keyword_bindings(root, names, renaming))
+            now = sorted(b for side, root in trees if side == "new" for b in keyword_bindings(root, names))
+            keyword_calls.extend(was)
+            return was == now
+
+        found = renamed_names(before.node, after.node, language, [p.name.lstrip("*") for p in old.params],
+                              [p.name.lstrip("*") for p in new.params], same_bindings)
+        if found is None:
+            return None
+        for a, b in found:
+            if not a.startswith("."):
+                continue
+            # An attribute renamed on the method's first parameter: no use of
+            # the old name may be left in the files the commit owns, and every
+            # old use must have become a use of the new one.
+            count = {side: Counter(n for s, root in trees if s == side for n in attribute_names(root))
+                     for side in ("old", "new")}
+            if count["new"][a[1:]] or count["old"][a[1:]] + count["old"][b[1:]] != count["new"][b[1:]]:
+                return None
+        return found, bool(keyword_calls) or any(a.startswith(".") for a, _ in found)
 
     def _python_asts(self, symbol: TouchedSymbol) -> tuple[str | None, str | None]:
         """Both sides' ``ast`` dumps of a Python definition; None for a side that is not Python or does not
@@ -559,15 +589,26 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
             )
         renamed = self._renamed_names(entry, symbol, old, new)
         if renamed:
-            pairs = ", ".join(f"{a} → {b}" for a, b in renamed[:4])
-            return self._base("cosmetic-parameter-renaming", symbol, NOT_APPLICABLE, "cosmetic", "body",
-                              f"{symbol.name} differs before and after only by a consistent renaming of its locals "
-                              f"and parameters ({pairs}), each parameter in its place and none passed by keyword, "
-                              "so every call binds the same values: cosmetic rather than a change the port must "
-                              "follow",
+            pairs = ", ".join(f"{a} → {b}" for a, b in renamed[0][:4])
+            if not renamed[1]:
+                return self._base("cosmetic-parameter-renaming", symbol, NOT_APPLICABLE, "cosmetic", "body",
+                                  f"{symbol.name} differs before and after only by a consistent renaming of its "
+                                  f"locals and parameters ({pairs}), each parameter in its place and none passed by "
+                                  "keyword, so every call binds the same values: cosmetic rather than a change the "
+                                  "port must follow",
+                                  evidence + [new_side_evidence(symbol, Kind.COSMETIC,
+                                                                f"locals and parameters renamed consistently: {pairs}",
+                                                                pairs)])
+            return self._base("renamed-binding", symbol, NOT_APPLICABLE, "cosmetic", "body",
+                              f"{symbol.name} differs before and after only by a consistent renaming of its locals, "
+                              f"parameters and the attributes it keeps on its first parameter ({pairs}), each "
+                              "parameter in its place; every call in the files the commit touches that bound a "
+                              "renamed parameter by keyword now binds the new name to the same value, and no use of "
+                              "a renamed attribute's old name is left there, so every call binds the same values: "
+                              "cosmetic rather than a change the port must follow",
                               evidence + [new_side_evidence(symbol, Kind.COSMETIC,
-                                                            f"locals and parameters renamed consistently: {pairs}",
-                                                            pairs)])
+                                                            f"parameters, keyword arguments and attributes renamed "
+                                                            f"alike: {pairs}", pairs)])
         if self._same_python_ast(symbol):
             return self._base("cosmetic-ast", 
                 symbol, NOT_APPLICABLE, "cosmetic", "body",
@@ -581,6 +622,15 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
             return self._base(formal[0], symbol, NOT_APPLICABLE, kept, "body",
                               f"{symbol.name} {formal[1]}, so {kept} rather than a change the port must follow",
                               evidence + [new_side_evidence(symbol, Kind.COSMETIC, formal[1])])
+        if self._untuned_only(symbol, definition):
+            return self._base("untuned-port", symbol, NOT_APPLICABLE, "not-carried", "body",
+                              f"{symbol.name} changed only the configs its @triton.autotune decorator times, and the "
+                              f"port at {definition.cite} is not autotuned (it picks its own launch parameters), so "
+                              "the tuner's search space is an interface it lacks: not-carried rather than a change "
+                              "the port must follow",
+                              evidence + [new_side_evidence(symbol, Kind.COSMETIC,
+                                                            "only the autotune configs change; the port is not "
+                                                            "autotuned", "configs")])
         aliased = self._aliased_only(entry, symbol)
         if aliased:
             return self._base("macro-alias", symbol, NOT_APPLICABLE, "cosmetic", "body",
@@ -707,7 +757,8 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
 # --- the entry ----------------------------------------------------------------------
 
 _NOT_APPLICABLE_ORDER = ("net-zero", "not-ported", "not-carried", "cosmetic", "non-code", "no-row")
-"""Which justification an all-NOT_APPLICABLE entry shows: the most informative first."""
+"""Which justification an all-NOT_APPLICABLE entry shows: a ported definition's own first (what the
+commit means to the port: its change is `cosmetic` or `not-carried`), then the most informative."""
 
 
 def entry_verdict(symbol_verdicts: list[SymbolVerdict], fallback_reason: str = "") -> Verdict:
@@ -719,7 +770,8 @@ def entry_verdict(symbol_verdicts: list[SymbolVerdict], fallback_reason: str = "
 
     def rank(verdict: SymbolVerdict):
         order = _NOT_APPLICABLE_ORDER.index(verdict.justification) if verdict.justification in _NOT_APPLICABLE_ORDER else 0
-        return (SEVERITY[verdict.verdict], -order, verdict.change == "modified", len(verdict.evidence))
+        ported = verdict.verdict == NOT_APPLICABLE and bool(verdict.ports)
+        return (SEVERITY[verdict.verdict], ported, -order, verdict.change == "modified", len(verdict.evidence))
 
     deciding = max(symbol_verdicts, key=rank)
     evidence = list(deciding.evidence)

@@ -105,6 +105,13 @@ class Anchor:
         have = qualified_name.replace(".", "::")
         return have == wanted or have.endswith("::" + wanted)
 
+    def encloses(self, qualified_name: str) -> bool:
+        """Does this anchor name a definition that holds ``qualified_name``
+        (``Fn`` holds ``Fn.backward``), not the definition itself?"""
+        wanted = self.symbol.replace(".", "::")
+        have = qualified_name.replace(".", "::")
+        return have.startswith(wanted + "::") or ("::" + wanted + "::") in have
+
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
 

@@ -721,6 +721,13 @@ class TreeIndex:
         """Not-carried declarations for the symbol (whole-symbol and ``[PARAM]`` ones)."""
         return list(self._matching(NOT_CARRIED, upstream, paths, name, qualified_name))
 
+    def not_carried_enclosing(self, upstream: str, paths: Iterable[str], qualified_name: str) -> list[Anchor]:
+        """Whole-definition not-carried declarations of a definition that holds
+        ``qualified_name`` (a class declared not-carried holds its methods)."""
+        wanted = set(paths)
+        return [a for a in self.anchors if a.kind == NOT_CARRIED and a.upstream == upstream and a.path in wanted
+                and not a.param and a.encloses(qualified_name)]
+
     def anchors_for_path(self, upstream: str, paths: Iterable[str], kind: str = PORTS) -> list[Anchor]:
         if self._anchors_by_path is None:
             self._anchors_by_path = _AnchorsByPath(self.anchors)

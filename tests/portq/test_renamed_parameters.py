@@ -7,7 +7,11 @@
 * ``cosmetic-parameter-renaming``: a Python definition whose whole change
   is a consistent renaming of its locals and parameters, each parameter in
   its place and none passed by keyword in the files the commit touches, is
-  cosmetic; a call that binds a renamed parameter by keyword is not."""
+  cosmetic; a call that binds a renamed parameter by keyword is not.
+* ``renamed-binding``: the same where the keyword calls were renamed with the
+  parameter (same value) and a method's attributes on its first parameter
+  (``ctx.a``) with it everywhere; a call left passing the old keyword, a new
+  value, or an old attribute still read elsewhere is not cosmetic."""
 from __future__ import annotations
 
 from portq.classifier.verdicts import compare
@@ -142,3 +146,94 @@ def test_a_cpp_parameter_replaced_by_an_unrelated_one_in_its_place_is_still_behi
     items = compare(_sig(old, "a.h", "apply_mask"), _sig(new, "a.h", "apply_mask"), port)
     behind = {i.message for i in items if i.status == "behind"}
     assert any("scale" in m for m in behind) and any("softcap" in m for m in behind), behind
+
+
+# --- renamed keywords and context attributes follow the parameter -------------------
+
+KEYWORD_BEFORE = BEFORE.replace("r.stride(0), n_cols, BLOCK=128", "r.stride(0), n_cols=n_cols, BLOCK=128")
+_KERNEL, _HOST = KEYWORD_BEFORE.split("def norm_forward")
+KEYWORD_AFTER = _KERNEL.replace("n_cols", "n_columns") + "def norm_forward" + _HOST.replace("n_cols=", "n_columns=")
+
+
+def test_a_renamed_parameter_every_keyword_call_renames_with_the_same_value_is_cosmetic(tmp_path):
+    kernel = _kernel(tmp_path, KEYWORD_BEFORE, KEYWORD_AFTER)
+    assert (kernel.verdict, kernel.justification) == (NOT_APPLICABLE, "cosmetic"), kernel.reason
+    assert "renamed-binding" in kernel.rules
+    assert "n_cols → n_columns" in kernel.reason
+
+
+def test_a_renamed_keyword_that_now_passes_another_value_is_not_cosmetic(tmp_path):
+    after = KEYWORD_AFTER.replace("n_columns=n_cols, BLOCK", "n_columns=n_cols // 2, BLOCK")
+    kernel = _kernel(tmp_path, KEYWORD_BEFORE, after)
+    assert "renamed-binding" not in kernel.rules, kernel.reason
+    assert kernel.justification != "cosmetic"
+
+
+def test_another_call_still_passing_the_old_keyword_is_not_cosmetic(tmp_path):
+    other = "\n\ndef launch(X, r, n):\n    _norm_kernel[(1,)](X, r, 1, n_cols=n, BLOCK=64)\n"
+    kernel = _kernel(tmp_path, KEYWORD_BEFORE + other, KEYWORD_AFTER + other)
+    assert "renamed-binding" not in kernel.rules, kernel.reason
+    assert kernel.justification != "cosmetic"
+
+
+FN = "ops/scale.py"
+
+FN_BEFORE = '''import torch
+
+
+class ScaleFn(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, ignored_value):
+        ctx.ignored_value = ignored_value
+        return torch.where(x == ignored_value, 0.0, x)
+
+    @staticmethod
+    def backward(ctx, dy):
+        return dy * (dy != ctx.ignored_value), None
+
+
+def scale(x, ignored_value=-1):
+    return ScaleFn.apply(x, ignored_value)
+'''
+
+FN_AFTER = FN_BEFORE.replace("ignored_value", "ignore_value")
+
+FN_TREE = {"kernels/scale/scale.py": '''import torch
+
+
+# portq: ports vllm:ops/scale.py::ScaleFn
+class Scale(torch.autograd.Function):
+    # portq: ports vllm:ops/scale.py::ScaleFn.forward
+    @staticmethod
+    def forward(ctx, x, skip):
+        ctx.skip = skip
+        return torch.where(x == skip, 0.0, x)
+
+    # portq: ports vllm:ops/scale.py::ScaleFn.backward
+    @staticmethod
+    def backward(ctx, dy):
+        return dy * (dy != ctx.skip), None
+''', "kernels/scale/caller.py": "from portq_kernels.scale.scale import Scale\n\n\n"
+     "def apply(x):\n    return Scale.apply(x, -1)\n"}
+
+
+def _methods(tmp_path, before, after):
+    verdicts, _ = classify_history(tmp_path, [CommitSpec("base", files={FN: before}),
+                                              CommitSpec("rename", files={FN: after})], FN_TREE)
+    return {s.symbol.split(".")[-1]: s for s in verdicts[1].symbols}
+
+
+def test_a_parameter_and_the_context_attribute_it_is_saved_in_renamed_alike_are_cosmetic(tmp_path):
+    methods = _methods(tmp_path, FN_BEFORE, FN_AFTER)
+    for name in ("forward", "backward"):
+        assert (methods[name].verdict, methods[name].justification) == (NOT_APPLICABLE, "cosmetic"), \
+            (name, methods[name].reason)
+        assert "renamed-binding" in methods[name].rules
+    assert ".ignored_value → .ignore_value" in methods["backward"].reason
+
+
+def test_a_context_attribute_renamed_where_it_is_saved_but_not_where_it_is_read_is_not_cosmetic(tmp_path):
+    after = FN_AFTER.replace("dy != ctx.ignore_value", "dy != ctx.ignored_value")
+    methods = _methods(tmp_path, FN_BEFORE, after)
+    assert methods["forward"].justification != "cosmetic", methods["forward"].reason
+    assert "backward" not in methods

@@ -25,7 +25,7 @@ from portq.classifier.imports import import_lines, rebound_names, reexport_targe
 from portq.core.evidence import Evidence, Kind
 from portq.core.model import IN_SYNC, NEEDS_REVIEW, NOT_APPLICABLE, EntryChanges, SymbolVerdict, TouchedSymbol
 from portq.language.symbols import KIND_CLASS, language_for_path
-from portq.tree.anchors import Anchor
+from portq.tree.anchors import NOT_CARRIED, Anchor
 
 _BUILTINS = frozenset(dir(builtins))
 """Names Python binds without an import: a new import of one shadows it, so its users change unchanged."""
@@ -42,6 +42,20 @@ RULES = (
          "NOT_APPLICABLE/not-ported.",
          "+from typing import Tuple  (no ported definition names Tuple)",
          "classifier.rules.attribution.AttributionRules._import_change"),
+    Rule("unused-import", ("NOT_APPLICABLE",),
+         "Changed imports whose rebound names no code of the module reads outside its import lines, on either "
+         "side, and that the module does not list in `__all__` (and not a package's `__init__.py`, which exists "
+         "to re-export), bind nothing the module runs: NOT_APPLICABLE/cosmetic.",
+         "-from einops import rearrange  (no line of the module names rearrange)",
+         "classifier.rules.attribution.AttributionRules._import_change, ._import_readers"),
+    Rule("not-carried-import", ("NOT_APPLICABLE",),
+         "Changed imports whose rebound names only definitions the tree declares not carried read (each reader "
+         "named by, or inside, a whole-definition `not-carried` declaration; nothing at module level and no ported "
+         "definition reads them) change only what the port does not carry: NOT_APPLICABLE/not-carried, citing the "
+         "declaration.",
+         "-from torch.cuda.amp import custom_fwd\n+from .amp import custom_fwd  (only the not-carried Fn.forward "
+         "is decorated with it)",
+         "classifier.rules.attribution.AttributionRules._import_change, ._import_readers"),
     Rule("new-import-use", ("NOT_APPLICABLE",),
          "Changed imports whose only rebindings a ported definition of the file uses are names the old module "
          "never mentions (and no builtin) matter only through those definitions: they could not use the name "
@@ -280,6 +294,23 @@ class AttributionRules:
         referenced = self._ported_identifiers(symbol, paths, anchors)
         used = [name for name in rebound if name.split(".")[0] in referenced]
         if not used:
+            readers = self._import_readers(symbol, paths, rebound)
+            if readers is not None and not readers[0]:
+                return self._base("unused-import", symbol, NOT_APPLICABLE, "cosmetic", "body",
+                                  f"the changed imports rebind {', '.join(rebound[:4])}, which no code of the module "
+                                  "names outside its imports on either side (nor its `__all__`), so the binding feeds "
+                                  "nothing: cosmetic rather than a change to anything ported",
+                                  [Evidence(kind=Kind.COSMETIC, message=f"{rebound[0]} is read nowhere in the module",
+                                            subject=rebound[0], **where)])
+            if readers is not None and all(readers[1].get(user) for user in readers[0]):
+                declared = sorted({readers[1][user].symbol for user in readers[0]})
+                anchor = readers[1][readers[0][0]]
+                return self._base("not-carried-import", symbol, NOT_APPLICABLE, "not-carried", "provenance",
+                                  f"the changed imports rebind {', '.join(rebound[:4])}, which only "
+                                  f"{', '.join(readers[0][:4])} read, all inside definitions the tree declares not "
+                                  f"carried ({', '.join(declared[:3])}, at {anchor.cite}), so not-carried rather "
+                                  "than a change to anything ported",
+                                  [_anchor_evidence(anchor, f"not-carried declaration of {anchor.symbol}")])
             return self._base("import-rebinding", 
                 symbol, NOT_APPLICABLE, "not-ported", "body",
                 f"the changed imports rebind {', '.join(rebound[:4])}, which no ported definition of this file uses, "
@@ -302,6 +333,50 @@ class AttributionRules:
                               [Evidence(kind=Kind.TOPLEVEL, message=f"new name {used[0]}, used by {users[0]}",
                                         subject=used[0], **where)])
         return None  # a rebinding a ported definition uses: decided like any shared name below
+
+    def _import_readers(self, symbol: TouchedSymbol, paths: set[str], names: list[str]):
+        """Who reads the import-bound ``names`` in the module, on either side:
+        the qualified names of the outermost definitions whose code names one
+        (outside import lines), and for each the whole-definition not-carried
+        declaration naming or enclosing it (absent when none). None when a
+        name is also read outside every definition, listed in ``__all__``, or
+        the module is a package's ``__init__.py`` (which exists to re-export)."""
+        if symbol.path.endswith("__init__.py"):
+            return None
+        declared = [a for a in self.index.anchors_for_path(self.upstream, paths, NOT_CARRIED) if not a.param]
+        heads = {n.split(".")[0] for n in names}
+        pattern = re.compile(r"(?<![\w.])(" + "|".join(re.escape(h) for h in sorted(heads)) + r")(?!\w)")
+        readers: list[str] = []
+        covering: dict[str, Anchor] = {}
+        for blob, path in ((symbol.old_blob, symbol.old_path or symbol.path), (symbol.new_blob, symbol.path)):
+            table = self._table(blob, path)
+            if table is None or table.tree is None or table.fallback or table.source is None:
+                return None
+            skip = import_lines(table.tree.root_node)
+            spans = [(d.node.start_byte, d.node.end_byte, d) for d in table.definitions if d.node is not None]
+            offset = 0
+            for number, line in enumerate(table.source.split(b"\n"), start=1):
+                start, offset = offset, offset + len(line) + 1
+                if number in skip:
+                    continue
+                text = line.decode("utf-8", errors="replace")
+                if "__all__" in text and pattern.search(text):
+                    return None
+                for found in pattern.finditer(text):
+                    where = start + len(text[:found.start()].encode("utf-8"))
+                    holders = [d for a, b, d in spans if a <= where < b]
+                    if not holders:
+                        return None  # read by module-level code
+                    outer = min(holders, key=lambda d: d.node.start_byte)
+                    if outer.qualified_name not in readers:
+                        readers.append(outer.qualified_name)
+                    for holder in sorted(holders, key=lambda d: d.node.start_byte):
+                        anchor = next((a for a in declared if a.matches_name(holder.name, holder.qualified_name)
+                                       or a.encloses(holder.qualified_name)), None)
+                        if anchor is not None:
+                            covering.setdefault(outer.qualified_name, anchor)
+                            break
+        return readers, covering
 
     def _module_platform_choice(self, symbol: TouchedSymbol) -> SymbolVerdict | None:
         """``absent-platform`` for a module's lines outside definitions (``BranchRules._module_absent_platforms``):

@@ -36,6 +36,17 @@ RULES = (
          "-def k(x_ptr, r_ptr):\n-    tl.store(r_ptr, x)\n+def k(x_ptr, rstd_ptr):\n+    tl.store(rstd_ptr, x)  "
          "(k[grid](x, r) passes both by position)",
          "classifier.verdicts.SymbolClassifier._against_port, classifier.rules.cosmetic.renamed_names"),
+    Rule("renamed-binding", ("NOT_APPLICABLE",),
+         "A definition that differs only by a consistent renaming of its locals, its parameters (each in its place) "
+         "and the attributes a method keeps on its first parameter (`ctx.a` → `ctx.b`), where every call in its "
+         "file or the commit's other owned files that bound a renamed parameter by keyword now binds the new name "
+         "to the same value (no call binds either name otherwise), and no use of a renamed attribute's old name is "
+         "left there, computes the same from the same arguments: the callers were renamed with it, so the "
+         "renaming is form without meaning for a port that binds by its own names.",
+         "-def k(x, ignored):\n-    ctx.ignored = ignored\n+def k(x, ignore):\n+    ctx.ignore = ignore  "
+         "(f(x, ignored=v) → f(x, ignore=v); backward's ctx.ignored → ctx.ignore)",
+         "classifier.verdicts.SymbolClassifier._renamed_names, classifier.rules.cosmetic.renamed_names, "
+         "classifier.rules.cosmetic.keyword_bindings"),
     Rule("cosmetic-ast", ("NOT_APPLICABLE",),
          "A Python definition (or class body) with the same AST before and after changed only its formatting.",
          "-    return f(a,\n-             b)\n+    return f(a, b)",
@@ -208,48 +219,141 @@ def renamed_locals(old_node, new_node, language: str) -> list[tuple[str, str]] |
     return pairs
 
 
-def _alpha_with(node, language: str, names: set[str]) -> list[str]:
-    """``alpha_tokens`` with ``names`` (parameters) renamed to placeholders too."""
+def _first_parameter(node, language: str) -> str | None:
+    """The name of a Python method's first parameter (``self``, ``ctx``), or None."""
+    if language != "python":
+        return None
+    params = _function_node(node).child_by_field_name("parameters")
+    first = next((c for c in params.named_children if c.type != "comment"), None) if params is not None else None
+    return node_text(first) if first is not None and first.type == "identifier" else None
+
+
+def _is_attribute_of(leaf, owner: str | None) -> bool:
+    """``leaf`` is the attribute name of ``owner.NAME`` (``ctx.scale``)."""
+    parent = leaf.parent
+    if owner is None or leaf.type != "identifier" or parent is None or parent.type != "attribute":
+        return False
+    obj = parent.child_by_field_name("object")
+    return parent.child_by_field_name("attribute") == leaf and obj is not None and obj.type == "identifier" \
+        and node_text(obj) == owner
+
+
+def _alpha_with(node, language: str, names: set[str], attributes: bool = False) -> list[str]:
+    """``alpha_tokens`` with ``names`` (parameters) renamed to placeholders too;
+    with ``attributes``, also the attribute names read or written on the
+    method's first parameter (``ctx.scale``), each to its own placeholder."""
     bound = local_names(node, language) | names
+    owner = _first_parameter(node, language) if attributes else None
     placeholders: dict[str, str] = {}
+    fields: dict[str, str] = {}
 
     def spell(leaf) -> str:
         text = node_text(leaf)
         if text in bound and _is_name_use(leaf, language):
             return placeholders.setdefault(text, f"\x00{len(placeholders)}")
+        if _is_attribute_of(leaf, owner):
+            return fields.setdefault(text, f"\x01{len(fields)}")
         return text
 
     return comment_free_tokens(node, spell=spell)
 
 
-def keyword_names(root) -> set[str]:
-    """The names Python calls under ``root`` pass keyword arguments by."""
-    found: set[str] = set()
+def keyword_bindings(root, names: set[str], renaming: dict[str, str] | None = None) -> list[tuple[str, str, str]]:
+    """Each keyword argument under ``root`` passed by one of ``names``, as
+    (the callee as written, the keyword after ``renaming``, the value as
+    written), sorted: the same list on both sides of a commit, the old side
+    renamed, means every call that bound a renamed parameter by keyword now
+    binds the new name to the same value, and no call binds it otherwise."""
+    renaming = renaming or {}
+    found = []
     for current in nodes_of(root, ("keyword_argument",), "python"):
-        name = current.child_by_field_name("name")
-        if name is not None:
-            found.add(node_text(name))
+        name, value = current.child_by_field_name("name"), current.child_by_field_name("value")
+        if name is None or node_text(name) not in names:
+            continue
+        call = current.parent.parent if current.parent is not None else None
+        callee = call.child_by_field_name("function") if call is not None and call.type == "call" else None
+        found.append((node_text(callee) if callee is not None else "", renaming.get(node_text(name), node_text(name)),
+                      node_text(value) if value is not None else ""))
+    return sorted(found)
+
+
+def attribute_names(root) -> list[str]:
+    """Every attribute name read or written under ``root`` (``x.NAME``), with repeats."""
+    found = []
+    for current in nodes_of(root, ("attribute",), "python"):
+        attribute = current.child_by_field_name("attribute")
+        if attribute is not None:
+            found.append(node_text(attribute))
     return found
 
 
 def renamed_names(old_node, new_node, language: str, old_params: list[str], new_params: list[str],
-                  keywords: set[str]) -> list[tuple[str, str]] | None:
+                  keywords=None) -> list[tuple[str, str]] | None:
     """The (old, new) renamings of locals and parameters that make the two
-    definitions equal, with at least one parameter among them, or None. The
+    definitions equal, with at least one parameter (or attribute, below) among them, or None. The
     parameters (as written, in order) must keep their places: equal counts,
-    a renamed one renamed at its own position; and ``keywords`` (the names
-    calls in the definition's file pass keyword arguments by, both sides)
-    must hold no renamed parameter's old or new name, so that every call
-    binds the same values after as before."""
+    a renamed one renamed at its own position; and ``keywords`` must accept
+    the renamed parameters: a set of the names calls in the definition's
+    file pass keyword arguments by (both sides), holding no renamed old or
+    new name, or a function given the (old, new) pairs that says whether
+    every call binds the same values after as before.
+
+    A renaming may also rename the attributes a method keeps on its first
+    parameter (``ctx.ignored = ignored`` → ``ctx.ignore = ignore``); those
+    pairs are returned too, marked as attributes (``.ignored``), for the
+    caller to check that no use of the old attribute name is left."""
     if len(old_params) != len(new_params):
         return None
     moved = [(a, b) for a, b in zip(old_params, new_params) if a != b]
-    if not moved or any(a in keywords or b in keywords for a, b in moved):
+    if not moved:
+        pass  # only attributes on the first parameter may be renamed, checked below
+    elif isinstance(keywords, (set, frozenset)):
+        if any(a in keywords or b in keywords for a, b in moved):
+            return None
+    elif keywords is not None and not keywords(moved):
         return None
-    if _alpha_with(old_node, language, set(old_params)) != _alpha_with(new_node, language, set(new_params)):
+    old_alpha = _alpha_with(old_node, language, set(old_params))
+    if old_alpha == _alpha_with(new_node, language, set(new_params)):
+        attributes: set[tuple[str, str]] = set()
+    elif _alpha_with(old_node, language, set(old_params), True) == _alpha_with(new_node, language, set(new_params),
+                                                                                   True):
+        attributes = renamed_attributes(old_node, new_node, language)
+        if not attributes:
+            return None
+    else:
+        return None
+    if not moved and not attributes:
         return None
     old_tokens, new_tokens = definition_tokens(old_node), definition_tokens(new_node)
     pairs = sorted({(a, b) for a, b in zip(old_tokens, new_tokens) if a != b})
     if not set(moved) <= set(pairs):
         return None  # a parameter swapped places with another rather than being renamed in its own
-    return pairs
+    return pairs + sorted((f".{a}", f".{b}") for a, b in attributes)
+
+
+def renamed_attributes(old_node, new_node, language: str) -> set[tuple[str, str]] | None:
+    """The (old, new) attribute names a method's renaming changes on its first
+    parameter (``ctx.a`` → ``ctx.b``), when the two sides differ by nothing
+    else there; None when the pairing is not one to one (two old names to
+    one new) or a new name was already an attribute the old side kept."""
+    owner_old, owner_new = _first_parameter(old_node, language), _first_parameter(new_node, language)
+    if owner_old is None or owner_new is None:
+        return None
+    old_leaves = [leaf for leaf in _leaves(old_node) if _is_attribute_of(leaf, owner_old)]
+    new_leaves = [leaf for leaf in _leaves(new_node) if _is_attribute_of(leaf, owner_new)]
+    if len(old_leaves) != len(new_leaves):
+        return None
+    pairs = {(node_text(a), node_text(b)) for a, b in zip(old_leaves, new_leaves)}
+    changed = {(a, b) for a, b in pairs if a != b}
+    olds, news = [a for a, _ in pairs], [b for _, b in pairs]
+    if len(set(olds)) != len(olds) or len(set(news)) != len(news):
+        return None
+    kept = {a for a, b in pairs if a == b}
+    if any(b in kept or a in kept for a, b in changed):
+        return None
+    return changed
+
+
+def _leaves(node):
+    """The identifier leaves under ``node``, in source order."""
+    return [n for n in _walk(node) if n.type == "identifier"]

@@ -16,14 +16,14 @@ from __future__ import annotations
 
 from portq.classifier.delta import Delta, Status
 from portq.classifier.reading import _anchor_evidence, _caller_evidence, _kind_class
-from portq.classifier.rules import Rule
+from portq.classifier.rules import Rule, equivalence
 from portq.classifier.rules.parameters import (_first_line_quote, _out_param_evidence, _returned_instead,
                                                _upstream_param_evidence)
 from portq.classifier.rules.scope import _scope_names
 from portq.core.evidence import Evidence, Kind
 from portq.core.model import IN_SYNC, INERT, NEEDS_REVIEW, NOT_APPLICABLE, REAL_GAP, SymbolVerdict
 from portq.language.signatures import comment_free_tokens
-from portq.language.symbols import language_for_path
+from portq.language.symbols import language_for_path, symbol_table
 from portq.tree.file_records import Port
 from portq.tree.reachability import Callers
 
@@ -109,6 +109,21 @@ class DefinitionRules:
                 "which the tree declares not carried, so not-carried rather than NEEDS_REVIEW",
                 evidence,
             )
+        if not scoped:
+            already = self._port_has_change(symbol, definition)
+            if already:
+                cited = ", ".join(f"{definition.file}:{p.start_point[0] + 1}" for _, p in already[:3])
+                return self._base("port-has-change", symbol, IN_SYNC, None, "body",
+                                  f"every statement {symbol.name}'s change touched already reads, in its new form, "
+                                  f"as the port's ({cited}), modulo naming, and its old form does not: the port "
+                                  "already has the change, so IN_SYNC rather than NEEDS_REVIEW",
+                                  evidence + [Evidence(kind=Kind.TREE_USE, side="tree", path=definition.file,
+                                                       line=p.start_point[0] + 1,
+                                                       quote=p.text.decode("utf-8", errors="replace").strip(),
+                                                       symbol=definition.qualified_name,
+                                                       message=f"the port already has: "
+                                                               f"{n.text.decode('utf-8', errors='replace').strip()}")
+                                              for n, p in already[:3]])
         language_note = "" if old.language == definition.language else " (cross-language port)"
         besides = f" besides {', '.join(sorted({s.message for s in scoped}))}, which the tree declares not carried" \
             if scoped else ""
@@ -121,6 +136,28 @@ class DefinitionRules:
                                  quote=_first_line_quote(definition, definition.signature),
                                  symbol=definition.qualified_name)],
         )
+
+    def _port_has_change(self, symbol, definition):
+        """``equivalence.port_has_change`` for a Python symbol and its Python port; None when it does not hold."""
+        if language_for_path(symbol.path) != "python" or language_for_path(definition.file) != "python":
+            return None
+        sides = self._both_sides(symbol, parsed=True)
+        mine = self._port_node(definition)
+        if sides is None or mine is None:
+            return None
+        return equivalence.port_has_change(sides[0].node, sides[1].node, mine)
+
+    def _port_node(self, definition):
+        """The syntax node of an in-tree definition, read from the tree; None where it cannot be read cleanly."""
+        source = self.index.source(definition.file)
+        if source is None:
+            return None
+        table = symbol_table(source, definition.file)
+        mine = next((d for d in table.definitions if d.qualified_name == definition.qualified_name
+                     and d.start_line == definition.start_line), None) if table.tree is not None else None
+        if mine is None or mine.node is None or mine.node.has_error:
+            return None
+        return mine.node
 
     def _gap(self, symbol, port: Port, behind: list[Delta], evidence) -> SymbolVerdict:
         definition = port.definition

@@ -40,6 +40,13 @@ RULES = (
          "NOT_APPLICABLE/not-carried, citing the declaration.",
          "-def fused_variant(...)  (`# portq: not-carried upstream::path::fused_variant` in the tree)",
          "classifier.rules.ownership.OwnershipRules._unported"),
+    Rule("declared-member", ("NOT_APPLICABLE",),
+         "A member of a definition the tree declares `not-carried` as a whole (a method of a declared class) that "
+         "nothing ports is out of scope with it: NOT_APPLICABLE/not-carried, citing the enclosing declaration, "
+         "not a coverage hole. A declaration narrowed to a parameter covers no member.",
+         "-        return dy / x.norm()\n+        dy = dy.contiguous()  (in Fn.backward; `# portq: not-carried "
+         "upstream::path::Fn` in the tree)",
+         "classifier.rules.ownership.OwnershipRules._unported, tree.anchors.Anchor.encloses"),
     Rule("file-level-change", ("IN_SYNC",),
          "A ported file renamed, or changed without touching any definition, leaves every port's shape as it "
          "was: IN_SYNC (with a note to update anchors that name the old path).",
@@ -99,6 +106,14 @@ class OwnershipRules:
                 "so not-carried rather than a coverage hole",
                 [_anchor_evidence(anchor, "not-carried declaration")],
             )
+        enclosing = self.index.not_carried_enclosing(self.upstream, paths, symbol.qualified_name)
+        if enclosing:
+            anchor = enclosing[0]
+            return self._base("declared-member", symbol, NOT_APPLICABLE, "not-carried", "provenance",
+                              f"{symbol.qualified_name} belongs to {anchor.symbol}, which is declared out of scope "
+                              f"at {anchor.cite}, and nothing in-tree ports it, so not-carried rather than a "
+                              "coverage hole",
+                              [_anchor_evidence(anchor, f"not-carried declaration of {anchor.symbol}")])
         kind = non_code_kind(symbol.path)
         if kind is not None:
             return self._base("non-code-path", 

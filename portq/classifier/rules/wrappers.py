@@ -21,6 +21,16 @@ port runs changes only if the decorator changes what the name is bound to:
   defines is off, ``#if`` expressions are not known and keep their
   ``#define``s out); a name defined twice in the default build is no alias.
 
+* ``untuned-port`` (Python/Triton): a kernel whose only change is the
+  ``configs`` argument of its ``@triton.autotune`` decorator (the function,
+  its other decorators and every other argument of the tuner token-equal),
+  ported by a definition with no ``autotune`` decorator. The configs are
+  the tuner's search space; each must compute the same, so the change is
+  in which launch parameters get timed, an interface a port that picks its
+  own launch parameters does not have: NOT_APPLICABLE/not-carried. The
+  tuner's ``key``, ``reset_to_zero`` or ``restore_value`` (what is reset
+  between timed runs) changing, or a port that autotunes too, is compared.
+
 Example diff (NOT_APPLICABLE/cosmetic, with ``register_backend`` returning
 ``fn`` from its inner ``register(fn)``)::
 
@@ -55,6 +65,13 @@ RULES = (
          "the same body: cosmetic.",
          "+@register_backend(\"cuda\")\n def norm_forward(x, out, mode=1):",
          "classifier.rules.wrappers.added_registrations, classifier.rules.wrappers.WrapperRules._registered_only"),
+    Rule("untuned-port", ("NOT_APPLICABLE",),
+         "A Triton kernel whose only change is the `configs` argument of its `@triton.autotune` decorator, ported "
+         "by a definition that is not autotuned, changed which launch configurations a tuner times, an interface "
+         "a port choosing its own launch parameters lacks: not-carried.",
+         "-@triton.autotune(configs=[triton.Config({}, num_warps=1), ...], key=[\"N\"])\n"
+         "+@triton.autotune(configs=autotune_configs(), key=[\"N\"])  (the port: @triton.jit only)",
+         "classifier.rules.wrappers.configs_only, classifier.rules.wrappers.WrapperRules._untuned_only"),
     Rule("macro-alias", ("NOT_APPLICABLE",),
          "A C/C++ definition whose tokens are the same before and after once each macro the commit's files define, "
          "in the branch the default build compiles, as another macro's bare name (`#define NEW_SWITCH "
@@ -201,6 +218,51 @@ def added_registrations(before, after, definitions) -> list[str] | None:
     return names
 
 
+def _autotune_arguments(decorator) -> dict[str, list[str]] | None:
+    """``@triton.autotune(...)``'s arguments as name (or ``#position``) -> tokens; None for any other decorator."""
+    found = _decorator_name(decorator)
+    if found is None or found != ("autotune", True):
+        return None
+    call = decorator.named_children[0]
+    arguments = call.child_by_field_name("arguments")
+    named: dict[str, list[str]] = {}
+    for position, argument in enumerate(arguments.named_children if arguments is not None else ()):
+        if argument.type == "comment":
+            continue
+        if argument.type == "keyword_argument":
+            name, value = argument.child_by_field_name("name"), argument.child_by_field_name("value")
+            named[_text(name)] = comment_free_tokens(value) if value is not None else []
+        else:
+            named[f"#{position}"] = comment_free_tokens(argument)
+    return named
+
+
+def configs_only(before, after) -> bool:
+    """Whether ``after`` differs from ``before`` only in the ``configs`` keyword of its ``@triton.autotune``
+    decorator: the function and every other decorator token-equal, the tuner's other arguments equal."""
+    old_decorators, old_function = _split(before)
+    new_decorators, new_function = _split(after)
+    if old_function is None or new_function is None or len(old_decorators) != len(new_decorators) \
+            or comment_free_tokens(old_function) != comment_free_tokens(new_function):
+        return False
+    changed = False
+    for old, new in zip(old_decorators, new_decorators):
+        if comment_free_tokens(old) == comment_free_tokens(new):
+            continue
+        was, now = _autotune_arguments(old), _autotune_arguments(new)
+        if was is None or now is None or set(was) != set(now) or "configs" not in was \
+                or any(was[k] != now[k] for k in was if k != "configs"):
+            return False
+        changed = True
+    return changed
+
+
+def autotuned(node) -> bool:
+    """Whether a definition carries an ``autotune`` decorator."""
+    decorators, _ = _split(node)
+    return any((_decorator_name(d) or ("", False))[0] == "autotune" for d in decorators)
+
+
 class WrapperRules:
     """The registry-decorator rule, as a method of the verdict table (``verdicts.SymbolClassifier``)."""
 
@@ -223,6 +285,18 @@ class WrapperRules:
                 if d.node is not None and d.qualified_name == d.name:
                     definitions.setdefault(d.name, d.node)
         return added_registrations(before.node, after.node, definitions)
+
+    def _untuned_only(self, symbol: TouchedSymbol, definition) -> bool:
+        """``untuned-port``: the symbol's whole change is its autotune configs and the port at ``definition`` is
+        not autotuned."""
+        if symbol.change != "modified" or language_for_path(symbol.path) != "python" \
+                or language_for_path(definition.file) != "python":
+            return False
+        sides = self._both_sides(symbol, parsed=True)
+        if sides is None or not configs_only(sides[0].node, sides[1].node):
+            return False
+        mine = self._port_node(definition)
+        return mine is not None and not autotuned(mine)
 
     def _aliased_only(self, entry, symbol: TouchedSymbol) -> list[str] | None:
         """The macros ``macro-alias`` proves the definition's whole change
