@@ -7,7 +7,8 @@ callers), in sync, undecided (NEEDS_REVIEW) or in a declared scope.
 The code: the comparison of parameters against a port (``Delta`` items that
 ``portq.classifier.deltas.compare`` gathers), and the derivation of a value
 upstream now passes to a kernel from what the launching function already has
-(shapes, strides, constants, values the kernel already receives). It reads the
+(shapes, strides, constants, values the kernel already receives, and names its
+module binds once to such values: ``constant-derived-parameter``). It reads the
 signatures and syntax trees handed to it; it reads no git, imports no verdict
 table and never names a corpus symbol, path or commit.
 """
