@@ -227,6 +227,36 @@ def _python_ast_dump(node) -> str | None:
     return content_digest(ast.dump(tree, include_attributes=False))
 
 
+def drop_redundant_passes(tree: ast.AST) -> ast.AST:
+    """``tree`` with every ``pass`` removed from a block (a body, ``else`` or
+    ``finally``) that holds another statement: there it does nothing. A block
+    whose only statement is ``pass`` keeps it."""
+    for scope in ast.walk(tree):
+        for name in ("body", "orelse", "finalbody"):
+            block = getattr(scope, name, None)
+            if isinstance(block, list) and any(isinstance(s, ast.stmt) and not isinstance(s, ast.Pass) for s in block):
+                setattr(scope, name, [s for s in block if not isinstance(s, ast.Pass)])
+    return tree
+
+
+@per_definition("python-passless-ast-digest", TEXT_OR_NONE)
+def _python_passless_ast_dump(node) -> str | None:
+    """``_python_ast_dump`` once redundant ``pass`` statements are dropped (``drop_redundant_passes``)."""
+    column = node.start_point[1]
+    text = " " * column + node.text.decode("utf-8", errors="replace")
+    try:
+        tree = drop_redundant_passes(ast.parse(textwrap.dedent(text)))
+    except (SyntaxError, ValueError):
+        return None
+    for scope in ast.walk(tree):
+        body = getattr(scope, "body", None)
+        if isinstance(scope, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and body \
+                and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+                and isinstance(body[0].value.value, str):
+            scope.body = body[1:]
+    return content_digest(ast.dump(tree, include_attributes=False))
+
+
 def new_side_evidence(symbol: TouchedSymbol, kind: Kind, message: str, subject: str | None = None) -> Evidence:
     """A fact about a touched symbol's upstream-new definition, cited at its first line."""
     return Evidence(kind=kind, message=message, side="upstream-new", path=symbol.path,

@@ -59,7 +59,8 @@ from pathlib import Path
 
 from portq import __version__
 from portq.classifier.deltas import compare
-from portq.classifier.reading import (RangeFacts, _anchor_evidence, _kind_class, _python_ast_dump, _same_ast_evidence,
+from portq.classifier.reading import (RangeFacts, _anchor_evidence, _kind_class, _python_ast_dump,
+                                      _python_passless_ast_dump, _same_ast_evidence,
                                       new_side_evidence)
 from portq.classifier.rules import branches, checked
 from portq.classifier.rules.attribution import AttributionRules
@@ -362,6 +363,19 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
         before, after = self._python_asts(symbol)
         return before is not None and before == after
 
+    def _same_python_ast_without_passes(self, symbol: TouchedSymbol) -> bool:
+        """True when a Python definition parses to the same ``ast`` on both sides once every ``pass`` in a
+        block holding another statement is dropped (``redundant-pass``)."""
+        if language_for_path(symbol.path) != "python":
+            return False
+        old = self._definition(symbol.old_blob, symbol.old_path or symbol.path, symbol.qualified_name,
+                               symbol.old_lines)
+        new = self._definition(symbol.new_blob, symbol.path, symbol.qualified_name, symbol.new_lines)
+        if old is None or new is None or old.node is None or new.node is None:
+            return False
+        before, after = _python_passless_ast_dump(old.node), _python_passless_ast_dump(new.node)
+        return before is not None and before == after
+
     def _derivation(self, entry: EntryChanges, symbol: TouchedSymbol, new: Signature, name: str,
                     kernel: str | None = None) -> Derivation | None:
         """How upstream's new launches of this kernel (or of ``kernel``, launched from this symbol) compute
@@ -616,6 +630,13 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
                 "rather than a change the port must follow",
                 evidence + [_same_ast_evidence(symbol)],
             )
+        if self._same_python_ast_without_passes(symbol):
+            return self._base("redundant-pass", symbol, NOT_APPLICABLE, "cosmetic", "body",
+                              f"{symbol.name} has the same Python AST before and after once pass statements in "
+                              "blocks holding other statements (which do nothing) are dropped: formatting only, so "
+                              "cosmetic rather than a change the port must follow",
+                              evidence + [new_side_evidence(symbol, Kind.COSMETIC, "the same Python AST once "
+                                                            "redundant pass statements are dropped")])
         formal = self._form_only(symbol, definition)
         if formal is not None:
             kept = "not-carried" if formal[0] in ("default-build", "live-branch") else "cosmetic"

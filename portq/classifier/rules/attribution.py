@@ -172,6 +172,13 @@ class AttributionRules:
                 "rather than a change to anything ported",
                 [_same_ast_evidence(symbol)],
             )
+        if symbol.kind == KIND_CLASS and symbol.change == "modified" and self._same_python_ast_without_passes(symbol):
+            return self._base("redundant-pass", symbol, NOT_APPLICABLE, "cosmetic", "body",
+                              f"{symbol.name} has the same Python AST before and after once pass statements in "
+                              "blocks holding other statements (which do nothing) are dropped: formatting only, so "
+                              "cosmetic rather than a change to anything ported",
+                              [Evidence(kind=Kind.COSMETIC, side="upstream-new", path=symbol.path, symbol=symbol.name,
+                                        message="the same Python AST once redundant pass statements are dropped")])
         if symbol.name == "<toplevel>" and language_for_path(symbol.path) == "python":
             tables = (self._table(symbol.old_blob, symbol.old_path or symbol.path), self._table(symbol.new_blob, symbol.path))
             if all(t is not None and t.source is not None for t in tables) and form.same_without_annotations(
@@ -183,6 +190,16 @@ class AttributionRules:
                                   [Evidence(kind=Kind.COSMETIC, side="upstream-new", path=symbol.path,
                                             symbol=symbol.name, message="the same module-level program once "
                                             "annotations and docstrings are erased")])
+            if all(t is not None and t.source is not None for t in tables) and form.same_without_redundant_passes(
+                    *(t.source.decode("utf-8", errors="replace") for t in tables), outside_definitions=True):
+                return self._base("redundant-pass", symbol, NOT_APPLICABLE, "cosmetic", "body",
+                                  "the lines outside definitions changed only by pass statements in blocks holding "
+                                  "other statements, which do nothing (the same module once they are dropped and "
+                                  "annotations and docstrings erased), so cosmetic rather than a change to anything "
+                                  "ported",
+                                  [Evidence(kind=Kind.COSMETIC, side="upstream-new", path=symbol.path,
+                                            symbol=symbol.name, message="the same module-level program once "
+                                            "redundant pass statements are dropped")])
             platforms = self._module_platform_choice(symbol)
             if platforms is not None:
                 return platforms

@@ -94,7 +94,9 @@ configuration, so an edit confined to it changes nothing the port runs:
   kept); files the commit leaves alone are not read.
 
 * ``absent-platform`` (Python): a GPU platform the code of the port's tree
-  never names (``hip``/``rocm``, ``xpu``, ``npu``, ``mps``, ``musa``: no
+  never names (``hip``/``rocm``/``amd`` and AMD's architecture families
+  ``cdna``, ``rdna``, ``gfx<target>``; ``xpu``/``intel``, ``pvc``, ``xe``;
+  ``npu``, ``mps``, ``musa``: no
   identifier or string of any indexed tree file holds the word; comments and
   docstrings are prose and decide nothing) is one a re-implementation does
   not run on, so a test for it is false there: ``torch.version.hip``
@@ -232,7 +234,8 @@ RULES = (
     Rule("absent-platform", ("NOT_APPLICABLE",),
          "A Python definition, or a module's program outside its definitions, whose tokens are the same before "
          "and after once each test for a GPU platform the "
-         "port's tree never names (`torch.version.hip`, `torch.xpu.is_available()`, a helper `is_hip()` or "
+         "port's tree never names (its vendor's architecture families included: `is_cdna()`, `is_gfx942()` test "
+         "`hip`) (`torch.version.hip`, `torch.xpu.is_available()`, a helper `is_hip()` or "
          "`m.is_npu_available()`, one of "
          "the file that only returns such a test, a device name compared with the platform's, "
          "`infer_device() == \"npu\"`, or with `\"cuda\"` where no platform with a device name of its own is "
@@ -1198,20 +1201,28 @@ def _ancestors(node, stop):
 # --- Python: platforms the port never names ----------------------------------------
 
 PLATFORMS: dict[str, tuple[str, ...]] = {
-    "hip": ("hip", "rocm", "amd"),
-    "xpu": ("xpu", "intel"),
+    "hip": ("hip", "rocm", "amd", "cdna", "rdna", "gfx"),
+    "xpu": ("xpu", "intel", "pvc", "xe"),
     "npu": ("npu",),
     "mps": ("mps",),
     "musa": ("musa",),
 }
 """GPU platforms besides the default one, by the word upstream tests them with, and the words that name them
-(the vendor's name among them: a library may say ``device_platform == "amd"`` or ``is_intel``)."""
+(the vendor's name among them: a library may say ``device_platform == "amd"`` or ``is_intel``; and the
+vendor's GPU architecture families, which run only there: AMD's CDNA, RDNA and ``gfx`` targets, Intel's PVC
+and Xe, so ``is_cdna()`` or ``is_gfx942()`` tests the ``hip`` platform)."""
+
+_FAMILIES = frozenset({"cdna", "rdna", "gfx", "pvc", "xe"})
+"""The architecture-family words of ``PLATFORMS``: only these take a generation number."""
+
+_GENERATION = re.compile(r"^([a-z]+?)\d+[a-z]?$")
+"""A family word with its generation or target number (``cdna3``, ``gfx942``, ``gfx90a``)."""
 
 _DEFAULT_VENDOR = "nvidia"
 """The default device's vendor: a platform name equal to it is the port's platform when the tree names no
 other platform (AMD's included, whose devices PyTorch also calls ``cuda``)."""
 
-_HELPER_NAME = re.compile(r"^_*(?:is|on|use|using|has|running_on)_(?:torch_)?([a-z]+)(?:_available)?$")
+_HELPER_NAME = re.compile(r"^_*(?:is|on|use|using|has|running_on)_(?:torch_)?([a-z]+(?:\d+[a-z]?)?)(?:_available)?$")
 
 
 def _code_text(source: bytes, path: str) -> bytes:
@@ -1384,7 +1395,12 @@ def _device_comparison(operators: list[str], left, right, absent: set[str], seen
 
 
 def _platform_of(word: str) -> str | None:
-    return next((platform for platform, words in PLATFORMS.items() if word in words), None)
+    found = next((platform for platform, words in PLATFORMS.items() if word in words), None)
+    numbered = _GENERATION.match(word) if found is None else None
+    if numbered is not None:  # a family with its generation (cdna3, gfx942); a platform name never takes one
+        found = next((platform for platform, words in PLATFORMS.items()
+                      if numbered.group(1) in _FAMILIES and numbered.group(1) in words), None)
+    return found
 
 
 def _version_attribute(node, absent: set[str]) -> str | None:

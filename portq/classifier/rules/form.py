@@ -9,6 +9,11 @@ Like the cosmetic rules, each is a proof on both sides of one definition
   ``constexpr`` annotation on a parameter (Triton specialises on it), one
   on a module-level name whose value is not already a constexpr, and every
   annotation in a class body (a dataclass field is its annotation).
+* ``redundant-pass`` (Python): the two sides parse to the same ``ast``
+  once every ``pass`` in a block that holds another statement is dropped
+  (and docstrings and annotations that bind nothing erased, as above). Such
+  a ``pass`` does nothing; one that is its block's only statement is kept,
+  so a block emptied, filled or removed with its test stays compared.
 * ``member-lines``: a class body's changed lines inside one of its methods
   are that method's (a touched symbol of its own, decided on its own), and
   lines of the class's docstring compute nothing: a new method nothing
@@ -78,7 +83,7 @@ import difflib
 import re
 import textwrap
 
-from portq.classifier.reading import new_side_evidence
+from portq.classifier.reading import drop_redundant_passes, new_side_evidence
 from portq.classifier.rules import Rule, branches
 from portq.core.evidence import Kind
 from portq.core.model import NOT_APPLICABLE, TouchedSymbol
@@ -95,6 +100,15 @@ RULES = (
          "-_ONE = tl.constexpr(1)\n+_ONE: tl.constexpr = tl.constexpr(1)",
          "classifier.rules.form.same_without_annotations, classifier.verdicts.SymbolClassifier._against_port, "
          "classifier.rules.attribution.AttributionRules._container"),
+    Rule("redundant-pass", ("NOT_APPLICABLE",),
+         "A Python definition, or the module-level lines of a file with ported definitions, whose `ast` is the same "
+         "before and after once every `pass` in a block holding another statement is dropped (docstrings and "
+         "annotations that bind nothing erased as for `cosmetic-annotations`) changed only its form: such a `pass` "
+         "does nothing. A `pass` that is its block's only statement is kept, so a block filled, emptied or removed "
+         "with its test is still compared.",
+         "     if MODE == 1:\n         x = x * SCALE\n-    pass\n     tl.store(out_ptr + offs, x)",
+         "classifier.rules.form.same_without_redundant_passes, classifier.reading.drop_redundant_passes, "
+         "classifier.verdicts.SymbolClassifier._against_port, classifier.rules.attribution.AttributionRules._container"),
     Rule("cosmetic-qualifiers", ("NOT_APPLICABLE",),
          "A C/C++ definition whose tokens are the same before and after once `inline`, `__forceinline__`, "
          "`__grid_constant__`, `const`, `static` beside `constexpr` and the `constexpr` of `if constexpr` are "
@@ -220,7 +234,9 @@ def _parse(text: str) -> ast.Module | None:
         return None
 
 
-def _erased_dump(tree: ast.Module, outside_definitions: bool) -> str:
+def _erased_dump(tree: ast.Module, outside_definitions: bool, passes: bool = True) -> str:
+    if not passes:
+        tree = drop_redundant_passes(tree)
     if outside_definitions:
         tree.body = [s for s in tree.body if not isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
     tree = _Eraser().visit(tree)
@@ -236,6 +252,23 @@ def same_without_annotations(before: str, after: str, outside_definitions: bool 
         return False
     old, new = _annotation_free_dump(before, outside_definitions), _annotation_free_dump(after, outside_definitions)
     return old is not None and new is not None and old == new
+
+
+def same_without_redundant_passes(before: str, after: str, outside_definitions: bool = False) -> bool:
+    """True when two Python sources (as for ``same_without_annotations``) are the same program once
+    redundant ``pass`` statements are dropped (``drop_redundant_passes``), and docstrings and annotations that
+    bind nothing erased, and their text differs."""
+    if before == after:
+        return False
+    old, new = _passless_dump(before, outside_definitions), _passless_dump(after, outside_definitions)
+    return old is not None and new is not None and old == new
+
+
+@per_text("passless-annotation-free-digest", TEXT_OR_NONE)
+def _passless_dump(text: str, outside_definitions: bool) -> str | None:
+    """A digest of ``_erased_dump`` of ``text`` with redundant ``pass`` statements dropped, or None."""
+    tree = _parse(text)
+    return None if tree is None else content_digest(_erased_dump(tree, outside_definitions, passes=False))
 
 
 @per_text("annotation-free-digest", TEXT_OR_NONE)

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 from portq.classifier.delta import Delta, Status, _ruled
 from portq.classifier.rules import Rule
-from portq.classifier.rules.parameters import _derivation_evidence, _derivation_words
+from portq.classifier.rules.parameters import _derivation_evidence, _derivation_words, derivation_rule
 from portq.core.evidence import Evidence, Kind, Location, Side
 from portq.language.signatures import (UNRESOLVED, Signature, bare_name, bind_arguments, normalise_kernel_name,
                                        normalise_name)
@@ -517,7 +517,8 @@ def _derived_arguments_item(derived: dict, kernel: str, mine, port, upstream) ->
     return Delta("undecided", "launch",
                  f"upstream's launch now passes {', '.join(derived)} to {kernel}, computed only from shapes, "
                  f"constants and values the kernel already receives, {how}; an implementation detail for a "
-                 "reader to judge (at most NEEDS_REVIEW)", upstream + records + [tree], rule="derived-parameter")
+                 "reader to judge (at most NEEDS_REVIEW)", upstream + records + [tree],
+                 rule=derivation_rule(derived.values()))
 
 
 def _renamed_arguments(before, after, removed, added) -> dict[str, str]:

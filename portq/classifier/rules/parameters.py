@@ -7,7 +7,8 @@ callers), in sync, undecided (NEEDS_REVIEW) or in a declared scope.
 The code: the comparison of parameters against a port (``Delta`` items that
 ``portq.classifier.deltas.compare`` gathers), and the derivation of a value
 upstream now passes to a kernel from what the launching function already has
-(shapes, strides, constants, values the kernel already receives). It reads the
+(shapes, strides, constants, values the kernel already receives, and names its
+module binds once to such values: ``constant-derived-parameter``). It reads the
 signatures and syntax trees handed to it; it reads no git, imports no verdict
 table and never names a corpus symbol, path or commit.
 """
@@ -40,6 +41,15 @@ RULES = (
          "supply: for a reader (at most NEEDS_REVIEW), quoting the derivation.",
          "+    padded = triton.next_power_of_2(d)\n+    k[grid](x, d, PADDED=padded)",
          "classifier.rules.parameters._parameter_items, classifier.rules.launch._derived_arguments_item"),
+    Rule("constant-derived-parameter", ("NEEDS_REVIEW",),
+         "A new parameter (or launch argument) the launching wrapper computes from its inputs' shapes, values the "
+         "kernel already receives and module-level constants (a name bound once at module level from literals, "
+         "never rebound nor declared global) is a body-level change of the wrapper and kernel pair, not an input "
+         "the port's callers must supply: for a reader (at most NEEDS_REVIEW), quoting the constant. A name "
+         "rebound anywhere, or read from the environment, stays a caller's input.",
+         "+LIMIT = 2**31 - 4096\n...\n+    k[grid](x, n, WIDE=0 if n <= LIMIT else 1)",
+         "classifier.rules.parameters.derive, classifier.rules.parameters._parameter_items, "
+         "classifier.rules.launch._derived_arguments_item"),
     Rule("redesigned-port", ("NEEDS_REVIEW",),
          "A port sharing under half of upstream's parameters is a redesign: that it lacks a new upstream "
          "parameter says nothing about its shape.",
@@ -97,6 +107,81 @@ class Derivation:
     terminals: tuple[str, ...]
     reason: str = ""
     path: str = ""  # the file of the launching function, where the steps are
+    constants: tuple[str, ...] = ()  # the module-level constants the derivation reads
+
+
+def derivation_rule(derivations) -> str:
+    """``constant-derived-parameter`` when any of ``derivations`` reads a module-level constant, else
+    ``derived-parameter``."""
+    return "constant-derived-parameter" if any(d.constants for d in derivations) else "derived-parameter"
+
+
+_SCOPES = ("function_definition", "class_definition", "lambda")
+
+
+def _module_of(node):
+    while node.parent is not None:
+        node = node.parent
+    return node if node.type == "module" else None
+
+
+def _outside_scopes(node) -> bool:
+    current = node.parent
+    while current is not None:
+        if current.type in _SCOPES:
+            return False
+        current = current.parent
+    return True
+
+
+def module_constant(node, name: str):
+    """``(statement, right side)`` of the one module-level binding of ``name`` in the module holding ``node``:
+    a plain assignment outside every function and class, the name bound nowhere else at module level
+    (no second assignment, augmented assignment, import, loop, definition) and declared ``global`` nowhere,
+    so no function can rebind it. None otherwise."""
+    module = _module_of(node)
+    if module is None:
+        return None
+    found = []
+    for current in nodes_of(module, ("assignment", "augmented_assignment", "global_statement", "import_statement",
+                                     "import_from_statement", "for_statement", "with_statement",
+                                     "function_definition", "class_definition", "named_expression"), "python"):
+        if current.type == "global_statement":
+            if any(node_text(c) == name for c in current.named_children):
+                return None
+            continue
+        if not _outside_scopes(current):
+            continue
+        if current.type == "assignment":
+            left = current.child_by_field_name("left")
+            names = [node_text(i) for i in nodes_of(left, ("identifier",), "python")] if left is not None else []
+            if name in names:
+                if left.type != "identifier":
+                    return None
+                found.append(current)
+            continue
+        if current.type in ("function_definition", "class_definition"):
+            own = current.child_by_field_name("name")
+            if own is not None and node_text(own) == name:
+                return None
+            continue
+        if current.type in ("import_statement", "import_from_statement", "for_statement", "with_statement",
+                            "augmented_assignment", "named_expression"):
+            if current.type in ("for_statement", "with_statement"):
+                target = current.child_by_field_name("left") or current
+                if current.type == "with_statement":
+                    target = next((c for c in current.named_children if c.type == "with_clause"), current)
+            else:
+                target = current.child_by_field_name("left") or current.child_by_field_name("name") or current
+            if any(node_text(i) == name for i in nodes_of(target, ("identifier",), "python")):
+                return None
+    if len(found) != 1:
+        return None
+    statement = found[0]
+    right = statement.child_by_field_name("right")
+    if right is None or right.type in ("assignment",):
+        return None
+    return statement, right
 
 
 def _launch_calls(function, kernel: str):
@@ -158,9 +243,10 @@ def derive(function, expression, received: set[str], depth: int = 8) -> Derivati
     steps: list[Step] = []
     terminals: list[str] = []
     problems: list[str] = []
+    constants: list[str] = []
     seen: set[str] = set()
 
-    def visit(node, level: int) -> None:
+    def visit(node, level: int, at_module: bool = False) -> None:
         if level > depth:
             problems.append(f"{node_text(node)} is derived too deeply to follow")
             return
@@ -171,8 +257,8 @@ def derive(function, expression, received: set[str], depth: int = 8) -> Derivati
         if kind == "attribute":
             attribute = node.child_by_field_name("attribute")
             obj = node.child_by_field_name("object")
-            if attribute is not None and node_text(attribute) in _SHAPE_READS and obj is not None \
-                    and obj.type == "identifier" and node_text(obj) in parameters:
+            if not at_module and attribute is not None and node_text(attribute) in _SHAPE_READS \
+                    and obj is not None and obj.type == "identifier" and node_text(obj) in parameters:
                 terminals.append(node_text(node))
                 return
             problems.append(f"{node_text(node)} is read from outside the function")
@@ -183,8 +269,8 @@ def derive(function, expression, received: set[str], depth: int = 8) -> Derivati
             if callee is not None and callee.type == "attribute":
                 attribute = node_text(callee.child_by_field_name("attribute"))
                 obj = callee.child_by_field_name("object")
-                if attribute in _SHAPE_READS and obj is not None and obj.type == "identifier" \
-                        and node_text(obj) in parameters:
+                if not at_module and attribute in _SHAPE_READS and obj is not None \
+                        and obj.type == "identifier" and node_text(obj) in parameters:
                     terminals.append(node_text(node))
                     return
                 name = f"{node_text(obj)}.{attribute}" if obj is not None else attribute
@@ -193,14 +279,17 @@ def derive(function, expression, received: set[str], depth: int = 8) -> Derivati
                 return
             arguments = node.child_by_field_name("arguments")
             for argument in arguments.named_children if arguments is not None else ():
-                visit(argument, level + 1)
+                visit(argument, level + 1, at_module)
             return
         if kind == "subscript":
             value = node.child_by_field_name("value")
             if value is not None:
-                visit(value, level + 1)
+                visit(value, level + 1, at_module)
             for index in node.children_by_field_name("subscript"):
-                visit(index, level + 1)
+                visit(index, level + 1, at_module)
+            return
+        if kind == "identifier" and at_module:
+            constant(node_text(node), level)
             return
         if kind == "identifier":
             name = node_text(node)
@@ -222,19 +311,33 @@ def derive(function, expression, received: set[str], depth: int = 8) -> Derivati
             if name in parameters:
                 problems.append(f"{name} is a parameter a caller supplies")
                 return
-            problems.append(f"{name} cannot be resolved in the launching function")
+            constant(name, level)
             return
         named = [c for c in node.named_children if c.type != "comment"]
         if not named:
             problems.append(f"{node_text(node)} cannot be followed")
             return
         for child in named:
-            visit(child, level + 1)
+            visit(child, level + 1, at_module)
+
+    def constant(name: str, level: int) -> None:
+        """A module-level name: a constant bound once (followed through its right side), else unresolved."""
+        bound = module_constant(function, name)
+        if bound is None:
+            problems.append(f"{name} cannot be resolved in the launching function")
+            return
+        if name in seen:
+            return
+        seen.add(name)
+        statement, right = bound
+        constants.append(name)
+        steps.append(Step(statement.start_point[0] + 1, node_text(statement).strip()))
+        visit(right, level + 1, True)
 
     visit(expression, 0)
     steps.sort(key=lambda s: s.line)
     return Derivation(node_text(expression), not problems, tuple(steps), tuple(dict.fromkeys(terminals)),
-                      "; ".join(problems[:2]))
+                      "; ".join(problems[:2]), constants=tuple(dict.fromkeys(constants)))
 
 
 def _derivation_words(derived: Derivation) -> str:
@@ -427,7 +530,8 @@ def _parameter_items(old: Signature, new: Signature, port: Signature, scope: set
                            f"upstream added {len(derived_params)} parameter{'s' if len(derived_params) > 1 else ''} "
                            f"computed only from what the kernel already receives, {how}; an implementation detail "
                            "for a reader to judge (at most NEEDS_REVIEW)",
-                           [e for *_, evidence in derived_params for e in evidence], rule="derived-parameter"))
+                           [e for *_, evidence in derived_params for e in evidence],
+                           rule=derivation_rule(derived for _, derived, _ in derived_params)))
     defaults = len(items)
     for name in new_names:
         if name not in old_names:
