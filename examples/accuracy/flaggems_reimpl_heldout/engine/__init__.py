@@ -1,0 +1,1 @@
+"""A toy decoder block's forward pass on the gemsops kernels."""

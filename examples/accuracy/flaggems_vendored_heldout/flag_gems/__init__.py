@@ -1,0 +1,1 @@
+"""Vendored FlagGems modules (written from upstream by the accuracy scorer)."""
