@@ -29,8 +29,9 @@ definition ports, and which upstream commit each port file was taken from.
    commit whose versions of its matched upstream definitions (looked for under every
    spelling of their names, a method in its own class) hold most of the port
    (``version_similarity``: the share of the port's tokens and token pairs a version
-   holds; the oldest of equal ones: the start of the run where that code is
-   unchanged), with the score; where no version stands out, the oldest commit near
+   holds, times ``interface_agreement``: a version whose parameters are more or fewer
+   than the port's is further from it; the oldest of equal ones: the start of the run
+   where that code is unchanged), with the score; where no version stands out, the oldest commit near
    the best whose files are where upstream has them now, marked undetermined. The
    path an anchor names is the one the upstream definition had at that commit (its
    own file's, while that file still defines it and the closer version is in another
@@ -486,8 +487,9 @@ class BlobDefinitions:
         return self._names_like[key]
 
     def best_in(self, port: Definition, path: str, blob: str, name: str, owner: str = "") -> float | None:
-        """The highest body similarity of ``port`` to a definition called ``name`` in ``path``
-        as ``blob`` holds it (None where it defines none); ``owner``: only a method of that class
+        """The highest likeness of ``port`` to a definition called ``name`` in ``path`` as
+        ``blob`` holds it (``version_similarity`` times ``interface_agreement``; None where it
+        defines none); ``owner``: only a method of that class
         (``forward`` of one class is no version of ``forward`` of another). A definition whose
         text was compared at another commit is not compared again."""
         key = (id(port), path, blob, name, owner)
@@ -504,12 +506,27 @@ class BlobDefinitions:
                     candidate = definition_from(path, symbol, text)
                     same_tokens = (id(port), candidate.tokens)  # a text changed in comments or layout only
                     if same_tokens not in self._by_tokens:
-                        self._by_tokens[same_tokens] = version_similarity(port, candidate)
+                        self._by_tokens[same_tokens] = version_similarity(port, candidate) * interface_agreement(
+                            port, candidate)
                     self._similarity[pair] = self._by_tokens[same_tokens]
                 if best is None or self._similarity[pair] > best:
                     best = self._similarity[pair]
         self._best[key] = best
         return best
+
+
+def interface_agreement(port: Definition, version: Definition) -> float:
+    """How much a version's interface is the port's: 1 less the difference of their parameter
+    counts relative to the larger. A re-implementation renames upstream's parameters and rewrites
+    its body, but it takes what the version it was taken from takes; a version that added a
+    parameter the port does not take (or dropped one it does) is further from it however many of
+    the port's tokens it holds (a rename to the port's own word adds many). 1 across languages,
+    whose parameter lists do not correspond (a Triton kernel takes the strides a CUDA kernel
+    computes)."""
+    if language_for_path(port.file) != language_for_path(version.file):
+        return 1.0
+    larger = max(port.parameter_count, version.parameter_count)
+    return 1.0 - abs(port.parameter_count - version.parameter_count) / larger if larger else 1.0
 
 
 def _owner_of(qualified_name: str) -> str:

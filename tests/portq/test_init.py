@@ -525,3 +525,64 @@ def test_a_port_of_a_compiled_function_is_anchored_to_its_python_declaration_too
     found = json.loads(result.stdout.splitlines()[0])
     anchored = {(p["upstream_path"], p["upstream_symbol"]) for p in found["proposals"] if p["definition"] == "scale_and_add"}
     assert anchored == {("csrc/scale_kernels.cu", "scale_and_add"), ("oplib/scaling.py", "scale_and_add")}
+
+
+LINEAR_LOSS_V1 = '''\
+def linear_loss(inputs, linear, target, ignore_index):
+    rows, hidden = inputs.shape
+    vocab = linear.shape[0]
+    grad_linear = torch.zeros_like(linear)
+    grad_input = torch.zeros_like(inputs)
+    logits = inputs @ linear.t()
+    loss = cross_entropy(logits, target, ignore_index)
+    grad_input = logits @ linear
+    torch.addmm(grad_linear, logits.t(), inputs, out=grad_linear)
+    return loss, grad_input, grad_linear
+'''
+
+LINEAR_LOSS_V2 = LINEAR_LOSS_V1.replace("linear", "weight").replace("ignore_index):", "bias=None, ignore_index=-100):").replace(
+    "    loss = ", "    if bias is not None:\n        logits = logits + bias\n    loss = ")
+
+LINEAR_LOSS_PORT = '''\
+def linear_loss(hidden, weight, labels, skip):
+    rows, width = hidden.shape
+    vocab = weight.shape[0]
+    grad_weight = torch.zeros_like(weight)
+    grad_hidden = torch.zeros_like(hidden)
+    logits = (hidden @ weight.t()).float()
+    loss = cross_entropy(logits, labels, skip)
+    grad_hidden = logits @ weight
+    torch.addmm(grad_weight, logits.t(), hidden, out=grad_weight)
+    return loss, grad_hidden, grad_weight
+'''
+
+
+def test_a_version_whose_interface_moved_away_from_the_port_is_not_its_base(tmp_path):
+    """A re-implementation keeps upstream's parameters under its own names. Upstream then renames
+    a parameter to the port's word and adds one the port does not take (v2): v2 holds more of the
+    port's tokens, but its interface is not the port's, so the base is v1."""
+    from portq.tree import provenance
+    from portq.upstream.history import Upstream
+
+    clone = tmp_path / "kernlib"
+    clone.mkdir()
+    _git(clone, "init", "-q", "-b", "main")
+    (clone / "config.py").write_text(UNRELATED)
+    shas = []
+    for text in (LINEAR_LOSS_V1, LINEAR_LOSS_V2):
+        (clone / "loss.py").write_text(text)
+        _git(clone, "add", "-A")
+        _git(clone, "commit", "-q", "-m", f"version {len(shas) + 1}")
+        shas.append(_git(clone, "rev-parse", "HEAD"))
+    tree = tmp_path / "engine"
+    tree.mkdir()
+    (tree / "loss.py").write_text(LINEAR_LOSS_PORT)
+    with Upstream(clone, "kernlib") as opened:
+        found = provenance.survey(opened, opened.resolve("HEAD"), tree, ["loss.py"])
+        port = provenance.definitions_of(LINEAR_LOSS_PORT.encode(), "loss.py")[0]
+        versions = [provenance.definitions_of(text.encode(), "loss.py")[0] for text in (LINEAR_LOSS_V1, LINEAR_LOSS_V2)]
+    # the later version holds more of the port's tokens ...
+    assert provenance.version_similarity(port, versions[1]) > provenance.version_similarity(port, versions[0])
+    # ... yet the port's base is the version with its interface
+    assert found.base.commit == shas[0]
+    assert found.base.scores[shas[0]] > found.base.scores[shas[1]]
