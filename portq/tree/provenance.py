@@ -108,6 +108,7 @@ class UpstreamSnapshot:
     _keys: list[bytes] = field(default_factory=list, repr=False)
     _by_identifier: dict[bytes, set[str]] | None = field(default=None, repr=False)  # see ``_files_naming_words``
     _identifiers_by_key: dict[bytes, set[bytes]] = field(default_factory=dict, repr=False)
+    _sorted_keys: list[bytes] = field(default_factory=list, repr=False)
     _reversed_keys: list[bytes] = field(default_factory=list, repr=False)
 
     @classmethod
@@ -169,11 +170,12 @@ class UpstreamSnapshot:
                     by_identifier.setdefault(identifier, set()).add(path)
             for identifier in by_identifier:
                 self._identifiers_by_key.setdefault(identifier.lower().replace(b"_", b""), set()).add(identifier)
+            self._sorted_keys = sorted(self._identifiers_by_key)  # sorted once per snapshot, not once per name
             self._reversed_keys = sorted(key[::-1] for key in self._identifiers_by_key)
             self._by_identifier = by_identifier
         core = "".join(words).encode()
         keys: list[bytes] = []
-        for ordered, wanted, turn in ((sorted(self._identifiers_by_key), core, False),
+        for ordered, wanted, turn in ((self._sorted_keys, core, False),
                                       (self._reversed_keys, core[::-1], True)):
             position = bisect.bisect_left(ordered, wanted)
             while position < len(ordered) and ordered[position].startswith(wanted):
@@ -422,6 +424,8 @@ class BlobDefinitions:
         self._by_tokens: dict[tuple[int, tuple[str, ...]], float] = {}
         self._best: dict[tuple, float | None] = {}
         self._names_like: dict[tuple, list[str]] = {}
+        self._by_core: dict[tuple[str, str], dict[str, list[tuple[int, str]]]] = {}
+        self._best_of_path: dict[tuple, tuple[float, str] | None] = {}
         self.compared: dict[tuple[int, int], tuple] = {}  # match_definitions' pairs, for the second pass
         self._ports: dict[int, Definition] = {}  # the port definitions the caches key by id, kept alive
         self.renamed_to: dict[str, str] = {}  # an older upstream path -> the path it was renamed or moved to
@@ -471,6 +475,21 @@ class BlobDefinitions:
             self._texts[key] = table
         return self._texts[key]
 
+    def _names_by_core(self, path: str, blob: str) -> dict[str, list[tuple[int, str]]]:
+        """The names ``path`` defines as ``blob`` holds it, by normalised name, with their order
+        in the file (computed once per blob; ``names_like`` reads it for every match)."""
+        key = (path, blob)
+        if key not in self._by_core:
+            table: dict[str, list[tuple[int, str]]] = {}
+            for position, name in enumerate(self._texts_by_name(path, blob)):
+                table.setdefault(normalised_name(name), []).append((position, name))
+            self._by_core[key] = table
+        return self._by_core[key]
+
+    def cores_defined(self, path: str, blob: str) -> Iterable[str]:
+        """The normalised names of the definitions of ``path`` as ``blob`` holds it."""
+        return self._names_by_core(path, blob).keys()
+
     def names_like(self, path: str, blob: str, *names: str) -> list[str]:
         """``names`` and the names ``path`` defines, as ``blob`` holds it, that are the same once
         normalised (``rms_norm`` for ``rmsnorm``): a definition may have had another spelling of
@@ -482,9 +501,25 @@ class BlobDefinitions:
             if not wanted:
                 like = [n for n in names if n.encode() in self.contents.get(blob, b"")]
             else:
-                like = [n for n in self._texts_by_name(path, blob) if normalised_name(n) in wanted]
+                by_core = self._names_by_core(path, blob)
+                like = [n for _, n in sorted(found for core in wanted for found in by_core.get(core, ()))]
             self._names_like[key] = list(dict.fromkeys([*(n for n in names if n in like or not wanted), *like]))
         return self._names_like[key]
+
+    def best_of_path(self, match: Match, path: str, blob: str) -> tuple[float, str] | None:
+        """The best ``best_in`` of ``match``'s port definition over the definitions of ``path``
+        as ``blob`` holds it whose names are like the matched ones (``names_like``), with the
+        name; None where none is above 0."""
+        key = (id(match.port), match.upstream.name, match.upstream.owner, path, blob)
+        if key not in self._best_of_path:
+            self._ports[id(match.port)] = match.port  # the key holds its id
+            best: tuple[float, str] | None = None
+            for name in self.names_like(path, blob, match.upstream.name, match.port.name):
+                value = self.best_in(match.port, path, blob, name, match.upstream.owner)
+                if value is not None and value > (best[0] if best else 0.0):
+                    best = (value, name)
+            self._best_of_path[key] = best
+        return self._best_of_path[key]
 
     def best_in(self, port: Definition, path: str, blob: str, name: str, owner: str = "") -> float | None:
         """The highest likeness of ``port`` to a definition called ``name`` in ``path`` as
@@ -559,26 +594,52 @@ def find_bases(upstream: Upstream, revision: str, proposals: list[Match],
                            and states[i].keys() >= states[i - 1].keys()]
     cache.before_splits = [sha for sha in cache.before_splits if sha]
     cache.read(blob for state in states for blob in state.values())
-    # consecutive commits mostly hold the same blobs: each distinct state is scored once
-    distinct: dict[tuple, int] = {}
-    state_ids = [distinct.setdefault(tuple(state.items()), len(distinct)) for state in states]
     bases: dict[str, FileBase] = {}
     overall = [0.0] * len(states)
     overall_where: list[dict[str, tuple[str, str]]] = [{} for _ in states]
     for port_file, matches in by_file.items():
-        per_state: dict[int, tuple[float, dict[str, tuple[str, str]]]] = {}
+        # consecutive commits mostly change one tracked file: each match keeps its best per path and
+        # only the paths a commit changed are compared again (a blob once per match, however many
+        # commits hold it), so the work grows with the changes, not with commits times files
+        per_path: list[dict[str, tuple[float, str]]] = [{} for _ in matches]
+        # which matches a changed file may concern: those of a name it defines (normalised), those
+        # found in it before, and those whose names are too short to normalise (looked up as text)
+        by_core: dict[str, list[int]] = {}
+        always: list[int] = []
+        for position, match in enumerate(matches):
+            cores = {normalised_name(match.upstream.name), normalised_name(match.port.name)}
+            if any(len(core) < 4 for core in cores):
+                always.append(position)
+            for core in cores:
+                by_core.setdefault(core, []).append(position)
         scores: list[float] = []
         where: list[dict[str, tuple[str, str]]] = []
-        for state, state_id in zip(states, state_ids):
-            if state_id not in per_state:
+        previous: dict[str, str] = {}
+        score, found_at = 0.0, {}
+        for state in states:
+            changed = [path for path, blob in state.items() if previous.get(path) != blob]
+            changed += [path for path in previous if path not in state]
+            if changed or not scores:
+                order = {path: position for position, path in enumerate(state)}
                 total, found_at = 0.0, {}
-                for match in matches:
+                for path in changed:
+                    concerned = set(always)
+                    concerned.update(position for position, best_by_path in enumerate(per_path) if path in best_by_path)
+                    if path in state:
+                        for core in cache.cores_defined(path, state[path]):
+                            concerned.update(by_core.get(core, ()))
+                    for position in concerned:
+                        found = cache.best_of_path(matches[position], path, state[path]) if path in state else None
+                        if found is None:
+                            per_path[position].pop(path, None)
+                        else:
+                            per_path[position][path] = found
+                for match, best_by_path in zip(matches, per_path):
                     best, best_at = 0.0, None
-                    for path, blob in state.items():
-                        for name in cache.names_like(path, blob, match.upstream.name, match.port.name):
-                            value = cache.best_in(match.port, path, blob, name, match.upstream.owner)
-                            if value is not None and value > best:
-                                best, best_at = value, (path, name)
+                    # the highest, and of equal ones the first path in the state's order
+                    for path, (value, name) in sorted(best_by_path.items(), key=lambda item: order[item[0]]):
+                        if value > best:
+                            best, best_at = value, (path, name)
                     total += best
                     own = match.upstream.file
                     if best_at is not None and own in state and language_for_path(best_at[0]) != language_for_path(own) \
@@ -588,8 +649,8 @@ def find_bases(upstream: Upstream, revision: str, proposals: list[Match],
                         best_at = (own, match.upstream.name)
                     if best_at is not None:
                         found_at[match_key(match)] = best_at
-                per_state[state_id] = (total / len(matches), found_at)
-            score, found_at = per_state[state_id]
+                score = total / len(matches)
+            previous = state
             scores.append(score)
             where.append(dict(found_at))
         bases[port_file] = _best(port_file, scores, commits, where)
