@@ -555,10 +555,11 @@ def interface_agreement(port: Definition, version: Definition) -> float:
     counts relative to the larger. A re-implementation renames upstream's parameters and rewrites
     its body, but it takes what the version it was taken from takes; a version that added a
     parameter the port does not take (or dropped one it does) is further from it however many of
-    the port's tokens it holds (a rename to the port's own word adds many). 1 across languages,
-    whose parameter lists do not correspond (a Triton kernel takes the strides a CUDA kernel
-    computes)."""
-    if language_for_path(port.file) != language_for_path(version.file):
+    the port's tokens it holds (a rename to the port's own word adds many). Host code takes the
+    same arguments in either language (a Python op and the C++ function binding it); device code
+    in another language does not (a Triton kernel takes the strides a CUDA kernel computes), and
+    is not compared (1)."""
+    if language_for_path(port.file) != language_for_path(version.file) and (port.device or version.device):
         return 1.0
     larger = max(port.parameter_count, version.parameter_count)
     return 1.0 - abs(port.parameter_count - version.parameter_count) / larger if larger else 1.0

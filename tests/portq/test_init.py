@@ -586,3 +586,22 @@ def test_a_version_whose_interface_moved_away_from_the_port_is_not_its_base(tmp_
     # ... yet the port's base is the version with its interface
     assert found.base.commit == shas[0]
     assert found.base.scores[shas[0]] > found.base.scores[shas[1]]
+
+
+def test_interface_agreement_reads_host_code_in_either_language_and_device_code_in_its_own():
+    """A Python op takes what the C++ function binding it takes, so a parameter added to the
+    binding moves it away from a Python port; a Triton kernel's parameters (pointers, strides,
+    block sizes) do not correspond to a CUDA kernel's, so those are not compared."""
+    from portq.tree.definition_match import Definition
+    from portq.tree.provenance import interface_agreement
+
+    def definition(file: str, kind: str, count: int) -> Definition:
+        return Definition(file, "f", "f", kind, "", 1, 2, "", parameter_count=count)
+
+    python_op = definition("ops/act.py", "function", 2)
+    assert interface_agreement(python_op, definition("csrc/act.cu", "function", 2)) == 1.0
+    assert interface_agreement(python_op, definition("csrc/act.cu", "function", 3)) == pytest.approx(2 / 3)
+    assert interface_agreement(definition("ops/loss.py", "method", 4), definition("lib/loss.py", "method", 5)) == 0.8
+    triton_kernel = definition("ops/act.py", "triton_kernel", 6)
+    assert interface_agreement(triton_kernel, definition("csrc/act.cu", "cuda_kernel", 3)) == 1.0
+    assert interface_agreement(triton_kernel, definition("lib/act.py", "triton_kernel", 8)) == 0.75
