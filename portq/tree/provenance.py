@@ -603,9 +603,12 @@ def find_bases(upstream: Upstream, revision: str, proposals: list[Match],
         # only the paths a commit changed are compared again (a blob once per match, however many
         # commits hold it), so the work grows with the changes, not with commits times files
         per_path: list[dict[str, tuple[float, str]]] = [{} for _ in matches]
+        found_in: dict[str, set[int]] = {}  # path -> the matches ``per_path`` holds it for
         # which matches a changed file may concern: those of a name it defines (normalised), those
-        # found in it before, and those whose names are too short to normalise (looked up as text)
+        # found in it before, those whose own file it is, and those whose names are too short to
+        # normalise (looked up as text); the others keep their best
         by_core: dict[str, list[int]] = {}
+        by_own: dict[str, list[int]] = {}
         always: list[int] = []
         for position, match in enumerate(matches):
             cores = {normalised_name(match.upstream.name), normalised_name(match.port.name)}
@@ -613,46 +616,57 @@ def find_bases(upstream: Upstream, revision: str, proposals: list[Match],
                 always.append(position)
             for core in cores:
                 by_core.setdefault(core, []).append(position)
+            by_own.setdefault(match.upstream.file, []).append(position)
+        languages = {path: language_for_path(path) for state in states for path in state}
+        best_values = [0.0] * len(matches)
+        found_at: dict[str, tuple[str, str]] = {}
         scores: list[float] = []
         where: list[dict[str, tuple[str, str]]] = []
         previous: dict[str, str] = {}
-        score, found_at = 0.0, {}
         for state in states:
             changed = [path for path, blob in state.items() if previous.get(path) != blob]
             changed += [path for path in previous if path not in state]
-            if changed or not scores:
-                order = {path: position for position, path in enumerate(state)}
-                total, found_at = 0.0, {}
-                for path in changed:
-                    concerned = set(always)
-                    concerned.update(position for position, best_by_path in enumerate(per_path) if path in best_by_path)
-                    if path in state:
-                        for core in cache.cores_defined(path, state[path]):
-                            concerned.update(by_core.get(core, ()))
-                    for position in concerned:
-                        found = cache.best_of_path(matches[position], path, state[path]) if path in state else None
-                        if found is None:
-                            per_path[position].pop(path, None)
-                        else:
-                            per_path[position][path] = found
-                for match, best_by_path in zip(matches, per_path):
-                    best, best_at = 0.0, None
-                    # the highest, and of equal ones the first path in the state's order
-                    for path, (value, name) in sorted(best_by_path.items(), key=lambda item: order[item[0]]):
-                        if value > best:
-                            best, best_at = value, (path, name)
-                    total += best
-                    own = match.upstream.file
-                    if best_at is not None and own in state and language_for_path(best_at[0]) != language_for_path(own) \
-                            and cache.best_in(match.port, own, state[own], match.upstream.name, match.upstream.owner) is not None:
-                        # the matched definition is still there and what resembles the port more is in another
-                        # language: a binding is no version of its Python declaration, so the anchor names the latter
-                        best_at = (own, match.upstream.name)
-                    if best_at is not None:
-                        found_at[match_key(match)] = best_at
-                score = total / len(matches)
             previous = state
-            scores.append(score)
+            if scores and not changed:
+                scores.append(scores[-1])
+                where.append(where[-1])
+                continue
+            recompute: set[int] = set()
+            for path in changed:
+                concerned = set(always) | found_in.get(path, set())
+                concerned.update(by_own.get(path, ()))
+                if path in state:
+                    for core in cache.cores_defined(path, state[path]):
+                        concerned.update(by_core.get(core, ()))
+                for position in concerned:
+                    found = cache.best_of_path(matches[position], path, state[path]) if path in state else None
+                    if found is None:
+                        per_path[position].pop(path, None)
+                        found_in.get(path, set()).discard(position)
+                    else:
+                        per_path[position][path] = found
+                        found_in.setdefault(path, set()).add(position)
+                recompute |= concerned
+            order = {path: position for position, path in enumerate(state)}
+            for position in recompute:
+                match = matches[position]
+                best, best_at = 0.0, None
+                # the highest, and of equal ones the first path in the state's order
+                for path, (value, name) in sorted(per_path[position].items(), key=lambda item: order[item[0]]):
+                    if value > best:
+                        best, best_at = value, (path, name)
+                best_values[position] = best
+                own = match.upstream.file
+                if best_at is not None and own in state and languages[best_at[0]] != languages[own] \
+                        and cache.best_in(match.port, own, state[own], match.upstream.name, match.upstream.owner) is not None:
+                    # the matched definition is still there and what resembles the port more is in another
+                    # language: a binding is no version of its Python declaration, so the anchor names the latter
+                    best_at = (own, match.upstream.name)
+                if best_at is not None:
+                    found_at[match_key(match)] = best_at
+                else:
+                    found_at.pop(match_key(match), None)
+            scores.append(sum(best_values) / len(matches))
             where.append(dict(found_at))
         bases[port_file] = _best(port_file, scores, commits, where)
         for position, score in enumerate(scores):
