@@ -25,7 +25,8 @@ definition ports, and which upstream commit each port file was taken from.
    upstream files (following their renames back) come from one streaming ``git log``;
    their blobs from one ``git cat-file --batch``. Each blob is read and parsed once
    (``BlobDefinitions``, keyed by content hash), however many commits hold it and in
-   both passes, and commits that hold the same blobs as another are scored once. Each port file's base is the
+   both passes, and a commit compares again only the files it changed, for the matches
+   whose names they define. Each port file's base is the
    commit whose versions of its matched upstream definitions (looked for under every
    spelling of their names, a method in its own class) hold most of the port
    (``version_similarity``: the share of the port's tokens and token pairs a version
@@ -561,8 +562,50 @@ def interface_agreement(port: Definition, version: Definition) -> float:
     is not compared (1)."""
     if language_for_path(port.file) != language_for_path(version.file) and (port.device or version.device):
         return 1.0
-    larger = max(port.parameter_count, version.parameter_count)
-    return 1.0 - abs(port.parameter_count - version.parameter_count) / larger if larger else 1.0
+    mine, theirs = parameter_count(port), parameter_count(version)
+    larger = max(mine, theirs)
+    return 1.0 - abs(mine - theirs) / larger if larger else 1.0
+
+
+_OPENING = frozenset("([{<")
+_CLOSING = frozenset(")]}>")
+
+
+def parameter_count(definition: Definition) -> int:
+    """How many parameters ``definition`` takes, read from its tokens after its own name: a
+    decorator's arguments (``@compile_ops("module", develop=True)`` above a declaration) are not
+    its parameters. Commas inside brackets (``std::map<int, int>``, a default tuple) separate none."""
+    tokens = definition.tokens
+    for position, token in enumerate(tokens[:-1]):
+        if token != definition.name or (position and tokens[position - 1] == "."):
+            continue
+        start = position + 1
+        if tokens[start] == "<":  # a template's arguments before the parameters
+            depth = 0
+            while start < len(tokens):
+                depth += tokens[start] == "<"
+                depth -= tokens[start] == ">"
+                start += 1
+                if depth == 0:
+                    break
+        if start >= len(tokens) or tokens[start] != "(":
+            continue
+        depth, count, pending = 0, 0, False
+        for token in tokens[start:]:
+            if token in _OPENING:
+                depth += 1
+                if depth == 1:
+                    continue
+            elif token in _CLOSING:
+                depth -= 1
+                if depth == 0:
+                    break
+            if depth == 1 and token == ",":
+                count, pending = count + pending, False
+            else:
+                pending = True
+        return count + pending
+    return definition.parameter_count
 
 
 def _owner_of(qualified_name: str) -> str:

@@ -605,3 +605,21 @@ def test_interface_agreement_reads_host_code_in_either_language_and_device_code_
     triton_kernel = definition("ops/act.py", "triton_kernel", 6)
     assert interface_agreement(triton_kernel, definition("csrc/act.cu", "cuda_kernel", 3)) == 1.0
     assert interface_agreement(triton_kernel, definition("lib/act.py", "triton_kernel", 8)) == 0.75
+
+
+def test_parameters_are_read_after_the_definitions_name():
+    """A decorator's arguments are not the parameters of the declaration it decorates, a
+    template's arguments not those of its kernel, and commas inside a type separate none."""
+    from portq.tree.definition_match import definitions_of
+    from portq.tree.provenance import parameter_count
+
+    [declaration] = definitions_of(b'@compile_ops("module_act", develop=True)\n'
+                                   b'def silu_and_mul(out: Tensor, input: Tensor, limit: float = 0.0) -> None: ...\n',
+                                   "ops/act.py")
+    assert parameter_count(declaration) == 3
+    [kernel] = definitions_of(b"template <typename T, int N>\n"
+                              b"__global__ void act_kernel(T* out, const std::map<int, int>& table, int d) {}\n",
+                              "csrc/act.cu")
+    assert parameter_count(kernel) == 3
+    [method] = definitions_of(b"class Op:\n    def forward(ctx, x, shape=(1, 2),):\n        return x\n", "ops/op.py")
+    assert parameter_count(method) == 3
