@@ -623,3 +623,50 @@ def test_parameters_are_read_after_the_definitions_name():
     assert parameter_count(kernel) == 3
     [method] = definitions_of(b"class Op:\n    def forward(ctx, x, shape=(1, 2),):\n        return x\n", "ops/op.py")
     assert parameter_count(method) == 3
+
+
+def test_each_commits_score_is_the_same_as_comparing_every_file_at_every_commit(tmp_path):
+    """The base search compares again only the files a commit changed (for the matches whose
+    names they define, a moved file's older path too): every commit's score is still what
+    comparing every upstream file's definitions at that commit gives."""
+    from portq.tree import provenance
+    from portq.upstream.history import Upstream
+
+    clone = tmp_path / "kernlib"
+    clone.mkdir()
+    _git(clone, "init", "-q", "-b", "main")
+    (clone / "config.py").write_text(UNRELATED)
+    norm = "def rms_norm" + NORM_BODY
+    edits = [("scale.py", KERNEL_V1), ("norm.py", norm), ("scale.py", KERNEL_V2),
+             ("norm.py", norm.replace("return out", "return out.contiguous()")), ("config.py", UNRELATED + "\n"),
+             ("kernels/scale.py", KERNEL_V3)]  # moved: the older versions are in a file not its own
+    for path, text in edits:
+        if path == "kernels/scale.py":
+            (clone / "kernels").mkdir()
+            _git(clone, "mv", "scale.py", path)
+        (clone / path).write_text(text)
+        _git(clone, "add", "-A")
+        _git(clone, "commit", "-q", "-m", f"edit {path}")
+    tree = tmp_path / "engine"
+    tree.mkdir()
+    (tree / "ops.py").write_text(KERNEL_V2 + "\n\n" + norm)
+    with Upstream(clone, "kernlib") as opened:
+        found = provenance.survey(opened, opened.resolve("HEAD"), tree, ["ops.py"])
+        scores = found.file_bases["ops.py"].scores
+        direct = provenance.BlobDefinitions(opened)
+        expected = {}
+        for commit in scores:
+            listing = _git(clone, "ls-tree", "-r", commit).splitlines()
+            blobs = {line.split("\t")[1]: line.split()[2] for line in listing if line.endswith(".py")}
+            direct.read(blobs.values())
+            values = []
+            for proposal in found.proposals:
+                best = 0.0
+                for path, blob in blobs.items():
+                    for name in direct.names_like(path, blob, proposal.symbol, proposal.port.name):
+                        best = max(best, direct.best_in(proposal.port, path, blob, name) or 0.0)
+                values.append(best)
+            expected[commit] = sum(values) / len(values)
+    assert {p.port.name for p in found.proposals} == {"_scale_rows_kernel", "scale_rows", "rms_norm"}
+    assert len(scores) == 5  # every commit touching the matched files, config.py's own left out
+    assert scores == pytest.approx(expected)
