@@ -25,12 +25,14 @@ definition ports, and which upstream commit each port file was taken from.
    upstream files (following their renames back) come from one streaming ``git log``;
    their blobs from one ``git cat-file --batch``. Each blob is read and parsed once
    (``BlobDefinitions``, keyed by content hash), however many commits hold it and in
-   both passes, and commits that hold the same blobs as another are scored once. Each port file's base is the
+   both passes, and a commit compares again only the files it changed, for the matches
+   whose names they define. Each port file's base is the
    commit whose versions of its matched upstream definitions (looked for under every
    spelling of their names, a method in its own class) hold most of the port
    (``version_similarity``: the share of the port's tokens and token pairs a version
-   holds; the oldest of equal ones: the start of the run where that code is
-   unchanged), with the score; where no version stands out, the oldest commit near
+   holds, times ``interface_agreement``: a version whose parameters are more or fewer
+   than the port's is further from it; the oldest of equal ones: the start of the run
+   where that code is unchanged), with the score; where no version stands out, the oldest commit near
    the best whose files are where upstream has them now, marked undetermined. The
    path an anchor names is the one the upstream definition had at that commit (its
    own file's, while that file still defines it and the closer version is in another
@@ -107,6 +109,7 @@ class UpstreamSnapshot:
     _keys: list[bytes] = field(default_factory=list, repr=False)
     _by_identifier: dict[bytes, set[str]] | None = field(default=None, repr=False)  # see ``_files_naming_words``
     _identifiers_by_key: dict[bytes, set[bytes]] = field(default_factory=dict, repr=False)
+    _sorted_keys: list[bytes] = field(default_factory=list, repr=False)
     _reversed_keys: list[bytes] = field(default_factory=list, repr=False)
 
     @classmethod
@@ -168,11 +171,12 @@ class UpstreamSnapshot:
                     by_identifier.setdefault(identifier, set()).add(path)
             for identifier in by_identifier:
                 self._identifiers_by_key.setdefault(identifier.lower().replace(b"_", b""), set()).add(identifier)
+            self._sorted_keys = sorted(self._identifiers_by_key)  # sorted once per snapshot, not once per name
             self._reversed_keys = sorted(key[::-1] for key in self._identifiers_by_key)
             self._by_identifier = by_identifier
         core = "".join(words).encode()
         keys: list[bytes] = []
-        for ordered, wanted, turn in ((sorted(self._identifiers_by_key), core, False),
+        for ordered, wanted, turn in ((self._sorted_keys, core, False),
                                       (self._reversed_keys, core[::-1], True)):
             position = bisect.bisect_left(ordered, wanted)
             while position < len(ordered) and ordered[position].startswith(wanted):
@@ -421,6 +425,8 @@ class BlobDefinitions:
         self._by_tokens: dict[tuple[int, tuple[str, ...]], float] = {}
         self._best: dict[tuple, float | None] = {}
         self._names_like: dict[tuple, list[str]] = {}
+        self._by_core: dict[tuple[str, str], dict[str, list[tuple[int, str]]]] = {}
+        self._best_of_path: dict[tuple, tuple[float, str] | None] = {}
         self.compared: dict[tuple[int, int], tuple] = {}  # match_definitions' pairs, for the second pass
         self._ports: dict[int, Definition] = {}  # the port definitions the caches key by id, kept alive
         self.renamed_to: dict[str, str] = {}  # an older upstream path -> the path it was renamed or moved to
@@ -470,6 +476,21 @@ class BlobDefinitions:
             self._texts[key] = table
         return self._texts[key]
 
+    def _names_by_core(self, path: str, blob: str) -> dict[str, list[tuple[int, str]]]:
+        """The names ``path`` defines as ``blob`` holds it, by normalised name, with their order
+        in the file (computed once per blob; ``names_like`` reads it for every match)."""
+        key = (path, blob)
+        if key not in self._by_core:
+            table: dict[str, list[tuple[int, str]]] = {}
+            for position, name in enumerate(self._texts_by_name(path, blob)):
+                table.setdefault(normalised_name(name), []).append((position, name))
+            self._by_core[key] = table
+        return self._by_core[key]
+
+    def cores_defined(self, path: str, blob: str) -> Iterable[str]:
+        """The normalised names of the definitions of ``path`` as ``blob`` holds it."""
+        return self._names_by_core(path, blob).keys()
+
     def names_like(self, path: str, blob: str, *names: str) -> list[str]:
         """``names`` and the names ``path`` defines, as ``blob`` holds it, that are the same once
         normalised (``rms_norm`` for ``rmsnorm``): a definition may have had another spelling of
@@ -481,13 +502,30 @@ class BlobDefinitions:
             if not wanted:
                 like = [n for n in names if n.encode() in self.contents.get(blob, b"")]
             else:
-                like = [n for n in self._texts_by_name(path, blob) if normalised_name(n) in wanted]
+                by_core = self._names_by_core(path, blob)
+                like = [n for _, n in sorted(found for core in wanted for found in by_core.get(core, ()))]
             self._names_like[key] = list(dict.fromkeys([*(n for n in names if n in like or not wanted), *like]))
         return self._names_like[key]
 
+    def best_of_path(self, match: Match, path: str, blob: str) -> tuple[float, str] | None:
+        """The best ``best_in`` of ``match``'s port definition over the definitions of ``path``
+        as ``blob`` holds it whose names are like the matched ones (``names_like``), with the
+        name; None where none is above 0."""
+        key = (id(match.port), match.upstream.name, match.upstream.owner, path, blob)
+        if key not in self._best_of_path:
+            self._ports[id(match.port)] = match.port  # the key holds its id
+            best: tuple[float, str] | None = None
+            for name in self.names_like(path, blob, match.upstream.name, match.port.name):
+                value = self.best_in(match.port, path, blob, name, match.upstream.owner)
+                if value is not None and value > (best[0] if best else 0.0):
+                    best = (value, name)
+            self._best_of_path[key] = best
+        return self._best_of_path[key]
+
     def best_in(self, port: Definition, path: str, blob: str, name: str, owner: str = "") -> float | None:
-        """The highest body similarity of ``port`` to a definition called ``name`` in ``path``
-        as ``blob`` holds it (None where it defines none); ``owner``: only a method of that class
+        """The highest likeness of ``port`` to a definition called ``name`` in ``path`` as
+        ``blob`` holds it (``version_similarity`` times ``interface_agreement``; None where it
+        defines none); ``owner``: only a method of that class
         (``forward`` of one class is no version of ``forward`` of another). A definition whose
         text was compared at another commit is not compared again."""
         key = (id(port), path, blob, name, owner)
@@ -504,12 +542,70 @@ class BlobDefinitions:
                     candidate = definition_from(path, symbol, text)
                     same_tokens = (id(port), candidate.tokens)  # a text changed in comments or layout only
                     if same_tokens not in self._by_tokens:
-                        self._by_tokens[same_tokens] = version_similarity(port, candidate)
+                        self._by_tokens[same_tokens] = version_similarity(port, candidate) * interface_agreement(
+                            port, candidate)
                     self._similarity[pair] = self._by_tokens[same_tokens]
                 if best is None or self._similarity[pair] > best:
                     best = self._similarity[pair]
         self._best[key] = best
         return best
+
+
+def interface_agreement(port: Definition, version: Definition) -> float:
+    """How much a version's interface is the port's: 1 less the difference of their parameter
+    counts relative to the larger. A re-implementation renames upstream's parameters and rewrites
+    its body, but it takes what the version it was taken from takes; a version that added a
+    parameter the port does not take (or dropped one it does) is further from it however many of
+    the port's tokens it holds (a rename to the port's own word adds many). Host code takes the
+    same arguments in either language (a Python op and the C++ function binding it); device code
+    in another language does not (a Triton kernel takes the strides a CUDA kernel computes), and
+    is not compared (1)."""
+    if language_for_path(port.file) != language_for_path(version.file) and (port.device or version.device):
+        return 1.0
+    mine, theirs = parameter_count(port), parameter_count(version)
+    larger = max(mine, theirs)
+    return 1.0 - abs(mine - theirs) / larger if larger else 1.0
+
+
+_OPENING = frozenset("([{<")
+_CLOSING = frozenset(")]}>")
+
+
+def parameter_count(definition: Definition) -> int:
+    """How many parameters ``definition`` takes, read from its tokens after its own name: a
+    decorator's arguments (``@compile_ops("module", develop=True)`` above a declaration) are not
+    its parameters. Commas inside brackets (``std::map<int, int>``, a default tuple) separate none."""
+    tokens = definition.tokens
+    for position, token in enumerate(tokens[:-1]):
+        if token != definition.name or (position and tokens[position - 1] == "."):
+            continue
+        start = position + 1
+        if tokens[start] == "<":  # a template's arguments before the parameters
+            depth = 0
+            while start < len(tokens):
+                depth += tokens[start] == "<"
+                depth -= tokens[start] == ">"
+                start += 1
+                if depth == 0:
+                    break
+        if start >= len(tokens) or tokens[start] != "(":
+            continue
+        depth, count, pending = 0, 0, False
+        for token in tokens[start:]:
+            if token in _OPENING:
+                depth += 1
+                if depth == 1:
+                    continue
+            elif token in _CLOSING:
+                depth -= 1
+                if depth == 0:
+                    break
+            if depth == 1 and token == ",":
+                count, pending = count + pending, False
+            else:
+                pending = True
+        return count + pending
+    return definition.parameter_count
 
 
 def _owner_of(qualified_name: str) -> str:
@@ -542,38 +638,78 @@ def find_bases(upstream: Upstream, revision: str, proposals: list[Match],
                            and states[i].keys() >= states[i - 1].keys()]
     cache.before_splits = [sha for sha in cache.before_splits if sha]
     cache.read(blob for state in states for blob in state.values())
-    # consecutive commits mostly hold the same blobs: each distinct state is scored once
-    distinct: dict[tuple, int] = {}
-    state_ids = [distinct.setdefault(tuple(state.items()), len(distinct)) for state in states]
     bases: dict[str, FileBase] = {}
     overall = [0.0] * len(states)
     overall_where: list[dict[str, tuple[str, str]]] = [{} for _ in states]
     for port_file, matches in by_file.items():
-        per_state: dict[int, tuple[float, dict[str, tuple[str, str]]]] = {}
+        # consecutive commits mostly change one tracked file: each match keeps its best per path and
+        # only the paths a commit changed are compared again (a blob once per match, however many
+        # commits hold it), so the work grows with the changes, not with commits times files
+        per_path: list[dict[str, tuple[float, str]]] = [{} for _ in matches]
+        found_in: dict[str, set[int]] = {}  # path -> the matches ``per_path`` holds it for
+        # which matches a changed file may concern: those of a name it defines (normalised), those
+        # found in it before, those whose own file it is, and those whose names are too short to
+        # normalise (looked up as text); the others keep their best
+        by_core: dict[str, list[int]] = {}
+        by_own: dict[str, list[int]] = {}
+        always: list[int] = []
+        for position, match in enumerate(matches):
+            cores = {normalised_name(match.upstream.name), normalised_name(match.port.name)}
+            if any(len(core) < 4 for core in cores):
+                always.append(position)
+            for core in cores:
+                by_core.setdefault(core, []).append(position)
+            by_own.setdefault(match.upstream.file, []).append(position)
+        languages = {path: language_for_path(path) for state in states for path in state}
+        best_values = [0.0] * len(matches)
+        found_at: dict[str, tuple[str, str]] = {}
         scores: list[float] = []
         where: list[dict[str, tuple[str, str]]] = []
-        for state, state_id in zip(states, state_ids):
-            if state_id not in per_state:
-                total, found_at = 0.0, {}
-                for match in matches:
-                    best, best_at = 0.0, None
-                    for path, blob in state.items():
-                        for name in cache.names_like(path, blob, match.upstream.name, match.port.name):
-                            value = cache.best_in(match.port, path, blob, name, match.upstream.owner)
-                            if value is not None and value > best:
-                                best, best_at = value, (path, name)
-                    total += best
-                    own = match.upstream.file
-                    if best_at is not None and own in state and language_for_path(best_at[0]) != language_for_path(own) \
-                            and cache.best_in(match.port, own, state[own], match.upstream.name, match.upstream.owner) is not None:
-                        # the matched definition is still there and what resembles the port more is in another
-                        # language: a binding is no version of its Python declaration, so the anchor names the latter
-                        best_at = (own, match.upstream.name)
-                    if best_at is not None:
-                        found_at[match_key(match)] = best_at
-                per_state[state_id] = (total / len(matches), found_at)
-            score, found_at = per_state[state_id]
-            scores.append(score)
+        previous: dict[str, str] = {}
+        for state in states:
+            changed = [path for path, blob in state.items() if previous.get(path) != blob]
+            changed += [path for path in previous if path not in state]
+            previous = state
+            if scores and not changed:
+                scores.append(scores[-1])
+                where.append(where[-1])
+                continue
+            recompute: set[int] = set()
+            for path in changed:
+                concerned = set(always) | found_in.get(path, set())
+                concerned.update(by_own.get(path, ()))
+                if path in state:
+                    for core in cache.cores_defined(path, state[path]):
+                        concerned.update(by_core.get(core, ()))
+                for position in concerned:
+                    found = cache.best_of_path(matches[position], path, state[path]) if path in state else None
+                    if found is None:
+                        per_path[position].pop(path, None)
+                        found_in.get(path, set()).discard(position)
+                    else:
+                        per_path[position][path] = found
+                        found_in.setdefault(path, set()).add(position)
+                recompute |= concerned
+            order = {path: position for position, path in enumerate(state)}
+            for position in recompute:
+                match = matches[position]
+                best, best_at = 0.0, None
+                # the highest, and of equal ones the first path in the state's order
+                for path, (value, name) in sorted(per_path[position].items(), key=lambda item: order[item[0]]):
+                    if value > best:
+                        best, best_at = value, (path, name)
+                best_values[position] = best
+                own = match.upstream.file
+                if best_at is not None and own in state and languages[best_at[0]] != languages[own] \
+                        and cache.best_in(match.port, own, state[own], match.upstream.name, match.upstream.owner) is not None:
+                    # the matched definition is still there and what resembles the port more is in another
+                    # language: a binding is no version of its Python declaration, so the anchor names the latter
+                    best_at = (own, match.upstream.name)
+                if best_at is not None:
+                    found_at[match_key(match)] = best_at
+                else:
+                    found_at.pop(match_key(match), None)
+            scores.append(sum(best_values) / len(matches))
             where.append(dict(found_at))
         bases[port_file] = _best(port_file, scores, commits, where)
         for position, score in enumerate(scores):

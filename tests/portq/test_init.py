@@ -906,3 +906,146 @@ def test_a_name_word_that_abbreviates_upstream_words_matches_conservatively():
     assert name_similarity("batched_gemm_bf16", "bmm_bf16") == ABBREVIATION_SIMILARITY
     assert name_similarity("bmm_fp8", "batched_gemm_bf16") < ABBREVIATION_SIMILARITY
     assert name_similarity("bmm_bf16", "batched_gemm_a8w8") < ABBREVIATION_SIMILARITY
+LINEAR_LOSS_V1 = '''\
+def linear_loss(inputs, linear, target, ignore_index):
+    rows, hidden = inputs.shape
+    vocab = linear.shape[0]
+    grad_linear = torch.zeros_like(linear)
+    grad_input = torch.zeros_like(inputs)
+    logits = inputs @ linear.t()
+    loss = cross_entropy(logits, target, ignore_index)
+    grad_input = logits @ linear
+    torch.addmm(grad_linear, logits.t(), inputs, out=grad_linear)
+    return loss, grad_input, grad_linear
+'''
+
+LINEAR_LOSS_V2 = LINEAR_LOSS_V1.replace("linear", "weight").replace("ignore_index):", "bias=None, ignore_index=-100):").replace(
+    "    loss = ", "    if bias is not None:\n        logits = logits + bias\n    loss = ")
+
+LINEAR_LOSS_PORT = '''\
+def linear_loss(hidden, weight, labels, skip):
+    rows, width = hidden.shape
+    vocab = weight.shape[0]
+    grad_weight = torch.zeros_like(weight)
+    grad_hidden = torch.zeros_like(hidden)
+    logits = (hidden @ weight.t()).float()
+    loss = cross_entropy(logits, labels, skip)
+    grad_hidden = logits @ weight
+    torch.addmm(grad_weight, logits.t(), hidden, out=grad_weight)
+    return loss, grad_hidden, grad_weight
+'''
+
+
+def test_a_version_whose_interface_moved_away_from_the_port_is_not_its_base(tmp_path):
+    """A re-implementation keeps upstream's parameters under its own names. Upstream then renames
+    a parameter to the port's word and adds one the port does not take (v2): v2 holds more of the
+    port's tokens, but its interface is not the port's, so the base is v1."""
+    from portq.tree import provenance
+    from portq.upstream.history import Upstream
+
+    clone = tmp_path / "kernlib"
+    clone.mkdir()
+    _git(clone, "init", "-q", "-b", "main")
+    (clone / "config.py").write_text(UNRELATED)
+    shas = []
+    for text in (LINEAR_LOSS_V1, LINEAR_LOSS_V2):
+        (clone / "loss.py").write_text(text)
+        _git(clone, "add", "-A")
+        _git(clone, "commit", "-q", "-m", f"version {len(shas) + 1}")
+        shas.append(_git(clone, "rev-parse", "HEAD"))
+    tree = tmp_path / "engine"
+    tree.mkdir()
+    (tree / "loss.py").write_text(LINEAR_LOSS_PORT)
+    with Upstream(clone, "kernlib") as opened:
+        found = provenance.survey(opened, opened.resolve("HEAD"), tree, ["loss.py"])
+        port = provenance.definitions_of(LINEAR_LOSS_PORT.encode(), "loss.py")[0]
+        versions = [provenance.definitions_of(text.encode(), "loss.py")[0] for text in (LINEAR_LOSS_V1, LINEAR_LOSS_V2)]
+    # the later version holds more of the port's tokens ...
+    assert provenance.version_similarity(port, versions[1]) > provenance.version_similarity(port, versions[0])
+    # ... yet the port's base is the version with its interface
+    assert found.base.commit == shas[0]
+    assert found.base.scores[shas[0]] > found.base.scores[shas[1]]
+
+
+def test_interface_agreement_reads_host_code_in_either_language_and_device_code_in_its_own():
+    """A Python op takes what the C++ function binding it takes, so a parameter added to the
+    binding moves it away from a Python port; a Triton kernel's parameters (pointers, strides,
+    block sizes) do not correspond to a CUDA kernel's, so those are not compared."""
+    from portq.tree.definition_match import Definition
+    from portq.tree.provenance import interface_agreement
+
+    def definition(file: str, kind: str, count: int) -> Definition:
+        return Definition(file, "f", "f", kind, "", 1, 2, "", parameter_count=count)
+
+    python_op = definition("ops/act.py", "function", 2)
+    assert interface_agreement(python_op, definition("csrc/act.cu", "function", 2)) == 1.0
+    assert interface_agreement(python_op, definition("csrc/act.cu", "function", 3)) == pytest.approx(2 / 3)
+    assert interface_agreement(definition("ops/loss.py", "method", 4), definition("lib/loss.py", "method", 5)) == 0.8
+    triton_kernel = definition("ops/act.py", "triton_kernel", 6)
+    assert interface_agreement(triton_kernel, definition("csrc/act.cu", "cuda_kernel", 3)) == 1.0
+    assert interface_agreement(triton_kernel, definition("lib/act.py", "triton_kernel", 8)) == 0.75
+
+
+def test_parameters_are_read_after_the_definitions_name():
+    """A decorator's arguments are not the parameters of the declaration it decorates, a
+    template's arguments not those of its kernel, and commas inside a type separate none."""
+    from portq.tree.definition_match import definitions_of
+    from portq.tree.provenance import parameter_count
+
+    [declaration] = definitions_of(b'@compile_ops("module_act", develop=True)\n'
+                                   b'def silu_and_mul(out: Tensor, input: Tensor, limit: float = 0.0) -> None: ...\n',
+                                   "ops/act.py")
+    assert parameter_count(declaration) == 3
+    [kernel] = definitions_of(b"template <typename T, int N>\n"
+                              b"__global__ void act_kernel(T* out, const std::map<int, int>& table, int d) {}\n",
+                              "csrc/act.cu")
+    assert parameter_count(kernel) == 3
+    [method] = definitions_of(b"class Op:\n    def forward(ctx, x, shape=(1, 2),):\n        return x\n", "ops/op.py")
+    assert parameter_count(method) == 3
+
+
+def test_each_commits_score_is_the_same_as_comparing_every_file_at_every_commit(tmp_path):
+    """The base search compares again only the files a commit changed (for the matches whose
+    names they define, a moved file's older path too): every commit's score is still what
+    comparing every upstream file's definitions at that commit gives."""
+    from portq.tree import provenance
+    from portq.upstream.history import Upstream
+
+    clone = tmp_path / "kernlib"
+    clone.mkdir()
+    _git(clone, "init", "-q", "-b", "main")
+    (clone / "config.py").write_text(UNRELATED)
+    norm = "def rms_norm" + NORM_BODY
+    edits = [("scale.py", KERNEL_V1), ("norm.py", norm), ("scale.py", KERNEL_V2),
+             ("norm.py", norm.replace("return out", "return out.contiguous()")), ("config.py", UNRELATED + "\n"),
+             ("kernels/scale.py", KERNEL_V3)]  # moved: the older versions are in a file not its own
+    for path, text in edits:
+        if path == "kernels/scale.py":
+            (clone / "kernels").mkdir()
+            _git(clone, "mv", "scale.py", path)
+        (clone / path).write_text(text)
+        _git(clone, "add", "-A")
+        _git(clone, "commit", "-q", "-m", f"edit {path}")
+    tree = tmp_path / "engine"
+    tree.mkdir()
+    (tree / "ops.py").write_text(KERNEL_V2 + "\n\n" + norm)
+    with Upstream(clone, "kernlib") as opened:
+        found = provenance.survey(opened, opened.resolve("HEAD"), tree, ["ops.py"])
+        scores = found.file_bases["ops.py"].scores
+        direct = provenance.BlobDefinitions(opened)
+        expected = {}
+        for commit in scores:
+            listing = _git(clone, "ls-tree", "-r", commit).splitlines()
+            blobs = {line.split("\t")[1]: line.split()[2] for line in listing if line.endswith(".py")}
+            direct.read(blobs.values())
+            values = []
+            for proposal in found.proposals:
+                best = 0.0
+                for path, blob in blobs.items():
+                    for name in direct.names_like(path, blob, proposal.symbol, proposal.port.name):
+                        best = max(best, direct.best_in(proposal.port, path, blob, name) or 0.0)
+                values.append(best)
+            expected[commit] = sum(values) / len(values)
+    assert {p.port.name for p in found.proposals} == {"_scale_rows_kernel", "scale_rows", "rms_norm"}
+    assert len(scores) == 5  # every commit touching the matched files, config.py's own left out
+    assert scores == pytest.approx(expected)
