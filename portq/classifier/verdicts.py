@@ -74,7 +74,7 @@ from portq.classifier.rules.identity import IdentityRules
 from portq.classifier.rules.interface import InterfaceRules
 from portq.classifier.rules.ownership import OwnershipRules
 from portq.classifier.rules.parameters import (Derivation, _upstream_param_evidence, derive, launch_argument,
-                                               launch_argument_texts)
+                                               launch_argument_texts, parameter_position)
 from portq.classifier.rules.provenance import ProvenanceRules
 from portq.classifier.rules.scope import ScopeRules, _scope_names
 from portq.classifier.rules.switches import SwitchRules
@@ -382,7 +382,8 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
         the argument for parameter ``name``: the first launch found in a Python file the commit changed,
         or None when no launch passes it."""
         if kernel is not None:
-            launched, position, written = kernel.split(".")[-1], None, name
+            launched, written = kernel.split(".")[-1], name
+            position = self._launched_position(entry, symbol, launched, name)
         else:
             param = new.param(name)
             if param is None or not new.is_kernel:
@@ -412,7 +413,43 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
                         # branch, False at the old launch) is a mode the branch selects, not a tile.
                         return Derivation(argument, False, (), (), f"{written} is passed {' and '.join(sorted(passed))} "
                                           "at different launches: a mode the launch site selects", path)
-                    return replace(derive(definition.node, expression, received), argument=argument, path=path)
+                    derived = replace(derive(definition.node, expression, received), argument=argument, path=path)
+                    if kernel is not None and keyword is None and not derived.allocations:
+                        # A launch argument found by its position is followed only to a buffer the
+                        # launching function allocates (``allocated-buffer-parameter``); a positional
+                        # value is otherwise the launch's interface, as it always was.
+                        return None
+                    return derived
+        return None
+
+    def _keyword_free(self, entry: EntryChanges, symbol: TouchedSymbol, names: set[str]) -> bool:
+        """No keyword argument named one of ``names`` in any Python file the commit owns, old side or new
+        (a file that cannot be read could bind one, so it answers False)."""
+        files = {(symbol.old_blob, symbol.old_path or symbol.path), (symbol.new_blob, symbol.path)}
+        files |= {(blob, path) for change in entry.owned_changes
+                  for blob, path in ((change.old_blob, change.old_path), (change.new_blob, change.new_path))}
+        for blob, path in sorted(files, key=lambda f: (f[1] or "", f[0] or "")):
+            if not blob or not path or language_for_path(path) != "python":
+                continue
+            table = self._table(blob, path)
+            if table is None or table.tree is None or keyword_bindings(table.tree.root_node, names):
+                return False
+        return True
+
+    def _launched_position(self, entry: EntryChanges, symbol: TouchedSymbol, kernel: str, name: str) -> int | None:
+        """The position of parameter ``name`` of Python kernel ``kernel`` as upstream's new side defines it
+        in a file the commit changed (so a launch passing it positionally can be followed), or None."""
+        files = {(c.new_blob, c.path) for c in entry.owned_changes if c.new_blob}
+        files.add((symbol.new_blob, symbol.path))
+        for blob, path in sorted(files, key=lambda f: (f[1] != symbol.path, f[1])):
+            if language_for_path(path) != "python":
+                continue
+            table = self._table(blob, path)
+            if table is None or table.fallback:
+                continue
+            for definition in table.definitions:
+                if definition.node is not None and definition.kind == KIND_TRITON_KERNEL and definition.name == kernel:
+                    return parameter_position(definition.node, name)
         return None
 
     def _paths(self, symbol: TouchedSymbol, facts: RangeFacts) -> set[str]:
@@ -771,7 +808,7 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
                                                             f"{operand} is one", operand)])
         items = compare(old, new, tree_signature, self.index, param_scope,
                         derivation=lambda name, kernel=None: self._derivation(entry, symbol, new, name, kernel),
-                        upstream=self.upstream)
+                        upstream=self.upstream, keyword_free=lambda names: self._keyword_free(entry, symbol, names))
         return self._from_items(entry, symbol, old, new, port, items, evidence)
 
 
