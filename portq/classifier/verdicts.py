@@ -68,7 +68,7 @@ from portq.classifier.rules.branches import BranchRules
 from portq.classifier.rules.callee_path import CalleePathRules
 from portq.classifier.rules.cosmetic import attribute_names, keyword_bindings, renamed_locals, renamed_names
 from portq.classifier.rules.definitions import DefinitionRules
-from portq.classifier.rules.form import FormRules
+from portq.classifier.rules.form import FormRules, definition_text, module_loggers, same_without_logging
 from portq.classifier.rules.guards import GuardRules
 from portq.classifier.rules.identity import IdentityRules
 from portq.classifier.rules.interface import InterfaceRules
@@ -362,6 +362,21 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
         change tokens, never the program."""
         before, after = self._python_asts(symbol)
         return before is not None and before == after
+
+    def _same_python_ast_without_logging(self, symbol: TouchedSymbol) -> bool:
+        """True when a Python definition is the same program on both sides once statements that only log are
+        dropped, the module's loggers read from both sides of its file (``log-only``)."""
+        if language_for_path(symbol.path) != "python":
+            return False
+        tables = (self._table(symbol.old_blob, symbol.old_path or symbol.path), self._table(symbol.new_blob, symbol.path))
+        old = self._definition(symbol.old_blob, symbol.old_path or symbol.path, symbol.qualified_name,
+                               symbol.old_lines)
+        new = self._definition(symbol.new_blob, symbol.path, symbol.qualified_name, symbol.new_lines)
+        if old is None or new is None or old.node is None or new.node is None \
+                or any(t is None or t.source is None for t in tables):
+            return False
+        loggers = module_loggers(*(t.source.decode("utf-8", errors="replace") for t in tables))
+        return same_without_logging(definition_text(old.node), definition_text(new.node), loggers)
 
     def _same_python_ast_without_passes(self, symbol: TouchedSymbol) -> bool:
         """True when a Python definition parses to the same ``ast`` on both sides once every ``pass`` in a
@@ -674,6 +689,14 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
                               "cosmetic rather than a change the port must follow",
                               evidence + [new_side_evidence(symbol, Kind.COSMETIC, "the same Python AST once "
                                                             "redundant pass statements are dropped")])
+        if self._same_python_ast_without_logging(symbol):
+            return self._base("log-only", symbol, NOT_APPLICABLE, "cosmetic", "body",
+                              f"{symbol.name} is the same Python program before and after once statements that "
+                              "only emit a log record (logging calls whose arguments call nothing, `import logging`) "
+                              "are dropped: they compute nothing the port returns or launches, so cosmetic rather "
+                              "than a change the port must follow",
+                              evidence + [new_side_evidence(symbol, Kind.COSMETIC, "the same Python AST once "
+                                                            "log-only statements are dropped")])
         formal = self._form_only(symbol, definition)
         if formal is not None:
             kept = "not-carried" if formal[0] in ("default-build", "live-branch") else "cosmetic"
