@@ -42,7 +42,7 @@ from typing import Any, Callable, Iterator
 
 from portq import __version__
 from portq.core.evidence import Kind
-from portq.core.model import NEEDS_REVIEW, NOT_APPLICABLE, EntryChanges, Evidence, FileChange, Verdict
+from portq.core.model import NEEDS_REVIEW, NOT_APPLICABLE, EntryChanges, Evidence, FileChange, SymbolVerdict, Verdict
 from portq.upstream.hunks import change_lines
 
 
@@ -332,6 +332,47 @@ def partial_reverts(entries: list[EntryChanges], pairs: dict[int, tuple[int, str
     return found
 
 
+def file_reverts(entries: list[EntryChanges], taken: set[int] = frozenset()) -> dict[int, dict[str, tuple[int, str]]]:
+    """position -> {path: (partner position, partner sha)} for each owned file change that a later commit of
+    the range restores hunk for hunk (its '-' lines, hunk by hunk in order, are the earlier change's '+' lines,
+    and its '+' lines the earlier change's '-' lines), and for that later change; rule ``file-revert``.
+    Commits in ``taken`` (whole or partial reverts, decided as such) are left out; a change with a rename,
+    or no lines (binary, mode only), is never paired. Diff text is read only for a path an earlier commit of
+    the range changed, each change once; a change pairs with the latest open change it restores."""
+    lines: dict[tuple[int, str], tuple[list, list] | None] = {}
+
+    def hunks(entry: EntryChanges, change: FileChange):
+        key = (entry.position, change.path)
+        if key not in lines:
+            removed, added = change_lines(change)
+            lines[key] = (removed, added) if (removed or added) and any(removed + added) else None
+        return lines[key]
+
+    open_by_path: dict[str, list[tuple[EntryChanges, FileChange]]] = {}
+    found: dict[int, dict[str, tuple[int, str]]] = {}
+    for entry in entries:
+        if entry.position in taken or not entry.rows:
+            continue
+        for change in entry.owned_changes:
+            if not change.path or (change.old_path or change.path) != change.path or not change.old_blob \
+                    or not change.new_blob:
+                continue
+            earlier = open_by_path.get(change.path, [])
+            mine = hunks(entry, change) if earlier else None
+            partner = None
+            for index in range(len(earlier) - 1, -1, -1) if mine else ():
+                theirs = hunks(*earlier[index])
+                if theirs is not None and mine[0] == theirs[1] and mine[1] == theirs[0]:
+                    partner = earlier.pop(index)[0]
+                    break
+            if partner is not None:
+                found.setdefault(partner.position, {})[change.path] = (entry.position, entry.commit.sha)
+                found.setdefault(entry.position, {})[change.path] = (partner.position, partner.commit.sha)
+            else:
+                open_by_path.setdefault(change.path, []).append((entry, change))
+    return found
+
+
 def _changes_without_symbols(entry: EntryChanges) -> list[FileChange]:
     """Owned changes (a row's path, or a file a port names) that touched no definition: a pure rename, blank lines."""
     covered = {s.path for s in entry.symbols} | {s.old_path for s in entry.symbols if s.old_path}
@@ -380,6 +421,7 @@ class StructuralClassifier:
         entries = list(entries)
         pairs = net_zero_pairs(entries) if pairs is None else pairs
         partial = partial_reverts(entries, pairs)
+        restored = file_reverts(entries, set(pairs) | set(partial))
         aliases = rename_aliases(entries)
         moves = follow_moves([e for e in entries if e.position not in pairs and e.position not in partial],
                              self.symbols._table,
@@ -390,10 +432,10 @@ class StructuralClassifier:
                                   aliases)
             for entry in window:
                 yield entry, self.classify(entry, pairs.get(entry.position), aliases, moves,
-                                           partial.get(entry.position))
+                                           partial.get(entry.position), restored.get(entry.position))
 
     def classify(self, entry: EntryChanges, net_zero_partner=None, aliases=None, moves=None,
-                 taken_back_from=None) -> Verdict:
+                 taken_back_from=None, restored_files=None) -> Verdict:
         from portq.classifier.reading import RangeFacts
         from portq.classifier.verdicts import entry_verdict
 
@@ -404,8 +446,11 @@ class StructuralClassifier:
             return self._net_zero(entry, net_zero_partner)
         if taken_back_from is not None:
             return self._net_zero(entry, taken_back_from, partial=True)
-        verdicts = [self.symbols.classify(entry, symbol, facts) for symbol in entry.symbols]
-        verdicts += [self.symbols.classify_change(entry, change, facts) for change in _changes_without_symbols(entry)]
+        restored_files = restored_files or {}
+        verdicts = [self._file_revert(entry, symbol, restored_files[symbol.path]) if symbol.path in restored_files
+                    else self.symbols.classify(entry, symbol, facts) for symbol in entry.symbols]
+        verdicts += [self.symbols.classify_change(entry, change, facts) for change in _changes_without_symbols(entry)
+                     if change.path not in restored_files]
         if not entry.rows and not verdicts:
             return Verdict(NOT_APPLICABLE, "no-row", "path",
                            reason="no matrix row owns any path or symbol this commit touches, and no in-tree "
@@ -413,6 +458,20 @@ class StructuralClassifier:
                            evidence=[Evidence(kind=Kind.PATH, message="unowned", path=p) for p in entry.unowned_paths[:10]],
                            version=__version__, rules=["path-ownership"])
         return entry_verdict(verdicts, "the commit changes no file")
+
+    def _file_revert(self, entry: EntryChanges, symbol, partner: tuple[int, str]) -> SymbolVerdict:
+        """A touched definition in a file whose change ``partner`` restores (or that restores ``partner``'s)."""
+        position, sha = partner
+        relation = "restores" if position < entry.position else "is restored by"
+        return SymbolVerdict(
+            path=symbol.path, symbol=symbol.qualified_name or symbol.name, change=symbol.change,
+            verdict=NOT_APPLICABLE, justification="net-zero", decided_by="path",
+            evidence=[Evidence(kind=Kind.NET_ZERO, message=f"{symbol.path} {relation} entry {position} {sha}",
+                               side="upstream-new", path=symbol.path, symbol=symbol.name)],
+            reason=f"this commit's change to {symbol.path} {relation} entry {position}'s ({sha[:10]}) hunk for hunk "
+                   "inside the same range, so the range leaves that file's lines as they were: net-zero rather "
+                   "than a change to port",
+            rules=["file-revert"], row=entry.rows[0] if entry.rows else None)
 
     def _net_zero(self, entry: EntryChanges, partner: tuple[int, str], partial: bool = False) -> Verdict:
         position, sha = partner

@@ -68,13 +68,13 @@ from portq.classifier.rules.branches import BranchRules
 from portq.classifier.rules.callee_path import CalleePathRules
 from portq.classifier.rules.cosmetic import attribute_names, keyword_bindings, renamed_locals, renamed_names
 from portq.classifier.rules.definitions import DefinitionRules
-from portq.classifier.rules.form import FormRules
+from portq.classifier.rules.form import FormRules, definition_text, module_loggers, same_without_logging
 from portq.classifier.rules.guards import GuardRules
 from portq.classifier.rules.identity import IdentityRules
 from portq.classifier.rules.interface import InterfaceRules
 from portq.classifier.rules.ownership import OwnershipRules
 from portq.classifier.rules.parameters import (Derivation, _upstream_param_evidence, derive, launch_argument,
-                                               launch_argument_texts)
+                                               launch_argument_texts, parameter_position)
 from portq.classifier.rules.provenance import ProvenanceRules
 from portq.classifier.rules.scope import ScopeRules, _scope_names
 from portq.classifier.rules.switches import SwitchRules
@@ -363,6 +363,21 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
         before, after = self._python_asts(symbol)
         return before is not None and before == after
 
+    def _same_python_ast_without_logging(self, symbol: TouchedSymbol) -> bool:
+        """True when a Python definition is the same program on both sides once statements that only log are
+        dropped, the module's loggers read from both sides of its file (``log-only``)."""
+        if language_for_path(symbol.path) != "python":
+            return False
+        tables = (self._table(symbol.old_blob, symbol.old_path or symbol.path), self._table(symbol.new_blob, symbol.path))
+        old = self._definition(symbol.old_blob, symbol.old_path or symbol.path, symbol.qualified_name,
+                               symbol.old_lines)
+        new = self._definition(symbol.new_blob, symbol.path, symbol.qualified_name, symbol.new_lines)
+        if old is None or new is None or old.node is None or new.node is None \
+                or any(t is None or t.source is None for t in tables):
+            return False
+        loggers = module_loggers(*(t.source.decode("utf-8", errors="replace") for t in tables))
+        return same_without_logging(definition_text(old.node), definition_text(new.node), loggers)
+
     def _same_python_ast_without_passes(self, symbol: TouchedSymbol) -> bool:
         """True when a Python definition parses to the same ``ast`` on both sides once every ``pass`` in a
         block holding another statement is dropped (``redundant-pass``)."""
@@ -382,7 +397,8 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
         the argument for parameter ``name``: the first launch found in a Python file the commit changed,
         or None when no launch passes it."""
         if kernel is not None:
-            launched, position, written = kernel.split(".")[-1], None, name
+            launched, written = kernel.split(".")[-1], name
+            position = self._launched_position(entry, symbol, launched, name)
         else:
             param = new.param(name)
             if param is None or not new.is_kernel:
@@ -412,7 +428,43 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
                         # branch, False at the old launch) is a mode the branch selects, not a tile.
                         return Derivation(argument, False, (), (), f"{written} is passed {' and '.join(sorted(passed))} "
                                           "at different launches: a mode the launch site selects", path)
-                    return replace(derive(definition.node, expression, received), argument=argument, path=path)
+                    derived = replace(derive(definition.node, expression, received), argument=argument, path=path)
+                    if kernel is not None and keyword is None and not derived.allocations:
+                        # A launch argument found by its position is followed only to a buffer the
+                        # launching function allocates (``allocated-buffer-parameter``); a positional
+                        # value is otherwise the launch's interface, as it always was.
+                        return None
+                    return derived
+        return None
+
+    def _keyword_free(self, entry: EntryChanges, symbol: TouchedSymbol, names: set[str]) -> bool:
+        """No keyword argument named one of ``names`` in any Python file the commit owns, old side or new
+        (a file that cannot be read could bind one, so it answers False)."""
+        files = {(symbol.old_blob, symbol.old_path or symbol.path), (symbol.new_blob, symbol.path)}
+        files |= {(blob, path) for change in entry.owned_changes
+                  for blob, path in ((change.old_blob, change.old_path), (change.new_blob, change.new_path))}
+        for blob, path in sorted(files, key=lambda f: (f[1] or "", f[0] or "")):
+            if not blob or not path or language_for_path(path) != "python":
+                continue
+            table = self._table(blob, path)
+            if table is None or table.tree is None or keyword_bindings(table.tree.root_node, names):
+                return False
+        return True
+
+    def _launched_position(self, entry: EntryChanges, symbol: TouchedSymbol, kernel: str, name: str) -> int | None:
+        """The position of parameter ``name`` of Python kernel ``kernel`` as upstream's new side defines it
+        in a file the commit changed (so a launch passing it positionally can be followed), or None."""
+        files = {(c.new_blob, c.path) for c in entry.owned_changes if c.new_blob}
+        files.add((symbol.new_blob, symbol.path))
+        for blob, path in sorted(files, key=lambda f: (f[1] != symbol.path, f[1])):
+            if language_for_path(path) != "python":
+                continue
+            table = self._table(blob, path)
+            if table is None or table.fallback:
+                continue
+            for definition in table.definitions:
+                if definition.node is not None and definition.kind == KIND_TRITON_KERNEL and definition.name == kernel:
+                    return parameter_position(definition.node, name)
         return None
 
     def _paths(self, symbol: TouchedSymbol, facts: RangeFacts) -> set[str]:
@@ -637,6 +689,14 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
                               "cosmetic rather than a change the port must follow",
                               evidence + [new_side_evidence(symbol, Kind.COSMETIC, "the same Python AST once "
                                                             "redundant pass statements are dropped")])
+        if self._same_python_ast_without_logging(symbol):
+            return self._base("log-only", symbol, NOT_APPLICABLE, "cosmetic", "body",
+                              f"{symbol.name} is the same Python program before and after once statements that "
+                              "only emit a log record (logging calls whose arguments call nothing, `import logging`) "
+                              "are dropped: they compute nothing the port returns or launches, so cosmetic rather "
+                              "than a change the port must follow",
+                              evidence + [new_side_evidence(symbol, Kind.COSMETIC, "the same Python AST once "
+                                                            "log-only statements are dropped")])
         formal = self._form_only(symbol, definition)
         if formal is not None:
             kept = "not-carried" if formal[0] in ("default-build", "live-branch") else "cosmetic"
@@ -771,7 +831,7 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
                                                             f"{operand} is one", operand)])
         items = compare(old, new, tree_signature, self.index, param_scope,
                         derivation=lambda name, kernel=None: self._derivation(entry, symbol, new, name, kernel),
-                        upstream=self.upstream)
+                        upstream=self.upstream, keyword_free=lambda names: self._keyword_free(entry, symbol, names))
         return self._from_items(entry, symbol, old, new, port, items, evidence)
 
 

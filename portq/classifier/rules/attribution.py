@@ -200,6 +200,16 @@ class AttributionRules:
                                   [Evidence(kind=Kind.COSMETIC, side="upstream-new", path=symbol.path,
                                             symbol=symbol.name, message="the same module-level program once "
                                             "redundant pass statements are dropped")])
+            if all(t is not None and t.source is not None for t in tables):
+                sources = [t.source.decode("utf-8", errors="replace") for t in tables]
+                if form.same_without_logging(*sources, form.module_loggers(*sources), outside_definitions=True):
+                    return self._base("log-only", symbol, NOT_APPLICABLE, "cosmetic", "body",
+                                      "the lines outside definitions changed only by `import logging` and a logger "
+                                      "bound from `logging.getLogger`, which compute nothing a ported definition "
+                                      "returns or launches, so cosmetic rather than a change to anything ported",
+                                      [Evidence(kind=Kind.COSMETIC, side="upstream-new", path=symbol.path,
+                                                symbol=symbol.name, message="the same module-level program once "
+                                                "log-only statements are dropped")])
             platforms = self._module_platform_choice(symbol)
             if platforms is not None:
                 return platforms

@@ -109,6 +109,17 @@ RULES = (
          "     if MODE == 1:\n         x = x * SCALE\n-    pass\n     tl.store(out_ptr + offs, x)",
          "classifier.rules.form.same_without_redundant_passes, classifier.reading.drop_redundant_passes, "
          "classifier.verdicts.SymbolClassifier._against_port, classifier.rules.attribution.AttributionRules._container"),
+    Rule("log-only", ("NOT_APPLICABLE",),
+         "A Python definition, or the module-level lines of a file with ported definitions, whose `ast` is the same "
+         "before and after once statements that only emit a log record are dropped changed nothing the port "
+         "computes, returns or launches: a call of `logging.<level>(...)` or of a module-level logger "
+         "(`NAME = logging.getLogger(...)`) as a statement, `import logging`, and the logger's own binding. The "
+         "arguments of such a call must call nothing (a `.item()` syncs the device, a helper may have effects), "
+         "so a log line that computes stays flagged, as does a receiver not bound to `logging.getLogger` and any "
+         "other change beside the log lines.",
+         "+logger = logging.getLogger(__name__)\n def f(x):\n+    logger.debug(\"F %s\", x.shape)",
+         "classifier.rules.form.same_without_logging, classifier.verdicts.SymbolClassifier._against_port, "
+         "classifier.rules.attribution.AttributionRules._container"),
     Rule("cosmetic-qualifiers", ("NOT_APPLICABLE",),
          "A C/C++ definition whose tokens are the same before and after once `inline`, `__forceinline__`, "
          "`__grid_constant__`, `const`, `static` beside `constexpr` and the `constexpr` of `if constexpr` are "
@@ -225,6 +236,88 @@ class _Eraser(ast.NodeTransformer):
         if node.value is None:
             return None  # `x: int` binds nothing
         return ast.Assign(targets=[node.target], value=node.value, lineno=0)
+
+
+_LOG_LEVELS = frozenset({"debug", "info", "warning", "warn", "error", "critical", "exception", "log"})
+
+
+def module_loggers(*sources: str) -> frozenset[str]:
+    """Names a module binds at its top level to ``logging.getLogger(...)``, on any of ``sources``."""
+    found = set()
+    for text in sources:
+        tree = _parse(text)
+        for statement in tree.body if tree is not None else ():
+            if isinstance(statement, ast.Assign) and len(statement.targets) == 1 \
+                    and isinstance(statement.targets[0], ast.Name) and _is_get_logger(statement.value):
+                found.add(statement.targets[0].id)
+    return frozenset(found)
+
+
+def _is_get_logger(value) -> bool:
+    """``logging.getLogger(ARGS)`` with arguments that call nothing."""
+    return isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) \
+        and isinstance(value.func.value, ast.Name) and value.func.value.id == "logging" \
+        and value.func.attr == "getLogger" and not _calls_anything(value.args + [k.value for k in value.keywords])
+
+
+def _calls_anything(nodes) -> bool:
+    return any(isinstance(n, (ast.Call, ast.NamedExpr, ast.Await, ast.Yield, ast.YieldFrom))
+               for node in nodes for n in ast.walk(node))
+
+
+def _is_log_statement(statement, loggers: frozenset[str], module_level: bool) -> bool:
+    """A statement that only emits a log record, imports ``logging``, or (at module level) binds a logger."""
+    if isinstance(statement, ast.Import):
+        return all(a.name == "logging" and a.asname is None for a in statement.names)
+    if module_level and isinstance(statement, ast.Assign) and len(statement.targets) == 1 \
+            and isinstance(statement.targets[0], ast.Name) and statement.targets[0].id in loggers:
+        return _is_get_logger(statement.value)
+    if not (isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call)):
+        return False
+    call = statement.value
+    return isinstance(call.func, ast.Attribute) and call.func.attr in _LOG_LEVELS \
+        and isinstance(call.func.value, ast.Name) and call.func.value.id in ({"logging"} | loggers) \
+        and not _calls_anything(call.args + [k.value for k in call.keywords])
+
+
+def drop_log_statements(tree: ast.AST, loggers: frozenset[str]) -> ast.AST:
+    """``tree`` with every statement that only logs (``_is_log_statement``) removed from its block; a block
+    left empty holds ``pass``."""
+    for scope in ast.walk(tree):
+        for name in ("body", "orelse", "finalbody"):
+            block = getattr(scope, name, None)
+            if isinstance(block, list) and block and all(isinstance(s, ast.stmt) for s in block):
+                kept = [s for s in block if not _is_log_statement(s, loggers, isinstance(scope, ast.Module))]
+                if len(kept) != len(block):
+                    setattr(scope, name, kept or [ast.Pass()])
+    return tree
+
+
+def same_without_logging(before: str, after: str, loggers: frozenset[str], outside_definitions: bool = False) -> bool:
+    """True when two Python sources (as for ``same_without_annotations``) are the same program once the
+    statements that only log are dropped (``drop_log_statements``; ``loggers``: the module's logger names),
+    redundant ``pass`` statements dropped and docstrings and annotations that bind nothing erased, and
+    their text differs."""
+    if before == after:
+        return False
+    dumps, plain = [], []
+    for text in (before, after):
+        tree = _parse(text)
+        if tree is None:
+            return False
+        plain.append(_compared_dump(tree, outside_definitions))
+        dropped = drop_log_statements(tree, loggers)
+        plain[-1] = plain[-1] != _compared_dump(dropped, outside_definitions)  # a log statement was dropped
+        dumps.append(_erased_dump(dropped, outside_definitions, passes=False))
+    return any(plain) and dumps[0] == dumps[1]
+
+
+def _compared_dump(tree: ast.Module, outside_definitions: bool) -> str:
+    """The plain dump of what is compared: the module-level statements alone when ``outside_definitions``."""
+    if outside_definitions:
+        tree = ast.Module(body=[s for s in tree.body if not isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef,
+                                                                            ast.ClassDef))], type_ignores=[])
+    return ast.dump(tree, include_attributes=False)
 
 
 def _parse(text: str) -> ast.Module | None:

@@ -64,6 +64,16 @@ RULES = (
          "it; the earlier commit is still decided on its own.",
          "entry 9 adds `print(z)` among other changes; entry 12 removes only that `print(z)`",
          "classifier.classify.partial_reverts, classifier.classify.StructuralClassifier._net_zero"),
+    Rule("file-revert", ("NOT_APPLICABLE",),
+         "A commit's change to one file that a later commit of the same range restores hunk for hunk (the later "
+         "change's removed lines, hunk by hunk and in order, are the earlier one's added lines and its added lines "
+         "the earlier one's removed lines) leaves that file's lines as they were over the range, even when both "
+         "commits change other files too (so neither is a `net-zero` or `partial-revert` commit): the "
+         "definitions the pair touches in that file are NOT_APPLICABLE/net-zero in both; each commit's other "
+         "files are decided on their own. Restoring something else, or only some of the hunks, is no revert.",
+         "entry 4 binds `pow` under a condition in a.py (and changes b.py); entry 9 restores the plain binding in "
+         "a.py (and changes c.py)",
+         "classifier.classify.file_reverts, classifier.classify.StructuralClassifier._file_revert"),
     Rule("provisional-rows", ("NOT_APPLICABLE", "NEEDS_REVIEW"),
          "The scan foundation's rule, kept for comparison: no row touched is NOT_APPLICABLE/no-row, "
          "anything else NEEDS_REVIEW.",

@@ -50,6 +50,17 @@ RULES = (
          "+LIMIT = 2**31 - 4096\n...\n+    k[grid](x, n, WIDE=0 if n <= LIMIT else 1)",
          "classifier.rules.parameters.derive, classifier.rules.parameters._parameter_items, "
          "classifier.rules.launch._derived_arguments_item"),
+    Rule("allocated-buffer-parameter", ("NEEDS_REVIEW",),
+         "A new kernel parameter (or launch argument) to which every launch passes a buffer the launching wrapper "
+         "allocates itself (`torch.empty`, `zeros`, `*_like`, ...), shaped from its inputs' shapes, devices and "
+         "constant dtypes, and does not return, is scratch or statistics the wrapper keeps: a body-level change "
+         "of the wrapper and kernel pair, not an input the port's callers supply nor a result they receive, so "
+         "for a reader (at most NEEDS_REVIEW), quoting the allocation. A buffer a caller passes, one the wrapper "
+         "returns (a new output), or one computed from anything else stays a gap.",
+         "+    stats = torch.empty((t,), device=x.device, dtype=torch.float32)\n"
+         "-    k[grid](x, out, n)\n+    k[grid](x, out, stats, n)",
+         "classifier.rules.parameters.derive, classifier.rules.parameters._parameter_items, "
+         "classifier.rules.launch._derived_arguments_item"),
     Rule("redesigned-port", ("NEEDS_REVIEW",),
          "A port sharing under half of upstream's parameters is a redesign: that it lacks a new upstream "
          "parameter says nothing about its shape.",
@@ -71,6 +82,15 @@ RULES = (
          "no gap; what the body does with it is compared as the body.",
          "-template <bool Is_even_N> void f(T tensor, int n)\n+template <bool Is_even_MN> void f(T tensor_, int n)",
          "classifier.rules.parameters.renamed_in_place, classifier.rules.parameters._parameter_items"),
+    Rule("positional-parameter-renaming", ("NEEDS_REVIEW",),
+         "A Python parameter upstream renamed in place (removed and added at the same position, both compile-time "
+         "or both not, the default kept or still absent, neither name one the other side still has) that no call "
+         "or launch in the files the commit changes binds by keyword, before or after: every caller passes it "
+         "the same value by position, so the port keeping the old name is no gap of its interface; whether the "
+         "value now means something else, and what the body does with it, is for a reader (at most "
+         "NEEDS_REVIEW). A rename some call binds by keyword, or a parameter inserted or moved, stays a gap.",
+         "-def k(X, Y, n):\n+def k(in_ptr, out_ptr, n):  (k[grid](x, y, n) both sides)",
+         "classifier.rules.parameters.renamed_positionally, classifier.rules.parameters._parameter_items"),
     Rule("dead-input", ("REAL_GAP", "INERT", "IN_SYNC"),
          "A parameter upstream now leaves unused (dead) that the port still takes and uses leaves it behind; a "
          "port that dropped it or leaves it unused too is in sync.",
@@ -86,8 +106,18 @@ _SHAPE_READS = frozenset({"shape", "stride", "size", "dim", "ndim", "numel", "dt
                           "element_size", "itemsize", "is_contiguous"})
 
 
+_ALLOCATORS = frozenset({"torch.empty", "torch.zeros", "torch.ones", "torch.full", "torch.empty_like",
+                         "torch.zeros_like", "torch.ones_like", "torch.full_like"})
+"""Calls that allocate a fresh tensor from a shape (or a tensor's shape), a device and a dtype: the wrapper's own
+buffer, never a value a caller supplies."""
+
+_DTYPES = frozenset({"float16", "bfloat16", "float32", "float64", "float", "half", "int8", "int16", "int32", "int64",
+                     "uint8", "bool", "float8_e4m3fn", "float8_e5m2"})
+"""``torch.X`` attributes that name a dtype: constants an allocation may read."""
+
 _PURE_CALLS = frozenset({"next_power_of_2", "next_pow2", "_next_pow2", "cdiv", "ceil_div", "div_ceil", "min",
-                         "max", "int", "abs", "len", "round", "math.ceil", "math.floor", "math.log2"})
+                         "max", "int", "abs", "len", "round", "math.ceil", "math.floor", "math.log2",
+                         "math.prod"})
 
 
 Step = Use
@@ -108,11 +138,16 @@ class Derivation:
     reason: str = ""
     path: str = ""  # the file of the launching function, where the steps are
     constants: tuple[str, ...] = ()  # the module-level constants the derivation reads
+    allocations: tuple[str, ...] = ()  # the buffers the launching function allocates for it
 
 
 def derivation_rule(derivations) -> str:
-    """``constant-derived-parameter`` when any of ``derivations`` reads a module-level constant, else
+    """``allocated-buffer-parameter`` when any of ``derivations`` is a buffer the launching function
+    allocates, else ``constant-derived-parameter`` when any reads a module-level constant, else
     ``derived-parameter``."""
+    derivations = list(derivations)
+    if any(d.allocations for d in derivations):
+        return "allocated-buffer-parameter"
     return "constant-derived-parameter" if any(d.constants for d in derivations) else "derived-parameter"
 
 
@@ -223,6 +258,21 @@ def launch_argument(function, kernel: str, slot: str, position: int | None):
     return None, set()
 
 
+def parameter_position(function, slot: str) -> int | None:
+    """The position of the Python parameter whose normalised name is ``slot``
+    in ``function``'s signature, or None (absent, or after a ``*``: keyword only)."""
+    params = _function_node(function).child_by_field_name("parameters")
+    children = [c for c in (params.named_children if params is not None else ()) if c.type != "comment"]
+    for position, child in enumerate(children):
+        if child.type in ("list_splat_pattern", "keyword_separator", "dictionary_splat_pattern"):
+            return None
+        name = child if child.type == "identifier" else child.child_by_field_name("name") or next(
+            (c for c in child.named_children if c.type == "identifier"), None)
+        if name is not None and normalise_name(node_text(name)) == slot:
+            return position
+    return None
+
+
 def launch_argument_texts(function, kernel: str, slot: str) -> list[str]:
     """The text each Python launch of ``kernel`` in ``function`` passes by keyword for ``slot``."""
     texts = []
@@ -235,7 +285,7 @@ def launch_argument_texts(function, kernel: str, slot: str) -> list[str]:
     return texts
 
 
-def derive(function, expression, received: set[str], depth: int = 8) -> Derivation:
+def derive(function, expression, received: set[str], depth: int = 12) -> Derivation:
     """Follow ``expression`` (a node inside ``function``) through local
     assignments to its terminals."""
     parameters = _python_parameters(_function_node(function))
@@ -244,6 +294,8 @@ def derive(function, expression, received: set[str], depth: int = 8) -> Derivati
     terminals: list[str] = []
     problems: list[str] = []
     constants: list[str] = []
+    allocations: list[str] = []
+    allocating: list[bool] = [False]  # inside an allocation's arguments, the inputs themselves may shape it
     seen: set[str] = set()
 
     def visit(node, level: int, at_module: bool = False) -> None:
@@ -274,6 +326,21 @@ def derive(function, expression, received: set[str], depth: int = 8) -> Derivati
                     terminals.append(node_text(node))
                     return
                 name = f"{node_text(obj)}.{attribute}" if obj is not None else attribute
+            if name in _ALLOCATORS and not at_module:
+                # A fresh buffer: its shape, device and dtype are followed; a
+                # keyword is followed through its value.
+                allocations.append(node_text(node))
+                arguments = node.child_by_field_name("arguments")
+                was, allocating[0] = allocating[0], True
+                for argument in arguments.named_children if arguments is not None else ():
+                    value = argument.child_by_field_name("value") if argument.type == "keyword_argument" else argument
+                    if value is not None and value.type == "attribute" and node_text(value).split(".")[0] == "torch" \
+                            and node_text(value).split(".")[-1] in _DTYPES:
+                        terminals.append(node_text(value))
+                    elif value is not None:
+                        visit(value, 1)  # a shape is followed afresh: the allocation is the derivation's end
+                allocating[0] = was
+                return
             if name.split(".")[-1] not in _PURE_CALLS and name not in _PURE_CALLS:
                 problems.append(f"{name}(...) is not a known pure helper")
                 return
@@ -308,6 +375,9 @@ def derive(function, expression, received: set[str], depth: int = 8) -> Derivati
                     else:
                         visit(right, level + 1)
                 return
+            if name in parameters and allocating[0]:
+                terminals.append(f"{name} (an input shaping the buffer)")
+                return
             if name in parameters:
                 problems.append(f"{name} is a parameter a caller supplies")
                 return
@@ -335,14 +405,22 @@ def derive(function, expression, received: set[str], depth: int = 8) -> Derivati
         visit(right, level + 1, True)
 
     visit(expression, 0)
+    if allocations:
+        # A buffer the function returns is a new result its callers receive, not its own scratch.
+        returned = {node_text(n) for r in nodes_of(_function_node(function), ("return_statement", "yield"), "python")
+                    for n in nodes_of(r, ("identifier",), "python")}
+        escaped = sorted(({node_text(expression)} | seen) & returned)
+        if escaped:
+            problems.append(f"{escaped[0]} is returned to the callers (a new output)")
     steps.sort(key=lambda s: s.line)
     return Derivation(node_text(expression), not problems, tuple(steps), tuple(dict.fromkeys(terminals)),
-                      "; ".join(problems[:2]), constants=tuple(dict.fromkeys(constants)))
+                      "; ".join(problems[:2]), constants=tuple(dict.fromkeys(constants)),
+                      allocations=tuple(dict.fromkeys(allocations)))
 
 
 def _derivation_words(derived: Derivation) -> str:
     """``(ARG) via `step`; `step` (from terminals)``: the derivation quoted."""
-    return (f"({derived.argument})"
+    return ("a buffer the launching function allocates and keeps " if derived.allocations else "") + (f"({derived.argument})"
             + (f" via {'; '.join(f'`{s.quote}`' for s in derived.steps[:3])}" if derived.steps else "")
             + f" (from {', '.join(derived.terminals[:3])})")
 
@@ -437,8 +515,30 @@ def renamed_in_place(old: Signature, new: Signature, old_names, new_names) -> di
     return pairs
 
 
+def renamed_positionally(old: Signature, new: Signature, old_names, new_names, keyword_free) -> dict[str, str]:
+    """Old -> new normalised names of the Python parameters upstream renamed in
+    place (one removed and one added at the same position, both compile-time or
+    both not, the default kept or still absent, neither name one the other side
+    still has) that ``keyword_free(names)`` says no call binds by keyword."""
+    if keyword_free is None or not (old.language == new.language == "python"):
+        return {}
+    removed = {old.param(n).position: old.param(n) for n in old_names if n not in new_names and old.param(n)}
+    added = {new.param(n).position: new.param(n) for n in new_names if n not in old_names and new.param(n)}
+    pairs = {}
+    for position, before in removed.items():
+        after = added.get(position)
+        if (after is None or before.constexpr != after.constexpr or before.has_default != after.has_default
+                or before.name.startswith("*") or after.name.startswith("*")
+                or before.normalised in new_names or after.normalised in old_names):
+            continue
+        pairs[before.normalised] = after
+    if not pairs or not keyword_free({old.param(n).name for n in pairs} | {a.name for a in pairs.values()}):
+        return {}
+    return {b: a.normalised for b, a in pairs.items()}
+
+
 def _parameter_items(old: Signature, new: Signature, port: Signature, scope: set[str],
-                     derivation=None) -> list[Delta]:
+                     derivation=None, keyword_free=None) -> list[Delta]:
     items: list[Delta] = []
     derived_params: list = []  # (label, derivation, evidence) of added parameters upstream computes itself
     # Triton to Triton, constexpr parameters compare too; across languages a
@@ -455,6 +555,18 @@ def _parameter_items(old: Signature, new: Signature, port: Signature, scope: set
                            [_upstream_param_evidence(new, after, "upstream-new", Kind.COSMETIC,
                                                      f"{kind} {before} renamed {after} at the same position")],
                            rule="renamed-parameter"))
+    positional = {b: a for b, a in renamed_positionally(old, new, old_names, new_names, keyword_free).items()
+                  if b not in scope and a not in scope and b not in renamed}
+    for before, after in positional.items():
+        kind = _param_kind(old.param(before))
+        items.append(Delta("undecided", "signature", f"upstream renamed {kind} {before} to {after} in place and no "
+                           "call in the files it changed binds it by keyword, so every caller passes the same value "
+                           "by position and the port's name is no gap of its interface; whether the value now means "
+                           "something else is for a reader",
+                           [_upstream_param_evidence(new, after, "upstream-new", Kind.COSMETIC,
+                                                     f"{kind} {before} renamed {after} at the same position")],
+                           rule="positional-parameter-renaming"))
+    renamed = {**renamed, **positional}
     for name in old_names:
         if name in new_names or name in renamed:
             continue
