@@ -28,6 +28,7 @@ def test_repository_config_names_its_upstreams_and_the_corpus_ones():
         "flashattn": (REPO_ROOT / "../flash-attention").resolve(),
         "unsloth": (REPO_ROOT / "../unsloth").resolve(),
         "flaggems": (REPO_ROOT / "../flaggems").resolve(),
+        "lightllm": (REPO_ROOT / "../lightllm").resolve(),
     }
     assert config.matrix_path == REPO_ROOT / "matrix" / "kernel-matrix.toml"
 

@@ -1,0 +1,1 @@
+"""A minimal decoder layer's prefill step, the caller of kvops."""

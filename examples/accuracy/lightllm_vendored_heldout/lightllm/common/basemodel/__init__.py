@@ -1,0 +1,1 @@
+"""Vendored LightLLM modules (written from upstream by the accuracy scorer)."""
