@@ -458,16 +458,23 @@ def _constant(node, constants: dict[str, object]):
     return _literal(node)
 
 
-def module_constants(root) -> dict[str, object]:
-    """Module-level names bound once to a literal (``_ON: tl.constexpr = tl.constexpr(1)``, ``FLAG = True``)."""
-    found: dict[str, list] = {}
+def _module_assignments(root):
+    """``(name, assignment)`` for each module-level statement of ``root`` that is one assignment to a bare name
+    (``FLAG = True``, ``_ON: tl.constexpr = ...``), in source order; nothing when ``root`` is None."""
     for statement in root.named_children if root is not None else ():
         if statement.type != "expression_statement" or statement.named_child_count != 1:
             continue
         assignment = statement.named_children[0]
         left = assignment.child_by_field_name("left") if assignment.type == "assignment" else None
         if left is not None and left.type == "identifier":
-            found.setdefault(_text(left), []).append(_literal(assignment.child_by_field_name("right")))
+            yield _text(left), assignment
+
+
+def module_constants(root) -> dict[str, object]:
+    """Module-level names bound once to a literal (``_ON: tl.constexpr = tl.constexpr(1)``, ``FLAG = True``)."""
+    found: dict[str, list] = {}
+    for name, assignment in _module_assignments(root):
+        found.setdefault(name, []).append(_literal(assignment.child_by_field_name("right")))
     return {name: values[0] for name, values in found.items() if len(values) == 1 and values[0] is not ...}
 
 
@@ -1016,13 +1023,7 @@ def module_tables(root) -> dict[str, dict]:
     afterwards (no ``T[k] = v``, ``del T[k]``, ``T.update(...)``, ``T.pop(...)``, ...)."""
     constants = module_constants(root)
     found: dict[str, list] = {}
-    for statement in root.named_children if root is not None else ():
-        if statement.type != "expression_statement" or statement.named_child_count != 1:
-            continue
-        assignment = statement.named_children[0]
-        left = assignment.child_by_field_name("left") if assignment.type == "assignment" else None
-        if left is None or left.type != "identifier":
-            continue
+    for name, assignment in _module_assignments(root):
         right = assignment.child_by_field_name("right")
         table: dict | None = {} if right is not None and right.type == "dictionary" else None
         for pair in right.named_children if table is not None else ():
@@ -1034,7 +1035,7 @@ def module_tables(root) -> dict[str, dict]:
                 table = None
                 break
             table[key] = value
-        found.setdefault(_text(left), []).append(table)
+        found.setdefault(name, []).append(table)
     tables = {name: values[0] for name, values in found.items() if len(values) == 1 and values[0] is not None}
     for node in _walk(root):
         if node.type == "subscript" and node.parent is not None and _text(node.child_by_field_name("value")) in tables \
