@@ -160,6 +160,14 @@ def _names_used_by_others(table, line: int, text: str, symbol: TouchedSymbol) ->
     return words
 
 
+def _if_bodies(statement) -> list:
+    """The blocks a Python ``if`` statement may run, in source order: its consequence, each ``elif``'s
+    consequence and the ``else`` body (None for a block the parser could not find)."""
+    return [statement.child_by_field_name("consequence")] + [
+        c.child_by_field_name("body") if c.type == "else_clause" else c.child_by_field_name("consequence")
+        for c in statement.children if c.type in ("elif_clause", "else_clause")]
+
+
 def _walk_nodes(node):
     stack = [node]
     while stack:

@@ -192,6 +192,7 @@ import tokenize
 from collections import Counter
 
 from portq.classifier.imports import import_bindings, reexport_target
+from portq.classifier.reading import _if_bodies
 from portq.classifier.rules import Rule
 from portq.classifier.rules.scope import _scope_names
 from portq.core.model import TouchedSymbol
@@ -799,9 +800,7 @@ def _port_tokens(node, lacked, constants, declared, callees, dead_locals, unread
         condition = branch.child_by_field_name("condition")
         if condition is None or any(n.type == "call" for n in _walk(condition)):
             return False
-        bodies = [branch.child_by_field_name("consequence")] + [
-            c.child_by_field_name("body") if c.type == "else_clause" else c.child_by_field_name("consequence")
-            for c in branch.children if c.type in ("elif_clause", "else_clause")]
+        bodies = _if_bodies(branch)
         if any(c.type == "elif_clause" and any(n.type == "call" for n in _walk(c.child_by_field_name("condition")))
                for c in branch.children):
             return False

@@ -48,6 +48,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from portq.classifier.imports import import_bindings, reexport_target
+from portq.classifier.reading import _if_bodies
 from portq.classifier.rules import Rule
 from portq.core.model import TouchedSymbol
 from portq.language.signatures import comment_free_tokens, node_text, walk
@@ -416,9 +417,7 @@ def _block_is_identity(block, operand: str, outside: set[str], kernel_of, launch
             condition = statement.child_by_field_name("condition")
             if any(n.type == "call" for n in walk(condition)) or not _pure(condition):
                 return False
-            bodies = [statement.child_by_field_name("consequence")] + [
-                c.child_by_field_name("body") if c.type == "else_clause" else c.child_by_field_name("consequence")
-                for c in statement.children if c.type in ("elif_clause", "else_clause")]
+            bodies = _if_bodies(statement)
             if any(c.type == "elif_clause" and any(n.type == "call" for n in walk(c.child_by_field_name("condition")))
                    for c in statement.children):
                 return False
