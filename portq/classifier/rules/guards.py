@@ -52,7 +52,6 @@ from portq.classifier.reading import _if_bodies
 from portq.classifier.rules import Rule
 from portq.core.model import TouchedSymbol
 from portq.language.signatures import comment_free_tokens, node_text, walk
-from portq.language.symbols import language_for_path
 
 RULES = (
     Rule("identity-shortcut", ("NOT_APPLICABLE",),
@@ -476,9 +475,7 @@ class GuardRules:
         """``(old test, new test, g, kernels)`` when the symbol's change is a guard rewritten between two tests
         for one around a block that only scales by ``g`` (``shortcut_guard``, ``identity_at_one``) on both
         sides; else None."""
-        if symbol.change != "modified" or language_for_path(symbol.path) != "python":
-            return None
-        sides = self._both_sides(symbol, parsed=True)
+        sides = self._modified_python_sides(symbol)
         if sides is None:
             return None
         before, after = sides
