@@ -160,6 +160,14 @@ def _names_used_by_others(table, line: int, text: str, symbol: TouchedSymbol) ->
     return words
 
 
+def _if_bodies(statement) -> list:
+    """The blocks a Python ``if`` statement may run, in source order: its consequence, each ``elif``'s
+    consequence and the ``else`` body (None for a block the parser could not find)."""
+    return [statement.child_by_field_name("consequence")] + [
+        c.child_by_field_name("body") if c.type == "else_clause" else c.child_by_field_name("consequence")
+        for c in statement.children if c.type in ("elif_clause", "else_clause")]
+
+
 def _walk_nodes(node):
     stack = [node]
     while stack:
@@ -212,12 +220,21 @@ def _python_ast_dump(node) -> str | None:
     docstrings removed (as the token comparison ignores them), or None when
     the text does not parse. Dumps are only compared, so their digests are
     what is kept (``portq.language.memo``), not the dumps."""
+    return _docstringless_ast_digest(node, drop_passes=False)
+
+
+def _docstringless_ast_digest(node, drop_passes: bool) -> str | None:
+    """The digest both ``ast`` comparisons keep: the definition's source parsed at its own indentation,
+    redundant ``pass`` statements dropped first when ``drop_passes``, then every docstring removed; None
+    when the text does not parse. Not memoised itself: each caller keeps its own product."""
     column = node.start_point[1]
     text = " " * column + node.text.decode("utf-8", errors="replace")
     try:
         tree = ast.parse(textwrap.dedent(text))
     except (SyntaxError, ValueError):
         return None
+    if drop_passes:
+        tree = drop_redundant_passes(tree)
     for scope in ast.walk(tree):
         body = getattr(scope, "body", None)
         if isinstance(scope, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and body \
@@ -242,19 +259,7 @@ def drop_redundant_passes(tree: ast.AST) -> ast.AST:
 @per_definition("python-passless-ast-digest", TEXT_OR_NONE)
 def _python_passless_ast_dump(node) -> str | None:
     """``_python_ast_dump`` once redundant ``pass`` statements are dropped (``drop_redundant_passes``)."""
-    column = node.start_point[1]
-    text = " " * column + node.text.decode("utf-8", errors="replace")
-    try:
-        tree = drop_redundant_passes(ast.parse(textwrap.dedent(text)))
-    except (SyntaxError, ValueError):
-        return None
-    for scope in ast.walk(tree):
-        body = getattr(scope, "body", None)
-        if isinstance(scope, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and body \
-                and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
-                and isinstance(body[0].value.value, str):
-            scope.body = body[1:]
-    return content_digest(ast.dump(tree, include_attributes=False))
+    return _docstringless_ast_digest(node, drop_passes=True)
 
 
 def new_side_evidence(symbol: TouchedSymbol, kind: Kind, message: str, subject: str | None = None) -> Evidence:

@@ -54,6 +54,7 @@ import hashlib
 import json
 import re
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
@@ -269,6 +270,12 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
             return None
         return before, after
 
+    def _modified_python_sides(self, symbol: TouchedSymbol):
+        """``_both_sides(symbol, parsed=True)`` for a modified Python symbol; None for any other symbol."""
+        if symbol.change != "modified" or language_for_path(symbol.path) != "python":
+            return None
+        return self._both_sides(symbol, parsed=True)
+
     def _renamed_locals(self, symbol: TouchedSymbol) -> list[tuple[str, str]] | None:
         """The local renamings that are the symbol's whole change, or None."""
         language = language_for_path(symbol.path)
@@ -404,14 +411,7 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
             if param is None or not new.is_kernel:
                 return None
             launched, position, written = symbol.name, param.position, param.name
-        files = {(c.new_blob, c.path) for c in entry.owned_changes if c.new_blob}
-        files.add((symbol.new_blob, symbol.path))
-        for blob, path in sorted(files, key=lambda f: (f[1] != symbol.path, f[1])):
-            if language_for_path(path) != "python":
-                continue
-            table = self._table(blob, path)
-            if table is None or table.fallback:
-                continue
+        for path, table in self._new_python_tables(entry, symbol):
             for definition in table.definitions:
                 if definition.node is None or definition.kind in (KIND_TRITON_KERNEL, KIND_CLASS):
                     continue
@@ -437,6 +437,19 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
                     return derived
         return None
 
+    def _new_python_tables(self, entry: EntryChanges, symbol: TouchedSymbol) -> Iterator[tuple[str, SymbolTable]]:
+        """The parsed new side of every Python file the commit owns, with the symbol's own file first and the
+        rest by path; a file that cannot be read, or was read only by the fallback reader, is skipped."""
+        files = {(c.new_blob, c.path) for c in entry.owned_changes if c.new_blob}
+        files.add((symbol.new_blob, symbol.path))
+        for blob, path in sorted(files, key=lambda f: (f[1] != symbol.path, f[1])):
+            if language_for_path(path) != "python":
+                continue
+            table = self._table(blob, path)
+            if table is None or table.fallback:
+                continue
+            yield path, table
+
     def _keyword_free(self, entry: EntryChanges, symbol: TouchedSymbol, names: set[str]) -> bool:
         """No keyword argument named one of ``names`` in any Python file the commit owns, old side or new
         (a file that cannot be read could bind one, so it answers False)."""
@@ -454,14 +467,7 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
     def _launched_position(self, entry: EntryChanges, symbol: TouchedSymbol, kernel: str, name: str) -> int | None:
         """The position of parameter ``name`` of Python kernel ``kernel`` as upstream's new side defines it
         in a file the commit changed (so a launch passing it positionally can be followed), or None."""
-        files = {(c.new_blob, c.path) for c in entry.owned_changes if c.new_blob}
-        files.add((symbol.new_blob, symbol.path))
-        for blob, path in sorted(files, key=lambda f: (f[1] != symbol.path, f[1])):
-            if language_for_path(path) != "python":
-                continue
-            table = self._table(blob, path)
-            if table is None or table.fallback:
-                continue
+        for _path, table in self._new_python_tables(entry, symbol):
             for definition in table.definitions:
                 if definition.node is not None and definition.kind == KIND_TRITON_KERNEL and definition.name == kernel:
                     return parameter_position(definition.node, name)

@@ -181,35 +181,31 @@ class AttributionRules:
                                         message="the same Python AST once redundant pass statements are dropped")])
         if symbol.name == "<toplevel>" and language_for_path(symbol.path) == "python":
             tables = (self._table(symbol.old_blob, symbol.old_path or symbol.path), self._table(symbol.new_blob, symbol.path))
-            if all(t is not None and t.source is not None for t in tables) and form.same_without_annotations(
-                    *(t.source.decode("utf-8", errors="replace") for t in tables), outside_definitions=True):
-                return self._base("cosmetic-annotations", symbol, NOT_APPLICABLE, "cosmetic", "body",
-                                  "the lines outside definitions changed only type annotations or the module "
-                                  "docstring (the same module once they are erased), so cosmetic rather than a "
-                                  "change to anything ported",
-                                  [Evidence(kind=Kind.COSMETIC, side="upstream-new", path=symbol.path,
-                                            symbol=symbol.name, message="the same module-level program once "
-                                            "annotations and docstrings are erased")])
-            if all(t is not None and t.source is not None for t in tables) and form.same_without_redundant_passes(
-                    *(t.source.decode("utf-8", errors="replace") for t in tables), outside_definitions=True):
-                return self._base("redundant-pass", symbol, NOT_APPLICABLE, "cosmetic", "body",
-                                  "the lines outside definitions changed only by pass statements in blocks holding "
-                                  "other statements, which do nothing (the same module once they are dropped and "
-                                  "annotations and docstrings erased), so cosmetic rather than a change to anything "
-                                  "ported",
-                                  [Evidence(kind=Kind.COSMETIC, side="upstream-new", path=symbol.path,
-                                            symbol=symbol.name, message="the same module-level program once "
-                                            "redundant pass statements are dropped")])
-            if all(t is not None and t.source is not None for t in tables):
-                sources = [t.source.decode("utf-8", errors="replace") for t in tables]
-                if form.same_without_logging(*sources, form.module_loggers(*sources), outside_definitions=True):
-                    return self._base("log-only", symbol, NOT_APPLICABLE, "cosmetic", "body",
-                                      "the lines outside definitions changed only by `import logging` and a logger "
-                                      "bound from `logging.getLogger`, which compute nothing a ported definition "
-                                      "returns or launches, so cosmetic rather than a change to anything ported",
-                                      [Evidence(kind=Kind.COSMETIC, side="upstream-new", path=symbol.path,
-                                                symbol=symbol.name, message="the same module-level program once "
-                                                "log-only statements are dropped")])
+            sources = [t.source.decode("utf-8", errors="replace") for t in tables] \
+                if all(t is not None and t.source is not None for t in tables) else None
+            if sources is not None and form.same_without_annotations(*sources, outside_definitions=True):
+                return self._module_cosmetic("cosmetic-annotations", symbol,
+                                             "the lines outside definitions changed only type annotations or the "
+                                             "module docstring (the same module once they are erased), so cosmetic "
+                                             "rather than a change to anything ported",
+                                             "the same module-level program once annotations and docstrings are "
+                                             "erased")
+            if sources is not None and form.same_without_redundant_passes(*sources, outside_definitions=True):
+                return self._module_cosmetic("redundant-pass", symbol,
+                                             "the lines outside definitions changed only by pass statements in blocks "
+                                             "holding other statements, which do nothing (the same module once they "
+                                             "are dropped and annotations and docstrings erased), so cosmetic rather "
+                                             "than a change to anything ported",
+                                             "the same module-level program once redundant pass statements are "
+                                             "dropped")
+            if sources is not None and form.same_without_logging(*sources, form.module_loggers(*sources),
+                                                                  outside_definitions=True):
+                return self._module_cosmetic("log-only", symbol,
+                                             "the lines outside definitions changed only by `import logging` and a "
+                                             "logger bound from `logging.getLogger`, which compute nothing a ported "
+                                             "definition returns or launches, so cosmetic rather than a change to "
+                                             "anything ported",
+                                             "the same module-level program once log-only statements are dropped")
             platforms = self._module_platform_choice(symbol)
             if platforms is not None:
                 return platforms
@@ -259,6 +255,13 @@ class AttributionRules:
             [Evidence(kind=Kind.TOPLEVEL, message="changed lines name nothing a ported definition uses",
                       side="upstream-new", path=symbol.path, symbol=symbol.name)],
         )
+
+    def _module_cosmetic(self, rule: str, symbol: TouchedSymbol, reason: str, message: str) -> SymbolVerdict:
+        """A cosmetic verdict for a module's lines outside definitions that are the same program once ``rule``'s
+        erasure is applied to both sides; ``message`` says which erasure on the new side's evidence."""
+        return self._base(rule, symbol, NOT_APPLICABLE, "cosmetic", "body", reason,
+                          [Evidence(kind=Kind.COSMETIC, side="upstream-new", path=symbol.path, symbol=symbol.name,
+                                    message=message)])
 
     def _removed_bindings(self, symbol: TouchedSymbol, paths: set[str], anchors: list[Anchor],
                           code) -> SymbolVerdict | None:

@@ -192,6 +192,7 @@ import tokenize
 from collections import Counter
 
 from portq.classifier.imports import import_bindings, reexport_target
+from portq.classifier.reading import _if_bodies
 from portq.classifier.rules import Rule
 from portq.classifier.rules.scope import _scope_names
 from portq.core.model import TouchedSymbol
@@ -458,16 +459,23 @@ def _constant(node, constants: dict[str, object]):
     return _literal(node)
 
 
-def module_constants(root) -> dict[str, object]:
-    """Module-level names bound once to a literal (``_ON: tl.constexpr = tl.constexpr(1)``, ``FLAG = True``)."""
-    found: dict[str, list] = {}
+def _module_assignments(root):
+    """``(name, assignment)`` for each module-level statement of ``root`` that is one assignment to a bare name
+    (``FLAG = True``, ``_ON: tl.constexpr = ...``), in source order; nothing when ``root`` is None."""
     for statement in root.named_children if root is not None else ():
         if statement.type != "expression_statement" or statement.named_child_count != 1:
             continue
         assignment = statement.named_children[0]
         left = assignment.child_by_field_name("left") if assignment.type == "assignment" else None
         if left is not None and left.type == "identifier":
-            found.setdefault(_text(left), []).append(_literal(assignment.child_by_field_name("right")))
+            yield _text(left), assignment
+
+
+def module_constants(root) -> dict[str, object]:
+    """Module-level names bound once to a literal (``_ON: tl.constexpr = tl.constexpr(1)``, ``FLAG = True``)."""
+    found: dict[str, list] = {}
+    for name, assignment in _module_assignments(root):
+        found.setdefault(name, []).append(_literal(assignment.child_by_field_name("right")))
     return {name: values[0] for name, values in found.items() if len(values) == 1 and values[0] is not ...}
 
 
@@ -792,9 +800,7 @@ def _port_tokens(node, lacked, constants, declared, callees, dead_locals, unread
         condition = branch.child_by_field_name("condition")
         if condition is None or any(n.type == "call" for n in _walk(condition)):
             return False
-        bodies = [branch.child_by_field_name("consequence")] + [
-            c.child_by_field_name("body") if c.type == "else_clause" else c.child_by_field_name("consequence")
-            for c in branch.children if c.type in ("elif_clause", "else_clause")]
+        bodies = _if_bodies(branch)
         if any(c.type == "elif_clause" and any(n.type == "call" for n in _walk(c.child_by_field_name("condition")))
                for c in branch.children):
             return False
@@ -1016,13 +1022,7 @@ def module_tables(root) -> dict[str, dict]:
     afterwards (no ``T[k] = v``, ``del T[k]``, ``T.update(...)``, ``T.pop(...)``, ...)."""
     constants = module_constants(root)
     found: dict[str, list] = {}
-    for statement in root.named_children if root is not None else ():
-        if statement.type != "expression_statement" or statement.named_child_count != 1:
-            continue
-        assignment = statement.named_children[0]
-        left = assignment.child_by_field_name("left") if assignment.type == "assignment" else None
-        if left is None or left.type != "identifier":
-            continue
+    for name, assignment in _module_assignments(root):
         right = assignment.child_by_field_name("right")
         table: dict | None = {} if right is not None and right.type == "dictionary" else None
         for pair in right.named_children if table is not None else ():
@@ -1034,7 +1034,7 @@ def module_tables(root) -> dict[str, dict]:
                 table = None
                 break
             table[key] = value
-        found.setdefault(_text(left), []).append(table)
+        found.setdefault(name, []).append(table)
     tables = {name: values[0] for name, values in found.items() if len(values) == 1 and values[0] is not None}
     for node in _walk(root):
         if node.type == "subscript" and node.parent is not None and _text(node.child_by_field_name("value")) in tables \

@@ -83,7 +83,7 @@ import difflib
 import re
 import textwrap
 
-from portq.classifier.reading import drop_redundant_passes, new_side_evidence
+from portq.classifier.reading import _walk_nodes, drop_redundant_passes, new_side_evidence
 from portq.classifier.rules import Rule, branches
 from portq.core.evidence import Kind
 from portq.core.model import NOT_APPLICABLE, TouchedSymbol
@@ -408,14 +408,6 @@ _PURE = frozenset({"identifier", "integer", "float", "true", "false", "none", "b
                    "parenthesized_expression", "attribute", "comparison_operator", "boolean_operator", "not_operator"})
 
 
-def _descendants(node):
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        yield current
-        stack.extend(current.children)
-
-
 def _store_target(statement) -> str | None:
     """``X`` of a statement that is only ``X = e``/``X op= e`` with ``e`` calling nothing, else None."""
     if statement.type != "expression_statement" or statement.named_child_count != 1:
@@ -426,7 +418,7 @@ def _store_target(statement) -> str | None:
     left, right = inner.child_by_field_name("left"), inner.child_by_field_name("right")
     if left is None or left.type != "identifier" or right is None:
         return None
-    if any(n.is_named and n.type not in _PURE for n in _descendants(right)):
+    if any(n.is_named and n.type not in _PURE for n in _walk_nodes(right)):
         return None
     return left.text.decode("utf-8", errors="replace")
 
@@ -436,7 +428,7 @@ def _guards(function) -> dict[int, list]:
     body = function.child_by_field_name("body") if function is not None else None
     if body is None:
         return {}
-    nodes = list(_descendants(body))
+    nodes = list(_walk_nodes(body))
     assigned = {n.child_by_field_name("left").text for n in nodes
                 if n.type in ("assignment", "augmented_assignment") and n.child_by_field_name("left") is not None}
     found: dict[int, list] = {}
@@ -447,9 +439,9 @@ def _guards(function) -> dict[int, list]:
         statements = [c for c in branch.child_by_field_name("consequence").named_children if c.type != "comment"]
         targets = {_store_target(c) for c in statements}
         if not statements or None in targets or condition is None \
-                or any(n.type == "identifier" and n.text in assigned for n in _descendants(condition)):
+                or any(n.type == "identifier" and n.text in assigned for n in _walk_nodes(condition)):
             continue
-        inside = {n.id for n in _descendants(branch)}
+        inside = {n.id for n in _walk_nodes(branch)}
 
         def guarded(node) -> bool:
             parent = node.parent
@@ -483,21 +475,13 @@ def _repeats_previous(statement) -> bool:
     if statement.type != "assert_statement":
         return False
     test = next((c for c in statement.named_children if c.type != "comment"), None)
-    if test is None or any(n.type not in _PLAIN_TEST for n in _nodes(test)):
+    if test is None or any(n.type not in _PLAIN_TEST for n in _walk_nodes(test)):
         return False
     previous = statement.prev_named_sibling
     while previous is not None and previous.type == "comment":
         previous = previous.prev_named_sibling
     return previous is not None and previous.type == "assert_statement" \
         and comment_free_tokens(previous) == comment_free_tokens(statement)
-
-
-def _nodes(node):
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        yield current
-        stack.extend(current.children)
 
 
 def same_without_repeated_asserts(before, after) -> bool:

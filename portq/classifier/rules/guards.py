@@ -48,10 +48,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from portq.classifier.imports import import_bindings, reexport_target
+from portq.classifier.reading import _if_bodies
 from portq.classifier.rules import Rule
 from portq.core.model import TouchedSymbol
 from portq.language.signatures import comment_free_tokens, node_text, walk
-from portq.language.symbols import language_for_path
 
 RULES = (
     Rule("identity-shortcut", ("NOT_APPLICABLE",),
@@ -416,9 +416,7 @@ def _block_is_identity(block, operand: str, outside: set[str], kernel_of, launch
             condition = statement.child_by_field_name("condition")
             if any(n.type == "call" for n in walk(condition)) or not _pure(condition):
                 return False
-            bodies = [statement.child_by_field_name("consequence")] + [
-                c.child_by_field_name("body") if c.type == "else_clause" else c.child_by_field_name("consequence")
-                for c in statement.children if c.type in ("elif_clause", "else_clause")]
+            bodies = _if_bodies(statement)
             if any(c.type == "elif_clause" and any(n.type == "call" for n in walk(c.child_by_field_name("condition")))
                    for c in statement.children):
                 return False
@@ -477,9 +475,7 @@ class GuardRules:
         """``(old test, new test, g, kernels)`` when the symbol's change is a guard rewritten between two tests
         for one around a block that only scales by ``g`` (``shortcut_guard``, ``identity_at_one``) on both
         sides; else None."""
-        if symbol.change != "modified" or language_for_path(symbol.path) != "python":
-            return None
-        sides = self._both_sides(symbol, parsed=True)
+        sides = self._modified_python_sides(symbol)
         if sides is None:
             return None
         before, after = sides

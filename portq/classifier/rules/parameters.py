@@ -492,6 +492,14 @@ def _one_name(before: str, after: str) -> bool:
     return len(a) == len(b) >= 2 and sum(x != y for x, y in zip(a, b)) == 1
 
 
+def _removed_and_added_by_position(old: Signature, new: Signature, old_names, new_names) -> tuple[dict, dict]:
+    """``(removed, added)``: the parameters only the old side has and those only the new side has, each by its
+    position; the candidates both in-place rename rules pair up."""
+    removed = {old.param(n).position: old.param(n) for n in old_names if n not in new_names and old.param(n)}
+    added = {new.param(n).position: new.param(n) for n in new_names if n not in old_names and new.param(n)}
+    return removed, added
+
+
 def renamed_in_place(old: Signature, new: Signature, old_names, new_names) -> dict[str, str]:
     """Old -> new normalised names of the C++ parameters upstream renamed in
     place: one removed and one added at the same position, both compile-time
@@ -502,8 +510,7 @@ def renamed_in_place(old: Signature, new: Signature, old_names, new_names) -> di
     if not (old.language == new.language == "cpp"):
         return {}
     kept = {"_".join(_words(n)) for n in old_names if n in new_names}
-    removed = {old.param(n).position: old.param(n) for n in old_names if n not in new_names and old.param(n)}
-    added = {new.param(n).position: new.param(n) for n in new_names if n not in old_names and new.param(n)}
+    removed, added = _removed_and_added_by_position(old, new, old_names, new_names)
     pairs = {}
     for position, before in removed.items():
         after = added.get(position)
@@ -522,8 +529,7 @@ def renamed_positionally(old: Signature, new: Signature, old_names, new_names, k
     still has) that ``keyword_free(names)`` says no call binds by keyword."""
     if keyword_free is None or not (old.language == new.language == "python"):
         return {}
-    removed = {old.param(n).position: old.param(n) for n in old_names if n not in new_names and old.param(n)}
-    added = {new.param(n).position: new.param(n) for n in new_names if n not in old_names and new.param(n)}
+    removed, added = _removed_and_added_by_position(old, new, old_names, new_names)
     pairs = {}
     for position, before in removed.items():
         after = added.get(position)

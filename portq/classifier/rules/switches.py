@@ -51,6 +51,7 @@ from __future__ import annotations
 
 import re
 
+from portq.classifier.reading import _walk_nodes
 from portq.classifier.rules import Rule
 from portq.classifier.rules.branches import _flag_value
 from portq.core.model import TouchedSymbol
@@ -72,14 +73,6 @@ RULES = (
 _PREFIXES = frozenset({"is", "has", "use", "enable", "with", "const"})
 
 
-def _walk(node):
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        yield current
-        stack.extend(current.children)
-
-
 def _switch_parts(call):
     """``(condition node, bound name)`` of a switch macro call, or None."""
     if call.type != "call_expression":
@@ -93,7 +86,7 @@ def _switch_parts(call):
 
 def switch_bound_names(node) -> set[str]:
     """The names switch macros bind in a C/C++ definition node."""
-    return {parts[1] for parts in map(_switch_parts, _walk(node)) if parts is not None}
+    return {parts[1] for parts in map(_switch_parts, _walk_nodes(node)) if parts is not None}
 
 
 def _words(name: str) -> set[str]:
@@ -112,7 +105,7 @@ def switch_flags_off_tokens(node, off: set[str]) -> list[str]:
     (boolean expressions folded as ``declared-flag-off`` folds them) and the
     condition of each switch binding one of them set aside."""
     normalised = {normalise_name(n) for n in off}
-    conditions = {parts[0].id for parts in map(_switch_parts, _walk(node))
+    conditions = {parts[0].id for parts in map(_switch_parts, _walk_nodes(node))
                   if parts is not None and parts[1] in off}
 
     def expand(current):

@@ -269,9 +269,7 @@ class WrapperRules:
     def _registered_only(self, entry, symbol: TouchedSymbol) -> list[str] | None:
         """The decorators ``registry-decorator`` proves hand the function back, when they are the definition's
         whole change (``portq.classifier.rules.wrappers``); else None."""
-        if symbol.change != "modified" or language_for_path(symbol.path) != "python":
-            return None
-        sides = self._both_sides(symbol, parsed=True)
+        sides = self._modified_python_sides(symbol)
         if sides is None:
             return None
         before, after = sides
