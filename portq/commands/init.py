@@ -170,7 +170,8 @@ class _Plan:
         rows, used = [], set()
         for paths, ports in sorted(groups, key=lambda g: sorted(g[0])):
             stems = [PurePosixPath(p).stem.lstrip("_") for p in sorted(paths)]
-            base = re.sub(r"[^A-Za-z0-9]+", "-", max(set(stems), key=stems.count)).strip("-").upper() or "PORT"
+            # the commonest file name, of equally common ones the first in order (never a set's order)
+            base = re.sub(r"[^A-Za-z0-9]+", "-", max(sorted(set(stems)), key=stems.count)).strip("-").upper() or "PORT"
             row_id, number = base, 2
             while row_id in used or (self.existing and self.matrix_path.exists()
                                      and row_id in {r.id for r in self.workspace.matrix.rows}):

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -1049,3 +1050,48 @@ def test_each_commits_score_is_the_same_as_comparing_every_file_at_every_commit(
     assert {p.port.name for p in found.proposals} == {"_scale_rows_kernel", "scale_rows", "rms_norm"}
     assert len(scores) == 5  # every commit touching the matched files, config.py's own left out
     assert scores == pytest.approx(expected)
+
+
+GATHER_HELPER = '''\
+def gather_row_offsets(n_rows, n_cols):
+    offsets = []
+    for row in range(n_rows):
+        offsets.append(row * n_cols)
+    return offsets
+'''
+
+
+def _init_per_hash_seed(tmp_path: Path, seeds: tuple[str, ...]) -> list[tuple[dict, str]]:
+    """``portq init --json --dry-run`` of one tree in a child process per hash seed: what it
+    prints on stdout (its timings left out) and the files it would write (on stderr)."""
+    outputs = []
+    for seed in seeds:
+        result = subprocess.run([sys.executable, "-m", "portq.cli", "init", "--upstream",
+                                 f"kernlib={tmp_path / 'kernlib'}", "--tree", "engine", "--json", "--dry-run"],
+                                cwd=tmp_path, capture_output=True, text=True,
+                                env={**os.environ, "PYTHONHASHSEED": seed})
+        assert result.returncode == 0, result.stderr
+        found = json.loads(result.stdout)
+        found.pop("seconds")
+        outputs.append((found, result.stderr))
+    return outputs
+
+
+def test_init_gives_the_same_answer_under_every_hash_seed(tmp_path):
+    # one port file drawing on two upstream files whose names are as frequent: the row's name,
+    # every proposal and the base must not follow the order a set of strings happens to have
+    clone = tmp_path / "kernlib"
+    (clone / "kernlib").mkdir(parents=True)
+    _git(clone, "init", "-q", "-b", "main")
+    (clone / "kernlib" / "scale.py").write_text(KERNEL_V1)
+    (clone / "kernlib" / "offsets.py").write_text(GATHER_HELPER)
+    _git(clone, "add", "-A")
+    _git(clone, "commit", "-q", "-m", "first")
+    (clone / "kernlib" / "scale.py").write_text(KERNEL_V2)
+    _git(clone, "commit", "-q", "-am", "second")
+    _tree(tmp_path, KERNEL_V2 + "\n\n" + GATHER_HELPER)
+    outputs = _init_per_hash_seed(tmp_path, ("0", "1", "2", "3", "4", "5"))
+    found = outputs[0][0]
+    assert {p["upstream_path"] for p in found["proposals"]} == {"kernlib/scale.py", "kernlib/offsets.py"}
+    assert len(found["rows"]) == 1
+    assert outputs == [outputs[0]] * len(outputs)
