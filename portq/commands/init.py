@@ -159,12 +159,14 @@ class _Plan:
         same port file, or sharing a file name, go together."""
         groups: list[tuple[set[str], set[str]]] = []  # (upstream paths, port files)
         for proposal in self.proposals:
-            if self._owned(proposal.path):
+            # the file at the base, and the one the definition has moved to since (scanned from the base)
+            drawn = {path for path in (proposal.path, proposal.path_now) if path and not self._owned(path)}
+            if not drawn:
                 continue
             stem = PurePosixPath(proposal.path).stem.lstrip("_")
             joined = [g for g in groups if proposal.port.file in g[1]
                       or any(PurePosixPath(p).stem.lstrip("_") == stem for p in g[0])]
-            merged = (set().union(*(g[0] for g in joined), {proposal.path}),
+            merged = (set().union(*(g[0] for g in joined), drawn),
                       set().union(*(g[1] for g in joined), {proposal.port.file}))
             groups = [g for g in groups if g not in joined] + [merged]
         rows, used = [], set()

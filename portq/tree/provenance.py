@@ -775,6 +775,7 @@ class Proposal:
     pin: str
     confidence: float
     how: str
+    path_now: str = ""  # where the surveyed revision keeps the same definition, when another file ("" otherwise)
 
 
 @dataclass
@@ -844,6 +845,7 @@ def survey(upstream: Upstream, revision: str, tree_root: Path, files: list[str])
     snapshot = UpstreamSnapshot.read(upstream, revision, cache)
     clock["read"] = time.perf_counter()
     matches, unmatched, guesses = _match_with(snapshot, definitions, sources, files, cache)
+    at_revision = matches  # where the surveyed revision keeps what the port was matched to
     clock["match"] = time.perf_counter()
     file_bases, base, compared = find_bases(upstream, revision, matches, cache)
     if base is not None:
@@ -896,7 +898,13 @@ def survey(upstream: Upstream, revision: str, tree_root: Path, files: list[str])
         pin = file_base.commit if file_base is not None else ""
         if any(p.port is match.port and p.path == path and p.symbol == symbol for p in proposals):
             continue
-        proposals.append(Proposal(match.port, path, symbol, pin, match.confidence, match.how))
+        # a definition moved since the base into another file while its file stayed (code split out
+        # of a module): the range scanned from the base runs through the move, so its new file is the
+        # port's too (a file renamed as a whole is followed by the scan on its own)
+        moved = sorted({m.upstream.file for m in at_revision if m.port is match.port and m.upstream.name == symbol
+                        and m.upstream.file != path and path in snapshot.blobs})
+        proposals.append(Proposal(match.port, path, symbol, pin, match.confidence, match.how,
+                                  moved[0] if len(moved) == 1 else ""))
     clock["end"] = time.perf_counter()
     seconds = {"read upstream": clock["read"] - clock["start"], "match": clock["match"] - clock["read"],
                "bases": clock["bases"] - clock["match"], "total": clock["end"] - clock["start"]}

@@ -1095,3 +1095,37 @@ def test_init_gives_the_same_answer_under_every_hash_seed(tmp_path):
     assert {p["upstream_path"] for p in found["proposals"]} == {"kernlib/scale.py", "kernlib/offsets.py"}
     assert len(found["rows"]) == 1
     assert outputs == [outputs[0]] * len(outputs)
+
+
+def test_a_row_owns_the_file_a_ported_definition_moved_to_after_the_base(tmp_path):
+    # the port was taken when the helper sat beside the kernel; upstream has since moved it into
+    # a file of its own: the anchor names it where it was, and the row owns both files, so a scan
+    # from the base follows the helper through the move
+    clone = tmp_path / "kernlib"
+    (clone / "kernlib").mkdir(parents=True)
+    _git(clone, "init", "-q", "-b", "main")
+    (clone / "kernlib" / "config.py").write_text(UNRELATED)
+    (clone / "kernlib" / "scale.py").write_text(KERNEL_V1 + "\n\n" + GATHER_HELPER)
+    _git(clone, "add", "-A")
+    _git(clone, "commit", "-q", "-m", "first")
+    first = _git(clone, "rev-parse", "HEAD")
+    (clone / "kernlib" / "scale.py").write_text(KERNEL_V3)
+    (clone / "kernlib" / "offsets.py").write_text(GATHER_HELPER)
+    _git(clone, "add", "-A")
+    _git(clone, "commit", "-q", "-m", "move the helper out")
+    _tree(tmp_path, KERNEL_V1 + "\n\n" + GATHER_HELPER)
+    result = _init(tmp_path, "--upstream", f"kernlib={clone}", "--tree", "engine", "--json")
+    assert result.returncode == 0, result.stderr
+    found = json.loads(result.stdout)
+    assert found["base"]["commit"] == first
+    proposed = {p["definition"]: (p["upstream_path"], p["at"]) for p in found["proposals"]}
+    assert proposed["gather_row_offsets"] == ("kernlib/scale.py", first)
+    assert [sorted(row["paths"]) for row in found["rows"]] == [["kernlib/offsets.py", "kernlib/scale.py"]]
+
+
+def test_a_row_owns_only_the_files_of_the_base_where_nothing_moved(tmp_path, upstream):
+    clone, _ = upstream
+    _tree(tmp_path, KERNEL_V2)
+    found = json.loads(_init(tmp_path, "--upstream", f"kernlib={clone}", "--tree", "engine", "--json").stdout)
+    # renamed as a whole file since the base: the scan follows a rename on its own
+    assert [row["paths"] for row in found["rows"]] == [["kernlib/scale.py"]]
