@@ -135,6 +135,8 @@ class _Plan:
         self.anchors_path = config.anchors_path or (self.root / ANCHORS_FILE)
         self.already = self._already_anchored() if self.existing else set()
         self.proposals = [p for p in found.proposals if (p.port.file, p.port.qualified_name) not in self.already]
+        # proposed with the anchors of their port definitions: a rerun on a configured tree adds none twice
+        self.left_out = [left for left in found.left_out if (left.port.file, left.port.qualified_name) not in self.already]
         self.rows = self._rows()
 
     # --- what exists already (a tree with a configuration)
@@ -208,11 +210,13 @@ class _Plan:
         return "\n".join(lines).lstrip("\n") + "\n"
 
     def anchors_text(self, header: bool) -> str:
-        from portq.tree.anchors import PORTS
+        from portq.tree.anchors import NOT_CARRIED, PORTS
         from portq.tree.sidecar import SidecarEntry, render_sidecar
 
         entries = [SidecarEntry(PORTS, self.name, p.path, p.symbol, 0, p.port.file, p.port.qualified_name,
                                 pin=p.pin[:10] or None) for p in self.proposals]
+        entries += [SidecarEntry(NOT_CARRIED, self.name, left.path, left.symbol, 0, left.port.file,
+                                 left.port.qualified_name, reason=left.why) for left in self.left_out]
         note = ("Anchors proposed by portq init: each in-tree definition (tree) and the upstream\n"
                 "definition it ports (ports), as at commit `at`. Review them; portq matrix lists problems.") \
             if header else ""
@@ -233,6 +237,9 @@ class _Plan:
                            "confidence": round(p.confidence, 3), "by": p.how} for p in self.proposals],
             "unmatched": [_unmatched_json(d, guesses.get(id(d))) for d in found.unmatched
                           if (d.file, d.qualified_name) not in self.already],
+            "not_carried": [{"file": left.port.file, "definition": left.port.qualified_name,
+                             "upstream_path": left.path, "upstream_symbol": left.symbol, "why": left.why}
+                            for left in self.left_out],
             "rows": [vars(row) for row in self.rows],
             "notes": found.notes,
             "commits_compared": found.commits_compared,
@@ -257,6 +264,9 @@ class _Plan:
         for p in sorted(self.proposals, key=lambda p: (p.port.file, p.port.start_line)):
             where = f"{p.port.file}:{p.port.start_line} {p.port.qualified_name}".ljust(width)
             lines.append(f"{where}  {p.confidence:.2f}  {p.how.ljust(15)}  {p.path}::{p.symbol} @{p.pin[:10]}")
+        if self.left_out:
+            lines += ["", "proposed not carried (upstream methods the port's class does not define; review them):"]
+            lines += [f"  {left.path}::{left.symbol} -- {left.why}" for left in self.left_out]
         unmatched = [d for d in found.unmatched if (d.file, d.qualified_name) not in self.already]
         if unmatched:
             lines += ["", f"unmatched (no upstream definition at or above confidence {CONFIDENCE_THRESHOLD:.2f}):"]

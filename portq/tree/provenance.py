@@ -54,7 +54,7 @@ import subprocess
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
-from typing import Iterable
+from typing import Callable, Iterable
 
 from portq.core.errors import HistoryError
 from portq.core.paths import is_test_file
@@ -779,6 +779,47 @@ class Proposal:
 
 
 @dataclass
+class LeftOut:
+    """An upstream method that the port's class, which ports a method of the same class, does not
+    define and that nothing ported calls: proposed as declared not carried, ``why`` says so."""
+
+    port: Definition  # the port's method whose class ports the upstream class (the entry's ``tree``)
+    path: str
+    symbol: str  # the method's qualified name
+    why: str
+
+
+def left_out_methods(matches: list[Match], proposals: list[Proposal], definitions: list[Definition],
+                     upstream_definitions: Callable[[str], list[Definition]]) -> list[LeftOut]:
+    """The methods of each upstream class a port class ports (one of its methods matched to one of
+    the upstream class's) that the port class does not define, that no port definition is matched
+    to and that no matched upstream definition calls: a port's autograd function with a forward and
+    no backward leaves the backward out, and says so in its own text. A method a ported one calls
+    is never proposed (the port may have folded it in); nor is anything where the anchor names a
+    file other than the one matched (the class there was not read). ``upstream_definitions``: an
+    upstream file's definitions as matched."""
+    matched = {(m.upstream.file, m.upstream.qualified_name) for m in matches}
+    called = frozenset().union(*(m.upstream.called for m in matches))
+    anchored = {(p.port.file, p.port.qualified_name): p.path for p in proposals}
+    found: dict[tuple[str, str, str], LeftOut] = {}
+    for match in sorted(matches, key=lambda m: (m.port.file, m.port.start_line)):
+        port, counterpart = match.port, match.upstream
+        if not port.owner or not counterpart.owner or anchored.get((port.file, port.qualified_name)) != counterpart.file:
+            continue
+        own = {d.name for d in definitions if d.file == port.file and d.owner == port.owner}
+        prefix = counterpart.qualified_name[:len(counterpart.qualified_name) - len(counterpart.name)]
+        for method in upstream_definitions(counterpart.file):
+            if method.owner != counterpart.owner or method.qualified_name != prefix + method.name \
+                    or method.name in own or method.name in called \
+                    or (counterpart.file, method.qualified_name) in matched:
+                continue
+            key = (port.file, port.owner, method.qualified_name)
+            found.setdefault(key, LeftOut(port, counterpart.file, method.qualified_name,
+                                          f"{port.owner}, which ports {counterpart.owner}, defines no {method.name}"))
+    return list(found.values())
+
+
+@dataclass
 class Survey:
     """What ``survey`` found: the anchors to propose, the definitions left unmatched, the bases."""
 
@@ -792,6 +833,7 @@ class Survey:
     commits_compared: int
     seconds: dict[str, float]
     guesses: list[Match] = field(default_factory=list)  # each unmatched definition's best candidate below the threshold
+    left_out: list[LeftOut] = field(default_factory=list)  # upstream methods the port's classes leave out
 
 
 class NothingToMatch(ValueError):
@@ -846,6 +888,7 @@ def survey(upstream: Upstream, revision: str, tree_root: Path, files: list[str])
     clock["read"] = time.perf_counter()
     matches, unmatched, guesses = _match_with(snapshot, definitions, sources, files, cache)
     at_revision = matches  # where the surveyed revision keeps what the port was matched to
+    matched_in = snapshot  # the snapshot the matches kept were made against
     clock["match"] = time.perf_counter()
     file_bases, base, compared = find_bases(upstream, revision, matches, cache)
     if base is not None:
@@ -856,6 +899,7 @@ def survey(upstream: Upstream, revision: str, tree_root: Path, files: list[str])
         tried = {snapshot.revision}
         best_weight = matched_weight(matches)
         chosen: tuple | None = None
+        chosen_snapshot = snapshot
         best_count = len({id(m.port) for m in matches})
         for earlier_revision in [base.commit, *cache.before_splits[:EARLIER_SNAPSHOTS]]:
             if earlier_revision in tried or (earlier_revision != base.commit and best_count == len(definitions)):
@@ -869,8 +913,10 @@ def survey(upstream: Upstream, revision: str, tree_root: Path, files: list[str])
             # the base's snapshot wins on weight; one before a split only by matching more definitions
             if again and matched_weight(again) > best_weight and (earlier_revision == base.commit or count > best_count):
                 best_weight, best_count, chosen = matched_weight(again), count, (again, left, near)
+                chosen_snapshot = earlier
         if chosen is not None:
             matches, unmatched, guesses = chosen
+            matched_in = chosen_snapshot
             file_bases, base, compared = find_bases(upstream, revision, matches, cache)
     clock["bases"] = time.perf_counter()
     notes: list[str] = []
@@ -905,7 +951,10 @@ def survey(upstream: Upstream, revision: str, tree_root: Path, files: list[str])
                         and m.upstream.file != path and path in snapshot.blobs})
         proposals.append(Proposal(match.port, path, symbol, pin, match.confidence, match.how,
                                   moved[0] if len(moved) == 1 else ""))
+    left_out = left_out_methods(matches, proposals, definitions,
+                                lambda path: cache.definitions(path, matched_in.blobs[path], matched_in.sources.get(path)))
     clock["end"] = time.perf_counter()
     seconds = {"read upstream": clock["read"] - clock["start"], "match": clock["match"] - clock["read"],
                "bases": clock["bases"] - clock["match"], "total": clock["end"] - clock["start"]}
-    return Survey(revision, definitions, proposals, unmatched, chosen_bases, base, notes, compared, seconds, guesses)
+    return Survey(revision, definitions, proposals, unmatched, chosen_bases, base, notes, compared, seconds, guesses,
+                  left_out)

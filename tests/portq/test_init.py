@@ -1129,3 +1129,54 @@ def test_a_row_owns_only_the_files_of_the_base_where_nothing_moved(tmp_path, ups
     found = json.loads(_init(tmp_path, "--upstream", f"kernlib={clone}", "--tree", "engine", "--json").stdout)
     # renamed as a whole file since the base: the scan follows a rename on its own
     assert [row["paths"] for row in found["rows"]] == [["kernlib/scale.py"]]
+
+
+AUTOGRAD_UPSTREAM = KERNEL_V1 + '''
+
+class ScaleRowsFunction(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, scale):
+        ctx.scale = ctx_scale_of(scale)
+        return scale_rows(x, scale)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return scale_rows(grad, ctx.scale), None
+
+    @staticmethod
+    def ctx_scale_of(scale):
+        return float(scale)
+'''
+
+AUTOGRAD_PORT = KERNEL_V1 + '''
+
+class RowScaleOp(torch.autograd.Function):
+    """Inference only: no backward."""
+
+    @staticmethod
+    def forward(ctx, x, scale):
+        ctx.scale = ctx_scale_of(scale)
+        return scale_rows(x, scale)
+'''
+
+
+def test_a_method_the_ports_class_leaves_out_is_proposed_not_carried(tmp_path, upstream):
+    clone, _ = upstream
+    (clone / "kernlib" / "ops" / "scale_rows.py").write_text(AUTOGRAD_UPSTREAM)
+    _git(clone, "commit", "-q", "-am", "an autograd function")
+    _tree(tmp_path, AUTOGRAD_PORT)
+    result = _init(tmp_path, "--upstream", f"kernlib={clone}", "--tree", "engine")
+    assert result.returncode == 0, result.stderr
+    sidecar, _ = read_sidecar(tmp_path / "portq-anchors.toml")
+    proposed = {e.reference for e in sidecar.entries if e.kind == "ports"}
+    assert "kernlib:kernlib/ops/scale_rows.py::forward" in proposed
+    left_out = [(e.reference, e.tree) for e in sidecar.entries if e.kind == "not-carried"]
+    # backward: the port's class has none, and nothing it ports calls it; ctx_scale_of is called by
+    # the ported forward (folded in or imported, the port still reaches it): never declared
+    assert left_out == [("kernlib:kernlib/ops/scale_rows.py::ScaleRowsFunction.backward",
+                         "third_party/row_scale.py::RowScaleOp.forward")]
+    assert "not carried" in result.stdout and "ScaleRowsFunction.backward" in result.stdout
+    listed = subprocess.run([sys.executable, "-m", "portq.cli", "matrix", "--json"], cwd=tmp_path,
+                            capture_output=True, text=True)
+    assert listed.returncode == 0, listed.stderr
+    assert not {p["kind"] for p in json.loads(listed.stdout)["problems"]} & {"sidecar-unresolved"}
