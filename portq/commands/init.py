@@ -172,8 +172,10 @@ class _Plan:
                       set().union(*(g[1] for g in joined), {proposal.port.file}))
             groups = [g for g in groups if g not in joined] + [merged]
         rows, used = [], set()
+        at_base = {proposal.path for proposal in self.proposals}
         for paths, ports in sorted(groups, key=lambda g: sorted(g[0])):
-            stems = [PurePosixPath(p).stem.lstrip("_") for p in sorted(paths)]
+            # named after the files the anchors name (at the base), not those code moved to since
+            stems = [PurePosixPath(p).stem.lstrip("_") for p in sorted(paths & at_base or paths)]
             # the commonest file name, of equally common ones the first in order (never a set's order)
             base = re.sub(r"[^A-Za-z0-9]+", "-", max(sorted(set(stems)), key=stems.count)).strip("-").upper() or "PORT"
             row_id, number = base, 2

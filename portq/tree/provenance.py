@@ -860,6 +860,21 @@ def _match_with(snapshot: UpstreamSnapshot, definitions: list[Definition], sourc
     return match_definitions(definitions, candidates, files_of_port, cache.compared)
 
 
+def _moved_to(snapshot: UpstreamSnapshot, cache: BlobDefinitions, path: str, symbol: str) -> list[str]:
+    """The one file of ``snapshot`` that defines ``symbol`` where ``path`` (which the snapshot still
+    has) no longer does: where the definition was moved to. Empty where ``path`` still defines it,
+    where no file or several do, or where the name is too short to look up."""
+    def defines(file: str) -> bool:
+        return file in snapshot.sources and any(
+            d.name == symbol for d in cache.definitions(file, snapshot.blobs[file], snapshot.sources[file]))
+
+    core = normalised_name(symbol)
+    if len(core) < 4 or defines(path):
+        return []
+    found = sorted(file for file in snapshot._files_maybe_naming(core) if file != path and defines(file))
+    return found if len(found) == 1 else []
+
+
 def matched_weight(matches: list[Match]) -> float:
     """How much of the port a pass matched: each port definition's best confidence, counted
     once (a definition matched in two upstream files, a copy upstream keeps elsewhere, is
@@ -949,6 +964,8 @@ def survey(upstream: Upstream, revision: str, tree_root: Path, files: list[str])
         # port's too (a file renamed as a whole is followed by the scan on its own)
         moved = sorted({m.upstream.file for m in at_revision if m.port is match.port and m.upstream.name == symbol
                         and m.upstream.file != path and path in snapshot.blobs})
+        if not moved and path in snapshot.blobs:
+            moved = _moved_to(snapshot, cache, path, symbol)
         proposals.append(Proposal(match.port, path, symbol, pin, match.confidence, match.how,
                                   moved[0] if len(moved) == 1 else ""))
     left_out = left_out_methods(matches, proposals, definitions,

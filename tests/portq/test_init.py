@@ -1120,7 +1120,8 @@ def test_a_row_owns_the_file_a_ported_definition_moved_to_after_the_base(tmp_pat
     assert found["base"]["commit"] == first
     proposed = {p["definition"]: (p["upstream_path"], p["at"]) for p in found["proposals"]}
     assert proposed["gather_row_offsets"] == ("kernlib/scale.py", first)
-    assert [sorted(row["paths"]) for row in found["rows"]] == [["kernlib/offsets.py", "kernlib/scale.py"]]
+    assert [(row["id"], sorted(row["paths"])) for row in found["rows"]] == [
+        ("SCALE", ["kernlib/offsets.py", "kernlib/scale.py"])]
 
 
 def test_a_row_owns_only_the_files_of_the_base_where_nothing_moved(tmp_path, upstream):
