@@ -265,7 +265,7 @@ class _Plan:
         lines.append(f"{'DEFINITION'.ljust(width)}  CONF  BY               PROPOSED UPSTREAM SYMBOL")
         for p in sorted(self.proposals, key=lambda p: (p.port.file, p.port.start_line)):
             where = f"{p.port.file}:{p.port.start_line} {p.port.qualified_name}".ljust(width)
-            lines.append(f"{where}  {p.confidence:.2f}  {p.how.ljust(15)}  {p.path}::{p.symbol} @{p.pin[:10]}")
+            lines.append(f"{where}  {p.confidence:.2f}  {p.how.ljust(15)}  {p.path}::{p.symbol}{' @' + p.pin[:10] if p.pin else ''}")
         if self.left_out:
             lines += ["", "proposed not carried (upstream methods the port's class does not define; review them):"]
             lines += [f"  {left.path}::{left.symbol} -- {left.why}" for left in self.left_out]

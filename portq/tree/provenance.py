@@ -761,6 +761,9 @@ FLAT_SCORES = 0.05
 EARLIER_SNAPSHOTS = 3
 """Commits before a split of a matched file that the port is matched against again (the newest ones)."""
 
+COPY_SCORE = 0.9
+"""A port file whose versions at its base score this or more is a copy (edits aside): its anchors pin the base."""
+
 BASE_TOLERANCE = 0.02
 """A port file whose score at the port's base is within this of its own best takes the port's base."""
 
@@ -956,7 +959,9 @@ def survey(upstream: Upstream, revision: str, tree_root: Path, files: list[str])
         path, symbol = match.upstream.file, match.upstream.name
         if file_base is not None and match_key(match) in file_base.paths:
             path, symbol = file_base.paths[match_key(match)]
-        pin = file_base.commit if file_base is not None else ""
+        # a pin says the port is upstream's code at that commit (the classifier reads a pinned port as a
+        # copy, which runs where upstream runs): a re-implementation keeps its base in the survey, unpinned
+        pin = file_base.commit if file_base is not None and file_base.score >= COPY_SCORE else ""
         if any(p.port is match.port and p.path == path and p.symbol == symbol for p in proposals):
             continue
         # a definition moved since the base into another file while its file stayed (code split out

@@ -1181,3 +1181,22 @@ def test_a_method_the_ports_class_leaves_out_is_proposed_not_carried(tmp_path, u
                             capture_output=True, text=True)
     assert listed.returncode == 0, listed.stderr
     assert not {p["kind"] for p in json.loads(listed.stdout)["problems"]} & {"sidecar-unresolved"}
+
+
+def test_a_re_implementation_is_anchored_without_a_pin_and_a_copy_with_one(tmp_path, upstream):
+    # a pin says the port is upstream's code at that commit (the classifier reads it as a copy):
+    # init pins a copy's anchors at its base, and leaves a re-implementation's unpinned, its base
+    # still reported
+    clone, shas = upstream
+    renamed = (KERNEL_V2.replace("_scale_rows_kernel", "_rows_times_kernel").replace("scale_rows", "rows_times")
+               .replace("x_ptr", "src").replace("out_ptr", "dst").replace("values", "v").replace("BLOCK", "TILE"))
+    (tmp_path / "reimpl" / "engine").mkdir(parents=True)
+    (tmp_path / "reimpl" / "engine" / "ops.py").write_text(renamed)
+    rewritten = json.loads(_init(tmp_path / "reimpl", "--upstream", f"kernlib={clone}", "--tree", "engine",
+                                 "--json").stdout)
+    assert rewritten["proposals"] and rewritten["base"]["commit"] in shas
+    assert {p["at"] for p in rewritten["proposals"]} == {""}
+    (tmp_path / "copy").mkdir()
+    _tree(tmp_path / "copy", KERNEL_V2)
+    copied = json.loads(_init(tmp_path / "copy", "--upstream", f"kernlib={clone}", "--tree", "engine", "--json").stdout)
+    assert {p["at"] for p in copied["proposals"]} == {shas[1]}
