@@ -200,12 +200,14 @@ class UpstreamSnapshot:
         ``rmsnorm.py``: a port often keeps it), and any upstream path the port file quotes."""
         mine = {i for i in _IDENTIFIER.findall(port_source) if i.decode() not in _COMMON_WORDS}
         weights = {i: self.idf(i) for i in mine if i in self.document_frequency}
-        total = sum(weights.values()) or 1.0
+        # summed exactly (``math.fsum``): a float sum in a set's order differs in its last bits from
+        # run to run, and near-equal files would swap places at the cut
+        total = math.fsum(weights.values()) or 1.0
         scores: list[tuple[float, str]] = []
         for path, theirs in self.identifiers.items():
             shared = weights.keys() & theirs
             if shared:
-                covered = sum(weights[i] for i in shared) / total
+                covered = math.fsum(weights[i] for i in shared) / total
                 # a file that holds everything (a huge one) must also be mostly about these identifiers
                 focus = len(shared) / max(len(theirs), 1) ** 0.5
                 scores.append((covered * (0.5 + 0.5 * min(1.0, focus)), path))

@@ -1200,3 +1200,36 @@ def test_a_re_implementation_is_anchored_without_a_pin_and_a_copy_with_one(tmp_p
     _tree(tmp_path / "copy", KERNEL_V2)
     copied = json.loads(_init(tmp_path / "copy", "--upstream", f"kernlib={clone}", "--tree", "engine", "--json").stdout)
     assert {p["at"] for p in copied["proposals"]} == {shas[1]}
+
+
+CANDIDATE_SCORES = '''
+import sys
+from portq.tree.provenance import UpstreamSnapshot
+from portq.upstream.history import Upstream
+with Upstream(sys.argv[1], "kernlib") as opened:
+    snapshot = UpstreamSnapshot.read(opened, "HEAD")
+    port = open(sys.argv[2], "rb").read()
+    print([(path, score.hex()) for path, score in snapshot.candidate_files(port)])
+'''
+
+
+def test_candidate_file_scores_are_the_same_to_the_last_bit_under_every_hash_seed(tmp_path):
+    # a file's score sums the weights of the identifiers it shares with the port, a set: summed in
+    # the set's order the last bits vary from run to run, and near-equal files swap at the cut
+    clone = tmp_path / "kernlib"
+    (clone / "kernlib").mkdir(parents=True)
+    _git(clone, "init", "-q", "-b", "main")
+    words = [f"{a}_{b}" for a in ("row", "col", "tile", "lane", "warp", "block") for b in ("base", "end", "step",
+                                                                                          "span", "mask", "ptr")]
+    for number in range(12):
+        used = words[number:number + 20]
+        (clone / "kernlib" / f"ops{number}.py").write_text(
+            f"def op{number}(x):\n" + "".join(f"    {w} = x + {i}\n" for i, w in enumerate(used)) + "    return x\n")
+    _git(clone, "add", "-A")
+    _git(clone, "commit", "-q", "-m", "ops")
+    port = tmp_path / "port.py"
+    port.write_text("def port(x):\n" + "".join(f"    {w} = x\n" for w in words) + "    return x\n")
+    printed = {subprocess.run([sys.executable, "-c", CANDIDATE_SCORES, str(clone), str(port)], capture_output=True,
+                              text=True, env={**os.environ, "PYTHONHASHSEED": seed}, check=True).stdout
+               for seed in ("0", "1", "2", "3", "4", "5", "6", "7")}
+    assert len(printed) == 1, printed
