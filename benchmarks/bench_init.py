@@ -27,8 +27,9 @@ the upstream, matching, the base search with both passes), the commits compared,
 base found with its score and distance from the copied commit.
 
 With ``--scan`` it also scans the port's labelled range twice, with the hand-made matrix
-and anchors and with the generated configuration (its ``not-carried`` decisions cannot be
-guessed, so the copy has none), and prints flagged precision and recall of both.
+and anchors and with the generated configuration (the copy has none of the hand-written
+``not-carried`` declarations; the generated one holds those init proposes itself), and
+prints flagged precision and recall of both.
 
 Without a clone it prints ``skipped: ...`` and exits 0.
 """

@@ -135,6 +135,8 @@ class _Plan:
         self.anchors_path = config.anchors_path or (self.root / ANCHORS_FILE)
         self.already = self._already_anchored() if self.existing else set()
         self.proposals = [p for p in found.proposals if (p.port.file, p.port.qualified_name) not in self.already]
+        # proposed with the anchors of their port definitions: a rerun on a configured tree adds none twice
+        self.left_out = [left for left in found.left_out if (left.port.file, left.port.qualified_name) not in self.already]
         self.rows = self._rows()
 
     # --- what exists already (a tree with a configuration)
@@ -159,18 +161,23 @@ class _Plan:
         same port file, or sharing a file name, go together."""
         groups: list[tuple[set[str], set[str]]] = []  # (upstream paths, port files)
         for proposal in self.proposals:
-            if self._owned(proposal.path):
+            # the file at the base, and the one the definition has moved to since (scanned from the base)
+            drawn = {path for path in (proposal.path, proposal.path_now) if path and not self._owned(path)}
+            if not drawn:
                 continue
             stem = PurePosixPath(proposal.path).stem.lstrip("_")
             joined = [g for g in groups if proposal.port.file in g[1]
                       or any(PurePosixPath(p).stem.lstrip("_") == stem for p in g[0])]
-            merged = (set().union(*(g[0] for g in joined), {proposal.path}),
+            merged = (set().union(*(g[0] for g in joined), drawn),
                       set().union(*(g[1] for g in joined), {proposal.port.file}))
             groups = [g for g in groups if g not in joined] + [merged]
         rows, used = [], set()
+        at_base = {proposal.path for proposal in self.proposals}
         for paths, ports in sorted(groups, key=lambda g: sorted(g[0])):
-            stems = [PurePosixPath(p).stem.lstrip("_") for p in sorted(paths)]
-            base = re.sub(r"[^A-Za-z0-9]+", "-", max(set(stems), key=stems.count)).strip("-").upper() or "PORT"
+            # named after the files the anchors name (at the base), not those code moved to since
+            stems = [PurePosixPath(p).stem.lstrip("_") for p in sorted(paths & at_base or paths)]
+            # the commonest file name, of equally common ones the first in order (never a set's order)
+            base = re.sub(r"[^A-Za-z0-9]+", "-", max(sorted(set(stems)), key=stems.count)).strip("-").upper() or "PORT"
             row_id, number = base, 2
             while row_id in used or (self.existing and self.matrix_path.exists()
                                      and row_id in {r.id for r in self.workspace.matrix.rows}):
@@ -205,11 +212,13 @@ class _Plan:
         return "\n".join(lines).lstrip("\n") + "\n"
 
     def anchors_text(self, header: bool) -> str:
-        from portq.tree.anchors import PORTS
+        from portq.tree.anchors import NOT_CARRIED, PORTS
         from portq.tree.sidecar import SidecarEntry, render_sidecar
 
         entries = [SidecarEntry(PORTS, self.name, p.path, p.symbol, 0, p.port.file, p.port.qualified_name,
                                 pin=p.pin[:10] or None) for p in self.proposals]
+        entries += [SidecarEntry(NOT_CARRIED, self.name, left.path, left.symbol, 0, left.port.file,
+                                 left.port.qualified_name, reason=left.why) for left in self.left_out]
         note = ("Anchors proposed by portq init: each in-tree definition (tree) and the upstream\n"
                 "definition it ports (ports), as at commit `at`. Review them; portq matrix lists problems.") \
             if header else ""
@@ -230,6 +239,9 @@ class _Plan:
                            "confidence": round(p.confidence, 3), "by": p.how} for p in self.proposals],
             "unmatched": [_unmatched_json(d, guesses.get(id(d))) for d in found.unmatched
                           if (d.file, d.qualified_name) not in self.already],
+            "not_carried": [{"file": left.port.file, "definition": left.port.qualified_name,
+                             "upstream_path": left.path, "upstream_symbol": left.symbol, "why": left.why}
+                            for left in self.left_out],
             "rows": [vars(row) for row in self.rows],
             "notes": found.notes,
             "commits_compared": found.commits_compared,
@@ -253,7 +265,10 @@ class _Plan:
         lines.append(f"{'DEFINITION'.ljust(width)}  CONF  BY               PROPOSED UPSTREAM SYMBOL")
         for p in sorted(self.proposals, key=lambda p: (p.port.file, p.port.start_line)):
             where = f"{p.port.file}:{p.port.start_line} {p.port.qualified_name}".ljust(width)
-            lines.append(f"{where}  {p.confidence:.2f}  {p.how.ljust(15)}  {p.path}::{p.symbol} @{p.pin[:10]}")
+            lines.append(f"{where}  {p.confidence:.2f}  {p.how.ljust(15)}  {p.path}::{p.symbol}{' @' + p.pin[:10] if p.pin else ''}")
+        if self.left_out:
+            lines += ["", "proposed not carried (upstream methods the port's class does not define; review them):"]
+            lines += [f"  {left.path}::{left.symbol} -- {left.why}" for left in self.left_out]
         unmatched = [d for d in found.unmatched if (d.file, d.qualified_name) not in self.already]
         if unmatched:
             lines += ["", f"unmatched (no upstream definition at or above confidence {CONFIDENCE_THRESHOLD:.2f}):"]

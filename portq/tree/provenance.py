@@ -54,7 +54,7 @@ import subprocess
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
-from typing import Iterable
+from typing import Callable, Iterable
 
 from portq.core.errors import HistoryError
 from portq.core.paths import is_test_file
@@ -200,12 +200,14 @@ class UpstreamSnapshot:
         ``rmsnorm.py``: a port often keeps it), and any upstream path the port file quotes."""
         mine = {i for i in _IDENTIFIER.findall(port_source) if i.decode() not in _COMMON_WORDS}
         weights = {i: self.idf(i) for i in mine if i in self.document_frequency}
-        total = sum(weights.values()) or 1.0
+        # summed exactly (``math.fsum``): a float sum in a set's order differs in its last bits from
+        # run to run, and near-equal files would swap places at the cut
+        total = math.fsum(weights.values()) or 1.0
         scores: list[tuple[float, str]] = []
         for path, theirs in self.identifiers.items():
             shared = weights.keys() & theirs
             if shared:
-                covered = sum(weights[i] for i in shared) / total
+                covered = math.fsum(weights[i] for i in shared) / total
                 # a file that holds everything (a huge one) must also be mostly about these identifiers
                 focus = len(shared) / max(len(theirs), 1) ** 0.5
                 scores.append((covered * (0.5 + 0.5 * min(1.0, focus)), path))
@@ -761,6 +763,9 @@ FLAT_SCORES = 0.05
 EARLIER_SNAPSHOTS = 3
 """Commits before a split of a matched file that the port is matched against again (the newest ones)."""
 
+COPY_SCORE = 0.9
+"""A port file whose versions at its base score this or more is a copy (edits aside): its anchors pin the base."""
+
 BASE_TOLERANCE = 0.02
 """A port file whose score at the port's base is within this of its own best takes the port's base."""
 
@@ -775,6 +780,48 @@ class Proposal:
     pin: str
     confidence: float
     how: str
+    path_now: str = ""  # where the surveyed revision keeps the same definition, when another file ("" otherwise)
+
+
+@dataclass
+class LeftOut:
+    """An upstream method that the port's class, which ports a method of the same class, does not
+    define and that nothing ported calls: proposed as declared not carried, ``why`` says so."""
+
+    port: Definition  # the port's method whose class ports the upstream class (the entry's ``tree``)
+    path: str
+    symbol: str  # the method's qualified name
+    why: str
+
+
+def left_out_methods(matches: list[Match], proposals: list[Proposal], definitions: list[Definition],
+                     upstream_definitions: Callable[[str], list[Definition]]) -> list[LeftOut]:
+    """The methods of each upstream class a port class ports (one of its methods matched to one of
+    the upstream class's) that the port class does not define, that no port definition is matched
+    to and that no matched upstream definition calls: a port's autograd function with a forward and
+    no backward leaves the backward out, and says so in its own text. A method a ported one calls
+    is never proposed (the port may have folded it in); nor is anything where the anchor names a
+    file other than the one matched (the class there was not read). ``upstream_definitions``: an
+    upstream file's definitions as matched."""
+    matched = {(m.upstream.file, m.upstream.qualified_name) for m in matches}
+    called = frozenset().union(*(m.upstream.called for m in matches))
+    anchored = {(p.port.file, p.port.qualified_name): p.path for p in proposals}
+    found: dict[tuple[str, str, str], LeftOut] = {}
+    for match in sorted(matches, key=lambda m: (m.port.file, m.port.start_line)):
+        port, counterpart = match.port, match.upstream
+        if not port.owner or not counterpart.owner or anchored.get((port.file, port.qualified_name)) != counterpart.file:
+            continue
+        own = {d.name for d in definitions if d.file == port.file and d.owner == port.owner}
+        prefix = counterpart.qualified_name[:len(counterpart.qualified_name) - len(counterpart.name)]
+        for method in upstream_definitions(counterpart.file):
+            if method.owner != counterpart.owner or method.qualified_name != prefix + method.name \
+                    or method.name in own or method.name in called \
+                    or (counterpart.file, method.qualified_name) in matched:
+                continue
+            key = (port.file, port.owner, method.qualified_name)
+            found.setdefault(key, LeftOut(port, counterpart.file, method.qualified_name,
+                                          f"{port.owner}, which ports {counterpart.owner}, defines no {method.name}"))
+    return list(found.values())
 
 
 @dataclass
@@ -791,6 +838,7 @@ class Survey:
     commits_compared: int
     seconds: dict[str, float]
     guesses: list[Match] = field(default_factory=list)  # each unmatched definition's best candidate below the threshold
+    left_out: list[LeftOut] = field(default_factory=list)  # upstream methods the port's classes leave out
 
 
 class NothingToMatch(ValueError):
@@ -815,6 +863,21 @@ def _match_with(snapshot: UpstreamSnapshot, definitions: list[Definition], sourc
     if not any(candidates.values()):
         raise NothingToMatch(f"no upstream file at {snapshot.revision} resembles the port files")
     return match_definitions(definitions, candidates, files_of_port, cache.compared)
+
+
+def _moved_to(snapshot: UpstreamSnapshot, cache: BlobDefinitions, path: str, symbol: str) -> list[str]:
+    """The one file of ``snapshot`` that defines ``symbol`` where ``path`` (which the snapshot still
+    has) no longer does: where the definition was moved to. Empty where ``path`` still defines it,
+    where no file or several do, or where the name is too short to look up."""
+    def defines(file: str) -> bool:
+        return file in snapshot.sources and any(
+            d.name == symbol for d in cache.definitions(file, snapshot.blobs[file], snapshot.sources[file]))
+
+    core = normalised_name(symbol)
+    if len(core) < 4 or defines(path):
+        return []
+    found = sorted(file for file in snapshot._files_maybe_naming(core) if file != path and defines(file))
+    return found if len(found) == 1 else []
 
 
 def matched_weight(matches: list[Match]) -> float:
@@ -844,6 +907,8 @@ def survey(upstream: Upstream, revision: str, tree_root: Path, files: list[str])
     snapshot = UpstreamSnapshot.read(upstream, revision, cache)
     clock["read"] = time.perf_counter()
     matches, unmatched, guesses = _match_with(snapshot, definitions, sources, files, cache)
+    at_revision = matches  # where the surveyed revision keeps what the port was matched to
+    matched_in = snapshot  # the snapshot the matches kept were made against
     clock["match"] = time.perf_counter()
     file_bases, base, compared = find_bases(upstream, revision, matches, cache)
     if base is not None:
@@ -854,6 +919,7 @@ def survey(upstream: Upstream, revision: str, tree_root: Path, files: list[str])
         tried = {snapshot.revision}
         best_weight = matched_weight(matches)
         chosen: tuple | None = None
+        chosen_snapshot = snapshot
         best_count = len({id(m.port) for m in matches})
         for earlier_revision in [base.commit, *cache.before_splits[:EARLIER_SNAPSHOTS]]:
             if earlier_revision in tried or (earlier_revision != base.commit and best_count == len(definitions)):
@@ -867,8 +933,10 @@ def survey(upstream: Upstream, revision: str, tree_root: Path, files: list[str])
             # the base's snapshot wins on weight; one before a split only by matching more definitions
             if again and matched_weight(again) > best_weight and (earlier_revision == base.commit or count > best_count):
                 best_weight, best_count, chosen = matched_weight(again), count, (again, left, near)
+                chosen_snapshot = earlier
         if chosen is not None:
             matches, unmatched, guesses = chosen
+            matched_in = chosen_snapshot
             file_bases, base, compared = find_bases(upstream, revision, matches, cache)
     clock["bases"] = time.perf_counter()
     notes: list[str] = []
@@ -893,11 +961,24 @@ def survey(upstream: Upstream, revision: str, tree_root: Path, files: list[str])
         path, symbol = match.upstream.file, match.upstream.name
         if file_base is not None and match_key(match) in file_base.paths:
             path, symbol = file_base.paths[match_key(match)]
-        pin = file_base.commit if file_base is not None else ""
+        # a pin says the port is upstream's code at that commit (the classifier reads a pinned port as a
+        # copy, which runs where upstream runs): a re-implementation keeps its base in the survey, unpinned
+        pin = file_base.commit if file_base is not None and file_base.score >= COPY_SCORE else ""
         if any(p.port is match.port and p.path == path and p.symbol == symbol for p in proposals):
             continue
-        proposals.append(Proposal(match.port, path, symbol, pin, match.confidence, match.how))
+        # a definition moved since the base into another file while its file stayed (code split out
+        # of a module): the range scanned from the base runs through the move, so its new file is the
+        # port's too (a file renamed as a whole is followed by the scan on its own)
+        moved = sorted({m.upstream.file for m in at_revision if m.port is match.port and m.upstream.name == symbol
+                        and m.upstream.file != path and path in snapshot.blobs})
+        if not moved and path in snapshot.blobs:
+            moved = _moved_to(snapshot, cache, path, symbol)
+        proposals.append(Proposal(match.port, path, symbol, pin, match.confidence, match.how,
+                                  moved[0] if len(moved) == 1 else ""))
+    left_out = left_out_methods(matches, proposals, definitions,
+                                lambda path: cache.definitions(path, matched_in.blobs[path], matched_in.sources.get(path)))
     clock["end"] = time.perf_counter()
     seconds = {"read upstream": clock["read"] - clock["start"], "match": clock["match"] - clock["read"],
                "bases": clock["bases"] - clock["match"], "total": clock["end"] - clock["start"]}
-    return Survey(revision, definitions, proposals, unmatched, chosen_bases, base, notes, compared, seconds, guesses)
+    return Survey(revision, definitions, proposals, unmatched, chosen_bases, base, notes, compared, seconds, guesses,
+                  left_out)

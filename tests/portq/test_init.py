@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -1049,3 +1050,186 @@ def test_each_commits_score_is_the_same_as_comparing_every_file_at_every_commit(
     assert {p.port.name for p in found.proposals} == {"_scale_rows_kernel", "scale_rows", "rms_norm"}
     assert len(scores) == 5  # every commit touching the matched files, config.py's own left out
     assert scores == pytest.approx(expected)
+
+
+GATHER_HELPER = '''\
+def gather_row_offsets(n_rows, n_cols):
+    offsets = []
+    for row in range(n_rows):
+        offsets.append(row * n_cols)
+    return offsets
+'''
+
+
+def _init_per_hash_seed(tmp_path: Path, seeds: tuple[str, ...]) -> list[tuple[dict, str]]:
+    """``portq init --json --dry-run`` of one tree in a child process per hash seed: what it
+    prints on stdout (its timings left out) and the files it would write (on stderr)."""
+    outputs = []
+    for seed in seeds:
+        result = subprocess.run([sys.executable, "-m", "portq.cli", "init", "--upstream",
+                                 f"kernlib={tmp_path / 'kernlib'}", "--tree", "engine", "--json", "--dry-run"],
+                                cwd=tmp_path, capture_output=True, text=True,
+                                env={**os.environ, "PYTHONHASHSEED": seed})
+        assert result.returncode == 0, result.stderr
+        found = json.loads(result.stdout)
+        found.pop("seconds")
+        outputs.append((found, result.stderr))
+    return outputs
+
+
+def test_init_gives_the_same_answer_under_every_hash_seed(tmp_path):
+    # one port file drawing on two upstream files whose names are as frequent: the row's name,
+    # every proposal and the base must not follow the order a set of strings happens to have
+    clone = tmp_path / "kernlib"
+    (clone / "kernlib").mkdir(parents=True)
+    _git(clone, "init", "-q", "-b", "main")
+    (clone / "kernlib" / "scale.py").write_text(KERNEL_V1)
+    (clone / "kernlib" / "offsets.py").write_text(GATHER_HELPER)
+    _git(clone, "add", "-A")
+    _git(clone, "commit", "-q", "-m", "first")
+    (clone / "kernlib" / "scale.py").write_text(KERNEL_V2)
+    _git(clone, "commit", "-q", "-am", "second")
+    _tree(tmp_path, KERNEL_V2 + "\n\n" + GATHER_HELPER)
+    outputs = _init_per_hash_seed(tmp_path, ("0", "1", "2", "3", "4", "5"))
+    found = outputs[0][0]
+    assert {p["upstream_path"] for p in found["proposals"]} == {"kernlib/scale.py", "kernlib/offsets.py"}
+    assert len(found["rows"]) == 1
+    assert outputs == [outputs[0]] * len(outputs)
+
+
+def test_a_row_owns_the_file_a_ported_definition_moved_to_after_the_base(tmp_path):
+    # the port was taken when the helper sat beside the kernel; upstream has since moved it into
+    # a file of its own: the anchor names it where it was, and the row owns both files, so a scan
+    # from the base follows the helper through the move
+    clone = tmp_path / "kernlib"
+    (clone / "kernlib").mkdir(parents=True)
+    _git(clone, "init", "-q", "-b", "main")
+    (clone / "kernlib" / "config.py").write_text(UNRELATED)
+    (clone / "kernlib" / "scale.py").write_text(KERNEL_V1 + "\n\n" + GATHER_HELPER)
+    _git(clone, "add", "-A")
+    _git(clone, "commit", "-q", "-m", "first")
+    first = _git(clone, "rev-parse", "HEAD")
+    (clone / "kernlib" / "scale.py").write_text(KERNEL_V3)
+    (clone / "kernlib" / "offsets.py").write_text(GATHER_HELPER)
+    _git(clone, "add", "-A")
+    _git(clone, "commit", "-q", "-m", "move the helper out")
+    _tree(tmp_path, KERNEL_V1 + "\n\n" + GATHER_HELPER)
+    result = _init(tmp_path, "--upstream", f"kernlib={clone}", "--tree", "engine", "--json")
+    assert result.returncode == 0, result.stderr
+    found = json.loads(result.stdout)
+    assert found["base"]["commit"] == first
+    proposed = {p["definition"]: (p["upstream_path"], p["at"]) for p in found["proposals"]}
+    assert proposed["gather_row_offsets"] == ("kernlib/scale.py", first)
+    assert [(row["id"], sorted(row["paths"])) for row in found["rows"]] == [
+        ("SCALE", ["kernlib/offsets.py", "kernlib/scale.py"])]
+
+
+def test_a_row_owns_only_the_files_of_the_base_where_nothing_moved(tmp_path, upstream):
+    clone, _ = upstream
+    _tree(tmp_path, KERNEL_V2)
+    found = json.loads(_init(tmp_path, "--upstream", f"kernlib={clone}", "--tree", "engine", "--json").stdout)
+    # renamed as a whole file since the base: the scan follows a rename on its own
+    assert [row["paths"] for row in found["rows"]] == [["kernlib/scale.py"]]
+
+
+AUTOGRAD_UPSTREAM = KERNEL_V1 + '''
+
+class ScaleRowsFunction(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, scale):
+        ctx.scale = ctx_scale_of(scale)
+        return scale_rows(x, scale)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return scale_rows(grad, ctx.scale), None
+
+    @staticmethod
+    def ctx_scale_of(scale):
+        return float(scale)
+'''
+
+AUTOGRAD_PORT = KERNEL_V1 + '''
+
+class RowScaleOp(torch.autograd.Function):
+    """Inference only: no backward."""
+
+    @staticmethod
+    def forward(ctx, x, scale):
+        ctx.scale = ctx_scale_of(scale)
+        return scale_rows(x, scale)
+'''
+
+
+def test_a_method_the_ports_class_leaves_out_is_proposed_not_carried(tmp_path, upstream):
+    clone, _ = upstream
+    (clone / "kernlib" / "ops" / "scale_rows.py").write_text(AUTOGRAD_UPSTREAM)
+    _git(clone, "commit", "-q", "-am", "an autograd function")
+    _tree(tmp_path, AUTOGRAD_PORT)
+    result = _init(tmp_path, "--upstream", f"kernlib={clone}", "--tree", "engine")
+    assert result.returncode == 0, result.stderr
+    sidecar, _ = read_sidecar(tmp_path / "portq-anchors.toml")
+    proposed = {e.reference for e in sidecar.entries if e.kind == "ports"}
+    assert "kernlib:kernlib/ops/scale_rows.py::forward" in proposed
+    left_out = [(e.reference, e.tree) for e in sidecar.entries if e.kind == "not-carried"]
+    # backward: the port's class has none, and nothing it ports calls it; ctx_scale_of is called by
+    # the ported forward (folded in or imported, the port still reaches it): never declared
+    assert left_out == [("kernlib:kernlib/ops/scale_rows.py::ScaleRowsFunction.backward",
+                         "third_party/row_scale.py::RowScaleOp.forward")]
+    assert "not carried" in result.stdout and "ScaleRowsFunction.backward" in result.stdout
+    listed = subprocess.run([sys.executable, "-m", "portq.cli", "matrix", "--json"], cwd=tmp_path,
+                            capture_output=True, text=True)
+    assert listed.returncode == 0, listed.stderr
+    assert not {p["kind"] for p in json.loads(listed.stdout)["problems"]} & {"sidecar-unresolved"}
+
+
+def test_a_re_implementation_is_anchored_without_a_pin_and_a_copy_with_one(tmp_path, upstream):
+    # a pin says the port is upstream's code at that commit (the classifier reads it as a copy):
+    # init pins a copy's anchors at its base, and leaves a re-implementation's unpinned, its base
+    # still reported
+    clone, shas = upstream
+    renamed = (KERNEL_V2.replace("_scale_rows_kernel", "_rows_times_kernel").replace("scale_rows", "rows_times")
+               .replace("x_ptr", "src").replace("out_ptr", "dst").replace("values", "v").replace("BLOCK", "TILE"))
+    (tmp_path / "reimpl" / "engine").mkdir(parents=True)
+    (tmp_path / "reimpl" / "engine" / "ops.py").write_text(renamed)
+    rewritten = json.loads(_init(tmp_path / "reimpl", "--upstream", f"kernlib={clone}", "--tree", "engine",
+                                 "--json").stdout)
+    assert rewritten["proposals"] and rewritten["base"]["commit"] in shas
+    assert {p["at"] for p in rewritten["proposals"]} == {""}
+    (tmp_path / "copy").mkdir()
+    _tree(tmp_path / "copy", KERNEL_V2)
+    copied = json.loads(_init(tmp_path / "copy", "--upstream", f"kernlib={clone}", "--tree", "engine", "--json").stdout)
+    assert {p["at"] for p in copied["proposals"]} == {shas[1]}
+
+
+CANDIDATE_SCORES = '''
+import sys
+from portq.tree.provenance import UpstreamSnapshot
+from portq.upstream.history import Upstream
+with Upstream(sys.argv[1], "kernlib") as opened:
+    snapshot = UpstreamSnapshot.read(opened, "HEAD")
+    port = open(sys.argv[2], "rb").read()
+    print([(path, score.hex()) for path, score in snapshot.candidate_files(port)])
+'''
+
+
+def test_candidate_file_scores_are_the_same_to_the_last_bit_under_every_hash_seed(tmp_path):
+    # a file's score sums the weights of the identifiers it shares with the port, a set: summed in
+    # the set's order the last bits vary from run to run, and near-equal files swap at the cut
+    clone = tmp_path / "kernlib"
+    (clone / "kernlib").mkdir(parents=True)
+    _git(clone, "init", "-q", "-b", "main")
+    words = [f"{a}_{b}" for a in ("row", "col", "tile", "lane", "warp", "block") for b in ("base", "end", "step",
+                                                                                          "span", "mask", "ptr")]
+    for number in range(12):
+        used = words[number:number + 20]
+        (clone / "kernlib" / f"ops{number}.py").write_text(
+            f"def op{number}(x):\n" + "".join(f"    {w} = x + {i}\n" for i, w in enumerate(used)) + "    return x\n")
+    _git(clone, "add", "-A")
+    _git(clone, "commit", "-q", "-m", "ops")
+    port = tmp_path / "port.py"
+    port.write_text("def port(x):\n" + "".join(f"    {w} = x\n" for w in words) + "    return x\n")
+    printed = {subprocess.run([sys.executable, "-c", CANDIDATE_SCORES, str(clone), str(port)], capture_output=True,
+                              text=True, env={**os.environ, "PYTHONHASHSEED": seed}, check=True).stdout
+               for seed in ("0", "1", "2", "3", "4", "5", "6", "7")}
+    assert len(printed) == 1, printed
