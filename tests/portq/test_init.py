@@ -1170,7 +1170,7 @@ def test_a_method_the_ports_class_leaves_out_is_proposed_not_carried(tmp_path, u
     assert result.returncode == 0, result.stderr
     sidecar, _ = read_sidecar(tmp_path / "portq-anchors.toml")
     proposed = {e.reference for e in sidecar.entries if e.kind == "ports"}
-    assert "kernlib:kernlib/ops/scale_rows.py::forward" in proposed
+    assert "kernlib:kernlib/ops/scale_rows.py::ScaleRowsFunction.forward" in proposed
     left_out = [(e.reference, e.tree) for e in sidecar.entries if e.kind == "not-carried"]
     # backward: the port's class has none, and nothing it ports calls it; ctx_scale_of is called by
     # the ported forward (folded in or imported, the port still reaches it): never declared
@@ -1233,3 +1233,72 @@ def test_candidate_file_scores_are_the_same_to_the_last_bit_under_every_hash_see
                               text=True, env={**os.environ, "PYTHONHASHSEED": seed}, check=True).stdout
                for seed in ("0", "1", "2", "3", "4", "5", "6", "7")}
     assert len(printed) == 1, printed
+
+
+TWO_FUNCTIONS = '''\
+import torch
+
+
+def scale_rows_by_factor(x, factor):
+    out = torch.empty_like(x)
+    out.copy_(x * factor)
+    return out
+
+
+def shift_rows_by_offset(x, offset):
+    out = torch.empty_like(x)
+    out.copy_(x + offset)
+    return out
+
+
+class ScaleFunction(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, factor):
+        ctx.factor = factor
+        out = torch.empty_like(x)
+        out.copy_(x * factor)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad * ctx.factor, None
+
+
+class ShiftFunction(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, offset):
+        out = torch.empty_like(x)
+        out.copy_(x + offset)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad, None
+'''
+
+
+def test_a_method_is_anchored_by_its_class_where_the_file_has_two_of_that_name(tmp_path):
+    """Two autograd functions of one upstream file both define ``forward``: an anchor naming the bare
+    method would be ambiguous, so the proposal names the class too, as a hand-written anchor does."""
+    clone = tmp_path / "kernlib"
+    (clone / "kernlib").mkdir(parents=True)
+    _git(clone, "init", "-q", "-b", "main")
+    (clone / "kernlib" / "functions.py").write_text(TWO_FUNCTIONS)
+    (clone / "kernlib" / "config.py").write_text(UNRELATED)
+    _git(clone, "add", "-A")
+    _git(clone, "commit", "-q", "-m", "two functions")
+    tree = tmp_path / "engine"
+    (tree / "third_party").mkdir(parents=True)
+    (tree / "third_party" / "functions.py").write_text("# Adapted from kernlib\n" + TWO_FUNCTIONS)
+    result = _init(tmp_path, "--upstream", f"kernlib={clone}", "--tree", "engine", "--json")
+    assert result.returncode == 0, result.stderr
+    found = json.loads(result.stdout)
+    proposed = {(p["definition"], p["upstream_symbol"]) for p in found["proposals"]}
+    assert ("ScaleFunction.forward", "ScaleFunction.forward") in proposed
+    assert ("ShiftFunction.forward", "ShiftFunction.forward") in proposed
+    assert not any(symbol == "forward" for _, symbol in proposed)
+    listed = subprocess.run([sys.executable, "-m", "portq.cli", "matrix", "--json"], cwd=tmp_path,
+                            capture_output=True, text=True)
+    assert listed.returncode == 0, listed.stderr
+    kinds = {p["kind"] for p in json.loads(listed.stdout)["problems"]}
+    assert not kinds & {"sidecar-unresolved", "anchor-without-definition", "anchor-unowned"}
