@@ -62,7 +62,7 @@ ANCHOR_LINE = re.compile(r"portq:\s*(ports|not-carried)\s")
 
 def strip_tree(port: accuracy.Port, work: Path, clone: Path) -> tuple[Path, list[tuple[str, str, str, str, str]]]:
     """A copy of the port's tree without anchor lines, and its hand-written ``ports`` anchors
-    as (file, definition, upstream path, bare symbol, pin)."""
+    as (file, definition, upstream path, symbol as written, pin)."""
     source = accuracy.port_tree(port, work, clone)
     tree = work / port.name / "tree"
     shutil.copytree(source, tree, ignore=shutil.ignore_patterns("labels.toml", "kernel-matrix.toml", "README.md",
@@ -73,7 +73,7 @@ def strip_tree(port: accuracy.Port, work: Path, clone: Path) -> tuple[Path, list
         data = file.read_bytes()
         for anchor in find_anchors(symbol_table(data, relative), relative):
             if anchor.kind == PORTS and anchor.definition:
-                hand.append((relative, anchor.definition, anchor.path, anchor.bare_symbol, anchor.pin or ""))
+                hand.append((relative, anchor.definition, anchor.path, anchor.symbol, anchor.pin or ""))
         text = data.decode("utf-8")
         kept = [line for line in text.splitlines(True) if not ANCHOR_LINE.search(line)]
         file.write_text("".join(kept))
@@ -115,7 +115,7 @@ def unchanged_run(clone: Path, hand: list[tuple], pin: str) -> tuple[int, int, l
             except Exception:
                 data = b""
             by_name = {d.name: d.text for d in definitions_of(data, path)} if data else {}
-            found.extend(by_name.get(symbol) for _, _, p, symbol, _ in hand if p == path)
+            found.extend(by_name.get(bare(symbol)) for _, _, p, symbol, _ in hand if p == path)
         return tuple(found)
 
     try:
@@ -136,6 +136,21 @@ def unchanged_run(clone: Path, hand: list[tuple], pin: str) -> tuple[int, int, l
     return states[first][0], end, order
 
 
+def bare(symbol: str) -> str:
+    """A symbol's last name (``forward`` of ``Function.forward``, ``f`` of ``ns::f``)."""
+    return re.split(r"::|\.", symbol)[-1]
+
+
+def same_symbol(proposed: str, hand: str) -> bool:
+    """Init's symbol names the hand anchor's: the same, or one side names the class (or namespace)
+    the other leaves out; a different class's method of the same name is another symbol."""
+    if proposed == hand:
+        return True
+    if bare(proposed) != bare(hand):
+        return False
+    return proposed == bare(proposed) or hand == bare(hand)
+
+
 def compare(port: accuracy.Port, hand: list[tuple], found: dict, clone: Path) -> dict:
     proposals = {}
     for p in found["proposals"]:
@@ -143,7 +158,7 @@ def compare(port: accuracy.Port, hand: list[tuple], found: dict, clone: Path) ->
     hits, wrong, missed = [], [], []
     for file, definition, path, symbol, _ in hand:
         mine = proposals.get((file, definition), [])
-        if any(p["upstream_path"] == path and p["upstream_symbol"] == symbol for p in mine):
+        if any(p["upstream_path"] == path and same_symbol(p["upstream_symbol"], symbol) for p in mine):
             hits.append((file, definition, path, symbol))
         elif mine:
             wrong.append((file, definition, f"{path}::{symbol}",
@@ -157,7 +172,7 @@ def compare(port: accuracy.Port, hand: list[tuple], found: dict, clone: Path) ->
         if not offered and (file, definition) in nearest:
             guess = nearest[(file, definition)]  # below the threshold, whatever its rounding says
             offered = [(min(guess["confidence"], 0.5999), guess["upstream_path"], guess["upstream_symbol"])]
-        candidates.append([(confidence, p == path and s == symbol) for confidence, p, s in offered])
+        candidates.append([(confidence, p == path and same_symbol(s, symbol)) for confidence, p, s in offered])
     anchored = {(file, definition) for file, definition, *_ in hand}
     extra = [p for p in found["proposals"] if (p["file"], p["definition"]) not in anchored]
     pins = sorted({pin for *_, pin in hand if pin}) or [port.range.split("..")[0]]

@@ -961,6 +961,10 @@ def survey(upstream: Upstream, revision: str, tree_root: Path, files: list[str])
         path, symbol = match.upstream.file, match.upstream.name
         if file_base is not None and match_key(match) in file_base.paths:
             path, symbol = file_base.paths[match_key(match)]
+        if match.upstream.owner and match.upstream.language == "python" and "." not in symbol:
+            # a method is named with its class, as a hand-written anchor names it: two classes of one
+            # file (autograd functions) each define ``forward``, and a bare name would be either
+            symbol = f"{match.upstream.owner}.{symbol}"
         # a pin says the port is upstream's code at that commit (the classifier reads a pinned port as a
         # copy, which runs where upstream runs): a re-implementation keeps its base in the survey, unpinned
         pin = file_base.commit if file_base is not None and file_base.score >= COPY_SCORE else ""
