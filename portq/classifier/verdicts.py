@@ -270,11 +270,12 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
             return None
         return before, after
 
-    def _modified_python_sides(self, symbol: TouchedSymbol):
-        """``_both_sides(symbol, parsed=True)`` for a modified Python symbol; None for any other symbol."""
-        if symbol.change != "modified" or language_for_path(symbol.path) != "python":
+    def _modified_sides(self, symbol: TouchedSymbol, language: str, parsed: bool = False):
+        """``_both_sides(symbol, parsed)`` for a modified symbol of ``language`` (a path's language as
+        ``language_for_path`` names it); None for any other symbol."""
+        if symbol.change != "modified" or language_for_path(symbol.path) != language:
             return None
-        return self._both_sides(symbol, parsed=True)
+        return self._both_sides(symbol, parsed=parsed)
 
     def _renamed_locals(self, symbol: TouchedSymbol) -> list[tuple[str, str]] | None:
         """The local renamings that are the symbol's whole change, or None."""

@@ -1797,9 +1797,9 @@ class BranchRules:
         """The platforms (``PLATFORMS``) the port's tree never names whose tests decide every difference of the
         definition (``absent-platform``); else empty. A port whose anchor pins an upstream commit is a copy
         of upstream's code, which runs where upstream runs: its tree's silence says nothing."""
-        if symbol.change != "modified" or language_for_path(symbol.path) != "python" or anchor.pin:
+        if anchor.pin:
             return []
-        sides = self._both_sides(symbol)
+        sides = self._modified_sides(symbol, "python")
         if sides is None:
             return []
         before, after = sides
@@ -1856,9 +1856,7 @@ class BranchRules:
     def _stores_for_not_carried(self, symbol: TouchedSymbol) -> tuple[list[str], list[str]] | None:
         """``(attributes, their readers)`` when the definition changed only statements storing attributes on its
         first parameter that only definitions declared not carried read (``not-carried-reader``); else None."""
-        if symbol.change != "modified" or language_for_path(symbol.path) != "python":
-            return None
-        sides = self._both_sides(symbol)
+        sides = self._modified_sides(symbol, "python")
         if sides is None:
             return None
         before, after = sides
@@ -1893,14 +1891,13 @@ class BranchRules:
         empty. A parameter new in this commit that one of its launches passes is an input upstream now
         uses, not a default: the parameter rules judge it. A definition the port carries because the one
         its ``anchor`` names calls it (a body upstream extracted) takes its values from that call."""
-        if symbol.change != "modified" or language_for_path(symbol.path) != "python" \
-                or definition.signature is None or definition.signature.language != "python":
+        if definition.signature is None or definition.signature.language != "python":
             return []
-        tables = (self._table(symbol.old_blob, symbol.old_path or symbol.path), self._table(symbol.new_blob, symbol.path))
-        sides = self._both_sides(symbol)
+        sides = self._modified_sides(symbol, "python")
         if sides is None:
             return []
         before, after = sides
+        tables = (self._table(symbol.old_blob, symbol.old_path or symbol.path), self._table(symbol.new_blob, symbol.path))
         if any(t is None or t.tree is None for t in tables):
             return []
         port_names = {p.normalised for p in definition.signature.params if p.normalised not in ("self", "ctx")}
@@ -1954,12 +1951,13 @@ class BranchRules:
         the port lacks, with no default, each taking the value of the definition's one launch in its file
         (``_launch_value``); the definition the same before and after for those values
         (``same_for_port_parameters``). Else empty."""
-        if anchor is None or symbol.change != "modified" or language_for_path(symbol.path) != "python" \
-                or definition.signature is None or definition.signature.language != "python":
+        if anchor is None or definition.signature is None or definition.signature.language != "python":
             return []
-        sides = self._both_sides(symbol, parsed=True)
+        sides = self._modified_sides(symbol, "python", parsed=True)
+        if sides is None:
+            return []
         tables = (self._table(symbol.old_blob, symbol.old_path or symbol.path), self._table(symbol.new_blob, symbol.path))
-        if sides is None or any(t is None or t.tree is None or t.fallback for t in tables):
+        if any(t is None or t.tree is None or t.fallback for t in tables):
             return []
         before, after = sides
         if list(parameter_defaults(before.node)) != list(parameter_defaults(after.node)):

@@ -748,9 +748,7 @@ class FormRules:
         """The locals a modified C/C++ definition lost without effect
         (``unread-local``), read from tokens, so also where a side does not
         parse; None when the change is anything more."""
-        if symbol.change != "modified" or language_for_path(symbol.path) != "cpp":
-            return None
-        sides = self._both_sides(symbol)
+        sides = self._modified_sides(symbol, "cpp")
         if sides is None:
             return None
         before, after = sides

@@ -475,7 +475,7 @@ class GuardRules:
         """``(old test, new test, g, kernels)`` when the symbol's change is a guard rewritten between two tests
         for one around a block that only scales by ``g`` (``shortcut_guard``, ``identity_at_one``) on both
         sides; else None."""
-        sides = self._modified_python_sides(symbol)
+        sides = self._modified_sides(symbol, "python", parsed=True)
         if sides is None:
             return None
         before, after = sides

@@ -136,10 +136,9 @@ class SwitchRules:
         """The switch-bound flags the port lacks, when with them off the
         definition is the same before and after (``lacked-switch-flag``);
         None otherwise."""
-        if symbol.change != "modified" or language_for_path(symbol.path) != "cpp" \
-                or language_for_path(port.file) == "cpp":
+        if language_for_path(port.file) == "cpp":
             return None  # a copy in upstream's language that lacks a flag is behind, not without the path
-        sides = self._both_sides(symbol, parsed=True)
+        sides = self._modified_sides(symbol, "cpp", parsed=True)
         if sides is None:
             return None
         before, after = sides

@@ -269,7 +269,7 @@ class WrapperRules:
     def _registered_only(self, entry, symbol: TouchedSymbol) -> list[str] | None:
         """The decorators ``registry-decorator`` proves hand the function back, when they are the definition's
         whole change (``portq.classifier.rules.wrappers``); else None."""
-        sides = self._modified_python_sides(symbol)
+        sides = self._modified_sides(symbol, "python", parsed=True)
         if sides is None:
             return None
         before, after = sides
@@ -287,10 +287,9 @@ class WrapperRules:
     def _untuned_only(self, symbol: TouchedSymbol, definition) -> bool:
         """``untuned-port``: the symbol's whole change is its autotune configs and the port at ``definition`` is
         not autotuned."""
-        if symbol.change != "modified" or language_for_path(symbol.path) != "python" \
-                or language_for_path(definition.file) != "python":
+        if language_for_path(definition.file) != "python":
             return False
-        sides = self._both_sides(symbol, parsed=True)
+        sides = self._modified_sides(symbol, "python", parsed=True)
         if sides is None or not configs_only(sides[0].node, sides[1].node):
             return False
         mine = self._port_node(definition)
@@ -300,9 +299,7 @@ class WrapperRules:
         """The macros ``macro-alias`` proves the definition's whole change
         renames to aliases of what it used (``(new, old)`` spelled
         ``NEW = OLD``), or None."""
-        if symbol.change != "modified" or language_for_path(symbol.path) != "cpp":
-            return None
-        sides = self._both_sides(symbol)
+        sides = self._modified_sides(symbol, "cpp")
         if sides is None:
             return None
         before, after = sides
