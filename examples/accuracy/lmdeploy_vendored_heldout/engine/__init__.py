@@ -1,0 +1,1 @@
+"""A minimal paged-cache decoder step, calling the vendored LMDeploy kernels."""

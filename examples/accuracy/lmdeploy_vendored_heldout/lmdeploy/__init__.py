@@ -1,0 +1,1 @@
+"""Vendored LMDeploy modules (written from upstream by the accuracy scorer)."""
