@@ -40,16 +40,56 @@ __device__ __forceinline__ void load_vec(Vec<T, N>& dst, const T* src)
     dst = *reinterpret_cast<const Vec<T, N>*>(src);
 }
 
+// through the read-only cache, 8 or 16 bytes at a time
 template<class T, int N>
 __device__ __forceinline__ void load_vec_readonly(Vec<T, N>& dst, const T* src)
 {
-    dst = __ldg(reinterpret_cast<const Vec<T, N>*>(src));
+    static_assert(sizeof(Vec<T, N>) == 16 || sizeof(Vec<T, N>) == 8, "16- or 8-byte vectors");
+    if constexpr (sizeof(Vec<T, N>) == 16) {
+        *reinterpret_cast<uint4*>(&dst) = __ldg(reinterpret_cast<const uint4*>(src));
+    }
+    else {
+        *reinterpret_cast<uint2*>(&dst) = __ldg(reinterpret_cast<const uint2*>(src));
+    }
 }
 
 template<class T, int N>
 __device__ __forceinline__ void store_vec(T* dst, const Vec<T, N>& src)
 {
     *reinterpret_cast<Vec<T, N>*>(dst) = src;
+}
+
+// Conversions spelled out: torch extensions build with the half operators and
+// implicit conversions switched off.
+__device__ __forceinline__ float to_float(float x)
+{
+    return x;
+}
+__device__ __forceinline__ float to_float(half x)
+{
+    return __half2float(x);
+}
+__device__ __forceinline__ float to_float(__nv_bfloat16 x)
+{
+    return __bfloat162float(x);
+}
+
+template<class T>
+__device__ __forceinline__ T from_float(float x);
+template<>
+__device__ __forceinline__ float from_float<float>(float x)
+{
+    return x;
+}
+template<>
+__device__ __forceinline__ half from_float<half>(float x)
+{
+    return __float2half_rn(x);
+}
+template<>
+__device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(float x)
+{
+    return __float2bfloat16_rn(x);
 }
 
 template<class T>

@@ -11,8 +11,8 @@ namespace dec {
 template<class T>
 __device__ __forceinline__ T silu(T x)
 {
-    const float f = static_cast<float>(x);
-    return static_cast<T>(f / (1.f + __expf(-f)));
+    const float f = to_float(x);
+    return from_float<T>(f / (1.f + __expf(-f)));
 }
 
 // portq: not-carried lmdeploy:src/turbomind/kernels/activation_kernels.cu::GeluActivation -- SiLU-gated models only
@@ -38,7 +38,7 @@ __global__ void gated_silu_kernel(T* act, const T* __restrict__ up, int64_t row_
     load_vec_readonly(uv, u);
     DEC_UNROLL
     for (int i = 0; i < kVec; ++i) {
-        av[i] = silu(av[i]) * uv[i];
+        av[i] = from_float<T>(to_float(silu(av[i])) * to_float(uv[i]));
     }
     store_vec(a, av);
 }

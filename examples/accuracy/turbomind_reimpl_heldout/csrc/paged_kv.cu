@@ -19,10 +19,10 @@ __device__ void rotate_pairs(Vec<T, N>& x, int first_dim, int rope_dim, float ba
             const float inv_freq = __powf(base, -static_cast<float>(d) / rope_dim);
             float       s, c;
             __sincosf(position * inv_freq, &s, &c);
-            const float x0 = static_cast<float>(x[i]);
-            const float x1 = static_cast<float>(x[i + 1]);
-            x[i]           = static_cast<T>(x0 * c - x1 * s);
-            x[i + 1]       = static_cast<T>(x0 * s + x1 * c);
+            const float x0 = to_float(x[i]);
+            const float x1 = to_float(x[i + 1]);
+            x[i]           = from_float<T>(x0 * c - x1 * s);
+            x[i + 1]       = from_float<T>(x0 * s + x1 * c);
         }
     }
 }

@@ -27,7 +27,7 @@ __global__ void rms_norm_rows_kernel(T* out, const T* __restrict__ x, const T* _
         load_vec(xs, row + i);
         DEC_UNROLL
         for (int c = 0; c < kVec; ++c) {
-            const float f = static_cast<float>(xs[c]);
+            const float f = to_float(xs[c]);
             partial += f * f;
         }
     }
@@ -48,7 +48,9 @@ __global__ void rms_norm_rows_kernel(T* out, const T* __restrict__ x, const T* _
         load_vec_readonly(ws, weight + i);
         DEC_UNROLL
         for (int c = 0; c < kVec; ++c) {
-            xs[c] = static_cast<T>(static_cast<float>(xs[c]) * inv_rms) * ws[c];
+            // rounded to T before the weight, as upstream does
+            const T normed = from_float<T>(to_float(xs[c]) * inv_rms);
+            xs[c]          = from_float<T>(to_float(normed) * to_float(ws[c]));
         }
         store_vec(dst + i, xs);
     }
