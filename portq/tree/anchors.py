@@ -33,7 +33,14 @@ from portq.language.symbols import SymbolTable
 PORTS = "ports"
 NOT_CARRIED = "not-carried"
 
-_REFERENCE = r"(?P<upstream>[A-Za-z0-9_.-]+):(?P<path>[^\s:][^\s]*?)::(?P<symbol>[A-Za-z_~][\w:.~]*)"
+# One name of a qualified symbol: an identifier (a destructor's ``~`` included)
+# with the template arguments of an explicit specialisation (``Vec<half, 2>``,
+# one level of nesting), or an operator (``operator()``, ``operator[]``,
+# ``operator+=``), as the symbol table names C++ definitions.
+_NAME = (r"(?:operator\s*(?:\(\)|\[\]|[-+*/%^&|~!=<>]+)"
+         r"|~?[A-Za-z_]\w*(?:<[^<>\n]*(?:<[^<>\n]*>[^<>\n]*)*>)?)")
+_REFERENCE = (r"(?P<upstream>[A-Za-z0-9_.-]+):(?P<path>[^\s:][^\s]*?)::"
+              r"(?P<symbol>" + _NAME + r"(?:(?:::|\.)" + _NAME + r")*)")
 _PORTQ_ANCHOR = re.compile(
     r"portq:\s*(?P<kind>ports|not-carried)\s+" + _REFERENCE
     + r"(?:\[(?P<param>[^\]]+)\])?"

@@ -88,3 +88,31 @@ def test_bare_anchor_matches_every_same_named_definition_qualified_only_one():
     assert bare.matches_name("gather", "gather") and bare.matches_name("gather", "vllm::gather")
     assert qualified.matches_name("gather_kernel", "vllm::gather_kernel")
     assert not qualified.matches_name("gather_kernel", "gather_kernel")
+
+
+SPECIALISED = b"""\
+template <typename T> struct Gelu;
+template <> struct Gelu<half2> {
+  // portq: ports up:act.cu::Gelu<half2>::apply @0123abcd
+  static __device__ half2 apply(half2 x) { return x; }
+};
+template <> struct Vec<half, 2> {
+  // portq: ports up:vec.h::Vec<half, 2>::get @4567ef01
+  __device__ half get(int i) const { return v[i]; }
+  half v[2];
+};
+struct Less {
+  // portq: ports up:sort.cu::Less::operator() @89abcdef
+  __device__ bool operator()(int a, int b) const { return a < b; }
+};
+"""
+
+
+def test_anchor_names_a_specialisation_member_and_an_operator_with_their_pins():
+    anchors = {a.symbol: a for a in _anchors(SPECIALISED, "ops.cu")}
+    assert set(anchors) == {"Gelu<half2>::apply", "Vec<half, 2>::get", "Less::operator()"}
+    assert [anchors[s].pin for s in sorted(anchors)] == ["0123abcd", "89abcdef", "4567ef01"]
+    assert anchors["Gelu<half2>::apply"].definition == "Gelu<half2>::apply"
+    assert anchors["Less::operator()"].bare_symbol == "operator()"
+    assert anchors["Less::operator()"].matches_name("operator()", "Less::operator()")
+    assert not anchors["Gelu<half2>::apply"].matches_name("apply", "Gelu::apply")
