@@ -73,6 +73,7 @@ from portq.classifier.rules.form import FormRules, definition_text, module_logge
 from portq.classifier.rules.guards import GuardRules
 from portq.classifier.rules.identity import IdentityRules
 from portq.classifier.rules.interface import InterfaceRules
+from portq.classifier.rules.launch import platform_chosen_launches
 from portq.classifier.rules.ownership import OwnershipRules
 from portq.classifier.rules.parameters import (Derivation, _upstream_param_evidence, derive, launch_argument,
                                                launch_argument_texts, parameter_position)
@@ -839,6 +840,8 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
         items = compare(old, new, tree_signature, self.index, param_scope,
                         derivation=lambda name, kernel=None: self._derivation(entry, symbol, new, name, kernel),
                         upstream=self.upstream, keyword_free=lambda names: self._keyword_free(entry, symbol, names))
+        table = self._table(symbol.new_blob, symbol.path) if language_for_path(symbol.path) == "python" else None
+        items = platform_chosen_launches(items, old, new, table.source if table is not None else None)
         return self._from_items(entry, symbol, old, new, port, items, evidence)
 
 
