@@ -564,6 +564,9 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
                 return container
         if not ports:
             return self._unported(entry, symbol, paths)
+        own_test = self._self_test(entry, symbol, ports)
+        if own_test is not None:
+            return own_test
         verdict = self._ported(entry, symbol, paths, ports)
         if verdict.verdict != NEEDS_REVIEW and (verdict.verdict, verdict.justification) != (NOT_APPLICABLE, "cosmetic"):
             # past errors tree-sitter makes of unchanged lines, structure decides no more than NEEDS_REVIEW,

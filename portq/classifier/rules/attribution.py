@@ -21,6 +21,7 @@ from portq.classifier.reading import (_COMMON_IDENTIFIERS, _IDENTIFIER, _anchor_
                                       _is_code_line, _names_used_by_others, _same_ast_evidence, _strip_comment,
                                       _unchanged_moves, new_side_evidence)
 from portq.classifier.rules import Rule, branches, form
+from portq.classifier.rules.definitions import self_test_definitions
 from portq.classifier.imports import import_lines, rebound_names, reexport_target
 from portq.core.evidence import Evidence, Kind
 from portq.core.model import IN_SYNC, NEEDS_REVIEW, NOT_APPLICABLE, EntryChanges, SymbolVerdict, TouchedSymbol
@@ -226,6 +227,7 @@ class AttributionRules:
         named = set().union(*names_by_line.values()) if names_by_line else set()
         shared = sorted(w for w in named & set(referenced) if w not in _COMMON_IDENTIFIERS and len(w) > 2)
         shared = [w for w in shared if not self._decorator_only_unported(w, symbol, paths, anchors)]
+        shared = self._self_test_words(symbol, paths, shared, referenced)
         if shared:
             word = shared[0]
             side, line, text = next(c for c in code if word in names_by_line[(c[0], c[1])])
@@ -255,6 +257,25 @@ class AttributionRules:
             [Evidence(kind=Kind.TOPLEVEL, message="changed lines name nothing a ported definition uses",
                       side="upstream-new", path=symbol.path, symbol=symbol.name)],
         )
+
+    def _self_test_words(self, symbol: TouchedSymbol, paths: set[str], words: list[str], referenced) -> list[str]:
+        """``words`` less the module's own self-tests (``self-test-definition``: a ``__main__`` block calling
+        ``test()``) whose every ported user is a self-test too, none of whose ports the tree calls."""
+        if language_for_path(symbol.path) != "python" or not words:
+            return words
+        tests: set[str] = set()
+        for blob, path in ((symbol.old_blob, symbol.old_path or symbol.path), (symbol.new_blob, symbol.path)):
+            table = self._table(blob, path) if blob else None
+            if table is not None and table.source is not None:
+                tests |= self_test_definitions(table.source)
+
+        def uncalled(name: str) -> bool:
+            ports = self.index.ports_for(self.upstream, paths, name, name)
+            return all(not (c := self.index.reachability.callers(p.definition.name, p.definition.file,
+                                                                  p.definition.qualified_name)).non_test
+                       and not c.test for p in ports)
+
+        return [w for w in words if not (w in tests and all(u in tests and uncalled(u) for u in referenced[w]))]
 
     def _module_cosmetic(self, rule: str, symbol: TouchedSymbol, reason: str, message: str) -> SymbolVerdict:
         """A cosmetic verdict for a module's lines outside definitions that are the same program once ``rule``'s

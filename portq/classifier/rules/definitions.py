@@ -14,6 +14,9 @@ names a corpus symbol, path or commit.
 
 from __future__ import annotations
 
+import ast
+import re
+
 from portq.classifier.delta import Delta, Status
 from portq.classifier.reading import _anchor_evidence, _caller_evidence, _kind_class
 from portq.classifier.rules import Rule, equivalence
@@ -46,6 +49,17 @@ RULES = (
          "-template <int M, class Atom> auto make_copy_warpcontiguous(Atom a) { ... }\n"
          "     // auto c = make_copy_warpcontiguous<M>(atom);   (its only use, commented out)",
          "classifier.rules.definitions.DefinitionRules._removed, ._named_upstream"),
+    Rule("self-test-definition", ("NOT_APPLICABLE",),
+         "A module's own self-test, a definition named as a test (`test`, `test_x`, `test2`), one its "
+         "`if __name__ == \"__main__\":` block calls, or one only those call (the reference a test compares "
+         "against), that no other code of the module reaches on either side of the commit, and whose port "
+         "nothing in the tree calls: rewriting, adding or deleting it changes nothing a ported definition runs, "
+         "NOT_APPLICABLE/not-ported. A helper the module's own code calls, a public definition nothing in the "
+         "module calls (other modules may), or a copy the tree calls stays with the other rules.",
+         "-def test():\n-    assert torch.allclose(double(x), torch_double(x))\n+def test():\n"
+         "+    for n in (1, 4097): ...\n+if __name__ == \"__main__\":\n+    test()",
+         "classifier.rules.definitions.self_test_definitions, .DefinitionRules._self_test, "
+         "classifier.rules.attribution.AttributionRules._self_test_words"),
     Rule("renamed-definition", ("IN_SYNC", "REAL_GAP", "INERT"),
          "A ported definition renamed upstream is in sync when the new name is ported already, else the port is "
          "behind (it still carries the old name).",
@@ -74,8 +88,95 @@ RULES = (
 )
 
 
+_TEST_NAME = re.compile(r"^_*test(?:_\w+|\d+)?$")
+"""A definition named as a test: ``test``, ``test_fwd``, ``test2``."""
+
+
+def _is_main_test(node: ast.stmt) -> bool:
+    """``if __name__ == "__main__":`` (either side of the comparison), with no ``else``."""
+    if not isinstance(node, ast.If) or node.orelse or not isinstance(node.test, ast.Compare):
+        return False
+    test = node.test
+    if len(test.ops) != 1 or not isinstance(test.ops[0], ast.Eq):
+        return False
+    sides = [test.left, test.comparators[0]]
+    return any(isinstance(n, ast.Name) and n.id == "__name__" for n in sides) \
+        and any(isinstance(n, ast.Constant) and n.value == "__main__" for n in sides)
+
+
+def _names_in(nodes) -> set[str]:
+    return {n.id for node in nodes for n in ast.walk(node) if isinstance(n, ast.Name)} \
+        | {n.attr for node in nodes for n in ast.walk(node) if isinstance(n, ast.Attribute)}
+
+
+def self_test_definitions(source: bytes | None) -> set[str]:
+    """The module-level functions of a Python module that are its own self-test (``self-test-definition``):
+    named as a test or called from its ``__main__`` block, or called only by those, and reached by no other
+    code of the module (module-level statements, classes, or functions reached from them). Empty where the
+    source does not parse."""
+    try:
+        module = ast.parse(source or b"")
+    except (SyntaxError, ValueError):
+        return set()
+    functions = {s.name: s for s in module.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    mains = [s for s in module.body if _is_main_test(s)]
+    others = [s for s in module.body if not isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s not in mains]
+    # What the module's own code reaches, main blocks aside.
+    bodies = {name: _names_in(f.body) | _names_in(f.decorator_list) | _names_in([f.args]) for name, f in functions.items()}
+    live = _names_in(others) | {n for f in functions.values() for n in _names_in(f.decorator_list)}
+    frontier = [n for n in live if n in functions]
+    while frontier:
+        name = frontier.pop()
+        for used in bodies[name] - live:
+            live.add(used)
+            if used in functions:
+                frontier.append(used)
+    main_names = _names_in(mains)
+    found = {name for name in functions if name not in live and (_TEST_NAME.match(name) or name in main_names)}
+    grew = True
+    while grew:
+        grew = False
+        for name in functions:
+            if name in found or name in live:
+                continue
+            callers = {other for other, used in bodies.items() if other != name and name in used}
+            if callers and callers <= found:
+                found.add(name)
+                grew = True
+    return found
+
+
 class DefinitionRules:
     """The definition rules, as methods of the verdict table (``verdicts.SymbolClassifier``)."""
+
+    def _self_test(self, entry, symbol, ports) -> SymbolVerdict | None:
+        """Rule ``self-test-definition``: ``symbol`` is its module's own self-test on each side it exists on,
+        and no port of it has a caller in the tree; None otherwise."""
+        if language_for_path(symbol.path) != "python" or symbol.name in ("<toplevel>", "<lines>") \
+                or "." in (symbol.qualified_name or symbol.name) or not ports:
+            return None
+        sides = []
+        if symbol.change != "added":
+            sides.append(self._table(symbol.old_blob, symbol.old_path or symbol.path))
+        if symbol.change != "removed":
+            sides.append(self._table(symbol.new_blob, symbol.path))
+        if not sides or any(t is None or t.source is None or symbol.name not in self_test_definitions(t.source)
+                            for t in sides):
+            return None
+        for port in ports:
+            definition = port.definition
+            callers = self.index.reachability.callers(definition.name, definition.file, definition.qualified_name)
+            if callers.non_test or callers.test:
+                return None
+        cited = ", ".join(p.definition.cite for p in ports[:2])
+        return self._base("self-test-definition", symbol, NOT_APPLICABLE, "not-ported", "body",
+                          f"{symbol.name} is {symbol.path}'s own self-test (named as a test, run from its "
+                          "`__main__` block, or called only by those; no other code of the module reaches it) and "
+                          f"nothing in the tree calls its copy at {cited}: the change runs in no ported "
+                          "definition, so not-ported rather than NEEDS_REVIEW",
+                          [Evidence(kind=Kind.CALLER, side="tree", path=p.definition.file,
+                                    line=p.definition.start_line, message="no caller found in the tree")
+                           for p in ports[:2]])
 
     def _from_items(self, entry, symbol, old, new, port, items: list[Delta], evidence) -> SymbolVerdict:
         definition = port.definition
