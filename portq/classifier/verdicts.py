@@ -796,6 +796,16 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
                               evidence + [new_side_evidence(symbol, Kind.NOT_CARRIED,
                                                             f"stored only for {', '.join(stored[1][:3]) or 'nothing'}",
                                                             stored[0][0])])
+        guard = self._lacked_guard(symbol, definition) if symbol.change == "modified" else None
+        if guard is not None:
+            return self._base("lacked-guard", symbol, NOT_APPLICABLE, "not-carried", "body",
+                              f"{symbol.name}'s change only swaps the context manager of a `with` around an unchanged "
+                              f"block (`with {guard[0]}:` → `with {guard[1]}:`), and the port at {definition.cite} has "
+                              "no `with` statement: the change lies in a statement the port does not have, so "
+                              "not-carried rather than NEEDS_REVIEW",
+                              evidence + [new_side_evidence(symbol, Kind.NOT_CARRIED,
+                                                            f"the port has no guard; only `with {guard[1]}` changed",
+                                                            guard[1])])
         platforms = self._absent_platforms(symbol, anchor)
         if platforms:
             return self._base("absent-platform", symbol, NOT_APPLICABLE, "not-carried", "body",
