@@ -64,7 +64,28 @@ def module_bindings(table) -> dict[str, str]:
             dumped = "def" if node.type in _DEFINITIONS else _dump(node.text.decode("utf-8", errors="replace"))
             for name in names:
                 bound.setdefault(name, []).append(dumped)
-    return {name: "\n".join(dumps) for name, dumps in bound.items()}
+        elif node.type == "if_statement":
+            # Definitions in the branches of a module-level ``if`` (one per version or platform) bind
+            # their names too; each is its own touched symbol, like a top-level definition.
+            for name in _branch_definitions(node):
+                bound.setdefault(name, []).append("def")
+    # A name bound only by definitions is "def" however many branches define it.
+    return {name: "def" if set(dumps) == {"def"} else "\n".join(dumps) for name, dumps in bound.items()}
+
+
+def _branch_definitions(node) -> list[str]:
+    """Names the function and class definitions of a module-level ``if``'s branches bind (nested ``if``s
+    followed), each once per definition."""
+    found: list[str] = []
+    for child in node.named_children:
+        if child.type in ("block", "elif_clause", "else_clause"):
+            for statement in (child.named_children if child.type == "block" else
+                              [g for c in child.named_children if c.type == "block" for g in c.named_children]):
+                if statement.type in _DEFINITIONS:
+                    found += _targets(statement)
+                elif statement.type == "if_statement":
+                    found += _branch_definitions(statement)
+    return found
 
 
 def changed_bindings(old_table, new_table, moved: dict[str, str] | None = None) -> set[str]:

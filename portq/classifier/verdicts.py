@@ -400,6 +400,21 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
         before, after = _python_passless_ast_dump(old.node), _python_passless_ast_dump(new.node)
         return before is not None and before == after
 
+    def _alternative_items(self, symbol: TouchedSymbol, dropped, kept, port: Port):
+        """The structural deltas from one alternative definition of ``symbol`` (``dropped``, old side) to
+        another (``kept``, new side), placed against ``port`` (``removed-alternative``); None where a side
+        cannot be read."""
+        before = self._upstream_signature(symbol.old_blob, symbol.old_path or symbol.path, symbol.qualified_name,
+                                          (dropped.start_line, dropped.end_line))
+        after = self._upstream_signature(symbol.new_blob, symbol.path, symbol.qualified_name,
+                                         (kept.start_line, kept.end_line))
+        mine = port.definition.signature
+        if before is None or after is None or mine is None:
+            return None
+        if len(mine.params) == len(before.params) != len(after.params):
+            return None  # the port takes as many parameters as the dropped alternative: it may be that one, renamed
+        return compare(before, after, mine, self.index, upstream=self.upstream)
+
     def _derivation(self, entry: EntryChanges, symbol: TouchedSymbol, new: Signature, name: str,
                     kernel: str | None = None) -> Derivation | None:
         """How upstream's new launches of this kernel (or of ``kernel``, launched from this symbol) compute

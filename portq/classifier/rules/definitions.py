@@ -60,6 +60,16 @@ RULES = (
          "+    for n in (1, 4097): ...\n+if __name__ == \"__main__\":\n+    test()",
          "classifier.rules.definitions.self_test_definitions, .DefinitionRules._self_test, "
          "classifier.rules.attribution.AttributionRules._self_test_words"),
+    Rule("removed-alternative", ("NOT_APPLICABLE",),
+         "A ported Python definition that is one of several same-named alternatives in the branches of a "
+         "module-level `if` (one per library version or platform), dropped while another alternative is kept "
+         "token for token unchanged, is a path the port never had when the structural comparison of the dropped "
+         "alternative to the kept one, placed against the port, finds differences and the port already on the "
+         "kept side of every one: cosmetic. A port with the dropped alternative's shape, no structural "
+         "difference to tell them apart, or a kept alternative that changed stays `removed-definition`.",
+         "-if triton.__version__ >= \"2.1.0\":\n-    def k(x, n): ...\n-else:\n-    def k(x, tmp, n): ...\n"
+         "+def k(x, n): ...   (the port's kernel takes no scratch pointer)",
+         "classifier.rules.definitions.DefinitionRules._removed_alternative, ._removed"),
     Rule("renamed-definition", ("IN_SYNC", "REAL_GAP", "INERT"),
          "A ported definition renamed upstream is in sync when the new name is ported already, else the port is "
          "behind (it still carries the old name).",
@@ -143,6 +153,20 @@ def self_test_definitions(source: bytes | None) -> set[str]:
             if callers and callers <= found:
                 found.add(name)
                 grew = True
+    return found
+
+
+def _module_branch(node) -> tuple[int, int] | None:
+    """The 1-based lines of the innermost branch block (of an ``if``, ``elif`` or ``else``) of a module-level
+    ``if`` holding a definition; None for a definition in no such branch, or inside a function or class."""
+    current, found = node.parent, None
+    while current is not None:
+        if current.type in ("function_definition", "class_definition"):
+            return None
+        if found is None and current.type == "block" and current.parent is not None \
+                and current.parent.type in ("if_statement", "elif_clause", "else_clause"):
+            found = (current.start_point[0] + 1, current.end_point[0] + 1)
+        current = current.parent
     return found
 
 
@@ -311,6 +335,16 @@ class DefinitionRules:
                                                                       path=definition.file,
                                                                       line=definition.start_line,
                                                                       message="no caller found in the tree")])
+            alternative = self._removed_alternative(entry, symbol, old, port)
+            if alternative is not None:
+                kept, items = alternative
+                said = "; ".join(i.message for i in items[:3])
+                return self._base("removed-alternative", symbol, NOT_APPLICABLE, "cosmetic", "signature",
+                                  f"upstream dropped one of {symbol.path}'s alternative definitions of {symbol.name} "
+                                  f"(a branch of a module-level `if`) and kept the other unchanged ({kept}); where the "
+                                  f"two differ the port at {definition.cite} already has the kept one's shape "
+                                  f"({said}), so the dropped branch is a path the port never had: cosmetic rather "
+                                  "than NEEDS_REVIEW", evidence + [tree_evidence] + [e for i in items[:3] for e in i.evidence])
             return self._base("removed-definition", 
                 symbol, NEEDS_REVIEW, None, "signature",
                 f"upstream deleted {symbol.name} without a same-named replacement while {definition.cite} still "
@@ -330,6 +364,54 @@ class DefinitionRules:
                      f"upstream renamed {symbol.name} to {replacement.name}; the port still carries {symbol.name}",
                      [tree_evidence], rule="renamed-definition")
         return self._gap(symbol, port, [item], evidence + [tree_evidence])
+
+    def _removed_alternative(self, entry, symbol, old, port: Port, depth: int = 0):
+        """Rule ``removed-alternative``: ``(kept, items)`` when ``symbol`` is one of several same-named
+        definitions in the branches of a module-level Python ``if`` and the commit keeps exactly one other, token
+        for token unchanged (``kept`` cites it), and the port is on the kept side of what only the dropped
+        alternative has: the structural comparison of the dropped alternative to the kept one, placed against
+        the port, finds parameters the dropped one takes and the kept one does not, and the port takes none of
+        them (``items``); a host whose dropped alternative only differs in launching a kernel dropped with it,
+        from the same branch, holds when that kernel's does. None otherwise (what only the kept alternative
+        has, the port may lack: that is the kept definition's own history, not which one the port follows)."""
+        if language_for_path(symbol.path) != "python" or "." in (symbol.qualified_name or "") or depth > 1:
+            return None
+        old_table = self._table(symbol.old_blob, symbol.old_path or symbol.path)
+        new_table = self._table(symbol.new_blob, symbol.path) if symbol.new_blob else None
+        if old_table is None or new_table is None or old_table.tree is None or new_table.tree is None:
+            return None
+        before = [d for d in old_table.definitions if d.qualified_name == symbol.qualified_name and d.node is not None]
+        after = [d for d in new_table.definitions if d.qualified_name == symbol.qualified_name and d.node is not None]
+        if len(before) < 2 or len(after) != 1:
+            return None
+        mine = next((d for d in before if d.start_line == (symbol.old_lines or (0,))[0]), None)
+        branch = _module_branch(mine.node) if mine is not None else None
+        if branch is None:
+            return None
+        kept_new = after[0]
+        kept_old = [d for d in before if d is not mine and comment_free_tokens(d.node) == comment_free_tokens(kept_new.node)]
+        if len(kept_old) != 1 or _module_branch(kept_old[0].node) is None:
+            return None
+        kept = f"{symbol.path}:{kept_new.start_line}"
+        items = self._alternative_items(symbol, mine, kept_new, port) or []
+        removals = [i for i in items if any(e.kind == Kind.PARAM_REMOVED for e in i.evidence)]
+        if removals:
+            return (kept, removals) if all(i.status is Status.SYNC for i in removals) else None
+        # A host: the kernels its dropped alternative launches, dropped from the same branch, decide it.
+        dropped_old = old_table.source.decode("utf-8", errors="replace") if old_table.source is not None else ""
+        launched = [s for s in entry.symbols if s.change == "removed" and s.path == symbol.path and s is not symbol
+                    and s.old_lines and branch[0] <= s.old_lines[0] <= branch[1]
+                    and re.search(rf"\b{re.escape(s.name)}\s*\[", mine.node.text.decode("utf-8", errors="replace"))]
+        if not launched or not dropped_old:
+            return None
+        found = []
+        for kernel in launched:
+            kernel_ports = self.index.ports_for(self.upstream, {kernel.path}, kernel.name, kernel.qualified_name)
+            decided = [self._removed_alternative(entry, kernel, None, p, depth + 1) for p in kernel_ports]
+            if not kernel_ports or any(d is None for d in decided):
+                return None
+            found += [i for d in decided for i in d[1]]
+        return kept, found
 
     def _named_upstream(self, entry, symbol) -> bool:
         """Whether code (not comments) of any file the commit changes names
