@@ -54,7 +54,8 @@ def _targets(node) -> list[str]:
 
 def module_bindings(table) -> dict[str, str]:
     """name -> the ``ast`` of every module-level assignment binding it, or ``def`` for a
-    name a function or class definition binds (imports aside)."""
+    name only function or class definitions bind, at top level or in the branches of a
+    module-level ``if`` (imports aside)."""
     bound: dict[str, list[str]] = {}
     if table is None or table.tree is None:
         return {}

@@ -2,7 +2,19 @@
 
 A gap is REAL_GAP only when non-test code in the tree calls the port
 (``caller-reachability``); otherwise INERT. A body change no structural
-rule explains needs a reader, never NOT_APPLICABLE.
+rule explains needs a reader, never NOT_APPLICABLE, unless it lies where no
+ported code runs: a module's own self-test that nothing in the tree calls
+(``self-test-definition``), or an alternative definition in a dropped branch
+of a module-level ``if`` that the port never had (``removed-alternative``).
+
+Example diff (NOT_APPLICABLE/cosmetic for a port whose kernel takes no
+scratch pointer)::
+
+    -if triton.__version__ >= "2.1.0":
+    -    def k(x_ptr, n): ...
+    -else:
+    -    def k(x_ptr, tmp_ptr, n): ...
+    +def k(x_ptr, n): ...
 
 The code: ``DefinitionRules`` holds the methods of the verdict table
 (``portq.classifier.verdicts.SymbolClassifier``, which is built from it) that

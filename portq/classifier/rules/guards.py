@@ -36,7 +36,18 @@ Example diff (NOT_APPLICABLE/cosmetic)::
 
     (scale_rows_kernel: s = tl.load(g_ptr); v = tl.load(x_ptr + offs, mask=m); tl.store(x_ptr + offs, v * s, mask=m))
 
-This module states the rule and holds its proofs on syntax trees; ``GuardRules``
+* ``lacked-guard`` (Python): a change confined to what the ``with`` statements
+  of a definition enter (their context-manager expressions; the blocks and the
+  names they bind unchanged), where the port's definition has no ``with`` at
+  all, lies in a statement the port does not have: NOT_APPLICABLE/not-carried.
+
+Example diff (NOT_APPLICABLE/not-carried for a port that launches unguarded)::
+
+    -    with torch.cuda.device(x.device):
+    +    with device_fn.device(x.device):
+             k[grid](x, n)
+
+This module states the rules and holds their proofs on syntax trees; ``GuardRules``
 (a part of the verdict table ``portq.classifier.verdicts.SymbolClassifier``)
 reads the two sides and the kernels' files through the table. It imports no
 verdict table, reads no git itself, and never names a corpus symbol, path or

@@ -2,7 +2,16 @@
 
 Launches pair old with new by the arguments they share; grids compare as
 canonical expressions (locals resolved through their bindings, ``cdiv``
-forms one operator, the SM count one leaf), never as text.
+forms one operator, the SM count one leaf), never as text. A launch constant
+the wrapper picks by a platform probe bound at import, the old value kept on
+every other platform (``platform-chosen-launch``), is a launch heuristic for a
+reader (DESIGN §5: body-level), not the interface gap a changed launch shape is.
+
+Example diff (NEEDS_REVIEW, not REAL_GAP, for a port that launches 128)::
+
+    +SMALL_PART = 'Tesla' in torch.cuda.get_device_name(0)
+    -    BLOCK = 128
+    +    BLOCK = 128 if not SMALL_PART else 64
 
 The code: the comparisons of launches and program ids against a port, each
 giving ``Delta`` items (``portq.classifier.delta``) that
