@@ -82,3 +82,49 @@ def test_a_block_changed_under_the_guard_stays_flagged(tmp_path):
 def test_a_guard_binding_a_name_the_block_reads_stays_flagged(tmp_path):
     after = AFTER.replace("    with device_fn.device(x.device):\n", "    with device_fn.device(x.device) as n:\n")
     assert _host(tmp_path, after=after).verdict == NEEDS_REVIEW
+
+
+METHOD_BEFORE = BEFORE.replace('''def double(x):
+    n = x.numel()
+    with torch.cuda.device(x.device):
+        _double_kernel[(triton.cdiv(n, 128),)](x, n, BLOCK=128)
+    return x
+''', '''class Double(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        n = x.numel()
+        with torch.cuda.device(x.device):
+            _double_kernel[(triton.cdiv(n, 128),)](x, n, BLOCK=128)
+        return x
+''')
+METHOD_AFTER = METHOD_BEFORE.replace("        with torch.cuda.device(x.device):\n",
+                                     "        with device_fn.device(x.device):\n")
+METHOD_PORT = PORT.replace('''# portq: ports vllm:aiter/ops/triton/gather_kv_b_proj.py::double
+def twice(x):
+    count = x.numel()
+    _twice[(triton.cdiv(count, 128),)](x, count, TILE=128)
+    return x
+''', '''class Twice(torch.autograd.Function):
+    # portq: ports vllm:aiter/ops/triton/gather_kv_b_proj.py::Double.forward
+    @staticmethod
+    def forward(ctx, x):
+        count = x.numel()
+        _twice[(triton.cdiv(count, 128),)](x, count, TILE=128)
+        return x
+
+
+def twice(x):
+    return Twice.apply(x)
+''').replace("import triton\n", "import torch\nimport triton\n", 1)
+
+
+def test_a_method_whose_guard_the_port_lacks_is_not_carried(tmp_path):
+    # A method's text starts at its column: it is read as indented as the rest of it.
+    tree = {"kernels/mla_prefix/ops.py": METHOD_PORT,
+            "kernels/mla_prefill/run.py": "from portq_kernels.mla_prefix.ops import twice\n\n\n"
+                                          "def run(x):\n    return twice(x)\n"}
+    verdicts, _ = classify_history(tmp_path, [CommitSpec("base", files={OPS: METHOD_BEFORE}),
+                                              CommitSpec("guard", files={OPS: METHOD_AFTER})], tree)
+    forward = next(s for s in verdicts[1].symbols if s.symbol.endswith("forward"))
+    assert (forward.verdict, forward.justification) == (NOT_APPLICABLE, "not-carried"), forward.reason
+    assert "lacked-guard" in forward.rules

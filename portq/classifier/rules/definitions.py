@@ -27,6 +27,7 @@ names a corpus symbol, path or commit.
 from __future__ import annotations
 
 import ast
+import functools
 import re
 
 from portq.classifier.delta import Delta, Status
@@ -131,7 +132,8 @@ def _names_in(nodes) -> set[str]:
         | {n.attr for node in nodes for n in ast.walk(node) if isinstance(n, ast.Attribute)}
 
 
-def self_test_definitions(source: bytes | None) -> set[str]:
+@functools.lru_cache(maxsize=64)
+def self_test_definitions(source: bytes | None) -> frozenset[str]:
     """The module-level functions of a Python module that are its own self-test (``self-test-definition``):
     named as a test or called from its ``__main__`` block, or called only by those, and reached by no other
     code of the module (module-level statements, classes, or functions reached from them). Empty where the
@@ -139,7 +141,7 @@ def self_test_definitions(source: bytes | None) -> set[str]:
     try:
         module = ast.parse(source or b"")
     except (SyntaxError, ValueError):
-        return set()
+        return frozenset()
     functions = {s.name: s for s in module.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))}
     mains = [s for s in module.body if _is_main_test(s)]
     others = [s for s in module.body if not isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s not in mains]
@@ -165,7 +167,7 @@ def self_test_definitions(source: bytes | None) -> set[str]:
             if callers and callers <= found:
                 found.add(name)
                 grew = True
-    return found
+    return frozenset(found)
 
 
 def _module_branch(node) -> tuple[int, int] | None:
