@@ -54,7 +54,8 @@ def _targets(node) -> list[str]:
 
 def module_bindings(table) -> dict[str, str]:
     """name -> the ``ast`` of every module-level assignment binding it, or ``def`` for a
-    name a function or class definition binds (imports aside)."""
+    name only function or class definitions bind, at top level or in the branches of a
+    module-level ``if`` (imports aside)."""
     bound: dict[str, list[str]] = {}
     if table is None or table.tree is None:
         return {}
@@ -64,7 +65,28 @@ def module_bindings(table) -> dict[str, str]:
             dumped = "def" if node.type in _DEFINITIONS else _dump(node.text.decode("utf-8", errors="replace"))
             for name in names:
                 bound.setdefault(name, []).append(dumped)
-    return {name: "\n".join(dumps) for name, dumps in bound.items()}
+        elif node.type == "if_statement":
+            # Definitions in the branches of a module-level ``if`` (one per version or platform) bind
+            # their names too; each is its own touched symbol, like a top-level definition.
+            for name in _branch_definitions(node):
+                bound.setdefault(name, []).append("def")
+    # A name bound only by definitions is "def" however many branches define it.
+    return {name: "def" if set(dumps) == {"def"} else "\n".join(dumps) for name, dumps in bound.items()}
+
+
+def _branch_definitions(node) -> list[str]:
+    """Names the function and class definitions of a module-level ``if``'s branches bind (nested ``if``s
+    followed), each once per definition."""
+    found: list[str] = []
+    for child in node.named_children:
+        if child.type in ("block", "elif_clause", "else_clause"):
+            for statement in (child.named_children if child.type == "block" else
+                              [g for c in child.named_children if c.type == "block" for g in c.named_children]):
+                if statement.type in _DEFINITIONS:
+                    found += _targets(statement)
+                elif statement.type == "if_statement":
+                    found += _branch_definitions(statement)
+    return found
 
 
 def changed_bindings(old_table, new_table, moved: dict[str, str] | None = None) -> set[str]:

@@ -73,6 +73,7 @@ from portq.classifier.rules.form import FormRules, definition_text, module_logge
 from portq.classifier.rules.guards import GuardRules
 from portq.classifier.rules.identity import IdentityRules
 from portq.classifier.rules.interface import InterfaceRules
+from portq.classifier.rules.launch import platform_chosen_launches
 from portq.classifier.rules.ownership import OwnershipRules
 from portq.classifier.rules.parameters import (Derivation, _upstream_param_evidence, derive, launch_argument,
                                                launch_argument_texts, parameter_position)
@@ -399,6 +400,21 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
         before, after = _python_passless_ast_dump(old.node), _python_passless_ast_dump(new.node)
         return before is not None and before == after
 
+    def _alternative_items(self, symbol: TouchedSymbol, dropped, kept, port: Port):
+        """The structural deltas from one alternative definition of ``symbol`` (``dropped``, old side) to
+        another (``kept``, new side), placed against ``port`` (``removed-alternative``); None where a side
+        cannot be read."""
+        before = self._upstream_signature(symbol.old_blob, symbol.old_path or symbol.path, symbol.qualified_name,
+                                          (dropped.start_line, dropped.end_line))
+        after = self._upstream_signature(symbol.new_blob, symbol.path, symbol.qualified_name,
+                                         (kept.start_line, kept.end_line))
+        mine = port.definition.signature
+        if before is None or after is None or mine is None:
+            return None
+        if len(mine.params) == len(before.params) != len(after.params):
+            return None  # the port takes as many parameters as the dropped alternative: it may be that one, renamed
+        return compare(before, after, mine, self.index, upstream=self.upstream)
+
     def _derivation(self, entry: EntryChanges, symbol: TouchedSymbol, new: Signature, name: str,
                     kernel: str | None = None) -> Derivation | None:
         """How upstream's new launches of this kernel (or of ``kernel``, launched from this symbol) compute
@@ -563,6 +579,9 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
                 return container
         if not ports:
             return self._unported(entry, symbol, paths)
+        own_test = self._self_test(entry, symbol, ports)
+        if own_test is not None:
+            return own_test
         verdict = self._ported(entry, symbol, paths, ports)
         if verdict.verdict != NEEDS_REVIEW and (verdict.verdict, verdict.justification) != (NOT_APPLICABLE, "cosmetic"):
             # past errors tree-sitter makes of unchanged lines, structure decides no more than NEEDS_REVIEW,
@@ -792,6 +811,16 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
                               evidence + [new_side_evidence(symbol, Kind.NOT_CARRIED,
                                                             f"stored only for {', '.join(stored[1][:3]) or 'nothing'}",
                                                             stored[0][0])])
+        guard = self._lacked_guard(symbol, definition) if symbol.change == "modified" else None
+        if guard is not None:
+            return self._base("lacked-guard", symbol, NOT_APPLICABLE, "not-carried", "body",
+                              f"{symbol.name}'s change only swaps the context manager of a `with` around an unchanged "
+                              f"block (`with {guard[0]}:` → `with {guard[1]}:`), and the port at {definition.cite} has "
+                              "no `with` statement: the change lies in a statement the port does not have, so "
+                              "not-carried rather than NEEDS_REVIEW",
+                              evidence + [new_side_evidence(symbol, Kind.NOT_CARRIED,
+                                                            f"the port has no guard; only `with {guard[1]}` changed",
+                                                            guard[1])])
         platforms = self._absent_platforms(symbol, anchor)
         if platforms:
             return self._base("absent-platform", symbol, NOT_APPLICABLE, "not-carried", "body",
@@ -839,6 +868,8 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
         items = compare(old, new, tree_signature, self.index, param_scope,
                         derivation=lambda name, kernel=None: self._derivation(entry, symbol, new, name, kernel),
                         upstream=self.upstream, keyword_free=lambda names: self._keyword_free(entry, symbol, names))
+        table = self._table(symbol.new_blob, symbol.path) if language_for_path(symbol.path) == "python" else None
+        items = platform_chosen_launches(items, old, new, table.source if table is not None else None)
         return self._from_items(entry, symbol, old, new, port, items, evidence)
 
 

@@ -109,3 +109,71 @@ def test_a_called_function_the_port_names_otherwise_is_not_a_renaming(tmp_path):
     after = RSTD_ONLY.replace('rstd = torch.empty((M,)', 'rstd = empty((M,)')
     symbol = _symbol(tmp_path, before, after, port)
     assert symbol.verdict == NEEDS_REVIEW, symbol.reason
+
+
+# A kernel's store: an expression statement, not an assignment. The touched part (the cast) is compared
+# at the same place of the port's one store call, a parameter named at the same position as upstream's.
+KERNEL_BEFORE = '''import triton
+import triton.language as tl
+
+
+@triton.jit
+def norm_fwd(X, Y, W, N, BLOCK: tl.constexpr):
+    cols = tl.arange(0, BLOCK)
+    mask = cols < N
+    x = tl.load(X + cols, mask=mask, other=0.0).to(tl.float32)
+    y = x * tl.load(W + cols, mask=mask)
+    tl.store(Y + cols, y.to(tl.float16), mask=mask)
+'''
+KERNEL_AFTER = KERNEL_BEFORE.replace("y.to(tl.float16)", "y.to(Y.dtype.element_ty)")
+KERNEL_PORT = '''import triton
+import triton.language as tl
+
+
+# portq: ports vllm:aiter/ops/triton/gather_kv_b_proj.py::norm_fwd
+@triton.jit
+def forward(src, dst, gain, width, TILE: tl.constexpr):
+    offs = tl.arange(0, TILE)
+    inside = offs < width
+    v = tl.load(src + offs, mask=inside, other=0.0).to(tl.float32)
+    tl.store(dst + offs, (v * tl.load(gain + offs, mask=inside)).to(dst.dtype.element_ty), mask=inside)
+'''
+
+
+def test_a_store_whose_new_cast_the_port_has_is_in_sync(tmp_path):
+    symbol = _symbol(tmp_path, KERNEL_BEFORE, KERNEL_AFTER, KERNEL_PORT)
+    assert symbol.verdict == IN_SYNC, symbol.reason
+    assert "port-has-change" in symbol.rules
+    assert "norm.py:" in symbol.reason
+
+
+def test_a_store_casting_to_another_pointers_type_needs_review(tmp_path):
+    # ``src`` is the port's counterpart of X, not of Y: the same words, another pointer.
+    port = KERNEL_PORT.replace(".to(dst.dtype.element_ty)", ".to(src.dtype.element_ty)")
+    symbol = _symbol(tmp_path, KERNEL_BEFORE, KERNEL_AFTER, port)
+    assert symbol.verdict == NEEDS_REVIEW, symbol.reason
+
+
+def test_a_store_the_port_still_casts_the_old_way_needs_review(tmp_path):
+    port = KERNEL_PORT.replace(".to(dst.dtype.element_ty)", ".to(tl.float16)")
+    symbol = _symbol(tmp_path, KERNEL_BEFORE, KERNEL_AFTER, port)
+    assert symbol.verdict == NEEDS_REVIEW, symbol.reason
+    assert "port-has-change" not in symbol.rules
+
+
+def test_a_cast_moved_to_another_argument_needs_review(tmp_path):
+    # The port casts where it loads, not where it stores: the same words at another place of the call.
+    port = KERNEL_PORT.replace("(v * tl.load(gain + offs, mask=inside)).to(dst.dtype.element_ty), mask=inside)",
+                               "v * tl.load(gain + offs, mask=inside), mask=inside, other=dst.dtype.element_ty)")
+    symbol = _symbol(tmp_path, KERNEL_BEFORE, KERNEL_AFTER, port)
+    assert symbol.verdict == NEEDS_REVIEW, symbol.reason
+
+
+def test_two_stores_in_the_port_the_one_upstream_changed_is_found_by_its_pointer(tmp_path):
+    port = KERNEL_PORT + "    tl.store(src + offs, v.to(tl.float16), mask=inside)\n"
+    symbol = _symbol(tmp_path, KERNEL_BEFORE, KERNEL_AFTER, port)
+    assert symbol.verdict == IN_SYNC, symbol.reason
+    # Two stores through the same pointer, one with the old cast: which one upstream's is cannot be told.
+    port = KERNEL_PORT + "    tl.store(dst + offs, v.to(tl.float16), mask=inside)\n"
+    symbol = _symbol(tmp_path / "ambiguous", KERNEL_BEFORE, KERNEL_AFTER, port)
+    assert symbol.verdict == NEEDS_REVIEW, symbol.reason

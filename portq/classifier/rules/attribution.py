@@ -14,6 +14,7 @@ path or commit.
 
 from __future__ import annotations
 
+import ast
 import builtins
 import re
 
@@ -21,7 +22,9 @@ from portq.classifier.reading import (_COMMON_IDENTIFIERS, _IDENTIFIER, _anchor_
                                       _is_code_line, _names_used_by_others, _same_ast_evidence, _strip_comment,
                                       _unchanged_moves, new_side_evidence)
 from portq.classifier.rules import Rule, branches, form
-from portq.classifier.imports import import_lines, rebound_names, reexport_target
+from portq.classifier.rules.definitions import self_test_definitions
+from portq.classifier.imports import (_module_stem, import_bindings, import_lines, rebound_names,
+                                      reexport_target, relative_module_path)
 from portq.core.evidence import Evidence, Kind
 from portq.core.model import IN_SYNC, NEEDS_REVIEW, NOT_APPLICABLE, EntryChanges, SymbolVerdict, TouchedSymbol
 from portq.language.symbols import KIND_CLASS, language_for_path
@@ -212,6 +215,9 @@ class AttributionRules:
             imports = self._import_change(entry, symbol, paths, anchors, code)
             if imports is not None:
                 return imports
+            renamed = self._renamed_module_import(entry, symbol)
+            if renamed is not None:
+                return renamed
             removed = self._removed_bindings(symbol, paths, anchors, code)
             if removed is not None:
                 return removed
@@ -226,6 +232,7 @@ class AttributionRules:
         named = set().union(*names_by_line.values()) if names_by_line else set()
         shared = sorted(w for w in named & set(referenced) if w not in _COMMON_IDENTIFIERS and len(w) > 2)
         shared = [w for w in shared if not self._decorator_only_unported(w, symbol, paths, anchors)]
+        shared = self._self_test_words(symbol, paths, shared, referenced)
         if shared:
             word = shared[0]
             side, line, text = next(c for c in code if word in names_by_line[(c[0], c[1])])
@@ -255,6 +262,25 @@ class AttributionRules:
             [Evidence(kind=Kind.TOPLEVEL, message="changed lines name nothing a ported definition uses",
                       side="upstream-new", path=symbol.path, symbol=symbol.name)],
         )
+
+    def _self_test_words(self, symbol: TouchedSymbol, paths: set[str], words: list[str], referenced) -> list[str]:
+        """``words`` less the module's own self-tests (``self-test-definition``: a ``__main__`` block calling
+        ``test()``) whose every ported user is a self-test too, none of whose ports the tree calls."""
+        if language_for_path(symbol.path) != "python" or not words:
+            return words
+        tests: set[str] = set()
+        for blob, path in ((symbol.old_blob, symbol.old_path or symbol.path), (symbol.new_blob, symbol.path)):
+            table = self._table(blob, path) if blob else None
+            if table is not None and table.source is not None:
+                tests |= self_test_definitions(table.source)
+
+        def uncalled(name: str) -> bool:
+            ports = self.index.ports_for(self.upstream, paths, name, name)
+            return all(not (c := self.index.reachability.callers(p.definition.name, p.definition.file,
+                                                                  p.definition.qualified_name)).non_test
+                       and not c.test for p in ports)
+
+        return [w for w in words if not (w in tests and all(u in tests and uncalled(u) for u in referenced[w]))]
 
     def _module_cosmetic(self, rule: str, symbol: TouchedSymbol, reason: str, message: str) -> SymbolVerdict:
         """A cosmetic verdict for a module's lines outside definitions that are the same program once ``rule``'s
@@ -422,6 +448,52 @@ class AttributionRules:
                                     subject=platforms[0],
                                     message=f"only {', '.join(platforms)} choices outside definitions change")])
 
+    def _renamed_module_import(self, entry: EntryChanges, symbol: TouchedSymbol) -> SymbolVerdict | None:
+        """Rule ``renamed-module-import`` (see ``renamed_object_program``); None when it does not hold."""
+        if language_for_path(symbol.path) != "python" or not entry.commit.parents:
+            return None
+        old_table = self._table(symbol.old_blob, symbol.old_path or symbol.path)
+        new_table = self._table(symbol.new_blob, symbol.path)
+        if old_table is None or new_table is None or old_table.tree is None or new_table.tree is None \
+                or old_table.tree.root_node.has_error or new_table.tree.root_node.has_error:
+            return None
+        old_bindings, new_bindings = import_bindings(old_table.tree.root_node), import_bindings(new_table.tree.root_node)
+        follow = self._reexports_followed(entry, symbol)
+        rebound = rebound_names(old_table.tree.root_node, new_table.tree.root_node, _unchanged_moves(entry), follow)
+        gone, fresh = [n for n in rebound if n not in new_bindings], [n for n in rebound if n not in old_bindings]
+        if len(rebound) != 2 or len(gone) != 1 or len(fresh) != 1:
+            return None
+        was, now = gone[0], fresh[0]
+        if not renamed_object_program(old_table.source, new_table.source, now, was):
+            return None
+        origins = {"old": follow("old", old_bindings[was].target), "new": follow("new", new_bindings[now].target)}
+        if any(":" not in origin for origin in origins.values()):
+            return None
+        commits = {"old": entry.commit.parents[0], "new": entry.commit.sha}
+        modules = {}
+        for side, origin in origins.items():
+            stem, _, name = origin.partition(":")
+            modules[side] = next(((path, table, name) for path in (stem + ".py", stem + "/__init__.py")
+                                  for table in (self._table(f"{commits[side]}:{path}", path),)
+                                  if table is not None and table.source is not None), None)
+        if modules["old"] is None or modules["new"] is None:
+            return None
+        (old_path, old_module, old_name), (new_path, new_module, new_name) = modules["old"], modules["new"]
+        still = self._table(f"{commits['new']}:{old_path}", old_path)
+        if still is not None and still.source is not None:
+            return None  # the old module stays: two modules, so not a rename
+        if not renamed_object_program(old_module.source, new_module.source, new_name, old_name,
+                                      (old_path, new_path)):
+            return None
+        return self._base("renamed-module-import", symbol, NOT_APPLICABLE, "cosmetic", "body",
+                          f"the changed lines import {now} instead of {was} and read it under that name: {old_path}, "
+                          f"where {was} came from, is deleted by this commit and {new_path}, where {now} comes from, "
+                          f"runs the same program ({old_name} named {new_name}, its imports resolving to the same "
+                          "modules), so every ported definition gets the same object: cosmetic rather than a change "
+                          "to anything ported",
+                          [Evidence(kind=Kind.COSMETIC, side="upstream-new", path=new_path, symbol=symbol.name,
+                                    subject=now, message=f"{new_path} is {old_path} renamed, {old_name} as {new_name}")])
+
     def _reexports_followed(self, entry: EntryChanges, symbol: TouchedSymbol):
         """``follow(side, target)`` for ``rebound_names``: where an import target of the symbol's file resolves
         once modules that only re-export a name are followed (``reexport_target``), each side's files read at
@@ -518,3 +590,62 @@ class AttributionRules:
                     if definition.qualified_name not in users:
                         users.append(definition.qualified_name)
         return referenced
+
+
+# --- a module renamed with the object it computes -----------------------------------
+
+
+def _resolved_imports(module: ast.Module, path: str | None) -> dict[str, str] | None:
+    """name -> the repository path of what each module-level import binds (relative specs resolved from
+    ``path``, so ``from . import b`` in ``pkg/x/m.py`` and ``from ..x import b`` in ``pkg/y/m.py`` agree); None
+    for a star import."""
+    found: dict[str, str] = {}
+    for statement in module.body:
+        if isinstance(statement, ast.Import):
+            for alias in statement.names:
+                found[alias.asname or alias.name.split(".")[0]] = alias.name if alias.asname else alias.name.split(".")[0]
+        elif isinstance(statement, ast.ImportFrom):
+            spec = "." * statement.level + (statement.module or "")
+            for alias in statement.names:
+                if alias.name == "*":
+                    return None
+                full = f"{spec}.{alias.name}" if not spec.endswith(".") else f"{spec}{alias.name}"
+                where = (relative_module_path(path, full) if statement.level else _module_stem(full, path)) \
+                    if path is not None else full
+                found[alias.asname or alias.name] = where or full
+    return found
+
+
+class _Renamed(ast.NodeTransformer):
+    def __init__(self, was: str, now: str):
+        self.was, self.now = was, now
+
+    def visit_Name(self, node: ast.Name):
+        return ast.copy_location(ast.Name(id=self.was, ctx=node.ctx), node) if node.id == self.now else node
+
+
+def renamed_object_program(old: bytes | None, new: bytes | None, now: str, was: str,
+                           paths: tuple[str, str] | None = None) -> bool:
+    """Whether module ``new`` is module ``old`` with the module-level name ``was`` renamed ``now`` (neither
+    named on the other side), its other statements the same ``ast`` once imports are set aside and strings
+    standing alone as statements (docstrings) dropped; with ``paths`` (old, new), each side's imports must also
+    resolve to the same modules from its own path (a module moved to another package depth); without, the
+    imports are another rule's (they bind ``was`` and ``now``)."""
+    try:
+        before, after = ast.parse(old or b""), ast.parse(new or b"")
+    except (SyntaxError, ValueError):
+        return False
+    named = lambda tree, name: any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(tree))
+    if named(before, now) or named(after, was) or not named(before, was) or not named(after, now):
+        return False
+
+    def program(tree: ast.Module) -> list[str]:
+        return [ast.dump(s) for s in tree.body if not isinstance(s, (ast.Import, ast.ImportFrom))
+                and not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant) and isinstance(s.value.value, str))]
+
+    if program(before) != program(_Renamed(was, now).visit(after)):
+        return False
+    if paths is None:
+        return True
+    imports = (_resolved_imports(before, paths[0]), _resolved_imports(after, paths[1]))
+    return imports[0] is not None and imports[0] == imports[1]

@@ -64,6 +64,16 @@ RULES = (
          "every ported definition using the name gets the same object.",
          "-from pkg.sub.mod import f\n+from pkg.sub import f   (pkg/sub/__init__.py: from .mod import f)",
          "classifier.imports.reexport_target, classifier.rules.attribution.AttributionRules._import_change"),
+    Rule("renamed-module-import", ("NOT_APPLICABLE",),
+         "A module-level change that only imports one object under a new name from a module renamed in the same "
+         "commit (the old module deleted; the new one, reached through any re-export, runs the old module's "
+         "program once relative imports are resolved, docstrings set aside and the object's name renamed one to "
+         "one) and reads it under that name, the rest of the module the same, gives every ported definition the "
+         "same object: cosmetic. A new module computing anything differently, an old module that stays, or "
+         "another binding changed beside the rename stays flagged.",
+         "-from ..runtime.tool import extra_module\n+from ..utils import extra_shim\n"
+         "-log = extra_module.log\n+log = extra_shim.log   (runtime/tool.py deleted, utils/helper.py the same program)",
+         "classifier.rules.attribution.renamed_object_program, .AttributionRules._renamed_module_import"),
 )
 
 

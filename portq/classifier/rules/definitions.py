@@ -2,7 +2,19 @@
 
 A gap is REAL_GAP only when non-test code in the tree calls the port
 (``caller-reachability``); otherwise INERT. A body change no structural
-rule explains needs a reader, never NOT_APPLICABLE.
+rule explains needs a reader, never NOT_APPLICABLE, unless it lies where no
+ported code runs: a module's own self-test that nothing in the tree calls
+(``self-test-definition``), or an alternative definition in a dropped branch
+of a module-level ``if`` that the port never had (``removed-alternative``).
+
+Example diff (NOT_APPLICABLE/cosmetic for a port whose kernel takes no
+scratch pointer)::
+
+    -if triton.__version__ >= "2.1.0":
+    -    def k(x_ptr, n): ...
+    -else:
+    -    def k(x_ptr, tmp_ptr, n): ...
+    +def k(x_ptr, n): ...
 
 The code: ``DefinitionRules`` holds the methods of the verdict table
 (``portq.classifier.verdicts.SymbolClassifier``, which is built from it) that
@@ -13,6 +25,10 @@ names a corpus symbol, path or commit.
 """
 
 from __future__ import annotations
+
+import ast
+import functools
+import re
 
 from portq.classifier.delta import Delta, Status
 from portq.classifier.reading import _anchor_evidence, _caller_evidence, _kind_class
@@ -46,6 +62,27 @@ RULES = (
          "-template <int M, class Atom> auto make_copy_warpcontiguous(Atom a) { ... }\n"
          "     // auto c = make_copy_warpcontiguous<M>(atom);   (its only use, commented out)",
          "classifier.rules.definitions.DefinitionRules._removed, ._named_upstream"),
+    Rule("self-test-definition", ("NOT_APPLICABLE",),
+         "A module's own self-test, a definition named as a test (`test`, `test_x`, `test2`), one its "
+         "`if __name__ == \"__main__\":` block calls, or one only those call (the reference a test compares "
+         "against), that no other code of the module reaches on either side of the commit, and whose port "
+         "nothing in the tree calls: rewriting, adding or deleting it changes nothing a ported definition runs, "
+         "NOT_APPLICABLE/not-ported. A helper the module's own code calls, a public definition nothing in the "
+         "module calls (other modules may), or a copy the tree calls stays with the other rules.",
+         "-def test():\n-    assert torch.allclose(double(x), torch_double(x))\n+def test():\n"
+         "+    for n in (1, 4097): ...\n+if __name__ == \"__main__\":\n+    test()",
+         "classifier.rules.definitions.self_test_definitions, .DefinitionRules._self_test, "
+         "classifier.rules.attribution.AttributionRules._self_test_words"),
+    Rule("removed-alternative", ("NOT_APPLICABLE",),
+         "A ported Python definition that is one of several same-named alternatives in the branches of a "
+         "module-level `if` (one per library version or platform), dropped while another alternative is kept "
+         "token for token unchanged, is a path the port never had when the structural comparison of the dropped "
+         "alternative to the kept one, placed against the port, finds differences and the port already on the "
+         "kept side of every one: cosmetic. A port with the dropped alternative's shape, no structural "
+         "difference to tell them apart, or a kept alternative that changed stays `removed-definition`.",
+         "-if triton.__version__ >= \"2.1.0\":\n-    def k(x, n): ...\n-else:\n-    def k(x, tmp, n): ...\n"
+         "+def k(x, n): ...   (the port's kernel takes no scratch pointer)",
+         "classifier.rules.definitions.DefinitionRules._removed_alternative, ._removed"),
     Rule("renamed-definition", ("IN_SYNC", "REAL_GAP", "INERT"),
          "A ported definition renamed upstream is in sync when the new name is ported already, else the port is "
          "behind (it still carries the old name).",
@@ -74,8 +111,110 @@ RULES = (
 )
 
 
+_TEST_NAME = re.compile(r"^_*test(?:_\w+|\d+)?$")
+"""A definition named as a test: ``test``, ``test_fwd``, ``test2``."""
+
+
+def _is_main_test(node: ast.stmt) -> bool:
+    """``if __name__ == "__main__":`` (either side of the comparison), with no ``else``."""
+    if not isinstance(node, ast.If) or node.orelse or not isinstance(node.test, ast.Compare):
+        return False
+    test = node.test
+    if len(test.ops) != 1 or not isinstance(test.ops[0], ast.Eq):
+        return False
+    sides = [test.left, test.comparators[0]]
+    return any(isinstance(n, ast.Name) and n.id == "__name__" for n in sides) \
+        and any(isinstance(n, ast.Constant) and n.value == "__main__" for n in sides)
+
+
+def _names_in(nodes) -> set[str]:
+    return {n.id for node in nodes for n in ast.walk(node) if isinstance(n, ast.Name)} \
+        | {n.attr for node in nodes for n in ast.walk(node) if isinstance(n, ast.Attribute)}
+
+
+@functools.lru_cache(maxsize=64)
+def self_test_definitions(source: bytes | None) -> frozenset[str]:
+    """The module-level functions of a Python module that are its own self-test (``self-test-definition``):
+    named as a test or called from its ``__main__`` block, or called only by those, and reached by no other
+    code of the module (module-level statements, classes, or functions reached from them). Empty where the
+    source does not parse."""
+    try:
+        module = ast.parse(source or b"")
+    except (SyntaxError, ValueError):
+        return frozenset()
+    functions = {s.name: s for s in module.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    mains = [s for s in module.body if _is_main_test(s)]
+    others = [s for s in module.body if not isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s not in mains]
+    # What the module's own code reaches, main blocks aside.
+    bodies = {name: _names_in(f.body) | _names_in(f.decorator_list) | _names_in([f.args]) for name, f in functions.items()}
+    live = _names_in(others) | {n for f in functions.values() for n in _names_in(f.decorator_list)}
+    frontier = [n for n in live if n in functions]
+    while frontier:
+        name = frontier.pop()
+        for used in bodies[name] - live:
+            live.add(used)
+            if used in functions:
+                frontier.append(used)
+    main_names = _names_in(mains)
+    found = {name for name in functions if name not in live and (_TEST_NAME.match(name) or name in main_names)}
+    grew = True
+    while grew:
+        grew = False
+        for name in functions:
+            if name in found or name in live:
+                continue
+            callers = {other for other, used in bodies.items() if other != name and name in used}
+            if callers and callers <= found:
+                found.add(name)
+                grew = True
+    return frozenset(found)
+
+
+def _module_branch(node) -> tuple[int, int] | None:
+    """The 1-based lines of the innermost branch block (of an ``if``, ``elif`` or ``else``) of a module-level
+    ``if`` holding a definition; None for a definition in no such branch, or inside a function or class."""
+    current, found = node.parent, None
+    while current is not None:
+        if current.type in ("function_definition", "class_definition"):
+            return None
+        if found is None and current.type == "block" and current.parent is not None \
+                and current.parent.type in ("if_statement", "elif_clause", "else_clause"):
+            found = (current.start_point[0] + 1, current.end_point[0] + 1)
+        current = current.parent
+    return found
+
+
 class DefinitionRules:
     """The definition rules, as methods of the verdict table (``verdicts.SymbolClassifier``)."""
+
+    def _self_test(self, entry, symbol, ports) -> SymbolVerdict | None:
+        """Rule ``self-test-definition``: ``symbol`` is its module's own self-test on each side it exists on,
+        and no port of it has a caller in the tree; None otherwise."""
+        if language_for_path(symbol.path) != "python" or symbol.name in ("<toplevel>", "<lines>") \
+                or "." in (symbol.qualified_name or symbol.name) or not ports:
+            return None
+        sides = []
+        if symbol.change != "added":
+            sides.append(self._table(symbol.old_blob, symbol.old_path or symbol.path))
+        if symbol.change != "removed":
+            sides.append(self._table(symbol.new_blob, symbol.path))
+        if not sides or any(t is None or t.source is None or symbol.name not in self_test_definitions(t.source)
+                            for t in sides):
+            return None
+        for port in ports:
+            definition = port.definition
+            callers = self.index.reachability.callers(definition.name, definition.file, definition.qualified_name)
+            if callers.non_test or callers.test:
+                return None
+        cited = ", ".join(p.definition.cite for p in ports[:2])
+        return self._base("self-test-definition", symbol, NOT_APPLICABLE, "not-ported", "body",
+                          f"{symbol.name} is {symbol.path}'s own self-test (named as a test, run from its "
+                          "`__main__` block, or called only by those; no other code of the module reaches it) and "
+                          f"nothing in the tree calls its copy at {cited}: the change runs in no ported "
+                          "definition, so not-ported rather than NEEDS_REVIEW",
+                          [Evidence(kind=Kind.CALLER, side="tree", path=p.definition.file,
+                                    line=p.definition.start_line, message="no caller found in the tree")
+                           for p in ports[:2]])
 
     def _from_items(self, entry, symbol, old, new, port, items: list[Delta], evidence) -> SymbolVerdict:
         definition = port.definition
@@ -210,6 +349,16 @@ class DefinitionRules:
                                                                       path=definition.file,
                                                                       line=definition.start_line,
                                                                       message="no caller found in the tree")])
+            alternative = self._removed_alternative(entry, symbol, old, port)
+            if alternative is not None:
+                kept, items = alternative
+                said = "; ".join(i.message for i in items[:3])
+                return self._base("removed-alternative", symbol, NOT_APPLICABLE, "cosmetic", "signature",
+                                  f"upstream dropped one of {symbol.path}'s alternative definitions of {symbol.name} "
+                                  f"(a branch of a module-level `if`) and kept the other unchanged ({kept}); where the "
+                                  f"two differ the port at {definition.cite} already has the kept one's shape "
+                                  f"({said}), so the dropped branch is a path the port never had: cosmetic rather "
+                                  "than NEEDS_REVIEW", evidence + [tree_evidence] + [e for i in items[:3] for e in i.evidence])
             return self._base("removed-definition", 
                 symbol, NEEDS_REVIEW, None, "signature",
                 f"upstream deleted {symbol.name} without a same-named replacement while {definition.cite} still "
@@ -229,6 +378,54 @@ class DefinitionRules:
                      f"upstream renamed {symbol.name} to {replacement.name}; the port still carries {symbol.name}",
                      [tree_evidence], rule="renamed-definition")
         return self._gap(symbol, port, [item], evidence + [tree_evidence])
+
+    def _removed_alternative(self, entry, symbol, old, port: Port, depth: int = 0):
+        """Rule ``removed-alternative``: ``(kept, items)`` when ``symbol`` is one of several same-named
+        definitions in the branches of a module-level Python ``if`` and the commit keeps exactly one other, token
+        for token unchanged (``kept`` cites it), and the port is on the kept side of what only the dropped
+        alternative has: the structural comparison of the dropped alternative to the kept one, placed against
+        the port, finds parameters the dropped one takes and the kept one does not, and the port takes none of
+        them (``items``); a host whose dropped alternative only differs in launching a kernel dropped with it,
+        from the same branch, holds when that kernel's does. None otherwise (what only the kept alternative
+        has, the port may lack: that is the kept definition's own history, not which one the port follows)."""
+        if language_for_path(symbol.path) != "python" or "." in (symbol.qualified_name or "") or depth > 1:
+            return None
+        old_table = self._table(symbol.old_blob, symbol.old_path or symbol.path)
+        new_table = self._table(symbol.new_blob, symbol.path) if symbol.new_blob else None
+        if old_table is None or new_table is None or old_table.tree is None or new_table.tree is None:
+            return None
+        before = [d for d in old_table.definitions if d.qualified_name == symbol.qualified_name and d.node is not None]
+        after = [d for d in new_table.definitions if d.qualified_name == symbol.qualified_name and d.node is not None]
+        if len(before) < 2 or len(after) != 1:
+            return None
+        mine = next((d for d in before if d.start_line == (symbol.old_lines or (0,))[0]), None)
+        branch = _module_branch(mine.node) if mine is not None else None
+        if branch is None:
+            return None
+        kept_new = after[0]
+        kept_old = [d for d in before if d is not mine and comment_free_tokens(d.node) == comment_free_tokens(kept_new.node)]
+        if len(kept_old) != 1 or _module_branch(kept_old[0].node) is None:
+            return None
+        kept = f"{symbol.path}:{kept_new.start_line}"
+        items = self._alternative_items(symbol, mine, kept_new, port) or []
+        removals = [i for i in items if any(e.kind == Kind.PARAM_REMOVED for e in i.evidence)]
+        if removals:
+            return (kept, removals) if all(i.status is Status.SYNC for i in removals) else None
+        # A host: the kernels its dropped alternative launches, dropped from the same branch, decide it.
+        dropped_old = old_table.source.decode("utf-8", errors="replace") if old_table.source is not None else ""
+        launched = [s for s in entry.symbols if s.change == "removed" and s.path == symbol.path and s is not symbol
+                    and s.old_lines and branch[0] <= s.old_lines[0] <= branch[1]
+                    and re.search(rf"\b{re.escape(s.name)}\s*\[", mine.node.text.decode("utf-8", errors="replace"))]
+        if not launched or not dropped_old:
+            return None
+        found = []
+        for kernel in launched:
+            kernel_ports = self.index.ports_for(self.upstream, {kernel.path}, kernel.name, kernel.qualified_name)
+            decided = [self._removed_alternative(entry, kernel, None, p, depth + 1) for p in kernel_ports]
+            if not kernel_ports or any(d is None for d in decided):
+                return None
+            found += [i for d in decided for i in d[1]]
+        return kept, found
 
     def _named_upstream(self, entry, symbol) -> bool:
         """Whether code (not comments) of any file the commit changes names

@@ -27,7 +27,22 @@ Example diff (IN_SYNC for a port ``def fwd_hdim64(q, k, v, out, causal)``)::
   ``A if not C else B`` read as ``B if C else A``), with
   the touched tokens verbatim, while its old form is not: the port already
   has the change. IN_SYNC, citing the port's statements. Only when every
-  change of the definition is such a statement.
+  change of the definition is such a statement. A call statement (a
+  kernel's ``tl.store``/``tl.atomic_add``, which assigns nothing) is matched
+  to the port's one call of the same function, its touched part compared at
+  the same place (the same argument, the same nesting), each of upstream's
+  parameters read as the port's parameter at the same position (the port
+  names its pointers its own way) and untouched locals renamed as above;
+  where the port calls that function more than once, the first arguments
+  (the pointer stored through) must read alike too, and exactly one call
+  may be left. A cast that the port writes at another argument, to another
+  pointer's type, or a port whose one such call has the old form, is not.
+
+Example diff (IN_SYNC for a port kernel ``(src, dst, ...)`` that stores
+``tl.store(dst + offs, (v * g).to(dst.dtype.element_ty), mask=inside)``)::
+
+    -    tl.store(Y + cols, y.to(tl.float16), mask=mask)
+    +    tl.store(Y + cols, y.to(Y.dtype.element_ty), mask=mask)
 
 Example diff (IN_SYNC for a port whose ``forward`` already allocates
 ``rstd = torch.empty((rows,), dtype=torch.float32, device=x.device)``)::
@@ -58,11 +73,13 @@ RULES = (
     Rule("port-has-change", ("IN_SYNC",),
          "A Python body change whose every touched statement, in its new form, is the port's statement assigning "
          "the same target (modulo one consistent renaming of untouched locals and parameters, the touched tokens "
-         "verbatim) while "
+         "verbatim), or for a call statement (`tl.store(...)`) the port's one call of the same function with the "
+         "touched part at the same place (parameters read by position), while "
          "its old form is not, is a change the port already has: IN_SYNC, citing the port's statements.",
          "-    rstd = torch.empty((M,), device=\"cuda\")\n+    rstd = torch.empty((M,), device=x.device)  "
          "(the port: rstd = torch.empty((rows,), device=x.device))",
-         "classifier.rules.equivalence.port_has_change, classifier.rules.definitions.DefinitionRules._from_items"),
+         "classifier.rules.equivalence.port_has_change, ._call_statement_match, "
+         "classifier.rules.definitions.DefinitionRules._from_items"),
 )
 
 _FLAG_PREFIXES = ("is_", "has_", "use_", "enable_", "with_")
@@ -209,7 +226,16 @@ def port_has_change(old_node, new_node, port_node) -> list[tuple[object, object]
     renaming: dict[str, str] = {}
     names = (_own_names(new_node), _own_names(port_node))
     found = []
+    assigned = []
     for old_statement, new_statement in pairs.values():
+        if _target(new_statement) is None and _target(old_statement) is None:
+            mine = _call_statement_match(old_statement, new_statement, touched_old, touched_new, port_node,
+                                         (old_node, new_node), renaming, names)
+            if mine is None:
+                return None
+            found.append((new_statement, mine))
+            continue
+        assigned.append((old_statement, new_statement))
         target = _target(new_statement)
         candidates = port_statements.get(target or "", [])
         if target is None or target != _target(old_statement) or len(candidates) != 1:
@@ -217,8 +243,156 @@ def port_has_change(old_node, new_node, port_node) -> list[tuple[object, object]
         if not _aligned(new_statement, candidates[0], touched_new, renaming, names):
             return None
         found.append((new_statement, candidates[0]))
-    for old_statement, _ in pairs.values():
+    for old_statement, _ in assigned:
         port_statement = port_statements[_target(old_statement)][0]
         if _aligned(old_statement, port_statement, touched_old, dict(renaming), (_own_names(old_node), names[1])):
             return None  # the port has the old form too: nothing tells which it follows
     return found
+
+
+# --- a call statement: the touched part at the same place of the port's call -----------
+
+
+def _named(node) -> list:
+    return [c for c in node.named_children if c.type != "comment"]
+
+
+def _statement_call(statement):
+    """The call an expression statement consists of (``tl.store(...)``), else None."""
+    inner = _named(statement)
+    return inner[0] if statement.type == "expression_statement" and len(inner) == 1 and inner[0].type == "call" \
+        else None
+
+
+def _covering_path(call, touched: set) -> list[int] | None:
+    """The named-child positions from ``call`` down to the smallest node holding every touched leaf of it."""
+    leaves = [leaf for leaf in _leaves(call) if _key(leaf) in touched]
+    if not leaves:
+        return None
+    start, end = min(l.start_byte for l in leaves), max(l.end_byte for l in leaves)
+    node = leaves[0]
+    while node is not None and not (node.start_byte <= start and node.end_byte >= end):
+        node = node.parent
+    path: list[int] = []
+    while node is not None and _key(node) != _key(call):
+        parent = node.parent
+        if parent is None:
+            return None
+        children = _named(parent)
+        position = next((i for i, c in enumerate(children) if _key(c) == _key(node)), None)
+        if position is None:
+            return None
+        path.append(position)
+        node = parent
+    return list(reversed(path)) if node is not None else None
+
+
+def _follow(call, path: list[int], like=None):
+    """The node at ``path`` below ``call`` (each step of the same node type as ``like``'s, when given), or None."""
+    node, model = call, like
+    for position in path:
+        children = _named(node)
+        if position >= len(children):
+            return None
+        node = children[position]
+        if model is not None:
+            model = _named(model)[position]
+            if node.type != model.type:
+                return None
+    return node
+
+
+def _ordered_parameters(node) -> list[str]:
+    function = _function_node(node)
+    parameters = function.child_by_field_name("parameters") if function is not None else None
+    found = []
+    for parameter in _named(parameters) if parameters is not None else ():
+        name = parameter if parameter.type == "identifier" else \
+            (parameter.child_by_field_name("name") or next((c for c in _named(parameter) if c.type == "identifier"), None))
+        found.append(name.text.decode("utf-8", errors="replace") if name is not None else "")
+    return found
+
+
+def _same_inputs(upstream, port, positional: dict[str, str], renaming: dict[str, str], names: tuple[set, set],
+                 touched: set) -> bool:
+    """Whether ``upstream`` reads as ``port`` token for token, a parameter read as the port's parameter at the
+    same position (``positional``), an untouched local as the port's local by one consistent renaming (which
+    a match extends); never an attribute, a keyword or a callee renamed."""
+    mine, theirs = _normal_tokens(upstream), _normal_tokens(port)
+    if len(mine) != len(theirs):
+        return False
+    trial = dict(renaming)
+    for (text, leaf), (other, port_leaf) in zip(mine, theirs):
+        identifier = leaf is not None and leaf.type == "identifier"
+        if identifier and text in positional:
+            if positional[text] != other:
+                return False  # a parameter is the port's parameter at its position, and nothing else
+            continue
+        if text == other and trial.get(text, text) == text:
+            if identifier:
+                trial[text] = text
+            continue
+        if not identifier or port_leaf is None or port_leaf.type != "identifier" or _key(leaf) in touched \
+                or trial.get(text, other) != other or text not in names[0] or other not in names[1] \
+                or other in positional.values():
+            return False
+        if leaf.parent is not None and leaf.parent.type == "attribute" \
+                and leaf.parent.child_by_field_name("attribute") == leaf:
+            return False
+        trial[text] = other
+    if len(set(trial.values())) != len(trial):
+        return False
+    renaming.update(trial)
+    return True
+
+
+def _call_statement_match(old_statement, new_statement, touched_old: set, touched_new: set, port_node, sides,
+                          renaming: dict[str, str], names: tuple[set, set]):
+    """The port's call statement that already has a call statement's change (``port-has-change`` for
+    ``tl.store(Y + cols, y.to(Y.dtype.element_ty), mask=mask)``): the one call of the port to the same
+    function whose node at the place the change touched (the same argument, the same nesting) reads as the
+    new form, upstream's parameters read as the port's at the same position, and not as the old; where the
+    port calls that function more than once, the first arguments must read alike too. None otherwise."""
+    old_node, new_node = sides
+    old_call, new_call = _statement_call(old_statement), _statement_call(new_statement)
+    if old_call is None or new_call is None:
+        return None
+    function = new_call.child_by_field_name("function")
+    if function is None or old_call.child_by_field_name("function") is None \
+            or function.text != old_call.child_by_field_name("function").text \
+            or any(_key(leaf) in touched_new for leaf in _leaves(function)):
+        return None
+    path = _covering_path(new_call, touched_new)
+    if not path or path != _covering_path(old_call, touched_old):
+        return None
+    upstream_parameters, port_parameters = _ordered_parameters(new_node), _ordered_parameters(port_node)
+    if len(upstream_parameters) != len(port_parameters) or "" in upstream_parameters:
+        return None
+    positional = dict(zip(upstream_parameters, port_parameters))
+    new_part, old_part = _follow(new_call, path), _follow(old_call, path)
+    calls = []
+    for leaf in _leaves(port_node):
+        statement = _statement_of(leaf)
+        call = _statement_call(statement) if statement is not None else None
+        port_function = call.child_by_field_name("function") if call is not None else None
+        if port_function is not None and port_function.text == function.text \
+                and all(_key(c) != _key(call) for c in calls):
+            calls.append(call)
+    placed = [(call, part) for call in calls if (part := _follow(call, path, like=new_call)) is not None]
+    if len(calls) > 1:
+        def first(call):
+            arguments = call.child_by_field_name("arguments")
+            named = _named(arguments) if arguments is not None else []
+            return named[0] if named else None
+        placed = [(call, part) for call, part in placed
+                  if first(call) is not None and first(new_call) is not None
+                  and _same_inputs(first(new_call), first(call), positional, dict(renaming), names, touched_new)]
+    having = [(call, part) for call, part in placed
+              if _same_inputs(new_part, part, positional, dict(renaming), names, touched_new)]
+    if len(placed) != 1 or len(having) != 1:
+        return None
+    call, part = having[0]
+    if _same_inputs(old_part, part, positional, dict(renaming), (_own_names(old_node), names[1]), touched_old):
+        return None  # the port has the old form too
+    _same_inputs(new_part, part, positional, renaming, names, touched_new)
+    return call.parent

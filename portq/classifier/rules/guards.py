@@ -36,7 +36,18 @@ Example diff (NOT_APPLICABLE/cosmetic)::
 
     (scale_rows_kernel: s = tl.load(g_ptr); v = tl.load(x_ptr + offs, mask=m); tl.store(x_ptr + offs, v * s, mask=m))
 
-This module states the rule and holds its proofs on syntax trees; ``GuardRules``
+* ``lacked-guard`` (Python): a change confined to what the ``with`` statements
+  of a definition enter (their context-manager expressions; the blocks and the
+  names they bind unchanged), where the port's definition has no ``with`` at
+  all, lies in a statement the port does not have: NOT_APPLICABLE/not-carried.
+
+Example diff (NOT_APPLICABLE/not-carried for a port that launches unguarded)::
+
+    -    with torch.cuda.device(x.device):
+    +    with device_fn.device(x.device):
+             k[grid](x, n)
+
+This module states the rules and holds their proofs on syntax trees; ``GuardRules``
 (a part of the verdict table ``portq.classifier.verdicts.SymbolClassifier``)
 reads the two sides and the kernels' files through the table. It imports no
 verdict table, reads no git itself, and never names a corpus symbol, path or
@@ -64,6 +75,14 @@ RULES = (
          "+    if not torch.equal(g, torch.tensor(1.0, device=g.device)):\n"
          "         scale_rows_kernel[(rows,)](x, x.stride(-2), g, n, BLOCK=block)",
          "classifier.rules.guards.shortcut_guard, classifier.rules.guards.GuardRules._identity_shortcut"),
+    Rule("lacked-guard", ("NOT_APPLICABLE",),
+         "A Python definition whose only change is the context managers of `with` statements (what they enter, "
+         "never what they bind) around unchanged blocks, whose port has no `with` statement at all, changed a "
+         "statement the port does not have: NOT_APPLICABLE/not-carried. A port with a guard, a changed block, or "
+         "a guard binding another name stays flagged.",
+         "-    with torch.cuda.device(x.device):\n+    with device_fn.device(x.device):\n"
+         "         k[grid](x, n)   (the port launches k without a guard)",
+         "classifier.rules.guards.guard_only_change, classifier.rules.guards.GuardRules._lacked_guard"),
 )
 
 _PURE_FUNCTIONS = frozenset({"min", "max", "len", "int", "float", "abs", "round", "range"})
@@ -468,8 +487,67 @@ def module_definition(root, name: str):
     return None
 
 
+def _parsed_definition(text: str):
+    import ast
+    import textwrap
+
+    try:
+        return ast.parse(textwrap.dedent(text))
+    except (SyntaxError, ValueError):
+        return None
+
+
+def guard_only_change(old_text: str, new_text: str, port_text: str) -> tuple[str, str] | None:
+    """``(old items, new items)`` of the first ``with`` whose context managers differ, when a definition's
+    change is confined to the context-manager expressions of its ``with`` statements (the blocks, the names
+    they bind and everything else the same ``ast``) and its port's definition holds no ``with`` statement
+    (``lacked-guard``); None otherwise."""
+    import ast
+
+    old, new, port = (_parsed_definition(t) for t in (old_text, new_text, port_text))
+    if old is None or new is None or port is None or any(isinstance(n, (ast.With, ast.AsyncWith))
+                                                         for n in ast.walk(port)):
+        return None
+
+    def withs(tree):
+        return [n for n in ast.walk(tree) if isinstance(n, (ast.With, ast.AsyncWith))]
+
+    def without_managers(tree):
+        tree = ast.parse(ast.unparse(tree))
+        for node in withs(tree):
+            for item in node.items:
+                item.context_expr = ast.Constant(value=None)
+        return ast.dump(tree)
+
+    before, after = withs(old), withs(new)
+    if not before or len(before) != len(after) or without_managers(old) != without_managers(new):
+        return None
+    changed = [(b, a) for b, a in zip(before, after)
+               if [ast.dump(i.context_expr) for i in b.items] != [ast.dump(i.context_expr) for i in a.items]]
+    if not changed:
+        return None
+    was, now = changed[0]
+    return ", ".join(ast.unparse(i) for i in was.items), ", ".join(ast.unparse(i) for i in now.items)
+
+
 class GuardRules:
-    """The verdict table's decision for ``identity-shortcut`` (see the module)."""
+    """The verdict table's decisions for ``identity-shortcut`` and ``lacked-guard`` (see the module)."""
+
+    def _lacked_guard(self, symbol: TouchedSymbol, definition) -> tuple[str, str] | None:
+        """``guard_only_change`` of a modified Python symbol against its Python port; None when it does not hold."""
+        from portq.language.symbols import language_for_path
+
+        if language_for_path(symbol.path) != "python" or language_for_path(definition.file) != "python":
+            return None
+        before = self._definition(symbol.old_blob, symbol.old_path or symbol.path, symbol.qualified_name,
+                                  symbol.old_lines)
+        after = self._definition(symbol.new_blob, symbol.path, symbol.qualified_name, symbol.new_lines)
+        mine = self._port_node(definition)
+        if before is None or after is None or before.node is None or after.node is None or mine is None:
+            return None
+        # A method's node starts at its column: indent its first line as the rest are, so it parses alone.
+        return guard_only_change(*(" " * n.start_point[1] + n.text.decode("utf-8", errors="replace")
+                                   for n in (before.node, after.node, mine)))
 
     def _identity_shortcut(self, entry, symbol: TouchedSymbol) -> tuple[str, str, str, list[str]] | None:
         """``(old test, new test, g, kernels)`` when the symbol's change is a guard rewritten between two tests

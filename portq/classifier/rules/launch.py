@@ -2,7 +2,16 @@
 
 Launches pair old with new by the arguments they share; grids compare as
 canonical expressions (locals resolved through their bindings, ``cdiv``
-forms one operator, the SM count one leaf), never as text.
+forms one operator, the SM count one leaf), never as text. A launch constant
+the wrapper picks by a platform probe bound at import, the old value kept on
+every other platform (``platform-chosen-launch``), is a launch heuristic for a
+reader (DESIGN §5: body-level), not the interface gap a changed launch shape is.
+
+Example diff (NEEDS_REVIEW, not REAL_GAP, for a port that launches 128)::
+
+    +SMALL_PART = 'Tesla' in torch.cuda.get_device_name(0)
+    -    BLOCK = 128
+    +    BLOCK = 128 if not SMALL_PART else 64
 
 The code: the comparisons of launches and program ids against a port, each
 giving ``Delta`` items (``portq.classifier.delta``) that
@@ -51,6 +60,16 @@ RULES = (
          "How a kernel's program id is read and decomposed (axes, `pid // H`, `num_programs`) against the port's.",
          "-    pid = tl.program_id(0)\n+    pid_m = tl.program_id(0); pid_n = tl.program_id(1)",
          "classifier.rules.launch._program_id_items"),
+    Rule("platform-chosen-launch", ("NEEDS_REVIEW",),
+         "A launch constant (tile, warps, stages) the wrapper now picks by a platform probe, a module-level flag "
+         "bound once at import from the device's name, capability or architecture (or such a probe itself), "
+         "with the old value kept on the other platforms: no caller supplies or selects it, so it is a launch "
+         "heuristic of the wrapper for a reader (DESIGN §5: body-level), not an interface gap. A value changed on "
+         "every platform, or a test that reads a parameter, the environment or a name a setter rebinds, stays "
+         "with the launch rules.",
+         "+SMALL_PART = 'Tesla' in torch.cuda.get_device_name(0)\n"
+         "-    BLOCK = 128\n+    BLOCK = 128 if not SMALL_PART else 64",
+         "classifier.rules.launch.platform_chosen_launches"),
 )
 
 
@@ -780,3 +799,197 @@ def _program_id_items(old: Signature, new: Signature, port: Signature, set_aside
             items.append(Delta("undecided", "launch", f"upstream added an early exit on {', '.join(sorted(guards_added))}",
                                     line_evidence))
     return items
+
+
+# --- launch constants chosen by a platform probe ------------------------------------
+
+_PROBE_CALLS = frozenset({"get_device_name", "get_device_capability", "get_device_properties", "get_current_target",
+                          "get_arch"})
+"""The last name of a call that reads the device the process runs on (``torch.cuda.get_device_name(0)``,
+``torch.cuda.get_device_capability()``, ``triton.runtime.driver.active.get_current_target()``)."""
+
+_PROBE_ATTRIBUTES = frozenset({"torch.version.hip", "torch.version.cuda"})
+"""Attributes that say which platform's build of torch runs."""
+
+_PURE_BUILTINS = frozenset({"int", "float", "str", "bool", "len", "any", "all", "min", "max", "tuple"})
+"""Builtins a probe's value may pass through: they compute from their arguments only."""
+
+
+def _dotted(node: ast.AST) -> str | None:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    return ".".join([node.id, *reversed(parts)])
+
+
+def _probe_value(node: ast.AST, flags: dict[str, str], imported: set[str]) -> bool | None:
+    """True when ``node`` computes only from the platform the process runs on (probe calls and attributes,
+    ``flags``: module-level names bound from them, literals, pure builtins, methods of a probed value) and
+    reads at least one probe; False when it computes only from literals; None when it reads anything else
+    (a parameter, a local, the environment, any other call)."""
+    def each(children) -> bool | None:
+        found = False
+        for child in children:
+            value = _probe_value(child, flags, imported)
+            if value is None:
+                return None
+            found = found or value
+        return found
+
+    if isinstance(node, ast.Constant):
+        return False
+    if isinstance(node, ast.Name):
+        return True if node.id in flags else None
+    if isinstance(node, ast.Attribute):
+        dotted = _dotted(node)
+        if dotted in _PROBE_ATTRIBUTES and dotted.split(".")[0] in imported:
+            return True
+        return True if _probe_value(node.value, flags, imported) else None  # a field of a probed value
+    if isinstance(node, ast.Call):
+        arguments = [*node.args, *(k.value for k in node.keywords)]
+        if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
+            return None
+        dotted = _dotted(node.func)
+        if dotted is not None and dotted.split(".")[-1] in _PROBE_CALLS and dotted.split(".")[0] in imported \
+                and "." in dotted:
+            return None if each(arguments) is None else True
+        if isinstance(node.func, ast.Name) and node.func.id in _PURE_BUILTINS and node.func.id not in imported \
+                and node.func.id not in flags:
+            return each(arguments)
+        if isinstance(node.func, ast.Attribute) and _probe_value(node.func.value, flags, imported):
+            return None if each(arguments) is None else True  # a method of a probed value: name.lower()
+        return None
+    if isinstance(node, ast.Subscript):
+        return each([node.value, node.slice])
+    if isinstance(node, (ast.Compare, ast.BoolOp, ast.UnaryOp, ast.BinOp, ast.IfExp, ast.Tuple, ast.List)):
+        return each(ast.iter_child_nodes(node))
+    if isinstance(node, (ast.cmpop, ast.boolop, ast.unaryop, ast.operator, ast.expr_context)):
+        return False
+    return None
+
+
+def platform_flags(source: bytes) -> dict[str, str]:
+    """Module-level name -> the text of its binding, of each name bound exactly once at module level (and
+    never declared ``global`` in a function, so no setter rebinds it) from a platform probe: ``SMALL_PART =
+    'Tesla' in torch.cuda.get_device_name(0)``, ``CAPABILITY = torch.cuda.get_device_capability()``,
+    ``PRE_AMPERE = CAPABILITY[0] < 8``. Empty where the source does not parse."""
+    try:
+        module = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return {}
+    imported: set[str] = set()
+    bound: dict[str, int] = {}
+    rebound = {name for node in ast.walk(module) if isinstance(node, ast.Global) for name in node.names}
+    for node in ast.walk(module):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            imported |= {(a.asname or a.name).split(".")[0] for a in node.names}
+    text = source.decode("utf-8", errors="replace")
+    flags: dict[str, str] = {}
+
+    def targets(statement) -> list[str]:
+        names: list[str] = []
+        for target in getattr(statement, "targets", None) or [getattr(statement, "target", None)]:
+            names += [n.id for n in ast.walk(target) if isinstance(n, ast.Name)] if target is not None else []
+        return names
+
+    top = [s for s in module.body]
+    for statement in top:
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound[statement.name] = bound.get(statement.name, 0) + 2
+        for name in targets(statement) if isinstance(statement, (ast.Assign, ast.AnnAssign, ast.AugAssign,
+                                                                     ast.For, ast.With)) else ():
+            bound[name] = bound.get(name, 0) + (1 if isinstance(statement, ast.Assign) else 2)
+    for statement in top:
+        if not isinstance(statement, ast.Assign) or len(statement.targets) != 1 \
+                or not isinstance(statement.targets[0], ast.Name):
+            continue
+        name = statement.targets[0].id
+        if bound.get(name) != 1 or name in rebound or name in imported:
+            continue
+        if _probe_value(statement.value, flags, imported):
+            flags[name] = ast.get_source_segment(text, statement) or name
+    return flags
+
+
+def _binding_value(quotes: tuple[str, ...], name: str) -> ast.AST | None:
+    """The value a local binding's quoted lines assign to ``name``, parsed; None where they do not parse
+    alone as one plain assignment of it."""
+    import textwrap
+
+    try:
+        statement = ast.parse(textwrap.dedent("\n".join(quotes))).body
+    except (SyntaxError, ValueError):
+        return None
+    if len(statement) != 1 or not isinstance(statement[0], ast.Assign) or len(statement[0].targets) != 1 \
+            or not isinstance(statement[0].targets[0], ast.Name) or statement[0].targets[0].id != name:
+        return None
+    return statement[0].value
+
+
+def _bindings_of(signature: Signature, name: str) -> set[tuple[str, ...]]:
+    found: set[tuple[str, ...]] = set()
+    for launch in signature.launches:
+        for attribute in ("grid_bindings", "block_bindings", "num_warps_bindings", "num_stages_bindings"):
+            found |= {quotes for bound, _, quotes, _ in getattr(launch, attribute) if bound == name}
+    return found
+
+
+def _probe_choice(old: Signature, new: Signature, name: str, flags: dict[str, str], imported: set[str]):
+    """``(test, kept)`` when ``name`` was one value and is now ``A if TEST else B`` with one of A and B the
+    old value and TEST a platform probe (``_probe_value``); else None."""
+    was, now = _bindings_of(old, name), _bindings_of(new, name)
+    if len(was) != 1 or len(now) != 1:
+        return None
+    before, after = _binding_value(next(iter(was)), name), _binding_value(next(iter(now)), name)
+    if before is None or not isinstance(after, ast.IfExp):
+        return None
+    old_form = ast.dump(before)
+    if old_form not in (ast.dump(after.body), ast.dump(after.orelse)) or ast.dump(after.body) == ast.dump(after.orelse):
+        return None
+    if not _probe_value(after.test, flags, imported):
+        return None
+    return ast.unparse(after.test), ast.unparse(before)
+
+
+def platform_chosen_launches(items: list[Delta], old: Signature, new: Signature, new_source: bytes | None) -> list[Delta]:
+    """``items`` with each launch-geometry delta that leaves the port behind only through locals now chosen
+    by a platform probe (``platform-chosen-launch``) made a reader's: the old value is kept on every other
+    platform and no caller supplies or selects the new one."""
+    if not new_source or new.language != "python":
+        return items
+    chosen = [i for i in items if i.status is Status.BEHIND and i.rule == "launch-geometry"]
+    if not chosen:
+        return items
+    flags = platform_flags(new_source)
+    if not flags:
+        return items
+    try:
+        module = ast.parse(new_source)
+    except (SyntaxError, ValueError):
+        return items
+    imported = {(a.asname or a.name).split(".")[0] for node in ast.walk(module)
+                if isinstance(node, (ast.Import, ast.ImportFrom)) for a in node.names}
+    result: list[Delta] = []
+    for item in items:
+        if item not in chosen:
+            result.append(item)
+            continue
+        # The probe flags themselves resolve into the launch's bindings: they are the probe, not the choice.
+        through = tuple(n for n in next((e.through for e in item.evidence if e.through), ()) if n not in flags)
+        choices = [_probe_choice(old, new, name, flags, imported) for name in through]
+        if not through or any(c is None for c in choices):
+            result.append(item)
+            continue
+        read = sorted({flag for flag in flags for test, _ in choices if re.search(rf"\b{re.escape(flag)}\b", test)})
+        probes = "; ".join(f"`{flags[flag]}`" for flag in read) or "a probe of the device"
+        said = ", ".join(f"{name} now `{test}`-dependent, `{kept}` otherwise" for name, (test, kept)
+                         in zip(through, choices))
+        result.append(Delta("undecided", item.layer,
+                            f"upstream's launch geometry changed only where a platform probe says so ({said}; "
+                            f"bound at import: {probes}): a launch heuristic of the wrapper that no caller supplies "
+                            "or selects, for a reader rather than a gap", item.evidence, geometry=item.geometry,
+                            rule="platform-chosen-launch"))
+    return result

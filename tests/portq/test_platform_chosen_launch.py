@@ -1,0 +1,121 @@
+"""A launch constant the wrapper chooses by a platform probe (``platform-chosen-launch``): the tile size
+is picked from a module-level flag read from the device (its name, compute capability, architecture) at
+import, and on the other platforms it is what it was. No caller supplies it and no caller can select
+it: a launch heuristic of the wrapper for a reader (DESIGN §5: body-level, NEEDS_REVIEW), not an
+interface gap. A launch shape changed on every platform, a flag a caller passes, one read from the
+environment or rebound by a setter, stays a gap."""
+from __future__ import annotations
+
+from portq.core.model import NEEDS_REVIEW, REAL_GAP
+from tests.portq.fixtures import CommitSpec
+from tests.portq.golden.pipeline import classify_history
+
+HOST = "aiter/ops/triton/rows_sum.py"
+BEFORE = '''\
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _rows_sum_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2, mask=offs < n)
+
+
+def rows_sum(x, out):
+    n = x.numel()
+    BLOCK = 128
+    grid = (triton.cdiv(n, BLOCK),)
+    _rows_sum_kernel[grid](x, out, n, BLOCK=BLOCK)
+'''
+
+PROBED_AFTER = BEFORE.replace(
+    "import triton.language as tl\n",
+    "import triton.language as tl\n\nOLDER_PART = 'Tesla' in torch.cuda.get_device_name(0)\n").replace(
+    "    BLOCK = 128\n", "    BLOCK = 128 if not OLDER_PART else 64\n")
+"""On one GPU family, named by the device at import, the tile is halved; elsewhere it is 128."""
+
+CAPABILITY_AFTER = BEFORE.replace(
+    "import triton.language as tl\n",
+    "import triton.language as tl\n\nCAPABILITY = torch.cuda.get_device_capability()\n"
+    "PRE_AMPERE = CAPABILITY[0] < 8\n").replace(
+    "    BLOCK = 128\n", "    BLOCK = 64 if PRE_AMPERE else 128\n")
+"""The same through a capability read once and a flag computed from it."""
+
+# Unsound neighbours.
+EVERYWHERE_AFTER = BEFORE.replace("    BLOCK = 128\n", "    BLOCK = 64\n")
+BOTH_BRANCHES_AFTER = PROBED_AFTER.replace("BLOCK = 128 if not OLDER_PART else 64", "BLOCK = 256 if not OLDER_PART else 64")
+SUPPLIED_AFTER = BEFORE.replace("    BLOCK = 128\n", "    BLOCK = 128 if x.dtype != torch.float32 else 64\n")
+ENVIRONMENT_AFTER = BEFORE.replace(
+    "import triton.language as tl\n",
+    "import triton.language as tl\nimport os\n\nOLDER_PART = os.environ.get('SMALL_TILES') == '1'\n").replace(
+    "    BLOCK = 128\n", "    BLOCK = 128 if not OLDER_PART else 64\n")
+REBOUND_AFTER = PROBED_AFTER + "\n\ndef use_small_tiles(value):\n    global OLDER_PART\n    OLDER_PART = value\n"
+MIXED_AFTER = PROBED_AFTER.replace(
+    "BLOCK = 128 if not OLDER_PART else 64", "BLOCK = 128 if not (OLDER_PART or x.dtype == torch.float32) else 64")
+
+
+def _tree() -> dict[str, str]:
+    port = (
+        "import triton\nimport triton.language as tl\n\n\n"
+        f"# portq: ports vllm:{HOST}::_rows_sum_kernel\n"
+        "@triton.jit\n"
+        "def _double_kernel(src, dst, count, TILE: tl.constexpr):\n"
+        "    i = tl.program_id(0) * TILE + tl.arange(0, TILE)\n"
+        "    tl.store(dst + i, tl.load(src + i, mask=i < count) * 2, mask=i < count)\n\n\n"
+        f"# portq: ports vllm:{HOST}::rows_sum\n"
+        "def double_all(x, out):\n"
+        "    count = x.numel()\n"
+        "    TILE = 128\n"
+        "    _double_kernel[(triton.cdiv(count, TILE),)](x, out, count, TILE=TILE)\n"
+    )
+    caller = ("from portq_kernels.mla_prefix.rows import double_all\n\n\n"
+              "def prepare(x, out):\n    double_all(x, out)\n")
+    return {"kernels/mla_prefix/rows.py": port, "kernels/mla_prefill/prepare.py": caller}
+
+
+def _one_commit(tmp_path, after):
+    verdicts, _ = classify_history(
+        tmp_path, [CommitSpec("base", files={HOST: BEFORE}), CommitSpec("tiles", files={HOST: after})], _tree())
+    return verdicts[1]
+
+
+def _host(verdict):
+    return next(s for s in verdict.symbols if s.symbol == "rows_sum")
+
+
+def test_a_tile_halved_on_a_device_named_at_import_is_for_a_reader(tmp_path):
+    verdict = _one_commit(tmp_path, PROBED_AFTER)
+    assert verdict.verdict == NEEDS_REVIEW, verdict.reason
+    host = _host(verdict)
+    assert host.verdict == NEEDS_REVIEW, host.reason
+    assert "platform-chosen-launch" in host.rules, host.rules
+    assert "OLDER_PART" in host.reason and "get_device_name" in host.reason, host.reason
+
+
+def test_a_flag_computed_from_the_capability_is_a_probe_too(tmp_path):
+    verdict = _one_commit(tmp_path, CAPABILITY_AFTER)
+    assert verdict.verdict == NEEDS_REVIEW, verdict.reason
+    assert "platform-chosen-launch" in _host(verdict).rules
+
+
+def test_a_tile_changed_on_every_platform_is_still_a_gap(tmp_path):
+    verdict = _one_commit(tmp_path, EVERYWHERE_AFTER)
+    assert verdict.verdict == REAL_GAP, verdict.reason
+    assert "platform-chosen-launch" not in verdict.rules
+
+
+def test_a_probe_whose_both_branches_change_the_tile_is_still_a_gap(tmp_path):
+    verdict = _one_commit(tmp_path, BOTH_BRANCHES_AFTER)
+    assert verdict.verdict == REAL_GAP, verdict.reason
+
+
+def test_a_tile_a_caller_selects_is_still_a_gap(tmp_path):
+    assert _one_commit(tmp_path / "supplied", SUPPLIED_AFTER).verdict == REAL_GAP
+    assert _one_commit(tmp_path / "mixed", MIXED_AFTER).verdict == REAL_GAP
+
+
+def test_a_flag_from_the_environment_or_a_setter_is_still_a_gap(tmp_path):
+    assert _one_commit(tmp_path / "environment", ENVIRONMENT_AFTER).verdict == REAL_GAP
+    assert _one_commit(tmp_path / "rebound", REBOUND_AFTER).verdict == REAL_GAP
