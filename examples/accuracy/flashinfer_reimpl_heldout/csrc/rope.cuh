@@ -6,6 +6,7 @@
 #pragma once
 
 #include <algorithm>
+#include <type_traits>
 
 #include "common.cuh"
 
@@ -96,21 +97,20 @@ cudaError_t launch_rope_inplace(T* q, T* k, const IdT* indptr, const IdT* offset
     const float inv_scale = 1.0f / rope_scale;
     const float inv_theta = 1.0f / rope_theta;
     const dim3 grid(batch_size * (num_q_heads + num_kv_heads));
+    // one (request, head) per block; 16-byte vectors across the head, rows over blockDim.y
+    auto launch = [&](auto head_dim_tag) {
+        constexpr uint32_t kHeadDim = decltype(head_dim_tag)::value;
+        constexpr uint32_t kVec = std::max<uint32_t>(16 / sizeof(T), kHeadDim / 32);
+        constexpr uint32_t kBdx = kHeadDim / kVec;
+        const dim3 block(kBdx, std::max(128u, kBdx) / kBdx);
+        rope_inplace_kernel<kHeadDim, kVec, kBdx, T, IdT><<<grid, block, 0, stream>>>(
+            q, k, indptr, offsets, batch_size, num_q_heads, num_kv_heads, q_stride_n, q_stride_h, k_stride_n,
+            k_stride_h, inv_scale, inv_theta);
+    };
     switch (head_dim) {
-#define ENGINE_ROPE_CASE(D)                                                                        \
-    case D: {                                                                                      \
-        constexpr uint32_t kVec = std::max<uint32_t>(16 / sizeof(T), D / 32);                      \
-        constexpr uint32_t kBdx = D / kVec;                                                        \
-        const dim3 block(kBdx, std::max(128u, kBdx) / kBdx);                                       \
-        rope_inplace_kernel<D, kVec, kBdx, T, IdT><<<grid, block, 0, stream>>>(                    \
-            q, k, indptr, offsets, batch_size, num_q_heads, num_kv_heads, q_stride_n, q_stride_h, \
-            k_stride_n, k_stride_h, inv_scale, inv_theta);                                         \
-        break;                                                                                     \
-    }
-        ENGINE_ROPE_CASE(64)
-        ENGINE_ROPE_CASE(128)
-        ENGINE_ROPE_CASE(256)
-#undef ENGINE_ROPE_CASE
+    case 64: launch(std::integral_constant<uint32_t, 64>{}); break;
+    case 128: launch(std::integral_constant<uint32_t, 128>{}); break;
+    case 256: launch(std::integral_constant<uint32_t, 256>{}); break;
     default: return cudaErrorInvalidValue;
     }
     return cudaGetLastError();
