@@ -38,11 +38,11 @@ __global__ void gated_act_kernel(T* __restrict__ out, const T* __restrict__ gate
         o.store(y + i * kVec);
     }
 
-    // columns past the last full vector of each block's sweep
-    const int64_t tail = d - d % (stride * kVec);
+    // columns past the last full vector of the row
+    const int64_t tail = d - d % kVec;
 #pragma unroll 1
-    for (int64_t i = threadIdx.x; i < d % (stride * kVec); i += stride) {
-        y[tail + i] = from_float<T>(Act(to_float(gate[tail + i])) * to_float(up[tail + i]));
+    for (int64_t i = tail + threadIdx.x; i < d; i += stride) {
+        y[i] = from_float<T>(Act(to_float(gate[i])) * to_float(up[i]));
     }
 }
 

@@ -1,6 +1,6 @@
 """Decoder layer of the engine around attention: the input norm, RoPE on the
 packed queries and keys, and the MLP's SiLU gate, run by the engine's own CUDA
-kernels (csrc/) through the engine_fi torch ops of csrc/bindings.cpp."""
+kernels (csrc/) through the engine_fi torch ops of csrc/bindings.cu."""
 
 import torch
 

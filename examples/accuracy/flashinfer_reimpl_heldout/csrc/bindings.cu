@@ -74,6 +74,7 @@ void silu_and_mul(at::Tensor& out, const at::Tensor& gate_up)
     TORCH_CHECK(gate_up.is_contiguous() && out.is_contiguous(), "silu_and_mul: contiguous tensors");
     const int d = int(gate_up.size(-1) / 2);
     TORCH_CHECK(out.size(-1) == d, "silu_and_mul: out's last dimension must be half of gate_up's");
+    TORCH_CHECK(d * gate_up.element_size() % 16 == 0, "silu_and_mul: each half of a row must be whole 16-byte vectors");
     const at::cuda::CUDAGuard guard(gate_up.device());
     dispatch_half_types(gate_up, "silu_and_mul", [&](auto tag) {
         using T = decltype(tag);
