@@ -80,6 +80,7 @@ void silu_and_mul(at::Tensor& out, const at::Tensor& gate_up)
     check_fp16_rows(out, "silu_and_mul: out");
     const int d = (int)(gate_up.size(-1) / 2);
     TORCH_CHECK(out.size(-1) == d && out.numel() * 2 == gate_up.numel(), "silu_and_mul: out must be (tokens, d)");
+    TORCH_CHECK(d % 8 == 0, "silu_and_mul: d must be a multiple of 8 (the kernel loads each half in 16-byte vectors)");
     const int64_t tokens = gate_up.numel() / gate_up.size(-1);
     if (tokens == 0) {
         return;
