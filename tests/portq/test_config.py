@@ -30,6 +30,7 @@ def test_repository_config_names_its_upstreams_and_the_corpus_ones():
         "flaggems": (REPO_ROOT / "../flaggems").resolve(),
         "lightllm": (REPO_ROOT / "../lightllm").resolve(),
         "lmdeploy": (REPO_ROOT / "../lmdeploy").resolve(),
+        "torchao": (REPO_ROOT / "../torchao").resolve(),
     }
     assert config.matrix_path == REPO_ROOT / "matrix" / "kernel-matrix.toml"
 
