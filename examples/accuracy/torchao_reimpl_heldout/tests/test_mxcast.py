@@ -42,7 +42,7 @@ def test_fp4_to_bf16_decodes_every_code():
     torch.testing.assert_close(out.float().cpu(), _e2m1_reference(codes))
 
 
-def test_unpack_kernel_and_its_decode_helper_called_directly():
+def test_unpack_kernel_called_directly():
     codes = torch.randint(0, 16, (64,), dtype=torch.uint8)
     packed = pack_nibbles(codes).to(DEVICE)
     out = torch.empty(64, dtype=torch.bfloat16, device=DEVICE)
@@ -51,7 +51,21 @@ def test_unpack_kernel_and_its_decode_helper_called_directly():
                              F_MBITS=fp4.F32_MBITS, F_EBITS=fp4.F32_EBITS, F_BIAS=fp4.F32_EXP_BIAS,
                              ZERO=fp4.F32_ZERO_BITS, HALF=fp4.F32_HALF_BITS, TILE=32)
     torch.testing.assert_close(out.float().cpu(), _e2m1_reference(codes))
-    assert _e2m1_pairs_to_bf16 is not None and hasattr(_e2m1_pairs_to_bf16, "fn")
+
+
+@triton.jit
+def _decode_probe(src, dst, N: tl.constexpr):
+    packed = tl.load(src + tl.arange(0, N))
+    values = _e2m1_pairs_to_bf16(packed, 0x8, 0x1, 1, 2, 1, 23, 8, 127, 0x0, 0x3F000000)
+    tl.store(dst + tl.arange(0, 2 * N), values)
+
+
+def test_decode_helper_yields_pairs_in_element_order():
+    # 0x2B: high nibble 2 (1.0) first, low nibble 0xB (-1.5) second
+    packed = torch.tensor([0x2B, 0x70, 0x19, 0xF6], dtype=torch.uint8, device=DEVICE)
+    out = torch.empty(8, dtype=torch.bfloat16, device=DEVICE)
+    _decode_probe[(1,)](packed, out, N=4)
+    assert out.float().cpu().tolist() == [1.0, -1.5, 6.0, 0.0, 0.5, -0.5, -6.0, 4.0]
 
 
 @triton.jit
