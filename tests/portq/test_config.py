@@ -31,6 +31,7 @@ def test_repository_config_names_its_upstreams_and_the_corpus_ones():
         "lightllm": (REPO_ROOT / "../lightllm").resolve(),
         "lmdeploy": (REPO_ROOT / "../lmdeploy").resolve(),
         "flashinfer": (REPO_ROOT / "../flashinfer").resolve(),
+        "torchao": (REPO_ROOT / "../torchao").resolve(),
     }
     assert config.matrix_path == REPO_ROOT / "matrix" / "kernel-matrix.toml"
 

@@ -1,0 +1,1 @@
+"""A low-precision linear layer, calling the vendored torchao MX kernels."""

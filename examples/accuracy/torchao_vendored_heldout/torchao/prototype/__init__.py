@@ -1,0 +1,1 @@
+"""Vendored torchao modules (written from upstream by the accuracy scorer)."""
