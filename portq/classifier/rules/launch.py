@@ -60,6 +60,17 @@ RULES = (
          "How a kernel's program id is read and decomposed (axes, `pid // H`, `num_programs`) against the port's.",
          "-    pid = tl.program_id(0)\n+    pid_m = tl.program_id(0); pid_n = tl.program_id(1)",
          "classifier.rules.launch._program_id_items"),
+    Rule("not-carried-launch", ("NEEDS_REVIEW",),
+         "A launch of a kernel an in-tree whole-definition `not-carried` declaration names, paired across the "
+         "commit, newly launched, or now launched in place of the kernel the port mirrors (every kernel upstream "
+         "now launches is declared), is not the port's launch shape: the port recorded that it runs its own "
+         "kernel instead, and that kernel is compared on its own. What changed is the host's body around a kernel "
+         "the port does not carry (DESIGN §5: NEEDS_REVIEW). A host that now launches a kernel nobody declared "
+         "stays `launch-kernel`.",
+         "-    if same_heads: pair_k[(cdiv(n, B), h)](q, k)   # pair_k: not-carried\n"
+         "-    else: one_k[(cdiv(n, B), h)](q); one_k[(cdiv(n, B), h)](k)\n"
+         "+    pair_k[(cdiv(n, B),)](q, k)",
+         "classifier.rules.launch._launch_items, ._not_carried_launch"),
     Rule("platform-chosen-launch", ("NEEDS_REVIEW",),
          "A launch constant (tile, warps, stages) the wrapper now picks by a platform probe, a module-level flag "
          "bound once at import from the device's name, capability or architecture (or such a probe itself), "
@@ -90,10 +101,13 @@ def _launched_names(port: Signature, index: TreeIndex | None) -> dict[str, set[s
 
 
 def _launch_items(old: Signature, new: Signature, port: Signature, index: TreeIndex | None,
-                  scope: set[str] = frozenset(), derivation=None) -> list[Delta]:
+                  scope: set[str] = frozenset(), derivation=None, set_aside=frozenset()) -> list[Delta]:
+    """``set_aside``: the bare names of kernels whole-definition ``not-carried``
+    declarations name (``not-carried-launch``)."""
     if not old.launches and not new.launches:
         return []
     items: list[Delta] = []
+    aside = {normalise_kernel_name(name) for name in set_aside}
     old_kernels = {l.kernel_normalised for l in old.launches}
     new_kernels = {l.kernel_normalised for l in new.launches}
     launched = _launched_names(port, index)
@@ -110,6 +124,9 @@ def _launch_items(old: Signature, new: Signature, port: Signature, index: TreeIn
         if kernel in port_stands_for:
             mine = next((l for l in port.launches if kernel in launched.get(l.kernel, set())), None)
             items.append(_new_kernel_grid_item(kernel, launch, mine, port, new, upstream))
+        elif kernel in aside:
+            items.append(_not_carried_launch(f"upstream now launches {kernel}, which the port declares not carried",
+                                             [upstream]))
         elif (swap := next(((was, added) for (was, now), added in replaced.items() if now == kernel), None)):
             items.append(Delta("undecided", "launch", _replacement_message(swap[0], kernel, swap[1]), [upstream]))
         else:
@@ -127,6 +144,12 @@ def _launch_items(old: Signature, new: Signature, port: Signature, index: TreeIn
         if still and swap:
             items.append(Delta("undecided", "launch", _replacement_message(kernel, swap[0], swap[1]),
                                [upstream, _tree_launch_evidence(port, still[0], f"the port still launches {kernel}")]))
+        elif still and new_kernels and new_kernels <= aside:
+            now = ", ".join(sorted(new_kernels))
+            items.append(_not_carried_launch(
+                f"upstream stopped launching {kernel} and now launches only {now}, which the port declares not "
+                f"carried; the port still launches {kernel}, as its declaration records",
+                [upstream, _tree_launch_evidence(port, still[0], f"the port still launches {kernel}")]))
         elif still:
             items.append(Delta("behind", "launch", f"upstream stopped launching {kernel}, the port still launches it",
                                     [upstream] + [_tree_launch_evidence(port, l, f"the port still launches {kernel}") for l in still[:1]]))
@@ -138,6 +161,12 @@ def _launch_items(old: Signature, new: Signature, port: Signature, index: TreeIn
         mine = _port_launch(port, launched, before, after)
         found = _ruled(_geometry_items(old, new, port, before, after, mine, cross, len(port.launches), index, scope,
                                        derivation), "launch-geometry")
+        if found and {before.kernel_normalised, after.kernel_normalised} <= aside:
+            # Neither side is a kernel the port runs: its launch is not the port's launch shape.
+            items.append(_not_carried_launch(
+                f"upstream changed how it launches {after.kernel_normalised}, which the port declares not carried",
+                [e for i in found for e in i.evidence if e.side != "tree"][:4]))
+            continue
         if (before.kernel_normalised, after.kernel_normalised) in replaced:
             # The replacement kernel's own parameter order is not the port's interface.
             found = [Delta("undecided", i.layer, f"{i.message}; {before.kernel_normalised} was replaced in place, "
@@ -153,6 +182,11 @@ def _launch_items(old: Signature, new: Signature, port: Signature, index: TreeIn
                        rule=i.rule)
                  if i.status is Status.BEHIND else i for i in items]
     return items
+
+
+def _not_carried_launch(message: str, evidence: list[Evidence]) -> Delta:
+    return Delta("undecided", "launch", f"{message}: a change of the host's body around a kernel the port does not "
+                 "carry, for a reader", evidence, rule="not-carried-launch")
 
 
 def _new_kernel_grid_item(kernel: str, launch, mine, port: Signature, new: Signature, upstream: Evidence) -> Delta:
