@@ -71,6 +71,15 @@ RULES = (
          "-    else: one_k[(cdiv(n, B), h)](q); one_k[(cdiv(n, B), h)](k)\n"
          "+    pair_k[(cdiv(n, B),)](q, k)",
          "classifier.rules.launch._launch_items, ._not_carried_launch"),
+    Rule("tile-choice", ("NEEDS_REVIEW",),
+         "A paired launch whose grid changed only through local integer constants that the launch also passes "
+         "to the kernel, the grid's canonical form otherwise the same (the same inputs, the same axes): the "
+         "wrapper covers the same work in other-sized tiles. No caller supplies or selects a tile, so it is an "
+         "implementation detail for a reader (DESIGN §5: tile sizes derived from what the kernel receives), not "
+         "the launch shape a caller sees. A grid that reads a new input, gains an axis, or divides by a "
+         "constant the kernel is not passed stays `launch-geometry`.",
+         "-    BLOCK = 32\n+    BLOCK = 8\n     grid = [cdiv(rows, BLOCK)]\n     k[grid](x, rows, BLOCK=BLOCK)",
+         "classifier.rules.launch._geometry_items, ._tile_choice"),
     Rule("platform-chosen-launch", ("NEEDS_REVIEW",),
          "A launch constant (tile, warps, stages) the wrapper now picks by a platform probe, a module-level flag "
          "bound once at import from the device's name, capability or architecture (or such a probe itself), "
@@ -338,7 +347,14 @@ def _geometry_items(old, new, port, before, after, mine, cross: bool, port_launc
                                     f"upstream changed the grid of {after.kernel_normalised} and the port has "
                                     f"{port_launch_count} launches none of which maps to it", upstream))
         else:
-            items.append(replace(_grid_item(before, after, mine, port, cross, upstream, new), geometry=True))
+            item = replace(_grid_item(before, after, mine, port, cross, upstream, new), geometry=True)
+            tiles = _tile_choice(before, after, through) if item.status is Status.BEHIND else None
+            if tiles is not None:
+                item = Delta("undecided", "launch", f"{item.message}; only the tile constant{'s' if len(tiles) > 1 else ''} "
+                             f"{', '.join(tiles)} changed, which the kernel receives and the grid divides the same "
+                             "inputs by: a tile choice of the wrapper, not a launch shape a caller sees",
+                             item.evidence, geometry=True, rule="tile-choice")
+            items.append(item)
     if before.grid_shape != after.grid_shape and before.grid_shape and after.grid_shape and mine is not None:
         tree = [_tree_launch_evidence(port, mine, f"the port's grid has {mine.grid_shape} axes")]
         if mine.grid_shape == after.grid_shape:
@@ -390,6 +406,31 @@ def _geometry_items(old, new, port, before, after, mine, cross: bool, port_launc
                                         scope | _kernel_scope(index, after.kernel_normalised), derived),
                         "launch-arguments")
     return items
+
+
+_INTEGER = re.compile(r"(?<![\w.])\d+(?![\w.])")
+
+
+def _tile_choice(before, after, through: tuple[str, ...]) -> tuple[str, ...] | None:
+    """The local constants a paired launch's grid changed through when they
+    are only tiles (``tile-choice``): each is an integer literal on both
+    sides and passed to the kernel on both sides, and the grid's canonical
+    form is the same once integers are set aside (the same inputs, the same
+    axes, resolved). None otherwise."""
+    if not through or not before.grid_form or not after.grid_form or before.grid_opaque or after.grid_opaque:
+        return None
+    if before.grid_form.startswith("?") or after.grid_form.startswith("?") or before.grid_shape != after.grid_shape:
+        return None
+    if _INTEGER.sub("#", before.grid_form) != _INTEGER.sub("#", after.grid_form):
+        return None
+    values = {side: {name: text for name, _, _, text in bindings}
+              for side, bindings in (("was", before.grid_bindings), ("now", after.grid_bindings))}
+    for name in through:
+        if not all(re.fullmatch(r"\d+", values[side].get(name) or "") for side in ("was", "now")):
+            return None
+        if normalise_name(name) not in before.arguments or normalise_name(name) not in after.arguments:
+            return None
+    return through
 
 
 def _same_text(a: str | None, b: str | None) -> bool:
