@@ -27,7 +27,7 @@ from portq.classifier.imports import (_module_stem, import_bindings, import_line
                                       reexport_target, relative_module_path)
 from portq.core.evidence import Evidence, Kind
 from portq.core.model import IN_SYNC, NEEDS_REVIEW, NOT_APPLICABLE, EntryChanges, SymbolVerdict, TouchedSymbol
-from portq.language.symbols import KIND_CLASS, language_for_path
+from portq.language.symbols import KIND_CLASS, KIND_CUDA_KERNEL, KIND_TRITON_KERNEL, language_for_path
 from portq.tree.anchors import NOT_CARRIED, Anchor
 
 _BUILTINS = frozenset(dir(builtins))
@@ -40,6 +40,17 @@ RULES = (
          "the ported definitions use only in decorators the port does not carry is not attributed to it.",
          "-BLOCK = 128\n+BLOCK = 256  (the ported kernel reads BLOCK)",
          "classifier.rules.attribution.AttributionRules._container"),
+    Rule("moved-module", ("NOT_APPLICABLE",),
+         "A module whose whole old text the same commit writes byte for byte at another path (the same blob), "
+         "its old path left as a stub that defines none of its definitions and still binds, at module level, "
+         "the name of every ported definition that is not a kernel (through a dispatcher, say): the ported "
+         "definitions moved with the module-level lines they read, unchanged, and the stub is a new module no "
+         "ported definition reads, so the old path's changed lines are NOT_APPLICABLE/cosmetic (DESIGN §5: a "
+         "whole file moved with its definitions unchanged). A move that changes the text, or a stub that stops "
+         "binding a ported name, stays with `toplevel-use`.",
+         "-def rms_norm(x, w): ...   (the whole file now at kernels/cuda/rms_norm.py, same blob)\n"
+         "+rms_norm = FunctionDispatcher('rms_norm').make_caller()",
+         "classifier.rules.attribution.AttributionRules._moved_module"),
     Rule("import-rebinding", ("NOT_APPLICABLE",),
          "Changed imports that rebind only names no ported definition of the file uses are "
          "NOT_APPLICABLE/not-ported.",
@@ -209,6 +220,9 @@ class AttributionRules:
                                              "definition returns or launches, so cosmetic rather than a change to "
                                              "anything ported",
                                              "the same module-level program once log-only statements are dropped")
+            moved = self._moved_module(entry, symbol, anchors)
+            if moved is not None:
+                return moved
             platforms = self._module_platform_choice(symbol)
             if platforms is not None:
                 return platforms
@@ -281,6 +295,66 @@ class AttributionRules:
                        and not c.test for p in ports)
 
         return [w for w in words if not (w in tests and all(u in tests and uncalled(u) for u in referenced[w]))]
+
+    def _moved_module(self, entry: EntryChanges, symbol: TouchedSymbol, anchors: list[Anchor]) -> SymbolVerdict | None:
+        """``moved-module``: this commit writes the module's whole old text, byte for byte, at another path
+        (a changed file whose new blob is this one's old blob), and the old path's new module is a stub that
+        defines none of the old module's definitions and still binds, at module level, every ported
+        definition the old module had that is not a kernel or its own self-test (the names its callers call).
+        None otherwise."""
+        old_path = symbol.old_path or symbol.path
+        if symbol.change != "modified" or not symbol.old_blob or not symbol.new_blob:
+            return None
+        target = next((c.new_path for c in entry.owned_changes
+                       if c.new_blob == symbol.old_blob and c.new_path and c.new_path not in (symbol.path, old_path)),
+                      None)
+        if target is None:
+            return None
+        old_table, new_table = self._table(symbol.old_blob, old_path), self._table(symbol.new_blob, symbol.path)
+        if old_table is None or new_table is None or old_table.fallback or new_table.fallback \
+                or old_table.source is None or new_table.source is None:
+            return None
+        try:
+            stub = ast.parse(new_table.source)
+        except (SyntaxError, ValueError, RecursionError):
+            return None
+        bound: set[str] = set()
+        for statement in stub.body:
+            if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                bound.add(statement.name)
+            elif isinstance(statement, (ast.Assign, ast.AnnAssign)):
+                targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+                bound |= {t.id for t in targets if isinstance(t, ast.Name)}
+            elif isinstance(statement, (ast.Import, ast.ImportFrom)):
+                bound |= {(a.asname or a.name).split(".")[0] for a in statement.names if a.name != "*"}
+        stub_definitions = {d.qualified_name for d in new_table.definitions}
+        if stub_definitions & {d.qualified_name for d in old_table.definitions}:
+            return None
+        ported = [d for d in old_table.definitions if "." not in d.qualified_name
+                  and any(a.matches_name(d.name, d.qualified_name) for a in anchors if a.kind != NOT_CARRIED)]
+        try:
+            module = ast.parse(old_table.source)
+        except (SyntaxError, ValueError, RecursionError):
+            return None
+        # A module's own self-test (its __main__ block and what only it calls) is no name a caller imports.
+        mains = [s for s in module.body if isinstance(s, ast.If) and "__main__" in ast.unparse(s.test)]
+        self_tests = {n.name for m in mains for n in ast.walk(m)
+                      if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+        self_tests |= self_test_definitions(old_table.source)
+        callable_names = {d.name for d in ported if d.kind not in (KIND_TRITON_KERNEL, KIND_CUDA_KERNEL)
+                          and d.name not in self_tests}
+        if not ported or not callable_names <= bound:
+            return None
+        names = ", ".join(sorted(callable_names)[:3]) or "no callable name"
+        return self._base("moved-module", symbol, NOT_APPLICABLE, "cosmetic", "body",
+                          f"this commit moved the whole module byte for byte to {target}, where the ported "
+                          f"definitions read the same module-level lines; the old path keeps a stub that defines "
+                          f"none of them and still binds {names}, so its lines are a new module no ported definition "
+                          "reads: cosmetic rather than NEEDS_REVIEW (update the anchors)",
+                          [Evidence(kind=Kind.COSMETIC, side="upstream-new", path=target, symbol=symbol.name,
+                                    message=f"the same blob as {old_path} before this commit"),
+                           Evidence(kind=Kind.COSMETIC, side="upstream-new", path=symbol.path, symbol=symbol.name,
+                                    message=f"a stub binding {names}")])
 
     def _module_cosmetic(self, rule: str, symbol: TouchedSymbol, reason: str, message: str) -> SymbolVerdict:
         """A cosmetic verdict for a module's lines outside definitions that are the same program once ``rule``'s
