@@ -40,6 +40,16 @@ RULES = (
          "the ported definitions use only in decorators the port does not carry is not attributed to it.",
          "-BLOCK = 128\n+BLOCK = 256  (the ported kernel reads BLOCK)",
          "classifier.rules.attribution.AttributionRules._container"),
+    Rule("declared-sibling", ("NOT_APPLICABLE",),
+         "Changed C++ lines outside definitions that are only `#include` lines and function prototypes "
+         "(declarations without a body) of names no anchor of the file names and no ported definition uses: a "
+         "prototype's parameter names are its own, so words it shares with a ported definition are no use of "
+         "anything the port reads; it declares a sibling the port lacks, NOT_APPLICABLE/not-ported like the "
+         "definition it declares. A prototype of a mirrored or called name, or any other changed line, stays "
+         "with `toplevel-use`.",
+         "+void invokeResidualNorm(void* x, const void* w, int dims, int num, float eps, cudaStream_t st);\n"
+         "  (the ported invokeNorm also has dims, num, eps)",
+         "classifier.rules.attribution.AttributionRules._declared_siblings, classifier.rules.attribution._prototypes"),
     Rule("moved-module", ("NOT_APPLICABLE",),
          "A module whose whole old text the same commit writes byte for byte at another path (the same blob), "
          "its old path left as a stub that defines none of its definitions and still binds, at module level, "
@@ -236,6 +246,10 @@ class AttributionRules:
             if removed is not None:
                 return removed
         referenced = self._ported_identifiers(symbol, paths, anchors)
+        if symbol.name == "<toplevel>" and language_for_path(symbol.path) == "cpp":
+            declared = self._declared_siblings(symbol, anchors, code, referenced)
+            if declared is not None:
+                return declared
         if symbol.kind == KIND_CLASS and symbol.change == "added":
             return self._added_type(entry, symbol, referenced.get(symbol.name, []))
         tables = {"old": self._table(symbol.old_blob, symbol.old_path or symbol.path),
@@ -295,6 +309,32 @@ class AttributionRules:
                        and not c.test for p in ports)
 
         return [w for w in words if not (w in tests and all(u in tests and uncalled(u) for u in referenced[w]))]
+
+    def _declared_siblings(self, symbol: TouchedSymbol, anchors: list[Anchor], code, referenced) -> SymbolVerdict | None:
+        """``declared-sibling``: every changed C++ line outside definitions is an ``#include`` or lies in a
+        function prototype (a declaration without a body) whose name no anchor of the file names and no
+        ported definition of it uses. None otherwise."""
+        spans = {"old": _prototypes(self._table(symbol.old_blob, symbol.old_path or symbol.path)),
+                 "new": _prototypes(self._table(symbol.new_blob, symbol.path))}
+        names: list[str] = []
+        for side, line, text in code:
+            if form.is_include(text):
+                continue
+            name = next((n for start, end, n in spans[side] if start <= line <= end), None)
+            if name is None:
+                return None
+            if name not in names:
+                names.append(name)
+        if not names or any(name in referenced or any(a.matches_name(name, name) for a in anchors) for name in names):
+            return None
+        shown = ", ".join(names[:3])
+        return self._base("declared-sibling", symbol, NOT_APPLICABLE, "not-ported", "body",
+                          f"the changed lines outside definitions declare {shown} (a prototype, no body; its parameter "
+                          "names are its own), which no in-tree anchor names and no ported definition uses, so "
+                          "not-ported rather than NEEDS_REVIEW",
+                          [Evidence(kind=Kind.TOPLEVEL, side="upstream-new", path=symbol.path, symbol=symbol.name,
+                                    message=f"only the prototype{'s' if len(names) > 1 else ''} of {shown} "
+                                    "and includes changed")])
 
     def _moved_module(self, entry: EntryChanges, symbol: TouchedSymbol, anchors: list[Anchor]) -> SymbolVerdict | None:
         """``moved-module``: this commit writes the module's whole old text, byte for byte, at another path
@@ -723,3 +763,46 @@ def renamed_object_program(old: bytes | None, new: bytes | None, now: str, was: 
         return True
     imports = (_resolved_imports(before, paths[0]), _resolved_imports(after, paths[1]))
     return imports[0] is not None and imports[0] == imports[1]
+
+
+# --- C++ prototypes -----------------------------------------------------------------
+
+_PROTOTYPE_SCOPES = frozenset({"namespace_definition", "declaration_list", "linkage_specification", "translation_unit"})
+_WRAPPING_DECLARATORS = frozenset({"pointer_declarator", "reference_declarator"})
+
+
+def _prototypes(table) -> list[tuple[int, int, str]]:
+    """(first line, last line, name) of each function prototype of a C++ file at namespace scope: a
+    declaration (or a template of one) with a single function declarator and no body. Empty when the file
+    does not parse cleanly."""
+    if table is None or table.tree is None or table.tree.root_node.has_error:
+        return []
+    found: list[tuple[int, int, str]] = []
+
+    def walk(node) -> None:
+        for child in node.children:
+            if child.type in _PROTOTYPE_SCOPES:
+                walk(child)
+                continue
+            declaration = child
+            if child.type == "template_declaration":
+                declaration = next((c for c in child.children if c.type == "declaration"), None)
+            if declaration is None or declaration.type != "declaration":
+                continue
+            declarators = declaration.children_by_field_name("declarator")
+            if len(declarators) != 1:
+                continue
+            target = declarators[0]
+            while target is not None and target.type in _WRAPPING_DECLARATORS:
+                target = target.child_by_field_name("declarator")
+            if target is None or target.type != "function_declarator":
+                continue
+            named = target.child_by_field_name("declarator")
+            if named is None:
+                continue
+            name = re.split(r"::", named.text.decode("utf-8", errors="replace"))[-1].strip()
+            if re.fullmatch(r"[A-Za-z_]\w*", name):
+                found.append((child.start_point[0] + 1, child.end_point[0] + 1, name))
+
+    walk(table.tree.root_node)
+    return found
