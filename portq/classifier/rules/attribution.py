@@ -40,6 +40,18 @@ RULES = (
          "the ported definitions use only in decorators the port does not carry is not attributed to it.",
          "-BLOCK = 128\n+BLOCK = 256  (the ported kernel reads BLOCK)",
          "classifier.rules.attribution.AttributionRules._container"),
+    Rule("port-instantiations", ("IN_SYNC",),
+         "Changed C++ lines outside definitions that are only explicit template instantiations (written out, or "
+         "through a one-parameter instantiation macro of the file) and preprocessor conditionals, after which "
+         "upstream instantiates each touched template the tree carries with exactly the type arguments the "
+         "port instantiates its mirror with, none under a conditional on either side, where before it did "
+         "not: the port already has the new form (issue class 8, a partial revert among them), IN_SYNC citing "
+         "the port's instantiation. Templates a whole-definition `not-carried` declaration names are not the "
+         "port's; any other changed line, or a type set the port does not have, stays flagged.",
+         "-#ifdef ENABLE_FP32\n INSTANTIATE_SORT(float);\n-#endif\n-INSTANTIATE_SORT(half);\n"
+         "  (the port: template void sort_rows<float>(Args&, cudaStream_t);)",
+         "classifier.rules.attribution.AttributionRules._port_instantiations, "
+         "classifier.rules.attribution._instantiations"),
     Rule("declared-sibling", ("NOT_APPLICABLE",),
          "Changed C++ lines outside definitions that are only `#include` lines and function prototypes "
          "(declarations without a body) of names no anchor of the file names and no ported definition uses: a "
@@ -247,6 +259,9 @@ class AttributionRules:
                 return removed
         referenced = self._ported_identifiers(symbol, paths, anchors)
         if symbol.name == "<toplevel>" and language_for_path(symbol.path) == "cpp":
+            instantiated = self._port_instantiations(symbol, anchors, code)
+            if instantiated is not None:
+                return instantiated
             declared = self._declared_siblings(symbol, anchors, code, referenced)
             if declared is not None:
                 return declared
@@ -309,6 +324,66 @@ class AttributionRules:
                        and not c.test for p in ports)
 
         return [w for w in words if not (w in tests and all(u in tests and uncalled(u) for u in referenced[w]))]
+
+    def _port_instantiations(self, symbol: TouchedSymbol, anchors: list[Anchor], code) -> SymbolVerdict | None:
+        """``port-instantiations``: every changed C++ line outside definitions is a preprocessor conditional or
+        an explicit instantiation (written out, or a call of an instantiation macro the file defines), and for
+        each template they instantiate that the tree does not declare not carried, upstream's new file
+        instantiates, unconditionally, exactly the type arguments the port instantiates its mirror with (and
+        its old file did not). None otherwise."""
+        sources = {"old": self._table(symbol.old_blob, symbol.old_path or symbol.path),
+                   "new": self._table(symbol.new_blob, symbol.path)}
+        if any(t is None or t.source is None for t in sources.values()):
+            return None
+        texts = {side: t.source.decode("utf-8", errors="replace") for side, t in sources.items()}
+        macros = {side: _instantiation_macros(text) for side, text in texts.items()}
+        touched: list[str] = []
+        for side, _, text in code:
+            if _PREPROCESSOR_CONDITIONAL.match(text):
+                continue
+            item = _instantiation(text, macros[side])
+            if item is None:
+                return None
+            if item[0] not in touched:
+                touched.append(item[0])
+        if not touched:
+            return None
+        items = {side: _instantiations(text, macros[side]) for side, text in texts.items()}
+        declared = self.index.anchors_for_path(self.upstream, {symbol.path, symbol.old_path or symbol.path}, NOT_CARRIED)
+        agreed: list[tuple[str, Anchor, list[str], int, str]] = []
+        for name in touched:
+            if any(not a.param and a.bare_symbol == name for a in declared):
+                continue  # a template the port does not carry: its instantiations are not the port's
+            mirrors = [a for a in anchors if a.kind != NOT_CARRIED and a.bare_symbol == name and a.definition]
+            if len({(a.file, a.definition) for a in mirrors}) != 1:
+                return None
+            mirror = mirrors[0]
+            port_source = self.index.source(mirror.file)
+            if port_source is None:
+                return None
+            port_text = port_source.decode("utf-8", errors="replace")
+            port_name = re.split(r"::", mirror.definition)[-1]
+            theirs = [(args, conditional) for fn, args, conditional, _, _ in items["new"] if fn == name]
+            before = [(args, conditional) for fn, args, conditional, _, _ in items["old"] if fn == name]
+            ours = [(args, conditional, line, text) for fn, args, conditional, line, text
+                    in _instantiations(port_text, _instantiation_macros(port_text)) if fn == port_name]
+            if not theirs or not ours or any(c for _, c in theirs) or any(c for _, c, _, _ in ours):
+                return None
+            if {a for a, _ in theirs} != {a for a, _, _, _ in ours} or set(before) == set(theirs):
+                return None
+            agreed.append((name, mirror, sorted({a for a, _ in theirs}), ours[0][2], ours[0][3]))
+        if not agreed:
+            return None
+        shown = "; ".join(f"{name}<{'>, <'.join(types)}>" for name, _, types, _, _ in agreed[:3])
+        return self._base("port-instantiations", symbol, IN_SYNC, None, "body",
+                          f"the changed lines outside definitions are explicit instantiations and preprocessor "
+                          f"conditionals that leave upstream instantiating {shown}, unconditionally, exactly the "
+                          "types the port instantiates its mirror with, so the port already has the new form: "
+                          "IN_SYNC rather than NEEDS_REVIEW",
+                          [Evidence(kind=Kind.TOPLEVEL, side="tree", path=mirror.file, line=line, quote=text.strip(),
+                                    symbol=mirror.definition,
+                                    message=f"the port instantiates its mirror of {name} with {', '.join(types)}")
+                           for name, mirror, types, line, text in agreed[:3]])
 
     def _declared_siblings(self, symbol: TouchedSymbol, anchors: list[Anchor], code, referenced) -> SymbolVerdict | None:
         """``declared-sibling``: every changed C++ line outside definitions is an ``#include`` or lies in a
@@ -805,4 +880,96 @@ def _prototypes(table) -> list[tuple[int, int, str]]:
                 found.append((child.start_point[0] + 1, child.end_point[0] + 1, name))
 
     walk(table.tree.root_node)
+    return found
+
+
+# --- explicit instantiations ------------------------------------------------------
+
+_PREPROCESSOR_CONDITIONAL = re.compile(r"^\s*#\s*(?:if|ifdef|ifndef|elif|else|endif)\b")
+_WRITTEN_INSTANTIATION = re.compile(r"^\s*(?:extern\s+)?template\s+(?!<)[^;{}<]*?\b([A-Za-z_]\w*)\s*<([^;{}()]*)>\s*\(.*;\s*(?://.*)?$")
+_MACRO_CALL = re.compile(r"^\s*([A-Z_][A-Z0-9_]*)\s*\(([^()]*)\)\s*;?\s*(?://.*)?$")
+_MACRO_DEFINITION = re.compile(r"^\s*#\s*define\s+([A-Z_][A-Z0-9_]*)\(\s*(\w+)\s*\)((?:.*\\\n)*.*)$", re.M)
+
+
+def _type_arguments(text: str) -> str:
+    """Type arguments compared as written, less spaces and the leading underscores of CUDA's type names."""
+    return ",".join(re.sub(r"\b_+(?=[A-Za-z])", "", part.replace(" ", "")) for part in text.split(","))
+
+
+def _instantiation_macros(source: str) -> dict[str, tuple[str, str]]:
+    """Macros of one parameter whose body is one explicit instantiation with that parameter as its template
+    argument list: name -> (the instantiated template, the parameter)."""
+    found: dict[str, tuple[str, str]] = {}
+    for match in _MACRO_DEFINITION.finditer(source):
+        name, parameter, body = match.group(1), match.group(2), match.group(3).replace("\\\n", " ")
+        inner = _WRITTEN_INSTANTIATION.match(" ".join(body.split()))
+        if inner is not None and inner.group(2).strip() == parameter and body.count("template") == 1:
+            found[name] = (inner.group(1), parameter)
+    return found
+
+
+def _instantiation(text: str, macros: dict[str, tuple[str, str]]) -> tuple[str, str] | None:
+    """(template, type arguments) of one line that explicitly instantiates a template, written out or through
+    one of ``macros``; None for any other line."""
+    written = _WRITTEN_INSTANTIATION.match(text)
+    if written is not None:
+        return written.group(1), _type_arguments(written.group(2))
+    called = _MACRO_CALL.match(text)
+    if called is not None and called.group(1) in macros:
+        return macros[called.group(1)][0], _type_arguments(called.group(2))
+    return None
+
+
+_DEDUCED_INSTANTIATION = re.compile(r"^\s*template\s+(?!<)[^;{}<]*?\b([A-Za-z_]\w*)\s*\((.*)\)\s*;", re.S)
+_TOKEN = re.compile(r"\w+|[^\s\w]")
+
+
+def _deduced(statement: str, source: str) -> tuple[str, str] | None:
+    """(template, type argument) of an explicit instantiation that names no template arguments, deduced by
+    laying its parameter list over the one-parameter template's definition in ``source``: every token the
+    same but the template parameter's, which all stand for one type. None otherwise."""
+    written = _DEDUCED_INSTANTIATION.match(statement)
+    if written is None:
+        return None
+    name, given = written.group(1), _TOKEN.findall(written.group(2))
+    for definition in re.finditer(r"template\s*<\s*(?:typename|class)\s+(\w+)\s*>\s*[^;{}()]*?\b" + re.escape(name)
+                                  + r"\s*\(([^()]*)\)\s*\{", source):
+        parameter, declared = definition.group(1), _TOKEN.findall(definition.group(2))
+        if len(declared) != len(given):
+            continue
+        bound = {g for d, g in zip(declared, given) if d == parameter}
+        if len(bound) == 1 and all(d == g for d, g in zip(declared, given) if d != parameter):
+            return name, _type_arguments(bound.pop())
+    return None
+
+
+def _instantiations(source: str, macros) -> list[tuple[str, str, bool, int, str]]:
+    """Every explicit instantiation of a C++ file: (template, type arguments, under a preprocessor
+    conditional, first line, its text). One written over several lines is read whole; one that names no
+    template arguments has them deduced from the template's definition (``_deduced``)."""
+    found: list[tuple[str, str, bool, int, str]] = []
+    depth = 0
+    lines = source.splitlines()
+    number = 0
+    while number < len(lines):
+        text = lines[number]
+        number += 1
+        directive = re.match(r"^\s*#\s*(\w+)", text)
+        if directive is not None:  # a directive, continued lines and all (a macro's body is no instantiation)
+            if directive.group(1) in ("if", "ifdef", "ifndef", "endif"):
+                depth += -1 if directive.group(1) == "endif" else 1
+            while text.rstrip().endswith("\\") and number < len(lines):
+                text = lines[number]
+                number += 1
+            continue
+        first = number
+        if re.match(r"^\s*template\s+(?!<)", text) and ";" not in text:
+            while number < len(lines) and ";" not in text and "{" not in text:
+                text += "\n" + lines[number]
+                number += 1
+        item = _instantiation(" ".join(text.split()), macros) if "\n" in text else _instantiation(text, macros)
+        if item is None and re.match(r"^\s*template\s+(?!<)", text):
+            item = _deduced(text, source)
+        if item is not None:
+            found.append((item[0], item[1], depth > 0, first, text.splitlines()[0]))
     return found
