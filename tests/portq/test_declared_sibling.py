@@ -10,10 +10,10 @@ from portq.core.model import NOT_APPLICABLE
 from tests.portq.fixtures import CommitSpec
 from tests.portq.golden.pipeline import MATRIX, classify_history
 
-HEADER = "csrc/norm/rms_norm.h"
-SOURCE = "csrc/norm/rms_norm.cu"
+HEADER = "csrc/norm/row_norm.h"
+SOURCE = "csrc/norm/row_norm.cu"
 MATRIX_WITH_NORM = MATRIX.replace('paths    = ["csrc/cache_kernels.cu",',
-                                  'paths    = ["csrc/norm/rms_norm.h", "csrc/norm/rms_norm.cu", "csrc/cache_kernels.cu",')
+                                  'paths    = ["csrc/norm/row_norm.h", "csrc/norm/row_norm.cu", "csrc/cache_kernels.cu",')
 BEFORE_HEADER = '''\
 #pragma once
 
@@ -22,7 +22,7 @@ BEFORE_HEADER = '''\
 namespace norm {
 
 template<class T>
-void invokeRMSNorm(T* out, const T* x, const T* weights, int dims, int num, float eps, cudaStream_t st);
+void invokeRowNorm(T* out, const T* x, const T* weights, int dims, int num, float eps, cudaStream_t st);
 
 inline int normBlocks(int dims, int num)
 {
@@ -32,7 +32,7 @@ inline int normBlocks(int dims, int num)
 }  // namespace norm
 '''
 SIBLING = '''
-void invokeResidualRMSNorm(void*        hidden_states,
+void invokeResidualRowNorm(void*        hidden_states,
                            void*        residual,
                            const void*  weights,
                            int          dims,
@@ -43,23 +43,23 @@ void invokeResidualRMSNorm(void*        hidden_states,
 AFTER_HEADER = BEFORE_HEADER.replace("#include <cuda_runtime.h>\n", "#include <cuda_runtime.h>\n\n#include \"dtype.h\"\n") \
     .replace("\n}  // namespace norm", SIBLING + "\n}  // namespace norm")
 BEFORE_SOURCE = '''\
-#include "rms_norm.h"
+#include "row_norm.h"
 
 namespace norm {
 
 template<class T>
-__global__ void RMSNormKernel(T* out, const T* x, const T* weights, int dims, float eps)
+__global__ void RowNormKernel(T* out, const T* x, const T* weights, int dims, float eps)
 {
     out[blockIdx.x * dims + threadIdx.x] = x[blockIdx.x * dims + threadIdx.x] * weights[threadIdx.x] * eps;
 }
 
 template<class T>
-void invokeRMSNorm(T* out, const T* x, const T* weights, int dims, int num, float eps, cudaStream_t st)
+void invokeRowNorm(T* out, const T* x, const T* weights, int dims, int num, float eps, cudaStream_t st)
 {
-    RMSNormKernel<<<num, dims, 0, st>>>(out, x, weights, dims, eps);
+    RowNormKernel<<<num, dims, 0, st>>>(out, x, weights, dims, eps);
 }
 
-template void invokeRMSNorm(float* out, const float* x, const float* weights, int dims, int num, float eps,
+template void invokeRowNorm(float* out, const float* x, const float* weights, int dims, int num, float eps,
                             cudaStream_t st);
 
 }  // namespace norm
@@ -72,11 +72,11 @@ CONSTANT_AFTER = BEFORE_HEADER.replace("namespace norm {\n", "namespace norm {\n
 def _tree() -> dict[str, str]:
     port = (
         "#include <cuda_runtime.h>\n\n"
-        f"// portq: ports vllm:{SOURCE}::norm::RMSNormKernel\n"
+        f"// portq: ports vllm:{SOURCE}::norm::RowNormKernel\n"
         "template<class T>\n"
         "__global__ void rms_norm_kernel(T* y, const T* x, const T* w, int dims, float eps)\n"
         "{\n    y[blockIdx.x * dims + threadIdx.x] = x[blockIdx.x * dims + threadIdx.x] * w[threadIdx.x] * eps;\n}\n\n"
-        f"// portq: ports vllm:{SOURCE}::norm::invokeRMSNorm\n"
+        f"// portq: ports vllm:{SOURCE}::norm::invokeRowNorm\n"
         "template<class T>\n"
         "void rms_norm(T* y, const T* x, const T* w, int dims, int num, float eps, cudaStream_t st)\n"
         "{\n    rms_norm_kernel<<<num, dims, 0, st>>>(y, x, w, dims, eps);\n}\n\n"
@@ -85,7 +85,7 @@ def _tree() -> dict[str, str]:
         "void run_norm(float* y, const float* x, const float* w, int dims, int num, cudaStream_t st)\n"
         "{\n    rms_norm(y, x, w, dims, norm_blocks(dims, num), 1e-6f, st);\n}\n"
     )
-    return {"kernels/kv_cache/rms_norm.cu": port}
+    return {"kernels/kv_cache/row_norm.cu": port}
 
 
 def _one_commit(tmp_path, header):
@@ -101,7 +101,7 @@ def test_a_header_gaining_the_prototype_of_an_unported_sibling_is_not_ported(tmp
     toplevel = next(s for s in verdict.symbols if s.symbol == "<toplevel>")
     assert toplevel.justification == "not-ported", toplevel.reason
     assert "declared-sibling" in toplevel.rules, toplevel.rules
-    assert "invokeResidualRMSNorm" in toplevel.reason, toplevel.reason
+    assert "invokeResidualRowNorm" in toplevel.reason, toplevel.reason
 
 
 def test_a_prototype_of_a_name_the_port_mirrors_is_still_flagged(tmp_path):

@@ -70,8 +70,8 @@ RULES = (
          "ported definition reads, so the old path's changed lines are NOT_APPLICABLE/cosmetic (DESIGN §5: a "
          "whole file moved with its definitions unchanged). A move that changes the text, or a stub that stops "
          "binding a ported name, stays with `toplevel-use`.",
-         "-def rms_norm(x, w): ...   (the whole file now at kernels/cuda/rms_norm.py, same blob)\n"
-         "+rms_norm = FunctionDispatcher('rms_norm').make_caller()",
+         "-def norm_rows(x, w): ...   (the whole file now at ops/cuda/norm.py, the same blob)\n"
+         "+norm_rows = Dispatcher('norm_rows').make_caller()",
          "classifier.rules.attribution.AttributionRules._moved_module"),
     Rule("import-rebinding", ("NOT_APPLICABLE",),
          "Changed imports that rebind only names no ported definition of the file uses are "
