@@ -96,3 +96,37 @@ def test_a_stub_that_stops_binding_a_public_name_is_still_flagged(tmp_path):
     verdict = _one_commit(tmp_path, MODULE, DROPPING_STUB)
     assert verdict.verdict != NOT_APPLICABLE, verdict.reason
     assert "moved-module" not in verdict.rules
+
+
+SELF_TESTED = MODULE + '''
+
+if __name__ == '__main__':
+
+    def test_gather():
+        x = torch.ones(8, device='cuda')
+        assert gather(x, torch.empty_like(x)).sum() == 16
+
+    test_gather()
+'''
+DEFINING_STUB = STUB + '''
+
+def gather(x, out):
+    return out
+'''
+
+
+def test_a_self_test_of_the_moved_module_need_not_be_bound_by_the_stub(tmp_path):
+    tree = _tree()
+    tree["kernels/mla_prefix/gather.py"] += (f"\n\n# portq: ports vllm:{OLD}::test_gather\n"
+                                             "def check_gather():\n    pass\n")
+    verdicts, _ = classify_history(
+        tmp_path, [CommitSpec("base", files={OLD: SELF_TESTED}),
+                   CommitSpec("dispatcher", files={NEW: SELF_TESTED, OLD: STUB})], tree)
+    toplevel = _toplevel(verdicts[1])
+    assert "moved-module" in toplevel.rules, toplevel.reason
+
+
+def test_a_stub_that_defines_a_moved_name_again_is_still_flagged(tmp_path):
+    verdict = _one_commit(tmp_path, MODULE, DEFINING_STUB)
+    assert "moved-module" not in verdict.rules
+    assert all("moved-module" not in s.rules for s in verdict.symbols)
