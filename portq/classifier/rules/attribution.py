@@ -2,6 +2,19 @@
 
 Module-level lines, class bodies and new types are attributed by use:
 what the changed lines name, and whether a ported definition names it too.
+Some module-level changes are decided by what they are, before any use: a
+module moved byte for byte to another path behind a stub that still binds its
+ported names (``moved-module``: the ported definitions moved with the lines
+they read, cosmetic); C++ prototypes of siblings no anchor names
+(``declared-sibling``: a prototype's parameter names are its own,
+not-ported); explicit instantiations that leave upstream instantiating exactly
+the port's types (``port-instantiations``, IN_SYNC). Example diff (IN_SYNC for a
+port that instantiates ``sort_rows<float>`` only)::
+
+    -#ifdef ENABLE_FP32
+     INSTANTIATE_SORT(float);
+    -#endif
+    -INSTANTIATE_SORT(half);
 
 The code: ``AttributionRules`` holds the methods of the verdict table
 (``portq.classifier.verdicts.SymbolClassifier``, which is built from it) that

@@ -6,6 +6,9 @@ forms one operator, the SM count one leaf), never as text. A launch constant
 the wrapper picks by a platform probe bound at import, the old value kept on
 every other platform (``platform-chosen-launch``), is a launch heuristic for a
 reader (DESIGN §5: body-level), not the interface gap a changed launch shape is.
+So is a tile the grid divides the same inputs by and the kernel receives
+(``tile-choice``), and any launch of a kernel the tree declares not carried
+(``not-carried-launch``): the port runs its own kernel instead.
 
 Example diff (NEEDS_REVIEW, not REAL_GAP, for a port that launches 128)::
 
