@@ -42,7 +42,7 @@ def compare(old: Signature, new: Signature, port: Signature, index: TreeIndex | 
                  and (upstream is None or a.upstream == upstream)} if index is not None else set()
     items: list[Delta] = []
     items += [_both_sides(item, old, new) for item in _parameter_items(old, new, port, scope, derivation, keyword_free)]
-    items += _launch_items(old, new, port, index, scope, derivation)
+    items += _launch_items(old, new, port, index, scope, derivation, set_aside)
     items += _ruled(_program_id_items(old, new, port, set_aside), "program-decomposition")
     return items
 

@@ -2,8 +2,8 @@
 is picked from a module-level flag read from the device (its name, compute capability, architecture) at
 import, and on the other platforms it is what it was. No caller supplies it and no caller can select
 it: a launch heuristic of the wrapper for a reader (DESIGN §5: body-level, NEEDS_REVIEW), not an
-interface gap. A launch shape changed on every platform, a flag a caller passes, one read from the
-environment or rebound by a setter, stays a gap."""
+interface gap. A tile changed on every platform is the launch rules' to decide (``tile-choice``); a flag a
+caller passes, one read from the environment or rebound by a setter, stays a gap."""
 from __future__ import annotations
 
 from portq.core.model import NEEDS_REVIEW, REAL_GAP
@@ -100,10 +100,12 @@ def test_a_flag_computed_from_the_capability_is_a_probe_too(tmp_path):
     assert "platform-chosen-launch" in _host(verdict).rules
 
 
-def test_a_tile_changed_on_every_platform_is_still_a_gap(tmp_path):
+def test_a_tile_changed_on_every_platform_is_no_platform_choice(tmp_path):
+    # Not a probe: the launch rules decide it. The grid divides the same input by a tile the kernel is
+    # passed, so it is a tile choice (test_tile_choice), not this rule's platform-chosen constant.
     verdict = _one_commit(tmp_path, EVERYWHERE_AFTER)
-    assert verdict.verdict == REAL_GAP, verdict.reason
     assert "platform-chosen-launch" not in verdict.rules
+    assert verdict.verdict == NEEDS_REVIEW and "tile-choice" in verdict.rules, (verdict.verdict, verdict.rules)
 
 
 def test_a_probe_whose_both_branches_change_the_tile_is_still_a_gap(tmp_path):

@@ -2,6 +2,19 @@
 
 Module-level lines, class bodies and new types are attributed by use:
 what the changed lines name, and whether a ported definition names it too.
+Some module-level changes are decided by what they are, before any use: a
+module moved byte for byte to another path behind a stub that still binds its
+ported names (``moved-module``: the ported definitions moved with the lines
+they read, cosmetic); C++ prototypes of siblings no anchor names
+(``declared-sibling``: a prototype's parameter names are its own,
+not-ported); explicit instantiations that leave upstream instantiating exactly
+the port's types (``port-instantiations``, IN_SYNC). Example diff (IN_SYNC for a
+port that instantiates ``sort_rows<float>`` only)::
+
+    -#ifdef ENABLE_FP32
+     INSTANTIATE_SORT(float);
+    -#endif
+    -INSTANTIATE_SORT(half);
 
 The code: ``AttributionRules`` holds the methods of the verdict table
 (``portq.classifier.verdicts.SymbolClassifier``, which is built from it) that
@@ -27,7 +40,7 @@ from portq.classifier.imports import (_module_stem, import_bindings, import_line
                                       reexport_target, relative_module_path)
 from portq.core.evidence import Evidence, Kind
 from portq.core.model import IN_SYNC, NEEDS_REVIEW, NOT_APPLICABLE, EntryChanges, SymbolVerdict, TouchedSymbol
-from portq.language.symbols import KIND_CLASS, language_for_path
+from portq.language.symbols import KIND_CLASS, KIND_CUDA_KERNEL, KIND_TRITON_KERNEL, language_for_path
 from portq.tree.anchors import NOT_CARRIED, Anchor
 
 _BUILTINS = frozenset(dir(builtins))
@@ -40,6 +53,39 @@ RULES = (
          "the ported definitions use only in decorators the port does not carry is not attributed to it.",
          "-BLOCK = 128\n+BLOCK = 256  (the ported kernel reads BLOCK)",
          "classifier.rules.attribution.AttributionRules._container"),
+    Rule("port-instantiations", ("IN_SYNC",),
+         "Changed C++ lines outside definitions that are only explicit template instantiations (written out, or "
+         "through a one-parameter instantiation macro of the file) and preprocessor conditionals, after which "
+         "upstream instantiates each touched template the tree carries with exactly the type arguments the "
+         "port instantiates its mirror with, none under a conditional on either side, where before it did "
+         "not: the port already has the new form (issue class 8, a partial revert among them), IN_SYNC citing "
+         "the port's instantiation. Templates a whole-definition `not-carried` declaration names are not the "
+         "port's; any other changed line, or a type set the port does not have, stays flagged.",
+         "-#ifdef ENABLE_FP32\n INSTANTIATE_SORT(float);\n-#endif\n-INSTANTIATE_SORT(half);\n"
+         "  (the port: template void sort_rows<float>(Args&, cudaStream_t);)",
+         "classifier.rules.attribution.AttributionRules._port_instantiations, "
+         "classifier.rules.attribution._instantiations"),
+    Rule("declared-sibling", ("NOT_APPLICABLE",),
+         "Changed C++ lines outside definitions that are only `#include` lines and function prototypes "
+         "(declarations without a body) of names no anchor of the file names and no ported definition uses: a "
+         "prototype's parameter names are its own, so words it shares with a ported definition are no use of "
+         "anything the port reads; it declares a sibling the port lacks, NOT_APPLICABLE/not-ported like the "
+         "definition it declares. A prototype of a mirrored or called name, or any other changed line, stays "
+         "with `toplevel-use`.",
+         "+void invokeResidualNorm(void* x, const void* w, int dims, int num, float eps, cudaStream_t st);\n"
+         "  (the ported invokeNorm also has dims, num, eps)",
+         "classifier.rules.attribution.AttributionRules._declared_siblings, classifier.rules.attribution._prototypes"),
+    Rule("moved-module", ("NOT_APPLICABLE",),
+         "A module whose whole old text the same commit writes byte for byte at another path (the same blob), "
+         "its old path left as a stub that defines none of its definitions and still binds, at module level, "
+         "the name of every ported definition that is not a kernel (through a dispatcher, say): the ported "
+         "definitions moved with the module-level lines they read, unchanged, and the stub is a new module no "
+         "ported definition reads, so the old path's changed lines are NOT_APPLICABLE/cosmetic (DESIGN §5: a "
+         "whole file moved with its definitions unchanged). A move that changes the text, or a stub that stops "
+         "binding a ported name, stays with `toplevel-use`.",
+         "-def norm_rows(x, w): ...   (the whole file now at ops/cuda/norm.py, the same blob)\n"
+         "+norm_rows = Dispatcher('norm_rows').make_caller()",
+         "classifier.rules.attribution.AttributionRules._moved_module"),
     Rule("import-rebinding", ("NOT_APPLICABLE",),
          "Changed imports that rebind only names no ported definition of the file uses are "
          "NOT_APPLICABLE/not-ported.",
@@ -209,6 +255,9 @@ class AttributionRules:
                                              "definition returns or launches, so cosmetic rather than a change to "
                                              "anything ported",
                                              "the same module-level program once log-only statements are dropped")
+            moved = self._moved_module(entry, symbol, anchors)
+            if moved is not None:
+                return moved
             platforms = self._module_platform_choice(symbol)
             if platforms is not None:
                 return platforms
@@ -222,6 +271,13 @@ class AttributionRules:
             if removed is not None:
                 return removed
         referenced = self._ported_identifiers(symbol, paths, anchors)
+        if symbol.name == "<toplevel>" and language_for_path(symbol.path) == "cpp":
+            instantiated = self._port_instantiations(symbol, anchors, code)
+            if instantiated is not None:
+                return instantiated
+            declared = self._declared_siblings(symbol, anchors, code, referenced)
+            if declared is not None:
+                return declared
         if symbol.kind == KIND_CLASS and symbol.change == "added":
             return self._added_type(entry, symbol, referenced.get(symbol.name, []))
         tables = {"old": self._table(symbol.old_blob, symbol.old_path or symbol.path),
@@ -281,6 +337,152 @@ class AttributionRules:
                        and not c.test for p in ports)
 
         return [w for w in words if not (w in tests and all(u in tests and uncalled(u) for u in referenced[w]))]
+
+    def _port_instantiations(self, symbol: TouchedSymbol, anchors: list[Anchor], code) -> SymbolVerdict | None:
+        """``port-instantiations``: every changed C++ line outside definitions is a preprocessor conditional or
+        an explicit instantiation (written out, or a call of an instantiation macro the file defines), and for
+        each template they instantiate that the tree does not declare not carried, upstream's new file
+        instantiates, unconditionally, exactly the type arguments the port instantiates its mirror with (and
+        its old file did not). None otherwise."""
+        sources = {"old": self._table(symbol.old_blob, symbol.old_path or symbol.path),
+                   "new": self._table(symbol.new_blob, symbol.path)}
+        if any(t is None or t.source is None for t in sources.values()):
+            return None
+        texts = {side: t.source.decode("utf-8", errors="replace") for side, t in sources.items()}
+        macros = {side: _instantiation_macros(text) for side, text in texts.items()}
+        touched: list[str] = []
+        for side, _, text in code:
+            if _PREPROCESSOR_CONDITIONAL.match(text):
+                continue
+            item = _instantiation(text, macros[side])
+            if item is None:
+                return None
+            if item[0] not in touched:
+                touched.append(item[0])
+        if not touched:
+            return None
+        items = {side: _instantiations(text, macros[side]) for side, text in texts.items()}
+        declared = self.index.anchors_for_path(self.upstream, {symbol.path, symbol.old_path or symbol.path}, NOT_CARRIED)
+        agreed: list[tuple[str, Anchor, list[str], int, str]] = []
+        for name in touched:
+            if any(not a.param and a.bare_symbol == name for a in declared):
+                continue  # a template the port does not carry: its instantiations are not the port's
+            mirrors = [a for a in anchors if a.kind != NOT_CARRIED and a.bare_symbol == name and a.definition]
+            if len({(a.file, a.definition) for a in mirrors}) != 1:
+                return None
+            mirror = mirrors[0]
+            port_source = self.index.source(mirror.file)
+            if port_source is None:
+                return None
+            port_text = port_source.decode("utf-8", errors="replace")
+            port_name = re.split(r"::", mirror.definition)[-1]
+            theirs = [(args, conditional) for fn, args, conditional, _, _ in items["new"] if fn == name]
+            before = [(args, conditional) for fn, args, conditional, _, _ in items["old"] if fn == name]
+            ours = [(args, conditional, line, text) for fn, args, conditional, line, text
+                    in _instantiations(port_text, _instantiation_macros(port_text)) if fn == port_name]
+            if not theirs or not ours or any(c for _, c in theirs) or any(c for _, c, _, _ in ours):
+                return None
+            if {a for a, _ in theirs} != {a for a, _, _, _ in ours} or set(before) == set(theirs):
+                return None
+            agreed.append((name, mirror, sorted({a for a, _ in theirs}), ours[0][2], ours[0][3]))
+        if not agreed:
+            return None
+        shown = "; ".join(f"{name}<{'>, <'.join(types)}>" for name, _, types, _, _ in agreed[:3])
+        return self._base("port-instantiations", symbol, IN_SYNC, None, "body",
+                          f"the changed lines outside definitions are explicit instantiations and preprocessor "
+                          f"conditionals that leave upstream instantiating {shown}, unconditionally, exactly the "
+                          "types the port instantiates its mirror with, so the port already has the new form: "
+                          "IN_SYNC rather than NEEDS_REVIEW",
+                          [Evidence(kind=Kind.TOPLEVEL, side="tree", path=mirror.file, line=line, quote=text.strip(),
+                                    symbol=mirror.definition,
+                                    message=f"the port instantiates its mirror of {name} with {', '.join(types)}")
+                           for name, mirror, types, line, text in agreed[:3]])
+
+    def _declared_siblings(self, symbol: TouchedSymbol, anchors: list[Anchor], code, referenced) -> SymbolVerdict | None:
+        """``declared-sibling``: every changed C++ line outside definitions is an ``#include`` or lies in a
+        function prototype (a declaration without a body) whose name no anchor of the file names and no
+        ported definition of it uses. None otherwise."""
+        spans = {"old": _prototypes(self._table(symbol.old_blob, symbol.old_path or symbol.path)),
+                 "new": _prototypes(self._table(symbol.new_blob, symbol.path))}
+        names: list[str] = []
+        for side, line, text in code:
+            if form.is_include(text):
+                continue
+            name = next((n for start, end, n in spans[side] if start <= line <= end), None)
+            if name is None:
+                return None
+            if name not in names:
+                names.append(name)
+        if not names or any(name in referenced or any(a.matches_name(name, name) for a in anchors) for name in names):
+            return None
+        shown = ", ".join(names[:3])
+        return self._base("declared-sibling", symbol, NOT_APPLICABLE, "not-ported", "body",
+                          f"the changed lines outside definitions declare {shown} (a prototype, no body; its parameter "
+                          "names are its own), which no in-tree anchor names and no ported definition uses, so "
+                          "not-ported rather than NEEDS_REVIEW",
+                          [Evidence(kind=Kind.TOPLEVEL, side="upstream-new", path=symbol.path, symbol=symbol.name,
+                                    message=f"only the prototype{'s' if len(names) > 1 else ''} of {shown} "
+                                    "and includes changed")])
+
+    def _moved_module(self, entry: EntryChanges, symbol: TouchedSymbol, anchors: list[Anchor]) -> SymbolVerdict | None:
+        """``moved-module``: this commit writes the module's whole old text, byte for byte, at another path
+        (a changed file whose new blob is this one's old blob), and the old path's new module is a stub that
+        defines none of the old module's definitions and still binds, at module level, every ported
+        definition the old module had that is not a kernel or its own self-test (the names its callers call).
+        None otherwise."""
+        old_path = symbol.old_path or symbol.path
+        if symbol.change != "modified" or not symbol.old_blob or not symbol.new_blob:
+            return None
+        target = next((c.new_path for c in entry.owned_changes
+                       if c.new_blob == symbol.old_blob and c.new_path and c.new_path not in (symbol.path, old_path)),
+                      None)
+        if target is None:
+            return None
+        old_table, new_table = self._table(symbol.old_blob, old_path), self._table(symbol.new_blob, symbol.path)
+        if old_table is None or new_table is None or old_table.fallback or new_table.fallback \
+                or old_table.source is None or new_table.source is None:
+            return None
+        try:
+            stub = ast.parse(new_table.source)
+        except (SyntaxError, ValueError, RecursionError):
+            return None
+        bound: set[str] = set()
+        for statement in stub.body:
+            if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                bound.add(statement.name)
+            elif isinstance(statement, (ast.Assign, ast.AnnAssign)):
+                targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+                bound |= {t.id for t in targets if isinstance(t, ast.Name)}
+            elif isinstance(statement, (ast.Import, ast.ImportFrom)):
+                bound |= {(a.asname or a.name).split(".")[0] for a in statement.names if a.name != "*"}
+        stub_definitions = {d.qualified_name for d in new_table.definitions}
+        if stub_definitions & {d.qualified_name for d in old_table.definitions}:
+            return None
+        ported = [d for d in old_table.definitions if "." not in d.qualified_name
+                  and any(a.matches_name(d.name, d.qualified_name) for a in anchors if a.kind != NOT_CARRIED)]
+        try:
+            module = ast.parse(old_table.source)
+        except (SyntaxError, ValueError, RecursionError):
+            return None
+        # A module's own self-test (its __main__ block and what only it calls) is no name a caller imports.
+        mains = [s for s in module.body if isinstance(s, ast.If) and "__main__" in ast.unparse(s.test)]
+        self_tests = {n.name for m in mains for n in ast.walk(m)
+                      if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+        self_tests |= self_test_definitions(old_table.source)
+        callable_names = {d.name for d in ported if d.kind not in (KIND_TRITON_KERNEL, KIND_CUDA_KERNEL)
+                          and d.name not in self_tests}
+        if not ported or not callable_names <= bound:
+            return None
+        names = ", ".join(sorted(callable_names)[:3]) or "no callable name"
+        return self._base("moved-module", symbol, NOT_APPLICABLE, "cosmetic", "body",
+                          f"this commit moved the whole module byte for byte to {target}, where the ported "
+                          f"definitions read the same module-level lines; the old path keeps a stub that defines "
+                          f"none of them and still binds {names}, so its lines are a new module no ported definition "
+                          "reads: cosmetic rather than NEEDS_REVIEW (update the anchors)",
+                          [Evidence(kind=Kind.COSMETIC, side="upstream-new", path=target, symbol=symbol.name,
+                                    message=f"the same blob as {old_path} before this commit"),
+                           Evidence(kind=Kind.COSMETIC, side="upstream-new", path=symbol.path, symbol=symbol.name,
+                                    message=f"a stub binding {names}")])
 
     def _module_cosmetic(self, rule: str, symbol: TouchedSymbol, reason: str, message: str) -> SymbolVerdict:
         """A cosmetic verdict for a module's lines outside definitions that are the same program once ``rule``'s
@@ -649,3 +851,138 @@ def renamed_object_program(old: bytes | None, new: bytes | None, now: str, was: 
         return True
     imports = (_resolved_imports(before, paths[0]), _resolved_imports(after, paths[1]))
     return imports[0] is not None and imports[0] == imports[1]
+
+
+# --- C++ prototypes -----------------------------------------------------------------
+
+_PROTOTYPE_SCOPES = frozenset({"namespace_definition", "declaration_list", "linkage_specification", "translation_unit"})
+_WRAPPING_DECLARATORS = frozenset({"pointer_declarator", "reference_declarator"})
+
+
+def _prototypes(table) -> list[tuple[int, int, str]]:
+    """(first line, last line, name) of each function prototype of a C++ file at namespace scope: a
+    declaration (or a template of one) with a single function declarator and no body. Empty when the file
+    does not parse cleanly."""
+    if table is None or table.tree is None or table.tree.root_node.has_error:
+        return []
+    found: list[tuple[int, int, str]] = []
+
+    def walk(node) -> None:
+        for child in node.children:
+            if child.type in _PROTOTYPE_SCOPES:
+                walk(child)
+                continue
+            declaration = child
+            if child.type == "template_declaration":
+                declaration = next((c for c in child.children if c.type == "declaration"), None)
+            if declaration is None or declaration.type != "declaration":
+                continue
+            declarators = declaration.children_by_field_name("declarator")
+            if len(declarators) != 1:
+                continue
+            target = declarators[0]
+            while target is not None and target.type in _WRAPPING_DECLARATORS:
+                target = target.child_by_field_name("declarator")
+            if target is None or target.type != "function_declarator":
+                continue
+            named = target.child_by_field_name("declarator")
+            if named is None:
+                continue
+            name = re.split(r"::", named.text.decode("utf-8", errors="replace"))[-1].strip()
+            if re.fullmatch(r"[A-Za-z_]\w*", name):
+                found.append((child.start_point[0] + 1, child.end_point[0] + 1, name))
+
+    walk(table.tree.root_node)
+    return found
+
+
+# --- explicit instantiations ------------------------------------------------------
+
+_PREPROCESSOR_CONDITIONAL = re.compile(r"^\s*#\s*(?:if|ifdef|ifndef|elif|else|endif)\b")
+_WRITTEN_INSTANTIATION = re.compile(r"^\s*(?:extern\s+)?template\s+(?!<)[^;{}<]*?\b([A-Za-z_]\w*)\s*<([^;{}()]*)>\s*\(.*;\s*(?://.*)?$")
+_MACRO_CALL = re.compile(r"^\s*([A-Z_][A-Z0-9_]*)\s*\(([^()]*)\)\s*;?\s*(?://.*)?$")
+_MACRO_DEFINITION = re.compile(r"^\s*#\s*define\s+([A-Z_][A-Z0-9_]*)\(\s*(\w+)\s*\)((?:.*\\\n)*.*)$", re.M)
+
+
+def _type_arguments(text: str) -> str:
+    """Type arguments compared as written, less spaces and the leading underscores of CUDA's type names."""
+    return ",".join(re.sub(r"\b_+(?=[A-Za-z])", "", part.replace(" ", "")) for part in text.split(","))
+
+
+def _instantiation_macros(source: str) -> dict[str, tuple[str, str]]:
+    """Macros of one parameter whose body is one explicit instantiation with that parameter as its template
+    argument list: name -> (the instantiated template, the parameter)."""
+    found: dict[str, tuple[str, str]] = {}
+    for match in _MACRO_DEFINITION.finditer(source):
+        name, parameter, body = match.group(1), match.group(2), match.group(3).replace("\\\n", " ")
+        inner = _WRITTEN_INSTANTIATION.match(" ".join(body.split()))
+        if inner is not None and inner.group(2).strip() == parameter and body.count("template") == 1:
+            found[name] = (inner.group(1), parameter)
+    return found
+
+
+def _instantiation(text: str, macros: dict[str, tuple[str, str]]) -> tuple[str, str] | None:
+    """(template, type arguments) of one line that explicitly instantiates a template, written out or through
+    one of ``macros``; None for any other line."""
+    written = _WRITTEN_INSTANTIATION.match(text)
+    if written is not None:
+        return written.group(1), _type_arguments(written.group(2))
+    called = _MACRO_CALL.match(text)
+    if called is not None and called.group(1) in macros:
+        return macros[called.group(1)][0], _type_arguments(called.group(2))
+    return None
+
+
+_DEDUCED_INSTANTIATION = re.compile(r"^\s*template\s+(?!<)[^;{}<]*?\b([A-Za-z_]\w*)\s*\((.*)\)\s*;", re.S)
+_TOKEN = re.compile(r"\w+|[^\s\w]")
+
+
+def _deduced(statement: str, source: str) -> tuple[str, str] | None:
+    """(template, type argument) of an explicit instantiation that names no template arguments, deduced by
+    laying its parameter list over the one-parameter template's definition in ``source``: every token the
+    same but the template parameter's, which all stand for one type. None otherwise."""
+    written = _DEDUCED_INSTANTIATION.match(statement)
+    if written is None:
+        return None
+    name, given = written.group(1), _TOKEN.findall(written.group(2))
+    for definition in re.finditer(r"template\s*<\s*(?:typename|class)\s+(\w+)\s*>\s*[^;{}()]*?\b" + re.escape(name)
+                                  + r"\s*\(([^()]*)\)\s*\{", source):
+        parameter, declared = definition.group(1), _TOKEN.findall(definition.group(2))
+        if len(declared) != len(given):
+            continue
+        bound = {g for d, g in zip(declared, given) if d == parameter}
+        if len(bound) == 1 and all(d == g for d, g in zip(declared, given) if d != parameter):
+            return name, _type_arguments(bound.pop())
+    return None
+
+
+def _instantiations(source: str, macros) -> list[tuple[str, str, bool, int, str]]:
+    """Every explicit instantiation of a C++ file: (template, type arguments, under a preprocessor
+    conditional, first line, its text). One written over several lines is read whole; one that names no
+    template arguments has them deduced from the template's definition (``_deduced``)."""
+    found: list[tuple[str, str, bool, int, str]] = []
+    depth = 0
+    lines = source.splitlines()
+    number = 0
+    while number < len(lines):
+        text = lines[number]
+        number += 1
+        directive = re.match(r"^\s*#\s*(\w+)", text)
+        if directive is not None:  # a directive, continued lines and all (a macro's body is no instantiation)
+            if directive.group(1) in ("if", "ifdef", "ifndef", "endif"):
+                depth += -1 if directive.group(1) == "endif" else 1
+            while text.rstrip().endswith("\\") and number < len(lines):
+                text = lines[number]
+                number += 1
+            continue
+        first = number
+        if re.match(r"^\s*template\s+(?!<)", text) and ";" not in text:
+            while number < len(lines) and ";" not in text and "{" not in text:
+                text += "\n" + lines[number]
+                number += 1
+        item = _instantiation(" ".join(text.split()), macros) if "\n" in text else _instantiation(text, macros)
+        if item is None and re.match(r"^\s*template\s+(?!<)", text):
+            item = _deduced(text, source)
+        if item is not None:
+            found.append((item[0], item[1], depth > 0, first, text.splitlines()[0]))
+    return found

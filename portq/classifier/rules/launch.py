@@ -6,6 +6,9 @@ forms one operator, the SM count one leaf), never as text. A launch constant
 the wrapper picks by a platform probe bound at import, the old value kept on
 every other platform (``platform-chosen-launch``), is a launch heuristic for a
 reader (DESIGN §5: body-level), not the interface gap a changed launch shape is.
+So is a tile the grid divides the same inputs by and the kernel receives
+(``tile-choice``), and any launch of a kernel the tree declares not carried
+(``not-carried-launch``): the port runs its own kernel instead.
 
 Example diff (NEEDS_REVIEW, not REAL_GAP, for a port that launches 128)::
 
@@ -60,6 +63,26 @@ RULES = (
          "How a kernel's program id is read and decomposed (axes, `pid // H`, `num_programs`) against the port's.",
          "-    pid = tl.program_id(0)\n+    pid_m = tl.program_id(0); pid_n = tl.program_id(1)",
          "classifier.rules.launch._program_id_items"),
+    Rule("not-carried-launch", ("NEEDS_REVIEW",),
+         "A launch of a kernel an in-tree whole-definition `not-carried` declaration names, paired across the "
+         "commit, newly launched, or now launched in place of the kernel the port mirrors (every kernel upstream "
+         "now launches is declared), is not the port's launch shape: the port recorded that it runs its own "
+         "kernel instead, and that kernel is compared on its own. What changed is the host's body around a kernel "
+         "the port does not carry (DESIGN §5: NEEDS_REVIEW). A host that now launches a kernel nobody declared "
+         "stays `launch-kernel`.",
+         "-    if same_heads: pair_k[(cdiv(n, B), h)](q, k)   # pair_k: not-carried\n"
+         "-    else: one_k[(cdiv(n, B), h)](q); one_k[(cdiv(n, B), h)](k)\n"
+         "+    pair_k[(cdiv(n, B),)](q, k)",
+         "classifier.rules.launch._launch_items, ._not_carried_launch"),
+    Rule("tile-choice", ("NEEDS_REVIEW",),
+         "A paired launch whose grid changed only through local integer constants that the launch also passes "
+         "to the kernel, the grid's canonical form otherwise the same (the same inputs, the same axes): the "
+         "wrapper covers the same work in other-sized tiles. No caller supplies or selects a tile, so it is an "
+         "implementation detail for a reader (DESIGN §5: tile sizes derived from what the kernel receives), not "
+         "the launch shape a caller sees. A grid that reads a new input, gains an axis, or divides by a "
+         "constant the kernel is not passed stays `launch-geometry`.",
+         "-    BLOCK = 32\n+    BLOCK = 8\n     grid = [cdiv(rows, BLOCK)]\n     k[grid](x, rows, BLOCK=BLOCK)",
+         "classifier.rules.launch._geometry_items, ._tile_choice"),
     Rule("platform-chosen-launch", ("NEEDS_REVIEW",),
          "A launch constant (tile, warps, stages) the wrapper now picks by a platform probe, a module-level flag "
          "bound once at import from the device's name, capability or architecture (or such a probe itself), "
@@ -90,10 +113,13 @@ def _launched_names(port: Signature, index: TreeIndex | None) -> dict[str, set[s
 
 
 def _launch_items(old: Signature, new: Signature, port: Signature, index: TreeIndex | None,
-                  scope: set[str] = frozenset(), derivation=None) -> list[Delta]:
+                  scope: set[str] = frozenset(), derivation=None, set_aside=frozenset()) -> list[Delta]:
+    """``set_aside``: the bare names of kernels whole-definition ``not-carried``
+    declarations name (``not-carried-launch``)."""
     if not old.launches and not new.launches:
         return []
     items: list[Delta] = []
+    aside = {normalise_kernel_name(name) for name in set_aside}
     old_kernels = {l.kernel_normalised for l in old.launches}
     new_kernels = {l.kernel_normalised for l in new.launches}
     launched = _launched_names(port, index)
@@ -110,6 +136,9 @@ def _launch_items(old: Signature, new: Signature, port: Signature, index: TreeIn
         if kernel in port_stands_for:
             mine = next((l for l in port.launches if kernel in launched.get(l.kernel, set())), None)
             items.append(_new_kernel_grid_item(kernel, launch, mine, port, new, upstream))
+        elif kernel in aside:
+            items.append(_not_carried_launch(f"upstream now launches {kernel}, which the port declares not carried",
+                                             [upstream]))
         elif (swap := next(((was, added) for (was, now), added in replaced.items() if now == kernel), None)):
             items.append(Delta("undecided", "launch", _replacement_message(swap[0], kernel, swap[1]), [upstream]))
         else:
@@ -127,6 +156,12 @@ def _launch_items(old: Signature, new: Signature, port: Signature, index: TreeIn
         if still and swap:
             items.append(Delta("undecided", "launch", _replacement_message(kernel, swap[0], swap[1]),
                                [upstream, _tree_launch_evidence(port, still[0], f"the port still launches {kernel}")]))
+        elif still and new_kernels and new_kernels <= aside:
+            now = ", ".join(sorted(new_kernels))
+            items.append(_not_carried_launch(
+                f"upstream stopped launching {kernel} and now launches only {now}, which the port declares not "
+                f"carried; the port still launches {kernel}, as its declaration records",
+                [upstream, _tree_launch_evidence(port, still[0], f"the port still launches {kernel}")]))
         elif still:
             items.append(Delta("behind", "launch", f"upstream stopped launching {kernel}, the port still launches it",
                                     [upstream] + [_tree_launch_evidence(port, l, f"the port still launches {kernel}") for l in still[:1]]))
@@ -138,6 +173,12 @@ def _launch_items(old: Signature, new: Signature, port: Signature, index: TreeIn
         mine = _port_launch(port, launched, before, after)
         found = _ruled(_geometry_items(old, new, port, before, after, mine, cross, len(port.launches), index, scope,
                                        derivation), "launch-geometry")
+        if found and {before.kernel_normalised, after.kernel_normalised} <= aside:
+            # Neither side is a kernel the port runs: its launch is not the port's launch shape.
+            items.append(_not_carried_launch(
+                f"upstream changed how it launches {after.kernel_normalised}, which the port declares not carried",
+                [e for i in found for e in i.evidence if e.side != "tree"][:4]))
+            continue
         if (before.kernel_normalised, after.kernel_normalised) in replaced:
             # The replacement kernel's own parameter order is not the port's interface.
             found = [Delta("undecided", i.layer, f"{i.message}; {before.kernel_normalised} was replaced in place, "
@@ -153,6 +194,11 @@ def _launch_items(old: Signature, new: Signature, port: Signature, index: TreeIn
                        rule=i.rule)
                  if i.status is Status.BEHIND else i for i in items]
     return items
+
+
+def _not_carried_launch(message: str, evidence: list[Evidence]) -> Delta:
+    return Delta("undecided", "launch", f"{message}: a change of the host's body around a kernel the port does not "
+                 "carry, for a reader", evidence, rule="not-carried-launch")
 
 
 def _new_kernel_grid_item(kernel: str, launch, mine, port: Signature, new: Signature, upstream: Evidence) -> Delta:
@@ -304,7 +350,14 @@ def _geometry_items(old, new, port, before, after, mine, cross: bool, port_launc
                                     f"upstream changed the grid of {after.kernel_normalised} and the port has "
                                     f"{port_launch_count} launches none of which maps to it", upstream))
         else:
-            items.append(replace(_grid_item(before, after, mine, port, cross, upstream, new), geometry=True))
+            item = replace(_grid_item(before, after, mine, port, cross, upstream, new), geometry=True)
+            tiles = _tile_choice(before, after, through) if item.status is Status.BEHIND else None
+            if tiles is not None:
+                item = Delta("undecided", "launch", f"{item.message}; only the tile constant{'s' if len(tiles) > 1 else ''} "
+                             f"{', '.join(tiles)} changed, which the kernel receives and the grid divides the same "
+                             "inputs by: a tile choice of the wrapper, not a launch shape a caller sees",
+                             item.evidence, geometry=True, rule="tile-choice")
+            items.append(item)
     if before.grid_shape != after.grid_shape and before.grid_shape and after.grid_shape and mine is not None:
         tree = [_tree_launch_evidence(port, mine, f"the port's grid has {mine.grid_shape} axes")]
         if mine.grid_shape == after.grid_shape:
@@ -356,6 +409,31 @@ def _geometry_items(old, new, port, before, after, mine, cross: bool, port_launc
                                         scope | _kernel_scope(index, after.kernel_normalised), derived),
                         "launch-arguments")
     return items
+
+
+_INTEGER = re.compile(r"(?<![\w.])\d+(?![\w.])")
+
+
+def _tile_choice(before, after, through: tuple[str, ...]) -> tuple[str, ...] | None:
+    """The local constants a paired launch's grid changed through when they
+    are only tiles (``tile-choice``): each is an integer literal on both
+    sides and passed to the kernel on both sides, and the grid's canonical
+    form is the same once integers are set aside (the same inputs, the same
+    axes, resolved). None otherwise."""
+    if not through or not before.grid_form or not after.grid_form or before.grid_opaque or after.grid_opaque:
+        return None
+    if before.grid_form.startswith("?") or after.grid_form.startswith("?") or before.grid_shape != after.grid_shape:
+        return None
+    if _INTEGER.sub("#", before.grid_form) != _INTEGER.sub("#", after.grid_form):
+        return None
+    values = {side: {name: text for name, _, _, text in bindings}
+              for side, bindings in (("was", before.grid_bindings), ("now", after.grid_bindings))}
+    for name in through:
+        if not all(re.fullmatch(r"\d+", values[side].get(name) or "") for side in ("was", "now")):
+            return None
+        if normalise_name(name) not in before.arguments or normalise_name(name) not in after.arguments:
+            return None
+    return through
 
 
 def _same_text(a: str | None, b: str | None) -> bool:
