@@ -112,8 +112,8 @@ def row_norm_(x: torch.Tensor, weight: Optional[torch.Tensor], out: torch.Tensor
             raise TypeError(f"{name}: expected float16, bfloat16 or float32, got {t.dtype}")
     if x.shape[1] > MAX_ROW_WIDTH:
         raise ValueError(f"x: rows of at most {MAX_ROW_WIDTH} columns, got {x.shape[1]}")
-    if x.shape[0] == 0:
-        return
+    if x.numel() == 0:
+        return  # nothing to launch for an empty batch
     launch_row_norm(x, weight, bias, residual, out, residual_out, rstd, mean, eps, is_layernorm)
 
 

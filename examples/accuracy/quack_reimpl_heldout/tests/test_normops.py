@@ -108,3 +108,9 @@ def test_decoder_block_norms():
     out = norms.mlp_input(h, res2)
     torch.testing.assert_close(res2, h + res)
     torch.testing.assert_close(out, rmsnorm_reference(h + res), atol=1e-5, rtol=1e-5)
+
+
+def test_an_empty_batch_launches_nothing():
+    x = torch.empty(0, 64, device=DEVICE)
+    out, summed, rstd = rmsnorm_fwd(x, store_rstd=True)
+    assert out.shape == (0, 64) and rstd.shape == (0,) and summed is x
