@@ -8,6 +8,7 @@ from engine import DecoderNorms
 from normops.layernorm import layernorm_fwd, layernorm_reference
 from normops.rms_norm import (
     RMSNormLayer,
+    _row_norm_kernel,
     _rmsnorm_rows,
     add_rmsnorm_,
     launch_row_norm,
@@ -78,7 +79,7 @@ def test_rmsnorm_keeps_the_shape_and_returns_the_sum_with_prenorm():
 def test_layer_and_fused_residual_step():
     x = _rows(4, 32)
     layer = RMSNormLayer(32, eps=1e-6, device=DEVICE)
-    torch.testing.assert_close(layer(x), torch.nn.functional.rms_norm(x, (32,), layer.weight, 1e-6),
+    torch.testing.assert_close(layer.forward(x), torch.nn.functional.rms_norm(x, (32,), layer.weight, 1e-6),
                                atol=1e-5, rtol=1e-5)
     res = _rows(4, 32, seed=6)
     expect = rmsnorm_reference(x + res, layer.weight.detach())
@@ -114,3 +115,14 @@ def test_an_empty_batch_launches_nothing():
     x = torch.empty(0, 64, device=DEVICE)
     out, summed, rstd = rmsnorm_fwd(x, store_rstd=True)
     assert out.shape == (0, 64) and rstd.shape == (0,) and summed is x
+
+
+def test_the_row_kernel_launched_directly_normalises_a_strided_row_block():
+    base = _rows(4, 80)
+    x = base[:, :64]  # row stride 80, unit column stride
+    out = torch.empty(4, 64, device=DEVICE)
+    _row_norm_kernel[(4,)](x, x, x, x, out, x, x, x, x.stride(0), 0, out.stride(0), 0, 64, 1e-6,
+                           HAS_WEIGHT=False, HAS_BIAS=False, HAS_RESIDUAL=False,
+                           WRITE_RESIDUAL=False, WRITE_RSTD=False, WRITE_MEAN=False,
+                           CENTERED=False, BLOCK=64)
+    torch.testing.assert_close(out, rmsnorm_reference(x), atol=1e-5, rtol=1e-5)
