@@ -32,6 +32,7 @@ def test_repository_config_names_its_upstreams_and_the_corpus_ones():
         "lmdeploy": (REPO_ROOT / "../lmdeploy").resolve(),
         "flashinfer": (REPO_ROOT / "../flashinfer").resolve(),
         "torchao": (REPO_ROOT / "../torchao").resolve(),
+        "quack": (REPO_ROOT / "../quack").resolve(),
     }
     assert config.matrix_path == REPO_ROOT / "matrix" / "kernel-matrix.toml"
 

@@ -1,0 +1,5 @@
+"""A decoder block's norms, the caller of normops."""
+
+from .block_norms import DecoderNorms
+
+__all__ = ["DecoderNorms"]

@@ -1,0 +1,1 @@
+"""Vendored QuACK modules (written from upstream by the accuracy scorer)."""
