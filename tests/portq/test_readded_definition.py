@@ -47,3 +47,34 @@ def test_a_definition_added_back_with_the_same_tokens_is_in_sync(tmp_path):
     back = _symbol(verdicts[2], "norm")
     assert back.verdict == IN_SYNC, back.reason
     assert back.rules == ["added-definition"], back.rules
+
+
+def test_a_renamed_definition_stops_carrying_the_anchor_once_the_old_name_comes_back(tmp_path):
+    # The wrapper is renamed (the anchor follows it, ``moved-definition``), then the old name is added back:
+    # the anchor names an upstream definition again, so later changes to the renamed copy are a sibling's.
+    renamed = BASE.replace("def norm(x, w):", "def norm_rows(x, w):")
+    back = renamed + "\n\ndef norm(x, w):\n    return norm_rows(x, w)\n"
+    changed = back.replace("    n_rows, n_cols = x.shape\n", "    n_rows, n_cols = x.shape[0], x.shape[-1]\n", 1)
+    assert changed.count("x.shape[-1]") == 1
+    verdicts, _ = classify_history(tmp_path, [
+        CommitSpec("base", files={"ops/norm.py": BASE}),
+        CommitSpec("rename the wrapper", files={"ops/norm.py": renamed}),
+        CommitSpec("the old name comes back", files={"ops/norm.py": back}),
+        CommitSpec("change the renamed copy", files={"ops/norm.py": changed}),
+    ], TREE, matrix=MATRIX)
+    later = _symbol(verdicts[3], "norm_rows")
+    assert "moved-definition" not in later.rules, later.reason
+    assert later.verdict not in FLAGGED, later.reason
+
+
+def test_a_renamed_definition_keeps_carrying_the_anchor_while_the_old_name_stays_gone(tmp_path):
+    renamed = BASE.replace("def norm(x, w):", "def norm_rows(x, w):")
+    changed = renamed.replace("    n_rows, n_cols = x.shape\n", "    n_rows, n_cols = x.shape[0], x.shape[-1]\n", 1)
+    verdicts, _ = classify_history(tmp_path, [
+        CommitSpec("base", files={"ops/norm.py": BASE}),
+        CommitSpec("rename the wrapper", files={"ops/norm.py": renamed}),
+        CommitSpec("a note", files={"NOTES.md": "a note\n"}),
+        CommitSpec("change the renamed copy", files={"ops/norm.py": changed}),
+    ], TREE, matrix=MATRIX)
+    later = _symbol(verdicts[3], "norm_rows")
+    assert "moved-definition" in later.rules and later.verdict in FLAGGED, later.reason
