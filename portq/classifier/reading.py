@@ -207,6 +207,32 @@ def _strip_comment(text: str, path: str) -> str:
     return text.split("//", 1)[0]
 
 
+def _comment_lines(table) -> frozenset[int]:
+    """The 1-based lines of ``table``'s file that hold nothing but comment (and blanks), as its parse tree's
+    comment nodes cover them: a block comment's inner lines, which need not start with ``*``, included.
+    Empty when the file has no parse tree."""
+    if table is None or getattr(table, "tree", None) is None or table.source is None:
+        return frozenset()
+    lines = table.source.split(b"\n")
+    covered: dict[int, list[tuple[int, int]]] = {}
+    stack = [table.tree.root_node]
+    while stack:
+        node = stack.pop()
+        if node.type == "comment":
+            (first, start), (last, end) = node.start_point, node.end_point
+            for row in range(first, last + 1):
+                covered.setdefault(row, []).append((start if row == first else 0,
+                                                    end if row == last else len(lines[row]) if row < len(lines) else 0))
+            continue
+        stack.extend(node.children)
+    found = set()
+    for row, spans in covered.items():
+        text = lines[row] if row < len(lines) else b""
+        if all(any(a <= i < b for a, b in spans) for i, c in enumerate(text) if not chr(c).isspace()):
+            found.add(row + 1)
+    return frozenset(found)
+
+
 def _is_code_line(text: str, path: str) -> bool:
     stripped = _strip_comment(text, path).strip()
     if not stripped:
