@@ -286,7 +286,15 @@ class DefinitionRules:
         )
 
     def _port_has_change(self, symbol, definition):
-        """``equivalence.port_has_change`` for a Python symbol and its Python port; None when it does not hold."""
+        """``equivalence.port_has_change`` for a Python symbol and its Python port (``cpp_port_has_change`` for
+        C++ on both sides); None when it does not hold."""
+        if language_for_path(symbol.path) == language_for_path(definition.file) == "cpp":
+            sides = self._both_sides(symbol, parsed=True)
+            mine = self._port_node(definition)
+            if sides is None or mine is None or sides[0].node is None or sides[1].node is None \
+                    or sides[0].node.has_error or sides[1].node.has_error:
+                return None
+            return equivalence.cpp_port_has_change(sides[0].node, sides[1].node, mine)
         if language_for_path(symbol.path) != "python" or language_for_path(definition.file) != "python":
             return None
         sides = self._both_sides(symbol, parsed=True)
