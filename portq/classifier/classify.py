@@ -43,7 +43,7 @@ from typing import Any, Callable, Iterator
 from portq import __version__
 from portq.core.evidence import Kind
 from portq.core.model import NEEDS_REVIEW, NOT_APPLICABLE, EntryChanges, Evidence, FileChange, SymbolVerdict, Verdict
-from portq.upstream.hunks import change_lines
+from portq.upstream.hunks import change_lines, ensure_hunks
 
 
 @dataclass
@@ -308,9 +308,12 @@ def partial_reverts(entries: list[EntryChanges], pairs: dict[int, tuple[int, str
         return lines[entry.position]
 
     earlier_by_path: dict[str, list[EntryChanges]] = {}
+    touching_by_path: dict[str, list[EntryChanges]] = {}  # every commit of the range, paired or not
     found: dict[int, tuple[int, str]] = {}
     for entry in entries:
         changes = _file_changes(entry)
+        for change in changes:
+            touching_by_path.setdefault(change.path, []).append(entry)
         if entry.position not in pairs and changes and entry.rows:  # a change no row owns is no-row, whatever it does
             candidates = None
             for change in changes:
@@ -323,13 +326,98 @@ def partial_reverts(entries: list[EntryChanges], pairs: dict[int, tuple[int, str
                 # Against what the earlier commit made net (a line it moved was not made by it).
                 if theirs is not None and all(path in theirs and not (removed - (theirs[path][1] - theirs[path][0]))
                                               and not (added - (theirs[path][0] - theirs[path][1]))
-                                              for path, (removed, added) in mine.items()):
+                                              for path, (removed, added) in mine.items()) \
+                        and all(_takes_back_in_place(earlier, entry, path, touching_by_path[path]) for path in mine):
                     found[entry.position] = (earlier.position, earlier.commit.sha)
                     break
         if entry.position not in pairs and entry.position not in found:
             for change in changes:
                 earlier_by_path.setdefault(change.path, []).append(entry)
     return found
+
+
+def _change_on(entry: EntryChanges, path: str) -> FileChange | None:
+    return next((c for c in _file_changes(entry) if c.path == path), None)
+
+
+def _hunks_of(change: FileChange | None):
+    if change is None or not change.parsed or (change.old_path or change.path) != (change.new_path or change.path):
+        return None  # a rename, a binary or mode-only change: its lines cannot be followed
+    try:
+        return ensure_hunks(change)
+    except ValueError:
+        return None
+
+
+def _across(number: int, gone: list[int], made: list[int]) -> int | None:
+    """Line ``number`` on one side of a diff, on the other side: None when the diff removes it (``gone``: the
+    side's changed line numbers; ``made``: the other side's)."""
+    if number in gone:
+        return None
+    kept = number - sum(1 for g in gone if g < number)  # its rank among the lines the diff keeps
+    other = kept
+    for m in sorted(made):
+        if m <= other:
+            other += 1
+        else:
+            break
+    return other
+
+
+def _takes_back_in_place(earlier: EntryChanges, later: EntryChanges, path: str,
+                         touching: list[EntryChanges]) -> bool:
+    """Whether ``later``'s change to ``path`` takes back ``earlier``'s where ``earlier`` made it: each line it
+    removes is a line ``earlier`` added, at the place that line has reached (followed through the commits of
+    the range between them), and each run of lines it adds is text ``earlier`` removed from that same place.
+    The same text elsewhere in the file (a copy in another definition) is not what ``earlier`` made."""
+    first, last = _hunks_of(_change_on(earlier, path)), _hunks_of(_change_on(later, path))
+    if first is None or last is None:
+        return False
+    added = {n: t for h in first for n, t in zip(h.added_lines, h.added_text)}
+    first_gone = sorted(n for h in first for n in h.removed_lines)
+    first_made = sorted(added)
+    holes: dict[int, Counter] = {}  # where a run of removed lines was, as the next kept line's number
+    for h in first:
+        run: list[str] = []
+        for i, (n, t) in enumerate(zip(h.removed_lines, h.removed_text)):
+            run.append(t)
+            if i + 1 == len(h.removed_lines) or h.removed_lines[i + 1] != n + 1:
+                at = _across(n + 1, first_gone, first_made)
+                if at is None:
+                    return False
+                holes.setdefault(at, Counter()).update(run)
+                run = []
+    for between in touching:
+        if not earlier.position < between.position < later.position:
+            continue
+        hunks = _hunks_of(_change_on(between, path))
+        if hunks is None:
+            return False
+        gone = sorted(n for h in hunks for n in h.removed_lines)
+        made = sorted(n for h in hunks for n in h.added_lines)
+        moved = {_across(n, gone, made): t for n, t in added.items()}
+        added = {n: t for n, t in moved.items() if n is not None}
+        moved_holes: dict[int, Counter] = {}
+        for at, texts in holes.items():
+            to = _across(at, gone, made)
+            if to is None:
+                return False
+            moved_holes.setdefault(to, Counter()).update(texts)
+        holes = moved_holes
+    last_gone = sorted(n for h in last for n in h.removed_lines)
+    last_made = sorted(n for h in last for n in h.added_lines)
+    for h in last:
+        if any(added.get(n) != t for n, t in zip(h.removed_lines, h.removed_text)):
+            return False
+        run = []
+        for i, (n, t) in enumerate(zip(h.added_lines, h.added_text)):
+            run.append(t)
+            if i + 1 == len(h.added_lines) or h.added_lines[i + 1] != n + 1:
+                at = _across(n + 1, last_made, last_gone)
+                if at is None or Counter(run) - holes.get(at, Counter()):
+                    return False
+                run = []
+    return True
 
 
 def file_reverts(entries: list[EntryChanges], taken: set[int] = frozenset()) -> dict[int, dict[str, tuple[int, str]]]:
@@ -349,8 +437,11 @@ def file_reverts(entries: list[EntryChanges], taken: set[int] = frozenset()) -> 
         return lines[key]
 
     open_by_path: dict[str, list[tuple[EntryChanges, FileChange]]] = {}
+    touching_by_path: dict[str, list[EntryChanges]] = {}  # every commit of the range, whatever it was decided
     found: dict[int, dict[str, tuple[int, str]]] = {}
     for entry in entries:
+        for change in _file_changes(entry):
+            touching_by_path.setdefault(change.path, []).append(entry)
         if entry.position in taken or not entry.rows:
             continue
         for change in entry.owned_changes:
@@ -362,7 +453,8 @@ def file_reverts(entries: list[EntryChanges], taken: set[int] = frozenset()) -> 
             partner = None
             for index in range(len(earlier) - 1, -1, -1) if mine else ():
                 theirs = hunks(*earlier[index])
-                if theirs is not None and mine[0] == theirs[1] and mine[1] == theirs[0]:
+                if theirs is not None and mine[0] == theirs[1] and mine[1] == theirs[0] \
+                        and _takes_back_in_place(earlier[index][0], entry, change.path, touching_by_path[change.path]):
                     partner = earlier.pop(index)[0]
                     break
             if partner is not None:

@@ -24,7 +24,10 @@ as the helper holds. Bodies equal line for line are ``exact``. The result
 maps each carrier (path, qualified name) to the ``Move`` that made it, so the
 verdict table treats a later change to the carrier as a change to what the
 anchor names (rule ``moved-definition``), and reports the move itself
-("anchor lost at SHA: SYMBOL moved to PATH::NAME?").
+("anchor lost at SHA: SYMBOL moved to PATH::NAME?"). A renamed or moved body
+carries the anchor only until a later commit defines its old name again
+where it was: from then on the anchor names that definition, and the
+carrier is a sibling of its own.
 
 This module reads symbol tables handed to it through ``table_of``; it decides
 no verdict and reads no tree file.
@@ -72,11 +75,15 @@ class Moves:
 
     carriers: dict[Key, Move] = field(default_factory=dict)
     by_entry: dict[int, list[Move]] = field(default_factory=dict)
+    ended: dict[Key, int] = field(default_factory=dict)  # carrier -> the entry that added its origin back
 
     def carrying(self, key: Key, position: int) -> Move | None:
-        """The move that made ``key`` carry an anchored body before entry ``position``, if any."""
+        """The move that made ``key`` carry an anchored body before entry ``position``, if any: none from
+        the entry on that adds back the definition the body was moved from (the anchor names it again)."""
         move = self.carriers.get(key)
-        return move if move is not None and move.position < position else None
+        if move is None or move.position >= position or position >= self.ended.get(key, position + 1):
+            return None
+        return move
 
     def made_into(self, position: int, new: Key) -> Move | None:
         """The move entry ``position`` made into ``new``."""
@@ -139,6 +146,10 @@ def follow_moves(entries: Iterable[EntryChanges], table_of: Callable, anchored: 
     for entry in entries:
         added = [s for s in entry.symbols if s.change == "added" and s.kind != KIND_CLASS and s.language
                  and not s.name.startswith("<")]
+        back = {(s.path, s.qualified_name) for s in added}
+        for carrier, move in moves.carriers.items():  # a renamed or moved body's old name defined again
+            if move.how != "extracted" and (move.old in back or move.origin in back) and carrier not in moves.ended:
+                moves.ended[carrier] = entry.position
         if not added:
             continue
         losing = []

@@ -118,6 +118,11 @@ def _names_used_by_others(table, line: int, text: str, symbol: TouchedSymbol) ->
     if table is not None and table.language == "cpp" and re.match(r"\s*#\s*include\b", text):
         return set()  # a header's path names a file, not anything a definition uses
     words = set(_IDENTIFIER.findall(_strip_comment(text, symbol.path)))
+    if table is not None and table.language == "python":
+        bound = _python_import_bindings(_strip_comment(text, symbol.path))
+        if bound is not None:
+            return bound  # an import line stands for the names it binds, not the package path it reads
+        words = set(_IDENTIFIER.findall(_without_plain_strings(_strip_comment(text, symbol.path))))
     if table is None or table.tree is None:
         return words
     if table.language == "cpp":  # a macro's continuation lines, however tree-sitter recovered from them
@@ -158,6 +163,29 @@ def _names_used_by_others(table, line: int, text: str, symbol: TouchedSymbol) ->
         left = statement.named_children[0].child_by_field_name("left")
         return set(_IDENTIFIER.findall(left.text.decode())) if left is not None else words
     return words
+
+
+_PLAIN_STRING = re.compile(r"""(?<![\w'"])([rRbBuU]{0,2})('(?:\\.|[^'\\])*'|"(?:\\.|[^"\\])*")""")
+
+
+def _without_plain_strings(text: str) -> str:
+    """``text`` with the contents of its one-line string literals dropped: a message's words name no
+    binding. f-strings keep theirs (their braces read names)."""
+    return _PLAIN_STRING.sub(lambda m: m.group(1) + "''", text)
+
+
+def _python_import_bindings(code: str) -> set[str] | None:
+    """The names a one-line Python import binds (``from a.b import c as d`` binds d; ``import a.b`` binds
+    a; ``import a.b as c`` binds c), or None when ``code`` is no import line."""
+    found = re.fullmatch(r"\s*from\s+[\w.]+\s+import\s+\(?([\w\s,]*)\)?\s*", code)
+    if found is not None:
+        parts = [p.split() for p in found.group(1).split(",") if p.strip()]
+        return {p[-1] for p in parts if len(p) in (1, 3)}
+    found = re.fullmatch(r"\s*import\s+([\w.\s,]+)", code)
+    if found is not None:
+        parts = [p.split() for p in found.group(1).split(",") if p.strip()]
+        return {p[-1] if len(p) == 3 else p[0].split(".")[0] for p in parts}
+    return None
 
 
 def _if_bodies(statement) -> list:
@@ -205,6 +233,32 @@ def _strip_comment(text: str, path: str) -> str:
     if language_for_path(path) == "python":
         return text.split("#", 1)[0]
     return text.split("//", 1)[0]
+
+
+def _comment_lines(table) -> frozenset[int]:
+    """The 1-based lines of ``table``'s file that hold nothing but comment (and blanks), as its parse tree's
+    comment nodes cover them: a block comment's inner lines, which need not start with ``*``, included.
+    Empty when the file has no parse tree."""
+    if table is None or getattr(table, "tree", None) is None or table.source is None:
+        return frozenset()
+    lines = table.source.split(b"\n")
+    covered: dict[int, list[tuple[int, int]]] = {}
+    stack = [table.tree.root_node]
+    while stack:
+        node = stack.pop()
+        if node.type == "comment":
+            (first, start), (last, end) = node.start_point, node.end_point
+            for row in range(first, last + 1):
+                covered.setdefault(row, []).append((start if row == first else 0,
+                                                    end if row == last else len(lines[row]) if row < len(lines) else 0))
+            continue
+        stack.extend(node.children)
+    found = set()
+    for row, spans in covered.items():
+        text = lines[row] if row < len(lines) else b""
+        if all(any(a <= i < b for a, b in spans) for i, c in enumerate(text) if not chr(c).isspace()):
+            found.add(row + 1)
+    return frozenset(found)
 
 
 def _is_code_line(text: str, path: str) -> bool:

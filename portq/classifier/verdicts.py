@@ -75,7 +75,7 @@ from portq.classifier.rules.identity import IdentityRules
 from portq.classifier.rules.interface import InterfaceRules
 from portq.classifier.rules.launch import platform_chosen_launches
 from portq.classifier.rules.ownership import OwnershipRules
-from portq.classifier.rules.parameters import (Derivation, _upstream_param_evidence, derive, launch_argument,
+from portq.classifier.rules.parameters import (Derivation, Step, cpp_launch_constant, _upstream_param_evidence, derive, launch_argument,
                                                launch_argument_texts, parameter_position)
 from portq.classifier.rules.provenance import ProvenanceRules
 from portq.classifier.rules.scope import ScopeRules, _scope_names
@@ -420,6 +420,8 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
         """How upstream's new launches of this kernel (or of ``kernel``, launched from this symbol) compute
         the argument for parameter ``name``: the first launch found in a Python file the commit changed,
         or None when no launch passes it."""
+        if kernel is not None and language_for_path(symbol.path) == "cpp":
+            return self._cpp_launcher_derivation(symbol, kernel.split(".")[-1].split("::")[-1], name)
         if kernel is not None:
             launched, written = kernel.split(".")[-1], name
             position = self._launched_position(entry, symbol, launched, name)
@@ -427,6 +429,8 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
             param = new.param(name)
             if param is None or not new.is_kernel:
                 return None
+            if new.language == "cpp":
+                return self._cpp_derivation(symbol, new, name)
             launched, position, written = symbol.name, param.position, param.name
         for path, table in self._new_python_tables(entry, symbol):
             for definition in table.definitions:
@@ -453,6 +457,60 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
                         return None
                     return derived
         return None
+
+    def _cpp_launcher_derivation(self, symbol: TouchedSymbol, kernel: str, name: str) -> Derivation | None:
+        """How C++ launcher ``symbol`` (ported: it is being compared) passes kernel ``kernel``'s new
+        parameter ``name``, the kernel defined in the same file upstream: see ``_cpp_derivation``."""
+        table = self._table(symbol.new_blob, symbol.path)
+        if table is None or table.fallback:
+            return None
+        kernels = [d for d in table.definitions if d.name == kernel and d.node is not None]
+        mine = [d for d in table.definitions if d.qualified_name == symbol.qualified_name and d.node is not None]
+        if len(kernels) != 1 or len(mine) != 1:
+            return None
+        runtime = signature_of(kernels[0], table.source, symbol.path).runtime_param_names
+        if name not in runtime:
+            return None
+        return self._cpp_fixed(table, mine[0], kernel, runtime.index(name), name, symbol.path)
+
+    def _cpp_fixed(self, table, definition, kernel: str, index: int, name: str, path: str):
+        """``cpp_launch_constant`` of ``definition`` as a Derivation: derived, not derived, or None (no launch)."""
+        text = definition.node.text.decode("utf-8", errors="replace")
+        params = set(signature_of(definition, table.source, path).param_names)
+        found = cpp_launch_constant(text, kernel, index, params)
+        if found is None:
+            return None
+        if found is False:
+            return Derivation(f"{name}=?", False, (), (), f"{definition.name} passes {name} a value it does not "
+                              "fix itself", path)
+        argument, declaration, literal = found
+        line = definition.start_line + next((i for i, t in enumerate(text.splitlines()) if declaration in t), 0)
+        return Derivation(f"{name}={argument}", True, (Step(line, declaration),), (literal,), path=path,
+                          constants=(f"{declaration} in {definition.name}",))
+
+    def _cpp_derivation(self, symbol: TouchedSymbol, new: Signature, name: str) -> Derivation | None:
+        """How the ported launchers of C++ kernel ``symbol`` (upstream's new side of its file) pass new
+        parameter ``name``: derived when every one of them that launches it fixes the value itself (a literal,
+        or a local bound once from one, ``cpp_launch_constant``); not derived when one passes anything else;
+        None when no ported launcher of the file launches it. Launchers no anchor ports are not the port's."""
+        if name not in new.runtime_param_names:
+            return None
+        index = new.runtime_param_names.index(name)
+        table = self._table(symbol.new_blob, symbol.path)
+        if table is None or table.fallback:
+            return None
+        fixed = None
+        for definition in table.definitions:
+            if definition.node is None or definition.kind in (KIND_TRITON_KERNEL, KIND_CLASS) \
+                    or definition.qualified_name == symbol.qualified_name:
+                continue
+            if not self.index.ports_for(self.upstream, {symbol.path}, definition.name, definition.qualified_name):
+                continue
+            derived = self._cpp_fixed(table, definition, symbol.name, index, name, symbol.path)
+            if derived is not None and not derived.derived:
+                return derived
+            fixed = fixed or derived
+        return fixed
 
     def _new_python_tables(self, entry: EntryChanges, symbol: TouchedSymbol) -> Iterator[tuple[str, SymbolTable]]:
         """The parsed new side of every Python file the commit owns, with the symbol's own file first and the

@@ -54,3 +54,56 @@ def test_removing_a_line_an_earlier_commit_only_moved_is_still_flagged(tmp_path)
         CommitSpec("later", files={"ops/norm.py": moved.replace("    y = torch.empty_like(x)\n", "")}),
     ], TREE, matrix=MATRIX)
     assert "partial-revert" not in verdicts[2].rules, verdicts[2].reason
+
+
+# A sibling upstream adds in the range repeats a line the ported wrapper already had.
+SIBLING = DEBUG + '''
+
+def norm_into(x, w, y):
+    y = torch.empty_like(x)
+    return norm(x, w)
+'''
+
+
+def test_removing_a_copy_of_an_added_line_from_another_definition_is_still_flagged(tmp_path):
+    # The later commit removes the ported wrapper's own line, not the copy the earlier commit added in its
+    # new sibling: the same text, another place, so nothing the range made is taken back.
+    base = SIBLING.replace("    y = torch.zeros_like(x)\n", "    y = torch.empty_like(x)\n", 1)
+    added = base + "\n\ndef norm_like(x):\n    y = torch.empty_like(x)\n    return y\n"
+    removed_in_wrapper = added.replace("    y = torch.empty_like(x)\n    print(y.shape)\n", "    print(y.shape)\n", 1)
+    assert removed_in_wrapper.count("    y = torch.empty_like(x)\n") == added.count("    y = torch.empty_like(x)\n") - 1
+    verdicts, _ = classify_history(tmp_path, [
+        CommitSpec("base", files={"ops/norm.py": base}),
+        CommitSpec("a new sibling", files={"ops/norm.py": added}),
+        CommitSpec("later", files={"ops/norm.py": removed_in_wrapper}),
+    ], TREE, matrix=MATRIX)
+    assert "partial-revert" not in verdicts[2].rules, verdicts[2].reason
+    assert verdicts[2].verdict in FLAGGED, verdicts[2].reason
+
+
+def test_adding_back_a_removed_line_in_another_definition_is_still_flagged(tmp_path):
+    # The earlier commit drops a line from the new sibling; the later commit adds that text to the ported
+    # wrapper instead: the same text, another place, so nothing the range removed comes back where it was.
+    base = SIBLING
+    dropped = base.replace("    y = torch.empty_like(x)\n    return norm(x, w)\n", "    return norm(x, w)\n")
+    later = dropped.replace("    n_rows, n_cols = x.shape\n", "    y = torch.empty_like(x)\n    n_rows, n_cols = x.shape\n", 1)
+    verdicts, _ = classify_history(tmp_path, [
+        CommitSpec("base", files={"ops/norm.py": base}),
+        CommitSpec("drop a line from the sibling, and a note", files={"ops/norm.py": dropped, "NOTES.md": "a note\n"}),
+        CommitSpec("later", files={"ops/norm.py": later}),
+    ], TREE, matrix=MATRIX)
+    assert "partial-revert" not in verdicts[2].rules, verdicts[2].reason
+    assert verdicts[2].verdict in FLAGGED, verdicts[2].reason
+
+
+def test_taking_back_the_added_line_where_it_was_added_after_other_edits_is_net_zero(tmp_path):
+    # An unrelated edit above the added line moves it down; taking it back still pairs.
+    moved_down = DEBUG.replace("import torch\n", "import torch\nimport math\n")
+    verdicts, _ = classify_history(tmp_path, [
+        CommitSpec("base", files={"ops/norm.py": BASE}),
+        CommitSpec("zeros, and a debug print", files={"ops/norm.py": DEBUG}),
+        CommitSpec("an import", files={"ops/norm.py": moved_down}),
+        CommitSpec("later", files={"ops/norm.py": moved_down.replace("    print(y.shape)\n", "")}),
+    ], TREE, matrix=MATRIX)
+    assert verdicts[3].rules == ["partial-revert"], verdicts[3].reason
+    assert "entry 1" in verdicts[3].reason

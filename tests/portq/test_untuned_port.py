@@ -5,9 +5,10 @@ A Triton kernel whose only change is the ``configs`` argument of its
 autotuner times, now built by a helper) changed the search space of a tuner,
 not what any configuration computes. A port whose kernel is not autotuned
 picks its launch parameters itself: the configs are an interface it lacks,
-NOT_APPLICABLE/not-carried. A port that autotunes too, a change to the
-tuner's ``key`` or to what it resets between runs, or a body change, is
-compared as before."""
+NOT_APPLICABLE/not-carried, and so is a change to the tuner's ``key`` (the
+arguments whose change makes it time its configs again). A port that
+autotunes too, a change to what the tuner resets between runs, or a body
+change, is compared as before."""
 from __future__ import annotations
 
 from portq.core.model import NOT_APPLICABLE
@@ -99,9 +100,19 @@ def test_a_port_that_autotunes_too_is_compared(tmp_path):
     assert kernel.verdict != NOT_APPLICABLE
 
 
-def test_a_changed_tuning_key_is_compared(tmp_path):
-    after = AFTER.replace('key=["N"]', 'key=["N", "BLOCK"]')
-    kernel = _kernel(tmp_path, BEFORE, after, PORT)
+def test_a_changed_tuning_key_for_a_port_that_does_not_autotune_is_not_carried(tmp_path):
+    # The key names the arguments whose change makes the tuner time its configs again: which config it
+    # picks, never what one computes; a port choosing its own launch parameters has no tuner to key.
+    for after in (AFTER.replace('key=["N"]', 'key=["N", "BLOCK"]'), BEFORE.replace('key=["N"]', 'key=[]')):
+        kernel = _kernel(tmp_path / str(len(after)), BEFORE, after, PORT)
+        assert (kernel.verdict, kernel.justification) == (NOT_APPLICABLE, "not-carried"), kernel.reason
+        assert "untuned-port" in kernel.rules
+
+
+def test_a_changed_reset_between_tuning_runs_is_compared(tmp_path):
+    # What the tuner resets between runs is written into the outputs the kernel accumulates into.
+    after = AFTER.replace('key=["N"]', 'key=["N"], reset_to_zero=["Y"]')
+    kernel = _kernel(tmp_path, BEFORE.replace('key=["N"]', 'key=["N"], reset_to_zero=[]'), after, PORT)
     assert "untuned-port" not in kernel.rules, kernel.reason
     assert kernel.verdict != NOT_APPLICABLE
 

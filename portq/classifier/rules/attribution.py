@@ -32,7 +32,7 @@ import builtins
 import re
 
 from portq.classifier.reading import (_COMMON_IDENTIFIERS, _IDENTIFIER, _anchor_evidence, _changed_lines, _file_change,
-                                      _is_code_line, _names_used_by_others, _same_ast_evidence, _strip_comment,
+                                      _comment_lines, _is_code_line, _names_used_by_others, _same_ast_evidence, _strip_comment,
                                       _unchanged_moves, new_side_evidence)
 from portq.classifier.rules import Rule, branches, form
 from portq.classifier.rules.definitions import self_test_definitions
@@ -187,6 +187,10 @@ class AttributionRules:
         changed = _changed_lines(change, symbol, self._table(symbol.old_blob, symbol.old_path or symbol.path),
                                  self._table(symbol.new_blob, symbol.path), outside_definitions=symbol.name == "<toplevel>")
         code = [(side, line, text) for side, line, text in changed if _is_code_line(text, symbol.path)]
+        if code and language_for_path(symbol.path) == "cpp":  # inner lines of a /* ... */ block are comment too
+            inside = {"old": _comment_lines(self._table(symbol.old_blob, symbol.old_path or symbol.path)),
+                      "new": _comment_lines(self._table(symbol.new_blob, symbol.path))}
+            code = [(side, line, text) for side, line, text in code if line not in inside[side]]
         if symbol.kind == KIND_CLASS:
             own = form.outside_members(code, symbol.qualified_name, {
                 "old": self._table(symbol.old_blob, symbol.old_path or symbol.path),

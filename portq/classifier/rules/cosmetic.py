@@ -18,7 +18,8 @@ from portq.language.signatures import comment_free_tokens, definition_tokens, no
 
 RULES = (
     Rule("cosmetic-comments", ("NOT_APPLICABLE",),
-         "Changed lines outside definitions that are only comments or blank change nothing ported.",
+         "Changed lines outside definitions that are only comments or blank change nothing ported; the inner "
+         "lines of a C++ block comment are comment, as its parse tree covers them, whatever they start with.",
          "-# TODO: tune\n+# Tuned on MI300",
          "classifier.rules.attribution.AttributionRules._container"),
     Rule("cosmetic-tokens", ("NOT_APPLICABLE",),

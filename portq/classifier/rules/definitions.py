@@ -38,6 +38,7 @@ from portq.classifier.rules.parameters import (_first_line_quote, _out_param_evi
 from portq.classifier.rules.scope import _scope_names
 from portq.core.evidence import Evidence, Kind
 from portq.core.model import IN_SYNC, INERT, NEEDS_REVIEW, NOT_APPLICABLE, REAL_GAP, SymbolVerdict
+from portq.language.extraction import signature_of
 from portq.language.signatures import comment_free_tokens
 from portq.language.symbols import language_for_path, symbol_table
 from portq.tree.file_records import Port
@@ -49,6 +50,14 @@ RULES = (
          "parameter (out-parameters returned and declared-out-of-scope ones aside); one lacking any needs review.",
          "+def k(x, n, stride):  (the tree's port k(x, n) is anchored to it)",
          "classifier.rules.definitions.DefinitionRules._added"),
+    Rule("readded-definition", ("NEEDS_REVIEW",),
+         "A definition new at this commit that existed where the port was taken (its anchor's pin, else the "
+         "range's base), removed since and now added back with other tokens: the port holds the old body, so "
+         "what it runs is not what upstream now has and it needs a reader, never IN_SYNC by its parameters "
+         "alone. Added back with the same tokens, `added-definition` decides.",
+         "-void launch(T* q, T* k, int n) { kernel<<<g, b>>>(q, k, n); }   (an earlier commit of the range)\n"
+         "+void launch(T* q, T* k, int n) { return other_launch(q, k, q, k, n); }",
+         "classifier.rules.definitions.DefinitionRules._added, ._as_taken"),
     Rule("removed-definition", ("NEEDS_REVIEW",),
          "A ported definition upstream deleted without a same-kind replacement of a related name needs a reader "
          "to decide whether the port goes too.",
@@ -277,7 +286,15 @@ class DefinitionRules:
         )
 
     def _port_has_change(self, symbol, definition):
-        """``equivalence.port_has_change`` for a Python symbol and its Python port; None when it does not hold."""
+        """``equivalence.port_has_change`` for a Python symbol and its Python port (``cpp_port_has_change`` for
+        C++ on both sides); None when it does not hold."""
+        if language_for_path(symbol.path) == language_for_path(definition.file) == "cpp":
+            sides = self._both_sides(symbol, parsed=True)
+            mine = self._port_node(definition)
+            if sides is None or mine is None or sides[0].node is None or sides[1].node is None \
+                    or sides[0].node.has_error or sides[1].node.has_error:
+                return None
+            return equivalence.cpp_port_has_change(sides[0].node, sides[1].node, mine)
         if language_for_path(symbol.path) != "python" or language_for_path(definition.file) != "python":
             return None
         sides = self._both_sides(symbol, parsed=True)
@@ -451,6 +468,30 @@ class DefinitionRules:
                     return True
         return False
 
+    def _taken_at(self, port: Port) -> str | None:
+        """The upstream commit the port was taken from: its anchor's pin when the clone knows it, else the
+        scanned range's base."""
+        pin = port.anchor.pin
+        if pin and self.context.is_ancestor(pin, pin):
+            return pin
+        return getattr(self.context, "range_base", None)
+
+    def _as_taken(self, entry, symbol, port: Port):
+        """Upstream's definition of ``symbol`` (same path, same qualified name) where the port was taken, or
+        None when it did not exist there (the port is ahead of upstream, not behind a removal)."""
+        at = self._taken_at(port)
+        if not at or self.context.is_ancestor(entry.commit.sha, at):
+            return None
+        try:
+            source = self.context.read_blob(f"{at}:{symbol.path}")
+        except Exception:  # the path did not exist there
+            return None
+        table = symbol_table(source, symbol.path)
+        if table.fallback:
+            return None
+        found = [d for d in table.definitions if d.qualified_name == symbol.qualified_name]
+        return signature_of(found[0], table.source, symbol.path) if len(found) == 1 else None
+
     def _added(self, entry, symbol, new, port: Port, evidence, param_scope: set[str]) -> SymbolVerdict:
         """A new upstream definition the tree already anchors (the tree is ahead).
         Parameters declared not carried, and C++ out-parameters whose every
@@ -459,6 +500,12 @@ class DefinitionRules:
         if new is None:
             return self._base("parse-failure", symbol, NEEDS_REVIEW, None, "fallback",
                               f"{symbol.name} could not be parsed upstream, so it needs review", evidence)
+        taken = self._as_taken(entry, symbol, port)
+        if taken is not None and taken.body_tokens_hash != new.body_tokens_hash:
+            return self._base("readded-definition", symbol, NEEDS_REVIEW, None, "body",
+                              f"{symbol.name} is added back upstream with another body than it had where "
+                              f"{definition.cite} was taken ({symbol.path} at {self._taken_at(port)[:10]}), so the port runs the old body and it needs review "
+                              "rather than IN_SYNC", evidence)
         scope = _scope_names(param_scope)
         absent = [p for p in new.runtime_param_names if definition.signature.param(p) is None]
         returned = [p for p in absent if _returned_instead(new, definition.signature, p)]

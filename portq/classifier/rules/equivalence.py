@@ -75,10 +75,12 @@ RULES = (
          "the same target (modulo one consistent renaming of untouched locals and parameters, the touched tokens "
          "verbatim), or for a call statement (`tl.store(...)`) the port's one call of the same function with the "
          "touched part at the same place (parameters read by position), while "
-         "its old form is not, is a change the port already has: IN_SYNC, citing the port's statements.",
+         "its old form is not, is a change the port already has: IN_SYNC, citing the port's statements. In C++, "
+         "a change confined to the arguments of call statements (receiver and method kept) that the C++ port "
+         "makes on its own locals, renamed one to one, with the new arguments and never the old, is the same.",
          "-    rstd = torch.empty((M,), device=\"cuda\")\n+    rstd = torch.empty((M,), device=x.device)  "
          "(the port: rstd = torch.empty((rows,), device=x.device))",
-         "classifier.rules.equivalence.port_has_change, ._call_statement_match, "
+         "classifier.rules.equivalence.port_has_change, ._call_statement_match, .cpp_port_has_change, "
          "classifier.rules.definitions.DefinitionRules._from_items"),
 )
 
@@ -396,3 +398,92 @@ def _call_statement_match(old_statement, new_statement, touched_old: set, touche
         return None  # the port has the old form too
     _same_inputs(new_part, part, positional, renaming, names, touched_new)
     return call.parent
+
+
+# --- C++: call statements whose arguments changed, on locals the port renames --------
+
+
+def _cpp_calls(node) -> list:
+    """``(statement, receiver, method, arguments)`` of each call statement in a C++ definition, in order:
+    ``recv.method(args);`` (receiver an identifier) or ``function(args);`` (receiver None)."""
+    found = []
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if current.type == "expression_statement" and len(_named(current)) == 1 \
+                and _named(current)[0].type == "call_expression":
+            call = _named(current)[0]
+            function, arguments = call.child_by_field_name("function"), call.child_by_field_name("arguments")
+            receiver = None
+            if function is not None and function.type == "field_expression":
+                argument, field = function.child_by_field_name("argument"), function.child_by_field_name("field")
+                if argument is None or argument.type != "identifier" or field is None:
+                    continue
+                receiver, method = argument.text.decode(), field.text.decode()
+            elif function is not None and function.type == "identifier":
+                method = function.text.decode()
+            else:
+                continue
+            if arguments is not None:
+                found.append((current, receiver, method, "".join(_cpp_token_texts(arguments))))
+            continue
+        stack.extend(reversed(current.children))
+    return found
+
+
+def _cpp_token_texts(node) -> list[str]:
+    if node.type == "comment":
+        return []
+    if node.child_count == 0:
+        return [node.text.decode("utf-8", errors="replace")]
+    return [t for c in node.children for t in _cpp_token_texts(c)]
+
+
+def cpp_port_has_change(old_node, new_node, port_node) -> list[tuple[object, object]] | None:
+    """``(new statement, port statement)`` for each C++ call statement a definition's change touched, when
+    the change is only the arguments of call statements (every other token equal, each call's receiver and
+    method kept) and the port makes each such call, on its own receiver (upstream's receivers renamed one
+    to one, in order of first use), with the new arguments and never the old (``port-has-change``); None
+    otherwise."""
+    old_calls, new_calls = _cpp_calls(old_node), _cpp_calls(new_node)
+    if len(old_calls) != len(new_calls) \
+            or any((o[1], o[2]) != (n[1], n[2]) for o, n in zip(old_calls, new_calls)):
+        return None
+    changed = [(o, n) for o, n in zip(old_calls, new_calls) if o[3] != n[3]]
+    if not changed:
+        return None
+    # Nothing but those arguments changed: the old body with the new statements put in reads as the new one.
+    def rest(node, calls) -> list[str]:
+        spans = {(c[0].start_byte, c[0].end_byte) for _, c in calls} if calls else set()
+        out: list[str] = []
+
+        def walk(current):
+            if (current.start_byte, current.end_byte) in spans and current.type == "expression_statement":
+                out.append("<call>")
+                return
+            if current.type == "comment":
+                return
+            if current.child_count == 0:
+                out.append(current.text.decode("utf-8", errors="replace"))
+                return
+            for child in current.children:
+                walk(child)
+        walk(node)
+        return out
+    if rest(old_node, [(None, o) for o, _ in changed]) != rest(new_node, [(None, n) for _, n in changed]):
+        return None
+    methods = {n[2] for _, n in changed}
+    mine = [c for c in _cpp_calls(port_node) if c[2] in methods]
+    theirs_order = list(dict.fromkeys(n[1] for _, n in changed))
+    mine_order = list(dict.fromkeys(c[1] for c in mine))
+    if len(theirs_order) != len(mine_order) or None in theirs_order and theirs_order != mine_order:
+        return None
+    renaming = dict(zip(theirs_order, mine_order))
+    found = []
+    for old, new in changed:
+        receiver = renaming.get(new[1])
+        same = [c for c in mine if c[1] == receiver and c[2] == new[2]]
+        if not same or any(c[3] == old[3] for c in same) or any(c[3] != new[3] for c in same):
+            return None
+        found.append((new[0], same[0][0]))
+    return found

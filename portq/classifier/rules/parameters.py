@@ -15,6 +15,8 @@ table and never names a corpus symbol, path or commit.
 
 from __future__ import annotations
 
+import re
+
 from dataclasses import dataclass
 
 from portq.classifier.delta import Delta, _ruled
@@ -435,6 +437,88 @@ def _derivation_evidence(derived: Derivation, name: str, what: str, path: str | 
                     end_line=derived.steps[-1].line if derived.steps else None,
                     quote="; ".join(s.quote for s in derived.steps[:4]) or derived.argument,
                     symbol=symbol, subject=name, derived_from=derived.terminals)
+
+
+# --- C++ launches: a value the launching function fixes -----------------------------
+
+
+_CPP_LITERAL = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?[fFuUlL]*|true|false|nullptr")
+_CPP_COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
+
+
+def _top_level_split(text: str) -> list[str]:
+    """``text`` split at the commas outside brackets."""
+    parts, depth, current = [], 0, []
+    for char in text:
+        if char in "([{<" and char != "<":
+            depth += 1
+        elif char in ")]}":
+            depth -= 1
+        if char == "," and depth == 0:
+            parts.append("".join(current).strip())
+            current = []
+        else:
+            current.append(char)
+    parts.append("".join(current).strip())
+    return parts
+
+
+def _balanced(text: str, start: int) -> str | None:
+    """The text inside the parentheses that open at ``text[start]``."""
+    depth = 0
+    for i in range(start, len(text)):
+        if text[i] == "(":
+            depth += 1
+        elif text[i] == ")":
+            depth -= 1
+            if depth == 0:
+                return text[start + 1:i]
+    return None
+
+
+def cpp_launch_constant(text: str, kernel: str, index: int, params: set[str]):
+    """What the C++ function ``text`` passes kernel ``kernel`` at runtime argument ``index``, when that is
+    a value it fixes: ``(argument, declaration, literal)`` for a literal, or a local bound once from a literal
+    (``float bias = 0.f;``) and never assigned again nor handed out by address except to the launch's
+    argument array; False when it launches ``kernel`` with anything else (a parameter of its own, a local it
+    assigns again, a launch it cannot read); None when it does not launch ``kernel``. Launches are
+    ``kernel<<<...>>>(args)`` and a ``void* args[] = {&a, ...}`` array in a function that names ``kernel``."""
+    text = _CPP_COMMENT.sub("", text)
+    name = re.escape(kernel)
+    chevrons = list(re.finditer(rf"\b{name}\b\s*(?:<[^;{{}}()]*>)?\s*<<<.*?>>>\s*\(", text, re.S))
+    arrays = list(re.finditer(r"\bvoid\s*\*\s*(\w+)\s*\[\s*\]\s*=\s*\{([^{}]*)\}", text))
+    if not chevrons and not (arrays and re.search(rf"\b{name}\b", text)):
+        return None
+    values = []
+    for launch in chevrons:
+        inside = _balanced(text, launch.end() - 1)
+        arguments = _top_level_split(inside) if inside is not None else []
+        values.append((arguments[index] if index < len(arguments) else None, False))
+    if arrays and not chevrons:
+        if len(arrays) != 1:
+            return False
+        entries = _top_level_split(arrays[0].group(2))
+        value = entries[index] if index < len(entries) else None
+        values.append((value[1:].strip() if value and value.startswith("&") else None, True))
+    found = None
+    for value, by_address in values:
+        if not value:
+            return False
+        if _CPP_LITERAL.fullmatch(value):
+            found = found or (value, value, value)
+            continue
+        if not re.fullmatch(r"[A-Za-z_]\w*", value) or value in params:
+            return False
+        local = re.escape(value)
+        declared = list(re.finditer(rf"(?:^|[;{{}}\n])\s*((?:const\s+|constexpr\s+)*[\w:]+\s+{local}\s*=\s*"
+                                    rf"({_CPP_LITERAL.pattern})\s*;)", text))
+        assigned = re.findall(rf"(?<![\w.>])(?:\+\+|--){local}\b|\b{local}\s*(?:[-+*/%&|^]|<<|>>)?=(?!=)|"
+                              rf"\b{local}\s*(?:\+\+|--)", text)
+        addressed = len(re.findall(rf"&\s*{local}\b", text))
+        if len(declared) != 1 or len(assigned) != 1 or addressed != (1 if by_address else 0):
+            return False
+        found = found or (value, declared[0].group(1).strip(), declared[0].group(2))
+    return found
 
 
 # --- parameters against a port ---------------------------------------------------

@@ -22,7 +22,8 @@ port runs changes only if the decorator changes what the name is bound to:
   ``#define``s out); a name defined twice in the default build is no alias.
 
 * ``untuned-port`` (Python/Triton): a kernel whose only change is the
-  ``configs`` argument of its ``@triton.autotune`` decorator (the function,
+  ``configs`` or ``key`` argument of its ``@triton.autotune`` decorator (the key
+  only says when the tuner times its configs again; the function,
   its other decorators and every other argument of the tuner token-equal),
   ported by a definition with no ``autotune`` decorator. The configs are
   the tuner's search space; each must compute the same, so the change is
@@ -66,9 +67,10 @@ RULES = (
          "+@register_backend(\"cuda\")\n def norm_forward(x, out, mode=1):",
          "classifier.rules.wrappers.added_registrations, classifier.rules.wrappers.WrapperRules._registered_only"),
     Rule("untuned-port", ("NOT_APPLICABLE",),
-         "A Triton kernel whose only change is the `configs` argument of its `@triton.autotune` decorator, ported "
-         "by a definition that is not autotuned, changed which launch configurations a tuner times, an interface "
-         "a port choosing its own launch parameters lacks: not-carried.",
+         "A Triton kernel whose only change is the `configs` or `key` argument of its `@triton.autotune` "
+         "decorator, ported by a definition that is not autotuned, changed which launch configurations a tuner "
+         "times and when it times them again, an interface a port choosing its own launch parameters lacks: "
+         "not-carried. A change to what the tuner resets or restores between runs is compared.",
          "-@triton.autotune(configs=[triton.Config({}, num_warps=1), ...], key=[\"N\"])\n"
          "+@triton.autotune(configs=autotune_configs(), key=[\"N\"])  (the port: @triton.jit only)",
          "classifier.rules.wrappers.configs_only, classifier.rules.wrappers.WrapperRules._untuned_only"),
@@ -237,9 +239,15 @@ def _autotune_arguments(decorator) -> dict[str, list[str]] | None:
     return named
 
 
+_TUNER_ONLY = frozenset({"configs", "key"})
+"""``@triton.autotune`` arguments that only decide which configuration the tuner picks and when it times them
+again (``reset_to_zero``, ``restore_value`` and the rest touch the kernel's buffers or launches)."""
+
+
 def configs_only(before, after) -> bool:
-    """Whether ``after`` differs from ``before`` only in the ``configs`` keyword of its ``@triton.autotune``
-    decorator: the function and every other decorator token-equal, the tuner's other arguments equal."""
+    """Whether ``after`` differs from ``before`` only in the ``configs`` or ``key`` keywords of its
+    ``@triton.autotune`` decorator: the function and every other decorator token-equal, the tuner's other
+    arguments equal."""
     old_decorators, old_function = _split(before)
     new_decorators, new_function = _split(after)
     if old_function is None or new_function is None or len(old_decorators) != len(new_decorators) \
@@ -251,7 +259,7 @@ def configs_only(before, after) -> bool:
             continue
         was, now = _autotune_arguments(old), _autotune_arguments(new)
         if was is None or now is None or set(was) != set(now) or "configs" not in was \
-                or any(was[k] != now[k] for k in was if k != "configs"):
+                or any(was[k] != now[k] for k in was if k not in _TUNER_ONLY):
             return False
         changed = True
     return changed
