@@ -59,21 +59,24 @@ __global__ void rms_norm_rows_kernel(const half* __restrict__ x, const half* __r
     }
 }
 
-using RmsNormRowsKernel = void (*)(const half*, const half*, half*, float, float, int, int);
-
+// The instance for a row of cols_per_thread columns a thread, launched one
+// block per row; false when the row is wider than the port's eight per thread.
 // portq: ports exllamav2:exllamav2/exllamav2_ext/cuda/rms_norm.cu::pick_rms_norm_kernel
-inline RmsNormRowsKernel select_rms_norm_kernel(int cols_per_thread)
+inline bool launch_rms_norm_instance(int cols_per_thread, const half* x, const half* w, half* y, float eps,
+                                     int rows, int dim, cudaStream_t stream)
 {
+    const dim3 grid(rows), block(kNormThreads);
+    const float inv_dim = 1.0f / (float)dim;
     switch (cols_per_thread) {
-        case 1: return rms_norm_rows_kernel<1>;
-        case 2: return rms_norm_rows_kernel<2>;
-        case 3: return rms_norm_rows_kernel<3>;
-        case 4: return rms_norm_rows_kernel<4>;
-        case 5: return rms_norm_rows_kernel<5>;
-        case 6: return rms_norm_rows_kernel<6>;
-        case 7: return rms_norm_rows_kernel<7>;
-        case 8: return rms_norm_rows_kernel<8>;
-        default: return nullptr;
+        case 1: rms_norm_rows_kernel<1><<<grid, block, 0, stream>>>(x, w, y, eps, inv_dim, rows, dim); return true;
+        case 2: rms_norm_rows_kernel<2><<<grid, block, 0, stream>>>(x, w, y, eps, inv_dim, rows, dim); return true;
+        case 3: rms_norm_rows_kernel<3><<<grid, block, 0, stream>>>(x, w, y, eps, inv_dim, rows, dim); return true;
+        case 4: rms_norm_rows_kernel<4><<<grid, block, 0, stream>>>(x, w, y, eps, inv_dim, rows, dim); return true;
+        case 5: rms_norm_rows_kernel<5><<<grid, block, 0, stream>>>(x, w, y, eps, inv_dim, rows, dim); return true;
+        case 6: rms_norm_rows_kernel<6><<<grid, block, 0, stream>>>(x, w, y, eps, inv_dim, rows, dim); return true;
+        case 7: rms_norm_rows_kernel<7><<<grid, block, 0, stream>>>(x, w, y, eps, inv_dim, rows, dim); return true;
+        case 8: rms_norm_rows_kernel<8><<<grid, block, 0, stream>>>(x, w, y, eps, inv_dim, rows, dim); return true;
+        default: return false;
     }
 }
 
@@ -81,9 +84,9 @@ inline RmsNormRowsKernel select_rms_norm_kernel(int cols_per_thread)
 inline cudaError_t launch_rms_norm(const half* x, const half* w, half* y, float eps, int rows, int dim,
                                    cudaStream_t stream)
 {
-    RmsNormRowsKernel kernel = select_rms_norm_kernel(ceil_div(dim, kNormThreads));
-    if (kernel == nullptr) return cudaErrorInvalidValue;
-    kernel<<<dim3(rows), dim3(kNormThreads), 0, stream>>>(x, w, y, eps, 1.0f / (float)dim, rows, dim);
+    if (!launch_rms_norm_instance(ceil_div(dim, kNormThreads), x, w, y, eps, rows, dim, stream)) {
+        return cudaErrorInvalidValue;
+    }
     return last_launch_status();
 }
 
