@@ -1,0 +1,1 @@
+"""The engine's attention block over its own CUDA kernels (csrc/)."""
