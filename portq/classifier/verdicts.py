@@ -925,6 +925,9 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
                                                             f"the port lacks {', '.join(launched[:4])}; its launch "
                                                             "passes a value that leaves the changed branches out",
                                                             launched[0])])
+        moved = self._moved_callee(entry, symbol)
+        if moved is not None:
+            return moved
         shortcut = self._identity_shortcut(entry, symbol)
         if shortcut is not None:
             was, now, operand, kernels = shortcut
