@@ -101,3 +101,15 @@ def test_a_port_wrapper_still_guarding_its_call_stays_for_a_reader(tmp_path):
     assert verdict.verdict == NEEDS_REVIEW, verdict.reason
     wrapper = next(s for s in verdict.symbols if s.symbol == "wrapper")
     assert wrapper.verdict == NEEDS_REVIEW, wrapper.reason
+
+
+def test_a_guard_placed_after_work_stays_for_a_reader(tmp_path):
+    # Upstream returns only after writing out; the port returns before: the early exit skips other work.
+    after = AFTER.replace("    if x.numel() == 0:\n        return\n", "    out.zero_()\n    if x.numel() == 0:\n        return\n")
+    tree = {"mine/ops.py": PORT,
+            "engine/use.py": "from mine.ops import norm\n\n\ndef forward(x):\n    return norm(x)\n"}
+    verdicts, _ = classify_history(
+        tmp_path, [CommitSpec("base", files={HOST: BEFORE}), CommitSpec("move the guard", files={HOST: after})],
+        tree, matrix=MATRIX)
+    host = next(s for s in verdicts[1].symbols if s.symbol == "_host")
+    assert host.verdict == NEEDS_REVIEW, host.reason
