@@ -75,7 +75,7 @@ from portq.classifier.rules.identity import IdentityRules
 from portq.classifier.rules.interface import InterfaceRules
 from portq.classifier.rules.launch import platform_chosen_launches
 from portq.classifier.rules.ownership import OwnershipRules
-from portq.classifier.rules.parameters import (Derivation, Step, cpp_launch_constant, _upstream_param_evidence, derive, launch_argument,
+from portq.classifier.rules.parameters import (Derivation, Step, cpp_launch_constant, instance_computed, _upstream_param_evidence, derive, launch_argument,
                                                launch_argument_texts, parameter_position)
 from portq.classifier.rules.provenance import ProvenanceRules
 from portq.classifier.rules.scope import ScopeRules, _scope_names
@@ -457,6 +457,20 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
                         return None
                     return derived
         return None
+
+    def _instance_computed(self, symbol: TouchedSymbol, name: str, side: str) -> tuple[str, ...] | None:
+        """How the methods of ``symbol``'s class compute its parameter ``name`` on ``side`` (``old`` or
+        ``new``) of the commit, quoted (``instance_computed``); None for anything but a Python method of a
+        top-level class that only its own methods call with values they compute."""
+        parts = symbol.qualified_name.split(".")
+        if len(parts) != 2 or language_for_path(symbol.path) != "python":
+            return None
+        old = self._table(symbol.old_blob, symbol.old_path or symbol.path)
+        new = self._table(symbol.new_blob, symbol.path)
+        if old is None or new is None or old.fallback or new.fallback or old.tree is None or new.tree is None:
+            return None
+        here, there = (old, new) if side == "old" else (new, old)
+        return instance_computed(here.tree.root_node, parts[0], parts[1], name, there.tree.root_node)
 
     def _cpp_launcher_derivation(self, symbol: TouchedSymbol, kernel: str, name: str) -> Derivation | None:
         """How C++ launcher ``symbol`` (ported: it is being compared) passes kernel ``kernel``'s new
@@ -911,6 +925,9 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
                                                             f"the port lacks {', '.join(launched[:4])}; its launch "
                                                             "passes a value that leaves the changed branches out",
                                                             launched[0])])
+        moved = self._moved_callee(entry, symbol)
+        if moved is not None:
+            return moved
         shortcut = self._identity_shortcut(entry, symbol)
         if shortcut is not None:
             was, now, operand, kernels = shortcut
@@ -925,7 +942,8 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
                                                             f"{operand} is one", operand)])
         items = compare(old, new, tree_signature, self.index, param_scope,
                         derivation=lambda name, kernel=None: self._derivation(entry, symbol, new, name, kernel),
-                        upstream=self.upstream, keyword_free=lambda names: self._keyword_free(entry, symbol, names))
+                        upstream=self.upstream, keyword_free=lambda names: self._keyword_free(entry, symbol, names),
+                        instance=lambda name, side: self._instance_computed(symbol, name, side))
         table = self._table(symbol.new_blob, symbol.path) if language_for_path(symbol.path) == "python" else None
         items = platform_chosen_launches(items, old, new, table.source if table is not None else None)
         return self._from_items(entry, symbol, old, new, port, items, evidence)

@@ -221,7 +221,10 @@ class _PythonExtractor:
     def _launch_target(self, function, assignments, substitution):
         """``(kernel node, grid node)`` when calling ``function`` launches a kernel."""
         if function.type == "subscript":
-            return function.child_by_field_name("value"), function.child_by_field_name("subscript")
+            value = function.child_by_field_name("value")
+            if value is not None and _text(value) in self._module_dictionaries():
+                return None  # a lookup of a cached callable (``cache[key](x)``), no kernel launched on a grid
+            return value, function.child_by_field_name("subscript")
         if function.type != "identifier":
             return None
         functions, module_assignments = self._module()
@@ -232,6 +235,25 @@ class _PythonExtractor:
         if value is not None and value.type == "subscript":
             return value.child_by_field_name("value"), value.child_by_field_name("subscript")
         return None
+
+    def _module_dictionaries(self) -> frozenset[str]:
+        """Names (``cache``, ``host.cache``) every module-level binding of which is a dictionary literal
+        (``{}``, ``dict()``): a table of values looked up by key, never a kernel launched on a grid."""
+        if not hasattr(self, "_dictionaries_cache"):
+            bound: dict[str, bool] = {}
+            for statement in _root(self.outer).named_children:
+                if statement.type != "expression_statement" or not statement.named_children \
+                        or statement.named_children[0].type != "assignment":
+                    continue
+                left = statement.named_children[0].child_by_field_name("left")
+                right = statement.named_children[0].child_by_field_name("right")
+                if left is None or left.type not in ("identifier", "attribute"):
+                    continue
+                literal = right is not None and (right.type == "dictionary" or (
+                    right.type == "call" and _text(right.child_by_field_name("function")) == "dict"))
+                bound[_text(left)] = bound.get(_text(left), True) and literal
+            self._dictionaries_cache = frozenset(name for name, literal in bound.items() if literal)
+        return self._dictionaries_cache
 
     def _kernel_name(self, kernel_node, substitution) -> str:
         """The launched kernel as written, through a helper parameter bound to

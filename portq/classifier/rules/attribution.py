@@ -30,6 +30,7 @@ from __future__ import annotations
 import ast
 import builtins
 import re
+import textwrap
 
 from portq.classifier.reading import (_COMMON_IDENTIFIERS, _IDENTIFIER, _anchor_evidence, _changed_lines, _file_change,
                                       _comment_lines, _is_code_line, _names_used_by_others, _same_ast_evidence, _strip_comment,
@@ -75,6 +76,15 @@ RULES = (
          "+void invokeResidualNorm(void* x, const void* w, int dims, int num, float eps, cudaStream_t st);\n"
          "  (the ported invokeNorm also has dims, num, eps)",
          "classifier.rules.attribution.AttributionRules._declared_siblings, classifier.rules.attribution._prototypes"),
+    Rule("moved-callee", ("NOT_APPLICABLE",),
+         "A ported Python definition whose only change is the module it reaches a helper through "
+         "(`utils.pred(x)` becoming `copy_utils.pred(x)`, both names module imports of its file), where the same "
+         "commit removes the helper's top-level definition from the old module and adds it to the new one with "
+         "the same `ast` (decorators and body), calls the same code: the definition is followed by identity, so "
+         "cosmetic. A moved helper whose body differs, one still defined in the old module, or any other change "
+         "beside the qualifier stays flagged.",
+         "-    m = utils.pred(x, 3)\n+    m = copy_utils.pred(x, 3)   (def pred moved verbatim from utils.py to copy_utils.py)",
+         "classifier.rules.attribution.AttributionRules._moved_callee, classifier.rules.attribution.moved_callee_program"),
     Rule("moved-module", ("NOT_APPLICABLE",),
          "A module whose whole old text the same commit writes byte for byte at another path (the same blob), "
          "its old path left as a stub that defines none of its definitions and still binds, at module level, "
@@ -700,6 +710,45 @@ class AttributionRules:
                           [Evidence(kind=Kind.COSMETIC, side="upstream-new", path=new_path, symbol=symbol.name,
                                     subject=now, message=f"{new_path} is {old_path} renamed, {old_name} as {new_name}")])
 
+    def _moved_callee(self, entry: EntryChanges, symbol: TouchedSymbol) -> SymbolVerdict | None:
+        """Rule ``moved-callee`` (see ``moved_callee_program``) for a modified ported Python definition;
+        None when it does not hold."""
+        sides = self._modified_sides(symbol, "python", parsed=True)
+        if sides is None or not entry.commit.parents:
+            return None
+        before, after = sides
+        old_table = self._table(symbol.old_blob, symbol.old_path or symbol.path)
+        new_table = self._table(symbol.new_blob, symbol.path)
+        if old_table is None or new_table is None or old_table.tree is None or new_table.tree is None:
+            return None
+        commits = {"old": entry.commit.parents[0], "new": entry.commit.sha}
+        importers = {"old": symbol.old_path or symbol.path, "new": symbol.path}
+        bindings = {"old": import_bindings(old_table.tree.root_node), "new": import_bindings(new_table.tree.root_node)}
+
+        def module_source(side: str, alias: str, at: str) -> bytes | None:
+            """The source at commit side ``at`` of the module ``alias`` names in the file on ``side``."""
+            binding = bindings[side].get(alias)
+            stem = _module_stem(binding.target, importers[side]) if binding is not None else None
+            if stem is None:
+                return None
+            for path in (stem + ".py", stem + "/__init__.py"):
+                table = self._table(f"{commits[at]}:{path}", path)
+                if table is not None and table.source is not None:
+                    return table.source
+            return b""  # no such module at that commit
+
+        moved = moved_callee_program(before.node, after.node, module_source)
+        if moved is None:
+            return None
+        was, now, name = moved[0]
+        return self._base("moved-callee", symbol, NOT_APPLICABLE, "cosmetic", "body",
+                          f"{symbol.name} now calls {now}.{name} where it called {was}.{name}, and this commit moves "
+                          f"{name}'s definition, the same `ast`, from the module {was} names to the one {now} names, "
+                          "removing it from the old: the same code followed by identity, so cosmetic rather than a "
+                          "change to anything ported",
+                          [Evidence(kind=Kind.COSMETIC, side="upstream-new", path=symbol.path, symbol=symbol.name,
+                                    subject=name, message=f"{was}.{name} moved unchanged to {now}.{name}")])
+
     def _reexports_followed(self, entry: EntryChanges, symbol: TouchedSymbol):
         """``follow(side, target)`` for ``rebound_names``: where an import target of the symbol's file resolves
         once modules that only re-export a name are followed (``reexport_target``), each side's files read at
@@ -855,6 +904,70 @@ def renamed_object_program(old: bytes | None, new: bytes | None, now: str, was: 
         return True
     imports = (_resolved_imports(before, paths[0]), _resolved_imports(after, paths[1]))
     return imports[0] is not None and imports[0] == imports[1]
+
+
+def _parsed_definition(node) -> ast.AST | None:
+    """The ``ast`` of a definition's whole text, its decorators included."""
+    if node.type == "function_definition" and node.parent is not None and node.parent.type == "decorated_definition":
+        node = node.parent
+    try:
+        text = node.text.decode("utf-8", errors="replace")
+        return ast.parse(textwrap.dedent(" " * node.start_point[1] + text))
+    except (SyntaxError, ValueError):
+        return None
+
+
+def _top_level_function(source: bytes | None, name: str) -> str | None:
+    """``ast.dump`` of the one top-level function ``name`` of ``source`` (decorators and body), or None."""
+    try:
+        tree = ast.parse(source or b"")
+    except (SyntaxError, ValueError):
+        return None
+    found = [s for s in tree.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name == name]
+    return ast.dump(found[0]) if len(found) == 1 else None
+
+
+def moved_callee_program(old_node, new_node, module_source) -> list[tuple[str, str, str]] | None:
+    """``[(old alias, new alias, helper), ...]`` when definition ``new_node`` is ``old_node`` with only
+    ``OLD.helper`` read as ``NEW.helper`` (both aliases module imports of the definition's file), and for
+    each such pair the commit moved ``helper``: ``module_source(side, alias, at)`` (the source at commit side
+    ``at`` of the module ``alias`` names on ``side``) shows the old module defining it before and not after,
+    and the new module defining it after, the same ``ast``, and not before. None otherwise."""
+    before, after = _parsed_definition(old_node), _parsed_definition(new_node)
+    if before is None or after is None:
+        return None
+    old_reads = {(n.value.id, n.attr) for n in ast.walk(before)
+                 if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)}
+    new_reads = {(n.value.id, n.attr) for n in ast.walk(after)
+                 if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)}
+    pairs: dict[tuple[str, str], str] = {}
+    for now, name in sorted(new_reads - old_reads):
+        was = [w for w, n in old_reads - new_reads if n == name]
+        if len(was) != 1:
+            return None
+        pairs[(now, name)] = was[0]
+    if not pairs:
+        return None
+
+    class Back(ast.NodeTransformer):
+        def visit_Attribute(self, node):
+            self.generic_visit(node)
+            if isinstance(node.value, ast.Name) and (node.value.id, node.attr) in pairs:
+                node.value = ast.Name(id=pairs[(node.value.id, node.attr)], ctx=node.value.ctx)
+            return node
+
+    if ast.dump(Back().visit(after)) != ast.dump(before):
+        return None
+    for (now, name), was in pairs.items():
+        old_before, old_after = module_source("old", was, "old"), module_source("old", was, "new")
+        new_before, new_after = module_source("new", now, "old"), module_source("new", now, "new")
+        if None in (old_before, old_after, new_before, new_after):
+            return None
+        moved = _top_level_function(old_before, name)
+        if moved is None or _top_level_function(old_after, name) is not None \
+                or _top_level_function(new_before, name) is not None or _top_level_function(new_after, name) != moved:
+            return None
+    return [(was, now, name) for (now, name), was in pairs.items()]
 
 
 # --- C++ prototypes -----------------------------------------------------------------

@@ -301,7 +301,15 @@ class DefinitionRules:
         mine = self._port_node(definition)
         if sides is None or mine is None:
             return None
-        return equivalence.port_has_change(sides[0].node, sides[1].node, mine)
+        found = equivalence.port_has_change(sides[0].node, sides[1].node, mine)
+        if found is None and not sides[0].node.has_error and not sides[1].node.has_error and not mine.has_error:
+            def ported_as(name: str) -> set[str]:
+                """The tree's names for upstream definition ``name`` of the symbol's file (its anchors)."""
+                return {a.definition.split(".")[-1] for a in self.index.anchors
+                        if a.kind == "ports" and a.definition and a.bare_symbol == name
+                        and a.path in (symbol.path, symbol.old_path)}
+            found = equivalence.port_has_moved_guard(sides[0].node, sides[1].node, mine, ported_as)
+        return found
 
     def _port_node(self, definition):
         """The syntax node of an in-tree definition, read from the tree; None where it cannot be read cleanly."""

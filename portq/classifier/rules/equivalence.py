@@ -57,7 +57,9 @@ tree index, and never names a corpus symbol, path or commit.
 
 from __future__ import annotations
 
+import ast as _ast
 import difflib
+import textwrap as _textwrap
 
 from portq.classifier.rules import Rule
 from portq.classifier.rules.cosmetic import _function_node, _python_parameters, local_names
@@ -77,10 +79,15 @@ RULES = (
          "touched part at the same place (parameters read by position), while "
          "its old form is not, is a change the port already has: IN_SYNC, citing the port's statements. In C++, "
          "a change confined to the arguments of call statements (receiver and method kept) that the C++ port "
-         "makes on its own locals, renamed one to one, with the new arguments and never the old, is the same.",
+         "makes on its own locals, renamed one to one, with the new arguments and never the old, is the same. "
+         "An early exit moved between a wrapper and the host it calls is the same: a Python definition gaining "
+         "one top-level `if TEST: return` after statements that only check its inputs, whose port already "
+         "returns on that test (its parameters renamed by position) after checks only; or one whose only change "
+         "turns `if TEST: host(...)` into `host(...)`, whose port's one call of its host stands unguarded.",
          "-    rstd = torch.empty((M,), device=\"cuda\")\n+    rstd = torch.empty((M,), device=x.device)  "
          "(the port: rstd = torch.empty((rows,), device=x.device))",
          "classifier.rules.equivalence.port_has_change, ._call_statement_match, .cpp_port_has_change, "
+         "classifier.rules.equivalence.port_has_moved_guard, "
          "classifier.rules.definitions.DefinitionRules._from_items"),
 )
 
@@ -487,3 +494,157 @@ def cpp_port_has_change(old_node, new_node, port_node) -> list[tuple[object, obj
             return None
         found.append((new[0], same[0][0]))
     return found
+
+
+# --- an early exit moved from a wrapper into the host it calls ----------------------
+
+
+def _statements(node) -> list:
+    """The top-level statements of a Python definition's body, comments aside."""
+    function = _function_node(node)
+    body = function.child_by_field_name("body") if function is not None else None
+    return [c for c in body.named_children if c.type != "comment"] if body is not None else []
+
+
+def _params_in_order(node) -> list[str]:
+    function = _function_node(node)
+    params = function.child_by_field_name("parameters") if function is not None else None
+    names = []
+    for child in params.named_children if params is not None else ():
+        name = child if child.type == "identifier" else child.child_by_field_name("name") or next(
+            (c for c in child.named_children if c.type == "identifier"), None)
+        names.append(name.text.decode("utf-8", errors="replace") if name is not None else "")
+    return names
+
+
+class _Renamed(_ast.NodeTransformer):
+    def __init__(self, names: dict[str, str]):
+        self.names = names
+
+    def visit_Name(self, node):
+        return _ast.copy_location(_ast.Name(id=self.names.get(node.id, node.id), ctx=node.ctx), node)
+
+    def visit_arg(self, node):
+        node.arg = self.names.get(node.arg, node.arg)
+        return node
+
+
+def _dump(statement, names: dict[str, str] | None = None) -> str | None:
+    """``ast.dump`` of one statement (its own indentation set aside), Python names renamed by ``names``."""
+    text = " " * statement.start_point[1] + statement.text.decode("utf-8", errors="replace")
+    try:
+        tree = _ast.parse(_textwrap.dedent(text))
+    except (SyntaxError, ValueError):
+        return None
+    return _ast.dump(_Renamed(names or {}).visit(tree))
+
+
+def _if_parts(statement):
+    """``(test, [statements of its block])`` of an ``if`` with no ``elif``/``else``, else None."""
+    if statement.type != "if_statement" or statement.child_by_field_name("alternative") is not None:
+        return None
+    block = statement.child_by_field_name("consequence")
+    if block is None:
+        return None
+    return statement.child_by_field_name("condition"), [c for c in block.named_children if c.type != "comment"]
+
+
+def _early_exit(statement) -> bool:
+    """``if TEST: return`` (no value, or None), nothing else in the block."""
+    parts = _if_parts(statement)
+    if parts is None or len(parts[1]) != 1 or parts[1][0].type != "return_statement":
+        return False
+    values = [c for c in parts[1][0].named_children if c.type != "comment"]
+    return not values or (len(values) == 1 and values[0].type == "none")
+
+
+def _check_only(statement) -> bool:
+    """A statement that only checks its inputs: an ``assert``, a ``raise``, a docstring, a local bound to a
+    value no call computes, or an ``if``/``for`` whose blocks hold only such statements (nothing outside the
+    definition changes before an early exit after them)."""
+    if statement.type in ("assert_statement", "raise_statement"):
+        return True
+    if statement.type == "expression_statement":
+        inner = [c for c in statement.named_children if c.type != "comment"]
+        if len(inner) == 1 and inner[0].type == "assignment":
+            # a local bound to a value computed by no call (a set of dtypes): nothing runs, nothing outside changes
+            left = inner[0].child_by_field_name("left")
+            return left is not None and left.type == "identifier" \
+                and not any(d.type in ("call", "await", "lambda") for d in _descendants(inner[0]))
+        return len(inner) == 1 and inner[0].type == "string"
+    if statement.type in ("if_statement", "for_statement"):
+        blocks = [c for c in statement.named_children if c.type in ("block", "else_clause", "elif_clause")]
+        inner = []
+        for block in blocks:
+            inner += [c for c in (block.named_children if block.type == "block" else
+                                  (block.child_by_field_name("body") or block).named_children) if c.type != "comment"]
+        return bool(inner) and all(_check_only(c) for c in inner if c.type != "block") \
+            and all(all(_check_only(d) for d in c.named_children if d.type != "comment") for c in inner if c.type == "block")
+    return False
+
+
+def port_has_moved_guard(old_node, new_node, port_node, callee_names=None) -> list[tuple[object, object]] | None:
+    """``[(new statement, port statement)]`` when a Python definition's whole change is an early exit moved in
+    or out of it (``port-has-change``) and the port already has the new form, never the old:
+
+    - *gained*: one top-level ``if TEST: return`` inserted after statements that only check the inputs; the
+      port's body holds, after checks only, an ``if TEST: return`` with the same test once its parameters are
+      renamed, by position, to upstream's;
+    - *dropped*: one top-level ``if TEST: CALL`` (no ``else``) became ``CALL``; the port's body holds, at top
+      level, its one call of the same callee or of one of ``callee_names(callee)`` (the port's names for it),
+      as upstream's body now holds one call of it, unguarded.
+    None otherwise."""
+    old, new, port = _statements(old_node), _statements(new_node), _statements(port_node)
+    if not old or not new or not port:
+        return None
+    upstream_params, port_params = _params_in_order(new_node), _params_in_order(port_node)
+    if _params_in_order(old_node) != upstream_params or len(port_params) != len(upstream_params):
+        return None
+    renaming = {mine: theirs for mine, theirs in zip(port_params, upstream_params) if mine and theirs}
+    olds, news = [_dump(s) for s in old], [_dump(s) for s in new]
+    if None in olds or None in news:
+        return None
+    if len(new) == len(old) + 1:
+        at = next((i for i in range(len(old)) if olds[i] != news[i]), len(old))
+        if olds[at:] != news[at + 1:] or not _early_exit(new[at]) or not all(_check_only(s) for s in new[:at]):
+            return None
+        wanted = news[at]
+        for position, mine in enumerate(port):
+            if _early_exit(mine) and _dump(mine, renaming) == wanted:
+                return [(new[at], mine)] if all(_check_only(s) for s in port[:position]) else None
+        return None
+    if len(new) != len(old):
+        return None
+    differing = [i for i in range(len(old)) if olds[i] != news[i]]
+    if len(differing) != 1:
+        return None
+    at = differing[0]
+    parts = _if_parts(old[at])
+    if parts is None or len(parts[1]) != 1 or _dump(parts[1][0]) != news[at]:
+        return None
+    call = [c for c in new[at].named_children if c.type != "comment"]
+    if new[at].type != "expression_statement" or len(call) != 1 or call[0].type != "call":
+        return None
+    callee = call[0].child_by_field_name("function")
+    written = callee.text.decode("utf-8", errors="replace")
+    names = {written} | (set(callee_names(written)) if callee_names is not None else set())
+
+    def calls(node, chosen: set[str]) -> list:
+        return [c for c in _descendants(node) if c.type == "call" and c.child_by_field_name("function") is not None
+                and c.child_by_field_name("function").text.decode("utf-8", errors="replace") in chosen]
+
+    if len(calls(new_node, {written})) != 1:
+        return None  # upstream's one call of the host is the one unguarded
+    mine = calls(port_node, names)
+    if len(mine) != 1 or mine[0].parent is None or mine[0].parent.type != "expression_statement" \
+            or not any(mine[0].parent.id == s.id for s in port):
+        return None  # the port's one call of its host stands unguarded at the top of its body
+    return [(new[at], mine[0].parent)]
+
+
+def _descendants(node):
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(current.children)

@@ -45,9 +45,13 @@ if TYPE_CHECKING:
 RULES = (
     Rule("launch-kernel", ("REAL_GAP", "INERT", "IN_SYNC", "NEEDS_REVIEW"),
          "A kernel upstream now launches (or stopped launching) that the port does not (or still does) leaves it "
-         "behind; a kernel replaced in place with the same grid and only derived arguments added is for a reader.",
+         "behind; a kernel replaced in place with the same grid and only derived arguments added is for a reader. "
+         "A call of a value looked up in a module-level dictionary (`_host.cache[key](x)`, the cache bound only "
+         "to `{}` or `dict()`) is a host's cached compiled callable, no kernel launched on a grid: a host that "
+         "now gets it from a cached compile helper stopped launching nothing, and its body is compared.",
          "-    old_k[grid](x, n)\n+    new_k[grid](x, n, BLOCK=64)",
-         "classifier.rules.launch._launch_items, ._new_kernel_grid_item"),
+         "classifier.rules.launch._launch_items, ._new_kernel_grid_item, "
+         "language.signatures_python._PythonExtractor._module_dictionaries"),
     Rule("launch-geometry", ("REAL_GAP", "INERT", "IN_SYNC", "NEEDS_REVIEW"),
          "A paired launch whose grid, block, `num_warps` or `num_stages` changed, compared as canonical "
          "expressions against the port's launch: behind when the port keeps the old form, in sync when it has "

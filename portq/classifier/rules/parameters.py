@@ -52,6 +52,17 @@ RULES = (
          "+LIMIT = 2**31 - 4096\n...\n+    k[grid](x, n, WIDE=0 if n <= LIMIT else 1)",
          "classifier.rules.parameters.derive, classifier.rules.parameters._parameter_items, "
          "classifier.rules.launch._derived_arguments_item"),
+    Rule("instance-derived-parameter", ("NEEDS_REVIEW",),
+         "A parameter added to or removed from a method of a class whose every caller is another method of the "
+         "same class (`self.kernel(...)`, nothing outside the class binds it), where at every call the calling "
+         "method passes a local it computes itself (never one of its parameters handed on, only their attributes "
+         "such as shapes and dtypes, the instance's configuration and constants) and the calling method's own "
+         "parameters are unchanged, is how the class implements its launch, not an input the port's callers "
+         "supply: a body-level change of the pair, for a reader (at most NEEDS_REVIEW), quoting the assignments. "
+         "A value the calling method receives and hands on, or a method code outside the class calls, stays a gap.",
+         "-        layout = self._layout(width)\n-        self.kernel(x, layout)\n"
+         "+        copy, per_row = self._tiled(width)\n+        self.kernel(x, copy, per_row)",
+         "classifier.rules.parameters.instance_computed, classifier.rules.parameters._parameter_items"),
     Rule("allocated-buffer-parameter", ("NEEDS_REVIEW",),
          "A new kernel parameter (or launch argument) to which every launch passes a buffer the launching wrapper "
          "allocates itself (`torch.empty`, `zeros`, `*_like`, ...), shaped from its inputs' shapes, devices and "
@@ -627,8 +638,23 @@ def renamed_positionally(old: Signature, new: Signature, old_names, new_names, k
     return {b: a.normalised for b, a in pairs.items()}
 
 
+def _instance_item(name: str, kind: str, what: str, quotes: tuple[str, ...], upstream: Evidence,
+                   port: Signature) -> Delta:
+    """``instance-derived-parameter``: ``name`` is computed by the class's own calling method."""
+    return Delta("undecided", "signature",
+                 f"upstream {what} {kind} {name}, which only the class's own methods pass, each computing it "
+                 f"itself (`{'`; `'.join(quotes[:2])}`) from what its callers already supply; how the class "
+                 "implements its launch, not an input the port's callers supply, so for a reader (at most "
+                 "NEEDS_REVIEW)", [upstream, Evidence(
+                     kind=Kind.DERIVATION, message=f"the class's own calling methods compute {name} themselves: "
+                     + "; ".join(quotes[:3]), side="upstream-old" if what == "removed" else "upstream-new",
+                     path=upstream.path, line=upstream.line, quote="; ".join(quotes[:4]), symbol=upstream.symbol,
+                     subject=name)],
+                 rule="instance-derived-parameter")
+
+
 def _parameter_items(old: Signature, new: Signature, port: Signature, scope: set[str],
-                     derivation=None, keyword_free=None) -> list[Delta]:
+                     derivation=None, keyword_free=None, instance=None) -> list[Delta]:
     items: list[Delta] = []
     derived_params: list = []  # (label, derivation, evidence) of added parameters upstream computes itself
     # Triton to Triton, constexpr parameters compare too; across languages a
@@ -670,6 +696,8 @@ def _parameter_items(old: Signature, new: Signature, port: Signature, scope: set
                                "port still taking it is an implementation detail for a reader",
                                [upstream] + _tree_param_evidence(port, name, f"the port still takes {name}"),
                                rule="heuristic-parameter"))
+        elif port.param(name) is not None and instance is not None and instance(name, "old"):
+            items.append(_instance_item(name, kind, "removed", instance(name, "old"), upstream, port))
         elif port.param(name) is not None:
             items.append(Delta("behind", "signature", f"{kind} {name} was removed upstream, the port still takes it",
                                     [upstream] + _tree_param_evidence(port, name, f"the port still takes {name}")))
@@ -705,6 +733,8 @@ def _parameter_items(old: Signature, new: Signature, port: Signature, scope: set
                                 line=port.start_line, quote=_signature_line(port), symbol=port.name)
                 derived_params.append((f"{_param_kind(param)} {label}", derived,
                                        [upstream, mine, _derivation_evidence(derived, name, "upstream", new.path, new.name)]))
+            elif instance is not None and instance(name, "new"):
+                items.append(_instance_item(name, _param_kind(param), "added", instance(name, "new"), upstream, port))
             elif old_names and shared * 2 < len(old_names):
                 # A port that shares under half of upstream's parameters is a
                 # redesign (a different tiling, a fused kernel): that it lacks
@@ -830,4 +860,176 @@ def _signature_line(signature: Signature) -> str | None:
 def _first_line_quote(definition, signature) -> str | None:
     if signature is not None and signature.params:
         return signature.params[0].quote
+    return None
+
+
+# --- a parameter a class's own method computes for another of its methods ----------
+
+
+def _class_body(module, class_name: str):
+    """The body of the one top-level class ``class_name`` of ``module``, or None."""
+    found = []
+    for child in module.named_children if module is not None else ():
+        node = child.child_by_field_name("definition") if child.type == "decorated_definition" else child
+        if node is not None and node.type == "class_definition" and node_text(node.child_by_field_name("name")) == class_name:
+            found.append(node.child_by_field_name("body"))
+    return found[0] if len(found) == 1 else None
+
+
+def _methods(body) -> dict[str, object]:
+    """Name -> function node of each method defined directly in a class body (a name defined twice: absent)."""
+    methods: dict[str, object] = {}
+    twice: set[str] = set()
+    for child in body.named_children if body is not None else ():
+        node = child.child_by_field_name("definition") if child.type == "decorated_definition" else child
+        if node is not None and node.type == "function_definition":
+            name = node_text(node.child_by_field_name("name"))
+            (twice.add(name) if name in methods else methods.__setitem__(name, node))
+    return {n: f for n, f in methods.items() if n not in twice}
+
+
+def _parameter_list(function) -> list[str]:
+    params = function.child_by_field_name("parameters")
+    out = []
+    for child in params.named_children if params is not None else ():
+        name = child if child.type == "identifier" else child.child_by_field_name("name") or next(
+            (c for c in child.named_children if c.type == "identifier"), None)
+        out.append(node_text(name) if name is not None else node_text(child))
+    return out
+
+
+def instance_computed(module, class_name: str, method: str, slot: str, other_module) -> tuple[str, ...] | None:
+    """How every call of method ``method`` of top-level class ``class_name`` in ``module`` computes the
+    argument for its parameter ``slot`` (normalised name): the quoted local assignments of the calling
+    methods, or None unless all of these hold (``instance-derived-parameter``):
+
+    - every read of the name ``method`` in the module is ``self.method(...)`` called inside another
+      method of the same class (nothing outside the class binds its parameters), and there is one;
+    - at every such call the argument for ``slot`` (by keyword, or by its position after ``self``) is a
+      local of the calling method, bound by an assignment in its body and never one of its parameters;
+    - the calling method takes the same parameters in ``other_module``'s class (the other side of the
+      commit): its callers supply what they supplied, so the value is computed from that.
+    """
+    body = _class_body(module, class_name)
+    others = _methods(_class_body(other_module, class_name))
+    methods = _methods(body)
+    own = methods.get(method)
+    if body is None or own is None:
+        return None
+    position = parameter_position(own, slot)
+    quotes: list[str] = []
+    calls = 0
+    for identifier in nodes_of(module, ("identifier",), "python"):
+        if node_text(identifier) != method:
+            continue
+        parent = identifier.parent
+        if parent is not None and parent.type == "function_definition" and parent.id == own.id:
+            continue  # the definition's own name
+        if _inside(identifier, ("decorator",)):
+            continue  # a decorator names what wraps a definition (``@cute.kernel``), never calls this method
+        home = _enclosing_class(identifier)
+        if home is not None and home.id != body.parent.id and method in _methods(home.child_by_field_name("body")):
+            continue  # another class's own method of the same name (``self.kernel`` there is that one)
+        if parent is None or parent.type != "attribute" or parent.child_by_field_name("attribute") is None \
+                or parent.child_by_field_name("attribute").id != identifier.id \
+                or node_text(parent.child_by_field_name("object")) != "self":
+            return None
+        call = parent.parent
+        if call is None or call.type != "call" or call.child_by_field_name("function").id != parent.id:
+            return None
+        caller = call.parent
+        while caller is not None and caller.type not in ("function_definition", "class_definition", "lambda"):
+            caller = caller.parent
+        if caller is None or caller.type != "function_definition":
+            return None
+        name = node_text(caller.child_by_field_name("name"))
+        if methods.get(name) is None or methods[name].id != caller.id or name == method:
+            return None
+        if name not in others or _parameter_list(others[name]) != _parameter_list(caller):
+            return None
+        arguments = call.child_by_field_name("arguments")
+        listed = [a for a in arguments.named_children if a.type != "comment"] if arguments is not None else []
+        chosen = next((a.child_by_field_name("value") for a in listed if a.type == "keyword_argument"
+                       and normalise_name(node_text(a.child_by_field_name("name"))) == slot), None)
+        positional = [a for a in listed if a.type != "keyword_argument"]
+        if chosen is None and position is not None and 0 < position <= len(positional):
+            chosen = positional[position - 1]
+        if chosen is None or chosen.type != "identifier" or node_text(chosen) in _python_parameters(caller):
+            return None
+        assignments = PythonLocals(caller)
+        reaching, _ = assignments.reaching(node_text(chosen), chosen)
+        if not reaching or _reads_a_parameter(chosen, _python_parameters(caller) - {"self"}, assignments, set()):
+            return None
+        calls += 1
+        quotes += [" ".join(node_text(statement).split()) for statement, _ in reaching]
+    return tuple(dict.fromkeys(quotes)) if calls else None
+
+
+def _reads_a_parameter(node, parameters: set[str], assignments, seen: set[str]) -> bool:
+    """Whether ``node``, followed through the local assignments that reach it, reads one of
+    ``parameters`` as a value (a caller's input handed on), rather than only an attribute of it
+    (``x.shape``, ``x.element_type``) or whether it is None. A comprehension's variable over
+    parameters is read under the same rule."""
+    for identifier in nodes_of(node, ("identifier",), "python"):
+        name = node_text(identifier)
+        parent = identifier.parent
+        clause = _for_clause_over(identifier)
+        if clause is not None:
+            variable = clause.child_by_field_name("left")
+            if variable is None:
+                return True
+            if f"#{clause.id}" not in seen:  # the comprehension's body, read once, its variable as a parameter
+                seen.add(f"#{clause.id}")
+                if _reads_a_parameter(clause.parent, {node_text(variable)}, assignments, seen):
+                    return True
+            continue
+        if name in parameters:
+            if parent is not None and parent.type == "attribute" and parent.child_by_field_name("object") is not None \
+                    and parent.child_by_field_name("object").id == identifier.id:
+                continue
+            if parent is not None and parent.type == "comparison_operator" and "None" in node_text(parent):
+                continue
+            if parent is not None and parent.type == "for_in_clause" and parent.child_by_field_name("left") is not None \
+                    and parent.child_by_field_name("left").id == identifier.id:
+                continue
+            return True
+        if name in seen or (parent is not None and parent.type == "attribute"
+                            and parent.child_by_field_name("attribute") is not None
+                            and parent.child_by_field_name("attribute").id == identifier.id):
+            continue
+        reaching, _ = assignments.reaching(name, identifier)
+        if reaching:
+            seen.add(name)
+            if any(right is None or _reads_a_parameter(right, parameters, assignments, seen) for _, right in reaching):
+                return True
+    return False
+
+
+def _for_clause_over(identifier):
+    """The comprehension clause whose iterable lists ``identifier`` directly (``for t in [a, b]``), or None."""
+    parent = identifier.parent
+    if parent is None or parent.type not in ("list", "tuple"):
+        return None
+    clause = parent.parent
+    if clause is not None and clause.type == "for_in_clause" and clause.child_by_field_name("right") is not None \
+            and clause.child_by_field_name("right").id == parent.id:
+        return clause
+    return None
+
+
+def _inside(node, types: tuple[str, ...]) -> bool:
+    current = node.parent
+    while current is not None:
+        if current.type in types:
+            return True
+        current = current.parent
+    return False
+
+
+def _enclosing_class(node):
+    current = node.parent
+    while current is not None:
+        if current.type == "class_definition":
+            return current
+        current = current.parent
     return None
