@@ -2,10 +2,12 @@
 records): parameters with template parameters as constexpr, dead and
 out-parameters, ``<<<grid, block, smem, stream>>>`` launches (also inside
 function-like macros of the file or of a header it includes) with their grid
-and block as canonical expressions, and ``blockIdx``/``gridDim`` use."""
+and block as canonical expressions, and ``blockIdx``/``gridDim`` use (also by the same-file
+``__device__`` helpers a kernel calls)."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from functools import lru_cache
 from typing import Any
@@ -55,6 +57,28 @@ def _file_launch_macros(root) -> tuple[tuple[str, str], ...]:
         value = node.child_by_field_name("value")
         if value is not None and "<<<" in _text(value):
             found.append((_text(node.child_by_field_name("name")), _text(value)))
+    return tuple(found)
+
+
+@lru_cache(maxsize=16)
+def _file_macro_reads(root) -> tuple[tuple[str, frozenset[str]], ...]:
+    """(name, identifiers its body names other than its own parameters) of each
+    function-like macro of a file (its root node): an invocation of the macro
+    in a function's body reads those names in that function's scope, as its
+    expansion would (``#define inst(v) if (n == v) return k<v>`` reads ``n``)."""
+    text = root.text or b""
+    if b"define" not in text:
+        return ()
+    found = []
+    for node in _walk(root):
+        if node.type != "preproc_function_def":
+            continue
+        value = node.child_by_field_name("value")
+        parameters = node.child_by_field_name("parameters")
+        own = {_text(p) for p in parameters.named_children} if parameters is not None else set()
+        if value is not None:
+            names = frozenset(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", _text(value))) - own
+            found.append((_text(node.child_by_field_name("name")), names))
     return tuple(found)
 
 
@@ -180,6 +204,17 @@ class _CppExtractor:
             for node in _walk(macro_root):
                 if node.type in ("identifier", "type_identifier") and _text(node) in wanted:
                     uses.setdefault(_text(node), []).append(_line_of(mention))
+        # So do the names any function-like macro of the file reads, where the body invokes it.
+        invoked = {}
+        for node in _walk(self.body):
+            if node.type == "call_expression":
+                function = node.child_by_field_name("function")
+                if function is not None and function.type == "identifier":
+                    invoked.setdefault(_text(function), node)
+        for name, reads in _file_macro_reads(_root(self.outer)):
+            if name in invoked:
+                for read in reads & set(wanted):
+                    uses.setdefault(read, []).append(_line_of(invoked[name]))
         for param in self.signature.params:
             found = uses.get(param.name)
             if found:
@@ -321,7 +356,7 @@ class _CppExtractor:
         return node, shape
 
     def _program_ids(self) -> None:
-        for node in _walk(self.body):
+        for node in self._program_id_scopes():
             if node.type == "field_expression":
                 base = _text(node.child_by_field_name("argument"))
                 field_name = _text(node.child_by_field_name("field"))
@@ -334,6 +369,38 @@ class _CppExtractor:
                     self.signature.num_programs_axes.append(axis)
         if self.signature.is_kernel and self.body is not None:
             self._decompositions()
+
+    def _program_id_scopes(self):
+        """The kernel's body, then the bodies of the ``__device__`` functions of
+        the same file it calls, transitively: a block index a device helper
+        reads is the calling kernel's (the helper runs in the kernel's block),
+        so a body moved into a helper keeps its axes."""
+        yield from _walk(self.body)
+        if not self.signature.is_kernel:
+            return
+        helpers = {}
+        for definition in file_definitions(_root(self.outer), "cpp"):
+            if definition.kind == KIND_DEVICE_FUNCTION and definition.node is not None:
+                node = definition.node
+                if node.type == "template_declaration":
+                    node = next((c for c in node.named_children if c.type == "function_definition"), None)
+                body = node.child_by_field_name("body") if node is not None else None
+                if body is not None:
+                    helpers.setdefault(definition.name.split("::")[-1], body)
+        seen: set[str] = set()
+        pending = [self.body]
+        while pending:
+            for node in _walk(pending.pop()):
+                if node.type != "call_expression":
+                    continue
+                function = node.child_by_field_name("function")
+                if function is not None and function.type == "template_function":
+                    function = function.child_by_field_name("name")
+                name = _text(function).split("::")[-1] if function is not None else ""
+                if name in helpers and name not in seen and len(seen) < 8:
+                    seen.add(name)
+                    pending.append(helpers[name])
+                    yield from _walk(helpers[name])
 
     def _decompositions(self) -> None:
         """How the block index is decomposed (``item / H``, ``item % H``), as

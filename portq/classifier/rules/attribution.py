@@ -228,6 +228,10 @@ class AttributionRules:
                               [Evidence(kind=Kind.COSMETIC, side=f"upstream-{code[0][0]}", path=symbol.path,
                                         line=code[0][1], quote=code[0][2].strip(), symbol=symbol.name,
                                         message="only #include lines changed")])
+        if symbol.name == "<toplevel>" and language_for_path(symbol.path) == "cpp":
+            built = self._default_build_lines(symbol)
+            if built is not None:
+                return built
         if symbol.kind == KIND_CLASS and symbol.change == "modified" and self._same_python_ast(symbol):
             return self._base("cosmetic-ast", 
                 symbol, NOT_APPLICABLE, "cosmetic", "body",
@@ -649,6 +653,29 @@ class AttributionRules:
                             covering.setdefault(outer.qualified_name, anchor)
                             break
         return readers, covering
+
+    def _default_build_lines(self, symbol: TouchedSymbol) -> SymbolVerdict | None:
+        """``default-build-lines`` (``branches.same_file_in_default_build``): a C/C++ file whose default
+        build compiles the same tokens before and after, its includes aside, every conditional it decides
+        on a macro no file of the tree sets. None otherwise."""
+        if symbol.change != "modified":
+            return None
+        tables = (self._table(symbol.old_blob, symbol.old_path or symbol.path), self._table(symbol.new_blob, symbol.path))
+        if any(t is None or t.tree is None or t.source is None for t in tables):
+            return None
+        defined = branches.defined_macros(*(t.source for t in tables))
+        decided = branches.same_file_in_default_build(tables[0].tree.root_node, tables[1].tree.root_node, defined)
+        if not decided or branches.set_in_tree(decided, self.index.tree_sources()):
+            return None
+        names = ", ".join(sorted(decided)[:3])
+        return self._base("default-build-lines", symbol, NOT_APPLICABLE, "cosmetic", "body",
+                          f"with every conditional on {names} (which no source of the file defines and no file "
+                          "of the tree sets) replaced by the branch the default build compiles, and include lines "
+                          "aside, the file has the same tokens before and after: what the port's build compiles "
+                          "is unchanged, so cosmetic rather than NEEDS_REVIEW",
+                          [Evidence(kind=Kind.COSMETIC, side="upstream-new", path=symbol.path, symbol=symbol.name,
+                                    subject=sorted(decided)[0],
+                                    message=f"the same default-build tokens once {names} is off")])
 
     def _module_platform_choice(self, symbol: TouchedSymbol) -> SymbolVerdict | None:
         """``absent-platform`` for a module's lines outside definitions (``BranchRules._module_absent_platforms``):

@@ -206,6 +206,18 @@ RULES = (
          "off, `#ifndef FLAG` on) changed only code that build drops: not-carried.",
          "-    x = f(x);\n+#ifdef EXACT_MUL\n+    x = g(x);\n+#else\n+    x = f(x);\n+#endif",
          "classifier.rules.branches.same_in_default_build, classifier.rules.form.FormRules._form_only"),
+    Rule("default-build-lines", ("NOT_APPLICABLE",),
+         "A C/C++ file's lines outside definitions whose whole file has the same tokens before and after once "
+         "every preprocessor conditional on a macro no source of the file defines and no file of the port's tree "
+         "names outside a preprocessor test (no `#define`, no `-D`, no build setting) is replaced by the branch "
+         "the default build compiles, and `#include` lines (which name files, `cosmetic-includes`) are left "
+         "out: what the port's build compiles of the file is unchanged, and only the other build's branch "
+         "moved or changed: cosmetic. A definition that changes too, a default-build value that changes, or a "
+         "macro the tree sets stays with `toplevel-use`.",
+         "-#define NUM_WARPS 32\n+#if defined(USE_GPU_B)\n+#define NUM_WARPS (1024 / warp_size)\n+#else\n"
+         "+#define NUM_WARPS 32\n+#endif",
+         "classifier.rules.branches.same_file_in_default_build, "
+         "classifier.rules.attribution.AttributionRules._default_build_lines"),
     Rule("lacked-branch", ("NOT_APPLICABLE",),
          "A Python definition whose tokens are the same before and after once each parameter the port lacks takes "
          "upstream's default (a declared not-carried one is off), the branches those values decide are replaced by "
@@ -402,6 +414,39 @@ def same_in_default_build(before, after, defined: set[str]) -> bool:
     if comment_free_tokens(before) == comment_free_tokens(after):
         return False
     return default_build_tokens(before, defined) == default_build_tokens(after, defined)
+
+
+def same_file_in_default_build(before, after, defined: set[str]) -> set[str] | None:
+    """The macros whose conditionals the default build decides, when two C/C++ file roots differ only
+    in code that build does not compile and in ``#include`` lines (``default-build-lines``); else None."""
+    if before is None or after is None or before.has_error or after.has_error:
+        return None
+
+    def expand(current):
+        if current.type == "preproc_include":
+            return []
+        if current.type in ("preproc_ifdef", "preproc_if"):
+            return _default_branch(current, defined)
+        return None
+    if comment_free_tokens(before, expand=expand) != comment_free_tokens(after, expand=expand):
+        return None
+    return decided_macros(before, defined) | decided_macros(after, defined)
+
+
+_PREPROCESSOR_TEST = re.compile(rb"^[ \t]*#[ \t]*(?:if|ifdef|ifndef|elif|elifdef|elifndef)\b.*$", re.MULTILINE)
+
+
+def set_in_tree(names: set[str], sources: dict[str, bytes] | None) -> bool:
+    """True when a file of the port's tree names one of ``names`` outside a preprocessor test (a
+    ``#define``, a ``-DNAME`` flag, a build setting), or when the tree cannot be read: such a macro may
+    be on in the port's build."""
+    if sources is None:
+        return True
+    for source in sources.values():
+        rest = _PREPROCESSOR_TEST.sub(b"", source)
+        if any(re.search(rb"(?:\b|(?<=-D))" + re.escape(name.encode()) + rb"\b", rest) for name in names):
+            return True
+    return False
 
 
 # --- Python: parameters the port lacks ----------------------------------------------

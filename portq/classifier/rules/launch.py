@@ -64,7 +64,11 @@ RULES = (
          "-    k[grid](x, out, n)\n+    k[grid](x, out, n, stride)",
          "classifier.rules.launch._argument_items, ._bound_items"),
     Rule("program-decomposition", ("REAL_GAP", "INERT", "IN_SYNC", "NEEDS_REVIEW"),
-         "How a kernel's program id is read and decomposed (axes, `pid // H`, `num_programs`) against the port's.",
+         "How a kernel's program id is read and decomposed (axes, `pid // H`, `num_programs`) against the port's. "
+         "In C++ a block index a `__device__` function of the same file reads, called from the kernel "
+         "(transitively), is the kernel's: the helper runs in the kernel's block, so a body moved into a helper "
+         "keeps its axes (DESIGN §5: the launch and the work each block does are unchanged; what the moved "
+         "body does is a body change for a reader).",
          "-    pid = tl.program_id(0)\n+    pid_m = tl.program_id(0); pid_n = tl.program_id(1)",
          "classifier.rules.launch._program_id_items"),
     Rule("not-carried-launch", ("NEEDS_REVIEW",),

@@ -106,7 +106,11 @@ RULES = (
          "classifier.rules.parameters.renamed_positionally, classifier.rules.parameters._parameter_items"),
     Rule("dead-input", ("REAL_GAP", "INERT", "IN_SYNC"),
          "A parameter upstream now leaves unused (dead) that the port still takes and uses leaves it behind; a "
-         "port that dropped it or leaves it unused too is in sync.",
+         "port that dropped it or leaves it unused too is in sync. In C++, a name read by a function-like macro "
+         "of the same file that the body invokes (`#define inst(v) if (n == v) return k<v>`, `inst(1);`) is "
+         "read by the body, as the expansion does: a selector whose if-chain becomes such a macro still reads "
+         "its parameter, and the change is body-level (DESIGN §5: a wider table of instantiations serves more "
+         "inputs, but no caller-supplied input changes), never dead.",
          "-    y = x * scale\n+    y = x  (scale still in the signature)",
          "classifier.rules.parameters._parameter_items"),
 )
