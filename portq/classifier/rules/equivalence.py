@@ -61,6 +61,7 @@ import ast as _ast
 import difflib
 import textwrap as _textwrap
 
+from portq.classifier.reading import _walk_nodes
 from portq.classifier.rules import Rule
 from portq.classifier.rules.cosmetic import _function_node, _python_parameters, local_names
 
@@ -570,7 +571,7 @@ def _check_only(statement) -> bool:
             # a local bound to a value computed by no call (a set of dtypes): nothing runs, nothing outside changes
             left = inner[0].child_by_field_name("left")
             return left is not None and left.type == "identifier" \
-                and not any(d.type in ("call", "await", "lambda") for d in _descendants(inner[0]))
+                and not any(d.type in ("call", "await", "lambda") for d in _walk_nodes(inner[0]))
         return len(inner) == 1 and inner[0].type == "string"
     if statement.type in ("if_statement", "for_statement"):
         blocks = [c for c in statement.named_children if c.type in ("block", "else_clause", "elif_clause")]
@@ -630,7 +631,7 @@ def port_has_moved_guard(old_node, new_node, port_node, callee_names=None) -> li
     names = {written} | (set(callee_names(written)) if callee_names is not None else set())
 
     def calls(node, chosen: set[str]) -> list:
-        return [c for c in _descendants(node) if c.type == "call" and c.child_by_field_name("function") is not None
+        return [c for c in _walk_nodes(node) if c.type == "call" and c.child_by_field_name("function") is not None
                 and c.child_by_field_name("function").text.decode("utf-8", errors="replace") in chosen]
 
     if len(calls(new_node, {written})) != 1:
@@ -642,9 +643,3 @@ def port_has_moved_guard(old_node, new_node, port_node, callee_names=None) -> li
     return [(new[at], mine[0].parent)]
 
 
-def _descendants(node):
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        yield current
-        stack.extend(current.children)

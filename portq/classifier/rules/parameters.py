@@ -178,12 +178,7 @@ def _module_of(node):
 
 
 def _outside_scopes(node) -> bool:
-    current = node.parent
-    while current is not None:
-        if current.type in _SCOPES:
-            return False
-        current = current.parent
-    return True
+    return not _inside(node, _SCOPES)
 
 
 def module_constant(node, name: str):
