@@ -177,8 +177,17 @@ class _PythonExtractor:
     def _launches(self, assignments) -> None:
         self._collect_launches(self.body, assignments, None, 0, {}, {self.signature.name})
         unique: dict[tuple[str, int], Launch] = {}
+        grids: dict[tuple[str, int], set[str]] = {}
         for launch in self.signature.launches:  # one launch site reached through two helpers is one launch
             unique.setdefault((launch.kernel, launch.line), launch)
+            grids.setdefault((launch.kernel, launch.line), set()).add(launch.grid_form)
+        for site, forms in grids.items():
+            launch = unique[site]
+            if len(forms) > 1 and not launch.grid_form.startswith("?"):
+                # Calls that pass the helper different values reach one launch site: which grid it gets
+                # depends on the path, as with a local several assignments reach.
+                reason = f"{launch.via_helper}'s arguments (passed differently at the calls that reach the launch)"
+                unique[site] = replace(launch, grid_form=f"?{launch.grid_form}", grid_opaque=launch.grid_opaque + (reason,))
         self.signature.launches = list(unique.values())
 
     def _collect_launches(self, body, assignments, via: str | None, depth: int, substitution: dict[str, Any],

@@ -495,6 +495,24 @@ def test_threads_changed_in_the_local_a_launch_names_cite_that_local(tmp_path):
                   (tmp_path / "matrix.toml").read_text())
 
 
+def test_a_helper_launch_reached_from_two_calls_passing_different_values_is_unresolved(tmp_path):
+    # `_launch_rows(x.local_rows(), y)` on a new path, `_launch_rows(x, y)` kept on the other: the grid read
+    # through the helper's parameter depends on the path, so the port's old grid is no certain gap
+    verdict = _scan(tmp_path, {r.CALLED_TWICE_HOST: r.CALLED_TWICE_BEFORE}, {r.CALLED_TWICE_HOST: r.CALLED_TWICE_AFTER},
+                    r.CALLED_TWICE_TREE)
+    host = _symbol(verdict, "copy_rows")
+    assert host.verdict == NEEDS_REVIEW, host.reason
+    unresolved = [e for e in host.evidence if e.kind == "unresolved"]
+    assert unresolved and "passed differently at the calls that reach the launch" in unresolved[0].message
+
+
+def test_a_helper_launch_whose_one_call_passes_another_value_is_still_a_gap(tmp_path):
+    verdict = _scan(tmp_path, {r.CALLED_TWICE_HOST: r.CALLED_TWICE_BEFORE},
+                    {r.CALLED_TWICE_HOST: r.CALLED_ONCE_CHANGED_AFTER}, r.CALLED_TWICE_TREE)
+    host = _symbol(verdict, "copy_rows")
+    assert (host.verdict, host.decided_by) == (REAL_GAP, "launch"), host.reason
+
+
 def test_num_warps_changed_in_the_local_a_triton_launch_names_cite_that_local(tmp_path):
     verdict = _scan(tmp_path, {r.REASSIGNED_HOST: r.WARPS_BEFORE}, {r.REASSIGNED_HOST: r.WARPS_AFTER}, r.WARPS_TREE)
     host = _symbol(verdict, "copy_rows")

@@ -457,6 +457,56 @@ def stage(x, y):
 '''}
 
 
+# a launch in a helper the ported host calls from two places, its grid read through the helper's parameter:
+# a new call passing another value leaves the old call, and the old grid, on the other path
+CALLED_TWICE_HOST = "vllm/ops/rows.py"
+_CALLED_TWICE_HEAD = """import triton
+from vllm.ops._rows import _rows_kernel
+
+
+def _launch_rows(x, y):
+    n = x.shape[0]
+    _rows_kernel[(n,)](x, y, n)
+    return y
+
+
+"""
+CALLED_TWICE_BEFORE = _CALLED_TWICE_HEAD + """\
+def copy_rows(x, y):
+    return _launch_rows(x, y)
+"""
+CALLED_TWICE_AFTER = _CALLED_TWICE_HEAD + """\
+def copy_rows(x, y):
+    if isinstance(x, ShardedRows):
+        return _launch_rows(x.local_rows(), y)
+    return _launch_rows(x, y)
+"""
+# the neighbour that stays a gap: the one call now passes another value, so every path has the new grid
+CALLED_ONCE_CHANGED_AFTER = _CALLED_TWICE_HEAD + """\
+def copy_rows(x, y):
+    return _launch_rows(x.local_rows(), y)
+"""
+CALLED_TWICE_TREE = {"kernels/kv_cache/rows.py": f'''import triton
+import triton.language as tl
+
+
+@triton.jit
+def _rows(x_ptr, y_ptr, n):
+    pass
+
+
+# portq: ports vllm:{CALLED_TWICE_HOST}::copy_rows
+def copy_rows(x, y):
+    _rows[(x.shape[0],)](x, y, x.shape[0])
+    return y
+''', "kernels/mla_prefill/stage.py": '''from portq_kernels.kv_cache.rows import copy_rows
+
+
+def stage(x, y):
+    return copy_rows(x, y)
+'''}
+
+
 # a Triton grid that changes only through the local it is computed from: the grid line reads the same
 BOUND_ROWS_BEFORE = _REASSIGNED_HEAD + """\
     rows = n
