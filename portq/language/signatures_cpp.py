@@ -41,6 +41,16 @@ from portq.language.signatures import (
 from portq.language.symbols import KIND_DEVICE_FUNCTION, KIND_FUNCTION, parse
 
 
+def _function_macros(root):
+    """(definition node, body node) of each function-like macro of a file (its
+    root node) that has a body, in source order."""
+    for node in _walk(root):
+        if node.type == "preproc_function_def":
+            value = node.child_by_field_name("value")
+            if value is not None:
+                yield node, value
+
+
 @lru_cache(maxsize=16)
 def _file_launch_macros(root) -> tuple[tuple[str, str], ...]:
     """(name, body text) of each function-like macro of a file (its root node)
@@ -50,14 +60,8 @@ def _file_launch_macros(root) -> tuple[tuple[str, str], ...]:
     text = root.text or b""
     if b"<<<" not in text or b"define" not in text:
         return ()
-    found = []
-    for node in _walk(root):
-        if node.type != "preproc_function_def":
-            continue
-        value = node.child_by_field_name("value")
-        if value is not None and "<<<" in _text(value):
-            found.append((_text(node.child_by_field_name("name")), _text(value)))
-    return tuple(found)
+    return tuple((_text(node.child_by_field_name("name")), _text(value))
+                 for node, value in _function_macros(root) if "<<<" in _text(value))
 
 
 @lru_cache(maxsize=16)
@@ -70,15 +74,11 @@ def _file_macro_reads(root) -> tuple[tuple[str, frozenset[str]], ...]:
     if b"define" not in text:
         return ()
     found = []
-    for node in _walk(root):
-        if node.type != "preproc_function_def":
-            continue
-        value = node.child_by_field_name("value")
+    for node, value in _function_macros(root):
         parameters = node.child_by_field_name("parameters")
         own = {_text(p) for p in parameters.named_children} if parameters is not None else set()
-        if value is not None:
-            names = frozenset(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", _text(value))) - own
-            found.append((_text(node.child_by_field_name("name")), names))
+        names = frozenset(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", _text(value))) - own
+        found.append((_text(node.child_by_field_name("name")), names))
     return tuple(found)
 
 
