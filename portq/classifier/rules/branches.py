@@ -213,7 +213,9 @@ RULES = (
          "the default build compiles, and `#include` lines (which name files, `cosmetic-includes`) are left "
          "out: what the port's build compiles of the file is unchanged, and only the other build's branch "
          "moved or changed: cosmetic. A definition that changes too, a default-build value that changes, or a "
-         "macro the tree sets stays with `toplevel-use`.",
+         "macro the tree sets stays with `toplevel-use`. Its limit: a macro the build defines from outside the "
+         "tree (an extension builder may pass one for another GPU vendor) is read as off; a port built that way "
+         "names the macro in a build setting of its tree, and the rule then leaves the file flagged.",
          "-#define NUM_WARPS 32\n+#if defined(USE_GPU_B)\n+#define NUM_WARPS (1024 / warp_size)\n+#else\n"
          "+#define NUM_WARPS 32\n+#endif",
          "classifier.rules.branches.same_file_in_default_build, "
