@@ -7,9 +7,8 @@ one the wrapper returns (a new output), stays a gap."""
 from __future__ import annotations
 
 from portq.core.model import NEEDS_REVIEW, REAL_GAP
-from tests.portq.fixtures import CommitSpec
 from tests.portq.golden import interface_cases as cases
-from tests.portq.golden.pipeline import classify_history
+from tests.portq.golden.pipeline import classify_commit
 
 HOST = cases.DERIVED_HOST
 BEFORE = cases.DERIVED_BEFORE
@@ -34,10 +33,7 @@ OUTSIDE_AFTER = ALLOCATED_AFTER.replace("torch.empty((t,), device=x.device, dtyp
 
 
 def _one_commit(tmp_path, after):
-    verdicts, _ = classify_history(
-        tmp_path, [CommitSpec("base", files={HOST: BEFORE}), CommitSpec("row statistics", files={HOST: after})],
-        cases.derived_tree())
-    return verdicts[1]
+    return classify_commit(tmp_path, {HOST: BEFORE}, {HOST: after}, cases.derived_tree(), message="row statistics")
 
 
 def _symbol(verdict, name):

@@ -7,8 +7,7 @@ Each runs the real ``portq scan`` over a small synthetic history."""
 from __future__ import annotations
 
 from portq.core.model import FLAGGED, NOT_APPLICABLE
-from tests.portq.fixtures import CommitSpec
-from tests.portq.golden.pipeline import classify_history
+from tests.portq.golden.pipeline import classify_commit
 from tests.portq.test_declared_sibling import BEFORE_HEADER, BEFORE_SOURCE, HEADER, MATRIX_WITH_NORM, SOURCE, _tree
 
 NOTE = '''
@@ -25,10 +24,8 @@ inline int residualBlocks(int width, int rows)
 
 
 def _one_commit(tmp_path, header):
-    verdicts, _ = classify_history(
-        tmp_path, [CommitSpec("base", files={HEADER: BEFORE_HEADER, SOURCE: BEFORE_SOURCE}),
-                   CommitSpec("sibling", files={HEADER: header})], _tree(), matrix=MATRIX_WITH_NORM)
-    return verdicts[1]
+    return classify_commit(tmp_path, {HEADER: BEFORE_HEADER, SOURCE: BEFORE_SOURCE}, {HEADER: header}, _tree(),
+                           matrix=MATRIX_WITH_NORM, message="sibling")
 
 
 def test_a_block_comment_above_an_unported_sibling_names_nothing(tmp_path):

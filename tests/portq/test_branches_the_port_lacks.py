@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from portq.core.model import NEEDS_REVIEW, NOT_APPLICABLE
 from tests.portq.fixtures import CommitSpec
-from tests.portq.golden.pipeline import classify_history
+from tests.portq.golden.pipeline import classify_history, classify_commit
 from tests.portq.test_form_without_meaning import SOFTMAX_BEFORE, _softmax
 
 _LINE = "    return (x - m) * kShift;\n"
@@ -131,9 +131,7 @@ def loss_forward(x, loss):
 
 
 def _loss(tmp_path, after, tree=LOSS_TREE):
-    verdicts, _ = classify_history(tmp_path, [CommitSpec("base", files={LOSS: LOSS_BEFORE}),
-                                              CommitSpec("edit", files={LOSS: after})], tree)
-    return verdicts[1]
+    return classify_commit(tmp_path, {LOSS: LOSS_BEFORE}, {LOSS: after}, tree, message="edit")
 
 
 def test_a_pointer_the_port_lacks_advanced_differently_is_not_the_ports(tmp_path):
@@ -250,9 +248,7 @@ void engine_softmax(const float* x, float* out, int n, cudaStream_t s) { run_sof
 
 
 def _launch(tmp_path, after):
-    verdicts, _ = classify_history(tmp_path, [CommitSpec("base", files={LAUNCH: LAUNCH_BEFORE}),
-                                              CommitSpec("edit", files={LAUNCH: after})], LAUNCH_TREE)
-    return verdicts[1]
+    return classify_commit(tmp_path, {LAUNCH: LAUNCH_BEFORE}, {LAUNCH: after}, LAUNCH_TREE, message="edit")
 
 
 def test_a_template_flag_the_port_declares_not_carried_folds_to_off(tmp_path):
@@ -307,9 +303,7 @@ class NormFunction(torch.autograd.Function):
 
 
 def _function(tmp_path, after):
-    verdicts, _ = classify_history(tmp_path, [CommitSpec("base", files={FUNCTION: FUNCTION_BEFORE}),
-                                              CommitSpec("edit", files={FUNCTION: after})], FUNCTION_TREE)
-    return verdicts[1]
+    return classify_commit(tmp_path, {FUNCTION: FUNCTION_BEFORE}, {FUNCTION: after}, FUNCTION_TREE, message="edit")
 
 
 def test_a_value_stored_only_for_a_not_carried_backward_is_not_the_ports(tmp_path):

@@ -7,8 +7,7 @@ subscripted name that is no module-level dictionary stays a launch."""
 from __future__ import annotations
 
 from portq.core.model import NEEDS_REVIEW, REAL_GAP
-from tests.portq.fixtures import CommitSpec
-from tests.portq.golden.pipeline import classify_history
+from tests.portq.golden.pipeline import classify_commit
 
 HOST = "pkg/ops.py"
 MATRIX = """\
@@ -72,10 +71,7 @@ def _pinned(source: str) -> str:
 def _one_commit(tmp_path, before, after):
     tree = {"vendored/ops.py": _pinned(before),
             "engine/use.py": "from vendored.ops import _host\n\n\ndef forward(x, out):\n    _host(x, out)\n"}
-    verdicts, _ = classify_history(
-        tmp_path, [CommitSpec("base", files={HOST: before}), CommitSpec("cached compile", files={HOST: after})],
-        tree, matrix=MATRIX)
-    return verdicts[1]
+    return classify_commit(tmp_path, {HOST: before}, {HOST: after}, tree, matrix=MATRIX, message="cached compile")
 
 
 def test_a_compiled_callable_from_a_cache_dictionary_is_no_launch(tmp_path):

@@ -5,9 +5,8 @@ caller supplies, or a module-level name that is rebound, stays a gap."""
 from __future__ import annotations
 
 from portq.core.model import NEEDS_REVIEW, REAL_GAP
-from tests.portq.fixtures import CommitSpec
 from tests.portq.golden import interface_cases as cases
-from tests.portq.golden.pipeline import classify_history
+from tests.portq.golden.pipeline import classify_commit
 
 HOST = cases.DERIVED_HOST
 BEFORE = cases.DERIVED_BEFORE
@@ -30,10 +29,7 @@ SUPPLIED_AFTER = CONSTANT_AFTER.replace("def scale_rows(x, out):", "def scale_ro
 
 
 def _one_commit(tmp_path, after):
-    verdicts, _ = classify_history(
-        tmp_path, [CommitSpec("base", files={HOST: BEFORE}), CommitSpec("wide offsets", files={HOST: after})],
-        cases.derived_tree())
-    return verdicts[1]
+    return classify_commit(tmp_path, {HOST: BEFORE}, {HOST: after}, cases.derived_tree(), message="wide offsets")
 
 
 def _symbol(verdict, name):

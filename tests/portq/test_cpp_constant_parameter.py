@@ -8,8 +8,7 @@ Each runs the real ``portq scan`` over a small synthetic history."""
 from __future__ import annotations
 
 from portq.core.model import NEEDS_REVIEW, REAL_GAP
-from tests.portq.fixtures import CommitSpec
-from tests.portq.golden.pipeline import classify_history
+from tests.portq.golden.pipeline import classify_commit
 from tests.portq.test_declared_sibling import BEFORE_SOURCE, HEADER, BEFORE_HEADER, MATRIX_WITH_NORM, SOURCE, _tree
 
 KERNEL_BEFORE = "__global__ void RowNormKernel(T* out, const T* x, const T* weights, int dims, float eps)\n"
@@ -34,10 +33,8 @@ def _after(launch: str) -> str:
 
 
 def _kernel_verdict(tmp_path, source, before=BEFORE_SOURCE):
-    verdicts, _ = classify_history(
-        tmp_path, [CommitSpec("base", files={HEADER: BEFORE_HEADER, SOURCE: before}),
-                   CommitSpec("a bias", files={SOURCE: source})], _tree(), matrix=MATRIX_WITH_NORM)
-    return verdicts[1]
+    return classify_commit(tmp_path, {HEADER: BEFORE_HEADER, SOURCE: before}, {SOURCE: source}, _tree(),
+                           matrix=MATRIX_WITH_NORM, message="a bias")
 
 
 def test_a_literal_local_passed_by_the_ported_launcher_is_derived(tmp_path):

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from portq.core.model import NEEDS_REVIEW, NOT_APPLICABLE
 from tests.portq.fixtures import CommitSpec
-from tests.portq.golden.pipeline import classify_history
+from tests.portq.golden.pipeline import classify_history, classify_commit
 
 TILE = "csrc/attn/tile.cu"
 
@@ -118,9 +118,7 @@ void engine_tile(const float* x, float* out, int* c, int n, cudaStream_t s) { ru
 
 
 def _tile(tmp_path, after):
-    verdicts, _ = classify_history(tmp_path, [CommitSpec("base", files={TILE: TILE_BEFORE}),
-                                              CommitSpec("edit", files={TILE: after})], TILE_TREE)
-    return verdicts[1]
+    return classify_commit(tmp_path, {TILE: TILE_BEFORE}, {TILE: after}, TILE_TREE, message="edit")
 
 
 def _cosmetic(verdict, rule):
@@ -286,9 +284,8 @@ __global__ void ns_kernel(const float* x, float* out, const int n) {
 
 
 def _ns(tmp_path, after):
-    verdicts, _ = classify_history(tmp_path, [CommitSpec("base", files={"csrc/attn/ns.cu": NS_BEFORE}),
-                                              CommitSpec("edit", files={"csrc/attn/ns.cu": after})], NS_TREE)
-    return verdicts[1]
+    return classify_commit(tmp_path, {"csrc/attn/ns.cu": NS_BEFORE}, {"csrc/attn/ns.cu": after}, NS_TREE,
+                           message="edit")
 
 
 def test_a_call_qualified_by_its_own_namespace_is_cosmetic(tmp_path):

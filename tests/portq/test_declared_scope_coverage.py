@@ -10,7 +10,7 @@ from __future__ import annotations
 from portq.core.model import NOT_APPLICABLE
 from portq.tree.anchors import Anchor
 from tests.portq.fixtures import CommitSpec
-from tests.portq.golden.pipeline import classify_history
+from tests.portq.golden.pipeline import classify_history, classify_commit
 
 OPS = "aiter/ops/triton/gather_kv_b_proj.py"  # a path a row of the fixture matrix owns
 
@@ -93,9 +93,7 @@ REBOUND = DECORATED.replace("from torch.cuda.amp import custom_fwd", "from mypkg
 
 
 def _entry(tmp_path, before, after, tree):
-    verdicts, _ = classify_history(tmp_path, [CommitSpec("base", files={OPS: before}),
-                                              CommitSpec("change", files={OPS: after})], tree)
-    return verdicts[1]
+    return classify_commit(tmp_path, {OPS: before}, {OPS: after}, tree, message="change")
 
 
 def test_an_import_only_definitions_declared_not_carried_use_is_not_carried(tmp_path):

@@ -7,8 +7,7 @@ a ported definition calls, or a changed line that is not a prototype, stays flag
 from __future__ import annotations
 
 from portq.core.model import NOT_APPLICABLE
-from tests.portq.fixtures import CommitSpec
-from tests.portq.golden.pipeline import MATRIX, classify_history
+from tests.portq.golden.pipeline import MATRIX, classify_commit
 
 HEADER = "csrc/norm/row_norm.h"
 SOURCE = "csrc/norm/row_norm.cu"
@@ -89,10 +88,8 @@ def _tree() -> dict[str, str]:
 
 
 def _one_commit(tmp_path, header):
-    verdicts, _ = classify_history(
-        tmp_path, [CommitSpec("base", files={HEADER: BEFORE_HEADER, SOURCE: BEFORE_SOURCE}),
-                   CommitSpec("sibling", files={HEADER: header})], _tree(), matrix=MATRIX_WITH_NORM)
-    return verdicts[1]
+    return classify_commit(tmp_path, {HEADER: BEFORE_HEADER, SOURCE: BEFORE_SOURCE}, {HEADER: header}, _tree(),
+                           matrix=MATRIX_WITH_NORM, message="sibling")
 
 
 def test_a_header_gaining_the_prototype_of_an_unported_sibling_is_not_ported(tmp_path):

@@ -8,8 +8,7 @@ Each runs the real ``portq scan`` over a small synthetic history."""
 from __future__ import annotations
 
 from portq.core.model import NEEDS_REVIEW, NOT_APPLICABLE
-from tests.portq.fixtures import CommitSpec
-from tests.portq.golden.pipeline import classify_history
+from tests.portq.golden.pipeline import classify_commit
 from tests.portq.test_form_without_meaning import NORM, NORM_BEFORE, NORM_TREE
 
 REGISTRY = '''
@@ -36,9 +35,7 @@ def register_backend(name):
 
 
 def _scan(tmp_path, after):
-    verdicts, _ = classify_history(tmp_path, [CommitSpec("base", files={NORM: NORM_BEFORE}),
-                                              CommitSpec("edit", files={NORM: after})], NORM_TREE)
-    return verdicts[1]
+    return classify_commit(tmp_path, {NORM: NORM_BEFORE}, {NORM: after}, NORM_TREE, message="edit")
 
 
 def _decorated(helpers: str) -> str:

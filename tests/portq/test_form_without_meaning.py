@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from portq.core.model import NEEDS_REVIEW, NOT_APPLICABLE
 from tests.portq.fixtures import CommitSpec
-from tests.portq.golden.pipeline import classify_history
+from tests.portq.golden.pipeline import classify_history, classify_commit
 
 NORM = "pkg/ops/norm.py"
 
@@ -66,9 +66,7 @@ def scale_rows(x, out, mode=1):
 
 
 def _norm(tmp_path, after):
-    verdicts, _ = classify_history(tmp_path, [CommitSpec("base", files={NORM: NORM_BEFORE}),
-                                              CommitSpec("edit", files={NORM: after})], NORM_TREE)
-    return verdicts[1]
+    return classify_commit(tmp_path, {NORM: NORM_BEFORE}, {NORM: after}, NORM_TREE, message="edit")
 
 
 def _cosmetic(verdict, rule):
@@ -177,9 +175,7 @@ void engine_softmax(const float* x, float* out, int n, cudaStream_t s) { run_sof
 
 
 def _softmax(tmp_path, after):
-    verdicts, _ = classify_history(tmp_path, [CommitSpec("base", files={SOFTMAX: SOFTMAX_BEFORE}),
-                                              CommitSpec("edit", files={SOFTMAX: after})], SOFTMAX_TREE)
-    return verdicts[1]
+    return classify_commit(tmp_path, {SOFTMAX: SOFTMAX_BEFORE}, {SOFTMAX: after}, SOFTMAX_TREE, message="edit")
 
 
 def test_inlining_and_storage_qualifiers_are_cosmetic(tmp_path):
@@ -251,9 +247,7 @@ class ScaledNorm(torch.nn.Module):
 
 
 def _module(tmp_path, after):
-    verdicts, _ = classify_history(tmp_path, [CommitSpec("base", files={MODULE: MODULE_BEFORE}),
-                                              CommitSpec("edit", files={MODULE: after})], MODULE_TREE)
-    return verdicts[1]
+    return classify_commit(tmp_path, {MODULE: MODULE_BEFORE}, {MODULE: after}, MODULE_TREE, message="edit")
 
 
 def test_a_new_method_nobody_ports_is_not_blamed_on_its_class_body(tmp_path):

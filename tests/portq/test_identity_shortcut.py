@@ -12,8 +12,7 @@ the edit (entry 1)."""
 from __future__ import annotations
 
 from portq.core.model import FLAGGED, NOT_APPLICABLE
-from tests.portq.fixtures import CommitSpec
-from tests.portq.golden.pipeline import classify_history
+from tests.portq.golden.pipeline import classify_commit
 
 MATRIX = """\
 [[row]]
@@ -80,9 +79,8 @@ def _edit(tmp_path, before, after, extra=None):
     files.update(extra or {})
     changed = {"ops/grads.py": after}
     changed.update(extra or {})
-    verdicts, _ = classify_history(tmp_path, [CommitSpec("base", files=files), CommitSpec("edit", files=changed)],
-                                   {"kernels/grads.py": PORT, "engine/step.py": ENGINE}, matrix=MATRIX)
-    return verdicts[1]
+    return classify_commit(tmp_path, files, changed, {"kernels/grads.py": PORT, "engine/step.py": ENGINE},
+                           matrix=MATRIX, message="edit")
 
 
 def _wrapper(verdict):

@@ -8,8 +8,7 @@ a gap."""
 from __future__ import annotations
 
 from portq.core.model import NEEDS_REVIEW, REAL_GAP
-from tests.portq.fixtures import CommitSpec
-from tests.portq.golden.pipeline import classify_history
+from tests.portq.golden.pipeline import classify_commit
 
 HOST = "pkg/norm.py"
 MATRIX = """\
@@ -79,10 +78,7 @@ def _pinned(source: str) -> str:
 def _one_commit(tmp_path, before, after):
     tree = {"vendored/norm.py": _pinned(before),
             "engine/use.py": "from vendored.norm import norm\n\n\ndef forward(x, out):\n    norm(x, out)\n"}
-    verdicts, _ = classify_history(
-        tmp_path, [CommitSpec("base", files={HOST: before}), CommitSpec("tiled copy", files={HOST: after})],
-        tree, matrix=MATRIX)
-    return verdicts[1]
+    return classify_commit(tmp_path, {HOST: before}, {HOST: after}, tree, matrix=MATRIX, message="tiled copy")
 
 
 def _symbol(verdict, name):

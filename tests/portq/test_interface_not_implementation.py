@@ -6,8 +6,7 @@ Each runs the real ``portq scan`` over a small synthetic history."""
 from __future__ import annotations
 
 from portq.core.model import IN_SYNC, REAL_GAP
-from tests.portq.fixtures import CommitSpec
-from tests.portq.golden.pipeline import classify_history
+from tests.portq.golden.pipeline import classify_commit
 from tests.portq.test_form_without_meaning import NORM, NORM_BEFORE, NORM_TREE
 
 UNUSED = NORM_BEFORE.replace("MODE: tl.constexpr, BLOCK: tl.constexpr):",
@@ -15,9 +14,7 @@ UNUSED = NORM_BEFORE.replace("MODE: tl.constexpr, BLOCK: tl.constexpr):",
 
 
 def _scan(tmp_path, after):
-    verdicts, _ = classify_history(tmp_path, [CommitSpec("base", files={NORM: NORM_BEFORE}),
-                                              CommitSpec("edit", files={NORM: after})], NORM_TREE)
-    return verdicts[1]
+    return classify_commit(tmp_path, {NORM: NORM_BEFORE}, {NORM: after}, NORM_TREE, message="edit")
 
 
 def test_an_unused_defaulted_constexpr_no_launch_passes_is_no_gap(tmp_path):

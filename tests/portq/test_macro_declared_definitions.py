@@ -18,8 +18,7 @@ from __future__ import annotations
 from portq.core.model import NEEDS_REVIEW, NOT_APPLICABLE
 from portq.language.symbols import KIND_CUDA_KERNEL, symbol_table
 from portq.tree.symbol_cache import DefinitionCache
-from tests.portq.fixtures import CommitSpec
-from tests.portq.golden.pipeline import classify_history
+from tests.portq.golden.pipeline import classify_commit
 
 LAUNCH = "csrc/attn/launch.h"
 
@@ -98,9 +97,7 @@ tests    = ["tests/"]
 
 
 def _scan(tmp_path, before, after, port=PORT, matrix=MATRIX):
-    verdicts, _ = classify_history(tmp_path, [CommitSpec("base", files={LAUNCH: before}),
-                                              CommitSpec("edit", files={LAUNCH: after})], port, matrix=matrix)
-    return verdicts[1]
+    return classify_commit(tmp_path, {LAUNCH: before}, {LAUNCH: after}, port, matrix=matrix, message="edit")
 
 
 def _symbols(verdict):

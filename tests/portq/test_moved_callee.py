@@ -6,8 +6,7 @@ body changed, or one still defined where it was, stays flagged."""
 from __future__ import annotations
 
 from portq.core.model import NEEDS_REVIEW, NOT_APPLICABLE
-from tests.portq.fixtures import CommitSpec
-from tests.portq.golden.pipeline import classify_history
+from tests.portq.golden.pipeline import classify_commit
 
 MATRIX = """\
 [[row]]
@@ -54,9 +53,7 @@ def _one_commit(tmp_path, utils, copy):
     after = {"pkg/utils.py": utils, "pkg/copy.py": copy, "pkg/norm.py": MOVED_NORM}
     tree = {"vendored/norm.py": NORM.replace("\ndef norm(", "\n# portq: ports vllm:pkg/norm.py::norm\ndef norm("),
             "engine/use.py": "from vendored.norm import norm\n\n\ndef forward(x, out):\n    norm(x, out)\n"}
-    verdicts, _ = classify_history(tmp_path, [CommitSpec("base", files=base), CommitSpec("move pred", files=after)],
-                                   tree, matrix=MATRIX)
-    return verdicts[1]
+    return classify_commit(tmp_path, base, after, tree, matrix=MATRIX, message="move pred")
 
 
 def test_a_helper_moved_unchanged_is_the_same_code(tmp_path):

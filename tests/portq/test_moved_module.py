@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from portq.core.model import NOT_APPLICABLE
 from tests.portq.fixtures import CommitSpec
-from tests.portq.golden.pipeline import classify_history
+from tests.portq.golden.pipeline import classify_history, classify_commit
 
 OLD = "aiter/ops/triton/gather_kv_b_proj.py"
 NEW = "aiter/ops/triton/_triton_kernels/gather_kv_b_proj.py"
@@ -67,10 +67,7 @@ def _tree() -> dict[str, str]:
 
 
 def _one_commit(tmp_path, moved, stub):
-    verdicts, _ = classify_history(
-        tmp_path, [CommitSpec("base", files={OLD: MODULE}),
-                   CommitSpec("dispatcher", files={NEW: moved, OLD: stub})], _tree())
-    return verdicts[1]
+    return classify_commit(tmp_path, {OLD: MODULE}, {NEW: moved, OLD: stub}, _tree(), message="dispatcher")
 
 
 def _toplevel(verdict):

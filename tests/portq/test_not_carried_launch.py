@@ -7,8 +7,7 @@ same commit without the declaration, or a host that now launches a kernel nobody
 from __future__ import annotations
 
 from portq.core.model import NEEDS_REVIEW, REAL_GAP
-from tests.portq.fixtures import CommitSpec
-from tests.portq.golden.pipeline import classify_history
+from tests.portq.golden.pipeline import classify_commit
 
 HOST = "aiter/ops/triton/rotate.py"
 KERNELS = '''\
@@ -97,10 +96,7 @@ def _tree(declared: bool) -> dict[str, str]:
 
 
 def _one_commit(tmp_path, after, declared=True):
-    verdicts, _ = classify_history(
-        tmp_path, [CommitSpec("base", files={HOST: BEFORE}), CommitSpec("fused only", files={HOST: after})],
-        _tree(declared))
-    return verdicts[1]
+    return classify_commit(tmp_path, {HOST: BEFORE}, {HOST: after}, _tree(declared), message="fused only")
 
 
 def _host(verdict):

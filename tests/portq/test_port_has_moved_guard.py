@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from portq.core.model import IN_SYNC, NEEDS_REVIEW
 from tests.portq.fixtures import CommitSpec
-from tests.portq.golden.pipeline import classify_history
+from tests.portq.golden.pipeline import classify_history, classify_commit
 
 HOST = "pkg/ops.py"
 MATRIX = """\
@@ -74,10 +74,7 @@ OTHER_TEST_PORT = PORT.replace("if t.numel() == 0:", "if t.shape[0] == 0:")
 def _one_commit(tmp_path, port):
     tree = {"mine/ops.py": port,
             "engine/use.py": "from mine.ops import norm\n\n\ndef forward(x):\n    return norm(x)\n"}
-    verdicts, _ = classify_history(
-        tmp_path, [CommitSpec("base", files={HOST: BEFORE}), CommitSpec("move the guard", files={HOST: AFTER})],
-        tree, matrix=MATRIX)
-    return verdicts[1]
+    return classify_commit(tmp_path, {HOST: BEFORE}, {HOST: AFTER}, tree, matrix=MATRIX, message="move the guard")
 
 
 def test_a_guard_moved_where_the_port_has_it_is_in_sync(tmp_path):

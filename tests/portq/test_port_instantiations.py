@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from portq.core.model import IN_SYNC
 from tests.portq.fixtures import CommitSpec
-from tests.portq.golden.pipeline import classify_history
+from tests.portq.golden.pipeline import classify_history, classify_commit
 
 HOST = "csrc/cache_kernels.cu"
 DEFINITIONS = '''\
@@ -75,10 +75,7 @@ def _tree(types=("float",)) -> dict[str, str]:
 
 
 def _one_commit(tmp_path, before, after, types=("float",)):
-    verdicts, _ = classify_history(
-        tmp_path, [CommitSpec("base", files={HOST: before}), CommitSpec("float only", files={HOST: after})],
-        _tree(types))
-    return verdicts[1]
+    return classify_commit(tmp_path, {HOST: before}, {HOST: after}, _tree(types), message="float only")
 
 
 def test_instantiations_taken_back_to_the_ports_set_are_in_sync(tmp_path):

@@ -7,9 +7,8 @@ or a parameter that moved, stays a gap."""
 from __future__ import annotations
 
 from portq.core.model import NEEDS_REVIEW, REAL_GAP
-from tests.portq.fixtures import CommitSpec
 from tests.portq.golden import interface_cases as cases
-from tests.portq.golden.pipeline import classify_history
+from tests.portq.golden.pipeline import classify_commit
 
 HOST = cases.DERIVED_HOST
 BEFORE = cases.DERIVED_BEFORE
@@ -34,10 +33,7 @@ def _vendored_tree() -> dict[str, str]:
 
 
 def _one_commit(tmp_path, after):
-    verdicts, _ = classify_history(
-        tmp_path, [CommitSpec("base", files={HOST: BEFORE}), CommitSpec("rename pointers", files={HOST: after})],
-        _vendored_tree())
-    return verdicts[1]
+    return classify_commit(tmp_path, {HOST: BEFORE}, {HOST: after}, _vendored_tree(), message="rename pointers")
 
 
 def test_a_positional_rename_with_a_body_change_is_for_a_reader(tmp_path):

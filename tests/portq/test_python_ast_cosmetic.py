@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from portq.core.model import NEEDS_REVIEW, NOT_APPLICABLE
 from tests.portq.fixtures import CommitSpec
-from tests.portq.golden.pipeline import classify_history
+from tests.portq.golden.pipeline import classify_history, classify_commit
 
 ROPE = "aiter/ops/triton/rope.py"
 
@@ -73,9 +73,7 @@ def rope_forward(x, cos, out, rotate_style):
 
 
 def _scan(tmp_path, after):
-    verdicts, _ = classify_history(tmp_path, [CommitSpec("base", files={ROPE: BEFORE}),
-                                              CommitSpec("ruff", files={ROPE: after})], TREE)
-    return verdicts[1]
+    return classify_commit(tmp_path, {ROPE: BEFORE}, {ROPE: after}, TREE, message="ruff")
 
 
 def test_redundant_parentheses_and_a_parenthesised_tuple_are_cosmetic_on_the_ast(tmp_path):

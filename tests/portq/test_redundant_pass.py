@@ -8,8 +8,7 @@ synthetic history."""
 from __future__ import annotations
 
 from portq.core.model import NEEDS_REVIEW, NOT_APPLICABLE
-from tests.portq.fixtures import CommitSpec
-from tests.portq.golden.pipeline import classify_history
+from tests.portq.golden.pipeline import classify_commit
 from tests.portq.test_form_without_meaning import NORM, NORM_TREE
 
 BEFORE = '''import torch
@@ -66,9 +65,7 @@ def norm_forward(x, out, mode=1):
 
 
 def _norm(tmp_path, before, after):
-    verdicts, _ = classify_history(tmp_path, [CommitSpec("base", files={NORM: before}),
-                                              CommitSpec("format", files={NORM: after})], NORM_TREE)
-    return verdicts[1]
+    return classify_commit(tmp_path, {NORM: before}, {NORM: after}, NORM_TREE, message="format")
 
 
 def _flagged(verdict):

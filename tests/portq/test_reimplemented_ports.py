@@ -17,13 +17,11 @@ from portq.core.model import FLAGGED, IN_SYNC, NEEDS_REVIEW, NOT_APPLICABLE, REA
 from tests.portq.fixtures import CommitSpec
 from tests.portq.golden import reimplemented as r
 from tests.portq.citation_check import reader, verify_report
-from tests.portq.golden.pipeline import classify_history
+from tests.portq.golden.pipeline import classify_history, classify_commit
 
 
 def _scan(tmp_path, files_before, files_after, tree):
-    verdicts, _ = classify_history(
-        tmp_path, [CommitSpec("base", files=files_before), CommitSpec("change", files=files_after)], tree)
-    return verdicts[1]
+    return classify_commit(tmp_path, files_before, files_after, tree, message="change")
 
 
 def _symbol(verdict, name):

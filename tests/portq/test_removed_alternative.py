@@ -7,8 +7,7 @@ that follows the dropped alternative, or a kept alternative that changed too, st
 from __future__ import annotations
 
 from portq.core.model import NEEDS_REVIEW, NOT_APPLICABLE
-from tests.portq.fixtures import CommitSpec
-from tests.portq.golden.pipeline import classify_history
+from tests.portq.golden.pipeline import classify_commit
 
 OPS = "aiter/ops/triton/gather_kv_b_proj.py"  # a path a row of the fixture matrix owns
 
@@ -90,9 +89,7 @@ def _entry(tmp_path, after=AFTER, port=PORT):
     tree = {"kernels/mla_prefix/ops.py": port,
             "kernels/mla_prefill/run.py": "from portq_kernels.mla_prefix.ops import twice\n\n\n"
                                           "def run(x):\n    return twice(x)\n"}
-    verdicts, _ = classify_history(tmp_path, [CommitSpec("base", files={OPS: BEFORE}),
-                                              CommitSpec("drop 2.0", files={OPS: after})], tree)
-    return verdicts[1]
+    return classify_commit(tmp_path, {OPS: BEFORE}, {OPS: after}, tree, message="drop 2.0")
 
 
 def test_a_dropped_version_branch_the_port_never_had_is_cosmetic(tmp_path):

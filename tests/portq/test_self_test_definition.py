@@ -7,8 +7,7 @@ module calls (other modules may), or a copy the tree calls stays flagged."""
 from __future__ import annotations
 
 from portq.core.model import NEEDS_REVIEW, NOT_APPLICABLE
-from tests.portq.fixtures import CommitSpec
-from tests.portq.golden.pipeline import classify_history
+from tests.portq.golden.pipeline import classify_commit
 
 OPS = "aiter/ops/triton/gather_kv_b_proj.py"  # a path a row of the fixture matrix owns
 
@@ -76,9 +75,7 @@ def _tree(extra_caller: str = "") -> dict[str, str]:
 
 
 def _entry(tmp_path, after, tree=None, before=BEFORE):
-    verdicts, _ = classify_history(tmp_path, [CommitSpec("base", files={OPS: before}),
-                                              CommitSpec("tests", files={OPS: after})], tree or _tree())
-    return verdicts[1]
+    return classify_commit(tmp_path, {OPS: before}, {OPS: after}, tree or _tree(), message="tests")
 
 
 def test_a_rewritten_self_test_and_its_deleted_reference_are_not_the_ports_change(tmp_path):

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from portq.core.model import NEEDS_REVIEW, NOT_APPLICABLE
 from tests.portq.fixtures import CommitSpec
-from tests.portq.golden.pipeline import classify_history
+from tests.portq.golden.pipeline import classify_history, classify_commit
 
 LAUNCH = "csrc/attn/launch.h"
 
@@ -61,9 +61,7 @@ tests    = ["tests/"]
 
 
 def _scan(tmp_path, after, port=PORT):
-    verdicts, _ = classify_history(tmp_path, [CommitSpec("base", files={LAUNCH: LAUNCH_BEFORE}),
-                                              CommitSpec("edit", files={LAUNCH: after})], port, matrix=MATRIX)
-    return verdicts[1]
+    return classify_commit(tmp_path, {LAUNCH: LAUNCH_BEFORE}, {LAUNCH: after}, port, matrix=MATRIX, message="edit")
 
 
 LOCAL_ONLY_WHEN_NOT_CAUSAL = LAUNCH_BEFORE.replace(

@@ -7,8 +7,7 @@ new input, gains an axis, or divides by a constant the kernel is not told stays 
 from __future__ import annotations
 
 from portq.core.model import NEEDS_REVIEW, REAL_GAP
-from tests.portq.fixtures import CommitSpec
-from tests.portq.golden.pipeline import classify_history
+from tests.portq.golden.pipeline import classify_commit
 
 HOST = "aiter/ops/triton/rows_scale.py"
 BEFORE = '''\
@@ -68,9 +67,7 @@ def _tree() -> dict[str, str]:
 
 
 def _one_commit(tmp_path, after):
-    verdicts, _ = classify_history(
-        tmp_path, [CommitSpec("base", files={HOST: BEFORE}), CommitSpec("tiles", files={HOST: after})], _tree())
-    return verdicts[1]
+    return classify_commit(tmp_path, {HOST: BEFORE}, {HOST: after}, _tree(), message="tiles")
 
 
 def _host(verdict):

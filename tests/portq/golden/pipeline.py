@@ -84,6 +84,15 @@ def classify_history(tmp_path: Path, commits: list[CommitSpec], tree: dict[str, 
     return verdicts, shas
 
 
+def classify_commit(tmp_path: Path, before: dict[str, str], after: dict[str, str], tree: dict[str, str],
+                    matrix: str = MATRIX, message: str = "change"):
+    """The verdict of one upstream commit (titled ``message``) that writes the files ``after`` over
+    a base holding ``before``: ``classify_history`` over ``base..commit``, its one entry."""
+    verdicts, _ = classify_history(tmp_path, [CommitSpec("base", files=before), CommitSpec(message, files=after)],
+                                   tree, matrix)
+    return verdicts[1]
+
+
 def classify_in_process(tmp_path: Path, commits: list[CommitSpec], tree: dict[str, str],
                         matrix: str = MATRIX, first: int = 1):
     """The same stages without the ledger (history → mapping → classifier)."""
