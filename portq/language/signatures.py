@@ -379,13 +379,18 @@ def comment_free_tokens(node, spell=None, expand=None) -> list[str]:
     return cleaned
 
 
-def _inside_string(node) -> bool:
+def has_ancestor(node, types: tuple[str, ...]) -> bool:
+    """Does a node above ``node`` (not itself) have one of ``types``?"""
     parent = node.parent
     while parent is not None:
-        if parent.type in _STRINGS:
+        if parent.type in types:
             return True
         parent = parent.parent
     return False
+
+
+def _inside_string(node) -> bool:
+    return has_ancestor(node, _STRINGS)
 
 
 def is_docstring(node) -> bool:

@@ -23,7 +23,7 @@ from portq.classifier.delta import Delta, _ruled
 from portq.classifier.rules import Rule, equivalence
 from portq.classifier.rules.cosmetic import _function_node, _python_parameters
 from portq.core.evidence import Evidence, Kind
-from portq.language.signatures import Signature, Use, node_text, nodes_of, normalise_name
+from portq.language.signatures import Signature, Use, has_ancestor, node_text, nodes_of, normalise_name
 from portq.language.signatures_python import PythonLocals
 
 RULES = (
@@ -178,7 +178,7 @@ def _module_of(node):
 
 
 def _outside_scopes(node) -> bool:
-    return not _inside(node, _SCOPES)
+    return not has_ancestor(node, _SCOPES)
 
 
 def module_constant(node, name: str):
@@ -924,7 +924,7 @@ def instance_computed(module, class_name: str, method: str, slot: str, other_mod
         parent = identifier.parent
         if parent is not None and parent.type == "function_definition" and parent.id == own.id:
             continue  # the definition's own name
-        if _inside(identifier, ("decorator",)):
+        if has_ancestor(identifier, ("decorator",)):
             continue  # a decorator names what wraps a definition (``@cute.kernel``), never calls this method
         home = _enclosing_class(identifier)
         if home is not None and home.id != body.parent.id and method in _methods(home.child_by_field_name("body")):
@@ -1014,15 +1014,6 @@ def _for_clause_over(identifier):
             and clause.child_by_field_name("right").id == parent.id:
         return clause
     return None
-
-
-def _inside(node, types: tuple[str, ...]) -> bool:
-    current = node.parent
-    while current is not None:
-        if current.type in types:
-            return True
-        current = current.parent
-    return False
 
 
 def _enclosing_class(node):
