@@ -20,7 +20,9 @@ that carries it:
 (comments and blank lines aside) are lines of the old body, at least two of
 them (one, when a same-named definition keeps its body line for line); a removed definition's body must be carried as much the other way, and
 an extraction must take at least half as many lines out of the old definition
-as the helper holds. Bodies equal line for line are ``exact``. The result
+as the helper holds. Bodies equal line for line are ``exact``. A body carried under another name that is not exact
+must keep every parameter of the old definition (it may gain some): one whose callers pass something
+else in place of an old parameter replaces the definition rather than moving it. The result
 maps each carrier (path, qualified name) to the ``Move`` that made it, so the
 verdict table treats a later change to the carrier as a change to what the
 anchor names (rule ``moved-definition``), and reports the move itself
@@ -207,6 +209,10 @@ def follow_moves(entries: Iterable[EntryChanges], table_of: Callable, anchored: 
                     continue  # a removed definition's body must be carried, not only quoted
                 if still is not None and len(before) - len(still) < len(lines) / 2:
                     continue  # an extraction takes the lines out of the old definition
+                if still is None and lines != before and _replaced(symbol, table_of(symbol.old_blob, old_path),
+                                                                   candidate, table_of(candidate.new_blob,
+                                                                                       candidate.path)):
+                    continue  # another name with another interface: a replacement, not the same definition
                 if best is None or shared > best[0]:
                     best = (shared, key, candidate, lines)
             if best is None:
@@ -350,6 +356,65 @@ def _bound_arguments(caller_table, caller: str, helper_table, helper: str) -> di
             bound[parameters[position]] = "".join(argument.text.decode(errors="replace").split())
             position += 1
     return {name: text for name, text in bound.items() if name != text}
+
+
+def _replaced(old: TouchedSymbol, old_table, new: TouchedSymbol, new_table) -> bool:
+    """True when a removed definition and an added one of another name, whose bodies differ, differ in
+    interface too: some parameter of the old is not a parameter of the new. A definition renamed or moved
+    keeps what its callers pass (it may gain parameters); one whose callers must pass something else in
+    place of an old parameter is a new definition that replaces it, and changes to it are not the old
+    one's."""
+    if re.split(r"::|\.", old.qualified_name)[-1] == re.split(r"::|\.", new.qualified_name)[-1]:
+        return False
+    before, after = parameter_names(old_table, old.qualified_name), parameter_names(new_table, new.qualified_name)
+    return before is not None and after is not None and not before <= after
+
+
+def parameter_names(table, qualified_name: str) -> set[str] | None:
+    """The names of a definition's parameters (Python or C++), in any order; None where the table has no
+    such function definition or a parameter's name cannot be read."""
+    node = _definition_node(table, qualified_name)
+    while node is not None and node.type == "template_declaration":
+        node = next((c for c in node.named_children if c.type in ("function_definition", "declaration")), None)
+    if node is None:
+        return None
+    listing, stack = None, [node]
+    while stack and listing is None:
+        current = stack.pop(0)
+        if current.type in ("parameters", "parameter_list"):
+            listing = current
+        elif current.type not in ("block", "compound_statement"):
+            stack.extend(current.named_children)
+    if listing is None:
+        return None
+    names: set[str] = set()
+    for parameter in listing.named_children:
+        if parameter.type == "comment":
+            continue
+        if parameter.type == "identifier":
+            names.add(parameter.text.decode(errors="replace"))
+            continue
+        found = parameter.child_by_field_name("name")
+        if found is None:
+            declarator = parameter.child_by_field_name("declarator") or parameter
+            identifiers, walk = [], [declarator]
+            while walk:
+                current = walk.pop()
+                if current.type == "identifier":
+                    identifiers.append(current)
+                walk.extend(c for c in current.named_children if c.type not in ("default_value",)
+                            and current.child_by_field_name("default_value") != c)
+            found = min(identifiers, key=lambda n: n.start_byte) if identifiers and parameter.type in (
+                "typed_parameter", "list_splat_pattern", "dictionary_splat_pattern") else (
+                max(identifiers, key=lambda n: n.start_byte) if identifiers else None)
+        if found is None:
+            if parameter.type in ("parameter_declaration",) and parameter.text.decode(errors="replace").strip() == "void":
+                continue
+            if parameter.type in ("keyword_separator", "positional_separator", "variadic_parameter"):
+                continue
+            return None
+        names.add(found.text.decode(errors="replace"))
+    return names
 
 
 def _raw_calls(table, qualified_name: str) -> list[str]:

@@ -322,3 +322,47 @@ def test_a_cpp_helper_moved_to_a_new_header_with_the_include_that_follows_it_cha
                                                                                    '#include "softmax.h"\n#include "mask.h"')}),
     ], tree, matrix=matrix)
     assert verdicts[1].verdict == NOT_APPLICABLE, verdicts[1].reason
+
+
+REPLACEMENT = '''\
+@triton.jit
+def _norm_pos_fwd(x_ptr, y_ptr, pos_ptr, n_cols, BLOCK: tl.constexpr):
+    row = tl.load(pos_ptr + tl.program_id(0))
+    cols = tl.arange(0, BLOCK)
+    mask = cols < n_cols
+    x = tl.load(x_ptr + row * n_cols + cols, mask=mask, other=0.0)
+    w = 1.0
+    rms = tl.sqrt(tl.sum(x * x, axis=0) / n_cols)
+    tl.store(y_ptr + row * n_cols + cols, x / rms * w, mask=mask)
+'''
+
+
+def test_a_differently_named_definition_that_drops_the_old_parameters_replaces_rather_than_carries(tmp_path):
+    # The old kernel goes and a new one with another interface (w_ptr gone, pos_ptr new) takes its
+    # place: most body lines look alike, but the caller-facing parameters are not the old ones, so the anchor is
+    # not followed there; the removal needs review and a later change to the new kernel is not the port's.
+    replaced = HEADER + REPLACEMENT
+    verdicts, _ = classify_history(tmp_path, [
+        CommitSpec("base", files={"ops/norm.py": norm_module()}),
+        CommitSpec("replace the kernel", files={"ops/norm.py": replaced}),
+        CommitSpec("fix the mask", files={"ops/norm.py": replaced.replace("mask=mask)\n", "mask=mask & (row >= 0))\n")}),
+    ], TREE, matrix=MATRIX)
+    old = _symbol(verdicts[1], "_norm_fwd")
+    assert old.verdict in FLAGGED and "moved-definition" not in old.rules, old.reason
+    later = _symbol(verdicts[2], "_norm_pos_fwd")
+    assert later.verdict == NOT_APPLICABLE and later.justification == "not-ported", later.reason
+    assert "moved-definition" not in later.rules
+
+
+def test_a_renamed_definition_that_keeps_its_parameters_and_gains_one_is_still_followed(tmp_path):
+    # Renamed with a body change and one more parameter: every old parameter is still there, so it is the same
+    # definition under a new name and a later change to it stays the port's.
+    renamed = norm_module("_norm_fwd_kernel").replace("n_cols, BLOCK: tl.constexpr)", "n_cols, eps, BLOCK: tl.constexpr)") \
+        .replace("/ n_cols)", "/ n_cols + eps)")
+    verdicts, _ = classify_history(tmp_path, [
+        CommitSpec("base", files={"ops/norm.py": norm_module()}),
+        CommitSpec("rename the kernel, add eps", files={"ops/norm.py": renamed}),
+        CommitSpec("fix the mask", files={"ops/norm.py": renamed.replace("mask=mask)\n", "mask=mask & (row >= 0))\n")}),
+    ], TREE, matrix=MATRIX)
+    later = _symbol(verdicts[2], "_norm_fwd_kernel")
+    assert later.verdict in FLAGGED and "moved-definition" in later.rules, later.reason

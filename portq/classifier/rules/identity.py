@@ -43,7 +43,9 @@ RULES = (
          "An anchored definition whose body one commit carries elsewhere (renamed, moved to another file when a "
          "module is split, or extracted into a helper it now calls) keeps its identity: the move is shown "
          "(anchor lost at SHA: SYMBOL moved to PATH::NAME?) and is cosmetic when the body is unchanged, and every "
-         "later change to the carrier is decided against the anchor's port, never not-ported.",
+         "later change to the carrier is decided against the anchor's port, never not-ported. A body under another name "
+         "that changed on the way and dropped a parameter the old definition took is a replacement (callers pass "
+         "it something else), not a move: the anchor is not followed there.",
          "-def _fwd(x_ptr, ...):\n+def _fwd_kernel(x_ptr, ...):   (same body; a later body change to _fwd_kernel is "
          "the port of _fwd's)",
          "classifier.moves.follow_moves, classifier.rules.identity.IdentityRules._moved"),
