@@ -73,7 +73,7 @@ from portq.classifier.rules.form import FormRules, definition_text, module_logge
 from portq.classifier.rules.guards import GuardRules
 from portq.classifier.rules.identity import IdentityRules
 from portq.classifier.rules.interface import InterfaceRules
-from portq.classifier.rules.launch import platform_chosen_launches
+from portq.classifier.rules.launch import platform_chosen_kernels, platform_chosen_launches
 from portq.classifier.rules.ownership import OwnershipRules
 from portq.classifier.rules.parameters import (Derivation, Step, cpp_launch_constant, instance_computed, _upstream_param_evidence, derive, launch_argument,
                                                launch_argument_texts, parameter_position)
@@ -175,6 +175,13 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
             self._fetched.update(read_blobs(list(dict.fromkeys(wanted))))
         except Exception:  # a blob missing from the clone: each is read (and fails) on its own, as before
             pass
+
+    def _upstream_file(self, commit: str, path: str) -> bytes | None:
+        """The upstream file at ``path`` as of ``commit``; None where the commit has no such file."""
+        try:
+            return self.context.read_blob(f"{commit}:{path}")
+        except Exception:  # no such path at the commit (or an unreadable clone): nothing to follow there
+            return None
 
     def _read_blob(self, blob: str) -> bytes:
         fetched = self._fetched.pop(blob, None)
@@ -946,6 +953,8 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
                         instance=lambda name, side: self._instance_computed(symbol, name, side))
         table = self._table(symbol.new_blob, symbol.path) if language_for_path(symbol.path) == "python" else None
         items = platform_chosen_launches(items, old, new, table.source if table is not None else None)
+        items = platform_chosen_kernels(items, old, new, table.source if table is not None else None, symbol.path,
+                                        lambda path: self._upstream_file(entry.commit.sha, path))
         return self._from_items(entry, symbol, old, new, port, items, evidence)
 
 

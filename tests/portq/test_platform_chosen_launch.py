@@ -118,3 +118,96 @@ def test_a_tile_a_caller_selects_is_still_a_gap(tmp_path):
 def test_a_flag_from_the_environment_or_a_setter_is_still_a_gap(tmp_path):
     assert _one_commit(tmp_path / "environment", ENVIRONMENT_AFTER).verdict == REAL_GAP
     assert _one_commit(tmp_path / "rebound", REBOUND_AFTER).verdict == REAL_GAP
+
+
+# A second launch the wrapper takes only on one device family, probed through a helper of another upstream
+# module: the old launch is kept after it for every other platform.
+DEVICE_MODULE = "aiter/utils/device.py"
+DEVICE = '''\
+import functools
+
+import torch
+
+_FAMILY_BY_MAJOR = {8: "ampere", 9: "hopper", 10: "blackwell"}
+
+
+def device_kind():
+    """Which kind of device this process runs on."""
+    if torch.cuda.is_available():
+        return "cuda"
+    return "cpu"
+
+
+def _nvidia_family(index: int) -> str:
+    major, minor = torch.cuda.get_device_capability(index)
+    return _FAMILY_BY_MAJOR.get(major, f"sm_{major}{minor}")
+
+
+@functools.lru_cache(maxsize=None)
+def device_family(index: int = 0) -> str:
+    kind = device_kind()
+    try:
+        if kind == "cuda":
+            return _nvidia_family(index)
+    except Exception:
+        return kind
+    return kind
+'''
+ENVIRONMENT_DEVICE = DEVICE.replace("    kind = device_kind()\n", "    kind = os.environ.get('DEVICE_KIND', 'cuda')\n") \
+    .replace("import torch\n", "import os\n\nimport torch\n")
+
+TILED = '''
+
+@triton.jit
+def _rows_sum_tiled_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2, mask=offs < n)
+
+
+def _should_tile(n):
+    return {test}
+'''
+
+
+def _tiled(test: str, imports: str, call: str = "_should_tile(n)") -> str:
+    after = BEFORE.replace("import triton.language as tl\n", "import triton.language as tl\n" + imports)
+    after = after.replace("\n\ndef rows_sum(", TILED.format(test=test) + "\n\ndef rows_sum(")
+    return after.replace("    BLOCK = 128\n", f"    if {call}:\n        grid = (1, triton.cdiv(n, 1024))\n"
+                         "        _rows_sum_tiled_kernel[grid](x, out, n, BLOCK=1024)\n        return\n"
+                         "    BLOCK = 128\n")
+
+
+BLACKWELL = 'device_family().startswith("blackwell") and triton.next_power_of_2(n) >= 16384'
+
+
+def _tiled_commit(tmp_path, after, device=DEVICE):
+    return classify_commit(tmp_path, {HOST: BEFORE, DEVICE_MODULE: device}, {HOST: after, DEVICE_MODULE: device},
+                           _tree(), message="tiles")
+
+
+def test_a_second_launch_taken_on_a_device_family_probed_in_another_module_is_for_a_reader(tmp_path):
+    for name, imports, test in (
+            ("absolute", "from aiter.utils.device import device_family\n", BLACKWELL),
+            ("relative", "from ...utils.device import device_family as family\n",
+             BLACKWELL.replace("device_family()", "family()")),
+            ("module", "from aiter.utils import device as dev\n", BLACKWELL.replace("device_family()",
+                                                                                    "dev.device_family()"))):
+        verdict = _tiled_commit(tmp_path / name, _tiled(test, imports))
+        host = _host(verdict)
+        assert verdict.verdict == NEEDS_REVIEW, (name, verdict.reason)
+        assert "platform-chosen-launch" in host.rules, (name, host.rules, host.reason)
+
+
+def test_a_second_launch_a_caller_can_select_is_still_a_gap(tmp_path):
+    imports = "from aiter.utils.device import device_family\n"
+    # Either operand may take the branch: the row width alone selects it on every platform.
+    either = _tiled(BLACKWELL.replace(" and ", " or "), imports)
+    assert _tiled_commit(tmp_path / "either", either).verdict == REAL_GAP
+    # The width alone, no probe.
+    width = _tiled("triton.next_power_of_2(n) >= 16384", imports)
+    assert _tiled_commit(tmp_path / "width", width).verdict == REAL_GAP
+    # The helper reads the environment, which a caller sets.
+    assert _tiled_commit(tmp_path / "environment", _tiled(BLACKWELL, imports), ENVIRONMENT_DEVICE).verdict == REAL_GAP
+    # A value the caller passes selects it.
+    passed = _tiled(BLACKWELL, imports, call="x.dtype == torch.float32")
+    assert _tiled_commit(tmp_path / "passed", passed).verdict == REAL_GAP

@@ -5,7 +5,10 @@ canonical expressions (locals resolved through their bindings, ``cdiv``
 forms one operator, the SM count one leaf), never as text. A launch constant
 the wrapper picks by a platform probe bound at import, the old value kept on
 every other platform (``platform-chosen-launch``), is a launch heuristic for a
-reader (DESIGN §5: body-level), not the interface gap a changed launch shape is.
+reader (DESIGN §5: body-level), not the interface gap a changed launch shape is;
+so is a second launch of a new kernel the wrapper takes only where such a probe
+holds (followed through the functions the test calls, here or in the upstream
+modules it imports), the old launch kept for every other platform.
 So is a tile the grid divides the same inputs by and the kernel receives
 (``tile-choice``), and any launch of a kernel the tree declares not carried
 (``not-carried-launch``): the port runs its own kernel instead.
@@ -19,7 +22,8 @@ Example diff (NEEDS_REVIEW, not REAL_GAP, for a port that launches 128)::
 The code: the comparisons of launches and program ids against a port, each
 giving ``Delta`` items (``portq.classifier.delta``) that
 ``portq.classifier.deltas.compare`` gathers. It reads the signatures handed to
-it and the in-tree index only to name what a port's launch binds to; it reads
+it and the in-tree index only to name what a port's launch binds to, and other
+upstream modules only through the reader the verdict table hands it; it reads
 no git, imports no verdict table and never names a corpus symbol, path or
 commit.
 """
@@ -32,6 +36,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from portq.classifier.delta import Delta, Status, _ruled
+from portq.classifier.imports import _module_stem
 from portq.classifier.rules import Rule
 from portq.classifier.rules.parameters import _derivation_evidence, _derivation_words, derivation_rule
 from portq.core.evidence import Evidence, Kind, Location, Side
@@ -97,10 +102,13 @@ RULES = (
          "with the old value kept on the other platforms: no caller supplies or selects it, so it is a launch "
          "heuristic of the wrapper for a reader (DESIGN §5: body-level), not an interface gap. A value changed on "
          "every platform, or a test that reads a parameter, the environment or a name a setter rebinds, stays "
-         "with the launch rules.",
+         "with the launch rules. A second launch of a new kernel under an `if` that holds on a probed platform "
+         "alone (the probe followed through the functions the test calls, in the module or through absolute, "
+         "relative and aliased imports of other upstream modules), the old launch kept after it, is the same "
+         "heuristic; an `or`, a test an input decides alone, or a helper reading the environment stays a gap.",
          "+SMALL_PART = 'Tesla' in torch.cuda.get_device_name(0)\n"
          "-    BLOCK = 128\n+    BLOCK = 128 if not SMALL_PART else 64",
-         "classifier.rules.launch.platform_chosen_launches"),
+         "classifier.rules.launch.platform_chosen_launches, .platform_chosen_kernels"),
 )
 
 
@@ -890,7 +898,7 @@ def _program_id_items(old: Signature, new: Signature, port: Signature, set_aside
 # --- launch constants chosen by a platform probe ------------------------------------
 
 _PROBE_CALLS = frozenset({"get_device_name", "get_device_capability", "get_device_properties", "get_current_target",
-                          "get_arch"})
+                          "get_arch", "is_available", "device_count"})
 """The last name of a call that reads the device the process runs on (``torch.cuda.get_device_name(0)``,
 ``torch.cuda.get_device_capability()``, ``triton.runtime.driver.active.get_current_target()``)."""
 
@@ -1077,5 +1085,348 @@ def platform_chosen_launches(items: list[Delta], old: Signature, new: Signature,
                             f"upstream's launch geometry changed only where a platform probe says so ({said}; "
                             f"bound at import: {probes}): a launch heuristic of the wrapper that no caller supplies "
                             "or selects, for a reader rather than a gap", item.evidence, geometry=item.geometry,
+                            rule="platform-chosen-launch"))
+    return result
+
+
+# --- a second launch taken only where a platform probe says so ------------------------
+
+_AVAILABILITY = re.compile(r"^is_\w*available$")
+"""A zero-argument query whether a device or its runtime is present (``is_npu_available()``)."""
+
+_CACHING_DECORATORS = frozenset({"lru_cache", "cache", "functools.lru_cache", "functools.cache"})
+"""Decorators that only remember a function's value: what it computes is its body's."""
+
+_MAX_FOLLOWED = 16
+"""How many function bodies one probe test may follow, through calls and imports, before it is unread."""
+
+
+class _ModuleProbes:
+    """One upstream module read for platform probes: its functions, the names it imports and from where
+    (absolute, relative or aliased, read at the commit through ``read``), its probe flags and its constants
+    (names bound once at module level to literals only)."""
+
+    def __init__(self, path: str, source: bytes, read, seen: dict):
+        self.path, self.read, self.seen = path, read, seen
+        try:
+            self.tree = ast.parse(source)
+        except (SyntaxError, ValueError):
+            self.tree = None
+        body = self.tree.body if self.tree is not None else []
+        self.functions = {n.name: n for n in body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        self.flags = platform_flags(source) if self.tree is not None else {}
+        self.imported: dict[str, tuple[str, str | None]] = {}  # local name -> (module spec, name in it; None: the module)
+        for node in body:
+            if isinstance(node, ast.ImportFrom):
+                spec = "." * node.level + (node.module or "")
+                for alias in node.names:
+                    self.imported[alias.asname or alias.name] = (spec, alias.name)
+                    self.imported.setdefault("\0" + (alias.asname or alias.name),
+                                             (spec + ("" if spec.endswith(".") else ".") + alias.name, None))
+            elif isinstance(node, ast.Import):
+                for alias in node.names:
+                    self.imported[alias.asname or alias.name.split(".")[0]] = (alias.name if alias.asname else
+                                                                               alias.name.split(".")[0], None)
+        rebound = {n for node in ast.walk(self.tree) if isinstance(node, ast.Global) for n in node.names} \
+            if self.tree is not None else set()
+        counts: dict[str, int] = {}
+        for node in body:
+            for target in getattr(node, "targets", None) or [getattr(node, "target", None)]:
+                for name in (n.id for n in ast.walk(target) if isinstance(n, ast.Name)) if target is not None else ():
+                    counts[name] = counts.get(name, 0) + 1
+        self.constants = {node.targets[0].id for node in body if isinstance(node, ast.Assign)
+                          and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+                          and counts.get(node.targets[0].id) == 1 and node.targets[0].id not in rebound
+                          and _literal(node.value)}
+
+    def module(self, spec: str) -> "_ModuleProbes | None":
+        """The upstream module ``spec`` names from this one, read at the commit; None where it is not there."""
+        stem = _module_stem(spec, self.path)
+        if stem is None:
+            return None
+        for candidate in (stem + ".py", stem + "/__init__.py"):
+            if candidate not in self.seen:
+                source = self.read(candidate)
+                self.seen[candidate] = _ModuleProbes(candidate, source, self.read, self.seen) if source else None
+            if self.seen[candidate] is not None:
+                return self.seen[candidate]
+        return None
+
+    def function(self, name: str, attribute: str | None = None):
+        """``(module, definition)`` of the function a call names here (``f``, an imported ``f``, ``mod.f``)."""
+        if attribute is None and name in self.functions:
+            return self, self.functions[name]
+        spec, original = self.imported.get(name, (None, None))
+        if spec is None:
+            return None
+        if attribute is None and original is not None:
+            other = self.module(spec)
+            found = other.function(original) if other is not None and original in other.functions else None
+            if found is None and other is not None and original in other.imported:
+                found = other.function(original)
+            return found
+        if attribute is not None:
+            other = self.module(spec if original is None else self.imported.get("\0" + name, (spec, None))[0])
+            return other.function(attribute) if other is not None and attribute in other.functions else None
+        return None
+
+
+def _literal(node: ast.AST) -> bool:
+    """True when ``node`` is built of literals only (numbers, strings, tuples, lists, sets, dicts)."""
+    if isinstance(node, ast.Constant):
+        return True
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+        return all(_literal(e) for e in node.elts)
+    if isinstance(node, ast.Dict):
+        return all(k is not None and _literal(k) for k in node.keys) and all(_literal(v) for v in node.values)
+    if isinstance(node, ast.UnaryOp):
+        return _literal(node.operand)
+    return False
+
+
+class _ProbeReading:
+    """Whether an expression computes only from the platform the process runs on (``True``), only from
+    literals (``False``), or from anything else (``None``: a parameter of the wrapper, the environment, a
+    name a setter rebinds, a call it cannot follow). Function calls are followed into their bodies, in this
+    module or through its imports, each parameter bound to what the call passes."""
+
+    def __init__(self):
+        self.followed = 0
+        self.known: dict[tuple[str, str, bool], bool | None] = {}
+
+    def value(self, node: ast.AST, module: _ModuleProbes, local: dict[str, bool]) -> bool | None:
+        def each(children) -> bool | None:
+            found = False
+            for child in children:
+                got = self.value(child, module, local)
+                if got is None:
+                    return None
+                found = found or got
+            return found
+
+        if isinstance(node, ast.Constant):
+            return False
+        if isinstance(node, ast.Name):
+            if node.id in local:
+                return local[node.id]
+            if node.id in module.flags:
+                return True
+            return False if node.id in module.constants else None
+        if isinstance(node, ast.Attribute):
+            dotted = _dotted(node)
+            if dotted in _PROBE_ATTRIBUTES and dotted.split(".")[0] in module.imported:
+                return True
+            base = self.value(node.value, module, local)
+            return None if base is None else base
+        if isinstance(node, ast.Call):
+            return self._call(node, module, local, each)
+        if isinstance(node, ast.Subscript):
+            return each([node.value, node.slice])
+        if isinstance(node, (ast.GeneratorExp, ast.ListComp, ast.SetComp)):
+            inner = dict(local)
+            for generator in node.generators:
+                source = self.value(generator.iter, module, inner)
+                if source is None:
+                    return None
+                for name in (n.id for n in ast.walk(generator.target) if isinstance(n, ast.Name)):
+                    inner[name] = source
+                if any(self.value(test, module, inner) is None for test in generator.ifs):
+                    return None
+            return self.value(node.elt, module, inner)
+        if isinstance(node, ast.JoinedStr):
+            return each(node.values)
+        if isinstance(node, ast.FormattedValue):
+            return self.value(node.value, module, local)
+        if isinstance(node, ast.Dict):
+            return each([*(k for k in node.keys if k is not None), *node.values]) \
+                if all(k is not None for k in node.keys) else None
+        if isinstance(node, (ast.Compare, ast.BoolOp, ast.UnaryOp, ast.BinOp, ast.IfExp, ast.Tuple, ast.List, ast.Set)):
+            return each(ast.iter_child_nodes(node))
+        if isinstance(node, (ast.cmpop, ast.boolop, ast.unaryop, ast.operator, ast.expr_context)):
+            return False
+        return None
+
+    def _call(self, node: ast.Call, module: _ModuleProbes, local: dict[str, bool], each) -> bool | None:
+        if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
+            return None
+        arguments = [*node.args, *(k.value for k in node.keywords)]
+        given = each(arguments)
+        if given is None:
+            return None
+        dotted = _dotted(node.func)
+        last = dotted.split(".")[-1] if dotted is not None else None
+        if dotted is not None and "." in dotted and last in _PROBE_CALLS and dotted.split(".")[0] in module.imported:
+            return True
+        if last is not None and _AVAILABILITY.match(last) and not arguments \
+                and (dotted.split(".")[0] in module.imported or dotted in module.imported):
+            return True  # an availability query of a runtime outside the upstream
+        if isinstance(node.func, ast.Name) and node.func.id in _PURE_BUILTINS | {"getattr"} \
+                and node.func.id not in module.imported and node.func.id not in module.functions:
+            return given
+        target = None
+        if isinstance(node.func, ast.Name) and node.func.id not in local:
+            target = module.function(node.func.id)
+        elif isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name) \
+                and node.func.value.id in module.imported:
+            target = module.function(node.func.value.id, node.func.attr)
+        if target is not None:
+            return self._function(target[0], target[1], given)
+        if isinstance(node.func, ast.Attribute):
+            base = self.value(node.func.value, module, local)  # a method of a probed or literal value
+            return None if base is None else (base or given)
+        return None
+
+    def _function(self, module: _ModuleProbes, definition, given: bool) -> bool | None:
+        key = (module.path, definition.name, given)
+        if key not in self.known:
+            self.known[key] = None  # a call back into a function being read is not followed
+            self.known[key] = self._body(module, definition, given)
+        return self.known[key]
+
+    def _body(self, module: _ModuleProbes, definition, given: bool) -> bool | None:
+        """What a called function's value computes from: its parameters are what the call passes (each
+        already read as probe or literal) or their literal defaults; its body may assign locals, branch,
+        try, import and return, each read the same way."""
+        self.followed += 1
+        if self.followed > _MAX_FOLLOWED:
+            return None
+        for decorator in definition.decorator_list:
+            called = decorator.func if isinstance(decorator, ast.Call) else decorator
+            if _dotted(called) not in _CACHING_DECORATORS:
+                return None
+        arguments = definition.args
+        if arguments.vararg or arguments.kwarg:
+            return None
+        if any(not _literal(d) for d in [*arguments.defaults, *(d for d in arguments.kw_defaults if d is not None)]):
+            return None
+        local = {a.arg: given for a in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]}
+        returns: list[bool] = []
+        if self._block(definition.body, module, local, returns) is None or not returns:
+            return None
+        return any(returns)
+
+    def _block(self, statements, module: _ModuleProbes, local: dict[str, bool], returns: list[bool]) -> bool | None:
+        for statement in statements:
+            if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant):
+                continue  # a docstring
+            if isinstance(statement, ast.Pass):
+                continue
+            if isinstance(statement, ast.Return):
+                got = self.value(statement.value, module, local) if statement.value is not None else False
+                if got is None:
+                    return None
+                returns.append(got)
+            elif isinstance(statement, ast.Raise):
+                continue
+            elif isinstance(statement, ast.Assign) and len(statement.targets) == 1:
+                got = self.value(statement.value, module, local)
+                names = [n for n in ast.walk(statement.targets[0])]
+                if got is None or not all(isinstance(n, (ast.Name, ast.Tuple, ast.List, ast.Store)) for n in names):
+                    return None
+                for name in (n.id for n in names if isinstance(n, ast.Name)):
+                    local[name] = got
+            elif isinstance(statement, ast.If):
+                if self.value(statement.test, module, local) is None:
+                    return None
+                if self._block(statement.body, module, local, returns) is None \
+                        or self._block(statement.orelse, module, local, returns) is None:
+                    return None
+            elif isinstance(statement, ast.Try):
+                for block in (statement.body, *(h.body for h in statement.handlers), statement.orelse,
+                              statement.finalbody):
+                    if self._block(block, module, local, returns) is None:
+                        return None
+            elif isinstance(statement, ast.ImportFrom) and statement.level == 0:
+                for alias in statement.names:  # a runtime outside the upstream, queried for availability only
+                    local.pop(alias.asname or alias.name, None)
+                    module = _with_import(module, alias.asname or alias.name, statement.module or "")
+            else:
+                return None
+        return True
+
+
+def _with_import(module: _ModuleProbes, name: str, spec: str) -> _ModuleProbes:
+    """``module`` with one more imported name (an import inside a function body)."""
+    widened = object.__new__(_ModuleProbes)
+    widened.__dict__.update(module.__dict__)
+    widened.imported = {**module.imported, name: (spec, name)}
+    return widened
+
+
+def _probe_gate(test: ast.AST, module: _ModuleProbes, reading: _ProbeReading) -> str | None:
+    """The part of an ``if`` test that makes it true only on a probed platform: the test itself when it
+    computes from the platform only, one operand of an ``and`` that does, or the same inside a function
+    whose body is ``return TEST`` (followed in this module or through an import). None otherwise: an
+    ``or`` with any other operand, or a test a caller's value decides alone."""
+    if reading.value(test, module, {}):
+        return ast.unparse(test)
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+        return next((found for operand in test.values if (found := _probe_gate(operand, module, reading))), None)
+    if isinstance(test, ast.Call) and not test.keywords and isinstance(test.func, (ast.Name, ast.Attribute)):
+        target = module.function(test.func.id) if isinstance(test.func, ast.Name) else (
+            module.function(test.func.value.id, test.func.attr) if isinstance(test.func.value, ast.Name) else None)
+        if target is None:
+            return None
+        other, definition = target
+        body = [s for s in definition.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
+        if definition.decorator_list or len(body) != 1 or not isinstance(body[0], ast.Return) or body[0].value is None:
+            return None
+        found = _probe_gate(body[0].value, other, reading)
+        return f"{found} (in {definition.name})" if found else None
+    return None
+
+
+def _branch_of(module: ast.Module, wrapper: str, line: int) -> ast.If | None:
+    """The innermost ``if`` of ``wrapper`` whose body (not its ``else``) holds ``line`` and ends by leaving
+    the wrapper (``return``/``raise``), so the statements after it are the path every other case takes."""
+    definition = next((n for n in ast.walk(module) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+                       and n.name == wrapper and n.lineno <= line <= (n.end_lineno or n.lineno)), None)
+    if definition is None:
+        return None
+    found = None
+    for node in ast.walk(definition):
+        if isinstance(node, ast.If) and node.body and node.body[0].lineno <= line <= (node.body[-1].end_lineno or 0):
+            if found is None or node.lineno > found.lineno:
+                found = node
+    if found is None or not isinstance(found.body[-1], (ast.Return, ast.Raise)):
+        return None
+    return found
+
+
+def platform_chosen_kernels(items: list[Delta], old: Signature, new: Signature, new_source: bytes | None,
+                            path: str, read) -> list[Delta]:
+    """``items`` with each new-kernel launch delta made a reader's (``platform-chosen-launch``) when upstream
+    launches the new kernel only in an ``if`` whose test holds on a probed platform alone (a device probe,
+    followed through the functions and imports the test calls, possibly ``and`` something else) and that
+    leaves the wrapper, every kernel it launched before still launched after it: on every other platform the
+    wrapper runs what it ran. ``read(path)`` is an upstream file at the commit, or None."""
+    if not new_source or new.language != "python":
+        return items
+    added = [i for i in items if i.status is Status.BEHIND and i.rule == "launch-kernel" and i.evidence
+             and i.evidence[0].side == "upstream-new" and i.evidence[0].line]
+    before = {launch.kernel_normalised for launch in old.launches}
+    if not added or not before or not before <= {launch.kernel_normalised for launch in new.launches}:
+        return items
+    module = _ModuleProbes(path, new_source, read, {path: None})
+    if module.tree is None:
+        return items
+    module.seen[path] = module
+    result: list[Delta] = []
+    for item in items:
+        branch = _branch_of(module.tree, bare_name(new.name), item.evidence[0].line) if item in added else None
+        gate = _probe_gate(branch.test, module, _ProbeReading()) if branch is not None else None
+        if gate is None:
+            result.append(item)
+            continue
+        kept = [launch for launch in new.launches if launch.kernel_normalised in before
+                and launch.line > (branch.end_lineno or branch.lineno)]
+        if not kept:
+            result.append(item)
+            continue
+        result.append(Delta("undecided", item.layer,
+                            f"{item.message.split(',')[0]} only under `if {ast.unparse(branch.test)}:`, true only on "
+                            f"a platform a probe names (`{gate}`), and launches {kept[0].kernel} as before "
+                            "after it: a launch the wrapper picks by the device, which no caller supplies or "
+                            "selects elsewhere, for a reader rather than a gap", item.evidence, geometry=item.geometry,
                             rule="platform-chosen-launch"))
     return result
