@@ -1257,9 +1257,6 @@ class _ProbeReading:
         last = dotted.split(".")[-1] if dotted is not None else None
         if dotted is not None and "." in dotted and last in _PROBE_CALLS and dotted.split(".")[0] in module.imported:
             return True
-        if last is not None and _AVAILABILITY.match(last) and not arguments \
-                and (dotted.split(".")[0] in module.imported or dotted in module.imported):
-            return True  # an availability query of a runtime outside the upstream
         if isinstance(node.func, ast.Name) and node.func.id in _PURE_BUILTINS | {"getattr"} \
                 and node.func.id not in module.imported and node.func.id not in module.functions:
             return given
@@ -1271,6 +1268,9 @@ class _ProbeReading:
             target = module.function(node.func.value.id, node.func.attr)
         if target is not None:
             return self._function(target[0], target[1], given)
+        if last is not None and _AVAILABILITY.match(last) and not arguments \
+                and (dotted.split(".")[0] in module.imported or dotted in module.imported):
+            return True  # an availability query of a runtime outside the upstream (not followed into it)
         if isinstance(node.func, ast.Attribute):
             base = self.value(node.func.value, module, local)  # a method of a probed or literal value
             return None if base is None else (base or given)
