@@ -294,7 +294,8 @@ class DefinitionRules:
             if sides is None or mine is None or sides[0].node is None or sides[1].node is None \
                     or sides[0].node.has_error or sides[1].node.has_error:
                 return None
-            return equivalence.cpp_port_has_change(sides[0].node, sides[1].node, mine)
+            return equivalence.cpp_port_has_change(sides[0].node, sides[1].node, mine) \
+                or equivalence.cpp_port_has_added_statements(sides[0].node, sides[1].node, mine)
         if language_for_path(symbol.path) != "python" or language_for_path(definition.file) != "python":
             return None
         sides = self._both_sides(symbol, parsed=True)

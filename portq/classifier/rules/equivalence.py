@@ -37,6 +37,13 @@ Example diff (IN_SYNC for a port ``def fwd_hdim64(q, k, v, out, causal)``)::
   (the pointer stored through) must read alike too, and exactly one call
   may be left. A cast that the port writes at another argument, to another
   pointer's type, or a port whose one such call has the old form, is not.
+  In C++, a change confined to call arguments is matched the same way
+  (``cpp_port_has_change``); so is a change that only adds simple statements
+  (``cpp_port_has_added_statements``), each holding a literal and each
+  already a statement of the port token for token modulo local and parameter
+  names (callees, types, fields and literals verbatim). A trivial statement
+  (``x = y;``) proves nothing, and a commit that also removes or rewrites a
+  line is not such a change.
 
 Example diff (IN_SYNC for a port kernel ``(src, dst, ...)`` that stores
 ``tl.store(dst + offs, (v * g).to(dst.dtype.element_ty), mask=inside)``)::
@@ -80,7 +87,10 @@ RULES = (
          "touched part at the same place (parameters read by position), while "
          "its old form is not, is a change the port already has: IN_SYNC, citing the port's statements. In C++, "
          "a change confined to the arguments of call statements (receiver and method kept) that the C++ port "
-         "makes on its own locals, renamed one to one, with the new arguments and never the old, is the same. "
+         "makes on its own locals, renamed one to one, with the new arguments and never the old, is the same; "
+         "so is a C++ change that only adds simple statements, each holding a literal and already a statement of "
+         "the port modulo local and parameter names (a trivial `x = y;` proves nothing; a commit that also "
+         "removes or rewrites a line is not such a change). "
          "An early exit moved between a wrapper and the host it calls is the same: a Python definition gaining "
          "one top-level `if TEST: return` after statements that only check its inputs, whose port already "
          "returns on that test (its parameters renamed by position) after checks only; or one whose only change "
@@ -88,6 +98,7 @@ RULES = (
          "-    rstd = torch.empty((M,), device=\"cuda\")\n+    rstd = torch.empty((M,), device=x.device)  "
          "(the port: rstd = torch.empty((rows,), device=x.device))",
          "classifier.rules.equivalence.port_has_change, ._call_statement_match, .cpp_port_has_change, "
+         ".cpp_port_has_added_statements, "
          "classifier.rules.equivalence.port_has_moved_guard, "
          "classifier.rules.definitions.DefinitionRules._from_items"),
 )
@@ -494,6 +505,105 @@ def cpp_port_has_change(old_node, new_node, port_node) -> list[tuple[object, obj
         if not same or any(c[3] == old[3] for c in same) or any(c[3] != new[3] for c in same):
             return None
         found.append((new[0], same[0][0]))
+    return found
+
+
+_CPP_LEAF_STATEMENTS = frozenset({"expression_statement", "declaration", "return_statement"})
+_CPP_LITERALS = frozenset({"number_literal", "string_literal", "char_literal", "true", "false"})
+
+
+def _cpp_leaf_statements(node) -> list:
+    """The simple statements of a C++ definition (expressions, declarations, returns), in order."""
+    found, stack = [], [node]
+    while stack:
+        current = stack.pop()
+        if current.type in _CPP_LEAF_STATEMENTS:
+            found.append(current)
+            continue
+        stack.extend(reversed(current.named_children))
+    return found
+
+
+def _cpp_shape(statement) -> tuple[list[str], dict[str, int]] | None:
+    """A statement's tokens with each identifier that is neither called nor a type nor a field written
+    ``<n>`` by order of first use (the names of locals and parameters), literals and callees verbatim;
+    None when the statement holds no literal (``x = y;``, ``return;``, ``f(x);`` say nothing on their own)."""
+    tokens: list[str] = []
+    names: dict[str, int] = {}
+    literal = False
+
+    def walk(current):
+        nonlocal literal
+        if current.type == "comment":
+            return
+        if current.type in _CPP_LITERALS:
+            literal = True
+            tokens.append(current.text.decode("utf-8", errors="replace"))
+            return
+        if current.child_count == 0:
+            text = current.text.decode("utf-8", errors="replace")
+            parent = current.parent
+            called = parent is not None and parent.type == "call_expression" \
+                and parent.child_by_field_name("function") == current
+            if current.type == "identifier" and not called:
+                tokens.append(f"<{names.setdefault(text, len(names))}>")
+            else:
+                tokens.append(text)
+            return
+        for child in current.children:
+            walk(child)
+    walk(statement)
+    return (tokens, names) if literal else None
+
+
+def cpp_port_has_added_statements(old_node, new_node, port_node) -> list[tuple[object, object]] | None:
+    """``(new statement, port statement)`` for each simple statement a C++ definition's change adds, when
+    the change only adds statements (the old body's tokens are the new body's with them left out) and each
+    added one holds a literal and reads, token for token, as a statement of the port's definition modulo
+    the names of locals and parameters (callees, types, fields and literals verbatim): the port already has
+    what upstream adds (``port-has-change``); None otherwise."""
+    old_statements, new_statements = _cpp_leaf_statements(old_node), _cpp_leaf_statements(new_node)
+    old_texts = ["".join(_cpp_token_texts(s)) for s in old_statements]
+    new_texts = ["".join(_cpp_token_texts(s)) for s in new_statements]
+    matcher = difflib.SequenceMatcher(a=old_texts, b=new_texts, autojunk=False)
+    added = []
+    for tag, _, _, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            continue
+        if tag != "insert":
+            return None
+        added += new_statements[j1:j2]
+    if not added:
+        return None
+    spans = {(s.start_byte, s.end_byte) for s in added}
+
+    def rest(node, skip) -> list[str]:
+        out: list[str] = []
+
+        def walk(current):
+            if (current.start_byte, current.end_byte) in skip and current.type in _CPP_LEAF_STATEMENTS:
+                return
+            if current.type == "comment":
+                return
+            if current.child_count == 0:
+                out.append(current.text.decode("utf-8", errors="replace"))
+                return
+            for child in current.children:
+                walk(child)
+        walk(node)
+        return out
+    if rest(old_node, set()) != rest(new_node, spans):
+        return None
+    ports = [(s, _cpp_shape(s)) for s in _cpp_leaf_statements(port_node)]
+    found = []
+    for statement in added:
+        shape = _cpp_shape(statement)
+        if shape is None:
+            return None
+        same = next((p for p, mine in ports if mine is not None and mine[0] == shape[0]), None)
+        if same is None:
+            return None
+        found.append((statement, same))
     return found
 
 
