@@ -9,7 +9,6 @@ import triton.language as tl
 
 # Math functions the kernels call: libdevice's where this triton exposes it
 # under tl, else tl.math's.
-# portq: ports xformers:xformers/ops/_triton/rmsnorm_kernels.py::tl_math
 _libm = tl.libdevice if hasattr(tl, "libdevice") else tl.math
 
 # Row tiles: at most 64 KiB of one row per load, between these bounds.

@@ -13,7 +13,6 @@ import triton.language as tl
 
 # Math functions the kernel calls: libdevice's where this triton exposes it
 # under tl, else tl.math's.
-# portq: ports xformers:xformers/ops/_triton/rope_padded_kernels.py::tl_math
 _libm = tl.libdevice if hasattr(tl, "libdevice") else tl.math
 
 
