@@ -1,0 +1,1 @@
+"""Vendored xformers Triton kernels (written from upstream by the accuracy scorer)."""
