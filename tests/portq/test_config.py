@@ -34,6 +34,7 @@ def test_repository_config_names_its_upstreams_and_the_corpus_ones():
         "torchao": (REPO_ROOT / "../torchao").resolve(),
         "quack": (REPO_ROOT / "../quack").resolve(),
         "exllamav2": (REPO_ROOT / "../exllamav2").resolve(),
+        "bitsandbytes": (REPO_ROOT / "../bitsandbytes").resolve(),
         "xformers": (REPO_ROOT / "../xformers").resolve(),
     }
     assert config.matrix_path == REPO_ROOT / "matrix" / "kernel-matrix.toml"
