@@ -45,6 +45,13 @@ _COMMON_IDENTIFIERS = frozenset(
 
 
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
+# a function-like macro invoked alone on a file-scope line (an instantiation table entry)
+_MACRO_CALL = re.compile(r"\s*([A-Za-z_]\w*)\s*\(.*\)\s*;?\s*$")
+# words every C++ definition shares: a line's keywords and built-in types tie it to none of them
+_CPP_KEYWORDS = frozenset(
+    "auto bool char char16_t char32_t class const constexpr double enum extern float inline int long "
+    "mutable register short signed static struct template typename union unsigned void volatile "
+    "__device__ __forceinline__ __global__ __host__ __restrict__ __shared__ __constant__".split())
 
 
 @dataclass
@@ -126,10 +133,19 @@ def _names_used_by_others(table, line: int, text: str, symbol: TouchedSymbol) ->
     if table is None or table.tree is None:
         return words
     if table.language == "cpp":  # a macro's continuation lines, however tree-sitter recovered from them
-        macro = next((name for name, (first, last) in macro_extents(table.source).items() if first <= line <= last),
-                     None)
+        extents = macro_extents(table.source)
+        macro = next((name for name, (first, last) in extents.items() if first <= line <= last), None)
         if macro is not None:
             return {macro}
+        invoked = _MACRO_CALL.match(_strip_comment(text, symbol.path))
+        if invoked is not None and invoked.group(1) in extents:
+            # `MAKE_K(float, 64)` at file scope stands for its macro and the file's definitions the
+            # macro's body names (what it instantiates), not for type names its arguments share with
+            # every kernel of the file
+            first, last = extents[invoked.group(1)]
+            body = set(_IDENTIFIER.findall(_source_lines(table.source, (first, last))))
+            return {invoked.group(1)} | {d.name for d in table.definitions if d.name in body}
+        words -= _CPP_KEYWORDS
     def spans(node) -> bool:  # a preprocessor line's node ends at column 0 of the next line
         last = node.end_point[0] + (1 if node.end_point[1] > 0 else 0)
         return node.start_point[0] + 1 <= line <= last
@@ -204,14 +220,35 @@ def _walk_nodes(node):
         stack.extend(current.children)
 
 
+_TOP_LEVEL_SUFFIXES = ("_definition", "declaration", "_statement", "_specifier", "_instantiation",
+                       "_specification", "comment")
+
+
+def _stands_at_top_level(node) -> bool:
+    """Whether a child of a file's root is a whole top-level construct
+    (a definition, declaration, statement, directive or comment) rather
+    than a stray token or fragment that recovery left beside them."""
+    return node.is_named and node.type != "parameter_declaration" and \
+        (node.type.startswith("preproc_") or node.type.endswith(_TOP_LEVEL_SUFFIXES))
+
+
 def _error_spans(root) -> list[tuple[int, int]]:
-    """(first, last line, 1-based) of every syntax error or missing token, in order."""
+    """(first, last line, 1-based) of every syntax error or missing token, in order.
+
+    A root that tree-sitter's recovery left as an ERROR node (a run of
+    macro invocations without semicolons at the end of a CUDA file does it)
+    still holds the file's definitions as children: its errors are its
+    erroneous children and the stray tokens among them, not every line."""
     spans: set[tuple[int, int]] = set()
     stack = [root]
     while stack:
         node = stack.pop()
-        if node.type == "ERROR" or node.is_missing:
+        if node is not root and (node.type == "ERROR" or node.is_missing):
             spans.add((node.start_point[0] + 1, node.end_point[0] + 1))
+        elif node is root and node.type == "ERROR":
+            spans.update((child.start_point[0] + 1, child.end_point[0] + 1) for child in node.children
+                         if not _stands_at_top_level(child))
+            stack.extend(reversed(node.children))
         elif node.has_error:
             stack.extend(reversed(node.children))
     return sorted(spans)

@@ -431,3 +431,70 @@ def test_an_error_the_change_made_far_from_a_changed_line_leaves_a_comment_chang
     verdict = _scale_scan(tmp_path, after)
     kernel = next(s for s in verdict.symbols if s.symbol == "scale_kernel")
     assert (kernel.verdict, kernel.justification) == (NOT_APPLICABLE, "cosmetic"), kernel.reason
+
+
+# Explicit-instantiation macros invoked without a semicolon, with type keywords for arguments, are
+# common at the end of CUDA kernel files; a run of them makes tree-sitter's recovery end with the
+# whole translation unit an ERROR node. That root is where the file's definitions hang, not an
+# error spanning every line: the errors are its erroneous children, on the macro lines.
+INSTANTIATIONS = '''
+template <typename T>
+__global__ void other_kernel(const T* x, T* out, const int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) { out[i] = x[i] * 2; }
+}
+
+MAKE_OTHER(SCALE, float, 2048, 8)
+MAKE_OTHER(SCALE, half, 2048, 8)
+MAKE_OTHER(SHIFT, float, 2048, 8)
+MAKE_OTHER(SHIFT, half, 2048, 8)
+MAKE_OTHER(CLAMP, float, 2048, 8)
+MAKE_OTHER(CLAMP, half, 2048, 8)
+MAKE_OTHER(ROUND, float, 2048, 8)
+MAKE_OTHER(ROUND, half, 2048, 8)
+'''
+
+WHOLE_FILE_ERROR_BEFORE = TILE_BEFORE + INSTANTIATIONS
+
+TILE_MATRIX = '''[[row]]
+id       = "TILE"
+title    = "tile kernels"
+upstream = "vllm"
+paths    = ["csrc/attn/tile.cu"]
+tree     = ["kernels/"]
+tests    = ["tests/"]
+'''
+
+
+def _tile_rows(tmp_path, after):
+    return classify_commit(tmp_path, {TILE: WHOLE_FILE_ERROR_BEFORE}, {TILE: after}, TILE_TREE,
+                           matrix=TILE_MATRIX, message="edit")
+
+
+def test_a_file_whose_root_tree_sitter_reads_as_an_error_still_has_its_definitions_read(tmp_path):
+    from portq.classifier.reading import _error_spans
+    from portq.language.symbols import symbol_table
+
+    table = symbol_table(WHOLE_FILE_ERROR_BEFORE.encode(), TILE)
+    assert table.tree.root_node.type == "ERROR"  # the input this case is about
+    last = WHOLE_FILE_ERROR_BEFORE.count("\n")
+    spans = _error_spans(table.tree.root_node)
+    assert spans and (1, last) not in spans and (1, last + 1) not in spans, spans
+    macro_lines = {n for n, text in enumerate(WHOLE_FILE_ERROR_BEFORE.splitlines(), 1) if text.startswith("MAKE_OTHER")}
+    assert macro_lines <= {line for first, last_ in spans for line in range(first, last_ + 1)}, spans
+    other = next(d for d in table.definitions if d.name == "other_kernel")
+    assert not any(first <= other.end_line and last_ >= other.start_line for first, last_ in spans), spans
+
+
+def test_a_change_to_a_sibling_nobody_ports_in_a_file_read_as_one_error_is_not_ported(tmp_path):
+    verdict = _tile_rows(tmp_path, WHOLE_FILE_ERROR_BEFORE.replace("out[i] = x[i] * 2;", "out[i] = x[i] * 3;"))
+    assert (verdict.verdict, verdict.justification) == (NOT_APPLICABLE, "not-ported"), verdict.reason
+    assert "parse-failure" not in verdict.rules, verdict.rules
+
+
+def test_a_body_change_of_a_ported_kernel_in_a_file_read_as_one_error_still_needs_review(tmp_path):
+    verdict = _tile_rows(tmp_path, WHOLE_FILE_ERROR_BEFORE.replace("out[i] = x[i] * layout(i);",
+                                                                   "out[i] = x[i] * layout(i) + 1.0f;"))
+    assert verdict.verdict == NEEDS_REVIEW, verdict.reason
+    assert "body-change" in verdict.rules and "parse-failure" not in verdict.rules, verdict.rules
+
