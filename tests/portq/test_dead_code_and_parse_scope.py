@@ -498,3 +498,25 @@ def test_a_body_change_of_a_ported_kernel_in_a_file_read_as_one_error_still_need
     assert verdict.verdict == NEEDS_REVIEW, verdict.reason
     assert "body-change" in verdict.rules and "parse-failure" not in verdict.rules, verdict.rules
 
+
+
+MACROS = '''
+#define MAKE_OTHER(name, T, threads, items) \\
+    template __global__ void other_kernel<T>(const T* x, T* out, const int n);
+#define MAKE_TILE(name, T, threads, items) \\
+    template __global__ void tile_kernel<T>(const float* x, float* out, int* counts, const int n);
+'''
+
+
+def test_an_instantiation_line_of_an_unported_kernel_is_not_ported_whatever_types_it_names(tmp_path):
+    before = TILE_BEFORE + MACROS + INSTANTIATIONS
+    after = before.replace("MAKE_OTHER(ROUND, half, 2048, 8)\n", "MAKE_OTHER(ROUND, half, 2048, 8)\nMAKE_OTHER(ROUND, int, 2048, 8)\n")
+    verdict = classify_commit(tmp_path, {TILE: before}, {TILE: after}, TILE_TREE, matrix=TILE_MATRIX, message="edit")
+    assert (verdict.verdict, verdict.justification) == (NOT_APPLICABLE, "not-ported"), verdict.reason
+
+
+def test_an_instantiation_line_of_a_ported_kernel_is_flagged(tmp_path):
+    before = TILE_BEFORE + MACROS + INSTANTIATIONS
+    after = before.replace("MAKE_OTHER(ROUND, half, 2048, 8)\n", "MAKE_OTHER(ROUND, half, 2048, 8)\nMAKE_TILE(ROUND, int, 2048, 8)\n")
+    verdict = classify_commit(tmp_path, {TILE: before}, {TILE: after}, TILE_TREE, matrix=TILE_MATRIX, message="edit")
+    assert verdict.verdict == NEEDS_REVIEW, verdict.reason
