@@ -36,6 +36,7 @@ def test_repository_config_names_its_upstreams_and_the_corpus_ones():
         "exllamav2": (REPO_ROOT / "../exllamav2").resolve(),
         "bitsandbytes": (REPO_ROOT / "../bitsandbytes").resolve(),
         "xformers": (REPO_ROOT / "../xformers").resolve(),
+        "transformerengine": (REPO_ROOT / "../transformerengine").resolve(),
     }
     assert config.matrix_path == REPO_ROOT / "matrix" / "kernel-matrix.toml"
 

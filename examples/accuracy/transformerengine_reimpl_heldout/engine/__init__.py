@@ -1,0 +1,1 @@
+"""The engine's decoder layer over its own RoPE and SwiGLU CUDA kernels."""

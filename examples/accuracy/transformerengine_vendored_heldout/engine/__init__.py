@@ -1,0 +1,1 @@
+"""The engine's decoder layer over Transformer Engine's vendored CUDA kernels."""
