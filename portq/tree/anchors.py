@@ -35,9 +35,10 @@ NOT_CARRIED = "not-carried"
 
 # One name of a qualified symbol: an identifier (a destructor's ``~`` included)
 # with the template arguments of an explicit specialisation (``Vec<half, 2>``,
-# one level of nesting), or an operator (``operator()``, ``operator[]``,
-# ``operator+=``), as the symbol table names C++ definitions.
-_NAME = (r"(?:operator\s*(?:\(\)|\[\]|[-+*/%^&|~!=<>]+)"
+# one level of nesting), an operator (``operator()``, ``operator[]``,
+# ``operator+=``), or an anonymous namespace (``<anonymous>``), as the symbol
+# table names C++ definitions.
+_NAME = (r"(?:<anonymous>|operator\s*(?:\(\)|\[\]|[-+*/%^&|~!=<>]+)"
          r"|~?[A-Za-z_]\w*(?:<[^<>\n]*(?:<[^<>\n]*>[^<>\n]*)*>)?)")
 _REFERENCE = (r"(?P<upstream>[A-Za-z0-9_.-]+):(?P<path>[^\s:][^\s]*?)::"
               r"(?P<symbol>" + _NAME + r"(?:(?:::|\.)" + _NAME + r")*)")

@@ -108,6 +108,28 @@ struct Less {
 """
 
 
+ANONYMOUS = b"""\
+namespace te {
+namespace {
+// portq: ports up:vec.h::te::<anonymous>::aligned_count @0123abcd
+inline int aligned_count(const void* p, int n) { return n; }
+}  // namespace
+}  // namespace te
+"""
+
+
+def test_anchor_names_a_definition_of_an_anonymous_namespace_with_its_pin():
+    # the symbol table names such a definition ``te::<anonymous>::aligned_count``; an anchor written
+    # from it (a vendored copy's pin, ``portq init``) must read back with its pin, not be lost
+    table = symbol_table(ANONYMOUS, "vec.h")
+    assert [d.qualified_name for d in table.definitions] == ["te::<anonymous>::aligned_count"]
+    (anchor,) = _anchors(ANONYMOUS, "vec.h")
+    assert (anchor.symbol, anchor.pin) == ("te::<anonymous>::aligned_count", "0123abcd")
+    assert anchor.definition == "te::<anonymous>::aligned_count"
+    assert anchor.matches_name("aligned_count", "te::<anonymous>::aligned_count")
+    assert not anchor.matches_name("aligned_count", "te::aligned_count")
+
+
 def test_anchor_names_a_specialisation_member_and_an_operator_with_their_pins():
     anchors = {a.symbol: a for a in _anchors(SPECIALISED, "ops.cu")}
     assert set(anchors) == {"Gelu<half2>::apply", "Vec<half, 2>::get", "Less::operator()"}
