@@ -35,6 +35,7 @@ def test_repository_config_names_its_upstreams_and_the_corpus_ones():
         "quack": (REPO_ROOT / "../quack").resolve(),
         "exllamav2": (REPO_ROOT / "../exllamav2").resolve(),
         "xformers": (REPO_ROOT / "../xformers").resolve(),
+        "gptqmodel": (REPO_ROOT / "../gptqmodel").resolve(),
     }
     assert config.matrix_path == REPO_ROOT / "matrix" / "kernel-matrix.toml"
 
