@@ -80,3 +80,18 @@ def test_engine_layer_takes_both_paths():
     for rows in (2, 40):
         x = torch.randn((rows, 64), device=DEVICE).half()
         torch.testing.assert_close(layer(x).float(), x.float() @ ref, atol=2e-2, rtol=2e-2)
+
+
+def test_kernels_launched_directly():
+    (qw, sc, qz, gi), ref = _layer(64, 32, 16, 4, seed=4)
+    dst = torch.empty((64, 32), device=DEVICE, dtype=torch.float16)
+    dequant._unpack_dequant_kernel[(dst.numel() // 256,)](
+        gi, sc, qw, qz, dst, dst.numel(), value_mask=15, bits=4, n_cols=32, n_groups=4, TILE=256)
+    torch.testing.assert_close(dst.float(), ref, atol=1e-3, rtol=1e-3)
+    x = torch.randn((16, 64), device=DEVICE).half()
+    out = torch.empty((16, 32), device=DEVICE, dtype=torch.float16)
+    fused._fused_qmatmul_kernel[(1,)](
+        x, qw, out, sc, qz, gi, 16, 32, 64, 4, 15,
+        x.stride(0), x.stride(1), qw.stride(0), qw.stride(1), out.stride(0), out.stride(1),
+        sc.stride(0), qz.stride(0), BLOCK_SIZE_M=16, BLOCK_SIZE_N=32, BLOCK_SIZE_K=32, GROUP_SIZE_M=8)
+    torch.testing.assert_close(out.float(), x.float() @ ref, atol=2e-2, rtol=2e-2)
