@@ -1,0 +1,1 @@
+"""Vendored GPTQModel modules (written from upstream by the accuracy scorer)."""

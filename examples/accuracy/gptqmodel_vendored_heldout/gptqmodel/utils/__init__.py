@@ -1,0 +1,1 @@
+"""The project's own stand-ins for the GPTQModel utilities the vendored kernels import."""
