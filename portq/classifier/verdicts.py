@@ -947,6 +947,8 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
                               evidence + [new_side_evidence(symbol, Kind.COSMETIC,
                                                             f"the guard skips only a scaling by {operand} where "
                                                             f"{operand} is one", operand)])
+        old, new, other_build = self._default_build_launches(symbol, old, new, definition.file)
+        evidence = evidence + other_build
         items = compare(old, new, tree_signature, self.index, param_scope,
                         derivation=lambda name, kernel=None: self._derivation(entry, symbol, new, name, kernel),
                         upstream=self.upstream, keyword_free=lambda names: self._keyword_free(entry, symbol, names),
@@ -955,7 +957,10 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
         items = platform_chosen_launches(items, old, new, table.source if table is not None else None)
         items = platform_chosen_kernels(items, old, new, table.source if table is not None else None, symbol.path,
                                         lambda path: self._upstream_file(entry.commit.sha, path))
-        return self._from_items(entry, symbol, old, new, port, items, evidence)
+        verdict = self._from_items(entry, symbol, old, new, port, items, evidence)
+        if other_build and "default-build-launch" not in verdict.rules:
+            verdict.rules = [*verdict.rules, "default-build-launch"]
+        return verdict
 
 
 # --- the entry ----------------------------------------------------------------------

@@ -190,11 +190,13 @@ import itertools
 import re
 import tokenize
 from collections import Counter
+from dataclasses import replace
 
 from portq.classifier.imports import import_bindings, reexport_target
 from portq.classifier.reading import _if_bodies
 from portq.classifier.rules import Rule
 from portq.classifier.rules.scope import _scope_names
+from portq.core.evidence import Evidence, Kind
 from portq.core.model import TouchedSymbol
 from portq.language.signatures import Signature, comment_free_tokens, normalise_name
 from portq.language.symbols import language_for_path, macro_definitions
@@ -220,6 +222,16 @@ RULES = (
          "+#define NUM_WARPS 32\n+#endif",
          "classifier.rules.branches.same_file_in_default_build, "
          "classifier.rules.attribution.AttributionRules._default_build_lines"),
+    Rule("default-build-launch", ("NEEDS_REVIEW",),
+         "A C/C++ launch inside a preprocessor branch the default build does not compile (the conditional on a "
+         "macro no source of the file defines and no file of the port's tree sets, or names, read as `default-build` "
+         "reads it) is not a launch of the build the port mirrors: the launch comparison leaves it out on both "
+         "sides, so a kernel launched only for the other build is no `launch-kernel` gap, and what else changed "
+         "is compared as usual. A new kernel launched on a path every build compiles, or under a macro the tree "
+         "sets, stays a gap.",
+         "     else if (blocksize == 64) {\n+#if USE_GPU_B\n+        small_k<<<(blocks + 1) / 2, 64>>>(x, y, n);\n"
+         "+#else\n         k<64><<<blocks, 32>>>(x, y, n);\n+#endif",
+         "classifier.rules.branches.other_build_lines, classifier.rules.branches.BranchRules._default_build_launches"),
     Rule("lacked-branch", ("NOT_APPLICABLE",),
          "A Python definition whose tokens are the same before and after once each parameter the port lacks takes "
          "upstream's default (a declared not-carried one is off), the branches those values decide are replaced by "
@@ -433,6 +445,30 @@ def same_file_in_default_build(before, after, defined: set[str]) -> set[str] | N
     if comment_free_tokens(before, expand=expand) != comment_free_tokens(after, expand=expand):
         return None
     return decided_macros(before, defined) | decided_macros(after, defined)
+
+
+def other_build_lines(root, defined: set[str]) -> dict[int, set[str]]:
+    """The 1-based lines of a C/C++ file that sit in a branch of a preprocessor conditional the default
+    build decides and does not compile (``default-build-launch``), each with the macros the conditionals
+    that drop it test. Lines of the conditional's directives count as dropped; lines of the branch taken
+    do not."""
+    dropped: dict[int, set[str]] = {}
+    if root is None:
+        return dropped
+    for current in _walk(root):
+        if current.type not in ("preproc_ifdef", "preproc_if"):
+            continue
+        taken = _default_branch(current, defined)
+        if taken is None:
+            continue
+        head = current.child_by_field_name("name") or current.child_by_field_name("condition")
+        names = {_text(n) for n in _walk(head) if n.type == "identifier"}
+        span = set(range(current.start_point[0] + 1, current.end_point[0] + 2))
+        for child in taken:
+            span -= set(range(child.start_point[0] + 1, child.end_point[0] + 2))
+        for line in span:
+            dropped.setdefault(line, set()).update(names)
+    return dropped
 
 
 _PREPROCESSOR_TEST = re.compile(rb"^[ \t]*#[ \t]*(?:if|ifdef|ifndef|elif|elifdef|elifndef)\b.*$", re.MULTILINE)
@@ -1839,6 +1875,37 @@ def same_without_stores(before, after, names: set[str], parameters: set[str] = f
 
 class BranchRules:
     """The branch rules, as methods of the verdict table (``verdicts.SymbolClassifier``)."""
+
+    def _default_build_launches(self, symbol: TouchedSymbol, old: Signature, new: Signature, port_file: str | None):
+        """``old`` and ``new`` less the C/C++ launches that lie in a preprocessor branch the default build does
+        not compile (``default-build-launch``, ``other_build_lines``), when no file of the tree sets a macro
+        those branches test and the port's own file never names one; and the evidence saying what was left
+        out (empty when nothing was)."""
+        if language_for_path(symbol.path) != "cpp" or symbol.change != "modified":
+            return old, new, []
+        tables = (self._table(symbol.old_blob, symbol.old_path or symbol.path), self._table(symbol.new_blob, symbol.path))
+        if any(t is None or t.tree is None or t.source is None for t in tables):
+            return old, new, []
+        defined = defined_macros(*(t.source for t in tables))
+        own = self.index.source(port_file) if port_file else None
+        kept, left_out = [], []
+        for signature, table in zip((old, new), tables):
+            lines = other_build_lines(table.tree.root_node, defined)
+            dropped = [launch for launch in signature.launches if launch.line in lines]
+            names = set().union(*(lines[launch.line] for launch in dropped)) if dropped else set()
+            if dropped and (set_in_tree(names, self.index.tree_sources()) or (own and any(
+                    re.search(rb"\b" + re.escape(name.encode()) + rb"\b", own) for name in names))):
+                dropped = []
+            kept.append(replace(signature, launches=[l for l in signature.launches if l not in dropped])
+                        if dropped else signature)
+            left_out += [(signature, launch, names) for launch in dropped]
+        evidence = [Evidence(kind=Kind.NOT_CARRIED, side="upstream-old" if signature is old else "upstream-new",
+                             path=signature.path, line=launch.line, quote=launch.quote, symbol=signature.name,
+                             subject=sorted(names)[0],
+                             message=f"launch of {launch.kernel_normalised} left out: it lies in a branch on "
+                                     f"{', '.join(sorted(names))} the default build does not compile")
+                    for signature, launch, names in left_out]
+        return kept[0], kept[1], evidence
 
     def _absent_platforms(self, symbol: TouchedSymbol, anchor) -> list[str]:
         """The platforms (``PLATFORMS``) the port's tree never names whose tests decide every difference of the
