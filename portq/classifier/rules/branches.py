@@ -199,7 +199,7 @@ from portq.classifier.rules.scope import _scope_names
 from portq.core.evidence import Evidence, Kind
 from portq.core.model import TouchedSymbol
 from portq.language.signatures import Signature, comment_free_tokens, normalise_name
-from portq.language.symbols import language_for_path, macro_definitions
+from portq.language.symbols import KIND_TRITON_KERNEL, language_for_path, macro_definitions
 
 RULES = (
     Rule("default-build", ("NOT_APPLICABLE",),
@@ -253,10 +253,16 @@ RULES = (
          "passes: a constant, or the launching definition's parameter followed to where it enters (the default "
          "of a ported definition that calls it once and lacks it, then a module-level table literal read by that "
          "key, `mode = _str_to_mode[mode]`, in an `if` decided by that value); the same tokens before and after "
-         "once the branches those values decide are replaced by the branch taken: not-carried.",
+         "once the branches those values decide are replaced by the branch taken: not-carried. A kernel its own "
+         "module never launches takes the one launch in the other upstream modules the tree anchors definitions "
+         "of (importing it at module level or in the launching function; a `with` block runs once, a loop or "
+         "`try` is not followed); where the port's names bind nothing by position, a parameter upstream added "
+         "since the range's base under a name the port does not use is one it lacks (the port is taken as in "
+         "sync at the base). A caller-required or computed value keeps the branch.",
          "+    if mode == _MODE_NONE:      (the ported entry point's mode=\"fp32\" reaches the one launch as\n"
          "+        eps = eps.to(x.dtype)    _str_to_mode[\"fp32\"], _MODE_FP32.value)",
          "classifier.rules.branches.value_at_launch, classifier.rules.branches.module_tables, "
+         "classifier.rules.branches.bound_since_base, classifier.rules.branches.BranchRules._anchored_launch, "
          "classifier.rules.branches.BranchRules._launched_values"),
     Rule("absent-platform", ("NOT_APPLICABLE",),
          "A Python definition, or a module's program outside its definitions, whose tokens are the same before "
@@ -992,6 +998,21 @@ def bound_by_port(caller, port_names: list[str], declared: set[str], base=None) 
     return set(now) if set(now) <= set(parameters) else unknown
 
 
+def bound_since_base(caller, port_names: list[str], declared: set[str], base=None) -> set[str] | None:
+    """``bound_by_port``; where positions say nothing (every parameter not declared counts as the port's),
+    less the parameters upstream added since ``base`` (the anchored definition at the scanned range's base,
+    where the port is taken as in sync) under a name the port does not use: the port did not have them there,
+    so it lacks them (``launched-value``). Only where every parameter of the base is still there by name: a
+    name new since may otherwise be an old parameter renamed."""
+    bound = bound_by_port(caller, port_names, declared, base)
+    parameters = parameter_defaults(caller)
+    if bound is None or base is None or set(bound) < set(parameters) - set(declared) - {"self", "ctx", "cls"}:
+        return bound
+    if not set(parameter_defaults(base)) <= set(parameters):
+        return bound  # a parameter of the base was renamed or removed since: a new name may be an old one
+    return set(bound) - (set(parameters) - set(parameter_defaults(base)) - set(port_names))
+
+
 def _renamed_in_slot(name: str, before: list[str], after: list[str]) -> str | None:
     """The parameter of ``after`` that is ``before``'s ``name`` renamed in place: ``name`` lies in a run of
     consecutive parameters ``after`` no longer has, and as many names new since ``before`` stand in its place
@@ -1131,6 +1152,17 @@ def module_tables(root) -> dict[str, dict]:
     return tables
 
 
+def _tested_names(node) -> set[str]:
+    """The names the conditions of ``node``'s ``if`` statements and conditional expressions read."""
+    found: set[str] = set()
+    for current in _walk(node):
+        if current.type in ("if_statement", "elif_clause", "conditional_expression"):
+            condition = current.child_by_field_name("condition") if current.type != "conditional_expression" \
+                else (current.named_children[1] if len(current.named_children) == 3 else None)
+            found |= {_text(n) for n in _walk(condition) if n.type == "identifier"} if condition is not None else set()
+    return found
+
+
 def _launches_of(root, name: str) -> list:
     """The calls ``name(...)`` and launches ``name[grid](...)`` anywhere in a module."""
     found = []
@@ -1219,7 +1251,8 @@ def value_at_launch(function, name: str, entry, launch, tables: dict[str, dict],
     enters as ``entry``: unchanged when nothing in ``function`` binds it; else its one binding, ``name =
     TABLE[name]`` (a ``module_tables`` table read by the entry value) or a constant, placed in straight-line
     code before the launch or in ``if`` statements that tests of ``name`` alone decide (``if not isinstance(name,
-    int):``). ``...`` when not known."""
+    int):``). A launch inside a ``with`` block (a device guard) runs once, as straight-line code does; one in a
+    loop or a ``try`` is not followed. ``...`` when not known."""
     if entry is ... or entry is _OFF:
         return ...
     binders = [n for n in _walk(function)
@@ -1230,8 +1263,8 @@ def value_at_launch(function, name: str, entry, launch, tables: dict[str, dict],
                or (n.type in ("global_statement", "nonlocal_statement") and name in _text(n))]
     binders = [n for n in binders if n.type != "with_item" or " as " in _text(n)]
     for ancestor in _ancestors(launch, function):
-        if ancestor.type in ("for_statement", "while_statement", "try_statement", "with_statement"):
-            return ...
+        if ancestor.type in ("for_statement", "while_statement", "try_statement"):
+            return ...  # a `with` body runs once, and a `with ... as NAME` is a binder below
     if not binders:
         return entry
     if len(binders) != 1 or binders[0].type != "assignment" \
@@ -2076,15 +2109,21 @@ class BranchRules:
         before, after = sides
         if list(parameter_defaults(before.node)) != list(parameter_defaults(after.node)):
             return []  # the signature changed: the parameter rules judge it
-        if any(len(_launches_of(t.tree.root_node, symbol.name)) != 1 for t in tables) \
+        if any(len(_launches_of(t.tree.root_node, symbol.name)) > 1 for t in tables) \
                 or all(d is not _OFF for d in parameter_defaults(before.node).values()):
             return []  # no one launch to read, or nothing without a default: nothing read at the base
+        if any(not _launches_of(t.tree.root_node, symbol.name) for t in tables) and (
+                symbol.kind != KIND_TRITON_KERNEL or not _tested_names(after.node) & {
+                    n for n, d in parameter_defaults(after.node).items() if d is _OFF}):
+            return []  # launched from elsewhere: read other modules only for a kernel that tests such a parameter
+        commits = (entry.commit.parents[0] if entry.commit.parents else None, entry.commit.sha)
         declared = _scope_names(param_scope)
         port_names = [p.normalised for p in definition.signature.params if p.normalised not in ("self", "ctx")]
         base = self._at_base(anchor)
         values = []
-        for table, side, path in zip(tables, (before, after), (symbol.old_path or symbol.path, symbol.path)):
-            bound = bound_by_port(side.node, port_names, declared, base)
+        for table, side, path, commit in zip(tables, (before, after), (symbol.old_path or symbol.path, symbol.path),
+                                             commits):
+            bound = bound_since_base(side.node, port_names, declared, base)
             defaults = parameter_defaults(side.node)
             if bound is None or set(bound) >= set(defaults) - declared - {"self", "ctx", "cls"}:
                 return []
@@ -2097,7 +2136,7 @@ class BranchRules:
                 elif default is not _OFF:
                     chosen[name] = default
                 else:
-                    chosen[name] = self._launch_value(table, path, symbol.name, name, declared)
+                    chosen[name] = self._launch_value(table, path, symbol.name, name, declared, commit)
                     if chosen[name] is not ... and not self._launched_alike(entry, path, side is after,
                                                                             symbol.name, name, chosen[name]):
                         chosen[name] = ...  # another file launches it with another value
@@ -2203,14 +2242,22 @@ class BranchRules:
         return next((d.node for d in (table.definitions if table is not None else ()) if d.node is not None
                      and d.name == kernel and d.qualified_name == kernel), None)
 
-    def _launch_value(self, table, path: str, kernel: str, name: str, declared: set[str]):
+    def _launch_value(self, table, path: str, kernel: str, name: str, declared: set[str], commit: str | None = None):
         """The value the one launch (or call) of ``kernel`` in its file (``table``, at ``path``) passes its
         parameter ``name``: a constant, or a parameter of the launching definition followed to where it enters
-        (``value_at_launch``, ``_entry_value``). ``...`` when not known."""
+        (``value_at_launch``, ``_entry_value``). Where its file does not launch it, the one launch in the
+        other upstream modules the tree anchors definitions of, at ``commit`` (``_anchored_launch``). ``...``
+        when not known."""
         root = table.tree.root_node
         launches = _launches_of(root, kernel)
         kernel_node = next((d.node for d in table.definitions if d.node is not None and d.name == kernel
                             and d.qualified_name == kernel), None)
+        if not launches and kernel_node is not None and commit is not None:
+            found = self._anchored_launch(path, kernel, commit)
+            if found is None:
+                return ...
+            table, path, launch = found
+            root, launches = table.tree.root_node, [launch]
         if len(launches) != 1 or kernel_node is None:
             return ...
         launch = launches[0]
@@ -2227,6 +2274,43 @@ class BranchRules:
         return value_at_launch(_function(wrapper.node), _text(argument), entry, launch, module_tables(root),
                                constants)
 
+    def _anchored_launch(self, path: str, kernel: str, commit: str):
+        """``(table, path, launch)`` of the one launch of ``kernel`` (defined in ``path``) in the other Python
+        modules of the upstream that the tree anchors definitions of, each read at ``commit``, which import it
+        by name (under any alias, at module level or inside the launching function) from ``path``'s module; None when there is not exactly one, or a module
+        cannot be read. Only ported modules are read: the port runs its kernel from the definitions it
+        carries, and a launch elsewhere upstream is not the port's."""
+        module = path[:-3].replace("/", ".") if path.endswith(".py") else None
+        if module is None:
+            return None
+        others = sorted({a.path for a in self.index.anchors if a.upstream == self.upstream and a.path
+                         and a.path != path and language_for_path(a.path) == "python"})
+        found = []
+        for other in others:
+            table = self._table(f"{commit}:{other}", other)
+            if table is None or table.tree is None or table.fallback:
+                return None
+            root = table.tree.root_node
+            package = other.rpartition("/")[0].replace("/", ".")
+            scopes = [(root, import_bindings(root))] + [
+                (body, import_bindings(body)) for node in _walk(root) if node.type == "function_definition"
+                and (body := node.child_by_field_name("body")) is not None]
+            for scope, alias, binding in [(scope, a, b) for scope, bound in scopes for a, b in bound.items()]:
+                stem, _, name = binding.target.rpartition(".")
+                if name != kernel:
+                    continue
+                if stem.startswith("."):
+                    dots = len(stem) - len(stem.lstrip("."))
+                    parts = package.split(".") if package else []
+                    base = parts[:len(parts) - (dots - 1)] if dots - 1 <= len(parts) else None
+                    stem = ".".join((base or []) + ([stem.lstrip(".")] if stem.lstrip(".") else [])) \
+                        if base is not None else None
+                if stem != module:
+                    continue
+                found += [(table, other, launch) for launch in _launches_of(scope, alias)
+                          if all(launch.start_byte != seen.start_byte or other != where for _, where, seen in found)]
+        return found[0] if len(found) == 1 else None
+
     @staticmethod
     def _definition_around(table, node):
         """The definition of ``table`` whose function encloses ``node`` most closely, or None."""
@@ -2239,8 +2323,10 @@ class BranchRules:
         port's path: where the port anchors ``wrapper``, its default when the port lacks it; else, where
         ``wrapper`` is called once in its file, from a definition the port anchors, what that call passes for
         it from a parameter the port lacks (``lacked_through_caller``: its default). ``...`` when not known, or
-        when the tree declares a feature of the file not carried (the value is then the port's choice)."""
-        if any(a.param for a in self.index.anchors_for_path(self.upstream, {path}, "not-carried")):
+        when the tree declares a parameter of that name in the file not carried (the value is then the port's
+        choice); a declaration of another parameter says nothing of this one."""
+        if any(a.param and normalise_name(a.param) == normalise_name(name)
+               for a in self.index.anchors_for_path(self.upstream, {path}, "not-carried")):
             return ...
         anchors = self.index.anchors_for_path(self.upstream, {path})
         own = [a for a in anchors if a.matches_name(wrapper.name, wrapper.qualified_name)]
@@ -2256,7 +2342,7 @@ class BranchRules:
         if signature is None:
             return ...
         port_names = [p.normalised for p in signature.params if p.normalised not in ("self", "ctx")]
-        bound = bound_by_port(caller.node, port_names, declared, self._at_base(own[0]))
+        bound = bound_since_base(caller.node, port_names, declared, self._at_base(own[0]))
         if bound is None:
             return ...
         if caller is wrapper:
