@@ -224,8 +224,8 @@ RULES = (
          "classifier.rules.attribution.AttributionRules._default_build_lines"),
     Rule("default-build-launch", ("NEEDS_REVIEW",),
          "A C/C++ launch inside a preprocessor branch the default build does not compile (the conditional on a "
-         "macro no source of the file defines and no file of the port's tree sets, or names, read as `default-build` "
-         "reads it) is not a launch of the build the port mirrors: the launch comparison leaves it out on both "
+         "macro no source of the file defines, no file of the port's tree sets and the port's own file never "
+         "names, read as `default-build` reads it) is not a launch of the build the port mirrors: the launch comparison leaves it out on both "
          "sides, so a kernel launched only for the other build is no `launch-kernel` gap, and what else changed "
          "is compared as usual. A new kernel launched on a path every build compiles, or under a macro the tree "
          "sets, stays a gap.",
