@@ -146,6 +146,9 @@ def _names_used_by_others(table, line: int, text: str, symbol: TouchedSymbol) ->
             body = set(_IDENTIFIER.findall(_source_lines(table.source, (first, last))))
             return {invoked.group(1)} | {d.name for d in table.definitions if d.name in body}
         words -= _CPP_KEYWORDS
+        declared = _declared_function(table.source, line)
+        if declared is not None:
+            return {declared}
     def spans(node) -> bool:  # a preprocessor line's node ends at column 0 of the next line
         last = node.end_point[0] + (1 if node.end_point[1] > 0 else 0)
         return node.start_point[0] + 1 <= line <= last
@@ -179,6 +182,41 @@ def _names_used_by_others(table, line: int, text: str, symbol: TouchedSymbol) ->
         left = statement.named_children[0].child_by_field_name("left")
         return set(_IDENTIFIER.findall(left.text.decode())) if left is not None else words
     return words
+
+
+_FUNCTION_DECLARATION = re.compile(
+    r"(?:extern\s+)?(?:template\s*(?:<[^;{}()]*>)?\s+)?(?:[\w:*&<>,\s]+?\s|[*&]\s*)"
+    r"(?P<name>[A-Za-z_]\w*)\s*(?:<[^;{}()]*>)?\s*\((?P<parameters>[^;{}]*)\)\s*(?:const\s*)?;",
+    re.DOTALL)
+_STATEMENT_END = re.compile(r"[;{}]\s*(?://.*)?$|^\s*#")
+
+
+def _declared_function(source: bytes | None, line: int) -> str | None:
+    """The name of the function a C++ declaration without a body declares (an explicit instantiation
+    ``template __global__ void k<float>(float* x, int n);`` or a prototype), when file line ``line`` lies in
+    one, read from the text, so across continuation lines and where tree-sitter does not parse the file;
+    None otherwise. Its parameter names are scoped to it: the line stands for the declared function alone."""
+    if source is None:
+        return None
+    lines = source.decode("utf-8", errors="replace").splitlines()
+    if not 1 <= line <= len(lines):
+        return None
+    first = line
+    while first > 1 and not _STATEMENT_END.search(lines[first - 2]) and lines[first - 2].strip() \
+            and line - first < 40:
+        first -= 1
+    last = line
+    while last < len(lines) and not re.search(r";\s*(?://.*)?$", lines[last - 1]) and last - line < 40:
+        if re.search(r"[{}]|^\s*#", lines[last - 1]):
+            return None
+        last += 1
+    text = "\n".join(re.sub(r"//.*$", "", t) for t in lines[first - 1:last]).strip()
+    if re.match(r"\s*#", text):
+        return None
+    found = _FUNCTION_DECLARATION.fullmatch(text)
+    if found is None or found.group("name") in _CPP_KEYWORDS:
+        return None
+    return found.group("name")
 
 
 _PLAIN_STRING = re.compile(r"""(?<![\w'"])([rRbBuU]{0,2})('(?:\\.|[^'\\])*'|"(?:\\.|[^"\\])*")""")

@@ -67,7 +67,7 @@ from portq.classifier.rules import branches, checked
 from portq.classifier.rules.attribution import AttributionRules
 from portq.classifier.rules.branches import BranchRules
 from portq.classifier.rules.callee_path import CalleePathRules
-from portq.classifier.rules.cosmetic import attribute_names, keyword_bindings, renamed_locals, renamed_names
+from portq.classifier.rules.cosmetic import attribute_names, formatted_alike, keyword_bindings, renamed_locals, renamed_names
 from portq.classifier.rules.definitions import DefinitionRules
 from portq.classifier.rules.form import FormRules, definition_text, module_loggers, same_without_logging
 from portq.classifier.rules.guards import GuardRules
@@ -636,6 +636,12 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
         return verdict
 
     def _decided(self, entry: EntryChanges, symbol: TouchedSymbol, facts: RangeFacts) -> SymbolVerdict:
+        verdict = self._decided_by_definitions(entry, symbol, facts)
+        if verdict.verdict in (NOT_APPLICABLE, IN_SYNC):
+            return verdict  # nothing to set aside: a file reformatted only ever takes back a flag
+        return self._formatter_only(symbol) or verdict
+
+    def _decided_by_definitions(self, entry: EntryChanges, symbol: TouchedSymbol, facts: RangeFacts) -> SymbolVerdict:
         paths = self._paths(symbol, facts)
         ports = self._ports(symbol, paths)
         moved = self._moved(entry, symbol, paths, ports, facts)
@@ -668,6 +674,25 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
             return self._parse_failure(entry, symbol, paths, True, moved_away, misread=True, ports=ports) or verdict
         return verdict
 
+
+    def _formatter_only(self, symbol: TouchedSymbol) -> SymbolVerdict | None:
+        """``formatter-only``: the symbol's C/C++ file, as a whole, was only reformatted. None otherwise."""
+        if language_for_path(symbol.path) != "cpp" or not symbol.old_blob or not symbol.new_blob:
+            return None
+        key = (symbol.old_blob, symbol.new_blob)
+        cache = self.__dict__.setdefault("_formatted_files", {})
+        if key not in cache:
+            tables = (self._table(symbol.old_blob, symbol.old_path or symbol.path), self._table(symbol.new_blob, symbol.path))
+            cache[key] = all(t is not None and t.source is not None for t in tables) \
+                and formatted_alike(tables[0].source, tables[1].source)
+        if not cache[key]:
+            return None
+        return self._base("formatter-only", symbol, NOT_APPLICABLE, "cosmetic", "body",
+                          f"{symbol.path} has the same tokens before and after once comments are dropped and its "
+                          "include lines taken as a set: the file was only reformatted (whitespace, wrapping, "
+                          "include order), so cosmetic rather than a change to follow",
+                          [Evidence(kind=Kind.COSMETIC, side="upstream-new", path=symbol.path, symbol=symbol.name,
+                                    message="the whole file has the same tokens; only its formatting changed")])
 
     def _ports(self, symbol: TouchedSymbol, paths: set[str]) -> list[Port]:
         """Ports of the symbol, paired by kind when a bare name is shared by a
@@ -947,6 +972,8 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
                               evidence + [new_side_evidence(symbol, Kind.COSMETIC,
                                                             f"the guard skips only a scaling by {operand} where "
                                                             f"{operand} is one", operand)])
+        old, new, other_build = self._default_build_launches(symbol, old, new, definition.file)
+        evidence = evidence + other_build
         items = compare(old, new, tree_signature, self.index, param_scope,
                         derivation=lambda name, kernel=None: self._derivation(entry, symbol, new, name, kernel),
                         upstream=self.upstream, keyword_free=lambda names: self._keyword_free(entry, symbol, names),
@@ -955,7 +982,10 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
         items = platform_chosen_launches(items, old, new, table.source if table is not None else None)
         items = platform_chosen_kernels(items, old, new, table.source if table is not None else None, symbol.path,
                                         lambda path: self._upstream_file(entry.commit.sha, path))
-        return self._from_items(entry, symbol, old, new, port, items, evidence)
+        verdict = self._from_items(entry, symbol, old, new, port, items, evidence)
+        if other_build and "default-build-launch" not in verdict.rules:
+            verdict.rules = [*verdict.rules, "default-build-launch"]
+        return verdict
 
 
 # --- the entry ----------------------------------------------------------------------

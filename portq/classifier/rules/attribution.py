@@ -51,9 +51,11 @@ RULES = (
     Rule("toplevel-use", ("NEEDS_REVIEW", "NOT_APPLICABLE"),
          "Changed module-level lines that name something a ported definition of the file uses need a reader "
          "(NEEDS_REVIEW); lines that name nothing a ported definition uses are NOT_APPLICABLE/not-ported. A name "
-         "the ported definitions use only in decorators the port does not carry is not attributed to it.",
+         "the ported definitions use only in decorators the port does not carry is not attributed to it. A C++ "
+         "line in a declaration without a body (an explicit instantiation or a prototype, over any number of "
+         "lines, read from the text) names only the function it declares: its parameter names are its own.",
          "-BLOCK = 128\n+BLOCK = 256  (the ported kernel reads BLOCK)",
-         "classifier.rules.attribution.AttributionRules._container"),
+         "classifier.rules.attribution.AttributionRules._container, classifier.reading._declared_function"),
     Rule("port-instantiations", ("IN_SYNC",),
          "Changed C++ lines outside definitions that are only explicit template instantiations (written out, or "
          "through a one-parameter instantiation macro of the file) and preprocessor conditionals, after which "

@@ -190,14 +190,16 @@ import itertools
 import re
 import tokenize
 from collections import Counter
+from dataclasses import replace
 
 from portq.classifier.imports import import_bindings, reexport_target
 from portq.classifier.reading import _if_bodies
 from portq.classifier.rules import Rule
 from portq.classifier.rules.scope import _scope_names
+from portq.core.evidence import Evidence, Kind
 from portq.core.model import TouchedSymbol
 from portq.language.signatures import Signature, comment_free_tokens, normalise_name
-from portq.language.symbols import language_for_path, macro_definitions
+from portq.language.symbols import KIND_TRITON_KERNEL, language_for_path, macro_definitions
 
 RULES = (
     Rule("default-build", ("NOT_APPLICABLE",),
@@ -220,6 +222,16 @@ RULES = (
          "+#define NUM_WARPS 32\n+#endif",
          "classifier.rules.branches.same_file_in_default_build, "
          "classifier.rules.attribution.AttributionRules._default_build_lines"),
+    Rule("default-build-launch", ("NEEDS_REVIEW",),
+         "A C/C++ launch inside a preprocessor branch the default build does not compile (the conditional on a "
+         "macro no source of the file defines, no file of the port's tree sets and the port's own file never "
+         "names, read as `default-build` reads it) is not a launch of the build the port mirrors: the launch comparison leaves it out on both "
+         "sides, so a kernel launched only for the other build is no `launch-kernel` gap, and what else changed "
+         "is compared as usual. A new kernel launched on a path every build compiles, or under a macro the tree "
+         "sets, stays a gap.",
+         "     else if (blocksize == 64) {\n+#if USE_GPU_B\n+        small_k<<<(blocks + 1) / 2, 64>>>(x, y, n);\n"
+         "+#else\n         k<64><<<blocks, 32>>>(x, y, n);\n+#endif",
+         "classifier.rules.branches.other_build_lines, classifier.rules.branches.BranchRules._default_build_launches"),
     Rule("lacked-branch", ("NOT_APPLICABLE",),
          "A Python definition whose tokens are the same before and after once each parameter the port lacks takes "
          "upstream's default (a declared not-carried one is off), the branches those values decide are replaced by "
@@ -241,10 +253,16 @@ RULES = (
          "passes: a constant, or the launching definition's parameter followed to where it enters (the default "
          "of a ported definition that calls it once and lacks it, then a module-level table literal read by that "
          "key, `mode = _str_to_mode[mode]`, in an `if` decided by that value); the same tokens before and after "
-         "once the branches those values decide are replaced by the branch taken: not-carried.",
+         "once the branches those values decide are replaced by the branch taken: not-carried. A kernel its own "
+         "module never launches takes the one launch in the other upstream modules the tree anchors definitions "
+         "of (importing it at module level or in the launching function; a `with` block runs once, a loop or "
+         "`try` is not followed); where the port's names bind nothing by position, a parameter upstream added "
+         "since the range's base under a name the port does not use is one it lacks (the port is taken as in "
+         "sync at the base). A caller-required or computed value keeps the branch.",
          "+    if mode == _MODE_NONE:      (the ported entry point's mode=\"fp32\" reaches the one launch as\n"
          "+        eps = eps.to(x.dtype)    _str_to_mode[\"fp32\"], _MODE_FP32.value)",
          "classifier.rules.branches.value_at_launch, classifier.rules.branches.module_tables, "
+         "classifier.rules.branches.bound_since_base, classifier.rules.branches.BranchRules._anchored_launch, "
          "classifier.rules.branches.BranchRules._launched_values"),
     Rule("absent-platform", ("NOT_APPLICABLE",),
          "A Python definition, or a module's program outside its definitions, whose tokens are the same before "
@@ -433,6 +451,30 @@ def same_file_in_default_build(before, after, defined: set[str]) -> set[str] | N
     if comment_free_tokens(before, expand=expand) != comment_free_tokens(after, expand=expand):
         return None
     return decided_macros(before, defined) | decided_macros(after, defined)
+
+
+def other_build_lines(root, defined: set[str]) -> dict[int, set[str]]:
+    """The 1-based lines of a C/C++ file that sit in a branch of a preprocessor conditional the default
+    build decides and does not compile (``default-build-launch``), each with the macros the conditionals
+    that drop it test. Lines of the conditional's directives count as dropped; lines of the branch taken
+    do not."""
+    dropped: dict[int, set[str]] = {}
+    if root is None:
+        return dropped
+    for current in _walk(root):
+        if current.type not in ("preproc_ifdef", "preproc_if"):
+            continue
+        taken = _default_branch(current, defined)
+        if taken is None:
+            continue
+        head = current.child_by_field_name("name") or current.child_by_field_name("condition")
+        names = {_text(n) for n in _walk(head) if n.type == "identifier"}
+        span = set(range(current.start_point[0] + 1, current.end_point[0] + 2))
+        for child in taken:
+            span -= set(range(child.start_point[0] + 1, child.end_point[0] + 2))
+        for line in span:
+            dropped.setdefault(line, set()).update(names)
+    return dropped
 
 
 _PREPROCESSOR_TEST = re.compile(rb"^[ \t]*#[ \t]*(?:if|ifdef|ifndef|elif|elifdef|elifndef)\b.*$", re.MULTILINE)
@@ -956,6 +998,21 @@ def bound_by_port(caller, port_names: list[str], declared: set[str], base=None) 
     return set(now) if set(now) <= set(parameters) else unknown
 
 
+def bound_since_base(caller, port_names: list[str], declared: set[str], base=None) -> set[str] | None:
+    """``bound_by_port``; where positions say nothing (every parameter not declared counts as the port's),
+    less the parameters upstream added since ``base`` (the anchored definition at the scanned range's base,
+    where the port is taken as in sync) under a name the port does not use: the port did not have them there,
+    so it lacks them (``launched-value``). Only where every parameter of the base is still there by name: a
+    name new since may otherwise be an old parameter renamed."""
+    bound = bound_by_port(caller, port_names, declared, base)
+    parameters = parameter_defaults(caller)
+    if bound is None or base is None or set(bound) < set(parameters) - set(declared) - {"self", "ctx", "cls"}:
+        return bound
+    if not set(parameter_defaults(base)) <= set(parameters):
+        return bound  # a parameter of the base was renamed or removed since: a new name may be an old one
+    return set(bound) - (set(parameters) - set(parameter_defaults(base)) - set(port_names))
+
+
 def _renamed_in_slot(name: str, before: list[str], after: list[str]) -> str | None:
     """The parameter of ``after`` that is ``before``'s ``name`` renamed in place: ``name`` lies in a run of
     consecutive parameters ``after`` no longer has, and as many names new since ``before`` stand in its place
@@ -1095,6 +1152,17 @@ def module_tables(root) -> dict[str, dict]:
     return tables
 
 
+def _tested_names(node) -> set[str]:
+    """The names the conditions of ``node``'s ``if`` statements and conditional expressions read."""
+    found: set[str] = set()
+    for current in _walk(node):
+        if current.type in ("if_statement", "elif_clause", "conditional_expression"):
+            condition = current.child_by_field_name("condition") if current.type != "conditional_expression" \
+                else (current.named_children[1] if len(current.named_children) == 3 else None)
+            found |= {_text(n) for n in _walk(condition) if n.type == "identifier"} if condition is not None else set()
+    return found
+
+
 def _launches_of(root, name: str) -> list:
     """The calls ``name(...)`` and launches ``name[grid](...)`` anywhere in a module."""
     found = []
@@ -1183,7 +1251,8 @@ def value_at_launch(function, name: str, entry, launch, tables: dict[str, dict],
     enters as ``entry``: unchanged when nothing in ``function`` binds it; else its one binding, ``name =
     TABLE[name]`` (a ``module_tables`` table read by the entry value) or a constant, placed in straight-line
     code before the launch or in ``if`` statements that tests of ``name`` alone decide (``if not isinstance(name,
-    int):``). ``...`` when not known."""
+    int):``). A launch inside a ``with`` block (a device guard) runs once, as straight-line code does; one in a
+    loop or a ``try`` is not followed. ``...`` when not known."""
     if entry is ... or entry is _OFF:
         return ...
     binders = [n for n in _walk(function)
@@ -1194,8 +1263,8 @@ def value_at_launch(function, name: str, entry, launch, tables: dict[str, dict],
                or (n.type in ("global_statement", "nonlocal_statement") and name in _text(n))]
     binders = [n for n in binders if n.type != "with_item" or " as " in _text(n)]
     for ancestor in _ancestors(launch, function):
-        if ancestor.type in ("for_statement", "while_statement", "try_statement", "with_statement"):
-            return ...
+        if ancestor.type in ("for_statement", "while_statement", "try_statement"):
+            return ...  # a `with` body runs once, and a `with ... as NAME` is a binder below
     if not binders:
         return entry
     if len(binders) != 1 or binders[0].type != "assignment" \
@@ -1840,6 +1909,37 @@ def same_without_stores(before, after, names: set[str], parameters: set[str] = f
 class BranchRules:
     """The branch rules, as methods of the verdict table (``verdicts.SymbolClassifier``)."""
 
+    def _default_build_launches(self, symbol: TouchedSymbol, old: Signature, new: Signature, port_file: str | None):
+        """``old`` and ``new`` less the C/C++ launches that lie in a preprocessor branch the default build does
+        not compile (``default-build-launch``, ``other_build_lines``), when no file of the tree sets a macro
+        those branches test and the port's own file never names one; and the evidence saying what was left
+        out (empty when nothing was)."""
+        if language_for_path(symbol.path) != "cpp" or symbol.change != "modified":
+            return old, new, []
+        tables = (self._table(symbol.old_blob, symbol.old_path or symbol.path), self._table(symbol.new_blob, symbol.path))
+        if any(t is None or t.tree is None or t.source is None for t in tables):
+            return old, new, []
+        defined = defined_macros(*(t.source for t in tables))
+        own = self.index.source(port_file) if port_file else None
+        kept, left_out = [], []
+        for signature, table in zip((old, new), tables):
+            lines = other_build_lines(table.tree.root_node, defined)
+            dropped = [launch for launch in signature.launches if launch.line in lines]
+            names = set().union(*(lines[launch.line] for launch in dropped)) if dropped else set()
+            if dropped and (set_in_tree(names, self.index.tree_sources()) or (own and any(
+                    re.search(rb"\b" + re.escape(name.encode()) + rb"\b", own) for name in names))):
+                dropped = []
+            kept.append(replace(signature, launches=[l for l in signature.launches if l not in dropped])
+                        if dropped else signature)
+            left_out += [(signature, launch, names) for launch in dropped]
+        evidence = [Evidence(kind=Kind.NOT_CARRIED, side="upstream-old" if signature is old else "upstream-new",
+                             path=signature.path, line=launch.line, quote=launch.quote, symbol=signature.name,
+                             subject=sorted(names)[0],
+                             message=f"launch of {launch.kernel_normalised} left out: it lies in a branch on "
+                                     f"{', '.join(sorted(names))} the default build does not compile")
+                    for signature, launch, names in left_out]
+        return kept[0], kept[1], evidence
+
     def _absent_platforms(self, symbol: TouchedSymbol, anchor) -> list[str]:
         """The platforms (``PLATFORMS``) the port's tree never names whose tests decide every difference of the
         definition (``absent-platform``); else empty. A port whose anchor pins an upstream commit is a copy
@@ -2009,15 +2109,21 @@ class BranchRules:
         before, after = sides
         if list(parameter_defaults(before.node)) != list(parameter_defaults(after.node)):
             return []  # the signature changed: the parameter rules judge it
-        if any(len(_launches_of(t.tree.root_node, symbol.name)) != 1 for t in tables) \
+        if any(len(_launches_of(t.tree.root_node, symbol.name)) > 1 for t in tables) \
                 or all(d is not _OFF for d in parameter_defaults(before.node).values()):
             return []  # no one launch to read, or nothing without a default: nothing read at the base
+        if any(not _launches_of(t.tree.root_node, symbol.name) for t in tables) and (
+                symbol.kind != KIND_TRITON_KERNEL or not _tested_names(after.node) & {
+                    n for n, d in parameter_defaults(after.node).items() if d is _OFF}):
+            return []  # launched from elsewhere: read other modules only for a kernel that tests such a parameter
+        commits = (entry.commit.parents[0] if entry.commit.parents else None, entry.commit.sha)
         declared = _scope_names(param_scope)
         port_names = [p.normalised for p in definition.signature.params if p.normalised not in ("self", "ctx")]
         base = self._at_base(anchor)
         values = []
-        for table, side, path in zip(tables, (before, after), (symbol.old_path or symbol.path, symbol.path)):
-            bound = bound_by_port(side.node, port_names, declared, base)
+        for table, side, path, commit in zip(tables, (before, after), (symbol.old_path or symbol.path, symbol.path),
+                                             commits):
+            bound = bound_since_base(side.node, port_names, declared, base)
             defaults = parameter_defaults(side.node)
             if bound is None or set(bound) >= set(defaults) - declared - {"self", "ctx", "cls"}:
                 return []
@@ -2030,7 +2136,7 @@ class BranchRules:
                 elif default is not _OFF:
                     chosen[name] = default
                 else:
-                    chosen[name] = self._launch_value(table, path, symbol.name, name, declared)
+                    chosen[name] = self._launch_value(table, path, symbol.name, name, declared, commit)
                     if chosen[name] is not ... and not self._launched_alike(entry, path, side is after,
                                                                             symbol.name, name, chosen[name]):
                         chosen[name] = ...  # another file launches it with another value
@@ -2136,14 +2242,22 @@ class BranchRules:
         return next((d.node for d in (table.definitions if table is not None else ()) if d.node is not None
                      and d.name == kernel and d.qualified_name == kernel), None)
 
-    def _launch_value(self, table, path: str, kernel: str, name: str, declared: set[str]):
+    def _launch_value(self, table, path: str, kernel: str, name: str, declared: set[str], commit: str | None = None):
         """The value the one launch (or call) of ``kernel`` in its file (``table``, at ``path``) passes its
         parameter ``name``: a constant, or a parameter of the launching definition followed to where it enters
-        (``value_at_launch``, ``_entry_value``). ``...`` when not known."""
+        (``value_at_launch``, ``_entry_value``). Where its file does not launch it, the one launch in the
+        other upstream modules the tree anchors definitions of, at ``commit`` (``_anchored_launch``). ``...``
+        when not known."""
         root = table.tree.root_node
         launches = _launches_of(root, kernel)
         kernel_node = next((d.node for d in table.definitions if d.node is not None and d.name == kernel
                             and d.qualified_name == kernel), None)
+        if not launches and kernel_node is not None and commit is not None:
+            found = self._anchored_launch(path, kernel, commit)
+            if found is None:
+                return ...
+            table, path, launch = found
+            root, launches = table.tree.root_node, [launch]
         if len(launches) != 1 or kernel_node is None:
             return ...
         launch = launches[0]
@@ -2160,6 +2274,43 @@ class BranchRules:
         return value_at_launch(_function(wrapper.node), _text(argument), entry, launch, module_tables(root),
                                constants)
 
+    def _anchored_launch(self, path: str, kernel: str, commit: str):
+        """``(table, path, launch)`` of the one launch of ``kernel`` (defined in ``path``) in the other Python
+        modules of the upstream that the tree anchors definitions of, each read at ``commit``, which import it
+        by name (under any alias, at module level or inside the launching function) from ``path``'s module; None when there is not exactly one, or a module
+        cannot be read. Only ported modules are read: the port runs its kernel from the definitions it
+        carries, and a launch elsewhere upstream is not the port's."""
+        module = path[:-3].replace("/", ".") if path.endswith(".py") else None
+        if module is None:
+            return None
+        others = sorted({a.path for a in self.index.anchors if a.upstream == self.upstream and a.path
+                         and a.path != path and language_for_path(a.path) == "python"})
+        found = []
+        for other in others:
+            table = self._table(f"{commit}:{other}", other)
+            if table is None or table.tree is None or table.fallback:
+                return None
+            root = table.tree.root_node
+            package = other.rpartition("/")[0].replace("/", ".")
+            scopes = [(root, import_bindings(root))] + [
+                (body, import_bindings(body)) for node in _walk(root) if node.type == "function_definition"
+                and (body := node.child_by_field_name("body")) is not None]
+            for scope, alias, binding in [(scope, a, b) for scope, bound in scopes for a, b in bound.items()]:
+                stem, _, name = binding.target.rpartition(".")
+                if name != kernel:
+                    continue
+                if stem.startswith("."):
+                    dots = len(stem) - len(stem.lstrip("."))
+                    parts = package.split(".") if package else []
+                    base = parts[:len(parts) - (dots - 1)] if dots - 1 <= len(parts) else None
+                    stem = ".".join((base or []) + ([stem.lstrip(".")] if stem.lstrip(".") else [])) \
+                        if base is not None else None
+                if stem != module:
+                    continue
+                found += [(table, other, launch) for launch in _launches_of(scope, alias)
+                          if all(launch.start_byte != seen.start_byte or other != where for _, where, seen in found)]
+        return found[0] if len(found) == 1 else None
+
     @staticmethod
     def _definition_around(table, node):
         """The definition of ``table`` whose function encloses ``node`` most closely, or None."""
@@ -2172,8 +2323,10 @@ class BranchRules:
         port's path: where the port anchors ``wrapper``, its default when the port lacks it; else, where
         ``wrapper`` is called once in its file, from a definition the port anchors, what that call passes for
         it from a parameter the port lacks (``lacked_through_caller``: its default). ``...`` when not known, or
-        when the tree declares a feature of the file not carried (the value is then the port's choice)."""
-        if any(a.param for a in self.index.anchors_for_path(self.upstream, {path}, "not-carried")):
+        when the tree declares a parameter of that name in the file not carried (the value is then the port's
+        choice); a declaration of another parameter says nothing of this one."""
+        if any(a.param and normalise_name(a.param) == normalise_name(name)
+               for a in self.index.anchors_for_path(self.upstream, {path}, "not-carried")):
             return ...
         anchors = self.index.anchors_for_path(self.upstream, {path})
         own = [a for a in anchors if a.matches_name(wrapper.name, wrapper.qualified_name)]
@@ -2189,7 +2342,7 @@ class BranchRules:
         if signature is None:
             return ...
         port_names = [p.normalised for p in signature.params if p.normalised not in ("self", "ctx")]
-        bound = bound_by_port(caller.node, port_names, declared, self._at_base(own[0]))
+        bound = bound_since_base(caller.node, port_names, declared, self._at_base(own[0]))
         if bound is None:
             return ...
         if caller is wrapper:

@@ -12,11 +12,21 @@ imports no verdict table and never names a corpus symbol, path or commit.
 
 from __future__ import annotations
 
+import re
+
 from portq.classifier.rules import Rule
 from portq.language.memo import STRINGS, per_definition
 from portq.language.signatures import comment_free_tokens, definition_tokens, node_text, nodes_of, normalise_name
 
 RULES = (
+    Rule("formatter-only", ("NOT_APPLICABLE",),
+         "A C/C++ file whose tokens, read from the text with comments dropped, line continuations joined and "
+         "its `#include` lines taken as a set, are the same before and after was only reformatted (whitespace, "
+         "line wrapping, wrapped comments, include order: what a code formatter changes), so every definition "
+         "of it is cosmetic. Read from the text, it holds where tree-sitter cannot parse the file. A changed "
+         "token anywhere in the file leaves each definition to the other rules.",
+         "-__global__ void k(const float* x, int n) {\n+__global__ void k(\n+    const float *x, int n\n+) {",
+         "classifier.rules.cosmetic.formatted_alike, classifier.verdicts.SymbolClassifier._decided"),
     Rule("cosmetic-comments", ("NOT_APPLICABLE",),
          "Changed lines outside definitions that are only comments or blank change nothing ported; the inner "
          "lines of a C++ block comment are comment, as its parse tree covers them, whatever they start with.",
@@ -368,3 +378,40 @@ def renamed_attributes(old_node, new_node, language: str) -> set[tuple[str, str]
 def _leaves(node):
     """The identifier leaves under ``node``, in source order."""
     return [n for n in _walk(node) if n.type == "identifier"]
+
+
+# --- a whole C/C++ file reformatted -----------------------------------------------------
+
+_CPP_TOKEN = re.compile(r"""
+    (?P<comment>//[^\n]*|/\*.*?\*/)
+  | (?P<string>[uUL8]*R"(?P<delimiter>[^(\s]*)\(.*?\)(?P=delimiter)"|[uUL8]*"(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*')
+  | (?P<word>[A-Za-z_]\w*|\d[\w.]*(?:[eEpP][+-]\d+)?\w*|\.\d[\w.]*)
+  | (?P<other>\S)
+""", re.VERBOSE | re.DOTALL)
+_INCLUDE_LINE = re.compile(r"^[ \t]*#[ \t]*include\b[^\n]*$", re.MULTILINE)
+
+
+def _formatting_free(source: str) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
+    """A C/C++ file's tokens with comments dropped and line continuations joined, and its ``#include``
+    lines (each as its tokens) sorted; None where the text cannot be read that way."""
+    text = source.replace("\\\r\n", " ").replace("\\\n", " ")
+    includes = []
+    for found in _INCLUDE_LINE.finditer(text):
+        tokens = [m.group(0) for m in _CPP_TOKEN.finditer(found.group(0)) if m.lastgroup != "comment"]
+        includes.append(" ".join(tokens))
+    text = _INCLUDE_LINE.sub(" ", text)
+    tokens = tuple(m.group(0) for m in _CPP_TOKEN.finditer(text) if m.lastgroup != "comment")
+    return tokens, tuple(sorted(includes))
+
+
+def formatted_alike(before: bytes | None, after: bytes | None) -> bool:
+    """True when two versions of a C/C++ file differ, and differ only in what a code formatter changes
+    (``formatter-only``): the same tokens once comments are dropped, line continuations joined and
+    ``#include`` lines taken as a set."""
+    if before is None or after is None or before == after:
+        return False
+    try:
+        old, new = before.decode("utf-8"), after.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return _formatting_free(old) == _formatting_free(new)
