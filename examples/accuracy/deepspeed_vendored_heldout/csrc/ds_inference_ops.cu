@@ -52,47 +52,47 @@ void bias_add_(at::Tensor& input, const at::Tensor& bias)
         launch_bias_add<float>(input.data_ptr<float>(), bias.data_ptr<float>(), width, rows_of(input), stream);
 }
 
-// The layer's closing residual (pre-LN): the sum lands in residual,
-// residual += (mlp_out + attn + bias + attn_bias) / mp_size, where the
-// tensor-parallel all-reduce sums the shares afterwards.
-void residual_add_(at::Tensor& residual, at::Tensor& mlp_out, at::Tensor& attn, at::Tensor& bias,
+// The layer's closing residual (pre-LN): the sum lands in mlp_out,
+// mlp_out += (residual + attn + bias + attn_bias) / mp_size, so that the
+// tensor-parallel all-reduce of mlp_out counts the residual once.
+void residual_add_(at::Tensor& mlp_out, at::Tensor& residual, at::Tensor& attn, at::Tensor& bias,
                    at::Tensor& attn_bias, int64_t mp_size, bool preln)
 {
-    for (auto* t : {&residual, &mlp_out, &attn, &bias, &attn_bias}) check_cuda(*t, "residual_add_: operand");
-    const int width = (int)residual.size(-1);
+    for (auto* t : {&mlp_out, &residual, &attn, &bias, &attn_bias}) check_cuda(*t, "residual_add_: operand");
+    const int width = (int)mlp_out.size(-1);
     TORCH_CHECK(width % 4 == 0, "residual_add_: the hidden size must be a multiple of 4");
-    at::cuda::CUDAGuard guard{residual.device()};
+    at::cuda::CUDAGuard guard{mlp_out.device()};
     cudaStream_t stream = at::cuda::getCurrentCUDAStream();
-    if (residual.scalar_type() == at::kHalf)
-        launch_bias_residual<__half>((__half*)mlp_out.data_ptr(), (__half*)residual.data_ptr(), (__half*)attn.data_ptr(),
-                                     (__half*)bias.data_ptr(), (__half*)attn_bias.data_ptr(), rows_of(residual), width,
+    if (mlp_out.scalar_type() == at::kHalf)
+        launch_bias_residual<__half>((__half*)residual.data_ptr(), (__half*)mlp_out.data_ptr(), (__half*)attn.data_ptr(),
+                                     (__half*)bias.data_ptr(), (__half*)attn_bias.data_ptr(), rows_of(mlp_out), width,
                                      (int)mp_size, preln, stream);
     else
-        launch_bias_residual<float>(mlp_out.data_ptr<float>(), residual.data_ptr<float>(), attn.data_ptr<float>(),
-                                    bias.data_ptr<float>(), attn_bias.data_ptr<float>(), rows_of(residual), width,
+        launch_bias_residual<float>(residual.data_ptr<float>(), mlp_out.data_ptr<float>(), attn.data_ptr<float>(),
+                                    bias.data_ptr<float>(), attn_bias.data_ptr<float>(), rows_of(mlp_out), width,
                                     (int)mp_size, preln, stream);
 }
 
-// GPT-J/GPT-NeoX parallel residual: the sum lands in residual,
-// residual += attn + bias + (mlp_out + attn_bias) / mp_size, attn_bias optional.
-void parallel_residual_add_(at::Tensor& residual, at::Tensor& mlp_out, at::Tensor& attn, at::Tensor& bias,
+// GPT-J/GPT-NeoX parallel residual: the sum lands in mlp_out,
+// mlp_out += attn + bias + (residual + attn_bias) / mp_size, attn_bias optional.
+void parallel_residual_add_(at::Tensor& mlp_out, at::Tensor& residual, at::Tensor& attn, at::Tensor& bias,
                             const c10::optional<at::Tensor>& attn_bias, int64_t mp_size)
 {
-    for (auto* t : {&residual, &mlp_out, &attn, &bias}) check_cuda(*t, "parallel_residual_add_: operand");
+    for (auto* t : {&mlp_out, &residual, &attn, &bias}) check_cuda(*t, "parallel_residual_add_: operand");
     if (attn_bias) check_cuda(*attn_bias, "parallel_residual_add_: attn_bias");
-    const int width = (int)residual.size(-1);
+    const int width = (int)mlp_out.size(-1);
     TORCH_CHECK(width % 4 == 0, "parallel_residual_add_: the hidden size must be a multiple of 4");
-    at::cuda::CUDAGuard guard{residual.device()};
+    at::cuda::CUDAGuard guard{mlp_out.device()};
     cudaStream_t stream = at::cuda::getCurrentCUDAStream();
-    if (residual.scalar_type() == at::kHalf)
-        launch_gptj_residual_add<__half>((__half*)mlp_out.data_ptr(), (__half*)residual.data_ptr(),
+    if (mlp_out.scalar_type() == at::kHalf)
+        launch_gptj_residual_add<__half>((__half*)residual.data_ptr(), (__half*)mlp_out.data_ptr(),
                                          (__half*)attn.data_ptr(), (__half*)bias.data_ptr(),
                                          attn_bias ? (__half*)attn_bias->data_ptr() : nullptr, width,
-                                         rows_of(residual), (int)mp_size, stream);
+                                         rows_of(mlp_out), (int)mp_size, stream);
     else
-        launch_gptj_residual_add<float>(mlp_out.data_ptr<float>(), residual.data_ptr<float>(), attn.data_ptr<float>(),
+        launch_gptj_residual_add<float>(residual.data_ptr<float>(), mlp_out.data_ptr<float>(), attn.data_ptr<float>(),
                                         bias.data_ptr<float>(), attn_bias ? attn_bias->data_ptr<float>() : nullptr,
-                                        width, rows_of(residual), (int)mp_size, stream);
+                                        width, rows_of(mlp_out), (int)mp_size, stream);
 }
 
 // scores (batch, heads, queries, keys) in place: softmax over keys of
@@ -131,9 +131,9 @@ TORCH_LIBRARY(engine_ds, m)
 {
     m.def("bias_gelu_(Tensor(a!) input, Tensor bias) -> ()", &engine_ds::bias_gelu_);
     m.def("bias_add_(Tensor(a!) input, Tensor bias) -> ()", &engine_ds::bias_add_);
-    m.def("residual_add_(Tensor(a!) residual, Tensor mlp_out, Tensor attn, Tensor bias, Tensor attn_bias, int mp_size, bool preln) -> ()",
+    m.def("residual_add_(Tensor(a!) mlp_out, Tensor residual, Tensor attn, Tensor bias, Tensor attn_bias, int mp_size, bool preln) -> ()",
           &engine_ds::residual_add_);
-    m.def("parallel_residual_add_(Tensor(a!) residual, Tensor mlp_out, Tensor attn, Tensor bias, Tensor? attn_bias, int mp_size) -> ()",
+    m.def("parallel_residual_add_(Tensor(a!) mlp_out, Tensor residual, Tensor attn, Tensor bias, Tensor? attn_bias, int mp_size) -> ()",
           &engine_ds::parallel_residual_add_);
     m.def("attn_softmax_(Tensor(a!) scores, Tensor? mask, Tensor? alibi, float layer_scale, bool triangular, bool local_attention, int window_size, int head_offset, int mp_size) -> ()",
           &engine_ds::attn_softmax_);

@@ -26,13 +26,13 @@ def mlp_up(hidden, bias):
     return hidden
 
 
-def close_layer(residual, mlp_out, attn, mlp_bias, attn_bias, mp_size=1):
-    """Pre-LN residual: residual + (mlp_out + attn + both biases) / mp_size, in place in residual."""
-    torch.ops.engine_ds.residual_add_(residual, mlp_out, attn, mlp_bias, attn_bias, mp_size, True)
-    return residual
+def close_layer(mlp_out, residual, attn, mlp_bias, attn_bias, mp_size=1):
+    """Pre-LN residual: mlp_out + (residual + attn + both biases) / mp_size, in place in mlp_out."""
+    torch.ops.engine_ds.residual_add_(mlp_out, residual, attn, mlp_bias, attn_bias, mp_size, True)
+    return mlp_out
 
 
-def close_parallel_layer(residual, mlp_out, attn, mlp_bias, attn_bias=None, mp_size=1):
-    """GPT-J/GPT-NeoX residual: residual + attn + mlp_bias + (mlp_out + attn_bias) / mp_size, in place in residual."""
-    torch.ops.engine_ds.parallel_residual_add_(residual, mlp_out, attn, mlp_bias, attn_bias, mp_size)
-    return residual
+def close_parallel_layer(mlp_out, residual, attn, mlp_bias, attn_bias=None, mp_size=1):
+    """GPT-J/GPT-NeoX residual: mlp_out + attn + mlp_bias + (residual + attn_bias) / mp_size, in place in mlp_out."""
+    torch.ops.engine_ds.parallel_residual_add_(mlp_out, residual, attn, mlp_bias, attn_bias, mp_size)
+    return mlp_out

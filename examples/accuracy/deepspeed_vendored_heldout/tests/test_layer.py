@@ -31,20 +31,20 @@ def test_launch_bias_add_adds_the_bias_to_every_row():
     torch.testing.assert_close(layer.attention_output(x.clone(), bias), x + bias)
 
 
-def test_launch_bias_residual_sums_the_layer_pre_ln():
+def test_launch_bias_residual_sums_the_layer_pre_ln_into_the_mlp_output():
     torch.manual_seed(0)
     mlp, res, attn = (torch.randn(4, 128, device="cuda") for _ in range(3))
     b, ab = torch.randn(128, device="cuda"), torch.randn(128, device="cuda")
-    got = layer.close_layer(res.clone(), mlp, attn, b, ab)
-    torch.testing.assert_close(got, res + mlp + attn + b + ab)
+    got = layer.close_layer(mlp.clone(), res, attn, b, ab)
+    torch.testing.assert_close(got, mlp + res + attn + b + ab)
 
 
 def test_launch_gptj_residual_add_scales_the_mlp_share_by_the_parallel_degree():
     torch.manual_seed(0)
     mlp, res, attn = (torch.randn(4, 128, device="cuda") for _ in range(3))
     b, ab = torch.randn(128, device="cuda"), torch.randn(128, device="cuda")
-    got = layer.close_parallel_layer(res.clone(), mlp, attn, b, ab, mp_size=2)
-    torch.testing.assert_close(got, res + attn + b + (mlp + ab) / 2)
+    got = layer.close_parallel_layer(mlp.clone(), res, attn, b, ab, mp_size=2)
+    torch.testing.assert_close(got, mlp + attn + b + (res + ab) / 2)
 
 
 def test_launch_attn_softmax_v2_is_a_causal_softmax():
