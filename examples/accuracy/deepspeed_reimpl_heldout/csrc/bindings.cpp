@@ -4,6 +4,8 @@
 #include <c10/cuda/CUDAGuard.h>
 #include <torch/all.h>
 
+#include <initializer_list>
+
 #include "layer_kernels.cuh"
 
 namespace engine_layer {
@@ -73,10 +75,11 @@ void bias_add_op(at::Tensor& act, const at::Tensor& bias)
     });
 }
 
-void residual_add_op(at::Tensor& mlp_out, const at::Tensor& residual, const at::Tensor& attn, const at::Tensor& mlp_bias,
-                   const at::Tensor& attn_bias, int64_t mp_size)
+void residual_add_op(at::Tensor& mlp_out, const at::Tensor& residual, const at::Tensor& attn,
+                     const at::Tensor& mlp_bias, const at::Tensor& attn_bias, int64_t mp_size)
 {
-    for (const at::Tensor* t : {&mlp_out, &residual, &attn, &mlp_bias, &attn_bias}) check(*t, "residual_add: operand");
+    for (const at::Tensor* t : std::initializer_list<const at::Tensor*>{&mlp_out, &residual, &attn, &mlp_bias, &attn_bias})
+        check(*t, "residual_add: operand");
     const int width = (int)mlp_out.size(-1);
     TORCH_CHECK(width % 4 == 0, "residual_add: the hidden size must be a multiple of 4");
     TORCH_CHECK(mp_size >= 1, "residual_add: mp_size must be at least 1");
