@@ -38,6 +38,7 @@ def test_repository_config_names_its_upstreams_and_the_corpus_ones():
         "xformers": (REPO_ROOT / "../xformers").resolve(),
         "transformerengine": (REPO_ROOT / "../transformerengine").resolve(),
         "gptqmodel": (REPO_ROOT / "../gptqmodel").resolve(),
+        "deepspeed": (REPO_ROOT / "../deepspeed").resolve(),
     }
     assert config.matrix_path == REPO_ROOT / "matrix" / "kernel-matrix.toml"
 

@@ -1,0 +1,1 @@
+"""The engine's transformer layer over its own CUDA kernels (csrc/)."""

@@ -1,0 +1,1 @@
+"""The engine's transformer layer over DeepSpeed's vendored inference kernels."""
