@@ -83,6 +83,15 @@ RULES = (
          "A parameter that gained or lost its default upstream leaves a port that did not follow behind.",
          "-def f(x, scale):\n+def f(x, scale=None):",
          "classifier.rules.parameters._parameter_items"),
+    Rule("kept-default", ("NEEDS_REVIEW",),
+         "A parameter that loses its default upstream (its callers must now pass it) while the port keeps a "
+         "default for it: the port still accepts every call upstream accepts, so it is not behind on the "
+         "interface, and what the dropped fallback computed is body for a reader (NEEDS_REVIEW, never REAL_GAP). "
+         "A default gained upstream that the port lacks, or a parameter the port does not have, stays with "
+         "`parameter-default`.",
+         "-def dequant(q, scales, bits, maxq=None):\n+def dequant(q, scales, bits, maxq):   (the port keeps "
+         "maxq=None and its fallback)",
+         "classifier.rules.parameters._parameter_items"),
     Rule("compile-time-parameter", ("IN_SYNC", "NEEDS_REVIEW"),
          "Across languages a C++ template parameter and a `tl.constexpr` need not correspond: only a match by "
          "name decides (IN_SYNC); otherwise for a reader.",
@@ -104,6 +113,17 @@ RULES = (
          "NEEDS_REVIEW). A rename some call binds by keyword, or a parameter inserted or moved, stays a gap.",
          "-def k(X, Y, n):\n+def k(in_ptr, out_ptr, n):  (k[grid](x, y, n) both sides)",
          "classifier.rules.parameters.renamed_positionally, classifier.rules.parameters._parameter_items"),
+    Rule("cpp-parameter-renaming", ("NEEDS_REVIEW",),
+         "A C++ runtime parameter upstream renamed in place under any name (removed and added at the same "
+         "position, the count unchanged, the same declared type once `const` is dropped, the default kept or "
+         "still absent, neither name one the other side still has): C++ binds arguments by position, so every "
+         "caller passes the renamed parameter the value it passed the old one and the port keeping the old name "
+         "is no gap of its interface; whether the value now means something else, and what the body does with "
+         "it, is for a reader (at most NEEDS_REVIEW, like `positional-parameter-renaming` in Python). A "
+         "parameter whose type changes, or one inserted or moved, stays a gap.",
+         "-__global__ void k(float* input, float* output, int n)\n+__global__ void k(float* residual, const "
+         "float* hidden_state, const int n)",
+         "classifier.rules.parameters.renamed_by_position, classifier.rules.parameters._parameter_items"),
     Rule("dead-input", ("REAL_GAP", "INERT", "IN_SYNC"),
          "A parameter upstream now leaves unused (dead) that the port still takes and uses leaves it behind; a "
          "port that dropped it or leaves it unused too is in sync. In C++, a name read by a function-like macro "
@@ -637,6 +657,43 @@ def renamed_positionally(old: Signature, new: Signature, old_names, new_names, k
     return {b: a.normalised for b, a in pairs.items()}
 
 
+def _declared_type(param) -> str | None:
+    """A C++ parameter's declared type as written on its line (``quote``), without its name, ``const``
+    qualifiers or spacing; None when the line does not show it as one declaration."""
+    text = param.quote or ""
+    found = next((m for m in re.finditer(r"(?<![\w])" + re.escape(param.name) + r"(?![\w])", text)
+                  if re.match(r"\s*(?:[,)=\[]|$)", text[m.end():])), None)
+    if found is None:
+        return None
+    start = max(text.rfind("(", 0, found.start()), text.rfind(",", 0, found.start())) + 1
+    words = re.findall(r"[A-Za-z_]\w*|\S", text[start:found.start()])
+    if words.count("<") != words.count(">"):
+        return None  # a template argument list split at its comma: not read from one line
+    return "".join(w for w in words if w != "const") or None
+
+
+def renamed_by_position(old: Signature, new: Signature, old_names, new_names) -> dict[str, str]:
+    """Rule ``cpp-parameter-renaming``: old -> new normalised names of the C++ runtime parameters upstream
+    renamed in place (one removed and one added at the same position, the parameter count unchanged, the
+    same declared type once ``const`` is dropped, the default kept or still absent, neither name a spelling
+    of one the other side still has). C++ has no keyword arguments, so every call binds the new name to the value it
+    bound the old one."""
+    if not (old.language == new.language == "cpp") or len(old.params) != len(new.params):
+        return {}
+    removed, added = _removed_and_added_by_position(old, new, old_names, new_names)
+    spelled = {side: {"_".join(_words(n)) for n in names} for side, names in (("old", old_names), ("new", new_names))}
+    pairs = {}
+    for position, before in removed.items():
+        after = added.get(position)
+        if (after is None or before.constexpr or after.constexpr or before.has_default != after.has_default
+                or "_".join(_words(before.normalised)) in spelled["new"]
+                or "_".join(_words(after.normalised)) in spelled["old"]
+                or _declared_type(before) is None or _declared_type(before) != _declared_type(after)):
+            continue
+        pairs[before.normalised] = after.normalised
+    return pairs
+
+
 def _instance_item(name: str, kind: str, what: str, quotes: tuple[str, ...], upstream: Evidence,
                    port: Signature) -> Delta:
     """``instance-derived-parameter``: ``name`` is computed by the class's own calling method."""
@@ -681,7 +738,18 @@ def _parameter_items(old: Signature, new: Signature, port: Signature, scope: set
                            [_upstream_param_evidence(new, after, "upstream-new", Kind.COSMETIC,
                                                      f"{kind} {before} renamed {after} at the same position")],
                            rule="positional-parameter-renaming"))
-    renamed = {**renamed, **positional}
+    by_position = {b: a for b, a in renamed_by_position(old, new, old_names, new_names).items()
+                   if b not in scope and a not in scope and b not in renamed}
+    for before, after in by_position.items():
+        kind = _param_kind(old.param(before))
+        items.append(Delta("undecided", "signature", f"upstream renamed {kind} {before} to {after} in place, of "
+                           "the same type (const aside); C++ binds arguments by position, so every caller passes it "
+                           "the same value and the port's name is no gap of its interface; whether the value now "
+                           "means something else is for a reader",
+                           [_upstream_param_evidence(new, after, "upstream-new", Kind.COSMETIC,
+                                                     f"{kind} {before} renamed {after} at the same position")],
+                           rule="cpp-parameter-renaming"))
+    renamed = {**renamed, **positional, **by_position}
     for name in old_names:
         if name in new_names or name in renamed:
             continue
@@ -776,6 +844,15 @@ def _parameter_items(old: Signature, new: Signature, port: Signature, scope: set
                 items.append(Delta("undecided", "signature", f"{message} and the port has no {name}", [upstream]))
             elif mine.has_default == after.has_default:
                 items.append(Delta("sync", "signature", f"the port's {name} already matches", [upstream]))
+            elif before.has_default and mine.has_default:
+                # ``kept-default``: upstream's callers must now pass it, and the port still accepts them
+                # all; what the dropped fallback computed is body, for a reader.
+                items.append(Delta("undecided", "signature",
+                                   f"{message}, so its callers must pass it; the port keeps its default and so still "
+                                   "accepts every call upstream accepts: not behind on the interface, and the dropped "
+                                   "fallback is for a reader to judge",
+                                   [upstream] + _tree_param_evidence(port, name, f"the port's {name}")[:1],
+                                   rule="kept-default"))
             else:
                 items.append(Delta("behind", "signature", f"{message}, the port's has not",
                                         [upstream] + _tree_param_evidence(port, name, f"the port's {name}")[:1]))
