@@ -76,7 +76,7 @@ from portq.classifier.rules.identity import IdentityRules
 from portq.classifier.rules.interface import InterfaceRules
 from portq.classifier.rules.launch import platform_chosen_kernels, platform_chosen_launches
 from portq.classifier.rules.ownership import OwnershipRules
-from portq.classifier.rules.parameters import (Derivation, Step, cpp_launch_constant, instance_computed, _upstream_param_evidence, derive, launch_argument,
+from portq.classifier.rules.parameters import (Derivation, Step, cpp_launch_constant, instance_computed, internal_argument, _upstream_param_evidence, derive, launch_argument,
                                                launch_argument_texts, parameter_position)
 from portq.classifier.rules.provenance import ProvenanceRules
 from portq.classifier.rules.scope import ScopeRules, _scope_names
@@ -516,6 +516,69 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
             return None
         here, there = (old, new) if side == "old" else (new, old)
         return instance_computed(here.tree.root_node, parts[0], parts[1], name, there.tree.root_node)
+
+    def _internal_parameter(self, entry: EntryChanges, symbol: TouchedSymbol, new: Signature, name: str,
+                            port) -> tuple[str, ...] | None:
+        """Rule ``internal-parameter``: the declarations upstream's callers of C++ function ``symbol`` pass its
+        new runtime parameter ``name`` from, when every caller it had (in the C++ files the commit changes,
+        which hold every caller a compiler would reject otherwise) keeps its own parameters and passes a local it
+        declares, and no tree definition other than a port calls the port's function ``port``; else None."""
+        if language_for_path(symbol.path) != "cpp" or new.is_kernel or name not in new.runtime_param_names:
+            return None
+        index = new.runtime_param_names.index(name)
+        files = {(c.old_blob, c.new_blob, c.old_path or c.path, c.path) for c in entry.owned_changes if c.new_blob}
+        files.add((symbol.old_blob, symbol.new_blob, symbol.old_path or symbol.path, symbol.path))
+        quotes: list[str] = []
+        for old_blob, new_blob, old_path, path in sorted(files, key=lambda f: f[3]):
+            if language_for_path(path) != "cpp":
+                continue
+            before, after = self._table(old_blob, old_path) if old_blob else None, self._table(new_blob, path)
+            if after is None or after.fallback:
+                return None
+            for definition in after.definitions:
+                if definition.node is None or definition.qualified_name == symbol.qualified_name:
+                    continue
+                text = definition.node.text.decode("utf-8", errors="replace")
+                mine = signature_of(definition, after.source, path)
+                found = internal_argument(text, symbol.name, index, set(mine.param_names))
+                if found is None:
+                    continue
+                was = next((d for d in (before.definitions if before is not None and not before.fallback else ())
+                            if d.qualified_name == definition.qualified_name and d.node is not None), None)
+                if was is None:
+                    continue  # a caller new in this commit: a new sibling, decided on its own
+                if found is False or signature_of(was, before.source, old_path).param_names != mine.param_names:
+                    return None
+                quotes += [q for q in found if q not in quotes]
+        if not quotes or not self._called_only_from_ports(port):
+            return None
+        return tuple(quotes)
+
+    def _called_only_from_ports(self, port) -> bool:
+        """True when every call of the tree definition ``port`` by name lies in a tree definition that
+        ports an upstream one (``internal-parameter``); a call at file scope or in any other definition,
+        or a tree that cannot be read, answers False."""
+        sources = self.index.tree_sources()
+        if sources is None:
+            return False
+        ported = {(d.file, d.start_line) for d in self.index.ported_definitions()}
+        call = re.compile(rf"(?<![\w.>:]){re.escape(port.name)}\s*(?:<[^;{{}}()]*>)?\s*\(")
+        for path, source in sources.items():
+            text = source.decode("utf-8", errors="replace")
+            if port.name not in text:
+                continue
+            records = self.index.definitions_in_file(path) or []
+            for found in call.finditer(text):
+                line = text.count("\n", 0, found.start()) + 1
+                around = [d for d in records if d.start_line <= line <= d.end_line]
+                if not around:
+                    return False
+                innermost = max(around, key=lambda d: d.start_line)
+                if (innermost.file, innermost.start_line) == (port.file, port.start_line) and line == port.start_line:
+                    continue  # the definition itself
+                if (innermost.file, innermost.start_line) not in ported:
+                    return False
+        return True
 
     def _cpp_launcher_derivation(self, symbol: TouchedSymbol, kernel: str, name: str) -> Derivation | None:
         """How C++ launcher ``symbol`` (ported: it is being compared) passes kernel ``kernel``'s new
@@ -1027,7 +1090,8 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
                         derivation=lambda name, kernel=None: self._derivation(entry, symbol, new, name, kernel),
                         upstream=self.upstream, keyword_free=lambda names: self._keyword_free(entry, symbol, names),
                         instance=lambda name, side: self._instance_computed(symbol, name, side),
-                        respell=self._launcher_renaming(symbol))
+                        respell=self._launcher_renaming(symbol),
+                        internal=lambda name: self._internal_parameter(entry, symbol, new, name, definition))
         table = self._table(symbol.new_blob, symbol.path) if language_for_path(symbol.path) == "python" else None
         items = platform_chosen_launches(items, old, new, table.source if table is not None else None)
         items = platform_chosen_kernels(items, old, new, table.source if table is not None else None, symbol.path,

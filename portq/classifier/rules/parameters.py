@@ -124,6 +124,18 @@ RULES = (
          "-__global__ void k(float* input, float* output, int n)\n+__global__ void k(float* residual, const "
          "float* hidden_state, const int n)",
          "classifier.rules.parameters.renamed_by_position, classifier.rules.parameters._parameter_items"),
+    Rule("internal-parameter", ("NEEDS_REVIEW",),
+         "A C++ function (not a kernel launch) that gains a runtime parameter which only upstream's own callers "
+         "supply, each computing it itself: every caller the function had keeps its own parameters and passes, at "
+         "the new position, a local it declares in its body (never one of its parameters), and in the tree the "
+         "port's function is called only from definitions that port upstream definitions. No interface the "
+         "port's own code calls changes, so the parameter is how the copied code is wired inside, for a reader "
+         "(at most NEEDS_REVIEW), quoting the declarations. New callers are new siblings, decided on their own. "
+         "A caller handing on a parameter of its own, or tree code that is no port calling the function, keeps "
+         "the gap.",
+         "-void gated_act(const float* in, float* out, cudaStream_t s)\n+void gated_act(const float* in, float* "
+         "out, Param& p, cudaStream_t s)   (api_swiglu: +Empty e = {}; gated_act<Empty>(in, out, e, s))",
+         "classifier.rules.parameters.internal_argument, classifier.verdicts.SymbolClassifier._internal_parameter"),
     Rule("dead-input", ("REAL_GAP", "INERT", "IN_SYNC"),
          "A parameter upstream now leaves unused (dead) that the port still takes and uses leaves it behind; a "
          "port that dropped it or leaves it unused too is in sync. In C++, a name read by a function-like macro "
@@ -694,6 +706,31 @@ def renamed_by_position(old: Signature, new: Signature, old_names, new_names) ->
     return pairs
 
 
+def internal_argument(text: str, function: str, index: int, params: set[str]):
+    """Rule ``internal-parameter``: what the C++ definition ``text`` passes ``function`` (a plain call,
+    ``function<...>(...)``, not a kernel launch) at runtime argument ``index``, when every such call passes
+    a local the definition declares itself (``Empty e = {};``, never one of ``params``): the declarations,
+    quoted; False when a call passes anything else or cannot be read; None when it does not call it."""
+    text = _CPP_COMMENT.sub("", text)
+    calls = [m for m in re.finditer(rf"(?<![\w.>:]){re.escape(function)}\s*(?:<[^;{{}}()]*>)?\s*\(", text)
+             if not text[m.end() - 1:m.end()].startswith("<")]
+    if not calls:
+        return None
+    quotes = []
+    for call in calls:
+        inside = _balanced(text, call.end() - 1)
+        arguments = _top_level_split(inside) if inside is not None else []
+        value = arguments[index].strip() if index < len(arguments) else ""
+        if not re.fullmatch(r"[A-Za-z_]\w*", value) or value in params:
+            return False
+        declared = re.search(rf"(?:^|[;{{}}\n])\s*((?:const\s+)?[\w:<>, ]+?[\s&*]+{re.escape(value)}\s*(?:=[^;]*|\{{[^;]*\}})?;)",
+                             text[:call.start()])
+        if declared is None:
+            return False
+        quotes.append(declared.group(1).strip())
+    return tuple(dict.fromkeys(quotes))
+
+
 def _instance_item(name: str, kind: str, what: str, quotes: tuple[str, ...], upstream: Evidence,
                    port: Signature) -> Delta:
     """``instance-derived-parameter``: ``name`` is computed by the class's own calling method."""
@@ -710,7 +747,7 @@ def _instance_item(name: str, kind: str, what: str, quotes: tuple[str, ...], ups
 
 
 def _parameter_items(old: Signature, new: Signature, port: Signature, scope: set[str],
-                     derivation=None, keyword_free=None, instance=None) -> list[Delta]:
+                     derivation=None, keyword_free=None, instance=None, internal=None) -> list[Delta]:
     items: list[Delta] = []
     derived_params: list = []  # (label, derivation, evidence) of added parameters upstream computes itself
     # Triton to Triton, constexpr parameters compare too; across languages a
@@ -802,6 +839,14 @@ def _parameter_items(old: Signature, new: Signature, port: Signature, scope: set
                                        [upstream, mine, _derivation_evidence(derived, name, "upstream", new.path, new.name)]))
             elif instance is not None and instance(name, "new"):
                 items.append(_instance_item(name, _param_kind(param), "added", instance(name, "new"), upstream, port))
+            elif internal is not None and param is not None and not param.constexpr and (quotes := internal(name)):
+                items.append(Delta("undecided", "signature",
+                                   f"upstream added {_param_kind(param)} {label}, which only its own callers supply, "
+                                   f"each from a local it declares (`{'`; `'.join(quotes[:2])}`) with its own "
+                                   "parameters unchanged, and the tree calls the port only from ports of those "
+                                   "callers: how the copied code is wired inside, not an input the port's callers "
+                                   "supply, so for a reader (at most NEEDS_REVIEW)", [upstream, lacks],
+                                   rule="internal-parameter"))
             elif old_names and shared * 2 < len(old_names):
                 # A port that shares under half of upstream's parameters is a
                 # redesign (a different tiling, a fused kernel): that it lacks
