@@ -56,17 +56,6 @@ RULES = (
          "lines, read from the text) names only the function it declares: its parameter names are its own.",
          "-BLOCK = 128\n+BLOCK = 256  (the ported kernel reads BLOCK)",
          "classifier.rules.attribution.AttributionRules._container, classifier.reading._declared_function"),
-    Rule("moved-reader", ("NEEDS_REVIEW",),
-         "A definition that carries an anchored body since an earlier commit of the range moved it "
-         "(`moved-definition`: renamed, or carried into another name) is the ported definition when changed "
-         "module-level lines are attributed by use: a binding it reads — the configs its `autotune` decorator "
-         "launches it with among them, which choose what runs rather than describe it — needs a reader "
-         "(NEEDS_REVIEW) like one the anchored name reads. Bindings no ported or carried definition reads stay "
-         "NOT_APPLICABLE/not-ported.",
-         "-CONFIGS = make_configs([1024], 1)\n+CONFIGS = make_configs([1024], [1])\n"
-         "  (@triton.autotune(CONFIGS, ...) on dequant_kernel, renamed from the anchored _deq_kernel)",
-         "classifier.rules.attribution.AttributionRules._carried_definitions, "
-         "classifier.rules.attribution._tunes_with"),
     Rule("port-instantiations", ("IN_SYNC",),
          "Changed C++ lines outside definitions that are only explicit template instantiations (written out, or "
          "through a one-parameter instantiation macro of the file) and preprocessor conditionals, after which "
@@ -150,6 +139,17 @@ RULES = (
          "exists, NOT_APPLICABLE/not-ported.",
          "+struct Params { int n; };  (used by a ported kernel this commit does not touch)",
          "classifier.rules.attribution.AttributionRules._added_type"),
+    Rule("moved-reader", ("NEEDS_REVIEW",),
+         "A definition that carries an anchored body since an earlier commit of the range moved it "
+         "(`moved-definition`: renamed, or carried into another name) is the ported definition when changed "
+         "module-level lines are attributed by use: a binding it reads — the configs its `autotune` decorator "
+         "launches it with among them, which choose what runs rather than describe it — needs a reader "
+         "(NEEDS_REVIEW) like one the anchored name reads. Bindings no ported or carried definition reads stay "
+         "NOT_APPLICABLE/not-ported.",
+         "-CONFIGS = make_configs([1024], 1)\n+CONFIGS = make_configs([1024], [1])\n"
+         "  (@triton.autotune(CONFIGS, ...) on dequant_kernel, renamed from the anchored _deq_kernel)",
+         "classifier.rules.attribution.AttributionRules._carried_definitions, "
+         "classifier.rules.attribution._tunes_with"),
 )
 
 

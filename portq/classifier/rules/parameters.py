@@ -83,15 +83,6 @@ RULES = (
          "A parameter that gained or lost its default upstream leaves a port that did not follow behind.",
          "-def f(x, scale):\n+def f(x, scale=None):",
          "classifier.rules.parameters._parameter_items"),
-    Rule("kept-default", ("NEEDS_REVIEW",),
-         "A parameter that loses its default upstream (its callers must now pass it) while the port keeps a "
-         "default for it: the port still accepts every call upstream accepts, so it is not behind on the "
-         "interface, and what the dropped fallback computed is body for a reader (NEEDS_REVIEW, never REAL_GAP). "
-         "A default gained upstream that the port lacks, or a parameter the port does not have, stays with "
-         "`parameter-default`.",
-         "-def dequant(q, scales, bits, maxq=None):\n+def dequant(q, scales, bits, maxq):   (the port keeps "
-         "maxq=None and its fallback)",
-         "classifier.rules.parameters._parameter_items"),
     Rule("compile-time-parameter", ("IN_SYNC", "NEEDS_REVIEW"),
          "Across languages a C++ template parameter and a `tl.constexpr` need not correspond: only a match by "
          "name decides (IN_SYNC); otherwise for a reader.",
@@ -113,6 +104,24 @@ RULES = (
          "NEEDS_REVIEW). A rename some call binds by keyword, or a parameter inserted or moved, stays a gap.",
          "-def k(X, Y, n):\n+def k(in_ptr, out_ptr, n):  (k[grid](x, y, n) both sides)",
          "classifier.rules.parameters.renamed_positionally, classifier.rules.parameters._parameter_items"),
+    Rule("dead-input", ("REAL_GAP", "INERT", "IN_SYNC"),
+         "A parameter upstream now leaves unused (dead) that the port still takes and uses leaves it behind; a "
+         "port that dropped it or leaves it unused too is in sync. In C++, a name read by a function-like macro "
+         "of the same file that the body invokes (`#define inst(v) if (n == v) return k<v>`, `inst(1);`) is "
+         "read by the body, as the expansion does: a selector whose if-chain becomes such a macro still reads "
+         "its parameter, and the change is body-level (DESIGN §5: a wider table of instantiations serves more "
+         "inputs, but no caller-supplied input changes), never dead.",
+         "-    y = x * scale\n+    y = x  (scale still in the signature)",
+         "classifier.rules.parameters._parameter_items"),
+    Rule("kept-default", ("NEEDS_REVIEW",),
+         "A parameter that loses its default upstream (its callers must now pass it) while the port keeps a "
+         "default for it: the port still accepts every call upstream accepts, so it is not behind on the "
+         "interface, and what the dropped fallback computed is body for a reader (NEEDS_REVIEW, never REAL_GAP). "
+         "A default gained upstream that the port lacks, or a parameter the port does not have, stays with "
+         "`parameter-default`.",
+         "-def dequant(q, scales, bits, maxq=None):\n+def dequant(q, scales, bits, maxq):   (the port keeps "
+         "maxq=None and its fallback)",
+         "classifier.rules.parameters._parameter_items"),
     Rule("cpp-parameter-renaming", ("NEEDS_REVIEW",),
          "A C++ runtime parameter upstream renamed in place under any name (removed and added at the same "
          "position, the count unchanged, the same declared type once `const` is dropped, the default kept or "
@@ -136,15 +145,6 @@ RULES = (
          "-void gated_act(const float* in, float* out, cudaStream_t s)\n+void gated_act(const float* in, float* "
          "out, Param& p, cudaStream_t s)   (api_swiglu: +Empty e = {}; gated_act<Empty>(in, out, e, s))",
          "classifier.rules.parameters.internal_argument, classifier.verdicts.SymbolClassifier._internal_parameter"),
-    Rule("dead-input", ("REAL_GAP", "INERT", "IN_SYNC"),
-         "A parameter upstream now leaves unused (dead) that the port still takes and uses leaves it behind; a "
-         "port that dropped it or leaves it unused too is in sync. In C++, a name read by a function-like macro "
-         "of the same file that the body invokes (`#define inst(v) if (n == v) return k<v>`, `inst(1);`) is "
-         "read by the body, as the expansion does: a selector whose if-chain becomes such a macro still reads "
-         "its parameter, and the change is body-level (DESIGN §5: a wider table of instantiations serves more "
-         "inputs, but no caller-supplied input changes), never dead.",
-         "-    y = x * scale\n+    y = x  (scale still in the signature)",
-         "classifier.rules.parameters._parameter_items"),
 )
 
 
