@@ -67,7 +67,8 @@ from portq.classifier.rules import branches, checked
 from portq.classifier.rules.attribution import AttributionRules
 from portq.classifier.rules.branches import BranchRules
 from portq.classifier.rules.callee_path import CalleePathRules
-from portq.classifier.rules.cosmetic import attribute_names, formatted_alike, keyword_bindings, renamed_locals, renamed_names
+from portq.classifier.rules.cosmetic import (attribute_names, caller_renaming, caller_renamings, followed_keywords,
+                                             formatted_alike, keyword_bindings, renamed_locals, renamed_names)
 from portq.classifier.rules.definitions import DefinitionRules
 from portq.classifier.rules.form import FormRules, definition_text, module_loggers, same_without_logging
 from portq.classifier.rules.guards import GuardRules
@@ -75,7 +76,7 @@ from portq.classifier.rules.identity import IdentityRules
 from portq.classifier.rules.interface import InterfaceRules
 from portq.classifier.rules.launch import platform_chosen_kernels, platform_chosen_launches
 from portq.classifier.rules.ownership import OwnershipRules
-from portq.classifier.rules.parameters import (Derivation, Step, cpp_launch_constant, instance_computed, _upstream_param_evidence, derive, launch_argument,
+from portq.classifier.rules.parameters import (Derivation, Step, cpp_launch_constant, instance_computed, internal_argument, _upstream_param_evidence, derive, launch_argument,
                                                launch_argument_texts, parameter_position)
 from portq.classifier.rules.provenance import ProvenanceRules
 from portq.classifier.rules.scope import ScopeRules, _scope_names
@@ -333,6 +334,11 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
             was = sorted(b for side, root in trees if side == "old" for b in keyword_bindings(root, names, renaming))
             now = sorted(b for side, root in trees if side == "new" for b in keyword_bindings(root, names))
             keyword_calls.extend(was)
+            if was != now and was:
+                # a value read from a caller's local renamed with it throughout the caller is the same value
+                callers = caller_renamings(trees, renaming)
+                was = sorted(b for side, root in trees if side == "old"
+                             for b in keyword_bindings(root, names, renaming, callers))
             return was == now
 
         found = renamed_names(before.node, after.node, language, [p.name.lstrip("*") for p in old.params],
@@ -350,6 +356,38 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
             if count["new"][a[1:]] or count["old"][a[1:]] + count["old"][b[1:]] != count["new"][b[1:]]:
                 return None
         return found, bool(keyword_calls) or any(a.startswith(".") for a, _ in found)
+
+    def _followed_keywords(self, entry: EntryChanges, symbol: TouchedSymbol) -> list[tuple[str, str, str]] | None:
+        """``followed_keywords`` of a Python definition against the files the entry owns; None when a
+        side or a file cannot be read."""
+        if language_for_path(symbol.path) != "python":
+            return None
+        sides = self._both_sides(symbol)
+        if sides is None or sides[0].node is None or sides[1].node is None \
+                or sides[0].node.has_error or sides[1].node.has_error:
+            return None
+        files = {("old", symbol.old_blob, symbol.old_path or symbol.path), ("new", symbol.new_blob, symbol.path)}
+        files |= {(side, blob, path) for change in entry.owned_changes
+                  for side, blob, path in (("old", change.old_blob, change.old_path),
+                                           ("new", change.new_blob, change.new_path))
+                  if path and language_for_path(path) == "python"}
+        trees = []
+        for side, blob, path in sorted(files, key=lambda f: (f[0], f[2] or "", f[1] or "")):
+            table = self._table(blob, path)
+            if table is None or table.tree is None:
+                return None
+            trees.append((side, table.tree.root_node))
+        return followed_keywords(sides[0].node, sides[1].node, trees)
+
+    def _launcher_renaming(self, symbol: TouchedSymbol) -> dict[str, str] | None:
+        """Rule ``renamed-binding``: the consistent renaming of a Python definition's locals that, with
+        the keywords its calls pass renamed alike, is its whole change (``caller_renaming``); else None."""
+        if language_for_path(symbol.path) != "python":
+            return None
+        sides = self._both_sides(symbol)
+        if sides is None or sides[0].node is None or sides[1].node is None:
+            return None
+        return caller_renaming(sides[0].node, sides[1].node, None) or None
 
     def _python_asts(self, symbol: TouchedSymbol) -> tuple[str | None, str | None]:
         """Both sides' ``ast`` dumps of a Python definition; None for a side that is not Python or does not
@@ -478,6 +516,69 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
             return None
         here, there = (old, new) if side == "old" else (new, old)
         return instance_computed(here.tree.root_node, parts[0], parts[1], name, there.tree.root_node)
+
+    def _internal_parameter(self, entry: EntryChanges, symbol: TouchedSymbol, new: Signature, name: str,
+                            port) -> tuple[str, ...] | None:
+        """Rule ``internal-parameter``: the declarations upstream's callers of C++ function ``symbol`` pass its
+        new runtime parameter ``name`` from, when every caller it had (in the C++ files the commit changes,
+        which hold every caller a compiler would reject otherwise) keeps its own parameters and passes a local it
+        declares, and no tree definition other than a port calls the port's function ``port``; else None."""
+        if language_for_path(symbol.path) != "cpp" or new.is_kernel or name not in new.runtime_param_names:
+            return None
+        index = new.runtime_param_names.index(name)
+        files = {(c.old_blob, c.new_blob, c.old_path or c.path, c.path) for c in entry.owned_changes if c.new_blob}
+        files.add((symbol.old_blob, symbol.new_blob, symbol.old_path or symbol.path, symbol.path))
+        quotes: list[str] = []
+        for old_blob, new_blob, old_path, path in sorted(files, key=lambda f: f[3]):
+            if language_for_path(path) != "cpp":
+                continue
+            before, after = self._table(old_blob, old_path) if old_blob else None, self._table(new_blob, path)
+            if after is None or after.fallback:
+                return None
+            for definition in after.definitions:
+                if definition.node is None or definition.qualified_name == symbol.qualified_name:
+                    continue
+                text = definition.node.text.decode("utf-8", errors="replace")
+                mine = signature_of(definition, after.source, path)
+                found = internal_argument(text, symbol.name, index, set(mine.param_names))
+                if found is None:
+                    continue
+                was = next((d for d in (before.definitions if before is not None and not before.fallback else ())
+                            if d.qualified_name == definition.qualified_name and d.node is not None), None)
+                if was is None:
+                    continue  # a caller new in this commit: a new sibling, decided on its own
+                if found is False or signature_of(was, before.source, old_path).param_names != mine.param_names:
+                    return None
+                quotes += [q for q in found if q not in quotes]
+        if not quotes or not self._called_only_from_ports(port):
+            return None
+        return tuple(quotes)
+
+    def _called_only_from_ports(self, port) -> bool:
+        """True when every call of the tree definition ``port`` by name lies in a tree definition that
+        ports an upstream one (``internal-parameter``); a call at file scope or in any other definition,
+        or a tree that cannot be read, answers False."""
+        sources = self.index.tree_sources()
+        if sources is None:
+            return False
+        ported = {(d.file, d.start_line) for d in self.index.ported_definitions()}
+        call = re.compile(rf"(?<![\w.>:]){re.escape(port.name)}\s*(?:<[^;{{}}()]*>)?\s*\(")
+        for path, source in sources.items():
+            text = source.decode("utf-8", errors="replace")
+            if port.name not in text:
+                continue
+            records = self.index.definitions_in_file(path) or []
+            for found in call.finditer(text):
+                line = text.count("\n", 0, found.start()) + 1
+                around = [d for d in records if d.start_line <= line <= d.end_line]
+                if not around:
+                    return False
+                innermost = max(around, key=lambda d: d.start_line)
+                if (innermost.file, innermost.start_line) == (port.file, port.start_line) and line == port.start_line:
+                    continue  # the definition itself
+                if (innermost.file, innermost.start_line) not in ported:
+                    return False
+        return True
 
     def _cpp_launcher_derivation(self, symbol: TouchedSymbol, kernel: str, name: str) -> Derivation | None:
         """How C++ launcher ``symbol`` (ported: it is being compared) passes kernel ``kernel``'s new
@@ -653,7 +754,7 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
             if broken is not None:
                 return self._unread_despite_parse(symbol, ports, broken) or broken
         if symbol.name in ("<toplevel>", "<lines>") or symbol.kind == KIND_CLASS:
-            container = self._container(entry, symbol, paths)
+            container = self._container(entry, symbol, paths, facts)
             # A cosmetic proof says the module-level program is the same, so no binding changed meaning.
             # So does ``absent-platform``: every binding keeps the value it had on the port's platforms.
             if symbol.name == "<toplevel>" and (container is None or (container.verdict == NOT_APPLICABLE
@@ -805,6 +906,17 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
                               evidence + [new_side_evidence(symbol, Kind.COSMETIC,
                                                             f"parameters, keyword arguments and attributes renamed "
                                                             f"alike: {pairs}", pairs)])
+        followed = self._followed_keywords(entry, symbol)
+        if followed:
+            pairs = ", ".join(f"{callee}({a}= → {b}=)" for callee, a, b in followed[:4])
+            return self._base("renamed-binding", symbol, NOT_APPLICABLE, "cosmetic", "body",
+                              f"{symbol.name} differs before and after only by a consistent renaming of its locals "
+                              f"and the keywords its calls pass ({pairs}), each a parameter its callee renamed in "
+                              "its own place in this commit: every call binds the same values, so cosmetic rather "
+                              "than a change the port must follow",
+                              evidence + [new_side_evidence(symbol, Kind.COSMETIC,
+                                                            f"keywords renamed with their callees' parameters: "
+                                                            f"{pairs}", pairs)])
         if self._same_python_ast(symbol):
             return self._base("cosmetic-ast", 
                 symbol, NOT_APPLICABLE, "cosmetic", "body",
@@ -977,7 +1089,9 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
         items = compare(old, new, tree_signature, self.index, param_scope,
                         derivation=lambda name, kernel=None: self._derivation(entry, symbol, new, name, kernel),
                         upstream=self.upstream, keyword_free=lambda names: self._keyword_free(entry, symbol, names),
-                        instance=lambda name, side: self._instance_computed(symbol, name, side))
+                        instance=lambda name, side: self._instance_computed(symbol, name, side),
+                        respell=self._launcher_renaming(symbol),
+                        internal=lambda name: self._internal_parameter(entry, symbol, new, name, definition))
         table = self._table(symbol.new_blob, symbol.path) if language_for_path(symbol.path) == "python" else None
         items = platform_chosen_launches(items, old, new, table.source if table is not None else None)
         items = platform_chosen_kernels(items, old, new, table.source if table is not None else None, symbol.path,

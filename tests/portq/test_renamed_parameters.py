@@ -123,13 +123,17 @@ def test_python_parameters_renamed_in_place_and_passed_by_position_are_cosmetic(
     assert "r_ptr → rstd_ptr" in kernel.reason
 
 
-def test_a_renamed_parameter_a_call_binds_by_keyword_is_not_cosmetic(tmp_path):
+def test_a_renamed_parameter_a_call_binds_by_keyword_is_no_positional_renaming(tmp_path):
     before = BEFORE.replace("r.stride(0), n_cols, BLOCK=128", "r_row_stride=r.stride(0), n_cols=n_cols, BLOCK=128")
     after = RENAMED.replace("rstd_out.stride(0), n_cols, BLOCK=128",
                             "rstd_row_stride=rstd_out.stride(0), n_cols=n_cols, BLOCK=128")
     kernel = _kernel(tmp_path, before, after)
     assert "cosmetic-parameter-renaming" not in kernel.rules, kernel.reason
-    assert kernel.justification != "cosmetic"
+    # the keyword's value reads the caller's r, renamed rstd_out throughout the caller: the same value
+    assert "renamed-binding" in kernel.rules, kernel.reason
+    changed = after.replace("rstd_row_stride=rstd_out.stride(0)", "rstd_row_stride=rstd_out.stride(0) * 2")
+    kernel = _kernel(tmp_path / "changed", before, changed)
+    assert kernel.justification != "cosmetic", kernel.reason
 
 
 def test_parameters_that_trade_places_are_not_a_renaming(tmp_path):
@@ -139,13 +143,38 @@ def test_parameters_that_trade_places_are_not_a_renaming(tmp_path):
     assert kernel.verdict in (REAL_GAP, "INERT", "NEEDS_REVIEW", "IN_SYNC") and kernel.justification != "cosmetic"
 
 
-def test_a_cpp_parameter_replaced_by_an_unrelated_one_in_its_place_is_still_behind():
+def test_a_cpp_parameter_renamed_in_its_place_under_another_name_is_for_a_reader():
+    # C++ binds by position: callers pass softcap what they passed scale; whether it means the same is
+    # for a reader (``cpp-parameter-renaming``), never IN_SYNC
     old = CPP_OLD.replace("const int max_seqlen_k,", "const float scale, const int max_seqlen_k,")
     new = CPP_NEW.replace("const int max_seqlen_k,", "const float softcap, const int max_seqlen_k,")
     port = _sig(old, "k.h", "apply_mask")
     items = compare(_sig(old, "a.h", "apply_mask"), _sig(new, "a.h", "apply_mask"), port)
+    renamed = [i for i in items if i.rule == "cpp-parameter-renaming"]
+    assert [i.status for i in renamed] == ["undecided"], [(i.status, i.message) for i in items]
+    assert "scale to softcap" in renamed[0].message
+    assert not any(i.status == "behind" for i in items), [(i.status, i.message) for i in items]
+
+
+def test_a_cpp_parameter_replaced_in_its_place_by_one_of_another_type_is_still_behind():
+    old = CPP_OLD.replace("const int max_seqlen_k,", "const float scale, const int max_seqlen_k,")
+    new = CPP_NEW.replace("const int max_seqlen_k,", "const int softcap, const int max_seqlen_k,")
+    port = _sig(old, "k.h", "apply_mask")
+    items = compare(_sig(old, "a.h", "apply_mask"), _sig(new, "a.h", "apply_mask"), port)
     behind = {i.message for i in items if i.status == "behind"}
     assert any("scale" in m for m in behind) and any("softcap" in m for m in behind), behind
+
+
+def test_cpp_kernel_parameters_renamed_in_place_with_const_added_are_for_a_reader_not_a_gap():
+    old = ("__global__ void add_residual(float* input, float* output, float* bias, int n)\n"
+           "{\n    int i = threadIdx.x;\n    if (i < n) input[i] = input[i] + output[i] + bias[i];\n}\n")
+    new = ("__global__ void add_residual(float* residual, const float* hidden_state, const float* bias,\n"
+           "                             const int n)\n"
+           "{\n    const int i = threadIdx.x;\n    if (i < n) residual[i] = residual[i] + hidden_state[i] + bias[i];\n}\n")
+    port = _sig(old, "k.cu", "add_residual")
+    items = compare(_sig(old, "a.cu", "add_residual"), _sig(new, "a.cu", "add_residual"), port)
+    assert not any(i.status == "behind" for i in items), [(i.status, i.message) for i in items]
+    assert {i.rule for i in items if i.status == "undecided"} == {"cpp-parameter-renaming"}
 
 
 # --- renamed keywords and context attributes follow the parameter -------------------
@@ -237,3 +266,63 @@ def test_a_context_attribute_renamed_where_it_is_saved_but_not_where_it_is_read_
     methods = _methods(tmp_path, FN_BEFORE, after)
     assert methods["forward"].justification != "cosmetic", methods["forward"].reason
     assert "backward" not in methods
+
+
+# --- the keyword's value is a caller's local renamed with it -------------------------
+
+LOCAL_BEFORE = _KERNEL + '''def norm_forward(X):
+    cols = X.shape[1]
+    r = torch.empty(X.shape[0], device=X.device)
+    _norm_kernel[(X.shape[0],)](X, r, r.stride(0), n_cols=cols, BLOCK=128)
+    return r
+'''
+LOCAL_AFTER = _KERNEL.replace("n_cols", "n_columns") + '''def norm_forward(X):
+    n_columns = X.shape[1]
+    r = torch.empty(X.shape[0], device=X.device)
+    _norm_kernel[(X.shape[0],)](X, r, r.stride(0), n_columns=n_columns, BLOCK=128)
+    return r
+'''
+
+
+def test_a_keyword_whose_value_is_a_caller_local_renamed_consistently_binds_the_same_value(tmp_path):
+    kernel = _kernel(tmp_path, LOCAL_BEFORE, LOCAL_AFTER)
+    assert (kernel.verdict, kernel.justification) == (NOT_APPLICABLE, "cosmetic"), kernel.reason
+    assert "renamed-binding" in kernel.rules
+
+
+HOST_TREE = {**TREE, "kernels/norm/norm.py": TREE["kernels/norm/norm.py"].replace(
+    "def norm(X, n_cols):", "# portq: ports vllm:ops/norm.py::norm_forward\ndef norm(X, n_cols):")}
+
+
+def test_a_caller_that_renames_its_locals_and_the_keyword_with_the_callee_is_cosmetic(tmp_path):
+    verdicts, _ = classify_history(tmp_path, [CommitSpec("base", files={NORM: LOCAL_BEFORE}),
+                                              CommitSpec("rename", files={NORM: LOCAL_AFTER})], HOST_TREE)
+    caller = next(s for s in verdicts[1].symbols if s.symbol == "norm_forward")
+    assert (caller.verdict, caller.justification) == (NOT_APPLICABLE, "cosmetic"), caller.reason
+    assert "renamed-binding" in caller.rules
+    assert verdicts[1].verdict == NOT_APPLICABLE
+
+
+def test_a_caller_renaming_a_keyword_its_callee_did_not_rename_is_not_cosmetic(tmp_path):
+    after = LOCAL_BEFORE.replace("    cols = X.shape[1]", "    n_columns = X.shape[1]") \
+        .replace("n_cols=cols", "n_columns=n_columns")
+    verdicts, _ = classify_history(tmp_path, [CommitSpec("base", files={NORM: LOCAL_BEFORE}),
+                                              CommitSpec("rename", files={NORM: after})], HOST_TREE)
+    caller = next(s for s in verdicts[1].symbols if s.symbol == "norm_forward")
+    assert caller.justification != "cosmetic", caller.reason
+
+
+def test_a_keyword_whose_renamed_local_now_holds_another_value_is_not_cosmetic(tmp_path):
+    after = LOCAL_AFTER.replace("n_columns = X.shape[1]", "n_columns = X.shape[1] // 2")
+    kernel = _kernel(tmp_path, LOCAL_BEFORE, after)
+    assert "renamed-binding" not in kernel.rules, kernel.reason
+    assert kernel.justification != "cosmetic"
+
+
+def test_a_keyword_now_passed_another_existing_local_is_not_cosmetic(tmp_path):
+    before = LOCAL_BEFORE.replace("    r = torch", "    rows = X.shape[0]\n    r = torch")
+    after = LOCAL_AFTER.replace("    r = torch", "    rows = X.shape[0]\n    r = torch") \
+        .replace("n_columns=n_columns, BLOCK", "n_columns=rows, BLOCK")
+    kernel = _kernel(tmp_path, before, after)
+    assert "renamed-binding" not in kernel.rules, kernel.reason
+    assert kernel.justification != "cosmetic"

@@ -32,7 +32,7 @@ import builtins
 import re
 import textwrap
 
-from portq.classifier.reading import (_COMMON_IDENTIFIERS, _IDENTIFIER, _anchor_evidence, _changed_lines, _file_change,
+from portq.classifier.reading import (RangeFacts, _COMMON_IDENTIFIERS, _IDENTIFIER, _anchor_evidence, _changed_lines, _file_change,
                                       _comment_lines, _is_code_line, _names_used_by_others, _same_ast_evidence, _strip_comment,
                                       _unchanged_moves, new_side_evidence)
 from portq.classifier.rules import Rule, branches, form
@@ -139,6 +139,17 @@ RULES = (
          "exists, NOT_APPLICABLE/not-ported.",
          "+struct Params { int n; };  (used by a ported kernel this commit does not touch)",
          "classifier.rules.attribution.AttributionRules._added_type"),
+    Rule("moved-reader", ("NEEDS_REVIEW",),
+         "A definition that carries an anchored body since an earlier commit of the range moved it "
+         "(`moved-definition`: renamed, or carried into another name) is the ported definition when changed "
+         "module-level lines are attributed by use: a binding it reads — the configs its `autotune` decorator "
+         "launches it with among them, which choose what runs rather than describe it — needs a reader "
+         "(NEEDS_REVIEW) like one the anchored name reads. Bindings no ported or carried definition reads stay "
+         "NOT_APPLICABLE/not-ported.",
+         "-CONFIGS = make_configs([1024], 1)\n+CONFIGS = make_configs([1024], [1])\n"
+         "  (@triton.autotune(CONFIGS, ...) on dequant_kernel, renamed from the anchored _deq_kernel)",
+         "classifier.rules.attribution.AttributionRules._carried_definitions, "
+         "classifier.rules.attribution._tunes_with"),
 )
 
 
@@ -171,10 +182,22 @@ def removed_private_bindings(old_root, new_root, lines: list[int]) -> list[str]:
     return [] if set(names) & named else list(dict.fromkeys(names))
 
 
+def _tunes_with(node, word: str) -> bool:
+    """True when ``word`` is named in the arguments of an ``autotune`` decorator of the decorated
+    definition ``node``: the configs the kernel is launched with, not metadata (``moved-reader``)."""
+    for decorator in (c for c in node.children if c.type == "decorator"):
+        text = decorator.text.decode("utf-8", errors="replace")
+        match = re.match(r"@\s*(?:[\w.]*\.)?autotune\s*\(", text)
+        if match and word in _IDENTIFIER.findall(text[match.end():]):
+            return True
+    return False
+
+
 class AttributionRules:
     """The attribution rules, as methods of the verdict table (``verdicts.SymbolClassifier``)."""
 
-    def _container(self, entry: EntryChanges, symbol: TouchedSymbol, paths: set[str]) -> SymbolVerdict | None:
+    def _container(self, entry: EntryChanges, symbol: TouchedSymbol, paths: set[str],
+                   facts: RangeFacts | None = None) -> SymbolVerdict | None:
         """Top-level lines, parse fallbacks and class bodies of a file whose
         definitions are ported: decided by what the changed lines name."""
         anchors = self.index.anchors_for_path(self.upstream, paths)
@@ -290,7 +313,8 @@ class AttributionRules:
             removed = self._removed_bindings(symbol, paths, anchors, code)
             if removed is not None:
                 return removed
-        referenced = self._ported_identifiers(symbol, paths, anchors)
+        carried = self._carried_definitions(entry, symbol, anchors, facts) if symbol.name == "<toplevel>" else {}
+        referenced = self._ported_identifiers(symbol, paths, anchors, carried)
         if symbol.name == "<toplevel>" and language_for_path(symbol.path) == "cpp":
             instantiated = self._port_instantiations(symbol, anchors, code)
             if instantiated is not None:
@@ -307,7 +331,7 @@ class AttributionRules:
             {(side, line): set(_IDENTIFIER.findall(_strip_comment(text, symbol.path))) for side, line, text in code}
         named = set().union(*names_by_line.values()) if names_by_line else set()
         shared = sorted(w for w in named & set(referenced) if w not in _COMMON_IDENTIFIERS and len(w) > 2)
-        shared = [w for w in shared if not self._decorator_only_unported(w, symbol, paths, anchors)]
+        shared = [w for w in shared if not self._decorator_only_unported(w, symbol, paths, anchors, carried)]
         shared = self._self_test_words(symbol, paths, shared, referenced)
         if shared:
             word = shared[0]
@@ -322,10 +346,13 @@ class AttributionRules:
                     "rather than NEEDS_REVIEW",
                     [_anchor_evidence(a, f"pin {a.pin} contains {entry.commit.sha[:10]}", Kind.PIN) for a in pinned[:3]],
                 )
-            return self._base("toplevel-use", 
+            moved = user in carried and not any(a.matches_name(re.split(r"::|\.", user)[-1], user)
+                                                          for a in anchors)
+            return self._base(("toplevel-use", "moved-reader") if moved else "toplevel-use",
                 symbol, NEEDS_REVIEW, None, "body",
                 f"the change outside definitions touches {', '.join(shared[:4])}, which the ported "
-                f"{user} uses, so a reviewer must judge it rather than NOT_APPLICABLE",
+                f"{user} uses" + (f" (it carries the anchored {carried.get(user)} since upstream moved "
+                                  "it)" if moved else "") + ", so a reviewer must judge it rather than NOT_APPLICABLE",
                 [Evidence(kind=Kind.TOPLEVEL, message=f"changed line names {word}, used by ported {user}",
                           side=f"upstream-{side}", path=symbol.path, line=line, quote=text.strip(),
                           symbol=symbol.name)],
@@ -818,7 +845,7 @@ class AttributionRules:
         )
 
     def _decorator_only_unported(self, word: str, symbol: TouchedSymbol, paths: set[str],
-                                 anchors: list[Anchor]) -> bool:
+                                 anchors: list[Anchor], carried: dict[str, str] | None = None) -> bool:
         """True when every ported upstream definition names ``word`` only in
         its decorators (``@triton.jit(repr=word)``) and no file of the tree
         that ports them names it: metadata the port does not carry, so a
@@ -827,7 +854,8 @@ class AttributionRules:
         for blob, path in ((symbol.old_blob, symbol.old_path or symbol.path), (symbol.new_blob, symbol.path)):
             table = self._table(blob, path)
             for definition in table.definitions if table is not None and not table.fallback else ():
-                if any(a.matches_name(definition.name, definition.qualified_name) for a in anchors) \
+                if (any(a.matches_name(definition.name, definition.qualified_name) for a in anchors)
+                        or definition.qualified_name in (carried or {})) \
                         and definition.node is not None and word in _IDENTIFIER.findall(definition.node.text.decode(
                             "utf-8", errors="replace")):
                     users.append(definition)
@@ -838,6 +866,8 @@ class AttributionRules:
                                                                 and node.parent.type == "decorated_definition")
             if not decorated or word in _IDENTIFIER.findall(inner.text.decode("utf-8", errors="replace")):
                 return False
+            if carried and definition.qualified_name in carried and _tunes_with(node, word):
+                return False  # the configs an autotuner launches the carried kernel with (``moved-reader``)
         ports = [p for d in users for p in self.index.ports_for(self.upstream, paths, d.name, d.qualified_name)]
         for file in {p.definition.file for p in ports}:
             try:
@@ -848,8 +878,24 @@ class AttributionRules:
                 return False
         return bool(users) and bool(ports)
 
-    def _ported_identifiers(self, symbol: TouchedSymbol, paths: set[str], anchors: list[Anchor]) -> dict[str, list[str]]:
-        """identifier -> the ported upstream definitions (old or new side) that reference it."""
+    def _carried_definitions(self, entry: EntryChanges, symbol: TouchedSymbol, anchors: list[Anchor],
+                             facts: RangeFacts | None) -> dict[str, str]:
+        """Rule ``moved-reader``: qualified name of a definition of ``symbol``'s file that carries an anchored
+        body since an earlier move of the range (``moved-definition``) -> the qualified name the anchor names."""
+        if facts is None:
+            return {}
+        carried: dict[str, str] = {}
+        for (path, name), _ in facts.moves.carriers.items():
+            move = facts.moves.carrying((path, name), entry.position) if path == symbol.path else None
+            if move is not None and any(a.matches_name(re.split(r"::|\.", move.origin[1])[-1], move.origin[1])
+                                        for a in anchors):
+                carried[name] = move.origin[1]
+        return carried
+
+    def _ported_identifiers(self, symbol: TouchedSymbol, paths: set[str], anchors: list[Anchor],
+                            carried: dict[str, str] | None = None) -> dict[str, list[str]]:
+        """identifier -> the ported upstream definitions (old or new side) that reference it; a definition
+        that carries an anchored body since an earlier move (``carried``, ``moved-reader``) is one of them."""
         referenced: dict[str, list[str]] = {}
         for blob, path in ((symbol.old_blob, symbol.old_path or symbol.path), (symbol.new_blob, symbol.path)):
             table = self._table(blob, path)
@@ -858,7 +904,7 @@ class AttributionRules:
             reporting = None
             for definition in table.definitions:
                 matching = [a for a in anchors if a.matches_name(definition.name, definition.qualified_name)]
-                if not matching:
+                if not matching and definition.qualified_name not in (carried or {}):
                     continue
                 text = definition.node.text.decode("utf-8", errors="replace") if definition.node else ""
                 if definition.node is not None and table.language == "cpp" \

@@ -53,11 +53,16 @@ RULES = (
          "file or the commit's other owned files that bound a renamed parameter by keyword now binds the new name "
          "to the same value (no call binds either name otherwise), and no use of a renamed attribute's old name is "
          "left there, computes the same from the same arguments: the callers were renamed with it, so the "
-         "renaming is form without meaning for a port that binds by its own names.",
+         "renaming is form without meaning for a port that binds by its own names. A keyword's value that reads "
+         "a caller's local is the same value when the caller's whole change is a consistent renaming of its "
+         "locals (and of the keywords it passes); such a caller, whose renamed keywords are each a parameter its "
+         "callee renamed in its own place in the commit, is cosmetic too, and its launch passes the same values.",
          "-def k(x, ignored):\n-    ctx.ignored = ignored\n+def k(x, ignore):\n+    ctx.ignore = ignore  "
-         "(f(x, ignored=v) → f(x, ignore=v); backward's ctx.ignored → ctx.ignore)",
+         "(f(x, ignored=v) → f(x, ignore=v); backward's ctx.ignored → ctx.ignore; or cols = n → n_cols = n with "
+         "k(x, w=cols) → k(x, n_cols=n_cols))",
          "classifier.verdicts.SymbolClassifier._renamed_names, classifier.rules.cosmetic.renamed_names, "
-         "classifier.rules.cosmetic.keyword_bindings"),
+         "classifier.rules.cosmetic.keyword_bindings, classifier.rules.cosmetic.caller_renaming, "
+         "classifier.rules.cosmetic.followed_keywords, classifier.rules.launch._renamed_arguments"),
     Rule("cosmetic-ast", ("NOT_APPLICABLE",),
          "A Python definition (or class body) with the same AST before and after changed only its formatting.",
          "-    return f(a,\n-             b)\n+    return f(a, b)",
@@ -279,12 +284,15 @@ def _alpha_with(node, language: str, names: set[str], attributes: bool = False) 
     return comment_free_tokens(node, spell=spell)
 
 
-def keyword_bindings(root, names: set[str], renaming: dict[str, str] | None = None) -> list[tuple[str, str, str]]:
+def keyword_bindings(root, names: set[str], renaming: dict[str, str] | None = None,
+                     callers: dict[str, dict[str, str]] | None = None) -> list[tuple[str, str, str]]:
     """Each keyword argument under ``root`` passed by one of ``names``, as
     (the callee as written, the keyword after ``renaming``, the value as
     written), sorted: the same list on both sides of a commit, the old side
     renamed, means every call that bound a renamed parameter by keyword now
-    binds the new name to the same value, and no call binds it otherwise."""
+    binds the new name to the same value, and no call binds it otherwise.
+    ``callers`` (enclosing function -> its consistent renaming of locals,
+    ``caller_renaming``) respells the names a value reads in that function."""
     renaming = renaming or {}
     found = []
     for current in nodes_of(root, ("keyword_argument",), "python"):
@@ -293,9 +301,115 @@ def keyword_bindings(root, names: set[str], renaming: dict[str, str] | None = No
             continue
         call = current.parent.parent if current.parent is not None else None
         callee = call.child_by_field_name("function") if call is not None and call.type == "call" else None
+        written = node_text(value) if value is not None else ""
+        respelled = (callers or {}).get(enclosing_function(current) or "")
+        if respelled and value is not None:
+            written = "".join(respelled.get(leaf, leaf) for leaf in re.split(r"([A-Za-z_]\w*)", written))
         found.append((node_text(callee) if callee is not None else "", renaming.get(node_text(name), node_text(name)),
-                      node_text(value) if value is not None else ""))
+                      written))
     return sorted(found)
+
+
+def enclosing_function(node) -> str | None:
+    """The name of the innermost Python function definition around ``node``, or None."""
+    current = node.parent
+    while current is not None and current.type != "function_definition":
+        current = current.parent
+    named = current.child_by_field_name("name") if current is not None else None
+    return node_text(named) if named is not None else None
+
+
+def followed_keywords(old_node, new_node, trees) -> list[tuple[str, str, str]] | None:
+    """Rule ``renamed-binding``, at the caller: the (callee, old keyword, new keyword) of each keyword a
+    Python function's calls renamed, when its whole change is that and a consistent renaming of its locals
+    (``caller_renaming``) and each callee, defined once on each side of ``trees`` ((side, root) of the
+    files the commit owns), renamed that parameter in its own place; None otherwise (an empty list: no
+    keyword renamed)."""
+    if caller_renaming(old_node, new_node, None) is None:
+        return None
+    olds = list(nodes_of(old_node, ("keyword_argument",), "python"))
+    news = list(nodes_of(new_node, ("keyword_argument",), "python"))
+    if len(olds) != len(news):
+        return None
+    definitions: dict[str, dict[str, list]] = {"old": {}, "new": {}}
+    for side, root in trees:
+        for node in nodes_of(root, ("function_definition",), "python"):
+            named = node.child_by_field_name("name")
+            if named is not None:
+                definitions[side].setdefault(node_text(named), []).append(node)
+    followed = []
+    for was, now in zip(olds, news):
+        a, b = node_text(was.child_by_field_name("name")), node_text(now.child_by_field_name("name"))
+        if a == b:
+            continue
+        call = now.parent.parent if now.parent is not None else None
+        function = call.child_by_field_name("function") if call is not None and call.type == "call" else None
+        callee = re.split(r"[\[(]", node_text(function))[0].split(".")[-1] if function is not None else ""
+        before, after = definitions["old"].get(callee, []), definitions["new"].get(callee, [])
+        if len(before) != 1 or len(after) != 1:
+            return None
+        old_params, new_params = _parameter_list(before[0]), _parameter_list(after[0])
+        if len(old_params) != len(new_params) or a not in old_params or b not in new_params \
+                or old_params.index(a) != new_params.index(b) or a in new_params or b in old_params:
+            return None
+        followed.append((callee, a, b))
+    return followed
+
+
+def _parameter_list(node) -> list[str]:
+    """A Python function's parameter names, in order."""
+    params = node.child_by_field_name("parameters")
+    return [name for child in (params.named_children if params is not None else ())
+            if child.type != "comment" and (name := _parameter_name(child)) is not None]
+
+
+def caller_renamings(trees, keywords: dict[str, str]) -> dict[str, dict[str, str]]:
+    """Function name -> ``caller_renaming`` of it, for each Python function defined once on each side of
+    ``trees`` ((side, root) pairs of the files a commit owns) whose two sides differ by that renaming."""
+    found: dict[str, dict[str, list]] = {"old": {}, "new": {}}
+    for side, root in trees:
+        for node in nodes_of(root, ("function_definition",), "python"):
+            named = node.child_by_field_name("name")
+            if named is not None:
+                found[side].setdefault(node_text(named), []).append(node)
+    renamings = {}
+    for name, olds in found["old"].items():
+        news = found["new"].get(name, [])
+        if len(olds) == 1 and len(news) == 1:
+            mapping = caller_renaming(olds[0], news[0], keywords)
+            if mapping:
+                renamings[name] = mapping
+    return renamings
+
+
+def caller_renaming(old_node, new_node, keywords: dict[str, str] | None) -> dict[str, str] | None:
+    """Rule ``renamed-binding``: the (old -> new) local renaming that makes a calling function's two sides
+    equal once the keywords it passes are renamed by ``keywords`` (a callee's renamed parameters; None:
+    any consistent renaming of keywords, each one then checked against the callee by whoever asks), or
+    None when the function differs by more: then each local its keyword values read names the same value."""
+    old_locals, new_locals = local_names(old_node, "python"), local_names(new_node, "python")
+
+    def spelled(node, names, renamed):
+        placeholders: dict[str, str] = {}
+
+        def spell(leaf) -> str:
+            text = node_text(leaf)
+            parent = leaf.parent
+            if parent is not None and parent.type == "keyword_argument" and parent.child_by_field_name("name") == leaf:
+                if renamed is None:
+                    return placeholders.setdefault("=" + text, f"\x01{len(placeholders)}")
+                return renamed.get(text, text)
+            if text in names and _is_name_use(leaf, "python"):
+                return placeholders.setdefault(text, f"\x00{len(placeholders)}")
+            return text
+        return comment_free_tokens(node, spell=spell)
+
+    if spelled(old_node, old_locals, keywords) != spelled(new_node, new_locals, None if keywords is None else {}):
+        return None
+    pairs = {(a, b) for a, b in zip(definition_tokens(old_node), definition_tokens(new_node))
+             if a != b and a in old_locals and b in new_locals}
+    mapping = dict(pairs)
+    return mapping if len(mapping) == len(pairs) else None
 
 
 def attribute_names(root) -> list[str]:

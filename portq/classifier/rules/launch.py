@@ -129,9 +129,11 @@ def _launched_names(port: Signature, index: TreeIndex | None) -> dict[str, set[s
 
 
 def _launch_items(old: Signature, new: Signature, port: Signature, index: TreeIndex | None,
-                  scope: set[str] = frozenset(), derivation=None, set_aside=frozenset()) -> list[Delta]:
+                  scope: set[str] = frozenset(), derivation=None, set_aside=frozenset(),
+                  respell: dict[str, str] | None = None) -> list[Delta]:
     """``set_aside``: the bare names of kernels whole-definition ``not-carried``
-    declarations name (``not-carried-launch``)."""
+    declarations name (``not-carried-launch``); ``respell``: the launcher's consistent renaming of its
+    locals (old -> new), when that, and keywords renamed with a callee, is its whole change."""
     if not old.launches and not new.launches:
         return []
     items: list[Delta] = []
@@ -188,7 +190,7 @@ def _launch_items(old: Signature, new: Signature, port: Signature, index: TreeIn
     for before, after in pairs:
         mine = _port_launch(port, launched, before, after)
         found = _ruled(_geometry_items(old, new, port, before, after, mine, cross, len(port.launches), index, scope,
-                                       derivation), "launch-geometry")
+                                       derivation, respell), "launch-geometry")
         if found and {before.kernel_normalised, after.kernel_normalised} <= aside:
             # Neither side is a kernel the port runs: its launch is not the port's launch shape.
             items.append(_not_carried_launch(
@@ -327,7 +329,8 @@ def _tree_launch_evidence(port: Signature, launch, message: str) -> Evidence:
 
 
 def _geometry_items(old, new, port, before, after, mine, cross: bool, port_launch_count: int,
-                    index: TreeIndex | None = None, scope=frozenset(), derivation=None) -> list[Delta]:
+                    index: TreeIndex | None = None, scope=frozenset(), derivation=None,
+                    respell: dict[str, str] | None = None) -> list[Delta]:
     items: list[Delta] = []
     if before.grid_form and after.grid_form:
         # Compared modulo naming: a commit that only renames the locals a grid
@@ -422,7 +425,7 @@ def _geometry_items(old, new, port, before, after, mine, cross: bool, port_launc
                            after=Location(Side.NEW, new.path, after.line, quote=after.quote))]
         derived = (lambda name: derivation(name, after.kernel)) if derivation else None
         items += _ruled(_argument_items(before, after, mine, port, cross, launch, index,
-                                        scope | _kernel_scope(index, after.kernel_normalised), derived),
+                                        scope | _kernel_scope(index, after.kernel_normalised), derived, respell),
                         "launch-arguments")
     return items
 
@@ -499,7 +502,7 @@ def _kernel_scope(index: TreeIndex | None, kernel: str) -> set[str]:
 
 
 def _argument_items(before, after, mine, port, cross: bool, upstream, index, scope=frozenset(),
-                    derivation=None) -> list[Delta]:
+                    derivation=None, respell: dict[str, str] | None = None) -> list[Delta]:
     """A launch gaining or losing an argument, placed against the port's launch.
 
     When both upstream launches' kernels are known, an argument is the kernel
@@ -514,7 +517,7 @@ def _argument_items(before, after, mine, port, cross: bool, upstream, index, sco
     if before.bound is not None and after.bound is not None:
         have = _port_binding(mine, index)
         if have is not None:
-            return _bound_items(before, after, mine, port, cross, upstream, have, scope, derivation)
+            return _bound_items(before, after, mine, port, cross, upstream, have, scope, derivation, respell)
     items: list[Delta] = []
     if not cross:
         added_keywords = set(_normalised_keywords(after)) - set(_normalised_keywords(before)) - scope
@@ -558,13 +561,13 @@ def _argument_items(before, after, mine, port, cross: bool, upstream, index, sco
 
 
 def _bound_items(before, after, mine, port, cross: bool, upstream, have: tuple[str, ...],
-                 scope=frozenset(), derivation=None) -> list[Delta]:
+                 scope=frozenset(), derivation=None, respell: dict[str, str] | None = None) -> list[Delta]:
     """Argument delta by the kernel parameters the arguments bind to."""
     items: list[Delta] = []
     removed = [p for p in before.bound if p not in after.bound and p not in scope and p != UNRESOLVED]
     added = [p for p in after.bound if p not in before.bound and p not in scope and p != UNRESOLVED]
     kernel = after.kernel_normalised
-    renamed = _renamed_arguments(before, after, removed, added)
+    renamed = _renamed_arguments(before, after, removed, added, respell)
     if renamed:
         removed = [p for p in removed if p not in renamed]
         added = [p for p in added if p not in renamed.values()]
@@ -634,11 +637,16 @@ def _derived_arguments_item(derived: dict, kernel: str, mine, port, upstream) ->
                  rule=derivation_rule(derived.values()))
 
 
-def _renamed_arguments(before, after, removed, added) -> dict[str, str]:
+def _renamed_arguments(before, after, removed, added, respell: dict[str, str] | None = None) -> dict[str, str]:
     """Kernel parameters upstream renamed at the launch: a keyword that went
     away and one that came, passed the same argument text (``SEQ_LEN=t`` →
-    ``T=t``); only pairs the text makes unique."""
-    was = {slot: text for slot, text in zip(before.slots, before.texts) if slot in removed}
+    ``T=t``), the old text read through ``respell`` (the launcher's own
+    consistent renaming of its locals, ``renamed-binding``: ``n=cols`` →
+    ``n_cols=n_columns`` where ``cols`` became ``n_columns`` throughout);
+    only pairs the text makes unique."""
+    respell = respell or {}
+    was = {slot: "".join(respell.get(part, part) for part in re.split(r"([A-Za-z_]\w*)", text))
+           for slot, text in zip(before.slots, before.texts) if slot in removed}
     now = {slot: text for slot, text in zip(after.slots, after.texts) if slot in added}
     renamed = {}
     for old, text in was.items():

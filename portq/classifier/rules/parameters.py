@@ -113,6 +113,38 @@ RULES = (
          "inputs, but no caller-supplied input changes), never dead.",
          "-    y = x * scale\n+    y = x  (scale still in the signature)",
          "classifier.rules.parameters._parameter_items"),
+    Rule("kept-default", ("NEEDS_REVIEW",),
+         "A parameter that loses its default upstream (its callers must now pass it) while the port keeps a "
+         "default for it: the port still accepts every call upstream accepts, so it is not behind on the "
+         "interface, and what the dropped fallback computed is body for a reader (NEEDS_REVIEW, never REAL_GAP). "
+         "A default gained upstream that the port lacks, or a parameter the port does not have, stays with "
+         "`parameter-default`.",
+         "-def dequant(q, scales, bits, maxq=None):\n+def dequant(q, scales, bits, maxq):   (the port keeps "
+         "maxq=None and its fallback)",
+         "classifier.rules.parameters._parameter_items"),
+    Rule("cpp-parameter-renaming", ("NEEDS_REVIEW",),
+         "A C++ runtime parameter upstream renamed in place under any name (removed and added at the same "
+         "position, the count unchanged, the same declared type once `const` is dropped, the default kept or "
+         "still absent, neither name one the other side still has): C++ binds arguments by position, so every "
+         "caller passes the renamed parameter the value it passed the old one and the port keeping the old name "
+         "is no gap of its interface; whether the value now means something else, and what the body does with "
+         "it, is for a reader (at most NEEDS_REVIEW, like `positional-parameter-renaming` in Python). A "
+         "parameter whose type changes, or one inserted or moved, stays a gap.",
+         "-__global__ void k(float* input, float* output, int n)\n+__global__ void k(float* residual, const "
+         "float* hidden_state, const int n)",
+         "classifier.rules.parameters.renamed_by_position, classifier.rules.parameters._parameter_items"),
+    Rule("internal-parameter", ("NEEDS_REVIEW",),
+         "A C++ function (not a kernel launch) that gains a runtime parameter which only upstream's own callers "
+         "supply, each computing it itself: every caller the function had keeps its own parameters and passes, at "
+         "the new position, a local it declares in its body (never one of its parameters), and in the tree the "
+         "port's function is called only from definitions that port upstream definitions. No interface the "
+         "port's own code calls changes, so the parameter is how the copied code is wired inside, for a reader "
+         "(at most NEEDS_REVIEW), quoting the declarations. New callers are new siblings, decided on their own. "
+         "A caller handing on a parameter of its own, or tree code that is no port calling the function, keeps "
+         "the gap.",
+         "-void gated_act(const float* in, float* out, cudaStream_t s)\n+void gated_act(const float* in, float* "
+         "out, Param& p, cudaStream_t s)   (api_swiglu: +Empty e = {}; gated_act<Empty>(in, out, e, s))",
+         "classifier.rules.parameters.internal_argument, classifier.verdicts.SymbolClassifier._internal_parameter"),
 )
 
 
@@ -637,6 +669,68 @@ def renamed_positionally(old: Signature, new: Signature, old_names, new_names, k
     return {b: a.normalised for b, a in pairs.items()}
 
 
+def _declared_type(param) -> str | None:
+    """A C++ parameter's declared type as written on its line (``quote``), without its name, ``const``
+    qualifiers or spacing; None when the line does not show it as one declaration."""
+    text = param.quote or ""
+    found = next((m for m in re.finditer(r"(?<![\w])" + re.escape(param.name) + r"(?![\w])", text)
+                  if re.match(r"\s*(?:[,)=\[]|$)", text[m.end():])), None)
+    if found is None:
+        return None
+    start = max(text.rfind("(", 0, found.start()), text.rfind(",", 0, found.start())) + 1
+    words = re.findall(r"[A-Za-z_]\w*|\S", text[start:found.start()])
+    if words.count("<") != words.count(">"):
+        return None  # a template argument list split at its comma: not read from one line
+    return "".join(w for w in words if w != "const") or None
+
+
+def renamed_by_position(old: Signature, new: Signature, old_names, new_names) -> dict[str, str]:
+    """Rule ``cpp-parameter-renaming``: old -> new normalised names of the C++ runtime parameters upstream
+    renamed in place (one removed and one added at the same position, the parameter count unchanged, the
+    same declared type once ``const`` is dropped, the default kept or still absent, neither name a spelling
+    of one the other side still has). C++ has no keyword arguments, so every call binds the new name to the value it
+    bound the old one."""
+    if not (old.language == new.language == "cpp") or len(old.params) != len(new.params):
+        return {}
+    removed, added = _removed_and_added_by_position(old, new, old_names, new_names)
+    spelled = {side: {"_".join(_words(n)) for n in names} for side, names in (("old", old_names), ("new", new_names))}
+    pairs = {}
+    for position, before in removed.items():
+        after = added.get(position)
+        if (after is None or before.constexpr or after.constexpr or before.has_default != after.has_default
+                or "_".join(_words(before.normalised)) in spelled["new"]
+                or "_".join(_words(after.normalised)) in spelled["old"]
+                or _declared_type(before) is None or _declared_type(before) != _declared_type(after)):
+            continue
+        pairs[before.normalised] = after.normalised
+    return pairs
+
+
+def internal_argument(text: str, function: str, index: int, params: set[str]):
+    """Rule ``internal-parameter``: what the C++ definition ``text`` passes ``function`` (a plain call,
+    ``function<...>(...)``, not a kernel launch) at runtime argument ``index``, when every such call passes
+    a local the definition declares itself (``Empty e = {};``, never one of ``params``): the declarations,
+    quoted; False when a call passes anything else or cannot be read; None when it does not call it."""
+    text = _CPP_COMMENT.sub("", text)
+    calls = [m for m in re.finditer(rf"(?<![\w.>:]){re.escape(function)}\s*(?:<[^;{{}}()]*>)?\s*\(", text)
+             if not text[m.end() - 1:m.end()].startswith("<")]
+    if not calls:
+        return None
+    quotes = []
+    for call in calls:
+        inside = _balanced(text, call.end() - 1)
+        arguments = _top_level_split(inside) if inside is not None else []
+        value = arguments[index].strip() if index < len(arguments) else ""
+        if not re.fullmatch(r"[A-Za-z_]\w*", value) or value in params:
+            return False
+        declared = re.search(rf"(?:^|[;{{}}\n])\s*((?:const\s+)?[\w:<>, ]+?[\s&*]+{re.escape(value)}\s*(?:=[^;]*|\{{[^;]*\}})?;)",
+                             text[:call.start()])
+        if declared is None:
+            return False
+        quotes.append(declared.group(1).strip())
+    return tuple(dict.fromkeys(quotes))
+
+
 def _instance_item(name: str, kind: str, what: str, quotes: tuple[str, ...], upstream: Evidence,
                    port: Signature) -> Delta:
     """``instance-derived-parameter``: ``name`` is computed by the class's own calling method."""
@@ -653,7 +747,7 @@ def _instance_item(name: str, kind: str, what: str, quotes: tuple[str, ...], ups
 
 
 def _parameter_items(old: Signature, new: Signature, port: Signature, scope: set[str],
-                     derivation=None, keyword_free=None, instance=None) -> list[Delta]:
+                     derivation=None, keyword_free=None, instance=None, internal=None) -> list[Delta]:
     items: list[Delta] = []
     derived_params: list = []  # (label, derivation, evidence) of added parameters upstream computes itself
     # Triton to Triton, constexpr parameters compare too; across languages a
@@ -681,7 +775,18 @@ def _parameter_items(old: Signature, new: Signature, port: Signature, scope: set
                            [_upstream_param_evidence(new, after, "upstream-new", Kind.COSMETIC,
                                                      f"{kind} {before} renamed {after} at the same position")],
                            rule="positional-parameter-renaming"))
-    renamed = {**renamed, **positional}
+    by_position = {b: a for b, a in renamed_by_position(old, new, old_names, new_names).items()
+                   if b not in scope and a not in scope and b not in renamed}
+    for before, after in by_position.items():
+        kind = _param_kind(old.param(before))
+        items.append(Delta("undecided", "signature", f"upstream renamed {kind} {before} to {after} in place, of "
+                           "the same type (const aside); C++ binds arguments by position, so every caller passes it "
+                           "the same value and the port's name is no gap of its interface; whether the value now "
+                           "means something else is for a reader",
+                           [_upstream_param_evidence(new, after, "upstream-new", Kind.COSMETIC,
+                                                     f"{kind} {before} renamed {after} at the same position")],
+                           rule="cpp-parameter-renaming"))
+    renamed = {**renamed, **positional, **by_position}
     for name in old_names:
         if name in new_names or name in renamed:
             continue
@@ -734,6 +839,14 @@ def _parameter_items(old: Signature, new: Signature, port: Signature, scope: set
                                        [upstream, mine, _derivation_evidence(derived, name, "upstream", new.path, new.name)]))
             elif instance is not None and instance(name, "new"):
                 items.append(_instance_item(name, _param_kind(param), "added", instance(name, "new"), upstream, port))
+            elif internal is not None and param is not None and not param.constexpr and (quotes := internal(name)):
+                items.append(Delta("undecided", "signature",
+                                   f"upstream added {_param_kind(param)} {label}, which only its own callers supply, "
+                                   f"each from a local it declares (`{'`; `'.join(quotes[:2])}`) with its own "
+                                   "parameters unchanged, and the tree calls the port only from ports of those "
+                                   "callers: how the copied code is wired inside, not an input the port's callers "
+                                   "supply, so for a reader (at most NEEDS_REVIEW)", [upstream, lacks],
+                                   rule="internal-parameter"))
             elif old_names and shared * 2 < len(old_names):
                 # A port that shares under half of upstream's parameters is a
                 # redesign (a different tiling, a fused kernel): that it lacks
@@ -776,6 +889,15 @@ def _parameter_items(old: Signature, new: Signature, port: Signature, scope: set
                 items.append(Delta("undecided", "signature", f"{message} and the port has no {name}", [upstream]))
             elif mine.has_default == after.has_default:
                 items.append(Delta("sync", "signature", f"the port's {name} already matches", [upstream]))
+            elif before.has_default and mine.has_default:
+                # ``kept-default``: upstream's callers must now pass it, and the port still accepts them
+                # all; what the dropped fallback computed is body, for a reader.
+                items.append(Delta("undecided", "signature",
+                                   f"{message}, so its callers must pass it; the port keeps its default and so still "
+                                   "accepts every call upstream accepts: not behind on the interface, and the dropped "
+                                   "fallback is for a reader to judge",
+                                   [upstream] + _tree_param_evidence(port, name, f"the port's {name}")[:1],
+                                   rule="kept-default"))
             else:
                 items.append(Delta("behind", "signature", f"{message}, the port's has not",
                                         [upstream] + _tree_param_evidence(port, name, f"the port's {name}")[:1]))
