@@ -7,7 +7,7 @@ reader (DESIGN §5), NEEDS_REVIEW, never REAL_GAP against a port that keeps the 
 
 Unsound neighbours stay REAL_GAP: a grid that starts to read an input it did not read (an existing
 parameter, or a new one the launcher gains), a grid that no longer counts blocks of the launch's own
-block size, and a grid whose axes swap.
+block size, a grid capped by a device query, and a grid whose axes swap.
 
 Each runs the real ``portq scan`` over a small synthetic history."""
 from __future__ import annotations
@@ -60,6 +60,10 @@ SCALE_NEW_INPUT = SCALE.replace("int heads, cudaStream_t st)", "int heads, int g
     "    dim3 grid((total - 1) / SCALE_THREADS + 1);", "    dim3 grid((total - 1) / SCALE_THREADS + groups);")
 # The grid divides by a constant the launch does not give the kernel: blocks no longer match what they cover.
 SCALE_UNTIED = SCALE.replace("    dim3 grid((total - 1) / SCALE_THREADS + 1);", "    dim3 grid((total - 1) / 512 + 1);")
+# The grid is capped by a device query: a persistent launch, not derived from what the launcher receives.
+SCALE_CAPPED = SCALE.replace("    dim3 grid((total - 1) / SCALE_THREADS + 1);",
+                             "    const int num_sms = at::cuda::getCurrentDeviceProperties()->multiProcessorCount;\n"
+                             "    dim3 grid(std::min((total - 1) / SCALE_THREADS + 1, 4 * num_sms));")
 
 PORT = {"kernels/scale.cu": (
     "#define SCALE_THREADS 1024\n\n"
@@ -134,6 +138,12 @@ def test_a_grid_that_reads_a_new_caller_input_is_still_a_gap(tmp_path):
 
 def test_a_grid_no_longer_counting_the_launch_block_is_still_a_gap(tmp_path):
     entry = _entry(tmp_path, SCALE, SCALE_UNTIED)
+    assert entry.verdict == REAL_GAP, entry.reason
+    assert "derived-geometry" not in entry.rules, entry.rules
+
+
+def test_a_grid_capped_by_a_device_query_is_still_a_gap(tmp_path):
+    entry = _entry(tmp_path, SCALE, SCALE_CAPPED)
     assert entry.verdict == REAL_GAP, entry.reason
     assert "derived-geometry" not in entry.rules, entry.rules
 

@@ -116,8 +116,9 @@ RULES = (
          "from inputs the grid already read. No caller supplies or selects any of it and the grid covers the same "
          "inputs on the same axes, so it is geometry derived from what the kernel already receives, an "
          "implementation detail for a reader (DESIGN §5, the `tile-choice` family), usually changed with the "
-         "kernel's indexing. A grid that starts to read an input (an existing parameter or a new one), or whose "
-         "axes swap, stays `launch-geometry`.",
+         "kernel's indexing. A grid that starts to read an input (an existing parameter or a new one), whose "
+         "axes swap, that no longer counts the launch's block, or that reads a call or a local it cannot resolve "
+         "to constants (a device query capping it) stays `launch-geometry`.",
          "-    dim3 grid((total - 1) / 1024 + 1);\n"
          "+    const int per_block = threads * (16 / sizeof(T));\n+    dim3 grid((total + per_block - 1) / per_block);",
          "classifier.rules.launch._geometry_items, ._derived_geometry"),
@@ -495,18 +496,41 @@ def _axes(form: str) -> list[str] | None:
 
 
 _ACCESS = re.compile(r"(?:\s*\.\s*\w+)*(?:\s*\(\s*[\w\s,]*\))?")
+_SIZEOF = re.compile(r"\?*sizeof\s*\([^()]*\)")
+_OPERATORS = frozenset({"cdiv"})
+"""Calls a canonical grid form writes for arithmetic (``(a + b - 1) / b``): no value from outside the launcher."""
 
 
-def _inputs_read(text: str, params: set[str], bindings: dict[str, str], depth: int = 6) -> set[str]:
+def _inputs_read(text: str, source: str, params: set[str], bindings: dict[str, str],
+                 depth: int = 6) -> set[str] | None:
     """What ``text`` reads of the launcher's parameters, directly or through the local bindings it names: each
-    parameter with the attributes it is read through (``x.shape`` and ``x.stride(0)`` are different reads)."""
+    parameter with the attributes it is read through (``x.shape`` and ``x.stride(0)`` are different reads).
+    None when it reads anything else than parameters, literals, the element type's size (``sizeof(T)``) and
+    constants: a call (a device query, ``std::min`` against one), or a name that is neither a parameter, a
+    binding nor a constant spelled as one (``ATTN_THREADS``) in ``source``."""
+    text = _SIZEOF.sub("1", text)
     found: set[str] = set()
     for match in _IDENTIFIER.finditer(text):
         name = normalise_name(match.group())
         if name in params:
             found.add(name + re.sub(r"\s+", "", _ACCESS.match(text, match.end()).group()))
-        elif name in bindings and depth:
-            found |= _inputs_read(bindings.pop(name), params, bindings, depth - 1)
+            continue
+        if text[match.end():].lstrip().startswith("(") and name not in _OPERATORS:
+            return None
+        if name in _OPERATORS:
+            continue
+        if name in bindings:
+            if depth == 0:
+                return None
+            value = bindings.pop(name)
+            inner = _inputs_read(value, source, params, bindings, depth - 1) if value is not None else set()
+            if inner is None:
+                return None
+            found |= inner
+            continue
+        spelled = re.search(r"(?<![\w.])" + re.escape(match.group()) + r"(?!\w)", source, flags=re.I)
+        if spelled is None or not spelled.group().isupper():
+            return None
     return found
 
 
@@ -539,8 +563,14 @@ def _derived_geometry(old, new, before, after, attribute: str) -> bool:
                 return None
         if parts is None:
             return None
-        return [_inputs_read(part, params, {normalise_name(n): " ".join(quotes) for n, _, quotes, _ in bound})
-                for part in parts]
+        source = " ".join([launch.grid_text, launch.quote, *(q for _, _, quotes, _ in bound for q in quotes)])
+        found = []
+        for part in parts:
+            read = _inputs_read(part, source, params, {normalise_name(n): text for n, _, _, text in bound})
+            if read is None:
+                return None
+            found.append(read)
+        return found
 
     was, now = reads(before), reads(after)
     return was is not None and now is not None and was == now
