@@ -109,6 +109,14 @@ RULES = (
          "+SMALL_PART = 'Tesla' in torch.cuda.get_device_name(0)\n"
          "-    BLOCK = 128\n+    BLOCK = 128 if not SMALL_PART else 64",
          "classifier.rules.launch.platform_chosen_launches, .platform_chosen_kernels"),
+    Rule("template-argument", ("NEEDS_REVIEW",),
+         "An argument a paired C++ launch stopped passing at run time that the launched kernel now takes as a "
+         "template argument (`k<iterations><<<grid, block>>>(...)`, the launcher choosing among instantiations) "
+         "still reaches the kernel, as a compile-time value: no input the caller supplies is dropped, so it is "
+         "for a reader (DESIGN §5), not the `launch-arguments` gap of an argument dropped. An argument that "
+         "reaches the kernel in no form stays `launch-arguments`.",
+         "-    k<<<g, b>>>(x, n, iterations);\n+    k<iterations><<<g, b>>>(x, n);",
+         "classifier.rules.launch._argument_items, ._bound_items, ._now_template_arguments"),
     Rule("derived-geometry", ("NEEDS_REVIEW",),
          "A paired launch whose grid or block changed while the launcher takes the same parameters and the grid "
          "reads the same of them on each axis (the block none), everything else constants: a tuning constant "
@@ -657,6 +665,13 @@ def _argument_items(before, after, mine, port, cross: bool, upstream, index, sco
     have = set(mine.arguments) | set(_normalised_keywords(mine))
     if removed_arguments or added_arguments:
         still = sorted(removed_arguments & have)
+        templated = _now_template_arguments(still, after)
+        if templated:
+            still = [p for p in still if p not in templated]
+            items.append(Delta("undecided", "launch",
+                               f"upstream now gives {', '.join(templated)} to the kernel as a template argument (a "
+                               "compile-time value the launcher picks) instead of at run time; the port still passes "
+                               "it at run time, which a reader compares", upstream, rule="template-argument"))
         if still and not (added_arguments & have):
             items.append(Delta("behind", "launch",
                                     f"upstream stopped passing {', '.join(still)} to the kernel, the port still passes it",
@@ -681,6 +696,17 @@ def _argument_items(before, after, mine, port, cross: bool, upstream, index, sco
     return items
 
 
+def _now_template_arguments(names, after) -> list[str]:
+    """``template-argument``: the names among ``names`` (arguments upstream's launch stopped passing) that the
+    launched kernel now takes as template arguments (``k<iterations><<<g, b>>>(...)``): the value still reaches
+    the kernel, as a compile-time constant, so nothing the caller supplies is dropped."""
+    kernel = after.kernel or ""
+    if "<" not in kernel:
+        return []
+    arguments = {normalise_name(w) for w in _IDENTIFIER.findall(kernel[kernel.index("<"):])}
+    return [n for n in names if n in arguments]
+
+
 def _bound_items(before, after, mine, port, cross: bool, upstream, have: tuple[str, ...],
                  scope=frozenset(), derivation=None) -> list[Delta]:
     """Argument delta by the kernel parameters the arguments bind to."""
@@ -697,6 +723,13 @@ def _bound_items(before, after, mine, port, cross: bool, upstream, have: tuple[s
                                 f"upstream renamed the parameter {pairs} of {kernel} and passes the same value; "
                                 "a name alone asks nothing of the port's launch", upstream))
     still = [p for p in removed if p in have]
+    templated = _now_template_arguments(still, after)
+    if templated:
+        still = [p for p in still if p not in templated]
+        items.append(Delta("undecided", "launch",
+                           f"upstream now gives {', '.join(templated)} to {kernel} as a template argument (a "
+                           "compile-time value the launcher picks) instead of at run time; the port still passes it "
+                           "at run time, which a reader compares", upstream, rule="template-argument"))
     if still:
         items.append(Delta("behind", "launch",
                                 f"upstream stopped passing {', '.join(still)} to {kernel}, the port still passes it",
