@@ -14,11 +14,15 @@ sees the whole list before it decides any one:
   Pairing is greedy in range order, each commit pairs at most once, so in
   "change, revert, byte-identical re-land" the change and the revert pair
   and the re-land is classified on its own merits.
-* **partial reverts** — a later commit whose every changed line takes back
-  lines one earlier commit made (its '-' lines among that commit's '+'
-  lines, its '+' lines among its '-' lines, file by file) is
-  NOT_APPLICABLE/``net-zero`` with it (rule ``partial-revert``); the
-  earlier commit is decided on its own.
+* **partial reverts** — a later commit that only removes lines one earlier
+  commit made (its '-' lines among that commit's '+' lines, where that
+  commit put them, file by file; no '+' lines) is NOT_APPLICABLE/``net-zero``
+  with it (rule ``partial-revert``); the earlier commit is decided on its
+  own. A later commit that also puts back part of what the earlier one
+  replaced is no inverse of anything the range did (the rest of that
+  replacement stays, so the lines compute something neither commit had):
+  only an exact inverse of a whole commit (``net-zero``) or of a whole file
+  change (``file-revert``) cancels restored text.
 * **renames** — every ``old → new`` path rename seen in the range links both
   names, so an anchor that still names the old upstream path matches the
   symbol at its new path (the ported symbol keeps its name).
@@ -284,8 +288,9 @@ class NetZeroPairing:
 def partial_reverts(entries: list[EntryChanges], pairs: dict[int, tuple[int, str]]) -> dict[int, tuple[int, str]]:
     """position -> (earlier position, its sha) for each commit a row owns, outside ``pairs``, whose every
     change takes back lines one earlier commit of the range (also outside ``pairs``) made: file by file
-    (the same path, no rename), its '-' lines are among that commit's '+' lines and its '+' lines among its
-    '-' lines, as multisets, against what that commit made net (a line it only moved was not made by it).
+    (the same path, no rename), its '-' lines are among that commit's '+' lines, as multisets, against what
+    that commit made net (a line it only moved was not made by it), and it adds no line: putting back part of
+    a replacement whose rest stays is not an inverse (rule ``net-zero`` or ``file-revert`` cancels a whole one).
     The latest such earlier commit; only the later commit is marked (rule ``partial-revert``).
 
     Diff text is read only for a commit every one of whose paths an earlier commit changed, and for those
@@ -324,9 +329,10 @@ def partial_reverts(entries: list[EntryChanges], pairs: dict[int, tuple[int, str
                                    if e.position in (candidates or ())), key=lambda e: -e.position):
                 theirs = changed(earlier) if mine else None
                 # Against what the earlier commit made net (a line it moved was not made by it).
+                # Only removals cancel: putting back part of what the earlier commit replaced, the rest of that
+                # replacement kept, pieces together a form neither the base nor the earlier commit had.
                 if theirs is not None and all(path in theirs and not (removed - (theirs[path][1] - theirs[path][0]))
-                                              and not (added - (theirs[path][0] - theirs[path][1]))
-                                              for path, (removed, added) in mine.items()) \
+                                              and not added for path, (removed, added) in mine.items()) \
                         and all(_takes_back_in_place(earlier, entry, path, touching_by_path[path]) for path in mine):
                     found[entry.position] = (earlier.position, earlier.commit.sha)
                     break

@@ -193,10 +193,14 @@ class _CppExtractor:
     def _dead_params(self) -> None:
         wanted = {p.name: p for p in self.signature.params}
         uses: dict[str, list[int]] = {}
+        mentions: dict[str, int] = {}
+        for node in _walk(self.body):
+            if node.type in ("identifier", "type_identifier"):
+                mentions[_text(node)] = mentions.get(_text(node), 0) + 1
         for node in _walk(self.body):
             if node.type not in ("identifier", "type_identifier") or _text(node) not in wanted:
                 continue
-            if self._is_void_cast(node):
+            if self._is_void_cast(node) or self._into_unread_local(node, mentions):
                 continue
             uses.setdefault(_text(node), []).append(_line_of(node))
         # Uses inside a launch macro the body names count as uses (cited at the mention).
@@ -222,6 +226,27 @@ class _CppExtractor:
                 self.signature.first_use[param.normalised] = Use(line, self.lines.quote(line))
             elif not param.constexpr:
                 self.signature.dead_params.append(param.normalised)
+
+    @staticmethod
+    def _into_unread_local(node, mentions: dict[str, int]) -> bool:
+        """Whether ``node`` lies in the initializer of a local the body never mentions again, an initializer of
+        names and arithmetic only (``int off = b * mp + head;`` and no other ``off``): that read feeds nothing the
+        definition computes. An initializer with a call, a subscript or a member access is left as a read."""
+        parent = node.parent
+        while parent is not None and parent.type not in ("init_declarator", "compound_statement"):
+            parent = parent.parent
+        if parent is None or parent.type != "init_declarator":
+            return False
+        declared = parent.child_by_field_name("declarator")
+        value = parent.child_by_field_name("value")
+        if declared is None or declared.type != "identifier" or value is None:
+            return False
+        if not (value.start_byte <= node.start_byte and node.end_byte <= value.end_byte):
+            return False
+        declaration = parent.parent
+        if declaration is None or declaration.type != "declaration" or any(c in _text(value) for c in "([-"):
+            return False  # a call, a load through a pointer: more than arithmetic on names, left as a read
+        return mentions.get(_text(declared), 0) == 1
 
     @staticmethod
     def _is_void_cast(node) -> bool:

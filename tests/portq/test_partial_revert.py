@@ -107,3 +107,35 @@ def test_taking_back_the_added_line_where_it_was_added_after_other_edits_is_net_
     ], TREE, matrix=MATRIX)
     assert verdicts[3].rules == ["partial-revert"], verdicts[3].reason
     assert "entry 1" in verdicts[3].reason
+
+
+def test_putting_back_one_of_two_replaced_lines_is_still_flagged(tmp_path):
+    # The earlier commit replaces two lines of the wrapper (each its own run); the later commit puts back only the
+    # first, exactly where it was, keeping the second replacement: the result is a form neither the base nor the earlier commit had (lines that
+    # compute one value together, now half old and half new), so it is no inverse of anything the range did.
+    both = BASE.replace("    y = torch.empty_like(x)\n", "    y = torch.zeros_like(x)\n").replace(
+        "    return y\n", "    return y * 1.0\n")
+    assert both.count("zeros_like") == 1 and both.count("return y * 1.0") == 1
+    half = both.replace("    y = torch.zeros_like(x)\n", "    y = torch.empty_like(x)\n")
+    verdicts, _ = classify_history(tmp_path, [
+        CommitSpec("base", files={"ops/norm.py": BASE}),
+        CommitSpec("zeros, and the shape", files={"ops/norm.py": both}),
+        CommitSpec("later", files={"ops/norm.py": half}),
+    ], TREE, matrix=MATRIX)
+    assert verdicts[1].verdict in FLAGGED, verdicts[1].reason
+    assert "partial-revert" not in verdicts[2].rules, verdicts[2].reason
+    # Decided on its merits: here the port already has the line put back.
+    assert verdicts[2].justification != "net-zero", verdicts[2].reason
+
+
+def test_undoing_the_whole_earlier_commit_is_still_net_zero(tmp_path):
+    # The exact inverse of the whole earlier commit cancels it (rule net-zero), however many lines it restores.
+    both = BASE.replace("    y = torch.empty_like(x)\n    n_rows, n_cols = x.shape\n",
+                        "    y = torch.zeros_like(x)\n    n_rows, n_cols = x.shape[0], x.shape[-1]\n")
+    verdicts, _ = classify_history(tmp_path, [
+        CommitSpec("base", files={"ops/norm.py": BASE}),
+        CommitSpec("zeros, and the shape", files={"ops/norm.py": both}),
+        CommitSpec("later", files={"ops/norm.py": BASE}),
+    ], TREE, matrix=MATRIX)
+    assert (verdicts[2].verdict, verdicts[2].justification) == (NOT_APPLICABLE, "net-zero"), verdicts[2].reason
+    assert (verdicts[1].verdict, verdicts[1].justification) == (NOT_APPLICABLE, "net-zero"), verdicts[1].reason

@@ -53,7 +53,9 @@ RULES = (
          "(NEEDS_REVIEW); lines that name nothing a ported definition uses are NOT_APPLICABLE/not-ported. A name "
          "the ported definitions use only in decorators the port does not carry is not attributed to it. A C++ "
          "line in a declaration without a body (an explicit instantiation or a prototype, over any number of "
-         "lines, read from the text) names only the function it declares: its parameter names are its own.",
+         "lines, read from the text) names only the function it declares: its parameter names are its own. A "
+         "word a ported C++ definition's body declares for itself before any other mention (a local such as "
+         "`constexpr int granularity = 16;`) is its own in every use, never a file-scope name it shares.",
          "-BLOCK = 128\n+BLOCK = 256  (the ported kernel reads BLOCK)",
          "classifier.rules.attribution.AttributionRules._container, classifier.reading._declared_function"),
     Rule("port-instantiations", ("IN_SYNC",),
@@ -915,11 +917,38 @@ class AttributionRules:
                     live = branches.live_branches(definition.node, reporting) if reporting else {}
                     if live:
                         text = " ".join(branches.live_branch_tokens(definition.node, reporting, live))
-                for word in set(_IDENTIFIER.findall(text)):
+                words = set(_IDENTIFIER.findall(text))
+                if table.language == "cpp":
+                    words -= _declared_first(text, words)
+                for word in words:
                     users = referenced.setdefault(word, [])
                     if definition.qualified_name not in users:
                         users.append(definition.qualified_name)
         return referenced
+
+
+_NOT_A_TYPE = frozenset({"return", "case", "else", "goto", "throw", "delete", "new", "typename", "sizeof", "co_return",
+                         "co_yield", "co_await", "using", "namespace", "struct", "class", "enum", "operator", "define",
+                         "if", "while", "for", "switch", "do", "template", "decltype", "alignof", "noexcept"})
+
+
+def _declared_first(text: str, words: set[str]) -> set[str]:
+    """The words a C++ definition's body declares for itself before any other mention: its first mention, in
+    the body, is a declaration (a type, then the name, then `=`, `;`, `[` or `{`: a local), so every use in
+    the definition reads its own, never a file-scope name it shares (``toplevel-use``)."""
+    code = re.sub(r"//[^\n]*|/\*.*?\*/", " ", text, flags=re.S)
+    found: set[str] = set()
+    for word in words:
+        first = re.search(r"(?<![\w:.>])" + re.escape(word) + r"(?!\w)", code)
+        if first is None:
+            continue
+        if "{" not in code[:first.start()]:
+            continue  # in the signature: a parameter is left to the other rules
+        before = re.search(r"([A-Za-z_]\w*)\s*$", code[:first.start()])
+        after = code[first.end():].lstrip()[:1]
+        if before is not None and before.group(1) not in _NOT_A_TYPE and after in ("=", ";", "[", "{"):
+            found.add(word)
+    return found
 
 
 # --- a module renamed with the object it computes -----------------------------------

@@ -109,6 +109,27 @@ RULES = (
          "+SMALL_PART = 'Tesla' in torch.cuda.get_device_name(0)\n"
          "-    BLOCK = 128\n+    BLOCK = 128 if not SMALL_PART else 64",
          "classifier.rules.launch.platform_chosen_launches, .platform_chosen_kernels"),
+    Rule("template-argument", ("NEEDS_REVIEW",),
+         "An argument a paired C++ launch stopped passing at run time that the launched kernel now takes as a "
+         "template argument (`k<iterations><<<grid, block>>>(...)`, the launcher choosing among instantiations) "
+         "still reaches the kernel, as a compile-time value: no input the caller supplies is dropped, so it is "
+         "for a reader (DESIGN §5), not the `launch-arguments` gap of an argument dropped. An argument that "
+         "reaches the kernel in no form stays `launch-arguments`.",
+         "-    k<<<g, b>>>(x, n, iterations);\n+    k<iterations><<<g, b>>>(x, n);",
+         "classifier.rules.launch._argument_items, ._bound_items, ._now_template_arguments"),
+    Rule("derived-geometry", ("NEEDS_REVIEW",),
+         "A paired launch whose grid or block changed while the launcher takes the same parameters and the grid "
+         "reads the same of them on each axis (the block none), everything else constants: a tuning constant "
+         "(threads per block), the elements one access reads (from the element type's size), a count computed "
+         "from inputs the grid already read. No caller supplies or selects any of it and the grid covers the same "
+         "inputs on the same axes, so it is geometry derived from what the kernel already receives, an "
+         "implementation detail for a reader (DESIGN §5, the `tile-choice` family), usually changed with the "
+         "kernel's indexing. A grid that starts to read an input (an existing parameter or a new one), whose "
+         "axes swap, that no longer counts the launch's block, or that reads a call or a local it cannot resolve "
+         "to constants (a device query capping it) stays `launch-geometry`.",
+         "-    dim3 grid((total - 1) / 1024 + 1);\n"
+         "+    const int per_block = threads * (16 / sizeof(T));\n+    dim3 grid((total + per_block - 1) / per_block);",
+         "classifier.rules.launch._geometry_items, ._derived_geometry"),
 )
 
 
@@ -376,6 +397,11 @@ def _geometry_items(old, new, port, before, after, mine, cross: bool, port_launc
                              f"{', '.join(tiles)} changed, which the kernel receives and the grid divides the same "
                              "inputs by: a tile choice of the wrapper, not a launch shape a caller sees",
                              item.evidence, geometry=True, rule="tile-choice")
+            elif item.status is Status.BEHIND and _derived_geometry(old, new, before, after, "grid"):
+                item = Delta("undecided", "launch", f"{item.message}; the grid reads the same inputs of the launcher "
+                             "on the same axes, the rest from constants and the element type: geometry derived from "
+                             "what the kernel already receives, not a launch shape a caller sees",
+                             item.evidence, geometry=True, rule="derived-geometry")
             items.append(item)
     if before.grid_shape != after.grid_shape and before.grid_shape and after.grid_shape and mine is not None:
         tree = [_tree_launch_evidence(port, mine, f"the port's grid has {mine.grid_shape} axes")]
@@ -414,6 +440,11 @@ def _geometry_items(old, new, port, before, after, mine, cross: bool, port_launc
                 _tree_launch_evidence(port, mine, f"the port's {attribute} is {have}")]
         if have == now:
             items.append(Delta("sync", "launch", f"the port's {attribute} is already {now}", tree))
+        elif have == was and attribute == "block" and _derived_geometry(old, new, before, after, "block"):
+            items.append(Delta("undecided", "launch", f"upstream {attribute} went {was} → {now}, the port's is still "
+                               f"{was}; both read no input of the launcher (constants only): a tuning choice of the "
+                               "launcher, not a launch shape a caller sees", tree, geometry=True,
+                               rule="derived-geometry"))
         elif have == was:
             items.append(Delta("behind", "launch", f"upstream {attribute} went {was} → {now}, the port's is still {was}",
                                     tree, geometry=True))
@@ -453,6 +484,107 @@ def _tile_choice(before, after, through: tuple[str, ...]) -> tuple[str, ...] | N
         if normalise_name(name) not in before.arguments or normalise_name(name) not in after.arguments:
             return None
     return through
+
+
+_IDENTIFIER = re.compile(r"(?<![\w.])[A-Za-z_]\w*")
+
+
+def _axes(form: str) -> list[str] | None:
+    """The axes of a canonical grid form ``(a, b,)``: its top-level comma-separated parts; None when the
+    form is not such a tuple."""
+    form = form.strip()
+    if not (form.startswith("(") and form.endswith(")")):
+        return None
+    parts, depth, start = [], 0, 1
+    for i, c in enumerate(form[1:-1], start=1):
+        depth += c in "([{"
+        depth -= c in ")]}"
+        if c == "," and depth == 0:
+            parts.append(form[start:i])
+            start = i + 1
+    parts.append(form[start:-1])
+    return [p.strip() for p in parts if p.strip()]
+
+
+_ACCESS = re.compile(r"(?:\s*\.\s*\w+)*(?:\s*\(\s*[\w\s,]*\))?")
+_SIZEOF = re.compile(r"\?*sizeof\s*\([^()]*\)")
+_OPERATORS = frozenset({"cdiv"})
+"""Calls a canonical grid form writes for arithmetic (``(a + b - 1) / b``): no value from outside the launcher."""
+
+
+def _inputs_read(text: str, source: str, params: set[str], bindings: dict[str, str],
+                 depth: int = 6) -> set[str] | None:
+    """What ``text`` reads of the launcher's parameters, directly or through the local bindings it names: each
+    parameter with the attributes it is read through (``x.shape`` and ``x.stride(0)`` are different reads).
+    None when it reads anything else than parameters, literals, the element type's size (``sizeof(T)``) and
+    constants: a call (a device query, ``std::min`` against one), or a name that is neither a parameter, a
+    binding nor a constant spelled as one (``ATTN_THREADS``) in ``source``."""
+    text = _SIZEOF.sub("1", text)
+    found: set[str] = set()
+    for match in _IDENTIFIER.finditer(text):
+        name = normalise_name(match.group())
+        if name in params:
+            found.add(name + re.sub(r"\s+", "", _ACCESS.match(text, match.end()).group()))
+            continue
+        if text[match.end():].lstrip().startswith("(") and name not in _OPERATORS:
+            return None
+        if name in _OPERATORS:
+            continue
+        if name in bindings:
+            if depth == 0:
+                return None
+            value = bindings.pop(name)
+            inner = _inputs_read(value, source, params, bindings, depth - 1) if value is not None else set()
+            if inner is None:
+                return None
+            found |= inner
+            continue
+        spelled = re.search(r"(?<![\w.])" + re.escape(match.group()) + r"(?!\w)", source, flags=re.I)
+        if spelled is None or not spelled.group().isupper():
+            return None
+    return found
+
+
+def _derived_geometry(old, new, before, after, attribute: str) -> bool:
+    """``derived-geometry``: the launcher takes the same parameters on both sides, the grid counts blocks of the
+    launch's own block on both sides, and the changed grid (each axis) or block reads the same of the
+    parameters as before (with the attributes it reads them through), everything else in it constants
+    (literals, macros, `constexpr` locals, the element type's size). A new input read, a new parameter, an
+    axis that now reads another input (swapped axes), or a grid no longer tied to the block is not derived."""
+    if not old.params or old.param_names != new.param_names:
+        return False
+    for launch in (before, after):
+        # The grid counts blocks of the launch's own block (a C++ launch whose grid reads its block's form): what
+        # one block covers is then the kernel's own choice (its threads, times what each thread handles), which
+        # the kernel receives as its block size; a grid that divides by a constant the launch does not give the
+        # kernel is not derived from it.
+        if not launch.block_form or not launch.grid_form or not re.search(
+                r"(?<![\w.])" + re.escape(launch.block_form) + r"(?!\w)", launch.grid_form):
+            return False
+    params = set(new.param_names)
+
+    def reads(launch) -> list[set[str]] | None:
+        if attribute == "block":
+            form, bound = launch.block_form, launch.block_bindings
+            parts = [form] if form else None
+        else:
+            form, bound = launch.grid_form, launch.grid_bindings
+            parts = _axes(form) if form and not form.startswith("?") else None
+            if parts is not None and launch.grid_shape is not None and len(parts) != launch.grid_shape:
+                return None
+        if parts is None:
+            return None
+        source = " ".join([launch.grid_text, launch.quote, *(q for _, _, quotes, _ in bound for q in quotes)])
+        found = []
+        for part in parts:
+            read = _inputs_read(part, source, params, {normalise_name(n): text for n, _, _, text in bound})
+            if read is None:
+                return None
+            found.append(read)
+        return found
+
+    was, now = reads(before), reads(after)
+    return was is not None and now is not None and was == now
 
 
 def _same_text(a: str | None, b: str | None) -> bool:
@@ -536,6 +668,13 @@ def _argument_items(before, after, mine, port, cross: bool, upstream, index, sco
     have = set(mine.arguments) | set(_normalised_keywords(mine))
     if removed_arguments or added_arguments:
         still = sorted(removed_arguments & have)
+        templated = _now_template_arguments(still, after)
+        if templated:
+            still = [p for p in still if p not in templated]
+            items.append(Delta("undecided", "launch",
+                               f"upstream now gives {', '.join(templated)} to the kernel as a template argument (a "
+                               "compile-time value the launcher picks) instead of at run time; the port still passes "
+                               "it at run time, which a reader compares", upstream, rule="template-argument"))
         if still and not (added_arguments & have):
             items.append(Delta("behind", "launch",
                                     f"upstream stopped passing {', '.join(still)} to the kernel, the port still passes it",
@@ -560,6 +699,17 @@ def _argument_items(before, after, mine, port, cross: bool, upstream, index, sco
     return items
 
 
+def _now_template_arguments(names, after) -> list[str]:
+    """``template-argument``: the names among ``names`` (arguments upstream's launch stopped passing) that the
+    launched kernel now takes as template arguments (``k<iterations><<<g, b>>>(...)``): the value still reaches
+    the kernel, as a compile-time constant, so nothing the caller supplies is dropped."""
+    kernel = after.kernel or ""
+    if "<" not in kernel:
+        return []
+    arguments = {normalise_name(w) for w in _IDENTIFIER.findall(kernel[kernel.index("<"):])}
+    return [n for n in names if n in arguments]
+
+
 def _bound_items(before, after, mine, port, cross: bool, upstream, have: tuple[str, ...],
                  scope=frozenset(), derivation=None, respell: dict[str, str] | None = None) -> list[Delta]:
     """Argument delta by the kernel parameters the arguments bind to."""
@@ -576,6 +726,13 @@ def _bound_items(before, after, mine, port, cross: bool, upstream, have: tuple[s
                                 f"upstream renamed the parameter {pairs} of {kernel} and passes the same value; "
                                 "a name alone asks nothing of the port's launch", upstream))
     still = [p for p in removed if p in have]
+    templated = _now_template_arguments(still, after)
+    if templated:
+        still = [p for p in still if p not in templated]
+        items.append(Delta("undecided", "launch",
+                           f"upstream now gives {', '.join(templated)} to {kernel} as a template argument (a "
+                           "compile-time value the launcher picks) instead of at run time; the port still passes it "
+                           "at run time, which a reader compares", upstream, rule="template-argument"))
     if still:
         items.append(Delta("behind", "launch",
                                 f"upstream stopped passing {', '.join(still)} to {kernel}, the port still passes it",

@@ -58,10 +58,12 @@ RULES = (
          "entry 7 reverts entry 4, byte for byte",
          "classifier.decision_keys.change_pairs, classifier.classify.StructuralClassifier._net_zero"),
     Rule("partial-revert", ("NOT_APPLICABLE",),
-         "A commit whose every changed line undoes lines one earlier commit of the same range made (file by file, "
-         "its removed lines among that commit's added lines and its added lines among that commit's removed "
-         "lines) takes back part of that commit before any port could follow it: NOT_APPLICABLE/net-zero with "
-         "it; the earlier commit is still decided on its own.",
+         "A commit that only removes lines one earlier commit of the same range added (file by file, where that "
+         "commit put them, adding none) takes back part of that commit before any port could follow it: "
+         "NOT_APPLICABLE/net-zero with it; the earlier commit is still decided on its own. A commit that also puts "
+         "back part of what the earlier one replaced, the rest of that replacement kept, is no inverse (the lines "
+         "then compute what neither commit had) and is decided on its merits; only an exact inverse of a whole "
+         "commit (`net-zero`) or file change (`file-revert`) cancels restored text.",
          "entry 9 adds `print(z)` among other changes; entry 12 removes only that `print(z)`",
          "classifier.classify.partial_reverts, classifier.classify.StructuralClassifier._net_zero"),
     Rule("file-revert", ("NOT_APPLICABLE",),

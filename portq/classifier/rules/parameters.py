@@ -110,7 +110,9 @@ RULES = (
          "of the same file that the body invokes (`#define inst(v) if (n == v) return k<v>`, `inst(1);`) is "
          "read by the body, as the expansion does: a selector whose if-chain becomes such a macro still reads "
          "its parameter, and the change is body-level (DESIGN §5: a wider table of instantiations serves more "
-         "inputs, but no caller-supplied input changes), never dead.",
+         "inputs, but no caller-supplied input changes), never dead. A C++ parameter read only into the "
+         "arithmetic initializer of a local nothing reads again (`int off = b * mp + head;`) feeds nothing: it "
+         "is dead on both sides of a commit that drops that line.",
          "-    y = x * scale\n+    y = x  (scale still in the signature)",
          "classifier.rules.parameters._parameter_items"),
     Rule("kept-default", ("NEEDS_REVIEW",),
