@@ -450,12 +450,16 @@ def _cpp_calls(node) -> list:
     return found
 
 
-def _cpp_token_texts(node) -> list[str]:
+def _cpp_token_texts(node, spans=frozenset(), types=frozenset(), marker: str | None = None) -> list[str]:
+    """The token texts of ``node`` without comments; a node of one of ``types`` whose byte span is in
+    ``spans`` stands as ``marker`` (is left out where None)."""
     if node.type == "comment":
         return []
+    if node.type in types and (node.start_byte, node.end_byte) in spans:
+        return [] if marker is None else [marker]
     if node.child_count == 0:
         return [node.text.decode("utf-8", errors="replace")]
-    return [t for c in node.children for t in _cpp_token_texts(c)]
+    return [t for c in node.children for t in _cpp_token_texts(c, spans, types, marker)]
 
 
 def cpp_port_has_change(old_node, new_node, port_node) -> list[tuple[object, object]] | None:
@@ -472,24 +476,9 @@ def cpp_port_has_change(old_node, new_node, port_node) -> list[tuple[object, obj
     if not changed:
         return None
     # Nothing but those arguments changed: the old body with the new statements put in reads as the new one.
-    def rest(node, calls) -> list[str]:
-        spans = {(c[0].start_byte, c[0].end_byte) for _, c in calls} if calls else set()
-        out: list[str] = []
-
-        def walk(current):
-            if (current.start_byte, current.end_byte) in spans and current.type == "expression_statement":
-                out.append("<call>")
-                return
-            if current.type == "comment":
-                return
-            if current.child_count == 0:
-                out.append(current.text.decode("utf-8", errors="replace"))
-                return
-            for child in current.children:
-                walk(child)
-        walk(node)
-        return out
-    if rest(old_node, [(None, o) for o, _ in changed]) != rest(new_node, [(None, n) for _, n in changed]):
+    statement = frozenset({"expression_statement"})
+    if _cpp_token_texts(old_node, {(o[0].start_byte, o[0].end_byte) for o, _ in changed}, statement, "<call>") \
+            != _cpp_token_texts(new_node, {(n[0].start_byte, n[0].end_byte) for _, n in changed}, statement, "<call>"):
         return None
     methods = {n[2] for _, n in changed}
     mine = [c for c in _cpp_calls(port_node) if c[2] in methods]
@@ -576,23 +565,7 @@ def cpp_port_has_added_statements(old_node, new_node, port_node) -> list[tuple[o
     if not added:
         return None
     spans = {(s.start_byte, s.end_byte) for s in added}
-
-    def rest(node, skip) -> list[str]:
-        out: list[str] = []
-
-        def walk(current):
-            if (current.start_byte, current.end_byte) in skip and current.type in _CPP_LEAF_STATEMENTS:
-                return
-            if current.type == "comment":
-                return
-            if current.child_count == 0:
-                out.append(current.text.decode("utf-8", errors="replace"))
-                return
-            for child in current.children:
-                walk(child)
-        walk(node)
-        return out
-    if rest(old_node, set()) != rest(new_node, spans):
+    if _cpp_token_texts(old_node) != _cpp_token_texts(new_node, spans, _CPP_LEAF_STATEMENTS):
         return None
     ports = [(s, _cpp_shape(s)) for s in _cpp_leaf_statements(port_node)]
     found = []
