@@ -748,6 +748,18 @@ def _instance_item(name: str, kind: str, what: str, quotes: tuple[str, ...], ups
                  rule="instance-derived-parameter")
 
 
+def _in_place_renamings(old, new, renamed: dict[str, str], status: str, rule: str, why: str) -> list[Delta]:
+    """One delta per parameter ``renamed`` in place (old name -> new), saying ``why`` its name is no gap."""
+    deltas = []
+    for before, after in renamed.items():
+        kind = _param_kind(old.param(before))
+        deltas.append(Delta(status, "signature", f"upstream renamed {kind} {before} to {after} in place{why}",
+                            [_upstream_param_evidence(new, after, "upstream-new", Kind.COSMETIC,
+                                                      f"{kind} {before} renamed {after} at the same position")],
+                            rule=rule))
+    return deltas
+
+
 def _parameter_items(old: Signature, new: Signature, port: Signature, scope: set[str],
                      derivation=None, keyword_free=None, instance=None, internal=None) -> list[Delta]:
     items: list[Delta] = []
@@ -759,35 +771,21 @@ def _parameter_items(old: Signature, new: Signature, port: Signature, scope: set
     new_names = new.param_names if same_language else new.runtime_param_names
     renamed = {b: a for b, a in renamed_in_place(old, new, old_names, new_names).items()
                if b not in scope and a not in scope}
-    for before, after in renamed.items():
-        kind = _param_kind(old.param(before))
-        items.append(Delta("sync", "signature", f"upstream renamed {kind} {before} to {after} in place; C++ binds it "
-                           "by position, so every call binds the same value and the port's name is no gap",
-                           [_upstream_param_evidence(new, after, "upstream-new", Kind.COSMETIC,
-                                                     f"{kind} {before} renamed {after} at the same position")],
-                           rule="renamed-parameter"))
+    items += _in_place_renamings(old, new, renamed, "sync", "renamed-parameter",
+                                 "; C++ binds it by position, so every call binds the same value and the port's "
+                                 "name is no gap")
     positional = {b: a for b, a in renamed_positionally(old, new, old_names, new_names, keyword_free).items()
                   if b not in scope and a not in scope and b not in renamed}
-    for before, after in positional.items():
-        kind = _param_kind(old.param(before))
-        items.append(Delta("undecided", "signature", f"upstream renamed {kind} {before} to {after} in place and no "
-                           "call in the files it changed binds it by keyword, so every caller passes the same value "
-                           "by position and the port's name is no gap of its interface; whether the value now means "
-                           "something else is for a reader",
-                           [_upstream_param_evidence(new, after, "upstream-new", Kind.COSMETIC,
-                                                     f"{kind} {before} renamed {after} at the same position")],
-                           rule="positional-parameter-renaming"))
+    items += _in_place_renamings(old, new, positional, "undecided", "positional-parameter-renaming",
+                                 " and no call in the files it changed binds it by keyword, so every caller passes "
+                                 "the same value by position and the port's name is no gap of its interface; "
+                                 "whether the value now means something else is for a reader")
     by_position = {b: a for b, a in renamed_by_position(old, new, old_names, new_names).items()
                    if b not in scope and a not in scope and b not in renamed}
-    for before, after in by_position.items():
-        kind = _param_kind(old.param(before))
-        items.append(Delta("undecided", "signature", f"upstream renamed {kind} {before} to {after} in place, of "
-                           "the same type (const aside); C++ binds arguments by position, so every caller passes it "
-                           "the same value and the port's name is no gap of its interface; whether the value now "
-                           "means something else is for a reader",
-                           [_upstream_param_evidence(new, after, "upstream-new", Kind.COSMETIC,
-                                                     f"{kind} {before} renamed {after} at the same position")],
-                           rule="cpp-parameter-renaming"))
+    items += _in_place_renamings(old, new, by_position, "undecided", "cpp-parameter-renaming",
+                                 ", of the same type (const aside); C++ binds arguments by position, so every caller "
+                                 "passes it the same value and the port's name is no gap of its interface; whether "
+                                 "the value now means something else is for a reader")
     renamed = {**renamed, **positional, **by_position}
     for name in old_names:
         if name in new_names or name in renamed:
