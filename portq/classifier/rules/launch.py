@@ -1084,19 +1084,23 @@ def _dotted(node: ast.AST) -> str | None:
     return ".".join([node.id, *reversed(parts)])
 
 
+def _any_probe(values) -> bool | None:
+    """Whether any of ``values`` (read in order) reads a probe; None as soon as one is unknown."""
+    found = False
+    for value in values:
+        if value is None:
+            return None
+        found = found or value
+    return found
+
+
 def _probe_value(node: ast.AST, flags: dict[str, str], imported: set[str]) -> bool | None:
     """True when ``node`` computes only from the platform the process runs on (probe calls and attributes,
     ``flags``: module-level names bound from them, literals, pure builtins, methods of a probed value) and
     reads at least one probe; False when it computes only from literals; None when it reads anything else
     (a parameter, a local, the environment, any other call)."""
     def each(children) -> bool | None:
-        found = False
-        for child in children:
-            value = _probe_value(child, flags, imported)
-            if value is None:
-                return None
-            found = found or value
-        return found
+        return _any_probe(_probe_value(child, flags, imported) for child in children)
 
     if isinstance(node, ast.Constant):
         return False
@@ -1361,13 +1365,7 @@ class _ProbeReading:
 
     def value(self, node: ast.AST, module: _ModuleProbes, local: dict[str, bool]) -> bool | None:
         def each(children) -> bool | None:
-            found = False
-            for child in children:
-                got = self.value(child, module, local)
-                if got is None:
-                    return None
-                found = found or got
-            return found
+            return _any_probe(self.value(child, module, local) for child in children)
 
         if isinstance(node, ast.Constant):
             return False
