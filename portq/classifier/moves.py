@@ -43,6 +43,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
 from portq.core.model import EntryChanges, TouchedSymbol
+from portq.language.extraction import signature_of
 from portq.language.symbols import KIND_CLASS
 
 CARRIED_SHARE = 0.7
@@ -366,55 +367,19 @@ def _replaced(old: TouchedSymbol, old_table, new: TouchedSymbol, new_table) -> b
     one's."""
     if re.split(r"::|\.", old.qualified_name)[-1] == re.split(r"::|\.", new.qualified_name)[-1]:
         return False
-    before, after = parameter_names(old_table, old.qualified_name), parameter_names(new_table, new.qualified_name)
+    before = _parameter_names(old_table, old.qualified_name, old.old_path or old.path)
+    after = _parameter_names(new_table, new.qualified_name, new.path)
     return before is not None and after is not None and not before <= after
 
 
-def parameter_names(table, qualified_name: str) -> set[str] | None:
-    """The names of a definition's parameters (Python or C++), in any order; None where the table has no
-    such function definition or a parameter's name cannot be read."""
-    node = _definition_node(table, qualified_name)
-    while node is not None and node.type == "template_declaration":
-        node = next((c for c in node.named_children if c.type in ("function_definition", "declaration")), None)
-    if node is None:
+def _parameter_names(table, qualified_name: str, path: str) -> set[str] | None:
+    """The normalised names of a definition's parameters (its signature's), in any order; None where the
+    table has no such definition."""
+    definition = next((d for d in table.definitions if d.qualified_name == qualified_name), None) \
+        if table is not None and table.tree is not None else None
+    if definition is None or definition.node is None:
         return None
-    listing, stack = None, [node]
-    while stack and listing is None:
-        current = stack.pop(0)
-        if current.type in ("parameters", "parameter_list"):
-            listing = current
-        elif current.type not in ("block", "compound_statement"):
-            stack.extend(current.named_children)
-    if listing is None:
-        return None
-    names: set[str] = set()
-    for parameter in listing.named_children:
-        if parameter.type == "comment":
-            continue
-        if parameter.type == "identifier":
-            names.add(parameter.text.decode(errors="replace"))
-            continue
-        found = parameter.child_by_field_name("name")
-        if found is None:
-            declarator = parameter.child_by_field_name("declarator") or parameter
-            identifiers, walk = [], [declarator]
-            while walk:
-                current = walk.pop()
-                if current.type == "identifier":
-                    identifiers.append(current)
-                walk.extend(c for c in current.named_children if c.type not in ("default_value",)
-                            and current.child_by_field_name("default_value") != c)
-            found = min(identifiers, key=lambda n: n.start_byte) if identifiers and parameter.type in (
-                "typed_parameter", "list_splat_pattern", "dictionary_splat_pattern") else (
-                max(identifiers, key=lambda n: n.start_byte) if identifiers else None)
-        if found is None:
-            if parameter.type in ("parameter_declaration",) and parameter.text.decode(errors="replace").strip() == "void":
-                continue
-            if parameter.type in ("keyword_separator", "positional_separator", "variadic_parameter"):
-                continue
-            return None
-        names.add(found.text.decode(errors="replace"))
-    return names
+    return set(signature_of(definition, table.source, path).param_names)
 
 
 def _raw_calls(table, qualified_name: str) -> list[str]:
