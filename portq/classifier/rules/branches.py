@@ -192,7 +192,7 @@ import tokenize
 from collections import Counter
 from dataclasses import replace
 
-from portq.classifier.imports import import_bindings, reexport_target
+from portq.classifier.imports import import_bindings, reexport_target, relative_module_path
 from portq.classifier.reading import _if_bodies
 from portq.classifier.rules import Rule
 from portq.classifier.rules.scope import _scope_names
@@ -2280,9 +2280,9 @@ class BranchRules:
         by name (under any alias, at module level or inside the launching function) from ``path``'s module; None when there is not exactly one, or a module
         cannot be read. Only ported modules are read: the port runs its kernel from the definitions it
         carries, and a launch elsewhere upstream is not the port's."""
-        module = path[:-3].replace("/", ".") if path.endswith(".py") else None
-        if module is None:
+        if not path.endswith(".py"):
             return None
+        module = path[:-3]
         others = sorted({a.path for a in self.index.anchors if a.upstream == self.upstream and a.path
                          and a.path != path and language_for_path(a.path) == "python"})
         found = []
@@ -2291,21 +2291,13 @@ class BranchRules:
             if table is None or table.tree is None or table.fallback:
                 return None
             root = table.tree.root_node
-            package = other.rpartition("/")[0].replace("/", ".")
             scopes = [(root, import_bindings(root))] + [
                 (body, import_bindings(body)) for node in _walk(root) if node.type == "function_definition"
                 and (body := node.child_by_field_name("body")) is not None]
             for scope, alias, binding in [(scope, a, b) for scope, bound in scopes for a, b in bound.items()]:
                 stem, _, name = binding.target.rpartition(".")
-                if name != kernel:
-                    continue
-                if stem.startswith("."):
-                    dots = len(stem) - len(stem.lstrip("."))
-                    parts = package.split(".") if package else []
-                    base = parts[:len(parts) - (dots - 1)] if dots - 1 <= len(parts) else None
-                    stem = ".".join((base or []) + ([stem.lstrip(".")] if stem.lstrip(".") else [])) \
-                        if base is not None else None
-                if stem != module:
+                if name != kernel or (relative_module_path(other, stem) if stem.startswith(".")
+                                      else stem.replace(".", "/")) != module:
                     continue
                 found += [(table, other, launch) for launch in _launches_of(scope, alias)
                           if all(launch.start_byte != seen.start_byte or other != where for _, where, seen in found)]
