@@ -331,12 +331,7 @@ def followed_keywords(old_node, new_node, trees) -> list[tuple[str, str, str]] |
     news = list(nodes_of(new_node, ("keyword_argument",), "python"))
     if len(olds) != len(news):
         return None
-    definitions: dict[str, dict[str, list]] = {"old": {}, "new": {}}
-    for side, root in trees:
-        for node in nodes_of(root, ("function_definition",), "python"):
-            named = node.child_by_field_name("name")
-            if named is not None:
-                definitions[side].setdefault(node_text(named), []).append(node)
+    definitions = _functions_by_side(trees)
     followed = []
     for was, now in zip(olds, news):
         a, b = node_text(was.child_by_field_name("name")), node_text(now.child_by_field_name("name"))
@@ -356,6 +351,18 @@ def followed_keywords(old_node, new_node, trees) -> list[tuple[str, str, str]] |
     return followed
 
 
+def _functions_by_side(trees) -> dict[str, dict[str, list]]:
+    """side ("old"/"new") -> function name -> the Python function definitions of that name on that side of
+    ``trees`` ((side, root) pairs of the files a commit owns)."""
+    found: dict[str, dict[str, list]] = {"old": {}, "new": {}}
+    for side, root in trees:
+        for node in nodes_of(root, ("function_definition",), "python"):
+            named = node.child_by_field_name("name")
+            if named is not None:
+                found[side].setdefault(node_text(named), []).append(node)
+    return found
+
+
 def _parameter_list(node) -> list[str]:
     """A Python function's parameter names, in order."""
     params = node.child_by_field_name("parameters")
@@ -366,12 +373,7 @@ def _parameter_list(node) -> list[str]:
 def caller_renamings(trees, keywords: dict[str, str]) -> dict[str, dict[str, str]]:
     """Function name -> ``caller_renaming`` of it, for each Python function defined once on each side of
     ``trees`` ((side, root) pairs of the files a commit owns) whose two sides differ by that renaming."""
-    found: dict[str, dict[str, list]] = {"old": {}, "new": {}}
-    for side, root in trees:
-        for node in nodes_of(root, ("function_definition",), "python"):
-            named = node.child_by_field_name("name")
-            if named is not None:
-                found[side].setdefault(node_text(named), []).append(node)
+    found = _functions_by_side(trees)
     renamings = {}
     for name, olds in found["old"].items():
         news = found["new"].get(name, [])
