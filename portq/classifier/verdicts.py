@@ -138,6 +138,7 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
         self._parse_errors: dict[tuple[str, str], bool] = {}  # (blob, language) -> its parse has errors
         self._last_parse: dict[tuple[str, str], SymbolTable] = {}  # (path, language) -> the last tree parsed there
         self._ast_dumps: tuple = (None, (None, None))  # (symbol key, both sides' ast dumps) of the last asked
+        self._formatted_files: dict[tuple[str, str], bool] = {}  # (old blob, new blob) -> only reformatted
 
     # -- upstream side
 
@@ -781,12 +782,11 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
         if language_for_path(symbol.path) != "cpp" or not symbol.old_blob or not symbol.new_blob:
             return None
         key = (symbol.old_blob, symbol.new_blob)
-        cache = self.__dict__.setdefault("_formatted_files", {})
-        if key not in cache:
+        if key not in self._formatted_files:
             tables = (self._table(symbol.old_blob, symbol.old_path or symbol.path), self._table(symbol.new_blob, symbol.path))
-            cache[key] = all(t is not None and t.source is not None for t in tables) \
+            self._formatted_files[key] = all(t is not None and t.source is not None for t in tables) \
                 and formatted_alike(tables[0].source, tables[1].source)
-        if not cache[key]:
+        if not self._formatted_files[key]:
             return None
         return self._base("formatter-only", symbol, NOT_APPLICABLE, "cosmetic", "body",
                           f"{symbol.path} has the same tokens before and after once comments are dropped and its "
