@@ -76,7 +76,7 @@ from portq.classifier.rules.identity import IdentityRules
 from portq.classifier.rules.interface import InterfaceRules
 from portq.classifier.rules.launch import platform_chosen_kernels, platform_chosen_launches
 from portq.classifier.rules.ownership import OwnershipRules
-from portq.classifier.rules.parameters import (Derivation, Step, cpp_launch_constant, instance_computed, internal_argument, _upstream_param_evidence, derive, launch_argument,
+from portq.classifier.rules.parameters import (Derivation, Step, cpp_call, cpp_launch_constant, instance_computed, internal_argument, _upstream_param_evidence, derive, launch_argument,
                                                launch_argument_texts, parameter_position)
 from portq.classifier.rules.provenance import ProvenanceRules
 from portq.classifier.rules.scope import ScopeRules, _scope_names
@@ -563,7 +563,7 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
         if sources is None:
             return False
         ported = {(d.file, d.start_line) for d in self.index.ported_definitions()}
-        call = re.compile(rf"(?<![\w.>:]){re.escape(port.name)}\s*(?:<[^;{{}}()]*>)?\s*\(")
+        call = cpp_call(port.name)
         for path, source in sources.items():
             text = source.decode("utf-8", errors="replace")
             if port.name not in text:

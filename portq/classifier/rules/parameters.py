@@ -708,14 +708,19 @@ def renamed_by_position(old: Signature, new: Signature, old_names, new_names) ->
     return pairs
 
 
+def cpp_call(function: str) -> re.Pattern:
+    """A call of the C++ function ``function`` by its own name (``f(``, ``f<T>(``), not of a member or of a
+    name qualified by another scope."""
+    return re.compile(rf"(?<![\w.>:]){re.escape(function)}\s*(?:<[^;{{}}()]*>)?\s*\(")
+
+
 def internal_argument(text: str, function: str, index: int, params: set[str]):
     """Rule ``internal-parameter``: what the C++ definition ``text`` passes ``function`` (a plain call,
     ``function<...>(...)``, not a kernel launch) at runtime argument ``index``, when every such call passes
     a local the definition declares itself (``Empty e = {};``, never one of ``params``): the declarations,
     quoted; False when a call passes anything else or cannot be read; None when it does not call it."""
     text = _CPP_COMMENT.sub("", text)
-    calls = [m for m in re.finditer(rf"(?<![\w.>:]){re.escape(function)}\s*(?:<[^;{{}}()]*>)?\s*\(", text)
-             if not text[m.end() - 1:m.end()].startswith("<")]
+    calls = list(cpp_call(function).finditer(text))
     if not calls:
         return None
     quotes = []
