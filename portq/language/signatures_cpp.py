@@ -231,7 +231,8 @@ class _CppExtractor:
     def _into_unread_local(node, mentions: dict[str, int]) -> bool:
         """Whether ``node`` lies in the initializer of a local the body never mentions again, an initializer of
         names and arithmetic only (``int off = b * mp + head;`` and no other ``off``): that read feeds nothing the
-        definition computes. An initializer with a call, a subscript or a member access is left as a read."""
+        definition computes. An initializer with a call, a subscript or a member access is left as a read (any
+        ``-`` is taken for a possible ``->``, so a subtraction is left as a read too)."""
         parent = node.parent
         while parent is not None and parent.type not in ("init_declarator", "compound_statement"):
             parent = parent.parent
@@ -245,7 +246,7 @@ class _CppExtractor:
             return False
         declaration = parent.parent
         if declaration is None or declaration.type != "declaration" or any(c in _text(value) for c in "([-"):
-            return False  # a call, a load through a pointer: more than arithmetic on names, left as a read
+            return False  # a call, a subscript, a `->` (or a `-`): more than plain arithmetic on names, left as a read
         return mentions.get(_text(declared), 0) == 1
 
     @staticmethod
