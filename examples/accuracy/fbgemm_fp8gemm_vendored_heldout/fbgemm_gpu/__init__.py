@@ -1,0 +1,1 @@
+"""Vendored FBGEMM modules (written from upstream by the accuracy scorer)."""
