@@ -39,6 +39,7 @@ def test_repository_config_names_its_upstreams_and_the_corpus_ones():
         "transformerengine": (REPO_ROOT / "../transformerengine").resolve(),
         "gptqmodel": (REPO_ROOT / "../gptqmodel").resolve(),
         "deepspeed": (REPO_ROOT / "../deepspeed").resolve(),
+        "fbgemm": (REPO_ROOT / "../fbgemm").resolve(),
     }
     assert config.matrix_path == REPO_ROOT / "matrix" / "kernel-matrix.toml"
 
