@@ -355,8 +355,7 @@ __global__ void rope_qkv_to_fp8_cache_kernel(QkvRows        in,
     quantize_fp8_row(v, dst, qparam);
 }
 
-namespace {
-
+// Host-side helpers shared by the launchers below.
 int64_t warp_blocks(int64_t warps)
 {
     return (warps + kWarpsPerBlock - 1) / kWarpsPerBlock;
@@ -451,8 +450,6 @@ at::Tensor launch_rope(const at::Tensor& xq, const at::Tensor& xk, const at::Ten
     C10_CUDA_KERNEL_LAUNCH_CHECK();
     return out;
 }
-
-}  // namespace
 
 // Prefill: the chunk's tokens of every sequence, packed; varseq_batch names
 // each token's sequence, varseq_seqpos its position (-1: padding, skipped).
