@@ -57,6 +57,25 @@ Example diff (IN_SYNC for a port whose ``forward`` already allocates
     -    rstd = torch.empty((M,), dtype=torch.float32, device="cuda")
     +    rstd = torch.empty((M,), dtype=torch.float32, device=x.device)
 
+* ``port-has-renamed-change``: ``port-has-change`` for a touched assignment
+  whose target the port names otherwise (the port assigns nothing to
+  upstream's name, so the target's text cannot pick the port's statement).
+  The statement is matched to the port's one assignment, to a local the port
+  binds once, that reads as the new form with each of upstream's parameters
+  read as the port's parameter at the same position (both definitions take
+  as many) and the target and the untouched locals renamed one to one;
+  upstream's target is a plain local bound once on each side. The old form
+  must read as no assignment of the port at all (whatever its target): a
+  port that also allocates the old way leaves nothing to tell which of its
+  statements is upstream's. IN_SYNC, naming the port's name for the target.
+
+Example diff (IN_SYNC for a port ``def dequantize(qweight, scales, zeros)``
+whose body allocates ``dst = torch.empty((rows, cols), device=qweight.device)``
+and assigns nothing to ``out``)::
+
+    -    out = torch.empty((n, m), device="cuda")
+    +    out = torch.empty((n, m), device=qweight.device)
+
 This module states the rules, picks the port's parameter from two
 signatures and compares syntax trees handed to it; it reads no git and no
 tree index, and never names a corpus symbol, path or commit.
@@ -100,6 +119,16 @@ RULES = (
          "classifier.rules.equivalence.port_has_change, ._call_statement_match, .cpp_port_has_change, "
          ".cpp_port_has_added_statements, "
          "classifier.rules.equivalence.port_has_moved_guard, "
+         "classifier.rules.definitions.DefinitionRules._from_items"),
+    Rule("port-has-renamed-change", ("IN_SYNC",),
+         "A Python body change whose touched statements the port already has, where a touched assignment's "
+         "target is a local the port names otherwise (it assigns nothing to upstream's name): the port's one "
+         "assignment to a local it binds once reads as the new form (parameters by position, the target and "
+         "untouched locals renamed one to one, upstream's target bound once on each side), and the old form "
+         "reads as no assignment of the port: IN_SYNC, citing the port's statements and names.",
+         "-    out = torch.empty((n,), device=\"cuda\")\n+    out = torch.empty((n,), device=w.device)  "
+         "(the port: dst = torch.empty((rows,), device=w.device))",
+         "classifier.rules.equivalence.port_has_renamed_change, ._renamed_assignment, "
          "classifier.rules.definitions.DefinitionRules._from_items"),
 )
 
@@ -212,8 +241,49 @@ def port_has_change(old_node, new_node, port_node) -> list[tuple[object, object]
     """``(new statement, port statement)`` for each statement a Python
     definition's change touched, when the port already has every one in its
     new form and not in its old (``port-has-change``); None otherwise."""
-    import difflib
+    found, _ = _port_has(old_node, new_node, port_node, rename_targets=False)
+    return found
 
+
+def port_has_renamed_change(old_node, new_node, port_node) \
+        -> tuple[list[tuple[object, object]], list[tuple[str, str]]] | None:
+    """``port-has-renamed-change``: what ``port_has_change`` finds, where at least one touched assignment's
+    target is a local the port names otherwise (the port assigns nothing to upstream's name): the port's one
+    assignment, to a local it binds once, that reads as the new form (each parameter read as the port's
+    parameter at the same position, the target and untouched locals renamed one to one), while the old form
+    reads as no assignment of the port. ``(pairs, [(upstream target, port target)])``; None otherwise."""
+    found, renamed = _port_has(old_node, new_node, port_node, rename_targets=True)
+    return (found, renamed) if found and renamed else None
+
+
+_PY_BINDERS = {"assignment": "left", "augmented_assignment": "left", "for_statement": "left",
+               "for_in_clause": "left", "named_expression": "name", "as_pattern": "alias"}
+
+
+def _times_bound(node, name: str) -> int:
+    """How many binding places of a Python definition name ``name`` (assignment and loop targets, walrus,
+    ``as``), counting any identifier of that text inside a target (an over-count only refuses more)."""
+    count = 0
+    for current in _walk_nodes(node):
+        field = _PY_BINDERS.get(current.type)
+        target = current.child_by_field_name(field) if field else None
+        if target is not None:
+            count += sum(1 for d in _walk_nodes(target) if d.type == "identifier" and d.text.decode() == name)
+    return count
+
+
+def _single_target(statement) -> str | None:
+    """The one local a plain ``name = value`` statement assigns, or None."""
+    inner = statement.named_children[0] if statement.named_children else None
+    if inner is None or inner.type != "assignment" or inner.child_by_field_name("type") is not None:
+        return None
+    left = inner.child_by_field_name("left")
+    return left.text.decode("utf-8", errors="replace") if left is not None and left.type == "identifier" else None
+
+
+def _port_has(old_node, new_node, port_node, rename_targets: bool):
+    """``port_has_change``'s proof, with ``rename_targets`` (``port_has_renamed_change``) also matching an
+    assignment the port makes to a name of its own; ``(found or None, [(upstream target, port target)])``."""
     old_leaves, new_leaves = _leaves(old_node), _leaves(new_node)
     old_text = [leaf.text for leaf in old_leaves]
     new_text = [leaf.text for leaf in new_leaves]
@@ -229,15 +299,15 @@ def port_has_change(old_node, new_node, port_node) -> list[tuple[object, object]
         new_statements = {_key(s): s for s in map(_statement_of, news) if s is not None}
         if None in map(_statement_of, olds) or None in map(_statement_of, news) \
                 or len(old_statements) != 1 or len(new_statements) != 1:
-            return None
+            return None, []
         old_statement, new_statement = next(iter(old_statements.values())), next(iter(new_statements.values()))
         pairs.setdefault(_key(new_statement), (old_statement, new_statement))
         if pairs[_key(new_statement)][0] is not old_statement and _key(pairs[_key(new_statement)][0]) != _key(old_statement):
-            return None
+            return None, []
         touched_new |= {_key(leaf) for leaf in new_leaves[j1:j2]}
         touched_old |= {_key(leaf) for leaf in old_leaves[i1:i2]}
     if not pairs:
-        return None
+        return None, []
     port_statements: dict[str, list] = {}
     for leaf in _leaves(port_node):
         statement = _statement_of(leaf)
@@ -248,27 +318,72 @@ def port_has_change(old_node, new_node, port_node) -> list[tuple[object, object]
     names = (_own_names(new_node), _own_names(port_node))
     found = []
     assigned = []
+    renamed: list[tuple[str, str]] = []
     for old_statement, new_statement in pairs.values():
         if _target(new_statement) is None and _target(old_statement) is None:
             mine = _call_statement_match(old_statement, new_statement, touched_old, touched_new, port_node,
                                          (old_node, new_node), renaming, names)
             if mine is None:
-                return None
+                return None, []
             found.append((new_statement, mine))
             continue
         assigned.append((old_statement, new_statement))
         target = _target(new_statement)
         candidates = port_statements.get(target or "", [])
+        if rename_targets and target is not None and target == _target(old_statement) and not candidates:
+            mine = _renamed_assignment(old_statement, new_statement, touched_old, touched_new, port_node,
+                                       (old_node, new_node), port_statements, renaming, names)
+            if mine is None:
+                return None, []
+            renamed.append((target, _target(mine)))
+            found.append((new_statement, mine))
+            continue
         if target is None or target != _target(old_statement) or len(candidates) != 1:
-            return None
+            return None, []
         if not _aligned(new_statement, candidates[0], touched_new, renaming, names):
-            return None
+            return None, []
         found.append((new_statement, candidates[0]))
-    for old_statement, _ in assigned:
+    for old_statement, new_statement in assigned:
+        if _target(old_statement) not in port_statements:  # a renamed target: no assignment of the port may
+            everything = [s for statements in port_statements.values() for s in statements]  # read as the old form
+            others = {k: v for k, v in renaming.items() if k not in dict(renamed)}  # the target may be any
+            if any(_aligned(old_statement, s, touched_old, dict(others), (_own_names(old_node), names[1]))
+                   for s in everything):
+                return None, []
+            continue
         port_statement = port_statements[_target(old_statement)][0]
         if _aligned(old_statement, port_statement, touched_old, dict(renaming), (_own_names(old_node), names[1])):
-            return None  # the port has the old form too: nothing tells which it follows
-    return found
+            return None, []  # the port has the old form too: nothing tells which it follows
+    return found, renamed
+
+
+def _renamed_assignment(old_statement, new_statement, touched_old: set, touched_new: set, port_node, sides,
+                        port_statements: dict[str, list], renaming: dict[str, str], names: tuple[set, set]):
+    """The port's one assignment that already has a touched assignment's new form under a name of its own
+    (``port-has-renamed-change``), or None: upstream's target a local both its sides bind once, the port's a
+    local it binds once; parameters read by position (the same count on both sides), locals renamed one to
+    one; exactly one such assignment of the port reads as the new form and none reads as the old."""
+    old_node, new_node = sides
+    target = _single_target(new_statement)
+    if target is None or _single_target(old_statement) != target or target not in names[0] \
+            or _times_bound(new_node, target) != 1 or _times_bound(old_node, target) != 1:
+        return None
+    upstream_parameters, port_parameters = _ordered_parameters(new_node), _ordered_parameters(port_node)
+    if len(upstream_parameters) != len(port_parameters) or "" in upstream_parameters \
+            or _ordered_parameters(old_node) != upstream_parameters:
+        return None
+    positional = dict(zip(upstream_parameters, port_parameters))
+    everything = [s for statements in port_statements.values() for s in statements]
+    candidates = [s for s in everything if (mine := _single_target(s)) is not None and mine in names[1]
+                  and _times_bound(port_node, mine) == 1]
+    having = [s for s in candidates if _same_inputs(new_statement, s, positional, dict(renaming), names, touched_new)]
+    if len(having) != 1:
+        return None
+    old_names = (_own_names(old_node), names[1])
+    if any(_same_inputs(old_statement, s, positional, dict(renaming), old_names, touched_old) for s in everything):
+        return None  # the port has the old form too: nothing tells which it follows
+    _same_inputs(new_statement, having[0], positional, renaming, names, touched_new)
+    return having[0]
 
 
 # --- a call statement: the touched part at the same place of the port's call -----------
