@@ -272,6 +272,40 @@ class DefinitionRules:
                                                        message=f"the port already has: "
                                                                f"{n.text.decode('utf-8', errors='replace').strip()}")
                                               for n, p in already[:3]])
+        if not scoped:
+            renamed = self._port_has_renamed_change(symbol, definition)
+            if renamed:
+                pairs, names = renamed
+                cited = ", ".join(f"{definition.file}:{p.start_point[0] + 1}" for _, p in pairs[:3])
+                named = ", ".join(f"{theirs} as {mine}" for theirs, mine in names)
+                return self._base("port-has-renamed-change", symbol, IN_SYNC, None, "body",
+                                  f"every statement {symbol.name}'s change touched already reads, in its new form, "
+                                  f"as the port's ({cited}; the port names {named}), parameters by position and "
+                                  "locals renamed one to one, and its old form reads as no assignment of the port: "
+                                  "the port already has the change, so IN_SYNC rather than NEEDS_REVIEW",
+                                  evidence + [Evidence(kind=Kind.TREE_USE, side="tree", path=definition.file,
+                                                       line=p.start_point[0] + 1,
+                                                       quote=p.text.decode("utf-8", errors="replace").strip(),
+                                                       symbol=definition.qualified_name,
+                                                       message=f"the port already has: "
+                                                               f"{n.text.decode('utf-8', errors='replace').strip()}")
+                                              for n, p in pairs[:3]])
+        if not scoped:
+            inlined = self._port_has_inlined_change(symbol, definition)
+            if inlined:
+                cited = ", ".join(dict.fromkeys(f"{definition.file}:{p.start_point[0] + 1}" for _, p in inlined[:3]))
+                return self._base("port-has-inlined-change", symbol, IN_SYNC, None, "body",
+                                  f"every statement {symbol.name}'s change adds is already computed by the port "
+                                  f"({cited}), modulo naming, one re-assigned local written into the value the "
+                                  "port computes (`t = E; t = F(t);` read as `t = F(E);`): the port already has "
+                                  "the change, so IN_SYNC rather than NEEDS_REVIEW",
+                                  evidence + [Evidence(kind=Kind.TREE_USE, side="tree", path=definition.file,
+                                                       line=p.start_point[0] + 1,
+                                                       quote=p.text.decode("utf-8", errors="replace").strip(),
+                                                       symbol=definition.qualified_name,
+                                                       message=f"the port already has: "
+                                                               f"{n.text.decode('utf-8', errors='replace').strip()}")
+                                              for n, p in inlined[:3]])
         language_note = "" if old.language == definition.language else " (cross-language port)"
         besides = f" besides {', '.join(sorted({s.message for s in scoped}))}, which the tree declares not carried" \
             if scoped else ""
@@ -311,6 +345,30 @@ class DefinitionRules:
                         and a.path in (symbol.path, symbol.old_path)}
             found = equivalence.port_has_moved_guard(sides[0].node, sides[1].node, mine, ported_as)
         return found
+
+    def _port_has_inlined_change(self, symbol, definition):
+        """``equivalence.cpp_port_has_inlined_statements`` for a C++ symbol and its C++ port; None when it
+        does not hold."""
+        if not language_for_path(symbol.path) == language_for_path(definition.file) == "cpp":
+            return None
+        sides = self._both_sides(symbol, parsed=True)
+        mine = self._port_node(definition)
+        if sides is None or mine is None or sides[0].node is None or sides[1].node is None \
+                or sides[0].node.has_error or sides[1].node.has_error:
+            return None
+        return equivalence.cpp_port_has_inlined_statements(sides[0].node, sides[1].node, mine)
+
+    def _port_has_renamed_change(self, symbol, definition):
+        """``equivalence.port_has_renamed_change`` for a Python symbol and its Python port; None when it does
+        not hold."""
+        if language_for_path(symbol.path) != "python" or language_for_path(definition.file) != "python":
+            return None
+        sides = self._both_sides(symbol, parsed=True)
+        mine = self._port_node(definition)
+        if sides is None or mine is None or sides[0].node is None or sides[1].node is None \
+                or sides[0].node.has_error or sides[1].node.has_error:
+            return None
+        return equivalence.port_has_renamed_change(sides[0].node, sides[1].node, mine)
 
     def _port_node(self, definition):
         """The syntax node of an in-tree definition, read from the tree; None where it cannot be read cleanly."""

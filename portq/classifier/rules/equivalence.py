@@ -57,6 +57,47 @@ Example diff (IN_SYNC for a port whose ``forward`` already allocates
     -    rstd = torch.empty((M,), dtype=torch.float32, device="cuda")
     +    rstd = torch.empty((M,), dtype=torch.float32, device=x.device)
 
+* ``port-has-renamed-change``: ``port-has-change`` for a touched assignment
+  whose target the port names otherwise (the port assigns nothing to
+  upstream's name, so the target's text cannot pick the port's statement).
+  The statement is matched to the port's one assignment, to a local the port
+  binds once, that reads as the new form with each of upstream's parameters
+  read as the port's parameter at the same position (both definitions take
+  as many) and the target and the untouched locals renamed one to one;
+  upstream's target is a plain local bound once on each side. The old form
+  must read as no assignment of the port at all (whatever its target): a
+  port that also allocates the old way leaves nothing to tell which of its
+  statements is upstream's. IN_SYNC, naming the port's name for the target.
+
+Example diff (IN_SYNC for a port ``def dequantize(qweight, scales, zeros)``
+whose body allocates ``dst = torch.empty((rows, cols), device=qweight.device)``
+and assigns nothing to ``out``)::
+
+    -    out = torch.empty((n, m), device="cuda")
+    +    out = torch.empty((n, m), device=qweight.device)
+
+* ``port-has-inlined-change``: a C++ change that only adds simple
+  statements, at least one re-assigning a local from itself
+  (``f0 = fmaxf(-65504.0f, fminf(f0, 65504.0f));``, a literal in it, the
+  local read once), is the port's already when each added statement is a
+  statement of the port (as ``port-has-change`` reads it) or its right side
+  is a value the port's definition computes (an initialiser or an
+  assignment's right side) node for node, literals, callees, types and
+  fields verbatim and other names renamed one to one, with upstream's read
+  of the local standing for a port subexpression that holds no literal and
+  reads the same parameters, by position, as the local's other definitions
+  upstream (through the locals each side computes): ``float t = E; t = F(t);``
+  and ``float v = F(E');`` are one dataflow. IN_SYNC, citing the port's value.
+  A clamp with other literals, around a value holding a literal of the
+  port's own, or of what the port reads from another input, is not.
+
+Example diff (IN_SYNC for a port kernel ``(y, x, w, dims)`` that computes
+``const float v = fmaxf(-65504.0f, fminf(__half2float(x_row[c]), 65504.0f));``
+with ``x_row = x + blockIdx.x * dims``)::
+
+     float f0 = __half2float(__low2half(x2));
+    +f0 = fmaxf(-65504.0f, fminf(f0, 65504.0f));
+
 This module states the rules, picks the port's parameter from two
 signatures and compares syntax trees handed to it; it reads no git and no
 tree index, and never names a corpus symbol, path or commit.
@@ -100,6 +141,26 @@ RULES = (
          "classifier.rules.equivalence.port_has_change, ._call_statement_match, .cpp_port_has_change, "
          ".cpp_port_has_added_statements, "
          "classifier.rules.equivalence.port_has_moved_guard, "
+         "classifier.rules.definitions.DefinitionRules._from_items"),
+    Rule("port-has-renamed-change", ("IN_SYNC",),
+         "A Python body change whose touched statements the port already has, where a touched assignment's "
+         "target is a local the port names otherwise (it assigns nothing to upstream's name): the port's one "
+         "assignment to a local it binds once reads as the new form (parameters by position, the target and "
+         "untouched locals renamed one to one, upstream's target bound once on each side), and the old form "
+         "reads as no assignment of the port: IN_SYNC, citing the port's statements and names.",
+         "-    out = torch.empty((n,), device=\"cuda\")\n+    out = torch.empty((n,), device=w.device)  "
+         "(the port: dst = torch.empty((rows,), device=w.device))",
+         "classifier.rules.equivalence.port_has_renamed_change, ._renamed_assignment, "
+         "classifier.rules.definitions.DefinitionRules._from_items"),
+    Rule("port-has-inlined-change", ("IN_SYNC",),
+         "A C++ change that only adds simple statements, at least one `x = F(x);` (F holding a literal, x read "
+         "once), each either a statement of the port modulo local and parameter names or such an `F` that a "
+         "value the port's definition computes (an initialiser or an assignment's right side) already reads "
+         "as, node for node modulo names, upstream's read of x standing for a port subexpression without "
+         "literals (`float t = E; t = F(t);` is `float t = F(E);`): IN_SYNC, citing the port's values.",
+         "+        f0 = fmaxf(-65504.0f, fminf(f0, 65504.0f));  "
+         "(the port: const float v = fmaxf(-65504.0f, fminf(__half2float(row[c]), 65504.0f));)",
+         "classifier.rules.equivalence.cpp_port_has_inlined_statements, ._cpp_reads_as, "
          "classifier.rules.definitions.DefinitionRules._from_items"),
 )
 
@@ -212,8 +273,49 @@ def port_has_change(old_node, new_node, port_node) -> list[tuple[object, object]
     """``(new statement, port statement)`` for each statement a Python
     definition's change touched, when the port already has every one in its
     new form and not in its old (``port-has-change``); None otherwise."""
-    import difflib
+    found, _ = _port_has(old_node, new_node, port_node, rename_targets=False)
+    return found
 
+
+def port_has_renamed_change(old_node, new_node, port_node) \
+        -> tuple[list[tuple[object, object]], list[tuple[str, str]]] | None:
+    """``port-has-renamed-change``: what ``port_has_change`` finds, where at least one touched assignment's
+    target is a local the port names otherwise (the port assigns nothing to upstream's name): the port's one
+    assignment, to a local it binds once, that reads as the new form (each parameter read as the port's
+    parameter at the same position, the target and untouched locals renamed one to one), while the old form
+    reads as no assignment of the port. ``(pairs, [(upstream target, port target)])``; None otherwise."""
+    found, renamed = _port_has(old_node, new_node, port_node, rename_targets=True)
+    return (found, renamed) if found and renamed else None
+
+
+_PY_BINDERS = {"assignment": "left", "augmented_assignment": "left", "for_statement": "left",
+               "for_in_clause": "left", "named_expression": "name", "as_pattern": "alias"}
+
+
+def _times_bound(node, name: str) -> int:
+    """How many binding places of a Python definition name ``name`` (assignment and loop targets, walrus,
+    ``as``), counting any identifier of that text inside a target (an over-count only refuses more)."""
+    count = 0
+    for current in _walk_nodes(node):
+        field = _PY_BINDERS.get(current.type)
+        target = current.child_by_field_name(field) if field else None
+        if target is not None:
+            count += sum(1 for d in _walk_nodes(target) if d.type == "identifier" and d.text.decode() == name)
+    return count
+
+
+def _single_target(statement) -> str | None:
+    """The one local a plain ``name = value`` statement assigns, or None."""
+    inner = statement.named_children[0] if statement.named_children else None
+    if inner is None or inner.type != "assignment" or inner.child_by_field_name("type") is not None:
+        return None
+    left = inner.child_by_field_name("left")
+    return left.text.decode("utf-8", errors="replace") if left is not None and left.type == "identifier" else None
+
+
+def _port_has(old_node, new_node, port_node, rename_targets: bool):
+    """``port_has_change``'s proof, with ``rename_targets`` (``port_has_renamed_change``) also matching an
+    assignment the port makes to a name of its own; ``(found or None, [(upstream target, port target)])``."""
     old_leaves, new_leaves = _leaves(old_node), _leaves(new_node)
     old_text = [leaf.text for leaf in old_leaves]
     new_text = [leaf.text for leaf in new_leaves]
@@ -229,15 +331,15 @@ def port_has_change(old_node, new_node, port_node) -> list[tuple[object, object]
         new_statements = {_key(s): s for s in map(_statement_of, news) if s is not None}
         if None in map(_statement_of, olds) or None in map(_statement_of, news) \
                 or len(old_statements) != 1 or len(new_statements) != 1:
-            return None
+            return None, []
         old_statement, new_statement = next(iter(old_statements.values())), next(iter(new_statements.values()))
         pairs.setdefault(_key(new_statement), (old_statement, new_statement))
         if pairs[_key(new_statement)][0] is not old_statement and _key(pairs[_key(new_statement)][0]) != _key(old_statement):
-            return None
+            return None, []
         touched_new |= {_key(leaf) for leaf in new_leaves[j1:j2]}
         touched_old |= {_key(leaf) for leaf in old_leaves[i1:i2]}
     if not pairs:
-        return None
+        return None, []
     port_statements: dict[str, list] = {}
     for leaf in _leaves(port_node):
         statement = _statement_of(leaf)
@@ -248,27 +350,72 @@ def port_has_change(old_node, new_node, port_node) -> list[tuple[object, object]
     names = (_own_names(new_node), _own_names(port_node))
     found = []
     assigned = []
+    renamed: list[tuple[str, str]] = []
     for old_statement, new_statement in pairs.values():
         if _target(new_statement) is None and _target(old_statement) is None:
             mine = _call_statement_match(old_statement, new_statement, touched_old, touched_new, port_node,
                                          (old_node, new_node), renaming, names)
             if mine is None:
-                return None
+                return None, []
             found.append((new_statement, mine))
             continue
         assigned.append((old_statement, new_statement))
         target = _target(new_statement)
         candidates = port_statements.get(target or "", [])
+        if rename_targets and target is not None and target == _target(old_statement) and not candidates:
+            mine = _renamed_assignment(old_statement, new_statement, touched_old, touched_new, port_node,
+                                       (old_node, new_node), port_statements, renaming, names)
+            if mine is None:
+                return None, []
+            renamed.append((target, _target(mine)))
+            found.append((new_statement, mine))
+            continue
         if target is None or target != _target(old_statement) or len(candidates) != 1:
-            return None
+            return None, []
         if not _aligned(new_statement, candidates[0], touched_new, renaming, names):
-            return None
+            return None, []
         found.append((new_statement, candidates[0]))
-    for old_statement, _ in assigned:
+    for old_statement, new_statement in assigned:
+        if _target(old_statement) not in port_statements:  # a renamed target: no assignment of the port may
+            everything = [s for statements in port_statements.values() for s in statements]  # read as the old form
+            others = {k: v for k, v in renaming.items() if k not in dict(renamed)}  # the target may be any
+            if any(_aligned(old_statement, s, touched_old, dict(others), (_own_names(old_node), names[1]))
+                   for s in everything):
+                return None, []
+            continue
         port_statement = port_statements[_target(old_statement)][0]
         if _aligned(old_statement, port_statement, touched_old, dict(renaming), (_own_names(old_node), names[1])):
-            return None  # the port has the old form too: nothing tells which it follows
-    return found
+            return None, []  # the port has the old form too: nothing tells which it follows
+    return found, renamed
+
+
+def _renamed_assignment(old_statement, new_statement, touched_old: set, touched_new: set, port_node, sides,
+                        port_statements: dict[str, list], renaming: dict[str, str], names: tuple[set, set]):
+    """The port's one assignment that already has a touched assignment's new form under a name of its own
+    (``port-has-renamed-change``), or None: upstream's target a local both its sides bind once, the port's a
+    local it binds once; parameters read by position (the same count on both sides), locals renamed one to
+    one; exactly one such assignment of the port reads as the new form and none reads as the old."""
+    old_node, new_node = sides
+    target = _single_target(new_statement)
+    if target is None or _single_target(old_statement) != target or target not in names[0] \
+            or _times_bound(new_node, target) != 1 or _times_bound(old_node, target) != 1:
+        return None
+    upstream_parameters, port_parameters = _ordered_parameters(new_node), _ordered_parameters(port_node)
+    if len(upstream_parameters) != len(port_parameters) or "" in upstream_parameters \
+            or _ordered_parameters(old_node) != upstream_parameters:
+        return None
+    positional = dict(zip(upstream_parameters, port_parameters))
+    everything = [s for statements in port_statements.values() for s in statements]
+    candidates = [s for s in everything if (mine := _single_target(s)) is not None and mine in names[1]
+                  and _times_bound(port_node, mine) == 1]
+    having = [s for s in candidates if _same_inputs(new_statement, s, positional, dict(renaming), names, touched_new)]
+    if len(having) != 1:
+        return None
+    old_names = (_own_names(old_node), names[1])
+    if any(_same_inputs(old_statement, s, positional, dict(renaming), old_names, touched_old) for s in everything):
+        return None  # the port has the old form too: nothing tells which it follows
+    _same_inputs(new_statement, having[0], positional, renaming, names, touched_new)
+    return having[0]
 
 
 # --- a call statement: the touched part at the same place of the port's call -----------
@@ -578,6 +725,192 @@ def cpp_port_has_added_statements(old_node, new_node, port_node) -> list[tuple[o
             return None
         found.append((statement, same))
     return found
+
+
+def _cpp_reassigned_read(statement):
+    """``(value, read)`` of a C++ statement ``x = VALUE;`` (plain ``=``, ``x`` an identifier) whose value
+    holds a literal and reads ``x`` exactly once, as a value (not called, not a field): that read is
+    ``read``. None otherwise."""
+    inner = _named(statement)
+    if statement.type != "expression_statement" or len(inner) != 1 or inner[0].type != "assignment_expression":
+        return None
+    left, right = inner[0].child_by_field_name("left"), inner[0].child_by_field_name("right")
+    operator = inner[0].child_by_field_name("operator")
+    if left is None or right is None or left.type != "identifier" or operator is None or operator.text != b"=":
+        return None
+    reads = [d for d in _walk_nodes(right) if d.type == "identifier" and d.text == left.text]
+    if len(reads) != 1 or not any(d.type in _CPP_LITERALS for d in _walk_nodes(right)):
+        return None
+    parent = reads[0].parent
+    if parent is not None and parent.type == "call_expression" and parent.child_by_field_name("function") == reads[0]:
+        return None
+    return right, reads[0]
+
+
+def _cpp_reads_as(mine, port, hole, renaming: dict[str, str], filled: list) -> bool:
+    """Whether upstream's expression ``mine`` reads as the port's ``port`` node for node: literals, callees,
+    types and fields verbatim, other identifiers renamed one to one (extending ``renaming``), and the node
+    ``hole`` of ``mine`` standing for any port subexpression that holds no literal (appended to ``filled``)."""
+    if (mine.start_byte, mine.end_byte) == (hole.start_byte, hole.end_byte):
+        if not port.is_named or any(d.type in _CPP_LITERALS for d in _walk_nodes(port)):
+            return False
+        filled.append(port)
+        return True
+    if mine.type != port.type:
+        return False
+    theirs = [c for c in mine.children if c.type != "comment"]
+    ours = [c for c in port.children if c.type != "comment"]
+    if len(theirs) != len(ours):
+        return False
+    if not theirs:
+        text, other = mine.text.decode("utf-8", errors="replace"), port.text.decode("utf-8", errors="replace")
+        parent = mine.parent
+        called = parent is not None and parent.type == "call_expression" \
+            and parent.child_by_field_name("function") == mine
+        if mine.type != "identifier" or called:
+            return text == other
+        if renaming.get(text, other) != other or (text not in renaming and other in renaming.values()):
+            return False
+        renaming[text] = other
+        return True
+    return all(_cpp_reads_as(a, b, hole, renaming, filled) for a, b in zip(theirs, ours))
+
+
+def _cpp_parameter_names(node) -> list[str]:
+    """The names of a C++ function's parameters, in order ("" where one has none)."""
+    function = _function_node(node)
+    declarator = function.child_by_field_name("declarator") if function is not None else None
+    while declarator is not None and declarator.type != "function_declarator":
+        declarator = declarator.child_by_field_name("declarator")
+    parameters = declarator.child_by_field_name("parameters") if declarator is not None else None
+    names = []
+    for parameter in _named(parameters) if parameters is not None else ():
+        if not parameter.type.endswith("parameter_declaration"):
+            continue
+        names.append(_cpp_declared_name(parameter.child_by_field_name("declarator")) or "")
+    return names
+
+
+def _cpp_declared_name(declarator) -> str | None:
+    """The identifier a C++ declarator declares (through pointers, references, arrays), or None."""
+    while declarator is not None and declarator.type != "identifier":
+        inner = declarator.child_by_field_name("declarator")
+        if inner is None:
+            inner = next((c for c in declarator.named_children if c.type == "identifier"), None)
+        declarator = inner
+    return declarator.text.decode("utf-8", errors="replace") if declarator is not None else None
+
+
+def _cpp_parameters_read(node, start, left_out: set) -> set[int]:
+    """The positions of the parameters of C++ definition ``node`` that ``start`` reads, directly or through
+    any value the definition computes into a local it reads (every initialiser and assignment of that
+    local, statements whose spans are in ``left_out`` aside): an over-approximation of its inputs."""
+    parameters = _cpp_parameter_names(node)
+    values: dict[str, list] = {}
+    for current in _walk_nodes(node):
+        if any(current.start_byte >= a and current.end_byte <= b for a, b in left_out):
+            continue
+        if current.type == "init_declarator":
+            name, value = _cpp_declared_name(current.child_by_field_name("declarator")), \
+                current.child_by_field_name("value")
+        elif current.type == "assignment_expression":
+            left = current.child_by_field_name("left")
+            name = left.text.decode("utf-8", errors="replace") if left is not None and left.type == "identifier" \
+                else None
+            value = current.child_by_field_name("right")
+        else:
+            continue
+        if name and value is not None:
+            values.setdefault(name, []).append(value)
+    found: set[int] = set()
+    seen: set[str] = set()
+    stack = [start]
+    while stack:
+        for leaf in _walk_nodes(stack.pop()):
+            if leaf.type != "identifier":
+                continue
+            parent = leaf.parent
+            if parent is not None and parent.type == "call_expression" and parent.child_by_field_name("function") == leaf:
+                continue
+            name = leaf.text.decode("utf-8", errors="replace")
+            if name in parameters:
+                found.add(parameters.index(name))
+            elif name in values and name not in seen:
+                seen.add(name)
+                stack.extend(values[name])
+    return found
+
+
+def _cpp_values(node) -> list:
+    """The values a C++ definition computes into a name: declarations' initialisers and the right sides of
+    plain assignments."""
+    found = []
+    for current in _walk_nodes(node):
+        if current.type == "init_declarator":
+            value = current.child_by_field_name("value")
+        elif current.type == "assignment_expression" and current.child_by_field_name("operator") is not None \
+                and current.child_by_field_name("operator").text == b"=":
+            value = current.child_by_field_name("right")
+        else:
+            continue
+        if value is not None:
+            found.append(value)
+    return found
+
+
+def cpp_port_has_inlined_statements(old_node, new_node, port_node) -> list[tuple[object, object]] | None:
+    """``port-has-inlined-change``: ``(new statement, port node)`` for each simple statement a C++ change
+    adds, when the change only adds statements (as ``cpp_port_has_added_statements`` reads it), each added
+    one is either such a statement of the port or ``x = F(x);`` (``F`` holding a literal, ``x`` read once)
+    whose ``F`` is a value the port's definition computes (an initialiser or an assignment's right side)
+    read node for node modulo the names of locals and parameters, the read of ``x`` standing for a port
+    subexpression without literals (``float t = E; t = F(t);`` is ``float t = F(E);`` with the local
+    inlined), and at least one is of the second kind; None otherwise."""
+    old_statements, new_statements = _cpp_leaf_statements(old_node), _cpp_leaf_statements(new_node)
+    old_texts = ["".join(_cpp_token_texts(s)) for s in old_statements]
+    new_texts = ["".join(_cpp_token_texts(s)) for s in new_statements]
+    added = []
+    for tag, _, _, j1, j2 in difflib.SequenceMatcher(a=old_texts, b=new_texts, autojunk=False).get_opcodes():
+        if tag == "equal":
+            continue
+        if tag != "insert":
+            return None
+        added += new_statements[j1:j2]
+    if not added:
+        return None
+    spans = {(s.start_byte, s.end_byte) for s in added}
+    if _cpp_token_texts(old_node) != _cpp_token_texts(new_node, spans, _CPP_LEAF_STATEMENTS):
+        return None
+    ports = [(s, _cpp_shape(s)) for s in _cpp_leaf_statements(port_node)]
+    values = _cpp_values(port_node)
+    found, inlined = [], False
+    for statement in added:
+        shape = _cpp_shape(statement)
+        same = next((p for p, mine in ports if mine is not None and shape is not None and mine[0] == shape[0]), None)
+        if same is not None:
+            found.append((statement, same))
+            continue
+        parts = _cpp_reassigned_read(statement)
+        if parts is None:
+            return None
+        value, read = parts
+        # upstream's read stands for what the local held before: the port's subexpression in its place
+        # must read the same parameters, by position, through the locals each side computes
+        wanted = _cpp_parameters_read(new_node, read, spans)
+        if not wanted:
+            return None
+        same = None
+        for candidate in values:
+            filled: list = []
+            if _cpp_reads_as(value, candidate, read, {}, filled) and len(filled) == 1 \
+                    and _cpp_parameters_read(port_node, filled[0], set()) == wanted:
+                same = candidate
+                break
+        if same is None:
+            return None
+        found.append((statement, same))
+        inlined = True
+    return found if inlined else None
 
 
 # --- an early exit moved from a wrapper into the host it calls ----------------------
