@@ -90,6 +90,16 @@ RULES = (
          "-from ..runtime.tool import extra_module\n+from ..utils import extra_shim\n"
          "-log = extra_module.log\n+log = extra_shim.log   (runtime/tool.py deleted, utils/helper.py the same program)",
          "classifier.rules.attribution.renamed_object_program, .AttributionRules._renamed_module_import"),
+    Rule("cpp-alpha-equivalence", ("NOT_APPLICABLE",),
+         "A C/C++ definition whose whole change is one consistent, one-to-one renaming of its runtime parameters "
+         "(each in its own position, as C++ binds arguments by position) and of the locals it declares, with "
+         "`const` qualifiers added or dropped and comments rewritten, every other token the same and in the same "
+         "order, computes the same from the same arguments: cosmetic. Two parameters trading roles (the body reading "
+         "the first where it read the second), a changed or reordered operand (three terms regrouped round differently in floating point), or a renamed "
+         "name that a macro of the file reads, stays with the other rules.",
+         "-__global__ void k(float* x, float* y, int n) { float4 a = ((float4*)x)[i]; ... }\n"
+         "+__global__ void k(float* acc, const float* src, const int n) { float4 v = ((float4*)acc)[i]; ... }",
+         "classifier.rules.cosmetic.cpp_renaming, classifier.verdicts.SymbolClassifier._cpp_renaming"),
 )
 
 
@@ -531,3 +541,45 @@ def formatted_alike(before: bytes | None, after: bytes | None) -> bool:
     except UnicodeDecodeError:
         return False
     return _formatting_free(old) == _formatting_free(new)
+
+
+def macro_read_names(root) -> set[str]:
+    """The identifiers the object-like and function-like macros of a C/C++ file root read in their bodies
+    (``#define ROW (offset % width)`` reads ``offset`` and ``width``): a local renamed under such a macro
+    changes what the macro's expansion names."""
+    names: set[str] = set()
+    for current in nodes_of(root, ("preproc_def", "preproc_function_def"), "cpp"):
+        value = current.child_by_field_name("value")
+        if value is not None:
+            names |= set(re.findall(r"[A-Za-z_]\w*", node_text(value)))
+    return names
+
+
+def _const_free(tokens: list[str]) -> list[str]:
+    return [t for t in tokens if t != "const"]
+
+
+def cpp_renaming(old_node, new_node, old_params: list[str], new_params: list[str],
+                 macro_names: set[str]) -> list[tuple[str, str]] | None:
+    """Rule ``cpp-alpha-equivalence``: the (old, new) renamings of a C/C++ definition's parameters and
+    locals that, with every ``const`` token set aside, make its two sides the same token for token; None when
+    the sides differ by anything else. The parameters (as written, in order) keep their places: equal
+    counts, a renamed one renamed at its own position (every name is replaced by the order of its first
+    appearance, so two parameters trading roles in the body differ). No renamed name may be one a macro of the file reads
+    (``macro_names``). Operands are compared in order, so ``a + b`` → ``b + a`` and any regrouping of
+    three terms are differences."""
+    if len(old_params) != len(new_params):
+        return None
+    if _const_free(_alpha_with(old_node, "cpp", set(old_params))) \
+            != _const_free(_alpha_with(new_node, "cpp", set(new_params))):
+        return None
+    old_tokens, new_tokens = _const_free(definition_tokens(old_node)), _const_free(definition_tokens(new_node))
+    pairs = sorted({(a, b) for a, b in zip(old_tokens, new_tokens) if a != b})
+    if not pairs:
+        return None
+    moved = {(a, b) for a, b in zip(old_params, new_params) if a != b}
+    if not moved <= set(pairs):
+        return None  # a parameter took another's name rather than being renamed in its own place
+    if any(a in macro_names or b in macro_names for a, b in pairs):
+        return None
+    return pairs
