@@ -112,3 +112,59 @@ def test_a_removed_function_an_unpinned_port_holds_and_no_code_named_is_still_co
     low = _symbol(_removed(tmp_path, LOW, pinned=False), "unpack_low")
     assert (low.verdict, low.justification) == (NOT_APPLICABLE, "cosmetic"), low.reason
     assert "uncalled-definition" in low.rules
+
+
+MASKED = BEFORE.replace("#include <cuda_runtime.h>\n", "#include <cuda_runtime.h>\n\n#define LOW_MASK 0x0F\n") \
+    .replace("return (v & 0x0F) * scale;", "return (v & LOW_MASK) * scale;")
+
+
+def _removed_with_lines(tmp_path, before):
+    after = before.replace(LOW.replace("0x0F", "LOW_MASK"), "").replace("#define LOW_MASK 0x0F\n", "").replace(
+        "        // out[i] = unpack_low(q[i], scale) + unpack_shifted<2>(q[i], scale);\n", "")
+    commits = [CommitSpec("base", files={UNPACK: before}), CommitSpec("cleanup", files={UNPACK: after})]
+    _, shas = classify_history(tmp_path / "first", commits, {"kernels/quant/unpack.cu": _copy(None)})
+    copy = _copy(shas[0][:10])
+    copy = copy.replace("#include <cuda_runtime.h>\n", "#include <cuda_runtime.h>\n\n#define LOW_MASK 0x0F\n") \
+        .replace("return (v & 0x0F) * scale;", "return (v & LOW_MASK) * scale;")
+    if "(v >> 4) & LOW_MASK" in before:
+        copy = copy.replace("return (v >> 4) * scale;", "return ((v >> 4) & LOW_MASK) * scale;")
+    verdicts, _ = classify_history(tmp_path / "second", commits,
+                                   {"kernels/quant/unpack.cu": copy, "kernels/quant/engine.cu": ENGINE})
+    return verdicts[1]
+
+
+def test_lines_outside_definitions_only_the_deleted_pinned_copy_used_go_with_it(tmp_path):
+    verdict = _removed_with_lines(tmp_path, MASKED)
+    toplevel = _symbol(verdict, "<toplevel>")
+    assert toplevel.verdict == INERT, toplevel.reason
+    assert "removed-pinned-definition" in toplevel.rules
+    assert verdict.verdict == INERT, verdict.reason
+
+
+def test_lines_outside_definitions_a_kept_definition_also_uses_still_need_review(tmp_path):
+    shared = MASKED.replace("return (v >> 4) * scale;", "return ((v >> 4) & LOW_MASK) * scale;")
+    verdict = _removed_with_lines(tmp_path, shared)
+    toplevel = _symbol(verdict, "<toplevel>")
+    assert toplevel.verdict == NEEDS_REVIEW, toplevel.reason
+    assert "removed-pinned-definition" not in toplevel.rules
+
+
+def test_lines_only_a_deleted_template_upstream_named_used_go_with_it(tmp_path):
+    # a template upstream code instantiated is code: its copy is INERT, and so is the macro only it read
+    before = MASKED.replace("__device__ float unpack_low(unsigned char v, float scale) {",
+                            "template <int kUnused>\n__device__ float unpack_low(unsigned char v, float scale) {") \
+        .replace("        out[i] = unpack_high(q[i], scale);\n",
+                 "        out[i] = unpack_high(q[i], scale) + unpack_low<0>(q[i], scale);\n")
+    after = before.replace("template <int kUnused>\n" + LOW.replace("0x0F", "LOW_MASK"), "") \
+        .replace("#define LOW_MASK 0x0F\n", "").replace(" + unpack_low<0>(q[i], scale)", "").replace(
+        "        // out[i] = unpack_low(q[i], scale) + unpack_shifted<2>(q[i], scale);\n", "")
+    commits = [CommitSpec("base", files={UNPACK: before}), CommitSpec("cleanup", files={UNPACK: after})]
+    _, shas = classify_history(tmp_path / "first", commits, {"kernels/quant/unpack.cu": _copy(None)})
+    copy = _copy(shas[0][:10]).replace("#include <cuda_runtime.h>\n", "#include <cuda_runtime.h>\n\n#define LOW_MASK 0x0F\n") \
+        .replace("return (v & 0x0F) * scale;", "return (v & LOW_MASK) * scale;") \
+        .replace("__device__ float unpack_low(", "template <int kUnused>\n__device__ float unpack_low(")
+    verdicts, _ = classify_history(tmp_path / "second", commits,
+                                   {"kernels/quant/unpack.cu": copy, "kernels/quant/engine.cu": ENGINE})
+    toplevel = _symbol(verdicts[1], "<toplevel>")
+    assert toplevel.verdict == INERT, toplevel.reason
+    assert "removed-pinned-definition" in toplevel.rules

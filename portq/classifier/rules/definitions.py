@@ -125,10 +125,12 @@ RULES = (
          "template no upstream code named and nothing in the tree calls is never instantiated, no code in any "
          "build: `uncalled-definition` still decides it. A pinned copy non-test code reaches needs a reader "
          "(`removed-definition`); a port without a pin is decided by `uncalled-definition` and "
-         "`removed-definition`.",
+         "`removed-definition`. Changed lines outside definitions (a macro, an instantiation) that among the "
+         "ported definitions only such deleted copies name go with them: INERT too.",
          "-__device__ float unpack_nibble(unsigned char v) { ... }   (the copy pinned @1a2b3c4 still holds it; "
          "nothing in the engine calls it)",
-         "classifier.rules.definitions.DefinitionRules._removed"),
+         "classifier.rules.definitions.DefinitionRules._removed, "
+         "classifier.rules.attribution.AttributionRules._removed_pinned_users"),
 )
 
 
