@@ -559,21 +559,37 @@ def _const_free(tokens: list[str]) -> list[str]:
     return [t for t in tokens if t != "const"]
 
 
+def _alpha_cpp(node, params: set[str], expand=None) -> list[str]:
+    """A C/C++ definition's tokens (through ``expand``, as ``comment_free_tokens`` reads it) with ``const``
+    left out and each parameter and local replaced by the order of its first appearance."""
+    bound = local_names(node, "cpp") | params
+    placeholders: dict[str, str] = {}
+
+    def spell(leaf) -> str:
+        text = node_text(leaf)
+        if text in bound and leaf.type == "identifier":
+            return placeholders.setdefault(text, f"\x00{len(placeholders)}")
+        return text
+
+    return _const_free(comment_free_tokens(node, spell=spell, expand=expand))
+
+
 def cpp_renaming(old_node, new_node, old_params: list[str], new_params: list[str],
-                 macro_names: set[str]) -> list[tuple[str, str]] | None:
+                 macro_names: set[str], expand=(None, None)) -> list[tuple[str, str]] | None:
     """Rule ``cpp-alpha-equivalence``: the (old, new) renamings of a C/C++ definition's parameters and
     locals that, with every ``const`` token set aside, make its two sides the same token for token; None when
     the sides differ by anything else. The parameters (as written, in order) keep their places: equal
     counts, a renamed one renamed at its own position (every name is replaced by the order of its first
     appearance, so two parameters trading roles in the body differ). No renamed name may be one a macro of the file reads
     (``macro_names``). Operands are compared in order, so ``a + b`` → ``b + a`` and any regrouping of
-    three terms are differences."""
+    three terms are differences. ``expand`` (old side, new side) may read each side through
+    ``comment_free_tokens``'s ``expand`` first (``declared-branch-off``)."""
     if len(old_params) != len(new_params):
         return None
-    if _const_free(_alpha_with(old_node, "cpp", set(old_params))) \
-            != _const_free(_alpha_with(new_node, "cpp", set(new_params))):
+    if _alpha_cpp(old_node, set(old_params), expand[0]) != _alpha_cpp(new_node, set(new_params), expand[1]):
         return None
-    old_tokens, new_tokens = _const_free(definition_tokens(old_node)), _const_free(definition_tokens(new_node))
+    old_tokens = _const_free(comment_free_tokens(old_node, expand=expand[0]) if expand[0] else definition_tokens(old_node))
+    new_tokens = _const_free(comment_free_tokens(new_node, expand=expand[1]) if expand[1] else definition_tokens(new_node))
     pairs = sorted({(a, b) for a, b in zip(old_tokens, new_tokens) if a != b})
     if not pairs:
         return None
