@@ -15,11 +15,11 @@ from __future__ import annotations
 from portq.core.model import NOT_APPLICABLE
 from tests.portq.golden.pipeline import classify_commit
 
-RESIDUAL = "csrc/fused/residual.cu"
+RESIDUAL = "csrc/fused/acc.cu"
 
 BEFORE = '''#include <cuda_fp16.h>
 
-__global__ void fused_residual(float* input, float* output, float* bias, int total_count, int width, bool preln)
+__global__ void fused_add(float* input, float* output, float* bias, int total_count, int width, bool preln)
 {
     float4* input_cast = reinterpret_cast<float4*>(input);
     float4* output_cast = reinterpret_cast<float4*>(output);
@@ -38,24 +38,24 @@ __global__ void fused_residual(float* input, float* output, float* bias, int tot
     }
 }
 
-void launch_fused_residual(float* input, float* output, float* bias, int count, int width, bool preln,
+void launch_fused_add(float* input, float* output, float* bias, int count, int width, bool preln,
                            cudaStream_t stream)
 {
-    fused_residual<<<(count + 255) / 256, 256, 0, stream>>>(input, output, bias, count, width, preln);
+    fused_add<<<(count + 255) / 256, 256, 0, stream>>>(input, output, bias, count, width, preln);
 }
 '''
 
 RENAMED = '''#include <cuda_fp16.h>
 
-__global__ void fused_residual(float* residual,
-                               const float* hidden_state,
+__global__ void fused_add(float* acc,
+                               const float* shortcut,
                                const float* bias,
                                const int total_count,
                                const int width,
                                const bool preln)
 {
-    float4* res_ptr = reinterpret_cast<float4*>(residual);
-    const float4* hs_ptr = reinterpret_cast<const float4*>(hidden_state);
+    float4* res_ptr = reinterpret_cast<float4*>(acc);
+    const float4* hs_ptr = reinterpret_cast<const float4*>(shortcut);
     const float4* bias_ptr = reinterpret_cast<const float4*>(bias);
     const int offset = blockIdx.x * blockDim.x + threadIdx.x;
     if (offset < total_count) {
@@ -63,27 +63,27 @@ __global__ void fused_residual(float* residual,
         const float4 hs = hs_ptr[offset];
         const float4 bias_fl4 = bias_ptr[offset % width];
         if (preln) {
-            // residual = (residual + bias + hidden_state + bias) / 2
+            // acc = (acc + bias + shortcut + bias) / 2
             res.x = (res.x + bias_fl4.x + (hs.x + bias_fl4.x)) * 0.5f;
         } else {
-            // residual += hidden_state + bias
+            // acc += shortcut + bias
             res.x = res.x + hs.x + bias_fl4.x;
         }
         res_ptr[offset] = res;
     }
 }
 
-void launch_fused_residual(float* residual, float* hidden_state, float* bias, int count, int width, bool preln,
+void launch_fused_add(float* acc, float* shortcut, float* bias, int count, int width, bool preln,
                            cudaStream_t stream)
 {
-    fused_residual<<<(count + 255) / 256, 256, 0, stream>>>(residual, hidden_state, bias, count, width, preln);
+    fused_add<<<(count + 255) / 256, 256, 0, stream>>>(acc, shortcut, bias, count, width, preln);
 }
 '''
 
-TREE = {"kernels/fused/residual.cu": '''#include <cuda_fp16.h>
+TREE = {"kernels/fused/acc.cu": '''#include <cuda_fp16.h>
 
-// portq: ports vllm:csrc/fused/residual.cu::fused_residual
-__global__ void add_residual(float* x, float* y, float* bias, int n, int width, bool preln)
+// portq: ports vllm:csrc/fused/acc.cu::fused_add
+__global__ void add_acc(float* x, float* y, float* bias, int n, int width, bool preln)
 {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) {
@@ -91,14 +91,14 @@ __global__ void add_residual(float* x, float* y, float* bias, int n, int width, 
     }
 }
 
-// portq: ports vllm:csrc/fused/residual.cu::launch_fused_residual
-void residual_add(float* x, float* y, float* bias, int n, int width, bool preln, cudaStream_t stream)
+// portq: ports vllm:csrc/fused/acc.cu::launch_fused_add
+void acc_add(float* x, float* y, float* bias, int n, int width, bool preln, cudaStream_t stream)
 {
-    add_residual<<<(n + 255) / 256, 256, 0, stream>>>(x, y, bias, n, width, preln);
+    add_acc<<<(n + 255) / 256, 256, 0, stream>>>(x, y, bias, n, width, preln);
 }
-''', "kernels/fused/layer.cu": '''#include "residual.cu"
+''', "kernels/fused/layer.cu": '''#include "acc.cu"
 
-void close_layer(float* x, float* y, float* bias, int n, int width, cudaStream_t s) { residual_add(x, y, bias, n, width, false, s); }
+void close_layer(float* x, float* y, float* bias, int n, int width, cudaStream_t s) { acc_add(x, y, bias, n, width, false, s); }
 '''}
 
 
@@ -112,27 +112,27 @@ def _symbol(verdict, name):
 
 def test_parameters_and_locals_renamed_in_place_with_const_added_are_cosmetic(tmp_path):
     verdict = _scan(tmp_path, RENAMED)
-    for name in ("fused_residual", "launch_fused_residual"):
+    for name in ("fused_add", "launch_fused_add"):
         symbol = _symbol(verdict, name)
         assert (symbol.verdict, symbol.justification) == (NOT_APPLICABLE, "cosmetic"), (name, symbol.reason)
-    assert "cpp-alpha-equivalence" in _symbol(verdict, "fused_residual").rules
-    assert "input → residual" in _symbol(verdict, "fused_residual").reason
+    assert "cpp-alpha-equivalence" in _symbol(verdict, "fused_add").rules
+    assert "input → acc" in _symbol(verdict, "fused_add").reason
     assert (verdict.verdict, verdict.justification) == (NOT_APPLICABLE, "cosmetic"), verdict.reason
 
 
 def test_two_parameters_trading_roles_are_no_renaming(tmp_path):
     # the kernel now accumulates into its second pointer: the caller's buffers swap roles
-    swapped = RENAMED.replace("float* residual,\n                               const float* hidden_state,",
-                              "const float* hidden_state,\n                               float* residual,")
+    swapped = RENAMED.replace("float* acc,\n                               const float* shortcut,",
+                              "const float* shortcut,\n                               float* acc,")
     verdict = _scan(tmp_path, swapped)
-    kernel = _symbol(verdict, "fused_residual")
+    kernel = _symbol(verdict, "fused_add")
     assert kernel.justification != "cosmetic", kernel.reason
     assert "cpp-alpha-equivalence" not in kernel.rules
 
 
 def test_a_changed_operand_is_no_renaming(tmp_path):
     changed = RENAMED.replace("res.x = res.x + hs.x + bias_fl4.x;", "res.x = res.x + hs.x + hs.x;")
-    kernel = _symbol(_scan(tmp_path, changed), "fused_residual")
+    kernel = _symbol(_scan(tmp_path, changed), "fused_add")
     assert kernel.justification != "cosmetic", kernel.reason
     assert "cpp-alpha-equivalence" not in kernel.rules
 
@@ -140,7 +140,7 @@ def test_a_changed_operand_is_no_renaming(tmp_path):
 def test_three_terms_regrouped_are_no_renaming(tmp_path):
     # (a + b) + c and a + (b + c) round differently in floating point
     regrouped = RENAMED.replace("res.x = res.x + hs.x + bias_fl4.x;", "res.x = res.x + (hs.x + bias_fl4.x);")
-    kernel = _symbol(_scan(tmp_path, regrouped), "fused_residual")
+    kernel = _symbol(_scan(tmp_path, regrouped), "fused_add")
     assert kernel.justification != "cosmetic", kernel.reason
     assert "cpp-alpha-equivalence" not in kernel.rules
 
@@ -151,6 +151,6 @@ def test_a_renamed_local_a_macro_of_the_file_reads_is_no_renaming(tmp_path):
         .replace("bias_cast[offset % width]", "bias_cast[ROW_OFFSET]")
     after = RENAMED.replace("#include <cuda_fp16.h>\n", "#include <cuda_fp16.h>\n" + macro) \
         .replace("bias_ptr[offset % width]", "bias_ptr[ROW_OFFSET]").replace("const int width,", "const int cols,")
-    kernel = _symbol(_scan(tmp_path, after, before), "fused_residual")
+    kernel = _symbol(_scan(tmp_path, after, before), "fused_add")
     assert kernel.justification != "cosmetic", kernel.reason
     assert "cpp-alpha-equivalence" not in kernel.rules
