@@ -68,7 +68,8 @@ from portq.classifier.rules.attribution import AttributionRules
 from portq.classifier.rules.branches import BranchRules
 from portq.classifier.rules.callee_path import CalleePathRules
 from portq.classifier.rules.cosmetic import (attribute_names, caller_renaming, caller_renamings, followed_keywords,
-                                             formatted_alike, keyword_bindings, renamed_locals, renamed_names)
+                                             formatted_alike, keyword_bindings, renamed_locals, renamed_names,
+                                             cpp_renaming, macro_read_names)
 from portq.classifier.rules.definitions import DefinitionRules
 from portq.classifier.rules.form import FormRules, definition_text, module_loggers, same_without_logging
 from portq.classifier.rules.guards import GuardRules
@@ -86,7 +87,7 @@ from portq.core.evidence import Evidence, Kind, Location, Side, located
 from portq.core.model import (IN_SYNC, NEEDS_REVIEW, NOT_APPLICABLE, SEVERITY, EntryChanges, FileChange, SymbolVerdict,
                               TouchedSymbol, Verdict)
 from portq.language.extraction import signature_of
-from portq.language.signatures import Signature
+from portq.language.signatures import Signature, comment_free_tokens
 from portq.language.symbols import (KIND_CLASS, KIND_FUNCTION, KIND_TRITON_KERNEL, MAX_PARSE_BYTES, SymbolTable,
                                     language_for_path, parse)
 from portq.tree.file_records import Port
@@ -297,6 +298,42 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
         if old.node.has_error or new.node.has_error:
             return None
         return renamed_locals(old.node, new.node, language)
+
+    def _declared_branches_off(self, symbol: TouchedSymbol, old: Signature, new: Signature,
+                               param_scope: set[str]) -> list[tuple[str, str]] | None:
+        """Rule ``declared-branch-off``: the renamings (``[]`` for none) under which a C/C++ definition is the
+        same before and after once each side is read with the parameters the tree declares not carried absent
+        (``branches.declared_off_expander``); None when it is not, or nothing is decided."""
+        if language_for_path(symbol.path) != "cpp" or not param_scope or symbol.change != "modified":
+            return None
+        sides = self._both_sides(symbol)
+        if sides is None or sides[0].node.has_error or sides[1].node.has_error:
+            return None
+        off = _scope_names(param_scope)
+        expand = (branches.declared_off_expander(sides[0].node, off), branches.declared_off_expander(sides[1].node, off))
+        if not any(expand):
+            return None
+        if comment_free_tokens(sides[0].node, expand=expand[0]) == comment_free_tokens(sides[1].node, expand=expand[1]):
+            return []
+        return self._cpp_renaming(symbol, old, new, expand) or None
+
+    def _cpp_renaming(self, symbol: TouchedSymbol, old: Signature, new: Signature,
+                      expand=(None, None)) -> list[tuple[str, str]] | None:
+        """Rule ``cpp-alpha-equivalence``: the renamings of a C/C++ definition's parameters and locals that,
+        ``const`` aside, are its whole change (``cpp_renaming``), none read by a macro of its file; or None."""
+        if language_for_path(symbol.path) != "cpp" or old.language != "cpp" or new.language != "cpp":
+            return None
+        sides = self._both_sides(symbol)
+        if sides is None or sides[0].node.has_error or sides[1].node.has_error:
+            return None
+        macros: set[str] = set()
+        for blob, path in ((symbol.old_blob, symbol.old_path or symbol.path), (symbol.new_blob, symbol.path)):
+            table = self._table(blob, path)
+            if table is None or table.tree is None:
+                return None
+            macros |= macro_read_names(table.tree.root_node)
+        return cpp_renaming(sides[0].node, sides[1].node, [p.name.lstrip("*&") for p in old.params],
+                            [p.name.lstrip("*&") for p in new.params], macros, expand)
 
     def _renamed_names(self, entry: EntryChanges, symbol: TouchedSymbol, old: Signature,
                        new: Signature) -> tuple[list[tuple[str, str]], bool] | None:
@@ -906,6 +943,17 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
                               evidence + [new_side_evidence(symbol, Kind.COSMETIC,
                                                             f"parameters, keyword arguments and attributes renamed "
                                                             f"alike: {pairs}", pairs)])
+        renamed_cpp = self._cpp_renaming(symbol, old, new)
+        if renamed_cpp:
+            pairs = ", ".join(f"{a} → {b}" for a, b in renamed_cpp[:4])
+            return self._base("cpp-alpha-equivalence", symbol, NOT_APPLICABLE, "cosmetic", "body",
+                              f"{symbol.name} differs before and after only by a consistent renaming of its "
+                              f"parameters, each in its place, and locals ({pairs}), `const` qualifiers and "
+                              "comments; C++ binds arguments by position, so it computes the same from the same "
+                              "arguments: cosmetic rather than a change the port must follow",
+                              evidence + [new_side_evidence(symbol, Kind.COSMETIC,
+                                                            f"parameters and locals renamed consistently, const "
+                                                            f"aside: {pairs}", pairs)])
         followed = self._followed_keywords(entry, symbol)
         if followed:
             pairs = ", ".join(f"{callee}({a}= → {b}=)" for callee, a, b in followed[:4])
@@ -1006,6 +1054,20 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
                                                                 f"the change only concerns {names}, declared not "
                                                                 "carried (off)",
                                                                 sorted(param_scope)[0])])
+        branched = self._declared_branches_off(symbol, old, new, param_scope)
+        if branched is not None:
+            names = ", ".join(sorted(param_scope))
+            pairs = ", ".join(f"{a} → {b}" for a, b in branched[:4])
+            return self._base("declared-branch-off", symbol, NOT_APPLICABLE, "not-carried", "body",
+                              f"with {names}, which the tree declares not carried, read as absent (false, a null "
+                              f"pointer), the branches they decide taken and what only those branches read left out"
+                              + (f", and its parameters and locals renamed consistently ({pairs}), const aside"
+                                 if branched else "")
+                              + f", {symbol.name} is the same before and after, so not-carried rather than "
+                              "NEEDS_REVIEW",
+                              evidence + [new_side_evidence(symbol, Kind.NOT_CARRIED,
+                                                            f"the change only concerns what {names}, declared not "
+                                                            "carried (absent), decide", sorted(param_scope)[0])])
         switched = self._lacked_switch_flags(symbol, definition)
         if switched:
             names = ", ".join(switched[:4])

@@ -40,7 +40,7 @@ from portq.classifier.rules.definitions import self_test_definitions
 from portq.classifier.imports import (_module_stem, import_bindings, import_lines, rebound_names,
                                       reexport_target, relative_module_path)
 from portq.core.evidence import Evidence, Kind
-from portq.core.model import IN_SYNC, NEEDS_REVIEW, NOT_APPLICABLE, EntryChanges, SymbolVerdict, TouchedSymbol
+from portq.core.model import IN_SYNC, INERT, NEEDS_REVIEW, NOT_APPLICABLE, EntryChanges, SymbolVerdict, TouchedSymbol
 from portq.language.symbols import KIND_CLASS, KIND_CUDA_KERNEL, KIND_TRITON_KERNEL, language_for_path
 from portq.tree.anchors import NOT_CARRIED, Anchor
 
@@ -348,6 +348,19 @@ class AttributionRules:
                     "rather than NEEDS_REVIEW",
                     [_anchor_evidence(a, f"pin {a.pin} contains {entry.commit.sha[:10]}", Kind.PIN) for a in pinned[:3]],
                 )
+            gone = self._removed_pinned_users(entry, symbol, {u for w in shared for u in referenced[w]})
+            if gone:
+                return self._base("removed-pinned-definition", symbol, INERT, None, "body",
+                                  f"the change outside definitions touches {', '.join(shared[:4])}, which among the "
+                                  f"ported definitions only {', '.join(gone[:4])} use"
+                                  f"{'s' if len(gone) == 1 else ''}; upstream deletes "
+                                  f"{'it' if len(gone) == 1 else 'them'} in this commit and the pinned copies, which "
+                                  "no non-test code reaches, still hold them with these lines: the lines go with the "
+                                  "deleted definitions, INERT rather than NEEDS_REVIEW",
+                                  [Evidence(kind=Kind.TOPLEVEL, message=f"changed line names {word}, used only by "
+                                            f"{', '.join(gone[:3])}, deleted in this commit",
+                                            side=f"upstream-{side}", path=symbol.path, line=line, quote=text.strip(),
+                                            symbol=symbol.name)])
             moved = user in carried and not any(a.matches_name(re.split(r"::|\.", user)[-1], user)
                                                           for a in anchors)
             return self._base(("toplevel-use", "moved-reader") if moved else "toplevel-use",
@@ -367,6 +380,30 @@ class AttributionRules:
             [Evidence(kind=Kind.TOPLEVEL, message="changed lines name nothing a ported definition uses",
                       side="upstream-new", path=symbol.path, symbol=symbol.name)],
         )
+
+    def _removed_pinned_users(self, entry: EntryChanges, symbol: TouchedSymbol, users: set[str]) -> list[str]:
+        """Rule ``removed-pinned-definition``, for lines outside definitions: ``users`` (the ported upstream
+        definitions of the file that name a changed line), sorted, when the entry deletes every one of them and
+        every port of each is a copy pinned to an upstream commit that no non-test code reaches, none a template
+        nothing names or calls (``uncalled-definition`` decides those); else []."""
+        paths = {symbol.path, symbol.old_path or symbol.path}
+        deleted = {s.qualified_name: s for s in entry.symbols if s.change == "removed" and (s.old_path or s.path) in paths}
+        if not users or not users <= set(deleted):
+            return []
+        for user in users:
+            removed = deleted[user]
+            ports = self.index.ports_for(self.upstream, {removed.path, removed.old_path or removed.path}, removed.name,
+                                         removed.qualified_name)
+            if not ports:
+                return []
+            for port in ports:
+                definition = port.definition
+                callers = self.index.reachability.callers(definition.name, definition.file, definition.qualified_name)
+                if not port.anchor.pin or callers.non_test:
+                    return []
+                if not callers.test and not self._named_upstream(entry, removed) and self._template(removed):
+                    return []  # an uncalled template: no code, its deletion cosmetic (``uncalled-definition``)
+        return sorted(users)
 
     def _self_test_words(self, symbol: TouchedSymbol, paths: set[str], words: list[str], referenced) -> list[str]:
         """``words`` less the module's own self-tests (``self-test-definition``: a ``__main__`` block calling

@@ -129,6 +129,13 @@ configuration, so an edit confined to it changes nothing the port runs:
   ``x``, ``!OFF`` is ``true``). Two sides equal once folded so differ only
   in what the port does not carry.
 
+* ``declared-branch-off`` (C/C++): a parameter the tree declares not carried
+  is absent for the port, false and a null pointer in a null test; the
+  ``if``/``?:`` it decides is its branch taken, a local declared once from
+  such a condition is its value, and what then only writes a local nothing
+  live reads is left out. Two sides equal so (modulo a consistent renaming,
+  ``const`` aside) differ only in what the port does not carry.
+
 * ``not-carried-reader`` (Python): a statement that only stores a value on
   the definition's first parameter (``ctx.eps = eps`` in an autograd
   ``forward``) feeds only the definitions that read that attribute; when
@@ -195,6 +202,7 @@ from dataclasses import replace
 from portq.classifier.imports import import_bindings, reexport_target, relative_module_path
 from portq.classifier.reading import _if_bodies
 from portq.classifier.rules import Rule
+from portq.classifier.rules.cosmetic import local_names
 from portq.classifier.rules.scope import _scope_names
 from portq.core.evidence import Evidence, Kind
 from portq.core.model import TouchedSymbol
@@ -306,6 +314,20 @@ RULES = (
          "changed only what feeds code the port does not carry: not-carried.",
          "-        ctx.eps = eps   (only the not-carried backward reads ctx.eps)",
          "classifier.rules.branches.stored_attributes, classifier.rules.branches.BranchRules._stores_for_not_carried"),
+    Rule("declared-branch-off", ("NOT_APPLICABLE",),
+         "A C/C++ parameter the tree declares not carried is absent for the port: false, and a null pointer in a "
+         "null test (`p != nullptr` false, `p == nullptr` true). A definition the same before and after once each "
+         "side is read so (a local declared once from a condition that decides, `const bool has_p = (p != "
+         "nullptr);`, is that value; an `if`, `if constexpr` or `?:` whose condition it decides is its branch "
+         "taken; a statement that then only writes a local nothing live reads, pure math on the right, or only "
+         "assumes a fact about one, is left out), and its parameters and locals renamed consistently by "
+         "position, const aside, changed only what the port does not carry: not-carried. Without the "
+         "declaration, or with a change on the path the port runs, it is compared as before.",
+         "-    if constexpr (kScaled) { m = fmaxf(fabsf(v), m); v = v * s; }\n"
+         "+    if (has_peak) { m = fmaxf(fabsf(v), m); }\n+    if constexpr (kScaled) { v = v * s; }   "
+         "(`peak` declared not carried; `has_peak = (peak != nullptr)`)",
+         "classifier.rules.branches.declared_off_expander, "
+         "classifier.verdicts.SymbolClassifier._declared_branches_off"),
 )
 
 _DEFINE = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)", re.MULTILINE)
@@ -1808,6 +1830,240 @@ def same_with_flags_off(before, after, off: set[str]) -> bool:
     if comment_free_tokens(before) == comment_free_tokens(after):
         return False
     return flags_off_tokens(before, off) == flags_off_tokens(after, off)
+
+
+# --- C/C++: branches the declared-off parameters decide, and what only they read -----------
+
+
+_NULL_WORDS = ("nullptr", "NULL")
+
+_PURE_MATH = frozenset({
+    "fmaxf", "fminf", "fabsf", "fmax", "fmin", "fabs", "max", "min", "abs", "sqrtf", "sqrt", "rsqrtf", "expf",
+    "exp", "logf", "log", "floorf", "ceilf", "truncf", "roundf", "__expf", "__logf", "__fdividef",
+})
+"""Functions of the C math library (and CUDA's fast forms) that read only their arguments and write nothing."""
+
+_ASSUMPTIONS = frozenset({"__builtin_assume", "assert"})
+"""Calls that only state a fact about their argument: no value the definition computes depends on them."""
+
+
+def _is_null(node) -> bool:
+    return node is not None and (node.type == "null" or _text(node) in _NULL_WORDS
+                                 or (node.type == "number_literal" and _text(node) == "0"))
+
+
+def _off_value(node, off: set[str], known: dict[str, bool]) -> bool | None:
+    """The value of a C/C++ condition with every parameter in ``off`` (normalised) absent: read as false, and
+    as a null pointer in a null test (``p != nullptr`` false, ``p == nullptr`` true); a local in ``known`` is its
+    value. ``!``, ``&&``, ``||`` and parentheses are evaluated three-valued; None when it is not decided."""
+    if node is None:
+        return None
+    kind = node.type
+    if kind == "condition_clause":
+        return _off_value(node.child_by_field_name("value"), off, known)
+    if kind == "parenthesized_expression" and node.named_child_count == 1:
+        return _off_value(node.named_children[0], off, known)
+    if kind == "unary_expression" and _text(node.child_by_field_name("operator") or node.children[0]) == "!":
+        inner = _off_value(node.child_by_field_name("argument"), off, known)
+        return None if inner is None else not inner
+    if kind == "binary_expression":
+        operator = _text(node.child_by_field_name("operator"))
+        left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+        if operator in ("==", "!="):
+            for name, other in ((left, right), (right, left)):
+                if name is not None and name.type == "identifier" and _text(name) not in known \
+                        and normalise_name(_text(name)) in off and _is_null(other):
+                    return operator == "=="
+            return None
+        a, b = _off_value(left, off, known), _off_value(right, off, known)
+        if operator == "&&":
+            return False if a is False or b is False else (True if a and b else None)
+        if operator == "||":
+            return True if a is True or b is True else (False if a is False and b is False else None)
+        return None
+    if kind == "identifier":
+        if _text(node) in known:
+            return known[_text(node)]
+        return False if normalise_name(_text(node)) in off else None
+    if kind in ("true", "false"):
+        return kind == "true"
+    return None
+
+
+def _assigned_names(node) -> Counter:
+    """How often each plain name is assigned or stepped (``x = …``, ``x += …``, ``++x``) under ``node``."""
+    found: Counter = Counter()
+    for current in _walk(node):
+        target = None
+        if current.type == "assignment_expression":
+            target = current.child_by_field_name("left")
+        elif current.type == "update_expression":
+            target = current.child_by_field_name("argument")
+        if target is not None and target.type == "identifier":
+            found[_text(target)] += 1
+    return found
+
+
+def _enclosing_statement(node, root):
+    current = node.parent
+    while current is not None and current.id != root.id:
+        if current.type in ("expression_statement", "declaration"):
+            return current
+        current = current.parent
+    return None
+
+
+def _only_pure_calls(node) -> bool:
+    for current in _walk(node):
+        if current.type == "call_expression":
+            function = current.child_by_field_name("function")
+            if function is None or function.type != "identifier" or _text(function) not in _PURE_MATH:
+                return False
+        if current.type in ("assignment_expression", "update_expression"):
+            return False
+    return True
+
+
+def declared_off_expander(node, off: set[str]):
+    """Rule ``declared-branch-off``: an ``expand`` for ``comment_free_tokens`` over a C/C++ definition that
+    reads each parameter in ``off`` as absent (false; a null pointer in a null test): a local declared once
+    from a condition so decided (``const bool has_p = (p != nullptr);``, never assigned again) is that value
+    and its declaration is left out; an ``if`` (``if constexpr`` too) or a conditional expression whose
+    condition is decided is its branch taken; and a statement that only writes a local nothing else still
+    reads (``m = fmaxf(fabsf(v), m);``, pure math on the right) or only assumes a fact about one
+    (``__builtin_assume(m >= 0);``) is left out, and so is an ``if`` with no ``else``, a test without
+    effects, around nothing left. None when nothing is decided."""
+    body = node
+    known: dict[str, bool] = {}
+    assigned = _assigned_names(body)
+    declarations: set[int] = set()
+    for _ in range(3):
+        grew = False
+        for current in _walk(body):
+            if current.type != "declaration":
+                continue
+            declarators = [c for c in current.named_children if c.type == "init_declarator"]
+            if len(declarators) != 1:
+                continue
+            name, value = declarators[0].child_by_field_name("declarator"), declarators[0].child_by_field_name("value")
+            if name is None or name.type != "identifier" or value is None or assigned[_text(name)] \
+                    or _text(name) in known:
+                continue
+            decided = _off_value(value, off, known)
+            if decided is not None:
+                known[_text(name)] = decided
+                declarations.add(current.id)
+                grew = True
+        if not grew:
+            break
+    pruned: set[int] = set()  # the roots of the branches not taken
+
+    def taken(current):
+        """The nodes standing for a decided ``if`` or conditional expression, or None."""
+        if current.type == "if_statement":
+            decided = _off_value(current.child_by_field_name("condition"), off, known)
+            if decided is None:
+                return None
+            alternative = current.child_by_field_name("alternative")
+            if decided:
+                return [current.child_by_field_name("consequence")]
+            if alternative is None:
+                return []
+            return [c for c in alternative.named_children if c.type != "comment"]
+        if current.type == "conditional_expression":
+            decided = _off_value(current.child_by_field_name("condition"), off, known)
+            if decided is None:
+                return None
+            return [current.child_by_field_name("consequence" if decided else "alternative")]
+        return None
+
+    def mark(current):
+        kept = taken(current)
+        if kept is None:
+            for child in current.children:
+                mark(child)
+            return
+        ids = {k.id for k in kept if k is not None}
+        for child in current.children:
+            if child.id in ids:
+                mark(child)
+            elif child.type == "else_clause":
+                for inner in child.children:
+                    if inner.id in ids:
+                        mark(inner)
+                    else:
+                        pruned.add(inner.id)
+            else:
+                pruned.add(child.id)
+
+    mark(body)
+
+    def live(current) -> bool:
+        while current is not None:
+            if current.id in pruned or current.id in declarations:
+                return False
+            current = current.parent
+        return True
+
+    dead: set[int] = set()
+    reads: dict[str, list] = {}
+    for current in _walk(body):
+        if current.type == "identifier" and live(current):
+            reads.setdefault(_text(current), []).append(current)
+    for name in local_names(node, "cpp"):
+        statements = []
+        for use in reads.get(name, []):
+            statement = _enclosing_statement(use, body)
+            if statement is None:
+                statements = None
+                break
+            statements.append(statement)
+        if not statements:
+            continue
+        writes = []
+        for statement in statements:
+            if statement.type == "declaration":
+                if any(c.type == "init_declarator" and _text(c.child_by_field_name("declarator") or c) == name
+                       and _only_pure_calls(c) for c in statement.named_children):
+                    continue
+                writes = None
+                break
+            expression = statement.named_children[0] if statement.named_child_count == 1 else None
+            if expression is not None and expression.type == "assignment_expression" \
+                    and expression.child_by_field_name("left") is not None \
+                    and expression.child_by_field_name("left").type == "identifier" \
+                    and _text(expression.child_by_field_name("left")) == name \
+                    and _only_pure_calls(expression.child_by_field_name("right")):
+                writes.append(statement)
+                continue
+            if expression is not None and expression.type == "call_expression" \
+                    and _text(expression.child_by_field_name("function")) in _ASSUMPTIONS \
+                    and _only_pure_calls(expression.child_by_field_name("arguments")):
+                writes.append(statement)
+                continue
+            writes = None
+            break
+        if writes:
+            dead |= {w.id for w in writes}
+    if not known and not pruned and not dead:
+        return None
+
+    def expand(current):
+        if current.id in declarations or current.id in dead:
+            return []
+        kept = taken(current)
+        if kept is not None:
+            return [k for k in kept if k is not None]
+        if current.type == "if_statement" and current.child_by_field_name("alternative") is None \
+                and _only_pure_calls(current.child_by_field_name("condition")):
+            consequence = current.child_by_field_name("consequence")
+            if consequence is not None and comment_free_tokens(consequence, expand=expand) in (["{", "}"], [";"]):
+                return []  # nothing left to run under it: a test with no effect
+        if current.type == "identifier" and _text(current) in known:
+            return ["true" if known[_text(current)] else "false"]
+        return None
+
+    return expand
 
 
 # --- Python: values stored only for what the port does not carry --------------------

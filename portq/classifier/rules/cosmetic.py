@@ -90,6 +90,16 @@ RULES = (
          "-from ..runtime.tool import extra_module\n+from ..utils import extra_shim\n"
          "-log = extra_module.log\n+log = extra_shim.log   (runtime/tool.py deleted, utils/helper.py the same program)",
          "classifier.rules.attribution.renamed_object_program, .AttributionRules._renamed_module_import"),
+    Rule("cpp-alpha-equivalence", ("NOT_APPLICABLE",),
+         "A C/C++ definition whose whole change is one consistent, one-to-one renaming of its runtime parameters "
+         "(each in its own position, as C++ binds arguments by position) and of the locals it declares, with "
+         "`const` qualifiers added or dropped and comments rewritten, every other token the same and in the same "
+         "order, computes the same from the same arguments: cosmetic. Two parameters trading roles (the body reading "
+         "the first where it read the second), a changed or reordered operand (three terms regrouped round differently in floating point), or a renamed "
+         "name that a macro of the file reads, stays with the other rules.",
+         "-__global__ void k(float* x, float* y, int n) { float4 a = ((float4*)x)[i]; ... }\n"
+         "+__global__ void k(float* acc, const float* src, const int n) { float4 v = ((float4*)acc)[i]; ... }",
+         "classifier.rules.cosmetic.cpp_renaming, classifier.verdicts.SymbolClassifier._cpp_renaming"),
 )
 
 
@@ -531,3 +541,61 @@ def formatted_alike(before: bytes | None, after: bytes | None) -> bool:
     except UnicodeDecodeError:
         return False
     return _formatting_free(old) == _formatting_free(new)
+
+
+def macro_read_names(root) -> set[str]:
+    """The identifiers the object-like and function-like macros of a C/C++ file root read in their bodies
+    (``#define ROW (offset % width)`` reads ``offset`` and ``width``): a local renamed under such a macro
+    changes what the macro's expansion names."""
+    names: set[str] = set()
+    for current in nodes_of(root, ("preproc_def", "preproc_function_def"), "cpp"):
+        value = current.child_by_field_name("value")
+        if value is not None:
+            names |= set(re.findall(r"[A-Za-z_]\w*", node_text(value)))
+    return names
+
+
+def _const_free(tokens: list[str]) -> list[str]:
+    return [t for t in tokens if t != "const"]
+
+
+def _alpha_cpp(node, params: set[str], expand=None) -> list[str]:
+    """A C/C++ definition's tokens (through ``expand``, as ``comment_free_tokens`` reads it) with ``const``
+    left out and each parameter and local replaced by the order of its first appearance."""
+    bound = local_names(node, "cpp") | params
+    placeholders: dict[str, str] = {}
+
+    def spell(leaf) -> str:
+        text = node_text(leaf)
+        if text in bound and leaf.type == "identifier":
+            return placeholders.setdefault(text, f"\x00{len(placeholders)}")
+        return text
+
+    return _const_free(comment_free_tokens(node, spell=spell, expand=expand))
+
+
+def cpp_renaming(old_node, new_node, old_params: list[str], new_params: list[str],
+                 macro_names: set[str], expand=(None, None)) -> list[tuple[str, str]] | None:
+    """Rule ``cpp-alpha-equivalence``: the (old, new) renamings of a C/C++ definition's parameters and
+    locals that, with every ``const`` token set aside, make its two sides the same token for token; None when
+    the sides differ by anything else. The parameters (as written, in order) keep their places: equal
+    counts, a renamed one renamed at its own position (every name is replaced by the order of its first
+    appearance, so two parameters trading roles in the body differ). No renamed name may be one a macro of the file reads
+    (``macro_names``). Operands are compared in order, so ``a + b`` → ``b + a`` and any regrouping of
+    three terms are differences. ``expand`` (old side, new side) may read each side through
+    ``comment_free_tokens``'s ``expand`` first (``declared-branch-off``)."""
+    if len(old_params) != len(new_params):
+        return None
+    if _alpha_cpp(old_node, set(old_params), expand[0]) != _alpha_cpp(new_node, set(new_params), expand[1]):
+        return None
+    old_tokens = _const_free(comment_free_tokens(old_node, expand=expand[0]) if expand[0] else definition_tokens(old_node))
+    new_tokens = _const_free(comment_free_tokens(new_node, expand=expand[1]) if expand[1] else definition_tokens(new_node))
+    pairs = sorted({(a, b) for a, b in zip(old_tokens, new_tokens) if a != b})
+    if not pairs:
+        return None
+    moved = {(a, b) for a, b in zip(old_params, new_params) if a != b}
+    if not moved <= set(pairs):
+        return None  # a parameter took another's name rather than being renamed in its own place
+    if any(a in macro_names or b in macro_names for a, b in pairs):
+        return None
+    return pairs

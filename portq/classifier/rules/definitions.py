@@ -117,6 +117,20 @@ RULES = (
          "wrappers), INERT when only tests call it or nothing does.",
          "the port of k behind upstream; engine/run.py calls k  → REAL_GAP",
          "classifier.rules.definitions.DefinitionRules._gap, tree.reachability"),
+    Rule("removed-pinned-definition", ("INERT",),
+         "A ported definition upstream deleted without a same-kind replacement of a related name, whose port is a "
+         "copy pinned to an upstream commit (`@SHA`) that only tests reach, or nothing: the copy holds the code "
+         "as it was at the pin, so it is behind upstream on code no non-test caller runs: INERT, never "
+         "NOT_APPLICABLE (a deletion upstream is a change to what the copy holds, whoever named it). A C++ "
+         "template no upstream code named and nothing in the tree calls is never instantiated, no code in any "
+         "build: `uncalled-definition` still decides it. A pinned copy non-test code reaches needs a reader "
+         "(`removed-definition`); a port without a pin is decided by `uncalled-definition` and "
+         "`removed-definition`. Changed lines outside definitions (a macro, an instantiation) that among the "
+         "ported definitions only such deleted copies name go with them: INERT too.",
+         "-__device__ float unpack_nibble(unsigned char v) { ... }   (the copy pinned @1a2b3c4 still holds it; "
+         "nothing in the engine calls it)",
+         "classifier.rules.definitions.DefinitionRules._removed, "
+         "classifier.rules.attribution.AttributionRules._removed_pinned_users"),
 )
 
 
@@ -423,7 +437,22 @@ class DefinitionRules:
                                  quote=_first_line_quote(definition, definition.signature), symbol=definition.name)
         if replacement is None:
             callers = self.index.reachability.callers(definition.name, definition.file, definition.qualified_name)
-            if not callers.non_test and not callers.test and not self._named_upstream(entry, symbol):
+            uncalled = not callers.non_test and not callers.test and not self._named_upstream(entry, symbol)
+            if port.anchor.pin and not callers.non_test and not (uncalled and self._template(symbol)):
+                found = callers.test[:3]
+                return self._base("removed-pinned-definition", symbol, INERT, None, "signature",
+                                  f"upstream deleted {symbol.name}, which the copy at {definition.cite} still holds as "
+                                  f"it was at its pin @{port.anchor.pin}; "
+                                  + (f"only tests reach it ({', '.join(c.cite for c in found)})" if found
+                                     else "nothing in the tree reaches it")
+                                  + ", so the copy is behind on code no non-test caller runs: INERT rather than "
+                                  "NOT_APPLICABLE or REAL_GAP",
+                                  evidence + [tree_evidence]
+                                  + [_caller_evidence(c, "test caller", test=True) for c in found]
+                                  + ([] if found else [Evidence(kind=Kind.CALLER, message="no caller found in the tree",
+                                                                side="tree", path=definition.file,
+                                                                line=definition.start_line)]))
+            if uncalled:
                 return self._base("uncalled-definition", symbol, NOT_APPLICABLE, "cosmetic", "signature",
                                   f"upstream deleted {symbol.name}, which no upstream code named (comments aside) and "
                                   f"nothing in the tree calls: dead on both sides, so deleting it changes nothing "
@@ -462,6 +491,13 @@ class DefinitionRules:
                      f"upstream renamed {symbol.name} to {replacement.name}; the port still carries {symbol.name}",
                      [tree_evidence], rule="renamed-definition")
         return self._gap(symbol, port, [item], evidence + [tree_evidence])
+
+    def _template(self, symbol) -> bool:
+        """Whether upstream's old definition of ``symbol`` is a C++ template (``removed-pinned-definition``:
+        one nothing names is never instantiated, so it is no code in any build)."""
+        old = self._definition(symbol.old_blob, symbol.old_path or symbol.path, symbol.qualified_name,
+                               symbol.old_lines)
+        return old is not None and old.node is not None and old.node.type == "template_declaration"
 
     def _removed_alternative(self, entry, symbol, old, port: Port, depth: int = 0):
         """Rule ``removed-alternative``: ``(kept, items)`` when ``symbol`` is one of several same-named
