@@ -1111,6 +1111,9 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
             verdict.rules = [*verdict.rules, "default-build-launch"]
         if untaken and "lacked-branch-launch" not in verdict.rules:
             verdict.rules = [*verdict.rules, "lacked-branch-launch"]
+        if "parameter-change" in verdict.rules and self._new_options_of(entry, symbol, new, definition, param_scope,
+                                                                        anchor):
+            verdict.rules = [*verdict.rules, "new-option"]
         return verdict
 
 

@@ -141,3 +141,36 @@ def test_the_same_argument_on_the_launch_the_port_runs_is_still_a_launch_gap(tmp
     entry = classify_commit(tmp_path, {SOURCE: AFTER}, {SOURCE: after}, PORT, MATRIX)
     assert entry.verdict in FLAGGED and entry.verdict != NEEDS_REVIEW, entry.reason
     assert "launch-arguments" in entry.rules, entry.rules
+
+
+# ``new-option``: the commit itself adds the defaulted parameter that selects the new path. Callers upstream can
+# now pass it and the port cannot accept it: an interface change, not a branch the port lacks.
+NO_TMA = KERNELS + '''
+def scale(x, out, exact=False):
+    if exact:
+        _exact_kernel[(1,)](x, out, BLOCK=128)
+    else:
+        _scale_kernel[(1,)](x, out, BLOCK=128)
+    return out
+'''
+
+
+def test_a_parameter_the_commit_adds_to_select_a_new_path_is_an_interface_change(tmp_path):
+    entry = classify_commit(tmp_path, {SOURCE: NO_TMA}, {SOURCE: BEFORE}, PORT, MATRIX)
+    assert entry.verdict in FLAGGED, entry.reason
+    assert "lacked-branch" not in entry.rules and {"parameter-change", "new-option"} <= set(entry.rules), entry.rules
+
+
+def test_a_later_change_in_the_path_an_existing_parameter_selects_is_still_not_carried(tmp_path):
+    """The parameter existed before this commit (upstream added it earlier, the port did not follow)."""
+    after = BEFORE.replace("_tma_kernel[(1,)](x, out, BLOCK=64)", "_tma_kernel[(2,)](x, out, BLOCK=64)")
+    entry = classify_commit(tmp_path, {SOURCE: BEFORE}, {SOURCE: after}, PORT, MATRIX)
+    assert (entry.verdict, entry.justification) == (NOT_APPLICABLE, "not-carried"), entry.reason
+
+
+def test_a_new_parameter_the_tree_declares_not_carried_stays_off(tmp_path):
+    port = {"kernels/scale.py": PORT["kernels/scale.py"].replace(
+        f"# portq: ports vllm:{SOURCE}::scale\n",
+        f"# portq: ports vllm:{SOURCE}::scale\n# portq: not-carried vllm:{SOURCE}::scale[use_tma] -- no TMA\n")}
+    entry = classify_commit(tmp_path, {SOURCE: NO_TMA}, {SOURCE: BEFORE}, port, MATRIX)
+    assert entry.verdict not in FLAGGED or "parameter-change" not in entry.rules, (entry.verdict, entry.reason)

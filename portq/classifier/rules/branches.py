@@ -199,7 +199,7 @@ from portq.classifier.rules.scope import _scope_names
 from portq.core.evidence import Evidence, Kind
 from portq.core.model import TouchedSymbol
 from portq.language.signatures import Signature, comment_free_tokens, normalise_name
-from portq.language.symbols import KIND_TRITON_KERNEL, language_for_path, macro_definitions
+from portq.language.symbols import KIND_FUNCTION, KIND_METHOD, KIND_TRITON_KERNEL, language_for_path, macro_definitions
 
 RULES = (
     Rule("default-build", ("NOT_APPLICABLE",),
@@ -324,6 +324,17 @@ RULES = (
          "     if use_tma:\n-        _tma_kernel[grid](a, b, c)\n+        _tma_kernel[grid](a, b, c, c_dtype)  "
          "(the port lacks use_tma, default False)",
          "classifier.rules.branches.untaken_branch_spans, classifier.rules.branches.BranchRules._lacked_branch_launches"),
+    Rule("new-option", ("REAL_GAP", "INERT", "NEEDS_REVIEW"),
+         "A parameter with a default that the commit itself adds to a ported Python host (a function or method "
+         "callers call, not a kernel a launch passes constexprs to), which the port "
+         "lacks and does not declare not-carried, is an input upstream's callers can now pass (selecting a new "
+         "path) that the port cannot accept: an interface change. `lacked-branch` does not fold it to its default, "
+         "and the parameter rules judge the definition (`parameter-change`). A parameter that existed before the "
+         "commit (at the range's base, or added by an earlier commit the port did not follow) still takes its "
+         "default, so a later change confined to the branch it selects stays not-carried.",
+         "-def scale(x, out, exact=False):\n+def scale(x, out, use_tma=False, exact=False):\n"
+         "+    if use_tma:\n+        _tma_kernel[grid](x, out)  (the port has no use_tma)",
+         "classifier.rules.branches.new_options, classifier.rules.branches.BranchRules._lacked_branches"),
 )
 
 _DEFINE = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)", re.MULTILINE)
@@ -2059,7 +2070,7 @@ class BranchRules:
         return sorted(kept), sorted(set().union(*(readers[n] for n in kept)))
 
     def _lacked_branches(self, entry, symbol: TouchedSymbol, new: Signature, definition,
-                         param_scope: set[str], anchor=None) -> list[str]:
+                         param_scope: set[str], anchor=None, new_options_too: bool = False) -> list[str]:
         """The parameters (as upstream writes them) that ``lacked-branch`` sets aside, when the definition
         is the same before and after for a port lacking them (``portq.classifier.rules.branches``); else
         empty. A parameter new in this commit that one of its launches passes is an input upstream now
@@ -2079,6 +2090,8 @@ class BranchRules:
         added = set(parameter_defaults(after.node)) - set(parameter_defaults(before.node))
         if lacked and any(self._derivation(entry, symbol, new, name) is not None for name in added & set(lacked)):
             return []
+        if lacked and not new_options_too and symbol.kind in HOST_KINDS and new_options(lacked, added):
+            return []  # ``new-option``: an input callers can now pass that the port cannot accept
         if anchor is not None and (lacked is None or any(... in v for v in lacked.values())):
             lacked = self._lacked_through_anchor(symbol, tables, before.node, after.node, anchor,
                                                  [p.normalised for p in definition.signature.params
@@ -2423,6 +2436,35 @@ class BranchRules:
                                                  f"on `{condition}` the port, lacking "
                                                  f"{', '.join(sorted(lacked)[:3])}, never takes"))
         return kept[0], kept[1], evidence
+
+    def _new_options_of(self, entry, symbol: TouchedSymbol, new: Signature, definition, param_scope: set[str],
+                        anchor=None) -> list[str]:
+        """``new_options`` of a modified Python host against its port ``definition``, where they alone kept
+        ``lacked-branch`` from deciding (folded to their defaults, the host is the same for the port)."""
+        sides = self._modified_sides(symbol, "python") if definition.signature is not None else None
+        if sides is None or definition.signature.language != "python" or symbol.kind not in HOST_KINDS:
+            return []
+        port_names = {p.normalised for p in definition.signature.params if p.normalised not in ("self", "ctx")}
+        lacked = lacked_parameters(sides[0].node, sides[1].node, port_names, _scope_names(param_scope))
+        added = set(parameter_defaults(sides[1].node)) - set(parameter_defaults(sides[0].node))
+        options = new_options(lacked, added) if lacked else []
+        if not options or not self._lacked_branches(entry, symbol, new, definition, param_scope, anchor,
+                                                    new_options_too=True):
+            return []
+        return options
+
+
+HOST_KINDS = (KIND_FUNCTION, KIND_METHOD)
+"""Python definitions a caller calls with arguments (not kernels, whose inputs launches pass)."""
+
+
+def new_options(lacked: dict[str, tuple[object, object]], added: set[str]) -> list[str]:
+    """``new-option``: the parameters this commit adds (``added``, as upstream writes them) that the port lacks
+    and does not declare not carried (``lacked_parameters``): inputs upstream's callers can now pass, selecting
+    whatever the new value does, that the port cannot accept. ``lacked-branch`` does not fold them to their
+    default: the parameter rules judge them."""
+    return sorted(name for name in added if normalise_name(name) in lacked
+                  and lacked[normalise_name(name)] != (_OFF, _OFF))
 
 
 def untaken_branch_spans(node, values: dict[str, object], constants: dict[str, object]) -> list[tuple[int, int, str]]:
