@@ -887,6 +887,15 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
             return self._base("parse-failure", symbol, NEEDS_REVIEW, None, "fallback",
                               f"the port at {definition.cite} could not be read, so it needs review",
                               evidence)
+        nested = self._nested_in_lacked_branch(entry, symbol, port, param_scope)
+        if nested:
+            return self._base("lacked-branch-nested", symbol, NOT_APPLICABLE, "not-carried", "body",
+                              f"{symbol.name} is defined inside {symbol.qualified_name.rpartition('.')[0]}, which "
+                              f"with the parameters the port at {definition.cite} lacks ({', '.join(nested[:4])}) "
+                              "at upstream's default is the same before and after: the change lies in paths the "
+                              "port does not have, so not-carried rather than NEEDS_REVIEW",
+                              evidence + [new_side_evidence(symbol, Kind.NOT_CARRIED,
+                                                            f"the port lacks {', '.join(nested[:4])}", nested[0])])
         if symbol.change == "removed":
             return self._removed(entry, symbol, old, port, evidence)
         if symbol.change == "added" or old is None:
@@ -1147,7 +1156,8 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
                                                             f"the guard skips only a scaling by {operand} where "
                                                             f"{operand} is one", operand)])
         old, new, other_build = self._default_build_launches(symbol, old, new, definition.file)
-        evidence = evidence + other_build
+        old, new, untaken = self._lacked_branch_launches(symbol, old, new, definition, param_scope)
+        evidence = evidence + other_build + untaken
         items = compare(old, new, tree_signature, self.index, param_scope,
                         derivation=lambda name, kernel=None: self._derivation(entry, symbol, new, name, kernel),
                         upstream=self.upstream, keyword_free=lambda names: self._keyword_free(entry, symbol, names),
@@ -1161,6 +1171,11 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
         verdict = self._from_items(entry, symbol, old, new, port, items, evidence)
         if other_build and "default-build-launch" not in verdict.rules:
             verdict.rules = [*verdict.rules, "default-build-launch"]
+        if untaken and "lacked-branch-launch" not in verdict.rules:
+            verdict.rules = [*verdict.rules, "lacked-branch-launch"]
+        if "parameter-change" in verdict.rules and self._new_options_of(entry, symbol, new, definition, param_scope,
+                                                                        anchor):
+            verdict.rules = [*verdict.rules, "new-option"]
         return verdict
 
 

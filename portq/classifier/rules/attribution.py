@@ -152,6 +152,17 @@ RULES = (
          "  (@triton.autotune(CONFIGS, ...) on dequant_kernel, renamed from the anchored _deq_kernel)",
          "classifier.rules.attribution.AttributionRules._carried_definitions, "
          "classifier.rules.attribution._tunes_with"),
+    Rule("declared-binding", ("NOT_APPLICABLE",),
+         "Changed Python module-level lines that all lie in statements at the top of the module binding only "
+         "names the tree declares `not-carried` (a whole-definition declaration of that name in that file) change "
+         "nothing the port carries, even where a ported definition reads the binding upstream: the tree states "
+         "that it carries its own in its place (a fixed tile for an autotuning table). NOT_APPLICABLE/not-carried, "
+         "citing the declaration. A changed line in any other statement (one that also binds an undeclared name, "
+         "or sits under an `if`) keeps `toplevel-use`.",
+         "     triton.Config({\"BLOCK\": 64}, num_warps=4),\n+    triton.Config({\"BLOCK\": 128}, num_warps=8),\n"
+         "  (in CONFIGS = [...]; `# portq: not-carried upstream::path::CONFIGS` in the tree)",
+         "classifier.rules.attribution.AttributionRules._declared_binding, "
+         "classifier.rules.identity.IdentityRules._module_level_use"),
 )
 
 
@@ -335,6 +346,10 @@ class AttributionRules:
         shared = sorted(w for w in named & set(referenced) if w not in _COMMON_IDENTIFIERS and len(w) > 2)
         shared = [w for w in shared if not self._decorator_only_unported(w, symbol, paths, anchors, carried)]
         shared = self._self_test_words(symbol, paths, shared, referenced)
+        if shared and symbol.name == "<toplevel>":
+            declared = self._declared_binding(symbol, paths, code)
+            if declared is not None:
+                return declared
         if shared:
             word = shared[0]
             side, line, text = next(c for c in code if word in names_by_line[(c[0], c[1])])
@@ -962,6 +977,61 @@ class AttributionRules:
                     if definition.qualified_name not in users:
                         users.append(definition.qualified_name)
         return referenced
+
+
+    def _declared_binding(self, symbol: TouchedSymbol, paths: set[str],
+                          code: list[tuple[str, int, str]]) -> SymbolVerdict | None:
+        """``declared-binding``: every changed module-level line of a Python file lies in a statement at the top
+        of the module that binds only names the tree declares not-carried (whole definitions, no ``[PARAM]``).
+        None otherwise."""
+        if language_for_path(symbol.path) != "python" or not code:
+            return None
+        statements = {}
+        for side, blob, path in (("old", symbol.old_blob, symbol.old_path or symbol.path),
+                                 ("new", symbol.new_blob, symbol.path)):
+            table = self._table(blob, path)
+            try:
+                module = ast.parse(table.source) if table is not None and table.source is not None else None
+            except (SyntaxError, ValueError):
+                module = None
+            statements[side] = module.body if module is not None else []
+        declarations: dict[str, Anchor] = {}
+        for side, line, _text in code:
+            statement = next((s for s in statements[side] if s.lineno <= line <= (s.end_lineno or s.lineno)), None)
+            names = _bound_names(statement)
+            if not names:
+                return None
+            for name in names:
+                if name not in declarations:
+                    found = [a for a in self.index.not_carried_for(self.upstream, paths, name, name) if not a.param]
+                    if not found:
+                        return None
+                    declarations[name] = found[0]
+        bound = sorted(declarations)
+        anchor = declarations[bound[0]]
+        return self._base("declared-binding", symbol, NOT_APPLICABLE, "not-carried", "provenance",
+                          f"every changed line outside definitions lies in the binding of {', '.join(bound[:4])}, "
+                          f"which the tree declares out of scope at {anchor.cite}, so not-carried rather than a "
+                          "change to anything the port carries",
+                          [_anchor_evidence(declarations[name], "not-carried declaration") for name in bound[:3]])
+
+
+def _bound_names(statement) -> list[str]:
+    """The names a module-level assignment binds (plain names, or tuples and lists of them); empty for any other
+    statement (an import, a call, an ``if`` holding bindings), whose lines may do more than bind."""
+    if isinstance(statement, ast.Assign):
+        targets = statement.targets
+    elif isinstance(statement, (ast.AnnAssign, ast.AugAssign)):
+        targets = [statement.target]
+    else:
+        return []
+    names: list[str] = []
+    for target in targets:
+        for node in target.elts if isinstance(target, (ast.Tuple, ast.List)) else [target]:
+            if not isinstance(node, ast.Name):
+                return []
+            names.append(node.id)
+    return names
 
 
 _NOT_A_TYPE = frozenset({"return", "case", "else", "goto", "throw", "delete", "new", "typename", "sizeof", "co_return",

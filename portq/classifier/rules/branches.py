@@ -207,7 +207,7 @@ from portq.classifier.rules.scope import _scope_names
 from portq.core.evidence import Evidence, Kind
 from portq.core.model import TouchedSymbol
 from portq.language.signatures import Signature, comment_free_tokens, normalise_name
-from portq.language.symbols import KIND_TRITON_KERNEL, language_for_path, macro_definitions
+from portq.language.symbols import KIND_FUNCTION, KIND_METHOD, KIND_TRITON_KERNEL, language_for_path, macro_definitions
 
 RULES = (
     Rule("default-build", ("NOT_APPLICABLE",),
@@ -328,6 +328,35 @@ RULES = (
          "(`peak` declared not carried; `has_peak = (peak != nullptr)`)",
          "classifier.rules.branches.declared_off_expander, "
          "classifier.verdicts.SymbolClassifier._declared_branches_off"),
+    Rule("lacked-branch-nested", ("NOT_APPLICABLE",),
+         "A Python definition nested in a ported one (a grid function defined inside the host), changed by a "
+         "commit that also changes the enclosing definition, where the enclosing definition is the same before and "
+         "after for the port (`lacked-branch`): the nested definition's change lies in paths the port lacks, since "
+         "its text is part of the enclosing definition's tokens. NOT_APPLICABLE/not-carried. Without a change to "
+         "the enclosing definition, or where it is not the same for the port, the nested one is decided as before.",
+         "+    if use_tma:\n+        def tma_grid(META):\n+            ...  (in the ported host; the port lacks use_tma)",
+         "classifier.rules.branches.BranchRules._nested_in_lacked_branch"),
+    Rule("lacked-branch-launch", ("NEEDS_REVIEW",),
+         "A Python launch inside an `if`/`elif` branch the port never takes (its condition, with each parameter the "
+         "port lacks at upstream's default and a declared not-carried one off, decided against the branch, or a "
+         "clause after one decided for another) is not a launch the port mirrors: the launch comparison leaves it "
+         "out on both sides, as `default-build-launch` does for a build the port does not make, and what else "
+         "changed is compared as usual. A launch on a path the port's values take, or under a condition they do "
+         "not decide (a parameter the port has, a name the definition assigns), stays compared.",
+         "     if use_tma:\n-        _tma_kernel[grid](a, b, c)\n+        _tma_kernel[grid](a, b, c, c_dtype)  "
+         "(the port lacks use_tma, default False)",
+         "classifier.rules.branches.untaken_branch_spans, classifier.rules.branches.BranchRules._lacked_branch_launches"),
+    Rule("new-option", ("REAL_GAP", "INERT", "NEEDS_REVIEW"),
+         "A parameter with a default that the commit itself adds to a ported Python host (a function or method "
+         "callers call, not a kernel a launch passes constexprs to), which the port "
+         "lacks and does not declare not-carried, is an input upstream's callers can now pass (selecting a new "
+         "path) that the port cannot accept: an interface change. `lacked-branch` does not fold it to its default, "
+         "and the parameter rules judge the definition (`parameter-change`). A parameter that existed before the "
+         "commit (at the range's base, or added by an earlier commit the port did not follow) still takes its "
+         "default, so a later change confined to the branch it selects stays not-carried.",
+         "-def scale(x, out, exact=False):\n+def scale(x, out, use_tma=False, exact=False):\n"
+         "+    if use_tma:\n+        _tma_kernel[grid](x, out)  (the port has no use_tma)",
+         "classifier.rules.branches.new_options, classifier.rules.branches.BranchRules._lacked_branches"),
 )
 
 _DEFINE = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)", re.MULTILINE)
@@ -630,12 +659,21 @@ def _truth(value) -> bool | None:
     return bool(value)
 
 
-def branch_taken(statement, taken: bool) -> list:
+def branch_taken(statement, taken: bool, decide=None) -> list:
     """What a Python ``if`` statement whose condition is decided runs, as an expansion: its consequence,
-    or the first ``else`` / ``elif`` after it (an ``elif`` as an ``if`` of its own), or nothing."""
+    or the first ``else`` / ``elif`` after it (an ``elif`` as an ``if`` of its own), or nothing. With
+    ``decide`` (condition node -> True, False or None when not known), the ``elif`` conditions after a false
+    one are decided in turn, as the ``if`` statements they stand for would be."""
     if taken:
         return [statement.child_by_field_name("consequence")]
     clauses = [c for c in statement.children if c.type in ("elif_clause", "else_clause")]
+    while clauses and clauses[0].type == "elif_clause" and decide is not None:
+        chosen = decide(clauses[0].child_by_field_name("condition"))
+        if chosen is None:
+            break
+        if chosen:
+            return [clauses[0].child_by_field_name("consequence")]
+        clauses = clauses[1:]
     if not clauses:
         return []
     if clauses[0].type == "else_clause":
@@ -954,7 +992,7 @@ def _port_tokens(node, lacked, constants, declared, callees, dead_locals, unread
             taken = _truth(value(current.child_by_field_name("condition")))
             if taken is None:
                 return [] if idle(current) else None
-            return branch_taken(current, taken)
+            return branch_taken(current, taken, lambda condition: _truth(value(condition)))
         if kind == "conditional_expression" and len(current.named_children) == 3:
             taken = _truth(value(current.named_children[1]))
             if taken is not None:
@@ -2288,7 +2326,7 @@ class BranchRules:
         return sorted(kept), sorted(set().union(*(readers[n] for n in kept)))
 
     def _lacked_branches(self, entry, symbol: TouchedSymbol, new: Signature, definition,
-                         param_scope: set[str], anchor=None) -> list[str]:
+                         param_scope: set[str], anchor=None, new_options_too: bool = False) -> list[str]:
         """The parameters (as upstream writes them) that ``lacked-branch`` sets aside, when the definition
         is the same before and after for a port lacking them (``portq.classifier.rules.branches``); else
         empty. A parameter new in this commit that one of its launches passes is an input upstream now
@@ -2308,6 +2346,8 @@ class BranchRules:
         added = set(parameter_defaults(after.node)) - set(parameter_defaults(before.node))
         if lacked and any(self._derivation(entry, symbol, new, name) is not None for name in added & set(lacked)):
             return []
+        if lacked and not new_options_too and symbol.kind in HOST_KINDS and new_options(lacked, added):
+            return []  # ``new-option``: an input callers can now pass that the port cannot accept
         if anchor is not None and (lacked is None or any(... in v for v in lacked.values())):
             lacked = self._lacked_through_anchor(symbol, tables, before.node, after.node, anchor,
                                                  [p.normalised for p in definition.signature.params
@@ -2598,6 +2638,128 @@ class BranchRules:
             return ... if name in bound or default is _OFF else default
         given = lacked_through_caller(caller.node, wrapper.node, wrapper.name, bound, declared)
         return given.get(name, ...) if given is not None else ...
+
+    def _nested_in_lacked_branch(self, entry, symbol: TouchedSymbol, port, param_scope: set[str]):
+        """``lacked-branch`` for a definition nested in the ported one (``persistent_grid`` defined inside
+        ``matmul``): when the enclosing definition, which this commit also changes, is the same before and after
+        for the port (``_lacked_branches``), the nested definition's change lies in paths the port lacks.
+        The lacked parameters; empty otherwise."""
+        container = symbol.qualified_name.rpartition(".")[0] if language_for_path(symbol.path) == "python" else ""
+        if not container or port.anchor.matches_name(symbol.name, symbol.qualified_name) \
+                or not port.anchor.matches_name(container.rpartition(".")[2], container):
+            return []
+        enclosing = next((s for s in entry.symbols if s.qualified_name == container and s.path == symbol.path
+                          and s.change == "modified"), None)
+        if enclosing is None:
+            return []
+        new = self._upstream_signature(enclosing.new_blob, enclosing.path, enclosing.qualified_name,
+                                       enclosing.new_lines)
+        if new is None:
+            return []
+        return self._lacked_branches(entry, enclosing, new, port.definition, param_scope, port.anchor)
+
+    def _lacked_branch_launches(self, symbol: TouchedSymbol, old: Signature, new: Signature, definition,
+                                param_scope: set[str]):
+        """``old`` and ``new`` less the Python launches that lie in a branch the port never takes
+        (``lacked-branch-launch``): an ``if``/``elif`` branch whose condition, with each parameter the port lacks
+        at upstream's default (``lacked_parameters``; a declared not-carried one off), is decided against it, or
+        the branches after one decided for it. With the evidence saying what was left out (empty when nothing
+        was)."""
+        if definition.signature is None or definition.signature.language != "python":
+            return old, new, []
+        sides = self._modified_sides(symbol, "python", parsed=True)
+        tables = (self._table(symbol.old_blob, symbol.old_path or symbol.path), self._table(symbol.new_blob, symbol.path))
+        if sides is None or any(t is None or t.tree is None for t in tables):
+            return old, new, []
+        port_names = {p.normalised for p in definition.signature.params if p.normalised not in ("self", "ctx")}
+        lacked = lacked_parameters(sides[0].node, sides[1].node, port_names, _scope_names(param_scope))
+        if not lacked:
+            return old, new, []
+        kept, evidence = [], []
+        for index, (signature, side, table) in enumerate(zip((old, new), sides, tables)):
+            values = {name: pair[index] for name, pair in lacked.items()}
+            spans = untaken_branch_spans(side.node, values, module_values(table.tree.root_node))
+            dropped = [launch for launch in signature.launches
+                       if any(first <= launch.line <= last for first, last, _ in spans)]
+            kept.append(replace(signature, launches=[l for l in signature.launches if l not in dropped])
+                        if dropped else signature)
+            for launch in dropped:
+                condition = next(c for first, last, c in spans if first <= launch.line <= last)
+                evidence.append(Evidence(kind=Kind.NOT_CARRIED, side="upstream-old" if index == 0 else "upstream-new",
+                                         path=signature.path, line=launch.line, quote=launch.quote,
+                                         symbol=signature.name, subject=condition,
+                                         message=f"launch of {launch.kernel_normalised} left out: it lies in a branch "
+                                                 f"on `{condition}` the port, lacking "
+                                                 f"{', '.join(sorted(lacked)[:3])}, never takes"))
+        return kept[0], kept[1], evidence
+
+    def _new_options_of(self, entry, symbol: TouchedSymbol, new: Signature, definition, param_scope: set[str],
+                        anchor=None) -> list[str]:
+        """``new_options`` of a modified Python host against its port ``definition``, where they alone kept
+        ``lacked-branch`` from deciding (folded to their defaults, the host is the same for the port)."""
+        sides = self._modified_sides(symbol, "python") if definition.signature is not None else None
+        if sides is None or definition.signature.language != "python" or symbol.kind not in HOST_KINDS:
+            return []
+        port_names = {p.normalised for p in definition.signature.params if p.normalised not in ("self", "ctx")}
+        lacked = lacked_parameters(sides[0].node, sides[1].node, port_names, _scope_names(param_scope))
+        added = set(parameter_defaults(sides[1].node)) - set(parameter_defaults(sides[0].node))
+        options = new_options(lacked, added) if lacked else []
+        if not options or not self._lacked_branches(entry, symbol, new, definition, param_scope, anchor,
+                                                    new_options_too=True):
+            return []
+        return options
+
+
+HOST_KINDS = (KIND_FUNCTION, KIND_METHOD)
+"""Python definitions a caller calls with arguments (not kernels, whose inputs launches pass)."""
+
+
+def new_options(lacked: dict[str, tuple[object, object]], added: set[str]) -> list[str]:
+    """``new-option``: the parameters this commit adds (``added``, as upstream writes them) that the port lacks
+    and does not declare not carried (``lacked_parameters``): inputs upstream's callers can now pass, selecting
+    whatever the new value does, that the port cannot accept. ``lacked-branch`` does not fold them to their
+    default: the parameter rules judge them."""
+    return sorted(name for name in added if normalise_name(name) in lacked
+                  and lacked[normalise_name(name)] != (_OFF, _OFF))
+
+
+def untaken_branch_spans(node, values: dict[str, object], constants: dict[str, object]) -> list[tuple[int, int, str]]:
+    """(first line, last line, condition) of each branch of a Python definition ``node`` that a run with
+    ``values`` (normalised parameter name -> value, ``...`` unknown) never enters: an ``if`` or ``elif`` body
+    whose condition ``_port_value`` decides false, and every clause after one it decides true. A name the
+    definition assigns anywhere is not decided by its parameter's value."""
+    assigned = {normalise_name(_text(n.child_by_field_name("left"))) for n in _walk(node)
+                if n.type in ("assignment", "augmented_assignment") and n.child_by_field_name("left") is not None
+                and n.child_by_field_name("left").type == "identifier"}
+    values = {name: value for name, value in values.items() if name not in assigned}
+    spans: list[tuple[int, int, str]] = []
+
+    def span(part, condition) -> None:
+        if part is not None:
+            spans.append((part.start_point[0] + 1, part.end_point[0] + 1, _text(condition)))
+
+    for statement in _walk(node):
+        if statement.type != "if_statement":
+            continue
+        clauses = [(statement.child_by_field_name("condition"), statement.child_by_field_name("consequence"))]
+        clauses += [(c.child_by_field_name("condition"), c.child_by_field_name("consequence")
+                     if c.type == "elif_clause" else c.child_by_field_name("body"))
+                    for c in statement.children if c.type in ("elif_clause", "else_clause")]
+        decided = None  # the condition a clause before was decided true on
+        for condition, body in clauses:
+            if decided is not None:
+                span(body, decided)
+                continue
+            if condition is None:
+                break  # an else reached without a decision: it may run
+            taken = _truth(_port_value(condition, values, constants))
+            if taken is None:
+                break  # not decided: it and what follows may run
+            if taken:
+                decided = condition
+            else:
+                span(body, condition)
+    return spans
 
 
 # --- C/C++: a build the port's target never makes ---------------------------------------

@@ -166,6 +166,9 @@ class IdentityRules:
         old_table = self._table(symbol.old_blob, symbol.old_path or symbol.path)
         new_table = self._table(symbol.new_blob, symbol.path)
         changed = changed_bindings(old_table, new_table, _unchanged_moves(entry))
+        # a binding the tree declares not-carried is not the port's surface (rule ``declared-binding``)
+        changed = {name for name in changed if not any(not a.param for a in self.index.not_carried_for(
+            self.upstream, {symbol.path, symbol.old_path or symbol.path}, name, name))}
         ported = [a for a in self.index.anchors if a.kind == PORTS and a.upstream == self.upstream]
         for path in sorted({a.path for a in ported}):
             if path == symbol.path:
