@@ -172,29 +172,59 @@ bool launch_masked_softmax_fwd(scalar_t* out,
     const dim3 grid(q_len / rows_per_block, heads, batch);
     const dim3 block(lanes, warps_per_block, 1);
 
-#define ENGINE_SOFTMAX_CASE(L)                                                                             \
-    case L:                                                                                                \
-        masked_softmax_fwd_kernel<scalar_t, L>                                                             \
-            <<<grid, block, 0, stream>>>(out, scores, mask, scale, rows, k_len, mask_batches);             \
-        break;
-
+    // One instance per power of two of the row length, up to kMaxSoftmaxKeys.
     switch (log2_keys) {
-        ENGINE_SOFTMAX_CASE(0)
-        ENGINE_SOFTMAX_CASE(1)
-        ENGINE_SOFTMAX_CASE(2)
-        ENGINE_SOFTMAX_CASE(3)
-        ENGINE_SOFTMAX_CASE(4)
-        ENGINE_SOFTMAX_CASE(5)
-        ENGINE_SOFTMAX_CASE(6)
-        ENGINE_SOFTMAX_CASE(7)
-        ENGINE_SOFTMAX_CASE(8)
-        ENGINE_SOFTMAX_CASE(9)
-        ENGINE_SOFTMAX_CASE(10)
-        ENGINE_SOFTMAX_CASE(11)
+        case 0:
+            masked_softmax_fwd_kernel<scalar_t, 0>
+                <<<grid, block, 0, stream>>>(out, scores, mask, scale, rows, k_len, mask_batches);
+            break;
+        case 1:
+            masked_softmax_fwd_kernel<scalar_t, 1>
+                <<<grid, block, 0, stream>>>(out, scores, mask, scale, rows, k_len, mask_batches);
+            break;
+        case 2:
+            masked_softmax_fwd_kernel<scalar_t, 2>
+                <<<grid, block, 0, stream>>>(out, scores, mask, scale, rows, k_len, mask_batches);
+            break;
+        case 3:
+            masked_softmax_fwd_kernel<scalar_t, 3>
+                <<<grid, block, 0, stream>>>(out, scores, mask, scale, rows, k_len, mask_batches);
+            break;
+        case 4:
+            masked_softmax_fwd_kernel<scalar_t, 4>
+                <<<grid, block, 0, stream>>>(out, scores, mask, scale, rows, k_len, mask_batches);
+            break;
+        case 5:
+            masked_softmax_fwd_kernel<scalar_t, 5>
+                <<<grid, block, 0, stream>>>(out, scores, mask, scale, rows, k_len, mask_batches);
+            break;
+        case 6:
+            masked_softmax_fwd_kernel<scalar_t, 6>
+                <<<grid, block, 0, stream>>>(out, scores, mask, scale, rows, k_len, mask_batches);
+            break;
+        case 7:
+            masked_softmax_fwd_kernel<scalar_t, 7>
+                <<<grid, block, 0, stream>>>(out, scores, mask, scale, rows, k_len, mask_batches);
+            break;
+        case 8:
+            masked_softmax_fwd_kernel<scalar_t, 8>
+                <<<grid, block, 0, stream>>>(out, scores, mask, scale, rows, k_len, mask_batches);
+            break;
+        case 9:
+            masked_softmax_fwd_kernel<scalar_t, 9>
+                <<<grid, block, 0, stream>>>(out, scores, mask, scale, rows, k_len, mask_batches);
+            break;
+        case 10:
+            masked_softmax_fwd_kernel<scalar_t, 10>
+                <<<grid, block, 0, stream>>>(out, scores, mask, scale, rows, k_len, mask_batches);
+            break;
+        case 11:
+            masked_softmax_fwd_kernel<scalar_t, 11>
+                <<<grid, block, 0, stream>>>(out, scores, mask, scale, rows, k_len, mask_batches);
+            break;
         default:
             return false;
     }
-#undef ENGINE_SOFTMAX_CASE
     return true;
 }
 
