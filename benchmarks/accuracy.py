@@ -52,6 +52,7 @@ from pathlib import Path
 from portq.classifier.rules import RULES
 from portq.core.config import tomllib  # tomli on Python 3.10
 from portq.language.symbols import KIND_CLASS, language_for_path, symbol_table
+from portq.tree.anchors import parse_reference
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 CORPUS = REPO_ROOT / "examples" / "accuracy"
@@ -258,7 +259,9 @@ def pinned_copy(source: bytes, path: str, upstream: str, base: str) -> bytes:
     line) and every method of a top-level class or struct (as ``Class.method``),
     in the file's comment syntax and at the definition's indentation. Nested
     functions and the classes themselves get none: their lines belong to a
-    pinned definition already, or to no callable one."""
+    pinned definition already, or to no callable one. Nor does a definition
+    whose name no anchor can spell (a method of an explicit specialisation
+    written ``Name <T>``): a vendoring project could not pin it either."""
     language = language_for_path(path)
     table = symbol_table(source, path)
     if table.fallback:
@@ -278,6 +281,8 @@ def pinned_copy(source: bytes, path: str, upstream: str, base: str) -> bytes:
     for d in sorted(chosen, key=lambda d: (d.start_line, d.qualified_name)):
         if d.start_line in above:
             continue  # one anchor a line: two definitions on one line are pinned by the first
+        if parse_reference(f"{upstream}:{path}::{d.qualified_name}") is None:
+            continue
         text = lines[d.start_line - 1]
         indent = text[: len(text) - len(text.lstrip())]
         above[d.start_line] = [f"{indent}{marker} portq: ports {upstream}:{path}::{d.qualified_name} @{base}\n"]

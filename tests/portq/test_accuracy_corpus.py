@@ -446,3 +446,31 @@ def test_script_rejects_a_bad_upstream_with_one_line(tmp_path, argument, message
     assert result.stdout == ""
     assert result.stderr.startswith("accuracy: " + message.format(tmp=tmp_path)), result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
+
+
+SPECIALISED_CU = """\
+template <typename T>
+struct Scratch;
+
+template <>
+struct Scratch <float> {
+    __device__ float* get() {
+        extern __shared__ float s_float[];
+        return s_float;
+    }
+};
+
+__global__ void fill(float* out) {
+    out[threadIdx.x] = Scratch<float>().get()[0];
+}
+"""
+
+
+def test_a_pinned_copy_leaves_unpinned_a_definition_no_anchor_can_name():
+    # A method of an explicit specialisation is named with a space ("Scratch <float>::get"),
+    # which an anchor cannot spell: a vendoring project could not pin it either.
+    written = accuracy.pinned_copy(SPECIALISED_CU.encode(), "lib/scratch.cu", "up", "abcdef1234").decode()
+    assert [line.strip() for line in written.splitlines() if "portq:" in line] == [
+        "// portq: ports up:lib/scratch.cu::fill @abcdef1234",
+    ]
+    assert "\n".join(line for line in written.splitlines() if "portq:" not in line) + "\n" == SPECIALISED_CU

@@ -40,6 +40,7 @@ def test_repository_config_names_its_upstreams_and_the_corpus_ones():
         "gptqmodel": (REPO_ROOT / "../gptqmodel").resolve(),
         "deepspeed": (REPO_ROOT / "../deepspeed").resolve(),
         "fbgemm": (REPO_ROOT / "../fbgemm").resolve(),
+        "apex": (REPO_ROOT / "../apex").resolve(),
     }
     assert config.matrix_path == REPO_ROOT / "matrix" / "kernel-matrix.toml"
 
