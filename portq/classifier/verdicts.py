@@ -67,6 +67,7 @@ from portq.classifier.rules import branches, checked
 from portq.classifier.rules.attribution import AttributionRules
 from portq.classifier.rules.branches import BranchRules
 from portq.classifier.rules.builds import BuildRules
+from portq.classifier.rules.moved_lines import MovedLineRules
 from portq.classifier.rules.callee_path import CalleePathRules
 from portq.classifier.rules.cosmetic import (attribute_names, caller_renaming, caller_renamings, followed_keywords,
                                              formatted_alike, keyword_bindings, renamed_locals, renamed_names)
@@ -126,7 +127,7 @@ _SIGNATURE_RULES: str | None = None
 
 class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRules, BranchRules, SwitchRules,
                        AttributionRules, FormRules, ScopeRules, InterfaceRules, CalleePathRules, DefinitionRules,
-                       GuardRules, BuildRules):
+                       GuardRules, BuildRules, MovedLineRules):
     """Decides the verdict of each touched symbol of an entry."""
 
     def __init__(self, context, index: TreeIndex) -> None:
@@ -754,7 +755,8 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
             moved_away = {m.old[1] for m in facts.moves.by_entry.get(entry.position, ()) if m.old[0] in paths}
             broken = self._parse_failure(entry, symbol, paths, bool(ports), moved_away, ports=ports)
             if broken is not None:
-                return self._unread_despite_parse(symbol, ports, broken) or broken
+                return self._unread_despite_parse(symbol, ports, broken) or self._moved_toplevel_lines(entry, symbol) \
+                    or broken
         sibling = self._other_build_sibling(entry, symbol, paths)
         if sibling is not None:
             return sibling
@@ -767,7 +769,8 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
                                                                       and "absent-platform" not in container.rules)):
                 container = self._module_level_use(entry, symbol) or container
             if container is not None and container.verdict in FLAGGED:
-                container = self._other_build_lines(entry, symbol) or container
+                container = self._other_build_lines(entry, symbol) or self._moved_toplevel_lines(entry, symbol) \
+                    or container
             if container is not None:
                 return container
         if not ports:
