@@ -757,7 +757,7 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
             if broken is not None:
                 return self._unread_despite_parse(symbol, ports, broken) or self._moved_toplevel_lines(entry, symbol) \
                     or broken
-        sibling = self._other_build_sibling(entry, symbol, paths)
+        sibling = self._other_build_sibling(entry, symbol, paths, ports)
         if sibling is not None:
             return sibling
         if symbol.name in ("<toplevel>", "<lines>") or symbol.kind == KIND_CLASS:

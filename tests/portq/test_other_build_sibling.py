@@ -61,6 +61,8 @@ CONVERT = (
     "#endif\n\n"
 )
 NEW_FOR_OTHER_BUILD = BEFORE.replace("void scaleRows(", CONVERT + "void scaleRows(")
+NEW_FOR_BOTH_BUILDS = BEFORE.replace("void scaleRows(", CONVERT.replace(
+    "#endif\n", "#else\nstatic int laneCount()\n{\n    return 32;\n}\n#endif\n") + "void scaleRows(")
 CONSTANT = "constexpr int kLanes = 32;\n\n"
 WITH_CONSTANT = BEFORE.replace("namespace norm {\n\n", "namespace norm {\n\n" + CONSTANT)
 CONSTANT_WRAPPED = WITH_CONSTANT.replace(CONSTANT, "#if !defined(USE_GPU_B)\n" + CONSTANT + "#endif\n")
@@ -128,5 +130,11 @@ def test_a_new_definition_for_another_build_and_its_directives_are_not_the_ports
 
 def test_an_unchanged_line_wrapped_in_a_branch_the_default_build_drops_is_still_flagged(tmp_path):
     entry, symbols = _scan(tmp_path, CONSTANT_WRAPPED.replace("#if !defined", "#if defined"), before=WITH_CONSTANT)
+    assert "other-build-lines" not in symbols["<toplevel>"].rules, symbols["<toplevel>"].reason
+    assert entry.verdict in FLAGGED, entry.reason
+
+
+def test_a_conditional_whose_taken_branch_adds_code_to_the_default_build_is_still_flagged(tmp_path):
+    entry, symbols = _scan(tmp_path, NEW_FOR_BOTH_BUILDS)
     assert "other-build-lines" not in symbols["<toplevel>"].rules, symbols["<toplevel>"].reason
     assert entry.verdict in FLAGGED, entry.reason

@@ -22,6 +22,15 @@ a rewrite of a ported definition where none happened:
   definition whose default-build tokens change, or a sibling the tree
   declares (its declaration decides) keep the usual comparison.
 
+* ``other-build-lines``: the file's changed lines outside definitions, each a
+  directive of a conditional testing only such macros (named by the changed
+  directives), a line in a branch the default build drops with them off, or
+  blank, where every unchanged line is compiled (or dropped) alike on both
+  sides and no added or removed line sits in the branch such a conditional
+  takes: they open and close code for another build, so not-ported. Both
+  rules read the conditionals from the text (``build_lines``): real CUDA
+  sources declare helpers through macros tree-sitter cannot parse.
+
 The code: ``BuildRules`` holds the method of the verdict table
 (``portq.classifier.verdicts.SymbolClassifier``, which is built from it) that
 applies the rule; the preprocessor reading is ``portq.classifier.rules.branches``'.
@@ -144,13 +153,14 @@ def _decide(kind: bytes, rest: bytes, off: set[str]) -> bool | None:
     return branches._condition(node.child_by_field_name("condition"), set())
 
 
-KEPT, DROPPED, DECIDED = "kept", "dropped", "decided"
-"""What ``build_lines`` says of a line: compiled (or a directive of a conditional left whole), in a branch
-the build drops, or a directive of a conditional the build decides."""
+KEPT, TAKEN, DROPPED, DECIDED = "kept", "taken", "dropped", "decided"
+"""What ``build_lines`` says of a line: compiled outside every conditional the build decides (or a directive
+of a conditional left whole), compiled in the branch such a conditional takes, in a branch the build drops,
+or a directive of a conditional the build decides."""
 
 
 def build_lines(source: bytes, off: set[str]) -> dict[int, str] | None:
-    """Each 1-based line of a C/C++ source: ``KEPT``, ``DROPPED`` or ``DECIDED`` once every conditional whose
+    """Each 1-based line of a C/C++ source: ``KEPT``, ``TAKEN``, ``DROPPED`` or ``DECIDED`` once every conditional whose
     tests read only macros of ``off`` is decided with them off; a conditional reading anything else is kept
     whole, its directives included. Read from the text, so a file tree-sitter cannot parse is read too;
     None when the conditionals do not nest or a test of a decided chain cannot be evaluated."""
@@ -159,19 +169,20 @@ def build_lines(source: bytes, off: set[str]) -> dict[int, str] | None:
     for first, last, line in _logical_lines(source):
         directive = _DIRECTIVE.match(line)
         live = all(compiled for _, compiled, _ in stack)
-        mark = KEPT if live else DROPPED
+        mark = (TAKEN if any(decided for decided, _, _ in stack) else KEPT) if live else DROPPED
         if directive is not None:
             kind, rest = directive.group(1), directive.group(2)
             if kind in (b"if", b"ifdef", b"ifndef"):
                 value = _decide(kind, rest, off)
                 stack.append((value is not None, value is not False, value is True))
-                mark = (DECIDED if value is not None else KEPT) if live else DROPPED
+                mark = (DECIDED if value is not None else mark) if live else DROPPED
             elif not stack:
                 return None
             else:
                 decided, _, taken = stack.pop()
                 outer = all(compiled for _, compiled, _ in stack)
-                mark = (DECIDED if decided else KEPT) if outer else DROPPED
+                within = TAKEN if any(d for d, _, _ in stack) else KEPT
+                mark = (DECIDED if decided else within) if outer else DROPPED
                 if kind != b"endif":
                     if not decided:
                         stack.append((False, True, False))
@@ -191,7 +202,7 @@ def build_tokens(source: bytes, off: set[str]) -> list[bytes] | None:
     status = build_lines(source, off)
     if status is None:
         return None
-    kept = b"\n".join(line for number, line in enumerate(source.split(b"\n"), start=1) if status.get(number) == KEPT)
+    kept = b"\n".join(line for number, line in enumerate(source.split(b"\n"), start=1) if status.get(number) in (KEPT, TAKEN))
     return [t for t in _LEXEME.findall(kept) if not t.startswith((b"//", b"/*"))]
 
 
@@ -230,12 +241,13 @@ class BuildRules:
                 return off
         return None
 
-    def _other_build_sibling(self, entry: EntryChanges, symbol: TouchedSymbol, paths: set[str]) -> SymbolVerdict | None:
+    def _other_build_sibling(self, entry: EntryChanges, symbol: TouchedSymbol, paths: set[str],
+                             ports) -> SymbolVerdict | None:
         """``other-build-sibling`` (see the module): a same-named definition for another build, paired with the
-        one the default build compiles, or the lines outside definitions of a file whose only change that is.
-        None otherwise."""
-        if language_for_path(symbol.path) != "cpp" or symbol.change != "modified" or not symbol.old_blob \
-                or not symbol.new_blob:
+        ported one the default build compiles. None otherwise (and for a definition nothing ports, which is
+        not-ported anyway: no symbol table is built for it)."""
+        if not ports or language_for_path(symbol.path) != "cpp" or symbol.change != "modified" \
+                or not symbol.old_blob or not symbol.new_blob:
             return None
         if self.index.not_carried_for(self.upstream, paths, symbol.name, symbol.qualified_name):
             return None  # a declaration decides what it covers
@@ -296,12 +308,15 @@ class BuildRules:
         removed = {line for hunk in change.hunks for line in hunk.removed_lines}
         added = {line for hunk in change.hunks for line in hunk.added_lines}
         lines = [t.source.split(b"\n") for t in tables]
+        for which, touched in enumerate((removed, added)):
+            if any(status[which].get(n) == TAKEN and not _blank(lines[which][n - 1]) for n in touched):
+                return None  # the default build gains (or loses) code in the branch such a conditional takes
         kept_old = [n for n in range(1, len(lines[0]) + 1) if n not in removed]
         kept_new = [n for n in range(1, len(lines[1]) + 1) if n not in added]
         if len(kept_old) != len(kept_new):
             return None
         for before, after in zip(kept_old, kept_new):
-            if status[0].get(before) != status[1].get(after) and not _blank(lines[1][after - 1]):
+            if _compiled(status[0].get(before)) != _compiled(status[1].get(after)) and not _blank(lines[1][after - 1]):
                 return None  # an unchanged line the default build compiled (or dropped) is dropped (or compiled) now
         names = ", ".join(sorted(off)[:3])
         return self._base("other-build-lines", symbol, NOT_APPLICABLE, "not-ported", "body",
@@ -313,6 +328,11 @@ class BuildRules:
                                     subject=sorted(off)[0],
                                     message=f"the changed top-level lines are {names}-only: the default build drops "
                                             "them or decides by them")])
+
+
+def _compiled(mark: str | None) -> str | None:
+    """``KEPT`` for a line the build compiles, in a taken branch or not; the mark otherwise."""
+    return KEPT if mark == TAKEN else mark
 
 
 def _blank(line: bytes) -> bool:
