@@ -66,6 +66,8 @@ from portq.classifier.reading import (RangeFacts, _anchor_evidence, _kind_class,
 from portq.classifier.rules import branches, checked
 from portq.classifier.rules.attribution import AttributionRules
 from portq.classifier.rules.branches import BranchRules
+from portq.classifier.rules.builds import BuildRules
+from portq.classifier.rules.moved_lines import MovedLineRules
 from portq.classifier.rules.callee_path import CalleePathRules
 from portq.classifier.rules.cosmetic import (attribute_names, caller_renaming, caller_renamings, followed_keywords,
                                              formatted_alike, keyword_bindings, renamed_locals, renamed_names,
@@ -84,7 +86,7 @@ from portq.classifier.rules.scope import ScopeRules, _scope_names
 from portq.classifier.rules.switches import SwitchRules
 from portq.classifier.rules.wrappers import WrapperRules
 from portq.core.evidence import Evidence, Kind, Location, Side, located
-from portq.core.model import (IN_SYNC, NEEDS_REVIEW, NOT_APPLICABLE, SEVERITY, EntryChanges, FileChange, SymbolVerdict,
+from portq.core.model import (FLAGGED, IN_SYNC, NEEDS_REVIEW, NOT_APPLICABLE, SEVERITY, EntryChanges, FileChange, SymbolVerdict,
                               TouchedSymbol, Verdict)
 from portq.language.extraction import signature_of
 from portq.language.signatures import Signature, comment_free_tokens
@@ -126,7 +128,7 @@ _SIGNATURE_RULES: str | None = None
 
 class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRules, BranchRules, SwitchRules,
                        AttributionRules, FormRules, ScopeRules, InterfaceRules, CalleePathRules, DefinitionRules,
-                       GuardRules):
+                       GuardRules, BuildRules, MovedLineRules):
     """Decides the verdict of each touched symbol of an entry."""
 
     def __init__(self, context, index: TreeIndex) -> None:
@@ -790,7 +792,11 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
             moved_away = {m.old[1] for m in facts.moves.by_entry.get(entry.position, ()) if m.old[0] in paths}
             broken = self._parse_failure(entry, symbol, paths, bool(ports), moved_away, ports=ports)
             if broken is not None:
-                return self._unread_despite_parse(symbol, ports, broken) or broken
+                return self._unread_despite_parse(symbol, ports, broken) or self._moved_toplevel_lines(entry, symbol) \
+                    or broken
+        sibling = self._other_build_sibling(entry, symbol, paths, ports)
+        if sibling is not None:
+            return sibling
         if symbol.name in ("<toplevel>", "<lines>") or symbol.kind == KIND_CLASS:
             container = self._container(entry, symbol, paths, facts)
             # A cosmetic proof says the module-level program is the same, so no binding changed meaning.
@@ -799,6 +805,9 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
                                                                       and container.justification != "cosmetic"
                                                                       and "absent-platform" not in container.rules)):
                 container = self._module_level_use(entry, symbol) or container
+            if container is not None and container.verdict in FLAGGED:
+                container = self._other_build_lines(entry, symbol) or self._moved_toplevel_lines(entry, symbol) \
+                    or container
             if container is not None:
                 return container
         if not ports:
