@@ -528,13 +528,15 @@ def other_build_lines(root, defined: set[str]) -> dict[int, set[str]]:
     return dropped
 
 
-_PREPROCESSOR_TEST = re.compile(rb"^[ \t]*#[ \t]*(?:if|ifdef|ifndef|elif|elifdef|elifndef)\b.*$", re.MULTILINE)
+# a conditional's test with each continued line (ending in a backslash) it runs on to
+_PREPROCESSOR_TEST = re.compile(rb"^[ \t]*#[ \t]*(?:if|ifdef|ifndef|elif|elifdef|elifndef)\b(?:[^\n]*\\\r?\n)*[^\n]*$",
+                                re.MULTILINE)
 
 
 def set_in_tree(names: set[str], sources: dict[str, bytes] | None) -> bool:
-    """True when a file of the port's tree names one of ``names`` outside a preprocessor test (a
-    ``#define``, a ``-DNAME`` flag, a build setting), or when the tree cannot be read: such a macro may
-    be on in the port's build."""
+    """True when a file of the port's tree names one of ``names`` outside a preprocessor test, a test's
+    continued lines included (a ``#define``, a ``-DNAME`` flag, a build setting), or when the tree
+    cannot be read: such a macro may be on in the port's build."""
     if sources is None:
         return True
     for source in sources.values():

@@ -72,10 +72,6 @@ RULES = (
 )
 
 _IDENTIFIER = re.compile(rb"\b[A-Za-z_]\w*\b")
-_CONTINUED_TEST = re.compile(rb"^[ \t]*#[ \t]*(?:if|ifdef|ifndef|elif|elifdef|elifndef)\b(?:[^\n]*\\\r?\n)*[^\n]*$",
-                             re.MULTILINE)
-
-
 def _span(node) -> tuple[int, int]:
     return node.start_byte, node.end_byte
 
@@ -100,19 +96,6 @@ def dropping_macros(node, defined: set[str]) -> set[str] | None:
                 return names - {"defined"}
         child, parent = parent, parent.parent
     return None
-
-
-def named_outside_tests(names: set[str], sources: dict[str, bytes] | None) -> bool:
-    """True when a file of the port's tree names one of ``names`` outside a preprocessor test, a test's
-    continuation lines included (a ``#define``, a ``-DNAME`` flag, a build setting), or when the tree
-    cannot be read: such a macro may be on in the port's build."""
-    if sources is None:
-        return True
-    for source in sources.values():
-        rest = _CONTINUED_TEST.sub(b"", source)
-        if any(re.search(rb"(?:\b|(?<=-D))" + re.escape(name.encode()) + rb"\b", rest) for name in names):
-            return True
-    return False
 
 
 _LEXEME = re.compile(rb'"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'|//[^\n]*|/\*.*?\*/|\w+|[^\s\w]', re.DOTALL)
@@ -256,7 +239,7 @@ class BuildRules:
             return None
         defined = branches.defined_macros(*(t.source for t in tables))
         off = self._other_build_side(symbol, defined) or set()
-        if not off or named_outside_tests(off, self.index.tree_sources()):
+        if not off or branches.set_in_tree(off, self.index.tree_sources()):
             return None
         before, after = build_tokens(tables[0].source, off), build_tokens(tables[1].source, off)
         if before is None or before != after:
@@ -295,7 +278,7 @@ class BuildRules:
                 off |= {m.group(0).decode() for m in _IDENTIFIER.finditer(rest)} - {"defined"}
         defined = branches.defined_macros(*(t.source for t in tables))
         if not off or any(branches._unknown(name, defined) for name in off) \
-                or named_outside_tests(off, self.index.tree_sources()):
+                or branches.set_in_tree(off, self.index.tree_sources()):
             return None
         status = (build_lines(tables[0].source, off), build_lines(tables[1].source, off))
         if status[0] is None or status[1] is None:
