@@ -239,6 +239,19 @@ class DefinitionRules:
                                     line=p.definition.start_line, message="no caller found in the tree")
                            for p in ports[:2]])
 
+    def _port_already_has(self, rule, symbol, definition, pairs, evidence, found):
+        """IN_SYNC from a port-has rule: what it found, and each (upstream, port) statement pair it read,
+        the port's statement cited."""
+        return self._base(rule, symbol, IN_SYNC, None, "body",
+                          f"{found}: the port already has the change, so IN_SYNC rather than NEEDS_REVIEW",
+                          evidence + [Evidence(kind=Kind.TREE_USE, side="tree", path=definition.file,
+                                               line=p.start_point[0] + 1,
+                                               quote=p.text.decode("utf-8", errors="replace").strip(),
+                                               symbol=definition.qualified_name,
+                                               message=f"the port already has: "
+                                                       f"{n.text.decode('utf-8', errors='replace').strip()}")
+                                      for n, p in pairs[:3]])
+
     def _from_items(self, entry, symbol, old, new, port, items: list[Delta], evidence) -> SymbolVerdict:
         definition = port.definition
         behind = [i for i in items if i.status is Status.BEHIND]
@@ -274,52 +287,26 @@ class DefinitionRules:
         if not scoped:
             already = self._port_has_change(symbol, definition)
             if already:
-                cited = ", ".join(f"{definition.file}:{p.start_point[0] + 1}" for _, p in already[:3])
-                return self._base("port-has-change", symbol, IN_SYNC, None, "body",
-                                  f"every statement {symbol.name}'s change touched already reads, in its new form, "
-                                  f"as the port's ({cited}), modulo naming, and its old form does not: the port "
-                                  "already has the change, so IN_SYNC rather than NEEDS_REVIEW",
-                                  evidence + [Evidence(kind=Kind.TREE_USE, side="tree", path=definition.file,
-                                                       line=p.start_point[0] + 1,
-                                                       quote=p.text.decode("utf-8", errors="replace").strip(),
-                                                       symbol=definition.qualified_name,
-                                                       message=f"the port already has: "
-                                                               f"{n.text.decode('utf-8', errors='replace').strip()}")
-                                              for n, p in already[:3]])
-        if not scoped:
+                return self._port_already_has("port-has-change", symbol, definition, already, evidence,
+                                              f"every statement {symbol.name}'s change touched already reads, in "
+                                              f"its new form, as the port's ({_cited(definition, already)}), "
+                                              "modulo naming, and its old form does not")
             renamed = self._port_has_renamed_change(symbol, definition)
             if renamed:
                 pairs, names = renamed
-                cited = ", ".join(f"{definition.file}:{p.start_point[0] + 1}" for _, p in pairs[:3])
                 named = ", ".join(f"{theirs} as {mine}" for theirs, mine in names)
-                return self._base("port-has-renamed-change", symbol, IN_SYNC, None, "body",
-                                  f"every statement {symbol.name}'s change touched already reads, in its new form, "
-                                  f"as the port's ({cited}; the port names {named}), parameters by position and "
-                                  "locals renamed one to one, and its old form reads as no assignment of the port: "
-                                  "the port already has the change, so IN_SYNC rather than NEEDS_REVIEW",
-                                  evidence + [Evidence(kind=Kind.TREE_USE, side="tree", path=definition.file,
-                                                       line=p.start_point[0] + 1,
-                                                       quote=p.text.decode("utf-8", errors="replace").strip(),
-                                                       symbol=definition.qualified_name,
-                                                       message=f"the port already has: "
-                                                               f"{n.text.decode('utf-8', errors='replace').strip()}")
-                                              for n, p in pairs[:3]])
-        if not scoped:
+                return self._port_already_has("port-has-renamed-change", symbol, definition, pairs, evidence,
+                                              f"every statement {symbol.name}'s change touched already reads, in "
+                                              f"its new form, as the port's ({_cited(definition, pairs)}; the port "
+                                              f"names {named}), parameters by position and locals renamed one to "
+                                              "one, and its old form reads as no assignment of the port")
             inlined = self._port_has_inlined_change(symbol, definition)
             if inlined:
-                cited = ", ".join(dict.fromkeys(f"{definition.file}:{p.start_point[0] + 1}" for _, p in inlined[:3]))
-                return self._base("port-has-inlined-change", symbol, IN_SYNC, None, "body",
-                                  f"every statement {symbol.name}'s change adds is already computed by the port "
-                                  f"({cited}), modulo naming, one re-assigned local written into the value the "
-                                  "port computes (`t = E; t = F(t);` read as `t = F(E);`): the port already has "
-                                  "the change, so IN_SYNC rather than NEEDS_REVIEW",
-                                  evidence + [Evidence(kind=Kind.TREE_USE, side="tree", path=definition.file,
-                                                       line=p.start_point[0] + 1,
-                                                       quote=p.text.decode("utf-8", errors="replace").strip(),
-                                                       symbol=definition.qualified_name,
-                                                       message=f"the port already has: "
-                                                               f"{n.text.decode('utf-8', errors='replace').strip()}")
-                                              for n, p in inlined[:3]])
+                return self._port_already_has("port-has-inlined-change", symbol, definition, inlined, evidence,
+                                              f"every statement {symbol.name}'s change adds is already computed "
+                                              f"by the port ({_cited(definition, inlined)}), modulo naming, one "
+                                              "re-assigned local written into the value the port computes "
+                                              "(`t = E; t = F(t);` read as `t = F(E);`)")
         language_note = "" if old.language == definition.language else " (cross-language port)"
         besides = f" besides {', '.join(sorted({s.message for s in scoped}))}, which the tree declares not carried" \
             if scoped else ""
@@ -648,6 +635,11 @@ class DefinitionRules:
             + (f" (it {'; '.join(notes)})" if notes else "") + ", so IN_SYNC",
             evidence,
         )
+
+
+def _cited(definition, pairs) -> str:
+    """The port's lines a port-has rule read the new form in, as ``file:line``, each once."""
+    return ", ".join(dict.fromkeys(f"{definition.file}:{p.start_point[0] + 1}" for _, p in pairs[:3]))
 
 
 def _item_rules(items: list[Delta]) -> tuple[str, ...]:
