@@ -692,18 +692,15 @@ def _cpp_shape(statement) -> tuple[list[str], dict[str, int]] | None:
     return (tokens, names) if literal else None
 
 
-def cpp_port_has_added_statements(old_node, new_node, port_node) -> list[tuple[object, object]] | None:
-    """``(new statement, port statement)`` for each simple statement a C++ definition's change adds, when
-    the change only adds statements (the old body's tokens are the new body's with them left out) and each
-    added one holds a literal and reads, token for token, as a statement of the port's definition modulo
-    the names of locals and parameters (callees, types, fields and literals verbatim): the port already has
-    what upstream adds (``port-has-change``); None otherwise."""
+def _cpp_added_statements(old_node, new_node) -> list | None:
+    """The simple statements a C++ definition's change adds, when adding them is the whole change (every
+    other statement and token the same, in order); None when it also removes or rewrites something, or
+    adds nothing."""
     old_statements, new_statements = _cpp_leaf_statements(old_node), _cpp_leaf_statements(new_node)
     old_texts = ["".join(_cpp_token_texts(s)) for s in old_statements]
     new_texts = ["".join(_cpp_token_texts(s)) for s in new_statements]
-    matcher = difflib.SequenceMatcher(a=old_texts, b=new_texts, autojunk=False)
     added = []
-    for tag, _, _, j1, j2 in matcher.get_opcodes():
+    for tag, _, _, j1, j2 in difflib.SequenceMatcher(a=old_texts, b=new_texts, autojunk=False).get_opcodes():
         if tag == "equal":
             continue
         if tag != "insert":
@@ -713,6 +710,18 @@ def cpp_port_has_added_statements(old_node, new_node, port_node) -> list[tuple[o
         return None
     spans = {(s.start_byte, s.end_byte) for s in added}
     if _cpp_token_texts(old_node) != _cpp_token_texts(new_node, spans, _CPP_LEAF_STATEMENTS):
+        return None
+    return added
+
+
+def cpp_port_has_added_statements(old_node, new_node, port_node) -> list[tuple[object, object]] | None:
+    """``(new statement, port statement)`` for each simple statement a C++ definition's change adds, when
+    the change only adds statements (the old body's tokens are the new body's with them left out) and each
+    added one holds a literal and reads, token for token, as a statement of the port's definition modulo
+    the names of locals and parameters (callees, types, fields and literals verbatim): the port already has
+    what upstream adds (``port-has-change``); None otherwise."""
+    added = _cpp_added_statements(old_node, new_node)
+    if added is None:
         return None
     ports = [(s, _cpp_shape(s)) for s in _cpp_leaf_statements(port_node)]
     found = []
@@ -866,20 +875,8 @@ def cpp_port_has_inlined_statements(old_node, new_node, port_node) -> list[tuple
     read node for node modulo the names of locals and parameters, the read of ``x`` standing for a port
     subexpression without literals (``float t = E; t = F(t);`` is ``float t = F(E);`` with the local
     inlined), and at least one is of the second kind; None otherwise."""
-    old_statements, new_statements = _cpp_leaf_statements(old_node), _cpp_leaf_statements(new_node)
-    old_texts = ["".join(_cpp_token_texts(s)) for s in old_statements]
-    new_texts = ["".join(_cpp_token_texts(s)) for s in new_statements]
-    added = []
-    for tag, _, _, j1, j2 in difflib.SequenceMatcher(a=old_texts, b=new_texts, autojunk=False).get_opcodes():
-        if tag == "equal":
-            continue
-        if tag != "insert":
-            return None
-        added += new_statements[j1:j2]
-    if not added:
-        return None
-    spans = {(s.start_byte, s.end_byte) for s in added}
-    if _cpp_token_texts(old_node) != _cpp_token_texts(new_node, spans, _CPP_LEAF_STATEMENTS):
+    added = _cpp_added_statements(old_node, new_node)
+    if added is None:
         return None
     ports = [(s, _cpp_shape(s)) for s in _cpp_leaf_statements(port_node)]
     values = _cpp_values(port_node)
@@ -896,7 +893,7 @@ def cpp_port_has_inlined_statements(old_node, new_node, port_node) -> list[tuple
         value, read = parts
         # upstream's read stands for what the local held before: the port's subexpression in its place
         # must read the same parameters, by position, through the locals each side computes
-        wanted = _cpp_parameters_read(new_node, read, spans)
+        wanted = _cpp_parameters_read(new_node, read, {(a.start_byte, a.end_byte) for a in added})
         if not wanted:
             return None
         same = None
