@@ -57,7 +57,10 @@ def readable(source: bytes) -> Readable:
     out = [bytearray(line) for line in lines]
     masked: list[int] = []
     brackets: list[list] = []  # [char, line, column, name, last top-level comma before any ';', first ';', last ';', open '<'s]
-    conditionals: list[list] = []  # [inside parentheses (rewritten), past its first branch]
+    # [inside parentheses (rewritten), past its first branch, brackets at its #if, brackets after its first branch]:
+    # every branch of another conditional is scanned from the brackets open at its #if, and the first
+    # branch's brackets go on past its #endif, so branches that open a call each their own way agree
+    conditionals: list[list] = []
     statement_arguments: list[tuple] = []
     in_comment = False
     continued_directive = False
@@ -74,17 +77,25 @@ def readable(source: bytes) -> Readable:
             word = stripped[1:].lstrip().split(None, 1)
             word = word[0].split(b"(")[0] if word else b""
             if word in _CONDITIONAL_OPENERS:
-                conditionals.append([dropping or (bool(brackets) and brackets[-1][0] == b"("), False])
+                conditionals.append([dropping or (bool(brackets) and brackets[-1][0] == b"("), False,
+                                     _copied(brackets), None])
                 if conditionals[-1][0]:
                     _blank(out, row, masked)
             elif word in _CONDITIONAL_ALTERNATIVES and conditionals:
-                if conditionals[-1][0]:
-                    conditionals[-1][1] = True
+                frame = conditionals[-1]
+                if frame[0]:
+                    frame[1] = True
                     _blank(out, row, masked)
+                else:
+                    if frame[3] is None:
+                        frame[3] = _copied(brackets)
+                    brackets[:] = _copied(frame[2])
             elif word == b"endif" and conditionals:
                 frame = conditionals.pop()
                 if frame[0]:
                     _blank(out, row, masked)
+                elif frame[3] is not None:
+                    brackets[:] = frame[3]
             elif dropping:
                 _blank(out, row, masked)
             continue
@@ -100,6 +111,10 @@ def readable(source: bytes) -> Readable:
         out[blank_row][blank_column:blank_column + 1] = b";"
         out[close_row][close_column:close_column + 1] = b" "
     return Readable(b"\n".join(bytes(line) for line in out), _spans(masked))
+
+
+def _copied(brackets: list[list]) -> list[list]:
+    return [list(frame) for frame in brackets]
 
 
 def _blank(out: list[bytearray], row: int, masked: list[int]) -> None:

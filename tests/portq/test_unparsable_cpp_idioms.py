@@ -158,3 +158,23 @@ def test_a_syntax_error_the_change_makes_stays_a_parse_failure(tmp_path):
     verdict = _verdict(tmp_path, NORM_BEFORE.replace("x.numel());\n      );", "x.numel();\n      );"))
     assert verdict.verdict == NEEDS_REVIEW, verdict.reason
     assert "parse-failure" in _rules(verdict), verdict.reason
+
+
+def test_branches_that_open_a_call_each_their_own_way_leave_later_conditionals_alone():
+    source = b"""void f(int n) {
+#if defined(FAST)
+    launch_fast(n,
+#else
+    launch_slow(n,
+#endif
+        1);
+#ifdef EXTRA
+    extra(n);
+#else
+    plain(n);
+#endif
+}
+"""
+    # only a conditional inside parentheses is rewritten: none here is
+    assert readable(source).masked == ()
+    assert masked_lines(source, "cpp") == ()
