@@ -22,6 +22,7 @@ for an incremental parse with the same result (``symbol_table``'s
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -125,16 +126,18 @@ def parse_from(source: bytes, language: str, previous=None):
     return tree, None, None
 
 
-_READ_FROM_COPIES: dict[bytes, None] = {}
-"""The latest sources ``parse`` read from a rewritten copy (insertion-ordered, bounded): a tree
-of one of them is no tree of its text, to edit incrementally or to read masked lines from."""
+_READ_FROM_COPIES: set[bytes] = set()
+"""Digests of the sources ``parse`` read from a rewritten copy: a tree of one of them is no tree of
+its text, to edit incrementally or to read masked lines from (kept whole: a forgotten one would be
+edited as if its tree were its text's)."""
+
+
+def _digest(source: bytes) -> bytes:
+    return hashlib.blake2b(source, digest_size=16).digest()
 
 
 def _read_from_copy(source: bytes) -> None:
-    _READ_FROM_COPIES.pop(source, None)
-    _READ_FROM_COPIES[source] = None
-    if len(_READ_FROM_COPIES) > 256:
-        del _READ_FROM_COPIES[next(iter(_READ_FROM_COPIES))]
+    _READ_FROM_COPIES.add(_digest(source))
 
 
 def masked_lines(source: bytes, language: str | None) -> tuple[tuple[int, int], ...]:
@@ -145,7 +148,7 @@ def masked_lines(source: bytes, language: str | None) -> tuple[tuple[int, int], 
     Empty where the source was parsed as written."""
     if language != "cpp" or source is None or len(source) > MAX_PARSE_BYTES:
         return ()
-    if source not in _READ_FROM_COPIES and not _parser(language).parse(source).root_node.has_error:
+    if _digest(source) not in _READ_FROM_COPIES and not _parser(language).parse(source).root_node.has_error:
         return ()
     return readable(source).masked
 
@@ -198,7 +201,7 @@ def _edited_tree(previous, source: bytes, language: str):
     tree = previous.tree
     if tree.root_node.has_error:
         return None
-    if language == "cpp" and previous.source in _READ_FROM_COPIES:
+    if language == "cpp" and _digest(previous.source) in _READ_FROM_COPIES:
         return None  # its tree may be a rewritten copy's (``parse``): not the previous text's
     edit = source_edit(previous.source, source)
     tree = tree.copy()  # the previous table's nodes stay valid

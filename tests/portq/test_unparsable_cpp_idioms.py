@@ -178,3 +178,14 @@ def test_branches_that_open_a_call_each_their_own_way_leave_later_conditionals_a
     # only a conditional inside parentheses is rewritten: none here is
     assert readable(source).masked == ()
     assert masked_lines(source, "cpp") == ()
+
+
+def test_the_next_version_of_a_file_read_from_a_copy_is_parsed_afresh():
+    from portq.language.symbols import SymbolTable
+
+    first = CONDITIONAL_PARAMETERS
+    second = first.replace(b"g(n, shape, eps);", b"g(n, shape, eps * 2);")
+    previous = SymbolTable("cpp", [], tree=parse(first, "cpp"), source=first)
+    assert str(parse(second, "cpp", previous).root_node) == str(parse(second, "cpp").root_node)
+    edited = first.replace(b"    at::IntList shape,\n", b"    at::IntList shape, int k,\n")
+    assert str(parse(edited, "cpp", previous).root_node) == str(parse(edited, "cpp").root_node)
