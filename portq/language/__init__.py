@@ -6,7 +6,8 @@ language-neutral signature record (``signatures``), the extractors that fill
 it from C/C++/CUDA (``signatures_cpp``) and Python/Triton
 (``signatures_python``), and ``extraction``, which picks the extractor by
 language; ``memo`` keeps the products of a definition's text (tokens, ``ast``
-dumps) once per content.
+dumps) once per content; ``readable`` rewrites, in place, C/C++ idioms the
+grammar cannot parse (for ``symbols.parse``).
 
 Must not do I/O beyond parsing the bytes it is given, compare two
 signatures or decide anything, or import a later stage. Inside it the record

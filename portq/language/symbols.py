@@ -22,11 +22,14 @@ for an incremental parse with the same result (``symbol_table``'s
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import PurePosixPath
 from typing import Any, Iterable
+
+from portq.language.readable import readable
 
 MAX_PARSE_BYTES = 2_000_000
 """Files above this size are not parsed; hunks map to line ranges instead."""
@@ -93,6 +96,12 @@ def parse(source: bytes, language: str, previous=None):
     The tree is the one a fresh parse gives: a reparse that reports a syntax
     error, or a previous tree that had one, falls back to a full parse, so
     error recovery never depends on the file's history.
+
+    C/C++ text that fails to parse is parsed again from ``readable.readable``'s
+    copy when that copy differs (a preprocessor conditional inside a parameter
+    or argument list, statements passed to a macro, rewritten in place with
+    every byte offset and line kept); the tree is the copy's. ``masked_lines``
+    says which lines that copy blanked: a tree built from it cannot show them.
     """
     return parse_from(source, language, previous)[0]
 
@@ -108,7 +117,40 @@ def parse_from(source: bytes, language: str, previous=None):
         tree = parser.parse(source, base)
         if not tree.root_node.has_error:
             return tree, base, edit
-    return parser.parse(source), None, None
+    tree = parser.parse(source)
+    if language == "cpp" and tree.root_node.has_error:
+        copy = readable(source)
+        if copy.text is not source:
+            _read_from_copy(source)
+            return parser.parse(copy.text), None, None
+    return tree, None, None
+
+
+_READ_FROM_COPIES: set[bytes] = set()
+"""Digests of the sources ``parse`` read from a rewritten copy: a tree of one of them is no tree of
+its text, to edit incrementally or to read masked lines from (kept whole: a forgotten one would be
+edited as if its tree were its text's)."""
+
+
+def _digest(source: bytes) -> bytes:
+    return hashlib.blake2b(source, digest_size=16).digest()
+
+
+def _read_from_copy(source: bytes) -> None:
+    _READ_FROM_COPIES.add(_digest(source))
+
+
+def masked_lines(source: bytes, language: str | None) -> tuple[tuple[int, int], ...]:
+    """The line spans (1-based, inclusive) ``parse`` blanked in the copy it
+    parsed ``source`` from: the directives and untaken branches of a
+    preprocessor conditional inside parentheses. Their text is in no node of
+    the tree, so a changed line among them is one the tree cannot read.
+    Empty where the source was parsed as written."""
+    if language != "cpp" or source is None or len(source) > MAX_PARSE_BYTES:
+        return ()
+    if _digest(source) not in _READ_FROM_COPIES and not _parser(language).parse(source).root_node.has_error:
+        return ()
+    return readable(source).masked
 
 
 def source_edit(old: bytes, new: bytes) -> tuple[int, int, int, tuple[int, int], tuple[int, int], tuple[int, int]]:
@@ -159,6 +201,8 @@ def _edited_tree(previous, source: bytes, language: str):
     tree = previous.tree
     if tree.root_node.has_error:
         return None
+    if language == "cpp" and _digest(previous.source) in _READ_FROM_COPIES:
+        return None  # its tree may be a rewritten copy's (``parse``): not the previous text's
     edit = source_edit(previous.source, source)
     tree = tree.copy()  # the previous table's nodes stay valid
     tree.edit(*edit)

@@ -22,7 +22,7 @@ from portq.classifier.rules import Rule, branches
 from portq.classifier.rules.branches import cross_language
 from portq.core.evidence import Evidence, Kind
 from portq.core.model import IN_SYNC, NEEDS_REVIEW, EntryChanges, SymbolVerdict, TouchedSymbol
-from portq.language.symbols import KIND_CLASS, language_for_path, macro_extents
+from portq.language.symbols import KIND_CLASS, language_for_path, macro_extents, masked_lines
 from portq.tree.anchors import Anchor
 
 RULES = (
@@ -37,7 +37,9 @@ RULES = (
          "lost a ported definition), an unreadable port or an unparsable side never decides REAL_GAP, IN_SYNC or "
          "NOT_APPLICABLE for a port: NEEDS_REVIEW, citing where the parse failed. An error span holding no changed "
          "line that fails the same way on the other side is tree-sitter's reading of unchanged text: past it a "
-         "token proof of a cosmetic change still decides, and structure decides at most NEEDS_REVIEW.",
+         "token proof of a cosmetic change still decides, and structure decides at most NEEDS_REVIEW. A C/C++ "
+         "file parsed from a rewritten copy (a conditional inside parentheses, statements passed to a macro) "
+         "counts a changed line the copy blanked (the conditional's directives and untaken branches) as unparsed.",
          "+#define LAUNCH(k) k<<<grid,  (unbalanced macro in a file with ported definitions)",
          "classifier.rules.provenance.ProvenanceRules._parse_failure, ._broken, "
          "classifier.rules.attribution.AttributionRules._container, "
@@ -83,7 +85,8 @@ class ProvenanceRules:
                     and language_for_path(path) != "python" and not self._has_parse_errors(blob, path):
                 continue  # nothing else reads this side's table (a Python one, callee following may)
             table = self._table(blob, path)
-            if table is None or table.tree is None or not table.tree.root_node.has_error:
+            masked = masked_lines(table.source, table.language) if table is not None and table.tree is not None else ()
+            if table is None or table.tree is None or (not table.tree.root_node.has_error and not masked):
                 continue
             changed = [line for at, line, _text in _changed_lines(change, symbol, None, None, outside_definitions=False)
                        if at == side] if change is not None else []
@@ -91,6 +94,8 @@ class ProvenanceRules:
                     and set(range(extent[0], extent[1] + 1)) <= set(changed):
                 continue  # a definition wholly added or deleted is read from the diff, not from its tree
             errors = self._errors_of_the_change(table, symbol, side, changed)
+            # lines the parse read blanked (a conditional inside parentheses): a change to them is unread
+            errors = sorted(set(errors) | {span for span in masked if any(span[0] <= c <= span[1] for c in changed)})
             if misread:
                 errors = sorted(set(_error_spans(table.tree.root_node)) - set(errors))
             if extent is not None and cross_language(symbol.path, ports):

@@ -1,0 +1,249 @@
+"""Readable copies of C/C++ text the tree-sitter grammar cannot parse as written.
+
+Two idioms of real CUDA/C++ sources leave ERROR nodes in tree-sitter's C++
+grammar although every compiler reads them:
+
+- a preprocessor conditional inside a parameter or argument list
+  (``void f(int n,\\n#ifdef NEW\\nA shape,\\n#else\\nB shape,\\n#endif\\ndouble e)``);
+- statements passed as the last argument of a function-like macro (a type
+  dispatch: ``DISPATCH(t, "name", using acc_t = float; k<acc_t>(x););``).
+
+``readable`` returns a copy of the text in which each such idiom is rewritten
+in place to a form the grammar accepts, every byte offset and every line kept
+(so a node's lines and columns are the original's and citations stay exact):
+
+- the conditional keeps the text of its first branch; its directive lines and
+  every other branch are blanked (each byte but the newline becomes a space).
+  The blanked lines are returned too (``Readable.masked``): what they held is
+  not in the tree, so a change to them is a change the tree cannot show and a
+  caller must treat those lines as unparsed;
+- the statement argument is read as the statements that follow the call:
+  the comma before it becomes the call's closing parenthesis, a blank before
+  its first statement a ';' ending the call, and the call's own closing
+  parenthesis a blank (``M(t, "n");using a = f; k<a>(x); ;``). No text is
+  dropped; the statements keep their lines and columns. Where no such blank
+  is there, the idiom is left as written (and still fails to parse).
+
+It rewrites nothing else, so a real syntax error stays one. It does no I/O and
+decides nothing about a change; ``symbols.parse`` asks for a copy only of text
+that fails to parse.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+_BLANKS = b" \t"
+_CONDITIONAL_OPENERS = (b"if", b"ifdef", b"ifndef")
+_CONDITIONAL_ALTERNATIVES = (b"elif", b"else", b"elifdef", b"elifndef")
+_NOT_CALLS = frozenset({b"for", b"if", b"while", b"switch", b"return", b"sizeof", b"decltype"})
+
+
+@dataclass(frozen=True)
+class Readable:
+    """A rewritten copy of a text (same length, same lines) and the lines
+    (1-based, inclusive spans) it blanked."""
+
+    text: bytes
+    masked: tuple[tuple[int, int], ...]
+
+
+@lru_cache(maxsize=64)
+def readable(source: bytes) -> Readable:
+    """The copy of ``source`` with both idioms rewritten (``source`` itself,
+    and no masked lines, where it holds neither)."""
+    lines = source.split(b"\n")
+    out = [bytearray(line) for line in lines]
+    masked: list[int] = []
+    brackets: list[list] = []  # [char, line, column, name, last top-level comma before any ';', first ';', last ';', open '<'s]
+    # [inside parentheses (rewritten), past its first branch, brackets at its #if, brackets after its first branch]:
+    # every branch of another conditional is scanned from the brackets open at its #if, and the first
+    # branch's brackets go on past its #endif, so branches that open a call each their own way agree
+    conditionals: list[list] = []
+    statement_arguments: list[tuple] = []
+    in_comment = False
+    continued_directive = False
+    for row, line in enumerate(lines):
+        dropping = any(frame[1] for frame in conditionals)
+        if continued_directive:
+            continued_directive = line.rstrip().endswith(b"\\")
+            if conditionals and conditionals[-1][0]:
+                _blank(out, row, masked)
+            continue
+        stripped = line.lstrip()
+        if not in_comment and stripped.startswith(b"#"):
+            continued_directive = line.rstrip().endswith(b"\\")
+            word = stripped[1:].lstrip().split(None, 1)
+            word = word[0].split(b"(")[0] if word else b""
+            if word in _CONDITIONAL_OPENERS:
+                conditionals.append([dropping or (bool(brackets) and brackets[-1][0] == b"("), False,
+                                     _copied(brackets), None])
+                if conditionals[-1][0]:
+                    _blank(out, row, masked)
+            elif word in _CONDITIONAL_ALTERNATIVES and conditionals:
+                frame = conditionals[-1]
+                if frame[0]:
+                    frame[1] = True
+                    _blank(out, row, masked)
+                else:
+                    if frame[3] is None:
+                        frame[3] = _copied(brackets)
+                    brackets[:] = _copied(frame[2])
+            elif word == b"endif" and conditionals:
+                frame = conditionals.pop()
+                if frame[0]:
+                    _blank(out, row, masked)
+                elif frame[3] is not None:
+                    brackets[:] = frame[3]
+            elif dropping:
+                _blank(out, row, masked)
+            continue
+        if dropping:
+            _blank(out, row, masked)
+            continue
+        in_comment = _scan(line, row, brackets, statement_arguments, in_comment)
+    placed = _finish(lines, statement_arguments)
+    if not masked and not placed:
+        return Readable(source, ())
+    for (comma_row, comma_column), (blank_row, blank_column), (close_row, close_column) in placed:
+        out[comma_row][comma_column:comma_column + 1] = b")"
+        out[blank_row][blank_column:blank_column + 1] = b";"
+        out[close_row][close_column:close_column + 1] = b" "
+    return Readable(b"\n".join(bytes(line) for line in out), _spans(masked))
+
+
+def _copied(brackets: list[list]) -> list[list]:
+    return [list(frame) for frame in brackets]
+
+
+def _blank(out: list[bytearray], row: int, masked: list[int]) -> None:
+    out[row][:] = b" " * len(out[row])
+    masked.append(row + 1)
+
+
+def _spans(rows: list[int]) -> tuple[tuple[int, int], ...]:
+    spans: list[list[int]] = []
+    for row in sorted(set(rows)):
+        if spans and spans[-1][1] == row - 1:
+            spans[-1][1] = row
+        else:
+            spans.append([row, row])
+    return tuple((first, last) for first, last in spans)
+
+
+def _scan(line: bytes, row: int, brackets: list[list], found: list[tuple], in_comment: bool) -> bool:
+    """Follow brackets, commas and semicolons of one code line (comments and
+    literals skipped); a closed macro call whose last argument holds
+    statements is added to ``found`` when blanks allow the lambda. Returns
+    whether a block comment is still open at the line's end."""
+    column, end = 0, len(line)
+    while column < end:
+        char = line[column:column + 1]
+        if in_comment:
+            close = line.find(b"*/", column)
+            if close < 0:
+                return True
+            in_comment, column = False, close + 2
+            continue
+        if char == b"/" and line[column + 1:column + 2] == b"/":
+            return False
+        if char == b"/" and line[column + 1:column + 2] == b"*":
+            in_comment, column = True, column + 2
+            continue
+        if char in (b'"', b"'"):
+            column = _after_literal(line, column)
+            continue
+        if char in (b"(", b"[", b"{"):
+            brackets.append([char, row, column, _name_before(line, column) if char == b"(" else b"", None, None, None, 0])
+        elif char in (b")", b"]", b"}"):
+            if brackets:
+                frame = brackets.pop()
+                if char == b")" and frame[0] == b"(":
+                    _statement_argument(frame, row, column, found)
+        elif brackets and brackets[-1][0] == b"(":
+            frame = brackets[-1]
+            if char == b"<" and column and (line[column - 1:column].isalnum() or line[column - 1:column] == b"_"):
+                frame[7] += 1  # a template's argument list (its commas separate no macro arguments)
+            elif char == b">" and frame[7] and line[column - 1:column] != b"-":
+                frame[7] -= 1
+            elif char == b"," and not frame[7] and frame[5] is None:
+                frame[4] = (row, column)
+            elif char == b";":
+                frame[7] = 0
+                if frame[5] is None:
+                    frame[5] = (row, column)
+                frame[6] = (row, column)
+        column += 1
+    return False
+
+
+def _after_literal(line: bytes, column: int) -> int:
+    quote = line[column:column + 1]
+    column += 1
+    while column < len(line):
+        if line[column:column + 1] == b"\\":
+            column += 2
+            continue
+        if line[column:column + 1] == quote:
+            return column + 1
+        column += 1
+    return column
+
+
+def _name_before(line: bytes, column: int) -> bytes:
+    end = column
+    while end > 0 and line[end - 1:end] in _BLANKS:
+        end -= 1
+    start = end
+    while start > 0 and (line[start - 1:start].isalnum() or line[start - 1:start] == b"_"):
+        start -= 1
+    return line[start:end]
+
+
+def _statement_argument(frame: list, row: int, column: int, found: list[tuple]) -> None:
+    """The lambda rewrite of a call's last argument when it is statements:
+    a named call (not a keyword's parentheses) with a top-level ';' after its
+    last top-level comma and only blanks after its last ';'."""
+    _, _row, _column, name, comma, first_semicolon, last_semicolon, _angles = frame
+    if not name or name in _NOT_CALLS or not (name[:1].isalpha() or name[:1] == b"_") \
+            or comma is None or first_semicolon is None or first_semicolon < comma:
+        return
+    found.append((comma, last_semicolon, (row, column)))
+
+
+def _finish(lines: list[bytes], found: list[tuple]) -> list[tuple[tuple[int, int], tuple[int, int], tuple[int, int]]]:
+    """(last comma, blank before the first statement, closing parenthesis) of
+    each found statement argument that has a blank before its first statement
+    on that statement's line and only blanks after its last ';'."""
+    placed = []
+    for comma, (semi_row, semi_column), close in found:
+        start = _first_code(lines, comma[0], comma[1] + 1)
+        if start is None:
+            continue
+        start_row, start_column = start
+        floor = comma[1] + 1 if start_row == comma[0] else 0
+        if start_column - 1 < floor or lines[start_row][start_column - 1:start_column] not in _BLANKS:
+            continue
+        if _text_between(lines, (semi_row, semi_column + 1), close).strip():
+            continue
+        placed.append((comma, (start_row, start_column - 1), close))
+    return placed
+
+
+def _first_code(lines: list[bytes], row: int, column: int) -> tuple[int, int] | None:
+    while row < len(lines):
+        line = lines[row]
+        while column < len(line) and line[column:column + 1] in _BLANKS:
+            column += 1
+        if column < len(line):
+            return row, column
+        row, column = row + 1, 0
+    return None
+
+
+def _text_between(lines: list[bytes], start: tuple[int, int], end: tuple[int, int]) -> bytes:
+    if start[0] == end[0]:
+        return lines[start[0]][start[1]:end[1]]
+    middle = b"\n".join(lines[start[0] + 1:end[0]])
+    return lines[start[0]][start[1]:] + b"\n" + middle + b"\n" + lines[end[0]][:end[1]]
