@@ -47,3 +47,25 @@ def test_a_reformat_that_changes_a_token_of_a_ported_definition_is_flagged(tmp_p
     verdict = _verdict(tmp_path, _reformatted(BEFORE).replace("x[i] * layout(i);  // scaled", "x[i] * layout(i + 1);"))
     assert verdict.verdict == NEEDS_REVIEW, verdict.reason
     assert not any("formatter-only" in s.rules for s in verdict.symbols), verdict.rules
+
+
+def test_a_reformat_that_drops_a_repeated_system_include_is_cosmetic(tmp_path):
+    """A second ``#include <cuda_runtime.h>`` is a no-op (a system header guards itself); a formatting
+    pass that drops it changes nothing the build compiles."""
+    before = BEFORE.replace("#include <cuda_runtime.h>\n", "#include <cuda_runtime.h>\n#include <cuda_runtime.h>\n", 1)
+    assert before != BEFORE
+    verdict = classify_commit(tmp_path, {TILE: before}, {TILE: _reformatted(BEFORE)}, TILE_TREE, matrix=TILE_MATRIX,
+                              message="format")
+    assert (verdict.verdict, verdict.justification) == (NOT_APPLICABLE, "cosmetic"), verdict.reason
+    assert any("formatter-only" in s.rules for s in verdict.symbols), [(s.symbol, s.rules) for s in verdict.symbols]
+
+
+def test_a_reformat_that_drops_a_repeated_quoted_include_is_flagged(tmp_path):
+    """A project header included twice may be meant to expand twice (an X-macro table between two
+    ``#define``s), so dropping a repeated ``#include "..."`` is no formatting."""
+    before = BEFORE.replace("#include <cuda_runtime.h>\n", "#include <cuda_runtime.h>\n#include \"table.def\"\n"
+                            "#include \"table.def\"\n", 1)
+    after = _reformatted(BEFORE).replace("#include <cuda_runtime.h>\n", "#include <cuda_runtime.h>\n#include \"table.def\"\n", 1)
+    assert "table.def" in after
+    verdict = classify_commit(tmp_path, {TILE: before}, {TILE: after}, TILE_TREE, matrix=TILE_MATRIX, message="format")
+    assert not any("formatter-only" in s.rules for s in verdict.symbols), [(s.symbol, s.rules) for s in verdict.symbols]

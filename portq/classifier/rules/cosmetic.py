@@ -519,12 +519,15 @@ _INCLUDE_LINE = re.compile(r"^[ \t]*#[ \t]*include\b[^\n]*$", re.MULTILINE)
 
 def _formatting_free(source: str) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
     """A C/C++ file's tokens with comments dropped and line continuations joined, and its ``#include``
-    lines (each as its tokens) sorted; None where the text cannot be read that way."""
+    lines (each as its tokens) sorted, a repeated ``#include <...>`` counted once (a system header
+    guards itself, so its second inclusion is a no-op; a project header ``"..."`` may be meant to expand
+    twice, so each of its lines counts); None where the text cannot be read that way."""
     text = source.replace("\\\r\n", " ").replace("\\\n", " ")
     includes = []
     for found in _INCLUDE_LINE.finditer(text):
-        tokens = [m.group(0) for m in _CPP_TOKEN.finditer(found.group(0)) if m.lastgroup != "comment"]
-        includes.append(" ".join(tokens))
+        tokens = " ".join(m.group(0) for m in _CPP_TOKEN.finditer(found.group(0)) if m.lastgroup != "comment")
+        if "<" not in tokens or tokens not in includes:
+            includes.append(tokens)
     text = _INCLUDE_LINE.sub(" ", text)
     tokens = tuple(m.group(0) for m in _CPP_TOKEN.finditer(text) if m.lastgroup != "comment")
     return tokens, tuple(sorted(includes))
@@ -533,7 +536,7 @@ def _formatting_free(source: str) -> tuple[tuple[str, ...], tuple[str, ...]] | N
 def formatted_alike(before: bytes | None, after: bytes | None) -> bool:
     """True when two versions of a C/C++ file differ, and differ only in what a code formatter changes
     (``formatter-only``): the same tokens once comments are dropped, line continuations joined and
-    ``#include`` lines taken as a set."""
+    ``#include`` lines taken in any order, a repeated system header once."""
     if before is None or after is None or before == after:
         return False
     try:
