@@ -352,24 +352,26 @@ class DefinitionRules:
         does not hold."""
         if not language_for_path(symbol.path) == language_for_path(definition.file) == "cpp":
             return None
-        sides = self._both_sides(symbol, parsed=True)
-        mine = self._port_node(definition)
-        if sides is None or mine is None or sides[0].node is None or sides[1].node is None \
-                or sides[0].node.has_error or sides[1].node.has_error:
-            return None
-        return equivalence.cpp_port_has_inlined_statements(sides[0].node, sides[1].node, mine)
+        nodes = self._clean_nodes(symbol, definition)
+        return None if nodes is None else equivalence.cpp_port_has_inlined_statements(*nodes)
 
     def _port_has_renamed_change(self, symbol, definition):
         """``equivalence.port_has_renamed_change`` for a Python symbol and its Python port; None when it does
         not hold."""
         if language_for_path(symbol.path) != "python" or language_for_path(definition.file) != "python":
             return None
+        nodes = self._clean_nodes(symbol, definition)
+        return None if nodes is None else equivalence.port_has_renamed_change(*nodes)
+
+    def _clean_nodes(self, symbol, definition):
+        """``(old, new, port)`` syntax nodes of a touched symbol's two upstream sides and its in-tree port,
+        when all three read without a parse error; None otherwise."""
         sides = self._both_sides(symbol, parsed=True)
         mine = self._port_node(definition)
         if sides is None or mine is None or sides[0].node is None or sides[1].node is None \
                 or sides[0].node.has_error or sides[1].node.has_error:
             return None
-        return equivalence.port_has_renamed_change(sides[0].node, sides[1].node, mine)
+        return sides[0].node, sides[1].node, mine
 
     def _port_node(self, definition):
         """The syntax node of an in-tree definition, read from the tree; None where it cannot be read cleanly."""
