@@ -372,7 +372,7 @@ def defined_macros(*sources: bytes | None) -> set[str]:
     return {m.group(1).decode() for source in sources if source for m in _DEFINE.finditer(source)}
 
 
-def _unknown(name: str, defined: set[str]) -> bool:
+def undecided_macro(name: str, defined: set[str]) -> bool:
     """True for a macro whose value the default build does not settle: defined by a source, or predefined."""
     return name in defined or bool(_PREDEFINED.search(name))
 
@@ -406,7 +406,7 @@ def _three_valued(node, leaf) -> bool | None:
     return leaf(node)
 
 
-def _condition(node, defined: set[str]) -> bool | None:
+def default_build_value(node, defined: set[str]) -> bool | None:
     """The value of an ``#if`` condition in the default build, or None when
     it reads a macro the file defines or anything the rule cannot evaluate."""
 
@@ -414,9 +414,9 @@ def _condition(node, defined: set[str]) -> bool | None:
         kind = node.type
         if kind == "preproc_defined":
             names = [c for c in node.named_children if c.type == "identifier"]
-            return None if len(names) != 1 or _unknown(_text(names[0]), defined) else False
+            return None if len(names) != 1 or undecided_macro(_text(names[0]), defined) else False
         if kind == "identifier":
-            return None if _unknown(_text(node), defined) else False
+            return None if undecided_macro(_text(node), defined) else False
         if kind == "number_literal" and _text(node) in ("0", "1"):
             return _text(node) == "1"
         return None
@@ -430,19 +430,19 @@ def _branch(node, skip) -> list:
             and not c.type.startswith("#")]
 
 
-def _default_branch(node, defined: set[str]) -> list | None:
+def default_branch(node, defined: set[str]) -> list | None:
     """What the default build compiles of a conditional node, or None when it cannot be decided."""
     kind = node.type
     alternative = node.child_by_field_name("alternative")
     if kind in ("preproc_ifdef", "preproc_elifdef"):
         name = node.child_by_field_name("name")
-        if name is None or _unknown(_text(name), defined):
+        if name is None or undecided_macro(_text(name), defined):
             return None
         negated = node.children[0].type in ("#ifndef", "#elifndef")
         taken = negated
     elif kind in ("preproc_if", "preproc_elif"):
         name = node.child_by_field_name("condition")
-        taken = _condition(name, defined)
+        taken = default_build_value(name, defined)
         if taken is None:
             return None
     else:
@@ -453,7 +453,7 @@ def _default_branch(node, defined: set[str]) -> list | None:
         return []
     if alternative.type == "preproc_else":
         return _branch(alternative, set())
-    return _default_branch(alternative, defined)
+    return default_branch(alternative, defined)
 
 
 def decided_macros(node, defined: set[str]) -> set[str]:
@@ -461,7 +461,7 @@ def decided_macros(node, defined: set[str]) -> set[str]:
     names: set[str] = set()
     for current in _walk(node):
         if current.type in ("preproc_ifdef", "preproc_if", "preproc_elif", "preproc_elifdef") \
-                and _default_branch(current, defined) is not None:
+                and default_branch(current, defined) is not None:
             head = current.child_by_field_name("name") or current.child_by_field_name("condition")
             names |= {_text(n) for n in _walk(head) if n.type == "identifier"}
     return names
@@ -472,7 +472,7 @@ def default_build_tokens(node, defined: set[str]) -> list[str]:
     replaced by the branch the default build compiles (see the module)."""
     def expand(current):
         if current.type in ("preproc_ifdef", "preproc_if"):
-            return _default_branch(current, defined)
+            return default_branch(current, defined)
         return None
     return comment_free_tokens(node, expand=expand)
 
@@ -497,7 +497,7 @@ def same_file_in_default_build(before, after, defined: set[str]) -> set[str] | N
         if current.type == "preproc_include":
             return []
         if current.type in ("preproc_ifdef", "preproc_if"):
-            return _default_branch(current, defined)
+            return default_branch(current, defined)
         return None
     if comment_free_tokens(before, expand=expand) != comment_free_tokens(after, expand=expand):
         return None
@@ -515,7 +515,7 @@ def other_build_lines(root, defined: set[str]) -> dict[int, set[str]]:
     for current in _walk(root):
         if current.type not in ("preproc_ifdef", "preproc_if"):
             continue
-        taken = _default_branch(current, defined)
+        taken = default_branch(current, defined)
         if taken is None:
             continue
         head = current.child_by_field_name("name") or current.child_by_field_name("condition")

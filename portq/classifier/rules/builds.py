@@ -42,10 +42,11 @@ from __future__ import annotations
 
 import re
 
-from portq.classifier.reading import _changed_lines, _file_change
+from portq.classifier.reading import _changed_lines, _file_change, _walk_nodes
 from portq.classifier.rules import Rule, branches
 from portq.core.evidence import Evidence, Kind
 from portq.core.model import NOT_APPLICABLE, EntryChanges, SymbolVerdict, TouchedSymbol
+from portq.language.signatures import node_text
 from portq.language.symbols import language_for_path, parse
 
 RULES = (
@@ -84,15 +85,15 @@ def dropping_macros(node, defined: set[str]) -> set[str] | None:
     while parent is not None:
         conditional = parent.parent if parent.type in ("preproc_else", "preproc_elif", "preproc_elifdef") else parent
         if conditional is not None and conditional.type in ("preproc_if", "preproc_ifdef"):
-            taken = branches._default_branch(conditional, defined)
+            taken = branches.default_branch(conditional, defined)
             on_path = child if parent is conditional else parent
             if taken is not None and _span(on_path) not in {_span(n) for n in taken} \
                     and not any(n.start_byte <= child.start_byte and child.end_byte <= n.end_byte for n in taken):
                 head = conditional.child_by_field_name("name") or conditional.child_by_field_name("condition")
-                names = {branches._text(n) for n in branches._walk(head) if n.type == "identifier"}
+                names = {node_text(n) for n in _walk_nodes(head) if n.type == "identifier"}
                 if parent is not conditional:  # a nested #elif adds its own test
                     test = parent.child_by_field_name("condition") or parent.child_by_field_name("name")
-                    names |= {branches._text(n) for n in branches._walk(test) if n.type == "identifier"} if test else set()
+                    names |= {node_text(n) for n in _walk_nodes(test) if n.type == "identifier"} if test else set()
                 return names - {"defined"}
         child, parent = parent, parent.parent
     return None
@@ -130,10 +131,10 @@ def _decide(kind: bytes, rest: bytes, off: set[str]) -> bool | None:
     if kind in (b"ifdef", b"ifndef"):
         return kind == b"ifndef"
     root = parse(b"#if " + rest.strip() + b"\n#endif\n", "cpp").root_node
-    node = next((n for n in branches._walk(root) if n.type == "preproc_if"), None)
+    node = next((n for n in _walk_nodes(root) if n.type == "preproc_if"), None)
     if root.has_error or node is None:
         return None
-    return branches._condition(node.child_by_field_name("condition"), set())
+    return branches.default_build_value(node.child_by_field_name("condition"), set())
 
 
 KEPT, TAKEN, DROPPED, DECIDED = "kept", "taken", "dropped", "decided"
@@ -217,7 +218,7 @@ class BuildRules:
             nodes.append(definition.node)
         for dropped, other in ((nodes[1], nodes[0]), (nodes[0], nodes[1])):
             off = dropping_macros(dropped, defined)
-            if not off or any(branches._unknown(name, defined) for name in off):
+            if not off or any(branches.undecided_macro(name, defined) for name in off):
                 continue
             undecided = _names_in(dropped, other) - off
             if dropping_macros(dropped, undecided) is not None and dropping_macros(other, undecided) is None:
@@ -277,7 +278,7 @@ class BuildRules:
                 rest = re.sub(rb"//.*|/\*.*?\*/", b"", directive.group(2))
                 off |= {m.group(0).decode() for m in _IDENTIFIER.finditer(rest)} - {"defined"}
         defined = branches.defined_macros(*(t.source for t in tables))
-        if not off or any(branches._unknown(name, defined) for name in off) \
+        if not off or any(branches.undecided_macro(name, defined) for name in off) \
                 or branches.set_in_tree(off, self.index.tree_sources()):
             return None
         status = (build_lines(tables[0].source, off), build_lines(tables[1].source, off))

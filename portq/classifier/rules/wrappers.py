@@ -107,7 +107,7 @@ def default_build_aliases(sources: list[bytes]) -> dict[str, str]:
             word, rest = match.groups()
             name = rest.split()[0] if rest.split() else ""
             if word in ("ifdef", "ifndef"):
-                known = not branches._unknown(name, defined)
+                known = not branches.undecided_macro(name, defined)
                 stack.append(None if not known else word == "ifndef")
             elif word == "if":
                 stack.append(None)
