@@ -140,15 +140,18 @@ def _read_from_copy(source: bytes) -> None:
     _READ_FROM_COPIES.add(_digest(source))
 
 
-def masked_lines(source: bytes, language: str | None) -> tuple[tuple[int, int], ...]:
+def masked_lines(source: bytes, language: str | None, parsed: bool = False) -> tuple[tuple[int, int], ...]:
     """The line spans (1-based, inclusive) ``parse`` blanked in the copy it
     parsed ``source`` from: the directives and untaken branches of a
     preprocessor conditional inside parentheses. Their text is in no node of
     the tree, so a changed line among them is one the tree cannot read.
-    Empty where the source was parsed as written."""
+    Empty where the source was parsed as written. ``parsed`` says the caller
+    holds a tree ``parse`` built from ``source``: a source it did not read from
+    a copy was then parsed as written, with no need to parse it again to tell."""
     if language != "cpp" or source is None or len(source) > MAX_PARSE_BYTES:
         return ()
-    if _digest(source) not in _READ_FROM_COPIES and not _parser(language).parse(source).root_node.has_error:
+    if _digest(source) not in _READ_FROM_COPIES \
+            and (parsed or not _parser(language).parse(source).root_node.has_error):
         return ()
     return readable(source).masked
 

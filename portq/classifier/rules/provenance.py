@@ -85,7 +85,8 @@ class ProvenanceRules:
                     and language_for_path(path) != "python" and not self._has_parse_errors(blob, path):
                 continue  # nothing else reads this side's table (a Python one, callee following may)
             table = self._table(blob, path)
-            masked = masked_lines(table.source, table.language) if table is not None and table.tree is not None else ()
+            masked = masked_lines(table.source, table.language, parsed=True) \
+                if table is not None and table.tree is not None else ()
             if table is None or table.tree is None or (not table.tree.root_node.has_error and not masked):
                 continue
             changed = [line for at, line, _text in _changed_lines(change, symbol, None, None, outside_definitions=False)
