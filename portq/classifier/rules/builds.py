@@ -121,11 +121,17 @@ def _logical_lines(source: bytes) -> list[tuple[int, int, bytes]]:
     return found
 
 
+def _tested_names(test: bytes) -> set[str]:
+    """The macro names a preprocessor test's text reads, comments aside (``defined`` is the operator)."""
+    test = re.sub(rb"//.*|/\*.*?\*/", b"", test)
+    return {m.group(0).decode() for m in _IDENTIFIER.finditer(test)} - {"defined"}
+
+
 def _decide(kind: bytes, rest: bytes, off: set[str]) -> bool | None:
     """The value of an ``#if``/``#ifdef``/``#ifndef``/``#elif`` test when every name it reads is in ``off``
     (each read as off, ``branches``' reading); None when it reads another name or cannot be evaluated."""
     rest = re.sub(rb"//.*|/\*.*?\*/", b"", rest)
-    names = {m.group(0).decode() for m in _IDENTIFIER.finditer(rest)} - {"defined"}
+    names = _tested_names(rest)
     if not names or not names <= off:
         return None
     if kind in (b"ifdef", b"ifndef"):
@@ -235,7 +241,7 @@ class BuildRules:
             return None
         if self.index.not_carried_for(self.upstream, paths, symbol.name, symbol.qualified_name):
             return None  # a declaration decides what it covers
-        tables = (self._table(symbol.old_blob, symbol.old_path or symbol.path), self._table(symbol.new_blob, symbol.path))
+        tables = self._side_tables(symbol)
         if any(t is None or t.source is None for t in tables):
             return None
         defined = branches.defined_macros(*(t.source for t in tables))
@@ -264,7 +270,7 @@ class BuildRules:
         if language_for_path(symbol.path) != "cpp" or symbol.name != "<toplevel>" or symbol.change != "modified" \
                 or not symbol.old_blob or not symbol.new_blob:
             return None
-        tables = (self._table(symbol.old_blob, symbol.old_path or symbol.path), self._table(symbol.new_blob, symbol.path))
+        tables = self._side_tables(symbol)
         change = _file_change(entry, symbol)
         if change is None or any(t is None or t.source is None for t in tables):
             return None
@@ -275,8 +281,7 @@ class BuildRules:
             if directive is not None and directive.group(1) not in (b"else", b"endif"):
                 if text.rstrip().endswith("\\"):
                     return None
-                rest = re.sub(rb"//.*|/\*.*?\*/", b"", directive.group(2))
-                off |= {m.group(0).decode() for m in _IDENTIFIER.finditer(rest)} - {"defined"}
+                off |= _tested_names(directive.group(2))
         defined = branches.defined_macros(*(t.source for t in tables))
         if not off or any(branches.undecided_macro(name, defined) for name in off) \
                 or branches.set_in_tree(off, self.index.tree_sources()):
