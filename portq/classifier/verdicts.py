@@ -227,6 +227,11 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
         except Exception:  # an unreadable blob is a fallback, reported by the caller
             return None
 
+    def _side_tables(self, symbol: TouchedSymbol):
+        """The symbol tables of a touched symbol's file before and after the commit, each None where it cannot
+        be read."""
+        return self._table(symbol.old_blob, symbol.old_path or symbol.path), self._table(symbol.new_blob, symbol.path)
+
     def _upstream_signature(self, blob, path, qualified_name, lines) -> Signature | None:
         key = (blob, path, qualified_name, lines)
         if key in self._signature_cache:
@@ -462,7 +467,7 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
         dropped, the module's loggers read from both sides of its file (``log-only``)."""
         if language_for_path(symbol.path) != "python":
             return False
-        tables = (self._table(symbol.old_blob, symbol.old_path or symbol.path), self._table(symbol.new_blob, symbol.path))
+        tables = self._side_tables(symbol)
         old = self._definition(symbol.old_blob, symbol.old_path or symbol.path, symbol.qualified_name,
                                symbol.old_lines)
         new = self._definition(symbol.new_blob, symbol.path, symbol.qualified_name, symbol.new_lines)
@@ -829,7 +834,7 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
             return None
         key = (symbol.old_blob, symbol.new_blob)
         if key not in self._formatted_files:
-            tables = (self._table(symbol.old_blob, symbol.old_path or symbol.path), self._table(symbol.new_blob, symbol.path))
+            tables = self._side_tables(symbol)
             self._formatted_files[key] = all(t is not None and t.source is not None for t in tables) \
                 and formatted_alike(tables[0].source, tables[1].source)
         if not self._formatted_files[key]:

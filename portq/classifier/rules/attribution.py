@@ -285,7 +285,7 @@ class AttributionRules:
                               [Evidence(kind=Kind.COSMETIC, side="upstream-new", path=symbol.path, symbol=symbol.name,
                                         message="the same Python AST once redundant pass statements are dropped")])
         if symbol.name == "<toplevel>" and language_for_path(symbol.path) == "python":
-            tables = (self._table(symbol.old_blob, symbol.old_path or symbol.path), self._table(symbol.new_blob, symbol.path))
+            tables = self._side_tables(symbol)
             sources = [t.source.decode("utf-8", errors="replace") for t in tables] \
                 if all(t is not None and t.source is not None for t in tables) else None
             if sources is not None and form.same_without_annotations(*sources, outside_definitions=True):
@@ -596,7 +596,7 @@ class AttributionRules:
                           code) -> SymbolVerdict | None:
         """``removed-binding-use``: module-level lines that only remove bindings of private names the new module
         never names (``removed_private_bindings``). None otherwise."""
-        tables = (self._table(symbol.old_blob, symbol.old_path or symbol.path), self._table(symbol.new_blob, symbol.path))
+        tables = self._side_tables(symbol)
         if symbol.change != "modified" or any(t is None or t.tree is None or t.tree.root_node.has_error for t in tables):
             return None
         if any(side != "old" for side, _, _ in code):
@@ -743,7 +743,7 @@ class AttributionRules:
         on a macro no file of the tree sets. None otherwise."""
         if symbol.change != "modified":
             return None
-        tables = (self._table(symbol.old_blob, symbol.old_path or symbol.path), self._table(symbol.new_blob, symbol.path))
+        tables = self._side_tables(symbol)
         if any(t is None or t.tree is None or t.source is None for t in tables):
             return None
         defined = branches.defined_macros(*(t.source for t in tables))

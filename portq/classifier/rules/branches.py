@@ -2212,7 +2212,7 @@ class BranchRules:
         out (empty when nothing was)."""
         if language_for_path(symbol.path) != "cpp" or symbol.change != "modified":
             return old, new, []
-        tables = (self._table(symbol.old_blob, symbol.old_path or symbol.path), self._table(symbol.new_blob, symbol.path))
+        tables = self._side_tables(symbol)
         if any(t is None or t.tree is None or t.source is None for t in tables):
             return old, new, []
         defined = defined_macros(*(t.source for t in tables))
@@ -2247,7 +2247,7 @@ class BranchRules:
             return []
         before, after = sides
         absent = self._platforms_absent()
-        tables = (self._table(symbol.old_blob, symbol.old_path or symbol.path), self._table(symbol.new_blob, symbol.path))
+        tables = self._side_tables(symbol)
         helpers = tuple(platform_helpers(t.tree.root_node, absent) if t is not None and t.tree is not None else {}
                         for t in tables)
         if not same_off_platforms(before.node, after.node, absent, helpers):
@@ -2280,7 +2280,7 @@ class BranchRules:
 
     def _module_absent_platforms_of(self, symbol: TouchedSymbol) -> list[str]:
         """``_module_absent_platforms``, computed for the file of ``symbol``."""
-        tables = (self._table(symbol.old_blob, symbol.old_path or symbol.path), self._table(symbol.new_blob, symbol.path))
+        tables = self._side_tables(symbol)
         if any(t is None or t.tree is None for t in tables):
             return []
         absent = self._platforms_absent()
@@ -2340,7 +2340,7 @@ class BranchRules:
         if sides is None:
             return []
         before, after = sides
-        tables = (self._table(symbol.old_blob, symbol.old_path or symbol.path), self._table(symbol.new_blob, symbol.path))
+        tables = self._side_tables(symbol)
         if any(t is None or t.tree is None for t in tables):
             return []
         port_names = {p.normalised for p in definition.signature.params if p.normalised not in ("self", "ctx")}
@@ -2401,7 +2401,7 @@ class BranchRules:
         sides = self._modified_sides(symbol, "python", parsed=True)
         if sides is None:
             return []
-        tables = (self._table(symbol.old_blob, symbol.old_path or symbol.path), self._table(symbol.new_blob, symbol.path))
+        tables = self._side_tables(symbol)
         if any(t is None or t.tree is None or t.fallback for t in tables):
             return []
         before, after = sides
@@ -2670,7 +2670,7 @@ class BranchRules:
         if definition.signature is None or definition.signature.language != "python":
             return old, new, []
         sides = self._modified_sides(symbol, "python", parsed=True)
-        tables = (self._table(symbol.old_blob, symbol.old_path or symbol.path), self._table(symbol.new_blob, symbol.path))
+        tables = self._side_tables(symbol)
         if sides is None or any(t is None or t.tree is None for t in tables):
             return old, new, []
         port_names = {p.normalised for p in definition.signature.params if p.normalised not in ("self", "ctx")}

@@ -723,7 +723,7 @@ class FormRules:
         if removed:
             return "unread-local", f"only lost locals nothing else names ({', '.join(removed[:4])}), whose " \
                                    "initialisers write nothing: values never read"
-        tables = (self._table(symbol.old_blob, symbol.old_path or symbol.path), self._table(symbol.new_blob, symbol.path))
+        tables = self._side_tables(symbol)
         defined = branches.defined_macros(*(t.source for t in tables if t is not None))
         own = self.index.source(port.file) if port is not None else None
         if branches.same_in_default_build(before.node, after.node, defined) and not (own and any(

@@ -68,7 +68,7 @@ class MovedLineRules:
         change = _file_change(entry, symbol)
         if change is None:
             return None
-        tables = (self._table(symbol.old_blob, symbol.old_path or symbol.path), self._table(symbol.new_blob, symbol.path))
+        tables = self._side_tables(symbol)
         if any(t is None or t.source is None for t in tables):
             return None
         changed = _changed_lines(change, symbol, tables[0], tables[1], outside_definitions=True)
