@@ -9,10 +9,7 @@ in another definition, has two such statements, or has the old form too, still n
 from __future__ import annotations
 
 from portq.core.model import IN_SYNC, NEEDS_REVIEW
-from tests.portq.fixtures import CommitSpec
-from tests.portq.golden.pipeline import classify_history
-
-OPS = "aiter/ops/triton/gather_kv_b_proj.py"  # a path a row of the fixture matrix owns
+from tests.portq.test_port_has_change import _symbol  # the same fixture history, tree and caller
 
 BEFORE = '''import torch
 
@@ -38,15 +35,6 @@ def forward(x, is_rms):
     _rows_kernel[(rows,)](x, out, inv_std, n)
     return out, inv_std
 '''
-
-
-def _symbol(tmp_path, before, after, port):
-    tree = {"kernels/mla_prefix/norm.py": port,
-            "kernels/mla_prefix/caller.py": "from portq_kernels.mla_prefix.norm import forward\n\n\n"
-                                            "def apply(x):\n    return forward(x, True)\n"}
-    verdicts, _ = classify_history(tmp_path, [CommitSpec("base", files={OPS: before}),
-                                              CommitSpec("change", files={OPS: after})], tree)
-    return next(s for s in verdicts[1].symbols if s.symbol == "norm_fwd")
 
 
 def test_a_new_form_the_port_assigns_to_its_own_name_is_in_sync(tmp_path):
