@@ -471,6 +471,15 @@ def file_reverts(entries: list[EntryChanges], taken: set[int] = frozenset()) -> 
     return found
 
 
+def _no_row(entry: EntryChanges) -> Verdict:
+    """NOT_APPLICABLE/no-row: nothing the commit touches is owned by a row or named by an anchor."""
+    return Verdict(NOT_APPLICABLE, "no-row", "path",
+                   reason="no matrix row owns any path or symbol this commit touches, and no in-tree "
+                          "anchor names any of its files",
+                   evidence=[Evidence(kind=Kind.PATH, message="unowned", path=p) for p in entry.unowned_paths[:10]],
+                   version=__version__, rules=["path-ownership"])
+
+
 def _changes_without_symbols(entry: EntryChanges) -> list[FileChange]:
     """Owned changes (a row's path, or a file a port names) that touched no definition: a pure rename, blank lines."""
     covered = {s.path for s in entry.symbols} | {s.old_path for s in entry.symbols if s.old_path}
@@ -540,6 +549,10 @@ class StructuralClassifier:
         from portq.classifier.moves import Moves
 
         facts = RangeFacts(net_zero_partner, aliases or {}, moves if moves is not None else Moves())
+        if not entry.rows and not entry.symbols and not entry.owned_changes:
+            # Before the pairings: a commit that never touched the port is `no-row`
+            # whether or not the range also takes it back.
+            return _no_row(entry)
         if net_zero_partner is not None:
             return self._net_zero(entry, net_zero_partner)
         if taken_back_from is not None:
@@ -550,11 +563,7 @@ class StructuralClassifier:
         verdicts += [self.symbols.classify_change(entry, change, facts) for change in _changes_without_symbols(entry)
                      if change.path not in restored_files]
         if not entry.rows and not verdicts:
-            return Verdict(NOT_APPLICABLE, "no-row", "path",
-                           reason="no matrix row owns any path or symbol this commit touches, and no in-tree "
-                                  "anchor names any of its files",
-                           evidence=[Evidence(kind=Kind.PATH, message="unowned", path=p) for p in entry.unowned_paths[:10]],
-                           version=__version__, rules=["path-ownership"])
+            return _no_row(entry)
         return entry_verdict(verdicts, "the commit changes no file")
 
     def _file_revert(self, entry: EntryChanges, symbol, partner: tuple[int, str]) -> SymbolVerdict:

@@ -54,7 +54,8 @@ RULES = (
          "classifier.rules.ownership.OwnershipRules._file_level"),
     Rule("net-zero", ("NOT_APPLICABLE",),
          "A commit undone (or undoing another) inside the same range leaves the files as they were: "
-         "NOT_APPLICABLE/net-zero for both.",
+         "NOT_APPLICABLE/net-zero for both. A pair that touches no row's path and no anchored file is "
+         "`no-row` instead: neither commit was ever the port's.",
          "entry 7 reverts entry 4, byte for byte",
          "classifier.decision_keys.change_pairs, classifier.classify.StructuralClassifier._net_zero"),
     Rule("partial-revert", ("NOT_APPLICABLE",),
