@@ -7,7 +7,7 @@ import triton.language as tl
 
 
 @triton.jit
-def make_block(max_sz, blk_sz, blk_off=0):
+def make_block(max_sz, blk_sz: tl.constexpr, blk_off=0):
     idx = tl.arange(0, blk_sz) + blk_off
     return idx, idx < max_sz
 
@@ -38,6 +38,6 @@ def gemv(a, x):
 
 
 @triton.jit
-def diagflat(x, sz):
+def diagflat(x, sz: tl.constexpr):
     idx = tl.arange(0, sz)
     return tl.where(idx[:, None] == idx[None, :], x[None, :], 0.0)
