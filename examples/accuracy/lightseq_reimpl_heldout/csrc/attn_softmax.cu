@@ -42,6 +42,7 @@ __device__ __forceinline__ void store_row(T* row, int k_len, const float* v, flo
 
 // grid: (row blocks, batch, heads); block: THREADS threads, THREADS * PER >= k_len.
 // portq: ports lightseq:lightseq/training/csrc/kernels/softmax_kernels.cu::ker_attn_softmax
+// portq: not-carried lightseq:lightseq/training/csrc/kernels/softmax_kernels.cu::ker_attn_softmax[mask_future] -- no causal mask: see launch_attn_softmax
 template <typename T, int THREADS, int PER>
 __global__ void attn_softmax_block_kernel(T* scores, const T* key_mask, int q_len, int k_len)
 {
@@ -77,6 +78,7 @@ __global__ void attn_softmax_block_kernel(T* scores, const T* key_mask, int q_le
 // One warp per row block: no shared memory, the warp reduction leaves the
 // result in every lane.
 // portq: ports lightseq:lightseq/training/csrc/kernels/softmax_kernels.cu::ker_attn_softmax_lt32
+// portq: not-carried lightseq:lightseq/training/csrc/kernels/softmax_kernels.cu::ker_attn_softmax_lt32[mask_future] -- no causal mask: see launch_attn_softmax
 template <typename T, int PER>
 __global__ void attn_softmax_warp_kernel(T* scores, const T* key_mask, int q_len, int k_len)
 {
