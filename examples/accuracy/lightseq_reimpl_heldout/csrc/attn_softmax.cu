@@ -14,8 +14,7 @@
 
 namespace enc {
 
-// Keeps the reciprocal of the row sum finite.
-// portq: ports lightseq:lightseq/training/csrc/kernels/softmax_kernels.cu::EPSILON
+// Keeps the reciprocal of the row sum finite (upstream's EPSILON).
 constexpr float kSoftmaxEps = 1e-8f;
 
 // Each thread owns keys [threadIdx.x * PER, threadIdx.x * PER + PER); keys past
@@ -61,14 +60,14 @@ __global__ void attn_softmax_block_kernel(T* scores, const T* key_mask, int q_le
         block_reduce<Reduce::kMax, 1>(m);
         if (threadIdx.x == 0) s_max = m[0];
         __syncthreads();
-        float s[1] = {0.f};
+        float s = 0.f;
 #pragma unroll
         for (int j = 0; j < PER; ++j) {
             v[j] = __expf(v[j] - s_max);
-            s[0] += v[j];
+            s += v[j];
         }
-        block_reduce<Reduce::kSum, 1>(s);
-        if (threadIdx.x == 0) s_inv = __fdividef(1.f, s[0] + kSoftmaxEps);
+        s = block_sum(s);
+        if (threadIdx.x == 0) s_inv = __fdividef(1.f, s + kSoftmaxEps);
         __syncthreads();
         store_row<T, PER>(row, k_len, v, s_inv);
         __syncthreads();
@@ -94,14 +93,14 @@ __global__ void attn_softmax_warp_kernel(T* scores, const T* key_mask, int q_len
 #pragma unroll
         for (int j = 0; j < PER; ++j) m[0] = fmaxf(m[0], v[j]);
         warp_reduce<Reduce::kMax, 1>(m);
-        float s[1] = {0.f};
+        float s = 0.f;
 #pragma unroll
         for (int j = 0; j < PER; ++j) {
             v[j] = __expf(v[j] - m[0]);
-            s[0] += v[j];
+            s += v[j];
         }
-        warp_reduce<Reduce::kSum, 1>(s);
-        store_row<T, PER>(row, k_len, v, __fdividef(1.f, s[0] + kSoftmaxEps));
+        s = warp_sum(s);
+        store_row<T, PER>(row, k_len, v, __fdividef(1.f, s + kSoftmaxEps));
     }
 }
 

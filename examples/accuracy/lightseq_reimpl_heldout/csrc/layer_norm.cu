@@ -12,8 +12,7 @@
 
 namespace enc {
 
-// Added to the variance before the reciprocal square root.
-// portq: ports lightseq:lightseq/training/csrc/kernels/normalize_kernels.cu::LN_EPSILON
+// Added to the variance before the reciprocal square root (upstream's LN_EPSILON).
 constexpr float kLnEps = 1e-8f;
 
 template <typename T>

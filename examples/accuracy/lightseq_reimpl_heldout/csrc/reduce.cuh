@@ -1,7 +1,8 @@
 // Warp and block reductions shared by the engine's encoder kernels (layer_norm.cu,
-// attn_softmax.cu): N independent float values reduced at once, sum or max, the
-// result in every lane of the warp (warp_reduce) or in every thread of the
-// block (block_reduce, at most 1024 threads). Nothing here launches a kernel.
+// attn_softmax.cu): one float summed (warp_sum, block_sum), or N independent
+// floats reduced at once, sum or max (warp_reduce, block_reduce); the result in
+// every lane of the warp or every thread of the block (at most 1024 threads).
+// Nothing here launches a kernel.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -12,8 +13,8 @@ constexpr unsigned kFullMask = 0xffffffffu;
 constexpr int kWarp = 32;
 
 // Stand-in for minus infinity in masked and padded lanes: finite, so that
-// exp(x - max) of a fully padded row stays 0 instead of NaN.
-// portq: ports lightseq:lightseq/training/csrc/kernels/includes/block_reduce.h::REDUCE_FLOAT_INF_NEG
+// exp(x - max) of a fully padded row stays finite instead of NaN (upstream's
+// REDUCE_FLOAT_INF_NEG).
 constexpr float kNegInf = -1.0e8f;
 
 enum class Reduce { kSum, kMax };
@@ -36,6 +37,29 @@ __device__ __forceinline__ void warp_reduce(float* vals)
             vals[i] = combine<R>(vals[i], __shfl_xor_sync(kFullMask, vals[i], delta, kWarp));
         }
     }
+}
+
+// Scalar sum over a warp, the result in every lane.
+// portq: ports lightseq:lightseq/training/csrc/kernels/includes/block_reduce.h::warpReduceSum
+__device__ __forceinline__ float warp_sum(float v)
+{
+#pragma unroll
+    for (int delta = kWarp / 2; delta > 0; delta >>= 1) v += __shfl_xor_sync(kFullMask, v, delta, kWarp);
+    return v;
+}
+
+// Scalar sum over the block, the result in every thread.
+// portq: ports lightseq:lightseq/training/csrc/kernels/includes/block_reduce.h::blockReduceSum
+__device__ __forceinline__ float block_sum(float v)
+{
+    __shared__ float partial[kWarp];
+    const int lane = threadIdx.x & (kWarp - 1);
+    const int warp = threadIdx.x / kWarp;
+    v = warp_sum(v);
+    if (lane == 0) partial[warp] = v;
+    __syncthreads();
+    const int warps = (blockDim.x + kWarp - 1) / kWarp;
+    return warp_sum(lane < warps ? partial[lane] : 0.f);
 }
 
 // Warp results through shared memory, then a second warp pass. Lanes beyond

@@ -5,8 +5,9 @@ from engine import encoder
 
 # The torch ops of csrc/bindings.cpp: layer_norm runs launch_layer_norm
 # (layer_norm_kernel, block_reduce); attn_softmax runs launch_attn_softmax
-# (attn_softmax_warp_kernel up to 64 keys, attn_softmax_block_kernel up to 512;
-# warp_reduce, block_reduce); padding_mask runs launch_padding_mask.
+# (attn_softmax_warp_kernel up to 64 keys with warp_reduce and warp_sum,
+# attn_softmax_block_kernel up to 512 with block_reduce and block_sum);
+# padding_mask runs launch_padding_mask.
 OPS = ("layer_norm", "attn_softmax", "padding_mask")
 
 
