@@ -1,7 +1,7 @@
 // Torch ops of the engine's encoder over LightSeq's CUDA kernels, which are
 // vendored unmodified under third_party/lightseq/ (normalize_kernels.cu,
-// softmax_kernels.cu and includes/block_reduce.h; the kernels.h and
-// cuda_util.h they include come from LightSeq's kernel includes at the same
+// softmax_kernels.cu and includes/block_reduce.h; the launcher header
+// kernels.h they include comes from LightSeq's kernel includes at the same
 // commit on the build's include path): the LayerNorm forward and the in-place
 // attention softmax with an additive key-padding mask. This file only checks
 // tensors, allocates outputs and calls the launchers on the current stream; the
