@@ -2,7 +2,7 @@
 // shapes and dtypes (fp32 and fp16), allocates outputs and calls the launchers
 // of layer_norm.cu and attn_softmax.cu on the current stream.
 
-#include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDAStream.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <cuda_fp16.h>
 #include <torch/all.h>
@@ -41,7 +41,7 @@ std::vector<torch::Tensor> layer_norm(const torch::Tensor& x, const torch::Tenso
                 "layer_norm: gamma and beta in x's dtype");
     const int64_t tokens = x.numel() / hidden;
     at::cuda::CUDAGuard guard{x.device()};
-    auto stream = at::cuda::getCurrentCUDAStream();
+    auto stream = c10::cuda::getCurrentCUDAStream();
     auto y = torch::empty_like(x);
     auto var = torch::empty({tokens}, x.options());
     auto mean = torch::empty({tokens}, x.options());
@@ -63,7 +63,7 @@ std::vector<torch::Tensor> layer_norm(const torch::Tensor& x, const torch::Tenso
 
 // scores: (batch, heads, q_len, k_len), normalised in place and returned;
 // key_mask: (batch, k_len) additive, or None.
-torch::Tensor attn_softmax(torch::Tensor scores, const c10::optional<torch::Tensor>& key_mask)
+torch::Tensor attn_softmax(const torch::Tensor& scores, const c10::optional<torch::Tensor>& key_mask)
 {
     TORCH_CHECK(scores.is_cuda() && scores.is_contiguous() && scores.dim() == 4,
                 "attn_softmax: scores must be a contiguous 4-D CUDA tensor");
@@ -72,11 +72,12 @@ torch::Tensor attn_softmax(torch::Tensor scores, const c10::optional<torch::Tens
     torch::Tensor mask;
     if (key_mask.has_value()) {
         mask = key_mask->contiguous();
-        TORCH_CHECK(mask.sizes() == torch::IntArrayRef({batch, k_len}) && mask.scalar_type() == scores.scalar_type(),
+        TORCH_CHECK(mask.dim() == 2 && mask.size(0) == batch && mask.size(1) == k_len &&
+                        mask.scalar_type() == scores.scalar_type(),
                     "attn_softmax: key_mask must be (batch, k_len) in the scores' dtype");
     }
     at::cuda::CUDAGuard guard{scores.device()};
-    auto stream = at::cuda::getCurrentCUDAStream();
+    auto stream = c10::cuda::getCurrentCUDAStream();
     if (scores.scalar_type() == at::ScalarType::Float) {
         enc::launch_attn_softmax<float>(scores.data_ptr<float>(), mask.defined() ? mask.data_ptr<float>() : nullptr,
                                         batch, heads, q_len, k_len, stream);
@@ -95,7 +96,7 @@ torch::Tensor padding_mask(const torch::Tensor& seq_lens, int64_t k_len, at::Sca
     TORCH_CHECK(seq_lens.is_cuda() && seq_lens.dim() == 1 && seq_lens.scalar_type() == at::ScalarType::Int,
                 "padding_mask: seq_lens must be a 1-D int32 CUDA tensor");
     at::cuda::CUDAGuard guard{seq_lens.device()};
-    auto stream = at::cuda::getCurrentCUDAStream();
+    auto stream = c10::cuda::getCurrentCUDAStream();
     auto lens = seq_lens.contiguous();
     const int batch = lens.size(0);
     auto mask = torch::empty({batch, k_len}, lens.options().dtype(dtype));

@@ -7,7 +7,7 @@
 // tensors, allocates outputs and calls the launchers on the current stream; the
 // vendored backward launchers are built but called by nothing here.
 
-#include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDAStream.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <cuda_fp16.h>
 #include <torch/all.h>
@@ -32,7 +32,7 @@ std::vector<torch::Tensor> layer_norm(const torch::Tensor& x, const torch::Tenso
                 "layer_norm: gamma and beta must be (", hidden, ",) in x's dtype");
     const int64_t tokens = x.numel() / hidden;
     at::cuda::CUDAGuard guard{x.device()};
-    auto stream = at::cuda::getCurrentCUDAStream();
+    auto stream = c10::cuda::getCurrentCUDAStream();
     auto y = torch::empty_like(x);
     auto var = torch::empty({tokens}, x.options());
     auto mean = torch::empty({tokens}, x.options());
@@ -57,7 +57,7 @@ std::vector<torch::Tensor> layer_norm(const torch::Tensor& x, const torch::Tenso
 // scores: (batch, heads, q_len, k_len) contiguous, normalised in place and
 // returned; key_mask: (batch, k_len) additive in the scores' dtype, or None.
 // The engine never asks for the future mask: its decoder attends to cached keys.
-torch::Tensor attn_softmax(torch::Tensor scores, const c10::optional<torch::Tensor>& key_mask)
+torch::Tensor attn_softmax(const torch::Tensor& scores, const c10::optional<torch::Tensor>& key_mask)
 {
     TORCH_CHECK(scores.is_cuda() && scores.is_contiguous() && scores.dim() == 4,
                 "attn_softmax: contiguous 4-D CUDA scores");
@@ -66,11 +66,12 @@ torch::Tensor attn_softmax(torch::Tensor scores, const c10::optional<torch::Tens
     torch::Tensor mask;
     if (key_mask.has_value()) {
         mask = key_mask->contiguous();
-        TORCH_CHECK(mask.sizes() == torch::IntArrayRef({batch, k_len}) && mask.scalar_type() == scores.scalar_type(),
+        TORCH_CHECK(mask.dim() == 2 && mask.size(0) == batch && mask.size(1) == k_len &&
+                        mask.scalar_type() == scores.scalar_type(),
                     "attn_softmax: key_mask must be (batch, k_len) in the scores' dtype");
     }
     at::cuda::CUDAGuard guard{scores.device()};
-    auto stream = at::cuda::getCurrentCUDAStream();
+    auto stream = c10::cuda::getCurrentCUDAStream();
     if (is_half(scores)) {
         launch_attn_softmax<__half>(
             reinterpret_cast<__half*>(scores.data_ptr<at::Half>()),
