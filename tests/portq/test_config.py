@@ -42,6 +42,7 @@ def test_repository_config_names_its_upstreams_and_the_corpus_ones():
         "fbgemm": (REPO_ROOT / "../fbgemm").resolve(),
         "apex": (REPO_ROOT / "../apex").resolve(),
         "trident": (REPO_ROOT / "../trident").resolve(),
+        "lightseq": (REPO_ROOT / "../lightseq").resolve(),
     }
     assert config.matrix_path == REPO_ROOT / "matrix" / "kernel-matrix.toml"
 
