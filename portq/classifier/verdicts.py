@@ -73,7 +73,8 @@ from portq.classifier.rules.cosmetic import (attribute_names, caller_renaming, c
                                              formatted_alike, keyword_bindings, renamed_locals, renamed_names,
                                              cpp_renaming, macro_read_names)
 from portq.classifier.rules.definitions import DefinitionRules
-from portq.classifier.rules.form import FormRules, definition_text, module_loggers, same_without_logging
+from portq.classifier.rules.form import (FormRules, definition_text, module_loggers, qualifier_free_tokens,
+                                        same_without_logging)
 from portq.classifier.rules.guards import GuardRules
 from portq.classifier.rules.identity import IdentityRules
 from portq.classifier.rules.interface import InterfaceRules
@@ -1033,6 +1034,24 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
                               evidence + [new_side_evidence(symbol, Kind.COSMETIC,
                                                             f"default-build macro aliases: {', '.join(aliased[:4])}",
                                                             aliased[0].split(" = ")[0])])
+        expanded = self._expanded_only(entry, symbol)
+        if expanded:
+            names = [e.split(" = ")[0] for e in expanded]
+            mine = self._port_node(definition)
+            spelled = set(qualifier_free_tokens(mine)) if mine is not None else set()
+            found = new_side_evidence(symbol, Kind.COSMETIC, f"macro uses replaced by their expansion: "
+                                      f"{', '.join(expanded[:4])}", names[0])
+            if mine is not None and not spelled & set(names) \
+                    and all(t in spelled for e in expanded for t in e.split(" = ", 1)[1].split()):
+                return self._base("macro-expanded", symbol, IN_SYNC, None, "body",
+                                  f"{symbol.name} only spells out {', '.join(expanded[:4])}, the macro"
+                                  f"{'s' if len(names) > 1 else ''} its file saw at the parent, which "
+                                  f"expand{'' if len(names) > 1 else 's'} to the same code, and the port at {definition.cite} already spells the expansion: "
+                                  "IN_SYNC rather than NEEDS_REVIEW", evidence + [found])
+            return self._base("macro-expanded", symbol, NOT_APPLICABLE, "cosmetic", "body",
+                              f"{symbol.name} only spells out {', '.join(expanded[:4])}, the macro"
+                              f"{'s' if len(names) > 1 else ''} its file saw at the parent, so it expands to the "
+                              "same code: cosmetic rather than a change the port must follow", evidence + [found])
         registered = self._registered_only(entry, symbol)
         if registered:
             return self._base("registry-decorator", symbol, NOT_APPLICABLE, "cosmetic", "body",

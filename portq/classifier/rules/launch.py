@@ -130,6 +130,17 @@ RULES = (
          "-    dim3 grid((total - 1) / 1024 + 1);\n"
          "+    const int per_block = threads * (16 / sizeof(T));\n+    dim3 grid((total + per_block - 1) / per_block);",
          "classifier.rules.launch._geometry_items, ._derived_geometry"),
+    Rule("unported-launch-replaced", ("NEEDS_REVIEW",),
+         "A new kernel launched where the host used to launch a kernel the port has never had (the port does "
+         "not launch it, the tree holds no definition of it and no anchor names it), the two launches paired as "
+         "one launch site: the launch the port lacks was added by an earlier commit, whose entry reports that "
+         "interface change; swapping it for another kernel leaves the port exactly as far behind as before, so "
+         "for this port it is a change of the host's body around kernels it does not run, for a reader (DESIGN "
+         "§5: NEEDS_REVIEW), never a `launch-kernel` or launch-shape gap by itself. A new kernel replacing one "
+         "the port launches, or one the tree holds a definition of, stays `launch-kernel`.",
+         "     if fp8:\n-        fp8_k[grid](x, out, n)      # fp8_k: added upstream, never ported\n"
+         "+        shared_k[grid](x, out, n, factor, MODE=1)\n     else:\n         plain_k[grid](x, out, n)",
+         "classifier.rules.launch._launch_items, ._never_held"),
 )
 
 
@@ -167,6 +178,11 @@ def _launch_items(old: Signature, new: Signature, port: Signature, index: TreeIn
     pairs = _pair_launches(old.launches, new.launches)
     replaced = {(before.kernel_normalised, after.kernel_normalised): added for before, after in pairs
                 if (added := _replaced_in_place(before, after)) is not None}
+    # A paired launch site whose old kernel the port has never had: a kernel swapped there is not the port's.
+    never = _never_held(index, old_kernels - new_kernels - port_stands_for - aside)
+    unported = {after.kernel_normalised: before.kernel_normalised for before, after in pairs
+                if before.kernel_normalised in never and after.kernel_normalised not in port_stands_for
+                and after.kernel_normalised not in old_kernels}
     # Kernels launched: added (a new sibling dispatched from the wrapper) and removed (a renamed kernel).
     for kernel in sorted(new_kernels - old_kernels):
         launch = next(l for l in new.launches if l.kernel_normalised == kernel)
@@ -180,6 +196,9 @@ def _launch_items(old: Signature, new: Signature, port: Signature, index: TreeIn
                                              [upstream]))
         elif (swap := next(((was, added) for (was, now), added in replaced.items() if now == kernel), None)):
             items.append(Delta("undecided", "launch", _replacement_message(swap[0], kernel, swap[1]), [upstream]))
+        elif kernel in unported:
+            items.append(_unported_replacement(f"upstream now launches {kernel} where it launched "
+                                               f"{unported[kernel]}, a kernel the port has never had", [upstream]))
         else:
             tree = [_tree_launch_evidence(port, l, "the port launches this instead") for l in port.launches[:2]]
             if not tree:
@@ -218,6 +237,12 @@ def _launch_items(old: Signature, new: Signature, port: Signature, index: TreeIn
                 f"upstream changed how it launches {after.kernel_normalised}, which the port declares not carried",
                 [e for i in found for e in i.evidence if e.side != "tree"][:4]))
             continue
+        if unported.get(after.kernel_normalised) == before.kernel_normalised:
+            # Neither side is a kernel the port has: how the swapped launch is shaped is not the port's shape.
+            items += [_unported_replacement(f"{i.message}; the launch replaced {before.kernel_normalised}, a kernel "
+                                            "the port has never had", i.evidence) if i.status is Status.BEHIND else i
+                      for i in found]
+            continue
         if (before.kernel_normalised, after.kernel_normalised) in replaced:
             # The replacement kernel's own parameter order is not the port's interface.
             found = [Delta("undecided", i.layer, f"{i.message}; {before.kernel_normalised} was replaced in place, "
@@ -233,6 +258,24 @@ def _launch_items(old: Signature, new: Signature, port: Signature, index: TreeIn
                        rule=i.rule)
                  if i.status is Status.BEHIND else i for i in items]
     return items
+
+
+def _never_held(index: TreeIndex | None, kernels: set[str]) -> set[str]:
+    """Of ``kernels`` (normalised names), those the tree has never had: no in-tree definition whose name
+    normalises to it and no anchor naming it. Without an index nothing is known, so none."""
+    if index is None or not kernels:
+        return set()
+    named = {normalise_kernel_name(a.bare_symbol) for a in index.anchors}
+    left = set(kernels) - named
+    if left:
+        left -= {normalise_kernel_name(name) for name in index.definitions_by_name}
+    return left
+
+
+def _unported_replacement(message: str, evidence: list[Evidence]) -> Delta:
+    return Delta("undecided", "launch", f"{message}: the earlier commit that launched it is the interface change; "
+                 "this swap is a change of the host's body around kernels the port does not run, for a reader",
+                 evidence, rule="unported-launch-replaced")
 
 
 def _not_carried_launch(message: str, evidence: list[Evidence]) -> Delta:

@@ -21,6 +21,17 @@ port runs changes only if the decorator changes what the name is bound to:
   defines is off, ``#if`` expressions are not known and keep their
   ``#define``s out); a name defined twice in the default build is no alias.
 
+* ``macro-expanded`` (C/C++): each use of an object-like macro replaced by
+  what the macro expands to (``x.DATA_PTR<float>()`` → ``x.data_ptr<float>()``
+  under ``#define DATA_PTR data_ptr``), the ``#define`` read at the commit's
+  parent from the file or the headers it includes (``#include "..."``,
+  followed transitively beside the including file). The preprocessor
+  produced those very tokens, so the definition compiles to the same code:
+  cosmetic, or IN_SYNC where the port already spells the expansion. A macro
+  defined more than once, under a conditional other than an include guard,
+  ``#undef``'d, function-like, or not reached through the includes, stays
+  flagged.
+
 * ``untuned-port`` (Python/Triton): a kernel whose only change is the
   ``configs`` or ``key`` argument of its ``@triton.autotune`` decorator (the key
   only says when the tuner times its configs again; the function,
@@ -82,6 +93,18 @@ RULES = (
          "compared as before.",
          "-    BOOL_SWITCH(p_dropout < 1.f, Is_dropout, [&] {\n+    DROPOUT_SWITCH(p_dropout < 1.f, Is_dropout, [&] {",
          "classifier.rules.wrappers.default_build_aliases, classifier.rules.wrappers.WrapperRules._aliased_only"),
+    Rule("macro-expanded", ("NOT_APPLICABLE", "IN_SYNC"),
+         "A C/C++ definition whose new tokens are its old tokens with each use of an object-like macro replaced by "
+         "the macro's replacement list, the `#define` read at the commit's parent in the file or the headers it "
+         "includes (quoted includes, followed transitively beside the including file), defined once there, outside "
+         "any conditional but an include guard, never `#undef`'d, and no replacement token a macro at the new side: "
+         "the preprocessor produced exactly the new tokens before, so the same code compiles (DESIGN §5: form "
+         "without meaning). Cosmetic where the port still spells the macro, IN_SYNC where it already spells the "
+         "expansion. A macro defined twice, under `#ifdef`, function-like, or not reached through the includes "
+         "stays flagged.",
+         "  // compat.h: #define DATA_PTR data_ptr\n-  k<<<g, b>>>(x.DATA_PTR<float>());\n"
+         "+  k<<<g, b>>>(x.data_ptr<float>());",
+         "classifier.rules.wrappers.visible_object_macros, classifier.rules.wrappers.WrapperRules._expanded_only"),
 )
 
 
@@ -133,6 +156,118 @@ def default_build_aliases(sources: list[bytes]) -> dict[str, str]:
             target = aliases[target]
         resolved[new] = target
     return resolved
+
+
+_INCLUDE = re.compile(r'\s*#\s*include\s*"([^"]+)"')
+_DEFINE = re.compile(r"\s*#\s*(define|undef)\s+([A-Za-z_]\w*)(\(?)(.*)")
+_IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
+_PP_TOKEN = re.compile(r"[A-Za-z_]\w*|\d[\w.]*|::|->|<<=|>>=|<<|>>|&&|\|\||[-+*/%&|^!=<>]=|\+\+|--|\S")
+
+
+def included_sources(path: str, read, limit: int = 64) -> list[tuple[str, bytes]]:
+    """``path`` and the files its quoted ``#include "..."`` lines name, followed
+    transitively (each resolved beside the file that includes it), as
+    ``(path, bytes)`` read with ``read(path) -> bytes | None``; at most ``limit``
+    files. A system include (``<...>``) is not followed."""
+    seen: dict[str, bytes] = {}
+    waiting = [path]
+    while waiting and len(seen) < limit:
+        current = waiting.pop(0)
+        if current in seen:
+            continue
+        source = read(current)
+        if source is None:
+            continue
+        seen[current] = source
+        folder = current.rpartition("/")[0]
+        for line in source.decode("utf-8", errors="replace").splitlines():
+            match = _INCLUDE.match(line)
+            if match:
+                waiting.append(_joined(folder, match.group(1)))
+    return list(seen.items())
+
+
+def _joined(folder: str, relative: str) -> str:
+    parts = folder.split("/") if folder else []
+    for part in relative.split("/"):
+        if part == "..":
+            if parts:
+                parts.pop()
+        elif part and part != ".":
+            parts.append(part)
+    return "/".join(parts)
+
+
+def visible_object_macros(sources: list[bytes]) -> dict[str, list[str]]:
+    """``NAME -> replacement tokens`` for each object-like macro of ``sources``
+    that every build sees the same: defined exactly once among them, outside
+    every conditional except a file's include guard, and never ``#undef``'d.
+    A function-like macro, one defined twice (whatever the conditions), and one
+    under any other conditional are left out."""
+    definitions: dict[str, list[list[str] | None]] = {}
+    for source in sources:
+        lines = source.decode("utf-8", errors="replace").replace("\\\n", " ").splitlines()
+        guard = _include_guard(lines)
+        depth = 0
+        for line in lines:
+            match = _DIRECTIVE.match(line)
+            if match is not None and match.group(1) in ("ifdef", "ifndef", "if"):
+                depth += 1
+                continue
+            if match is not None and match.group(1) == "endif":
+                depth -= 1
+                continue
+            found = _DEFINE.match(line)
+            if found is None:
+                continue
+            word, name, paren, rest = found.groups()
+            if name == guard:
+                continue
+            outside = depth == 0 or (guard is not None and depth == 1)
+            if word == "undef" or paren or not outside:
+                definitions.setdefault(name, []).append(None)
+                continue
+            body = re.sub(r"//.*|/\*.*?\*/", " ", rest)
+            definitions.setdefault(name, []).append(_PP_TOKEN.findall(body))
+    return {name: found[0] for name, found in definitions.items()
+            if len(found) == 1 and found[0] is not None and found[0] and name not in found[0]}
+
+
+def _include_guard(lines: list[str]) -> str | None:
+    """The macro of a file's include guard (``#ifndef G`` / ``#define G`` first, its ``#endif`` last), or None."""
+    directives = [m for m in (_DIRECTIVE.match(line) for line in lines) if m is not None]
+    if len(directives) < 3 or directives[0].group(1) != "ifndef" or directives[1].group(1) != "define" \
+            or directives[-1].group(1) != "endif":
+        return None
+    name = (directives[0].group(2).split() or [""])[0]
+    if (directives[1].group(2).split() or [""])[0] != name:
+        return None
+    depth = 0
+    for index, directive in enumerate(directives):
+        if directive.group(1) in ("ifdef", "ifndef", "if"):
+            depth += 1
+        elif directive.group(1) == "endif":
+            depth -= 1
+            if depth == 0 and index != len(directives) - 1:
+                return None  # the first conditional closes before the end: no guard around the file
+    return name
+
+
+def expanded_macros(old_tokens: list[str], new_tokens: list[str], macros: dict[str, list[str]]) -> list[str]:
+    """The macros whose uses in ``old_tokens``, replaced by their replacement
+    tokens, give exactly ``new_tokens`` (the replacement followed through
+    macros it names); empty when the tokens differ in any other way."""
+    used = [name for name in dict.fromkeys(old_tokens) if name in macros]
+    if not used or old_tokens == new_tokens:
+        return []
+
+    def expand(tokens: list[str], depth: int = 0) -> list[str]:
+        out: list[str] = []
+        for token in tokens:
+            out += expand(macros[token], depth + 1) if token in macros and depth < 8 else [token]
+        return out
+
+    return used if expand(old_tokens) == new_tokens else []
 
 
 def _text(node) -> str:
@@ -302,6 +437,41 @@ class WrapperRules:
             return False
         mine = self._port_node(definition)
         return mine is not None and not autotuned(mine)
+
+    def _expanded_only(self, entry, symbol: TouchedSymbol) -> list[str] | None:
+        """``macro-expanded``: the macros (``NAME = replacement``) whose uses the definition's whole change
+        replaces by their replacement lists, read at the commit's parent from the file and the headers it
+        includes; None when that is not the whole change."""
+        sides = self._modified_sides(symbol, "cpp")
+        if sides is None or not entry.commit.parents:
+            return None
+        before, after = sides
+        old_tokens, new_tokens = qualifier_free_tokens(before.node), qualifier_free_tokens(after.node)
+        gone = set(old_tokens) - set(new_tokens)
+        if not gone or not all(_IDENTIFIER.fullmatch(t) for t in gone):
+            return None  # only a macro name can vanish in an expansion: nothing to read for the rest
+        parent, commit = entry.commit.parents[0], entry.commit.sha
+        old_path = symbol.old_path or symbol.path
+        old_table = self._table(symbol.old_blob, old_path)
+        if old_table is None or not old_table.source:
+            return None
+
+        def at_parent(path: str) -> bytes | None:
+            return old_table.source if path == old_path else self._upstream_file(parent, path)
+
+        visible = included_sources(old_path, at_parent)
+        macros = visible_object_macros([source for _, source in visible])
+        used = expanded_macros(old_tokens, new_tokens, macros)
+        if not used:
+            return None
+        # A replacement token that the new side defines as a macro would be replaced again there.
+        new_table = self._table(symbol.new_blob, symbol.path)
+        now = included_sources(symbol.path, lambda path: new_table.source if new_table is not None
+                               and path == symbol.path else self._upstream_file(commit, path))
+        defined = branches.defined_macros(*[source for _, source in now])
+        if any(token in defined for name in used for token in macros[name]):
+            return None
+        return [f"{name} = {' '.join(macros[name])}" for name in used]
 
     def _aliased_only(self, entry, symbol: TouchedSymbol) -> list[str] | None:
         """The macros ``macro-alias`` proves the definition's whole change
