@@ -3,7 +3,7 @@ the row width it is given; must not launch kernels."""
 
 import triton
 
-# portq: ports cutekernels:khd/constants.py::BLOCK_SIZES_POWERS_OF_2
+# The block sizes upstream's constants.py lists at the base (BLOCK_SIZES_POWERS_OF_2).
 POW2_BLOCKS = [64, 128, 256, 512, 1024]
 
 
