@@ -83,7 +83,8 @@ RULES = (
          "its value where nothing between writes memory or calls code that may (loads never moved across a "
          "store, an atomic, a barrier or a call of the module's own). The port-has-change reading on the three "
          "normal forms pairs every touched statement with the port's, each then read whole as the port's "
-         "(parameters by position, locals renamed one to one), and the old form as none: IN_SYNC.",
+         "(parameters by position, or each as itself where the two take different numbers; locals renamed one "
+         "to one), and the old form as none: IN_SYNC.",
          "-    w = w - z\n-    w = w.to(tl.float16)\n-    w = s * w\n+    w = (w - z).to(tl.float32) * s  "
          "(the port: tl.store(dst + i, s * (q - z).to(tl.float32)), q, z, s each read once)",
          "classifier.rules.computation.port_has_computed_change, "

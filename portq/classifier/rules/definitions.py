@@ -315,8 +315,9 @@ class DefinitionRules:
                                               f"what it computes, as the port's ({_cited(definition, computed)}): "
                                               "a product's (or a number sum's) operands in either order and each "
                                               "local bound and read once written into its value, nothing that "
-                                              "writes memory in between, parameters by position and locals "
-                                              "renamed one to one; its old form does not")
+                                              "writes memory in between, parameters by position (each as "
+                                              "itself where the two take different numbers) and locals renamed "
+                                              "one to one; its old form does not")
         language_note = "" if old.language == definition.language else " (cross-language port)"
         besides = f" besides {', '.join(sorted({s.message for s in scoped}))}, which the tree declares not carried" \
             if scoped else ""
