@@ -69,6 +69,7 @@ from portq.classifier.rules.branches import BranchRules
 from portq.classifier.rules.builds import BuildRules
 from portq.classifier.rules.moved_lines import MovedLineRules
 from portq.classifier.rules.callee_path import CalleePathRules
+from portq.classifier.rules.computation import same_computation
 from portq.classifier.rules.cosmetic import (attribute_names, caller_renaming, caller_renamings, followed_keywords,
                                              formatted_alike, keyword_bindings, renamed_locals, renamed_names,
                                              cpp_renaming, macro_read_names)
@@ -1011,6 +1012,15 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
                               "than a change the port must follow",
                               evidence + [new_side_evidence(symbol, Kind.COSMETIC, "the same Python AST once "
                                                             "log-only statements are dropped")])
+        computed = self._modified_sides(symbol, "python", parsed=True)
+        if computed is not None and same_computation(computed[0].node, computed[1].node):
+            return self._base("cosmetic-computation", symbol, NOT_APPLICABLE, "cosmetic", "body",
+                              f"{symbol.name} is a @triton.jit definition that computes the same before and after "
+                              "once a product's (or a number sum's) operands are read in either order and each "
+                              "local bound and read once is written into its value (nothing that writes memory in "
+                              "between), so cosmetic rather than a change the port must follow",
+                              evidence + [new_side_evidence(symbol, Kind.COSMETIC, "the same computation: operands "
+                                                            "of * and + reordered, single-use locals inlined")])
         formal = self._form_only(symbol, definition)
         if formal is not None:
             kept = "not-carried" if formal[0] in ("default-build", "live-branch") else "cosmetic"

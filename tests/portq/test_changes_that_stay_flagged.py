@@ -13,10 +13,11 @@ harmless from the text alone, so they stay flagged (NEEDS_REVIEW):
 - a name imported from another module path of such a library
   (``from dsl import Arch`` → ``from dsl.arch import Arch``): the two may
   bind different objects;
-- a computation whose new form the port holds only with its operands in
-  another order (``(w - z).to(tl.float32) * s``, the port ``s * (q - z).to(
-  tl.float32)``): the port-has-change rules compare operands in order and do
-  no algebra.
+- a computation whose new form the port holds only with a subtraction's
+  operands in the other order (``(w - z).to(tl.float32) * s``, the port
+  ``s * (z - q).to(tl.float32)``): a product's operands may be swapped in a
+  Triton kernel (``port-has-computed-change`` reads ``s * (q - z)...`` as the
+  new form), a difference's may not.
 """
 from __future__ import annotations
 
@@ -213,8 +214,21 @@ def unpack_kernel(packed_ptr, zero_ptr, scale_ptr, dst_ptr, total, TILE: tl.cons
 DEQUANT_MATRIX = MATRIX.replace('"ops/utils/*.py"]', '"ops/utils/*.py", "ops/dequant.py"]')
 
 
-def test_a_computation_the_port_holds_only_with_its_operands_in_another_order_stays_flagged(tmp_path):
+def test_a_computation_the_port_holds_with_a_products_operands_in_another_order_is_in_sync(tmp_path):
+    # A product's operands swapped and three single-use statements written as one value compute the same
+    # bits in a Triton kernel: the port already has the change.
     tree = {**TREE, "kernels/dequant.py": PORTED_DEQUANT.format(value="s * (q - z).to(tl.float32)")}
+    verdicts, _ = classify_history(tmp_path, [
+        CommitSpec("base", files={"ops/dequant.py": DEQUANT.format(dequantise=HALF)}),
+        CommitSpec("back to fp32", files={"ops/dequant.py": DEQUANT.format(
+            dequantise="    weights = (weights - zeros).to(tl.float32) * scales")}),
+    ], tree, matrix=DEQUANT_MATRIX)
+    assert verdicts[1].verdict == IN_SYNC, verdicts[1].reason
+    assert "port-has-computed-change" in verdicts[1].rules
+
+
+def test_a_computation_the_port_holds_only_with_a_subtractions_operands_swapped_stays_flagged(tmp_path):
+    tree = {**TREE, "kernels/dequant.py": PORTED_DEQUANT.format(value="s * (z - q).to(tl.float32)")}
     verdicts, _ = classify_history(tmp_path, [
         CommitSpec("base", files={"ops/dequant.py": DEQUANT.format(dequantise=HALF)}),
         CommitSpec("back to fp32", files={"ops/dequant.py": DEQUANT.format(

@@ -39,11 +39,12 @@ def _registry() -> dict[str, Rule]:
                                         guards, identity, interface, launch, ownership, parameters, provenance, scope,
                                         switches, wrappers)
     from portq.classifier.rules import builds, moved_lines
+    from portq.classifier.rules import computation
 
     found: dict[str, Rule] = {}
     for module in (ownership, provenance, cosmetic, form, branches, guards, switches, wrappers, attribution, parameters,
                    scope, equivalence, interface, launch, callee_path, definitions, identity, builds,
-                   moved_lines):
+                   moved_lines, computation):
         for rule in module.RULES:
             if rule.id in found:
                 raise ValueError(f"rule id {rule.id} is stated twice")

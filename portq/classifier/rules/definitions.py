@@ -33,6 +33,7 @@ import re
 from portq.classifier.delta import Delta, Status
 from portq.classifier.reading import _anchor_evidence, _caller_evidence, _kind_class
 from portq.classifier.rules import Rule, equivalence
+from portq.classifier.rules import computation
 from portq.classifier.rules.parameters import (_first_line_quote, _out_param_evidence, _returned_instead,
                                                _upstream_param_evidence)
 from portq.classifier.rules.scope import _scope_names
@@ -307,6 +308,16 @@ class DefinitionRules:
                                               f"by the port ({_cited(definition, inlined)}), modulo naming, one "
                                               "re-assigned local written into the value the port computes "
                                               "(`t = E; t = F(t);` read as `t = F(E);`)")
+            computed = self._port_has_computed_change(symbol, definition)
+            if computed:
+                return self._port_already_has("port-has-computed-change", symbol, definition, computed, evidence,
+                                              f"every statement {symbol.name}'s change touched already reads, as "
+                                              f"what it computes, as the port's ({_cited(definition, computed)}): "
+                                              "a product's (or a number sum's) operands in either order and each "
+                                              "local bound and read once written into its value, nothing that "
+                                              "writes memory in between, parameters by position (each as "
+                                              "itself where the two take different numbers) and locals renamed "
+                                              "one to one; its old form does not")
         language_note = "" if old.language == definition.language else " (cross-language port)"
         besides = f" besides {', '.join(sorted({s.message for s in scoped}))}, which the tree declares not carried" \
             if scoped else ""
@@ -362,6 +373,14 @@ class DefinitionRules:
             return None
         nodes = self._clean_nodes(symbol, definition)
         return None if nodes is None else equivalence.port_has_renamed_change(*nodes)
+
+    def _port_has_computed_change(self, symbol, definition):
+        """``computation.port_has_computed_change`` for a Python symbol and its Python port (both
+        ``@triton.jit``); None when it does not hold."""
+        if language_for_path(symbol.path) != "python" or language_for_path(definition.file) != "python":
+            return None
+        nodes = self._clean_nodes(symbol, definition)
+        return None if nodes is None else computation.port_has_computed_change(*nodes)
 
     def _clean_nodes(self, symbol, definition):
         """``(old, new, port)`` syntax nodes of a touched symbol's two upstream sides and its in-tree port,
