@@ -79,6 +79,7 @@ from portq.classifier.rules.identity import IdentityRules
 from portq.classifier.rules.interface import InterfaceRules
 from portq.classifier.rules.launch import platform_chosen_kernels, platform_chosen_launches
 from portq.classifier.rules.ownership import OwnershipRules
+from portq.classifier.rules.parameters import context_form_changed
 from portq.classifier.rules.parameters import (Derivation, Step, cpp_call, cpp_launch_constant, instance_computed, internal_argument, _upstream_param_evidence, derive, launch_argument,
                                                launch_argument_texts, parameter_position)
 from portq.classifier.rules.provenance import ProvenanceRules
@@ -767,6 +768,11 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
 
     def _decide(self, entry: EntryChanges, symbol: TouchedSymbol, facts: RangeFacts) -> SymbolVerdict:
         verdict = self._decided(entry, symbol, facts)
+        if symbol.change == "modified" and language_for_path(symbol.path) == "python" and context_form_changed(
+                self._definition(symbol.old_blob, symbol.old_path or symbol.path, symbol.qualified_name,
+                                 symbol.old_lines),
+                self._definition(symbol.new_blob, symbol.path, symbol.qualified_name, symbol.new_lines)):
+            verdict.rules = list(checked(*verdict.rules, "autograd-context"))
         if language_for_path(symbol.path) != "cpp":
             return verdict
         # only tables the decision built are asked: a symbol decided without its definition was not read through it

@@ -24,7 +24,7 @@ from portq.classifier.rules import Rule, equivalence
 from portq.classifier.rules.cosmetic import _function_node, _python_parameters
 from portq.core.evidence import Evidence, Kind
 from portq.language.signatures import Signature, Use, has_ancestor, node_text, nodes_of, normalise_name
-from portq.language.signatures_python import PythonLocals
+from portq.language.signatures_python import PythonLocals, autograd_context
 
 RULES = (
     Rule("parameter-change", ("REAL_GAP", "INERT", "IN_SYNC"),
@@ -147,6 +147,15 @@ RULES = (
          "-void gated_act(const float* in, float* out, cudaStream_t s)\n+void gated_act(const float* in, float* "
          "out, Param& p, cudaStream_t s)   (api_swiglu: +Empty e = {}; gated_act<Empty>(in, out, e, s))",
          "classifier.rules.parameters.internal_argument, classifier.verdicts.SymbolClassifier._internal_parameter"),
+    Rule("autograd-context", ("NEEDS_REVIEW", "REAL_GAP", "INERT", "IN_SYNC", "NOT_APPLICABLE"),
+         "The first parameter of `forward` in a class deriving from `Function` (`torch.autograd.Function`) that "
+         "defines no `setup_context` is the context autograd passes: `apply(*inputs)` supplies it, so it is no "
+         "parameter a caller binds and no part of the interface callers see, and the signature reads without it "
+         "(a parameter added or removed is then an input). Beside a `setup_context`, or outside a `Function`, the "
+         "first parameter is an input. A typed splat (`*args: Any`) is the splat `*args`.",
+         "-def forward(*args, **kwargs): ...\n-def setup_context(ctx, inputs, output): ...\n"
+         "+def forward(ctx, *args, **kwargs): ...   (callers call `.apply(x)` on both sides)",
+         "language.signatures_python.autograd_context, ._PythonExtractor._params"),
 )
 
 
@@ -1150,3 +1159,12 @@ def _enclosing_class(node):
             return current
         current = current.parent
     return None
+
+
+def context_form_changed(old, new) -> bool:
+    """Rule ``autograd-context``: whether an autograd ``forward`` (old and new ``Definition``) moved between
+    PyTorch's two forms, taking the context as its first parameter on one side only, so its signature was read
+    without that parameter on that side."""
+    if old is None or new is None or old.node is None or new.node is None:
+        return False
+    return autograd_context(old.node) != autograd_context(new.node)
