@@ -446,7 +446,7 @@ class _PythonExtractor:
                         derived.setdefault(_text(target), axis)
             if node.type == "binary_operator":
                 operator = _text(node.child_by_field_name("operator"))
-                if operator not in ("//", "%", "/"):
+                if operator not in ("//", "%"):  # ``/`` is true division in Python and Triton: no packing
                     continue
                 left = node.child_by_field_name("left")
                 axis = self._derived_axis(left, derived)

@@ -104,3 +104,5 @@ def test_an_alias_of_another_module_or_a_shadowed_root_is_not_the_module():
     assert same_modulo_module_aliases(body_old, shadowed[shadowed.index("@triton.jit"):], old, shadowed) == []
     same = SHORT.format(alias="import triton.language as tl", extra="")
     assert same_modulo_module_aliases(body_old, same[same.index("@triton.jit"):], old, same) == ["tl"]
+    body_same = same[same.index("@triton.jit"):]
+    assert same_modulo_module_aliases(body_same, body_same, same, same) == []  # no alias needed: cosmetic-ast

@@ -858,8 +858,11 @@ def _spelled_dump(text: str, module_source: str) -> tuple[str, set[str]] | None:
 
 def same_modulo_module_aliases(old_text: str, new_text: str, old_module: str, new_module: str) -> list[str]:
     """Rule ``module-alias``: the aliases (either side) whose reads, written out as the module each binds
-    exactly, make the two definitions the same ``ast``; empty when they do not, or when no alias was needed."""
+    exactly, make the two definitions the same ``ast``; empty when they do not, or when they are the same ``ast``
+    as written (no alias was needed)."""
     old, new = _spelled_dump(old_text, old_module), _spelled_dump(new_text, new_module)
     if old is None or new is None or old[0] != new[0] or not (old[1] | new[1]):
         return []
+    if ast.dump(ast.parse(textwrap.dedent(old_text))) == ast.dump(ast.parse(textwrap.dedent(new_text))):
+        return []  # the same program without reading any alias: ``cosmetic-ast``'s, not this rule's
     return sorted(old[1] | new[1])
