@@ -41,7 +41,7 @@ RULES = (
          "A new parameter (or launch argument) upstream computes only from shapes, constants and values the "
          "kernel already receives is how upstream implements the kernel, not an input the port's callers must "
          "supply: for a reader (at most NEEDS_REVIEW), quoting the derivation. A helper applied to nothing but "
-         "the `dtype` of one of the launcher's parameters (`util.dtype(x.dtype)`, its callee no parameter) is "
+         "the `dtype` of one of the launcher's parameters (`util.acc_type(x.dtype)`, its callee no parameter) is "
          "chosen by the input's element type, which the kernel receives with the tensor: derived too.",
          "+    padded = triton.next_power_of_2(d)\n+    k[grid](x, d, PADDED=padded)",
          "classifier.rules.parameters._parameter_items, classifier.rules.launch._derived_arguments_item"),
@@ -1176,7 +1176,7 @@ def context_form_changed(old, new) -> bool:
 
 
 def _dtype_keyed(call, parameters: set[str]) -> bool:
-    """Rule ``derived-parameter`` (a value keyed by a dtype): ``call`` is a module-level helper (``util.dtype(x.dtype)``, ``f(x.dtype)``,
+    """Rule ``derived-parameter`` (a value keyed by a dtype): ``call`` is a module-level helper (``util.acc_type(x.dtype)``, ``f(x.dtype)``,
     its callee's root no parameter of the launching function) applied to one argument only, the ``dtype`` of one
     of the function's parameters: the value it passes is chosen by the input's element type, which the kernel
     already receives with the tensor, not an input a caller supplies."""
