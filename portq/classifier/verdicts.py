@@ -76,11 +76,13 @@ from portq.classifier.rules.cosmetic import (attribute_names, caller_renaming, c
 from portq.classifier.rules.definitions import DefinitionRules
 from portq.classifier.rules.form import (FormRules, definition_text, module_loggers, qualifier_free_tokens,
                                         same_without_logging)
+from portq.classifier.rules.form import same_modulo_module_aliases
 from portq.classifier.rules.guards import GuardRules
 from portq.classifier.rules.identity import IdentityRules
 from portq.classifier.rules.interface import InterfaceRules
 from portq.classifier.rules.launch import platform_chosen_kernels, platform_chosen_launches
 from portq.classifier.rules.ownership import OwnershipRules
+from portq.classifier.rules.parameters import context_form_changed
 from portq.classifier.rules.parameters import (Derivation, Step, cpp_call, cpp_launch_constant, instance_computed, internal_argument, _upstream_param_evidence, derive, launch_argument,
                                                launch_argument_texts, parameter_position)
 from portq.classifier.rules.provenance import ProvenanceRules
@@ -464,6 +466,21 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
         before, after = self._python_asts(symbol)
         return before is not None and before == after
 
+    def _module_aliases(self, symbol: TouchedSymbol) -> list[str]:
+        """Rule ``module-alias``: the module aliases that, written out, make the two sides of a Python definition
+        the same program (``form.same_modulo_module_aliases``); empty otherwise."""
+        if language_for_path(symbol.path) != "python":
+            return []
+        tables = self._side_tables(symbol)
+        old = self._definition(symbol.old_blob, symbol.old_path or symbol.path, symbol.qualified_name,
+                               symbol.old_lines)
+        new = self._definition(symbol.new_blob, symbol.path, symbol.qualified_name, symbol.new_lines)
+        if old is None or new is None or old.node is None or new.node is None \
+                or any(t is None or t.source is None for t in tables):
+            return []
+        return same_modulo_module_aliases(definition_text(old.node), definition_text(new.node),
+                                          *(t.source.decode("utf-8", errors="replace") for t in tables))
+
     def _same_python_ast_without_logging(self, symbol: TouchedSymbol) -> bool:
         """True when a Python definition is the same program on both sides once statements that only log are
         dropped, the module's loggers read from both sides of its file (``log-only``)."""
@@ -769,6 +786,11 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
 
     def _decide(self, entry: EntryChanges, symbol: TouchedSymbol, facts: RangeFacts) -> SymbolVerdict:
         verdict = self._decided(entry, symbol, facts)
+        if symbol.change == "modified" and language_for_path(symbol.path) == "python" and context_form_changed(
+                self._definition(symbol.old_blob, symbol.old_path or symbol.path, symbol.qualified_name,
+                                 symbol.old_lines),
+                self._definition(symbol.new_blob, symbol.path, symbol.qualified_name, symbol.new_lines)):
+            verdict.rules = list(checked(*verdict.rules, "autograd-context"))
         if language_for_path(symbol.path) != "cpp":
             return verdict
         # only tables the decision built are asked: a symbol decided without its definition was not read through it
@@ -990,6 +1012,15 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
                               evidence + [new_side_evidence(symbol, Kind.COSMETIC,
                                                             f"keywords renamed with their callees' parameters: "
                                                             f"{pairs}", pairs)])
+        aliases = self._module_aliases(symbol)
+        if aliases:
+            return self._base("module-alias", symbol, NOT_APPLICABLE, "cosmetic", "body",
+                              f"{symbol.name} differs before and after only in naming a module through an alias "
+                              f"bound to exactly that module and nowhere rebound ({', '.join(aliases[:3])}): written "
+                              "out, both sides are the same program, so cosmetic rather than a change the port must "
+                              "follow", evidence + [new_side_evidence(symbol, Kind.COSMETIC,
+                                                                      f"module aliases: {', '.join(aliases[:3])}",
+                                                                      aliases[0])])
         if self._same_python_ast(symbol):
             return self._base("cosmetic-ast", 
                 symbol, NOT_APPLICABLE, "cosmetic", "body",

@@ -90,13 +90,25 @@ class _PythonExtractor:
     def _params(self) -> None:
         parameters = self.function.child_by_field_name("parameters")
         derived = _heuristic_names(self.outer)
+        supplied = autograd_context(self.outer)
         for child in parameters.named_children if parameters else []:
             name, constexpr, has_default = None, False, False
+            if supplied:  # autograd's context, which ``apply`` passes: no parameter a caller binds
+                supplied = False
+                continue
             if child.type == "identifier":
                 name = _text(child)
             elif child.type == "typed_parameter":
                 name_node = next((c for c in child.named_children if c.type == "identifier"), None)
-                name = _text(name_node) if name_node is not None else None
+                splat = next((c for c in child.named_children
+                              if c.type in ("list_splat_pattern", "dictionary_splat_pattern")), None)
+                if name_node is None and splat is not None:  # ``*args: Any`` is the splat ``*args``, annotated
+                    inner = next((c for c in splat.named_children if c.type == "identifier"), None)
+                    name_node = inner
+                    name = ("**" if splat.type == "dictionary_splat_pattern" else "*") + _text(inner) \
+                        if inner is not None else None
+                else:
+                    name = _text(name_node) if name_node is not None else None
                 constexpr = "constexpr" in _text(child.child_by_field_name("type"))
             elif child.type in ("default_parameter", "typed_default_parameter"):
                 name = _text(child.child_by_field_name("name"))
@@ -434,7 +446,7 @@ class _PythonExtractor:
                         derived.setdefault(_text(target), axis)
             if node.type == "binary_operator":
                 operator = _text(node.child_by_field_name("operator"))
-                if operator not in ("//", "%", "/"):
+                if operator not in ("//", "%"):  # ``/`` is true division in Python and Triton: no packing
                     continue
                 left = node.child_by_field_name("left")
                 axis = self._derived_axis(left, derived)
@@ -790,3 +802,32 @@ def python_single_return(node):
     if len(returns) == 1:
         return names, returns[0].named_children[0], locals_.at(returns[0])
     return names, [r.named_children[0] for r in returns], [locals_.at(r) for r in returns]
+
+
+def autograd_context(node) -> bool:
+    """Whether the first parameter of the Python function ``node`` (or its decorated definition) is the
+    context autograd passes: ``forward`` of a class deriving from ``Function``
+    (``torch.autograd.Function``) whose ``forward`` takes the context, i.e. the class defines no
+    ``setup_context`` (PyTorch's two forms: ``forward(ctx, *inputs)``, or ``forward(*inputs)`` with
+    ``setup_context(ctx, inputs, output)``). ``Function.apply(*inputs)`` supplies it, so it is no parameter
+    a caller binds and no part of the interface callers see (``backward`` takes it in both forms alike)."""
+    function = node.child_by_field_name("definition") if node.type == "decorated_definition" else node
+    if function is None or function.type != "function_definition":
+        return False
+    name = function.child_by_field_name("name")
+    if name is None or _text(name) != "forward":
+        return False
+    block = node.parent
+    owner = block.parent if block is not None and block.type == "block" else None
+    if owner is None or owner.type != "class_definition":
+        return False
+    bases = owner.child_by_field_name("superclasses")
+    if bases is None or not any(_text(b).split(".")[-1] == "Function" for b in bases.named_children):
+        return False
+    for statement in block.named_children:
+        member = statement.child_by_field_name("definition") if statement.type == "decorated_definition" \
+            else statement
+        if member is not None and member.type == "function_definition" \
+                and _text(member.child_by_field_name("name")) == "setup_context":
+            return False
+    return True

@@ -98,6 +98,13 @@ RULES = (
          "behind (it still carries the old name).",
          "-def k_v1(x): ...\n+def k_v2(x): ...",
          "classifier.rules.definitions.DefinitionRules._removed"),
+    Rule("renamed-owner", ("NEEDS_REVIEW",),
+         "A ported definition removed while an added one in the same file has its own name under another "
+         "enclosing definition (a method whose class was renamed), its body changed on the way, is the same "
+         "definition moved, not renamed: the port carries the name upstream still uses, so no gap on the name; "
+         "the changed body is for a reviewer to compare. A body carried unchanged stays `moved-definition`.",
+         "-class Norm:\n-    def forward(x, n): ...\n+class GroupNorm:\n+    def forward(x, n, groups): ...",
+         "classifier.rules.definitions.DefinitionRules._renamed_owner, ._removed"),
     Rule("macro-declared-definition", ("REAL_GAP", "INERT", "NEEDS_REVIEW", "IN_SYNC", "NOT_APPLICABLE"),
          "A C/C++ definition introduced by a function-like macro of its file whose expansion is a function "
          "declaration named by one of its arguments (`DEFINE_K(fwd, bool F) { body }`) is that definition: its "
@@ -486,6 +493,8 @@ class DefinitionRules:
                 "ports it, so a reviewer must decide whether the port goes too",
                 evidence + [tree_evidence],
             )
+        if replacement.name == symbol.name and replacement.qualified_name != symbol.qualified_name:
+            return self._renamed_owner(symbol, replacement, evidence + [tree_evidence])
         successors = self.index.ports_for(self.upstream, {replacement.path}, replacement.name, replacement.qualified_name)
         if successors:
             successor = successors[0]
@@ -499,6 +508,21 @@ class DefinitionRules:
                      f"upstream renamed {symbol.name} to {replacement.name}; the port still carries {symbol.name}",
                      [tree_evidence], rule="renamed-definition")
         return self._gap(symbol, port, [item], evidence + [tree_evidence])
+
+    def _renamed_owner(self, symbol, replacement, evidence) -> SymbolVerdict:
+        """Rule ``renamed-owner``: the removed ported definition and the added one share their own name and
+        differ only in what encloses them (a method whose class was renamed or moved), and the move did not
+        carry the body unchanged (``moved-definition`` decides that first). The name the port carries is the
+        name upstream still uses, so the premise of ``renamed-definition`` (the port is behind on a name) does
+        not hold; what changed is the body, which a reviewer compares with the port: NEEDS_REVIEW, never
+        REAL_GAP on the name alone."""
+        return self._base("renamed-owner", symbol, NEEDS_REVIEW, None, "signature",
+                          f"upstream moved {symbol.qualified_name} to {replacement.qualified_name} (what encloses it "
+                          f"was renamed; its own name {symbol.name} is unchanged) and changed its body on the way, so "
+                          "a reviewer compares the new body with the port rather than a renamed-definition gap",
+                          evidence + [Evidence(kind=Kind.ANCHOR_LOST, side="upstream-new", path=replacement.path,
+                                               symbol=replacement.name, subject=replacement.qualified_name,
+                                               message=f"carried on as {replacement.qualified_name}")])
 
     def _template(self, symbol) -> bool:
         """Whether upstream's old definition of ``symbol`` is a C++ template (``removed-pinned-definition``:

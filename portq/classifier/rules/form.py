@@ -175,6 +175,16 @@ RULES = (
          "NOT_APPLICABLE/cosmetic.",
          "+    def extra_repr(self):\n+        return f\"eps={self.eps}\"   (a new method nothing ports)",
          "classifier.rules.form.outside_members, classifier.rules.attribution.AttributionRules._container"),
+    Rule("module-alias", ("NOT_APPLICABLE",),
+         "A Python definition whose body differs only in naming a module through an alias that binds exactly that "
+         "module (`import triton.language as tl`, then `tl.exp` for `triton.language.exp`) is the same program: the "
+         "alias is the module object itself. It holds when, on each side, the alias is bound once, by a module-level "
+         "`import A.B as x`, and nothing else in the module binds that name or the root of the module path "
+         "(assignment, parameter, loop, another import, a definition); then every alias read, written out as the "
+         "module path, gives the same `ast` on both sides: cosmetic. `from A import B as x` may bind an attribute "
+         "rather than the module, and an alias rebound anywhere may be something else: those stay flagged.",
+         "+import triton.language as tl\n-    x = triton.language.load(p)\n+    x = tl.load(p)",
+         "classifier.rules.form.same_modulo_module_aliases, classifier.verdicts.SymbolClassifier._against_port"),
 )
 
 # --- Python: annotations ------------------------------------------------------------
@@ -770,3 +780,89 @@ class FormRules:
                           [e for e in broken.evidence if e.kind != Kind.HUNK]
                           + [new_side_evidence(symbol, Kind.COSMETIC,
                                                f"unread locals removed: {', '.join(removed[:4])}", removed[0])])
+
+
+def _module_aliases(module: ast.Module) -> dict[str, str]:
+    """``alias -> dotted module`` for every ``import A.B as alias`` at module level whose alias, and whose
+    module path's root, nothing else in the module binds (rule ``module-alias``)."""
+    found: dict[str, str] = {}
+    for statement in module.body:
+        if isinstance(statement, ast.Import):
+            for alias in statement.names:
+                if alias.asname:
+                    found[alias.asname] = None if alias.asname in found else alias.name
+    found = {k: v for k, v in found.items() if v}
+    if not found:
+        return {}
+    bound: dict[str, int] = {}
+
+    def bind(name: str) -> None:
+        bound[name] = bound.get(name, 0) + 1
+
+    for node in ast.walk(module):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            bind(node.id)
+        elif isinstance(node, ast.arg):
+            bind(node.arg)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bind(node.name)
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            for name in node.names:
+                bind(name)
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            bind(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)) and (node not in module.body
+                                                                 or isinstance(node, ast.ImportFrom)):
+            for alias in node.names:
+                bind((alias.asname or alias.name).split(".")[0])
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if not alias.asname:
+                    continue
+                if found.get(alias.asname) != alias.name:
+                    bind(alias.asname)
+        elif isinstance(node, ast.MatchAs) and node.name:
+            bind(node.name)
+    return {alias: dotted for alias, dotted in found.items()
+            if not bound.get(alias) and not bound.get(dotted.split(".")[0])}
+
+
+class _Spelled(ast.NodeTransformer):
+    """Every read of an alias written out as its module path."""
+
+    def __init__(self, aliases: dict[str, str]) -> None:
+        self.aliases = aliases
+        self.used: set[str] = set()
+
+    def visit_Name(self, node: ast.Name):
+        dotted = self.aliases.get(node.id)
+        if dotted is None or not isinstance(node.ctx, ast.Load):
+            return node
+        self.used.add(node.id)
+        parts = dotted.split(".")
+        spelled: ast.expr = ast.Name(id=parts[0], ctx=ast.Load())
+        for part in parts[1:]:
+            spelled = ast.Attribute(value=spelled, attr=part, ctx=ast.Load())
+        return spelled
+
+
+def _spelled_dump(text: str, module_source: str) -> tuple[str, set[str]] | None:
+    try:
+        module = ast.parse(module_source)
+        tree = ast.parse(textwrap.dedent(text))
+    except (SyntaxError, ValueError):
+        return None
+    spelled = _Spelled(_module_aliases(module))
+    return ast.dump(spelled.visit(tree)), spelled.used
+
+
+def same_modulo_module_aliases(old_text: str, new_text: str, old_module: str, new_module: str) -> list[str]:
+    """Rule ``module-alias``: the aliases (either side) whose reads, written out as the module each binds
+    exactly, make the two definitions the same ``ast``; empty when they do not, or when they are the same ``ast``
+    as written (no alias was needed)."""
+    old, new = _spelled_dump(old_text, old_module), _spelled_dump(new_text, new_module)
+    if old is None or new is None or old[0] != new[0] or not (old[1] | new[1]):
+        return []
+    if ast.dump(ast.parse(textwrap.dedent(old_text))) == ast.dump(ast.parse(textwrap.dedent(new_text))):
+        return []  # the same program without reading any alias: ``cosmetic-ast``'s, not this rule's
+    return sorted(old[1] | new[1])

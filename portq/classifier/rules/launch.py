@@ -73,7 +73,8 @@ RULES = (
          "In C++ a block index a `__device__` function of the same file reads, called from the kernel "
          "(transitively), is the kernel's: the helper runs in the kernel's block, so a body moved into a helper "
          "keeps its axes (DESIGN §5: the launch and the work each block does are unchanged; what the moved "
-         "body does is a body change for a reader).",
+         "body does is a body change for a reader). In Python and Triton `/` is true division, never a packing "
+         "of work into the id: only `//` and `%` decompose a program id there.",
          "-    pid = tl.program_id(0)\n+    pid_m = tl.program_id(0); pid_n = tl.program_id(1)",
          "classifier.rules.launch._program_id_items"),
     Rule("not-carried-launch", ("NEEDS_REVIEW",),

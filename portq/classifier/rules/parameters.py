@@ -24,7 +24,7 @@ from portq.classifier.rules import Rule, equivalence
 from portq.classifier.rules.cosmetic import _function_node, _python_parameters
 from portq.core.evidence import Evidence, Kind
 from portq.language.signatures import Signature, Use, has_ancestor, node_text, nodes_of, normalise_name
-from portq.language.signatures_python import PythonLocals
+from portq.language.signatures_python import PythonLocals, autograd_context
 
 RULES = (
     Rule("parameter-change", ("REAL_GAP", "INERT", "IN_SYNC"),
@@ -40,7 +40,9 @@ RULES = (
     Rule("derived-parameter", ("NEEDS_REVIEW",),
          "A new parameter (or launch argument) upstream computes only from shapes, constants and values the "
          "kernel already receives is how upstream implements the kernel, not an input the port's callers must "
-         "supply: for a reader (at most NEEDS_REVIEW), quoting the derivation.",
+         "supply: for a reader (at most NEEDS_REVIEW), quoting the derivation. A helper applied to nothing but "
+         "the `dtype` of one of the launcher's parameters (`util.acc_type(x.dtype)`, its callee no parameter) is "
+         "chosen by the input's element type, which the kernel receives with the tensor: derived too.",
          "+    padded = triton.next_power_of_2(d)\n+    k[grid](x, d, PADDED=padded)",
          "classifier.rules.parameters._parameter_items, classifier.rules.launch._derived_arguments_item"),
     Rule("constant-derived-parameter", ("NEEDS_REVIEW",),
@@ -147,6 +149,15 @@ RULES = (
          "-void gated_act(const float* in, float* out, cudaStream_t s)\n+void gated_act(const float* in, float* "
          "out, Param& p, cudaStream_t s)   (api_swiglu: +Empty e = {}; gated_act<Empty>(in, out, e, s))",
          "classifier.rules.parameters.internal_argument, classifier.verdicts.SymbolClassifier._internal_parameter"),
+    Rule("autograd-context", ("NEEDS_REVIEW", "REAL_GAP", "INERT", "IN_SYNC", "NOT_APPLICABLE"),
+         "The first parameter of `forward` in a class deriving from `Function` (`torch.autograd.Function`) that "
+         "defines no `setup_context` is the context autograd passes: `apply(*inputs)` supplies it, so it is no "
+         "parameter a caller binds and no part of the interface callers see, and the signature reads without it "
+         "(a parameter added or removed is then an input). Beside a `setup_context`, or outside a `Function`, the "
+         "first parameter is an input. A typed splat (`*args: Any`) is the splat `*args`.",
+         "-def forward(*args, **kwargs): ...\n-def setup_context(ctx, inputs, output): ...\n"
+         "+def forward(ctx, *args, **kwargs): ...   (callers call `.apply(x)` on both sides)",
+         "language.signatures_python.autograd_context, ._PythonExtractor._params"),
 )
 
 
@@ -386,6 +397,9 @@ def derive(function, expression, received: set[str], depth: int = 12) -> Derivat
                     elif value is not None:
                         visit(value, 1)  # a shape is followed afresh: the allocation is the derivation's end
                 allocating[0] = was
+                return
+            if not at_module and _dtype_keyed(node, parameters):
+                terminals.append(f"{node_text(node)} (a value chosen by an input's dtype alone)")
                 return
             if name.split(".")[-1] not in _PURE_CALLS and name not in _PURE_CALLS:
                 problems.append(f"{name}(...) is not a known pure helper")
@@ -1150,3 +1164,31 @@ def _enclosing_class(node):
             return current
         current = current.parent
     return None
+
+
+def context_form_changed(old, new) -> bool:
+    """Rule ``autograd-context``: whether an autograd ``forward`` (old and new ``Definition``) moved between
+    PyTorch's two forms, taking the context as its first parameter on one side only, so its signature was read
+    without that parameter on that side."""
+    if old is None or new is None or old.node is None or new.node is None:
+        return False
+    return autograd_context(old.node) != autograd_context(new.node)
+
+
+def _dtype_keyed(call, parameters: set[str]) -> bool:
+    """Rule ``derived-parameter`` (a value keyed by a dtype): ``call`` is a module-level helper (``util.acc_type(x.dtype)``, ``f(x.dtype)``,
+    its callee's root no parameter of the launching function) applied to one argument only, the ``dtype`` of one
+    of the function's parameters: the value it passes is chosen by the input's element type, which the kernel
+    already receives with the tensor, not an input a caller supplies."""
+    callee = call.child_by_field_name("function")
+    arguments = call.child_by_field_name("arguments")
+    if callee is None or arguments is None or callee.type not in ("identifier", "attribute"):
+        return False
+    if node_text(callee).split(".")[0] in parameters:
+        return False
+    given = [a for a in arguments.named_children if a.type != "comment"]
+    if len(given) != 1 or given[0].type != "attribute":
+        return False
+    obj, attribute = given[0].child_by_field_name("object"), given[0].child_by_field_name("attribute")
+    return obj is not None and obj.type == "identifier" and node_text(obj) in parameters \
+        and attribute is not None and node_text(attribute) == "dtype"
