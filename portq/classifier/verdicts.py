@@ -616,7 +616,7 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
         after = self._table(symbol.new_blob, symbol.path)
         if before is None or after is None or before.fallback or after.fallback:
             return None
-        was, now = cpp_kernel_uses(before.source, symbol.name), cpp_kernel_uses(after.source, symbol.name)
+        was, now = cpp_kernel_uses(before.source, symbol.name, before.tree), cpp_kernel_uses(after.source, symbol.name, after.tree)
         if not was or not now or any(count is None for _, _, count in was + now):
             return None
         launchers = {(function, parameters) for function, parameters, _ in was}

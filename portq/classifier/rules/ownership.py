@@ -176,7 +176,7 @@ class OwnershipRules:
                 return None
             if symbol.name.encode() not in table.source:
                 continue
-            uses = cpp_kernel_uses(table.source, symbol.name)
+            uses = cpp_kernel_uses(table.source, symbol.name, table.tree)
             if uses is None:
                 return None
             for function, _parameters, _count in uses:

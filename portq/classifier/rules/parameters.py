@@ -599,13 +599,17 @@ def cpp_function_named(node) -> tuple[str, str] | None:
 _CPP_NOT_CODE = frozenset({"comment", "string_literal", "raw_string_literal", "char_literal", "string_content"})
 
 
-def cpp_kernel_uses(source: bytes, kernel: str) -> list[tuple[str, str, int | None]] | None:
+def cpp_kernel_uses(source: bytes, kernel: str, tree=None) -> list[tuple[str, str, int | None]] | None:
     """Rule ``copied-launcher-parameter``: every use of CUDA kernel ``kernel`` by name in C++ ``source``,
     outside comments, literals and the kernel's own definitions, as ``(enclosing function, its parameter
     list, arguments passed)``; the count is None for a use that is no ``kernel<<<...>>>(...)`` launch (a
     call, an address taken). None when a use lies outside any function definition (a declaration at file
-    scope, an explicit instantiation) or the source cannot be parsed: such a use is not a launcher's."""
-    tree = parse(source, "cpp")
+    scope, an explicit instantiation) or the source cannot be parsed: such a use is not a launcher's.
+    ``tree``: the source's parse, when the caller holds one."""
+    if tree is None:
+        if kernel.encode() not in source:
+            return []
+        tree = parse(source, "cpp")
     if tree is None:
         return None
     text = source.decode("latin-1")  # one character a byte: offsets agree with the tree's
