@@ -83,7 +83,7 @@ from portq.classifier.rules.interface import InterfaceRules
 from portq.classifier.rules.launch import platform_chosen_kernels, platform_chosen_launches
 from portq.classifier.rules.ownership import OwnershipRules
 from portq.classifier.rules.parameters import context_form_changed
-from portq.classifier.rules.parameters import (Derivation, Step, cpp_call, cpp_launch_constant, instance_computed, internal_argument, _upstream_param_evidence, derive, launch_argument,
+from portq.classifier.rules.parameters import (Derivation, Step, cpp_call, cpp_kernel_uses, cpp_launch_constant, instance_computed, internal_argument, _upstream_param_evidence, derive, launch_argument,
                                                launch_argument_texts, parameter_position)
 from portq.classifier.rules.provenance import ProvenanceRules
 from portq.classifier.rules.scope import ScopeRules, _scope_names
@@ -92,6 +92,7 @@ from portq.classifier.rules.wrappers import WrapperRules
 from portq.core.evidence import Evidence, Kind, Location, Side, located
 from portq.core.model import (FLAGGED, IN_SYNC, NEEDS_REVIEW, NOT_APPLICABLE, SEVERITY, EntryChanges, FileChange, SymbolVerdict,
                               TouchedSymbol, Verdict)
+from portq.core.paths import is_test_path
 from portq.language.extraction import signature_of
 from portq.language.signatures import Signature, comment_free_tokens
 from portq.language.symbols import (KIND_CLASS, KIND_FUNCTION, KIND_TRITON_KERNEL, MAX_PARSE_BYTES, SymbolTable,
@@ -587,6 +588,8 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
         new runtime parameter ``name`` from, when every caller it had (in the C++ files the commit changes,
         which hold every caller a compiler would reject otherwise) keeps its own parameters and passes a local it
         declares, and no tree definition other than a port calls the port's function ``port``; else None."""
+        if language_for_path(symbol.path) == "cpp" and new.is_kernel:
+            return self._copied_launcher_parameter(symbol, new, name, port)
         if language_for_path(symbol.path) != "cpp" or new.is_kernel or name not in new.runtime_param_names:
             return None
         index = new.runtime_param_names.index(name)
@@ -617,6 +620,44 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
         if not quotes or not self._called_only_from_ports(port):
             return None
         return tuple(quotes)
+
+    def _copied_launcher_parameter(self, symbol: TouchedSymbol, new: Signature, name: str,
+                                   port) -> tuple[str, ...] | None:
+        """Rule ``copied-launcher-parameter``: the launchers of CUDA kernel ``symbol`` that pass its new runtime
+        parameter ``name``, when every function of upstream's file that launched it keeps its own parameters,
+        every launch on the new side passes it (a launcher new in the commit is a sibling), and the tree uses the
+        port's kernel ``port`` only by launches inside functions of the port's own file that have those
+        names and parameters (copies of upstream's launchers); else None."""
+        if name not in new.runtime_param_names:
+            return None
+        index = new.runtime_param_names.index(name)
+        before = self._table(symbol.old_blob, symbol.old_path or symbol.path) if symbol.old_blob else None
+        after = self._table(symbol.new_blob, symbol.path)
+        if before is None or after is None or before.fallback or after.fallback:
+            return None
+        was, now = cpp_kernel_uses(before.source, symbol.name, before.tree), cpp_kernel_uses(after.source, symbol.name, after.tree)
+        if not was or not now or any(count is None for _, _, count in was + now):
+            return None
+        launchers = {(function, parameters) for function, parameters, _ in was}
+        if not launchers <= {(function, parameters) for function, parameters, _ in now} \
+                or any(count <= index for _, _, count in now):
+            return None  # a launcher changed its own parameters, or a launch does not pass it (new ones are siblings)
+        sources = self.index.tree_sources()
+        if sources is None:
+            return None
+        mention = re.compile(rf"(?<![\w.>:]){re.escape(port.name)}\b".encode())
+        for path, source in sources.items():
+            if is_test_path(path) or not mention.search(source):
+                continue
+            if language_for_path(path) != "cpp":
+                return None
+            uses = cpp_kernel_uses(source, port.name)
+            if uses is not None and path != port.file and not uses:
+                continue  # named only in comments or literals
+            if uses is None or path != port.file or any(count is None or (function, parameters) not in launchers
+                                   for function, parameters, count in uses):
+                return None
+        return tuple(sorted({function for function, _ in launchers}))
 
     def _called_only_from_ports(self, port) -> bool:
         """True when every call of the tree definition ``port`` by name lies in a tree definition that

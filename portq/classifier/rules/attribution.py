@@ -37,6 +37,7 @@ from portq.classifier.reading import (RangeFacts, _COMMON_IDENTIFIERS, _IDENTIFI
                                       _unchanged_moves, new_side_evidence)
 from portq.classifier.rules import Rule, branches, form
 from portq.classifier.rules.definitions import self_test_definitions
+from portq.classifier.rules.parameters import cpp_function_named
 from portq.classifier.imports import (_module_stem, import_bindings, import_lines, rebound_names,
                                       reexport_target, relative_module_path)
 from portq.core.evidence import Evidence, Kind
@@ -163,6 +164,18 @@ RULES = (
          "  (in CONFIGS = [...]; `# portq: not-carried upstream::path::CONFIGS` in the tree)",
          "classifier.rules.attribution.AttributionRules._declared_binding, "
          "classifier.rules.identity.IdentityRules._module_level_use"),
+    Rule("declared-specialisation", ("NOT_APPLICABLE",),
+         "Changed C++ lines outside the definitions the reader extracts that all lie (`#include` lines aside) in "
+         "explicit specialisations `template <> R f<T>(...) { ... }` of functions the tree declares `not-carried` "
+         "as a whole for that file: a specialisation is the declared function's own body for one type, so the "
+         "change lies in code the port states it does not carry, even where its lines name what a ported "
+         "definition also uses. NOT_APPLICABLE/not-carried, citing the declaration. A line in a specialisation "
+         "of an undeclared function, or anywhere else, stays with `toplevel-use`.",
+         "template <>\nvoid launch_bw<float>(float *g, const float *dy, int rows, int width, cudaStream_t s) {\n"
+         "-  int threads = width;\n+  int threads = min(width, 1024);   (`// portq: not-carried "
+         "upstream:path::launch_bw` in the tree)",
+         "classifier.rules.attribution.AttributionRules._declared_specialisations, "
+         "classifier.rules.attribution.specialised_function_at"),
 )
 
 
@@ -193,6 +206,23 @@ def removed_private_bindings(old_root, new_root, lines: list[int]) -> list[str]:
             named.add(node.text.decode())
         stack.extend(node.children)
     return [] if set(names) & named else list(dict.fromkeys(names))
+
+
+def specialised_function_at(table, line: int) -> str | None:
+    """The name of the C++ function definition holding ``line`` (1-based) of ``table``'s source, when it is
+    one the table's definitions lack (an explicit specialisation ``template <> void f<float>(...)``); else
+    None."""
+    if table is None or table.fallback or table.tree is None or table.enclosing(line) is not None:
+        return None
+    lines = table.source.decode("utf-8", errors="replace").splitlines()
+    if not 0 < line <= len(lines):
+        return None
+    column = len(lines[line - 1].encode("utf-8")) - len(lines[line - 1].lstrip().encode("utf-8"))
+    node = table.tree.root_node.descendant_for_point_range((line - 1, column), (line - 1, column))
+    while node is not None and node.type != "function_definition":
+        node = node.parent
+    named = cpp_function_named(node) if node is not None else None
+    return named[0] if named is not None else None
 
 
 def _tunes_with(node, word: str) -> bool:
@@ -335,6 +365,9 @@ class AttributionRules:
             declared = self._declared_siblings(symbol, anchors, code, referenced)
             if declared is not None:
                 return declared
+            specialised = self._declared_specialisations(symbol, paths, code)
+            if specialised is not None:
+                return specialised
         if symbol.kind == KIND_CLASS and symbol.change == "added":
             return self._added_type(entry, symbol, referenced.get(symbol.name, []))
         tables = {"old": self._table(symbol.old_blob, symbol.old_path or symbol.path),
@@ -524,6 +557,34 @@ class AttributionRules:
                           [Evidence(kind=Kind.TOPLEVEL, side="upstream-new", path=symbol.path, symbol=symbol.name,
                                     message=f"only the prototype{'s' if len(names) > 1 else ''} of {shown} "
                                     "and includes changed")])
+
+    def _declared_specialisations(self, symbol: TouchedSymbol, paths: set[str], code) -> SymbolVerdict | None:
+        """``declared-specialisation``: every changed C++ line outside definitions is an ``#include`` or lies in
+        a function definition (an explicit specialisation ``template <> void f<float>(...)``, which no anchor
+        can name) of a function the tree declares not-carried as a whole for this file. None otherwise."""
+        tables = {"old": self._table(symbol.old_blob, symbol.old_path or symbol.path),
+                  "new": self._table(symbol.new_blob, symbol.path)}
+        declarations: dict[str, Anchor] = {}
+        for side, line, text in code:
+            if form.is_include(text):
+                continue
+            name = specialised_function_at(tables[side], line)
+            if name is None:
+                return None
+            if name not in declarations:
+                found = [a for a in self.index.not_carried_for(self.upstream, paths, name, name) if not a.param]
+                if not found:
+                    return None
+                declarations[name] = found[0]
+        if not declarations:
+            return None
+        names = sorted(declarations)
+        anchor = declarations[names[0]]
+        return self._base("declared-specialisation", symbol, NOT_APPLICABLE, "not-carried", "provenance",
+                          f"every changed line outside definitions lies in a specialisation of {', '.join(names[:3])} "
+                          f"(`template <> ... {names[0]}<...>(...)`), which the tree declares out of scope at "
+                          f"{anchor.cite}, so not-carried rather than a change to anything the port carries",
+                          [_anchor_evidence(declarations[name], "not-carried declaration") for name in names[:3]])
 
     def _moved_module(self, entry: EntryChanges, symbol: TouchedSymbol, anchors: list[Anchor]) -> SymbolVerdict | None:
         """``moved-module``: this commit writes the module's whole old text, byte for byte, at another path

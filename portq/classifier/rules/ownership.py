@@ -19,6 +19,8 @@ from portq.classifier.rules import Rule
 from portq.core.evidence import Evidence, Kind
 from portq.core.model import IN_SYNC, NOT_APPLICABLE, EntryChanges, SymbolVerdict, TouchedSymbol
 from portq.core.paths import non_code_kind
+from portq.classifier.rules.parameters import cpp_kernel_uses
+from portq.language.symbols import language_for_path
 
 RULES = (
     Rule("path-ownership", ("NOT_APPLICABLE",),
@@ -82,6 +84,15 @@ RULES = (
          "anything else NEEDS_REVIEW.",
          "any commit touching an owned path",
          "classifier.classify.ProvisionalClassifier"),
+    Rule("declared-callers", ("NOT_APPLICABLE",),
+         "A C++ definition the commit adds that, in the new side of every C++ file the commit changes, is named "
+         "(comments and literals aside) only inside definitions the tree declares `not-carried` as a whole for "
+         "their file, explicit specialisations of them included: a new helper of code the port states it does "
+         "not carry, NOT_APPLICABLE/not-carried rather than a coverage hole, citing the declarations. A helper "
+         "that any other definition names, or one named at file scope, stays `unported-symbol`.",
+         "+__device__ float add_eps(float x) { ... }\n-  dx = dy / gamma;\n+  dx = dy / add_eps(gamma);   (in "
+         "the backward kernel, `// portq: not-carried upstream:path::norm_bw` in the tree)",
+         "classifier.rules.ownership.OwnershipRules._declared_callers, classifier.rules.parameters.cpp_kernel_uses"),
 )
 
 
@@ -136,6 +147,9 @@ class OwnershipRules:
         reached = self._through_ported_callers(entry, symbol, paths)
         if reached is not None:
             return reached
+        declared_callers = self._declared_callers(entry, symbol)
+        if declared_callers is not None:
+            return declared_callers
         if symbol.rows:
             return self._base("unported-symbol", 
                 symbol, NOT_APPLICABLE, "not-ported", "path",
@@ -146,3 +160,38 @@ class OwnershipRules:
             )
         return self._base("path-ownership", symbol, NOT_APPLICABLE, "no-row", "path",
                           f"no matrix row owns {symbol.path} and no anchor names it, so no-row")
+
+    def _declared_callers(self, entry: EntryChanges, symbol: TouchedSymbol) -> SymbolVerdict | None:
+        """``declared-callers``: a C++ definition the commit adds, named (comments and literals aside) in the
+        new side of the C++ files the commit changes only inside definitions the tree declares not-carried as
+        a whole for their file (their explicit specialisations included). None otherwise."""
+        if symbol.change != "added" or language_for_path(symbol.path) != "cpp":
+            return None
+        declarations = {}
+        for change in entry.owned_changes:
+            if not change.new_path or not change.new_blob or language_for_path(change.new_path) != "cpp":
+                continue
+            table = self._table(change.new_blob, change.new_path)
+            if table is None or table.fallback or table.source is None:
+                return None
+            if symbol.name.encode() not in table.source:
+                continue
+            uses = cpp_kernel_uses(table.source, symbol.name, table.tree)
+            if uses is None:
+                return None
+            for function, _parameters, _count in uses:
+                if function not in declarations:
+                    found = [a for a in self.index.not_carried_for(self.upstream, {change.new_path, change.old_path or change.new_path},
+                                                                 function, function)
+                             if not a.param]
+                    if not found:
+                        return None
+                    declarations[function] = found[0]
+        if not declarations:
+            return None
+        names = sorted(declarations)
+        return self._base("declared-callers", symbol, NOT_APPLICABLE, "not-carried", "provenance",
+                          f"upstream added {symbol.name}, which only {', '.join(names[:3])} use, declared out of "
+                          f"scope at {declarations[names[0]].cite}: it belongs to code the port does not carry, so "
+                          "not-carried rather than a coverage hole",
+                          [_anchor_evidence(declarations[name], "not-carried declaration") for name in names[:3]])

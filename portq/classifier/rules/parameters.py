@@ -25,6 +25,7 @@ from portq.classifier.rules.cosmetic import _function_node, _python_parameters
 from portq.core.evidence import Evidence, Kind
 from portq.language.signatures import Signature, Use, has_ancestor, node_text, nodes_of, normalise_name
 from portq.language.signatures_python import PythonLocals, autograd_context
+from portq.language.symbols import parse
 
 RULES = (
     Rule("parameter-change", ("REAL_GAP", "INERT", "IN_SYNC"),
@@ -158,6 +159,20 @@ RULES = (
          "-def forward(*args, **kwargs): ...\n-def setup_context(ctx, inputs, output): ...\n"
          "+def forward(ctx, *args, **kwargs): ...   (callers call `.apply(x)` on both sides)",
          "language.signatures_python.autograd_context, ._PythonExtractor._params"),
+    Rule("copied-launcher-parameter", ("NEEDS_REVIEW",),
+         "A CUDA kernel that gains a runtime parameter which only upstream's own launchers pass: every function "
+         "of upstream's file that launched the kernel keeps its own parameters, every launch on the new side "
+         "passes the parameter (a launcher new in the commit is a new sibling, decided on its own), and in the tree the port's kernel is used only by launches inside "
+         "functions of the port's own file with those names and parameters (copies of upstream's launchers, "
+         "such as explicit specialisations `template <> void launch<float>(...)` that no anchor can name). The "
+         "value is computed from what the launchers already receive, so no interface the engine calls changes: "
+         "the kernel and its copied launchers are behind as a pair, how the copy is wired inside, for a reader "
+         "(at most NEEDS_REVIEW). Engine code launching the kernel, a launcher that gains the value as a "
+         "parameter of its own, a use outside a function, or a tree launcher upstream lacks keeps the gap.",
+         "-__global__ void k(T *out, const T *in)\n+__global__ void k(T *out, const T *in, int width)   "
+         "(template <> void launch<float>(..., int width, ...): -k<<<g, b>>>(out, in); +k<<<g, b>>>(out, in, "
+         "width))",
+         "classifier.rules.parameters.cpp_kernel_uses, classifier.verdicts.SymbolClassifier._copied_launcher_parameter"),
 )
 
 
@@ -579,6 +594,64 @@ def cpp_launch_constant(text: str, kernel: str, index: int, params: set[str]):
     return found
 
 
+def cpp_function_named(node) -> tuple[str, str] | None:
+    """``(name, parameter list)`` of a C++ ``function_definition`` node: the bare name of a plain, qualified
+    or explicitly specialised (``launch<float>``) declarator, and its parameters with whitespace collapsed."""
+    declarator = node.child_by_field_name("declarator")
+    while declarator is not None and declarator.type != "function_declarator":
+        declarator = declarator.child_by_field_name("declarator")
+    if declarator is None:
+        return None
+    inner, parameters = declarator.child_by_field_name("declarator"), declarator.child_by_field_name("parameters")
+    if inner is not None and inner.type == "template_function":
+        inner = inner.child_by_field_name("name")
+    if inner is None or parameters is None:
+        return None
+    return node_text(inner).split("::")[-1].strip(), " ".join(node_text(parameters).split())
+
+
+_CPP_NOT_CODE = frozenset({"comment", "string_literal", "raw_string_literal", "char_literal", "string_content"})
+
+
+def cpp_kernel_uses(source: bytes, kernel: str, tree=None) -> list[tuple[str, str, int | None]] | None:
+    """Rule ``copied-launcher-parameter``: every use of CUDA kernel ``kernel`` by name in C++ ``source``,
+    outside comments, literals and the kernel's own definitions, as ``(enclosing function, its parameter
+    list, arguments passed)``; the count is None for a use that is no ``kernel<<<...>>>(...)`` launch (a
+    call, an address taken). None when a use lies outside any function definition (a declaration at file
+    scope, an explicit instantiation) or the source cannot be parsed: such a use is not a launcher's.
+    ``tree``: the source's parse, when the caller holds one."""
+    if tree is None:
+        if kernel.encode() not in source:
+            return []
+        tree = parse(source, "cpp")
+    if tree is None:
+        return None
+    text = source.decode("latin-1")  # one character a byte: offsets agree with the tree's
+    launch = re.compile(rf"{re.escape(kernel)}\s*(?:<[^;{{}}()]*>)?\s*<<<.*?>>>\s*\(", re.S)
+    uses = []
+    for found in re.finditer(rf"(?<![\w.>:]){re.escape(kernel)}\b", text):
+        node = tree.root_node.descendant_for_byte_range(found.start(), found.end())
+        function = None
+        while node is not None:
+            if node.type in _CPP_NOT_CODE:
+                break
+            if node.type == "function_definition" and function is None:
+                function = node
+            node = node.parent
+        if node is not None:
+            continue  # inside a comment or a literal
+        named = cpp_function_named(function) if function is not None else None
+        if named is None:
+            return None
+        if named[0] == kernel:
+            continue  # the kernel's own definition (a specialisation, a recursion)
+        call = launch.match(text, found.start())
+        inside = _balanced(text, call.end() - 1) if call is not None else None
+        count = None if inside is None else (0 if not inside.strip() else len(_top_level_split(inside)))
+        uses.append((named[0], named[1], count))
+    return uses
+
+
 # --- parameters against a port ---------------------------------------------------
 
 
@@ -858,6 +931,15 @@ def _parameter_items(old: Signature, new: Signature, port: Signature, scope: set
                                        [upstream, mine, _derivation_evidence(derived, name, "upstream", new.path, new.name)]))
             elif instance is not None and instance(name, "new"):
                 items.append(_instance_item(name, _param_kind(param), "added", instance(name, "new"), upstream, port))
+            elif internal is not None and param is not None and not param.constexpr and new.is_kernel \
+                    and (launchers := internal(name)):
+                items.append(Delta("undecided", "signature",
+                                   f"upstream added {_param_kind(param)} {label}, which only its own launchers pass "
+                                   f"({', '.join(launchers[:3])}), each updated in this commit with its own "
+                                   "parameters unchanged, and the tree launches the port only from copies of those "
+                                   "launchers in the port's own file: how the copied code is wired inside, not an "
+                                   "input the engine supplies, so for a reader (at most NEEDS_REVIEW)",
+                                   [upstream, lacks], rule="copied-launcher-parameter"))
             elif internal is not None and param is not None and not param.constexpr and (quotes := internal(name)):
                 items.append(Delta("undecided", "signature",
                                    f"upstream added {_param_kind(param)} {label}, which only its own callers supply, "
