@@ -100,7 +100,7 @@ from portq.language.symbols import (KIND_CLASS, KIND_FUNCTION, KIND_TRITON_KERNE
 from portq.tree.file_records import Port
 from portq.tree.tree_index import TreeIndex
 
-CLASSIFIER_VERSION = 36
+CLASSIFIER_VERSION = 37
 """Bumped whenever a change to the verdict logic may change a verdict, so a
 ledger that reuses earlier decisions knows which ones are stale."""
 
