@@ -467,35 +467,35 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
         before, after = self._python_asts(symbol)
         return before is not None and before == after
 
-    def _module_aliases(self, symbol: TouchedSymbol) -> list[str]:
-        """Rule ``module-alias``: the module aliases that, written out, make the two sides of a Python definition
-        the same program (``form.same_modulo_module_aliases``); empty otherwise."""
+    def _python_sides(self, symbol: TouchedSymbol) -> tuple[str, str, str, str] | None:
+        """A touched Python definition's text before and after, with its file's source on each side; None where
+        a side cannot be read (a rule reading the module around the definition needs all four)."""
         if language_for_path(symbol.path) != "python":
-            return []
+            return None
         tables = self._side_tables(symbol)
         old = self._definition(symbol.old_blob, symbol.old_path or symbol.path, symbol.qualified_name,
                                symbol.old_lines)
         new = self._definition(symbol.new_blob, symbol.path, symbol.qualified_name, symbol.new_lines)
         if old is None or new is None or old.node is None or new.node is None \
                 or any(t is None or t.source is None for t in tables):
-            return []
-        return same_modulo_module_aliases(definition_text(old.node), definition_text(new.node),
-                                          *(t.source.decode("utf-8", errors="replace") for t in tables))
+            return None
+        old_source, new_source = (t.source.decode("utf-8", errors="replace") for t in tables)
+        return definition_text(old.node), definition_text(new.node), old_source, new_source
+
+    def _module_aliases(self, symbol: TouchedSymbol) -> list[str]:
+        """Rule ``module-alias``: the module aliases that, written out, make the two sides of a Python definition
+        the same program (``form.same_modulo_module_aliases``); empty otherwise."""
+        sides = self._python_sides(symbol)
+        return [] if sides is None else same_modulo_module_aliases(*sides)
 
     def _same_python_ast_without_logging(self, symbol: TouchedSymbol) -> bool:
         """True when a Python definition is the same program on both sides once statements that only log are
         dropped, the module's loggers read from both sides of its file (``log-only``)."""
-        if language_for_path(symbol.path) != "python":
+        sides = self._python_sides(symbol)
+        if sides is None:
             return False
-        tables = self._side_tables(symbol)
-        old = self._definition(symbol.old_blob, symbol.old_path or symbol.path, symbol.qualified_name,
-                               symbol.old_lines)
-        new = self._definition(symbol.new_blob, symbol.path, symbol.qualified_name, symbol.new_lines)
-        if old is None or new is None or old.node is None or new.node is None \
-                or any(t is None or t.source is None for t in tables):
-            return False
-        loggers = module_loggers(*(t.source.decode("utf-8", errors="replace") for t in tables))
-        return same_without_logging(definition_text(old.node), definition_text(new.node), loggers)
+        before, after, old_source, new_source = sides
+        return same_without_logging(before, after, module_loggers(old_source, new_source))
 
     def _same_python_ast_without_passes(self, symbol: TouchedSymbol) -> bool:
         """True when a Python definition parses to the same ``ast`` on both sides once every ``pass`` in a
