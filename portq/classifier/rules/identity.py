@@ -87,12 +87,6 @@ RULES = (
          "-@triton.jit\n-def fwd(x_ptr, n, B: tl.constexpr): ...\n+@triton.jit\n+def fwd_kernel(x_ptr, n, B: "
          "tl.constexpr): ...\n+def fwd(x): fwd_kernel[grid](x, x.numel(), B=1024)",
          "classifier.moves.follow_moves, classifier.moves._kind"),
-    Rule("carried-extraction", ("NOT_APPLICABLE",),
-         "A definition that carries an anchored body since an earlier move, part of which one commit moves "
-         "unchanged into a helper it now calls (only the call and what is returned differ), changes nothing the "
-         "port must follow, as for the anchored definition itself; later changes to the helper are the port's.",
-         "-    y = torch.empty_like(x)\n-    k[grid](x, y)\n+    y = launch(x)",
-         "classifier.rules.identity.IdentityRules._moved, classifier.moves.extraction_only"),
     Rule("extracted-launch", ("NOT_APPLICABLE", "NEEDS_REVIEW", "REAL_GAP", "INERT", "IN_SYNC"),
          "A launch that one commit moves out of a ported (or carried) definition into a helper the definition now "
          "calls (a `moved-definition` extraction) is still launched by the definition: the helper's launches "
@@ -185,18 +179,6 @@ class IdentityRules:
                               "provenance", f"{symbol.name} carries the body of {origin} {since}, which the tree "
                               f"declares out of scope at {declared[0].cite}, so not-carried rather than not-ported",
                               [_anchor_evidence(declared[0], "not-carried declaration")])
-        if extracted is not None and extraction_only(
-                self._table(symbol.old_blob, symbol.old_path or symbol.path), self._table(symbol.new_blob, symbol.path),
-                self._table(next((s.new_blob for s in entry.symbols if (s.path, s.qualified_name) == extracted.new),
-                                 None), extracted.new[0]), extracted, here):
-            return self._base(("moved-definition", "carried-extraction"), symbol, NOT_APPLICABLE, "cosmetic", "body",
-                              f"{symbol.name} carries the body of the ported {origin} {since}, and this commit moves "
-                              f"part of it unchanged into {extracted.new[0]}::{extracted.new[1]}, which it now calls "
-                              "(only the call and what is returned differ), so cosmetic rather than a change the port "
-                              "must follow; later changes to the helper are the port's",
-                              [Evidence(kind=Kind.COSMETIC, message=f"body extracted into {extracted.new[1]}",
-                                        side="upstream-new", path=extracted.new[0], symbol=symbol.name,
-                                        subject=extracted.new[1])])
         moved_out = [m for m in here if m.old == key and m.how == "extracted"]
         verdict = self._ported(entry, symbol, paths | origin_paths, carried, moved_out)
         verdict.rules = list(checked("moved-definition", *move.via, *(["carrier-file-renamed"] if move.new[0] !=
