@@ -16,6 +16,15 @@ that carries it:
 * *extracted*: the anchored definition stays, its body shrinks, and an added
   definition it now calls holds the lines that left it.
 
+Three more pairings keep identity where bodies alone cannot (rules in
+``classifier.rules.identity``): a carrier whose whole file a later commit
+renames carries at the new path too (``carrier-file-renamed``); a module
+replaced by a package of the same name keeps each definition's import path,
+so the one same-named definition under the package is the same one even when
+rewritten (``module-to-package``); and a name that now holds another kind of
+definition (a kernel's name reused for its launcher) gives the body to the
+added definition that carries it (``name-reused``).
+
 "Carries" means at least ``CARRIED_SHARE`` of the added body's code lines
 (comments and blank lines aside) are lines of the old body, at least two of
 them (one, when a same-named definition keeps its body line for line); a removed definition's body must be carried as much the other way, and
@@ -65,6 +74,7 @@ class Move:
     new: Key  # where it is after
     how: str  # renamed | moved | extracted
     exact: bool  # the carried body is the old one, line for line (modulo moved names)
+    via: tuple[str, ...] = ()  # ids of the identity rules besides ``moved-definition`` that paired the bodies
 
     @property
     def lost(self) -> str:
@@ -135,6 +145,19 @@ def body_lines(table, qualified_name: str, names: set[str]) -> list[str] | None:
     return lines
 
 
+def _into_own_package(old_path: str, new_path: str) -> bool:
+    """True when ``new_path`` lies in the package that took the place of module ``old_path``
+    (``ops/norm.py`` -> ``ops/norm/__init__.py``, ``ops/norm/forward.py``): same import path."""
+    stem, dot, extension = old_path.rpartition(".")
+    return bool(dot) and extension == "py" and new_path.startswith(stem + "/") and new_path.endswith(".py")
+
+
+def _kind(table, qualified_name: str) -> str | None:
+    definition = next((d for d in table.definitions if d.qualified_name == qualified_name), None) \
+        if table is not None and table.tree is not None else None
+    return definition.kind if definition is not None else None
+
+
 def _shared(carried: list[str], left: Counter) -> int:
     return sum((Counter(carried) & left).values())
 
@@ -147,6 +170,7 @@ def follow_moves(entries: Iterable[EntryChanges], table_of: Callable, anchored: 
     """
     moves = Moves()
     for entry in entries:
+        follow_file_renames(moves, entry)
         added = [s for s in entry.symbols if s.change == "added" and s.kind != KIND_CLASS and s.language
                  and not s.name.startswith("<")]
         back = {(s.path, s.qualified_name) for s in added}
@@ -194,6 +218,10 @@ def follow_moves(entries: Iterable[EntryChanges], table_of: Callable, anchored: 
                 still = body_lines(table_of(symbol.new_blob, symbol.path), symbol.qualified_name, names)
                 if still is None:
                     continue
+                if _kind(table_of(symbol.old_blob, old_path), symbol.qualified_name) \
+                        != _kind(table_of(symbol.new_blob, symbol.path), symbol.qualified_name) \
+                        and _shared(still, Counter(before)) < (1 - CARRIED_SHARE) * len(before):
+                    still = None  # the name now holds another kind of definition: where the old body went is a rename
             best = None
             for key, (candidate, lines) in new_bodies.items():
                 if key in taken:
@@ -204,9 +232,14 @@ def follow_moves(entries: Iterable[EntryChanges], table_of: Callable, anchored: 
                     continue  # an extraction: the old definition calls what carries its body
                 shared = _shared(lines, Counter(before))
                 same = still is None and lines == before and candidate.qualified_name == symbol.qualified_name
-                if (shared < 2 and not same) or shared < CARRIED_SHARE * len(lines):
+                # a module turned into a package of the same name: the definition keeps its import path
+                into_package = still is None and candidate.qualified_name == symbol.qualified_name \
+                    and _into_own_package(old_path, candidate.path) \
+                    and sum(1 for s in added if s.qualified_name == symbol.qualified_name
+                            and _into_own_package(old_path, s.path)) == 1
+                if not into_package and ((shared < 2 and not same) or shared < CARRIED_SHARE * len(lines)):
                     continue
-                if still is None and shared < CARRIED_SHARE * len(before):
+                if not into_package and still is None and shared < CARRIED_SHARE * len(before):
                     continue  # a removed definition's body must be carried, not only quoted
                 if still is not None and len(before) - len(still) < len(lines) / 2:
                     continue  # an extraction takes the lines out of the old definition
@@ -215,18 +248,38 @@ def follow_moves(entries: Iterable[EntryChanges], table_of: Callable, anchored: 
                                                                                        candidate.path)):
                     continue  # another name with another interface: a replacement, not the same definition
                 if best is None or shared > best[0]:
-                    best = (shared, key, candidate, lines)
+                    best = (shared, key, candidate, lines, into_package and shared < CARRIED_SHARE * len(before))
             if best is None:
                 continue
-            _, key, candidate, lines = best
+            _, key, candidate, lines, _ = best
             taken.add(key)
             how = "extracted" if still is not None else ("renamed" if candidate.path == old_path else "moved")
+            via = tuple(rule for rule, applies in (
+                ("module-to-package", best[4]), ("name-reused", still is None and symbol.change == "modified"))
+                if applies)
             move = Move(entry.position, entry.commit.sha, origin, (old_path, symbol.qualified_name), key, how,
-                        exact=still is None and lines == before)
+                        exact=still is None and lines == before, via=via)
             moves.carriers[key] = move
+            if still is None and symbol.change == "modified":  # the old name, reused, no longer carries the body
+                moves.ended[(symbol.path, symbol.qualified_name)] = entry.position
             moves.by_entry.setdefault(entry.position, []).append(move)
             made.append(move)
     return moves
+
+
+def follow_file_renames(moves: Moves, entry: EntryChanges) -> None:
+    """Carriers in a file that ``entry`` renames (git pairs the old and the new path) carry their bodies
+    at the new path too: renaming a whole file, or the package around it, moves every definition in it
+    without changing what any of them is. The old key stays for the commit's own removed side."""
+    for change in entry.commit.changes:
+        if change.status != "renamed" or not change.old_path or not change.new_path \
+                or change.old_path == change.new_path:
+            continue
+        for (path, name), move in list(moves.carriers.items()):
+            if path == change.old_path and (change.new_path, name) not in moves.carriers:
+                moves.carriers[(change.new_path, name)] = move
+                if (path, name) in moves.ended:
+                    moves.ended[(change.new_path, name)] = moves.ended[(path, name)]
 
 
 def follows_moves(old_table, new_table, qualified_name: str, moves: list[Move]) -> bool:

@@ -885,7 +885,10 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
         own_test = self._self_test(entry, symbol, ports)
         if own_test is not None:
             return own_test
-        verdict = self._ported(entry, symbol, paths, ports)
+        moved_out = _extracted_from(symbol, facts, entry.position)
+        verdict = self._ported(entry, symbol, paths, ports, moved_out)
+        if moved_out:
+            verdict.rules = list(checked(*verdict.rules, "extracted-launch"))
         if verdict.verdict != NEEDS_REVIEW and (verdict.verdict, verdict.justification) != (NOT_APPLICABLE, "cosmetic"):
             # past errors tree-sitter makes of unchanged lines, structure decides no more than NEEDS_REVIEW,
             # unless tokens prove the change cosmetic
@@ -935,14 +938,16 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
 
     # -- something in-tree ports it
 
-    def _ported(self, entry: EntryChanges, symbol: TouchedSymbol, paths: set[str], ports: list[Port]) -> SymbolVerdict:
+    def _ported(self, entry: EntryChanges, symbol: TouchedSymbol, paths: set[str], ports: list[Port],
+                moved_out=()) -> SymbolVerdict:
         # Both sides' signatures, computed when a comparison first needs them: a port whose pin
         # already contains the commit is IN_SYNC by provenance and reads neither.
         sides = functools.cache(lambda: (
             self._upstream_signature(symbol.old_blob, symbol.old_path or symbol.path, symbol.qualified_name,
                                      symbol.old_lines) if symbol.change != "added" else None,
-            self._upstream_signature(symbol.new_blob, symbol.path, symbol.qualified_name,
-                                     symbol.new_lines) if symbol.change != "removed" else None))
+            self._with_extracted_launches(self._upstream_signature(symbol.new_blob, symbol.path, symbol.qualified_name,
+                                                                   symbol.new_lines) if symbol.change != "removed"
+                                          else None, entry, moved_out)))
         param_scope = {a.param for a in self.index.not_carried_for(self.upstream, paths, symbol.name,
                                                                     symbol.qualified_name) if a.param}
         results = [self._against_port(entry, symbol, sides, port, param_scope) for port in ports]
@@ -953,6 +958,21 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
                 worst.evidence.extend(e for e in other.evidence if e.kind != "hunk")
         return worst
 
+
+    def _with_extracted_launches(self, new: Signature | None, entry: EntryChanges, moved_out) -> Signature | None:
+        """Rule ``extracted-launch``: ``new`` with the launches of the helpers this commit extracted out of the
+        definition (``moved_out``, ``classifier.moves`` extractions, each called by the new body) as its own:
+        a launch moved into a helper the definition now calls is still launched by it, never a launch it
+        stopped making."""
+        if new is None or not moved_out:
+            return new
+        launches = list(new.launches)
+        for move in moved_out:
+            helper = next((s for s in entry.symbols if (s.path, s.qualified_name) == move.new), None)
+            signature = self._upstream_signature(helper.new_blob, helper.path, helper.qualified_name,
+                                                 helper.new_lines) if helper is not None else None
+            launches += signature.launches if signature is not None else []
+        return replace(new, launches=launches) if len(launches) != len(new.launches) else new
 
     def _against_port(self, entry, symbol, sides, port: Port, param_scope: set[str]) -> SymbolVerdict:
         anchor, definition = port.anchor, port.definition
@@ -1337,3 +1357,9 @@ def entry_verdict(symbol_verdicts: list[SymbolVerdict], fallback_reason: str = "
                    symbols=symbol_verdicts, version=__version__, rules=rules)
 
 
+
+
+def _extracted_from(symbol: TouchedSymbol, facts: RangeFacts, position: int) -> list:
+    """The extractions (``classifier.moves``) entry ``position`` made out of ``symbol``'s definition."""
+    key = (symbol.old_path or symbol.path, symbol.qualified_name)
+    return [m for m in facts.moves.by_entry.get(position, ()) if m.old == key and m.how == "extracted"]

@@ -366,3 +366,168 @@ def test_a_renamed_definition_that_keeps_its_parameters_and_gains_one_is_still_f
     ], TREE, matrix=MATRIX)
     later = _symbol(verdicts[2], "_norm_fwd_kernel")
     assert later.verdict in FLAGGED and "moved-definition" in later.rules, later.reason
+
+
+def test_a_moved_body_stays_the_ports_after_its_file_is_renamed(tmp_path):
+    """A carrier (a definition that holds an anchored body since a move) keeps carrying it when a later
+    commit renames its whole file (a package renamed, a file renamed): the file's new path holds the
+    same definition, so a change to it there is still the port's."""
+    renamed = norm_module("_norm_fwd_kernel")
+    verdicts, _ = classify_history(tmp_path, [
+        CommitSpec("base", files={"ops/norm.py": norm_module()}),
+        CommitSpec("rename the kernel", files={"ops/norm.py": renamed}),
+        CommitSpec("rename the file", renames={"ops/norm.py": "ops/rownorm.py"}),
+        CommitSpec("fix the mask", files={"ops/rownorm.py": renamed.replace("mask=mask)\n",
+                                                                            "mask=mask & (row >= 0))\n")}),
+    ], TREE, matrix=MATRIX)
+    later = _symbol(verdicts[3], "_norm_fwd_kernel")
+    assert later.verdict in FLAGGED and "moved-definition" in later.rules, later.reason
+    assert "_norm_fwd" in later.reason and later.ports
+
+
+def test_a_carrier_of_a_renamed_file_is_not_followed_into_an_unrelated_file(tmp_path):
+    """Only the file's own new path carries the body: a same-named definition elsewhere is not the port's."""
+    renamed = norm_module("_norm_fwd_kernel")
+    verdicts, _ = classify_history(tmp_path, [
+        CommitSpec("base", files={"ops/norm.py": norm_module()}),
+        CommitSpec("rename the kernel", files={"ops/norm.py": renamed}),
+        CommitSpec("rename the file", renames={"ops/norm.py": "ops/rownorm.py"}),
+        CommitSpec("another kernel", files={"ops/other.py": HEADER + KERNEL.format(name="_norm_fwd_kernel",
+                                                                                  value="x * w")}),
+    ], TREE, matrix=MATRIX)
+    other = _symbol(verdicts[3], "_norm_fwd_kernel")
+    assert "moved-definition" not in other.rules, other.reason
+
+
+def test_a_kernel_moved_into_the_package_that_replaces_its_module_is_followed_though_rewritten(tmp_path):
+    """``ops/norm.py`` becomes the package ``ops/norm/``: the one definition of the same name under it is the
+    same definition (same import path), even when the commit rewrites its body (rule ``module-to-package``)."""
+    rewritten = HEADER + """\
+@triton.jit
+def _norm_fwd(x_ptr, w_ptr, y_ptr, n_cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < n_cols
+    xs = tl.load(x_ptr + row * n_cols + cols, mask=mask, other=0.0).to(tl.float32)
+    gain = tl.load(w_ptr + cols, mask=mask, other=1.0)
+    inv = tl.rsqrt(tl.sum(xs * xs, axis=0) / n_cols + 1e-6)
+    tl.store(y_ptr + row * n_cols + cols, xs * inv * gain, mask=mask)
+"""
+    verdicts, _ = classify_history(tmp_path, [
+        CommitSpec("base", files={"ops/norm.py": norm_module()}),
+        CommitSpec("split into a package", files={"ops/norm.py": None, "ops/norm/kernels.py": rewritten,
+                                                  "ops/norm/__init__.py": "from .kernels import _norm_fwd\n"}),
+        CommitSpec("fix the store", files={"ops/norm/kernels.py": rewritten.replace(
+            "gain, mask=mask)\n", "gain, mask=mask & (row >= 0))\n")}),
+    ], TREE, matrix=MATRIX.replace('"ops/utils/*.py"', '"ops/utils/*.py", "ops/norm/*.py"'))
+    moved = _symbol(verdicts[1], "_norm_fwd")
+    assert "module-to-package" in moved.rules and moved.verdict in FLAGGED, moved.reason
+    later = [s for s in verdicts[2].symbols if s.symbol == "_norm_fwd"][0]
+    assert later.verdict in FLAGGED and "moved-definition" in later.rules, later.reason
+
+
+def test_a_same_named_kernel_in_an_unrelated_new_file_is_not_the_moved_module_s(tmp_path):
+    """Only the package that takes the module's own name keeps its import path."""
+    verdicts, _ = classify_history(tmp_path, [
+        CommitSpec("base", files={"ops/norm.py": norm_module()}),
+        CommitSpec("drop it, write another elsewhere", files={"ops/norm.py": None, "ops/other.py": HEADER
+                                                               + KERNEL.format(name="_norm_fwd", value="x * w")}),
+    ], TREE, matrix=MATRIX)
+    assert all("module-to-package" not in s.rules for s in verdicts[1].symbols)
+
+
+def test_a_kernel_name_reused_for_its_launcher_follows_the_kernel_to_its_new_name(tmp_path):
+    """``_norm_fwd`` (a kernel) is renamed ``_norm_fwd_kernel`` and ``_norm_fwd`` becomes the host function that
+    launches it: the body is followed to the new name (rule ``name-reused``), and a later change of the kernel
+    is the port's."""
+    launcher = '''
+
+def _norm_fwd(x, w, y):
+    n_rows, n_cols = x.shape
+    _norm_fwd_kernel[(n_rows,)](x, w, y, n_cols, BLOCK=triton.next_power_of_2(n_cols))
+'''
+    after = norm_module("_norm_fwd_kernel") + launcher
+    verdicts, _ = classify_history(tmp_path, [
+        CommitSpec("base", files={"ops/norm.py": norm_module()}),
+        CommitSpec("wrap the launch", files={"ops/norm.py": after}),
+        CommitSpec("fix the mask", files={"ops/norm.py": after.replace("mask=mask)\n", "mask=mask & (row >= 0))\n")}),
+    ], TREE, matrix=MATRIX)
+    reused = _symbol(verdicts[1], "_norm_fwd")
+    assert "name-reused" in reused.rules and reused.verdict != REAL_GAP, reused.reason
+    later = _symbol(verdicts[2], "_norm_fwd_kernel")
+    assert later.verdict in FLAGGED and "moved-definition" in later.rules, later.reason
+
+
+def test_a_launch_moved_into_a_helper_the_ported_wrapper_calls_is_not_a_stopped_launch(tmp_path):
+    """The wrapper's launch moves into a helper of another file that it now calls (and its output's dtype
+    changes on the way, so the move is not cosmetic): the launch is still the wrapper's (rule ``extracted-launch``), so never 'upstream stopped launching'."""
+    helper = '''\
+import triton
+
+from ops.norm import _norm_fwd
+
+
+def launch_norm(x, w, y):
+    n_rows, n_cols = x.shape
+    _norm_fwd[(n_rows,)](x, w, y, n_cols, BLOCK=triton.next_power_of_2(n_cols))
+'''
+    after = norm_module().replace(WRAPPER.format(name="_norm_fwd"), '''\
+def norm(x, w):
+    y = torch.empty_like(x, dtype=torch.float32)
+    launch_norm(x, w, y)
+    return y
+''').replace("import triton.language as tl\n", "import triton.language as tl\n\nfrom ops.launch import launch_norm\n")
+    verdicts, _ = classify_history(tmp_path, [
+        CommitSpec("base", files={"ops/norm.py": norm_module()}),
+        CommitSpec("launch through a helper", files={"ops/norm.py": after, "ops/launch.py": helper}),
+    ], TREE, matrix=MATRIX)
+    wrapper = _symbol(verdicts[1], "norm")
+    assert wrapper.verdict != REAL_GAP and "stopped launching" not in wrapper.reason, wrapper.reason
+    assert "extracted-launch" in wrapper.rules, wrapper.rules
+
+
+def test_a_kernel_that_newly_reads_the_grid_size_is_for_a_reader_not_behind(tmp_path):
+    """Rule ``num-programs-read``: reading ``tl.num_programs`` to branch on the last block packs no work into
+    the program id, so a port without it is not behind on the launch (never REAL_GAP on that alone)."""
+    last_block = norm_module().replace(
+        "    row = tl.program_id(0)\n",
+        "    row = tl.program_id(0)\n    last = row == tl.num_programs(0) - 1\n").replace(
+        "    mask = cols < n_cols\n", "    mask = (cols < n_cols) | (last & (cols < 0))\n")
+    verdicts, _ = classify_history(tmp_path, [
+        CommitSpec("base", files={"ops/norm.py": norm_module()}),
+        CommitSpec("branch on the last block", files={"ops/norm.py": last_block}),
+    ], TREE, matrix=MATRIX)
+    kernel = _symbol(verdicts[1], "_norm_fwd")
+    assert kernel.verdict in FLAGGED and kernel.verdict != REAL_GAP, kernel.reason
+    assert "num-programs-read" in kernel.rules, kernel.rules
+
+
+def test_a_new_grid_through_an_unresolved_helper_is_not_proven_behind(tmp_path):
+    """Rule ``opaque-new-grid``: the launch's grid now goes through a project helper that cannot be resolved
+    (it may count the same programs), so a port that keeps the old grid is for a reader, not behind."""
+    helper_grid = norm_module().replace("_norm_fwd[(n_rows,)]", "_norm_fwd[(blocks_of(n_rows, 1),)]").replace(
+        "import triton.language as tl\n", "import triton.language as tl\n\nfrom ops.utils.sizes import blocks_of\n")
+    verdicts, _ = classify_history(tmp_path, [
+        CommitSpec("base", files={"ops/norm.py": norm_module()}),
+        CommitSpec("grid through a helper", files={"ops/norm.py": helper_grid}),
+    ], TREE, matrix=MATRIX)
+    wrapper = _symbol(verdicts[1], "norm")
+    assert wrapper.verdict in FLAGGED and wrapper.verdict != REAL_GAP, wrapper.reason
+    assert "opaque-new-grid" in wrapper.rules, (wrapper.rules, wrapper.reason)
+
+
+def test_a_grid_whose_size_now_comes_from_an_unresolved_helper_is_not_proven_behind(tmp_path):
+    """The grid's text is unchanged (`(n_rows,)`) but `n_rows` now comes from a helper's return: the port's
+    grid equals upstream's old form, yet upstream's new value is unknown, so never REAL_GAP on the grid alone."""
+    renamed = norm_module().replace("def norm(x, w):", "def norm_rows(x, w):")
+    allocate = "    y = torch.empty_like(x)\n    n_rows, n_cols = x.shape\n"
+    verdicts, _ = classify_history(tmp_path, [
+        CommitSpec("base", files={"ops/norm.py": norm_module()}),
+        CommitSpec("rename the wrapper", files={"ops/norm.py": renamed}),
+        CommitSpec("allocate in a helper", files={"ops/norm.py": renamed.replace(
+            "def norm_rows(x, w):\n" + allocate, "def _allocate(x):\n" + allocate + "    return y, n_rows, n_cols\n\n\n"
+            "def norm_rows(x, w):\n    y, n_rows, n_cols = _allocate(x)\n")}),
+    ], TREE, matrix=MATRIX)
+    wrapper = _symbol(verdicts[2], "norm_rows")
+    assert wrapper.verdict != REAL_GAP, wrapper.reason
+    assert "opaque-new-grid" in wrapper.rules, wrapper.rules

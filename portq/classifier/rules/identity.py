@@ -64,6 +64,35 @@ RULES = (
          "imports never turns REAL_GAP into INERT.",
          "# engine/loss.py: from kernels import xent as _x; _x.apply(logits)  → XentFunction.forward is reached",
          "tree.reachability.Reachability.names_reaching, classifier.rules.definitions.DefinitionRules._gap"),
+    Rule("carrier-file-renamed", ("NOT_APPLICABLE", "NEEDS_REVIEW", "REAL_GAP", "INERT", "IN_SYNC"),
+         "A definition that carries an anchored body since an earlier move (`moved-definition`) keeps carrying it "
+         "when a later commit renames its whole file or the package around it (git pairs the two paths): a file "
+         "renamed moves every definition in it without changing what any of them is, so a later change to the "
+         "carrier at the new path is the port's, never a silent `not-ported`.",
+         "R100 pkg_a/ops/forward.py -> pkg_b/ops/forward.py   (then)   -    y = f(x)\n+    y = f(x, eps)",
+         "classifier.moves.follow_file_renames, classifier.rules.identity.IdentityRules._moved"),
+    Rule("module-to-package", ("NOT_APPLICABLE", "NEEDS_REVIEW"),
+         "A module replaced by a package of the same name (`ops/norm.py` deleted, `ops/norm/forward.py` added) "
+         "keeps the import path of every definition in it: a definition removed from the module and the one "
+         "definition of the same qualified name added under the package are the same definition, followed by "
+         "identity even when the commit also rewrites its body (the move is then NEEDS_REVIEW, and later changes "
+         "are the port's).",
+         "D ops/norm.py (def _fwd: loop over H)\nA ops/norm/kernels.py (def _fwd: one block over H)",
+         "classifier.moves.follow_moves, classifier.moves._into_own_package"),
+    Rule("name-reused", ("NOT_APPLICABLE", "NEEDS_REVIEW"),
+         "A name that now holds another kind of definition (a kernel's name reused for the launcher that wraps "
+         "it) while an added definition carries the old body (the kernel renamed `*_kernel`) no longer names the "
+         "port's code: the body is followed to its new name, and the launcher under the old name is not compared "
+         "with the ported kernel.",
+         "-@triton.jit\n-def fwd(x_ptr, n, B: tl.constexpr): ...\n+@triton.jit\n+def fwd_kernel(x_ptr, n, B: "
+         "tl.constexpr): ...\n+def fwd(x): fwd_kernel[grid](x, x.numel(), B=1024)",
+         "classifier.moves.follow_moves, classifier.moves._kind"),
+    Rule("extracted-launch", ("NOT_APPLICABLE", "NEEDS_REVIEW", "REAL_GAP", "INERT", "IN_SYNC"),
+         "A launch that one commit moves out of a ported (or carried) definition into a helper the definition now "
+         "calls (a `moved-definition` extraction) is still launched by the definition: the helper's launches "
+         "count as the definition's new launches, so the launch is never read as stopped.",
+         "-    k[grid](x, y, n)\n+    launch_k(x, y)     # def launch_k(x, y): k[grid](x, y, x.numel())",
+         "classifier.verdicts.SymbolClassifier._with_extracted_launches"),
 )
 
 
@@ -76,18 +105,20 @@ class IdentityRules:
         when the body is carried unchanged, is no change to the port; a later change to the carrier is
         decided against the ports of what the anchor names."""
         key = (symbol.old_path or symbol.path, symbol.qualified_name)
-        made = facts.moves.made_by(entry.position, key) if symbol.change == "removed" else None
+        made = facts.moves.made_by(entry.position, key)
+        if made is not None and symbol.change != "removed" and made.how == "extracted":
+            made = None  # an extraction is decided on the definition that keeps the rest (below)
         if made is not None:
             lost = [Evidence(kind=Kind.ANCHOR_LOST, message=made.lost, side="upstream-new", path=made.new[0],
                              symbol=symbol.name, subject=made.new[1])]
             lost += [replace(_anchor_evidence(p.anchor, f"{p.definition.qualified_name} ports {p.anchor.reference}"),
                              subject=p.anchor.reference) for p in ports]
             if made.exact:
-                return self._base("moved-definition", symbol, NOT_APPLICABLE, "cosmetic", "body",
+                return self._base(("moved-definition", *made.via), symbol, NOT_APPLICABLE, "cosmetic", "body",
                                   f"upstream {made.how} {symbol.qualified_name} to {made.new[0]}::{made.new[1]} with the "
                                   "same body, so the port follows it there: cosmetic rather than a gap (update the "
                                   "anchor)", lost)
-            return self._base("moved-definition", symbol, NEEDS_REVIEW, None, "body",
+            return self._base(("moved-definition", *made.via), symbol, NEEDS_REVIEW, None, "body",
                               f"upstream {made.how} {symbol.qualified_name} to {made.new[0]}::{made.new[1]} and changed "
                               "its body on the way, so a reviewer compares the new body with the port", lost)
         into = facts.moves.made_into(entry.position, (symbol.path, symbol.qualified_name)) \
@@ -148,8 +179,11 @@ class IdentityRules:
                               "provenance", f"{symbol.name} carries the body of {origin} {since}, which the tree "
                               f"declares out of scope at {declared[0].cite}, so not-carried rather than not-ported",
                               [_anchor_evidence(declared[0], "not-carried declaration")])
-        verdict = self._ported(entry, symbol, paths | origin_paths, carried)
-        verdict.rules = list(checked("moved-definition", *verdict.rules))
+        moved_out = [m for m in here if m.old == key and m.how == "extracted"]
+        verdict = self._ported(entry, symbol, paths | origin_paths, carried, moved_out)
+        verdict.rules = list(checked("moved-definition", *move.via, *(["carrier-file-renamed"] if move.new[0] !=
+                                                                      symbol.path else []),
+                                     *(["extracted-launch"] if moved_out else []), *verdict.rules))
         verdict.reason = f"{symbol.name} carries the body of the ported {origin} {since}; " + verdict.reason
         return verdict
 

@@ -142,6 +142,19 @@ RULES = (
          "     if fp8:\n-        fp8_k[grid](x, out, n)      # fp8_k: added upstream, never ported\n"
          "+        shared_k[grid](x, out, n, factor, MODE=1)\n     else:\n         plain_k[grid](x, out, n)",
          "classifier.rules.launch._launch_items, ._never_held"),
+    Rule("opaque-new-grid", ("NEEDS_REVIEW",),
+         "A paired launch whose new grid goes through something that cannot be resolved (a project helper such "
+         "as a ceiling division, or a size now returned by a helper under the same grid text) is not proven "
+         "different from the old grid: a port that keeps the old grid is for a reader, never behind on the "
+         "grid alone.",
+         "-    k[lambda meta: (triton.cdiv(n, meta['B']),)](x)\n+    k[(ceil_div(n, B),)](x)",
+         "classifier.rules.launch._grid_form_item"),
+    Rule("num-programs-read", ("NEEDS_REVIEW",),
+         "A kernel that newly reads `num_programs` (the grid's size) packs no work into the program id: what it "
+         "does with the size (a last-block branch, a bound) is a change of its body for a reader, not a launch "
+         "shape the port is behind on.",
+         "+    if tl.program_id(0) < tl.num_programs(0) - 1:\n+        _body(x, mask=None)",
+         "classifier.rules.launch._program_id_items"),
 )
 
 
@@ -949,7 +962,11 @@ def _grid_form_item(before, after, mine, port, new, evidence) -> Delta | None:
     if have == after.grid_form and not unknown:
         return Delta("sync", "launch", f"the port's grid {shown} is upstream's new grid {after.grid_text} modulo "
                           "naming", evidence)
-    if have == before.grid_form and not unknown:
+    # upstream's new grid goes through something unresolved its old one did not (a rewritten grid, or the same
+    # text whose terms now come from a helper): what it counts is unknown, so the port is not proven behind
+    rewritten_opaque = bool(set(after.grid_opaque) - set(before.grid_opaque))
+    if have == before.grid_form and not unknown and not rewritten_opaque:
+        # a grid rewritten through something unresolved may count the same: not proven behind
         return Delta("behind", "launch", f"upstream grid went {before.grid_text} → {after.grid_text}, the port's "
                           f"grid {shown} is still the old one", evidence)
     if "oneof(" in have:  # a helper that returns different grids: the set, never one member's identifiers
@@ -979,7 +996,9 @@ def _grid_form_item(before, after, mine, port, new, evidence) -> Delta | None:
         return Delta("undecided", "launch",
                           f"upstream grid went {before.grid_text} → {after.grid_text}; the port's grid {shown} goes through "
                           f"{', '.join(opaque[:2])}, which could not be resolved, so it cannot be compared",
-                          evidence + [unresolved])
+                          evidence + [unresolved],
+                          rule="opaque-new-grid" if have == before.grid_form and not unknown and rewritten_opaque
+                          else "")
     return None
 
 
@@ -1087,6 +1106,11 @@ def _program_id_items(old: Signature, new: Signature, port: Signature, set_aside
             continue
         if mine == now:
             items.append(Delta("sync", "launch", f"the port's {label} already match", []))
+        elif mine == was and attribute == "num_programs_axes" and was < now:
+            # reading the grid's size packs no work into the id: what the kernel does with it is its body's change
+            items.append(Delta("undecided", "launch", f"upstream now reads num_programs {sorted(now - was)}, the port "
+                               "does not: what the kernel does with the grid's size is for a reader", [],
+                               rule="num-programs-read"))
         elif mine == was:
             items.append(Delta("behind", "launch", f"upstream {label} went {sorted(was)} → {sorted(now)}, the port's are "
                                     f"{sorted(mine)}", []))
