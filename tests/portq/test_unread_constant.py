@@ -76,3 +76,15 @@ def test_a_declaration_that_is_not_constexpr_stays_flagged(tmp_path):
     entry = _verdict(tmp_path, qualifier="static int")
     assert "unread-constant" not in entry.rules
     assert entry.verdict == NEEDS_REVIEW, entry.reason
+
+
+def test_a_constant_a_ported_definition_of_another_upstream_file_reads_stays_flagged(tmp_path):
+    reader = "#include \"helpers.h\"\nint blocks_for(int n) { return std::min(n, lib::cuda::max_blocks); }\n"
+    tree = _tree()
+    tree["csrc/grid.cu"] = ("// portq: ports vllm:src/grid.cu::blocks_for\n"
+                            "int grid_for(int n) { return std::min(n, 65535); }\n")
+    entry = classify_commit(tmp_path, {"src/helpers.h": _header("65535"), "src/grid.cu": reader},
+                            {"src/helpers.h": _header("std::numeric_limits<int>::max()"), "src/grid.cu": reader},
+                            tree, MATRIX.replace('paths    = ["src/*.h"]', 'paths    = ["src/*.h", "src/*.cu"]'))
+    assert "unread-constant" not in entry.rules
+    assert entry.verdict == NEEDS_REVIEW, entry.reason

@@ -184,8 +184,8 @@ RULES = (
          "declaration of it, a vendored copy's own), the constant is not the port's, whatever words its new "
          "value's expression shares with ported definitions: NOT_APPLICABLE/not-ported. A ported reader, a tree "
          "file that names the constant, a declaration that is not `constexpr` (its initialiser may run code) or "
-         "any other changed line stays with `toplevel-use`. Its limit: readers in other upstream files are "
-         "seen only through the tree's own text.",
+         "any other changed line stays with `toplevel-use`, and so does a constant named by another upstream "
+         "file that holds a ported definition (read at the commit).",
          "-    constexpr dim_t max_blocks = 65535;\n+    constexpr dim_t max_blocks = std::numeric_limits<int32_t>::max();"
          "\n  (the ported block_size reads max_threads and std::max; nothing in the tree names max_blocks)",
          "classifier.rules.attribution.AttributionRules._unread_constant, "
@@ -422,7 +422,7 @@ class AttributionRules:
         shared = [w for w in shared if not self._decorator_only_unported(w, symbol, paths, anchors, carried)]
         shared = self._self_test_words(symbol, paths, shared, referenced)
         if shared and symbol.name == "<toplevel>" and language_for_path(symbol.path) == "cpp":
-            unread = self._unread_constant(symbol, code, tables, referenced)
+            unread = self._unread_constant(entry, symbol, code, tables, referenced)
             if unread is not None:
                 return unread
         if shared and symbol.name == "<toplevel>":
@@ -475,10 +475,12 @@ class AttributionRules:
                       side="upstream-new", path=symbol.path, symbol=symbol.name)],
         )
 
-    def _unread_constant(self, symbol: TouchedSymbol, code, tables, referenced) -> SymbolVerdict | None:
+    def _unread_constant(self, entry: EntryChanges, symbol: TouchedSymbol, code, tables,
+                         referenced) -> SymbolVerdict | None:
         """Rule ``unread-constant``: every changed code line lies in a namespace-scope ``constexpr``
         declaration (``constexpr_declared``), no ported definition of the file reads a declared name
-        (``referenced``) and no tree file names one outside a ``constexpr`` declaration of it; else None."""
+        (``referenced``), no tree file names one outside a ``constexpr`` declaration of it, and no other upstream
+        file holding a ported definition names one at the commit; else None."""
         declared: set[str] = set()
         code = [(side, line, text) for side, line, text in code if not form.is_include(text)]
         for side, line, _ in code:
@@ -498,6 +500,13 @@ class AttributionRules:
                 text = data.decode("utf-8", errors="replace")
                 if word.search(text) and any(word.search(t) and not own.search(t) for t in text.splitlines()):
                     return None
+        words = re.compile(r"\b(?:" + "|".join(re.escape(n) for n in sorted(declared)) + r")\b")
+        paths = {symbol.path, symbol.old_path or symbol.path}
+        for path in dict.fromkeys(a.path for a in self.index.anchors if a.upstream == self.upstream
+                                  and a.kind == "ports" and a.path not in paths):
+            other = self._upstream_file(entry.commit.sha, path)
+            if other is None or words.search(other.decode("utf-8", errors="replace")):
+                return None  # a ported definition elsewhere may read the constant
         names = ", ".join(sorted(declared)[:4])
         side, line, text = code[-1]
         return self._base("unread-constant", symbol, NOT_APPLICABLE, "not-ported", "body",
