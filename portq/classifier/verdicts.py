@@ -73,6 +73,7 @@ from portq.classifier.rules.computation import same_computation
 from portq.classifier.rules.cosmetic import (attribute_names, caller_renaming, caller_renamings, followed_keywords,
                                              formatted_alike, keyword_bindings, renamed_locals, renamed_names,
                                              cpp_renaming, macro_read_names)
+from portq.classifier.rules.cosmetic import cpp_parameter_names
 from portq.classifier.rules.definitions import DefinitionRules
 from portq.classifier.rules.form import (FormRules, definition_text, module_loggers, qualifier_free_tokens,
                                         same_without_logging)
@@ -1062,6 +1063,18 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
                               evidence + [new_side_evidence(symbol, Kind.COSMETIC,
                                                             f"parameters and locals renamed consistently, const "
                                                             f"aside: {pairs}", pairs)])
+        both = self._both_sides(symbol, parsed=True) if language_for_path(symbol.path) == "cpp" else None
+        named = cpp_parameter_names(both[0].node, both[1].node) if both is not None else None
+        if named:
+            spelled = ", ".join(f"{a or '(unnamed)'} → {b or '(unnamed)'}" for a, b in named[:4])
+            return self._base("unread-parameter-name", symbol, NOT_APPLICABLE, "cosmetic", "body",
+                              f"{symbol.name} differs before and after only by parameters gaining or losing their "
+                              f"names ({spelled}), none spelled anywhere else in the definition; C++ binds arguments "
+                              "by position, so a name nothing reads binds and shadows nothing: cosmetic rather than "
+                              "a change the port must follow",
+                              evidence + [new_side_evidence(symbol, Kind.COSMETIC,
+                                                            f"parameter names added or dropped, unread: {spelled}",
+                                                            spelled)])
         followed = self._followed_keywords(entry, symbol)
         if followed:
             pairs = ", ".join(f"{callee}({a}= → {b}=)" for callee, a, b in followed[:4])

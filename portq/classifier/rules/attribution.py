@@ -176,6 +176,20 @@ RULES = (
          "upstream:path::launch_bw` in the tree)",
          "classifier.rules.attribution.AttributionRules._declared_specialisations, "
          "classifier.rules.attribution.specialised_function_at"),
+    Rule("unread-constant", ("NOT_APPLICABLE",),
+         "Changed C++ lines outside definitions that all lie (`#include` lines aside) in namespace-scope "
+         "`constexpr` variable declarations (on both sides) change only the values of the constants they declare: a constant expression runs "
+         "nothing at run time, so the change reaches code only through the constant's readers. When no ported "
+         "definition of the file reads a declared name and no file of the tree names it (beyond a `constexpr` "
+         "declaration of it, a vendored copy's own), the constant is not the port's, whatever words its new "
+         "value's expression shares with ported definitions: NOT_APPLICABLE/not-ported. A ported reader, a tree "
+         "file that names the constant, a declaration that is not `constexpr` (its initialiser may run code) or "
+         "any other changed line stays with `toplevel-use`, and so does a constant named by another upstream "
+         "file that holds a ported definition (read at the commit).",
+         "-    constexpr dim_t max_blocks = 65535;\n+    constexpr dim_t max_blocks = std::numeric_limits<int32_t>::max();"
+         "\n  (the ported block_size reads max_threads and std::max; nothing in the tree names max_blocks)",
+         "classifier.rules.attribution.AttributionRules._unread_constant, "
+         "classifier.rules.attribution.constexpr_declared"),
 )
 
 
@@ -206,6 +220,34 @@ def removed_private_bindings(old_root, new_root, lines: list[int]) -> list[str]:
             named.add(node.text.decode())
         stack.extend(node.children)
     return [] if set(names) & named else list(dict.fromkeys(names))
+
+
+def constexpr_declared(table, line: int) -> set[str] | None:
+    """The names declared by the namespace-scope ``constexpr`` variable declaration of ``table``'s C++
+    source holding ``line`` (1-based): the identifiers of its declarators, never of their initialisers; None
+    when the line lies in anything else (``unread-constant``)."""
+    if table is None or table.tree is None or table.fallback or table.language != "cpp":
+        return None
+    node = table.tree.root_node
+    while True:
+        body = node.child_by_field_name("body") if node.type == "namespace_definition" else node
+        inner = next((n for n in (body.named_children if body is not None else [])
+                      if n.start_point[0] + 1 <= line <= n.end_point[0] + 1), None)
+        if inner is None:
+            return None
+        if inner.type not in ("namespace_definition", "declaration_list"):
+            break
+        node = inner
+    if inner.type != "declaration" or not any(c.type == "type_qualifier" and c.text == b"constexpr"
+                                              for c in inner.children):
+        return None
+    names: set[str] = set()
+    for declarator in inner.children_by_field_name("declarator"):
+        target = declarator.child_by_field_name("declarator") if declarator.type == "init_declarator" else declarator
+        if target is None or target.type != "identifier":
+            return None  # an array, pointer or function declarator: not a plain constant
+        names.add(target.text.decode("utf-8", errors="replace"))
+    return names or None
 
 
 def specialised_function_at(table, line: int) -> str | None:
@@ -379,6 +421,10 @@ class AttributionRules:
         shared = sorted(w for w in named & set(referenced) if w not in _COMMON_IDENTIFIERS and len(w) > 2)
         shared = [w for w in shared if not self._decorator_only_unported(w, symbol, paths, anchors, carried)]
         shared = self._self_test_words(symbol, paths, shared, referenced)
+        if shared and symbol.name == "<toplevel>" and language_for_path(symbol.path) == "cpp":
+            unread = self._unread_constant(entry, symbol, code, tables, referenced)
+            if unread is not None:
+                return unread
         if shared and symbol.name == "<toplevel>":
             declared = self._declared_binding(symbol, paths, code)
             if declared is not None:
@@ -428,6 +474,50 @@ class AttributionRules:
             [Evidence(kind=Kind.TOPLEVEL, message="changed lines name nothing a ported definition uses",
                       side="upstream-new", path=symbol.path, symbol=symbol.name)],
         )
+
+    def _unread_constant(self, entry: EntryChanges, symbol: TouchedSymbol, code, tables,
+                         referenced) -> SymbolVerdict | None:
+        """Rule ``unread-constant``: every changed code line lies in a namespace-scope ``constexpr``
+        declaration (``constexpr_declared``), no ported definition of the file reads a declared name
+        (``referenced``), no tree file names one outside a ``constexpr`` declaration of it, and no other upstream
+        file holding a ported definition names one at the commit; else None."""
+        declared: set[str] = set()
+        code = [(side, line, text) for side, line, text in code if not form.is_include(text)]
+        for side, line, _ in code:
+            names = constexpr_declared(tables[side], line)
+            if names is None:
+                return None
+            declared |= names
+        if not declared or declared & set(referenced):
+            return None
+        sources = self.index.tree_sources()
+        if sources is None:
+            return None
+        for name in sorted(declared):
+            word = re.compile(rf"\b{re.escape(name)}\b")
+            own = re.compile(rf"\bconstexpr\b[^;=]*\b{re.escape(name)}\s*[={{]")
+            for data in sources.values():
+                text = data.decode("utf-8", errors="replace")
+                if word.search(text) and any(word.search(t) and not own.search(t) for t in text.splitlines()):
+                    return None
+        words = re.compile(r"\b(?:" + "|".join(re.escape(n) for n in sorted(declared)) + r")\b")
+        paths = {symbol.path, symbol.old_path or symbol.path}
+        for path in dict.fromkeys(a.path for a in self.index.anchors if a.upstream == self.upstream
+                                  and a.kind == "ports" and a.path not in paths):
+            other = self._upstream_file(entry.commit.sha, path)
+            if other is None or words.search(other.decode("utf-8", errors="replace")):
+                return None  # a ported definition elsewhere may read the constant
+        names = ", ".join(sorted(declared)[:4])
+        side, line, text = code[-1]
+        return self._base("unread-constant", symbol, NOT_APPLICABLE, "not-ported", "body",
+                          f"the changed lines outside definitions only declare the constexpr constant"
+                          f"{'s' if len(declared) > 1 else ''} {names}, which no ported definition of "
+                          f"{symbol.path} reads and no file of the tree names: a constant expression runs nothing, "
+                          "so the change reaches only the constant's readers, none of them the port's: not-ported "
+                          "rather than NEEDS_REVIEW",
+                          [Evidence(kind=Kind.TOPLEVEL, message=f"changed lines declare only {names}, which nothing "
+                                    "ported reads", side=f"upstream-{side}", path=symbol.path, line=line,
+                                    quote=text.strip(), symbol=symbol.name)])
 
     def _removed_pinned_users(self, entry: EntryChanges, symbol: TouchedSymbol, users: set[str]) -> list[str]:
         """Rule ``removed-pinned-definition``, for lines outside definitions: ``users`` (the ported upstream

@@ -100,6 +100,17 @@ RULES = (
          "-__global__ void k(float* x, float* y, int n) { float4 a = ((float4*)x)[i]; ... }\n"
          "+__global__ void k(float* acc, const float* src, const int n) { float4 v = ((float4*)acc)[i]; ... }",
          "classifier.rules.cosmetic.cpp_renaming, classifier.verdicts.SymbolClassifier._cpp_renaming"),
+    Rule("unread-parameter-name", ("NOT_APPLICABLE",),
+         "A C/C++ definition whose whole change is that parameters gain or lose their names (`const dim_t,` → "
+         "`const dim_t axis_size,`), every other token the same and in the same order, where each such name is "
+         "spelled by no other token of the definition on the side that has it, computes the same from the same "
+         "arguments: C++ binds arguments by position, a name nothing reads binds nothing the body uses, and a name "
+         "the body does not spell shadows nothing it reads. Cosmetic. A name the body spells (one that would now "
+         "shadow a file-scope name the body reads, say), a changed type or any other changed token stays with "
+         "the other rules.",
+         "-void compute(const float* x, const dim_t, float* y) const {\n"
+         "+void compute(const float* x, const dim_t axis_size, float* y) const {  (the body never spells axis_size)",
+         "classifier.rules.cosmetic.cpp_parameter_names, classifier.verdicts.SymbolClassifier._against_port"),
 )
 
 
@@ -600,5 +611,58 @@ def cpp_renaming(old_node, new_node, old_params: list[str], new_params: list[str
     if not moved <= set(pairs):
         return None  # a parameter took another's name rather than being renamed in its own place
     if any(a in macro_names or b in macro_names for a, b in pairs):
+        return None
+    return pairs
+
+
+def cpp_parameter_declarations(node) -> list | None:
+    """The parameter declarations of the C/C++ function definition ``node`` (through a ``template``
+    declaration), in order; None when it has no parameter list."""
+    if node.type == "template_declaration":
+        node = next((c for c in node.named_children if c.type == "function_definition"), None)
+    declarator = node.child_by_field_name("declarator") if node is not None else None
+    while declarator is not None and declarator.type != "function_declarator":
+        declarator = declarator.child_by_field_name("declarator")
+    parameters = declarator.child_by_field_name("parameters") if declarator is not None else None
+    return None if parameters is None else [c for c in parameters.named_children if c.type != "comment"]
+
+
+def _cpp_parameter_identifier(parameter):
+    """The identifier node that names ``parameter`` (under pointer, reference or array declarators); None when
+    it is unnamed."""
+    declarator = parameter.child_by_field_name("declarator")
+    found = nodes_of(declarator, ("identifier",), "cpp") if declarator is not None else []
+    if not found:  # a reference declarator holds its name as a plain child
+        found = [n for c in parameter.named_children if c.type == "reference_declarator"
+                 for n in nodes_of(c, ("identifier",), "cpp")]
+    return found[0] if len(found) == 1 else None
+
+
+def cpp_parameter_names(old_node, new_node) -> list[tuple[str, str]] | None:
+    """Rule ``unread-parameter-name``: the (old, new) names, one of them empty, of the parameters of a C/C++
+    definition that gained or lost their name, when that is its whole change (every other token the same and
+    in order) and each such name is spelled by no other token of its side's definition; else None."""
+    olds, news = cpp_parameter_declarations(old_node), cpp_parameter_declarations(new_node)
+    if olds is None or news is None or len(olds) != len(news):
+        return None
+    dropped: dict[str, set] = {"old": set(), "new": set()}
+    pairs: list[tuple[str, str]] = []
+    for before, after in zip(olds, news):
+        named = (_cpp_parameter_identifier(before), _cpp_parameter_identifier(after))
+        if (named[0] is None) == (named[1] is None):
+            continue
+        side, name, definition = ("old", named[0], old_node) if named[0] is not None else ("new", named[1], new_node)
+        word = name.text.decode("utf-8", errors="replace")
+        if definition_tokens(definition).count(word) != 1:
+            return None  # the body spells it: it binds, or shadows, what the body reads
+        dropped[side].add((name.start_byte, name.end_byte))
+        pairs.append((word, "") if side == "old" else ("", word))
+    if not pairs:
+        return None
+
+    def expand(side):
+        return lambda n: [] if (n.start_byte, n.end_byte) in dropped[side] and n.type == "identifier" else None
+
+    if comment_free_tokens(old_node, expand=expand("old")) != comment_free_tokens(new_node, expand=expand("new")):
         return None
     return pairs

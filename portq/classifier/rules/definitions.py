@@ -35,13 +35,13 @@ from portq.classifier.reading import _anchor_evidence, _caller_evidence, _kind_c
 from portq.classifier.rules import Rule, equivalence
 from portq.classifier.rules import computation
 from portq.classifier.rules.parameters import (_first_line_quote, _out_param_evidence, _returned_instead,
-                                               _upstream_param_evidence)
+                                               _upstream_param_evidence, template_retyped_parameters)
 from portq.classifier.rules.scope import _scope_names
 from portq.core.evidence import Evidence, Kind
 from portq.core.model import IN_SYNC, INERT, NEEDS_REVIEW, NOT_APPLICABLE, REAL_GAP, SymbolVerdict
 from portq.language.extraction import signature_of
 from portq.language.signatures import comment_free_tokens
-from portq.language.symbols import language_for_path, symbol_table
+from portq.language.symbols import KIND_CUDA_KERNEL, language_for_path, symbol_table
 from portq.tree.file_records import Port
 from portq.tree.reachability import Callers
 
@@ -325,6 +325,12 @@ class DefinitionRules:
                                               "writes memory in between, parameters by position (each as "
                                               "itself where the two take different numbers) and locals renamed "
                                               "one to one; its old form does not")
+        retyped = self._retyped_kernel_parameters(symbol, definition) if not scoped else None
+        if retyped:
+            spelled = ", ".join(f"{name} {was} → {now}" for name, was, now in retyped[:3])
+            return self._gap(symbol, port, [Delta(Status.BEHIND, "signature", f"upstream retyped kernel parameter "
+                                                  f"{spelled}; the port still takes it as its template type",
+                                                  rule="kernel-parameter-type")], evidence)
         language_note = "" if old.language == definition.language else " (cross-language port)"
         besides = f" besides {', '.join(sorted({s.message for s in scoped}))}, which the tree declares not carried" \
             if scoped else ""
@@ -398,6 +404,16 @@ class DefinitionRules:
                 or sides[0].node.has_error or sides[1].node.has_error:
             return None
         return sides[0].node, sides[1].node, mine
+
+    def _retyped_kernel_parameters(self, symbol, definition):
+        """``parameters.template_retyped_parameters`` of a CUDA kernel and its C++ port; None otherwise."""
+        if symbol.kind != KIND_CUDA_KERNEL or language_for_path(definition.file) != "cpp":
+            return None
+        sides = self._both_sides(symbol, parsed=True)
+        mine = self._port_node(definition)
+        if sides is None or mine is None:
+            return None
+        return template_retyped_parameters(sides[0].node, sides[1].node, mine)
 
     def _port_node(self, definition):
         """The syntax node of an in-tree definition, read from the tree; None where it cannot be read cleanly."""

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from portq.classifier.delta import Delta, _ruled
 from portq.classifier.rules import Rule, equivalence
-from portq.classifier.rules.cosmetic import _function_node, _python_parameters
+from portq.classifier.rules.cosmetic import _function_node, _python_parameters, cpp_parameter_declarations
 from portq.core.evidence import Evidence, Kind
 from portq.language.signatures import Signature, Use, has_ancestor, node_text, nodes_of, normalise_name
 from portq.language.signatures_python import PythonLocals, autograd_context
@@ -173,6 +173,21 @@ RULES = (
          "(template <> void launch<float>(..., int width, ...): -k<<<g, b>>>(out, in); +k<<<g, b>>>(out, in, "
          "width))",
          "classifier.rules.parameters.cpp_kernel_uses, classifier.verdicts.SymbolClassifier._copied_launcher_parameter"),
+    Rule("kernel-parameter-type", ("REAL_GAP", "INERT"),
+         "A CUDA kernel's by-value parameter whose type changes from one of the kernel's template type "
+         "parameters to a fixed floating type (`T eps` → `float eps`), its name and every other parameter the "
+         "same, while the port's parameter in that position is still typed by a template type parameter of the "
+         "port: every launch of the port converts the value to the instantiated type before the kernel reads "
+         "it, where upstream's kernel receives it at the fixed type. The launch still compiles (the argument "
+         "converts implicitly), so no parameter is missing, but the port keeps the old interface and rounds "
+         "what upstream no longer rounds: behind, REAL_GAP when non-test code launches the port, INERT when "
+         "only tests do (`caller-reachability`). A port already taking the fixed type, a pointer or reference "
+         "parameter, or a retyping between two fixed types is left to the other rules.",
+         "-__global__ void ln_kernel(SizeT N, T eps, const T* X, T* Y)\n"
+         "+__global__ void ln_kernel(SizeT N, float eps, const T* X, T* Y)   "
+         "(the port: template <typename S> __global__ void rows(int n, S eps, ...), launched by the engine)",
+         "classifier.rules.parameters.template_retyped_parameters, "
+         "classifier.rules.definitions.DefinitionRules._from_items"),
 )
 
 
@@ -1274,3 +1289,52 @@ def _dtype_keyed(call, parameters: set[str]) -> bool:
     obj, attribute = given[0].child_by_field_name("object"), given[0].child_by_field_name("attribute")
     return obj is not None and obj.type == "identifier" and node_text(obj) in parameters \
         and attribute is not None and node_text(attribute) == "dtype"
+
+
+_FIXED_FLOATING = frozenset({"float", "double"})
+
+
+def _template_type_names(node) -> set[str]:
+    """The type parameter names of the C++ template declaration ``node`` (empty for a plain definition)."""
+    if node is None or node.type != "template_declaration":
+        return set()
+    listed = node.child_by_field_name("parameters")
+    return {n.text.decode("utf-8", errors="replace") for c in (listed.named_children if listed is not None else [])
+            if c.type in ("type_parameter_declaration", "optional_type_parameter_declaration")
+            for n in c.named_children if n.type == "type_identifier"}
+
+
+def _by_value(parameter) -> tuple[str, str, tuple[str, ...]] | None:
+    """(type, name, qualifiers) of a by-value C++ parameter declaration; None for a pointer, reference,
+    array or unnamed one."""
+    if parameter.type != "parameter_declaration":
+        return None
+    kind, name = parameter.child_by_field_name("type"), parameter.child_by_field_name("declarator")
+    if kind is None or name is None or name.type != "identifier":
+        return None
+    qualifiers = tuple(sorted(c.text.decode() for c in parameter.children if c.type == "type_qualifier"))
+    return kind.text.decode("utf-8", errors="replace"), name.text.decode("utf-8", errors="replace"), qualifiers
+
+
+def template_retyped_parameters(old_node, new_node, port_node) -> list[tuple[str, str, str]] | None:
+    """Rule ``kernel-parameter-type``: (name, old type, new type) of each by-value parameter of a C++ kernel
+    retyped from one of its template type parameters to a fixed floating type, every other parameter the
+    same text, where the port's parameter in the same position is by value and typed by one of the port's
+    template type parameters; None when there is none or anything else about the parameters changed."""
+    olds, news, mine = (cpp_parameter_declarations(n) for n in (old_node, new_node, port_node))
+    if olds is None or news is None or mine is None or len(olds) != len(news):
+        return None
+    templated, ported = _template_type_names(old_node), _template_type_names(port_node)
+    found: list[tuple[str, str, str]] = []
+    for position, (before, after) in enumerate(zip(olds, news)):
+        if before.text == after.text:
+            continue
+        was, now = _by_value(before), _by_value(after)
+        if was is None or now is None or was[1:] != now[1:] or was[0] not in templated \
+                or now[0] not in _FIXED_FLOATING or position >= len(mine):
+            return None
+        theirs = _by_value(mine[position])
+        if theirs is None or theirs[0] not in ported:
+            return None
+        found.append((now[1], was[0], now[0]))
+    return found or None
