@@ -144,9 +144,8 @@ RULES = (
          "classifier.rules.launch._launch_items, ._never_held"),
     Rule("opaque-new-grid", ("NEEDS_REVIEW",),
          "A paired launch whose new grid goes through something that cannot be resolved (a project helper such "
-         "as a ceiling division, or a size now returned by a helper under the same grid text) is not proven "
-         "different from the old grid: a port that keeps the old grid is for a reader, never behind on the "
-         "grid alone.",
+         "as a ceiling division) is not proven different from the old grid: a port that keeps the old grid is "
+         "for a reader, never behind on the grid's text alone.",
          "-    k[lambda meta: (triton.cdiv(n, meta['B']),)](x)\n+    k[(ceil_div(n, B),)](x)",
          "classifier.rules.launch._grid_form_item"),
     Rule("num-programs-read", ("NEEDS_REVIEW",),
@@ -962,9 +961,8 @@ def _grid_form_item(before, after, mine, port, new, evidence) -> Delta | None:
     if have == after.grid_form and not unknown:
         return Delta("sync", "launch", f"the port's grid {shown} is upstream's new grid {after.grid_text} modulo "
                           "naming", evidence)
-    # upstream's new grid goes through something unresolved its old one did not (a rewritten grid, or the same
-    # text whose terms now come from a helper): what it counts is unknown, so the port is not proven behind
-    rewritten_opaque = bool(set(after.grid_opaque) - set(before.grid_opaque))
+    rewritten_opaque = bool(set(after.grid_opaque) - set(before.grid_opaque)) \
+        and before.grid_text.replace(" ", "") != after.grid_text.replace(" ", "")
     if have == before.grid_form and not unknown and not rewritten_opaque:
         # a grid rewritten through something unresolved may count the same: not proven behind
         return Delta("behind", "launch", f"upstream grid went {before.grid_text} → {after.grid_text}, the port's "
