@@ -38,7 +38,7 @@ from portq.language.signatures import (
     normalised_text,
     returns_of,
 )
-from portq.language.symbols import KIND_DEVICE_FUNCTION, KIND_FUNCTION, parse
+from portq.language.symbols import KIND_DEVICE_FUNCTION, KIND_FUNCTION, function_declarator, parse
 
 
 def _function_macros(root):
@@ -138,9 +138,7 @@ class _CppExtractor:
                     dict.fromkeys(normalise_name(f) for f in fields))
 
     def _parameter_nodes(self) -> list:
-        declarator = self.function.child_by_field_name("declarator")
-        while declarator is not None and declarator.type != "function_declarator":
-            declarator = declarator.child_by_field_name("declarator")
+        declarator = function_declarator(self.function.child_by_field_name("declarator"))
         parameters = declarator.child_by_field_name("parameters") if declarator is not None else None
         return [c for c in (parameters.named_children if parameters else [])
                 if c.type in ("parameter_declaration", "optional_parameter_declaration")]
@@ -157,9 +155,7 @@ class _CppExtractor:
                                     has_default=child.type == "optional_parameter_declaration")
 
     def _params(self) -> None:
-        declarator = self.function.child_by_field_name("declarator")
-        while declarator is not None and declarator.type != "function_declarator":
-            declarator = declarator.child_by_field_name("declarator")
+        declarator = function_declarator(self.function.child_by_field_name("declarator"))
         parameters = declarator.child_by_field_name("parameters") if declarator is not None else None
         for child in parameters.named_children if parameters else []:
             if child.type not in ("parameter_declaration", "optional_parameter_declaration",

@@ -512,11 +512,17 @@ def _cpp_declarator_name(declarator) -> str | None:
     return None
 
 
+def function_declarator(declarator):
+    """The ``function_declarator`` a C/C++ declarator holds (through pointer, reference and nested
+    declarators), where the name and the parameter list sit; None when it holds none."""
+    while declarator is not None and declarator.type != "function_declarator":
+        declarator = declarator.child_by_field_name("declarator")
+    return declarator
+
+
 def _cpp_qualifier(declarator) -> str:
     """``ns::Cls`` of an out-of-line definition ``void ns::Cls::f()``."""
-    node = declarator
-    while node is not None and node.type != "function_declarator":
-        node = node.child_by_field_name("declarator")
+    node = function_declarator(declarator)
     if node is None:
         return ""
     inner = node.child_by_field_name("declarator")

@@ -17,6 +17,7 @@ import re
 from portq.classifier.rules import Rule
 from portq.language.memo import STRINGS, per_definition
 from portq.language.signatures import comment_free_tokens, definition_tokens, node_text, nodes_of, normalise_name
+from portq.language.symbols import function_declarator
 
 RULES = (
     Rule("formatter-only", ("NOT_APPLICABLE",),
@@ -620,9 +621,7 @@ def cpp_parameter_declarations(node) -> list | None:
     declaration), in order; None when it has no parameter list."""
     if node.type == "template_declaration":
         node = next((c for c in node.named_children if c.type == "function_definition"), None)
-    declarator = node.child_by_field_name("declarator") if node is not None else None
-    while declarator is not None and declarator.type != "function_declarator":
-        declarator = declarator.child_by_field_name("declarator")
+    declarator = function_declarator(node.child_by_field_name("declarator")) if node is not None else None
     parameters = declarator.child_by_field_name("parameters") if declarator is not None else None
     return None if parameters is None else [c for c in parameters.named_children if c.type != "comment"]
 

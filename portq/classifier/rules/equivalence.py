@@ -112,6 +112,7 @@ import textwrap as _textwrap
 from portq.classifier.reading import _walk_nodes
 from portq.classifier.rules import Rule
 from portq.classifier.rules.cosmetic import _function_node, _python_parameters, local_names
+from portq.language.symbols import function_declarator
 
 RULES = (
     Rule("port-has-flag", ("IN_SYNC",),
@@ -788,9 +789,7 @@ def _cpp_reads_as(mine, port, hole, renaming: dict[str, str], filled: list) -> b
 def _cpp_parameter_names(node) -> list[str]:
     """The names of a C++ function's parameters, in order ("" where one has none)."""
     function = _function_node(node)
-    declarator = function.child_by_field_name("declarator") if function is not None else None
-    while declarator is not None and declarator.type != "function_declarator":
-        declarator = declarator.child_by_field_name("declarator")
+    declarator = function_declarator(function.child_by_field_name("declarator")) if function is not None else None
     parameters = declarator.child_by_field_name("parameters") if declarator is not None else None
     names = []
     for parameter in _named(parameters) if parameters is not None else ():

@@ -25,7 +25,7 @@ from portq.classifier.rules.cosmetic import _function_node, _python_parameters, 
 from portq.core.evidence import Evidence, Kind
 from portq.language.signatures import Signature, Use, has_ancestor, node_text, nodes_of, normalise_name
 from portq.language.signatures_python import PythonLocals, autograd_context
-from portq.language.symbols import parse
+from portq.language.symbols import function_declarator, parse
 
 RULES = (
     Rule("parameter-change", ("REAL_GAP", "INERT", "IN_SYNC"),
@@ -612,9 +612,7 @@ def cpp_launch_constant(text: str, kernel: str, index: int, params: set[str]):
 def cpp_function_named(node) -> tuple[str, str] | None:
     """``(name, parameter list)`` of a C++ ``function_definition`` node: the bare name of a plain, qualified
     or explicitly specialised (``launch<float>``) declarator, and its parameters with whitespace collapsed."""
-    declarator = node.child_by_field_name("declarator")
-    while declarator is not None and declarator.type != "function_declarator":
-        declarator = declarator.child_by_field_name("declarator")
+    declarator = function_declarator(node.child_by_field_name("declarator"))
     if declarator is None:
         return None
     inner, parameters = declarator.child_by_field_name("declarator"), declarator.child_by_field_name("parameters")
