@@ -34,6 +34,7 @@ from portq.classifier.delta import Delta, Status
 from portq.classifier.reading import _anchor_evidence, _caller_evidence, _kind_class
 from portq.classifier.rules import Rule, equivalence
 from portq.classifier.rules import computation
+from portq.classifier.rules import launch_checks
 from portq.classifier.rules.parameters import (_first_line_quote, _out_param_evidence, _returned_instead,
                                                _upstream_param_evidence, template_retyped_parameters)
 from portq.classifier.rules.scope import _scope_names
@@ -325,6 +326,12 @@ class DefinitionRules:
                                               "writes memory in between, parameters by position (each as "
                                               "itself where the two take different numbers) and locals renamed "
                                               "one to one; its old form does not")
+        checked = self._port_has_launch_check(symbol, definition) if not scoped else None
+        if checked:
+            return self._port_already_has("port-has-launch-check", symbol, definition, checked, evidence,
+                                          f"{symbol.name}'s change only adds a check of the last CUDA error after "
+                                          f"its launch, and the port checks its own launch "
+                                          f"({_cited(definition, checked)})")
         retyped = self._retyped_kernel_parameters(symbol, definition) if not scoped else None
         if retyped:
             spelled = ", ".join(f"{name} {was} → {now}" for name, was, now in retyped[:3])
@@ -370,6 +377,14 @@ class DefinitionRules:
                         and a.path in (symbol.path, symbol.old_path)}
             found = equivalence.port_has_moved_guard(sides[0].node, sides[1].node, mine, ported_as)
         return found
+
+    def _port_has_launch_check(self, symbol, definition):
+        """``launch_checks.cpp_port_has_launch_check`` for a C++ symbol and its C++ port; None when it does
+        not hold."""
+        if not language_for_path(symbol.path) == language_for_path(definition.file) == "cpp":
+            return None
+        nodes = self._clean_nodes(symbol, definition)
+        return None if nodes is None else launch_checks.cpp_port_has_launch_check(*nodes)
 
     def _port_has_inlined_change(self, symbol, definition):
         """``equivalence.cpp_port_has_inlined_statements`` for a C++ symbol and its C++ port; None when it
