@@ -35,7 +35,7 @@ import textwrap
 from portq.classifier.reading import (RangeFacts, _COMMON_IDENTIFIERS, _IDENTIFIER, _anchor_evidence, _changed_lines, _file_change,
                                       _comment_lines, _is_code_line, _names_used_by_others, _same_ast_evidence, _strip_comment,
                                       _unchanged_moves, new_side_evidence)
-from portq.classifier.rules import Rule, branches, form
+from portq.classifier.rules import Rule, branches, form, namespace_wrap
 from portq.classifier.rules.definitions import self_test_definitions
 from portq.classifier.rules.parameters import cpp_function_named
 from portq.classifier.imports import (_module_stem, import_bindings, import_lines, rebound_names,
@@ -410,6 +410,9 @@ class AttributionRules:
             specialised = self._declared_specialisations(symbol, paths, code)
             if specialised is not None:
                 return specialised
+            wrapped = self._namespace_wrap(entry, symbol, code)
+            if wrapped is not None:
+                return wrapped
         if symbol.kind == KIND_CLASS and symbol.change == "added":
             return self._added_type(entry, symbol, referenced.get(symbol.name, []))
         tables = {"old": self._table(symbol.old_blob, symbol.old_path or symbol.path),
@@ -647,6 +650,33 @@ class AttributionRules:
                           [Evidence(kind=Kind.TOPLEVEL, side="upstream-new", path=symbol.path, symbol=symbol.name,
                                     message=f"only the prototype{'s' if len(names) > 1 else ''} of {shown} "
                                     "and includes changed")])
+
+    def _namespace_wrap(self, entry: EntryChanges, symbol: TouchedSymbol, code) -> SymbolVerdict | None:
+        """``namespace-wrap`` (``namespace_wrap.wrap_only``): the changed lines outside definitions only enclose
+        the file's definitions in namespaces, and move declarations verbatim into headers it includes."""
+        table = self._table(symbol.new_blob, symbol.path)
+        if table is None or table.fallback or table.source is None or table.tree is None:
+            return None
+        spans = namespace_wrap.function_spans(table.tree.root_node)
+        if not spans:
+            return None
+        source = table.source.decode("utf-8", errors="replace")
+        header_lines: set[str] = set()
+        if any(side == "old" for side, _, _ in code):
+            for header in namespace_wrap.included_headers(symbol.path, source):
+                text = self._upstream_file(entry.commit.sha, header)
+                if text is not None:
+                    header_lines |= {" ".join(line.split()) for line in text.decode("utf-8", errors="replace")
+                                     .splitlines() if line.strip()}
+        first, last = min(start for start, _ in spans), max(end for _, end in spans)
+        if not namespace_wrap.wrap_only(code, form.is_include, first, last, header_lines):
+            return None
+        return self._base("namespace-wrap", symbol, NOT_APPLICABLE, "cosmetic", "body",
+                          "the changed lines outside definitions only enclose every definition of the file in "
+                          "namespaces (and move declarations verbatim into headers it includes), so each keeps its "
+                          "body: cosmetic rather than a change to anything ported",
+                          [Evidence(kind=Kind.COSMETIC, side="upstream-new", path=symbol.path, symbol=symbol.name,
+                                    message="definitions enclosed in namespaces, bodies unchanged")])
 
     def _declared_specialisations(self, symbol: TouchedSymbol, paths: set[str], code) -> SymbolVerdict | None:
         """``declared-specialisation``: every changed C++ line outside definitions is an ``#include`` or lies in

@@ -34,6 +34,8 @@ from portq.classifier.delta import Delta, Status
 from portq.classifier.reading import _anchor_evidence, _caller_evidence, _kind_class
 from portq.classifier.rules import Rule, equivalence
 from portq.classifier.rules import computation
+from portq.classifier.rules import launch_checks, renamed_helpers
+from portq.classifier.moves import _raw_calls
 from portq.classifier.rules.parameters import (_first_line_quote, _out_param_evidence, _returned_instead,
                                                _upstream_param_evidence, template_retyped_parameters)
 from portq.classifier.rules.scope import _scope_names
@@ -325,6 +327,21 @@ class DefinitionRules:
                                               "writes memory in between, parameters by position (each as "
                                               "itself where the two take different numbers) and locals renamed "
                                               "one to one; its old form does not")
+        helpers = self._renamed_helper_calls(entry, symbol) if not items else None
+        if helpers:
+            return self._base("renamed-helper", symbol, NOT_APPLICABLE, "cosmetic", "body",
+                              f"{symbol.name} changes only by calling functions this commit renames with the same "
+                              f"body ({', '.join(helpers[:3])}), so it runs the same code: cosmetic rather than a "
+                              "change the port must follow",
+                              evidence + [Evidence(kind=Kind.COSMETIC, side="upstream-new", path=symbol.path,
+                                                   symbol=symbol.name, message=f"calls renamed helpers: "
+                                                   f"{', '.join(helpers[:3])}")])
+        checked = self._port_has_launch_check(symbol, definition) if not scoped else None
+        if checked:
+            return self._port_already_has("port-has-launch-check", symbol, definition, checked, evidence,
+                                          f"{symbol.name}'s change only adds a check of the last CUDA error after "
+                                          f"its launch, and the port checks its own launch "
+                                          f"({_cited(definition, checked)})")
         retyped = self._retyped_kernel_parameters(symbol, definition) if not scoped else None
         if retyped:
             spelled = ", ".join(f"{name} {was} → {now}" for name, was, now in retyped[:3])
@@ -370,6 +387,36 @@ class DefinitionRules:
                         and a.path in (symbol.path, symbol.old_path)}
             found = equivalence.port_has_moved_guard(sides[0].node, sides[1].node, mine, ported_as)
         return found
+
+    def _renamed_helper_calls(self, entry, symbol) -> list[str]:
+        """``renamed_helpers.calls_only_renamed`` for a Python symbol, over the module-level functions every
+        Python file the commit modifies renames with the same body (``renamed_helpers.renamed_functions``)."""
+        if language_for_path(symbol.path) != "python" or symbol.change != "modified":
+            return []
+        renamed: dict[str, str] = {}
+        for change in entry.commit.changes:
+            if change.status != "modified" or not change.old_blob or not change.new_blob \
+                    or language_for_path(change.path) != "python":
+                continue
+            before, after = self._table(change.old_blob, change.old_path), self._table(change.new_blob, change.new_path)
+            if before is None or after is None or before.source is None or after.source is None:
+                continue
+            for old, new in renamed_helpers.renamed_functions(before.source, after.source).items():
+                if renamed.setdefault(old, new) != new:
+                    return []
+        if not renamed:
+            return []
+        old_table, new_table = self._side_tables(symbol)
+        return renamed_helpers.calls_only_renamed(_raw_calls(old_table, symbol.qualified_name),
+                                                  _raw_calls(new_table, symbol.qualified_name), renamed)
+
+    def _port_has_launch_check(self, symbol, definition):
+        """``launch_checks.cpp_port_has_launch_check`` for a C++ symbol and its C++ port; None when it does
+        not hold."""
+        if not language_for_path(symbol.path) == language_for_path(definition.file) == "cpp":
+            return None
+        nodes = self._clean_nodes(symbol, definition)
+        return None if nodes is None else launch_checks.cpp_port_has_launch_check(*nodes)
 
     def _port_has_inlined_change(self, symbol, definition):
         """``equivalence.cpp_port_has_inlined_statements`` for a C++ symbol and its C++ port; None when it

@@ -188,6 +188,19 @@ RULES = (
          "(the port: template <typename S> __global__ void rows(int n, S eps, ...), launched by the engine)",
          "classifier.rules.parameters.template_retyped_parameters, "
          "classifier.rules.definitions.DefinitionRules._from_items"),
+    Rule("context-derived-parameter", ("NEEDS_REVIEW",),
+         "A parameter added to or removed from a static method of an autograd `Function` (`Cls.__backward`, "
+         "private or not) whose every call is `Cls.method(...)` or `self.method(...)` inside the class's own "
+         "methods (no mangled `_Cls__method` elsewhere), where the calling `backward` passes `ctx.NAME` that the "
+         "class's own `setup_context` or `forward` stores on the context, both keeping their parameters: the "
+         "value is one `apply`'s callers already supply, kept by the class between its passes, so the change is "
+         "how the class wires its backward, not an input the port's callers supply: for a reader (at most "
+         "NEEDS_REVIEW), quoting the assignment. A context attribute the class never stores, a storing method "
+         "whose parameters change, or a call from outside the class keeps the gap.",
+         "+        ctx.dim = dim      (setup_context)\n"
+         "-        return Cls.__backward(*grad_outputs, *ctx.saved_tensors)\n"
+         "+        return Cls.__backward(grad_output, output, ctx.dim)",
+         "classifier.rules.parameters.instance_computed, classifier.rules.parameters._context_stored"),
 )
 
 
@@ -840,17 +853,20 @@ def internal_argument(text: str, function: str, index: int, params: set[str]):
 
 def _instance_item(name: str, kind: str, what: str, quotes: tuple[str, ...], upstream: Evidence,
                    port: Signature) -> Delta:
-    """``instance-derived-parameter``: ``name`` is computed by the class's own calling method."""
+    """``instance-derived-parameter``: ``name`` is computed by the class's own calling method
+    (``context-derived-parameter``: or stored on the autograd context by the class's own ``setup_context``)."""
+    how = "each computing it itself" if not stored_on_context(quotes) else \
+        "its backward reading it from the autograd context the class's own methods fill"
     return Delta("undecided", "signature",
-                 f"upstream {what} {kind} {name}, which only the class's own methods pass, each computing it "
-                 f"itself (`{'`; `'.join(quotes[:2])}`) from what its callers already supply; how the class "
+                 f"upstream {what} {kind} {name}, which only the class's own methods pass, {how} "
+                 f"(`{'`; `'.join(quotes[:2])}`) from what its callers already supply; how the class "
                  "implements its launch, not an input the port's callers supply, so for a reader (at most "
                  "NEEDS_REVIEW)", [upstream, Evidence(
                      kind=Kind.DERIVATION, message=f"the class's own calling methods compute {name} themselves: "
                      + "; ".join(quotes[:3]), side="upstream-old" if what == "removed" else "upstream-new",
                      path=upstream.path, line=upstream.line, quote="; ".join(quotes[:4]), symbol=upstream.symbol,
                      subject=name)],
-                 rule="instance-derived-parameter")
+                 rule="context-derived-parameter" if stored_on_context(quotes) else "instance-derived-parameter")
 
 
 def _in_place_renamings(old, new, renamed: dict[str, str], status: str, rule: str, why: str) -> list[Delta]:
@@ -1151,6 +1167,8 @@ def instance_computed(module, class_name: str, method: str, slot: str, other_mod
     own = methods.get(method)
     if body is None or own is None:
         return None
+    if _mangled(class_name, method) in {node_text(n) for n in nodes_of(module, ("identifier",), "python")}:
+        return None  # a private method called by its mangled name, from outside the class
     position = parameter_position(own, slot)
     quotes: list[str] = []
     calls = 0
@@ -1167,8 +1185,11 @@ def instance_computed(module, class_name: str, method: str, slot: str, other_mod
             continue  # another class's own method of the same name (``self.kernel`` there is that one)
         if parent is None or parent.type != "attribute" or parent.child_by_field_name("attribute") is None \
                 or parent.child_by_field_name("attribute").id != identifier.id \
-                or node_text(parent.child_by_field_name("object")) != "self":
+                or node_text(parent.child_by_field_name("object")) not in ("self", class_name):
             return None
+        through_class = node_text(parent.child_by_field_name("object")) == class_name
+        if through_class and not _static(own):
+            return None  # ``Cls.method(...)`` binds ``self`` to the first argument unless the method is static
         call = parent.parent
         if call is None or call.type != "call" or call.child_by_field_name("function").id != parent.id:
             return None
@@ -1187,8 +1208,14 @@ def instance_computed(module, class_name: str, method: str, slot: str, other_mod
         chosen = next((a.child_by_field_name("value") for a in listed if a.type == "keyword_argument"
                        and normalise_name(node_text(a.child_by_field_name("name"))) == slot), None)
         positional = [a for a in listed if a.type != "keyword_argument"]
-        if chosen is None and position is not None and 0 < position <= len(positional):
-            chosen = positional[position - 1]
+        shift = 0 if through_class else 1  # ``self`` is no argument of the call
+        if chosen is None and position is not None and shift <= position < len(positional) + shift:
+            chosen = positional[position - shift]
+        stored = _context_stored(chosen, caller, body, others) if chosen is not None else None
+        if stored is not None:
+            calls += 1
+            quotes += [q for q in stored if q not in quotes]
+            continue
         if chosen is None or chosen.type != "identifier" or node_text(chosen) in _python_parameters(caller):
             return None
         assignments = PythonLocals(caller)
@@ -1198,6 +1225,66 @@ def instance_computed(module, class_name: str, method: str, slot: str, other_mod
         calls += 1
         quotes += [" ".join(node_text(statement).split()) for statement, _ in reaching]
     return tuple(dict.fromkeys(quotes)) if calls else None
+
+
+def _static(function) -> bool:
+    """Whether ``function`` (a method's node) is decorated ``@staticmethod``."""
+    decorated = function.parent
+    return decorated is not None and decorated.type == "decorated_definition" and any(
+        node_text(d).strip() == "@staticmethod" for d in decorated.named_children if d.type == "decorator")
+
+
+def _mangled(class_name: str, method: str) -> str | None:
+    """The name Python gives private method ``method`` of ``class_name`` outside the class (``_Cls__m``)."""
+    if not method.startswith("__") or method.endswith("__"):
+        return None
+    return f"_{class_name.lstrip('_')}{method}"
+
+
+_STORING_METHODS = ("setup_context", "forward")
+"""The methods of an autograd ``Function`` that receive the context before ``backward`` does."""
+
+
+def _context_stored(argument, caller, body, others: dict) -> tuple[str, ...] | None:
+    """Rule ``context-derived-parameter``: the quoted assignments by which the class's own ``setup_context`` or
+    ``forward`` stores ``argument`` (``ctx.NAME``, read in the class's ``backward`` from its context parameter) on
+    the autograd context, or None unless the class derives from a ``Function``, ``caller`` is its ``backward``,
+    some storing method assigns ``ctx.NAME`` and every storing method keeps its parameters on the other side of
+    the commit (what ``apply``'s callers bind is unchanged, so the stored value is one they already supply)."""
+    if argument.type != "attribute" or node_text(caller.child_by_field_name("name")) != "backward":
+        return None
+    holder, attribute = argument.child_by_field_name("object"), argument.child_by_field_name("attribute")
+    listed = _parameter_list(caller)
+    if holder is None or attribute is None or holder.type != "identifier" or not listed or node_text(holder) != listed[0]:
+        return None
+    cls = body.parent
+    bases = cls.child_by_field_name("superclasses") if cls is not None else None
+    if bases is None or not any(node_text(b).split(".")[-1] == "Function" for b in bases.named_children):
+        return None
+    methods = _methods(body)
+    quotes: list[str] = []
+    for name in _STORING_METHODS:
+        storing = methods.get(name)
+        if storing is None:
+            continue
+        if name not in others or _parameter_list(others[name]) != _parameter_list(storing):
+            return None
+        context = (_parameter_list(storing) or [None])[0]
+        for assignment in nodes_of(storing, ("assignment",), "python"):
+            target = assignment.child_by_field_name("left")
+            if target is not None and target.type == "attribute" \
+                    and node_text(target.child_by_field_name("object")) == context \
+                    and node_text(target.child_by_field_name("attribute")) == node_text(attribute):
+                quotes.append(" ".join(node_text(assignment).split()))
+    if "forward" not in methods:
+        return None
+    return tuple(quotes) or None
+
+
+def stored_on_context(quotes) -> bool:
+    """Whether ``instance_computed``'s ``quotes`` include a context assignment (``ctx.NAME = ...``):
+    the rule is then ``context-derived-parameter``."""
+    return any(re.match(r"[A-Za-z_]\w*\.[A-Za-z_]\w*\s*=[^=]", q) for q in quotes)
 
 
 def _reads_a_parameter(node, parameters: set[str], assignments, seen: set[str]) -> bool:
