@@ -48,6 +48,10 @@ from portq.language.symbols import KIND_CLASS, KIND_CUDA_KERNEL, KIND_TRITON_KER
 from portq.language.symbols import symbol_table
 from portq.tree.anchors import NOT_CARRIED, Anchor
 
+_PROTOTYPE = re.compile(r"^(?!return\b|typedef\b|using\b|template\b|#)[\w:<>,*&\s]*?[\w>*&]\s+[*&]*\s*"
+                        r"([A-Za-z_]\w*)\s*\(([^;{}()=]*)\)\s*;$")
+"""A one-line forward declaration of a function (``rule removed-forward-declaration``): its name, its parameters."""
+
 _BUILTINS = frozenset(dir(builtins))
 """Names Python binds without an import: a new import of one shadows it, so its users change unchanged."""
 
@@ -218,6 +222,17 @@ RULES = (
          "-class Handle {\n-    lib_handle_t m_handle;\n-    Handle() { lib_create(&m_handle); }   (pinned @1a2b3c4; "
          "nothing in the engine names Handle)\n-};",
          "classifier.rules.attribution.AttributionRules._removed_pinned_class, "
+         "classifier.verdicts.SymbolClassifier._decided_by_definitions"),
+    Rule("removed-forward-declaration", ("NOT_APPLICABLE",),
+         "Changed C/C++ lines outside definitions that are only `#include` lines and deleted one-line forward "
+         "declarations of functions the new side of the file defines once with the same parameter text: a "
+         "declaration runs nothing, and the program still compiles only if every use now sees the definition, "
+         "so what runs is the same: cosmetic. Read from the lines' text, so it holds where tree-sitter cannot "
+         "parse a declaration (a function macro before its return type). An added declaration, an explicit "
+         "instantiation, a declaration whose function the file no longer defines, or one with other parameters "
+         "(a default argument it gave) stays with the other rules.",
+         "-DEVICE_INLINE void row_norm(vec4& dst);   (row_norm(vec4& dst) { ... } now defined above its users)",
+         "classifier.rules.attribution.AttributionRules._removed_prototypes, "
          "classifier.verdicts.SymbolClassifier._decided_by_definitions"),
 )
 
@@ -621,6 +636,42 @@ class AttributionRules:
                           [Evidence(kind=Kind.TOPLEVEL, side="upstream-old", path=symbol.old_path or symbol.path,
                                     symbol=symbol.name,
                                     message=f"class {symbol.name} deleted with {', '.join(gone[:3])}")])
+
+    def _removed_prototypes(self, entry: EntryChanges, symbol: TouchedSymbol, broken: SymbolVerdict) -> SymbolVerdict | None:
+        """Rule ``removed-forward-declaration``: cosmetic when the changed C/C++ lines outside definitions are
+        only ``#include`` lines and deleted forward declarations of functions the new side of the file defines
+        with the same parameter text, read from the lines' text past a parse error (``broken``); else None."""
+        if symbol.name != "<toplevel>" or language_for_path(symbol.path) != "cpp" or symbol.change != "modified":
+            return None
+        change = _file_change(entry, symbol)
+        old = self._table(symbol.old_blob, symbol.old_path or symbol.path)
+        new = self._table(symbol.new_blob, symbol.path)
+        if change is None or old is None or new is None or new.tree is None or new.source is None:
+            return None
+        code = [(side, line, text) for side, line, text in _changed_lines(change, symbol, old, new, outside_definitions=True)
+                if _is_code_line(text, symbol.path) and not form.is_include(text)]
+        if not code or any(side != "old" for side, _line, _text in code):
+            return None
+        source = new.source.decode("utf-8", errors="replace")
+        declared = []
+        for _side, _line, text in code:
+            prototype = _PROTOTYPE.match(text.strip())
+            if prototype is None:
+                return None
+            name, parameters = prototype.group(1), prototype.group(2)
+            spaced = r"\s*".join(re.escape(token) for token in re.findall(r"\w+|[^\w\s]", parameters))
+            if len(re.findall(rf"\b{re.escape(name)}\s*\(\s*{spaced}\s*\)\s*(?:const\s*)?\{{", source)) != 1:
+                return None  # not defined once on the new side with the same parameters
+            declared.append(name)
+        return self._base("removed-forward-declaration", symbol, NOT_APPLICABLE, "cosmetic", "body",
+                          f"the changed lines outside definitions are #include lines and deleted forward "
+                          f"declarations of {', '.join(declared[:4])}, which the file now defines with the same "
+                          "parameters: a declaration of a function the file defines runs nothing, so cosmetic "
+                          "rather than NEEDS_REVIEW (read from the lines' text: "
+                          f"{broken.reason.split(',')[0]})",
+                          [Evidence(kind=Kind.COSMETIC, side="upstream-old", path=symbol.old_path or symbol.path,
+                                    line=code[0][1], quote=code[0][2].strip(), symbol=symbol.name,
+                                    message=f"forward declaration of {declared[0]} deleted; the file defines it")])
 
     def _removed_pinned_users(self, entry: EntryChanges, symbol: TouchedSymbol, users: set[str]) -> list[str]:
         """Rule ``removed-pinned-definition``, for lines outside definitions: ``users`` (the ported upstream
