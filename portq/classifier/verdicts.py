@@ -864,7 +864,8 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
             broken = self._parse_failure(entry, symbol, paths, bool(ports), moved_away, ports=ports)
             if broken is not None:
                 return self._unread_despite_parse(symbol, ports, broken) or self._moved_toplevel_lines(entry, symbol) \
-                    or broken
+                    or self._removed_pinned_unparsed(entry, symbol, paths, broken, facts) \
+                    or self._removed_prototypes(entry, symbol, broken) or broken
         sibling = self._other_build_sibling(entry, symbol, paths, ports)
         if sibling is not None:
             return sibling
@@ -878,7 +879,7 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
                 container = self._module_level_use(entry, symbol) or container
             if container is not None and container.verdict in FLAGGED:
                 container = self._other_build_lines(entry, symbol) or self._moved_toplevel_lines(entry, symbol) \
-                    or container
+                    or self._removed_pinned_class(entry, symbol, paths) or container
             if container is not None:
                 return container
         if not ports:

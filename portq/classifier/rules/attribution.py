@@ -35,6 +35,8 @@ import textwrap
 from portq.classifier.reading import (RangeFacts, _COMMON_IDENTIFIERS, _IDENTIFIER, _anchor_evidence, _changed_lines, _file_change,
                                       _comment_lines, _is_code_line, _names_used_by_others, _same_ast_evidence, _strip_comment,
                                       _unchanged_moves, new_side_evidence)
+from portq.classifier.reading import _error_spans, _stands_for
+from portq.core.paths import is_test_path
 from portq.classifier.rules import Rule, branches, form, namespace_wrap
 from portq.classifier.rules.definitions import self_test_definitions
 from portq.classifier.rules.parameters import cpp_function_named
@@ -43,7 +45,12 @@ from portq.classifier.imports import (_module_stem, import_bindings, import_line
 from portq.core.evidence import Evidence, Kind
 from portq.core.model import IN_SYNC, INERT, NEEDS_REVIEW, NOT_APPLICABLE, EntryChanges, SymbolVerdict, TouchedSymbol
 from portq.language.symbols import KIND_CLASS, KIND_CUDA_KERNEL, KIND_TRITON_KERNEL, language_for_path
+from portq.language.symbols import symbol_table
 from portq.tree.anchors import NOT_CARRIED, Anchor
+
+_PROTOTYPE = re.compile(r"^(?!return\b|typedef\b|using\b|template\b|#)[\w:<>,*&\s]*?[\w>*&]\s+[*&]*\s*"
+                        r"([A-Za-z_]\w*)\s*\(([^;{}()=]*)\)\s*;$")
+"""A one-line forward declaration of a function (``rule removed-forward-declaration``): its name, its parameters."""
 
 _BUILTINS = frozenset(dir(builtins))
 """Names Python binds without an import: a new import of one shadows it, so its users change unchanged."""
@@ -190,6 +197,43 @@ RULES = (
          "\n  (the ported block_size reads max_threads and std::max; nothing in the tree names max_blocks)",
          "classifier.rules.attribution.AttributionRules._unread_constant, "
          "classifier.rules.attribution.constexpr_declared"),
+    Rule("removed-pinned-unparsed", ("INERT",),
+         "A parse error in the old side of a file's lines outside definitions no longer keeps "
+         "`removed-pinned-definition` from deciding when the error lies in text the commit deletes: every changed "
+         "line in or beside an error span is a deleted line of the old side, the new side reads without error "
+         "there, no ported definition is lost to the error, and what those lines stand for among the names ported "
+         "definitions use belongs only to definitions this commit deletes whose ports are pinned copies no "
+         "non-test code reaches. The unparsed text goes with the deleted definitions (an instantiation list of "
+         "a removed template tree-sitter cannot read), so the lines are INERT as `removed-pinned-definition` "
+         "says. An error beside a kept definition, in an added line, or in lines a reached copy uses stays "
+         "`parse-failure`.",
+         "-MAKE_FUNCS(float)\n-MAKE_FUNCS(half)      (no semicolon: tree-sitter cannot read the list)\n"
+         "-template void dump<float>(float* a, int n);   (dump deleted; its pinned copy unreached)",
+         "classifier.rules.attribution.AttributionRules._removed_pinned_unparsed, "
+         "classifier.verdicts.SymbolClassifier._decided_by_definitions"),
+    Rule("removed-pinned-class", ("INERT",),
+         "A class or struct the commit deletes whole, whose ported members it deletes too, each a copy pinned "
+         "to an upstream commit that no non-test code reaches (`removed-pinned-definition`), is gone with them: "
+         "deleting a class removes only what it declares, so the words its body shares with other ported "
+         "definitions (a member name another class also declares, a library type) change nothing they use. "
+         "INERT when no other ported definition of the file names the class and no non-test file of the tree "
+         "names it outside a copy of the class itself. A class another definition or tree file names, or with a "
+         "member a caller reaches, stays with `toplevel-use`.",
+         "-class Handle {\n-    lib_handle_t m_handle;\n-    Handle() { lib_create(&m_handle); }   (pinned @1a2b3c4; "
+         "nothing in the engine names Handle)\n-};",
+         "classifier.rules.attribution.AttributionRules._removed_pinned_class, "
+         "classifier.verdicts.SymbolClassifier._decided_by_definitions"),
+    Rule("removed-forward-declaration", ("NOT_APPLICABLE",),
+         "Changed C/C++ lines outside definitions that are only `#include` lines and deleted one-line forward "
+         "declarations of functions the new side of the file defines once with the same parameter text: a "
+         "declaration runs nothing, and the program still compiles only if every use now sees the definition, "
+         "so what runs is the same: cosmetic. Read from the lines' text, so it holds where tree-sitter cannot "
+         "parse a declaration (a function macro before its return type). An added declaration, an explicit "
+         "instantiation, a declaration whose function the file no longer defines, or one with other parameters "
+         "(a default argument it gave) stays with the other rules.",
+         "-DEVICE_INLINE void row_norm(vec4& dst);   (row_norm(vec4& dst) { ... } now defined above its users)",
+         "classifier.rules.attribution.AttributionRules._removed_prototypes, "
+         "classifier.verdicts.SymbolClassifier._decided_by_definitions"),
 )
 
 
@@ -521,6 +565,116 @@ class AttributionRules:
                           [Evidence(kind=Kind.TOPLEVEL, message=f"changed lines declare only {names}, which nothing "
                                     "ported reads", side=f"upstream-{side}", path=symbol.path, line=line,
                                     quote=text.strip(), symbol=symbol.name)])
+
+    def _removed_pinned_unparsed(self, entry: EntryChanges, symbol: TouchedSymbol, paths: set[str],
+                                 broken: SymbolVerdict, facts: RangeFacts | None = None) -> SymbolVerdict | None:
+        """Rule ``removed-pinned-unparsed``: the lines outside definitions ``broken`` (a ``parse-failure`` on
+        the old side, in or around the changed lines) set aside, decided by ``removed-pinned-definition``,
+        when every changed line near an error span of the old side is deleted text that, among the names
+        ported definitions use, stands only for definitions this commit deletes whose pinned copies no
+        non-test code reaches; else None."""
+        failure = next((e for e in broken.evidence if e.kind == Kind.PARSE_FAILURE), None)
+        if symbol.name != "<toplevel>" or failure is None or failure.side != "upstream-old" \
+                or failure.subject is not None or self._ports(symbol, paths):
+            return None  # a lost ported definition or a broken macro a port expands names its subject
+        change = _file_change(entry, symbol)
+        table = self._table(symbol.old_blob, symbol.old_path or symbol.path)
+        if change is None or table is None or table.tree is None:
+            return None
+        lines = _changed_lines(change, symbol, None, None, outside_definitions=False)
+        kept = {" ".join(text.split()) for at, _line, text in lines if at == "new"}
+        changed = [line for at, line, text in lines if at == "old" and _is_code_line(text, symbol.path)
+                   and " ".join(text.split()) not in kept]  # a line re-added with other spacing is not deleted
+        near = sorted({line for first, last in _error_spans(table.tree.root_node)
+                       for line in changed if first - 3 <= line <= last + 3})
+        if not near:
+            return None
+        referenced = self._ported_identifiers(symbol, paths, self.index.anchors_for_path(self.upstream, paths))
+        users = {u for line in near for w in _stands_for(table, line, symbol) & set(referenced) for u in referenced[w]}
+        if not self._removed_pinned_users(entry, symbol, users):
+            return None
+        container = self._container(entry, symbol, paths, facts)
+        if container is None or container.verdict != INERT or "removed-pinned-definition" not in container.rules:
+            return None
+        container.rules = [*container.rules, "removed-pinned-unparsed"]
+        container.reason = (f"{container.reason}; the parse error at {failure.path}:{failure.line} (upstream-old) "
+                            f"lies in deleted lines that stand only for {', '.join(sorted(users)[:4])}")
+        container.evidence = [*container.evidence, failure]
+        return container
+
+    def _removed_pinned_class(self, entry: EntryChanges, symbol: TouchedSymbol, paths: set[str]) -> SymbolVerdict | None:
+        """Rule ``removed-pinned-class``: INERT for a class deleted whole with its ported members, each a
+        pinned copy no non-test code reaches, when nothing else ported or in the tree names the class; else None."""
+        if symbol.kind != KIND_CLASS or symbol.change != "removed":
+            return None
+        inside = (symbol.qualified_name + "::", symbol.qualified_name + ".")
+        members = {s.qualified_name for s in entry.symbols if s.change == "removed" and s.qualified_name.startswith(inside)
+                   and (s.old_path or s.path) == (symbol.old_path or symbol.path)}
+        ported = {m for m in members if self.index.ports_for(self.upstream, paths, re.split(r"::|\.", m)[-1], m)}
+        if not ported or self._removed_pinned_users(entry, symbol, ported) != sorted(ported):
+            return None
+        referenced = self._ported_identifiers(symbol, paths, self.index.anchors_for_path(self.upstream, paths))
+        if any(user != symbol.qualified_name and not user.startswith(inside) for user in referenced.get(symbol.name, [])):
+            return None  # another ported definition names the class
+        sources = self.index.tree_sources()
+        if sources is None:
+            return None
+        word = re.compile(rf"\b{re.escape(symbol.name)}\b")
+        for path, data in sources.items():
+            lines = [n for n, text in enumerate(data.decode("utf-8", errors="replace").splitlines(), start=1)
+                     if word.search(text)]
+            if not lines or is_test_path(path):
+                continue
+            table = symbol_table(data, path)
+            copies = [(d.start_line, d.end_line) for d in table.definitions
+                      if d.kind == KIND_CLASS and d.name == symbol.name] if not table.fallback else []
+            if any(not any(first <= n <= last for first, last in copies) for n in lines):
+                return None  # the tree names the class outside a copy of it
+        gone = sorted(ported)
+        return self._base("removed-pinned-class", symbol, INERT, None, "body",
+                          f"upstream deletes {symbol.name} whole with its ported member{'s' if len(gone) > 1 else ''} "
+                          f"{', '.join(gone[:4])}, whose pinned copies no non-test code reaches, and nothing else "
+                          "ported or in the tree names the class: its body's lines go with it, INERT rather than "
+                          "NEEDS_REVIEW",
+                          [Evidence(kind=Kind.TOPLEVEL, side="upstream-old", path=symbol.old_path or symbol.path,
+                                    symbol=symbol.name,
+                                    message=f"class {symbol.name} deleted with {', '.join(gone[:3])}")])
+
+    def _removed_prototypes(self, entry: EntryChanges, symbol: TouchedSymbol, broken: SymbolVerdict) -> SymbolVerdict | None:
+        """Rule ``removed-forward-declaration``: cosmetic when the changed C/C++ lines outside definitions are
+        only ``#include`` lines and deleted forward declarations of functions the new side of the file defines
+        with the same parameter text, read from the lines' text past a parse error (``broken``); else None."""
+        if symbol.name != "<toplevel>" or language_for_path(symbol.path) != "cpp" or symbol.change != "modified":
+            return None
+        change = _file_change(entry, symbol)
+        old = self._table(symbol.old_blob, symbol.old_path or symbol.path)
+        new = self._table(symbol.new_blob, symbol.path)
+        if change is None or old is None or new is None or new.tree is None or new.source is None:
+            return None
+        code = [(side, line, text) for side, line, text in _changed_lines(change, symbol, old, new, outside_definitions=True)
+                if _is_code_line(text, symbol.path) and not form.is_include(text)]
+        if not code or any(side != "old" for side, _line, _text in code):
+            return None
+        source = new.source.decode("utf-8", errors="replace")
+        declared = []
+        for _side, _line, text in code:
+            prototype = _PROTOTYPE.match(text.strip())
+            if prototype is None:
+                return None
+            name, parameters = prototype.group(1), prototype.group(2)
+            spaced = r"\s*".join(re.escape(token) for token in re.findall(r"\w+|[^\w\s]", parameters))
+            if len(re.findall(rf"\b{re.escape(name)}\s*\(\s*{spaced}\s*\)\s*(?:const\s*)?\{{", source)) != 1:
+                return None  # not defined once on the new side with the same parameters
+            declared.append(name)
+        return self._base("removed-forward-declaration", symbol, NOT_APPLICABLE, "cosmetic", "body",
+                          f"the changed lines outside definitions are #include lines and deleted forward "
+                          f"declarations of {', '.join(declared[:4])}, which the file now defines with the same "
+                          "parameters: a declaration of a function the file defines runs nothing, so cosmetic "
+                          "rather than NEEDS_REVIEW (read from the lines' text: "
+                          f"{broken.reason.split(',')[0]})",
+                          [Evidence(kind=Kind.COSMETIC, side="upstream-old", path=symbol.old_path or symbol.path,
+                                    line=code[0][1], quote=code[0][2].strip(), symbol=symbol.name,
+                                    message=f"forward declaration of {declared[0]} deleted; the file defines it")])
 
     def _removed_pinned_users(self, entry: EntryChanges, symbol: TouchedSymbol, users: set[str]) -> list[str]:
         """Rule ``removed-pinned-definition``, for lines outside definitions: ``users`` (the ported upstream
