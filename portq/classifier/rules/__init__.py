@@ -41,11 +41,12 @@ def _registry() -> dict[str, Rule]:
     from portq.classifier.rules import builds, moved_lines
     from portq.classifier.rules import computation
     from portq.classifier.rules import inlining
+    from portq.classifier.rules import returns
 
     found: dict[str, Rule] = {}
     for module in (ownership, provenance, cosmetic, form, branches, guards, switches, wrappers, attribution, parameters,
                    scope, equivalence, interface, launch, callee_path, definitions, identity, builds,
-                   moved_lines, computation, inlining):
+                   moved_lines, computation, inlining, returns):
         for rule in module.RULES:
             if rule.id in found:
                 raise ValueError(f"rule id {rule.id} is stated twice")
