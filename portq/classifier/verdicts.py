@@ -81,6 +81,7 @@ from portq.classifier.rules.form import same_modulo_module_aliases
 from portq.classifier.rules.guards import GuardRules
 from portq.classifier.rules.identity import IdentityRules
 from portq.classifier.rules.inlining import inlined_helpers
+from portq.classifier.rules.spellings import equivalent_decorators
 from portq.classifier.rules.interface import InterfaceRules
 from portq.classifier.rules.launch import platform_chosen_kernels, platform_chosen_launches
 from portq.classifier.rules.ownership import OwnershipRules
@@ -512,6 +513,15 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
             return None if found is None else found.decode("utf-8", errors="replace")
 
         return inlined_helpers(*sides, symbol.path, read)
+
+    def _equivalent_decorators(self, symbol: TouchedSymbol) -> list[str]:
+        """Rule ``documented-equivalent-decorator``: the decorators a Python definition replaced by the
+        equivalent their library documents, when that is its only change (``spellings.equivalent_decorators``);
+        empty otherwise."""
+        sides = self._python_sides(symbol)
+        if sides is None or symbol.old_path not in (None, symbol.path):
+            return []
+        return equivalent_decorators(*sides, symbol.path, symbol.qualified_name)
 
     def _same_python_ast_without_passes(self, symbol: TouchedSymbol) -> bool:
         """True when a Python definition parses to the same ``ast`` on both sides once every ``pass`` in a
@@ -1143,6 +1153,15 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
                               evidence + [new_side_evidence(symbol, Kind.COSMETIC,
                                                             f"calls written back as the expression returned: "
                                                             f"{', '.join(inlined[:3])}", inlined[0])])
+        respelled = self._equivalent_decorators(symbol)
+        if respelled:
+            return self._base("documented-equivalent-decorator", symbol, NOT_APPLICABLE, "cosmetic", "body",
+                              f"{symbol.name} only replaces deprecated decorators by the equivalent their library "
+                              f"documents, with the arguments that make them equal ({'; '.join(respelled[:3])}), "
+                              "so cosmetic rather than a change the port must follow",
+                              evidence + [new_side_evidence(symbol, Kind.COSMETIC,
+                                                            f"documented equivalent decorators: "
+                                                            f"{'; '.join(respelled[:3])}")])
         computed = self._modified_sides(symbol, "python", parsed=True)
         if computed is not None and same_computation(computed[0].node, computed[1].node):
             return self._base("cosmetic-computation", symbol, NOT_APPLICABLE, "cosmetic", "body",

@@ -42,11 +42,12 @@ def _registry() -> dict[str, Rule]:
     from portq.classifier.rules import computation
     from portq.classifier.rules import inlining
     from portq.classifier.rules import returns
+    from portq.classifier.rules import spellings
 
     found: dict[str, Rule] = {}
     for module in (ownership, provenance, cosmetic, form, branches, guards, switches, wrappers, attribution, parameters,
                    scope, equivalence, interface, launch, callee_path, definitions, identity, builds,
-                   moved_lines, computation, inlining, returns):
+                   moved_lines, computation, inlining, returns, spellings):
         for rule in module.RULES:
             if rule.id in found:
                 raise ValueError(f"rule id {rule.id} is stated twice")
