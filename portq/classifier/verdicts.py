@@ -80,6 +80,8 @@ from portq.classifier.rules.form import (FormRules, definition_text, module_logg
 from portq.classifier.rules.form import same_modulo_module_aliases
 from portq.classifier.rules.guards import GuardRules
 from portq.classifier.rules.identity import IdentityRules
+from portq.classifier.rules.inlining import inlined_helpers
+from portq.classifier.rules.spellings import equivalent_decorators
 from portq.classifier.rules.interface import InterfaceRules
 from portq.classifier.rules.launch import platform_chosen_kernels, platform_chosen_launches
 from portq.classifier.rules.ownership import OwnershipRules
@@ -497,6 +499,29 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
             return False
         before, after, old_source, new_source = sides
         return same_without_logging(before, after, module_loggers(old_source, new_source))
+
+    def _inlined_helpers(self, entry: EntryChanges, symbol: TouchedSymbol) -> list[str]:
+        """Rule ``inlined-helper``: the helpers whose calls, written back as the expression each returns, make
+        the two sides of a Python definition the same program (``inlining.inlined_helpers``); empty otherwise.
+        A helper's module is read at the commit."""
+        sides = self._python_sides(symbol)
+        if sides is None or symbol.old_path not in (None, symbol.path) or "." in symbol.qualified_name:
+            return []
+
+        def read(path: str) -> str | None:
+            found = self._upstream_file(entry.commit.sha, path)
+            return None if found is None else found.decode("utf-8", errors="replace")
+
+        return inlined_helpers(*sides, symbol.path, read)
+
+    def _equivalent_decorators(self, symbol: TouchedSymbol) -> list[str]:
+        """Rule ``documented-equivalent-decorator``: the decorators a Python definition replaced by the
+        equivalent their library documents, when that is its only change (``spellings.equivalent_decorators``);
+        empty otherwise."""
+        sides = self._python_sides(symbol)
+        if sides is None or symbol.old_path not in (None, symbol.path):
+            return []
+        return equivalent_decorators(*sides, symbol.path, symbol.qualified_name)
 
     def _same_python_ast_without_passes(self, symbol: TouchedSymbol) -> bool:
         """True when a Python definition parses to the same ``ast`` on both sides once every ``pass`` in a
@@ -1118,6 +1143,26 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
                               "than a change the port must follow",
                               evidence + [new_side_evidence(symbol, Kind.COSMETIC, "the same Python AST once "
                                                             "log-only statements are dropped")])
+        inlined = self._inlined_helpers(entry, symbol)
+        if inlined:
+            return self._base("inlined-helper", symbol, NOT_APPLICABLE, "cosmetic", "body",
+                              f"{symbol.name} only replaces an expression by a call of "
+                              f"{', '.join(inlined[:3])}, which takes nothing and returns exactly that "
+                              "expression, every name it reads bound as the old place bound it: written back, "
+                              "the definition is the same program, so cosmetic rather than a change the port "
+                              "must follow",
+                              evidence + [new_side_evidence(symbol, Kind.COSMETIC,
+                                                            f"calls written back as the expression returned: "
+                                                            f"{', '.join(inlined[:3])}", inlined[0])])
+        respelled = self._equivalent_decorators(symbol)
+        if respelled:
+            return self._base("documented-equivalent-decorator", symbol, NOT_APPLICABLE, "cosmetic", "body",
+                              f"{symbol.name} only replaces deprecated decorators by the equivalent their library "
+                              f"documents, with the arguments that make them equal ({'; '.join(respelled[:3])}), "
+                              "so cosmetic rather than a change the port must follow",
+                              evidence + [new_side_evidence(symbol, Kind.COSMETIC,
+                                                            f"documented equivalent decorators: "
+                                                            f"{'; '.join(respelled[:3])}")])
         computed = self._modified_sides(symbol, "python", parsed=True)
         if computed is not None and same_computation(computed[0].node, computed[1].node):
             return self._base("cosmetic-computation", symbol, NOT_APPLICABLE, "cosmetic", "body",

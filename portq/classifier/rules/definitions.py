@@ -36,6 +36,7 @@ from portq.classifier.rules import Rule, equivalence
 from portq.classifier.rules import computation
 from portq.classifier.rules import launch_checks, renamed_helpers
 from portq.classifier.moves import _raw_calls
+from portq.classifier.rules import returns
 from portq.classifier.rules.parameters import (_first_line_quote, _out_param_evidence, _returned_instead,
                                                _upstream_param_evidence, template_retyped_parameters)
 from portq.classifier.rules.scope import _scope_names
@@ -342,6 +343,18 @@ class DefinitionRules:
                                           f"{symbol.name}'s change only adds a check of the last CUDA error after "
                                           f"its launch, and the port checks its own launch "
                                           f"({_cited(definition, checked)})")
+        returned = self._port_has_returned_change(symbol, definition) if not scoped else None
+        if returned:
+            theirs, mine, line = returned
+            return self._base("port-has-returned-change", symbol, IN_SYNC, None, "body",
+                              f"{symbol.name}'s change is confined to the value of its one return, and the port's "
+                              f"one return at {definition.file}:{line} (`{mine}`) already reads as the new one "
+                              f"(`{theirs}`), parameters by position and callees through the tree's anchors, "
+                              "while the old one does not: the port already has the change, so IN_SYNC rather "
+                              "than NEEDS_REVIEW",
+                              evidence + [Evidence(kind=Kind.TREE_USE, side="tree", path=definition.file,
+                                                   line=line, quote=mine, symbol=definition.qualified_name,
+                                                   message=f"the port already has: {theirs}")])
         retyped = self._retyped_kernel_parameters(symbol, definition) if not scoped else None
         if retyped:
             spelled = ", ".join(f"{name} {was} → {now}" for name, was, now in retyped[:3])
@@ -417,6 +430,32 @@ class DefinitionRules:
             return None
         nodes = self._clean_nodes(symbol, definition)
         return None if nodes is None else launch_checks.cpp_port_has_launch_check(*nodes)
+
+    def _port_has_returned_change(self, symbol, definition):
+        """``returns.port_has_returned_change`` for a Python symbol and its Python port: ``(upstream's new
+        return, the port's return, the port's line of it)``; None when it does not hold."""
+        if language_for_path(symbol.path) != "python" or language_for_path(definition.file) != "python":
+            return None
+        nodes = self._clean_nodes(symbol, definition)
+        if nodes is None:
+            return None
+
+        def text(node) -> str:
+            return " " * node.start_point[1] + node.text.decode("utf-8", errors="replace")
+
+        def ported_as(name: str) -> set[str]:
+            """The tree's names for upstream definition ``name`` of the symbol's file (its anchors)."""
+            return {a.definition.split(".")[-1] for a in self.index.anchors
+                    if a.kind == "ports" and a.definition and a.bare_symbol == name
+                    and a.path in (symbol.path, symbol.old_path)}
+
+        found = returns.port_has_returned_change(text(nodes[0]), text(nodes[1]), text(nodes[2]), ported_as)
+        if found is None:
+            return None
+        theirs, mine = found
+        port_lines = text(nodes[2]).splitlines()
+        offset = next((i for i, l in enumerate(port_lines) if l.strip() == mine), 0)
+        return theirs, mine, nodes[2].start_point[0] + 1 + offset
 
     def _port_has_inlined_change(self, symbol, definition):
         """``equivalence.cpp_port_has_inlined_statements`` for a C++ symbol and its C++ port; None when it
