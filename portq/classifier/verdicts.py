@@ -63,6 +63,7 @@ from portq.classifier.deltas import compare
 from portq.classifier.reading import (RangeFacts, _anchor_evidence, _kind_class, _python_ast_dump,
                                       _python_passless_ast_dump, _same_ast_evidence,
                                       new_side_evidence)
+from portq.classifier.moves import as_called_source
 from portq.classifier.rules import branches, checked
 from portq.classifier.rules.attribution import AttributionRules
 from portq.classifier.rules.branches import BranchRules
@@ -98,6 +99,7 @@ from portq.language.extraction import signature_of
 from portq.language.signatures import Signature, comment_free_tokens
 from portq.language.symbols import (KIND_CLASS, KIND_FUNCTION, KIND_TRITON_KERNEL, MAX_PARSE_BYTES, SymbolTable,
                                     language_for_path, parse)
+from portq.language.symbols import symbol_table
 from portq.tree.file_records import Port
 from portq.tree.tree_index import TreeIndex
 
@@ -970,10 +972,28 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
         launches = list(new.launches)
         for move in moved_out:
             helper = next((s for s in entry.symbols if (s.path, s.qualified_name) == move.new), None)
-            signature = self._upstream_signature(helper.new_blob, helper.path, helper.qualified_name,
-                                                 helper.new_lines) if helper is not None else None
+            signature = self._as_called(entry, move, helper) or (self._upstream_signature(
+                helper.new_blob, helper.path, helper.qualified_name, helper.new_lines) if helper is not None else None)
             launches += signature.launches if signature is not None else []
         return replace(new, launches=launches) if len(launches) != len(new.launches) else new
+
+    def _as_called(self, entry: EntryChanges, move, helper) -> Signature | None:
+        """The helper ``move`` extracted a definition's launches into, read with its parameters bound to
+        the arguments the definition's call passes (``classifier.moves.as_called_source``): the launch
+        the definition still makes, with its grid and arguments as the definition spells them."""
+        caller = next((s for s in entry.symbols if (s.path, s.qualified_name) == (move.old[0], move.old[1])
+                       or (s.old_path, s.qualified_name) == (move.old[0], move.old[1])), None)
+        if helper is None or caller is None:
+            return None
+        helper_table = self._table(helper.new_blob, helper.path)
+        source = as_called_source(self._table(caller.new_blob, caller.path), caller.qualified_name, helper_table,
+                                  helper.qualified_name)
+        if source is None:
+            return None
+        table = symbol_table(source, helper.path)
+        definition = next((d for d in table.definitions if d.qualified_name == helper.qualified_name), None) \
+            if not table.fallback else None
+        return signature_of(definition, table.source, helper.path) if definition is not None else None
 
     def _against_port(self, entry, symbol, sides, port: Port, param_scope: set[str]) -> SymbolVerdict:
         anchor, definition = port.anchor, port.definition

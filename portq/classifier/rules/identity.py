@@ -27,7 +27,7 @@ from dataclasses import replace
 from pathlib import PurePosixPath
 
 from portq.classifier.module_surface import Imported, changed_bindings, import_time_statements, imported_from
-from portq.classifier.moves import extraction_only, follows_moves
+from portq.classifier.moves import extraction_only, follows_moves, renamed_unchanged
 from portq.classifier.reading import (_IDENTIFIER, RangeFacts, _anchor_evidence, _changed_lines, _file_change,
                                       _is_code_line, _unchanged_moves)
 from portq.classifier.rules import Rule, checked
@@ -179,6 +179,16 @@ class IdentityRules:
                               "provenance", f"{symbol.name} carries the body of {origin} {since}, which the tree "
                               f"declares out of scope at {declared[0].cite}, so not-carried rather than not-ported",
                               [_anchor_evidence(declared[0], "not-carried declaration")])
+        if here and symbol.change == "modified" and follows_moves(
+                self._table(symbol.old_blob, symbol.old_path or symbol.path), self._table(symbol.new_blob, symbol.path),
+                symbol.qualified_name, here):
+            pairs = ", ".join(f"{m.old[1]} → {m.new[1]}" for m in here[:3])
+            return self._base(("moved-definition", *move.via), symbol, NOT_APPLICABLE, "cosmetic", "body",
+                              f"{symbol.name} carries the body of the ported {origin} {since} and changes only the "
+                              f"names of definitions this commit moves ({pairs}), so cosmetic rather than a change "
+                              "the port must follow",
+                              [Evidence(kind=Kind.COSMETIC, message=f"follows moved definitions: {pairs}",
+                                        side="upstream-new", path=symbol.path, symbol=symbol.name)])
         moved_out = [m for m in here if m.old == key and m.how == "extracted"]
         verdict = self._ported(entry, symbol, paths | origin_paths, carried, moved_out)
         verdict.rules = list(checked("moved-definition", *move.via, *(["carrier-file-renamed"] if move.new[0] !=
@@ -286,7 +296,8 @@ class IdentityRules:
         lines = {"old": import_lines(old_table.tree.root_node), "new": import_lines(new_table.tree.root_node)}
         if not code or not all(line in lines[side] for side, line in code):
             return False
-        names = {re.split(r"::|\.", key[1])[-1] for m in moves for key in (m.old, m.new)}
+        names = {re.split(r"::|\.", key[1])[-1] for m in moves for key in (m.old, m.new)} \
+            | renamed_unchanged(entry, self._table)
         rebound = rebound_names(old_table.tree.root_node, new_table.tree.root_node, _unchanged_moves(entry))
         return bool(rebound) and all(name in names for name in rebound)
 
