@@ -368,13 +368,13 @@ def follow_file_renames(moves: Moves, entry: EntryChanges) -> None:
 
 def renamed_unchanged(entry: EntryChanges, table_of: Callable) -> set[str]:
     """The old and new names of every definition ``entry`` renames or moves with its body unchanged
-    (a removed definition and an added one of the same kind whose bodies are equal line for line,
-    modulo the names the commit adds and removes), anchored or not: an import that rebinds one name
-    to the other still binds the same code."""
+    (a removed definition and an added one of the same kind, a class included, whose bodies are equal
+    line for line, modulo the names the commit adds and removes), anchored or not: an import that
+    rebinds one name to the other, or a class header that follows it, still binds the same code."""
     names = {s.name for s in entry.symbols if s.change in ("added", "removed")}
     bodies: dict[str, list] = {"added": [], "removed": []}
     for symbol in entry.symbols:
-        if symbol.change not in bodies or symbol.kind == KIND_CLASS or symbol.name.startswith("<"):
+        if symbol.change not in bodies or symbol.name.startswith("<"):
             continue
         blob, path = (symbol.new_blob, symbol.path) if symbol.change == "added" \
             else (symbol.old_blob, symbol.old_path or symbol.path)
@@ -389,10 +389,11 @@ def renamed_unchanged(entry: EntryChanges, table_of: Callable) -> set[str]:
     return found
 
 
-def follows_moves(old_table, new_table, qualified_name: str, moves: list[Move]) -> bool:
+def follows_moves(old_table, new_table, qualified_name: str, moves: list[Move], also: set[str] = frozenset()) -> bool:
     """True when a definition differs before and after only in the names of definitions
-    ``moves`` carried (a launcher that now launches the renamed kernel)."""
-    names = {re.split(r"::|\.", key[1])[-1] for move in moves for key in (move.old, move.new)}
+    ``moves`` carried (a launcher that now launches the renamed kernel), or the names ``also``
+    (definitions the commit renames with their bodies, ``renamed_unchanged``)."""
+    names = {re.split(r"::|\.", key[1])[-1] for move in moves for key in (move.old, move.new)} | set(also)
 
     def lines(table):
         if table is None or table.tree is None:

@@ -681,3 +681,24 @@ def _fwd(x, y, BLOCK):
     forward = _symbol(verdicts[2], "_DoubleOp.forward")
     assert "extracted-launch" in forward.rules, forward.reason
     assert forward.verdict != REAL_GAP, forward.reason
+
+
+def test_a_class_renamed_with_the_same_body_is_no_change_to_a_ported_reader_of_it(tmp_path):
+    # A package rename: the module moves and its class is renamed, every body
+    # unchanged. The ported entry point reads the class by name; the class's own header is no change
+    # to it: cosmetic, never a change outside definitions for a reader.
+    tree = dict(CLASS_TREE)
+    tree["kernels/rownorm.py"] += '''
+
+# portq: ports vllm:ops/norm.py::norm
+def row_norm(x, w, eps):
+    return RowNorm.apply(x, w, eps)
+'''
+    verdicts, _ = classify_history(tmp_path, [
+        CommitSpec("base", files={"ops/norm.py": CLASS_MODULE.format(name="_Norm", entry="norm", extra="")}),
+        CommitSpec("rename the package", files={"ops/norm.py": None, "ops/utils/norm.py": CLASS_MODULE.format(
+            name="_NormOp", entry="norm", extra="")}),
+    ], tree, matrix=MATRIX)
+    assert verdicts[1].verdict not in FLAGGED, verdicts[1].reason
+    old_class = _symbol(verdicts[1], "_Norm")
+    assert (old_class.verdict, old_class.justification) == (NOT_APPLICABLE, "cosmetic"), old_class.reason
