@@ -256,8 +256,7 @@ def follow_moves(entries: Iterable[EntryChanges], table_of: Callable, anchored: 
         for carrier, move in moves.carriers.items():  # a renamed or moved body's old name defined again
             if move.how != "extracted" and (move.old in back or move.origin in back) and carrier not in moves.ended:
                 moves.ended[carrier] = entry.position
-        reused = _reused_names(symbols, table_of)
-        if not added and not reused:
+        if not added:  # a name reused for new code comes with the definition that took the old code
             continue
         losing = []
         for symbol in symbols:
@@ -269,6 +268,7 @@ def follow_moves(entries: Iterable[EntryChanges], table_of: Callable, anchored: 
                 losing.append((symbol, followed.origin if followed is not None else old_key))
         if not losing:
             continue
+        reused = _reused_names(symbols, table_of)
         names = {s.name for s in entry.symbols if s.change in ("added", "removed")} | {s.name for s in reused}
         new_bodies = {}
         for symbol in added + reused:

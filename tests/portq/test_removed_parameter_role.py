@@ -111,3 +111,37 @@ def test_a_removed_constexpr_is_compared_with_the_ports_constexprs_only(tmp_path
     entry = _entry(tmp_path, AFTER_CONSTEXPR, OWN_NAMES_WITH_STRIDES)
     assert "removed-parameter-role" not in entry.rules, entry.rules
     assert entry.verdict == IN_SYNC, entry.reason
+
+
+CPP_MATRIX = """\
+[[row]]
+id       = "NORM"
+title    = "Row norm"
+upstream = "vllm"
+paths    = ["src/*.cu"]
+tree     = ["csrc/"]
+tests    = ["tests/"]
+"""
+
+CPP_SOURCE = '''\
+void compute(const float* x,
+             const int rows,
+             const int {second},
+             float* y) {{
+  for (int i = 0; i < rows; ++i)
+    y[i] = x[i] * 2;
+}}
+'''
+
+CPP_TREE = {"csrc/norm.cu": "// portq: ports vllm:src/norm.cu::compute\n"
+                            "void double_rows(const float* src, const int n, const int width, float* dst) {\n"
+                            "  for (int i = 0; i < n; ++i)\n    dst[i] = src[i] * 2;\n}\n",
+            "csrc/ops.cu": "void run(const float* x, float* y) { double_rows(x, 4, 8, y); }\n"}
+
+
+def test_a_cpp_parameter_that_loses_only_its_name_is_no_removed_input(tmp_path):
+    # C++ binds by position: the unnamed parameter still takes its argument, so the port taking a
+    # parameter there under its own name is no sign of a removed input.
+    entry = classify_commit(tmp_path, {"src/norm.cu": CPP_SOURCE.format(second="axis_size")},
+                            {"src/norm.cu": CPP_SOURCE.format(second="")}, CPP_TREE, CPP_MATRIX)
+    assert "removed-parameter-role" not in entry.rules, entry.rules

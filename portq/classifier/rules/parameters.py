@@ -192,7 +192,8 @@ RULES = (
          "A parameter upstream removes is matched in the port by name. \"The port does not take it\" is sound only "
          "where the port's parameters of its kind (constexpr or runtime) are no more than upstream's new ones, "
          "less those the port declares not carried; where the port takes more (and no more than upstream's old "
-         "definition did, so its list can hold the removed one), one of its own names may still "
+         "definition did, so its list can hold the removed one; Python and Triton, where a parameter missing is "
+         "gone, not a C++ parameter that lost only its name), one of its own names may still "
          "stand for the removed input: for a reader (at most NEEDS_REVIEW), never IN_SYNC by absence.",
          "-def k(x_ptr, x_stride, n):\n+def k(x_ptr, n):   (the port's k(src, src_stride, width) takes 3 against 2)",
          "classifier.rules.parameters._port_takes_more"),
@@ -888,7 +889,12 @@ def _port_takes_more(old: Signature, new: Signature, port: Signature, name: str,
         -def norm_kernel(x_ptr, x_stride, y_ptr, n_cols):     port: double_rows(src, src_stride, dst, width)
         +def norm_kernel(x_ptr, y_ptr, n_cols):               (4 runtime parameters against 3)
 
+    Python and Triton definitions only: there a parameter missing from the new list is gone, where a
+    C++ parameter may lose only its name and still take its argument by position.
+
     Returns (the port's count, upstream's new count, the kind's word) in that case, else None."""
+    if not old.language == new.language == port.language == "python":
+        return None
     constexpr = bool(same_language and old.param(name).constexpr)
 
     def count(signature: Signature, names, skip: set[str]) -> int:
