@@ -25,6 +25,14 @@ rewritten (``module-to-package``); and a name that now holds another kind of
 definition (a kernel's name reused for its launcher) gives the body to the
 added definition that carries it (``name-reused``).
 
+A class renamed or moved whole is reported as the class, not its methods: each of its methods
+is followed as a definition of its own (``_Norm.forward`` into ``_NormOp.forward``). A name that
+now holds another kind of definition (a kernel's name given to the wrapper that launches it) holds
+new code, so it may carry lines another definition gives up, as an added one would; a helper's
+lines are compared with the caller's as the caller's one call binds its parameters
+(``BLOCK_SIZE`` read as the ``BLOCK_SIZE_fwd`` passed), and an extraction is measured by the old
+lines that leave the caller (a call may replace them), not by how much shorter it gets.
+
 "Carries" means at least ``CARRIED_SHARE`` of the added body's code lines
 (comments and blank lines aside) are lines of the old body, at least two of
 them (one, when a same-named definition keeps its body line for line); a removed definition's body must be carried as much the other way, and
@@ -48,7 +56,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable, Iterable
 
 from portq.core.model import EntryChanges, TouchedSymbol
@@ -162,6 +170,76 @@ def _shared(carried: list[str], left: Counter) -> int:
     return sum((Counter(carried) & left).values())
 
 
+def _class_members(symbols: list[TouchedSymbol], table_of: Callable) -> list[TouchedSymbol]:
+    """The methods of every class ``symbols`` add or remove whole, as touched symbols of their own.
+
+    A commit that renames or moves a class reports the class, not its methods; an anchor on one
+    of the methods (``_Norm.forward``) must still be followed into the class that carries it
+    (``_NormOp.forward``). Each method inherits the class's change, paths and blobs; one the
+    commit already reports is left to that report."""
+    reported = {(s.path, s.qualified_name) for s in symbols}
+    members = []
+    for symbol in symbols:
+        if symbol.kind != KIND_CLASS or symbol.change not in ("added", "removed"):
+            continue
+        blob, path = (symbol.new_blob, symbol.path) if symbol.change == "added" \
+            else (symbol.old_blob, symbol.old_path or symbol.path)
+        table = table_of(blob, path)
+        if table is None or table.tree is None:
+            continue
+        prefix = symbol.qualified_name + "."
+        for definition in table.definitions:
+            if not definition.qualified_name.startswith(prefix) or definition.kind == KIND_CLASS \
+                    or "." in definition.qualified_name[len(prefix):] \
+                    or (symbol.path, definition.qualified_name) in reported:
+                continue
+            lines = (definition.start_line, definition.end_line)
+            members.append(replace(symbol, name=definition.name, qualified_name=definition.qualified_name,
+                                   kind=definition.kind, old_lines=lines if symbol.change == "removed" else None,
+                                   new_lines=lines if symbol.change == "added" else None))
+    return members
+
+
+def _as_called(lines: list[str], caller_table, caller: str, helper_table, helper: str) -> list[str]:
+    """A helper's body lines with each parameter it reads written as the argument the caller's one
+    call passes it (``BLOCK_SIZE`` as ``BLOCK_SIZE_fwd``): the lines an extraction took out of the
+    caller, before the helper named them after its own parameters."""
+    bound = _bound_arguments(caller_table, caller, helper_table, helper)
+    if not bound:
+        return lines
+    pattern = re.compile(r"(?<![\w.])(" + "|".join(map(re.escape, bound)) + r")(?!\w)(?!\s*=(?!=))")
+    return [pattern.sub(lambda m: bound[m.group(1)], line) for line in lines]
+
+
+def as_called_source(caller_table, caller: str, helper_table, helper: str) -> bytes | None:
+    """The helper's file with the helper's body opening on an assignment of each parameter the
+    caller's one call binds to something else (``BLOCK_SIZE = ctx.block_size``): binding a parameter
+    is that assignment, so the helper's launches read through it (a grid resolves its locals) as
+    the caller runs them. None when the call binds nothing differently or the helper cannot be read;
+    lines below the helper's first statement move down by one a binding."""
+    bound = _bound_arguments(caller_table, caller, helper_table, helper)
+    node = _definition_node(helper_table, helper)
+    body = node.child_by_field_name("body") if node is not None else None
+    if not bound or body is None or body.start_point[0] == node.start_point[0]:
+        return None
+    indent = " " * body.start_point[1]
+    bindings = "".join(f"{name} = {text}\n{indent}" for name, text in bound.items())
+    source = helper_table.source
+    return source[:body.start_byte] + bindings.encode("utf-8") + source[body.start_byte:]
+
+
+def _reused_names(symbols: list[TouchedSymbol], table_of: Callable) -> list[TouchedSymbol]:
+    """Modified definitions whose name now holds another kind of definition (a kernel's name given to
+    the wrapper that launches it): the new body there is new code, so it may carry lines another
+    definition gives up in the same commit (an extraction into the wrapper), as an added one would."""
+    return [s for s in symbols if s.change == "modified" and s.kind != KIND_CLASS and s.language
+            and not s.name.startswith("<")
+            and _kind(table_of(s.old_blob, s.old_path or s.path), s.qualified_name) is not None
+            and _kind(table_of(s.new_blob, s.path), s.qualified_name) is not None
+            and _kind(table_of(s.old_blob, s.old_path or s.path), s.qualified_name)
+            != _kind(table_of(s.new_blob, s.path), s.qualified_name)]
+
+
 def follow_moves(entries: Iterable[EntryChanges], table_of: Callable, anchored: Callable[[TouchedSymbol], bool]) -> Moves:
     """The moves of anchored definitions in ``entries`` (in range order).
 
@@ -171,16 +249,17 @@ def follow_moves(entries: Iterable[EntryChanges], table_of: Callable, anchored: 
     moves = Moves()
     for entry in entries:
         follow_file_renames(moves, entry)
-        added = [s for s in entry.symbols if s.change == "added" and s.kind != KIND_CLASS and s.language
+        symbols = entry.symbols + _class_members(entry.symbols, table_of)
+        added = [s for s in symbols if s.change == "added" and s.kind != KIND_CLASS and s.language
                  and not s.name.startswith("<")]
         back = {(s.path, s.qualified_name) for s in added}
         for carrier, move in moves.carriers.items():  # a renamed or moved body's old name defined again
             if move.how != "extracted" and (move.old in back or move.origin in back) and carrier not in moves.ended:
                 moves.ended[carrier] = entry.position
-        if not added:
+        if not added:  # a name reused for new code comes with the definition that took the old code
             continue
         losing = []
-        for symbol in entry.symbols:
+        for symbol in symbols:
             if symbol.change not in ("removed", "modified") or symbol.kind == KIND_CLASS or symbol.name.startswith("<"):
                 continue
             old_key = (symbol.old_path or symbol.path, symbol.qualified_name)
@@ -189,9 +268,10 @@ def follow_moves(entries: Iterable[EntryChanges], table_of: Callable, anchored: 
                 losing.append((symbol, followed.origin if followed is not None else old_key))
         if not losing:
             continue
-        names = {s.name for s in entry.symbols if s.change in ("added", "removed")}
+        reused = _reused_names(symbols, table_of)
+        names = {s.name for s in entry.symbols if s.change in ("added", "removed")} | {s.name for s in reused}
         new_bodies = {}
-        for symbol in added:
+        for symbol in added + reused:
             lines = body_lines(table_of(symbol.new_blob, symbol.path), symbol.qualified_name, names)
             if lines:
                 new_bodies[(symbol.path, symbol.qualified_name)] = (symbol, lines)
@@ -231,6 +311,10 @@ def follow_moves(entries: Iterable[EntryChanges], table_of: Callable, anchored: 
                                                                      symbol.qualified_name)):
                     continue  # an extraction: the old definition calls what carries its body
                 shared = _shared(lines, Counter(before))
+                if still is not None and shared < CARRIED_SHARE * len(lines):
+                    lines = _as_called(lines, table_of(symbol.new_blob, symbol.path), symbol.qualified_name,
+                                       table_of(candidate.new_blob, candidate.path), candidate.qualified_name)
+                    shared = _shared(lines, Counter(before))
                 same = still is None and lines == before and candidate.qualified_name == symbol.qualified_name
                 # a module turned into a package of the same name: the definition keeps its import path
                 into_package = still is None and candidate.qualified_name == symbol.qualified_name \
@@ -241,8 +325,8 @@ def follow_moves(entries: Iterable[EntryChanges], table_of: Callable, anchored: 
                     continue
                 if not into_package and still is None and shared < CARRIED_SHARE * len(before):
                     continue  # a removed definition's body must be carried, not only quoted
-                if still is not None and len(before) - len(still) < len(lines) / 2:
-                    continue  # an extraction takes the lines out of the old definition
+                if still is not None and sum((Counter(before) - Counter(still)).values()) < len(lines) / 2:
+                    continue  # an extraction takes the lines out of the old definition (a call may replace them)
                 if still is None and lines != before and _replaced(symbol, table_of(symbol.old_blob, old_path),
                                                                    candidate, table_of(candidate.new_blob,
                                                                                        candidate.path)):
@@ -282,10 +366,34 @@ def follow_file_renames(moves: Moves, entry: EntryChanges) -> None:
                     moves.ended[(change.new_path, name)] = moves.ended[(path, name)]
 
 
-def follows_moves(old_table, new_table, qualified_name: str, moves: list[Move]) -> bool:
+def renamed_unchanged(entry: EntryChanges, table_of: Callable) -> set[str]:
+    """The old and new names of every definition ``entry`` renames or moves with its body unchanged
+    (a removed definition and an added one of the same kind, a class included, whose bodies are equal
+    line for line, modulo the names the commit adds and removes), anchored or not: an import that
+    rebinds one name to the other, or a class header that follows it, still binds the same code."""
+    names = {s.name for s in entry.symbols if s.change in ("added", "removed")}
+    bodies: dict[str, list] = {"added": [], "removed": []}
+    for symbol in entry.symbols:
+        if symbol.change not in bodies or symbol.name.startswith("<"):
+            continue
+        blob, path = (symbol.new_blob, symbol.path) if symbol.change == "added" \
+            else (symbol.old_blob, symbol.old_path or symbol.path)
+        lines = body_lines(table_of(blob, path), symbol.qualified_name, names)
+        if lines:
+            bodies[symbol.change].append((symbol, lines))
+    found: set[str] = set()
+    for old, before in bodies["removed"]:
+        same = [new for new, after in bodies["added"] if after == before and new.kind == old.kind]
+        if len(same) == 1:
+            found |= {old.name, same[0].name}
+    return found
+
+
+def follows_moves(old_table, new_table, qualified_name: str, moves: list[Move], also: set[str] = frozenset()) -> bool:
     """True when a definition differs before and after only in the names of definitions
-    ``moves`` carried (a launcher that now launches the renamed kernel)."""
-    names = {re.split(r"::|\.", key[1])[-1] for move in moves for key in (move.old, move.new)}
+    ``moves`` carried (a launcher that now launches the renamed kernel), or the names ``also``
+    (definitions the commit renames with their bodies, ``renamed_unchanged``)."""
+    names = {re.split(r"::|\.", key[1])[-1] for move in moves for key in (move.old, move.new)} | set(also)
 
     def lines(table):
         if table is None or table.tree is None:

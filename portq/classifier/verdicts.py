@@ -63,6 +63,7 @@ from portq.classifier.deltas import compare
 from portq.classifier.reading import (RangeFacts, _anchor_evidence, _kind_class, _python_ast_dump,
                                       _python_passless_ast_dump, _same_ast_evidence,
                                       new_side_evidence)
+from portq.classifier.moves import as_called_source
 from portq.classifier.rules import branches, checked
 from portq.classifier.rules.attribution import AttributionRules
 from portq.classifier.rules.branches import BranchRules
@@ -100,6 +101,8 @@ from portq.language.extraction import signature_of
 from portq.language.signatures import Signature, comment_free_tokens
 from portq.language.symbols import (KIND_CLASS, KIND_FUNCTION, KIND_TRITON_KERNEL, MAX_PARSE_BYTES, SymbolTable,
                                     language_for_path, parse)
+from portq.language.symbols import symbol_table
+from portq.language.signatures import node_text, nodes_of
 from portq.tree.file_records import Port
 from portq.tree.tree_index import TreeIndex
 
@@ -132,6 +135,58 @@ _SIGNATURE_RULES: str | None = None
 
 
 # --- results -------------------------------------------------------------------
+
+
+def local_errors_alike(before, after) -> bool:
+    """Whether two sides of a definition read well enough to compare: neither has a parse error, or
+    every error of each is confined to one line of one statement (``return a, *[None] * 8``, which
+    tree-sitter's Python grammar does not parse) and both sides hold the same such lines, so the
+    statements around them parse as written and the unparsed ones are unchanged."""
+    if not before.has_error and not after.has_error:
+        return True
+
+    def errors(node) -> list[str] | None:
+        found, stack = [], [node]
+        while stack:
+            current = stack.pop()
+            if current.type == "ERROR" or current.is_missing:
+                if current.start_point[0] != current.end_point[0]:
+                    return None
+                found.append(" ".join(current.text.decode("utf-8", errors="replace").split()))
+                continue
+            if current.has_error:
+                stack.extend(current.children)
+        return sorted(found)
+
+    old, new = errors(before), errors(after)
+    return old is not None and old == new and bool(old)
+
+
+def _launched_name(callee: str) -> str:
+    """The definition a call or launch names, as written: ``k`` of ``k[grid]``, ``mod.k`` and ``k``."""
+    return re.split(r"\.", re.sub(r"\[.*$", "", callee, flags=re.S).strip())[-1]
+
+
+def _other_definitions(trees, name: str) -> set[str]:
+    """Names of the Python functions defined in ``trees`` ((side, root)) other than ``name``: a call of
+    one of them binds its own parameters, never those of ``name`` (``renamed-binding``)."""
+    found = set()
+    for _, root in trees:
+        for node in nodes_of(root, ("function_definition",), "python"):
+            named = node.child_by_field_name("name")
+            if named is not None and node_text(named) != name:
+                found.add(node_text(named))
+    return found
+
+
+def _of_this(bindings: list[tuple[str, str, str]], others: set[str]) -> list[tuple[str, str, str]]:
+    """``keyword_bindings`` less the calls of another definition, each named by the definition it calls
+    (a launch's grid aside: its locals are the caller's change, read there). The callers whose
+    renamed locals respell a value are read only in the files that name the definition: a function
+    of the same name elsewhere renaming its own locals is another caller's business."""
+    kept = [(_launched_name(callee), keyword, value) for callee, keyword, value in bindings
+            if _launched_name(callee) not in others]
+    return sorted(kept)
 
 
 class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRules, BranchRules, SwitchRules,
@@ -364,7 +419,7 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
         if sides is None or language is None:
             return None
         before, after = sides
-        if before.node.has_error or after.node.has_error:
+        if not local_errors_alike(before.node, after.node):
             return None
         trees = []  # (side, root) of every file the commit owns that calls could bind from
         if language == "python":
@@ -380,18 +435,22 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
                 trees.append((side, table.tree.root_node))
 
         keyword_calls: list = []
+        others = _other_definitions(trees, symbol.name)
 
         def same_bindings(moved: list[tuple[str, str]]) -> bool:
             names = {n for pair in moved for n in pair}
             renaming = dict(moved)
-            was = sorted(b for side, root in trees if side == "old" for b in keyword_bindings(root, names, renaming))
-            now = sorted(b for side, root in trees if side == "new" for b in keyword_bindings(root, names))
+            was = _of_this(sorted(b for side, root in trees if side == "old"
+                                  for b in keyword_bindings(root, names, renaming)), others)
+            now = _of_this(sorted(b for side, root in trees if side == "new" for b in keyword_bindings(root, names)),
+                           others)
             keyword_calls.extend(was)
             if was != now and was:
                 # a value read from a caller's local renamed with it throughout the caller is the same value
-                callers = caller_renamings(trees, renaming)
-                was = sorted(b for side, root in trees if side == "old"
-                             for b in keyword_bindings(root, names, renaming, callers))
+                callers = caller_renamings([(side, root) for side, root in trees if re.search(
+                    rf"\b{re.escape(symbol.name)}\b", root.text.decode("utf-8", errors="replace"))], renaming)
+                was = _of_this(sorted(b for side, root in trees if side == "old"
+                                      for b in keyword_bindings(root, names, renaming, callers)), others)
             return was == now
 
         found = renamed_names(before.node, after.node, language, [p.name.lstrip("*") for p in old.params],
@@ -417,7 +476,7 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
             return None
         sides = self._both_sides(symbol)
         if sides is None or sides[0].node is None or sides[1].node is None \
-                or sides[0].node.has_error or sides[1].node.has_error:
+                or not local_errors_alike(sides[0].node, sides[1].node):
             return None
         files = {("old", symbol.old_blob, symbol.old_path or symbol.path), ("new", symbol.new_blob, symbol.path)}
         files |= {(side, blob, path) for change in entry.owned_changes
@@ -996,10 +1055,28 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
         launches = list(new.launches)
         for move in moved_out:
             helper = next((s for s in entry.symbols if (s.path, s.qualified_name) == move.new), None)
-            signature = self._upstream_signature(helper.new_blob, helper.path, helper.qualified_name,
-                                                 helper.new_lines) if helper is not None else None
+            signature = self._as_called(entry, move, helper) or (self._upstream_signature(
+                helper.new_blob, helper.path, helper.qualified_name, helper.new_lines) if helper is not None else None)
             launches += signature.launches if signature is not None else []
         return replace(new, launches=launches) if len(launches) != len(new.launches) else new
+
+    def _as_called(self, entry: EntryChanges, move, helper) -> Signature | None:
+        """The helper ``move`` extracted a definition's launches into, read with its parameters bound to
+        the arguments the definition's call passes (``classifier.moves.as_called_source``): the launch
+        the definition still makes, with its grid and arguments as the definition spells them."""
+        caller = next((s for s in entry.symbols if (s.path, s.qualified_name) == (move.old[0], move.old[1])
+                       or (s.old_path, s.qualified_name) == (move.old[0], move.old[1])), None)
+        if helper is None or caller is None:
+            return None
+        helper_table = self._table(helper.new_blob, helper.path)
+        source = as_called_source(self._table(caller.new_blob, caller.path), caller.qualified_name, helper_table,
+                                  helper.qualified_name)
+        if source is None:
+            return None
+        table = symbol_table(source, helper.path)
+        definition = next((d for d in table.definitions if d.qualified_name == helper.qualified_name), None) \
+            if not table.fallback else None
+        return signature_of(definition, table.source, helper.path) if definition is not None else None
 
     def _against_port(self, entry, symbol, sides, port: Port, param_scope: set[str]) -> SymbolVerdict:
         anchor, definition = port.anchor, port.definition

@@ -514,3 +514,191 @@ def test_a_new_grid_through_an_unresolved_helper_is_not_proven_behind(tmp_path):
     wrapper = _symbol(verdicts[1], "norm")
     assert wrapper.verdict in FLAGGED and wrapper.verdict != REAL_GAP, wrapper.reason
     assert "opaque-new-grid" in wrapper.rules, (wrapper.rules, wrapper.reason)
+
+
+CLASS_MODULE = '''\
+import torch
+
+
+class {name}(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, w, eps):
+        {extra}variance = x.pow(2).mean(-1, keepdim=True)
+        y = x * torch.rsqrt(variance + eps) * w
+        ctx.save_for_backward(x, w)
+        return y
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, w = ctx.saved_tensors
+        return grad * w, None, None
+
+
+def {entry}(x, w, eps):
+    return {name}.apply(x, w, eps)
+'''
+
+CLASS_TREE = {
+    "kernels/rownorm.py": '''\
+import torch
+
+
+class RowNorm(torch.autograd.Function):
+    # portq: ports vllm:ops/norm.py::_Norm.forward
+    @staticmethod
+    def forward(ctx, x, w, eps):
+        variance = x.pow(2).mean(-1, keepdim=True)
+        return x * torch.rsqrt(variance + eps) * w
+''',
+    "engine/model.py": "from kernels.rownorm import RowNorm\n\n\ndef run(x, w):\n    return RowNorm.apply(x, w, 1e-6)\n",
+}
+
+
+def test_the_methods_of_a_renamed_class_are_followed_with_it(tmp_path):
+    # The class and its entry point are renamed with every body unchanged: the mapping names the
+    # classes, not their methods, and the ported method must still be followed into the new class.
+    renamed = CLASS_MODULE.format(name="_NormOp", entry="norm_op", extra="")
+    verdicts, _ = classify_history(tmp_path, [
+        CommitSpec("base", files={"ops/norm.py": CLASS_MODULE.format(name="_Norm", entry="norm", extra="")}),
+        CommitSpec("rename the class", files={"ops/norm.py": renamed}),
+        CommitSpec("default eps", files={"ops/norm.py": CLASS_MODULE.format(
+            name="_NormOp", entry="norm_op", extra="eps = 1e-6 if eps is None else eps\n        ")}),
+    ], CLASS_TREE, matrix=MATRIX)
+    assert verdicts[1].verdict not in FLAGGED, verdicts[1].reason
+    later = _symbol(verdicts[2], "_NormOp.forward")
+    assert "moved-definition" in later.rules, later.reason
+    assert later.verdict in FLAGGED, later.reason
+    assert "_Norm.forward" in later.reason and later.ports
+
+
+KERNELS = '''\
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def {fwd}(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    i = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(y_ptr + i, tl.load(x_ptr + i, mask=i < n) * 2.0, mask=i < n)
+
+
+@triton.jit
+def {bwd}(g_ptr, dx_ptr, n, BLOCK: tl.constexpr):
+    i = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(dx_ptr + i, tl.load(g_ptr + i, mask=i < n) * 2.0, mask=i < n)
+'''
+
+LAUNCHING_CLASS = '''\
+import torch
+import triton
+
+from ops.kern import {fwd}, {bwd}
+
+
+class {name}(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        y = torch.empty_like(x)
+        n = x.numel()
+        BLOCK = 1024
+        {fwd}[(triton.cdiv(n, BLOCK),)](x, y, n, BLOCK=BLOCK)
+        return y
+
+    @staticmethod
+    def backward(ctx, g):
+        dx = torch.empty_like(g)
+        n = g.numel()
+        {bwd}[(triton.cdiv(n, 1024),)](g, dx, n, BLOCK=1024)
+        return dx
+'''
+
+LAUNCHING_TREE = {
+    "kernels/double.py": '''\
+import torch
+import triton
+import triton.language as tl
+
+
+# portq: ports vllm:ops/kern.py::_fwd
+@triton.jit
+def double_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    i = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(y_ptr + i, tl.load(x_ptr + i, mask=i < n) * 2.0, mask=i < n)
+
+
+class Double(torch.autograd.Function):
+    # portq: ports vllm:ops/norm.py::_Double.forward
+    @staticmethod
+    def forward(ctx, x):
+        y = torch.empty_like(x)
+        n = x.numel()
+        double_kernel[(triton.cdiv(n, 1024),)](x, y, n, BLOCK=1024)
+        return y
+''',
+    "engine/model.py": "from kernels.double import Double\n\n\ndef run(x):\n    return Double.apply(x)\n",
+}
+
+
+def test_a_followed_method_that_only_follows_renamed_kernels_is_cosmetic(tmp_path):
+    # The class is renamed (its methods followed with it); a later commit renames both kernels, the
+    # anchored one and one no anchor names, at their definitions, the import and the launches.
+    verdicts, _ = classify_history(tmp_path, [
+        CommitSpec("base", files={"ops/kern.py": KERNELS.format(fwd="_fwd", bwd="_bwd"),
+                                  "ops/norm.py": LAUNCHING_CLASS.format(name="_Double", fwd="_fwd", bwd="_bwd")}),
+        CommitSpec("rename the class", files={"ops/norm.py": LAUNCHING_CLASS.format(
+            name="_DoubleOp", fwd="_fwd", bwd="_bwd")}),
+        CommitSpec("rename the kernels", files={
+            "ops/kern.py": KERNELS.format(fwd="double_fwd", bwd="double_bwd"),
+            "ops/norm.py": LAUNCHING_CLASS.format(name="_DoubleOp", fwd="double_fwd", bwd="double_bwd")}),
+    ], LAUNCHING_TREE, matrix=MATRIX)
+    forward = _symbol(verdicts[2], "_DoubleOp.forward")
+    assert "moved-definition" in forward.rules, forward.reason
+    assert (forward.verdict, forward.justification) == (NOT_APPLICABLE, "cosmetic"), forward.reason
+    assert verdicts[2].verdict not in FLAGGED, verdicts[2].reason
+
+
+def test_a_launch_extracted_into_a_wrapper_that_takes_a_kernels_name_is_followed(tmp_path):
+    # The kernel is renamed and its old name given to a wrapper that launches it, with the launch
+    # moved out of the followed method into the wrapper: the block size the method bound to a local
+    # is now the wrapper's parameter, bound by the call, and the grid reads it there.
+    wrapper = KERNELS.format(fwd="_fwd_kernel", bwd="_bwd") + '''
+
+def _fwd(x, y, BLOCK):
+    n = x.numel()
+    _fwd_kernel[(triton.cdiv(n, BLOCK),)](x, y, n, BLOCK=BLOCK)
+'''
+    calling = LAUNCHING_CLASS.format(name="_DoubleOp", fwd="_fwd", bwd="_bwd").replace(
+        "        n = x.numel()\n        BLOCK = 1024\n        _fwd[(triton.cdiv(n, BLOCK),)](x, y, n, BLOCK=BLOCK)\n",
+        "        _fwd(x, y, BLOCK=1024)\n")
+    assert calling != LAUNCHING_CLASS.format(name="_DoubleOp", fwd="_fwd", bwd="_bwd")
+    verdicts, _ = classify_history(tmp_path, [
+        CommitSpec("base", files={"ops/kern.py": KERNELS.format(fwd="_fwd", bwd="_bwd"),
+                                  "ops/norm.py": LAUNCHING_CLASS.format(name="_Double", fwd="_fwd", bwd="_bwd")}),
+        CommitSpec("rename the class", files={"ops/norm.py": LAUNCHING_CLASS.format(
+            name="_DoubleOp", fwd="_fwd", bwd="_bwd")}),
+        CommitSpec("launch through a wrapper", files={"ops/kern.py": wrapper, "ops/norm.py": calling}),
+    ], LAUNCHING_TREE, matrix=MATRIX)
+    forward = _symbol(verdicts[2], "_DoubleOp.forward")
+    assert "extracted-launch" in forward.rules, forward.reason
+    assert forward.verdict != REAL_GAP, forward.reason
+
+
+def test_a_class_renamed_with_the_same_body_is_no_change_to_a_ported_reader_of_it(tmp_path):
+    # A package rename: the module moves and its class is renamed, every body
+    # unchanged. The ported entry point reads the class by name; the class's own header is no change
+    # to it: cosmetic, never a change outside definitions for a reader.
+    tree = dict(CLASS_TREE)
+    tree["kernels/rownorm.py"] += '''
+
+# portq: ports vllm:ops/norm.py::norm
+def row_norm(x, w, eps):
+    return RowNorm.apply(x, w, eps)
+'''
+    verdicts, _ = classify_history(tmp_path, [
+        CommitSpec("base", files={"ops/norm.py": CLASS_MODULE.format(name="_Norm", entry="norm", extra="")}),
+        CommitSpec("rename the package", files={"ops/norm.py": None, "ops/utils/norm.py": CLASS_MODULE.format(
+            name="_NormOp", entry="norm", extra="")}),
+    ], tree, matrix=MATRIX)
+    assert verdicts[1].verdict not in FLAGGED, verdicts[1].reason
+    old_class = _symbol(verdicts[1], "_Norm")
+    assert (old_class.verdict, old_class.justification) == (NOT_APPLICABLE, "cosmetic"), old_class.reason

@@ -366,8 +366,10 @@ def followed_keywords(old_node, new_node, trees) -> list[tuple[str, str, str]] |
         if len(before) != 1 or len(after) != 1:
             return None
         old_params, new_params = _parameter_list(before[0]), _parameter_list(after[0])
-        if len(old_params) != len(new_params) or a not in old_params or b not in new_params \
-                or old_params.index(a) != new_params.index(b) or a in new_params or b in old_params:
+        a_name, b_name = normalise_name(a), normalise_name(b)  # the parameter list is read normalised
+        if len(old_params) != len(new_params) or a_name not in old_params or b_name not in new_params \
+                or old_params.index(a_name) != new_params.index(b_name) or a_name in new_params \
+                or b_name in old_params:
             return None
         followed.append((callee, a, b))
     return followed

@@ -23,18 +23,19 @@ from __future__ import annotations
 
 import builtins
 import re
+from collections import Counter
 from dataclasses import replace
 from pathlib import PurePosixPath
 
 from portq.classifier.module_surface import Imported, changed_bindings, import_time_statements, imported_from
-from portq.classifier.moves import extraction_only, follows_moves
+from portq.classifier.moves import extraction_only, follows_moves, renamed_unchanged
 from portq.classifier.reading import (_IDENTIFIER, RangeFacts, _anchor_evidence, _changed_lines, _file_change,
                                       _is_code_line, _unchanged_moves)
 from portq.classifier.rules import Rule, checked
 from portq.classifier.imports import import_lines, rebound_names
 from portq.core.evidence import Evidence, Kind
 from portq.core.model import NEEDS_REVIEW, NOT_APPLICABLE, EntryChanges, SymbolVerdict, TouchedSymbol
-from portq.language.symbols import language_for_path
+from portq.language.symbols import KIND_CLASS, language_for_path
 from portq.tree.anchors import PORTS
 from portq.tree.file_records import Port
 
@@ -96,6 +97,18 @@ RULES = (
 )
 
 
+def _respelled_only(changed: list[tuple[str, int, str]], names: set[str]) -> bool:
+    """True when the changed lines (``(side, line, text)``) are, side for side, the same lines once
+    every name in ``names`` (definitions the commit moves or renames with their bodies) is written
+    alike: a class header or an import that only follows a rename (``class _Norm_A(...)`` becoming
+    ``class _Norm_B(...)`` while every method moves with it)."""
+    def spelled(side: str) -> Counter:
+        return Counter(_IDENTIFIER.sub(lambda m: "<moved>" if m.group(0) in names else m.group(0), " ".join(
+            text.split())) for s, _, text in changed if s == side)
+
+    return bool(names) and spelled("old") == spelled("new")
+
+
 class IdentityRules:
     """The identity rules, as methods of the verdict table (``verdicts.SymbolClassifier``)."""
 
@@ -143,6 +156,14 @@ class IdentityRules:
                               [Evidence(kind=Kind.COSMETIC, message=f"body extracted into {extracted.new[1]}",
                                         side="upstream-new", path=extracted.new[0], symbol=symbol.name,
                                         subject=extracted.new[1])])
+        if symbol.kind == KIND_CLASS and symbol.change in ("added", "removed") \
+                and symbol.name in renamed_unchanged(entry, self._table):
+            return self._base("moved-definition", symbol, NOT_APPLICABLE, "cosmetic", "body",
+                              f"class {symbol.name} is {'the old' if symbol.change == 'removed' else 'the new'} name "
+                              "of a class this commit renames or moves with the same body, so cosmetic rather than a "
+                              "change the port must follow; its methods are followed to the new class",
+                              [Evidence(kind=Kind.COSMETIC, message="class renamed with the same body",
+                                        side="upstream-new", path=symbol.path, symbol=symbol.name)])
         if here and symbol.name == "<toplevel>" and self._imports_follow(entry, symbol, here):
             return self._base("moved-definition", symbol, NOT_APPLICABLE, "cosmetic", "body",
                               "the changed imports only follow definitions this commit moves ("
@@ -152,7 +173,7 @@ class IdentityRules:
                                         side="upstream-new", path=symbol.path, symbol=symbol.name)])
         if here and ports and symbol.change == "modified" and follows_moves(
                 self._table(symbol.old_blob, symbol.old_path or symbol.path), self._table(symbol.new_blob, symbol.path),
-                symbol.qualified_name, here):
+                symbol.qualified_name, here, renamed_unchanged(entry, self._table)):
             pairs = ", ".join(f"{m.old[1]} → {m.new[1]}" for m in here[:3])
             return self._base("moved-definition", symbol, NOT_APPLICABLE, "cosmetic", "body",
                               f"{symbol.name} changes only the names of definitions this commit moves ({pairs}), so "
@@ -179,6 +200,16 @@ class IdentityRules:
                               "provenance", f"{symbol.name} carries the body of {origin} {since}, which the tree "
                               f"declares out of scope at {declared[0].cite}, so not-carried rather than not-ported",
                               [_anchor_evidence(declared[0], "not-carried declaration")])
+        if here and symbol.change == "modified" and follows_moves(
+                self._table(symbol.old_blob, symbol.old_path or symbol.path), self._table(symbol.new_blob, symbol.path),
+                symbol.qualified_name, here, renamed_unchanged(entry, self._table)):
+            pairs = ", ".join(f"{m.old[1]} → {m.new[1]}" for m in here[:3])
+            return self._base(("moved-definition", *move.via), symbol, NOT_APPLICABLE, "cosmetic", "body",
+                              f"{symbol.name} carries the body of the ported {origin} {since} and changes only the "
+                              f"names of definitions this commit moves ({pairs}), so cosmetic rather than a change "
+                              "the port must follow",
+                              [Evidence(kind=Kind.COSMETIC, message=f"follows moved definitions: {pairs}",
+                                        side="upstream-new", path=symbol.path, symbol=symbol.name)])
         moved_out = [m for m in here if m.old == key and m.how == "extracted"]
         verdict = self._ported(entry, symbol, paths | origin_paths, carried, moved_out)
         verdict.rules = list(checked("moved-definition", *move.via, *(["carrier-file-renamed"] if move.new[0] !=
@@ -280,13 +311,17 @@ class IdentityRules:
         if old_table is None or new_table is None or old_table.tree is None or new_table.tree is None:
             return False
         change = _file_change(entry, symbol)
-        code = [(side, line) for side, line, text in _changed_lines(change, symbol, old_table, new_table,
-                                                                    outside_definitions=True)
-                if _is_code_line(text, symbol.path)]
+        changed = [(side, line, text) for side, line, text in _changed_lines(change, symbol, old_table, new_table,
+                                                                             outside_definitions=True)
+                   if _is_code_line(text, symbol.path)]
+        code = [(side, line) for side, line, _ in changed]
+        names = {re.split(r"::|\.", key[1])[-1] for m in moves for key in (m.old, m.new)} \
+            | renamed_unchanged(entry, self._table)
+        if code and _respelled_only(changed, names):
+            return True
         lines = {"old": import_lines(old_table.tree.root_node), "new": import_lines(new_table.tree.root_node)}
         if not code or not all(line in lines[side] for side, line in code):
             return False
-        names = {re.split(r"::|\.", key[1])[-1] for m in moves for key in (m.old, m.new)}
         rebound = rebound_names(old_table.tree.root_node, new_table.tree.root_node, _unchanged_moves(entry))
         return bool(rebound) and all(name in names for name in rebound)
 

@@ -201,6 +201,15 @@ RULES = (
          "-        return Cls.__backward(*grad_outputs, *ctx.saved_tensors)\n"
          "+        return Cls.__backward(grad_output, output, ctx.dim)",
          "classifier.rules.parameters.instance_computed, classifier.rules.parameters._context_stored"),
+    Rule("removed-parameter-role", ("NEEDS_REVIEW",),
+         "A parameter upstream removes is matched in the port by name. \"The port does not take it\" is sound only "
+         "where the port's parameters of its kind (constexpr or runtime) are no more than upstream's new ones, "
+         "less those the port declares not carried; where the port takes more (and no more than upstream's old "
+         "definition did, so its list can hold the removed one; Python and Triton, where a parameter missing is "
+         "gone, not a C++ parameter that lost only its name), one of its own names may still "
+         "stand for the removed input: for a reader (at most NEEDS_REVIEW), never IN_SYNC by absence.",
+         "-def k(x_ptr, x_stride, n):\n+def k(x_ptr, n):   (the port's k(src, src_stride, width) takes 3 against 2)",
+         "classifier.rules.parameters._port_takes_more"),
 )
 
 
@@ -881,6 +890,39 @@ def _in_place_renamings(old, new, renamed: dict[str, str], status: str, rule: st
     return deltas
 
 
+def _port_takes_more(old: Signature, new: Signature, port: Signature, name: str, scope: set[str],
+                     same_language: bool) -> tuple[int, int, str] | None:
+    """``removed-parameter-role``: whether a port that lacks removed parameter ``name`` by name may
+    still take it under a name of its own. A removed parameter is matched by name only, so "the port
+    does not take it" is sound only where no parameter of the port can stand in its place: where the
+    port's parameters of its kind (``tl.constexpr`` or runtime; runtime only across languages) are no
+    more than upstream's new ones, less those the port declares not carried. Where the port takes
+    more (and no more than upstream's old definition took, so that its list can hold the removed
+    one: a port wider than upstream ever was here has additions of its own, or is the wider
+    definition a helper was extracted from, and a count tells nothing), one of them may be the
+    removed input under the port's own name::
+
+        -def norm_kernel(x_ptr, x_stride, y_ptr, n_cols):     port: double_rows(src, src_stride, dst, width)
+        +def norm_kernel(x_ptr, y_ptr, n_cols):               (4 runtime parameters against 3)
+
+    Python and Triton definitions only: there a parameter missing from the new list is gone, where a
+    C++ parameter may lose only its name and still take its argument by position.
+
+    Returns (the port's count, upstream's new count, the kind's word) in that case, else None."""
+    if not old.language == new.language == port.language == "python":
+        return None
+    constexpr = bool(same_language and old.param(name).constexpr)
+
+    def count(signature: Signature, names, skip: set[str]) -> int:
+        return sum(1 for n in names if n not in skip and bool(signature.param(n).constexpr) == constexpr)
+
+    port_names = port.param_names if same_language else port.runtime_param_names
+    new_names = new.param_names if same_language else new.runtime_param_names
+    old_names = old.param_names if same_language else old.runtime_param_names
+    mine, theirs, before = count(port, port_names, set()), count(new, new_names, scope), count(old, old_names, scope)
+    return (mine, theirs, "constexpr" if constexpr else "runtime") if theirs < mine <= before else None
+
+
 def _parameter_items(old: Signature, new: Signature, port: Signature, scope: set[str],
                      derivation=None, keyword_free=None, instance=None, internal=None) -> list[Delta]:
     items: list[Delta] = []
@@ -926,6 +968,17 @@ def _parameter_items(old: Signature, new: Signature, port: Signature, scope: set
         elif port.param(name) is not None:
             items.append(Delta("behind", "signature", f"{kind} {name} was removed upstream, the port still takes it",
                                     [upstream] + _tree_param_evidence(port, name, f"the port still takes {name}")))
+        elif (extra := _port_takes_more(old, new, port, name, scope, same_language)) is not None:
+            items.append(Delta("undecided", "signature",
+                               f"upstream removed {kind} {name} and the port takes no parameter of that name, but "
+                               f"it takes {extra[0]} {extra[2]} parameters where upstream's new definition takes "
+                               f"{extra[1]}: one of the port's own names may still stand for {name}, so for a "
+                               "reader (at most NEEDS_REVIEW), never IN_SYNC by absence",
+                               [upstream, Evidence(kind=Kind.TREE_SIGNATURE, message=f"the port's parameters, "
+                                                   f"{extra[0]} {extra[2]}", side="tree", path=port.path,
+                                                   line=port.start_line, quote=_signature_line(port),
+                                                   symbol=port.name)],
+                               rule="removed-parameter-role"))
         else:
             items.append(Delta("sync", "signature", f"the port does not take removed {kind} {name}", [upstream]))
     for name in new_names:
