@@ -1,9 +1,12 @@
-"""Suite-wide fixtures: no network, and ``portq_kernels`` importable from a
-plain checkout (the GPU machine runs the suite without installing the package).
+"""Suite-wide fixtures: no network, ``portq_kernels`` importable from a plain
+checkout (the GPU machine runs the suite without installing the package), and
+Triton's interpreter chosen on a machine without a GPU when the caller did not
+say (``TRITON_INTERPRET`` read before any kernel module is imported).
 """
 from __future__ import annotations
 
 import importlib.util
+import os
 import socket
 import sys
 from pathlib import Path
@@ -26,6 +29,19 @@ def _alias_kernels_package() -> None:
     spec.loader.exec_module(module)
 
 
+def _interpret_without_a_gpu() -> None:
+    """Without CUDA, the kernels can only run in Triton's interpreter; an explicit setting is kept."""
+    if "TRITON_INTERPRET" in os.environ:
+        return
+    try:
+        import torch
+    except ImportError:
+        return
+    if not torch.cuda.is_available():
+        os.environ["TRITON_INTERPRET"] = "1"
+
+
+_interpret_without_a_gpu()
 _alias_kernels_package()
 if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
