@@ -25,6 +25,11 @@ rewritten (``module-to-package``); and a name that now holds another kind of
 definition (a kernel's name reused for its launcher) gives the body to the
 added definition that carries it (``name-reused``).
 
+Helpers split out of a ported definition are followed too (``moved-callee-body``): a Python
+definition a commit adds together with the call that runs it from an anchored or followed definition,
+directly or through other definitions the commit adds, is code the port runs, so a later move of its
+body makes a carrier of the anchor it runs for, as the anchored definition's own move would.
+
 A class renamed or moved whole is reported as the class, not its methods: each of its methods
 is followed as a definition of its own (``_Norm.forward`` into ``_NormOp.forward``). A name that
 now holds another kind of definition (a kernel's name given to the wrapper that launches it) holds
@@ -61,10 +66,13 @@ from typing import Callable, Iterable
 
 from portq.core.model import EntryChanges, TouchedSymbol
 from portq.language.extraction import signature_of
-from portq.language.symbols import KIND_CLASS
+from portq.language.symbols import KIND_CLASS, language_for_path
 
 CARRIED_SHARE = 0.7
 """Share of an added body's code lines that must be lines of the old body for it to carry that body."""
+
+CALLEE_RULE = "moved-callee-body"
+"""The rule that follows a helper split out of a ported definition (``_follow_added_callees``)."""
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
@@ -247,11 +255,18 @@ def follow_moves(entries: Iterable[EntryChanges], table_of: Callable, anchored: 
     whether the tree ports or declares the touched symbol where it was.
     """
     moves = Moves()
+    callees: dict[Key, Key] = {}  # a definition added as the callee of an anchored or followed one -> its origin
     for entry in entries:
         follow_file_renames(moves, entry)
         symbols = entry.symbols + _class_members(entry.symbols, table_of)
         added = [s for s in symbols if s.change == "added" and s.kind != KIND_CLASS and s.language
                  and not s.name.startswith("<")]
+        for change in entry.commit.changes:  # a renamed file keeps its callees
+            if change.status == "renamed" and change.old_path and change.new_path:
+                for (path, name), origin in list(callees.items()):
+                    if path == change.old_path:
+                        callees.setdefault((change.new_path, name), origin)
+        _follow_added_callees(entry, symbols, added, table_of, anchored, moves, callees)
         back = {(s.path, s.qualified_name) for s in added}
         for carrier, move in moves.carriers.items():  # a renamed or moved body's old name defined again
             if move.how != "extracted" and (move.old in back or move.origin in back) and carrier not in moves.ended:
@@ -259,6 +274,7 @@ def follow_moves(entries: Iterable[EntryChanges], table_of: Callable, anchored: 
         if not added:  # a name reused for new code comes with the definition that took the old code
             continue
         losing = []
+        through_callee: set[Key] = set()  # old keys followed as callees of a ported definition
         for symbol in symbols:
             if symbol.change not in ("removed", "modified") or symbol.kind == KIND_CLASS or symbol.name.startswith("<"):
                 continue
@@ -266,6 +282,11 @@ def follow_moves(entries: Iterable[EntryChanges], table_of: Callable, anchored: 
             followed = moves.carrying(old_key, entry.position)
             if followed is not None or anchored(symbol):
                 losing.append((symbol, followed.origin if followed is not None else old_key))
+                if followed is not None and CALLEE_RULE in followed.via:
+                    through_callee.add(old_key)
+            elif symbol.change == "removed" and old_key in callees:
+                losing.append((symbol, callees[old_key]))
+                through_callee.add(old_key)
         if not losing:
             continue
         reused = _reused_names(symbols, table_of)
@@ -339,7 +360,8 @@ def follow_moves(entries: Iterable[EntryChanges], table_of: Callable, anchored: 
             taken.add(key)
             how = "extracted" if still is not None else ("renamed" if candidate.path == old_path else "moved")
             via = tuple(rule for rule, applies in (
-                ("module-to-package", best[4]), ("name-reused", still is None and symbol.change == "modified"))
+                ("module-to-package", best[4]), ("name-reused", still is None and symbol.change == "modified"),
+                (CALLEE_RULE, (old_path, symbol.qualified_name) in through_callee))
                 if applies)
             move = Move(entry.position, entry.commit.sha, origin, (old_path, symbol.qualified_name), key, how,
                         exact=still is None and lines == before, via=via)
@@ -349,6 +371,71 @@ def follow_moves(entries: Iterable[EntryChanges], table_of: Callable, anchored: 
             moves.by_entry.setdefault(entry.position, []).append(move)
             made.append(move)
     return moves
+
+
+def _follow_added_callees(entry: EntryChanges, symbols: list[TouchedSymbol], added: list[TouchedSymbol],
+                          table_of: Callable, anchored: Callable[[TouchedSymbol], bool], moves: Moves,
+                          callees: dict[Key, Key]) -> None:
+    """Record in ``callees`` every Python definition ``entry`` adds that an anchored definition (or one
+    followed: a carrier, or a callee recorded before) calls, as written on the commit's new side, directly
+    or through other definitions the commit adds, with the anchor it runs for (rule ``moved-callee-body``).
+
+    The port of a definition carries what the definition runs: a helper upstream splits out of it in the
+    same commit (``forward`` now calls a new ``_forward`` that calls a new ``_launch``) is code the port
+    inlines. Only a callee added together with its caller's call is recorded: a helper the caller called
+    all along was a definition of its own when the port was written, and the port does not name it."""
+    if not added:
+        return
+    by_name: dict[str, list[TouchedSymbol]] = {}
+    for symbol in added:
+        if language_for_path(symbol.path) == "python" and symbol.kind != KIND_CLASS:
+            by_name.setdefault(symbol.name, []).append(symbol)
+    if not by_name:
+        return
+    work: list[tuple[TouchedSymbol, Key]] = []
+    for symbol in symbols:
+        if symbol.change not in ("added", "modified") or symbol.name.startswith("<") \
+                or language_for_path(symbol.path) != "python":
+            continue
+        key = (symbol.path, symbol.qualified_name)
+        followed = moves.carrying(key, entry.position + 1)
+        if followed is not None:
+            work.append((symbol, followed.origin))
+        elif key in callees:
+            work.append((symbol, callees[key]))
+        elif symbol.change == "modified" and anchored(symbol):
+            work.append((symbol, (symbol.old_path or symbol.path, symbol.qualified_name)))
+    seen: set[Key] = set()
+    while work:
+        caller, origin = work.pop()
+        for name in _called_names(table_of(caller.new_blob, caller.path), caller.qualified_name):
+            candidates = by_name.get(name, [])
+            local = [c for c in candidates if c.path == caller.path]
+            chosen = local if len(local) == 1 else candidates if len(candidates) == 1 else []
+            for callee in chosen:
+                key = (callee.path, callee.qualified_name)
+                if key in seen or key in callees or anchored(callee):
+                    continue
+                seen.add(key)
+                callees[key] = origin
+                work.append((callee, origin))
+
+
+def _called_names(table, qualified_name: str) -> set[str]:
+    """The bare names a definition calls (``f(...)``) or launches (``f[grid](...)``) in its body."""
+    node = _definition_node(table, qualified_name)
+    found: set[str] = set()
+    stack = [node] if node is not None else []
+    while stack:
+        current = stack.pop()
+        if current.type == "call":
+            function = current.child_by_field_name("function")
+            if function is not None and function.type == "subscript":
+                function = function.child_by_field_name("value")
+            if function is not None and function.type == "identifier":
+                found.add(function.text.decode("utf-8", errors="replace"))
+        stack.extend(current.named_children)
+    return found
 
 
 def follow_file_renames(moves: Moves, entry: EntryChanges) -> None:

@@ -94,6 +94,18 @@ RULES = (
          "count as the definition's new launches, so the launch is never read as stopped.",
          "-    k[grid](x, y, n)\n+    launch_k(x, y)     # def launch_k(x, y): k[grid](x, y, x.numel())",
          "classifier.verdicts.SymbolClassifier._with_extracted_launches"),
+    Rule("moved-callee-body", ("NOT_APPLICABLE", "NEEDS_REVIEW", "REAL_GAP", "INERT", "IN_SYNC"),
+         "A Python definition that one commit adds together with the call that runs it from a ported (or carried) "
+         "definition, directly or through other definitions the same commit adds (host code split out of a "
+         "ported forward into new helpers), is code the port runs: when a later commit moves that helper's body "
+         "elsewhere, the body is followed as the ported definition's own (`moved-definition`), and a later change "
+         "to it is decided against the port, never a silent `not-ported`. A definition the ported one does not "
+         "call, or one it called before the commit (a definition of its own when the port was written), is not "
+         "followed this way.",
+         "+    return _host(x, w)        # new: def _host(x, w): ...; _launch(x, y)   def _launch(x, y): k[grid](...)\n"
+         "(later) _launch moved to launch.py::launch_k   (later)   -    n = x.size(0)\n+    n = x.numel() // h",
+         "classifier.moves._follow_added_callees, classifier.moves.follow_moves, "
+         "classifier.rules.identity.IdentityRules._moved"),
 )
 
 
