@@ -23,6 +23,10 @@ sees the whole list before it decides any one:
   replacement stays, so the lines compute something neither commit had):
   only an exact inverse of a whole commit (``net-zero``) or of a whole file
   change (``file-revert``) cancels restored text.
+* **definition reverts** — a ported definition one commit changes and the next
+  commit to touch that change puts back edit for edit (rule
+  ``definition-revert``) is NOT_APPLICABLE/``net-zero`` in both, whatever
+  else the two commits change.
 * **renames** — every ``old → new`` path rename seen in the range links both
   names, so an anchor that still names the old upstream path matches the
   symbol at its new path (the ported symbol keeps its name).
@@ -39,6 +43,7 @@ through the context.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -47,6 +52,7 @@ from typing import Any, Callable, Iterator
 from portq import __version__
 from portq.core.evidence import Kind
 from portq.core.model import NEEDS_REVIEW, NOT_APPLICABLE, EntryChanges, Evidence, FileChange, SymbolVerdict, Verdict
+from portq.language.symbols import language_for_path
 from portq.upstream.hunks import change_lines, ensure_hunks
 
 
@@ -471,6 +477,264 @@ def file_reverts(entries: list[EntryChanges], taken: set[int] = frozenset()) -> 
     return found
 
 
+def definition_reverts(entries: list[EntryChanges], taken: set[int], anchored, read_source,
+                       ) -> dict[int, dict[tuple[str, str], tuple[int, str]]]:
+    """position -> {(path, qualified name): (partner position, partner sha)} for each ported definition
+    (``anchored(symbol)``) that a commit changes and the next commit of the range to touch what it made there
+    takes back in place (rule ``definition-revert``), and for that later commit; commits in ``taken`` (whole
+    or partial reverts) are left out. Each side of a definition pairs at most once, and a definition a commit
+    puts back is never the first side of a later pair (a re-land is decided on its own). ``read_source(blob,
+    path)``: a blob's bytes (the scan's parsed tables); only definitions a later commit changes again are read."""
+    touching_by_path: dict[str, list[EntryChanges]] = {}
+    for entry in entries:
+        for change in _file_changes(entry):
+            touching_by_path.setdefault(change.path, []).append(entry)
+    found: dict[int, dict[tuple[str, str], tuple[int, str]]] = {}
+    for entry in entries:
+        if entry.position in taken or not entry.rows:
+            continue
+        for symbol in entry.symbols:
+            key = (symbol.path, symbol.qualified_name)
+            if key in found.get(entry.position, {}) or symbol.change != "modified" or not symbol.old_lines \
+                    or not symbol.new_lines or (symbol.old_path or symbol.path) != symbol.path \
+                    or symbol.kind in ("toplevel", "lines"):
+                continue
+            later_ones = [e for e in touching_by_path.get(symbol.path, ()) if e.position > entry.position]
+            if not later_ones or not anchored(symbol):
+                continue
+            earlier_ones = [e for e in touching_by_path.get(symbol.path, ()) if e.position < entry.position]
+            if _undoes_some(entry, symbol, earlier_ones, read_source):
+                continue  # itself a revert (in part) of an earlier change: what re-lands that is decided on its own
+            partner = _definition_taken_back(entry, symbol, later_ones, taken, read_source)
+            if partner is not None and key not in found.get(partner.position, {}):
+                found.setdefault(entry.position, {})[key] = (partner.position, partner.commit.sha)
+                found.setdefault(partner.position, {})[key] = (entry.position, entry.commit.sha)
+    return found
+
+
+def _undoes_some(entry: EntryChanges, symbol, earlier_ones: list[EntryChanges], read_source) -> bool:
+    """Whether ``entry``'s change to the definition ``symbol`` names swaps back any edit an earlier commit of
+    the range made to it."""
+    old = _definition_lines(read_source, symbol.old_blob, symbol.old_lines, symbol.path)
+    new = _definition_lines(read_source, symbol.new_blob, symbol.new_lines, symbol.path)
+    if old is None or new is None:
+        return True
+    mine = _edits(old, new)
+    for earlier in earlier_ones:
+        theirs = next((s for s in earlier.symbols if (s.path, s.qualified_name) == (symbol.path, symbol.qualified_name)
+                       and s.change == "modified"), None)
+        if theirs is None:
+            continue
+        before = _definition_lines(read_source, theirs.old_blob, theirs.old_lines, theirs.path)
+        after = _definition_lines(read_source, theirs.new_blob, theirs.new_lines, theirs.path)
+        if before is None or after is None or any(
+                gone == put and (made == removed or (removed and _run_in(removed, made) is not None))
+                for removed, put in mine for gone, made in _edits(before, after)):
+            return True
+    return False
+
+
+def _definition_lines(read_source, blob: str | None, lines: tuple[int, int] | None, path: str) -> list[str] | None:
+    """A definition's lines (``lines``, 1-based, inclusive) of a blob, right-stripped, blank and comment-only
+    lines left out (their form, not their meaning); None when it cannot be read."""
+    if not blob or not lines:
+        return None
+    try:
+        text = read_source(blob, path).decode("utf-8").splitlines()
+    except (UnicodeDecodeError, ValueError, OSError, KeyError):
+        return None
+    kept = [line.rstrip() for line in text[lines[0] - 1:lines[1]]]
+    return [line for line in kept if line.strip() and not line.lstrip().startswith(("#", "//"))]
+
+
+def _matched(before: list[str], after: list[str]) -> list[tuple[int, int]]:
+    """The lines ``before`` and ``after`` share, as index pairs in order: lines unique to both first (a patience
+    alignment, so a line repeated in the definition does not pull an edit to another copy of it), then the
+    longest common runs between them."""
+    from bisect import bisect_left
+    from difflib import SequenceMatcher
+
+    pairs: list[tuple[int, int]] = []
+
+    def align(a0: int, a1: int, b0: int, b1: int) -> None:
+        while a0 < a1 and b0 < b1 and before[a0] == after[b0]:
+            pairs.append((a0, b0))
+            a0, b0 = a0 + 1, b0 + 1
+        tail = []
+        while a0 < a1 and b0 < b1 and before[a1 - 1] == after[b1 - 1]:
+            a1, b1 = a1 - 1, b1 - 1
+            tail.append((a1, b1))
+        if a0 < a1 and b0 < b1:
+            seen_a = Counter(before[a0:a1])
+            seen_b = Counter(after[b0:b1])
+            where_b = {after[j]: j for j in range(b0, b1) if seen_b[after[j]] == 1}
+            unique = [(i, where_b[before[i]]) for i in range(a0, a1)
+                      if seen_a[before[i]] == 1 and before[i] in where_b]
+            # the longest run of them in the same order on both sides
+            tails: list[int] = []
+            links: list[int] = []
+            back: list[int | None] = []
+            for k, (_, j) in enumerate(unique):
+                at = bisect_left(tails, j)
+                back.append(links[at - 1] if at else None)
+                if at == len(tails):
+                    tails.append(j)
+                    links.append(k)
+                else:
+                    tails[at], links[at] = j, k
+            chain = []
+            k = links[-1] if links else None
+            while k is not None:
+                chain.append(unique[k])
+                k = back[k]
+            chain.reverse()
+            if chain:
+                i_prev, j_prev = a0, b0
+                for i, j in chain:
+                    align(i_prev, i, j_prev, j)
+                    pairs.append((i, j))
+                    i_prev, j_prev = i + 1, j + 1
+                align(i_prev, a1, j_prev, b1)
+            else:
+                for block in SequenceMatcher(None, before[a0:a1], after[b0:b1], autojunk=False).get_matching_blocks():
+                    pairs.extend((a0 + block.a + k, b0 + block.b + k) for k in range(block.size))
+        pairs.extend(reversed(tail))
+
+    align(0, len(before), 0, len(after))
+    return sorted(pairs)
+
+
+def _edits(before: list[str], after: list[str]) -> list[tuple[tuple[str, ...], tuple[str, ...]]]:
+    """The edits ``before`` → ``after`` (``_matched``'s alignment) as ``(removed lines, added lines)``, in order.
+    A keyword argument line (``name=value,``) that only moves within the same call is no edit: the call
+    binds the same parameters."""
+    found: list[tuple[int, tuple[str, ...], tuple[str, ...]]] = []  # with the edit's place in ``after``
+    i = j = 0
+    for a, b in _matched(before, after) + [(len(before), len(after))]:
+        if a > i or b > j:
+            found.append((j, tuple(before[i:a]), tuple(after[j:b])))
+        i, j = a + 1, b + 1
+    moved = set()
+    for k, (at, removed, added) in enumerate(found):
+        if added or len(removed) != 1 or not _KEYWORD_ARGUMENT.match(removed[0]):
+            continue
+        indent = len(removed[0]) - len(removed[0].lstrip())
+        other = next((m for m, (there, gone, made) in enumerate(found) if m not in moved and m != k and not gone
+                      and made == removed and all(len(line) - len(line.lstrip()) >= indent and line.strip()[0] not in
+                                                  ")]}" for line in after[min(at, there):max(at, there)])), None)
+        if other is not None:
+            moved |= {k, other}
+    return [(removed, added) for k, (_, removed, added) in enumerate(found) if k not in moved]
+
+
+_KEYWORD_ARGUMENT = re.compile(r"\s*[A-Za-z_]\w*=[^=].*,$")
+
+
+def _takes_back(old: list[str], new: list[str], now: list[str], then: list[str], path: str) -> bool:
+    """Whether the change ``now`` → ``then`` takes back the change ``old`` → ``new`` edit for edit (each of its
+    edits is one of the earlier commit's with the removed and added lines swapped, or takes back a run of the
+    lines an earlier edit added and puts back all it removed), but for lines the earlier commit added that it
+    keeps: those must be whole Python bindings nothing else in ``new`` reads but the lines taken back and the
+    kept ones (``_kept_bindings``)."""
+    made = _edits(old, new)
+    undone = _edits(now, then)
+    if not undone:
+        return False
+    remaining = list(made)
+    kept: list[str] = []
+    for removed, added in undone:
+        match = next((k for k, (r, d) in enumerate(remaining) if r == added and d == removed), None)
+        if match is None:
+            match = next((k for k, (r, d) in enumerate(remaining) if r == added and removed
+                          and _run_in(removed, d) is not None), None)
+            if match is None:
+                return False
+            start = _run_in(removed, remaining[match][1])
+            kept += remaining[match][1][:start] + remaining[match][1][start + len(removed):]
+        del remaining[match]
+    if any(removed for removed, _ in remaining):
+        return False  # a replacement left in place: the lines compute what neither side had
+    kept += [line for _, added in remaining for line in added]
+    return not kept or _kept_bindings(new, kept, [line for _, added in made for line in added], path)
+
+
+def _run_in(run: tuple[str, ...], lines: tuple[str, ...]) -> int | None:
+    """Where ``run`` starts inside ``lines`` (a contiguous run of them), or None."""
+    return next((k for k in range(len(lines) - len(run) + 1) if lines[k:k + len(run)] == run), None)
+
+
+def _definition_taken_back(earlier: EntryChanges, symbol, later_ones: list[EntryChanges], taken: set[int],
+                           read_source) -> EntryChanges | None:
+    """The next commit among ``later_ones`` (in range order) that changes the definition ``symbol`` names and
+    takes back ``earlier``'s change to it (``_takes_back``), commits between that change it only by adding
+    lines; else None."""
+    old = _definition_lines(read_source, symbol.old_blob, symbol.old_lines, symbol.path)
+    new = _definition_lines(read_source, symbol.new_blob, symbol.new_lines, symbol.path)
+    if old is None or new is None or old == new:
+        return None
+    for later in later_ones:
+        mine = next((s for s in later.symbols if (s.path, s.qualified_name) == (symbol.path, symbol.qualified_name)),
+                    None)
+        if mine is None:
+            continue  # it does not change the definition
+        if mine.change != "modified" or (mine.old_path or mine.path) != mine.path:
+            return None  # removed, added again or moved: no longer the same definition
+        if later.position in taken:
+            return None
+        now = _definition_lines(read_source, mine.old_blob, mine.old_lines, mine.path)
+        then = _definition_lines(read_source, mine.new_blob, mine.new_lines, mine.path)
+        if now is None or then is None:
+            return None
+        if any(removed for removed, _ in _edits(new, now)):
+            return None  # a commit between changed or removed lines of the definition
+        if _takes_back(old, new, now, then, symbol.path) and not _moved_into_callee(earlier, later, symbol, then):
+            return later
+    return None
+
+
+def _moved_into_callee(earlier: EntryChanges, later: EntryChanges, symbol, then: list[str]) -> bool:
+    """Whether ``later`` also changes a definition that ``symbol``'s definition calls or launches (``then``,
+    its text after ``later``) which ``earlier`` left alone: what the definition stopped doing may have moved
+    there, so the pair is no revert."""
+    called = set(re.findall(r"([A-Za-z_]\w*)\s*[(\[]", "\n".join(then)))
+    theirs = {s.name for s in earlier.symbols}
+    return any(s.name in called and s.name not in theirs and s.qualified_name != symbol.qualified_name
+               for s in later.symbols)
+
+
+_BINDING = re.compile(r"\s*(?:def\s+([A-Za-z_]\w*)\s*\(|([A-Za-z_]\w*)\s*(?::[^=]*)?=(?!=))")
+
+
+def _kept_bindings(new: list[str], kept: list[str], made: list[str], path: str) -> bool:
+    """Whether the lines ``kept`` (of the ``made`` ones an earlier commit added, ``new`` its side) are whole
+    Python bindings that, in ``new``, nothing reads but the lines a later commit took back (the rest of
+    ``made``) and the kept lines themselves."""
+    if language_for_path(path) != "python":
+        return False
+    names: set[str] = set()
+    indent = None
+    for line in kept:
+        depth = len(line) - len(line.lstrip())
+        if indent is not None and (depth > indent or line.strip()[0] in ")]}"):
+            continue  # the rest of a kept binding's statement
+        bound = _BINDING.match(line)
+        if bound is None:
+            return False
+        names.add(bound.group(1) or bound.group(2))
+        indent = depth
+    pattern = re.compile(r"\b(?:" + "|".join(map(re.escape, sorted(names))) + r")\b")
+    readers = Counter(line for line in new if pattern.search(line.split("#")[0]))
+    return not (readers - Counter(made))
+
+
+def _put_back(put_back: dict[tuple[str, str], tuple[int, str]], symbol):
+    """``((path, name), partner)`` of the paired definition that is ``symbol`` or encloses it, or None."""
+    for (path, name), partner in put_back.items():
+        if path == symbol.path and (symbol.qualified_name == name or symbol.qualified_name.startswith(name + ".")):
+            return (path, name), partner
+    return None
+
+
 def _no_row(entry: EntryChanges) -> Verdict:
     """NOT_APPLICABLE/no-row: nothing the commit touches is owned by a row or named by an anchor."""
     return Verdict(NOT_APPLICABLE, "no-row", "path",
@@ -530,6 +794,8 @@ class StructuralClassifier:
         partial = partial_reverts(entries, pairs)
         restored = file_reverts(entries, set(pairs) | set(partial))
         aliases = rename_aliases(entries)
+        put_back = definition_reverts(entries, set(pairs) | set(partial),
+                                      lambda symbol: self.symbols.anchored(symbol, aliases), self._source)
         moves = follow_moves([e for e in entries if e.position not in pairs and e.position not in partial],
                              self.symbols._table,
                              lambda symbol: self.symbols.anchored(symbol, aliases))
@@ -539,10 +805,11 @@ class StructuralClassifier:
                                   aliases)
             for entry in window:
                 yield entry, self.classify(entry, pairs.get(entry.position), aliases, moves,
-                                           partial.get(entry.position), restored.get(entry.position))
+                                           partial.get(entry.position), restored.get(entry.position),
+                                           put_back.get(entry.position))
 
     def classify(self, entry: EntryChanges, net_zero_partner=None, aliases=None, moves=None,
-                 taken_back_from=None, restored_files=None) -> Verdict:
+                 taken_back_from=None, restored_files=None, put_back=None) -> Verdict:
         from portq.classifier.reading import RangeFacts
         from portq.classifier.verdicts import entry_verdict
 
@@ -558,7 +825,10 @@ class StructuralClassifier:
         if taken_back_from is not None:
             return self._net_zero(entry, taken_back_from, partial=True)
         restored_files = restored_files or {}
+        put_back = put_back or {}
         verdicts = [self._file_revert(entry, symbol, restored_files[symbol.path]) if symbol.path in restored_files
+                    else self._definition_revert(entry, symbol, _put_back(put_back, symbol))
+                    if _put_back(put_back, symbol) is not None
                     else self.symbols.classify(entry, symbol, facts) for symbol in entry.symbols]
         verdicts += [self.symbols.classify_change(entry, change, facts) for change in _changes_without_symbols(entry)
                      if change.path not in restored_files]
@@ -579,6 +849,28 @@ class StructuralClassifier:
                    "inside the same range, so the range leaves that file's lines as they were: net-zero rather "
                    "than a change to port",
             rules=["file-revert"], row=entry.rows[0] if entry.rows else None)
+
+    def _source(self, blob: str, path: str) -> bytes:
+        """A blob's bytes through the scan's symbol tables (mapping parsed the blobs a commit touches)."""
+        table = self.symbols._table(blob, path)
+        if table is None:
+            raise ValueError(f"no symbol table for {path} at {blob}")
+        return table.source
+
+    def _definition_revert(self, entry: EntryChanges, symbol, partner: tuple[tuple[str, str], tuple[int, str]],
+                           ) -> SymbolVerdict:
+        """A touched definition (or one nested in it) that ``partner`` puts back, or that puts back ``partner``'s."""
+        (_, name), (position, sha) = partner
+        relation = "puts back" if position < entry.position else "is put back by"
+        return SymbolVerdict(
+            path=symbol.path, symbol=symbol.qualified_name or symbol.name, change=symbol.change,
+            verdict=NOT_APPLICABLE, justification="net-zero", decided_by="path",
+            evidence=[Evidence(kind=Kind.NET_ZERO, message=f"{name} {relation} entry {position} {sha}",
+                               side="upstream-new", path=symbol.path, symbol=symbol.name)],
+            reason=f"this commit's change to {name} {relation} entry {position}'s ({sha[:10]}) in place inside "
+                   "the same range (any line kept is a binding nothing else there read), so the range leaves "
+                   "that definition as it was: net-zero rather than a change to port",
+            rules=["definition-revert"], row=entry.rows[0] if entry.rows else None)
 
     def _net_zero(self, entry: EntryChanges, partner: tuple[int, str], partial: bool = False) -> Verdict:
         position, sha = partner

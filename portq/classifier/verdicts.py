@@ -86,6 +86,7 @@ from portq.classifier.rules.spellings import equivalent_decorators
 from portq.classifier.rules.interface import InterfaceRules
 from portq.classifier.rules.launch import platform_chosen_kernels, platform_chosen_launches
 from portq.classifier.rules.ownership import OwnershipRules
+from portq.classifier.rules.pinned_launchers import PinnedLauncherRules
 from portq.classifier.rules.parameters import context_form_changed
 from portq.classifier.rules.parameters import (Derivation, Step, cpp_call, cpp_kernel_uses, cpp_launch_constant, instance_computed, internal_argument, _upstream_param_evidence, derive, launch_argument,
                                                launch_argument_texts, parameter_position)
@@ -191,7 +192,7 @@ def _of_this(bindings: list[tuple[str, str, str]], others: set[str]) -> list[tup
 
 class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRules, BranchRules, SwitchRules,
                        AttributionRules, FormRules, ScopeRules, InterfaceRules, CalleePathRules, DefinitionRules,
-                       GuardRules, BuildRules, MovedLineRules):
+                       GuardRules, BuildRules, MovedLineRules, PinnedLauncherRules):
     """Decides the verdict of each touched symbol of an entry."""
 
     def __init__(self, context, index: TreeIndex) -> None:
@@ -912,6 +913,7 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
 
     def _decide(self, entry: EntryChanges, symbol: TouchedSymbol, facts: RangeFacts) -> SymbolVerdict:
         verdict = self._decided(entry, symbol, facts)
+        verdict = self._pinned_launchers_verdict(entry, symbol, self._paths(symbol, facts), verdict)
         if symbol.change == "modified" and language_for_path(symbol.path) == "python" and context_form_changed(
                 self._definition(symbol.old_blob, symbol.old_path or symbol.path, symbol.qualified_name,
                                  symbol.old_lines),

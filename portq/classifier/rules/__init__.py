@@ -44,12 +44,14 @@ def _registry() -> dict[str, Rule]:
     from portq.classifier.rules import inlining
     from portq.classifier.rules import returns
     from portq.classifier.rules import spellings
+    from portq.classifier.rules import reverts
+    from portq.classifier.rules import pinned_launchers
 
     found: dict[str, Rule] = {}
     for module in (ownership, provenance, cosmetic, form, branches, guards, switches, wrappers, attribution, parameters,
                    scope, equivalence, interface, launch, callee_path, definitions, identity, builds,
                    moved_lines, computation, launch_checks, renamed_helpers, namespace_wrap, inlining, returns,
-                   spellings):
+                   spellings, reverts, pinned_launchers):
         for rule in module.RULES:
             if rule.id in found:
                 raise ValueError(f"rule id {rule.id} is stated twice")
