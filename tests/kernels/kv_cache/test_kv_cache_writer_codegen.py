@@ -58,7 +58,7 @@ print(json.dumps(found))
 
 def _compile(block_size: int, narrow: bool) -> dict:
     root = Path(__file__).resolve().parents[3]
-    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    env = {**os.environ, "TRITON_INTERPRET": "0"}  # said explicitly: conftest picks the interpreter when unset
     env["PYTHONPATH"] = os.pathsep.join(p for p in [str(root / "tests"), str(root), env.get("PYTHONPATH", "")] if p)
     done = subprocess.run([sys.executable, "-c", "import conftest\n" + _SCRIPT, str(block_size), str(int(narrow))],
                           cwd=root / "tests", env=env, capture_output=True, text=True, timeout=600)
