@@ -38,14 +38,8 @@ def _registry() -> dict[str, Rule]:
     from portq.classifier.rules import (attribution, branches, callee_path, cosmetic, definitions, equivalence, form,
                                         guards, identity, interface, launch, ownership, parameters, provenance, scope,
                                         switches, wrappers)
-    from portq.classifier.rules import builds, moved_lines
-    from portq.classifier.rules import computation
-    from portq.classifier.rules import launch_checks, namespace_wrap, renamed_helpers
-    from portq.classifier.rules import inlining
-    from portq.classifier.rules import returns
-    from portq.classifier.rules import spellings
-    from portq.classifier.rules import reverts
-    from portq.classifier.rules import pinned_launchers
+    from portq.classifier.rules import (builds, computation, inlining, launch_checks, moved_lines, namespace_wrap,
+                                        pinned_launchers, renamed_helpers, returns, reverts, spellings)
 
     found: dict[str, Rule] = {}
     for module in (ownership, provenance, cosmetic, form, branches, guards, switches, wrappers, attribution, parameters,

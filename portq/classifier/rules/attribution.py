@@ -33,19 +33,17 @@ import re
 import textwrap
 
 from portq.classifier.reading import (RangeFacts, _COMMON_IDENTIFIERS, _IDENTIFIER, _anchor_evidence, _changed_lines, _file_change,
-                                      _comment_lines, _is_code_line, _names_used_by_others, _same_ast_evidence, _strip_comment,
-                                      _unchanged_moves, new_side_evidence)
-from portq.classifier.reading import _error_spans, _stands_for
-from portq.core.paths import is_test_path
+                                      _comment_lines, _error_spans, _is_code_line, _names_used_by_others, _same_ast_evidence,
+                                      _stands_for, _strip_comment, _unchanged_moves, new_side_evidence)
 from portq.classifier.rules import Rule, branches, form, namespace_wrap
 from portq.classifier.rules.definitions import self_test_definitions
 from portq.classifier.rules.parameters import cpp_function_named
 from portq.classifier.imports import (_module_stem, import_bindings, import_lines, rebound_names,
                                       reexport_target, relative_module_path)
 from portq.core.evidence import Evidence, Kind
+from portq.core.paths import is_test_path
 from portq.core.model import IN_SYNC, INERT, NEEDS_REVIEW, NOT_APPLICABLE, EntryChanges, SymbolVerdict, TouchedSymbol
-from portq.language.symbols import KIND_CLASS, KIND_CUDA_KERNEL, KIND_TRITON_KERNEL, language_for_path
-from portq.language.symbols import symbol_table
+from portq.language.symbols import KIND_CLASS, KIND_CUDA_KERNEL, KIND_TRITON_KERNEL, language_for_path, symbol_table
 from portq.tree.anchors import NOT_CARRIED, Anchor
 
 _PROTOTYPE = re.compile(r"^(?!return\b|typedef\b|using\b|template\b|#)[\w:<>,*&\s]*?[\w>*&]\s+[*&]*\s*"

@@ -31,12 +31,9 @@ import functools
 import re
 
 from portq.classifier.delta import Delta, Status
-from portq.classifier.reading import _anchor_evidence, _caller_evidence, _kind_class
-from portq.classifier.rules import Rule, equivalence
-from portq.classifier.rules import computation
-from portq.classifier.rules import launch_checks, renamed_helpers
 from portq.classifier.moves import _raw_calls
-from portq.classifier.rules import returns
+from portq.classifier.reading import _anchor_evidence, _caller_evidence, _kind_class
+from portq.classifier.rules import Rule, computation, equivalence, launch_checks, renamed_helpers, returns
 from portq.classifier.rules.parameters import (_first_line_quote, _out_param_evidence, _returned_instead,
                                                _upstream_param_evidence, template_retyped_parameters)
 from portq.classifier.rules.scope import _scope_names
