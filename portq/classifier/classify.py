@@ -477,6 +477,17 @@ def file_reverts(entries: list[EntryChanges], taken: set[int] = frozenset()) -> 
     return found
 
 
+def _paired_net_zero(entry: EntryChanges, symbol, rule: str, message: str, reason: str) -> SymbolVerdict:
+    """NOT_APPLICABLE/``net-zero`` for a touched definition whose change another commit of the range cancels
+    (``rule`` says which pairing: a whole file's hunks or one definition's edits)."""
+    return SymbolVerdict(
+        path=symbol.path, symbol=symbol.qualified_name or symbol.name, change=symbol.change,
+        verdict=NOT_APPLICABLE, justification="net-zero", decided_by="path",
+        evidence=[Evidence(kind=Kind.NET_ZERO, message=message, side="upstream-new", path=symbol.path,
+                           symbol=symbol.name)],
+        reason=reason, rules=[rule], row=entry.rows[0] if entry.rows else None)
+
+
 def definition_reverts(entries: list[EntryChanges], taken: set[int], anchored, read_source,
                        ) -> dict[int, dict[tuple[str, str], tuple[int, str]]]:
     """position -> {(path, qualified name): (partner position, partner sha)} for each ported definition
@@ -840,15 +851,10 @@ class StructuralClassifier:
         """A touched definition in a file whose change ``partner`` restores (or that restores ``partner``'s)."""
         position, sha = partner
         relation = "restores" if position < entry.position else "is restored by"
-        return SymbolVerdict(
-            path=symbol.path, symbol=symbol.qualified_name or symbol.name, change=symbol.change,
-            verdict=NOT_APPLICABLE, justification="net-zero", decided_by="path",
-            evidence=[Evidence(kind=Kind.NET_ZERO, message=f"{symbol.path} {relation} entry {position} {sha}",
-                               side="upstream-new", path=symbol.path, symbol=symbol.name)],
-            reason=f"this commit's change to {symbol.path} {relation} entry {position}'s ({sha[:10]}) hunk for hunk "
-                   "inside the same range, so the range leaves that file's lines as they were: net-zero rather "
-                   "than a change to port",
-            rules=["file-revert"], row=entry.rows[0] if entry.rows else None)
+        return _paired_net_zero(entry, symbol, "file-revert", f"{symbol.path} {relation} entry {position} {sha}",
+                                f"this commit's change to {symbol.path} {relation} entry {position}'s ({sha[:10]}) "
+                                "hunk for hunk inside the same range, so the range leaves that file's lines as they "
+                                "were: net-zero rather than a change to port")
 
     def _source(self, blob: str, path: str) -> bytes:
         """A blob's bytes through the scan's symbol tables (mapping parsed the blobs a commit touches)."""
@@ -862,15 +868,10 @@ class StructuralClassifier:
         """A touched definition (or one nested in it) that ``partner`` puts back, or that puts back ``partner``'s."""
         (_, name), (position, sha) = partner
         relation = "puts back" if position < entry.position else "is put back by"
-        return SymbolVerdict(
-            path=symbol.path, symbol=symbol.qualified_name or symbol.name, change=symbol.change,
-            verdict=NOT_APPLICABLE, justification="net-zero", decided_by="path",
-            evidence=[Evidence(kind=Kind.NET_ZERO, message=f"{name} {relation} entry {position} {sha}",
-                               side="upstream-new", path=symbol.path, symbol=symbol.name)],
-            reason=f"this commit's change to {name} {relation} entry {position}'s ({sha[:10]}) in place inside "
-                   "the same range (any line kept is a binding nothing else there read), so the range leaves "
-                   "that definition as it was: net-zero rather than a change to port",
-            rules=["definition-revert"], row=entry.rows[0] if entry.rows else None)
+        return _paired_net_zero(entry, symbol, "definition-revert", f"{name} {relation} entry {position} {sha}",
+                                f"this commit's change to {name} {relation} entry {position}'s ({sha[:10]}) in place "
+                                "inside the same range (any line kept is a binding nothing else there read), so the "
+                                "range leaves that definition as it was: net-zero rather than a change to port")
 
     def _net_zero(self, entry: EntryChanges, partner: tuple[int, str], partial: bool = False) -> Verdict:
         position, sha = partner
