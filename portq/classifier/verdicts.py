@@ -1027,7 +1027,7 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
     # -- something in-tree ports it
 
     def _ported(self, entry: EntryChanges, symbol: TouchedSymbol, paths: set[str], ports: list[Port],
-                moved_out=()) -> SymbolVerdict:
+                moved_out=(), inherited_scope=frozenset()) -> SymbolVerdict:
         # Both sides' signatures, computed when a comparison first needs them: a port whose pin
         # already contains the commit is IN_SYNC by provenance and reads neither.
         sides = functools.cache(lambda: (
@@ -1038,6 +1038,7 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
                                           else None, entry, moved_out)))
         param_scope = {a.param for a in self.index.not_carried_for(self.upstream, paths, symbol.name,
                                                                     symbol.qualified_name) if a.param}
+        param_scope |= set(inherited_scope)  # ``extracted-declared-param``: what the extraction call passes on
         results = [self._against_port(entry, symbol, sides, port, param_scope) for port in ports]
         worst = max(results, key=lambda r: SEVERITY[r.verdict])
         worst.ports = [f"{p.definition.cite} {p.definition.qualified_name}" for p in ports]

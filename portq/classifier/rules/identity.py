@@ -35,6 +35,7 @@ from portq.classifier.rules import Rule, checked
 from portq.classifier.imports import import_lines, rebound_names
 from portq.core.evidence import Evidence, Kind
 from portq.core.model import NEEDS_REVIEW, NOT_APPLICABLE, EntryChanges, SymbolVerdict, TouchedSymbol
+from portq.language.signatures import normalise_name
 from portq.language.symbols import KIND_CLASS, language_for_path
 from portq.tree.anchors import PORTS
 from portq.tree.file_records import Port
@@ -106,6 +107,17 @@ RULES = (
          "(later) _launch moved to launch.py::launch_k   (later)   -    n = x.size(0)\n+    n = x.numel() // h",
          "classifier.moves._follow_added_callees, classifier.moves.follow_moves, "
          "classifier.rules.identity.IdentityRules._moved"),
+    Rule("extracted-declared-param", ("NOT_APPLICABLE",),
+         "A helper carrying a body extracted out of an anchored definition (`moved-definition`) takes, as "
+         "declared not carried, each of its parameters that the anchored definition's one call of it passes "
+         "straight from one of its own parameters the tree declares not carried (`[PARAM]`), unchanged and never "
+         "rebound, on both sides of the commit: the helper's parameter receives exactly the input the port does "
+         "not have, so the branches it selects are off for the port (`lacked-branch`). A helper input computed "
+         "from the declared one, or a caller not found once, maps nothing.",
+         "# port: not-carried ops.py::Act.forward[use_fast];  Act.forward calls act_forward(x=x, fast=use_fast)\n"
+         " def act_forward(x, fast):\n     if fast:\n-        out = x * torch.sigmoid(x)\n+        out = silu(x)",
+         "classifier.rules.identity.IdentityRules._declared_through_extraction, classifier.rules.identity."
+         "passed_unchanged"),
 )
 
 
@@ -223,12 +235,50 @@ class IdentityRules:
                               [Evidence(kind=Kind.COSMETIC, message=f"follows moved definitions: {pairs}",
                                         side="upstream-new", path=symbol.path, symbol=symbol.name)])
         moved_out = [m for m in here if m.old == key and m.how == "extracted"]
-        verdict = self._ported(entry, symbol, paths | origin_paths, carried, moved_out)
+        inherited = self._declared_through_extraction(entry, symbol, move, origin_paths, bare, origin, facts)
+        verdict = self._ported(entry, symbol, paths | origin_paths, carried, moved_out, inherited)
         verdict.rules = list(checked("moved-definition", *move.via, *(["carrier-file-renamed"] if move.new[0] !=
                                                                       symbol.path else []),
                                      *(["extracted-launch"] if moved_out else []), *verdict.rules))
+        if inherited and "lacked-branch" in verdict.rules:
+            verdict.rules = list(checked(*verdict.rules, "extracted-declared-param"))
+            verdict.reason = f"{symbol.name}'s {', '.join(sorted(inherited))} receives what the tree declares not " \
+                f"carried on {origin}; " + verdict.reason
         verdict.reason = f"{symbol.name} carries the body of the ported {origin} {since}; " + verdict.reason
         return verdict
+
+    def _declared_through_extraction(self, entry: EntryChanges, symbol: TouchedSymbol, move, origin_paths: set[str],
+                                     bare: str, origin: str, facts: RangeFacts) -> set[str]:
+        """Rule ``extracted-declared-param``: the parameters of ``symbol``, a helper carrying a body extracted out of
+        the anchored definition ``origin``, that receive a parameter the tree declares not carried on ``origin``
+        (``[PARAM]``), passed unchanged by the anchored definition's one call of the helper on both sides of the
+        commit. Such a parameter is as absent for the port as the one it receives, so the branches it selects in
+        the helper are off (``lacked-branch``). Empty when the helper is not an extraction, nothing is declared,
+        or the caller cannot be found once on each side."""
+        if move.how != "extracted" or symbol.change != "modified" or language_for_path(symbol.path) != "python":
+            return set()
+        declared = {normalise_name(a.param) for a in self.index.not_carried_for(self.upstream, origin_paths, bare, origin)
+                    if a.param}
+        if not declared or not entry.commit.parents:
+            return set()
+        here = (symbol.path, symbol.qualified_name)
+        callers = {move.origin} | {key for key, m in facts.moves.carriers.items()
+                                   if key != here and m.origin == move.origin and m.how != "extracted"
+                                   and facts.moves.carrying(key, entry.position) is not None}
+        sides = []
+        for sha, helper_path in ((entry.commit.parents[0], symbol.old_path or symbol.path), (entry.commit.sha, symbol.path)):
+            found = []
+            for path, qualified in callers:
+                table = self._table(f"{sha}:{path}", path)
+                found += [d.node for d in (table.definitions if table is not None and not table.fallback else ())
+                          if d.node is not None and d.qualified_name == qualified]
+            helper = self._table(f"{sha}:{helper_path}", helper_path)
+            nodes = [d.node for d in (helper.definitions if helper is not None and not helper.fallback else ())
+                     if d.node is not None and d.qualified_name == symbol.qualified_name]
+            if len(found) != 1 or len(nodes) != 1:
+                return set()
+            sides.append(passed_unchanged(found[0], nodes[0], symbol.name, declared))
+        return sides[0] if sides[0] and sides[0] == sides[1] else set()
 
     def _module_level_use(self, entry: EntryChanges, symbol: TouchedSymbol) -> SymbolVerdict | None:
         """Rule ``module-level-use`` (``classifier.module_surface``): a module-level alias, flag or constant
@@ -352,3 +402,59 @@ class IdentityRules:
             if source is None or word in _IDENTIFIER.findall(source.decode("utf-8", errors="replace")):
                 return False
         return bool(ports)
+
+
+def passed_unchanged(caller, helper, helper_name: str, declared: set[str]) -> set[str]:
+    """The parameters (normalised) of ``helper`` that ``caller``'s one call of ``helper_name`` passes straight from
+    one of ``caller``'s own parameters in ``declared`` (an identifier argument, by keyword or position, that the
+    caller never rebinds). Empty when the call is not there exactly once or unpacks arguments."""
+    def walk(node):
+        stack = [node]
+        while stack:
+            current = stack.pop()
+            yield current
+            stack.extend(current.named_children)
+
+    def text(node) -> str:
+        return node.text.decode(errors="replace")
+
+    caller, helper = (n.child_by_field_name("definition") if n.type == "decorated_definition" else n
+                      for n in (caller, helper))
+    if caller is None or helper is None:
+        return set()
+    calls = [n for n in walk(caller) if n.type == "call" and n.child_by_field_name("function") is not None
+             and text(n.child_by_field_name("function")) == helper_name]
+    parameters_node, caller_parameters = helper.child_by_field_name("parameters"), caller.child_by_field_name("parameters")
+    if len(calls) != 1 or calls[0].child_by_field_name("arguments") is None or parameters_node is None \
+            or caller_parameters is None:
+        return set()
+
+    def names(node) -> list[str]:
+        found = []
+        for parameter in node.named_children:
+            name = parameter if parameter.type == "identifier" else parameter.child_by_field_name("name") \
+                or next((c for c in parameter.named_children if c.type == "identifier"), None)
+            if name is not None and name.type == "identifier":
+                found.append(normalise_name(text(name)))
+        return found
+
+    own = set(names(caller_parameters))
+    rebound = {normalise_name(text(n.child_by_field_name("left"))) for n in walk(caller)
+               if n.type in ("assignment", "augmented_assignment") and n.child_by_field_name("left") is not None
+               and n.child_by_field_name("left").type == "identifier"}
+    parameters = names(parameters_node)
+    received: set[str] = set()
+    for position, argument in enumerate(a for a in calls[0].child_by_field_name("arguments").named_children
+                                        if a.type != "comment"):
+        if argument.type in ("list_splat", "dictionary_splat"):
+            return set()
+        if argument.type == "keyword_argument":
+            key, value = normalise_name(text(argument.child_by_field_name("name"))), argument.child_by_field_name("value")
+        elif position < len(parameters):
+            key, value = parameters[position], argument
+        else:
+            return set()
+        source = normalise_name(text(value)) if value is not None and value.type == "identifier" else None
+        if source in declared and source in own and source not in rebound:
+            received.add(key)
+    return received
