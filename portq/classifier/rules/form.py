@@ -337,6 +337,14 @@ def _parse(text: str) -> ast.Module | None:
         return None
 
 
+def _one_definition(text: str, kinds: tuple[type, ...] = (ast.FunctionDef, ast.AsyncFunctionDef)):
+    """The one definition of one of ``kinds`` that ``text`` (a definition's source, at any indentation) holds;
+    None when it does not parse or holds anything else."""
+    module = _parse(text)
+    found = module.body[0] if module is not None and len(module.body) == 1 else None
+    return found if isinstance(found, kinds) else None
+
+
 def _erased_dump(tree: ast.Module, outside_definitions: bool, passes: bool = True) -> str:
     if not passes:
         tree = drop_redundant_passes(tree)

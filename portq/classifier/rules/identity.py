@@ -29,7 +29,7 @@ from pathlib import PurePosixPath
 
 from portq.classifier.module_surface import Imported, changed_bindings, import_time_statements, imported_from
 from portq.classifier.moves import extraction_only, follows_moves, renamed_unchanged
-from portq.classifier.reading import (_IDENTIFIER, RangeFacts, _anchor_evidence, _changed_lines, _file_change,
+from portq.classifier.reading import (_IDENTIFIER, RangeFacts, _walk_nodes, _anchor_evidence, _changed_lines, _file_change,
                                       _is_code_line, _unchanged_moves)
 from portq.classifier.rules import Rule, checked
 from portq.classifier.imports import import_lines, rebound_names
@@ -408,13 +408,6 @@ def passed_unchanged(caller, helper, helper_name: str, declared: set[str]) -> se
     """The parameters (normalised) of ``helper`` that ``caller``'s one call of ``helper_name`` passes straight from
     one of ``caller``'s own parameters in ``declared`` (an identifier argument, by keyword or position, that the
     caller never rebinds). Empty when the call is not there exactly once or unpacks arguments."""
-    def walk(node):
-        stack = [node]
-        while stack:
-            current = stack.pop()
-            yield current
-            stack.extend(current.named_children)
-
     def text(node) -> str:
         return node.text.decode(errors="replace")
 
@@ -422,7 +415,7 @@ def passed_unchanged(caller, helper, helper_name: str, declared: set[str]) -> se
                       for n in (caller, helper))
     if caller is None or helper is None:
         return set()
-    calls = [n for n in walk(caller) if n.type == "call" and n.child_by_field_name("function") is not None
+    calls = [n for n in _walk_nodes(caller) if n.type == "call" and n.child_by_field_name("function") is not None
              and text(n.child_by_field_name("function")) == helper_name]
     parameters_node, caller_parameters = helper.child_by_field_name("parameters"), caller.child_by_field_name("parameters")
     if len(calls) != 1 or calls[0].child_by_field_name("arguments") is None or parameters_node is None \
@@ -439,7 +432,7 @@ def passed_unchanged(caller, helper, helper_name: str, declared: set[str]) -> se
         return found
 
     own = set(names(caller_parameters))
-    rebound = {normalise_name(text(n.child_by_field_name("left"))) for n in walk(caller)
+    rebound = {normalise_name(text(n.child_by_field_name("left"))) for n in _walk_nodes(caller)
                if n.type in ("assignment", "augmented_assignment") and n.child_by_field_name("left") is not None
                and n.child_by_field_name("left").type == "identifier"}
     parameters = names(parameters_node)

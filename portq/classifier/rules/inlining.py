@@ -50,10 +50,10 @@ from __future__ import annotations
 import ast
 import builtins
 import copy
-import textwrap
 from collections.abc import Callable
 
 from portq.classifier.rules import Rule
+from portq.classifier.rules.form import _parse
 
 RULES = (
     Rule("inlined-helper", ("NOT_APPLICABLE",),
@@ -70,13 +70,6 @@ RULES = (
 )
 
 _OTHER = ("other",)  # a binding that is not an import: never the same as another module's
-
-
-def _parse(text: str) -> ast.Module | None:
-    try:
-        return ast.parse(textwrap.dedent(text))
-    except (SyntaxError, ValueError):
-        return None
 
 
 def _module_of(path: str) -> str:

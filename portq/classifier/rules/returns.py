@@ -39,10 +39,10 @@ symbol, path or commit.
 from __future__ import annotations
 
 import ast
-import textwrap
 from collections.abc import Callable
 
 from portq.classifier.rules import Rule
+from portq.classifier.rules.form import _one_definition
 
 RULES = (
     Rule("port-has-returned-change", ("IN_SYNC",),
@@ -56,15 +56,6 @@ RULES = (
          "classifier.rules.returns.port_has_returned_change, "
          "classifier.rules.definitions.DefinitionRules._from_items"),
 )
-
-
-def _function(text: str) -> ast.FunctionDef | None:
-    try:
-        module = ast.parse(textwrap.dedent(text))
-    except (SyntaxError, ValueError):
-        return None
-    found = module.body[0] if len(module.body) == 1 else None
-    return found if isinstance(found, ast.FunctionDef) else None
 
 
 def _own_nodes(definition: ast.AST):
@@ -144,7 +135,7 @@ def port_has_returned_change(old_text: str, new_text: str, port_text: str,
     the change is confined to the value of upstream's one ``return`` and the port's one ``return`` reads as
     the new value and not the old (see the module docstring); None otherwise. ``ported_as(name)`` is the
     set of the tree's names for upstream definition ``name`` of the symbol's file."""
-    old, new, port = _function(old_text), _function(new_text), _function(port_text)
+    old, new, port = (_one_definition(text, (ast.FunctionDef,)) for text in (old_text, new_text, port_text))
     if old is None or new is None or port is None:
         return None
     old_return, new_return, port_return = _one_return(old), _one_return(new), _one_return(port)

@@ -49,10 +49,10 @@ symbol, path or commit.
 from __future__ import annotations
 
 import ast
-import textwrap
 from dataclasses import dataclass
 
 from portq.classifier.rules import Rule
+from portq.classifier.rules.form import _one_definition
 from portq.classifier.rules.inlining import _OTHER, _top_bindings
 
 RULES = (
@@ -87,15 +87,6 @@ EQUIVALENT_DECORATORS: dict[str, Equivalent] = {
     "torch.cuda.amp.custom_bwd": Equivalent("torch.amp.custom_bwd", (("device_type", "cuda"),), frozenset()),
 }
 """Deprecated decorator (dotted) → its documented equivalent; each entry read in the library's source."""
-
-
-def _definition(text: str) -> ast.AST | None:
-    try:
-        module = ast.parse(textwrap.dedent(text))
-    except (SyntaxError, ValueError):
-        return None
-    found = module.body[0] if len(module.body) == 1 else None
-    return found if isinstance(found, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
 
 
 def _dotted(node: ast.AST) -> list[str] | None:
@@ -160,7 +151,7 @@ def equivalent_decorators(old_text: str, new_text: str, old_source: str, new_sou
                           qualified_name: str) -> list[str]:
     """Rule ``documented-equivalent-decorator``: ``old → new`` for each decorator replaced by its documented
     equivalent, when that is the definition's only change (see the module docstring); empty otherwise."""
-    old, new = _definition(old_text), _definition(new_text)
+    old, new = _one_definition(old_text), _one_definition(new_text)
     try:
         old_module, new_module = ast.parse(old_source), ast.parse(new_source)
     except (SyntaxError, ValueError):
