@@ -104,3 +104,12 @@ def test_each_target_of_an_unpacked_shape_is_its_own_axis():
 def test_an_unpacked_tuple_keeps_each_item_in_its_place():
     form = _python_body("def f(x):\n    a, b = x.shape[1], x.shape[0]\n    grid = (b, a)\n")
     assert form.text == _python("(x.shape[0], x.shape[1])").text
+
+
+def test_an_unpacked_target_is_walked_as_the_value_it_unpacks():
+    # rules that ask which names a local's value reads walk the unpacked value's nodes
+    from portq.language.signatures import nodes_of
+    from portq.language.signatures_python import PythonLocals
+    function = parse(b"def f(self, x):\n    m, n = self.sizes(x)\n", "python").root_node.named_children[0]
+    local = PythonLocals(function.child_by_field_name("body"))
+    assert [i.text.decode() for i in nodes_of(local["n"], ("identifier",), "python")] == ["self", "sizes", "x"]
