@@ -78,6 +78,19 @@ class _State:
     bindings: list | None = field(default_factory=list)  # None inside a helper: its locals are not the definition's
 
 
+class Unpacked:
+    """One target of an unpacking assignment whose value is not written as a
+    tuple (``n_rows, n_cols = x.shape``, ``y, n = _allocate(x)``): it is bound
+    to that element of the value, never to the whole value, or two targets
+    would read as equal. Everywhere else (text, lines) it reads as the value's node."""
+
+    def __init__(self, node, index: int):
+        self.node, self.index = node, index
+
+    def __getattr__(self, name):
+        return getattr(self.node, name)
+
+
 def canonical_form(node, resolve: Resolver, normalise: Callable[[str], str], helper: HelperLookup | None = None,
                    grid: bool = False) -> Form:
     """The canonical form of ``node`` (a grid when ``grid``: a tuple of axes);
@@ -106,6 +119,10 @@ def _term(node, state: _State, bound: frozenset, depth: int):
     if depth > _MAX_DEPTH:
         state.opaque.append(node_text(node))
         return ("?", node_text(node))
+    if isinstance(node, Unpacked):
+        if node.node.type in ("call", "call_expression"):
+            return _call(node.node, state, bound, depth + 1, element=node.index)
+        return _element(_term(node.node, state, bound, depth + 1), node.index)
     kind = node.type
     text = node_text(node)
     recurse = lambda child, seen=bound: _term(child, state, seen, depth + 1)  # noqa: E731
@@ -199,7 +216,58 @@ def _name(text: str, state: _State, bound: frozenset, depth: int, as_object: boo
     return ("name", normalised)
 
 
-def _call(node, state: _State, bound: frozenset, depth: int):
+def _call(node, state: _State, bound: frozenset, depth: int, element: int | None = None):
+    """``element``: the call's value is unpacked and this is the element read
+    (of a helper's returned tuple, only that item is evaluated)."""
+    if element is None:
+        return _whole_call(node, state, bound, depth)
+    found = _helper_of(node, state)
+    if found is None:
+        return _element(_whole_call(node, state, bound, depth), element)
+    return _inlined(node, state, bound, depth, found, element)
+
+
+def _helper_of(node, state: _State):
+    function = node.child_by_field_name("function")
+    if state.helper is None or function is None or function.type not in ("identifier", "qualified_identifier"):
+        return None
+    return state.helper(re.split(r"::", node_text(function))[-1])
+
+
+def _inlined(node, state: _State, bound: frozenset, depth: int, found, element: int | None = None):
+    """A same-module helper's returned expression in the caller's scope: its
+    parameters bound to the call's arguments, its own locals its own (the
+    caller's names in resolution do not reach into it)."""
+    arguments = node.child_by_field_name("arguments")
+    args = [a for a in (arguments.named_children if arguments else []) if a.type not in ("comment", "keyword_argument")]
+    names, returned, assignments = found
+    terms = {name: _term(arg, state, bound, depth + 1) for name, arg in zip(names, args) if name}
+    if not isinstance(returned, list):
+        inner = _State(assignments.get, state.helper, state.normalise, state.leaves, state.opaque, terms, None)
+        return _term(_item(returned, element), inner, frozenset(), depth + 1)
+    # Several returns: equal forms are one; else the set of forms it can return.
+    forms = {}
+    for value, local in zip(returned, assignments):
+        inner = _State(local.get, state.helper, state.normalise, state.leaves, state.opaque, terms, None)
+        term = _term(_item(value, element), inner, frozenset(), depth + 1)
+        forms.setdefault(_render(term), term)
+    if len(forms) == 1:
+        return next(iter(forms.values()))
+    return ("oneof", *(forms[key] for key in sorted(forms)))
+
+
+def _item(value, element: int | None):
+    """The ``element``-th item of a returned ``a, b`` (the whole value when
+    ``element`` is None, or when the value is not written as a tuple)."""
+    if element is None or value is None:
+        return value
+    while value.type == "parenthesized_expression" and value.named_child_count == 1:
+        value = value.named_children[0]
+    items = [c for c in value.named_children if c.type != "comment"] if value.type in ("expression_list", "tuple") else []
+    return items[element] if -len(items) <= element < len(items) else Unpacked(value, element)
+
+
+def _whole_call(node, state: _State, bound: frozenset, depth: int):
     function = node.child_by_field_name("function")
     arguments = node.child_by_field_name("arguments")
     args = [a for a in (arguments.named_children if arguments else []) if a.type not in ("comment", "keyword_argument")]
@@ -221,23 +289,9 @@ def _call(node, state: _State, bound: frozenset, depth: int):
     if short in _SM_CALLS:
         state.leaves.add("$sms")
         return ("sms",)
-    if state.helper is not None and function is not None and function.type in ("identifier", "qualified_identifier"):
-        found = state.helper(re.split(r"::", callee)[-1])
-        if found is not None:
-            names, returned, assignments = found
-            terms = {name: _term(arg, state, bound, depth + 1) for name, arg in zip(names, args) if name}
-            if not isinstance(returned, list):
-                inner = _State(assignments.get, state.helper, state.normalise, state.leaves, state.opaque, terms, None)
-                return _term(returned, inner, bound, depth + 1)
-            # Several returns: equal forms are one; else the set of forms it can return.
-            forms = {}
-            for value, local in zip(returned, assignments):
-                inner = _State(local.get, state.helper, state.normalise, state.leaves, state.opaque, terms, None)
-                term = _term(value, inner, bound, depth + 1)
-                forms.setdefault(_render(term), term)
-            if len(forms) == 1:
-                return next(iter(forms.values()))
-            return ("oneof", *(forms[key] for key in sorted(forms)))
+    found = _helper_of(node, state)
+    if found is not None:
+        return _inlined(node, state, bound, depth, found)
     terms = [_term(a, state, bound, depth + 1) for a in args]
     if short in _CDIV and len(terms) == 2:
         return ("cdiv", *terms)
@@ -252,6 +306,21 @@ def _call(node, state: _State, bound: frozenset, depth: int):
         return ("tuple", *terms)
     state.opaque.append(f"{callee}(...)")
     return ("call", callee, *terms)
+
+
+def _element(term, index: int):
+    """The ``index``-th element of ``term`` (negative counts from the end):
+    an item of a tuple (a helper's ``return y, n``), an axis of a shape."""
+    if term[0] == "tuple" and -len(term) < index < len(term) - 1:
+        return term[1:][index]
+    if term[0] == "attr" and term[2] == "shape":
+        return ("shape", term[1], _lit(index))
+    if term[0] == "shape" and term[2] == ("all",):
+        return ("shape", term[1], _lit(index))
+    if term[0] == "oneof":
+        forms = {_render(item): item for item in (_element(t, index) for t in term[1:])}
+        return next(iter(forms.values())) if len(forms) == 1 else ("oneof", *(forms[key] for key in sorted(forms)))
+    return ("index", term, _lit(index))
 
 
 def _passes_through(value, name: str) -> bool:

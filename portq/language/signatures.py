@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Iterable
 
-from portq.language.expressions import Form
+from portq.language.expressions import Form, Unpacked
 from portq.language.expressions import int_literal as _int_literal
 from portq.language.memo import STRINGS, TEXT_OR_NONE, per_definition
 from portq.language.symbols import KIND_CUDA_KERNEL, KIND_DEVICE_FUNCTION, KIND_TRITON_KERNEL, Definition, grammar
@@ -292,6 +292,8 @@ def nodes_of(node, types: tuple[str, ...], language: str) -> list:
     of a Python walk of every node. A subtree with a syntax error, or two
     wanted nodes with one span (whose order a sort by position cannot tell),
     is walked instead, so the answer is always the walk's."""
+    if isinstance(node, Unpacked):  # one target of an unpacking: the nodes of the value it unpacks
+        node = node.node
     if node.has_error:
         return [n for n in walk(node) if n.type in types]
     from tree_sitter import QueryCursor

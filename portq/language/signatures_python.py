@@ -10,7 +10,7 @@ from dataclasses import replace
 from functools import lru_cache
 from typing import Any
 
-from portq.language.expressions import Form, canonical_form
+from portq.language.expressions import Form, Unpacked, canonical_form
 from portq.language.signatures import (
     _CPP_NON_VARIABLES,
     _DROPPED_PARAMS,
@@ -622,10 +622,15 @@ class PythonLocals(ReachingLocals):
             if left.type == "identifier":
                 self.definitions.setdefault(_text(left), []).append((node, right))
             elif left.type in ("pattern_list", "tuple_pattern"):
-                targets = [c for c in left.named_children if c.type == "identifier"]
+                positions = list(left.named_children)
+                splat = next((p for p, c in enumerate(positions) if c.type == "list_splat_pattern"), None)
                 values = right.named_children if right.type in ("expression_list", "tuple") else []
-                for index, target in enumerate(targets):
-                    value = values[index] if len(values) == len(targets) else right
+                for position, target in enumerate(positions):
+                    if target.type != "identifier":
+                        continue
+                    index = position if splat is None or position < splat else position - len(positions)
+                    value = values[position] if len(values) == len(positions) and splat is None \
+                        else Unpacked(right, index)
                     self.definitions.setdefault(_text(target), []).append((node, value))
         self.settle()
 

@@ -84,3 +84,32 @@ def test_what_cannot_be_resolved_is_named():
 def test_any_text_gives_a_form_or_names_what_it_could_not_read(text):
     for form in (_python(text or "0"), _cpp(text or "0")):
         assert form is None or (isinstance(form.text, str) and form.text)
+
+
+def _python_body(source: str):
+    """The form of `grid` in a function body, resolved through its unpacking assignments."""
+    from portq.language.signatures_python import PythonLocals
+    function = parse(source.encode(), "python").root_node.named_children[0]
+    body = function.child_by_field_name("body")
+    local = PythonLocals(body)
+    return canonical_form(local["grid"], local.get, normalise_name, grid=True)
+
+
+def test_each_target_of_an_unpacked_shape_is_its_own_axis():
+    form = _python_body("def f(x):\n    n_rows, n_cols = x.shape\n    grid = (n_rows, n_cols)\n")
+    assert form.text == _python("(x.shape[0], x.shape[1])").text
+    assert _python_body("def f(x):\n    *lead, n = x.size()\n    grid = (n,)\n").text == _python("(x.size(-1),)").text
+
+
+def test_an_unpacked_tuple_keeps_each_item_in_its_place():
+    form = _python_body("def f(x):\n    a, b = x.shape[1], x.shape[0]\n    grid = (b, a)\n")
+    assert form.text == _python("(x.shape[0], x.shape[1])").text
+
+
+def test_an_unpacked_target_is_walked_as_the_value_it_unpacks():
+    # rules that ask which names a local's value reads walk the unpacked value's nodes
+    from portq.language.signatures import nodes_of
+    from portq.language.signatures_python import PythonLocals
+    function = parse(b"def f(self, x):\n    m, n = self.sizes(x)\n", "python").root_node.named_children[0]
+    local = PythonLocals(function.child_by_field_name("body"))
+    assert [i.text.decode() for i in nodes_of(local["n"], ("identifier",), "python")] == ["self", "sizes", "x"]

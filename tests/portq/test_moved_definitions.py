@@ -516,6 +516,36 @@ def test_a_new_grid_through_an_unresolved_helper_is_not_proven_behind(tmp_path):
     assert "opaque-new-grid" in wrapper.rules, (wrapper.rules, wrapper.reason)
 
 
+
+def _allocated_in_a_helper(tmp_path, rows="n_rows, n_cols = x.shape"):
+    """A renamed wrapper whose allocation and sizes move into a helper it unpacks: the grid's text stays
+    `(n_rows,)`, its value now comes through the helper's returned tuple."""
+    renamed = norm_module().replace("def norm(x, w):", "def norm_rows(x, w):")
+    allocate = "    y = torch.empty_like(x)\n    n_rows, n_cols = x.shape\n"
+    helper = "def _allocate(x):\n    y = torch.empty_like(x)\n    " + rows + "\n    return y, n_rows, n_cols\n\n\n"
+    verdicts, _ = classify_history(tmp_path, [
+        CommitSpec("base", files={"ops/norm.py": norm_module()}),
+        CommitSpec("rename the wrapper", files={"ops/norm.py": renamed}),
+        CommitSpec("allocate in a helper", files={"ops/norm.py": renamed.replace(
+            "def norm_rows(x, w):\n" + allocate, helper + "def norm_rows(x, w):\n    y, n_rows, n_cols = _allocate(x)\n")}),
+    ], TREE, matrix=MATRIX)
+    return _symbol(verdicts[2], "norm_rows")
+
+
+def test_a_grid_size_unpacked_from_a_helpers_return_is_that_element_of_it(tmp_path):
+    """`y, n_rows, n_cols = _allocate(x)`: `n_rows` is the second item the helper returns (`x.shape[0]`
+    there), not the whole returned tuple; the grid is the port's, so the launch is no gap."""
+    wrapper = _allocated_in_a_helper(tmp_path)
+    assert wrapper.verdict != REAL_GAP, wrapper.reason
+    assert not any(e.kind == "launch-grid" for e in wrapper.evidence), wrapper.reason
+
+
+def test_a_grid_size_a_helper_now_returns_differently_is_still_a_gap(tmp_path):
+    # the neighbour: the helper's second item is another value, so the port's grid is the old one
+    wrapper = _allocated_in_a_helper(tmp_path, rows="n_rows, n_cols = x.shape[0] // 2, x.shape[1]")
+    assert wrapper.verdict == REAL_GAP, wrapper.reason
+    assert "launch" == wrapper.decided_by, wrapper.reason
+
 CLASS_MODULE = '''\
 import torch
 
