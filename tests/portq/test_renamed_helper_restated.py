@@ -120,3 +120,9 @@ def test_a_helper_of_the_chain_whose_value_changes_is_still_flagged(tmp_path):
 def test_another_change_beside_the_calls_is_still_flagged(tmp_path):
     verdict = _entry(tmp_path, HELPERS_AFTER, OPS_AFTER.replace("x.run(tile, warps)", "x.run(tile, warps, 2)"))
     assert verdict.verdict in FLAGGED, verdict.reason
+
+
+def test_a_local_read_as_a_later_dict_key_is_not_written_past_an_earlier_value():
+    before = "def get_table(n):\n    return {1: get_size(n), n: 2}\n\n\ndef get_size(n):\n    return n\n"
+    after = ("def table(n):\n    key = n\n    return {1: size(n), key: 2}\n\n\ndef size(n):\n    return n\n")
+    assert "get_table" not in renamed_functions(before.encode(), after.encode(), restated=True)

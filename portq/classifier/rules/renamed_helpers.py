@@ -42,7 +42,8 @@ RULES = (
          "helpers runs the same code in the same order, so the call is cosmetic. A restatement that moves a call "
          "past another, a local read twice or bound again, a helper of the chain whose value changes, or any "
          "other change to the ported definition stays flagged.",
-         "-def get_tile(n, size): return min(n, get_budget() // size)   +def tile(n, size): return min(n, budget() // size)\n"
+         "-def get_tile(n, size): return min(n, get_budget() // size)\n"
+         "+def tile(n, size): return min(n, budget() // size)\n"
          "-def get_warps(n, size): w = get_budget() // (get_tile(n, size) * size); return clamp(w, 4, 32)\n"
          "+def warps(n, size): total = budget(); width = tile(n, size); return clamp(total // (width * size), 4, 32)\n"
          "-    blk = util.get_tile(n, 4); nw = util.get_warps(n, 4)\n+    blk = util.tile(n, 4); nw = util.warps(n, 4)",
@@ -193,7 +194,8 @@ def _read_first(statement, name: str):
     if not find(root):
         return None
     for parent, child in zip(path, path[1:]):
-        if isinstance(parent, (*_SCOPES, ast.IfExp, ast.BoolOp, ast.Starred)):
+        # a dict display evaluates its keys and values interleaved, which the child order below does not follow
+        if isinstance(parent, (*_SCOPES, ast.IfExp, ast.BoolOp, ast.Starred, ast.Dict)):
             return None
         if isinstance(parent, ast.keyword):
             continue
