@@ -339,6 +339,9 @@ class DefinitionRules:
                               evidence + [Evidence(kind=Kind.COSMETIC, side="upstream-new", path=symbol.path,
                                                    symbol=symbol.name, message=f"calls renamed helpers: "
                                                    f"{', '.join(helpers[:3])}")])
+        tabled = self._module_constant_elements(entry, symbol) if not items else None
+        if tabled:
+            return self._module_constant_verdict(symbol, tabled, evidence)
         checked = self._port_has_launch_check(symbol, definition) if not scoped else None
         if checked:
             return self._port_already_has("port-has-launch-check", symbol, definition, checked, evidence,
