@@ -339,6 +339,9 @@ class DefinitionRules:
                               evidence + [Evidence(kind=Kind.COSMETIC, side="upstream-new", path=symbol.path,
                                                    symbol=symbol.name, message=f"calls renamed helpers: "
                                                    f"{', '.join(helpers[:3])}")])
+        traced = self._tracing_calls(entry, symbol) if not items else None
+        if traced:
+            return self._tracing_verdict(symbol, traced, evidence)
         tabled = self._module_constant_elements(entry, symbol) if not items else None
         if tabled:
             return self._module_constant_verdict(symbol, tabled, evidence)
