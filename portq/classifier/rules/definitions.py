@@ -326,14 +326,25 @@ class DefinitionRules:
                                               "itself where the two take different numbers) and locals renamed "
                                               "one to one; its old form does not")
         helpers = self._renamed_helper_calls(entry, symbol) if not items else None
+        restated = not helpers and not items
+        if restated:
+            helpers = self._renamed_helper_calls(entry, symbol, restated=True)
         if helpers:
-            return self._base("renamed-helper", symbol, NOT_APPLICABLE, "cosmetic", "body",
-                              f"{symbol.name} changes only by calling functions this commit renames with the same "
-                              f"body ({', '.join(helpers[:3])}), so it runs the same code: cosmetic rather than a "
-                              "change the port must follow",
+            how = ("renamed-helper-restated", "calling functions this commit renames, each the same as before once "
+                   "the other renames are followed and single-use locals written into their reads") if restated \
+                else ("renamed-helper", "calling functions this commit renames with the same body")
+            return self._base(how[0], symbol, NOT_APPLICABLE, "cosmetic", "body",
+                              f"{symbol.name} changes only by {how[1]} ({', '.join(helpers[:3])}), so it runs the "
+                              "same code: cosmetic rather than a change the port must follow",
                               evidence + [Evidence(kind=Kind.COSMETIC, side="upstream-new", path=symbol.path,
                                                    symbol=symbol.name, message=f"calls renamed helpers: "
                                                    f"{', '.join(helpers[:3])}")])
+        traced = self._tracing_calls(entry, symbol) if not items else None
+        if traced:
+            return self._tracing_verdict(symbol, traced, evidence)
+        tabled = self._module_constant_elements(entry, symbol) if not items else None
+        if tabled:
+            return self._module_constant_verdict(symbol, tabled, evidence)
         checked = self._port_has_launch_check(symbol, definition) if not scoped else None
         if checked:
             return self._port_already_has("port-has-launch-check", symbol, definition, checked, evidence,
@@ -398,12 +409,14 @@ class DefinitionRules:
             found = equivalence.port_has_moved_guard(sides[0].node, sides[1].node, mine, ported_as)
         return found
 
-    def _renamed_helper_calls(self, entry, symbol) -> list[str]:
+    def _renamed_helper_calls(self, entry, symbol, restated: bool = False) -> list[str]:
         """``renamed_helpers.calls_only_renamed`` for a Python symbol, over the module-level functions every
-        Python file the commit modifies renames with the same body (``renamed_helpers.renamed_functions``)."""
+        Python file the commit modifies renames with the same body (``renamed_helpers.renamed_functions``;
+        with ``restated``, also those the same once the commit's renames and single-use locals are read
+        through, every file's pairs offered to the others until none is added)."""
         if language_for_path(symbol.path) != "python" or symbol.change != "modified":
             return []
-        renamed: dict[str, str] = {}
+        sources = []
         for change in entry.commit.changes:
             if change.status != "modified" or not change.old_blob or not change.new_blob \
                     or language_for_path(change.path) != "python":
@@ -411,9 +424,19 @@ class DefinitionRules:
             before, after = self._table(change.old_blob, change.old_path), self._table(change.new_blob, change.new_path)
             if before is None or after is None or before.source is None or after.source is None:
                 continue
-            for old, new in renamed_helpers.renamed_functions(before.source, after.source).items():
-                if renamed.setdefault(old, new) != new:
-                    return []
+            sources.append((before.source, after.source))
+        renamed: dict[str, str] = {}
+        while True:
+            found: dict[str, str] = {}
+            for old_source, new_source in sources:
+                for old, new in renamed_helpers.renamed_functions(old_source, new_source, restated=restated,
+                                                                  known=renamed if restated else None).items():
+                    if found.setdefault(old, new) != new:
+                        return []
+            if not restated or found == renamed:
+                renamed = found
+                break
+            renamed = found
         if not renamed:
             return []
         old_table, new_table = self._side_tables(symbol)

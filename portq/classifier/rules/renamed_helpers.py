@@ -33,6 +33,22 @@ RULES = (
          "-    kernel[grid](x, dtype=util.map_dtype(x.dtype))\n+    kernel[grid](x, dtype=util.dtype(x.dtype))",
          "classifier.rules.renamed_helpers.renamed_functions, classifier.rules.renamed_helpers.calls_only_renamed, "
          "classifier.rules.definitions.DefinitionRules._from_items"),
+    Rule("renamed-helper-restated", ("NOT_APPLICABLE",),
+         "A ported Python definition whose whole change is calling module-level functions by the new names the "
+         "same commit gives them, where a renamed function's new body equals its old one once the calls of the "
+         "commit's other renamed functions are read by their new names and, on both sides, each local bound once "
+         "by a plain assignment and read once, in the very next statement, with nothing but names, attributes of "
+         "names and constants evaluated before that read, is written into its read: the chain of renamed "
+         "helpers runs the same code in the same order, so the call is cosmetic. A restatement that moves a call "
+         "past another, a local read twice or bound again, a helper of the chain whose value changes, or any "
+         "other change to the ported definition stays flagged.",
+         "-def get_tile(n, size): return min(n, get_budget() // size)\n"
+         "+def tile(n, size): return min(n, budget() // size)\n"
+         "-def get_warps(n, size): w = get_budget() // (get_tile(n, size) * size); return clamp(w, 4, 32)\n"
+         "+def warps(n, size): total = budget(); width = tile(n, size); return clamp(total // (width * size), 4, 32)\n"
+         "-    blk = util.get_tile(n, 4); nw = util.get_warps(n, 4)\n+    blk = util.tile(n, 4); nw = util.warps(n, 4)",
+         "classifier.rules.renamed_helpers.renamed_functions, classifier.rules.renamed_helpers.calls_only_renamed, "
+         "classifier.rules.definitions.DefinitionRules._renamed_helper_calls"),
 )
 
 
@@ -88,14 +104,34 @@ def _shape(function) -> str | None:
     return ast.dump(_Positional(names).visit(copied), include_attributes=False)
 
 
-def renamed_functions(old_source: bytes | None, new_source: bytes | None) -> dict[str, str]:
+def renamed_functions(old_source: bytes | None, new_source: bytes | None, restated: bool = False,
+                      known: dict[str, str] | None = None) -> dict[str, str]:
     """Old name -> new name of each module-level function the file loses under one name and gains under
-    another with the same definition (``_shape``), paired one to one."""
+    another with the same definition (``_shape``), paired one to one. With ``restated``, a pair also holds
+    when the two are the same once calls of functions already paired (here or in ``known``, other files of
+    the commit) read by their new names and single-use locals written into their reads (``_restated``),
+    repeated until no new pair is found."""
     before, after = _module_functions(old_source), _module_functions(new_source)
     if before is None or after is None:
         return {}
     lost = {n: _shape(f) for n, f in before.items() if n not in after}
     gained = {n: _shape(f) for n, f in after.items() if n not in before}
+    pairs = _paired(lost, gained)
+    if not restated:
+        return pairs
+    gained_restated = {n: _shape(_restated(f)) for n, f in after.items() if n not in before}
+    while True:
+        renames = {**(known or {}), **pairs}
+        lost_restated = {n: _shape(_restated(_calls_renamed(f, renames))) for n, f in before.items() if n not in after}
+        found = {n: m for n, m in _paired(lost_restated, gained_restated).items()
+                 if n not in pairs and m not in pairs.values()}
+        if not found:
+            return pairs
+        pairs.update(found)
+
+
+def _paired(lost: dict[str, str | None], gained: dict[str, str | None]) -> dict[str, str]:
+    """Each lost name whose shape one gained name alone has, and no other lost name has."""
     pairs: dict[str, str] = {}
     for name, shape in lost.items():
         if shape is None:
@@ -104,6 +140,125 @@ def renamed_functions(old_source: bytes | None, new_source: bytes | None) -> dic
         if len(matches) == 1 and sum(1 for s in lost.values() if s == shape) == 1:
             pairs[name] = matches[0]
     return pairs
+
+
+def _calls_renamed(function, renames: dict[str, str]):
+    """A copy of ``function`` with every call of a renamed name (``old(`` or ``mod.old(``, never ``self.old(``
+    or ``cls.old(``) written with the new name."""
+    copied = ast.parse(ast.unparse(function)).body[0]
+    for node in ast.walk(copied):
+        if not isinstance(node, ast.Call):
+            continue
+        called = node.func
+        if isinstance(called, ast.Name) and called.id in renames:
+            called.id = renames[called.id]
+        elif isinstance(called, ast.Attribute) and called.attr in renames \
+                and not (isinstance(called.value, ast.Name) and called.value.id in ("self", "cls")):
+            called.attr = renames[called.attr]
+    return copied
+
+
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.ListComp, ast.SetComp,
+           ast.DictComp, ast.GeneratorExp)
+
+
+def _inert(node) -> bool:
+    """Whether evaluating ``node`` only reads: a constant, a name, or an attribute of one."""
+    if isinstance(node, (ast.Constant, ast.Name)):
+        return True
+    return isinstance(node, ast.Attribute) and _inert(node.value)
+
+
+def _read_first(statement, name: str):
+    """The one load of ``name`` in ``statement`` (a ``return``, an expression statement or a plain
+    assignment to names) when everything Python evaluates before it is ``_inert`` and it sits under no
+    branch, short circuit or inner scope; None otherwise."""
+    if isinstance(statement, ast.Assign) and all(isinstance(t, ast.Name) for t in statement.targets):
+        root = statement.value
+    elif isinstance(statement, (ast.Return, ast.Expr)) and statement.value is not None:
+        root = statement.value
+    else:
+        return None
+    path: list = []
+
+    def find(node) -> bool:
+        path.append(node)
+        if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load):
+            return True
+        for child in ast.iter_child_nodes(node):
+            if find(child):
+                return True
+        path.pop()
+        return False
+
+    if not find(root):
+        return None
+    for parent, child in zip(path, path[1:]):
+        # a dict display evaluates its keys and values interleaved, which the child order below does not follow
+        if isinstance(parent, (*_SCOPES, ast.IfExp, ast.BoolOp, ast.Starred, ast.Dict)):
+            return None
+        if isinstance(parent, ast.keyword):
+            continue
+        if isinstance(parent, ast.Call):
+            ordered = [parent.func, *parent.args, *parent.keywords]
+        else:
+            ordered = [c for c in ast.iter_child_nodes(parent)
+                       if not isinstance(c, (ast.expr_context, ast.operator, ast.cmpop, ast.unaryop, ast.boolop))]
+        if not any(c is child for c in ordered):
+            return None
+        earlier = ordered[:[i for i, c in enumerate(ordered) if c is child][0]]
+        if not all(_inert(e.value if isinstance(e, ast.keyword) else e) for e in earlier):
+            return None
+    return path[-1]
+
+
+def _restated(function):
+    """A copy of ``function`` with each local bound once by ``NAME = VALUE`` in its body's top level and
+    loaded once in the whole function, by the very next statement (``_read_first``), written into that read,
+    repeated until none is left; parameters and names declared ``global`` or ``nonlocal`` stay."""
+    copied = ast.parse(ast.unparse(function)).body[0]
+    if any(isinstance(n, (ast.Global, ast.Nonlocal)) for n in ast.walk(copied)):
+        return copied
+    arguments = copied.args
+    parameters = {a.arg for a in arguments.posonlyargs + arguments.args + arguments.kwonlyargs}
+    parameters |= {a.arg for a in (arguments.vararg, arguments.kwarg) if a is not None}
+    changed = True
+    while changed:
+        changed = False
+        body = copied.body
+        for index, statement in enumerate(body[:-1]):
+            if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1
+                    and isinstance(statement.targets[0], ast.Name)):
+                continue
+            name = statement.targets[0].id
+            if name in parameters or any(isinstance(n, (ast.NamedExpr, ast.Yield, ast.YieldFrom, ast.Await))
+                                         for n in ast.walk(statement.value)):
+                continue
+            uses = [n for n in ast.walk(copied) if isinstance(n, ast.Name) and n.id == name]
+            if sum(isinstance(n.ctx, ast.Load) for n in uses) != 1 or sum(isinstance(n.ctx, ast.Store)
+                                                                          for n in uses) != 1 \
+                    or any(isinstance(n.ctx, ast.Del) for n in uses):
+                continue
+            read = _read_first(body[index + 1], name)
+            if read is None:
+                continue
+            _replace(body[index + 1], read, statement.value)
+            del body[index]
+            changed = True
+            break
+    return copied
+
+
+def _replace(root, old, new) -> None:
+    """Puts ``new`` where ``old`` sits under ``root``."""
+    for parent in ast.walk(root):
+        for field, value in ast.iter_fields(parent):
+            if value is old:
+                setattr(parent, field, new)
+                return
+            if isinstance(value, list) and any(v is old for v in value):
+                value[[i for i, v in enumerate(value) if v is old][0]] = new
+                return
 
 
 _COMMENT = re.compile(r"^\s*#")
