@@ -91,6 +91,7 @@ from portq.classifier.rules.parameters import context_form_changed
 from portq.classifier.rules.parameters import (Derivation, Step, cpp_call, cpp_kernel_uses, cpp_launch_constant, instance_computed, internal_argument, _upstream_param_evidence, derive, launch_argument,
                                                launch_argument_texts, parameter_position)
 from portq.classifier.rules.provenance import ProvenanceRules
+from portq.classifier.rules.scaffolding import ScaffoldRules
 from portq.classifier.rules.scope import ScopeRules, _scope_names
 from portq.classifier.rules.switches import SwitchRules
 from portq.classifier.rules.wrappers import WrapperRules
@@ -192,7 +193,7 @@ def _of_this(bindings: list[tuple[str, str, str]], others: set[str]) -> list[tup
 
 class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRules, BranchRules, SwitchRules,
                        AttributionRules, FormRules, ScopeRules, InterfaceRules, CalleePathRules, DefinitionRules,
-                       GuardRules, BuildRules, MovedLineRules, PinnedLauncherRules):
+                       GuardRules, BuildRules, MovedLineRules, PinnedLauncherRules, ScaffoldRules):
     """Decides the verdict of each touched symbol of an entry."""
 
     def __init__(self, context, index: TreeIndex) -> None:
