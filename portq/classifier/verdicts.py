@@ -83,6 +83,7 @@ from portq.classifier.rules.guards import GuardRules
 from portq.classifier.rules.identity import IdentityRules
 from portq.classifier.rules.inlining import inlined_helpers
 from portq.classifier.rules.spellings import equivalent_decorators
+from portq.classifier.rules.library_calls import equivalent_calls
 from portq.classifier.rules.interface import InterfaceRules
 from portq.classifier.rules.launch import platform_chosen_kernels, platform_chosen_launches
 from portq.classifier.rules.ownership import OwnershipRules
@@ -583,6 +584,15 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
         if sides is None or symbol.old_path not in (None, symbol.path):
             return []
         return equivalent_decorators(*sides, symbol.path, symbol.qualified_name)
+
+    def _equivalent_calls(self, symbol: TouchedSymbol) -> list[str]:
+        """Rule ``documented-equivalent-call``: the calls a Python definition respelled as the call their
+        library's source defines them to be, when that is its only change (``library_calls.equivalent_calls``);
+        empty otherwise."""
+        sides = self._python_sides(symbol)
+        if sides is None or symbol.old_path not in (None, symbol.path):
+            return []
+        return equivalent_calls(*sides, symbol.path, symbol.qualified_name)
 
     def _same_python_ast_without_passes(self, symbol: TouchedSymbol) -> bool:
         """True when a Python definition parses to the same ``ast`` on both sides once every ``pass`` in a
@@ -1244,6 +1254,14 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
                               evidence + [new_side_evidence(symbol, Kind.COSMETIC,
                                                             f"documented equivalent decorators: "
                                                             f"{'; '.join(respelled[:3])}")])
+        called = self._equivalent_calls(symbol)
+        if called:
+            return self._base("documented-equivalent-call", symbol, NOT_APPLICABLE, "cosmetic", "body",
+                              f"{symbol.name} only respells calls as the call their library's source defines them "
+                              f"to be ({'; '.join(called[:3])}), so cosmetic rather than a change the port must "
+                              "follow",
+                              evidence + [new_side_evidence(symbol, Kind.COSMETIC,
+                                                            f"documented equivalent calls: {'; '.join(called[:3])}")])
         computed = self._modified_sides(symbol, "python", parsed=True)
         if computed is not None and same_computation(computed[0].node, computed[1].node):
             return self._base("cosmetic-computation", symbol, NOT_APPLICABLE, "cosmetic", "body",
