@@ -83,6 +83,7 @@ from portq.classifier.rules.guards import GuardRules
 from portq.classifier.rules.identity import IdentityRules
 from portq.classifier.rules.inlining import inlined_helpers
 from portq.classifier.rules.spellings import equivalent_decorators
+from portq.classifier.rules.library_calls import equivalent_calls
 from portq.classifier.rules.interface import InterfaceRules
 from portq.classifier.rules.launch import platform_chosen_kernels, platform_chosen_launches
 from portq.classifier.rules.ownership import OwnershipRules
@@ -93,6 +94,7 @@ from portq.classifier.rules.parameters import context_form_changed
 from portq.classifier.rules.parameters import (Derivation, Step, cpp_call, cpp_kernel_uses, cpp_launch_constant, instance_computed, internal_argument, _upstream_param_evidence, derive, launch_argument,
                                                launch_argument_texts, parameter_position)
 from portq.classifier.rules.provenance import ProvenanceRules
+from portq.classifier.rules.scaffolding import ScaffoldRules
 from portq.classifier.rules.scope import ScopeRules, _scope_names
 from portq.classifier.rules.switches import SwitchRules
 from portq.classifier.rules.wrappers import WrapperRules
@@ -195,7 +197,7 @@ def _of_this(bindings: list[tuple[str, str, str]], others: set[str]) -> list[tup
 class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRules, BranchRules, SwitchRules,
                        AttributionRules, FormRules, ScopeRules, InterfaceRules, CalleePathRules, DefinitionRules,
                        GuardRules, BuildRules, MovedLineRules, PinnedLauncherRules, ModuleConstantRules,
-                       TracingRules):
+                       TracingRules, ScaffoldRules):
     """Decides the verdict of each touched symbol of an entry."""
 
     def __init__(self, context, index: TreeIndex) -> None:
@@ -585,6 +587,15 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
         if sides is None or symbol.old_path not in (None, symbol.path):
             return []
         return equivalent_decorators(*sides, symbol.path, symbol.qualified_name)
+
+    def _equivalent_calls(self, symbol: TouchedSymbol) -> list[str]:
+        """Rule ``documented-equivalent-call``: the calls a Python definition respelled as the call their
+        library's source defines them to be, when that is its only change (``library_calls.equivalent_calls``);
+        empty otherwise."""
+        sides = self._python_sides(symbol)
+        if sides is None or symbol.old_path not in (None, symbol.path):
+            return []
+        return equivalent_calls(*sides, symbol.path, symbol.qualified_name)
 
     def _same_python_ast_without_passes(self, symbol: TouchedSymbol) -> bool:
         """True when a Python definition parses to the same ``ast`` on both sides once every ``pass`` in a
@@ -1246,6 +1257,14 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
                               evidence + [new_side_evidence(symbol, Kind.COSMETIC,
                                                             f"documented equivalent decorators: "
                                                             f"{'; '.join(respelled[:3])}")])
+        called = self._equivalent_calls(symbol)
+        if called:
+            return self._base("documented-equivalent-call", symbol, NOT_APPLICABLE, "cosmetic", "body",
+                              f"{symbol.name} only respells calls as the call their library's source defines them "
+                              f"to be ({'; '.join(called[:3])}), so cosmetic rather than a change the port must "
+                              "follow",
+                              evidence + [new_side_evidence(symbol, Kind.COSMETIC,
+                                                            f"documented equivalent calls: {'; '.join(called[:3])}")])
         computed = self._modified_sides(symbol, "python", parsed=True)
         if computed is not None and same_computation(computed[0].node, computed[1].node):
             return self._base("cosmetic-computation", symbol, NOT_APPLICABLE, "cosmetic", "body",

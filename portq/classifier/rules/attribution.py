@@ -441,6 +441,9 @@ class AttributionRules:
             if removed is not None:
                 return removed
         carried = self._carried_definitions(entry, symbol, anchors, facts) if symbol.name == "<toplevel>" else {}
+        scaffold = self._scaffold_imports(entry, symbol, paths, anchors, code, facts) if carried else None
+        if scaffold is not None:  # ``extracted-scaffold``: imports only the scaffolding of carried helpers reads
+            return scaffold
         referenced = self._ported_identifiers(symbol, paths, anchors, carried)
         if symbol.name == "<toplevel>" and language_for_path(symbol.path) == "cpp":
             instantiated = self._port_instantiations(symbol, anchors, code)

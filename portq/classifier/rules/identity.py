@@ -234,6 +234,9 @@ class IdentityRules:
                               "the port must follow",
                               [Evidence(kind=Kind.COSMETIC, message=f"follows moved definitions: {pairs}",
                                         side="upstream-new", path=symbol.path, symbol=symbol.name)])
+        scaffold = self._extracted_scaffold(entry, symbol, move, origin, since, facts)
+        if scaffold is not None:  # ``extracted-scaffold``: the carried statements kept, only what wraps them changed
+            return scaffold
         moved_out = [m for m in here if m.old == key and m.how == "extracted"]
         inherited = self._declared_through_extraction(entry, symbol, move, origin_paths, bare, origin, facts)
         verdict = self._ported(entry, symbol, paths | origin_paths, carried, moved_out, inherited)
