@@ -1,0 +1,359 @@
+"""Preprocessed-form rules: C/C++ text that the compiler reads as the same tokens (DESIGN §5, form without meaning).
+
+The C++ standard and the preprocessor both say that some different texts are
+one program. A change between two such texts is form, not meaning:
+
+* ``alternative-tokens`` (C++/CUDA): ``and``, ``or``, ``not``, ``bitand``,
+  ``bitor``, ``xor``, ``compl``, ``and_eq``, ``or_eq``, ``xor_eq`` and
+  ``not_eq`` are, by the language standard ([lex.digraph]), the same tokens
+  as ``&&``, ``||``, ``!``, ``&``, ``|``, ``^``, ``~``, ``&=``, ``|=``,
+  ``^=`` and ``!=`` (a compiler that lacks them reads them from
+  ``<iso646.h>`` as macros for those tokens). Two sides of a definition
+  whose tokens are equal once each is spelled the primary way are one
+  program: cosmetic. A string literal is one token and is never respelled;
+  a C source (``.c``), where the words are plain identifiers, is compared as
+  before.
+
+* ``default-build-macro-call`` (C/C++/CUDA): each call ``M(args)`` of a
+  function-like macro the file (or a header it includes with quotes) defines
+  exactly once in the branches the default build compiles (conditionals
+  decided as ``default-build`` decides them: a macro no source defines is
+  off) is replaced by its replacement list with the arguments put in for
+  its parameters, and a call that expands to nothing, standing as a
+  statement, is dropped with its ``;`` (an empty statement does nothing).
+  Two sides of a definition whose tokens, so expanded and with every
+  conditional the default build decides replaced by the branch it compiles,
+  are equal compile to the same code in that build: cosmetic. It compares
+  tokens, not trees, so it holds where tree-sitter cannot parse a call
+  (``M((void *)) kernel``, a macro that expands to nothing in one build and
+  to a cast in another), and the reason says so. A macro with a ``#``,
+  ``##`` or ``...``, a replacement or argument that names another such
+  macro, a macro ``#undef``'d, defined twice or under a conditional the rule
+  cannot decide, and a flag the port's tree sets or the port's own file
+  names keep the usual comparison.
+
+* ``new-macro-lines`` (C/C++/CUDA): a source file's changed lines outside
+  definitions that only add ``#define`` lines (and blank lines) for macro
+  names that appear nowhere in the file at the parent nor in the headers it
+  includes with quotes, in a file that is not itself a header. Every use of
+  such a name is a line the commit adds to this file, inside the definition
+  it is used in, and is decided there (by the rule above, for instance): the
+  definitions alone change nothing the port runs. A header, a name the
+  parent already used or defined, or any other changed line keeps the usual
+  comparison.
+
+Example diffs (each NOT_APPLICABLE/cosmetic)::
+
+    -    TORCH_CHECK(x.stride(2) % 8 == 0 and x.stride(0) % 8 == 0, "...");
+    +    TORCH_CHECK(x.stride(2) % 8 == 0 && x.stride(0) % 8 == 0, "...");
+
+    +#ifndef USE_GPU_B
+    +#define GPU_B_ONLY(x)
+    +#else
+    +#define GPU_B_ONLY(x) x
+    +#endif
+     ...
+    -    #ifndef USE_GPU_B
+    -    set_attribute(kernel, n);
+    -    #else
+    -    set_attribute((void *) kernel, n);
+    -    #endif
+    +    set_attribute(GPU_B_ONLY((void *)) kernel, n);
+
+The code: ``PreprocessedRules`` holds the methods of the verdict table
+(``portq.classifier.verdicts.SymbolClassifier``, which is built from it) that
+apply these rules; the token work is plain functions here. It reads the
+upstream side through the table it is part of; it must not import the verdict
+table or anything after it, and a rule never names a corpus symbol, path or
+commit.
+"""
+
+from __future__ import annotations
+
+import re
+
+from portq.classifier.reading import _changed_lines, _file_change, new_side_evidence
+from portq.classifier.rules import Rule, branches
+from portq.classifier.rules.wrappers import included_sources
+from portq.core.evidence import Evidence, Kind
+from portq.core.model import NOT_APPLICABLE, EntryChanges, SymbolVerdict, TouchedSymbol
+from portq.language.signatures import comment_free_tokens
+from portq.language.symbols import language_for_path
+
+RULES = (
+    Rule("alternative-tokens", ("NOT_APPLICABLE",),
+         "A C++/CUDA definition whose tokens are the same before and after once each alternative token (`and`, "
+         "`or`, `not`, `bitand`, `bitor`, `xor`, `compl`, `and_eq`, `or_eq`, `xor_eq`, `not_eq`) is spelled as the "
+         "primary token the language standard makes it (`&&`, `||`, `!`, ...) is one program: cosmetic. String "
+         "literals are single tokens and never respelled; a C source is compared as before.",
+         "-    TORCH_CHECK(a % 8 == 0 and b % 8 == 0);\n+    TORCH_CHECK(a % 8 == 0 && b % 8 == 0);",
+         "classifier.rules.preprocessed.primary_spelling, "
+         "classifier.rules.preprocessed.PreprocessedRules._preprocessed_only"),
+    Rule("default-build-macro-call", ("NOT_APPLICABLE",),
+         "A C/C++ definition whose tokens, with each call of a function-like macro that the file or a header it "
+         "includes defines exactly once in the branches the default build compiles replaced by the macro's "
+         "expansion (a call expanding to nothing as a statement dropped with its `;`) and every conditional the "
+         "default build decides replaced by the branch it compiles, are the same before and after compiles the "
+         "same code in that build: cosmetic. Read from tokens, so it holds where tree-sitter cannot parse a call. "
+         "`#`, `##`, variadic or nested macros, a macro defined twice, `#undef`'d or under an undecided "
+         "conditional, and a flag the tree sets or the port's file names keep the usual comparison.",
+         "+#ifndef USE_GPU_B\n+#define GPU_B_ONLY(x)\n+#else\n+#define GPU_B_ONLY(x) x\n+#endif\n"
+         "-    #ifndef USE_GPU_B\n-    set_attribute(kernel, n);\n-    #else\n-    set_attribute((void *) kernel, n);\n"
+         "-    #endif\n+    set_attribute(GPU_B_ONLY((void *)) kernel, n);",
+         "classifier.rules.preprocessed.default_build_function_macros, "
+         "classifier.rules.preprocessed.expand_calls, classifier.rules.preprocessed.PreprocessedRules._macro_calls_only"),
+    Rule("new-macro-lines", ("NOT_APPLICABLE",),
+         "A C/C++ source file's (not a header's) changed lines outside definitions that only add `#define` lines, "
+         "or blank ones, for macro names that appear nowhere in the file at the parent nor in the headers it "
+         "includes with quotes define names whose every use is a line the commit adds inside a definition, "
+         "decided there: cosmetic. A header, a name the parent knew, or any other changed line stays flagged.",
+         "+#ifndef USE_GPU_B\n+#define GPU_B_ONLY(x)\n+#else\n+#define GPU_B_ONLY(x) x\n+#endif",
+         "classifier.rules.preprocessed.PreprocessedRules._new_macro_lines"),
+)
+
+_ALTERNATIVES = {"and": "&&", "or": "||", "not": "!", "bitand": "&", "bitor": "|", "xor": "^", "compl": "~",
+                 "and_eq": "&=", "or_eq": "|=", "xor_eq": "^=", "not_eq": "!="}
+_C_SOURCES = (".c",)
+_HEADERS = (".h", ".hh", ".hpp", ".hxx", ".cuh", ".inc", ".inl", ".ipp", ".tcc")
+_DIRECTIVE = re.compile(r"\s*#\s*(ifdef|ifndef|if|elif|else|endif|define|undef)\b\s*(.*)")
+_FUNCTION_MACRO = re.compile(r"([A-Za-z_]\w*)\(([^)]*)\)(.*)")
+_PP_TOKEN = re.compile(r'"(?:\\.|[^"\\])*"|\'(?:\\.|[^\'\\])*\'|[A-Za-z_]\w*|\d[\w.]*|\.\.\.|::|->|<<=|>>=|<<|>>'
+                       r'|&&|\|\||##|[-+*/%&|^!=<>]=|\+\+|--|\S')
+_NAME = re.compile(r"[A-Za-z_]\w*")
+
+
+def primary_spelling(tokens: list[str]) -> list[str]:
+    """``tokens`` with each C++ alternative token spelled as its primary token (``and`` -> ``&&``)."""
+    return [_ALTERNATIVES.get(token, token) for token in tokens]
+
+
+def default_build_function_macros(sources: list[bytes], defined: set[str]) \
+        -> tuple[dict[str, tuple[list[str], list[str]]], set[str]]:
+    """``(NAME -> (parameters, replacement tokens), flags)``: each function-like
+    macro of ``sources`` defined exactly once in the branches the default
+    build compiles (every enclosing ``#ifdef``/``#ifndef`` decided as
+    ``default-build`` decides it and on; a definition in a branch it drops
+    is not compiled), never ``#undef``'d and never defined where the build
+    is not known; and the flags those enclosing conditionals test. A macro
+    with ``#``, ``##`` or ``...`` is left out."""
+    found: dict[str, list] = {}
+    flags: dict[str, set[str]] = {}
+    for source in sources:
+        stack: list[tuple[bool | None, str]] = []
+        text = source.decode("utf-8", errors="replace").replace("\\\n", " ")
+        for line in text.splitlines():
+            match = _DIRECTIVE.match(line)
+            if match is None:
+                continue
+            word, rest = match.groups()
+            name = rest.split()[0] if rest.split() else ""
+            if word in ("ifdef", "ifndef"):
+                known = not branches.undecided_macro(name, defined)
+                stack.append((None if not known else word == "ifndef", name))
+            elif word == "if":
+                stack.append((None, ""))
+            elif word == "elif" and stack:
+                stack[-1] = (None, "")
+            elif word == "else" and stack:
+                value, flag = stack[-1]
+                stack[-1] = (None if value is None else not value, flag)
+            elif word == "endif" and stack:
+                stack.pop()
+            elif word in ("define", "undef") and name:
+                name = _NAME.match(name).group(0) if _NAME.match(name) else name
+                values = [value for value, _ in stack]
+                if any(value is False for value in values):
+                    continue  # a branch the default build drops
+                definition = _FUNCTION_MACRO.match(rest.strip()) if word == "define" else None
+                if word == "undef" or None in values or definition is None:
+                    found.setdefault(name, []).append(None)
+                    continue
+                parameters = [p.strip() for p in definition.group(2).split(",")] if definition.group(2).strip() else []
+                body = re.sub(r"//.*|/\*.*?\*/", " ", definition.group(3))
+                replacement = _PP_TOKEN.findall(body)
+                if any(p == "..." or not _NAME.fullmatch(p) for p in parameters) \
+                        or "#" in replacement or "##" in replacement:
+                    found.setdefault(name, []).append(None)
+                    continue
+                found.setdefault(name, []).append((parameters, replacement))
+                flags.setdefault(name, set()).update(flag for _, flag in stack if flag)
+    macros = {name: found[0] for name, found in found.items() if len(found) == 1 and found[0] is not None}
+    return macros, {flag for name in macros for flag in flags.get(name, ())}
+
+
+def expand_calls(tokens: list[str], macros: dict[str, tuple[list[str], list[str]]]) \
+        -> tuple[list[str], list[str]] | None:
+    """``(tokens, names)``: ``tokens`` with each call of one of ``macros``
+    replaced by its expansion (a call expanding to nothing that stands as a
+    statement, after ``;``, ``{`` or ``}``, dropped with the ``;`` after it)
+    and the names of the macros called; None where a call cannot be expanded
+    exactly (an unbalanced call, a wrong number of arguments, an argument or
+    replacement naming one of ``macros``)."""
+    out: list[str] = []
+    used: list[str] = []
+    index = 0
+    while index < len(tokens):
+        token = tokens[index]
+        if token not in macros or index + 1 >= len(tokens) or tokens[index + 1] != "(":
+            out.append(token)
+            index += 1
+            continue
+        depth, close = 0, None
+        arguments: list[list[str]] = [[]]
+        for at in range(index + 1, len(tokens)):
+            current = tokens[at]
+            if current == "(":
+                depth += 1
+                if depth == 1:
+                    continue
+            elif current == ")":
+                depth -= 1
+                if depth == 0:
+                    close = at
+                    break
+            elif current == "," and depth == 1:
+                arguments.append([])
+                continue
+            arguments[-1].append(current)
+        if close is None:
+            return None
+        parameters, replacement = macros[token]
+        if arguments == [[]] and not parameters:
+            arguments = []
+        if len(arguments) != len(parameters) or any(t in macros for argument in arguments for t in argument) \
+                or any(t in macros for t in replacement):
+            return None
+        bound = dict(zip(parameters, arguments))
+        expansion = [piece for t in replacement for piece in bound.get(t, [t])]
+        used.append(token)
+        index = close + 1
+        if not expansion and index < len(tokens) and tokens[index] == ";" and (not out or out[-1] in (";", "{", "}")):
+            index += 1  # an empty statement does nothing
+        out.extend(expansion)
+    return out, list(dict.fromkeys(used))
+
+
+class PreprocessedRules:
+    """The preprocessed-form rules, as methods of the verdict table (``verdicts.SymbolClassifier``)."""
+
+    def _preprocessed_only(self, entry: EntryChanges, symbol: TouchedSymbol, ports=()) -> tuple[str, str] | None:
+        """``(rule id, what changed)`` when a modified C/C++ definition changed only in
+        the spelling of alternative tokens (``alternative-tokens``) or in calls of
+        default-build function-like macros (``default-build-macro-call``); None otherwise."""
+        sides = self._modified_sides(symbol, "cpp")
+        if sides is None:
+            return None
+        before, after = sides
+        if before.node is None or after.node is None:
+            return None
+        old, new = comment_free_tokens(before.node), comment_free_tokens(after.node)
+        if old == new:
+            return None
+        if not symbol.path.endswith(_C_SOURCES) and not before.node.has_error and not after.node.has_error \
+                and primary_spelling(old) == primary_spelling(new):
+            respelled = sorted({t for t in old + new if t in _ALTERNATIVES})
+            return "alternative-tokens", "only spells " + ", ".join(f"`{t}` as `{_ALTERNATIVES[t]}`" if t in old
+                                                                      else f"`{_ALTERNATIVES[t]}` as `{t}`"
+                                                                      for t in respelled[:4]) + \
+                " (the same tokens by the language standard)"
+        called = self._macro_calls_only(entry, symbol, before.node, after.node, ports)
+        if called:
+            broken = " (read from tokens: tree-sitter cannot parse a call as written)" \
+                if before.node.has_error or after.node.has_error else ""
+            return "default-build-macro-call", f"compiles the same tokens in the default build once the calls of " \
+                                               f"{', '.join(called[:4])} are expanded as the file defines " \
+                                               f"{'them' if len(called) > 1 else 'it'} there{broken}"
+        return None
+
+    def _macro_calls_only(self, entry: EntryChanges, symbol: TouchedSymbol, before, after, ports) -> list[str] | None:
+        """``default-build-macro-call``: the macros (``NAME(params) = replacement``) whose calls, expanded,
+        make the two sides' default-build tokens equal; None otherwise."""
+        if not entry.commit.parents:
+            return None
+        tables = self._side_tables(symbol)
+        if any(t is None or not t.source for t in tables):
+            return None
+        old_path = symbol.old_path or symbol.path
+        parent, commit = entry.commit.parents[0], entry.commit.sha
+        seen_old = included_sources(old_path, lambda p: tables[0].source if p == old_path
+                                    else self._upstream_file(parent, p))
+        seen_new = included_sources(symbol.path, lambda p: tables[1].source if p == symbol.path
+                                    else self._upstream_file(commit, p))
+        defined = branches.defined_macros(*(s for _, s in seen_old + seen_new))
+        old_macros, old_flags = default_build_function_macros([s for _, s in seen_old], defined)
+        new_macros, new_flags = default_build_function_macros([s for _, s in seen_new], defined)
+        if not old_macros and not new_macros:
+            return None
+        old = expand_calls(branches.default_build_tokens(before, defined), old_macros)
+        new = expand_calls(branches.default_build_tokens(after, defined), new_macros)
+        if old is None or new is None or old[0] != new[0] or not (old[1] or new[1]):
+            return None
+        names = list(dict.fromkeys(old[1] + new[1]))
+        flags = old_flags | new_flags | branches.decided_macros(before, defined) | branches.decided_macros(after, defined)
+        if branches.set_in_tree(flags, self.index.tree_sources()):
+            return None
+        for port in ports:  # a flag the port's own file names is one the port may be built with
+            own = self.index.source(port.definition.file)
+            if own and any(re.search(rb"\b" + re.escape(flag.encode()) + rb"\b", own) for flag in flags):
+                return None
+        macros = {**old_macros, **new_macros}
+        return [f"{name}({', '.join(macros[name][0])}) = {' '.join(macros[name][1]) or '(nothing)'}"
+                for name in names]
+
+    def _preprocessed_verdict(self, entry: EntryChanges, symbol: TouchedSymbol, ports, evidence: list,
+                              broken=None) -> SymbolVerdict | None:
+        """The cosmetic verdict of ``_preprocessed_only`` for a ported definition, or None; with ``broken``
+        (a parse-failure verdict) its evidence says where the parse failed."""
+        if not ports:
+            return None
+        found = self._preprocessed_only(entry, symbol, ports)
+        if found is None:
+            return None
+        rule, what = found
+        where = next((e.message for e in broken.evidence if e.kind == Kind.PARSE_FAILURE), None) if broken else None
+        kept = [e for e in broken.evidence if e.kind != Kind.HUNK] if broken is not None else evidence
+        return self._base(rule, symbol, NOT_APPLICABLE, "cosmetic", "body",
+                          (f"{where}, but " if where else "") + f"{symbol.name} {what}, so cosmetic rather than a "
+                          "change the port must follow",
+                          kept + [new_side_evidence(symbol, Kind.COSMETIC, what)])
+
+    def _new_macro_lines(self, entry: EntryChanges, symbol: TouchedSymbol) -> SymbolVerdict | None:
+        """``new-macro-lines`` (see the module): a source file's changed lines outside definitions that only
+        add ``#define``s of names the file and its quoted headers did not know at the parent; None otherwise."""
+        if language_for_path(symbol.path) != "cpp" or symbol.name != "<toplevel>" or symbol.change != "modified" \
+                or symbol.path.endswith(_HEADERS) or not entry.commit.parents:
+            return None
+        tables = self._side_tables(symbol)
+        change = _file_change(entry, symbol)
+        if change is None or any(t is None or not t.source for t in tables):
+            return None
+        changed = _changed_lines(change, symbol, tables[0], tables[1], outside_definitions=True)
+        names: list[str] = []
+        for side, _, text in changed:
+            if not text.strip() or text.strip().startswith("//"):
+                continue
+            match = _DIRECTIVE.match(text)
+            if side != "new" or match is None or match.group(1) != "define" or text.rstrip().endswith("\\"):
+                return None
+            name = _NAME.match(match.group(2))
+            if name is None:
+                return None
+            names.append(name.group(0))
+        if not names:
+            return None
+        old_path = symbol.old_path or symbol.path
+        parent = entry.commit.parents[0]
+        known = included_sources(old_path, lambda p: tables[0].source if p == old_path
+                                 else self._upstream_file(parent, p))
+        for name in names:
+            pattern = re.compile(rb"\b" + re.escape(name.encode()) + rb"\b")
+            if any(pattern.search(source) for _, source in known):
+                return None
+        listed = ", ".join(sorted(set(names))[:4])
+        return self._base("new-macro-lines", symbol, NOT_APPLICABLE, "cosmetic", "body",
+                          f"the lines outside definitions only define {listed}, which neither the file nor the "
+                          "headers it includes named at the parent, so every use is a line this commit adds inside a "
+                          "definition and is decided there: cosmetic rather than a change to what the port runs",
+                          [Evidence(kind=Kind.COSMETIC, side="upstream-new", path=symbol.path, symbol=symbol.name,
+                                    subject=sorted(set(names))[0],
+                                    message=f"new macros only: {listed}")])
