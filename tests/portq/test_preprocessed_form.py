@@ -192,3 +192,45 @@ def test_expansion_reads_arguments_and_drops_only_statement_level_empty_calls():
         ["if", "(", "c", ")", ";", "g", "(", ")", ";"]
     assert expand_calls(["TWICE", "(", "p", ",", "q", ")"], macros)[0] == ["p", "+", "q"]
     assert expand_calls(["TWICE", "(", "p", ")"], macros) is None
+
+
+KERNEL = '''template <typename Traits>
+__global__ void load_kernel(float* x, int n) {
+    __shared__ typename Traits::Storage smem;
+    if constexpr (Traits::kVec) {
+        {spell}Traits::BlockLoadT(smem).Load(x, n);
+    } else {
+        {spell}Traits::BlockLoadT(smem).Load(x, n - 1);
+    }
+}
+'''
+
+PORT_KERNEL = '''// portq: ports vllm:csrc/load/load.cu::load_kernel
+template <typename Traits>
+__global__ void kernel_load(float* x, int n) {
+    __shared__ typename Traits::Storage smem;
+    Traits::BlockLoadT(smem).Load(x, n);
+}
+
+void run_load(float* x, int n) { kernel_load<Vec><<<1, 32>>>(x, n); }
+'''
+
+
+def _disambiguated(tmp_path, spell="typename "):
+    verdicts, _ = classify_history(tmp_path, [
+        CommitSpec("base", files={"csrc/load/load.cu": KERNEL.replace("{spell}", "")}),
+        CommitSpec("disambiguate", files={"csrc/load/load.cu": KERNEL.replace("{spell}", spell)})],
+        {"kernels/load.cu": PORT_KERNEL})
+    return _symbol(verdicts[1], "load_kernel")
+
+
+def test_typename_before_a_dependent_qualified_name_is_cosmetic_despite_the_parse(tmp_path):
+    kernel = _disambiguated(tmp_path)
+    assert (kernel.verdict, kernel.justification) == (NOT_APPLICABLE, "cosmetic"), kernel.reason
+    assert "dependent-name-disambiguator" in kernel.rules, kernel.rules
+
+
+def test_a_qualified_name_changed_beside_the_disambiguator_stays_flagged(tmp_path):
+    kernel = _disambiguated(tmp_path, spell="typename Other::")
+    assert kernel.verdict == NEEDS_REVIEW, kernel.reason
+    assert "dependent-name-disambiguator" not in kernel.rules

@@ -89,6 +89,15 @@ RULES = (
          "-    TORCH_CHECK(a % 8 == 0 and b % 8 == 0);\n+    TORCH_CHECK(a % 8 == 0 && b % 8 == 0);",
          "classifier.rules.preprocessed.primary_spelling, "
          "classifier.rules.preprocessed.PreprocessedRules._preprocessed_only"),
+    Rule("dependent-name-disambiguator", ("NOT_APPLICABLE",),
+         "A C++/CUDA definition whose tokens are the same before and after once each `typename` introducing a "
+         "qualified name (`typename Traits::Load(smem)`) and each `template` after `.`, `->` or `::` is dropped "
+         "changed only how a template is parsed: where both sides compile, the dependent name is the same entity, "
+         "so cosmetic. Read from tokens, so it holds where tree-sitter cannot parse the disambiguated expression.",
+         "-            Traits::BlockLoadT(smem).Load(x, vals, n);\n"
+         "+            typename Traits::BlockLoadT(smem).Load(x, vals, n);",
+         "classifier.rules.preprocessed.without_disambiguators, "
+         "classifier.rules.preprocessed.PreprocessedRules._preprocessed_only"),
     Rule("default-build-macro-call", ("NOT_APPLICABLE",),
          "A C/C++ definition whose tokens, with each call of a function-like macro that the file or a header it "
          "includes defines exactly once in the branches the default build compiles replaced by the macro's "
@@ -125,6 +134,23 @@ _NAME = re.compile(r"[A-Za-z_]\w*")
 def primary_spelling(tokens: list[str]) -> list[str]:
     """``tokens`` with each C++ alternative token spelled as its primary token (``and`` -> ``&&``)."""
     return [_ALTERNATIVES.get(token, token) for token in tokens]
+
+
+def without_disambiguators(tokens: list[str]) -> list[str]:
+    """``tokens`` less each ``typename`` that introduces a qualified name (``typename A::B``, ``typename ::A::B``)
+    and each ``template`` after ``.``, ``->`` or ``::`` (``x.template f<T>()``): the disambiguators of dependent
+    names."""
+    kept: list[str] = []
+    for index, token in enumerate(tokens):
+        after = tokens[index + 1:index + 3]
+        if token == "typename" and (after[:1] == ["::"] or (len(after) == 2 and _NAME.fullmatch(after[0])
+                                                             and after[0] not in ("typename", "template")
+                                                             and after[1] == "::")):
+            continue
+        if token == "template" and kept and kept[-1] in (".", "->", "::"):
+            continue
+        kept.append(token)
+    return kept
 
 
 def default_build_function_macros(sources: list[bytes], defined: set[str]) \
@@ -256,6 +282,13 @@ class PreprocessedRules:
                                                                       else f"`{_ALTERNATIVES[t]}` as `{t}`"
                                                                       for t in respelled[:4]) + \
                 " (the same tokens by the language standard)"
+        if without_disambiguators(old) == without_disambiguators(new):
+            added = sum(t in ("typename", "template") for t in new) - sum(t in ("typename", "template") for t in old)
+            broken = " (read from tokens: tree-sitter cannot parse the disambiguated name)" \
+                if before.node.has_error or after.node.has_error else ""
+            return "dependent-name-disambiguator", f"only {'adds' if added >= 0 else 'drops'} `typename` or " \
+                                                   "`template` before dependent qualified names, which say how a " \
+                                                   f"template is parsed, not which entity the name is{broken}"
         called = self._macro_calls_only(entry, symbol, before.node, after.node, ports)
         if called:
             broken = " (read from tokens: tree-sitter cannot parse a call as written)" \
