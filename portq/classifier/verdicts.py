@@ -88,6 +88,7 @@ from portq.classifier.rules.launch import platform_chosen_kernels, platform_chos
 from portq.classifier.rules.ownership import OwnershipRules
 from portq.classifier.rules.pinned_launchers import PinnedLauncherRules
 from portq.classifier.rules.preprocessed import PreprocessedRules
+from portq.classifier.rules.not_carried_paths import NotCarriedPathRules
 from portq.classifier.rules.parameters import context_form_changed
 from portq.classifier.rules.parameters import (Derivation, Step, cpp_call, cpp_kernel_uses, cpp_launch_constant, instance_computed, internal_argument, _upstream_param_evidence, derive, launch_argument,
                                                launch_argument_texts, parameter_position)
@@ -193,7 +194,8 @@ def _of_this(bindings: list[tuple[str, str, str]], others: set[str]) -> list[tup
 
 class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRules, BranchRules, SwitchRules,
                        AttributionRules, FormRules, ScopeRules, InterfaceRules, CalleePathRules, DefinitionRules,
-                       GuardRules, BuildRules, MovedLineRules, PinnedLauncherRules, PreprocessedRules):
+                       GuardRules, BuildRules, MovedLineRules, PinnedLauncherRules, PreprocessedRules,
+                       NotCarriedPathRules):
     """Decides the verdict of each touched symbol of an entry."""
 
     def __init__(self, context, index: TreeIndex) -> None:
@@ -969,7 +971,7 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
             if container is not None and container.verdict in FLAGGED:
                 container = self._other_build_lines(entry, symbol) or self._moved_toplevel_lines(entry, symbol) \
                     or self._removed_pinned_class(entry, symbol, paths) or self._new_macro_lines(entry, symbol) \
-                    or container
+                    or self._declared_class_body(symbol, paths, ports) or container
             if container is not None:
                 return container
         if not ports:
@@ -1297,7 +1299,8 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
                               f"{symbol.name} only spells out {', '.join(expanded[:4])}, the macro"
                               f"{'s' if len(names) > 1 else ''} its file saw at the parent, so it expands to the "
                               "same code: cosmetic rather than a change the port must follow", evidence + [found])
-        preprocessed = self._preprocessed_verdict(entry, symbol, [port], evidence)
+        preprocessed = self._preprocessed_verdict(entry, symbol, [port], evidence) \
+            or self._selected_off(symbol, evidence)
         if preprocessed is not None:
             return preprocessed
         registered = self._registered_only(entry, symbol)
