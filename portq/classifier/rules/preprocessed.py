@@ -98,6 +98,19 @@ RULES = (
          "+            typename Traits::BlockLoadT(smem).Load(x, vals, n);",
          "classifier.rules.preprocessed.without_disambiguators, "
          "classifier.rules.preprocessed.PreprocessedRules._preprocessed_only"),
+    Rule("equivalent-device-guard", ("NOT_APPLICABLE",),
+         "A C++ binding whose tokens are the same before and after once each guard of the current CUDA device on "
+         "a tensor `X` the binding checks first, unconditionally, to be a CUDA tensor (`TORCH_CHECK(X.is_cuda())` "
+         "in the body itself) is read as one guard of `X`'s device, whether spelled `at::cuda::CUDAGuard "
+         "g{(char)X.get_device()}`, `at::cuda::CUDAGuard g{X.device()}` or `c10::DeviceGuard g(X.device())` (PyTorch "
+         "documents each as setting the current device to the tensor's, restored at scope exit), sets the same "
+         "device: cosmetic. For a port in another language, which has no C++ build, a preprocessor conditional "
+         "whose every branch so reads the same (a torch version test choosing between them) is read as that "
+         "branch too; a copy of the C++ code must still compile in each build, so there it stays flagged, as do "
+         "a guard on another tensor, one without the unconditional CUDA check, and any other change.",
+         "-    at::cuda::CUDAGuard device_guard{(char)x.get_device()};\n"
+         "+    at::cuda::CUDAGuard device_guard{x.device()};   (after TORCH_CHECK(x.is_cuda());)",
+         "classifier.rules.preprocessed.guard_tokens, classifier.rules.preprocessed.PreprocessedRules._preprocessed_only"),
     Rule("default-build-macro-call", ("NOT_APPLICABLE",),
          "A C/C++ definition whose tokens, with each call of a function-like macro that the file or a header it "
          "includes defines exactly once in the branches the default build compiles replaced by the macro's "
@@ -111,6 +124,15 @@ RULES = (
          "-    #endif\n+    set_attribute(GPU_B_ONLY((void *)) kernel, n);",
          "classifier.rules.preprocessed.default_build_function_macros, "
          "classifier.rules.preprocessed.expand_calls, classifier.rules.preprocessed.PreprocessedRules._macro_calls_only"),
+    Rule("conditional-includes", ("NOT_APPLICABLE",),
+         "A C/C++ file's changed lines outside definitions that are each an `#include` line, a blank line, or a "
+         "directive of a conditional (`#if`, `#ifdef`, `#ifndef`, `#elif`, `#else`, `#endif`) whose branches hold "
+         "only `#include` lines name files in whichever build, as `cosmetic-includes` reads include lines: "
+         "cosmetic. A conditional around any other line stays flagged.",
+         "+#if TORCH_VERSION_MAJOR > 2\n+#include <c10/core/DeviceGuard.h>\n+#else\n #include <c10/cuda/CUDAGuard.h>\n"
+         "+#endif",
+         "classifier.rules.preprocessed.include_only_conditionals, "
+         "classifier.rules.preprocessed.PreprocessedRules._conditional_includes"),
     Rule("new-macro-lines", ("NOT_APPLICABLE",),
          "A C/C++ source file's (not a header's) changed lines outside definitions that only add `#define` lines, "
          "or blank ones, for macro names that appear nowhere in the file at the parent nor in the headers it "
@@ -151,6 +173,139 @@ def without_disambiguators(tokens: list[str]) -> list[str]:
             continue
         kept.append(token)
     return kept
+
+
+_GUARD_OPEN = {"{": "}", "(": ")"}
+
+
+def _guard_at(tokens: list[str], at: int) -> tuple[int, str, str] | None:
+    """``(end, name, tensor)`` of a device guard declared at ``tokens[at]`` (see ``equivalent-device-guard``),
+    ``end`` just past its ``;``; None when none starts there."""
+    def match(pattern: list[str], start: int) -> dict[str, str] | None:
+        bound: dict[str, str] = {}
+        for offset, want in enumerate(pattern):
+            if start + offset >= len(tokens):
+                return None
+            got = tokens[start + offset]
+            if want.startswith("$"):
+                if not _NAME.fullmatch(got) or bound.get(want, got) != got:
+                    return None
+                bound[want] = got
+            elif want != got:
+                return None
+        bound["$end"] = str(start + len(pattern))
+        return bound
+
+    for scope in (["at", "::", "cuda", "::", "CUDAGuard"], ["c10", "::", "cuda", "::", "CUDAGuard"],
+                  ["c10", "::", "DeviceGuard"]):
+        for open_, close in _GUARD_OPEN.items():
+            forms = [[*scope, "$g", open_, "$x", ".", "device", "(", ")", close, ";"]]
+            if scope[-1] == "CUDAGuard":
+                forms += [[*scope, "$g", open_, "(", "char", ")", "$x", ".", "get_device", "(", ")", close, ";"],
+                          [*scope, "$g", open_, "$x", ".", "get_device", "(", ")", close, ";"]]
+            else:
+                forms += [["c10", "::", "Device", "$d", "=", "$x", ".", "device", "(", ")", ";",
+                           *scope, "$g", open_, "$d", close, ";"]]
+            for form in forms:
+                found = match(form, at)
+                if found is not None:
+                    if "$d" in found and sum(t == found["$d"] and (i == 0 or tokens[i - 1] not in (".", "->"))
+                                             for i, t in enumerate(tokens)) != 2:
+                        continue  # the local device is read elsewhere too
+                    return int(found["$end"]), found["$g"], found["$x"]
+    return None
+
+
+def guard_tokens(tokens: list[str], checking: bool = True) -> list[str] | None:
+    """``tokens`` with each device guard of a tensor the body checks before it, at its own level, to be a
+    CUDA tensor (``TORCH_CHECK(X.is_cuda());``) read as ``<device-guard> NAME X``; None when a guard's
+    tensor is not so checked (``checking`` False: a branch compared with its siblings, left unchecked)."""
+    out: list[str] = []
+    checked: set[str] = set()
+    depth, index = 0, 0
+    while index < len(tokens):
+        token = tokens[index]
+        if token == "{":
+            depth += 1
+        elif token == "}":
+            depth -= 1
+        if depth == 1 and token == "TORCH_CHECK" and tokens[index + 1:index + 2] == ["("] \
+                and tokens[index + 3:index + 9] == [".", "is_cuda", "(", ")", ")", ";"] \
+                and out and out[-1] in ("{", ";", "}"):
+            checked.add(tokens[index + 2])
+        guard = _guard_at(tokens, index) if out and out[-1] in ("{", ";", "}") else None
+        if guard is not None:
+            end, name, tensor = guard
+            if checking and (tensor not in checked or depth != 1):
+                return None
+            out += ["<device-guard>", name, tensor]
+            index = end
+            continue
+        out.append(token)
+        index += 1
+    return out
+
+
+def _same_branches_tokens(node):
+    """``comment_free_tokens`` of ``node`` with each preprocessor conditional whose every branch reads the same
+    (``guard_tokens``) replaced by its first branch."""
+    def branch_nodes(conditional) -> list[list] | None:
+        found: list[list] = []
+        current = conditional
+        while current is not None:
+            if current.type == "preproc_else":
+                found.append(branches._branch(current, set()))
+                return found
+            if current.type not in ("preproc_if", "preproc_ifdef", "preproc_elif", "preproc_elifdef"):
+                return None
+            head = current.child_by_field_name("name") or current.child_by_field_name("condition")
+            alternative = current.child_by_field_name("alternative")
+            found.append(branches._branch(current, {head, alternative}))
+            current = alternative
+        return None  # no #else: some build compiles nothing here
+
+    def expand(current):
+        if current.type not in ("preproc_if", "preproc_ifdef"):
+            return None
+        bodies = branch_nodes(current)
+        if not bodies:
+            return None
+        read = [guard_tokens(["{", *[t for n in body for t in comment_free_tokens(n)], "}"], checking=False)
+                for body in bodies]  # the definition's own reading checks the tensor of the branch kept
+        if any(r is None for r in read) or any(r != read[0] for r in read[1:]):
+            return None
+        return bodies[0]
+    return comment_free_tokens(node, expand=expand)
+
+
+_INCLUDE_LINE = re.compile(r"\s*#\s*include\b")
+_OPENS, _CLOSES, _SWITCHES = ("if", "ifdef", "ifndef"), ("endif",), ("elif", "else")
+
+
+def include_only_conditionals(source: bytes) -> set[int] | None:
+    """The 1-based lines of ``source`` that are directives of a conditional whose every branch holds only
+    ``#include`` lines, blank lines, comments or such conditionals; None when the text cannot be read."""
+    lines = source.decode("utf-8", errors="replace").split("\n")
+    stack: list[tuple[list[int], bool]] = []  # (its directive lines, only includes so far)
+    found: set[int] = set()
+    for number, line in enumerate(lines, start=1):
+        match = _DIRECTIVE.match(line)
+        word = match.group(1) if match is not None else None
+        if word in _OPENS:
+            stack.append(([number], True))
+        elif word in _SWITCHES and stack:
+            stack[-1][0].append(number)
+        elif word in _CLOSES and stack:
+            directives, only = stack.pop()
+            if only:
+                found.update(directives + [number])
+            if stack and not only:
+                stack[-1] = (stack[-1][0], False)
+        elif stack:
+            text = line.strip()
+            if text and not _INCLUDE_LINE.match(line) and not text.startswith(("//", "/*", "*")):
+                stack[-1] = (stack[-1][0], False)
+    return found
 
 
 def default_build_function_macros(sources: list[bytes], defined: set[str]) \
@@ -289,6 +444,17 @@ class PreprocessedRules:
             return "dependent-name-disambiguator", f"only {'adds' if added >= 0 else 'drops'} `typename` or " \
                                                    "`template` before dependent qualified names, which say how a " \
                                                    f"template is parsed, not which entity the name is{broken}"
+        if "guard" in " ".join(old + new).lower():  # read from tokens: a misread line elsewhere does not stop it
+            # a build-compatibility choice between spellings matters to a copy of the C++ code, which must still
+            # compile; a port in another language has no such build, so only there are those branches read as one
+            read = _same_branches_tokens if ports and branches.cross_language(symbol.path, ports) \
+                else comment_free_tokens
+            guarded = [guard_tokens(read(side)) for side in (before.node, after.node)]
+            if guarded[0] is not None and guarded[0] == guarded[1] and "<device-guard>" in guarded[0]:
+                return "equivalent-device-guard", "only respells the guard of the current device on a tensor it " \
+                                                  "checks first to be a CUDA tensor (CUDAGuard from the device or its " \
+                                                  "index, or DeviceGuard; for a port in another language also a " \
+                                                  "version test choosing between them): the same device is set"
         called = self._macro_calls_only(entry, symbol, before.node, after.node, ports)
         if called:
             broken = " (read from tokens: tree-sitter cannot parse a call as written)" \
@@ -349,6 +515,33 @@ class PreprocessedRules:
                           (f"{where}, but " if where else "") + f"{symbol.name} {what}, so cosmetic rather than a "
                           "change the port must follow",
                           kept + [new_side_evidence(symbol, Kind.COSMETIC, what)])
+
+    def _conditional_includes(self, entry: EntryChanges, symbol: TouchedSymbol) -> SymbolVerdict | None:
+        """``conditional-includes`` (see the rule): changed lines outside definitions that are includes, blank, or
+        directives of conditionals holding only includes; None otherwise."""
+        if language_for_path(symbol.path) != "cpp" or symbol.name != "<toplevel>" or symbol.change != "modified":
+            return None
+        tables = self._side_tables(symbol)
+        change = _file_change(entry, symbol)
+        if change is None or any(t is None or not t.source for t in tables):
+            return None
+        changed = _changed_lines(change, symbol, tables[0], tables[1], outside_definitions=True)
+        allowed = {"old": include_only_conditionals(tables[0].source), "new": include_only_conditionals(tables[1].source)}
+        directives = False
+        for side, line, text in changed:
+            if not text.strip() or _INCLUDE_LINE.match(text):
+                continue
+            if line not in allowed[side]:
+                return None
+            directives = True
+        if not directives:
+            return None  # include lines alone are ``cosmetic-includes``'
+        return self._base("conditional-includes", symbol, NOT_APPLICABLE, "cosmetic", "body",
+                          "the changed lines outside definitions are #include lines and the directives of "
+                          "conditionals that hold only #include lines, which name files in whichever build rather "
+                          "than anything a ported definition uses, so cosmetic rather than NEEDS_REVIEW",
+                          [Evidence(kind=Kind.COSMETIC, side="upstream-new", path=symbol.path, symbol=symbol.name,
+                                    message="conditional #include lines only")])
 
     def _new_macro_lines(self, entry: EntryChanges, symbol: TouchedSymbol) -> SymbolVerdict | None:
         """``new-macro-lines`` (see the module): a source file's changed lines outside definitions that only
