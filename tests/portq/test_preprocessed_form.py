@@ -234,3 +234,17 @@ def test_a_qualified_name_changed_beside_the_disambiguator_stays_flagged(tmp_pat
     kernel = _disambiguated(tmp_path, spell="typename Other::")
     assert kernel.verdict == NEEDS_REVIEW, kernel.reason
     assert "dependent-name-disambiguator" not in kernel.rules
+
+
+def test_a_new_macro_a_header_of_the_commit_names_stays_flagged(tmp_path):
+    # the launcher now includes a header that reads the macro too: its expansion there is not this file's
+    launch_new = LAUNCH_NEW.replace("template <int N>", '#include "attrs.h"\ntemplate <int N>', 1)
+    top_old = LAUNCH_TOP.replace("{cuda_define}", "").replace("{other_define}", "")
+    top_new = LAUNCH_TOP.replace("{cuda_define}", CUDA_DEFINE).replace("{other_define}", OTHER_DEFINE)
+    verdicts, _ = classify_history(tmp_path, [
+        CommitSpec("base", files={"csrc/norm/launch.cu": top_old + LAUNCH_OLD}),
+        CommitSpec("another compiler", files={"csrc/norm/launch.cu": top_new + launch_new,
+                                              "csrc/norm/attrs.h": "#define SET_ATTR(k) GPU_B_ONLY((void *)) k\n"})],
+        {"kernels/norm/launch.cu": PORT_LAUNCH})
+    top = _symbol(verdicts[1], "<toplevel>")
+    assert "new-macro-lines" not in top.rules, top.rules

@@ -39,8 +39,8 @@ one program. A change between two such texts is form, not meaning:
   such a name is a line the commit adds to this file, inside the definition
   it is used in, and is decided there (by the rule above, for instance): the
   definitions alone change nothing the port runs. A header, a name the
-  parent already used or defined, or any other changed line keeps the usual
-  comparison.
+  parent already used or defined, a name a header the file includes at the
+  commit names, or any other changed line keeps the usual comparison.
 
 Example diffs (each NOT_APPLICABLE/cosmetic)::
 
@@ -568,9 +568,14 @@ class PreprocessedRules:
         if not names:
             return None
         old_path = symbol.old_path or symbol.path
-        parent = entry.commit.parents[0]
+        parent, commit = entry.commit.parents[0], entry.commit.sha
         known = included_sources(old_path, lambda p: tables[0].source if p == old_path
                                  else self._upstream_file(parent, p))
+        # a header the file includes at the commit that names the macro would expand it: its use is not here
+        known += [(p, source) for p, source in included_sources(symbol.path, lambda p: tables[1].source
+                                                                  if p == symbol.path
+                                                                  else self._upstream_file(commit, p))
+                  if p != symbol.path]
         for name in names:
             pattern = re.compile(rb"\b" + re.escape(name.encode()) + rb"\b")
             if any(pattern.search(source) for _, source in known):
