@@ -90,6 +90,8 @@ from portq.classifier.rules.ownership import OwnershipRules
 from portq.classifier.rules.pinned_launchers import PinnedLauncherRules
 from portq.classifier.rules.module_constants import ModuleConstantRules
 from portq.classifier.rules.tracing import TracingRules
+from portq.classifier.rules.preprocessed import PreprocessedRules
+from portq.classifier.rules.not_carried_paths import NotCarriedPathRules
 from portq.classifier.rules.parameters import context_form_changed
 from portq.classifier.rules.parameters import (Derivation, Step, cpp_call, cpp_kernel_uses, cpp_launch_constant, instance_computed, internal_argument, _upstream_param_evidence, derive, launch_argument,
                                                launch_argument_texts, parameter_position)
@@ -197,7 +199,8 @@ def _of_this(bindings: list[tuple[str, str, str]], others: set[str]) -> list[tup
 class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRules, BranchRules, SwitchRules,
                        AttributionRules, FormRules, ScopeRules, InterfaceRules, CalleePathRules, DefinitionRules,
                        GuardRules, BuildRules, MovedLineRules, PinnedLauncherRules, ModuleConstantRules,
-                       TracingRules, ScaffoldRules):
+                       TracingRules, ScaffoldRules,
+                       PreprocessedRules, NotCarriedPathRules):
     """Decides the verdict of each touched symbol of an entry."""
 
     def __init__(self, context, index: TreeIndex) -> None:
@@ -963,7 +966,9 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
             moved_away = {m.old[1] for m in facts.moves.by_entry.get(entry.position, ()) if m.old[0] in paths}
             broken = self._parse_failure(entry, symbol, paths, bool(ports), moved_away, ports=ports)
             if broken is not None:
-                return self._unread_despite_parse(symbol, ports, broken) or self._moved_toplevel_lines(entry, symbol) \
+                return self._unread_despite_parse(symbol, ports, broken) \
+                    or self._preprocessed_verdict(entry, symbol, ports, [], broken) \
+                    or self._moved_toplevel_lines(entry, symbol) \
                     or self._removed_pinned_unparsed(entry, symbol, paths, broken, facts) \
                     or self._removed_prototypes(entry, symbol, broken) or broken
         sibling = self._other_build_sibling(entry, symbol, paths, ports)
@@ -979,7 +984,9 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
                 container = self._module_level_use(entry, symbol) or container
             if container is not None and container.verdict in FLAGGED:
                 container = self._other_build_lines(entry, symbol) or self._moved_toplevel_lines(entry, symbol) \
-                    or self._removed_pinned_class(entry, symbol, paths) or container
+                    or self._removed_pinned_class(entry, symbol, paths) or self._new_macro_lines(entry, symbol) \
+                    or self._declared_class_body(symbol, paths, ports) or self._conditional_includes(entry, symbol) \
+                    or container
             if container is not None:
                 return container
         if not ports:
@@ -1315,6 +1322,10 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
                               f"{symbol.name} only spells out {', '.join(expanded[:4])}, the macro"
                               f"{'s' if len(names) > 1 else ''} its file saw at the parent, so it expands to the "
                               "same code: cosmetic rather than a change the port must follow", evidence + [found])
+        preprocessed = self._preprocessed_verdict(entry, symbol, [port], evidence) \
+            or self._selected_off(symbol, evidence)
+        if preprocessed is not None:
+            return preprocessed
         registered = self._registered_only(entry, symbol)
         if registered:
             return self._base("registry-decorator", symbol, NOT_APPLICABLE, "cosmetic", "body",

@@ -42,13 +42,15 @@ def _registry() -> dict[str, Rule]:
                                         pinned_launchers, renamed_helpers, returns, reverts, spellings)
     from portq.classifier.rules import module_constants, tracing
     from portq.classifier.rules import library_calls, scaffolding
+    from portq.classifier.rules import not_carried_paths, preprocessed
 
     found: dict[str, Rule] = {}
     for module in (ownership, provenance, cosmetic, form, branches, guards, switches, wrappers, attribution, parameters,
                    scope, equivalence, interface, launch, callee_path, definitions, identity, builds,
                    moved_lines, computation, launch_checks, renamed_helpers, namespace_wrap, inlining, returns,
                    spellings, reverts, pinned_launchers, module_constants, tracing, scaffolding,
-                   library_calls):
+                   library_calls,
+                   preprocessed, not_carried_paths):
         for rule in module.RULES:
             if rule.id in found:
                 raise ValueError(f"rule id {rule.id} is stated twice")
