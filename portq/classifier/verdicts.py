@@ -94,6 +94,7 @@ from portq.classifier.rules.provenance import ProvenanceRules
 from portq.classifier.rules.scope import ScopeRules, _scope_names
 from portq.classifier.rules.switches import SwitchRules
 from portq.classifier.rules.wrappers import WrapperRules
+from portq.classifier.rules.tuners import TunerRules
 from portq.core.evidence import Evidence, Kind, Location, Side, located
 from portq.core.model import (FLAGGED, IN_SYNC, NEEDS_REVIEW, NOT_APPLICABLE, SEVERITY, EntryChanges, FileChange, SymbolVerdict,
                               TouchedSymbol, Verdict)
@@ -192,7 +193,7 @@ def _of_this(bindings: list[tuple[str, str, str]], others: set[str]) -> list[tup
 
 class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRules, BranchRules, SwitchRules,
                        AttributionRules, FormRules, ScopeRules, InterfaceRules, CalleePathRules, DefinitionRules,
-                       GuardRules, BuildRules, MovedLineRules, PinnedLauncherRules):
+                       GuardRules, BuildRules, MovedLineRules, PinnedLauncherRules, TunerRules):
     """Decides the verdict of each touched symbol of an entry."""
 
     def __init__(self, context, index: TreeIndex) -> None:
@@ -1267,6 +1268,16 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
                               evidence + [new_side_evidence(symbol, Kind.COSMETIC,
                                                             "only the autotune configs change; the port is not "
                                                             "autotuned", "configs")])
+        tuner = self._uncarried_tuner(symbol, definition)
+        if tuner:
+            return self._base("uncarried-tuner", symbol, NOT_APPLICABLE, "not-carried", "body",
+                              f"{symbol.name} changed only the arguments of its @{tuner} tuning decorator, and the "
+                              f"port at {definition.cite} carries no @{tuner} (it passes its own launch parameters), "
+                              "so how that tuner picks them is an interface it lacks: not-carried rather than a "
+                              "change the port must follow",
+                              evidence + [new_side_evidence(symbol, Kind.NOT_CARRIED,
+                                                            f"only the arguments of @{tuner} change; the port does "
+                                                            "not carry it", tuner)])
         aliased = self._aliased_only(entry, symbol)
         if aliased:
             return self._base("macro-alias", symbol, NOT_APPLICABLE, "cosmetic", "body",
