@@ -95,6 +95,7 @@ from portq.classifier.rules.scope import ScopeRules, _scope_names
 from portq.classifier.rules.switches import SwitchRules
 from portq.classifier.rules.wrappers import WrapperRules
 from portq.classifier.rules.tuners import TunerRules
+from portq.classifier.rules.absorption import AbsorptionRules
 from portq.core.evidence import Evidence, Kind, Location, Side, located
 from portq.core.model import (FLAGGED, IN_SYNC, NEEDS_REVIEW, NOT_APPLICABLE, SEVERITY, EntryChanges, FileChange, SymbolVerdict,
                               TouchedSymbol, Verdict)
@@ -193,7 +194,8 @@ def _of_this(bindings: list[tuple[str, str, str]], others: set[str]) -> list[tup
 
 class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRules, BranchRules, SwitchRules,
                        AttributionRules, FormRules, ScopeRules, InterfaceRules, CalleePathRules, DefinitionRules,
-                       GuardRules, BuildRules, MovedLineRules, PinnedLauncherRules, TunerRules):
+                       GuardRules, BuildRules, MovedLineRules, PinnedLauncherRules, TunerRules,
+                       AbsorptionRules):
     """Decides the verdict of each touched symbol of an entry."""
 
     def __init__(self, context, index: TreeIndex) -> None:
@@ -1278,6 +1280,21 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
                               evidence + [new_side_evidence(symbol, Kind.NOT_CARRIED,
                                                             f"only the arguments of @{tuner} change; the port does "
                                                             "not carry it", tuner)])
+        absorbed = self._absorbed(symbol, definition)
+        if absorbed:
+            callee, tuner = absorbed
+            kept = "not-carried" if tuner else "cosmetic"
+            also = (f"; its @{tuner} tuning decorator also changed its arguments, and the port at {definition.cite} "
+                    f"carries no @{tuner}") if tuner else ""
+            return self._base(("absorbed-callee", "uncarried-tuner") if tuner else "absorbed-callee", symbol,
+                              NOT_APPLICABLE, kept, "body",
+                              f"{symbol.name} only handed each of its parameters on to {callee}, and now is "
+                              f"{callee}'s old body under its own name and parameters, its decorators outside "
+                              f"{callee}'s: the same values reach the same body under the same wrappers{also}, so "
+                              f"{kept} rather than a change the port must follow",
+                              evidence + [new_side_evidence(symbol, Kind.NOT_CARRIED if tuner else Kind.COSMETIC,
+                                                            f"absorbed {callee}, every parameter passed on unchanged",
+                                                            callee)])
         aliased = self._aliased_only(entry, symbol)
         if aliased:
             return self._base("macro-alias", symbol, NOT_APPLICABLE, "cosmetic", "body",
