@@ -96,6 +96,7 @@ from portq.classifier.rules.switches import SwitchRules
 from portq.classifier.rules.wrappers import WrapperRules
 from portq.classifier.rules.tuners import TunerRules
 from portq.classifier.rules.absorption import AbsorptionRules
+from portq.classifier.rules.selectors import SelectorRules
 from portq.core.evidence import Evidence, Kind, Location, Side, located
 from portq.core.model import (FLAGGED, IN_SYNC, NEEDS_REVIEW, NOT_APPLICABLE, SEVERITY, EntryChanges, FileChange, SymbolVerdict,
                               TouchedSymbol, Verdict)
@@ -195,7 +196,7 @@ def _of_this(bindings: list[tuple[str, str, str]], others: set[str]) -> list[tup
 class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRules, BranchRules, SwitchRules,
                        AttributionRules, FormRules, ScopeRules, InterfaceRules, CalleePathRules, DefinitionRules,
                        GuardRules, BuildRules, MovedLineRules, PinnedLauncherRules, TunerRules,
-                       AbsorptionRules):
+                       AbsorptionRules, SelectorRules):
     """Decides the verdict of each touched symbol of an entry."""
 
     def __init__(self, context, index: TreeIndex) -> None:
@@ -943,6 +944,7 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
         return self._formatter_only(symbol) or verdict
 
     def _decided_by_definitions(self, entry: EntryChanges, symbol: TouchedSymbol, facts: RangeFacts) -> SymbolVerdict:
+        self._range_moves = facts.moves  # ``declared-selector`` reads which definitions carry anchored bodies
         paths = self._paths(symbol, facts)
         ports = self._ports(symbol, paths)
         moved = self._moved(entry, symbol, paths, ports, facts)
@@ -1442,6 +1444,16 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
                                                             f"the port lacks {', '.join(launched[:4])}; its launch "
                                                             "passes a value that leaves the changed branches out",
                                                             launched[0])])
+        selected = self._declared_selector(symbol, _scope_names(param_scope), self._ported_names(entry))
+        if selected:
+            return self._base("declared-selector", symbol, NOT_APPLICABLE, "not-carried", "body",
+                              f"with {selected[0]}, which the tree declares not carried, fixed to {selected[1]} (the "
+                              f"one key whose branch reaches what the tree ports), {symbol.name} is the same before "
+                              "and after: the change lies in backends the port does not run, so not-carried rather "
+                              "than NEEDS_REVIEW",
+                              evidence + [new_side_evidence(symbol, Kind.NOT_CARRIED,
+                                                            f"{selected[0]} fixed to {selected[1]}; only other "
+                                                            "backends change", selected[0])])
         moved = self._moved_callee(entry, symbol)
         if moved is not None:
             return moved
