@@ -97,6 +97,7 @@ from portq.classifier.rules.wrappers import WrapperRules
 from portq.classifier.rules.tuners import TunerRules
 from portq.classifier.rules.absorption import AbsorptionRules
 from portq.classifier.rules.selectors import SelectorRules
+from portq.classifier.rules.checks import CheckRules
 from portq.core.evidence import Evidence, Kind, Location, Side, located
 from portq.core.model import (FLAGGED, IN_SYNC, NEEDS_REVIEW, NOT_APPLICABLE, SEVERITY, EntryChanges, FileChange, SymbolVerdict,
                               TouchedSymbol, Verdict)
@@ -196,7 +197,7 @@ def _of_this(bindings: list[tuple[str, str, str]], others: set[str]) -> list[tup
 class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRules, BranchRules, SwitchRules,
                        AttributionRules, FormRules, ScopeRules, InterfaceRules, CalleePathRules, DefinitionRules,
                        GuardRules, BuildRules, MovedLineRules, PinnedLauncherRules, TunerRules,
-                       AbsorptionRules, SelectorRules):
+                       AbsorptionRules, SelectorRules, CheckRules):
     """Decides the verdict of each touched symbol of an entry."""
 
     def __init__(self, context, index: TreeIndex) -> None:
@@ -1454,6 +1455,15 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
                               evidence + [new_side_evidence(symbol, Kind.NOT_CARRIED,
                                                             f"{selected[0]} fixed to {selected[1]}; only other "
                                                             "backends change", selected[0])])
+        unchecked = self._port_lacks_check(symbol, definition)
+        if unchecked:
+            return self._base("port-lacks-check", symbol, IN_SYNC, None, "body",
+                              f"{symbol.name}'s only change removes {', '.join(unchecked)} assertions, and the port at "
+                              f"{definition.cite} makes none: the touched lines are already in the port's form, so "
+                              "IN_SYNC rather than a change the port must follow",
+                              evidence + [new_side_evidence(symbol, Kind.BODY,
+                                                            f"only {', '.join(unchecked)} assertions removed; the port "
+                                                            "has none", unchecked[0])])
         moved = self._moved_callee(entry, symbol)
         if moved is not None:
             return moved
