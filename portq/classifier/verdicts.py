@@ -100,6 +100,10 @@ from portq.classifier.rules.scaffolding import ScaffoldRules
 from portq.classifier.rules.scope import ScopeRules, _scope_names
 from portq.classifier.rules.switches import SwitchRules
 from portq.classifier.rules.wrappers import WrapperRules
+from portq.classifier.rules.tuners import TunerRules
+from portq.classifier.rules.absorption import AbsorptionRules
+from portq.classifier.rules.selectors import SelectorRules
+from portq.classifier.rules.checks import CheckRules
 from portq.core.evidence import Evidence, Kind, Location, Side, located
 from portq.core.model import (FLAGGED, IN_SYNC, NEEDS_REVIEW, NOT_APPLICABLE, SEVERITY, EntryChanges, FileChange, SymbolVerdict,
                               TouchedSymbol, Verdict)
@@ -200,7 +204,8 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
                        AttributionRules, FormRules, ScopeRules, InterfaceRules, CalleePathRules, DefinitionRules,
                        GuardRules, BuildRules, MovedLineRules, PinnedLauncherRules, ModuleConstantRules,
                        TracingRules, ScaffoldRules,
-                       PreprocessedRules, NotCarriedPathRules):
+                       PreprocessedRules, NotCarriedPathRules, TunerRules,
+                       AbsorptionRules, SelectorRules, CheckRules):
     """Decides the verdict of each touched symbol of an entry."""
 
     def __init__(self, context, index: TreeIndex) -> None:
@@ -957,6 +962,7 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
         return self._formatter_only(symbol) or verdict
 
     def _decided_by_definitions(self, entry: EntryChanges, symbol: TouchedSymbol, facts: RangeFacts) -> SymbolVerdict:
+        self._range_moves = facts.moves  # ``declared-selector`` reads which definitions carry anchored bodies
         paths = self._paths(symbol, facts)
         ports = self._ports(symbol, paths)
         moved = self._moved(entry, symbol, paths, ports, facts)
@@ -1296,6 +1302,31 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
                               evidence + [new_side_evidence(symbol, Kind.COSMETIC,
                                                             "only the autotune configs change; the port is not "
                                                             "autotuned", "configs")])
+        tuner = self._uncarried_tuner(symbol, definition)
+        if tuner:
+            return self._base("uncarried-tuner", symbol, NOT_APPLICABLE, "not-carried", "body",
+                              f"{symbol.name} changed only the arguments of its @{tuner} tuning decorator, and the "
+                              f"port at {definition.cite} carries no @{tuner} (it passes its own launch parameters), "
+                              "so how that tuner picks them is an interface it lacks: not-carried rather than a "
+                              "change the port must follow",
+                              evidence + [new_side_evidence(symbol, Kind.NOT_CARRIED,
+                                                            f"only the arguments of @{tuner} change; the port does "
+                                                            "not carry it", tuner)])
+        absorbed = self._absorbed(symbol, definition)
+        if absorbed:
+            callee, tuner = absorbed
+            kept = "not-carried" if tuner else "cosmetic"
+            also = (f"; its @{tuner} tuning decorator also changed its arguments, and the port at {definition.cite} "
+                    f"carries no @{tuner}") if tuner else ""
+            return self._base(("absorbed-callee", "uncarried-tuner") if tuner else "absorbed-callee", symbol,
+                              NOT_APPLICABLE, kept, "body",
+                              f"{symbol.name} only handed each of its parameters on to {callee}, and now is "
+                              f"{callee}'s old body under its own name and parameters, its decorators outside "
+                              f"{callee}'s: the same values reach the same body under the same wrappers{also}, so "
+                              f"{kept} rather than a change the port must follow",
+                              evidence + [new_side_evidence(symbol, Kind.NOT_CARRIED if tuner else Kind.COSMETIC,
+                                                            f"absorbed {callee}, every parameter passed on unchanged",
+                                                            callee)])
         aliased = self._aliased_only(entry, symbol)
         if aliased:
             return self._base("macro-alias", symbol, NOT_APPLICABLE, "cosmetic", "body",
@@ -1447,6 +1478,25 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
                                                             f"the port lacks {', '.join(launched[:4])}; its launch "
                                                             "passes a value that leaves the changed branches out",
                                                             launched[0])])
+        selected = self._declared_selector(symbol, _scope_names(param_scope), self._ported_names(entry))
+        if selected:
+            return self._base("declared-selector", symbol, NOT_APPLICABLE, "not-carried", "body",
+                              f"with {selected[0]}, which the tree declares not carried, fixed to {selected[1]} (the "
+                              f"one key whose branch reaches what the tree ports), {symbol.name} is the same before "
+                              "and after: the change lies in backends the port does not run, so not-carried rather "
+                              "than NEEDS_REVIEW",
+                              evidence + [new_side_evidence(symbol, Kind.NOT_CARRIED,
+                                                            f"{selected[0]} fixed to {selected[1]}; only other "
+                                                            "backends change", selected[0])])
+        unchecked = self._port_lacks_check(symbol, definition)
+        if unchecked:
+            return self._base("port-lacks-check", symbol, IN_SYNC, None, "body",
+                              f"{symbol.name}'s only change removes {', '.join(unchecked)} assertions, and the port at "
+                              f"{definition.cite} makes none: the touched lines are already in the port's form, so "
+                              "IN_SYNC rather than a change the port must follow",
+                              evidence + [new_side_evidence(symbol, Kind.BODY,
+                                                            f"only {', '.join(unchecked)} assertions removed; the port "
+                                                            "has none", unchecked[0])])
         moved = self._moved_callee(entry, symbol)
         if moved is not None:
             return moved

@@ -43,6 +43,7 @@ def _registry() -> dict[str, Rule]:
     from portq.classifier.rules import module_constants, tracing
     from portq.classifier.rules import library_calls, scaffolding
     from portq.classifier.rules import not_carried_paths, preprocessed
+    from portq.classifier.rules import absorption, checks, selectors, tuners
 
     found: dict[str, Rule] = {}
     for module in (ownership, provenance, cosmetic, form, branches, guards, switches, wrappers, attribution, parameters,
@@ -50,7 +51,8 @@ def _registry() -> dict[str, Rule]:
                    moved_lines, computation, launch_checks, renamed_helpers, namespace_wrap, inlining, returns,
                    spellings, reverts, pinned_launchers, module_constants, tracing, scaffolding,
                    library_calls,
-                   preprocessed, not_carried_paths):
+                   preprocessed, not_carried_paths, tuners,
+                   absorption, selectors, checks):
         for rule in module.RULES:
             if rule.id in found:
                 raise ValueError(f"rule id {rule.id} is stated twice")
