@@ -31,6 +31,15 @@ a rewrite of a ported definition where none happened:
   rules read the conditionals from the text (``build_lines``): real CUDA
   sources declare helpers through macros tree-sitter cannot parse.
 
+* ``other-build-stub``: the same lines where the branch the default build
+  takes adds only whole definitions, each new under a name the old file never
+  used, defined again by the commit in the branch the default build drops,
+  and ported or declared by nothing in the tree (``#else`` ``void convert(…)
+  { throw …; }`` beside the other build's new ``convert``): the default
+  build's counterpart of the other build's new function, a sibling like it,
+  so not-ported. A lone new definition in the taken branch, a name the file
+  already had, or a ported name stays flagged.
+
 The code: ``BuildRules`` holds the method of the verdict table
 (``portq.classifier.verdicts.SymbolClassifier``, which is built from it) that
 applies the rule; the preprocessor reading is ``portq.classifier.rules.branches``'.
@@ -70,6 +79,16 @@ RULES = (
          "Wrapping an unchanged line in such a branch, unwrapping one, or a macro the tree sets stays flagged.",
          "+#if defined(USE_GPU_B)\n+__global__ void convert_k(float* x) { /* other build only */ }\n+#endif",
          "classifier.rules.builds.build_lines, classifier.rules.builds.BuildRules._other_build_lines"),
+    Rule("other-build-stub", ("NOT_APPLICABLE",),
+         "The changed lines outside definitions of `other-build-lines`, where the branch the default build takes "
+         "adds only whole definitions, each new under a name the file never used before, defined again by the same "
+         "commit in the branch the default build drops, and ported or declared by nothing in the tree: the default "
+         "build's counterpart (a stub that refuses, say) of the other build's new function, a sibling for each "
+         "build like the definitions themselves: not-ported. A default-build definition with no counterpart in the "
+         "other build's branch, a name the file already had, or one the tree ports stays flagged.",
+         "+#if defined(USE_GPU_B)\n+void convert(float* x) { convert_k<<<1, 64>>>(x); }\n+#else\n"
+         "+void convert(float* x) { throw_unsupported(); }\n+#endif",
+         "classifier.rules.builds.BuildRules._other_build_lines, classifier.rules.builds.BuildRules._other_build_stubs"),
 )
 
 _IDENTIFIER = re.compile(rb"\b[A-Za-z_]\w*\b")
@@ -297,9 +316,12 @@ class BuildRules:
         removed = {line for hunk in change.hunks for line in hunk.removed_lines}
         added = {line for hunk in change.hunks for line in hunk.added_lines}
         lines = [t.source.split(b"\n") for t in tables]
+        stubs = self._other_build_stubs(entry, symbol, tables, status[1])
         for which, touched in enumerate((removed, added)):
-            if any(status[which].get(n) == TAKEN and not _blank(lines[which][n - 1]) for n in touched):
+            if any(status[which].get(n) == TAKEN and not _blank(lines[which][n - 1])
+                   and (which == 0 or n not in stubs) for n in touched):
                 return None  # the default build gains (or loses) code in the branch such a conditional takes
+        stubbed = sorted({stubs[n] for n in added if n in stubs and status[1].get(n) == TAKEN})
         kept_old = [n for n in range(1, len(lines[0]) + 1) if n not in removed]
         kept_new = [n for n in range(1, len(lines[1]) + 1) if n not in added]
         if len(kept_old) != len(kept_new):
@@ -308,6 +330,18 @@ class BuildRules:
             if _compiled(status[0].get(before)) != _compiled(status[1].get(after)) and not _blank(lines[1][after - 1]):
                 return None  # an unchanged line the default build compiled (or dropped) is dropped (or compiled) now
         names = ", ".join(sorted(off)[:3])
+        if stubbed:
+            return self._base("other-build-stub", symbol, NOT_APPLICABLE, "not-ported", "body",
+                              f"the lines outside definitions only open, switch and close conditionals on {names}, "
+                              "which no source of the file defines and no file of the tree sets, and the branch the "
+                              f"default build takes adds only {', '.join(stubbed)}, new under a name the file never "
+                              "used, the counterpart of the other build's new definition, which nothing in the tree "
+                              "ports or declares: a sibling for each build, so not-ported rather than a change to "
+                              "what the port runs",
+                              [Evidence(kind=Kind.COSMETIC, side="upstream-new", path=symbol.path, symbol=symbol.name,
+                                        subject=stubbed[0],
+                                        message=f"the default build's new {stubbed[0]} stands for the other "
+                                                f"build's; the changed top-level lines are {names}-only")])
         return self._base("other-build-lines", symbol, NOT_APPLICABLE, "not-ported", "body",
                           f"the lines outside definitions only open, switch and close conditionals on {names}, "
                           "which no source of the file defines and no file of the tree sets, or sit in the branches "
@@ -317,6 +351,28 @@ class BuildRules:
                                     subject=sorted(off)[0],
                                     message=f"the changed top-level lines are {names}-only: the default build drops "
                                             "them or decides by them")])
+
+    def _other_build_stubs(self, entry: EntryChanges, symbol: TouchedSymbol, tables, status: dict[int, str]) \
+            -> dict[int, str]:
+        """``other-build-stub`` (see the module): line -> name for the lines of each definition the commit adds to
+        the file under a name its old side never named, defined again by the commit in a branch the default build
+        drops, and that nothing in the tree ports or declares."""
+        old_names = {m.group(0).decode() for m in _IDENTIFIER.finditer(tables[0].source)}
+        added = [s for s in entry.symbols if s.path == symbol.path and s.change == "added" and s.new_lines
+                 and s.name not in ("<toplevel>", "<lines>")]
+        found: dict[int, str] = {}
+        for stub in added:
+            first, last = stub.new_lines
+            if status.get(first) != TAKEN or stub.name in old_names:
+                continue
+            if not any(o.name == stub.name and o is not stub and status.get(o.new_lines[0]) == DROPPED for o in added):
+                continue
+            paths = {symbol.path}
+            if self.index.ports_for(self.upstream, paths, stub.name, stub.qualified_name) \
+                    or self.index.not_carried_for(self.upstream, paths, stub.name, stub.qualified_name):
+                continue
+            found.update({n: stub.name for n in range(first, last + 1)})
+        return found
 
 
 def _compiled(mark: str | None) -> str | None:
