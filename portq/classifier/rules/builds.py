@@ -40,6 +40,16 @@ a rewrite of a ported definition where none happened:
   so not-ported. A lone new definition in the taken branch, a name the file
   already had, or a ported name stays flagged.
 
+* ``equal-alternatives``: a C/C++ file whose tokens, comments dropped, are
+  the same before and after once each conditional with one ``#else`` and no
+  ``#elif`` whose branches have the same tokens (read through the type
+  aliases their library documents as one type: torch's deprecated
+  ``at::IntList`` is ``at::IntArrayRef``) is replaced by one branch: every
+  build compiled the same code whether the macro was set or not, so dropping
+  (or adding) the alternative is cosmetic for every touched definition of the
+  file, also where a parameter list split by the directives does not parse.
+  Branches that differ, or a file changed in anything else, stay flagged.
+
 The code: ``BuildRules`` holds the method of the verdict table
 (``portq.classifier.verdicts.SymbolClassifier``, which is built from it) that
 applies the rule; the preprocessor reading is ``portq.classifier.rules.branches``'.
@@ -50,6 +60,7 @@ names a corpus symbol, path or commit.
 from __future__ import annotations
 
 import re
+from typing import Callable
 
 from portq.classifier.reading import _changed_lines, _file_change, _walk_nodes
 from portq.classifier.rules import Rule, branches
@@ -89,6 +100,18 @@ RULES = (
          "+#if defined(USE_GPU_B)\n+void convert(float* x) { convert_k<<<1, 64>>>(x); }\n+#else\n"
          "+void convert(float* x) { throw_unsupported(); }\n+#endif",
          "classifier.rules.builds.BuildRules._other_build_lines, classifier.rules.builds.BuildRules._other_build_stubs"),
+    Rule("equal-alternatives", ("NOT_APPLICABLE",),
+         "A C/C++ file whose tokens, comments dropped, are the same before and after once each preprocessor "
+         "conditional with one `#else` and no `#elif` whose two branches have the same tokens, read through the "
+         "type aliases their library documents as one type (`at::IntList` is torch's deprecated alias of "
+         "`at::IntArrayRef`, both `ArrayRef<int64_t>`), is replaced by one branch, changed only such a "
+         "conditional: every build, the macro set or not, compiled the same code, so removing (or adding) the "
+         "alternative changes nothing any port runs: cosmetic, for every touched definition of the file, also "
+         "where tree-sitter cannot parse a parameter list the directives split. Branches that differ in anything "
+         "else, or a file that changes in anything else too, stay with the other rules.",
+         "-#ifdef VERSION_GE_1_1\n     at::IntArrayRef normalized_shape,\n-#else\n-    at::IntList normalized_shape,\n"
+         "-#endif",
+         "classifier.rules.builds.alternatives_collapsed, classifier.rules.builds.BuildRules._equal_alternatives"),
 )
 
 _IDENTIFIER = re.compile(rb"\b[A-Za-z_]\w*\b")
@@ -373,6 +396,85 @@ class BuildRules:
                 continue
             found.update({n: stub.name for n in range(first, last + 1)})
         return found
+
+    def _equal_alternatives(self, symbol: TouchedSymbol, ports: Callable[[], list[str]]) -> SymbolVerdict | None:
+        """``equal-alternatives`` (see the module): the symbol's C/C++ file changed only conditionals whose
+        branches are one program (``ports`` gives the symbol's in-tree ports, cited). None otherwise."""
+        if language_for_path(symbol.path) != "cpp" or not symbol.old_blob or not symbol.new_blob \
+                or symbol.old_blob == symbol.new_blob:
+            return None
+        tables = self._side_tables(symbol)
+        if any(t is None or t.source is None for t in tables):
+            return None
+        before, after = alternatives_collapsed(tables[0].source), alternatives_collapsed(tables[1].source)
+        if before is None or after is None or before[0] != after[0] or not (before[1] | after[1]):
+            return None
+        names = ", ".join(sorted(before[1] | after[1])[:3])
+        return self._base("equal-alternatives", symbol, NOT_APPLICABLE, "cosmetic", "body",
+                          f"{symbol.path} has the same tokens before and after once each conditional on {names} "
+                          "whose two branches are the same code (read through the type aliases their library "
+                          "documents as one type) is replaced by one branch: every build compiled the same, so "
+                          "cosmetic rather than a change the port must follow",
+                          [Evidence(kind=Kind.COSMETIC, side="upstream-new", path=symbol.path, symbol=symbol.name,
+                                    subject=sorted(before[1] | after[1])[0],
+                                    message=f"the conditionals on {names} choose between the same code")],
+                          ports=ports())
+
+
+_COMMENT = re.compile(rb'"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'|//[^\n]*|/\*.*?\*/', re.DOTALL)
+_TYPE_ALIASES = {(b"at", b"IntList"): b"IntArrayRef", (b"c10", b"IntList"): b"IntArrayRef"}
+"""``(namespace, alias) -> name`` of the types their library documents as one (torch's ``IntList``, deprecated,
+and ``IntArrayRef`` are both ``ArrayRef<int64_t>``)."""
+
+
+def _aliases_resolved(tokens: list[bytes]) -> list[bytes]:
+    """``tokens`` with each ``NS::ALIAS`` of ``_TYPE_ALIASES`` written as the name it stands for."""
+    return [_TYPE_ALIASES.get((tokens[i - 3], t), t) if i >= 3 and tokens[i - 2:i] == [b":", b":"] else t
+            for i, t in enumerate(tokens)]
+
+
+def alternatives_collapsed(source: bytes) -> tuple[list[bytes], set[str]] | None:
+    """``(tokens, macros)``: the source's tokens, comments dropped and aliases resolved, with each conditional
+    of one ``#else`` and no ``#elif`` whose branches have the same tokens replaced by them (innermost first),
+    and the macros such conditionals tested; None when the conditionals do not nest."""
+    text = _COMMENT.sub(lambda m: m.group(0) if m.group(0)[:1] in (b'"', b"'") else b"\n" * m.group(0).count(b"\n"),
+                        source)
+    top: list[bytes] = []
+    frames: list[tuple[list[bytes], list[list[bytes]], list[list[bytes]]]] = []  # (enclosing, directives, branches)
+    tested: set[str] = set()
+    for _, _, line in _logical_lines(text):
+        directive = _DIRECTIVE.match(line)
+        tokens = _aliases_resolved(_LEXEME.findall(line))
+        target = frames[-1][2][-1] if frames else top
+        if directive is None:
+            target.extend(tokens)
+            continue
+        kind = directive.group(1)
+        if kind in (b"if", b"ifdef", b"ifndef"):
+            frames.append((target, [tokens], [[]]))
+            continue
+        if not frames:
+            return None
+        enclosing, directives, branches_seen = frames[-1]
+        if kind != b"endif":
+            directives.append(tokens)
+            branches_seen.append([])
+            continue
+        frames.pop()
+        if len(branches_seen) == 2 and directives[1][-1:] == [b"else"] and branches_seen[0] == branches_seen[1]:
+            enclosing.extend(branches_seen[0])
+            tested |= _tested_names(directive_text(directives[0]))
+            continue
+        for opening, branch in zip(directives, branches_seen):
+            enclosing.extend(opening)
+            enclosing.extend(branch)
+        enclosing.extend(tokens)
+    return None if frames else (top, tested)
+
+
+def directive_text(tokens: list[bytes]) -> bytes:
+    """The test of a conditional's opening directive, from its tokens (``#`` and the keyword left out)."""
+    return b" ".join(tokens[2:])
 
 
 def _compiled(mark: str | None) -> str | None:
