@@ -40,12 +40,13 @@ def _registry() -> dict[str, Rule]:
                                         switches, wrappers)
     from portq.classifier.rules import (builds, computation, inlining, launch_checks, moved_lines, namespace_wrap,
                                         pinned_launchers, renamed_helpers, returns, reverts, spellings)
+    from portq.classifier.rules import respelled_calls
 
     found: dict[str, Rule] = {}
     for module in (ownership, provenance, cosmetic, form, branches, guards, switches, wrappers, attribution, parameters,
                    scope, equivalence, interface, launch, callee_path, definitions, identity, builds,
                    moved_lines, computation, launch_checks, renamed_helpers, namespace_wrap, inlining, returns,
-                   spellings, reverts, pinned_launchers):
+                   spellings, reverts, pinned_launchers, respelled_calls):
         for rule in module.RULES:
             if rule.id in found:
                 raise ValueError(f"rule id {rule.id} is stated twice")
