@@ -34,11 +34,13 @@ a rewrite of a ported definition where none happened:
 * ``other-build-stub``: the same lines where the branch the default build
   takes adds only whole definitions, each new under a name the old file never
   used, defined again by the commit in the branch the default build drops,
-  and ported or declared by nothing in the tree (``#else`` ``void convert(…)
-  { throw …; }`` beside the other build's new ``convert``): the default
-  build's counterpart of the other build's new function, a sibling like it,
-  so not-ported. A lone new definition in the taken branch, a name the file
-  already had, or a ported name stays flagged.
+  named nowhere else in the file (comments and strings aside), and ported or
+  declared by nothing in the tree (``#else`` ``void convert(…) { throw …; }``
+  beside the other build's new ``convert``): the default build's counterpart
+  of the other build's new function, a sibling like it, so not-ported. A lone
+  new definition in the taken branch, a name the file already had, a ported
+  name, or a stub another definition calls (a warp-size query a launcher now
+  reads) stays flagged.
 
 * ``equal-alternatives``: a C/C++ file whose tokens, comments dropped, are
   the same before and after once each conditional with one ``#else`` and no
@@ -93,10 +95,11 @@ RULES = (
     Rule("other-build-stub", ("NOT_APPLICABLE",),
          "The changed lines outside definitions of `other-build-lines`, where the branch the default build takes "
          "adds only whole definitions, each new under a name the file never used before, defined again by the same "
-         "commit in the branch the default build drops, and ported or declared by nothing in the tree: the default "
-         "build's counterpart (a stub that refuses, say) of the other build's new function, a sibling for each "
-         "build like the definitions themselves: not-ported. A default-build definition with no counterpart in the "
-         "other build's branch, a name the file already had, or one the tree ports stays flagged.",
+         "commit in the branch the default build drops, named nowhere else in the file and ported or declared by "
+         "nothing in the tree: the default build's counterpart (a stub that refuses, say) of the other build's new "
+         "function, a sibling for each build like the definitions themselves: not-ported. A default-build "
+         "definition with no counterpart in the other build's branch, a name the file already had, one the tree "
+         "ports, or one another definition of the file calls stays flagged.",
          "+#if defined(USE_GPU_B)\n+void convert(float* x) { convert_k<<<1, 64>>>(x); }\n+#else\n"
          "+void convert(float* x) { throw_unsupported(); }\n+#endif",
          "classifier.rules.builds.BuildRules._other_build_lines, classifier.rules.builds.BuildRules._other_build_stubs"),
@@ -388,8 +391,11 @@ class BuildRules:
             first, last = stub.new_lines
             if status.get(first) != TAKEN or stub.name in old_names:
                 continue
-            if not any(o.name == stub.name and o is not stub and status.get(o.new_lines[0]) == DROPPED for o in added):
+            siblings = [o for o in added if o.name == stub.name]
+            if not any(o is not stub and status.get(o.new_lines[0]) == DROPPED for o in siblings):
                 continue
+            if _named_outside(tables[1].source, stub.name, [o.new_lines for o in siblings]):
+                continue  # something else in the file calls it: the default build may now run it
             paths = {symbol.path}
             if self.index.ports_for(self.upstream, paths, stub.name, stub.qualified_name) \
                     or self.index.not_carried_for(self.upstream, paths, stub.name, stub.qualified_name):
@@ -475,6 +481,18 @@ def alternatives_collapsed(source: bytes) -> tuple[list[bytes], set[str]] | None
 def directive_text(tokens: list[bytes]) -> bytes:
     """The test of a conditional's opening directive, from its tokens (``#`` and the keyword left out)."""
     return b" ".join(tokens[2:])
+
+
+def _named_outside(source: bytes, name: str, spans: list[tuple[int, int]]) -> bool:
+    """True when a token of ``source`` outside comments, string literals and the 1-based line ``spans`` is
+    ``name``."""
+    wanted = name.encode()
+    for number, line in enumerate(_COMMENT.sub(lambda m: m.group(0) if m.group(0)[:1] in (b'"', b"'") else
+                                               b"\n" * m.group(0).count(b"\n"), source).split(b"\n"), start=1):
+        if wanted in line and not any(first <= number <= last for first, last in spans) \
+                and wanted in _LEXEME.findall(line):
+            return True
+    return False
 
 
 def _compiled(mark: str | None) -> str | None:
