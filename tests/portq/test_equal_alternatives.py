@@ -95,3 +95,9 @@ def test_a_file_that_changes_in_anything_else_stays_flagged(tmp_path):
     entry, _ = _scan(tmp_path, AND_MORE)
     assert entry.verdict in FLAGGED, entry.reason
     assert all("equal-alternatives" not in s.rules for s in entry.symbols), [s.rules for s in entry.symbols]
+
+
+def test_a_flipped_test_of_such_a_conditional_is_cosmetic(tmp_path):
+    entry, symbols = _scan(tmp_path, BEFORE.replace("#ifdef VERSION_NEW", "#ifndef VERSION_NEW"))
+    host = symbols["norm::scaleRows"]
+    assert host.verdict == NOT_APPLICABLE and "equal-alternatives" in host.rules, host.reason
