@@ -112,7 +112,7 @@ RULES = (
          "alternative changes nothing any port runs: cosmetic, for every touched definition of the file, also "
          "where tree-sitter cannot parse a parameter list the directives split. Branches that differ in anything "
          "else, or a file that changes in anything else too, stay with the other rules.",
-         "-#ifdef VERSION_GE_1_1\n     at::IntArrayRef normalized_shape,\n-#else\n-    at::IntList normalized_shape,\n"
+         "-#ifdef VERSION_NEW\n     at::IntArrayRef shape,\n-#else\n-    at::IntList shape,\n"
          "-#endif",
          "classifier.rules.builds.alternatives_collapsed, classifier.rules.builds.BuildRules._equal_alternatives"),
 )
