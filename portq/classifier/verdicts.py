@@ -959,7 +959,9 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
         verdict = self._decided_by_definitions(entry, symbol, facts)
         if verdict.verdict in (NOT_APPLICABLE, IN_SYNC):
             return verdict  # nothing to set aside: a file reformatted only ever takes back a flag
-        return self._formatter_only(symbol) or verdict
+        return self._formatter_only(symbol) or self._equal_alternatives(symbol, lambda: verdict.ports or [
+            f"{p.definition.cite} {p.definition.qualified_name}" for p in self._ports(symbol, self._paths(symbol, facts))]) \
+            or verdict
 
     def _decided_by_definitions(self, entry: EntryChanges, symbol: TouchedSymbol, facts: RangeFacts) -> SymbolVerdict:
         self._range_moves = facts.moves  # ``declared-selector`` reads which definitions carry anchored bodies

@@ -44,6 +44,7 @@ def _registry() -> dict[str, Rule]:
     from portq.classifier.rules import library_calls, scaffolding
     from portq.classifier.rules import not_carried_paths, preprocessed
     from portq.classifier.rules import absorption, checks, selectors, tuners
+    from portq.classifier.rules import respelled_calls
 
     found: dict[str, Rule] = {}
     for module in (ownership, provenance, cosmetic, form, branches, guards, switches, wrappers, attribution, parameters,
@@ -52,7 +53,8 @@ def _registry() -> dict[str, Rule]:
                    spellings, reverts, pinned_launchers, module_constants, tracing, scaffolding,
                    library_calls,
                    preprocessed, not_carried_paths, tuners,
-                   absorption, selectors, checks):
+                   absorption, selectors, checks,
+                   respelled_calls):
         for rule in module.RULES:
             if rule.id in found:
                 raise ValueError(f"rule id {rule.id} is stated twice")

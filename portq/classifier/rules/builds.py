@@ -31,6 +31,27 @@ a rewrite of a ported definition where none happened:
   rules read the conditionals from the text (``build_lines``): real CUDA
   sources declare helpers through macros tree-sitter cannot parse.
 
+* ``other-build-stub``: the same lines where the branch the default build
+  takes adds only whole definitions, each new under a name the old file never
+  used, defined again by the commit in the branch the default build drops,
+  named nowhere else in the file (comments and strings aside), and ported or
+  declared by nothing in the tree (``#else`` ``void convert(…) { throw …; }``
+  beside the other build's new ``convert``): the default build's counterpart
+  of the other build's new function, a sibling like it, so not-ported. A lone
+  new definition in the taken branch, a name the file already had, a ported
+  name, or a stub another definition calls (a warp-size query a launcher now
+  reads) stays flagged.
+
+* ``equal-alternatives``: a C/C++ file whose tokens, comments dropped, are
+  the same before and after once each conditional with one ``#else`` and no
+  ``#elif`` whose branches have the same tokens (read through the type
+  aliases their library documents as one type: torch's deprecated
+  ``at::IntList`` is ``at::IntArrayRef``) is replaced by one branch: every
+  build compiled the same code whether the macro was set or not, so dropping
+  (or adding) the alternative is cosmetic for every touched definition of the
+  file, also where a parameter list split by the directives does not parse.
+  Branches that differ, or a file changed in anything else, stay flagged.
+
 The code: ``BuildRules`` holds the method of the verdict table
 (``portq.classifier.verdicts.SymbolClassifier``, which is built from it) that
 applies the rule; the preprocessor reading is ``portq.classifier.rules.branches``'.
@@ -41,6 +62,7 @@ names a corpus symbol, path or commit.
 from __future__ import annotations
 
 import re
+from typing import Callable
 
 from portq.classifier.reading import _changed_lines, _file_change, _walk_nodes
 from portq.classifier.rules import Rule, branches
@@ -70,6 +92,29 @@ RULES = (
          "Wrapping an unchanged line in such a branch, unwrapping one, or a macro the tree sets stays flagged.",
          "+#if defined(USE_GPU_B)\n+__global__ void convert_k(float* x) { /* other build only */ }\n+#endif",
          "classifier.rules.builds.build_lines, classifier.rules.builds.BuildRules._other_build_lines"),
+    Rule("other-build-stub", ("NOT_APPLICABLE",),
+         "The changed lines outside definitions of `other-build-lines`, where the branch the default build takes "
+         "adds only whole definitions, each new under a name the file never used before, defined again by the same "
+         "commit in the branch the default build drops, named nowhere else in the file and ported or declared by "
+         "nothing in the tree: the default build's counterpart (a stub that refuses, say) of the other build's new "
+         "function, a sibling for each build like the definitions themselves: not-ported. A default-build "
+         "definition with no counterpart in the other build's branch, a name the file already had, one the tree "
+         "ports, or one another definition of the file calls stays flagged.",
+         "+#if defined(USE_GPU_B)\n+void convert(float* x) { convert_k<<<1, 64>>>(x); }\n+#else\n"
+         "+void convert(float* x) { throw_unsupported(); }\n+#endif",
+         "classifier.rules.builds.BuildRules._other_build_lines, classifier.rules.builds.BuildRules._other_build_stubs"),
+    Rule("equal-alternatives", ("NOT_APPLICABLE",),
+         "A C/C++ file whose tokens, comments dropped, are the same before and after once each preprocessor "
+         "conditional with one `#else` and no `#elif` whose two branches have the same tokens, read through the "
+         "type aliases their library documents as one type (`at::IntList` is torch's deprecated alias of "
+         "`at::IntArrayRef`, both `ArrayRef<int64_t>`), is replaced by one branch, changed only such a "
+         "conditional: every build, the macro set or not, compiled the same code, so removing (or adding) the "
+         "alternative changes nothing any port runs: cosmetic, for every touched definition of the file, also "
+         "where tree-sitter cannot parse a parameter list the directives split. Branches that differ in anything "
+         "else, or a file that changes in anything else too, stay with the other rules.",
+         "-#ifdef VERSION_NEW\n     at::IntArrayRef shape,\n-#else\n-    at::IntList shape,\n"
+         "-#endif",
+         "classifier.rules.builds.alternatives_collapsed, classifier.rules.builds.BuildRules._equal_alternatives"),
 )
 
 _IDENTIFIER = re.compile(rb"\b[A-Za-z_]\w*\b")
@@ -297,9 +342,12 @@ class BuildRules:
         removed = {line for hunk in change.hunks for line in hunk.removed_lines}
         added = {line for hunk in change.hunks for line in hunk.added_lines}
         lines = [t.source.split(b"\n") for t in tables]
+        stubs = self._other_build_stubs(entry, symbol, tables, status[1])
         for which, touched in enumerate((removed, added)):
-            if any(status[which].get(n) == TAKEN and not _blank(lines[which][n - 1]) for n in touched):
+            if any(status[which].get(n) == TAKEN and not _blank(lines[which][n - 1])
+                   and (which == 0 or n not in stubs) for n in touched):
                 return None  # the default build gains (or loses) code in the branch such a conditional takes
+        stubbed = sorted({stubs[n] for n in added if n in stubs and status[1].get(n) == TAKEN})
         kept_old = [n for n in range(1, len(lines[0]) + 1) if n not in removed]
         kept_new = [n for n in range(1, len(lines[1]) + 1) if n not in added]
         if len(kept_old) != len(kept_new):
@@ -308,6 +356,18 @@ class BuildRules:
             if _compiled(status[0].get(before)) != _compiled(status[1].get(after)) and not _blank(lines[1][after - 1]):
                 return None  # an unchanged line the default build compiled (or dropped) is dropped (or compiled) now
         names = ", ".join(sorted(off)[:3])
+        if stubbed:
+            return self._base("other-build-stub", symbol, NOT_APPLICABLE, "not-ported", "body",
+                              f"the lines outside definitions only open, switch and close conditionals on {names}, "
+                              "which no source of the file defines and no file of the tree sets, and the branch the "
+                              f"default build takes adds only {', '.join(stubbed)}, new under a name the file never "
+                              "used, the counterpart of the other build's new definition, which nothing in the tree "
+                              "ports or declares: a sibling for each build, so not-ported rather than a change to "
+                              "what the port runs",
+                              [Evidence(kind=Kind.COSMETIC, side="upstream-new", path=symbol.path, symbol=symbol.name,
+                                        subject=stubbed[0],
+                                        message=f"the default build's new {stubbed[0]} stands for the other "
+                                                f"build's; the changed top-level lines are {names}-only")])
         return self._base("other-build-lines", symbol, NOT_APPLICABLE, "not-ported", "body",
                           f"the lines outside definitions only open, switch and close conditionals on {names}, "
                           "which no source of the file defines and no file of the tree sets, or sit in the branches "
@@ -317,6 +377,122 @@ class BuildRules:
                                     subject=sorted(off)[0],
                                     message=f"the changed top-level lines are {names}-only: the default build drops "
                                             "them or decides by them")])
+
+    def _other_build_stubs(self, entry: EntryChanges, symbol: TouchedSymbol, tables, status: dict[int, str]) \
+            -> dict[int, str]:
+        """``other-build-stub`` (see the module): line -> name for the lines of each definition the commit adds to
+        the file under a name its old side never named, defined again by the commit in a branch the default build
+        drops, and that nothing in the tree ports or declares."""
+        old_names = {m.group(0).decode() for m in _IDENTIFIER.finditer(tables[0].source)}
+        added = [s for s in entry.symbols if s.path == symbol.path and s.change == "added" and s.new_lines
+                 and s.name not in ("<toplevel>", "<lines>")]
+        found: dict[int, str] = {}
+        for stub in added:
+            first, last = stub.new_lines
+            if status.get(first) != TAKEN or stub.name in old_names:
+                continue
+            siblings = [o for o in added if o.name == stub.name]
+            if not any(o is not stub and status.get(o.new_lines[0]) == DROPPED for o in siblings):
+                continue
+            if _named_outside(tables[1].source, stub.name, [o.new_lines for o in siblings]):
+                continue  # something else in the file calls it: the default build may now run it
+            paths = {symbol.path}
+            if self.index.ports_for(self.upstream, paths, stub.name, stub.qualified_name) \
+                    or self.index.not_carried_for(self.upstream, paths, stub.name, stub.qualified_name):
+                continue
+            found.update({n: stub.name for n in range(first, last + 1)})
+        return found
+
+    def _equal_alternatives(self, symbol: TouchedSymbol, ports: Callable[[], list[str]]) -> SymbolVerdict | None:
+        """``equal-alternatives`` (see the module): the symbol's C/C++ file changed only conditionals whose
+        branches are one program (``ports`` gives the symbol's in-tree ports, cited). None otherwise."""
+        if language_for_path(symbol.path) != "cpp" or not symbol.old_blob or not symbol.new_blob \
+                or symbol.old_blob == symbol.new_blob:
+            return None
+        tables = self._side_tables(symbol)
+        if any(t is None or t.source is None for t in tables):
+            return None
+        before, after = alternatives_collapsed(tables[0].source), alternatives_collapsed(tables[1].source)
+        if before is None or after is None or before[0] != after[0] or not (before[1] | after[1]):
+            return None
+        names = ", ".join(sorted(before[1] | after[1])[:3])
+        return self._base("equal-alternatives", symbol, NOT_APPLICABLE, "cosmetic", "body",
+                          f"{symbol.path} has the same tokens before and after once each conditional on {names} "
+                          "whose two branches are the same code (read through the type aliases their library "
+                          "documents as one type) is replaced by one branch: every build compiled the same, so "
+                          "cosmetic rather than a change the port must follow",
+                          [Evidence(kind=Kind.COSMETIC, side="upstream-new", path=symbol.path, symbol=symbol.name,
+                                    subject=sorted(before[1] | after[1])[0],
+                                    message=f"the conditionals on {names} choose between the same code")],
+                          ports=ports())
+
+
+_COMMENT = re.compile(rb'"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'|//[^\n]*|/\*.*?\*/', re.DOTALL)
+_TYPE_ALIASES = {(b"at", b"IntList"): b"IntArrayRef", (b"c10", b"IntList"): b"IntArrayRef"}
+"""``(namespace, alias) -> name`` of the types their library documents as one (torch's ``IntList``, deprecated,
+and ``IntArrayRef`` are both ``ArrayRef<int64_t>``)."""
+
+
+def _aliases_resolved(tokens: list[bytes]) -> list[bytes]:
+    """``tokens`` with each ``NS::ALIAS`` of ``_TYPE_ALIASES`` written as the name it stands for."""
+    return [_TYPE_ALIASES.get((tokens[i - 3], t), t) if i >= 3 and tokens[i - 2:i] == [b":", b":"] else t
+            for i, t in enumerate(tokens)]
+
+
+def alternatives_collapsed(source: bytes) -> tuple[list[bytes], set[str]] | None:
+    """``(tokens, macros)``: the source's tokens, comments dropped and aliases resolved, with each conditional
+    of one ``#else`` and no ``#elif`` whose branches have the same tokens replaced by them (innermost first),
+    and the macros such conditionals tested; None when the conditionals do not nest."""
+    text = _COMMENT.sub(lambda m: m.group(0) if m.group(0)[:1] in (b'"', b"'") else b"\n" * m.group(0).count(b"\n"),
+                        source)
+    top: list[bytes] = []
+    frames: list[tuple[list[bytes], list[list[bytes]], list[list[bytes]]]] = []  # (enclosing, directives, branches)
+    tested: set[str] = set()
+    for _, _, line in _logical_lines(text):
+        directive = _DIRECTIVE.match(line)
+        tokens = _aliases_resolved(_LEXEME.findall(line))
+        target = frames[-1][2][-1] if frames else top
+        if directive is None:
+            target.extend(tokens)
+            continue
+        kind = directive.group(1)
+        if kind in (b"if", b"ifdef", b"ifndef"):
+            frames.append((target, [tokens], [[]]))
+            continue
+        if not frames:
+            return None
+        enclosing, directives, branches_seen = frames[-1]
+        if kind != b"endif":
+            directives.append(tokens)
+            branches_seen.append([])
+            continue
+        frames.pop()
+        if len(branches_seen) == 2 and directives[1][-1:] == [b"else"] and branches_seen[0] == branches_seen[1]:
+            enclosing.extend(branches_seen[0])
+            tested |= _tested_names(directive_text(directives[0]))
+            continue
+        for opening, branch in zip(directives, branches_seen):
+            enclosing.extend(opening)
+            enclosing.extend(branch)
+        enclosing.extend(tokens)
+    return None if frames else (top, tested)
+
+
+def directive_text(tokens: list[bytes]) -> bytes:
+    """The test of a conditional's opening directive, from its tokens (``#`` and the keyword left out)."""
+    return b" ".join(tokens[2:])
+
+
+def _named_outside(source: bytes, name: str, spans: list[tuple[int, int]]) -> bool:
+    """True when a token of ``source`` outside comments, string literals and the 1-based line ``spans`` is
+    ``name``."""
+    wanted = name.encode()
+    for number, line in enumerate(_COMMENT.sub(lambda m: m.group(0) if m.group(0)[:1] in (b'"', b"'") else
+                                               b"\n" * m.group(0).count(b"\n"), source).split(b"\n"), start=1):
+        if wanted in line and not any(first <= number <= last for first, last in spans) \
+                and wanted in _LEXEME.findall(line):
+            return True
+    return False
 
 
 def _compiled(mark: str | None) -> str | None:

@@ -33,7 +33,7 @@ import re
 from portq.classifier.delta import Delta, Status
 from portq.classifier.moves import _raw_calls
 from portq.classifier.reading import _anchor_evidence, _caller_evidence, _kind_class
-from portq.classifier.rules import Rule, computation, equivalence, launch_checks, renamed_helpers, returns
+from portq.classifier.rules import Rule, computation, equivalence, launch_checks, renamed_helpers, respelled_calls, returns
 from portq.classifier.rules.parameters import (_first_line_quote, _out_param_evidence, _returned_instead,
                                                _upstream_param_evidence, template_retyped_parameters)
 from portq.classifier.rules.scope import _scope_names
@@ -345,6 +345,15 @@ class DefinitionRules:
         tabled = self._module_constant_elements(entry, symbol) if not items else None
         if tabled:
             return self._module_constant_verdict(symbol, tabled, evidence)
+        respelled = self._port_has_respelled_calls(symbol, definition) if not scoped and not items else None
+        if respelled:
+            pairs, names = respelled
+            named = ", ".join(f"{old} as {new}" for old, new in names.items())
+            return self._port_already_has("port-has-respelled-call", symbol, definition, pairs, evidence,
+                                          f"{symbol.name}'s change only respells the functions its calls "
+                                          f"call ({named}), the arguments kept, and the port already calls "
+                                          f"{', '.join(dict.fromkeys(names.values()))} and names none of the old "
+                                          f"({_cited(definition, pairs)})")
         checked = self._port_has_launch_check(symbol, definition) if not scoped else None
         if checked:
             return self._port_already_has("port-has-launch-check", symbol, definition, checked, evidence,
@@ -450,6 +459,14 @@ class DefinitionRules:
             return None
         nodes = self._clean_nodes(symbol, definition)
         return None if nodes is None else launch_checks.cpp_port_has_launch_check(*nodes)
+
+    def _port_has_respelled_calls(self, symbol, definition):
+        """``respelled_calls.cpp_port_has_respelled_calls`` for a C++ symbol and its C++ port; None when it
+        does not hold."""
+        if not language_for_path(symbol.path) == language_for_path(definition.file) == "cpp":
+            return None
+        nodes = self._clean_nodes(symbol, definition)
+        return None if nodes is None else respelled_calls.cpp_port_has_respelled_calls(*nodes)
 
     def _port_has_returned_change(self, symbol, definition):
         """``returns.port_has_returned_change`` for a Python symbol and its Python port: ``(upstream's new
