@@ -304,6 +304,12 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
         except Exception:  # an unreadable blob is a fallback, reported by the caller
             return None
 
+    def _parsed_table(self, blob: str | None, path: str | None):
+        """``_table``, only where tree-sitter read the whole file without an error (None otherwise): for readers
+        that follow names into other modules and must not guess through a broken parse."""
+        table = self._table(blob, path)
+        return table if table is not None and table.tree is not None and not table.tree.root_node.has_error else None
+
     def _side_tables(self, symbol: TouchedSymbol):
         """The symbol tables of a touched symbol's file before and after the commit, each None where it cannot
         be read."""
