@@ -304,6 +304,12 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
         except Exception:  # an unreadable blob is a fallback, reported by the caller
             return None
 
+    def _parsed_table(self, blob: str | None, path: str | None):
+        """``_table``, only where tree-sitter read the whole file without an error (None otherwise): for readers
+        that follow names into other modules and must not guess through a broken parse."""
+        table = self._table(blob, path)
+        return table if table is not None and table.tree is not None and not table.tree.root_node.has_error else None
+
     def _side_tables(self, symbol: TouchedSymbol):
         """The symbol tables of a touched symbol's file before and after the commit, each None where it cannot
         be read."""
@@ -900,6 +906,16 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
         verdict.evidence = [e if e.row is not None else e.with_row(row) for e in verdict.evidence]
         return verdict
 
+    def _form_only_verdict(self, rules: str | tuple[str, ...], symbol: TouchedSymbol, kept: str, said: str,
+                           evidence: list[Evidence], shown: str | None = None,
+                           subject: str | None = None) -> SymbolVerdict:
+        """NOT_APPLICABLE (``kept``: cosmetic or not-carried) for a body change proved to be nothing the port
+        must follow: ``said`` is the proof, up to the verdict it leads to; ``shown``, when given, the fact it
+        cites at the new definition."""
+        cited = [new_side_evidence(symbol, Kind.COSMETIC, shown, subject)] if shown is not None else []
+        return self._base(rules, symbol, NOT_APPLICABLE, kept, "body",
+                          f"{said} {kept} rather than a change the port must follow", evidence + cited)
+
     def _base(self, rules: str | tuple[str, ...], symbol: TouchedSymbol, verdict: str, justification: str | None,
               decided_by: str, reason: str, evidence: list[Evidence] | None = None,
               ports: list[str] | None = None) -> SymbolVerdict:
@@ -1169,67 +1185,63 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
         if renamed:
             pairs = ", ".join(f"{a} → {b}" for a, b in renamed[0][:4])
             if not renamed[1]:
-                return self._base("cosmetic-parameter-renaming", symbol, NOT_APPLICABLE, "cosmetic", "body",
-                                  f"{symbol.name} differs before and after only by a consistent renaming of its "
-                                  f"locals and parameters ({pairs}), each parameter in its place and none passed by "
-                                  "keyword, so every call binds the same values: cosmetic rather than a change the "
-                                  "port must follow",
-                                  evidence + [new_side_evidence(symbol, Kind.COSMETIC,
-                                                                f"locals and parameters renamed consistently: {pairs}",
-                                                                pairs)])
-            return self._base("renamed-binding", symbol, NOT_APPLICABLE, "cosmetic", "body",
-                              f"{symbol.name} differs before and after only by a consistent renaming of its locals, "
-                              f"parameters and the attributes it keeps on its first parameter ({pairs}), each "
-                              "parameter in its place; every call in the files the commit touches that bound a "
-                              "renamed parameter by keyword now binds the new name to the same value, and no use of "
-                              "a renamed attribute's old name is left there, so every call binds the same values: "
-                              "cosmetic rather than a change the port must follow",
-                              evidence + [new_side_evidence(symbol, Kind.COSMETIC,
-                                                            f"parameters, keyword arguments and attributes renamed "
-                                                            f"alike: {pairs}", pairs)])
+                return self._form_only_verdict(
+                    "cosmetic-parameter-renaming", symbol, "cosmetic",
+                    f"{symbol.name} differs before and after only by a consistent renaming of its "
+                    f"locals and parameters ({pairs}), each parameter in its place and none passed by "
+                    "keyword, so every call binds the same values:",
+                    evidence, f"locals and parameters renamed consistently: {pairs}",
+                    pairs)
+            return self._form_only_verdict(
+                "renamed-binding", symbol, "cosmetic",
+                f"{symbol.name} differs before and after only by a consistent renaming of its locals, "
+                f"parameters and the attributes it keeps on its first parameter ({pairs}), each "
+                "parameter in its place; every call in the files the commit touches that bound a "
+                "renamed parameter by keyword now binds the new name to the same value, and no use of "
+                "a renamed attribute's old name is left there, so every call binds the same values:",
+                evidence, f"parameters, keyword arguments and attributes renamed "
+                f"alike: {pairs}", pairs)
         renamed_cpp = self._cpp_renaming(symbol, old, new)
         if renamed_cpp:
             pairs = ", ".join(f"{a} → {b}" for a, b in renamed_cpp[:4])
-            return self._base("cpp-alpha-equivalence", symbol, NOT_APPLICABLE, "cosmetic", "body",
-                              f"{symbol.name} differs before and after only by a consistent renaming of its "
-                              f"parameters, each in its place, and locals ({pairs}), `const` qualifiers and "
-                              "comments; C++ binds arguments by position, so it computes the same from the same "
-                              "arguments: cosmetic rather than a change the port must follow",
-                              evidence + [new_side_evidence(symbol, Kind.COSMETIC,
-                                                            f"parameters and locals renamed consistently, const "
-                                                            f"aside: {pairs}", pairs)])
+            return self._form_only_verdict(
+                "cpp-alpha-equivalence", symbol, "cosmetic",
+                f"{symbol.name} differs before and after only by a consistent renaming of its "
+                f"parameters, each in its place, and locals ({pairs}), `const` qualifiers and "
+                "comments; C++ binds arguments by position, so it computes the same from the same "
+                "arguments:",
+                evidence, f"parameters and locals renamed consistently, const "
+                f"aside: {pairs}", pairs)
         both = self._both_sides(symbol, parsed=True) if language_for_path(symbol.path) == "cpp" else None
         named = cpp_parameter_names(both[0].node, both[1].node) if both is not None else None
         if named:
             spelled = ", ".join(f"{a or '(unnamed)'} → {b or '(unnamed)'}" for a, b in named[:4])
-            return self._base("unread-parameter-name", symbol, NOT_APPLICABLE, "cosmetic", "body",
-                              f"{symbol.name} differs before and after only by parameters gaining or losing their "
-                              f"names ({spelled}), none spelled anywhere else in the definition; C++ binds arguments "
-                              "by position, so a name nothing reads binds and shadows nothing: cosmetic rather than "
-                              "a change the port must follow",
-                              evidence + [new_side_evidence(symbol, Kind.COSMETIC,
-                                                            f"parameter names added or dropped, unread: {spelled}",
-                                                            spelled)])
+            return self._form_only_verdict(
+                "unread-parameter-name", symbol, "cosmetic",
+                f"{symbol.name} differs before and after only by parameters gaining or losing their "
+                f"names ({spelled}), none spelled anywhere else in the definition; C++ binds arguments "
+                "by position, so a name nothing reads binds and shadows nothing:",
+                evidence, f"parameter names added or dropped, unread: {spelled}",
+                spelled)
         followed = self._followed_keywords(entry, symbol)
         if followed:
             pairs = ", ".join(f"{callee}({a}= → {b}=)" for callee, a, b in followed[:4])
-            return self._base("renamed-binding", symbol, NOT_APPLICABLE, "cosmetic", "body",
-                              f"{symbol.name} differs before and after only by a consistent renaming of its locals "
-                              f"and the keywords its calls pass ({pairs}), each a parameter its callee renamed in "
-                              "its own place in this commit: every call binds the same values, so cosmetic rather "
-                              "than a change the port must follow",
-                              evidence + [new_side_evidence(symbol, Kind.COSMETIC,
-                                                            f"keywords renamed with their callees' parameters: "
-                                                            f"{pairs}", pairs)])
+            return self._form_only_verdict(
+                "renamed-binding", symbol, "cosmetic",
+                f"{symbol.name} differs before and after only by a consistent renaming of its locals "
+                f"and the keywords its calls pass ({pairs}), each a parameter its callee renamed in "
+                "its own place in this commit: every call binds the same values, so",
+                evidence, f"keywords renamed with their callees' parameters: "
+                f"{pairs}", pairs)
         aliases = self._module_aliases(symbol)
         if aliases:
-            return self._base("module-alias", symbol, NOT_APPLICABLE, "cosmetic", "body",
-                              f"{symbol.name} differs before and after only in naming a module through an alias "
-                              f"bound to exactly that module and nowhere rebound ({', '.join(aliases[:3])}): written "
-                              "out, both sides are the same program, so cosmetic rather than a change the port must "
-                              "follow", evidence + [new_side_evidence(symbol, Kind.COSMETIC,
-                                                                      f"module aliases: {', '.join(aliases[:3])}",
-                                                                      aliases[0])])
+            return self._form_only_verdict(
+                "module-alias", symbol, "cosmetic",
+                f"{symbol.name} differs before and after only in naming a module through an alias "
+                f"bound to exactly that module and nowhere rebound ({', '.join(aliases[:3])}): written "
+                "out, both sides are the same program, so",
+                evidence, f"module aliases: {', '.join(aliases[:3])}",
+                aliases[0])
         if self._same_python_ast(symbol):
             return self._base("cosmetic-ast", 
                 symbol, NOT_APPLICABLE, "cosmetic", "body",
@@ -1238,82 +1250,80 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
                 evidence + [_same_ast_evidence(symbol)],
             )
         if self._same_python_ast_without_passes(symbol):
-            return self._base("redundant-pass", symbol, NOT_APPLICABLE, "cosmetic", "body",
-                              f"{symbol.name} has the same Python AST before and after once pass statements in "
-                              "blocks holding other statements (which do nothing) are dropped: formatting only, so "
-                              "cosmetic rather than a change the port must follow",
-                              evidence + [new_side_evidence(symbol, Kind.COSMETIC, "the same Python AST once "
-                                                            "redundant pass statements are dropped")])
+            return self._form_only_verdict(
+                "redundant-pass", symbol, "cosmetic",
+                f"{symbol.name} has the same Python AST before and after once pass statements in "
+                "blocks holding other statements (which do nothing) are dropped: formatting only, so",
+                evidence, "the same Python AST once "
+                "redundant pass statements are dropped")
         if self._same_python_ast_without_logging(symbol):
-            return self._base("log-only", symbol, NOT_APPLICABLE, "cosmetic", "body",
-                              f"{symbol.name} is the same Python program before and after once statements that "
-                              "only emit a log record (logging calls whose arguments call nothing, `import logging`) "
-                              "are dropped: they compute nothing the port returns or launches, so cosmetic rather "
-                              "than a change the port must follow",
-                              evidence + [new_side_evidence(symbol, Kind.COSMETIC, "the same Python AST once "
-                                                            "log-only statements are dropped")])
+            return self._form_only_verdict(
+                "log-only", symbol, "cosmetic",
+                f"{symbol.name} is the same Python program before and after once statements that "
+                "only emit a log record (logging calls whose arguments call nothing, `import logging`) "
+                "are dropped: they compute nothing the port returns or launches, so",
+                evidence, "the same Python AST once "
+                "log-only statements are dropped")
         inlined = self._inlined_helpers(entry, symbol)
         if inlined:
-            return self._base("inlined-helper", symbol, NOT_APPLICABLE, "cosmetic", "body",
-                              f"{symbol.name} only replaces an expression by a call of "
-                              f"{', '.join(inlined[:3])}, which takes nothing and returns exactly that "
-                              "expression, every name it reads bound as the old place bound it: written back, "
-                              "the definition is the same program, so cosmetic rather than a change the port "
-                              "must follow",
-                              evidence + [new_side_evidence(symbol, Kind.COSMETIC,
-                                                            f"calls written back as the expression returned: "
-                                                            f"{', '.join(inlined[:3])}", inlined[0])])
+            return self._form_only_verdict(
+                "inlined-helper", symbol, "cosmetic",
+                f"{symbol.name} only replaces an expression by a call of "
+                f"{', '.join(inlined[:3])}, which takes nothing and returns exactly that "
+                "expression, every name it reads bound as the old place bound it: written back, "
+                "the definition is the same program, so",
+                evidence, f"calls written back as the expression returned: "
+                f"{', '.join(inlined[:3])}", inlined[0])
         respelled = self._equivalent_decorators(symbol)
         if respelled:
-            return self._base("documented-equivalent-decorator", symbol, NOT_APPLICABLE, "cosmetic", "body",
-                              f"{symbol.name} only replaces deprecated decorators by the equivalent their library "
-                              f"documents, with the arguments that make them equal ({'; '.join(respelled[:3])}), "
-                              "so cosmetic rather than a change the port must follow",
-                              evidence + [new_side_evidence(symbol, Kind.COSMETIC,
-                                                            f"documented equivalent decorators: "
-                                                            f"{'; '.join(respelled[:3])}")])
+            return self._form_only_verdict(
+                "documented-equivalent-decorator", symbol, "cosmetic",
+                f"{symbol.name} only replaces deprecated decorators by the equivalent their library "
+                f"documents, with the arguments that make them equal ({'; '.join(respelled[:3])}), "
+                "so",
+                evidence, f"documented equivalent decorators: "
+                f"{'; '.join(respelled[:3])}")
         called = self._equivalent_calls(symbol)
         if called:
-            return self._base("documented-equivalent-call", symbol, NOT_APPLICABLE, "cosmetic", "body",
-                              f"{symbol.name} only respells calls as the call their library's source defines them "
-                              f"to be ({'; '.join(called[:3])}), so cosmetic rather than a change the port must "
-                              "follow",
-                              evidence + [new_side_evidence(symbol, Kind.COSMETIC,
-                                                            f"documented equivalent calls: {'; '.join(called[:3])}")])
+            return self._form_only_verdict(
+                "documented-equivalent-call", symbol, "cosmetic",
+                f"{symbol.name} only respells calls as the call their library's source defines them "
+                f"to be ({'; '.join(called[:3])}), so",
+                evidence, f"documented equivalent calls: {'; '.join(called[:3])}")
         computed = self._modified_sides(symbol, "python", parsed=True)
         if computed is not None and same_computation(computed[0].node, computed[1].node):
-            return self._base("cosmetic-computation", symbol, NOT_APPLICABLE, "cosmetic", "body",
-                              f"{symbol.name} is a @triton.jit definition that computes the same before and after "
-                              "once a product's (or a number sum's) operands are read in either order and each "
-                              "local bound and read once is written into its value (nothing that writes memory in "
-                              "between), so cosmetic rather than a change the port must follow",
-                              evidence + [new_side_evidence(symbol, Kind.COSMETIC, "the same computation: operands "
-                                                            "of * and + reordered, single-use locals inlined")])
+            return self._form_only_verdict(
+                "cosmetic-computation", symbol, "cosmetic",
+                f"{symbol.name} is a @triton.jit definition that computes the same before and after "
+                "once a product's (or a number sum's) operands are read in either order and each "
+                "local bound and read once is written into its value (nothing that writes memory in "
+                "between), so",
+                evidence, "the same computation: operands "
+                "of * and + reordered, single-use locals inlined")
         formal = self._form_only(symbol, definition)
         if formal is not None:
             kept = "not-carried" if formal[0] in ("default-build", "live-branch") else "cosmetic"
-            return self._base(formal[0], symbol, NOT_APPLICABLE, kept, "body",
-                              f"{symbol.name} {formal[1]}, so {kept} rather than a change the port must follow",
-                              evidence + [new_side_evidence(symbol, Kind.COSMETIC, formal[1])])
+            return self._form_only_verdict(
+                formal[0], symbol, kept,
+                f"{symbol.name} {formal[1]}, so",
+                evidence, formal[1])
         if self._untuned_only(symbol, definition):
-            return self._base("untuned-port", symbol, NOT_APPLICABLE, "not-carried", "body",
-                              f"{symbol.name} changed only the configs its @triton.autotune decorator times, and the "
-                              f"port at {definition.cite} is not autotuned (it picks its own launch parameters), so "
-                              "the tuner's search space is an interface it lacks: not-carried rather than a change "
-                              "the port must follow",
-                              evidence + [new_side_evidence(symbol, Kind.COSMETIC,
-                                                            "only the autotune configs change; the port is not "
-                                                            "autotuned", "configs")])
+            return self._form_only_verdict(
+                "untuned-port", symbol, "not-carried",
+                f"{symbol.name} changed only the configs its @triton.autotune decorator times, and the "
+                f"port at {definition.cite} is not autotuned (it picks its own launch parameters), so "
+                "the tuner's search space is an interface it lacks:",
+                evidence, "only the autotune configs change; the port is not "
+                "autotuned", "configs")
         tuner = self._uncarried_tuner(symbol, definition)
         if tuner:
-            return self._base("uncarried-tuner", symbol, NOT_APPLICABLE, "not-carried", "body",
-                              f"{symbol.name} changed only the arguments of its @{tuner} tuning decorator, and the "
-                              f"port at {definition.cite} carries no @{tuner} (it passes its own launch parameters), "
-                              "so how that tuner picks them is an interface it lacks: not-carried rather than a "
-                              "change the port must follow",
-                              evidence + [new_side_evidence(symbol, Kind.NOT_CARRIED,
-                                                            f"only the arguments of @{tuner} change; the port does "
-                                                            "not carry it", tuner)])
+            return self._form_only_verdict(
+                "uncarried-tuner", symbol, "not-carried",
+                f"{symbol.name} changed only the arguments of its @{tuner} tuning decorator, and the "
+                f"port at {definition.cite} carries no @{tuner} (it passes its own launch parameters), "
+                "so how that tuner picks them is an interface it lacks:",
+                evidence + [new_side_evidence(symbol, Kind.NOT_CARRIED, f"only the arguments of @{tuner} change; "
+                                              "the port does not carry it", tuner)])
         absorbed = self._absorbed(symbol, definition)
         if absorbed:
             callee, tuner = absorbed
@@ -1331,12 +1341,12 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
                                                             callee)])
         aliased = self._aliased_only(entry, symbol)
         if aliased:
-            return self._base("macro-alias", symbol, NOT_APPLICABLE, "cosmetic", "body",
-                              f"{symbol.name} only uses {', '.join(aliased[:4])}, aliases the default build defines, "
-                              "so it expands to the same code: cosmetic rather than a change the port must follow",
-                              evidence + [new_side_evidence(symbol, Kind.COSMETIC,
-                                                            f"default-build macro aliases: {', '.join(aliased[:4])}",
-                                                            aliased[0].split(" = ")[0])])
+            return self._form_only_verdict(
+                "macro-alias", symbol, "cosmetic",
+                f"{symbol.name} only uses {', '.join(aliased[:4])}, aliases the default build defines, "
+                "so it expands to the same code:",
+                evidence, f"default-build macro aliases: {', '.join(aliased[:4])}",
+                aliased[0].split(" = ")[0])
         expanded = self._expanded_only(entry, symbol)
         if expanded:
             names = [e.split(" = ")[0] for e in expanded]
@@ -1351,23 +1361,24 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
                                   f"{'s' if len(names) > 1 else ''} its file saw at the parent, which "
                                   f"expand{'' if len(names) > 1 else 's'} to the same code, and the port at {definition.cite} already spells the expansion: "
                                   "IN_SYNC rather than NEEDS_REVIEW", evidence + [found])
-            return self._base("macro-expanded", symbol, NOT_APPLICABLE, "cosmetic", "body",
-                              f"{symbol.name} only spells out {', '.join(expanded[:4])}, the macro"
-                              f"{'s' if len(names) > 1 else ''} its file saw at the parent, so it expands to the "
-                              "same code: cosmetic rather than a change the port must follow", evidence + [found])
+            return self._form_only_verdict(
+                "macro-expanded", symbol, "cosmetic",
+                f"{symbol.name} only spells out {', '.join(expanded[:4])}, the macro"
+                f"{'s' if len(names) > 1 else ''} its file saw at the parent, so it expands to the "
+                "same code:", evidence + [found])
         preprocessed = self._preprocessed_verdict(entry, symbol, [port], evidence) \
             or self._selected_off(symbol, evidence)
         if preprocessed is not None:
             return preprocessed
         registered = self._registered_only(entry, symbol)
         if registered:
-            return self._base("registry-decorator", symbol, NOT_APPLICABLE, "cosmetic", "body",
-                              f"{symbol.name} only gained {', '.join('@' + n for n in registered)}, which hand"
-                              f"{'s' if len(registered) == 1 else ''} the same function back (its body is unchanged), "
-                              "so cosmetic rather than a change the port must follow",
-                              evidence + [new_side_evidence(symbol, Kind.COSMETIC,
-                                                            "a registration decorator around an unchanged body",
-                                                            registered[0])])
+            return self._form_only_verdict(
+                "registry-decorator", symbol, "cosmetic",
+                f"{symbol.name} only gained {', '.join('@' + n for n in registered)}, which hand"
+                f"{'s' if len(registered) == 1 else ''} the same function back (its body is unchanged), "
+                "so",
+                evidence, "a registration decorator around an unchanged body",
+                registered[0])
         unused = self._unused_interface(entry, symbol, old, new, tree_signature)
         if unused:
             return self._base("unused-constexpr", symbol, IN_SYNC, None, "signature",

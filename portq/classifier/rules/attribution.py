@@ -1205,9 +1205,8 @@ class AttributionRules:
         def root_at(side: str, path: str):
             if commits[side] is None:
                 return None
-            table = self._table(f"{commits[side]}:{path}", path)
-            return table.tree.root_node if table is not None and table.tree is not None \
-                and not table.tree.root_node.has_error else None
+            table = self._parsed_table(f"{commits[side]}:{path}", path)
+            return table.tree.root_node if table is not None else None
 
         return lambda side, target: reexport_target(target, importers[side], lambda path: root_at(side, path))
 

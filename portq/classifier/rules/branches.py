@@ -2482,9 +2482,8 @@ class BranchRules:
                  for c in entry.owned_changes}
 
         def read_root(other: str):
-            table = self._table(blobs.get(other), other) if blobs.get(other) else None
-            return table.tree.root_node if table is not None and table.tree is not None \
-                and not table.tree.root_node.has_error else None
+            table = self._parsed_table(blobs.get(other), other)
+            return table.tree.root_node if table is not None else None
 
         stem, _, name = reexport_target(target, importer, read_root).rpartition(":")
         if not stem:

@@ -582,9 +582,8 @@ class GuardRules:
         where its import leads (through modules that only re-export it), read at ``commit``."""
 
         def read_root(other: str):
-            table = self._table(f"{commit}:{other}", other)
-            return table.tree.root_node if table is not None and table.tree is not None \
-                and not table.tree.root_node.has_error else None
+            table = self._parsed_table(f"{commit}:{other}", other)
+            return table.tree.root_node if table is not None else None
 
         def kernel_of(name: str):
             own = module_definition(root, name)

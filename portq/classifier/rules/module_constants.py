@@ -236,9 +236,7 @@ class ModuleConstantRules:
         table the dotted name leads to, when every name the element reads is bound alike in both modules; None
         where the file cannot be read. Another file is read only for a subscript that may name a table."""
         def read(other: str, blob: str | None = None):
-            table = self._table(blob or f"{commit}:{other}", other)
-            return table if table is not None and table.tree is not None \
-                and not table.tree.root_node.has_error else None
+            return self._parsed_table(blob or f"{commit}:{other}", other)
 
         own = read(path, blob)
         if own is None:

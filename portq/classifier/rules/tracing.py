@@ -181,9 +181,7 @@ class TracingRules:
         """``is_trace(dotted)`` for calls in the file ``path`` (its ``blob``) at ``commit`` (``_traces``; another
         file is read only for a call that may be a tracing helper's); None where the file cannot be read."""
         def read(other: str, blob: str | None = None):
-            table = self._table(blob or f"{commit}:{other}", other)
-            return table if table is not None and table.tree is not None \
-                and not table.tree.root_node.has_error else None
+            return self._parsed_table(blob or f"{commit}:{other}", other)
 
         own = read(path, blob)
         if own is None:
