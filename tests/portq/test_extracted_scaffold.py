@@ -231,6 +231,15 @@ def test_a_decorator_that_supplies_a_parameter_the_caller_leaves_out_stays_flagg
 
 
 def test_a_tuning_decorator_changed_stays_flagged_even_when_the_caller_passes_every_parameter(tmp_path):
+    # the port carries the tuner too, so a change to what it tunes is the port's to follow (a port without
+    # one lacks that interface: ``uncarried-tuner``)
+    tree = _tree()
+    tree["kernels/norm.py"] = tree["kernels/norm.py"].replace(
+        "from dsl import compile_kernel, fake, NormKernel\n",
+        "from dsl import compile_kernel, fake, NormKernel\nfrom runtime.tuning import Config, tuned\n").replace(
+        "# portq: ports vllm:ops/norm.py::norm_fwd\ndef row_norm(",
+        "# portq: ports vllm:ops/norm.py::norm_fwd\n@tuned(configs=[Config(BLOCK=64)])\ndef row_norm(")
+    assert "@tuned(" in tree["kernels/norm.py"]
     tuned = EXTRACTED.replace("@lru_cache(maxsize=None)", "@tuned(configs=[Config(BLOCK=64)])") \
         .replace("def _compile_norm_fwd(dtype, N):", "def _compile_norm_fwd(dtype, N, BLOCK):") \
         .replace("_compile_norm_fwd(dtype, N)(x", "_compile_norm_fwd(dtype, N, AUTO)(x") \
@@ -240,7 +249,7 @@ def test_a_tuning_decorator_changed_stays_flagged_even_when_the_caller_passes_ev
         CommitSpec("base", files={"ops/norm.py": BASE + UNRELATED}),
         CommitSpec("compile in a tuned helper", files={"ops/norm.py": tuned + UNRELATED}),
         CommitSpec("retune", files={"ops/norm.py": retuned + UNRELATED}),
-    ], _tree(), matrix=MATRIX)
+    ], tree, matrix=MATRIX)
     verdict = verdicts[2]
     assert verdict.verdict in FLAGGED, _why(verdict)
     assert "extracted-scaffold" not in verdict.rules
