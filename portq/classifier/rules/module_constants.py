@@ -1,8 +1,8 @@
 """Module constants: a definition that writes an expression as an element of a module-level table the upstream tree defines (DESIGN §5, form without meaning).
 
-Upstream keeps small tables of constants in a module (``dim = [tl.constexpr(i)
+Upstream keeps small tables of constants in a module (``axis = [tl.constexpr(i)
 for i in range(3)]``) and a later commit spells a literal argument through one
-(``tl.constexpr(1)`` becoming ``language.dim[1]``). The element is the same
+(``tl.constexpr(1)`` becoming ``lang.axis[1]``). The element is the same
 expression, so the definition computes what it did.
 
 * ``module-constant-element``: a Python definition whose old and new ``ast``
@@ -21,11 +21,11 @@ expression, so the definition computes what it did.
   Cosmetic. Another index, a table bound or changed again, an element reading a
   name the two modules bind differently, or any other change stays flagged.
 
-Example diff (cosmetic; ``language/constant.py`` holds ``dim = [triton.language.constexpr(i) for i in
-range(3)]`` and ``language/__init__.py`` ``from .constant import *``)::
+Example diff (cosmetic; ``lang/consts.py`` holds ``axis = [triton.language.constexpr(i) for i in
+range(3)]`` and ``lang/__init__.py`` ``from .consts import *``)::
 
-    -    res = language.max(x, triton.language.constexpr(1))
-    +    res = language.max(x, language.dim[1])
+    -    res = lang.max(x, triton.language.constexpr(1))
+    +    res = lang.max(x, lang.axis[1])
 
 The code: ``table_element`` reads a module's source for the element; ``respelled`` compares a
 definition's two sides with each such subscript written as its element; ``ModuleConstantRules`` holds the
@@ -56,8 +56,8 @@ RULES = (
          "only literals, names and attributes (calls with literal arguments only in a @triton.jit definition), "
          "and reads names the two modules bind by the same import: cosmetic. Another index, a table bound or "
          "changed again, a name bound differently, or any other change stays flagged.",
-         "-    res = language.max(x, triton.language.constexpr(1))\n+    res = language.max(x, language.dim[1])\n"
-         "    (language/constant.py: dim = [triton.language.constexpr(i) for i in range(3)])",
+         "-    res = lang.max(x, triton.language.constexpr(1))\n+    res = lang.max(x, lang.axis[1])\n"
+         "    (lang/consts.py: axis = [triton.language.constexpr(i) for i in range(3)])",
          "classifier.rules.module_constants.table_element, classifier.rules.module_constants.respelled, "
          "classifier.rules.module_constants.ModuleConstantRules._module_constant_elements"),
 )

@@ -1,8 +1,8 @@
 """Tracing calls: statements added around a definition's work that only mark a profiler range (DESIGN §5, form without meaning).
 
 Upstream adds profiler ranges around host code and kernel launches through a
-helper of its own (``util.push_trace("kernel.Softmax.forward")`` before the
-launch, ``util.pop_trace()`` after it), whose body does nothing but, under a
+helper of its own (``util.range_begin("ops.scale_rows")`` before the
+launch, ``util.range_end()`` after it), whose body does nothing but, under a
 flag, call a range-marking API. A range mark annotates the profiler's
 timeline; it reads no tensor and writes none, so the definition computes
 what it did.
@@ -23,11 +23,11 @@ what it did.
   anything else (a synchronisation, a log of a value), a call whose arguments
   compute something, or any other change stays flagged.
 
-Example diff (cosmetic; ``util.push_trace`` is ``if config.use_trace: nvtx.push_range(message)``)::
+Example diff (cosmetic; ``util.range_begin`` is ``if config.profiling: nvtx.push_range(message)``)::
 
-    +    util.push_trace("kernel.Softmax.forward")
-         kernel.Softmax.forward[grid](output, input, ...)
-    +    util.pop_trace()
+    +    util.range_begin("ops.scale_rows")
+         ops.scale_rows[grid](output, input, ...)
+    +    util.range_end()
 
 The code: ``untraced`` compares a definition's two sides without the tracing statements;
 ``TracingRules`` holds the method of the verdict table (``portq.classifier.verdicts.SymbolClassifier``)
@@ -57,8 +57,8 @@ RULES = (
          "start_range/end_range/mark, torch.cuda.nvtx range_push/range_pop/mark) with literal or parameter "
          "arguments: the marks compute nothing, so cosmetic. A helper doing anything else, an argument that "
          "computes, or any other change stays flagged.",
-         '+    util.push_trace("kernel.Softmax.forward")\n     kernel.Softmax.forward[grid](...)\n'
-         "+    util.pop_trace()\n    (def push_trace(message): if config.use_trace: nvtx.push_range(message))",
+         '+    util.range_begin("ops.scale_rows")\n     ops.scale_rows[grid](...)\n'
+         "+    util.range_end()\n    (def range_begin(message): if config.profiling: nvtx.push_range(message))",
          "classifier.rules.tracing.untraced, classifier.rules.tracing.TracingRules._tracing_calls"),
 )
 
