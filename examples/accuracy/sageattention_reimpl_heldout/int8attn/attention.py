@@ -86,6 +86,7 @@ def _launch(kernel, q, k, v, q_scale, k_scale, stage, num_stages):
 
 
 # portq: ports sageattention:sageattention/attn_qk_int8_per_block_h64.py::forward
+# portq: not-carried sageattention:sageattention/attn_qk_int8_per_block_h64.py::forward[return_lse] -- no log-sum-exp output
 def int8_attention(q, k, v, q_scale, k_scale):
     """Non-causal attention of int8 q/k codes (with their scales) and fp16 v."""
     return _launch(_int8_attn_tile, q, k, v, q_scale, k_scale, 1, 3)
@@ -167,6 +168,7 @@ def _int8_attn_tile_causal(Q, K, V, Q_scale, K_scale, Out,
 
 
 # portq: ports sageattention:sageattention/attn_qk_int8_per_block_hd64_causal.py::forward
+# portq: not-carried sageattention:sageattention/attn_qk_int8_per_block_hd64_causal.py::forward[return_lse] -- no log-sum-exp output
 def int8_attention_causal(q, k, v, q_scale, k_scale):
     """Causal attention of int8 q/k codes (with their scales) and fp16 v."""
     return _launch(_int8_attn_tile_causal, q, k, v, q_scale, k_scale, 3, 4)
