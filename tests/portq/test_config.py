@@ -47,6 +47,7 @@ def test_repository_config_names_its_upstreams_and_the_corpus_ones():
         "ctranslate2": (REPO_ROOT / "../ctranslate2").resolve(),
         "attorch": (REPO_ROOT / "../attorch").resolve(),
         "causalconv1d": (REPO_ROOT / "../causal-conv1d").resolve(),
+        "sageattention": (REPO_ROOT / "../SageAttention").resolve(),
     }
     assert config.matrix_path == REPO_ROOT / "matrix" / "kernel-matrix.toml"
 
