@@ -107,6 +107,13 @@ RULES = (
          "NEEDS_REVIEW). A rename some call binds by keyword, or a parameter inserted or moved, stays a gap.",
          "-def k(X, Y, n):\n+def k(in_ptr, out_ptr, n):  (k[grid](x, y, n) both sides)",
          "classifier.rules.parameters.renamed_positionally, classifier.rules.parameters._parameter_items"),
+    Rule("unread-catch-all", ("NEEDS_REVIEW",),
+         "A `**kwargs` upstream adds to a Python definition whose body never reads it binds nothing the definition "
+         "uses: every call the port's signature accepts computes what it did, and the keywords it swallows select "
+         "nothing, so a port without it is for a reader, never REAL_GAP on that alone. A catch-all the body reads or "
+         "passes on is an input like any other.",
+         "-def scaled_rows(x, scale=None):\n+def scaled_rows(x, scale=None, **kwargs):",
+         "classifier.rules.parameters._parameter_items"),
     Rule("dead-input", ("REAL_GAP", "INERT", "IN_SYNC"),
          "A parameter upstream now leaves unused (dead) that the port still takes and uses leaves it behind; a "
          "port that dropped it or leaves it unused too is in sync. In C++, a name read by a function-like macro "
@@ -1046,6 +1053,14 @@ def _parameter_items(old: Signature, new: Signature, port: Signature, scope: set
                                    "computes from the kernel's own arguments; no caller passes it, so it is an "
                                    "implementation detail for a reader to judge", [upstream, lacks],
                                    rule="heuristic-parameter"))
+            elif param is not None and param.name.startswith("**") and param.normalised not in new.first_use:
+                # A keyword catch-all nothing in the body reads: every call the
+                # port's signature accepts computes the same, and what it now
+                # swallows selects nothing.
+                items.append(Delta("undecided", "signature",
+                                   f"upstream added {label}, a keyword catch-all its body never reads: every call the "
+                                   "port accepts computes what it did and the keywords it swallows select nothing, so "
+                                   "for a reader (at most NEEDS_REVIEW)", [upstream, lacks], rule="unread-catch-all"))
             else:
                 items.append(Delta("behind", "signature",
                                         f"upstream added {_param_kind(param)} {label}, the port lacks it", [upstream, lacks]))
