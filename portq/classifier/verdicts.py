@@ -60,7 +60,8 @@ from pathlib import Path
 
 from portq import __version__
 from portq.classifier.deltas import compare
-from portq.classifier.reading import (RangeFacts, _anchor_evidence, _kind_class, _python_ast_dump,
+from portq.classifier.reading import (RangeFacts, _anchor_evidence, _changed_lines, _file_change, _kind_class,
+                                      _python_ast_dump,
                                       _python_passless_ast_dump, _same_ast_evidence,
                                       new_side_evidence)
 from portq.classifier.moves import as_called_source
@@ -309,6 +310,34 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
         that follow names into other modules and must not guess through a broken parse."""
         table = self._table(blob, path)
         return table if table is not None and table.tree is not None and not table.tree.root_node.has_error else None
+
+    def _python_sides_read(self, entry, symbol: TouchedSymbol, reader):
+        """``(old text, new text, old reader, new reader)`` of a modified Python symbol: each side's definition
+        text at its own indentation and ``reader(commit, path, blob)`` built at that side's commit (the old side
+        at the first parent); None where a side or a reader cannot be had."""
+        if language_for_path(symbol.path) != "python" or symbol.change != "modified" or not entry.commit.parents:
+            return None
+        sides = self._both_sides(symbol, parsed=True)
+        if sides is None:
+            return None
+        readers = [reader(commit, path, blob) for commit, path, blob in
+                   ((entry.commit.parents[0], symbol.old_path or symbol.path, symbol.old_blob),
+                    (entry.commit.sha, symbol.path, symbol.new_blob))]
+        if None in readers:
+            return None
+        texts = [" " * side.node.start_point[1] + side.node.text.decode("utf-8", errors="replace") for side in sides]
+        return texts[0], texts[1], readers[0], readers[1]
+
+    def _toplevel_changes(self, entry, symbol: TouchedSymbol):
+        """``(the file's change, its side tables, changed lines outside definitions)`` of a touched file, each
+        line ``(side, line, text)``; None where the commit's change or either side's source cannot be read."""
+        change = _file_change(entry, symbol)
+        if change is None:
+            return None
+        tables = self._side_tables(symbol)
+        if any(t is None or t.source is None for t in tables):
+            return None
+        return change, tables, _changed_lines(change, symbol, tables[0], tables[1], outside_definitions=True)
 
     def _side_tables(self, symbol: TouchedSymbol):
         """The symbol tables of a touched symbol's file before and after the commit, each None where it cannot

@@ -64,7 +64,7 @@ from __future__ import annotations
 import re
 from typing import Callable
 
-from portq.classifier.reading import _changed_lines, _file_change, _walk_nodes
+from portq.classifier.reading import _walk_nodes
 from portq.classifier.rules import Rule, branches
 from portq.core.evidence import Evidence, Kind
 from portq.core.model import NOT_APPLICABLE, EntryChanges, SymbolVerdict, TouchedSymbol
@@ -315,11 +315,10 @@ class BuildRules:
         if language_for_path(symbol.path) != "cpp" or symbol.name != "<toplevel>" or symbol.change != "modified" \
                 or not symbol.old_blob or not symbol.new_blob:
             return None
-        tables = self._side_tables(symbol)
-        change = _file_change(entry, symbol)
-        if change is None or any(t is None or t.source is None for t in tables):
+        found = self._toplevel_changes(entry, symbol)
+        if found is None:
             return None
-        changed = _changed_lines(change, symbol, tables[0], tables[1], outside_definitions=True)
+        change, tables, changed = found
         off: set[str] = set()
         for _, _, text in changed:
             directive = _DIRECTIVE.match(text.encode())

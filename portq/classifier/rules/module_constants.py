@@ -45,7 +45,6 @@ from portq.classifier.imports import import_bindings, reexport_target, relative_
 from portq.classifier.rules import Rule
 from portq.core.evidence import Evidence, Kind
 from portq.core.model import NOT_APPLICABLE
-from portq.language.symbols import language_for_path
 
 RULES = (
     Rule("module-constant-element", ("NOT_APPLICABLE",),
@@ -209,18 +208,8 @@ class ModuleConstantRules:
 
     def _module_constant_elements(self, entry, symbol) -> list[tuple[str, str]]:
         """``respelled`` for a modified Python symbol, each side's table read at that side's commit."""
-        if language_for_path(symbol.path) != "python" or symbol.change != "modified" or not entry.commit.parents:
-            return []
-        sides = self._both_sides(symbol, parsed=True)
-        if sides is None:
-            return []
-        readers = [self._table_elements(commit, path, blob) for commit, path, blob in
-                   ((entry.commit.parents[0], symbol.old_path or symbol.path, symbol.old_blob),
-                    (entry.commit.sha, symbol.path, symbol.new_blob))]
-        if None in readers:
-            return []
-        texts = [" " * side.node.start_point[1] + side.node.text.decode("utf-8", errors="replace") for side in sides]
-        return respelled(texts[0], texts[1], readers[0], readers[1])
+        read = self._python_sides_read(entry, symbol, self._table_elements)
+        return respelled(*read) if read is not None else []
 
     def _module_constant_verdict(self, symbol, found, evidence):
         spelled = ", ".join(f"{s} is {e}" for s, e in found[:3])

@@ -28,7 +28,6 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from portq.classifier.reading import _changed_lines, _file_change
 from portq.classifier.rules import Rule
 from portq.core.evidence import Evidence, Kind
 from portq.core.model import NOT_APPLICABLE, EntryChanges, SymbolVerdict, TouchedSymbol
@@ -65,13 +64,10 @@ class MovedLineRules:
         """``moved-toplevel-lines`` (see the module); None otherwise."""
         if language_for_path(symbol.path) != "cpp" or symbol.name != "<toplevel>" or symbol.change != "modified":
             return None
-        change = _file_change(entry, symbol)
-        if change is None:
+        found = self._toplevel_changes(entry, symbol)
+        if found is None:
             return None
-        tables = self._side_tables(symbol)
-        if any(t is None or t.source is None for t in tables):
-            return None
-        changed = _changed_lines(change, symbol, tables[0], tables[1], outside_definitions=True)
+        change, tables, changed = found
         elsewhere = {"old": Counter(), "new": Counter()}  # lines other C/C++ files of the commit remove / add
         for other in entry.commit.changes:
             if other is change or language_for_path(other.new_path or other.old_path or "") != "cpp":

@@ -72,7 +72,7 @@ from __future__ import annotations
 
 import re
 
-from portq.classifier.reading import _changed_lines, _file_change, new_side_evidence
+from portq.classifier.reading import new_side_evidence
 from portq.classifier.rules import Rule, branches
 from portq.classifier.rules.wrappers import included_sources
 from portq.core.evidence import Evidence, Kind
@@ -521,11 +521,10 @@ class PreprocessedRules:
         directives of conditionals holding only includes; None otherwise."""
         if language_for_path(symbol.path) != "cpp" or symbol.name != "<toplevel>" or symbol.change != "modified":
             return None
-        tables = self._side_tables(symbol)
-        change = _file_change(entry, symbol)
-        if change is None or any(t is None or not t.source for t in tables):
+        found = self._toplevel_changes(entry, symbol)
+        if found is None or not all(t.source for t in found[1]):
             return None
-        changed = _changed_lines(change, symbol, tables[0], tables[1], outside_definitions=True)
+        _, tables, changed = found
         allowed = {"old": include_only_conditionals(tables[0].source), "new": include_only_conditionals(tables[1].source)}
         directives = False
         for side, line, text in changed:
@@ -549,11 +548,10 @@ class PreprocessedRules:
         if language_for_path(symbol.path) != "cpp" or symbol.name != "<toplevel>" or symbol.change != "modified" \
                 or symbol.path.endswith(_HEADERS) or not entry.commit.parents:
             return None
-        tables = self._side_tables(symbol)
-        change = _file_change(entry, symbol)
-        if change is None or any(t is None or not t.source for t in tables):
+        found = self._toplevel_changes(entry, symbol)
+        if found is None or not all(t.source for t in found[1]):
             return None
-        changed = _changed_lines(change, symbol, tables[0], tables[1], outside_definitions=True)
+        _, tables, changed = found
         names: list[str] = []
         for side, _, text in changed:
             if not text.strip() or text.strip().startswith("//"):

@@ -47,7 +47,6 @@ from portq.classifier.rules import Rule
 from portq.classifier.rules.module_constants import _dotted, _parsed, _through_stars
 from portq.core.evidence import Evidence, Kind
 from portq.core.model import NOT_APPLICABLE
-from portq.language.symbols import language_for_path
 
 RULES = (
     Rule("tracing-calls", ("NOT_APPLICABLE",),
@@ -164,18 +163,8 @@ class TracingRules:
 
     def _tracing_calls(self, entry, symbol) -> list[str]:
         """``untraced`` for a modified Python symbol, each side's callees resolved at that side's commit."""
-        if language_for_path(symbol.path) != "python" or symbol.change != "modified":
-            return []
-        sides = self._both_sides(symbol, parsed=True)
-        if sides is None or not entry.commit.parents:
-            return []
-        predicates = [self._trace_predicate(commit, path, blob) for commit, path, blob in
-                      ((entry.commit.parents[0], symbol.old_path or symbol.path, symbol.old_blob),
-                       (entry.commit.sha, symbol.path, symbol.new_blob))]
-        if None in predicates:
-            return []
-        texts = [" " * side.node.start_point[1] + side.node.text.decode("utf-8", errors="replace") for side in sides]
-        return untraced(texts[0], texts[1], predicates[0], predicates[1])
+        read = self._python_sides_read(entry, symbol, self._trace_predicate)
+        return untraced(*read) if read is not None else []
 
     def _trace_predicate(self, commit: str, path: str, blob: str | None):
         """``is_trace(dotted)`` for calls in the file ``path`` (its ``blob``) at ``commit`` (``_traces``; another
