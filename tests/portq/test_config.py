@@ -48,7 +48,7 @@ def test_repository_config_names_its_upstreams_and_the_corpus_ones():
         "attorch": (REPO_ROOT / "../attorch").resolve(),
         "causalconv1d": (REPO_ROOT / "../causal-conv1d").resolve(),
         "sageattention": (REPO_ROOT / "../SageAttention").resolve(),
-        "flagattention": (REPO_ROOT / "../flagattention").resolve(),
+        "flagattention": (REPO_ROOT / "../FlagAttention").resolve(),
     }
     assert config.matrix_path == REPO_ROOT / "matrix" / "kernel-matrix.toml"
 
