@@ -79,7 +79,8 @@ from portq.classifier.rules.cosmetic import cpp_parameter_names
 from portq.classifier.rules.definitions import DefinitionRules
 from portq.classifier.rules.form import (FormRules, definition_text, module_loggers, qualifier_free_tokens,
                                         same_without_logging)
-from portq.classifier.rules.form import same_modulo_module_aliases
+from portq.classifier.rules.form import (same_modulo_imported_names, same_modulo_module_aliases,
+                                        same_without_assert_messages)
 from portq.classifier.rules.guards import GuardRules
 from portq.classifier.rules.identity import IdentityRules
 from portq.classifier.rules.inlining import inlined_helpers
@@ -599,6 +600,13 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
         sides = self._python_sides(symbol)
         return [] if sides is None else same_modulo_module_aliases(*sides)
 
+    def _imported_names(self, symbol: TouchedSymbol) -> list[str]:
+        """Rule ``imported-alias``: the names bound by module-level from-imports that, written out as their
+        imports, make the two sides of a Python definition the same program (``form.same_modulo_imported_names``);
+        empty otherwise."""
+        sides = self._python_sides(symbol)
+        return [] if sides is None else same_modulo_imported_names(*sides)
+
     def _same_python_ast_without_logging(self, symbol: TouchedSymbol) -> bool:
         """True when a Python definition is the same program on both sides once statements that only log are
         dropped, the module's loggers read from both sides of its file (``log-only``)."""
@@ -607,6 +615,12 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
             return False
         before, after, old_source, new_source = sides
         return same_without_logging(before, after, module_loggers(old_source, new_source))
+
+    def _same_without_assert_messages(self, symbol: TouchedSymbol) -> bool:
+        """Rule ``assert-message``: a Python definition that is the same program once its asserts' messages,
+        which call nothing, are erased (``form.same_without_assert_messages``)."""
+        sides = self._python_sides(symbol)
+        return sides is not None and same_without_assert_messages(sides[0], sides[1])
 
     def _inlined_helpers(self, entry: EntryChanges, symbol: TouchedSymbol) -> list[str]:
         """Rule ``inlined-helper``: the helpers whose calls, written back as the expression each returns, make
@@ -1271,6 +1285,15 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
                 "out, both sides are the same program, so",
                 evidence, f"module aliases: {', '.join(aliases[:3])}",
                 aliases[0])
+        imported = self._imported_names(symbol)
+        if imported:
+            return self._form_only_verdict(
+                "imported-alias", symbol, "cosmetic",
+                f"{symbol.name} differs before and after only in the names it reads objects through, each bound "
+                f"once by a module-level from-import and nowhere rebound ({', '.join(imported[:3])}): written "
+                "out as the imports that bind them, both sides are the same program, so",
+                evidence, f"names written out as their imports: {', '.join(imported[:3])}",
+                imported[0])
         if self._same_python_ast(symbol):
             return self._base("cosmetic-ast", 
                 symbol, NOT_APPLICABLE, "cosmetic", "body",
@@ -1293,6 +1316,13 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
                 "are dropped: they compute nothing the port returns or launches, so",
                 evidence, "the same Python AST once "
                 "log-only statements are dropped")
+        if self._same_without_assert_messages(symbol):
+            return self._form_only_verdict(
+                "assert-message", symbol, "cosmetic",
+                f"{symbol.name} is the same Python program before and after once the messages of its "
+                "asserts (which call nothing, and are read only when the assert fails and raises) are "
+                "erased: only text for a reader changed, so",
+                evidence, "the same Python AST once assert messages are erased")
         inlined = self._inlined_helpers(entry, symbol)
         if inlined:
             return self._form_only_verdict(

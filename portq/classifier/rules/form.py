@@ -168,6 +168,26 @@ RULES = (
          "first assert has passed with the same values, so the second passes too: cosmetic.",
          "     assert 0 <= eps <= 1, \"eps out of range\"\n-    assert 0 <= eps <= 1, \"eps out of range\"",
          "classifier.rules.form.same_without_repeated_asserts, classifier.rules.form.FormRules._form_only"),
+    Rule("imported-alias", ("NOT_APPLICABLE",),
+         "A Python definition whose reads of names bound by module-level `from M import N as x` imports, each read "
+         "written out as the import that binds it (`M`, its level and `N`, read on each side in its own module), "
+         "give the same `ast` before and after reads the same objects and computes the same: two imports trading "
+         "their aliases, with every read of them trading too, is a consistent renaming. It holds only for a name "
+         "bound once in its module, by that import, with nothing else in the module (another import, an "
+         "assignment, a parameter, a definition, `global`, a deletion, at any depth) binding it and no star "
+         "import in it; an alias swap alone, a read swap alone, or a name rebound anywhere stays flagged.",
+         "-from .a import f as run_x\n-from .b import f as run_y\n+from .a import f as run_y\n"
+         "+from .b import f as run_x\n     if flag:\n-        run_y(x)\n+        run_x(x)",
+         "classifier.rules.form.same_modulo_imported_names, classifier.verdicts.SymbolClassifier._against_port"),
+    Rule("assert-message", ("NOT_APPLICABLE",),
+         "A Python definition whose `ast` (docstrings and annotations that bind nothing erased) is the same before "
+         "and after once the message of each `assert` is erased changed only text for a reader: a message is "
+         "evaluated only when its test fails, and the assert raises then whatever the text says. Every message, "
+         "on both sides, must call nothing (literals, f-strings and operators over names, attributes and "
+         "subscripts), so a message that computes stays flagged, as do a changed test, an assert added or "
+         "removed and any other change beside the message.",
+         "-    assert x.is_cuda, \"Input must be of dtype fp16.\"\n+    assert x.is_cuda, \"Input must be in dtype fp16.\"",
+         "classifier.rules.form.same_without_assert_messages, classifier.verdicts.SymbolClassifier._against_port"),
     Rule("member-lines", ("NOT_APPLICABLE",),
          "A class body's changed lines that lie inside one of its methods (or another nested definition) are that "
          "definition's change, decided in its own right, and its docstring's lines compute nothing; when every "
@@ -320,6 +340,45 @@ def same_without_logging(before: str, after: str, loggers: frozenset[str], outsi
         plain[-1] = plain[-1] != _compared_dump(dropped, outside_definitions)  # a log statement was dropped
         dumps.append(_erased_dump(dropped, outside_definitions, passes=False))
     return any(plain) and dumps[0] == dumps[1]
+
+
+def _reads_only(node: ast.AST) -> bool:
+    """True for an expression that calls, assigns, awaits and yields nothing (``assert-message``)."""
+    return not any(isinstance(n, (ast.Call, ast.NamedExpr, ast.Await, ast.Yield, ast.YieldFrom, ast.Lambda,
+                                  ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp))
+                   for n in ast.walk(node))
+
+
+def _erase_assert_messages(tree: ast.AST) -> int | None:
+    """Erase, in place, the message of every ``assert`` of ``tree``; the count erased, or None when a message
+    reads anything but names, attributes, subscripts and literals through operators and f-strings."""
+    erased = 0
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assert) and node.msg is not None:
+            if not _reads_only(node.msg):
+                return None
+            node.msg = None
+            erased += 1
+    return erased
+
+
+def same_without_assert_messages(before: str, after: str) -> bool:
+    """Rule ``assert-message``: True when two Python definitions' texts differ, their ``ast`` (docstrings and
+    annotations that bind nothing erased) differs, and is the same once the message of each ``assert`` is
+    erased, every message on both sides calling nothing (``_reads_only``)."""
+    if before == after:
+        return False
+    dumps = []
+    for text in (before, after):
+        tree = _parse(text)
+        if tree is None:
+            return False
+        plain = _erased_dump(tree, False)
+        tree = _parse(text)
+        if _erase_assert_messages(tree) is None:
+            return False
+        dumps.append((plain, _erased_dump(tree, False)))
+    return dumps[0][0] != dumps[1][0] and dumps[0][1] == dumps[1][1]
 
 
 def _compared_dump(tree: ast.Module, outside_definitions: bool) -> str:
@@ -874,3 +933,87 @@ def same_modulo_module_aliases(old_text: str, new_text: str, old_module: str, ne
     if ast.dump(ast.parse(textwrap.dedent(old_text))) == ast.dump(ast.parse(textwrap.dedent(new_text))):
         return []  # the same program without reading any alias: ``cosmetic-ast``'s, not this rule's
     return sorted(old[1] | new[1])
+
+
+# --- Python: names bound by from-imports ----------------------------------------------
+
+
+def _binding_counts(module: ast.Module) -> dict[str, int]:
+    """How many times each name is bound anywhere in ``module`` (assignment, deletion, parameter, definition,
+    ``global``/``nonlocal``, handler, pattern and every import, at any depth)."""
+    bound: dict[str, int] = {}
+
+    def bind(name: str) -> None:
+        bound[name] = bound.get(name, 0) + 1
+
+    for node in ast.walk(module):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            bind(node.id)
+        elif isinstance(node, ast.arg):
+            bind(node.arg)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bind(node.name)
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            for name in node.names:
+                bind(name)
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            bind(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            for alias in node.names:
+                bind((alias.asname or alias.name).split(".")[0])
+        elif isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name:
+            bind(node.name)
+        elif isinstance(node, ast.MatchMapping) and node.rest:
+            bind(node.rest)
+    return bound
+
+
+def _imported_names(module: ast.Module) -> dict[str, str]:
+    """``name -> "<from M import N>"`` for every name a module-level ``from M import N [as name]`` binds
+    (rule ``imported-alias``) that nothing else in the module binds: no other import, assignment, parameter,
+    definition, ``global`` or deletion of it, at any depth. A star import binds names nobody can list, so
+    a module with one has none."""
+    if any(isinstance(n, ast.ImportFrom) and any(a.name == "*" for a in n.names) for n in ast.walk(module)):
+        return {}
+    found: dict[str, str] = {}
+    for statement in module.body:
+        if isinstance(statement, ast.ImportFrom):
+            for alias in statement.names:
+                found[alias.asname or alias.name] = \
+                    f"<from {'.' * (statement.level or 0)}{statement.module or ''} import {alias.name}>"
+    bound = _binding_counts(module)
+    return {name: spelled for name, spelled in found.items() if bound.get(name) == 1}
+
+
+class _SpelledImports(ast.NodeTransformer):
+    """Every read of a name bound by a from-import written out as that import (a spelling no identifier has)."""
+
+    def __init__(self, names: dict[str, str]) -> None:
+        self.names = names
+        self.used: set[str] = set()
+
+    def visit_Name(self, node: ast.Name):
+        spelled = self.names.get(node.id)
+        if spelled is None or not isinstance(node.ctx, ast.Load):
+            return node
+        self.used.add(node.id)
+        return ast.Name(id=spelled, ctx=ast.Load())
+
+
+def same_modulo_imported_names(old_text: str, new_text: str, old_module: str, new_module: str) -> list[str]:
+    """Rule ``imported-alias``: the names bound by module-level from-imports (``_imported_names``, each side
+    read in its own module) whose reads, written out as the import binding each, make two Python definitions
+    the same ``ast`` (docstrings and annotations that bind nothing erased); empty when they do not, or when the
+    definitions are the same ``ast`` as written (no name was needed)."""
+    dumps = []
+    for text, source in ((old_text, old_module), (new_text, new_module)):
+        module, tree = _parse(source), _parse(text)
+        if module is None or tree is None:
+            return []
+        plain = _erased_dump(_parse(text), False)
+        spelled = _SpelledImports(_imported_names(module))
+        dumps.append((plain, _erased_dump(spelled.visit(tree), False), spelled.used))
+    (old_plain, old_spelled, old_used), (new_plain, new_spelled, new_used) = dumps
+    if old_plain == new_plain or old_spelled != new_spelled or not (old_used | new_used):
+        return []
+    return sorted(old_used | new_used)
