@@ -1530,6 +1530,16 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
                               evidence + [new_side_evidence(symbol, Kind.NOT_CARRIED,
                                                             f"{selected[0]} fixed to {selected[1]}; only other "
                                                             "backends change", selected[0])])
+        probed = self._declared_source_selector(symbol, self._ported_names(entry))
+        if probed:
+            return self._base("declared-source-selector", symbol, NOT_APPLICABLE, "not-carried", "body",
+                              f"with {probed[0]}, read from {probed[2]}, which the tree declares not carried, fixed "
+                              f"to {probed[1]} (the one key whose branch reaches what the tree ports), {symbol.name} "
+                              "is the same before and after: the change lies in backends the port does not run, so "
+                              "not-carried rather than NEEDS_REVIEW",
+                              evidence + [new_side_evidence(symbol, Kind.NOT_CARRIED,
+                                                            f"{probed[0]} = {probed[2]}(...) fixed to {probed[1]}; "
+                                                            "only other backends change", probed[0])])
         unchecked = self._port_lacks_check(symbol, definition)
         if unchecked:
             return self._base("port-lacks-check", symbol, IN_SYNC, None, "body",
