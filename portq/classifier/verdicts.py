@@ -1113,8 +1113,14 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
         param_scope = {a.param for a in self.index.not_carried_for(self.upstream, paths, symbol.name,
                                                                     symbol.qualified_name) if a.param}
         param_scope |= set(inherited_scope)  # ``extracted-declared-param``: what the extraction call passes on
+        shared = {p: o for p, o in self._shared_declarations(symbol, ports, sides).items() if p not in param_scope}
+        param_scope |= set(shared)  # ``shared-port-declaration``: declared on a sibling the same port mirrors
         results = [self._against_port(entry, symbol, sides, port, param_scope) for port in ports]
         worst = max(results, key=lambda r: SEVERITY[r.verdict])
+        if shared and worst.verdict == NOT_APPLICABLE and "lacked-branch" in worst.rules:
+            worst.rules = list(checked(*worst.rules, "shared-port-declaration"))
+            worst.reason = ", ".join(f"{p} (declared not carried on {o})" for p, o in sorted(shared.items())) + \
+                " by the port that mirrors " + symbol.name + " as well, so off for it too; " + worst.reason
         worst.ports = [f"{p.definition.cite} {p.definition.qualified_name}" for p in ports]
         for other in results:
             if other is not worst:
