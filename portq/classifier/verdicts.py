@@ -1505,7 +1505,12 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
                                                             platforms[0])])
         lacked = self._lacked_branches(entry, symbol, new, definition, param_scope, anchor)
         if lacked:
-            return self._base("lacked-branch", symbol, NOT_APPLICABLE, "not-carried", "body",
+            dropped = self._dropped_decorators(symbol, definition)
+            return self._base(("lacked-branch", "port-lacks-dropped-decorator") if dropped else "lacked-branch",
+                              symbol, NOT_APPLICABLE, "not-carried", "body",
+                              (f"the dropped decorator{'s' if len(dropped) > 1 else ''} "
+                               f"{', '.join('@' + d for d in dropped)}, which the port does not carry, set aside; "
+                               if dropped else "") +
                               f"with the parameters the port at {definition.cite} lacks ({', '.join(lacked[:4])}) at "
                               f"upstream's default (off where the tree declares them not carried), {symbol.name} is the same before and "
                               "after: the change lies in paths the port does not have, so not-carried rather than "
