@@ -2406,6 +2406,10 @@ class BranchRules:
             before_node, after_node = dropped[1], dropped[2]
         port_names = {p.normalised for p in definition.signature.params if p.normalised not in ("self", "ctx")}
         lacked = lacked_parameters(before_node, after_node, port_names, _scope_names(param_scope))
+        if lacked is None and anchor is not None and anchor.matches_name(symbol.name, symbol.qualified_name):
+            lacked = self._lacked_at_base(before_node, after_node, anchor,
+                                          [p.normalised for p in definition.signature.params
+                                           if p.normalised not in ("self", "ctx")], _scope_names(param_scope))
         added = set(parameter_defaults(after_node)) - set(parameter_defaults(before_node))
         if lacked and any(self._derivation(entry, symbol, new, name) is not None for name in added & set(lacked)):
             return []
@@ -2557,6 +2561,21 @@ class BranchRules:
                                    and _text(_function(c).child_by_field_name("name")) == name), None)
                 return (definition, module_values(root)) if definition is not None else None
         return None
+
+    def _lacked_at_base(self, before, after, anchor, port_names: list[str],
+                        declared: set[str]) -> dict[str, tuple[object, object]] | None:
+        """``lacked_parameters`` for the anchored definition itself, ported under names of its own: the port's
+        inputs are the upstream parameters its positions bind at the scanned range's base (``bound_by_port``),
+        the same on both sides; every other parameter is one it lacks. None where the base is not read or the
+        positions bind nothing."""
+        base = self._at_base(anchor)
+        if base is None:
+            return None
+        bound = [bound_by_port(side, port_names, declared, base) for side in (before, after)]
+        if bound[0] is None or bound[0] != bound[1] \
+                or bound[0] >= set(parameter_defaults(before)) - declared - {"self", "ctx", "cls"}:
+            return None
+        return lacked_parameters(before, after, bound[0], declared)
 
     def _at_base(self, anchor):
         """The syntax node of the definition ``anchor`` names at the scanned range's base, or None."""

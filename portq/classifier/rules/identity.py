@@ -263,11 +263,13 @@ class IdentityRules:
     def _shared_declarations(self, symbol: TouchedSymbol, ports: list[Port], sides) -> dict[str, str]:
         """Rule ``shared-port-declaration``: parameter -> the upstream definition it is declared not carried on,
         for each ``[PARAM]`` declaration sitting on an in-tree Python definition of ``ports`` (one porting
-        ``symbol``) that names another upstream definition the same in-tree definition ports, where ``symbol``
+        ``symbol``) that names another upstream definition the same in-tree definition ports (not one ``symbol``
+        is ported through, such as the definition it carries under a new name), where ``symbol``
         takes a parameter of that name (on either side) and the in-tree definition takes none. Empty when none."""
         if language_for_path(symbol.path) != "python":
             return {}
         found: dict[str, str] = {}
+        through = {(p.anchor.path, p.anchor.bare_symbol) for p in ports}  # its own anchors: not a sibling
         for port in ports:
             definition = port.definition
             if definition.language != "python" or definition.signature is None:
@@ -278,7 +280,8 @@ class IdentityRules:
             ported = {(a.path, a.bare_symbol) for a in here if a.kind == PORTS}
             for anchor in here:
                 if anchor.kind == NOT_CARRIED and anchor.param and anchor.bare_symbol != symbol.name \
-                        and (anchor.path, anchor.bare_symbol) in ported and normalise_name(anchor.param) not in own:
+                        and (anchor.path, anchor.bare_symbol) in ported - through \
+                        and normalise_name(anchor.param) not in own:
                     found.setdefault(anchor.param, anchor.bare_symbol)
         if not found:
             return {}
