@@ -1127,8 +1127,14 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
         param_scope = {a.param for a in self.index.not_carried_for(self.upstream, paths, symbol.name,
                                                                     symbol.qualified_name) if a.param}
         param_scope |= set(inherited_scope)  # ``extracted-declared-param``: what the extraction call passes on
+        shared = {p: o for p, o in self._shared_declarations(symbol, ports, sides).items() if p not in param_scope}
+        param_scope |= set(shared)  # ``shared-port-declaration``: declared on a sibling the same port mirrors
         results = [self._against_port(entry, symbol, sides, port, param_scope) for port in ports]
         worst = max(results, key=lambda r: SEVERITY[r.verdict])
+        if shared and worst.verdict == NOT_APPLICABLE and "lacked-branch" in worst.rules:
+            worst.rules = list(checked(*worst.rules, "shared-port-declaration"))
+            worst.reason = ", ".join(f"{p} (declared not carried on {o})" for p, o in sorted(shared.items())) + \
+                " by the port that mirrors " + symbol.name + " as well, so off for it too; " + worst.reason
         worst.ports = [f"{p.definition.cite} {p.definition.qualified_name}" for p in ports]
         for other in results:
             if other is not worst:
@@ -1529,7 +1535,12 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
                                                             platforms[0])])
         lacked = self._lacked_branches(entry, symbol, new, definition, param_scope, anchor)
         if lacked:
-            return self._base("lacked-branch", symbol, NOT_APPLICABLE, "not-carried", "body",
+            dropped = self._dropped_decorators(symbol, definition)
+            return self._base(("lacked-branch", "port-lacks-dropped-decorator") if dropped else "lacked-branch",
+                              symbol, NOT_APPLICABLE, "not-carried", "body",
+                              (f"the dropped decorator{'s' if len(dropped) > 1 else ''} "
+                               f"{', '.join('@' + d for d in dropped)}, which the port does not carry, set aside; "
+                               if dropped else "") +
                               f"with the parameters the port at {definition.cite} lacks ({', '.join(lacked[:4])}) at "
                               f"upstream's default (off where the tree declares them not carried), {symbol.name} is the same before and "
                               "after: the change lies in paths the port does not have, so not-carried rather than "
@@ -1560,6 +1571,16 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
                               evidence + [new_side_evidence(symbol, Kind.NOT_CARRIED,
                                                             f"{selected[0]} fixed to {selected[1]}; only other "
                                                             "backends change", selected[0])])
+        probed = self._declared_source_selector(symbol, self._ported_names(entry))
+        if probed:
+            return self._base("declared-source-selector", symbol, NOT_APPLICABLE, "not-carried", "body",
+                              f"with {probed[0]}, read from {probed[2]}, which the tree declares not carried, fixed "
+                              f"to {probed[1]} (the one key whose branch reaches what the tree ports), {symbol.name} "
+                              "is the same before and after: the change lies in backends the port does not run, so "
+                              "not-carried rather than NEEDS_REVIEW",
+                              evidence + [new_side_evidence(symbol, Kind.NOT_CARRIED,
+                                                            f"{probed[0]} = {probed[2]}(...) fixed to {probed[1]}; "
+                                                            "only other backends change", probed[0])])
         unchecked = self._port_lacks_check(symbol, definition)
         if unchecked:
             return self._base("port-lacks-check", symbol, IN_SYNC, None, "body",

@@ -255,6 +255,14 @@ RULES = (
          "imported from a module the commit changes, and a flag the kernel only tests is its truth value.",
          "-    aux_ptr += row\n+    if RETURN_AUX == _TRUE:\n+        aux_ptr += row",
          "classifier.rules.branches.same_for_port_parameters, classifier.rules.branches.BranchRules._lacked_branches"),
+    Rule("port-lacks-dropped-decorator", ("NOT_APPLICABLE",),
+         "When `lacked-branch` compares a Python definition, decorators upstream drops (the new decorators are "
+         "the old ones in order, less those) whose names the port carries no decorator of are set aside on the "
+         "old side: the dropped line leaves upstream in the form the port already has. A decorator added or "
+         "changed, or one the port carries, is compared.",
+         "-@torch.compiler.disable\n def fast_path(x, smooth=True):   (the port: no decorator; smooth declared)\n"
+         "     if smooth:\n-        x = x - x.mean()\n+        x = x - x.mean(dim=-1, keepdim=True)",
+         "classifier.rules.branches.dropped_decorators, classifier.rules.branches.BranchRules._lacked_branches"),
     Rule("launched-value", ("NOT_APPLICABLE",),
          "A Python definition the port anchors with names of its own (bound by position as at the range's base) "
          "whose parameters the port lacks have no default takes, for each, the value its one launch in the file "
@@ -2202,6 +2210,47 @@ def same_without_stores(before, after, names: set[str], parameters: set[str] = f
     return tokens(before) == tokens(after)
 
 
+def _decorators(node) -> tuple[list, object]:
+    """(decorator nodes, the function node) of a Python definition node."""
+    if node.type == "decorated_definition":
+        return [c for c in node.named_children if c.type == "decorator"], node.child_by_field_name("definition")
+    return [], node
+
+
+def _decorator_called(decorator) -> str | None:
+    """The last part of the name a decorator names or calls (``torch.compiler.disable`` -> ``disable``)."""
+    expression = decorator.named_children[0] if decorator.named_children else None
+    if expression is not None and expression.type == "call":
+        expression = expression.child_by_field_name("function")
+    if expression is None or expression.type not in ("identifier", "attribute"):
+        return None
+    return expression.text.decode("utf-8", errors="replace").split(".")[-1]
+
+
+def dropped_decorators(before, after, port) -> tuple[list[str], object, object] | None:
+    """Rule ``port-lacks-dropped-decorator``: (the dropped decorators' names, the old and new function nodes
+    without decorators) when ``after``'s decorators are ``before``'s in order less some, each naming a
+    decorator ``port`` (the in-tree definition's node) does not carry; else None."""
+    old, old_function = _decorators(before)
+    new, new_function = _decorators(after)
+    if not old or old_function is None or new_function is None or port is None:
+        return None
+    carried = {_decorator_called(d) for d in _decorators(port)[0]}
+    texts = [" ".join(comment_free_tokens(d)) for d in new]
+    kept, dropped = 0, []
+    for decorator in old:
+        if kept < len(texts) and " ".join(comment_free_tokens(decorator)) == texts[kept]:
+            kept += 1
+            continue
+        name = _decorator_called(decorator)
+        if name is None or name in carried:
+            return None
+        dropped.append(name)
+    if kept != len(texts) or not dropped:
+        return None
+    return dropped, old_function, new_function
+
+
 class BranchRules:
     """The branch rules, as methods of the verdict table (``verdicts.SymbolClassifier``)."""
 
@@ -2327,6 +2376,15 @@ class BranchRules:
             return None
         return sorted(kept), sorted(set().union(*(readers[n] for n in kept)))
 
+    def _dropped_decorators(self, symbol: TouchedSymbol, definition) -> list[str]:
+        """The names of the decorators ``port-lacks-dropped-decorator`` sets aside for ``symbol`` against the
+        port at ``definition``; empty when none."""
+        sides = self._modified_sides(symbol, "python")
+        if sides is None or definition.language != "python":
+            return []
+        dropped = dropped_decorators(sides[0].node, sides[1].node, self._port_node(definition))
+        return dropped[0] if dropped is not None else []
+
     def _lacked_branches(self, entry, symbol: TouchedSymbol, new: Signature, definition,
                          param_scope: set[str], anchor=None, new_options_too: bool = False) -> list[str]:
         """The parameters (as upstream writes them) that ``lacked-branch`` sets aside, when the definition
@@ -2339,27 +2397,34 @@ class BranchRules:
         sides = self._modified_sides(symbol, "python")
         if sides is None:
             return []
-        before, after = sides
+        before_node, after_node = sides[0].node, sides[1].node
         tables = self._side_tables(symbol)
         if any(t is None or t.tree is None for t in tables):
             return []
+        dropped = dropped_decorators(before_node, after_node, self._port_node(definition))
+        if dropped is not None:  # ``port-lacks-dropped-decorator``: the dropped lines are in the port's form
+            before_node, after_node = dropped[1], dropped[2]
         port_names = {p.normalised for p in definition.signature.params if p.normalised not in ("self", "ctx")}
-        lacked = lacked_parameters(before.node, after.node, port_names, _scope_names(param_scope))
-        added = set(parameter_defaults(after.node)) - set(parameter_defaults(before.node))
+        lacked = lacked_parameters(before_node, after_node, port_names, _scope_names(param_scope))
+        if lacked is None and anchor is not None and anchor.matches_name(symbol.name, symbol.qualified_name):
+            lacked = self._lacked_at_base(before_node, after_node, anchor,
+                                          [p.normalised for p in definition.signature.params
+                                           if p.normalised not in ("self", "ctx")], _scope_names(param_scope))
+        added = set(parameter_defaults(after_node)) - set(parameter_defaults(before_node))
         if lacked and any(self._derivation(entry, symbol, new, name) is not None for name in added & set(lacked)):
             return []
         if lacked and not new_options_too and symbol.kind in HOST_KINDS and new_options(lacked, added):
             return []  # ``new-option``: an input callers can now pass that the port cannot accept
         if anchor is not None and (lacked is None or any(... in v for v in lacked.values())):
-            lacked = self._lacked_through_anchor(symbol, tables, before.node, after.node, anchor,
+            lacked = self._lacked_through_anchor(symbol, tables, before_node, after_node, anchor,
                                                  [p.normalised for p in definition.signature.params
                                                   if p.normalised not in ("self", "ctx")],
                                                  _scope_names(param_scope)) or lacked
-        callees = self._callees(entry, symbol, tables, (before.node, after.node))
+        callees = self._callees(entry, symbol, tables, (before_node, after_node))
         if not lacked or not same_for_port_parameters(
-                before.node, after.node, lacked, tuple(module_values(t.tree.root_node) for t in tables), callees):
+                before_node, after_node, lacked, tuple(module_values(t.tree.root_node) for t in tables), callees):
             return []
-        changed = {normalise_name(t) for t in set(comment_free_tokens(before.node)) ^ set(comment_free_tokens(after.node))}
+        changed = {normalise_name(t) for t in set(comment_free_tokens(before_node)) ^ set(comment_free_tokens(after_node))}
         return sorted(lacked, key=lambda name: (name not in changed, name))
 
     def _lacked_through_anchor(self, symbol: TouchedSymbol, tables, before, after, anchor, port_names: list[str],
@@ -2496,6 +2561,21 @@ class BranchRules:
                                    and _text(_function(c).child_by_field_name("name")) == name), None)
                 return (definition, module_values(root)) if definition is not None else None
         return None
+
+    def _lacked_at_base(self, before, after, anchor, port_names: list[str],
+                        declared: set[str]) -> dict[str, tuple[object, object]] | None:
+        """``lacked_parameters`` for the anchored definition itself, ported under names of its own: the port's
+        inputs are the upstream parameters its positions bind at the scanned range's base (``bound_by_port``),
+        the same on both sides; every other parameter is one it lacks. None where the base is not read or the
+        positions bind nothing."""
+        base = self._at_base(anchor)
+        if base is None:
+            return None
+        bound = [bound_by_port(side, port_names, declared, base) for side in (before, after)]
+        if bound[0] is None or bound[0] != bound[1] \
+                or bound[0] >= set(parameter_defaults(before)) - declared - {"self", "ctx", "cls"}:
+            return None
+        return lacked_parameters(before, after, bound[0], declared)
 
     def _at_base(self, anchor):
         """The syntax node of the definition ``anchor`` names at the scanned range's base, or None."""

@@ -37,7 +37,7 @@ from portq.core.evidence import Evidence, Kind
 from portq.core.model import NEEDS_REVIEW, NOT_APPLICABLE, EntryChanges, SymbolVerdict, TouchedSymbol
 from portq.language.signatures import normalise_name
 from portq.language.symbols import KIND_CLASS, language_for_path
-from portq.tree.anchors import PORTS
+from portq.tree.anchors import NOT_CARRIED, PORTS
 from portq.tree.file_records import Port
 
 RULES = (
@@ -118,6 +118,16 @@ RULES = (
          " def act_forward(x, fast):\n     if fast:\n-        out = x * torch.sigmoid(x)\n+        out = silu(x)",
          "classifier.rules.identity.IdentityRules._declared_through_extraction, classifier.rules.identity."
          "passed_unchanged"),
+    Rule("shared-port-declaration", ("NOT_APPLICABLE",),
+         "A `[PARAM]` not-carried declaration belongs to the in-tree Python definition it sits on: when that "
+         "definition also ports another upstream definition taking a parameter of the same name, and the port "
+         "itself takes no parameter of that name, the parameter is declared not carried there too, so the "
+         "branches it selects are off (`lacked-branch`). A declaration on another in-tree definition, or a port "
+         "taking a parameter of that name, shares nothing.",
+         "# ports ops.py::entry; ports ops.py::fast_path; not-carried ops.py::entry[smooth]  (def run(x, block))\n"
+         " def fast_path(x, BLOCK=128, smooth=True):\n     if smooth:\n-        x = x - x.mean()\n"
+         "+        x = x - x.mean(dim=-1, keepdim=True)",
+         "classifier.rules.identity.IdentityRules._shared_declarations"),
 )
 
 
@@ -249,6 +259,34 @@ class IdentityRules:
                 f"carried on {origin}; " + verdict.reason
         verdict.reason = f"{symbol.name} carries the body of the ported {origin} {since}; " + verdict.reason
         return verdict
+
+    def _shared_declarations(self, symbol: TouchedSymbol, ports: list[Port], sides) -> dict[str, str]:
+        """Rule ``shared-port-declaration``: parameter -> the upstream definition it is declared not carried on,
+        for each ``[PARAM]`` declaration sitting on an in-tree Python definition of ``ports`` (one porting
+        ``symbol``) that names another upstream definition the same in-tree definition ports (not one ``symbol``
+        is ported through, such as the definition it carries under a new name), where ``symbol``
+        takes a parameter of that name (on either side) and the in-tree definition takes none. Empty when none."""
+        if language_for_path(symbol.path) != "python":
+            return {}
+        found: dict[str, str] = {}
+        through = {(p.anchor.path, p.anchor.bare_symbol) for p in ports}  # its own anchors: not a sibling
+        for port in ports:
+            definition = port.definition
+            if definition.language != "python" or definition.signature is None:
+                continue
+            own = {p.normalised for p in definition.signature.params}
+            here = [a for a in self.index.anchors if a.upstream == self.upstream and a.file == definition.file
+                    and a.definition == definition.qualified_name]
+            ported = {(a.path, a.bare_symbol) for a in here if a.kind == PORTS}
+            for anchor in here:
+                if anchor.kind == NOT_CARRIED and anchor.param and anchor.bare_symbol != symbol.name \
+                        and (anchor.path, anchor.bare_symbol) in ported - through \
+                        and normalise_name(anchor.param) not in own:
+                    found.setdefault(anchor.param, anchor.bare_symbol)
+        if not found:
+            return {}
+        taken = {p.normalised for side in sides() if side is not None for p in side.params}
+        return {param: origin for param, origin in found.items() if normalise_name(param) in taken}
 
     def _declared_through_extraction(self, entry: EntryChanges, symbol: TouchedSymbol, move, origin_paths: set[str],
                                      bare: str, origin: str, facts: RangeFacts) -> set[str]:

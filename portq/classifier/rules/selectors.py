@@ -52,7 +52,7 @@ import copy
 from portq.classifier.rules import Rule
 from portq.classifier.rules.form import _one_definition, _parse
 from portq.core.model import TouchedSymbol
-from portq.tree.anchors import PORTS
+from portq.tree.anchors import NOT_CARRIED, PORTS
 
 RULES = (
     Rule("declared-selector", ("NOT_APPLICABLE",),
@@ -66,6 +66,18 @@ RULES = (
          "-    elif backend == Backend.triton:\n-        triton_scale(x=x, BLOCK=BLOCK)\n"
          "+    _KERNELS[backend](x=x, BLOCK=BLOCK)",
          "classifier.rules.selectors.selected_key, classifier.rules.selectors.SelectorRules._declared_selector"),
+    Rule("declared-source-selector", ("NOT_APPLICABLE",),
+         "A Python definition that dispatches by an `if L == KEY` chain on a local bound once, at its top level, "
+         "from a call of a definition of the same file the tree declares not carried as a whole (a device or "
+         "capability probe), same before and after once that binding is set aside and the local fixed to the one "
+         "key whose branch reaches what the tree ports, changed only backends the port does not run: not-carried. "
+         "A change in that branch or outside the dispatch, a key that stops reaching ported code, another use of "
+         "the local or an undeclared probe is compared.",
+         " def scale_rows(x, BLOCK):\n     arch = device_arch()[x.device.index]\n     if arch == \"sm80\":\n"
+         "         cuda_scale(x, BLOCK)\n     elif arch == \"sm86\":\n         triton_scale(x, BLOCK)\n"
+         "+    elif arch == \"sm120\":\n+        cuda_scale_wide(x, BLOCK)",
+         "classifier.rules.selectors.source_selected_key, "
+         "classifier.rules.selectors.SelectorRules._declared_source_selector"),
 )
 
 
@@ -212,6 +224,28 @@ def _parameters(function) -> set[str]:
     return {a.arg for a in arguments.posonlyargs + arguments.args + arguments.kwonlyargs}
 
 
+def _selected(old, new, selector: str, tables, ported: set[str]) -> str | None:
+    """The key as written that, ``selector`` fixed to it (the one key whose branch reaches a name among
+    ``ported`` on each side, the same on both), makes ``old`` and ``new`` the same; else None."""
+    chosen = []
+    for function, table in ((old, tables[0]), (new, tables[1])):
+        keyed = _dispatches(function, selector, table)
+        reaching = [k for k, held in (keyed or {}).items() if _reached(held) & ported]
+        chosen.append(reaching[0] if keyed is not None and len(reaching) == 1 and reaching[0] else None)
+    if chosen[0] is None or chosen[0] != chosen[1]:
+        return None
+    fixed = []
+    for function, table in ((old, tables[0]), (new, tables[1])):
+        fixer = _Fixed(selector, chosen[0], table)
+        result = fixer.visit(copy.deepcopy(function))
+        left = any(isinstance(n, ast.Name) and n.id == selector for n in ast.walk(result))
+        fixed.append(None if fixer.failed or left else ast.dump(result))
+    if fixed[0] is None or fixed[0] != fixed[1]:
+        return None
+    key = next((k for k in ast.walk(old) if isinstance(k, ast.expr) and ast.dump(k) == chosen[0]), None)
+    return ast.unparse(key) if key is not None else "its key"
+
+
 def selected_key(old_text: str, new_text: str, old_module: str, new_module: str, declared: set[str],
                  ported: set[str]) -> tuple[str, str] | None:
     """(the selector, its key as written) where fixing a parameter among ``declared`` to the one key whose
@@ -222,23 +256,66 @@ def selected_key(old_text: str, new_text: str, old_module: str, new_module: str,
         return None
     tables = (_module_tables(old_tree), _module_tables(new_tree))
     for selector in sorted(declared & _parameters(old) & _parameters(new)):
-        chosen = []
-        for function, table in ((old, tables[0]), (new, tables[1])):
-            keyed = _dispatches(function, selector, table)
-            reaching = [k for k, held in (keyed or {}).items() if _reached(held) & ported]
-            chosen.append(reaching[0] if keyed is not None and len(reaching) == 1 and reaching[0] else None)
-        if chosen[0] is None or chosen[0] != chosen[1]:
-            continue
-        fixed = []
-        for function, table in ((old, tables[0]), (new, tables[1])):
-            fixer = _Fixed(selector, chosen[0], table)
-            result = fixer.visit(copy.deepcopy(function))
-            left = any(isinstance(n, ast.Name) and n.id == selector for n in ast.walk(result))
-            fixed.append(None if fixer.failed or left else ast.dump(result))
-        if fixed[0] is not None and fixed[0] == fixed[1]:
-            key = next(k for k in ast.walk(old) if isinstance(k, ast.expr) and ast.dump(k) == chosen[0]) \
-                if any(isinstance(k, ast.expr) and ast.dump(k) == chosen[0] for k in ast.walk(old)) else None
-            return selector, ast.unparse(key) if key is not None else "its key"
+        key = _selected(old, new, selector, tables, ported)
+        if key is not None:
+            return selector, key
+    return None
+
+
+def _called(node: ast.expr) -> str | None:
+    """The name a value computed as ``f(...)``, ``m.f(...)`` or ``f(...)[i]`` calls; else None."""
+    if isinstance(node, ast.Subscript):
+        node = node.value
+    if not isinstance(node, ast.Call):
+        return None
+    func = node.func
+    if isinstance(func, ast.Name):
+        return func.id
+    return func.attr if isinstance(func, ast.Attribute) else None
+
+
+def _source_bindings(function, sources: set[str]) -> dict[str, tuple[int, str]]:
+    """Locals of ``function`` stored exactly once, by an assignment at its body's top level whose value calls
+    a definition among ``sources`` (``arch = probe()[x.device.index]``): name -> (statement index, source)."""
+    stores: dict[str, int] = {}
+    for node in ast.walk(function):
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            stores[node.id] = stores.get(node.id, 0) + 1
+        elif isinstance(node, ast.arg):
+            stores[node.arg] = stores.get(node.arg, 0) + 1
+    found = {}
+    for index, statement in enumerate(function.body):
+        if isinstance(statement, ast.Assign) and len(statement.targets) == 1 \
+                and isinstance(statement.targets[0], ast.Name):
+            name, source = statement.targets[0].id, _called(statement.value)
+            if source in sources and stores.get(name) == 1:
+                found[name] = (index, source)
+    return found
+
+
+def source_selected_key(old_text: str, new_text: str, old_module: str, new_module: str, sources: set[str],
+                        ported: set[str]) -> tuple[str, str, str] | None:
+    """(the selector, its key as written, the definition it is read from) where a local bound once from a
+    call of a definition among ``sources`` (declared not carried as a whole), its binding set aside and the
+    local fixed to the one key whose branch reaches a name among ``ported``, makes the two definitions the
+    same; else None (``declared-source-selector``)."""
+    old, new = _one_definition(old_text), _one_definition(new_text)
+    old_tree, new_tree = _parse(old_module), _parse(new_module)
+    if old is None or new is None or old_tree is None or new_tree is None or not sources:
+        return None
+    tables = (_module_tables(old_tree), _module_tables(new_tree))
+    before, after = _source_bindings(old, sources), _source_bindings(new, sources)
+    for selector in sorted(set(before) & set(after)):
+        sides = []
+        for function, (index, _) in ((old, before[selector]), (new, after[selector])):
+            side = copy.deepcopy(function)
+            del side.body[index]
+            if not side.body:
+                side.body.append(ast.Pass())
+            sides.append(side)
+        key = _selected(sides[0], sides[1], selector, tables, ported - sources)
+        if key is not None:
+            return selector, key, after[selector][1]
     return None
 
 
@@ -271,3 +348,25 @@ class SelectorRules:
         return selected_key(text(sides[0].node), text(sides[1].node),
                             old_table.source.decode("utf-8", errors="replace"),
                             new_table.source.decode("utf-8", errors="replace"), declared, ported)
+
+    def _declared_source_selector(self, symbol: TouchedSymbol, ported: set[str]) -> tuple[str, str, str] | None:
+        """``declared-source-selector``: (the local, the key the port runs, the declared definition it is read
+        from) when the rule holds; else None."""
+        if not ported:
+            return None
+        paths = {symbol.path, symbol.old_path or symbol.path}
+        sources = {a.bare_symbol for a in self.index.anchors_for_path(self.upstream, paths, NOT_CARRIED)
+                   if not a.param and not a.qualified}
+        if not sources:
+            return None
+        sides = self._modified_sides(symbol, "python", parsed=True)
+        if sides is None:
+            return None
+        old_table = self._table(symbol.old_blob, symbol.old_path or symbol.path)
+        new_table = self._table(symbol.new_blob, symbol.path)
+        if old_table is None or new_table is None or not old_table.source or not new_table.source:
+            return None
+        text = lambda node: " " * node.start_point[1] + node.text.decode("utf-8", errors="replace")  # noqa: E731
+        return source_selected_key(text(sides[0].node), text(sides[1].node),
+                                   old_table.source.decode("utf-8", errors="replace"),
+                                   new_table.source.decode("utf-8", errors="replace"), sources, ported)
