@@ -515,8 +515,10 @@ def _geometry_items(old, new, port, before, after, mine, cross: bool, port_launc
                            before=Location(Side.OLD, old.path, before.line, quote=before.quote),
                            after=Location(Side.NEW, new.path, after.line, quote=after.quote))]
         derived = (lambda name: derivation(name, after.kernel)) if derivation else None
+        dropped = (lambda name: derivation(name, before.kernel, old=True)) if derivation else None
         items += _ruled(_argument_items(before, after, mine, port, cross, launch, index,
-                                        scope | _kernel_scope(index, after.kernel_normalised), derived, respell),
+                                        scope | _kernel_scope(index, after.kernel_normalised), derived, respell,
+                                        dropped),
                         "launch-arguments")
     return items
 
@@ -754,7 +756,7 @@ def _kernel_scope(index: TreeIndex | None, kernel: str) -> set[str]:
 
 
 def _argument_items(before, after, mine, port, cross: bool, upstream, index, scope=frozenset(),
-                    derivation=None, respell: dict[str, str] | None = None) -> list[Delta]:
+                    derivation=None, respell: dict[str, str] | None = None, dropped=None) -> list[Delta]:
     """A launch gaining or losing an argument, placed against the port's launch.
 
     When both upstream launches' kernels are known, an argument is the kernel
@@ -769,7 +771,8 @@ def _argument_items(before, after, mine, port, cross: bool, upstream, index, sco
     if before.bound is not None and after.bound is not None:
         have = _port_binding(mine, index)
         if have is not None:
-            return _bound_items(before, after, mine, port, cross, upstream, have, scope, derivation, respell)
+            return _bound_items(before, after, mine, port, cross, upstream, have, scope, derivation, respell,
+                                dropped)
     items: list[Delta] = []
     if not cross:
         added_keywords = set(_normalised_keywords(after)) - set(_normalised_keywords(before)) - scope
@@ -831,8 +834,10 @@ def _now_template_arguments(names, after) -> list[str]:
 
 
 def _bound_items(before, after, mine, port, cross: bool, upstream, have: tuple[str, ...],
-                 scope=frozenset(), derivation=None, respell: dict[str, str] | None = None) -> list[Delta]:
-    """Argument delta by the kernel parameters the arguments bind to."""
+                 scope=frozenset(), derivation=None, respell: dict[str, str] | None = None,
+                 dropped=None) -> list[Delta]:
+    """Argument delta by the kernel parameters the arguments bind to. ``dropped(name)``: how upstream's old
+    launch computed the argument it passed for parameter ``name``."""
     items: list[Delta] = []
     removed = [p for p in before.bound if p not in after.bound and p not in scope and p != UNRESOLVED]
     added = [p for p in after.bound if p not in before.bound and p not in scope and p != UNRESOLVED]
@@ -853,11 +858,15 @@ def _bound_items(before, after, mine, port, cross: bool, upstream, have: tuple[s
                            f"upstream now gives {', '.join(templated)} to {kernel} as a template argument (a "
                            "compile-time value the launcher picks) instead of at run time; the port still passes it "
                            "at run time, which a reader compares", upstream, rule="template-argument"))
+    derived_before = _derived_arguments(still, dropped) if not cross else {}
+    if derived_before:
+        still = [p for p in still if p not in derived_before]
+        items.append(_dropped_derived_item(derived_before, kernel, mine, port, upstream))
     if still:
         items.append(Delta("behind", "launch",
                                 f"upstream stopped passing {', '.join(still)} to {kernel}, the port still passes it",
                                 upstream + [_tree_launch_evidence(port, mine, f"the port still passes {still[0]}")]))
-    elif removed:
+    elif removed and not derived_before:
         items.append(Delta("sync", "launch", f"the port does not pass {', '.join(removed)} either", upstream))
     present = [p for p in added if p in have]
     missing = [p for p in added if p not in have]
@@ -912,6 +921,23 @@ def _derived_arguments_item(derived: dict, kernel: str, mine, port, upstream) ->
                  f"constants and values the kernel already receives, {how}; an implementation detail for a "
                  "reader to judge (at most NEEDS_REVIEW)", upstream + records + [tree],
                  rule=derivation_rule(derived.values()))
+
+
+def _dropped_derived_item(derived: dict, kernel: str, mine, port, upstream) -> Delta:
+    """Launch arguments upstream stopped passing that its old launch computed only from shapes, constants and
+    values the kernel receives (``derived-parameter``): the port still passing them is for a reader."""
+    how = "; ".join(f"{name} {_derivation_words(d)}" for name, d in derived.items())
+    launch = upstream[0] if upstream else None
+    records = [replace(_derivation_evidence(d, name, "upstream's old launch", launch and launch.path,
+                                            launch and launch.symbol, launch and launch.line), side="upstream-old")
+               for name, d in derived.items()]
+    tree = _tree_launch_evidence(port, mine, f"the port still passes {', '.join(derived)}, which upstream derived, "
+                                 "not an input its callers supply")
+    return Delta("undecided", "launch",
+                 f"upstream stopped passing {', '.join(derived)} to {kernel}, which it computed only from shapes, "
+                 f"constants and values the kernel already receives, {how}; the port still passes it: no caller "
+                 "supplies it, so this is a body change of the wrapper and kernel pair for a reader (at most "
+                 "NEEDS_REVIEW)", upstream + records + [tree], rule=derivation_rule(derived.values()))
 
 
 def _renamed_arguments(before, after, removed, added, respell: dict[str, str] | None = None) -> dict[str, str]:

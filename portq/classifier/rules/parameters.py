@@ -46,10 +46,13 @@ RULES = (
          "chosen by the input's element type, which the kernel receives with the tensor: derived too, as is "
          "such a dtype compared with a dtype constant (`x.dtype is torch.float16`). A kernel parameter upstream "
          "leaves unused (dead) whose launch upstream fills with such a derived value is a body change of the "
-         "wrapper and kernel pair, for a reader, not `dead-input`; one filled with a caller's value stays a gap.",
+         "wrapper and kernel pair, for a reader, not `dead-input`; one filled with a caller's value stays a gap. "
+         "So is a keyword argument upstream's launch stops passing that its old side derived so (the port "
+         "still passing it); a caller's value handed on, or an argument passed by position, stays a gap.",
          "+    padded = triton.next_power_of_2(d)\n+    k[grid](x, d, PADDED=padded)",
          "classifier.rules.parameters._parameter_items, classifier.rules.parameters._compared_with_dtype, "
-         "classifier.rules.launch._derived_arguments_item"),
+         "classifier.rules.launch._derived_arguments_item, classifier.rules.launch._dropped_derived_item, "
+         "classifier.verdicts.SymbolClassifier._old_launch_derivation"),
     Rule("constant-derived-parameter", ("NEEDS_REVIEW",),
          "A new parameter (or launch argument) the launching wrapper computes from its inputs' shapes, values the "
          "kernel already receives and module-level constants (a name bound once at module level from literals, "
