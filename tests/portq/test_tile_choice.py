@@ -50,6 +50,8 @@ VALUE_CHOSEN_AFTER = BEFORE.replace("def rows_scale(x, out):", "def rows_scale(x
 """The tile is picked by a value a caller passes, not by a shape."""
 NON_CONSTANT_ARM_AFTER = BEFORE.replace("    BLOCK = 32\n", "    BLOCK = 32 if cols <= 64 else n\n")
 """One arm is an input itself: the grid now divides by a value read from the input, no tile constant."""
+DTYPE_CHOSEN_AFTER = BEFORE.replace("    BLOCK = 32\n", "    BLOCK = 32 if x.dtype != torch.float32 else 16\n")
+"""The tile is picked by the element type of the input a caller passes: stays with the launch rules."""
 QUERY_CHOSEN_AFTER = BEFORE.replace("    BLOCK = 32\n", "    BLOCK = 32 if limit(cols) else 16\n")
 """The test calls a function the launcher does not define: what it reads is unknown."""
 
@@ -134,5 +136,11 @@ def test_a_tile_with_an_arm_read_from_the_input_is_still_a_gap(tmp_path):
 
 def test_a_tile_picked_by_a_call_is_still_a_gap(tmp_path):
     verdict = _one_commit(tmp_path, QUERY_CHOSEN_AFTER)
+    assert verdict.verdict == REAL_GAP, verdict.reason
+    assert "tile-choice" not in _host(verdict).rules
+
+
+def test_a_tile_picked_by_an_inputs_dtype_is_still_a_gap(tmp_path):
+    verdict = _one_commit(tmp_path, DTYPE_CHOSEN_AFTER)
     assert verdict.verdict == REAL_GAP, verdict.reason
     assert "tile-choice" not in _host(verdict).rules

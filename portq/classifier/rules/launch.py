@@ -96,7 +96,7 @@ RULES = (
          "the launch shape a caller sees. So is a tile the launcher now picks among integer literals "
          "(`BLOCK = 32 if cols <= 64 else 16`), passed to the kernel by keyword, whose derivation reads only "
          "shapes, constants and values the kernel receives. A grid that reads a new input, gains an axis, or "
-         "divides by a constant the kernel is not passed, or a tile picked by a caller's value, a call, or "
+         "divides by a constant the kernel is not passed, or a tile picked by a caller's value, an input's dtype, a call, or "
          "with an arm that is no literal, stays `launch-geometry`.",
          "-    BLOCK = 32\n+    BLOCK = 8\n     grid = [cdiv(rows, BLOCK)]\n     k[grid](x, rows, BLOCK=BLOCK)",
          "classifier.rules.launch._geometry_items, ._tile_choice, ._literal_choice, ._shape_chosen"),
@@ -594,7 +594,7 @@ def _literal_choice(name: str, quotes: tuple[str, ...]) -> bool:
 def _shape_chosen(after, name: str, derived) -> bool:
     """Whether the launch ``after`` passes local ``name`` to the kernel by keyword and ``derived`` follows
     that argument, through the launcher's locals, to shapes and constants alone (no parameter's value, no
-    call but known pure helpers, nothing read from outside the launcher)."""
+    input's dtype, no call but known pure helpers, nothing read from outside the launcher)."""
     if derived is None or after.bound is None:
         return False
     slots = [bound for slot, text, bound in zip(after.slots, after.texts, after.bound)
@@ -605,6 +605,8 @@ def _shape_chosen(after, name: str, derived) -> bool:
         derivation = derived(slot)
         if derivation is None or not derivation.derived or derivation.allocations:
             return False
+        if any("dtype" in t or t.startswith("torch.") for t in derivation.terminals):
+            return False  # a tile an input's element type selects stays with the launch rules
     return True
 
 
