@@ -683,10 +683,13 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
         return compare(before, after, mine, self.index, upstream=self.upstream)
 
     def _derivation(self, entry: EntryChanges, symbol: TouchedSymbol, new: Signature, name: str,
-                    kernel: str | None = None) -> Derivation | None:
+                    kernel: str | None = None, old: bool = False) -> Derivation | None:
         """How upstream's new launches of this kernel (or of ``kernel``, launched from this symbol) compute
         the argument for parameter ``name``: the first launch found in a Python file the commit changed,
-        or None when no launch passes it."""
+        or None when no launch passes it. ``old``: how this symbol's old side computed the argument it
+        passed ``kernel`` by keyword (Python only; None for anything else)."""
+        if old:
+            return self._old_launch_derivation(symbol, kernel, name)
         if kernel is not None and language_for_path(symbol.path) == "cpp":
             return self._cpp_launcher_derivation(symbol, kernel.split(".")[-1].split("::")[-1], name)
         if kernel is not None:
@@ -723,6 +726,30 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
                         # value is otherwise the launch's interface, as it always was.
                         return None
                     return derived
+        return None
+
+    def _old_launch_derivation(self, symbol: TouchedSymbol, kernel: str | None, name: str) -> Derivation | None:
+        """How the old side of Python launcher ``symbol`` computed the keyword argument it passed ``kernel``'s
+        parameter ``name``; None when it is not such a launcher, passes it positionally or differently at two
+        launches."""
+        if kernel is None or language_for_path(symbol.path) != "python" or not symbol.old_blob:
+            return None
+        path = symbol.old_path or symbol.path
+        table = self._table(symbol.old_blob, path)
+        if table is None or table.fallback:
+            return None
+        launched = kernel.split(".")[-1]
+        for definition in table.definitions:
+            if definition.node is None or definition.qualified_name != symbol.qualified_name:
+                continue
+            expression, received = launch_argument(definition.node, launched, name, None)
+            if expression is None or expression.parent is None or expression.parent.type != "keyword_argument":
+                return None
+            if len(set(launch_argument_texts(definition.node, launched, name))) > 1:
+                return None
+            written = expression.parent.child_by_field_name("name").text.decode("utf-8", errors="replace")
+            argument = f"{written}=" + expression.text.decode("utf-8", errors="replace")
+            return replace(derive(definition.node, expression, received), argument=argument, path=path)
         return None
 
     def _instance_computed(self, symbol: TouchedSymbol, name: str, side: str) -> tuple[str, ...] | None:
@@ -1609,7 +1636,8 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
         old, new, untaken = self._lacked_branch_launches(symbol, old, new, definition, param_scope)
         evidence = evidence + other_build + untaken
         items = compare(old, new, tree_signature, self.index, param_scope,
-                        derivation=lambda name, kernel=None: self._derivation(entry, symbol, new, name, kernel),
+                        derivation=lambda name, kernel=None, old=False: self._derivation(entry, symbol, new, name,
+                                                                                      kernel, old),
                         upstream=self.upstream, keyword_free=lambda names: self._keyword_free(entry, symbol, names),
                         instance=lambda name, side: self._instance_computed(symbol, name, side),
                         respell=self._launcher_renaming(symbol),

@@ -36,11 +36,24 @@ RETILED_AFTER = BEFORE.replace("    BLOCK = 32\n    BLOCK_N = 64\n", "    BLOCK 
     "BLOCK_N=BLOCK_N)", "BLOCK_N=BLOCK_N, num_warps=8)")
 """Smaller row tiles, wider column tiles, more warps: the same rows covered in other pieces."""
 
+SHAPE_CHOSEN_AFTER = BEFORE.replace("    BLOCK = 32\n", "    BLOCK = 32 if cols <= 64 else 16\n").replace(
+    "BLOCK_N=BLOCK_N)", "BLOCK_N=BLOCK_N, num_warps=4 if cols <= 64 else 8)")
+"""The row tile picked between two constants by the width of the input the kernel receives."""
+
 # Unsound neighbours.
 NEW_INPUT_AFTER = BEFORE.replace("    grid = [triton.cdiv(n, BLOCK)]\n", "    grid = [triton.cdiv(n * x.stride(0), BLOCK)]\n")
 NEW_AXIS_AFTER = BEFORE.replace("    grid = [triton.cdiv(n, BLOCK)]\n", "    grid = [triton.cdiv(n, BLOCK), 2]\n")
 UNTOLD_AFTER = BEFORE.replace("    grid = [triton.cdiv(n, BLOCK)]\n", "    grid = [triton.cdiv(n, 16)]\n")
 """The grid divides by a constant the kernel is not passed: its programs no longer match its tile."""
+VALUE_CHOSEN_AFTER = BEFORE.replace("def rows_scale(x, out):", "def rows_scale(x, out, wide=False):").replace(
+    "    BLOCK = 32\n", "    BLOCK = 32 if wide else 16\n")
+"""The tile is picked by a value a caller passes, not by a shape."""
+NON_CONSTANT_ARM_AFTER = BEFORE.replace("    BLOCK = 32\n", "    BLOCK = 32 if cols <= 64 else n\n")
+"""One arm is an input itself: the grid now divides by a value read from the input, no tile constant."""
+DTYPE_CHOSEN_AFTER = BEFORE.replace("    BLOCK = 32\n", "    BLOCK = 32 if x.dtype != torch.float32 else 16\n")
+"""The tile is picked by the element type of the input a caller passes: stays with the launch rules."""
+QUERY_CHOSEN_AFTER = BEFORE.replace("    BLOCK = 32\n", "    BLOCK = 32 if limit(cols) else 16\n")
+"""The test calls a function the launcher does not define: what it reads is unknown."""
 
 
 def _tree() -> dict[str, str]:
@@ -99,3 +112,35 @@ def test_a_grid_divided_by_a_constant_the_kernel_is_not_passed_is_still_a_gap(tm
     verdict = _one_commit(tmp_path, UNTOLD_AFTER)
     assert verdict.verdict == REAL_GAP, verdict.reason
     assert "tile-choice" not in verdict.rules
+
+
+def test_a_tile_picked_between_constants_by_an_input_shape_is_a_tile_choice(tmp_path):
+    verdict = _one_commit(tmp_path, SHAPE_CHOSEN_AFTER)
+    assert verdict.verdict == NEEDS_REVIEW, verdict.reason
+    host = _host(verdict)
+    assert host.verdict == NEEDS_REVIEW, host.reason
+    assert "tile-choice" in host.rules, host.rules
+
+
+def test_a_tile_picked_by_a_value_a_caller_passes_is_still_a_gap(tmp_path):
+    verdict = _one_commit(tmp_path, VALUE_CHOSEN_AFTER)
+    assert verdict.verdict == REAL_GAP, verdict.reason
+    assert "tile-choice" not in _host(verdict).rules
+
+
+def test_a_tile_with_an_arm_read_from_the_input_is_still_a_gap(tmp_path):
+    verdict = _one_commit(tmp_path, NON_CONSTANT_ARM_AFTER)
+    assert verdict.verdict == REAL_GAP, verdict.reason
+    assert "tile-choice" not in _host(verdict).rules
+
+
+def test_a_tile_picked_by_a_call_is_still_a_gap(tmp_path):
+    verdict = _one_commit(tmp_path, QUERY_CHOSEN_AFTER)
+    assert verdict.verdict == REAL_GAP, verdict.reason
+    assert "tile-choice" not in _host(verdict).rules
+
+
+def test_a_tile_picked_by_an_inputs_dtype_is_still_a_gap(tmp_path):
+    verdict = _one_commit(tmp_path, DTYPE_CHOSEN_AFTER)
+    assert verdict.verdict == REAL_GAP, verdict.reason
+    assert "tile-choice" not in _host(verdict).rules

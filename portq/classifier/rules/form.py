@@ -188,6 +188,16 @@ RULES = (
          "removed and any other change beside the message.",
          "-    assert x.is_cuda, \"Input must be of dtype fp16.\"\n+    assert x.is_cuda, \"Input must be in dtype fp16.\"",
          "classifier.rules.form.same_without_assert_messages, classifier.verdicts.SymbolClassifier._against_port"),
+    Rule("complementary-test", ("NOT_APPLICABLE",),
+         "A Python definition whose `ast` is the same before and after once each `if F:` directly followed by "
+         "`if not F:` (or `if not F:` by `if F:`), neither with an `else`, is read as one `if` with the second "
+         "block as its `else`, where `F` is a bare parameter of the enclosing function that the first block never "
+         "rebinds (no store, deletion or `nonlocal` of it), changed only its form: the second test is the first "
+         "negated, on the same value, so exactly one block runs either way. A flag the first block rebinds, a "
+         "test that is no parameter (a global a call may rebind) or that calls or reads anything else stays "
+         "compared.",
+         "     if EVEN:\n         x = tl.load(p)\n-    if not EVEN:\n+    else:\n         x = tl.load(p, mask=m)",
+         "classifier.rules.form.same_with_complementary_tests, classifier.rules.form.FormRules._form_only"),
     Rule("member-lines", ("NOT_APPLICABLE",),
          "A class body's changed lines that lie inside one of its methods (or another nested definition) are that "
          "definition's change, decided in its own right, and its docstring's lines compute nothing; when every "
@@ -575,6 +585,80 @@ def same_without_repeated_asserts(before, after) -> bool:
     return comment_free_tokens(before, expand=expand) == comment_free_tokens(after, expand=expand)
 
 
+def _flag_of(test: ast.expr) -> tuple[str, bool] | None:
+    """``(name, negated)`` for a test that is a bare name or ``not`` a bare name; None otherwise."""
+    if isinstance(test, ast.Name):
+        return test.id, False
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) and isinstance(test.operand, ast.Name):
+        return test.operand.id, True
+    return None
+
+
+def _rebinds(statements: list[ast.stmt], name: str) -> bool:
+    """Whether any of ``statements`` stores, deletes or declares ``nonlocal``/``global`` the name ``name``."""
+    for statement in statements:
+        for node in ast.walk(statement):
+            if isinstance(node, ast.Name) and node.id == name and not isinstance(node.ctx, ast.Load):
+                return True
+            if isinstance(node, (ast.Nonlocal, ast.Global)) and name in node.names:
+                return True
+    return False
+
+
+def _merged_complementary_tests(tree: ast.AST) -> int:
+    """Rewrite in place, in every function of ``tree``, each ``if F: A`` directly followed by ``if not F: B``
+    (or the other way round), neither with an ``else``, into ``if F: A else: B`` when ``F`` is a parameter of
+    that function (innermost) and ``A`` never rebinds it; the number of such rewrites."""
+    merged = 0
+
+    def visit(node: ast.AST, parameters: frozenset[str]) -> None:
+        nonlocal merged
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            arguments = node.args
+            parameters = frozenset(a.arg for a in arguments.posonlyargs + arguments.args + arguments.kwonlyargs
+                                   + [x for x in (arguments.vararg, arguments.kwarg) if x is not None])
+        elif isinstance(node, (ast.ClassDef, ast.Lambda)):
+            parameters = frozenset()
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(node, field, None)
+            if not isinstance(block, list):
+                continue
+            i = 0
+            while i + 1 < len(block):
+                first, second = block[i], block[i + 1]
+                if isinstance(first, ast.If) and isinstance(second, ast.If) and not first.orelse \
+                        and not second.orelse:
+                    one, two = _flag_of(first.test), _flag_of(second.test)
+                    if one is not None and two is not None and one[0] == two[0] and one[1] != two[1] \
+                            and one[0] in parameters and not _rebinds(first.body, one[0]):
+                        first.orelse = second.body
+                        del block[i + 1]
+                        merged += 1
+                        continue
+                i += 1
+        for child in ast.iter_child_nodes(node):
+            visit(child, parameters)
+
+    visit(tree, frozenset())
+    return merged
+
+
+def same_with_complementary_tests(before: str, after: str) -> bool:
+    """True when two Python definition sources differ and are the same program once each ``if F:`` directly
+    followed by ``if not F:`` (``_merged_complementary_tests``) is read as one ``if``/``else``, at least one
+    such pair merged."""
+    if before == after:
+        return False
+    old, new = _parse(before), _parse(after)
+    if old is None or new is None:
+        return False
+    if ast.dump(old, include_attributes=False) == ast.dump(new, include_attributes=False):
+        return False
+    if not _merged_complementary_tests(old) + _merged_complementary_tests(new):
+        return False
+    return ast.dump(old, include_attributes=False) == ast.dump(new, include_attributes=False)
+
+
 def same_with_guards_unwrapped(before, after) -> bool:
     """True when two Python definition nodes differ, and are the same once
     each guard ``guarded-store`` may unwrap is replaced by its stores."""
@@ -784,6 +868,9 @@ class FormRules:
             if same_with_guards_unwrapped(before.node, after.node):
                 return "guarded-store", "only moved stores under (or out of) the guard of their every reader " \
                                         "(when the guard is false nothing reads them)"
+            if same_with_complementary_tests(definition_text(before.node), definition_text(after.node)):
+                return "complementary-test", "only wrote `if not F:` after `if F:` as `else:` (F a parameter the " \
+                                             "first block never rebinds: exactly one block runs either way)"
             if same_without_repeated_asserts(before.node, after.node):
                 return "repeated-assert", "only added or removed an assert repeating the one just before it " \
                                           "(a test of names and literals already checked with the same values)"

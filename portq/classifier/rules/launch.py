@@ -93,10 +93,13 @@ RULES = (
          "to the kernel, the grid's canonical form otherwise the same (the same inputs, the same axes): the "
          "wrapper covers the same work in other-sized tiles. No caller supplies or selects a tile, so it is an "
          "implementation detail for a reader (DESIGN §5: tile sizes derived from what the kernel receives), not "
-         "the launch shape a caller sees. A grid that reads a new input, gains an axis, or divides by a "
-         "constant the kernel is not passed stays `launch-geometry`.",
+         "the launch shape a caller sees. So is a tile the launcher now picks among integer literals "
+         "(`BLOCK = 32 if cols <= 64 else 16`), passed to the kernel by keyword, whose derivation reads only "
+         "shapes, constants and values the kernel receives. A grid that reads a new input, gains an axis, or "
+         "divides by a constant the kernel is not passed, or a tile picked by a caller's value, an input's dtype, a call, or "
+         "with an arm that is no literal, stays `launch-geometry`.",
          "-    BLOCK = 32\n+    BLOCK = 8\n     grid = [cdiv(rows, BLOCK)]\n     k[grid](x, rows, BLOCK=BLOCK)",
-         "classifier.rules.launch._geometry_items, ._tile_choice"),
+         "classifier.rules.launch._geometry_items, ._tile_choice, ._literal_choice, ._shape_chosen"),
     Rule("platform-chosen-launch", ("NEEDS_REVIEW",),
          "A launch constant (tile, warps, stages) the wrapper now picks by a platform probe, a module-level flag "
          "bound once at import from the device's name, capability or architecture (or such a probe itself), "
@@ -447,7 +450,8 @@ def _geometry_items(old, new, port, before, after, mine, cross: bool, port_launc
                                     f"{port_launch_count} launches none of which maps to it", upstream))
         else:
             item = replace(_grid_item(before, after, mine, port, cross, upstream, new), geometry=True)
-            tiles = _tile_choice(before, after, through) if item.status is Status.BEHIND else None
+            derived = (lambda name: derivation(name, after.kernel)) if derivation else None
+            tiles = _tile_choice(before, after, through, derived) if item.status is Status.BEHIND else None
             if tiles is not None:
                 item = Delta("undecided", "launch", f"{item.message}; only the tile constant{'s' if len(tiles) > 1 else ''} "
                              f"{', '.join(tiles)} changed, which the kernel receives and the grid divides the same "
@@ -511,8 +515,10 @@ def _geometry_items(old, new, port, before, after, mine, cross: bool, port_launc
                            before=Location(Side.OLD, old.path, before.line, quote=before.quote),
                            after=Location(Side.NEW, new.path, after.line, quote=after.quote))]
         derived = (lambda name: derivation(name, after.kernel)) if derivation else None
+        dropped = (lambda name: derivation(name, before.kernel, old=True)) if derivation else None
         items += _ruled(_argument_items(before, after, mine, port, cross, launch, index,
-                                        scope | _kernel_scope(index, after.kernel_normalised), derived, respell),
+                                        scope | _kernel_scope(index, after.kernel_normalised), derived, respell,
+                                        dropped),
                         "launch-arguments")
     return items
 
@@ -520,26 +526,88 @@ def _geometry_items(old, new, port, before, after, mine, cross: bool, port_launc
 _INTEGER = re.compile(r"(?<![\w.])\d+(?![\w.])")
 
 
-def _tile_choice(before, after, through: tuple[str, ...]) -> tuple[str, ...] | None:
+def _tile_choice(before, after, through: tuple[str, ...], derived=None) -> tuple[str, ...] | None:
     """The local constants a paired launch's grid changed through when they
     are only tiles (``tile-choice``): each is an integer literal on both
-    sides and passed to the kernel on both sides, and the grid's canonical
-    form is the same once integers are set aside (the same inputs, the same
-    axes, resolved). None otherwise."""
+    sides, or on the new side a choice among integer literals
+    (``64 if d <= 64 else 128``) whose value the launch passes to the kernel
+    by keyword and ``derived`` (the kernel parameter's derivation in
+    upstream's new launcher) follows to shapes and constants alone; each is
+    passed to the kernel on both sides, and the grid's canonical form is the
+    same once integers (and such choices) are set aside (the same inputs,
+    the same axes, resolved). None otherwise."""
     if not through or not before.grid_form or not after.grid_form or before.grid_opaque or after.grid_opaque:
         return None
     if before.grid_form.startswith("?") or after.grid_form.startswith("?") or before.grid_shape != after.grid_shape:
         return None
-    if _INTEGER.sub("#", before.grid_form) != _INTEGER.sub("#", after.grid_form):
+    if _constant_choices(before.grid_form) != _constant_choices(after.grid_form):
         return None
     values = {side: {name: text for name, _, _, text in bindings}
               for side, bindings in (("was", before.grid_bindings), ("now", after.grid_bindings))}
+    quoted = {name: quotes for name, _, quotes, _ in after.grid_bindings}
     for name in through:
-        if not all(re.fullmatch(r"\d+", values[side].get(name) or "") for side in ("was", "now")):
+        if not re.fullmatch(r"\d+", values["was"].get(name) or ""):
+            return None
+        now = values["now"].get(name) or ""
+        if not re.fullmatch(r"\d+", now) and not (_literal_choice(name, quoted.get(name, ()))
+                                                  and _shape_chosen(after, name, derived)):
             return None
         if normalise_name(name) not in before.arguments or normalise_name(name) not in after.arguments:
             return None
     return through
+
+
+_CHOICE = re.compile(r"\(\s*#\s+if\s+[^()]*?\s+else\s+#\s*\)")
+
+
+def _constant_choices(form: str) -> str:
+    """A canonical grid form with its integers, and conditional choices among them, set aside (``#``)."""
+    form = _INTEGER.sub("#", form)
+    while True:
+        chosen = _CHOICE.sub("#", form)
+        if chosen == form:
+            return form
+        form = chosen
+
+
+def _literal_choice(name: str, quotes: tuple[str, ...]) -> bool:
+    """Whether ``quotes`` (the quoted lines of the binding of ``name``) are one plain assignment of ``name``
+    whose value is a Python conditional expression with every arm an integer literal (or such a conditional
+    itself)."""
+    try:
+        statement = ast.parse("\n".join(q.strip() for q in quotes)).body
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return False
+    if len(statement) != 1 or not isinstance(statement[0], ast.Assign) or len(statement[0].targets) != 1 \
+            or not isinstance(statement[0].targets[0], ast.Name) or statement[0].targets[0].id != name:
+        return False
+    node = statement[0].value
+
+    def arm(value) -> bool:
+        if isinstance(value, ast.IfExp):
+            return arm(value.body) and arm(value.orelse)
+        return isinstance(value, ast.Constant) and type(value.value) is int
+
+    return isinstance(node, ast.IfExp) and arm(node)
+
+
+def _shape_chosen(after, name: str, derived) -> bool:
+    """Whether the launch ``after`` passes local ``name`` to the kernel by keyword and ``derived`` follows
+    that argument, through the launcher's locals, to shapes and constants alone (no parameter's value, no
+    input's dtype, no call but known pure helpers, nothing read from outside the launcher)."""
+    if derived is None or after.bound is None:
+        return False
+    slots = [bound for slot, text, bound in zip(after.slots, after.texts, after.bound)
+             if text == normalise_name(name) and not slot.startswith(("#", "*")) and bound != UNRESOLVED]
+    if not slots:
+        return False
+    for slot in slots:
+        derivation = derived(slot)
+        if derivation is None or not derivation.derived or derivation.allocations:
+            return False
+        if any("dtype" in t or t.startswith("torch.") for t in derivation.terminals):
+            return False  # a tile an input's element type selects stays with the launch rules
+    return True
 
 
 _IDENTIFIER = re.compile(r"(?<![\w.])[A-Za-z_]\w*")
@@ -690,7 +758,7 @@ def _kernel_scope(index: TreeIndex | None, kernel: str) -> set[str]:
 
 
 def _argument_items(before, after, mine, port, cross: bool, upstream, index, scope=frozenset(),
-                    derivation=None, respell: dict[str, str] | None = None) -> list[Delta]:
+                    derivation=None, respell: dict[str, str] | None = None, dropped=None) -> list[Delta]:
     """A launch gaining or losing an argument, placed against the port's launch.
 
     When both upstream launches' kernels are known, an argument is the kernel
@@ -705,7 +773,8 @@ def _argument_items(before, after, mine, port, cross: bool, upstream, index, sco
     if before.bound is not None and after.bound is not None:
         have = _port_binding(mine, index)
         if have is not None:
-            return _bound_items(before, after, mine, port, cross, upstream, have, scope, derivation, respell)
+            return _bound_items(before, after, mine, port, cross, upstream, have, scope, derivation, respell,
+                                dropped)
     items: list[Delta] = []
     if not cross:
         added_keywords = set(_normalised_keywords(after)) - set(_normalised_keywords(before)) - scope
@@ -767,8 +836,10 @@ def _now_template_arguments(names, after) -> list[str]:
 
 
 def _bound_items(before, after, mine, port, cross: bool, upstream, have: tuple[str, ...],
-                 scope=frozenset(), derivation=None, respell: dict[str, str] | None = None) -> list[Delta]:
-    """Argument delta by the kernel parameters the arguments bind to."""
+                 scope=frozenset(), derivation=None, respell: dict[str, str] | None = None,
+                 dropped=None) -> list[Delta]:
+    """Argument delta by the kernel parameters the arguments bind to. ``dropped(name)``: how upstream's old
+    launch computed the argument it passed for parameter ``name``."""
     items: list[Delta] = []
     removed = [p for p in before.bound if p not in after.bound and p not in scope and p != UNRESOLVED]
     added = [p for p in after.bound if p not in before.bound and p not in scope and p != UNRESOLVED]
@@ -789,11 +860,15 @@ def _bound_items(before, after, mine, port, cross: bool, upstream, have: tuple[s
                            f"upstream now gives {', '.join(templated)} to {kernel} as a template argument (a "
                            "compile-time value the launcher picks) instead of at run time; the port still passes it "
                            "at run time, which a reader compares", upstream, rule="template-argument"))
+    derived_before = _derived_arguments(still, dropped) if not cross else {}
+    if derived_before:
+        still = [p for p in still if p not in derived_before]
+        items.append(_dropped_derived_item(derived_before, kernel, mine, port, upstream))
     if still:
         items.append(Delta("behind", "launch",
                                 f"upstream stopped passing {', '.join(still)} to {kernel}, the port still passes it",
                                 upstream + [_tree_launch_evidence(port, mine, f"the port still passes {still[0]}")]))
-    elif removed:
+    elif removed and not derived_before:
         items.append(Delta("sync", "launch", f"the port does not pass {', '.join(removed)} either", upstream))
     present = [p for p in added if p in have]
     missing = [p for p in added if p not in have]
@@ -848,6 +923,23 @@ def _derived_arguments_item(derived: dict, kernel: str, mine, port, upstream) ->
                  f"constants and values the kernel already receives, {how}; an implementation detail for a "
                  "reader to judge (at most NEEDS_REVIEW)", upstream + records + [tree],
                  rule=derivation_rule(derived.values()))
+
+
+def _dropped_derived_item(derived: dict, kernel: str, mine, port, upstream) -> Delta:
+    """Launch arguments upstream stopped passing that its old launch computed only from shapes, constants and
+    values the kernel receives (``derived-parameter``): the port still passing them is for a reader."""
+    how = "; ".join(f"{name} {_derivation_words(d)}" for name, d in derived.items())
+    launch = upstream[0] if upstream else None
+    records = [replace(_derivation_evidence(d, name, "upstream's old launch", launch and launch.path,
+                                            launch and launch.symbol, launch and launch.line), side="upstream-old")
+               for name, d in derived.items()]
+    tree = _tree_launch_evidence(port, mine, f"the port still passes {', '.join(derived)}, which upstream derived, "
+                                 "not an input its callers supply")
+    return Delta("undecided", "launch",
+                 f"upstream stopped passing {', '.join(derived)} to {kernel}, which it computed only from shapes, "
+                 f"constants and values the kernel already receives, {how}; the port still passes it: no caller "
+                 "supplies it, so this is a body change of the wrapper and kernel pair for a reader (at most "
+                 "NEEDS_REVIEW)", upstream + records + [tree], rule=derivation_rule(derived.values()))
 
 
 def _renamed_arguments(before, after, removed, added, respell: dict[str, str] | None = None) -> dict[str, str]:

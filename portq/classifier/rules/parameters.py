@@ -43,9 +43,16 @@ RULES = (
          "kernel already receives is how upstream implements the kernel, not an input the port's callers must "
          "supply: for a reader (at most NEEDS_REVIEW), quoting the derivation. A helper applied to nothing but "
          "the `dtype` of one of the launcher's parameters (`util.acc_type(x.dtype)`, its callee no parameter) is "
-         "chosen by the input's element type, which the kernel receives with the tensor: derived too.",
+         "chosen by the input's element type, which the kernel receives with the tensor: derived too, as is "
+         "such a dtype compared with a dtype constant (`x.dtype is torch.float16`). A kernel parameter upstream "
+         "leaves unused (dead) whose launch upstream fills with such a derived value is a body change of the "
+         "wrapper and kernel pair, for a reader, not `dead-input`; one filled with a caller's value stays a gap. "
+         "So is a keyword argument upstream's launch stops passing that its old side derived so (the port "
+         "still passing it); a caller's value handed on, or an argument passed by position, stays a gap.",
          "+    padded = triton.next_power_of_2(d)\n+    k[grid](x, d, PADDED=padded)",
-         "classifier.rules.parameters._parameter_items, classifier.rules.launch._derived_arguments_item"),
+         "classifier.rules.parameters._parameter_items, classifier.rules.parameters._compared_with_dtype, "
+         "classifier.rules.launch._derived_arguments_item, classifier.rules.launch._dropped_derived_item, "
+         "classifier.verdicts.SymbolClassifier._old_launch_derivation"),
     Rule("constant-derived-parameter", ("NEEDS_REVIEW",),
          "A new parameter (or launch argument) the launching wrapper computes from its inputs' shapes, values the "
          "kernel already receives and module-level constants (a name bound once at module level from literals, "
@@ -401,6 +408,20 @@ def launch_argument_texts(function, kernel: str, slot: str) -> list[str]:
     return texts
 
 
+def _compared_with_dtype(node, parameters) -> bool:
+    """Whether ``node`` (``torch.float16``) is an operand of a comparison whose other operands are all the
+    ``dtype`` of one of ``parameters`` (``x.dtype is torch.float16``): the input's element type tested
+    against a constant, chosen by what the kernel receives with the tensor."""
+    comparison = node.parent
+    if comparison is None or comparison.type != "comparison_operator":
+        return False
+    others = [c for c in comparison.named_children if (c.start_byte, c.end_byte) != (node.start_byte, node.end_byte)]
+    return bool(others) and all(
+        c.type == "attribute" and node_text(c.child_by_field_name("attribute")) == "dtype"
+        and c.child_by_field_name("object") is not None and c.child_by_field_name("object").type == "identifier"
+        and node_text(c.child_by_field_name("object")) in parameters for c in others)
+
+
 def derive(function, expression, received: set[str], depth: int = 12) -> Derivation:
     """Follow ``expression`` (a node inside ``function``) through local
     assignments to its terminals."""
@@ -428,6 +449,10 @@ def derive(function, expression, received: set[str], depth: int = 12) -> Derivat
             if not at_module and attribute is not None and node_text(attribute) in _SHAPE_READS \
                     and obj is not None and obj.type == "identifier" and node_text(obj) in parameters:
                 terminals.append(node_text(node))
+                return
+            if attribute is not None and node_text(attribute) in _DTYPES and obj is not None \
+                    and node_text(obj) == "torch" and _compared_with_dtype(node, parameters):
+                terminals.append(node_text(node))  # a dtype constant an input's dtype is compared with
                 return
             problems.append(f"{node_text(node)} is read from outside the function")
             return
@@ -1121,6 +1146,20 @@ def _parameter_items(old: Signature, new: Signature, port: Signature, scope: set
             items.append(Delta("sync", "signature", f"the port already dropped dead parameter {name}", upstream))
         elif name in port.dead_params:
             items.append(Delta("sync", "signature", f"the port also leaves {name} unused", upstream))
+        elif new.is_kernel and derivation is not None and (derived := derivation(name)) is not None \
+                and derived.derived and not derived.allocations:
+            # ``derived-parameter``: every launch fills it with a value the wrapper computes itself; the kernel
+            # no longer specialising on it is a body change of the pair, not an input a caller supplies.
+            items.append(Delta("undecided", "signature",
+                               f"{name} is dead upstream and the port still uses it, but upstream's launch computes it "
+                               f"only from shapes, constants and values the kernel already receives, "
+                               f"{_derivation_words(derived)}: no caller supplies it, so the kernel no longer "
+                               "reading it is a body change of the wrapper and kernel pair for a reader (at most "
+                               "NEEDS_REVIEW)",
+                               upstream + [_derivation_evidence(derived, name, "upstream's launch", new.path,
+                                                                new.name)]
+                               + _tree_param_evidence(port, name, f"the port still takes {name}"),
+                               rule=derivation_rule([derived])))
         else:
             items.append(Delta("behind", "signature", f"{name} is dead upstream, the port still takes and uses it",
                                     upstream + _tree_param_evidence(port, name, f"the port still takes {name}")))
