@@ -133,6 +133,16 @@ RULES = (
          "-from .utils import cdiv\n+from .utils import cdiv, is_hip  (the ported wrapper now calls is_hip())",
          "classifier.rules.attribution.AttributionRules._import_change, "
          "classifier.rules.identity.IdentityRules._module_level_use"),
+    Rule("removed-import-use", ("NOT_APPLICABLE",),
+         "Changed imports whose rebindings a ported definition of the file uses are each a name the new module "
+         "never mentions (no builtin), or one the old module never mentioned (`new-import-use`), with at least "
+         "one of the first kind: the import names an object that stays where it is imported from, so its "
+         "removal matters only through the module's own readers, each of which no longer names it (or could "
+         "not before) and so is changed by this commit and compared in its own right: NOT_APPLICABLE/not-ported. "
+         "An import the new module still names, one rebound to another object, or any other module-level line "
+         "changed with it is decided as before.",
+         "-from .modes import Mode\n-def scale(x, mode: Mode):\n+def scale(x, mode: str):",
+         "classifier.rules.attribution.AttributionRules._import_change"),
     Rule("removed-binding-use", ("NOT_APPLICABLE",),
          "Changed module-level lines that only remove bindings of module-private names (a leading underscore: "
          "no other module imports them) that the new module never names matter only through the definitions "
@@ -1027,6 +1037,24 @@ class AttributionRules:
                               "commit and compared in their own right: not-ported rather than NEEDS_REVIEW",
                               [Evidence(kind=Kind.TOPLEVEL, message=f"new name {used[0]}, used by {users[0]}",
                                         subject=used[0], **where)])
+        new_source = new_table.source.decode("utf-8", errors="replace") if new_table.source is not None else None
+        gone = [name for name in used if new_source is not None and name.split(".")[0] not in _BUILTINS
+                and not re.search(r"(?<![\w.])" + re.escape(name.split(".")[0]) + r"(?!\w)", new_source)
+                and all(user in touched for user in referenced[name.split(".")[0]])]
+        fresh_names = [name for name in used if name not in gone and old_source is not None
+                       and name.split(".")[0] not in _BUILTINS
+                       and not re.search(r"(?<![\w.])" + re.escape(name.split(".")[0]) + r"(?!\w)", old_source)
+                       and all(user in touched for user in referenced[name.split(".")[0]])]
+        if gone and len(gone) + len(fresh_names) == len(used):
+            users = sorted({u for name in used for u in referenced[name.split(".")[0]]})
+            return self._base("removed-import-use", symbol, NOT_APPLICABLE, "not-ported", "body",
+                              f"the changed imports unbind {', '.join(gone[:4])}, which the new module never names"
+                              + (f" (and bind {', '.join(fresh_names[:4])}, which the old module never names)"
+                                 if fresh_names else "")
+                              + f", so the ported definitions that used it ({', '.join(users[:3])}) are changed by "
+                              "this commit and compared in their own right: not-ported rather than NEEDS_REVIEW",
+                              [Evidence(kind=Kind.TOPLEVEL, message=f"{gone[0]} unbound with its every use",
+                                        subject=gone[0], **where)])
         return None  # a rebinding a ported definition uses: decided like any shared name below
 
     def _import_readers(self, symbol: TouchedSymbol, paths: set[str], names: list[str]):
