@@ -127,3 +127,23 @@ def test_an_import_removed_while_a_read_constant_changes_is_flagged(tmp_path):
     module = _module(_edit(tmp_path, before, after))
     assert module.verdict in FLAGGED, module.reason
     assert "removed-import-use" not in module.rules
+
+
+UNPACKING = '''\
+
+
+def pad(x):
+    return x, *[None] * 2
+'''
+
+
+def test_a_module_the_grammar_misreads_elsewhere_is_read_once_python_confirms_its_imports(tmp_path):
+    module = _module(_edit(tmp_path, BASE + UNPACKING, EDIT + UNPACKING))
+    assert (module.verdict, module.rules) == (NOT_APPLICABLE, ["removed-import-use"]), module.reason
+
+
+def test_a_module_python_cannot_parse_is_flagged(tmp_path):
+    broken = UNPACKING.replace("return x, *[None] * 2", "return x, *[None] * 2 +")
+    module = _module(_edit(tmp_path, BASE + broken, EDIT + broken))
+    assert module.verdict in FLAGGED, module.reason
+    assert "removed-import-use" not in module.rules

@@ -245,6 +245,52 @@ RULES = (
 )
 
 
+def imports_confirmed(root, source: bytes | None) -> bool:
+    """Whether the module-level imports read from the tree-sitter tree ``root`` of Python ``source`` can be
+    trusted: the tree has no syntax error, or (the grammar misreading valid code elsewhere, such as
+    ``return x, *rest``) Python's own parser reads ``source`` and finds the same import lines, the same
+    names bound to the same targets and the same top-level definitions on the same lines."""
+    if not root.has_error:
+        return True
+    if source is None:
+        return False
+    try:
+        module = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return False
+    lines: set[int] = set()
+    bound: dict[str, str] = {}
+    spans: set[tuple[int, int]] = set()
+    stack: list[ast.AST] = list(module.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            if node in module.body:
+                start = min([node.lineno] + [d.lineno for d in node.decorator_list])
+                spans.add((start, node.end_lineno))
+            continue
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            lines |= set(range(node.lineno, node.end_lineno + 1))
+            for alias in node.names:
+                if isinstance(node, ast.Import):
+                    if alias.asname:
+                        bound[alias.asname] = alias.name
+                    else:
+                        bound[alias.name.split(".")[0]] = alias.name.split(".")[0]
+                        if "." in alias.name:
+                            bound[alias.name] = alias.name
+                elif node.module != "__future__" or node.level:
+                    base = "." * node.level + (node.module or "")
+                    full = f"{base}.{alias.name}" if not base.endswith(".") else f"{base}{alias.name}"
+                    bound[alias.asname or alias.name] = full
+            continue
+        stack.extend(ast.iter_child_nodes(node))
+    read = {name: b.target for name, b in import_bindings(root).items()}
+    definitions = {(c.start_point[0] + 1, c.end_point[0] + 1) for c in root.named_children
+                   if c.type in ("function_definition", "class_definition", "decorated_definition")}
+    return import_lines(root) == lines and read == bound and definitions == spans
+
+
 def removed_private_bindings(old_root, new_root, lines: list[int]) -> list[str]:
     """The names bound by the module-level statements of ``old_root`` that hold every one of ``lines`` (1-based,
     old side), when each such statement is an assignment to one module-private name (``_ON = ...``, ``_T: X =
@@ -972,7 +1018,7 @@ class AttributionRules:
         if old_table is None or new_table is None or old_table.tree is None or new_table.tree is None:
             return None
         old_root, new_root = old_table.tree.root_node, new_table.tree.root_node
-        if old_root.has_error or new_root.has_error:
+        if not all(imports_confirmed(t.tree.root_node, t.source) for t in (old_table, new_table)):
             return None
         lines = {"old": import_lines(old_root), "new": import_lines(new_root)}
         if not all(line in lines[side] for side, line, _ in code):
