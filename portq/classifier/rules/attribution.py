@@ -249,7 +249,8 @@ def imports_confirmed(root, source: bytes | None) -> bool:
     """Whether the module-level imports read from the tree-sitter tree ``root`` of Python ``source`` can be
     trusted: the tree has no syntax error, or (the grammar misreading valid code elsewhere, such as
     ``return x, *rest``) Python's own parser reads ``source`` and finds the same import lines, the same
-    names bound to the same targets and the same top-level definitions on the same lines."""
+    names bound to the same targets and every function and class (nested ones too) on the same lines, so
+    what each definition's text names is read whole."""
     if not root.has_error:
         return True
     if source is None:
@@ -260,14 +261,12 @@ def imports_confirmed(root, source: bytes | None) -> bool:
         return False
     lines: set[int] = set()
     bound: dict[str, str] = {}
-    spans: set[tuple[int, int]] = set()
+    spans = {(n.lineno, n.end_lineno) for n in ast.walk(module)
+             if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
     stack: list[ast.AST] = list(module.body)
     while stack:
         node = stack.pop()
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            if node in module.body:
-                start = min([node.lineno] + [d.lineno for d in node.decorator_list])
-                spans.add((start, node.end_lineno))
             continue
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             lines |= set(range(node.lineno, node.end_lineno + 1))
@@ -286,8 +285,12 @@ def imports_confirmed(root, source: bytes | None) -> bool:
             continue
         stack.extend(ast.iter_child_nodes(node))
     read = {name: b.target for name, b in import_bindings(root).items()}
-    definitions = {(c.start_point[0] + 1, c.end_point[0] + 1) for c in root.named_children
-                   if c.type in ("function_definition", "class_definition", "decorated_definition")}
+    definitions, stack = set(), [root]
+    while stack:
+        node = stack.pop()
+        if node.type in ("function_definition", "class_definition"):
+            definitions.add((node.start_point[0] + 1, node.end_point[0] + 1))
+        stack.extend(node.children)
     return import_lines(root) == lines and read == bound and definitions == spans
 
 
