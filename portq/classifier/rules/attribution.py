@@ -133,6 +133,16 @@ RULES = (
          "-from .utils import cdiv\n+from .utils import cdiv, is_hip  (the ported wrapper now calls is_hip())",
          "classifier.rules.attribution.AttributionRules._import_change, "
          "classifier.rules.identity.IdentityRules._module_level_use"),
+    Rule("removed-import-use", ("NOT_APPLICABLE",),
+         "Changed imports whose rebindings a ported definition of the file uses are each a name the new module "
+         "never mentions (no builtin), or one the old module never mentioned (`new-import-use`), with at least "
+         "one of the first kind: the import names an object that stays where it is imported from, so its "
+         "removal matters only through the module's own readers, each of which no longer names it (or could "
+         "not before) and so is changed by this commit and compared in its own right: NOT_APPLICABLE/not-ported. "
+         "An import the new module still names, one rebound to another object, or any other module-level line "
+         "changed with it is decided as before.",
+         "-from .modes import Mode\n-def scale(x, mode: Mode):\n+def scale(x, mode: str):",
+         "classifier.rules.attribution.AttributionRules._import_change"),
     Rule("removed-binding-use", ("NOT_APPLICABLE",),
          "Changed module-level lines that only remove bindings of module-private names (a leading underscore: "
          "no other module imports them) that the new module never names matter only through the definitions "
@@ -233,6 +243,55 @@ RULES = (
          "classifier.rules.attribution.AttributionRules._removed_prototypes, "
          "classifier.verdicts.SymbolClassifier._decided_by_definitions"),
 )
+
+
+def imports_confirmed(root, source: bytes | None) -> bool:
+    """Whether the module-level imports read from the tree-sitter tree ``root`` of Python ``source`` can be
+    trusted: the tree has no syntax error, or (the grammar misreading valid code elsewhere, such as
+    ``return x, *rest``) Python's own parser reads ``source`` and finds the same import lines, the same
+    names bound to the same targets and every function and class (nested ones too) on the same lines, so
+    what each definition's text names is read whole."""
+    if not root.has_error:
+        return True
+    if source is None:
+        return False
+    try:
+        module = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return False
+    lines: set[int] = set()
+    bound: dict[str, str] = {}
+    spans = {(n.lineno, n.end_lineno) for n in ast.walk(module)
+             if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+    stack: list[ast.AST] = list(module.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            lines |= set(range(node.lineno, node.end_lineno + 1))
+            for alias in node.names:
+                if isinstance(node, ast.Import):
+                    if alias.asname:
+                        bound[alias.asname] = alias.name
+                    else:
+                        bound[alias.name.split(".")[0]] = alias.name.split(".")[0]
+                        if "." in alias.name:
+                            bound[alias.name] = alias.name
+                elif node.module != "__future__" or node.level:
+                    base = "." * node.level + (node.module or "")
+                    full = f"{base}.{alias.name}" if not base.endswith(".") else f"{base}{alias.name}"
+                    bound[alias.asname or alias.name] = full
+            continue
+        stack.extend(ast.iter_child_nodes(node))
+    read = {name: b.target for name, b in import_bindings(root).items()}
+    definitions, stack = set(), [root]
+    while stack:
+        node = stack.pop()
+        if node.type in ("function_definition", "class_definition"):
+            definitions.add((node.start_point[0] + 1, node.end_point[0] + 1))
+        stack.extend(node.children)
+    return import_lines(root) == lines and read == bound and definitions == spans
 
 
 def removed_private_bindings(old_root, new_root, lines: list[int]) -> list[str]:
@@ -962,7 +1021,7 @@ class AttributionRules:
         if old_table is None or new_table is None or old_table.tree is None or new_table.tree is None:
             return None
         old_root, new_root = old_table.tree.root_node, new_table.tree.root_node
-        if old_root.has_error or new_root.has_error:
+        if not all(imports_confirmed(t.tree.root_node, t.source) for t in (old_table, new_table)):
             return None
         lines = {"old": import_lines(old_root), "new": import_lines(new_root)}
         if not all(line in lines[side] for side, line, _ in code):
@@ -1027,6 +1086,24 @@ class AttributionRules:
                               "commit and compared in their own right: not-ported rather than NEEDS_REVIEW",
                               [Evidence(kind=Kind.TOPLEVEL, message=f"new name {used[0]}, used by {users[0]}",
                                         subject=used[0], **where)])
+        new_source = new_table.source.decode("utf-8", errors="replace") if new_table.source is not None else None
+        gone = [name for name in used if new_source is not None and name.split(".")[0] not in _BUILTINS
+                and not re.search(r"(?<![\w.])" + re.escape(name.split(".")[0]) + r"(?!\w)", new_source)
+                and all(user in touched for user in referenced[name.split(".")[0]])]
+        fresh_names = [name for name in used if name not in gone and old_source is not None
+                       and name.split(".")[0] not in _BUILTINS
+                       and not re.search(r"(?<![\w.])" + re.escape(name.split(".")[0]) + r"(?!\w)", old_source)
+                       and all(user in touched for user in referenced[name.split(".")[0]])]
+        if gone and len(gone) + len(fresh_names) == len(used):
+            users = sorted({u for name in used for u in referenced[name.split(".")[0]]})
+            return self._base("removed-import-use", symbol, NOT_APPLICABLE, "not-ported", "body",
+                              f"the changed imports unbind {', '.join(gone[:4])}, which the new module never names"
+                              + (f" (and bind {', '.join(fresh_names[:4])}, which the old module never names)"
+                                 if fresh_names else "")
+                              + f", so the ported definitions that used it ({', '.join(users[:3])}) are changed by "
+                              "this commit and compared in their own right: not-ported rather than NEEDS_REVIEW",
+                              [Evidence(kind=Kind.TOPLEVEL, message=f"{gone[0]} unbound with its every use",
+                                        subject=gone[0], **where)])
         return None  # a rebinding a ported definition uses: decided like any shared name below
 
     def _import_readers(self, symbol: TouchedSymbol, paths: set[str], names: list[str]):
