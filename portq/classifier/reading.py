@@ -138,13 +138,16 @@ def _names_used_by_others(table, line: int, text: str, symbol: TouchedSymbol) ->
         if macro is not None:
             return {macro}
         invoked = _MACRO_CALL.match(_strip_comment(text, symbol.path))
-        if invoked is not None and invoked.group(1) in extents:
+        called = [invoked.group(1)] if invoked is not None and invoked.group(1) in extents \
+            else _wrapped_macro_calls(table, line, extents)
+        if called:
             # `MAKE_K(float, 64)` at file scope stands for its macro and the file's definitions the
             # macro's body names (what it instantiates), not for type names its arguments share with
-            # every kernel of the file
-            first, last = extents[invoked.group(1)]
-            body = set(_IDENTIFIER.findall(_source_lines(table.source, (first, last))))
-            return {invoked.group(1)} | {d.name for d in table.definitions if d.name in body}
+            # every kernel of the file; so does a line of a run of such calls a formatter wrapped
+            body = set()
+            for name in called:
+                body |= set(_IDENTIFIER.findall(_source_lines(table.source, extents[name])))
+            return set(called) | {d.name for d in table.definitions if d.name in body}
         words -= _CPP_KEYWORDS
         declared = _declared_function(table.source, line)
         if declared is not None:
@@ -294,6 +297,68 @@ def _error_spans(root) -> list[tuple[int, int]]:
 
 def _source_lines(source: bytes, extent: tuple[int, int]) -> str:
     return "\n".join(source.decode("utf-8", errors="replace").splitlines()[extent[0] - 1:extent[1]])
+
+
+_MACRO_NAME_CALL = re.compile(r"\b([A-Za-z_]\w*)\s*\(")
+
+
+def _wrapped_macro_calls(table, line: int, extents: dict[str, tuple[int, int]]) -> list[str]:
+    """The function-like macros of ``extents`` (the file's ``#define``\\ s) whose calls make up the whole of
+    ``line``, 1-based, when it lies in a run of such calls outside any definition, directive or comment that
+    a formatter wrapped as one expression (``MAKE_K(float, A) MAKE_K(`` / ``    half, B`` / ``) MAKE_K(half,
+    A)``): every non-blank character of the line inside a call's parentheses or a called macro's name, a
+    closing ``;`` aside. Empty for any other line (a word outside a call, a call of another name)."""
+    source = table.source.decode("utf-8", errors="replace")
+    lines = source.split("\n")
+    if not 0 < line <= len(lines) or not lines[line - 1].strip():
+        return []
+    inside = {number for first, last in extents.values() for number in range(first, last + 1)}
+    inside |= {number for d in table.definitions for number in range(d.start_line, d.end_line + 1)}
+    if line in inside:
+        return []
+    first = line  # the run: neighbouring lines outside definitions, directives, comments and blanks
+    while first > 1 and first - 1 not in inside and lines[first - 2].strip() \
+            and not lines[first - 2].lstrip().startswith(("#", "//", "/*", "*")):
+        first -= 1
+    last = line
+    while last < len(lines) and last + 1 not in inside and lines[last].strip() \
+            and not lines[last].lstrip().startswith(("#", "//", "/*", "*")):
+        last += 1
+    run = lines[first - 1:last]
+    if any(t.lstrip().startswith(("#", "//", "/*", "*")) or "//" in t or "/*" in t for t in run):
+        return []
+    text = "\n".join(run)
+    offset = sum(len(t) + 1 for t in run[:line - first])  # where the line starts in ``text``
+    end = offset + len(run[line - first])
+    covered = [False] * len(text)
+    called: list[str] = []
+    at = 0
+    while at < len(text):
+        if text[at].isspace() or text[at] == ";":
+            at += 1
+            continue
+        match = _MACRO_NAME_CALL.match(text, at)
+        if match is None or match.group(1) not in extents:
+            if offset <= at < end:
+                return []  # a character of the line outside any call
+            at += 1
+            continue
+        depth, close = 0, None
+        for index in range(match.end() - 1, len(text)):
+            depth += {"(": 1, ")": -1}.get(text[index], 0)
+            if depth == 0:
+                close = index
+                break
+        if close is None:
+            return []
+        for index in range(at, close + 1):
+            covered[index] = True
+        if at < end and close >= offset:
+            called.append(match.group(1))
+        at = close + 1
+    if any(not covered[i] and not text[i].isspace() and text[i] != ";" for i in range(offset, end)):
+        return []
+    return list(dict.fromkeys(called))
 
 
 def _stands_for(table, line: int, symbol: TouchedSymbol) -> set[str]:

@@ -160,3 +160,82 @@ def test_a_deleted_class_the_tree_names_elsewhere_stays_flagged(tmp_path):
     verdict = _handles(tmp_path, {"kernels/ops/sparse.cu": '#include "scale.cu"\n\nvoid keep(SparseContext* c);\n'})
     assert verdict.verdict == NEEDS_REVIEW, verdict.reason
     assert not any("removed-pinned-class" in s.rules for s in verdict.symbols)
+
+
+# A formatter wraps a run of instantiation macro calls without semicolons as one expression, so a call's
+# arguments and its closing parenthesis fall on other lines than its name, and each line reads as a bare
+# list of words: the operation codes it passes are words a kept kernel reads too.
+OPS = '''#include <cuda_runtime.h>
+
+enum Op { ADD = 0, MUL = 1 };
+typedef float f32;
+
+''' + '''template <typename T, int OP> __device__ void dump(T* a, int n) {
+    for (int i = 0; i < n; i++) { a[i] = a[i] + 1; }
+}
+
+''' + '''template <typename T, int OP> __global__ void apply_kernel(T* x, T s, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) x[i] = OP == ADD ? x[i] + s : x[i] * s;
+}
+
+#define MAKE_APPLY(T, OP) template __global__ void apply_kernel<T, OP>(T* x, T s, int n);
+#define MAKE_DUMP(T, OP) template __device__ void dump<T, OP>(T* a, int n);
+
+MAKE_APPLY(f32, ADD);
+MAKE_APPLY(f32, MUL);
+'''
+
+WRAPPED_DUMPS = '''MAKE_DUMP(float, ADD) MAKE_DUMP(double, ADD) MAKE_DUMP(
+    float, MUL
+) MAKE_DUMP(double, MUL)
+'''
+
+OPS_AFTER = OPS.replace('''template <typename T, int OP> __device__ void dump(T* a, int n) {
+    for (int i = 0; i < n; i++) { a[i] = a[i] + 1; }
+}
+
+''', "").replace("#define MAKE_DUMP(T, OP) template __device__ void dump<T, OP>(T* a, int n);\n", "")
+
+OPS_PINS = {"dump": "template <typename T, int OP> __device__ void dump(",
+            "apply_kernel": "template <typename T, int OP> __global__ void apply_kernel("}
+
+OPS_ENGINE = ('#include "scale.cu"\n\nvoid apply(float* x, float s, int n) '
+              '{ apply_kernel<float, ADD><<<(n + 255) / 256, 256>>>(x, s, n); }\n')
+
+OPS_TEST = {"kernels/ops/engine.cu": OPS_ENGINE,
+            "tests/ops/test_dump.cu": '#include "../../kernels/ops/scale.cu"\n\n'
+                                      'void test_dump(float* a) { dump<float, ADD>(a, 4); }\n'}
+
+
+def test_a_deleted_instantiation_list_wrapped_over_lines_goes_with_the_deleted_pinned_copy(tmp_path):
+    verdict = _scan(tmp_path, OPS + WRAPPED_DUMPS, OPS_AFTER, OPS_PINS, OPS_TEST)
+    toplevel = _symbol(verdict, "<toplevel>")
+    assert toplevel.verdict == INERT, toplevel.reason
+    assert "removed-pinned-unparsed" in toplevel.rules and "removed-pinned-definition" in toplevel.rules
+    assert verdict.verdict == INERT, verdict.reason
+
+
+def test_a_wrapped_deleted_list_that_also_instantiates_a_kept_definition_stays_a_parse_failure(tmp_path):
+    wrapped = WRAPPED_DUMPS.replace(") MAKE_DUMP(double, MUL)", ") MAKE_DUMP(double, MUL) MAKE_APPLY(\n    double, ADD\n)")
+    verdict = _scan(tmp_path, OPS + wrapped, OPS_AFTER, OPS_PINS, OPS_TEST)
+    toplevel = _symbol(verdict, "<toplevel>")
+    assert toplevel.verdict == NEEDS_REVIEW, toplevel.reason
+    assert "removed-pinned-unparsed" not in toplevel.rules
+
+
+def test_a_kept_instantiation_line_only_reindented_beside_the_deleted_list_changes_nothing(tmp_path):
+    before = OPS.replace("MAKE_APPLY(f32, ADD);\n", "        MAKE_APPLY(f32, ADD);\n") + WRAPPED_DUMPS
+    verdict = _scan(tmp_path, before, OPS_AFTER, OPS_PINS, OPS_TEST)
+    toplevel = _symbol(verdict, "<toplevel>")
+    assert toplevel.verdict == INERT, toplevel.reason
+    assert "removed-pinned-unparsed" in toplevel.rules
+    assert verdict.verdict == INERT, verdict.reason
+
+
+def test_a_kept_instantiation_line_reindented_with_another_argument_stays_flagged(tmp_path):
+    before = OPS.replace("MAKE_APPLY(f32, ADD);\n", "        MAKE_APPLY(f32, MUL);\n") + WRAPPED_DUMPS
+    verdict = _scan(tmp_path, before, OPS_AFTER, OPS_PINS, OPS_TEST)
+    toplevel = _symbol(verdict, "<toplevel>")
+    assert toplevel.verdict == NEEDS_REVIEW, toplevel.reason
+    assert "removed-pinned-unparsed" not in toplevel.rules

@@ -213,11 +213,16 @@ RULES = (
          "definitions use belongs only to definitions this commit deletes whose ports are pinned copies no "
          "non-test code reaches. The unparsed text goes with the deleted definitions (an instantiation list of "
          "a removed template tree-sitter cannot read), so the lines are INERT as `removed-pinned-definition` "
-         "says. An error beside a kept definition, in an added line, or in lines a reached copy uses stays "
-         "`parse-failure`.",
+         "says. A line of a run of the file's macro calls that a formatter wrapped as one expression (a call's "
+         "arguments or closing parenthesis on another line than its name) stands, like a one-line call, for "
+         "the macros it calls and the definitions their bodies name, not for the words it passes; a line "
+         "re-indented in place (the same text, blanks around it aside, as many unchanged lines of its hunk "
+         "before it on each side) is no changed line. An error beside a kept definition, in an added line, or "
+         "in lines a reached copy uses stays `parse-failure`.",
          "-MAKE_FUNCS(float)\n-MAKE_FUNCS(half)      (no semicolon: tree-sitter cannot read the list)\n"
          "-template void dump<float>(float* a, int n);   (dump deleted; its pinned copy unreached)",
          "classifier.rules.attribution.AttributionRules._removed_pinned_unparsed, "
+         "classifier.rules.attribution._reindented_in_place, classifier.reading._wrapped_macro_calls, "
          "classifier.verdicts.SymbolClassifier._decided_by_definitions"),
     Rule("removed-pinned-class", ("INERT",),
          "A class or struct the commit deletes whole, whose ported members it deletes too, each a copy pinned "
@@ -379,6 +384,29 @@ def _tunes_with(node, word: str) -> bool:
     return False
 
 
+def _reindented_in_place(change, symbol: TouchedSymbol) -> set[tuple[str, int]]:
+    """``(side, line)`` of each C/C++ '-' line and its '+' line at the same place of one hunk (as many unchanged
+    lines of the hunk before each) that differ only in the blanks around their text: a line re-indented in
+    place, the same tokens where they were. Empty when either side of the file holds a raw string literal,
+    where blanks are text."""
+    if change is None or language_for_path(symbol.path) != "cpp":
+        return set()
+    found: set[tuple[str, int]] = set()
+    for hunk in change.hunks:
+        if any('R"' in t for t in (*hunk.removed_text, *hunk.added_text)):
+            return set()
+        added = {}
+        for line, text in zip(hunk.added_lines, hunk.added_text):
+            before = (line - hunk.new_start) - sum(1 for a in hunk.added_lines if a < line)
+            added.setdefault((before, text.strip()), []).append(line)
+        for line, text in zip(hunk.removed_lines, hunk.removed_text):
+            before = (line - hunk.old_start) - sum(1 for r in hunk.removed_lines if r < line)
+            twins = added.get((before, text.strip()))
+            if text.strip() and twins:
+                found |= {("old", line), ("new", twins.pop(0))}
+    return found
+
+
 class AttributionRules:
     """The attribution rules, as methods of the verdict table (``verdicts.SymbolClassifier``)."""
 
@@ -412,6 +440,8 @@ class AttributionRules:
             inside = {"old": _comment_lines(self._table(symbol.old_blob, symbol.old_path or symbol.path)),
                       "new": _comment_lines(self._table(symbol.new_blob, symbol.path))}
             code = [(side, line, text) for side, line, text in code if line not in inside[side]]
+            reindented = _reindented_in_place(change, symbol)
+            code = [(side, line, text) for side, line, text in code if (side, line) not in reindented]
         if symbol.kind == KIND_CLASS:
             own = form.outside_members(code, symbol.qualified_name, {
                 "old": self._table(symbol.old_blob, symbol.old_path or symbol.path),
