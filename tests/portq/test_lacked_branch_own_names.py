@@ -4,9 +4,9 @@
 A re-implementation anchors an upstream host function under parameter names of
 its own (``quantize(a, b, rows)`` for ``quant(x, y, BLOCK)``). Its inputs are the
 upstream parameters in those positions at the range's base, where the port is
-taken as in sync; a parameter upstream adds later (``km=None``) is one the port
+taken as in sync; a parameter upstream adds later (``shift=None``) is one the port
 lacks, at its default. A later change only inside the branch that parameter
-decides (``if km is not None:``) lies in a path the port does not have:
+decides (``if shift is not None:``) lies in a path the port does not have:
 NOT_APPLICABLE/not-carried. A change outside the branch, or a port whose
 positions bind the parameter (it was there at the base), stays flagged."""
 from __future__ import annotations
@@ -35,9 +35,9 @@ def quant(x, y, BLOCK=128):
     return out, y
 '''
 
-WITH_KM = BASE.replace("def quant(x, y, BLOCK=128):\n", "def quant(x, y, km=None, BLOCK=128):\n    if km is not None:\n"
-                                                           "        x -= km\n")
-IN_BRANCH = WITH_KM.replace("        x -= km\n", "        x = x - km\n")
+WITH_SHIFT = BASE.replace("def quant(x, y, BLOCK=128):\n", "def quant(x, y, shift=None, BLOCK=128):\n    if shift is not None:\n"
+                                                           "        x -= shift\n")
+IN_BRANCH = WITH_SHIFT.replace("        x -= shift\n", "        x = x - shift\n")
 
 PORT = '''import torch
 import triton
@@ -65,28 +65,28 @@ def _host(tmp_path, base, middle, after, port=PORT):
             "kernels/mla_prefix/caller.py": "from portq_kernels.mla_prefix.quant import quantize\n\n\n"
                                             "def apply(x, y):\n    return quantize(x, y, 128)\n"}
     verdicts, _ = classify_history(tmp_path, [CommitSpec("base", files={OPS: base}),
-                                              CommitSpec("add km", files={OPS: middle}),
+                                              CommitSpec("add shift", files={OPS: middle}),
                                               CommitSpec("change", files={OPS: after})], tree)
     return next(s for s in verdicts[2].symbols if s.symbol == "quant")
 
 
 def test_a_change_in_the_branch_of_a_parameter_added_since_the_base_is_not_carried(tmp_path):
-    host = _host(tmp_path, BASE, WITH_KM, IN_BRANCH)
+    host = _host(tmp_path, BASE, WITH_SHIFT, IN_BRANCH)
     assert (host.verdict, host.justification) == (NOT_APPLICABLE, "not-carried"), host.reason
     assert "lacked-branch" in host.rules
-    assert "km" in host.reason
+    assert "shift" in host.reason
 
 
 def test_a_change_outside_the_branch_is_compared(tmp_path):
     after = IN_BRANCH.replace("    out = torch.empty_like(x, dtype=torch.int8)\n",
                               "    out = torch.zeros_like(x, dtype=torch.int8)\n")
-    host = _host(tmp_path, BASE, WITH_KM, after)
+    host = _host(tmp_path, BASE, WITH_SHIFT, after)
     assert host.verdict != NOT_APPLICABLE, host.reason
 
 
 def test_a_parameter_the_port_binds_by_position_at_the_base_is_compared(tmp_path):
-    base = WITH_KM
-    middle = WITH_KM.replace("    n = x.numel()\n", "    n = x.numel()  # elements\n")
+    base = WITH_SHIFT
+    middle = WITH_SHIFT.replace("    n = x.numel()\n", "    n = x.numel()  # elements\n")
     port = PORT.replace("def quantize(a, b, rows=128):", "def quantize(a, b, mean=None, rows=128):")
     host = _host(tmp_path, base, middle, IN_BRANCH, port)
     assert host.verdict != NOT_APPLICABLE, host.reason
