@@ -948,35 +948,14 @@ def _module_aliases(module: ast.Module) -> dict[str, str]:
     found = {k: v for k, v in found.items() if v}
     if not found:
         return {}
-    bound: dict[str, int] = {}
-
-    def bind(name: str) -> None:
-        bound[name] = bound.get(name, 0) + 1
-
-    for node in ast.walk(module):
-        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
-            bind(node.id)
-        elif isinstance(node, ast.arg):
-            bind(node.arg)
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            bind(node.name)
-        elif isinstance(node, (ast.Global, ast.Nonlocal)):
-            for name in node.names:
-                bind(name)
-        elif isinstance(node, ast.ExceptHandler) and node.name:
-            bind(node.name)
-        elif isinstance(node, (ast.Import, ast.ImportFrom)) and (node not in module.body
-                                                                 or isinstance(node, ast.ImportFrom)):
-            for alias in node.names:
-                bind((alias.asname or alias.name).split(".")[0])
-        elif isinstance(node, ast.Import):
-            for alias in node.names:
-                if not alias.asname:
-                    continue
-                if found.get(alias.asname) != alias.name:
-                    bind(alias.asname)
-        elif isinstance(node, ast.MatchAs) and node.name:
-            bind(node.name)
+    # Every binding counts but the module-level imports themselves: a plain `import A.B` binds the root `A`
+    # to the same module, and `import A.B as alias` is the binding found above.
+    bound = _binding_counts(module)
+    for statement in module.body:
+        if isinstance(statement, ast.Import):
+            for alias in statement.names:
+                if not alias.asname or found.get(alias.asname) == alias.name:
+                    bound[(alias.asname or alias.name).split(".")[0]] -= 1
     return {alias: dotted for alias, dotted in found.items()
             if not bound.get(alias) and not bound.get(dotted.split(".")[0])}
 

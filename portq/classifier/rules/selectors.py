@@ -337,6 +337,13 @@ class SelectorRules:
         """``declared-selector``: (the selector, the key the port runs) when the rule holds; else None."""
         if not declared or not ported:
             return None
+        texts = self._definition_and_module_texts(symbol)
+        return selected_key(*texts, declared, ported) if texts else None
+
+    def _definition_and_module_texts(self, symbol: TouchedSymbol) -> tuple[str, str, str, str] | None:
+        """The modified Python definition's text on each side (indented as in its file) and its module's source
+        on each side, for the selector rules that read a dispatch with the module's bindings; None when a side
+        does not parse or has no source."""
         sides = self._modified_sides(symbol, "python", parsed=True)
         if sides is None:
             return None
@@ -345,9 +352,8 @@ class SelectorRules:
         if old_table is None or new_table is None or not old_table.source or not new_table.source:
             return None
         text = lambda node: " " * node.start_point[1] + node.text.decode("utf-8", errors="replace")  # noqa: E731
-        return selected_key(text(sides[0].node), text(sides[1].node),
-                            old_table.source.decode("utf-8", errors="replace"),
-                            new_table.source.decode("utf-8", errors="replace"), declared, ported)
+        return (text(sides[0].node), text(sides[1].node), old_table.source.decode("utf-8", errors="replace"),
+                new_table.source.decode("utf-8", errors="replace"))
 
     def _declared_source_selector(self, symbol: TouchedSymbol, ported: set[str]) -> tuple[str, str, str] | None:
         """``declared-source-selector``: (the local, the key the port runs, the declared definition it is read
@@ -359,14 +365,5 @@ class SelectorRules:
                    if not a.param and not a.qualified}
         if not sources:
             return None
-        sides = self._modified_sides(symbol, "python", parsed=True)
-        if sides is None:
-            return None
-        old_table = self._table(symbol.old_blob, symbol.old_path or symbol.path)
-        new_table = self._table(symbol.new_blob, symbol.path)
-        if old_table is None or new_table is None or not old_table.source or not new_table.source:
-            return None
-        text = lambda node: " " * node.start_point[1] + node.text.decode("utf-8", errors="replace")  # noqa: E731
-        return source_selected_key(text(sides[0].node), text(sides[1].node),
-                                   old_table.source.decode("utf-8", errors="replace"),
-                                   new_table.source.decode("utf-8", errors="replace"), sources, ported)
+        texts = self._definition_and_module_texts(symbol)
+        return source_selected_key(*texts, sources, ported) if texts else None
