@@ -107,3 +107,74 @@ def test_a_parameter_read_from_a_saved_rebound_input_stays_a_gap(tmp_path):
                               message="pair")
     kernel = _kernel(verdict)
     assert kernel.verdict == REAL_GAP, kernel.reason
+
+
+# A launcher the tree pins at the old shape, launching its own copy of the kernel with the old arguments by
+# position: upstream adds a positional argument it derives from an input's shape
+# (``positional-derived-argument``).
+LAUNCHER_BEFORE = '''\
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _pair_kernel(a_ptr, b_ptr, out_ptr, rows, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    a = tl.load(a_ptr + offs, mask=offs < rows)
+    tl.store(out_ptr + offs, a * 2, mask=offs < rows)
+
+
+def pair(a, b, limit):
+    rows = a.shape[0]
+    out = torch.empty_like(a)
+    _pair_kernel[(triton.cdiv(rows, 128),)](a, b, out, rows, BLOCK=128)
+    return out
+'''
+LAUNCHER_AFTER = LAUNCHER_BEFORE.replace("out_ptr, rows, BLOCK", "out_ptr, rows, cols, BLOCK").replace(
+    "    tl.store(", "    b = tl.load(b_ptr + offs, mask=offs < cols)\n    tl.store(").replace(
+    "a * 2, mask", "a * b, mask").replace(
+    "    rows = a.shape[0]\n", "    rows = a.shape[0]\n    cols = b.shape[0]\n").replace(
+    "out, rows, BLOCK=128)", "out, rows, cols, BLOCK=128)")
+# Unsound neighbour: the new argument is the launcher's own parameter, a value its callers pass.
+HANDED_AFTER = LAUNCHER_AFTER.replace("    cols = b.shape[0]\n", "    cols = limit\n")
+
+
+def _launcher_tree() -> dict[str, str]:
+    before = LAUNCHER_BEFORE.replace("@triton.jit\n", f"# portq: ports vllm:{HOST}::_pair_kernel\n@triton.jit\n") \
+        .replace("def pair(", f"# portq: ports vllm:{HOST}::pair\ndef pair(")
+    caller = ("from vendored.pair import pair\n\n\n"
+              "def step(a, b):\n    return pair(a, b, 4)\n")
+    return {"vendored/pair.py": before, "engine/step.py": caller}
+
+
+def _symbol(verdict, name):
+    return next(s for s in verdict.symbols if s.symbol == name)
+
+
+def test_a_positional_argument_derived_from_a_shape_leaves_the_paired_launch_for_a_reader(tmp_path):
+    verdict = classify_commit(tmp_path, {HOST: LAUNCHER_BEFORE}, {HOST: LAUNCHER_AFTER}, _launcher_tree(),
+                              matrix=MATRIX, message="pair")
+    launcher = _symbol(verdict, "pair")
+    assert launcher.verdict == NEEDS_REVIEW, launcher.reason
+    assert "positional-derived-argument" in launcher.rules, launcher.rules
+
+
+def test_a_positional_argument_from_the_launchers_parameter_stays_a_gap(tmp_path):
+    verdict = classify_commit(tmp_path, {HOST: LAUNCHER_BEFORE}, {HOST: HANDED_AFTER}, _launcher_tree(),
+                              matrix=MATRIX, message="pair")
+    launcher = _symbol(verdict, "pair")
+    assert launcher.verdict == REAL_GAP, launcher.reason
+    assert "positional-derived-argument" not in launcher.rules, launcher.rules
+
+
+def test_a_port_launch_that_does_not_bind_its_own_kernel_stays_a_gap(tmp_path):
+    # Unsound neighbour: the port's kernel takes a parameter its launch does not pass, so the port's launch
+    # and its kernel are not one pair at upstream's old shape.
+    tree = _launcher_tree()
+    tree["vendored/pair.py"] = tree["vendored/pair.py"].replace("out_ptr, rows, BLOCK", "out_ptr, rows, extra, BLOCK")
+    verdict = classify_commit(tmp_path, {HOST: LAUNCHER_BEFORE}, {HOST: LAUNCHER_AFTER}, tree,
+                              matrix=MATRIX, message="pair")
+    launcher = _symbol(verdict, "pair")
+    assert launcher.verdict == REAL_GAP, launcher.reason
+    assert "positional-derived-argument" not in launcher.rules, launcher.rules

@@ -54,6 +54,17 @@ RULES = (
          "classifier.rules.parameters._parameter_items, classifier.rules.parameters._compared_with_dtype, "
          "classifier.rules.launch._derived_arguments_item, classifier.rules.launch._dropped_derived_item, "
          "classifier.verdicts.SymbolClassifier._old_launch_derivation"),
+    Rule("positional-derived-argument", ("NEEDS_REVIEW",),
+         "A launch argument upstream adds or drops by position, computed (on the side that passes it) only from "
+         "shapes, constants and values the kernel already receives, where the port's launch binds exactly its own "
+         "in-tree kernel's parameters, passing every one upstream dropped and none it added (its launch and its "
+         "own kernel still one pair at upstream's old shape): the pair is behind together, not an input the port's callers must supply; for "
+         "a reader (at most NEEDS_REVIEW), quoting the derivation. A port's launch that binds anything else, or "
+         "an argument filled from the launcher's own parameter (a caller's value), stays a gap.",
+         "-    k[grid](a, b, rows)\n+    cols = b.shape[0]\n+    k[grid](a, b, rows, cols)  (the port's "
+         "k[grid](a, b, rows) against its own k(a, b, rows))",
+         "classifier.rules.launch._bound_items, classifier.verdicts.SymbolClassifier._derivation, "
+         "classifier.verdicts.SymbolClassifier._old_launch_derivation"),
     Rule("constant-derived-parameter", ("NEEDS_REVIEW",),
          "A new parameter (or launch argument) the launching wrapper computes from its inputs' shapes, values the "
          "kernel already receives and module-level constants (a name bound once at module level from literals, "
