@@ -178,3 +178,18 @@ def test_a_port_launch_that_does_not_bind_its_own_kernel_stays_a_gap(tmp_path):
     launcher = _symbol(verdict, "pair")
     assert launcher.verdict == REAL_GAP, launcher.reason
     assert "positional-derived-argument" not in launcher.rules, launcher.rules
+
+
+# Upstream renames the kernel's length parameter at its position and adds another after it, both derived from
+# the inputs' shapes; the port's launch still passes the old one by position to its own old kernel.
+RENAMED_AFTER = LAUNCHER_AFTER.replace("out_ptr, rows, cols, BLOCK", "out_ptr, m, cols, BLOCK").replace(
+    "offs < rows", "offs < m").replace("    rows = a.shape[0]\n", "    m = a.shape[0]\n").replace(
+    "triton.cdiv(rows, 128)", "triton.cdiv(m, 128)").replace("out, rows, cols, BLOCK=128)", "out, m, cols, BLOCK=128)")
+
+
+def test_a_positional_argument_renamed_at_its_position_and_derived_is_for_a_reader(tmp_path):
+    verdict = classify_commit(tmp_path, {HOST: LAUNCHER_BEFORE}, {HOST: RENAMED_AFTER}, _launcher_tree(),
+                              matrix=MATRIX, message="pair")
+    launcher = _symbol(verdict, "pair")
+    assert launcher.verdict == NEEDS_REVIEW, launcher.reason
+    assert "positional-derived-argument" in launcher.rules, launcher.rules

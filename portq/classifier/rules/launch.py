@@ -873,7 +873,10 @@ def _bound_items(before, after, mine, port, cross: bool, upstream, have: tuple[s
     if derived_before:
         still = [p for p in still if p not in derived_before]
         items.append(_dropped_derived_item(derived_before, kernel, mine, port, upstream))
-    positional_before = _derived_arguments(still, by_position(dropped)) if not cross else {}
+    # Only a parameter upstream renamed at its position (another it adds now binds there): a positional
+    # argument upstream drops outright stays the launch's interface, as it always was.
+    in_place = [p for p in still if _replaced_at_its_position(before, after, p, added)]
+    positional_before = _derived_arguments(in_place, by_position(dropped)) if not cross else {}
     if positional_before:
         still = [p for p in still if p not in positional_before]
         items.append(_positional(_dropped_derived_item(positional_before, kernel, mine, port, upstream)))
@@ -1004,6 +1007,14 @@ def _port_binding(launch, index) -> tuple[str, ...] | None:
                       if not p.name.startswith("*") and (signature.language == "python" or not p.constexpr)]
             return bind_arguments(launch.slots, params)
     return None
+
+
+def _replaced_at_its_position(before, after, name: str, added) -> bool:
+    """Whether upstream's old launch passed parameter ``name`` by position and its new launch passes, at that
+    position, a parameter it adds (the kernel's parameter renamed in place, ``positional-derived-argument``)."""
+    position = before.bound.index(name) if name in before.bound else None
+    return position is not None and f"#{position}" in before.slots and f"#{position}" in after.slots \
+        and position < len(after.bound) and after.bound[position] in added
 
 
 def _binds_own_kernel(launch, index, have: tuple[str, ...]) -> bool:

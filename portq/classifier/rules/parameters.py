@@ -58,9 +58,11 @@ RULES = (
          "A launch argument upstream adds or drops by position, computed (on the side that passes it) only from "
          "shapes, constants and values the kernel already receives, where the port's launch binds exactly its own "
          "in-tree kernel's parameters, passing every one upstream dropped and none it added (its launch and its "
-         "own kernel still one pair at upstream's old shape): the pair is behind together, not an input the port's callers must supply; for "
+         "own kernel still one pair at upstream's old shape), and a dropped one is a parameter upstream renamed "
+         "at its position (a parameter it adds binds there now): the pair is behind together, not an input the port's callers must supply; for "
          "a reader (at most NEEDS_REVIEW), quoting the derivation. A port's launch that binds anything else, or "
-         "an argument filled from the launcher's own parameter (a caller's value), stays a gap.",
+         "an argument filled from the launcher's own parameter (a caller's value), or a positional argument "
+         "upstream drops outright, stays a gap.",
          "-    k[grid](a, b, rows)\n+    cols = b.shape[0]\n+    k[grid](a, b, rows, cols)  (the port's "
          "k[grid](a, b, rows) against its own k(a, b, rows))",
          "classifier.rules.launch._bound_items, classifier.verdicts.SymbolClassifier._derivation, "
