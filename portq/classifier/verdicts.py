@@ -683,13 +683,15 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
         return compare(before, after, mine, self.index, upstream=self.upstream)
 
     def _derivation(self, entry: EntryChanges, symbol: TouchedSymbol, new: Signature, name: str,
-                    kernel: str | None = None, old: bool = False) -> Derivation | None:
+                    kernel: str | None = None, old: bool = False, positional: bool = False) -> Derivation | None:
         """How upstream's new launches of this kernel (or of ``kernel``, launched from this symbol) compute
         the argument for parameter ``name``: the first launch found in a Python file the commit changed,
         or None when no launch passes it. ``old``: how this symbol's old side computed the argument it
-        passed ``kernel`` by keyword (Python only; None for anything else)."""
+        passed ``kernel`` by keyword (Python only; None for anything else). ``positional``: a launch argument
+        passed by position is followed too (``positional-derived-argument``: the caller has found the port's
+        launch still binding what upstream's old launch bound)."""
         if old:
-            return self._old_launch_derivation(symbol, kernel, name)
+            return self._old_launch_derivation(symbol, kernel, name, positional)
         if kernel is not None and language_for_path(symbol.path) == "cpp":
             return self._cpp_launcher_derivation(symbol, kernel.split(".")[-1].split("::")[-1], name)
         if kernel is not None:
@@ -720,7 +722,7 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
                         return Derivation(argument, False, (), (), f"{written} is passed {' and '.join(sorted(passed))} "
                                           "at different launches: a mode the launch site selects", path)
                     derived = replace(derive(definition.node, expression, received), argument=argument, path=path)
-                    if kernel is not None and keyword is None and not derived.allocations:
+                    if kernel is not None and keyword is None and not derived.allocations and not positional:
                         # A launch argument found by its position is followed only to a buffer the
                         # launching function allocates (``allocated-buffer-parameter``); a positional
                         # value is otherwise the launch's interface, as it always was.
@@ -728,10 +730,11 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
                     return derived
         return None
 
-    def _old_launch_derivation(self, symbol: TouchedSymbol, kernel: str | None, name: str) -> Derivation | None:
+    def _old_launch_derivation(self, symbol: TouchedSymbol, kernel: str | None, name: str,
+                               positional: bool = False) -> Derivation | None:
         """How the old side of Python launcher ``symbol`` computed the keyword argument it passed ``kernel``'s
-        parameter ``name``; None when it is not such a launcher, passes it positionally or differently at two
-        launches."""
+        parameter ``name``; None when it is not such a launcher, passes it positionally (unless ``positional``:
+        then by its position in the old file's kernel) or differently at two launches."""
         if kernel is None or language_for_path(symbol.path) != "python" or not symbol.old_blob:
             return None
         path = symbol.old_path or symbol.path
@@ -742,12 +745,19 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
         for definition in table.definitions:
             if definition.node is None or definition.qualified_name != symbol.qualified_name:
                 continue
-            expression, received = launch_argument(definition.node, launched, name, None)
-            if expression is None or expression.parent is None or expression.parent.type != "keyword_argument":
+            position = next((parameter_position(d.node, name) for d in table.definitions
+                             if d.node is not None and d.kind == KIND_TRITON_KERNEL and d.name == launched),
+                            None) if positional else None
+            expression, received = launch_argument(definition.node, launched, name, position)
+            if expression is None or expression.parent is None:
+                return None
+            keyword = expression.parent.type == "keyword_argument"
+            if not keyword and position is None:
                 return None
             if len(set(launch_argument_texts(definition.node, launched, name))) > 1:
                 return None
-            written = expression.parent.child_by_field_name("name").text.decode("utf-8", errors="replace")
+            written = expression.parent.child_by_field_name("name").text.decode("utf-8", errors="replace") \
+                if keyword else name
             argument = f"{written}=" + expression.text.decode("utf-8", errors="replace")
             return replace(derive(definition.node, expression, received), argument=argument, path=path)
         return None
@@ -1636,8 +1646,8 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
         old, new, untaken = self._lacked_branch_launches(symbol, old, new, definition, param_scope)
         evidence = evidence + other_build + untaken
         items = compare(old, new, tree_signature, self.index, param_scope,
-                        derivation=lambda name, kernel=None, old=False: self._derivation(entry, symbol, new, name,
-                                                                                      kernel, old),
+                        derivation=lambda name, kernel=None, old=False, positional=False: self._derivation(
+                            entry, symbol, new, name, kernel, old, positional),
                         upstream=self.upstream, keyword_free=lambda names: self._keyword_free(entry, symbol, names),
                         instance=lambda name, side: self._instance_computed(symbol, name, side),
                         respell=self._launcher_renaming(symbol),

@@ -514,8 +514,10 @@ def _geometry_items(old, new, port, before, after, mine, cross: bool, port_launc
                            side="upstream-new", path=new.path, line=after.line, quote=after.quote, symbol=new.name,
                            before=Location(Side.OLD, old.path, before.line, quote=before.quote),
                            after=Location(Side.NEW, new.path, after.line, quote=after.quote))]
-        derived = (lambda name: derivation(name, after.kernel)) if derivation else None
-        dropped = (lambda name: derivation(name, before.kernel, old=True)) if derivation else None
+        derived = (lambda name, positional=False: derivation(name, after.kernel, positional=positional)) \
+            if derivation else None
+        dropped = (lambda name, positional=False: derivation(name, before.kernel, old=True, positional=positional)) \
+            if derivation else None
         items += _ruled(_argument_items(before, after, mine, port, cross, launch, index,
                                         scope | _kernel_scope(index, after.kernel_normalised), derived, respell,
                                         dropped),
@@ -774,7 +776,7 @@ def _argument_items(before, after, mine, port, cross: bool, upstream, index, sco
         have = _port_binding(mine, index)
         if have is not None:
             return _bound_items(before, after, mine, port, cross, upstream, have, scope, derivation, respell,
-                                dropped)
+                                dropped, _binds_own_kernel(mine, index, have))
     items: list[Delta] = []
     if not cross:
         added_keywords = set(_normalised_keywords(after)) - set(_normalised_keywords(before)) - scope
@@ -837,9 +839,10 @@ def _now_template_arguments(names, after) -> list[str]:
 
 def _bound_items(before, after, mine, port, cross: bool, upstream, have: tuple[str, ...],
                  scope=frozenset(), derivation=None, respell: dict[str, str] | None = None,
-                 dropped=None) -> list[Delta]:
+                 dropped=None, own_kernel: bool = False) -> list[Delta]:
     """Argument delta by the kernel parameters the arguments bind to. ``dropped(name)``: how upstream's old
-    launch computed the argument it passed for parameter ``name``."""
+    launch computed the argument it passed for parameter ``name``; ``own_kernel``: the port's launch binds
+    exactly its in-tree kernel's parameters (``_binds_own_kernel``)."""
     items: list[Delta] = []
     removed = [p for p in before.bound if p not in after.bound and p not in scope and p != UNRESOLVED]
     added = [p for p in after.bound if p not in before.bound and p not in scope and p != UNRESOLVED]
@@ -853,6 +856,12 @@ def _bound_items(before, after, mine, port, cross: bool, upstream, have: tuple[s
                                 f"upstream renamed the parameter {pairs} of {kernel} and passes the same value; "
                                 "a name alone asks nothing of the port's launch", upstream))
     still = [p for p in removed if p in have]
+    # ``positional-derived-argument``: the port's launch binds its own kernel's parameters exactly, passing every
+    # one upstream dropped and none it added, so the port's launch and its kernel are still one pair at
+    # upstream's old shape; an argument passed by position is then followed like a keyword.
+    paired = own_kernel and not cross and bool(removed or added) and all(p in have for p in removed) \
+        and not any(p in have for p in added)
+    by_position = (lambda f: (lambda name: f(name, positional=True)) if f and paired else None)
     templated = _now_template_arguments(still, after)
     if templated:
         still = [p for p in still if p not in templated]
@@ -864,11 +873,18 @@ def _bound_items(before, after, mine, port, cross: bool, upstream, have: tuple[s
     if derived_before:
         still = [p for p in still if p not in derived_before]
         items.append(_dropped_derived_item(derived_before, kernel, mine, port, upstream))
+    # Only a parameter upstream renamed at its position (another it adds now binds there): a positional
+    # argument upstream drops outright stays the launch's interface, as it always was.
+    in_place = [p for p in still if _replaced_at_its_position(before, after, p, added)]
+    positional_before = _derived_arguments(in_place, by_position(dropped)) if not cross else {}
+    if positional_before:
+        still = [p for p in still if p not in positional_before]
+        items.append(_positional(_dropped_derived_item(positional_before, kernel, mine, port, upstream)))
     if still:
         items.append(Delta("behind", "launch",
                                 f"upstream stopped passing {', '.join(still)} to {kernel}, the port still passes it",
                                 upstream + [_tree_launch_evidence(port, mine, f"the port still passes {still[0]}")]))
-    elif removed and not derived_before:
+    elif removed and not derived_before and not positional_before:
         items.append(Delta("sync", "launch", f"the port does not pass {', '.join(removed)} either", upstream))
     present = [p for p in added if p in have]
     missing = [p for p in added if p not in have]
@@ -876,6 +892,10 @@ def _bound_items(before, after, mine, port, cross: bool, upstream, have: tuple[s
     if derived:
         missing = [p for p in missing if p not in derived]
         items.append(_derived_arguments_item(derived, kernel, mine, port, upstream))
+    positional = _derived_arguments(missing, by_position(derivation)) if not cross else {}
+    if positional:
+        missing = [p for p in missing if p not in positional]
+        items.append(_positional(_derived_arguments_item(positional, kernel, mine, port, upstream)))
     if present:
         items.append(Delta("sync", "launch", f"the port's launch already passes {', '.join(present)}",
                                 upstream + [_tree_launch_evidence(port, mine, f"the port passes {present[0]}")]))
@@ -896,6 +916,15 @@ def _bound_items(before, after, mine, port, cross: bool, upstream, have: tuple[s
                                 f"upstream's launch now passes {', '.join(missing)} to {kernel}, the port's does not",
                                 upstream + [_tree_launch_evidence(port, mine, f"the port's launch lacks {missing[0]}")]))
     return items
+
+
+def _positional(item: Delta) -> Delta:
+    """``item``, a derived-argument delta over arguments passed by position, under rule
+    ``positional-derived-argument`` (the port's launch still paired with its kernel at upstream's old shape)."""
+    return replace(item, rule="positional-derived-argument", message=item.message.replace(
+        "(at most NEEDS_REVIEW)", "(at most NEEDS_REVIEW): passed by position, but the port's launch binds exactly "
+        "its own kernel's parameters, at upstream's old shape, so the port's launch and its kernel are behind "
+        "together"))
 
 
 def _derived_arguments(names, derivation) -> dict:
@@ -978,6 +1007,27 @@ def _port_binding(launch, index) -> tuple[str, ...] | None:
                       if not p.name.startswith("*") and (signature.language == "python" or not p.constexpr)]
             return bind_arguments(launch.slots, params)
     return None
+
+
+def _replaced_at_its_position(before, after, name: str, added) -> bool:
+    """Whether upstream's old launch passed parameter ``name`` by position and its new launch passes, at that
+    position, a parameter it adds (the kernel's parameter renamed in place, ``positional-derived-argument``)."""
+    position = before.bound.index(name) if name in before.bound else None
+    return position is not None and f"#{position}" in before.slots and f"#{position}" in after.slots \
+        and position < len(after.bound) and after.bound[position] in added
+
+
+def _binds_own_kernel(launch, index, have: tuple[str, ...]) -> bool:
+    """Whether the port's Python launch binds exactly the parameters of the one in-tree Triton kernel of its
+    name: every parameter without a default, and nothing it lacks (``positional-derived-argument``)."""
+    if index is None or UNRESOLVED in have or len(set(have)) != len(have):
+        return False
+    found = [d for d in index.definitions_by_name.get(bare_name(launch.kernel), []) if d.kind == KIND_TRITON_KERNEL]
+    signature = index.signature_of(found[0]) if len(found) == 1 else None
+    if signature is None or signature.language != "python" or any(p.name.startswith("*") for p in signature.params):
+        return False
+    params = {p.normalised for p in signature.params}
+    return set(have) <= params and all(p.normalised in have for p in signature.params if not p.has_default)
 
 
 def _normalised_keywords(launch):

@@ -21,7 +21,8 @@ from dataclasses import dataclass
 
 from portq.classifier.delta import Delta, _ruled
 from portq.classifier.rules import Rule, equivalence
-from portq.classifier.rules.cosmetic import _function_node, _python_parameters, cpp_parameter_declarations
+from portq.classifier.rules.cosmetic import (_function_node, _python_parameters, _target_identifiers,
+                                             cpp_parameter_declarations)
 from portq.core.evidence import Evidence, Kind
 from portq.language.signatures import Signature, Use, has_ancestor, node_text, nodes_of, normalise_name
 from portq.language.signatures_python import PythonLocals, autograd_context
@@ -52,6 +53,19 @@ RULES = (
          "+    padded = triton.next_power_of_2(d)\n+    k[grid](x, d, PADDED=padded)",
          "classifier.rules.parameters._parameter_items, classifier.rules.parameters._compared_with_dtype, "
          "classifier.rules.launch._derived_arguments_item, classifier.rules.launch._dropped_derived_item, "
+         "classifier.verdicts.SymbolClassifier._old_launch_derivation"),
+    Rule("positional-derived-argument", ("NEEDS_REVIEW",),
+         "A launch argument upstream adds or drops by position, computed (on the side that passes it) only from "
+         "shapes, constants and values the kernel already receives, where the port's launch binds exactly its own "
+         "in-tree kernel's parameters, passing every one upstream dropped and none it added (its launch and its "
+         "own kernel still one pair at upstream's old shape), and a dropped one is a parameter upstream renamed "
+         "at its position (a parameter it adds binds there now): the pair is behind together, not an input the port's callers must supply; for "
+         "a reader (at most NEEDS_REVIEW), quoting the derivation. A port's launch that binds anything else, or "
+         "an argument filled from the launcher's own parameter (a caller's value), or a positional argument "
+         "upstream drops outright, stays a gap.",
+         "-    k[grid](a, b, rows)\n+    cols = b.shape[0]\n+    k[grid](a, b, rows, cols)  (the port's "
+         "k[grid](a, b, rows) against its own k(a, b, rows))",
+         "classifier.rules.launch._bound_items, classifier.verdicts.SymbolClassifier._derivation, "
          "classifier.verdicts.SymbolClassifier._old_launch_derivation"),
     Rule("constant-derived-parameter", ("NEEDS_REVIEW",),
          "A new parameter (or launch argument) the launching wrapper computes from its inputs' shapes, values the "
@@ -426,6 +440,7 @@ def derive(function, expression, received: set[str], depth: int = 12) -> Derivat
     """Follow ``expression`` (a node inside ``function``) through local
     assignments to its terminals."""
     parameters = _python_parameters(_function_node(function))
+    shaped = parameters | saved_inputs(function)  # names whose shapes are an input's
     assignments = PythonLocals(_function_node(function))
     steps: list[Step] = []
     terminals: list[str] = []
@@ -447,7 +462,7 @@ def derive(function, expression, received: set[str], depth: int = 12) -> Derivat
             attribute = node.child_by_field_name("attribute")
             obj = node.child_by_field_name("object")
             if not at_module and attribute is not None and node_text(attribute) in _SHAPE_READS \
-                    and obj is not None and obj.type == "identifier" and node_text(obj) in parameters:
+                    and obj is not None and obj.type == "identifier" and node_text(obj) in shaped:
                 terminals.append(node_text(node))
                 return
             if attribute is not None and node_text(attribute) in _DTYPES and obj is not None \
@@ -463,7 +478,7 @@ def derive(function, expression, received: set[str], depth: int = 12) -> Derivat
                 attribute = node_text(callee.child_by_field_name("attribute"))
                 obj = callee.child_by_field_name("object")
                 if not at_module and attribute in _SHAPE_READS and obj is not None \
-                        and obj.type == "identifier" and node_text(obj) in parameters:
+                        and obj.type == "identifier" and node_text(obj) in shaped:
                     terminals.append(node_text(node))
                     return
                 name = f"{node_text(obj)}.{attribute}" if obj is not None else attribute
@@ -560,6 +575,75 @@ def derive(function, expression, received: set[str], depth: int = 12) -> Derivat
     return Derivation(node_text(expression), not problems, tuple(steps), tuple(dict.fromkeys(terminals)),
                       "; ".join(problems[:2]), constants=tuple(dict.fromkeys(constants)),
                       allocations=tuple(dict.fromkeys(allocations)))
+
+
+_BINDERS = ("assignment", "augmented_assignment", "for_statement", "for_in_clause", "named_expression",
+            "as_pattern", "delete_statement", "global_statement", "nonlocal_statement")
+
+
+def _bound_anywhere(function) -> list[str]:
+    """Every name a Python function binds anywhere in it (assignment, loop, ``:=``, ``as``, ``del``,
+    ``global``), nested scopes included, once per binding: a strict reading of "rebound"."""
+    names: list[str] = []
+    for node in nodes_of(function, _BINDERS, "python"):
+        if node.type in ("delete_statement", "global_statement", "nonlocal_statement"):
+            names.extend(node_text(n) for n in node.named_children if n.type == "identifier")
+            continue
+        target = node.child_by_field_name("left") or node.child_by_field_name("name") \
+            or node.child_by_field_name("alias")
+        if target is not None:
+            names.extend(node_text(n) for n in _target_identifiers(target))
+    return names
+
+
+def _unpacked_saved(function, ctx: str) -> list[str] | None:
+    """The names of the one ``a, b, ... = ctx.saved_tensors`` of ``function`` in order, or None (none, two, a
+    starred or nested target)."""
+    found = []
+    for node in nodes_of(function, ("assignment",), "python"):
+        right, left = node.child_by_field_name("right"), node.child_by_field_name("left")
+        if right is None or left is None or node_text(right).replace(" ", "") != f"{ctx}.saved_tensors":
+            continue
+        if left.type not in ("pattern_list", "tuple_pattern") \
+                or any(c.type != "identifier" for c in left.named_children):
+            return None
+        found.append([node_text(c) for c in left.named_children])
+    return found[0] if len(found) == 1 else None
+
+
+def saved_inputs(function) -> set[str]:
+    """Rule ``derived-parameter`` (a saved input): the names an autograd ``backward(ctx, ...)`` unpacks once
+    from ``ctx.saved_tensors`` and never rebinds, at a position where its class's ``forward(ctx, ...)`` (the one
+    call ``ctx.save_for_backward(...)`` there, every argument a plain name) saved one of its own parameters,
+    never rebound in ``forward``: that tensor is the input the callers of ``apply`` passed, kept between the
+    passes, so its shape is derived like an input's. Empty for anything else (a ``setup_context`` form, a saved
+    tensor ``forward`` computes, a splat)."""
+    function = _function_node(function)
+    name = function.child_by_field_name("name")
+    if name is None or node_text(name) != "backward":
+        return set()
+    klass = _enclosing_class(function)
+    methods = _methods(klass.child_by_field_name("body")) if klass is not None else {}
+    forward = methods.get("forward")
+    if forward is None or "setup_context" in methods:
+        return set()
+    own, theirs = _parameter_list(function), _parameter_list(forward)
+    if not own or not theirs:
+        return set()
+    unpacked = _unpacked_saved(function, own[0])
+    saves = [c for c in nodes_of(forward, ("call",), "python")
+             if node_text(c.child_by_field_name("function")).replace(" ", "") == f"{theirs[0]}.save_for_backward"]
+    if unpacked is None or len(saves) != 1:
+        return set()
+    arguments = saves[0].child_by_field_name("arguments")
+    saved = [c for c in arguments.named_children if c.type != "comment"] if arguments is not None else []
+    if len(saved) != len(unpacked) or any(c.type != "identifier" for c in saved):
+        return set()
+    rebound_there, rebound_here = _bound_anywhere(forward), _bound_anywhere(function)
+    inputs = set(theirs[1:])
+    return {mine for mine, kept in zip(unpacked, saved)
+            if node_text(kept) in inputs and node_text(kept) not in rebound_there
+            and rebound_here.count(mine) == 1}
 
 
 def _derivation_words(derived: Derivation) -> str:
