@@ -579,20 +579,18 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
         before, after = self._python_asts(symbol)
         return before is not None and before == after
 
-    def _python_sides(self, symbol: TouchedSymbol) -> tuple[str, str, str, str] | None:
-        """A touched Python definition's text before and after, with its file's source on each side; None where
-        a side cannot be read (a rule reading the module around the definition needs all four)."""
+    def _python_sides(self, symbol: TouchedSymbol, parsed: bool = False) -> tuple[str, str, str, str] | None:
+        """A touched Python definition's text before and after (with ``parsed``, both parsed without error), with
+        its file's source on each side; None where a side cannot be read (a rule reading the module around the
+        definition needs all four)."""
         if language_for_path(symbol.path) != "python":
             return None
         tables = self._side_tables(symbol)
-        old = self._definition(symbol.old_blob, symbol.old_path or symbol.path, symbol.qualified_name,
-                               symbol.old_lines)
-        new = self._definition(symbol.new_blob, symbol.path, symbol.qualified_name, symbol.new_lines)
-        if old is None or new is None or old.node is None or new.node is None \
-                or any(t is None or t.source is None for t in tables):
+        sides = self._both_sides(symbol, parsed=parsed)
+        if sides is None or any(t is None or not t.source for t in tables):
             return None
         old_source, new_source = (t.source.decode("utf-8", errors="replace") for t in tables)
-        return definition_text(old.node), definition_text(new.node), old_source, new_source
+        return definition_text(sides[0].node), definition_text(sides[1].node), old_source, new_source
 
     def _module_aliases(self, symbol: TouchedSymbol) -> list[str]:
         """Rule ``module-alias``: the module aliases that, written out, make the two sides of a Python definition

@@ -224,23 +224,17 @@ class ModuleConstantRules:
         """``element_of(dotted, index)`` for the file ``path`` (its ``blob``) at ``commit``: the element of the
         table the dotted name leads to, when every name the element reads is bound alike in both modules; None
         where the file cannot be read. Another file is read only for a subscript that may name a table."""
-        def read(other: str, blob: str | None = None):
-            return self._parsed_table(blob or f"{commit}:{other}", other)
-
-        own = read(path, blob)
-        if own is None:
+        opened = module_at_commit(self._parsed_table, commit, path, blob)
+        if opened is None:
             return None
-        mine = import_bindings(own.tree.root_node)
+        read, own, mine = opened
 
         def element_of(dotted: str, index: int):
             head, _, rest = dotted.partition(".")
             if not rest:
-                stem, source, theirs = None, own.source, mine
+                source, theirs = own.source, mine
             elif head in mine:
-                target = reexport_target(f"{mine[head].target}.{rest}", path,
-                                         lambda p: (read(p).tree.root_node if read(p) is not None else None))
-                stem, _, name = target.rpartition(":")
-                found, stem = _through_stars(stem, name, read) if stem else (None, None)
+                found, name = binding_module(head, rest, path, mine, read)
                 if found is None or "." in name:
                     return None
                 source, theirs, dotted = found.source, import_bindings(found.tree.root_node), name
@@ -278,6 +272,28 @@ def _located(stem: str, read):
     neither can be read."""
     return next(((t, p) for p in (stem + ".py", stem + "/__init__.py") for t in (read(p),) if t is not None),
                 (None, None))
+
+
+def module_at_commit(parsed_table, commit: str, path: str, blob: str | None):
+    """``(read, own, imports)`` for the file ``path`` (its ``blob``) at ``commit``: ``read(other, blob=None)``
+    gives any file's clean parse at that commit (``parsed_table``), ``own`` is the file's, ``imports`` its import
+    bindings; None where the file cannot be read."""
+    def read(other: str, blob: str | None = None):
+        return parsed_table(blob or f"{commit}:{other}", other)
+
+    own = read(path, blob)
+    return None if own is None else (read, own, import_bindings(own.tree.root_node))
+
+
+def binding_module(head: str, rest: str, path: str, imports, read):
+    """``(table, name)``: the module that binds ``head.rest`` as read in the module at ``path`` (its import
+    bindings ``imports``, ``head`` among them), followed through re-exports and star imports, and the name it
+    binds there; the table is None where no one module does."""
+    target = reexport_target(f"{imports[head].target}.{rest}", path,
+                             lambda p: (read(p).tree.root_node if read(p) is not None else None))
+    stem, _, name = target.rpartition(":")
+    found, _ = _through_stars(stem, name, read) if stem else (None, None)
+    return found, name
 
 
 def _through_stars(stem: str, name: str, read, depth: int = 4):

@@ -337,23 +337,8 @@ class SelectorRules:
         """``declared-selector``: (the selector, the key the port runs) when the rule holds; else None."""
         if not declared or not ported:
             return None
-        texts = self._definition_and_module_texts(symbol)
+        texts = self._python_sides(symbol, parsed=True) if symbol.change == "modified" else None
         return selected_key(*texts, declared, ported) if texts else None
-
-    def _definition_and_module_texts(self, symbol: TouchedSymbol) -> tuple[str, str, str, str] | None:
-        """The modified Python definition's text on each side (indented as in its file) and its module's source
-        on each side, for the selector rules that read a dispatch with the module's bindings; None when a side
-        does not parse or has no source."""
-        sides = self._modified_sides(symbol, "python", parsed=True)
-        if sides is None:
-            return None
-        old_table = self._table(symbol.old_blob, symbol.old_path or symbol.path)
-        new_table = self._table(symbol.new_blob, symbol.path)
-        if old_table is None or new_table is None or not old_table.source or not new_table.source:
-            return None
-        text = lambda node: " " * node.start_point[1] + node.text.decode("utf-8", errors="replace")  # noqa: E731
-        return (text(sides[0].node), text(sides[1].node), old_table.source.decode("utf-8", errors="replace"),
-                new_table.source.decode("utf-8", errors="replace"))
 
     def _declared_source_selector(self, symbol: TouchedSymbol, ported: set[str]) -> tuple[str, str, str] | None:
         """``declared-source-selector``: (the local, the key the port runs, the declared definition it is read
@@ -365,5 +350,5 @@ class SelectorRules:
                    if not a.param and not a.qualified}
         if not sources:
             return None
-        texts = self._definition_and_module_texts(symbol)
+        texts = self._python_sides(symbol, parsed=True) if symbol.change == "modified" else None
         return source_selected_key(*texts, sources, ported) if texts else None

@@ -42,9 +42,9 @@ import copy
 import textwrap
 from collections.abc import Callable
 
-from portq.classifier.imports import import_bindings, reexport_target
+from portq.classifier.imports import import_bindings
 from portq.classifier.rules import Rule
-from portq.classifier.rules.module_constants import _dotted, _parsed, _through_stars
+from portq.classifier.rules.module_constants import _dotted, _parsed, binding_module, module_at_commit
 from portq.core.evidence import Evidence, Kind
 from portq.core.model import NOT_APPLICABLE
 
@@ -169,13 +169,10 @@ class TracingRules:
     def _trace_predicate(self, commit: str, path: str, blob: str | None):
         """``is_trace(dotted)`` for calls in the file ``path`` (its ``blob``) at ``commit`` (``_traces``; another
         file is read only for a call that may be a tracing helper's); None where the file cannot be read."""
-        def read(other: str, blob: str | None = None):
-            return self._parsed_table(blob or f"{commit}:{other}", other)
-
-        own = read(path, blob)
-        if own is None:
+        opened = module_at_commit(self._parsed_table, commit, path, blob)
+        if opened is None:
             return None
-        mine = import_bindings(own.tree.root_node)
+        read, own, mine = opened
         known: dict[str, bool] = {}
 
         def is_trace(dotted: str) -> bool:
@@ -193,10 +190,7 @@ class TracingRules:
         if not rest:
             found, name = own, head
         elif head in mine and "." not in rest:
-            target = reexport_target(f"{mine[head].target}.{rest}", path,
-                                     lambda p: (read(p).tree.root_node if read(p) is not None else None))
-            stem, _, name = target.rpartition(":")
-            found, _ = _through_stars(stem, name, read) if stem else (None, None)
+            found, name = binding_module(head, rest, path, mine, read)
         else:
             return False
         module = _parsed(found.source) if found is not None else None
