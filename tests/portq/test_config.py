@@ -49,6 +49,7 @@ def test_repository_config_names_its_upstreams_and_the_corpus_ones():
         "causalconv1d": (REPO_ROOT / "../causal-conv1d").resolve(),
         "sageattention": (REPO_ROOT / "../SageAttention").resolve(),
         "flagattention": (REPO_ROOT / "../FlagAttention").resolve(),
+        "ringflashattn": (REPO_ROOT / "../ring-flash-attention").resolve(),
     }
     assert config.matrix_path == REPO_ROOT / "matrix" / "kernel-matrix.toml"
 
