@@ -531,11 +531,13 @@ def _statements(table, qualified_name: str, names: set[str]) -> list[list[str]] 
 
 
 def _substituted(tokens: list[str], bound: dict[str, list[str]]) -> list[str]:
-    """``tokens`` with each parameter read (not an attribute, not a keyword's name) written as its argument."""
+    """``tokens`` with each parameter read (not an attribute, not a keyword's name, not a string literal
+    that only spells its name, such as a launch-config key ``meta["BLOCK"]``) written as its argument."""
     out: list[str] = []
     for i, token in enumerate(tokens):
         keyword = i + 1 < len(tokens) and tokens[i + 1] == "="
-        if token in bound and (i == 0 or tokens[i - 1] != ".") and not keyword:
+        quoted = 0 < i < len(tokens) - 1 and tokens[i - 1] in ('"', "'") and tokens[i + 1] == tokens[i - 1]
+        if token in bound and (i == 0 or tokens[i - 1] != ".") and not keyword and not quoted:
             out.extend(bound[token])
         else:
             out.append(token)

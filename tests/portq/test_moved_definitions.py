@@ -732,3 +732,128 @@ def row_norm(x, w, eps):
     assert verdicts[1].verdict not in FLAGGED, verdicts[1].reason
     old_class = _symbol(verdicts[1], "_Norm")
     assert (old_class.verdict, old_class.justification) == (NOT_APPLICABLE, "cosmetic"), old_class.reason
+
+
+_KEYED_GRID_BEFORE = b'''\
+class Op:
+    def forward(ctx, x, BLOCK_fwd):
+        y = torch.empty_like(x)
+        n = x.numel()
+        grid = lambda meta: (triton.cdiv(n, meta["BLOCK"]),)
+        _fwd[grid](x, y, n, BLOCK=BLOCK_fwd)
+        return y
+'''
+
+_KEYED_GRID_AFTER = b'''\
+def op_forward(x, BLOCK):
+    y = torch.empty_like(x)
+    n = x.numel()
+    grid = lambda meta: (triton.cdiv(n, meta[KEY]),)
+    _fwd[grid](x, y, n, BLOCK=BLOCK)
+    return y
+
+
+class Op:
+    def forward(ctx, x, BLOCK_fwd):
+        return op_forward(x=x, BLOCK=BLOCK_fwd)
+'''
+
+
+def _keyed_grid_extraction(before_key: bytes, helper_key: bytes) -> bool:
+    from portq.classifier.moves import Move, extraction_only
+    from portq.language.symbols import symbol_table
+
+    before = symbol_table(_KEYED_GRID_BEFORE.replace(b'"BLOCK"', before_key), "ops/op.py")
+    after = symbol_table(_KEYED_GRID_AFTER.replace(b"KEY", helper_key), "ops/op.py")
+    move = Move(2, "0" * 40, ("ops/op.py", "Op.forward"), ("ops/op.py", "Op.forward"), ("ops/op.py", "op_forward"),
+                "extracted", False)
+    return extraction_only(before, after, after, move, [move])
+
+
+def test_a_string_key_spelled_like_a_helper_parameter_is_the_same_key_not_the_argument():
+    # The launch config key the grid reads is a string: the helper's parameter of that name
+    # (bound to another argument by the call) does not rename it.
+    assert _keyed_grid_extraction(b'"BLOCK"', b'"BLOCK"')
+
+
+def test_a_string_key_that_changed_with_the_extraction_is_not_read_as_the_argument():
+    # Neighbour: the old grid read another key; the helper's key only spells its parameter's name.
+    assert not _keyed_grid_extraction(b'"BLOCK_fwd"', b'"BLOCK"')
+
+
+_TUNED_METHOD = '''\
+
+
+class NormFunction(torch.autograd.Function):
+    @staticmethod
+{decorator}    def forward(ctx, x, w, block_fwd):
+        y = torch.empty_like(x)
+        n_rows, n_cols = x.shape
+        _norm_fwd[(n_rows,)](x, w, y, n_cols, BLOCK=block_fwd)
+        ctx.save_for_backward(x, w)
+        return y
+'''
+
+_TUNED_CALLER = '''\
+from .forward import norm_forward
+
+
+class NormFunction(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, w, block_fwd):
+        ctx.save_for_backward(x, w)
+        return norm_forward(x=x, w=w, block=block_fwd)
+'''
+
+_TUNED_HELPER = '''\
+import torch
+
+from .norm import _norm_fwd
+
+
+@tuned(configs=[dict(block=64), dict(block=128)])
+def norm_forward(x, w, block):
+    y = torch.empty_like(x)
+    n_rows, n_cols = x.shape
+    _norm_fwd[(n_rows,)](x, w, y, n_cols, BLOCK=block)
+    return y
+'''
+
+_TUNED_TREE = {**TREE, "kernels/fn.py": '''\
+import torch
+
+from kernels.rownorm import row_norm_kernel
+
+
+class RowNorm(torch.autograd.Function):
+    # portq: ports vllm:ops/norm.py::NormFunction.forward
+    @staticmethod
+    def forward(ctx, x, w, block):
+        y = torch.empty_like(x)
+        n_rows, n_cols = x.shape
+        row_norm_kernel[(n_rows,)](x, w, y, n_cols, BLOCK=block)
+        ctx.save_for_backward(x, w)
+        return y
+''', "engine/train.py": "from kernels.fn import RowNorm\n\n\ndef step(x, w):\n    return RowNorm.apply(x, w, 128)\n"}
+
+
+def _extracted_into_a_new_module(tmp_path, decorator: str):
+    base = norm_module() + _TUNED_METHOD.format(decorator=decorator)
+    after = norm_module() + "\n\n" + _TUNED_CALLER
+    verdicts, _ = classify_history(tmp_path, [
+        CommitSpec("base", files={"ops/norm.py": base}),
+        CommitSpec("extract the forward", files={"ops/norm.py": after, "ops/forward.py": _TUNED_HELPER}),
+    ], _TUNED_TREE, matrix=MATRIX)
+    return verdicts[1]
+
+
+def test_a_body_extracted_into_a_new_module_with_the_decorator_it_had_changes_nothing(tmp_path):
+    verdict = _extracted_into_a_new_module(tmp_path, "    @tuned(configs=[dict(block_fwd=64), dict(block_fwd=128)])\n")
+    assert (verdict.verdict, verdict.justification) == (NOT_APPLICABLE, "cosmetic"), verdict.reason
+    assert _symbol(verdict, "NormFunction.forward").justification == "cosmetic"
+
+
+def test_a_body_extracted_into_a_new_module_under_a_decorator_it_lacked_needs_review(tmp_path):
+    # Neighbour: the helper's module binds the extracted body under a decorator the method never had.
+    verdict = _extracted_into_a_new_module(tmp_path, "")
+    assert verdict.verdict in FLAGGED, verdict.reason

@@ -55,7 +55,9 @@ RULES = (
          "A module-level alias, flag or constant is part of the surface of every ported definition that reads it, "
          "in its own file or through an import (absolute, relative, aliased, or the module itself): rebinding it "
          "needs review; import-time code changed in a file of copied (pinned) ports runs with the copies and "
-         "needs review too.",
+         "needs review too. A helper the commit adds to carry a body it extracts out of the ported reader, "
+         "under decorators that by the names they call are exactly those the reader lost, is the reader's own "
+         "code moved and is decided on the reader; a decorator the reader never had stays for review.",
          "-exp = tl.exp\n+@triton.jit\n+def exp(x): return tl.exp(x.to(tl.float32))   (a ported kernel in "
          "another file does `from .utils import exp`)",
          "classifier.module_surface, classifier.rules.identity.IdentityRules._module_level_use"),
@@ -143,6 +145,18 @@ def _respelled_only(changed: list[tuple[str, int, str]], names: set[str]) -> boo
     return bool(names) and spelled("old") == spelled("new")
 
 
+def _decorator_callees(table, qualified_name: str) -> Counter | None:
+    """The names a Python definition's decorators call or name (``tuned`` for ``@tuned(configs=...)``,
+    ``staticmethod``), as a multiset; None when the table has no such definition."""
+    definition = next((d for d in table.definitions if d.qualified_name == qualified_name), None) \
+        if table is not None and table.tree is not None else None
+    if definition is None or definition.node is None:
+        return None
+    node = definition.node
+    decorators = [c for c in node.named_children if c.type == "decorator"] if node.type == "decorated_definition" else []
+    return Counter(d.text.decode("utf-8", errors="replace").lstrip("@").split("(")[0].strip() for d in decorators)
+
+
 class IdentityRules:
     """The identity rules, as methods of the verdict table (``verdicts.SymbolClassifier``)."""
 
@@ -189,7 +203,8 @@ class IdentityRules:
                               "the port must follow; later changes to the helper are the port's",
                               [Evidence(kind=Kind.COSMETIC, message=f"body extracted into {extracted.new[1]}",
                                         side="upstream-new", path=extracted.new[0], symbol=symbol.name,
-                                        subject=extracted.new[1])])
+                                        subject=extracted.new[1])],
+                              ports=[f"{p.definition.cite} {p.definition.qualified_name}" for p in ports])
         if symbol.kind == KIND_CLASS and symbol.change in ("added", "removed") \
                 and symbol.name in renamed_unchanged(entry, self._table):
             return self._base("moved-definition", symbol, NOT_APPLICABLE, "cosmetic", "body",
@@ -363,6 +378,8 @@ class IdentityRules:
                 if path == symbol.path and self._fresh_in_old_module(used, old_table) \
                         and definition.qualified_name in {s.qualified_name for s in entry.symbols if s.path == path}:
                     continue  # a name the old module never named: this commit changes its reader, judged on its own
+                if self._extracted_with_decorators(entry, symbol, path, definition.qualified_name, used):
+                    continue  # the reader's own body, carried out of it with what decorated it: judged on the reader
                 how = "in the same file" if path == symbol.path else f"in {path}, through its import of it"
                 return self._base("module-level-use", symbol, NEEDS_REVIEW, None, "body",
                                   f"the change rebinds {symbol.path}'s module-level {used}, which the ported "
@@ -387,6 +404,30 @@ class IdentityRules:
                                   [Evidence(kind=Kind.TOPLEVEL, message="import-time code changed", side="upstream-new",
                                             path=symbol.path, line=line, quote=quote, symbol=symbol.name)])
         return None
+
+    def _extracted_with_decorators(self, entry: EntryChanges, symbol: TouchedSymbol, path: str, reader: str,
+                                   used: str) -> bool:
+        """True when ``used`` is the definition this commit added in ``symbol``'s module to carry a body it
+        extracted out of the ported ``reader`` (a ``moved-definition`` extraction, decided on the reader), and the
+        decorators the helper is bound under are, by the names they call, exactly those the reader lost in the
+        commit: the module-level binding is the reader's own code and decoration, moved. A helper under a
+        decorator the reader never had binds something new, and stays for a reviewer."""
+        moves = getattr(self, "_range_moves", None)
+        move = next((m for m in (moves.by_entry.get(entry.position, ()) if moves is not None else ())
+                     if m.how == "extracted" and m.old == (path, reader) and m.new[0] == symbol.path
+                     and re.split(r"::|\.", m.new[1])[-1] == used), None)
+        helper = next((s for s in entry.symbols if (s.path, s.qualified_name) == move.new and s.change == "added"),
+                      None) if move is not None else None
+        caller = next((s for s in entry.symbols if (s.path, s.qualified_name) == (path, reader)
+                       and s.change == "modified"), None)
+        if helper is None or caller is None:
+            return False
+        before = _decorator_callees(self._table(caller.old_blob, caller.old_path or caller.path), reader)
+        after = _decorator_callees(self._table(caller.new_blob, caller.path), reader)
+        carried = _decorator_callees(self._table(helper.new_blob, helper.path), helper.qualified_name)
+        if before is None or after is None or carried is None:
+            return False
+        return before - after == carried and not (after - before)
 
     @staticmethod
     def _fresh_in_old_module(name: str, old_table) -> bool:
