@@ -1616,6 +1616,16 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
                               evidence + [new_side_evidence(symbol, Kind.NOT_CARRIED,
                                                             f"{probed[0]} = {probed[2]}(...) fixed to {probed[1]}; "
                                                             "only other backends change", probed[0])])
+        copied = self._pinned_source_selector(symbol, anchor, definition, self._ported_names(entry))
+        if copied:
+            return self._base("pinned-source-selector", symbol, NOT_APPLICABLE, "not-carried", "body",
+                              f"the port at {definition.cite} is a copy pinned at {anchor.pin} that never reads "
+                              f"{copied[2]}; with {copied[0]}, read from it, fixed to {copied[1]} (the one key whose "
+                              f"branch reaches what the tree ports), {symbol.name} is the same before and after: the "
+                              "change lies in backends the copy never had, so not-carried rather than NEEDS_REVIEW",
+                              evidence + [new_side_evidence(symbol, Kind.NOT_CARRIED,
+                                                            f"{copied[0]} = {copied[2]}(...) fixed to {copied[1]}; "
+                                                            "only backends the copy lacks change", copied[0])])
         unchecked = self._port_lacks_check(symbol, definition)
         if unchecked:
             return self._base("port-lacks-check", symbol, IN_SYNC, None, "body",

@@ -32,7 +32,7 @@ operator may call a user's ``__add__``/``__mul__`` (with side effects, or on
 lists and strings where order matters) and any call may write, so nothing
 there is rewritten.
 
-Two rules read the normal form:
+Three rules read the normal form:
 
 * ``port-has-computed-change``: upstream's old definition, its new one and
   the port, each put in normal form, are handed to the port-has-change
@@ -59,6 +59,12 @@ Example diff (cosmetic)::
     -    t = x.to(tl.float32)
     -    y = t * w
     +    y = w * x.to(tl.float32)
+
+* ``port-has-retyped-value``: where the normal forms of upstream's two sides differ only in constants or
+  ``tl.`` dtypes inside the value of their one ``tl.store`` (a statement of the body), the port's one store
+  is walked to each such place: the same node types, operators and called names on the way, each operand
+  beside the way the same with names left out and each load read as the pointer parameters it goes through
+  (paired in order among the pointers), and the new constant there, never the old: IN_SYNC.
 
 This module rewrites Python syntax trees handed to it and reparses the
 result; it reads no git and no tree index, imports no verdict table, and
@@ -95,6 +101,17 @@ RULES = (
          "reads them) computes the same values with the same memory effects: cosmetic.",
          "-    t = x.to(tl.float32)\n-    y = t * w\n+    y = w * x.to(tl.float32)",
          "classifier.rules.computation.same_computation, classifier.verdicts.SymbolClassifier._against_port"),
+    Rule("port-has-retyped-value", ("IN_SYNC",),
+         "A @triton.jit definition whose change, read as what it computes, only replaces constants or `tl.` dtypes "
+         "inside the one value it stores, is IN_SYNC when the port's one store writes a value with the same "
+         "operations on the way to each replaced part, the operands beside them loaded through the same pointers "
+         "(pointer parameters paired in order), and the new constant there, never the old. Another change, "
+         "another operation on the way, an operand loaded through another pointer or the old constant anywhere "
+         "there is compared.",
+         "-    s = tl.load(s_ptr + g, None).to(tl.float16)\n+    s = tl.load(s_ptr + g, None).to(tl.float32)\n"
+         "-    w = (w - z).to(tl.float16) * s\n+    w = (w - z).to(tl.float32) * s",
+         "classifier.rules.computation.port_has_retyped_value, "
+         "classifier.rules.definitions.DefinitionRules._port_has_retyped_value"),
 )
 
 # ``tl`` functions that compute a value from their arguments and write nothing (``load`` reads memory).
@@ -472,3 +489,184 @@ def port_has_computed_change(old_node, new_node, port_node):
             continue
         return cited
     return None
+
+
+def _python_function(text: str):
+    """The one function of a normal form's text, read by Python's own parser; None where it does not parse."""
+    try:
+        module = _ast.parse(text)
+    except SyntaxError:
+        return None
+    functions = [n for n in module.body if isinstance(n, (_ast.FunctionDef, _ast.AsyncFunctionDef))]
+    return functions[0] if len(functions) == 1 else None
+
+
+def _touched(old, new, path=()) -> list[tuple] | None:
+    """The paths (field, index pairs) of the subtrees where ``old`` and ``new`` differ, each a constant or a
+    ``tl.`` attribute on both sides; None where they differ in anything else."""
+    if type(old) is not type(new):
+        return None
+    if isinstance(old, list):
+        if len(old) != len(new):
+            return None
+        found = []
+        for index, (a, b) in enumerate(zip(old, new)):
+            inner = _touched(a, b, path + (index,))
+            if inner is None:
+                return None
+            found += inner
+        return found
+    if not isinstance(old, _ast.AST):
+        return [] if old == new else None
+    if _ast.dump(old) == _ast.dump(new):
+        return []
+    if _literal(old) and _literal(new):
+        return [path]
+    found = []
+    for field in old._fields:
+        if field in ("ctx", "type_comment"):
+            continue
+        inner = _touched(getattr(old, field), getattr(new, field), path + (field,))
+        if inner is None:
+            return None
+        found += inner
+    return found
+
+
+def _literal(node) -> bool:
+    """A constant, or an attribute of ``tl`` (a dtype such as ``tl.float32``)."""
+    return isinstance(node, _ast.Constant) or (isinstance(node, _ast.Attribute) and isinstance(node.value, _ast.Name)
+                                               and node.value.id == "tl")
+
+
+def _stores(function) -> list[_ast.Call]:
+    return [n for n in _ast.walk(function) if isinstance(n, _ast.Call) and _tl_name(n.func) == "store"]
+
+
+def _pointers(function) -> list[str]:
+    """The parameters, in order, that the address of a load or store reads and that are not ``tl.constexpr``."""
+    arguments = function.args
+    parameters = arguments.posonlyargs + arguments.args + arguments.kwonlyargs
+    constant = {a.arg for a in parameters if a.annotation is not None and "constexpr" in _ast.unparse(a.annotation)}
+    read = set()
+    for node in _ast.walk(function):
+        if isinstance(node, _ast.Call) and _tl_name(node.func) in ("load", "store") and node.args:
+            read |= {n.id for n in _ast.walk(node.args[0]) if isinstance(n, _ast.Name)}
+    return [a.arg for a in parameters if a.arg in read and a.arg not in constant]
+
+
+def _loaded(node, pointers: list[str]) -> list:
+    """For each load inside ``node``, the positions among ``pointers`` its address reads, sorted."""
+    found = []
+    for inner in _ast.walk(node):
+        if isinstance(inner, _ast.Call) and _tl_name(inner.func) == "load" and inner.args:
+            found.append(tuple(sorted({pointers.index(n.id) for n in _ast.walk(inner.args[0])
+                                       if isinstance(n, _ast.Name) and n.id in pointers})))
+    return sorted(found)
+
+
+def _skeleton(node, pointers: list[str]):
+    """What ``node`` computes with its names left out: each load as the pointer positions its address reads,
+    each other name as one placeholder, constants and ``tl.`` attributes as written, every operation kept."""
+    if isinstance(node, list):
+        return [_skeleton(n, pointers) for n in node]
+    if not isinstance(node, _ast.AST):
+        return node
+    if isinstance(node, _ast.Call) and _tl_name(node.func) == "load":
+        return ("load", _loaded(node, pointers))
+    if isinstance(node, _ast.Name):
+        return "name"
+    if _literal(node):
+        return _ast.dump(node)
+    return (type(node).__name__,) + tuple(
+        type(getattr(node, f)).__name__ if f in ("op",) else
+        [type(o).__name__ for o in node.ops] if f == "ops" else _skeleton(getattr(node, f, None), pointers)
+        for f in node._fields if f not in ("ctx", "type_comment"))
+
+
+def _step(node, key):
+    return node[key] if isinstance(key, int) else getattr(node, key, None)
+
+
+def _same_way(mine, theirs, path, pointers: tuple[list[str], list[str]]) -> bool:
+    """Whether the port's ``mine`` reaches, along ``path``, a subtree through the same operations as
+    ``theirs``: at each step the same node type, operator and called name or attribute, and each operand
+    beside the way loading through the same pointer positions."""
+    for depth, key in enumerate(path):
+        if type(mine) is not type(theirs):
+            return False
+        if isinstance(theirs, list):
+            if len(mine) != len(theirs):
+                return False
+            siblings = [(a, b) for i, (a, b) in enumerate(zip(mine, theirs)) if i != key]
+        else:
+            if isinstance(theirs, (_ast.BinOp, _ast.UnaryOp, _ast.BoolOp)) and type(mine.op) is not type(theirs.op):
+                return False
+            if isinstance(theirs, _ast.Compare) and [type(o) for o in mine.ops] != [type(o) for o in theirs.ops]:
+                return False
+            if isinstance(theirs, _ast.Attribute) and mine.attr != theirs.attr:
+                return False
+            if isinstance(theirs, _ast.Call):
+                if not isinstance(mine.func, type(theirs.func)):
+                    return False
+                if isinstance(theirs.func, _ast.Attribute) and mine.func.attr != theirs.func.attr:
+                    return False
+                if isinstance(theirs.func, _ast.Name) or _tl_name(theirs.func) is not None:
+                    if _ast.dump(mine.func) != _ast.dump(theirs.func):
+                        return False
+                if [k.arg for k in mine.keywords] != [k.arg for k in theirs.keywords]:
+                    return False
+            fields = [f for f in theirs._fields if f not in ("ctx", "type_comment", "op", "ops")]
+            siblings = [(getattr(mine, f, None), getattr(theirs, f, None)) for f in fields if f != key]
+        for a, b in siblings:
+            for x, y in ((a, b),) if not isinstance(b, list) else (zip(a, b) if isinstance(a, list)
+                                                                     and len(a) == len(b) else [(None, b)]):
+                if x is None and y is None:
+                    continue
+                if (x is None) != (y is None):
+                    return False
+                if isinstance(y, _ast.AST) and _skeleton(x, pointers[0]) != _skeleton(y, pointers[1]):
+                    return False
+        mine, theirs = _step(mine, key), _step(theirs, key)
+        if mine is None or theirs is None:
+            return False
+    return True
+
+
+def port_has_retyped_value(old_node, new_node, port_node) -> list[str] | None:
+    """``port-has-retyped-value``: the new constants as written when upstream's change, read on the normal
+    forms of its two sides (stores with their values written in), only replaces constants or ``tl.`` dtypes in
+    the value of its one ``tl.store``, and the port's one store reaches each such place the same way (see
+    ``_same_way``) and holds the new constant there, never the old; None otherwise."""
+    forms = [normal_form(n, True) for n in (old_node, new_node, port_node)]
+    if None in forms:
+        return None
+    old, new, port = (_python_function(text) for text, _ in forms)
+    if old is None or new is None or port is None:
+        return None
+    if len(old.body) != len(new.body) or _ast.dump(old.args) != _ast.dump(new.args):
+        return None
+    olds, news, ports = _stores(old), _stores(new), _stores(port)
+    if len(olds) != 1 or len(news) != 1 or len(ports) != 1:
+        return None
+    stored = [i for i, s in enumerate(old.body) if isinstance(s, _ast.Expr) and s.value is olds[0]]
+    if len(stored) != 1 or not (isinstance(new.body[stored[0]], _ast.Expr) and new.body[stored[0]].value is news[0]):
+        return None  # the store is a statement of the body itself, nothing around it
+    paths = _touched(olds[0], news[0])
+    rest = [(a, b) for i, (a, b) in enumerate(zip(old.body, new.body)) if i != stored[0]]
+    if not paths or any(_ast.dump(a) != _ast.dump(b) for a, b in rest):
+        return None
+    pointers = (_pointers(port), _pointers(new))
+    if len(pointers[0]) != len(pointers[1]) or not pointers[1]:
+        return None
+    written = []
+    for path in paths:
+        if not _same_way(ports[0], news[0], path, pointers):
+            return None
+        mine, was, now = ports[0], olds[0], news[0]
+        for key in path:
+            mine, was, now = _step(mine, key), _step(was, key), _step(now, key)
+        if mine is None or _ast.dump(mine) != _ast.dump(now) or _ast.dump(mine) == _ast.dump(was):
+            return None
+        written.append(_ast.unparse(now))
+    return written

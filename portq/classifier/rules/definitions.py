@@ -325,6 +325,14 @@ class DefinitionRules:
                                               "writes memory in between, parameters by position (each as "
                                               "itself where the two take different numbers) and locals renamed "
                                               "one to one; its old form does not")
+            retyped = self._port_has_retyped_value(symbol, definition)
+            if retyped:
+                return self._port_already_has("port-has-retyped-value", symbol, definition, retyped[1], evidence,
+                                              f"{symbol.name}'s change only sets {', '.join(retyped[0][:4])} in the "
+                                              f"value its one store writes, and the port's one store "
+                                              f"({_cited(definition, retyped[1])}) reaches each place through the "
+                                              "same operations, on operands loaded through the same pointers, "
+                                              "and already holds the new constant there, never the old")
         helpers = self._renamed_helper_calls(entry, symbol) if not items else None
         restated = not helpers and not items
         if restated:
@@ -517,6 +525,19 @@ class DefinitionRules:
             return None
         nodes = self._clean_nodes(symbol, definition)
         return None if nodes is None else computation.port_has_computed_change(*nodes)
+
+    def _port_has_retyped_value(self, symbol, definition):
+        """``computation.port_has_retyped_value`` for a Python symbol and its Python port: (the new constants,
+        the port's store statement as a pair list for citing); None when it does not hold."""
+        if language_for_path(symbol.path) != "python" or language_for_path(definition.file) != "python":
+            return None
+        nodes = self._clean_nodes(symbol, definition)
+        written = None if nodes is None else computation.port_has_retyped_value(*nodes)
+        if not written:
+            return None
+        stores = [n for n in computation._statements_at(nodes[2]).values()
+                  if n.text.decode("utf-8", errors="replace").lstrip().startswith("tl.store(")]
+        return (written, [(stores[0], stores[0])]) if len(stores) == 1 else None
 
     def _clean_nodes(self, symbol, definition):
         """``(old, new, port)`` syntax nodes of a touched symbol's two upstream sides and its in-tree port,

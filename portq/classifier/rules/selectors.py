@@ -78,6 +78,19 @@ RULES = (
          "+    elif arch == \"sm120\":\n+        cuda_scale_wide(x, BLOCK)",
          "classifier.rules.selectors.source_selected_key, "
          "classifier.rules.selectors.SelectorRules._declared_source_selector"),
+    Rule("pinned-source-selector", ("NOT_APPLICABLE",),
+         "A Python definition whose port is a pinned copy that names no probe of upstream's module, and that "
+         "dispatches by an `if L == KEY` chain on a local bound once, at its top level, from a call of such a probe "
+         "(a module-level definition nothing in the tree ports), same before and after once that binding is set "
+         "aside and the local fixed to the one key whose branch reaches what the tree ports (directly, through "
+         "definitions of the module that reach it, or through a name imported as one it ports), changed only "
+         "backends the copy never had: not-carried. An unpinned port, a copy that names the probe, a change in "
+         "that branch or outside the dispatch, or two keys reaching ported code is compared.",
+         " def scale_rows(x, BLOCK):\n     arch = device_arch()[x.device.index]\n     if arch == \"sm80\":\n"
+         "         return _cuda_path(x, BLOCK)\n     elif arch == \"sm86\":\n         return _triton_path(x, BLOCK)\n"
+         "+    elif arch == \"sm120\":\n+        return _cuda_path(x, BLOCK, wide=True)",
+         "classifier.rules.selectors.pinned_source_selected_key, "
+         "classifier.rules.selectors.SelectorRules._pinned_source_selector"),
 )
 
 
@@ -319,6 +332,82 @@ def source_selected_key(old_text: str, new_text: str, old_module: str, new_modul
     return None
 
 
+def _reaching(module: ast.Module, ported: set[str]) -> set[str]:
+    """``ported`` with the module's top-level functions whose bodies call or name one of them (followed until
+    nothing changes) and the local names of imports of them (``from .m import f as g``: ``g``)."""
+    names = set(ported)
+    for statement in module.body:
+        if isinstance(statement, (ast.Import, ast.ImportFrom)):
+            for alias in statement.names:
+                if alias.name.split(".")[-1] in ported:
+                    names.add((alias.asname or alias.name).split(".")[0])
+    functions = {s.name: s for s in module.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    grown = True
+    while grown:
+        grown = False
+        for name, function in functions.items():
+            if name not in names and _reached([function]) & names:
+                names.add(name)
+                grown = True
+    return names
+
+
+def _top_functions(module: ast.Module) -> set[str]:
+    return {s.name for s in module.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))}
+
+
+def _named(text: str) -> set[str]:
+    """Every identifier ``text`` parses to (names, attributes, definitions); its words where it does not parse."""
+    tree = _parse(text)
+    if tree is None:
+        import re
+        return set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", text))
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            names.add(node.id)
+        elif isinstance(node, ast.Attribute):
+            names.add(node.attr)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, ast.alias):
+            names.add((node.asname or node.name).split(".")[0])
+    return names
+
+
+def pinned_source_selected_key(old_text: str, new_text: str, old_module: str, new_module: str, port_module: str,
+                               ported: set[str]) -> tuple[str, str, str] | None:
+    """(the selector, its key as written, the probe it is read from) where a local bound once from a call of a
+    top-level definition of upstream's module on both sides, one nothing among ``ported`` names and the port's
+    module (a pinned copy) never names, its binding set aside and the local fixed to the one key whose branch
+    reaches ``ported`` (through the module's own definitions and imported names too), makes the two definitions
+    the same; else None (``pinned-source-selector``)."""
+    old, new = _one_definition(old_text), _one_definition(new_text)
+    old_tree, new_tree = _parse(old_module), _parse(new_module)
+    if old is None or new is None or old_tree is None or new_tree is None or not ported:
+        return None
+    reaching = _reaching(old_tree, ported) | _reaching(new_tree, ported)
+    sources = (_top_functions(old_tree) & _top_functions(new_tree)) - reaching - _named(port_module)
+    if not sources:
+        return None
+    tables = (_module_tables(old_tree), _module_tables(new_tree))
+    before, after = _source_bindings(old, sources), _source_bindings(new, sources)
+    for selector in sorted(set(before) & set(after)):
+        if before[selector][1] != after[selector][1]:
+            continue
+        sides = []
+        for function, (index, _) in ((old, before[selector]), (new, after[selector])):
+            side = copy.deepcopy(function)
+            del side.body[index]
+            if not side.body:
+                side.body.append(ast.Pass())
+            sides.append(side)
+        key = _selected(sides[0], sides[1], selector, tables, reaching)
+        if key is not None:
+            return selector, key, after[selector][1]
+    return None
+
+
 class SelectorRules:
     """The declared-selector rule, as a method of the verdict table (``verdicts.SymbolClassifier``)."""
 
@@ -352,3 +441,17 @@ class SelectorRules:
             return None
         texts = self._python_sides(symbol, parsed=True) if symbol.change == "modified" else None
         return source_selected_key(*texts, sources, ported) if texts else None
+
+    def _pinned_source_selector(self, symbol: TouchedSymbol, anchor, definition,
+                                ported: set[str]) -> tuple[str, str, str] | None:
+        """``pinned-source-selector``: (the local, the key the copy runs, the probe it is read from) when the port
+        is a pinned copy and the rule holds; else None."""
+        if not ported or anchor is None or not anchor.pin or symbol.change != "modified":
+            return None
+        source = self.index.source(definition.file)
+        if source is None:
+            return None
+        if isinstance(source, bytes):
+            source = source.decode("utf-8", errors="replace")
+        texts = self._python_sides(symbol, parsed=True)
+        return pinned_source_selected_key(*texts, source, ported) if texts else None
