@@ -107,3 +107,11 @@ def test_an_argument_not_of_the_parameters_type_is_still_flagged(tmp_path):
     entry, symbols = _scan(tmp_path, NOT_A_SIZE, HELPER, before=INT_SIZES)
     traits = symbols["norm::ScaleTraits"]
     assert "forwarding-helper-call" not in traits.rules and traits.verdict in FLAGGED, traits.reason
+
+
+def test_a_helper_defined_again_in_a_namespace_is_still_flagged(tmp_path):
+    again = HELPER + "\nnamespace norm {\nconstexpr size_t widest(std::initializer_list<size_t> sizes)\n{\n" \
+        "    return 64;\n}\n}  // namespace norm\n"
+    entry, symbols = _scan(tmp_path, RESPELLED, again)
+    traits = symbols["norm::ScaleTraits"]
+    assert "forwarding-helper-call" not in traits.rules and traits.verdict in FLAGGED, traits.reason

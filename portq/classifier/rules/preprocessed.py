@@ -733,6 +733,13 @@ def _default_build_functions(nodes, defined: set[str], found: list, undecided: s
                                      undecided, names)
         elif kind == "function_definition":
             found.append((node, tuple(deduced)))
+        elif kind in ("namespace_definition", "linkage_specification", "class_specifier", "struct_specifier"):
+            # a definition of the same name in a scope: counted, never a file-scope helper
+            nested: list = []
+            _default_build_functions(node.named_children, defined, nested, undecided)
+            found.extend((n, None) for n, _ in nested)
+        elif kind in ("declaration_list", "field_declaration_list"):
+            _default_build_functions(node.named_children, defined, found, undecided, deduced)
 
 
 def _walk_all(node):
@@ -764,6 +771,8 @@ def forwarding_helpers(sources: list[bytes], defined: set[str], parse_cpp) -> di
             continue
         name = name_node.text.decode("utf-8", errors="replace")
         seen[name] = seen.get(name, 0) + 1
+        if deduced is None:
+            continue  # defined inside a namespace or class
         returned = [t for t in _pp_tokens(node.child_by_field_name("type").text.decode("utf-8", errors="replace"))
                     if t not in _SPECIFIERS] if node.child_by_field_name("type") is not None else []
         if not (len(returned) == 1 and returned[0] in deduced) and returned not in _SIZE_TYPES:
