@@ -42,6 +42,14 @@ a rewrite of a ported definition where none happened:
   name, or a stub another definition calls (a warp-size query a launcher now
   reads) stays flagged.
 
+* ``other-build-includes``: the lines of ``other-build-lines`` where some are
+  ``#include`` lines the default build compiles (removed, or added in the
+  branch it takes: a file's includes moved under ``#ifndef USE_GPU_B``, the
+  ``#else`` holding the other build's headers and a namespace alias): that
+  build compiles the same lines outside definitions, its includes aside, so
+  cosmetic. Any other line added to or removed from the taken branch stays
+  flagged.
+
 * ``equal-alternatives``: a C/C++ file whose tokens, comments dropped, are
   the same before and after once each conditional with one ``#else`` and no
   ``#elif`` whose branches have the same tokens (read through the type
@@ -103,6 +111,15 @@ RULES = (
          "+#if defined(USE_GPU_B)\n+void convert(float* x) { convert_k<<<1, 64>>>(x); }\n+#else\n"
          "+void convert(float* x) { throw_unsupported(); }\n+#endif",
          "classifier.rules.builds.BuildRules._other_build_lines, classifier.rules.builds.BuildRules._other_build_stubs"),
+    Rule("other-build-includes", ("NOT_APPLICABLE",),
+         "The changed lines outside definitions of `other-build-lines` where some are `#include` lines the default "
+         "build compiles (removed, or added in the branch it takes): with the macros off, the default build "
+         "compiles the same lines outside definitions, its include lines aside (`cosmetic-includes`), and the rest "
+         "is code for another build: cosmetic. Any other line added or removed in the branch the default build "
+         "takes, an unchanged line wrapped in the branch it drops, or a macro the tree sets stays flagged.",
+         "-#include <blk/load.h>\n+#ifndef USE_GPU_B\n+    #include <blk/load.h>\n+#else\n"
+         "+    #include <b_blk/blk.h>\n+    namespace blk = b_blk;\n+#endif",
+         "classifier.rules.builds.BuildRules._other_build_lines"),
     Rule("equal-alternatives", ("NOT_APPLICABLE",),
          "A C/C++ file whose tokens, comments dropped, are the same before and after once each preprocessor "
          "conditional with one `#else` and no `#elif` whose two branches have the same tokens, read through the "
@@ -146,6 +163,7 @@ def dropping_macros(node, defined: set[str]) -> set[str] | None:
 
 _LEXEME = re.compile(rb'"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'|//[^\n]*|/\*.*?\*/|\w+|[^\s\w]', re.DOTALL)
 _DIRECTIVE = re.compile(rb"^[ \t]*#[ \t]*(if|ifdef|ifndef|elif|else|endif)\b(.*)$")
+_INCLUDE = re.compile(rb"^[ \t]*#[ \t]*include\b")
 
 
 def _logical_lines(source: bytes) -> list[tuple[int, int, bytes]]:
@@ -333,20 +351,26 @@ class BuildRules:
         status = (build_lines(tables[0].source, off), build_lines(tables[1].source, off))
         if status[0] is None or status[1] is None:
             return None
+        included = False  # an #include line the default build compiles changed (``other-build-includes``)
         for side, line, text in changed:
             if _blank(text.encode()):
                 continue
             if status[side == "new"].get(line) not in (DROPPED, DECIDED):
-                return None
+                if not _INCLUDE.match(text.encode()):
+                    return None
+                included = True
         removed = {line for hunk in change.hunks for line in hunk.removed_lines}
         added = {line for hunk in change.hunks for line in hunk.added_lines}
         lines = [t.source.split(b"\n") for t in tables]
         stubs = self._other_build_stubs(entry, symbol, tables, status[1])
         for which, touched in enumerate((removed, added)):
             if any(status[which].get(n) == TAKEN and not _blank(lines[which][n - 1])
+                   and not _INCLUDE.match(lines[which][n - 1])
                    and (which == 0 or n not in stubs) for n in touched):
                 return None  # the default build gains (or loses) code in the branch such a conditional takes
         stubbed = sorted({stubs[n] for n in added if n in stubs and status[1].get(n) == TAKEN})
+        if included and stubbed:
+            return None
         kept_old = [n for n in range(1, len(lines[0]) + 1) if n not in removed]
         kept_new = [n for n in range(1, len(lines[1]) + 1) if n not in added]
         if len(kept_old) != len(kept_new):
@@ -355,6 +379,18 @@ class BuildRules:
             if _compiled(status[0].get(before)) != _compiled(status[1].get(after)) and not _blank(lines[1][after - 1]):
                 return None  # an unchanged line the default build compiled (or dropped) is dropped (or compiled) now
         names = ", ".join(sorted(off)[:3])
+        if included:
+            return self._base("other-build-includes", symbol, NOT_APPLICABLE, "cosmetic", "body",
+                              f"the lines outside definitions are #include lines, or open, switch and close "
+                              f"conditionals on {names}, which no source of the file defines and no file of the "
+                              "tree sets, or sit in the branches the default build drops with it off, and every "
+                              "unchanged line is compiled or dropped alike on both sides: the default build compiles "
+                              "the same lines outside definitions, its include lines aside, so cosmetic rather than "
+                              "a change to what the port runs",
+                              [Evidence(kind=Kind.COSMETIC, side="upstream-new", path=symbol.path, symbol=symbol.name,
+                                        subject=sorted(off)[0],
+                                        message=f"the changed top-level lines are #include lines or {names}-only: "
+                                                "the default build drops them or decides by them")])
         if stubbed:
             return self._base("other-build-stub", symbol, NOT_APPLICABLE, "not-ported", "body",
                               f"the lines outside definitions only open, switch and close conditionals on {names}, "

@@ -42,6 +42,18 @@ one program. A change between two such texts is form, not meaning:
   parent already used or defined, a name a header the file includes at the
   commit names, or any other changed line keeps the usual comparison.
 
+* ``forwarding-helper-call`` (C/C++/CUDA): a class's (or file's) lines outside
+  its methods whose only change calls a helper where they called a qualified
+  function, the same arguments, the helper being the one file-scope
+  definition of its name the default build compiles in the file or its
+  quoted headers, whose body is one ``return CALLEE(p1, ..., pn);`` over its
+  parameters in order. With each argument keeping its type (a deduced
+  template parameter, a ``sizeof`` for ``size_t``, a braced list of them for
+  an initializer list of ``size_t``), the call computes what it did:
+  cosmetic. A helper computing more, one only another build compiles or
+  defined twice, another argument, or one a parameter type may convert keeps
+  the usual comparison.
+
 Example diffs (each NOT_APPLICABLE/cosmetic)::
 
     -    TORCH_CHECK(x.stride(2) % 8 == 0 and x.stride(0) % 8 == 0, "...");
@@ -72,13 +84,13 @@ from __future__ import annotations
 
 import re
 
-from portq.classifier.reading import new_side_evidence
+from portq.classifier.reading import _changed_lines, _file_change, new_side_evidence
 from portq.classifier.rules import Rule, branches
 from portq.classifier.rules.wrappers import included_sources
 from portq.core.evidence import Evidence, Kind
 from portq.core.model import NOT_APPLICABLE, EntryChanges, SymbolVerdict, TouchedSymbol
 from portq.language.signatures import comment_free_tokens
-from portq.language.symbols import language_for_path
+from portq.language.symbols import KIND_CLASS, language_for_path, parse
 
 RULES = (
     Rule("alternative-tokens", ("NOT_APPLICABLE",),
@@ -133,6 +145,20 @@ RULES = (
          "+#endif",
          "classifier.rules.preprocessed.include_only_conditionals, "
          "classifier.rules.preprocessed.PreprocessedRules._conditional_includes"),
+    Rule("forwarding-helper-call", ("NOT_APPLICABLE",),
+         "A C/C++ class's (or file's) changed lines outside its methods whose only change calls a helper where "
+         "they called a qualified function, the same arguments, where the helper is the one file-scope "
+         "definition of its name the default build compiles in the file or the headers it includes with quotes "
+         "(at the commit), its body one `return CALLEE(p1, ..., pn);` over its parameters in order, and each "
+         "argument keeps its type (a deduced template parameter, or a `sizeof` for a `size_t`, a braced list "
+         "of them for an initializer list of `size_t`), the return type deduced or `size_t`: the call computes "
+         "what it did, cosmetic. A helper that computes anything more, one only another build compiles or "
+         "defined twice, another argument, or one the helper's parameter type may convert stays flagged.",
+         "-    static constexpr int kBytes = std::max({sizeof(float), sizeof(int)});\n"
+         "+    static constexpr int kBytes = widest({sizeof(float), sizeof(int)});\n"
+         "  (the header: constexpr size_t widest(std::initializer_list<size_t> s) { return std::max(s); })",
+         "classifier.rules.preprocessed.forwarding_helpers, classifier.rules.preprocessed.forwarded_respelling, "
+         "classifier.rules.preprocessed.PreprocessedRules._forwarding_helper_calls"),
     Rule("new-macro-lines", ("NOT_APPLICABLE",),
          "A C/C++ source file's (not a header's) changed lines outside definitions that only add `#define` lines, "
          "or blank ones, for macro names that appear nowhere in the file at the parent nor in the headers it "
@@ -542,6 +568,38 @@ class PreprocessedRules:
                           [Evidence(kind=Kind.COSMETIC, side="upstream-new", path=symbol.path, symbol=symbol.name,
                                     message="conditional #include lines only")])
 
+    def _forwarding_helper_calls(self, entry: EntryChanges, symbol: TouchedSymbol) -> SymbolVerdict | None:
+        """``forwarding-helper-call`` (see the rule): a C/C++ class's or file's lines outside definitions whose
+        only change writes calls of a library function as calls of a helper that forwards to it; None otherwise."""
+        if language_for_path(symbol.path) != "cpp" or symbol.change != "modified" or not entry.commit.parents \
+                or (symbol.name != "<toplevel>" and symbol.kind != KIND_CLASS):
+            return None
+        change = _file_change(entry, symbol)
+        tables = self._side_tables(symbol)
+        if change is None or any(t is None or t.source is None for t in tables):
+            return None
+        changed = _changed_lines(change, symbol, tables[0], tables[1], outside_definitions=symbol.name == "<toplevel>")
+        old = _pp_tokens("\n".join(text for side, _, text in changed if side == "old"))
+        new = _pp_tokens("\n".join(text for side, _, text in changed if side == "new"))
+        if not old or not new:
+            return None
+        commit = entry.commit.sha
+        seen = included_sources(symbol.path, lambda p: tables[1].source if p == symbol.path
+                                else self._upstream_file(commit, p))
+        sources = [s for _, s in seen]
+        helpers = forwarding_helpers(sources, branches.defined_macros(*sources), _parse_cpp)
+        used = forwarded_respelling(old, new, helpers) if helpers else None
+        if not used:
+            return None
+        spelled = ", ".join(f"{name} (which returns {''.join(helpers[name][0])} of its parameters)" for name in used)
+        return self._base("forwarding-helper-call", symbol, NOT_APPLICABLE, "cosmetic", "body",
+                          f"the changed lines only call {spelled} where they called the function it forwards to, "
+                          "the same arguments, each of the parameter's type; the helper is the one definition of "
+                          "its name the default build compiles, so the call computes what it did: cosmetic rather "
+                          "than NEEDS_REVIEW",
+                          [Evidence(kind=Kind.COSMETIC, side="upstream-new", path=symbol.path, symbol=symbol.name,
+                                    subject=used[0], message=f"calls respelled through the forwarding {used[0]}")])
+
     def _new_macro_lines(self, entry: EntryChanges, symbol: TouchedSymbol) -> SymbolVerdict | None:
         """``new-macro-lines`` (see the module): a source file's changed lines outside definitions that only
         add ``#define``s of names the file and its quoted headers did not know at the parent; None otherwise."""
@@ -586,3 +644,199 @@ class PreprocessedRules:
                           [Evidence(kind=Kind.COSMETIC, side="upstream-new", path=symbol.path, symbol=symbol.name,
                                     subject=sorted(set(names))[0],
                                     message=f"new macros only: {listed}")])
+
+
+# ``forwarding-helper-call``: a helper whose body only returns a library function's call on its parameters
+_SIZE_TYPES = (["size_t"], ["std", "::", "size_t"])
+_SPECIFIERS = {"const", "constexpr", "inline", "static", "__device__", "__host__", "__forceinline__"}
+
+
+def _pp_tokens(text: str) -> list[str]:
+    """The preprocessing tokens of C/C++ ``text``, comments dropped."""
+    text = re.sub(r"/\*.*?\*/", " ", text, flags=re.S)
+    text = re.sub(r"//[^\n]*", " ", text)
+    return _PP_TOKEN.findall(text)
+
+
+def _closing(tokens: list[str], at: int) -> int | None:
+    """The index of the bracket closing the one at ``tokens[at]``; None when it is not closed."""
+    depth = 0
+    for index in range(at, len(tokens)):
+        if tokens[index] in ("(", "{", "["):
+            depth += 1
+        elif tokens[index] in (")", "}", "]"):
+            depth -= 1
+            if depth == 0:
+                return index
+    return None
+
+
+def _split_arguments(tokens: list[str]) -> list[list[str]]:
+    """``tokens`` (inside a call's or braced list's brackets) split at the commas outside nested brackets."""
+    found: list[list[str]] = [[]]
+    depth = 0
+    for token in tokens:
+        if token in ("(", "{", "["):
+            depth += 1
+        elif token in (")", "}", "]"):
+            depth -= 1
+        if token == "," and depth == 0:
+            found.append([])
+        else:
+            found[-1].append(token)
+    return [] if found == [[]] else found
+
+
+def _is_sizeof(tokens: list[str]) -> bool:
+    """True for a whole ``sizeof(...)`` expression: of type ``size_t`` by the language."""
+    return len(tokens) >= 3 and tokens[:2] == ["sizeof", "("] and _closing(tokens, 1) == len(tokens) - 1
+
+
+def _argument_fits(argument: list[str], kind: list[str], deduced: set[str]) -> bool:
+    """True when ``argument`` passed to a parameter of type ``kind`` keeps its type: a deduced template
+    parameter, a ``size_t`` given a ``sizeof``, or an initializer list of ``size_t`` given a braced list of
+    them. Anything else (a conversion the rule cannot rule out) is False."""
+    kind = [t for t in kind if t not in ("const", "&", "&&")]
+    if len(kind) == 1 and kind[0] in deduced:
+        return True
+    if kind in _SIZE_TYPES:
+        return _is_sizeof(argument)
+    for size in _SIZE_TYPES:
+        for spelled in (["std", "::", "initializer_list", "<", *size, ">"], ["initializer_list", "<", *size, ">"]):
+            if kind == spelled:
+                return len(argument) >= 2 and argument[0] == "{" and _closing(argument, 0) == len(argument) - 1 \
+                    and all(_is_sizeof(e) for e in _split_arguments(argument[1:-1])) \
+                    and bool(_split_arguments(argument[1:-1]))
+    return False
+
+
+def _default_build_functions(nodes, defined: set[str], found: list, undecided: set[str], deduced=()) -> None:
+    """Collect into ``found`` ``(function node, template parameter names)`` of each file-scope function
+    definition among ``nodes`` the default build compiles (conditionals decided as ``default-build`` decides
+    them); the names of those under a conditional it cannot decide go to ``undecided``."""
+    for node in nodes:
+        kind = node.type
+        if kind in ("preproc_ifdef", "preproc_if"):
+            taken = branches.default_branch(node, defined)
+            if taken is None:
+                undecided.update(n.text.decode("utf-8", errors="replace") for n in _walk_all(node)
+                                 if n.type == "identifier")
+                continue
+            _default_build_functions(taken, defined, found, undecided)
+        elif kind == "template_declaration":
+            parameters = node.child_by_field_name("parameters")
+            names = tuple(c.text.decode("utf-8", errors="replace") for p in (parameters.named_children
+                                                                            if parameters is not None else [])
+                          if p.type == "type_parameter_declaration" for c in p.named_children
+                          if c.type == "type_identifier")
+            _default_build_functions([c for c in node.named_children if c is not parameters], defined, found,
+                                     undecided, names)
+        elif kind == "function_definition":
+            found.append((node, tuple(deduced)))
+        elif kind in ("namespace_definition", "linkage_specification", "class_specifier", "struct_specifier"):
+            # a definition of the same name in a scope: counted, never a file-scope helper
+            nested: list = []
+            _default_build_functions(node.named_children, defined, nested, undecided)
+            found.extend((n, None) for n, _ in nested)
+        elif kind in ("declaration_list", "field_declaration_list"):
+            _default_build_functions(node.named_children, defined, found, undecided, deduced)
+
+
+def _walk_all(node):
+    yield node
+    for child in node.children:
+        yield from _walk_all(child)
+
+
+def forwarding_helpers(sources: list[bytes], defined: set[str], parse_cpp) -> dict[str, tuple]:
+    """``NAME -> (callee tokens, [parameter type tokens], deduced template names)`` for each file-scope function
+    of ``sources`` the default build compiles exactly once (and never under an undecided conditional) whose
+    body is one ``return CALLEE(p1, ..., pn);`` passing its parameters in order, CALLEE a qualified name
+    (``std::max``) and the return type a deduced template parameter or ``size_t``."""
+    found: list = []
+    undecided: set[str] = set()
+    for source in sources:
+        tree = parse_cpp(source)
+        if tree is None or tree.root_node.has_error:
+            continue
+        _default_build_functions(tree.root_node.named_children, defined, found, undecided)
+    helpers: dict[str, tuple] = {}
+    seen: dict[str, int] = {}
+    for node, deduced in found:
+        declarator = node.child_by_field_name("declarator")
+        if declarator is None or declarator.type != "function_declarator":
+            continue
+        name_node = declarator.child_by_field_name("declarator")
+        if name_node is None or name_node.type != "identifier":
+            continue
+        name = name_node.text.decode("utf-8", errors="replace")
+        seen[name] = seen.get(name, 0) + 1
+        if deduced is None:
+            continue  # defined inside a namespace or class
+        returned = [t for t in _pp_tokens(node.child_by_field_name("type").text.decode("utf-8", errors="replace"))
+                    if t not in _SPECIFIERS] if node.child_by_field_name("type") is not None else []
+        if not (len(returned) == 1 and returned[0] in deduced) and returned not in _SIZE_TYPES:
+            continue
+        parameters, kinds = [], []
+        for parameter in declarator.child_by_field_name("parameters").named_children:
+            if parameter.type != "parameter_declaration":
+                break
+            named = parameter.child_by_field_name("declarator")
+            while named is not None and named.type == "reference_declarator":
+                named = next((c for c in named.named_children), None)
+            kind = parameter.child_by_field_name("type")
+            if named is None or named.type != "identifier" or kind is None:
+                break
+            parameters.append(named.text.decode("utf-8", errors="replace"))
+            kinds.append(_pp_tokens(parameter.text.decode("utf-8", errors="replace")
+                                    [:named.start_byte - parameter.start_byte]))
+        else:
+            body = node.child_by_field_name("body")
+            statements = body.named_children if body is not None else []
+            if len(statements) != 1 or statements[0].type != "return_statement" \
+                    or len(statements[0].named_children) != 1 \
+                    or statements[0].named_children[0].type != "call_expression":
+                continue
+            call = statements[0].named_children[0]
+            callee = _pp_tokens(call.child_by_field_name("function").text.decode("utf-8", errors="replace"))
+            arguments = [a.text.decode("utf-8", errors="replace")
+                         for a in call.child_by_field_name("arguments").named_children]
+            if arguments != parameters or "::" not in callee or name in callee:
+                continue
+            helpers[name] = (callee, kinds, set(deduced))
+    return {n: h for n, h in helpers.items() if seen.get(n) == 1 and n not in undecided}
+
+
+def forwarded_respelling(old: list[str], new: list[str], helpers: dict[str, tuple]) -> list[str] | None:
+    """The helpers ``new`` calls where ``old`` called their callee, when ``new`` with each such call written
+    as the callee's (arguments kept, each of the parameter's type) is ``old`` token for token; else None."""
+    rebuilt: list[str] = []
+    used: list[str] = []
+    index = 0
+    while index < len(new):
+        token = new[index]
+        if token in helpers and index + 1 < len(new) and new[index + 1] == "(" \
+                and (index == 0 or new[index - 1] not in (".", "->", "::")):
+            end = _closing(new, index + 1)
+            if end is None:
+                return None
+            callee, kinds, deduced = helpers[token]
+            arguments = _split_arguments(new[index + 2:end])
+            if len(arguments) != len(kinds) or not all(_argument_fits(a, k, deduced) for a, k in zip(arguments, kinds)):
+                return None
+            rebuilt += callee
+            rebuilt += new[index + 1:end + 1]
+            used.append(token)
+            index = end + 1
+            continue
+        rebuilt.append(token)
+        index += 1
+    return sorted(set(used)) if used and rebuilt == old else None
+
+
+def _parse_cpp(source: bytes):
+    """The tree-sitter tree of a C/C++ source; None when it cannot be parsed."""
+    try:
+        return parse(source, "cpp")
+    except Exception:  # noqa: BLE001 - an unreadable header decides nothing
+        return None
