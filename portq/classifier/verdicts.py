@@ -1400,7 +1400,7 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
                 "between), so",
                 evidence, "the same computation: operands "
                 "of * and + reordered, single-use locals inlined")
-        formal = self._form_only(symbol, definition)
+        formal = self._form_only(symbol, definition, entry)
         if formal is not None:
             kept = "not-carried" if formal[0] in ("default-build", "live-branch") else "cosmetic"
             return self._form_only_verdict(

@@ -11,7 +11,10 @@ configuration, so an edit confined to it changes nothing the port runs:
   equal once every such conditional is replaced by the branch the default
   build compiles differ only in code that build drops (a flag a downstream
   build sets on purpose is opt-in: the port, built by default, lacks it).
-  A macro the file ``#define``\\ s anywhere, one the compiler, platform or
+  A macro the file ``#define``\\ s anywhere, one a header the file includes
+  defines (followed through the headers it includes, read from upstream at
+  each side's commit: a platform switch set there from the compiler's own
+  macros), one the compiler, platform or
   build system sets (``__CUDA_ARCH__``, ``_WIN32``, ``NDEBUG``: reserved
   names), and a condition the rule cannot evaluate keep the conditional
   whole, so a change under it is compared as before; and a flag the port's
@@ -213,7 +216,9 @@ RULES = (
     Rule("default-build", ("NOT_APPLICABLE",),
          "A C/C++ definition whose tokens are the same before and after once every preprocessor conditional on a "
          "macro no source of the file defines is replaced by the branch the default build compiles (`#ifdef FLAG` "
-         "off, `#ifndef FLAG` on) changed only code that build drops: not-carried.",
+         "off, `#ifndef FLAG` on) changed only code that build drops: not-carried. A macro a header the file "
+         "includes defines (followed through the headers that one includes) is set by the build as surely as one "
+         "the file defines, and keeps its conditional whole.",
          "-    x = f(x);\n+#ifdef EXACT_MUL\n+    x = g(x);\n+#else\n+    x = f(x);\n+#endif",
          "classifier.rules.branches.same_in_default_build, classifier.rules.form.FormRules._form_only"),
     Rule("default-build-lines", ("NOT_APPLICABLE",),
@@ -378,6 +383,54 @@ _PREDEFINED = re.compile(r"^(?:__|_[A-Z])|^NDEBUG$")
 def defined_macros(*sources: bytes | None) -> set[str]:
     """Every macro name a ``#define`` of ``sources`` names (on or off, in any branch)."""
     return {m.group(1).decode() for source in sources if source for m in _DEFINE.finditer(source)}
+
+
+_INCLUDE = re.compile(rb'^[ \t]*#[ \t]*include[ \t]*[<"]([^>"\n]+)[>"]', re.MULTILINE)
+
+
+def included_macros(source: bytes | None, path: str, read, limit: int = 64) -> set[str]:
+    """Every macro name a ``#define`` names in the headers ``source`` (the file at ``path``) includes, followed
+    through the headers they include: a macro such a header defines (a platform switch set from the
+    compiler's own macros) is set by the file's build as surely as one the file defines. ``read(path)`` gives
+    an upstream file's bytes or None; an include is looked for beside the including file and then in each
+    folder above it up to the root (where a build's include path usually points); one found nowhere (a system
+    header) defines nothing here. At most ``limit`` headers are read."""
+    found: set[str] = set()
+    seen: set[str] = {path}
+    missing: set[str] = set()
+    queue = [(path, source)]
+    while queue:
+        current, text = queue.pop(0)
+        if not text:
+            continue
+        folders = current.split("/")[:-1]
+        for match in _INCLUDE.finditer(text):
+            name = match.group(1).decode("utf-8", errors="replace").strip()
+            for depth in range(len(folders), -1, -1):
+                candidate = "/".join([*folders[:depth], name])
+                parts: list[str] = []
+                for part in candidate.split("/"):
+                    if part == "..":
+                        if parts:
+                            parts.pop()
+                    elif part not in ("", "."):
+                        parts.append(part)
+                candidate = "/".join(parts)
+                if candidate in seen:
+                    break
+                if candidate in missing:
+                    continue
+                if len(seen) >= limit:
+                    return found
+                header = read(candidate)
+                if header is None:
+                    missing.add(candidate)
+                    continue
+                seen.add(candidate)
+                found |= defined_macros(header)
+                queue.append((candidate, header))
+                break
+    return found
 
 
 def undecided_macro(name: str, defined: set[str]) -> bool:

@@ -850,7 +850,7 @@ def unread_locals_removed(before: list[str], after: list[str]) -> list[str] | No
 class FormRules:
     """The form rules, as a method of the verdict table (``verdicts.SymbolClassifier``)."""
 
-    def _form_only(self, symbol: TouchedSymbol, port=None) -> tuple[str, str] | None:
+    def _form_only(self, symbol: TouchedSymbol, port=None, entry=None) -> tuple[str, str] | None:
         """``(rule id, what changed)`` when a modified definition changed only
         its form (``portq.classifier.rules.form``): annotations in Python,
         qualifiers in C/C++; None otherwise."""
@@ -888,7 +888,8 @@ class FormRules:
             return "unread-local", f"only lost locals nothing else names ({', '.join(removed[:4])}), whose " \
                                    "initialisers write nothing: values never read"
         tables = self._side_tables(symbol)
-        defined = branches.defined_macros(*(t.source for t in tables if t is not None))
+        defined = branches.defined_macros(*(t.source for t in tables if t is not None)) \
+            | self._included_macros(entry, symbol, tables)
         own = self.index.source(port.file) if port is not None else None
         if branches.same_in_default_build(before.node, after.node, defined) and not (own and any(
                 re.search(rb"\b" + re.escape(name.encode()) + rb"\b", own)
@@ -907,6 +908,21 @@ class FormRules:
                                       "only reports or traps in a build with nothing to run, a build the port's " \
                                       "target, in another language, never makes)"
         return None
+
+    def _included_macros(self, entry, symbol: TouchedSymbol, tables) -> set[str]:
+        """The macros the headers a touched C/C++ file includes define, on either side, read from upstream at
+        that side's commit (``branches.included_macros``); nothing where the entry is not known."""
+        if entry is None:
+            return set()
+        sides = ((entry.commit.parents[0] if entry.commit.parents else None, symbol.old_path or symbol.path,
+                  tables[0]), (entry.commit.sha, symbol.path, tables[1]))
+        found: set[str] = set()
+        for commit, path, table in sides:
+            if commit is None or table is None or table.source is None:
+                continue
+            found |= branches.included_macros(table.source, path,
+                                              lambda name, commit=commit: self._upstream_file(commit, name))
+        return found
 
     def _unread_locals(self, symbol: TouchedSymbol) -> list[str] | None:
         """The locals a modified C/C++ definition lost without effect
