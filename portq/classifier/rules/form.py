@@ -917,11 +917,14 @@ class FormRules:
         sides = ((entry.commit.parents[0] if entry.commit.parents else None, symbol.old_path or symbol.path,
                   tables[0]), (entry.commit.sha, symbol.path, tables[1]))
         found: set[str] = set()
+        cache = self.__dict__.setdefault("_included_macros_seen", {})
         for commit, path, table in sides:
             if commit is None or table is None or table.source is None:
                 continue
-            found |= branches.included_macros(table.source, path,
-                                              lambda name, commit=commit: self._upstream_file(commit, name))
+            if (commit, path) not in cache:
+                cache[(commit, path)] = branches.included_macros(
+                    table.source, path, lambda name, commit=commit: self._upstream_file(commit, name))
+            found |= cache[(commit, path)]
         return found
 
     def _unread_locals(self, symbol: TouchedSymbol) -> list[str] | None:
