@@ -888,13 +888,16 @@ class FormRules:
             return "unread-local", f"only lost locals nothing else names ({', '.join(removed[:4])}), whose " \
                                    "initialisers write nothing: values never read"
         tables = self._side_tables(symbol)
-        defined = branches.defined_macros(*(t.source for t in tables if t is not None)) \
-            | self._included_macros(entry, symbol, tables)
+        defined = branches.defined_macros(*(t.source for t in tables if t is not None))
         own = self.index.source(port.file) if port is not None else None
-        if branches.same_in_default_build(before.node, after.node, defined) and not (own and any(
+
+        def default_build(defined: set[str]) -> bool:
+            return branches.same_in_default_build(before.node, after.node, defined) and not (own and any(
                 re.search(rb"\b" + re.escape(name.encode()) + rb"\b", own)
                 for name in branches.decided_macros(before.node, defined)
-                | branches.decided_macros(after.node, defined))):
+                | branches.decided_macros(after.node, defined)))
+        # the included headers are read only where the file's own macros would let the rule decide
+        if default_build(defined) and default_build(defined | self._included_macros(entry, symbol, tables)):
             return "default-build", "changed only code under a preprocessor flag no source of the file defines " \
                                     "(the default build compiles the other branch)"
         if port is not None and branches.cross_language(symbol.path, [port]):
