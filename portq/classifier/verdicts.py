@@ -433,7 +433,8 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
         expand = (branches.declared_off_expander(sides[0].node, off), branches.declared_off_expander(sides[1].node, off))
         if not any(expand):
             return None
-        if comment_free_tokens(sides[0].node, expand=expand[0]) == comment_free_tokens(sides[1].node, expand=expand[1]):
+        tokens = [comment_free_tokens(side.node, expand=e) for side, e in zip(sides, expand)]
+        if tokens[0] == tokens[1] or [t for t in tokens[0] if t != "const"] == [t for t in tokens[1] if t != "const"]:
             return []
         return self._cpp_renaming(symbol, old, new, expand) or None
 
@@ -1400,7 +1401,7 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
                 "between), so",
                 evidence, "the same computation: operands "
                 "of * and + reordered, single-use locals inlined")
-        formal = self._form_only(symbol, definition)
+        formal = self._form_only(symbol, definition, entry)
         if formal is not None:
             kept = "not-carried" if formal[0] in ("default-build", "live-branch") else "cosmetic"
             return self._form_only_verdict(
@@ -1467,7 +1468,7 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
                 f"{'s' if len(names) > 1 else ''} its file saw at the parent, so it expands to the "
                 "same code:", evidence + [found])
         preprocessed = self._preprocessed_verdict(entry, symbol, [port], evidence) \
-            or self._selected_off(symbol, evidence)
+            or self._selected_off(symbol, evidence) or self._not_carried_call_arguments(symbol, evidence)
         if preprocessed is not None:
             return preprocessed
         registered = self._registered_only(entry, symbol)

@@ -369,3 +369,39 @@ def test_a_flag_the_port_lacks_with_no_default_decides_nothing(tmp_path):
                                               CommitSpec("edit", files={LOSS: after})], LOSS_TREE)
     assert verdicts[1].verdict == NEEDS_REVIEW, verdicts[1].reason
     assert "lacked-branch" not in verdicts[1].rules
+
+
+# --- default-build: a macro a header the file includes defines ---------------------------------
+
+_PLATFORM_HEADER = ("#pragma once\n#if defined(__ALT_PLATFORM__) || defined(__ALTCC__)\n#define USE_ALT 1\n#else\n"
+                    "#define USE_ALT 0\n#endif\n")
+_ALT_AFTER = SOFTMAX_BEFORE.replace(_LINE, "#if USE_ALT\n    return (x - m) * (kShift + 1);\n#else\n" + _LINE
+                                    + "#endif\n")
+
+
+def _with_headers(tmp_path, include: str, headers: dict[str, str], after: str = _ALT_AFTER):
+    from tests.portq.test_form_without_meaning import SOFTMAX, SOFTMAX_TREE
+    before = SOFTMAX_BEFORE.replace("#include <cuda_runtime.h>\n", "#include <cuda_runtime.h>\n" + include, 1)
+    after = after.replace("#include <cuda_runtime.h>\n", "#include <cuda_runtime.h>\n" + include, 1)
+    return classify_commit(tmp_path, {SOFTMAX: before, **headers}, {SOFTMAX: after, **headers}, SOFTMAX_TREE,
+                           message="edit")
+
+
+def test_a_flag_a_header_the_file_includes_defines_is_not_assumed_off(tmp_path):
+    verdict = _with_headers(tmp_path, '#include "platform.cuh"\n', {"csrc/attn/platform.cuh": _PLATFORM_HEADER})
+    assert verdict.verdict == NEEDS_REVIEW, verdict.reason
+    assert "default-build" not in verdict.rules
+
+
+def test_a_flag_defined_through_a_header_a_header_includes_is_not_assumed_off(tmp_path):
+    verdict = _with_headers(tmp_path, "#include <ops.cuh>\n",
+                            {"csrc/attn/ops.cuh": '#pragma once\n#include "common/platform.cuh"\n',
+                             "csrc/attn/common/platform.cuh": _PLATFORM_HEADER})
+    assert verdict.verdict == NEEDS_REVIEW, verdict.reason
+    assert "default-build" not in verdict.rules
+
+
+def test_a_header_that_defines_other_macros_leaves_the_flag_off(tmp_path):
+    verdict = _with_headers(tmp_path, '#include "platform.cuh"\n',
+                            {"csrc/attn/platform.cuh": _PLATFORM_HEADER.replace("USE_ALT", "USE_OTHER")})
+    _not_carried(verdict, "default-build")

@@ -184,3 +184,103 @@ def test_the_regrouping_without_the_declaration_is_flagged(tmp_path):
     verdict = _residual(tmp_path, RES_PORT.replace(
         "// portq: not-carried vllm:csrc/act/residual.cu::add_res[pre] -- post-norm layers only\n", ""))
     assert verdict.justification not in ("not-carried", "cosmetic"), verdict.reason
+
+
+# --- a compile-time branch keyed on the type of a declared-off parameter ------------------------
+
+GATED = "csrc/act/gated.cu"
+
+GATED_BEFORE = '''#include <cuda_runtime.h>
+#include <type_traits>
+
+template <typename Param, float (*Act)(float, const Param &)>
+__global__ void gated_kernel(float* out, const float* x, const Param p, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        const float a = x[2 * i];
+        const float g = x[2 * i + 1];
+        out[i] = Act(a, p) * g;
+    }
+}
+'''
+
+GATED_AFTER = '''#include <cuda_runtime.h>
+#include <type_traits>
+
+template <typename Param, float (*Act)(float, const Param &)>
+__global__ void gated_kernel(float* out, const float* x, const Param p, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        const float a = x[2 * i];
+        float g = x[2 * i + 1];
+        if constexpr (std::is_same<Param, BoundedParam>::value) {
+            const float bound = p.bound;
+            g = fminf(fmaxf(-bound, g), bound) + 1.0f;
+        }
+        out[i] = Act(a, p) * g;
+    }
+}
+'''
+
+GATED_PORT = '''#include <cuda_runtime.h>
+
+// portq: ports vllm:csrc/act/gated.cu::gated_kernel
+// portq: not-carried vllm:csrc/act/gated.cu::gated_kernel[p] -- the activation takes no parameter
+__global__ void silu_gate_kernel(float* out, const float* x, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        out[i] = x[2 * i] / (1.0f + expf(-x[2 * i])) * x[2 * i + 1];
+    }
+}
+'''
+
+GATED_ENGINE = ('#include "gated.cu"\n\nvoid mlp(float* o, const float* x, int n) '
+                '{ silu_gate_kernel<<<(n + 255) / 256, 256>>>(o, x, n); }\n')
+
+
+def _gated(tmp_path, after, port=GATED_PORT, before=GATED_BEFORE):
+    tree = {"kernels/act/gated.cu": port, "kernels/act/mlp.cu": GATED_ENGINE}
+    return classify_commit(tmp_path, {GATED: before}, {GATED: after}, tree, message="bounded gate")
+
+
+def test_a_branch_keyed_on_the_type_of_a_declared_off_parameter_that_reads_it_is_not_carried(tmp_path):
+    verdict = _gated(tmp_path, GATED_AFTER)
+    assert (verdict.verdict, verdict.justification) == (NOT_APPLICABLE, "not-carried"), verdict.reason
+    assert "declared-branch-off" in verdict.rules, verdict.rules
+
+
+def test_the_same_spelled_with_is_same_v_is_not_carried(tmp_path):
+    after = GATED_AFTER.replace("std::is_same<Param, BoundedParam>::value", "std::is_same_v<Param, BoundedParam>")
+    verdict = _gated(tmp_path, after)
+    assert (verdict.verdict, verdict.justification) == (NOT_APPLICABLE, "not-carried"), verdict.reason
+
+
+def test_a_type_keyed_branch_without_the_declaration_is_flagged(tmp_path):
+    port = GATED_PORT.replace("// portq: not-carried vllm:csrc/act/gated.cu::gated_kernel[p] -- the activation "
+                              "takes no parameter\n", "")
+    verdict = _gated(tmp_path, GATED_AFTER, port)
+    assert verdict.justification != "not-carried", verdict.reason
+    assert "declared-branch-off" not in verdict.rules
+
+
+def test_a_type_keyed_branch_that_does_not_read_the_parameter_is_flagged(tmp_path):
+    # what the branch does needs nothing of the parameter: the port may well be the type it names
+    after = GATED_AFTER.replace("            const float bound = p.bound;\n", "            const float bound = 7.0f;\n")
+    verdict = _gated(tmp_path, after)
+    assert verdict.justification != "not-carried", verdict.reason
+    assert "declared-branch-off" not in verdict.rules
+
+
+def test_a_type_keyed_branch_on_another_template_parameter_is_flagged(tmp_path):
+    before = GATED_BEFORE.replace("template <typename Param,", "template <typename Param, typename Out,")
+    after = GATED_AFTER.replace("template <typename Param,", "template <typename Param, typename Out,") \
+        .replace("std::is_same<Param, BoundedParam>::value", "std::is_same<Out, BoundedParam>::value")
+    verdict = _gated(tmp_path, after, before=before)
+    assert verdict.justification != "not-carried", verdict.reason
+    assert "declared-branch-off" not in verdict.rules
+
+
+def test_a_live_change_beside_a_type_keyed_branch_is_flagged(tmp_path):
+    verdict = _gated(tmp_path, GATED_AFTER.replace("out[i] = Act(a, p) * g;", "out[i] = Act(a, p) * g * 0.5f;"))
+    assert verdict.justification != "not-carried", verdict.reason
+    assert "declared-branch-off" not in verdict.rules

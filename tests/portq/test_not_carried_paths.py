@@ -135,3 +135,84 @@ def test_fields_added_to_an_undeclared_struct_stay_flagged(tmp_path):
     grad = _params(tmp_path, declared=False)
     assert grad.verdict == NEEDS_REVIEW, grad.reason
     assert "declared-class-body" not in grad.rules
+
+
+# --- not-carried-call-arguments: what a host hands a callee the tree declares not carried ------
+
+HOST = '''#include <cuda_runtime.h>
+
+template <typename Param>
+void dispatch_gate(const float* x, float* out, {param}int n, cudaStream_t stream);
+
+void run_gate(const float* x, float* out, int n, cudaStream_t stream) {
+    check_inputs(x, out, n);
+{local}    dispatch_gate<NoParam>(x, out, {argument}n, stream);
+}
+'''
+
+HOST_PORT = '''#include <cuda_runtime.h>
+
+// portq: ports vllm:csrc/act/host.cu::run_gate
+// portq: not-carried vllm:csrc/act/host.cu::dispatch_gate -- the engine launches its gate kernel directly
+void gate(const float* x, float* out, int n, cudaStream_t stream) {
+    gate_kernel<<<(n + 255) / 256, 256, 0, stream>>>(x, out, n);
+}
+
+void engine(const float* x, float* out, int n) { gate(x, out, n, 0); }
+'''
+
+
+def _host(tmp_path, local="", argument="", port=HOST_PORT, before_argument=""):
+    before = HOST.replace("{param}", "").replace("{local}", "").replace("{argument}", before_argument)
+    after = HOST.replace("{param}", "Param& p, ").replace("{local}", local).replace("{argument}", argument)
+    verdicts, _ = classify_history(tmp_path, [
+        CommitSpec("base", files={"csrc/act/host.cu": before}),
+        CommitSpec("pass the activation parameter", files={"csrc/act/host.cu": after})],
+        {"kernels/act.cu": port})
+    return next(s for s in verdicts[1].symbols if s.symbol == "run_gate")
+
+
+def test_a_constant_argument_handed_to_a_not_carried_callee_is_not_carried(tmp_path):
+    host = _host(tmp_path, local="    NoParam e = {};\n", argument="e, ")
+    assert (host.verdict, host.justification) == (NOT_APPLICABLE, "not-carried"), host.reason
+    assert "not-carried-call-arguments" in host.rules, host.rules
+    assert "dispatch_gate" in host.reason, host.reason
+
+
+def test_a_literal_argument_handed_to_a_not_carried_callee_is_not_carried(tmp_path):
+    host = _host(tmp_path, argument="nullptr, ")
+    assert (host.verdict, host.justification) == (NOT_APPLICABLE, "not-carried"), host.reason
+    assert "not-carried-call-arguments" in host.rules, host.rules
+
+
+def test_an_input_handed_to_a_not_carried_callee_stays_flagged(tmp_path):
+    # the host now forwards something it reads from its inputs: what it hands on is no constant
+    host = _host(tmp_path, local="    float e = x[0];\n", argument="e, ")
+    assert host.verdict == NEEDS_REVIEW, host.reason
+    assert "not-carried-call-arguments" not in host.rules
+
+
+def test_a_constant_handed_to_a_callee_the_tree_does_not_declare_stays_flagged(tmp_path):
+    port = HOST_PORT.replace("// portq: not-carried vllm:csrc/act/host.cu::dispatch_gate -- the engine launches "
+                             "its gate kernel directly\n", "")
+    host = _host(tmp_path, local="    NoParam e = {};\n", argument="e, ", port=port)
+    assert host.verdict == NEEDS_REVIEW, host.reason
+    assert "not-carried-call-arguments" not in host.rules
+
+
+def test_a_constant_local_also_read_elsewhere_stays_flagged(tmp_path):
+    host = _host(tmp_path, local="    NoParam e = {};\n    touch(e);\n", argument="e, ")
+    assert host.verdict == NEEDS_REVIEW, host.reason
+    assert "not-carried-call-arguments" not in host.rules
+
+
+def test_reordered_arguments_of_a_not_carried_callee_stay_flagged(tmp_path):
+    # the arguments the host passes from its inputs must be the same, in order
+    before = HOST.replace("{param}", "").replace("{local}", "").replace("{argument}", "")
+    after = before.replace("dispatch_gate<NoParam>(x, out, n, stream)", "dispatch_gate<NoParam>(out, x, n, stream)")
+    verdicts, _ = classify_history(tmp_path, [
+        CommitSpec("base", files={"csrc/act/host.cu": before}),
+        CommitSpec("swap", files={"csrc/act/host.cu": after})], {"kernels/act.cu": HOST_PORT})
+    host = next(s for s in verdicts[1].symbols if s.symbol == "run_gate")
+    assert host.verdict == NEEDS_REVIEW, host.reason
+    assert "not-carried-call-arguments" not in host.rules

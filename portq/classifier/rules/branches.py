@@ -11,7 +11,10 @@ configuration, so an edit confined to it changes nothing the port runs:
   equal once every such conditional is replaced by the branch the default
   build compiles differ only in code that build drops (a flag a downstream
   build sets on purpose is opt-in: the port, built by default, lacks it).
-  A macro the file ``#define``\\ s anywhere, one the compiler, platform or
+  A macro the file ``#define``\\ s anywhere, one a header the file includes
+  defines (followed through the headers it includes, read from upstream at
+  each side's commit: a platform switch set there from the compiler's own
+  macros), one the compiler, platform or
   build system sets (``__CUDA_ARCH__``, ``_WIN32``, ``NDEBUG``: reserved
   names), and a condition the rule cannot evaluate keep the conditional
   whole, so a change under it is compared as before; and a flag the port's
@@ -136,6 +139,13 @@ configuration, so an edit confined to it changes nothing the port runs:
   live reads is left out. Two sides equal so (modulo a consistent renaming,
   ``const`` aside) differ only in what the port does not carry.
 
+  An ``if constexpr`` with no ``else`` whose test is ``std::is_same<T,
+  X>::value`` (or ``std::is_same_v<T, X>``) for a template type ``T`` that
+  types only declared parameters, and whose branch reads a member of one of
+  them (``p.limit``), is the path of a parameter with members, which the
+  port does not carry: not taken. A branch that reads nothing of it (the
+  port may be the type the test names) decides nothing.
+
 * ``not-carried-reader`` (Python): a statement that only stores a value on
   the definition's first parameter (``ctx.eps = eps`` in an autograd
   ``forward``) feeds only the definitions that read that attribute; when
@@ -202,7 +212,7 @@ from dataclasses import replace
 from portq.classifier.imports import import_bindings, reexport_target, relative_module_path
 from portq.classifier.reading import _if_bodies
 from portq.classifier.rules import Rule
-from portq.classifier.rules.cosmetic import local_names
+from portq.classifier.rules.cosmetic import _cpp_parameter_identifier, cpp_parameter_declarations, local_names
 from portq.classifier.rules.scope import _scope_names
 from portq.core.evidence import Evidence, Kind
 from portq.core.model import TouchedSymbol
@@ -213,7 +223,9 @@ RULES = (
     Rule("default-build", ("NOT_APPLICABLE",),
          "A C/C++ definition whose tokens are the same before and after once every preprocessor conditional on a "
          "macro no source of the file defines is replaced by the branch the default build compiles (`#ifdef FLAG` "
-         "off, `#ifndef FLAG` on) changed only code that build drops: not-carried.",
+         "off, `#ifndef FLAG` on) changed only code that build drops: not-carried. A macro a header the file "
+         "includes defines (followed through the headers that one includes) is set by the build as surely as one "
+         "the file defines, and keeps its conditional whole.",
          "-    x = f(x);\n+#ifdef EXACT_MUL\n+    x = g(x);\n+#else\n+    x = f(x);\n+#endif",
          "classifier.rules.branches.same_in_default_build, classifier.rules.form.FormRules._form_only"),
     Rule("default-build-lines", ("NOT_APPLICABLE",),
@@ -329,8 +341,11 @@ RULES = (
          "nullptr);`, is that value; an `if`, `if constexpr` or `?:` whose condition it decides is its branch "
          "taken; a statement that then only writes a local nothing live reads, pure math on the right, or only "
          "assumes a fact about one, is left out), and its parameters and locals renamed consistently by "
-         "position, const aside, changed only what the port does not carry: not-carried. Without the "
-         "declaration, or with a change on the path the port runs, it is compared as before.",
+         "position, const aside, changed only what the port does not carry: not-carried. An `if constexpr` with "
+         "no `else` testing `std::is_same<T, X>::value` (or `std::is_same_v<T, X>`) for a template type `T` that "
+         "types only declared parameters, whose branch reads a member of one of them, is that parameter's path "
+         "and not taken. Without the declaration, with a type-keyed branch that reads nothing of the parameter, "
+         "or with a change on the path the port runs, it is compared as before.",
          "-    if constexpr (kScaled) { m = fmaxf(fabsf(v), m); v = v * s; }\n"
          "+    if (has_peak) { m = fmaxf(fabsf(v), m); }\n+    if constexpr (kScaled) { v = v * s; }   "
          "(`peak` declared not carried; `has_peak = (peak != nullptr)`)",
@@ -378,6 +393,54 @@ _PREDEFINED = re.compile(r"^(?:__|_[A-Z])|^NDEBUG$")
 def defined_macros(*sources: bytes | None) -> set[str]:
     """Every macro name a ``#define`` of ``sources`` names (on or off, in any branch)."""
     return {m.group(1).decode() for source in sources if source for m in _DEFINE.finditer(source)}
+
+
+_INCLUDE = re.compile(rb'^[ \t]*#[ \t]*include[ \t]*[<"]([^>"\n]+)[>"]', re.MULTILINE)
+
+
+def included_macros(source: bytes | None, path: str, read, limit: int = 64) -> set[str]:
+    """Every macro name a ``#define`` names in the headers ``source`` (the file at ``path``) includes, followed
+    through the headers they include: a macro such a header defines (a platform switch set from the
+    compiler's own macros) is set by the file's build as surely as one the file defines. ``read(path)`` gives
+    an upstream file's bytes or None; an include is looked for beside the including file and then in each
+    folder above it up to the root (where a build's include path usually points); one found nowhere (a system
+    header) defines nothing here. At most ``limit`` headers are read."""
+    found: set[str] = set()
+    seen: set[str] = {path}
+    missing: set[str] = set()
+    queue = [(path, source)]
+    while queue:
+        current, text = queue.pop(0)
+        if not text:
+            continue
+        folders = current.split("/")[:-1]
+        for match in _INCLUDE.finditer(text):
+            name = match.group(1).decode("utf-8", errors="replace").strip()
+            for depth in range(len(folders), -1, -1):
+                candidate = "/".join([*folders[:depth], name])
+                parts: list[str] = []
+                for part in candidate.split("/"):
+                    if part == "..":
+                        if parts:
+                            parts.pop()
+                    elif part not in ("", "."):
+                        parts.append(part)
+                candidate = "/".join(parts)
+                if candidate in seen:
+                    break
+                if candidate in missing:
+                    continue
+                if len(seen) >= limit:
+                    return found
+                header = read(candidate)
+                if header is None:
+                    missing.add(candidate)
+                    continue
+                seen.add(candidate)
+                found |= defined_macros(header)
+                queue.append((candidate, header))
+                break
+    return found
 
 
 def undecided_macro(name: str, defined: set[str]) -> bool:
@@ -1972,6 +2035,58 @@ def _only_pure_calls(node) -> bool:
     return True
 
 
+_TYPE_TEST = re.compile(r"^\(*(?:::)?(?:std::)?is_same(?:<([^<>,]+),([^<>]+)>::value|_v<([^<>,]+),([^<>]+)>)\)*$")
+
+
+def _off_types(node, off: set[str]) -> dict[str, set[str]]:
+    """The template type parameters of the C/C++ definition ``node`` that type only parameters in ``off``
+    (``template <typename Param> … const Param p`` with ``p`` declared not carried), each with those
+    parameters' names; a type parameter that also types a parameter the port carries is not one."""
+    if node.type != "template_declaration":
+        return {}
+    parameters = node.child_by_field_name("parameters")
+    typenames = {_text(c.named_children[0]) for c in (parameters.named_children if parameters else [])
+                 if c.type == "type_parameter_declaration" and c.named_child_count == 1}
+    declarations = cpp_parameter_declarations(node) or []
+    typed: dict[str, set[str]] = {}
+    carried: set[str] = set()
+    for declaration in declarations:
+        kind = declaration.child_by_field_name("type")
+        name = _cpp_parameter_identifier(declaration)
+        if kind is None or _text(kind) not in typenames:
+            continue
+        if name is not None and normalise_name(_text(name)) in off:
+            typed.setdefault(_text(kind), set()).add(_text(name))
+        else:
+            carried.add(_text(kind))
+    return {kind: names for kind, names in typed.items() if kind not in carried}
+
+
+def _type_keyed_off(statement, types: dict[str, set[str]]) -> bool:
+    """True for an ``if constexpr`` with no ``else`` whose condition is ``std::is_same<T, X>::value`` (or
+    ``std::is_same_v<T, X>``, either order) for a type ``T`` of ``types`` (``_off_types``) and whose branch
+    reads a member of a parameter so typed (``p.limit``): the branch is for a parameter with members, one the
+    port does not carry, so it is not the port's path."""
+    if not types or statement.child_by_field_name("alternative") is not None \
+            or not any(c.type == "constexpr" or _text(c) == "constexpr" for c in statement.children[:3]):
+        return False
+    condition = statement.child_by_field_name("condition")
+    match = _TYPE_TEST.match(re.sub(r"\s+", "", _text(condition)).removeprefix("(").removesuffix(")")) \
+        if condition is not None else None
+    if match is None:
+        return False
+    pair = [g for g in match.groups() if g is not None]
+    keyed = [t for t in pair if t in types]
+    if len(keyed) != 1 or pair[0] == pair[1]:
+        return False
+    names = types[keyed[0]]
+    consequence = statement.child_by_field_name("consequence")
+    return any(current.type == "field_expression" and current.child_by_field_name("argument") is not None
+               and current.child_by_field_name("argument").type == "identifier"
+               and _text(current.child_by_field_name("argument")) in names
+               for current in _walk(consequence))
+
+
 def declared_off_expander(node, off: set[str]):
     """Rule ``declared-branch-off``: an ``expand`` for ``comment_free_tokens`` over a C/C++ definition that
     reads each parameter in ``off`` as absent (false; a null pointer in a null test): a local declared once
@@ -2005,10 +2120,13 @@ def declared_off_expander(node, off: set[str]):
         if not grew:
             break
     pruned: set[int] = set()  # the roots of the branches not taken
+    types = _off_types(node, off)
 
     def taken(current):
         """The nodes standing for a decided ``if`` or conditional expression, or None."""
         if current.type == "if_statement":
+            if _type_keyed_off(current, types):
+                return []
             decided = _off_value(current.child_by_field_name("condition"), off, known)
             if decided is None:
                 return None

@@ -850,7 +850,7 @@ def unread_locals_removed(before: list[str], after: list[str]) -> list[str] | No
 class FormRules:
     """The form rules, as a method of the verdict table (``verdicts.SymbolClassifier``)."""
 
-    def _form_only(self, symbol: TouchedSymbol, port=None) -> tuple[str, str] | None:
+    def _form_only(self, symbol: TouchedSymbol, port=None, entry=None) -> tuple[str, str] | None:
         """``(rule id, what changed)`` when a modified definition changed only
         its form (``portq.classifier.rules.form``): annotations in Python,
         qualifiers in C/C++; None otherwise."""
@@ -890,10 +890,14 @@ class FormRules:
         tables = self._side_tables(symbol)
         defined = branches.defined_macros(*(t.source for t in tables if t is not None))
         own = self.index.source(port.file) if port is not None else None
-        if branches.same_in_default_build(before.node, after.node, defined) and not (own and any(
+
+        def default_build(defined: set[str]) -> bool:
+            return branches.same_in_default_build(before.node, after.node, defined) and not (own and any(
                 re.search(rb"\b" + re.escape(name.encode()) + rb"\b", own)
                 for name in branches.decided_macros(before.node, defined)
-                | branches.decided_macros(after.node, defined))):
+                | branches.decided_macros(after.node, defined)))
+        # the included headers are read only where the file's own macros would let the rule decide
+        if default_build(defined) and default_build(defined | self._included_macros(entry, symbol, tables)):
             return "default-build", "changed only code under a preprocessor flag no source of the file defines " \
                                     "(the default build compiles the other branch)"
         if port is not None and branches.cross_language(symbol.path, [port]):
@@ -907,6 +911,24 @@ class FormRules:
                                       "only reports or traps in a build with nothing to run, a build the port's " \
                                       "target, in another language, never makes)"
         return None
+
+    def _included_macros(self, entry, symbol: TouchedSymbol, tables) -> set[str]:
+        """The macros the headers a touched C/C++ file includes define, on either side, read from upstream at
+        that side's commit (``branches.included_macros``); nothing where the entry is not known."""
+        if entry is None:
+            return set()
+        sides = ((entry.commit.parents[0] if entry.commit.parents else None, symbol.old_path or symbol.path,
+                  tables[0]), (entry.commit.sha, symbol.path, tables[1]))
+        found: set[str] = set()
+        cache = self.__dict__.setdefault("_included_macros_seen", {})
+        for commit, path, table in sides:
+            if commit is None or table is None or table.source is None:
+                continue
+            if (commit, path) not in cache:
+                cache[(commit, path)] = branches.included_macros(
+                    table.source, path, lambda name, commit=commit: self._upstream_file(commit, name))
+            found |= cache[(commit, path)]
+        return found
 
     def _unread_locals(self, symbol: TouchedSymbol) -> list[str] | None:
         """The locals a modified C/C++ definition lost without effect

@@ -17,6 +17,16 @@ declared one:
   by address, a branch on ``C`` that calls nothing declared, or a change
   outside the ``if``\\ s on ``C`` keeps the usual comparison.
 
+* ``not-carried-call-arguments`` (C/C++): a call of a definition the tree
+  declares not carried (whole, ported nowhere) hands that code whatever it
+  is passed. Its constant arguments (literals, and locals declared once from
+  an initialiser that names nothing, ``E e = {};``, read nowhere else) carry
+  nothing of the caller's inputs, so two sides the same once those arguments
+  and locals are left out changed only what the port does not carry:
+  NOT_APPLICABLE/not-carried. An argument read from an input, a local read
+  elsewhere, arguments reordered or a callee no declaration names keeps the
+  usual comparison.
+
 * ``declared-class-body`` (C/C++): a class or struct the tree declares not
   carried (whole, no ``[PARAM]``) and ports nowhere, whose body's lines
   changed: the lines are the declared class's members, so the change is
@@ -63,6 +73,17 @@ RULES = (
          "     if (!by_rows) { launch_cols(p); } else { launch_rows(p); }   (launch_rows declared not carried)",
          "classifier.rules.not_carried_paths.selector_flags, classifier.rules.not_carried_paths.flag_off_tokens, "
          "classifier.rules.not_carried_paths.NotCarriedPathRules._selected_off"),
+    Rule("not-carried-call-arguments", ("NOT_APPLICABLE",),
+         "A C/C++ definition whose two sides are the same once the constant arguments (literals, and locals "
+         "declared once from an initialiser that names nothing, `E e = {};`, read nowhere else) of its calls of "
+         "definitions the tree declares not carried (whole, ported nowhere) are left out, with those locals' "
+         "declarations, changed only what it hands code the port does not carry, and hands it nothing it reads "
+         "from its inputs: not-carried. An argument read from an input or a parameter, a local read anywhere "
+         "else, arguments reordered, or a callee the tree does not declare stays flagged.",
+         "-    dispatch<NoParam>(x, out, n, stream);\n+    NoParam e = {};\n+    dispatch<NoParam>(x, out, e, n, stream);"
+         "   (dispatch declared not carried)",
+         "classifier.rules.not_carried_paths.not_carried_call_tokens, "
+         "classifier.rules.not_carried_paths.NotCarriedPathRules._not_carried_call_arguments"),
     Rule("declared-class-body", ("NOT_APPLICABLE",),
          "A C/C++ class or struct declared not carried (whole) and ported nowhere whose body's lines changed changed "
          "the declared class's members: not-carried, rather than a top-level use of the names those lines read.",
@@ -170,6 +191,79 @@ def flag_off_tokens(definition, flag: str) -> list[str]:
     return comment_free_tokens(definition, expand=expand)
 
 
+_LITERALS = {"number_literal", "true", "false", "null", "nullptr", "string_literal", "char_literal",
+             "raw_string_literal", "concatenated_string"}
+
+
+def _names_nothing(node) -> bool:
+    """True when ``node`` (an initialiser or an argument) is built of literals and braces alone."""
+    return node is not None and all(c.type not in ("identifier", "field_identifier", "type_identifier",
+                                                   "qualified_identifier", "call_expression", "this")
+                                    for c in _walk_nodes(node))
+
+
+def not_carried_call_tokens(definition, declared: set[str]) -> tuple[list[str], list[str]] | None:
+    """Rule ``not-carried-call-arguments``: the tokens of a C/C++ definition with the constant arguments of its
+    calls of ``declared`` callees (literals, and locals declared once from an initialiser that names nothing
+    and read nowhere but as such an argument) and those locals' declarations left out, with the names of the
+    callees whose arguments were; None when no such call is there."""
+    calls = []
+    for current in _walk_nodes(definition):
+        if current.type == "call_expression" and _called([current]) & declared \
+                and current.child_by_field_name("function") is not None \
+                and not any(n.type == "call_expression" for n in _walk_nodes(current.child_by_field_name("function"))):
+            function = current.child_by_field_name("function")
+            while function.type in ("template_function", "qualified_identifier"):
+                function = function.child_by_field_name("name")
+            if function is not None and function.type == "identifier" \
+                    and function.text.decode("utf-8", errors="replace") in declared:
+                calls.append((current, function.text.decode("utf-8", errors="replace")))
+    if not calls:
+        return None
+    arguments = {c.id: name for call, name in calls
+                 for c in (call.child_by_field_name("arguments").named_children
+                           if call.child_by_field_name("arguments") is not None else [])}
+    constants: dict[str, object] = {}
+    counted: dict[str, int] = {}
+    for current in _walk_nodes(definition):
+        if current.type != "declaration":
+            continue
+        declarators = [c for c in current.named_children if c.type == "init_declarator"]
+        for declarator in declarators:
+            name = declarator.child_by_field_name("declarator")
+            if name is not None and name.type == "identifier":
+                text = name.text.decode("utf-8", errors="replace")
+                counted[text] = counted.get(text, 0) + 1
+                if len(declarators) == 1 and _names_nothing(declarator.child_by_field_name("value")):
+                    constants[text] = current
+    for name in [n for n in constants if counted.get(n) != 1]:
+        del constants[name]
+    for current in _walk_nodes(definition):
+        if current.type == "identifier" and current.text.decode("utf-8", errors="replace") in constants:
+            text = current.text.decode("utf-8", errors="replace")
+            declaration = constants[text]
+            inside = current.parent
+            while inside is not None and inside.id != declaration.id:
+                inside = inside.parent
+            if inside is None and current.id not in arguments:
+                del constants[text]
+    dropped: set[int] = {declaration.id for declaration in constants.values()}
+    touched: set[str] = set()
+    for call, name in calls:
+        listed = call.child_by_field_name("arguments")
+        for argument in listed.named_children if listed is not None else []:
+            if argument.type == "comment":
+                continue
+            if argument.type in _LITERALS or argument.type == "initializer_list" and _names_nothing(argument) \
+                    or argument.type == "identifier" and argument.text.decode("utf-8", errors="replace") in constants:
+                dropped.add(argument.id)
+                touched.add(name)
+
+    def expand(current):
+        return [] if current.id in dropped else None
+    return comment_free_tokens(definition, expand=expand), sorted(touched)
+
+
 class NotCarriedPathRules:
     """The not-carried path rules, as methods of the verdict table (``verdicts.SymbolClassifier``)."""
 
@@ -204,6 +298,28 @@ class NotCarriedPathRules:
                               "before and after, so not-carried rather than a change the port must follow",
                               evidence + [new_side_evidence(symbol, Kind.NOT_CARRIED, what, flag)])
         return None
+
+    def _not_carried_call_arguments(self, symbol: TouchedSymbol, evidence: list) -> SymbolVerdict | None:
+        """``not-carried-call-arguments`` (see the module) for a modified ported C/C++ definition; None otherwise."""
+        sides = self._modified_sides(symbol, "cpp")
+        if sides is None or sides[0].node is None or sides[1].node is None:
+            return None
+        before, after = sides[0].node, sides[1].node
+        if before.has_error or after.has_error or comment_free_tokens(before) == comment_free_tokens(after):
+            return None
+        not_carried, _ = self._declared_names()
+        if not not_carried:
+            return None
+        old, new = not_carried_call_tokens(before, not_carried), not_carried_call_tokens(after, not_carried)
+        if old is None or new is None or old[0] != new[0]:
+            return None
+        callees = ", ".join(sorted(set(old[1]) | set(new[1]))) or "a callee declared not carried"
+        what = f"changed only constant arguments it hands {callees}, which the tree declares not carried"
+        return self._base("not-carried-call-arguments", symbol, NOT_APPLICABLE, "not-carried", "body",
+                          f"{symbol.name} {what} (literals and locals that name nothing, read nowhere else): it "
+                          "hands that code nothing read from its inputs, so not-carried rather than a change the "
+                          "port must follow",
+                          evidence + [new_side_evidence(symbol, Kind.NOT_CARRIED, what, callees.split(", ")[0])])
 
     def _declared_class_body(self, symbol: TouchedSymbol, paths: set[str], ports) -> SymbolVerdict | None:
         """``declared-class-body`` (see the module); None otherwise."""
