@@ -198,6 +198,18 @@ RULES = (
          "compared.",
          "     if EVEN:\n         x = tl.load(p)\n-    if not EVEN:\n+    else:\n         x = tl.load(p, mask=m)",
          "classifier.rules.form.same_with_complementary_tests, classifier.rules.form.FormRules._form_only"),
+    Rule("parallel-assignment", ("NOT_APPLICABLE",),
+         "A Python definition whose `ast` is the same before and after once each tuple assignment `a, b = x, y` "
+         "is read as the assignments `a = x` then `b = y` changed only its form, where the targets are distinct "
+         "plain names no `global` or `nonlocal` declares and no nested function or lambda reads, the right sides "
+         "match the targets one to one (nothing starred), each right side after the first reads no target bound "
+         "before it and calls, assigns, awaits and yields nothing, and the statement lies in no `try` or `with` "
+         "block of the definition: the tuple form evaluates every right side before it binds, the sequence binds "
+         "as it goes, and when no later right side can see or raise past an earlier binding both bind the same "
+         "values. A swap (`a, b = b, a`), a later right side reading an earlier target or calling something, "
+         "attribute or subscript targets, a pair inside `try` and any changed value stay compared.",
+         "-            k = next_k\n-            v = next_v\n+            k, v = next_k, next_v",
+         "classifier.rules.form.same_with_split_assignments, classifier.rules.form.FormRules._form_only"),
     Rule("member-lines", ("NOT_APPLICABLE",),
          "A class body's changed lines that lie inside one of its methods (or another nested definition) are that "
          "definition's change, decided in its own right, and its docstring's lines compute nothing; when every "
@@ -659,6 +671,88 @@ def same_with_complementary_tests(before: str, after: str) -> bool:
     return ast.dump(old, include_attributes=False) == ast.dump(new, include_attributes=False)
 
 
+# --- Python: tuple assignments ---------------------------------------------------------
+
+
+def _closed_over_or_declared(function: ast.AST) -> set[str]:
+    """The names a ``global``/``nonlocal`` of ``function`` declares, or a function, lambda or class nested in it
+    reads: a binding of such a name may be seen by code other than the statements that follow it."""
+    names: set[str] = set()
+    for node in ast.walk(function):
+        if isinstance(node, (ast.Global, ast.Nonlocal)):
+            names.update(node.names)
+        elif node is not function and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda,
+                                                          ast.ClassDef)):
+            names.update(n.id for n in ast.walk(node) if isinstance(n, ast.Name))
+    return names
+
+
+def _split(statement: ast.stmt, shared: set[str]) -> list[ast.stmt] | None:
+    """``a, b = x, y`` as ``[a = x, b = y]`` when binding as it goes binds the same values (``parallel-assignment``);
+    None otherwise."""
+    if not isinstance(statement, ast.Assign) or len(statement.targets) != 1:
+        return None
+    target, value = statement.targets[0], statement.value
+    if not isinstance(target, (ast.Tuple, ast.List)) or not isinstance(value, ast.Tuple) \
+            or len(target.elts) != len(value.elts) or len(target.elts) < 2:
+        return None
+    names = [t.id if isinstance(t, ast.Name) else None for t in target.elts]
+    if None in names or len(set(names)) != len(names) or shared.intersection(names):
+        return None
+    for i, part in enumerate(value.elts):
+        if isinstance(part, ast.Starred):
+            return None
+        if i and (not _reads_only(part)
+                  or any(isinstance(n, ast.Name) and n.id in names[:i] for n in ast.walk(part))):
+            return None
+    return [ast.Assign(targets=[ast.Name(id=name, ctx=ast.Store())], value=part, lineno=0)
+            for name, part in zip(names, value.elts)]
+
+
+def _split_assignments(tree: ast.AST) -> int:
+    """Rewrite in place every tuple assignment of ``tree``'s definitions that ``_split`` reads as a sequence, outside
+    ``try`` and ``with`` blocks (where an exception raised between two bindings could be caught and the first
+    binding read); the number rewritten."""
+    split = 0
+
+    def visit(node: ast.AST, shared: set[str] | None, guarded: bool) -> None:
+        nonlocal split
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            shared, guarded = _closed_over_or_declared(node), False
+        elif isinstance(node, (ast.Try, ast.With, ast.AsyncWith)) or getattr(ast, "TryStar", None) is type(node):
+            guarded = True
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(node, field, None)
+            if shared is None or guarded or not isinstance(block, list):
+                continue
+            rewritten = []
+            for statement in block:
+                parts = _split(statement, shared) if isinstance(statement, ast.stmt) else None
+                rewritten.extend(parts or [statement])
+                split += parts is not None
+            setattr(node, field, rewritten)
+        for child in ast.iter_child_nodes(node):
+            visit(child, shared, guarded)
+
+    visit(tree, None, False)
+    return split
+
+
+def same_with_split_assignments(before: str, after: str) -> bool:
+    """Rule ``parallel-assignment``: True when two Python definition sources differ (their ``ast``, docstrings and
+    annotations that bind nothing erased, too) and are the same program once each tuple assignment
+    ``_split_assignments`` may read as a sequence is so read, at least one rewritten."""
+    if before == after:
+        return False
+    old, new = _parse(before), _parse(after)
+    if old is None or new is None or _erased_dump(old, False) == _erased_dump(new, False):
+        return False
+    old, new = _parse(before), _parse(after)
+    if not _split_assignments(old) + _split_assignments(new):
+        return False
+    return _erased_dump(old, False) == _erased_dump(new, False)
+
+
 def same_with_guards_unwrapped(before, after) -> bool:
     """True when two Python definition nodes differ, and are the same once
     each guard ``guarded-store`` may unwrap is replaced by its stores."""
@@ -871,6 +965,10 @@ class FormRules:
             if same_with_complementary_tests(definition_text(before.node), definition_text(after.node)):
                 return "complementary-test", "only wrote `if not F:` after `if F:` as `else:` (F a parameter the " \
                                              "first block never rebinds: exactly one block runs either way)"
+            if same_with_split_assignments(definition_text(before.node), definition_text(after.node)):
+                return "parallel-assignment", "only wrote consecutive assignments as one tuple assignment (or " \
+                                              "the other way round) of distinct names, no later value reading " \
+                                              "an earlier target or calling anything: the same values bound"
             if same_without_repeated_asserts(before.node, after.node):
                 return "repeated-assert", "only added or removed an assert repeating the one just before it " \
                                           "(a test of names and literals already checked with the same values)"
