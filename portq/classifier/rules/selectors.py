@@ -316,9 +316,19 @@ def source_selected_key(old_text: str, new_text: str, old_module: str, new_modul
     old_tree, new_tree = _parse(old_module), _parse(new_module)
     if old is None or new is None or old_tree is None or new_tree is None or not sources:
         return None
-    tables = (_module_tables(old_tree), _module_tables(new_tree))
+    return _source_fixed_key(old, new, (old_tree, new_tree), sources, ported - sources, same_source=False)
+
+
+def _source_fixed_key(old, new, modules, sources: set[str], reaching: set[str], same_source: bool) \
+        -> tuple[str, str, str] | None:
+    """(the selector, its key, its source) for the first local both definitions bind once from a call of one of
+    ``sources`` (the same one on both sides where ``same_source``) that, its binding set aside and the local
+    fixed to the one key whose branch reaches ``reaching``, makes the two definitions the same; else None."""
+    tables = (_module_tables(modules[0]), _module_tables(modules[1]))
     before, after = _source_bindings(old, sources), _source_bindings(new, sources)
     for selector in sorted(set(before) & set(after)):
+        if same_source and before[selector][1] != after[selector][1]:
+            continue
         sides = []
         for function, (index, _) in ((old, before[selector]), (new, after[selector])):
             side = copy.deepcopy(function)
@@ -326,7 +336,7 @@ def source_selected_key(old_text: str, new_text: str, old_module: str, new_modul
             if not side.body:
                 side.body.append(ast.Pass())
             sides.append(side)
-        key = _selected(sides[0], sides[1], selector, tables, ported - sources)
+        key = _selected(sides[0], sides[1], selector, tables, reaching)
         if key is not None:
             return selector, key, after[selector][1]
     return None
@@ -390,22 +400,7 @@ def pinned_source_selected_key(old_text: str, new_text: str, old_module: str, ne
     sources = (_top_functions(old_tree) & _top_functions(new_tree)) - reaching - _named(port_module)
     if not sources:
         return None
-    tables = (_module_tables(old_tree), _module_tables(new_tree))
-    before, after = _source_bindings(old, sources), _source_bindings(new, sources)
-    for selector in sorted(set(before) & set(after)):
-        if before[selector][1] != after[selector][1]:
-            continue
-        sides = []
-        for function, (index, _) in ((old, before[selector]), (new, after[selector])):
-            side = copy.deepcopy(function)
-            del side.body[index]
-            if not side.body:
-                side.body.append(ast.Pass())
-            sides.append(side)
-        key = _selected(sides[0], sides[1], selector, tables, reaching)
-        if key is not None:
-            return selector, key, after[selector][1]
-    return None
+    return _source_fixed_key(old, new, (old_tree, new_tree), sources, reaching, same_source=True)
 
 
 class SelectorRules:
