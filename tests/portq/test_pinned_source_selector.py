@@ -75,7 +75,7 @@ def scale_rows(x, BLOCK):
 '''
 
 NEW_KEY = DISPATCH.replace('''    else:
-        raise ValueError''', '''    elif arch == "sm120":
+        raise ValueError''', '''    elif arch == "sm100":
         return _cuda_path(x, BLOCK, wide=True)
     else:
         raise ValueError''')

@@ -208,7 +208,7 @@ RULES = (
          "as it goes, and when no later right side can see or raise past an earlier binding both bind the same "
          "values. A swap (`a, b = b, a`), a later right side reading an earlier target or calling something, "
          "attribute or subscript targets, a pair inside `try` and any changed value stay compared.",
-         "-            k = next_k\n-            v = next_v\n+            k, v = next_k, next_v",
+         "-            k = incoming_a\n-            v = incoming_b\n+            k, v = incoming_a, incoming_b",
          "classifier.rules.form.same_with_split_assignments, classifier.rules.form.FormRules._form_only"),
     Rule("member-lines", ("NOT_APPLICABLE",),
          "A class body's changed lines that lie inside one of its methods (or another nested definition) are that "

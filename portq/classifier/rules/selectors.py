@@ -75,7 +75,7 @@ RULES = (
          "the local or an undeclared probe is compared.",
          " def scale_rows(x, BLOCK):\n     arch = device_arch()[x.device.index]\n     if arch == \"sm80\":\n"
          "         cuda_scale(x, BLOCK)\n     elif arch == \"sm86\":\n         triton_scale(x, BLOCK)\n"
-         "+    elif arch == \"sm120\":\n+        cuda_scale_wide(x, BLOCK)",
+         "+    elif arch == \"sm100\":\n+        cuda_scale_wide(x, BLOCK)",
          "classifier.rules.selectors.source_selected_key, "
          "classifier.rules.selectors.SelectorRules._declared_source_selector"),
     Rule("pinned-source-selector", ("NOT_APPLICABLE",),
@@ -88,7 +88,7 @@ RULES = (
          "that branch or outside the dispatch, or two keys reaching ported code is compared.",
          " def scale_rows(x, BLOCK):\n     arch = device_arch()[x.device.index]\n     if arch == \"sm80\":\n"
          "         return _cuda_path(x, BLOCK)\n     elif arch == \"sm86\":\n         return _triton_path(x, BLOCK)\n"
-         "+    elif arch == \"sm120\":\n+        return _cuda_path(x, BLOCK, wide=True)",
+         "+    elif arch == \"sm100\":\n+        return _cuda_path(x, BLOCK, wide=True)",
          "classifier.rules.selectors.pinned_source_selected_key, "
          "classifier.rules.selectors.SelectorRules._pinned_source_selector"),
 )
