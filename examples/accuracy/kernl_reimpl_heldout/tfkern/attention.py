@@ -83,6 +83,8 @@ def _attn_fwd_tile(Q, K, V, Out, Mask, scale, mask_floor,
 
 
 # portq: ports kernl:src/kernl/implementations/attention.py::Attention.forward @71e8fb0975
+# portq: not-carried kernl:src/kernl/implementations/attention.py::prune -- autotuning: the port fixes its tile
+# portq: not-carried kernl:src/kernl/implementations/attention.py::closest_power_of_2 -- autotuning: the port fixes its tile
 def launch_attention(q, k, v, out, scale, causal, mask):
     """Check shapes, pick the tile from the length, launch; return out."""
     assert q.shape[-1] == k.shape[-1], "queries and keys must share the head dimension"
