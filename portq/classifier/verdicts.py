@@ -93,6 +93,7 @@ from portq.classifier.rules.pinned_launchers import PinnedLauncherRules
 from portq.classifier.rules.module_constants import ModuleConstantRules
 from portq.classifier.rules.tracing import TracingRules
 from portq.classifier.rules.registrations import RegistrationRules
+from portq.classifier.rules.regrouped import RegroupRules
 from portq.classifier.rules.preprocessed import PreprocessedRules
 from portq.classifier.rules.not_carried_paths import NotCarriedPathRules
 from portq.classifier.rules.parameters import context_form_changed
@@ -206,7 +207,7 @@ def _of_this(bindings: list[tuple[str, str, str]], others: set[str]) -> list[tup
 class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRules, BranchRules, SwitchRules,
                        AttributionRules, FormRules, ScopeRules, InterfaceRules, CalleePathRules, DefinitionRules,
                        GuardRules, BuildRules, MovedLineRules, PinnedLauncherRules, ModuleConstantRules,
-                       TracingRules, ScaffoldRules, RegistrationRules,
+                       TracingRules, ScaffoldRules, RegistrationRules, RegroupRules,
                        PreprocessedRules, NotCarriedPathRules, TunerRules,
                        AbsorptionRules, SelectorRules, CheckRules):
     """Decides the verdict of each touched symbol of an entry."""
