@@ -83,3 +83,9 @@ def test_a_new_op_registered_on_another_handle_needs_review(tmp_path):
     verdict = _edit(tmp_path, _block('  other.impl("fill_rows", fill_rows);\n'))
     assert verdict.verdict == NEEDS_REVIEW, verdict.reason
     assert "new-op-registration" not in verdict.rules, verdict.rules
+
+
+def test_a_new_op_registered_beside_another_expression_needs_review(tmp_path):
+    verdict = _edit(tmp_path, _block('  m.impl("fill_rows", fill_rows), reset_rows();\n'))
+    assert verdict.verdict == NEEDS_REVIEW, verdict.reason
+    assert "new-op-registration" not in verdict.rules, verdict.rules

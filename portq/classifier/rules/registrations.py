@@ -77,6 +77,14 @@ def _registration(statement: list[str]) -> tuple[str, str] | None:
         return None
     if len(statement) > 6 and statement[5] != ",":
         return None
+    depth = 0
+    for at, token in enumerate(statement[3:], start=3):
+        depth += token in ("(", "[", "{")
+        depth -= token in (")", "]", "}")
+        if depth == 0:
+            if at != len(statement) - 2:
+                return None  # the call closes before the statement ends: something else follows it
+            break
     literal = statement[4]
     found = _OP_NAME.fullmatch(literal[1:-1]) if len(literal) >= 2 and literal[0] == literal[-1] == '"' else None
     return (statement[0], found.group(1)) if found is not None else None
