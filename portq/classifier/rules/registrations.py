@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections.abc import Callable
 
 from portq.classifier.rules import Rule
 from portq.language.signatures import comment_free_tokens
@@ -90,9 +91,11 @@ def _registration(statement: list[str]) -> tuple[str, str] | None:
     return (statement[0], found.group(1)) if found is not None else None
 
 
-def new_registrations(before: list[str], after: list[str], old_file: str, port_file: str) -> list[str] | None:
+def new_registrations(before: list[str], after: list[str], old_file: Callable[[], str | None],
+                      port_file: Callable[[], str | None]) -> list[str] | None:
     """The op names ``new-op-registration`` proves only newly registered (see the module), when ``after`` is
-    ``before`` plus whole registration statements; else None."""
+    ``before`` plus whole registration statements; else None. ``old_file()`` and ``port_file()`` give the
+    old side's file and the port's file, read only once the tokens show registrations alone were added."""
     before, after = [t for t in before if t], [t for t in after if t]
     if len(after) <= len(before):
         return None
@@ -125,12 +128,15 @@ def new_registrations(before: list[str], after: list[str], old_file: str, port_f
         found = _registration(statement)
         if found is None or found[0] not in handles:
             return None
-        name = found[1]
-        word = re.compile(rf"\b{re.escape(name)}\b")
-        if word.search(old_file) or word.search(port_file):
-            return None
-        names.append(name)
-    return list(dict.fromkeys(names)) or None
+        names.append(found[1])
+    if not names:
+        return None
+    texts = [old_file(), port_file()]
+    if None in texts:
+        return None
+    if any(re.search(rf"\b{re.escape(name)}\b", text) for name in names for text in texts):
+        return None
+    return list(dict.fromkeys(names))
 
 
 class RegistrationRules:
@@ -139,13 +145,17 @@ class RegistrationRules:
     def _new_op_registrations(self, symbol, definition) -> list[str] | None:
         """``new_registrations`` for a modified C/C++ symbol ported at ``definition``."""
         sides = self._modified_sides(symbol, "cpp")
-        if sides is None or symbol.old_blob is None:
+        if sides is None:
             return None
-        old_file = self._read_blob(symbol.old_blob)
-        port_file = self.index.source(definition.file)
-        if old_file is None or port_file is None:
-            return None
-        old_file = old_file.decode("utf-8", errors="replace")
+
+        def old_file() -> str | None:
+            table = self._side_tables(symbol)[0]
+            return table.source.decode("utf-8", errors="replace") if table is not None and table.source else None
+
+        def port_file() -> str | None:
+            source = self.index.source(definition.file)
+            return source.decode("utf-8", errors="replace") if source is not None else None
+
         before, after = sides
         return new_registrations(comment_free_tokens(before.node), comment_free_tokens(after.node), old_file,
-                                 port_file.decode("utf-8", errors="replace"))
+                                 port_file)
