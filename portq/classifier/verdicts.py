@@ -92,6 +92,8 @@ from portq.classifier.rules.ownership import OwnershipRules
 from portq.classifier.rules.pinned_launchers import PinnedLauncherRules
 from portq.classifier.rules.module_constants import ModuleConstantRules
 from portq.classifier.rules.tracing import TracingRules
+from portq.classifier.rules.registrations import RegistrationRules
+from portq.classifier.rules.regrouped import RegroupRules
 from portq.classifier.rules.preprocessed import PreprocessedRules
 from portq.classifier.rules.not_carried_paths import NotCarriedPathRules
 from portq.classifier.rules.parameters import context_form_changed
@@ -205,7 +207,7 @@ def _of_this(bindings: list[tuple[str, str, str]], others: set[str]) -> list[tup
 class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRules, BranchRules, SwitchRules,
                        AttributionRules, FormRules, ScopeRules, InterfaceRules, CalleePathRules, DefinitionRules,
                        GuardRules, BuildRules, MovedLineRules, PinnedLauncherRules, ModuleConstantRules,
-                       TracingRules, ScaffoldRules,
+                       TracingRules, ScaffoldRules, RegistrationRules, RegroupRules,
                        PreprocessedRules, NotCarriedPathRules, TunerRules,
                        AbsorptionRules, SelectorRules, CheckRules):
     """Decides the verdict of each touched symbol of an entry."""
@@ -1471,6 +1473,16 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
             or self._selected_off(symbol, evidence) or self._not_carried_call_arguments(symbol, evidence)
         if preprocessed is not None:
             return preprocessed
+        registering = self._new_op_registrations(symbol, definition)
+        if registering:
+            return self._base("new-op-registration", symbol, NOT_APPLICABLE, "not-ported", "body",
+                              f"{symbol.name} only gains registrations of ops new to its file "
+                              f"({', '.join(registering[:4])}) on its own registration handle, which the port at "
+                              f"{definition.cite} does not name; every registration it had is unchanged, so "
+                              "not-ported rather than a change the port must follow",
+                              evidence + [new_side_evidence(symbol, Kind.BODY,
+                                                            f"new ops registered: {', '.join(registering[:4])}",
+                                                            registering[0])])
         registered = self._registered_only(entry, symbol)
         if registered:
             return self._form_only_verdict(

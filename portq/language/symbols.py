@@ -532,6 +532,26 @@ def _cpp_qualifier(declarator) -> str:
     return ""
 
 
+def _empty_bodied_function(declaration) -> bool:
+    """Whether a ``declaration`` is a function with an empty body before a stray ``;`` (``void f(T a) {};``),
+    which tree-sitter reads as one function declarator given the initialiser ``{}``: a declaration of a
+    function takes no initialiser, so the braces can only be its body. Every parameter must name a type and
+    a parameter (``Tile t(rows, cols){};``, an object built from two values, is not a function)."""
+    declarators = [c for c in declaration.named_children if c.type == "init_declarator"]
+    if len(declarators) != 1 or len([c for c in declaration.named_children
+                                     if c.type in ("init_declarator", "identifier", "function_declarator")]) != 1:
+        return False
+    inner, value = (declarators[0].child_by_field_name(f) for f in ("declarator", "value"))
+    if inner is None or inner.type != "function_declarator" or value is None \
+            or value.type != "initializer_list" or value.named_children:
+        return False
+    parameters = inner.child_by_field_name("parameters")
+    return parameters is not None and all(
+        p.type == "parameter_declaration" and p.child_by_field_name("type") is not None
+        and p.child_by_field_name("declarator") is not None
+        for p in parameters.named_children if p.type != "comment")
+
+
 def _cpp_function(node, scope: tuple[str, ...], outer) -> Definition | None:
     declarator = node.child_by_field_name("declarator")
     name = _cpp_declarator_name(declarator)
@@ -674,6 +694,11 @@ def _cpp_child(child, scope: tuple[str, ...]) -> Iterable[Definition]:
         record = child.child_by_field_name("type")
         if record is not None and record.type in _CPP_RECORDS:
             yield from _cpp_record(record, scope, record, None)
+        elif _empty_bodied_function(child):
+            # void f(T a) {};  read as a function declarator given the initialiser {}
+            definition = _cpp_function(child, scope, child)
+            if definition is not None:
+                yield definition
         # Top-level ops.def(...) outside a registration function body is rare
         # but legal inside macros; only function bodies are searched above.
 

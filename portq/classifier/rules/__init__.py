@@ -45,6 +45,7 @@ def _registry() -> dict[str, Rule]:
     from portq.classifier.rules import not_carried_paths, preprocessed
     from portq.classifier.rules import absorption, checks, selectors, tuners
     from portq.classifier.rules import respelled_calls
+    from portq.classifier.rules import registrations, regrouped
 
     found: dict[str, Rule] = {}
     for module in (ownership, provenance, cosmetic, form, branches, guards, switches, wrappers, attribution, parameters,
@@ -54,7 +55,7 @@ def _registry() -> dict[str, Rule]:
                    library_calls,
                    preprocessed, not_carried_paths, tuners,
                    absorption, selectors, checks,
-                   respelled_calls):
+                   respelled_calls, registrations, regrouped):
         for rule in module.RULES:
             if rule.id in found:
                 raise ValueError(f"rule id {rule.id} is stated twice")

@@ -350,6 +350,9 @@ class DefinitionRules:
         traced = self._tracing_calls(entry, symbol) if not items else None
         if traced:
             return self._tracing_verdict(symbol, traced, evidence)
+        partner = self._regrouped_return(entry, symbol) if not items else None
+        if partner:
+            return self._regrouped_verdict(symbol, partner, evidence)
         tabled = self._module_constant_elements(entry, symbol) if not items else None
         if tabled:
             return self._module_constant_verdict(symbol, tabled, evidence)

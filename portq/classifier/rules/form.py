@@ -39,7 +39,9 @@ Like the cosmetic rules, each is a proof on both sides of one definition
   allocates (``new``, ``delete``), launches (``<<<``), calls a member
   (``a.f(...)``, ``a->f(...)``) or takes an address (``&y``) other than of
   another removed local: a value computed and never read, which every
-  compiler drops. Qualifiers are erased as for ``cosmetic-qualifiers``. It
+  compiler drops. A member call that reads an extent, ``a.size(N)`` or
+  ``a.stride(N)`` with ``N`` an integer literal, reads a shape and writes
+  nothing, so it is allowed in ``e``. Qualifiers are erased as for ``cosmetic-qualifiers``. It
   compares tokens, not trees, so it holds where tree-sitter cannot parse the
   removed line (a ``decltype(...)::value`` initialiser); a free function call
   in ``e`` is taken to compute a value, as the name ``e`` is bound to.
@@ -135,7 +137,8 @@ RULES = (
     Rule("unread-local", ("NOT_APPLICABLE",),
          "A C/C++ definition whose new tokens (qualifiers erased as for `cosmetic-qualifiers`) are its old ones less "
          "whole declarations of locals that no other token of the definition names, each initialised without "
-         "assigning, incrementing, allocating, calling a member or taking the address of anything but another of "
+         "assigning, incrementing, allocating, calling a member (an extent read `a.size(N)`/`a.stride(N)` with a "
+         "literal N excepted: it reads a shape) or taking the address of anything but another of "
          "those locals, lost only values nothing reads. A token comparison: it holds where tree-sitter cannot "
          "parse the removed line, and the reason says so.",
          "-    constexpr int kRows = kBlock / decltype(size<0>(Shape{}))::value;\n"
@@ -864,12 +867,24 @@ def _declared_local(statement: list[str]) -> tuple[str, list[str]] | None:
     return head[-1], statement[equals + 1:-1]
 
 
+_EXTENT_READS = frozenset({"size", "stride"})
+"""Members that read a tensor's (or a tensor accessor's) extent along one dimension and change nothing."""
+
+
+def _extent_read(tokens: list[str], index: int) -> bool:
+    """Whether the member call at ``tokens[index]`` (``.`` before the name) is ``.size(N)`` or
+    ``.stride(N)`` with ``N`` an integer literal: a read of a shape, which writes nothing."""
+    return tokens[index] == "." and tokens[index + 1] in _EXTENT_READS and index + 4 < len(tokens) \
+        and tokens[index + 3].isdigit() and tokens[index + 4] == ")"
+
+
 def _writes(initialiser: list[str], removed: set[str]) -> bool:
     for index, token in enumerate(initialiser):
         following = initialiser[index + 1] if index + 1 < len(initialiser) else ""
         if token in _WRITES:
             return True
-        if token in (".", "->") and index + 2 < len(initialiser) and initialiser[index + 2] == "(":
+        if token in (".", "->") and index + 2 < len(initialiser) and initialiser[index + 2] == "(" \
+                and not _extent_read(initialiser, index):
             return True  # a member call may change its object
         if token == "&" and following not in removed:
             return True  # an address handed on (or a bitwise and, not told apart)
