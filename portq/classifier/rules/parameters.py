@@ -1205,7 +1205,8 @@ def _parameter_items(old: Signature, new: Signature, port: Signature, scope: set
                                                    symbol=port.name)],
                                rule="removed-parameter-role"))
         else:
-            items.append(Delta("sync", "signature", f"the port does not take removed {kind} {name}", [upstream]))
+            items.append(Delta("sync", "signature", f"the port does not take removed {kind} {name}", [upstream],
+                               absent=(name,)))
     for name in new_names:
         if name in old_names or name in renamed.values():
             continue
