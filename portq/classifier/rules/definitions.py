@@ -27,7 +27,6 @@ names a corpus symbol, path or commit.
 from __future__ import annotations
 
 import ast
-from collections import Counter
 import functools
 import re
 
@@ -425,8 +424,10 @@ class DefinitionRules:
     def _changed_beyond(self, entry, symbol, names: set[str]) -> str | None:
         """``absent-removal-beyond``: a changed code line of ``symbol`` that shows the commit does more than
         remove ``names`` (compared case-insensitively, as parameters normalise): a new-side line bringing a
-        word (identifier or number, comments aside) the old side's changed lines do not have, or an old-side
-        line with words that mentions none of ``names``; None when there is none or the lines cannot be read."""
+        word (identifier or number, comments aside) none of the old side's changed lines has, or an old-side
+        line with words that mentions none of ``names``; None when there is none or the lines cannot be read.
+        A use of a removed name replaced by a value the old lines already read (``row * stride`` becoming
+        ``row * n_cols``) is part of the removal."""
         change = _file_change(entry, symbol)
         if change is None:
             return None
@@ -434,12 +435,10 @@ class DefinitionRules:
         lines = [(side, _strip_comment(text, symbol.path)) for side, _, text in
                  _changed_lines(change, symbol, None, None, outside_definitions=False)
                  if _is_code_line(text, symbol.path)]
-        words = {side: Counter(w for s, text in lines if s == side for w in _WORDS.findall(text))
-                 for side in ("old", "new")}
-        brought = words["new"] - words["old"]
+        had = {w for side, text in lines if side == "old" for w in _WORDS.findall(text)}
         for side, text in lines:
             found = set(_WORDS.findall(text))
-            if side == "new" and found & set(brought):
+            if side == "new" and found - had:
                 return text.strip()
             if side == "old" and found and not any(n in text.lower() for n in lowered):
                 return text.strip()
