@@ -11,7 +11,9 @@ from tests.portq.golden import interface_cases as cases
 from tests.portq.golden.pipeline import classify_commit
 
 HOST = cases.DERIVED_HOST
-AFTER = cases.DERIVED_BEFORE
+# Lines between the removed store and the scaled one, so the diff shows them as separate hunks.
+AFTER = cases.DERIVED_BEFORE.replace("    offs = tl.arange(0, BLOCK_D)\n",
+                                     "    offs = tl.arange(0, BLOCK_D)\n" + "    # the row's lanes\n" * 8)
 # Before the commit the kernel also took a scratch pointer it wrote a flag to.
 BEFORE = AFTER.replace(
     "x_ptr, out_ptr, stride_x_t", "x_ptr, out_ptr, scratch_ptr, stride_x_t").replace(
@@ -19,7 +21,7 @@ BEFORE = AFTER.replace(
     "    t = x.shape[0]\n", "    t = x.shape[0]\n    scratch = torch.empty((t,), device=x.device)\n").replace(
     "](x, out, *x.stride(),", "](x, out, scratch, *x.stride(),").replace(
     "import triton\n", "import torch\nimport triton\n", 1)
-# The same removal, and the stored value is now scaled by another constant.
+# The same removal, and the stored value is now scaled by another constant (a hunk of its own).
 BEYOND_AFTER = AFTER.replace("v * 2)", "v * 3)")
 
 
@@ -44,3 +46,15 @@ def test_the_removal_alone_stays_in_sync(tmp_path):
     kernel = _symbol(verdict, "_scale_rows_kernel")
     assert kernel.verdict == IN_SYNC, kernel.reason
     assert "absent-removal-beyond" not in verdict.rules
+
+
+# A hunk that rewrites the removed name's uses is the removal's, whatever it brings.
+REWRITTEN_BEFORE = BEFORE.replace("tl.store(scratch_ptr + row, 0)", "tl.store(scratch_ptr + row, 0)\n    w = 2")
+REWRITTEN_AFTER = AFTER.replace("    row = tl.program_id(0)\n", "    row = tl.program_id(0)\n    w = 2 + 0 * SEQ_LEN\n")
+
+
+def test_a_hunk_that_rewrites_the_removed_uses_stays_in_sync(tmp_path):
+    verdict = classify_commit(tmp_path, {HOST: REWRITTEN_BEFORE}, {HOST: REWRITTEN_AFTER}, cases.derived_tree(),
+                              message="scratch")
+    kernel = _symbol(verdict, "_scale_rows_kernel")
+    assert "absent-removal-beyond" not in kernel.rules, kernel.reason

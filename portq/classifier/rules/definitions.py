@@ -32,8 +32,8 @@ import re
 
 from portq.classifier.delta import Delta, Status
 from portq.classifier.moves import _raw_calls
-from portq.classifier.reading import (_anchor_evidence, _caller_evidence, _changed_lines, _file_change, _is_code_line,
-                                     _kind_class, _strip_comment)
+from portq.classifier.reading import (_anchor_evidence, _caller_evidence, _file_change, _is_code_line, _kind_class,
+                                     _strip_comment)
 from portq.classifier.rules import Rule, computation, equivalence, launch_checks, renamed_helpers, respelled_calls, returns
 from portq.classifier.rules.parameters import (_first_line_quote, _out_param_evidence, _returned_instead,
                                                _upstream_param_evidence, template_retyped_parameters)
@@ -65,8 +65,8 @@ RULES = (
     Rule("absent-removal-beyond", ("NEEDS_REVIEW",),
          "A ported definition placed only by absence (upstream removed a parameter or a launch argument the port "
          "never took or passed) is IN_SYNC only when the removal is the whole change: a changed line that brings a "
-         "word (identifier or number) the old side's changed lines lack, or a removed line that mentions none of "
-         "the removed names, is a change the port's lacking those names does not show it has, so it needs "
+         "word (identifier or number) none of the old side's changed lines has, in a hunk whose removed lines "
+         "mention none of the removed names (a hunk rewriting their uses is the removal's), is a change the port's lacking those names does not show it has, so it needs "
          "review (NEEDS_REVIEW), unless the port already reads as the new side. The removal alone, its uses "
          "removed with it, stays IN_SYNC.",
          "-def k(x, tmp, n):\n-    tl.store(tmp, 0)\n-    y = tl.dot(a, b, trans_b=True)\n"
@@ -423,25 +423,33 @@ class DefinitionRules:
 
     def _changed_beyond(self, entry, symbol, names: set[str]) -> str | None:
         """``absent-removal-beyond``: a changed code line of ``symbol`` that shows the commit does more than
-        remove ``names`` (compared case-insensitively, as parameters normalise): a new-side line bringing a
-        word (identifier or number, comments aside) none of the old side's changed lines has, or an old-side
-        line with words that mentions none of ``names``; None when there is none or the lines cannot be read.
-        A use of a removed name replaced by a value the old lines already read (``row * stride`` becoming
-        ``row * n_cols``) is part of the removal."""
+        remove ``names``: a new-side line bringing a word (identifier or number, comments aside) none of the
+        old side's changed lines has, in a hunk whose removed lines mention none of ``names`` (compared
+        case-insensitively, as parameters normalise: a hunk that rewrites a removed name's uses is the
+        removal's); None when there is none or the lines cannot be read."""
         change = _file_change(entry, symbol)
         if change is None:
             return None
         lowered = {n.lower() for n in names if n}
-        lines = [(side, _strip_comment(text, symbol.path)) for side, _, text in
-                 _changed_lines(change, symbol, None, None, outside_definitions=False)
-                 if _is_code_line(text, symbol.path)]
-        had = {w for side, text in lines if side == "old" for w in _WORDS.findall(text)}
-        for side, text in lines:
-            found = set(_WORDS.findall(text))
-            if side == "new" and found - had:
-                return text.strip()
-            if side == "old" and found and not any(n in text.lower() for n in lowered):
-                return text.strip()
+        old_extent, new_extent = symbol.old_lines, symbol.new_lines
+
+        def inside(line, extent) -> bool:
+            return extent is None or extent[0] <= line <= extent[1]
+
+        hunks = []
+        for hunk in change.hunks:
+            removed = [_strip_comment(t, symbol.path) for n, t in zip(hunk.removed_lines, hunk.removed_text)
+                       if inside(n, old_extent) and _is_code_line(t, symbol.path)]
+            added = [_strip_comment(t, symbol.path) for n, t in zip(hunk.added_lines, hunk.added_text)
+                     if inside(n, new_extent) and _is_code_line(t, symbol.path)]
+            hunks.append((removed, added))
+        had = {w for removed, _ in hunks for text in removed for w in _WORDS.findall(text)}
+        for removed, added in hunks:
+            if any(n in text.lower() for text in removed for n in lowered):
+                continue
+            for text in added:
+                if set(_WORDS.findall(text)) - had:
+                    return text.strip()
         return None
 
     def _port_has_change(self, symbol, definition):
