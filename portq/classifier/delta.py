@@ -35,6 +35,7 @@ class Delta:
     evidence: list = field(default_factory=list)  # portq.core.evidence.Evidence records, both sides' locations
     geometry: bool = False  # a grid or block delta: what a launch rewrite turns on, so named first
     rule: str = ""  # the id of the rule (``portq.classifier.rules``) that placed it
+    absent: tuple[str, ...] = ()  # a sync by absence: the names upstream removed that the port never had
 
     def __post_init__(self) -> None:
         self.status = Status(self.status)

@@ -32,7 +32,8 @@ import re
 
 from portq.classifier.delta import Delta, Status
 from portq.classifier.moves import _raw_calls
-from portq.classifier.reading import _anchor_evidence, _caller_evidence, _kind_class
+from portq.classifier.reading import (_anchor_evidence, _caller_evidence, _file_change, _is_code_line, _kind_class,
+                                     _strip_comment)
 from portq.classifier.rules import Rule, computation, equivalence, launch_checks, renamed_helpers, respelled_calls, returns
 from portq.classifier.rules.parameters import (_first_line_quote, _out_param_evidence, _returned_instead,
                                                _upstream_param_evidence, template_retyped_parameters)
@@ -44,6 +45,8 @@ from portq.language.signatures import comment_free_tokens
 from portq.language.symbols import KIND_CUDA_KERNEL, language_for_path, symbol_table
 from portq.tree.file_records import Port
 from portq.tree.reachability import Callers
+
+_WORDS = re.compile(r"[A-Za-z_]\w*|\d+")
 
 RULES = (
     Rule("added-definition", ("IN_SYNC", "NEEDS_REVIEW"),
@@ -59,6 +62,16 @@ RULES = (
          "-void launch(T* q, T* k, int n) { kernel<<<g, b>>>(q, k, n); }   (an earlier commit of the range)\n"
          "+void launch(T* q, T* k, int n) { return other_launch(q, k, q, k, n); }",
          "classifier.rules.definitions.DefinitionRules._added, ._as_taken"),
+    Rule("absent-removal-beyond", ("NEEDS_REVIEW",),
+         "A ported definition placed only by absence (upstream removed a parameter or a launch argument the port "
+         "never took or passed) is IN_SYNC only when the removal is the whole change: a changed line that brings a "
+         "word (identifier or number) none of the old side's changed lines has, in a hunk whose removed lines "
+         "mention none of the removed names (a hunk rewriting their uses is the removal's), is a change the port's lacking those names does not show it has, so it needs "
+         "review (NEEDS_REVIEW), unless the port already reads as the new side. The removal alone, its uses "
+         "removed with it, stays IN_SYNC.",
+         "-def k(x, tmp, n):\n-    tl.store(tmp, 0)\n-    y = tl.dot(a, b, trans_b=True)\n"
+         "+def k(x, n):\n+    y = tl.dot(a, tl.trans(b))   (the port never took tmp)",
+         "classifier.rules.definitions.DefinitionRules._from_items, ._changed_beyond"),
     Rule("removed-definition", ("NEEDS_REVIEW",),
          "A ported definition upstream deleted without a same-kind replacement of a related name needs a reader "
          "to decide whether the port goes too.",
@@ -277,6 +290,15 @@ class DefinitionRules:
                 "review rather than IN_SYNC",
                 evidence,
             )
+        if synced and all(i.absent for i in synced) and not self._port_has_change(symbol, definition):
+            beyond = self._changed_beyond(entry, symbol, {n for i in synced for n in i.absent}
+                                          | {s.message for s in scoped})
+            if beyond:
+                return self._base("absent-removal-beyond", symbol, NEEDS_REVIEW, None, "body",
+                                  f"the port at {definition.cite} lacks what upstream removed ({synced[0].message}), "
+                                  f"but the commit also changes {symbol.name} elsewhere (`{beyond[:80]}`), which the "
+                                  "port's lacking the removed names does not show it has: it needs review rather "
+                                  "than IN_SYNC", evidence)
         if synced:
             layer = "launch" if any(i.layer == "launch" for i in synced) else "signature"
             return self._base(_item_rules(synced), 
@@ -401,6 +423,37 @@ class DefinitionRules:
                                  quote=_first_line_quote(definition, definition.signature),
                                  symbol=definition.qualified_name)],
         )
+
+    def _changed_beyond(self, entry, symbol, names: set[str]) -> str | None:
+        """``absent-removal-beyond``: a changed code line of ``symbol`` that shows the commit does more than
+        remove ``names``: a new-side line bringing a word (identifier or number, comments aside) none of the
+        old side's changed lines has, in a hunk whose removed lines mention none of ``names`` (compared
+        case-insensitively, as parameters normalise: a hunk that rewrites a removed name's uses is the
+        removal's); None when there is none or the lines cannot be read."""
+        change = _file_change(entry, symbol)
+        if change is None:
+            return None
+        lowered = {n.lower() for n in names if n}
+        old_extent, new_extent = symbol.old_lines, symbol.new_lines
+
+        def inside(line, extent) -> bool:
+            return extent is None or extent[0] <= line <= extent[1]
+
+        hunks = []
+        for hunk in change.hunks:
+            removed = [_strip_comment(t, symbol.path) for n, t in zip(hunk.removed_lines, hunk.removed_text)
+                       if inside(n, old_extent) and _is_code_line(t, symbol.path)]
+            added = [_strip_comment(t, symbol.path) for n, t in zip(hunk.added_lines, hunk.added_text)
+                     if inside(n, new_extent) and _is_code_line(t, symbol.path)]
+            hunks.append((removed, added))
+        had = {w for removed, _ in hunks for text in removed for w in _WORDS.findall(text)}
+        for removed, added in hunks:
+            if any(n in text.lower() for text in removed for n in lowered):
+                continue
+            for text in added:
+                if set(_WORDS.findall(text)) - had:
+                    return text.strip()
+        return None
 
     def _port_has_change(self, symbol, definition):
         """``equivalence.port_has_change`` for a Python symbol and its Python port (``cpp_port_has_change`` for

@@ -885,7 +885,8 @@ def _bound_items(before, after, mine, port, cross: bool, upstream, have: tuple[s
                                 f"upstream stopped passing {', '.join(still)} to {kernel}, the port still passes it",
                                 upstream + [_tree_launch_evidence(port, mine, f"the port still passes {still[0]}")]))
     elif removed and not derived_before and not positional_before:
-        items.append(Delta("sync", "launch", f"the port does not pass {', '.join(removed)} either", upstream))
+        items.append(Delta("sync", "launch", f"the port does not pass {', '.join(removed)} either", upstream,
+                           absent=tuple(removed)))
     present = [p for p in added if p in have]
     missing = [p for p in added if p not in have]
     derived = _derived_arguments(missing, derivation)

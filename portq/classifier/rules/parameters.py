@@ -98,6 +98,17 @@ RULES = (
          "-    k[grid](x, out, n)\n+    k[grid](x, out, stats, n)",
          "classifier.rules.parameters.derive, classifier.rules.parameters._parameter_items, "
          "classifier.rules.launch._derived_arguments_item"),
+    Rule("layout-derived-parameter", ("NEEDS_REVIEW",),
+         "A new kernel parameter (or launch argument) upstream fills with a shape or stride of a local tensor the "
+         "launching function lays out from its inputs (each assignment reaching the read an input, a view or "
+         "reshape of one: `reshape`, `view`, `transpose`, `permute`, `contiguous`, ..., whose own arguments are "
+         "derived, or a fresh allocation shaped from them, `torch.empty_like(x)`) is derived: that tensor's "
+         "shape and strides follow from the inputs' alone, and the buffer itself is not passed, so it is neither "
+         "kept nor returned. For a reader (at most NEEDS_REVIEW), quoting the layout. A view shaped by a value a "
+         "caller supplies, a local some other call produces, or one updated in place stays a gap.",
+         "+    flat = x.reshape(-1, x.shape[-1])\n+    out = torch.empty_like(flat)\n"
+         "-    k[grid](x, out, n)\n+    k[grid](x, out, n, stride_out=out.stride(0))",
+         "classifier.rules.parameters.derive, classifier.rules.launch._derived_arguments_item"),
     Rule("redesigned-port", ("NEEDS_REVIEW",),
          "A port sharing under half of upstream's parameters is a redesign: that it lacks a new upstream "
          "parameter says nothing about its shape.",
@@ -257,6 +268,11 @@ _DTYPES = frozenset({"float16", "bfloat16", "float32", "float64", "float", "half
                      "uint8", "bool", "float8_e4m3fn", "float8_e5m2"})
 """``torch.X`` attributes that name a dtype: constants an allocation may read."""
 
+_LAYOUT_METHODS = frozenset({"reshape", "view", "contiguous", "transpose", "permute", "flatten", "t", "squeeze",
+                             "unsqueeze", "view_as", "reshape_as", "movedim"})
+"""Tensor methods whose result's shape and strides follow from the receiver's and their own arguments alone
+(``derived-parameter``: a layout of the inputs)."""
+
 _PURE_CALLS = frozenset({"next_power_of_2", "next_pow2", "_next_pow2", "cdiv", "ceil_div", "div_ceil", "min",
                          "max", "int", "abs", "len", "round", "math.ceil", "math.floor", "math.log2",
                          "math.prod"})
@@ -281,6 +297,7 @@ class Derivation:
     path: str = ""  # the file of the launching function, where the steps are
     constants: tuple[str, ...] = ()  # the module-level constants the derivation reads
     allocations: tuple[str, ...] = ()  # the buffers the launching function allocates for it
+    layouts: tuple[str, ...] = ()  # the shape reads of local tensors laid out from the inputs it goes through
 
 
 def derivation_rule(derivations) -> str:
@@ -290,7 +307,9 @@ def derivation_rule(derivations) -> str:
     derivations = list(derivations)
     if any(d.allocations for d in derivations):
         return "allocated-buffer-parameter"
-    return "constant-derived-parameter" if any(d.constants for d in derivations) else "derived-parameter"
+    if any(d.constants for d in derivations):
+        return "constant-derived-parameter"
+    return "layout-derived-parameter" if any(d.layouts for d in derivations) else "derived-parameter"
 
 
 _SCOPES = ("function_definition", "class_definition", "lambda")
@@ -447,6 +466,7 @@ def derive(function, expression, received: set[str], depth: int = 12) -> Derivat
     problems: list[str] = []
     constants: list[str] = []
     allocations: list[str] = []
+    layouts: list[str] = []
     allocating: list[bool] = [False]  # inside an allocation's arguments, the inputs themselves may shape it
     seen: set[str] = set()
 
@@ -465,6 +485,10 @@ def derive(function, expression, received: set[str], depth: int = 12) -> Derivat
                     and obj is not None and obj.type == "identifier" and node_text(obj) in shaped:
                 terminals.append(node_text(node))
                 return
+            if not at_module and attribute is not None and node_text(attribute) in _SHAPE_READS \
+                    and obj is not None and obj.type == "identifier" and node_text(obj) not in parameters:
+                laid_out(node, obj, level)
+                return
             if attribute is not None and node_text(attribute) in _DTYPES and obj is not None \
                     and node_text(obj) == "torch" and _compared_with_dtype(node, parameters):
                 terminals.append(node_text(node))  # a dtype constant an input's dtype is compared with
@@ -480,6 +504,10 @@ def derive(function, expression, received: set[str], depth: int = 12) -> Derivat
                 if not at_module and attribute in _SHAPE_READS and obj is not None \
                         and obj.type == "identifier" and node_text(obj) in shaped:
                     terminals.append(node_text(node))
+                    return
+                if not at_module and attribute in _SHAPE_READS and obj is not None \
+                        and obj.type == "identifier" and node_text(obj) not in parameters:
+                    laid_out(node, obj, level)
                     return
                 name = f"{node_text(obj)}.{attribute}" if obj is not None else attribute
             if name in _ALLOCATORS and not at_module:
@@ -549,6 +577,87 @@ def derive(function, expression, received: set[str], depth: int = 12) -> Derivat
         for child in named:
             visit(child, level + 1, at_module)
 
+    def laid_out(read, obj, level: int) -> None:
+        """A shape or stride read of a local tensor (``derived-parameter``, a layout of the inputs): the local is
+        followed through every assignment that reaches the read to an input (or a saved input), a view or
+        reshape of one (``_LAYOUT_METHODS``, whose arguments are followed like any derivation), or a fresh
+        allocation shaped from them; its shape and strides then follow from the inputs' alone. The buffer
+        itself is not passed, so it is neither an allocation kept nor an output returned."""
+        layout_seen: set[str] = set()
+        layouts.append(node_text(read))
+
+        def tensor(node, depth: int) -> bool:
+            if depth > 12:
+                problems.append(f"{node_text(node)} is laid out too deeply to follow")
+                return False
+            if node.type == "parenthesized_expression" and len(node.named_children) == 1:
+                return tensor(node.named_children[0], depth + 1)
+            if node.type == "identifier":
+                name = node_text(node)
+                if name in shaped:
+                    terminals.append(f"{node_text(read)} (laid out from {name})")
+                    return True
+                if name in parameters:
+                    problems.append(f"{name} is a parameter a caller supplies")
+                    return False
+                reaching, _ = assignments.reaching(name, node)
+                if not reaching:
+                    problems.append(f"{name} cannot be resolved in the launching function")
+                    return False
+                if name in layout_seen:
+                    return True
+                layout_seen.add(name)
+                for statement, right in reaching:
+                    steps.append(Step(statement.start_point[0] + 1, node_text(statement).strip()))
+                    if right is None:
+                        problems.append(f"{name} is updated in place ({node_text(statement).strip()})")
+                        return False
+                    if not tensor(right, depth + 1):
+                        return False
+                return True
+            if node.type == "call":
+                callee = node.child_by_field_name("function")
+                arguments = node.child_by_field_name("arguments")
+                listed = [a for a in (arguments.named_children if arguments is not None else ())
+                          if a.type != "comment"]
+                if callee is not None and callee.type == "attribute" and node_text(callee) not in _ALLOCATORS:
+                    method = node_text(callee.child_by_field_name("attribute"))
+                    if method not in _LAYOUT_METHODS:
+                        problems.append(f"{node_text(callee)}(...) is not a known layout of a tensor")
+                        return False
+                    before = len(problems)
+                    if not tensor(callee.child_by_field_name("object"), depth + 1):
+                        return False
+                    for argument in listed:
+                        visit(argument.child_by_field_name("value") if argument.type == "keyword_argument"
+                              else argument, level + 1)
+                    return len(problems) == before
+                if callee is not None and node_text(callee) in _ALLOCATORS:
+                    before = len(problems)
+                    was, allocating[0] = allocating[0], True
+                    for position, argument in enumerate(listed):
+                        value = argument.child_by_field_name("value") if argument.type == "keyword_argument" \
+                            else argument
+                        if position == 0 and argument.type != "keyword_argument" \
+                                and node_text(callee).endswith("_like"):
+                            tensor(value, depth + 1)  # laid out like another tensor: that tensor's layout
+                        elif value is not None and value.type == "attribute" \
+                                and node_text(value).split(".")[0] == "torch" \
+                                and node_text(value).split(".")[-1] in _DTYPES:
+                            terminals.append(node_text(value))
+                        elif value is not None:
+                            visit(value, 1)
+                    allocating[0] = was
+                    return len(problems) == before
+            problems.append(f"{node_text(node)} is not a layout of the inputs the derivation can follow")
+            return False
+
+        tensor(obj, level + 1)
+        if read.type == "call":  # ``local.stride(0)``: the index is followed too
+            arguments = read.child_by_field_name("arguments")
+            for argument in arguments.named_children if arguments is not None else ():
+                visit(argument, level + 1)
+
     def constant(name: str, level: int) -> None:
         """A module-level name: a constant bound once (followed through its right side), else unresolved."""
         bound = module_constant(function, name)
@@ -574,7 +683,7 @@ def derive(function, expression, received: set[str], depth: int = 12) -> Derivat
     steps.sort(key=lambda s: s.line)
     return Derivation(node_text(expression), not problems, tuple(steps), tuple(dict.fromkeys(terminals)),
                       "; ".join(problems[:2]), constants=tuple(dict.fromkeys(constants)),
-                      allocations=tuple(dict.fromkeys(allocations)))
+                      allocations=tuple(dict.fromkeys(allocations)), layouts=tuple(dict.fromkeys(layouts)))
 
 
 _BINDERS = ("assignment", "augmented_assignment", "for_statement", "for_in_clause", "named_expression",
@@ -1096,7 +1205,8 @@ def _parameter_items(old: Signature, new: Signature, port: Signature, scope: set
                                                    symbol=port.name)],
                                rule="removed-parameter-role"))
         else:
-            items.append(Delta("sync", "signature", f"the port does not take removed {kind} {name}", [upstream]))
+            items.append(Delta("sync", "signature", f"the port does not take removed {kind} {name}", [upstream],
+                               absent=(name,)))
     for name in new_names:
         if name in old_names or name in renamed.values():
             continue
