@@ -891,7 +891,7 @@ def _writes(initialiser: list[str], removed: set[str]) -> bool:
     return False
 
 
-def _statements(tokens: list[str]) -> list[list[str]] | None:
+def whole_statements(tokens: list[str]) -> list[list[str]] | None:
     """``tokens`` cut into whole statements ending in ``;`` at bracket depth 0, or None."""
     found, current, depth = [], [], 0
     for token in tokens:
@@ -906,6 +906,24 @@ def _statements(tokens: list[str]) -> list[list[str]] | None:
             found.append(current)
             current = []
     return found if not current and depth == 0 else None
+
+
+def placed_statements(tokens: list[str], start: int, end: int) -> tuple[int, int, list[list[str]] | None]:
+    """``tokens[start:end]``, a run an alignment inserted or deleted, placed at a statement boundary: the run
+    is shifted back while the token before it repeats its last, then forward while it repeats its first, until
+    it is whole statements after a boundary (``(start, end, statements)``), else ``(start, end, None)``."""
+    while start > 0 and tokens[start - 1] == tokens[end - 1]:
+        start, end = start - 1, end - 1  # the same run, one token earlier
+    while end <= len(tokens):
+        if (start == 0 or tokens[start - 1] in _BOUNDARY) and tokens[end - 1] == ";":
+            placed = whole_statements(tokens[start:end])
+            if placed is not None:
+                return start, end, placed
+        if end < len(tokens) and tokens[start] == tokens[end]:
+            start, end = start + 1, end + 1
+        else:
+            break
+    return start, end, None
 
 
 def unread_locals_removed(before: list[str], after: list[str]) -> list[str] | None:
@@ -927,18 +945,7 @@ def unread_locals_removed(before: list[str], after: list[str]) -> list[str] | No
     kept = [True] * len(before)
     declared: list[tuple[str, list[str]]] = []
     for first, last in runs:
-        placed = None
-        start, end = first, last
-        while start > 0 and before[start - 1] == before[end - 1]:
-            start, end = start - 1, end - 1  # the same deletion, one token earlier
-        while placed is None and end <= len(before):
-            if (start == 0 or before[start - 1] in _BOUNDARY) and before[end - 1] == ";":
-                placed = _statements(before[start:end])
-            if placed is None:
-                if end < len(before) and before[start] == before[end]:
-                    start, end = start + 1, end + 1
-                else:
-                    break
+        start, end, placed = placed_statements(before, first, last)
         if not placed:
             return None
         for index in range(start, end):

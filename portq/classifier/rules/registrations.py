@@ -35,6 +35,7 @@ import re
 from collections.abc import Callable
 
 from portq.classifier.rules import Rule
+from portq.classifier.rules.form import placed_statements
 from portq.language.signatures import comment_free_tokens
 
 RULES = (
@@ -53,22 +54,6 @@ RULES = (
 _REGISTERS = frozenset({"impl", "def"})
 _OP_NAME = re.compile(r"([A-Za-z_]\w*)(?:\.\w+)?\s*(?:\(.*)?", re.DOTALL)
 """An op name in a registration's string: ``name``, ``name.overload`` or a schema ``name(...) -> ...``."""
-
-
-def _statements(tokens: list[str]) -> list[list[str]] | None:
-    found, current, depth = [], [], 0
-    for token in tokens:
-        current.append(token)
-        if token in ("(", "[", "{"):
-            depth += 1
-        elif token in (")", "]", "}"):
-            depth -= 1
-            if depth < 0:
-                return None
-        elif token == ";" and depth == 0:
-            found.append(current)
-            current = []
-    return found if not current and depth == 0 else None
 
 
 def _registration(statement: list[str]) -> tuple[str, str] | None:
@@ -106,19 +91,7 @@ def new_registrations(before: list[str], after: list[str], old_file: Callable[[]
             continue
         if op != "insert":
             return None
-        start, end = j1, j2
-        # the same insertion, shifted while the token before it repeats its last one
-        while start > 0 and after[start - 1] == after[end - 1]:
-            start, end = start - 1, end - 1
-        placed = None
-        while placed is None and end <= len(after):
-            if (start == 0 or after[start - 1] in (";", "{", "}")) and after[end - 1] == ";":
-                placed = _statements(after[start:end])
-            if placed is None:
-                if end < len(after) and after[start] == after[end]:
-                    start, end = start + 1, end + 1
-                else:
-                    break
+        _, _, placed = placed_statements(after, j1, j2)
         if not placed:
             return None
         inserted.extend(placed)

@@ -51,6 +51,7 @@ from collections.abc import Callable
 
 from portq.classifier.rules import Rule
 from portq.classifier.rules.module_constants import _dotted, _parsed, module_at_commit
+from portq.classifier.rules.tracing import drop_trace_statements
 from portq.core.evidence import Evidence, Kind
 from portq.core.model import NOT_APPLICABLE
 
@@ -87,21 +88,7 @@ def _normalised(function, is_trace: Callable[[str], bool], torch_bound: bool):
 
         def generic_visit(self, node):
             super().generic_visit(node)
-            for field in ("body", "orelse", "finalbody"):
-                statements = getattr(node, field, None)
-                if not isinstance(statements, list) or not statements or not isinstance(statements[0], ast.stmt):
-                    continue
-                kept = []
-                for statement in statements:
-                    call = statement.value if isinstance(statement, ast.Expr) else None
-                    dotted = _dotted(call.func) if isinstance(call, ast.Call) else None
-                    if dotted is not None and all(isinstance(a, ast.Constant) for a in call.args) \
-                            and all(k.arg is not None and isinstance(k.value, ast.Constant) for k in call.keywords) \
-                            and is_trace(dotted):
-                        continue
-                    kept.append(statement)
-                setattr(node, field, kept or [ast.Pass()])
-            return node
+            return drop_trace_statements(node, is_trace)
 
     return Normalise().visit(tree)
 

@@ -113,6 +113,30 @@ def marks_only(function, bindings: dict[str, str]) -> bool:
     return bool(function.body) and marks(function.body)
 
 
+def drop_trace_statements(node: ast.AST, is_trace: Callable[[str], bool], dropped: list[str] | None = None) \
+        -> ast.AST:
+    """``node`` with the statements of its own blocks (``body``, ``orelse``, ``finalbody``) that only call a
+    tracing helper (``is_trace(dotted)``) with literal arguments left out, a block left empty holding ``pass``;
+    each left-out callee's spelling is appended to ``dropped``."""
+    for field in ("body", "orelse", "finalbody"):
+        statements = getattr(node, field, None)
+        if not isinstance(statements, list) or not statements or not isinstance(statements[0], ast.stmt):
+            continue
+        kept = []
+        for statement in statements:
+            call = statement.value if isinstance(statement, ast.Expr) else None
+            dotted = _dotted(call.func) if isinstance(call, ast.Call) else None
+            if dotted is not None and all(isinstance(a, ast.Constant) for a in call.args) \
+                    and all(k.arg is not None and isinstance(k.value, ast.Constant) for k in call.keywords) \
+                    and is_trace(dotted):
+                if dropped is not None:
+                    dropped.append(dotted)
+                continue
+            kept.append(statement)
+        setattr(node, field, kept or [ast.Pass()])
+    return node
+
+
 def untraced(old_text: str, new_text: str, old_trace: Callable[[str], bool],
              new_trace: Callable[[str], bool]) -> list[str]:
     """The tracing calls (their callee's spelling) whose statements, left out of both sides of a definition
@@ -130,24 +154,7 @@ def untraced(old_text: str, new_text: str, old_trace: Callable[[str], bool],
 
         def generic_visit(self, node):
             super().generic_visit(node)
-            for field in ("body", "orelse", "finalbody"):
-                statements = getattr(node, field, None)
-                if not isinstance(statements, list) or not statements or not isinstance(statements[0], ast.stmt):
-                    continue
-                kept = []
-                for statement in statements:
-                    call = statement.value if isinstance(statement, ast.Expr) else None
-                    dotted = _dotted(call.func) if isinstance(call, ast.Call) else None
-                    if dotted is not None and all(isinstance(a, ast.Constant) for a in call.args) \
-                            and all(k.arg is not None and isinstance(k.value, ast.Constant) for k in call.keywords) \
-                            and self.is_trace(dotted):
-                        dropped.append(dotted)
-                        continue
-                    kept.append(statement)
-                if not kept and statements:
-                    kept = [ast.Pass()]
-                setattr(node, field, kept)
-            return node
+            return drop_trace_statements(node, self.is_trace, dropped)
 
     if len({ast.dump(Strip(lambda _: True).visit(copy.deepcopy(s))) for s in sides}) != 1:
         return []  # necessary: equal once the real tracing calls are left out, equal once every candidate is
