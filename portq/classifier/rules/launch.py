@@ -113,6 +113,14 @@ RULES = (
          "+SMALL_PART = 'Tesla' in torch.cuda.get_device_name(0)\n"
          "-    BLOCK = 128\n+    BLOCK = 128 if not SMALL_PART else 64",
          "classifier.rules.launch.platform_chosen_launches, .platform_chosen_kernels"),
+    Rule("renamed-launch-keyword", ("IN_SYNC",),
+         "A launch whose kernel no single definition binds (a kernel the launcher picks at run time) that "
+         "renames a keyword with the kernel's parameter, passing the same value (`Out=out` becoming "
+         "`output_ptr=out`, the pair unique by its text), changed a name only: it asks nothing of the port's "
+         "launch, as a renamed parameter at a launch whose kernel binds does not. A new keyword passing "
+         "another value (a caller's) stays `launch-arguments`.",
+         "-    impl[(rows,)](Out=out, X=x, N=n)\n+    impl[(rows,)](output_ptr=out, x_ptr=x, N_SIZE=n)",
+         "classifier.rules.launch._argument_items, ._renamed_arguments"),
     Rule("splat-unresolved-binding", ("NEEDS_REVIEW",),
          "A paired launch whose new side binds through a splat of unknown length (`*t.stride()`, the tensor's "
          "rank fixed nowhere, with a positional argument after it and no keyword fixing the end) may still fill, "
@@ -791,6 +799,16 @@ def _argument_items(before, after, mine, port, cross: bool, upstream, index, sco
     items: list[Delta] = []
     if not cross:
         added_keywords = set(_normalised_keywords(after)) - set(_normalised_keywords(before)) - scope
+        # A keyword renamed with the kernel's parameter, passing the same value (``Out=out`` -> ``output=out``),
+        # asks nothing of the port's launch, as where the kernel binds (``_bound_items``).
+        removed_keywords = set(_normalised_keywords(before)) - set(_normalised_keywords(after)) - scope
+        renamed = _renamed_arguments(before, after, removed_keywords, added_keywords, respell)
+        if renamed:
+            added_keywords -= set(renamed.values())
+            pairs = ", ".join(f"{old} to {new}" for old, new in sorted(renamed.items()))
+            items.append(Delta("sync", "launch", f"upstream renamed the keyword {pairs} of its launch of "
+                               f"{after.kernel_normalised} and passes the same value; a name alone asks nothing "
+                               "of the port's launch", upstream, rule="renamed-launch-keyword"))
         derived = _derived_arguments(sorted(added_keywords - set(_normalised_keywords(mine))), derivation)
         if derived:
             added_keywords -= set(derived)
