@@ -113,6 +113,25 @@ RULES = (
          "+SMALL_PART = 'Tesla' in torch.cuda.get_device_name(0)\n"
          "-    BLOCK = 128\n+    BLOCK = 128 if not SMALL_PART else 64",
          "classifier.rules.launch.platform_chosen_launches, .platform_chosen_kernels"),
+    Rule("renamed-launch-keyword", ("IN_SYNC",),
+         "A launch whose kernel no single definition binds (a kernel the launcher picks at run time) that "
+         "renames a keyword with the kernel's parameter, passing the same value (`Out=out` becoming "
+         "`output_ptr=out`, the pair unique by its text), changed a name only: it asks nothing of the port's "
+         "launch, as a renamed parameter at a launch whose kernel binds does not. A new keyword passing "
+         "another value (a caller's) stays `launch-arguments`.",
+         "-    impl[(rows,)](Out=out, X=x, N=n)\n+    impl[(rows,)](output_ptr=out, x_ptr=x, N_SIZE=n)",
+         "classifier.rules.launch._argument_items, ._renamed_arguments"),
+    Rule("splat-unresolved-binding", ("NEEDS_REVIEW",),
+         "A paired launch whose new side binds through a splat of unknown length (`*t.stride()`, the tensor's "
+         "rank fixed nowhere, with a positional argument after it and no keyword fixing the end) may still fill, "
+         "through the splat, any parameter it no longer names where it can be bound: such a parameter is not "
+         "proven dropped, so the port still passing it is for a reader, and it is not one upstream dropped when "
+         "`positional-derived-argument` asks whether the port's launch passes every parameter upstream dropped. "
+         "A launch whose binding resolves (no splat, or a keyword fixing where the splats end) stays "
+         "`launch-arguments`.",
+         "-    k[grid](x=x, n=n, sx=x.stride(0), sy=y.stride(0), flag=f, BLOCK=64)\n"
+         "+    k[grid](x, n, n // 32, *x.stride(), f, *y.stride(), 64)",
+         "classifier.rules.launch._bound_items"),
     Rule("template-argument", ("NEEDS_REVIEW",),
          "An argument a paired C++ launch stopped passing at run time that the launched kernel now takes as a "
          "template argument (`k<iterations><<<grid, block>>>(...)`, the launcher choosing among instantiations) "
@@ -780,6 +799,16 @@ def _argument_items(before, after, mine, port, cross: bool, upstream, index, sco
     items: list[Delta] = []
     if not cross:
         added_keywords = set(_normalised_keywords(after)) - set(_normalised_keywords(before)) - scope
+        # A keyword renamed with the kernel's parameter, passing the same value (``Out=out`` -> ``output=out``),
+        # asks nothing of the port's launch, as where the kernel binds (``_bound_items``).
+        removed_keywords = set(_normalised_keywords(before)) - set(_normalised_keywords(after)) - scope
+        renamed = _renamed_arguments(before, after, removed_keywords, added_keywords, respell)
+        if renamed:
+            added_keywords -= set(renamed.values())
+            pairs = ", ".join(f"{old} to {new}" for old, new in sorted(renamed.items()))
+            items.append(Delta("sync", "launch", f"upstream renamed the keyword {pairs} of its launch of "
+                               f"{after.kernel_normalised} and passes the same value; a name alone asks nothing "
+                               "of the port's launch", upstream, rule="renamed-launch-keyword"))
         derived = _derived_arguments(sorted(added_keywords - set(_normalised_keywords(mine))), derivation)
         if derived:
             added_keywords -= set(derived)
@@ -859,8 +888,12 @@ def _bound_items(before, after, mine, port, cross: bool, upstream, have: tuple[s
     # ``positional-derived-argument``: the port's launch binds its own kernel's parameters exactly, passing every
     # one upstream dropped and none it added, so the port's launch and its kernel are still one pair at
     # upstream's old shape; an argument passed by position is then followed like a keyword.
-    paired = own_kernel and not cross and bool(removed or added) and all(p in have for p in removed) \
-        and not any(p in have for p in added)
+    # A parameter upstream's new launch may still fill through a splat of unknown length (its binding
+    # unresolved past the splat) is not one upstream provably stopped passing: the premise reads only the
+    # parameters it provably dropped.
+    dropped_for_sure = [] if UNRESOLVED in after.bound else removed
+    paired = own_kernel and not cross and bool(dropped_for_sure or added) \
+        and all(p in have for p in dropped_for_sure) and not any(p in have for p in added)
     by_position = (lambda f: (lambda name: f(name, positional=True)) if f and paired else None)
     templated = _now_template_arguments(still, after)
     if templated:
@@ -880,7 +913,17 @@ def _bound_items(before, after, mine, port, cross: bool, upstream, have: tuple[s
     if positional_before:
         still = [p for p in still if p not in positional_before]
         items.append(_positional(_dropped_derived_item(positional_before, kernel, mine, port, upstream)))
-    if still:
+    if still and UNRESOLVED in after.bound:
+        # ``splat-unresolved-binding``: upstream's new launch binds through a splat of unknown length, so it may
+        # still fill these parameters there: not proven dropped.
+        splats = ", ".join(t for slot, t in zip(after.slots, after.texts) if slot in ("*", "**"))
+        items.append(Delta("undecided", "launch",
+                           f"upstream's launch of {kernel} no longer names {', '.join(still)} where it can be bound; "
+                           f"it binds through {splats}, whose length could not be determined, so whether it still "
+                           "passes them is unresolved (the port passes them)",
+                           upstream + [_tree_launch_evidence(port, mine, f"the port still passes {still[0]}")],
+                           rule="splat-unresolved-binding"))
+    elif still:
         items.append(Delta("behind", "launch",
                                 f"upstream stopped passing {', '.join(still)} to {kernel}, the port still passes it",
                                 upstream + [_tree_launch_evidence(port, mine, f"the port still passes {still[0]}")]))
