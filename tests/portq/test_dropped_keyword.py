@@ -21,7 +21,7 @@ HELPERS = '''\
 import torch
 
 
-def run_backward(g, up, {params}BLOCK):
+def run_backward(g, up, {params}BLOCK{rest}):
     dx = torch.empty_like(g)
     dx.copy_(g * up * 2.0)
     return dx
@@ -69,11 +69,11 @@ def grad(state, dy):
 }
 
 
-def _commit(tmp_path, new_params, new_passed):
+def _commit(tmp_path, new_params, new_passed, new_rest=""):
     return classify_commit(tmp_path,
-                           {"ops/helpers.py": HELPERS.format(params="width, "),
+                           {"ops/helpers.py": HELPERS.format(params="width, ", rest=""),
                             "ops/gate.py": OP.format(passed="width=state.width,\n            ")},
-                           {"ops/helpers.py": HELPERS.format(params=new_params),
+                           {"ops/helpers.py": HELPERS.format(params=new_params, rest=new_rest),
                             "ops/gate.py": OP.format(passed=new_passed)}, TREE, MATRIX)
 
 
@@ -98,18 +98,24 @@ def test_a_keyword_dropped_while_the_callee_keeps_the_parameter_stays_flagged(tm
 
 def test_a_keyword_dropped_whose_value_was_a_call_stays_flagged(tmp_path):
     entry = classify_commit(tmp_path,
-                            {"ops/helpers.py": HELPERS.format(params="width, "),
+                            {"ops/helpers.py": HELPERS.format(params="width, ", rest=""),
                              "ops/gate.py": OP.format(passed="width=state.pop(),\n            ")},
-                            {"ops/helpers.py": HELPERS.format(params=""),
+                            {"ops/helpers.py": HELPERS.format(params="", rest=""),
                              "ops/gate.py": OP.format(passed="")}, TREE, MATRIX)
     assert _backward(entry).verdict in FLAGGED, _backward(entry).reason
 
 
 def test_a_keyword_dropped_alongside_another_change_stays_flagged(tmp_path):
     entry = classify_commit(tmp_path,
-                            {"ops/helpers.py": HELPERS.format(params="width, "),
+                            {"ops/helpers.py": HELPERS.format(params="width, ", rest=""),
                              "ops/gate.py": OP.format(passed="width=state.width,\n            ")},
-                            {"ops/helpers.py": HELPERS.format(params=""),
+                            {"ops/helpers.py": HELPERS.format(params="", rest=""),
                              "ops/gate.py": OP.format(passed="").replace("g=dy,", "g=dy * 2,")},
                             TREE, MATRIX)
+    assert _backward(entry).verdict in FLAGGED, _backward(entry).reason
+
+
+def test_a_keyword_dropped_into_a_callee_catch_all_stays_flagged(tmp_path):
+    # the callee still receives the keyword through `**options`, so the call no longer passes it
+    entry = _commit(tmp_path, "", "", new_rest=", **options")
     assert _backward(entry).verdict in FLAGGED, _backward(entry).reason
