@@ -72,8 +72,8 @@ from portq.classifier.rules.builds import BuildRules
 from portq.classifier.rules.moved_lines import MovedLineRules
 from portq.classifier.rules.callee_path import CalleePathRules
 from portq.classifier.rules.computation import same_computation
-from portq.classifier.rules.cosmetic import (attribute_names, caller_renaming, caller_renamings, followed_keywords,
-                                             formatted_alike, keyword_bindings, renamed_locals, renamed_names,
+from portq.classifier.rules.cosmetic import (attribute_names, caller_renaming, caller_renamings, dropped_keywords,
+                                             followed_keywords, formatted_alike, keyword_bindings, renamed_locals, renamed_names,
                                              cpp_renaming, macro_read_names)
 from portq.classifier.rules.cosmetic import cpp_parameter_names
 from portq.classifier.rules.definitions import DefinitionRules
@@ -522,9 +522,10 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
                 return None
         return found, bool(keyword_calls) or any(a.startswith(".") for a, _ in found)
 
-    def _followed_keywords(self, entry: EntryChanges, symbol: TouchedSymbol) -> list[tuple[str, str, str]] | None:
-        """``followed_keywords`` of a Python definition against the files the entry owns; None when a
-        side or a file cannot be read."""
+    def _followed_keywords(self, entry: EntryChanges, symbol: TouchedSymbol,
+                           rule=followed_keywords) -> list[tuple[str, ...]] | None:
+        """``followed_keywords`` (or ``rule``: ``dropped_keywords``) of a Python definition against the
+        files the entry owns; None when a side or a file cannot be read."""
         if language_for_path(symbol.path) != "python":
             return None
         sides = self._both_sides(symbol)
@@ -542,7 +543,7 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
             if table is None or table.tree is None:
                 return None
             trees.append((side, table.tree.root_node))
-        return followed_keywords(sides[0].node, sides[1].node, trees)
+        return rule(sides[0].node, sides[1].node, trees)
 
     def _launcher_renaming(self, symbol: TouchedSymbol) -> dict[str, str] | None:
         """Rule ``renamed-binding``: the consistent renaming of a Python definition's locals that, with
@@ -1320,6 +1321,15 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
                 "its own place in this commit: every call binds the same values, so",
                 evidence, f"keywords renamed with their callees' parameters: "
                 f"{pairs}", pairs)
+        dropped = self._followed_keywords(entry, symbol, dropped_keywords)
+        if dropped:
+            named = ", ".join(f"{callee}({keyword}=)" for callee, keyword in dropped[:4])
+            return self._form_only_verdict(
+                "dropped-keyword", symbol, "cosmetic",
+                f"{symbol.name} differs before and after only by keywords its calls stop passing ({named}), "
+                "each a parameter its callee drops in this commit and each value read without running "
+                "anything: the removal is the callee's, decided there against its port, so",
+                evidence, f"keywords dropped with their callees' parameters: {named}", named)
         aliases = self._module_aliases(symbol)
         if aliases:
             return self._form_only_verdict(

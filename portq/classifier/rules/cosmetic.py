@@ -12,7 +12,9 @@ imports no verdict table and never names a corpus symbol, path or commit.
 
 from __future__ import annotations
 
+import ast
 import re
+import textwrap
 
 from portq.classifier.rules import Rule
 from portq.language.memo import STRINGS, per_definition
@@ -64,6 +66,16 @@ RULES = (
          "classifier.verdicts.SymbolClassifier._renamed_names, classifier.rules.cosmetic.renamed_names, "
          "classifier.rules.cosmetic.keyword_bindings, classifier.rules.cosmetic.caller_renaming, "
          "classifier.rules.cosmetic.followed_keywords, classifier.rules.launch._renamed_arguments"),
+    Rule("dropped-keyword", ("NOT_APPLICABLE",),
+         "A Python definition whose whole change is that its calls stop passing keywords, each a parameter its "
+         "callee (defined once on each side of the files the commit owns, with no `**` catch-all after) drops in "
+         "the same commit, each dropped value a name, an attribute of one or a literal (reading it runs "
+         "nothing), makes no change of its own: the removal is the callee's, decided at the callee against its "
+         "port, so the caller's half is cosmetic. A keyword whose callee keeps the parameter (the call now "
+         "binds its default), a dropped value that calls something, or any other change stays flagged.",
+         "-    dx = run_bwd(g=dy, width=ctx.width, BLOCK=ctx.BLOCK)\n+    dx = run_bwd(g=dy, BLOCK=ctx.BLOCK)  "
+         "(def run_bwd(g, width, BLOCK) → def run_bwd(g, BLOCK) in the same commit)",
+         "classifier.verdicts.SymbolClassifier._followed_keywords, classifier.rules.cosmetic.dropped_keywords"),
     Rule("cosmetic-ast", ("NOT_APPLICABLE",),
          "A Python definition (or class body) with the same AST before and after changed only its formatting.",
          "-    return f(a,\n-             b)\n+    return f(a, b)",
@@ -373,6 +385,60 @@ def followed_keywords(old_node, new_node, trees) -> list[tuple[str, str, str]] |
             return None
         followed.append((callee, a, b))
     return followed
+
+
+def dropped_keywords(old_node, new_node, trees) -> list[tuple[str, str]] | None:
+    """Rule ``dropped-keyword``: the (callee, keyword) of each keyword a Python function's calls stopped
+    passing, when written back into the new side's calls they make it the old side's ``ast`` and each
+    callee, defined once on each side of ``trees`` ((side, root) of the files the commit owns), dropped that
+    parameter (and takes no ``**`` catch-all after); each dropped value a name, an attribute chain on one
+    or a literal. None otherwise."""
+    try:
+        # a node's text starts at its own column: indent its first line as the file does, then dedent
+        old = ast.parse(textwrap.dedent(" " * old_node.start_point[1] + node_text(old_node)))
+        new = ast.parse(textwrap.dedent(" " * new_node.start_point[1] + node_text(new_node)))
+    except (SyntaxError, ValueError):
+        return None
+    definitions = _functions_by_side(trees)
+    dropped: list[tuple[str, str]] = []
+
+    def callee_of(call: ast.Call) -> str | None:
+        function = call.func
+        return function.id if isinstance(function, ast.Name) else \
+            function.attr if isinstance(function, ast.Attribute) else None
+
+    def plain(value: ast.AST) -> bool:
+        while isinstance(value, ast.Attribute):
+            value = value.value
+        return isinstance(value, (ast.Name, ast.Constant))
+
+    for node in ast.walk(old):
+        if not isinstance(node, ast.Call):
+            continue
+        callee = callee_of(node)
+        if callee is None:
+            continue
+        kept = []
+        for keyword in node.keywords:
+            before, after = definitions["old"].get(callee, []), definitions["new"].get(callee, [])
+            if keyword.arg is None or len(before) != 1 or len(after) != 1:
+                kept.append(keyword)
+                continue
+            old_params, new_params = _parameter_list(before[0]), _parameter_list(after[0])
+            name = normalise_name(keyword.arg)
+            parameters = after[0].child_by_field_name("parameters")
+            catch_all = parameters is not None and any(
+                c.type == "dictionary_splat_pattern" for c in parameters.named_children)
+            if name in old_params and name not in new_params and not catch_all:
+                if not plain(keyword.value):
+                    return None
+                dropped.append((callee, keyword.arg))
+                continue
+            kept.append(keyword)
+        node.keywords = kept
+    if not dropped or ast.dump(old) != ast.dump(new):
+        return None
+    return dropped
 
 
 def _functions_by_side(trees) -> dict[str, dict[str, list]]:
