@@ -17,7 +17,14 @@ harmless from the text alone, so they stay flagged (NEEDS_REVIEW):
   operands in the other order (``(w - z).to(tl.float32) * s``, the port
   ``s * (z - q).to(tl.float32)``): a product's operands may be swapped in a
   Triton kernel (``port-has-computed-change`` reads ``s * (q - z)...`` as the
-  new form), a difference's may not.
+  new form), a difference's may not;
+- an additive mask whose bias goes from a large finite value to ``-inf``
+  where the port adds the finite value: the two agree only where every row
+  keeps a live key and no score comes near the bias, which no statement
+  shows (the port holding ``-inf`` is IN_SYNC, ``port-has-renamed-change``);
+- a mask that gains a condition on the rows (``rows[:, None] < n_rows``)
+  where the port masks the keys only: that the extra rows are never stored
+  is a reading of the whole kernel, not of the masked statement.
 """
 from __future__ import annotations
 
@@ -235,3 +242,81 @@ def test_a_computation_the_port_holds_only_with_a_subtractions_operands_swapped_
             dequantise="    weights = (weights - zeros).to(tl.float32) * scales")}),
     ], tree, matrix=DEQUANT_MATRIX)
     assert verdicts[1].verdict in FLAGGED and verdicts[1].verdict != IN_SYNC, verdicts[1].reason
+
+
+SCAN = '''\
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def scan_kernel(q_ptr, k_ptr, out_ptr, n_rows, n_keys, BLOCK: tl.constexpr):
+    rows = tl.arange(0, BLOCK)
+    cols = tl.arange(0, BLOCK)
+    live = cols < n_keys
+    q = tl.load(q_ptr + rows, mask=rows < n_rows, other=0.0)
+    k = tl.load(k_ptr + cols, mask=live, other=0.0)
+    s = q[:, None] * k[None, :]
+{mask}
+    m = tl.max(masked, 1)
+    p = tl.math.exp2(masked - m[:, None])
+    tl.store(out_ptr + rows, tl.sum(p, 1), mask=rows < n_rows)
+'''
+
+PORTED_SCAN = '''\
+import triton
+import triton.language as tl
+
+
+# portq: ports vllm:ops/scan.py::scan_kernel
+@triton.jit
+def keys_kernel(a_ptr, b_ptr, dst_ptr, rows_total, keys_total, TILE: tl.constexpr):
+    r = tl.arange(0, TILE)
+    c = tl.arange(0, TILE)
+    key_ok = c < keys_total
+    a = tl.load(a_ptr + r, mask=r < rows_total, other=0.0)
+    b = tl.load(b_ptr + c, mask=key_ok, other=0.0)
+    t = a[:, None] * b[None, :]
+{mask}
+    top = tl.max(u, 1)
+    e = tl.math.exp2(u - top[:, None])
+    tl.store(dst_ptr + r, tl.sum(e, 1), mask=r < rows_total)
+'''
+
+SCAN_MATRIX = MATRIX.replace('"ops/utils/*.py"]', '"ops/utils/*.py", "ops/scan.py"]')
+FINITE_BIAS = "    masked = s + tl.where(live[None, :], 0.0, -1.0e6)"
+INF_BIAS = "    masked = s + tl.where(live[None, :], 0.0, float(\"-inf\"))"
+KEYS_ONLY = "    masked = tl.where(live[None, :], s, float(\"-inf\"))"
+ROWS_AND_KEYS = "    masked = tl.where((rows[:, None] < n_rows) & live[None, :], s, float(\"-inf\"))"
+
+
+def _scan_history(tmp_path, old, new, port_mask):
+    tree = {**TREE, "kernels/keys.py": PORTED_SCAN.format(mask=port_mask)}
+    verdicts, _ = classify_history(tmp_path, [
+        CommitSpec("base", files={"ops/scan.py": SCAN.format(mask=old)}),
+        CommitSpec("mask the tail", files={"ops/scan.py": SCAN.format(mask=new)}),
+    ], tree, matrix=SCAN_MATRIX)
+    return verdicts[1]
+
+
+def test_a_mask_bias_the_port_already_holds_as_negative_infinity_is_in_sync(tmp_path):
+    entry = _scan_history(tmp_path, FINITE_BIAS, INF_BIAS,
+                          "    u = t + tl.where(key_ok[None, :], 0.0, float(\"-inf\"))")
+    assert entry.verdict == IN_SYNC, entry.reason
+    assert "port-has-renamed-change" in entry.rules, entry.rules
+
+
+def test_a_mask_bias_made_negative_infinity_where_the_port_keeps_the_finite_bias_stays_flagged(tmp_path):
+    # The port adds the large finite bias upstream just replaced: equal only where a row keeps a live key and
+    # no score comes near the bias, which the text does not show.
+    entry = _scan_history(tmp_path, FINITE_BIAS, INF_BIAS,
+                          "    u = t + tl.where(key_ok[None, :], 0.0, -1.0e6)")
+    assert entry.verdict in FLAGGED and entry.verdict != IN_SYNC, entry.reason
+
+
+def test_a_mask_gaining_a_row_condition_the_port_lacks_stays_flagged(tmp_path):
+    # Masking the rows past the query length changes only rows the store drops, but that is a reading of the
+    # whole kernel, not of the masked statement: the port's condition is upstream's old one.
+    entry = _scan_history(tmp_path, KEYS_ONLY, ROWS_AND_KEYS,
+                          "    u = tl.where(key_ok[None, :], t, float(\"-inf\"))")
+    assert entry.verdict in FLAGGED and entry.verdict != IN_SYNC, entry.reason

@@ -5,7 +5,8 @@ call ``fence_proxy(kind="async.shared", space="cta")``, so a kernel that
 replaces one by the other issues the same fence (``documented-equivalent-call``,
 cosmetic). Another proxy kind or space, a name bound to a module of the
 project's own, a local that shadows the module, and another change beside
-the respelling stay flagged.
+the respelling stay flagged, and so do enum arguments respelled as the strings
+the DSL's generated bindings map them to (no source to cite).
 
 Each runs the real ``portq scan`` over a small synthetic history of one commit."""
 from __future__ import annotations
@@ -104,5 +105,14 @@ def test_a_local_shadowing_the_module_stays_flagged(tmp_path):
 def test_another_change_beside_the_respelling_stays_flagged(tmp_path):
     after = UPSTREAM.format(binding=CUTE, fence=NEW_FENCE).replace("z = x + y", "z = x - y")
     verdict = _verdict(tmp_path, after=after)
+    assert verdict.verdict in FLAGGED, _why(verdict)
+    assert "documented-equivalent-call" not in verdict.rules
+
+
+def test_enum_arguments_respelled_as_strings_stay_flagged(tmp_path):
+    # The DSL maps an enum member to its string through generated bindings, not a source the table can cite.
+    verdict = _verdict(tmp_path, old_fence="cute.arch.fence_proxy(cute.arch.ProxyKind.async_shared, "
+                                           "space=cute.arch.SharedSpace.shared_cta)",
+                       new_fence=OLD_FENCE)
     assert verdict.verdict in FLAGGED, _why(verdict)
     assert "documented-equivalent-call" not in verdict.rules
