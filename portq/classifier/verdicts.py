@@ -440,6 +440,19 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
             return []
         return self._cpp_renaming(symbol, old, new, expand) or None
 
+    def _declared_counts(self, symbol: TouchedSymbol, param_scope: set[str]) -> list[str]:
+        """Rule ``declared-count-off``: the declared parameters read as a count (``branches._off_count``) on
+        either side of the definition; empty when none was."""
+        sides = self._both_sides(symbol)
+        if sides is None:
+            return []
+        off = _scope_names(param_scope)
+        found: set[str] = set()
+        for side in sides:
+            expand = branches.declared_off_expander(side.node, off)
+            found |= set(getattr(expand, "counted", ()))
+        return sorted(found)
+
     def _cpp_renaming(self, symbol: TouchedSymbol, old: Signature, new: Signature,
                       expand=(None, None)) -> list[tuple[str, str]] | None:
         """Rule ``cpp-alpha-equivalence``: the renamings of a C/C++ definition's parameters and locals that,
@@ -1531,9 +1544,15 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
         if branched is not None:
             names = ", ".join(sorted(param_scope))
             pairs = ", ".join(f"{a} → {b}" for a, b in branched[:4])
-            return self._base("declared-branch-off", symbol, NOT_APPLICABLE, "not-carried", "body",
+            counts = self._declared_counts(symbol, param_scope)
+            return self._base("declared-count-off" if counts else "declared-branch-off", symbol, NOT_APPLICABLE,
+                              "not-carried", "body",
                               f"with {names}, which the tree declares not carried, read as absent (false, a null "
-                              f"pointer), the branches they decide taken and what only those branches read left out"
+                              f"pointer"
+                              + (f"; {', '.join(counts)} a count of none or one, so compared with a literal where "
+                                 "both agree, a block the branch taken leaves read as its statements and a local "
+                                 "declared bare then stored declared at its store" if counts else "")
+                              + "), the branches they decide taken and what only those branches read left out"
                               + (f", and its parameters and locals renamed consistently ({pairs}), const aside"
                                  if branched else "")
                               + f", {symbol.name} is the same before and after, so not-carried rather than "

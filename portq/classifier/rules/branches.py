@@ -351,6 +351,22 @@ RULES = (
          "(`peak` declared not carried; `has_peak = (peak != nullptr)`)",
          "classifier.rules.branches.declared_off_expander, "
          "classifier.verdicts.SymbolClassifier._declared_branches_off"),
+    Rule("declared-count-off", ("NOT_APPLICABLE",),
+         "When `declared-branch-off` reads a C/C++ parameter the tree declares not carried as absent, a count "
+         "so read is none (0) or one (nothing to split, the value the port's missing feature takes): compared "
+         "with a non-negative integer literal it is decided where both readings agree (`n > 1` false, "
+         "`n <= 1` true; `n > 0` stays undecided). Once the branches so decided are replaced by the branch taken, "
+         "a block (`{ … }`) that is a whole branch taken is read as its statements when no name declared "
+         "directly in it is named anywhere outside it, and a local declared with no value (`int at;`) whose "
+         "first live mention is a plain store `at = value;` (the value not naming it) in the same block, or "
+         "in a block so laid into it, is read as declared with that value at the store. The same tokens "
+         "before and after then: not-carried. A comparison the two readings disagree on, a local read "
+         "before its store, or a change on the path taken stays flagged.",
+         "-    int at;\n-    if (n_parts > 1) { at = pos + part * len / 2; }\n"
+         "-    else { int base = s[b]; at = pos + base; }\n+    int base = s[b];\n+    int at = pos + base;\n"
+         "+    if (n_parts > 1) { at += part * len / 2; }   (n_parts, part declared not carried)",
+         "classifier.rules.branches._off_count, classifier.rules.branches._flattened_blocks, "
+         "classifier.rules.branches._merged_declarations, classifier.verdicts.SymbolClassifier._declared_counts"),
     Rule("lacked-branch-nested", ("NOT_APPLICABLE",),
          "A Python definition nested in a ported one (a grid function defined inside the host), changed by a "
          "commit that also changes the enclosing definition, where the enclosing definition is the same before and "
@@ -1963,19 +1979,21 @@ def _is_null(node) -> bool:
                                  or (node.type == "number_literal" and _text(node) == "0"))
 
 
-def _off_value(node, off: set[str], known: dict[str, bool]) -> bool | None:
+def _off_value(node, off: set[str], known: dict[str, bool], counted: list | None = None) -> bool | None:
     """The value of a C/C++ condition with every parameter in ``off`` (normalised) absent: read as false, and
     as a null pointer in a null test (``p != nullptr`` false, ``p == nullptr`` true); a local in ``known`` is its
-    value. ``!``, ``&&``, ``||`` and parentheses are evaluated three-valued; None when it is not decided."""
+    value. ``!``, ``&&``, ``||`` and parentheses are evaluated three-valued; None when it is not decided. A
+    count compared with a literal is decided where none and one agree (``_off_count``); ``counted`` (a list)
+    then records the count's name."""
     if node is None:
         return None
     kind = node.type
     if kind == "condition_clause":
-        return _off_value(node.child_by_field_name("value"), off, known)
+        return _off_value(node.child_by_field_name("value"), off, known, counted)
     if kind == "parenthesized_expression" and node.named_child_count == 1:
-        return _off_value(node.named_children[0], off, known)
+        return _off_value(node.named_children[0], off, known, counted)
     if kind == "unary_expression" and _text(node.child_by_field_name("operator") or node.children[0]) == "!":
-        inner = _off_value(node.child_by_field_name("argument"), off, known)
+        inner = _off_value(node.child_by_field_name("argument"), off, known, counted)
         return None if inner is None else not inner
     if kind == "binary_expression":
         operator = _text(node.child_by_field_name("operator"))
@@ -1986,7 +2004,9 @@ def _off_value(node, off: set[str], known: dict[str, bool]) -> bool | None:
                         and normalise_name(_text(name)) in off and _is_null(other):
                     return operator == "=="
             return None
-        a, b = _off_value(left, off, known), _off_value(right, off, known)
+        if operator in _COUNT_SIDES:
+            return _off_count(left, operator, right, off, known, counted)
+        a, b = _off_value(left, off, known, counted), _off_value(right, off, known, counted)
         if operator == "&&":
             return False if a is False or b is False else (True if a and b else None)
         if operator == "||":
@@ -1998,6 +2018,31 @@ def _off_value(node, off: set[str], known: dict[str, bool]) -> bool | None:
         return False if normalise_name(_text(node)) in off else None
     if kind in ("true", "false"):
         return kind == "true"
+    return None
+
+
+# A count compared with a literal, written with the count on the left: the operator, mirrored when on the right.
+_COUNT_SIDES = {">": "<", "<": ">", ">=": "<=", "<=": ">="}
+
+
+def _off_count(left, operator: str, right, off: set[str], known: dict[str, bool], counted: list | None) -> bool | None:
+    """Rule ``declared-count-off``: ``COUNT OP LITERAL`` (either way round) for a parameter in ``off``, a
+    non-negative integer literal, decided when the count's two readings as absent, none (0) and one (nothing
+    to split), give the same answer (``n > 1`` false, ``n <= 1`` true, ``n > 0`` not decided); None otherwise."""
+    for name, other, op in ((left, right, operator), (right, left, _COUNT_SIDES[operator])):
+        if name is None or other is None or name.type != "identifier" or _text(name) in known \
+                or normalise_name(_text(name)) not in off or other.type != "number_literal":
+            continue
+        literal = _text(other).rstrip("uUlL")
+        if not literal.isdigit():
+            return None
+        bound = int(literal)
+        answers = {{">": v > bound, "<": v < bound, ">=": v >= bound, "<=": v <= bound}[op] for v in (0, 1)}
+        if len(answers) != 1:
+            return None
+        if counted is not None:
+            counted.append(_text(name))
+        return answers.pop()
     return None
 
 
@@ -2098,6 +2143,7 @@ def declared_off_expander(node, off: set[str]):
     effects, around nothing left. None when nothing is decided."""
     body = node
     known: dict[str, bool] = {}
+    counted: list[str] = []
     assigned = _assigned_names(body)
     declarations: set[int] = set()
     for _ in range(3):
@@ -2127,7 +2173,7 @@ def declared_off_expander(node, off: set[str]):
         if current.type == "if_statement":
             if _type_keyed_off(current, types):
                 return []
-            decided = _off_value(current.child_by_field_name("condition"), off, known)
+            decided = _off_value(current.child_by_field_name("condition"), off, known, counted)
             if decided is None:
                 return None
             alternative = current.child_by_field_name("alternative")
@@ -2137,7 +2183,7 @@ def declared_off_expander(node, off: set[str]):
                 return []
             return [c for c in alternative.named_children if c.type != "comment"]
         if current.type == "conditional_expression":
-            decided = _off_value(current.child_by_field_name("condition"), off, known)
+            decided = _off_value(current.child_by_field_name("condition"), off, known, counted)
             if decided is None:
                 return None
             return [current.child_by_field_name("consequence" if decided else "alternative")]
@@ -2213,13 +2259,27 @@ def declared_off_expander(node, off: set[str]):
             dead |= {w.id for w in writes}
     if not known and not pruned and not dead:
         return None
+    flat = _flattened_blocks(body, taken, live) if counted else set()
+    merged = _merged_declarations(body, flat, live) if counted else {}
+    stores = {store.id: declaration for declaration, store in merged.values()}
 
     def expand(current):
-        if current.id in declarations or current.id in dead:
+        if current.id in declarations or current.id in dead or current.id in merged:
             return []
+        if current.id in stores:
+            declaration = stores[current.id]
+            kind = declaration.child_by_field_name("type")
+            prefix = [c for c in declaration.children if c.end_byte <= kind.end_byte and c.type != "comment"]
+            return prefix + [c for c in current.children]
         kept = taken(current)
         if kept is not None:
-            return [k for k in kept if k is not None]
+            out = []
+            for k in kept:
+                if k is not None and k.id in flat:
+                    out.extend(k.children[1:-1])
+                elif k is not None:
+                    out.append(k)
+            return out
         if current.type == "if_statement" and current.child_by_field_name("alternative") is None \
                 and _only_pure_calls(current.child_by_field_name("condition")):
             consequence = current.child_by_field_name("consequence")
@@ -2229,7 +2289,84 @@ def declared_off_expander(node, off: set[str]):
             return ["true" if known[_text(current)] else "false"]
         return None
 
+    expand.counted = sorted(set(counted))  # type: ignore[attr-defined]
     return expand
+
+
+def _flattened_blocks(body, taken, live) -> set[int]:
+    """Rule ``declared-count-off``: the ids of the blocks (``{ … }``) that are the whole branch a decided
+    ``if`` takes, where no name declared directly in the block is named anywhere outside it: its statements
+    then mean what they meant inside it."""
+    flat: set[int] = set()
+    for current in _walk(body):
+        if current.type != "if_statement" or not live(current):
+            continue
+        for kept in taken(current) or []:
+            if kept is None or kept.type != "compound_statement":
+                continue
+            names = {_text(d) for child in kept.named_children if child.type == "declaration"
+                     for d in _declared_identifiers(child)}
+            if any(n.type == "identifier" and _text(n) in names
+                   and not (kept.start_byte <= n.start_byte and n.end_byte <= kept.end_byte) for n in _walk(body)):
+                continue
+            flat.add(kept.id)
+    return flat
+
+
+def _declared_identifiers(declaration) -> list:
+    found = []
+    kind = declaration.child_by_field_name("type")
+    for child in declaration.named_children:
+        target = child.child_by_field_name("declarator") if child.type == "init_declarator" else child
+        if target is not None and target.type == "identifier" and (kind is None or child.id != kind.id):
+            found.append(target)
+    return found
+
+
+def _merged_declarations(body, flat: set[int], live) -> dict:
+    """Rule ``declared-count-off``: declaration id -> (declaration, store) for each live local declared with no
+    value (``int at;``, one name) whose first live mention after it is a plain store ``at = value;`` (the value
+    not naming it) in the same block, or in a block ``flat`` lays into it: the local is then declared with that
+    value where it is stored."""
+    merged: dict = {}
+    mentions: dict[str, list] = {}
+    for current in _walk(body):
+        if current.type == "identifier" and live(current):
+            mentions.setdefault(_text(current), []).append(current)
+    for current in _walk(body):
+        if current.type != "declaration" or not live(current) or current.parent is None \
+                or current.parent.type != "compound_statement":
+            continue
+        kind = current.child_by_field_name("type")
+        declarators = [c for c in current.named_children if kind is None or c.id != kind.id]
+        if len(declarators) != 1 or declarators[0].type != "identifier" or kind is None:
+            continue
+        name = _text(declarators[0])
+        later = sorted((m for m in mentions.get(name, []) if m.start_byte > current.end_byte), key=lambda m: m.start_byte)
+        if not later:
+            continue
+        first = later[0]
+        assignment = first.parent
+        if assignment is None or assignment.type != "assignment_expression" \
+                or assignment.child_by_field_name("left") is None or assignment.child_by_field_name("left").id != first.id \
+                or _text(assignment.child_by_field_name("operator") or assignment.children[1]) != "=":
+            continue
+        statement = assignment.parent
+        if statement is None or statement.type != "expression_statement" or statement.named_child_count != 1:
+            continue
+        right = assignment.child_by_field_name("right")
+        if right is None or any(n.type == "identifier" and _text(n) == name for n in _walk(right)):
+            continue
+        block = statement.parent
+        while block is not None and block.id != current.parent.id and block.id in flat:
+            up = block.parent  # the flattened block's ``else``, the ``if`` that took it, then the block around that
+            if up is not None and up.type == "else_clause":
+                up = up.parent
+            block = up.parent if up is not None and up.type == "if_statement" else None
+        if block is None or block.id != current.parent.id:
+            continue
+        merged[current.id] = (current, statement)
+    return merged
 
 
 # --- Python: values stored only for what the port does not carry --------------------
