@@ -453,6 +453,21 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
             found |= set(getattr(expand, "counted", ()))
         return sorted(found)
 
+    def _declared_stores(self, symbol: TouchedSymbol, param_scope: set[str]) -> bool:
+        """Rule ``declared-stores``: whether a C/C++ definition, each side read with the parameters the tree
+        declares not carried absent (``branches.declared_off_expander``, something decided), stores the same
+        values before and after (``branches.same_stores``)."""
+        if language_for_path(symbol.path) != "cpp" or not param_scope or symbol.change != "modified":
+            return False
+        sides = self._both_sides(symbol)
+        if sides is None or sides[0].node.has_error or sides[1].node.has_error:
+            return False
+        off = _scope_names(param_scope)
+        expand = (branches.declared_off_expander(sides[0].node, off), branches.declared_off_expander(sides[1].node, off))
+        if not all(expand):
+            return False
+        return branches.same_stores(sides[0].node, expand[0], sides[1].node, expand[1])
+
     def _cpp_renaming(self, symbol: TouchedSymbol, old: Signature, new: Signature,
                       expand=(None, None)) -> list[tuple[str, str]] | None:
         """Rule ``cpp-alpha-equivalence``: the renamings of a C/C++ definition's parameters and locals that,
@@ -1560,6 +1575,18 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
                               evidence + [new_side_evidence(symbol, Kind.NOT_CARRIED,
                                                             f"the change only concerns what {names}, declared not "
                                                             "carried (absent), decide", sorted(param_scope)[0])])
+        if branched is None and self._declared_stores(symbol, param_scope):
+            names = ", ".join(sorted(param_scope))
+            return self._base("declared-stores", symbol, NOT_APPLICABLE, "not-carried", "body",
+                              f"with {names}, which the tree declares not carried, read as absent (false, a null "
+                              "pointer) and the branches they decide taken, every run of straight-line statements "
+                              f"where {symbol.name}'s sides still differ leaves each place it writes with the same "
+                              "value (evaluated symbolically), so the change only reorganised how the path the port "
+                              "runs computes it, or lies in the path it lacks: not-carried rather than NEEDS_REVIEW",
+                              evidence + [new_side_evidence(symbol, Kind.NOT_CARRIED,
+                                                            f"the change only concerns what {names}, declared not "
+                                                            "carried (absent), decide, and stores the same values "
+                                                            "on the path taken", sorted(param_scope)[0])])
         switched = self._lacked_switch_flags(symbol, definition)
         if switched:
             names = ", ".join(switched[:4])

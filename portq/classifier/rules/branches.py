@@ -367,6 +367,21 @@ RULES = (
          "+    if (n_parts > 1) { at += part * len / 2; }   (n_parts, part declared not carried)",
          "classifier.rules.branches._off_count, classifier.rules.branches._flattened_blocks, "
          "classifier.rules.branches._merged_declarations, classifier.verdicts.SymbolClassifier._declared_counts"),
+    Rule("declared-stores", ("NOT_APPLICABLE",),
+         "A C/C++ definition whose sides, each read as `declared-branch-off` reads it (something decided), still "
+         "differ is compared block by block: statements that match token for token are kept, an `if` or loop "
+         "whose head matches is compared inside, and each remaining run of straight-line statements "
+         "(declarations, plain and compound stores to names, elements or members, `if`/`else`, nested blocks; "
+         "pure math only) is evaluated symbolically (a branch's stores merged as `cond ? a : b`, a store to a "
+         "typed local converted to its type unless the value has it already). Every place a run writes, less "
+         "the locals it declares and the rest never names, holding the same value on both sides: the change "
+         "only reorganised the path the port runs: not-carried. A loop, a call with effects, an array written "
+         "under two spellings, an index the run writes, a local read before its store, or a different value "
+         "stays flagged.",
+         "-    if (m) { v = a + b; } else { if (OFF && k > t) { v = NEG; } else { v = a; } }\n"
+         "+    float t; if (OFF && k > t) { t = NEG; } else { t = a; if (m) { t += b; } }\n+    v = t;   "
+         "(OFF declared not carried)",
+         "classifier.rules.branches.same_stores, classifier.verdicts.SymbolClassifier._declared_stores"),
     Rule("lacked-branch-nested", ("NOT_APPLICABLE",),
          "A Python definition nested in a ported one (a grid function defined inside the host), changed by a "
          "commit that also changes the enclosing definition, where the enclosing definition is the same before and "
@@ -3235,3 +3250,288 @@ def same_on_live_branch(before, after, macros: set[str], tokens=None) -> list[tu
     if shape(live_branch_tokens(before, macros, live_before)) != shape(live_branch_tokens(after, macros, live_after)):
         return None
     return sorted({(kept, condition) for _, kept, condition, _ in (*live_before.values(), *live_after.values())})
+
+
+# --- C/C++: the same stores once the branches a declaration decides are taken ----------------------------
+
+
+class _NotStraight(Exception):
+    """A run of statements ``same_stores`` does not evaluate (a loop, a call with effects, an alias)."""
+
+
+_FLOAT_SUFFIX = re.compile(r"^[0-9.]+(?:[eE][-+]?[0-9]+)?[fF]$")
+
+
+def _expanded_body(node, expand):
+    """The body of the C/C++ definition ``node`` as ``expand`` reads it, parsed afresh; None on a parse error."""
+    from portq.language.symbols import parse
+
+    tokens = comment_free_tokens(node, expand=expand)
+    tree = parse(" ".join(tokens).encode(), "cpp")
+    if tree.root_node.has_error:
+        return None
+    for current in _walk(tree.root_node):
+        if current.type == "function_definition":
+            return current.child_by_field_name("body")
+    return None
+
+
+def same_stores(old_node, old_expand, new_node, new_expand) -> bool:
+    """Rule ``declared-stores``: whether the C/C++ definitions ``old_node`` and ``new_node``, each read as its
+    ``expand`` (``declared_off_expander``) reads it, store the same values: their bodies match token for token
+    except, inside blocks whose other statements match, for runs of straight-line statements (declarations,
+    plain and compound stores, ``if``/``else``, nested blocks; pure math only) that leave every place they
+    write outside their own locals with the same value, evaluated symbolically (a branch's stores merged as
+    ``cond ? a : b``, a store to a typed local converted to its type unless the value has it already). A loop,
+    a call with effects, a place written under two spellings of one array, an index that moves, or a local
+    read before it is stored is not evaluated: not the same."""
+    old_body, new_body = _expanded_body(old_node, old_expand), _expanded_body(new_node, new_expand)
+    if old_body is None or new_body is None:
+        return False
+    try:
+        return _same_node(old_body, new_body)
+    except _NotStraight:
+        return False
+
+
+def _tokens(node) -> list[str]:
+    return comment_free_tokens(node)
+
+
+def _same_node(old, new) -> bool:
+    if _tokens(old) == _tokens(new):
+        return True
+    if old.type != new.type:
+        return False
+    if old.type == "compound_statement":
+        return _same_block(old, new)
+    body_field = {"for_statement": "body", "while_statement": "body", "if_statement": None}.get(old.type, "")
+    if body_field == "":
+        return False
+    if old.type == "if_statement":
+        if _tokens(old.child_by_field_name("condition")) != _tokens(new.child_by_field_name("condition")):
+            return False
+        parts = [("consequence",), ("alternative",)]
+        for (name,) in parts:
+            a, b = old.child_by_field_name(name), new.child_by_field_name(name)
+            if (a is None) != (b is None) or (a is not None and not _same_node(a, b)):
+                return False
+        return True
+    a, b = old.child_by_field_name(body_field), new.child_by_field_name(body_field)
+    head = lambda n, body: [t for c in n.children if c.id != body.id for t in _tokens(c)]  # noqa: E731
+    return a is not None and b is not None and head(old, a) == head(new, b) and _same_node(a, b)
+
+
+def _statements(block) -> list:
+    return [c for c in block.named_children if c.type != "comment"]
+
+
+def _same_block(old, new) -> bool:
+    a, b = _statements(old), _statements(new)
+    start = 0
+    while start < min(len(a), len(b)) and _tokens(a[start]) == _tokens(b[start]):
+        start += 1
+    end = 0
+    while end < min(len(a), len(b)) - start and _tokens(a[len(a) - 1 - end]) == _tokens(b[len(b) - 1 - end]):
+        end += 1
+    middle_a, middle_b = a[start:len(a) - end], b[start:len(b) - end]
+    if len(middle_a) == len(middle_b) and all(_same_node(x, y) for x, y in zip(middle_a, middle_b)):
+        return True
+    suffix = {t for s in a[len(a) - end:] for t in _tokens(s)}
+    runs = []
+    for run in (middle_a, middle_b):
+        state = _Run()
+        for statement in run:
+            state.statement(statement)
+        runs.append(state)
+    visible = (runs[0].declared | runs[1].declared) & suffix  # the run's locals the matching rest still reads
+    if any(name not in run.declared for name in visible for run in runs) \
+            or any(runs[0].types[name] != runs[1].types[name] for name in visible):
+        return False
+    kept = [{k: v for k, v in run.env.items() if k not in run.declared or k in visible} for run in runs]
+    for key in set(kept[0]) | set(kept[1]):
+        values = [env.get(key, ("in", key)) for env in kept]
+        if any(_reads_undefined(v) for v in values) or values[0] != values[1]:
+            return False
+    return True
+
+
+def _reads_undefined(value) -> bool:
+    if isinstance(value, tuple):
+        return value[:1] == ("undef",) or any(_reads_undefined(v) for v in value[1:])
+    return False
+
+
+class _Run:
+    """The symbolic state of a run of straight-line C/C++ statements: place -> value, with the types of the
+    locals it declares."""
+
+    def __init__(self):
+        self.env: dict[str, tuple] = {}
+        self.types: dict[str, str] = {}
+        self.declared: set[str] = set()
+        self.bases: dict[str, str] = {}  # array or object name -> the one spelling of it written
+
+    def statement(self, node):
+        kind = node.type
+        if kind == "comment":
+            return
+        if kind == "declaration":
+            self.declaration(node)
+        elif kind == "expression_statement" and node.named_child_count == 1 \
+                and node.named_children[0].type == "assignment_expression":
+            self.store(node.named_children[0])
+        elif kind == "compound_statement":
+            self.block(node)
+        elif kind == "if_statement":
+            self.branch(node)
+        else:
+            raise _NotStraight(kind)
+
+    def block(self, node):
+        before = set(self.declared)
+        for statement in _statements(node):
+            self.statement(statement)
+        inner = self.declared - before
+        for name in inner:  # the block's own locals end with it
+            self.env.pop(name, None)
+            self.types.pop(name, None)
+        self.declared = before
+
+    def branch(self, node):
+        condition = node.child_by_field_name("condition")
+        if condition is None or node.child_by_field_name("initializer") is not None:
+            raise _NotStraight("if")
+        test = self.value(condition.child_by_field_name("value") or condition)
+        results = []
+        for field in ("consequence", "alternative"):
+            part = node.child_by_field_name(field)
+            fork = _Run()
+            fork.env, fork.types, fork.declared, fork.bases = dict(self.env), dict(self.types), set(self.declared), dict(self.bases)
+            if part is not None:
+                for statement in ([c for c in part.named_children] if part.type == "else_clause" else [part]):
+                    fork.statement(statement)
+            results.append(fork)
+        for key in set(results[0].env) | set(results[1].env):
+            a = results[0].env.get(key, self.env.get(key, ("in", key)))
+            b = results[1].env.get(key, self.env.get(key, ("in", key)))
+            self.env[key] = a if a == b else ("?", test, a, b)
+        for fork in results:
+            for base, spelling in fork.bases.items():
+                if self.bases.setdefault(base, spelling) != spelling:
+                    raise _NotStraight("alias")
+
+    def declaration(self, node):
+        kind = node.child_by_field_name("type")
+        if kind is None:
+            raise _NotStraight("declaration")
+        type_text = " ".join(_tokens(kind))
+        for child in node.named_children:
+            if child.id == kind.id or child.type in ("type_qualifier", "storage_class_specifier", "comment"):
+                continue
+            if child.type == "identifier":
+                name, value = _text(child), ("undef", _text(child))
+            elif child.type == "init_declarator" and child.child_by_field_name("declarator") is not None \
+                    and child.child_by_field_name("declarator").type == "identifier" \
+                    and child.child_by_field_name("value") is not None:
+                name = _text(child.child_by_field_name("declarator"))
+                value = self.converted(type_text, self.value(child.child_by_field_name("value")))
+            else:
+                raise _NotStraight("declarator")
+            if name in self.env or name in self.bases:
+                raise _NotStraight("shadow")
+            self.env[name], self.types[name] = value, type_text
+            self.declared.add(name)
+
+    def place(self, node) -> str:
+        """The key of a place written or read: a name, or an element or member whose indices name nothing
+        the run writes; an array written under one spelling only."""
+        if node.type == "identifier":
+            return _text(node)
+        if node.type in ("subscript_expression", "field_expression"):
+            names = [_text(n) for n in _walk(node) if n.type == "identifier"]
+            if _base_name(node) is None or any(n in self.env for n in names) or not _only_pure_calls(node):
+                raise _NotStraight("place")
+            return " ".join(_tokens(node))
+        raise _NotStraight("place")
+
+    def store(self, assignment):
+        left, right = assignment.child_by_field_name("left"), assignment.child_by_field_name("right")
+        operator = _text(assignment.child_by_field_name("operator") or assignment.children[1])
+        key = self.place(left)
+        if left.type != "identifier":
+            base = _base_name(left)
+            if self.bases.setdefault(base, key) != key:
+                raise _NotStraight("alias")
+        value = self.value(right)
+        if operator != "=":
+            if operator not in ("+=", "-=", "*=", "/="):
+                raise _NotStraight(operator)
+            value = (operator[0], self.read(key, left), value)
+        if key in self.types:
+            value = self.converted(self.types[key], value)
+        self.env[key] = value
+
+    def read(self, key, node):
+        if key in self.env:
+            return self.env[key]
+        if node.type != "identifier":
+            base = _base_name(node)
+            if base in self.bases and self.bases[base] != key:
+                raise _NotStraight("alias")
+        return ("in", key)
+
+    def converted(self, type_text: str, value):
+        return value if _type_of(value) == type_text.replace(" ", "") else ("conv", type_text, value)
+
+    def value(self, node):
+        kind = node.type
+        if kind == "parenthesized_expression" and node.named_child_count == 1:
+            return self.value(node.named_children[0])
+        if kind in ("identifier", "subscript_expression", "field_expression"):
+            return self.read(self.place(node), node)
+        if kind == "number_literal":
+            return ("lit", _text(node))
+        if kind in ("true", "false", "null", "nullptr"):
+            return ("lit", kind)
+        if kind == "cast_expression":
+            return ("cast", " ".join(_tokens(node.child_by_field_name("type"))), self.value(node.child_by_field_name("value")))
+        if kind == "binary_expression":
+            return (_text(node.child_by_field_name("operator")), self.value(node.child_by_field_name("left")),
+                    self.value(node.child_by_field_name("right")))
+        if kind == "unary_expression":
+            return ("u" + _text(node.child_by_field_name("operator")), self.value(node.child_by_field_name("argument")))
+        if kind == "conditional_expression":
+            return ("?", self.value(node.child_by_field_name("condition")),
+                    self.value(node.child_by_field_name("consequence")), self.value(node.child_by_field_name("alternative")))
+        if kind == "call_expression":
+            function = node.child_by_field_name("function")
+            if function is None or function.type != "identifier" or _text(function) not in _PURE_MATH:
+                raise _NotStraight("call")
+            arguments = node.child_by_field_name("arguments")
+            return ("call", _text(function)) + tuple(self.value(a) for a in arguments.named_children if a.type != "comment")
+        raise _NotStraight(kind)
+
+
+def _base_name(node) -> str | None:
+    """The array or object a subscript or member expression reads (``val`` of ``val[i][j]``), or None."""
+    while node is not None and node.type in ("subscript_expression", "field_expression"):
+        node = node.child_by_field_name("argument")
+    return _text(node) if node is not None and node.type == "identifier" else None
+
+
+def _type_of(value) -> str | None:
+    """The C/C++ type of a symbolic value where it is plain: a cast's or conversion's, a ``float`` literal's,
+    and ``float`` arithmetic of two ``float`` operands; None otherwise."""
+    head = value[0]
+    if head in ("cast", "conv"):
+        return value[1].replace(" ", "")
+    if head == "lit" and _FLOAT_SUFFIX.match(value[1]):
+        return "float"
+    if head in ("+", "-", "*", "/") and len(value) == 3:
+        a, b = _type_of(value[1]), _type_of(value[2])
+        return a if a == b == "float" else None
+    if head == "?":
+        a, b = _type_of(value[2]), _type_of(value[3])
+        return a if a == b else None
+    return None
