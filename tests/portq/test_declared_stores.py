@@ -124,3 +124,10 @@ def test_a_conversion_the_value_did_not_have_is_flagged(tmp_path):
 
 def test_a_store_to_another_element_is_flagged(tmp_path):
     _flagged(_scan(tmp_path, after=AFTER.replace("val[j] = t;", "val[0] = t;")))
+
+
+def test_a_store_through_one_pointer_moved_before_a_load_through_another_is_flagged(tmp_path):
+    # out and x may be one buffer: zeroing out[j] before reading x is not zeroing it after
+    before = BEFORE.replace("        top = fmaxf(top, val[j]);\n", "        top = fmaxf(top, val[j]);\n        out[j] = 0.0f;\n")
+    after = AFTER.replace("        float t;\n", "        out[j] = 0.0f;\n        float t;\n")
+    _flagged(_scan(tmp_path, after=after, before=before))

@@ -375,8 +375,11 @@ RULES = (
          "pure math only) is evaluated symbolically (a branch's stores merged as `cond ? a : b`, a store to a "
          "typed local converted to its type unless the value has it already). Every place a run writes, less "
          "the locals it declares and the rest never names, holding the same value on both sides: the change "
-         "only reorganised the path the port runs: not-carried. A loop, a call with effects, an array written "
-         "under two spellings, an index the run writes, a local read before its store, or a different value "
+         "only reorganised the path the port runs: not-carried. Elements of two places are taken to be "
+         "distinct only where one is a local array no pointer names (each mention indexed, never under `&`, or "
+         "passed to a call whose result is dropped); a reference local evaluates nothing. A loop, a call with "
+         "effects, an array written under two spellings, a store through one pointer beside a store or load "
+         "through another, an index the run writes, a local read before its store, or a different value "
          "stays flagged.",
          "-    if (m) { v = a + b; } else { if (OFF && k > t) { v = NEG; } else { v = a; } }\n"
          "+    float t; if (OFF && k > t) { t = NEG; } else { t = a; if (m) { t += b; } }\n+    v = t;   "
@@ -3288,23 +3291,57 @@ def same_stores(old_node, old_expand, new_node, new_expand) -> bool:
     old_body, new_body = _expanded_body(old_node, old_expand), _expanded_body(new_node, new_expand)
     if old_body is None or new_body is None:
         return False
+    if any(n.type == "reference_declarator" for body in (old_body, new_body) for n in _walk(body)):
+        return False  # a reference local may name any place: no run is evaluated
+    arrays = _local_arrays(old_body) & _local_arrays(new_body)
     try:
-        return _same_node(old_body, new_body)
+        return _same_node(old_body, new_body, arrays)
     except _NotStraight:
         return False
+
+
+def _local_arrays(body) -> set[str]:
+    """The arrays ``body`` declares (``float val[4];``) that no pointer can name: each other mention is indexed
+    (never under ``&``) or passed straight to a call whose result is discarded. No other place aliases them."""
+    declared: dict[str, int] = {}
+    for current in _walk(body):
+        if current.type == "array_declarator":
+            inner = current.child_by_field_name("declarator")
+            while inner is not None and inner.type == "array_declarator":
+                inner = inner.child_by_field_name("declarator")
+            if inner is not None and inner.type == "identifier":
+                declared[_text(inner)] = inner.id
+    arrays = set(declared)
+    for current in _walk(body):
+        if current.type != "identifier" or _text(current) not in declared or current.id == declared[_text(current)]:
+            continue
+        up = current
+        while up.parent is not None and up.parent.type == "subscript_expression" \
+                and up.parent.child_by_field_name("argument") is not None \
+                and up.parent.child_by_field_name("argument").id == up.id:
+            up = up.parent
+        if up.id != current.id:
+            if up.parent is None or up.parent.type != "pointer_expression":
+                continue
+        elif up.parent is not None and up.parent.type == "argument_list" and up.parent.parent is not None \
+                and up.parent.parent.type == "call_expression" and up.parent.parent.parent is not None \
+                and up.parent.parent.parent.type == "expression_statement":
+            continue
+        arrays.discard(_text(current))
+    return arrays
 
 
 def _tokens(node) -> list[str]:
     return comment_free_tokens(node)
 
 
-def _same_node(old, new) -> bool:
+def _same_node(old, new, arrays: set[str]) -> bool:
     if _tokens(old) == _tokens(new):
         return True
     if old.type != new.type:
         return False
     if old.type == "compound_statement":
-        return _same_block(old, new)
+        return _same_block(old, new, arrays)
     body_field = {"for_statement": "body", "while_statement": "body", "if_statement": None}.get(old.type, "")
     if body_field == "":
         return False
@@ -3314,19 +3351,19 @@ def _same_node(old, new) -> bool:
         parts = [("consequence",), ("alternative",)]
         for (name,) in parts:
             a, b = old.child_by_field_name(name), new.child_by_field_name(name)
-            if (a is None) != (b is None) or (a is not None and not _same_node(a, b)):
+            if (a is None) != (b is None) or (a is not None and not _same_node(a, b, arrays)):
                 return False
         return True
     a, b = old.child_by_field_name(body_field), new.child_by_field_name(body_field)
     head = lambda n, body: [t for c in n.children if c.id != body.id for t in _tokens(c)]  # noqa: E731
-    return a is not None and b is not None and head(old, a) == head(new, b) and _same_node(a, b)
+    return a is not None and b is not None and head(old, a) == head(new, b) and _same_node(a, b, arrays)
 
 
 def _statements(block) -> list:
     return [c for c in block.named_children if c.type != "comment"]
 
 
-def _same_block(old, new) -> bool:
+def _same_block(old, new, arrays: set[str]) -> bool:
     a, b = _statements(old), _statements(new)
     start = 0
     while start < min(len(a), len(b)) and _tokens(a[start]) == _tokens(b[start]):
@@ -3335,12 +3372,12 @@ def _same_block(old, new) -> bool:
     while end < min(len(a), len(b)) - start and _tokens(a[len(a) - 1 - end]) == _tokens(b[len(b) - 1 - end]):
         end += 1
     middle_a, middle_b = a[start:len(a) - end], b[start:len(b) - end]
-    if len(middle_a) == len(middle_b) and all(_same_node(x, y) for x, y in zip(middle_a, middle_b)):
+    if len(middle_a) == len(middle_b) and all(_same_node(x, y, arrays) for x, y in zip(middle_a, middle_b)):
         return True
     suffix = {t for s in a[len(a) - end:] for t in _tokens(s)}
     runs = []
     for run in (middle_a, middle_b):
-        state = _Run()
+        state = _Run(arrays)
         for statement in run:
             state.statement(statement)
         runs.append(state)
@@ -3366,7 +3403,8 @@ class _Run:
     """The symbolic state of a run of straight-line C/C++ statements: place -> value, with the types of the
     locals it declares."""
 
-    def __init__(self):
+    def __init__(self, arrays: set[str]):
+        self.arrays = arrays  # local arrays no pointer names: an element of one is no other place
         self.env: dict[str, tuple] = {}
         self.types: dict[str, str] = {}
         self.declared: set[str] = set()
@@ -3406,7 +3444,7 @@ class _Run:
         results = []
         for field in ("consequence", "alternative"):
             part = node.child_by_field_name(field)
-            fork = _Run()
+            fork = _Run(self.arrays)
             fork.env, fork.types, fork.declared, fork.bases = dict(self.env), dict(self.types), set(self.declared), dict(self.bases)
             if part is not None:
                 for statement in ([c for c in part.named_children] if part.type == "else_clause" else [part]):
@@ -3461,8 +3499,9 @@ class _Run:
         key = self.place(left)
         if left.type != "identifier":
             base = _base_name(left)
-            if self.bases.setdefault(base, key) != key:
-                raise _NotStraight("alias")
+            if self.bases.setdefault(base, key) != key \
+                    or any(other != base and not {other, base} & self.arrays for other in self.bases):
+                raise _NotStraight("alias")  # a place spelt twice, or two places that may be one
         value = self.value(right)
         if operator != "=":
             if operator not in ("+=", "-=", "*=", "/="):
@@ -3477,8 +3516,9 @@ class _Run:
             return self.env[key]
         if node.type != "identifier":
             base = _base_name(node)
-            if base in self.bases and self.bases[base] != key:
-                raise _NotStraight("alias")
+            if (base in self.bases and self.bases[base] != key) \
+                    or any(other != base and not {other, base} & self.arrays for other in self.bases):
+                raise _NotStraight("alias")  # an element a store under another spelling may have written
         return ("in", key)
 
     def converted(self, type_text: str, value):
