@@ -440,6 +440,34 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
             return []
         return self._cpp_renaming(symbol, old, new, expand) or None
 
+    def _declared_counts(self, symbol: TouchedSymbol, param_scope: set[str]) -> list[str]:
+        """Rule ``declared-count-off``: the declared parameters read as a count (``branches._off_count``) on
+        either side of the definition; empty when none was."""
+        sides = self._both_sides(symbol)
+        if sides is None:
+            return []
+        off = _scope_names(param_scope)
+        found: set[str] = set()
+        for side in sides:
+            expand = branches.declared_off_expander(side.node, off)
+            found |= set(getattr(expand, "counted", ()))
+        return sorted(found)
+
+    def _declared_stores(self, symbol: TouchedSymbol, param_scope: set[str]) -> bool:
+        """Rule ``declared-stores``: whether a C/C++ definition, each side read with the parameters the tree
+        declares not carried absent (``branches.declared_off_expander``, something decided), stores the same
+        values before and after (``branches.same_stores``)."""
+        if language_for_path(symbol.path) != "cpp" or not param_scope or symbol.change != "modified":
+            return False
+        sides = self._both_sides(symbol)
+        if sides is None or sides[0].node.has_error or sides[1].node.has_error:
+            return False
+        off = _scope_names(param_scope)
+        expand = (branches.declared_off_expander(sides[0].node, off), branches.declared_off_expander(sides[1].node, off))
+        if not all(expand):
+            return False
+        return branches.same_stores(sides[0].node, expand[0], sides[1].node, expand[1])
+
     def _cpp_renaming(self, symbol: TouchedSymbol, old: Signature, new: Signature,
                       expand=(None, None)) -> list[tuple[str, str]] | None:
         """Rule ``cpp-alpha-equivalence``: the renamings of a C/C++ definition's parameters and locals that,
@@ -1541,9 +1569,15 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
         if branched is not None:
             names = ", ".join(sorted(param_scope))
             pairs = ", ".join(f"{a} → {b}" for a, b in branched[:4])
-            return self._base("declared-branch-off", symbol, NOT_APPLICABLE, "not-carried", "body",
+            counts = self._declared_counts(symbol, param_scope)
+            return self._base("declared-count-off" if counts else "declared-branch-off", symbol, NOT_APPLICABLE,
+                              "not-carried", "body",
                               f"with {names}, which the tree declares not carried, read as absent (false, a null "
-                              f"pointer), the branches they decide taken and what only those branches read left out"
+                              f"pointer"
+                              + (f"; {', '.join(counts)} a count of none or one, so compared with a literal where "
+                                 "both agree, a block the branch taken leaves read as its statements and a local "
+                                 "declared bare then stored declared at its store" if counts else "")
+                              + "), the branches they decide taken and what only those branches read left out"
                               + (f", and its parameters and locals renamed consistently ({pairs}), const aside"
                                  if branched else "")
                               + f", {symbol.name} is the same before and after, so not-carried rather than "
@@ -1551,6 +1585,18 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
                               evidence + [new_side_evidence(symbol, Kind.NOT_CARRIED,
                                                             f"the change only concerns what {names}, declared not "
                                                             "carried (absent), decide", sorted(param_scope)[0])])
+        if branched is None and self._declared_stores(symbol, param_scope):
+            names = ", ".join(sorted(param_scope))
+            return self._base("declared-stores", symbol, NOT_APPLICABLE, "not-carried", "body",
+                              f"with {names}, which the tree declares not carried, read as absent (false, a null "
+                              "pointer) and the branches they decide taken, every run of straight-line statements "
+                              f"where {symbol.name}'s sides still differ leaves each place it writes with the same "
+                              "value (evaluated symbolically), so the change only reorganised how the path the port "
+                              "runs computes it, or lies in the path it lacks: not-carried rather than NEEDS_REVIEW",
+                              evidence + [new_side_evidence(symbol, Kind.NOT_CARRIED,
+                                                            f"the change only concerns what {names}, declared not "
+                                                            "carried (absent), decide, and stores the same values "
+                                                            "on the path taken", sorted(param_scope)[0])])
         switched = self._lacked_switch_flags(symbol, definition)
         if switched:
             names = ", ".join(switched[:4])

@@ -351,6 +351,40 @@ RULES = (
          "(`peak` declared not carried; `has_peak = (peak != nullptr)`)",
          "classifier.rules.branches.declared_off_expander, "
          "classifier.verdicts.SymbolClassifier._declared_branches_off"),
+    Rule("declared-count-off", ("NOT_APPLICABLE",),
+         "When `declared-branch-off` reads a C/C++ parameter the tree declares not carried as absent, a count "
+         "so read is none (0) or one (nothing to split, the value the port's missing feature takes): compared "
+         "with a non-negative integer literal it is decided where both readings agree (`n > 1` false, "
+         "`n <= 1` true; `n > 0` stays undecided). Once the branches so decided are replaced by the branch taken, "
+         "a block (`{ … }`) that is a whole branch taken is read as its statements when no name declared "
+         "directly in it is named anywhere outside it, and a local declared with no value (`int at;`) whose "
+         "first live mention is a plain store `at = value;` (the value not naming it) in the same block, or "
+         "in a block so laid into it, is read as declared with that value at the store. The same tokens "
+         "before and after then: not-carried. A comparison the two readings disagree on, a local read "
+         "before its store, or a change on the path taken stays flagged.",
+         "-    int at;\n-    if (n_parts > 1) { at = pos + part * len / 2; }\n"
+         "-    else { int base = s[b]; at = pos + base; }\n+    int base = s[b];\n+    int at = pos + base;\n"
+         "+    if (n_parts > 1) { at += part * len / 2; }   (n_parts, part declared not carried)",
+         "classifier.rules.branches._off_count, classifier.rules.branches._flattened_blocks, "
+         "classifier.rules.branches._merged_declarations, classifier.verdicts.SymbolClassifier._declared_counts"),
+    Rule("declared-stores", ("NOT_APPLICABLE",),
+         "A C/C++ definition whose sides, each read as `declared-branch-off` reads it (something decided), still "
+         "differ is compared block by block: statements that match token for token are kept, an `if` or loop "
+         "whose head matches is compared inside, and each remaining run of straight-line statements "
+         "(declarations, plain and compound stores to names, elements or members, `if`/`else`, nested blocks; "
+         "pure math only) is evaluated symbolically (a branch's stores merged as `cond ? a : b`, a store to a "
+         "typed local converted to its type unless the value has it already). Every place a run writes, less "
+         "the locals it declares and the rest never names, holding the same value on both sides: the change "
+         "only reorganised the path the port runs: not-carried. Elements of two places are taken to be "
+         "distinct only where one is a local array no pointer names (each mention indexed, never under `&`, or "
+         "passed to a call whose result is dropped); a reference local evaluates nothing. A loop, a call with "
+         "effects, an array written under two spellings, a store through one pointer beside a store or load "
+         "through another, an index the run writes, a local read before its store, or a different value "
+         "stays flagged.",
+         "-    if (m) { v = a + b; } else { if (OFF && k > t) { v = NEG; } else { v = a; } }\n"
+         "+    float t; if (OFF && k > t) { t = NEG; } else { t = a; if (m) { t += b; } }\n+    v = t;   "
+         "(OFF declared not carried)",
+         "classifier.rules.branches.same_stores, classifier.verdicts.SymbolClassifier._declared_stores"),
     Rule("lacked-branch-nested", ("NOT_APPLICABLE",),
          "A Python definition nested in a ported one (a grid function defined inside the host), changed by a "
          "commit that also changes the enclosing definition, where the enclosing definition is the same before and "
@@ -1963,19 +1997,21 @@ def _is_null(node) -> bool:
                                  or (node.type == "number_literal" and _text(node) == "0"))
 
 
-def _off_value(node, off: set[str], known: dict[str, bool]) -> bool | None:
+def _off_value(node, off: set[str], known: dict[str, bool], counted: list | None = None) -> bool | None:
     """The value of a C/C++ condition with every parameter in ``off`` (normalised) absent: read as false, and
     as a null pointer in a null test (``p != nullptr`` false, ``p == nullptr`` true); a local in ``known`` is its
-    value. ``!``, ``&&``, ``||`` and parentheses are evaluated three-valued; None when it is not decided."""
+    value. ``!``, ``&&``, ``||`` and parentheses are evaluated three-valued; None when it is not decided. A
+    count compared with a literal is decided where none and one agree (``_off_count``); ``counted`` (a list)
+    then records the count's name."""
     if node is None:
         return None
     kind = node.type
     if kind == "condition_clause":
-        return _off_value(node.child_by_field_name("value"), off, known)
+        return _off_value(node.child_by_field_name("value"), off, known, counted)
     if kind == "parenthesized_expression" and node.named_child_count == 1:
-        return _off_value(node.named_children[0], off, known)
+        return _off_value(node.named_children[0], off, known, counted)
     if kind == "unary_expression" and _text(node.child_by_field_name("operator") or node.children[0]) == "!":
-        inner = _off_value(node.child_by_field_name("argument"), off, known)
+        inner = _off_value(node.child_by_field_name("argument"), off, known, counted)
         return None if inner is None else not inner
     if kind == "binary_expression":
         operator = _text(node.child_by_field_name("operator"))
@@ -1986,7 +2022,9 @@ def _off_value(node, off: set[str], known: dict[str, bool]) -> bool | None:
                         and normalise_name(_text(name)) in off and _is_null(other):
                     return operator == "=="
             return None
-        a, b = _off_value(left, off, known), _off_value(right, off, known)
+        if operator in _COUNT_SIDES:
+            return _off_count(left, operator, right, off, known, counted)
+        a, b = _off_value(left, off, known, counted), _off_value(right, off, known, counted)
         if operator == "&&":
             return False if a is False or b is False else (True if a and b else None)
         if operator == "||":
@@ -1998,6 +2036,31 @@ def _off_value(node, off: set[str], known: dict[str, bool]) -> bool | None:
         return False if normalise_name(_text(node)) in off else None
     if kind in ("true", "false"):
         return kind == "true"
+    return None
+
+
+# A count compared with a literal, written with the count on the left: the operator, mirrored when on the right.
+_COUNT_SIDES = {">": "<", "<": ">", ">=": "<=", "<=": ">="}
+
+
+def _off_count(left, operator: str, right, off: set[str], known: dict[str, bool], counted: list | None) -> bool | None:
+    """Rule ``declared-count-off``: ``COUNT OP LITERAL`` (either way round) for a parameter in ``off``, a
+    non-negative integer literal, decided when the count's two readings as absent, none (0) and one (nothing
+    to split), give the same answer (``n > 1`` false, ``n <= 1`` true, ``n > 0`` not decided); None otherwise."""
+    for name, other, op in ((left, right, operator), (right, left, _COUNT_SIDES[operator])):
+        if name is None or other is None or name.type != "identifier" or _text(name) in known \
+                or normalise_name(_text(name)) not in off or other.type != "number_literal":
+            continue
+        literal = _text(other).rstrip("uUlL")
+        if not literal.isdigit():
+            return None
+        bound = int(literal)
+        answers = {{">": v > bound, "<": v < bound, ">=": v >= bound, "<=": v <= bound}[op] for v in (0, 1)}
+        if len(answers) != 1:
+            return None
+        if counted is not None:
+            counted.append(_text(name))
+        return answers.pop()
     return None
 
 
@@ -2098,6 +2161,7 @@ def declared_off_expander(node, off: set[str]):
     effects, around nothing left. None when nothing is decided."""
     body = node
     known: dict[str, bool] = {}
+    counted: list[str] = []
     assigned = _assigned_names(body)
     declarations: set[int] = set()
     for _ in range(3):
@@ -2127,7 +2191,7 @@ def declared_off_expander(node, off: set[str]):
         if current.type == "if_statement":
             if _type_keyed_off(current, types):
                 return []
-            decided = _off_value(current.child_by_field_name("condition"), off, known)
+            decided = _off_value(current.child_by_field_name("condition"), off, known, counted)
             if decided is None:
                 return None
             alternative = current.child_by_field_name("alternative")
@@ -2137,7 +2201,7 @@ def declared_off_expander(node, off: set[str]):
                 return []
             return [c for c in alternative.named_children if c.type != "comment"]
         if current.type == "conditional_expression":
-            decided = _off_value(current.child_by_field_name("condition"), off, known)
+            decided = _off_value(current.child_by_field_name("condition"), off, known, counted)
             if decided is None:
                 return None
             return [current.child_by_field_name("consequence" if decided else "alternative")]
@@ -2213,13 +2277,27 @@ def declared_off_expander(node, off: set[str]):
             dead |= {w.id for w in writes}
     if not known and not pruned and not dead:
         return None
+    flat = _flattened_blocks(body, taken, live) if counted else set()
+    merged = _merged_declarations(body, flat, live) if counted else {}
+    stores = {store.id: declaration for declaration, store in merged.values()}
 
     def expand(current):
-        if current.id in declarations or current.id in dead:
+        if current.id in declarations or current.id in dead or current.id in merged:
             return []
+        if current.id in stores:
+            declaration = stores[current.id]
+            kind = declaration.child_by_field_name("type")
+            prefix = [c for c in declaration.children if c.end_byte <= kind.end_byte and c.type != "comment"]
+            return prefix + [c for c in current.children]
         kept = taken(current)
         if kept is not None:
-            return [k for k in kept if k is not None]
+            out = []
+            for k in kept:
+                if k is not None and k.id in flat:
+                    out.extend(k.children[1:-1])
+                elif k is not None:
+                    out.append(k)
+            return out
         if current.type == "if_statement" and current.child_by_field_name("alternative") is None \
                 and _only_pure_calls(current.child_by_field_name("condition")):
             consequence = current.child_by_field_name("consequence")
@@ -2229,7 +2307,84 @@ def declared_off_expander(node, off: set[str]):
             return ["true" if known[_text(current)] else "false"]
         return None
 
+    expand.counted = sorted(set(counted))  # type: ignore[attr-defined]
     return expand
+
+
+def _flattened_blocks(body, taken, live) -> set[int]:
+    """Rule ``declared-count-off``: the ids of the blocks (``{ … }``) that are the whole branch a decided
+    ``if`` takes, where no name declared directly in the block is named anywhere outside it: its statements
+    then mean what they meant inside it."""
+    flat: set[int] = set()
+    for current in _walk(body):
+        if current.type != "if_statement" or not live(current):
+            continue
+        for kept in taken(current) or []:
+            if kept is None or kept.type != "compound_statement":
+                continue
+            names = {_text(d) for child in kept.named_children if child.type == "declaration"
+                     for d in _declared_identifiers(child)}
+            if any(n.type == "identifier" and _text(n) in names
+                   and not (kept.start_byte <= n.start_byte and n.end_byte <= kept.end_byte) for n in _walk(body)):
+                continue
+            flat.add(kept.id)
+    return flat
+
+
+def _declared_identifiers(declaration) -> list:
+    found = []
+    kind = declaration.child_by_field_name("type")
+    for child in declaration.named_children:
+        target = child.child_by_field_name("declarator") if child.type == "init_declarator" else child
+        if target is not None and target.type == "identifier" and (kind is None or child.id != kind.id):
+            found.append(target)
+    return found
+
+
+def _merged_declarations(body, flat: set[int], live) -> dict:
+    """Rule ``declared-count-off``: declaration id -> (declaration, store) for each live local declared with no
+    value (``int at;``, one name) whose first live mention after it is a plain store ``at = value;`` (the value
+    not naming it) in the same block, or in a block ``flat`` lays into it: the local is then declared with that
+    value where it is stored."""
+    merged: dict = {}
+    mentions: dict[str, list] = {}
+    for current in _walk(body):
+        if current.type == "identifier" and live(current):
+            mentions.setdefault(_text(current), []).append(current)
+    for current in _walk(body):
+        if current.type != "declaration" or not live(current) or current.parent is None \
+                or current.parent.type != "compound_statement":
+            continue
+        kind = current.child_by_field_name("type")
+        declarators = [c for c in current.named_children if kind is None or c.id != kind.id]
+        if len(declarators) != 1 or declarators[0].type != "identifier" or kind is None:
+            continue
+        name = _text(declarators[0])
+        later = sorted((m for m in mentions.get(name, []) if m.start_byte > current.end_byte), key=lambda m: m.start_byte)
+        if not later:
+            continue
+        first = later[0]
+        assignment = first.parent
+        if assignment is None or assignment.type != "assignment_expression" \
+                or assignment.child_by_field_name("left") is None or assignment.child_by_field_name("left").id != first.id \
+                or _text(assignment.child_by_field_name("operator") or assignment.children[1]) != "=":
+            continue
+        statement = assignment.parent
+        if statement is None or statement.type != "expression_statement" or statement.named_child_count != 1:
+            continue
+        right = assignment.child_by_field_name("right")
+        if right is None or any(n.type == "identifier" and _text(n) == name for n in _walk(right)):
+            continue
+        block = statement.parent
+        while block is not None and block.id != current.parent.id and block.id in flat:
+            up = block.parent  # the flattened block's ``else``, the ``if`` that took it, then the block around that
+            if up is not None and up.type == "else_clause":
+                up = up.parent
+            block = up.parent if up is not None and up.type == "if_statement" else None
+        if block is None or block.id != current.parent.id:
+            continue
+        merged[current.id] = (current, statement)
+    return merged
 
 
 # --- Python: values stored only for what the port does not carry --------------------
@@ -3098,3 +3253,325 @@ def same_on_live_branch(before, after, macros: set[str], tokens=None) -> list[tu
     if shape(live_branch_tokens(before, macros, live_before)) != shape(live_branch_tokens(after, macros, live_after)):
         return None
     return sorted({(kept, condition) for _, kept, condition, _ in (*live_before.values(), *live_after.values())})
+
+
+# --- C/C++: the same stores once the branches a declaration decides are taken ----------------------------
+
+
+class _NotStraight(Exception):
+    """A run of statements ``same_stores`` does not evaluate (a loop, a call with effects, an alias)."""
+
+
+_FLOAT_SUFFIX = re.compile(r"^[0-9.]+(?:[eE][-+]?[0-9]+)?[fF]$")
+
+
+def _expanded_body(node, expand):
+    """The body of the C/C++ definition ``node`` as ``expand`` reads it, parsed afresh; None on a parse error."""
+    from portq.language.symbols import parse
+
+    tokens = comment_free_tokens(node, expand=expand)
+    tree = parse(" ".join(tokens).encode(), "cpp")
+    if tree.root_node.has_error:
+        return None
+    for current in _walk(tree.root_node):
+        if current.type == "function_definition":
+            return current.child_by_field_name("body")
+    return None
+
+
+def same_stores(old_node, old_expand, new_node, new_expand) -> bool:
+    """Rule ``declared-stores``: whether the C/C++ definitions ``old_node`` and ``new_node``, each read as its
+    ``expand`` (``declared_off_expander``) reads it, store the same values: their bodies match token for token
+    except, inside blocks whose other statements match, for runs of straight-line statements (declarations,
+    plain and compound stores, ``if``/``else``, nested blocks; pure math only) that leave every place they
+    write outside their own locals with the same value, evaluated symbolically (a branch's stores merged as
+    ``cond ? a : b``, a store to a typed local converted to its type unless the value has it already). A loop,
+    a call with effects, a place written under two spellings of one array, an index that moves, or a local
+    read before it is stored is not evaluated: not the same."""
+    old_body, new_body = _expanded_body(old_node, old_expand), _expanded_body(new_node, new_expand)
+    if old_body is None or new_body is None:
+        return False
+    if any(n.type == "reference_declarator" for body in (old_body, new_body) for n in _walk(body)):
+        return False  # a reference local may name any place: no run is evaluated
+    arrays = _local_arrays(old_body) & _local_arrays(new_body)
+    try:
+        return _same_node(old_body, new_body, arrays)
+    except _NotStraight:
+        return False
+
+
+def _local_arrays(body) -> set[str]:
+    """The arrays ``body`` declares (``float val[4];``) that no pointer can name: each other mention is indexed
+    (never under ``&``) or passed straight to a call whose result is discarded. No other place aliases them."""
+    declared: dict[str, int] = {}
+    for current in _walk(body):
+        if current.type == "array_declarator":
+            inner = current.child_by_field_name("declarator")
+            while inner is not None and inner.type == "array_declarator":
+                inner = inner.child_by_field_name("declarator")
+            if inner is not None and inner.type == "identifier":
+                declared[_text(inner)] = inner.id
+    arrays = set(declared)
+    for current in _walk(body):
+        if current.type != "identifier" or _text(current) not in declared or current.id == declared[_text(current)]:
+            continue
+        up = current
+        while up.parent is not None and up.parent.type == "subscript_expression" \
+                and up.parent.child_by_field_name("argument") is not None \
+                and up.parent.child_by_field_name("argument").id == up.id:
+            up = up.parent
+        if up.id != current.id:
+            if up.parent is None or up.parent.type != "pointer_expression":
+                continue
+        elif up.parent is not None and up.parent.type == "argument_list" and up.parent.parent is not None \
+                and up.parent.parent.type == "call_expression" and up.parent.parent.parent is not None \
+                and up.parent.parent.parent.type == "expression_statement":
+            continue
+        arrays.discard(_text(current))
+    return arrays
+
+
+def _tokens(node) -> list[str]:
+    return comment_free_tokens(node)
+
+
+def _same_node(old, new, arrays: set[str]) -> bool:
+    if _tokens(old) == _tokens(new):
+        return True
+    if old.type != new.type:
+        return False
+    if old.type == "compound_statement":
+        return _same_block(old, new, arrays)
+    body_field = {"for_statement": "body", "while_statement": "body", "if_statement": None}.get(old.type, "")
+    if body_field == "":
+        return False
+    if old.type == "if_statement":
+        if _tokens(old.child_by_field_name("condition")) != _tokens(new.child_by_field_name("condition")):
+            return False
+        parts = [("consequence",), ("alternative",)]
+        for (name,) in parts:
+            a, b = old.child_by_field_name(name), new.child_by_field_name(name)
+            if (a is None) != (b is None) or (a is not None and not _same_node(a, b, arrays)):
+                return False
+        return True
+    a, b = old.child_by_field_name(body_field), new.child_by_field_name(body_field)
+    head = lambda n, body: [t for c in n.children if c.id != body.id for t in _tokens(c)]  # noqa: E731
+    return a is not None and b is not None and head(old, a) == head(new, b) and _same_node(a, b, arrays)
+
+
+def _statements(block) -> list:
+    return [c for c in block.named_children if c.type != "comment"]
+
+
+def _same_block(old, new, arrays: set[str]) -> bool:
+    a, b = _statements(old), _statements(new)
+    start = 0
+    while start < min(len(a), len(b)) and _tokens(a[start]) == _tokens(b[start]):
+        start += 1
+    end = 0
+    while end < min(len(a), len(b)) - start and _tokens(a[len(a) - 1 - end]) == _tokens(b[len(b) - 1 - end]):
+        end += 1
+    middle_a, middle_b = a[start:len(a) - end], b[start:len(b) - end]
+    if len(middle_a) == len(middle_b) and all(_same_node(x, y, arrays) for x, y in zip(middle_a, middle_b)):
+        return True
+    suffix = {t for s in a[len(a) - end:] for t in _tokens(s)}
+    runs = []
+    for run in (middle_a, middle_b):
+        state = _Run(arrays)
+        for statement in run:
+            state.statement(statement)
+        runs.append(state)
+    visible = (runs[0].declared | runs[1].declared) & suffix  # the run's locals the matching rest still reads
+    if any(name not in run.declared for name in visible for run in runs) \
+            or any(runs[0].types[name] != runs[1].types[name] for name in visible):
+        return False
+    kept = [{k: v for k, v in run.env.items() if k not in run.declared or k in visible} for run in runs]
+    for key in set(kept[0]) | set(kept[1]):
+        values = [env.get(key, ("in", key)) for env in kept]
+        if any(_reads_undefined(v) for v in values) or values[0] != values[1]:
+            return False
+    return True
+
+
+def _reads_undefined(value) -> bool:
+    if isinstance(value, tuple):
+        return value[:1] == ("undef",) or any(_reads_undefined(v) for v in value[1:])
+    return False
+
+
+class _Run:
+    """The symbolic state of a run of straight-line C/C++ statements: place -> value, with the types of the
+    locals it declares."""
+
+    def __init__(self, arrays: set[str]):
+        self.arrays = arrays  # local arrays no pointer names: an element of one is no other place
+        self.env: dict[str, tuple] = {}
+        self.types: dict[str, str] = {}
+        self.declared: set[str] = set()
+        self.bases: dict[str, str] = {}  # array or object name -> the one spelling of it written
+
+    def statement(self, node):
+        kind = node.type
+        if kind == "comment":
+            return
+        if kind == "declaration":
+            self.declaration(node)
+        elif kind == "expression_statement" and node.named_child_count == 1 \
+                and node.named_children[0].type == "assignment_expression":
+            self.store(node.named_children[0])
+        elif kind == "compound_statement":
+            self.block(node)
+        elif kind == "if_statement":
+            self.branch(node)
+        else:
+            raise _NotStraight(kind)
+
+    def block(self, node):
+        before = set(self.declared)
+        for statement in _statements(node):
+            self.statement(statement)
+        inner = self.declared - before
+        for name in inner:  # the block's own locals end with it
+            self.env.pop(name, None)
+            self.types.pop(name, None)
+        self.declared = before
+
+    def branch(self, node):
+        condition = node.child_by_field_name("condition")
+        if condition is None or node.child_by_field_name("initializer") is not None:
+            raise _NotStraight("if")
+        test = self.value(condition.child_by_field_name("value") or condition)
+        results = []
+        for field in ("consequence", "alternative"):
+            part = node.child_by_field_name(field)
+            fork = _Run(self.arrays)
+            fork.env, fork.types, fork.declared, fork.bases = dict(self.env), dict(self.types), set(self.declared), dict(self.bases)
+            if part is not None:
+                for statement in ([c for c in part.named_children] if part.type == "else_clause" else [part]):
+                    fork.statement(statement)
+            results.append(fork)
+        for key in set(results[0].env) | set(results[1].env):
+            a = results[0].env.get(key, self.env.get(key, ("in", key)))
+            b = results[1].env.get(key, self.env.get(key, ("in", key)))
+            self.env[key] = a if a == b else ("?", test, a, b)
+        for fork in results:
+            for base, spelling in fork.bases.items():
+                if self.bases.setdefault(base, spelling) != spelling:
+                    raise _NotStraight("alias")
+
+    def declaration(self, node):
+        kind = node.child_by_field_name("type")
+        if kind is None:
+            raise _NotStraight("declaration")
+        type_text = " ".join(_tokens(kind))
+        for child in node.named_children:
+            if child.id == kind.id or child.type in ("type_qualifier", "storage_class_specifier", "comment"):
+                continue
+            if child.type == "identifier":
+                name, value = _text(child), ("undef", _text(child))
+            elif child.type == "init_declarator" and child.child_by_field_name("declarator") is not None \
+                    and child.child_by_field_name("declarator").type == "identifier" \
+                    and child.child_by_field_name("value") is not None:
+                name = _text(child.child_by_field_name("declarator"))
+                value = self.converted(type_text, self.value(child.child_by_field_name("value")))
+            else:
+                raise _NotStraight("declarator")
+            if name in self.env or name in self.bases:
+                raise _NotStraight("shadow")
+            self.env[name], self.types[name] = value, type_text
+            self.declared.add(name)
+
+    def place(self, node) -> str:
+        """The key of a place written or read: a name, or an element or member whose indices name nothing
+        the run writes; an array written under one spelling only."""
+        if node.type == "identifier":
+            return _text(node)
+        if node.type in ("subscript_expression", "field_expression"):
+            names = [_text(n) for n in _walk(node) if n.type == "identifier"]
+            if _base_name(node) is None or any(n in self.env for n in names) or not _only_pure_calls(node):
+                raise _NotStraight("place")
+            return " ".join(_tokens(node))
+        raise _NotStraight("place")
+
+    def store(self, assignment):
+        left, right = assignment.child_by_field_name("left"), assignment.child_by_field_name("right")
+        operator = _text(assignment.child_by_field_name("operator") or assignment.children[1])
+        key = self.place(left)
+        if left.type != "identifier":
+            base = _base_name(left)
+            if self.bases.setdefault(base, key) != key \
+                    or any(other != base and not {other, base} & self.arrays for other in self.bases):
+                raise _NotStraight("alias")  # a place spelt twice, or two places that may be one
+        value = self.value(right)
+        if operator != "=":
+            if operator not in ("+=", "-=", "*=", "/="):
+                raise _NotStraight(operator)
+            value = (operator[0], self.read(key, left), value)
+        if key in self.types:
+            value = self.converted(self.types[key], value)
+        self.env[key] = value
+
+    def read(self, key, node):
+        if key in self.env:
+            return self.env[key]
+        if node.type != "identifier":
+            base = _base_name(node)
+            if (base in self.bases and self.bases[base] != key) \
+                    or any(other != base and not {other, base} & self.arrays for other in self.bases):
+                raise _NotStraight("alias")  # an element a store under another spelling may have written
+        return ("in", key)
+
+    def converted(self, type_text: str, value):
+        return value if _type_of(value) == type_text.replace(" ", "") else ("conv", type_text, value)
+
+    def value(self, node):
+        kind = node.type
+        if kind == "parenthesized_expression" and node.named_child_count == 1:
+            return self.value(node.named_children[0])
+        if kind in ("identifier", "subscript_expression", "field_expression"):
+            return self.read(self.place(node), node)
+        if kind == "number_literal":
+            return ("lit", _text(node))
+        if kind in ("true", "false", "null", "nullptr"):
+            return ("lit", kind)
+        if kind == "cast_expression":
+            return ("cast", " ".join(_tokens(node.child_by_field_name("type"))), self.value(node.child_by_field_name("value")))
+        if kind == "binary_expression":
+            return (_text(node.child_by_field_name("operator")), self.value(node.child_by_field_name("left")),
+                    self.value(node.child_by_field_name("right")))
+        if kind == "unary_expression":
+            return ("u" + _text(node.child_by_field_name("operator")), self.value(node.child_by_field_name("argument")))
+        if kind == "conditional_expression":
+            return ("?", self.value(node.child_by_field_name("condition")),
+                    self.value(node.child_by_field_name("consequence")), self.value(node.child_by_field_name("alternative")))
+        if kind == "call_expression":
+            function = node.child_by_field_name("function")
+            if function is None or function.type != "identifier" or _text(function) not in _PURE_MATH:
+                raise _NotStraight("call")
+            arguments = node.child_by_field_name("arguments")
+            return ("call", _text(function)) + tuple(self.value(a) for a in arguments.named_children if a.type != "comment")
+        raise _NotStraight(kind)
+
+
+def _base_name(node) -> str | None:
+    """The array or object a subscript or member expression reads (``val`` of ``val[i][j]``), or None."""
+    while node is not None and node.type in ("subscript_expression", "field_expression"):
+        node = node.child_by_field_name("argument")
+    return _text(node) if node is not None and node.type == "identifier" else None
+
+
+def _type_of(value) -> str | None:
+    """The C/C++ type of a symbolic value where it is plain: a cast's or conversion's, a ``float`` literal's,
+    and ``float`` arithmetic of two ``float`` operands; None otherwise."""
+    head = value[0]
+    if head in ("cast", "conv"):
+        return value[1].replace(" ", "")
+    if head == "lit" and _FLOAT_SUFFIX.match(value[1]):
+        return "float"
+    if head in ("+", "-", "*", "/") and len(value) == 3:
+        a, b = _type_of(value[1]), _type_of(value[2])
+        return a if a == b == "float" else None
+    if head == "?":
+        a, b = _type_of(value[2]), _type_of(value[3])
+        return a if a == b else None
+    return None
