@@ -1055,6 +1055,10 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
     def _decided(self, entry: EntryChanges, symbol: TouchedSymbol, facts: RangeFacts) -> SymbolVerdict:
         verdict = self._decided_by_definitions(entry, symbol, facts)
         if verdict.verdict in (NOT_APPLICABLE, IN_SYNC):
+            # a module Python can no longer parse: no form-only proof decides for a port of it
+            if "provenance-pin" not in verdict.rules and language_for_path(symbol.path) == "python" \
+                    and self._ports(symbol, self._paths(symbol, facts)):
+                return self._unparsable_module(entry, symbol) or verdict
             return verdict  # nothing to set aside: a file reformatted only ever takes back a flag
         return self._formatter_only(symbol) or self._equal_alternatives(symbol, lambda: verdict.ports or [
             f"{p.definition.cite} {p.definition.qualified_name}" for p in self._ports(symbol, self._paths(symbol, facts))]) \
