@@ -78,3 +78,12 @@ def test_an_error_the_commit_did_not_make_leaves_the_cosmetic_proof(tmp_path):
     ported = symbols["entry_a"]
     assert "unparsable-module" not in ported.rules, ported.rules
     assert ported.verdict == NOT_APPLICABLE and ported.justification == "cosmetic", ported.reason
+
+
+def test_syntax_a_newer_interpreter_reads_is_no_broken_module(tmp_path):
+    newer = "def entry_c[T](x: T, y: T, eps=0.5) -> T:\n    # scaled\n    z = x * y\n    return z + eps\n"
+    after = _module(_function("entry_a", note="# scaled product"), _function("entry_b"), newer)
+    entry, symbols = _scan(tmp_path, after)
+    ported = symbols["entry_a"]
+    assert "unparsable-module" not in ported.rules, ported.rules
+    assert ported.verdict == NOT_APPLICABLE and ported.justification == "cosmetic", ported.reason

@@ -49,7 +49,8 @@ RULES = (
          "classifier.verdicts.SymbolClassifier._against_port, classifier.rules.definitions.DefinitionRules._added"),
     Rule("unparsable-module", ("NEEDS_REVIEW",),
          "A Python file that Python's own parser rejects after the commit, at a line the commit added or within "
-         "three lines of one, where the file parsed before, no longer imports: no definition in it runs as "
+         "three lines of one, where tree-sitter's parse has an error too and the file parsed before, no longer "
+         "imports: no definition in it runs as "
          "written. A ported definition of that file is then never decided NOT_APPLICABLE or IN_SYNC by a "
          "form-only proof (equal tokens, a moved or reordered definition) read from tree-sitter's recovered "
          "tree: NEEDS_REVIEW, citing the line. An error on lines the commit did not touch, or one the file "
@@ -146,8 +147,9 @@ class ProvenanceRules:
 
     def _unparsable_module(self, entry: EntryChanges, symbol: TouchedSymbol) -> SymbolVerdict | None:
         """Rule ``unparsable-module``: NEEDS_REVIEW when Python's own parser rejects the symbol's file after
-        the commit at a line the commit added (or within three lines of one) while the file parsed before
-        (or was new): the module no longer imports, so a form-only proof about one of its definitions decides
+        the commit at a line the commit added (or within three lines of one), tree-sitter's parse has an error
+        there too (both parsers agree: a syntax only a newer interpreter reads is no break), while the file
+        parsed before (or was new): the module no longer imports, so a form-only proof about one of its definitions decides
         nothing. None otherwise, or for a file that is not Python."""
         if language_for_path(symbol.path) != "python" or not symbol.new_blob:
             return None
@@ -163,6 +165,9 @@ class ProvenanceRules:
         added = {n for hunk in change.hunks for n in hunk.added_lines}
         if not any(abs(line - n) <= 3 for n in added):
             return None
+        if new.tree is None or not any(first - 3 <= line <= last + 3
+                                       for first, last in _error_spans(new.tree.root_node)):
+            return None  # tree-sitter reads that line: syntax newer than this interpreter's, not a broken file
         if symbol.old_blob:
             old = self._table(symbol.old_blob, symbol.old_path or symbol.path)
             if old is None or not old.source or _python_syntax_error(old.source) is not None:
