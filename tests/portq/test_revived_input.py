@@ -2,8 +2,8 @@
 (``revived-input``): ``layout``, dead at the base, now picks a transposed path (``if layout == "cols":``);
 the port still takes ``layout`` and ignores it, so a caller passing the other layout gets a different
 result from the port than from upstream: an interface the port lacks, REAL_GAP. A port that reads the
-parameter, one that declares it not carried, a revived read that only checks it (an assert) and a
-kernel whose launch fills the parameter stay with the other rules.
+parameter, one that declares it not carried, and a revived read that only checks it (an assert, or a
+branch that only raises) stay with the other rules.
 
 Each runs the real ``portq scan`` over a small synthetic history."""
 from __future__ import annotations
@@ -86,6 +86,15 @@ def test_a_parameter_the_port_declares_not_carried_is_not_a_gap(tmp_path):
 
 def test_a_revived_read_that_only_checks_the_value_stays_for_a_reader(tmp_path):
     entry, symbols = _scan(tmp_path, after=CHECKED_ONLY)
+    host = symbols["scaled_product"]
+    assert "revived-input" not in host.rules, host.rules
+    assert host.verdict == NEEDS_REVIEW, host.reason
+
+
+def test_a_revived_branch_that_only_raises_stays_for_a_reader(tmp_path):
+    rejects = CHECKED_ONLY.replace('    assert layout in ("rows", "cols")\n',
+                                   '    if layout == "cols":\n        raise ValueError("rows only")\n')
+    entry, symbols = _scan(tmp_path, after=rejects)
     host = symbols["scaled_product"]
     assert "revived-input" not in host.rules, host.rules
     assert host.verdict == NEEDS_REVIEW, host.reason

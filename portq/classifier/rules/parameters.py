@@ -160,11 +160,13 @@ RULES = (
     Rule("revived-input", ("REAL_GAP", "INERT"),
          "A parameter of a ported Python host (a function callers call, not a kernel a launch fills) that "
          "upstream accepted but never read before the commit and now reads in the condition of a branch "
-         "(`if`, `elif`, `while` or a conditional expression) selects a path by a value its callers supply; "
+         "(`if` or `elif` whose block binds or returns a value, or a conditional expression) selects a path by "
+         "a value its callers supply; "
          "a port that takes the parameter and still never reads it, and does not declare it not carried, "
          "gives those callers the old path whatever they pass: an interface the port lacks (REAL_GAP where "
          "non-test code reaches the port). A revived read that is no branch condition (an assert, a value "
-         "passed on) stays body for a reader; a port that reads the parameter stays with the other rules.",
+         "passed on, a branch that only raises or logs) stays body for a reader; a port that reads the parameter "
+         "stays with the other rules.",
          "-def f(x, layout=\"rows\"):\n-    return g(x)\n+def f(x, layout=\"rows\"):\n+    if layout == \"cols\":\n"
          "+        x = x.t()\n+    return g(x)   (the port takes layout and never reads it)",
          "classifier.rules.parameters._parameter_items, classifier.rules.parameters.branch_read, "
@@ -1403,12 +1405,15 @@ def _revived_items(old: Signature, new: Signature, port: Signature, scope: set[s
     return items
 
 
-_BRANCHES = ("if_statement", "elif_clause", "while_statement", "conditional_expression")
+_BRANCHES = ("if_statement", "elif_clause", "conditional_expression")
+_COMPUTING = ("assignment", "augmented_assignment", "return_statement")
 
 
 def branch_read(definition, name: str) -> Use | None:
-    """The first branch condition of a Python definition's syntax node (``if``, ``elif``, ``while``, a
-    conditional expression) that reads the parameter ``name`` (normalised), as a ``Use``; None if none."""
+    """The first branch condition of a Python definition's syntax node (``if``, ``elif``, a conditional
+    expression) that reads the parameter ``name`` (normalised) and selects a value: a conditional
+    expression, or a block that binds or returns one (a block that only raises, logs or calls selects no
+    result), as a ``Use``; None if none."""
     if definition is None:
         return None
     for node in nodes_of(definition, _BRANCHES, "python"):
@@ -1417,6 +1422,9 @@ def branch_read(definition, name: str) -> Use | None:
             condition = parts[1] if len(parts) == 3 else None
         else:
             condition = node.child_by_field_name("condition")
+            block = node.child_by_field_name("consequence")
+            if block is None or not nodes_of(block, _COMPUTING, "python"):
+                continue
         if condition is None:
             continue
         reads = [condition] if condition.type == "identifier" else nodes_of(condition, ("identifier",), "python")
