@@ -96,7 +96,7 @@ from portq.classifier.rules.registrations import RegistrationRules
 from portq.classifier.rules.regrouped import RegroupRules
 from portq.classifier.rules.preprocessed import PreprocessedRules
 from portq.classifier.rules.not_carried_paths import NotCarriedPathRules
-from portq.classifier.rules.parameters import context_form_changed
+from portq.classifier.rules.parameters import branch_read, context_form_changed
 from portq.classifier.rules.parameters import (Derivation, Step, cpp_call, cpp_kernel_uses, cpp_launch_constant, instance_computed, internal_argument, _upstream_param_evidence, derive, launch_argument,
                                                launch_argument_texts, parameter_position)
 from portq.classifier.rules.provenance import ProvenanceRules
@@ -409,6 +409,12 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
         if symbol.change != "modified" or language_for_path(symbol.path) != language:
             return None
         return self._both_sides(symbol, parsed=parsed)
+
+    def _branch_read(self, symbol: TouchedSymbol, name: str):
+        """Rule ``revived-input``: the first branch condition of the symbol's new Python definition that reads
+        the parameter ``name`` (``parameters.branch_read``); None where that side did not parse cleanly."""
+        sides = self._modified_sides(symbol, "python", parsed=True)
+        return branch_read(sides[1].node, name) if sides is not None else None
 
     def _renamed_locals(self, symbol: TouchedSymbol) -> list[tuple[str, str]] | None:
         """The local renamings that are the symbol's whole change, or None."""
@@ -1084,6 +1090,10 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
     def _decided(self, entry: EntryChanges, symbol: TouchedSymbol, facts: RangeFacts) -> SymbolVerdict:
         verdict = self._decided_by_definitions(entry, symbol, facts)
         if verdict.verdict in (NOT_APPLICABLE, IN_SYNC):
+            # a module Python can no longer parse: no form-only proof decides for a port of it
+            if "provenance-pin" not in verdict.rules and language_for_path(symbol.path) == "python" \
+                    and self._ports(symbol, self._paths(symbol, facts)):
+                return self._unparsable_module(entry, symbol) or verdict
             return verdict  # nothing to set aside: a file reformatted only ever takes back a flag
         return self._formatter_only(symbol) or self._equal_alternatives(symbol, lambda: verdict.ports or [
             f"{p.definition.cite} {p.definition.qualified_name}" for p in self._ports(symbol, self._paths(symbol, facts))]) \
@@ -1728,7 +1738,8 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
                         upstream=self.upstream, keyword_free=lambda names: self._keyword_free(entry, symbol, names),
                         instance=lambda name, side: self._instance_computed(symbol, name, side),
                         respell=self._launcher_renaming(symbol),
-                        internal=lambda name: self._internal_parameter(entry, symbol, new, name, definition))
+                        internal=lambda name: self._internal_parameter(entry, symbol, new, name, definition),
+                        selects=lambda name: self._branch_read(symbol, name))
         table = self._table(symbol.new_blob, symbol.path) if language_for_path(symbol.path) == "python" else None
         items = platform_chosen_launches(items, old, new, table.source if table is not None else None)
         items = platform_chosen_kernels(items, old, new, table.source if table is not None else None, symbol.path,

@@ -157,6 +157,20 @@ RULES = (
          "is dead on both sides of a commit that drops that line.",
          "-    y = x * scale\n+    y = x  (scale still in the signature)",
          "classifier.rules.parameters._parameter_items"),
+    Rule("revived-input", ("REAL_GAP", "INERT"),
+         "A parameter of a ported Python host (a function callers call, not a kernel a launch fills) that "
+         "upstream accepted but never read before the commit and now reads in the condition of a branch "
+         "(`if` or `elif` whose block binds or returns a value, or a conditional expression) selects a path by "
+         "a value its callers supply; "
+         "a port that takes the parameter and still never reads it, and does not declare it not carried, "
+         "gives those callers the old path whatever they pass: an interface the port lacks (REAL_GAP where "
+         "non-test code reaches the port). A revived read that is no branch condition (an assert, a value "
+         "passed on, a branch that only raises or logs) stays body for a reader; a port that reads the parameter "
+         "stays with the other rules.",
+         "-def f(x, layout=\"rows\"):\n-    return g(x)\n+def f(x, layout=\"rows\"):\n+    if layout == \"cols\":\n"
+         "+        x = x.t()\n+    return g(x)   (the port takes layout and never reads it)",
+         "classifier.rules.parameters._parameter_items, classifier.rules.parameters.branch_read, "
+         "classifier.verdicts.SymbolClassifier._against_port"),
     Rule("kept-default", ("NEEDS_REVIEW",),
          "A parameter that loses its default upstream (its callers must now pass it) while the port keeps a "
          "default for it: the port still accepts every call upstream accepts, so it is not behind on the "
@@ -1149,7 +1163,8 @@ def _port_takes_more(old: Signature, new: Signature, port: Signature, name: str,
 
 
 def _parameter_items(old: Signature, new: Signature, port: Signature, scope: set[str],
-                     derivation=None, keyword_free=None, instance=None, internal=None) -> list[Delta]:
+                     derivation=None, keyword_free=None, instance=None, internal=None,
+                     selects=None) -> list[Delta]:
     items: list[Delta] = []
     derived_params: list = []  # (label, derivation, evidence) of added parameters upstream computes itself
     # Triton to Triton, constexpr parameters compare too; across languages a
@@ -1358,7 +1373,72 @@ def _parameter_items(old: Signature, new: Signature, port: Signature, scope: set
             items.append(Delta("behind", "signature", f"{name} is dead upstream, the port still takes and uses it",
                                     upstream + _tree_param_evidence(port, name, f"the port still takes {name}")))
     _ruled(items[dead:], "dead-input")
+    items += _ruled(_revived_items(old, new, port, scope, old_names, selects), "revived-input")
     return _ruled(items, "parameter-change")
+
+
+def _revived_items(old: Signature, new: Signature, port: Signature, scope: set[str], old_names,
+                   selects) -> list[Delta]:
+    """Rule ``revived-input``: a Python host's parameter dead before the commit that the new body reads in a
+    branch condition (``selects(name)``, the use), which the port takes and leaves unread, undeclared."""
+    if selects is None or new.is_kernel or old.is_kernel or new.language != "python" or old.language != "python":
+        return []
+    items: list[Delta] = []
+    for name in old.dead_params:
+        if name in new.dead_params or name not in old_names or new.param(name) is None or name in scope:
+            continue
+        mine = port.param(name)
+        if mine is None or name not in port.dead_params or port.is_kernel:
+            continue
+        use = selects(name)
+        if use is None:
+            continue
+        written = new.param(name).name
+        items.append(Delta("behind", "signature",
+                           f"{written} was accepted and never read upstream, and now selects a path "
+                           f"(`{use.quote}`); the port still takes {mine.name} and never reads it, so a caller "
+                           "passing another value gets the old path from the port",
+                           [Evidence(kind=Kind.BODY, message=f"upstream now branches on {written}",
+                                     side="upstream-new", path=new.path, line=use.line, quote=use.quote,
+                                     symbol=new.name, subject=written)]
+                           + _tree_param_evidence(port, name, f"the port takes {mine.name} and never reads it")[:1]))
+    return items
+
+
+_BRANCHES = ("if_statement", "elif_clause", "conditional_expression")
+_COMPUTING = ("assignment", "augmented_assignment", "return_statement")
+
+
+def branch_read(definition, name: str) -> Use | None:
+    """The first branch condition of a Python definition's syntax node (``if``, ``elif``, a conditional
+    expression) that reads the parameter ``name`` (normalised) and selects a value: a conditional
+    expression, or a block that binds or returns one (a block that only raises, logs or calls selects no
+    result), as a ``Use``; None if none."""
+    if definition is None:
+        return None
+    for node in nodes_of(definition, _BRANCHES, "python"):
+        if node.type == "conditional_expression":
+            parts = [c for c in node.children if c.is_named]
+            condition = parts[1] if len(parts) == 3 else None
+        else:
+            condition = node.child_by_field_name("condition")
+            block = node.child_by_field_name("consequence")
+            if block is None or not nodes_of(block, _COMPUTING, "python"):
+                continue
+        if condition is None:
+            continue
+        reads = [condition] if condition.type == "identifier" else nodes_of(condition, ("identifier",), "python")
+        for identifier in reads:
+            parent = identifier.parent
+            if parent is not None and parent.type == "attribute" and parent.child_by_field_name("attribute") == identifier:
+                continue  # ``obj.name`` reads obj's attribute, not the parameter
+            if parent is not None and parent.type == "keyword_argument" and parent.child_by_field_name("name") == identifier:
+                continue
+            if normalise_name(node_text(identifier)) == name:
+                line = condition.start_point[0] + 1
+                quote = node_text(condition).splitlines()[0].strip() if node_text(condition) else ""
+                return Use(line=line, quote=quote)
+    return None
 
 
 def _cross_language_constexpr_items(old: Signature, new: Signature, port: Signature, scope: set[str]) -> list[Delta]:

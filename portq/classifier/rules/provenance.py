@@ -14,7 +14,10 @@ it, and a rule never names a corpus symbol, path or commit.
 
 from __future__ import annotations
 
+import ast
+import hashlib
 import re
+import warnings
 
 from portq.classifier.reading import (_IDENTIFIER, _anchor_evidence, _changed_lines, _error_spans, _file_change,
                                       _source_lines, _stands_for)
@@ -44,6 +47,16 @@ RULES = (
          "classifier.rules.provenance.ProvenanceRules._parse_failure, ._broken, "
          "classifier.rules.attribution.AttributionRules._container, "
          "classifier.verdicts.SymbolClassifier._against_port, classifier.rules.definitions.DefinitionRules._added"),
+    Rule("unparsable-module", ("NEEDS_REVIEW",),
+         "A Python file that Python's own parser rejects after the commit, at a line the commit added or within "
+         "three lines of one, where tree-sitter's parse has an error too and the file parsed before, no longer "
+         "imports: no definition in it runs as "
+         "written. A ported definition of that file is then never decided NOT_APPLICABLE or IN_SYNC by a "
+         "form-only proof (equal tokens, a moved or reordered definition) read from tree-sitter's recovered "
+         "tree: NEEDS_REVIEW, citing the line. An error on lines the commit did not touch, or one the file "
+         "already had, leaves the proofs to decide.",
+         "-def k(x, eps=0.6):\n+def k(x, eps=-0,1):   (a sibling of the ported definition, whose own text is unchanged)",
+         "classifier.rules.provenance.ProvenanceRules._unparsable_module, classifier.verdicts.SymbolClassifier._decided"),
 )
 
 
@@ -132,6 +145,37 @@ class ProvenanceRules:
                                     f"in the macro {macro} that {symbol.name} expands")
         return None
 
+    def _unparsable_module(self, entry: EntryChanges, symbol: TouchedSymbol) -> SymbolVerdict | None:
+        """Rule ``unparsable-module``: NEEDS_REVIEW when Python's own parser rejects the symbol's file after
+        the commit at a line the commit added (or within three lines of one), tree-sitter's parse has an error
+        there too (both parsers agree: a syntax only a newer interpreter reads is no break), while the file
+        parsed before (or was new): the module no longer imports, so a form-only proof about one of its definitions decides
+        nothing. None otherwise, or for a file that is not Python."""
+        if language_for_path(symbol.path) != "python" or not symbol.new_blob:
+            return None
+        change = _file_change(entry, symbol)
+        if change is None:
+            return None
+        new = self._table(symbol.new_blob, symbol.path)
+        if new is None or not new.source:
+            return None
+        line = _python_syntax_error(new.source)
+        if line is None:
+            return None
+        added = {n for hunk in change.hunks for n in hunk.added_lines}
+        if not any(abs(line - n) <= 3 for n in added):
+            return None
+        if new.tree is None or not any(first - 3 <= line <= last + 3
+                                       for first, last in _error_spans(new.tree.root_node)):
+            return None  # tree-sitter reads that line: syntax newer than this interpreter's, not a broken file
+        if symbol.old_blob:
+            old = self._table(symbol.old_blob, symbol.old_path or symbol.path)
+            if old is None or not old.source or _python_syntax_error(old.source) is not None:
+                return None  # it did not parse before either (or cannot be read): not this commit's break
+        return self._broken(symbol, "new", symbol.path, new, (line, None),
+                            f"which Python's own parser rejects, a line this commit wrote: {symbol.path} no "
+                            f"longer imports, so no form-only proof about {symbol.name} decides", "unparsable-module")
+
     @staticmethod
     def _outside_reporting_branches(table, symbol: TouchedSymbol, extent: tuple[int, int],
                                     errors: list[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -185,12 +229,12 @@ class ProvenanceRules:
         return None
 
     def _broken(self, symbol: TouchedSymbol, side: str, path: str, table, where_line: tuple[int, str | None],
-                what: str) -> SymbolVerdict:
+                what: str, rule: str = "parse-failure") -> SymbolVerdict:
         line = where_line[0]
         where = f"{path}:{line}"
         quote = table.source.decode("utf-8", errors="replace").splitlines()[line - 1].strip() \
             if 0 < line <= table.source.count(b"\n") + 1 else None
-        return self._base("parse-failure", 
+        return self._base(rule,
             symbol, NEEDS_REVIEW, None, "fallback",
             f"parse failed at {where} (upstream-{side}), {what}, so "
             "structure read from that tree decides nothing and a reviewer must read the hunks",
@@ -231,3 +275,22 @@ class ProvenanceRules:
         note = "does not contain this commit" if contains is False else "is not known to the upstream clone"
         evidence.append(_anchor_evidence(anchor, f"pin {anchor.pin} {note}; compared structurally", Kind.PIN))
         return None
+
+
+_SYNTAX_ERRORS: dict[bytes, int | None] = {}
+
+
+def _python_syntax_error(source: bytes) -> int | None:
+    """The line at which Python's own parser rejects ``source`` (1-based), or None where it parses."""
+    key = hashlib.blake2b(source, digest_size=16).digest()
+    if key not in _SYNTAX_ERRORS:
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                ast.parse(source)
+            _SYNTAX_ERRORS[key] = None
+        except SyntaxError as error:
+            _SYNTAX_ERRORS[key] = error.lineno or 0
+        except (ValueError, RecursionError, MemoryError):  # null bytes, too deep: no verdict from the parser
+            _SYNTAX_ERRORS[key] = None
+    return _SYNTAX_ERRORS[key]
