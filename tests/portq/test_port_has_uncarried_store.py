@@ -124,3 +124,21 @@ def test_a_local_kept_after_the_loop_is_flagged(tmp_path):
                            "        out[blockIdx.x * 4 + j] = packed;\n    }\n    out[0] = packed;\n")
     kernel = _kernel(tmp_path, kept, OWN_PAIR, _port(PORT_STORE))
     assert kernel.verdict in FLAGGED, kernel.reason
+
+
+def test_a_port_that_still_carries_the_byte_in_another_loop_is_flagged(tmp_path):
+    # One loop stores the fixed form; another still stores a local it ORs into across its iterations.
+    second = ("    unsigned char b = 0;\n    for (int q = 0; q < 4; q++) {\n"
+              "        b |= to_code(v[q] * s);\n        dst[64 + q] = b;\n    }\n")
+    kernel = _kernel(tmp_path, CARRIED, OWN_PAIR, _port(PORT_STORE, before=second))
+    assert kernel.verdict in FLAGGED, kernel.reason
+
+
+def test_a_part_that_reads_the_element_it_builds_is_flagged(tmp_path):
+    # `out[j] |= F(out[j])` reads the half-built element: not the two parts combined.
+    reads = CARRIED.replace("packed |= encode_code(vals[2 * j + 1] * eps);",
+                            "packed |= encode_code(out[blockIdx.x * 4 + j] * eps);")
+    after = OWN_PAIR.replace("out[blockIdx.x * 4 + j] |= encode_code(vals[2 * j + 1] * eps);",
+                             "out[blockIdx.x * 4 + j] |= encode_code(out[blockIdx.x * 4 + j] * eps);")
+    kernel = _kernel(tmp_path, reads, after, _port(PORT_STORE))
+    assert kernel.verdict in FLAGGED, kernel.reason

@@ -98,6 +98,26 @@ with ``x_row = x + blockIdx.x * dims``)::
      float f0 = __half2float(__low2half(x2));
     +f0 = fmaxf(-65504.0f, fminf(f0, 65504.0f));
 
+* ``port-has-uncarried-store``: a C++ change that only stops carrying a
+  local across a loop's iterations (declared before the loop with a
+  literal, written in it as ``b |= E1; b |= E2; out[j] = b;``) by building
+  each element in place (``out[j] = E1; out[j] |= E2;``), every other token
+  the same, is IN_SYNC when the port stores an element in a loop that
+  assigns no name declared outside it, combining with the same operator as
+  many parts of the same form (operators and literals verbatim), and stores
+  no element from a carried local anywhere.
+
+Example diff (IN_SYNC for a port storing
+``dst[p] = (code(x[2 * p]) << 4) | code(x[2 * p + 1]);``)::
+
+    -    unsigned char b = 0;
+         for (int j = 0; j < n; j++) {
+    -        b |= enc(v[2 * j]) << 4;
+    -        b |= enc(v[2 * j + 1]);
+    -        out[j] = b;
+    +        out[j] = enc(v[2 * j]) << 4;
+    +        out[j] |= enc(v[2 * j + 1]);
+
 This module states the rules, picks the port's parameter from two
 signatures and compares syntax trees handed to it; it reads no git and no
 tree index, and never names a corpus symbol, path or commit.
@@ -166,10 +186,11 @@ RULES = (
     Rule("port-has-uncarried-store", ("IN_SYNC",),
          "A C++ change that only stops carrying a local across a loop's iterations (a local declared before "
          "the loop with a literal, written in it only as `L op= E1; L op= E2; X = L;`, becomes "
-         "`X = E1; X op= E2;` in place, the declaration gone, every other token the same) is IN_SYNC when the "
-         "port's definition stores an element (`dst[i] = V`) in a loop that assigns no name declared outside "
-         "it, V combining with that operator as many parts as upstream's, each of the same form (operators "
-         "and literals verbatim, callees and names aside); a port that carries a local in that loop, combines "
+         "`X = E1; X op= E2;` in place, the declaration gone, every other token the same, no part reading X) is "
+         "IN_SYNC when the port's definition stores an element (`dst[i] = V`) in a loop that assigns no name "
+         "declared outside it, V combining with that operator as many parts as upstream's, each of the same "
+         "form (operators and literals verbatim, callees and names aside), and stores no element from a local "
+         "any of its loops carries; a port that carries a local in that loop or stores one elsewhere, combines "
          "the parts otherwise, or a commit that changes anything else stays NEEDS_REVIEW.",
          "-        b |= enc(v[2 * j]) << 4;\n-        b |= enc(v[2 * j + 1]);\n-        out[j] = b;\n"
          "+        out[j] = enc(v[2 * j]) << 4;\n+        out[j] |= enc(v[2 * j + 1]);  "
@@ -979,6 +1000,15 @@ def _cpp_skeleton(node):
     return "*"
 
 
+def _cpp_stored_base(target):
+    """The name an assignment target stores through: ``out`` of ``out[i]``, ``p`` of ``*p`` or ``p->x``."""
+    current = target
+    while current is not None and current.type != "identifier":
+        current = current.child_by_field_name("argument") or current.child_by_field_name("left") \
+            or (current.named_children[0] if current.named_child_count else None)
+    return current.text if current is not None else None
+
+
 def _cpp_carried_runs(old_node):
     """``(declaration, runs)`` for the one local of ``old_node`` carried across a loop's iterations: declared
     with a literal initialiser outside the loop, and otherwise only written ``L op= E;`` (k >= 1 in a row,
@@ -1018,9 +1048,11 @@ def _cpp_carried_runs(old_node):
                 sibling = sibling.next_named_sibling
             store = _cpp_assignment(sibling) if sibling is not None else None
             operators = {_cpp_assignment(s)[1] for s in run}
+            stored = {_cpp_stored_base(store[0])} if store is not None else set()
             if store is None or store[1] != "=" or store[2].type != "identifier" or store[2].text != name \
-                    or len(operators) != 1 or any(n.text == name for n in _cpp_identifiers(store[0])) \
-                    or any(n.text == name for s in run for n in _cpp_identifiers(_cpp_assignment(s)[2])):
+                    or len(operators) != 1 or name in stored \
+                    or any(n.text == name or n.text in stored
+                           for s in run for n in _cpp_identifiers(_cpp_assignment(s)[2])):
                 runs = None
                 break
             loop = _cpp_loop_of(statement)
@@ -1051,6 +1083,28 @@ def _cpp_rewritten_tokens(node, replaced: dict[tuple[int, int], list[str]]) -> l
     return [t for c in node.children for t in _cpp_rewritten_tokens(c, replaced)]
 
 
+def _cpp_stores_carried(node) -> bool:
+    """Whether ``node`` stores an element from a local a loop carries (``out[j] = b;`` in a loop that
+    assigns ``b``, declared outside it): the form a port without the fix would have."""
+    for statement in _cpp_leaf_statements(node):
+        parts = _cpp_assignment(statement)
+        loop = _cpp_loop_of(statement)
+        if parts is None or parts[1] != "=" or parts[0].type == "identifier" or loop is None \
+                or _cpp_unparen(parts[2]).type != "identifier":
+            continue
+        name = _cpp_unparen(parts[2]).text
+        declared_inside = any(n.text == name and n.parent is not None and n.parent.type == "init_declarator"
+                              for n in _cpp_identifiers(loop))
+        if declared_inside:
+            continue
+        for node_ in _walk_nodes(loop):
+            if node_.type == "assignment_expression":
+                target = node_.child_by_field_name("left")
+                if target is not None and target.type == "identifier" and target.text == name:
+                    return True
+    return False
+
+
 def _cpp_carried_writes(loop) -> bool:
     """Whether ``loop`` assigns to (or steps) a name declared outside it: a value carried across its
     iterations. Stores through a subscript, a field or a pointer are not such writes."""
@@ -1073,10 +1127,10 @@ def cpp_port_has_uncarried_store(old_node, new_node, port_node) -> list[tuple[ob
     """``port-has-uncarried-store``: ``(new statement, port store)`` for each store a C++ change stops
     carrying across loop iterations, when the change is only that (``_cpp_carried_runs``: the local's
     declaration removed and each run ``L op= E1; L op= E2; ...; X = L;`` written ``X = E1; X op= E2; ...;``
-    in place, every other token the same) and the port stores, in a loop that assigns no name declared
-    outside it, an element (``dst[...] = V``) whose value combines, with that operator, as many operands as
-    the run had, each of E1, E2, ...'s skeleton (``_cpp_skeleton``: operators and literals verbatim); None
-    otherwise."""
+    in place, every other token the same; no part reading the element it builds) and the port stores, in
+    a loop that assigns no name declared outside it, an element (``dst[...] = V``) whose value combines, with that operator, as many operands as
+    the run had, each of E1, E2, ...'s skeleton (``_cpp_skeleton``: operators and literals verbatim), and
+    stores no element from a local any of its loops carries (``_cpp_stores_carried``); None otherwise."""
     carried = _cpp_carried_runs(old_node)
     if carried is None:
         return None
@@ -1095,7 +1149,7 @@ def cpp_port_has_uncarried_store(old_node, new_node, port_node) -> list[tuple[ob
                 target + (["="] if i == 0 else [operator]) + _cpp_token_texts(value) + [";"]
         replaced[(store.start_byte, store.end_byte)] = []
         wanted.append((run, operator[:-1], [_cpp_skeleton(_cpp_assignment(s)[2]) for s in run]))
-    if _cpp_rewritten_tokens(old_node, replaced) != _cpp_token_texts(new_node):
+    if _cpp_rewritten_tokens(old_node, replaced) != _cpp_token_texts(new_node) or _cpp_stores_carried(port_node):
         return None
     stores = []
     for statement in _cpp_leaf_statements(port_node):
