@@ -337,6 +337,15 @@ class DefinitionRules:
                                               f"by the port ({_cited(definition, inlined)}), modulo naming, one "
                                               "re-assigned local written into the value the port computes "
                                               "(`t = E; t = F(t);` read as `t = F(E);`)")
+            uncarried = self._port_has_uncarried_store(symbol, definition)
+            if uncarried:
+                return self._port_already_has("port-has-uncarried-store", symbol, definition, uncarried, evidence,
+                                              f"{symbol.name}'s change only stops carrying a local across a "
+                                              "loop's iterations, each element now built from its own parts, "
+                                              f"and the port already stores each element so "
+                                              f"({_cited(definition, uncarried)}), combined with the same "
+                                              "operator and parts of the same form, in a loop that carries "
+                                              "nothing across its iterations")
             computed = self._port_has_computed_change(symbol, definition)
             if computed:
                 return self._port_already_has("port-has-computed-change", symbol, definition, computed, evidence,
@@ -565,6 +574,14 @@ class DefinitionRules:
             return None
         nodes = self._clean_nodes(symbol, definition)
         return None if nodes is None else equivalence.cpp_port_has_inlined_statements(*nodes)
+
+    def _port_has_uncarried_store(self, symbol, definition):
+        """``equivalence.cpp_port_has_uncarried_store`` for a C++ symbol and its C++ port; None when it does
+        not hold."""
+        if not language_for_path(symbol.path) == language_for_path(definition.file) == "cpp":
+            return None
+        nodes = self._clean_nodes(symbol, definition)
+        return None if nodes is None else equivalence.cpp_port_has_uncarried_store(*nodes)
 
     def _port_has_renamed_change(self, symbol, definition):
         """``equivalence.port_has_renamed_change`` for a Python symbol and its Python port; None when it does

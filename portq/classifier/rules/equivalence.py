@@ -98,6 +98,26 @@ with ``x_row = x + blockIdx.x * dims``)::
      float f0 = __half2float(__low2half(x2));
     +f0 = fmaxf(-65504.0f, fminf(f0, 65504.0f));
 
+* ``port-has-uncarried-store``: a C++ change that only stops carrying a
+  local across a loop's iterations (declared before the loop with a
+  literal, written in it as ``b |= E1; b |= E2; out[j] = b;``) by building
+  each element in place (``out[j] = E1; out[j] |= E2;``), every other token
+  the same, is IN_SYNC when the port stores an element in a loop that
+  assigns no name declared outside it, combining with the same operator as
+  many parts of the same form (operators and literals verbatim), and stores
+  no element from a carried local anywhere.
+
+Example diff (IN_SYNC for a port storing
+``dst[p] = (code(x[2 * p]) << 4) | code(x[2 * p + 1]);``)::
+
+    -    unsigned char b = 0;
+         for (int j = 0; j < n; j++) {
+    -        b |= enc(v[2 * j]) << 4;
+    -        b |= enc(v[2 * j + 1]);
+    -        out[j] = b;
+    +        out[j] = enc(v[2 * j]) << 4;
+    +        out[j] |= enc(v[2 * j + 1]);
+
 This module states the rules, picks the port's parameter from two
 signatures and compares syntax trees handed to it; it reads no git and no
 tree index, and never names a corpus symbol, path or commit.
@@ -162,6 +182,20 @@ RULES = (
          "+        f0 = fmaxf(-65504.0f, fminf(f0, 65504.0f));  "
          "(the port: const float v = fmaxf(-65504.0f, fminf(__half2float(row[c]), 65504.0f));)",
          "classifier.rules.equivalence.cpp_port_has_inlined_statements, ._cpp_reads_as, "
+         "classifier.rules.definitions.DefinitionRules._from_items"),
+    Rule("port-has-uncarried-store", ("IN_SYNC",),
+         "A C++ change that only stops carrying a local across a loop's iterations (a local declared before "
+         "the loop with a literal, written in it only as `L op= E1; L op= E2; X = L;`, becomes "
+         "`X = E1; X op= E2;` in place, the declaration gone, every other token the same, no part reading X) is "
+         "IN_SYNC when the port's definition stores an element (`dst[i] = V`) in a loop that assigns no name "
+         "declared outside it, V combining with that operator as many parts as upstream's, each of the same "
+         "form (operators and literals verbatim, callees and names aside), and stores no element from a local "
+         "any of its loops carries; a port that carries a local in that loop or stores one elsewhere, combines "
+         "the parts otherwise, or a commit that changes anything else stays NEEDS_REVIEW.",
+         "-        b |= enc(v[2 * j]) << 4;\n-        b |= enc(v[2 * j + 1]);\n-        out[j] = b;\n"
+         "+        out[j] = enc(v[2 * j]) << 4;\n+        out[j] |= enc(v[2 * j + 1]);  "
+         "(the port: dst[p] = (code(x[2 * p]) << 4) | code(x[2 * p + 1]);)",
+         "classifier.rules.equivalence.cpp_port_has_uncarried_store, ._cpp_carried_runs, ._cpp_carried_writes, "
          "classifier.rules.definitions.DefinitionRules._from_items"),
 )
 
@@ -907,6 +941,247 @@ def cpp_port_has_inlined_statements(old_node, new_node, port_node) -> list[tuple
         found.append((statement, same))
         inlined = True
     return found if inlined else None
+
+
+# --- a value no longer carried across loop iterations --------------------------------
+
+_CPP_LOOPS = frozenset({"for_statement", "for_range_loop", "while_statement", "do_statement"})
+
+
+def _cpp_text(node) -> str:
+    return "".join(_cpp_token_texts(node))
+
+
+def _cpp_unparen(node):
+    while node is not None and node.type == "parenthesized_expression" and node.named_child_count == 1:
+        node = node.named_children[0]
+    return node
+
+
+def _cpp_assignment(statement):
+    """``(left, operator, right)`` of an expression statement that is one assignment; None otherwise."""
+    if statement.type != "expression_statement" or statement.named_child_count != 1:
+        return None
+    expression = statement.named_children[0]
+    if expression.type != "assignment_expression":
+        return None
+    operator = expression.child_by_field_name("operator")
+    left, right = expression.child_by_field_name("left"), expression.child_by_field_name("right")
+    if operator is None or left is None or right is None:
+        return None
+    return left, operator.text.decode("utf-8", errors="replace"), right
+
+
+def _cpp_identifiers(node) -> list:
+    return [n for n in _walk_nodes(node) if n.type == "identifier"]
+
+
+def _cpp_inside(node, outer) -> bool:
+    return outer.start_byte <= node.start_byte and node.end_byte <= outer.end_byte
+
+
+def _cpp_loop_of(node):
+    current = node.parent
+    while current is not None and current.type not in _CPP_LOOPS:
+        current = current.parent
+    return current
+
+
+def _cpp_skeleton(node):
+    """What an operand of a combined store is, its callees and names left out: a binary expression as its
+    operator and operands' skeletons, a literal verbatim, anything else ``*``."""
+    node = _cpp_unparen(node)
+    if node.type == "binary_expression":
+        operator = node.child_by_field_name("operator")
+        return (operator.text.decode("utf-8", errors="replace") if operator is not None else None,
+                _cpp_skeleton(node.child_by_field_name("left")), _cpp_skeleton(node.child_by_field_name("right")))
+    if node.type in _CPP_LITERALS:
+        return node.text.decode("utf-8", errors="replace")
+    return "*"
+
+
+def _cpp_stored_base(target):
+    """The name an assignment target stores through: ``out`` of ``out[i]``, ``p`` of ``*p`` or ``p->x``."""
+    current = target
+    while current is not None and current.type != "identifier":
+        current = current.child_by_field_name("argument") or current.child_by_field_name("left") \
+            or (current.named_children[0] if current.named_child_count else None)
+    return current.text if current is not None else None
+
+
+def _cpp_carried_runs(old_node):
+    """``(declaration, runs)`` for the one local of ``old_node`` carried across a loop's iterations: declared
+    with a literal initialiser outside the loop, and otherwise only written ``L op= E;`` (k >= 1 in a row,
+    one operator, no E reading L) and then stored ``X = L;`` (X not reading L), each such run inside a loop
+    the declaration is outside; ``runs`` as ``[(compound statements, store statement)]``. None when no
+    local, or more than one, reads so."""
+    found = None
+    for declaration in _walk_nodes(old_node):
+        if declaration.type != "declaration":
+            continue
+        declarators = declaration.children_by_field_name("declarator")
+        if len(declarators) != 1 or declarators[0].type != "init_declarator":
+            continue
+        name_node = declarators[0].child_by_field_name("declarator")
+        value = declarators[0].child_by_field_name("value")
+        if name_node is None or name_node.type != "identifier" or value is None or value.type not in _CPP_LITERALS:
+            continue
+        name = name_node.text
+        uses = sorted((n for n in _cpp_identifiers(old_node) if n.text == name and n != name_node),
+                      key=lambda n: n.start_byte)
+        runs, covered = [], set()
+        for use in uses:
+            if (use.start_byte, use.end_byte) in covered:
+                continue
+            statement = use.parent.parent if use.parent is not None else None
+            parts = _cpp_assignment(statement) if statement is not None else None
+            if parts is None or parts[0] != use or parts[1] in ("=",) or not parts[1].endswith("="):
+                runs = None
+                break
+            run = [statement]
+            sibling = statement.next_named_sibling
+            while sibling is not None:
+                more = _cpp_assignment(sibling)
+                if more is None or more[0].type != "identifier" or more[0].text != name:
+                    break
+                run.append(sibling)
+                sibling = sibling.next_named_sibling
+            store = _cpp_assignment(sibling) if sibling is not None else None
+            operators = {_cpp_assignment(s)[1] for s in run}
+            stored = {_cpp_stored_base(store[0])} if store is not None else set()
+            if store is None or store[1] != "=" or store[2].type != "identifier" or store[2].text != name \
+                    or len(operators) != 1 or name in stored \
+                    or any(n.text == name or n.text in stored
+                           for s in run for n in _cpp_identifiers(_cpp_assignment(s)[2])):
+                runs = None
+                break
+            loop = _cpp_loop_of(statement)
+            if loop is None or _cpp_inside(declaration, loop) or _cpp_loop_of(sibling) != loop:
+                runs = None
+                break
+            for s in run + [sibling]:
+                covered |= {(n.start_byte, n.end_byte) for n in _cpp_identifiers(s) if n.text == name}
+            runs.append((run, sibling))
+        if not runs:
+            continue
+        if found is not None:
+            return None
+        found = (declaration, runs)
+    return found
+
+
+def _cpp_rewritten_tokens(node, replaced: dict[tuple[int, int], list[str]]) -> list[str]:
+    """The token texts of ``node`` without comments, each node whose byte span is in ``replaced`` written as
+    the tokens given for it."""
+    if node.type == "comment":
+        return []
+    key = (node.start_byte, node.end_byte)
+    if key in replaced and node.type in _CPP_LEAF_STATEMENTS:
+        return replaced[key]
+    if node.child_count == 0:
+        return [node.text.decode("utf-8", errors="replace")]
+    return [t for c in node.children for t in _cpp_rewritten_tokens(c, replaced)]
+
+
+def _cpp_stores_carried(node) -> bool:
+    """Whether ``node`` stores an element from a local a loop carries (``out[j] = b;`` in a loop that
+    assigns ``b``, declared outside it): the form a port without the fix would have."""
+    for statement in _cpp_leaf_statements(node):
+        parts = _cpp_assignment(statement)
+        loop = _cpp_loop_of(statement)
+        if parts is None or parts[1] != "=" or parts[0].type == "identifier" or loop is None \
+                or _cpp_unparen(parts[2]).type != "identifier":
+            continue
+        name = _cpp_unparen(parts[2]).text
+        declared_inside = any(n.text == name and n.parent is not None and n.parent.type == "init_declarator"
+                              for n in _cpp_identifiers(loop))
+        if declared_inside:
+            continue
+        for node_ in _walk_nodes(loop):
+            if node_.type == "assignment_expression":
+                target = node_.child_by_field_name("left")
+                if target is not None and target.type == "identifier" and target.text == name:
+                    return True
+    return False
+
+
+def _cpp_carried_writes(loop) -> bool:
+    """Whether ``loop`` assigns to (or steps) a name declared outside it: a value carried across its
+    iterations. Stores through a subscript, a field or a pointer are not such writes."""
+    declared = {n.text for d in _walk_nodes(loop) if d.type in ("declaration", "for_range_loop")
+                for n in _cpp_identifiers(d) if n.parent is not None and n.parent.type in
+                ("init_declarator", "declaration", "for_range_loop", "array_declarator",
+                 "pointer_declarator", "reference_declarator")}
+    for node in _walk_nodes(loop):
+        target = None
+        if node.type == "assignment_expression":
+            target = node.child_by_field_name("left")
+        elif node.type == "update_expression":
+            target = node.child_by_field_name("argument")
+        if target is not None and target.type == "identifier" and target.text not in declared:
+            return True
+    return False
+
+
+def cpp_port_has_uncarried_store(old_node, new_node, port_node) -> list[tuple[object, object]] | None:
+    """``port-has-uncarried-store``: ``(new statement, port store)`` for each store a C++ change stops
+    carrying across loop iterations, when the change is only that (``_cpp_carried_runs``: the local's
+    declaration removed and each run ``L op= E1; L op= E2; ...; X = L;`` written ``X = E1; X op= E2; ...;``
+    in place, every other token the same; no part reading the element it builds) and the port stores, in
+    a loop that assigns no name declared outside it, an element (``dst[...] = V``) whose value combines, with that operator, as many operands as
+    the run had, each of E1, E2, ...'s skeleton (``_cpp_skeleton``: operators and literals verbatim), and
+    stores no element from a local any of its loops carries (``_cpp_stores_carried``); None otherwise."""
+    carried = _cpp_carried_runs(old_node)
+    if carried is None:
+        return None
+    declaration, runs = carried
+    name = next(n.text for n in _cpp_identifiers(declaration) if n.parent.type == "init_declarator")
+    if any(n.text == name for n in _cpp_identifiers(new_node)):
+        return None
+    replaced: dict[tuple[int, int], list[str]] = {(declaration.start_byte, declaration.end_byte): []}
+    wanted = []
+    for run, store in runs:
+        target = _cpp_token_texts(_cpp_assignment(store)[0])
+        operator = _cpp_assignment(run[0])[1]
+        for i, statement in enumerate(run):
+            value = _cpp_assignment(statement)[2]
+            replaced[(statement.start_byte, statement.end_byte)] = \
+                target + (["="] if i == 0 else [operator]) + _cpp_token_texts(value) + [";"]
+        replaced[(store.start_byte, store.end_byte)] = []
+        wanted.append((run, operator[:-1], [_cpp_skeleton(_cpp_assignment(s)[2]) for s in run]))
+    if _cpp_rewritten_tokens(old_node, replaced) != _cpp_token_texts(new_node) or _cpp_stores_carried(port_node):
+        return None
+    stores = []
+    for statement in _cpp_leaf_statements(port_node):
+        parts = _cpp_assignment(statement)
+        loop = _cpp_loop_of(statement)
+        if parts is None or parts[1] != "=" or parts[0].type != "subscript_expression" or loop is None \
+                or _cpp_carried_writes(loop):
+            continue
+        stores.append((statement, _cpp_unparen(parts[2])))
+    new_statements = _cpp_leaf_statements(new_node)
+    found = []
+    for run, operator, skeletons in wanted:
+        first = replaced[(run[0].start_byte, run[0].end_byte)]
+        ours = next((s for s in new_statements if _cpp_token_texts(s) == first), None)
+        same = None
+        for statement, value in stores:
+            operands, current = [], value
+            for _ in range(len(skeletons) - 1):
+                op = current.child_by_field_name("operator") if current.type == "binary_expression" else None
+                if op is None or op.text.decode("utf-8", errors="replace") != operator:
+                    break
+                operands.insert(0, current.child_by_field_name("right"))
+                current = _cpp_unparen(current.child_by_field_name("left"))
+            else:
+                operands.insert(0, current)
+                if [_cpp_skeleton(o) for o in operands] == skeletons:
+                    same = statement
+                    break
+        if ours is None or same is None:
+            return None
+        found.append((ours, same))
+    return found
 
 
 # --- an early exit moved from a wrapper into the host it calls ----------------------
