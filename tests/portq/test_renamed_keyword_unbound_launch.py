@@ -1,6 +1,6 @@
 """A launch of a kernel the launcher picks at run time (``impl = _a_kernel if flag else _b_kernel``), so no
 one definition binds its arguments: upstream renames a keyword with the kernel's parameter, passing the same
-value (``Out=out`` becoming ``output_ptr=out``). A name alone asks nothing of the port's launch, as for a launch
+value (``Dst=out`` becoming ``dst_ptr=out``). A name alone asks nothing of the port's launch, as for a launch
 whose kernel binds (``launch-arguments`` reads the pair as renamed, in sync); a new keyword passing another
 value (a caller's) stays a gap."""
 from __future__ import annotations
@@ -26,36 +26,36 @@ import triton.language as tl
 
 
 @triton.jit
-def _plain_kernel(Out, X, N, BLOCK: tl.constexpr):
+def _plain_kernel(Dst, X, N, BLOCK: tl.constexpr):
     offs = tl.arange(0, BLOCK)
     x = tl.load(X + tl.program_id(0) * N + offs, mask=offs < N)
-    tl.store(Out + tl.program_id(0) * N + offs, x, mask=offs < N)
+    tl.store(Dst + tl.program_id(0) * N + offs, x, mask=offs < N)
 
 
 @triton.jit
-def _scaled_kernel(Out, X, N, BLOCK: tl.constexpr):
+def _scaled_kernel(Dst, X, N, BLOCK: tl.constexpr):
     offs = tl.arange(0, BLOCK)
     x = tl.load(X + tl.program_id(0) * N + offs, mask=offs < N)
-    tl.store(Out + tl.program_id(0) * N + offs, x * 2, mask=offs < N)
+    tl.store(Dst + tl.program_id(0) * N + offs, x * 2, mask=offs < N)
 
 
 def normalise(x, scaled, dest):
     rows, n = x.shape
     out = torch.empty_like(x)
     impl = _scaled_kernel if scaled else _plain_kernel
-    impl[(rows,)](Out=out, X=x, N=n, BLOCK=1024)
+    impl[(rows,)](Dst=out, X=x, N=n, BLOCK=1024)
     return out
 '''
 
 # The kernels' parameters renamed, the launch's keywords with them, every value the same.
-AFTER = BEFORE.replace("(Out, X, N, BLOCK", "(output_ptr, x_ptr, N_SIZE, BLOCK").replace(
+AFTER = BEFORE.replace("(Dst, X, N, BLOCK", "(dst_ptr, x_ptr, WIDTH, BLOCK").replace(
     "tl.load(X + tl.program_id(0) * N + offs, mask=offs < N)",
-    "tl.load(x_ptr + tl.program_id(0) * N_SIZE + offs, mask=offs < N_SIZE)").replace(
-    "tl.store(Out + tl.program_id(0) * N + offs", "tl.store(output_ptr + tl.program_id(0) * N_SIZE + offs").replace(
-    "mask=offs < N)", "mask=offs < N_SIZE)").replace(
-    "impl[(rows,)](Out=out, X=x, N=n, BLOCK=1024)", "impl[(rows,)](output_ptr=out, x_ptr=x, N_SIZE=n, BLOCK=1024)")
+    "tl.load(x_ptr + tl.program_id(0) * WIDTH + offs, mask=offs < WIDTH)").replace(
+    "tl.store(Dst + tl.program_id(0) * N + offs", "tl.store(dst_ptr + tl.program_id(0) * WIDTH + offs").replace(
+    "mask=offs < N)", "mask=offs < WIDTH)").replace(
+    "impl[(rows,)](Dst=out, X=x, N=n, BLOCK=1024)", "impl[(rows,)](dst_ptr=out, x_ptr=x, WIDTH=n, BLOCK=1024)")
 # Unsound neighbour: the renamed output keyword now passes the launcher's own parameter, a caller's value.
-HANDED_AFTER = AFTER.replace("output_ptr=out, x_ptr", "output_ptr=dest, x_ptr")
+HANDED_AFTER = AFTER.replace("dst_ptr=out, x_ptr", "dst_ptr=dest, x_ptr")
 
 PORT = '''\
 import torch

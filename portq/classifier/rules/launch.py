@@ -115,11 +115,11 @@ RULES = (
          "classifier.rules.launch.platform_chosen_launches, .platform_chosen_kernels"),
     Rule("renamed-launch-keyword", ("IN_SYNC",),
          "A launch whose kernel no single definition binds (a kernel the launcher picks at run time) that "
-         "renames a keyword with the kernel's parameter, passing the same value (`Out=out` becoming "
-         "`output_ptr=out`, the pair unique by its text), changed a name only: it asks nothing of the port's "
+         "renames a keyword with the kernel's parameter, passing the same value (`Dst=out` becoming "
+         "`dst_ptr=out`, the pair unique by its text), changed a name only: it asks nothing of the port's "
          "launch, as a renamed parameter at a launch whose kernel binds does not. A new keyword passing "
          "another value (a caller's) stays `launch-arguments`.",
-         "-    impl[(rows,)](Out=out, X=x, N=n)\n+    impl[(rows,)](output_ptr=out, x_ptr=x, N_SIZE=n)",
+         "-    impl[(rows,)](Dst=out, X=x, N=n)\n+    impl[(rows,)](dst_ptr=out, x_ptr=x, WIDTH=n)",
          "classifier.rules.launch._argument_items, ._renamed_arguments"),
     Rule("splat-unresolved-binding", ("NEEDS_REVIEW",),
          "A paired launch whose new side binds through a splat of unknown length (`*t.stride()`, the tensor's "
@@ -799,7 +799,7 @@ def _argument_items(before, after, mine, port, cross: bool, upstream, index, sco
     items: list[Delta] = []
     if not cross:
         added_keywords = set(_normalised_keywords(after)) - set(_normalised_keywords(before)) - scope
-        # A keyword renamed with the kernel's parameter, passing the same value (``Out=out`` -> ``output=out``),
+        # A keyword renamed with the kernel's parameter, passing the same value (``Dst=out`` -> ``dst_ptr=out``),
         # asks nothing of the port's launch, as where the kernel binds (``_bound_items``).
         removed_keywords = set(_normalised_keywords(before)) - set(_normalised_keywords(after)) - scope
         renamed = _renamed_arguments(before, after, removed_keywords, added_keywords, respell)
