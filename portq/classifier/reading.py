@@ -261,6 +261,20 @@ def _walk_nodes(node):
         stack.extend(current.children)
 
 
+def assignment_targets(node):
+    """The target of each C/C++ assignment (``x = …``, ``x += …``) and step (``++x``) under ``node``: what
+    the statement writes, whatever it is (a name, an element, a field)."""
+    for current in _walk_nodes(node):
+        if current.type == "assignment_expression":
+            target = current.child_by_field_name("left")
+        elif current.type == "update_expression":
+            target = current.child_by_field_name("argument")
+        else:
+            continue
+        if target is not None:
+            yield target
+
+
 _TOP_LEVEL_SUFFIXES = ("_definition", "declaration", "_statement", "_specifier", "_instantiation",
                        "_specification", "comment")
 

@@ -427,20 +427,27 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
             return None
         return renamed_locals(old.node, new.node, language)
 
-    def _declared_branches_off(self, symbol: TouchedSymbol, old: Signature, new: Signature,
-                               param_scope: set[str]) -> list[tuple[str, str]] | None:
-        """Rule ``declared-branch-off``: the renamings (``[]`` for none) under which a C/C++ definition is the
-        same before and after once each side is read with the parameters the tree declares not carried absent
-        (``branches.declared_off_expander``); None when it is not, or nothing is decided."""
+    def _declared_off_sides(self, symbol: TouchedSymbol, param_scope: set[str]):
+        """Both sides of a modified C/C++ definition that parse, each with its reader of the parameters the
+        tree declares not carried as absent (``branches.declared_off_expander``; None where it decides
+        nothing); None when there is no such pair."""
         if language_for_path(symbol.path) != "cpp" or not param_scope or symbol.change != "modified":
             return None
         sides = self._both_sides(symbol)
         if sides is None or sides[0].node.has_error or sides[1].node.has_error:
             return None
         off = _scope_names(param_scope)
-        expand = (branches.declared_off_expander(sides[0].node, off), branches.declared_off_expander(sides[1].node, off))
-        if not any(expand):
+        return sides, tuple(branches.declared_off_expander(side.node, off) for side in sides)
+
+    def _declared_branches_off(self, symbol: TouchedSymbol, old: Signature, new: Signature,
+                               param_scope: set[str]) -> list[tuple[str, str]] | None:
+        """Rule ``declared-branch-off``: the renamings (``[]`` for none) under which a C/C++ definition is the
+        same before and after once each side is read with the parameters the tree declares not carried absent
+        (``branches.declared_off_expander``); None when it is not, or nothing is decided."""
+        read = self._declared_off_sides(symbol, param_scope)
+        if read is None or not any(read[1]):
             return None
+        sides, expand = read
         tokens = [comment_free_tokens(side.node, expand=e) for side, e in zip(sides, expand)]
         if tokens[0] == tokens[1] or [t for t in tokens[0] if t != "const"] == [t for t in tokens[1] if t != "const"]:
             return []
@@ -463,15 +470,10 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
         """Rule ``declared-stores``: whether a C/C++ definition, each side read with the parameters the tree
         declares not carried absent (``branches.declared_off_expander``, something decided), stores the same
         values before and after (``branches.same_stores``)."""
-        if language_for_path(symbol.path) != "cpp" or not param_scope or symbol.change != "modified":
+        read = self._declared_off_sides(symbol, param_scope)
+        if read is None or not all(read[1]):
             return False
-        sides = self._both_sides(symbol)
-        if sides is None or sides[0].node.has_error or sides[1].node.has_error:
-            return False
-        off = _scope_names(param_scope)
-        expand = (branches.declared_off_expander(sides[0].node, off), branches.declared_off_expander(sides[1].node, off))
-        if not all(expand):
-            return False
+        sides, expand = read
         return branches.same_stores(sides[0].node, expand[0], sides[1].node, expand[1])
 
     def _cpp_renaming(self, symbol: TouchedSymbol, old: Signature, new: Signature,

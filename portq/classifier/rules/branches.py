@@ -210,7 +210,7 @@ from collections import Counter
 from dataclasses import replace
 
 from portq.classifier.imports import import_bindings, reexport_target, relative_module_path
-from portq.classifier.reading import _if_bodies
+from portq.classifier.reading import _if_bodies, assignment_targets
 from portq.classifier.rules import Rule
 from portq.classifier.rules.cosmetic import _cpp_parameter_identifier, cpp_parameter_declarations, local_names
 from portq.classifier.rules.scope import _scope_names
@@ -2066,16 +2066,7 @@ def _off_count(left, operator: str, right, off: set[str], known: dict[str, bool]
 
 def _assigned_names(node) -> Counter:
     """How often each plain name is assigned or stepped (``x = …``, ``x += …``, ``++x``) under ``node``."""
-    found: Counter = Counter()
-    for current in _walk(node):
-        target = None
-        if current.type == "assignment_expression":
-            target = current.child_by_field_name("left")
-        elif current.type == "update_expression":
-            target = current.child_by_field_name("argument")
-        if target is not None and target.type == "identifier":
-            found[_text(target)] += 1
-    return found
+    return Counter(_text(target) for target in assignment_targets(node) if target.type == "identifier")
 
 
 def _enclosing_statement(node, root):

@@ -129,7 +129,7 @@ import ast as _ast
 import difflib
 import textwrap as _textwrap
 
-from portq.classifier.reading import _walk_nodes
+from portq.classifier.reading import _walk_nodes, assignment_targets
 from portq.classifier.rules import Rule
 from portq.classifier.rules.cosmetic import _function_node, _python_parameters, local_names
 from portq.language.symbols import function_declarator
@@ -1112,15 +1112,8 @@ def _cpp_carried_writes(loop) -> bool:
                 for n in _cpp_identifiers(d) if n.parent is not None and n.parent.type in
                 ("init_declarator", "declaration", "for_range_loop", "array_declarator",
                  "pointer_declarator", "reference_declarator")}
-    for node in _walk_nodes(loop):
-        target = None
-        if node.type == "assignment_expression":
-            target = node.child_by_field_name("left")
-        elif node.type == "update_expression":
-            target = node.child_by_field_name("argument")
-        if target is not None and target.type == "identifier" and target.text not in declared:
-            return True
-    return False
+    return any(target.type == "identifier" and target.text not in declared
+               for target in assignment_targets(loop))
 
 
 def cpp_port_has_uncarried_store(old_node, new_node, port_node) -> list[tuple[object, object]] | None:
