@@ -440,11 +440,10 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
         return sides, tuple(branches.declared_off_expander(side.node, off) for side in sides)
 
     def _declared_branches_off(self, symbol: TouchedSymbol, old: Signature, new: Signature,
-                               param_scope: set[str]) -> list[tuple[str, str]] | None:
+                               read) -> list[tuple[str, str]] | None:
         """Rule ``declared-branch-off``: the renamings (``[]`` for none) under which a C/C++ definition is the
         same before and after once each side is read with the parameters the tree declares not carried absent
-        (``branches.declared_off_expander``); None when it is not, or nothing is decided."""
-        read = self._declared_off_sides(symbol, param_scope)
+        (``read``, from ``_declared_off_sides``); None when it is not, or nothing is decided."""
         if read is None or not any(read[1]):
             return None
         sides, expand = read
@@ -453,24 +452,17 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
             return []
         return self._cpp_renaming(symbol, old, new, expand) or None
 
-    def _declared_counts(self, symbol: TouchedSymbol, param_scope: set[str]) -> list[str]:
-        """Rule ``declared-count-off``: the declared parameters read as a count (``branches._off_count``) on
-        either side of the definition; empty when none was."""
-        sides = self._both_sides(symbol)
-        if sides is None:
-            return []
-        off = _scope_names(param_scope)
-        found: set[str] = set()
-        for side in sides:
-            expand = branches.declared_off_expander(side.node, off)
-            found |= set(getattr(expand, "counted", ()))
-        return sorted(found)
+    @staticmethod
+    def _declared_counts(expand) -> list[str]:
+        """Rule ``declared-count-off``: the declared parameters either side's reader (``expand``, from
+        ``_declared_off_sides``) read as a count (``branches._off_count``); empty when none was."""
+        return sorted({name for e in expand if e is not None for name in e.counted})
 
-    def _declared_stores(self, symbol: TouchedSymbol, param_scope: set[str]) -> bool:
+    @staticmethod
+    def _declared_stores(read) -> bool:
         """Rule ``declared-stores``: whether a C/C++ definition, each side read with the parameters the tree
-        declares not carried absent (``branches.declared_off_expander``, something decided), stores the same
-        values before and after (``branches.same_stores``)."""
-        read = self._declared_off_sides(symbol, param_scope)
+        declares not carried absent (``read``, from ``_declared_off_sides``; something decided on both),
+        stores the same values before and after (``branches.same_stores``)."""
         if read is None or not all(read[1]):
             return False
         sides, expand = read
@@ -1577,11 +1569,12 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
                                                                 f"the change only concerns {names}, declared not "
                                                                 "carried (off)",
                                                                 sorted(param_scope)[0])])
-        branched = self._declared_branches_off(symbol, old, new, param_scope)
+        read = self._declared_off_sides(symbol, param_scope)  # both sides' readers, made once for the three rules
+        branched = self._declared_branches_off(symbol, old, new, read)
         if branched is not None:
             names = ", ".join(sorted(param_scope))
             pairs = ", ".join(f"{a} → {b}" for a, b in branched[:4])
-            counts = self._declared_counts(symbol, param_scope)
+            counts = self._declared_counts(read[1])
             return self._base("declared-count-off" if counts else "declared-branch-off", symbol, NOT_APPLICABLE,
                               "not-carried", "body",
                               f"with {names}, which the tree declares not carried, read as absent (false, a null "
@@ -1597,7 +1590,7 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
                               evidence + [new_side_evidence(symbol, Kind.NOT_CARRIED,
                                                             f"the change only concerns what {names}, declared not "
                                                             "carried (absent), decide", sorted(param_scope)[0])])
-        if branched is None and self._declared_stores(symbol, param_scope):
+        if branched is None and self._declared_stores(read):
             names = ", ".join(sorted(param_scope))
             return self._base("declared-stores", symbol, NOT_APPLICABLE, "not-carried", "body",
                               f"with {names}, which the tree declares not carried, read as absent (false, a null "
