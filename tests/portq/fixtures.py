@@ -147,6 +147,19 @@ def clone(source: Path | str, destination: Path | str, *, bare: bool = False, de
     return Path(destination)
 
 
+# A one-row matrix for tests whose synthetic upstream keeps its ops under ops/ and whose tree ports them
+# under kernels/.
+OPS_ROW_MATRIX = """\
+[[row]]
+id       = "ACT"
+title    = "Gated activation"
+upstream = "vllm"
+paths    = ["ops/*.py"]
+tree     = ["kernels/"]
+tests    = ["tests/"]
+"""
+
+
 # --- a ready-made sample upstream ------------------------------------------------
 #
 # A small history with every shape a scan must handle, against SAMPLE_MATRIX:

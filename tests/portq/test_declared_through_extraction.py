@@ -12,18 +12,9 @@ extraction into another file, then the edit (entry 2)."""
 from __future__ import annotations
 
 from portq.core.model import FLAGGED, NOT_APPLICABLE
+from tests.portq.fixtures import OPS_ROW_MATRIX as MATRIX
 from tests.portq.fixtures import CommitSpec
 from tests.portq.golden.pipeline import classify_history
-
-MATRIX = """\
-[[row]]
-id       = "ACT"
-title    = "Gated activation"
-upstream = "vllm"
-paths    = ["ops/*.py"]
-tree     = ["kernels/"]
-tests    = ["tests/"]
-"""
 
 BODY = '''\
     out = torch.empty_like(x)

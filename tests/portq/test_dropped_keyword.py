@@ -5,17 +5,8 @@ back to a default), when the dropped value is computed by a call, or when the ca
 from __future__ import annotations
 
 from portq.core.model import FLAGGED, NOT_APPLICABLE
+from tests.portq.fixtures import OPS_ROW_MATRIX as MATRIX
 from tests.portq.golden.pipeline import classify_commit
-
-MATRIX = """\
-[[row]]
-id       = "ACT"
-title    = "Gated activation"
-upstream = "vllm"
-paths    = ["ops/*.py"]
-tree     = ["kernels/"]
-tests    = ["tests/"]
-"""
 
 HELPERS = '''\
 import torch

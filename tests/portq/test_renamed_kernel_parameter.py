@@ -8,17 +8,8 @@ name before the grid), and a statement tree-sitter's Python grammar cannot parse
 from __future__ import annotations
 
 from portq.core.model import FLAGGED, NOT_APPLICABLE
+from tests.portq.fixtures import OPS_ROW_MATRIX as MATRIX
 from tests.portq.golden.pipeline import classify_commit
-
-MATRIX = """\
-[[row]]
-id       = "ACT"
-title    = "Gated activation"
-upstream = "vllm"
-paths    = ["ops/*.py"]
-tree     = ["kernels/"]
-tests    = ["tests/"]
-"""
 
 KERNELS = '''\
 import triton
