@@ -77,7 +77,7 @@ from portq.classifier.rules.cosmetic import (attribute_names, caller_renaming, c
                                              cpp_renaming, macro_read_names)
 from portq.classifier.rules.cosmetic import cpp_parameter_names
 from portq.classifier.rules.definitions import DefinitionRules
-from portq.classifier.rules.form import (FormRules, definition_text, module_loggers, qualifier_free_tokens,
+from portq.classifier.rules.form import (FormRules, module_loggers, qualifier_free_tokens,
                                         same_without_logging)
 from portq.classifier.rules.form import (same_modulo_imported_names, same_modulo_module_aliases,
                                         same_without_assert_messages)
@@ -117,7 +117,7 @@ from portq.language.signatures import Signature, comment_free_tokens
 from portq.language.symbols import (KIND_CLASS, KIND_FUNCTION, KIND_TRITON_KERNEL, MAX_PARSE_BYTES, SymbolTable,
                                     language_for_path, parse)
 from portq.language.symbols import symbol_table
-from portq.language.signatures import node_text, nodes_of
+from portq.language.signatures import definition_text, node_text, nodes_of
 from portq.tree.file_records import Port
 from portq.tree.tree_index import TreeIndex
 

@@ -266,6 +266,11 @@ def node_text(node) -> str:
     return node.text.decode("utf-8", errors="replace") if node is not None else ""
 
 
+def definition_text(node) -> str:
+    """A definition node's source, indented as in its file (so it dedents and parses alone)."""
+    return " " * node.start_point[1] + node.text.decode("utf-8", errors="replace")
+
+
 def walk(node) -> Iterable:
     """Every node below ``node`` (itself included), in source order."""
     stack = [node]

@@ -37,6 +37,7 @@ from collections import Counter
 from portq.classifier.rules import Rule
 from portq.classifier.rules.form import _one_definition
 from portq.core.model import TouchedSymbol
+from portq.language.signatures import definition_text
 from portq.language.symbols import language_for_path
 
 RULES = (
@@ -130,14 +131,11 @@ class CheckRules:
         sides = self._modified_sides(symbol, "python", parsed=True)
         if sides is None:
             return None
-        kinds = removed_checks(_source(sides[0].node), _source(sides[1].node))
+        kinds = removed_checks(definition_text(sides[0].node), definition_text(sides[1].node))
         mine = self._port_node(definition)
-        made = port_checks(_source(mine)) if kinds and mine is not None else None
+        made = port_checks(definition_text(mine)) if kinds and mine is not None else None
         if made is None or set(kinds) & made or "raise" in made:
             return None
         return kinds
 
 
-def _source(node) -> str:
-    """A definition node's text as its lines stand (its first line indented as in the file), for ``ast``."""
-    return " " * node.start_point[1] + node.text.decode("utf-8", errors="replace")

@@ -18,7 +18,7 @@ import textwrap
 
 from portq.classifier.rules import Rule
 from portq.language.memo import STRINGS, per_definition
-from portq.language.signatures import comment_free_tokens, definition_tokens, node_text, nodes_of, normalise_name
+from portq.language.signatures import comment_free_tokens, definition_text, definition_tokens, node_text, nodes_of, normalise_name
 from portq.language.symbols import function_declarator
 
 RULES = (
@@ -394,9 +394,8 @@ def dropped_keywords(old_node, new_node, trees) -> list[tuple[str, str]] | None:
     parameter (and takes no ``**`` catch-all after); each dropped value a name, an attribute chain on one
     or a literal. None otherwise."""
     try:
-        # a node's text starts at its own column: indent its first line as the file does, then dedent
-        old = ast.parse(textwrap.dedent(" " * old_node.start_point[1] + node_text(old_node)))
-        new = ast.parse(textwrap.dedent(" " * new_node.start_point[1] + node_text(new_node)))
+        old = ast.parse(textwrap.dedent(definition_text(old_node)))
+        new = ast.parse(textwrap.dedent(definition_text(new_node)))
     except (SyntaxError, ValueError):
         return None
     definitions = _functions_by_side(trees)

@@ -90,7 +90,7 @@ from portq.classifier.rules import Rule, branches
 from portq.core.evidence import Kind
 from portq.core.model import NOT_APPLICABLE, TouchedSymbol
 from portq.language.memo import TEXT_OR_NONE, content_digest, per_text
-from portq.language.signatures import comment_free_tokens
+from portq.language.signatures import comment_free_tokens, definition_text
 from portq.language.symbols import language_for_path
 
 RULES = (
@@ -472,11 +472,6 @@ def _annotation_free_dump(text: str, outside_definitions: bool) -> str | None:
     does not parse; once per text."""
     tree = _parse(text)
     return None if tree is None else content_digest(_erased_dump(tree, outside_definitions))
-
-
-def definition_text(node) -> str:
-    """A definition node's source, indented as in its file (so it dedents and parses alone)."""
-    return " " * node.start_point[1] + node.text.decode("utf-8", errors="replace")
 
 
 def outside_members(lines, class_name: str, tables: dict) -> list:
