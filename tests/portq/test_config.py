@@ -52,6 +52,7 @@ def test_repository_config_names_its_upstreams_and_the_corpus_ones():
         "ringflashattn": (REPO_ROOT / "../ring-flash-attention").resolve(),
         "kernl": (REPO_ROOT / "../kernl").resolve(),
         "spargeattn": (REPO_ROOT / "../spargeattn").resolve(),
+        "minference": (REPO_ROOT / "../minference").resolve(),
     }
     assert config.matrix_path == REPO_ROOT / "matrix" / "kernel-matrix.toml"
 

@@ -1,0 +1,1 @@
+"""The vendored sparse attention ops (upstream's files, written by the scorer)."""
