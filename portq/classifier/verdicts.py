@@ -113,7 +113,7 @@ from portq.core.model import (FLAGGED, IN_SYNC, NEEDS_REVIEW, NOT_APPLICABLE, SE
                               TouchedSymbol, Verdict)
 from portq.core.paths import is_test_path
 from portq.language.extraction import signature_of
-from portq.language.signatures import Signature, comment_free_tokens
+from portq.language.signatures import Signature, comment_free_tokens, normalise_name
 from portq.language.symbols import (KIND_CLASS, KIND_FUNCTION, KIND_TRITON_KERNEL, MAX_PARSE_BYTES, SymbolTable,
                                     language_for_path, parse)
 from portq.language.symbols import symbol_table
@@ -438,6 +438,55 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
             return None
         off = _scope_names(param_scope)
         return sides, tuple(branches.declared_off_expander(side.node, off) for side in sides)
+
+    def _lacked_member_reading(self, symbol: TouchedSymbol, definition, param_scope: set[str]):
+        """Rule ``lacked-member``: ``(members, read)`` when a modified C/C++ definition, ported by a definition
+        in another language, reads members of a parameters struct (``params.m``) on both sides that it did not
+        read at the scanned range's base and that no file of the tree names (normalised), and, with those
+        members absent (``branches.declared_off_expander``, the declared parameters as ``declared-branch-off``
+        reads them), is the same before and after (tokens, or ``declared-stores``); None otherwise."""
+        if language_for_path(symbol.path) != "cpp" or symbol.change != "modified" \
+                or language_for_path(definition.file) in (None, "cpp"):
+            return None
+        sides = self._both_sides(symbol, parsed=True)
+        base_sha = getattr(self.context, "range_base", None)
+        if sides is None or not base_sha:
+            return None
+        base_table = self._table(f"{base_sha}:{symbol.old_path or symbol.path}", symbol.old_path or symbol.path)
+        at_base = [d for d in (base_table.definitions if base_table is not None and not base_table.fallback else ())
+                   if d.node is not None and d.qualified_name == symbol.qualified_name]
+        if len(at_base) != 1 or at_base[0].node.has_error:
+            return None
+        read_members = [branches.struct_members(side.node) for side in sides]
+        candidates = (read_members[0].keys() & read_members[1].keys()) - branches.struct_members(at_base[0].node).keys()
+        if not candidates:
+            return None
+        named = self._tree_names()
+        if named is None:
+            return None
+        members = frozenset(m for m in candidates if m not in named)
+        if not members:
+            return None
+        off = _scope_names(param_scope) if param_scope else set()
+        read = sides, tuple(branches.declared_off_expander(side.node, off, members) for side in sides)
+        if not all(read[1]):
+            return None
+        tokens = [comment_free_tokens(side.node, expand=e) for side, e in zip(*read)]
+        if tokens[0] != tokens[1] \
+                and not branches.same_stores(sides[0].node, read[1][0], sides[1].node, read[1][1]) \
+                and not branches.same_reordered_declarations(sides[0].node, read[1][0], sides[1].node, read[1][1]):
+            return None
+        return sorted(read_members[1][m] for m in members), tokens[0] == tokens[1]
+
+    def _tree_names(self) -> set[str] | None:
+        """Every identifier-like word of every indexed file of the tree, normalised (``normalise_name``), read
+        once; None when the index holds no sources."""
+        if not hasattr(self, "_tree_names_read"):
+            sources = self.index.tree_sources()
+            self._tree_names_read = None if not sources else {
+                normalise_name(w) for w in {w for data in sources.values()
+                                            for w in re.findall(r"[A-Za-z_]\w*", data.decode("utf-8", errors="replace"))}}
+        return self._tree_names_read
 
     def _declared_branches_off(self, symbol: TouchedSymbol, old: Signature, new: Signature,
                                read) -> list[tuple[str, str]] | None:
@@ -1602,6 +1651,23 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
                                                             f"the change only concerns what {names}, declared not "
                                                             "carried (absent), decide, and stores the same values "
                                                             "on the path taken", sorted(param_scope)[0])])
+        lacked = self._lacked_member_reading(symbol, definition, param_scope)
+        if lacked is not None:
+            members, same_tokens = lacked
+            names = ", ".join(members[:4])
+            how = "its tokens are the same" if same_tokens else "every run of straight-line statements where its " \
+                "sides still differ leaves each place it writes with the same value (evaluated symbolically)"
+            return self._base("lacked-member", symbol, NOT_APPLICABLE, "not-carried", "body",
+                              f"{names}, read by {symbol.name} on both sides but not at the scanned range's base, "
+                              f"{'is a member' if len(members) == 1 else 'are members'} the port at "
+                              f"{definition.cite} lacks (no file of the tree names "
+                              f"{'it' if len(members) == 1 else 'them'}; the port is taken as in sync at the base): "
+                              "read as absent (a null pointer), a local holding a grid index non-negative, and the "
+                              f"branches so decided taken, {how} before and after, so the change lies in the path "
+                              "the port does not have: not-carried rather than NEEDS_REVIEW",
+                              evidence + [new_side_evidence(symbol, Kind.NOT_CARRIED,
+                                                            f"the change only concerns what {names}, which the "
+                                                            "port lacks (absent), decide", members[0])])
         switched = self._lacked_switch_flags(symbol, definition)
         if switched:
             names = ", ".join(switched[:4])

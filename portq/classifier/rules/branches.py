@@ -385,6 +385,27 @@ RULES = (
          "+    float t; if (OFF && k > t) { t = NEG; } else { t = a; if (m) { t += b; } }\n+    v = t;   "
          "(OFF declared not carried)",
          "classifier.rules.branches.same_stores, classifier.verdicts.SymbolClassifier._declared_stores"),
+    Rule("lacked-member", ("NOT_APPLICABLE",),
+         "A member of a parameters struct (`params.m`, `params->m`) that a C/C++ definition ported in another "
+         "language reads on both sides of a commit, that the definition did not read at the scanned range's base "
+         "and that no file of the port's tree names (normalised) is an input the port lacks, the port being taken "
+         "as in sync at the base: it is absent, a null pointer in a null test (`params.m == nullptr` true), as "
+         "`declared-branch-off` reads a declared parameter. A local declared once, never assigned, as an `int`-wide "
+         "type from a grid or thread index (`blockIdx.x`), or from a conditional expression so decided whose "
+         "branch taken is such a local or `0`, is non-negative: `i < 0` is false, `i >= 0` true. The branches so "
+         "decided replaced by the branch taken, a definition whose tokens are then the same before and after, or "
+         "that stores the same values (`declared-stores`), or whose only difference is the order of declarations "
+         "of one local each, with values that store nothing and call only casts and pure math, none moved across "
+         "one it reads or that reads it, changed only the path the port lacks: not-carried. A member the "
+         "definition already read at the base, one the tree names, a copy in upstream's language (behind, not "
+         "without the path), a comparison a non-negative index does not decide, or a change on the path taken "
+         "stays flagged.",
+         "-    const int row_in = params.idx_ptr == nullptr ? row : params.idx_ptr[row];\n"
+         "+    const int row_in = params.idx_ptr == nullptr ? row : params.idx_ptr[row];\n"
+         "+    if (row_in < 0) { out[0] = T(0.f); return; }   (idx_ptr added since the base; row = blockIdx.x)",
+         "classifier.rules.branches.struct_members, classifier.rules.branches.declared_off_expander, "
+         "classifier.rules.branches.same_reordered_declarations, "
+         "classifier.verdicts.SymbolClassifier._lacked_member_reading"),
     Rule("lacked-branch-nested", ("NOT_APPLICABLE",),
          "A Python definition nested in a ported one (a grid function defined inside the host), changed by a "
          "commit that also changes the enclosing definition, where the enclosing definition is the same before and "
@@ -1997,21 +2018,24 @@ def _is_null(node) -> bool:
                                  or (node.type == "number_literal" and _text(node) == "0"))
 
 
-def _off_value(node, off: set[str], known: dict[str, bool], counted: list | None = None) -> bool | None:
+def _off_value(node, off: set[str], known: dict[str, bool], counted: list | None = None,
+               lacked: tuple[frozenset, set] | None = None) -> bool | None:
     """The value of a C/C++ condition with every parameter in ``off`` (normalised) absent: read as false, and
     as a null pointer in a null test (``p != nullptr`` false, ``p == nullptr`` true); a local in ``known`` is its
     value. ``!``, ``&&``, ``||`` and parentheses are evaluated three-valued; None when it is not decided. A
     count compared with a literal is decided where none and one agree (``_off_count``); ``counted`` (a list)
-    then records the count's name."""
+    then records the count's name. ``lacked`` (rule ``lacked-member``: the normalised members the port lacks,
+    and the locals known non-negative) also reads ``P.m``/``P->m`` for such a member as absent in a null test,
+    and a non-negative local compared with ``0`` (``i < 0`` false, ``i >= 0`` true)."""
     if node is None:
         return None
     kind = node.type
     if kind == "condition_clause":
-        return _off_value(node.child_by_field_name("value"), off, known, counted)
+        return _off_value(node.child_by_field_name("value"), off, known, counted, lacked)
     if kind == "parenthesized_expression" and node.named_child_count == 1:
-        return _off_value(node.named_children[0], off, known, counted)
+        return _off_value(node.named_children[0], off, known, counted, lacked)
     if kind == "unary_expression" and _text(node.child_by_field_name("operator") or node.children[0]) == "!":
-        inner = _off_value(node.child_by_field_name("argument"), off, known, counted)
+        inner = _off_value(node.child_by_field_name("argument"), off, known, counted, lacked)
         return None if inner is None else not inner
     if kind == "binary_expression":
         operator = _text(node.child_by_field_name("operator"))
@@ -2021,10 +2045,17 @@ def _off_value(node, off: set[str], known: dict[str, bool], counted: list | None
                 if name is not None and name.type == "identifier" and _text(name) not in known \
                         and normalise_name(_text(name)) in off and _is_null(other):
                     return operator == "=="
+                if lacked is not None and _lacked_member(name, lacked[0]) and other is not None \
+                        and (other.type == "null" or _text(other) in _NULL_WORDS):  # a pointer's test, not a count's
+                    return operator == "=="
             return None
+        if lacked is not None and operator in _COUNT_SIDES:
+            sign = _non_negative_test(left, operator, right, lacked[1])
+            if sign is not None:
+                return sign
         if operator in _COUNT_SIDES:
             return _off_count(left, operator, right, off, known, counted)
-        a, b = _off_value(left, off, known, counted), _off_value(right, off, known, counted)
+        a, b = _off_value(left, off, known, counted, lacked), _off_value(right, off, known, counted, lacked)
         if operator == "&&":
             return False if a is False or b is False else (True if a and b else None)
         if operator == "||":
@@ -2041,6 +2072,78 @@ def _off_value(node, off: set[str], known: dict[str, bool], counted: list | None
 
 # A count compared with a literal, written with the count on the left: the operator, mirrored when on the right.
 _COUNT_SIDES = {">": "<", "<": ">", ">=": "<=", "<=": ">="}
+
+
+def _non_negative_value(value, off: set[str], known: dict[str, bool], lacked) -> bool:
+    """Rule ``lacked-member``: whether a local's initial ``value`` is a grid or thread index, a local already
+    known non-negative, ``0``, or (in parentheses) a conditional expression whose condition ``_off_value``
+    decides and whose branch taken is one of those."""
+    while value is not None and value.type == "parenthesized_expression" and value.named_child_count == 1:
+        value = value.named_children[0]
+    if value is None:
+        return False
+    if value.type == "conditional_expression":
+        decided = _off_value(value.child_by_field_name("condition"), off, known, lacked=lacked)
+        if decided is None:
+            return False
+        branch = value.child_by_field_name("consequence" if decided else "alternative")
+        return branch is not None and branch.type != "conditional_expression" \
+            and _non_negative_value(branch, off, known, lacked)
+    if value.type == "identifier":
+        return _text(value) in lacked[1]
+    if value.type == "number_literal":
+        return _text(value) == "0"
+    return _grid_index(value)
+
+
+def struct_members(node) -> dict[str, str]:
+    """Rule ``lacked-member``: the members a C/C++ definition reads through one of its own parameters,
+    ``P.m`` or ``P->m``: normalised name -> name as written."""
+    declared = cpp_parameter_declarations(node) if node is not None else None
+    parameters = {_text(i) for i in map(_cpp_parameter_identifier, declared or ()) if i is not None}
+    found: dict[str, str] = {}
+    for current in _walk(node):
+        if current.type == "field_expression":
+            argument, field = current.child_by_field_name("argument"), current.child_by_field_name("field")
+            if argument is not None and argument.type == "identifier" and _text(argument) in parameters \
+                    and field is not None and field.type == "field_identifier":
+                found.setdefault(normalise_name(_text(field)), _text(field))
+    return found
+
+
+def _lacked_member(node, members: frozenset) -> bool:
+    """Rule ``lacked-member``: whether ``node`` reads ``P.m`` or ``P->m`` of a plain name ``P`` for a member
+    ``m`` whose normalised name is in ``members``."""
+    if node is None or node.type != "field_expression":
+        return False
+    argument, field = node.child_by_field_name("argument"), node.child_by_field_name("field")
+    return argument is not None and argument.type == "identifier" and field is not None \
+        and normalise_name(_text(field)) in members
+
+
+# Types wide enough to hold any grid or thread index unchanged (an index is below 2**31).
+_INDEX_TYPES = frozenset({"int", "unsigned", "long", "int32_t", "uint32_t", "int64_t", "uint64_t",
+                          "size_t", "auto"})
+
+# The built-in grid and thread coordinates of a CUDA/HIP kernel: an index each, never negative.
+_GRID_INDEXES = frozenset({"blockIdx", "threadIdx"})
+
+
+def _grid_index(node) -> bool:
+    """Whether ``node`` is ``blockIdx.x`` (``y``, ``z``) or ``threadIdx.x`` (...): a non-negative index."""
+    return node is not None and node.type == "field_expression" \
+        and _text(node.child_by_field_name("argument") or node) in _GRID_INDEXES \
+        and _text(node.child_by_field_name("field") or node) in ("x", "y", "z")
+
+
+def _non_negative_test(left, operator: str, right, non_negative: set[str]) -> bool | None:
+    """Rule ``lacked-member``: ``i < 0`` (false) or ``i >= 0`` (true), either way round, for a local ``i``
+    in ``non_negative``; None for any other comparison."""
+    for name, other, op in ((left, right, operator), (right, left, _COUNT_SIDES[operator])):
+        if name is not None and other is not None and name.type == "identifier" and _text(name) in non_negative \
+                and other.type == "number_literal" and _text(other) == "0" and op in ("<", ">="):
+            return op == ">="
+    return None
 
 
 def _off_count(left, operator: str, right, off: set[str], known: dict[str, bool], counted: list | None) -> bool | None:
@@ -2141,7 +2244,7 @@ def _type_keyed_off(statement, types: dict[str, set[str]]) -> bool:
                for current in _walk(consequence))
 
 
-def declared_off_expander(node, off: set[str]):
+def declared_off_expander(node, off: set[str], lacked_members: frozenset = frozenset()):
     """Rule ``declared-branch-off``: an ``expand`` for ``comment_free_tokens`` over a C/C++ definition that
     reads each parameter in ``off`` as absent (false; a null pointer in a null test): a local declared once
     from a condition so decided (``const bool has_p = (p != nullptr);``, never assigned again) is that value
@@ -2149,12 +2252,21 @@ def declared_off_expander(node, off: set[str]):
     condition is decided is its branch taken; and a statement that only writes a local nothing else still
     reads (``m = fmaxf(fabsf(v), m);``, pure math on the right) or only assumes a fact about one
     (``__builtin_assume(m >= 0);``) is left out, and so is an ``if`` with no ``else``, a test without
-    effects, around nothing left. None when nothing is decided."""
+    effects, around nothing left. None when nothing is decided.
+
+    Rule ``lacked-member``: ``lacked_members`` (normalised) are members of a parameters struct the port
+    lacks, read as absent in a null test (``P.m == nullptr`` true) like ``off``; and a local declared once,
+    never assigned, from a grid or thread index (``blockIdx.x``) or from a conditional expression so decided
+    whose branch taken is such a local or ``0``, is non-negative (``i < 0`` false, ``i >= 0`` true)."""
     body = node
     known: dict[str, bool] = {}
     counted: list[str] = []
     assigned = _assigned_names(body)
     declarations: set[int] = set()
+    non_negative: set[str] = set()
+    lacked = (frozenset(lacked_members), non_negative) if lacked_members else None
+    declared_names = Counter(_text(d.child_by_field_name("declarator")) for d in _walk(body)
+                             if d.type == "init_declarator" and d.child_by_field_name("declarator") is not None)
     for _ in range(3):
         grew = False
         for current in _walk(body):
@@ -2167,10 +2279,15 @@ def declared_off_expander(node, off: set[str]):
             if name is None or name.type != "identifier" or value is None or assigned[_text(name)] \
                     or _text(name) in known:
                 continue
-            decided = _off_value(value, off, known)
+            decided = _off_value(value, off, known, lacked=lacked)
             if decided is not None:
                 known[_text(name)] = decided
                 declarations.add(current.id)
+                grew = True
+            elif lacked is not None and _text(name) not in non_negative and declared_names[_text(name)] == 1 \
+                    and _text(current.child_by_field_name("type") or current) in _INDEX_TYPES \
+                    and _non_negative_value(value, off, known, lacked):
+                non_negative.add(_text(name))
                 grew = True
         if not grew:
             break
@@ -2182,7 +2299,7 @@ def declared_off_expander(node, off: set[str]):
         if current.type == "if_statement":
             if _type_keyed_off(current, types):
                 return []
-            decided = _off_value(current.child_by_field_name("condition"), off, known, counted)
+            decided = _off_value(current.child_by_field_name("condition"), off, known, counted, lacked)
             if decided is None:
                 return None
             alternative = current.child_by_field_name("alternative")
@@ -2192,7 +2309,7 @@ def declared_off_expander(node, off: set[str]):
                 return []
             return [c for c in alternative.named_children if c.type != "comment"]
         if current.type == "conditional_expression":
-            decided = _off_value(current.child_by_field_name("condition"), off, known, counted)
+            decided = _off_value(current.child_by_field_name("condition"), off, known, counted, lacked)
             if decided is None:
                 return None
             return [current.child_by_field_name("consequence" if decided else "alternative")]
@@ -3268,6 +3385,95 @@ def _expanded_body(node, expand):
         if current.type == "function_definition":
             return current.child_by_field_name("body")
     return None
+
+
+_CASTS = frozenset({"reinterpret_cast", "static_cast", "const_cast"})
+
+
+def _pure_declaration(statement) -> str | None:
+    """The local a C/C++ statement declares when it is one declaration of one name (a pointer's too) whose
+    value stores nothing and calls only casts and pure math; None otherwise."""
+    if statement.type != "declaration":
+        return None
+    declarators = [c for c in statement.named_children if c.type == "init_declarator"]
+    if len(declarators) != 1 or any(c.type in ("identifier", "pointer_declarator") for c in statement.named_children
+                                    if c.id != declarators[0].id):
+        return None
+    name, value = declarators[0].child_by_field_name("declarator"), declarators[0].child_by_field_name("value")
+    while name is not None and name.type == "pointer_declarator":
+        name = name.child_by_field_name("declarator")
+    if name is None or name.type != "identifier" or value is None:
+        return None
+    for current in _walk(value):
+        if current.type in ("assignment_expression", "update_expression", "lambda_expression", "new_expression",
+                            "delete_expression"):
+            return None
+        if current.type == "call_expression":
+            function = current.child_by_field_name("function")
+            if function is not None and function.type == "template_function":
+                function = function.child_by_field_name("name")
+            if function is None or _text(function) not in _CASTS | _PURE_MATH \
+                    and function.type != "primitive_type":
+                return None
+    return _text(name)
+
+
+def same_reordered_declarations(old_node, old_expand, new_node, new_expand) -> bool:
+    """Rule ``lacked-member``: whether the C/C++ definitions ``old_node`` and ``new_node``, each read as its
+    ``expand`` (``declared_off_expander``) reads it, differ only in the order of declarations at the top of
+    their bodies: once the statements the reading leaves empty are dropped, the statements between the common
+    first and last ones are the same statements in another order, each the one declaration of one local the
+    body declares nowhere else, its value storing nothing and calling only casts and pure math
+    (``_pure_declaration``), and no two whose order changed reading each other's local. Such declarations
+    run in any order to the same values."""
+    sides = []
+    for node, expand in ((old_node, old_expand), (new_node, new_expand)):
+        function = next((n for n in _walk(node) if n.type == "function_definition"), None)
+        body = function.child_by_field_name("body") if function is not None else None
+        if body is None or body.type != "compound_statement":
+            return False
+        statements = []
+        for st in _statements(body):
+            read = expand(st) if expand is not None else None
+            if read == []:
+                continue  # a statement the reading leaves out
+            if read is not None:
+                return False  # a statement read as another: not a plain list of statements
+            statements.append((st, tuple(comment_free_tokens(st, expand=expand))))
+        sides.append((body, statements))
+    (old_body, a), (new_body, b) = sides
+    start = 0
+    while start < min(len(a), len(b)) and a[start][1] == b[start][1]:
+        start += 1
+    end = 0
+    while end < min(len(a), len(b)) - start and a[len(a) - 1 - end][1] == b[len(b) - 1 - end][1]:
+        end += 1
+    middles = a[start:len(a) - end], b[start:len(b) - end]
+    keys = [[tokens for _, tokens in middle] for middle in middles]
+    if not keys[0] or sorted(keys[0]) != sorted(keys[1]) or len(set(keys[0])) != len(keys[0]):
+        return False
+    for middle in middles:
+        if any(_pure_declaration(st) is None for st, _ in middle):
+            return False
+    names = [_pure_declaration(st) for st, _ in middles[0]]
+    if len(set(names)) != len(names):
+        return False
+    for body in (old_body, new_body):
+        declared = Counter(_text(d.child_by_field_name("declarator")) for d in _walk(body)
+                           if d.type == "init_declarator" and d.child_by_field_name("declarator") is not None
+                           and d.child_by_field_name("declarator").type == "identifier")
+        declared.update(_pure_declaration(d) for d in _walk(body) if d.type == "declaration"
+                        and any(c.type == "init_declarator" and c.child_by_field_name("declarator") is not None
+                                and c.child_by_field_name("declarator").type == "pointer_declarator"
+                                for c in d.named_children))
+        if any(declared[name] != 1 for name in names):
+            return False
+    reads = [set(tokens) - {name} for tokens, name in zip(keys[0], names)]
+    order = [keys[1].index(k) for k in keys[0]]
+    for i, j in itertools.combinations(range(len(names)), 2):
+        if (order[i] < order[j]) != (i < j) and (names[j] in reads[i] or names[i] in reads[j]):
+            return False
+    return True
 
 
 def same_stores(old_node, old_expand, new_node, new_expand) -> bool:
