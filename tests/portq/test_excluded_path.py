@@ -109,3 +109,13 @@ def test_a_grid_whose_expression_changed_too_is_compared(tmp_path):
     host = _host(tmp_path, BEFORE, after, PORT)
     assert "excluded-path" not in host.rules, host.reason
     assert host.verdict != IN_SYNC
+
+
+def test_a_port_that_reshapes_the_input_before_its_assertion_is_compared(tmp_path):
+    # The port takes the path itself (a one-dimensional input made two-dimensional) before asserting:
+    # its assertion no longer says which inputs it accepts.
+    port = PORT.replace('    assert x.dim() > 1, "x needs rows"\n',
+                        '    if x.dim() == 1:\n        x = x.unsqueeze(0)\n    assert x.dim() > 1, "x needs rows"\n')
+    host = _host(tmp_path, BEFORE, AFTER, port)
+    assert "excluded-path" not in host.rules, host.reason
+    assert host.verdict != IN_SYNC
