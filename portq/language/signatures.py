@@ -162,6 +162,12 @@ class Launch:
     block_bindings: tuple[tuple[str, int, tuple[str, ...], str], ...] = ()
     num_warps_bindings: tuple[tuple[str, int, tuple[str, ...], str], ...] = ()
     num_stages_bindings: tuple[tuple[str, int, tuple[str, ...], str], ...] = ()
+    # ``excluded-path`` (Python): where the grid's value depends on the path, the conditions
+    # (``x.dim() == 1``: one comparison of a parameter's attribute or method with an integer) of the
+    # ``if``s whose assignments of the grid's inputs do not run on every path, empty unless every such
+    # assignment is so guarded; and the comparisons the definition asserts of a parameter before the launch.
+    path_conditions: tuple[str, ...] = ()
+    asserted: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -246,6 +252,7 @@ class Signature:
                       "texts": tuple(l.get("texts", ())),
                       "bound": tuple(l["bound"]) if l.get("bound") is not None else None,
                       "grid_leaves": tuple(l.get("grid_leaves", ())), "grid_opaque": tuple(l.get("grid_opaque", ())),
+                      "path_conditions": tuple(l.get("path_conditions", ())), "asserted": tuple(l.get("asserted", ())),
                       "grid_bindings": _bindings_from_json(l.get("grid_bindings", ())),
                       **{key: _bindings_from_json(l.get(key, ())) for key in
                          ("block_bindings", "num_warps_bindings", "num_stages_bindings")}})

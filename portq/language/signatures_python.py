@@ -290,6 +290,7 @@ class _PythonExtractor:
         return _text(kernel_node)
 
     def _add_launch(self, node, kernel_node, grid_node, assignments, via, substitution) -> None:
+        reaching = assignments
         assignments = assignments.at(node)
         kernel = self._kernel_name(kernel_node, substitution)
         grid_expression, shape = self._resolve_grid(grid_node, assignments)
@@ -297,9 +298,11 @@ class _PythonExtractor:
                                    self._single_return_helper, grid=True) if grid_node is not None else Form("")
         identifiers = _closure_identifiers(grid_expression, assignments, _python_identifiers)
         unsettled = sorted(n for n in assignments.ambiguous if normalise_name(n) in identifiers)
+        paths: tuple[str, ...] = ()
         if unsettled:  # which assignment reaches the launch depends on the path taken
             reasons = tuple(f"{name} (assigned on more than one path to the launch)" for name in unsettled)
             grid_form = replace(grid_form, text=f"?{grid_form.text}", opaque=grid_form.opaque + reasons)
+            paths = self._path_conditions(reaching, node, unsettled)
         arguments = node.child_by_field_name("arguments")
         positional, keywords, options = [], [], {}
         slots, texts = [], []
@@ -367,8 +370,87 @@ class _PythonExtractor:
                 bound=bind_arguments(slots, params) if params is not None else None,
                 via_helper=via,
                 **_form_fields(grid_form, grid_expression, line, True, self.lines),
+                path_conditions=paths,
+                asserted=self._asserted(reaching, node),
             )
         )
+
+    def _parameter_test(self, node, reaching) -> str | None:
+        """``excluded-path``: ``node`` as ``x.dim() == 1`` when it is one comparison of a parameter's
+        attribute or method call (no arguments) with an integer literal, the parameter not reassigned
+        before ``node`` other than by a conversion that keeps its shape; None otherwise."""
+        if node is None or node.type != "comparison_operator" or len(node.named_children) != 2:
+            return None
+        left, right = node.named_children
+        operators = [c.type for c in node.children if not c.is_named]
+        value = _int_literal(_text(right)) if right.type == "integer" else None
+        if len(operators) != 1 or operators[0] not in _COMPARISONS or value is None:
+            return None
+        root = left
+        if root.type == "call":
+            arguments = root.child_by_field_name("arguments")
+            if arguments is None or arguments.named_child_count:
+                return None
+            root = root.child_by_field_name("function")
+        if root is None or root.type != "attribute":
+            return None
+        owner = root.child_by_field_name("object")
+        if owner is None or owner.type != "identifier" \
+                or normalise_name(_text(owner)) not in {p.normalised for p in self.signature.params}:
+            return None
+        for statement, assigned in getattr(reaching, "definitions", {}).get(_text(owner), []):
+            if statement.start_byte < node.start_byte and not _keeps_shape(assigned, _text(owner)):
+                return None
+        return f"{_text(left).replace(' ', '')} {operators[0]} {value}"
+
+    def _path_conditions(self, reaching, node, unsettled) -> tuple[str, ...]:
+        """``excluded-path``: the conditions of the ``if``s holding the assignments of ``unsettled`` that
+        reach the launch ``node`` on some paths only; empty unless each such name is a parameter (or
+        assigned on every path too) and each such assignment lies directly in the consequence of an ``if``
+        of the function's own body, with no ``elif`` or ``else``, before the launch, its condition a
+        parameter test (``_parameter_test``), or a local bound to one once on every path."""
+        if not isinstance(reaching, ReachingLocals) or self.body is None:
+            return ()
+        parameters = {p.normalised for p in self.signature.params}
+        conditions: list[str] = []
+        for name in unsettled:
+            found, always = reaching.reaching(name, node)
+            if not always and normalise_name(name) not in parameters:
+                return ()
+            for statement, _ in found:
+                block = reaching.holder(statement)
+                if block is not None and any(a.id == block.id for a in ancestors(node)):
+                    continue  # the one that runs on every path
+                branch = block.parent if block is not None else None
+                if branch is None or branch.type != "if_statement" or branch.parent is None \
+                        or branch.parent.id != self.body.id or statement.end_byte > node.start_byte \
+                        or branch.child_by_field_name("consequence") is None \
+                        or branch.child_by_field_name("consequence").id != block.id \
+                        or branch.child_by_field_name("alternative") is not None:
+                    return ()
+                condition = branch.child_by_field_name("condition")
+                if condition is not None and condition.type == "identifier":
+                    condition = reaching.at(branch).get(_text(condition))
+                test = self._parameter_test(condition, reaching)
+                if test is None:
+                    return ()
+                conditions.append(test)
+        return tuple(sorted(set(conditions)))
+
+    def _asserted(self, reaching, node) -> tuple[str, ...]:
+        """``excluded-path``: the parameter tests (``_parameter_test``) the function's own body asserts in
+        statements of its own before the launch ``node``."""
+        if self.body is None or not isinstance(reaching, ReachingLocals):
+            return ()
+        tests = []
+        for statement in self.body.named_children:
+            if statement.start_byte >= node.start_byte:
+                break
+            if statement.type == "assert_statement" and statement.named_children:
+                test = self._parameter_test(statement.named_children[0], reaching)
+                if test is not None:
+                    tests.append(test)
+        return tuple(tests)
 
     def _resolver(self, assignments, substitution):
         """name -> bound value: a helper parameter's argument, a local, then a module-level constant."""
@@ -597,6 +679,23 @@ def _reads_only_its_arguments(function) -> bool:
 
 
 _SCOPES = ("function_definition", "lambda", "class_definition")
+
+
+_COMPARISONS = frozenset({"==", "!=", "<", "<=", ">", ">="})
+# ``excluded-path``: methods that, called without arguments, give a tensor of the same shape.
+_SHAPE_KEEPING = frozenset({"contiguous", "clone", "detach", "float", "half", "bfloat16", "cuda", "cpu"})
+
+
+def _keeps_shape(value, name: str) -> bool:
+    """``value`` is ``name.m()`` with ``m`` a conversion that keeps the shape (``_SHAPE_KEEPING``)."""
+    if value is None or value.type != "call":
+        return False
+    arguments, function = value.child_by_field_name("arguments"), value.child_by_field_name("function")
+    if arguments is None or arguments.named_child_count or function is None or function.type != "attribute":
+        return False
+    owner, attribute = function.child_by_field_name("object"), function.child_by_field_name("attribute")
+    return owner is not None and owner.type == "identifier" and _text(owner) == name \
+        and attribute is not None and _text(attribute) in _SHAPE_KEEPING
 
 
 class PythonLocals(ReachingLocals):

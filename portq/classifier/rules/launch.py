@@ -63,6 +63,20 @@ RULES = (
          "the new one, for a reader when neither.",
          "-dim3 grid((n + 255) / 256)\n+dim3 grid(std::min((n + 255) / 256, 4 * num_sms))",
          "classifier.rules.launch._geometry_items, ._grid_item, ._grid_form_item"),
+    Rule("excluded-path", ("IN_SYNC",),
+         "A Python launch whose grid is the same expression before and after but for the old side's dependence "
+         "on the path (an input of it reassigned in an `if`, without `elif` or `else`, of the function's own "
+         "body, the commit removing that path) is in sync with a port whose launching definition asserts, in a "
+         "statement of its own before its launch, a test of the same parameter (its attribute or method, "
+         "compared with an integer) that no value satisfies together with that `if`'s condition (written "
+         "there or through a local bound to it once): the port never takes the removed path. Either test "
+         "read of a parameter reassigned before it, other than by a conversion that keeps its shape "
+         "(`x = x.contiguous()`), a condition of another form, or a grid whose expression changed too, is "
+         "compared as before.",
+         "-    flat = x.dim() == 1\n-    if flat:\n-        x = x.unsqueeze(0)\n     k[(cdiv(rows(x), B),)](x)   "
+         "(the port: assert x.dim() > 1)",
+         "classifier.rules.launch._excluded_paths, ._excludes, "
+         "language.signatures_python._PythonExtractor._path_conditions, ._asserted, ._parameter_test"),
     Rule("launch-arguments", ("REAL_GAP", "INERT", "IN_SYNC", "NEEDS_REVIEW"),
          "The arguments a paired launch passes, bound to the kernel's parameters: an argument upstream added or "
          "stopped passing that the port's launch does not follow leaves it behind.",
@@ -1116,6 +1130,40 @@ def _grid_item(before, after, mine, port, cross: bool, upstream, new=None) -> De
                       "shares terms with both", upstream + tree)
 
 
+_TEST = re.compile(r"^(?P<left>\S+) (?P<op>==|!=|<=|>=|<|>) (?P<value>-?\d+)$")
+_HOLDS = {"==": lambda a, b: a == b, "!=": lambda a, b: a != b, "<": lambda a, b: a < b,
+          "<=": lambda a, b: a <= b, ">": lambda a, b: a > b, ">=": lambda a, b: a >= b}
+
+
+def _excludes(asserted: str, condition: str) -> bool:
+    """``excluded-path``: no integer satisfies both ``asserted`` and ``condition`` (``x.dim() > 1`` and
+    ``x.dim() == 1``), two tests of the same parameter's attribute or method."""
+    a, c = _TEST.match(asserted), _TEST.match(condition)
+    if a is None or c is None or a["left"] != c["left"]:
+        return False
+    low = min(int(a["value"]), int(c["value"])) - 2
+    high = max(int(a["value"]), int(c["value"])) + 2
+    return not any(_HOLDS[a["op"]](v, int(a["value"])) and _HOLDS[c["op"]](v, int(c["value"]))
+                   for v in range(low, high + 1))
+
+
+def _excluded_paths(before, after, mine) -> tuple[str, str] | None:
+    """``excluded-path``: (condition, assertion) when upstream's grid is the same expression before and after
+    but for the old side's dependence on the path (a reassignment of one of its inputs in an ``if`` the
+    commit removed), and every such ``if``'s condition is one no value satisfies together with a test the
+    port's launching definition asserts before its launch; None otherwise."""
+    if not before.grid_form.startswith("?") or after.grid_form.startswith("?") \
+            or before.grid_form[1:] != after.grid_form or not before.path_conditions or not mine.asserted:
+        return None
+    found = []
+    for condition in before.path_conditions:
+        assertion = next((a for a in mine.asserted if _excludes(a, condition)), None)
+        if assertion is None:
+            return None
+        found.append((condition, assertion))
+    return ", ".join(c for c, _ in found), ", ".join(dict.fromkeys(a for _, a in found))
+
+
 def _parameter_binding(port: Signature, upstream: Signature | None) -> dict[str, str]:
     """The port's parameter names mapped to upstream's at the same position,
     where the names differ: the port mirrors upstream's interface, so a
@@ -1139,6 +1187,11 @@ def _grid_form_item(before, after, mine, port, new, evidence) -> Delta | None:
     equal to upstream's new form is IN_SYNC, equal to its old form is behind,
     whatever the locals are called; a form the port computes through
     something unresolved cannot be placed. None: let the terms decide."""
+    excluded = _excluded_paths(before, after, mine)
+    if excluded:
+        return Delta("sync", "launch", f"upstream's grid {after.grid_text} is its old one less the path on which "
+                     f"{excluded[0]} reassigned an input of it, and the port asserts {excluded[1]} before its "
+                     "launch, so it never takes that path", evidence, rule="excluded-path")
     binding = _parameter_binding(port, new)
     have = _renamed_form(mine.grid_form, binding)
     shown = f"{mine.grid_text} (≡ {mine.grid_form})" if mine.grid_form != mine.grid_text and not mine.grid_opaque \
