@@ -1533,6 +1533,17 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
                               evidence + [new_side_evidence(symbol, Kind.NOT_CARRIED if tuner else Kind.COSMETIC,
                                                             f"absorbed {callee}, every parameter passed on unchanged",
                                                             callee)])
+        folded = self._folded_setup(symbol, definition)
+        if folded:
+            return self._base("folded-setup-context", symbol, NOT_APPLICABLE, "not-carried", "body",
+                              f"{symbol.name} took over {folded}, which the tree declares not carried: its old "
+                              "statements, then its value bound as setup_context read it, then the statements that "
+                              "only save to autograd's context, then that value returned, so the port at "
+                              f"{definition.cite} computes and returns what it did: not-carried rather than "
+                              "NEEDS_REVIEW",
+                              evidence + [new_side_evidence(symbol, Kind.NOT_CARRIED,
+                                                            f"{folded} folded into forward; declared not carried",
+                                                            folded)])
         aliased = self._aliased_only(entry, symbol)
         if aliased:
             return self._form_only_verdict(

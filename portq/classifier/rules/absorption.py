@@ -22,6 +22,25 @@ an inner one (registered) that does the work, and later merge them:
   differs from the callee's, or a callee that returns a value the caller
   used to drop (the merged function now returns it), stays flagged.
 
+* ``folded-setup-context`` (Python): PyTorch's two forms of an autograd
+  ``Function``: ``forward(*inputs)`` beside ``setup_context(ctx, inputs,
+  output)``, or ``forward(ctx, *inputs)`` that saves for backward itself.
+  A commit that moves from the first to the second, its ``setup_context``
+  removed and declared not carried by the tree, changes nothing the ported
+  ``forward`` computes when the new ``forward`` is the old one's statements,
+  then its returned value bound to the name (or the names) ``setup_context``
+  read the output as, then ``setup_context``'s statements that only write
+  the context (``ctx.save_for_backward(...)``, ``ctx.attr = value``: no
+  call in their arguments, reading only the inputs ``forward`` unpacked the
+  same way, the output names and the context), then ``return`` of that
+  binding: the same value. Where the binding unpacked several outputs and
+  the ``return`` keeps one of them, ``apply`` now returns that one alone:
+  the port's ``forward`` must already return a single value (no tuple or
+  list display, down the calls of its own file it returns through).
+  NOT_APPLICABLE/not-carried. A changed computation, a moved statement that
+  writes anything but the context, a ``setup_context`` the tree does not
+  declare, or a port that returns several values, stays flagged.
+
 Example diff (cosmetic; ``_scale_rows`` removed in the same commit)::
 
     -@register_op("lib::scale_rows")
@@ -47,7 +66,7 @@ from portq.classifier.rules.tuners import carries_decorator, tuner_arguments_onl
 from portq.classifier.rules.wrappers import _own_nodes, _split, _text
 from portq.core.model import TouchedSymbol
 from portq.language.signatures import comment_free_tokens
-from portq.language.symbols import language_for_path
+from portq.language.symbols import language_for_path, symbol_table
 
 RULES = (
     Rule("absorbed-callee", ("NOT_APPLICABLE",),
@@ -60,6 +79,19 @@ RULES = (
          " @tune(configs=CONFIGS)\n+@register_op(\"lib::scale_rows\")\n def scale_rows(x, y, BLOCK):\n"
          "-    _scale_rows(x=x, y=y, BLOCK=BLOCK)\n+    k[grid](x, y, BLOCK=BLOCK)",
          "classifier.rules.absorption.absorbed_callee, classifier.rules.absorption.AbsorptionRules._absorbed"),
+    Rule("folded-setup-context", ("NOT_APPLICABLE",),
+         "An autograd `Function`'s `forward` that takes over its removed `setup_context` (declared not carried by "
+         "the tree): the old statements, the returned value bound to the name(s) `setup_context` read the output "
+         "as, `setup_context`'s statements that only write the context (no call in their arguments, reading only "
+         "the unpacked inputs, the outputs and the context), then `return` of that binding, computes and returns "
+         "the same: not-carried. Returning one of several unpacked outputs needs a port `forward` that returns a "
+         "single value. A changed computation, a moved statement writing anything but the context, an undeclared "
+         "`setup_context` or a port returning several values stays flagged.",
+         "-def forward(*args, **kwargs):\n-    x, = args\n-    return Op.__forward(x)\n"
+         "-def setup_context(ctx, inputs, output):\n-    x, = inputs\n-    ctx.save_for_backward(output)\n"
+         "+def forward(ctx, *args, **kwargs):\n+    x, = args\n+    output = Op.__forward(x)\n"
+         "+    ctx.save_for_backward(output)\n+    return output",
+         "classifier.rules.absorption.folded_setup_context, classifier.rules.absorption.AbsorptionRules._folded_setup"),
 )
 
 
@@ -186,6 +218,237 @@ def absorbed_callee(before, after, definitions: dict[str, list]) -> tuple[str, s
     return name, tuner
 
 
+_DISPLAYS = frozenset({"expression_list", "tuple", "list", "pattern_list", "tuple_pattern", "list_pattern"})
+_BINDERS = frozenset({"assignment", "augmented_assignment", "for_statement", "for_in_clause", "named_expression",
+                      "as_pattern", "with_item"})
+
+
+def _parameter_names(function) -> list[str] | None:
+    """A function's parameters as ``name``, ``*name`` or ``**name``, annotations aside; None where one has a
+    default or is no plain name (``/``, a bare ``*``)."""
+    parameters = function.child_by_field_name("parameters")
+    names: list[str] = []
+    for parameter in parameters.named_children if parameters is not None else ():
+        if parameter.type == "comment":
+            continue
+        if parameter.type == "typed_parameter":
+            parameter = parameter.named_children[0] if parameter.named_children else None
+            if parameter is None:
+                return None
+        if parameter.type == "identifier":
+            names.append(_text(parameter))
+        elif parameter.type in ("list_splat_pattern", "dictionary_splat_pattern") and parameter.named_children \
+                and parameter.named_children[0].type == "identifier":
+            names.append(("*" if parameter.type == "list_splat_pattern" else "**")
+                         + _text(parameter.named_children[0]))
+        else:
+            return None
+    return names
+
+
+def _assignment(statement):
+    """(left, right) of a statement that is one plain ``left = right``; None otherwise."""
+    if statement.type != "expression_statement" or len(statement.named_children) != 1:
+        return None
+    assignment = statement.named_children[0]
+    if assignment.type != "assignment" or assignment.child_by_field_name("type") is not None:
+        return None
+    left, right = assignment.child_by_field_name("left"), assignment.child_by_field_name("right")
+    return (left, right) if left is not None and right is not None else None
+
+
+def _read_names(node) -> set[str]:
+    """The names ``node`` reads: its identifiers, attribute and keyword names aside."""
+    names: set[str] = set()
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if current.type == "identifier":
+            parent = current.parent
+            if parent is not None and ((parent.type == "attribute" and parent.child_by_field_name("attribute") == current)
+                                       or (parent.type == "keyword_argument"
+                                           and parent.child_by_field_name("name") == current)):
+                continue
+            names.add(_text(current))
+        stack.extend(current.named_children)
+    return names
+
+
+def _bound_names(nodes) -> set[str]:
+    """The names any assignment, loop, ``with`` or walrus among ``nodes`` (and below them) binds."""
+    bound: set[str] = set()
+    stack = list(nodes)
+    while stack:
+        current = stack.pop()
+        if current.type in _BINDERS:
+            target = current.child_by_field_name("left") or current.child_by_field_name("name") \
+                or current.child_by_field_name("alias")
+            if current.type == "with_item":
+                value = current.child_by_field_name("value")
+                target = value.child_by_field_name("alias") if value is not None and value.type == "as_pattern" \
+                    else None
+            if target is not None:
+                bound |= _read_names(target) if target.type != "identifier" else {_text(target)}
+        stack.extend(current.named_children)
+    return bound
+
+
+def _context_only(statement, ctx: str) -> bool:
+    """Whether ``statement`` only writes the context ``ctx``: ``ctx.method(...)`` or ``ctx.attr = value``, with
+    no call, assignment or lambda in what it passes."""
+    if statement.type != "expression_statement" or len(statement.named_children) != 1:
+        return False
+    expression = statement.named_children[0]
+    if expression.type == "call":
+        target, passed = expression.child_by_field_name("function"), expression.child_by_field_name("arguments")
+    elif expression.type == "assignment" and expression.child_by_field_name("type") is None:
+        target, passed = expression.child_by_field_name("left"), expression.child_by_field_name("right")
+    else:
+        return False
+    if target is None or passed is None or target.type != "attribute":
+        return False
+    owner = target.child_by_field_name("object")
+    if owner is None or owner.type != "identifier" or _text(owner) != ctx:
+        return False
+    stack = list(passed.named_children) if expression.type == "call" else [passed]
+    while stack:
+        current = stack.pop()
+        if current.type in ("call", "assignment", "augmented_assignment", "named_expression", "lambda", "await",
+                            "yield"):
+            return False
+        stack.extend(current.named_children)
+    return True
+
+
+def folded_setup_context(before, setup, after) -> bool | None:
+    """Rule ``folded-setup-context``: whether the autograd ``forward`` ``after`` is ``before`` with ``setup``
+    (its class's old ``setup_context``) folded in: True where it returns one of several outputs it used to
+    return whole (``apply``'s value narrows to that one), False where it returns the same value; None where
+    the rule does not hold."""
+    old_decorators, old = _split(before)
+    new_decorators, new = _split(after)
+    _, context = _split(setup)
+    if any(f is None or f.type != "function_definition" or any(c.type == "async" for c in f.children)
+           for f in (old, new, context)):
+        return None
+    if [comment_free_tokens(d) for d in old_decorators] != [comment_free_tokens(d) for d in new_decorators]:
+        return None
+    takes = _plain_parameters(context)
+    old_names, new_names = _parameter_names(old), _parameter_names(new)
+    if takes is None or len(takes) != 3 or old_names is None or new_names is None \
+            or new_names != [takes[0]] + old_names:
+        return None
+    ctx, inputs, output = takes
+    statements, moved = _statements(old), _statements(context)
+    if not statements or statements[-1].type != "return_statement" or len(statements[-1].named_children) != 1 \
+            or sum(n.type == "return_statement" for n in _own_nodes(old)) != 1:
+        return None
+    computed = statements[-1].named_children[0]
+    unpacked_inputs, unpacked_output, kept = None, None, []
+    for statement in moved:
+        pair = _assignment(statement)
+        if pair is not None and pair[1].type == "identifier" and _text(pair[1]) == inputs and unpacked_inputs is None:
+            unpacked_inputs = pair[0]
+        elif pair is not None and pair[1].type == "identifier" and _text(pair[1]) == output \
+                and unpacked_output is None and not kept:
+            unpacked_output = pair[0]
+        elif _context_only(statement, ctx):
+            kept.append(statement)
+        else:
+            return None
+    # The inputs setup_context unpacked are forward's own: its plain parameters, or the unpacking of its splat,
+    # bound once and never rebound before the value is computed.
+    taken_in: set[str] = set()
+    if unpacked_inputs is not None:
+        taken_in = _read_names(unpacked_inputs)
+        splat = next((n[1:] for n in old_names if n.startswith("*") and not n.startswith("**")), None)
+        unpacking = [s for s in statements[:-1] if (p := _assignment(s)) is not None and p[1].type == "identifier"
+                     and _text(p[1]) == splat and comment_free_tokens(p[0]) == comment_free_tokens(unpacked_inputs)]
+        plain = [n for n in old_names if not n.startswith("*")]
+        if len(unpacking) == 1:
+            others = [s for s in statements[:-1] if s is not unpacking[0]] + [computed]
+        elif plain == [_text(i) for i in unpacked_inputs.named_children if i.type == "identifier"] \
+                and len(plain) == len(unpacked_inputs.named_children):
+            others = statements[:-1] + [computed]
+        else:
+            return None
+        if _bound_names(others) & taken_in or _bound_names([computed]):
+            return None
+    outputs = {output} if unpacked_output is None else _read_names(unpacked_output)
+    if unpacked_output is not None and (unpacked_output.type not in _DISPLAYS
+                                        or any(c.type != "identifier" for c in unpacked_output.named_children)):
+        return None
+    for statement in kept:
+        if not _read_names(statement) <= taken_in | outputs | {ctx}:
+            return None
+    # The new forward: the old statements, the value bound, the context statements, the binding returned.
+    binding = unpacked_output if unpacked_output is not None else None
+    expected = [comment_free_tokens(s) for s in statements[:-1]]
+    now = _statements(new)
+    if len(now) != len(expected) + len(kept) + 2 or sum(n.type == "return_statement" for n in _own_nodes(new)) != 1:
+        return None
+    if [comment_free_tokens(s) for s in now[:len(expected)]] != expected:
+        return None
+    bound = _assignment(now[len(expected)])
+    if bound is None or comment_free_tokens(bound[1]) != comment_free_tokens(computed):
+        return None
+    target = comment_free_tokens(bound[0])
+    if target != (comment_free_tokens(binding) if binding is not None else [output]):
+        return None
+    if [comment_free_tokens(s) for s in now[len(expected) + 1:-1]] != [comment_free_tokens(s) for s in kept]:
+        return None
+    last = now[-1]
+    if last.type != "return_statement" or len(last.named_children) != 1:
+        return None
+    returned = last.named_children[0]
+    if comment_free_tokens(returned) == target or (returned.type == "parenthesized_expression"
+                                                   and comment_free_tokens(returned)[1:-1] == target):
+        return False
+    if binding is not None and returned.type == "identifier" and _text(returned) in outputs:
+        return True
+    return None
+
+
+def returns_one_value(function, definitions: dict[str, object], owner: str | None, depth: int = 0) -> bool:
+    """Rule ``folded-setup-context``: whether every ``return`` of the Python function ``function`` hands back a
+    single value: no tuple or list display, no name bound to one, and a call of a definition of its own file
+    (``definitions``: qualified name -> node; ``owner``, its class, for ``Owner.method`` and ``self.method``)
+    returning a single value in turn."""
+    _, function = _split(function)
+    if function is None or depth > 3:
+        return False
+    returns = [n for n in _own_nodes(function) if n.type == "return_statement"]
+    if not returns:
+        return False
+    for statement in returns:
+        values = [c for c in statement.named_children if c.type != "comment"]
+        if len(values) != 1:
+            return False
+        value = values[0]
+        while value.type == "parenthesized_expression" and len(value.named_children) == 1:
+            value = value.named_children[0]
+        if value.type in _DISPLAYS or value.type in ("list_comprehension", "generator_expression"):
+            return False
+        if value.type == "identifier":
+            for node in _own_nodes(function):
+                pair = _assignment(node) if node.type == "expression_statement" else None
+                if pair is not None and pair[0].type == "identifier" and _text(pair[0]) == _text(value) \
+                        and pair[1].type in _DISPLAYS:
+                    return False
+        if value.type == "call":
+            callee = value.child_by_field_name("function")
+            name = _text(callee) if callee is not None else ""
+            head, _, tail = name.rpartition(".")
+            if head in ("self", "cls") and owner:
+                name = f"{owner}.{tail}"
+            found = definitions.get(name)
+            if found is not None:
+                inner_owner = name.rpartition(".")[0] or None
+                if not returns_one_value(found, definitions, inner_owner, depth + 1):
+                    return False
+    return True
+
+
 class _Decorated:
     """A decorator and a function, standing in for a decorated definition where ``tuner_arguments_only`` reads
     one: its decorators and its function."""
@@ -205,7 +468,8 @@ def _with_function(decorator, function):
 
 
 class AbsorptionRules:
-    """The absorbed-callee rule, as a method of the verdict table (``verdicts.SymbolClassifier``)."""
+    """The absorbed-callee and folded-setup-context rules, as methods of the verdict table
+    (``verdicts.SymbolClassifier``)."""
 
     def _absorbed(self, symbol: TouchedSymbol, definition) -> tuple[str, str | None] | None:
         """``absorbed-callee``: (the callee the symbol absorbed, a tuner whose arguments also changed and the
@@ -230,3 +494,39 @@ class AbsorptionRules:
             if mine is None or carries_decorator(mine, found[1]):
                 return None
         return found
+
+    def _folded_setup(self, symbol: TouchedSymbol, definition) -> str | None:
+        """``folded-setup-context``: the qualified name of the removed ``setup_context`` the symbol, an autograd
+        ``forward`` ported at ``definition``, took over, the tree declaring it not carried; None where the rule
+        does not hold."""
+        if language_for_path(definition.file) != "python" or symbol.name != "forward" \
+                or "." not in symbol.qualified_name:
+            return None
+        sides = self._modified_sides(symbol, "python", parsed=True)
+        if sides is None:
+            return None
+        owner = symbol.qualified_name.rpartition(".")[0]
+        setup = f"{owner}.setup_context"
+        before = self._table(symbol.old_blob, symbol.old_path or symbol.path)
+        after = self._table(symbol.new_blob, symbol.path)
+        if before is None or after is None or before.fallback or after.fallback \
+                or any(d.qualified_name == setup for d in after.definitions):
+            return None
+        removed = [d for d in before.definitions if d.qualified_name == setup and d.node is not None]
+        paths = {symbol.path} | ({symbol.old_path} if symbol.old_path else set())
+        if len(removed) != 1 or not any(not a.param for a in self.index.not_carried_for(
+                self.upstream, paths, "setup_context", setup)):
+            return None
+        narrowed = folded_setup_context(sides[0].node, removed[0].node, sides[1].node)
+        if narrowed is None:
+            return None
+        if narrowed:
+            source = self.index.source(definition.file)
+            table = symbol_table(source, definition.file) if source is not None else None
+            mine = self._port_node(definition)
+            if table is None or table.tree is None or mine is None:
+                return None
+            nodes = {d.qualified_name: d.node for d in table.definitions if d.node is not None}
+            if not returns_one_value(mine, nodes, definition.qualified_name.rpartition(".")[0] or None):
+                return None
+        return setup
