@@ -43,6 +43,7 @@ from portq.classifier.imports import (_module_stem, import_bindings, import_line
 from portq.core.evidence import Evidence, Kind
 from portq.core.paths import is_test_path
 from portq.core.model import IN_SYNC, INERT, NEEDS_REVIEW, NOT_APPLICABLE, EntryChanges, SymbolVerdict, TouchedSymbol
+from portq.language.signatures import node_text
 from portq.language.symbols import KIND_CLASS, KIND_CUDA_KERNEL, KIND_TRITON_KERNEL, language_for_path, symbol_table
 from portq.tree.anchors import NOT_CARRIED, Anchor
 
@@ -191,6 +192,23 @@ RULES = (
          "upstream:path::launch_bw` in the tree)",
          "classifier.rules.attribution.AttributionRules._declared_specialisations, "
          "classifier.rules.attribution.specialised_function_at"),
+    Rule("specialisation-body", ("NOT_APPLICABLE",),
+         "Changed C++ lines outside the definitions the reader extracts that all lie (`#include` lines aside) in "
+         "explicit specialisations `template <> R f<T>(...) { ... }` (or are their `template <>` heads) are each "
+         "function's own body for one type, decided as that body: not-carried where the tree declares the "
+         "function not carried; not-ported where the commit brings the function into the file (no definition or "
+         "specialisation of that name before) and no tree file ports, declares or names it; cosmetic where the "
+         "function is ported and each of its specialisations is on both sides with the same tokens once "
+         "qualifiers are erased and pointer casts read as one spelling (`cosmetic-cast-spelling`). The entry's "
+         "toplevel is NOT_APPLICABLE with the most informative of those justifications. A specialisation of a "
+         "ported function that changes a value, one added to or removed from a ported function, a specialisation "
+         "of a function the file had before that the tree neither ports nor declares, or any other changed line "
+         "stays with `toplevel-use`.",
+         "template <>\n__global__ void ln_fw<__half>(__half *out, const __half *inp, int width) {\n"
+         "-  float4 *out_f4 = (float4 *)out + blockIdx.x * width;\n"
+         "+  float4 *out_f4 = reinterpret_cast<float4 *>(out) + blockIdx.x * width;   (ln_fw ported)",
+         "classifier.rules.attribution.AttributionRules._specialisation_bodies, "
+         "classifier.rules.attribution.specialisations_of"),
     Rule("unread-constant", ("NOT_APPLICABLE",),
          "Changed C++ lines outside definitions that all lie (`#include` lines aside) in namespace-scope "
          "`constexpr` variable declarations (on both sides) change only the values of the constants they declare: a constant expression runs "
@@ -373,6 +391,47 @@ def specialised_function_at(table, line: int) -> str | None:
     return named[0] if named is not None else None
 
 
+def specialisation_headed_at(table, line: int) -> str | None:
+    """The name of the explicit specialisation (``template <>`` declaration of a function definition the
+    table's definitions lack) whose ``template <>`` head ``line`` (1-based) is; else None."""
+    if table is None or table.fallback or table.tree is None or table.enclosing(line) is not None:
+        return None
+    lines = table.source.decode("utf-8", errors="replace").splitlines()
+    if not 0 < line <= len(lines):
+        return None
+    column = len(lines[line - 1].encode("utf-8")) - len(lines[line - 1].lstrip().encode("utf-8"))
+    node = table.tree.root_node.descendant_for_point_range((line - 1, column), (line - 1, column))
+    while node is not None and node.type != "template_declaration":
+        node = node.parent
+    if node is None or node.start_point[0] != line - 1:
+        return None
+    parameters = node.child_by_field_name("parameters")
+    if parameters is None or [c.type for c in parameters.children] != ["<", ">"]:
+        return None
+    definition = next((c for c in node.children if c.type == "function_definition"), None)
+    if definition is None or definition.start_point[0] < line - 1:
+        return None
+    named = cpp_function_named(definition)
+    return named[0] if named is not None else None
+
+
+def specialisations_of(table, name: str) -> dict[str, object]:
+    """The explicit specialisations of function ``name`` in ``table``'s source (function definitions the
+    table's definitions lack), keyed by their declarator with blanks dropped (``f<__half>(...)``)."""
+    found: dict[str, object] = {}
+    stack = [table.tree.root_node]
+    while stack:
+        node = stack.pop()
+        if node.type == "function_definition":
+            named = cpp_function_named(node)
+            if named is not None and named[0] == name and table.enclosing(node.start_point[0] + 1) is None:
+                declarator = node.child_by_field_name("declarator")
+                found["".join(node_text(declarator).split()) if declarator is not None else ""] = node
+            continue
+        stack.extend(node.children)
+    return found
+
+
 def _tunes_with(node, word: str) -> bool:
     """True when ``word`` is named in the arguments of an ``autotune`` decorator of the decorated
     definition ``node``: the configs the kernel is launched with, not metadata (``moved-reader``)."""
@@ -541,7 +600,8 @@ class AttributionRules:
             declared = self._declared_siblings(symbol, anchors, code, referenced)
             if declared is not None:
                 return declared
-            specialised = self._declared_specialisations(symbol, paths, code)
+            specialised = self._declared_specialisations(symbol, paths, code) \
+                or self._specialisation_bodies(entry, symbol, paths, code)
             if specialised is not None:
                 return specialised
             wrapped = self._namespace_wrap(entry, symbol, code)
@@ -949,6 +1009,61 @@ class AttributionRules:
                           f"(`template <> ... {names[0]}<...>(...)`), which the tree declares out of scope at "
                           f"{anchor.cite}, so not-carried rather than a change to anything the port carries",
                           [_anchor_evidence(declarations[name], "not-carried declaration") for name in names[:3]])
+
+    def _specialisation_bodies(self, entry: EntryChanges, symbol: TouchedSymbol, paths: set[str],
+                               code) -> SymbolVerdict | None:
+        """``specialisation-body``: every changed C++ line outside definitions is an ``#include`` or lies in (or
+        heads) an explicit specialisation, and each specialised function's lines are decided as its body: not
+        carried where the tree declares it so, not ported where the commit brings the function into the file
+        and the tree neither ports, declares nor names it, cosmetic where it is ported and each of its
+        specialisations is on both sides with the same tokens once pointer casts are read as one spelling.
+        None otherwise."""
+        tables = {"old": self._table(symbol.old_blob, symbol.old_path or symbol.path),
+                  "new": self._table(symbol.new_blob, symbol.path)}
+        if any(t is None or t.fallback or t.tree is None or t.source is None for t in tables.values()):
+            return None
+        names: set[str] = set()
+        for side, line, text in code:
+            if form.is_include(text):
+                continue
+            name = specialised_function_at(tables[side], line) or specialisation_headed_at(tables[side], line)
+            if name is None:
+                return None
+            names.add(name)
+        if not names:
+            return None
+        sources = self.index.tree_sources()
+        if sources is None:
+            return None
+        tree_text = b"\n".join(sources.values())
+        kinds: dict[str, str] = {}
+        for name in sorted(names):
+            if any(not a.param for a in self.index.not_carried_for(self.upstream, paths, name, name)):
+                kinds[name] = "not-carried"
+                continue
+            old, new = (specialisations_of(tables[side], name) for side in ("old", "new"))
+            if self.index.ports_for(self.upstream, paths, name, name):
+                if set(old) != set(new) or any(not form.same_with_casts_respelled(old[key], new[key])
+                                               and form.qualifier_free_tokens(old[key])
+                                               != form.qualifier_free_tokens(new[key]) for key in old):
+                    return None
+                kinds[name] = "cosmetic"
+                continue
+            if old or any(d.name == name for d in tables["old"].definitions) \
+                    or re.search(rb"\b" + re.escape(name.encode()) + rb"\b", tree_text):
+                return None
+            kinds[name] = "not-ported"
+        justification = next(j for j in ("not-ported", "not-carried", "cosmetic") if j in kinds.values())
+        said = "; ".join(f"{name}: {kind}" for name, kind in sorted(kinds.items())[:4])
+        return self._base("specialisation-body", symbol, NOT_APPLICABLE, justification, "body",
+                          "every changed line outside definitions lies in explicit specialisations "
+                          "(`template <> ... f<T>(...)`), each its function's body for one type, decided as that "
+                          f"body ({said}): no specialisation of a carried function changes what it computes, so "
+                          f"{justification} rather than a change to anything the port carries",
+                          [Evidence(kind=Kind.COSMETIC if kind == "cosmetic" else Kind.SYMBOL, side="upstream-new",
+                                    path=symbol.path, symbol=symbol.name,
+                                    message=f"specialisations of {name}: {kind}") for name, kind in
+                           sorted(kinds.items())[:4]])
 
     def _moved_module(self, entry: EntryChanges, symbol: TouchedSymbol, anchors: list[Anchor]) -> SymbolVerdict | None:
         """``moved-module``: this commit writes the module's whole old text, byte for byte, at another path

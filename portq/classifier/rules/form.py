@@ -58,6 +58,11 @@ Like the cosmetic rules, each is a proof on both sides of one definition
   ``constexpr`` of ``if constexpr`` (a constant condition selects the same
   branch either way). ``static`` on a variable that is not a compile-time
   constant keeps its state between calls and is not erased.
+* ``cosmetic-cast-spelling`` (C/C++/CUDA): the same tokens once each
+  C-style cast to a pointer to a fundamental or CUDA vector/half type
+  ``(float4 *)e`` is read as ``reinterpret_cast<float4 *>(e)``: no class
+  derives from such a type, so the C cast is that ``reinterpret_cast`` (never
+  a ``static_cast`` between base and derived classes).
 
 Example diffs (each NOT_APPLICABLE/cosmetic)::
 
@@ -128,6 +133,16 @@ RULES = (
          "erased changed only how it is compiled, not what it computes.",
          "-inline __device__ T f(T x)\n+__forceinline__ __device__ T f(T x)",
          "classifier.rules.form.same_without_qualifiers, classifier.verdicts.SymbolClassifier._against_port"),
+    Rule("cosmetic-cast-spelling", ("NOT_APPLICABLE",),
+         "A C/C++ definition whose tokens (qualifiers erased as for `cosmetic-qualifiers`) are the same before and "
+         "after once each C-style cast to a pointer `(P *)e` is read as `reinterpret_cast<P *>(e)`, where `P` is a "
+         "fundamental type or one of CUDA's vector and half types (`float4`, `__half2`): no class derives from "
+         "such a type, so the C cast cannot be a `static_cast` adjusting a pointer between base and derived "
+         "classes, and both spell the same conversion. A cast to a pointer to any other type (a class, a template "
+         "parameter), a changed target type or operand, or any other edit stays flagged.",
+         "-  float4 *out_f4 = (float4 *)out + row * width;\n+  float4 *out_f4 = reinterpret_cast<float4 *>(out) + "
+         "row * width;",
+         "classifier.rules.form.same_with_casts_respelled, classifier.rules.form.FormRules._form_only"),
     Rule("cosmetic-namespace", ("NOT_APPLICABLE",),
          "A C/C++ definition whose tokens are the same before and after once qualifications by the namespaces that "
          "enclose it (`flash::f` written inside `namespace flash`) are erased names the same entities: the "
@@ -810,6 +825,72 @@ def same_without_qualifiers(before, after) -> bool:
     return qualifier_free_tokens(before) == qualifier_free_tokens(after)
 
 
+# The pointees a C-style pointer cast converts to exactly as ``reinterpret_cast`` does: fundamental types and
+# CUDA's vector and half types, which no class derives from, so the cast is never a ``static_cast`` that
+# adjusts the pointer between a base and a derived class.
+_PLAIN_POINTEES = frozenset(
+    {"int8_t", "uint8_t", "int16_t", "uint16_t", "int32_t", "uint32_t", "int64_t", "uint64_t", "size_t",
+     "ptrdiff_t", "intptr_t", "uintptr_t", "uint", "half", "half2", "__half", "__half2", "__nv_bfloat16",
+     "__nv_bfloat162", "nv_bfloat16", "nv_bfloat162", "__nv_fp8_e4m3", "__nv_fp8_e5m2"}
+    | {f"{base}{width}" for base in ("char", "uchar", "short", "ushort", "int", "uint", "long", "ulong",
+                                      "longlong", "ulonglong", "float", "double") for width in (1, 2, 3, 4)})
+
+
+def _plain_pointer_type(descriptor) -> bool:
+    """True when a cast's ``type_descriptor`` is ``[cv] P *`` with ``P`` a plain pointee (``_PLAIN_POINTEES``,
+    a built-in type)."""
+    children = descriptor.children
+    pointers = [c for c in children if c.type == "abstract_pointer_declarator"]
+    bases = [c for c in children if c.type not in ("type_qualifier", "abstract_pointer_declarator")]
+    if len(pointers) != 1 or children[-1] is not pointers[0] or [c.type for c in pointers[0].children] != ["*"]:
+        return False
+    if len(bases) != 1:
+        return False
+    base = bases[0]
+    return base.type in ("primitive_type", "sized_type_specifier") or (
+        base.type == "type_identifier" and base.text.decode("utf-8", errors="replace") in _PLAIN_POINTEES)
+
+
+def _inner(node) -> list:
+    """A parenthesised expression's inside (its brackets dropped); any other node as itself."""
+    if node.type == "parenthesized_expression" and len(node.children) >= 3:
+        return list(node.children[1:-1])
+    return [node]
+
+
+def _cast_as_reinterpret(node):
+    """``expand`` for ``comment_free_tokens``: a C-style cast to a plain pointer type ``(P *)e`` read as
+    ``reinterpret_cast<P *>(e)``, and a ``reinterpret_cast`` of a parenthesised value read without the
+    extra brackets; None (left alone) for anything else."""
+    if node.type == "cast_expression":
+        descriptor = node.child_by_field_name("type")
+        value = node.child_by_field_name("value")
+        if descriptor is None or value is None or not _plain_pointer_type(descriptor):
+            return None
+        return ["reinterpret_cast", "<", descriptor, ">", "(", *_inner(value), ")"]
+    if node.type == "call_expression":
+        function, arguments = node.child_by_field_name("function"), node.child_by_field_name("arguments")
+        if function is None or arguments is None or function.type != "template_function":
+            return None
+        name = function.child_by_field_name("name")
+        values = [c for c in arguments.children if c.type not in ("(", ")", ",", "comment")]
+        if name is None or name.text != b"reinterpret_cast" or len(values) != 1 \
+                or values[0].type != "parenthesized_expression":
+            return None
+        return [function, "(", *_inner(values[0]), ")"]
+    return None
+
+
+def same_with_casts_respelled(before, after) -> bool:
+    """``cosmetic-cast-spelling``: two C/C++ definition nodes, both parsed, whose tokens (qualifiers erased as
+    for ``cosmetic-qualifiers``) are the same once every C-style cast to a plain pointer type is read as the
+    ``reinterpret_cast`` it is, and differ without that reading."""
+    if before is None or after is None or before.has_error or after.has_error:
+        return False
+    respelled = [_without_qualifiers(comment_free_tokens(n, expand=_cast_as_reinterpret)) for n in (before, after)]
+    return respelled[0] == respelled[1] and qualifier_free_tokens(before) != qualifier_free_tokens(after)
+
+
 def without_own_namespace(tokens: list[str], namespaces: set[str]) -> list[str]:
     """``tokens`` with each qualification ``NS ::`` by an enclosing namespace
     erased (``flash :: f`` -> ``f``), unless it follows another ``::``."""
@@ -993,6 +1074,10 @@ class FormRules:
         if same_without_qualifiers(before.node, after.node):
             return "cosmetic-qualifiers", "changed only qualifiers that do not change what it computes (inline, " \
                                           "static constexpr, const, __grid_constant__, if constexpr)"
+        if same_with_casts_respelled(before.node, after.node):
+            return "cosmetic-cast-spelling", "changed only how it spells pointer casts (a C-style cast `(P *)e` " \
+                                             "to a fundamental or CUDA vector type as `reinterpret_cast<P *>(e)`: " \
+                                             "the same conversion)"
         namespaces = _namespaces(symbol.qualified_name)
         if namespaces and without_own_namespace(qualifier_free_tokens(before.node), namespaces) == \
                 without_own_namespace(qualifier_free_tokens(after.node), namespaces):
