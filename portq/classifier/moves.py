@@ -268,8 +268,11 @@ def follow_moves(entries: Iterable[EntryChanges], table_of: Callable, anchored: 
                         callees.setdefault((change.new_path, name), origin)
         _follow_added_callees(entry, symbols, added, table_of, anchored, moves, callees)
         back = {(s.path, s.qualified_name) for s in added}
+        # a carrier the commit removes takes its body along: its old name defined again is where the body went
+        leaving = {(s.old_path or s.path, s.qualified_name) for s in symbols if s.change == "removed"}
         for carrier, move in moves.carriers.items():  # a renamed or moved body's old name defined again
-            if move.how != "extracted" and (move.old in back or move.origin in back) and carrier not in moves.ended:
+            if move.how != "extracted" and (move.old in back or move.origin in back) and carrier not in moves.ended \
+                    and not (carrier in leaving and move.origin not in back):
                 moves.ended[carrier] = entry.position
         if not added:  # a name reused for new code comes with the definition that took the old code
             continue

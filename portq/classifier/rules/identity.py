@@ -120,6 +120,15 @@ RULES = (
          " def act_forward(x, fast):\n     if fast:\n-        out = x * torch.sigmoid(x)\n+        out = silu(x)",
          "classifier.rules.identity.IdentityRules._declared_through_extraction, classifier.rules.identity."
          "passed_unchanged"),
+    Rule("moved-declared-param", ("NOT_APPLICABLE",),
+         "A `[PARAM]` not-carried declaration follows the definition it names by identity: a definition upstream "
+         "renamed or moved whole (`moved-definition`, no step an extraction into a helper) takes, as declared not "
+         "carried, each parameter of the declared name it has on both sides of the commit, so the branches it "
+         "selects are off for the port (`lacked-branch`). A body reached through an extraction (decided by "
+         "`extracted-declared-param`), or a parameter the moved definition no longer takes, maps nothing.",
+         "# port: not-carried ops/act.py::act[fast];  act moved whole to ops/act_impl.py::act_impl\n"
+         " def act_impl(x, fast, BLOCK):\n     if fast:\n-        out = x * torch.sigmoid(x)\n+        out = silu(x)",
+         "classifier.rules.identity.IdentityRules._declared_through_move"),
     Rule("shared-port-declaration", ("NOT_APPLICABLE",),
          "A `[PARAM]` not-carried declaration belongs to the in-tree Python definition it sits on: when that "
          "definition also ports another upstream definition taking a parameter of the same name, and the port "
@@ -264,10 +273,15 @@ class IdentityRules:
             return scaffold
         moved_out = [m for m in here if m.old == key and m.how == "extracted"]
         inherited = self._declared_through_extraction(entry, symbol, move, origin_paths, bare, origin, facts)
-        verdict = self._ported(entry, symbol, paths | origin_paths, carried, moved_out, inherited)
+        followed = self._declared_through_move(symbol, move, origin_paths, bare, origin, facts) - inherited
+        verdict = self._ported(entry, symbol, paths | origin_paths, carried, moved_out, inherited | followed)
         verdict.rules = list(checked("moved-definition", *move.via, *(["carrier-file-renamed"] if move.new[0] !=
                                                                       symbol.path else []),
                                      *(["extracted-launch"] if moved_out else []), *verdict.rules))
+        if followed and "lacked-branch" in verdict.rules:
+            verdict.rules = list(checked(*verdict.rules, "moved-declared-param"))
+            verdict.reason = f"{symbol.name}'s {', '.join(sorted(followed))} is the parameter the tree declares not " \
+                f"carried on {origin}, moved here with its body; " + verdict.reason
         if inherited and "lacked-branch" in verdict.rules:
             verdict.rules = list(checked(*verdict.rules, "extracted-declared-param"))
             verdict.reason = f"{symbol.name}'s {', '.join(sorted(inherited))} receives what the tree declares not " \
@@ -302,6 +316,34 @@ class IdentityRules:
             return {}
         taken = {p.normalised for side in sides() if side is not None for p in side.params}
         return {param: origin for param, origin in found.items() if normalise_name(param) in taken}
+
+    def _declared_through_move(self, symbol: TouchedSymbol, move, origin_paths: set[str], bare: str, origin: str,
+                               facts: RangeFacts) -> set[str]:
+        """Rule ``moved-declared-param``: the ``[PARAM]`` names the tree declares not carried on ``origin``, the
+        anchored definition ``symbol`` carries the body of, that ``symbol`` takes as a parameter on both sides of
+        the commit, when every move from ``origin`` to ``symbol`` renamed or moved the whole definition (none
+        extracted a body into a helper with parameters of its own): the declaration follows the definition by
+        identity, so its parameter of that name is the one declared. Empty otherwise."""
+        if symbol.change != "modified" or language_for_path(symbol.path) != "python":
+            return set()
+        declared = {a.param for a in self.index.not_carried_for(self.upstream, origin_paths, bare, origin) if a.param}
+        if not declared:
+            return set()
+        step, seen = move, 0
+        while True:  # the chain of moves back to the anchored definition, none an extraction
+            if step is None or step.how == "extracted" or seen > 64:
+                return set()
+            if step.old == step.origin:
+                break
+            step, seen = facts.moves.carrying(step.old, step.position), seen + 1
+        taken = []
+        for blob, path, lines in ((symbol.old_blob, symbol.old_path or symbol.path, symbol.old_lines),
+                                  (symbol.new_blob, symbol.path, symbol.new_lines)):
+            signature = self._upstream_signature(blob, path, symbol.qualified_name, lines)
+            if signature is None:
+                return set()
+            taken.append({p.normalised for p in signature.params})
+        return {p for p in declared if normalise_name(p) in taken[0] and normalise_name(p) in taken[1]}
 
     def _declared_through_extraction(self, entry: EntryChanges, symbol: TouchedSymbol, move, origin_paths: set[str],
                                      bare: str, origin: str, facts: RangeFacts) -> set[str]:
