@@ -374,17 +374,23 @@ def constexpr_declared(table, line: int) -> set[str] | None:
     return names or None
 
 
-def specialised_function_at(table, line: int) -> str | None:
-    """The name of the C++ function definition holding ``line`` (1-based) of ``table``'s source, when it is
-    one the table's definitions lack (an explicit specialisation ``template <> void f<float>(...)``); else
-    None."""
+def _undefined_line_node(table, line: int):
+    """The syntax node at the first non-blank column of ``line`` (1-based) of ``table``'s C++ source, when
+    that line lies in no definition the table holds (explicit specialisations are such lines); else None."""
     if table is None or table.fallback or table.tree is None or table.enclosing(line) is not None:
         return None
     lines = table.source.decode("utf-8", errors="replace").splitlines()
     if not 0 < line <= len(lines):
         return None
     column = len(lines[line - 1].encode("utf-8")) - len(lines[line - 1].lstrip().encode("utf-8"))
-    node = table.tree.root_node.descendant_for_point_range((line - 1, column), (line - 1, column))
+    return table.tree.root_node.descendant_for_point_range((line - 1, column), (line - 1, column))
+
+
+def specialised_function_at(table, line: int) -> str | None:
+    """The name of the C++ function definition holding ``line`` (1-based) of ``table``'s source, when it is
+    one the table's definitions lack (an explicit specialisation ``template <> void f<float>(...)``); else
+    None."""
+    node = _undefined_line_node(table, line)
     while node is not None and node.type != "function_definition":
         node = node.parent
     named = cpp_function_named(node) if node is not None else None
@@ -394,13 +400,7 @@ def specialised_function_at(table, line: int) -> str | None:
 def specialisation_headed_at(table, line: int) -> str | None:
     """The name of the explicit specialisation (``template <>`` declaration of a function definition the
     table's definitions lack) whose ``template <>`` head ``line`` (1-based) is; else None."""
-    if table is None or table.fallback or table.tree is None or table.enclosing(line) is not None:
-        return None
-    lines = table.source.decode("utf-8", errors="replace").splitlines()
-    if not 0 < line <= len(lines):
-        return None
-    column = len(lines[line - 1].encode("utf-8")) - len(lines[line - 1].lstrip().encode("utf-8"))
-    node = table.tree.root_node.descendant_for_point_range((line - 1, column), (line - 1, column))
+    node = _undefined_line_node(table, line)
     while node is not None and node.type != "template_declaration":
         node = node.parent
     if node is None or node.start_point[0] != line - 1:
