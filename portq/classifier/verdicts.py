@@ -1168,7 +1168,9 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
             if symbol.name == "<toplevel>" and (container is None or (container.verdict == NOT_APPLICABLE
                                                                       and container.justification != "cosmetic"
                                                                       and "absent-platform" not in container.rules)):
-                container = self._module_level_use(entry, symbol) or container
+                settled = frozenset(e.subject for e in container.evidence if e.kind == Kind.TOPLEVEL and e.subject) \
+                    if container is not None and "declared-off-read" in container.rules else frozenset()
+                container = self._module_level_use(entry, symbol, settled) or container
             if container is not None and container.verdict in FLAGGED:
                 container = self._other_build_lines(entry, symbol) or self._moved_toplevel_lines(entry, symbol) \
                     or self._removed_pinned_class(entry, symbol, paths) or self._new_macro_lines(entry, symbol) \

@@ -161,3 +161,18 @@ def test_without_a_ported_definition_a_coverage_hole_still_shows_first(tmp_path)
     entry = _entry(tmp_path, BEFORE, AFTER + SIBLING, _tree("NormFn"))
     assert {s.justification for s in entry.symbols} == {"not-carried", "not-ported"}
     assert (entry.verdict, entry.justification) == (NOT_APPLICABLE, "not-ported"), entry.reason
+
+
+def test_an_import_commented_out_in_place_is_cosmetic(tmp_path):
+    commented = BEFORE.replace("import torch\n", "import torch\n# from einops import rearrange\n", 1)
+    entry = _entry(tmp_path, UNUSED, commented, _tree("NormFn"))
+    assert (entry.verdict, entry.justification) == (NOT_APPLICABLE, "cosmetic"), entry.reason
+    assert "unused-import" in entry.rules
+
+
+def test_an_import_commented_out_that_code_after_a_comment_still_reads_is_not_cosmetic(tmp_path):
+    helper = "\n\ndef helper(x):\n    # swap the axes\n    return rearrange(x, 'a b -> b a')\n"
+    commented = BEFORE.replace("import torch\n", "import torch\n# from einops import rearrange\n", 1)
+    entry = _entry(tmp_path, UNUSED + helper, commented + helper, _tree("NormFn"))
+    assert "unused-import" not in entry.rules, entry.reason
+    assert entry.justification != "cosmetic"

@@ -38,6 +38,7 @@ from portq.classifier.reading import (RangeFacts, _COMMON_IDENTIFIERS, _IDENTIFI
 from portq.classifier.rules import Rule, branches, form, namespace_wrap
 from portq.classifier.rules.definitions import self_test_definitions
 from portq.classifier.rules.parameters import cpp_function_named
+from portq.classifier.rules.scope import _scope_names, asserted_values, off_path_reads
 from portq.classifier.imports import (_module_stem, import_bindings, import_lines, rebound_names,
                                       reexport_target, relative_module_path)
 from portq.core.evidence import Evidence, Kind
@@ -114,8 +115,9 @@ RULES = (
          "classifier.rules.attribution.AttributionRules._import_change"),
     Rule("unused-import", ("NOT_APPLICABLE",),
          "Changed imports whose rebound names no code of the module reads outside its import lines, on either "
-         "side, and that the module does not list in `__all__` (and not a package's `__init__.py`, which exists "
-         "to re-export), bind nothing the module runs: NOT_APPLICABLE/cosmetic.",
+         "side (a comment line, such as the import commented out in place, reads nothing), and that the module "
+         "does not list in `__all__` (and not a package's `__init__.py`, which exists to re-export), bind nothing "
+         "the module runs: NOT_APPLICABLE/cosmetic.",
          "-from einops import rearrange  (no line of the module names rearrange)",
          "classifier.rules.attribution.AttributionRules._import_change, ._import_readers"),
     Rule("not-carried-import", ("NOT_APPLICABLE",),
@@ -180,6 +182,20 @@ RULES = (
          "  (in CONFIGS = [...]; `# portq: not-carried upstream::path::CONFIGS` in the tree)",
          "classifier.rules.attribution.AttributionRules._declared_binding, "
          "classifier.rules.identity.IdentityRules._module_level_use"),
+    Rule("declared-off-read", ("NOT_APPLICABLE",),
+         "Changed Python module-level lines that are all import lines, whose names (those a ported definition "
+         "uses) no other module-level statement names and each ported definition reads only inside the body of "
+         "an `if NAME not in LITERAL:` (NAME bound at most once there) where the tree declares NAME not carried "
+         "for that definition (`[PARAM]`) and its port asserts, in a statement of its own body, that NAME lies in "
+         "a literal whose every value is in LITERAL: for the port the branch is never taken, so the binding "
+         "reaches nothing it carries. NOT_APPLICABLE/not-carried, citing the declaration. A read on any other "
+         "path, no declaration, a port without the assert (a copy carries the branch) or admitting a value the "
+         "branch takes, or any other changed line stays with `toplevel-use`.",
+         "+import math\n     ...\n     if width not in [16, 32, 64, 128, 256]:\n"
+         "         extra = 2 ** math.ceil(math.log2(width)) - width   (the port: `assert width in {16, 32, 64, "
+         "128}`, `[width]` declared not carried)",
+         "classifier.rules.attribution.AttributionRules._declared_off_reads, "
+         "classifier.rules.scope.asserted_values, classifier.rules.scope.off_path_reads"),
     Rule("declared-specialisation", ("NOT_APPLICABLE",),
          "Changed C++ lines outside the definitions the reader extracts that all lie (`#include` lines aside) in "
          "explicit specialisations `template <> R f<T>(...) { ... }` of functions the tree declares `not-carried` "
@@ -624,6 +640,9 @@ class AttributionRules:
                 return unread
         if shared and symbol.name == "<toplevel>":
             declared = self._declared_binding(symbol, paths, code)
+            if declared is not None:
+                return declared
+            declared = self._declared_off_reads(symbol, paths, code, shared, referenced)
             if declared is not None:
                 return declared
         if shared:
@@ -1277,6 +1296,8 @@ class AttributionRules:
                 if number in skip:
                     continue
                 text = line.decode("utf-8", errors="replace")
+                if text.lstrip().startswith("#"):
+                    continue  # a comment line (an import commented out in place among them) reads nothing
                 if "__all__" in text and pattern.search(text):
                     return None
                 for found in pattern.finditer(text):
@@ -1571,6 +1592,71 @@ class AttributionRules:
                           f"which the tree declares out of scope at {anchor.cite}, so not-carried rather than a "
                           "change to anything the port carries",
                           [_anchor_evidence(declarations[name], "not-carried declaration") for name in bound[:3]])
+
+
+    def _declared_off_reads(self, symbol: TouchedSymbol, paths: set[str], code: list[tuple[str, int, str]],
+                            shared: list[str], referenced: dict[str, list[str]]) -> SymbolVerdict | None:
+        """``declared-off-read``: every changed module-level line of a Python file is an import line, no other
+        module-level statement names a word in ``shared`` (what the changed lines name that ported definitions
+        use), and each ported definition reads each such word only inside an ``if NAME not in LITERAL:`` its
+        port never takes (``scope.off_path_reads``): ``NAME`` declared not carried for it (``[PARAM]``) and
+        asserted by the port to lie in values that are all in ``LITERAL`` (``scope.asserted_values``). None
+        otherwise."""
+        if language_for_path(symbol.path) != "python" or not code or not shared:
+            return None
+        tables = {"old": self._table(symbol.old_blob, symbol.old_path or symbol.path),
+                  "new": self._table(symbol.new_blob, symbol.path)}
+        if any(t is None or t.fallback or t.tree is None for t in tables.values()):
+            return None
+        for side, line, _text in code:
+            if line not in import_lines(tables[side].tree.root_node):
+                return None
+        root = tables["new"].tree.root_node
+        imported = import_lines(root)
+        for statement in root.named_children:
+            if statement.type in ("function_definition", "class_definition", "decorated_definition") \
+                    or statement.start_point[0] + 1 in imported:
+                continue
+            if set(_IDENTIFIER.findall(node_text(statement))) & set(shared):
+                return None  # a module-level reader may hand the binding to anything
+        anchors: list[Anchor] = []
+        reads = 0
+        for word in shared:
+            for user in referenced[word]:
+                definition = next((d for d in tables["new"].definitions if d.qualified_name == user), None)
+                if definition is None or definition.node is None:
+                    return None
+                declared = [a for a in self.index.not_carried_for(self.upstream, paths, definition.name, user)
+                            if a.param]
+                ports = self._ports_of(definition, paths)
+                mines = [self._port_node(p.definition) for p in ports] if ports else [None]
+                if any(m is None or language_for_path(p.definition.file) != "python" for m, p in zip(mines, ports)):
+                    return None
+                counts = []
+                for mine in mines:
+                    admitted = asserted_values(mine, _scope_names(a.param for a in declared)) if declared else {}
+                    counts.append(off_path_reads(definition.node, word, admitted))
+                if any(c is None for c in counts):
+                    return None
+                if counts and max(counts):
+                    reads += max(counts)
+                    anchors.extend(a for a in declared if a not in anchors)
+        if not reads or not anchors:
+            return None
+        names = ", ".join(shared[:4])
+        return self._base("declared-off-read", symbol, NOT_APPLICABLE, "not-carried", "provenance",
+                          f"the changed lines outside definitions are imports binding {names}, which the ported "
+                          "definitions read only inside branches their ports never take (a name the tree declares "
+                          f"not carried at {anchors[0].cite}, asserted by the port to values the branch excludes), "
+                          "so not-carried rather than a change to anything the port carries",
+                          [_anchor_evidence(a, f"not-carried declaration of {a.param}") for a in anchors[:3]]
+                          + [Evidence(kind=Kind.TOPLEVEL, message=f"module-level {word} read only on paths the "
+                                      "ports never take", side="upstream-new", path=symbol.path, symbol=symbol.name,
+                                      subject=word) for word in shared])
+
+    def _ports_of(self, definition, paths: set[str]):
+        """The in-tree ports of an upstream definition of the touched file."""
+        return self.index.ports_for(self.upstream, paths, definition.name, definition.qualified_name)
 
 
 def _bound_names(statement) -> list[str]:

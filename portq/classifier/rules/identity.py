@@ -378,11 +378,13 @@ class IdentityRules:
             sides.append(passed_unchanged(found[0], nodes[0], symbol.name, declared))
         return sides[0] if sides[0] and sides[0] == sides[1] else set()
 
-    def _module_level_use(self, entry: EntryChanges, symbol: TouchedSymbol) -> SymbolVerdict | None:
+    def _module_level_use(self, entry: EntryChanges, symbol: TouchedSymbol,
+                          settled: frozenset[str] = frozenset()) -> SymbolVerdict | None:
         """Rule ``module-level-use`` (``classifier.module_surface``): a module-level alias, flag or constant
         rebound here is part of the surface of every ported definition that reads it — in this file or
         through an import from it; import-time code changed in a file of copied (pinned) ports runs with
-        the copies. None when neither holds."""
+        the copies. None when neither holds. ``settled`` names bindings whose readers in this file read them
+        only on paths their ports never take (``declared-off-read``): those readers are not its surface."""
         if language_for_path(symbol.path) != "python":
             return None
         platform_choice = self._module_platform_choice(symbol)  # bindings keep the port's values
@@ -403,7 +405,8 @@ class IdentityRules:
                 imported = imported_from(table, path, symbol.path)
             if table is None or table.tree is None or not (imported.names or imported.modules):
                 continue
-            reads = {local: original for local, original in imported.names.items() if original in changed}
+            reads = {local: original for local, original in imported.names.items() if original in changed
+                     and not (path == symbol.path and original in settled)}
             anchors = [a for a in ported if a.path == path]
             for definition in table.definitions:
                 if not definition.node or not any(a.matches_name(definition.name, definition.qualified_name)

@@ -397,3 +397,109 @@ class ScopeRules:
         changed = _changed_lines(change, symbol, None, None, outside_definitions=False)
         code = [text for _, _, text in changed if _is_code_line(text, symbol.path)]
         return bool(code) and all(any(name in text for name in names) for text in code)
+
+
+def _function_body(node):
+    """The body block of a Python function definition (decorated or not); None for anything else."""
+    if node is not None and node.type == "decorated_definition":
+        node = node.child_by_field_name("definition")
+    return node.child_by_field_name("body") if node is not None and node.type == "function_definition" else None
+
+
+def _literal_values(node) -> frozenset[str] | None:
+    """The element texts of a list, set or tuple literal of numbers and strings; None for anything else."""
+    if node is None or node.type not in ("list", "set", "tuple") or node.named_child_count == 0:
+        return None
+    if any(c.type not in ("integer", "float", "string") for c in node.named_children):
+        return None
+    return frozenset(node_text(c) for c in node.named_children)
+
+
+def _membership(condition, operator: str):
+    """``(name, values)`` for a condition ``NAME in LITERAL`` (``operator`` ``"in"``) or ``NAME not in
+    LITERAL`` (``"not in"``); None for anything else."""
+    if condition is None or condition.type != "comparison_operator" or condition.named_child_count != 2:
+        return None
+    operators = [c.type for c in condition.children if not c.is_named]
+    name, literal = condition.named_children
+    if operators != [operator] or name.type != "identifier":
+        return None
+    values = _literal_values(literal)
+    return None if values is None else (node_text(name), values)
+
+
+def _bound_counts(body) -> dict[str, int]:
+    """How often each name is a target of an assignment, loop, walrus, ``with ... as`` or nested definition in
+    ``body`` (every identifier inside a target counts, so a subscripted store counts its index too)."""
+    counts: dict[str, int] = {}
+    for current in _walk_nodes(body):
+        targets = []
+        if current.type in ("assignment", "augmented_assignment", "for_statement", "for_in_clause"):
+            targets = [current.child_by_field_name("left")]
+        elif current.type == "named_expression":
+            targets = [current.child_by_field_name("name")]
+        elif current.type == "as_pattern_target":
+            targets = [current]
+        elif current.type in ("function_definition", "class_definition", "parameters", "lambda_parameters"):
+            targets = [current.child_by_field_name("name")] if current.type.endswith("definition") else [current]
+        for target in targets:
+            for node in _walk_nodes(target) if target is not None else ():
+                if node.type == "identifier":
+                    counts[node_text(node)] = counts.get(node_text(node), 0) + 1
+    return counts
+
+
+def asserted_values(function, declared: set[str]) -> dict[str, frozenset[str]]:
+    """Rule ``declared-off-read``: for each name ``declared`` (normalised) that a Python function binds at most
+    once and asserts, in a statement of its own body, to lie in a literal (``assert NAME in {16, 32}``), the
+    values it admits."""
+    body = _function_body(function)
+    if body is None:
+        return {}
+    bound = _bound_counts(body)
+    found: dict[str, frozenset[str]] = {}
+    for statement in body.named_children:
+        if statement.type != "assert_statement" or not statement.named_children:
+            continue
+        test = _membership(statement.named_children[0], "in")
+        if test is not None and normalise_name(test[0]) in declared and bound.get(test[0], 0) <= 1:
+            found[test[0]] = found[test[0]] & test[1] if test[0] in found else test[1]
+    return found
+
+
+def off_path_reads(function, word: str, admitted: dict[str, frozenset[str]]) -> int | None:
+    """Rule ``declared-off-read``: how many times a Python function reads the name ``word`` (an identifier
+    not in attribute position), each inside the body of an ``if NAME not in LITERAL:`` whose ``NAME`` the
+    function binds at most once and whose every value the port admits (``admitted``, from
+    ``asserted_values``) lies in ``LITERAL``, so that for the port the branch is never taken. None when any
+    read lies elsewhere."""
+    body = _function_body(function)
+    if body is None:
+        return None
+    bound = _bound_counts(body)
+    if bound.get(word):
+        return None  # a local of that name is not the module binding
+    reads = 0
+    for current in _walk_nodes(body):
+        if current.type != "identifier" or node_text(current) != word:
+            continue
+        parent = current.parent
+        if parent is not None and parent.type == "attribute" and parent.child_by_field_name("attribute") is not None \
+                and parent.child_by_field_name("attribute").id == current.id:
+            continue  # `tl.NAME` names a member, not the module binding
+        guarded, node = False, current
+        while node is not None and node.id != body.id:
+            block = node
+            node = node.parent
+            if node is not None and node.type == "if_statement" \
+                    and node.child_by_field_name("consequence") is not None \
+                    and node.child_by_field_name("consequence").id == block.id:
+                test = _membership(node.child_by_field_name("condition"), "not in")
+                if test is not None and test[0] in admitted and bound.get(test[0], 0) <= 1 \
+                        and admitted[test[0]] <= test[1]:
+                    guarded = True
+                    break
+        if not guarded:
+            return None
+        reads += 1
+    return reads
