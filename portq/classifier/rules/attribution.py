@@ -1593,7 +1593,6 @@ class AttributionRules:
                           "change to anything the port carries",
                           [_anchor_evidence(declarations[name], "not-carried declaration") for name in bound[:3]])
 
-
     def _declared_off_reads(self, symbol: TouchedSymbol, paths: set[str], code: list[tuple[str, int, str]],
                             shared: list[str], referenced: dict[str, list[str]]) -> SymbolVerdict | None:
         """``declared-off-read``: every changed module-level line of a Python file is an import line, no other
@@ -1628,7 +1627,7 @@ class AttributionRules:
                     return None
                 declared = [a for a in self.index.not_carried_for(self.upstream, paths, definition.name, user)
                             if a.param]
-                ports = self._ports_of(definition, paths)
+                ports = self.index.ports_for(self.upstream, paths, definition.name, definition.qualified_name)
                 mines = [self._port_node(p.definition) for p in ports] if ports else [None]
                 if any(m is None or language_for_path(p.definition.file) != "python" for m, p in zip(mines, ports)):
                     return None
@@ -1653,10 +1652,6 @@ class AttributionRules:
                           + [Evidence(kind=Kind.TOPLEVEL, message=f"module-level {word} read only on paths the "
                                       "ports never take", side="upstream-new", path=symbol.path, symbol=symbol.name,
                                       subject=word) for word in shared])
-
-    def _ports_of(self, definition, paths: set[str]):
-        """The in-tree ports of an upstream definition of the touched file."""
-        return self.index.ports_for(self.upstream, paths, definition.name, definition.qualified_name)
 
 
 def _bound_names(statement) -> list[str]:

@@ -2103,22 +2103,28 @@ def struct_members(node) -> dict[str, str]:
     parameters = {_text(i) for i in map(_cpp_parameter_identifier, declared or ()) if i is not None}
     found: dict[str, str] = {}
     for current in _walk(node):
-        if current.type == "field_expression":
-            argument, field = current.child_by_field_name("argument"), current.child_by_field_name("field")
-            if argument is not None and argument.type == "identifier" and _text(argument) in parameters \
-                    and field is not None and field.type == "field_identifier":
-                found.setdefault(normalise_name(_text(field)), _text(field))
+        read = _member_read(current)
+        if read is not None and read[0] in parameters and current.child_by_field_name("field").type == \
+                "field_identifier":
+            found.setdefault(normalise_name(read[1]), read[1])
     return found
+
+
+def _member_read(node) -> tuple[str, str] | None:
+    """``(P, m)`` for a ``P.m`` or ``P->m`` of a plain name ``P``; None for any other node."""
+    if node is None or node.type != "field_expression":
+        return None
+    argument, field = node.child_by_field_name("argument"), node.child_by_field_name("field")
+    if argument is None or argument.type != "identifier" or field is None:
+        return None
+    return _text(argument), _text(field)
 
 
 def _lacked_member(node, members: frozenset) -> bool:
     """Rule ``lacked-member``: whether ``node`` reads ``P.m`` or ``P->m`` of a plain name ``P`` for a member
     ``m`` whose normalised name is in ``members``."""
-    if node is None or node.type != "field_expression":
-        return False
-    argument, field = node.child_by_field_name("argument"), node.child_by_field_name("field")
-    return argument is not None and argument.type == "identifier" and field is not None \
-        and normalise_name(_text(field)) in members
+    read = _member_read(node)
+    return read is not None and normalise_name(read[1]) in members
 
 
 # Types wide enough to hold any grid or thread index unchanged (an index is below 2**31).
