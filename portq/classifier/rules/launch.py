@@ -31,6 +31,7 @@ commit.
 from __future__ import annotations
 
 import ast
+import operator
 import re
 from dataclasses import replace
 from typing import TYPE_CHECKING
@@ -1131,8 +1132,8 @@ def _grid_item(before, after, mine, port, cross: bool, upstream, new=None) -> De
 
 
 _TEST = re.compile(r"^(?P<left>\S+) (?P<op>==|!=|<=|>=|<|>) (?P<value>-?\d+)$")
-_HOLDS = {"==": lambda a, b: a == b, "!=": lambda a, b: a != b, "<": lambda a, b: a < b,
-          "<=": lambda a, b: a <= b, ">": lambda a, b: a > b, ">=": lambda a, b: a >= b}
+_HOLDS = {"==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le, ">": operator.gt,
+          ">=": operator.ge}
 
 
 def _excludes(asserted: str, condition: str) -> bool:
