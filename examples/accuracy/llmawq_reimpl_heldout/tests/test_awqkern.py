@@ -85,9 +85,16 @@ def test_linear_layer_from_float_matches_its_dequantised_weight():
     assert (want_w - linear.weight.data.t()).abs().max() <= scales.max() / 2 + 1e-3
     x = torch.randn(2, 3, 128, generator=_gen(7)).half()
     want = x.float() @ want_w + linear.bias.data.half().float()
-    got = layer(x.to(DEVICE))
+    got = layer.forward(x.to(DEVICE))
     assert got.shape == (2, 3, 64)
     torch.testing.assert_close(got.float().cpu(), want, atol=2e-2, rtol=1e-2)
+
+
+def test_linear_layer_buffers_have_the_packed_shapes():
+    layer = AWQLinear(4, 32, 128, 64, True, "cpu")
+    assert layer.qweight.shape == (128, 8) and layer.qweight.dtype == torch.int32
+    assert layer.qzeros.shape == (4, 8) and layer.scales.shape == (4, 64) and layer.bias.shape == (64,)
+    assert AWQLinear(4, -1, 128, 64, False, "cpu").scales.shape == (1, 64)
 
 
 def _rms_ref(x, w, eps):
