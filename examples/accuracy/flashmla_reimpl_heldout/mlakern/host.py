@@ -31,6 +31,7 @@ def mla_metadata(seqlens_k, num_heads_per_head_k, num_heads_k):
 
 
 # portq: ports flashmla:csrc/flash_api.cpp::mha_fwd_kvcache_mla @414a2f3
+# portq: not-carried flashmla:csrc/flash_api.cpp::mha_fwd_kvcache_mla[fp16] -- bf16 only: the engine's queries and latent cache are bf16
 # portq: not-carried flashmla:csrc/flash_api.cpp::mha_fwd_kvcache_mla[vcache_] -- v is always the first head_size_v dims of the k cache; the interface passes None
 def fwd_kvcache_mla(q, kcache, head_size_v, seqlens_k, block_table, softmax_scale, is_causal,
                     tile_scheduler_metadata, num_splits):

@@ -14,6 +14,9 @@ from .host import fwd_kvcache_mla, mla_metadata
 
 
 # portq: ports flashmla:flash_mla/flash_mla_interface.py::get_mla_metadata @414a2f3
+# portq: not-carried flashmla:flash_mla/flash_mla_interface.py::get_mla_metadata[num_heads_q] -- only the sparse FP8 schedule needs the query head count
+# portq: not-carried flashmla:flash_mla/flash_mla_interface.py::get_mla_metadata[is_fp8_kvcache] -- the engine's latent cache is bf16, no FP8 cache
+# portq: not-carried flashmla:flash_mla/flash_mla_interface.py::get_mla_metadata[topk] -- the sparse (top-k indexed) decode is not carried
 def get_mla_metadata(cache_seqlens, num_heads_per_head_k, num_heads_k):
     """cache_seqlens (batch,) int32; num_heads_per_head_k = s_q * h_q // h_k.
     Returns the schedule (num_sm_parts, 8) int32 and the cumulative splits
@@ -24,6 +27,11 @@ def get_mla_metadata(cache_seqlens, num_heads_per_head_k, num_heads_k):
 # portq: ports flashmla:flash_mla/flash_mla_interface.py::flash_mla_with_kvcache @414a2f3
 # portq: not-carried flashmla:flash_mla/flash_mla_interface.py::flash_mla_with_kvcache[is_fp8_kvcache] -- the engine's latent cache is bf16, no FP8 cache
 # portq: not-carried flashmla:flash_mla/flash_mla_interface.py::flash_mla_with_kvcache[indices] -- the sparse (top-k indexed) decode is not carried
+# portq: not-carried flashmla:flash_mla/flash_mla_interface.py::flash_mla_with_kvcache[attn_sink] -- sparse decode only
+# portq: not-carried flashmla:flash_mla/flash_mla_interface.py::flash_mla_with_kvcache[extra_k_cache] -- sparse decode only
+# portq: not-carried flashmla:flash_mla/flash_mla_interface.py::flash_mla_with_kvcache[extra_indices_in_kvcache] -- sparse decode only
+# portq: not-carried flashmla:flash_mla/flash_mla_interface.py::flash_mla_with_kvcache[topk_length] -- sparse decode only
+# portq: not-carried flashmla:flash_mla/flash_mla_interface.py::flash_mla_with_kvcache[extra_topk_length] -- sparse decode only
 def flash_mla_with_kvcache(q, k_cache, block_table, cache_seqlens, head_dim_v, tile_scheduler_metadata,
                            num_splits, softmax_scale=None, causal=False):
     """q (b, s_q, h_q, 576); k_cache (blocks, 64, h_k, 576); block_table (b,
