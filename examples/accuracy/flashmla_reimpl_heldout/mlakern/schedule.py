@@ -6,7 +6,7 @@ cumulative number of splits per request."""
 import triton
 import triton.language as tl
 
-# portq: ports flashmla:csrc/flash_mla.h::TileSchedulerMetaDataSize @414a2f3
+# The schedule row's width, as upstream's parameter header states it:
 # [begin_idx, begin_seqlen, end_idx, end_seqlen, begin_n_split_idx, _, _, _]
 TILE_SCHEDULER_METADATA_SIZE = 8
 
