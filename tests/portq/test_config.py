@@ -53,6 +53,7 @@ def test_repository_config_names_its_upstreams_and_the_corpus_ones():
         "kernl": (REPO_ROOT / "../kernl").resolve(),
         "spargeattn": (REPO_ROOT / "../spargeattn").resolve(),
         "minference": (REPO_ROOT / "../minference").resolve(),
+        "deepgemm": (REPO_ROOT / "../deepgemm").resolve(),
     }
     assert config.matrix_path == REPO_ROOT / "matrix" / "kernel-matrix.toml"
 
