@@ -55,6 +55,7 @@ def test_repository_config_names_its_upstreams_and_the_corpus_ones():
         "minference": (REPO_ROOT / "../minference").resolve(),
         "llmawq": (REPO_ROOT / "../llmawq").resolve(),
         "flashmla": (REPO_ROOT / "../flashmla").resolve(),
+        "deepgemm": (REPO_ROOT / "../deepgemm").resolve(),
     }
     assert config.matrix_path == REPO_ROOT / "matrix" / "kernel-matrix.toml"
 

@@ -1,0 +1,1 @@
+"""The tree's own package file beside the vendored hosts; imports nothing."""
