@@ -31,6 +31,7 @@ that fails to parse.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -38,6 +39,26 @@ _BLANKS = b" \t"
 _CONDITIONAL_OPENERS = (b"if", b"ifdef", b"ifndef")
 _CONDITIONAL_ALTERNATIVES = (b"elif", b"else", b"elifdef", b"elifndef")
 _NOT_CALLS = frozenset({b"for", b"if", b"while", b"switch", b"return", b"sizeof", b"decltype"})
+
+# declaration-specifier position: a line's start, after an optional template header and specifier keywords
+_LEADING_SPECIFIERS = rb"(?:(?:static|inline|constexpr|explicit|virtual|extern|friend|__device__|__host__" \
+    rb"|__global__|__forceinline__|__inline__)[ \t]+)*"
+_TEMPLATE_HEADER = rb"(?:template[ \t]*<(?:[^<>\n]|<(?:[^<>\n]|<[^<>\n]*>)*>)*>[ \t]*)?"
+_UPPER = rb"(?=[A-Z_0-9]*[A-Z])[A-Z_][A-Z_0-9]+"
+_SPECIFIER_MACROS = re.compile(rb"[ \t]*" + _TEMPLATE_HEADER + _LEADING_SPECIFIERS
+                               + rb"((?:" + _UPPER + rb"[ \t]+)*" + _UPPER + rb")(?:[ \t]+|[ \t]*$)")
+# what a specifier must stand before: a specifier or type keyword, or a type and then a declarator
+_NAME = rb"[A-Za-z_][A-Za-z_0-9]*"
+_TYPE = _NAME + rb"(?:[ \t]*(?:::[ \t]*" + _NAME + rb"|<(?:[^<>\n;{}]|<(?:[^<>\n;{}]|<[^<>\n;{}]*>)*>)*>))*"
+_TYPE_AND_DECLARATOR = _TYPE + rb"(?:[ \t]*[*&]+[ \t]*|[ \t]+)(?:" + _NAME + rb"[ \t]*::[ \t]*)*(?:operator\b|" \
+    + _NAME + rb"[ \t]*(?:[(;=,{\[:]|$))"
+_NOT_TYPES = frozenset({b"return", b"new", b"delete", b"case", b"goto", b"throw", b"else", b"do", b"co_return",
+                        b"co_yield", b"co_await", b"using", b"namespace", b"typedef", b"sizeof", b"const", b"volatile"})
+_DECLARED = re.compile(rb"(?:void|bool|char|short|int|long|float|double|unsigned|signed|auto|static|inline"
+                       rb"|constexpr|consteval|constinit|explicit|virtual|extern|friend|typename|struct|class|union"
+                       rb"|enum|template|__device__|__host__|__global__|__forceinline__|__inline__|__noinline__)\b"
+                       rb"|(?:(?:const|volatile)[ \t]+)?(?!(?:" + b"|".join(sorted(_NOT_TYPES)) + rb")\b)"
+                       + _TYPE_AND_DECLARATOR)
 
 
 @dataclass(frozen=True)
@@ -62,6 +83,7 @@ def readable(source: bytes) -> Readable:
     # branch's brackets go on past its #endif, so branches that open a call each their own way agree
     conditionals: list[list] = []
     statement_arguments: list[tuple] = []
+    specifiers: list[tuple[int, int, int]] = []
     in_comment = False
     continued_directive = False
     for row, line in enumerate(lines):
@@ -102,15 +124,50 @@ def readable(source: bytes) -> Readable:
         if dropping:
             _blank(out, row, masked)
             continue
+        if not in_comment and all(frame[0] == b"{" for frame in brackets):
+            specifiers.extend(_specifier_macros(lines, row))
         in_comment = _scan(line, row, brackets, statement_arguments, in_comment)
     placed = _finish(lines, statement_arguments)
-    if not masked and not placed:
+    if not masked and not placed and not specifiers:
         return Readable(source, ())
+    for row, start, end in specifiers:
+        out[row][start:end] = b" " * (end - start)
+        if not out[row].strip():
+            masked.append(row + 1)
     for (comma_row, comma_column), (blank_row, blank_column), (close_row, close_column) in placed:
         out[comma_row][comma_column:comma_column + 1] = b")"
         out[blank_row][blank_column:blank_column + 1] = b";"
         out[close_row][close_column:close_column + 1] = b" "
     return Readable(b"\n".join(bytes(line) for line in out), _spans(masked))
+
+
+def _specifier_macros(lines: list[bytes], row: int) -> list[tuple[int, int, int]]:
+    """The upper-case identifiers of line ``row`` that stand in declaration-specifier position (at the
+    line's start, after at most a template header and specifier keywords) and before a specifier or
+    type keyword, or before a type and a declarator, on the line or (where they end it) on the next
+    non-blank line: (row, start, end) of each run of them. An upper-case identifier followed by
+    one name only (``UPPER_T x = 0;``, ``UPPER_T f(int n)``) is the declaration's type and is kept."""
+    match = _SPECIFIER_MACROS.match(lines[row])
+    if match is None:
+        return []
+    rest = lines[row][match.end():]
+    if not rest.strip():
+        following = next((line for line in lines[row + 1:] if line.strip()), b"")
+        rest = following.lstrip()
+        if rest.startswith((b"#", b"//", b"/*")):
+            return []
+    if not _DECLARED.match(rest) and not _declarator_follows(lines, row, rest):
+        return []
+    return [(row, match.start(1), match.end(1))]
+
+
+def _declarator_follows(lines: list[bytes], row: int, rest: bytes) -> bool:
+    """Whether ``rest`` is a type alone that ends line ``row`` and the next non-blank line begins with a
+    function's declarator (``SPEC Type\\nname(``)."""
+    if not re.fullmatch(_TYPE + rb"[ \t*&]*", rest.rstrip()) or rest.split(b"<")[0].strip() in _NOT_TYPES:
+        return False
+    following = next((line for line in lines[row + 1:] if line.strip()), b"")
+    return re.match(rb"[ \t]*(?:" + _NAME + rb"[ \t]*::[ \t]*)*" + _NAME + rb"[ \t]*\(", following) is not None
 
 
 def _copied(brackets: list[list]) -> list[list]:
