@@ -24,6 +24,19 @@ in place to a form the grammar accepts, every byte offset and every line kept
   dropped; the statements keep their lines and columns. Where no such blank
   is there, the idiom is left as written (and still fails to parse).
 
+Two more idioms leave the grammar's tree whole but flagged (a MISSING node)
+or read a definition wrongly, and are rewritten the same way:
+
+- an upper-case identifier in declaration-specifier position (a line's start,
+  after at most a template header and specifier keywords) that is followed
+  by a specifier or type keyword, or by a type and then a declarator (on its
+  line or, where it ends the line, the next one): an object-like macro that
+  stands for specifiers (``SPEC void f(int n)``). It is blanked; a line it
+  held alone is reported masked. One followed by a single name is the
+  declaration's type (``UPPER_T x = 0;``, ``UPPER_T f(int n)``) and is kept;
+- an empty braced default of a parameter (``T x = {}``) is read as the
+  literal ``00`` over the same two bytes.
+
 It rewrites nothing else, so a real syntax error stays one. It does no I/O and
 decides nothing about a change; ``symbols.parse`` asks for a copy only of text
 that fails to parse.
@@ -38,6 +51,7 @@ from functools import lru_cache
 _BLANKS = b" \t"
 _CONDITIONAL_OPENERS = (b"if", b"ifdef", b"ifndef")
 _CONDITIONAL_ALTERNATIVES = (b"elif", b"else", b"elifdef", b"elifndef")
+_COMPARISONS = (b"==", b"!=", b"<=", b">=")
 _NOT_CALLS = frozenset({b"for", b"if", b"while", b"switch", b"return", b"sizeof", b"decltype"})
 
 # declaration-specifier position: a line's start, after an optional template header and specifier keywords
@@ -84,6 +98,7 @@ def readable(source: bytes) -> Readable:
     conditionals: list[list] = []
     statement_arguments: list[tuple] = []
     specifiers: list[tuple[int, int, int]] = []
+    empty_defaults: list[tuple[int, int]] = []
     in_comment = False
     continued_directive = False
     for row, line in enumerate(lines):
@@ -126,10 +141,12 @@ def readable(source: bytes) -> Readable:
             continue
         if not in_comment and all(frame[0] == b"{" for frame in brackets):
             specifiers.extend(_specifier_macros(lines, row))
-        in_comment = _scan(line, row, brackets, statement_arguments, in_comment)
+        in_comment = _scan(line, row, brackets, statement_arguments, in_comment, empty_defaults)
     placed = _finish(lines, statement_arguments)
-    if not masked and not placed and not specifiers:
+    if not masked and not placed and not specifiers and not empty_defaults:
         return Readable(source, ())
+    for row, column in empty_defaults:
+        out[row][column:column + 2] = b"00"  # a literal over both bytes: the node's text is the `{}`
     for row, start, end in specifiers:
         out[row][start:end] = b" " * (end - start)
         if not out[row].strip():
@@ -189,7 +206,8 @@ def _spans(rows: list[int]) -> tuple[tuple[int, int], ...]:
     return tuple((first, last) for first, last in spans)
 
 
-def _scan(line: bytes, row: int, brackets: list[list], found: list[tuple], in_comment: bool) -> bool:
+def _scan(line: bytes, row: int, brackets: list[list], found: list[tuple], in_comment: bool,
+          empty_defaults: list[tuple[int, int]]) -> bool:
     """Follow brackets, commas and semicolons of one code line (comments and
     literals skipped); a closed macro call whose last argument holds
     statements is added to ``found`` when blanks allow the lambda. Returns
@@ -210,6 +228,11 @@ def _scan(line: bytes, row: int, brackets: list[list], found: list[tuple], in_co
             continue
         if char in (b'"', b"'"):
             column = _after_literal(line, column)
+            continue
+        if char == b"{" and brackets and brackets[-1][0] == b"(" and line[column + 1:column + 2] == b"}" \
+                and line[:column].rstrip().endswith(b"=") and not line[:column].rstrip().endswith(_COMPARISONS):
+            empty_defaults.append((row, column))  # a parameter's default `= {}`
+            column += 2
             continue
         if char in (b"(", b"[", b"{"):
             brackets.append([char, row, column, _name_before(line, column) if char == b"(" else b"", None, None, None, 0])

@@ -96,6 +96,22 @@ def test_a_specifier_macro_inside_parentheses_is_left_alone():
     assert masked_lines(b"HOST_DEV_SPEC\nfloat f(float v) { return v; }\n", "cpp") == ((1, 1),)
 
 
+def test_an_empty_braced_default_of_a_parameter_is_read_as_a_default():
+    source = b"void f(std::optional<at::Tensor> scale = {},\n       int n = {}) {\n    g(n == {} ? 1 : 2);\n}\n"
+    assert parse(source.replace(b"g(n == {} ? 1 : 2);", b"g(n);"), "cpp").root_node.has_error is False
+    tree = parse(source.replace(b"g(n == {} ? 1 : 2);", b"g(n);"), "cpp")
+    defaults = [node for node in _walk(tree.root_node) if node.type == "optional_parameter_declaration"]
+    assert [source[node.child_by_field_name("default_value").start_byte:
+                   node.child_by_field_name("default_value").end_byte] for node in defaults] == [b"{}", b"{}"]
+    assert b"n == {}" in readable(source).text  # only a default's braces
+
+
+def _walk(node):
+    yield node
+    for child in node.children:
+        yield from _walk(child)
+
+
 UPSTREAM = "csrc/scale.cu"
 
 SCALE_BEFORE = '''#include "common.h"
