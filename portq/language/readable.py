@@ -24,7 +24,7 @@ in place to a form the grammar accepts, every byte offset and every line kept
   dropped; the statements keep their lines and columns. Where no such blank
   is there, the idiom is left as written (and still fails to parse).
 
-Two more idioms leave the grammar's tree whole but flagged (a MISSING node)
+Three more idioms leave the grammar's tree whole but flagged (a MISSING node)
 or read a definition wrongly, and are rewritten the same way:
 
 - an upper-case identifier in declaration-specifier position (a line's start,
@@ -36,6 +36,11 @@ or read a definition wrongly, and are rewritten the same way:
   declaration's type (``UPPER_T x = 0;``, ``UPPER_T f(int n)``) and is kept;
 - an empty braced default of a parameter (``T x = {}``) is read as the
   literal ``00`` over the same two bytes.
+- a name or macro call between two string literals (``"n=" TO_TEXT(N) ", m"``,
+  a macro the compiler expands to a literal it concatenates), or after one
+  where it ends the argument (``"n=" NAME)``): the blank after the literal
+  (and the one before the next) becomes '+', so the name or call is an
+  operand and no token leaves the code.
 
 It rewrites nothing else, so a real syntax error stays one. It does no I/O and
 decides nothing about a change; ``symbols.parse`` asks for a copy only of text
@@ -51,6 +56,12 @@ from functools import lru_cache
 _BLANKS = b" \t"
 _CONDITIONAL_OPENERS = (b"if", b"ifdef", b"ifndef")
 _CONDITIONAL_ALTERNATIVES = (b"elif", b"else", b"elifdef", b"elifndef")
+_OPERATOR_WORDS = frozenset({b"and", b"or", b"not", b"xor", b"bitand", b"bitor", b"compl", b"and_eq", b"or_eq",
+                             b"xor_eq", b"not_eq"})
+_ARGUMENTS = rb"(?:[^()\"';]|\((?:[^()\"';]|\([^()\"';]*\))*\))*"
+_BETWEEN_LITERALS = re.compile(rb"[ \t]+([A-Za-z_][A-Za-z_0-9]*)(?:\s*\(" + _ARGUMENTS + rb"\))?[ \t]+")
+_LAST_OPERAND = re.compile(rb"[ \t]+([A-Za-z_][A-Za-z_0-9]*)(?:[ \t]*\((?:[^()\"';\n]|\([^()\"';\n]*\))*\))?[ \t]*[),;]")
+_ASSEMBLY = frozenset({b"asm", b"__asm", b"__asm__", b"volatile", b"__volatile__"})
 _COMPARISONS = (b"==", b"!=", b"<=", b">=")
 _NOT_CALLS = frozenset({b"for", b"if", b"while", b"switch", b"return", b"sizeof", b"decltype"})
 
@@ -99,6 +110,7 @@ def readable(source: bytes) -> Readable:
     statement_arguments: list[tuple] = []
     specifiers: list[tuple[int, int, int]] = []
     empty_defaults: list[tuple[int, int]] = []
+    literals: list[tuple[int, int, int]] = []  # (row, start, end) of each string literal, in order
     in_comment = False
     continued_directive = False
     for row, line in enumerate(lines):
@@ -141,10 +153,13 @@ def readable(source: bytes) -> Readable:
             continue
         if not in_comment and all(frame[0] == b"{" for frame in brackets):
             specifiers.extend(_specifier_macros(lines, row))
-        in_comment = _scan(line, row, brackets, statement_arguments, in_comment, empty_defaults)
+        in_comment = _scan(line, row, brackets, statement_arguments, in_comment, empty_defaults, literals)
     placed = _finish(lines, statement_arguments)
-    if not masked and not placed and not specifiers and not empty_defaults:
+    joined = _macros_between_literals(lines, literals)
+    if not masked and not placed and not specifiers and not empty_defaults and not joined:
         return Readable(source, ())
+    for row, column in joined:
+        out[row][column:column + 1] = b"+"
     for row, column in empty_defaults:
         out[row][column:column + 2] = b"00"  # a literal over both bytes: the node's text is the `{}`
     for row, start, end in specifiers:
@@ -187,6 +202,26 @@ def _declarator_follows(lines: list[bytes], row: int, rest: bytes) -> bool:
     return re.match(rb"[ \t]*(?:" + _NAME + rb"[ \t]*::[ \t]*)*" + _NAME + rb"[ \t]*\(", following) is not None
 
 
+def _macros_between_literals(lines: list[bytes], literals: list[tuple[int, int, int]]) -> list[tuple[int, int]]:
+    """The blanks to read as '+' around each name or call that stands between two string literals
+    (``"a=" TO_TEXT(N) ", b"``, a macro that expands to a literal the compiler concatenates): the blank
+    after the first literal and the one before the second, so the name or call is an operand and every
+    token stays code; where the name or call ends the concatenation (``"n=" NAME)``, before ')', ','
+    or ';' on the literal's line), the blank after the literal. An operator word (``"a" and "b"``) is
+    left alone."""
+    joined = []
+    for (row, _start, end), (next_row, next_start, _end) in zip(literals, literals[1:] + [(None, None, None)]):
+        between = None if next_row is None \
+            else _BETWEEN_LITERALS.fullmatch(_text_between(lines, (row, end), (next_row, next_start)))
+        if between is not None and between.group(1) not in _OPERATOR_WORDS:
+            joined.extend([(row, end), (next_row, next_start - 1)])
+            continue
+        last = _LAST_OPERAND.match(lines[row], end)  # `"n=" NAME)`: the name ends the concatenation
+        if last is not None and last.group(1) not in _OPERATOR_WORDS:
+            joined.append((row, end))
+    return joined
+
+
 def _copied(brackets: list[list]) -> list[list]:
     return [list(frame) for frame in brackets]
 
@@ -207,7 +242,7 @@ def _spans(rows: list[int]) -> tuple[tuple[int, int], ...]:
 
 
 def _scan(line: bytes, row: int, brackets: list[list], found: list[tuple], in_comment: bool,
-          empty_defaults: list[tuple[int, int]]) -> bool:
+          empty_defaults: list[tuple[int, int]], literals: list[tuple[int, int, int]]) -> bool:
     """Follow brackets, commas and semicolons of one code line (comments and
     literals skipped); a closed macro call whose last argument holds
     statements is added to ``found`` when blanks allow the lambda. Returns
@@ -227,7 +262,9 @@ def _scan(line: bytes, row: int, brackets: list[list], found: list[tuple], in_co
             in_comment, column = True, column + 2
             continue
         if char in (b'"', b"'"):
-            column = _after_literal(line, column)
+            start, column = column, _after_literal(line, column)
+            if char == b'"' and not any(frame[3] in _ASSEMBLY for frame in brackets):
+                literals.append((row, start, column))  # (an asm statement takes literals only)
             continue
         if char == b"{" and brackets and brackets[-1][0] == b"(" and line[column + 1:column + 2] == b"}" \
                 and line[:column].rstrip().endswith(b"=") and not line[:column].rstrip().endswith(_COMPARISONS):

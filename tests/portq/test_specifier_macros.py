@@ -160,3 +160,31 @@ def test_a_syntax_error_in_such_a_definition_stays_a_parse_failure(tmp_path):
     verdict = _verdict(tmp_path, SCALE_BEFORE.replace("return v * 2.0f;", "return v * 2.0f"))
     assert verdict.verdict == NEEDS_REVIEW, verdict.reason
     assert "parse-failure" in _rules(verdict), verdict.reason
+
+
+SCHEMA = b"""void register_ops(Library& m) {
+  m.def("scale(Tensor x, int block=" TO_TEXT(
+      DEFAULT_BLOCK) ", float eps=1e-6) -> Tensor");
+  m.def("count(Tensor x) -> int " FORMAT_WORD " done");
+  TORCH_CHECK(n > 0, "n=" FORMAT_WORD);
+}
+"""
+
+
+def test_a_macro_between_two_string_literals_is_read_as_code():
+    assert parse(SCHEMA, "cpp").root_node.has_error is False
+    copy = readable(SCHEMA)
+    assert len(copy.text) == len(SCHEMA) and copy.text.count(b"\n") == SCHEMA.count(b"\n")
+    # every token is kept (only the blanks around the macro change) and none lands in a comment
+    assert copy.text.replace(b"+", b" ").split() == SCHEMA.split()
+    assert b"/*" not in copy.text and b"//" not in copy.text
+    calls = [node for node in _walk(parse(SCHEMA, "cpp").root_node) if node.type == "call_expression"
+             and SCHEMA[node.start_byte:node.end_byte].startswith(b"TO_TEXT")]
+    assert len(calls) == 1 and b"DEFAULT_BLOCK" in SCHEMA[calls[0].start_byte:calls[0].end_byte]
+
+
+def test_an_operator_word_or_an_asm_template_between_two_string_literals_is_left_alone():
+    source = b'void f() { g("a" and "b"); h("x" MACRO_Y "z"); k(; asm volatile("op" SUFFIX_Z ";" :: "r"(x)); }\n'
+    copy = readable(source)
+    assert b'"a" and "b"' in copy.text and b'"op" SUFFIX_Z ";"' in copy.text  # an asm statement takes literals and b'"x"+MACRO_Y+"z"' in copy.text
+    assert parse(source, "cpp").root_node.has_error
