@@ -24,6 +24,24 @@ in place to a form the grammar accepts, every byte offset and every line kept
   dropped; the statements keep their lines and columns. Where no such blank
   is there, the idiom is left as written (and still fails to parse).
 
+Three more idioms leave the grammar's tree whole but flagged (a MISSING node)
+or read a definition wrongly, and are rewritten the same way:
+
+- an upper-case identifier in declaration-specifier position (a line's start,
+  after at most a template header and specifier keywords) that is followed
+  by a specifier or type keyword, or by a type and then a declarator (on its
+  line or, where it ends the line, the next one): an object-like macro that
+  stands for specifiers (``SPEC void f(int n)``). It is blanked; a line it
+  held alone is reported masked. One followed by a single name is the
+  declaration's type (``UPPER_T x = 0;``, ``UPPER_T f(int n)``) and is kept;
+- an empty braced default of a parameter (``T x = {}``) is read as the
+  literal ``00`` over the same two bytes.
+- a name or macro call between two string literals (``"n=" TO_TEXT(N) ", m"``,
+  a macro the compiler expands to a literal it concatenates), or after one
+  where it ends the argument (``"n=" NAME)``): the blank after the literal
+  (and the one before the next) becomes '+', so the name or call is an
+  operand and no token leaves the code.
+
 It rewrites nothing else, so a real syntax error stays one. It does no I/O and
 decides nothing about a change; ``symbols.parse`` asks for a copy only of text
 that fails to parse.
@@ -31,13 +49,41 @@ that fails to parse.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 
 _BLANKS = b" \t"
 _CONDITIONAL_OPENERS = (b"if", b"ifdef", b"ifndef")
 _CONDITIONAL_ALTERNATIVES = (b"elif", b"else", b"elifdef", b"elifndef")
+_OPERATOR_WORDS = frozenset({b"and", b"or", b"not", b"xor", b"bitand", b"bitor", b"compl", b"and_eq", b"or_eq",
+                             b"xor_eq", b"not_eq"})
+_ARGUMENTS = rb"(?:[^()\"';]|\((?:[^()\"';]|\([^()\"';]*\))*\))*"
+_BETWEEN_LITERALS = re.compile(rb"[ \t]+([A-Za-z_][A-Za-z_0-9]*)(?:\s*\(" + _ARGUMENTS + rb"\))?[ \t]+")
+_LAST_OPERAND = re.compile(rb"[ \t]+([A-Za-z_][A-Za-z_0-9]*)(?:[ \t]*\((?:[^()\"';\n]|\([^()\"';\n]*\))*\))?[ \t]*[),;]")
+_ASSEMBLY = frozenset({b"asm", b"__asm", b"__asm__", b"volatile", b"__volatile__"})
+_COMPARISONS = (b"==", b"!=", b"<=", b">=")
 _NOT_CALLS = frozenset({b"for", b"if", b"while", b"switch", b"return", b"sizeof", b"decltype"})
+
+# declaration-specifier position: a line's start, after an optional template header and specifier keywords
+_LEADING_SPECIFIERS = rb"(?:(?:static|inline|constexpr|explicit|virtual|extern|friend|__device__|__host__" \
+    rb"|__global__|__forceinline__|__inline__)[ \t]+)*"
+_TEMPLATE_HEADER = rb"(?:template[ \t]*<(?:[^<>\n]|<(?:[^<>\n]|<[^<>\n]*>)*>)*>[ \t]*)?"
+_UPPER = rb"(?=[A-Z_0-9]*[A-Z])[A-Z_][A-Z_0-9]+"
+_SPECIFIER_MACROS = re.compile(rb"[ \t]*" + _TEMPLATE_HEADER + _LEADING_SPECIFIERS
+                               + rb"((?:" + _UPPER + rb"[ \t]+)*" + _UPPER + rb")(?:[ \t]+|[ \t]*$)")
+# what a specifier must stand before: a specifier or type keyword, or a type and then a declarator
+_NAME = rb"[A-Za-z_][A-Za-z_0-9]*"
+_TYPE = _NAME + rb"(?:[ \t]*(?:::[ \t]*" + _NAME + rb"|<(?:[^<>\n;{}]|<(?:[^<>\n;{}]|<[^<>\n;{}]*>)*>)*>))*"
+_TYPE_AND_DECLARATOR = _TYPE + rb"(?:[ \t]*[*&]+[ \t]*|[ \t]+)(?:" + _NAME + rb"[ \t]*::[ \t]*)*(?:operator\b|" \
+    + _NAME + rb"[ \t]*(?:[(;=,{\[:]|$))"
+_NOT_TYPES = frozenset({b"return", b"new", b"delete", b"case", b"goto", b"throw", b"else", b"do", b"co_return",
+                        b"co_yield", b"co_await", b"using", b"namespace", b"typedef", b"sizeof", b"const", b"volatile"})
+_DECLARED = re.compile(rb"(?:void|bool|char|short|int|long|float|double|unsigned|signed|auto|static|inline"
+                       rb"|constexpr|consteval|constinit|explicit|virtual|extern|friend|typename|struct|class|union"
+                       rb"|enum|template|__device__|__host__|__global__|__forceinline__|__inline__|__noinline__)\b"
+                       rb"|(?:(?:const|volatile)[ \t]+)?(?!(?:" + b"|".join(sorted(_NOT_TYPES)) + rb")\b)"
+                       + _TYPE_AND_DECLARATOR)
 
 
 @dataclass(frozen=True)
@@ -62,6 +108,9 @@ def readable(source: bytes) -> Readable:
     # branch's brackets go on past its #endif, so branches that open a call each their own way agree
     conditionals: list[list] = []
     statement_arguments: list[tuple] = []
+    specifiers: list[tuple[int, int, int]] = []
+    empty_defaults: list[tuple[int, int]] = []
+    literals: list[tuple[int, int, int]] = []  # (row, start, end) of each string literal, in order
     in_comment = False
     continued_directive = False
     for row, line in enumerate(lines):
@@ -102,15 +151,75 @@ def readable(source: bytes) -> Readable:
         if dropping:
             _blank(out, row, masked)
             continue
-        in_comment = _scan(line, row, brackets, statement_arguments, in_comment)
+        if not in_comment and all(frame[0] == b"{" for frame in brackets):
+            specifiers.extend(_specifier_macros(lines, row))
+        in_comment = _scan(line, row, brackets, statement_arguments, in_comment, empty_defaults, literals)
     placed = _finish(lines, statement_arguments)
-    if not masked and not placed:
+    joined = _macros_between_literals(lines, literals)
+    if not masked and not placed and not specifiers and not empty_defaults and not joined:
         return Readable(source, ())
+    for row, column in joined:
+        out[row][column:column + 1] = b"+"
+    for row, column in empty_defaults:
+        out[row][column:column + 2] = b"00"  # a literal over both bytes: the node's text is the `{}`
+    for row, start, end in specifiers:
+        out[row][start:end] = b" " * (end - start)
+        if not out[row].strip():
+            masked.append(row + 1)
     for (comma_row, comma_column), (blank_row, blank_column), (close_row, close_column) in placed:
         out[comma_row][comma_column:comma_column + 1] = b")"
         out[blank_row][blank_column:blank_column + 1] = b";"
         out[close_row][close_column:close_column + 1] = b" "
     return Readable(b"\n".join(bytes(line) for line in out), _spans(masked))
+
+
+def _specifier_macros(lines: list[bytes], row: int) -> list[tuple[int, int, int]]:
+    """The upper-case identifiers of line ``row`` that stand in declaration-specifier position (at the
+    line's start, after at most a template header and specifier keywords) and before a specifier or
+    type keyword, or before a type and a declarator, on the line or (where they end it) on the next
+    non-blank line: (row, start, end) of each run of them. An upper-case identifier followed by
+    one name only (``UPPER_T x = 0;``, ``UPPER_T f(int n)``) is the declaration's type and is kept."""
+    match = _SPECIFIER_MACROS.match(lines[row])
+    if match is None:
+        return []
+    rest = lines[row][match.end():]
+    if not rest.strip():
+        following = next((line for line in lines[row + 1:] if line.strip()), b"")
+        rest = following.lstrip()
+        if rest.startswith((b"#", b"//", b"/*")):
+            return []
+    if not _DECLARED.match(rest) and not _declarator_follows(lines, row, rest):
+        return []
+    return [(row, match.start(1), match.end(1))]
+
+
+def _declarator_follows(lines: list[bytes], row: int, rest: bytes) -> bool:
+    """Whether ``rest`` is a type alone that ends line ``row`` and the next non-blank line begins with a
+    function's declarator (``SPEC Type\\nname(``)."""
+    if not re.fullmatch(_TYPE + rb"[ \t*&]*", rest.rstrip()) or rest.split(b"<")[0].strip() in _NOT_TYPES:
+        return False
+    following = next((line for line in lines[row + 1:] if line.strip()), b"")
+    return re.match(rb"[ \t]*(?:" + _NAME + rb"[ \t]*::[ \t]*)*" + _NAME + rb"[ \t]*\(", following) is not None
+
+
+def _macros_between_literals(lines: list[bytes], literals: list[tuple[int, int, int]]) -> list[tuple[int, int]]:
+    """The blanks to read as '+' around each name or call that stands between two string literals
+    (``"a=" TO_TEXT(N) ", b"``, a macro that expands to a literal the compiler concatenates): the blank
+    after the first literal and the one before the second, so the name or call is an operand and every
+    token stays code; where the name or call ends the concatenation (``"n=" NAME)``, before ')', ','
+    or ';' on the literal's line), the blank after the literal. An operator word (``"a" and "b"``) is
+    left alone."""
+    joined = []
+    for (row, _start, end), (next_row, next_start, _end) in zip(literals, literals[1:] + [(None, None, None)]):
+        between = None if next_row is None \
+            else _BETWEEN_LITERALS.fullmatch(_text_between(lines, (row, end), (next_row, next_start)))
+        if between is not None and between.group(1) not in _OPERATOR_WORDS:
+            joined.extend([(row, end), (next_row, next_start - 1)])
+            continue
+        last = _LAST_OPERAND.match(lines[row], end)  # `"n=" NAME)`: the name ends the concatenation
+        if last is not None and last.group(1) not in _OPERATOR_WORDS:
+            joined.append((row, end))
+    return joined
 
 
 def _copied(brackets: list[list]) -> list[list]:
@@ -132,7 +241,8 @@ def _spans(rows: list[int]) -> tuple[tuple[int, int], ...]:
     return tuple((first, last) for first, last in spans)
 
 
-def _scan(line: bytes, row: int, brackets: list[list], found: list[tuple], in_comment: bool) -> bool:
+def _scan(line: bytes, row: int, brackets: list[list], found: list[tuple], in_comment: bool,
+          empty_defaults: list[tuple[int, int]], literals: list[tuple[int, int, int]]) -> bool:
     """Follow brackets, commas and semicolons of one code line (comments and
     literals skipped); a closed macro call whose last argument holds
     statements is added to ``found`` when blanks allow the lambda. Returns
@@ -152,7 +262,14 @@ def _scan(line: bytes, row: int, brackets: list[list], found: list[tuple], in_co
             in_comment, column = True, column + 2
             continue
         if char in (b'"', b"'"):
-            column = _after_literal(line, column)
+            start, column = column, _after_literal(line, column)
+            if char == b'"' and not any(frame[3] in _ASSEMBLY for frame in brackets):
+                literals.append((row, start, column))  # (an asm statement takes literals only)
+            continue
+        if char == b"{" and brackets and brackets[-1][0] == b"(" and line[column + 1:column + 2] == b"}" \
+                and line[:column].rstrip().endswith(b"=") and not line[:column].rstrip().endswith(_COMPARISONS):
+            empty_defaults.append((row, column))  # a parameter's default `= {}`
+            column += 2
             continue
         if char in (b"(", b"[", b"{"):
             brackets.append([char, row, column, _name_before(line, column) if char == b"(" else b"", None, None, None, 0])
