@@ -27,6 +27,7 @@ names a corpus symbol, path or commit.
 from __future__ import annotations
 
 import ast
+import difflib
 import functools
 import re
 
@@ -41,7 +42,7 @@ from portq.classifier.rules.scope import _scope_names
 from portq.core.evidence import Evidence, Kind
 from portq.core.model import IN_SYNC, INERT, NEEDS_REVIEW, NOT_APPLICABLE, REAL_GAP, SymbolVerdict
 from portq.language.extraction import signature_of
-from portq.language.signatures import comment_free_tokens
+from portq.language.signatures import comment_free_tokens, node_text
 from portq.language.symbols import KIND_CUDA_KERNEL, language_for_path, symbol_table
 from portq.tree.file_records import Port
 from portq.tree.reachability import Callers
@@ -72,6 +73,16 @@ RULES = (
          "-def k(x, tmp, n):\n-    tl.store(tmp, 0)\n-    y = tl.dot(a, b, trans_b=True)\n"
          "+def k(x, n):\n+    y = tl.dot(a, tl.trans(b))   (the port never took tmp)",
          "classifier.rules.definitions.DefinitionRules._from_items, ._changed_beyond"),
+    Rule("synced-beside", ("NEEDS_REVIEW",),
+         "A ported definition whose parameter or launch changes the port already has in their new form is IN_SYNC "
+         "only when they are the whole change: a run of changed body lines (tokens compared line by line, comments "
+         "aside) none of which names a parameter whose declaration differs or a kernel whose launch does is a change "
+         "the port's shape does not show it has, so it needs review (NEEDS_REVIEW), unless the port already reads "
+         "as the new side (`port-has-change` and its kin). The parameter change alone, its uses with it, stays "
+         "IN_SYNC.",
+         "-__global__ void k(T* y, const T* x, int n)\n-    acc += x[i] * x[i];\n"
+         "+__global__ void k(T* y, const T* x, int n, float s)\n+    acc += x[i] * x[i] / n;   (the port takes s)",
+         "classifier.rules.definitions.DefinitionRules._from_items, ._synced_beside"),
     Rule("removed-definition", ("NEEDS_REVIEW",),
          "A ported definition upstream deleted without a same-kind replacement of a related name needs a reader "
          "to decide whether the port goes too.",
@@ -299,7 +310,8 @@ class DefinitionRules:
                                   f"but the commit also changes {symbol.name} elsewhere (`{beyond[:80]}`), which the "
                                   "port's lacking the removed names does not show it has: it needs review rather "
                                   "than IN_SYNC", evidence)
-        if synced:
+        beside = self._synced_beside(symbol, old, new) if synced else None
+        if synced and not beside:
             layer = "launch" if any(i.layer == "launch" for i in synced) else "signature"
             return self._base(_item_rules(synced), 
                 symbol, IN_SYNC, None, layer,
@@ -420,6 +432,12 @@ class DefinitionRules:
             return self._gap(symbol, port, [Delta(Status.BEHIND, "signature", f"upstream retyped kernel parameter "
                                                   f"{spelled}; the port still takes it as its template type",
                                                   rule="kernel-parameter-type")], evidence)
+        if beside:
+            return self._base(("synced-beside", *_item_rules(synced)), symbol, NEEDS_REVIEW, None, "body",
+                              f"the port at {definition.cite} already has the new shape ({synced[0].message}), but the "
+                              f"commit also changes {symbol.name} where none of the changed parameters or launches "
+                              f"is read (`{beside[:80]}`), which the port's shape does not show it has: it needs "
+                              "review rather than IN_SYNC", evidence)
         language_note = "" if old.language == definition.language else " (cross-language port)"
         besides = f" besides {', '.join(sorted({s.message for s in scoped}))}, which the tree declares not carried" \
             if scoped else ""
@@ -432,6 +450,30 @@ class DefinitionRules:
                                  quote=_first_line_quote(definition, definition.signature),
                                  symbol=definition.qualified_name)],
         )
+
+    def _synced_beside(self, symbol, old, new) -> str | None:
+        """``synced-beside``: a changed line of ``symbol``'s body (tokens compared line by line, comments and
+        bare strings aside) in a run of changed lines none of which, on either side, names a parameter whose
+        declaration differs between ``old`` and ``new`` or a kernel whose launch does: a change the structural
+        items do not cover, which the port's having the new signature or launch does not show it has; None
+        when every changed run names one, or the sides cannot be read."""
+        sides = self._both_sides(symbol)
+        if sides is None:
+            return None
+        names = _changed_names(old, new)
+        before, after = _body_lines(sides[0].node), _body_lines(sides[1].node)
+        if before is None or after is None:
+            return None
+        matcher = difflib.SequenceMatcher(None, [t for t, _ in before], [t for t, _ in after], autojunk=False)
+        for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+            if tag == "equal":
+                continue
+            gone, made = before[i1:i2], after[j1:j2]
+            runs = list(zip(gone, made)) if len(gone) == len(made) else [(*gone, *made)]
+            for run in runs:
+                if not any(names & set(tokens) for tokens, _ in run):
+                    return run[-1][1]
+        return None
 
     def _changed_beyond(self, entry, symbol, names: set[str]) -> str | None:
         """``absent-removal-beyond``: a changed code line of ``symbol`` that shows the commit does more than
@@ -923,3 +965,57 @@ def _cited(definition, pairs) -> str:
 def _item_rules(items: list[Delta]) -> tuple[str, ...]:
     """The ids of the rules that placed ``items``, in order, without repeats."""
     return tuple(dict.fromkeys(item.rule for item in items))
+
+
+def _changed_names(old, new) -> set[str]:
+    """The names (as written and normalised) of the parameters whose declaration differs between signatures
+    ``old`` and ``new`` (added, removed, moved, retyped or re-defaulted), and of the kernels (their last name
+    part) whose launches differ."""
+    names: set[str] = set()
+    before = {(p.name, p.normalised, p.position, p.constexpr, p.has_default) for p in old.params}
+    after = {(p.name, p.normalised, p.position, p.constexpr, p.has_default) for p in new.params}
+    for param in before ^ after:
+        names |= {param[0], param[1]}
+
+    def launched(signature) -> dict[str, tuple[set, set]]:
+        found: dict[str, tuple[set, set]] = {}
+        for launch in signature.launches:
+            shapes, words = found.setdefault(launch.kernel, (set(), set()))
+            shapes.add((launch.arguments, launch.keywords, launch.grid_text, launch.block, launch.num_warps,
+                        launch.num_stages))
+            words |= set(launch.arguments) | set(launch.keywords)
+        return found
+
+    launched_before, launched_after = launched(old), launched(new)
+    for kernel in set(launched_before) | set(launched_after):
+        shapes_before, words_before = launched_before.get(kernel, (set(), set()))
+        shapes_after, words_after = launched_after.get(kernel, (set(), set()))
+        if shapes_before != shapes_after:
+            names |= set(_WORDS.findall(kernel)) | (words_before ^ words_after)
+    return {n for n in names if n}
+
+
+def _body_lines(node) -> list[tuple[tuple[str, ...], str]] | None:
+    """The code lines of a definition's body as ``(tokens, text)``, comments and statements that are only a
+    string left out; None where the definition has no body node."""
+    body = None
+    while node is not None and body is None:
+        body = node.child_by_field_name("body")
+        if body is None:  # a template declaration or a decorated definition: the definition it holds
+            node = next((c for c in node.named_children
+                         if c.type in ("function_definition", "template_declaration", "decorated_definition")), None)
+    if body is None:
+        return None
+    rows: dict[int, list[str]] = {}
+    stack = [body]
+    while stack:
+        current = stack.pop()
+        if current.type == "comment" or (current.type == "expression_statement" and current.named_child_count == 1
+                                         and current.named_children[0].type in ("string", "concatenated_string")):
+            continue
+        if current.child_count == 0 or current.type in ("string", "string_literal", "char_literal"):
+            rows.setdefault(current.start_point[0], []).append((current.start_byte, node_text(current)))
+            continue
+        stack.extend(current.children)
+    return [(tuple(t for _, t in sorted(tokens)), " ".join(t for _, t in sorted(tokens)))
+            for _, tokens in sorted(rows.items())]
