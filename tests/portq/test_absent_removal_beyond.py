@@ -58,3 +58,14 @@ def test_a_hunk_that_rewrites_the_removed_uses_stays_in_sync(tmp_path):
                               message="scratch")
     kernel = _symbol(verdict, "_scale_rows_kernel")
     assert "absent-removal-beyond" not in kernel.rules, kernel.reason
+
+
+# The same removal, and the stored value now divided rather than multiplied: an operator changed, no new word.
+OPERATOR_AFTER = AFTER.replace("v * 2)", "v / 2)")
+
+
+def test_a_removal_with_an_operator_changed_beside_it_needs_review(tmp_path):
+    verdict = _one_commit(tmp_path, OPERATOR_AFTER)
+    kernel = _symbol(verdict, "_scale_rows_kernel")
+    assert kernel.verdict == NEEDS_REVIEW, (kernel.rules, kernel.reason)
+    assert "synced-beside" in kernel.rules, kernel.rules

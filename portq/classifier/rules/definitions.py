@@ -969,11 +969,12 @@ def _item_rules(items: list[Delta]) -> tuple[str, ...]:
 
 def _changed_names(old, new) -> set[str]:
     """The names (as written and normalised) of the parameters whose declaration differs between signatures
-    ``old`` and ``new`` (added, removed, moved, retyped or re-defaulted), and of the kernels (their last name
+    ``old`` and ``new`` (added, removed, made constexpr or given a default; one only shifted by another's
+    removal is not), and of the kernels (their last name
     part) whose launches differ."""
     names: set[str] = set()
-    before = {(p.name, p.normalised, p.position, p.constexpr, p.has_default) for p in old.params}
-    after = {(p.name, p.normalised, p.position, p.constexpr, p.has_default) for p in new.params}
+    before = {(p.name, p.normalised, p.constexpr, p.has_default) for p in old.params}
+    after = {(p.name, p.normalised, p.constexpr, p.has_default) for p in new.params}
     for param in before ^ after:
         names |= {param[0], param[1]}
 
