@@ -76,3 +76,48 @@ def test_a_parameter_the_port_already_takes_alone_is_in_sync(tmp_path):
 def test_a_parameter_the_port_already_takes_beside_a_changed_sum_is_flagged(tmp_path):
     kernel = _kernel(tmp_path, SIGNED_AND_BODY, _port())
     assert kernel.verdict in FLAGGED, (kernel.verdict, kernel.rules, kernel.reason)
+    assert "synced-beside" in kernel.rules, kernel.rules
+
+
+# The same in Python: a Triton kernel gains `scale`, which the port already takes and multiplies by.
+PY_HOST = "aiter/ops/triton/gather_kv_b_proj.py"
+PY_KERNEL = '''\\
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _scale_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    v = tl.load(x_ptr + offs, mask=offs < n)
+    tl.store(out_ptr + offs, v * 2, mask=offs < n)
+
+
+def scale(x, out):
+    n = x.numel()
+    _scale_kernel[(triton.cdiv(n, 256),)](x, out, n, BLOCK=256)
+'''
+PY_SIGNED = PY_KERNEL.replace("out_ptr, n, BLOCK", "out_ptr, n, scale, BLOCK").replace("v * 2,", "v * 2 * scale,") \
+    .replace("def scale(x, out):", "def scale(x, out, s):").replace("(x, out, n, BLOCK=256)", "(x, out, n, s, BLOCK=256)")
+PY_SIGNED_AND_BODY = PY_SIGNED.replace("mask=offs < n)\n    tl.store", "mask=offs < n) + 1.0\n    tl.store")
+
+
+def _py_kernel(tmp_path, after):
+    port = PY_SIGNED.replace("@triton.jit\n", f"# portq: ports vllm:{PY_HOST}::_scale_kernel\n@triton.jit\n") \
+        .replace("def scale(x, out, s):", f"# portq: ports vllm:{PY_HOST}::scale\ndef scale(x, out, s):")
+    caller = "from portq_kernels.mla_prefix.rows import scale\n\n\ndef prepare(x, out):\n    scale(x, out, 0.5)\n"
+    verdicts, _ = classify_history(
+        tmp_path, [CommitSpec("base", files={PY_HOST: PY_KERNEL}), CommitSpec("change", files={PY_HOST: after})],
+        {"kernels/mla_prefix/rows.py": port, "kernels/mla_prefill/prepare.py": caller})
+    return next(s for s in verdicts[1].symbols if s.symbol == "_scale_kernel")
+
+
+def test_a_triton_parameter_the_port_already_takes_alone_is_in_sync(tmp_path):
+    kernel = _py_kernel(tmp_path, PY_SIGNED)
+    assert kernel.verdict == IN_SYNC, (kernel.verdict, kernel.rules, kernel.reason)
+
+
+def test_a_triton_parameter_the_port_already_takes_beside_a_changed_load_is_flagged(tmp_path):
+    kernel = _py_kernel(tmp_path, PY_SIGNED_AND_BODY)
+    assert kernel.verdict in FLAGGED, (kernel.verdict, kernel.rules, kernel.reason)
+    assert "synced-beside" in kernel.rules, kernel.rules
