@@ -121,3 +121,33 @@ def test_a_triton_parameter_the_port_already_takes_beside_a_changed_load_is_flag
     kernel = _py_kernel(tmp_path, PY_SIGNED_AND_BODY)
     assert kernel.verdict in FLAGGED, (kernel.verdict, kernel.rules, kernel.reason)
     assert "synced-beside" in kernel.rules, kernel.rules
+
+
+# A parameter the port never took removed with the branch it guarded, the guarded statement kept: the removed
+# `if` and its closing brace are the removal's. Moving the loop's closing brace past the statement beside it
+# changes what the loop runs.
+GUARDED = KERNEL.replace("int dims, float eps)\n{\n    float", "int dims, float eps, bool use_eps)\n{\n    float") \
+    .replace("    out[blockIdx.x] = acc * eps;\n", "    if (use_eps) {\n        out[blockIdx.x] = acc * eps;\n    }\n")
+UNGUARDED = KERNEL
+LOOPED = KERNEL.replace("        acc += x[i] * x[i];\n    }\n    out[blockIdx.x] = acc * eps;\n",
+                       "        acc += x[i] * x[i];\n        out[blockIdx.x] = acc * eps;\n    }\n")
+
+
+def _guarded_kernel(tmp_path, after):
+    port = {path: text.replace(", float scale)", ")").replace(" * scale;", ";").replace(", float scale,", ",")
+            .replace(", eps, scale)", ", eps)").replace("1e-6f, 1.0f, st)", "1e-6f, st)") for path, text in _port().items()}
+    verdicts, _ = classify_history(
+        tmp_path, [CommitSpec("base", files={HEADER: BEFORE_HEADER, SOURCE: GUARDED}),
+                   CommitSpec("change", files={SOURCE: after})], port, matrix=MATRIX_WITH_NORM)
+    return next(s for s in verdicts[1].symbols if s.symbol.endswith("RowNormKernel"))
+
+
+def test_a_guard_removed_with_the_parameter_it_read_is_in_sync(tmp_path):
+    kernel = _guarded_kernel(tmp_path, UNGUARDED)
+    assert kernel.verdict == IN_SYNC, (kernel.verdict, kernel.rules, kernel.reason)
+
+
+def test_a_loop_brace_moved_beside_the_removed_guard_is_flagged(tmp_path):
+    kernel = _guarded_kernel(tmp_path, LOOPED)
+    assert kernel.verdict in FLAGGED, (kernel.verdict, kernel.rules, kernel.reason)
+    assert "synced-beside" in kernel.rules, kernel.rules

@@ -453,10 +453,11 @@ class DefinitionRules:
 
     def _synced_beside(self, symbol, old, new) -> str | None:
         """``synced-beside``: a changed line of ``symbol``'s body (tokens compared line by line, comments and
-        bare strings aside) in a run of changed lines none of which, on either side, names a parameter whose
-        declaration differs between ``old`` and ``new`` or a kernel whose launch does: a change the structural
-        items do not cover, which the port's having the new signature or launch does not show it has; None
-        when every changed run names one, or the sides cannot be read."""
+        bare strings aside) that names no parameter whose declaration differs between ``old`` and ``new`` and no
+        kernel whose launch does (a line replaced one for one is named by either side; a line of brackets only
+        names what the line it closes names): a change the structural items do not cover, which the port's
+        having the new signature or launch does not show it has; None when every changed line is named, or the
+        sides cannot be read."""
         sides = self._both_sides(symbol)
         if sides is None:
             return None
@@ -464,14 +465,14 @@ class DefinitionRules:
         before, after = _body_lines(sides[0].node), _body_lines(sides[1].node)
         if before is None or after is None:
             return None
-        matcher = difflib.SequenceMatcher(None, [t for t, _ in before], [t for t, _ in after], autojunk=False)
+        matcher = difflib.SequenceMatcher(None, [t for t, _, _ in before], [t for t, _, _ in after], autojunk=False)
         for tag, i1, i2, j1, j2 in matcher.get_opcodes():
             if tag == "equal":
                 continue
             gone, made = before[i1:i2], after[j1:j2]
-            runs = list(zip(gone, made)) if len(gone) == len(made) else [(*gone, *made)]
+            runs = list(zip(gone, made)) if len(gone) == len(made) else [(line,) for line in (*gone, *made)]
             for run in runs:
-                if not any(names & set(tokens) for tokens, _ in run):
+                if not any(names & words for _, _, words in run):
                     return run[-1][1]
         return None
 
@@ -996,9 +997,9 @@ def _changed_names(old, new) -> set[str]:
     return {n for n in names if n}
 
 
-def _body_lines(node) -> list[tuple[tuple[str, ...], str]] | None:
-    """The code lines of a definition's body as ``(tokens, text)``, comments and statements that are only a
-    string left out; None where the definition has no body node."""
+def _body_lines(node) -> list[tuple[tuple[str, ...], str, frozenset[str]]] | None:
+    """The code lines of a definition's body as ``(tokens, text, the words it names)``, comments and
+    statements that are only a string left out; None where the definition has no body node."""
     body = None
     while node is not None and body is None:
         body = node.child_by_field_name("body")
@@ -1018,5 +1019,28 @@ def _body_lines(node) -> list[tuple[tuple[str, ...], str]] | None:
             rows.setdefault(current.start_point[0], []).append((current.start_byte, node_text(current)))
             continue
         stack.extend(current.children)
-    return [(tuple(t for _, t in sorted(tokens)), " ".join(t for _, t in sorted(tokens)))
-            for _, tokens in sorted(rows.items())]
+    lines = [tuple(t for _, t in sorted(tokens)) for _, tokens in sorted(rows.items())]
+    # A line of brackets and punctuation only (`});`) closes what the line of its first closing bracket's
+    # opener opened (`SWITCH(flag, F, [&] {`): it names what that line names.
+    opened: list[int] = []
+    closes: dict[int, int] = {}
+    for number, tokens in enumerate(lines):
+        for token in tokens:
+            if token in ("(", "[", "{"):
+                opened.append(number)
+            elif token in (")", "]", "}") and opened:
+                closes.setdefault(number, opened.pop())
+    named = []
+    for number, tokens in enumerate(lines):
+        words = {t for t in tokens if _WORDS.fullmatch(t)}
+        if not words and number in closes:
+            words = {t for t in lines[closes[number]] if _WORDS.fullmatch(t)}
+        named.append(words)
+    # Of several such lines in a row (`});` twice), which one a diff drops is arbitrary: each names what any does.
+    for number in range(1, len(lines)):
+        if lines[number] == lines[number - 1] and not any(_WORDS.fullmatch(t) for t in lines[number]):
+            named[number] |= named[number - 1]
+    for number in range(len(lines) - 2, -1, -1):
+        if lines[number] == lines[number + 1] and not any(_WORDS.fullmatch(t) for t in lines[number]):
+            named[number] |= named[number + 1]
+    return [(tokens, " ".join(tokens), frozenset(words)) for tokens, words in zip(lines, named)]
