@@ -48,6 +48,7 @@ from portq.tree.file_records import Port
 from portq.tree.reachability import Callers
 
 _WORDS = re.compile(r"[A-Za-z_]\w*|\d+")
+_BARE_WORDS = frozenset({"return", "break", "continue", "pass", "else", "try", "finally", "do"})
 
 RULES = (
     Rule("added-definition", ("IN_SYNC", "NEEDS_REVIEW"),
@@ -969,32 +970,47 @@ def _item_rules(items: list[Delta]) -> tuple[str, ...]:
 
 
 def _changed_names(old, new) -> set[str]:
-    """The names (as written and normalised) of the parameters whose declaration differs between signatures
-    ``old`` and ``new`` (added, removed, made constexpr or given a default; one only shifted by another's
-    removal is not), and of the kernels (their last name
-    part) whose launches differ."""
+    """The names, lower-cased, the structural items of ``old`` → ``new`` are about: of the parameters whose
+    declaration differs (added, removed, made constexpr or given a default; one only shifted by another's
+    removal is not); of the kernels whose launches differ, with the arguments one side passes and the other
+    does not and, where the geometry differs, every name the grid and block read (the launch's configuration
+    and the locals it resolves through); and, where the program-id decomposition, the axes read or the early
+    exits differ, every name those read."""
     names: set[str] = set()
     before = {(p.name, p.normalised, p.constexpr, p.has_default) for p in old.params}
     after = {(p.name, p.normalised, p.constexpr, p.has_default) for p in new.params}
     for param in before ^ after:
         names |= {param[0], param[1]}
 
-    def launched(signature) -> dict[str, tuple[set, set]]:
-        found: dict[str, tuple[set, set]] = {}
+    def launched(signature) -> dict[str, tuple[set, set, set, set]]:
+        found: dict[str, tuple[set, set, set, set]] = {}
         for launch in signature.launches:
-            shapes, words = found.setdefault(launch.kernel, (set(), set()))
-            shapes.add((launch.arguments, launch.keywords, launch.grid_text, launch.block, launch.num_warps,
-                        launch.num_stages))
+            shapes, geometry, words, read = found.setdefault(launch.kernel, (set(), set(), set(), set()))
+            shapes.add((launch.arguments, launch.keywords))
+            geometry.add((launch.grid_text, launch.block, launch.num_warps, launch.num_stages))
             words |= set(launch.arguments) | set(launch.keywords)
+            configuration = re.search(r"<<<(.*?)>>>|\[(.*)\]\s*\(", launch.quote or "", re.S)
+            read |= set(launch.grid_identifiers) | set(_WORDS.findall(launch.grid_text or "")) | (
+                set(_WORDS.findall(configuration.group(1) or configuration.group(2) or "")) if configuration else set())
         return found
 
     launched_before, launched_after = launched(old), launched(new)
     for kernel in set(launched_before) | set(launched_after):
-        shapes_before, words_before = launched_before.get(kernel, (set(), set()))
-        shapes_after, words_after = launched_after.get(kernel, (set(), set()))
-        if shapes_before != shapes_after:
+        shapes_before, geometry_before, words_before, read_before = launched_before.get(kernel, (set(),) * 4)
+        shapes_after, geometry_after, words_after, read_after = launched_after.get(kernel, (set(),) * 4)
+        if shapes_before != shapes_after or geometry_before != geometry_after:
             names |= set(_WORDS.findall(kernel)) | (words_before ^ words_after)
-    return {n for n in names if n}
+        if geometry_before != geometry_after:
+            names |= read_before | read_after
+    if {(d.axis, d.operator, d.operand) for d in old.decomposition} != \
+            {(d.axis, d.operator, d.operand) for d in new.decomposition} or old.program_id_axes != new.program_id_axes:
+        names |= {w for d in (*old.decomposition, *new.decomposition) for w in _WORDS.findall(d.quote)}
+        names |= {w for d in (*old.decomposition, *new.decomposition) for w in _WORDS.findall(d.operand)}
+        names.add("program_id")
+    if old.early_exit_guards != new.early_exit_guards:
+        names |= {w for guard in (*old.early_exit_guards, *new.early_exit_guards) for w in _WORDS.findall(guard)}
+        names |= {w for use in (*old.early_exits, *new.early_exits) for w in _WORDS.findall(use.quote)}
+    return {n.lower() for n in names if n}
 
 
 def _body_lines(node) -> list[tuple[tuple[str, ...], str, frozenset[str]]] | None:
@@ -1008,7 +1024,7 @@ def _body_lines(node) -> list[tuple[tuple[str, ...], str, frozenset[str]]] | Non
                          if c.type in ("function_definition", "template_declaration", "decorated_definition")), None)
     if body is None:
         return None
-    rows: dict[int, list[str]] = {}
+    rows: dict[int, list] = {}
     stack = [body]
     while stack:
         current = stack.pop()
@@ -1016,31 +1032,35 @@ def _body_lines(node) -> list[tuple[tuple[str, ...], str, frozenset[str]]] | Non
                                          and current.named_children[0].type in ("string", "concatenated_string")):
             continue
         if current.child_count == 0 or current.type in ("string", "string_literal", "char_literal"):
-            rows.setdefault(current.start_point[0], []).append((current.start_byte, node_text(current)))
+            rows.setdefault(current.start_point[0], []).append((current.start_byte, node_text(current), current))
             continue
         stack.extend(current.children)
-    lines = [tuple(t for _, t in sorted(tokens)) for _, tokens in sorted(rows.items())]
-    # A line of brackets and punctuation only (`});`) closes what the line of its first closing bracket's
-    # opener opened (`SWITCH(flag, F, [&] {`): it names what that line names.
-    opened: list[int] = []
-    closes: dict[int, int] = {}
-    for number, tokens in enumerate(lines):
-        for token in tokens:
-            if token in ("(", "[", "{"):
-                opened.append(number)
-            elif token in (")", "]", "}") and opened:
-                closes.setdefault(number, opened.pop())
+    numbers = sorted(rows)
+    leaves = [sorted(rows[row], key=lambda leaf: leaf[0]) for row in numbers]
+    lines = [tuple(text for _, text, _ in leaf) for leaf in leaves]
+    index = {row: number for number, row in enumerate(numbers)}
+
+    def words_of(tokens) -> set[str]:
+        return {t.lower() for t in tokens if _WORDS.fullmatch(t)}
+
+    # A line naming nothing but a keyword (`});`, `}`, `return`, `else:`) ends or continues what the line of the
+    # nearest construct enclosing it that starts on an earlier line opened (`SWITCH(flag, F, [&] {`,
+    # `if c >= n:`): it names what that line names.
     named = []
     for number, tokens in enumerate(lines):
-        words = {t for t in tokens if _WORDS.fullmatch(t)}
-        if not words and number in closes:
-            words = {t for t in lines[closes[number]] if _WORDS.fullmatch(t)}
+        words = words_of(tokens)
+        if words <= _BARE_WORDS:
+            row, owner = numbers[number], leaves[number][0][2].parent
+            while owner is not None and owner.start_point[0] >= row:
+                owner = owner.parent
+            if owner is not None and owner.start_point[0] in index:
+                words = words | words_of(lines[index[owner.start_point[0]]])
         named.append(words)
     # Of several such lines in a row (`});` twice), which one a diff drops is arbitrary: each names what any does.
     for number in range(1, len(lines)):
-        if lines[number] == lines[number - 1] and not any(_WORDS.fullmatch(t) for t in lines[number]):
+        if lines[number] == lines[number - 1] and words_of(lines[number]) <= _BARE_WORDS:
             named[number] |= named[number - 1]
     for number in range(len(lines) - 2, -1, -1):
-        if lines[number] == lines[number + 1] and not any(_WORDS.fullmatch(t) for t in lines[number]):
+        if lines[number] == lines[number + 1] and words_of(lines[number]) <= _BARE_WORDS:
             named[number] |= named[number + 1]
     return [(tokens, " ".join(tokens), frozenset(words)) for tokens, words in zip(lines, named)]
