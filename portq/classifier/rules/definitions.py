@@ -459,7 +459,7 @@ class DefinitionRules:
         names what the line it closes names): a change the structural items do not cover, which the port's
         having the new signature or launch does not show it has; None when every changed line is named, or the
         sides cannot be read."""
-        sides = self._both_sides(symbol)
+        sides = self._both_sides(symbol) if old is not None and new is not None else None
         if sides is None:
             return None
         names = _changed_names(old, new)
