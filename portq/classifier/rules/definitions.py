@@ -75,12 +75,14 @@ RULES = (
          "+def k(x, n):\n+    y = tl.dot(a, tl.trans(b))   (the port never took tmp)",
          "classifier.rules.definitions.DefinitionRules._from_items, ._changed_beyond"),
     Rule("synced-beside", ("NEEDS_REVIEW",),
-         "A ported definition whose parameter or launch changes the port already has in their new form is IN_SYNC "
-         "only when they are the whole change: a run of changed body lines (tokens compared line by line, comments "
-         "aside) none of which names a parameter whose declaration differs or a kernel whose launch does is a change "
-         "the port's shape does not show it has, so it needs review (NEEDS_REVIEW), unless the port already reads "
-         "as the new side (`port-has-change` and its kin). The parameter change alone, its uses with it, stays "
-         "IN_SYNC.",
+         "A ported definition whose parameter or launch changes the port already has in their new form (or, by "
+         "absence, never had) is IN_SYNC only when they are the whole change: each changed body line (tokens "
+         "compared line by line, comments aside; a one-for-one replacement named by either side; a line naming only "
+         "a keyword, `}` or `return`, by the construct enclosing it) must name a parameter whose declaration "
+         "differs, a kernel whose launch does, or what a changed grid, block, program-id decomposition or early "
+         "exit reads. A line naming none is a change the port's shape does not show it has: NEEDS_REVIEW, unless "
+         "the port already reads as the new side (`port-has-change` and its kin). The parameter change alone, its "
+         "uses with it, stays IN_SYNC.",
          "-__global__ void k(T* y, const T* x, int n)\n-    acc += x[i] * x[i];\n"
          "+__global__ void k(T* y, const T* x, int n, float s)\n+    acc += x[i] * x[i] / n;   (the port takes s)",
          "classifier.rules.definitions.DefinitionRules._from_items, ._synced_beside"),
