@@ -75,7 +75,7 @@ RULES = (
          "+def k(x, n):\n+    y = tl.dot(a, tl.trans(b))   (the port never took tmp)",
          "classifier.rules.definitions.DefinitionRules._from_items, ._changed_beyond"),
     Rule("synced-beside", ("NEEDS_REVIEW",),
-         "A ported definition whose parameter or launch changes the port already has in their new form (or, by "
+         "A ported C/C++ definition whose parameter or launch changes the port already has in their new form (or, by "
          "absence, never had) is IN_SYNC only when they are the whole change: each changed body line (tokens "
          "compared line by line, comments aside; a one-for-one replacement named by either side; a line naming only "
          "a keyword, `}` or `return`, by the construct enclosing it) must name a parameter whose declaration "
@@ -461,6 +461,8 @@ class DefinitionRules:
         names what the line it closes names): a change the structural items do not cover, which the port's
         having the new signature or launch does not show it has; None when every changed line is named, or the
         sides cannot be read."""
+        if language_for_path(symbol.path) != "cpp":
+            return None  # Python bodies: launch-geometry and keyword lines the items decide are not yet named
         sides = self._both_sides(symbol) if old is not None and new is not None else None
         if sides is None:
             return None
