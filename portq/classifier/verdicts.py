@@ -96,7 +96,7 @@ from portq.classifier.rules.registrations import RegistrationRules
 from portq.classifier.rules.regrouped import RegroupRules
 from portq.classifier.rules.preprocessed import PreprocessedRules
 from portq.classifier.rules.not_carried_paths import NotCarriedPathRules
-from portq.classifier.rules.parameters import branch_read, context_form_changed
+from portq.classifier.rules.parameters import branch_read, context_form_changed, forwarded_only
 from portq.classifier.rules.parameters import (Derivation, Step, cpp_call, cpp_kernel_uses, cpp_launch_constant, instance_computed, internal_argument, _upstream_param_evidence, derive, launch_argument,
                                                launch_argument_texts, parameter_position)
 from portq.classifier.rules.provenance import ProvenanceRules
@@ -415,6 +415,50 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
         the parameter ``name`` (``parameters.branch_read``); None where that side did not parse cleanly."""
         sides = self._modified_sides(symbol, "python", parsed=True)
         return branch_read(sides[1].node, name) if sides is not None else None
+
+    def _forwarded_default(self, entry: EntryChanges, symbol: TouchedSymbol, name: str) -> list[Evidence] | None:
+        """Rule ``forwarded-default``: where every path of the symbol's new Python definition either raises or
+        returns a call, passing the parameter ``name`` on unchanged, of a helper this commit extracted the
+        definition's old body into (``parameters.forwarded_only``), and each such helper takes it with no
+        default and reads it in no branch condition: evidence of each call and helper parameter. None
+        otherwise."""
+        sides = self._modified_sides(symbol, "python", parsed=True)
+        moves = getattr(self, "_range_moves", None)
+        if sides is None or moves is None:
+            return None
+        key = (symbol.old_path or symbol.path, symbol.qualified_name)
+        helpers = {}
+        for move in moves.by_entry.get(entry.position, ()):
+            if move.old != key or move.how != "extracted" or move.new[0] != symbol.path or "." in move.new[1]:
+                continue
+            helper = next((s for s in entry.symbols if (s.path, s.qualified_name) == move.new), None)
+            if helper is not None:
+                helpers[move.new[1]] = helper
+        passed = forwarded_only(sides[1].node, name, set(helpers)) if helpers else None
+        if not passed:
+            return None
+        evidence = []
+        for callee, binding, use in passed:
+            helper = helpers[callee]
+            definition = self._definition(helper.new_blob, helper.path, helper.qualified_name, helper.new_lines)
+            signature = self._upstream_signature(helper.new_blob, helper.path, helper.qualified_name,
+                                                 helper.new_lines)
+            if definition is None or definition.node is None or definition.node.has_error or signature is None:
+                return None
+            params = [p for p in signature.params if not p.name.startswith("*")]
+            param = params[binding] if isinstance(binding, int) and binding < len(params) and \
+                len(params) == len(signature.params) else signature.param(normalise_name(str(binding))) \
+                if isinstance(binding, str) else None
+            if param is None or param.has_default or branch_read(definition.node, param.normalised) is not None:
+                return None
+            evidence += [Evidence(kind=Kind.BODY, side="upstream-new", path=symbol.path, line=use.line,
+                                  quote=use.quote, symbol=symbol.name, subject=name,
+                                  message=f"every path that does not raise returns {callee}(..., {name}, ...)"),
+                         Evidence(kind=Kind.BODY, side="upstream-new",
+                                  path=helper.path, line=param.line, quote=param.quote, symbol=helper.name,
+                                  subject=param.name,
+                                  message=f"{callee} takes {param.name} with no default and reads it in no branch")]
+        return evidence
 
     def _renamed_locals(self, symbol: TouchedSymbol) -> list[tuple[str, str]] | None:
         """The local renamings that are the symbol's whole change, or None."""
@@ -1813,7 +1857,8 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
                         instance=lambda name, side: self._instance_computed(symbol, name, side),
                         respell=self._launcher_renaming(symbol),
                         internal=lambda name: self._internal_parameter(entry, symbol, new, name, definition),
-                        selects=lambda name: self._branch_read(symbol, name))
+                        selects=lambda name: self._branch_read(symbol, name),
+                        forwarded=lambda name: self._forwarded_default(entry, symbol, name))
         table = self._table(symbol.new_blob, symbol.path) if language_for_path(symbol.path) == "python" else None
         items = platform_chosen_launches(items, old, new, table.source if table is not None else None)
         items = platform_chosen_kernels(items, old, new, table.source if table is not None else None, symbol.path,

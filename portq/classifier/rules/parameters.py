@@ -118,6 +118,20 @@ RULES = (
          "A parameter that gained or lost its default upstream leaves a port that did not follow behind.",
          "-def f(x, scale):\n+def f(x, scale=None):",
          "classifier.rules.parameters._parameter_items"),
+    Rule("forwarded-default", ("NEEDS_REVIEW",),
+         "A default a Python parameter gains upstream on a definition whose old body this commit extracted into "
+         "a helper it now calls, where every `return` of the definition returns a call of such a helper passing "
+         "the parameter on unchanged (the only reads of it), nothing else can end the definition but a `raise`, "
+         "and each helper still takes it with no default and reads it in no branch condition: a call that omits "
+         "the argument hands the default to the old body, which has no case for it, so upstream computes "
+         "nothing for such a call that the port does not compute when passed the same value. The default is "
+         "no capability a caller can use, and a port without it is for a reader (at most NEEDS_REVIEW). A "
+         "default the definition or the helper acts on, a path that returns something else, or a new "
+         "parameter stays a gap.",
+         "-def f(x, plan):\n-    return ext.f(x, plan)\n+def f_gen_a(x, plan):\n+    return ext.f(x, plan)\n"
+         "+def f(x, plan=None):\n+    if gen() == 9:\n+        return f_gen_a(x, plan)\n+    raise ValueError(gen())",
+         "classifier.rules.parameters.forwarded_only, classifier.rules.parameters._parameter_items, "
+         "classifier.verdicts.SymbolClassifier._forwarded_default"),
     Rule("compile-time-parameter", ("IN_SYNC", "NEEDS_REVIEW"),
          "Across languages a C++ template parameter and a `tl.constexpr` need not correspond: only a match by "
          "name decides (IN_SYNC); otherwise for a reader.",
@@ -1164,7 +1178,7 @@ def _port_takes_more(old: Signature, new: Signature, port: Signature, name: str,
 
 def _parameter_items(old: Signature, new: Signature, port: Signature, scope: set[str],
                      derivation=None, keyword_free=None, instance=None, internal=None,
-                     selects=None) -> list[Delta]:
+                     selects=None, forwarded=None) -> list[Delta]:
     items: list[Delta] = []
     derived_params: list = []  # (label, derivation, evidence) of added parameters upstream computes itself
     # Triton to Triton, constexpr parameters compare too; across languages a
@@ -1330,6 +1344,15 @@ def _parameter_items(old: Signature, new: Signature, port: Signature, scope: set
                                    "fallback is for a reader to judge",
                                    [upstream] + _tree_param_evidence(port, name, f"the port's {name}")[:1],
                                    rule="kept-default"))
+            elif after.has_default and forwarded is not None and (passed := forwarded(name)):
+                # ``forwarded-default``: every path hands the default to the old body, which requires it.
+                items.append(Delta("undecided", "signature",
+                                   f"{message}, but every path of the definition either raises or hands it unchanged "
+                                   "to the body this commit extracted, which still takes it with no default and "
+                                   "reads it in no branch: a call omitting it computes nothing the port does not "
+                                   "when passed the same value, so the port's lacking the default is for a reader",
+                                   [upstream] + passed + _tree_param_evidence(port, name, f"the port's {name}")[:1],
+                                   rule="forwarded-default"))
             else:
                 items.append(Delta("behind", "signature", f"{message}, the port's has not",
                                         [upstream] + _tree_param_evidence(port, name, f"the port's {name}")[:1]))
@@ -1439,6 +1462,69 @@ def branch_read(definition, name: str) -> Use | None:
                 quote = node_text(condition).splitlines()[0].strip() if node_text(condition) else ""
                 return Use(line=line, quote=quote)
     return None
+
+
+def forwarded_only(definition, name: str, helpers) -> list[tuple[str, int | str, Use]] | None:
+    """Rule ``forwarded-default``: where every ``return`` of a Python definition's syntax node returns a call
+    of one of ``helpers`` (bare names) passing the parameter ``name`` (normalised) on unchanged, those being
+    its only reads, and the body cannot end but by such a return or a ``raise``: each call's helper, how it
+    binds the parameter (a position or a keyword) and where. None otherwise."""
+    function = _function_node(definition) if definition is not None else None
+    body = function.child_by_field_name("body") if function is not None and function.type == "function_definition" \
+        else None
+    if body is None or nodes_of(body, ("function_definition", "lambda", "yield"), "python"):
+        return None
+    passed: list[tuple[str, int | str, Use]] = []
+    forwarding: set[int] = set()
+    for returned in nodes_of(body, ("return_statement",), "python"):
+        call = next((c for c in returned.named_children if c.type != "comment"), None)
+        callee = call.child_by_field_name("function") if call is not None and call.type == "call" else None
+        if callee is None or callee.type != "identifier" or node_text(callee) not in helpers:
+            return None
+        arguments = call.child_by_field_name("arguments")
+        binding = value = None
+        listed = [c for c in arguments.named_children if c.type != "comment"] if arguments is not None else []
+        for position, argument in enumerate(listed):
+            if argument.type in ("list_splat", "dictionary_splat"):
+                return None
+            keyword = argument.type == "keyword_argument"
+            candidate = argument.child_by_field_name("value") if keyword else argument
+            if candidate is not None and candidate.type == "identifier" and normalise_name(node_text(candidate)) == name:
+                binding = node_text(argument.child_by_field_name("name")) if keyword else position
+                value = candidate
+                break
+        if binding is None:
+            return None
+        forwarding.add(value.id)
+        passed.append((node_text(callee), binding, Use(line=returned.start_point[0] + 1,
+                                                      quote=node_text(returned).splitlines()[0].strip())))
+    reads = [i for i in nodes_of(body, ("identifier",), "python") if normalise_name(node_text(i)) == name
+             and not (i.parent is not None and i.parent.type == "attribute"
+                      and i.parent.child_by_field_name("attribute") == i)
+             and not (i.parent is not None and i.parent.type == "keyword_argument"
+                      and i.parent.child_by_field_name("name") == i)]
+    if not passed or any(i.id not in forwarding for i in reads) or not _ends_every_path(body):
+        return None
+    return passed
+
+
+def _ends_every_path(block) -> bool:
+    """Whether a Python block cannot end but by a ``return`` or a ``raise``: its last statement is one, or
+    an ``if`` with an ``else`` each of whose blocks cannot."""
+    statements = [c for c in block.named_children if c.type != "comment"]
+    last = statements[-1] if statements else None
+    if last is None:
+        return False
+    if last.type in ("return_statement", "raise_statement"):
+        return True
+    if last.type != "if_statement":
+        return False
+    blocks = [last.child_by_field_name("consequence")]
+    alternatives = [c for c in last.named_children if c.type in ("elif_clause", "else_clause")]
+    if not alternatives or alternatives[-1].type != "else_clause":
+        return False
+    blocks += [c.child_by_field_name("consequence") or c.child_by_field_name("body") for c in alternatives]
+    return all(b is not None and _ends_every_path(b) for b in blocks)
 
 
 def _cross_language_constexpr_items(old: Signature, new: Signature, port: Signature, scope: set[str]) -> list[Delta]:
