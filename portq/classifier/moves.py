@@ -72,6 +72,10 @@ CARRIED_SHARE = 0.7
 """Share of an added body's code lines that must be lines of the old body for it to carry that body."""
 
 CALLEE_RULE = "moved-callee-body"
+
+BY_NAME_RULE = "moved-by-name"
+"""The rule that follows a definition, removed where it was, to the one definition of the same qualified name
+another file gains in the same commit (``_follow_by_name``)."""
 """The rule that follows a helper split out of a ported definition (``_follow_added_callees``)."""
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -105,6 +109,8 @@ class Moves:
     carriers: dict[Key, Move] = field(default_factory=dict)
     by_entry: dict[int, list[Move]] = field(default_factory=dict)
     ended: dict[Key, int] = field(default_factory=dict)  # carrier -> the entry that added its origin back
+    # (entry, old key) -> the places of every same-named definition the entry adds, when more than one
+    ambiguous: dict[tuple[int, Key], tuple[Key, ...]] = field(default_factory=dict)
 
     def carrying(self, key: Key, position: int) -> Move | None:
         """The move that made ``key`` carry an anchored body before entry ``position``, if any: none from
@@ -121,6 +127,15 @@ class Moves:
     def made_by(self, position: int, old: Key) -> Move | None:
         """The move entry ``position`` made of the body at ``old``."""
         return next((m for m in self.by_entry.get(position, ()) if m.old == old), None)
+
+    def lost_line(self, position: int, sha: str, old: Key) -> str | None:
+        """The line a scan shows for an anchored definition entry ``position`` removed while it added more than
+        one definition of the same name elsewhere (``moved-by-name``, followed to none of them), or None."""
+        places = self.ambiguous.get((position, old))
+        if not places:
+            return None
+        return f"anchor lost at {sha[:10]}: {old[1]} moved to " + " or ".join(f"{p}::{n}" for p, n in places) \
+            + "? (ambiguous: not followed)"
 
 
 def _body_node(node):
@@ -316,6 +331,7 @@ def follow_moves(entries: Iterable[EntryChanges], table_of: Callable, anchored: 
                 continue
             before = body_lines(table_of(symbol.old_blob, old_path), symbol.qualified_name, names)
             if not before:
+                _follow_by_name(entry, symbol, origin, old_path, added, taken, table_of, moves, made)
                 continue
             still = None
             if symbol.change == "modified":
@@ -358,6 +374,7 @@ def follow_moves(entries: Iterable[EntryChanges], table_of: Callable, anchored: 
                 if best is None or shared > best[0]:
                     best = (shared, key, candidate, lines, into_package and shared < CARRIED_SHARE * len(before))
             if best is None:
+                _follow_by_name(entry, symbol, origin, old_path, added, taken, table_of, moves, made)
                 continue
             _, key, candidate, lines, _ = best
             taken.add(key)
@@ -374,6 +391,49 @@ def follow_moves(entries: Iterable[EntryChanges], table_of: Callable, anchored: 
             moves.by_entry.setdefault(entry.position, []).append(move)
             made.append(move)
     return moves
+
+
+def _unscoped(table, qualified_name: str) -> str:
+    """A C++ qualified name without its namespaces: the class scopes (a qualifier the table defines as a
+    class) and the name stay (``ops::Norm::fwd`` -> ``Norm::fwd``; ``ops::fwd`` -> ``fwd``)."""
+    parts = qualified_name.split("::")
+    kept = [part for i, part in enumerate(parts[:-1]) if _kind(table, "::".join(parts[:i + 1])) == KIND_CLASS]
+    return "::".join(kept + parts[-1:])
+
+
+def _follow_by_name(entry: EntryChanges, symbol: TouchedSymbol, origin: Key, old_path: str,
+                    added: list[TouchedSymbol], taken: set[Key], table_of: Callable, moves: Moves,
+                    made: list[Move]) -> None:
+    """Rule ``moved-by-name``: an anchored (or followed) definition ``entry`` removes, whose body no added
+    definition carries, is followed to the one definition of the same qualified name the entry adds in
+    another file (a rewrite that moves a kernel to a new file without git pairing the files). A C++ name
+    is compared without its namespaces when no added definition has it with them (a rewrite that drops
+    the namespace), never without its class. Two or more such definitions are recorded as ambiguous and
+    followed to none. The move is never ``exact``: following by name clears nothing."""
+    if symbol.change != "removed" or symbol.name.startswith("<"):
+        return
+    others = [s for s in added if s.path != old_path and (s.path, s.qualified_name) not in taken
+              and (s.path, s.qualified_name) not in moves.carriers]
+    language = language_for_path(old_path)
+    others = [s for s in others if language_for_path(s.path) == language]
+    found = {(s.path, s.qualified_name): s for s in others if s.qualified_name == symbol.qualified_name}
+    if not found and language == "cpp":
+        name = _unscoped(table_of(symbol.old_blob, old_path), symbol.qualified_name)
+        found = {(s.path, s.qualified_name): s for s in others
+                 if s.qualified_name.split("::")[-1] == name.split("::")[-1]
+                 and _unscoped(table_of(s.new_blob, s.path), s.qualified_name) == name}
+    if len(found) > 1:
+        moves.ambiguous[(entry.position, (old_path, symbol.qualified_name))] = tuple(sorted(found))
+        return
+    if not found:
+        return
+    key = next(iter(found))
+    taken.add(key)
+    move = Move(entry.position, entry.commit.sha, origin, (old_path, symbol.qualified_name), key, "moved",
+                exact=False, via=(BY_NAME_RULE,))
+    moves.carriers[key] = move
+    moves.by_entry.setdefault(entry.position, []).append(move)
+    made.append(move)
 
 
 def _follow_added_callees(entry: EntryChanges, symbols: list[TouchedSymbol], added: list[TouchedSymbol],

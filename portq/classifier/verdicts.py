@@ -64,7 +64,7 @@ from portq.classifier.reading import (RangeFacts, _anchor_evidence, _changed_lin
                                       _python_ast_dump,
                                       _python_passless_ast_dump, _same_ast_evidence,
                                       new_side_evidence)
-from portq.classifier.moves import as_called_source
+from portq.classifier.moves import BY_NAME_RULE, as_called_source
 from portq.classifier.rules import branches, checked
 from portq.classifier.rules.attribution import AttributionRules
 from portq.classifier.rules.branches import BranchRules
@@ -1175,6 +1175,9 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
         return verdict
 
     def _decided(self, entry: EntryChanges, symbol: TouchedSymbol, facts: RangeFacts) -> SymbolVerdict:
+        return self._named_move_shown(entry, symbol, facts, self._decided_unshown(entry, symbol, facts))
+
+    def _decided_unshown(self, entry: EntryChanges, symbol: TouchedSymbol, facts: RangeFacts) -> SymbolVerdict:
         verdict = self._decided_by_definitions(entry, symbol, facts)
         if verdict.verdict in (NOT_APPLICABLE, IN_SYNC):
             # a module Python can no longer parse: no form-only proof decides for a port of it
@@ -1194,7 +1197,8 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
         if moved is not None:
             return moved
         if ports or self.index.anchors_for_path(self.upstream, paths):
-            moved_away = {m.old[1] for m in facts.moves.by_entry.get(entry.position, ()) if m.old[0] in paths}
+            moved_away = {m.old[1] for m in facts.moves.by_entry.get(entry.position, ()) if m.old[0] in paths
+                          and BY_NAME_RULE not in m.via}  # followed by name only: still lost here
             broken = self._parse_failure(entry, symbol, paths, bool(ports), moved_away, ports=ports)
             if broken is not None:
                 return self._unread_despite_parse(symbol, ports, broken) \

@@ -28,7 +28,7 @@ from dataclasses import replace
 from pathlib import PurePosixPath
 
 from portq.classifier.module_surface import Imported, changed_bindings, import_time_statements, imported_from
-from portq.classifier.moves import extraction_only, follows_moves, renamed_unchanged
+from portq.classifier.moves import BY_NAME_RULE, extraction_only, follows_moves, renamed_unchanged
 from portq.classifier.reading import (_IDENTIFIER, RangeFacts, _walk_nodes, _anchor_evidence, _changed_lines, _file_change,
                                       _is_code_line, _unchanged_moves)
 from portq.classifier.rules import Rule, checked
@@ -83,6 +83,18 @@ RULES = (
          "are the port's).",
          "D ops/norm.py (def _fwd: loop over H)\nA ops/norm/kernels.py (def _fwd: one block over H)",
          "classifier.moves.follow_moves, classifier.moves._into_own_package"),
+    Rule("moved-by-name", ("NOT_APPLICABLE", "NEEDS_REVIEW", "REAL_GAP", "INERT", "IN_SYNC"),
+         "An anchored (or followed) definition a commit removes, whose body no added definition carries (a rewrite), "
+         "while the commit adds exactly one definition of the same qualified name in another file (git pairs no "
+         "rename: the file goes away, or the definition leaves it) is the same definition: the move is shown "
+         "(anchor lost at SHA: SYMBOL moved to PATH::NAME?) and every later change to it there is decided against "
+         "the anchor's port, never a silent not-ported. A C++ name is compared without its namespaces only when no "
+         "added definition has them, never without its class. Following by name clears nothing: the move commit "
+         "is decided as without it. Two or more such definitions are reported (ambiguous) and followed to none; "
+         "a same-named definition added while the old one stays is not followed.",
+         "D src/fwd.h (ops::fwd_kernel)\nA src/kernels/fwd_pipelined.cu (fwd_kernel, rewritten)   (then)   "
+         "-    x[j] = x[j] * b;\n+    x[j] = x[j] * b + 1;   → flagged, the port's",
+         "classifier.moves._follow_by_name, classifier.rules.identity.IdentityRules._named_move_shown"),
     Rule("name-reused", ("NOT_APPLICABLE", "NEEDS_REVIEW"),
          "A name that now holds another kind of definition (a kernel's name reused for the launcher that wraps "
          "it) while an added definition carries the old body (the kernel renamed `*_kernel`) no longer names the "
@@ -178,6 +190,8 @@ class IdentityRules:
         made = facts.moves.made_by(entry.position, key)
         if made is not None and symbol.change != "removed" and made.how == "extracted":
             made = None  # an extraction is decided on the definition that keeps the rest (below)
+        if made is not None and BY_NAME_RULE in made.via:
+            made = None  # followed by name only: the move commit is decided as without it (``_named_move_shown``)
         if made is not None:
             lost = [Evidence(kind=Kind.ANCHOR_LOST, message=made.lost, side="upstream-new", path=made.new[0],
                              symbol=symbol.name, subject=made.new[1])]
@@ -193,6 +207,8 @@ class IdentityRules:
                               "its body on the way, so a reviewer compares the new body with the port", lost)
         into = facts.moves.made_into(entry.position, (symbol.path, symbol.qualified_name)) \
             if symbol.change == "added" else None
+        if into is not None and BY_NAME_RULE in into.via:
+            into = None
         if into is not None:
             return self._base("moved-definition", symbol, NOT_APPLICABLE, "cosmetic", "body",
                               f"{symbol.name} is where this commit {into.how} the ported {into.old[1]} "
@@ -287,6 +303,35 @@ class IdentityRules:
             verdict.reason = f"{symbol.name}'s {', '.join(sorted(inherited))} receives what the tree declares not " \
                 f"carried on {origin}; " + verdict.reason
         verdict.reason = f"{symbol.name} carries the body of the ported {origin} {since}; " + verdict.reason
+        return verdict
+
+    def _named_move_shown(self, entry: EntryChanges, symbol: TouchedSymbol, facts: RangeFacts,
+                          verdict: SymbolVerdict) -> SymbolVerdict:
+        """Rule ``moved-by-name``: ``verdict`` (the removed definition's, decided as if nothing followed it) with
+        the move shown ("anchor lost at SHA: SYMBOL moved to PATH::NAME?", or every candidate when more than one
+        same-named definition was added: followed to none). It changes no verdict: a definition followed by its
+        name alone may have been rewritten, so the move commit stays as flagged as it was."""
+        if symbol.change != "removed":
+            return verdict
+        key = (symbol.old_path or symbol.path, symbol.qualified_name)
+        made = facts.moves.made_by(entry.position, key)
+        if made is not None and BY_NAME_RULE in made.via:
+            message = made.lost
+            note = f"; the one definition of that name another file gains, {made.new[0]}::{made.new[1]}, is " \
+                "followed as this one from here on"
+        else:
+            message = facts.moves.lost_line(entry.position, entry.commit.sha, key)
+            note = "; more than one definition of that name appears elsewhere in this commit, so none is followed"
+        if message is None:
+            return verdict
+        shown = [Evidence(kind=Kind.ANCHOR_LOST, message=message, side="upstream-new",
+                          path=made.new[0] if made is not None and message == made.lost else symbol.path,
+                          symbol=symbol.name)]
+        shown += [replace(_anchor_evidence(p.anchor, f"{p.definition.qualified_name} ports {p.anchor.reference}"),
+                          subject=p.anchor.reference) for p in self._ports(symbol, self._paths(symbol, facts))]
+        verdict.evidence = [*verdict.evidence, *shown]
+        verdict.rules = list(checked(*verdict.rules, BY_NAME_RULE))
+        verdict.reason = verdict.reason + note
         return verdict
 
     def _shared_declarations(self, symbol: TouchedSymbol, ports: list[Port], sides) -> dict[str, str]:
