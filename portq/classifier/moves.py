@@ -66,6 +66,7 @@ from typing import Callable, Iterable
 
 from portq.core.model import EntryChanges, TouchedSymbol
 from portq.language.extraction import signature_of
+from portq.language.signatures_python import PythonLocals
 from portq.language.symbols import KIND_CLASS, language_for_path
 
 CARRIED_SHARE = 0.7
@@ -238,15 +239,20 @@ def as_called_source(caller_table, caller: str, helper_table, helper: str) -> by
     """The helper's file with the helper's body opening on an assignment of each parameter the
     caller's one call binds to something else (``BLOCK_SIZE = ctx.block_size``): binding a parameter
     is that assignment, so the helper's launches read through it (a grid resolves its locals) as
-    the caller runs them. None when the call binds nothing differently or the helper cannot be read;
-    lines below the helper's first statement move down by one a binding."""
+    the caller runs them. A parameter passed under its own name (``x=x``) where the caller assigned
+    that name takes the caller's value the same way: the caller's assignment that reaches the call
+    (``x, w = ctx.saved_tensors``) opens the body first (``_callers_assignments``). None when the
+    call binds nothing differently or the helper cannot be read; lines below the helper's first
+    statement move down by one a binding."""
     bound = _bound_arguments(caller_table, caller, helper_table, helper)
+    carried = _callers_assignments(caller_table, caller, helper_table, helper)
     node = _definition_node(helper_table, helper)
     body = node.child_by_field_name("body") if node is not None else None
-    if not bound or body is None or body.start_point[0] == node.start_point[0]:
+    if not (bound or carried) or body is None or body.start_point[0] == node.start_point[0]:
         return None
     indent = " " * body.start_point[1]
-    bindings = "".join(f"{name} = {text}\n{indent}" for name, text in bound.items())
+    bindings = "".join(f"{text}\n{indent}" for text in carried) \
+        + "".join(f"{name} = {text}\n{indent}" for name, text in bound.items())
     source = helper_table.source
     return source[:body.start_byte] + bindings.encode("utf-8") + source[body.start_byte:]
 
@@ -643,6 +649,14 @@ def _bound_arguments(caller_table, caller: str, helper_table, helper: str) -> di
     caller_node, helper_node = _definition_node(caller_table, caller), _definition_node(helper_table, helper)
     if caller_node is None or helper_node is None or helper_node.child_by_field_name("parameters") is None:
         return {}
+    call = _the_call(caller_node, helper)
+    if call is None:
+        return {}
+    return {name: text for name, text in _passed(call, _parameters(helper_node)).items() if name != text}
+
+
+def _the_call(caller_node, helper: str):
+    """The caller's one call of the helper (None when it calls it never or more than once)."""
     bare = re.split(r"::|\.", helper)[-1]
     calls, stack = [], [caller_node]
     while stack:
@@ -652,16 +666,25 @@ def _bound_arguments(caller_table, caller: str, helper_table, helper: str) -> di
             calls.append(node)
         stack.extend(node.named_children)
     if len(calls) != 1 or calls[0].child_by_field_name("arguments") is None:
-        return {}
+        return None
+    return calls[0]
+
+
+def _parameters(helper_node) -> list[str]:
     parameters = []
     for parameter in helper_node.child_by_field_name("parameters").named_children:
         name = parameter if parameter.type == "identifier" else parameter.child_by_field_name("name") \
             or next((c for c in parameter.named_children if c.type == "identifier"), None)
         if name is not None:
             parameters.append(name.text.decode(errors="replace"))
+    return parameters
+
+
+def _passed(call, parameters: list[str]) -> dict[str, str]:
+    """helper parameter -> the argument text (without whitespace) ``call`` passes it."""
     bound: dict[str, str] = {}
     position = 0
-    for argument in calls[0].child_by_field_name("arguments").named_children:
+    for argument in call.child_by_field_name("arguments").named_children:
         if argument.type == "keyword_argument":
             key, value = argument.child_by_field_name("name"), argument.child_by_field_name("value")
             if key is not None and value is not None:
@@ -669,7 +692,96 @@ def _bound_arguments(caller_table, caller: str, helper_table, helper: str) -> di
         elif argument.type not in ("list_splat", "dictionary_splat", "comment") and position < len(parameters):
             bound[parameters[position]] = "".join(argument.text.decode(errors="replace").split())
             position += 1
-    return {name: text for name, text in bound.items() if name != text}
+    return bound
+
+
+_NEW_SCOPES = frozenset({"lambda", "list_comprehension", "set_comprehension", "dictionary_comprehension",
+                         "generator_expression", "comment", "named_expression"})
+
+
+def _callers_assignments(caller_table, caller: str, helper_table, helper: str) -> list[str]:
+    """The caller's assignments (their text, on one line each, in the caller's order) that give the
+    helper's parameters passed under their own name the caller's values: for such a parameter the
+    caller assigned, the one assignment that reaches the call on every path, and those that reach it
+    for the names that assignment reads. An assignment is carried only when every name it binds or
+    reads that the helper binds too (a parameter or a local) is a parameter the call passes under its
+    own name, so in the helper the name means what it meant in the caller, and every name it binds
+    that the helper mentions reaches the call from that assignment alone; a name assigned on some
+    paths only, or by an update, is carried by nothing (the parameter stays the helper's own)."""
+    caller_node, helper_node = _definition_node(caller_table, caller), _definition_node(helper_table, helper)
+    if caller_node is None or helper_node is None or helper_node.child_by_field_name("parameters") is None \
+            or caller_node.child_by_field_name("body") is None or helper_node.child_by_field_name("body") is None:
+        return []
+    call = _the_call(caller_node, helper)
+    if call is None:
+        return []
+    parameters = _parameters(helper_node)
+    own = {name for name, text in _passed(call, parameters).items() if name == text}
+    if not own:
+        return []
+    helper_binds = set(parameters) | set(PythonLocals(helper_node.child_by_field_name("body")).definitions)
+    helper_names = set(_identifiers(helper_node.child_by_field_name("body"))) | helper_binds
+    locals_ = PythonLocals(caller_node.child_by_field_name("body"))
+    carried: dict[int, object] = {}  # assignment node id -> node, in the order found (dependencies first)
+
+    def _reaches_only(name: str):
+        """The one assignment of ``name`` that reaches the call on every path, or None."""
+        reaching, always = locals_.reaching(name, call)
+        return reaching[0][0] if len(reaching) == 1 and always and reaching[0][1] is not None else None
+
+    def carry(name: str, depth: int, seen: frozenset) -> bool:
+        """Whether ``name`` reads in the helper as in the caller once the needed assignments are carried."""
+        if name not in locals_.definitions:  # a parameter or global of the caller: the helper reads it as is
+            return name not in helper_binds or name in own
+        if depth > 8 or name in seen:
+            return False
+        statement = _reaches_only(name)
+        if statement is None:
+            return False
+        if statement.id in carried:
+            return True
+        left, right = statement.child_by_field_name("left"), statement.child_by_field_name("right")
+        if left is None or right is None or _has_kind(right, _NEW_SCOPES) \
+                or not all(_reaches_only(target) is statement if target in helper_names else True
+                           for target in _identifiers(left)) \
+                or any(target in helper_binds and target not in own for target in _identifiers(left)):
+            return False
+        if not all(carry(read, depth + 1, seen | {name}) for read in _identifiers(right)):
+            return False
+        carried[statement.id] = statement
+        return True
+
+    for name in sorted(own, key=lambda n: parameters.index(n) if n in parameters else len(parameters)):
+        if name in locals_.definitions:
+            carry(name, 0, frozenset())  # a name it cannot carry stays the helper's own parameter
+    ordered = sorted(carried.values(), key=lambda node: node.start_byte)
+    return [" ".join(node.text.decode(errors="replace").replace("\\\n", " ").split("\n")) for node in ordered]
+
+
+def _identifiers(node) -> list[str]:
+    """The names an expression or assignment target reads or binds (not attribute fields, not keywords)."""
+    found, stack = [], [node]
+    while stack:
+        current = stack.pop()
+        if current.type == "identifier":
+            parent = current.parent
+            if parent is not None and parent.type == "attribute" and parent.child_by_field_name("attribute") == current:
+                continue
+            if parent is not None and parent.type == "keyword_argument" and parent.child_by_field_name("name") == current:
+                continue
+            found.append(current.text.decode(errors="replace"))
+        stack.extend(current.named_children)
+    return sorted(set(found))
+
+
+def _has_kind(node, kinds: frozenset) -> bool:
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if current.type in kinds:
+            return True
+        stack.extend(current.named_children)
+    return False
 
 
 def _replaced(old: TouchedSymbol, old_table, new: TouchedSymbol, new_table) -> bool:

@@ -1,4 +1,4 @@
-"""Readable copies of C/C++ text the tree-sitter grammar cannot parse as written.
+"""Readable copies of C/C++ (and Python) text the tree-sitter grammars cannot parse as written.
 
 Two idioms of real CUDA/C++ sources leave ERROR nodes in tree-sitter's C++
 grammar although every compiler reads them:
@@ -45,11 +45,23 @@ or read a definition wrongly, and are rewritten the same way:
 It rewrites nothing else, so a real syntax error stays one. It does no I/O and
 decides nothing about a change; ``symbols.parse`` asks for a copy only of text
 that fails to parse.
+
+``readable_python`` does the same for one idiom of Python that tree-sitter's
+Python grammar rejects although the interpreter reads it: a starred item of an
+unparenthesized tuple (after a comma, ``=``, ``return``, ``yield`` or ``in``,
+or opening a statement) whose operand does not start with a name
+(``return grad, *[None] * 2``, ``y = a, *(b or c)``); the grammar reads a ``*``
+there only before a name, an attribute, a subscript or a call. The ``*``
+becomes a blank, so its operand is read as a plain item of the same tuple;
+the line holding it is returned as masked, since the tree holds no star there
+and a change to that line is one the tree cannot read as written.
 """
 
 from __future__ import annotations
 
+import io
 import re
+import tokenize
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -364,3 +376,59 @@ def _text_between(lines: list[bytes], start: tuple[int, int], end: tuple[int, in
         return lines[start[0]][start[1]:end[1]]
     middle = b"\n".join(lines[start[0] + 1:end[0]])
     return lines[start[0]][start[1]:] + b"\n" + middle + b"\n" + lines[end[0]][:end[1]]
+
+
+_TUPLE_OPENERS = frozenset({",", "=", ";"})
+_TUPLE_KEYWORDS = frozenset({"return", "yield", "in"})
+_STATEMENT_STARTS = frozenset({tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT, tokenize.ENCODING})
+_NOT_NAME_STARTS = frozenset({"[", "(", "{", "-", "+", "~", "..."})
+_IGNORED = frozenset({tokenize.NL, tokenize.COMMENT})
+
+
+@lru_cache(maxsize=64)
+def readable_python(source: bytes) -> Readable:
+    """The copy of Python ``source`` with the ``*`` of every starred item of an
+    unparenthesized tuple whose operand does not start with a name blanked
+    (``source`` itself, and no masked lines, where it holds none, or where
+    Python's tokenizer cannot read it)."""
+    stars: list[tuple[int, int]] = []
+    try:
+        tokens = [token for token in tokenize.tokenize(io.BytesIO(source).readline) if token.type not in _IGNORED]
+    except (tokenize.TokenError, SyntaxError, UnicodeDecodeError):
+        return Readable(source, ())
+    depth = 0
+    for index, token in enumerate(tokens):
+        if token.type == tokenize.OP and token.string in ("(", "[", "{"):
+            depth += 1
+        elif token.type == tokenize.OP and token.string in (")", "]", "}"):
+            depth = max(0, depth - 1)
+        elif token.type == tokenize.OP and token.string == "*" and depth == 0 and index + 1 < len(tokens) \
+                and _opens_tuple_item(tokens[index - 1] if index else None) and _not_a_name(tokens[index + 1]):
+            row, column = token.start
+            stars.append((row - 1, len(token.line[:column].encode("utf-8"))))
+    if not stars:
+        return Readable(source, ())
+    lines = source.split(b"\n")
+    out = [bytearray(line) for line in lines]
+    for row, column in stars:
+        if out[row][column:column + 1] != b"*":
+            return Readable(source, ())  # the tokenizer's line is not the text's (another encoding): leave it
+        out[row][column:column + 1] = b" "
+    return Readable(b"\n".join(bytes(line) for line in out), _spans([row + 1 for row, _ in stars]))
+
+
+def _opens_tuple_item(previous) -> bool:
+    """Whether a ``*`` after ``previous`` (None at the start) can only star an item of a tuple."""
+    if previous is None or previous.type in _STATEMENT_STARTS:
+        return True
+    if previous.type == tokenize.OP:
+        return previous.string in _TUPLE_OPENERS
+    return previous.type == tokenize.NAME and previous.string in _TUPLE_KEYWORDS
+
+
+def _not_a_name(following) -> bool:
+    """Whether a starred operand beginning with ``following`` starts with something other than a name."""
+    if following.type == tokenize.OP:
+        return following.string in _NOT_NAME_STARTS
+    return following.type in (tokenize.STRING, tokenize.NUMBER) \
+        or following.type == getattr(tokenize, "FSTRING_START", None)

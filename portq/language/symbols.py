@@ -29,7 +29,7 @@ from functools import lru_cache
 from pathlib import PurePosixPath
 from typing import Any, Iterable
 
-from portq.language.readable import readable
+from portq.language.readable import readable, readable_python
 
 MAX_PARSE_BYTES = 2_000_000
 """Files above this size are not parsed; hunks map to line ranges instead."""
@@ -102,6 +102,9 @@ def parse(source: bytes, language: str, previous=None):
     or argument list, statements passed to a macro, rewritten in place with
     every byte offset and line kept); the tree is the copy's. ``masked_lines``
     says which lines that copy blanked: a tree built from it cannot show them.
+    Python text that fails to parse is read the same way from
+    ``readable.readable_python``'s copy (a starred item the grammar rejects,
+    its ``*`` blanked; the line holding it is masked).
     """
     return parse_from(source, language, previous)[0]
 
@@ -118,12 +121,16 @@ def parse_from(source: bytes, language: str, previous=None):
         if not tree.root_node.has_error:
             return tree, base, edit
     tree = parser.parse(source)
-    if language == "cpp" and tree.root_node.has_error:
-        copy = readable(source)
+    if tree.root_node.has_error:
+        copy = _readable(language, source)
         if copy.text is not source:
             _read_from_copy(source)
             return parser.parse(copy.text), None, None
     return tree, None, None
+
+
+def _readable(language: str, source: bytes):
+    return readable(source) if language == "cpp" else readable_python(source)
 
 
 _READ_FROM_COPIES: set[bytes] = set()
@@ -144,16 +151,17 @@ def masked_lines(source: bytes, language: str | None, parsed: bool = False) -> t
     """The line spans (1-based, inclusive) ``parse`` blanked in the copy it
     parsed ``source`` from: the directives and untaken branches of a
     preprocessor conditional inside parentheses. Their text is in no node of
-    the tree, so a changed line among them is one the tree cannot read.
+    the tree, so a changed line among them is one the tree cannot read (for
+    Python, a line whose starred tuple item lost its `*`).
     Empty where the source was parsed as written. ``parsed`` says the caller
     holds a tree ``parse`` built from ``source``: a source it did not read from
     a copy was then parsed as written, with no need to parse it again to tell."""
-    if language != "cpp" or source is None or len(source) > MAX_PARSE_BYTES:
+    if language not in ("cpp", "python") or source is None or len(source) > MAX_PARSE_BYTES:
         return ()
     if _digest(source) not in _READ_FROM_COPIES \
             and (parsed or not _parser(language).parse(source).root_node.has_error):
         return ()
-    return readable(source).masked
+    return _readable(language, source).masked
 
 
 def source_edit(old: bytes, new: bytes) -> tuple[int, int, int, tuple[int, int], tuple[int, int], tuple[int, int]]:
@@ -204,7 +212,7 @@ def _edited_tree(previous, source: bytes, language: str):
     tree = previous.tree
     if tree.root_node.has_error:
         return None
-    if language == "cpp" and _digest(previous.source) in _READ_FROM_COPIES:
+    if _digest(previous.source) in _READ_FROM_COPIES:
         return None  # its tree may be a rewritten copy's (``parse``): not the previous text's
     edit = source_edit(previous.source, source)
     tree = tree.copy()  # the previous table's nodes stay valid

@@ -106,7 +106,10 @@ RULES = (
     Rule("extracted-launch", ("NOT_APPLICABLE", "NEEDS_REVIEW", "REAL_GAP", "INERT", "IN_SYNC"),
          "A launch that one commit moves out of a ported (or carried) definition into a helper the definition now "
          "calls (a `moved-definition` extraction) is still launched by the definition: the helper's launches "
-         "count as the definition's new launches, so the launch is never read as stopped.",
+         "count as the definition's new launches, so the launch is never read as stopped. The helper is read as "
+         "called: a parameter takes the argument the call passes, and one passed under its own name the caller's "
+         "value (the caller's one assignment of it reaching the call on every path, carried only where every name "
+         "it binds or reads means the same in the helper).",
          "-    k[grid](x, y, n)\n+    launch_k(x, y)     # def launch_k(x, y): k[grid](x, y, x.numel())",
          "classifier.verdicts.SymbolClassifier._with_extracted_launches"),
     Rule("moved-callee-body", ("NOT_APPLICABLE", "NEEDS_REVIEW", "REAL_GAP", "INERT", "IN_SYNC"),
