@@ -27,7 +27,6 @@ names a corpus symbol, path or commit.
 from __future__ import annotations
 
 import ast
-import difflib
 import functools
 import re
 
@@ -42,13 +41,12 @@ from portq.classifier.rules.scope import _scope_names
 from portq.core.evidence import Evidence, Kind
 from portq.core.model import IN_SYNC, INERT, NEEDS_REVIEW, NOT_APPLICABLE, REAL_GAP, SymbolVerdict
 from portq.language.extraction import signature_of
-from portq.language.signatures import comment_free_tokens, node_text
+from portq.language.signatures import comment_free_tokens
 from portq.language.symbols import KIND_CUDA_KERNEL, language_for_path, symbol_table
 from portq.tree.file_records import Port
 from portq.tree.reachability import Callers
 
 _WORDS = re.compile(r"[A-Za-z_]\w*|\d+")
-_BARE_WORDS = frozenset({"return", "break", "continue", "pass", "else", "try", "finally", "do"})
 
 RULES = (
     Rule("added-definition", ("IN_SYNC", "NEEDS_REVIEW"),
@@ -74,18 +72,6 @@ RULES = (
          "-def k(x, tmp, n):\n-    tl.store(tmp, 0)\n-    y = tl.dot(a, b, trans_b=True)\n"
          "+def k(x, n):\n+    y = tl.dot(a, tl.trans(b))   (the port never took tmp)",
          "classifier.rules.definitions.DefinitionRules._from_items, ._changed_beyond"),
-    Rule("synced-beside", ("NEEDS_REVIEW",),
-         "A ported C/C++ definition whose parameter or launch changes the port already has in their new form (or, by "
-         "absence, never had) is IN_SYNC only when they are the whole change: each changed body line (tokens "
-         "compared line by line, comments aside; a one-for-one replacement named by either side; a line naming only "
-         "a keyword, `}` or `return`, by the construct enclosing it) must name a parameter whose declaration "
-         "differs, a kernel whose launch does, or what a changed grid, block, program-id decomposition or early "
-         "exit reads. A line naming none is a change the port's shape does not show it has: NEEDS_REVIEW, unless "
-         "the port already reads as the new side (`port-has-change` and its kin). The parameter change alone, its "
-         "uses with it, stays IN_SYNC.",
-         "-__global__ void k(T* y, const T* x, int n)\n-    acc += x[i] * x[i];\n"
-         "+__global__ void k(T* y, const T* x, int n, float s)\n+    acc += x[i] * x[i] / n;   (the port takes s)",
-         "classifier.rules.definitions.DefinitionRules._from_items, ._synced_beside"),
     Rule("removed-definition", ("NEEDS_REVIEW",),
          "A ported definition upstream deleted without a same-kind replacement of a related name needs a reader "
          "to decide whether the port goes too.",
@@ -313,8 +299,7 @@ class DefinitionRules:
                                   f"but the commit also changes {symbol.name} elsewhere (`{beyond[:80]}`), which the "
                                   "port's lacking the removed names does not show it has: it needs review rather "
                                   "than IN_SYNC", evidence)
-        beside = self._synced_beside(symbol, old, new) if synced else None
-        if synced and not beside:
+        if synced:
             layer = "launch" if any(i.layer == "launch" for i in synced) else "signature"
             return self._base(_item_rules(synced), 
                 symbol, IN_SYNC, None, layer,
@@ -435,12 +420,6 @@ class DefinitionRules:
             return self._gap(symbol, port, [Delta(Status.BEHIND, "signature", f"upstream retyped kernel parameter "
                                                   f"{spelled}; the port still takes it as its template type",
                                                   rule="kernel-parameter-type")], evidence)
-        if beside:
-            return self._base(("synced-beside", *_item_rules(synced)), symbol, NEEDS_REVIEW, None, "body",
-                              f"the port at {definition.cite} already has the new shape ({synced[0].message}), but the "
-                              f"commit also changes {symbol.name} where none of the changed parameters or launches "
-                              f"is read (`{beside[:80]}`), which the port's shape does not show it has: it needs "
-                              "review rather than IN_SYNC", evidence)
         language_note = "" if old.language == definition.language else " (cross-language port)"
         besides = f" besides {', '.join(sorted({s.message for s in scoped}))}, which the tree declares not carried" \
             if scoped else ""
@@ -453,33 +432,6 @@ class DefinitionRules:
                                  quote=_first_line_quote(definition, definition.signature),
                                  symbol=definition.qualified_name)],
         )
-
-    def _synced_beside(self, symbol, old, new) -> str | None:
-        """``synced-beside``: a changed line of ``symbol``'s body (tokens compared line by line, comments and
-        bare strings aside) that names no parameter whose declaration differs between ``old`` and ``new`` and no
-        kernel whose launch does (a line replaced one for one is named by either side; a line of brackets only
-        names what the line it closes names): a change the structural items do not cover, which the port's
-        having the new signature or launch does not show it has; None when every changed line is named, or the
-        sides cannot be read."""
-        if language_for_path(symbol.path) != "cpp":
-            return None  # Python bodies: launch-geometry and keyword lines the items decide are not yet named
-        sides = self._both_sides(symbol) if old is not None and new is not None else None
-        if sides is None:
-            return None
-        names = _changed_names(old, new)
-        before, after = _body_lines(sides[0].node), _body_lines(sides[1].node)
-        if before is None or after is None:
-            return None
-        matcher = difflib.SequenceMatcher(None, [t for t, _, _ in before], [t for t, _, _ in after], autojunk=False)
-        for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-            if tag == "equal":
-                continue
-            gone, made = before[i1:i2], after[j1:j2]
-            runs = list(zip(gone, made)) if len(gone) == len(made) else [(line,) for line in (*gone, *made)]
-            for run in runs:
-                if not any(names & words for _, _, words in run):
-                    return run[-1][1]
-        return None
 
     def _changed_beyond(self, entry, symbol, names: set[str]) -> str | None:
         """``absent-removal-beyond``: a changed code line of ``symbol`` that shows the commit does more than
@@ -971,100 +923,3 @@ def _cited(definition, pairs) -> str:
 def _item_rules(items: list[Delta]) -> tuple[str, ...]:
     """The ids of the rules that placed ``items``, in order, without repeats."""
     return tuple(dict.fromkeys(item.rule for item in items))
-
-
-def _changed_names(old, new) -> set[str]:
-    """The names, lower-cased, the structural items of ``old`` → ``new`` are about: of the parameters whose
-    declaration differs (added, removed, made constexpr or given a default; one only shifted by another's
-    removal is not); of the kernels whose launches differ, with the arguments one side passes and the other
-    does not and, where the geometry differs, every name the grid and block read (the launch's configuration
-    and the locals it resolves through); and, where the program-id decomposition, the axes read or the early
-    exits differ, every name those read."""
-    names: set[str] = set()
-    before = {(p.name, p.normalised, p.constexpr, p.has_default) for p in old.params}
-    after = {(p.name, p.normalised, p.constexpr, p.has_default) for p in new.params}
-    for param in before ^ after:
-        names |= {param[0], param[1]}
-
-    def launched(signature) -> dict[str, tuple[set, set, set, set]]:
-        found: dict[str, tuple[set, set, set, set]] = {}
-        for launch in signature.launches:
-            shapes, geometry, words, read = found.setdefault(launch.kernel, (set(), set(), set(), set()))
-            shapes.add((launch.arguments, launch.keywords))
-            geometry.add((launch.grid_text, launch.block, launch.num_warps, launch.num_stages))
-            words |= set(launch.arguments) | set(launch.keywords)
-            configuration = re.search(r"<<<(.*?)>>>|\[(.*)\]\s*\(", launch.quote or "", re.S)
-            read |= set(launch.grid_identifiers) | set(_WORDS.findall(launch.grid_text or "")) | (
-                set(_WORDS.findall(configuration.group(1) or configuration.group(2) or "")) if configuration else set())
-        return found
-
-    launched_before, launched_after = launched(old), launched(new)
-    for kernel in set(launched_before) | set(launched_after):
-        shapes_before, geometry_before, words_before, read_before = launched_before.get(kernel, (set(),) * 4)
-        shapes_after, geometry_after, words_after, read_after = launched_after.get(kernel, (set(),) * 4)
-        if shapes_before != shapes_after or geometry_before != geometry_after:
-            names |= set(_WORDS.findall(kernel)) | (words_before ^ words_after)
-        if geometry_before != geometry_after:
-            names |= read_before | read_after
-    if {(d.axis, d.operator, d.operand) for d in old.decomposition} != \
-            {(d.axis, d.operator, d.operand) for d in new.decomposition} or old.program_id_axes != new.program_id_axes:
-        names |= {w for d in (*old.decomposition, *new.decomposition) for w in _WORDS.findall(d.quote)}
-        names |= {w for d in (*old.decomposition, *new.decomposition) for w in _WORDS.findall(d.operand)}
-        names.add("program_id")
-    if old.early_exit_guards != new.early_exit_guards:
-        names |= {w for guard in (*old.early_exit_guards, *new.early_exit_guards) for w in _WORDS.findall(guard)}
-        names |= {w for use in (*old.early_exits, *new.early_exits) for w in _WORDS.findall(use.quote)}
-    return {n.lower() for n in names if n}
-
-
-def _body_lines(node) -> list[tuple[tuple[str, ...], str, frozenset[str]]] | None:
-    """The code lines of a definition's body as ``(tokens, text, the words it names)``, comments and
-    statements that are only a string left out; None where the definition has no body node."""
-    body = None
-    while node is not None and body is None:
-        body = node.child_by_field_name("body")
-        if body is None:  # a template declaration or a decorated definition: the definition it holds
-            node = next((c for c in node.named_children
-                         if c.type in ("function_definition", "template_declaration", "decorated_definition")), None)
-    if body is None:
-        return None
-    rows: dict[int, list] = {}
-    stack = [body]
-    while stack:
-        current = stack.pop()
-        if current.type == "comment" or (current.type == "expression_statement" and current.named_child_count == 1
-                                         and current.named_children[0].type in ("string", "concatenated_string")):
-            continue
-        if current.child_count == 0 or current.type in ("string", "string_literal", "char_literal"):
-            rows.setdefault(current.start_point[0], []).append((current.start_byte, node_text(current), current))
-            continue
-        stack.extend(current.children)
-    numbers = sorted(rows)
-    leaves = [sorted(rows[row], key=lambda leaf: leaf[0]) for row in numbers]
-    lines = [tuple(text for _, text, _ in leaf) for leaf in leaves]
-    index = {row: number for number, row in enumerate(numbers)}
-
-    def words_of(tokens) -> set[str]:
-        return {t.lower() for t in tokens if _WORDS.fullmatch(t)}
-
-    # A line naming nothing but a keyword (`});`, `}`, `return`, `else:`) ends or continues what the line of the
-    # nearest construct enclosing it that starts on an earlier line opened (`SWITCH(flag, F, [&] {`,
-    # `if c >= n:`): it names what that line names.
-    named = []
-    for number, tokens in enumerate(lines):
-        words = words_of(tokens)
-        if words <= _BARE_WORDS:
-            row, owner = numbers[number], leaves[number][0][2].parent
-            while owner is not None and owner.start_point[0] >= row:
-                owner = owner.parent
-            if owner is not None and owner.start_point[0] in index:
-                words = words | words_of(lines[index[owner.start_point[0]]])
-        named.append(words)
-    # Of several such lines in a row (`});` twice), which one a diff drops is arbitrary: each names what any does.
-    for number in range(1, len(lines)):
-        if lines[number] == lines[number - 1] and words_of(lines[number]) <= _BARE_WORDS:
-            named[number] |= named[number - 1]
-    for number in range(len(lines) - 2, -1, -1):
-        if lines[number] == lines[number + 1] and words_of(lines[number]) <= _BARE_WORDS:
-            named[number] |= named[number + 1]
-    return [(tokens, " ".join(tokens), frozenset(words)) for tokens, words in zip(lines, named)]
