@@ -1223,7 +1223,8 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
                 container = self._other_build_lines(entry, symbol) or self._moved_toplevel_lines(entry, symbol) \
                     or self._removed_pinned_class(entry, symbol, paths) or self._new_macro_lines(entry, symbol) \
                     or self._declared_class_body(symbol, paths, ports) or self._conditional_includes(entry, symbol) \
-                    or self._forwarding_helper_calls(entry, symbol) or container
+                    or self._forwarding_helper_calls(entry, symbol) or self._removed_prototypes(entry, symbol) \
+                    or container
             if container is not None:
                 return container
         if not ports:

@@ -6,8 +6,9 @@ A one-line declaration runs nothing. When upstream deletes declarations of
 functions the file still defines, with the same parameters, the program
 compiles only if every use now sees the definition, and what runs is the
 same: cosmetic. A declaration spelled with a function macro before its return
-type (``DEVICE_INLINE void f(...);``) is a parse error for tree-sitter, so the
-proof reads the lines' text. A declaration whose function the file no longer
+type (``DEVICE_INLINE void f(...);``) was a parse error for tree-sitter, so the
+proof reads the lines' text, and it holds on a file that parses too (the
+specifier macro is read now). A declaration whose function the file no longer
 defines, or one with other parameters (a default argument only it gave), stays
 flagged.
 

@@ -275,7 +275,7 @@ RULES = (
          "declarations of functions the new side of the file defines once with the same parameter text: a "
          "declaration runs nothing, and the program still compiles only if every use now sees the definition, "
          "so what runs is the same: cosmetic. Read from the lines' text, so it holds where tree-sitter cannot "
-         "parse a declaration (a function macro before its return type). An added declaration, an explicit "
+         "parse a declaration (a function macro before its return type) as where it can. An added declaration, an explicit "
          "instantiation, a declaration whose function the file no longer defines, or one with other parameters "
          "(a default argument it gave) stays with the other rules.",
          "-DEVICE_INLINE void row_norm(vec4& dst);   (row_norm(vec4& dst) { ... } now defined above its users)",
@@ -809,10 +809,12 @@ class AttributionRules:
                                     symbol=symbol.name,
                                     message=f"class {symbol.name} deleted with {', '.join(gone[:3])}")])
 
-    def _removed_prototypes(self, entry: EntryChanges, symbol: TouchedSymbol, broken: SymbolVerdict) -> SymbolVerdict | None:
+    def _removed_prototypes(self, entry: EntryChanges, symbol: TouchedSymbol,
+                            broken: SymbolVerdict | None = None) -> SymbolVerdict | None:
         """Rule ``removed-forward-declaration``: cosmetic when the changed C/C++ lines outside definitions are
         only ``#include`` lines and deleted forward declarations of functions the new side of the file defines
-        with the same parameter text, read from the lines' text past a parse error (``broken``); else None."""
+        with the same parameter text, read from the lines' text (past a parse error, ``broken``, or on a file
+        that parses); else None."""
         if symbol.name != "<toplevel>" or language_for_path(symbol.path) != "cpp" or symbol.change != "modified":
             return None
         change = _file_change(entry, symbol)
@@ -839,8 +841,8 @@ class AttributionRules:
                           f"the changed lines outside definitions are #include lines and deleted forward "
                           f"declarations of {', '.join(declared[:4])}, which the file now defines with the same "
                           "parameters: a declaration of a function the file defines runs nothing, so cosmetic "
-                          "rather than NEEDS_REVIEW (read from the lines' text: "
-                          f"{broken.reason.split(',')[0]})",
+                          "rather than NEEDS_REVIEW"
+                          + (f" (read from the lines' text: {broken.reason.split(',')[0]})" if broken else ""),
                           [Evidence(kind=Kind.COSMETIC, side="upstream-old", path=symbol.old_path or symbol.path,
                                     line=code[0][1], quote=code[0][2].strip(), symbol=symbol.name,
                                     message=f"forward declaration of {declared[0]} deleted; the file defines it")])
