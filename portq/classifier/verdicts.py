@@ -80,7 +80,7 @@ from portq.classifier.rules.definitions import DefinitionRules
 from portq.classifier.rules.form import (FormRules, module_loggers, qualifier_free_tokens,
                                         same_without_logging)
 from portq.classifier.rules.form import (same_modulo_imported_names, same_modulo_module_aliases,
-                                        same_without_assert_messages)
+                                        same_without_assert_messages, same_without_cpp_assert_messages)
 from portq.classifier.rules.guards import GuardRules
 from portq.classifier.rules.identity import IdentityRules
 from portq.classifier.rules.inlining import inlined_helpers
@@ -701,6 +701,13 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
         which call nothing, are erased (``form.same_without_assert_messages``)."""
         sides = self._python_sides(symbol)
         return sides is not None and same_without_assert_messages(sides[0], sides[1])
+
+    def _same_without_cpp_assert_messages(self, symbol: TouchedSymbol) -> bool:
+        """Rule ``assert-message`` (C/C++): a modified C/C++ definition whose tokens are the same once its
+        assertions' literal messages are erased (``form.same_without_cpp_assert_messages``)."""
+        sides = self._modified_sides(symbol, "cpp")
+        return sides is not None and same_without_cpp_assert_messages(
+            sides[0].node.text.decode("utf-8", errors="replace"), sides[1].node.text.decode("utf-8", errors="replace"))
 
     def _inlined_helpers(self, entry: EntryChanges, symbol: TouchedSymbol) -> list[str]:
         """Rule ``inlined-helper``: the helpers whose calls, written back as the expression each returns, make
@@ -1538,6 +1545,12 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
                 "are dropped: they compute nothing the port returns or launches, so",
                 evidence, "the same Python AST once "
                 "log-only statements are dropped")
+        if self._same_without_cpp_assert_messages(symbol):
+            return self._form_only_verdict(
+                "assert-message", symbol, "cosmetic",
+                f"{symbol.name}'s tokens are the same before and after once the messages of its assertions "
+                "(string literals alone, shown only when the check fails) are erased: only text for a reader "
+                "changed, so", evidence, "the same tokens once assertion messages are erased")
         if self._same_without_assert_messages(symbol):
             return self._form_only_verdict(
                 "assert-message", symbol, "cosmetic",
