@@ -42,7 +42,8 @@ def compare(old: Signature, new: Signature, port: Signature, index: TreeIndex | 
     ``respell`` the launcher's own consistent renaming of its locals (``renamed-binding``);
     ``internal(name)`` how upstream's own callers of a C++ function supply its new parameter (``internal-parameter``);
     ``defaulted(name)`` the literals upstream's carried callers bind a new defaulted parameter of an internal
-    Python helper to (``defaulted-internal-parameter``);
+    Python helper to (``defaulted-internal-parameter``); ``defaulted(name, "removed")`` whether the tree calls the
+    port of a Python helper that loses ``name`` only from ports (``removed-internal-parameter``);
     ``selects(name)`` the first branch condition of the new definition reading a parameter (``revived-input``)."""
     scope = _scope_names(param_scope)
     set_aside = {a.bare_symbol for a in index.anchors if a.kind == "not-carried" and not a.param

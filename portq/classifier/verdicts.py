@@ -903,13 +903,20 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
         return tuple(quotes)
 
     def _defaulted_internal_parameter(self, entry: EntryChanges, symbol: TouchedSymbol, new: Signature, name: str,
-                                      port) -> tuple[str, ...] | None:
+                                      port, side: str = "added") -> tuple[str, ...] | None:
         """Rule ``defaulted-internal-parameter``: the literals upstream's callers of Python function ``symbol``
         (top-level, no kernel) bind its new defaulted parameter ``name`` to, when every call in the Python files
         the commit changes (which hold every call that can bind a parameter new in it) leaves it to its default
         or binds a literal, or lies in a definition new in the commit (a sibling) or one the tree declares not
         carried, and the tree calls the port's function ``port`` (outside tests) only from definitions that
-        port upstream ones; else None."""
+        port upstream ones; else None. With ``side`` "removed" (``removed-internal-parameter``): a one-item
+        tuple when ``symbol`` is a Python function or method, no kernel, and the tree calls ``port`` so; else
+        None."""
+        if side == "removed":
+            if language_for_path(symbol.path) != "python" or new.is_kernel or name.startswith("*") \
+                    or not self._python_called_only_from_ports(port):
+                return None
+            return ("the tree calls the port only from ports",)
         if language_for_path(symbol.path) != "python" or new.is_kernel or "." in symbol.qualified_name:
             return None
         param = new.param(name)
@@ -1911,7 +1918,8 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
                         instance=lambda name, side: self._instance_computed(symbol, name, side),
                         respell=self._launcher_renaming(symbol),
                         internal=lambda name: self._internal_parameter(entry, symbol, new, name, definition),
-                        defaulted=lambda name: self._defaulted_internal_parameter(entry, symbol, new, name, definition),
+                        defaulted=lambda name, side="added": self._defaulted_internal_parameter(
+                            entry, symbol, new, name, definition, side),
                         selects=lambda name: self._branch_read(symbol, name))
         table = self._table(symbol.new_blob, symbol.path) if language_for_path(symbol.path) == "python" else None
         items = platform_chosen_launches(items, old, new, table.source if table is not None else None)
