@@ -97,7 +97,6 @@ from portq.classifier.rules.regrouped import RegroupRules
 from portq.classifier.rules.preprocessed import PreprocessedRules
 from portq.classifier.rules.not_carried_paths import NotCarriedPathRules
 from portq.classifier.rules.parameters import branch_read, context_form_changed
-from portq.classifier.rules.parameters import defaulted_bindings
 from portq.classifier.rules.parameters import (Derivation, Step, cpp_call, cpp_kernel_uses, cpp_launch_constant, instance_computed, internal_argument, _upstream_param_evidence, derive, launch_argument,
                                                launch_argument_texts, parameter_position)
 from portq.classifier.rules.provenance import ProvenanceRules
@@ -902,64 +901,16 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
             return None
         return tuple(quotes)
 
-    def _defaulted_internal_parameter(self, entry: EntryChanges, symbol: TouchedSymbol, new: Signature, name: str,
-                                      port, side: str = "added") -> tuple[str, ...] | None:
-        """Rule ``defaulted-internal-parameter``: the literals upstream's callers of Python function ``symbol``
-        (top-level, no kernel) bind its new defaulted parameter ``name`` to, when every call in the Python files
-        the commit changes (which hold every call that can bind a parameter new in it) leaves it to its default
-        or binds a literal, or lies in a definition new in the commit (a sibling) or one the tree declares not
-        carried, and the tree calls the port's function ``port`` (outside tests) only from definitions that
-        port upstream ones; else None. With ``side`` "removed" (``removed-internal-parameter``): a one-item
-        tuple when ``symbol`` is a Python function or method, no kernel, and the tree calls ``port`` so; else
-        None."""
-        if side == "removed":
-            if language_for_path(symbol.path) != "python" or new.is_kernel or name.startswith("*") \
-                    or not self._python_called_only_from_ports(port):
-                return None
-            return ("the tree calls the port only from ports",)
-        if language_for_path(symbol.path) != "python" or new.is_kernel or "." in symbol.qualified_name:
-            return None
-        param = new.param(name)
-        if param is None or not param.has_default or param.constexpr or param.name.startswith("*"):
-            return None
-        names = new.param_names
-        index = names.index(name) if name in names else -1
-        position = -1 if any(n.startswith("*") for n in names[:max(index, 0)]) else index
-        set_aside = {a.bare_symbol for a in self.index.anchors if a.kind == "not-carried" and not a.param
-                     and a.upstream == self.upstream}
-        files = {(c.old_blob, c.new_blob, c.old_path or c.path, c.path) for c in entry.owned_changes if c.new_blob}
-        files.add((symbol.old_blob, symbol.new_blob, symbol.old_path or symbol.path, symbol.path))
-        quotes: list[str] = []
-        for old_blob, new_blob, old_path, path in sorted(files, key=lambda f: f[3] or ""):
-            if not path or language_for_path(path) != "python":
-                continue
-            after = self._table(new_blob, path)
-            if after is None or after.fallback or after.tree is None:
-                return None
-            bindings = defaulted_bindings(after.tree.root_node, symbol.name, name, position)
-            if bindings is None:
-                return None
-            before = self._table(old_blob, old_path) if old_blob else None
-            known = {d.qualified_name for d in before.definitions} \
-                if before is not None and not before.fallback else set()
-            for caller, bound in bindings:
-                if not bound:
-                    continue
-                if caller is None:
-                    return None  # a module-level call binds it
-                if caller.split(".")[0] in set_aside or caller in set_aside or caller not in known:
-                    continue  # not carried, or a caller new in this commit: a sibling decided on its own
-                quote = f"{caller}: {bound}"
-                if quote not in quotes:
-                    quotes.append(quote)
-        if not self._python_called_only_from_ports(port):
-            return None
-        return tuple(quotes) or ("every carried caller leaves it to its default",)
+    def _removed_internal_parameter(self, symbol: TouchedSymbol, new: Signature, name: str, port) -> bool:
+        """Rule ``removed-internal-parameter``: True when ``symbol`` is a Python function or method, no kernel,
+        and the tree calls its port ``port``, outside tests, only from definitions that port upstream ones."""
+        return language_for_path(symbol.path) == "python" and not new.is_kernel and not name.startswith("*") \
+            and self._python_called_only_from_ports(port)
 
     def _python_called_only_from_ports(self, port) -> bool:
         """True when every mention of the Python tree definition ``port`` by name outside tests is its own
         definition, an import, or a call inside a tree definition that ports an upstream one
-        (``defaulted-internal-parameter``)."""
+        (``removed-internal-parameter``)."""
         sources = self.index.tree_sources()
         if sources is None:
             return False
@@ -1918,8 +1869,7 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
                         instance=lambda name, side: self._instance_computed(symbol, name, side),
                         respell=self._launcher_renaming(symbol),
                         internal=lambda name: self._internal_parameter(entry, symbol, new, name, definition),
-                        defaulted=lambda name, side="added": self._defaulted_internal_parameter(
-                            entry, symbol, new, name, definition, side),
+                        removed=lambda name: self._removed_internal_parameter(symbol, new, name, definition),
                         selects=lambda name: self._branch_read(symbol, name))
         table = self._table(symbol.new_blob, symbol.path) if language_for_path(symbol.path) == "python" else None
         items = platform_chosen_launches(items, old, new, table.source if table is not None else None)

@@ -203,20 +203,6 @@ RULES = (
          "-void gated_act(const float* in, float* out, cudaStream_t s)\n+void gated_act(const float* in, float* "
          "out, Param& p, cudaStream_t s)   (api_swiglu: +Empty e = {}; gated_act<Empty>(in, out, e, s))",
          "classifier.rules.parameters.internal_argument, classifier.verdicts.SymbolClassifier._internal_parameter"),
-    Rule("defaulted-internal-parameter", ("NEEDS_REVIEW",),
-         "A top-level Python function (no kernel) that gains a parameter with a default which no carried caller "
-         "supplies: every call of it in the files the commit changes (the only ones that can bind a parameter new "
-         "in it) leaves it to its default or binds a literal constant, or lies in a definition new in the commit "
-         "(a sibling, decided on its own) or one the tree declares not carried; and in the tree the port's "
-         "function is called, outside tests, only from definitions that port upstream ones. Every call the "
-         "engine's entry points make then leaves it fixed: how the copied code is wired inside, not an input a "
-         "caller supplies, so for a reader (at most NEEDS_REVIEW), quoting the bindings. A carried caller handing "
-         "on a parameter of its own or any computed value, or non-test tree code that is no port calling the "
-         "function, keeps the gap.",
-         "-def plan(m, n, grouped=False):\n+def plan(m, n, grouped=False, masked=False):   (only the not-carried "
-         "run_masked binds masked=True; the tree's best_plan is called only from its port of run)",
-         "classifier.rules.parameters.defaulted_bindings, "
-         "classifier.verdicts.SymbolClassifier._defaulted_internal_parameter"),
     Rule("removed-internal-parameter", ("NEEDS_REVIEW",),
          "A runtime parameter upstream removes from a Python function or method (no kernel) that the port still "
          "takes, where the tree calls the port's function, outside tests, only from definitions that port "
@@ -228,7 +214,7 @@ RULES = (
          "-def build(name, keys, template):\n+def build(name, keys):   (the tree's build called only from its "
          "port of run)",
          "classifier.rules.parameters._parameter_items, "
-         "classifier.verdicts.SymbolClassifier._defaulted_internal_parameter"),
+         "classifier.verdicts.SymbolClassifier._removed_internal_parameter"),
     Rule("autograd-context", ("NEEDS_REVIEW", "REAL_GAP", "INERT", "IN_SYNC", "NOT_APPLICABLE"),
          "The first parameter of `forward` in a class deriving from `Function` (`torch.autograd.Function`) that "
          "defines no `setup_context` is the context autograd passes: `apply(*inputs)` supplies it, so it is no "
@@ -1190,7 +1176,7 @@ def _port_takes_more(old: Signature, new: Signature, port: Signature, name: str,
 
 def _parameter_items(old: Signature, new: Signature, port: Signature, scope: set[str],
                      derivation=None, keyword_free=None, instance=None, internal=None,
-                     selects=None, defaulted=None) -> list[Delta]:
+                     selects=None, removed=None) -> list[Delta]:
     items: list[Delta] = []
     derived_params: list = []  # (label, derivation, evidence) of added parameters upstream computes itself
     # Triton to Triton, constexpr parameters compare too; across languages a
@@ -1231,8 +1217,8 @@ def _parameter_items(old: Signature, new: Signature, port: Signature, scope: set
                                rule="heuristic-parameter"))
         elif port.param(name) is not None and instance is not None and instance(name, "old"):
             items.append(_instance_item(name, kind, "removed", instance(name, "old"), upstream, port))
-        elif port.param(name) is not None and not old.param(name).constexpr and defaulted is not None \
-                and defaulted(name, "removed"):
+        elif port.param(name) is not None and not old.param(name).constexpr and removed is not None \
+                and removed(name):
             items.append(Delta("undecided", "signature",
                                f"upstream removed {kind} {name} from a helper the tree calls, outside tests, only "
                                "from ports of upstream's definitions: the port's helper still taking it and the "
@@ -1306,14 +1292,6 @@ def _parameter_items(old: Signature, new: Signature, port: Signature, scope: set
                                    "callers: how the copied code is wired inside, not an input the port's callers "
                                    "supply, so for a reader (at most NEEDS_REVIEW)", [upstream, lacks],
                                    rule="internal-parameter"))
-            elif defaulted is not None and param is not None and (bound := defaulted(name)):
-                items.append(Delta("undecided", "signature",
-                                   f"upstream added {_param_kind(param)} {label} to a helper the tree calls only from "
-                                   "ports of upstream's definitions, and carried callers bind it only to literals, if at all "
-                                   f"({'; '.join(bound[:3])}): every call the engine's entry points make leaves it "
-                                   "fixed, so it is how the copied code is wired inside, not an input a caller "
-                                   "supplies; what the body does with it is for a reader (at most NEEDS_REVIEW)",
-                                   [upstream, lacks], rule="defaulted-internal-parameter"))
             elif old_names and shared * 2 < len(old_names):
                 # A port that shares under half of upstream's parameters is a
                 # redesign (a different tiling, a fused kernel): that it lacks
@@ -1848,76 +1826,3 @@ def template_retyped_parameters(old_node, new_node, port_node) -> list[tuple[str
         found.append((now[1], was[0], now[0]))
     return found or None
 
-
-_PY_LITERALS = frozenset({"true", "false", "none", "integer", "float", "string"})
-
-
-def _python_literal(node) -> bool:
-    """A Python literal: ``True``, ``False``, ``None``, a number (signed) or a plain string."""
-    if node.type == "unary_operator" and node.child_count == 2:
-        return node.children[1].type in ("integer", "float")
-    return node.type in _PY_LITERALS and not (node.type == "string" and any(c.type == "interpolation"
-                                                                             for c in node.children))
-
-
-def _top_definition(node) -> str | None:
-    """The name of the outermost Python function or class definition around ``node`` (a method: its
-    class, then itself, as ``Class.method``), or None at module level."""
-    names = []
-    current = node.parent
-    while current is not None:
-        if current.type in ("function_definition", "class_definition"):
-            name = current.child_by_field_name("name")
-            names.append(node_text(name) if name is not None else "")
-        current = current.parent
-    if not names:
-        return None
-    names.reverse()
-    return ".".join(names[:2])
-
-
-def defaulted_bindings(root, function: str, name: str, position: int):
-    """Rule ``defaulted-internal-parameter``: how each call of Python function ``function`` (``f(...)`` or
-    ``x.f(...)``) under ``root`` binds its parameter ``name`` (at ``position`` among the parameters a call
-    binds positionally): a list of (the enclosing top-level definition, or None at module level; the literal
-    it binds, quoted, or "" when the call leaves the default), or None when a call binds anything else
-    (a name, an expression, a splat) or the function is named other than as a callee."""
-    found = []
-    for current in nodes_of(root, ("identifier",), "python"):
-        if node_text(current) != function:
-            continue
-        parent = current.parent
-        if parent is not None and parent.type == "attribute" and parent.child_by_field_name("attribute") == current:
-            current, parent = parent, parent.parent
-        if parent is None:
-            return None
-        if parent.type in ("function_definition", "class_definition") and parent.child_by_field_name("name") == current:
-            continue
-        if parent.type in ("dotted_name", "aliased_import", "import_from_statement", "import_statement"):
-            continue
-        if parent.type != "call" or parent.child_by_field_name("function") != current:
-            return None
-        arguments = parent.child_by_field_name("arguments")
-        if arguments is None or arguments.type != "argument_list":
-            return None
-        bound = ""
-        ordinal = 0
-        for argument in arguments.named_children:
-            if argument.type == "comment":
-                continue
-            if argument.type in ("list_splat", "dictionary_splat"):
-                return None
-            if argument.type == "keyword_argument":
-                keyword, value = argument.child_by_field_name("name"), argument.child_by_field_name("value")
-                if keyword is not None and node_text(keyword) == name:
-                    if value is None or not _python_literal(value):
-                        return None
-                    bound = node_text(argument)
-                continue
-            if ordinal == position:
-                if not _python_literal(argument):
-                    return None
-                bound = node_text(argument)
-            ordinal += 1
-        found.append((_top_definition(parent), bound))
-    return found
