@@ -34,13 +34,15 @@ if TYPE_CHECKING:
 def compare(old: Signature, new: Signature, port: Signature, index: TreeIndex | None = None,
             param_scope: Iterable[str] = (), derivation=None, upstream: str | None = None,
             keyword_free=None, instance=None, respell: dict[str, str] | None = None, internal=None,
-            selects=None, forwarded=None) -> list[Delta]:
+            selects=None, forwarded=None, removed=None) -> list[Delta]:
     """Every structural delta of ``old`` → ``new``, placed against ``port``.
     ``derivation(name)`` says how upstream's launches compute a new parameter;
     ``keyword_free(names)`` whether no call upstream changed binds any of ``names`` by keyword;
     ``instance(name, side)`` how a class's own methods compute a parameter of one of its methods;
     ``respell`` the launcher's own consistent renaming of its locals (``renamed-binding``);
     ``internal(name)`` how upstream's own callers of a C++ function supply its new parameter (``internal-parameter``);
+    ``removed(name)`` whether the tree calls the port of a Python helper that loses ``name`` only from ports
+    (``removed-internal-parameter``);
     ``selects(name)`` the first branch condition of the new definition reading a parameter (``revived-input``);
     ``forwarded(name)`` where a default gained reaches only a moved body that requires it (``forwarded-default``)."""
     scope = _scope_names(param_scope)
@@ -48,7 +50,7 @@ def compare(old: Signature, new: Signature, port: Signature, index: TreeIndex | 
                  and (upstream is None or a.upstream == upstream)} if index is not None else set()
     items: list[Delta] = []
     items += [_both_sides(item, old, new) for item in _parameter_items(old, new, port, scope, derivation, keyword_free, instance,
-                                                                   internal, selects, forwarded)]
+                                                                   internal, selects, forwarded, removed)]
     items += _launch_items(old, new, port, index, scope, derivation, set_aside, respell)
     items += _ruled(_program_id_items(old, new, port, set_aside), "program-decomposition")
     return items

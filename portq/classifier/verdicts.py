@@ -80,7 +80,7 @@ from portq.classifier.rules.definitions import DefinitionRules
 from portq.classifier.rules.form import (FormRules, module_loggers, qualifier_free_tokens,
                                         same_without_logging)
 from portq.classifier.rules.form import (same_modulo_imported_names, same_modulo_module_aliases,
-                                        same_without_assert_messages)
+                                        same_without_assert_messages, same_without_cpp_assert_messages)
 from portq.classifier.rules.guards import GuardRules
 from portq.classifier.rules.identity import IdentityRules
 from portq.classifier.rules.inlining import inlined_helpers
@@ -745,6 +745,13 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
         sides = self._python_sides(symbol)
         return sides is not None and same_without_assert_messages(sides[0], sides[1])
 
+    def _same_without_cpp_assert_messages(self, symbol: TouchedSymbol) -> bool:
+        """Rule ``assert-message`` (C/C++): a modified C/C++ definition whose tokens are the same once its
+        assertions' literal messages are erased (``form.same_without_cpp_assert_messages``)."""
+        sides = self._modified_sides(symbol, "cpp")
+        return sides is not None and same_without_cpp_assert_messages(
+            sides[0].node.text.decode("utf-8", errors="replace"), sides[1].node.text.decode("utf-8", errors="replace"))
+
     def _inlined_helpers(self, entry: EntryChanges, symbol: TouchedSymbol) -> list[str]:
         """Rule ``inlined-helper``: the helpers whose calls, written back as the expression each returns, make
         the two sides of a Python definition the same program (``inlining.inlined_helpers``); empty otherwise.
@@ -937,6 +944,49 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
         if not quotes or not self._called_only_from_ports(port):
             return None
         return tuple(quotes)
+
+    def _removed_internal_parameter(self, symbol: TouchedSymbol, new: Signature, name: str, port) -> bool:
+        """Rule ``removed-internal-parameter``: True when ``symbol`` is a Python function or method, no kernel,
+        and the tree calls its port ``port``, outside tests, only from definitions that port upstream ones."""
+        return language_for_path(symbol.path) == "python" and not new.is_kernel and not name.startswith("*") \
+            and self._python_called_only_from_ports(port)
+
+    def _python_called_only_from_ports(self, port) -> bool:
+        """True when every mention of the Python tree definition ``port`` by name outside tests is its own
+        definition, an import, or a call inside a tree definition that ports an upstream one
+        (``removed-internal-parameter``)."""
+        sources = self.index.tree_sources()
+        if sources is None:
+            return False
+        ported = {(d.file, d.start_line) for d in self.index.ported_definitions()}
+        mention = re.compile(rf"(?<![\w]){re.escape(port.name)}(?!\w)")
+        for path, source in sources.items():
+            if is_test_path(path):
+                continue
+            text = source.decode("utf-8", errors="replace")
+            if port.name not in text:
+                continue
+            if language_for_path(path) != "python":
+                return False
+            records = self.index.definitions_in_file(path) or []
+            for found in mention.finditer(text):
+                line = text.count("\n", 0, found.start()) + 1
+                start = text.rfind("\n", 0, found.start()) + 1
+                end = text.find("\n", found.end())
+                whole = text[start:end if end >= 0 else len(text)].strip()
+                if whole.startswith("#") or whole.startswith("from ") or whole.startswith("import "):
+                    continue
+                if whole.startswith(("def ", "async def ")) and path == port.file and line == port.start_line:
+                    continue
+                if not re.match(r"\s*\(", text[found.end():]):
+                    return False
+                around = [d for d in records if d.start_line <= line <= d.end_line]
+                if not around:
+                    return False
+                innermost = max(around, key=lambda d: d.start_line)
+                if (innermost.file, innermost.start_line) not in ported:
+                    return False
+        return True
 
     def _copied_launcher_parameter(self, symbol: TouchedSymbol, new: Signature, name: str,
                                    port) -> tuple[str, ...] | None:
@@ -1502,6 +1552,12 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
                 "are dropped: they compute nothing the port returns or launches, so",
                 evidence, "the same Python AST once "
                 "log-only statements are dropped")
+        if self._same_without_cpp_assert_messages(symbol):
+            return self._form_only_verdict(
+                "assert-message", symbol, "cosmetic",
+                f"{symbol.name}'s tokens are the same before and after once the messages of its assertions "
+                "(string literals alone, shown only when the check fails) are erased: only text for a reader "
+                "changed, so", evidence, "the same tokens once assertion messages are erased")
         if self._same_without_assert_messages(symbol):
             return self._form_only_verdict(
                 "assert-message", symbol, "cosmetic",
@@ -1862,6 +1918,7 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
                         instance=lambda name, side: self._instance_computed(symbol, name, side),
                         respell=self._launcher_renaming(symbol),
                         internal=lambda name: self._internal_parameter(entry, symbol, new, name, definition),
+                        removed=lambda name: self._removed_internal_parameter(symbol, new, name, definition),
                         selects=lambda name: self._branch_read(symbol, name),
                         forwarded=lambda name: self._forwarded_default(entry, symbol, name))
         table = self._table(symbol.new_blob, symbol.path) if language_for_path(symbol.path) == "python" else None

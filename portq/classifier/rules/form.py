@@ -203,9 +203,14 @@ RULES = (
          "evaluated only when its test fails, and the assert raises then whatever the text says. Every message, "
          "on both sides, must call nothing (literals, f-strings and operators over names, attributes and "
          "subscripts), so a message that computes stays flagged, as do a changed test, an assert added or "
-         "removed and any other change beside the message.",
+         "removed and any other change beside the message. In C and C++ the same holds of a definition whose "
+         "tokens (comments aside) are the same once each assertion's message is erased: an assertion is "
+         "`static_assert(cond, msg)` or a call of an all-caps macro whose name ends in ASSERT (`LIB_ASSERT(cond, "
+         "msg)`; not a comparing `ASSERT_EQ`), its message the last of two or more arguments, string literals alone on both sides; a string "
+         "changed in any other call stays flagged.",
          "-    assert x.is_cuda, \"Input must be of dtype fp16.\"\n+    assert x.is_cuda, \"Input must be in dtype fp16.\"",
-         "classifier.rules.form.same_without_assert_messages, classifier.verdicts.SymbolClassifier._against_port"),
+         "classifier.rules.form.same_without_assert_messages, classifier.rules.form.same_without_cpp_assert_messages, "
+         "classifier.verdicts.SymbolClassifier._against_port"),
     Rule("complementary-test", ("NOT_APPLICABLE",),
          "A Python definition whose `ast` is the same before and after once each `if F:` directly followed by "
          "`if not F:` (or `if not F:` by `if F:`), neither with an `else`, is read as one `if` with the second "
@@ -1305,3 +1310,62 @@ def same_modulo_imported_names(old_text: str, new_text: str, old_module: str, ne
     if old_plain == new_plain or old_spelled != new_spelled or not (old_used | new_used):
         return []
     return sorted(old_used | new_used)
+
+
+_CPP_TOKEN = re.compile(r'''//[^\n]*|/\*.*?\*/|(?:u8|[uUL])?R"([^(\s]*)\(.*?\)\1"|(?:u8|[uUL])?"(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*'|[A-Za-z_]\w*|\d[\w.]*|::|->|<<|>>|&&|\|\||[^\s]''', re.S)
+_CPP_ASSERTION = re.compile(r"static_assert|_Static_assert|[A-Z][A-Z0-9_]*ASSERT")
+
+
+def _cpp_tokens(text: str) -> list[str]:
+    """The tokens of C/C++ ``text``, comments dropped."""
+    return [m.group(0) for m in _CPP_TOKEN.finditer(text) if not m.group(0).startswith(("//", "/*"))]
+
+
+def _is_string(token: str) -> bool:
+    return token.endswith('"') and (token.startswith('"') or token[:3] in ('u8"', 'u8R') or token[:2] in (
+        'u"', 'U"', 'L"', 'R"', 'uR', 'UR', 'LR'))
+
+
+def _erased_cpp_messages(tokens: list[str]) -> tuple[list[str], int] | None:
+    """``tokens`` with the message of each assertion (``assert-message``) replaced by one placeholder, and
+    the count replaced; None where brackets do not balance."""
+    out: list[str] = []
+    erased = 0
+    i = 0
+    while i < len(tokens):
+        token = tokens[i]
+        if _CPP_ASSERTION.fullmatch(token) and i + 1 < len(tokens) and tokens[i + 1] == "(":
+            depth, j, commas = 0, i + 1, []
+            while j < len(tokens):
+                if tokens[j] in ("(", "[", "{"):
+                    depth += 1
+                elif tokens[j] in (")", "]", "}"):
+                    depth -= 1
+                    if depth == 0:
+                        break
+                elif tokens[j] == "," and depth == 1:
+                    commas.append(j)
+                j += 1
+            if j >= len(tokens):
+                return None
+            last = tokens[commas[-1] + 1:j] if commas else []
+            if last and all(_is_string(t) for t in last):
+                out += tokens[i:commas[-1] + 1] + ["<message>", ")"]
+                erased += 1
+                i = j + 1
+                continue
+        out.append(token)
+        i += 1
+    return out, erased
+
+
+def same_without_cpp_assert_messages(before: str, after: str) -> bool:
+    """Rule ``assert-message`` (C/C++): True when two C/C++ definitions' tokens (comments aside) differ and are the
+    same once each assertion's message, string literals alone, is erased on both sides."""
+    old, new = _cpp_tokens(before), _cpp_tokens(after)
+    if old == new:
+        return False
+    erased_old, erased_new = _erased_cpp_messages(old), _erased_cpp_messages(new)
+    if erased_old is None or erased_new is None or not erased_old[1]:
+        return False
+    return erased_old[0] == erased_new[0]

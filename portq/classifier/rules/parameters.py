@@ -217,6 +217,18 @@ RULES = (
          "-void gated_act(const float* in, float* out, cudaStream_t s)\n+void gated_act(const float* in, float* "
          "out, Param& p, cudaStream_t s)   (api_swiglu: +Empty e = {}; gated_act<Empty>(in, out, e, s))",
          "classifier.rules.parameters.internal_argument, classifier.verdicts.SymbolClassifier._internal_parameter"),
+    Rule("removed-internal-parameter", ("NEEDS_REVIEW",),
+         "A runtime parameter upstream removes from a Python function or method (no kernel) that the port still "
+         "takes, where the tree calls the port's function, outside tests, only from definitions that port "
+         "upstream ones (every other mention an import, a comment or its own definition): the port's helper and "
+         "its copied callers, still passing the value, are behind as a pair, how the copy is wired inside; no "
+         "input of an entry point the engine calls changes (an entry point losing the parameter is decided on "
+         "its own), so for a reader (at most NEEDS_REVIEW). Non-test tree code that is no port calling or naming "
+         "the function keeps the gap.",
+         "-def build(name, keys, template):\n+def build(name, keys):   (the tree's build called only from its "
+         "port of run)",
+         "classifier.rules.parameters._parameter_items, "
+         "classifier.verdicts.SymbolClassifier._removed_internal_parameter"),
     Rule("autograd-context", ("NEEDS_REVIEW", "REAL_GAP", "INERT", "IN_SYNC", "NOT_APPLICABLE"),
          "The first parameter of `forward` in a class deriving from `Function` (`torch.autograd.Function`) that "
          "defines no `setup_context` is the context autograd passes: `apply(*inputs)` supplies it, so it is no "
@@ -1178,7 +1190,7 @@ def _port_takes_more(old: Signature, new: Signature, port: Signature, name: str,
 
 def _parameter_items(old: Signature, new: Signature, port: Signature, scope: set[str],
                      derivation=None, keyword_free=None, instance=None, internal=None,
-                     selects=None, forwarded=None) -> list[Delta]:
+                     selects=None, forwarded=None, removed=None) -> list[Delta]:
     items: list[Delta] = []
     derived_params: list = []  # (label, derivation, evidence) of added parameters upstream computes itself
     # Triton to Triton, constexpr parameters compare too; across languages a
@@ -1219,6 +1231,15 @@ def _parameter_items(old: Signature, new: Signature, port: Signature, scope: set
                                rule="heuristic-parameter"))
         elif port.param(name) is not None and instance is not None and instance(name, "old"):
             items.append(_instance_item(name, kind, "removed", instance(name, "old"), upstream, port))
+        elif port.param(name) is not None and not old.param(name).constexpr and removed is not None \
+                and removed(name):
+            items.append(Delta("undecided", "signature",
+                               f"upstream removed {kind} {name} from a helper the tree calls, outside tests, only "
+                               "from ports of upstream's definitions: the port's helper still taking it and the "
+                               "port's callers still passing it are behind as a pair, wiring inside the copy and "
+                               "no input of an entry point the engine calls, so for a reader (at most NEEDS_REVIEW)",
+                               [upstream] + _tree_param_evidence(port, name, f"the port still takes {name}"),
+                               rule="removed-internal-parameter"))
         elif port.param(name) is not None:
             items.append(Delta("behind", "signature", f"{kind} {name} was removed upstream, the port still takes it",
                                     [upstream] + _tree_param_evidence(port, name, f"the port still takes {name}")))
@@ -1890,3 +1911,4 @@ def template_retyped_parameters(old_node, new_node, port_node) -> list[tuple[str
             return None
         found.append((now[1], was[0], now[0]))
     return found or None
+
