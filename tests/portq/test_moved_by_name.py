@@ -11,6 +11,8 @@ import json
 from portq.core.model import FLAGGED, NOT_APPLICABLE
 from tests.portq.fixtures import CommitSpec
 from tests.portq.golden.pipeline import classify_history
+from tests.portq.test_moved_added_callee import KERNEL
+from tests.portq.test_moved_definitions import _portq
 
 CPP_MATRIX = """\
 [[row]]
@@ -105,20 +107,6 @@ def _fixed(source: str) -> str:
     return source.replace("x[j] = x[j] * buffer[lane];", "x[j] = x[j] * buffer[lane] + 1;")
 
 
-def _portq(tmp_path, *args) -> str:
-    import contextlib
-    import io
-
-    from portq.cli import main
-
-    printed = io.StringIO()
-    with contextlib.redirect_stdout(printed):
-        code = main([*args, "--upstream", f"vllm={tmp_path / 'upstream'}", "--tree", str(tmp_path / "tree"),
-                     "--matrix", str(tmp_path / "matrix.toml"), "--ledger", str(tmp_path / "ledger" / "ledger.sqlite")])
-    assert code == 0
-    return printed.getvalue()
-
-
 def test_a_cpp_kernel_rewritten_into_a_new_file_is_followed_and_a_later_change_there_is_flagged(tmp_path):
     verdicts, shas = classify_history(tmp_path, [
         CommitSpec("base", files={"src/fwd.h": OLD_HEADER}),
@@ -162,22 +150,7 @@ tree     = ["kernels/"]
 tests    = ["tests/"]
 """
 
-PY_OLD = '''\
-import torch
-import triton
-import triton.language as tl
-
-
-@triton.jit
-def _norm_fwd(x_ptr, w_ptr, y_ptr, n_cols, BLOCK: tl.constexpr):
-    row = tl.program_id(0)
-    cols = tl.arange(0, BLOCK)
-    mask = cols < n_cols
-    x = tl.load(x_ptr + row * n_cols + cols, mask=mask, other=0.0)
-    w = tl.load(w_ptr + cols, mask=mask, other=0.0)
-    rms = tl.sqrt(tl.sum(x * x, axis=0) / n_cols)
-    tl.store(y_ptr + row * n_cols + cols, x / rms * w, mask=mask)
-'''
+PY_OLD = KERNEL  # the same Triton row norm the moved-callee tests start from
 
 PY_NEW = '''\
 import triton
