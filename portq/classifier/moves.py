@@ -73,11 +73,11 @@ CARRIED_SHARE = 0.7
 """Share of an added body's code lines that must be lines of the old body for it to carry that body."""
 
 CALLEE_RULE = "moved-callee-body"
+"""The rule that follows a helper split out of a ported definition (``_follow_added_callees``)."""
 
 BY_NAME_RULE = "moved-by-name"
 """The rule that follows a definition, removed where it was, to the one definition of the same qualified name
 another file gains in the same commit (``_follow_by_name``)."""
-"""The rule that follows a helper split out of a ported definition (``_follow_added_callees``)."""
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
