@@ -208,6 +208,7 @@ import re
 import tokenize
 from collections import Counter
 from dataclasses import replace
+from functools import lru_cache
 
 from portq.classifier.imports import import_bindings, reexport_target, relative_module_path
 from portq.classifier.reading import _if_bodies, assignment_targets
@@ -1526,6 +1527,11 @@ _DEFAULT_VENDOR = "nvidia"
 """The default device's vendor: a platform name equal to it is the port's platform when the tree names no
 other platform (AMD's included, whose devices PyTorch also calls ``cuda``)."""
 
+_PLATFORM_PATTERNS = {platform: re.compile(rb"(?i)(?<![a-z])(?:" + b"|".join(w.encode() for w in words) + rb")"
+                                         + (rb"" if platform == "hip" else rb"(?![a-z])"))
+                      for platform, words in PLATFORMS.items()}
+"""Each platform's words as they may stand in code (``named_platforms``)."""
+
 _HELPER_NAME = re.compile(r"^_*(?:is|on|use|using|has|running_on)_(?:torch_)?([a-z]+(?:\d+[a-z]?)?)(?:_available)?$")
 
 
@@ -1559,16 +1565,19 @@ def named_platforms(sources: dict[str, bytes]) -> set[str]:
     """The platforms of ``PLATFORMS`` that the code of one of ``sources`` (path -> bytes) names: a word of
     it, in any case, as an identifier part (``is_hip``, ``HIP_VERSION``, ``hipLaunch``) or in a string;
     comments and docstrings are prose and decide nothing."""
-    patterns = {platform: re.compile(rb"(?i)(?<![a-z])(?:" + b"|".join(w.encode() for w in words) + rb")"
-                                     + (rb"" if platform == "hip" else rb"(?![a-z])"))
-                for platform, words in PLATFORMS.items()}
     found: set[str] = set()
     for path, source in sources.items():
-        if not source or language_for_path(path) is None:
-            continue
-        code = _code_text(source, path)
-        found |= {platform for platform, pattern in patterns.items() if platform not in found and pattern.search(code)}
+        if source and language_for_path(path) is not None:
+            found |= _platforms_named_in(source, path)
     return found
+
+
+@lru_cache(maxsize=4096)
+def _platforms_named_in(source: bytes, path: str) -> frozenset[str]:
+    """The platforms one file's code names (``named_platforms``), read once per file text: a scan asks
+    for the tree's platforms once per classifier, and the tree's files are the same every time."""
+    code = _code_text(source, path)
+    return frozenset(platform for platform, pattern in _PLATFORM_PATTERNS.items() if pattern.search(code))
 
 
 def _platform_test(node, absent: set[str], helpers: dict[str, str] | None = None,
