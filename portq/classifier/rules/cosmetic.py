@@ -189,6 +189,13 @@ def _function_node(node):
     return node
 
 
+def _function_body(node):
+    """The body block of a Python function definition (decorated or not); None for anything else."""
+    function = _function_node(node) if node is not None else None
+    return function.child_by_field_name("body") if function is not None and function.type == "function_definition" \
+        else None
+
+
 _PY_LOCAL_BINDERS = ("global_statement", "nonlocal_statement", *_PY_TARGET_PARENTS)
 
 
@@ -596,6 +603,12 @@ _CPP_TOKEN = re.compile(r"""
 _INCLUDE_LINE = re.compile(r"^[ \t]*#[ \t]*include\b[^\n]*$", re.MULTILINE)
 
 
+def cpp_tokens(text: str) -> list[str]:
+    """The tokens of C/C++ ``text`` (``_CPP_TOKEN``: words and numbers, string and character literals
+    whole, every other character alone), comments dropped."""
+    return [m.group(0) for m in _CPP_TOKEN.finditer(text) if m.lastgroup != "comment"]
+
+
 def _formatting_free(source: str) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
     """A C/C++ file's tokens with comments dropped and line continuations joined, and its ``#include``
     lines (each as its tokens) sorted, a repeated ``#include <...>`` counted once (a system header
@@ -604,11 +617,11 @@ def _formatting_free(source: str) -> tuple[tuple[str, ...], tuple[str, ...]] | N
     text = source.replace("\\\r\n", " ").replace("\\\n", " ")
     includes = []
     for found in _INCLUDE_LINE.finditer(text):
-        tokens = " ".join(m.group(0) for m in _CPP_TOKEN.finditer(found.group(0)) if m.lastgroup != "comment")
+        tokens = " ".join(cpp_tokens(found.group(0)))
         if "<" not in tokens or tokens not in includes:
             includes.append(tokens)
     text = _INCLUDE_LINE.sub(" ", text)
-    tokens = tuple(m.group(0) for m in _CPP_TOKEN.finditer(text) if m.lastgroup != "comment")
+    tokens = tuple(cpp_tokens(text))
     return tokens, tuple(sorted(includes))
 
 

@@ -92,6 +92,7 @@ import textwrap
 
 from portq.classifier.reading import _walk_nodes, drop_redundant_passes, new_side_evidence
 from portq.classifier.rules import Rule, branches
+from portq.classifier.rules.cosmetic import cpp_tokens
 from portq.core.evidence import Kind
 from portq.core.model import NOT_APPLICABLE, TouchedSymbol
 from portq.language.memo import TEXT_OR_NONE, content_digest, per_text
@@ -1312,13 +1313,7 @@ def same_modulo_imported_names(old_text: str, new_text: str, old_module: str, ne
     return sorted(old_used | new_used)
 
 
-_CPP_TOKEN = re.compile(r'''//[^\n]*|/\*.*?\*/|(?:u8|[uUL])?R"([^(\s]*)\(.*?\)\1"|(?:u8|[uUL])?"(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*'|[A-Za-z_]\w*|\d[\w.]*|::|->|<<|>>|&&|\|\||[^\s]''', re.S)
 _CPP_ASSERTION = re.compile(r"static_assert|_Static_assert|[A-Z][A-Z0-9_]*ASSERT")
-
-
-def _cpp_tokens(text: str) -> list[str]:
-    """The tokens of C/C++ ``text``, comments dropped."""
-    return [m.group(0) for m in _CPP_TOKEN.finditer(text) if not m.group(0).startswith(("//", "/*"))]
 
 
 def _is_string(token: str) -> bool:
@@ -1362,7 +1357,7 @@ def _erased_cpp_messages(tokens: list[str]) -> tuple[list[str], int] | None:
 def same_without_cpp_assert_messages(before: str, after: str) -> bool:
     """Rule ``assert-message`` (C/C++): True when two C/C++ definitions' tokens (comments aside) differ and are the
     same once each assertion's message, string literals alone, is erased on both sides."""
-    old, new = _cpp_tokens(before), _cpp_tokens(after)
+    old, new = cpp_tokens(before), cpp_tokens(after)
     if old == new:
         return False
     erased_old, erased_new = _erased_cpp_messages(old), _erased_cpp_messages(new)
