@@ -66,7 +66,8 @@ from typing import Callable, Iterable
 
 from portq.core.model import EntryChanges, TouchedSymbol
 from portq.language.extraction import signature_of
-from portq.language.signatures_python import PythonLocals
+from portq.language.signatures import walk
+from portq.language.signatures_python import PythonLocals, is_field_or_keyword
 from portq.language.symbols import KIND_CLASS, language_for_path
 
 CARRIED_SHARE = 0.7
@@ -741,7 +742,7 @@ def _callers_assignments(caller_table, caller: str, helper_table, helper: str) -
         if statement.id in carried:
             return True
         left, right = statement.child_by_field_name("left"), statement.child_by_field_name("right")
-        if left is None or right is None or _has_kind(right, _NEW_SCOPES) \
+        if left is None or right is None or any(n.type in _NEW_SCOPES for n in walk(right)) \
                 or not all(_reaches_only(target) is statement if target in helper_names else True
                            for target in _identifiers(left)) \
                 or any(target in helper_binds and target not in own for target in _identifiers(left)):
@@ -763,25 +764,10 @@ def _identifiers(node) -> list[str]:
     found, stack = [], [node]
     while stack:
         current = stack.pop()
-        if current.type == "identifier":
-            parent = current.parent
-            if parent is not None and parent.type == "attribute" and parent.child_by_field_name("attribute") == current:
-                continue
-            if parent is not None and parent.type == "keyword_argument" and parent.child_by_field_name("name") == current:
-                continue
+        if current.type == "identifier" and not is_field_or_keyword(current):
             found.append(current.text.decode(errors="replace"))
         stack.extend(current.named_children)
     return sorted(set(found))
-
-
-def _has_kind(node, kinds: frozenset) -> bool:
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        if current.type in kinds:
-            return True
-        stack.extend(current.named_children)
-    return False
 
 
 def _replaced(old: TouchedSymbol, old_table, new: TouchedSymbol, new_table) -> bool:

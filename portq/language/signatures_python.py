@@ -834,17 +834,24 @@ def _substituted_names(substitution: dict[str, Any]) -> dict[str, str]:
     return renamed
 
 
+def is_field_or_keyword(node) -> bool:
+    """Whether an identifier names an attribute (``obj.NAME``) or a keyword argument (``f(NAME=...)``)
+    rather than a variable."""
+    parent = node.parent
+    if parent is None:
+        return False
+    field = "attribute" if parent.type == "attribute" else "name" if parent.type == "keyword_argument" else None
+    named = parent.child_by_field_name(field) if field is not None else None
+    return named is not None and named.id == node.id
+
+
 def _is_python_read(node) -> bool:
     """False for names that are not reads of a variable: attribute fields,
     keyword names, assignment targets."""
     parent = node.parent
     if parent is None:
         return True
-    if parent.type == "attribute" and parent.child_by_field_name("attribute") is not None \
-            and parent.child_by_field_name("attribute").id == node.id:
-        return False
-    if parent.type == "keyword_argument" and parent.child_by_field_name("name") is not None \
-            and parent.child_by_field_name("name").id == node.id:
+    if is_field_or_keyword(node):
         return False
     if parent.type == "assignment" and parent.child_by_field_name("left") is not None \
             and parent.child_by_field_name("left").id == node.id:

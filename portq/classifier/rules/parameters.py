@@ -21,11 +21,11 @@ from dataclasses import dataclass
 
 from portq.classifier.delta import Delta, _ruled
 from portq.classifier.rules import Rule, equivalence
-from portq.classifier.rules.cosmetic import (_function_node, _python_parameters, _target_identifiers,
+from portq.classifier.rules.cosmetic import (_function_body, _function_node, _python_parameters, _target_identifiers,
                                              cpp_parameter_declarations)
 from portq.core.evidence import Evidence, Kind
 from portq.language.signatures import Signature, Use, has_ancestor, node_text, nodes_of, normalise_name
-from portq.language.signatures_python import PythonLocals, autograd_context
+from portq.language.signatures_python import PythonLocals, autograd_context, is_field_or_keyword
 from portq.language.symbols import function_declarator, parse
 
 RULES = (
@@ -1490,9 +1490,7 @@ def forwarded_only(definition, name: str, helpers) -> list[tuple[str, int | str,
     of one of ``helpers`` (bare names) passing the parameter ``name`` (normalised) on unchanged, those being
     its only reads, and the body cannot end but by such a return or a ``raise``: each call's helper, how it
     binds the parameter (a position or a keyword) and where. None otherwise."""
-    function = _function_node(definition) if definition is not None else None
-    body = function.child_by_field_name("body") if function is not None and function.type == "function_definition" \
-        else None
+    body = _function_body(definition)
     if body is None or nodes_of(body, ("function_definition", "lambda", "yield"), "python"):
         return None
     passed: list[tuple[str, int | str, Use]] = []
@@ -1520,10 +1518,7 @@ def forwarded_only(definition, name: str, helpers) -> list[tuple[str, int | str,
         passed.append((node_text(callee), binding, Use(line=returned.start_point[0] + 1,
                                                       quote=node_text(returned).splitlines()[0].strip())))
     reads = [i for i in nodes_of(body, ("identifier",), "python") if normalise_name(node_text(i)) == name
-             and not (i.parent is not None and i.parent.type == "attribute"
-                      and i.parent.child_by_field_name("attribute") == i)
-             and not (i.parent is not None and i.parent.type == "keyword_argument"
-                      and i.parent.child_by_field_name("name") == i)]
+             and not is_field_or_keyword(i)]
     if not passed or any(i.id not in forwarding for i in reads) or not _ends_every_path(body):
         return None
     return passed

@@ -27,7 +27,7 @@ from typing import Iterable
 
 from portq.classifier.reading import _anchor_evidence, _changed_lines, _file_change, _is_code_line, _walk_nodes
 from portq.classifier.rules import Rule
-from portq.classifier.rules.cosmetic import _function_node, _parameter_name, _target_identifiers, _walk
+from portq.classifier.rules.cosmetic import _function_body, _parameter_name, _target_identifiers, _walk
 from portq.core.evidence import Evidence, Kind
 from portq.core.model import TouchedSymbol
 from portq.language.signatures import Signature, comment_free_tokens, is_docstring, node_text, normalise_name
@@ -397,13 +397,6 @@ class ScopeRules:
         changed = _changed_lines(change, symbol, None, None, outside_definitions=False)
         code = [text for _, _, text in changed if _is_code_line(text, symbol.path)]
         return bool(code) and all(any(name in text for name in names) for text in code)
-
-
-def _function_body(node):
-    """The body block of a Python function definition (decorated or not); None for anything else."""
-    function = _function_node(node) if node is not None else None
-    return function.child_by_field_name("body") if function is not None and function.type == "function_definition" \
-        else None
 
 
 def _literal_values(node) -> frozenset[str] | None:
