@@ -445,10 +445,11 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
                                                  helper.new_lines)
             if definition is None or definition.node is None or definition.node.has_error or signature is None:
                 return None
-            params = [p for p in signature.params if not p.name.startswith("*")]
-            param = params[binding] if isinstance(binding, int) and binding < len(params) and \
-                len(params) == len(signature.params) else signature.param(normalise_name(str(binding))) \
-                if isinstance(binding, str) else None
+            if isinstance(binding, str):  # passed by keyword
+                param = signature.param(normalise_name(binding))
+            else:  # passed by position: only where no starred parameter makes positions ambiguous
+                plain = [p for p in signature.params if not p.name.startswith("*")]
+                param = plain[binding] if binding < len(plain) and len(plain) == len(signature.params) else None
             if param is None or param.has_default or branch_read(definition.node, param.normalised) is not None:
                 return None
             evidence += [Evidence(kind=Kind.BODY, side="upstream-new", path=symbol.path, line=use.line,

@@ -319,17 +319,15 @@ class IdentityRules:
         key = (symbol.old_path or symbol.path, symbol.qualified_name)
         made = facts.moves.made_by(entry.position, key)
         if made is not None and BY_NAME_RULE in made.via:
-            message = made.lost
+            message, path = made.lost, made.new[0]
             note = f"; the one definition of that name another file gains, {made.new[0]}::{made.new[1]}, is " \
                 "followed as this one from here on"
         else:
-            message = facts.moves.lost_line(entry.position, entry.commit.sha, key)
+            message, path = facts.moves.lost_line(entry.position, entry.commit.sha, key), symbol.path
             note = "; more than one definition of that name appears elsewhere in this commit, so none is followed"
         if message is None:
             return verdict
-        shown = [Evidence(kind=Kind.ANCHOR_LOST, message=message, side="upstream-new",
-                          path=made.new[0] if made is not None and message == made.lost else symbol.path,
-                          symbol=symbol.name)]
+        shown = [Evidence(kind=Kind.ANCHOR_LOST, message=message, side="upstream-new", path=path, symbol=symbol.name)]
         shown += [replace(_anchor_evidence(p.anchor, f"{p.definition.qualified_name} ports {p.anchor.reference}"),
                           subject=p.anchor.reference) for p in self._ports(symbol, self._paths(symbol, facts))]
         verdict.evidence = [*verdict.evidence, *shown]
