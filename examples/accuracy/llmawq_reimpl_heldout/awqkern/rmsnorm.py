@@ -7,7 +7,7 @@ import triton
 import triton.language as tl
 from torch import nn
 
-HALF_MAX = 65504.0
+HALF_MAX = tl.constexpr(65504.0)  # a compiled kernel reads only constexpr globals
 
 
 # portq: ports llmawq:awq/kernels/csrc/layernorm/layernorm.cu::generalT5LayerNorm @5f377ef

@@ -127,7 +127,8 @@ def _layer(width=128, ffn=128, heads=2):
         s, z = _quantise(lin.weight.data, 32)
         return AWQLinear.from_float(lin, 4, 32, scales=s, zeros=z)
 
-    norm = lambda seed: (torch.rand(width, generator=_gen(seed)) + 0.5).half()
+    # parameters, as a model's norm weights are, so that .to(DEVICE) moves them with the layer
+    norm = lambda seed: nn.Parameter((torch.rand(width, generator=_gen(seed)) + 0.5).half(), requires_grad=False)
     return DecoderLayer(q(3 * width, width, 10), q(width, width, 11), q(ffn, width, 12), q(ffn, width, 13),
                         q(width, ffn, 14), norm(15), norm(16), heads).to(DEVICE)
 
