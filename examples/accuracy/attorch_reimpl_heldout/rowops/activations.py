@@ -12,7 +12,7 @@ from .tiles import elementwise_config
 ACTIVATIONS = ("sigmoid", "tanh", "relu", "gelu", "silu", "relu2")
 
 # 1/sqrt(2), the erf argument scale of the exact GELU.
-INV_SQRT2 = 0.707106781
+INV_SQRT2 = tl.constexpr(0.707106781)
 
 
 # portq: ports attorch:attorch/act_kernels.py::sigmoid
@@ -36,7 +36,7 @@ def relu_f(x):
 # portq: ports attorch:attorch/act_kernels.py::gelu
 @triton.jit
 def gelu_f(x):
-    return 0.5 * (1 + tl.math.erf(INV_SQRT2 * x)) * x
+    return 0.5 * (1 + tl.math.erf(x * INV_SQRT2)) * x
 
 
 # portq: ports attorch:attorch/act_kernels.py::silu

@@ -11,7 +11,7 @@ import triton
 import triton.language as tl
 
 # Largest finite e4m3 value; every scale maps a row's or block's amax onto it.
-FP8_E4M3_MAX = 448.0
+FP8_E4M3_MAX = tl.constexpr(448.0)
 
 ROW_TILE = 1024
 

@@ -13,10 +13,10 @@ import triton.language as tl
 from .launch import GATE_BLOCK
 
 # Gates the element kernel knows, chosen at compile time.
-SILU = 0
+SILU = tl.constexpr(0)
 GELU_TANH = 1
 # sqrt(2 / pi), the tanh-GELU's inner scale.
-SQRT_2_OVER_PI = 0.7978845608028654
+SQRT_2_OVER_PI = tl.constexpr(0.7978845608028654)
 
 
 # portq: ports flaggems:src/flag_gems/fused/silu_and_mul.py::silu_and_mul_kernel

@@ -16,7 +16,7 @@ import triton.language as tl
 from torch.amp import custom_fwd
 
 # 32-bit words hold the packed values.
-WORD_BITS = 32
+WORD_BITS = tl.constexpr(32)
 
 
 # portq: ports gptqmodel:gptqmodel/nn_modules/triton_utils/dequant.py::make_dequant_configs

@@ -10,6 +10,8 @@ from glumlp.geglu import GeGLUOp, _geglu_rows_fwd, geglu_fwd
 from glumlp.mlp import SwiGLUMLP
 from glumlp.swiglu import SwiGLUOp, _silu, _swiglu_rows_bwd, _swiglu_rows_fwd, swiglu_bwd, swiglu_fwd, swiglu_packed
 
+DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
+
 
 @triton.jit
 def _silu_probe(x_ptr, out_ptr, n: tl.constexpr):
@@ -18,7 +20,7 @@ def _silu_probe(x_ptr, out_ptr, n: tl.constexpr):
 
 
 def test_silu_matches_torch():
-    x = torch.randn(16)
+    x = torch.randn(16).to(DEVICE)
     out = torch.empty_like(x)
     _silu_probe[(1,)](x, out, n=16)
     torch.testing.assert_close(out, F.silu(x))
@@ -43,11 +45,11 @@ def test_contiguous_inputs_hands_contiguous_tensors_to_the_op():
 
 
 def test_swiglu_kernels_forward_and_backward_rows():
-    gate, up = torch.randn(3, 20), torch.randn(3, 20)
+    gate, up = torch.randn(3, 20).to(DEVICE), torch.randn(3, 20).to(DEVICE)
     out = torch.empty_like(gate)
     _swiglu_rows_fwd[(3,)](gate, up, out, 20, width=20, TILE=32)
     torch.testing.assert_close(out, F.silu(gate) * up)
-    grad = torch.randn(3, 20)
+    grad = torch.randn(3, 20).to(DEVICE)
     g, u = gate.clone().requires_grad_(), up.clone().requires_grad_()
     (F.silu(g) * u).backward(grad)
     d_gate, d_up = gate.clone(), up.clone()
@@ -57,7 +59,7 @@ def test_swiglu_kernels_forward_and_backward_rows():
 
 
 def test_swiglu_op_and_helpers_match_autograd():
-    gate, up = torch.randn(2, 3, 24, requires_grad=True), torch.randn(2, 3, 24, requires_grad=True)
+    gate, up = torch.randn(2, 3, 24).to(DEVICE).requires_grad_(), torch.randn(2, 3, 24).to(DEVICE).requires_grad_()
     ref_gate, ref_up = gate.detach().clone().requires_grad_(), up.detach().clone().requires_grad_()
     # The backward overwrites the saved inputs with their gradients, so keep copies.
     plain_gate, plain_up = gate.detach().clone(), up.detach().clone()
@@ -70,18 +72,18 @@ def test_swiglu_op_and_helpers_match_autograd():
     torch.testing.assert_close(up.grad, ref_up.grad)
     a, b, c = swiglu_fwd(plain_gate, plain_up)
     torch.testing.assert_close(c, ref.detach())
-    d_a, d_b = swiglu_bwd(a.clone(), b.clone(), torch.ones(2, 3, 24))
+    d_a, d_b = swiglu_bwd(a.clone(), b.clone(), torch.ones(2, 3, 24, device=DEVICE))
     torch.testing.assert_close(d_a, ref_gate.grad)
     torch.testing.assert_close(d_b, ref_up.grad)
 
 
 def test_swiglu_packed_splits_gate_first():
-    gate_up = torch.randn(4, 32)
+    gate_up = torch.randn(4, 32).to(DEVICE)
     torch.testing.assert_close(swiglu_packed(gate_up), F.silu(gate_up[:, :16]) * gate_up[:, 16:])
 
 
 def test_geglu_forward_is_gelu_tanh_times_up():
-    gate, up = torch.randn(5, 40) * 3, torch.randn(5, 40)
+    gate, up = (torch.randn(5, 40) * 3).to(DEVICE), torch.randn(5, 40).to(DEVICE)
     expected = F.gelu(gate, approximate="tanh") * up
     out = torch.empty_like(gate)
     _geglu_rows_fwd[(5,)](gate, up, out, 40, width=40, TILE=64)
@@ -91,8 +93,8 @@ def test_geglu_forward_is_gelu_tanh_times_up():
 
 
 def test_swiglu_mlp_is_down_of_gated_projections():
-    mlp = SwiGLUMLP(8, 24)
-    x = torch.randn(3, 8)
+    mlp = SwiGLUMLP(8, 24).to(DEVICE)
+    x = torch.randn(3, 8).to(DEVICE)
     expected = mlp.down_proj(F.silu(mlp.gate_proj(x)) * mlp.up_proj(x))
     torch.testing.assert_close(mlp(x), expected, atol=1e-5, rtol=1e-5)
     try:
@@ -113,7 +115,7 @@ class _Context:
 
 
 def test_op_forwards_called_directly_save_what_backward_needs():
-    gate, up = torch.randn(2, 16), torch.randn(2, 16)
+    gate, up = torch.randn(2, 16).to(DEVICE), torch.randn(2, 16).to(DEVICE)
     ctx = _Context()
     torch.testing.assert_close(SwiGLUOp.forward(ctx, gate, up), F.silu(gate) * up)
     assert [t.data_ptr() for t in ctx.saved] == [gate.data_ptr(), up.data_ptr()]
@@ -124,6 +126,7 @@ def test_op_forwards_called_directly_save_what_backward_needs():
 def test_swiglu_mlp_init_sizes_the_projections_and_forward_uses_them():
     mlp = SwiGLUMLP(8, 24)
     SwiGLUMLP.__init__(mlp, 6, 10)
+    mlp.to(DEVICE)
     assert (mlp.gate_proj.weight.shape, mlp.up_proj.weight.shape, mlp.down_proj.weight.shape) == ((10, 6), (10, 6), (6, 10))
-    x = torch.randn(4, 6)
+    x = torch.randn(4, 6).to(DEVICE)
     torch.testing.assert_close(mlp.forward(x), mlp.down_proj(F.silu(mlp.gate_proj(x)) * mlp.up_proj(x)), atol=1e-5, rtol=1e-5)

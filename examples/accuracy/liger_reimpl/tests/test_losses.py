@@ -4,11 +4,14 @@ import torch.nn.functional as F
 from lossops import FusedLinearXentOp, cross_entropy_op
 from lossops.rmsnorm import rms_norm
 
+DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
+
 
 def test_cross_entropy_matches_torch_and_skips_ignored_rows():
-    logits = torch.randn(6, 50)
+    logits = torch.randn(6, 50).to(DEVICE)
     labels = torch.randint(0, 50, (6,))
     labels[2] = -100
+    labels = labels.to(DEVICE)
     expected_logits = logits.clone().requires_grad_()
     expected = F.cross_entropy(expected_logits, labels, ignore_index=-100)
     expected.backward()
@@ -20,9 +23,9 @@ def test_cross_entropy_matches_torch_and_skips_ignored_rows():
 
 
 def test_fused_linear_cross_entropy_matches_projection_then_loss():
-    hidden = torch.randn(9, 16, requires_grad=True)
-    weight = torch.randn(40, 16, requires_grad=True)
-    labels = torch.randint(0, 40, (9,))
+    hidden = torch.randn(9, 16).to(DEVICE).requires_grad_()
+    weight = torch.randn(40, 16).to(DEVICE).requires_grad_()
+    labels = torch.randint(0, 40, (9,)).to(DEVICE)
     expected = F.cross_entropy(hidden @ weight.t(), labels)
     expected.backward()
     grads = hidden.grad.clone(), weight.grad.clone()
@@ -35,7 +38,7 @@ def test_fused_linear_cross_entropy_matches_projection_then_loss():
 
 
 def test_rms_norm_matches_torch():
-    x = torch.randn(2, 3, 24)
-    w = torch.randn(24)
+    x = torch.randn(2, 3, 24).to(DEVICE)
+    w = torch.randn(24).to(DEVICE)
     expected = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) * w
     torch.testing.assert_close(rms_norm(x, w), expected, atol=1e-5, rtol=1e-5)

@@ -10,6 +10,8 @@ from lossops.linear_xent import FusedLinearXentOp
 from lossops.rmsnorm import RMSNormOp
 from lossops.xent import CrossEntropyOp
 
+DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
+
 
 def _context():
     ctx = types.SimpleNamespace(saved=None)
@@ -37,8 +39,8 @@ def test_contiguous_args_hands_contiguous_tensors_to_the_op():
 
 
 def test_cross_entropy_forward_saves_the_gradient_in_the_logits():
-    logits = torch.randn(4, 20)
-    labels = torch.randint(0, 20, (4,))
+    logits = torch.randn(4, 20).to(DEVICE)
+    labels = torch.randint(0, 20, (4,)).to(DEVICE)
     reference = logits.clone().requires_grad_()
     F.cross_entropy(reference, labels).backward()
     ctx = _context()
@@ -48,8 +50,8 @@ def test_cross_entropy_forward_saves_the_gradient_in_the_logits():
 
 
 def test_fused_linear_forward_saves_both_gradients():
-    hidden, weight = torch.randn(5, 8), torch.randn(12, 8)
-    labels = torch.randint(0, 12, (5,))
+    hidden, weight = torch.randn(5, 8).to(DEVICE), torch.randn(12, 8).to(DEVICE)
+    labels = torch.randint(0, 12, (5,)).to(DEVICE)
     ctx = _context()
     FusedLinearXentOp.forward(ctx, hidden, weight, labels, -100)
     h, w = hidden.clone().requires_grad_(), weight.clone().requires_grad_()
@@ -59,6 +61,6 @@ def test_fused_linear_forward_saves_both_gradients():
 
 
 def test_rms_norm_forward_normalises_each_row():
-    x, w = torch.randn(3, 16), torch.randn(16)
+    x, w = torch.randn(3, 16).to(DEVICE), torch.randn(16).to(DEVICE)
     out = RMSNormOp.forward(_context(), x, w, 1e-6)
     torch.testing.assert_close(out, x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) * w, atol=1e-5, rtol=1e-5)

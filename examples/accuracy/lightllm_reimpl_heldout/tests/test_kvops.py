@@ -32,7 +32,7 @@ def _prefill_reference(q, k, v, starts, lengths):
         ks = k[s:s + n].float().repeat_interleave(group, dim=1).transpose(0, 1)
         vs = v[s:s + n].float().repeat_interleave(group, dim=1).transpose(0, 1)
         scores = qs @ ks.transpose(1, 2) / q.shape[-1] ** 0.5
-        causal = torch.ones(n, n, dtype=torch.bool).tril()
+        causal = torch.ones(n, n, dtype=torch.bool, device=q.device).tril()
         scores = scores.masked_fill(~causal, float("-inf"))
         out[s:s + n] = (scores.softmax(-1) @ vs).transpose(0, 1).to(q.dtype)
     return out
@@ -139,19 +139,19 @@ def test_prefill_attention_refuses_unsupported_head_size():
 def test_prefill_layer_runs_norm_rotary_cache_and_attention():
     torch.manual_seed(3)
     width, n_heads, n_kv, head_dim, tokens = 64, 4, 2, 16, 7
-    wq = torch.randn(width, n_heads * head_dim, dtype=torch.float16) * 0.1
-    wk = torch.randn(width, n_kv * head_dim, dtype=torch.float16) * 0.1
-    wv = torch.randn(width, n_kv * head_dim, dtype=torch.float16) * 0.1
-    wo = torch.randn(n_heads * head_dim, width, dtype=torch.float16) * 0.1
-    layer = PrefillLayer(wq, wk, wv, wo, torch.ones(width, dtype=torch.float16), n_heads, n_kv)
-    hidden = torch.randn(tokens, width, dtype=torch.float16)
-    angles = torch.randn(tokens, head_dim // 2)
+    wq = (torch.randn(width, n_heads * head_dim, dtype=torch.float16) * 0.1).to(DEVICE)
+    wk = (torch.randn(width, n_kv * head_dim, dtype=torch.float16) * 0.1).to(DEVICE)
+    wv = (torch.randn(width, n_kv * head_dim, dtype=torch.float16) * 0.1).to(DEVICE)
+    wo = (torch.randn(n_heads * head_dim, width, dtype=torch.float16) * 0.1).to(DEVICE)
+    layer = PrefillLayer(wq, wk, wv, wo, torch.ones(width, dtype=torch.float16, device=DEVICE), n_heads, n_kv)
+    hidden = torch.randn(tokens, width, dtype=torch.float16).to(DEVICE)
+    angles = torch.randn(tokens, head_dim // 2).to(DEVICE)
     cos, sin = angles.cos().half(), angles.sin().half()
-    slots = torch.arange(tokens, dtype=torch.int32)
-    kc = torch.zeros(tokens, n_kv, head_dim, dtype=torch.float16)
+    slots = torch.arange(tokens, dtype=torch.int32, device=DEVICE)
+    kc = torch.zeros(tokens, n_kv, head_dim, dtype=torch.float16, device=DEVICE)
     vc = torch.zeros_like(kc)
-    lens = torch.tensor([3, 4], dtype=torch.int32)
-    starts = torch.tensor([0, 3], dtype=torch.int32)
+    lens = torch.tensor([3, 4], dtype=torch.int32, device=DEVICE)
+    starts = torch.tensor([0, 3], dtype=torch.int32, device=DEVICE)
     out = layer(hidden, cos, sin, slots, kc, vc, starts, lens)
 
     x = _rms_reference(hidden, layer.norm_weight, layer.eps)

@@ -51,7 +51,7 @@ def test_residual_is_added_and_returned_in_its_dtype():
 
 def test_row_norm_writes_mean_and_rstd_for_the_centered_norm():
     x = _rows(3, 200) + 2.0
-    out, rstd, mean = torch.empty_like(x), torch.empty(3), torch.empty(3)
+    out, rstd, mean = torch.empty_like(x), torch.empty(3, device=DEVICE), torch.empty(3, device=DEVICE)
     row_norm_(x, None, out, rstd=rstd, mean=mean, is_layernorm=True)
     torch.testing.assert_close(mean, x.mean(-1))
     torch.testing.assert_close(out, torch.nn.functional.layer_norm(x, (200,)), atol=1e-5, rtol=1e-5)

@@ -24,16 +24,17 @@ from ringcp.varlen import ring_varlen_attention
 SEQLENS = [5, 1, 9]
 HEADS = 2
 DIM = 16
+DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
 
 
 def _cu(seqlens):
-    return torch.tensor([0] + list(torch.tensor(seqlens).cumsum(0)), dtype=torch.int32)
+    return torch.tensor([0] + list(torch.tensor(seqlens).cumsum(0)), dtype=torch.int32, device=DEVICE)
 
 
 def test_flatten_is_exact():
     g = torch.Generator().manual_seed(0)
     cu, max_len = _cu(SEQLENS), max(SEQLENS)
-    padded = torch.randn(len(SEQLENS), HEADS, max_len, generator=g)
+    padded = torch.randn(len(SEQLENS), HEADS, max_len, generator=g).to(DEVICE)
     want = torch.cat([padded[i, :, :n] for i, n in enumerate(SEQLENS)], dim=1)
     assert torch.equal(flatten_varlen_lse(padded, cu), want)
 
@@ -41,7 +42,7 @@ def test_flatten_is_exact():
 def test_unflatten_is_exact():
     g = torch.Generator().manual_seed(1)
     cu, max_len = _cu(SEQLENS), max(SEQLENS)
-    packed = torch.randn(sum(SEQLENS), HEADS, 1, generator=g)
+    packed = torch.randn(sum(SEQLENS), HEADS, 1, generator=g).to(DEVICE)
     got = unflatten_varlen_lse(packed, cu, max_len)
     assert got.shape == (len(SEQLENS), HEADS, max_len)
     for i, n in enumerate(SEQLENS):
@@ -84,13 +85,13 @@ def test_a_slice_is_refused_on_the_first_merge():
 
 
 def _reference_block(q, k, v, cu_seqlens, max_seqlen, softmax_scale, causal, window_size):
-    outs, lse = [], torch.full((len(cu_seqlens) - 1, q.shape[1], max_seqlen), float("nan"))
+    outs, lse = [], torch.full((len(cu_seqlens) - 1, q.shape[1], max_seqlen), float("nan"), device=q.device)
     for i in range(len(cu_seqlens) - 1):
         a, b = int(cu_seqlens[i]), int(cu_seqlens[i + 1])
         s = torch.einsum("thd,shd->hts", q[a:b].float(), k[a:b].float()) * softmax_scale
         if causal:
             n = b - a
-            s = s.masked_fill(torch.ones(n, n, dtype=torch.bool).triu(1), float("-inf"))
+            s = s.masked_fill(torch.ones(n, n, dtype=torch.bool, device=q.device).triu(1), float("-inf"))
         lse[i, :, : b - a] = torch.logsumexp(s, dim=-1)
         outs.append(torch.einsum("hts,shd->thd", torch.softmax(s, dim=-1), v[a:b].float()))
     return torch.cat(outs).to(q.dtype), lse
@@ -108,7 +109,7 @@ def one_rank_group(tmp_path, monkeypatch):
 def test_entry_point_at_world_size_one(one_rank_group, causal):
     g = torch.Generator().manual_seed(3)
     cu, max_len = _cu(SEQLENS), max(SEQLENS)
-    q, k, v = (torch.randn(sum(SEQLENS), HEADS, DIM, generator=g).half() for _ in range(3))
+    q, k, v = (torch.randn(sum(SEQLENS), HEADS, DIM, generator=g).half().to(DEVICE) for _ in range(3))
     want, _ = _reference_block(q, k, v, cu, max_len, DIM ** -0.5, causal, (-1, -1))
     got = ring_varlen_attention(q, k, v, cu, max_len, causal=causal)
     assert got.dtype == torch.float16
@@ -121,7 +122,7 @@ def test_entry_point_at_world_size_one(one_rank_group, causal):
 def test_forward_returns_the_padded_lse(one_rank_group):
     g = torch.Generator().manual_seed(4)
     cu, max_len = _cu(SEQLENS), max(SEQLENS)
-    q, k, v = (torch.randn(sum(SEQLENS), HEADS, DIM, generator=g).half() for _ in range(3))
+    q, k, v = (torch.randn(sum(SEQLENS), HEADS, DIM, generator=g).half().to(DEVICE) for _ in range(3))
     _, want = _reference_block(q, k, v, cu, max_len, 0.25, True, (-1, -1))
     _, lse = varlen.ring_varlen_forward(None, q, k, v, cu, max_len, 0.25, causal=True)
     for i, n in enumerate(SEQLENS):

@@ -10,7 +10,7 @@ import triton.language as tl
 from .quant import K_ROWS, Q_ROWS
 
 # masked scores get this bias before the row maximum (finite: exp2 of it is 0)
-MASK_BIAS = -1.0e6
+MASK_BIAS = tl.constexpr(-1.0e6)
 # the head dimension these kernels are built for
 HEAD_DIM = 64
 

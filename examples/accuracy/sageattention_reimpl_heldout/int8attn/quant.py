@@ -7,9 +7,9 @@ import triton
 import triton.language as tl
 
 # log2(e): the attention kernel exponentiates in base 2.
-LOG2E = 1.44269504
+LOG2E = tl.constexpr(1.44269504)
 # the largest magnitude an int8 code takes
-INT8_MAX = 127.0
+INT8_MAX = tl.constexpr(127.0)
 # rows per quantisation block for queries and keys (the attention tiles)
 Q_ROWS = 128
 K_ROWS = 64

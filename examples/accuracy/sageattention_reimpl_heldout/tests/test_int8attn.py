@@ -7,10 +7,12 @@ from int8attn import attention, quant
 from int8attn.api import int8_sdpa
 from engine import self_attention
 
+DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
+
 
 def _inputs(length=150, seed=0):
     g = torch.Generator().manual_seed(seed)
-    return [torch.randn(1, 2, length, 64, generator=g).half() for _ in range(3)]
+    return [torch.randn(1, 2, length, 64, generator=g).half().to(DEVICE) for _ in range(3)]
 
 
 def _reference(q, k, v, causal):
@@ -25,7 +27,7 @@ def test_quantize_qk_round_trips_within_one_step():
     assert k_scale.shape == (1, 2, 3, 1)
     k_back = quant.dequantize(k_codes, k_scale, quant.K_ROWS)
     assert (k_back - k.float()).abs().max() <= k_scale.max() * 0.5 + 1e-6
-    q_folded = q.float() * 64 ** -0.5 * quant.LOG2E
+    q_folded = q.float() * 64 ** -0.5 * quant.LOG2E.value
     q_back = quant.dequantize(q_codes, q_scale, quant.Q_ROWS)
     assert (q_back - q_folded).abs().max() <= q_scale.max() * 0.5 + 1e-6
 

@@ -83,8 +83,8 @@ def _pool_sim_quant_kernel(x, x_mean, pooled, similar, codes, scales, sim_thresh
     is_similar = (tl.sum(gram).to(tl.float32) / (count * count)) > tl.load(sim_threshold + h)
     tl.store(pooled + ((b * H + h) * T + t) * D + tl.arange(0, D), mean)
     tl.store(similar + (b * H + h) * T + t, is_similar)
-    step = tl.max(tl.abs(f32)) / 127.0 + 0.0000001
-    q = f32 / step
+    step = tl.math.div_rn(tl.max(tl.abs(f32)), 127.0) + 0.0000001
+    q = tl.math.div_rn(f32, step)
     q += 0.5 * tl.where(q >= 0, 1, -1)
     tl.store(codes + base + rows * D + cols, q.to(tl.int8), mask=inside)
     tl.store(scales + (b * H + h) * T + t, step)

@@ -25,8 +25,8 @@ def _tile_int8_kernel(src, dst, scales, rows,
     keep = rws[:, None] < rows
     vals = tl.load(src + batch * s_src_b + head * s_src_h + rws[:, None] * s_src_n + cols[None, :], mask=keep)
     vals = vals.to(tl.float32) * mult
-    step = tl.max(tl.abs(vals)) / 127.0 + 0.0000001
-    codes = vals / step
+    step = tl.math.div_rn(tl.max(tl.abs(vals)), 127.0) + 0.0000001
+    codes = tl.math.div_rn(vals, step)
     codes += 0.5 * tl.where(codes >= 0, 1, -1)
     tl.store(dst + batch * s_dst_b + head * s_dst_h + rws[:, None] * s_dst_n + cols[None, :], codes.to(tl.int8), mask=keep)
     tl.store(scales + batch * s_scl_b + head * s_scl_h + tile, step)

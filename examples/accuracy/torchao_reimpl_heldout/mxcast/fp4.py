@@ -27,8 +27,11 @@ UNPACK_TILE = 512
 @triton.jit
 def _e2m1_pairs_to_bf16(packed, sign_bit, mantissa_bits, e_mbits, e_ebits, e_bias,
                         f_mbits, f_ebits, f_bias, zero_bits, half_bits):
-    # high nibble first, then low, interleaved back into element order
-    codes = tl.interleave(packed >> 4, packed & 0xF)
+    # high nibble first, then low, interleaved back into element order; the
+    # bytes are widened to int32 first so the nibble arithmetic and the
+    # interleave never run on packed 8-bit lanes
+    wide = packed.to(tl.int32)
+    codes = tl.interleave(wide >> 4, wide & 0xF)
     sign = codes & sign_bit
     magnitude = codes ^ sign
     exponent = ((magnitude >> e_mbits) - e_bias + f_bias).to(tl.int32) << f_mbits
