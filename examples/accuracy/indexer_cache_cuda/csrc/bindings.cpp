@@ -1,4 +1,5 @@
 // Registers the indexer cache ops as torch.ops.dsv32.*.
+#include <torch/all.h>
 #include <torch/library.h>
 
 void indexer_k_quant_and_cache(torch::Tensor& k, torch::Tensor& kv_cache, torch::Tensor& slot_mapping,
