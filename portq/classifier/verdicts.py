@@ -73,6 +73,7 @@ from portq.classifier.rules.moved_lines import MovedLineRules
 from portq.classifier.rules.callee_path import CalleePathRules
 from portq.classifier.rules.computation import same_computation
 from portq.classifier.rules.cosmetic import (attribute_names, caller_renaming, caller_renamings, dropped_keywords,
+                                             import_aliases, imported_others,
                                              followed_keywords, formatted_alike, keyword_bindings, renamed_locals, renamed_names,
                                              cpp_renaming, macro_read_names)
 from portq.classifier.rules.cosmetic import cpp_parameter_names
@@ -610,7 +611,11 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
                 trees.append((side, table.tree.root_node))
 
         keyword_calls: list = []
-        others = _other_definitions(trees, symbol.name)
+        # a call of another definition, defined in these files or imported under its own name, binds its own
+        # parameters: a keyword of a renamed name it passes is no binding of this definition's
+        others = (_other_definitions(trees, symbol.name) | {n for _, root in trees
+                                                            for n in imported_others(root, symbol.name)}) \
+            - {n for _, root in trees for n in import_aliases(root, symbol.name)}
 
         def same_bindings(moved: list[tuple[str, str]]) -> bool:
             names = {n for pair in moved for n in pair}
