@@ -137,23 +137,62 @@ def double_rows(x_ptr, y_ptr, count, BLOCK: tl.constexpr):
 }
 
 
-def _renamed_beside(tmp_path, alias: str, callee: str):
+SCALE = '''\
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def scale_kernel(x_ptr, y_ptr, B, BLOCK: tl.constexpr):
+    i = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = i < B
+    tl.store(y_ptr + i, tl.load(x_ptr + i, mask=mask) * 3.0, mask=mask)
+'''
+
+SCALE_ALIAS = "from ops.kernels import fwd_kernel\n\nscale_kernel = fwd_kernel\n"
+
+
+def _renamed_beside(tmp_path, alias: str, callee: str, untouched: dict[str, str] | None = None):
+    untouched = {"ops/scale.py": SCALE} if untouched is None else untouched
     before = {"ops/kernels.py": KERNELS.format(fwd="B", bwd="num_elements"),
               "ops/double.py": OP.format(fwd="B", bwd="num_elements"),
-              "ops/other.py": OTHER.format(alias=alias, callee=callee, note="scale")}
+              "ops/other.py": OTHER.format(alias=alias, callee=callee, note="scale"), **untouched}
     after = {"ops/kernels.py": KERNELS.format(fwd="N", bwd="N"),
              "ops/double.py": OP.format(fwd="N", bwd="N"),
-             "ops/other.py": OTHER.format(alias=alias, callee=callee, note="scale every element")}
+             "ops/other.py": OTHER.format(alias=alias, callee=callee, note="scale every element"), **untouched}
     return classify_commit(tmp_path, before, after, FWD_TREE, MATRIX)
 
 
 def test_another_imported_kernels_keyword_of_the_old_name_does_not_hide_the_renaming(tmp_path):
     # ops/other.py launches scale_kernel, imported under its own name from a module the commit does not
-    # touch: its ``B=B`` binds scale_kernel's parameter, never the renamed kernel's
+    # touch that defines it: its ``B=B`` binds scale_kernel's parameter, never the renamed kernel's
     entry = _renamed_beside(tmp_path, "", "scale_kernel")
     kernel = next(s for s in entry.symbols if s.symbol == "fwd_kernel")
     assert (kernel.verdict, kernel.justification) == (NOT_APPLICABLE, "cosmetic"), kernel.reason
     assert "renamed-binding" in kernel.rules, kernel.rules
+
+
+def test_a_kernel_imported_through_a_package_that_re_exports_it_is_followed(tmp_path):
+    # ops/scale/__init__.py re-exports scale_kernel from the module of the package that defines it
+    entry = _renamed_beside(tmp_path, "", "scale_kernel",
+                            {"ops/scale/__init__.py": "from .kernel import scale_kernel\n",
+                             "ops/scale/kernel.py": SCALE})
+    kernel = next(s for s in entry.symbols if s.symbol == "fwd_kernel")
+    assert (kernel.verdict, kernel.justification) == (NOT_APPLICABLE, "cosmetic"), kernel.reason
+
+
+def test_an_imported_name_bound_to_the_renamed_kernel_stays_flagged(tmp_path):
+    # the untouched module binds scale_kernel to the renamed kernel itself: its ``B=B`` no longer binds
+    entry = _renamed_beside(tmp_path, "", "scale_kernel", {"ops/scale.py": SCALE_ALIAS})
+    kernel = next(s for s in entry.symbols if s.symbol == "fwd_kernel")
+    assert kernel.verdict in FLAGGED, kernel.reason
+
+
+def test_an_imported_name_whose_module_is_not_there_stays_flagged(tmp_path):
+    # nothing shows what scale_kernel is: its ``B=B`` may bind the renamed kernel
+    entry = _renamed_beside(tmp_path, "", "scale_kernel", {})
+    kernel = next(s for s in entry.symbols if s.symbol == "fwd_kernel")
+    assert kernel.verdict in FLAGGED, kernel.reason
 
 
 def test_the_renamed_kernel_launched_under_an_alias_with_the_old_keyword_stays_flagged(tmp_path):

@@ -352,9 +352,9 @@ def keyword_bindings(root, names: set[str], renaming: dict[str, str] | None = No
 
 
 def imported_others(root, name: str) -> set[str]:
-    """The names a Python module binds with ``from MODULE import NAME`` (no ``as``) to a definition
-    other than ``name``: a call of one of them binds that definition's parameters, never ``name``'s
-    (``renamed-binding``). A name imported under an alias, or ``name`` itself, is not among them."""
+    """The names other than ``name`` a Python module binds with ``from MODULE import NAME`` (no ``as``):
+    each one, once its module shows it defines a function of that name, is another definition, whose
+    calls bind its own parameters, never ``name``'s (``renamed-binding``)."""
     found = set()
     for statement in nodes_of(root, ("import_from_statement",), "python"):
         module = statement.child_by_field_name("module_name")
