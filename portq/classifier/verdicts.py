@@ -583,12 +583,12 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
         return cpp_renaming(sides[0].node, sides[1].node, [p.name.lstrip("*&") for p in old.params],
                             [p.name.lstrip("*&") for p in new.params], macros, expand)
 
-    def _imported_definitions(self, entry: EntryChanges, files, name: str) -> set[str]:
-        """The names the Python ``files`` ((side, blob, path) of the commit) import under their own name
-        (``from MODULE import NAME``) where MODULE, read at that side's commit (a package through its
-        ``__init__.py``, re-exports followed), defines a function NAME at its top level, NAME not ``name``:
-        a call of one binds that function's parameters (``renamed-binding``). A name whose import cannot be
-        followed to such a definition is not among them."""
+    def _imported_definitions(self, entry: EntryChanges, files, name: str, asked: set[str]) -> set[str]:
+        """The names among ``asked`` the Python ``files`` ((side, blob, path) of the commit) import under
+        their own name (``from MODULE import NAME``) where MODULE, read at that side's commit (a package
+        through its ``__init__.py``, re-exports followed), defines a function NAME at its top level, NAME
+        not ``name``: a call of one binds that function's parameters (``renamed-binding``). A name whose
+        import cannot be followed to such a definition is not among them."""
         found: set[str] = set()
         for side, blob, path in files:
             commit = entry.commit.sha if side == "new" else (entry.commit.parents[0] if entry.commit.parents else None)
@@ -611,7 +611,7 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
                 return None
 
             importer = Module(path, table)
-            for imported in imported_others(table.tree.root_node, name):
+            for imported in sorted(imported_others(table.tree.root_node, name) & asked):
                 module, wanted = importer, imported
                 for _ in range(4):  # the importer's binding, then up to three re-exports
                     if module is None or wanted == name:
@@ -657,13 +657,19 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
         keyword_calls: list = []
         # a call of another definition, defined in these files or imported under its own name, binds its own
         # parameters: a keyword of a renamed name it passes is no binding of this definition's
-        others = (_other_definitions(trees, symbol.name) | self._imported_definitions(entry, files, symbol.name)) \
-            - {n for _, root in trees for n in import_aliases(root, symbol.name)} if language == "python" \
-            else _other_definitions(trees, symbol.name)
+        others = _other_definitions(trees, symbol.name)
+        aliases = {n for _, root in trees for n in import_aliases(root, symbol.name)} if language == "python" else set()
+        others -= aliases
 
         def same_bindings(moved: list[tuple[str, str]]) -> bool:
             names = {n for pair in moved for n in pair}
             renaming = dict(moved)
+            if language == "python":
+                # an imported callee passing a renamed name: followed to its module only then (read on its own)
+                called = {_launched_name(callee) for side, root in trees
+                          for callee, _, _ in keyword_bindings(root, names)} - others - aliases - {symbol.name}
+                if called:
+                    others.update(self._imported_definitions(entry, files, symbol.name, called))
             was = _of_this(sorted(b for side, root in trees if side == "old"
                                   for b in keyword_bindings(root, names, renaming)), others)
             now = _of_this(sorted(b for side, root in trees if side == "new" for b in keyword_bindings(root, names)),
