@@ -60,7 +60,9 @@ from pathlib import Path
 
 from portq import __version__
 from portq.classifier.deltas import compare
+from portq.classifier.callees import Module
 from portq.classifier.reading import (RangeFacts, _anchor_evidence, _changed_lines, _file_change, _kind_class,
+                                      _module_path,
                                       _python_ast_dump,
                                       _python_passless_ast_dump, _same_ast_evidence,
                                       new_side_evidence)
@@ -73,6 +75,7 @@ from portq.classifier.rules.moved_lines import MovedLineRules
 from portq.classifier.rules.callee_path import CalleePathRules
 from portq.classifier.rules.computation import same_computation
 from portq.classifier.rules.cosmetic import (attribute_names, caller_renaming, caller_renamings, dropped_keywords,
+                                             import_aliases, imported_others,
                                              followed_keywords, formatted_alike, keyword_bindings, renamed_locals, renamed_names,
                                              cpp_renaming, macro_read_names)
 from portq.classifier.rules.cosmetic import cpp_parameter_names
@@ -580,6 +583,48 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
         return cpp_renaming(sides[0].node, sides[1].node, [p.name.lstrip("*&") for p in old.params],
                             [p.name.lstrip("*&") for p in new.params], macros, expand)
 
+    def _imported_definitions(self, entry: EntryChanges, files, name: str, asked: set[str]) -> set[str]:
+        """The names among ``asked`` the Python ``files`` ((side, blob, path) of the commit) import under
+        their own name (``from MODULE import NAME``) where MODULE, read at that side's commit (a package
+        through its ``__init__.py``, re-exports followed), defines a function NAME at its top level, NAME
+        not ``name``: a call of one binds that function's parameters (``renamed-binding``). A name whose
+        import cannot be followed to such a definition is not among them."""
+        found: set[str] = set()
+        for side, blob, path in files:
+            commit = entry.commit.sha if side == "new" else (entry.commit.parents[0] if entry.commit.parents else None)
+            table = self._table(blob, path)
+            if commit is None or table is None or table.tree is None:
+                continue
+            modules: dict[str, Module | None] = {}
+
+            def module_at(importer: str, spec: str, commit=commit, modules=modules) -> Module | None:
+                written = _module_path(importer, spec)
+                for candidate in ((written, written[:-3] + "/__init__.py") if written.endswith(".py") else (written,)):
+                    if not candidate:
+                        continue
+                    if candidate not in modules:
+                        read = self._table(f"{commit}:{candidate}", candidate)
+                        modules[candidate] = Module(candidate, read) if read is not None and read.tree is not None \
+                            else None
+                    if modules[candidate] is not None:
+                        return modules[candidate]
+                return None
+
+            importer = Module(path, table)
+            for imported in sorted(imported_others(table.tree.root_node, name) & asked):
+                module, wanted = importer, imported
+                for _ in range(4):  # the importer's binding, then up to three re-exports
+                    if module is None or wanted == name:
+                        break
+                    if wanted in module.functions and module is not importer:
+                        found.add(imported)
+                        break
+                    if wanted not in module.imports:
+                        break
+                    spec, wanted = module.imports[wanted]
+                    module = module_at(module.path, spec)
+        return found
+
     def _renamed_names(self, entry: EntryChanges, symbol: TouchedSymbol, old: Signature,
                        new: Signature) -> tuple[list[tuple[str, str]], bool] | None:
         """The local and parameter renamings that are the symbol's whole change
@@ -610,11 +655,21 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
                 trees.append((side, table.tree.root_node))
 
         keyword_calls: list = []
+        # a call of another definition, defined in these files or imported under its own name, binds its own
+        # parameters: a keyword of a renamed name it passes is no binding of this definition's
         others = _other_definitions(trees, symbol.name)
+        aliases = {n for _, root in trees for n in import_aliases(root, symbol.name)} if language == "python" else set()
+        others -= aliases
 
         def same_bindings(moved: list[tuple[str, str]]) -> bool:
             names = {n for pair in moved for n in pair}
             renaming = dict(moved)
+            if language == "python":
+                # an imported callee passing a renamed name: followed to its module only then (read on its own)
+                called = {_launched_name(callee) for side, root in trees
+                          for callee, _, _ in keyword_bindings(root, names)} - others - aliases - {symbol.name}
+                if called:
+                    others.update(self._imported_definitions(entry, files, symbol.name, called))
             was = _of_this(sorted(b for side, root in trees if side == "old"
                                   for b in keyword_bindings(root, names, renaming)), others)
             now = _of_this(sorted(b for side, root in trees if side == "new" for b in keyword_bindings(root, names)),

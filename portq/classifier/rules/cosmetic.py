@@ -351,6 +351,32 @@ def keyword_bindings(root, names: set[str], renaming: dict[str, str] | None = No
     return sorted(found)
 
 
+def imported_others(root, name: str) -> set[str]:
+    """The names other than ``name`` a Python module binds with ``from MODULE import NAME`` (no ``as``):
+    each one, once its module shows it defines a function of that name, is another definition, whose
+    calls bind its own parameters, never ``name``'s (``renamed-binding``)."""
+    found = set()
+    for statement in nodes_of(root, ("import_from_statement",), "python"):
+        module = statement.child_by_field_name("module_name")
+        for child in statement.named_children:
+            if child is module or child.type != "dotted_name":
+                continue
+            text = node_text(child)
+            if "." not in text and text != name:
+                found.add(text)
+    return found
+
+
+def import_aliases(root, name: str) -> set[str]:
+    """The local names ``import ... as ALIAS`` binds to ``name`` in a Python module."""
+    found = set()
+    for alias in nodes_of(root, ("aliased_import",), "python"):
+        imported, local = alias.child_by_field_name("name"), alias.child_by_field_name("alias")
+        if imported is not None and local is not None and node_text(imported).split(".")[-1] == name:
+            found.add(node_text(local))
+    return found
+
+
 def enclosing_function(node) -> str | None:
     """The name of the innermost Python function definition around ``node``, or None."""
     current = node.parent
