@@ -432,10 +432,14 @@ def _takes_back_in_place(earlier: EntryChanges, later: EntryChanges, path: str,
     return True
 
 
-def file_reverts(entries: list[EntryChanges], taken: set[int] = frozenset()) -> dict[int, dict[str, tuple[int, str]]]:
+def file_reverts(entries: list[EntryChanges], taken: set[int] = frozenset(),
+                 ) -> dict[int, dict[str, tuple[int, str, str]]]:
     """position -> {path: (partner position, partner sha)} for each owned file change that a later commit of
     the range restores hunk for hunk (its '-' lines, hunk by hunk in order, are the earlier change's '+' lines,
     and its '+' lines the earlier change's '-' lines), and for that later change; rule ``file-revert``.
+    A change no earlier one mirrors that way pairs with an earlier change it restores byte for byte across
+    commits that only edit the lines that change made (``_restores_across_edits``; rule
+    ``chained-file-revert``); the value's third element names the rule.
     Commits in ``taken`` (whole or partial reverts, decided as such) are left out; a change with a rename,
     or no lines (binary, mode only), is never paired. Diff text is read only for a path an earlier commit of
     the range changed, each change once; a change pairs with the latest open change it restores."""
@@ -469,12 +473,47 @@ def file_reverts(entries: list[EntryChanges], taken: set[int] = frozenset()) -> 
                         and _takes_back_in_place(earlier[index][0], entry, change.path, touching_by_path[change.path]):
                     partner = earlier.pop(index)[0]
                     break
+            rule = "file-revert"
+            if partner is None:
+                for index in range(len(earlier) - 1, -1, -1):
+                    first, made = earlier[index]
+                    if made.old_blob == change.new_blob and _restores_across_edits(
+                            first, entry, change.path, touching_by_path[change.path]):
+                        partner, rule = earlier.pop(index)[0], "chained-file-revert"
+                        break
             if partner is not None:
-                found.setdefault(partner.position, {})[change.path] = (entry.position, entry.commit.sha)
-                found.setdefault(entry.position, {})[change.path] = (partner.position, partner.commit.sha)
+                found.setdefault(partner.position, {})[change.path] = (entry.position, entry.commit.sha, rule)
+                found.setdefault(entry.position, {})[change.path] = (partner.position, partner.commit.sha, rule)
             else:
                 open_by_path.setdefault(change.path, []).append((entry, change))
     return found
+
+
+def _restores_across_edits(earlier: EntryChanges, later: EntryChanges, path: str,
+                           touching: list[EntryChanges]) -> bool:
+    """``chained-file-revert``: ``later`` puts ``path`` back byte for byte as it was before ``earlier`` (the
+    caller compared the blobs), and at least one commit between changed it, each only outside the file's
+    definitions and removing only lines ``earlier`` or a commit between added (followed to where they are
+    then); ``later`` removes only lines so made (a line it keeps may be one the diff aligns with the text it
+    puts back). What any commit between did to the file is then an edit of ``earlier``'s change, all of
+    which ``later`` takes back."""
+    first, last = _hunks_of(_change_on(earlier, path)), _hunks_of(_change_on(later, path))
+    if first is None or last is None:
+        return False
+    made = {n for h in first for n in h.added_lines}
+    between = [t for t in touching if earlier.position < t.position < later.position]
+    if not between:
+        return False
+    for commit in between:
+        hunks = _hunks_of(_change_on(commit, path))
+        if hunks is None or any(s.path == path and s.kind not in ("toplevel", "lines") for s in commit.symbols):
+            return False
+        gone = sorted(n for h in hunks for n in h.removed_lines)
+        added = sorted(n for h in hunks for n in h.added_lines)
+        if not set(gone) <= made:
+            return False
+        made = {_across(n, gone, added) for n in made} - {None} | set(added)
+    return {n for h in last for n in h.removed_lines} <= made
 
 
 def _paired_net_zero(entry: EntryChanges, symbol, rule: str, message: str, reason: str) -> SymbolVerdict:
@@ -847,13 +886,15 @@ class StructuralClassifier:
             return _no_row(entry)
         return entry_verdict(verdicts, "the commit changes no file")
 
-    def _file_revert(self, entry: EntryChanges, symbol, partner: tuple[int, str]) -> SymbolVerdict:
+    def _file_revert(self, entry: EntryChanges, symbol, partner: tuple[int, str, str]) -> SymbolVerdict:
         """A touched definition in a file whose change ``partner`` restores (or that restores ``partner``'s)."""
-        position, sha = partner
+        position, sha, rule = partner
         relation = "restores" if position < entry.position else "is restored by"
-        return _paired_net_zero(entry, symbol, "file-revert", f"{symbol.path} {relation} entry {position} {sha}",
+        how = "hunk for hunk" if rule == "file-revert" else \
+            "byte for byte, the commits between only editing the lines it made,"
+        return _paired_net_zero(entry, symbol, rule, f"{symbol.path} {relation} entry {position} {sha}",
                                 f"this commit's change to {symbol.path} {relation} entry {position}'s ({sha[:10]}) "
-                                "hunk for hunk inside the same range, so the range leaves that file's lines as they "
+                                f"{how} inside the same range, so the range leaves that file's lines as they "
                                 "were: net-zero rather than a change to port")
 
     def _source(self, blob: str, path: str) -> bytes:

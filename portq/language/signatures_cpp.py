@@ -38,7 +38,7 @@ from portq.language.signatures import (
     normalised_text,
     returns_of,
 )
-from portq.language.symbols import KIND_DEVICE_FUNCTION, KIND_FUNCTION, function_declarator, parse
+from portq.language.symbols import KIND_CUDA_KERNEL, KIND_DEVICE_FUNCTION, KIND_FUNCTION, function_declarator, parse
 
 
 def _function_macros(root):
@@ -330,7 +330,7 @@ class _CppExtractor:
         argument_nodes = [a for a in (arguments.named_children if arguments else []) if a.type != "comment"]
         argument_ids = tuple(normalise_name(i) for a in argument_nodes for i in _cpp_identifiers(a)[:1])
         line = _line_of(cite)
-        kernel = _text(function)
+        kernel = self._picked_kernel(function, assignments) or _text(function)
         slots = tuple(f"#{index}" for index in range(len(argument_nodes)))
         params = kernel_params_in_file(_root(self.outer), kernel, "cpp", _CppExtractor)
         self.signature.launches.append(
@@ -354,6 +354,38 @@ class _CppExtractor:
                 bound=bind_arguments(slots, params) if params is not None else None,
             )
         )
+
+    def _picked_kernel(self, function, assignments) -> str | None:
+        """The kernel a launch through a local pointer launches (``picked-kernel``):
+        ``fp k = pick(...); k<<<g, b>>>(...)`` where ``pick`` is a function of
+        this file every ``return`` of which returns an instance of one kernel
+        template of this file (``return K<true>;``), as ``K``. A picker that
+        can return another kernel, or anything but a kernel, resolves nothing."""
+        if function is None or function.type != "identifier" or _text(function) not in assignments:
+            return None
+        value = assignments[_text(function)]
+        callee = value.child_by_field_name("function") if value is not None and value.type == "call_expression" \
+            else None
+        if callee is None or callee.type != "identifier":
+            return None
+        definitions = file_definitions(_root(self.outer), "cpp")
+        kernels = {d.name for d in definitions if d.kind == KIND_CUDA_KERNEL}
+        picker = next((d for d in definitions if d.name == _text(callee) and d.kind == KIND_FUNCTION
+                       and d.node is not None and d.node.type == "function_definition"), None)
+        body = picker.node.child_by_field_name("body") if picker is not None else None
+        if body is None:
+            return None
+        returned = set()
+        for node in _walk(body):
+            if node.type != "return_statement":
+                continue
+            value = next((c for c in node.named_children if c.type != "comment"), None)
+            if value is not None and value.type == "template_function":
+                value = value.child_by_field_name("name")
+            if value is None or value.type != "identifier" or _text(value) not in kernels:
+                return None
+            returned.add(_text(value))
+        return next(iter(returned)) if len(returned) == 1 else None
 
     @staticmethod
     def _resolve_grid(node, assignments):

@@ -3,7 +3,8 @@ receives (``derived-geometry``): the threads per block a tuning constant sets, t
 reads per access (from the element type's size), or a count computed from the inputs the grid
 already read, changed together with the kernel's indexing. No caller supplies or selects any of it,
 and the grid covers the same inputs on the same axes, so it is an implementation detail for a
-reader (DESIGN §5), NEEDS_REVIEW, never REAL_GAP against a port that keeps the old geometry.
+reader (DESIGN §5), NEEDS_REVIEW, never REAL_GAP against a port that keeps the old geometry. With a
+block of several axes, each grid axis counts blocks of the block's extent on that axis.
 
 Unsound neighbours stay REAL_GAP: a grid that starts to read an input it did not read (an existing
 parameter, or a new one the launcher gains), a grid that no longer counts blocks of the launch's own
@@ -150,5 +151,72 @@ def test_a_grid_capped_by_a_device_query_is_still_a_gap(tmp_path):
 
 def test_swapped_grid_axes_are_still_a_gap(tmp_path):
     entry = _entry(tmp_path, ROTATE, ROTATE_SWAPPED, ROTATE_PORT)
+    assert entry.verdict == REAL_GAP, entry.reason
+    assert "derived-geometry" not in entry.rules, entry.rules
+
+
+# A two-dimensional block: each axis of the grid counts blocks of the block's own extent on that axis.
+TILE = '''\
+namespace norm {
+
+const int TILE_X = 32;
+const int TILE_Y = 8;
+const int SPAN_X = 4;
+
+__global__ void TileKernel(float* x, const float* s, int rows, int cols)
+{
+    int c = (blockIdx.x * SPAN_X) * TILE_X + threadIdx.x;
+    int r = blockIdx.y * TILE_Y + threadIdx.y;
+    if (r < rows && c < cols) x[r * cols + c] *= s[c];
+}
+
+void tile(float* x, const float* s, int rows, int cols)
+{
+    dim3 threads(TILE_X, TILE_Y, 1);
+    dim3 blocks
+    (
+        (cols + TILE_X - 1) / TILE_X / SPAN_X,
+        (rows + TILE_Y - 1) / TILE_Y,
+        1
+    );
+    TileKernel<<<blocks, threads>>>(x, s, rows, cols);
+}
+
+}  // namespace norm
+'''
+TILE_ROUNDED = TILE.replace("        (cols + TILE_X - 1) / TILE_X / SPAN_X,",
+                            "        ((cols + TILE_X - 1) / TILE_X + TILE_X - 1) / SPAN_X,")
+# Neighbours: the second axis stops counting the block's extent on it; the first axis starts to read rows.
+TILE_UNTIED = TILE.replace("        (rows + TILE_Y - 1) / TILE_Y,", "        (rows + 15) / 16,")
+TILE_READS_ROWS = TILE.replace("        (cols + TILE_X - 1) / TILE_X / SPAN_X,",
+                               "        (cols + TILE_X - 1) / TILE_X / SPAN_X + rows,")
+TILE_PORT = {"kernels/tile.cu": (
+    "const int TILE_X = 32;\nconst int TILE_Y = 8;\nconst int SPAN_X = 4;\n\n"
+    f"// portq: ports vllm:{SOURCE}::norm::TileKernel\n"
+    "__global__ void tile_kernel(float* x, const float* s, int rows, int cols)\n{\n"
+    "    int c = (blockIdx.x * SPAN_X) * TILE_X + threadIdx.x;\n    int r = blockIdx.y * TILE_Y + threadIdx.y;\n"
+    "    if (r < rows && c < cols) x[r * cols + c] *= s[c];\n}\n\n"
+    f"// portq: ports vllm:{SOURCE}::norm::tile\n"
+    "void launch_tile(float* x, const float* s, int rows, int cols)\n{\n"
+    "    dim3 threads(TILE_X, TILE_Y, 1);\n"
+    "    dim3 blocks((cols + TILE_X - 1) / TILE_X / SPAN_X, (rows + TILE_Y - 1) / TILE_Y, 1);\n"
+    "    tile_kernel<<<blocks, threads>>>(x, s, rows, cols);\n}\n\n"
+    "void run_tile(float* x, const float* s, int rows, int cols)\n{\n    launch_tile(x, s, rows, cols);\n}\n")}
+
+
+def test_a_grid_counting_each_axis_of_a_two_dimensional_block_is_for_a_reader(tmp_path):
+    entry = _entry(tmp_path, TILE, TILE_ROUNDED, TILE_PORT)
+    assert entry.verdict == NEEDS_REVIEW, entry.reason
+    assert "derived-geometry" in entry.rules, entry.rules
+
+
+def test_a_grid_axis_no_longer_counting_its_block_extent_is_still_a_gap(tmp_path):
+    entry = _entry(tmp_path, TILE, TILE_UNTIED, TILE_PORT)
+    assert entry.verdict == REAL_GAP, entry.reason
+    assert "derived-geometry" not in entry.rules, entry.rules
+
+
+def test_a_two_dimensional_grid_that_starts_to_read_another_input_is_still_a_gap(tmp_path):
+    entry = _entry(tmp_path, TILE, TILE_READS_ROWS, TILE_PORT)
     assert entry.verdict == REAL_GAP, entry.reason
     assert "derived-geometry" not in entry.rules, entry.rules

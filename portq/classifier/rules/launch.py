@@ -54,10 +54,15 @@ RULES = (
          "behind; a kernel replaced in place with the same grid and only derived arguments added is for a reader. "
          "A call of a value looked up in a module-level dictionary (`_host.cache[key](x)`, the cache bound only "
          "to `{}` or `dict()`) is a host's cached compiled callable, no kernel launched on a grid: a host that "
-         "now gets it from a cached compile helper stopped launching nothing, and its body is compared.",
+         "now gets it from a cached compile helper stopped launching nothing, and its body is compared. A C++ "
+         "launch through a local pointer bound to a call of a function of the same file every `return` of which "
+         "returns an instance of one kernel of that file (`fp k = pick(flag); k<<<g, b>>>(...)`, `pick` "
+         "returning `K<true>` or `K<false>`) launches that kernel and is compared as its launch; a picker that "
+         "can return another kernel, or anything but a kernel, resolves nothing.",
          "-    old_k[grid](x, n)\n+    new_k[grid](x, n, BLOCK=64)",
          "classifier.rules.launch._launch_items, ._new_kernel_grid_item, "
-         "language.signatures_python._PythonExtractor._module_dictionaries"),
+         "language.signatures_python._PythonExtractor._module_dictionaries, "
+         "language.signatures_cpp._CppExtractor._picked_kernel"),
     Rule("launch-geometry", ("REAL_GAP", "INERT", "IN_SYNC", "NEEDS_REVIEW"),
          "A paired launch whose grid, block, `num_warps` or `num_stages` changed, compared as canonical "
          "expressions against the port's launch: behind when the port keeps the old form, in sync when it has "
@@ -162,12 +167,14 @@ RULES = (
          "from inputs the grid already read. No caller supplies or selects any of it and the grid covers the same "
          "inputs on the same axes, so it is geometry derived from what the kernel already receives, an "
          "implementation detail for a reader (DESIGN §5, the `tile-choice` family), usually changed with the "
-         "kernel's indexing. A grid that starts to read an input (an existing parameter or a new one), whose "
+         "kernel's indexing. With a block of several axes (`dim3 threads(TX, TY, 1)`) the grid counts the block "
+         "when each of its axes reads the block's extent on that axis (every extent but 1), trailing axes of "
+         "extent 1 written or not. A grid that starts to read an input (an existing parameter or a new one), whose "
          "axes swap, that no longer counts the launch's block, or that reads a call or a local it cannot resolve "
          "to constants (a device query capping it) stays `launch-geometry`.",
          "-    dim3 grid((total - 1) / 1024 + 1);\n"
          "+    const int per_block = threads * (16 / sizeof(T));\n+    dim3 grid((total + per_block - 1) / per_block);",
-         "classifier.rules.launch._geometry_items, ._derived_geometry"),
+         "classifier.rules.launch._geometry_items, ._derived_geometry, ._counts_own_block, ._unit_axes_dropped"),
     Rule("unported-launch-replaced", ("NEEDS_REVIEW",),
          "A new kernel launched where the host used to launch a kernel the port has never had (the port does "
          "not launch it, the tree holds no definition of it and no anchor names it), the two launches paired as "
@@ -718,8 +725,7 @@ def _derived_geometry(old, new, before, after, attribute: str) -> bool:
         # one block covers is then the kernel's own choice (its threads, times what each thread handles), which
         # the kernel receives as its block size; a grid that divides by a constant the launch does not give the
         # kernel is not derived from it.
-        if not launch.block_form or not launch.grid_form or not re.search(
-                r"(?<![\w.])" + re.escape(launch.block_form) + r"(?!\w)", launch.grid_form):
+        if not _counts_own_block(launch):
             return False
     params = set(new.param_names)
 
@@ -730,7 +736,8 @@ def _derived_geometry(old, new, before, after, attribute: str) -> bool:
         else:
             form, bound = launch.grid_form, launch.grid_bindings
             parts = _axes(form) if form and not form.startswith("?") else None
-            if parts is not None and launch.grid_shape is not None and len(parts) != launch.grid_shape:
+            if parts is not None and launch.grid_shape is not None and len(parts) != launch.grid_shape \
+                    and not _unit_axes_dropped(parts, launch.grid_text, launch.grid_shape):
                 return None
         if parts is None:
             return None
@@ -745,6 +752,35 @@ def _derived_geometry(old, new, before, after, attribute: str) -> bool:
 
     was, now = reads(before), reads(after)
     return was is not None and now is not None and was == now
+
+
+def _unit_axes_dropped(parts: list[str], text: str, shape: int) -> bool:
+    """The canonical form's axes ``parts`` are the grid's as written (``text``, of ``shape`` axes) less trailing
+    axes of extent 1 (``dim3 blocks(a, b, 1)`` read as ``(a, b)``)."""
+    written = _axes(re.sub(r"\s+", "", text or ""))
+    return written is not None and len(written) == shape and len(parts) < shape \
+        and all(axis == "1" for axis in written[len(parts):])
+
+
+def _counts_own_block(launch) -> bool:
+    """The launch's grid reads its block's form; or, for a block of several axes (``dim3 threads(TX, TY, 1)``),
+    each axis of the grid reads the block's extent on the same axis, wherever that extent is not 1 (and the
+    block has no extent other than 1 on an axis the grid lacks): each grid axis counts blocks of that axis."""
+    block, grid = launch.block_form, launch.grid_form
+    if not block or not grid:
+        return False
+
+    def reads(part: str, form: str) -> bool:
+        return re.search(r"(?<![\w.])" + re.escape(part) + r"(?!\w)", form) is not None
+
+    if reads(block, grid):
+        return True
+    extents, axes = _axes(block), (_axes(grid) if not grid.startswith("?") else None)
+    if not extents or len(extents) < 2 or not axes or len(axes) > len(extents):
+        return False
+    tied = [(extent, axis) for extent, axis in zip(extents, axes) if extent != "1"]
+    return bool(tied) and all(reads(extent, axis) for extent, axis in tied) \
+        and all(extent == "1" for extent in extents[len(axes):])
 
 
 def _same_text(a: str | None, b: str | None) -> bool:

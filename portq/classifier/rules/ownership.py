@@ -79,6 +79,20 @@ RULES = (
          "entry 4 binds `pow` under a condition in a.py (and changes b.py); entry 9 restores the plain binding in "
          "a.py (and changes c.py)",
          "classifier.classify.file_reverts, classifier.classify.StructuralClassifier._file_revert"),
+    Rule("chained-file-revert", ("NOT_APPLICABLE",),
+         "A commit's change to one file that a later commit of the same range puts back byte for byte (the "
+         "later commit leaves the file as it was before the earlier one), where every commit between that "
+         "changes the file does so only outside its definitions and removes only lines the earlier change or "
+         "a commit between added, is a change and its revert inside the range with edits of the change itself "
+         "between: the definitions the earlier and the later commit touch in that file are "
+         "NOT_APPLICABLE/net-zero in both; the commits between are decided on their own. A commit between that "
+         "changes a definition of the file or removes a line the file had before the earlier change (a port "
+         "may have followed it, and the later commit takes it back), or a later commit leaving the file "
+         "otherwise, is no revert.",
+         "entry 4: `const int BLOCK = 256;` → `1024;`; entry 6: wraps that line in `#if defined(OTHER) 256 "
+         "#else 1024 #endif`; entry 7: the file as before entry 4",
+         "classifier.classify.file_reverts, classifier.classify._restores_across_edits, "
+         "classifier.classify.StructuralClassifier._file_revert"),
     Rule("provisional-rows", ("NOT_APPLICABLE", "NEEDS_REVIEW"),
          "The scan foundation's rule, kept for comparison: no row touched is NOT_APPLICABLE/no-row, "
          "anything else NEEDS_REVIEW.",
