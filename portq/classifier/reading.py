@@ -95,9 +95,10 @@ class AnchorLosses:
 
     def successor_of(self, symbol: TouchedSymbol, paths: set[str], position: int) -> AnchorLoss | None:
         """The loss of a row ``symbol`` belongs to that happened at or before entry ``position``, when
-        ``symbol`` (or a definition enclosing it) first appeared in the range at or after that loss and
-        before its name was defined again, in one of the files the loss names (``paths``: every name of
-        ``symbol``'s file). None when it was there before every such loss."""
+        ``symbol`` (or a definition enclosing it) first appeared in the range with that loss (the commit
+        that lost the anchor added it; a later commit that moved it under its name to another file keeps
+        that first appearance), in one of the files the loss names (``paths``: every name of ``symbol``'s
+        file). None when it was there before the loss, or was added by a later commit (a new sibling)."""
         parts = re.split(r"(::|\.)", symbol.qualified_name)
         names = {"".join(parts[:i]) for i in range(1, len(parts) + 1, 2)}
         seen = [self.first_added[(p, n)] for p in paths for n in names if (p, n) in self.first_added]
@@ -105,7 +106,7 @@ class AnchorLosses:
             return None
         first = min(seen)
         for loss in self.losses:
-            if loss.position <= first <= position and (loss.ended is None or first < loss.ended) \
+            if first == loss.position and first <= position and (loss.ended is None or first < loss.ended) \
                     and set(loss.rows) & set(symbol.rows) and paths & loss.files:
                 return loss
         return None

@@ -47,6 +47,14 @@ def mm_nt(lhs, rhs, lhs_scale, rhs_scale, acc=None, recipe=(1, 128, 128)):
     return result if acc is None else result + acc
 '''
 
+NEW_API_LATER = NEW_API.replace("result + acc", "acc.add_(result)")
+
+SIBLING = '''
+
+def mm_tn(lhs, rhs, lhs_scale, rhs_scale):
+    return launch_jit("mm_tn", lhs.t(), rhs, lhs_scale, rhs_scale, None)
+'''
+
 PY_TREE = {
     "port/host.py": '''\
 import torch
@@ -71,6 +79,9 @@ def _python_history(lose: bool):
         CommitSpec("rewrite the host", files={"ops/gemm.py": kept, "ops/api.py": NEW_API}),
         CommitSpec("accumulate in place", files={"ops/api.py": NEW_API.replace("result + acc", "acc.add_(result)")}),
         CommitSpec("pad to 64", files={"ops/gemm.py": kept.replace("- 1) // multiple", "- 1) // max(multiple, 64)")}),
+        CommitSpec("a transposed variant", files={"ops/api.py": NEW_API_LATER + SIBLING}),
+        CommitSpec("check the variant", files={"ops/api.py": NEW_API_LATER + SIBLING.replace(
+            "    return", "    check_layout(lhs, rhs, (1, 128, 128))\n    return")}),
     ]
 
 
@@ -94,6 +105,13 @@ def test_a_definition_that_was_there_before_the_loss_stays_not_ported(tmp_path):
     older = _symbol(verdicts[3], "pad_rows")
     assert (older.verdict, older.justification) == (NOT_APPLICABLE, "not-ported"), older.reason
     assert "lost-anchor-successor" not in older.rules
+
+
+def test_a_definition_a_later_commit_adds_to_a_successor_file_is_a_new_sibling_not_ported(tmp_path):
+    verdicts, _ = classify_history(tmp_path, _python_history(lose=True), PY_TREE, matrix=MATRIX)
+    sibling = _symbol(verdicts[5], "mm_tn")
+    assert (sibling.verdict, sibling.justification) == (NOT_APPLICABLE, "not-ported"), sibling.reason
+    assert "lost-anchor-successor" not in sibling.rules
 
 
 def test_with_no_anchor_lost_a_new_definition_stays_not_ported(tmp_path):

@@ -41,11 +41,11 @@ RULES = (
          "classifier.rules.ownership.OwnershipRules._unported, ._file_level"),
     Rule("lost-anchor-successor", ("NEEDS_REVIEW",),
          "Once a commit removes a definition an anchor ports with no move followed, the anchor has lost its "
-         "symbol and portq can no longer show that nothing in-tree ports a definition that first appeared at or "
-         "after that commit in a file of the row that commit created or renamed (or in a file a later commit "
+         "symbol and portq can no longer show that nothing in-tree ports a definition that first appeared with "
+         "that commit (added by it, or moved later under its name out of its file) in a file of the row that commit created or renamed (or in a file a later commit "
          "created while it removed definitions from such a file): it may be what the lost definition became. A change to it is NEEDS_REVIEW, citing the lost anchor, the commit that lost it and the "
          "candidate (\"anchor lost at SHA: ...\"), never a silent not-ported. A definition that was there before "
-         "the loss, one in a file kept where it was (a definition replaced in place was compared there), or any "
+         "the loss, one a later commit adds (a new sibling), one only reformatted, one in a file kept where it was (a definition replaced in place was compared there), or any "
          "when no anchor was lost, stays `unported-symbol`.",
          "-def scaled_mm(a, b, scale): ...  (ported; removed, ops/api.py created with +def mm_nt(...)); a later "
          "change to mm_nt",
@@ -186,18 +186,18 @@ class OwnershipRules:
 
     def _lost_anchor_successor(self, entry: EntryChanges, symbol: TouchedSymbol,
                                paths: set[str]) -> SymbolVerdict | None:
-        """``lost-anchor-successor``: an unported definition of a row that first appeared, at or after a commit
-        that removed a definition the row's anchors port with no move followed, in a file that commit created
-        or renamed, or in one made later out of such a file. None otherwise."""
+        """``lost-anchor-successor``: an unported definition of a row that first appeared with a commit that
+        removed a definition the row's anchors port with no move followed, in a file that commit created or
+        renamed, or in one made later out of such a file, and changed more than its formatting. None otherwise."""
         losses = getattr(self, "_range_losses", None)
         loss = losses.successor_of(symbol, paths, entry.position) if losses is not None and symbol.rows else None
-        if loss is None:
-            return None
+        if loss is None or self._formatter_only(symbol) is not None:
+            return None  # a candidate only reformatted holds no change to review
         anchor = loss.anchors[0]
         return self._base("lost-anchor-successor", symbol, NEEDS_REVIEW, None, "provenance",
                           f"{anchor.cite} ports {loss.lost[0]}::{loss.lost[1]}, which entry {loss.position} "
                           f"({loss.sha[:10]}) removed with no move followed; {symbol.qualified_name} first appeared "
-                          f"in {symbol.path} since then and may be what it became, so nothing shows that no port "
+                          f"with it (now in {symbol.path}) and may be what it became, so nothing shows that no port "
                           "carries it: review it (and update the anchor) rather than not-ported",
                           [Evidence(kind=Kind.ANCHOR_LOST, message=loss.message + f" {symbol.path}::"
                                     f"{symbol.qualified_name}?", side="upstream-new", path=symbol.path,
