@@ -770,7 +770,8 @@ def follow_moves(entries: list[EntryChanges], table_of, anchored):
 
 def anchor_losses(entries: list[EntryChanges], named, moves, aliases: dict[str, set[str]]):
     """Ported definitions removed in the range with no move followed (``AnchorLoss``), in range order;
-    ``named(symbol)`` gives the in-tree anchors that port the touched definition itself."""
+    ``named(symbol)`` gives the in-tree ports of the touched definition itself. A loss ends at the entry
+    that defines the lost name again where it was (by any name its file had in the range)."""
     from portq.classifier.reading import AnchorLoss, AnchorLosses
 
     found = AnchorLosses()
@@ -805,14 +806,14 @@ def anchor_losses(entries: list[EntryChanges], named, moves, aliases: dict[str, 
             old_key = (symbol.old_path or symbol.path, symbol.qualified_name)
             if moves.made_by(entry.position, old_key) is not None:
                 continue
-            anchors = named(symbol)
-            if not anchors:
+            ports = named(symbol)
+            if not ports:
                 continue
             # a definition replaced where it was, its file kept, was compared there (``classifier.moves``)
             files = set(created)
             open_files.append(files)
             found.losses.append(AnchorLoss(entry.position, entry.commit.sha, old_key, tuple(symbol.rows),
-                                           tuple(anchors), frozenset(files)))
+                                           tuple(p.anchor for p in ports), frozenset(files), ports=tuple(ports)))
     return found
 
 
@@ -859,7 +860,7 @@ class StructuralClassifier:
                              self.symbols._table,
                              lambda symbol: self.symbols.anchored(symbol, aliases))
         losses = anchor_losses([e for e in entries if e.position not in pairs and e.position not in partial],
-                               lambda symbol: self.symbols.porting_anchors(symbol, aliases), moves, aliases)
+                               lambda symbol: self.symbols.porting_definitions(symbol, aliases), moves, aliases)
         for start in range(0, len(entries), PREFETCH_ENTRIES):
             window = entries[start:start + PREFETCH_ENTRIES]
             self.symbols.prefetch([e for e in window if e.position not in pairs and e.position not in partial],

@@ -77,7 +77,8 @@ class AnchorLoss:
     rows: tuple[str, ...]
     anchors: tuple[Anchor, ...]
     files: frozenset[str]
-    ended: int | None = None  # the entry that defined the lost name again where it was
+    ended: int | None = None  # the entry that defined the lost name again where it was: the anchor names it again
+    ports: tuple = field(default=(), compare=False)  # the in-tree ports whose anchors lost their symbol
 
     @property
     def message(self) -> str:
@@ -98,7 +99,9 @@ class AnchorLosses:
         ``symbol`` (or a definition enclosing it) first appeared in the range with that loss (the commit
         that lost the anchor added it; a later commit that moved it under its name to another file keeps
         that first appearance), in one of the files the loss names (``paths``: every name of ``symbol``'s
-        file). None when it was there before the loss, or was added by a later commit (a new sibling)."""
+        file). None when it was there before the loss, was added by a later commit (a new sibling), or
+        ``position`` is at or after the entry that defined the lost name again where it was (from then on
+        the anchor names a definition again)."""
         parts = re.split(r"(::|\.)", symbol.qualified_name)
         names = {"".join(parts[:i]) for i in range(1, len(parts) + 1, 2)}
         seen = [self.first_added[(p, n)] for p in paths for n in names if (p, n) in self.first_added]
@@ -106,7 +109,7 @@ class AnchorLosses:
             return None
         first = min(seen)
         for loss in self.losses:
-            if first == loss.position and first <= position and (loss.ended is None or first < loss.ended) \
+            if first == loss.position and first <= position and (loss.ended is None or position < loss.ended) \
                     and set(loss.rows) & set(symbol.rows) and paths & loss.files:
                 return loss
         return None

@@ -195,3 +195,87 @@ def test_with_no_cpp_anchor_lost_a_new_kernel_stays_not_ported(tmp_path):
     verdicts, _ = classify_history(tmp_path, _cpp_history(lose=False), CPP_TREE, matrix=MATRIX)
     later = _symbol(verdicts[2], "impl_1d2d")
     assert (later.verdict, later.justification) == (NOT_APPLICABLE, "not-ported"), later.reason
+
+
+# --- the loss ends; the candidate's change set aside as a ported one's would be -------------------
+
+
+def _python_history_redefined():
+    """The lost name is defined again where it was: from then on the anchor names a definition again."""
+    base = "import torch\n\n\n" + OLD_HOST + "\n\n" + HELPER
+    kept = "import torch\n\n\n" + HELPER
+    back = "import torch\n\n\n" + OLD_HOST.replace("out[i] = ", "out[i] = 1.0 * ") + "\n\n" + HELPER
+    return [
+        CommitSpec("base", files={"ops/gemm.py": base}),
+        CommitSpec("rewrite the host", files={"ops/gemm.py": kept, "ops/api.py": NEW_API}),
+        CommitSpec("accumulate in place", files={"ops/api.py": NEW_API_LATER}),
+        CommitSpec("the host again", files={"ops/gemm.py": back}),
+        CommitSpec("accumulate into the result", files={"ops/api.py": NEW_API.replace("result + acc", "result.add_(acc)")}),
+    ]
+
+
+def test_once_the_lost_name_is_defined_again_where_it_was_the_anchor_is_not_lost(tmp_path):
+    verdicts, _ = classify_history(tmp_path, _python_history_redefined(), PY_TREE, matrix=MATRIX)
+    before = _symbol(verdicts[2], "mm_nt")
+    assert before.verdict == NEEDS_REVIEW and "lost-anchor-successor" in before.rules, before.reason
+    after = _symbol(verdicts[4], "mm_nt")
+    assert (after.verdict, after.justification) == (NOT_APPLICABLE, "not-ported"), after.reason
+    assert "lost-anchor-successor" not in after.rules
+
+
+UTIL = '''\
+def check_layout(lhs, rhs, recipe):
+    assert lhs.shape[1] == rhs.shape[0], recipe
+'''
+
+
+def _python_history_renamed_helper(body_changed: bool):
+    """The candidate's only change calls a helper by the new name the same commit gives it."""
+    api = NEW_API.replace("    check_layout(", "    util.check_layout(")
+    renamed = UTIL.replace("def check_layout", "def verify_layout")
+    if body_changed:
+        renamed = renamed.replace("rhs.shape[0]", "rhs.shape[1]")
+    base = "import torch\n\n\n" + OLD_HOST
+    return [
+        CommitSpec("base", files={"ops/gemm.py": base, "ops/util.py": UTIL}),
+        CommitSpec("rewrite the host", files={"ops/gemm.py": "import torch\n", "ops/api.py": api}),
+        CommitSpec("rename the check", files={"ops/util.py": renamed,
+                                              "ops/api.py": api.replace("util.check_layout(", "util.verify_layout(")}),
+    ]
+
+
+def test_a_candidate_whose_change_a_ported_definition_would_have_set_aside_is_not_reviewed(tmp_path):
+    verdicts, _ = classify_history(tmp_path, _python_history_renamed_helper(False), PY_TREE, matrix=MATRIX)
+    later = _symbol(verdicts[2], "mm_nt")
+    assert (later.verdict, later.justification) == (NOT_APPLICABLE, "cosmetic"), later.reason
+    assert "lost-anchor-successor" not in later.rules
+
+
+def test_a_candidate_calling_a_renamed_helper_whose_body_changed_is_reviewed(tmp_path):
+    verdicts, _ = classify_history(tmp_path, _python_history_renamed_helper(True), PY_TREE, matrix=MATRIX)
+    later = _symbol(verdicts[2], "mm_nt")
+    assert later.verdict == NEEDS_REVIEW and "lost-anchor-successor" in later.rules, later.reason
+
+
+CPP_CHECKED = NEW_KERNEL.replace("  __syncthreads();\n", "  __syncthreads();\n  LIB_ASSERT(m > 0, \"m must be positive\");\n")
+
+
+def _cpp_history_message():
+    """The candidate kernel's only change rewords an assertion's message."""
+    return [
+        CommitSpec("base", files={"kernels/gemm.cuh": CPP_HELPER + "\n" + OLD_KERNEL}),
+        CommitSpec("rewrite the kernel", renames={"kernels/gemm.cuh": "kernels/impl/gemm_1d2d.cuh"},
+                   files={"kernels/impl/gemm_1d2d.cuh": CPP_HELPER + "\n" + CPP_CHECKED}),
+        CommitSpec("reword", files={"kernels/impl/gemm_1d2d.cuh": CPP_HELPER + "\n" + CPP_CHECKED.replace(
+            "m must be positive", "expected a positive m")}),
+        CommitSpec("scale the tile", files={"kernels/impl/gemm_1d2d.cuh": CPP_HELPER + "\n" + CPP_CHECKED.replace(
+            "m must be positive", "expected a positive m").replace("* rhs[threadIdx.x]", "* rhs[threadIdx.x] * 0.5f")}),
+    ]
+
+
+def test_a_cpp_candidate_whose_assertion_message_alone_changed_is_cosmetic(tmp_path):
+    verdicts, _ = classify_history(tmp_path, _cpp_history_message(), CPP_TREE, matrix=MATRIX)
+    reworded = _symbol(verdicts[2], "impl_1d2d")
+    assert (reworded.verdict, reworded.justification) == (NOT_APPLICABLE, "cosmetic"), reworded.reason
+    changed = _symbol(verdicts[3], "impl_1d2d")
+    assert changed.verdict == NEEDS_REVIEW and "lost-anchor-successor" in changed.rules, changed.reason

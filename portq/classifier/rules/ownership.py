@@ -46,7 +46,10 @@ RULES = (
          "created while it removed definitions from such a file): it may be what the lost definition became. A change to it is NEEDS_REVIEW, citing the lost anchor, the commit that lost it and the "
          "candidate (\"anchor lost at SHA: ...\"), never a silent not-ported. A definition that was there before "
          "the loss, one a later commit adds (a new sibling), one only reformatted, one in a file kept where it was (a definition replaced in place was compared there), or any "
-         "when no anchor was lost, stays `unported-symbol`.",
+         "when no anchor was lost, stays `unported-symbol`. The loss ends at the commit that defines the lost name "
+         "again where it was (the anchor names a definition again). The candidate stands for the lost definition: "
+         "compared against the lost anchor's ports as a ported definition is, a change those rules set aside "
+         "(NOT_APPLICABLE: cosmetic, not carried) keeps their verdict; only one they would flag is NEEDS_REVIEW.",
          "-def scaled_mm(a, b, scale): ...  (ported; removed, ops/api.py created with +def mm_nt(...)); a later "
          "change to mm_nt",
          "classifier.classify.anchor_losses, classifier.reading.AnchorLosses.successor_of, "
@@ -178,21 +181,29 @@ class OwnershipRules:
         return self._base("path-ownership", symbol, NOT_APPLICABLE, "no-row", "path",
                           f"no matrix row owns {symbol.path} and no anchor names it, so no-row")
 
-    def porting_anchors(self, symbol: TouchedSymbol, aliases: dict[str, set[str]]) -> list:
-        """The in-tree ``ports`` anchors that name the touched definition itself where it was (not one
+    def porting_definitions(self, symbol: TouchedSymbol, aliases: dict[str, set[str]]) -> list:
+        """The in-tree ports whose ``ports`` anchors name the touched definition itself where it was (not one
         enclosing it): what a removal of it leaves without a symbol (``classify.anchor_losses``)."""
         paths = self._paths(symbol, RangeFacts(None, aliases))
-        return [p.anchor for p in self.index.ports_for(self.upstream, paths, symbol.name, symbol.qualified_name)]
+        return list(self.index.ports_for(self.upstream, paths, symbol.name, symbol.qualified_name))
 
     def _lost_anchor_successor(self, entry: EntryChanges, symbol: TouchedSymbol,
                                paths: set[str]) -> SymbolVerdict | None:
         """``lost-anchor-successor``: an unported definition of a row that first appeared with a commit that
         removed a definition the row's anchors port with no move followed, in a file that commit created or
-        renamed, or in one made later out of such a file, and changed more than its formatting. None otherwise."""
+        renamed, or in one made later out of such a file, while the anchor names nothing (before the lost name
+        is defined again where it was), and whose change the rules of a ported definition, compared against
+        the lost anchor's ports, do not set aside. None otherwise; the setting aside when they do."""
         losses = getattr(self, "_range_losses", None)
         loss = losses.successor_of(symbol, paths, entry.position) if losses is not None and symbol.rows else None
         if loss is None or self._formatter_only(symbol) is not None:
             return None  # a candidate only reformatted holds no change to review
+        if loss.ports:
+            # it stands for the lost definition: a change the rules of a ported definition set aside
+            # (cosmetic, not carried) holds nothing to review either, and that verdict stands
+            judged = self._ported(entry, symbol, paths, list(loss.ports))
+            if judged.verdict == NOT_APPLICABLE:
+                return judged
         anchor = loss.anchors[0]
         return self._base("lost-anchor-successor", symbol, NEEDS_REVIEW, None, "provenance",
                           f"{anchor.cite} ports {loss.lost[0]}::{loss.lost[1]}, which entry {loss.position} "
