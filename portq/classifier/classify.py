@@ -45,7 +45,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
@@ -807,6 +807,55 @@ def follow_moves(entries: list[EntryChanges], table_of, anchored):
     return of_entries(entries, table_of, anchored)
 
 
+def anchor_losses(entries: list[EntryChanges], named, moves, aliases: dict[str, set[str]]):
+    """Ported definitions removed in the range with no move followed (``AnchorLoss``), in range order;
+    ``named(symbol)`` gives the in-tree ports of the touched definition itself. A loss ends at the entry
+    that defines the lost name again where it was (by any name its file had in the range)."""
+    from portq.classifier.reading import AnchorLoss, AnchorLosses
+
+    found = AnchorLosses()
+    open_files: list[set[str]] = []  # each loss's files, grown as later commits create files out of them
+    for entry in entries:
+        changes = entry.commit.changes
+        # a definition the commit removes from one file and adds under its name in another is not new
+        left = {s.qualified_name: (s.old_path or s.path, s.qualified_name) for s in entry.symbols
+                if s.change == "removed"}
+        for symbol in entry.symbols:
+            if symbol.change == "added" and not symbol.name.startswith("<"):
+                key = (symbol.path, symbol.qualified_name)
+                if symbol.qualified_name in left:
+                    if left[symbol.qualified_name] in found.first_added:
+                        found.first_added.setdefault(key, found.first_added[left[symbol.qualified_name]])
+                else:
+                    found.first_added.setdefault(key, entry.position)
+                for index, loss in enumerate(found.losses):
+                    if loss.ended is None and loss.lost[1] == symbol.qualified_name \
+                            and symbol.path in aliases.get(loss.lost[0], set()) | {loss.lost[0]}:
+                        found.losses[index] = replace(loss, ended=entry.position)
+        created = {c.new_path for c in changes if c.status in ("added", "renamed", "copied") and c.new_path}
+        emptied = {s.old_path or s.path for s in entry.symbols if s.change == "removed"}
+        for index, files in enumerate(open_files):
+            if any(path in files for path in emptied):  # definitions leave a loss's file for the files made now
+                files |= created
+            files |= {c.new_path for c in changes if c.status == "renamed" and c.old_path in files and c.new_path}
+            found.losses[index] = replace(found.losses[index], files=frozenset(files))
+        for symbol in entry.symbols:
+            if symbol.change != "removed" or symbol.name.startswith("<"):
+                continue
+            old_key = (symbol.old_path or symbol.path, symbol.qualified_name)
+            if moves.made_by(entry.position, old_key) is not None:
+                continue
+            ports = named(symbol)
+            if not ports:
+                continue
+            # a definition replaced where it was, its file kept, was compared there (``classifier.moves``)
+            files = set(created)
+            open_files.append(files)
+            found.losses.append(AnchorLoss(entry.position, entry.commit.sha, old_key, tuple(symbol.rows),
+                                           tuple(p.anchor for p in ports), frozenset(files), ports=tuple(ports)))
+    return found
+
+
 def rename_aliases(entries: list[EntryChanges]) -> dict[str, set[str]]:
     """upstream path -> every other name it had through renames in the range."""
     from portq.classifier.mapping import rename_aliases as of_commits
@@ -849,6 +898,8 @@ class StructuralClassifier:
         moves = follow_moves([e for e in entries if e.position not in pairs and e.position not in partial],
                              self.symbols._table,
                              lambda symbol: self.symbols.anchored(symbol, aliases))
+        losses = anchor_losses([e for e in entries if e.position not in pairs and e.position not in partial],
+                               lambda symbol: self.symbols.porting_definitions(symbol, aliases), moves, aliases)
         for start in range(0, len(entries), PREFETCH_ENTRIES):
             window = entries[start:start + PREFETCH_ENTRIES]
             self.symbols.prefetch([e for e in window if e.position not in pairs and e.position not in partial],
@@ -856,16 +907,16 @@ class StructuralClassifier:
             for entry in window:
                 yield entry, self.classify(entry, pairs.get(entry.position), aliases, moves,
                                            partial.get(entry.position), restored.get(entry.position),
-                                           put_back.get(entry.position))
+                                           put_back.get(entry.position), losses)
 
     def classify(self, entry: EntryChanges, net_zero_partner=None, aliases=None, moves=None,
-                 taken_back_from=None, restored_files=None, put_back=None) -> Verdict:
+                 taken_back_from=None, restored_files=None, put_back=None, losses=None) -> Verdict:
         from portq.classifier.reading import RangeFacts
         from portq.classifier.verdicts import entry_verdict
 
         from portq.classifier.moves import Moves
 
-        facts = RangeFacts(net_zero_partner, aliases or {}, moves if moves is not None else Moves())
+        facts = RangeFacts(net_zero_partner, aliases or {}, moves if moves is not None else Moves(), losses)
         if not entry.rows and not entry.symbols and not entry.owned_changes:
             # Before the pairings: a commit that never touched the port is `no-row`
             # whether or not the range also takes it back.

@@ -61,6 +61,58 @@ class RangeFacts:
     net_zero_partner: tuple[int, str] | None = None  # (entry position, sha) of the paired commit
     aliases: dict[str, set[str]] = field(default_factory=dict)  # upstream path -> every name it had in the range
     moves: Moves = field(default_factory=Moves)  # ported definitions carried elsewhere in the range
+    losses: "AnchorLosses | None" = None  # ported definitions removed with no move followed (``anchor_losses``)
+
+
+@dataclass(frozen=True)
+class AnchorLoss:
+    """A ported upstream definition one commit removed with no move followed: the anchors naming it
+    lost their symbol. ``files`` are where what it became may be: the files that commit created or
+    renamed, and files a later commit created while it removed definitions from one of those (each by
+    every name it had since)."""
+
+    position: int
+    sha: str
+    lost: tuple[str, str]  # (upstream path, qualified name) the anchors name
+    rows: tuple[str, ...]
+    anchors: tuple[Anchor, ...]
+    files: frozenset[str]
+    ended: int | None = None  # the entry that defined the lost name again where it was: the anchor names it again
+    ports: tuple = field(default=(), compare=False)  # the in-tree ports whose anchors lost their symbol
+
+    @property
+    def message(self) -> str:
+        """The line a scan shows for the lost anchor."""
+        return (f"anchor lost at {self.sha[:10]}: {self.lost[1]} removed from {self.lost[0]} and no move "
+                "followed; what it became is unknown")
+
+
+@dataclass
+class AnchorLosses:
+    """Every anchor loss of the range, and the entry where each definition first appeared in it."""
+
+    losses: list[AnchorLoss] = field(default_factory=list)
+    first_added: dict[tuple[str, str], int] = field(default_factory=dict)  # (path, qualified name) -> entry
+
+    def successor_of(self, symbol: TouchedSymbol, paths: set[str], position: int) -> AnchorLoss | None:
+        """The loss of a row ``symbol`` belongs to that happened at or before entry ``position``, when
+        ``symbol`` (or a definition enclosing it) first appeared in the range with that loss (the commit
+        that lost the anchor added it; a later commit that moved it under its name to another file keeps
+        that first appearance), in one of the files the loss names (``paths``: every name of ``symbol``'s
+        file). None when it was there before the loss, was added by a later commit (a new sibling), or
+        ``position`` is at or after the entry that defined the lost name again where it was (from then on
+        the anchor names a definition again)."""
+        parts = re.split(r"(::|\.)", symbol.qualified_name)
+        names = {"".join(parts[:i]) for i in range(1, len(parts) + 1, 2)}
+        seen = [self.first_added[(p, n)] for p in paths for n in names if (p, n) in self.first_added]
+        if not seen:
+            return None
+        first = min(seen)
+        for loss in self.losses:
+            if first == loss.position and first <= position and (loss.ended is None or position < loss.ended) \
+                    and set(loss.rows) & set(symbol.rows) and paths & loss.files:
+                return loss
+        return None
 
 
 # --- changed lines ----------------------------------------------------------------

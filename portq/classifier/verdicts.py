@@ -1297,6 +1297,7 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
 
     def _decided_by_definitions(self, entry: EntryChanges, symbol: TouchedSymbol, facts: RangeFacts) -> SymbolVerdict:
         self._range_moves = facts.moves  # ``declared-selector`` reads which definitions carry anchored bodies
+        self._range_losses = facts.losses  # ``lost-anchor-successor`` reads the anchors the range lost
         paths = self._paths(symbol, facts)
         ports = self._ports(symbol, paths)
         moved = self._moved(entry, symbol, paths, ports, facts)

