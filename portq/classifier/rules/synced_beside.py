@@ -39,11 +39,13 @@ RULES = (
          "A definition whose parameter or launch change the port already has (the items IN_SYNC) is IN_SYNC only "
          "when every other changed line of its body is that change's: a line whose statement reads a changed "
          "parameter, directly or through a local each assignment of which reads one (transitively, in the same "
-         "body), and which, where its hunk replaces lines, brings no word or operator the hunk's other side lacks "
-         "once each such name is erased with one operator or comma beside it (a line reading the parameter AND "
-         "changing unrelated arithmetic is not the parameter change); a brace line of such a statement; a line "
-         "only re-indented out of a removed guard on a changed name. Any other changed line, unless the port "
-         "already reads as the new side, needs review (NEEDS_REVIEW).",
+         "body), and against the statement it replaces only adds such names, an operator beside one, or call "
+         "arguments reading them, in place of names or literals (a line reading the parameter AND changing an "
+         "operator or constant is not the parameter change); a statement in a branch on such a name; a brace "
+         "line of such a statement; a line only re-indented out of a removed guard on one; with a launch item in "
+         "sync, a launch statement, an assignment of a local the launch reads, and an early return or check on "
+         "the launch's geometry added or removed whole. Any other changed line needs review (NEEDS_REVIEW) unless "
+         "the port already has it in its new form, locals spelled alike, and not its old.",
          "-__global__ void k(T* out, const T* x, int n) {\n+__global__ void k(T* out, const T* x, int n, float s) {\n"
          "-    acc += x[i];\n+    acc += x[i] / n;\n-    out[0] = acc;\n+    out[0] = acc * s;   (the port takes s, "
          "never divides by n)",
@@ -333,6 +335,7 @@ def undecided_line(old_node, new_node, language: str, hunks, extra: set[str], la
     spent: set[tuple[int, int]] = set()
     reading = [[], []]
     guarded: list[list] = [[], []]
+    alone: list[list] = [[], []]  # reading statements added or removed whole
     for index in (0, 1):
         side = sides[index]
         for statement, own in units[index].values():
@@ -369,6 +372,8 @@ def undecided_line(old_node, new_node, language: str, hunks, extra: set[str], la
                 continue
             if not _whole(statement, lines[index], side_lines[index]):
                 loose[index].extend(own)
+            else:
+                alone[index].extend(own)
     # a line only re-indented out of (or into) a guard on a changed name, its other guards the same
     for index in (0, 1):
         for line, text in list(loose[index]):
@@ -381,8 +386,8 @@ def undecided_line(old_node, new_node, language: str, hunks, extra: set[str], la
                     loose[1 - index].remove(twin)
     if not loose[0] and not loose[1]:
         return None
-    if port_node is not None and port_language == language and loose[1] \
-            and _port_has_lines(port_node, language, new_node, [t for _, t in loose[1]], old_node,
+    if port_node is not None and port_language == language and (loose[1] or alone[1]) \
+            and _port_has_lines(port_node, language, new_node, [t for _, t in loose[1] + alone[1]], old_node,
                                 [t for _, t in loose[0]]):
         return None
     return sorted(loose[0] or loose[1])[0][1].strip()
