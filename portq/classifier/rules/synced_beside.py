@@ -3,12 +3,14 @@ every other changed line of its body is part of that change (DESIGN §5, §6).
 
 A parameter item in sync decides the parameter, never the body beside it. A changed body line is the
 parameter change's when its statement reads a changed parameter, directly or through a local every assignment
-of which reads one (transitively, in the same body), and, where the hunk replaces lines, the line with each such
-name erased (with one operator or comma beside it) brings no word or operator the hunk's other side lacks: a line
-that reads the parameter AND changes unrelated arithmetic is not the parameter change. A line of braces goes with
-the statement it opens or closes; a line kept, only re-indented, out of a removed guard on a changed name is that
-guard's. Any other changed line needs review unless another rule (the port already reads as the new side) decides
-it.
+of which reads one (transitively, in the same body), and, against the statement it replaces, only adds such
+names (an operator beside one, a call argument reading one) in place of names or literals: a line that reads
+the parameter AND changes unrelated arithmetic (an operator, a constant) is not the parameter change. A
+statement in a branch on such a name is that name's; a line of braces goes with the statement it opens or
+closes; a line kept, only re-indented, out of a removed guard on a changed name is that guard's. With a launch
+item in sync, a launch statement, the assignments of the locals it reads, and an early return or check on its
+geometry added or removed whole are the launch change's. Any other changed line needs review unless the port
+already has it in its new form (locals spelled alike) and not its old.
 
 Example diff (NEEDS_REVIEW; the port already takes ``scale`` and multiplies by it, and does not divide the sum)::
 
