@@ -82,7 +82,9 @@ def _parameters(node, language: str) -> dict[str, str] | None:
     if declarations is None:
         return None
     found = {}
-    for declaration in declarations:
+    templates = node.child_by_field_name("parameters") if node.type == "template_declaration" else None
+    for declaration in declarations + ([c for c in templates.named_children if c.type == "parameter_declaration"]
+                                       if templates is not None else []):
         name = _cpp_parameter_identifier(declaration)
         if name is not None:
             found[node_text(name)] = " ".join(node_text(declaration).split())
@@ -113,8 +115,8 @@ def _reads(statement, names: set[str], language: str) -> bool:
     if statement.type in _BRANCHES and statement.parent is not None and _reads(statement.parent, names, language):
         return True
     end = _header_end(statement)
-    return any(n.start_byte < end and n.type == "identifier" and _is_name_use(n, language) and node_text(n) in names
-               for n in walk(statement))
+    return any(n.start_byte < end and n.type in _NAMES and (n.type != "identifier" or _is_name_use(n, language))
+               and node_text(n) in names for n in walk(statement))
 
 
 def _assignments(body, language: str):
@@ -175,8 +177,11 @@ class _Side:
         return found
 
     def guards(self, line: int) -> list[str]:
-        """The headers of the statements enclosing ``line`` that read no changed name, outermost first."""
-        return [" ".join(self.text(s, _header_end(s)).split()) for s in self.statements
+        """The headers of the statements enclosing ``line`` that read no changed name, outermost first: each one's
+        text up to its first nested body or statement."""
+        return [" ".join(self.text(s, min([_header_end(s)] + [t.start_byte for t in self.statements
+                                                               if s.start_byte < t.start_byte < s.end_byte])).split())
+                for s in self.statements
                 if s.start_point[0] < line <= s.end_point[0] and not _reads(s, self.names, self.language)]
 
     def text(self, statement, end: int) -> str:
@@ -372,10 +377,13 @@ def undecided_line(old_node, new_node, language: str, hunks, extra: set[str], la
                     gone = {x for x, _ in units[other][twin.id][1]}
                     loose[other] = [(n, t) for n, t in loose[other] if n not in gone]
                 continue
-            if not _whole(statement, lines[index], side_lines[index]):
-                loose[index].extend(own)
-            else:
+            if _whole(statement, lines[index], side_lines[index]):
                 alone[index].extend(own)
+            elif not any(statement.start_byte < t.start_byte and t.end_byte <= statement.end_byte
+                         for t in sides[index].statements):
+                loose[index].extend(own)
+            # else a wrapper on a changed name (a guard, a switch binding it) around statements of its own: its
+            # opening and closing lines are that name's change, what it wraps is read line by line
     # a line only re-indented out of (or into) a guard on a changed name, its other guards the same
     for index in (0, 1):
         for line, text in list(loose[index]):
