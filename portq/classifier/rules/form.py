@@ -848,6 +848,8 @@ def _one_definition_inline(node) -> bool | None:
     one or one in an unnamed namespace has internal linkage, so the qualifier cannot decide whether it links."""
     if node is None:
         return None
+    if node.type == "function_definition" and node.parent is not None and node.parent.type == "template_declaration":
+        node = node.parent  # read as its template
     if node.type == "template_declaration":
         parameters = node.child_by_field_name("parameters")
         inner = next((c for c in node.named_children if c.type == "function_definition"), None)
