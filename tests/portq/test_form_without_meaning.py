@@ -8,7 +8,8 @@ each proven, and near misses that do change it are still flagged.
 * ``cosmetic-qualifiers``: C++ qualifiers that do not change what compiled
   code computes (``inline``/``__forceinline__``, ``static`` on a local
   constant, ``__grid_constant__``/``const`` on a parameter, ``if`` ↔ ``if
-  constexpr``).
+  constexpr``); ``inline`` gained or lost where it decides linkage (a
+  function defined outside any class and template) stays flagged.
 
 Each runs the real ``portq scan`` over a small synthetic history."""
 from __future__ import annotations
@@ -319,3 +320,117 @@ def test_an_assert_with_a_statement_between_is_still_compared(tmp_path):
     after = before.replace("    assert (mode >= 0) and (mode <= 1), f\"bad mode {mode}\"\n    n =", "    n =")
     wrapper = _wrapper(tmp_path, before, after)
     assert wrapper.verdict == NEEDS_REVIEW and "repeated-assert" not in wrapper.rules, wrapper.reason
+
+
+# Linkage (``cosmetic-qualifiers``): ``inline`` on a function defined outside any class and template decides
+# whether two translation units may each hold its definition (the one-definition rule): adding or dropping it
+# there changes whether the program links, so it is not erased. Where the definition is inline already (a
+# template, a member defined in its class, a ``constexpr`` function) or has internal linkage (``static``, an
+# unnamed namespace), the qualifier changes only how the call is compiled.
+UTILS = "csrc/attn/utils.cuh"
+
+UTILS_BEFORE = '''#pragma once
+#include <cuda_runtime.h>
+
+__device__ void fence_acc(float& reg) {
+    asm volatile("" : "+f"(reg) :: "memory");
+}
+
+int driver_version() {
+    int v = 0;
+    cudaDriverGetVersion(&v);
+    return v;
+}
+
+template <typename T>
+__device__ T add_pair(T x, T y) {
+    return x + y;
+}
+
+struct Acc {
+    __device__ void reset() {
+        v = 0.f;
+    }
+    float v;
+};
+
+constexpr int lane_count() {
+    return 32;
+}
+
+static __device__ int lane_of(int t) {
+    return t % 32;
+}
+
+namespace {
+__device__ int warp_of(int t) {
+    return t / 32;
+}
+}
+'''
+
+UTILS_TREE = {"kernels/attn/utils.cuh": UTILS_BEFORE.replace(
+    "__device__ void fence_acc", "// portq: ports vllm:csrc/attn/utils.cuh::fence_acc\n__device__ void fence_acc")
+    .replace("int driver_version", "// portq: ports vllm:csrc/attn/utils.cuh::driver_version\nint driver_version")
+    .replace("template <typename T>", "// portq: ports vllm:csrc/attn/utils.cuh::add_pair\ntemplate <typename T>")
+    .replace("struct Acc", "// portq: ports vllm:csrc/attn/utils.cuh::Acc\nstruct Acc")
+    .replace("constexpr int lane_count", "// portq: ports vllm:csrc/attn/utils.cuh::lane_count\n"
+                                         "constexpr int lane_count")
+    .replace("static __device__ int lane_of", "// portq: ports vllm:csrc/attn/utils.cuh::lane_of\n"
+                                              "static __device__ int lane_of")
+    .replace("__device__ int warp_of", "// portq: ports vllm:csrc/attn/utils.cuh::warp_of\n__device__ int warp_of"),
+    "kernels/attn/ops.cu": '''#include "utils.cuh"
+
+__global__ void engine_kernel(float* out) {
+    Acc a;
+    a.reset();
+    fence_acc(a.v);
+    out[threadIdx.x] = add_pair(a.v, 1.0f) + lane_count() + lane_of(threadIdx.x) + warp_of(threadIdx.x);
+}
+
+int engine_version() { return driver_version(); }
+'''}
+
+
+def _utils(tmp_path, after):
+    return classify_commit(tmp_path, {UTILS: UTILS_BEFORE}, {UTILS: after}, UTILS_TREE, message="edit")
+
+
+def _flagged(verdict):
+    assert verdict.verdict == NEEDS_REVIEW, (verdict.verdict, verdict.reason)
+    assert "cosmetic-qualifiers" not in verdict.rules, verdict.rules
+
+
+def test_a_device_function_becoming_inline_outside_class_and_template_still_needs_review(tmp_path):
+    _flagged(_utils(tmp_path, UTILS_BEFORE.replace("__device__ void fence_acc",
+                                                   "__forceinline__ __device__ void fence_acc")))
+
+
+def test_a_host_function_becoming_inline_outside_class_and_template_still_needs_review(tmp_path):
+    _flagged(_utils(tmp_path, UTILS_BEFORE.replace("int driver_version", "inline int driver_version")))
+
+
+def test_a_function_losing_inline_outside_class_and_template_still_needs_review(tmp_path):
+    before = UTILS_BEFORE.replace("int driver_version", "inline int driver_version")
+    verdict = classify_commit(tmp_path, {UTILS: before}, {UTILS: UTILS_BEFORE}, UTILS_TREE, message="edit")
+    _flagged(verdict)
+
+
+def test_inline_on_a_template_a_member_in_its_class_or_a_constexpr_function_is_cosmetic(tmp_path):
+    after = UTILS_BEFORE.replace("__device__ T add_pair", "__forceinline__ __device__ T add_pair") \
+        .replace("    __device__ void reset", "    __forceinline__ __device__ void reset") \
+        .replace("constexpr int lane_count", "inline constexpr int lane_count")
+    _cosmetic(_utils(tmp_path, after), "cosmetic-qualifiers")
+
+
+def test_inline_on_a_function_with_internal_linkage_is_cosmetic(tmp_path):
+    after = UTILS_BEFORE.replace("static __device__ int lane_of", "static __forceinline__ __device__ int lane_of") \
+        .replace("__device__ int warp_of", "__forceinline__ __device__ int warp_of")
+    _cosmetic(_utils(tmp_path, after), "cosmetic-qualifiers")
+
+
+def test_inline_traded_for_forceinline_outside_class_and_template_is_cosmetic(tmp_path):
+    before = UTILS_BEFORE.replace("int driver_version", "inline int driver_version")
+    after = UTILS_BEFORE.replace("int driver_version", "__forceinline__ int driver_version")
+    _cosmetic(classify_commit(tmp_path, {UTILS: before}, {UTILS: after}, UTILS_TREE, message="edit"),
+              "cosmetic-qualifiers")

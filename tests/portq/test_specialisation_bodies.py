@@ -145,3 +145,12 @@ __global__ void ln_scale<__half>(__half *y, float s) {
     entry = verdicts[1]
     assert entry.verdict == NEEDS_REVIEW, entry.reason
     assert "specialisation-body" not in entry.rules
+
+
+def test_a_specialisation_of_a_ported_function_gaining_inline_stays_flagged(tmp_path):
+    # an explicit specialisation is an ordinary function for the one-definition rule: inline decides whether
+    # two translation units including it link, so it is not a qualifier erased as form
+    after = BEFORE.replace("template <>\n__global__ void ln_fw<__half>", "template <>\ninline __global__ void ln_fw<__half>")
+    entry = _entry(tmp_path, after)
+    assert entry.verdict == NEEDS_REVIEW, entry.reason
+    assert "specialisation-body" not in entry.rules

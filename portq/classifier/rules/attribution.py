@@ -215,7 +215,9 @@ RULES = (
          "function not carried; not-ported where the commit brings the function into the file (no definition or "
          "specialisation of that name before) and no tree file ports, declares or names it; cosmetic where the "
          "function is ported and each of its specialisations is on both sides with the same tokens once "
-         "qualifiers are erased and pointer casts read as one spelling (`cosmetic-cast-spelling`). The entry's "
+         "qualifiers are erased (as `cosmetic-qualifiers` does: `inline` gained or lost is kept, since an explicit "
+         "specialisation is an ordinary function for the one-definition rule) and pointer casts read as one "
+         "spelling (`cosmetic-cast-spelling`). The entry's "
          "toplevel is NOT_APPLICABLE with the most informative of those justifications. A specialisation of a "
          "ported function that changes a value, one added to or removed from a ported function, a specialisation "
          "of a function the file had before that the tree neither ports nor declares, or any other changed line "
@@ -1064,9 +1066,10 @@ class AttributionRules:
                 continue
             old, new = (specialisations_of(tables[side], name) for side in ("old", "new"))
             if self.index.ports_for(self.upstream, paths, name, name):
-                if set(old) != set(new) or any(not form.same_with_casts_respelled(old[key], new[key])
-                                               and form.qualifier_free_tokens(old[key])
-                                               != form.qualifier_free_tokens(new[key]) for key in old):
+                if set(old) != set(new) or any((not form.same_with_casts_respelled(old[key], new[key])
+                                                and form.qualifier_free_tokens(old[key])
+                                                != form.qualifier_free_tokens(new[key]))
+                                               or form.linkage_changed(old[key], new[key]) for key in old):
                     return None
                 kinds[name] = "cosmetic"
                 continue

@@ -57,7 +57,15 @@ Like the cosmetic rules, each is a proof on both sides of one definition
   compile-time constant has one value however it is stored) and the
   ``constexpr`` of ``if constexpr`` (a constant condition selects the same
   branch either way). ``static`` on a variable that is not a compile-time
-  constant keeps its state between calls and is not erased.
+  constant keeps its state between calls and is not erased. ``inline``
+  gained or lost by a function defined outside any class body and template
+  (not ``constexpr``, not ``static``, not in an unnamed namespace) is not
+  erased either: the one-definition rule lets two translation units that
+  include it each hold its definition only when it is inline, so there it
+  decides whether the program links. A template (``template <>`` aside), a
+  member defined in its class and a ``constexpr`` function are inline
+  already, and internal linkage has one definition per unit, so there the
+  qualifier stays erased.
 * ``cosmetic-cast-spelling`` (C/C++/CUDA): the same tokens once each
   C-style cast to a pointer to a fundamental or CUDA vector/half type
   ``(float4 *)e`` is read as ``reinterpret_cast<float4 *>(e)``: no class
@@ -131,7 +139,11 @@ RULES = (
     Rule("cosmetic-qualifiers", ("NOT_APPLICABLE",),
          "A C/C++ definition whose tokens are the same before and after once `inline`, `__forceinline__`, "
          "`__grid_constant__`, `const`, `static` beside `constexpr` and the `constexpr` of `if constexpr` are "
-         "erased changed only how it is compiled, not what it computes.",
+         "erased changed only how it is compiled, not what it computes. `inline` (any spelling) gained or lost by a "
+         "function defined outside any class body and template (an explicit specialisation `template <>` "
+         "counts as such), not `constexpr`, not `static` and not in an unnamed namespace decides whether two "
+         "translation units including it may each hold it (the one-definition rule): not erased there, so that "
+         "change stays flagged.",
          "-inline __device__ T f(T x)\n+__forceinline__ __device__ T f(T x)",
          "classifier.rules.form.same_without_qualifiers, classifier.verdicts.SymbolClassifier._against_port"),
     Rule("cosmetic-cast-spelling", ("NOT_APPLICABLE",),
@@ -824,11 +836,56 @@ def _without_qualifiers(tokens: list[str]) -> list[str]:
     return kept
 
 
+_INLINE = frozenset({"inline", "__inline__", "__forceinline__"})
+
+
+def _one_definition_inline(node) -> bool | None:
+    """Whether a C/C++ function definition that the one-definition rule lets only one translation unit hold
+    unless it is inline (a function defined outside any class body and template, not ``constexpr``, not
+    ``static``, not in an unnamed namespace) is written ``inline`` (``__inline__``, ``__forceinline__``);
+    None for any other node: a template (``template <>`` excepted: an explicit specialisation is an ordinary
+    function), a member defined in its class and a ``constexpr`` function are inline already, and a ``static``
+    one or one in an unnamed namespace has internal linkage, so the qualifier cannot decide whether it links."""
+    if node is None:
+        return None
+    if node.type == "function_definition" and node.parent is not None and node.parent.type == "template_declaration":
+        node = node.parent  # read as its template
+    if node.type == "template_declaration":
+        parameters = node.child_by_field_name("parameters")
+        inner = next((c for c in node.named_children if c.type == "function_definition"), None)
+        if parameters is None or parameters.named_children or inner is None:
+            return None
+        node = inner
+    if node.type != "function_definition":
+        return None
+    parent = node.parent
+    while parent is not None:
+        if parent.type == "field_declaration_list":
+            return None
+        if parent.type == "namespace_definition" and parent.child_by_field_name("name") is None:
+            return None
+        parent = parent.parent
+    head = {child.text.decode("utf-8", errors="replace") for child in node.children
+            if child.type not in ("function_declarator", "compound_statement", "comment")}
+    if head & {"static", "constexpr", "consteval"}:
+        return None
+    return bool(head & _INLINE)
+
+
+def linkage_changed(before, after) -> bool:
+    """True when a C/C++ function definition gained or lost ``inline`` where that decides whether two
+    translation units may each hold it (``_one_definition_inline``): not a qualifier ``cosmetic-qualifiers``
+    erases there, since the program links on one side only when the definition is included twice."""
+    old, new = _one_definition_inline(before), _one_definition_inline(after)
+    return old is not None and new is not None and old != new
+
+
 def same_without_qualifiers(before, after) -> bool:
-    """True when two C/C++ definition nodes differ only by such qualifiers."""
+    """True when two C/C++ definition nodes differ only by such qualifiers, and not by ``inline`` where it
+    decides linkage (``linkage_changed``)."""
     if before is None or after is None or before.has_error or after.has_error:
         return False
-    return qualifier_free_tokens(before) == qualifier_free_tokens(after)
+    return qualifier_free_tokens(before) == qualifier_free_tokens(after) and not linkage_changed(before, after)
 
 
 # The pointees a C-style pointer cast converts to exactly as ``reinterpret_cast`` does: fundamental types and
@@ -1077,6 +1134,8 @@ class FormRules:
                 return "repeated-assert", "only added or removed an assert repeating the one just before it " \
                                           "(a test of names and literals already checked with the same values)"
             return None
+        if linkage_changed(before.node, after.node):
+            return None  # whether it links where included twice is not form, whatever else changed
         if same_without_qualifiers(before.node, after.node):
             return "cosmetic-qualifiers", "changed only qualifiers that do not change what it computes (inline, " \
                                           "static constexpr, const, __grid_constant__, if constexpr)"
