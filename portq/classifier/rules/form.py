@@ -219,8 +219,11 @@ RULES = (
          "removed and any other change beside the message. In C and C++ the same holds of a definition whose "
          "tokens (comments aside) are the same once each assertion's message is erased: an assertion is "
          "`static_assert(cond, msg)` or a call of an all-caps macro whose name ends in ASSERT (`LIB_ASSERT(cond, "
-         "msg)`; not a comparing `ASSERT_EQ`), its message the last of two or more arguments, string literals alone on both sides; a string "
-         "changed in any other call stays flagged.",
+         "msg)`; not a comparing `ASSERT_EQ`), its message the last of two or more arguments, string literals alone on both sides; "
+         "or a call of an all-caps check macro whose name ends in CHECK (`LIB_CHECK(cond, \"msg\", n)`), whose "
+         "messages are its arguments after the first (the condition) made of string literals alone, the condition and "
+         "every other argument kept token for token. A check macro of one argument, a changed condition or "
+         "non-literal argument, a lower-case function, or a string changed in any other call stays flagged.",
          "-    assert x.is_cuda, \"Input must be of dtype fp16.\"\n+    assert x.is_cuda, \"Input must be in dtype fp16.\"",
          "classifier.rules.form.same_without_assert_messages, classifier.rules.form.same_without_cpp_assert_messages, "
          "classifier.verdicts.SymbolClassifier._against_port"),
@@ -1373,6 +1376,7 @@ def same_modulo_imported_names(old_text: str, new_text: str, old_module: str, ne
 
 
 _CPP_ASSERTION = re.compile(r"static_assert|_Static_assert|[A-Z][A-Z0-9_]*ASSERT")
+_CPP_CHECK = re.compile(r"[A-Z][A-Z0-9_]*CHECK")
 
 
 def _is_string(token: str) -> bool:
@@ -1382,13 +1386,16 @@ def _is_string(token: str) -> bool:
 
 def _erased_cpp_messages(tokens: list[str]) -> tuple[list[str], int] | None:
     """``tokens`` with the message of each assertion (``assert-message``) replaced by one placeholder, and
-    the count replaced; None where brackets do not balance."""
+    the count replaced; None where brackets do not balance. An assertion's message is its last of two or more
+    arguments; a check macro's (an all-caps name ending in CHECK) is each argument after its first (the
+    condition). Only an argument made of string literals alone is erased."""
     out: list[str] = []
     erased = 0
     i = 0
     while i < len(tokens):
         token = tokens[i]
-        if _CPP_ASSERTION.fullmatch(token) and i + 1 < len(tokens) and tokens[i + 1] == "(":
+        check = _CPP_CHECK.fullmatch(token) is not None
+        if (check or _CPP_ASSERTION.fullmatch(token)) and i + 1 < len(tokens) and tokens[i + 1] == "(":
             depth, j, commas = 0, i + 1, []
             while j < len(tokens):
                 if tokens[j] in ("(", "[", "{"):
@@ -1402,12 +1409,30 @@ def _erased_cpp_messages(tokens: list[str]) -> tuple[list[str], int] | None:
                 j += 1
             if j >= len(tokens):
                 return None
-            last = tokens[commas[-1] + 1:j] if commas else []
-            if last and all(_is_string(t) for t in last):
-                out += tokens[i:commas[-1] + 1] + ["<message>", ")"]
-                erased += 1
-                i = j + 1
-                continue
+            if check:
+                # the condition (and the macro's name) as written, then each later argument: erased where it is
+                # string literals alone, else kept token for token
+                bounds = commas + [j]
+                if any(all(_is_string(t) for t in tokens[a + 1:b]) and b > a + 1
+                       for a, b in zip(bounds, bounds[1:])):
+                    out += tokens[i:bounds[0] + 1]
+                    for a, b in zip(bounds, bounds[1:]):
+                        argument = tokens[a + 1:b]
+                        if argument and all(_is_string(t) for t in argument):
+                            out.append("<message>")
+                            erased += 1
+                        else:
+                            out += argument
+                        out.append(tokens[b])
+                    i = j + 1
+                    continue
+            else:
+                last = tokens[commas[-1] + 1:j] if commas else []
+                if last and all(_is_string(t) for t in last):
+                    out += tokens[i:commas[-1] + 1] + ["<message>", ")"]
+                    erased += 1
+                    i = j + 1
+                    continue
         out.append(token)
         i += 1
     return out, erased
