@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 def compare(old: Signature, new: Signature, port: Signature, index: TreeIndex | None = None,
             param_scope: Iterable[str] = (), derivation=None, upstream: str | None = None,
             keyword_free=None, instance=None, respell: dict[str, str] | None = None, internal=None,
-            selects=None, forwarded=None, removed=None) -> list[Delta]:
+            selects=None, forwarded=None, removed=None, computed=None) -> list[Delta]:
     """Every structural delta of ``old`` → ``new``, placed against ``port``.
     ``derivation(name)`` says how upstream's launches compute a new parameter;
     ``keyword_free(names)`` whether no call upstream changed binds any of ``names`` by keyword;
@@ -43,6 +43,8 @@ def compare(old: Signature, new: Signature, port: Signature, index: TreeIndex | 
     ``internal(name)`` how upstream's own callers of a C++ function supply its new parameter (``internal-parameter``);
     ``removed(name)`` whether the tree calls the port of a Python helper that loses ``name`` only from ports
     (``removed-internal-parameter``);
+    ``computed(name)`` how upstream's own callers of a Python helper bind its new parameter, when none is an
+    entry point's input (``computed-internal-parameter``);
     ``selects(name)`` the first branch condition of the new definition reading a parameter (``revived-input``);
     ``forwarded(name)`` where a default gained reaches only a moved body that requires it (``forwarded-default``)."""
     scope = _scope_names(param_scope)
@@ -50,7 +52,8 @@ def compare(old: Signature, new: Signature, port: Signature, index: TreeIndex | 
                  and (upstream is None or a.upstream == upstream)} if index is not None else set()
     items: list[Delta] = []
     items += [_both_sides(item, old, new) for item in _parameter_items(old, new, port, scope, derivation, keyword_free, instance,
-                                                                   internal, selects, forwarded, removed)]
+                                                                   internal, selects, forwarded, removed,
+                                                                   computed)]
     items += _launch_items(old, new, port, index, scope, derivation, set_aside, respell)
     items += _ruled(_program_id_items(old, new, port, set_aside), "program-decomposition")
     return items

@@ -99,7 +99,7 @@ from portq.classifier.rules.registrations import RegistrationRules
 from portq.classifier.rules.regrouped import RegroupRules
 from portq.classifier.rules.preprocessed import PreprocessedRules
 from portq.classifier.rules.not_carried_paths import NotCarriedPathRules
-from portq.classifier.rules.parameters import branch_read, context_form_changed, forwarded_only
+from portq.classifier.rules.parameters import branch_read, computed_bindings, context_form_changed, forwarded_only
 from portq.classifier.rules.parameters import (Derivation, Step, cpp_call, cpp_kernel_uses, cpp_launch_constant, instance_computed, internal_argument, _upstream_param_evidence, derive, launch_argument,
                                                launch_argument_texts, parameter_position)
 from portq.classifier.rules.provenance import ProvenanceRules
@@ -1001,6 +1001,54 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
             return None
         return tuple(quotes)
 
+    def _computed_internal_parameter(self, entry: EntryChanges, symbol: TouchedSymbol, new: Signature, name: str,
+                                     port) -> tuple[str, ...] | None:
+        """Rule ``computed-internal-parameter``: the bindings upstream's callers of Python function ``symbol``
+        (no kernel) give its new parameter ``name``, when every call in the Python files the commit changes
+        (which hold every call that can bind a parameter new in it) can be read, some binds it, each binding
+        one binds a constant or a name that is no parameter of its caller and lies in a function of the row's
+        own files or one new in the commit, and the tree calls the port's function ``port`` (outside tests)
+        only from definitions that port upstream ones; else None."""
+        if language_for_path(symbol.path) != "python" or new.is_kernel:
+            return None
+        param = new.param(name)
+        if param is None or param.constexpr or param.name.startswith("*"):
+            return None
+        names = new.param_names
+        index = names.index(name)
+        position = -1 if any(n.startswith("*") for n in names[:index]) else index
+        owned = {c.path for c in entry.owned_changes if c.path}
+        files = {(c.old_blob, c.new_blob, c.old_path or c.path, c.path)
+                 for c in list(entry.commit.changes) + list(entry.owned_changes) if c.new_blob and c.path}
+        files.add((symbol.old_blob, symbol.new_blob, symbol.old_path or symbol.path, symbol.path))
+        quotes: list[str] = []
+        for old_blob, new_blob, old_path, path in sorted(files, key=lambda f: f[3] or ""):
+            if not path or language_for_path(path) != "python":
+                continue
+            after = self._table(new_blob, path)
+            if after is None or after.fallback or after.tree is None:
+                return None
+            bindings = computed_bindings(after.tree.root_node, symbol.name, name, position)
+            if bindings is None:
+                return None
+            before = self._table(old_blob, old_path) if old_blob else None
+            if before is not None and before.fallback:
+                return None
+            known = {d.qualified_name for d in before.definitions} if before is not None else set()
+            for caller, bound in bindings:
+                if not bound:
+                    if not param.has_default:
+                        return None
+                    continue
+                if path not in owned and any(caller == k or caller.startswith(k + ".") for k in known):
+                    return None  # a caller outside the row's files choosing it: an input of its own code
+                quote = f"{caller}: {bound}"
+                if quote not in quotes:
+                    quotes.append(quote)
+        if not quotes or not self._python_called_only_from_ports(port):
+            return None
+        return tuple(quotes)
+
     def _removed_internal_parameter(self, symbol: TouchedSymbol, new: Signature, name: str, port) -> bool:
         """Rule ``removed-internal-parameter``: True when ``symbol`` is a Python function or method, no kernel,
         and the tree calls its port ``port``, outside tests, only from definitions that port upstream ones."""
@@ -1015,12 +1063,19 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
         if sources is None:
             return False
         ported = {(d.file, d.start_line) for d in self.index.ported_definitions()}
-        mention = re.compile(rf"(?<![\w]){re.escape(port.name)}(?!\w)")
-        for path, source in sources.items():
-            if is_test_path(path):
-                continue
-            text = source.decode("utf-8", errors="replace")
-            if port.name not in text:
+        texts = {path: source.decode("utf-8", errors="replace") for path, source in sources.items()
+                 if not is_test_path(path)}
+        # A name an import binds the function under is the function too (``import f as g``).
+        renamed = re.compile(rf"(?<![\w]){re.escape(port.name)}\s+as\s+(\w+)")
+        called = {port.name} | {m.group(1) for text in texts.values() for m in renamed.finditer(text)}
+        return all(self._python_name_called_only_from_ports(texts, ported, port, name) for name in sorted(called))
+
+    def _python_name_called_only_from_ports(self, texts: dict, ported: set, port, called: str) -> bool:
+        """True when every mention of the name ``called`` in the non-test tree ``texts`` is ``port``'s own
+        definition, an import, a comment, or a call inside a tree definition that ports an upstream one."""
+        mention = re.compile(rf"(?<![\w]){re.escape(called)}(?!\w)")
+        for path, text in texts.items():
+            if called not in text:
                 continue
             if language_for_path(path) != "python":
                 return False
@@ -1976,6 +2031,7 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
                         respell=self._launcher_renaming(symbol),
                         internal=lambda name: self._internal_parameter(entry, symbol, new, name, definition),
                         removed=lambda name: self._removed_internal_parameter(symbol, new, name, definition),
+                        computed=lambda name: self._computed_internal_parameter(entry, symbol, new, name, definition),
                         selects=lambda name: self._branch_read(symbol, name),
                         forwarded=lambda name: self._forwarded_default(entry, symbol, name))
         table = self._table(symbol.new_blob, symbol.path) if language_for_path(symbol.path) == "python" else None

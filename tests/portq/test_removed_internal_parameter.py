@@ -91,3 +91,15 @@ def test_engine_code_calling_the_helper_directly_keeps_the_gap(tmp_path):
     build = _build(verdicts[1])
     assert "removed-internal-parameter" not in build.rules
     assert build.verdict == REAL_GAP, build.reason
+
+
+def test_engine_code_calling_the_helper_under_another_name_keeps_the_gap(tmp_path):
+    tree = _tree()
+    tree["engine/layer.py"] = ("from pkg.host import run\nfrom pkg.build import build as make\n\n\n"
+                               "def forward(x, out):\n    return make(\"mine\", {}, \"k\")\n")
+    verdicts, _ = classify_history(tmp_path, [CommitSpec("base", files={"lib/build.py": BUILD_OLD, "lib/host.py": HOST_OLD}),
+                                              CommitSpec("drop", files={"lib/build.py": BUILD_NEW, "lib/host.py": HOST_NEW})],
+                                   tree, matrix=MATRIX)
+    build = _build(verdicts[1])
+    assert "removed-internal-parameter" not in build.rules
+    assert build.verdict == REAL_GAP, build.reason

@@ -217,6 +217,21 @@ RULES = (
          "-void gated_act(const float* in, float* out, cudaStream_t s)\n+void gated_act(const float* in, float* "
          "out, Param& p, cudaStream_t s)   (api_swiglu: +Empty e = {}; gated_act<Empty>(in, out, e, s))",
          "classifier.rules.parameters.internal_argument, classifier.verdicts.SymbolClassifier._internal_parameter"),
+    Rule("computed-internal-parameter", ("NEEDS_REVIEW",),
+         "A Python function or method (no kernel) that gains a parameter which only upstream's own callers bind, "
+         "each to a constant or to a name that is none of its own parameters (nor of a function around it, nor a "
+         "local assigned one as it is): some call binds it; every call of it in the Python files the commit "
+         "changes (which hold every call that can bind a parameter new in it) is read, and each binding one lies "
+         "in a function of the row's own files or one new in the commit (a new sibling, decided on its own); and "
+         "the tree calls the port's function, outside tests, only from definitions that port upstream ones (a "
+         "name it is imported under counted as its own). No input of an entry point the engine calls changes: "
+         "the parameter is how the copied code is wired inside, for a reader (at most NEEDS_REVIEW), quoting the "
+         "bindings. An option no call binds, a caller handing on its own parameter, a caller outside the row's "
+         "files binding it, or tree code that is no port calling the function keeps the gap.",
+         "-def plan(m, n, grouped=False):\n+def plan(m, n, grouped=False, masked=False):   (run_masked: "
+         "plan(m, n, masked=True); the tree's plan called only from its port of run)",
+         "classifier.rules.parameters.computed_bindings, "
+         "classifier.verdicts.SymbolClassifier._computed_internal_parameter"),
     Rule("removed-internal-parameter", ("NEEDS_REVIEW",),
          "A runtime parameter upstream removes from a Python function or method (no kernel) that the port still "
          "takes, where the tree calls the port's function, outside tests, only from definitions that port "
@@ -1190,7 +1205,7 @@ def _port_takes_more(old: Signature, new: Signature, port: Signature, name: str,
 
 def _parameter_items(old: Signature, new: Signature, port: Signature, scope: set[str],
                      derivation=None, keyword_free=None, instance=None, internal=None,
-                     selects=None, forwarded=None, removed=None) -> list[Delta]:
+                     selects=None, forwarded=None, removed=None, computed=None) -> list[Delta]:
     items: list[Delta] = []
     derived_params: list = []  # (label, derivation, evidence) of added parameters upstream computes itself
     # Triton to Triton, constexpr parameters compare too; across languages a
@@ -1306,6 +1321,14 @@ def _parameter_items(old: Signature, new: Signature, port: Signature, scope: set
                                    "callers: how the copied code is wired inside, not an input the port's callers "
                                    "supply, so for a reader (at most NEEDS_REVIEW)", [upstream, lacks],
                                    rule="internal-parameter"))
+            elif computed is not None and param is not None and not param.constexpr and (quotes := computed(name)):
+                items.append(Delta("undecided", "signature",
+                                   f"upstream added {_param_kind(param)} {label}, which only upstream's own callers "
+                                   f"bind, each to a constant or a value it computes itself ({'; '.join(quotes[:3])}), "
+                                   "and the tree calls the port only from ports of upstream's definitions: no input "
+                                   "of an entry point the engine calls changes, so it is how the copied code is wired "
+                                   "inside; what the body does with it is for a reader (at most NEEDS_REVIEW)",
+                                   [upstream, lacks], rule="computed-internal-parameter"))
             elif old_names and shared * 2 < len(old_names):
                 # A port that shares under half of upstream's parameters is a
                 # redesign (a different tiling, a fused kernel): that it lacks
@@ -1907,3 +1930,110 @@ def template_retyped_parameters(old_node, new_node, port_node) -> list[tuple[str
         found.append((now[1], was[0], now[0]))
     return found or None
 
+
+
+_PY_LITERALS = frozenset({"true", "false", "none", "integer", "float", "string"})
+
+
+def _python_constant(node) -> bool:
+    """A Python literal: ``True``, ``False``, ``None``, a number (signed) or a plain string."""
+    if node.type == "unary_operator" and node.child_count == 2:
+        return node.children[1].type in ("integer", "float")
+    return node.type in _PY_LITERALS and not (node.type == "string" and any(c.type == "interpolation"
+                                                                             for c in node.children))
+
+
+def _enclosing_function(node):
+    current = node.parent
+    while current is not None and current.type != "function_definition":
+        current = current.parent
+    return current
+
+
+def _qualified_caller(function) -> str:
+    names = []
+    current = function
+    while current is not None:
+        if current.type in ("function_definition", "class_definition"):
+            name = current.child_by_field_name("name")
+            names.append(node_text(name) if name is not None else "")
+        current = current.parent
+    return ".".join(reversed(names))
+
+
+def computed_bindings(root, function: str, name: str, position: int):
+    """Rule ``computed-internal-parameter``: how each call of Python function ``function`` (``f(...)`` or
+    ``x.f(...)``) under ``root`` binds its parameter ``name`` (at ``position`` among the parameters a call
+    binds positionally, -1 when that cannot be told): a list of (the qualified name of the function the call
+    lies in, the binding quoted, or "" when the call leaves it unbound). None when any call cannot be read
+    (a splat, the function named other than as a callee, a call at module level binding it, a positional
+    argument at an unknown position) or binds anything but a constant or a name that is no parameter of
+    the function the call lies in (a caller handing on its own input)."""
+    found = []
+    for current in nodes_of(root, ("identifier",), "python"):
+        if node_text(current) != function:
+            continue
+        parent = current.parent
+        if parent is not None and parent.type == "attribute":
+            if parent.child_by_field_name("attribute") != current:
+                continue  # ``function.x``: another binding's attribute
+            current, parent = parent, parent.parent
+        if parent is None:
+            return None
+        if parent.type in ("function_definition", "class_definition") and parent.child_by_field_name("name") == current:
+            continue
+        if parent.type in ("dotted_name", "aliased_import", "import_from_statement", "import_statement"):
+            continue
+        if parent.type == "keyword_argument" and parent.child_by_field_name("name") == current:
+            continue
+        if parent.type != "call" or parent.child_by_field_name("function") != current:
+            return None
+        arguments = parent.child_by_field_name("arguments")
+        if arguments is None or arguments.type != "argument_list":
+            return None
+        value = None
+        ordinal = 0
+        for argument in arguments.named_children:
+            if argument.type == "comment":
+                continue
+            if argument.type in ("list_splat", "dictionary_splat"):
+                return None
+            if argument.type == "keyword_argument":
+                keyword = argument.child_by_field_name("name")
+                if keyword is not None and node_text(keyword) == name:
+                    value = argument.child_by_field_name("value")
+                continue
+            if position < 0:
+                return None
+            if ordinal == position:
+                value = argument
+            ordinal += 1
+        caller = _enclosing_function(parent)
+        if value is None:
+            found.append((_qualified_caller(caller) if caller is not None else None, ""))
+            continue
+        if caller is None:
+            return None
+        if not _python_constant(value) and not (value.type == "identifier" and _own_value(caller, node_text(value))):
+            return None
+        found.append((_qualified_caller(caller), node_text(value)))
+    return found
+
+
+def _own_value(caller, name: str) -> bool:
+    """``name``, read in ``caller``, is none of the parameters of ``caller`` or of a function around it, nor
+    a local of it assigned one of them as it is (a parameter handed on under another name)."""
+    parameters: set[str] = set()
+    current = caller
+    while current is not None:
+        if current.type == "function_definition":
+            parameters |= _python_parameters(current)
+        current = current.parent
+    if name in parameters:
+        return False
+    for assignment in nodes_of(caller, ("assignment",), "python"):
+        left, right = assignment.child_by_field_name("left"), assignment.child_by_field_name("right")
+        if left is not None and left.type == "identifier" and node_text(left) == name and right is not None \
+                and right.type == "identifier" and node_text(right) in parameters:
+            return False
+    return True

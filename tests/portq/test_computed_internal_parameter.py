@@ -1,0 +1,189 @@
+"""A Python helper (no kernel) that gains a parameter only upstream's own callers bind, each from a constant or
+a value it computes itself (``computed-internal-parameter``), while the tree calls the port's helper, outside
+tests, only from definitions that port upstream ones: no input of an entry point the engine calls changes, so
+the parameter is how the copied code is wired inside, for a reader (NEEDS_REVIEW). Neighbours keep the gap: an
+entry point gaining the parameter, a caller handing on a parameter of its own, a new option no caller binds,
+a caller outside the row's files binding it, and engine code calling the helper (under another name too)."""
+from __future__ import annotations
+
+from portq.core.model import NEEDS_REVIEW, REAL_GAP
+from tests.portq.fixtures import CommitSpec
+from tests.portq.golden.pipeline import classify_history
+
+MATRIX = """\
+[[row]]
+id       = "PLAN"
+title    = "Tile planning and hosts"
+upstream = "vllm"
+paths    = ["lib/plan.py", "lib/host.py"]
+tree     = ["pkg/", "engine/"]
+tests    = ["tests/"]
+"""
+
+PLAN_OLD = '''\
+def plan(m: int, n: int, grouped: bool = False):
+    size = 128 if grouped else 64
+    return size, (m + size - 1) // size, n
+'''
+
+PLAN_NEW = '''\
+def plan(m: int, n: int, grouped: bool = False, masked: bool = False):
+    size = 128 if grouped else 64
+    split = 2 if masked else 1
+    return size, (m + size - 1) // size, n // split
+'''
+
+HOST_OLD = '''\
+from .plan import plan
+
+
+def run(x, out):
+    size, blocks, n = plan(x.shape[0], x.shape[1])
+    launch(x, out, size, blocks, n)
+
+
+def run_masked(x, out, counts):
+    size, blocks, n = plan(x.shape[0], x.shape[1])
+    launch(x, out, size, blocks, n)
+'''
+
+HOST_CONSTANT = HOST_OLD.replace(
+    "def run_masked(x, out, counts):\n    size, blocks, n = plan(x.shape[0], x.shape[1])",
+    "def run_masked(x, out, counts):\n    size, blocks, n = plan(x.shape[0], x.shape[1], masked=True)")
+
+HOST_COMPUTED = HOST_OLD.replace(
+    "def run_masked(x, out, counts):\n    size, blocks, n = plan(x.shape[0], x.shape[1])",
+    "def run_masked(x, out, counts):\n    uneven = counts.max() > x.shape[0] // 2\n"
+    "    size, blocks, n = plan(x.shape[0], x.shape[1], masked=uneven)")
+
+HOST_FORWARDS = HOST_OLD.replace(
+    "def run(x, out):\n    size, blocks, n = plan(x.shape[0], x.shape[1])",
+    "def run(x, out, masked=False):\n    size, blocks, n = plan(x.shape[0], x.shape[1], masked=masked)")
+
+HOST_ENTRY = HOST_OLD.replace(
+    "def run(x, out):\n    size, blocks, n = plan(x.shape[0], x.shape[1])",
+    "def run(x, out, masked=False):\n    size, blocks, n = plan(x.shape[0], x.shape[1])\n    out = out[:, ::2] if masked else out")
+
+MODEL_OLD = '''\
+from .plan import plan
+
+
+def layer(x, out):
+    return plan(x.shape[0], x.shape[1])
+'''
+
+MODEL_NEW = '''\
+from .plan import plan
+
+
+def layer(x, out):
+    return plan(x.shape[0], x.shape[1], masked=True)
+'''
+
+
+def _tree(engine: str = "from pkg.host import run\n\n\ndef forward(x, out):\n    run(x, out)\n") -> dict[str, str]:
+    return {
+        "pkg/__init__.py": "",
+        "pkg/plan.py": "# portq: ports vllm:lib/plan.py::plan\n" + PLAN_OLD,
+        "pkg/host.py": "from .plan import plan\n\n\n"
+                       "# portq: ports vllm:lib/host.py::run\n"
+                       "def run(x, out):\n"
+                       "    size, blocks, n = plan(x.shape[0], x.shape[1])\n"
+                       "    launch(x, out, size, blocks, n)\n",
+        "engine/__init__.py": "",
+        "engine/layer.py": engine,
+        "tests/test_plan.py": "from pkg.plan import plan\n\n\ndef test_plan():\n"
+                              "    assert plan(1, 2, True, False) is not None\n",
+    }
+
+
+def _history(host_new: str, plan_new: str = PLAN_NEW, extra_old=None, extra_new=None):
+    old = {"lib/plan.py": PLAN_OLD, "lib/host.py": HOST_OLD, **(extra_old or {})}
+    new = {"lib/plan.py": plan_new, "lib/host.py": host_new, **(extra_new or {})}
+    return [CommitSpec("base", files=old), CommitSpec("change", files=new)]
+
+
+def _symbol(verdict, name):
+    return next(s for s in verdict.symbols if s.symbol == name)
+
+
+def test_a_parameter_an_internal_caller_binds_to_a_constant_is_for_a_reader(tmp_path):
+    verdicts, _ = classify_history(tmp_path, _history(HOST_CONSTANT), _tree(), matrix=MATRIX)
+    plan = _symbol(verdicts[1], "plan")
+    assert plan.verdict == NEEDS_REVIEW, plan.reason
+    assert "computed-internal-parameter" in plan.rules, plan.rules
+    assert verdicts[1].verdict != REAL_GAP, verdicts[1].reason
+
+
+def test_a_parameter_an_internal_caller_computes_itself_is_for_a_reader(tmp_path):
+    verdicts, _ = classify_history(tmp_path, _history(HOST_COMPUTED), _tree(), matrix=MATRIX)
+    plan = _symbol(verdicts[1], "plan")
+    assert plan.verdict == NEEDS_REVIEW, plan.reason
+    assert "computed-internal-parameter" in plan.rules, plan.rules
+
+
+def test_a_caller_handing_on_its_own_parameter_keeps_the_gap(tmp_path):
+    verdicts, _ = classify_history(tmp_path, _history(HOST_FORWARDS), _tree(), matrix=MATRIX)
+    plan = _symbol(verdicts[1], "plan")
+    assert "computed-internal-parameter" not in plan.rules
+    assert plan.verdict == REAL_GAP, plan.reason
+    assert verdicts[1].verdict == REAL_GAP
+
+
+def test_an_entry_point_gaining_the_parameter_keeps_the_gap(tmp_path):
+    verdicts, _ = classify_history(tmp_path, _history(HOST_ENTRY, plan_new=PLAN_OLD), _tree(), matrix=MATRIX)
+    run = _symbol(verdicts[1], "run")
+    assert "computed-internal-parameter" not in run.rules
+    assert verdicts[1].verdict == REAL_GAP, verdicts[1].reason
+
+
+def test_a_new_option_no_caller_binds_keeps_the_gap(tmp_path):
+    verdicts, _ = classify_history(tmp_path, _history(HOST_OLD), _tree(), matrix=MATRIX)
+    plan = _symbol(verdicts[1], "plan")
+    assert "computed-internal-parameter" not in plan.rules
+    assert plan.verdict == REAL_GAP, plan.reason
+
+
+def test_a_caller_outside_the_row_binding_it_keeps_the_gap(tmp_path):
+    verdicts, _ = classify_history(tmp_path, _history(HOST_CONSTANT, extra_old={"lib/model.py": MODEL_OLD},
+                                                      extra_new={"lib/model.py": MODEL_NEW}), _tree(), matrix=MATRIX)
+    plan = _symbol(verdicts[1], "plan")
+    assert "computed-internal-parameter" not in plan.rules
+    assert plan.verdict == REAL_GAP, plan.reason
+
+
+def test_engine_code_calling_the_helper_keeps_the_gap(tmp_path):
+    engine = "from pkg.plan import plan\n\n\ndef forward(x, out):\n    return plan(x.shape[0], x.shape[1])\n"
+    verdicts, _ = classify_history(tmp_path, _history(HOST_CONSTANT), _tree(engine), matrix=MATRIX)
+    plan = _symbol(verdicts[1], "plan")
+    assert "computed-internal-parameter" not in plan.rules
+    assert plan.verdict == REAL_GAP, plan.reason
+
+
+def test_engine_code_calling_the_helper_under_another_name_keeps_the_gap(tmp_path):
+    engine = "from pkg.plan import plan as tiles\n\n\ndef forward(x, out):\n    return tiles(x.shape[0], x.shape[1])\n"
+    verdicts, _ = classify_history(tmp_path, _history(HOST_CONSTANT), _tree(engine), matrix=MATRIX)
+    plan = _symbol(verdicts[1], "plan")
+    assert "computed-internal-parameter" not in plan.rules
+    assert plan.verdict == REAL_GAP, plan.reason
+
+
+def test_a_caller_handing_on_its_own_parameter_through_a_local_keeps_the_gap(tmp_path):
+    host = HOST_OLD.replace(
+        "def run(x, out):\n    size, blocks, n = plan(x.shape[0], x.shape[1])",
+        "def run(x, out, masked=False):\n    chosen = masked\n    size, blocks, n = plan(x.shape[0], x.shape[1], masked=chosen)")
+    verdicts, _ = classify_history(tmp_path, _history(host), _tree(), matrix=MATRIX)
+    plan = _symbol(verdicts[1], "plan")
+    assert "computed-internal-parameter" not in plan.rules
+    assert plan.verdict == REAL_GAP, plan.reason
+
+
+def test_a_closure_handing_on_its_outer_function_parameter_keeps_the_gap(tmp_path):
+    host = HOST_OLD.replace(
+        "def run(x, out):\n    size, blocks, n = plan(x.shape[0], x.shape[1])",
+        "def run(x, out, masked=False):\n    def tiles():\n        return plan(x.shape[0], x.shape[1], masked=masked)\n"
+        "    size, blocks, n = tiles()")
+    verdicts, _ = classify_history(tmp_path, _history(host), _tree(), matrix=MATRIX)
+    plan = _symbol(verdicts[1], "plan")
+    assert "computed-internal-parameter" not in plan.rules
+    assert plan.verdict == REAL_GAP, plan.reason
