@@ -26,12 +26,12 @@ tests    = ["tests/"]
 OLD = """\
 #include "common.h"
 
-template <bool use_groups>
+template <bool GROUPED>
 __global__ void fwd_v2_kernel(const float *x, float *out, const float *scales, int n, int groupsize) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
     float acc = 0.0f;
-    if (use_groups) {
+    if (GROUPED) {
         for (int k = 0; k < n; k += groupsize) {
             float s = scales[k / groupsize];
             acc += x[k] * s;
@@ -55,24 +55,24 @@ void run_fwd(const float *x, float *out, const float *scales, int n, int groupsi
 EDITED = """\
 #include "common.h"
 
-template <bool use_groups, bool use_map>
+template <bool GROUPED, bool MAPPED>
 __global__ void fwd_kernel(const float *x, float *out, const float *scales, int n, int groupsize,
-                           const int *map, bool no_zero) {
+                           const int *map, bool skip_init) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
-    if (!no_zero) out[i] = 0.0f;
+    if (!skip_init) out[i] = 0.0f;
     __syncthreads();
     float acc = 0.0f;
-    if (use_groups) {
+    if (GROUPED) {
         for (int k = 0; k < n; k += groupsize) {
             float s = scales[k / groupsize];
-            if constexpr (use_map) acc += x[map[k]] * s;
+            if constexpr (MAPPED) acc += x[map[k]] * s;
             else acc += x[k] * s;
         }
     } else {
         for (int k = 0; k < n; k++) {
             float s = scales[k];
-            if constexpr (use_map) acc += x[map[k]] * s;
+            if constexpr (MAPPED) acc += x[map[k]] * s;
             else acc += x[k] * s;
         }
     }
@@ -89,7 +89,7 @@ void run_fwd(const float *x, float *out, const float *scales, int n, int groupsi
 REWRITTEN = """\
 #include "common.h"
 
-template <bool use_groups>
+template <bool GROUPED>
 __global__ void fwd_kernel(const float *x, float *out, const float *scales, int n, int groupsize) {
     __shared__ float tile[256];
     int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -99,7 +99,7 @@ __global__ void fwd_kernel(const float *x, float *out, const float *scales, int 
         tile[lane] = t + lane < n ? x[t + lane] : 0.0f;
         __syncthreads();
         for (int j = 0; j < 256 && t + j < n; j++) {
-            int g = use_groups ? (t + j) / groupsize : t + j;
+            int g = GROUPED ? (t + j) / groupsize : t + j;
             acc += tile[j] * scales[g];
         }
         __syncthreads();
@@ -286,18 +286,18 @@ def test_a_different_kernel_added_before_the_original_is_deleted_is_not_followed
 
 
 TYPEDEF = """\
-typedef void (*fp_fwd_kernel)
+typedef void (*kernel_fn)
 (
     const float*,
     float*,
-    bool no_zero
+    bool skip_init
 );
 
-template <bool use_groups>
-__global__ void fwd_kernel(const float *x, float *out, int n, bool no_zero) {
+template <bool GROUPED>
+__global__ void fwd_kernel(const float *x, float *out, int n, bool skip_init) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
-    if (!no_zero) out[i] = 0.0f;
+    if (!skip_init) out[i] = 0.0f;
     out[i] += x[i];
 }
 """
@@ -306,23 +306,23 @@ __global__ void fwd_kernel(const float *x, float *out, int n, bool no_zero) {
 def test_a_parameter_name_dropped_from_a_function_pointer_typedef_names_nothing_a_port_reads(tmp_path):
     """A parameter name in a typedef's function declarator has prototype scope: it binds nothing at file
     scope, so dropping it ties the top-level change to no ported definition that spells the same name."""
-    tree = {"kernels/fwd.py": "# portq: ports vllm:src/fwd.cu::fwd_kernel\ndef fwd(x, out, n, no_zero):\n"
-                              "    if not no_zero:\n        out.zero_()\n    out += x\n"}
+    tree = {"kernels/fwd.py": "# portq: ports vllm:src/fwd.cu::fwd_kernel\ndef fwd(x, out, n, skip_init):\n"
+                              "    if not skip_init:\n        out.zero_()\n    out += x\n"}
     verdicts, _ = classify_history(tmp_path, [
         CommitSpec("base", files={"src/fwd.cu": TYPEDEF}),
-        CommitSpec("drop a name", files={"src/fwd.cu": TYPEDEF.replace("    bool no_zero\n);", "    bool\n);")}),
+        CommitSpec("drop a name", files={"src/fwd.cu": TYPEDEF.replace("    bool skip_init\n);", "    bool\n);")}),
     ], tree, matrix=MATRIX)
     top = _symbol(verdicts[1], "<toplevel>")
     assert top.verdict == NOT_APPLICABLE, (top.rules, top.reason)
 
 
 def test_a_typedef_renamed_that_a_port_reads_stays_flagged(tmp_path):
-    source = TYPEDEF.replace("if (i >= n) return;", "if (i >= n) return;\n    fp_fwd_kernel f = 0;")
-    tree = {"kernels/fwd.py": "# portq: ports vllm:src/fwd.cu::fwd_kernel\ndef fwd(x, out, n, no_zero):\n"
-                              "    if not no_zero:\n        out.zero_()\n    out += x\n"}
+    source = TYPEDEF.replace("if (i >= n) return;", "if (i >= n) return;\n    kernel_fn f = 0;")
+    tree = {"kernels/fwd.py": "# portq: ports vllm:src/fwd.cu::fwd_kernel\ndef fwd(x, out, n, skip_init):\n"
+                              "    if not skip_init:\n        out.zero_()\n    out += x\n"}
     verdicts, _ = classify_history(tmp_path, [
         CommitSpec("base", files={"src/fwd.cu": source}),
-        CommitSpec("change the type", files={"src/fwd.cu": source.replace("    bool no_zero\n);", "    int no_zero\n);")}),
+        CommitSpec("change the type", files={"src/fwd.cu": source.replace("    bool skip_init\n);", "    int skip_init\n);")}),
     ], tree, matrix=MATRIX)
     top = _symbol(verdicts[1], "<toplevel>")
     assert top.verdict in FLAGGED, (top.rules, top.reason)
