@@ -86,8 +86,8 @@ definition of the same kind in that file keeps at least ``CARRIED_SHARE`` of the
 parameter, and the old lines are at least half of its body (``_edited_rename``)."""
 
 COPIED_RULE = "copied-then-removed"
-"""The rule that follows a definition, removed with no carrier in its own commit, to the one definition an
-earlier commit of the range added elsewhere that carries its body (a copy made first, the original deleted
+"""The rule that follows a definition, removed with its file and no carrier in its own commit, to the one
+definition an earlier commit of the range added elsewhere that carries its body (a copy made first, the original deleted
 later; ``_follow_earlier_copy``)."""
 
 FOLLOW_ONLY = (BY_NAME_RULE, EDITED_RULE, COPIED_RULE)
@@ -468,13 +468,14 @@ def _follow_earlier_copy(entry: EntryChanges, symbol: TouchedSymbol, origin: Key
                          names: set[str], blobs: dict[str, str], born: dict[Key, tuple[int, TouchedSymbol]],
                          taken: set[Key], table_of: Callable, anchored: Callable[[TouchedSymbol], bool], moves: Moves,
                          made: list[Move]) -> None:
-    """Rule ``copied-then-removed``: an anchored (or followed) definition ``entry`` removes, that no definition of
-    the commit carries, is followed to the one definition an earlier commit of the range added (in any file of
+    """Rule ``copied-then-removed``: an anchored (or followed) definition ``entry`` removes with its whole file,
+    that no definition of the commit carries, is followed to the one definition an earlier commit of the range added (in any file of
     the same language, still there, neither anchored nor already a carrier) whose body as it is now carries the
     removed one both ways (``CARRIED_SHARE``): upstream copied the code first and deleted the original later.
     The move is never ``exact``: following a copy clears nothing."""
-    if symbol.change != "removed":
-        return
+    if symbol.change != "removed" or not any(c.status == "deleted" and c.old_path == old_path
+                                             for c in entry.commit.changes):
+        return  # only a file deleted whole hands its definitions to copies made before
     language = language_for_path(old_path)
     found = []
     for key, (position, copy) in born.items():

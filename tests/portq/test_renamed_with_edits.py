@@ -326,3 +326,19 @@ def test_a_typedef_renamed_that_a_port_reads_stays_flagged(tmp_path):
     ], tree, matrix=MATRIX)
     top = _symbol(verdicts[1], "<toplevel>")
     assert top.verdict in FLAGGED, (top.rules, top.reason)
+
+
+def test_a_copy_is_not_followed_when_the_original_leaves_a_file_that_stays(tmp_path):
+    """Only a file deleted whole hands its definitions to copies made earlier: a definition dropped from a
+    file that stays (one of two variants kept) leaves its role to what the file still holds, and an earlier
+    sibling sharing its body is not the port's."""
+    both = SEQ
+    variant = SEQ[:SEQ.index("void run_order")]
+    verdicts, _ = classify_history(tmp_path, [
+        CommitSpec("base", files={"src/order.cu": both}),
+        CommitSpec("a sibling", files={"src/handle.cu": HANDLE_CU}),
+        CommitSpec("drop the old variant", files={"src/order.cu": both.replace(variant, "")}),
+        CommitSpec("fix the sibling", files={"src/handle.cu": _order_fixed(HANDLE_CU)}),
+    ], ORDER_TREE, matrix=MATRIX)
+    later = _symbol(verdicts[3], "build_order_kernel")
+    assert later.verdict == NOT_APPLICABLE and later.justification == "not-ported", later.reason

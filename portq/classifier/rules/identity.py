@@ -108,13 +108,15 @@ RULES = (
          "fwd(x, out, n, map)   (body kept, a mapped read added)   (then)   a body fix in fwd → flagged, the port's",
          "classifier.moves._edited_rename, classifier.rules.identity.IdentityRules._named_move_shown"),
     Rule("copied-then-removed", ("NOT_APPLICABLE", "NEEDS_REVIEW", "REAL_GAP", "INERT", "IN_SYNC"),
-         "An anchored (or followed) definition a commit removes with no carrier in that commit is followed to the "
+         "An anchored (or followed) definition a commit removes with its whole file (deleted), no definition of "
+         "that commit carrying it, is followed to the "
          "one definition an earlier commit of the range added (same language, still there, not itself anchored "
          "or a carrier) whose current body carries the removed body both ways (at least 70% of each side's code "
          "lines): upstream copied the code to its new place first and deleted the original later. The move is "
          "shown (anchor lost at SHA: SYMBOL moved to PATH::NAME?) and every later change to the copy is decided "
          "against the anchor's port, never a silent not-ported; the deleting commit is decided as without it. A "
-         "copy whose original stays is not followed, nor a body that differs, nor one of two copies.",
+         "copy whose original stays, or whose original leaves a file that stays (one of two variants dropped), is not "
+         "followed, nor a body that differs, nor one of two copies.",
          "(1) +src/handle.cu: build_order_kernel (order_kernel's body)   (2) D src/order.cu   (3) a fix in build_order_kernel "
          "→ flagged, the port's",
          "classifier.moves._follow_earlier_copy, classifier.rules.identity.IdentityRules._named_move_shown"),
