@@ -80,6 +80,20 @@ BY_NAME_RULE = "moved-by-name"
 """The rule that follows a definition, removed where it was, to the one definition of the same qualified name
 another file gains in the same commit (``_follow_by_name``)."""
 
+EDITED_RULE = "renamed-with-edits"
+"""The rule that follows a definition renamed in its own file while the same commit edits it: the one added
+definition of the same kind in that file keeps at least ``CARRIED_SHARE`` of the old body and every old
+parameter, and the old lines are at least half of its body (``_edited_rename``)."""
+
+COPIED_RULE = "copied-then-removed"
+"""The rule that follows a definition, removed with its file and no carrier in its own commit, to the one
+definition an earlier commit of the range added elsewhere that carries its body (a copy made first, the original deleted
+later; ``_follow_earlier_copy``)."""
+
+FOLLOW_ONLY = (BY_NAME_RULE, EDITED_RULE, COPIED_RULE)
+"""Identity rules that follow a definition without clearing anything: the move commit is decided as without
+them, and only later changes to the carrier are read as the port's."""
+
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 Key = tuple[str, str]  # (upstream path, qualified name)
@@ -278,8 +292,11 @@ def follow_moves(entries: Iterable[EntryChanges], table_of: Callable, anchored: 
     """
     moves = Moves()
     callees: dict[Key, Key] = {}  # a definition added as the callee of an anchored or followed one -> its origin
+    blobs: dict[str, str] = {}  # path -> its latest blob seen in the range
+    born: dict[Key, int] = {}  # a definition added in the range (and still there) -> the entry that added it
     for entry in entries:
         follow_file_renames(moves, entry)
+        _track_added(entry, blobs, born)
         symbols = entry.symbols + _class_members(entry.symbols, table_of)
         added = [s for s in symbols if s.change == "added" and s.kind != KIND_CLASS and s.language
                  and not s.name.startswith("<")]
@@ -296,7 +313,7 @@ def follow_moves(entries: Iterable[EntryChanges], table_of: Callable, anchored: 
             if move.how != "extracted" and (move.old in back or move.origin in back) and carrier not in moves.ended \
                     and not (carrier in leaving and move.origin not in back):
                 moves.ended[carrier] = entry.position
-        if not added:  # a name reused for new code comes with the definition that took the old code
+        if not added and not born:  # a name reused for new code comes with the definition that took the old code
             continue
         losing = []
         through_callee: set[Key] = set()  # old keys followed as callees of a ported definition
@@ -350,6 +367,7 @@ def follow_moves(entries: Iterable[EntryChanges], table_of: Callable, anchored: 
                         and _shared(still, Counter(before)) < (1 - CARRIED_SHARE) * len(before):
                     still = None  # the name now holds another kind of definition: where the old body went is a rename
             best = None
+            edits: list[Key] = []
             for key, (candidate, lines) in new_bodies.items():
                 if key in taken:
                     continue
@@ -368,8 +386,11 @@ def follow_moves(entries: Iterable[EntryChanges], table_of: Callable, anchored: 
                     and _into_own_package(old_path, candidate.path) \
                     and sum(1 for s in added if s.qualified_name == symbol.qualified_name
                             and _into_own_package(old_path, s.path)) == 1
-                if not into_package and ((shared < 2 and not same) or shared < CARRIED_SHARE * len(lines)):
+                edited = _edited_rename(symbol, candidate, table_of, old_path, still, before, lines, shared)
+                if not into_package and not edited \
+                        and ((shared < 2 and not same) or shared < CARRIED_SHARE * len(lines)):
                     continue
+                edited = edited and shared < CARRIED_SHARE * len(lines)  # carried outright otherwise
                 if not into_package and still is None and shared < CARRIED_SHARE * len(before):
                     continue  # a removed definition's body must be carried, not only quoted
                 if still is not None and sum((Counter(before) - Counter(still)).values()) < len(lines) / 2:
@@ -378,17 +399,25 @@ def follow_moves(entries: Iterable[EntryChanges], table_of: Callable, anchored: 
                                                                    candidate, table_of(candidate.new_blob,
                                                                                        candidate.path)):
                     continue  # another name with another interface: a replacement, not the same definition
+                if edited:
+                    edits.append(key)
                 if best is None or shared > best[0]:
-                    best = (shared, key, candidate, lines, into_package and shared < CARRIED_SHARE * len(before))
+                    best = (shared, key, candidate, lines, into_package and shared < CARRIED_SHARE * len(before),
+                            edited)
+            if best is not None and best[5] and len(edits) > 1:
+                best = None  # two edited renames keep the body: which one is the definition is not known
             if best is None:
                 _follow_by_name(entry, symbol, origin, old_path, added, taken, table_of, moves, made)
+                if moves.made_by(entry.position, (old_path, symbol.qualified_name)) is None:
+                    _follow_earlier_copy(entry, symbol, origin, old_path, before, names, blobs, born, taken,
+                                         table_of, anchored, moves, made)
                 continue
-            _, key, candidate, lines, _ = best
+            _, key, candidate, lines, _, edited = best
             taken.add(key)
             how = "extracted" if still is not None else ("renamed" if candidate.path == old_path else "moved")
             via = tuple(rule for rule, applies in (
                 ("module-to-package", best[4]), ("name-reused", still is None and symbol.change == "modified"),
-                (CALLEE_RULE, (old_path, symbol.qualified_name) in through_callee))
+                (CALLEE_RULE, (old_path, symbol.qualified_name) in through_callee), (EDITED_RULE, edited))
                 if applies)
             move = Move(entry.position, entry.commit.sha, origin, (old_path, symbol.qualified_name), key, how,
                         exact=still is None and lines == before, via=via)
@@ -398,6 +427,77 @@ def follow_moves(entries: Iterable[EntryChanges], table_of: Callable, anchored: 
             moves.by_entry.setdefault(entry.position, []).append(move)
             made.append(move)
     return moves
+
+
+def _track_added(entry: EntryChanges, blobs: dict[str, str], born: dict[Key, tuple[int, TouchedSymbol]]) -> None:
+    """Keep, for ``_follow_earlier_copy``, every file's latest blob and every definition the range added and
+    still has (through file renames), with the entry that added it."""
+    for change in entry.commit.changes:
+        if change.status in ("deleted", "renamed") and change.old_path:
+            blobs.pop(change.old_path, None)
+            for key in [k for k in born if k[0] == change.old_path]:
+                position, symbol = born.pop(key)
+                if change.status == "renamed" and change.new_path:
+                    born[(change.new_path, key[1])] = (position, replace(symbol, path=change.new_path))
+        if change.new_path and change.new_blob and change.status != "deleted":
+            blobs[change.new_path] = change.new_blob
+    for symbol in entry.symbols:
+        if symbol.kind == KIND_CLASS or not symbol.language or symbol.name.startswith("<"):
+            continue
+        if symbol.change == "added":
+            born[(symbol.path, symbol.qualified_name)] = (entry.position, symbol)
+        elif symbol.change == "removed":
+            born.pop((symbol.old_path or symbol.path, symbol.qualified_name), None)
+
+
+def _edited_rename(symbol: TouchedSymbol, candidate: TouchedSymbol, table_of: Callable, old_path: str,
+                   still, before: list[str], lines: list[str], shared: int) -> bool:
+    """Rule ``renamed-with-edits``: ``candidate``, added in the file ``symbol`` (removed) was defined in, under
+    another name and as the same kind of definition, keeps at least ``CARRIED_SHARE`` of the old body, and the
+    old lines are at least half of its own: the definition renamed while the commit edits it (a template flag,
+    a parameter, a branch added). Whether it keeps every old parameter is checked as for any rename
+    (``_replaced``)."""
+    return still is None and symbol.change == "removed" and candidate.path in (symbol.path, old_path) \
+        and candidate.qualified_name != symbol.qualified_name and shared >= 2 \
+        and shared >= CARRIED_SHARE * len(before) and 2 * shared >= len(lines) \
+        and _kind(table_of(symbol.old_blob, old_path), symbol.qualified_name) \
+        == _kind(table_of(candidate.new_blob, candidate.path), candidate.qualified_name)
+
+
+def _follow_earlier_copy(entry: EntryChanges, symbol: TouchedSymbol, origin: Key, old_path: str, before: list[str],
+                         names: set[str], blobs: dict[str, str], born: dict[Key, tuple[int, TouchedSymbol]],
+                         taken: set[Key], table_of: Callable, anchored: Callable[[TouchedSymbol], bool], moves: Moves,
+                         made: list[Move]) -> None:
+    """Rule ``copied-then-removed``: an anchored (or followed) definition ``entry`` removes with its whole file,
+    that no definition of the commit carries, is followed to the one definition an earlier commit of the range added (in any file of
+    the same language, still there, neither anchored nor already a carrier) whose body as it is now carries the
+    removed one both ways (``CARRIED_SHARE``): upstream copied the code first and deleted the original later.
+    The move is never ``exact``: following a copy clears nothing."""
+    if symbol.change != "removed" or not any(c.status == "deleted" and c.old_path == old_path
+                                             for c in entry.commit.changes):
+        return  # only a file deleted whole hands its definitions to copies made before
+    language = language_for_path(old_path)
+    found = []
+    for key, (position, copy) in born.items():
+        if position >= entry.position or key in taken or key in moves.carriers or key == origin \
+                or key == (old_path, symbol.qualified_name) or language_for_path(key[0]) != language \
+                or key[0] not in blobs or anchored(copy):
+            continue
+        lines = body_lines(table_of(blobs[key[0]], key[0]), key[1], names)
+        if not lines:
+            continue
+        shared = _shared(lines, Counter(before))
+        if shared >= 2 and shared >= CARRIED_SHARE * len(lines) and shared >= CARRIED_SHARE * len(before):
+            found.append(key)
+    if len(found) != 1:
+        return
+    key = found[0]
+    taken.add(key)
+    move = Move(entry.position, entry.commit.sha, origin, (old_path, symbol.qualified_name), key, "moved",
+                exact=False, via=(COPIED_RULE,))
+    moves.carriers[key] = move
+    moves.by_entry.setdefault(entry.position, []).append(move)
+    made.append(move)
 
 
 def _unscoped(table, qualified_name: str) -> str:

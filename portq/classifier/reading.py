@@ -225,10 +225,14 @@ def _names_used_by_others(table, line: int, text: str, symbol: TouchedSymbol) ->
     field_name = _DEFINING.get(statement.type)
     if field_name is not None:
         name = statement.child_by_field_name(field_name)
+        if name is not None and statement.type == "type_definition":
+            # a function type's parameter names have prototype scope: the typedef defines its own name only
+            return {node.text.decode("utf-8", errors="replace") for node in _outside_parameters(name)
+                    if node.type in ("identifier", "type_identifier")} or words
         return set(_IDENTIFIER.findall(name.text.decode("utf-8", errors="replace"))) if name is not None else words
     if statement.type == "declaration":  # `static constexpr int kTile = 64;` defines kTile
         declarators = [statement.child_by_field_name("declarator")]
-        names = {node.text.decode() for d in declarators if d is not None for node in _walk_nodes(d)
+        names = {node.text.decode() for d in declarators if d is not None for node in _outside_parameters(d)
                  if node.type == "identifier" and (node.parent is None or node.parent.type != "init_declarator"
                                                    or node.parent.child_by_field_name("declarator") == node)}
         return names or words
@@ -303,6 +307,16 @@ def _if_bodies(statement) -> list:
     return [statement.child_by_field_name("consequence")] + [
         c.child_by_field_name("body") if c.type == "else_clause" else c.child_by_field_name("consequence")
         for c in statement.children if c.type in ("elif_clause", "else_clause")]
+
+
+def _outside_parameters(node):
+    """``_walk_nodes`` of a declarator, less what its parameter lists hold: a parameter's name in a declarator
+    that is no definition (a function-pointer type, a prototype) has prototype scope and binds nothing else."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(c for c in current.children if c.type != "parameter_list")
 
 
 def _walk_nodes(node):

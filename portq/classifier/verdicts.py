@@ -66,7 +66,7 @@ from portq.classifier.reading import (RangeFacts, _anchor_evidence, _changed_lin
                                       _python_ast_dump,
                                       _python_passless_ast_dump, _same_ast_evidence,
                                       new_side_evidence)
-from portq.classifier.moves import BY_NAME_RULE, as_called_source
+from portq.classifier.moves import FOLLOW_ONLY, as_called_source
 from portq.classifier.rules import branches, checked
 from portq.classifier.rules.attribution import AttributionRules
 from portq.classifier.rules.branches import BranchRules
@@ -1360,7 +1360,7 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
             return moved
         if ports or self.index.anchors_for_path(self.upstream, paths):
             moved_away = {m.old[1] for m in facts.moves.by_entry.get(entry.position, ()) if m.old[0] in paths
-                          and BY_NAME_RULE not in m.via}  # followed by name only: still lost here
+                          and not set(FOLLOW_ONLY) & set(m.via)}  # followed without clearing: still lost here
             broken = self._parse_failure(entry, symbol, paths, bool(ports), moved_away, ports=ports)
             if broken is not None:
                 return self._unread_despite_parse(symbol, ports, broken) \

@@ -28,7 +28,7 @@ from dataclasses import replace
 from pathlib import PurePosixPath
 
 from portq.classifier.module_surface import Imported, changed_bindings, import_time_statements, imported_from
-from portq.classifier.moves import BY_NAME_RULE, extraction_only, follows_moves, renamed_unchanged
+from portq.classifier.moves import BY_NAME_RULE, COPIED_RULE, EDITED_RULE, FOLLOW_ONLY, extraction_only, follows_moves, renamed_unchanged
 from portq.classifier.reading import (_IDENTIFIER, RangeFacts, _walk_nodes, _anchor_evidence, _changed_lines, _file_change,
                                       _is_code_line, _unchanged_moves)
 from portq.classifier.rules import Rule, checked
@@ -95,6 +95,31 @@ RULES = (
          "D src/fwd.h (ops::fwd_kernel)\nA src/kernels/fwd_pipelined.cu (fwd_kernel, rewritten)   (then)   "
          "-    x[j] = x[j] * b;\n+    x[j] = x[j] * b + 1;   → flagged, the port's",
          "classifier.moves._follow_by_name, classifier.rules.identity.IdentityRules._named_move_shown"),
+    Rule("renamed-with-edits", ("NOT_APPLICABLE", "NEEDS_REVIEW", "REAL_GAP", "INERT", "IN_SYNC"),
+         "An anchored (or followed) definition a commit removes while it adds, in the same file, one definition of "
+         "the same kind under another name that keeps at least 70% of the old body's code lines and every old "
+         "parameter, the old lines making at least half of its body (a kernel renamed while the commit adds a "
+         "template flag, a parameter or a branch), is the same definition: the move is shown (anchor lost at SHA: "
+         "SYMBOL moved to PATH::NAME?) and every later change to it is decided against the anchor's port, never a "
+         "silent not-ported. Following it clears nothing: the move commit is decided as without it. Two such "
+         "definitions are followed to none; a rewrite keeping less of the old body, or one dropping a parameter "
+         "(a replacement), is not followed.",
+         "-template <bool g>\n-__global__ void fwd_v2(x, out, n)\n+template <bool g, bool m>\n+__global__ void "
+         "fwd(x, out, n, map)   (body kept, a mapped read added)   (then)   a body fix in fwd → flagged, the port's",
+         "classifier.moves._edited_rename, classifier.rules.identity.IdentityRules._named_move_shown"),
+    Rule("copied-then-removed", ("NOT_APPLICABLE", "NEEDS_REVIEW", "REAL_GAP", "INERT", "IN_SYNC"),
+         "An anchored (or followed) definition a commit removes with its whole file (deleted), no definition of "
+         "that commit carrying it, is followed to the "
+         "one definition an earlier commit of the range added (same language, still there, not itself anchored "
+         "or a carrier) whose current body carries the removed body both ways (at least 70% of each side's code "
+         "lines): upstream copied the code to its new place first and deleted the original later. The move is "
+         "shown (anchor lost at SHA: SYMBOL moved to PATH::NAME?) and every later change to the copy is decided "
+         "against the anchor's port, never a silent not-ported; the deleting commit is decided as without it. A "
+         "copy whose original stays, or whose original leaves a file that stays (one of two variants dropped), is not "
+         "followed, nor a body that differs, nor one of two copies.",
+         "(1) +src/handle.cu: build_order_kernel (order_kernel's body)   (2) D src/order.cu   (3) a fix in build_order_kernel "
+         "→ flagged, the port's",
+         "classifier.moves._follow_earlier_copy, classifier.rules.identity.IdentityRules._named_move_shown"),
     Rule("name-reused", ("NOT_APPLICABLE", "NEEDS_REVIEW"),
          "A name that now holds another kind of definition (a kernel's name reused for the launcher that wraps "
          "it) while an added definition carries the old body (the kernel renamed `*_kernel`) no longer names the "
@@ -193,8 +218,8 @@ class IdentityRules:
         made = facts.moves.made_by(entry.position, key)
         if made is not None and symbol.change != "removed" and made.how == "extracted":
             made = None  # an extraction is decided on the definition that keeps the rest (below)
-        if made is not None and BY_NAME_RULE in made.via:
-            made = None  # followed by name only: the move commit is decided as without it (``_named_move_shown``)
+        if made is not None and set(FOLLOW_ONLY) & set(made.via):
+            made = None  # followed by name, edited rename or earlier copy only: the move commit is decided as without it (``_named_move_shown``)
         if made is not None:
             lost = [Evidence(kind=Kind.ANCHOR_LOST, message=made.lost, side="upstream-new", path=made.new[0],
                              symbol=symbol.name, subject=made.new[1])]
@@ -210,7 +235,7 @@ class IdentityRules:
                               "its body on the way, so a reviewer compares the new body with the port", lost)
         into = facts.moves.made_into(entry.position, (symbol.path, symbol.qualified_name)) \
             if symbol.change == "added" else None
-        if into is not None and BY_NAME_RULE in into.via:
+        if into is not None and set(FOLLOW_ONLY) & set(into.via):
             into = None
         if into is not None:
             return self._base("moved-definition", symbol, NOT_APPLICABLE, "cosmetic", "body",
@@ -310,18 +335,24 @@ class IdentityRules:
 
     def _named_move_shown(self, entry: EntryChanges, symbol: TouchedSymbol, facts: RangeFacts,
                           verdict: SymbolVerdict) -> SymbolVerdict:
-        """Rule ``moved-by-name``: ``verdict`` (the removed definition's, decided as if nothing followed it) with
-        the move shown ("anchor lost at SHA: SYMBOL moved to PATH::NAME?", or every candidate when more than one
-        same-named definition was added: followed to none). It changes no verdict: a definition followed by its
-        name alone may have been rewritten, so the move commit stays as flagged as it was."""
+        """Rules ``moved-by-name``, ``renamed-with-edits`` and ``copied-then-removed``: ``verdict`` (the removed
+        definition's, decided as if nothing followed it) with the move shown ("anchor lost at SHA: SYMBOL moved
+        to PATH::NAME?", or every candidate when more than one same-named definition was added: followed to
+        none). It changes no verdict: a definition followed by its name, through an edited rename or to an
+        earlier copy may have changed on the way, so the move commit stays as flagged as it was."""
         if symbol.change != "removed":
             return verdict
         key = (symbol.old_path or symbol.path, symbol.qualified_name)
         made = facts.moves.made_by(entry.position, key)
-        if made is not None and BY_NAME_RULE in made.via:
+        followed = next((rule for rule in FOLLOW_ONLY if made is not None and rule in made.via), None)
+        if followed is not None:
             message, path = made.lost, made.new[0]
-            note = f"; the one definition of that name another file gains, {made.new[0]}::{made.new[1]}, is " \
-                "followed as this one from here on"
+            note = {BY_NAME_RULE: f"; the one definition of that name another file gains, {made.new[0]}::{made.new[1]}, "
+                                  "is followed as this one from here on",
+                    EDITED_RULE: f"; the one definition this commit adds in the same file keeping most of its body "
+                                 f"and every parameter, {made.new[1]}, is followed as this one from here on",
+                    COPIED_RULE: f"; the one copy of its body an earlier commit added, {made.new[0]}::{made.new[1]}, "
+                                 "is followed as this one from here on"}[followed]
         else:
             message, path = facts.moves.lost_line(entry.position, entry.commit.sha, key), symbol.path
             note = "; more than one definition of that name appears elsewhere in this commit, so none is followed"
@@ -331,7 +362,7 @@ class IdentityRules:
         shown += [replace(_anchor_evidence(p.anchor, f"{p.definition.qualified_name} ports {p.anchor.reference}"),
                           subject=p.anchor.reference) for p in self._ports(symbol, self._paths(symbol, facts))]
         verdict.evidence = [*verdict.evidence, *shown]
-        verdict.rules = list(checked(*verdict.rules, BY_NAME_RULE))
+        verdict.rules = list(checked(*verdict.rules, followed or BY_NAME_RULE))
         verdict.reason = verdict.reason + note
         return verdict
 
