@@ -124,7 +124,7 @@ from portq.language.signatures import definition_text, node_text, nodes_of
 from portq.tree.file_records import Port
 from portq.tree.tree_index import TreeIndex
 
-CLASSIFIER_VERSION = 49
+CLASSIFIER_VERSION = 50
 """Bumped whenever a change to the verdict logic may change a verdict, so a
 ledger that reuses earlier decisions knows which ones are stale."""
 
