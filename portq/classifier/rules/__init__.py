@@ -46,7 +46,6 @@ def _registry() -> dict[str, Rule]:
     from portq.classifier.rules import absorption, checks, selectors, tuners
     from portq.classifier.rules import respelled_calls
     from portq.classifier.rules import registrations, regrouped
-    from portq.classifier.rules import synced_beside
 
     found: dict[str, Rule] = {}
     for module in (ownership, provenance, cosmetic, form, branches, guards, switches, wrappers, attribution, parameters,
@@ -56,7 +55,7 @@ def _registry() -> dict[str, Rule]:
                    library_calls,
                    preprocessed, not_carried_paths, tuners,
                    absorption, selectors, checks,
-                   respelled_calls, registrations, regrouped, synced_beside):
+                   respelled_calls, registrations, regrouped):
         for rule in module.RULES:
             if rule.id in found:
                 raise ValueError(f"rule id {rule.id} is stated twice")
