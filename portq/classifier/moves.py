@@ -491,13 +491,8 @@ def _follow_earlier_copy(entry: EntryChanges, symbol: TouchedSymbol, origin: Key
             found.append(key)
     if len(found) != 1:
         return
-    key = found[0]
-    taken.add(key)
-    move = Move(entry.position, entry.commit.sha, origin, (old_path, symbol.qualified_name), key, "moved",
-                exact=False, via=(COPIED_RULE,))
-    moves.carriers[key] = move
-    moves.by_entry.setdefault(entry.position, []).append(move)
-    made.append(move)
+    _record(Move(entry.position, entry.commit.sha, origin, (old_path, symbol.qualified_name), found[0], "moved",
+                 exact=False, via=(COPIED_RULE,)), taken, moves, made)
 
 
 def _unscoped(table, qualified_name: str) -> str:
@@ -534,12 +529,16 @@ def _follow_by_name(entry: EntryChanges, symbol: TouchedSymbol, origin: Key, old
         return
     if not found:
         return
-    key = next(iter(found))
-    taken.add(key)
-    move = Move(entry.position, entry.commit.sha, origin, (old_path, symbol.qualified_name), key, "moved",
-                exact=False, via=(BY_NAME_RULE,))
-    moves.carriers[key] = move
-    moves.by_entry.setdefault(entry.position, []).append(move)
+    _record(Move(entry.position, entry.commit.sha, origin, (old_path, symbol.qualified_name), next(iter(found)),
+                 "moved", exact=False, via=(BY_NAME_RULE,)), taken, moves, made)
+
+
+def _record(move: Move, taken: set[Key], moves: Moves, made: list[Move]) -> None:
+    """Book a move that clears nothing (followed by name or to an earlier copy): its carrier is taken for
+    this entry and carries the origin's anchors from here on."""
+    taken.add(move.new)
+    moves.carriers[move.new] = move
+    moves.by_entry.setdefault(move.position, []).append(move)
     made.append(move)
 
 
