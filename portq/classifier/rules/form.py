@@ -1413,17 +1413,14 @@ def _erased_cpp_messages(tokens: list[str]) -> tuple[list[str], int] | None:
                 # the condition (and the macro's name) as written, then each later argument: erased where it is
                 # string literals alone, else kept token for token
                 bounds = commas + [j]
-                if any(all(_is_string(t) for t in tokens[a + 1:b]) and b > a + 1
-                       for a, b in zip(bounds, bounds[1:])):
+                arguments = [(tokens[a + 1:b], tokens[b]) for a, b in zip(bounds, bounds[1:])]
+                messages = [bool(argument) and all(_is_string(t) for t in argument) for argument, _ in arguments]
+                if any(messages):
                     out += tokens[i:bounds[0] + 1]
-                    for a, b in zip(bounds, bounds[1:]):
-                        argument = tokens[a + 1:b]
-                        if argument and all(_is_string(t) for t in argument):
-                            out.append("<message>")
-                            erased += 1
-                        else:
-                            out += argument
-                        out.append(tokens[b])
+                    for (argument, closer), message in zip(arguments, messages):
+                        out += ["<message>"] if message else argument
+                        out.append(closer)
+                    erased += sum(messages)
                     i = j + 1
                     continue
             else:
