@@ -293,7 +293,8 @@ def follow_moves(entries: Iterable[EntryChanges], table_of: Callable, anchored: 
     moves = Moves()
     callees: dict[Key, Key] = {}  # a definition added as the callee of an anchored or followed one -> its origin
     blobs: dict[str, str] = {}  # path -> its latest blob seen in the range
-    born: dict[Key, int] = {}  # a definition added in the range (and still there) -> the entry that added it
+    # a definition added in the range (and still there) -> (the entry that added it, its symbol)
+    born: dict[Key, tuple[int, TouchedSymbol]] = {}
     for entry in entries:
         follow_file_renames(moves, entry)
         _track_added(entry, blobs, born)
