@@ -377,11 +377,17 @@ def import_aliases(root, name: str) -> set[str]:
     return found
 
 
-def enclosing_function(node) -> str | None:
-    """The name of the innermost Python function definition around ``node``, or None."""
+def enclosing_function_node(node):
+    """The innermost Python function definition around ``node``, or None."""
     current = node.parent
     while current is not None and current.type != "function_definition":
         current = current.parent
+    return current
+
+
+def enclosing_function(node) -> str | None:
+    """The name of the innermost Python function definition around ``node``, or None."""
+    current = enclosing_function_node(node)
     named = current.child_by_field_name("name") if current is not None else None
     return node_text(named) if named is not None else None
 

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from portq.classifier.delta import Delta, _ruled
 from portq.classifier.rules import Rule, equivalence
 from portq.classifier.rules.cosmetic import (_function_body, _function_node, _python_parameters, _target_identifiers,
+                                             enclosing_function_node,
                                              cpp_parameter_declarations)
 from portq.core.evidence import Evidence, Kind
 from portq.language.signatures import Signature, Use, has_ancestor, node_text, nodes_of, normalise_name
@@ -1943,13 +1944,6 @@ def _python_constant(node) -> bool:
                                                                              for c in node.children))
 
 
-def _enclosing_function(node):
-    current = node.parent
-    while current is not None and current.type != "function_definition":
-        current = current.parent
-    return current
-
-
 def _qualified_caller(function) -> str:
     names = []
     current = function
@@ -2008,7 +2002,7 @@ def computed_bindings(root, function: str, name: str, position: int):
             if ordinal == position:
                 value = argument
             ordinal += 1
-        caller = _enclosing_function(parent)
+        caller = enclosing_function_node(parent)
         if value is None:
             found.append((_qualified_caller(caller) if caller is not None else None, ""))
             continue
