@@ -19,7 +19,7 @@ from .gemv import GEMV
 
 _CHOSEN = {}
 
-# portq: ports gemlite:gemlite/core.py::GEMLITE_TRITON_MAPPING @1fc7d50
+# upstream's GEMLITE_TRITON_MAPPING: (input dtype value, matmul type) -> kernel
 _BY_TYPE = {
     ("FP16", "GEMV"): GEMV,
     ("FP16", "GEMM"): GEMM,

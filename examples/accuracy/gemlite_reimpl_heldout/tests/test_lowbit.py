@@ -72,3 +72,53 @@ def test_engine_mlp_reaches_both_kernels():
         want = h.half().float() @ ws[2]
         got = mlp(x.to(DEVICE)).cpu().float()
         assert torch.allclose(got, want, atol=5e-2, rtol=5e-2), (rows, (got - want).abs().max())
+
+
+def test_pruners_cap_the_k_tile_at_the_group_and_keep_distinct_configs():
+    from lowbit.gemm import _prune_gemm, gemm_configs
+    from lowbit.gemv import _prune_gemv, gemv_configs
+
+    nargs = {"M": 3, "N": 128, "K": 256, "group_size": 32}
+    gemm = list(_prune_gemm(gemm_configs(), nargs))
+    assert gemm and all(c.kwargs["BLOCK_SIZE_K"] <= 32 and c.kwargs["BLOCK_SIZE_M"] == 16 for c in gemm)
+    assert len({(tuple(sorted(c.kwargs.items())), c.num_warps, c.num_stages) for c in gemm}) == len(gemm)
+    gemv = list(_prune_gemv(gemv_configs(), nargs))
+    assert gemv and all(c.kwargs["BLOCK_SIZE_M"] == 1 and c.kwargs["BLOCK_SIZE_K"] <= 32 for c in gemv)
+    assert all(c.pre_hook is not None for c in gemv)
+
+
+def test_zero_output_hook_clears_the_named_argument():
+    from lowbit.gemv import zero_output
+
+    out = torch.ones(4)
+    zero_output("c_ptr")({"c_ptr": out})
+    assert torch.equal(out, torch.zeros(4))
+
+
+def test_hosts_called_directly_match_the_layer():
+    from lowbit.gemm import gemm_lowbit
+    from lowbit.gemv import gemv_lowbit
+
+    layer, codes, scales, zeros = _layer(2, 32, seed=7)
+    x = (torch.randn(1, 128, generator=torch.Generator().manual_seed(4)) * 0.5).half().to(DEVICE)
+    args = (layer.W_q, layer.scales, layer.zeros, 2, 32, 3, 16)
+    want = x.cpu().float() @ _dequant(codes, scales, zeros, 32).float()
+    for host in (gemm_lowbit, gemv_lowbit):
+        got = host(x, *args).cpu().float()
+        assert torch.allclose(got, want, atol=2e-2, rtol=2e-2), (host.__name__, (got - want).abs().max())
+    assert GEMM().matmul_type == "GEMM" and GEMV().matmul_type == "GEMV"
+    assert DType("FP16") is DType.FP16
+
+
+def test_forward_auto_warms_up_once_and_picks_the_gemv_for_one_row():
+    from lowbit import linear
+
+    layer, codes, scales, zeros = _layer(4, 64, seed=11)
+    x = (torch.randn(1, 128, generator=torch.Generator().manual_seed(6)) * 0.5).half().to(DEVICE)
+    signature = (1,) + layer.signature
+    linear._CHOSEN.pop(signature, None)
+    layer.warmup(signature, layer._args(x))
+    assert linear._CHOSEN[signature]["forward"] in (GEMM.forward, GEMV.forward)
+    got = layer.forward_auto(x).cpu().float()
+    want = x.cpu().float() @ _dequant(codes, scales, zeros, 64).float()
+    assert torch.allclose(got, want, atol=2e-2, rtol=2e-2)
