@@ -57,6 +57,7 @@ def test_repository_config_names_its_upstreams_and_the_corpus_ones():
         "flashmla": (REPO_ROOT / "../flashmla").resolve(),
         "deepgemm": (REPO_ROOT / "../deepgemm").resolve(),
         "exllama": (REPO_ROOT / "../exllama").resolve(),
+        "gemlite": (REPO_ROOT / "../gemlite-scan").resolve(),
     }
     assert config.matrix_path == REPO_ROOT / "matrix" / "kernel-matrix.toml"
 
