@@ -120,7 +120,7 @@ from portq.language.signatures import Signature, comment_free_tokens, normalise_
 from portq.language.symbols import (KIND_CLASS, KIND_FUNCTION, KIND_TRITON_KERNEL, MAX_PARSE_BYTES, SymbolTable,
                                     language_for_path, parse)
 from portq.language.symbols import symbol_table
-from portq.language.signatures import definition_text, node_text, nodes_of
+from portq.language.signatures import definition_text, is_docstring, node_text, nodes_of
 from portq.tree.file_records import Port
 from portq.tree.tree_index import TreeIndex
 
@@ -1002,13 +1002,15 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
         return tuple(quotes)
 
     def _computed_internal_parameter(self, entry: EntryChanges, symbol: TouchedSymbol, new: Signature, name: str,
-                                     port) -> tuple[str, ...] | None:
+                                     port, chain: tuple = ()) -> tuple[str, ...] | None:
         """Rule ``computed-internal-parameter``: the bindings upstream's callers of Python function ``symbol``
         (no kernel) give its new parameter ``name``, when every call in the Python files the commit changes
         (which hold every call that can bind a parameter new in it) can be read, some binds it, each binding
-        one binds a constant or a name that is no parameter of its caller and lies in a function of the row's
-        own files or one new in the commit, and the tree calls the port's function ``port`` (outside tests)
-        only from definitions that port upstream ones; else None."""
+        one binds a constant or a name that is no parameter of its caller, or hands on as it is a parameter
+        its caller (a definition the commit modifies, upstream's and the tree's) gained in this commit and
+        that is itself computed-internal (``chain``: the forwarders already followed, at most three), and lies
+        in a function of the row's own files or one new in the commit, and the tree calls the port's function
+        ``port`` (outside tests) only from definitions that port upstream ones; else None."""
         if language_for_path(symbol.path) != "python" or new.is_kernel:
             return None
         param = new.param(name)
@@ -1035,7 +1037,7 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
             if before is not None and before.fallback:
                 return None
             known = {d.qualified_name for d in before.definitions} if before is not None else set()
-            for caller, bound in bindings:
+            for caller, bound, handed in bindings:
                 if not bound:
                     if not param.has_default:
                         return None
@@ -1043,10 +1045,48 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
                 if path not in owned and any(caller == k or caller.startswith(k + ".") for k in known):
                     return None  # a caller outside the row's files choosing it: an input of its own code
                 quote = f"{caller}: {bound}"
+                if handed:
+                    # a forwarder handing on a parameter of its own: only one that gained it in this commit
+                    # and whose own callers bind it internally, by the same rule
+                    found = self._forwarded_internal(entry, path, caller, bound,
+                                                     chain + ((symbol.path, symbol.qualified_name),))
+                    if found is None:
+                        return None
+                    quote = f"{caller}: {bound}, itself bound only by {'; '.join(found[:2])}"
                 if quote not in quotes:
                     quotes.append(quote)
         if not quotes or not self._python_called_only_from_ports(port):
             return None
+        return tuple(quotes)
+
+    def _forwarded_internal(self, entry: EntryChanges, path: str, caller: str, name: str,
+                            chain: tuple) -> tuple[str, ...] | None:
+        """``computed-internal-parameter`` through a forwarder: the bindings of parameter ``name`` of ``caller``
+        (a qualified name in upstream's new ``path``) when ``caller`` is a definition this commit modifies that
+        gained ``name`` in it, the tree ports it, and every port of it is itself decided computed-internal for
+        ``name``; None otherwise (a parameter it already took, a new or unported forwarder, a chain longer than
+        three or one that comes back)."""
+        if len(chain) > 3 or (path, caller) in chain:
+            return None
+        forwarder = next((s for s in entry.symbols if s.path == path and s.qualified_name == caller
+                          and s.change == "modified"), None)
+        if forwarder is None:
+            return None
+        before = self._upstream_signature(forwarder.old_blob, forwarder.old_path or forwarder.path,
+                                          forwarder.qualified_name, forwarder.old_lines)
+        after = self._upstream_signature(forwarder.new_blob, forwarder.path, forwarder.qualified_name,
+                                         forwarder.new_lines)
+        if before is None or after is None or name in before.param_names or name not in after.param_names:
+            return None
+        ports = self._ports(forwarder, {p for p in (forwarder.path, forwarder.old_path) if p})
+        if not ports:
+            return None
+        quotes: list[str] = []
+        for port in ports:
+            found = self._computed_internal_parameter(entry, forwarder, after, name, port.definition, chain)
+            if found is None:
+                return None
+            quotes += [q for q in found if q not in quotes]
         return tuple(quotes)
 
     def _removed_internal_parameter(self, symbol: TouchedSymbol, new: Signature, name: str, port) -> bool:
@@ -1072,7 +1112,8 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
 
     def _python_name_called_only_from_ports(self, texts: dict, ported: set, port, called: str) -> bool:
         """True when every mention of the name ``called`` in the non-test tree ``texts`` is ``port``'s own
-        definition, an import, a comment, or a call inside a tree definition that ports an upstream one."""
+        definition, an import, a comment, words of a docstring, or a call inside a tree definition that ports an
+        upstream one."""
         mention = re.compile(rf"(?<![\w]){re.escape(called)}(?!\w)")
         for path, text in texts.items():
             if called not in text:
@@ -1080,7 +1121,10 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
             if language_for_path(path) != "python":
                 return False
             records = self.index.definitions_in_file(path) or []
+            documented = _docstring_spans(text)
             for found in mention.finditer(text):
+                if any(start <= found.start() < end for start, end in documented):
+                    continue  # a docstring's words, never evaluated
                 line = text.count("\n", 0, found.start()) + 1
                 start = text.rfind("\n", 0, found.start()) + 1
                 end = text.find("\n", found.end())
@@ -2098,3 +2142,16 @@ def _extracted_from(symbol: TouchedSymbol, facts: RangeFacts, position: int) -> 
     """The extractions (``classifier.moves``) entry ``position`` made out of ``symbol``'s definition."""
     key = (symbol.old_path or symbol.path, symbol.qualified_name)
     return [m for m in facts.moves.by_entry.get(position, ()) if m.old == key and m.how == "extracted"]
+
+
+def _docstring_spans(text: str) -> list[tuple[int, int]]:
+    """Character spans of the docstrings of Python source ``text`` (the first statement of a module, class or
+    function when it is a lone string): text no call reads (``computed-internal-parameter``,
+    ``removed-internal-parameter``). Empty when the text does not parse."""
+    source = text.encode("utf-8")
+    tree = parse(source, "python")
+    if tree is None or tree.root_node.has_error:
+        return []
+    return [(len(source[:n.start_byte].decode("utf-8", errors="replace")),
+             len(source[:n.end_byte].decode("utf-8", errors="replace")))
+            for n in nodes_of(tree.root_node, ("string",), "python") if is_docstring(n)]

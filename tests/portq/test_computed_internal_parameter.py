@@ -187,3 +187,139 @@ def test_a_closure_handing_on_its_outer_function_parameter_keeps_the_gap(tmp_pat
     plan = _symbol(verdicts[1], "plan")
     assert "computed-internal-parameter" not in plan.rules
     assert plan.verdict == REAL_GAP, plan.reason
+
+
+# A helper whose new parameter another helper forwards: the forwarder gains the same parameter in the same
+# commit and hands it on as it is; the chain must end at callers of the row binding constants or values they
+# compute, and every port on it must be called only from ports.
+
+CHAIN_OLD = '''\
+def plan(m: int, n: int, grouped: bool = False):
+    size = 128 if grouped else 64
+    return size, (m + size - 1) // size, n
+
+
+def tiles(m: int, n: int, grouped: bool = False):
+    return plan(m, n, grouped)
+'''
+
+CHAIN_NEW = '''\
+def plan(m: int, n: int, grouped: bool = False, masked: bool = False):
+    size = 128 if grouped else 64
+    split = 2 if masked else 1
+    return size, (m + size - 1) // size, n // split
+
+
+def tiles(m: int, n: int, grouped: bool = False, masked: bool = False):
+    return plan(m, n, grouped, masked=masked)
+'''
+
+CHAIN_HOST_OLD = '''\
+from .plan import tiles
+
+
+def run(x, out):
+    size, blocks, n = tiles(x.shape[0], x.shape[1])
+    launch(x, out, size, blocks, n)
+
+
+def run_masked(x, out, counts):
+    size, blocks, n = tiles(x.shape[0], x.shape[1])
+    launch(x, out, size, blocks, n)
+'''
+
+CHAIN_HOST_CONSTANT = CHAIN_HOST_OLD.replace(
+    "def run_masked(x, out, counts):\n    size, blocks, n = tiles(x.shape[0], x.shape[1])",
+    "def run_masked(x, out, counts):\n    size, blocks, n = tiles(x.shape[0], x.shape[1], masked=True)")
+
+CHAIN_HOST_ENTRY = CHAIN_HOST_OLD.replace(
+    "def run(x, out):\n    size, blocks, n = tiles(x.shape[0], x.shape[1])",
+    "def run(x, out, masked=False):\n    size, blocks, n = tiles(x.shape[0], x.shape[1], masked=masked)")
+
+
+def _chain_tree(engine: str = "from pkg.host import run\n\n\ndef forward(x, out):\n    run(x, out)\n") -> dict[str, str]:
+    return {
+        "pkg/__init__.py": "",
+        "pkg/plan.py": "# portq: ports vllm:lib/plan.py::plan\n" + CHAIN_OLD.replace(
+            "def tiles", "# portq: ports vllm:lib/plan.py::tiles\ndef tiles"),
+        "pkg/host.py": "from .plan import tiles\n\n\n"
+                       "# portq: ports vllm:lib/host.py::run\n"
+                       "def run(x, out):\n"
+                       "    size, blocks, n = tiles(x.shape[0], x.shape[1])\n"
+                       "    launch(x, out, size, blocks, n)\n",
+        "engine/__init__.py": "",
+        "engine/layer.py": engine,
+    }
+
+
+def _chain_history(host_new: str, plan_old: str = CHAIN_OLD, plan_new: str = CHAIN_NEW):
+    return [CommitSpec("base", files={"lib/plan.py": plan_old, "lib/host.py": CHAIN_HOST_OLD}),
+            CommitSpec("change", files={"lib/plan.py": plan_new, "lib/host.py": host_new})]
+
+
+def test_a_parameter_a_helper_forwards_from_its_own_internal_callers_is_for_a_reader(tmp_path):
+    verdicts, _ = classify_history(tmp_path, _chain_history(CHAIN_HOST_CONSTANT), _chain_tree(), matrix=MATRIX)
+    plan = _symbol(verdicts[1], "plan")
+    assert plan.verdict == NEEDS_REVIEW, plan.reason
+    assert "computed-internal-parameter" in plan.rules, plan.rules
+    assert verdicts[1].verdict != REAL_GAP, verdicts[1].reason
+
+
+def test_a_forwarded_parameter_an_entry_point_hands_on_keeps_the_gap(tmp_path):
+    verdicts, _ = classify_history(tmp_path, _chain_history(CHAIN_HOST_ENTRY), _chain_tree(), matrix=MATRIX)
+    plan = _symbol(verdicts[1], "plan")
+    assert "computed-internal-parameter" not in plan.rules
+    assert plan.verdict == REAL_GAP, plan.reason
+    assert verdicts[1].verdict == REAL_GAP
+
+
+def test_a_forwarder_whose_parameter_is_not_new_keeps_the_gap(tmp_path):
+    # the forwarder already took the parameter: callers in files the commit leaves alone may pass it
+    old = CHAIN_OLD.replace("def tiles(m: int, n: int, grouped: bool = False):",
+                            "def tiles(m: int, n: int, grouped: bool = False, masked: bool = False):")
+    verdicts, _ = classify_history(tmp_path, _chain_history(CHAIN_HOST_CONSTANT, plan_old=old),
+                                   _chain_tree(), matrix=MATRIX)
+    plan = _symbol(verdicts[1], "plan")
+    assert "computed-internal-parameter" not in plan.rules
+    assert plan.verdict == REAL_GAP, plan.reason
+
+
+def test_engine_code_calling_the_forwarder_keeps_the_gap(tmp_path):
+    engine = "from pkg.plan import tiles\n\n\ndef forward(x, out):\n    return tiles(x.shape[0], x.shape[1])\n"
+    verdicts, _ = classify_history(tmp_path, _chain_history(CHAIN_HOST_CONSTANT), _chain_tree(engine), matrix=MATRIX)
+    plan = _symbol(verdicts[1], "plan")
+    assert "computed-internal-parameter" not in plan.rules
+    assert plan.verdict == REAL_GAP, plan.reason
+
+
+def test_a_forwarder_rebinding_the_parameter_keeps_the_gap(tmp_path):
+    new = CHAIN_NEW.replace("    return plan(m, n, grouped, masked=masked)",
+                            "    masked = masked or grouped\n    return plan(m, n, grouped, masked=masked)")
+    verdicts, _ = classify_history(tmp_path, _chain_history(CHAIN_HOST_CONSTANT, plan_new=new),
+                                   _chain_tree(), matrix=MATRIX)
+    plan = _symbol(verdicts[1], "plan")
+    assert "computed-internal-parameter" not in plan.rules
+    assert plan.verdict == REAL_GAP, plan.reason
+
+
+def _tree_with_run_body(body: str) -> dict[str, str]:
+    tree = _tree()
+    tree["pkg/host.py"] = tree["pkg/host.py"].replace(
+        "def run(x, out):\n", "def run(x, out):\n" + body)
+    return tree
+
+
+def test_a_docstring_naming_the_helper_is_no_use_of_it(tmp_path):
+    tree = _tree_with_run_body('    """(size, blocks, n) from plan, then a launch."""\n')
+    verdicts, _ = classify_history(tmp_path, _history(HOST_CONSTANT), tree, matrix=MATRIX)
+    plan = _symbol(verdicts[1], "plan")
+    assert plan.verdict == NEEDS_REVIEW, plan.reason
+    assert "computed-internal-parameter" in plan.rules, plan.rules
+
+
+def test_a_string_naming_the_helper_outside_a_docstring_keeps_the_gap(tmp_path):
+    tree = _tree_with_run_body('    chosen = globals()["plan"]\n')
+    verdicts, _ = classify_history(tmp_path, _history(HOST_CONSTANT), tree, matrix=MATRIX)
+    plan = _symbol(verdicts[1], "plan")
+    assert "computed-internal-parameter" not in plan.rules
+    assert plan.verdict == REAL_GAP, plan.reason

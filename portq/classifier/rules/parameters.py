@@ -227,12 +227,17 @@ RULES = (
          "the tree calls the port's function, outside tests, only from definitions that port upstream ones (a "
          "name it is imported under counted as its own). No input of an entry point the engine calls changes: "
          "the parameter is how the copied code is wired inside, for a reader (at most NEEDS_REVIEW), quoting the "
-         "bindings. An option no call binds, a caller handing on its own parameter, a caller outside the row's "
-         "files binding it, or tree code that is no port calling the function keeps the gap.",
+         "bindings. A caller handing the parameter on as it is, from a parameter of its own it gained in the same "
+         "commit and never rebinds, counts when that forwarder (a ported definition the commit modifies) is itself "
+         "decided so for it, up to three forwarders deep: the chain ends at constants or computed values inside "
+         "the row. A docstring naming the function is no call. An option no call binds, a caller handing on a "
+         "parameter it already took (or one nothing binds: an entry point's input), a caller outside the row's "
+         "files binding it, or tree code that is no port calling the function or a forwarder keeps the gap.",
          "-def plan(m, n, grouped=False):\n+def plan(m, n, grouped=False, masked=False):   (run_masked: "
          "plan(m, n, masked=True); the tree's plan called only from its port of run)",
          "classifier.rules.parameters.computed_bindings, "
-         "classifier.verdicts.SymbolClassifier._computed_internal_parameter"),
+         "classifier.verdicts.SymbolClassifier._computed_internal_parameter, ._forwarded_internal, "
+         "classifier.verdicts._docstring_spans"),
     Rule("removed-internal-parameter", ("NEEDS_REVIEW",),
          "A runtime parameter upstream removes from a Python function or method (no kernel) that the port still "
          "takes, where the tree calls the port's function, outside tests, only from definitions that port "
@@ -1959,10 +1964,12 @@ def computed_bindings(root, function: str, name: str, position: int):
     """Rule ``computed-internal-parameter``: how each call of Python function ``function`` (``f(...)`` or
     ``x.f(...)``) under ``root`` binds its parameter ``name`` (at ``position`` among the parameters a call
     binds positionally, -1 when that cannot be told): a list of (the qualified name of the function the call
-    lies in, the binding quoted, or "" when the call leaves it unbound). None when any call cannot be read
-    (a splat, the function named other than as a callee, a call at module level binding it, a positional
-    argument at an unknown position) or binds anything but a constant or a name that is no parameter of
-    the function the call lies in (a caller handing on its own input)."""
+    lies in, the binding quoted, or "" when the call leaves it unbound, and whether the binding hands on, as
+    it is, a parameter of that function itself that its body never rebinds). None when any call cannot be
+    read (a splat, the function named other than as a callee, a call at module level binding it, a
+    positional argument at an unknown position) or binds anything but a constant, a name that is no
+    parameter of the function the call lies in, or such a parameter handed on as it is (a parameter of a
+    function around it, or one rebound, is an input of its own)."""
     found = []
     for current in nodes_of(root, ("identifier",), "python"):
         if node_text(current) != function:
@@ -2004,14 +2011,42 @@ def computed_bindings(root, function: str, name: str, position: int):
             ordinal += 1
         caller = enclosing_function_node(parent)
         if value is None:
-            found.append((_qualified_caller(caller) if caller is not None else None, ""))
+            found.append((_qualified_caller(caller) if caller is not None else None, "", False))
             continue
         if caller is None:
             return None
+        if value.type == "identifier" and _handed_on(caller, node_text(value)):
+            found.append((_qualified_caller(caller), node_text(value), True))
+            continue
         if not _python_constant(value) and not (value.type == "identifier" and _own_value(caller, node_text(value))):
             return None
-        found.append((_qualified_caller(caller), node_text(value)))
+        found.append((_qualified_caller(caller), node_text(value), False))
     return found
+
+
+def _handed_on(caller, name: str) -> bool:
+    """``name`` is a parameter of ``caller`` itself (no function around it has one of that name) that no
+    assignment, loop, ``with`` target or walrus in ``caller`` rebinds: the value its own callers bound."""
+    if name not in _python_parameters(caller):
+        return False
+    current = caller.parent
+    while current is not None:
+        if current.type == "function_definition" and name in _python_parameters(current):
+            return False
+        current = current.parent
+    for binder in nodes_of(caller, ("assignment", "augmented_assignment", "for_statement", "for_in_clause",
+                                    "named_expression", "as_pattern_target", "global_statement",
+                                    "nonlocal_statement"), "python"):
+        if binder.type in ("as_pattern_target", "global_statement", "nonlocal_statement"):
+            targets = [binder]
+        else:
+            target = binder.child_by_field_name("name" if binder.type == "named_expression" else "left")
+            targets = [target] if target is not None else []
+        for target in targets:
+            if any(node_text(i) == name for i in _target_identifiers(target)) or \
+                    any(c.type == "identifier" and node_text(c) == name for c in target.named_children):
+                return False
+    return True
 
 
 def _own_value(caller, name: str) -> bool:
