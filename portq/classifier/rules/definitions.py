@@ -42,7 +42,7 @@ from portq.core.evidence import Evidence, Kind
 from portq.core.model import IN_SYNC, INERT, NEEDS_REVIEW, NOT_APPLICABLE, REAL_GAP, SymbolVerdict
 from portq.language.extraction import signature_of
 from portq.language.signatures import comment_free_tokens
-from portq.language.symbols import KIND_CUDA_KERNEL, language_for_path, symbol_table
+from portq.language.symbols import KIND_CLASS, KIND_CUDA_KERNEL, language_for_path, symbol_table
 from portq.tree.file_records import Port
 from portq.tree.reachability import Callers
 
@@ -371,7 +371,8 @@ class DefinitionRules:
         if helpers:
             how = ("renamed-helper-restated", "calling functions this commit renames, each the same as before once "
                    "the other renames are followed and single-use locals written into their reads") if restated \
-                else ("renamed-helper", "calling functions this commit renames with the same body")
+                else ("renamed-cpp-helper" if language_for_path(symbol.path) == "cpp" else "renamed-helper",
+                      "calling functions this commit renames with the same body")
             return self._base(how[0], symbol, NOT_APPLICABLE, "cosmetic", "body",
                               f"{symbol.name} changes only by {how[1]} ({', '.join(helpers[:3])}), so it runs the "
                               "same code: cosmetic rather than a change the port must follow",
@@ -496,6 +497,8 @@ class DefinitionRules:
         Python file the commit modifies renames with the same body (``renamed_helpers.renamed_functions``;
         with ``restated``, also those the same once the commit's renames and single-use locals are read
         through, every file's pairs offered to the others until none is added)."""
+        if language_for_path(symbol.path) == "cpp" and symbol.change == "modified" and not restated:
+            return self._renamed_cpp_helper_calls(entry, symbol)
         if language_for_path(symbol.path) != "python" or symbol.change != "modified":
             return []
         sources = []
@@ -524,6 +527,68 @@ class DefinitionRules:
         old_table, new_table = self._side_tables(symbol)
         return renamed_helpers.calls_only_renamed(_raw_calls(old_table, symbol.qualified_name),
                                                   _raw_calls(new_table, symbol.qualified_name), renamed)
+
+    def _renamed_ported_helper(self, entry, symbol, definition) -> str | None:
+        """Rule ``renamed-ported-helper``: the new name of a removed Python module-level function that its own
+        file renames with the same definition (``renamed_helpers.renamed_functions``), when no Python file the
+        commit changes names the old name after it and the port's definition already has the new name; else
+        None."""
+        if language_for_path(symbol.path) != "python" or "." in (symbol.qualified_name or symbol.name) \
+                or language_for_path(definition.file) != "python":
+            return None
+        change = _file_change(entry, symbol)
+        if change is None or change.status != "modified" or not change.old_blob or not change.new_blob:
+            return None
+        before, after = self._table(change.old_blob, change.old_path), self._table(change.new_blob, change.new_path)
+        if before is None or after is None or before.source is None or after.source is None:
+            return None
+        renamed = renamed_helpers.renamed_functions(before.source, after.source).get(symbol.name)
+        if renamed is None or definition.name != renamed:
+            return None
+        mention = re.compile(rf"(?<![\w]){re.escape(symbol.name)}(?!\w)")
+        for other in entry.commit.changes:
+            if not other.new_blob or language_for_path(other.new_path or "") != "python":
+                continue
+            table = self._table(other.new_blob, other.new_path)
+            if table is None or table.source is None \
+                    or mention.search(table.source.decode("utf-8", errors="replace")):
+                return None
+        return renamed
+
+    def _renamed_cpp_helper_calls(self, entry, symbol) -> list[str]:
+        """Rule ``renamed-cpp-helper``: ``renamed_helpers.tokens_only_renamed`` for a C/C++ symbol, over the
+        functions every C/C++ file the commit modifies renames with the same tokens
+        (``renamed_helpers.renamed_cpp_functions``), less a pair whose old name a changed file still defines after
+        the commit or whose new name one defined before it."""
+        def functions(table):
+            return [(d.name, comment_free_tokens(d.node)) for d in table.definitions
+                    if d.kind != KIND_CLASS and d.node is not None and not d.node.has_error]
+
+        renamed: dict[str, str] = {}
+        defined = {"old": set(), "new": set()}
+        for change in entry.commit.changes:
+            if language_for_path(change.new_path or change.old_path or "") != "cpp":
+                continue
+            before = self._table(change.old_blob, change.old_path) if change.old_blob else None
+            after = self._table(change.new_blob, change.new_path) if change.new_blob else None
+            for side, table in (("old", before), ("new", after)):
+                if table is not None and not table.fallback:
+                    defined[side] |= {d.name for d in table.definitions if d.kind != KIND_CLASS}
+            if change.status != "modified" or before is None or after is None or before.fallback or after.fallback:
+                continue
+            for old, new in renamed_helpers.renamed_cpp_functions(functions(before), functions(after)).items():
+                if renamed.setdefault(old, new) != new:
+                    return []
+        renamed = {old: new for old, new in renamed.items() if old not in defined["new"] and new not in defined["old"]}
+        if not renamed:
+            return []
+        texts = []
+        for table, lines in zip(self._side_tables(symbol), (symbol.old_lines, symbol.new_lines)):
+            if table is None or table.source is None or not lines:
+                return []
+            texts.append("\n".join(table.source.decode("utf-8", errors="replace").splitlines()[lines[0] - 1:lines[1]]))
+        return renamed_helpers.tokens_only_renamed(renamed_helpers.cpp_tokens(texts[0]),
+                                                   renamed_helpers.cpp_tokens(texts[1]), renamed)
 
     def _port_has_launch_check(self, symbol, definition):
         """``launch_checks.cpp_port_has_launch_check`` for a C++ symbol and its C++ port; None when it does
@@ -720,6 +785,18 @@ class DefinitionRules:
                                   f"two differ the port at {definition.cite} already has the kept one's shape "
                                   f"({said}), so the dropped branch is a path the port never had: cosmetic rather "
                                   "than NEEDS_REVIEW", evidence + [tree_evidence] + [e for i in items[:3] for e in i.evidence])
+            renamed = self._renamed_ported_helper(entry, symbol, definition)
+            if renamed is not None:
+                return self._base("renamed-ported-helper", symbol, NOT_APPLICABLE, "cosmetic", "signature",
+                                  f"upstream renamed {symbol.name} to {renamed} in {symbol.path}, the definition the "
+                                  "same once each one's parameters are named by position and no file the commit "
+                                  f"changes naming {symbol.name} after it, and the port at {definition.cite} already "
+                                  f"defines it as {renamed}: the code it mirrors runs on under the new name, so "
+                                  "cosmetic rather than NEEDS_REVIEW",
+                                  evidence + [tree_evidence, Evidence(kind=Kind.COSMETIC, side="upstream-new",
+                                                                      path=symbol.path, symbol=symbol.name,
+                                                                      message=f"renamed with the same body: "
+                                                                      f"{symbol.name} → {renamed}")])
             return self._base("removed-definition", 
                 symbol, NEEDS_REVIEW, None, "signature",
                 f"upstream deleted {symbol.name} without a same-named replacement while {definition.cite} still "

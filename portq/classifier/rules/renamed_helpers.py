@@ -49,6 +49,29 @@ RULES = (
          "-    blk = util.get_tile(n, 4); nw = util.get_warps(n, 4)\n+    blk = util.tile(n, 4); nw = util.warps(n, 4)",
          "classifier.rules.renamed_helpers.renamed_functions, classifier.rules.renamed_helpers.calls_only_renamed, "
          "classifier.rules.definitions.DefinitionRules._renamed_helper_calls"),
+    Rule("renamed-cpp-helper", ("NOT_APPLICABLE",),
+         "A C/C++ definition whose whole change (tokens, comments aside) is naming functions by the new names the "
+         "same commit gives them, where each renamed function is removed under its old name and added under the "
+         "new one in the same file with the same tokens once its own name is set aside, paired one to one, and "
+         "no file the commit changes defines the old name after it or the new name before it, is cosmetic: each "
+         "call runs the same code. A member call (`.old(`, `->old(`) or a qualified one is not renamed; a helper "
+         "whose tokens change, two old names merged into one new one, a use left under the old name, an old name "
+         "the commit keeps, or any other change to the definition stays flagged.",
+         "-template <typename T> T div_up(T a, T b) { return (a + b - 1) / b; }\n"
+         "+template <typename T> T round_div(T a, T b) { return (a + b - 1) / b; }\n"
+         "-    const int blocks = div_up(n, BLOCK);\n+    const int blocks = round_div(n, BLOCK);",
+         "classifier.rules.renamed_helpers.renamed_cpp_functions, classifier.rules.renamed_helpers.tokens_only_renamed, "
+         "classifier.rules.definitions.DefinitionRules._renamed_cpp_helper_calls"),
+    Rule("renamed-ported-helper", ("NOT_APPLICABLE",),
+         "A ported Python module-level function that upstream removes while the same commit adds, in the same file, "
+         "one under another name whose definition is equal once each one's parameters are named by position "
+         "(`renamed-helper`'s pairing), where no Python file the commit changes names the old name after it and "
+         "the port's definition already has the new name, is a rename the port already made: the code it "
+         "mirrors runs on under the new name, so the removal is cosmetic. A body that changes, a port that still "
+         "names the function by its old name, or an old name still named after the commit stays flagged.",
+         "-def cdiv_up(x, y): return (x + y - 1) // y\n+def ceil_div(x, y): return (x + y - 1) // y   "
+         "(the port: `def ceil_div(x, y)` anchored to cdiv_up)",
+         "classifier.rules.renamed_helpers.renamed_functions, classifier.rules.definitions.DefinitionRules._removed"),
 )
 
 
@@ -281,4 +304,55 @@ def calls_only_renamed(old_lines: list[str], new_lines: list[str], renamed: dict
         if rewritten != now:
             return []
         used += [f"{m} → {renamed[m]}" for m in pattern.findall(was) if f"{m} → {renamed[m]}" not in used]
+    return used
+
+
+def renamed_cpp_functions(before: list[tuple[str, list[str]]], after: list[tuple[str, list[str]]]) -> dict[str, str]:
+    """Rule ``renamed-cpp-helper``: old name -> new name of each C/C++ function one file loses under one name
+    and gains under another with the same tokens once its own name is set aside, paired one to one.
+    ``before``/``after`` are (name, comment-free tokens) of the file's function definitions on each side; a
+    name defined twice on a side (overloads) takes part in no pair."""
+    def once(definitions):
+        counts: dict[str, int] = {}
+        for name, _ in definitions:
+            counts[name] = counts.get(name, 0) + 1
+        return {name: tokens for name, tokens in definitions if counts[name] == 1}, set(counts)
+
+    old, old_names = once(before)
+    new, new_names = once(after)
+
+    def shape(name, tokens):
+        return "\x00".join("_self" if t == name else t for t in tokens) if tokens.count(name) == 1 else None
+
+    lost = {n: shape(n, t) for n, t in old.items() if n not in new_names}
+    gained = {n: shape(n, t) for n, t in new.items() if n not in old_names}
+    return _paired(lost, gained)
+
+
+_NOT_PLAIN = (".", "->", "::")
+_CPP_TOKEN = re.compile(r'"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'|/\*.*?\*/|//[^\n]*|[A-Za-z_]\w*|\d[\w.]*|->|::|\S',
+                        re.DOTALL)
+
+
+def cpp_tokens(text: str) -> list[str]:
+    """The tokens of C/C++ ``text``, comments left out, read lexically (a definition tree-sitter cannot parse
+    whole still reads): string and character literals, words, numbers, ``->``, ``::`` and single characters."""
+    return [t for t in _CPP_TOKEN.findall(text) if not t.startswith(("//", "/*"))]
+
+
+def tokens_only_renamed(old_tokens: list[str], new_tokens: list[str], renamed: dict[str, str]) -> list[str]:
+    """Rule ``renamed-cpp-helper``: the renames (``old → new``) a C/C++ definition's change consists of: its old
+    tokens, each plain mention of a renamed function (not after ``.``, ``->`` or ``::``) written with the new
+    name, are its new tokens; empty when anything else differs or nothing was renamed."""
+    if not renamed or len(old_tokens) != len(new_tokens):
+        return []
+    used: list[str] = []
+    for index, (was, now) in enumerate(zip(old_tokens, new_tokens)):
+        if was == now:
+            continue
+        plain = index == 0 or old_tokens[index - 1] not in _NOT_PLAIN
+        if not plain or renamed.get(was) != now:
+            return []
+        if f"{was} → {now}" not in used:
+            used.append(f"{was} → {now}")
     return used
