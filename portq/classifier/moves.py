@@ -714,17 +714,104 @@ def _substituted(tokens: list[str], bound: dict[str, list[str]]) -> list[str]:
     return out
 
 
-def extraction_only(old_table, new_table, helper_table, move: Move, moves: list[Move]) -> bool:
+_BINDING_PARENTS = frozenset({
+    "pattern_list", "tuple_pattern", "list_pattern", "list_splat_pattern", "as_pattern_target", "parameters",
+    "lambda_parameters", "default_parameter", "typed_parameter", "typed_default_parameter", "global_statement",
+    "nonlocal_statement", "delete_statement", "dotted_name", "aliased_import", "function_definition",
+    "class_definition", "keyword_separator", "named_expression"})
+
+
+def _binds(node) -> bool:
+    """Whether the identifier or attribute ``node`` is written, not read: a target of an assignment, a
+    loop or a ``with`` (``as``), a parameter, a deleted, imported or defined name."""
+    child, parent = node, node.parent
+    while parent is not None and parent.type in ("pattern_list", "tuple_pattern", "list_pattern",
+                                                   "parenthesized_expression", "list_splat_pattern"):
+        child, parent = parent, parent.parent
+    if parent is None:
+        return False
+    if parent.type in ("assignment", "augmented_assignment", "for_statement", "for_in_clause"):
+        return parent.child_by_field_name("left") == child
+    return node.parent.type in _BINDING_PARENTS
+
+
+def _field_name(node) -> bool:
+    """Whether the identifier ``node`` names an attribute (``x.name``) or a keyword (``f(name=...)``), not a variable."""
+    parent = node.parent
+    if parent is not None and parent.type == "attribute":
+        return parent.child_by_field_name("attribute") == node
+    return parent is not None and parent.type == "keyword_argument" and parent.child_by_field_name("name") == node
+
+
+def alias_attribute_reads(table, qualified_name: str, names: set[str]) -> list[list[str]] | None:
+    """``_statements`` of the Python definition ``qualified_name`` with each local
+    alias of a parameter's attribute dropped and its reads written as the attribute: a top-level
+    statement ``name = param.attr`` before every other mention of ``name``, where ``name`` is bound
+    nowhere else in the body, and ``param`` is a parameter the body uses only to read attributes
+    (never rebound, called, passed on or assigned through). Then ``name`` holds ``param.attr``'s
+    value at every read: nothing in the body can change it in between."""
+    statements = _statements(table, qualified_name, names)
+    if not statements:
+        return statements
+    definition = next((d for d in table.definitions if d.qualified_name == qualified_name), None)
+    node = _definition_node(table, qualified_name) if definition is not None else None
+    body = _body_node(definition.node) if definition is not None else None
+    if node is None or body is None or node.child_by_field_name("parameters") is None:
+        return statements
+    parameters = set(_parameters(node))
+    identifiers = [n for n in walk(body) if n.type == "identifier"]
+    # a parameter read only as ``param.attr`` (never rebound, called through, passed on or written)
+    clean = {p for p in parameters if all(
+        n.parent is not None and n.parent.type == "attribute" and n.parent.child_by_field_name("object") == n
+        and not _binds(n.parent) and not (n.parent.parent is not None and n.parent.parent.type == "call"
+                                          and n.parent.parent.child_by_field_name("function") == n.parent)
+        for n in identifiers if n.text.decode("utf-8", errors="replace") == p and not _field_name(n))}
+    aliases: dict[str, list[str]] = {}
+    for statement in body.named_children:
+        assignment = statement.named_children[0] if statement.type == "expression_statement" \
+            and statement.named_child_count == 1 else None
+        if assignment is None or assignment.type != "assignment" or assignment.child_by_field_name("type") is not None:
+            continue
+        left, right = assignment.child_by_field_name("left"), assignment.child_by_field_name("right")
+        if left is None or right is None or left.type != "identifier" or right.type != "attribute":
+            continue
+        owner, attribute = right.child_by_field_name("object"), right.child_by_field_name("attribute")
+        name = left.text.decode("utf-8", errors="replace")
+        if owner is None or attribute is None or owner.type != "identifier" or name in parameters or name in names \
+                or owner.text.decode("utf-8", errors="replace") not in clean:
+            continue
+        mentions = [n for n in identifiers if n.text.decode("utf-8", errors="replace") == name and n != left
+                    and not _field_name(n)]
+        if any(_binds(n) or n.start_byte < statement.end_byte for n in mentions):
+            continue
+        read = _tokens(right.text.decode("utf-8", errors="replace"), names)
+        if len(read) != 3:
+            continue
+        aliases[name] = read
+    if not aliases:
+        return statements
+    kept = list(statements)
+    for name, read in aliases.items():
+        if [name, "=", *read] not in kept:
+            return statements  # not the statement read above: leave the body as written
+        kept.remove([name, "=", *read])
+    return [_substituted(s, aliases) for s in kept]
+
+
+def extraction_only(old_table, new_table, helper_table, move: Move, moves: list[Move], aliases: bool = True) -> bool:
     """True when a Python definition's old body is, statement for statement, its new body and
     the body of the helper ``move`` extracted it into — the helper's parameters standing for
     the arguments the call passes (``ctx.eps`` for ``eps``) — but for the glue: the statements
     that call the helper and the ``return`` statements (what the helper hands back, what the
-    definition returns). Names of definitions the same commit moves count as equal."""
+    definition returns). Names of definitions the same commit moves count as equal. A local
+    that only names a parameter's attribute (``eps = ctx.eps``, ``alias_attribute_reads``) reads
+    as that attribute in each body (``extracted-attribute-alias``; not with ``aliases`` off)."""
     names = {re.split(r"::|\.", key[1])[-1] for m in moves for key in (m.old, m.new)}
     qualified = move.old[1]
-    old = _statements(old_table, qualified, names)
-    new = _statements(new_table, qualified, names)
-    helper = _statements(helper_table, move.new[1], names)
+    statements = alias_attribute_reads if aliases else lambda table, name, moved: _statements(table, name, moved)
+    old = statements(old_table, qualified, names)
+    new = statements(new_table, qualified, names)
+    helper = statements(helper_table, move.new[1], names)
     if not old or new is None or not helper:
         return False
     bound = {name: _TOKEN.findall(text)

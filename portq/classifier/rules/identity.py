@@ -51,6 +51,18 @@ RULES = (
          "-def _fwd(x_ptr, ...):\n+def _fwd_kernel(x_ptr, ...):   (same body; a later body change to _fwd_kernel is "
          "the port of _fwd's)",
          "classifier.moves.follow_moves, classifier.rules.identity.IdentityRules._moved"),
+    Rule("extracted-attribute-alias", ("NOT_APPLICABLE",),
+         "When a body is extracted into a helper its definition now calls (`moved-definition`), a local the old "
+         "body binds once, by a top-level statement `name = param.attr` before every other mention of `name`, "
+         "reads as `param.attr` wherever it is read, when `param` is a parameter the body only reads attributes "
+         "of (never rebound, called through, passed on or written through): nothing in the body can change the "
+         "attribute between the copy and a read, so a helper passed `param.attr` itself receives the same value. "
+         "A local bound again, read before its copy, or a parameter the body calls a method of or writes keeps "
+         "the local, and the extraction stays a change.",
+         "-    block = ctx.block\n-    k[grid](x, BLOCK=block)\n+    launch(x, block=ctx.block)   "
+         "(def launch(x, block): k[grid](x, BLOCK=block))",
+         "classifier.moves.alias_attribute_reads, classifier.moves.extraction_only, "
+         "classifier.rules.identity.IdentityRules._moved"),
     Rule("module-level-use", ("NEEDS_REVIEW",),
          "A module-level alias, flag or constant is part of the surface of every ported definition that reads it, "
          "in its own file or through an import (absolute, relative, aliased, or the module itself): rebinding it "
@@ -246,11 +258,14 @@ class IdentityRules:
                                   path=symbol.path, symbol=symbol.name, subject=into.old[1])])
         here = facts.moves.by_entry.get(entry.position, [])
         extracted = next((m for m in here if m.old == key and m.how == "extracted"), None)
-        if extracted is not None and ports and extraction_only(
-                self._table(symbol.old_blob, symbol.old_path or symbol.path), self._table(symbol.new_blob, symbol.path),
-                self._table(next((s.new_blob for s in entry.symbols if (s.path, s.qualified_name) == extracted.new),
-                                 None), extracted.new[0]), extracted, here):
-            return self._base("moved-definition", symbol, NOT_APPLICABLE, "cosmetic", "body",
+        extraction_tables = (
+            self._table(symbol.old_blob, symbol.old_path or symbol.path), self._table(symbol.new_blob, symbol.path),
+            self._table(next((s.new_blob for s in entry.symbols if (s.path, s.qualified_name) == extracted.new),
+                             None), extracted.new[0])) if extracted is not None and ports else None
+        if extraction_tables is not None and extraction_only(*extraction_tables, extracted, here):
+            aliased = () if extraction_only(*extraction_tables, extracted, here, aliases=False) \
+                else ("extracted-attribute-alias",)
+            return self._base(("moved-definition", *aliased), symbol, NOT_APPLICABLE, "cosmetic", "body",
                               f"{symbol.name}'s body moved unchanged into {extracted.new[0]}::{extracted.new[1]}, which it "
                               "now calls (only the call and what is returned differ), so cosmetic rather than a change "
                               "the port must follow; later changes to the helper are the port's",
