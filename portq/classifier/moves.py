@@ -628,6 +628,11 @@ def renamed_unchanged(entry: EntryChanges, table_of: Callable) -> set[str]:
     (a removed definition and an added one of the same kind, a class included, whose bodies are equal
     line for line, modulo the names the commit adds and removes), anchored or not: an import that
     rebinds one name to the other, or a class header that follows it, still binds the same code."""
+    return {name for pair in renamed_unchanged_pairs(entry, table_of) for name in pair}
+
+
+def renamed_unchanged_pairs(entry: EntryChanges, table_of: Callable) -> list[tuple[str, str]]:
+    """``renamed_unchanged`` as pairs: each old name with the new name its body went to."""
     names = {s.name for s in entry.symbols if s.change in ("added", "removed")}
     bodies: dict[str, list] = {"added": [], "removed": []}
     for symbol in entry.symbols:
@@ -638,11 +643,11 @@ def renamed_unchanged(entry: EntryChanges, table_of: Callable) -> set[str]:
         lines = body_lines(table_of(blob, path), symbol.qualified_name, names)
         if lines:
             bodies[symbol.change].append((symbol, lines))
-    found: set[str] = set()
+    found: list[tuple[str, str]] = []
     for old, before in bodies["removed"]:
         same = [new for new, after in bodies["added"] if after == before and new.kind == old.kind]
-        if len(same) == 1:
-            found |= {old.name, same[0].name}
+        if len(same) == 1 and (old.name, same[0].name) not in found:
+            found.append((old.name, same[0].name))
     return found
 
 

@@ -31,7 +31,7 @@ import functools
 import re
 
 from portq.classifier.delta import Delta, Status
-from portq.classifier.moves import _raw_calls
+from portq.classifier.moves import _raw_calls, renamed_unchanged_pairs
 from portq.classifier.reading import (_anchor_evidence, _caller_evidence, _file_change, _is_code_line, _kind_class,
                                      _strip_comment)
 from portq.classifier.rules import Rule, computation, equivalence, launch_checks, renamed_helpers, respelled_calls, returns
@@ -111,6 +111,16 @@ RULES = (
          "behind (it still carries the old name).",
          "-def k_v1(x): ...\n+def k_v2(x): ...",
          "classifier.rules.definitions.DefinitionRules._removed"),
+    Rule("renamed-unchanged", ("NOT_APPLICABLE",),
+         "A ported definition renamed upstream (a removed definition and an added one of the same kind in the same "
+         "file, one name extending the other) whose parameters are the same (names, order, compile-time flags, "
+         "defaults present) and whose text is token for token the same once the names the commit renames are "
+         "read as one (its own old and new name, and every definition the commit renames with its body "
+         "unchanged, a string literal spelling one of them included): the rename is the whole change, and a "
+         "rename is no gap (the port keeps the old name and its callers follow it), so cosmetic. A parameter "
+         "changed, or any other token of the body, keeps `renamed-definition`.",
+         "-def scale(x, s):\n-    return ops.scale(x, s)\n+def scale_fwd(x, s):\n+    return ops.scale(x, s)",
+         "classifier.rules.definitions.DefinitionRules._renamed_unchanged, ._removed"),
     Rule("renamed-owner", ("NEEDS_REVIEW",),
          "A ported definition removed while an added one in the same file has its own name under another "
          "enclosing definition (a method whose class was renamed), its body changed on the way, is the same "
@@ -814,10 +824,58 @@ class DefinitionRules:
                 "ports the new name, so IN_SYNC rather than a gap",
                 evidence + [_anchor_evidence(successor.anchor, f"ports {replacement.name}")],
             )
+        if (same := self._renamed_unchanged(entry, symbol, replacement)) is not None:
+            return self._base("renamed-unchanged", symbol, NOT_APPLICABLE, "cosmetic", "signature",
+                              f"upstream renamed {symbol.name} to {same.name} with the same parameters and the "
+                              "same text but for the names the commit renames, so the rename is the whole change and "
+                              f"the port at {definition.cite} keeping the old name is no gap: cosmetic rather than "
+                              "REAL_GAP (update the anchor)",
+                              evidence + [tree_evidence, Evidence(
+                                  kind=Kind.COSMETIC, side="upstream-new", path=same.path,
+                                  symbol=symbol.name, subject=same.qualified_name,
+                                  message=f"renamed to {same.qualified_name}, parameters and body unchanged")])
         item = Delta("behind", "signature",
                      f"upstream renamed {symbol.name} to {replacement.name}; the port still carries {symbol.name}",
                      [tree_evidence], rule="renamed-definition")
         return self._gap(symbol, port, [item], evidence + [tree_evidence])
+
+    def _renamed_unchanged(self, entry, symbol, replacement):
+        """Rule ``renamed-unchanged``: the added definition the removed definition ``symbol`` was renamed to
+        (``replacement``, or where its kind differs the one added definition of ``symbol``'s own kind whose name
+        extends or is extended by ``symbol``'s), when the two are one definition each in parsed files, of the
+        same kind, with the same parameters (names, order, compile-time flags, defaults present) and the same
+        comment-free tokens once the names the commit renames are read as one (the pair itself, and every
+        definition the commit renames with its body unchanged, ``renamed_unchanged_pairs``; a string literal
+        spelling one of them read the same way); else None."""
+        if replacement.kind != symbol.kind:
+            same_kind = [s for s in entry.symbols if s.change == "added" and s.path == replacement.path
+                         and s.kind == symbol.kind and (s.name.startswith(symbol.name) or symbol.name.startswith(s.name))]
+            if len(same_kind) != 1:
+                return None
+            replacement = same_kind[0]
+        old_path = symbol.old_path or symbol.path
+        before, after = self._table(symbol.old_blob, old_path), self._table(replacement.new_blob, replacement.path)
+        if before is None or after is None or before.fallback or after.fallback:
+            return None
+        was = [d for d in before.definitions if d.qualified_name == symbol.qualified_name and d.node is not None]
+        now = [d for d in after.definitions if d.qualified_name == replacement.qualified_name and d.node is not None]
+        if len(was) != 1 or len(now) != 1 or was[0].kind != now[0].kind or was[0].node.has_error \
+                or now[0].node.has_error:
+            return None
+        sides = (signature_of(was[0], before.source, old_path), signature_of(now[0], after.source, replacement.path))
+        if any(s is None for s in sides) or len({tuple((p.normalised, p.constexpr, p.has_default) for p in s.params)
+                                                 for s in sides}) != 1:
+            return None
+        placeholder: dict[str, str] = {}
+        for number, pair in enumerate([(symbol.name, replacement.name)] + renamed_unchanged_pairs(entry, self._table)):
+            for name in pair:
+                placeholder.setdefault(name, f"<renamed{number}>")
+
+        def read(node) -> list[str]:
+            return [_WORDS.sub(lambda m: placeholder.get(m.group(0), m.group(0)), token)
+                    for token in comment_free_tokens(node)]
+
+        return replacement if read(was[0].node) == read(now[0].node) else None
 
     def _renamed_owner(self, symbol, replacement, evidence) -> SymbolVerdict:
         """Rule ``renamed-owner``: the removed ported definition and the added one share their own name and

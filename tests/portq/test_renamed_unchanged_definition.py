@@ -1,0 +1,99 @@
+"""``renamed-unchanged``: a ported definition renamed upstream whose parameters are
+the same and whose text, read modulo the names the commit renames (its own old and
+new name, and definitions it renames with their bodies), is the same: the rename is
+the whole change, and a rename is never a gap (the port keeps the old name, its
+callers follow it): NOT_APPLICABLE/cosmetic. A rename that changes a parameter, or
+one that changes the body on the way, stays a ``renamed-definition`` gap.
+
+Each runs the real ``portq scan`` over a small synthetic history."""
+from __future__ import annotations
+
+from portq.core.model import NOT_APPLICABLE, REAL_GAP
+from tests.portq.golden.pipeline import classify_commit
+
+OPS = "vllm/_custom_ops.py"
+BINDINGS = "csrc/cache_kernels.cu"
+
+OPS_BEFORE = """import torch
+
+
+def scale_rows(x, s):
+    return torch.ops.cache_ops.scale_rows(x, s)
+"""
+
+TREE = {
+    "kernels/kv_cache/ops.py": "import torch\n\n\n# portq: ports vllm:vllm/_custom_ops.py::scale_rows\n"
+                               "def scale_rows(x, s):\n    return torch.ops.cache_ops.scale_rows(x, s)\n",
+    "kernels/kv_cache/engine.py": "from kernels.kv_cache.ops import scale_rows\n\n\ndef run(x):\n"
+                                  "    return scale_rows(x, 2.0)\n",
+}
+
+
+def _symbol(verdict, name):
+    return next(s for s in verdict.symbols if s.symbol == name and s.change == "removed")
+
+
+def test_a_wrapper_renamed_with_the_same_parameters_and_body_is_no_gap(tmp_path):
+    after = OPS_BEFORE.replace("def scale_rows(", "def scale_rows_fwd(")
+    verdict = classify_commit(tmp_path, {OPS: OPS_BEFORE}, {OPS: after}, TREE, message="rename")
+    symbol = _symbol(verdict, "scale_rows")
+    assert (symbol.verdict, symbol.justification) == (NOT_APPLICABLE, "cosmetic"), symbol.reason
+    assert "renamed-unchanged" in symbol.rules and "scale_rows_fwd" in symbol.reason
+    assert verdict.verdict != REAL_GAP, verdict.reason
+
+
+def test_a_wrapper_renamed_with_a_new_parameter_stays_a_renamed_gap(tmp_path):
+    after = OPS_BEFORE.replace("def scale_rows(x, s):", "def scale_rows_fwd(x, s, eps):") \
+        .replace("scale_rows(x, s)\n", "scale_rows(x, s, eps)\n")
+    verdict = classify_commit(tmp_path, {OPS: OPS_BEFORE}, {OPS: after}, TREE, message="rename")
+    symbol = _symbol(verdict, "scale_rows")
+    assert symbol.verdict == REAL_GAP and "renamed-definition" in symbol.rules, symbol.reason
+    assert "renamed-unchanged" not in symbol.rules
+
+
+def test_a_wrapper_renamed_with_its_body_changed_stays_a_renamed_gap(tmp_path):
+    after = OPS_BEFORE.replace("def scale_rows(", "def scale_rows_fwd(").replace("(x, s)\n", "(x.contiguous(), s)\n")
+    verdict = classify_commit(tmp_path, {OPS: OPS_BEFORE}, {OPS: after}, TREE, message="rename")
+    symbol = _symbol(verdict, "scale_rows")
+    assert "renamed-unchanged" not in symbol.rules, symbol.reason
+    assert symbol.verdict == REAL_GAP, symbol.reason
+
+
+BINDINGS_BEFORE = """#include <torch/extension.h>
+
+void scale_rows
+(
+    torch::Tensor x,
+    float s
+)
+{
+    scale_rows_cuda((half*) x.data_ptr(), s, x.numel());
+}
+
+PYBIND11_MODULE(TORCH_EXTENSION_NAME, m)
+{
+  m.def("scale_rows", &scale_rows, "scale rows");
+}
+"""
+
+CPP_TREE = {
+    "kernels/kv_cache/ops.cu": BINDINGS_BEFORE.replace(
+        "void scale_rows\n", "// portq: ports vllm:csrc/cache_kernels.cu::scale_rows\nvoid scale_rows\n"),
+    "kernels/kv_cache/engine.py": "import ext\n\n\ndef run(x):\n    return ext.scale_rows(x, 2.0)\n",
+}
+
+
+def test_a_binding_renamed_with_the_function_it_binds_is_no_gap(tmp_path):
+    after = BINDINGS_BEFORE.replace("scale_rows\n(", "scale_rows_\n(").replace(
+        'm.def("scale_rows", &scale_rows,', 'm.def("scale_rows_", &scale_rows_,')
+    verdict = classify_commit(tmp_path, {BINDINGS: BINDINGS_BEFORE}, {BINDINGS: after}, CPP_TREE, message="rename")
+    assert verdict.verdict != REAL_GAP, [(s.symbol, s.verdict, s.reason) for s in verdict.symbols]
+    assert "renamed-unchanged" in verdict.rules, [(s.symbol, s.verdict, s.reason) for s in verdict.symbols]
+
+
+def test_a_binding_renamed_with_a_function_that_gains_a_parameter_stays_a_gap(tmp_path):
+    after = BINDINGS_BEFORE.replace("scale_rows\n(", "scale_rows_\n(").replace(
+        'm.def("scale_rows", &scale_rows,', 'm.def("scale_rows_", &scale_rows_,').replace(
+        "    float s\n", "    float s,\n    int n\n").replace("s, x.numel()", "s, n")
+    verdict = classify_commit(tmp_path, {BINDINGS: BINDINGS_BEFORE}, {BINDINGS: after}, CPP_TREE, message="rename")
+    assert verdict.verdict == REAL_GAP, [(s.symbol, s.verdict, s.reason) for s in verdict.symbols]
