@@ -886,6 +886,11 @@ def _argument_items(before, after, mine, port, cross: bool, upstream, index, sco
     if moved:
         removed_arguments -= set(moved.values())
         added_arguments -= set(moved)
+        items.append(Delta("undecided", "launch", "upstream's launch of " + after.kernel_normalised + " passes "
+                           + ", ".join(f"{local}, a local holding the expression that read {name} before"
+                                       for local, name in sorted(moved.items()))
+                           + ": the same value, no argument for the port's launch to follow; the body change "
+                           "around it is for a reader", upstream, rule="argument-through-local"))
     if removed_arguments or added_arguments:
         still = sorted(removed_arguments & have)
         templated = _now_template_arguments(still, after)
