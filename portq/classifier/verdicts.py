@@ -111,6 +111,7 @@ from portq.classifier.rules.tuners import TunerRules
 from portq.classifier.rules.absorption import AbsorptionRules
 from portq.classifier.rules.selectors import SelectorRules
 from portq.classifier.rules.checks import CheckRules
+from portq.classifier.rules.unported_members import UnportedMemberRules
 from portq.core.evidence import Evidence, Kind, Location, Side, located
 from portq.core.model import (FLAGGED, IN_SYNC, NEEDS_REVIEW, NOT_APPLICABLE, SEVERITY, EntryChanges, FileChange, SymbolVerdict,
                               TouchedSymbol, Verdict)
@@ -212,7 +213,7 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
                        GuardRules, BuildRules, MovedLineRules, PinnedLauncherRules, ModuleConstantRules,
                        TracingRules, ScaffoldRules, RegistrationRules, RegroupRules,
                        PreprocessedRules, NotCarriedPathRules, TunerRules,
-                       AbsorptionRules, SelectorRules, CheckRules):
+                       AbsorptionRules, SelectorRules, CheckRules, UnportedMemberRules):
     """Decides the verdict of each touched symbol of an entry."""
 
     def __init__(self, context, index: TreeIndex) -> None:
@@ -1480,6 +1481,9 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
                 return container
         if not ports:
             return self._unported(entry, symbol, paths)
+        uncarried = self._unported_member(entry, symbol, paths, ports)
+        if uncarried is not None:
+            return uncarried
         own_test = self._self_test(entry, symbol, ports)
         if own_test is not None:
             return own_test

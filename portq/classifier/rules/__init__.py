@@ -46,6 +46,7 @@ def _registry() -> dict[str, Rule]:
     from portq.classifier.rules import absorption, checks, selectors, tuners
     from portq.classifier.rules import respelled_calls
     from portq.classifier.rules import registrations, regrouped
+    from portq.classifier.rules import unported_members
 
     found: dict[str, Rule] = {}
     for module in (ownership, provenance, cosmetic, form, branches, guards, switches, wrappers, attribution, parameters,
@@ -55,7 +56,7 @@ def _registry() -> dict[str, Rule]:
                    library_calls,
                    preprocessed, not_carried_paths, tuners,
                    absorption, selectors, checks,
-                   respelled_calls, registrations, regrouped):
+                   respelled_calls, registrations, regrouped, unported_members):
         for rule in module.RULES:
             if rule.id in found:
                 raise ValueError(f"rule id {rule.id} is stated twice")

@@ -1543,7 +1543,7 @@ class AttributionRules:
                 matching = [a for a in anchors if a.matches_name(definition.name, definition.qualified_name)]
                 if not matching and definition.qualified_name not in (carried or {}):
                     continue
-                text = definition.node.text.decode("utf-8", errors="replace") if definition.node else ""
+                text = self._carried_text(blob, path, definition) if definition.node else ""
                 if definition.node is not None and table.language == "cpp" \
                         and branches.cross_language(path, [a for a in matching if a.kind == "ports"]):
                     # a port in another language runs the live branch only (``live-branch``): the condition

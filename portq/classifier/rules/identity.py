@@ -495,8 +495,10 @@ class IdentityRules:
         for path in sorted({a.path for a in ported}):
             if path == symbol.path:
                 table, imported = new_table, Imported(names={n: n for n in changed})
+                blob = symbol.new_blob
             else:
-                table = self._table(f"{entry.commit.sha}:{path}", path)
+                blob = f"{entry.commit.sha}:{path}"
+                table = self._table(blob, path)
                 imported = imported_from(table, path, symbol.path)
             if table is None or table.tree is None or not (imported.names or imported.modules):
                 continue
@@ -507,7 +509,7 @@ class IdentityRules:
                 if not definition.node or not any(a.matches_name(definition.name, definition.qualified_name)
                                                   for a in anchors):
                     continue
-                text = definition.node.text.decode("utf-8", errors="replace")
+                text = self._carried_text(blob, path, definition)  # less members it does not carry
                 words = set(_IDENTIFIER.findall(text))
                 used = next((original for local, original in sorted(reads.items()) if local in words
                              and not self._metadata_only(definition, local, path)), None)

@@ -27,6 +27,9 @@ declared one:
   elsewhere, arguments reordered or a callee no declaration names keeps the
   usual comparison.
 
+* ``declared-python-class-body``: as ``declared-class-body`` below, for a Python class declared not
+  carried: its header, bases and class attributes are the declared class's.
+
 * ``declared-class-body`` (C/C++): a class or struct the tree declares not
   carried (whole, no ``[PARAM]``) and ports nowhere, whose body's lines
   changed: the lines are the declared class's members, so the change is
@@ -84,6 +87,14 @@ RULES = (
          "   (dispatch declared not carried)",
          "classifier.rules.not_carried_paths.not_carried_call_tokens, "
          "classifier.rules.not_carried_paths.NotCarriedPathRules._not_carried_call_arguments"),
+    Rule("declared-python-class-body", ("NOT_APPLICABLE",),
+         "A Python class declared not carried (whole) and ported nowhere whose own body lines changed (its header, "
+         "bases, class attributes; its methods are decided on their own, `declared-member`) changed the declared "
+         "class: not-carried, rather than a top-level use of the names those lines read (a base class a ported "
+         "class shares). An undeclared class's lines keep `toplevel-use`.",
+         "-class FastLayer(torch.nn.Module):\n-    width = 32   (FastLayer declared not carried, "
+         "SlowLayer(torch.nn.Module) ported)",
+         "classifier.rules.not_carried_paths.NotCarriedPathRules._declared_class_body"),
     Rule("declared-class-body", ("NOT_APPLICABLE",),
          "A C/C++ class or struct declared not carried (whole) and ported nowhere whose body's lines changed changed "
          "the declared class's members: not-carried, rather than a top-level use of the names those lines read.",
@@ -323,14 +334,15 @@ class NotCarriedPathRules:
 
     def _declared_class_body(self, symbol: TouchedSymbol, paths: set[str], ports) -> SymbolVerdict | None:
         """``declared-class-body`` (see the module); None otherwise."""
-        if symbol.kind != KIND_CLASS or ports or language_for_path(symbol.path) != "cpp":
+        if symbol.kind != KIND_CLASS or ports or language_for_path(symbol.path) not in ("cpp", "python"):
             return None
         declarations = [a for a in self.index.not_carried_for(self.upstream, paths, symbol.name,
                                                                symbol.qualified_name) if not a.param]
         if not declarations:
             return None
         anchor = declarations[0]
-        return self._base("declared-class-body", symbol, NOT_APPLICABLE, "not-carried", "provenance",
+        rule = "declared-class-body" if language_for_path(symbol.path) == "cpp" else "declared-python-class-body"
+        return self._base(rule, symbol, NOT_APPLICABLE, "not-carried", "provenance",
                           f"{symbol.name} is declared out of scope at {anchor.cite} and nothing in-tree ports it: "
                           "the changed lines of its body are its own members, so not-carried rather than a use of "
                           "the names they read",
