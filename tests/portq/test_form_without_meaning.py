@@ -192,22 +192,6 @@ def test_a_grid_constant_parameter_and_if_constexpr_are_cosmetic(tmp_path):
     _cosmetic(_softmax(tmp_path, after), "cosmetic-qualifiers")
 
 
-def test_restrict_on_pointer_parameters_is_cosmetic(tmp_path):
-    after = SOFTMAX_BEFORE.replace("__global__ void softmax_kernel(const float* x, float* out,",
-                                   "__global__ void softmax_kernel(const float* __restrict__ x, float* __restrict__ out,")
-    assert after != SOFTMAX_BEFORE
-    _cosmetic(_softmax(tmp_path, after), "cosmetic-qualifiers")
-
-
-def test_volatile_on_a_pointer_parameter_still_needs_review(tmp_path):
-    after = SOFTMAX_BEFORE.replace("__global__ void softmax_kernel(const float* x, float* out,",
-                                   "__global__ void softmax_kernel(const float* x, volatile float* out,")
-    assert after != SOFTMAX_BEFORE
-    verdict = _softmax(tmp_path, after)
-    assert verdict.verdict == NEEDS_REVIEW, verdict.reason
-    assert "cosmetic-qualifiers" not in verdict.rules
-
-
 def test_a_qualifier_beside_a_changed_condition_still_needs_review(tmp_path):
     after = SOFTMAX_BEFORE.replace("    if (smem >= 48 * 1024) {", "    if constexpr (smem >= 64 * 1024) {")
     verdict = _softmax(tmp_path, after)

@@ -53,9 +53,7 @@ Like the cosmetic rules, each is a proof on both sides of one definition
 * ``cosmetic-qualifiers`` (C/C++/CUDA): the two sides have the same tokens
   once qualifiers that change how code is compiled or linked but not what
   it computes are erased: ``inline``/``__forceinline__``/``__inline__``,
-  ``__grid_constant__``, ``const``, ``__restrict__`` (a no-aliasing promise:
-  every call that keeps it computes the same; ``volatile`` is kept),
-  ``static`` beside ``constexpr`` (a
+  ``__grid_constant__``, ``const``, ``static`` beside ``constexpr`` (a
   compile-time constant has one value however it is stored) and the
   ``constexpr`` of ``if constexpr`` (a constant condition selects the same
   branch either way). ``static`` on a variable that is not a compile-time
@@ -140,9 +138,8 @@ RULES = (
          "classifier.rules.attribution.AttributionRules._container"),
     Rule("cosmetic-qualifiers", ("NOT_APPLICABLE",),
          "A C/C++ definition whose tokens are the same before and after once `inline`, `__forceinline__`, "
-         "`__grid_constant__`, `const`, `__restrict__` (a promise that the pointer is not aliased: for every call "
-         "that keeps it, a correct program computes the same), `static` beside `constexpr` and the `constexpr` of "
-         "`if constexpr` are erased changed only how it is compiled, not what it computes. `volatile` is kept. `inline` (any spelling) gained or lost by a "
+         "`__grid_constant__`, `const`, `static` beside `constexpr` and the `constexpr` of `if constexpr` are "
+         "erased changed only how it is compiled, not what it computes. `inline` (any spelling) gained or lost by a "
          "function defined outside any class body and template (an explicit specialisation `template <>` "
          "counts as such), not `constexpr`, not `static` and not in an unnamed namespace decides whether two "
          "translation units including it may each hold it (the one-definition rule): not erased there, so that "
@@ -822,8 +819,7 @@ def mode_only(change) -> bool:
 
 # --- C/C++: qualifiers -----------------------------------------------------------------
 
-_QUALIFIERS = frozenset({"inline", "__inline__", "__forceinline__", "__grid_constant__", "const", "__restrict__",
-                         "__restrict"})
+_QUALIFIERS = frozenset({"inline", "__inline__", "__forceinline__", "__grid_constant__", "const"})
 
 
 def qualifier_free_tokens(node) -> list[str]:
@@ -1145,7 +1141,7 @@ class FormRules:
             return None  # whether it links where included twice is not form, whatever else changed
         if same_without_qualifiers(before.node, after.node):
             return "cosmetic-qualifiers", "changed only qualifiers that do not change what it computes (inline, " \
-                                          "static constexpr, const, __restrict__, __grid_constant__, if constexpr)"
+                                          "static constexpr, const, __grid_constant__, if constexpr)"
         if same_with_casts_respelled(before.node, after.node):
             return "cosmetic-cast-spelling", "changed only how it spells pointer casts (a C-style cast `(P *)e` " \
                                              "to a fundamental or CUDA vector type as `reinterpret_cast<P *>(e)`: " \
