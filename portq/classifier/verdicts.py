@@ -1794,13 +1794,6 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
             or self._selected_off(symbol, evidence) or self._not_carried_call_arguments(symbol, evidence)
         if preprocessed is not None:
             return preprocessed
-        documented = self._binding_docstring(symbol)
-        if documented is not None:
-            return self._form_only_verdict(
-                "binding-docstring", symbol, "cosmetic",
-                f"{symbol.name}'s registration only changes its docstring (now {documented[:60]}), binding the "
-                "same name to the same function with the same keywords, so", evidence,
-                f"registration docstring: {documented[:60]}")
         registering = self._new_op_registrations(symbol, definition)
         if registering:
             return self._base("new-op-registration", symbol, NOT_APPLICABLE, "not-ported", "body",

@@ -49,15 +49,6 @@ RULES = (
          "+  m.impl(\"fill_rows\", fill_rows);\n }",
          "classifier.rules.registrations.new_registrations, "
          "classifier.rules.registrations.RegistrationRules._new_op_registrations"),
-    Rule("binding-docstring", ("NOT_APPLICABLE",),
-         "A C/C++ binding registration `H.def(\"name\", &fn, \"doc\", ...)` whose tokens differ only in bare "
-         "string-literal arguments after its first (a pybind docstring: a whole argument that is one literal, "
-         "not inside another call) binds the same name to the same function with the same keyword arguments; "
-         "the doc computes nothing: cosmetic. The bound name, a keyword's name (`py::arg(\"x\")`), the "
-         "function bound or any other token changed stays compared.",
-         '-    m.def("scale_rows", &scale_rows, "scale every row");\n+    m.def("scale_rows", &scale_rows, "scale_rows");',
-         "classifier.rules.registrations.docstring_only, "
-         "classifier.rules.registrations.RegistrationRules._binding_docstring"),
 )
 
 _REGISTERS = frozenset({"impl", "def"})
@@ -121,49 +112,8 @@ def new_registrations(before: list[str], after: list[str], old_file: Callable[[]
     return list(dict.fromkeys(names))
 
 
-def _string_literal(token: str) -> bool:
-    return len(token) >= 2 and token[-1] == '"' and (token[0] == '"' or token[:2] in ('L"', 'u"', 'U"')
-                                                     or token[:3] == 'u8"')
-
-
-def docstring_only(before: list[str], after: list[str]) -> str | None:
-    """``binding-docstring``: the new docstring when ``after`` is ``before`` but for bare string-literal
-    arguments after the first of ``H.def(...)`` calls (each literal a whole argument of that call, not of a
-    call nested in it); else None."""
-    before, after = [t for t in before if t], [t for t in after if t]
-    if len(before) != len(after) or before == after:
-        return None
-    changed = [i for i, (a, b) in enumerate(zip(before, after)) if a != b]
-    for i in changed:
-        if not (_string_literal(before[i]) and _string_literal(after[i])):
-            return None
-        if i < 1 or after[i - 1] != "," or i + 1 >= len(after) or after[i + 1] not in (",", ")"):
-            return None
-        depth, at = 0, i - 1
-        while at >= 0:  # the "(" opening the call this argument belongs to
-            if after[at] in (")", "]", "}"):
-                depth += 1
-            elif after[at] in ("(", "[", "{"):
-                if depth == 0:
-                    break
-                depth -= 1
-            at -= 1
-        if at < 3 or after[at] != "(" or after[at - 1] != "def" or after[at - 2] not in (".", "->") \
-                or not re.fullmatch(r"[A-Za-z_]\w*", after[at - 3]):
-            return None
-    return after[changed[0]]
-
-
 class RegistrationRules:
-    """The verdict-table methods that apply ``new-op-registration`` and ``binding-docstring``."""
-
-    def _binding_docstring(self, symbol) -> str | None:
-        """``docstring_only`` for a modified C/C++ symbol."""
-        sides = self._modified_sides(symbol, "cpp")
-        if sides is None:
-            return None
-        before, after = sides
-        return docstring_only(comment_free_tokens(before.node), comment_free_tokens(after.node))
+    """The verdict-table method that applies ``new-op-registration``."""
 
     def _new_op_registrations(self, symbol, definition) -> list[str] | None:
         """``new_registrations`` for a modified C/C++ symbol ported at ``definition``."""
