@@ -852,7 +852,8 @@ def anchor_losses(entries: list[EntryChanges], named, moves, aliases: dict[str, 
             files = set(created)
             open_files.append(files)
             found.losses.append(AnchorLoss(entry.position, entry.commit.sha, old_key, tuple(symbol.rows),
-                                           tuple(p.anchor for p in ports), frozenset(files), ports=tuple(ports)))
+                                           tuple(p.anchor for p in ports), frozenset(files), ports=tuple(ports),
+                                           kind=symbol.kind, language=symbol.language))
     return found
 
 

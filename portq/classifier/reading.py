@@ -79,6 +79,18 @@ class AnchorLoss:
     files: frozenset[str]
     ended: int | None = None  # the entry that defined the lost name again where it was: the anchor names it again
     ports: tuple = field(default=(), compare=False)  # the in-tree ports whose anchors lost their symbol
+    kind: str | None = field(default=None, compare=False)  # the lost definition's kind and language
+    language: str | None = field(default=None, compare=False)
+
+    def could_become(self, symbol: TouchedSymbol) -> int:
+        """How plausibly ``symbol`` is what the lost definition became: the words its name shares with
+        the lost name (``_name_words``), or 1 for a definition of the lost one's kind in its language (a
+        kernel rewritten as a kernel under a new name); 0 when neither holds: a definition of another
+        kind or language whose name shares nothing with the lost one is no candidate for its identity."""
+        shared = _name_words(symbol.qualified_name) & _name_words(self.lost[1])
+        if shared:
+            return 1 + len(shared)
+        return int(self.kind is not None and symbol.kind == self.kind and symbol.language == self.language)
 
     @property
     def message(self) -> str:
@@ -108,11 +120,20 @@ class AnchorLosses:
         if not seen:
             return None
         first = min(seen)
-        for loss in self.losses:
-            if first == loss.position and first <= position and (loss.ended is None or position < loss.ended) \
-                    and set(loss.rows) & set(symbol.rows) and paths & loss.files:
-                return loss
-        return None
+        found = [loss for loss in self.losses
+                 if first == loss.position and first <= position and (loss.ended is None or position < loss.ended)
+                 and set(loss.rows) & set(symbol.rows) and paths & loss.files]
+        # the loss whose lost definition ``symbol`` most plausibly became; none when it could become none
+        best = max(found, key=lambda loss: loss.could_become(symbol), default=None)
+        return best if best is not None and best.could_become(symbol) else None
+
+
+def _name_words(qualified_name: str) -> set[str]:
+    """The words of a definition's own name (its last component), split at underscores and case changes
+    and lower-cased: ``Ops::scaledMatmul_v2`` → {scaled, matmul, v2}."""
+    own = re.split(r"::|\.", qualified_name)[-1]
+    words = re.findall(r"[A-Z]+(?![a-z])|[A-Z]?[a-z0-9]+|[A-Z]+", own)
+    return {w.lower() for w in words}
 
 
 # --- changed lines ----------------------------------------------------------------

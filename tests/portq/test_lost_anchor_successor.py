@@ -279,3 +279,50 @@ def test_a_cpp_candidate_whose_assertion_message_alone_changed_is_cosmetic(tmp_p
     assert (reworded.verdict, reworded.justification) == (NOT_APPLICABLE, "cosmetic"), reworded.reason
     changed = _symbol(verdicts[3], "impl_1d2d")
     assert changed.verdict == NEEDS_REVIEW and "lost-anchor-successor" in changed.rules, changed.reason
+
+
+# --- identity: the candidate must be a plausible successor of the lost definition ------------------
+
+REGISTRY = '''\
+#include <vector>
+
+std::vector<void *> g_handles;
+
+void release_handles() {
+  for (void *h : g_handles) free(h);
+}
+'''
+
+LAUNCHER = '''\
+void scaled_mm_launch(const float *a, const float *b, const float *scale, float *out, int n) {
+  for (int i = 0; i < n; ++i) out[i] = a[i] * b[i] * scale[i];
+}
+'''
+
+
+def _python_history_with_cpp_file(cpp: str, changed: str):
+    base = "import torch\n\n\n" + OLD_HOST + "\n\n" + HELPER
+    kept = "import torch\n\n\n" + HELPER
+    return [
+        CommitSpec("base", files={"ops/gemm.py": base}),
+        CommitSpec("rewrite the host", files={"ops/gemm.py": kept, "ops/api.py": NEW_API,
+                                              "kernels/native.cuh": cpp}),
+        CommitSpec("change the native helper", files={"kernels/native.cuh": changed}),
+    ]
+
+
+def test_a_definition_of_another_language_sharing_no_name_with_the_lost_one_stays_not_ported(tmp_path):
+    history = _python_history_with_cpp_file(REGISTRY, REGISTRY.replace("free(h);", "free(h);\n  g_handles.clear();"))
+    verdicts, _ = classify_history(tmp_path, history, PY_TREE, matrix=MATRIX)
+    helper = _symbol(verdicts[2], "release_handles")
+    assert (helper.verdict, helper.justification) == (NOT_APPLICABLE, "not-ported"), helper.reason
+    assert "lost-anchor-successor" not in helper.rules
+
+
+def test_a_definition_of_another_language_named_after_the_lost_one_is_reviewed(tmp_path):
+    history = _python_history_with_cpp_file(LAUNCHER, LAUNCHER.replace("* scale[i]", "* scale[i / 2]"))
+    verdicts, shas = classify_history(tmp_path, history, PY_TREE, matrix=MATRIX)
+    launcher = _symbol(verdicts[2], "scaled_mm_launch")
+    assert launcher.verdict == NEEDS_REVIEW, launcher.reason
+    assert "lost-anchor-successor" in launcher.rules
+    assert "scaled_mm" in launcher.reason and shas[1][:10] in launcher.reason

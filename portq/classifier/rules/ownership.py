@@ -49,7 +49,11 @@ RULES = (
          "when no anchor was lost, stays `unported-symbol`. The loss ends at the commit that defines the lost name "
          "again where it was (the anchor names a definition again). The candidate stands for the lost definition: "
          "compared against the lost anchor's ports as a ported definition is, a change those rules set aside "
-         "(NOT_APPLICABLE: cosmetic, not carried) keeps their verdict; only one they would flag is NEEDS_REVIEW.",
+         "(NOT_APPLICABLE: cosmetic, not carried) keeps their verdict; only one they would flag is NEEDS_REVIEW. "
+         "A candidate must be a plausible identity for the lost definition: its own name shares a word with the "
+         "lost name (split at underscores and case changes), or it is of the lost one's kind in its language; "
+         "a definition of another kind or language sharing no name word with any definition the commit lost "
+         "stays `unported-symbol`. Of several losses, the one whose name it shares most with is cited and compared.",
          "-def scaled_mm(a, b, scale): ...  (ported; removed, ops/api.py created with +def mm_nt(...)); a later "
          "change to mm_nt",
          "classifier.classify.anchor_losses, classifier.reading.AnchorLosses.successor_of, "
