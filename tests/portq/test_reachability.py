@@ -288,7 +288,7 @@ void run_fwd(Params &params, cudaStream_t stream) {
 # attribute is called on anything (``op.forward(x)``, the class picked by a
 # conditional), as a method of that name is; a bound method handed to a call
 # (``timed(k.forward, args)``) is a reference to it; and an instance method
-# bound in a method to an implicit one (``self.forward = self.forward_auto``)
+# bound in a method to an implicit one (``self.forward = self.forward_picked``)
 # runs wherever the class is built or called. Every form reaches the kernel.
 
 HOST_CLASS_TREE = {
@@ -357,14 +357,14 @@ class Layer(torch.nn.Module):
     def __init__(self):
         super().__init__()
         self.kernels = [MatVec]
-        self.{slot} = self.forward_auto
+        self.{slot} = self.forward_picked
 
     # portq: ports up:ops/layer.py::Layer.pick
     def pick(self, x):
         return [timed(k.forward, (x,)) for k in self.kernels]
 
-    # portq: ports up:ops/layer.py::Layer.forward_auto
-    def forward_auto(self, x):
+    # portq: ports up:ops/layer.py::Layer.forward_picked
+    def forward_picked(self, x):
         return self.pick(x)
 ''',
 }
@@ -374,7 +374,7 @@ def test_an_implicit_method_bound_in_the_constructor_reaches_through_a_bound_met
     tree = {**LAYER_TREE, "kernels/ops/mv.py": LAYER_TREE["kernels/ops/mv.py"].format(binding="staticmethod(mv_forward)"),
             "kernels/ops/layer.py": LAYER_TREE["kernels/ops/layer.py"].format(slot="forward"),
             "engine/run.py": "from kernels.ops.layer import Layer\n\n\ndef build():\n    return Layer()\n"}
-    assert _non_test(tree, "forward_auto", "kernels/ops/layer.py", "Layer.forward_auto") == {"engine/run.py:5"}
+    assert _non_test(tree, "forward_picked", "kernels/ops/layer.py", "Layer.forward_picked") == {"engine/run.py:5"}
     assert _non_test(tree, "mv_kernel", "kernels/ops/mv.py") == {"engine/run.py:5"}
 
 
@@ -382,5 +382,5 @@ def test_a_method_bound_to_another_attribute_is_not_run_by_building_the_class():
     tree = {**LAYER_TREE, "kernels/ops/mv.py": LAYER_TREE["kernels/ops/mv.py"].format(binding="staticmethod(mv_forward)"),
             "kernels/ops/layer.py": LAYER_TREE["kernels/ops/layer.py"].format(slot="fallback"),
             "engine/run.py": "from kernels.ops.layer import Layer\n\n\ndef build():\n    return Layer()\n"}
-    assert _non_test(tree, "forward_auto", "kernels/ops/layer.py", "Layer.forward_auto") == set()
+    assert _non_test(tree, "forward_picked", "kernels/ops/layer.py", "Layer.forward_picked") == set()
     assert _non_test(tree, "mv_kernel", "kernels/ops/mv.py") == set()

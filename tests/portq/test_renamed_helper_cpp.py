@@ -60,7 +60,7 @@ HOST_BEFORE = '''def cdiv_up(x: int, y: int) -> int:
 def aligned(x: int, a: int) -> int:
     return cdiv_up(x, a) * a
 '''
-HOST_AFTER = HOST_BEFORE.replace("cdiv_up", "ceil_div")
+HOST_AFTER = HOST_BEFORE.replace("cdiv_up", "div_ceil")
 
 PORT_KERNEL = '''import triton
 import triton.language as tl
@@ -75,13 +75,13 @@ def tile_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
     tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=live) * blocks, mask=live)
 '''
 PORT_UTILS = '''# portq: ports vllm:pkg/utils.py::cdiv_up
-def ceil_div(x: int, y: int) -> int:
+def div_ceil(x: int, y: int) -> int:
     return (x + y - 1) // y
 
 
 # portq: ports vllm:pkg/utils.py::aligned
 def aligned(x: int, a: int) -> int:
-    return ceil_div(x, a) * a
+    return div_ceil(x, a) * a
 '''
 ENGINE = '''from tiles.kernel import tile_kernel
 from tiles.utils import aligned
@@ -176,5 +176,5 @@ def test_a_renamed_ported_helper_whose_body_changes_is_still_flagged(tmp_path):
 
 
 def test_a_port_that_still_names_the_renamed_helper_by_its_old_name_is_still_flagged(tmp_path):
-    verdict = _entry(tmp_path, port_utils=PORT_UTILS.replace("ceil_div", "cdiv_up"), only={HOST_UTILS})
+    verdict = _entry(tmp_path, port_utils=PORT_UTILS.replace("div_ceil", "cdiv_up"), only={HOST_UTILS})
     assert verdict.verdict in FLAGGED, verdict.reason

@@ -69,8 +69,8 @@ RULES = (
          "the port's definition already has the new name, is a rename the port already made: the code it "
          "mirrors runs on under the new name, so the removal is cosmetic. A body that changes, a port that still "
          "names the function by its old name, or an old name still named after the commit stays flagged.",
-         "-def cdiv_up(x, y): return (x + y - 1) // y\n+def ceil_div(x, y): return (x + y - 1) // y   "
-         "(the port: `def ceil_div(x, y)` anchored to cdiv_up)",
+         "-def cdiv_up(x, y): return (x + y - 1) // y\n+def div_ceil(x, y): return (x + y - 1) // y   "
+         "(the port: `def div_ceil(x, y)` anchored to cdiv_up)",
          "classifier.rules.renamed_helpers.renamed_functions, classifier.rules.definitions.DefinitionRules._removed"),
 )
 
