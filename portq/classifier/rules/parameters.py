@@ -1129,21 +1129,30 @@ def cpp_call(function: str) -> re.Pattern:
     return re.compile(rf"(?<![\w.>:]){re.escape(function)}\s*(?:<[^;{{}}()]*>)?\s*\(")
 
 
+def _cpp_call_arguments(text: str, function: str, index: int) -> tuple[str, list]:
+    """``text`` without comments, and each plain call of ``function`` in it with the runtime argument at
+    ``index`` (stripped; "" when the call has fewer; None when its parentheses cannot be read)."""
+    text = _CPP_COMMENT.sub("", text)
+    calls = []
+    for call in cpp_call(function).finditer(text):
+        inside = _balanced(text, call.end() - 1)
+        arguments = _top_level_split(inside) if inside is not None else []
+        value = arguments[index].strip() if index < len(arguments) else ""
+        calls.append((call, value if inside is not None else None))
+    return text, calls
+
+
 def internal_argument(text: str, function: str, index: int, params: set[str]):
     """Rule ``internal-parameter``: what the C++ definition ``text`` passes ``function`` (a plain call,
     ``function<...>(...)``, not a kernel launch) at runtime argument ``index``, when every such call passes
     a local the definition declares itself (``Empty e = {};``, never one of ``params``): the declarations,
     quoted; False when a call passes anything else or cannot be read; None when it does not call it."""
-    text = _CPP_COMMENT.sub("", text)
-    calls = list(cpp_call(function).finditer(text))
+    text, calls = _cpp_call_arguments(text, function, index)
     if not calls:
         return None
     quotes = []
-    for call in calls:
-        inside = _balanced(text, call.end() - 1)
-        arguments = _top_level_split(inside) if inside is not None else []
-        value = arguments[index].strip() if index < len(arguments) else ""
-        if not re.fullmatch(r"[A-Za-z_]\w*", value) or value in params:
+    for call, value in calls:
+        if value is None or not re.fullmatch(r"[A-Za-z_]\w*", value) or value in params:
             return False
         declared = re.search(rf"(?:^|[;{{}}\n])\s*((?:const\s+)?[\w:<>, ]+?[\s&*]+{re.escape(value)}\s*(?:=[^;]*|\{{[^;]*\}})?;)",
                              text[:call.start()])
@@ -1160,17 +1169,13 @@ def computed_argument(text: str, function: str, index: int, params: set[str]):
     nor assigned one of them as it is (``int r = p;``); quoted ``function(..., value, ...)``; False when a call
     passes anything else (one of its parameters, an expression) or cannot be read; None when it does not call
     it."""
-    text = _CPP_COMMENT.sub("", text)
-    calls = list(cpp_call(function).finditer(text))
+    text, calls = _cpp_call_arguments(text, function, index)
     if not calls:
         return None
     quotes = []
-    for call in calls:
-        inside = _balanced(text, call.end() - 1)
-        if inside is None:
+    for _call, value in calls:
+        if value is None:
             return False
-        arguments = _top_level_split(inside)
-        value = arguments[index].strip() if index < len(arguments) else ""
         if re.fullmatch(r"\d[\w.]*", value):
             quotes.append(f"{function}(... {value} ...)")
             continue
