@@ -100,7 +100,7 @@ from portq.classifier.rules.regrouped import RegroupRules
 from portq.classifier.rules.preprocessed import PreprocessedRules
 from portq.classifier.rules.not_carried_paths import NotCarriedPathRules
 from portq.classifier.rules.parameters import branch_read, computed_bindings, context_form_changed, forwarded_only
-from portq.classifier.rules.parameters import (Derivation, Step, cpp_call, cpp_kernel_uses, cpp_launch_constant, computed_argument, instance_computed, internal_argument, _upstream_param_evidence, derive, launch_argument,
+from portq.classifier.rules.parameters import (Derivation, Step, cpp_call, cpp_kernel_uses, cpp_launch_constant, instance_computed, internal_argument, _upstream_param_evidence, derive, launch_argument,
                                                launch_argument_texts, parameter_position)
 from portq.classifier.rules.provenance import ProvenanceRules
 from portq.classifier.rules.scaffolding import ScaffoldRules
@@ -118,7 +118,7 @@ from portq.core.model import (FLAGGED, IN_SYNC, NEEDS_REVIEW, NOT_APPLICABLE, SE
 from portq.core.paths import is_test_path
 from portq.language.extraction import signature_of
 from portq.language.signatures import Signature, comment_free_tokens, normalise_name
-from portq.language.symbols import (KIND_CLASS, KIND_CUDA_KERNEL, KIND_FUNCTION, KIND_TRITON_KERNEL, MAX_PARSE_BYTES, SymbolTable,
+from portq.language.symbols import (KIND_CLASS, KIND_FUNCTION, KIND_TRITON_KERNEL, MAX_PARSE_BYTES, SymbolTable,
                                     language_for_path, parse)
 from portq.language.symbols import symbol_table
 from portq.language.signatures import definition_text, is_docstring, node_text, nodes_of
@@ -1090,56 +1090,11 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
             quotes += [q for q in found if q not in quotes]
         return tuple(quotes)
 
-    def _removed_internal_parameter(self, entry: EntryChanges, symbol: TouchedSymbol, old: Signature,
-                                    new: Signature, name: str, port) -> bool:
+    def _removed_internal_parameter(self, symbol: TouchedSymbol, new: Signature, name: str, port) -> bool:
         """Rule ``removed-internal-parameter``: True when ``symbol`` is a Python function or method, no kernel,
-        and the tree calls its port ``port``, outside tests, only from definitions that port upstream ones; or
-        a C/C++ device or host function (no ``__global__`` kernel) whose every upstream caller passed ``name``
-        a value it computed itself (``_cpp_removed_computed``) and whose port the tree calls only from
-        definitions that port upstream ones."""
-        language = language_for_path(symbol.path)
-        if language == "python":
-            return not new.is_kernel and not name.startswith("*") and self._python_called_only_from_ports(port)
-        if language != "cpp" or KIND_CUDA_KERNEL in (old.kind, new.kind) or not self._cpp_removed_computed(
-                entry, symbol, old, name):
-            return False
-        if language_for_path(port.file) == "python":
-            return self._python_called_only_from_ports(port)
-        return self._called_only_from_ports(port)
-
-    def _cpp_removed_computed(self, entry: EntryChanges, symbol: TouchedSymbol, old: Signature, name: str) -> bool:
-        """True when upstream's callers of C/C++ helper ``symbol`` before the commit, read in every C/C++ file
-        the commit changes (which hold every call that passed the removed parameter ``name``: a compiler
-        rejects the rest), are some call and lie in files of the row, and each passes ``name``'s position a
-        value its caller computes itself (``computed_argument``)."""
-        if name not in old.runtime_param_names:
-            return False
-        index = old.runtime_param_names.index(name)
-        owned = {c.old_path or c.path for c in entry.owned_changes if c.path}
-        files = {(c.old_blob, c.old_path or c.path) for c in list(entry.commit.changes) + list(entry.owned_changes)
-                 if c.old_blob and (c.old_path or c.path)}
-        found = False
-        for blob, path in sorted(files, key=lambda f: f[1]):
-            if language_for_path(path) != "cpp":
-                continue
-            before = self._table(blob, path)
-            if before is None or before.fallback:
-                return False
-            text = before.source.decode("utf-8", errors="replace")
-            if not cpp_call(symbol.name).search(text):
-                continue
-            for definition in before.definitions:
-                if definition.node is None or definition.qualified_name == symbol.qualified_name:
-                    continue
-                mine = signature_of(definition, before.source, path)
-                passed = computed_argument(definition.node.text.decode("utf-8", errors="replace"), symbol.name,
-                                           index, set(mine.param_names) if mine is not None else set())
-                if passed is None:
-                    continue
-                if passed is False or path not in owned:
-                    return False
-                found = True
-        return found
+        and the tree calls its port ``port``, outside tests, only from definitions that port upstream ones."""
+        return language_for_path(symbol.path) == "python" and not new.is_kernel and not name.startswith("*") \
+            and self._python_called_only_from_ports(port)
 
     def _python_called_only_from_ports(self, port) -> bool:
         """True when every mention of the Python tree definition ``port`` by name outside tests is its own
@@ -2123,7 +2078,7 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
                         instance=lambda name, side: self._instance_computed(symbol, name, side),
                         respell=self._launcher_renaming(symbol),
                         internal=lambda name: self._internal_parameter(entry, symbol, new, name, definition),
-                        removed=lambda name: self._removed_internal_parameter(entry, symbol, old, new, name, definition),
+                        removed=lambda name: self._removed_internal_parameter(symbol, new, name, definition),
                         computed=lambda name: self._computed_internal_parameter(entry, symbol, new, name, definition),
                         selects=lambda name: self._branch_read(symbol, name),
                         forwarded=lambda name: self._forwarded_default(entry, symbol, name))

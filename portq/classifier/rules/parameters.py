@@ -245,18 +245,11 @@ RULES = (
          "its copied callers, still passing the value, are behind as a pair, how the copy is wired inside; no "
          "input of an entry point the engine calls changes (an entry point losing the parameter is decided on "
          "its own), so for a reader (at most NEEDS_REVIEW). Non-test tree code that is no port calling or naming "
-         "the function keeps the gap. The same holds for a C/C++ device or host function (no `__global__` "
-         "kernel) when every call of it before the commit, read in the C/C++ files the commit changes (which "
-         "hold every call that passed the parameter), lies in the row's files and passes that position a value "
-         "its caller computes itself (a literal, or a name that is none of the caller's parameters nor assigned "
-         "one as it is), and the tree calls the port only from definitions that port upstream ones: a caller "
-         "handing on a parameter of its own (an entry point's input), a caller outside the row's files, or any "
-         "other tree code calling the port keeps the gap.",
+         "the function keeps the gap.",
          "-def build(name, keys, template):\n+def build(name, keys):   (the tree's build called only from its "
-         "port of run)\n-__device__ float dot(const float* a, int row, int col, ...)   (kernel: dot(x, row, k, ...))\n"
-         "+__device__ float dot(const float* a, ...)   (kernel: dot(x + row * 8 + k, ...))",
-         "classifier.rules.parameters._parameter_items, classifier.rules.parameters.computed_argument, "
-         "classifier.verdicts.SymbolClassifier._removed_internal_parameter, ._cpp_removed_computed"),
+         "port of run)",
+         "classifier.rules.parameters._parameter_items, "
+         "classifier.verdicts.SymbolClassifier._removed_internal_parameter"),
     Rule("autograd-context", ("NEEDS_REVIEW", "REAL_GAP", "INERT", "IN_SYNC", "NOT_APPLICABLE"),
          "The first parameter of `forward` in a class deriving from `Function` (`torch.autograd.Function`) that "
          "defines no `setup_context` is the context autograd passes: `apply(*inputs)` supplies it, so it is no "
@@ -1159,32 +1152,6 @@ def internal_argument(text: str, function: str, index: int, params: set[str]):
         if declared is None:
             return False
         quotes.append(declared.group(1).strip())
-    return tuple(dict.fromkeys(quotes))
-
-
-def computed_argument(text: str, function: str, index: int, params: set[str]):
-    """Rule ``removed-internal-parameter`` (C/C++): what the C++ definition ``text`` passes ``function`` (a
-    plain call, ``function<...>(...)``) at runtime argument ``index``, when every such call passes a value the
-    definition computes itself: a numeric literal, or a name that is none of ``params`` (its own parameters)
-    nor assigned one of them as it is (``int r = p;``); quoted ``function(..., value, ...)``; False when a call
-    passes anything else (one of its parameters, an expression) or cannot be read; None when it does not call
-    it."""
-    text, calls = _cpp_call_arguments(text, function, index)
-    if not calls:
-        return None
-    quotes = []
-    for _call, value in calls:
-        if value is None:
-            return False
-        if re.fullmatch(r"\d[\w.]*", value):
-            quotes.append(f"{function}(... {value} ...)")
-            continue
-        if not re.fullmatch(r"[A-Za-z_]\w*", value) or value in params:
-            return False
-        if any(m.group(1) in params for m in re.finditer(rf"(?<![\w.]){re.escape(value)}\s*=\s*([A-Za-z_]\w*)\s*[;,)]",
-                                                          text)):
-            return False  # an alias of a parameter: handed on, not computed
-        quotes.append(f"{function}(... {value} ...)")
     return tuple(dict.fromkeys(quotes))
 
 
