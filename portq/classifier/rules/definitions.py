@@ -33,8 +33,9 @@ import re
 from portq.classifier.delta import Delta, Status
 from portq.classifier.moves import _raw_calls, renamed_unchanged_pairs
 from portq.classifier.reading import (_anchor_evidence, _caller_evidence, _file_change, _is_code_line, _kind_class,
-                                     _strip_comment)
+                                     _source_lines, _strip_comment)
 from portq.classifier.rules import Rule, computation, equivalence, launch_checks, renamed_helpers, respelled_calls, returns
+from portq.classifier.rules.cosmetic import cpp_tokens
 from portq.classifier.rules.parameters import (_first_line_quote, _out_param_evidence, _returned_instead,
                                                _upstream_param_evidence, template_retyped_parameters)
 from portq.classifier.rules.scope import _scope_names
@@ -596,9 +597,8 @@ class DefinitionRules:
         for table, lines in zip(self._side_tables(symbol), (symbol.old_lines, symbol.new_lines)):
             if table is None or table.source is None or not lines:
                 return []
-            texts.append("\n".join(table.source.decode("utf-8", errors="replace").splitlines()[lines[0] - 1:lines[1]]))
-        return renamed_helpers.tokens_only_renamed(renamed_helpers.cpp_tokens(texts[0]),
-                                                   renamed_helpers.cpp_tokens(texts[1]), renamed)
+            texts.append(_source_lines(table.source, lines))
+        return renamed_helpers.tokens_only_renamed(cpp_tokens(texts[0]), cpp_tokens(texts[1]), renamed)
 
     def _port_has_launch_check(self, symbol, definition):
         """``launch_checks.cpp_port_has_launch_check`` for a C++ symbol and its C++ port; None when it does

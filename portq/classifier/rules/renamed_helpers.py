@@ -329,28 +329,21 @@ def renamed_cpp_functions(before: list[tuple[str, list[str]]], after: list[tuple
     return _paired(lost, gained)
 
 
-_NOT_PLAIN = (".", "->", "::")
-_CPP_TOKEN = re.compile(r'"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'|/\*.*?\*/|//[^\n]*|[A-Za-z_]\w*|\d[\w.]*|->|::|\S',
-                        re.DOTALL)
-
-
-def cpp_tokens(text: str) -> list[str]:
-    """The tokens of C/C++ ``text``, comments left out, read lexically (a definition tree-sitter cannot parse
-    whole still reads): string and character literals, words, numbers, ``->``, ``::`` and single characters."""
-    return [t for t in _CPP_TOKEN.findall(text) if not t.startswith(("//", "/*"))]
+_NOT_PLAIN = ((".",), ("-", ">"), (":", ":"))  # a member or qualified mention, in single-character tokens
 
 
 def tokens_only_renamed(old_tokens: list[str], new_tokens: list[str], renamed: dict[str, str]) -> list[str]:
-    """Rule ``renamed-cpp-helper``: the renames (``old → new``) a C/C++ definition's change consists of: its old
-    tokens, each plain mention of a renamed function (not after ``.``, ``->`` or ``::``) written with the new
-    name, are its new tokens; empty when anything else differs or nothing was renamed."""
+    """Rule ``renamed-cpp-helper``: the renames (``old → new``) a C/C++ definition's change consists of: its
+    old tokens (as ``cosmetic.cpp_tokens`` reads them, every character but words and literals alone), each
+    plain mention of a renamed function (not after ``.``, ``->`` or ``::``) written with the new name, are its
+    new tokens; empty when anything else differs or nothing was renamed."""
     if not renamed or len(old_tokens) != len(new_tokens):
         return []
     used: list[str] = []
     for index, (was, now) in enumerate(zip(old_tokens, new_tokens)):
         if was == now:
             continue
-        plain = index == 0 or old_tokens[index - 1] not in _NOT_PLAIN
+        plain = not any(tuple(old_tokens[max(index - len(before), 0):index]) == before for before in _NOT_PLAIN)
         if not plain or renamed.get(was) != now:
             return []
         if f"{was} → {now}" not in used:
