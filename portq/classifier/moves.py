@@ -740,14 +740,6 @@ def _binds(node) -> bool:
     return node.parent.type in _BINDING_PARENTS
 
 
-def _field_name(node) -> bool:
-    """Whether the identifier ``node`` names an attribute (``x.name``) or a keyword (``f(name=...)``), not a variable."""
-    parent = node.parent
-    if parent is not None and parent.type == "attribute":
-        return parent.child_by_field_name("attribute") == node
-    return parent is not None and parent.type == "keyword_argument" and parent.child_by_field_name("name") == node
-
-
 def alias_attribute_reads(table, qualified_name: str, names: set[str]) -> list[list[str]] | None:
     """``_statements`` of the Python definition ``qualified_name`` with each local
     alias of a parameter's attribute dropped and its reads written as the attribute: a top-level
@@ -770,7 +762,7 @@ def alias_attribute_reads(table, qualified_name: str, names: set[str]) -> list[l
         n.parent is not None and n.parent.type == "attribute" and n.parent.child_by_field_name("object") == n
         and not _binds(n.parent) and not (n.parent.parent is not None and n.parent.parent.type == "call"
                                           and n.parent.parent.child_by_field_name("function") == n.parent)
-        for n in identifiers if n.text.decode("utf-8", errors="replace") == p and not _field_name(n))}
+        for n in identifiers if n.text.decode("utf-8", errors="replace") == p and not is_field_or_keyword(n))}
     aliases: dict[str, list[str]] = {}
     for statement in body.named_children:
         assignment = statement.named_children[0] if statement.type == "expression_statement" \
@@ -786,7 +778,7 @@ def alias_attribute_reads(table, qualified_name: str, names: set[str]) -> list[l
                 or owner.text.decode("utf-8", errors="replace") not in clean:
             continue
         mentions = [n for n in identifiers if n.text.decode("utf-8", errors="replace") == name and n != left
-                    and not _field_name(n)]
+                    and not is_field_or_keyword(n)]
         if any(_binds(n) or n.start_byte < statement.end_byte for n in mentions):
             continue
         read = _tokens(right.text.decode("utf-8", errors="replace"), names)
