@@ -12,6 +12,9 @@ import torch
 from engine import DecodeMLP, quantize_model
 from packed3 import MinMaxQuantizer, Packed3Linear, matvec3, pack_codes3, round_to_grid, unpack_codes3
 
+# the kernels run compiled on a GPU where there is one, under the interpreter on the CPU otherwise
+DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
+
 
 def _gen(seed):
     return torch.Generator().manual_seed(seed)
@@ -83,8 +86,9 @@ def test_pack_recovers_the_codes_and_dequantises_bit_exact():
 @pytest.mark.parametrize("n_in,n_out", [(1024, 8), (2048, 40)])
 def test_matvec_matches_the_fp32_reference(n_in, n_out):
     layer, codes, scales, zeros, _ = _layer(n_in, n_out, n_in + n_out)
-    x = torch.randn(n_in, generator=_gen(3))
-    w = (scales * codes - zeros * scales).t()
+    layer = layer.to(DEVICE)
+    x = torch.randn(n_in, generator=_gen(3)).to(DEVICE)
+    w = (scales * codes - zeros * scales).t().to(DEVICE)
     want = layer.bias + x @ w
     y = layer.bias.clone()
     matvec3(x, layer.qweight, y, layer.scales, layer.zeros, block_n=16)
@@ -92,7 +96,7 @@ def test_matvec_matches_the_fp32_reference(n_in, n_out):
     got = layer(x.half().reshape(1, 1, -1))
     assert got.shape == (1, 1, n_out) and got.dtype == torch.float16
     with pytest.raises(ValueError):
-        layer(torch.randn(2, n_in))
+        layer(torch.randn(2, n_in, device=DEVICE))
 
 
 def test_engine_decodes_on_the_grid_weights():
@@ -108,5 +112,6 @@ def test_engine_decodes_on_the_grid_weights():
         lin = getattr(ref, name)
         q.find_params(lin.weight.data, weight=True)
         lin.weight.data = q.quantize(lin.weight.data)
-    x = torch.randn(1, 1024, generator=_gen(4))
+    model, ref = model.to(DEVICE), ref.to(DEVICE)
+    x = torch.randn(1, 1024, generator=_gen(4)).to(DEVICE)
     assert torch.allclose(model(x), ref(x), atol=1e-3, rtol=1e-3)
