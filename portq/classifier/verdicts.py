@@ -74,6 +74,7 @@ from portq.classifier.rules.builds import BuildRules
 from portq.classifier.rules.moved_lines import MovedLineRules
 from portq.classifier.rules.callee_path import CalleePathRules
 from portq.classifier.rules.computation import same_computation
+from portq.classifier.rules.integer_values import equal_integer_values
 from portq.classifier.rules.cosmetic import (attribute_names, caller_renaming, caller_renamings, dropped_keywords,
                                              import_aliases, imported_others,
                                              followed_keywords, formatted_alike, keyword_bindings, renamed_locals, renamed_names,
@@ -774,6 +775,14 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
             return None
         old_source, new_source = (t.source.decode("utf-8", errors="replace") for t in tables)
         return definition_text(sides[0].node), definition_text(sides[1].node), old_source, new_source
+
+    def _equal_integer_values(self, symbol: TouchedSymbol) -> list[tuple[str, str]] | None:
+        """Rule ``equal-integer-value``: the expression pairs of a modified Python definition that compute the
+        same integer on both sides (``integer_values.equal_integer_values``); None otherwise."""
+        if symbol.change != "modified":
+            return None
+        sides = self._python_sides(symbol, parsed=True)
+        return equal_integer_values(sides[0], sides[1]) if sides is not None else None
 
     def _module_aliases(self, symbol: TouchedSymbol) -> list[str]:
         """Rule ``module-alias``: the module aliases that, written out, make the two sides of a Python definition
@@ -1805,6 +1814,15 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
                 "between), so",
                 evidence, "the same computation: operands "
                 "of * and + reordered, single-use locals inlined")
+        equal = self._equal_integer_values(symbol)
+        if equal:
+            shown = "; ".join(f"{a} → {b}" for a, b in equal[:2])
+            return self._form_only_verdict(
+                "equal-integer-value", symbol, "cosmetic",
+                f"{symbol.name} only rewrites expressions of its int and bool parameters into ones that "
+                f"compute the same integer for every value of its bool parameters ({shown}): the same "
+                "polynomial either way, so",
+                evidence, f"the same integer: {shown}", shown)
         formal = self._form_only(symbol, definition, entry)
         if formal is not None:
             kept = "not-carried" if formal[0] in ("default-build", "live-branch") else "cosmetic"
