@@ -3,7 +3,7 @@ allow (``equal-integer-value``): a conditional on a ``bool`` parameter folded in
 int(extra)) * 8 * 2`` for ``stages * 8 * 2 if not extra else (stages + 1) * 8 * 2``, reads the same once each
 ``bool`` parameter is given each of its two values and each side is written out as a sum of products of the
 ``int`` parameters. NOT_APPLICABLE/cosmetic. Neighbours stay flagged: another constant, a parameter
-annotated ``float`` (or not annotated), an operator other than ``+``, ``-`` and ``*`` (``//``), a parameter
+annotated ``float`` (or not annotated), a flag whose default is ``None``, an operator other than ``+``, ``-`` and ``*`` (``//``), a parameter
 rebound in the body, and a changed statement beside the expression.
 
 Each runs the real ``portq scan`` over a small synthetic history."""
@@ -107,5 +107,13 @@ def test_a_parameter_rebound_in_the_body_stays_flagged(tmp_path):
 
 def test_another_change_beside_it_stays_flagged(tmp_path):
     verdict = _decided(tmp_path, OLD, AND_MORE)
+    assert verdict.verdict != NOT_APPLICABLE, verdict.reason
+    assert "equal-integer-value" not in verdict.rules
+
+
+def test_a_flag_whose_default_is_none_stays_flagged(tmp_path):
+    # ``extra: bool = None`` admits None, which ``int`` cannot read though a conditional can
+    old, new = (text.replace("extra: bool = False", "extra: bool = None") for text in (OLD, FOLDED))
+    verdict = _decided(tmp_path, old, new)
     assert verdict.verdict != NOT_APPLICABLE, verdict.reason
     assert "equal-integer-value" not in verdict.rules

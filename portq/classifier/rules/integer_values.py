@@ -66,16 +66,24 @@ def _function(text: str):
 
 
 def _typed_parameters(function) -> tuple[set[str], set[str]]:
-    """The ``int`` and the ``bool`` parameters of ``function`` by annotation (a bare name)."""
+    """The ``int`` and the ``bool`` parameters of ``function`` by annotation (a bare name), each whose default,
+    if any, is a constant of that type (``x: int = None`` admits ``None``: no integer)."""
     ints, flags = set(), set()
     arguments = function.args
-    for argument in arguments.posonlyargs + arguments.args + arguments.kwonlyargs:
+    positional = arguments.posonlyargs + arguments.args
+    defaults = dict(zip([a.arg for a in positional][len(positional) - len(arguments.defaults):], arguments.defaults))
+    defaults.update({a.arg: d for a, d in zip(arguments.kwonlyargs, arguments.kw_defaults) if d is not None})
+    for argument in positional + arguments.kwonlyargs:
         annotation = argument.annotation
-        if isinstance(annotation, _ast.Name):
-            if annotation.id == "int":
-                ints.add(argument.arg)
-            elif annotation.id == "bool":
-                flags.add(argument.arg)
+        default = defaults.get(argument.arg)
+        if not isinstance(annotation, _ast.Name):
+            continue
+        if annotation.id == "int" and (default is None or (isinstance(default, _ast.Constant)
+                                                           and type(default.value) is int)):
+            ints.add(argument.arg)
+        elif annotation.id == "bool" and (default is None or (isinstance(default, _ast.Constant)
+                                                              and type(default.value) is bool)):
+            flags.add(argument.arg)
     return ints, flags
 
 
