@@ -35,7 +35,8 @@ from portq.classifier.rules import Rule
 RULES = (
     Rule("equal-integer-value", ("NOT_APPLICABLE",),
          "A Python definition whose every change replaces an expression by one that computes the same integer: "
-         "both read only parameters annotated `int` or `bool` that the body never binds again, integer "
+         "both read only parameters annotated `int` or `bool` (a default, if any, a constant of that type) that "
+         "the body never binds again, integer "
          "literals, `+`, `-`, `*`, `int(flag)` and conditionals on a `bool` parameter, and for each value of "
          "the `bool` parameters they read the two sides are the same polynomial in the `int` parameters "
          "(integers are exact; a `bool` is 0 or 1). The rest of the definition has the same AST: cosmetic. "
