@@ -74,6 +74,7 @@ from portq.classifier.rules.builds import BuildRules
 from portq.classifier.rules.moved_lines import MovedLineRules
 from portq.classifier.rules.callee_path import CalleePathRules
 from portq.classifier.rules.computation import same_computation
+from portq.classifier.rules.integer_values import equal_integer_values
 from portq.classifier.rules.cosmetic import (attribute_names, caller_renaming, caller_renamings, dropped_keywords,
                                              import_aliases, imported_others,
                                              followed_keywords, formatted_alike, keyword_bindings, renamed_locals, renamed_names,
@@ -222,6 +223,7 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
         self.upstream = context.upstream
         self._signature_cache: dict[tuple, Signature | None] = {}
         self._modules: dict[tuple[str, str], dict] = {}  # (commit, side) -> its changed Python modules
+        self._python_files: tuple[str | None, dict | None] = (None, None)  # (commit, its Python files)
         self._fetched: dict[str, bytes] = {}  # blobs read ahead (``prefetch``), each handed out once
         self._parse_errors: dict[tuple[str, str], bool] = {}  # (blob, language) -> its parse has errors
         self._last_parse: dict[tuple[str, str], SymbolTable] = {}  # (path, language) -> the last tree parsed there
@@ -774,6 +776,14 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
         old_source, new_source = (t.source.decode("utf-8", errors="replace") for t in tables)
         return definition_text(sides[0].node), definition_text(sides[1].node), old_source, new_source
 
+    def _equal_integer_values(self, symbol: TouchedSymbol) -> list[tuple[str, str]] | None:
+        """Rule ``equal-integer-value``: the expression pairs of a modified Python definition that compute the
+        same integer on both sides (``integer_values.equal_integer_values``); None otherwise."""
+        if symbol.change != "modified":
+            return None
+        sides = self._python_sides(symbol, parsed=True)
+        return equal_integer_values(sides[0], sides[1]) if sides is not None else None
+
     def _module_aliases(self, symbol: TouchedSymbol) -> list[str]:
         """Rule ``module-alias``: the module aliases that, written out, make the two sides of a Python definition
         the same program (``form.same_modulo_module_aliases``); empty otherwise."""
@@ -1003,7 +1013,7 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
         return tuple(quotes)
 
     def _computed_internal_parameter(self, entry: EntryChanges, symbol: TouchedSymbol, new: Signature, name: str,
-                                     port, chain: tuple = ()) -> tuple[str, ...] | None:
+                                     port, chain: tuple = (), every_file: bool = False) -> tuple[str, ...] | None:
         """Rule ``computed-internal-parameter``: the bindings upstream's callers of Python function ``symbol``
         (no kernel) give its new parameter ``name``, when every call in the Python files the commit changes
         (which hold every call that can bind a parameter new in it) can be read, some binds it, each binding
@@ -1011,7 +1021,10 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
         its caller (a definition the commit modifies, upstream's and the tree's) gained in this commit and
         that is itself computed-internal (``chain``: the forwarders already followed, at most three), and lies
         in a function of the row's own files or one new in the commit, and the tree calls the port's function
-        ``port`` (outside tests) only from definitions that port upstream ones; else None."""
+        ``port`` (outside tests) only from definitions that port upstream ones; else None. ``every_file``: the
+        parameter is not new (a forwarder already took it), so callers in files the commit leaves alone may
+        bind it: every Python file upstream holds at the new side is read, each binding caller in a file the
+        row claims."""
         if language_for_path(symbol.path) != "python" or new.is_kernel:
             return None
         param = new.param(name)
@@ -1024,10 +1037,20 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
         files = {(c.old_blob, c.new_blob, c.old_path or c.path, c.path)
                  for c in list(entry.commit.changes) + list(entry.owned_changes) if c.new_blob and c.path}
         files.add((symbol.old_blob, symbol.new_blob, symbol.old_path or symbol.path, symbol.path))
+        if every_file:
+            every = self._upstream_python_files(entry.commit.sha)
+            if every is None:
+                return None
+            changed = {f[3] for f in files}
+            files |= {(blob, blob, path, path) for path, blob in every.items() if path not in changed}
+            rows = [self.context.matrix.row(r) for r in entry.rows]
+            owned |= {path for path in every if any(row.claims_path(path) for row in rows)}
         quotes: list[str] = []
         for old_blob, new_blob, old_path, path in sorted(files, key=lambda f: f[3] or ""):
             if not path or language_for_path(path) != "python":
                 continue
+            if every_file and old_blob == new_blob and symbol.name.encode() not in self._read_blob(new_blob):
+                continue  # an unchanged file that never names the function binds nothing
             after = self._table(new_blob, path)
             if after is None or after.fallback or after.tree is None:
                 return None
@@ -1064,9 +1087,9 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
                             chain: tuple) -> tuple[str, ...] | None:
         """``computed-internal-parameter`` through a forwarder: the bindings of parameter ``name`` of ``caller``
         (a qualified name in upstream's new ``path``) when ``caller`` is a definition this commit modifies that
-        gained ``name`` in it, the tree ports it, and every port of it is itself decided computed-internal for
-        ``name``; None otherwise (a parameter it already took, a new or unported forwarder, a chain longer than
-        three or one that comes back)."""
+        gained ``name`` in it (or already took it: then its callers are read in every upstream file at the new
+        side), the tree ports it, and every port of it is itself decided computed-internal for ``name``; None
+        otherwise (a new or unported forwarder, a chain longer than three or one that comes back)."""
         if len(chain) > 3 or (path, caller) in chain:
             return None
         forwarder = next((s for s in entry.symbols if s.path == path and s.qualified_name == caller
@@ -1077,18 +1100,48 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
                                           forwarder.qualified_name, forwarder.old_lines)
         after = self._upstream_signature(forwarder.new_blob, forwarder.path, forwarder.qualified_name,
                                          forwarder.new_lines)
-        if before is None or after is None or name in before.param_names or name not in after.param_names:
+        if before is None or after is None or name not in after.param_names:
             return None
+        took = name in before.param_names
         ports = self._ports(forwarder, {p for p in (forwarder.path, forwarder.old_path) if p})
         if not ports:
             return None
         quotes: list[str] = []
         for port in ports:
-            found = self._computed_internal_parameter(entry, forwarder, after, name, port.definition, chain)
+            found = self._computed_internal_parameter(entry, forwarder, after, name, port.definition, chain,
+                                                      every_file=took)
             if found is None:
                 return None
             quotes += [q for q in found if q not in quotes]
         return tuple(quotes)
+
+    def _upstream_python_files(self, commit: str) -> dict[str, str] | None:
+        """Every Python file upstream holds at ``commit``: path -> blob, read from its tree objects (the last
+        commit asked kept); None where a tree cannot be read."""
+        if self._python_files[0] == commit:
+            return self._python_files[1]
+        found: dict[str, str] = {}
+        pending = [("", f"{commit}^{{tree}}")]
+        try:
+            while pending:
+                prefix, tree = pending.pop()
+                data = self.context.read_blob(tree)
+                at = 0
+                while at < len(data):
+                    space = data.index(b" ", at)
+                    nul = data.index(b"\0", space)
+                    mode, entry_name = data[at:space], data[space + 1:nul].decode("utf-8", errors="replace")
+                    sha = data[nul + 1:nul + 21].hex()
+                    at = nul + 21
+                    path = prefix + entry_name
+                    if mode == b"40000":
+                        pending.append((path + "/", sha))
+                    elif mode.startswith(b"100") and language_for_path(path) == "python":
+                        found[path] = sha
+        except Exception:  # an unreadable tree: nothing can be said of the files it holds
+            found = None
+        self._python_files = (commit, found)
+        return found
 
     def _removed_internal_parameter(self, symbol: TouchedSymbol, new: Signature, name: str, port) -> bool:
         """Rule ``removed-internal-parameter``: True when ``symbol`` is a Python function or method, no kernel,
@@ -1761,6 +1814,15 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
                 "between), so",
                 evidence, "the same computation: operands "
                 "of * and + reordered, single-use locals inlined")
+        equal = self._equal_integer_values(symbol)
+        if equal:
+            shown = "; ".join(f"{a} → {b}" for a, b in equal[:2])
+            return self._form_only_verdict(
+                "equal-integer-value", symbol, "cosmetic",
+                f"{symbol.name} only rewrites expressions of its int and bool parameters into ones that "
+                f"compute the same integer for every value of its bool parameters ({shown}): the same "
+                "polynomial either way, so",
+                evidence, f"the same integer: {shown}", shown)
         formal = self._form_only(symbol, definition, entry)
         if formal is not None:
             kept = "not-carried" if formal[0] in ("default-build", "live-branch") else "cosmetic"

@@ -3,7 +3,8 @@ a value it computes itself (``computed-internal-parameter``), while the tree cal
 tests, only from definitions that port upstream ones: no input of an entry point the engine calls changes, so
 the parameter is how the copied code is wired inside, for a reader (NEEDS_REVIEW). Neighbours keep the gap: an
 entry point gaining the parameter, a caller handing on a parameter of its own, a new option no caller binds,
-a caller outside the row's files binding it, and engine code calling the helper (under another name too)."""
+a caller outside the row's files binding it, and engine code calling the helper (under another name too); a
+forwarder that already took the parameter has its callers read in every upstream file at the new side."""
 from __future__ import annotations
 
 from portq.core.model import NEEDS_REVIEW, REAL_GAP
@@ -193,6 +194,9 @@ def test_a_closure_handing_on_its_outer_function_parameter_keeps_the_gap(tmp_pat
 # commit and hands it on as it is; the chain must end at callers of the row binding constants or values they
 # compute, and every port on it must be called only from ports.
 
+CHAIN_MATRIX = MATRIX.replace('paths    = ["lib/plan.py", "lib/host.py"]',
+                              'paths    = ["lib/plan.py", "lib/host.py", "lib/masked.py"]')
+
 CHAIN_OLD = '''\
 def plan(m: int, n: int, grouped: bool = False):
     size = 128 if grouped else 64
@@ -252,9 +256,10 @@ def _chain_tree(engine: str = "from pkg.host import run\n\n\ndef forward(x, out)
     }
 
 
-def _chain_history(host_new: str, plan_old: str = CHAIN_OLD, plan_new: str = CHAIN_NEW):
-    return [CommitSpec("base", files={"lib/plan.py": plan_old, "lib/host.py": CHAIN_HOST_OLD}),
-            CommitSpec("change", files={"lib/plan.py": plan_new, "lib/host.py": host_new})]
+def _chain_history(host_new: str, plan_old: str = CHAIN_OLD, plan_new: str = CHAIN_NEW, unchanged=None):
+    # ``unchanged``: files both sides hold as they are (the commit leaves them alone)
+    return [CommitSpec("base", files={"lib/plan.py": plan_old, "lib/host.py": CHAIN_HOST_OLD, **(unchanged or {})}),
+            CommitSpec("change", files={"lib/plan.py": plan_new, "lib/host.py": host_new, **(unchanged or {})})]
 
 
 def test_a_parameter_a_helper_forwards_from_its_own_internal_callers_is_for_a_reader(tmp_path):
@@ -273,12 +278,54 @@ def test_a_forwarded_parameter_an_entry_point_hands_on_keeps_the_gap(tmp_path):
     assert verdicts[1].verdict == REAL_GAP
 
 
-def test_a_forwarder_whose_parameter_is_not_new_keeps_the_gap(tmp_path):
-    # the forwarder already took the parameter: callers in files the commit leaves alone may pass it
-    old = CHAIN_OLD.replace("def tiles(m: int, n: int, grouped: bool = False):",
-                            "def tiles(m: int, n: int, grouped: bool = False, masked: bool = False):")
-    verdicts, _ = classify_history(tmp_path, _chain_history(CHAIN_HOST_CONSTANT, plan_old=old),
-                                   _chain_tree(), matrix=MATRIX)
+# The forwarder already took the parameter before the commit: callers in files the commit leaves alone may
+# bind it, so every upstream file at the new side is read for them, and the chain must end there as well.
+TILES_TOOK_IT = CHAIN_OLD.replace("def tiles(m: int, n: int, grouped: bool = False):",
+                                  "def tiles(m: int, n: int, grouped: bool = False, masked: bool = False):")
+
+UNCHANGED_ROW_CONSTANT = {"lib/masked.py": "from .plan import tiles\n\n\ndef run_sparse(x, out):\n"
+                                           "    return tiles(x.shape[0], x.shape[1], masked=True)\n"}
+UNCHANGED_ROW_HANDS_ON = {"lib/masked.py": "from .plan import tiles\n\n\ndef run_sparse(x, out, masked):\n"
+                                           "    return tiles(x.shape[0], x.shape[1], masked=masked)\n"}
+UNCHANGED_OUTSIDE_CONSTANT = {"lib/model.py": "from .plan import tiles\n\n\ndef layer(x, out):\n"
+                                              "    return tiles(x.shape[0], x.shape[1], masked=True)\n"}
+
+
+def test_a_parameter_a_forwarder_already_took_bound_only_inside_the_row_is_for_a_reader(tmp_path):
+    # every caller of the forwarder, in the files the commit changes and in those it leaves alone, binds the
+    # parameter to a constant in the row's files or leaves it unbound
+    verdicts, _ = classify_history(tmp_path, _chain_history(CHAIN_HOST_CONSTANT, plan_old=TILES_TOOK_IT,
+                                                            unchanged=UNCHANGED_ROW_CONSTANT),
+                                   _chain_tree(), matrix=CHAIN_MATRIX)
+    plan = _symbol(verdicts[1], "plan")
+    assert plan.verdict == NEEDS_REVIEW, plan.reason
+    assert "computed-internal-parameter" in plan.rules, plan.rules
+    assert verdicts[1].verdict != REAL_GAP, verdicts[1].reason
+
+
+def test_a_forwarder_whose_parameter_is_not_new_keeps_the_gap_when_an_unchanged_file_outside_the_row_binds_it(
+        tmp_path):
+    verdicts, _ = classify_history(tmp_path, _chain_history(CHAIN_HOST_CONSTANT, plan_old=TILES_TOOK_IT,
+                                                            unchanged=UNCHANGED_OUTSIDE_CONSTANT),
+                                   _chain_tree(), matrix=CHAIN_MATRIX)
+    plan = _symbol(verdicts[1], "plan")
+    assert "computed-internal-parameter" not in plan.rules
+    assert plan.verdict == REAL_GAP, plan.reason
+
+
+def test_a_forwarder_whose_parameter_is_not_new_keeps_the_gap_when_an_unchanged_caller_hands_on_its_own(tmp_path):
+    # an unchanged caller of the row handing on a parameter it takes: an input of an entry point
+    verdicts, _ = classify_history(tmp_path, _chain_history(CHAIN_HOST_CONSTANT, plan_old=TILES_TOOK_IT,
+                                                            unchanged=UNCHANGED_ROW_HANDS_ON),
+                                   _chain_tree(), matrix=CHAIN_MATRIX)
+    plan = _symbol(verdicts[1], "plan")
+    assert "computed-internal-parameter" not in plan.rules
+    assert plan.verdict == REAL_GAP, plan.reason
+
+
+def test_a_forwarder_whose_parameter_is_not_new_keeps_the_gap_when_an_entry_point_hands_it_on(tmp_path):
+    verdicts, _ = classify_history(tmp_path, _chain_history(CHAIN_HOST_ENTRY, plan_old=TILES_TOOK_IT),
+                                   _chain_tree(), matrix=CHAIN_MATRIX)
     plan = _symbol(verdicts[1], "plan")
     assert "computed-internal-parameter" not in plan.rules
     assert plan.verdict == REAL_GAP, plan.reason

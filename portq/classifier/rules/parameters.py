@@ -227,12 +227,15 @@ RULES = (
          "the tree calls the port's function, outside tests, only from definitions that port upstream ones (a "
          "name it is imported under counted as its own). No input of an entry point the engine calls changes: "
          "the parameter is how the copied code is wired inside, for a reader (at most NEEDS_REVIEW), quoting the "
-         "bindings. A caller handing the parameter on as it is, from a parameter of its own it gained in the same "
-         "commit and never rebinds, counts when that forwarder (a ported definition the commit modifies) is itself "
-         "decided so for it, up to three forwarders deep: the chain ends at constants or computed values inside "
-         "the row. A docstring naming the function is no call. An option no call binds, a caller handing on a "
-         "parameter it already took (or one nothing binds: an entry point's input), a caller outside the row's "
-         "files binding it, or tree code that is no port calling the function or a forwarder keeps the gap.",
+         "bindings. A caller handing the parameter on as it is, from a parameter of its own it never rebinds, counts "
+         "when that forwarder (a ported definition the commit modifies) is itself decided so for it, up to three "
+         "forwarders deep: the chain ends at constants or computed values inside the row. A forwarder's parameter "
+         "new in the commit can be bound only in the files the commit changes; one it already took may be bound "
+         "by callers in files the commit leaves alone, so its callers are read in every Python file upstream holds "
+         "at the new side (each binding one in a file the row claims). A docstring naming the function is no call. "
+         "An option no call binds, a forwarded parameter some caller hands on from an input of its own that "
+         "nothing binds (an entry point's input), a caller outside the row's files binding it, or tree code that "
+         "is no port calling the function or a forwarder keeps the gap.",
          "-def plan(m, n, grouped=False):\n+def plan(m, n, grouped=False, masked=False):   (run_masked: "
          "plan(m, n, masked=True); the tree's plan called only from its port of run)",
          "classifier.rules.parameters.computed_bindings, "
