@@ -85,6 +85,7 @@ from portq.classifier.rules.form import (FormRules, module_loggers, qualifier_fr
                                         same_without_logging)
 from portq.classifier.rules.form import (same_modulo_imported_names, same_modulo_module_aliases,
                                         same_without_assert_messages, same_without_cpp_assert_messages)
+from portq.classifier.rules.form import _erased_cpp_messages
 from portq.classifier.rules.guards import GuardRules
 from portq.classifier.rules.identity import IdentityRules
 from portq.classifier.rules.inlining import inlined_helpers
@@ -811,6 +812,37 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
         which call nothing, are erased (``form.same_without_assert_messages``)."""
         sides = self._python_sides(symbol)
         return sides is not None and same_without_assert_messages(sides[0], sides[1])
+
+    def _refused_architectures(self, symbol: TouchedSymbol) -> list[str]:
+        """Rule ``refused-architecture``: the architectures (``sm100``) a modified C/C++ definition refused on its
+        old side (``branches.refused_architectures``) whose tests, read as false on both sides
+        (``branches.refused_arch_expander``), leave its tokens the same, check messages erased
+        (``form._erased_cpp_messages``); empty otherwise."""
+        sides = self._modified_sides(symbol, "cpp")
+        if sides is None or sides[0].node.has_error or sides[1].node.has_error:
+            return []
+        named, required = branches.refused_architectures(sides[0].node)
+        if not named and required is None:
+            return []
+
+        def refused(arch: str) -> bool:
+            return arch in named or (required is not None and arch not in required)
+
+        expand = [branches.refused_arch_expander(side.node, refused) for side in sides]
+        if not any(expand):
+            return []
+        tokens = [comment_free_tokens(side.node, expand=e) for side, e in zip(sides, expand)]
+        if tokens[0] != tokens[1]:
+            erased = [_erased_cpp_messages(t) for t in tokens]
+            if any(e is None for e in erased) or erased[0][0] != erased[1][0]:
+                return []
+        decided = set(named)
+        for side in sides:
+            for current in branches._walk(side.node):
+                arch = branches._arch_of_test(current, {})
+                if arch is not None and refused(arch):
+                    decided.add(arch)
+        return sorted(f"sm{a}" for a in decided)
 
     def _same_without_cpp_assert_messages(self, symbol: TouchedSymbol) -> bool:
         """Rule ``assert-message`` (C/C++): a modified C/C++ definition whose tokens are the same once its
@@ -2048,6 +2080,18 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
                               evidence + [new_side_evidence(symbol, Kind.NOT_CARRIED,
                                                             f"only {', '.join(platforms)} code changes",
                                                             platforms[0])])
+        refused = self._refused_architectures(symbol)
+        if refused:
+            return self._base("refused-architecture", symbol, NOT_APPLICABLE, "not-carried", "body",
+                              f"before the change {symbol.name} refused {', '.join(refused)} (an arm that only "
+                              "reports, or a check demanding another architecture); with every test for "
+                              f"{'it' if len(refused) == 1 else 'them'} read as false and check messages aside, "
+                              f"{symbol.name} is the same before and after: the change only adds support for an "
+                              f"architecture the port, in sync with a definition that refused it, never had, so "
+                              "not-carried rather than NEEDS_REVIEW",
+                              evidence + [new_side_evidence(symbol, Kind.NOT_CARRIED,
+                                                            f"only code for {', '.join(refused)}, refused before, "
+                                                            "changes", refused[0])])
         lacked = self._lacked_branches(entry, symbol, new, definition, param_scope, anchor)
         if lacked:
             dropped = self._dropped_decorators(symbol, definition)

@@ -328,6 +328,22 @@ RULES = (
          "(`#define UNSUPPORTED_ARCH printf(\"needs sm80\")`)",
          "classifier.rules.branches.same_on_live_branch, classifier.rules.form.FormRules._form_only, "
          "classifier.rules.provenance.ProvenanceRules._outside_reporting_branches"),
+    Rule("refused-architecture", ("NOT_APPLICABLE",),
+         "A C/C++ definition that, before the change, refused a GPU architecture (an `if` arm testing for it alone "
+         "that only reports or traps: `LIB_CHECK(false, ...)`, `throw`, `abort()`; or an unconditional check of its "
+         "body demanding other architectures, `LIB_CHECK(is_sm90, ...)`) never ran there, so a port in sync with it "
+         "has no path on that architecture. An architecture test is a call without arguments of a function named "
+         "`is_smNN` (`arch.is_sm100()`), a compute capability's `major` compared for equality with a number "
+         "(`props->major == 10` is sm100), or a local declared once, never assigned, from one. Two sides whose "
+         "tokens are the same once every test for a refused architecture is read as false (an `if` so decided is "
+         "its `else`, `a || T` is `a`, `a && T` false, a local declared from it left out) and check messages "
+         "erased changed only support for that architecture: not-carried. A change in an arm of an architecture "
+         "the old side ran, an arm that did work before, or a check now letting other architectures through "
+         "stays flagged.",
+         "     } else if (arch.is_sm100()) {\n-        LIB_CHECK(false, \"unsupported\");\n"
+         "+        splits = sms / (2 * heads);",
+         "classifier.rules.branches.refused_architectures, classifier.rules.branches.refused_arch_expander, "
+         "classifier.verdicts.SymbolClassifier._refused_architectures"),
     Rule("not-carried-reader", ("NOT_APPLICABLE",),
          "A Python definition whose tokens are the same before and after once the statements that only store a "
          "value on its first parameter (`ctx.NAME = value`) are left out, where every other definition of the file "
@@ -3787,3 +3803,200 @@ def _type_of(value) -> str | None:
         a, b = _type_of(value[2]), _type_of(value[3])
         return a if a == b else None
     return None
+
+
+# --- C/C++: an architecture the definition refused before the change ---------------------
+
+_ARCH_FLAG = re.compile(r"(?:^|[.>:])is_sm_?(\d{2,3})[a-z]?$")
+"""A device-architecture test by name: ``is_sm90``, ``arch.is_sm100()``, ``p->is_sm_80``."""
+
+
+def _arch_of_test(node, locals_: dict[str, str]) -> str | None:
+    """The architecture (its ``sm`` number, ``"100"``) a C/C++ expression tests for, or None: a call without
+    arguments of a function named for one (``arch.is_sm100()``), a compute capability's major version compared
+    for equality with a number (``props->major == 10``, read as ``sm100``), or a local of ``locals_`` (one
+    declared once, never assigned, from such a test)."""
+    while node is not None and node.type == "parenthesized_expression" and node.named_child_count == 1:
+        node = node.named_children[0]
+    if node is None:
+        return None
+    if node.type == "identifier":
+        return locals_.get(_text(node))
+    if node.type == "call_expression":
+        arguments = node.child_by_field_name("arguments")
+        function = node.child_by_field_name("function")
+        if arguments is None or arguments.named_child_count or function is None:
+            return None
+        match = _ARCH_FLAG.search(re.sub(r"\s+", "", _text(function)))
+        return match.group(1) if match else None
+    if node.type == "binary_expression" and _text(node.child_by_field_name("operator")) == "==":
+        left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+        for field, number in ((left, right), (right, left)):
+            if field is not None and field.type == "field_expression" and number is not None \
+                    and number.type == "number_literal" and re.fullmatch(r"\d{1,2}", _text(number)) \
+                    and _text(field.child_by_field_name("field") or field) == "major":
+                return f"{_text(number)}0"
+    return None
+
+
+def _arch_locals(node) -> dict[str, str]:
+    """The locals of a C/C++ definition declared once, never assigned, from an architecture test
+    (``bool is_new = props->major == 10;``), with the architecture each tests for."""
+    assigned = _assigned_names(node)
+    declared = Counter(_text(d.child_by_field_name("declarator")) for d in _walk(node)
+                       if d.type == "init_declarator" and d.child_by_field_name("declarator") is not None)
+    found: dict[str, str] = {}
+    for current in _walk(node):
+        if current.type != "init_declarator":
+            continue
+        name, value = current.child_by_field_name("declarator"), current.child_by_field_name("value")
+        if name is None or name.type != "identifier" or value is None or assigned[_text(name)] \
+                or declared[_text(name)] != 1:
+            continue
+        arch = _arch_of_test(value, {})
+        if arch is not None:
+            found[_text(name)] = arch
+    return found
+
+
+_CHECK_MACRO = re.compile(r"[A-Z][A-Z0-9_]*CHECK")
+
+
+def _only_refuses(block) -> bool:
+    """True when a C/C++ block (or statement) only refuses to go on: each statement a check macro whose
+    condition is ``false`` (``LIB_CHECK(false, "unsupported")``), a ``throw``, or a call of
+    ``REPORTING_CALLS``; at least one."""
+    statements = [c for c in (block.named_children if block.type == "compound_statement" else [block])
+                  if c.type != "comment"]
+    if not statements:
+        return False
+    for statement in statements:
+        if statement.type == "throw_statement":
+            continue
+        call = statement.named_children[0] if statement.type == "expression_statement" \
+            and statement.named_child_count == 1 else None
+        if call is None or call.type != "call_expression":
+            return False
+        function, arguments = call.child_by_field_name("function"), call.child_by_field_name("arguments")
+        name = _text(function) if function is not None else ""
+        if _CHECK_MACRO.fullmatch(name) and arguments is not None and arguments.named_child_count \
+                and _text(arguments.named_children[0]) in ("false", "0"):
+            continue
+        if name in REPORTING_CALLS:
+            continue
+        return False
+    return True
+
+
+def refused_architectures(node) -> tuple[set[str], set[str] | None]:
+    """The architectures a C/C++ definition refuses, as ``(named, required)``: ``named`` those an arm of an
+    ``if`` tests for alone and only refuses in (``else if (arch.is_sm100()) { LIB_CHECK(false, ...); }``);
+    ``required`` (None when there is none) the architectures an unconditional check of the definition's body
+    demands (``LIB_CHECK(is_sm90, ...)``, ``LIB_CHECK(a || b, ...)`` over tests), every other one refused."""
+    locals_ = _arch_locals(node)
+    named: set[str] = set()
+    for current in _walk(node):
+        if current.type != "if_statement":
+            continue
+        arch = _arch_of_test(current.child_by_field_name("condition"), locals_) \
+            if current.child_by_field_name("condition") is not None else None
+        if arch is None:
+            condition = current.child_by_field_name("condition")
+            value = condition.child_by_field_name("value") if condition is not None else None
+            arch = _arch_of_test(value, locals_)
+        if arch is not None and _only_refuses(current.child_by_field_name("consequence")):
+            named.add(arch)
+    required: set[str] | None = None
+    body = node.child_by_field_name("body")
+    for statement in (body.named_children if body is not None else []):
+        call = statement.named_children[0] if statement.type == "expression_statement" \
+            and statement.named_child_count == 1 else None
+        if call is None or call.type != "call_expression" \
+                or not _CHECK_MACRO.fullmatch(_text(call.child_by_field_name("function") or call)):
+            continue
+        arguments = call.child_by_field_name("arguments")
+        if arguments is None or not arguments.named_child_count:
+            continue
+        archs = _arch_disjunction(arguments.named_children[0], locals_)
+        if archs:
+            required = archs if required is None else required & archs
+    return named, required
+
+
+def _arch_disjunction(node, locals_: dict[str, str]) -> set[str] | None:
+    """The architectures of an ``||`` of architecture tests (one test alone too), or None."""
+    while node is not None and node.type == "parenthesized_expression" and node.named_child_count == 1:
+        node = node.named_children[0]
+    if node is None:
+        return None
+    if node.type == "binary_expression" and _text(node.child_by_field_name("operator")) == "||":
+        left = _arch_disjunction(node.child_by_field_name("left"), locals_)
+        right = _arch_disjunction(node.child_by_field_name("right"), locals_)
+        return left | right if left and right else None
+    arch = _arch_of_test(node, locals_)
+    return {arch} if arch is not None else None
+
+
+def refused_arch_expander(node, refused):
+    """Rule ``refused-architecture``: an ``expand`` for ``comment_free_tokens`` over a C/C++ definition that
+    reads each test for an architecture ``refused(arch)`` holds as false: a local declared once from such a
+    test is left out with its declaration, an ``if`` (an arm of an ``else if`` chain too) so decided is its
+    ``else`` (nothing without one), and an ``||``/``&&`` operand so decided leaves the other (``a || T`` is
+    ``a``; ``a && T`` is false). None when nothing is decided."""
+    locals_ = _arch_locals(node)
+
+    def off(expression) -> bool:
+        arch = _arch_of_test(expression, locals_)
+        return arch is not None and refused(arch)
+
+    def value(expression) -> bool | None:
+        """False where the refused tests decide the expression false; None otherwise."""
+        while expression is not None and expression.type in ("parenthesized_expression", "condition_clause"):
+            inner = expression.child_by_field_name("value") if expression.type == "condition_clause" else (
+                expression.named_children[0] if expression.named_child_count == 1 else None)
+            if inner is None:
+                return None
+            expression = inner
+        if expression is None:
+            return None
+        if off(expression):
+            return False
+        if expression.type == "binary_expression":
+            operator = _text(expression.child_by_field_name("operator"))
+            a, b = value(expression.child_by_field_name("left")), value(expression.child_by_field_name("right"))
+            if operator == "&&" and (a is False or b is False):
+                return False
+            if operator == "||" and a is False and b is False:
+                return False
+        return None
+
+    dropped = {current.parent.id for current in _walk(node)
+               if current.type == "init_declarator" and _text(current.child_by_field_name("declarator") or current)
+               in locals_ and refused(locals_[_text(current.child_by_field_name("declarator"))])
+               and current.parent is not None and current.parent.type == "declaration"
+               and current.parent.named_child_count == 2}
+    decided = {current.id for current in _walk(node)
+               if (current.type == "if_statement" and value(current.child_by_field_name("condition")) is False)
+               or (current.type == "binary_expression" and value(current) is None
+                   and _text(current.child_by_field_name("operator")) in ("||", "&&")
+                   and (value(current.child_by_field_name("left")) is False
+                        or value(current.child_by_field_name("right")) is False))
+               or (current.type == "binary_expression" and value(current) is False
+                   and current.parent is not None and current.parent.type != "condition_clause")}
+    if not dropped and not decided:
+        return None
+
+    def expand(current):
+        if current.id in dropped:
+            return []
+        if current.id not in decided:
+            return None
+        if current.type == "if_statement":
+            alternative = current.child_by_field_name("alternative")
+            return [c for c in alternative.named_children if c.type != "comment"] if alternative is not None else []
+        if value(current) is False:
+            return ["false"]
+        left, right = current.child_by_field_name("left"), current.child_by_field_name("right")
+        return [right if value(left) is False else left]
+
+    return expand
