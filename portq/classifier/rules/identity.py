@@ -297,10 +297,12 @@ class IdentityRules:
                               "cosmetic rather than a change the port must follow",
                               [Evidence(kind=Kind.COSMETIC, message=f"follows moved definitions: {pairs}",
                                         side="upstream-new", path=symbol.path, symbol=symbol.name)])
-        if ports or symbol.change == "removed":
+        if ports:
             return None
-        move = facts.moves.carrying((symbol.path, symbol.qualified_name), entry.position)
-        if move is None:
+        move = facts.moves.carrying((symbol.old_path or symbol.path, symbol.qualified_name)
+                                    if symbol.change == "removed" else (symbol.path, symbol.qualified_name),
+                                    entry.position)
+        if move is None or (symbol.change == "removed" and made is not None):
             return None
         origin_path, origin = move.origin
         origin_paths = self._paths(TouchedSymbol(path=origin_path, name=origin, qualified_name=origin, kind="",
@@ -317,6 +319,11 @@ class IdentityRules:
                               "provenance", f"{symbol.name} carries the body of {origin} {since}, which the tree "
                               f"declares out of scope at {declared[0].cite}, so not-carried rather than not-ported",
                               [_anchor_evidence(declared[0], "not-carried declaration")])
+        if symbol.change == "removed":  # a carrier removed with no move followed: the ported definition goes
+            verdict = self._ported(entry, symbol, paths | origin_paths, carried, [], set())
+            verdict.rules = list(checked("moved-definition", *move.via, *verdict.rules))
+            verdict.reason = f"{symbol.name} carries the body of the ported {origin} {since}; " + verdict.reason
+            return verdict
         if here and symbol.change == "modified" and follows_moves(
                 self._table(symbol.old_blob, symbol.old_path or symbol.path), self._table(symbol.new_blob, symbol.path),
                 symbol.qualified_name, here, renamed_unchanged(entry, self._table)):
