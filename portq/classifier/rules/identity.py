@@ -47,10 +47,14 @@ RULES = (
          "(anchor lost at SHA: SYMBOL moved to PATH::NAME?) and is cosmetic when the body is unchanged, and every "
          "later change to the carrier is decided against the anchor's port, never not-ported. A body under another name "
          "that changed on the way and dropped a parameter the old definition took is a replacement (callers pass "
-         "it something else), not a move: the anchor is not followed there.",
+         "it something else), not a move: the anchor is not followed there. A chain of moves is followed to its "
+         "end, each step as strong as one: a carrier removed with no move followed is decided as the removal of "
+         "the ported definition (its anchors lost from there, `lost-anchor-successor`), and a name the chain left "
+         "that a later commit defines again while the body's later carrier stays is a sibling, not the port's.",
          "-def _fwd(x_ptr, ...):\n+def _fwd_kernel(x_ptr, ...):   (same body; a later body change to _fwd_kernel is "
          "the port of _fwd's)",
-         "classifier.moves.follow_moves, classifier.rules.identity.IdentityRules._moved"),
+         "classifier.moves.follow_moves, classifier.moves._end_left_names, classifier.classify.anchor_losses, "
+         "classifier.rules.identity.IdentityRules._moved"),
     Rule("extracted-attribute-alias", ("NOT_APPLICABLE",),
          "When a body is extracted into a helper its definition now calls (`moved-definition`), a local the old "
          "body binds once, by a top-level statement `name = param.attr` before every other mention of `name`, "
@@ -103,10 +107,12 @@ RULES = (
          "the anchor's port, never a silent not-ported. A C++ name is compared without its namespaces only when no "
          "added definition has them, never without its class. Following by name clears nothing: the move commit "
          "is decided as without it. Two or more such definitions are reported (ambiguous) and followed to none; "
-         "a same-named definition added while the old one stays is not followed.",
+         "a same-named definition added while the old one stays is not followed. An anchored class (an enum the "
+         "tree ports as a class, with no method to follow it by) is followed by name the same way.",
          "D src/fwd.h (ops::fwd_kernel)\nA src/kernels/fwd_pipelined.cu (fwd_kernel, rewritten)   (then)   "
          "-    x[j] = x[j] * b;\n+    x[j] = x[j] * b + 1;   → flagged, the port's",
-         "classifier.moves._follow_by_name, classifier.rules.identity.IdentityRules._named_move_shown"),
+         "classifier.moves._follow_by_name, classifier.moves._follow_classes_by_name, "
+         "classifier.rules.identity.IdentityRules._named_move_shown"),
     Rule("renamed-with-edits", ("NOT_APPLICABLE", "NEEDS_REVIEW", "REAL_GAP", "INERT", "IN_SYNC"),
          "An anchored (or followed) definition a commit removes while it adds, in the same file, one definition of "
          "the same kind under another name that keeps at least 70% of the old body's code lines and every old "
