@@ -314,6 +314,8 @@ def follow_moves(entries: Iterable[EntryChanges], table_of: Callable, anchored: 
             if move.how != "extracted" and (move.old in back or move.origin in back) and carrier not in moves.ended \
                     and not (carrier in leaving and move.origin not in back):
                 moves.ended[carrier] = entry.position
+        _end_left_names(moves, entry.position, back, leaving)
+        _follow_classes_by_name(entry, symbols, table_of, anchored, moves)
         if not added and not born:  # a name reused for new code comes with the definition that took the old code
             continue
         losing = []
@@ -532,6 +534,44 @@ def _follow_by_name(entry: EntryChanges, symbol: TouchedSymbol, origin: Key, old
         return
     _record(Move(entry.position, entry.commit.sha, origin, (old_path, symbol.qualified_name), next(iter(found)),
                  "moved", exact=False, via=(BY_NAME_RULE,)), taken, moves, made)
+
+
+def _end_left_names(moves: Moves, position: int, back: set[Key], leaving: set[Key]) -> None:
+    """A chain of moves: a carrier an earlier move took the body away from (renamed on again) whose name entry
+    ``position`` defines again while the body's later carrier stays is a sibling from then on, not the port's;
+    one defined again while the later carrier is removed in the same entry is where the body went back."""
+    for carrier in back:
+        if carrier not in moves.carriers or carrier in moves.ended:
+            continue
+        later = [m for made in moves.by_entry.values() for m in made
+                 if m.old == carrier and m.how != "extracted" and m.position < position and m.new != carrier]
+        if later and not any(m.new in leaving for m in later):
+            moves.ended[carrier] = position
+
+
+def _follow_classes_by_name(entry: EntryChanges, symbols: list[TouchedSymbol], table_of: Callable,
+                            anchored: Callable[[TouchedSymbol], bool], moves: Moves) -> None:
+    """Rule ``moved-by-name`` for a class: an anchored (or followed) class ``entry`` removes is followed to the one
+    class of the same qualified name the entry adds in another file of its language (``_follow_by_name``), as a
+    function is. A class is otherwise followed through its methods (``_class_members``); one the tree ports as a
+    class (an enum of modes, a class of constants) has no method to carry it, and is the same definition under
+    its own name. Never ``exact``: following by name clears nothing."""
+    classes = [s for s in symbols if s.change == "added" and s.kind == KIND_CLASS and s.language
+               and not s.name.startswith("<")]
+    if not classes:
+        return
+    taken: set[Key] = set()
+    made: list[Move] = []
+    for symbol in symbols:
+        if symbol.change != "removed" or symbol.kind != KIND_CLASS or not symbol.language \
+                or symbol.name.startswith("<"):
+            continue
+        old_key = (symbol.old_path or symbol.path, symbol.qualified_name)
+        followed = moves.carrying(old_key, entry.position)
+        if followed is None and not anchored(symbol):
+            continue
+        _follow_by_name(entry, symbol, followed.origin if followed is not None else old_key, old_key[0], classes,
+                        taken, table_of, moves, made)
 
 
 def _record(move: Move, taken: set[Key], moves: Moves, made: list[Move]) -> None:

@@ -477,6 +477,8 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
             return None
         if old.node.has_error or new.node.has_error:
             return None
+        if KIND_CLASS in (old.kind, new.kind):
+            return None  # a name bound in a class's own body is its attribute (an enum's member), not a local
         return renamed_locals(old.node, new.node, language)
 
     def _declared_off_sides(self, symbol: TouchedSymbol, param_scope: set[str]):

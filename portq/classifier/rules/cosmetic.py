@@ -40,7 +40,9 @@ RULES = (
          "-    x = a+b  # sum\n+    x = a+b",
          "classifier.verdicts.SymbolClassifier._against_port"),
     Rule("cosmetic-renaming", ("NOT_APPLICABLE",),
-         "A definition that differs only by a consistent renaming of its locals is unchanged.",
+         "A definition that differs only by a consistent renaming of its locals is unchanged. A name a class "
+         "binds in its own body is an attribute every user of the class reads (an enum's member), never a local: "
+         "a class renaming one is changed.",
          "-    acc = tl.zeros(...)\n+    accumulator = tl.zeros(...)  (every use renamed alike)",
          "classifier.verdicts.SymbolClassifier._against_port, classifier.rules.cosmetic.renamed_locals"),
     Rule("cosmetic-parameter-renaming", ("NOT_APPLICABLE",),

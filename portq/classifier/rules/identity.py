@@ -47,10 +47,14 @@ RULES = (
          "(anchor lost at SHA: SYMBOL moved to PATH::NAME?) and is cosmetic when the body is unchanged, and every "
          "later change to the carrier is decided against the anchor's port, never not-ported. A body under another name "
          "that changed on the way and dropped a parameter the old definition took is a replacement (callers pass "
-         "it something else), not a move: the anchor is not followed there.",
+         "it something else), not a move: the anchor is not followed there. A chain of moves is followed to its "
+         "end, each step as strong as one: a carrier removed with no move followed is decided as the removal of "
+         "the ported definition (its anchors lost from there, `lost-anchor-successor`), and a name the chain left "
+         "that a later commit defines again while the body's later carrier stays is a sibling, not the port's.",
          "-def _fwd(x_ptr, ...):\n+def _fwd_kernel(x_ptr, ...):   (same body; a later body change to _fwd_kernel is "
          "the port of _fwd's)",
-         "classifier.moves.follow_moves, classifier.rules.identity.IdentityRules._moved"),
+         "classifier.moves.follow_moves, classifier.moves._end_left_names, classifier.classify.anchor_losses, "
+         "classifier.rules.identity.IdentityRules._moved"),
     Rule("extracted-attribute-alias", ("NOT_APPLICABLE",),
          "When a body is extracted into a helper its definition now calls (`moved-definition`), a local the old "
          "body binds once, by a top-level statement `name = param.attr` before every other mention of `name`, "
@@ -103,10 +107,12 @@ RULES = (
          "the anchor's port, never a silent not-ported. A C++ name is compared without its namespaces only when no "
          "added definition has them, never without its class. Following by name clears nothing: the move commit "
          "is decided as without it. Two or more such definitions are reported (ambiguous) and followed to none; "
-         "a same-named definition added while the old one stays is not followed.",
+         "a same-named definition added while the old one stays is not followed. An anchored class (an enum the "
+         "tree ports as a class, with no method to follow it by) is followed by name the same way.",
          "D src/fwd.h (ops::fwd_kernel)\nA src/kernels/fwd_pipelined.cu (fwd_kernel, rewritten)   (then)   "
          "-    x[j] = x[j] * b;\n+    x[j] = x[j] * b + 1;   → flagged, the port's",
-         "classifier.moves._follow_by_name, classifier.rules.identity.IdentityRules._named_move_shown"),
+         "classifier.moves._follow_by_name, classifier.moves._follow_classes_by_name, "
+         "classifier.rules.identity.IdentityRules._named_move_shown"),
     Rule("renamed-with-edits", ("NOT_APPLICABLE", "NEEDS_REVIEW", "REAL_GAP", "INERT", "IN_SYNC"),
          "An anchored (or followed) definition a commit removes while it adds, in the same file, one definition of "
          "the same kind under another name that keeps at least 70% of the old body's code lines and every old "
@@ -297,10 +303,12 @@ class IdentityRules:
                               "cosmetic rather than a change the port must follow",
                               [Evidence(kind=Kind.COSMETIC, message=f"follows moved definitions: {pairs}",
                                         side="upstream-new", path=symbol.path, symbol=symbol.name)])
-        if ports or symbol.change == "removed":
+        if ports:
             return None
-        move = facts.moves.carrying((symbol.path, symbol.qualified_name), entry.position)
-        if move is None:
+        move = facts.moves.carrying((symbol.old_path or symbol.path, symbol.qualified_name)
+                                    if symbol.change == "removed" else (symbol.path, symbol.qualified_name),
+                                    entry.position)
+        if move is None or (symbol.change == "removed" and made is not None):
             return None
         origin_path, origin = move.origin
         origin_paths = self._paths(TouchedSymbol(path=origin_path, name=origin, qualified_name=origin, kind="",
@@ -317,6 +325,11 @@ class IdentityRules:
                               "provenance", f"{symbol.name} carries the body of {origin} {since}, which the tree "
                               f"declares out of scope at {declared[0].cite}, so not-carried rather than not-ported",
                               [_anchor_evidence(declared[0], "not-carried declaration")])
+        if symbol.change == "removed":  # a carrier removed with no move followed: the ported definition goes
+            verdict = self._ported(entry, symbol, paths | origin_paths, carried, [], set())
+            verdict.rules = list(checked("moved-definition", *move.via, *verdict.rules))
+            verdict.reason = f"{symbol.name} carries the body of the ported {origin} {since}; " + verdict.reason
+            return verdict
         if here and symbol.change == "modified" and follows_moves(
                 self._table(symbol.old_blob, symbol.old_path or symbol.path), self._table(symbol.new_blob, symbol.path),
                 symbol.qualified_name, here, renamed_unchanged(entry, self._table)):
