@@ -143,6 +143,10 @@ class Launch:
     texts: tuple[str, ...] = ()
     bound: tuple[str, ...] | None = None
     via_helper: str | None = None  # the same-module function(s) the definition calls to launch ("a > b")
+    # A positional argument (or an element of a spread sequence) that is a
+    # local with one value reaching the launch: (its normalised name, the
+    # value's normalised text), so an expression moved into a local compares.
+    argument_values: tuple[tuple[str, str], ...] = ()
     # The grid and block as canonical expressions (``portq.language.expressions``):
     # resolved through bindings and known equivalents, so they compare
     # across naming and across languages; ``grid_opaque`` lists what could
@@ -250,6 +254,7 @@ class Signature:
             Launch(**{**l, "arguments": tuple(l["arguments"]), "keywords": tuple(l["keywords"]),
                       "grid_identifiers": tuple(l["grid_identifiers"]), "slots": tuple(l.get("slots", ())),
                       "texts": tuple(l.get("texts", ())),
+                      "argument_values": tuple(tuple(v) for v in l.get("argument_values", ())),
                       "bound": tuple(l["bound"]) if l.get("bound") is not None else None,
                       "grid_leaves": tuple(l.get("grid_leaves", ())), "grid_opaque": tuple(l.get("grid_opaque", ())),
                       "path_conditions": tuple(l.get("path_conditions", ())), "asserted": tuple(l.get("asserted", ())),

@@ -306,6 +306,12 @@ class _PythonExtractor:
         arguments = node.child_by_field_name("arguments")
         positional, keywords, options = [], [], {}
         slots, texts = [], []
+        values: list[tuple[str, str]] = []  # a local passed positionally, with the one value reaching the launch
+
+        def local_value(element) -> None:
+            value = assignments.get(_text(element)) if element.type == "identifier" else None
+            if value is not None and _text(element) not in assignments.ambiguous and value.type != "identifier":
+                values.append((normalise_name(_text(element)), normalised_text(value)))
         after_splat = False  # positional indices are unknown past a *args splat
         for argument in arguments.named_children if arguments else []:
             if argument.type == "comment":
@@ -327,6 +333,7 @@ class _PythonExtractor:
                 spread = _literal_sequence(argument, assignments, substitution)
                 if spread is not None and not after_splat:
                     for element in spread:  # *(a, b, c) or *views with views = (a, b, c)
+                        local_value(element)
                         ids = _python_identifiers(element)
                         positional.append(normalise_name(ids[0]) if ids else _text(element))
                         slots.append(f"#{sum(1 for slot in slots if slot.startswith('#'))}")
@@ -336,6 +343,7 @@ class _PythonExtractor:
                 slots.append("*" if argument.type == "list_splat" else "**")
                 texts.append(normalised_text(argument))
             else:
+                local_value(argument)
                 ids = _python_identifiers(argument)
                 positional.append(normalise_name(ids[0]) if ids else _text(argument))
                 slots.append("-" if after_splat else f"#{sum(1 for slot in slots if slot.startswith('#'))}")
@@ -367,6 +375,7 @@ class _PythonExtractor:
                 quote=self.lines.quote(line),
                 slots=tuple(slots),
                 texts=tuple(texts),
+                argument_values=tuple(values),
                 bound=bind_arguments(slots, params) if params is not None else None,
                 via_helper=via,
                 **_form_fields(grid_form, grid_expression, line, True, self.lines),
