@@ -640,13 +640,16 @@ def _program_id_call(call) -> tuple[str, int] | None:
 
 
 # Calls a heuristic may make and still be computed from its arguments alone.
-_HEURISTIC_CALLS = frozenset({"triton.cdiv", "cdiv", "triton.next_power_of_2", "min", "max", "int", "bool", "abs"})
+_HEURISTIC_CALLS = frozenset({"triton.cdiv", "cdiv", "triton.next_power_of_2", "min", "max", "int", "bool", "abs",
+                              "math.ceil", "math.floor", "math.log2", "math.log", "math.sqrt", "math.prod"})
 
 
 def _heuristic_names(outer) -> set[str]:
-    """Names a ``@triton.heuristics({NAME: lambda args: ...})`` decorator
-    computes from the kernel's arguments alone (``args[...]``, literals and
-    the calls above); a lambda that reads anything else is left out."""
+    """Names a ``@triton.heuristics({NAME: lambda args: ...})`` decorator (the
+    table passed by position or as ``values=``) computes from the kernel's
+    arguments alone (``args[...]``, literals and the calls above, pure
+    arithmetic of ``math`` among them); a lambda that reads anything else is
+    left out."""
     if outer.type != "decorated_definition":
         return set()
     names: set[str] = set()
@@ -658,6 +661,11 @@ def _heuristic_names(outer) -> set[str]:
             continue
         arguments = call.child_by_field_name("arguments")
         table = next((a for a in arguments.named_children if a.type == "dictionary"), None) if arguments else None
+        if table is None and arguments is not None:  # heuristics(values={...})
+            table = next((k.child_by_field_name("value") for k in arguments.named_children
+                          if k.type == "keyword_argument" and _text(k.child_by_field_name("name")) == "values"
+                          and k.child_by_field_name("value") is not None
+                          and k.child_by_field_name("value").type == "dictionary"), None)
         for pair in table.named_children if table is not None else ():
             key, value = pair.child_by_field_name("key"), pair.child_by_field_name("value")
             if pair.type == "pair" and key is not None and key.type == "string" and value is not None \

@@ -37,7 +37,9 @@ RULES = (
          "classifier.rules.parameters._parameter_items"),
     Rule("heuristic-parameter", ("NEEDS_REVIEW",),
          "A constexpr a `@triton.heuristics` lambda computes from the kernel's own arguments, added or removed, "
-         "is an implementation detail no caller passes: for a reader, never a gap.",
+         "is an implementation detail no caller passes: for a reader, never a gap. The table is read whether "
+         "passed by position or as `values=`, and pure arithmetic of `math` (`ceil`, `floor`, `log2`, ...) "
+         "computes from the arguments as `triton.cdiv` does; a lambda that calls anything else stays a gap.",
          "+@triton.heuristics({'EVEN_K': lambda a: a['K'] % a['BLOCK_K'] == 0})",
          "classifier.rules.parameters._parameter_items"),
     Rule("derived-parameter", ("NEEDS_REVIEW",),
