@@ -143,6 +143,10 @@ class Launch:
     texts: tuple[str, ...] = ()
     bound: tuple[str, ...] | None = None
     via_helper: str | None = None  # the same-module function(s) the definition calls to launch ("a > b")
+    # ``unread-kernel-parameter``: the launched Triton kernel's parameters (the
+    # kernel defined in the same file) its body never reads and no
+    # ``@triton.heuristics`` lambda of it reads, normalised.
+    unread: tuple[str, ...] = ()
     # A positional argument (or an element of a spread sequence) that is a
     # local with one value reaching the launch: (its normalised name, the
     # value's normalised text), so an expression moved into a local compares.
@@ -212,6 +216,8 @@ class Signature:
     # itself for a whole-value write ``*out = v``).
     out_params: dict[str, tuple[str, ...]] = field(default_factory=dict)
     returned: tuple[str, ...] = ()  # normalised names a Python definition returns (``return a, b``)
+    # Normalised parameters a ``@triton.heuristics`` lambda of the kernel reads (``args["n"]``).
+    heuristic_reads: tuple[str, ...] = ()
 
     @property
     def param_names(self) -> list[str]:
@@ -253,7 +259,7 @@ class Signature:
         data["launches"] = [
             Launch(**{**l, "arguments": tuple(l["arguments"]), "keywords": tuple(l["keywords"]),
                       "grid_identifiers": tuple(l["grid_identifiers"]), "slots": tuple(l.get("slots", ())),
-                      "texts": tuple(l.get("texts", ())),
+                      "texts": tuple(l.get("texts", ())), "unread": tuple(l.get("unread", ())),
                       "argument_values": tuple(tuple(v) for v in l.get("argument_values", ())),
                       "bound": tuple(l["bound"]) if l.get("bound") is not None else None,
                       "grid_leaves": tuple(l.get("grid_leaves", ())), "grid_opaque": tuple(l.get("grid_opaque", ())),
@@ -267,6 +273,7 @@ class Signature:
         data["early_exits"] = [Use(**u) for u in data.get("early_exits", [])]
         data["out_params"] = {k: tuple(v) for k, v in data.get("out_params", {}).items()}
         data["returned"] = tuple(data.get("returned", ()))
+        data["heuristic_reads"] = tuple(data.get("heuristic_reads", ()))
         return cls(**data)
 
 

@@ -30,6 +30,7 @@ from portq.language.signatures import (
     _text,
     _walk,
     ancestors,
+    bare_name,
     bind_arguments,
     bindings_quoted,
     file_definitions,
@@ -62,6 +63,7 @@ class _PythonExtractor:
         if self.body is None:
             return
         self._dead_params()
+        self.signature.heuristic_reads = tuple(sorted(_heuristic_reads(self.outer)))
         self._returned()
         assignments = self._local_assignments()
         self._launches(assignments)
@@ -377,6 +379,7 @@ class _PythonExtractor:
                 texts=tuple(texts),
                 argument_values=tuple(values),
                 bound=bind_arguments(slots, params) if params is not None else None,
+                unread=_unread_kernel_params(_root(self.outer), kernel) if params is not None else (),
                 via_helper=via,
                 **_form_fields(grid_form, grid_expression, line, True, self.lines),
                 path_conditions=paths,
@@ -672,6 +675,40 @@ def _heuristic_names(outer) -> set[str]:
                     and value.type == "lambda" and _reads_only_its_arguments(value):
                 names.add(_text(key).strip("\"'"))
     return names
+
+
+def _heuristic_reads(outer) -> set[str]:
+    """Normalised names a ``@triton.heuristics`` decorator of ``outer`` reads
+    from the kernel's arguments: every string literal in the decorator (the
+    ``args["NAME"]`` subscripts and the table's keys), read generously so that
+    a parameter feeding a derived constexpr is never taken for an unread one."""
+    if outer is None or outer.type != "decorated_definition":
+        return set()
+    names: set[str] = set()
+    for decorator in outer.children:
+        if decorator.type != "decorator" or "heuristics" not in _text(decorator):
+            continue
+        names.update(normalise_name(_text(n).strip("\"'")) for n in nodes_of(decorator, ("string",), "python"))
+    return names
+
+
+def _unread_kernel_params(root, kernel: str) -> tuple[str, ...]:
+    """``unread-kernel-parameter``: the parameters of the one Triton kernel named
+    ``kernel`` that the file under ``root`` defines which its body never reads
+    and no ``@triton.heuristics`` lambda of it reads (only an autotuner's key or
+    pruner can): normalised; empty where the kernel is not one such definition."""
+    kernels = [d for d in file_definitions(root, "python")
+               if d.name == bare_name(kernel) and d.kind == KIND_TRITON_KERNEL]
+    if len(kernels) != 1 or kernels[0].node is None:
+        return ()
+    signature = Signature(kernels[0].name, kernels[0].qualified_name, kernels[0].kind, "python")
+    extractor = _PythonExtractor(kernels[0].node, signature, _Lines(b""))
+    if extractor.function is None or extractor.body is None:
+        return ()
+    extractor._params()
+    extractor._dead_params()
+    reads = _heuristic_reads(extractor.outer)
+    return tuple(p for p in signature.dead_params if p not in reads)
 
 
 def _reads_only_its_arguments(function) -> bool:

@@ -1017,6 +1017,16 @@ def _bound_items(before, after, mine, port, cross: bool, upstream, have: tuple[s
                            absent=tuple(removed)))
     present = [p for p in added if p in have]
     missing = [p for p in added if p not in have]
+    unread = [p for p in missing if p in after.unread]
+    if unread:
+        # ``unread-kernel-parameter``: the kernel's body never reads what these fill.
+        missing = [p for p in missing if p not in unread]
+        items.append(Delta("undecided", "launch",
+                           f"upstream's launch now passes {', '.join(unread)} to {kernel}, filling parameters the "
+                           "kernel's body never reads (nor a @triton.heuristics lambda): no value the kernel "
+                           "computes changes, only what an autotuner may key or prune on, so for a reader (at most "
+                           "NEEDS_REVIEW)", upstream + [_tree_launch_evidence(port, mine, "the port's launch")],
+                           rule="unread-kernel-parameter"))
     derived = _derived_arguments(missing, derivation)
     if derived:
         missing = [p for p in missing if p not in derived]
