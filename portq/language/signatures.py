@@ -218,6 +218,10 @@ class Signature:
     returned: tuple[str, ...] = ()  # normalised names a Python definition returns (``return a, b``)
     # Normalised parameters a ``@triton.heuristics`` lambda of the kernel reads (``args["n"]``).
     heuristic_reads: tuple[str, ...] = ()
+    # ``unread-kernel-parameter``: normalised parameters of a Python host whose
+    # every read is an argument of a launch filling a parameter the launched
+    # kernel (defined beside it) never reads.
+    forwarded_unread: tuple[str, ...] = ()
 
     @property
     def param_names(self) -> list[str]:
@@ -274,6 +278,7 @@ class Signature:
         data["out_params"] = {k: tuple(v) for k, v in data.get("out_params", {}).items()}
         data["returned"] = tuple(data.get("returned", ()))
         data["heuristic_reads"] = tuple(data.get("heuristic_reads", ()))
+        data["forwarded_unread"] = tuple(data.get("forwarded_unread", ()))
         return cls(**data)
 
 

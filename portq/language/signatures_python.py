@@ -67,7 +67,46 @@ class _PythonExtractor:
         self._returned()
         assignments = self._local_assignments()
         self._launches(assignments)
+        if self.signature.launches:
+            self._forwarded_unread()
         self._program_ids(assignments)
+
+    def _forwarded_unread(self) -> None:
+        """``unread-kernel-parameter``: the parameters whose every read hands them, as the whole argument,
+        to a launch ``K[grid](...)`` at a parameter the kernel ``K`` (defined in this file) never reads."""
+        names = {p.name: p.normalised for p in self.signature.params if not p.name.startswith("*")}
+        reads: dict[str, list] = {}
+        for node in nodes_of(self.body, ("identifier",), "python"):
+            if _text(node) in names and _is_python_read(node) and not _is_discard(node):
+                reads.setdefault(_text(node), []).append(node)
+        self.signature.forwarded_unread = tuple(sorted(
+            names[name] for name, nodes in reads.items() if all(self._fills_unread(n) for n in nodes)))
+
+    def _fills_unread(self, node) -> bool:
+        parent, keyword = node.parent, None
+        if parent is not None and parent.type == "keyword_argument":
+            value = parent.child_by_field_name("value")
+            if value is None or value.start_byte != node.start_byte or value.end_byte != node.end_byte:
+                return False
+            keyword, parent = _text(parent.child_by_field_name("name")), parent.parent
+        call = parent.parent if parent is not None and parent.type == "argument_list" else None
+        function = call.child_by_field_name("function") if call is not None and call.type == "call" else None
+        kernel = function.child_by_field_name("value") if function is not None and function.type == "subscript" \
+            else None
+        if kernel is None:
+            return False
+        params = kernel_params_in_file(_root(self.outer), _text(kernel), "python", _PythonExtractor)
+        if params is None:
+            return False
+        if keyword is not None:
+            target = normalise_name(keyword)
+        else:
+            before = [a for a in parent.named_children if a.type != "comment" and a.start_byte < node.start_byte]
+            if any(a.type in ("list_splat", "dictionary_splat", "keyword_argument") for a in before) \
+                    or len(before) >= len(params):
+                return False
+            target = params[len(before)]
+        return target in _unread_kernel_params(_root(self.outer), _text(kernel))
 
     def _returned(self) -> None:
         """Names the function returns (``return a, b`` → ``a, b``), nested

@@ -105,3 +105,26 @@ def test_a_kernel_parameter_a_heuristics_lambda_reads_is_still_a_gap(tmp_path):
     assert "unread-kernel-parameter" not in kernel.rules
     assert symbols["scale_rows"].verdict == REAL_GAP, symbols["scale_rows"].reason
     assert entry.verdict == REAL_GAP
+
+
+def _host_after(extra_read: str = "") -> str:
+    """The host gains ``bucket`` and hands it to the kernel's new ``n_bucket`` (and, with ``extra_read``,
+    reads it itself too)."""
+    text = upstream(key=', "n_bucket"', param=", n_bucket", arg=", bucket")
+    return text.replace("def scale_rows(x, y):\n    n = x.numel()",
+                        f"def scale_rows(x, y, bucket):\n    n = x.numel(){extra_read}")
+
+
+def test_a_host_parameter_only_handed_to_an_unread_kernel_parameter_is_for_a_reader(tmp_path):
+    symbols, entry = _symbols(tmp_path, _host_after())
+    host = symbols["scale_rows"]
+    assert host.verdict == NEEDS_REVIEW, host.reason
+    assert "unread-kernel-parameter" in host.rules, host.rules
+    assert entry.verdict == NEEDS_REVIEW, entry.reason
+
+
+def test_a_host_parameter_the_host_also_reads_is_still_a_gap(tmp_path):
+    symbols, entry = _symbols(tmp_path, _host_after(" + bucket"))
+    host = symbols["scale_rows"]
+    assert host.verdict == REAL_GAP, host.reason
+    assert entry.verdict == REAL_GAP

@@ -47,8 +47,10 @@ RULES = (
          "`@triton.heuristics` lambda of it reads (only its autotuner's key, pruner or hooks can: they choose "
          "among configurations, not what the body computes) changes no value the kernel computes: a port "
          "whose kernel lacks it, or whose launch does not pass it (the kernel defined beside the launch), is "
-         "for a reader (at most NEEDS_REVIEW), never REAL_GAP on that alone. A parameter the body reads, or "
-         "that a heuristics lambda reads, is an input: still a gap.",
+         "for a reader (at most NEEDS_REVIEW), never REAL_GAP on that alone; so is a parameter a Python host "
+         "gains whose every read hands it, whole, to such a kernel parameter at its launch. A parameter the "
+         "body reads, that a heuristics lambda reads, or that the host reads otherwise too, is an input: still "
+         "a gap.",
          "+@triton.autotune(configs=cfgs, key=['n', 'n_bucket'])\n-def k(x, y, n, BLOCK: tl.constexpr):\n"
          "+def k(x, y, n, n_bucket, BLOCK: tl.constexpr):   (the body never reads n_bucket)",
          "classifier.rules.parameters._parameter_items, classifier.rules.launch._bound_items, "
@@ -1380,6 +1382,13 @@ def _parameter_items(old: Signature, new: Signature, port: Signature, scope: set
                                    "reads (nor a @triton.heuristics lambda): it changes no value the kernel "
                                    "computes, only what an autotuner may key or prune on, so for a reader (at "
                                    "most NEEDS_REVIEW)", [upstream, lacks], rule="unread-kernel-parameter"))
+            elif param is not None and new.language == "python" and not new.is_kernel \
+                    and name in new.forwarded_unread:
+                items.append(Delta("undecided", "signature",
+                                   f"upstream added {_param_kind(param)} {label}, which the definition only hands "
+                                   "to its launch, filling a parameter the kernel's body never reads (nor a "
+                                   "@triton.heuristics lambda): no value computed depends on it, so for a reader "
+                                   "(at most NEEDS_REVIEW)", [upstream, lacks], rule="unread-kernel-parameter"))
             elif param is not None and param.name.startswith("**") and param.normalised not in new.first_use:
                 # A keyword catch-all nothing in the body reads: every call the
                 # port's signature accepts computes the same, and what it now
