@@ -222,6 +222,10 @@ class Signature:
     # every read is an argument of a launch filling a parameter the launched
     # kernel (defined beside it) never reads.
     forwarded_unread: tuple[str, ...] = ()
+    # ``unread-kernel-parameter``: normalised parameters of a Triton kernel its
+    # body never reads that a string literal of its file names (an autotuner's
+    # key, a pruner's or hook's ``nargs["NAME"]``).
+    tuner_reads: tuple[str, ...] = ()
 
     @property
     def param_names(self) -> list[str]:
@@ -279,6 +283,7 @@ class Signature:
         data["returned"] = tuple(data.get("returned", ()))
         data["heuristic_reads"] = tuple(data.get("heuristic_reads", ()))
         data["forwarded_unread"] = tuple(data.get("forwarded_unread", ()))
+        data["tuner_reads"] = tuple(data.get("tuner_reads", ()))
         return cls(**data)
 
 

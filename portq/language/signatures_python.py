@@ -64,6 +64,11 @@ class _PythonExtractor:
             return
         self._dead_params()
         self.signature.heuristic_reads = tuple(sorted(_heuristic_reads(self.outer)))
+        if self.signature.kind == KIND_TRITON_KERNEL:
+            named = _file_strings(_root(self.outer))
+            self.signature.tuner_reads = tuple(p.normalised for p in self.signature.params
+                                               if p.normalised in self.signature.dead_params
+                                               and p.name.lstrip("*") in named)
         self._returned()
         assignments = self._local_assignments()
         self._launches(assignments)
@@ -747,7 +752,17 @@ def _unread_kernel_params(root, kernel: str) -> tuple[str, ...]:
     extractor._params()
     extractor._dead_params()
     reads = _heuristic_reads(extractor.outer)
-    return tuple(p for p in signature.dead_params if p not in reads)
+    named = _file_strings(root)
+    return tuple(p.normalised for p in signature.params if p.normalised in signature.dead_params
+                 and p.normalised not in reads and p.name.lstrip("*") in named)
+
+
+@lru_cache(maxsize=16)
+def _file_strings(root) -> frozenset[str]:
+    """The contents of the file's plain string literals (``'M'`` in ``key=['M', 'N']``, ``nargs['M']``): what
+    names a kernel parameter to an autotuner's key, pruner or hook, which read it by name."""
+    return frozenset(_text(n).strip("\"'") for n in nodes_of(root, ("string",), "python")
+                     if not _text(n).startswith(('"""', "'''")))
 
 
 def _reads_only_its_arguments(function) -> bool:

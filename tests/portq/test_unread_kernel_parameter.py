@@ -128,3 +128,11 @@ def test_a_host_parameter_the_host_also_reads_is_still_a_gap(tmp_path):
     host = symbols["scale_rows"]
     assert host.verdict == REAL_GAP, host.reason
     assert entry.verdict == REAL_GAP
+
+
+def test_an_unread_kernel_parameter_no_tuning_code_names_is_still_a_gap(tmp_path):
+    # Nothing reads it, not even an autotuner's key: the caller's value handed in is the interface.
+    symbols, entry = _symbols(tmp_path, upstream(param=", n_bucket", arg=", triton.next_power_of_2(pick(n))"))
+    assert symbols["scale_kernel"].verdict == REAL_GAP, symbols["scale_kernel"].reason
+    assert symbols["scale_rows"].verdict == REAL_GAP, symbols["scale_rows"].reason
+    assert entry.verdict == REAL_GAP

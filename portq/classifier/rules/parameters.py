@@ -44,12 +44,14 @@ RULES = (
          "classifier.rules.parameters._parameter_items"),
     Rule("unread-kernel-parameter", ("NEEDS_REVIEW",),
          "A parameter upstream adds to a Triton kernel that the kernel's body never reads and no "
-         "`@triton.heuristics` lambda of it reads (only its autotuner's key, pruner or hooks can: they choose "
-         "among configurations, not what the body computes) changes no value the kernel computes: a port "
+         "`@triton.heuristics` lambda of it reads, but that its file's tuning code names (a string literal "
+         "naming it: an autotuner's key, a pruner's or hook's `nargs['NAME']`; they choose among "
+         "configurations, not what the body computes) changes no value the kernel computes: a port "
          "whose kernel lacks it, or whose launch does not pass it (the kernel defined beside the launch), is "
          "for a reader (at most NEEDS_REVIEW), never REAL_GAP on that alone; so is a parameter a Python host "
          "gains whose every read hands it, whole, to such a kernel parameter at its launch. A parameter the "
-         "body reads, that a heuristics lambda reads, or that the host reads otherwise too, is an input: still "
+         "body reads, that a heuristics lambda reads, that no tuning code names (a caller's value into a "
+         "parameter nothing reads is the interface), or that the host reads otherwise too, is an input: still "
          "a gap.",
          "+@triton.autotune(configs=cfgs, key=['n', 'n_bucket'])\n-def k(x, y, n, BLOCK: tl.constexpr):\n"
          "+def k(x, y, n, n_bucket, BLOCK: tl.constexpr):   (the body never reads n_bucket)",
@@ -1376,7 +1378,7 @@ def _parameter_items(old: Signature, new: Signature, port: Signature, scope: set
                                    "implementation detail for a reader to judge", [upstream, lacks],
                                    rule="heuristic-parameter"))
             elif param is not None and new.language == "python" and new.kind == KIND_TRITON_KERNEL \
-                    and name in new.dead_params and name not in new.heuristic_reads:
+                    and name in new.dead_params and name not in new.heuristic_reads and name in new.tuner_reads:
                 items.append(Delta("undecided", "signature",
                                    f"upstream added {_param_kind(param)} {label}, which the kernel's body never "
                                    "reads (nor a @triton.heuristics lambda): it changes no value the kernel "
