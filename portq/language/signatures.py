@@ -143,6 +143,14 @@ class Launch:
     texts: tuple[str, ...] = ()
     bound: tuple[str, ...] | None = None
     via_helper: str | None = None  # the same-module function(s) the definition calls to launch ("a > b")
+    # ``unread-kernel-parameter``: the launched Triton kernel's parameters (the
+    # kernel defined in the same file) its body never reads and no
+    # ``@triton.heuristics`` lambda of it reads, normalised.
+    unread: tuple[str, ...] = ()
+    # A positional argument (or an element of a spread sequence) that is a
+    # local with one value reaching the launch: (its normalised name, the
+    # value's normalised text), so an expression moved into a local compares.
+    argument_values: tuple[tuple[str, str], ...] = ()
     # The grid and block as canonical expressions (``portq.language.expressions``):
     # resolved through bindings and known equivalents, so they compare
     # across naming and across languages; ``grid_opaque`` lists what could
@@ -208,6 +216,16 @@ class Signature:
     # itself for a whole-value write ``*out = v``).
     out_params: dict[str, tuple[str, ...]] = field(default_factory=dict)
     returned: tuple[str, ...] = ()  # normalised names a Python definition returns (``return a, b``)
+    # Normalised parameters a ``@triton.heuristics`` lambda of the kernel reads (``args["n"]``).
+    heuristic_reads: tuple[str, ...] = ()
+    # ``unread-kernel-parameter``: normalised parameters of a Python host whose
+    # every read is an argument of a launch filling a parameter the launched
+    # kernel (defined beside it) never reads.
+    forwarded_unread: tuple[str, ...] = ()
+    # ``unread-kernel-parameter``: normalised parameters of a Triton kernel its
+    # body never reads that a string literal of its file names (an autotuner's
+    # key, a pruner's or hook's ``nargs["NAME"]``).
+    tuner_reads: tuple[str, ...] = ()
 
     @property
     def param_names(self) -> list[str]:
@@ -249,7 +267,8 @@ class Signature:
         data["launches"] = [
             Launch(**{**l, "arguments": tuple(l["arguments"]), "keywords": tuple(l["keywords"]),
                       "grid_identifiers": tuple(l["grid_identifiers"]), "slots": tuple(l.get("slots", ())),
-                      "texts": tuple(l.get("texts", ())),
+                      "texts": tuple(l.get("texts", ())), "unread": tuple(l.get("unread", ())),
+                      "argument_values": tuple(tuple(v) for v in l.get("argument_values", ())),
                       "bound": tuple(l["bound"]) if l.get("bound") is not None else None,
                       "grid_leaves": tuple(l.get("grid_leaves", ())), "grid_opaque": tuple(l.get("grid_opaque", ())),
                       "path_conditions": tuple(l.get("path_conditions", ())), "asserted": tuple(l.get("asserted", ())),
@@ -262,6 +281,9 @@ class Signature:
         data["early_exits"] = [Use(**u) for u in data.get("early_exits", [])]
         data["out_params"] = {k: tuple(v) for k, v in data.get("out_params", {}).items()}
         data["returned"] = tuple(data.get("returned", ()))
+        data["heuristic_reads"] = tuple(data.get("heuristic_reads", ()))
+        data["forwarded_unread"] = tuple(data.get("forwarded_unread", ()))
+        data["tuner_reads"] = tuple(data.get("tuner_reads", ()))
         return cls(**data)
 
 

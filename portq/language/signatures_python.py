@@ -30,6 +30,7 @@ from portq.language.signatures import (
     _text,
     _walk,
     ancestors,
+    bare_name,
     bind_arguments,
     bindings_quoted,
     file_definitions,
@@ -62,10 +63,55 @@ class _PythonExtractor:
         if self.body is None:
             return
         self._dead_params()
+        self.signature.heuristic_reads = tuple(sorted(_heuristic_reads(self.outer)))
+        if self.signature.kind == KIND_TRITON_KERNEL:
+            named = _file_strings(_root(self.outer))
+            self.signature.tuner_reads = tuple(p.normalised for p in self.signature.params
+                                               if p.normalised in self.signature.dead_params
+                                               and p.name.lstrip("*") in named)
         self._returned()
         assignments = self._local_assignments()
         self._launches(assignments)
+        if self.signature.launches:
+            self._forwarded_unread()
         self._program_ids(assignments)
+
+    def _forwarded_unread(self) -> None:
+        """``unread-kernel-parameter``: the parameters whose every read hands them, as the whole argument,
+        to a launch ``K[grid](...)`` at a parameter the kernel ``K`` (defined in this file) never reads."""
+        names = {p.name: p.normalised for p in self.signature.params if not p.name.startswith("*")}
+        reads: dict[str, list] = {}
+        for node in nodes_of(self.body, ("identifier",), "python"):
+            if _text(node) in names and _is_python_read(node) and not _is_discard(node):
+                reads.setdefault(_text(node), []).append(node)
+        self.signature.forwarded_unread = tuple(sorted(
+            names[name] for name, nodes in reads.items() if all(self._fills_unread(n) for n in nodes)))
+
+    def _fills_unread(self, node) -> bool:
+        parent, keyword = node.parent, None
+        if parent is not None and parent.type == "keyword_argument":
+            value = parent.child_by_field_name("value")
+            if value is None or value.start_byte != node.start_byte or value.end_byte != node.end_byte:
+                return False
+            keyword, parent = _text(parent.child_by_field_name("name")), parent.parent
+        call = parent.parent if parent is not None and parent.type == "argument_list" else None
+        function = call.child_by_field_name("function") if call is not None and call.type == "call" else None
+        kernel = function.child_by_field_name("value") if function is not None and function.type == "subscript" \
+            else None
+        if kernel is None:
+            return False
+        params = kernel_params_in_file(_root(self.outer), _text(kernel), "python", _PythonExtractor)
+        if params is None:
+            return False
+        if keyword is not None:
+            target = normalise_name(keyword)
+        else:
+            before = [a for a in parent.named_children if a.type != "comment" and a.start_byte < node.start_byte]
+            if any(a.type in ("list_splat", "dictionary_splat", "keyword_argument") for a in before) \
+                    or len(before) >= len(params):
+                return False
+            target = params[len(before)]
+        return target in _unread_kernel_params(_root(self.outer), _text(kernel))
 
     def _returned(self) -> None:
         """Names the function returns (``return a, b`` → ``a, b``), nested
@@ -306,6 +352,12 @@ class _PythonExtractor:
         arguments = node.child_by_field_name("arguments")
         positional, keywords, options = [], [], {}
         slots, texts = [], []
+        values: list[tuple[str, str]] = []  # a local passed positionally, with the one value reaching the launch
+
+        def local_value(element) -> None:
+            value = assignments.get(_text(element)) if element.type == "identifier" else None
+            if value is not None and _text(element) not in assignments.ambiguous and value.type != "identifier":
+                values.append((normalise_name(_text(element)), normalised_text(value)))
         after_splat = False  # positional indices are unknown past a *args splat
         for argument in arguments.named_children if arguments else []:
             if argument.type == "comment":
@@ -327,6 +379,7 @@ class _PythonExtractor:
                 spread = _literal_sequence(argument, assignments, substitution)
                 if spread is not None and not after_splat:
                     for element in spread:  # *(a, b, c) or *views with views = (a, b, c)
+                        local_value(element)
                         ids = _python_identifiers(element)
                         positional.append(normalise_name(ids[0]) if ids else _text(element))
                         slots.append(f"#{sum(1 for slot in slots if slot.startswith('#'))}")
@@ -336,6 +389,7 @@ class _PythonExtractor:
                 slots.append("*" if argument.type == "list_splat" else "**")
                 texts.append(normalised_text(argument))
             else:
+                local_value(argument)
                 ids = _python_identifiers(argument)
                 positional.append(normalise_name(ids[0]) if ids else _text(argument))
                 slots.append("-" if after_splat else f"#{sum(1 for slot in slots if slot.startswith('#'))}")
@@ -367,7 +421,9 @@ class _PythonExtractor:
                 quote=self.lines.quote(line),
                 slots=tuple(slots),
                 texts=tuple(texts),
+                argument_values=tuple(values),
                 bound=bind_arguments(slots, params) if params is not None else None,
+                unread=_unread_kernel_params(_root(self.outer), kernel) if params is not None else (),
                 via_helper=via,
                 **_form_fields(grid_form, grid_expression, line, True, self.lines),
                 path_conditions=paths,
@@ -631,13 +687,16 @@ def _program_id_call(call) -> tuple[str, int] | None:
 
 
 # Calls a heuristic may make and still be computed from its arguments alone.
-_HEURISTIC_CALLS = frozenset({"triton.cdiv", "cdiv", "triton.next_power_of_2", "min", "max", "int", "bool", "abs"})
+_HEURISTIC_CALLS = frozenset({"triton.cdiv", "cdiv", "triton.next_power_of_2", "min", "max", "int", "bool", "abs",
+                              "math.ceil", "math.floor", "math.log2", "math.log", "math.sqrt", "math.prod"})
 
 
 def _heuristic_names(outer) -> set[str]:
-    """Names a ``@triton.heuristics({NAME: lambda args: ...})`` decorator
-    computes from the kernel's arguments alone (``args[...]``, literals and
-    the calls above); a lambda that reads anything else is left out."""
+    """Names a ``@triton.heuristics({NAME: lambda args: ...})`` decorator (the
+    table passed by position or as ``values=``) computes from the kernel's
+    arguments alone (``args[...]``, literals and the calls above, pure
+    arithmetic of ``math`` among them); a lambda that reads anything else is
+    left out."""
     if outer.type != "decorated_definition":
         return set()
     names: set[str] = set()
@@ -649,12 +708,61 @@ def _heuristic_names(outer) -> set[str]:
             continue
         arguments = call.child_by_field_name("arguments")
         table = next((a for a in arguments.named_children if a.type == "dictionary"), None) if arguments else None
+        if table is None and arguments is not None:  # heuristics(values={...})
+            table = next((k.child_by_field_name("value") for k in arguments.named_children
+                          if k.type == "keyword_argument" and _text(k.child_by_field_name("name")) == "values"
+                          and k.child_by_field_name("value") is not None
+                          and k.child_by_field_name("value").type == "dictionary"), None)
         for pair in table.named_children if table is not None else ():
             key, value = pair.child_by_field_name("key"), pair.child_by_field_name("value")
             if pair.type == "pair" and key is not None and key.type == "string" and value is not None \
                     and value.type == "lambda" and _reads_only_its_arguments(value):
                 names.add(_text(key).strip("\"'"))
     return names
+
+
+def _heuristic_reads(outer) -> set[str]:
+    """Normalised names a ``@triton.heuristics`` decorator of ``outer`` reads
+    from the kernel's arguments: every string literal in the decorator (the
+    ``args["NAME"]`` subscripts and the table's keys), read generously so that
+    a parameter feeding a derived constexpr is never taken for an unread one."""
+    if outer is None or outer.type != "decorated_definition":
+        return set()
+    names: set[str] = set()
+    for decorator in outer.children:
+        if decorator.type != "decorator" or "heuristics" not in _text(decorator):
+            continue
+        names.update(normalise_name(_text(n).strip("\"'")) for n in nodes_of(decorator, ("string",), "python"))
+    return names
+
+
+def _unread_kernel_params(root, kernel: str) -> tuple[str, ...]:
+    """``unread-kernel-parameter``: the parameters of the one Triton kernel named
+    ``kernel`` that the file under ``root`` defines which its body never reads
+    and no ``@triton.heuristics`` lambda of it reads (only an autotuner's key or
+    pruner can): normalised; empty where the kernel is not one such definition."""
+    kernels = [d for d in file_definitions(root, "python")
+               if d.name == bare_name(kernel) and d.kind == KIND_TRITON_KERNEL]
+    if len(kernels) != 1 or kernels[0].node is None:
+        return ()
+    signature = Signature(kernels[0].name, kernels[0].qualified_name, kernels[0].kind, "python")
+    extractor = _PythonExtractor(kernels[0].node, signature, _Lines(b""))
+    if extractor.function is None or extractor.body is None:
+        return ()
+    extractor._params()
+    extractor._dead_params()
+    reads = _heuristic_reads(extractor.outer)
+    named = _file_strings(root)
+    return tuple(p.normalised for p in signature.params if p.normalised in signature.dead_params
+                 and p.normalised not in reads and p.name.lstrip("*") in named)
+
+
+@lru_cache(maxsize=16)
+def _file_strings(root) -> frozenset[str]:
+    """The contents of the file's plain string literals (``'M'`` in ``key=['M', 'N']``, ``nargs['M']``): what
+    names a kernel parameter to an autotuner's key, pruner or hook, which read it by name."""
+    return frozenset(_text(n).strip("\"'") for n in nodes_of(root, ("string",), "python")
+                     if not _text(n).startswith(('"""', "'''")))
 
 
 def _reads_only_its_arguments(function) -> bool:

@@ -364,6 +364,25 @@ def test_removing_a_heuristics_derived_constexpr_the_port_still_takes_is_for_a_r
     assert "@triton.heuristics" in kernel.reason and "grid_mn" in kernel.reason
 
 
+def test_a_keyword_heuristics_table_computing_through_math_from_received_arguments_is_for_a_reader(tmp_path):
+    before = r.keyword_heuristic(r.heuristic_kernel())
+    after = r.keyword_heuristic(r.heuristic_kernel(r.ROUNDED_M_LAMBDA, "ROUNDED_M"))
+    tree = {path: r.keyword_heuristic(text) for path, text in r.heuristic_tree().items()}
+    verdict = _scan(tmp_path, {r.HEURISTIC_KERNEL: before}, {r.HEURISTIC_KERNEL: after}, tree)
+    kernel = _symbol(verdict, "_gemm_kernel")
+    assert (kernel.verdict, kernel.decided_by) == (NEEDS_REVIEW, "signature"), kernel.reason
+    assert "@triton.heuristics" in kernel.reason and "rounded_m" in kernel.reason
+
+
+def test_a_keyword_heuristics_table_calling_a_module_helper_is_still_a_gap(tmp_path):
+    before = r.keyword_heuristic(r.heuristic_kernel())
+    after = r.keyword_heuristic(r.heuristic_kernel(r.PICKED_M_LAMBDA, "ROUNDED_M"))
+    tree = {path: r.keyword_heuristic(text) for path, text in r.heuristic_tree().items()}
+    verdict = _scan(tmp_path, {r.HEURISTIC_KERNEL: before}, {r.HEURISTIC_KERNEL: after}, tree)
+    kernel = _symbol(verdict, "_gemm_kernel")
+    assert kernel.verdict == REAL_GAP, kernel.reason
+
+
 def test_a_heuristic_that_reads_beyond_the_kernels_arguments_is_still_a_gap(tmp_path):
     verdict = _scan(tmp_path, {r.HEURISTIC_KERNEL: r.heuristic_kernel()},
                     {r.HEURISTIC_KERNEL: r.heuristic_kernel(r.OUTSIDE_LAMBDA, "EVEN_MN")}, r.heuristic_tree())

@@ -88,6 +88,15 @@ RULES = (
          "stopped passing that the port's launch does not follow leaves it behind.",
          "-    k[grid](x, out, n)\n+    k[grid](x, out, n, stride)",
          "classifier.rules.launch._argument_items, ._bound_items"),
+    Rule("argument-through-local", ("IN_SYNC", "NEEDS_REVIEW"),
+         "A launch argument upstream moved into a local (`t = x.view(-1, k)` then passing `t` where `x.view(-1, "
+         "k)` was passed, directly or in the sequence a `*args` splat spreads), the local's one reaching value "
+         "token for token the old argument, passes the same value: the old argument's name is not dropped and "
+         "the local is not new, so the launch gives no delta and what else changed decides (a body change "
+         "needs a reader). A local holding a different expression, or one several assignments reach, still "
+         "compares by name.",
+         "-    args = [x.view(-1, k), w]\n+    x2 = x.view(-1, k)\n+    args = [x2, w]      (then fn(*args))",
+         "classifier.rules.launch._moved_into_locals, language.signatures_python"),
     Rule("program-decomposition", ("REAL_GAP", "INERT", "IN_SYNC", "NEEDS_REVIEW"),
          "How a kernel's program id is read and decomposed (axes, `pid // H`, `num_programs`) against the port's. "
          "In C++ a block index a `__device__` function of the same file reads, called from the kernel "
@@ -873,6 +882,15 @@ def _argument_items(before, after, mine, port, cross: bool, upstream, index, sco
     removed_arguments = set(before.arguments) - set(after.arguments) - scope
     added_arguments = set(after.arguments) - set(before.arguments) - scope
     have = set(mine.arguments) | set(_normalised_keywords(mine))
+    moved = _moved_into_locals(before, after, removed_arguments, added_arguments - have)
+    if moved:
+        removed_arguments -= set(moved.values())
+        added_arguments -= set(moved)
+        items.append(Delta("undecided", "launch", "upstream's launch of " + after.kernel_normalised + " passes "
+                           + ", ".join(f"{local}, a local holding the expression that read {name} before"
+                                       for local, name in sorted(moved.items()))
+                           + ": the same value, no argument for the port's launch to follow; the body change "
+                           "around it is for a reader", upstream, rule="argument-through-local"))
     if removed_arguments or added_arguments:
         still = sorted(removed_arguments & have)
         templated = _now_template_arguments(still, after)
@@ -904,6 +922,22 @@ def _argument_items(before, after, mine, port, cross: bool, upstream, index, sco
                                     + ("; the port passes it too" if status == "sync" else
                                        "; the port's launch does not pass the same expression"), upstream + [tree]))
     return items
+
+
+def _moved_into_locals(before, after, removed, added) -> dict[str, str]:
+    """``argument-through-local``: each argument upstream's launch now passes (among ``added``) that is a local
+    whose one reaching value is, token for token, an argument the old launch passed, mapped to that old
+    argument's first name (among ``removed``): the expression moved into a local, the launch passes the same
+    value. Only Python launches record local values."""
+    values = dict(after.argument_values)
+    found: dict[str, str] = {}
+    for local in sorted(added):
+        text = values.get(local)
+        first = re.match(r"[A-Za-z_]\w*", text) if text else None
+        if first is not None and text in before.texts and text not in after.texts and first.group(0) in removed \
+                and first.group(0) not in found.values():
+            found[local] = first.group(0)
+    return found
 
 
 def _now_template_arguments(names, after) -> list[str]:
@@ -983,6 +1017,16 @@ def _bound_items(before, after, mine, port, cross: bool, upstream, have: tuple[s
                            absent=tuple(removed)))
     present = [p for p in added if p in have]
     missing = [p for p in added if p not in have]
+    unread = [p for p in missing if p in after.unread]
+    if unread:
+        # ``unread-kernel-parameter``: the kernel's body never reads what these fill.
+        missing = [p for p in missing if p not in unread]
+        items.append(Delta("undecided", "launch",
+                           f"upstream's launch now passes {', '.join(unread)} to {kernel}, filling parameters the "
+                           "kernel's body never reads (nor a @triton.heuristics lambda): no value the kernel "
+                           "computes changes, only what an autotuner may key or prune on, so for a reader (at most "
+                           "NEEDS_REVIEW)", upstream + [_tree_launch_evidence(port, mine, "the port's launch")],
+                           rule="unread-kernel-parameter"))
     derived = _derived_arguments(missing, derivation)
     if derived:
         missing = [p for p in missing if p not in derived]

@@ -27,7 +27,7 @@ from portq.classifier.rules.cosmetic import (_function_body, _function_node, _py
 from portq.core.evidence import Evidence, Kind
 from portq.language.signatures import Signature, Use, has_ancestor, node_text, nodes_of, normalise_name
 from portq.language.signatures_python import PythonLocals, autograd_context, is_field_or_keyword
-from portq.language.symbols import function_declarator, parse
+from portq.language.symbols import KIND_TRITON_KERNEL, function_declarator, parse
 
 RULES = (
     Rule("parameter-change", ("REAL_GAP", "INERT", "IN_SYNC"),
@@ -37,9 +37,26 @@ RULES = (
          "classifier.rules.parameters._parameter_items"),
     Rule("heuristic-parameter", ("NEEDS_REVIEW",),
          "A constexpr a `@triton.heuristics` lambda computes from the kernel's own arguments, added or removed, "
-         "is an implementation detail no caller passes: for a reader, never a gap.",
+         "is an implementation detail no caller passes: for a reader, never a gap. The table is read whether "
+         "passed by position or as `values=`, and pure arithmetic of `math` (`ceil`, `floor`, `log2`, ...) "
+         "computes from the arguments as `triton.cdiv` does; a lambda that calls anything else stays a gap.",
          "+@triton.heuristics({'EVEN_K': lambda a: a['K'] % a['BLOCK_K'] == 0})",
          "classifier.rules.parameters._parameter_items"),
+    Rule("unread-kernel-parameter", ("NEEDS_REVIEW",),
+         "A parameter upstream adds to a Triton kernel that the kernel's body never reads and no "
+         "`@triton.heuristics` lambda of it reads, but that its file's tuning code names (a string literal "
+         "naming it: an autotuner's key, a pruner's or hook's `nargs['NAME']`; they choose among "
+         "configurations, not what the body computes) changes no value the kernel computes: a port "
+         "whose kernel lacks it, or whose launch does not pass it (the kernel defined beside the launch), is "
+         "for a reader (at most NEEDS_REVIEW), never REAL_GAP on that alone; so is a parameter a Python host "
+         "gains whose every read hands it, whole, to such a kernel parameter at its launch. A parameter the "
+         "body reads, that a heuristics lambda reads, that no tuning code names (a caller's value into a "
+         "parameter nothing reads is the interface), or that the host reads otherwise too, is an input: still "
+         "a gap.",
+         "+@triton.autotune(configs=cfgs, key=['n', 'n_bucket'])\n-def k(x, y, n, BLOCK: tl.constexpr):\n"
+         "+def k(x, y, n, n_bucket, BLOCK: tl.constexpr):   (the body never reads n_bucket)",
+         "classifier.rules.parameters._parameter_items, classifier.rules.launch._bound_items, "
+         "language.signatures_python._unread_kernel_params"),
     Rule("derived-parameter", ("NEEDS_REVIEW",),
          "A new parameter (or launch argument) upstream computes only from shapes, constants and values the "
          "kernel already receives is how upstream implements the kernel, not an input the port's callers must "
@@ -1363,6 +1380,20 @@ def _parameter_items(old: Signature, new: Signature, port: Signature, scope: set
                                    "computes from the kernel's own arguments; no caller passes it, so it is an "
                                    "implementation detail for a reader to judge", [upstream, lacks],
                                    rule="heuristic-parameter"))
+            elif param is not None and new.language == "python" and new.kind == KIND_TRITON_KERNEL \
+                    and name in new.dead_params and name not in new.heuristic_reads and name in new.tuner_reads:
+                items.append(Delta("undecided", "signature",
+                                   f"upstream added {_param_kind(param)} {label}, which the kernel's body never "
+                                   "reads (nor a @triton.heuristics lambda): it changes no value the kernel "
+                                   "computes, only what an autotuner may key or prune on, so for a reader (at "
+                                   "most NEEDS_REVIEW)", [upstream, lacks], rule="unread-kernel-parameter"))
+            elif param is not None and new.language == "python" and not new.is_kernel \
+                    and name in new.forwarded_unread:
+                items.append(Delta("undecided", "signature",
+                                   f"upstream added {_param_kind(param)} {label}, which the definition only hands "
+                                   "to its launch, filling a parameter the kernel's body never reads (nor a "
+                                   "@triton.heuristics lambda): no value computed depends on it, so for a reader "
+                                   "(at most NEEDS_REVIEW)", [upstream, lacks], rule="unread-kernel-parameter"))
             elif param is not None and param.name.startswith("**") and param.normalised not in new.first_use:
                 # A keyword catch-all nothing in the body reads: every call the
                 # port's signature accepts computes the same, and what it now

@@ -672,6 +672,16 @@ GRID_MN_LAMBDA = '''
 OUTSIDE_LAMBDA = '''
         "EVEN_MN": lambda args: TUNED[args["M"]],'''
 
+ROUNDED_M_LAMBDA = '''
+        "ROUNDED_M": lambda args: 2 ** int(math.ceil(math.log2(args["M"]))),'''
+PICKED_M_LAMBDA = '''
+        "ROUNDED_M": lambda args: tuning.pick(args["M"]),'''
+
+
+def keyword_heuristic(source: str) -> str:
+    """``source`` with its ``@triton.heuristics`` table passed as the ``values=`` keyword."""
+    return source.replace("@triton.heuristics(\n    {", "@triton.heuristics(\n    values={", 1)
+
 
 def heuristic_kernel(extra: str = "", param: str = "") -> str:
     return HEURISTIC_BEFORE.format(extra=extra, param=f", {param}: tl.constexpr" if param else "")
