@@ -265,7 +265,8 @@ RULES = (
          "call-free store to a local nothing then reads, are left out. Conditional expressions take their "
          "branch, `isinstance` and `x in TABLE` are decided, asserts that hold are left out, a required input the "
          "port lacks that is only tested against None must give equal sides both ways, the called kernel may be "
-         "imported from a module the commit changes, and a flag the kernel only tests is its truth value.",
+         "imported from a module the commit changes, and a flag the kernel only tests is its truth value. A "
+         "method's receiver (`self`, `cls`, `ctx`) the port's definition has too is never a parameter it lacks.",
          "-    aux_ptr += row\n+    if RETURN_AUX == _TRUE:\n+        aux_ptr += row",
          "classifier.rules.branches.same_for_port_parameters, classifier.rules.branches.BranchRules._lacked_branches"),
     Rule("port-lacks-dropped-decorator", ("NOT_APPLICABLE",),
@@ -677,6 +678,10 @@ def set_in_tree(names: set[str], sources: dict[str, bytes] | None) -> bool:
 
 _OFF = object()
 """The value of a parameter the port lacks that has no default: its path is not carried."""
+
+_RECEIVERS = ("self", "cls", "ctx")
+"""The names a method's first parameter binds to the object it runs on: a port whose definition has one
+reads the same object, so it never lacks it (``lacked-branch``)."""
 
 
 def _literal(node):
@@ -2816,6 +2821,10 @@ class BranchRules:
                                                  [p.normalised for p in definition.signature.params
                                                   if p.normalised not in ("self", "ctx")],
                                                  _scope_names(param_scope)) or lacked
+        if lacked and set(lacked) & set(_RECEIVERS):  # a receiver the port's definition has too is the port's
+            port_node = self._port_node(definition)
+            mine = set(parameter_defaults(port_node)) if port_node is not None else set()
+            lacked = {name: values for name, values in lacked.items() if name not in mine or name not in _RECEIVERS}
         callees = self._callees(entry, symbol, tables, (before_node, after_node))
         if not lacked or not same_for_port_parameters(
                 before_node, after_node, lacked, tuple(module_values(t.tree.root_node) for t in tables), callees):
