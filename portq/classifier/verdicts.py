@@ -84,7 +84,8 @@ from portq.classifier.rules.definitions import DefinitionRules
 from portq.classifier.rules.form import (FormRules, module_loggers, qualifier_free_tokens,
                                         same_without_logging)
 from portq.classifier.rules.form import (same_modulo_imported_names, same_modulo_module_aliases,
-                                        same_without_assert_messages, same_without_cpp_assert_messages)
+                                        same_without_assert_messages, same_without_binding_docs,
+                                        same_without_cpp_assert_messages)
 from portq.classifier.rules.form import _erased_cpp_messages
 from portq.classifier.rules.guards import GuardRules
 from portq.classifier.rules.identity import IdentityRules
@@ -120,7 +121,7 @@ from portq.core.model import (FLAGGED, IN_SYNC, NEEDS_REVIEW, NOT_APPLICABLE, SE
 from portq.core.paths import is_test_path
 from portq.language.extraction import signature_of
 from portq.language.signatures import Signature, comment_free_tokens, normalise_name
-from portq.language.symbols import (KIND_CLASS, KIND_FUNCTION, KIND_TRITON_KERNEL, MAX_PARSE_BYTES, SymbolTable,
+from portq.language.symbols import (KIND_CLASS, KIND_FUNCTION, KIND_OP_SCHEMA, KIND_TRITON_KERNEL, MAX_PARSE_BYTES, SymbolTable,
                                     language_for_path, parse)
 from portq.language.symbols import symbol_table
 from portq.language.signatures import definition_text, is_docstring, node_text, nodes_of
@@ -845,6 +846,15 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
                 if arch is not None and refused(arch):
                     decided.add(arch)
         return sorted(f"sm{a}" for a in decided)
+
+    def _same_without_binding_docs(self, symbol: TouchedSymbol) -> bool:
+        """Rule ``binding-doc``: a modified binding call (an op schema symbol) whose tokens are the same once
+        its literal documentation arguments are erased (``form.same_without_binding_docs``)."""
+        if symbol.kind != KIND_OP_SCHEMA:
+            return False
+        sides = self._modified_sides(symbol, "cpp")
+        return sides is not None and same_without_binding_docs(
+            sides[0].node.text.decode("utf-8", errors="replace"), sides[1].node.text.decode("utf-8", errors="replace"))
 
     def _same_without_cpp_assert_messages(self, symbol: TouchedSymbol) -> bool:
         """Rule ``assert-message`` (C/C++): a modified C/C++ definition whose tokens are the same once its
@@ -1805,6 +1815,13 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
                 f"{symbol.name}'s tokens are the same before and after once the messages of its assertions "
                 "(string literals alone, shown only when the check fails) are erased: only text for a reader "
                 "changed, so", evidence, "the same tokens once assertion messages are erased")
+        if self._same_without_binding_docs(symbol):
+            return self._form_only_verdict(
+                "binding-doc", symbol, "cosmetic",
+                f"{symbol.name}'s binding into the extension module is the same before and after once the "
+                "arguments after the bound name made of string literals alone (the documentation the binding "
+                "library attaches to the function) are erased: the name and the function bound are kept, so",
+                evidence, "the same tokens once the binding's documentation is erased")
         if self._same_without_assert_messages(symbol):
             return self._form_only_verdict(
                 "assert-message", symbol, "cosmetic",

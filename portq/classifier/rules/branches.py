@@ -265,7 +265,10 @@ RULES = (
          "call-free store to a local nothing then reads, are left out. Conditional expressions take their "
          "branch, `isinstance` and `x in TABLE` are decided, asserts that hold are left out, a required input the "
          "port lacks that is only tested against None must give equal sides both ways, the called kernel may be "
-         "imported from a module the commit changes, and a flag the kernel only tests is its truth value.",
+         "imported from a module the commit changes, and a flag the kernel only tests is its truth value. A "
+         "method's receiver (`self`, `cls`, `ctx`) the port's definition has too is never a parameter it lacks, and a "
+         "write to a lacked (not declared) name that the kept code still reads (a value forced and passed on to a "
+         "launch) is kept, not left out.",
          "-    aux_ptr += row\n+    if RETURN_AUX == _TRUE:\n+        aux_ptr += row",
          "classifier.rules.branches.same_for_port_parameters, classifier.rules.branches.BranchRules._lacked_branches"),
     Rule("port-lacks-dropped-decorator", ("NOT_APPLICABLE",),
@@ -694,6 +697,10 @@ def set_in_tree(names: set[str], sources: dict[str, bytes] | None) -> bool:
 _OFF = object()
 """The value of a parameter the port lacks that has no default: its path is not carried."""
 
+_RECEIVERS = ("self", "cls", "ctx")
+"""The names a method's first parameter binds to the object it runs on: a port whose definition has one
+reads the same object, so it never lacks it (``lacked-branch``)."""
+
 
 def _literal(node):
     """The value of a literal Python expression node (``True``, ``0``, ``None``, ``tl.constexpr(1)``), else
@@ -839,13 +846,21 @@ def port_tokens(node, lacked: dict[str, object], constants: dict[str, object],
     (``dead_parameters``); a store to a local (its value calling nothing) that nothing left reads is then left
     out too."""
     stores: dict[str, int] = {}
-    tokens = _port_tokens(node, lacked, constants, declared, callees, frozenset(), stores=stores)
+    written: set[str] = set()
+    tokens = _port_tokens(node, lacked, constants, declared, callees, frozenset(), stores=stores, written=written)
+    # A write to a lacked (not declared) name that the kept code still reads sets what the port's path reads:
+    # it is kept, so forcing a value there, or no longer forcing it, is compared.
+    kept = frozenset(normalise_name(n) for n in written if normalise_name(n) not in declared and n in tokens)
+    if kept:
+        stores = {}
+        tokens = _port_tokens(node, lacked, constants, declared, callees, frozenset(), stores=stores,
+                              kept_writes=kept)
     if not callees:
         return tokens
     parameters = set(parameter_defaults(node))
     dead = {name for name, count in stores.items() if tokens.count(name) == count
             and normalise_name(name) not in parameters and normalise_name(name) not in lacked}
-    return _port_tokens(node, lacked, constants, declared, callees, dead) if dead else tokens
+    return _port_tokens(node, lacked, constants, declared, callees, dead, kept_writes=kept) if dead else tokens
 
 
 def _folded(expression, lacked, constants):
@@ -1027,10 +1042,13 @@ def _indistinct(callee, passed, name, constants, given) -> bool | None:
 
 
 def _port_tokens(node, lacked, constants, declared, callees, dead_locals, unread: str | None = None,
-                 stores: dict[str, int] | None = None) -> list[str]:
+                 stores: dict[str, int] | None = None, written: set[str] | None = None,
+                 kept_writes: frozenset[str] = frozenset()) -> list[str]:
     """``port_tokens``; ``unread``, a parameter as written, is left out of the parameters with the statements
     that only write it. ``stores`` counts, by name, the plain stores (``_plain_store``) among the statements
-    kept: a store in a branch the values leave out is no store the tokens hold."""
+    kept: a store in a branch the values leave out is no store the tokens hold. ``written`` collects the
+    lacked names (as written) whose writes are left out; a write to a name (normalised) in ``kept_writes`` is
+    kept."""
 
     def value(expression):
         """The value an expression takes for the port, or ``...`` when it is not decided by the lacked ones."""
@@ -1086,7 +1104,8 @@ def _port_tokens(node, lacked, constants, declared, callees, dead_locals, unread
         if unread is not None and any(n.type == "identifier" and _text(n) == unread
                                       for n in _walk(inner.child_by_field_name("right"))):
             return False  # it reads the parameter asked about
-        return normalise_name(_text(left)) in lacked
+        name = normalise_name(_text(left))
+        return name in lacked and name not in kept_writes
 
     def idle(branch) -> bool:
         """An ``if`` whose condition calls nothing and whose every body only writes lacked names (or is
@@ -1129,6 +1148,9 @@ def _port_tokens(node, lacked, constants, declared, callees, dead_locals, unread
                 and normalise_name(_text(current)) in declared:
             return []
         if writes_lacked(current):
+            if written is not None:
+                inner = current.named_children[0]
+                written.add(_text(inner.child_by_field_name("left")))
             return []
         if kind == "assert_statement" and _truth(value(next((c for c in current.named_children
                                                              if c.type != "comment"), None))) is True:
@@ -1136,7 +1158,12 @@ def _port_tokens(node, lacked, constants, declared, callees, dead_locals, unread
         if kind == "if_statement":
             taken = _truth(value(current.child_by_field_name("condition")))
             if taken is None:
-                return [] if idle(current) else None
+                if not idle(current):
+                    return None
+                if written is not None:
+                    written.update(_text(n.named_children[0].child_by_field_name("left"))
+                                   for n in _walk(current) if writes_lacked(n))
+                return []
             return branch_taken(current, taken, lambda condition: _truth(value(condition)))
         if kind == "conditional_expression" and len(current.named_children) == 3:
             taken = _truth(value(current.named_children[1]))
@@ -2832,6 +2859,10 @@ class BranchRules:
                                                  [p.normalised for p in definition.signature.params
                                                   if p.normalised not in ("self", "ctx")],
                                                  _scope_names(param_scope)) or lacked
+        if lacked and set(lacked) & set(_RECEIVERS):  # a receiver the port's definition has too is the port's
+            port_node = self._port_node(definition)
+            mine = set(parameter_defaults(port_node)) if port_node is not None else set()
+            lacked = {name: values for name, values in lacked.items() if name not in mine or name not in _RECEIVERS}
         callees = self._callees(entry, symbol, tables, (before_node, after_node))
         if not lacked or not same_for_port_parameters(
                 before_node, after_node, lacked, tuple(module_values(t.tree.root_node) for t in tables), callees):

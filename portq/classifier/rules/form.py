@@ -227,6 +227,17 @@ RULES = (
          "-    assert x.is_cuda, \"Input must be of dtype fp16.\"\n+    assert x.is_cuda, \"Input must be in dtype fp16.\"",
          "classifier.rules.form.same_without_assert_messages, classifier.rules.form.same_without_cpp_assert_messages, "
          "classifier.verdicts.SymbolClassifier._against_port"),
+    Rule("binding-doc", ("NOT_APPLICABLE",),
+         "A C/C++ binding of a function into an extension module, `H.def(\"name\", &fn, \"text\")` (the op "
+         "schema symbol a `.def` call with a string first argument makes), whose tokens (comments aside) are the "
+         "same once each argument after the first made of string literals alone is erased changed only the "
+         "documentation the binding library attaches to the bound function (its `__doc__`): the bound name, the "
+         "bound function and every other argument are kept token for token, so nothing the port computes or "
+         "calls changed: cosmetic. A changed first argument (the name, or a schema), bound function, keyword "
+         "argument (`arg(\"x\")`, not a literal alone) or added or removed argument stays flagged.",
+         "-    m.def(\"scale_rows\", &scale_rows, \"scale every row by s\");\n"
+         "+    m.def(\"scale_rows\", &scale_rows, \"scale_rows\");",
+         "classifier.rules.form.same_without_binding_docs, classifier.verdicts.SymbolClassifier._against_port"),
     Rule("complementary-test", ("NOT_APPLICABLE",),
          "A Python definition whose `ast` is the same before and after once each `if F:` directly followed by "
          "`if not F:` (or `if not F:` by `if F:`), neither with an `else`, is read as one `if` with the second "
@@ -1433,6 +1444,49 @@ def _erased_cpp_messages(tokens: list[str]) -> tuple[list[str], int] | None:
         out.append(token)
         i += 1
     return out, erased
+
+
+def _erased_binding_docs(tokens: list[str]) -> tuple[list[str], int] | None:
+    """``tokens`` of one call ``H.def("name", ...)`` with each argument after the first that is string literals
+    alone replaced by one placeholder, and the count replaced; None for anything else (another call, brackets
+    that do not balance, a first argument that is not string literals alone, tokens after the call)."""
+    if len(tokens) < 6 or tokens[1:4] != [".", "def", "("] or tokens[-1] != ")":
+        return None
+    depth, commas = 0, []
+    for at, token in enumerate(tokens[3:], start=3):
+        if token in ("(", "[", "{"):
+            depth += 1
+        elif token in (")", "]", "}"):
+            depth -= 1
+            if depth == 0 and at != len(tokens) - 1:
+                return None
+        elif token == "," and depth == 1:
+            commas.append(at)
+    if depth != 0:
+        return None
+    bounds = [3] + commas + [len(tokens) - 1]
+    arguments = [tokens[a + 1:b] for a, b in zip(bounds, bounds[1:])]
+    if not arguments[0] or not all(_is_string(t) for t in arguments[0]):
+        return None
+    out, erased = tokens[:4] + arguments[0], 0
+    for argument in arguments[1:]:
+        doc = bool(argument) and all(_is_string(t) for t in argument)
+        out += [","] + (["<doc>"] if doc else argument)
+        erased += doc
+    return out + [")"], erased
+
+
+def same_without_binding_docs(before: str, after: str) -> bool:
+    """Rule ``binding-doc``: True when two texts of one binding call ``H.def("name", ...)`` differ in their
+    tokens (comments aside) and are the same once each argument after the first that is string literals alone
+    (the bound function's documentation) is erased on both sides."""
+    old, new = cpp_tokens(before), cpp_tokens(after)
+    if old == new:
+        return False
+    erased_old, erased_new = _erased_binding_docs(old), _erased_binding_docs(new)
+    if erased_old is None or erased_new is None or not erased_old[1]:
+        return False
+    return erased_old[0] == erased_new[0]
 
 
 def same_without_cpp_assert_messages(before: str, after: str) -> bool:
