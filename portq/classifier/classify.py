@@ -432,7 +432,7 @@ def _takes_back_in_place(earlier: EntryChanges, later: EntryChanges, path: str,
     return True
 
 
-def file_reverts(entries: list[EntryChanges], taken: set[int] = frozenset(),
+def file_reverts(entries: list[EntryChanges], taken: set[int] = frozenset(), carried=None,
                  ) -> dict[int, dict[str, tuple[int, str, str]]]:
     """position -> {path: (partner position, partner sha)} for each owned file change that a later commit of
     the range restores hunk for hunk (its '-' lines, hunk by hunk in order, are the earlier change's '+' lines,
@@ -442,7 +442,10 @@ def file_reverts(entries: list[EntryChanges], taken: set[int] = frozenset(),
     ``chained-file-revert``); the value's third element names the rule.
     Commits in ``taken`` (whole or partial reverts, decided as such) are left out; a change with a rename,
     or no lines (binary, mode only), is never paired. Diff text is read only for a path an earlier commit of
-    the range changed, each change once; a change pairs with the latest open change it restores."""
+    the range changed, each change once; a change pairs with the latest open change it restores.
+    ``carried(symbol)``: whether a port carries (or declares) a touched definition; given, a commit between
+    may also edit definitions none carries, lines the file had before among them, and is then marked with the
+    pair (no port can have followed what it did, and the later commit takes it back)."""
     lines: dict[tuple[int, str], tuple[list, list] | None] = {}
 
     def hunks(entry: EntryChanges, change: FileChange):
@@ -477,9 +480,16 @@ def file_reverts(entries: list[EntryChanges], taken: set[int] = frozenset(),
             if partner is None:
                 for index in range(len(earlier) - 1, -1, -1):
                     first, made = earlier[index]
-                    if made.old_blob == change.new_blob and _restores_across_edits(
-                            first, entry, change.path, touching_by_path[change.path]):
+                    window = _restores_across_edits(first, entry, change.path, touching_by_path[change.path],
+                                                    carried) if made.old_blob == change.new_blob else None
+                    if window is not None:
                         partner, rule = earlier.pop(index)[0], "chained-file-revert"
+                        for between in window:  # commits between that edited definitions no port carries
+                            if between.position in taken:
+                                continue
+                            found.setdefault(between.position, {})[change.path] = (
+                                entry.position, entry.commit.sha, rule)
+                            earlier[:] = [e for e in earlier if e[0].position != between.position]
                         break
             if partner is not None:
                 found.setdefault(partner.position, {})[change.path] = (entry.position, entry.commit.sha, rule)
@@ -490,30 +500,50 @@ def file_reverts(entries: list[EntryChanges], taken: set[int] = frozenset(),
 
 
 def _restores_across_edits(earlier: EntryChanges, later: EntryChanges, path: str,
-                           touching: list[EntryChanges]) -> bool:
+                           touching: list[EntryChanges], carried=None) -> list[EntryChanges] | None:
     """``chained-file-revert``: ``later`` puts ``path`` back byte for byte as it was before ``earlier`` (the
     caller compared the blobs), and at least one commit between changed it, each only outside the file's
     definitions and removing only lines ``earlier`` or a commit between added (followed to where they are
     then); ``later`` removes only lines so made (a line it keeps may be one the diff aligns with the text it
     puts back). What any commit between did to the file is then an edit of ``earlier``'s change, all of
-    which ``later`` takes back."""
+    which ``later`` takes back.
+
+    With ``carried`` (whether a port carries or declares a touched definition), a commit between may also
+    edit definitions of the file that no port carries, removing lines they had before ``earlier``: the file
+    still ends as it began, and no port can have followed those edits. None when it is no such revert, else
+    the commits between that edited such definitions (they are net-zero with the pair)."""
     first, last = _hunks_of(_change_on(earlier, path)), _hunks_of(_change_on(later, path))
     if first is None or last is None:
-        return False
+        return None
     made = {n for h in first for n in h.added_lines}
     between = [t for t in touching if earlier.position < t.position < later.position]
     if not between:
-        return False
+        return None
+    window: list[EntryChanges] = []
     for commit in between:
         hunks = _hunks_of(_change_on(commit, path))
-        if hunks is None or any(s.path == path and s.kind not in ("toplevel", "lines") for s in commit.symbols):
-            return False
+        if hunks is None:
+            return None
+        definitions = [s for s in commit.symbols if s.path == path and s.kind not in ("toplevel", "lines")]
+        if definitions and (carried is None or any(
+                s.change != "modified" or not s.old_lines or (s.old_path or s.path) != s.path or carried(s)
+                for s in definitions)):
+            return None
         gone = sorted(n for h in hunks for n in h.removed_lines)
         added = sorted(n for h in hunks for n in h.added_lines)
-        if not set(gone) <= made:
-            return False
+        # a line the file had that goes must lie inside an uncarried definition the commit edits
+        if any(n not in made and not any(s.old_lines[0] <= n <= s.old_lines[1] for s in definitions) for n in gone):
+            return None
+        if definitions:
+            window.append(commit)
         made = {_across(n, gone, added) for n in made} - {None} | set(added)
-    return {n for h in last for n in h.removed_lines} <= made
+    loose = [s for s in later.symbols if s.path == path and s.kind not in ("toplevel", "lines") and window
+             and s.change == "modified" and s.old_lines and (s.old_path or s.path) == s.path and not carried(s)]
+    # with the window's edits, a line the diff re-aligns inside a definition no port carries may go and come back
+    if any(n not in made and not any(s.old_lines[0] <= n <= s.old_lines[1] for s in loose)
+           for h in last for n in h.removed_lines):
+        return None
+    return window
 
 
 def _paired_net_zero(entry: EntryChanges, symbol, rule: str, message: str, reason: str) -> SymbolVerdict:
@@ -897,8 +927,9 @@ class StructuralClassifier:
         entries = list(entries)
         pairs = net_zero_pairs(entries) if pairs is None else pairs
         partial = partial_reverts(entries, pairs)
-        restored = file_reverts(entries, set(pairs) | set(partial))
         aliases = rename_aliases(entries)
+        restored = file_reverts(entries, set(pairs) | set(partial),
+                                lambda symbol: self.symbols.anchored(symbol, aliases))
         put_back = definition_reverts(entries, set(pairs) | set(partial),
                                       lambda symbol: self.symbols.anchored(symbol, aliases), self._source)
         moves = follow_moves([e for e in entries if e.position not in pairs and e.position not in partial],

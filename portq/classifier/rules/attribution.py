@@ -66,6 +66,14 @@ RULES = (
          "`constexpr int granularity = 16;`) is its own in every use, never a file-scope name it shares.",
          "-BLOCK = 128\n+BLOCK = 256  (the ported kernel reads BLOCK)",
          "classifier.rules.attribution.AttributionRules._container, classifier.reading._declared_function"),
+    Rule("restored-prototype", ("IN_SYNC",),
+         "Changed C++ lines outside definitions whose every line naming something a ported definition uses is an "
+         "added line of a prototype (a declaration without a body) that the file had, line for line (spacing "
+         "aside), at the commit every port of those definitions pins: the port reflects that commit, so it "
+         "already has the interface the prototype states: IN_SYNC. A prototype with another text, a removed "
+         "line naming what a port uses, or a port pinning nothing stays flagged.",
+         "+void scale_cuda(torch::Tensor x, float s);  (as at the pinned commit; the ported scale calls scale_cuda)",
+         "classifier.rules.attribution.AttributionRules._restored_prototypes"),
     Rule("port-instantiations", ("IN_SYNC",),
          "Changed C++ lines outside definitions that are only explicit template instantiations (written out, or "
          "through a one-parameter instantiation macro of the file) and preprocessor conditionals, after which "
@@ -640,6 +648,10 @@ class AttributionRules:
             unread = self._unread_constant(entry, symbol, code, tables, referenced)
             if unread is not None:
                 return unread
+        if shared and symbol.name == "<toplevel>" and language_for_path(symbol.path) == "cpp":
+            restored = self._restored_prototypes(entry, symbol, paths, code, names_by_line, shared, referenced)
+            if restored is not None:
+                return restored
         if shared and symbol.name == "<toplevel>":
             declared = self._declared_binding(symbol, paths, code)
             if declared is not None:
@@ -951,6 +963,53 @@ class AttributionRules:
                                     symbol=mirror.definition,
                                     message=f"the port instantiates its mirror of {name} with {', '.join(types)}")
                            for name, mirror, types, line, text in agreed[:3]])
+
+    def _restored_prototypes(self, entry: EntryChanges, symbol: TouchedSymbol, paths: set[str], code, names_by_line,
+                             shared: list[str], referenced) -> SymbolVerdict | None:
+        """``restored-prototype``: every changed C++ line outside definitions that names something a ported
+        definition uses (``shared``) is an added line of a prototype (a declaration without a body) whose text,
+        line for line (spacing aside), the file had at the commit every port of those definitions pins: the
+        port reflects that commit, so it already has the interface the prototype states. None otherwise."""
+        users = sorted({u for w in shared for u in referenced[w]})
+        pins: set[str] = set()
+        for user in users:
+            ports = self.index.ports_for(self.upstream, paths, re.split(r"::|\.", user)[-1], user)
+            if not ports or any(not port.anchor.pin for port in ports):
+                return None
+            pins |= {port.anchor.pin for port in ports}
+        table = self._table(symbol.new_blob, symbol.path)
+        if not pins or table is None or table.source is None:
+            return None
+        spans = _prototypes(table)
+        lines = table.source.decode("utf-8", errors="replace").splitlines()
+        declared: dict[str, str] = {}
+        for side, line, text in code:
+            if not names_by_line[(side, line)] & set(shared):
+                continue
+            span = next(((start, end, name) for start, end, name in spans if start <= line <= end), None)
+            if side != "new" or span is None:
+                return None
+            start, end, name = span
+            declared[name] = "\n".join(" ".join(t.split()) for t in lines[start - 1:end])
+        if not declared:
+            return None
+        for pin in sorted(pins):
+            held = self._upstream_file(pin, symbol.old_path or symbol.path)
+            if held is None:
+                return None
+            text = "\n" + "\n".join(" ".join(t.split()) for t in held.decode("utf-8", errors="replace")
+                                      .splitlines()) + "\n"
+            if any(f"\n{prototype}\n" not in text for prototype in declared.values()):
+                return None
+        shown = ", ".join(sorted(declared)[:3])
+        return self._base("restored-prototype", symbol, IN_SYNC, None, "provenance",
+                          f"the changed lines outside definitions that name what the ported {', '.join(users[:3])} "
+                          f"use{'s' if len(users) == 1 else ''} only add the prototype of {shown}, text for text as "
+                          f"the file had it at {', '.join(sorted(pins))}, the commit the port pins: the port already "
+                          "has that interface, so IN_SYNC",
+                          [Evidence(kind=Kind.TOPLEVEL, side="upstream-new", path=symbol.path, symbol=symbol.name,
+                                    message=f"the prototype of {name} as at pin {pin}")
+                           for name in sorted(declared)[:3] for pin in sorted(pins)[:1]])
 
     def _declared_siblings(self, symbol: TouchedSymbol, anchors: list[Anchor], code, referenced) -> SymbolVerdict | None:
         """``declared-sibling``: every changed C++ line outside definitions is an ``#include`` or lies in a

@@ -109,7 +109,9 @@ RULES = (
          "NOT_APPLICABLE/net-zero in both; the commits between are decided on their own. A commit between that "
          "changes a definition of the file or removes a line the file had before the earlier change (a port "
          "may have followed it, and the later commit takes it back), or a later commit leaving the file "
-         "otherwise, is no revert.",
+         "otherwise, is no revert; unless every definition such a commit between changes is one no port "
+         "carries or declares and every line the file had that it removes lies in one of them (no port can "
+         "have followed it): then it is NOT_APPLICABLE/net-zero with the pair for that file too.",
          "entry 4: `const int BLOCK = 256;` → `1024;`; entry 6: wraps that line in `#if defined(OTHER) 256 "
          "#else 1024 #endif`; entry 7: the file as before entry 4",
          "classifier.classify.file_reverts, classifier.classify._restores_across_edits, "
