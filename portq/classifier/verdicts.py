@@ -86,7 +86,7 @@ from portq.classifier.rules.form import (FormRules, module_loggers, qualifier_fr
 from portq.classifier.rules.form import (same_modulo_imported_names, same_modulo_module_aliases,
                                         same_without_assert_messages, same_without_binding_docs,
                                         same_without_cpp_assert_messages)
-from portq.classifier.rules.form import _erased_cpp_messages
+from portq.classifier.rules.form import erased_cpp_messages
 from portq.classifier.rules.guards import GuardRules
 from portq.classifier.rules.identity import IdentityRules
 from portq.classifier.rules.inlining import inlined_helpers
@@ -820,7 +820,7 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
         """Rule ``refused-architecture``: the architectures (``sm100``) a modified C/C++ definition refused on its
         old side (``branches.refused_architectures``) whose tests, read as false on both sides
         (``branches.refused_arch_expander``), leave its tokens the same, check messages erased
-        (``form._erased_cpp_messages``); empty otherwise."""
+        (``form.erased_cpp_messages``); empty otherwise."""
         sides = self._modified_sides(symbol, "cpp")
         if sides is None or sides[0].node.has_error or sides[1].node.has_error:
             return []
@@ -836,7 +836,7 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
             return []
         tokens = [comment_free_tokens(side.node, expand=e) for side, e in zip(sides, expand)]
         if tokens[0] != tokens[1]:
-            erased = [_erased_cpp_messages(t) for t in tokens]
+            erased = [erased_cpp_messages(t) for t in tokens]
             if any(e is None for e in erased) or erased[0][0] != erased[1][0]:
                 return []
         decided = set(named)

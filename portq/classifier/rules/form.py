@@ -1395,7 +1395,7 @@ def _is_string(token: str) -> bool:
         'u"', 'U"', 'L"', 'R"', 'uR', 'UR', 'LR'))
 
 
-def _erased_cpp_messages(tokens: list[str]) -> tuple[list[str], int] | None:
+def erased_cpp_messages(tokens: list[str]) -> tuple[list[str], int] | None:
     """``tokens`` with the message of each assertion (``assert-message``) replaced by one placeholder, and
     the count replaced; None where brackets do not balance. An assertion's message is its last of two or more
     arguments; a check macro's (an all-caps name ending in CHECK) is each argument after its first (the
@@ -1476,26 +1476,27 @@ def _erased_binding_docs(tokens: list[str]) -> tuple[list[str], int] | None:
     return out + [")"], erased
 
 
+def _same_once_erased(before: str, after: str, erase) -> bool:
+    """True when two C/C++ texts' tokens (comments aside) differ and are the same once ``erase`` (tokens to the
+    erased tokens and how many it erased, or None where it cannot read them) has erased something on the old
+    side and both sides read alike."""
+    old, new = cpp_tokens(before), cpp_tokens(after)
+    if old == new:
+        return False
+    erased_old, erased_new = erase(old), erase(new)
+    if erased_old is None or erased_new is None or not erased_old[1]:
+        return False
+    return erased_old[0] == erased_new[0]
+
+
 def same_without_binding_docs(before: str, after: str) -> bool:
     """Rule ``binding-doc``: True when two texts of one binding call ``H.def("name", ...)`` differ in their
     tokens (comments aside) and are the same once each argument after the first that is string literals alone
     (the bound function's documentation) is erased on both sides."""
-    old, new = cpp_tokens(before), cpp_tokens(after)
-    if old == new:
-        return False
-    erased_old, erased_new = _erased_binding_docs(old), _erased_binding_docs(new)
-    if erased_old is None or erased_new is None or not erased_old[1]:
-        return False
-    return erased_old[0] == erased_new[0]
+    return _same_once_erased(before, after, _erased_binding_docs)
 
 
 def same_without_cpp_assert_messages(before: str, after: str) -> bool:
     """Rule ``assert-message`` (C/C++): True when two C/C++ definitions' tokens (comments aside) differ and are the
     same once each assertion's message, string literals alone, is erased on both sides."""
-    old, new = cpp_tokens(before), cpp_tokens(after)
-    if old == new:
-        return False
-    erased_old, erased_new = _erased_cpp_messages(old), _erased_cpp_messages(new)
-    if erased_old is None or erased_new is None or not erased_old[1]:
-        return False
-    return erased_old[0] == erased_new[0]
+    return _same_once_erased(before, after, erased_cpp_messages)
