@@ -876,11 +876,6 @@ def anchor_losses(entries: list[EntryChanges], named, moves, aliases: dict[str, 
             if moves.made_by(entry.position, old_key) is not None:
                 continue
             ports = named(symbol)
-            carried = moves.carrying(old_key, entry.position) if not ports else None
-            if carried is not None:  # a carrier removed: the anchors of the definition it carries lose their symbol
-                origin_path, origin = carried.origin
-                ports = named(replace(symbol, path=origin_path, old_path=None, name=re.split(r"::|\.", origin)[-1],
-                                      qualified_name=origin))
             if not ports:
                 continue
             # a definition replaced where it was, its file kept, was compared there (``classifier.moves``)

@@ -48,12 +48,11 @@ RULES = (
          "later change to the carrier is decided against the anchor's port, never not-ported. A body under another name "
          "that changed on the way and dropped a parameter the old definition took is a replacement (callers pass "
          "it something else), not a move: the anchor is not followed there. A chain of moves is followed to its "
-         "end, each step as strong as one: a carrier removed with no move followed is decided as the removal of "
-         "the ported definition (its anchors lost from there, `lost-anchor-successor`), and a name the chain left "
-         "that a later commit defines again while the body's later carrier stays is a sibling, not the port's.",
+         "end, each step as strong as one; a name the chain left that a later commit defines again while the "
+         "body's later carrier stays is a sibling, not the port's.",
          "-def _fwd(x_ptr, ...):\n+def _fwd_kernel(x_ptr, ...):   (same body; a later body change to _fwd_kernel is "
          "the port of _fwd's)",
-         "classifier.moves.follow_moves, classifier.moves._end_left_names, classifier.classify.anchor_losses, "
+         "classifier.moves.follow_moves, classifier.moves._end_left_names, "
          "classifier.rules.identity.IdentityRules._moved"),
     Rule("extracted-attribute-alias", ("NOT_APPLICABLE",),
          "When a body is extracted into a helper its definition now calls (`moved-definition`), a local the old "
@@ -303,12 +302,10 @@ class IdentityRules:
                               "cosmetic rather than a change the port must follow",
                               [Evidence(kind=Kind.COSMETIC, message=f"follows moved definitions: {pairs}",
                                         side="upstream-new", path=symbol.path, symbol=symbol.name)])
-        if ports:
+        if ports or symbol.change == "removed":
             return None
-        move = facts.moves.carrying((symbol.old_path or symbol.path, symbol.qualified_name)
-                                    if symbol.change == "removed" else (symbol.path, symbol.qualified_name),
-                                    entry.position)
-        if move is None or (symbol.change == "removed" and made is not None):
+        move = facts.moves.carrying((symbol.path, symbol.qualified_name), entry.position)
+        if move is None:
             return None
         origin_path, origin = move.origin
         origin_paths = self._paths(TouchedSymbol(path=origin_path, name=origin, qualified_name=origin, kind="",
@@ -325,11 +322,6 @@ class IdentityRules:
                               "provenance", f"{symbol.name} carries the body of {origin} {since}, which the tree "
                               f"declares out of scope at {declared[0].cite}, so not-carried rather than not-ported",
                               [_anchor_evidence(declared[0], "not-carried declaration")])
-        if symbol.change == "removed":  # a carrier removed with no move followed: the ported definition goes
-            verdict = self._ported(entry, symbol, paths | origin_paths, carried, [], set())
-            verdict.rules = list(checked("moved-definition", *move.via, *verdict.rules))
-            verdict.reason = f"{symbol.name} carries the body of the ported {origin} {since}; " + verdict.reason
-            return verdict
         if here and symbol.change == "modified" and follows_moves(
                 self._table(symbol.old_blob, symbol.old_path or symbol.path), self._table(symbol.new_blob, symbol.path),
                 symbol.qualified_name, here, renamed_unchanged(entry, self._table)):
