@@ -839,12 +839,8 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
             erased = [erased_cpp_messages(t) for t in tokens]
             if any(e is None for e in erased) or erased[0][0] != erased[1][0]:
                 return []
-        decided = set(named)
-        for side in sides:
-            for current in branches._walk(side.node):
-                arch = branches._arch_of_test(current, {})
-                if arch is not None and refused(arch):
-                    decided.add(arch)
+        decided = set(named) | {arch for side in sides for arch in branches.tested_architectures(side.node)
+                                if refused(arch)}
         return sorted(f"sm{a}" for a in decided)
 
     def _same_without_binding_docs(self, symbol: TouchedSymbol) -> bool:

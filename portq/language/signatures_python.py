@@ -65,10 +65,7 @@ class _PythonExtractor:
         self._dead_params()
         self.signature.heuristic_reads = tuple(sorted(_heuristic_reads(self.outer)))
         if self.signature.kind == KIND_TRITON_KERNEL:
-            named = _file_strings(_root(self.outer))
-            self.signature.tuner_reads = tuple(p.normalised for p in self.signature.params
-                                               if p.normalised in self.signature.dead_params
-                                               and p.name.lstrip("*") in named)
+            self.signature.tuner_reads = _tuner_named_unread(self.signature, self.outer)
         self._returned()
         assignments = self._local_assignments()
         self._launches(assignments)
@@ -736,6 +733,15 @@ def _heuristic_reads(outer) -> set[str]:
     return names
 
 
+def _tuner_named_unread(signature: Signature, outer) -> tuple[str, ...]:
+    """The normalised parameters of a Triton kernel's ``signature`` (its dead parameters read) that its body
+    never reads and a string literal of its file names (``_file_strings``): what only tuning code reads."""
+    named = _file_strings(_root(outer))
+    return tuple(p.normalised for p in signature.params
+                 if p.normalised in signature.dead_params and p.name.lstrip("*") in named)
+
+
+@lru_cache(maxsize=64)
 def _unread_kernel_params(root, kernel: str) -> tuple[str, ...]:
     """``unread-kernel-parameter``: the parameters of the one Triton kernel named
     ``kernel`` that the file under ``root`` defines which its body never reads
@@ -752,9 +758,7 @@ def _unread_kernel_params(root, kernel: str) -> tuple[str, ...]:
     extractor._params()
     extractor._dead_params()
     reads = _heuristic_reads(extractor.outer)
-    named = _file_strings(root)
-    return tuple(p.normalised for p in signature.params if p.normalised in signature.dead_params
-                 and p.normalised not in reads and p.name.lstrip("*") in named)
+    return tuple(p for p in _tuner_named_unread(signature, extractor.outer) if p not in reads)
 
 
 @lru_cache(maxsize=16)

@@ -3954,6 +3954,12 @@ def refused_architectures(node) -> tuple[set[str], set[str] | None]:
     return named, required
 
 
+def tested_architectures(node) -> set[str]:
+    """Every architecture a C/C++ definition tests for by itself, anywhere in it (``_arch_of_test`` with no
+    locals): what a change confined to refused architectures names (``refused-architecture``)."""
+    return {arch for current in _walk(node) if (arch := _arch_of_test(current, {})) is not None}
+
+
 def _arch_disjunction(node, locals_: dict[str, str]) -> set[str] | None:
     """The architectures of an ``||`` of architecture tests (one test alone too), or None."""
     while node is not None and node.type == "parenthesized_expression" and node.named_child_count == 1:
