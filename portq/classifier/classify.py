@@ -525,25 +525,33 @@ def _restores_across_edits(earlier: EntryChanges, later: EntryChanges, path: str
         if hunks is None:
             return None
         definitions = [s for s in commit.symbols if s.path == path and s.kind not in ("toplevel", "lines")]
-        if definitions and (carried is None or any(
-                s.change != "modified" or not s.old_lines or (s.old_path or s.path) != s.path or carried(s)
-                for s in definitions)):
+        if definitions and (carried is None or not all(_uncarried_edit(s, carried) for s in definitions)):
             return None
         gone = sorted(n for h in hunks for n in h.removed_lines)
         added = sorted(n for h in hunks for n in h.added_lines)
         # a line the file had that goes must lie inside an uncarried definition the commit edits
-        if any(n not in made and not any(s.old_lines[0] <= n <= s.old_lines[1] for s in definitions) for n in gone):
+        if any(n not in made and not _inside(n, definitions) for n in gone):
             return None
         if definitions:
             window.append(commit)
         made = {_across(n, gone, added) for n in made} - {None} | set(added)
     loose = [s for s in later.symbols if s.path == path and s.kind not in ("toplevel", "lines") and window
-             and s.change == "modified" and s.old_lines and (s.old_path or s.path) == s.path and not carried(s)]
+             and _uncarried_edit(s, carried)]
     # with the window's edits, a line the diff re-aligns inside a definition no port carries may go and come back
-    if any(n not in made and not any(s.old_lines[0] <= n <= s.old_lines[1] for s in loose)
-           for h in last for n in h.removed_lines):
+    if any(n not in made and not _inside(n, loose) for h in last for n in h.removed_lines):
         return None
     return window
+
+
+def _uncarried_edit(symbol, carried) -> bool:
+    """A definition modified in place (same path, old lines known) that no port carries or declares."""
+    return symbol.change == "modified" and bool(symbol.old_lines) \
+        and (symbol.old_path or symbol.path) == symbol.path and not carried(symbol)
+
+
+def _inside(line: int, definitions) -> bool:
+    """True when old-side ``line`` lies inside one of ``definitions``' old spans."""
+    return any(s.old_lines[0] <= line <= s.old_lines[1] for s in definitions)
 
 
 def _paired_net_zero(entry: EntryChanges, symbol, rule: str, message: str, reason: str) -> SymbolVerdict:
@@ -923,13 +931,14 @@ class StructuralClassifier:
         pairs = net_zero_pairs(entries) if pairs is None else pairs
         partial = partial_reverts(entries, pairs)
         aliases = rename_aliases(entries)
-        restored = file_reverts(entries, set(pairs) | set(partial),
-                                lambda symbol: self.symbols.anchored(symbol, aliases))
-        put_back = definition_reverts(entries, set(pairs) | set(partial),
-                                      lambda symbol: self.symbols.anchored(symbol, aliases), self._source)
+
+        def anchored(symbol) -> bool:
+            return self.symbols.anchored(symbol, aliases)
+
+        restored = file_reverts(entries, set(pairs) | set(partial), anchored)
+        put_back = definition_reverts(entries, set(pairs) | set(partial), anchored, self._source)
         moves = follow_moves([e for e in entries if e.position not in pairs and e.position not in partial],
-                             self.symbols._table,
-                             lambda symbol: self.symbols.anchored(symbol, aliases))
+                             self.symbols._table, anchored)
         losses = anchor_losses([e for e in entries if e.position not in pairs and e.position not in partial],
                                lambda symbol: self.symbols.porting_definitions(symbol, aliases), moves, aliases)
         for start in range(0, len(entries), PREFETCH_ENTRIES):
