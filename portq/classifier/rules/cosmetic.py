@@ -643,6 +643,35 @@ def cpp_tokens(text: str) -> list[str]:
     return [m.group(0) for m in _CPP_TOKEN.finditer(text) if m.lastgroup != "comment"]
 
 
+def closing_bracket(tokens: list[str], at: int) -> int | None:
+    """The index of the bracket closing the one at ``tokens[at]``; None when it is not closed."""
+    depth = 0
+    for index in range(at, len(tokens)):
+        if tokens[index] in ("(", "{", "["):
+            depth += 1
+        elif tokens[index] in (")", "}", "]"):
+            depth -= 1
+            if depth == 0:
+                return index
+    return None
+
+
+def split_arguments(tokens: list[str]) -> list[list[str]]:
+    """``tokens`` (inside a call's or braced list's brackets) split at the commas outside nested brackets."""
+    found: list[list[str]] = [[]]
+    depth = 0
+    for token in tokens:
+        if token in ("(", "{", "["):
+            depth += 1
+        elif token in (")", "}", "]"):
+            depth -= 1
+        if token == "," and depth == 0:
+            found.append([])
+        else:
+            found[-1].append(token)
+    return [] if found == [[]] else found
+
+
 def _formatting_free(source: str) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
     """A C/C++ file's tokens with comments dropped and line continuations joined, and its ``#include``
     lines (each as its tokens) sorted, a repeated ``#include <...>`` counted once (a system header

@@ -100,7 +100,7 @@ import textwrap
 
 from portq.classifier.reading import _walk_nodes, drop_redundant_passes, new_side_evidence
 from portq.classifier.rules import Rule, branches
-from portq.classifier.rules.cosmetic import cpp_tokens
+from portq.classifier.rules.cosmetic import closing_bracket, cpp_tokens, split_arguments
 from portq.core.evidence import Kind
 from portq.core.model import NOT_APPLICABLE, TouchedSymbol
 from portq.language.memo import TEXT_OR_NONE, content_digest, per_text
@@ -1450,23 +1450,11 @@ def _erased_binding_docs(tokens: list[str]) -> tuple[list[str], int] | None:
     """``tokens`` of one call ``H.def("name", ...)`` with each argument after the first that is string literals
     alone replaced by one placeholder, and the count replaced; None for anything else (another call, brackets
     that do not balance, a first argument that is not string literals alone, tokens after the call)."""
-    if len(tokens) < 6 or tokens[1:4] != [".", "def", "("] or tokens[-1] != ")":
+    if len(tokens) < 6 or tokens[1:4] != [".", "def", "("] or tokens[-1] != ")" \
+            or closing_bracket(tokens, 3) != len(tokens) - 1:
         return None
-    depth, commas = 0, []
-    for at, token in enumerate(tokens[3:], start=3):
-        if token in ("(", "[", "{"):
-            depth += 1
-        elif token in (")", "]", "}"):
-            depth -= 1
-            if depth == 0 and at != len(tokens) - 1:
-                return None
-        elif token == "," and depth == 1:
-            commas.append(at)
-    if depth != 0:
-        return None
-    bounds = [3] + commas + [len(tokens) - 1]
-    arguments = [tokens[a + 1:b] for a, b in zip(bounds, bounds[1:])]
-    if not arguments[0] or not all(_is_string(t) for t in arguments[0]):
+    arguments = split_arguments(tokens[4:-1])
+    if not arguments or not arguments[0] or not all(_is_string(t) for t in arguments[0]):
         return None
     out, erased = tokens[:4] + arguments[0], 0
     for argument in arguments[1:]:

@@ -86,6 +86,7 @@ import re
 
 from portq.classifier.reading import _changed_lines, _file_change, new_side_evidence
 from portq.classifier.rules import Rule, branches
+from portq.classifier.rules.cosmetic import closing_bracket, split_arguments
 from portq.classifier.rules.wrappers import included_sources
 from portq.core.evidence import Evidence, Kind
 from portq.core.model import NOT_APPLICABLE, EntryChanges, SymbolVerdict, TouchedSymbol
@@ -658,38 +659,9 @@ def _pp_tokens(text: str) -> list[str]:
     return _PP_TOKEN.findall(text)
 
 
-def _closing(tokens: list[str], at: int) -> int | None:
-    """The index of the bracket closing the one at ``tokens[at]``; None when it is not closed."""
-    depth = 0
-    for index in range(at, len(tokens)):
-        if tokens[index] in ("(", "{", "["):
-            depth += 1
-        elif tokens[index] in (")", "}", "]"):
-            depth -= 1
-            if depth == 0:
-                return index
-    return None
-
-
-def _split_arguments(tokens: list[str]) -> list[list[str]]:
-    """``tokens`` (inside a call's or braced list's brackets) split at the commas outside nested brackets."""
-    found: list[list[str]] = [[]]
-    depth = 0
-    for token in tokens:
-        if token in ("(", "{", "["):
-            depth += 1
-        elif token in (")", "}", "]"):
-            depth -= 1
-        if token == "," and depth == 0:
-            found.append([])
-        else:
-            found[-1].append(token)
-    return [] if found == [[]] else found
-
-
 def _is_sizeof(tokens: list[str]) -> bool:
     """True for a whole ``sizeof(...)`` expression: of type ``size_t`` by the language."""
-    return len(tokens) >= 3 and tokens[:2] == ["sizeof", "("] and _closing(tokens, 1) == len(tokens) - 1
+    return len(tokens) >= 3 and tokens[:2] == ["sizeof", "("] and closing_bracket(tokens, 1) == len(tokens) - 1
 
 
 def _argument_fits(argument: list[str], kind: list[str], deduced: set[str]) -> bool:
@@ -704,9 +676,9 @@ def _argument_fits(argument: list[str], kind: list[str], deduced: set[str]) -> b
     for size in _SIZE_TYPES:
         for spelled in (["std", "::", "initializer_list", "<", *size, ">"], ["initializer_list", "<", *size, ">"]):
             if kind == spelled:
-                return len(argument) >= 2 and argument[0] == "{" and _closing(argument, 0) == len(argument) - 1 \
-                    and all(_is_sizeof(e) for e in _split_arguments(argument[1:-1])) \
-                    and bool(_split_arguments(argument[1:-1]))
+                return len(argument) >= 2 and argument[0] == "{" and closing_bracket(argument, 0) == len(argument) - 1 \
+                    and all(_is_sizeof(e) for e in split_arguments(argument[1:-1])) \
+                    and bool(split_arguments(argument[1:-1]))
     return False
 
 
@@ -817,11 +789,11 @@ def forwarded_respelling(old: list[str], new: list[str], helpers: dict[str, tupl
         token = new[index]
         if token in helpers and index + 1 < len(new) and new[index + 1] == "(" \
                 and (index == 0 or new[index - 1] not in (".", "->", "::")):
-            end = _closing(new, index + 1)
+            end = closing_bracket(new, index + 1)
             if end is None:
                 return None
             callee, kinds, deduced = helpers[token]
-            arguments = _split_arguments(new[index + 2:end])
+            arguments = split_arguments(new[index + 2:end])
             if len(arguments) != len(kinds) or not all(_argument_fits(a, k, deduced) for a, k in zip(arguments, kinds)):
                 return None
             rebuilt += callee
