@@ -564,6 +564,34 @@ def _follow_narrowed(entry: EntryChanges, symbol: TouchedSymbol, origin: Key, ol
                  exact=False, via=(NARROWED_RULE,)), taken, moves, made)
 
 
+def hoisted_local(old_table, new_table, qualified_name: str, old_params: list[str],
+                  new_params: list[str]) -> tuple[str, list[str], str] | None:
+    """Rule ``hoisted-local``: (the local, the parameters it replaces, its old line) when a definition takes, in
+    place of some of its parameters, exactly one new parameter named as a local its old body computed from them
+    (``p = base + row * n + col`` gone, ``p`` taken instead of ``base, row, col``), the removed parameters read
+    nowhere else, and the rest of its body unchanged line for line; else None."""
+    added = [name for name in new_params if name not in old_params]
+    removed = [name for name in old_params if name not in new_params]
+    if len(added) != 1 or not removed:
+        return None
+    before, after = body_lines(old_table, qualified_name, set()), body_lines(new_table, qualified_name, set())
+    if not before or after is None:
+        return None
+    local = added[0]
+    declaring = re.compile(rf"^(?:[\w:<>,\s\*&]*[\s\*&])?{re.escape(local)}\s*=(?!=)")
+    found = [i for i, line in enumerate(before) if declaring.match(line)]
+    if len(found) != 1:
+        return None
+    line = before[found[0]]
+    if before[:found[0]] + before[found[0] + 1:] != after:
+        return None
+    reads = [name for name in removed if re.search(rf"(?<![\w.]){re.escape(name)}(?!\w)", line)]
+    if not reads or any(re.search(rf"(?<![\w.]){re.escape(name)}(?!\w)", other)
+                        for name in removed for other in after):
+        return None
+    return local, removed, line
+
+
 def _unscoped(table, qualified_name: str) -> str:
     """A C++ qualified name without its namespaces: the class scopes (a qualifier the table defines as a
     class) and the name stay (``ops::Norm::fwd`` -> ``Norm::fwd``; ``ops::fwd`` -> ``fwd``)."""

@@ -66,7 +66,7 @@ from portq.classifier.reading import (RangeFacts, _anchor_evidence, _changed_lin
                                       _python_ast_dump,
                                       _python_passless_ast_dump, _same_ast_evidence,
                                       new_side_evidence)
-from portq.classifier.moves import FOLLOW_ONLY, as_called_source
+from portq.classifier.moves import FOLLOW_ONLY, as_called_source, hoisted_local
 from portq.classifier.rules import branches, checked
 from portq.classifier.rules.attribution import AttributionRules
 from portq.classifier.rules.branches import BranchRules
@@ -2208,6 +2208,20 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
         items = platform_chosen_kernels(items, old, new, table.source if table is not None else None, symbol.path,
                                         lambda path: self._upstream_file(entry.commit.sha, path))
         verdict = self._from_items(entry, symbol, old, new, port, items, evidence)
+        if verdict.verdict == "REAL_GAP" and "parameter-change" in verdict.rules and symbol.change == "modified":
+            hoisted = hoisted_local(self._table(symbol.old_blob, symbol.old_path or symbol.path),
+                                    self._table(symbol.new_blob, symbol.path), symbol.qualified_name,
+                                    [p.name for p in old.params], [p.name for p in new.params])
+            if hoisted is not None:
+                local, removed, line = hoisted
+                return self._base("hoisted-local", symbol, NEEDS_REVIEW, None, "signature",
+                                  f"{symbol.name} takes {local} in place of {', '.join(removed)}: the local it computed "
+                                  f"from them (`{line}`) is now a parameter and the rest of its body is unchanged, so "
+                                  "it computes what it did from what it is given; what its callers now pass is decided "
+                                  "on them, so the port still taking the old parameters is for a reader (NEEDS_REVIEW) "
+                                  "rather than a gap of this definition", verdict.evidence[len(symbol.hunk_headers):]
+                                  + [new_side_evidence(symbol, Kind.BODY, f"local {local} hoisted into a parameter",
+                                                       local)], ports=verdict.ports)
         if other_build and "default-build-launch" not in verdict.rules:
             verdict.rules = [*verdict.rules, "default-build-launch"]
         if untaken and "lacked-branch-launch" not in verdict.rules:
