@@ -340,7 +340,7 @@ RULES = (
          "local, keeps the gap.",
          "-def dot8(acc, x_base, x_row, x_col, w_ptr, n):\n-    h_ptr = x_base + x_row * n + x_col\n"
          "+def dot8(acc, h_ptr, w_ptr, n):   (the rest of the body the same)",
-         "classifier.moves.hoisted_local, classifier.verdicts.SymbolClassifier (after compare)"),
+         "classifier.moves.hoisted_local, classifier.verdicts.SymbolClassifier"),
 )
 
 
