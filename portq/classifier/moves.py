@@ -90,7 +90,12 @@ COPIED_RULE = "copied-then-removed"
 definition an earlier commit of the range added elsewhere that carries its body (a copy made first, the original deleted
 later; ``_follow_earlier_copy``)."""
 
-FOLLOW_ONLY = (BY_NAME_RULE, EDITED_RULE, COPIED_RULE)
+NARROWED_RULE = "renamed-narrowed"
+"""The rule that follows a definition renamed in its own file under a kindred name while the same commit narrows its
+interface: the one added definition of the same kind there whose name is the old one with one word dropped, added or
+shortened, whose parameters are old parameters only, and whose body is mostly old lines (``_follow_narrowed``)."""
+
+FOLLOW_ONLY = (BY_NAME_RULE, EDITED_RULE, COPIED_RULE, NARROWED_RULE)
 """Identity rules that follow a definition without clearing anything: the move commit is decided as without
 them, and only later changes to the carrier are read as the port's."""
 
@@ -414,6 +419,9 @@ def follow_moves(entries: Iterable[EntryChanges], table_of: Callable, anchored: 
                 if moves.made_by(entry.position, (old_path, symbol.qualified_name)) is None:
                     _follow_earlier_copy(entry, symbol, origin, old_path, before, names, blobs, born, taken,
                                          table_of, anchored, moves, made)
+                if moves.made_by(entry.position, (old_path, symbol.qualified_name)) is None:
+                    _follow_narrowed(entry, symbol, origin, old_path, before, new_bodies, taken, table_of, moves,
+                                     made)
                 continue
             _, key, candidate, lines, _, edited = best
             taken.add(key)
@@ -496,6 +504,92 @@ def _follow_earlier_copy(entry: EntryChanges, symbol: TouchedSymbol, origin: Key
         return
     _record(Move(entry.position, entry.commit.sha, origin, (old_path, symbol.qualified_name), found[0], "moved",
                  exact=False, via=(COPIED_RULE,)), taken, moves, made)
+
+
+def _words(name: str) -> list[str]:
+    return [word for word in name.lower().split("_") if word]
+
+
+def kindred_names(old: str, new: str) -> bool:
+    """True when ``new`` is ``old`` with one word of its name (``_``-separated) dropped, added or shortened
+    (``mix_v2_op`` / ``mix_op``, ``q4v2_mix`` / ``q4_mix``): the same name with its version or variant mark
+    changed, not another name."""
+    a, b = _words(old), _words(new)
+    if a == b or not a or not b:
+        return False
+    if len(a) == len(b):
+        differing = [(x, y) for x, y in zip(a, b) if x != y]
+        return len(differing) == 1 and (differing[0][0].startswith(differing[0][1])
+                                        or differing[0][1].startswith(differing[0][0]))
+    longer, shorter = (a, b) if len(a) > len(b) else (b, a)
+    return len(longer) == len(shorter) + 1 and any(longer[:i] + longer[i + 1:] == shorter for i in range(len(longer)))
+
+
+def _follow_narrowed(entry: EntryChanges, symbol: TouchedSymbol, origin: Key, old_path: str, before: list[str],
+                     new_bodies: dict, taken: set[Key], table_of: Callable, moves: Moves, made: list[Move]) -> None:
+    """Rule ``renamed-narrowed``: an anchored (or followed) definition ``entry`` removes, that no added definition
+    carries, is followed to the one definition the commit adds in the same file, of the same kind, under a kindred
+    name (``kindred_names``), whose parameters are all old parameters (some dropped, none new: what a caller passed
+    separately now travels in what it already passes) and whose body's code lines are at least ``CARRIED_SHARE``
+    old lines (at least two): the definition renamed while its interface narrowed. A definition that takes a new
+    input is a replacement (``_replaced``); two such candidates are followed to none. The move is never ``exact``:
+    following a narrowed rename clears nothing, and the move commit stays as flagged as it was."""
+    if symbol.change != "removed" or symbol.name.startswith("<"):
+        return
+    old_table = table_of(symbol.old_blob, old_path)
+    kind = _kind(old_table, symbol.qualified_name)
+    before_params = _parameter_names(old_table, symbol.qualified_name, old_path)
+    if kind is None or before_params is None:
+        return
+    found = []
+    for key, (candidate, lines) in new_bodies.items():
+        if key in taken or key in moves.carriers or candidate.change != "added" \
+                or candidate.path not in (symbol.path, old_path) \
+                or not kindred_names(re.split(r"::|\.", symbol.qualified_name)[-1],
+                                     re.split(r"::|\.", candidate.qualified_name)[-1]) \
+                or re.split(r"::|\.", candidate.qualified_name)[:-1] != re.split(r"::|\.", symbol.qualified_name)[:-1]:
+            continue
+        new_table = table_of(candidate.new_blob, candidate.path)
+        if _kind(new_table, candidate.qualified_name) != kind:
+            continue
+        after_params = _parameter_names(new_table, candidate.qualified_name, candidate.path)
+        if after_params is None or not after_params < before_params:
+            continue
+        shared = _shared(lines, Counter(before))
+        if shared >= 2 and shared >= CARRIED_SHARE * len(lines):
+            found.append(key)
+    if len(found) != 1:
+        return
+    _record(Move(entry.position, entry.commit.sha, origin, (old_path, symbol.qualified_name), found[0], "renamed",
+                 exact=False, via=(NARROWED_RULE,)), taken, moves, made)
+
+
+def hoisted_local(old_table, new_table, qualified_name: str, old_params: list[str],
+                  new_params: list[str]) -> tuple[str, list[str], str] | None:
+    """Rule ``hoisted-local``: (the local, the parameters it replaces, its old line) when a definition takes, in
+    place of some of its parameters, exactly one new parameter named as a local its old body computed from them
+    (``p = base + row * n + col`` gone, ``p`` taken instead of ``base, row, col``), the removed parameters read
+    nowhere else, and the rest of its body unchanged line for line; else None."""
+    added = [name for name in new_params if name not in old_params]
+    removed = [name for name in old_params if name not in new_params]
+    if len(added) != 1 or not removed:
+        return None
+    before, after = body_lines(old_table, qualified_name, set()), body_lines(new_table, qualified_name, set())
+    if not before or after is None:
+        return None
+    local = added[0]
+    declaring = re.compile(rf"^(?:[\w:<>,\s\*&]*[\s\*&])?{re.escape(local)}\s*=(?!=)")
+    found = [i for i, line in enumerate(before) if declaring.match(line)]
+    if len(found) != 1:
+        return None
+    line = before[found[0]]
+    if before[:found[0]] + before[found[0] + 1:] != after:
+        return None
+    reads = [name for name in removed if re.search(rf"(?<![\w.]){re.escape(name)}(?!\w)", line)]
+    if not reads or any(re.search(rf"(?<![\w.]){re.escape(name)}(?!\w)", other)
+                        for name in removed for other in after):
+        return None
+    return local, removed, line
 
 
 def _unscoped(table, qualified_name: str) -> str:

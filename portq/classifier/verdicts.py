@@ -66,7 +66,7 @@ from portq.classifier.reading import (RangeFacts, _anchor_evidence, _changed_lin
                                       _python_ast_dump,
                                       _python_passless_ast_dump, _same_ast_evidence,
                                       new_side_evidence)
-from portq.classifier.moves import FOLLOW_ONLY, as_called_source
+from portq.classifier.moves import FOLLOW_ONLY, as_called_source, hoisted_local
 from portq.classifier.rules import branches, checked
 from portq.classifier.rules.attribution import AttributionRules
 from portq.classifier.rules.branches import BranchRules
@@ -79,7 +79,7 @@ from portq.classifier.rules.cosmetic import (attribute_names, caller_renaming, c
                                              import_aliases, imported_others,
                                              followed_keywords, formatted_alike, keyword_bindings, renamed_locals, renamed_names,
                                              cpp_renaming, macro_read_names)
-from portq.classifier.rules.cosmetic import cpp_parameter_names
+from portq.classifier.rules.cosmetic import cpp_parameter_names, only_aliasing_hints
 from portq.classifier.rules.definitions import DefinitionRules
 from portq.classifier.rules.form import (FormRules, module_loggers, qualifier_free_tokens,
                                         same_without_logging)
@@ -1418,6 +1418,16 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
         return self._base(rules, symbol, NOT_APPLICABLE, kept, "body",
                           f"{said} {kept} rather than a change the port must follow", evidence + cited)
 
+    def _definition_text(self, blob, path: str, qualified_name: str) -> str | None:
+        """The source text of the definition ``qualified_name`` in ``blob`` at ``path``; None where unread."""
+        table = self._table(blob, path)
+        if table is None or table.tree is None:
+            return None
+        definition = next((d for d in table.definitions if d.qualified_name == qualified_name), None)
+        if definition is None or definition.node is None:
+            return None
+        return table.source[definition.node.start_byte:definition.node.end_byte].decode("utf-8", errors="replace")
+
     def _base(self, rules: str | tuple[str, ...], symbol: TouchedSymbol, verdict: str, justification: str | None,
               decided_by: str, reason: str, evidence: list[Evidence] | None = None,
               ports: list[str] | None = None) -> SymbolVerdict:
@@ -1685,6 +1695,17 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
                 "rather than a change the port must follow",
                 evidence,
             )
+        hinted = only_aliasing_hints(*(self._definition_text(blob, path, symbol.qualified_name)
+                                       for blob, path in ((symbol.old_blob, symbol.old_path or symbol.path),
+                                                          (symbol.new_blob, symbol.path)))) \
+            if language_for_path(symbol.path) == "cpp" else None
+        if hinted:
+            return self._base("aliasing-hint", symbol, NOT_APPLICABLE, "cosmetic", "body",
+                              f"{symbol.name} changes only by {', '.join(hinted)} on its parameters, a promise to "
+                              "the compiler that they do not alias: the same parameters, the same body, so "
+                              "cosmetic rather than a change the port must follow",
+                              evidence + [new_side_evidence(symbol, Kind.COSMETIC,
+                                                            f"only {', '.join(hinted)} added or dropped", hinted[0])])
         renamed = self._renamed_locals(symbol)
         if renamed:  # an empty renaming is equal tokens, which the ``ast`` has just told apart
             pairs = ", ".join(f"{a} → {b}" for a, b in renamed[:4])
@@ -2208,6 +2229,20 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
         items = platform_chosen_kernels(items, old, new, table.source if table is not None else None, symbol.path,
                                         lambda path: self._upstream_file(entry.commit.sha, path))
         verdict = self._from_items(entry, symbol, old, new, port, items, evidence)
+        if verdict.verdict == "REAL_GAP" and "parameter-change" in verdict.rules and symbol.change == "modified":
+            hoisted = hoisted_local(self._table(symbol.old_blob, symbol.old_path or symbol.path),
+                                    self._table(symbol.new_blob, symbol.path), symbol.qualified_name,
+                                    [p.name for p in old.params], [p.name for p in new.params])
+            if hoisted is not None:
+                local, removed, line = hoisted
+                return self._base("hoisted-local", symbol, NEEDS_REVIEW, None, "signature",
+                                  f"{symbol.name} takes {local} in place of {', '.join(removed)}: the local it computed "
+                                  f"from them (`{line}`) is now a parameter and the rest of its body is unchanged, so "
+                                  "it computes what it did from what it is given; what its callers now pass is decided "
+                                  "on them, so the port still taking the old parameters is for a reader (NEEDS_REVIEW) "
+                                  "rather than a gap of this definition", verdict.evidence[len(symbol.hunk_headers):]
+                                  + [new_side_evidence(symbol, Kind.BODY, f"local {local} hoisted into a parameter",
+                                                       local)], ports=verdict.ports)
         if other_build and "default-build-launch" not in verdict.rules:
             verdict.rules = [*verdict.rules, "default-build-launch"]
         if untaken and "lacked-branch-launch" not in verdict.rules:

@@ -28,7 +28,7 @@ from dataclasses import replace
 from pathlib import PurePosixPath
 
 from portq.classifier.module_surface import Imported, changed_bindings, import_time_statements, imported_from
-from portq.classifier.moves import BY_NAME_RULE, COPIED_RULE, EDITED_RULE, FOLLOW_ONLY, extraction_only, follows_moves, renamed_unchanged
+from portq.classifier.moves import BY_NAME_RULE, COPIED_RULE, EDITED_RULE, FOLLOW_ONLY, NARROWED_RULE, extraction_only, follows_moves, renamed_unchanged
 from portq.classifier.reading import (_IDENTIFIER, RangeFacts, _walk_nodes, _anchor_evidence, _changed_lines, _file_change,
                                       _is_code_line, _unchanged_moves)
 from portq.classifier.rules import Rule, checked
@@ -124,6 +124,20 @@ RULES = (
          "-template <bool g>\n-__global__ void fwd_v2(x, out, n)\n+template <bool g, bool m>\n+__global__ void "
          "fwd(x, out, n, map)   (body kept, a mapped read added)   (then)   a body fix in fwd → flagged, the port's",
          "classifier.moves._edited_rename, classifier.rules.identity.IdentityRules._named_move_shown"),
+    Rule("renamed-narrowed", ("NOT_APPLICABLE", "NEEDS_REVIEW", "REAL_GAP", "INERT", "IN_SYNC"),
+         "An anchored (or followed) definition a commit removes, that no added definition carries, while it adds in "
+         "the same file one definition of the same kind under a kindred name (the old name with one word dropped, "
+         "added or shortened: a version or variant mark changed) whose parameters are old parameters only (some "
+         "dropped, none new: what a caller passed separately now travels in what it already passes) and whose body "
+         "is at least 70% old lines, is the same definition with a narrowed interface: the move is shown (anchor "
+         "lost at SHA: SYMBOL moved to PATH::NAME?) and every later change to it is decided against the anchor's "
+         "port, never a silent not-ported. Following it clears nothing: the move commit is decided as without it "
+         "(the removal and its signature change stay flagged). A definition under an unrelated name, one taking a "
+         "new input (a replacement), and two kindred candidates are not followed.",
+         "-void mix_v2_op(x, out, gate, gate_scales, up, up_scales, n)\n+void mix_op(x, out, gate, up, n)   (body "
+         "kept, the scales inside the handles)   (then)   a body fix in mix_op → flagged, the port's",
+         "classifier.moves._follow_narrowed, classifier.moves.kindred_names, "
+         "classifier.rules.identity.IdentityRules._named_move_shown"),
     Rule("copied-then-removed", ("NOT_APPLICABLE", "NEEDS_REVIEW", "REAL_GAP", "INERT", "IN_SYNC"),
          "An anchored (or followed) definition a commit removes with its whole file (deleted), no definition of "
          "that commit carrying it, is followed to the "
@@ -261,7 +275,8 @@ class IdentityRules:
                               "decided on the definition it left", [Evidence(
                                   kind=Kind.COSMETIC, message=f"carries the body of {into.old[1]}", side="upstream-new",
                                   path=symbol.path, symbol=symbol.name, subject=into.old[1])])
-        here = facts.moves.by_entry.get(entry.position, [])
+        # a narrowed rename changed the interface: what only follows its name is not thereby cosmetic
+        here = [m for m in facts.moves.by_entry.get(entry.position, []) if NARROWED_RULE not in m.via]
         extracted = next((m for m in here if m.old == key and m.how == "extracted"), None)
         extraction_tables = (
             self._table(symbol.old_blob, symbol.old_path or symbol.path), self._table(symbol.new_blob, symbol.path),
@@ -372,7 +387,10 @@ class IdentityRules:
                     EDITED_RULE: f"; the one definition this commit adds in the same file keeping most of its body "
                                  f"and every parameter, {made.new[1]}, is followed as this one from here on",
                     COPIED_RULE: f"; the one copy of its body an earlier commit added, {made.new[0]}::{made.new[1]}, "
-                                 "is followed as this one from here on"}[followed]
+                                 "is followed as this one from here on",
+                    NARROWED_RULE: f"; the one definition this commit adds in the same file under a kindred name, "
+                                   f"keeping mostly old lines and only old parameters, {made.new[1]}, is followed as "
+                                   "this one from here on"}[followed]
         else:
             message, path = facts.moves.lost_line(entry.position, entry.commit.sha, key), symbol.path
             note = "; more than one definition of that name appears elsewhere in this commit, so none is followed"

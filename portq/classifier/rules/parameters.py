@@ -330,6 +330,17 @@ RULES = (
          "stand for the removed input: for a reader (at most NEEDS_REVIEW), never IN_SYNC by absence.",
          "-def k(x_ptr, x_stride, n):\n+def k(x_ptr, n):   (the port's k(src, src_stride, width) takes 3 against 2)",
          "classifier.rules.parameters._port_takes_more"),
+    Rule("hoisted-local", ("NEEDS_REVIEW",),
+         "A definition that takes, in place of some of its parameters, exactly one new parameter named as a local "
+         "its old body computed from them (the local's line gone, the removed parameters read nowhere else) and "
+         "whose body is otherwise unchanged line for line: it computes what it did from what it is given, the "
+         "computation moved to its callers, whose change (what they now pass) is decided on them. The port still "
+         "taking the old parameters is then no gap of this definition by itself: for a reader (at most "
+         "NEEDS_REVIEW), never REAL_GAP. Any other change of the body, or a removed parameter read beside the "
+         "local, keeps the gap.",
+         "-def dot8(acc, x_base, x_row, x_col, w_ptr, n):\n-    h_ptr = x_base + x_row * n + x_col\n"
+         "+def dot8(acc, h_ptr, w_ptr, n):   (the rest of the body the same)",
+         "classifier.moves.hoisted_local, classifier.verdicts.SymbolClassifier"),
 )
 
 
