@@ -79,7 +79,7 @@ from portq.classifier.rules.cosmetic import (attribute_names, caller_renaming, c
                                              import_aliases, imported_others,
                                              followed_keywords, formatted_alike, keyword_bindings, renamed_locals, renamed_names,
                                              cpp_renaming, macro_read_names)
-from portq.classifier.rules.cosmetic import cpp_parameter_names, only_aliasing_hints
+from portq.classifier.rules.cosmetic import cpp_parameter_names
 from portq.classifier.rules.definitions import DefinitionRules
 from portq.classifier.rules.form import (FormRules, module_loggers, qualifier_free_tokens,
                                         same_without_logging)
@@ -1418,16 +1418,6 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
         return self._base(rules, symbol, NOT_APPLICABLE, kept, "body",
                           f"{said} {kept} rather than a change the port must follow", evidence + cited)
 
-    def _definition_text(self, blob, path: str, qualified_name: str) -> str | None:
-        """The source text of the definition ``qualified_name`` in ``blob`` at ``path``; None where unread."""
-        table = self._table(blob, path)
-        if table is None or table.tree is None:
-            return None
-        definition = next((d for d in table.definitions if d.qualified_name == qualified_name), None)
-        if definition is None or definition.node is None:
-            return None
-        return table.source[definition.node.start_byte:definition.node.end_byte].decode("utf-8", errors="replace")
-
     def _base(self, rules: str | tuple[str, ...], symbol: TouchedSymbol, verdict: str, justification: str | None,
               decided_by: str, reason: str, evidence: list[Evidence] | None = None,
               ports: list[str] | None = None) -> SymbolVerdict:
@@ -1695,17 +1685,6 @@ class SymbolClassifier(OwnershipRules, ProvenanceRules, IdentityRules, WrapperRu
                 "rather than a change the port must follow",
                 evidence,
             )
-        hinted = only_aliasing_hints(*(self._definition_text(blob, path, symbol.qualified_name)
-                                       for blob, path in ((symbol.old_blob, symbol.old_path or symbol.path),
-                                                          (symbol.new_blob, symbol.path)))) \
-            if language_for_path(symbol.path) == "cpp" else None
-        if hinted:
-            return self._base("aliasing-hint", symbol, NOT_APPLICABLE, "cosmetic", "body",
-                              f"{symbol.name} changes only by {', '.join(hinted)} on its parameters, a promise to "
-                              "the compiler that they do not alias: the same parameters, the same body, so "
-                              "cosmetic rather than a change the port must follow",
-                              evidence + [new_side_evidence(symbol, Kind.COSMETIC,
-                                                            f"only {', '.join(hinted)} added or dropped", hinted[0])])
         renamed = self._renamed_locals(symbol)
         if renamed:  # an empty renaming is equal tokens, which the ``ast`` has just told apart
             pairs = ", ".join(f"{a} → {b}" for a, b in renamed[:4])

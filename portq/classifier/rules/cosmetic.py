@@ -39,14 +39,6 @@ RULES = (
          "A ported definition whose tokens, comments dropped, are identical before and after is unchanged.",
          "-    x = a+b  # sum\n+    x = a+b",
          "classifier.verdicts.SymbolClassifier._against_port"),
-    Rule("aliasing-hint", ("NOT_APPLICABLE",),
-         "A C/C++ definition whose tokens (comments dropped) differ only by `__restrict__` (`__restrict`, "
-         "`restrict`) added to or dropped from its parameters: a promise to the compiler that the pointers do not "
-         "alias, a code-generation hint with the same parameters, the same body and the same results for every "
-         "caller that honours it (a qualifier, as signatures drop it). Cosmetic for the port; any other token "
-         "changed keeps the definition changed.",
-         "-    const half* x,\n+    const half* __restrict__ x,",
-         "classifier.rules.cosmetic.only_aliasing_hints, classifier.verdicts.SymbolClassifier._against_port"),
     Rule("cosmetic-renaming", ("NOT_APPLICABLE",),
          "A definition that differs only by a consistent renaming of its locals is unchanged. A name a class "
          "binds in its own body is an attribute every user of the class reads (an enum's member), never a local: "
@@ -643,22 +635,6 @@ _CPP_TOKEN = re.compile(r"""
   | (?P<other>\S)
 """, re.VERBOSE | re.DOTALL)
 _INCLUDE_LINE = re.compile(r"^[ \t]*#[ \t]*include\b[^\n]*$", re.MULTILINE)
-
-
-ALIASING_HINTS = frozenset({"__restrict__", "__restrict", "restrict"})
-"""C/C++ qualifiers that promise the compiler a pointer does not alias (rule ``aliasing-hint``)."""
-
-
-def only_aliasing_hints(old: str | None, new: str | None) -> list[str] | None:
-    """Rule ``aliasing-hint``: the aliasing qualifiers (``ALIASING_HINTS``) that tell C/C++ definition texts
-    ``old`` and ``new`` apart when nothing else does (comments dropped); None otherwise."""
-    if old is None or new is None:
-        return None
-    before, after = cpp_tokens(old), cpp_tokens(new)
-    if before == after or [t for t in before if t not in ALIASING_HINTS] != [t for t in after
-                                                                             if t not in ALIASING_HINTS]:
-        return None
-    return sorted({t for t in before + after if t in ALIASING_HINTS})
 
 
 def cpp_tokens(text: str) -> list[str]:
