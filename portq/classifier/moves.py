@@ -59,6 +59,7 @@ no verdict and reads no tree file.
 
 from __future__ import annotations
 
+import ast
 import re
 from collections import Counter
 from dataclasses import dataclass, field, replace
@@ -95,7 +96,12 @@ NARROWED_RULE = "renamed-narrowed"
 interface: the one added definition of the same kind there whose name is the old one with one word dropped, added or
 shortened, whose parameters are old parameters only, and whose body is mostly old lines (``_follow_narrowed``)."""
 
-FOLLOW_ONLY = (BY_NAME_RULE, EDITED_RULE, COPIED_RULE, NARROWED_RULE)
+REBOUND_RULE = "rebound-name"
+"""The rule that follows a Python function a commit removes while the new side of its file binds the old name at
+module level to functions the commit adds (``old = new``, under a setting or not): of those, the one keeping the
+most lines of the old body (``_follow_rebound_name``)."""
+
+FOLLOW_ONLY = (BY_NAME_RULE, EDITED_RULE, COPIED_RULE, NARROWED_RULE, REBOUND_RULE)
 """Identity rules that follow a definition without clearing anything: the move commit is decided as without
 them, and only later changes to the carrier are read as the port's."""
 
@@ -422,6 +428,9 @@ def follow_moves(entries: Iterable[EntryChanges], table_of: Callable, anchored: 
                 if moves.made_by(entry.position, (old_path, symbol.qualified_name)) is None:
                     _follow_narrowed(entry, symbol, origin, old_path, before, new_bodies, taken, table_of, moves,
                                      made)
+                if moves.made_by(entry.position, (old_path, symbol.qualified_name)) is None:
+                    _follow_rebound_name(entry, symbol, origin, old_path, before, new_bodies, taken, table_of,
+                                         moves, made)
                 continue
             _, key, candidate, lines, _, edited = best
             taken.add(key)
@@ -438,6 +447,57 @@ def follow_moves(entries: Iterable[EntryChanges], table_of: Callable, anchored: 
             moves.by_entry.setdefault(entry.position, []).append(move)
             made.append(move)
     return moves
+
+
+def _module_bindings(source: bytes, name: str) -> set[str] | None:
+    """The names a module binds ``name`` to at its top level (``name = other``, inside module-level ``if`` or
+    ``try`` blocks too, never inside a definition), or None when the source does not parse."""
+    try:
+        module = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return None
+    bound: set[str] = set()
+
+    def visit(statements) -> None:
+        for statement in statements:
+            if isinstance(statement, ast.Assign) and isinstance(statement.value, ast.Name) \
+                    and any(isinstance(t, ast.Name) and t.id == name for t in statement.targets):
+                bound.add(statement.value.id)
+            elif isinstance(statement, ast.If):
+                visit(statement.body)
+                visit(statement.orelse)
+            elif isinstance(statement, ast.Try):
+                for block in (statement.body, statement.orelse, statement.finalbody,
+                              *(h.body for h in statement.handlers)):
+                    visit(block)
+
+    visit(module.body)
+    return bound
+
+
+def _follow_rebound_name(entry: EntryChanges, symbol: TouchedSymbol, origin: Key, old_path: str,
+                         before: list[str], new_bodies: dict, taken: set[Key], table_of: Callable, moves: Moves,
+                         made: list[Move]) -> None:
+    """Rule ``rebound-name``: an anchored (or followed) top-level Python function ``entry`` removes, whose body no
+    added definition carries, while the new side of its file binds the old name at module level to functions
+    the commit adds there: every caller that named it now runs one of them, and the one keeping the most of its
+    old body's lines (at least two, no tie) is the same definition. Never ``exact``: it clears nothing."""
+    if symbol.change != "removed" or language_for_path(old_path) != "python" or "." in symbol.qualified_name:
+        return
+    change = next((c for c in entry.commit.changes if (c.old_path or c.new_path) == old_path
+                   and c.new_path and c.new_blob and c.status != "deleted"), None)
+    table = table_of(change.new_blob, change.new_path) if change is not None else None
+    if table is None or table.source is None:
+        return
+    bound = _module_bindings(table.source, symbol.name)
+    if not bound or symbol.name in bound:
+        return
+    scored = sorted(((_shared(lines, Counter(before)), key) for key, (candidate, lines) in new_bodies.items()
+                     if key not in taken and key[0] == change.new_path and key[1] in bound), reverse=True)
+    if not scored or scored[0][0] < 2 or (len(scored) > 1 and scored[1][0] == scored[0][0]):
+        return
+    _record(Move(entry.position, entry.commit.sha, origin, (old_path, symbol.qualified_name), scored[0][1],
+                 "renamed", exact=False, via=(REBOUND_RULE,)), taken, moves, made)
 
 
 def _track_added(entry: EntryChanges, blobs: dict[str, str], born: dict[Key, tuple[int, TouchedSymbol]]) -> None:

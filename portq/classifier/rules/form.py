@@ -94,6 +94,7 @@ commit.
 from __future__ import annotations
 
 import ast
+import copy
 import difflib
 import re
 import textwrap
@@ -260,6 +261,18 @@ RULES = (
          "attribute or subscript targets, a pair inside `try` and any changed value stay compared.",
          "-            k = incoming_a\n-            v = incoming_b\n+            k, v = incoming_a, incoming_b",
          "classifier.rules.form.same_with_split_assignments, classifier.rules.form.FormRules._form_only"),
+    Rule("named-subexpression", ("NOT_APPLICABLE",),
+         "A Python definition whose `ast` is the same before and after once a statement of its top-level body "
+         "`local = read` is dropped and each later read of the local is replaced by `read` changed only its form, "
+         "where `read` is a name, a literal or an item of a name by a literal (no call, no attribute, no "
+         "arithmetic), the local is bound by no other statement, parameter or declaration of the definition and "
+         "read only after the binding, the names `read` reads are never rebound, stored into (an item or an "
+         "attribute), called on, declared `global` or bound by a lambda in the definition, which defines no function or class of its own: the value is the "
+         "same at each read. A local rebound later, a read that calls, a base stored into, or a changed use stay "
+         "compared.",
+         "+        M = signature[0]\n-            if signature[0] > 1 and kind == 'narrow':\n+            if M > 1 and "
+         "kind == 'narrow':",
+         "classifier.rules.form.same_with_named_subexpressions, classifier.rules.form.FormRules._form_only"),
     Rule("member-lines", ("NOT_APPLICABLE",),
          "A class body's changed lines that lie inside one of its methods (or another nested definition) are that "
          "definition's change, decided in its own right, and its docstring's lines compute nothing; when every "
@@ -798,6 +811,92 @@ def same_with_split_assignments(before: str, after: str) -> bool:
     return _erased_dump(old, False) == _erased_dump(new, False)
 
 
+def _pure_read(node: ast.AST) -> set[str] | None:
+    """The names a side-effect-free read reads (a name, a literal, or a subscript of one by a literal), or None
+    for anything else (a call, an attribute, arithmetic)."""
+    if isinstance(node, ast.Name):
+        return {node.id}
+    if isinstance(node, ast.Constant):
+        return set()
+    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant):
+        return _pure_read(node.value)
+    return None
+
+
+class _Substituted(ast.NodeTransformer):
+    def __init__(self, name: str, value: ast.AST):
+        self.name, self.value = name, value
+
+    def visit_Name(self, node: ast.Name):
+        return copy.deepcopy(self.value) if node.id == self.name and isinstance(node.ctx, ast.Load) else node
+
+
+def _named_subexpressions(function) -> list[tuple[int, str]]:
+    """Rule ``named-subexpression``: substitute, in ``function`` (an ``ast`` definition, changed in place), each
+    statement of its top-level body ``local = read`` (``_pure_read``) whose local is bound nowhere else in the
+    definition (no other store, parameter, ``global``/``nonlocal``, lambda parameter, ``del``) and read only after
+    it, and whose read names are never rebound, stored into (an item or attribute), deleted or called on
+    (``name.method(...)``) in the definition: the statement goes and each read of the local becomes the read.
+    The (line, local) of each substituted."""
+    done = []
+    for statement in list(function.body):
+        if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1
+                and isinstance(statement.targets[0], ast.Name)):
+            continue
+        local, reads = statement.targets[0].id, _pure_read(statement.value)
+        if not reads:
+            continue
+        nodes = [n for n in ast.walk(function) if n is not function]
+        if any(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) for n in nodes):
+            return []
+        if any(isinstance(n, (ast.Global, ast.Nonlocal)) and set(n.names) & (reads | {local}) for n in nodes):
+            continue
+        # a parameter of the definition named like the local, or a lambda's binding either name, reads another value
+        lambdas = {a.arg for n in nodes if isinstance(n, ast.Lambda) for a in ast.walk(n.args) if isinstance(a, ast.arg)}
+        if local in {a.arg for a in ast.walk(function.args) if isinstance(a, ast.arg)} or lambdas & (reads | {local}):
+            continue
+        stores = [n for n in nodes if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)]
+        if [n for n in stores if n.id == local] != [statement.targets[0]] or any(n.id in reads for n in stores):
+            continue
+        if any(isinstance(n, ast.Name) and n.id == local and isinstance(n.ctx, ast.Load)
+               and (n.lineno, n.col_offset) <= (statement.lineno, statement.col_offset) for n in nodes):
+            continue
+        touched = False
+        for n in nodes:
+            target = None
+            if isinstance(n, (ast.Subscript, ast.Attribute)) and not isinstance(n.ctx, ast.Load):
+                target = n.value
+            elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute):
+                target = n.func.value
+            while isinstance(target, (ast.Subscript, ast.Attribute)):
+                target = target.value
+            if isinstance(target, ast.Name) and target.id in reads:
+                touched = True
+        if touched:
+            continue
+        function.body.remove(statement)
+        _Substituted(local, statement.value).visit(function)
+        done.append((statement.lineno, local))
+    return done
+
+
+def same_with_named_subexpressions(before: str, after: str) -> bool:
+    """Rule ``named-subexpression``: True when two Python definition sources differ and are the same program
+    (docstrings and annotations that bind nothing erased) once each local one side names a side-effect-free read
+    by is read as that read (``_named_subexpressions``), at least one so read."""
+    if before == after:
+        return False
+    old, new = _parse(before), _parse(after)
+    if old is None or new is None or len(old.body) != 1 or len(new.body) != 1 \
+            or not isinstance(old.body[0], (ast.FunctionDef, ast.AsyncFunctionDef)) \
+            or not isinstance(new.body[0], (ast.FunctionDef, ast.AsyncFunctionDef)) \
+            or _erased_dump(_parse(before), False) == _erased_dump(_parse(after), False):
+        return False
+    if not _named_subexpressions(old.body[0]) + _named_subexpressions(new.body[0]):
+        return False
+    return _erased_dump(old, False) == _erased_dump(new, False)
+
+
 def same_with_guards_unwrapped(before, after) -> bool:
     """True when two Python definition nodes differ, and are the same once
     each guard ``guarded-store`` may unwrap is replaced by its stores."""
@@ -1144,6 +1243,10 @@ class FormRules:
                 return "parallel-assignment", "only wrote consecutive assignments as one tuple assignment (or " \
                                               "the other way round) of distinct names, no later value reading " \
                                               "an earlier target or calling anything: the same values bound"
+            if same_with_named_subexpressions(definition_text(before.node), definition_text(after.node)):
+                return "named-subexpression", "only named a side-effect-free read (a name or an item of one by a " \
+                                              "literal) by a local bound once and read it through that local, " \
+                                              "nothing it reads rebound, stored into or called on: the same values"
             if same_without_repeated_asserts(before.node, after.node):
                 return "repeated-assert", "only added or removed an assert repeating the one just before it " \
                                           "(a test of names and literals already checked with the same values)"

@@ -28,7 +28,8 @@ from dataclasses import replace
 from pathlib import PurePosixPath
 
 from portq.classifier.module_surface import Imported, changed_bindings, import_time_statements, imported_from
-from portq.classifier.moves import BY_NAME_RULE, COPIED_RULE, EDITED_RULE, FOLLOW_ONLY, NARROWED_RULE, extraction_only, follows_moves, renamed_unchanged
+from portq.classifier.moves import (BY_NAME_RULE, COPIED_RULE, EDITED_RULE, FOLLOW_ONLY, NARROWED_RULE, REBOUND_RULE,
+                                   extraction_only, follows_moves, renamed_unchanged)
 from portq.classifier.reading import (_IDENTIFIER, RangeFacts, _walk_nodes, _anchor_evidence, _changed_lines, _file_change,
                                       _is_code_line, _unchanged_moves)
 from portq.classifier.rules import Rule, checked
@@ -112,6 +113,17 @@ RULES = (
          "-    x[j] = x[j] * b;\n+    x[j] = x[j] * b + 1;   → flagged, the port's",
          "classifier.moves._follow_by_name, classifier.moves._follow_classes_by_name, "
          "classifier.rules.identity.IdentityRules._named_move_shown"),
+    Rule("rebound-name", ("NOT_APPLICABLE", "NEEDS_REVIEW", "REAL_GAP", "INERT", "IN_SYNC"),
+         "An anchored (or followed) top-level Python function a commit removes, whose body no added definition "
+         "carries, while the new side of its file binds the old name at module level to functions the commit adds "
+         "there (`old = new`, directly or under a module-level setting): every caller that named it now runs one "
+         "of them, so the one keeping the most lines of the old body (at least two, no tie) is the same "
+         "definition: the move is shown and every later change to it is decided against the anchor's port, never "
+         "a silent not-ported. Following it clears nothing: the move commit is decided as without it. A bound "
+         "function sharing fewer lines, or a removal with no binding of the old name, is not followed.",
+         "-def make_configs(): ...\n+def make_wide_configs(): ...  (loops reordered)\n+if SETTING == 'wide':\n"
+         "+    make_configs = make_wide_configs   (then) a retune of make_wide_configs → flagged, the port's",
+         "classifier.moves._follow_rebound_name, classifier.rules.identity.IdentityRules._named_move_shown"),
     Rule("renamed-with-edits", ("NOT_APPLICABLE", "NEEDS_REVIEW", "REAL_GAP", "INERT", "IN_SYNC"),
          "An anchored (or followed) definition a commit removes while it adds, in the same file, one definition of "
          "the same kind under another name that keeps at least 70% of the old body's code lines and every old "
@@ -390,7 +402,10 @@ class IdentityRules:
                                  "is followed as this one from here on",
                     NARROWED_RULE: f"; the one definition this commit adds in the same file under a kindred name, "
                                    f"keeping mostly old lines and only old parameters, {made.new[1]}, is followed as "
-                                   "this one from here on"}[followed]
+                                   "this one from here on",
+                    REBOUND_RULE: f"; the file binds its old name to {made.new[1]}, which this commit adds and which "
+                                  "keeps the most of its body, so that one is followed as this one from here on"
+                    }[followed]
         else:
             message, path = facts.moves.lost_line(entry.position, entry.commit.sha, key), symbol.path
             note = "; more than one definition of that name appears elsewhere in this commit, so none is followed"

@@ -14,15 +14,18 @@ and a rule never names a corpus symbol, path or commit.
 
 from __future__ import annotations
 
+import ast
+import re
 from dataclasses import replace
 
+from portq.classifier.imports import _module_stem
 from portq.classifier.reading import RangeFacts, _anchor_evidence
 from portq.classifier.rules import Rule
 from portq.core.evidence import Evidence, Kind
 from portq.core.model import IN_SYNC, NEEDS_REVIEW, NOT_APPLICABLE, EntryChanges, SymbolVerdict, TouchedSymbol
 from portq.core.paths import non_code_kind
 from portq.classifier.rules.parameters import cpp_kernel_uses
-from portq.language.symbols import language_for_path
+from portq.language.symbols import KIND_CLASS, language_for_path
 
 RULES = (
     Rule("path-ownership", ("NOT_APPLICABLE",),
@@ -39,6 +42,17 @@ RULES = (
          "NOT_APPLICABLE/not-ported, with the hole as evidence.",
          "+def new_sibling(x): ...  (in an owned file; no `portq: ports` anchor names it)",
          "classifier.rules.ownership.OwnershipRules._unported, ._file_level"),
+    Rule("imported-class-use", ("NEEDS_REVIEW",),
+         "A Python class no anchor ports or declares (an enum or a class of constants a vendored file defined "
+         "beside its pinned functions, since moved into a module of its own), changed in a module that a Python "
+         "file the tree anchors imports it from at module level (by name or `*`, as of the commit), where an "
+         "anchored definition of that file reads its name: what a ported definition reads changed, as "
+         "`toplevel-use` reads a change to it while it sat in the ported file: NEEDS_REVIEW, never a silent "
+         "not-ported. A class of that module no anchored definition there reads, or one in a module the "
+         "anchored files do not import from, stays `unported-symbol`.",
+         "-    wide = 2\n+    WIDE = 2   (in ops/kinds.py::Mode; ops/core.py does `from .kinds import *` and its "
+         "pinned pick reads Mode)",
+         "classifier.rules.ownership.OwnershipRules._imported_class_use"),
     Rule("lost-anchor-successor", ("NEEDS_REVIEW",),
          "Once a commit removes a definition an anchor ports with no move followed, the anchor has lost its "
          "symbol and portq can no longer show that nothing in-tree ports a definition that first appeared with "
@@ -190,6 +204,9 @@ class OwnershipRules:
         successor = self._lost_anchor_successor(entry, symbol, paths)
         if successor is not None:
             return successor
+        imported = self._imported_class_use(entry, symbol)
+        if imported is not None:
+            return imported
         if symbol.rows:
             return self._base("unported-symbol", 
                 symbol, NOT_APPLICABLE, "not-ported", "path",
@@ -200,6 +217,49 @@ class OwnershipRules:
             )
         return self._base("path-ownership", symbol, NOT_APPLICABLE, "no-row", "path",
                           f"no matrix row owns {symbol.path} and no anchor names it, so no-row")
+
+    def _imported_class_use(self, entry: EntryChanges, symbol: TouchedSymbol) -> SymbolVerdict | None:
+        """``imported-class-use``: a modified Python class nothing anchors, which a Python file the tree anchors
+        imports at module level from the class's module (by name or ``*``, as of this commit) and whose anchored
+        definitions there read its name: NEEDS_REVIEW, citing the readers. None otherwise."""
+        if symbol.change != "modified" or symbol.kind != KIND_CLASS or language_for_path(symbol.path) != "python" \
+                or "." in symbol.qualified_name:
+            return None
+        stem = symbol.path[:-len("/__init__.py")] if symbol.path.endswith("/__init__.py") else symbol.path[:-3]
+        by_path: dict[str, list] = {}
+        for anchor in self.index.anchors:
+            if anchor.kind == "ports" and anchor.upstream == self.upstream and anchor.path != symbol.path \
+                    and language_for_path(anchor.path) == "python":
+                by_path.setdefault(anchor.path, []).append(anchor)
+        word = re.compile(rf"\b{re.escape(symbol.name)}\b")
+        for path, anchors in sorted(by_path.items()):
+            table = self._table(f"{entry.commit.sha}:{path}", path)
+            if table is None or table.fallback or table.source is None:
+                continue
+            try:
+                module = ast.parse(table.source)
+            except (SyntaxError, ValueError):
+                continue
+            imports = [s for s in module.body if isinstance(s, ast.ImportFrom)
+                       and _module_stem("." * s.level + (s.module or ""), path) == stem
+                       and any(a.name in ("*", symbol.name) and (a.asname or a.name) in ("*", symbol.name)
+                               for a in s.names)]
+            if not imports:
+                continue
+            readers = sorted({d.qualified_name for d in table.definitions if d.node is not None
+                              and any(a.matches_name(d.name, d.qualified_name) for a in anchors)
+                              and word.search(d.node.text.decode("utf-8", errors="replace"))})
+            if not readers:
+                continue
+            return self._base("imported-class-use", symbol, NEEDS_REVIEW, None, "provenance",
+                              f"{symbol.name} is imported from {symbol.path} by {path}, whose ported "
+                              f"{', '.join(readers[:3])} read{'s' if len(readers) == 1 else ''} it: what they read "
+                              "changed, so a reviewer must judge it rather than not-ported",
+                              [Evidence(kind=Kind.TOPLEVEL, side="upstream-new", path=path, symbol=readers[0],
+                                        subject=symbol.name, message=f"{path}::{readers[0]} reads {symbol.name} "
+                                        f"imported from {symbol.path}")]
+                              + [_anchor_evidence(a, f"anchor in {path}") for a in anchors[:2]])
+        return None
 
     def porting_definitions(self, symbol: TouchedSymbol, aliases: dict[str, set[str]]) -> list:
         """The in-tree ports whose ``ports`` anchors name the touched definition itself where it was (not one
