@@ -6,8 +6,6 @@ removed name shows it has, so it needs review. The removal alone stays
 IN_SYNC."""
 from __future__ import annotations
 
-import pytest
-
 from portq.core.model import IN_SYNC, NEEDS_REVIEW
 from tests.portq.golden import interface_cases as cases
 from tests.portq.golden.pipeline import classify_commit
@@ -66,9 +64,6 @@ def test_a_hunk_that_rewrites_the_removed_uses_stays_in_sync(tmp_path):
 OPERATOR_AFTER = AFTER.replace("v * 2)", "v / 2)")
 
 
-@pytest.mark.xfail(strict=True, reason="known soundness gap: an item in sync (a parameter or launch the port already has) decides the whole "
-                   "definition, the body beside it unread; a rule flagging the unread body also flagged changes a "
-                   "cross-language port really has, so it is not shipped yet")
 def test_a_removal_with_an_operator_changed_beside_it_needs_review(tmp_path):
     verdict = _one_commit(tmp_path, OPERATOR_AFTER)
     kernel = _symbol(verdict, "_scale_rows_kernel")

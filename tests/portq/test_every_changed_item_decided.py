@@ -7,8 +7,6 @@ the cases that need it are pinned as strict expected failures, beside the cases 
 Each runs the real ``portq scan`` over a small synthetic history."""
 from __future__ import annotations
 
-import pytest
-
 from portq.core.model import FLAGGED, IN_SYNC
 from tests.portq.fixtures import CommitSpec
 from tests.portq.golden.pipeline import classify_history
@@ -76,9 +74,6 @@ def test_a_parameter_the_port_already_takes_alone_is_in_sync(tmp_path):
     assert kernel.verdict == IN_SYNC, (kernel.verdict, kernel.rules, kernel.reason)
 
 
-@pytest.mark.xfail(strict=True, reason="known soundness gap: an item in sync (a parameter or launch the port already has) decides the whole "
-                   "definition, the body beside it unread; a rule flagging the unread body also flagged changes a "
-                   "cross-language port really has, so it is not shipped yet")
 def test_a_parameter_the_port_already_takes_beside_a_changed_sum_is_flagged(tmp_path):
     kernel = _kernel(tmp_path, SIGNED_AND_BODY, _port())
     assert kernel.verdict in FLAGGED, (kernel.verdict, kernel.rules, kernel.reason)
@@ -123,9 +118,6 @@ def test_a_triton_parameter_the_port_already_takes_alone_is_in_sync(tmp_path):
     assert kernel.verdict == IN_SYNC, (kernel.verdict, kernel.rules, kernel.reason)
 
 
-@pytest.mark.xfail(strict=True, reason="known soundness gap: an item in sync (a parameter or launch the port already has) decides the whole "
-                   "definition, the body beside it unread; a rule flagging the unread body also flagged changes a "
-                   "cross-language port really has, so it is not shipped yet")
 def test_a_triton_parameter_the_port_already_takes_beside_a_changed_load_is_flagged(tmp_path):
     kernel = _py_kernel(tmp_path, PY_SIGNED_AND_BODY)
     assert kernel.verdict in FLAGGED, (kernel.verdict, kernel.rules, kernel.reason)
@@ -156,9 +148,6 @@ def test_a_guard_removed_with_the_parameter_it_read_is_in_sync(tmp_path):
     assert kernel.verdict == IN_SYNC, (kernel.verdict, kernel.rules, kernel.reason)
 
 
-@pytest.mark.xfail(strict=True, reason="known soundness gap: an item in sync (a parameter or launch the port already has) decides the whole "
-                   "definition, the body beside it unread; a rule flagging the unread body also flagged changes a "
-                   "cross-language port really has, so it is not shipped yet")
 def test_a_loop_brace_moved_beside_the_removed_guard_is_flagged(tmp_path):
     kernel = _guarded_kernel(tmp_path, LOOPED)
     assert kernel.verdict in FLAGGED, (kernel.verdict, kernel.rules, kernel.reason)

@@ -48,6 +48,7 @@ def _registry() -> dict[str, Rule]:
     from portq.classifier.rules import registrations, regrouped
     from portq.classifier.rules import unported_members
     from portq.classifier.rules import integer_values
+    from portq.classifier.rules import synced_beside
 
     found: dict[str, Rule] = {}
     for module in (ownership, provenance, cosmetic, form, branches, guards, switches, wrappers, attribution, parameters,
@@ -57,7 +58,7 @@ def _registry() -> dict[str, Rule]:
                    library_calls,
                    preprocessed, not_carried_paths, tuners,
                    absorption, selectors, checks,
-                   respelled_calls, registrations, regrouped, unported_members, integer_values):
+                   respelled_calls, registrations, regrouped, unported_members, integer_values, synced_beside):
         for rule in module.RULES:
             if rule.id in found:
                 raise ValueError(f"rule id {rule.id} is stated twice")

@@ -34,7 +34,8 @@ from portq.classifier.delta import Delta, Status
 from portq.classifier.moves import _raw_calls, renamed_unchanged_pairs
 from portq.classifier.reading import (_anchor_evidence, _caller_evidence, _file_change, _is_code_line, _kind_class,
                                      _source_lines, _strip_comment)
-from portq.classifier.rules import Rule, computation, equivalence, launch_checks, renamed_helpers, respelled_calls, returns
+from portq.classifier.rules import (Rule, computation, equivalence, launch_checks, renamed_helpers, respelled_calls,
+                                    returns, synced_beside)
 from portq.classifier.rules.cosmetic import cpp_tokens
 from portq.classifier.rules.parameters import (_first_line_quote, _out_param_evidence, _returned_instead,
                                                _upstream_param_evidence, template_retyped_parameters)
@@ -311,6 +312,17 @@ class DefinitionRules:
                                   "port's lacking the removed names does not show it has: it needs review rather "
                                   "than IN_SYNC", evidence)
         if synced:
+            # only a signature change in sync is read beside: a launch or grid the port already has is often
+            # reached through helpers, headers or program-id decompositions this reading does not follow
+            beside = self._synced_beside(entry, symbol, definition, {n for i in synced for n in i.absent}
+                                         | {s.message for s in scoped}) \
+                if all(i.layer == "signature" for i in synced) else None
+            if beside:
+                return self._base("synced-beside", symbol, NEEDS_REVIEW, None, "body",
+                                  f"the port at {definition.cite} already has the new shape ({synced[0].message}), "
+                                  f"but the commit also changes {symbol.name}'s body where no changed parameter is "
+                                  f"read (`{beside[:80]}`), which the port's shape does not show it has: it needs "
+                                  "review rather than IN_SYNC", evidence)
             layer = "launch" if any(i.layer == "launch" for i in synced) else "signature"
             return self._base(_item_rules(synced), 
                 symbol, IN_SYNC, None, layer,
@@ -444,6 +456,42 @@ class DefinitionRules:
                                  quote=_first_line_quote(definition, definition.signature),
                                  symbol=definition.qualified_name)],
         )
+
+    def _synced_beside(self, entry, symbol, definition, names: set[str]) -> str | None:
+        """``synced-beside``: a changed line of a modified ``symbol``'s body that its parameter change (the
+        changed parameters, ``names`` removed or declared out of scope, locals derived from them) does not
+        account for (``synced_beside.undecided_line``), unless the port already reads as the new side
+        (``port-has-change``); None otherwise."""
+        language = language_for_path(symbol.path)
+        if symbol.change != "modified" or language not in ("python", "cpp"):
+            return None
+        change = _file_change(entry, symbol)
+        if change is None:
+            return None
+        old_extent, new_extent = symbol.old_lines, symbol.new_lines
+
+        def inside(line, extent) -> bool:
+            return extent is None or extent[0] <= line <= extent[1]
+
+        hunks = []
+        for hunk in change.hunks:
+            removed = [(n, _strip_comment(t, symbol.path)) for n, t in zip(hunk.removed_lines, hunk.removed_text)
+                       if inside(n, old_extent) and _is_code_line(t, symbol.path)]
+            added = [(n, _strip_comment(t, symbol.path)) for n, t in zip(hunk.added_lines, hunk.added_text)
+                     if inside(n, new_extent) and _is_code_line(t, symbol.path)]
+            if removed or added:
+                hunks.append((removed, added))
+        if not hunks:
+            return None
+        sides = self._both_sides(symbol)
+        if sides is None:
+            return None  # a body that cannot be read is left to the items: this rule flags only what it reads
+        names = {n for n in names if n and n.isidentifier()}
+        found = synced_beside.undecided_line(sides[0].node, sides[1].node, language, hunks, names, False,
+                                             self._port_node(definition), language_for_path(definition.file))
+        if found is None or self._port_has_change(symbol, definition):
+            return None
+        return found
 
     def _changed_beyond(self, entry, symbol, names: set[str]) -> str | None:
         """``absent-removal-beyond``: a changed code line of ``symbol`` that shows the commit does more than
