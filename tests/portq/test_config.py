@@ -59,6 +59,7 @@ def test_repository_config_names_its_upstreams_and_the_corpus_ones():
         "exllama": (REPO_ROOT / "../exllama").resolve(),
         "gemlite": (REPO_ROOT / "../gemlite-scan").resolve(),
         "gptqllama": (REPO_ROOT / "../gptq-llama").resolve(),
+        "autoawq": (REPO_ROOT / "../autoawq-scan").resolve(),
     }
     assert config.matrix_path == REPO_ROOT / "matrix" / "kernel-matrix.toml"
 
