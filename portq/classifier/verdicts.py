@@ -128,7 +128,7 @@ from portq.language.signatures import definition_text, is_docstring, node_text, 
 from portq.tree.file_records import Port
 from portq.tree.tree_index import TreeIndex
 
-CLASSIFIER_VERSION = 52
+CLASSIFIER_VERSION = 53
 """Bumped whenever a change to the verdict logic may change a verdict, so a
 ledger that reuses earlier decisions knows which ones are stale."""
 
