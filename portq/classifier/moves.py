@@ -572,7 +572,7 @@ def _words(name: str) -> list[str]:
 
 def kindred_names(old: str, new: str) -> bool:
     """True when ``new`` is ``old`` with one word of its name (``_``-separated) dropped, added or shortened
-    (``mix_v2_op`` / ``mix_op``, ``q4v2_mix`` / ``q4_mix``): the same name with its version or variant mark
+    (``mix_v2_op`` / ``mix_op``, ``lut8v2_mix`` / ``lut8_mix``): the same name with its version or variant mark
     changed, not another name."""
     a, b = _words(old), _words(new)
     if a == b or not a or not b:
