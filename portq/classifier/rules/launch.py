@@ -976,7 +976,10 @@ def _bound_items(before, after, mine, port, cross: bool, upstream, have: tuple[s
     # A parameter upstream's new launch may still fill through a splat of unknown length (its binding
     # unresolved past the splat) is not one upstream provably stopped passing: the premise reads only the
     # parameters it provably dropped.
-    dropped_for_sure = [] if UNRESOLVED in after.bound else removed
+    # A parameter upstream renamed in place (another it adds now binds at its position) is no parameter it
+    # stopped passing: a port that names its kernel's parameters its own way cannot pass the old name.
+    dropped_for_sure = [] if UNRESOLVED in after.bound else \
+        [p for p in removed if not _replaced_at_its_position(before, after, p, added)]
     paired = own_kernel and not cross and bool(dropped_for_sure or added) \
         and all(p in have for p in dropped_for_sure) and not any(p in have for p in added)
     by_position = (lambda f: (lambda name: f(name, positional=True)) if f and paired else None)
@@ -1158,7 +1161,7 @@ def _replaced_at_its_position(before, after, name: str, added) -> bool:
 
 def _binds_own_kernel(launch, index, have: tuple[str, ...]) -> bool:
     """Whether the port's Python launch binds exactly the parameters of the one in-tree Triton kernel of its
-    name: every parameter without a default, and nothing it lacks (``positional-derived-argument``)."""
+    name: every run-time parameter without a default, and nothing it lacks (``positional-derived-argument``)."""
     if index is None or UNRESOLVED in have or len(set(have)) != len(have):
         return False
     found = [d for d in index.definitions_by_name.get(bare_name(launch.kernel), []) if d.kind == KIND_TRITON_KERNEL]
@@ -1166,7 +1169,10 @@ def _binds_own_kernel(launch, index, have: tuple[str, ...]) -> bool:
     if signature is None or signature.language != "python" or any(p.name.startswith("*") for p in signature.params):
         return False
     params = {p.normalised for p in signature.params}
-    return set(have) <= params and all(p.normalised in have for p in signature.params if not p.has_default)
+    # A compile-time parameter the launch does not pass is filled by the kernel's tuner or heuristics (a launch
+    # leaving one unfilled would not run): only a run-time parameter must be bound by the launch itself.
+    return set(have) <= params and all(p.normalised in have for p in signature.params
+                                       if not p.has_default and not p.constexpr)
 
 
 def _normalised_keywords(launch):
