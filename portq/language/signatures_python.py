@@ -286,7 +286,10 @@ class _PythonExtractor:
         """``(kernel node, grid node)`` when calling ``function`` launches a kernel."""
         if function.type == "subscript":
             value = function.child_by_field_name("value")
-            if value is not None and _text(value) in self._module_dictionaries():
+            base = value
+            while base is not None and base.type == "subscript":  # a field of a stored record: cache[key]["run"]
+                base = base.child_by_field_name("value")
+            if base is not None and _text(base) in self._module_dictionaries():
                 return None  # a lookup of a cached callable (``cache[key](x)``), no kernel launched on a grid
             return value, function.child_by_field_name("subscript")
         if function.type != "identifier":
