@@ -208,6 +208,16 @@ RULES = (
          "shape the port is behind on.",
          "+    if tl.program_id(0) < tl.num_programs(0) - 1:\n+        _body(x, mask=None)",
          "classifier.rules.launch._program_id_items"),
+    Rule("unseen-decomposition", ("NEEDS_REVIEW",),
+         "A kernel that now decomposes its program id (`pid % m`, `pid // m`) where neither upstream's old kernel "
+         "nor the port's was seen decomposing it (the old one handed the id to a helper the comparison cannot "
+         "read, the port reads its tiles from program-id axes of its own), on unchanged program-id axes: that "
+         "the port 'still decomposes the old way' is only that neither side was seen packing work into the id, "
+         "which proves nothing the port must change, so for a reader. A port whose kernel decomposes the id as "
+         "upstream's old one did stays behind; changed axes stay compared as axes.",
+         "-    row, col = tile_of(pid, m, n)\n+    row, col = pid % m, pid // m   (the port: row = "
+         "tl.program_id(0); col = tl.program_id(1))",
+         "classifier.rules.launch._program_id_items"),
 )
 
 
@@ -1416,6 +1426,14 @@ def _program_id_items(old: Signature, new: Signature, port: Signature, set_aside
         added, removed = after - before, before - after
         if have == after or (added and added <= have and not (removed & have)):
             items.append(Delta("sync", "launch", "the port already decomposes the program id the new way", evidence))
+        elif not have and not before:
+            # ``unseen-decomposition``: neither the old kernel nor the port was seen decomposing the id
+            items.append(Delta("undecided", "launch",
+                               "upstream now packs work into program_id (" +
+                               ", ".join(f"{o} {x}" for _, o, x in sorted(added)) + ") where neither its old "
+                               "kernel nor the port's was seen decomposing it: nothing shows the port must "
+                               "change, so for a reader (at most NEEDS_REVIEW)", evidence,
+                               rule="unseen-decomposition"))
         elif have == before or (not (added & have) and removed <= have and have & before):
             items.append(Delta("behind", "launch",
                                     "upstream changed how the work is packed into program_id (" +

@@ -75,7 +75,9 @@ RULES = (
     Rule("positional-derived-argument", ("NEEDS_REVIEW",),
          "A launch argument upstream adds or drops by position, computed (on the side that passes it) only from "
          "shapes, constants and values the kernel already receives, where the port's launch binds exactly its own "
-         "in-tree kernel's parameters, passing every one upstream dropped and none it added (its launch and its "
+         "in-tree kernel's run-time parameters (a compile-time one its tuner or heuristics fill needs no "
+         "argument), passing every one upstream dropped (a parameter upstream renamed at its position is not "
+         "dropped) and none it added (its launch and its "
          "own kernel still one pair at upstream's old shape), and a dropped one is a parameter upstream renamed "
          "at its position (a parameter it adds binds there now): the pair is behind together, not an input the port's callers must supply; for "
          "a reader (at most NEEDS_REVIEW), quoting the derivation. A port's launch that binds anything else, or "
