@@ -2,13 +2,14 @@
 the same and whose text, read modulo the names the commit renames (its own old and
 new name, and definitions it renames with their bodies), is the same: the rename is
 the whole change, and a rename is never a gap (the port keeps the old name, its
-callers follow it): NOT_APPLICABLE/cosmetic. A rename that changes a parameter, or
-one that changes the body on the way, stays a ``renamed-definition`` gap.
+callers follow it): NOT_APPLICABLE/cosmetic. A rename that changes a parameter stays a
+``renamed-definition`` gap; one that keeps every parameter and changes the body on the way is that body
+change, for a reader (``renamed-body-edit``).
 
 Each runs the real ``portq scan`` over a small synthetic history."""
 from __future__ import annotations
 
-from portq.core.model import NOT_APPLICABLE, REAL_GAP
+from portq.core.model import NEEDS_REVIEW, NOT_APPLICABLE, REAL_GAP
 from tests.portq.golden.pipeline import classify_commit
 
 OPS = "vllm/_custom_ops.py"
@@ -51,12 +52,15 @@ def test_a_wrapper_renamed_with_a_new_parameter_stays_a_renamed_gap(tmp_path):
     assert "renamed-unchanged" not in symbol.rules
 
 
-def test_a_wrapper_renamed_with_its_body_changed_stays_a_renamed_gap(tmp_path):
+def test_a_wrapper_renamed_with_its_body_changed_is_a_body_change_for_a_reader(tmp_path):
+    # ``renamed-body-edit``: the parameters are kept, so the rename asks nothing of the port's callers; what
+    # is left is the body change made on the way, which a reader compares (as for the same edit in place).
     after = OPS_BEFORE.replace("def scale_rows(", "def scale_rows_fwd(").replace("(x, s)\n", "(x.contiguous(), s)\n")
     verdict = classify_commit(tmp_path, {OPS: OPS_BEFORE}, {OPS: after}, TREE, message="rename")
     symbol = _symbol(verdict, "scale_rows")
     assert "renamed-unchanged" not in symbol.rules, symbol.reason
-    assert symbol.verdict == REAL_GAP, symbol.reason
+    assert symbol.verdict == NEEDS_REVIEW and "renamed-body-edit" in symbol.rules, symbol.reason
+    assert verdict.verdict != REAL_GAP, verdict.reason
 
 
 BINDINGS_BEFORE = """#include <torch/extension.h>

@@ -109,9 +109,18 @@ RULES = (
          "classifier.rules.definitions.DefinitionRules._removed_alternative, ._removed"),
     Rule("renamed-definition", ("IN_SYNC", "REAL_GAP", "INERT"),
          "A ported definition renamed upstream is in sync when the new name is ported already, else the port is "
-         "behind (it still carries the old name).",
+         "behind (it still carries the old name) when the rename changed a parameter (`renamed-body-edit` "
+         "decides one that kept them all).",
          "-def k_v1(x): ...\n+def k_v2(x): ...",
          "classifier.rules.definitions.DefinitionRules._removed"),
+    Rule("renamed-body-edit", ("NEEDS_REVIEW",),
+         "A ported definition renamed upstream, the new name ported by nobody, that keeps every parameter (names, "
+         "order, compile-time flags, defaults present) while its body changes on the way: the rename asks "
+         "nothing of the port (it keeps its name, its callers follow it), so what is left is the body change, for "
+         "a reader as the same edit made in place would be. A parameter added, dropped or changed keeps "
+         "`renamed-definition` (the port's callers must pass what it asks).",
+         "-def scale(x, s):\n-    return ops.scale(x, s)\n+def scale_fwd(x, s):\n+    return ops.scale(x.contiguous(), s)",
+         "classifier.rules.definitions.DefinitionRules._renamed_keeping_parameters, ._removed"),
     Rule("renamed-unchanged", ("NOT_APPLICABLE",),
          "A ported definition renamed upstream (a removed definition and an added one of the same kind in the same "
          "file, one name extending the other) whose parameters are the same (names, order, compile-time flags, "
@@ -834,10 +843,34 @@ class DefinitionRules:
                                   kind=Kind.COSMETIC, side="upstream-new", path=same.path,
                                   symbol=symbol.name, subject=same.qualified_name,
                                   message=f"renamed to {same.qualified_name}, parameters and body unchanged")])
+        if self._renamed_keeping_parameters(symbol, replacement):
+            # ``renamed-body-edit``: the rename asks nothing of the port's callers; the body edited on the way does
+            return self._base("renamed-body-edit", symbol, NEEDS_REVIEW, None, "signature",
+                              f"upstream renamed {symbol.name} to {replacement.name} keeping every parameter and "
+                              f"changed its body on the way: a rename is no gap (the port at {definition.cite} "
+                              "keeps its name, its callers follow it), so what is left is the body change, which a "
+                              "reviewer compares with the port rather than a renamed-definition gap",
+                              evidence + [tree_evidence])
         item = Delta("behind", "signature",
                      f"upstream renamed {symbol.name} to {replacement.name}; the port still carries {symbol.name}",
                      [tree_evidence], rule="renamed-definition")
         return self._gap(symbol, port, [item], evidence + [tree_evidence])
+
+    def _renamed_keeping_parameters(self, symbol, replacement) -> bool:
+        """Rule ``renamed-body-edit``: whether the added definition ``symbol`` was renamed to is, like it, one
+        definition in a parsed file, of the same kind, with the same parameters (names, order, compile-time
+        flags, defaults present)."""
+        old_path = symbol.old_path or symbol.path
+        before, after = self._table(symbol.old_blob, old_path), self._table(replacement.new_blob, replacement.path)
+        if before is None or after is None or before.fallback or after.fallback:
+            return False
+        was = [d for d in before.definitions if d.qualified_name == symbol.qualified_name and d.node is not None]
+        now = [d for d in after.definitions if d.qualified_name == replacement.qualified_name and d.node is not None]
+        if len(was) != 1 or len(now) != 1 or was[0].kind != now[0].kind:
+            return False
+        sides = (signature_of(was[0], before.source, old_path), signature_of(now[0], after.source, replacement.path))
+        return all(s is not None for s in sides) and len(
+            {tuple((p.normalised, p.constexpr, p.has_default) for p in s.params) for s in sides}) == 1
 
     def _renamed_unchanged(self, entry, symbol, replacement):
         """Rule ``renamed-unchanged``: the added definition the removed definition ``symbol`` was renamed to
