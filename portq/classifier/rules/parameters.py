@@ -205,14 +205,6 @@ RULES = (
          "+        x = x.t()\n+    return g(x)   (the port takes layout and never reads it)",
          "classifier.rules.parameters._parameter_items, classifier.rules.parameters.branch_read, "
          "classifier.verdicts.SymbolClassifier._against_port"),
-    Rule("defaulted-kernel-constexpr", ("NEEDS_REVIEW",),
-         "A Triton kernel that gains a compile-time parameter with a default the port's kernel lacks: no launch "
-         "must pass it (every launch the port makes still compiles, with the default), so the port's launches "
-         "and callers need not change, and what the default selects is a change of the kernel's body for a "
-         "reader. A launch that now passes it is compared as the launch's arguments; a parameter without a "
-         "default, which every launch must pass, stays `parameter-change`.",
-         "-def k(x, n, BLOCK: tl.constexpr):\n+def k(x, n, BLOCK: tl.constexpr, EVICT: tl.constexpr = \"\"):",
-         "classifier.rules.parameters._parameter_items"),
     Rule("kept-default", ("NEEDS_REVIEW",),
          "A parameter that loses its default upstream (its callers must now pass it) while the port keeps a "
          "default for it: the port still accepts every call upstream accepts, so it is not behind on the "
@@ -1404,16 +1396,6 @@ def _parameter_items(old: Signature, new: Signature, port: Signature, scope: set
                                    "to its launch, filling a parameter the kernel's body never reads (nor a "
                                    "@triton.heuristics lambda): no value computed depends on it, so for a reader "
                                    "(at most NEEDS_REVIEW)", [upstream, lacks], rule="unread-kernel-parameter"))
-            elif param is not None and param.constexpr and param.has_default and new.language == "python" \
-                    and new.kind == KIND_TRITON_KERNEL:
-                # ``defaulted-kernel-constexpr``: no launch must pass it; a launch that now does is the launch's
-                # comparison, and what the default selects is the kernel's body.
-                items.append(Delta("undecided", "signature",
-                                   f"upstream added {_param_kind(param)} {label}, a compile-time parameter with a "
-                                   "default: every launch the port makes still compiles, with the default, so its "
-                                   "launches and callers need not change; what the default selects in the body is "
-                                   "for a reader (at most NEEDS_REVIEW)", [upstream, lacks],
-                                   rule="defaulted-kernel-constexpr"))
             elif param is not None and param.name.startswith("**") and param.normalised not in new.first_use:
                 # A keyword catch-all nothing in the body reads: every call the
                 # port's signature accepts computes the same, and what it now
