@@ -226,6 +226,9 @@ class Signature:
     # body never reads that a string literal of its file names (an autotuner's
     # key, a pruner's or hook's ``nargs["NAME"]``).
     tuner_reads: tuple[str, ...] = ()
+    # ``hint-parameter``: normalised parameters of a Triton kernel whose every
+    # read is the value of a memory hint (``eviction_policy=``, ``cache_modifier=``).
+    hint_only: tuple[str, ...] = ()
 
     @property
     def param_names(self) -> list[str]:
@@ -284,6 +287,7 @@ class Signature:
         data["heuristic_reads"] = tuple(data.get("heuristic_reads", ()))
         data["forwarded_unread"] = tuple(data.get("forwarded_unread", ()))
         data["tuner_reads"] = tuple(data.get("tuner_reads", ()))
+        data["hint_only"] = tuple(data.get("hint_only", ()))
         return cls(**data)
 
 

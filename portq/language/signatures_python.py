@@ -66,6 +66,7 @@ class _PythonExtractor:
         self.signature.heuristic_reads = tuple(sorted(_heuristic_reads(self.outer)))
         if self.signature.kind == KIND_TRITON_KERNEL:
             self.signature.tuner_reads = _tuner_named_unread(self.signature, self.outer)
+            self.signature.hint_only = self._hint_only()
         self._returned()
         assignments = self._local_assignments()
         self._launches(assignments)
@@ -204,6 +205,24 @@ class _PythonExtractor:
                 self.signature.first_use[param.normalised] = Use(line, self.lines.quote(line))
             elif not param.name.startswith("*"):
                 self.signature.dead_params.append(param.normalised)
+
+    _HINTS = frozenset({"eviction_policy", "cache_modifier"})
+    """Keywords of a Triton load or store that say how memory is cached, never which values are computed."""
+
+    def _hint_only(self) -> tuple[str, ...]:
+        """``hint-parameter``: the parameters whose every read in the body is the whole value of a memory hint
+        keyword (``tl.load(p, eviction_policy=EVICT)``)."""
+        wanted = {p.name.lstrip("*"): p for p in self.signature.params}
+        hint: dict[str, bool] = {}
+        for node in nodes_of(self.body, ("identifier",), "python"):
+            if _text(node) not in wanted or not _is_python_read(node) or _is_discard(node):
+                continue
+            parent = node.parent
+            as_hint = parent is not None and parent.type == "keyword_argument" \
+                and parent.child_by_field_name("value") == node \
+                and _text(parent.child_by_field_name("name")) in self._HINTS
+            hint[_text(node)] = hint.get(_text(node), True) and as_hint
+        return tuple(wanted[name].normalised for name, only in hint.items() if only)
 
     def _local_assignments(self) -> dict[str, Any]:
         return _python_assignments(self.body)

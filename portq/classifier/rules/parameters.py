@@ -205,6 +205,15 @@ RULES = (
          "+        x = x.t()\n+    return g(x)   (the port takes layout and never reads it)",
          "classifier.rules.parameters._parameter_items, classifier.rules.parameters.branch_read, "
          "classifier.verdicts.SymbolClassifier._against_port"),
+    Rule("hint-parameter", ("NEEDS_REVIEW",),
+         "A Triton kernel that gains a parameter with a default its body reads only as the whole value of a "
+         "memory hint of a load or store (`eviction_policy=`, `cache_modifier=`): whatever value it takes the "
+         "kernel computes the same values, and no launch must pass it, so the port lacking it computes what "
+         "upstream computes; only speed may differ, for a reader. A parameter read anywhere else (arithmetic, a "
+         "branch), or one without a default, stays `parameter-change`.",
+         "-def k(x, n, BLOCK: tl.constexpr):\n+def k(x, n, BLOCK: tl.constexpr, EVICT: tl.constexpr = \"\"):   "
+         "(read as tl.load(p, eviction_policy=EVICT))",
+         "classifier.rules.parameters._parameter_items, language.signatures_python._PythonExtractor._hint_only"),
     Rule("kept-default", ("NEEDS_REVIEW",),
          "A parameter that loses its default upstream (its callers must now pass it) while the port keeps a "
          "default for it: the port still accepts every call upstream accepts, so it is not behind on the "
@@ -1396,6 +1405,14 @@ def _parameter_items(old: Signature, new: Signature, port: Signature, scope: set
                                    "to its launch, filling a parameter the kernel's body never reads (nor a "
                                    "@triton.heuristics lambda): no value computed depends on it, so for a reader "
                                    "(at most NEEDS_REVIEW)", [upstream, lacks], rule="unread-kernel-parameter"))
+            elif param is not None and param.has_default and new.language == "python" \
+                    and new.kind == KIND_TRITON_KERNEL and name in new.hint_only:
+                items.append(Delta("undecided", "signature",
+                                   f"upstream added {_param_kind(param)} {label}, which the kernel's body reads only "
+                                   "as a memory hint (eviction_policy, cache_modifier): whatever its value the "
+                                   "kernel computes the same values and no launch must pass it, so only speed may "
+                                   "differ, for a reader (at most NEEDS_REVIEW)", [upstream, lacks],
+                                   rule="hint-parameter"))
             elif param is not None and param.name.startswith("**") and param.normalised not in new.first_use:
                 # A keyword catch-all nothing in the body reads: every call the
                 # port's signature accepts computes the same, and what it now
