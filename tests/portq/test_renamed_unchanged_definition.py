@@ -101,3 +101,33 @@ def test_a_binding_renamed_with_a_function_that_gains_a_parameter_stays_a_gap(tm
         "    float s\n", "    float s,\n    int n\n").replace("s, x.numel()", "s, n")
     verdict = classify_commit(tmp_path, {BINDINGS: BINDINGS_BEFORE}, {BINDINGS: after}, CPP_TREE, message="rename")
     assert verdict.verdict == REAL_GAP, [(s.symbol, s.verdict, s.reason) for s in verdict.symbols]
+
+
+LONG_BEFORE = """import torch
+
+
+def scale_rows(x, s):
+    y = x.float()
+    y = y * s
+    y = y.clamp(-1.0, 1.0)
+    return torch.ops.cache_ops.scale_rows(y, s)
+"""
+
+
+def test_a_definition_renamed_with_edits_is_compared_with_the_followed_definition_not_a_new_prefix_named_one(tmp_path):
+    # ``renamed-body-edit`` through ``renamed-with-edits``: the commit renames the wrapper to a name that does
+    # not extend the old one, keeping its parameters and most of its body, and adds beside it a class whose name
+    # the old name extends. The definition the move rule follows is the rename; the new class is not, so the
+    # rename check compares the followed definition (parameters kept: a body change for a reader), never the
+    # class that merely shares a prefix.
+    after = LONG_BEFORE.replace("def scale_rows(x, s):", "def rows_fwd(x, s):") \
+        .replace("    y = y * s\n", "    y = y * s\n    z = y.abs()\n    z = z.amax()\n    y = y / z\n") \
+        + "\n\nclass scale:\n    def __init__(self, k, n):\n        self.k = k\n        self.n = n\n"
+    tree = dict(TREE)
+    tree["kernels/kv_cache/ops.py"] = "import torch\n\n\n# portq: ports vllm:vllm/_custom_ops.py::scale_rows\n" \
+        + LONG_BEFORE.split("\n\n\n", 1)[1]
+    verdict = classify_commit(tmp_path, {OPS: LONG_BEFORE}, {OPS: after}, tree, message="rename")
+    symbol = _symbol(verdict, "scale_rows")
+    assert symbol.verdict == NEEDS_REVIEW and "renamed-body-edit" in symbol.rules, (symbol.rules, symbol.reason)
+    assert "rows_fwd" in symbol.reason, symbol.reason
+    assert verdict.verdict != REAL_GAP, verdict.reason

@@ -31,7 +31,7 @@ import functools
 import re
 
 from portq.classifier.delta import Delta, Status
-from portq.classifier.moves import _raw_calls, renamed_unchanged_pairs
+from portq.classifier.moves import EDITED_RULE, _raw_calls, renamed_unchanged_pairs
 from portq.classifier.reading import (_anchor_evidence, _caller_evidence, _file_change, _is_code_line, _kind_class,
                                      _source_lines, _strip_comment)
 from portq.classifier.rules import Rule, computation, equivalence, launch_checks, renamed_helpers, respelled_calls, returns
@@ -757,7 +757,7 @@ class DefinitionRules:
 
     def _removed(self, entry, symbol, old, port: Port, evidence) -> SymbolVerdict:
         """Upstream deleted or renamed a ported definition."""
-        replacement = next(
+        replacement = self._followed_rename(entry, symbol) or next(
             (s for s in entry.symbols if s.change == "added" and s.path == symbol.path
              and _kind_class(s.kind) == _kind_class(symbol.kind)
              and (s.name.startswith(symbol.name) or symbol.name.startswith(s.name))),
@@ -855,6 +855,22 @@ class DefinitionRules:
                      f"upstream renamed {symbol.name} to {replacement.name}; the port still carries {symbol.name}",
                      [tree_evidence], rule="renamed-definition")
         return self._gap(symbol, port, [item], evidence + [tree_evidence])
+
+    def _followed_rename(self, entry, symbol):
+        """Rule ``renamed-definition`` (which definition it was renamed to): the added definition
+        ``renamed-with-edits`` follows the removed ``symbol`` to in this commit (same file, same kind of
+        definition, most of the old body carried), when one is followed. That is the definition the old one
+        became; an added definition that merely shares a prefix of its name (a new class beside it) is not,
+        so the rename checks (``renamed-unchanged``, ``renamed-body-edit``, the parameter comparison) must
+        read the followed one. None when no edited rename follows it."""
+        moves = getattr(self, "_range_moves", None)
+        if moves is None or symbol.change != "removed":
+            return None
+        made = moves.made_by(entry.position, (symbol.old_path or symbol.path, symbol.qualified_name))
+        if made is None or EDITED_RULE not in made.via:
+            return None
+        return next((s for s in entry.symbols if s.change == "added" and (s.path, s.qualified_name) == made.new
+                     and _kind_class(s.kind) == _kind_class(symbol.kind)), None)
 
     def _renamed_keeping_parameters(self, symbol, replacement) -> bool:
         """Rule ``renamed-body-edit``: whether the added definition ``symbol`` was renamed to is, like it, one
