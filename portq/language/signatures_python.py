@@ -233,7 +233,8 @@ class _PythonExtractor:
         """``default-selector-parameter``: each parameter with a literal default (``False``, ``0``, ``None``,
         ``''``, ``True``, ``1``) whose every read in the body is the whole condition of an ``if`` statement
         without ``elif`` (``if FLAG:``, ``if(FLAG):``), with the lines of the branches its default selects and
-        of those it does not (``_plain_lines``). A parameter read anywhere else is left out."""
+        of those it does not (``_plain_lines``). A parameter read anywhere else, or one a string literal of the
+        file names (an autotuner's config or a pruner may set it to another value), is left out."""
         parameters = self.function.child_by_field_name("parameters")
         defaults: dict[str, bool] = {}
         for parameter in parameters.named_children if parameters is not None else ():
@@ -258,8 +259,9 @@ class _PythonExtractor:
                 continue
             found.setdefault(name, []).append(statement)
         chosen = []
+        tuned = _file_strings(_root(self.outer))  # a tuning config or pruner naming it may set another value
         for name, statements in found.items():
-            if name in spoiled:
+            if name in spoiled or name in tuned:
                 continue
             kept: list[str] = []
             dropped: list[str] = []

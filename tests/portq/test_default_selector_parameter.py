@@ -44,6 +44,8 @@ NEW_DEFAULT_AFTER = AFTER.replace("WIDE: tl.constexpr = False", "WIDE: tl.conste
 DROPPED_AFTER = BEFORE.replace("s, BLOCK: tl.constexpr):", "s, BLOCK: tl.constexpr, WIDE: tl.constexpr = False):") \
     .replace("    ptrs = x_ptr + offs\n", "    if(WIDE):\n        ptrs = x_ptr + offs\n    else:\n        ptrs = x_ptr\n")
 VALUE_AFTER = AFTER.replace("x + s, mask", "x + s + WIDE, mask")
+# A tuning config of the file names it: the tuner may run the kernel at another value than the default.
+TUNED_AFTER = AFTER.replace("@triton.jit", "@triton.autotune(configs=[triton.Config({'WIDE': True})], key=['n'])\n@triton.jit")
 
 PORT = '''\
 import triton
@@ -92,5 +94,11 @@ def test_a_defaulted_selector_whose_other_path_takes_an_old_line_away_stays_a_ga
 
 def test_a_defaulted_selector_also_read_as_a_value_stays_a_gap(tmp_path):
     kernel = _kernel(tmp_path, VALUE_AFTER)
+    assert kernel.verdict == REAL_GAP, kernel.reason
+    assert "default-selector-parameter" not in kernel.rules, kernel.rules
+
+
+def test_a_defaulted_selector_a_tuning_config_names_stays_a_gap(tmp_path):
+    kernel = _kernel(tmp_path, TUNED_AFTER)
     assert kernel.verdict == REAL_GAP, kernel.reason
     assert "default-selector-parameter" not in kernel.rules, kernel.rules

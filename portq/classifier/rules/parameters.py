@@ -220,7 +220,8 @@ RULES = (
          "other branches none of them: at the default the kernel runs the code it ran before, and no launch must "
          "pass the parameter, so the port lacking it is behind only on an interface addition, for a reader. A "
          "default selecting new code, another branch taking an old line off the default path, a read anywhere "
-         "else, or no default stays `parameter-change`.",
+         "else, a name a string literal of the file holds (a tuning config may set it), or no default stays "
+         "`parameter-change`.",
          "-def k(x, BLOCK: tl.constexpr):\n+def k(x, BLOCK: tl.constexpr, WIDE: tl.constexpr = False):   "
          "(if(WIDE): <new code> else: <the old line>)",
          "classifier.rules.parameters._default_path_is_old, "
