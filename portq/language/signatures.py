@@ -226,6 +226,15 @@ class Signature:
     # body never reads that a string literal of its file names (an autotuner's
     # key, a pruner's or hook's ``nargs["NAME"]``).
     tuner_reads: tuple[str, ...] = ()
+    # ``hint-parameter``: normalised parameters of a Triton kernel whose every
+    # read is the value of a memory hint (``eviction_policy=``, ``cache_modifier=``).
+    hint_only: tuple[str, ...] = ()
+    # ``default-selector-parameter``: for a Triton kernel, each parameter with a literal default whose every
+    # read is the whole condition of an ``if`` (no ``elif``): (normalised name, the lines the default selects,
+    # the lines it does not select), each line without whitespace or trailing comment; and the body's lines
+    # read the same way, to compare with the kernel's other side.
+    selector_defaults: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = ()
+    body_lines: tuple[str, ...] = ()
 
     @property
     def param_names(self) -> list[str]:
@@ -284,6 +293,9 @@ class Signature:
         data["heuristic_reads"] = tuple(data.get("heuristic_reads", ()))
         data["forwarded_unread"] = tuple(data.get("forwarded_unread", ()))
         data["tuner_reads"] = tuple(data.get("tuner_reads", ()))
+        data["hint_only"] = tuple(data.get("hint_only", ()))
+        data["selector_defaults"] = tuple((n, tuple(k), tuple(d)) for n, k, d in data.get("selector_defaults", ()))
+        data["body_lines"] = tuple(data.get("body_lines", ()))
         return cls(**data)
 
 

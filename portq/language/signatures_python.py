@@ -66,6 +66,9 @@ class _PythonExtractor:
         self.signature.heuristic_reads = tuple(sorted(_heuristic_reads(self.outer)))
         if self.signature.kind == KIND_TRITON_KERNEL:
             self.signature.tuner_reads = _tuner_named_unread(self.signature, self.outer)
+            self.signature.hint_only = self._hint_only()
+            self.signature.body_lines = tuple(sorted(set(_plain_lines(_text(self.body)))))
+            self.signature.selector_defaults = self._selector_defaults()
         self._returned()
         assignments = self._local_assignments()
         self._launches(assignments)
@@ -205,6 +208,75 @@ class _PythonExtractor:
             elif not param.name.startswith("*"):
                 self.signature.dead_params.append(param.normalised)
 
+    _HINTS = frozenset({"eviction_policy", "cache_modifier"})
+    """Keywords of a Triton load or store that say how memory is cached, never which values are computed."""
+
+    def _hint_only(self) -> tuple[str, ...]:
+        """``hint-parameter``: the parameters whose every read in the body is the whole value of a memory hint
+        keyword (``tl.load(p, eviction_policy=EVICT)``)."""
+        wanted = {p.name.lstrip("*"): p for p in self.signature.params}
+        hint: dict[str, bool] = {}
+        for node in nodes_of(self.body, ("identifier",), "python"):
+            if _text(node) not in wanted or not _is_python_read(node) or _is_discard(node):
+                continue
+            parent = node.parent
+            as_hint = parent is not None and parent.type == "keyword_argument" \
+                and parent.child_by_field_name("value") == node \
+                and _text(parent.child_by_field_name("name")) in self._HINTS
+            hint[_text(node)] = hint.get(_text(node), True) and as_hint
+        return tuple(wanted[name].normalised for name, only in hint.items() if only)
+
+    _FALSE = frozenset({"False", "0", "None", "''", '""'})
+    _TRUE = frozenset({"True", "1"})
+
+    def _selector_defaults(self) -> tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...]:
+        """``default-selector-parameter``: each parameter with a literal default (``False``, ``0``, ``None``,
+        ``''``, ``True``, ``1``) whose every read in the body is the whole condition of an ``if`` statement
+        without ``elif`` (``if FLAG:``, ``if(FLAG):``), with the lines of the branches its default selects and
+        of those it does not (``_plain_lines``). A parameter read anywhere else, or one a string literal of the
+        file names (an autotuner's config or a pruner may set it to another value), is left out."""
+        parameters = self.function.child_by_field_name("parameters")
+        defaults: dict[str, bool] = {}
+        for parameter in parameters.named_children if parameters is not None else ():
+            if parameter.type in ("default_parameter", "typed_default_parameter"):
+                name, value = parameter.child_by_field_name("name"), parameter.child_by_field_name("value")
+                if name is not None and value is not None and _text(value) in self._FALSE | self._TRUE:
+                    defaults[_text(name)] = _text(value) in self._TRUE
+        found: dict[str, list] = {}
+        spoiled: set[str] = set()
+        for node in nodes_of(self.body, ("identifier",), "python"):
+            name = _text(node)
+            if name not in defaults or not _is_python_read(node):
+                continue
+            condition = node.parent if node.parent is not None and node.parent.type == "parenthesized_expression" \
+                else node
+            statement = condition.parent
+            if statement is None or statement.type != "if_statement" \
+                    or statement.child_by_field_name("condition") is None \
+                    or statement.child_by_field_name("condition").id != condition.id \
+                    or any(c.type == "elif_clause" for c in statement.children):
+                spoiled.add(name)
+                continue
+            found.setdefault(name, []).append(statement)
+        chosen = []
+        tuned = _file_strings(_root(self.outer))  # a tuning config or pruner naming it may set another value
+        for name, statements in found.items():
+            if name in spoiled or name in tuned:
+                continue
+            kept: list[str] = []
+            dropped: list[str] = []
+            for statement in statements:
+                then = statement.child_by_field_name("consequence")
+                other = next((c.child_by_field_name("body") for c in statement.children if c.type == "else_clause"),
+                             None)
+                then_lines = _plain_lines(_text(then)) if then is not None else []
+                other_lines = _plain_lines(_text(other)) if other is not None else []
+                kept += then_lines if defaults[name] else other_lines
+                dropped += other_lines if defaults[name] else then_lines
+            normalised = next((p.normalised for p in self.signature.params if p.name.lstrip("*") == name), name)
+            chosen.append((normalised, tuple(kept), tuple(dropped)))
+        return tuple(chosen)
+
     def _local_assignments(self) -> dict[str, Any]:
         return _python_assignments(self.body)
 
@@ -286,7 +358,10 @@ class _PythonExtractor:
         """``(kernel node, grid node)`` when calling ``function`` launches a kernel."""
         if function.type == "subscript":
             value = function.child_by_field_name("value")
-            if value is not None and _text(value) in self._module_dictionaries():
+            base = value
+            while base is not None and base.type == "subscript":  # a field of a stored record: cache[key]["run"]
+                base = base.child_by_field_name("value")
+            if base is not None and _text(base) in self._module_dictionaries():
                 return None  # a lookup of a cached callable (``cache[key](x)``), no kernel launched on a grid
             return value, function.child_by_field_name("subscript")
         if function.type != "identifier":
@@ -955,6 +1030,17 @@ def is_field_or_keyword(node) -> bool:
     field = "attribute" if parent.type == "attribute" else "name" if parent.type == "keyword_argument" else None
     named = parent.child_by_field_name(field) if field is not None else None
     return named is not None and named.id == node.id
+
+
+def _plain_lines(text: str) -> list[str]:
+    """``default-selector-parameter``: the non-blank lines of ``text`` without whitespace or a trailing
+    ``#`` comment (a line that is only a comment is left out)."""
+    found = []
+    for line in text.splitlines():
+        plain = "".join(line.split("#", 1)[0].split())
+        if plain:
+            found.append(plain)
+    return found
 
 
 def _is_python_read(node) -> bool:

@@ -164,7 +164,8 @@ def call_sites(table: SymbolTable, file: str) -> list[CallSite]:
 
 def _python_references(call) -> list[tuple[str, str]]:
     """Names handed to a call as arguments (``launch(kernel, ...)``,
-    ``run(fn=kernel)``): a kernel passed to a launch helper is reached there."""
+    ``run(fn=kernel)``, a bound method ``timed(op.forward, args)``): a kernel
+    passed to a launch helper is reached there."""
     arguments = call.child_by_field_name("arguments")
     found = []
     for argument in arguments.named_children if arguments is not None else ():
@@ -172,6 +173,8 @@ def _python_references(call) -> list[tuple[str, str]]:
             argument = argument.child_by_field_name("value")
         if argument is not None and argument.type == "identifier":
             found.append((_text(argument), "reference"))
+        elif argument is not None and argument.type == "attribute" and argument.child_by_field_name("attribute"):
+            found.append((_text(argument.child_by_field_name("attribute")), "reference"))
     return found
 
 
@@ -194,35 +197,74 @@ instance calls, and torch's ``Function.apply`` / ``Module.__call__``."""
 
 def name_bindings(table: SymbolTable) -> list[tuple[str, str]]:
     """``(alias, original)`` for every name a Python file binds to another
-    definition's name: ``from M import A as B`` (anywhere in the file) and
-    module-level ``B = A``, ``B = mod.A`` or ``B = A.apply`` (the class)."""
+    definition's name: ``from M import A as B`` (anywhere in the file),
+    module-level ``B = A``, ``B = mod.A`` or ``B = A.apply`` (the class), a
+    class attribute ``B = A`` or ``B = staticmethod(A)`` in a class body (called
+    as ``obj.B(...)`` like a method of that name), and an instance attribute
+    ``self.B = self.A`` in a method: also ``(Cls, A)`` when ``B`` is a method
+    Python or torch runs implicitly (``forward``, ``__call__``), so building or
+    calling the class runs ``A``."""
     if table.tree is None or table.language != "python":
         return []
     found: list[tuple[str, str]] = []
-    stack = [table.tree.root_node]
+    stack = [(table.tree.root_node, None)]
     while stack:
-        node = stack.pop()
+        node, owner = stack.pop()
         if node.type == "import_from_statement":
             for name_node in node.children_by_field_name("name"):
                 if name_node.type == "aliased_import":
                     original = bare_name(_text(name_node.child_by_field_name("name")))
                     found.append((_text(name_node.child_by_field_name("alias")), original))
             continue
-        if node.type in ("expression_statement",) and node.parent is not None and node.parent.type == "module":
+        if node.type == "expression_statement":
             assignment = node.named_children[0] if node.named_children else None
             if assignment is not None and assignment.type == "assignment":
-                left, right = assignment.child_by_field_name("left"), assignment.child_by_field_name("right")
-                if left is not None and left.type == "identifier" and right is not None:
-                    if right.type == "attribute" and _text(right.child_by_field_name("attribute")) == "apply":
-                        right = right.child_by_field_name("object")
-                    if right is not None and right.type in ("identifier", "attribute"):
-                        original = bare_name(_text(right))
-                        if original != _text(left):
-                            found.append((_text(left), original))
+                found.extend(_assignment_binding(assignment, node.parent, owner))
             continue
         if node.type in _STATEMENT_CONTAINERS:
-            stack.extend(reversed(node.named_children))
+            inner = owner
+            if node.type == "class_definition" and node.child_by_field_name("name") is not None:
+                inner = _text(node.child_by_field_name("name"))
+            stack.extend((child, inner) for child in reversed(node.named_children))
     return found
+
+
+_WRAPPING_DECORATORS = frozenset({"staticmethod", "classmethod"})
+
+
+def _assignment_binding(assignment, parent, owner: str | None) -> list[tuple[str, str]]:
+    """The bindings one assignment statement makes (``name_bindings``): at module
+    level or in a class body ``B = A`` (``A.apply``: the class; ``staticmethod(A)``
+    in a class body: ``A``); in a method of a class, ``self.B = self.A``."""
+    left, right = assignment.child_by_field_name("left"), assignment.child_by_field_name("right")
+    if left is None or right is None or parent is None:
+        return []
+    in_class_body = parent.type == "block" and parent.parent is not None and parent.parent.type == "class_definition"
+    if parent.type == "module" or in_class_body:
+        if left.type != "identifier":
+            return []
+        if right.type == "attribute" and _text(right.child_by_field_name("attribute")) == "apply":
+            right = right.child_by_field_name("object")
+        elif in_class_body and right.type == "call":
+            function, arguments = right.child_by_field_name("function"), right.child_by_field_name("arguments")
+            values = arguments.named_children if arguments is not None else []
+            if function is None or _text(function) not in _WRAPPING_DECORATORS or len(values) != 1:
+                return []
+            right = values[0]
+        if right is not None and right.type in ("identifier", "attribute"):
+            original = bare_name(_text(right))
+            if original != _text(left):
+                return [(_text(left), original)]
+        return []
+    if owner is None or left.type != "attribute" or right.type != "attribute":
+        return []
+    target, value = left.child_by_field_name("object"), right.child_by_field_name("object")
+    if target is None or value is None or _text(target) != "self" or _text(value) != "self":
+        return []
+    alias, original = _text(left.child_by_field_name("attribute")), _text(right.child_by_field_name("attribute"))
+    if alias == original:
+        return []
+    return [(alias, original), *([(owner, original)] if alias in IMPLICIT_METHODS else [])]
 
 
 _STATEMENT_CONTAINERS = frozenset({

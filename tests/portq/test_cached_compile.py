@@ -84,3 +84,30 @@ def test_a_kernel_the_host_stops_launching_is_still_a_gap(tmp_path):
     verdict = _one_commit(tmp_path, KERNEL_BEFORE, KERNEL_AFTER)
     assert verdict.verdict == REAL_GAP, verdict.reason
     assert "launch-kernel" in verdict.rules, verdict.rules
+
+
+# A record stored in the cache dictionary and called through one of its fields (``cache[key]["run"](x)``),
+# now called through a registry looked up by the record's name: still a lookup of a stored callable, never a
+# kernel launched on a grid, so the host stopped launching nothing.
+RECORD_BEFORE = '''\
+def build(kind, n):
+    return lambda x, out: out.copy_(x * n)
+
+
+def _host(x, out):
+    key = (x.dtype, x.shape[1])
+    if key not in CACHE:
+        CACHE[key] = {"run": build(x.dtype, x.shape[1]), "name": "plain"}
+    CACHE[key]["run"](x, out)
+
+
+CACHE = {}
+REGISTRY = {}
+'''
+RECORD_AFTER = RECORD_BEFORE.replace('CACHE[key]["run"](x, out)', 'REGISTRY[CACHE[key]["name"]].run(x, out)')
+
+
+def test_a_field_of_a_record_stored_in_a_cache_dictionary_is_no_launch(tmp_path):
+    verdict = _one_commit(tmp_path, RECORD_BEFORE, RECORD_AFTER)
+    assert verdict.verdict == NEEDS_REVIEW, verdict.reason
+    assert "launch-kernel" not in verdict.rules, verdict.rules

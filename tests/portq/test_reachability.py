@@ -281,3 +281,106 @@ void run_fwd(Params &params, cudaStream_t stream) {
     callers = TreeIndex.from_sources(tree).reachability.callers("fwd_kernel", "csrc/attn/launch.cuh", "fwd_kernel")
     assert callers.through == ["csrc/attn/launch.cuh:8 run_fwd"]
     assert {c.cite for c in callers.non_test} == {"csrc/engine.cu:4"}
+
+
+# A host bound as a class attribute (``forward = host`` or
+# ``forward = staticmethod(host)`` in a class body) is reached wherever that
+# attribute is called on anything (``op.forward(x)``, the class picked by a
+# conditional), as a method of that name is; a bound method handed to a call
+# (``timed(k.forward, args)``) is a reference to it; and an instance method
+# bound in a method to an implicit one (``self.forward = self.forward_picked``)
+# runs wherever the class is built or called. Every form reaches the kernel.
+
+HOST_CLASS_TREE = {
+    "kernels/ops/__init__.py": "from .mv import MatVec\n\n__all__ = ['MatVec']\n",
+    "kernels/ops/mv.py": '''\
+import triton
+
+
+# portq: ports up:ops/mv.py::mv_kernel
+@triton.jit
+def mv_kernel(x_ptr):
+    pass
+
+
+# portq: ports up:ops/mv.py::mv_forward
+def mv_forward(x):
+    mv_kernel[(1,)](x)
+    return x
+
+
+# portq: ports up:ops/mv.py::MatVec
+class MatVec:
+    kernel = mv_kernel
+    forward = {binding}
+    kind = "MV"
+''',
+    "tests/test_mv.py": "from kernels.ops.mv import mv_forward\n\n\ndef test_it():\n    mv_forward(1)\n",
+}
+
+
+@pytest.mark.parametrize("binding", ["mv_forward", "staticmethod(mv_forward)"], ids=["plain", "staticmethod"])
+@pytest.mark.parametrize("engine", [
+    "from kernels.ops import MatVec\n\n\ndef run(x):\n    return MatVec.forward(x)\n",
+    "from kernels.ops import MatVec as MV\n\n\ndef run(x, big):\n    op = MV if big else None\n    return op.forward(x)\n",
+    "from kernels.ops import *\n\n\ndef run(x):\n    return MatVec.forward(x)\n",
+], ids=["class-attribute", "conditional-alias", "star-import"])
+def test_a_host_bound_as_a_class_attribute_is_reached_through_that_attribute(binding, engine):
+    tree = {**HOST_CLASS_TREE, "kernels/ops/mv.py": HOST_CLASS_TREE["kernels/ops/mv.py"].format(binding=binding),
+            "engine/run.py": engine}
+    for name in ("mv_kernel", "mv_forward"):
+        found = _non_test(tree, name, "kernels/ops/mv.py")
+        assert found and all(cite.startswith("engine/run.py:") for cite in found), (name, found)
+
+
+def test_a_host_bound_as_a_class_attribute_nobody_calls_stays_test_reached():
+    tree = {**HOST_CLASS_TREE, "kernels/ops/mv.py": HOST_CLASS_TREE["kernels/ops/mv.py"].format(binding="mv_forward"),
+            "engine/run.py": "from kernels.ops import MatVec\n\n\ndef run(x):\n    return MatVec.kind\n"}
+    assert _non_test(tree, "mv_kernel", "kernels/ops/mv.py") == set()
+    assert _non_test(tree, "mv_forward", "kernels/ops/mv.py") == set()
+
+
+LAYER_TREE = {
+    **{k: v for k, v in HOST_CLASS_TREE.items() if k != "tests/test_mv.py"},
+    "kernels/ops/layer.py": '''\
+import torch
+
+from .mv import MatVec
+
+
+def timed(fn, args):
+    return fn(*args)
+
+
+class Layer(torch.nn.Module):
+    # portq: ports up:ops/layer.py::Layer.__init__
+    def __init__(self):
+        super().__init__()
+        self.kernels = [MatVec]
+        self.{slot} = self.forward_picked
+
+    # portq: ports up:ops/layer.py::Layer.pick
+    def pick(self, x):
+        return [timed(k.forward, (x,)) for k in self.kernels]
+
+    # portq: ports up:ops/layer.py::Layer.forward_picked
+    def forward_picked(self, x):
+        return self.pick(x)
+''',
+}
+
+
+def test_an_implicit_method_bound_in_the_constructor_reaches_through_a_bound_method_reference():
+    tree = {**LAYER_TREE, "kernels/ops/mv.py": LAYER_TREE["kernels/ops/mv.py"].format(binding="staticmethod(mv_forward)"),
+            "kernels/ops/layer.py": LAYER_TREE["kernels/ops/layer.py"].format(slot="forward"),
+            "engine/run.py": "from kernels.ops.layer import Layer\n\n\ndef build():\n    return Layer()\n"}
+    assert _non_test(tree, "forward_picked", "kernels/ops/layer.py", "Layer.forward_picked") == {"engine/run.py:5"}
+    assert _non_test(tree, "mv_kernel", "kernels/ops/mv.py") == {"engine/run.py:5"}
+
+
+def test_a_method_bound_to_another_attribute_is_not_run_by_building_the_class():
+    tree = {**LAYER_TREE, "kernels/ops/mv.py": LAYER_TREE["kernels/ops/mv.py"].format(binding="staticmethod(mv_forward)"),
+            "kernels/ops/layer.py": LAYER_TREE["kernels/ops/layer.py"].format(slot="fallback"),
+            "engine/run.py": "from kernels.ops.layer import Layer\n\n\ndef build():\n    return Layer()\n"}
+    assert _non_test(tree, "forward_picked", "kernels/ops/layer.py", "Layer.forward_picked") == set()
+    assert _non_test(tree, "mv_kernel", "kernels/ops/mv.py") == set()

@@ -31,7 +31,7 @@ import functools
 import re
 
 from portq.classifier.delta import Delta, Status
-from portq.classifier.moves import _raw_calls, renamed_unchanged_pairs
+from portq.classifier.moves import EDITED_RULE, _raw_calls, renamed_unchanged_pairs
 from portq.classifier.reading import (_anchor_evidence, _caller_evidence, _file_change, _is_code_line, _kind_class,
                                      _source_lines, _strip_comment)
 from portq.classifier.rules import (Rule, computation, equivalence, launch_checks, renamed_helpers, respelled_calls,
@@ -110,9 +110,18 @@ RULES = (
          "classifier.rules.definitions.DefinitionRules._removed_alternative, ._removed"),
     Rule("renamed-definition", ("IN_SYNC", "REAL_GAP", "INERT"),
          "A ported definition renamed upstream is in sync when the new name is ported already, else the port is "
-         "behind (it still carries the old name).",
+         "behind (it still carries the old name) when the rename changed a parameter (`renamed-body-edit` "
+         "decides one that kept them all).",
          "-def k_v1(x): ...\n+def k_v2(x): ...",
          "classifier.rules.definitions.DefinitionRules._removed"),
+    Rule("renamed-body-edit", ("NEEDS_REVIEW",),
+         "A ported definition renamed upstream, the new name ported by nobody, that keeps every parameter (names, "
+         "order, compile-time flags, defaults present) while its body changes on the way: the rename asks "
+         "nothing of the port (it keeps its name, its callers follow it), so what is left is the body change, for "
+         "a reader as the same edit made in place would be. A parameter added, dropped or changed keeps "
+         "`renamed-definition` (the port's callers must pass what it asks).",
+         "-def scale(x, s):\n-    return ops.scale(x, s)\n+def scale_fwd(x, s):\n+    return ops.scale(x.contiguous(), s)",
+         "classifier.rules.definitions.DefinitionRules._renamed_keeping_parameters, ._removed"),
     Rule("renamed-unchanged", ("NOT_APPLICABLE",),
          "A ported definition renamed upstream (a removed definition and an added one of the same kind in the same "
          "file, one name extending the other) whose parameters are the same (names, order, compile-time flags, "
@@ -796,7 +805,7 @@ class DefinitionRules:
 
     def _removed(self, entry, symbol, old, port: Port, evidence) -> SymbolVerdict:
         """Upstream deleted or renamed a ported definition."""
-        replacement = next(
+        replacement = self._followed_rename(entry, symbol) or next(
             (s for s in entry.symbols if s.change == "added" and s.path == symbol.path
              and _kind_class(s.kind) == _kind_class(symbol.kind)
              and (s.name.startswith(symbol.name) or symbol.name.startswith(s.name))),
@@ -882,10 +891,50 @@ class DefinitionRules:
                                   kind=Kind.COSMETIC, side="upstream-new", path=same.path,
                                   symbol=symbol.name, subject=same.qualified_name,
                                   message=f"renamed to {same.qualified_name}, parameters and body unchanged")])
+        if self._renamed_keeping_parameters(symbol, replacement):
+            # ``renamed-body-edit``: the rename asks nothing of the port's callers; the body edited on the way does
+            return self._base("renamed-body-edit", symbol, NEEDS_REVIEW, None, "signature",
+                              f"upstream renamed {symbol.name} to {replacement.name} keeping every parameter and "
+                              f"changed its body on the way: a rename is no gap (the port at {definition.cite} "
+                              "keeps its name, its callers follow it), so what is left is the body change, which a "
+                              "reviewer compares with the port rather than a renamed-definition gap",
+                              evidence + [tree_evidence])
         item = Delta("behind", "signature",
                      f"upstream renamed {symbol.name} to {replacement.name}; the port still carries {symbol.name}",
                      [tree_evidence], rule="renamed-definition")
         return self._gap(symbol, port, [item], evidence + [tree_evidence])
+
+    def _followed_rename(self, entry, symbol):
+        """Rule ``renamed-definition`` (which definition it was renamed to): the added definition
+        ``renamed-with-edits`` follows the removed ``symbol`` to in this commit (same file, same kind of
+        definition, most of the old body carried), when one is followed. That is the definition the old one
+        became; an added definition that merely shares a prefix of its name (a new class beside it) is not,
+        so the rename checks (``renamed-unchanged``, ``renamed-body-edit``, the parameter comparison) must
+        read the followed one. None when no edited rename follows it."""
+        moves = getattr(self, "_range_moves", None)
+        if moves is None or symbol.change != "removed":
+            return None
+        made = moves.made_by(entry.position, (symbol.old_path or symbol.path, symbol.qualified_name))
+        if made is None or EDITED_RULE not in made.via:
+            return None
+        return next((s for s in entry.symbols if s.change == "added" and (s.path, s.qualified_name) == made.new
+                     and _kind_class(s.kind) == _kind_class(symbol.kind)), None)
+
+    def _renamed_keeping_parameters(self, symbol, replacement) -> bool:
+        """Rule ``renamed-body-edit``: whether the added definition ``symbol`` was renamed to is, like it, one
+        definition in a parsed file, of the same kind, with the same parameters (names, order, compile-time
+        flags, defaults present)."""
+        old_path = symbol.old_path or symbol.path
+        before, after = self._table(symbol.old_blob, old_path), self._table(replacement.new_blob, replacement.path)
+        if before is None or after is None or before.fallback or after.fallback:
+            return False
+        was = [d for d in before.definitions if d.qualified_name == symbol.qualified_name and d.node is not None]
+        now = [d for d in after.definitions if d.qualified_name == replacement.qualified_name and d.node is not None]
+        if len(was) != 1 or len(now) != 1 or was[0].kind != now[0].kind:
+            return False
+        sides = (signature_of(was[0], before.source, old_path), signature_of(now[0], after.source, replacement.path))
+        return all(s is not None for s in sides) and len(
+            {tuple((p.normalised, p.constexpr, p.has_default) for p in s.params) for s in sides}) == 1
 
     def _renamed_unchanged(self, entry, symbol, replacement):
         """Rule ``renamed-unchanged``: the added definition the removed definition ``symbol`` was renamed to

@@ -79,9 +79,12 @@ RULES = (
          "classifier.module_surface, classifier.rules.identity.IdentityRules._module_level_use"),
     Rule("reach-bound-names", ("REAL_GAP",),
          "A port is reached under every name bound to it (import aliases, package re-exports, module-level "
-         "bindings such as op = Function.apply) and through its class for the methods Python and torch run "
-         "implicitly (forward/backward via Function.apply and Module.__call__, __init__, __call__): how a caller "
-         "imports never turns REAL_GAP into INERT.",
+         "bindings such as op = Function.apply, class attributes such as forward = host or forward = "
+         "staticmethod(host) called as obj.forward(...), an instance attribute self.forward = self.other), as a "
+         "bound method handed to a call (timed(op.forward, args)), and through its class for the methods Python "
+         "and torch run implicitly (forward/backward via Function.apply and Module.__call__, __init__, __call__, "
+         "or a method a constructor binds to one of them): how a caller imports or invokes never turns REAL_GAP "
+         "into INERT.",
          "# engine/loss.py: from kernels import xent as _x; _x.apply(logits)  → XentFunction.forward is reached",
          "tree.reachability.Reachability.names_reaching, classifier.rules.definitions.DefinitionRules._gap"),
     Rule("carrier-file-renamed", ("NOT_APPLICABLE", "NEEDS_REVIEW", "REAL_GAP", "INERT", "IN_SYNC"),

@@ -53,7 +53,8 @@ RULES = (
          "A kernel upstream now launches (or stopped launching) that the port does not (or still does) leaves it "
          "behind; a kernel replaced in place with the same grid and only derived arguments added is for a reader. "
          "A call of a value looked up in a module-level dictionary (`_host.cache[key](x)`, the cache bound only "
-         "to `{}` or `dict()`) is a host's cached compiled callable, no kernel launched on a grid: a host that "
+         "to `{}` or `dict()`), or a field of a record stored in one (`cache[key][\"run\"](x)`), is a host's cached "
+         "compiled callable, no kernel launched on a grid: a host that "
          "now gets it from a cached compile helper stopped launching nothing, and its body is compared. A C++ "
          "launch through a local pointer bound to a call of a function of the same file every `return` of which "
          "returns an instance of one kernel of that file (`fp k = pick(flag); k<<<g, b>>>(...)`, `pick` "
@@ -206,6 +207,16 @@ RULES = (
          "does with the size (a last-block branch, a bound) is a change of its body for a reader, not a launch "
          "shape the port is behind on.",
          "+    if tl.program_id(0) < tl.num_programs(0) - 1:\n+        _body(x, mask=None)",
+         "classifier.rules.launch._program_id_items"),
+    Rule("unseen-decomposition", ("NEEDS_REVIEW",),
+         "A kernel that now decomposes its program id (`pid % m`, `pid // m`) where neither upstream's old kernel "
+         "nor the port's was seen decomposing it (the old one handed the id to a helper the comparison cannot "
+         "read, the port reads its tiles from program-id axes of its own), on unchanged program-id axes: that "
+         "the port 'still decomposes the old way' is only that neither side was seen packing work into the id, "
+         "which proves nothing the port must change, so for a reader. A port whose kernel decomposes the id as "
+         "upstream's old one did stays behind; changed axes stay compared as axes.",
+         "-    row, col = tile_of(pid, m, n)\n+    row, col = pid % m, pid // m   (the port: row = "
+         "tl.program_id(0); col = tl.program_id(1))",
          "classifier.rules.launch._program_id_items"),
 )
 
@@ -976,7 +987,10 @@ def _bound_items(before, after, mine, port, cross: bool, upstream, have: tuple[s
     # A parameter upstream's new launch may still fill through a splat of unknown length (its binding
     # unresolved past the splat) is not one upstream provably stopped passing: the premise reads only the
     # parameters it provably dropped.
-    dropped_for_sure = [] if UNRESOLVED in after.bound else removed
+    # A parameter upstream renamed in place (another it adds now binds at its position) is no parameter it
+    # stopped passing: a port that names its kernel's parameters its own way cannot pass the old name.
+    dropped_for_sure = [] if UNRESOLVED in after.bound else \
+        [p for p in removed if not _replaced_at_its_position(before, after, p, added)]
     paired = own_kernel and not cross and bool(dropped_for_sure or added) \
         and all(p in have for p in dropped_for_sure) and not any(p in have for p in added)
     by_position = (lambda f: (lambda name: f(name, positional=True)) if f and paired else None)
@@ -1158,7 +1172,7 @@ def _replaced_at_its_position(before, after, name: str, added) -> bool:
 
 def _binds_own_kernel(launch, index, have: tuple[str, ...]) -> bool:
     """Whether the port's Python launch binds exactly the parameters of the one in-tree Triton kernel of its
-    name: every parameter without a default, and nothing it lacks (``positional-derived-argument``)."""
+    name: every run-time parameter without a default, and nothing it lacks (``positional-derived-argument``)."""
     if index is None or UNRESOLVED in have or len(set(have)) != len(have):
         return False
     found = [d for d in index.definitions_by_name.get(bare_name(launch.kernel), []) if d.kind == KIND_TRITON_KERNEL]
@@ -1166,7 +1180,10 @@ def _binds_own_kernel(launch, index, have: tuple[str, ...]) -> bool:
     if signature is None or signature.language != "python" or any(p.name.startswith("*") for p in signature.params):
         return False
     params = {p.normalised for p in signature.params}
-    return set(have) <= params and all(p.normalised in have for p in signature.params if not p.has_default)
+    # A compile-time parameter the launch does not pass is filled by the kernel's tuner or heuristics (a launch
+    # leaving one unfilled would not run): only a run-time parameter must be bound by the launch itself.
+    return set(have) <= params and all(p.normalised in have for p in signature.params
+                                       if not p.has_default and not p.constexpr)
 
 
 def _normalised_keywords(launch):
@@ -1409,6 +1426,14 @@ def _program_id_items(old: Signature, new: Signature, port: Signature, set_aside
         added, removed = after - before, before - after
         if have == after or (added and added <= have and not (removed & have)):
             items.append(Delta("sync", "launch", "the port already decomposes the program id the new way", evidence))
+        elif not have and not before:
+            # ``unseen-decomposition``: neither the old kernel nor the port was seen decomposing the id
+            items.append(Delta("undecided", "launch",
+                               "upstream now packs work into program_id (" +
+                               ", ".join(f"{o} {x}" for _, o, x in sorted(added)) + ") where neither its old "
+                               "kernel nor the port's was seen decomposing it: nothing shows the port must "
+                               "change, so for a reader (at most NEEDS_REVIEW)", evidence,
+                               rule="unseen-decomposition"))
         elif have == before or (not (added & have) and removed <= have and have & before):
             items.append(Delta("behind", "launch",
                                     "upstream changed how the work is packed into program_id (" +

@@ -75,7 +75,9 @@ RULES = (
     Rule("positional-derived-argument", ("NEEDS_REVIEW",),
          "A launch argument upstream adds or drops by position, computed (on the side that passes it) only from "
          "shapes, constants and values the kernel already receives, where the port's launch binds exactly its own "
-         "in-tree kernel's parameters, passing every one upstream dropped and none it added (its launch and its "
+         "in-tree kernel's run-time parameters (a compile-time one its tuner or heuristics fill needs no "
+         "argument), passing every one upstream dropped (a parameter upstream renamed at its position is not "
+         "dropped) and none it added (its launch and its "
          "own kernel still one pair at upstream's old shape), and a dropped one is a parameter upstream renamed "
          "at its position (a parameter it adds binds there now): the pair is behind together, not an input the port's callers must supply; for "
          "a reader (at most NEEDS_REVIEW), quoting the derivation. A port's launch that binds anything else, or "
@@ -203,6 +205,27 @@ RULES = (
          "+        x = x.t()\n+    return g(x)   (the port takes layout and never reads it)",
          "classifier.rules.parameters._parameter_items, classifier.rules.parameters.branch_read, "
          "classifier.verdicts.SymbolClassifier._against_port"),
+    Rule("hint-parameter", ("NEEDS_REVIEW",),
+         "A Triton kernel that gains a parameter with a default its body reads only as the whole value of a "
+         "memory hint of a load or store (`eviction_policy=`, `cache_modifier=`): whatever value it takes the "
+         "kernel computes the same values, and no launch must pass it, so the port lacking it computes what "
+         "upstream computes; only speed may differ, for a reader. A parameter read anywhere else (arithmetic, a "
+         "branch), or one without a default, stays `parameter-change`.",
+         "-def k(x, n, BLOCK: tl.constexpr):\n+def k(x, n, BLOCK: tl.constexpr, EVICT: tl.constexpr = \"\"):   "
+         "(read as tl.load(p, eviction_policy=EVICT))",
+         "classifier.rules.parameters._parameter_items, language.signatures_python._PythonExtractor._hint_only"),
+    Rule("default-selector-parameter", ("NEEDS_REVIEW",),
+         "A Triton kernel that gains a parameter with a literal default read only as the whole condition of `if` "
+         "statements (no `elif`), where the branches its default selects hold only lines the old body had and the "
+         "other branches none of them: at the default the kernel runs the code it ran before, and no launch must "
+         "pass the parameter, so the port lacking it is behind only on an interface addition, for a reader. A "
+         "default selecting new code, another branch taking an old line off the default path, a read anywhere "
+         "else, a name a string literal of the file holds (a tuning config may set it), or no default stays "
+         "`parameter-change`.",
+         "-def k(x, BLOCK: tl.constexpr):\n+def k(x, BLOCK: tl.constexpr, WIDE: tl.constexpr = False):   "
+         "(if(WIDE): <new code> else: <the old line>)",
+         "classifier.rules.parameters._default_path_is_old, "
+         "language.signatures_python._PythonExtractor._selector_defaults"),
     Rule("kept-default", ("NEEDS_REVIEW",),
          "A parameter that loses its default upstream (its callers must now pass it) while the port keeps a "
          "default for it: the port still accepts every call upstream accepts, so it is not behind on the "
@@ -1249,6 +1272,19 @@ def _port_takes_more(old: Signature, new: Signature, port: Signature, name: str,
     return (mine, theirs, "constexpr" if constexpr else "runtime") if theirs < mine <= before else None
 
 
+def _default_path_is_old(name: str, old: Signature, new: Signature) -> bool:
+    """Rule ``default-selector-parameter``: whether the added parameter ``name`` of the Triton kernel ``new``
+    is read only as the condition of ``if`` statements (``Signature.selector_defaults``) whose branches its
+    default selects hold only lines ``old``'s body had, and whose other branches hold none of them (no old line
+    moves off the default path)."""
+    selector = next((s for s in new.selector_defaults if s[0] == name), None)
+    if selector is None:
+        return False
+    _, kept, dropped = selector
+    had = set(old.body_lines)
+    return all(line in had for line in kept) and not any(line in had for line in dropped)
+
+
 def _parameter_items(old: Signature, new: Signature, port: Signature, scope: set[str],
                      derivation=None, keyword_free=None, instance=None, internal=None,
                      selects=None, forwarded=None, removed=None, computed=None) -> list[Delta]:
@@ -1405,6 +1441,24 @@ def _parameter_items(old: Signature, new: Signature, port: Signature, scope: set
                                    "to its launch, filling a parameter the kernel's body never reads (nor a "
                                    "@triton.heuristics lambda): no value computed depends on it, so for a reader "
                                    "(at most NEEDS_REVIEW)", [upstream, lacks], rule="unread-kernel-parameter"))
+            elif param is not None and param.has_default and new.language == "python" \
+                    and new.kind == KIND_TRITON_KERNEL and name in new.hint_only:
+                items.append(Delta("undecided", "signature",
+                                   f"upstream added {_param_kind(param)} {label}, which the kernel's body reads only "
+                                   "as a memory hint (eviction_policy, cache_modifier): whatever its value the "
+                                   "kernel computes the same values and no launch must pass it, so only speed may "
+                                   "differ, for a reader (at most NEEDS_REVIEW)", [upstream, lacks],
+                                   rule="hint-parameter"))
+            elif param is not None and param.has_default and new.language == old.language == "python" \
+                    and new.kind == KIND_TRITON_KERNEL and old.body_lines \
+                    and _default_path_is_old(name, old, new):
+                items.append(Delta("undecided", "signature",
+                                   f"upstream added {_param_kind(param)} {label}, which the kernel reads only as "
+                                   "the condition of `if` statements where its default runs code the kernel already "
+                                   "had and the other branches hold only new code: at the default it computes what "
+                                   "it computed before and no launch must pass it, so an interface addition for a "
+                                   "reader (at most NEEDS_REVIEW)", [upstream, lacks],
+                                   rule="default-selector-parameter"))
             elif param is not None and param.name.startswith("**") and param.normalised not in new.first_use:
                 # A keyword catch-all nothing in the body reads: every call the
                 # port's signature accepts computes the same, and what it now
